@@ -1,0 +1,72 @@
+/* cgroup.h - the container cgroup manager, independent of the CLI.
+ *
+ * Two backends behind one table of operations, chosen at run time from what
+ * the host mounts: cgroup v2 (unified, primary) and cgroup v1 (legacy and
+ * hybrid hosts).  Each backend takes its hierarchy root as a parameter so
+ * unit tests can run it against a fake tree in a temp directory.
+ */
+#ifndef AGENTRT_CGROUP_H
+#define AGENTRT_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "oci/config.h"
+
+struct cgroup_manager;
+
+struct cgroup_opts {
+  const char *id;           /* container id (default path /agentrt/<id>) */
+  const char *cgroups_path; /* linux.cgroupsPath, may be NULL/"" */
+  bool systemd;             /* --systemd-cgroup: "slice:prefix:name" form */
+  const char *fs_root;      /* NULL = /sys/fs/cgroup; tests pass a fake tree */
+  int force_version;        /* 0 = detect, 1 or 2 = that backend (tests) */
+  bool rootless;            /* not real root: only delegated cgroups are usable */
+};
+
+/* Work out the backend and the container's cgroup path (no changes made). */
+int cgroup_manager_new(const struct cgroup_opts *o, struct cgroup_manager **ret, struct error *err);
+/* Reopen an existing container cgroup from the path saved in state.json. */
+int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
+                        struct cgroup_manager **ret, struct error *err);
+void cgroup_manager_free(struct cgroup_manager *m);
+
+/* The path to save in state.json (relative to the hierarchy root). */
+const char *cgroup_manager_path(const struct cgroup_manager *m);
+int cgroup_manager_version(const struct cgroup_manager *m);
+
+/* mkdir the cgroup (all v1 controllers / v2 with controllers enabled). */
+int cgroup_create(struct cgroup_manager *m, struct error *err);
+/* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
+int cgroup_clone_fd(struct cgroup_manager *m);
+int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
+/* Apply linux.resources (create and update); a value the host cannot
+ * enforce is an error naming the controller, never silently dropped. */
+int cgroup_apply(struct cgroup_manager *m, const struct oci_resources *r, bool update,
+                 struct error *err);
+int cgroup_freeze(struct cgroup_manager *m, bool freeze, struct error *err);
+/* 1 frozen, 0 not, < 0 error */
+int cgroup_is_frozen(struct cgroup_manager *m, struct error *err);
+/* Signal every process in the cgroup (cgroup.kill for SIGKILL on v2). */
+int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err);
+int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct error *err);
+/* Kill what is left and remove the cgroup; missing cgroup is not an error. */
+int cgroup_destroy(struct cgroup_manager *m, struct error *err);
+
+struct cgroup_stats {
+  uint64_t cpu_total_ns, cpu_user_ns, cpu_kernel_ns;
+  uint64_t cpu_throttled_periods, cpu_periods, cpu_throttled_ns;
+  uint64_t mem_usage, mem_limit, mem_max_usage, mem_failcnt, mem_cache, mem_swap_usage;
+  uint64_t pids_current, pids_limit;
+  uint64_t oom_kill_count;
+  /* blkio and hugetlb are reported through the JSON writer below */
+};
+int cgroup_stats(struct cgroup_manager *m, struct cgroup_stats *ret, struct error *err);
+/* The runc-shaped `events --stats` JSON "data" object. */
+int cgroup_stats_json(struct cgroup_manager *m, char **ret_json, struct error *err);
+/* Count of OOM kills so far (memory.events oom_kill / v1 memory.oom_control). */
+int cgroup_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err);
+
+#endif

@@ -1,0 +1,197 @@
+/* util.c - see util.h */
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static void oom(void)
+{
+  static const char m[] = "agentrt: out of memory\n";
+  ssize_t r = write(2, m, sizeof m - 1);
+  (void)r;
+  abort();
+}
+
+void *xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (p == NULL)
+    oom();
+  return p;
+}
+
+void *xmalloc0(size_t n)
+{
+  void *p = calloc(1, n ? n : 1);
+  if (p == NULL)
+    oom();
+  return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+  p = realloc(p, n ? n : 1);
+  if (p == NULL)
+    oom();
+  return p;
+}
+
+char *xstrdup(const char *s)
+{
+  char *r;
+  if (s == NULL)
+    return NULL;
+  r = strdup(s);
+  if (r == NULL)
+    oom();
+  return r;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+  char *r = strndup(s, n);
+  if (r == NULL)
+    oom();
+  return r;
+}
+
+int xasprintf(char **ret, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vasprintf(ret, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    oom();
+  return n;
+}
+
+char *xfmt(const char *fmt, ...)
+{
+  va_list ap;
+  char *r;
+
+  va_start(ap, fmt);
+  if (vasprintf(&r, fmt, ap) < 0)
+    oom();
+  va_end(ap);
+  return r;
+}
+
+size_t strv_len(char *const *v)
+{
+  size_t n = 0;
+  if (v == NULL)
+    return 0;
+  while (v[n] != NULL)
+    n++;
+  return n;
+}
+
+void strv_free(char **v)
+{
+  if (v == NULL)
+    return;
+  for (char **p = v; *p; p++)
+    free(*p);
+  free(v);
+}
+
+char **strv_dup(char *const *v)
+{
+  size_t n = strv_len(v);
+  char **r = xmalloc0((n + 1) * sizeof(char *));
+  for (size_t i = 0; i < n; i++)
+    r[i] = xstrdup(v[i]);
+  return r;
+}
+
+void strv_push(char ***v, const char *s)
+{
+  size_t n = strv_len(*v);
+  *v = xrealloc(*v, (n + 2) * sizeof(char *));
+  (*v)[n] = xstrdup(s);
+  (*v)[n + 1] = NULL;
+}
+
+bool strv_contains(char *const *v, const char *s)
+{
+  if (v == NULL)
+    return false;
+  for (; *v; v++)
+    if (strcmp(*v, s) == 0)
+      return true;
+  return false;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+  char *end = NULL;
+  unsigned long long v;
+
+  if (s == NULL || *s < '0' || *s > '9') {
+    errno = EINVAL;
+    return -1;
+  }
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno != 0)
+    return -1;
+  if (end == s || *end != '\0') {
+    errno = EINVAL;
+    return -1;
+  }
+  *ret = v;
+  return 0;
+}
+
+int parse_i64(const char *s, int64_t *ret)
+{
+  char *end = NULL;
+  long long v;
+
+  if (s == NULL || *s == '\0' || *s == ' ' || *s == '+' || *s == '\t') {
+    errno = EINVAL;
+    return -1;
+  }
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  if (errno != 0)
+    return -1;
+  if (end == s || *end != '\0') {
+    errno = EINVAL;
+    return -1;
+  }
+  *ret = v;
+  return 0;
+}
+
+int parse_u32(const char *s, uint32_t *ret)
+{
+  uint64_t v;
+  if (parse_u64(s, &v) < 0)
+    return -1;
+  if (v > UINT32_MAX) {
+    errno = ERANGE;
+    return -1;
+  }
+  *ret = (uint32_t)v;
+  return 0;
+}
+
+int parse_int(const char *s, int *ret)
+{
+  int64_t v;
+  if (parse_i64(s, &v) < 0)
+    return -1;
+  if (v < INT_MIN || v > INT_MAX) {
+    errno = ERANGE;
+    return -1;
+  }
+  *ret = (int)v;
+  return 0;
+}

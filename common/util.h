@@ -1,0 +1,86 @@
+/* util.h - memory, string and cleanup helpers shared by every module.
+ *
+ * Allocation failure aborts (like crun's xmalloc): a runtime that cannot get
+ * a few bytes cannot do anything useful, and checking every strdup hides the
+ * real error paths.  Cleanup attributes release resources at scope exit;
+ * take_ptr()/take_fd() hand ownership out of such a scope.
+ */
+#ifndef AGENTRT_UTIL_H
+#define AGENTRT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xmalloc0(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+int xasprintf(char **ret, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Returns a newly allocated formatted string. */
+char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* NULL-terminated string vectors. */
+size_t strv_len(char *const *v);
+void strv_free(char **v);
+char **strv_dup(char *const *v);
+/* Append a copy of s; *v may be NULL. */
+void strv_push(char ***v, const char *s);
+bool strv_contains(char *const *v, const char *s);
+
+static inline bool streq(const char *a, const char *b)
+{
+  return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+static inline bool str_has_prefix(const char *s, const char *p)
+{
+  return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Strict number parsing: whole string, no sign surprises, range checked.
+ * Return 0 on success, -1 (errno = EINVAL or ERANGE) otherwise. */
+int parse_u64(const char *s, uint64_t *ret);
+int parse_i64(const char *s, int64_t *ret);
+int parse_u32(const char *s, uint32_t *ret);
+int parse_int(const char *s, int *ret);
+
+/* cleanup helpers */
+static inline void cleanup_freep(void *p)
+{
+  free(*(void **)p);
+}
+static inline void cleanup_closep(int *fd)
+{
+  if (*fd >= 0)
+    close(*fd);
+}
+static inline void cleanup_strvp(char ***v)
+{
+  strv_free(*v);
+}
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_strv __attribute__((cleanup(cleanup_strvp)))
+
+static inline void *take_ptr_impl(void *pp)
+{
+  void **p = pp;
+  void *r = *p;
+  *p = NULL;
+  return r;
+}
+#define take_ptr(p) take_ptr_impl(&(p))
+static inline int take_fd(int *fd)
+{
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+
+#endif

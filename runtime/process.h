@@ -1,0 +1,57 @@
+/* process.h - turning the init (or an exec'd process) into the configured
+ * process and executing it.
+ *
+ * Order inside process_exec(): rlimits, oom_score_adj (procfs), personality,
+ * umask, additional gids + gid + uid with capabilities kept, capabilities
+ * (all five sets; inheritable and ambient only when asked, CVE-2022-29162),
+ * no_new_privs, seccomp (before dropping caps when no_new_privs is off),
+ * close every fd >= 3 that is not preserved (CVE-2024-21626), chdir to
+ * process.cwd and verify it with getcwd(), then execve through the sealed
+ * trampoline (CVE-2019-5736) so /proc/self/exe of any later process never
+ * names the agentrt binary on the host.
+ */
+#ifndef AGENTRT_PROCESS_H
+#define AGENTRT_PROCESS_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "oci/config.h"
+
+struct process_opts {
+  int preserve_fds;  /* fds 3 .. 3+preserve_fds-1 are kept */
+  int keep_fd;       /* one more fd to keep open across setup (e.g. the sync socket), -1 */
+  bool in_userns;    /* setgroups may be denied */
+  const struct oci_seccomp *seccomp; /* NULL = no filter */
+  const void *seccomp_bpf;   /* precompiled filter (struct sock_fprog), overrides seccomp */
+};
+
+/* Resolve args[0] against the process PATH (in the current root) the way
+ * execvp does, so `create` can fail now with runc's texts:
+ * "exec: \"x\": executable file not found in $PATH", "no such file or
+ * directory", "permission denied". ret_path receives the absolute path. */
+int process_resolve_executable(const struct oci_process *p, char **ret_path, struct error *err);
+/* rlimits, oom_score_adj: may run early (before waiting for start). */
+int process_apply_limits(const struct oci_process *p, struct error *err);
+/* Everything else and execve; returns only on failure. */
+int process_exec(const struct oci_process *p, const char *resolved_path,
+                 const struct process_opts *opts, struct error *err);
+
+/* caps.c */
+int caps_apply(const struct oci_caps *caps, bool has_caps, struct error *err);
+/* seccomp.c */
+int seccomp_apply(const struct oci_seccomp *s, struct error *err);
+
+/* hooks.c: run hooks in order; each gets argv = hook.args verbatim (argv[0]
+ * from args, the binary from path), env = hook.env only, the state JSON on
+ * stdin, and is killed after its timeout.  A failing hook fails the call. */
+int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
+              struct error *err);
+
+/* user.c: parse `exec --user uid[:gid]` strictly (CVE-2026-30892). */
+int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
+                    struct error *err);
+/* signals.c: "KILL", "SIGKILL", "9" -> 9; unknown -> error naming it. */
+int parse_signal(const char *s, int *ret, struct error *err);
+
+#endif

@@ -1,0 +1,32 @@
+/* procfs.h - one verified handle for every /proc access the runtime makes.
+ *
+ * CVE-2019-16884, CVE-2019-19921, CVE-2025-52881: a container can put a fake
+ * /proc in place, or redirect a path under /proc to another procfs file.  The
+ * runtime therefore never opens a "/proc/..." path string directly: it opens
+ * files relative to a procfs instance it checked (fstatfs() == PROC_SUPER_MAGIC),
+ * preferably a private one from fsopen("proc"), with O_NOFOLLOW and checks
+ * that the file opened is still on procfs.
+ */
+#ifndef AGENTRT_PROCFS_H
+#define AGENTRT_PROCFS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+/* The verified procfs root fd (opened once per process, O_PATH|O_DIRECTORY).
+ * Call procfs_reset() after changing pid namespace or mount namespace. */
+int procfs_root(struct error *err);
+void procfs_reset(void);
+/* Open "self/...", "<pid>/...", "thread-self/...", "sys/..." under the
+ * verified root; the result is checked to be on procfs. */
+int procfs_open(const char *relpath, int flags, struct error *err);
+/* Write a whole value (one write) to a procfs file, e.g. "self/oom_score_adj". */
+int procfs_write(const char *relpath, const char *value, struct error *err);
+/* Read a small procfs file into buf (NUL-terminated); returns bytes read. */
+ssize_t procfs_read(const char *relpath, char *buf, size_t size, struct error *err);
+/* Is fd on procfs? */
+bool fd_is_procfs(int fd);
+
+#endif
