@@ -64,7 +64,7 @@ $(BUILDDIR)/agentrt: $(BUILDDIR)/runtime/main.o $(BUILDDIR)/libagentrt.a
 
 $(BUILDDIR)/libagentrt.a: $(LIB_OBJS) $(EXTRA_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcsP $@ $^
 
 $(BUILDDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
