@@ -30,7 +30,7 @@ endif
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow=local
 HARDEN = -fstack-protector-strong -fPIE -fstack-clash-protection
 CFLAGS ?=
-CFLAGS += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
+CFLAGS += -std=gnu11 -Ulinux $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
 	-DAGENTRT_VERSION='"$(VERSION)"' -DAGENTRT_COMMIT='"$(COMMIT)"' -I.
 LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 ifneq ($(SANITIZE),)
