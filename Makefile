@@ -47,6 +47,7 @@ EXTRA_OBJS :=
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
 
+.DEFAULT_GOAL := all
 -include mk/*.mk
 
 .PHONY: all clean install check check-unit check-bats fmt fmt-check bench fuzz deps

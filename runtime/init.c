@@ -173,6 +173,10 @@ void init_main(struct init_args *a)
   /* CVE-2016-9962: nothing in the container may ptrace us while we still
    * hold host fds; execve resets this for the container's program. */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* The parent's flock on the state dir is shared with our inherited copy
+   * of the fd: keep it and `start` would wait for us forever. */
+  if (a->lock_fd >= 0)
+    close(a->lock_fd);
   reset_signals();
   if (init_setup(a, &ctx, &path, &err) < 0) {
     sync_send_error(a->sock, &err);

@@ -239,6 +239,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .plan = &plan,
         .sock = sv[1],
         .fifo_fd = fifo_fd,
+        .lock_fd = o->c->dirfd,
         .id = o->c->id,
         .bundle = o->bundle,
         .rootfs = o->rootfs,
