@@ -39,6 +39,9 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
 
 /* caps.c */
 int caps_apply(const struct oci_caps *caps, bool has_caps, struct error *err);
+/* effective := permitted (after setresuid() with PR_SET_KEEPCAPS cleared it),
+ * e.g. to load a seccomp filter without no_new_privs (needs CAP_SYS_ADMIN). */
+int caps_raise_effective(struct error *err);
 /* seccomp.c */
 int seccomp_apply(const struct oci_seccomp *s, struct error *err);
 

@@ -65,17 +65,12 @@ int trampoline_prepare(struct error *err)
   return take_fd(&fd);
 }
 
-int trampoline_exec(int fd, const char *path, char *const argv[], char *const envp[],
-                    struct error *err)
+int trampoline_exec(int fd, char *const argv[], char *const envp[], struct error *err)
 {
   static char *const empty[] = {NULL};
-  size_t n = strv_len(argv);
-  cleanup_free char **av = xmalloc((n + 2) * sizeof *av);
 
-  av[0] = (char *)path;
-  for (size_t i = 0; i < n; i++)
-    av[i + 1] = argv[i];
-  av[n + 1] = NULL;
-  syscall(SYS_execveat, fd, "", av, envp ? envp : empty, AT_EMPTY_PATH);
-  return error_errno(err, "exec `%s` through the sealed trampoline: execveat", path);
+  if (argv == NULL || argv[0] == NULL || argv[1] == NULL)
+    return error_set(err, 0, "exec trampoline: expected [path, argv0, args...]");
+  syscall(SYS_execveat, fd, "", argv, envp ? envp : empty, AT_EMPTY_PATH);
+  return error_errno(err, "exec `%s` through the sealed trampoline: execveat", argv[0]);
 }

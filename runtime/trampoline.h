@@ -14,9 +14,10 @@ extern const size_t agentrt_stub_blob_len;
 /* Create the sealed memfd (MFD_CLOEXEC) holding the stub; returns the fd.
  * Done before seccomp is loaded, so a profile need not allow memfd_create. */
 int trampoline_prepare(struct error *err);
-/* execveat(fd, "", [path, argv...], envp, AT_EMPTY_PATH): the stub then
- * runs execve(path, argv, envp).  Returns only on failure. */
-int trampoline_exec(int fd, const char *path, char *const argv[], char *const envp[],
-                    struct error *err);
+/* execveat(fd, "", argv, envp, AT_EMPTY_PATH) with argv = [path, argv0,
+ * args...]: the stub then runs execve(path, [argv0, args...], envp).
+ * Allocates nothing (it may run under a seccomp filter).  Returns only on
+ * failure. */
+int trampoline_exec(int fd, char *const argv[], char *const envp[], struct error *err);
 
 #endif
