@@ -181,6 +181,18 @@ static int do_exec(void *arg, struct error *err)
   return process_exec(a->p, a->path, a->o, err);
 }
 
+/* For messages: newlines would break the one-line-per-test output. */
+static const char *oneline(const char *s)
+{
+  static char buf[512];
+  size_t i;
+
+  for (i = 0; s[i] && i + 1 < sizeof buf; i++)
+    buf[i] = s[i] == '\n' ? ' ' : s[i];
+  buf[i] = '\0';
+  return buf;
+}
+
 static bool has(const struct run *r, const char *needle)
 {
   return strstr(r->out, needle) != NULL;
@@ -360,7 +372,68 @@ static void test_proc_self_exe_script(void)
   tap_ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127 &&
              strstr(r.out, "agentrt-stub: refusing to run") != NULL,
          "#!/proc/self/exe script ends in the stub, exit 127 (status 0x%x, %s)", r.status,
-         r.out);
+         oneline(r.out));
+}
+
+/* A user namespace mapping only root, with setgroups denied (rootless-like). */
+static void enter_userns(void)
+{
+  static const char *files[][2] = {
+      {"/proc/self/setgroups", "deny"}, {"/proc/self/uid_map", "0 0 1"}, {"/proc/self/gid_map", "0 0 1"}};
+
+  if (unshare(CLONE_NEWUSER) < 0)
+    _exit(94);
+  for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+    int fd = open(files[i][0], O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, files[i][1], strlen(files[i][1])) < 0)
+      _exit(93);
+    close(fd);
+  }
+}
+
+static void test_userns(void)
+{
+  char *args[] = {"sh", "-c", PROBE, NULL};
+  uint32_t gids[] = {0};
+  struct oci_process p = {
+      .args = args,
+      .cwd = "/",
+      .has_caps = true,
+      .caps = {.has_bounding = true, .bounding = 1, .has_effective = true, .effective = 1,
+               .has_permitted = true, .permitted = 1},
+  };
+  struct process_opts o = {.keep_fd = -1, .in_userns = true, .seccomp = &deny_mkdir_profile};
+  struct exec_args a = {.p = &p, .o = &o, .path = "/bin/sh"};
+  struct run r;
+
+  run_child(&r, enter_userns, do_exec, &a);
+  tap_ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && has(&r, "Seccomp:\t2") &&
+             has(&r, "NoNewPrivs:\t0") && has(&r, "CapBnd:\t0000000000000001"),
+         "user namespace, setgroups denied, no additionalGids: setgroups skipped, seccomp "
+         "loaded without no_new_privs (%s)",
+         r.err);
+  p.user.additional_gids = gids;
+  p.user.n_additional_gids = 1;
+  run_child(&r, enter_userns, do_exec, &a);
+  tap_ok(strstr(r.err, "setgroups (1 additional gids): Operation not permitted") != NULL,
+         "additionalGids where setgroups is denied is an error: %s", r.err);
+}
+
+static int do_caps(void *arg, struct error *err)
+{
+  return caps_apply(arg, true, err);
+}
+
+static void test_caps_errors(void)
+{
+  struct oci_caps c = {.has_effective = true, .effective = 1 << 21, .has_permitted = true,
+                       .permitted = 1, .has_bounding = true, .bounding = ~0ULL};
+  struct run r;
+
+  run_child(&r, NULL, do_caps, &c);
+  tap_ok(streq(r.err, "capabilities: CAP_SYS_ADMIN is in the effective but not in the "
+                      "permitted set"),
+         "effective outside permitted: %s", r.err);
 }
 
 /* ---- limits ---- */
@@ -393,7 +466,7 @@ static void test_limits(void)
   struct run r;
 
   run_child(&r, NULL, do_limits, &p);
-  tap_ok(streq(r.out, "nofile 100 200 oom 500\n"), "rlimits + oom_score_adj: %s %s", r.out,
+  tap_ok(streq(r.out, "nofile 100 200 oom 500\n"), "rlimits + oom_score_adj: %s %s", oneline(r.out),
          r.err);
   getrlimit(RLIMIT_NOFILE, &cur);
   rl.soft = 10;
@@ -479,6 +552,8 @@ int main(void)
   test_exec_user();
   test_exec_no_nnp();
   test_exec_errors();
+  test_userns();
+  test_caps_errors();
   test_cwd_breakout();
   test_proc_self_exe_script();
   test_bench();
