@@ -6,8 +6,10 @@
 # that no xxd is needed.
 STUB_CC ?= $(CC)
 STUB_CFLAGS = -std=gnu11 -Os -ffreestanding -fno-builtin -fno-stack-protector -fno-pie \
-	-fno-asynchronous-unwind-tables -fno-unwind-tables -fcf-protection=none \
-	-Wall -Wextra -Werror
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -Wall -Wextra -Werror
+ifneq ($(filter x86_64%,$(shell $(STUB_CC) -dumpmachine)),)
+STUB_CFLAGS += -fcf-protection=none
+endif
 STUB_LDFLAGS = -static -nostdlib -no-pie -s -Wl,--build-id=none -Wl,-z,noexecstack \
 	-Wl,-z,norelro -Wl,-z,noseparate-code -Wl,--gc-sections
 
