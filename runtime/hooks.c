@@ -114,22 +114,25 @@ static void feed_stdin(struct hook_run *hr)
 }
 
 /* Wait for exit, feeding stdin meanwhile; 1 = exited (status set),
- * 0 = deadline passed. */
+ * 0 = deadline passed, -1 = waitpid failed (errno; e.g. SIGCHLD ignored). */
 static int hook_wait(struct hook_run *hr, int *status)
 {
   for (;;) {
     struct pollfd p[2] = {{.fd = hr->pidfd, .events = POLLIN}, {.fd = hr->wfd, .events = POLLOUT}};
     long long left = hr->deadline < 0 ? -1 : hr->deadline - now_ms();
     int ms = left < 0 ? -1 : left > 60000 ? 60000 : (int)left;
+    pid_t w = waitpid(hr->pid, status, WNOHANG);
 
-    if (waitpid(hr->pid, status, WNOHANG) == hr->pid)
+    if (w == hr->pid)
       return 1;
+    if (w < 0 && errno != EINTR)
+      return -1;
     if (hr->deadline >= 0 && left <= 0)
       return 0;
     if (hr->pidfd < 0 && (ms < 0 || ms > FALLBACK_POLL_MS))
       ms = FALLBACK_POLL_MS;
-    if (poll(p, 2, ms) < 0 && errno != EINTR)
-      ms = 0;
+    if (poll(p, 2, ms) < 0)
+      continue; /* EINTR; anything else shows up in waitpid() */
     if (hr->wfd >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP)))
       feed_stdin(hr);
   }
@@ -161,6 +164,8 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *stat
     return -1;
   hr.pidfd = (int)syscall(SYS_pidfd_open, hr.pid, 0);
   r = hook_wait(&hr, &status);
+  if (r < 0)
+    error_errno(err, "%s hook `%s`: wait", phase, h->path);
   if (hr.wfd >= 0)
     close(hr.wfd);
   if (r == 0) {
@@ -169,6 +174,8 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *stat
   }
   if (hr.pidfd >= 0)
     close(hr.pidfd);
+  if (r < 0)
+    return -1;
   if (r == 0)
     return error_set(err, 0, "%s hook `%s` timed out after %d s", phase, h->path, h->timeout);
   return hook_result(&hr, status, err);

@@ -2,6 +2,7 @@
  * 1.20), state JSON on stdin, stdout to the runtime's stderr, exit status,
  * timeout, order, a hook that ignores a large stdin. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -157,6 +158,21 @@ static void test_stdout_to_stderr(void)
   tap_ok(streq(slurp(out), "to-stdout\nto-stderr\n"), "hook stdout and stderr go to stderr");
 }
 
+/* A runtime with SIGCHLD ignored gets no exit status: an error, no hang. */
+static void test_sigchld_ignored(void)
+{
+  char *args[] = {"true", NULL};
+  struct oci_hook h = {.path = "/bin/true", .args = args, .has_timeout = true, .timeout = 5};
+  struct error err = {0};
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+  int r;
+
+  sigaction(SIGCHLD, &ign, &old);
+  r = hooks_run(&h, 1, "poststop", "{}", &err);
+  sigaction(SIGCHLD, &old, NULL);
+  tap_ok(r < 0 && strstr(err.msg, "poststop hook `/bin/true`: wait") != NULL, "%s", err.msg);
+}
+
 int main(void)
 {
   alarm(60);
@@ -169,6 +185,7 @@ int main(void)
   test_failures();
   test_order_and_big_stdin();
   test_stdout_to_stderr();
+  test_sigchld_ignored();
   {
     cleanup_free char *cmd = xfmt("rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
