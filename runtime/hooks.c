@@ -26,14 +26,15 @@ struct hook_run {
   const struct oci_hook *hook;
   const char *phase;
   pid_t pid;
-  int pidfd;          /* -1 without pidfd_open(): then poll in slices */
-  int wfd;            /* write end of the hook's stdin, -1 once done */
-  const char *data;   /* state JSON */
+  int pidfd;        /* -1 without pidfd_open(): then poll in slices */
+  int wfd;          /* write end of the hook's stdin, -1 once done */
+  const char *data; /* state JSON */
   size_t len, off;
   long long deadline; /* ms on CLOCK_MONOTONIC, -1 = none */
 };
 
-static long long now_ms(void)
+static long long
+now_ms(void)
 {
   struct timespec ts;
 
@@ -43,7 +44,8 @@ static long long now_ms(void)
 
 /* In the child: default signal state, stdin from the pipe, stdout to our
  * stderr, no other fd; reports an exec failure's errno on errfd. */
-static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, int rfd, int errfd)
+static __attribute__((noreturn)) void
+hook_child(const struct oci_hook *h, int rfd, int errfd)
 {
   static char *const empty[] = {NULL};
   char *const fallback[] = {h->path, NULL};
@@ -64,7 +66,8 @@ static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, int r
 }
 
 /* Start the hook; on success hr->pid, hr->wfd are set. */
-static int hook_spawn(struct hook_run *hr, struct error *err)
+static int
+hook_spawn(struct hook_run *hr, struct error *err)
 {
   cleanup_close int rfd = -1, wfd = -1, erd = -1, ewr = -1;
   int fds[2], e = 0;
@@ -97,7 +100,8 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
 }
 
 /* Write what the pipe takes; done (or the hook closed stdin) -> close. */
-static void feed_stdin(struct hook_run *hr)
+static void
+feed_stdin(struct hook_run *hr)
 {
   while (hr->off < hr->len) {
     ssize_t w = write(hr->wfd, hr->data + hr->off, hr->len - hr->off);
@@ -115,7 +119,8 @@ static void feed_stdin(struct hook_run *hr)
 
 /* Wait for exit, feeding stdin meanwhile; 1 = exited (status set),
  * 0 = deadline passed, -1 = waitpid failed (errno; e.g. SIGCHLD ignored). */
-static int hook_wait(struct hook_run *hr, int *status)
+static int
+hook_wait(struct hook_run *hr, int *status)
 {
   for (;;) {
     struct pollfd p[2] = {{.fd = hr->pidfd, .events = POLLIN}, {.fd = hr->wfd, .events = POLLOUT}};
@@ -138,27 +143,31 @@ static int hook_wait(struct hook_run *hr, int *status)
   }
 }
 
-static int hook_result(const struct hook_run *hr, int status, struct error *err)
+static int
+hook_result(const struct hook_run *hr, int status, struct error *err)
 {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return 0;
   if (WIFEXITED(status))
     return error_set(err, 0, "%s hook `%s` failed: exit status %d", hr->phase, hr->hook->path,
                      WEXITSTATUS(status));
-  return error_set(err, 0, "%s hook `%s` failed: killed by signal %d", hr->phase,
-                   hr->hook->path, WTERMSIG(status));
+  return error_set(err, 0, "%s hook `%s` failed: killed by signal %d", hr->phase, hr->hook->path,
+                   WTERMSIG(status));
 }
 
-static int run_one(const struct oci_hook *h, const char *phase, const char *state,
-                   struct error *err)
+static int
+run_one(const struct oci_hook *h, const char *phase, const char *state, struct error *err)
 {
-  struct hook_run hr = {.hook = h, .phase = phase, .pidfd = -1, .wfd = -1, .data = state,
+  struct hook_run hr = {.hook = h,
+                        .phase = phase,
+                        .pidfd = -1,
+                        .wfd = -1,
+                        .data = state,
                         .len = state ? strlen(state) : 0};
   int status = 0, r;
 
   if (h->path == NULL || h->path[0] != '/')
-    return error_set(err, 0, "%s hook `%s`: path must be absolute", phase,
-                     h->path ? h->path : "");
+    return error_set(err, 0, "%s hook `%s`: path must be absolute", phase, h->path ? h->path : "");
   hr.deadline = h->has_timeout && h->timeout > 0 ? now_ms() + (long long)h->timeout * 1000 : -1;
   if (hook_spawn(&hr, err) < 0)
     return -1;
@@ -181,8 +190,9 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *stat
   return hook_result(&hr, status, err);
 }
 
-int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
-              struct error *err)
+int
+hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
+          struct error *err)
 {
   struct sigaction ign = {.sa_handler = SIG_IGN}, old;
   int r = 0;

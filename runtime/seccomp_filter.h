@@ -18,8 +18,7 @@
 #include "oci/config.h"
 
 int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *err);
-int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len,
-                   struct error *err);
+int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, struct error *err);
 /* flags: SECCOMP_FILTER_FLAG_* of the kernel (see seccomp_kernel_flags()). */
 int seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *err);
 /* linux.seccomp.flags as kernel SECCOMP_FILTER_FLAG_* bits. */

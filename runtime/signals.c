@@ -17,19 +17,20 @@ static const struct {
   const char *name;
   int sig;
 } signal_names[] = {
-    {"HUP", SIGHUP},       {"INT", SIGINT},       {"QUIT", SIGQUIT},     {"ILL", SIGILL},
-    {"TRAP", SIGTRAP},     {"ABRT", SIGABRT},     {"IOT", SIGIOT},       {"BUS", SIGBUS},
-    {"FPE", SIGFPE},       {"KILL", SIGKILL},     {"USR1", SIGUSR1},     {"SEGV", SIGSEGV},
-    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},     {"TERM", SIGTERM},
-    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD},     {"CLD", SIGCHLD},      {"CONT", SIGCONT},
-    {"STOP", SIGSTOP},     {"TSTP", SIGTSTP},     {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},
-    {"URG", SIGURG},       {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},     {"VTALRM", SIGVTALRM},
-    {"PROF", SIGPROF},     {"WINCH", SIGWINCH},   {"IO", SIGIO},         {"POLL", SIGPOLL},
+    {"HUP", SIGHUP},       {"INT", SIGINT},     {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},     {"ABRT", SIGABRT},   {"IOT", SIGIOT},   {"BUS", SIGBUS},
+    {"FPE", SIGFPE},       {"KILL", SIGKILL},   {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},   {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD},   {"CLD", SIGCHLD},  {"CONT", SIGCONT},
+    {"STOP", SIGSTOP},     {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},
+    {"URG", SIGURG},       {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM},
+    {"PROF", SIGPROF},     {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"POLL", SIGPOLL},
     {"PWR", SIGPWR},       {"SYS", SIGSYS},
 };
 
 /* "RTMIN", "RTMIN+n", "RTMAX", "RTMAX-n" (already upper-cased, no SIG). */
-static int parse_realtime(const char *s, int *ret)
+static int
+parse_realtime(const char *s, int *ret)
 {
   const char *rest;
   int base, off = 0, sign;
@@ -56,7 +57,8 @@ static int parse_realtime(const char *s, int *ret)
   return 0;
 }
 
-int parse_signal(const char *s, int *ret, struct error *err)
+int
+parse_signal(const char *s, int *ret, struct error *err)
 {
   char up[32];
   const char *name;

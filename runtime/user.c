@@ -16,7 +16,8 @@
 
 #define ID_INVALID UINT32_MAX
 
-static bool all_digits(const char *s, size_t n)
+static bool
+all_digits(const char *s, size_t n)
 {
   if (n == 0)
     return false;
@@ -27,8 +28,9 @@ static bool all_digits(const char *s, size_t n)
 }
 
 /* One id of a user spec, `what` is "uid" or "gid" for the message. */
-static int parse_id(const char *spec, const char *s, size_t n, const char *what,
-                    uint32_t *ret, struct error *err)
+static int
+parse_id(const char *spec, const char *s, size_t n, const char *what, uint32_t *ret,
+         struct error *err)
 {
   char buf[32];
   uint32_t v;
@@ -37,22 +39,21 @@ static int parse_id(const char *spec, const char *s, size_t n, const char *what,
     return error_set(err, 0, "invalid user `%s`: empty %s", spec, what);
   if (!all_digits(s, n)) {
     if (isalpha((unsigned char)s[0]) || s[0] == '_')
-      return error_set(err, 0,
-                       "invalid user `%s`: names are not supported, give a numeric uid[:gid]",
-                       spec);
+      return error_set(
+          err, 0, "invalid user `%s`: names are not supported, give a numeric uid[:gid]", spec);
     return error_set(err, 0, "invalid user `%s`: %s is not a decimal number", spec, what);
   }
   if (n >= sizeof buf || (memcpy(buf, s, n), buf[n] = '\0', parse_u32(buf, &v) < 0))
     return error_set(err, 0, "invalid user `%s`: %s out of range", spec, what);
   if (v == ID_INVALID)
-    return error_set(err, 0, "invalid user `%s`: %s 4294967295 is the invalid id", spec,
-                     what);
+    return error_set(err, 0, "invalid user `%s`: %s 4294967295 is the invalid id", spec, what);
   *ret = v;
   return 0;
 }
 
-int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
-                    struct error *err)
+int
+parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
+                struct error *err)
 {
   const char *colon;
   uint32_t uid = 0, gid = 0;

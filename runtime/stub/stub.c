@@ -33,13 +33,11 @@ __asm__(".text\n"
         "  call stub_main\n"
         "  hlt\n");
 
-static long sys3(long n, long a, long b, long c)
+static long
+sys3(long n, long a, long b, long c)
 {
   long ret;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "a"(n), "D"(a), "S"(b), "d"(c)
-                   : "rcx", "r11", "memory");
+  __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
   return ret;
 }
 #elif defined(__aarch64__)
@@ -57,7 +55,8 @@ __asm__(".text\n"
         "  bl stub_main\n"
         "  brk #0\n");
 
-static long sys3(long n, long a, long b, long c)
+static long
+sys3(long n, long a, long b, long c)
 {
   register long x8 __asm__("x8") = n;
   register long x0 __asm__("x0") = a;
@@ -70,7 +69,8 @@ static long sys3(long n, long a, long b, long c)
 #error "agentrt stub: unsupported architecture"
 #endif
 
-static unsigned long slen(const char *s)
+static unsigned long
+slen(const char *s)
 {
   unsigned long n = 0;
   while (s[n])
@@ -78,12 +78,14 @@ static unsigned long slen(const char *s)
   return n;
 }
 
-static void put(const char *s)
+static void
+put(const char *s)
 {
   sys3(NR_write, 2, (long)s, (long)slen(s));
 }
 
-static const char *errno_text(long e)
+static const char *
+errno_text(long e)
 {
   switch (e) {
   case 2:
@@ -107,7 +109,8 @@ static const char *errno_text(long e)
   }
 }
 
-static __attribute__((noreturn)) void die(const char *what, const char *arg, const char *why)
+static __attribute__((noreturn)) void
+die(const char *what, const char *arg, const char *why)
 {
   put("agentrt-stub: ");
   put(what);
@@ -122,7 +125,8 @@ static __attribute__((noreturn)) void die(const char *what, const char *arg, con
     sys3(NR_exit_group, 127, 0, 0);
 }
 
-static int started_through_fd(char **envp)
+static int
+started_through_fd(char **envp)
 {
   static const char prefix[] = "/dev/fd/";
   unsigned long *aux;
@@ -141,7 +145,8 @@ static int started_through_fd(char **envp)
   return 1;
 }
 
-__attribute__((noreturn, used)) void stub_main(long *sp)
+__attribute__((noreturn, used)) void
+stub_main(long *sp)
 {
   long argc = sp[0];
   char **argv = (char **)(sp + 1);

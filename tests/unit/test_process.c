@@ -28,7 +28,8 @@
 
 #ifdef AGENTRT_TEST_FAKE_PROCFS
 /* Stand-in until runtime/procfs.c is merged (see mk/process.mk). */
-int procfs_write(const char *relpath, const char *value, struct error *err)
+int
+procfs_write(const char *relpath, const char *value, struct error *err)
 {
   char path[256];
   int fd;
@@ -48,7 +49,8 @@ int procfs_write(const char *relpath, const char *value, struct error *err)
 
 static char tmpdir[] = "/tmp/agentrt-test-process-XXXXXX";
 
-static void write_file(const char *path, const char *content, mode_t mode)
+static void
+write_file(const char *path, const char *content, mode_t mode)
 {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0 || write(fd, content, strlen(content)) < 0)
@@ -60,8 +62,9 @@ static void write_file(const char *path, const char *content, mode_t mode)
 
 /* ---- process_resolve_executable ---- */
 
-static void expect_resolve(const char *arg0, char **env, const char *cwd, const char *want_path,
-                           const char *want_err)
+static void
+expect_resolve(const char *arg0, char **env, const char *cwd, const char *want_path,
+               const char *want_err)
 {
   char *args[] = {(char *)arg0, NULL};
   struct oci_process p = {.args = args, .env = env, .cwd = (char *)cwd};
@@ -75,7 +78,8 @@ static void expect_resolve(const char *arg0, char **env, const char *cwd, const 
     tap_ok(r == 0 && streq(path, want_path), "resolve `%s` -> %s (%s)", arg0, path, err.msg);
 }
 
-static void test_resolve(void)
+static void
+test_resolve(void)
 {
   cleanup_free char *bin1 = xfmt("%s/bin1", tmpdir), *bin2 = xfmt("%s/bin2", tmpdir);
   cleanup_free char *foo1 = xfmt("%s/foo", bin1), *foo2 = xfmt("%s/foo", bin2);
@@ -115,7 +119,8 @@ struct run {
   int status;
 };
 
-static void read_all(int fd, char *buf, size_t n)
+static void
+read_all(int fd, char *buf, size_t n)
 {
   size_t off = 0;
   ssize_t r;
@@ -132,8 +137,8 @@ static void read_all(int fd, char *buf, size_t n)
 
 /* Fork; in the child run pre() (if any) then fn(arg); stdout+stderr of the
  * child are captured, and fn's error message (when it returns) too. */
-static void run_child(struct run *res, void (*pre)(void),
-                      int (*fn)(void *arg, struct error *err), void *arg)
+static void
+run_child(struct run *res, void (*pre)(void), int (*fn)(void *arg, struct error *err), void *arg)
 {
   int out[2], errp[2];
   pid_t pid;
@@ -175,14 +180,16 @@ struct exec_args {
   const char *path;
 };
 
-static int do_exec(void *arg, struct error *err)
+static int
+do_exec(void *arg, struct error *err)
 {
   struct exec_args *a = arg;
   return process_exec(a->p, a->path, a->o, err);
 }
 
 /* For messages: newlines would break the one-line-per-test output. */
-static const char *oneline(const char *s)
+static const char *
+oneline(const char *s)
 {
   static char buf[512];
   size_t i;
@@ -193,17 +200,18 @@ static const char *oneline(const char *s)
   return buf;
 }
 
-static bool has(const struct run *r, const char *needle)
+static bool
+has(const struct run *r, const char *needle)
 {
   return strstr(r->out, needle) != NULL;
 }
 
-#define PROBE                                                                                     \
-  "printf fds:; for f in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do "                          \
-  "[ -e /proc/$$/fd/$f ] && printf ' %s' $f; done; echo; "                                       \
-  "grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "          \
-  "/proc/self/status; echo cwd: $(pwd); echo umask: $(umask); "     \
-  "echo exe: $(readlink /proc/$$/exe); echo A=$A; mkdir " MKDIR_TARGET " 2>/dev/null || echo "   \
+#define PROBE                                                                                      \
+  "printf fds:; for f in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do "                            \
+  "[ -e /proc/$$/fd/$f ] && printf ' %s' $f; done; echo; "                                         \
+  "grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "            \
+  "/proc/self/status; echo cwd: $(pwd); echo umask: $(umask); "                                    \
+  "echo exe: $(readlink /proc/$$/exe); echo A=$A; mkdir " MKDIR_TARGET " 2>/dev/null || echo "     \
   "mkdir-denied"
 #define MKDIR_TARGET "/tmp/agentrt-test-process-mkdir-probe"
 
@@ -212,7 +220,8 @@ static struct oci_seccomp_syscall deny_mkdir = {.names = mkdir_names, .action = 
 static struct oci_seccomp deny_mkdir_profile = {
     .default_action = "SCMP_ACT_ALLOW", .syscalls = &deny_mkdir, .n_syscalls = 1};
 
-static void open_extra_fds(void)
+static void
+open_extra_fds(void)
 {
   int fd = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose: must not leak */
 
@@ -224,7 +233,8 @@ static void open_extra_fds(void)
     close(fd);
 }
 
-static void test_exec_user(void)
+static void
+test_exec_user(void)
 {
   char *args[] = {"sh", "-c", PROBE, NULL};
   char *env[] = {"A=1", "PATH=/usr/bin:/bin", NULL};
@@ -233,12 +243,23 @@ static void test_exec_user(void)
       .args = args,
       .env = env,
       .cwd = tmpdir,
-      .user = {.uid = 1000, .gid = 1000, .has_umask = true, .umask = 027,
-               .additional_gids = gids, .n_additional_gids = 2},
+      .user = {.uid = 1000,
+               .gid = 1000,
+               .has_umask = true,
+               .umask = 027,
+               .additional_gids = gids,
+               .n_additional_gids = 2},
       .has_caps = true,
-      .caps = {.has_bounding = true, .bounding = (1 << 0) | (1 << 13), /* CHOWN, NET_RAW */
-               .has_effective = true, .effective = 1, .has_permitted = true, .permitted = 1,
-               .has_inheritable = true, .inheritable = 1, .has_ambient = true, .ambient = 1},
+      .caps = {.has_bounding = true,
+               .bounding = (1 << 0) | (1 << 13), /* CHOWN, NET_RAW */
+               .has_effective = true,
+               .effective = 1,
+               .has_permitted = true,
+               .permitted = 1,
+               .has_inheritable = true,
+               .inheritable = 1,
+               .has_ambient = true,
+               .ambient = 1},
       .no_new_privileges = true,
   };
   struct process_opts o = {.preserve_fds = 1, .keep_fd = 9, .seccomp = &deny_mkdir_profile};
@@ -267,15 +288,19 @@ static void test_exec_user(void)
     fprintf(stderr, "%s\n", r.out);
 }
 
-static void test_exec_no_nnp(void)
+static void
+test_exec_no_nnp(void)
 {
   char *args[] = {"sh", "-c", PROBE, NULL};
   struct oci_process p = {
       .args = args,
       .cwd = "/",
       .has_caps = true,
-      .caps = {.has_bounding = true, .bounding = (1 << 0) | (1 << 7), /* CHOWN, SETUID */
-               .has_effective = true, .effective = (1 << 0) | (1 << 7), .has_permitted = true,
+      .caps = {.has_bounding = true,
+               .bounding = (1 << 0) | (1 << 7), /* CHOWN, SETUID */
+               .has_effective = true,
+               .effective = (1 << 0) | (1 << 7),
+               .has_permitted = true,
                .permitted = (1 << 0) | (1 << 7)},
   };
   struct process_opts o = {.keep_fd = -1, .seccomp = &deny_mkdir_profile};
@@ -295,7 +320,8 @@ static void test_exec_no_nnp(void)
   p.user.gid = 1000;
   run_child(&r, NULL, do_exec, &a);
   tap_ok(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && has(&r, "Seccomp:\t2") &&
-             has(&r, "NoNewPrivs:\t0") && has(&r, "Uid:\t1000") && has(&r, "CapEff:\t0000000000000000"),
+             has(&r, "NoNewPrivs:\t0") && has(&r, "Uid:\t1000") &&
+             has(&r, "CapEff:\t0000000000000000"),
          "non-root without no_new_privs: filter loads after setresuid (%s)", r.err);
 
   p.user.uid = 0;
@@ -308,7 +334,8 @@ static void test_exec_no_nnp(void)
          "no capabilities object -> empty sets, even for root (%s)", r.err);
 }
 
-static void test_exec_errors(void)
+static void
+test_exec_errors(void)
 {
   char *args[] = {"true", NULL};
   struct oci_process p = {.args = args, .cwd = "/nonexistent-agentrt"};
@@ -327,7 +354,8 @@ static void test_exec_errors(void)
 }
 
 /* CVE-2024-21626: a leaked fd to a host directory + cwd /proc/self/fd/N. */
-static void chroot_with_leaked_fd(void)
+static void
+chroot_with_leaked_fd(void)
 {
   cleanup_free char *root = xfmt("%s/root", tmpdir);
   cleanup_free char *proc = xfmt("%s/root/proc", tmpdir);
@@ -344,7 +372,8 @@ static void chroot_with_leaked_fd(void)
     _exit(95);
 }
 
-static void test_cwd_breakout(void)
+static void
+test_cwd_breakout(void)
 {
   char *args[] = {"true", NULL};
   struct oci_process p = {.args = args, .cwd = "/proc/self/fd/7"};
@@ -354,12 +383,12 @@ static void test_cwd_breakout(void)
 
   run_child(&r, chroot_with_leaked_fd, do_exec, &a);
   tap_ok(strstr(r.err, "is outside the container root: possible container breakout detected"),
-         "cwd through a leaked fd is refused (CVE-2024-21626): %s (status 0x%x)", r.err,
-         r.status);
+         "cwd through a leaked fd is refused (CVE-2024-21626): %s (status 0x%x)", r.err, r.status);
 }
 
 /* CVE-2019-5736: a `#!/proc/self/exe` program cannot reach the runtime. */
-static void test_proc_self_exe_script(void)
+static void
+test_proc_self_exe_script(void)
 {
   cleanup_free char *script = xfmt("%s/evil", tmpdir);
   char *args[] = {"evil", NULL};
@@ -376,10 +405,12 @@ static void test_proc_self_exe_script(void)
 }
 
 /* A user namespace mapping only root, with setgroups denied (rootless-like). */
-static void enter_userns(void)
+static void
+enter_userns(void)
 {
-  static const char *files[][2] = {
-      {"/proc/self/setgroups", "deny"}, {"/proc/self/uid_map", "0 0 1"}, {"/proc/self/gid_map", "0 0 1"}};
+  static const char *files[][2] = {{"/proc/self/setgroups", "deny"},
+                                   {"/proc/self/uid_map", "0 0 1"},
+                                   {"/proc/self/gid_map", "0 0 1"}};
 
   if (unshare(CLONE_NEWUSER) < 0)
     _exit(94);
@@ -391,7 +422,8 @@ static void enter_userns(void)
   }
 }
 
-static void test_userns(void)
+static void
+test_userns(void)
 {
   char *args[] = {"sh", "-c", PROBE, NULL};
   uint32_t gids[] = {0};
@@ -399,8 +431,12 @@ static void test_userns(void)
       .args = args,
       .cwd = "/",
       .has_caps = true,
-      .caps = {.has_bounding = true, .bounding = 1, .has_effective = true, .effective = 1,
-               .has_permitted = true, .permitted = 1},
+      .caps = {.has_bounding = true,
+               .bounding = 1,
+               .has_effective = true,
+               .effective = 1,
+               .has_permitted = true,
+               .permitted = 1},
   };
   struct process_opts o = {.keep_fd = -1, .in_userns = true, .seccomp = &deny_mkdir_profile};
   struct exec_args a = {.p = &p, .o = &o, .path = "/bin/sh"};
@@ -419,15 +455,21 @@ static void test_userns(void)
          "additionalGids where setgroups is denied is an error: %s", r.err);
 }
 
-static int do_caps(void *arg, struct error *err)
+static int
+do_caps(void *arg, struct error *err)
 {
   return caps_apply(arg, true, err);
 }
 
-static void test_caps_errors(void)
+static void
+test_caps_errors(void)
 {
-  struct oci_caps c = {.has_effective = true, .effective = 1 << 21, .has_permitted = true,
-                       .permitted = 1, .has_bounding = true, .bounding = ~0ULL};
+  struct oci_caps c = {.has_effective = true,
+                       .effective = 1 << 21,
+                       .has_permitted = true,
+                       .permitted = 1,
+                       .has_bounding = true,
+                       .bounding = ~0ULL};
   struct run r;
 
   run_child(&r, NULL, do_caps, &c);
@@ -438,7 +480,8 @@ static void test_caps_errors(void)
 
 /* ---- limits ---- */
 
-static int do_limits(void *arg, struct error *err)
+static int
+do_limits(void *arg, struct error *err)
 {
   struct oci_process *p = arg;
   struct rlimit rl;
@@ -456,12 +499,13 @@ static int do_limits(void *arg, struct error *err)
   return 0;
 }
 
-static void test_limits(void)
+static void
+test_limits(void)
 {
-  struct oci_rlimit rl = {.type = "RLIMIT_NOFILE", .resource = RLIMIT_NOFILE, .soft = 100,
-                          .hard = 200};
-  struct oci_process p = {.rlimits = &rl, .n_rlimits = 1, .has_oom_score_adj = true,
-                          .oom_score_adj = 500};
+  struct oci_rlimit rl = {
+      .type = "RLIMIT_NOFILE", .resource = RLIMIT_NOFILE, .soft = 100, .hard = 200};
+  struct oci_process p = {
+      .rlimits = &rl, .n_rlimits = 1, .has_oom_score_adj = true, .oom_score_adj = 500};
   struct rlimit cur;
   struct run r;
 
@@ -484,14 +528,16 @@ static void test_limits(void)
 
 /* ---- cost of the trampoline ---- */
 
-static double now_us(void)
+static double
+now_us(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static double bench(bool trampoline, int n)
+static double
+bench(bool trampoline, int n)
 {
   static char *argv_plain[] = {"true", NULL};
   static char *argv_stub[] = {"/bin/true", "true", NULL};
@@ -519,7 +565,8 @@ static double bench(bool trampoline, int n)
   return (now_us() - t0) / n;
 }
 
-static void test_bench(void)
+static void
+test_bench(void)
 {
   const char *env = getenv("AGENTRT_BENCH_N");
   int n = 200;
@@ -531,12 +578,14 @@ static void test_bench(void)
     n = 200;
   plain = bench(false, n);
   stub = bench(true, n);
-  tap_ok(plain > 0 && stub > 0, "fork+exec /bin/true x%d: plain %.0f us, trampoline %.0f us "
-                                "(+%.0f us per exec)",
+  tap_ok(plain > 0 && stub > 0,
+         "fork+exec /bin/true x%d: plain %.0f us, trampoline %.0f us "
+         "(+%.0f us per exec)",
          n, plain, stub, stub - plain);
 }
 
-int main(void)
+int
+main(void)
 {
   alarm(120); /* no test may hang the suite */
   if (geteuid() != 0) {

@@ -21,19 +21,22 @@
 static char tmpdir[] = "/tmp/agentrt-test-seccomp-XXXXXX";
 
 /* errno of a raw syscall, 0 on success */
-static int sys_errno(long r)
+static int
+sys_errno(long r)
 {
   return r < 0 ? errno : 0;
 }
 
-static int try_mkdirat(void)
+static int
+try_mkdirat(void)
 {
   char path[128];
   snprintf(path, sizeof path, "%s/d%d", tmpdir, (int)getpid());
   return sys_errno(syscall(SYS_mkdirat, AT_FDCWD, path, 0700));
 }
 
-static int try_getppid_then_getpid(void)
+static int
+try_getppid_then_getpid(void)
 {
   /* default ERRNO(38): getppid denied; getpid allowed */
   long r = syscall(SYS_getppid);
@@ -48,8 +51,9 @@ enum load_mode { LOAD_APPLY, LOAD_BPF };
 
 /* Fork, install s (or the exported BPF) with no_new_privs, run fn; returns the
  * wait status, or -1 when the filter could not be built/exported. */
-static int run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*fn)(void),
-                        char *errbuf, size_t errlen)
+static int
+run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*fn)(void), char *errbuf,
+             size_t errlen)
 {
   struct error err = {0};
   cleanup_free void *bpf = NULL;
@@ -58,8 +62,8 @@ static int run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*
   int status = -1;
   pid_t pid;
 
-  if (mode == LOAD_BPF && (seccomp_export(s, &bpf, &len, &err) < 0 ||
-                           seccomp_kernel_flags(s, &flags, &err) < 0)) {
+  if (mode == LOAD_BPF &&
+      (seccomp_export(s, &bpf, &len, &err) < 0 || seccomp_kernel_flags(s, &flags, &err) < 0)) {
     snprintf(errbuf, errlen, "%s", err.msg);
     return -1;
   }
@@ -80,19 +84,22 @@ static int run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*
   return status;
 }
 
-static bool exited_with(int status, int code)
+static bool
+exited_with(int status, int code)
 {
   return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
-static bool killed_by(int status, int sig)
+static bool
+killed_by(int status, int sig)
 {
   return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
 }
 
 static char *mkdir_names[] = {"mkdir", "mkdirat", NULL};
 
-static void test_basic_errno(void)
+static void
+test_basic_errno(void)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = "SCMP_ACT_ERRNO"};
@@ -127,13 +134,15 @@ static void test_basic_errno(void)
   tap_ok(exited_with(st, 0), "rule equal to defaultAction is skipped (%s)", msg);
 }
 
-static void test_default_errno(void)
+static void
+test_default_errno(void)
 {
   char msg[ERROR_MSG_MAX];
   /* the memory/signal calls are for sanitizer runtimes (make SANITIZE=...) */
-  char *allow[] = {"getpid", "exit", "exit_group", "write", "mmap", "munmap", "mprotect",
-                   "madvise", "brk", "rt_sigprocmask", "rt_sigaction", "sigaltstack", "futex",
-                   "prlimit64", "getrlimit", NULL};
+  char *allow[] = {"getpid", "exit",           "exit_group",   "write",
+                   "mmap",   "munmap",         "mprotect",     "madvise",
+                   "brk",    "rt_sigprocmask", "rt_sigaction", "sigaltstack",
+                   "futex",  "prlimit64",      "getrlimit",    NULL};
   struct oci_seccomp_syscall sc = {.names = allow, .action = "SCMP_ACT_ALLOW"};
   struct oci_seccomp s = {.default_action = "SCMP_ACT_ERRNO",
                           .has_default_errno_ret = true,
@@ -147,7 +156,8 @@ static void test_default_errno(void)
   tap_ok(exited_with(st, 0), "same through exported BPF (%s)", msg);
 }
 
-static void test_unknown_names(void)
+static void
+test_unknown_names(void)
 {
   char msg[ERROR_MSG_MAX];
   char *names[] = {"no_such_syscall_agentrt", "mkdirat", "mkdir", "also_not_a_syscall", NULL};
@@ -159,7 +169,8 @@ static void test_unknown_names(void)
 }
 
 /* dup() probes for the argument tests: fds 7 and 9 exist in the child. */
-static int dup_errno(int fd)
+static int
+dup_errno(int fd)
 {
   long r = syscall(SYS_dup, fd);
   if (r >= 0)
@@ -168,7 +179,8 @@ static int dup_errno(int fd)
 }
 
 static int expect_mask; /* bit n set: dup(n) must fail EPERM, for n in {0,1,2,7,9} */
-static int check_dups(void)
+static int
+check_dups(void)
 {
   static const int fds[] = {0, 1, 2, 7, 9};
   for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
@@ -180,7 +192,8 @@ static int check_dups(void)
   return 0;
 }
 
-static void test_args(void)
+static void
+test_args(void)
 {
   char msg[ERROR_MSG_MAX];
   char *dup_names[] = {"dup", NULL};
@@ -205,8 +218,8 @@ static void test_args(void)
   dup2(1, 7);
   dup2(1, 9);
   for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
-    args[0] = (struct oci_seccomp_arg){.index = 0, .value = ops[i].v, .value_two = ops[i].v2,
-                                       .op = (char *)ops[i].op};
+    args[0] = (struct oci_seccomp_arg){
+        .index = 0, .value = ops[i].v, .value_two = ops[i].v2, .op = (char *)ops[i].op};
     expect_mask = ops[i].mask;
     tap_ok(exited_with(run_filtered(&s, LOAD_APPLY, check_dups, msg, sizeof msg), 0),
            "arg filter %s (%s)", ops[i].op, msg);
@@ -222,15 +235,18 @@ static void test_args(void)
   close(9);
 }
 
-static int try_dup3s(void)
+static int
+try_dup3s(void)
 {
-  long a = syscall(SYS_dup3, 1, 9, 0), b = syscall(SYS_dup3, 1, 8, 0), c = syscall(SYS_dup3, 2, 9, 0);
+  long a = syscall(SYS_dup3, 1, 9, 0), b = syscall(SYS_dup3, 1, 8, 0),
+       c = syscall(SYS_dup3, 2, 9, 0);
   if (!(a < 0 && errno == EPERM))
     return 1;
   return b >= 0 && c >= 0 ? 0 : 2;
 }
 
-static void test_args_and(void)
+static void
+test_args_and(void)
 {
   char msg[ERROR_MSG_MAX];
   char *names[] = {"dup3", NULL};
@@ -244,11 +260,11 @@ static void test_args_and(void)
          "conditions on distinct indexes -> AND (%s)", msg);
 }
 
-static void test_arch_flags(void)
+static void
+test_arch_flags(void)
 {
   char msg[ERROR_MSG_MAX];
-  char *archs[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64",
-                   NULL};
+  char *archs[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", NULL};
   char *flags[] = {"SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG",
                    "SECCOMP_FILTER_FLAG_SPEC_ALLOW", NULL};
   struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = "SCMP_ACT_ERRNO"};
@@ -270,7 +286,8 @@ static void test_arch_flags(void)
 }
 
 /* Builds that must fail, and the text the error must contain. */
-static void expect_build_error(struct oci_seccomp *s, const char *needle, const char *what)
+static void
+expect_build_error(struct oci_seccomp *s, const char *needle, const char *what)
 {
   struct error err = {0};
   scmp_filter_ctx ctx = NULL;
@@ -281,7 +298,8 @@ static void expect_build_error(struct oci_seccomp *s, const char *needle, const 
   tap_ok(r < 0 && strstr(err.msg, needle) != NULL, "%s: %s", what, err.msg);
 }
 
-static void test_errors(void)
+static void
+test_errors(void)
 {
   char *bad_arch[] = {"SCMP_ARCH_PDP11", NULL};
   char *bad_flag[] = {"SECCOMP_FILTER_FLAG_BOGUS", NULL};
@@ -319,7 +337,8 @@ static void test_errors(void)
   expect_build_error(&s, "unknown flag `SECCOMP_FILTER_FLAG_BOGUS`", "bad flag");
 }
 
-static void test_load_bpf_errors(void)
+static void
+test_load_bpf_errors(void)
 {
   struct error err = {0};
   char junk[12] = {0};
@@ -328,7 +347,8 @@ static void test_load_bpf_errors(void)
          "seccomp_load_bpf rejects a truncated program: %s", err.msg);
 }
 
-int main(void)
+int
+main(void)
 {
   if (mkdtemp(tmpdir) == NULL) {
     perror("mkdtemp");

@@ -42,7 +42,8 @@ static const struct user_case user_cases[] = {
     {"1e3", false, 0, 0, false, "not a decimal number"},
 };
 
-static void test_users(void)
+static void
+test_users(void)
 {
   for (size_t i = 0; i < sizeof user_cases / sizeof user_cases[0]; i++) {
     const struct user_case *c = &user_cases[i];
@@ -65,7 +66,8 @@ struct sig_case {
   int sig; /* 0 = must fail */
 };
 
-static void test_signals(void)
+static void
+test_signals(void)
 {
   const struct sig_case cases[] = {
       {"KILL", SIGKILL},
@@ -116,7 +118,8 @@ static void test_signals(void)
   }
 }
 
-int main(void)
+int
+main(void)
 {
   test_users();
   test_signals();
