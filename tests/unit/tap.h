@@ -10,8 +10,8 @@
 static int tap_failed_;
 static int tap_count_;
 
-static inline __attribute__((format(printf, 2, 3), unused)) bool
-tap_ok(bool cond, const char *fmt, ...)
+static inline __attribute__((format(printf, 2, 3), unused)) bool tap_ok(bool cond,
+                                                                        const char *fmt, ...)
 {
   va_list ap;
 
@@ -28,8 +28,7 @@ tap_ok(bool cond, const char *fmt, ...)
 }
 
 /* Returns the exit status for main(). */
-static inline __attribute__((unused)) int
-tap_done(void)
+static inline __attribute__((unused)) int tap_done(void)
 {
   printf("# %d tests, %d failed\n", tap_count_, tap_failed_);
   return tap_failed_ ? 1 : 0;
