@@ -30,7 +30,7 @@ endif
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow=local
 HARDEN = -fstack-protector-strong -fPIE -fstack-clash-protection
 CFLAGS ?=
-CFLAGS += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
+CFLAGS += -std=gnu11 -Ulinux $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
 	-DAGENTRT_VERSION='"$(VERSION)"' -DAGENTRT_COMMIT='"$(COMMIT)"' -I.
 LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 ifneq ($(SANITIZE),)
@@ -38,9 +38,9 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LIBS = $(PKG_LIBS)
 
-# Every .c under these folders is part of the runtime library; runtime/main.c
+# Every .c under these folders (common oci profile cgroups netfilter runtime) is part of the runtime library; runtime/main.c
 # is the CLI entry point.  Files under runtime/stub/ are built separately.
-LIB_SRCS := $(sort $(wildcard common/*.c oci/*.c cgroups/*.c netfilter/*.c runtime/*.c))
+LIB_SRCS := $(sort $(wildcard common/*.c oci/*.c profile/*.c cgroups/*.c netfilter/*.c runtime/*.c))
 LIB_SRCS := $(filter-out runtime/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/%.o)
 EXTRA_OBJS :=
@@ -64,7 +64,7 @@ $(BUILDDIR)/agentrt: $(BUILDDIR)/runtime/main.o $(BUILDDIR)/libagentrt.a
 
 $(BUILDDIR)/libagentrt.a: $(LIB_OBJS) $(EXTRA_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcsP $@ $^
 
 $(BUILDDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
