@@ -4,6 +4,9 @@
 # runtime library as the array agentrt_stub_blob[] (runtime/trampoline.c
 # copies them into a sealed memfd at exec time).  Generated with od(1) so
 # that no xxd is needed.
+# mk files are read before the Makefile's `all`: keep it the default goal.
+stub_saved_goal := $(.DEFAULT_GOAL)
+
 STUB_CC ?= $(CC)
 STUB_CFLAGS = -std=gnu11 -Os -ffreestanding -fno-builtin -fno-stack-protector -fno-pie \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables -Wall -Wextra -Werror
@@ -30,3 +33,5 @@ $(BUILDDIR)/stub_blob.o: $(BUILDDIR)/stub/stub_blob.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 EXTRA_OBJS += $(BUILDDIR)/stub_blob.o
+
+.DEFAULT_GOAL := $(stub_saved_goal)
