@@ -392,6 +392,24 @@ static pid_t read_pid(const char *path)
   return pid;
 }
 
+/* Waits (bounded, untimed) until pid runs `sleep`, so that exec, kill and
+ * delete --force meet a settled container, not one still in its execve. */
+static bool wait_sleeping(pid_t pid)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+  for (int i = 0; i < 2000; i++) {
+    char *comm = read_file(path);
+    bool ok = comm != NULL && !strcmp(comm, "sleep\n");
+    free(comm);
+    if (ok)
+      return true;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  return false;
+}
+
 /* Untimed teardown after a failure or at the end of a sequence. */
 static void container_gone(struct bench *b, struct runtime *rt, const char *id, pid_t pid)
 {
@@ -465,7 +483,7 @@ static void m_lifecycle(struct bench *b, struct runtime *rt, int round)
   char *exec[] = {"exec", id, "/bin/true", NULL};
   char *killc[] = {"kill", id, "KILL", NULL};
   char *del[] = {"delete", id, NULL};
-  if (step(b, rt, rt->flags, "start", round, start, NULL) < 0 ||
+  if (step(b, rt, rt->flags, "start", round, start, NULL) < 0 || !wait_sleeping(pid) ||
       step(b, rt, rt->flags, "exec", round, exec, NULL) < 0 ||
       step(b, rt, rt->flags, "kill", round, killc, NULL) < 0)
     goto fail;
@@ -491,7 +509,7 @@ static void m_force(struct bench *b, struct runtime *rt, int round)
     return;
   char *start[] = {"start", id, NULL};
   char *del[] = {"delete", "--force", id, NULL};
-  if (step(b, rt, rt->flags, NULL, round, start, NULL) < 0 ||
+  if (step(b, rt, rt->flags, NULL, round, start, NULL) < 0 || !wait_sleeping(pid) ||
       step(b, rt, rt->flags, "delete_force", round, del, NULL) < 0) {
     warnx("%s: start/delete --force of `%s` failed", rt->name, id);
     b->failures++;
