@@ -556,8 +556,10 @@ static void m_throughput(struct bench *b, struct runtime *rt, int round)
     w[i] = fork();
     if (w[i] < 0)
       die("fork: %s", strerror(errno));
-    if (w[i] == 0)
+    if (w[i] == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
       _exit(tp_worker(b, rt, round, i) > 0 ? 1 : 0);
+    }
   }
   for (int i = 0; i < n; i++) {
     int st = 0;
@@ -828,11 +830,25 @@ static int measure(struct bench *b)
   return b->failures ? 2 : 0;
 }
 
+static volatile pid_t measuring_child;
+
+static void forward_signal(int sig)
+{
+  if (measuring_child > 0)
+    kill(measuring_child, sig);
+}
+
 /* The parent only reaps (orphaned container processes come to it) until the
- * measuring child is done, and passes on its exit status. */
+ * measuring child is done, and passes on its exit status.  INT/TERM/HUP are
+ * passed on to the child; run.sh deletes what it leaves. */
 static int reap_until(pid_t child)
 {
   int rc = 1;
+  struct sigaction sa = {.sa_handler = forward_signal};
+  measuring_child = child;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
   for (;;) {
     int st;
     pid_t p = wait(&st);

@@ -65,6 +65,18 @@ delete_leftovers() {
   done
 }
 
+# Waits for a background child of ours; a trapped signal interrupts `wait`,
+# so wait again (bounded) until the child is really gone.  Sets rc.
+wait_for() {
+  local i st
+  for i in $(seq 1 100); do
+    st=0
+    wait "$1" || st=$?
+    kill -0 "$1" 2>/dev/null || break
+  done
+  if [ "$rc" = 0 ]; then rc=$st; fi
+}
+
 # The part that runs inside the private mount namespace.
 if [ "$inside" = 1 ]; then
   work=${BENCH_WORK:?}
@@ -72,7 +84,10 @@ if [ "$inside" = 1 ]; then
   rc=0
   "$bencher" measure --work "$work" --out "$work/raw.tsv" --rounds "$rounds" \
     --containers "$containers" --concurrency "$conc" --strace-runs "$straces" \
-    --cgroup-parent "$cgparent_in" $(cat "$work/runtimes") || rc=$?
+    --cgroup-parent "$cgparent_in" $(cat "$work/runtimes") &
+  bpid=$!
+  trap 'kill -TERM "$bpid" 2>/dev/null; rc=130' INT TERM
+  wait_for "$bpid"
   delete_leftovers
   exit "$rc"
 fi
@@ -84,7 +99,7 @@ done
 
 docker_image=""
 cleanup() {
-  local rc=$? d
+  local rc=$? d p
   trap - EXIT INT TERM
   if [ -f "$work/runtimes" ]; then # containers left by an interrupted run
     BENCH_WORK=$work unshare -m --propagation private bash -c \
@@ -92,6 +107,11 @@ cleanup() {
   fi
   for d in /sys/fs/cgroup/*/agentrt-bench-"$id"; do
     [ -d "$d" ] || continue
+    # processes left in our own cgroups are containers this run started
+    for p in $(find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | head -100); do
+      kill -KILL "$p" 2>/dev/null || true
+    done
+    sleep 0.2
     find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
     rmdir "$d" 2>/dev/null || echo "run.sh: warning: could not remove cgroup $d" >&2
   done
@@ -212,7 +232,12 @@ if mountpoint -q /sys/fs/cgroup/unified 2>/dev/null; then host_unified=1; fi
 rc=0
 BENCH_WORK=$work cgparent_in=$cgparent timeout -k 10 $((rounds * 300 + 900)) \
   unshare -m --propagation private "$0" --inside --bencher "$bencher" --rounds "$rounds" \
-  --containers "$containers" --concurrency "$conc" --strace-runs "$straces" || rc=$?
+  --containers "$containers" --concurrency "$conc" --strace-runs "$straces" &
+mpid=$!
+trap 'kill -TERM "$mpid" 2>/dev/null; rc=130' INT TERM
+wait_for "$mpid"
+trap 'exit 130' INT TERM
+[ "$rc" != 130 ] || exit 130
 if [ "$host_unified" = 1 ] && ! mountpoint -q /sys/fs/cgroup/unified; then
   echo "run.sh: warning: /sys/fs/cgroup/unified is no longer mounted on the host" >&2
 fi
