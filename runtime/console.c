@@ -82,7 +82,7 @@ static int console_target(int rootfd, struct error *err)
   if (dev < 0)
     return -1;
   if (fstat(dev, &st) < 0 || !S_ISDIR(st.st_mode))
-    return error_set(err, ENOTDIR, "`/dev` in the rootfs is not a directory (a symlink?)");
+    return error_set(err, 0, "`/dev` in the rootfs is not a directory (a symlink?)");
   fd = openat(dev, "console", O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_NOCTTY | O_CLOEXEC,
               0600);
   if (fd >= 0)
@@ -94,7 +94,7 @@ static int console_target(int rootfd, struct error *err)
     return error_errno(err, "open `/dev/console`");
   if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode))) {
     close(fd);
-    return error_set(err, EINVAL, "`/dev/console` in the rootfs is a symlink or not a file");
+    return error_set(err, 0, "`/dev/console` in the rootfs is a symlink or not a file (CVE-2025-52565)");
   }
   return fd;
 }

@@ -236,7 +236,7 @@ static int open_dev(struct setup_ctx *ctx, struct error *err)
     return -1;
   if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
     close(fd);
-    return error_set(err, ENOTDIR, "`/dev` in the rootfs is not a directory (a symlink?)");
+    return error_set(err, 0, "`/dev` in the rootfs is not a directory (a symlink?)");
   }
   return fd;
 }

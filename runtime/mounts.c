@@ -71,7 +71,7 @@ static int check_proc_dest(const struct oci_mount *m, const char *dest, int src_
     return 0;
   if (src_fd >= 0 && fd_is_procfs(src_fd))
     return 0;
-  return error_set(err, EPERM, "mount on `%s`: only procfs may be mounted over /proc", dest);
+  return error_set(err, 0, "mount on `%s`: only procfs may be mounted over /proc", dest);
 }
 
 /* /proc, /sys and /dev, and anything that gets proc or sysfs, must be an
@@ -94,7 +94,7 @@ static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const c
     return fd;
   if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
     close(fd);
-    return error_set(err, ENOTDIR, "mount `%s` on `%s`: must be mounted on an ordinary directory",
+    return error_set(err, 0, "mount `%s` on `%s`: must be mounted on an ordinary directory",
                      m->type != NULL ? m->type : "bind", dest);
   }
   return fd;

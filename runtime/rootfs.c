@@ -143,29 +143,49 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
   return 0;
 }
 
+/* pivot_root(".", "."): the old root ends up stacked on the new one.  We
+ * step onto the old root through an fd taken before the pivot (what "."
+ * means right after pivot_root is not something the kernel promises), make
+ * it rslave so that detaching it cannot propagate to the host, and detach. */
+static int pivot(int rootfd, struct error *err)
+{
+  cleanup_close int oldroot = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+
+  if (oldroot < 0)
+    return error_errno(err, "open old root");
+  if (fchdir(rootfd) < 0)
+    return error_errno(err, "chdir to rootfs");
+  if (syscall(SYS_pivot_root, ".", ".") < 0)
+    return error_errno(err, "pivot_root");
+  if (fchdir(oldroot) < 0)
+    return error_errno(err, "chdir to old root");
+  if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    return error_errno(err, "make old root slave");
+  if (umount2(".", MNT_DETACH) < 0)
+    return error_errno(err, "detach old root");
+  return 0;
+}
+
+/* --no-pivot: move the rootfs mount onto "/" and chroot into it. */
+static int move_root(int rootfd, struct error *err)
+{
+  if (fchdir(rootfd) < 0)
+    return error_errno(err, "chdir to rootfs");
+  if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+    return error_errno(err, "move rootfs onto `/`");
+  if (chroot(".") < 0)
+    return error_errno(err, "chroot to rootfs");
+  return 0;
+}
+
 int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
 {
   unsigned long prop;
 
   if (root_propagation(ctx, &prop, err) < 0)
     return -1;
-  if (fchdir(ctx->rootfd) < 0)
-    return error_errno(err, "chdir to rootfs");
-  if (ctx->no_pivot) {
-    if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
-      return error_errno(err, "move rootfs onto `/`");
-    if (chroot(".") < 0)
-      return error_errno(err, "chroot to rootfs");
-  } else {
-    /* the old root ends up stacked on "."; detach it without letting the
-     * unmount propagate anywhere */
-    if (syscall(SYS_pivot_root, ".", ".") < 0)
-      return error_errno(err, "pivot_root");
-    if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
-      return error_errno(err, "make old root slave");
-    if (umount2(".", MNT_DETACH) < 0)
-      return error_errno(err, "detach old root");
-  }
+  if ((ctx->no_pivot ? move_root(ctx->rootfd, err) : pivot(ctx->rootfd, err)) < 0)
+    return -1;
   if (chdir("/") < 0)
     return error_errno(err, "chdir to `/`");
   if (prop != 0 && mount(NULL, "/", NULL, prop, NULL) < 0)
