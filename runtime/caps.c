@@ -146,7 +146,7 @@ set_ambient(uint64_t amb, int last, struct error *err)
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0) {
       /* runc only warns here: the cap must also be permitted and inheritable */
       cap_label(c, label, sizeof label);
-      log_warning("capabilities: cannot raise ambient %s (%s), ignoring", label, strerror(errno));
+      log_debug("capabilities: cannot raise ambient %s (%s), ignoring", label, strerror(errno));
     }
   }
   return 0;
