@@ -48,12 +48,12 @@ static const char *const ns_files[OCI_NS_COUNT] = {
 static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
 {
   for (int t = 0; t < OCI_NS_COUNT; t++) {
-    char path[64];
+    char who[32];
     struct stat a, b;
     int fd, self;
     fds[t] = -1;
-    snprintf(path, sizeof path, "%d/ns/%s", pid, ns_files[t]);
-    fd = procfs_open(path, O_RDONLY | O_CLOEXEC, err);
+    snprintf(who, sizeof who, "%d", pid);
+    fd = procfs_open_ns(who, ns_files[t], err);
     if (fd < 0) {
       if (err->code == ENOENT) {
         error_clear(err);
@@ -61,8 +61,7 @@ static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
       }
       return -1;
     }
-    snprintf(path, sizeof path, "self/ns/%s", ns_files[t]);
-    self = procfs_open(path, O_RDONLY | O_CLOEXEC, err);
+    self = procfs_open_ns("self", ns_files[t], err);
     if (self < 0) {
       close(fd);
       return -1;
@@ -183,12 +182,12 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return error_errno(err, "socketpair");
   if (x->ns[OCI_NS_PID] >= 0) {
-    saved_pid = procfs_open("self/ns/pid", O_RDONLY | O_CLOEXEC, err);
+    saved_pid = procfs_open_ns("self", "pid", err);
     if (saved_pid < 0 || setns(x->ns[OCI_NS_PID], CLONE_NEWPID) < 0)
       goto fail_ns;
   }
   if (x->ns[OCI_NS_TIME] >= 0) {
-    saved_time = procfs_open("self/ns/time_for_children", O_RDONLY | O_CLOEXEC, err);
+    saved_time = procfs_open_ns("self", "time_for_children", err);
     if (saved_time < 0 || setns(x->ns[OCI_NS_TIME], CLONE_NEWTIME) < 0)
       goto fail_ns;
   }

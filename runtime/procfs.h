@@ -22,6 +22,9 @@ void procfs_reset(void);
 /* Open "self/...", "<pid>/...", "thread-self/...", "sys/..." under the
  * verified root; the result is checked to be on procfs. */
 int procfs_open(const char *relpath, int flags, struct error *err);
+/* Open /proc/<who>/ns/<name> (who = "self" or a pid), following that one
+ * magic link, checked to be an nsfs file. */
+int procfs_open_ns(const char *who, const char *name, struct error *err);
 /* Write a whole value (one write) to a procfs file, e.g. "self/oom_score_adj". */
 int procfs_write(const char *relpath, const char *value, struct error *err);
 /* Read a small procfs file into buf (NUL-terminated); returns bytes read. */

@@ -46,9 +46,7 @@ static pid_t clone_init(int flags, int cgroup_fd)
 
 static int own_ns_fd(const char *name, struct error *err)
 {
-  char path[64];
-  snprintf(path, sizeof path, "self/ns/%s", name);
-  return procfs_open(path, O_RDONLY | O_CLOEXEC, err);
+  return procfs_open_ns("self", name, err);
 }
 
 /* Enter a pid or time namespace for our *children* only, around clone. */
