@@ -15,6 +15,10 @@
 
 #include "../common/error.h"
 
+/* -std=gnu11 predefines the macro `linux` (= 1), which would break the
+ * field oci_config.linux below; nothing in agentrt uses the old macro. */
+#undef linux
+
 struct oci_kv {
   char *key;
   char *value;
