@@ -18,6 +18,13 @@
 
 #define CG_READ_MAX (4u << 20)
 
+int cg_missing(struct error *err, const char *c)
+{
+  error_set(err, 0, "cgroup: %s controller not available", c);
+  err->code = ENOTSUP;
+  return -1;
+}
+
 void cg_sleep_ms(unsigned ms)
 {
   struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};

@@ -67,6 +67,9 @@ extern const struct cgroup_ops cgroup_v2_ops;
 /* The v1 hierarchy carrying controller c, or NULL. */
 struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c);
 
+/* "cgroup: <c> controller not available" (err->code ENOTSUP, no strerror). */
+int cg_missing(struct error *err, const char *c);
+
 /* ---- fs.c ---- */
 /* Write val to dir/file.  In a fake tree the file is created and each write
  * is appended as one line, so tests can read back the sequence. */

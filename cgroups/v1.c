@@ -19,7 +19,7 @@ static struct cgroup_hier *need(struct cgroup_manager *m, const char *c, struct 
 {
   struct cgroup_hier *h = cgroup_v1_hier(m, c);
   if (h == NULL)
-    error_set(err, ENOTSUP, "cgroup: %s controller not available", c);
+    cg_missing(err, c);
   return h;
 }
 
@@ -326,7 +326,7 @@ static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r,
   h = cgroup_v1_hier(m, "devices");
   if (h == NULL) {
     if (explicit)
-      return error_set(err, ENOTSUP, "cgroup: devices controller not available");
+      return cg_missing(err, "devices");
     log_debug("cgroup: no devices controller, device rules not applied");
     return 0;
   }

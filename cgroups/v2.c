@@ -102,7 +102,7 @@ static char **available(struct cgroup_manager *m)
 static int need(char **avail, const char *c, struct error *err)
 {
   if (!strv_contains(avail, c))
-    return error_set(err, ENOTSUP, "cgroup: %s controller not available", c);
+    return cg_missing(err, c);
   return 0;
 }
 
