@@ -567,6 +567,16 @@ static void test_resources_doc(void)
   tap_ok(oci_resources_parse("{}", 2, "-", &r, &err) == 0 && r != NULL,
          "empty resources document is valid");
   oci_resources_free(r);
+  r = NULL;
+  tap_ok(oci_resources_parse("{\"memory\":{\"swappiness\":18446744073709551615}}", 46, "-", &r,
+                             &err) == 0 &&
+             !r->has_memory_swappiness,
+         "swappiness (uint64)-1 means unset (%s)", err.msg);
+  oci_resources_free(r);
+  r = NULL;
+  tap_ok(oci_resources_parse("{\"unified\":{\"a\\nb\":1}}", 22, "-", &r, &err) < 0 &&
+             strcmp(err.msg, "-: unified[\"a?b\"]: expected string") == 0,
+         "control characters from the document do not reach the message: %s", err.msg);
 }
 
 static void test_names(void)
