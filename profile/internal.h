@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <sys/types.h>
 
 #include "profile/profile.h"
 

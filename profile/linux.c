@@ -201,22 +201,35 @@ int apply_devices(struct apply_ctx *x)
   return apply_device_rules(x, l->resources);
 }
 
+static char *join_paths(char **v)
+{
+  char *s = NULL;
+
+  for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
+    char *prev = s;
+    s = prev ? xfmt("%s %s", prev, v[i]) : xstrdup(v[i]);
+    free(prev);
+  }
+  return s;
+}
+
 static void union_paths(struct apply_ctx *x, char ***dst, char **add, const char *field,
                         const char *reason)
 {
-  cleanup_free char *added = NULL;
+  cleanup_free char *old = join_paths(*dst);
+  cleanup_free char *now = NULL;
+  bool changed = false;
 
   for (size_t i = 0; add != NULL && add[i] != NULL; i++) {
-    char *prev = added;
-
     if (strv_contains(*dst, add[i]))
       continue;
     strv_push(dst, add[i]);
-    added = prev ? xfmt("%s %s", prev, add[i]) : xstrdup(add[i]);
-    free(prev);
+    changed = true;
   }
-  if (added != NULL)
-    change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, added, "%s", reason);
+  if (!changed)
+    return;
+  now = join_paths(*dst);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s", reason);
 }
 
 int apply_masks(struct apply_ctx *x)
