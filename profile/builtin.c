@@ -45,7 +45,8 @@ static const char agent_json[] =
     "  ],\n"
     "  \"capabilities\": {\n"
     "    \"enforce\": true,\n"
-    "    \"ceiling\": [\"CHOWN\", \"DAC_OVERRIDE\", \"FSETID\", \"FOWNER\", \"SETGID\", \"SETUID\",\n"
+    "    \"ceiling\": [\"CHOWN\", \"DAC_OVERRIDE\", \"FSETID\", \"FOWNER\", \"SETGID\", "
+    "\"SETUID\",\n"
     "                \"NET_BIND_SERVICE\", \"KILL\", \"SETPCAP\"],\n"
     "    \"trim\": [\"NET_RAW\", \"MKNOD\", \"SETFCAP\", \"SYS_CHROOT\", \"AUDIT_WRITE\"]\n"
     "  },\n"
@@ -54,12 +55,14 @@ static const char agent_json[] =
     "    \"enabled\": true, \"errno\": 1,\n"
     "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true,\n"
     "    \"deny\": [\"unshare\", \"setns\",\n"
-    "      \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", \"fsmount\", \"fspick\", \"move_mount\",\n"
+    "      \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", \"fsmount\", \"fspick\", "
+    "\"move_mount\",\n"
     "      \"open_tree\", \"pivot_root\", \"mount_setattr\",\n"
     "      \"bpf\", \"perf_event_open\", \"keyctl\", \"add_key\", \"request_key\",\n"
     "      \"ptrace\", \"process_vm_readv\", \"process_vm_writev\", \"userfaultfd\",\n"
     "      \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\",\n"
-    "      \"init_module\", \"finit_module\", \"delete_module\", \"kexec_load\", \"kexec_file_load\",\n"
+    "      \"init_module\", \"finit_module\", \"delete_module\", \"kexec_load\", "
+    "\"kexec_file_load\",\n"
     "      \"open_by_handle_at\", \"clock_settime\", \"clock_adjtime\", \"settimeofday\", "
     "\"adjtimex\",\n"
     "      \"reboot\", \"swapon\", \"swapoff\", \"acct\", \"syslog\"]\n"
@@ -118,7 +121,8 @@ static const char oci_json[] = "{\n"
                                "  \"extends\": \"none\"\n"
                                "}\n";
 
-const char *profile_builtin_json(const char *name)
+const char *
+profile_builtin_json(const char *name)
 {
   if (streq(name, "agent"))
     return agent_json;

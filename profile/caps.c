@@ -12,7 +12,8 @@
 
 #include "common/util.h"
 
-const char *profile_cap_name(int cap)
+const char *
+profile_cap_name(int cap)
 {
   const char *n = oci_cap_name(cap);
 
@@ -22,7 +23,8 @@ const char *profile_cap_name(int cap)
 }
 
 /* "CHOWN,KILL" ("" for none). */
-static char *caps_list(uint64_t mask)
+static char *
+caps_list(uint64_t mask)
 {
   char *s = xstrdup("");
 
@@ -40,7 +42,8 @@ static char *caps_list(uint64_t mask)
 static const char *const set_names[] = {"bounding", "effective", "permitted", "inheritable",
                                         "ambient"};
 
-static uint64_t *set_ptr(struct oci_caps *c, int i, bool **ret_has)
+static uint64_t *
+set_ptr(struct oci_caps *c, int i, bool **ret_has)
 {
   bool *has[] = {&c->has_bounding, &c->has_effective, &c->has_permitted, &c->has_inheritable,
                  &c->has_ambient};
@@ -50,7 +53,8 @@ static uint64_t *set_ptr(struct oci_caps *c, int i, bool **ret_has)
   return val[i];
 }
 
-static int refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed, uint64_t drop)
+static int
+refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed, uint64_t drop)
 {
   uint64_t over = 0;
   const char *where = NULL;
@@ -79,8 +83,8 @@ static int refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed
                 list, __builtin_popcountll(over) > 1 ? "are" : "is", where);
 }
 
-static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t keep,
-                    const char *drop_reason)
+static void
+cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t keep, const char *drop_reason)
 {
   bool *has;
   uint64_t *v = set_ptr(c, i, &has);
@@ -102,7 +106,8 @@ static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t kee
     change_add(x, PROFILE_CHANGE_CONFIG, field, o, n, "%s", drop_reason);
 }
 
-int caps_check_process(struct apply_ctx *x, struct oci_process *proc)
+int
+caps_check_process(struct apply_ctx *x, struct oci_process *proc)
 {
   const struct agent_profile *p = x->p;
   uint64_t drop = x->a.caps_drop;
@@ -125,7 +130,8 @@ int caps_check_process(struct apply_ctx *x, struct oci_process *proc)
   return 0;
 }
 
-int apply_caps(struct apply_ctx *x)
+int
+apply_caps(struct apply_ctx *x)
 {
   return caps_check_process(x, x->c->process);
 }

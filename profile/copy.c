@@ -9,14 +9,17 @@
 #include "common/util.h"
 
 /* strv_dup() turns NULL into an empty vector; a copy must keep "absent". */
-static char **vdup(char *const *v)
+static char **
+vdup(char *const *v)
 {
   return v ? strv_dup(v) : NULL;
 }
 
-#define DUP_ARRAY(dst, src, n) ((n) ? memcpy(xmalloc((n) * sizeof *(src)), (src), (n) * sizeof *(src)) : NULL)
+#define DUP_ARRAY(dst, src, n)                                                                     \
+  ((n) ? memcpy(xmalloc((n) * sizeof *(src)), (src), (n) * sizeof *(src)) : NULL)
 
-static struct oci_kv *kv_dup(const struct oci_kv *kv, size_t n)
+static struct oci_kv *
+kv_dup(const struct oci_kv *kv, size_t n)
 {
   struct oci_kv *r = DUP_ARRAY(r, kv, n);
 
@@ -27,14 +30,15 @@ static struct oci_kv *kv_dup(const struct oci_kv *kv, size_t n)
   return r;
 }
 
-static void process_copy(struct oci_process *d, const struct oci_process *s)
+static void
+process_copy(struct oci_process *d, const struct oci_process *s)
 {
   *d = *s;
   d->cwd = xstrdup(s->cwd);
   d->env = vdup(s->env);
   d->args = vdup(s->args);
-  d->user.additional_gids = DUP_ARRAY(d->user.additional_gids, s->user.additional_gids,
-                                      s->user.n_additional_gids);
+  d->user.additional_gids =
+      DUP_ARRAY(d->user.additional_gids, s->user.additional_gids, s->user.n_additional_gids);
   d->user.username = xstrdup(s->user.username);
   d->rlimits = DUP_ARRAY(d->rlimits, s->rlimits, s->n_rlimits);
   for (size_t i = 0; i < s->n_rlimits; i++)
@@ -43,7 +47,8 @@ static void process_copy(struct oci_process *d, const struct oci_process *s)
   d->selinux_label = xstrdup(s->selinux_label);
 }
 
-static struct oci_mount *mounts_dup(const struct oci_mount *m, size_t n)
+static struct oci_mount *
+mounts_dup(const struct oci_mount *m, size_t n)
 {
   struct oci_mount *r = DUP_ARRAY(r, m, n);
 
@@ -56,7 +61,8 @@ static struct oci_mount *mounts_dup(const struct oci_mount *m, size_t n)
   return r;
 }
 
-static void hooks_copy(struct oci_hooks *d, const struct oci_hooks *s)
+static void
+hooks_copy(struct oci_hooks *d, const struct oci_hooks *s)
 {
   for (int k = 0; k < OCI_HOOK_KINDS; k++) {
     size_t n = s->n[k];
@@ -71,7 +77,8 @@ static void hooks_copy(struct oci_hooks *d, const struct oci_hooks *s)
   }
 }
 
-static struct oci_resources *resources_dup(const struct oci_resources *s)
+static struct oci_resources *
+resources_dup(const struct oci_resources *s)
 {
   struct oci_resources *d = xmalloc(sizeof *d);
 
@@ -83,14 +90,14 @@ static struct oci_resources *resources_dup(const struct oci_resources *s)
   d->cpu_mems = xstrdup(s->cpu_mems);
   d->blkio_weight_device =
       DUP_ARRAY(d->blkio_weight_device, s->blkio_weight_device, s->n_blkio_weight_device);
-  d->throttle_read_bps = DUP_ARRAY(d->throttle_read_bps, s->throttle_read_bps,
-                                   s->n_throttle_read_bps);
-  d->throttle_write_bps = DUP_ARRAY(d->throttle_write_bps, s->throttle_write_bps,
-                                    s->n_throttle_write_bps);
-  d->throttle_read_iops = DUP_ARRAY(d->throttle_read_iops, s->throttle_read_iops,
-                                    s->n_throttle_read_iops);
-  d->throttle_write_iops = DUP_ARRAY(d->throttle_write_iops, s->throttle_write_iops,
-                                     s->n_throttle_write_iops);
+  d->throttle_read_bps =
+      DUP_ARRAY(d->throttle_read_bps, s->throttle_read_bps, s->n_throttle_read_bps);
+  d->throttle_write_bps =
+      DUP_ARRAY(d->throttle_write_bps, s->throttle_write_bps, s->n_throttle_write_bps);
+  d->throttle_read_iops =
+      DUP_ARRAY(d->throttle_read_iops, s->throttle_read_iops, s->n_throttle_read_iops);
+  d->throttle_write_iops =
+      DUP_ARRAY(d->throttle_write_iops, s->throttle_write_iops, s->n_throttle_write_iops);
   d->hugepage_limits = DUP_ARRAY(d->hugepage_limits, s->hugepage_limits, s->n_hugepage_limits);
   for (size_t i = 0; i < s->n_hugepage_limits; i++)
     d->hugepage_limits[i].page_size = xstrdup(s->hugepage_limits[i].page_size);
@@ -98,7 +105,8 @@ static struct oci_resources *resources_dup(const struct oci_resources *s)
   return d;
 }
 
-struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s)
+struct oci_seccomp *
+oci_seccomp_dup(const struct oci_seccomp *s)
 {
   struct oci_seccomp *d;
 
@@ -124,7 +132,8 @@ struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s)
   return d;
 }
 
-static struct oci_linux *linux_dup(const struct oci_linux *s)
+static struct oci_linux *
+linux_dup(const struct oci_linux *s)
 {
   struct oci_linux *d = xmalloc(sizeof *d);
 
@@ -152,7 +161,8 @@ static struct oci_linux *linux_dup(const struct oci_linux *s)
   return d;
 }
 
-struct oci_config *oci_config_dup(const struct oci_config *c)
+struct oci_config *
+oci_config_dup(const struct oci_config *c)
 {
   struct oci_config *d = xmalloc(sizeof *d);
 

@@ -16,7 +16,8 @@
 
 #define PROFILE_MAX_SIZE (1024 * 1024)
 
-static int read_file(const char *path, char **ret, size_t *ret_len, struct error *err)
+static int
+read_file(const char *path, char **ret, size_t *ret_len, struct error *err)
 {
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   cleanup_free char *buf = NULL;
@@ -49,7 +50,8 @@ static int read_file(const char *path, char **ret, size_t *ret_len, struct error
   return 0;
 }
 
-int profile_load(const char *name_or_path, struct agent_profile **ret, struct error *err)
+int
+profile_load(const char *name_or_path, struct agent_profile **ret, struct error *err)
 {
   cleanup_free char *path = NULL;
   cleanup_free char *json = NULL;
@@ -73,7 +75,11 @@ int profile_load(const char *name_or_path, struct agent_profile **ret, struct er
   } else {
     path = xstrdup(name_or_path);
   }
-  if (json == NULL && read_file(path, &json, &len, err) < 0)
+  if (json == NULL && read_file(path, &json, &len, err) < 0) {
+    if (err->code == ENOENT && strchr(name_or_path, '/') == NULL)
+      return error_set(err, 0, "unknown profile `%s` (not built-in, no %s/%s.json)", name_or_path,
+                       PROFILE_DIR, name_or_path);
     return -1;
+  }
   return profile_parse(json, len, path, ret, err);
 }

@@ -14,7 +14,8 @@
 
 #include "common/util.h"
 
-int pfail(struct pctx *c, const char *path, const char *fmt, ...)
+int
+pfail(struct pctx *c, const char *path, const char *fmt, ...)
 {
   char msg[512];
   va_list ap;
@@ -25,12 +26,14 @@ int pfail(struct pctx *c, const char *path, const char *fmt, ...)
   return error_set(c->err, 0, "%s: %s: %s", c->file, path, msg);
 }
 
-char *path_join(const char *path, const char *key)
+char *
+path_join(const char *path, const char *key)
 {
   return path[0] ? xfmt("%s.%s", path, key) : xstrdup(key);
 }
 
-int get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
+int
+get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
 {
   if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
     return pfail(c, path, "expected true or false");
@@ -38,7 +41,8 @@ int get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
   return 0;
 }
 
-int get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
+int
+get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
 {
   if (YAJL_IS_NULL(v)) {
     free(*ret);
@@ -52,7 +56,8 @@ int get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
   return 0;
 }
 
-int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
+int
+get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
 {
   cleanup_strv char **r = xmalloc0(sizeof(char *));
 
@@ -73,7 +78,8 @@ int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
 }
 
 /* A size as "512m" or a number of bytes. */
-int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int
+get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -84,7 +90,8 @@ int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return pfail(c, path, "expected a size such as \"512m\" or a number of bytes");
 }
 
-int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int
+get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -96,7 +103,8 @@ int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 }
 
 /* CPUs as 2, 1.5 or "1.5" -> millicpus. */
-int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int
+get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   char buf[64];
   const char *s = NULL;
@@ -112,7 +120,8 @@ int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return pfail(c, path, "expected a CPU count such as 2 or \"1.5\"");
 }
 
-int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int
+get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -123,7 +132,8 @@ int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return pfail(c, path, "expected a duration such as \"7d\", \"12h\" or seconds");
 }
 
-int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int
+get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   uint64_t mask = 0;
 
@@ -143,7 +153,8 @@ int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return 0;
 }
 
-int get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
+int
+get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
 {
   unsigned mask = 0;
 
@@ -163,8 +174,9 @@ int get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
   return 0;
 }
 
-static int walk_member(struct pctx *c, const char *path, yajl_val v, const struct pfield *f,
-                       struct agent_profile *p)
+static int
+walk_member(struct pctx *c, const char *path, yajl_val v, const struct pfield *f,
+            struct agent_profile *p)
 {
   char *base = (char *)p;
   void *dst = base + f->off;
@@ -205,8 +217,9 @@ static int walk_member(struct pctx *c, const char *path, yajl_val v, const struc
 }
 
 /* Walk an object's members through a table; unknown members are errors. */
-int walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
-                struct agent_profile *p)
+int
+walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
+            struct agent_profile *p)
 {
   if (!YAJL_IS_OBJECT(v))
     return pfail(c, path[0] ? path : "(document)", "expected an object");
@@ -225,27 +238,31 @@ int walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfiel
   return 0;
 }
 
-void profile_egress_clear(struct profile_egress *e)
+void
+profile_egress_clear(struct profile_egress *e)
 {
   strv_free(e->allow);
   strv_free(e->dns_upstream);
   memset(e, 0, sizeof *e);
 }
 
-void profile_egress_copy(struct profile_egress *d, const struct profile_egress *s)
+void
+profile_egress_copy(struct profile_egress *d, const struct profile_egress *s)
 {
   *d = *s;
   d->allow = strv_dup(s->allow);
   d->dns_upstream = strv_dup(s->dns_upstream);
 }
 
-void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
+void
+profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
 {
   *d = *s;
   d->dir = xstrdup(s->dir);
 }
 
-void profile_free(struct agent_profile *p)
+void
+profile_free(struct agent_profile *p)
 {
   if (p == NULL)
     return;
@@ -268,7 +285,8 @@ void profile_free(struct agent_profile *p)
   free(p);
 }
 
-static yajl_val find_member(yajl_val v, const char *key)
+static yajl_val
+find_member(yajl_val v, const char *key)
 {
   if (!YAJL_IS_OBJECT(v))
     return NULL;
@@ -278,8 +296,8 @@ static yajl_val find_member(yajl_val v, const char *key)
   return NULL;
 }
 
-static int tree_parse(const char *json, size_t len, const char *file, yajl_val *ret,
-                      struct error *err)
+static int
+tree_parse(const char *json, size_t len, const char *file, yajl_val *ret, struct error *err)
 {
   char ebuf[256] = "";
   cleanup_free char *text = xstrndup(json, len);
@@ -297,8 +315,9 @@ static int tree_parse(const char *json, size_t len, const char *file, yajl_val *
 }
 
 /* Lay the document `json` over *p (already holding the base). */
-static int overlay(const char *json, size_t len, const char *file, struct agent_profile *p,
-                   bool is_base, struct error *err)
+static int
+overlay(const char *json, size_t len, const char *file, struct agent_profile *p, bool is_base,
+        struct error *err)
 {
   struct pctx c = {.file = file, .err = err};
   yajl_val tree = NULL;
@@ -314,8 +333,9 @@ static int overlay(const char *json, size_t len, const char *file, struct agent_
 }
 
 /* The base named by "extends" in an already parsed document. */
-static int base_for(const char *json, size_t len, const char *file, struct agent_profile **ret,
-                    struct error *err)
+static int
+base_for(const char *json, size_t len, const char *file, struct agent_profile **ret,
+         struct error *err)
 {
   yajl_val tree = NULL, ext;
   cleanup_free char *base = NULL;
@@ -342,8 +362,9 @@ static int base_for(const char *json, size_t len, const char *file, struct agent
                    file, base);
 }
 
-int profile_parse(const char *json, size_t len, const char *file, struct agent_profile **ret,
-                  struct error *err)
+int
+profile_parse(const char *json, size_t len, const char *file, struct agent_profile **ret,
+              struct error *err)
 {
   struct agent_profile *p = NULL;
 
@@ -359,7 +380,8 @@ int profile_parse(const char *json, size_t len, const char *file, struct agent_p
   return 0;
 }
 
-int profile_builtin(const char *name, struct agent_profile **ret, struct error *err)
+int
+profile_builtin(const char *name, struct agent_profile **ret, struct error *err)
 {
   const char *json = profile_builtin_json(name);
   cleanup_free char *file = NULL;

@@ -14,7 +14,18 @@ struct pctx {
 /* One member of a JSON object, stored at byte offset `off` of the profile.
  * has_off (when non-zero) is the offset of its has_* flag: null clears it. */
 enum ptype {
-  P_SKIP, P_BOOL, P_STR, P_STRV, P_SIZE, P_COUNT, P_CPUS, P_DURATION, P_CAPS, P_NS, P_OBJECT, P_FN
+  P_SKIP,
+  P_BOOL,
+  P_STR,
+  P_STRV,
+  P_SIZE,
+  P_COUNT,
+  P_CPUS,
+  P_DURATION,
+  P_CAPS,
+  P_NS,
+  P_OBJECT,
+  P_FN
 };
 struct pfield {
   const char *name;

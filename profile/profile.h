@@ -137,7 +137,7 @@ struct agent_profile {
   struct {
     bool enabled;
     uint32_t errno_ret;
-    char **deny;               /* plain syscall names */
+    char **deny;                /* plain syscall names */
     bool deny_clone_namespaces; /* clone with CLONE_NEW* flags, clone3 -> ENOSYS */
     bool deny_tiocsti;
   } seccomp;

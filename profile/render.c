@@ -14,7 +14,8 @@
 
 #include "common/util.h"
 
-void gen_str(yajl_gen g, const char *s)
+void
+gen_str(yajl_gen g, const char *s)
 {
   if (s == NULL)
     yajl_gen_null(g);
@@ -22,25 +23,29 @@ void gen_str(yajl_gen g, const char *s)
     yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-void gen_key_str(yajl_gen g, const char *k, const char *v)
+void
+gen_key_str(yajl_gen g, const char *k, const char *v)
 {
   gen_str(g, k);
   gen_str(g, v);
 }
 
-void gen_key_u64(yajl_gen g, const char *k, uint64_t v)
+void
+gen_key_u64(yajl_gen g, const char *k, uint64_t v)
 {
   gen_str(g, k);
   yajl_gen_integer(g, v > INT64_MAX ? INT64_MAX : (long long)v);
 }
 
-void gen_key_bool(yajl_gen g, const char *k, bool v)
+void
+gen_key_bool(yajl_gen g, const char *k, bool v)
 {
   gen_str(g, k);
   yajl_gen_bool(g, v);
 }
 
-void gen_key_strv(yajl_gen g, const char *k, char **v)
+void
+gen_key_strv(yajl_gen g, const char *k, char **v)
 {
   gen_str(g, k);
   yajl_gen_array_open(g);
@@ -49,7 +54,8 @@ void gen_key_strv(yajl_gen g, const char *k, char **v)
   yajl_gen_array_close(g);
 }
 
-int gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
+int
+gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
 {
   const unsigned char *buf = NULL;
   size_t len = 0;
@@ -65,12 +71,14 @@ int gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
   return 0;
 }
 
-const char *egress_default_name(enum profile_egress_default d)
+const char *
+egress_default_name(enum profile_egress_default d)
 {
   return d == PROFILE_EGRESS_DENY ? "deny" : d == PROFILE_EGRESS_ALLOW ? "allow" : "off";
 }
 
-void gen_egress(yajl_gen g, const struct profile_egress *e)
+void
+gen_egress(yajl_gen g, const struct profile_egress *e)
 {
   yajl_gen_map_open(g);
   gen_key_str(g, "default", egress_default_name(e->def));
@@ -83,7 +91,8 @@ void gen_egress(yajl_gen g, const struct profile_egress *e)
   yajl_gen_map_close(g);
 }
 
-void gen_audit(yajl_gen g, const struct profile_audit *a)
+void
+gen_audit(yajl_gen g, const struct profile_audit *a)
 {
   yajl_gen_map_open(g);
   gen_key_bool(g, "enabled", a->enabled);
@@ -93,7 +102,8 @@ void gen_audit(yajl_gen g, const struct profile_audit *a)
   yajl_gen_map_close(g);
 }
 
-void gen_retention(yajl_gen g, const struct profile_retention *r)
+void
+gen_retention(yajl_gen g, const struct profile_retention *r)
 {
   gen_str(g, "retention");
   yajl_gen_map_open(g);
@@ -102,7 +112,8 @@ void gen_retention(yajl_gen g, const struct profile_retention *r)
   yajl_gen_map_close(g);
 }
 
-static void gen_change(yajl_gen g, const struct profile_change *c)
+static void
+gen_change(yajl_gen g, const struct profile_change *c)
 {
   yajl_gen_map_open(g);
   gen_key_str(g, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
@@ -113,7 +124,8 @@ static void gen_change(yajl_gen g, const struct profile_change *c)
   yajl_gen_map_close(g);
 }
 
-static void gen_workspace(yajl_gen g, const struct profile_result *r)
+static void
+gen_workspace(yajl_gen g, const struct profile_result *r)
 {
   gen_str(g, "workspace");
   yajl_gen_map_open(g);
@@ -135,8 +147,9 @@ static void gen_workspace(yajl_gen g, const struct profile_result *r)
   yajl_gen_map_close(g);
 }
 
-int profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
-                         struct error *err)
+int
+profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
+                     struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
 
@@ -163,7 +176,8 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   return gen_finish(g, ret_json, ret_len, err);
 }
 
-char *profile_changes_text(const struct profile_result *r)
+char *
+profile_changes_text(const struct profile_result *r)
 {
   char *out = NULL;
   size_t len = 0;

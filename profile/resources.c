@@ -11,8 +11,8 @@
 #define DEFAULT_CPU_PERIOD 100000
 
 struct limit_rule {
-  const char *field;      /* "linux.resources.memory.limit" */
-  const char *annotation; /* "run.agentrt.memory" */
+  const char *field;       /* "linux.resources.memory.limit" */
+  const char *annotation;  /* "run.agentrt.memory" */
   const char *profile_key; /* "memory" */
   const struct profile_limit *l;
   bool has_loosen, has_ann;
@@ -20,14 +20,16 @@ struct limit_rule {
   char *(*fmt)(uint64_t);
 };
 
-static char *fmt_count(uint64_t v)
+static char *
+fmt_count(uint64_t v)
 {
   return xfmt("%" PRIu64, v);
 }
 
 /* The value the container gets: *ret_set false = unlimited. */
-static int decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_set,
-                  uint64_t engine, bool *ret_set, uint64_t *ret)
+static int
+decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_set, uint64_t engine,
+       bool *ret_set, uint64_t *ret)
 {
   bool set = engine_set || r->l->has_default;
   uint64_t v = engine_set ? engine : r->l->def;
@@ -64,8 +66,8 @@ static int decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_s
   return 0;
 }
 
-static void record(struct apply_ctx *x, const struct limit_rule *r, bool was_set, uint64_t was,
-                   uint64_t now)
+static void
+record(struct apply_ctx *x, const struct limit_rule *r, bool was_set, uint64_t was, uint64_t now)
 {
   cleanup_free char *o = was_set ? r->fmt(was) : NULL;
   cleanup_free char *n = r->fmt(now);
@@ -79,12 +81,19 @@ static void record(struct apply_ctx *x, const struct limit_rule *r, bool was_set
                r->profile_key);
 }
 
-static int do_memory(struct apply_ctx *x, struct oci_resources *res)
+static int
+do_memory(struct apply_ctx *x, struct oci_resources *res)
 {
   const struct profile_loosen *lo = &x->p->annotations.loosen;
-  struct limit_rule r = {"linux.resources.memory.limit", "run.agentrt.memory", "memory",
-                         &x->p->resources.memory, lo->has_memory, x->a.has_memory,
-                         lo->memory, x->a.memory, fmt_size};
+  struct limit_rule r = {"linux.resources.memory.limit",
+                         "run.agentrt.memory",
+                         "memory",
+                         &x->p->resources.memory,
+                         lo->has_memory,
+                         x->a.has_memory,
+                         lo->memory,
+                         x->a.memory,
+                         fmt_size};
   bool was_set = res->has_memory_limit && res->memory_limit > 0, set = false;
   uint64_t v = 0;
 
@@ -106,12 +115,19 @@ static int do_memory(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-static int do_pids(struct apply_ctx *x, struct oci_resources *res)
+static int
+do_pids(struct apply_ctx *x, struct oci_resources *res)
 {
   const struct profile_loosen *lo = &x->p->annotations.loosen;
-  struct limit_rule r = {"linux.resources.pids.limit", "run.agentrt.pids", "pids",
-                         &x->p->resources.pids, lo->has_pids, x->a.has_pids,
-                         lo->pids, x->a.pids, fmt_count};
+  struct limit_rule r = {"linux.resources.pids.limit",
+                         "run.agentrt.pids",
+                         "pids",
+                         &x->p->resources.pids,
+                         lo->has_pids,
+                         x->a.has_pids,
+                         lo->pids,
+                         x->a.pids,
+                         fmt_count};
   bool was_set = res->has_pids_limit && res->pids_limit > 0, set = false;
   uint64_t v = 0;
 
@@ -125,14 +141,21 @@ static int do_pids(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-static int do_cpus(struct apply_ctx *x, struct oci_resources *res)
+static int
+do_cpus(struct apply_ctx *x, struct oci_resources *res)
 {
   const struct profile_loosen *lo = &x->p->annotations.loosen;
-  struct limit_rule r = {"linux.resources.cpu (quota/period)", "run.agentrt.cpus", "cpus",
-                         &x->p->resources.cpus, lo->has_cpus, x->a.has_cpus,
-                         lo->cpus, x->a.cpus, fmt_cpus};
-  uint64_t period = res->has_cpu_period && res->cpu_period > 0 ? res->cpu_period
-                                                                : DEFAULT_CPU_PERIOD;
+  struct limit_rule r = {"linux.resources.cpu (quota/period)",
+                         "run.agentrt.cpus",
+                         "cpus",
+                         &x->p->resources.cpus,
+                         lo->has_cpus,
+                         x->a.has_cpus,
+                         lo->cpus,
+                         x->a.cpus,
+                         fmt_cpus};
+  uint64_t period =
+      res->has_cpu_period && res->cpu_period > 0 ? res->cpu_period : DEFAULT_CPU_PERIOD;
   bool was_set = res->has_cpu_quota && res->cpu_quota > 0, set = false;
   uint64_t was = was_set ? (uint64_t)res->cpu_quota * 1000 / period : 0, v = 0;
   uint64_t quota;
@@ -152,7 +175,8 @@ static int do_cpus(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-int apply_resources(struct apply_ctx *x)
+int
+apply_resources(struct apply_ctx *x)
 {
   const struct agent_profile *p = x->p;
   struct oci_resources *res;

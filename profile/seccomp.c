@@ -28,9 +28,12 @@ static const uint64_t clone_ns_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_N
 
 static const char *const native_arches[] = {
 #if defined(__x86_64__)
-    "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
+    "SCMP_ARCH_X86_64",
+    "SCMP_ARCH_X86",
+    "SCMP_ARCH_X32",
 #elif defined(__aarch64__)
-    "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM",
+    "SCMP_ARCH_AARCH64",
+    "SCMP_ARCH_ARM",
 #elif defined(__i386__)
     "SCMP_ARCH_X86",
 #elif defined(__arm__)
@@ -39,8 +42,8 @@ static const char *const native_arches[] = {
     NULL,
 };
 
-static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *name,
-                                            uint32_t errno_ret)
+static struct oci_seccomp_syscall *
+add_rule(struct oci_seccomp *s, const char *name, uint32_t errno_ret)
 {
   struct oci_seccomp_syscall *sc;
 
@@ -54,8 +57,8 @@ static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *n
   return sc;
 }
 
-static void add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask,
-                    uint64_t value)
+static void
+add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t value)
 {
   sc->args = xmalloc(sizeof *sc->args);
   sc->n_args = 1;
@@ -63,7 +66,8 @@ static void add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mas
       .index = index, .value = mask, .value_two = value, .op = xstrdup("SCMP_CMP_MASKED_EQ")};
 }
 
-struct oci_seccomp *seccomp_build(const struct agent_profile *p)
+struct oci_seccomp *
+seccomp_build(const struct agent_profile *p)
 {
   uint32_t eno = p->seccomp.errno_ret ? p->seccomp.errno_ret : EPERM;
   struct oci_seccomp *s;
@@ -86,7 +90,8 @@ struct oci_seccomp *seccomp_build(const struct agent_profile *p)
   return s;
 }
 
-void oci_seccomp_release(struct oci_seccomp *s)
+void
+oci_seccomp_release(struct oci_seccomp *s)
 {
   if (s == NULL)
     return;

@@ -10,13 +10,29 @@
 #include "common/util.h"
 
 #define OFF(member) offsetof(struct agent_profile, member)
-#define F(name, type, member) {name, type, OFF(member), 0, NULL, NULL}
-#define FH(name, type, member, has) {name, type, OFF(member), OFF(has), NULL, NULL}
-#define FOBJ(name, sub) {name, P_OBJECT, 0, 0, sub, NULL}
-#define FFN(name, fn) {name, P_FN, 0, 0, NULL, fn}
-#define FEND {NULL, P_SKIP, 0, 0, NULL, NULL}
+#define F(name, type, member)                                                                      \
+  {                                                                                                \
+    name, type, OFF(member), 0, NULL, NULL                                                         \
+  }
+#define FH(name, type, member, has)                                                                \
+  {                                                                                                \
+    name, type, OFF(member), OFF(has), NULL, NULL                                                  \
+  }
+#define FOBJ(name, sub)                                                                            \
+  {                                                                                                \
+    name, P_OBJECT, 0, 0, sub, NULL                                                                \
+  }
+#define FFN(name, fn)                                                                              \
+  {                                                                                                \
+    name, P_FN, 0, 0, NULL, fn                                                                     \
+  }
+#define FEND                                                                                       \
+  {                                                                                                \
+    NULL, P_SKIP, 0, 0, NULL, NULL                                                                 \
+  }
 
-static int ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int
+ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   int m = YAJL_IS_STRING(v) ? profile_ws_mode_from_name(YAJL_GET_STRING(v)) : -1;
 
@@ -26,7 +42,8 @@ static int ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_pr
   return 0;
 }
 
-static int ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int
+ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   unsigned mask = 0;
 
@@ -46,7 +63,8 @@ static int ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_p
   return 0;
 }
 
-static int octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *ret)
+static int
+octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *ret)
 {
   const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
   char *end = NULL;
@@ -60,7 +78,8 @@ static int octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *re
 }
 
 /* One scratch entry: {"path", "size", "mode", "noexec"}. */
-static int scratch_entry(struct pctx *c, const char *path, yajl_val v, struct profile_scratch *s)
+static int
+scratch_entry(struct pctx *c, const char *path, yajl_val v, struct profile_scratch *s)
 {
   static const char *const keys[] = {"path", "size", "mode", "noexec"};
 
@@ -91,7 +110,8 @@ static int scratch_entry(struct pctx *c, const char *path, yajl_val v, struct pr
   return 0;
 }
 
-static int scratch(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int
+scratch(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   struct profile_scratch *list;
   size_t n;
@@ -118,7 +138,8 @@ static int scratch(struct pctx *c, const char *path, yajl_val v, struct agent_pr
   return 0;
 }
 
-static int seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int
+seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 4095)
     return pfail(c, path, "expected an errno number between 1 and 4095");
@@ -126,7 +147,8 @@ static int seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct ag
   return 0;
 }
 
-static int egress_default(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int
+egress_default(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
 
@@ -150,12 +172,9 @@ static const struct pfield retention_fields[] = {
 };
 
 static const struct pfield workspace_fields[] = {
-    F("path", P_STR, workspace.path),
-    FFN("mode", ws_mode),
-    F("size", P_SIZE, workspace.size),
-    F("protected", P_STRV, workspace.protected),
-    FOBJ("retention", retention_fields),
-    FEND,
+    F("path", P_STR, workspace.path),    FFN("mode", ws_mode),
+    F("size", P_SIZE, workspace.size),   F("protected", P_STRV, workspace.protected),
+    FOBJ("retention", retention_fields), FEND,
 };
 
 static const struct pfield caps_fields[] = {
@@ -191,11 +210,11 @@ static const struct pfield mounts_fields[] = {
     FEND,
 };
 
-#define LIMIT_FIELDS(name, type, member)                                                          \
-  static const struct pfield name[] = {                                                           \
-      FH("default", type, member.def, member.has_default),                                       \
-      FH("max", type, member.max, member.has_max),                                               \
-      FEND,                                                                                       \
+#define LIMIT_FIELDS(name, type, member)                                                           \
+  static const struct pfield name[] = {                                                            \
+      FH("default", type, member.def, member.has_default),                                         \
+      FH("max", type, member.max, member.has_max),                                                 \
+      FEND,                                                                                        \
   }
 LIMIT_FIELDS(memory_fields, P_SIZE, resources.memory);
 LIMIT_FIELDS(pids_fields, P_COUNT, resources.pids);
@@ -265,7 +284,8 @@ static const struct pfield top_fields[] = {
     FEND,
 };
 
-int parse_document(struct pctx *c, yajl_val v, struct agent_profile *p)
+int
+parse_document(struct pctx *c, yajl_val v, struct agent_profile *p)
 {
   return walk_object(c, "", v, top_fields, p);
 }

@@ -9,13 +9,15 @@
 
 #include "common/util.h"
 
-static void gen_size(yajl_gen g, const char *k, uint64_t v)
+static void
+gen_size(yajl_gen g, const char *k, uint64_t v)
 {
   cleanup_free char *s = fmt_size(v);
   gen_key_str(g, k, s);
 }
 
-static void gen_caps(yajl_gen g, const char *k, uint64_t mask)
+static void
+gen_caps(yajl_gen g, const char *k, uint64_t mask)
 {
   gen_str(g, k);
   yajl_gen_array_open(g);
@@ -25,7 +27,8 @@ static void gen_caps(yajl_gen g, const char *k, uint64_t mask)
   yajl_gen_array_close(g);
 }
 
-static void gen_ns(yajl_gen g, const char *k, unsigned mask)
+static void
+gen_ns(yajl_gen g, const char *k, unsigned mask)
 {
   gen_str(g, k);
   yajl_gen_array_open(g);
@@ -35,8 +38,8 @@ static void gen_ns(yajl_gen g, const char *k, unsigned mask)
   yajl_gen_array_close(g);
 }
 
-static void gen_limit(yajl_gen g, const char *k, const struct profile_limit *l,
-                      char *(*fmt)(uint64_t))
+static void
+gen_limit(yajl_gen g, const char *k, const struct profile_limit *l, char *(*fmt)(uint64_t))
 {
   gen_str(g, k);
   yajl_gen_map_open(g);
@@ -57,18 +60,21 @@ static void gen_limit(yajl_gen g, const char *k, const struct profile_limit *l,
   yajl_gen_map_close(g);
 }
 
-static char *fmt_plain(uint64_t v)
+static char *
+fmt_plain(uint64_t v)
 {
   return xfmt("%" PRIu64, v);
 }
 
-static void gen_opt(yajl_gen g, const char *k, bool has, uint64_t v, char *(*fmt)(uint64_t))
+static void
+gen_opt(yajl_gen g, const char *k, bool has, uint64_t v, char *(*fmt)(uint64_t))
 {
   cleanup_free char *s = has ? fmt(v) : NULL;
   gen_key_str(g, k, s);
 }
 
-static void gen_workspace(yajl_gen g, const struct agent_profile *p)
+static void
+gen_workspace(yajl_gen g, const struct agent_profile *p)
 {
   gen_str(g, "workspace");
   yajl_gen_map_open(g);
@@ -93,7 +99,8 @@ static void gen_workspace(yajl_gen g, const struct agent_profile *p)
   yajl_gen_array_close(g);
 }
 
-static void gen_security(yajl_gen g, const struct agent_profile *p)
+static void
+gen_security(yajl_gen g, const struct agent_profile *p)
 {
   gen_str(g, "capabilities");
   yajl_gen_map_open(g);
@@ -132,7 +139,8 @@ static void gen_security(yajl_gen g, const struct agent_profile *p)
   yajl_gen_map_close(g);
 }
 
-static void gen_annotations(yajl_gen g, const struct agent_profile *p)
+static void
+gen_annotations(yajl_gen g, const struct agent_profile *p)
 {
   const struct profile_loosen *l = &p->annotations.loosen;
 
@@ -156,8 +164,8 @@ static void gen_annotations(yajl_gen g, const struct agent_profile *p)
   yajl_gen_map_close(g);
 }
 
-int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_len,
-                    struct error *err)
+int
+profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_len, struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
 

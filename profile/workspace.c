@@ -16,12 +16,14 @@
 
 #include "common/util.h"
 
-bool profile_mount_is_workspace(const struct oci_mount *m)
+bool
+profile_mount_is_workspace(const struct oci_mount *m)
 {
   return streq(m->type, "overlay") && strv_contains(m->options, PROFILE_OPT_WORKSPACE);
 }
 
-int profile_mount_protect_kind(const struct oci_mount *m)
+int
+profile_mount_protect_kind(const struct oci_mount *m)
 {
   if (!streq(m->type, PROFILE_PROTECT_TYPE))
     return 0;
@@ -32,20 +34,22 @@ int profile_mount_protect_kind(const struct oci_mount *m)
   return 0;
 }
 
-static int strictness(enum profile_ws_mode m)
+static int
+strictness(enum profile_ws_mode m)
 {
   return m == PROFILE_WS_TMPFS ? 0 : m == PROFILE_WS_OVERLAY ? 1 : 2;
 }
 
 struct ws_state {
   const char *path;
-  ssize_t idx;       /* the engine's mount there, or -1 */
-  const char *host;  /* host directory (bind source or overlay lowerdir) */
+  ssize_t idx;      /* the engine's mount there, or -1 */
+  const char *host; /* host directory (bind source or overlay lowerdir) */
   bool readonly;
   enum profile_ws_mode mode;
 };
 
-static int choose_mode(struct apply_ctx *x, struct ws_state *w)
+static int
+choose_mode(struct apply_ctx *x, struct ws_state *w)
 {
   enum profile_ws_mode m = x->p->workspace.mode;
   const struct oci_mount *em = w->idx >= 0 ? &x->c->mounts[w->idx] : NULL;
@@ -72,7 +76,8 @@ static int choose_mode(struct apply_ctx *x, struct ws_state *w)
   return 0;
 }
 
-static void set_tmpfs(struct apply_ctx *x, struct ws_state *w)
+static void
+set_tmpfs(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m;
   cleanup_free char *old = NULL;
@@ -94,7 +99,8 @@ static void set_tmpfs(struct apply_ctx *x, struct ws_state *w)
     mount_clear(m);
   } else {
     for (size_t i = 0; i < x->c->n_mounts && at == x->c->n_mounts; i++) {
-      cleanup_free char *d = path_normalize(x->c->mounts[i].destination ? x->c->mounts[i].destination : "");
+      cleanup_free char *d =
+          path_normalize(x->c->mounts[i].destination ? x->c->mounts[i].destination : "");
       if (path_is_under(d, w->path))
         at = i; /* before the first mount nested in the workspace */
     }
@@ -126,7 +132,8 @@ done:
   x->r->workspace.size = size;
 }
 
-static void set_bind(struct apply_ctx *x, struct ws_state *w)
+static void
+set_bind(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m = &x->c->mounts[w->idx];
   cleanup_free char *old = mount_describe(m);
@@ -153,7 +160,8 @@ static void set_bind(struct apply_ctx *x, struct ws_state *w)
              w->readonly ? "the workspace is read-only" : "the workspace bind is nosuid,nodev");
 }
 
-static void set_overlay(struct apply_ctx *x, struct ws_state *w)
+static void
+set_overlay(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m = &x->c->mounts[w->idx];
   cleanup_free char *old = NULL;
@@ -179,7 +187,8 @@ static void set_overlay(struct apply_ctx *x, struct ws_state *w)
              "reach it only on `agentrt workspace ID commit`");
 }
 
-static void add_protected(struct apply_ctx *x, const char *ws)
+static void
+add_protected(struct apply_ctx *x, const char *ws)
 {
   char **prot = x->p->workspace.protected;
   size_t n = strv_len(prot);
@@ -212,7 +221,8 @@ static void add_protected(struct apply_ctx *x, const char *ws)
   }
 }
 
-static void record_mode(struct apply_ctx *x, const struct ws_state *w)
+static void
+record_mode(struct apply_ctx *x, const struct ws_state *w)
 {
   static const char *const why[] = {
       [PROFILE_WS_TMPFS] = "scratch workspace, discarded with the container",
@@ -226,7 +236,8 @@ static void record_mode(struct apply_ctx *x, const struct ws_state *w)
              w->readonly ? " (read-only)" : "", why[w->mode]);
 }
 
-int apply_workspace(struct apply_ctx *x)
+int
+apply_workspace(struct apply_ctx *x)
 {
   struct ws_state w = {.path = x->p->workspace.path, .idx = -1};
   const struct oci_mount *em;

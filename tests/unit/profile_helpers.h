@@ -35,14 +35,22 @@ static const char docker_json[] =
     " 'root': {'path': 'rootfs', 'readonly': false},"
     " 'hostname': 'c1',"
     " 'mounts': ["
-    "   {'destination': '/proc', 'type': 'proc', 'source': 'proc', 'options': ['nosuid','noexec','nodev']},"
-    "   {'destination': '/dev', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['nosuid','strictatime','mode=755','size=65536k']},"
-    "   {'destination': '/dev/pts', 'type': 'devpts', 'source': 'devpts', 'options': ['nosuid','noexec','newinstance','ptmxmode=0666','mode=0620','gid=5']},"
-    "   {'destination': '/sys', 'type': 'sysfs', 'source': 'sysfs', 'options': ['nosuid','noexec','nodev','ro']},"
-    "   {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': ['nosuid','noexec','nodev']},"
-    "   {'destination': '/dev/shm', 'type': 'bind', 'source': '/var/lib/docker/containers/c1/mounts/shm', 'options': ['rbind','nosuid','noexec','nodev']},"
-    "   {'destination': '/etc/resolv.conf', 'type': 'bind', 'source': '/var/lib/docker/containers/c1/resolv.conf', 'options': ['rbind','rprivate']},"
-    "   {'destination': '/etc/hosts', 'type': 'bind', 'source': '/var/lib/docker/containers/c1/hosts', 'options': ['rbind','rprivate']}"
+    "   {'destination': '/proc', 'type': 'proc', 'source': 'proc', 'options': "
+    "['nosuid','noexec','nodev']},"
+    "   {'destination': '/dev', 'type': 'tmpfs', 'source': 'tmpfs', 'options': "
+    "['nosuid','strictatime','mode=755','size=65536k']},"
+    "   {'destination': '/dev/pts', 'type': 'devpts', 'source': 'devpts', 'options': "
+    "['nosuid','noexec','newinstance','ptmxmode=0666','mode=0620','gid=5']},"
+    "   {'destination': '/sys', 'type': 'sysfs', 'source': 'sysfs', 'options': "
+    "['nosuid','noexec','nodev','ro']},"
+    "   {'destination': '/dev/mqueue', 'type': 'mqueue', 'source': 'mqueue', 'options': "
+    "['nosuid','noexec','nodev']},"
+    "   {'destination': '/dev/shm', 'type': 'bind', 'source': "
+    "'/var/lib/docker/containers/c1/mounts/shm', 'options': ['rbind','nosuid','noexec','nodev']},"
+    "   {'destination': '/etc/resolv.conf', 'type': 'bind', 'source': "
+    "'/var/lib/docker/containers/c1/resolv.conf', 'options': ['rbind','rprivate']},"
+    "   {'destination': '/etc/hosts', 'type': 'bind', 'source': "
+    "'/var/lib/docker/containers/c1/hosts', 'options': ['rbind','rprivate']}"
     " ],"
     " 'linux': {"
     "   'resources': {'devices': ["
@@ -59,7 +67,8 @@ static const char docker_json[] =
     "     'syscalls': [{'names': ['read', 'write'], 'action': 'SCMP_ACT_ALLOW'}]}"
     " }}";
 
-HELPER char *squote(const char *s)
+HELPER char *
+squote(const char *s)
 {
   char *r = xstrdup(s);
   for (char *p = r; *p; p++)
@@ -68,7 +77,8 @@ HELPER char *squote(const char *s)
   return r;
 }
 
-HELPER struct oci_config *parse_cfg(const char *single_quoted)
+HELPER struct oci_config *
+parse_cfg(const char *single_quoted)
 {
   struct error err = {0};
   struct oci_config *c = NULL;
@@ -82,12 +92,14 @@ HELPER struct oci_config *parse_cfg(const char *single_quoted)
   return c;
 }
 
-HELPER struct oci_config *docker_cfg(void)
+HELPER struct oci_config *
+docker_cfg(void)
 {
   return parse_cfg(docker_json);
 }
 
-HELPER struct agent_profile *builtin(const char *name)
+HELPER struct agent_profile *
+builtin(const char *name)
 {
   struct error err = {0};
   struct agent_profile *p = NULL;
@@ -99,7 +111,8 @@ HELPER struct agent_profile *builtin(const char *name)
   return p;
 }
 
-HELPER struct agent_profile *profile_str(const char *single_quoted, struct error *err)
+HELPER struct agent_profile *
+profile_str(const char *single_quoted, struct error *err)
 {
   struct agent_profile *p = NULL;
   char *json = squote(single_quoted);
@@ -109,8 +122,9 @@ HELPER struct agent_profile *profile_str(const char *single_quoted, struct error
   return r < 0 ? NULL : p;
 }
 
-HELPER void add_mount(struct oci_config *c, const char *dest, const char *type, const char *src,
-                      const char *opt1, const char *opt2)
+HELPER void
+add_mount(struct oci_config *c, const char *dest, const char *type, const char *src,
+          const char *opt1, const char *opt2)
 {
   struct oci_mount *m;
 
@@ -126,7 +140,8 @@ HELPER void add_mount(struct oci_config *c, const char *dest, const char *type, 
     strv_push(&m->options, opt2);
 }
 
-HELPER void add_annotation(struct oci_config *c, const char *k, const char *v)
+HELPER void
+add_annotation(struct oci_config *c, const char *k, const char *v)
 {
   c->annotations = xrealloc(c->annotations, (c->n_annotations + 1) * sizeof *c->annotations);
   c->annotations[c->n_annotations].key = xstrdup(k);
@@ -134,7 +149,8 @@ HELPER void add_annotation(struct oci_config *c, const char *k, const char *v)
   c->n_annotations++;
 }
 
-HELPER void drop_ns(struct oci_config *c, enum oci_ns_type t)
+HELPER void
+drop_ns(struct oci_config *c, enum oci_ns_type t)
 {
   size_t o = 0;
   for (size_t i = 0; i < c->linux->n_namespaces; i++)
@@ -143,7 +159,8 @@ HELPER void drop_ns(struct oci_config *c, enum oci_ns_type t)
   c->linux->n_namespaces = o;
 }
 
-HELPER void set_ns_path(struct oci_config *c, enum oci_ns_type t, const char *path)
+HELPER void
+set_ns_path(struct oci_config *c, enum oci_ns_type t, const char *path)
 {
   for (size_t i = 0; i < c->linux->n_namespaces; i++)
     if (c->linux->namespaces[i].type == t) {
@@ -152,14 +169,16 @@ HELPER void set_ns_path(struct oci_config *c, enum oci_ns_type t, const char *pa
     }
 }
 
-HELPER uint64_t capbit(const char *name)
+HELPER uint64_t
+capbit(const char *name)
 {
   return UINT64_C(1) << oci_cap_from_name(name);
 }
 
 /* Apply; on refusal *msg gets the message. Returns the result or NULL. */
-HELPER struct profile_result *run(const struct oci_config *in, const struct agent_profile *p,
-                                  struct oci_config **out, char *msg, size_t msgsz)
+HELPER struct profile_result *
+run(const struct oci_config *in, const struct agent_profile *p, struct oci_config **out, char *msg,
+    size_t msgsz)
 {
   struct error err = {0};
   struct profile_result *r = NULL;
@@ -173,7 +192,8 @@ HELPER struct profile_result *run(const struct oci_config *in, const struct agen
   return r;
 }
 
-HELPER const struct oci_mount *mount_at(const struct oci_config *c, const char *dest)
+HELPER const struct oci_mount *
+mount_at(const struct oci_config *c, const char *dest)
 {
   for (size_t i = c->n_mounts; i-- > 0;)
     if (streq(c->mounts[i].destination, dest))
@@ -181,12 +201,14 @@ HELPER const struct oci_mount *mount_at(const struct oci_config *c, const char *
   return NULL;
 }
 
-HELPER bool has_opt(const struct oci_mount *m, const char *opt)
+HELPER bool
+has_opt(const struct oci_mount *m, const char *opt)
 {
   return m != NULL && strv_contains(m->options, opt);
 }
 
-HELPER const struct profile_change *change_for(const struct profile_result *r, const char *field)
+HELPER const struct profile_change *
+change_for(const struct profile_result *r, const char *field)
 {
   for (size_t i = 0; r != NULL && i < r->n_changes; i++)
     if (streq(r->changes[i].field, field))
@@ -194,7 +216,8 @@ HELPER const struct profile_change *change_for(const struct profile_result *r, c
   return NULL;
 }
 
-HELPER size_t config_changes(const struct profile_result *r)
+HELPER size_t
+config_changes(const struct profile_result *r)
 {
   size_t n = 0;
   for (size_t i = 0; i < r->n_changes; i++)
@@ -202,7 +225,8 @@ HELPER size_t config_changes(const struct profile_result *r)
   return n;
 }
 
-HELPER char *to_json(const struct oci_config *c)
+HELPER char *
+to_json(const struct oci_config *c)
 {
   struct error err = {0};
   char *json = NULL;
@@ -216,15 +240,15 @@ HELPER char *to_json(const struct oci_config *c)
 }
 
 /* Expect a refusal whose message contains `needle`. */
-HELPER void expect_refusal(const struct oci_config *in, const struct agent_profile *p,
-                           const char *needle, const char *name)
+HELPER void
+expect_refusal(const struct oci_config *in, const struct agent_profile *p, const char *needle,
+               const char *name)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *out = NULL;
   struct profile_result *r = run(in, p, &out, msg, sizeof msg);
 
-  tap_ok(r == NULL && strstr(msg, needle) != NULL, "refused: %s (%s)", name,
-         r ? "accepted" : msg);
+  tap_ok(r == NULL && strstr(msg, needle) != NULL, "refused: %s (%s)", name, r ? "accepted" : msg);
   profile_result_free(r);
   oci_config_free(out);
 }

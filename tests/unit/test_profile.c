@@ -8,7 +8,8 @@
 
 #include "tests/unit/profile_helpers.h"
 
-static void test_units(void)
+static void
+test_units(void)
 {
   uint64_t v = 0;
 
@@ -25,7 +26,8 @@ static void test_units(void)
          "bad cpus refused");
 }
 
-static void test_builtins(void)
+static void
+test_builtins(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *o = builtin("oci");
@@ -48,9 +50,9 @@ static void test_builtins(void)
   tap_ok(a->resources.memory.def == 2ull << 30 && a->resources.pids.def == 1024 &&
              a->resources.cpus.def == 2000,
          "agent: defaults 2g memory, 1024 pids, 2 cpus");
-  tap_ok(streq(o->name, "oci") && !o->rootfs_readonly && !o->caps.enforce &&
-             !o->seccomp.enabled && o->workspace.mode == PROFILE_WS_NONE &&
-             o->egress.def == PROFILE_EGRESS_OFF && !o->annotations.apply,
+  tap_ok(streq(o->name, "oci") && !o->rootfs_readonly && !o->caps.enforce && !o->seccomp.enabled &&
+             o->workspace.mode == PROFILE_WS_NONE && o->egress.def == PROFILE_EGRESS_OFF &&
+             !o->annotations.apply,
          "oci: everything off");
   tap_ok(profile_load("agent", &x, &err) == 0 && streq(x->name, "agent"), "load agent by name");
   profile_free(x);
@@ -61,7 +63,8 @@ static void test_builtins(void)
   profile_free(o);
 }
 
-static void test_strict_file(void)
+static void
+test_strict_file(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
   char *path = xfmt("%s/contrib/profiles/agent-strict.json", dir ? dir : ".");
@@ -71,8 +74,8 @@ static void test_strict_file(void)
   tap_ok(profile_load(path, &p, &err) == 0, "agent-strict.json parses (%s)", err.msg);
   if (p != NULL) {
     tap_ok(streq(p->name, "agent-strict") && p->resources.memory.max == 2ull << 30 &&
-               p->egress.def == PROFILE_EGRESS_DENY &&
-               !p->annotations.loosen.has_memory && p->annotations.loosen.egress_allow &&
+               p->egress.def == PROFILE_EGRESS_DENY && !p->annotations.loosen.has_memory &&
+               p->annotations.loosen.egress_allow &&
                p->annotations.loosen.egress_allow[0] == NULL &&
                p->annotations.loosen.workspace_modes == 0,
            "agent-strict: small limits, egress deny, no loosening");
@@ -88,7 +91,8 @@ struct bad_case {
   const char *msg;
 };
 
-static void test_bad_profiles(void)
+static void
+test_bad_profiles(void)
 {
   static const struct bad_case cases[] = {
       {"{'capabilities': {'ceiling': ['CHOWN', 'KILL', 'FOO']}}",
@@ -136,7 +140,8 @@ static void test_bad_profiles(void)
   }
 }
 
-static void test_profile_overlay_and_show(void)
+static void
+test_profile_overlay_and_show(void)
 {
   struct error err = {0};
   struct agent_profile *p = profile_str(
@@ -160,7 +165,8 @@ static void test_profile_overlay_and_show(void)
   profile_free(q);
 }
 
-static void test_oci_changes_nothing(void)
+static void
+test_oci_changes_nothing(void)
 {
   struct agent_profile *o = builtin("oci");
   struct oci_config *in = docker_cfg(), *out = NULL;
@@ -190,7 +196,8 @@ static void test_oci_changes_nothing(void)
   profile_free(o);
 }
 
-static void check_agent_rules(const struct oci_config *out, const struct profile_result *r)
+static void
+check_agent_rules(const struct oci_config *out, const struct profile_result *r)
 {
   const struct oci_caps *caps = &out->process->caps;
   const struct oci_resources *res = out->linux->resources;
@@ -249,8 +256,8 @@ static void check_agent_rules(const struct oci_config *out, const struct profile
          "rule: the engine's own seccomp filter is kept as is");
 }
 
-static const struct oci_seccomp_syscall *rule_for(const struct oci_seccomp *s, const char *name,
-                                                  size_t nth)
+static const struct oci_seccomp_syscall *
+rule_for(const struct oci_seccomp *s, const char *name, size_t nth)
 {
   for (size_t i = 0; i < s->n_syscalls; i++)
     if (strv_contains(s->syscalls[i].names, name) && nth-- == 0)
@@ -258,18 +265,50 @@ static const struct oci_seccomp_syscall *rule_for(const struct oci_seccomp *s, c
   return NULL;
 }
 
-static void check_seccomp(const struct profile_result *r)
+static void
+check_seccomp(const struct profile_result *r)
 {
   const struct oci_seccomp *s = r->extra_seccomp;
   const struct oci_seccomp_syscall *sc;
-  static const char *const denied[] = {
-      "unshare", "setns", "mount", "umount2", "fsopen", "fsconfig", "fsmount", "fspick",
-      "move_mount", "open_tree", "pivot_root", "mount_setattr", "bpf", "perf_event_open",
-      "keyctl", "add_key", "request_key", "ptrace", "process_vm_readv", "process_vm_writev",
-      "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "init_module",
-      "finit_module", "delete_module", "kexec_load", "kexec_file_load", "open_by_handle_at",
-      "clock_settime", "clock_adjtime", "settimeofday", "adjtimex", "reboot", "swapon",
-      "swapoff", "acct", "syslog"};
+  static const char *const denied[] = {"unshare",
+                                       "setns",
+                                       "mount",
+                                       "umount2",
+                                       "fsopen",
+                                       "fsconfig",
+                                       "fsmount",
+                                       "fspick",
+                                       "move_mount",
+                                       "open_tree",
+                                       "pivot_root",
+                                       "mount_setattr",
+                                       "bpf",
+                                       "perf_event_open",
+                                       "keyctl",
+                                       "add_key",
+                                       "request_key",
+                                       "ptrace",
+                                       "process_vm_readv",
+                                       "process_vm_writev",
+                                       "userfaultfd",
+                                       "io_uring_setup",
+                                       "io_uring_enter",
+                                       "io_uring_register",
+                                       "init_module",
+                                       "finit_module",
+                                       "delete_module",
+                                       "kexec_load",
+                                       "kexec_file_load",
+                                       "open_by_handle_at",
+                                       "clock_settime",
+                                       "clock_adjtime",
+                                       "settimeofday",
+                                       "adjtimex",
+                                       "reboot",
+                                       "swapon",
+                                       "swapoff",
+                                       "acct",
+                                       "syslog"};
   bool all = true;
   int clones = 0;
 
@@ -300,7 +339,8 @@ static void check_seccomp(const struct profile_result *r)
   tap_ok(s->architectures && s->architectures[0], "seccomp: architectures listed");
 }
 
-static void test_agent_on_docker(void)
+static void
+test_agent_on_docker(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *in = docker_cfg(), *out = NULL;
@@ -309,7 +349,7 @@ static void test_agent_on_docker(void)
   char *before = NULL, *after = NULL, *text = NULL, *json = NULL;
   size_t n = 0;
   struct error err = {0};
-  yajl_val tree;
+  yajl_val tree = NULL;
 
   add_mount(in, "/data", "bind", "/srv/data", "rbind", "rw");
   before = to_json(in);
@@ -342,14 +382,16 @@ static void test_agent_on_docker(void)
   profile_free(a);
 }
 
-static void test_refusals(void)
+static void
+test_refusals(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *c;
 
   c = docker_cfg();
   c->process->caps.bounding |= capbit("SYS_ADMIN");
-  expect_refusal(c, a, "CAP_SYS_ADMIN is above the profile's capability ceiling", "cap-add SYS_ADMIN");
+  expect_refusal(c, a, "CAP_SYS_ADMIN is above the profile's capability ceiling",
+                 "cap-add SYS_ADMIN");
   oci_config_free(c);
   c = docker_cfg();
   c->process->caps.effective |= capbit("SYS_PTRACE") | capbit("NET_ADMIN");
@@ -429,7 +471,8 @@ static void test_refusals(void)
   profile_free(a);
 }
 
-static void test_accepted_variants(void)
+static void
+test_accepted_variants(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *c = docker_cfg(), *out = NULL;
@@ -441,18 +484,22 @@ static void test_accepted_variants(void)
   add_mount(c, "/x", "bind", "/home/u/docker.socket.txt", "rbind", NULL);
   add_mount(c, "/dev/shm2", "bind", "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/a/shm",
             "rbind", NULL);
-  c->linux->resources->devices = xrealloc(c->linux->resources->devices,
-                                          6 * sizeof *c->linux->resources->devices);
-  c->linux->resources->devices[5] = (struct oci_device_cgroup){
-      .allow = true, .type = 'c', .has_major = true, .has_minor = true, .major = 10,
-      .minor = 200, .access = xstrdup("rwm")};
+  c->linux->resources->devices =
+      xrealloc(c->linux->resources->devices, 6 * sizeof *c->linux->resources->devices);
+  c->linux->resources->devices[5] = (struct oci_device_cgroup){.allow = true,
+                                                               .type = 'c',
+                                                               .has_major = true,
+                                                               .has_minor = true,
+                                                               .major = 10,
+                                                               .minor = 200,
+                                                               .access = xstrdup("rwm")};
   c->linux->resources->n_devices = 6;
   c->linux->resources->has_memory_limit = true;
   c->linux->resources->memory_limit = 1ll << 30;
   r = run(c, a, &out, msg, sizeof msg);
   if (tap_ok(r != NULL, "pod netns by path, shm under /run/containerd accepted (%s)", msg)) {
-    tap_ok(r->check_joined_ns && change_for(r, "linux.namespaces[network]")->kind ==
-                                     PROFILE_CHANGE_RUNTIME,
+    tap_ok(r->check_joined_ns &&
+               change_for(r, "linux.namespaces[network]")->kind == PROFILE_CHANGE_RUNTIME,
            "joined netns recorded, runtime told to check it");
     res = out->linux->resources;
     tap_ok(res->n_devices == 5 && change_for(r, "linux.resources.devices"),
@@ -466,7 +513,8 @@ static void test_accepted_variants(void)
   profile_free(a);
 }
 
-static void test_exec_process(void)
+static void
+test_exec_process(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *c = docker_cfg();
@@ -485,7 +533,8 @@ static void test_exec_process(void)
   profile_free(a);
 }
 
-static void test_dup(void)
+static void
+test_dup(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
   char *path = xfmt("%s/tests/data/config-full.json", dir ? dir : ".");
@@ -514,7 +563,8 @@ static void test_dup(void)
   free(path);
 }
 
-int main(void)
+int
+main(void)
 {
   test_units();
   test_builtins();

@@ -3,7 +3,8 @@
  * idempotence (applying a profile to its own output changes nothing). */
 #include "tests/unit/profile_helpers.h"
 
-static struct agent_profile *strict_profile(void)
+static struct agent_profile *
+strict_profile(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
   char *path = xfmt("%s/contrib/profiles/agent-strict.json", dir ? dir : ".");
@@ -19,9 +20,9 @@ static struct agent_profile *strict_profile(void)
 }
 
 /* Apply with one annotation; returns the result (NULL = refused, msg set). */
-static struct profile_result *with_annotation(const struct agent_profile *p, const char *k,
-                                              const char *v, struct oci_config **out, char *msg,
-                                              size_t msgsz)
+static struct profile_result *
+with_annotation(const struct agent_profile *p, const char *k, const char *v,
+                struct oci_config **out, char *msg, size_t msgsz)
 {
   struct oci_config *c = docker_cfg();
   struct profile_result *r;
@@ -32,9 +33,10 @@ static struct profile_result *with_annotation(const struct agent_profile *p, con
   return r;
 }
 
-static void accept_case(const struct agent_profile *p, const char *k, const char *v,
-                        bool (*check)(const struct oci_config *, const struct profile_result *),
-                        const char *name)
+static void
+accept_case(const struct agent_profile *p, const char *k, const char *v,
+            bool (*check)(const struct oci_config *, const struct profile_result *),
+            const char *name)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *out = NULL;
@@ -45,8 +47,8 @@ static void accept_case(const struct agent_profile *p, const char *k, const char
   oci_config_free(out);
 }
 
-static void refuse_case(const struct agent_profile *p, const char *k, const char *v,
-                        const char *needle)
+static void
+refuse_case(const struct agent_profile *p, const char *k, const char *v, const char *needle)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *out = NULL;
@@ -58,50 +60,60 @@ static void refuse_case(const struct agent_profile *p, const char *k, const char
   oci_config_free(out);
 }
 
-static bool mem_512m(const struct oci_config *c, const struct profile_result *r)
+static bool
+mem_512m(const struct oci_config *c, const struct profile_result *r)
 {
   const struct profile_change *ch = change_for(r, "linux.resources.memory.limit");
   return c->linux->resources->memory_limit == 512ll << 20 && ch &&
          strstr(ch->reason, "run.agentrt.memory");
 }
-static bool mem_4g(const struct oci_config *c, const struct profile_result *r)
+static bool
+mem_4g(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->memory_limit == 4ll << 30;
 }
-static bool mem_256m(const struct oci_config *c, const struct profile_result *r)
+static bool
+mem_256m(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->memory_limit == 256ll << 20;
 }
-static bool pids_100(const struct oci_config *c, const struct profile_result *r)
+static bool
+pids_100(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->pids_limit == 100;
 }
-static bool cpus_half(const struct oci_config *c, const struct profile_result *r)
+static bool
+cpus_half(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->cpu_quota == 50000 && c->linux->resources->cpu_period == 100000;
 }
-static bool no_chown(const struct oci_config *c, const struct profile_result *r)
+static bool
+no_chown(const struct oci_config *c, const struct profile_result *r)
 {
   uint64_t b = capbit("CHOWN") | capbit("KILL");
   return !(c->process->caps.bounding & b) && !(c->process->caps.effective & b) &&
          (c->process->caps.bounding & capbit("SETUID"));
 }
-static bool egress_pypi(const struct oci_config *c, const struct profile_result *r)
+static bool
+egress_pypi(const struct oci_config *c, const struct profile_result *r)
 {
   return strv_contains(r->egress.allow, "pypi.org") &&
          strv_contains(r->egress.allow, "files.pythonhosted.org") &&
          r->egress.def == PROFILE_EGRESS_DENY;
 }
-static bool ws_small(const struct oci_config *c, const struct profile_result *r)
+static bool
+ws_small(const struct oci_config *c, const struct profile_result *r)
 {
   return has_opt(mount_at(c, "/workspace"), "size=268435456") && r->workspace.size == 256 << 20;
 }
-static bool ws_ro_tmpfs(const struct oci_config *c, const struct profile_result *r)
+static bool
+ws_ro_tmpfs(const struct oci_config *c, const struct profile_result *r)
 {
   return has_opt(mount_at(c, "/workspace"), "ro") && r->workspace.readonly;
 }
 
-static void test_annotations(void)
+static void
+test_annotations(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *s = strict_profile();
@@ -151,14 +163,16 @@ static void test_annotations(void)
 }
 
 /* A config with the engine's bind of a host directory at /workspace. */
-static struct oci_config *ws_cfg(const char *opt)
+static struct oci_config *
+ws_cfg(const char *opt)
 {
   struct oci_config *c = docker_cfg();
   add_mount(c, "/workspace", "bind", "/home/u/proj", "rbind", opt);
   return c;
 }
 
-static void test_workspace(void)
+static void
+test_workspace(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *s = strict_profile();
@@ -214,7 +228,8 @@ static void test_workspace(void)
   add_annotation(c, "run.agentrt.workspace.mode", "tmpfs");
   r = run(c, s, &out, msg, sizeof msg);
   m = r ? mount_at(out, "/workspace") : NULL;
-  tap_ok(m && streq(m->type, "tmpfs") && has_opt(m, "size=268435456") && !mount_at(out, "/workspace/.git/hooks"),
+  tap_ok(m && streq(m->type, "tmpfs") && has_opt(m, "size=268435456") &&
+             !mount_at(out, "/workspace/.git/hooks"),
          "workspace: annotation tmpfs replaces the host dir (tightening) (%s)", msg);
   profile_result_free(r);
   oci_config_free(out);
@@ -254,7 +269,60 @@ static void test_workspace(void)
   profile_free(s);
 }
 
-static void idempotent(const struct agent_profile *p, struct oci_config *in, const char *name)
+static void
+test_misc(void)
+{
+  struct agent_profile *a = builtin("agent");
+  struct agent_profile *mine = NULL;
+  struct oci_config *c, *out = NULL;
+  struct profile_result *r;
+  const struct oci_mount *m;
+  char msg[ERROR_MSG_MAX];
+  struct error err = {0};
+
+  c = docker_cfg();
+  add_mount(c, "/tmp", "tmpfs", "tmpfs", "size=10g", "suid");
+  r = run(c, a, &out, msg, sizeof msg);
+  m = r ? mount_at(out, "/tmp") : NULL;
+  tap_ok(m && has_opt(m, "size=536870912") && !has_opt(m, "size=10g") && has_opt(m, "nosuid") &&
+             !has_opt(m, "suid") && change_for(r, "mounts[/tmp]"),
+         "scratch: an engine tmpfs larger than the profile's size is clamped (%s)", msg);
+  profile_result_free(r);
+  oci_config_free(out);
+  oci_config_free(c);
+
+  c = docker_cfg();
+  c->process->caps.bounding |= capbit("SYS_ADMIN");
+  add_annotation(c, "run.agentrt.caps.drop", "SYS_ADMIN");
+  r = run(c, a, &out, msg, sizeof msg);
+  tap_ok(r && !(out->process->caps.bounding & capbit("SYS_ADMIN")),
+         "caps: a capability above the ceiling that an annotation drops is not refused (%s)", msg);
+  profile_result_free(r);
+  oci_config_free(out);
+  oci_config_free(c);
+
+  mine = profile_str("{'name': 'ro-only', 'extends': 'oci', 'rootfs': {'readonly': true}}", &err);
+  c = docker_cfg();
+  add_annotation(c, "run.agentrt.egress.allow", "pypi.org");
+  r = mine ? run(c, mine, &out, msg, sizeof msg) : NULL;
+  tap_ok(r && out->root_readonly && r->n_changes == 1 && !out->process->no_new_privileges,
+         "extends oci: only the listed rule applies (%s%s)", err.msg, msg);
+  profile_result_free(r);
+  oci_config_free(out);
+  profile_free(mine);
+  mine = profile_str("{'extends': 'oci', 'annotations': {'apply': true}}", &err);
+  r = mine ? run(c, mine, &out, msg, sizeof msg) : NULL;
+  tap_ok(r == NULL && strstr(msg, "no egress policy to add to"),
+         "egress annotation without an egress policy is refused (%s)", msg);
+  profile_result_free(r);
+  oci_config_free(out);
+  profile_free(mine);
+  oci_config_free(c);
+  profile_free(a);
+}
+
+static void
+idempotent(const struct agent_profile *p, struct oci_config *in, const char *name)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *once = NULL, *twice = NULL;
@@ -287,7 +355,8 @@ static void idempotent(const struct agent_profile *p, struct oci_config *in, con
   oci_config_free(in);
 }
 
-static void test_idempotence(void)
+static void
+test_idempotence(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *s = strict_profile();
@@ -311,10 +380,12 @@ static void test_idempotence(void)
   profile_free(s);
 }
 
-int main(void)
+int
+main(void)
 {
   test_annotations();
   test_workspace();
+  test_misc();
   test_idempotence();
   return tap_done();
 }
