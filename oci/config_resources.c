@@ -57,6 +57,9 @@ static int conv_memory(struct jctx *c, const struct jnode *v, void *ret)
       jfield(c, v, "checkBeforeUpdate", j_bool, &r->check_before_update,
              &r->has_check_before_update) < 0)
     return -1;
+  /* engines encode "unset" as (uint64)-1; runc treats it the same way */
+  if (r->has_memory_swappiness && r->memory_swappiness == UINT64_MAX)
+    r->has_memory_swappiness = false;
   if (r->has_memory_swappiness && r->memory_swappiness > 100)
     return jfail_at(c, "swappiness", "out of range (0 to 100)");
   return 0;

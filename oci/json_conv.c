@@ -74,8 +74,15 @@ static int vfail(struct jctx *c, const char *fmt, va_list ap)
 
   vsnprintf(msg, sizeof msg, fmt, ap);
   if (c->len == 0)
-    return error_set(c->err, 0, "%s: %s", file, msg);
-  return error_set(c->err, 0, "%s: %s: %s", file, c->path, msg);
+    error_set(c->err, 0, "%s: %s", file, msg);
+  else
+    error_set(c->err, 0, "%s: %s: %s", file, c->path, msg);
+  /* keys and values quoted in the message come from the document: keep the
+   * message on one line (log records and engines parse it line by line) */
+  for (char *p = c->err->msg; *p != '\0'; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return -1;
 }
 
 int jfail(struct jctx *c, const char *fmt, ...)
