@@ -69,7 +69,7 @@ apply_seccomp(struct apply_ctx *x)
 {
   size_t n;
 
-  x->r->extra_seccomp = seccomp_build(x->p);
+  x->r->extra_seccomp = profile_seccomp_build(x->p);
   if (x->r->extra_seccomp == NULL)
     return;
   n = x->r->extra_seccomp->n_syscalls;

@@ -60,7 +60,7 @@ int apply_masks(struct apply_ctx *x);
 int apply_resources(struct apply_ctx *x);                         /* resources.c */
 int apply_mounts(struct apply_ctx *x);                            /* mounts.c */
 int apply_workspace(struct apply_ctx *x);                         /* workspace.c */
-struct oci_seccomp *seccomp_build(const struct agent_profile *p); /* seccomp.c */
+struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p); /* seccomp.c */
 void oci_seccomp_release(struct oci_seccomp *s);
 
 /* mounts.c helpers shared with workspace.c */

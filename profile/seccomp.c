@@ -67,7 +67,7 @@ add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t 
 }
 
 struct oci_seccomp *
-seccomp_build(const struct agent_profile *p)
+profile_seccomp_build(const struct agent_profile *p)
 {
   uint32_t eno = p->seccomp.errno_ret ? p->seccomp.errno_ret : EPERM;
   struct oci_seccomp *s;

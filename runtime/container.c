@@ -159,6 +159,8 @@ void container_free(struct container *c)
     oci_config_free(c->config);
   if (c->cgroup)
     cgroup_manager_free(c->cgroup);
+  if (c->profile)
+    profile_result_free(c->profile);
   free(c->id);
   free(c->dir);
   free(c);

@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "oci/config.h"
 #include "oci/state.h"
+#include "profile/profile.h"
 #include "runtime/cli.h"
 
 enum container_status {
@@ -37,6 +38,7 @@ struct container {
   struct oci_state *state;
   struct oci_config *config;       /* loaded on demand */
   struct cgroup_manager *cgroup;   /* loaded on demand, NULL when none */
+  struct profile_result *profile;  /* create only: the profile's directives */
   enum container_status status;
 };
 

@@ -149,6 +149,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free char *rootfs = NULL;
   cleanup_free char *cfg_json = NULL;
   struct oci_config *cfg = NULL;
+  struct profile_result *pres = NULL;
   struct container *c = NULL;
   struct spawn_opts so = {0};
   struct stat st;
@@ -158,27 +159,29 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     return -1;
   if (load_bundle_config(bundle, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
-  if (policy_apply(g, o->id, &cfg, err) < 0) {
+  if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
   }
   rootfs = rootfs_path(bundle, cfg);
   if (stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode)) {
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
-    oci_config_free(cfg);
-    return -1;
+    goto fail_early;
   }
   if (check_terminal(o, cfg, err) < 0 || oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0) {
-    oci_config_free(cfg);
-    return error_prefix(err, "create `%s`", o->id);
+    error_prefix(err, "create `%s`", o->id);
+    goto fail_early;
   }
   if (container_new(g, o->id, &c, err) < 0) {
-    oci_config_free(cfg);
-    return error_prefix(err, "create `%s`", o->id);
+    error_prefix(err, "create `%s`", o->id);
+    goto fail_early;
   }
   c->config = cfg;
+  c->profile = pres;
   fill_state(c, bundle, rootfs);
-  if (container_save_config(c, cfg_json, cfg_len, err) < 0 || setup_cgroup(g, c, err) < 0)
+  c->state->profile = xstrdup(policy_profile_name(g));
+  if (container_save_config(c, cfg_json, cfg_len, err) < 0 ||
+      policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, err) < 0)
     goto fail;
   so.c = c;
   so.bundle = bundle;
@@ -206,6 +209,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   *ret_c = c;
   return 0;
 
+fail_early:
+  oci_config_free(cfg);
+  profile_result_free(pres);
+  return -1;
 fail:
   error_prefix(err, "create `%s`", o->id);
   if (ret_r->pty_master >= 0)
