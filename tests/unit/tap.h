@@ -1,8 +1,5 @@
-/* tap.h - the smallest test helper: one line per check, exit status at the end.
- *
- *   tap_ok(cond, "name: detail %d", x);   prints "ok - ..." or "not ok - ..."
- *   return tap_done();                    0 when every check passed
- */
+/* tap.h - the smallest test helper: one "ok - ..." / "not ok - ..." line per
+ * check, and a non-zero exit status when any check failed. */
 #ifndef AGENTRT_TAP_H
 #define AGENTRT_TAP_H
 
@@ -10,26 +7,31 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-static int tap_failed_count;
+static int tap_failed_;
+static int tap_count_;
 
-__attribute__((format(printf, 2, 3))) static inline bool tap_ok(bool cond, const char *fmt, ...)
+static inline __attribute__((format(printf, 2, 3), unused)) bool tap_ok(bool cond,
+                                                                        const char *fmt, ...)
 {
   va_list ap;
 
+  tap_count_++;
+  if (!cond)
+    tap_failed_++;
   fputs(cond ? "ok - " : "not ok - ", stdout);
   va_start(ap, fmt);
-  vprintf(fmt, ap);
+  vfprintf(stdout, fmt, ap);
   va_end(ap);
   fputc('\n', stdout);
-  if (!cond)
-    tap_failed_count++;
+  fflush(stdout);
   return cond;
 }
 
-static inline int tap_done(void)
+/* Returns the exit status for main(). */
+static inline __attribute__((unused)) int tap_done(void)
 {
-  fflush(stdout);
-  return tap_failed_count == 0 ? 0 : 1;
+  printf("# %d tests, %d failed\n", tap_count_, tap_failed_);
+  return tap_failed_ ? 1 : 0;
 }
 
 #endif
