@@ -18,7 +18,8 @@
 #include "runtime/console.h"
 #include "tests/unit/tap.h"
 
-static int listen_at(const char *path)
+static int
+listen_at(const char *path)
 {
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -32,15 +33,16 @@ static int listen_at(const char *path)
 }
 
 /* Receive what a go-runc / conmon peer would: returns the fd count seen. */
-static int receive(int conn, char *name, size_t n, int *ret_fd)
+static int
+receive(int conn, char *name, size_t n, int *ret_fd)
 {
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE(sizeof(int) * 4)];
   } c;
   struct iovec iov = {.iov_base = name, .iov_len = n - 1};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
-                       .msg_controllen = sizeof c.buf};
+  struct msghdr msg = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof c.buf};
   ssize_t got = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
   int fds = 0;
 
@@ -56,7 +58,8 @@ static int receive(int conn, char *name, size_t n, int *ret_fd)
   return fds;
 }
 
-static void test_send_fd(int master)
+static void
+test_send_fd(int master)
 {
   char dir[] = "/tmp/agentrt-console-test.XXXXXX";
   char path[128], name[4096];
@@ -87,7 +90,8 @@ static void test_send_fd(int master)
   rmdir(dir);
 }
 
-static void test_size(int master)
+static void
+test_size(int master)
 {
   struct winsize ws = {0};
   bool set = console_set_size(master, 40, 132) == 0 && ioctl(master, TIOCGWINSZ, &ws) == 0;
@@ -97,7 +101,8 @@ static void test_size(int master)
 }
 
 /* In a child: the pty becomes the controlling terminal and fds 0-2. */
-static void test_make_stdio(int master)
+static void
+test_make_stdio(int master)
 {
   int peer = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
   pid_t pid;
@@ -121,7 +126,8 @@ static void test_make_stdio(int master)
   close(peer);
 }
 
-int main(void)
+int
+main(void)
 {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 
