@@ -82,8 +82,11 @@ containing_mount(char *mountinfo, const char *path)
   return best != NULL ? xstrdup(best) : NULL;
 }
 
-/* pivot_root(2) refuses a new root whose parent mount is shared: with a
- * "shared" rootfsPropagation make that parent private, as runc does. */
+/* pivot_root(2) refuses a new root whose parent mount is shared, and an
+ * unbindable parent cannot be bound at all: with a "shared" or "unbindable"
+ * rootfsPropagation make the mount holding the rootfs private first (runc
+ * does this for shared); the asked propagation is applied to the new "/"
+ * after the pivot. */
 static int
 parent_mount_private(const char *rootfs, struct error *err)
 {
@@ -137,7 +140,7 @@ rootfs_setup(struct setup_ctx *ctx, struct error *err)
   real = realpath(ctx->rootfs, NULL);
   if (real == NULL)
     return error_errno(err, "rootfs `%s`", ctx->rootfs);
-  if ((prop & MS_SHARED) && parent_mount_private(real, err) < 0)
+  if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
     return error_prefix(err, "rootfs `%s`", real);
   if (bind_rootfs(ctx, real, err) < 0)
     return -1;
