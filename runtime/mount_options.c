@@ -92,7 +92,8 @@ static const struct opt_word words[] = {
 /* Words we recognise but cannot honour: failing beats silently ignoring. */
 static const char *const unsupported[] = {"idmap", "ridmap", "tmpcopyup", NULL};
 
-static const struct opt_word *find_word(const char *w)
+static const struct opt_word *
+find_word(const char *w)
 {
   for (size_t i = 0; i < ARRAY_SIZE(words); i++)
     if (strcmp(words[i].name, w) == 0)
@@ -100,7 +101,8 @@ static const struct opt_word *find_word(const char *w)
   return NULL;
 }
 
-static void apply_word(struct mount_opts *o, const struct opt_word *w)
+static void
+apply_word(struct mount_opts *o, const struct opt_word *w)
 {
   switch (w->kind) {
   case OPT_SET:
@@ -131,7 +133,8 @@ static void apply_word(struct mount_opts *o, const struct opt_word *w)
   }
 }
 
-static void append_data(char **data, const char *w)
+static void
+append_data(char **data, const char *w)
 {
   char *old = *data;
 
@@ -139,7 +142,8 @@ static void append_data(char **data, const char *w)
   free(old);
 }
 
-int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err)
+int
+mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err)
 {
   memset(ret, 0, sizeof *ret);
   for (size_t i = 0; opts != NULL && opts[i] != NULL; i++) {
@@ -161,24 +165,23 @@ int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error 
   return 0;
 }
 
-void mount_opts_free(struct mount_opts *o)
+void
+mount_opts_free(struct mount_opts *o)
 {
   free(o->data);
   o->data = NULL;
 }
 
-void mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr)
+void
+mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr)
 {
   static const struct {
     unsigned long ms;
     uint64_t attr;
   } map[] = {
-      {MS_RDONLY, MOUNT_ATTR_RDONLY},
-      {MS_NOSUID, MOUNT_ATTR_NOSUID},
-      {MS_NODEV, MOUNT_ATTR_NODEV},
-      {MS_NOEXEC, MOUNT_ATTR_NOEXEC},
-      {MS_NODIRATIME, MOUNT_ATTR_NODIRATIME},
-      {MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW},
+      {MS_RDONLY, MOUNT_ATTR_RDONLY},         {MS_NOSUID, MOUNT_ATTR_NOSUID},
+      {MS_NODEV, MOUNT_ATTR_NODEV},           {MS_NOEXEC, MOUNT_ATTR_NOEXEC},
+      {MS_NODIRATIME, MOUNT_ATTR_NODIRATIME}, {MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW},
   };
   const unsigned long atime = MS_NOATIME | MS_STRICTATIME | MS_RELATIME;
   uint64_t set = 0, clr = 0;
@@ -202,17 +205,15 @@ void mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *re
   *ret_clr = clr;
 }
 
-size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max)
+size_t
+mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max)
 {
   static const struct {
     unsigned long ms;
     const char *word;
   } map[] = {
-      {MS_SYNCHRONOUS, "sync"},
-      {MS_DIRSYNC, "dirsync"},
-      {MS_MANDLOCK, "mand"},
-      {MS_LAZYTIME, "lazytime"},
-      {MS_SILENT, "silent"},
+      {MS_SYNCHRONOUS, "sync"},  {MS_DIRSYNC, "dirsync"}, {MS_MANDLOCK, "mand"},
+      {MS_LAZYTIME, "lazytime"}, {MS_SILENT, "silent"},
   };
   size_t n = 0;
 
@@ -222,18 +223,22 @@ size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t 
   return n;
 }
 
-int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err)
+int
+mount_propagation_parse(const char *s, unsigned long *ret, struct error *err)
 {
   const struct opt_word *w = s != NULL ? find_word(s) : NULL;
 
   if (w == NULL || w->kind != OPT_PROPAGATION)
-    return error_set(err, EINVAL, "rootfs propagation `%s` is not one of shared, slave, private, "
-                     "unbindable (or their r* forms)", s != NULL ? s : "");
+    return error_set(err, EINVAL,
+                     "rootfs propagation `%s` is not one of shared, slave, private, "
+                     "unbindable (or their r* forms)",
+                     s != NULL ? s : "");
   *ret = w->flag;
   return 0;
 }
 
-char *path_clean(const char *path)
+char *
+path_clean(const char *path)
 {
   size_t len = strlen(path);
   char *out = xmalloc(len + 2);

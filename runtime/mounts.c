@@ -24,17 +24,27 @@
 
 /* Files below /proc that runc lets an engine cover (lxcfs and friends). */
 static const char *const proc_overlay_ok[] = {
-    "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",
-    "/proc/swaps",   "/proc/uptime",    "/proc/loadavg", "/proc/slabinfo",
-    "/proc/net/dev", "/proc/sys/kernel/ns_last_pid",   NULL,
+    "/proc/cpuinfo",
+    "/proc/diskstats",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/swaps",
+    "/proc/uptime",
+    "/proc/loadavg",
+    "/proc/slabinfo",
+    "/proc/net/dev",
+    "/proc/sys/kernel/ns_last_pid",
+    NULL,
 };
 
-static bool is_bind(const struct oci_mount *m, const struct mount_opts *o)
+static bool
+is_bind(const struct oci_mount *m, const struct mount_opts *o)
 {
   return (o->flags & MS_BIND) || streq(m->type, "bind");
 }
 
-bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind)
+bool
+mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind)
 {
   bool found = false;
 
@@ -53,7 +63,8 @@ bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bin
   return found;
 }
 
-static bool under_proc(const char *dest)
+static bool
+under_proc(const char *dest)
 {
   return strcmp(dest, "/proc") == 0 || str_has_prefix(dest, "/proc/");
 }
@@ -62,8 +73,8 @@ static bool under_proc(const char *dest)
  * could hide what the runtime later writes (LSM labels, sysctls) behind a
  * file the container controls.  Only procfs itself, a bind whose source is
  * on procfs, or a short list of lxcfs-style files may go there. */
-static int check_proc_dest(const struct oci_mount *m, const char *dest, int src_fd,
-                           struct error *err)
+static int
+check_proc_dest(const struct oci_mount *m, const char *dest, int src_fd, struct error *err)
 {
   if (!under_proc(dest) || streq(m->type, "proc"))
     return 0;
@@ -77,14 +88,16 @@ static int check_proc_dest(const struct oci_mount *m, const char *dest, int src_
 /* /proc, /sys and /dev, and anything that gets proc or sysfs, must be an
  * ordinary directory inside the rootfs, not a symlink to one
  * (CVE-2019-19921, CVE-2023-27561, CVE-2023-28642; /dev: CVE-2026-41579). */
-static bool needs_real_dir(const struct oci_mount *m, const char *dest)
+static bool
+needs_real_dir(const struct oci_mount *m, const char *dest)
 {
   return streq(m->type, "proc") || streq(m->type, "sysfs") || strcmp(dest, "/proc") == 0 ||
          strcmp(dest, "/sys") == 0 || strcmp(dest, "/dev") == 0;
 }
 
-static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const char *dest,
-                       bool is_dir, struct error *err)
+static int
+open_target(struct setup_ctx *ctx, const struct oci_mount *m, const char *dest, bool is_dir,
+            struct error *err)
 {
   bool strict = needs_real_dir(m, dest);
   int fd = safe_walk(ctx->rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, strict, err);
@@ -100,15 +113,17 @@ static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const c
   return fd;
 }
 
-static char *bind_source(const struct setup_ctx *ctx, const char *src)
+static char *
+bind_source(const struct setup_ctx *ctx, const char *src)
 {
   if (src[0] == '/')
     return xstrdup(src);
   return xfmt("%s/%s", ctx->bundle, src);
 }
 
-static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-                   const char *dest, struct error *err)
+static int
+do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+        const char *dest, struct error *err)
 {
   cleanup_free char *src = NULL;
   cleanup_close int tree = -1;
@@ -140,8 +155,8 @@ static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struc
 }
 
 /* "remount" without "bind": change the attributes of what is mounted there. */
-static int do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const char *dest,
-                      struct error *err)
+static int
+do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const char *dest, struct error *err)
 {
   cleanup_close int target = safe_openat(ctx->rootfd, dest, O_PATH, 0, err);
   uint64_t set, clr;
@@ -155,7 +170,8 @@ static int do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const c
   return mnt_set_propagation(target, o->propagation, dest, err);
 }
 
-static bool config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
+static bool
+config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
 {
   if (c->linux == NULL)
     return false;
@@ -168,7 +184,8 @@ static bool config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
 /* A recursive bind of a host path instead of a new filesystem: sysfs in a
  * user namespace without its own network namespace, mqueue without the
  * right to mount it (what runc does). */
-static int host_rbind(const char *host, uint64_t set, struct error *err)
+static int
+host_rbind(const char *host, uint64_t set, struct error *err)
 {
   int tree = mnt_clone(AT_FDCWD, host, true, host, err);
 
@@ -181,8 +198,9 @@ static int host_rbind(const char *host, uint64_t set, struct error *err)
   return tree;
 }
 
-static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-                  uint64_t set, struct error *err)
+static int
+new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o, uint64_t set,
+       struct error *err)
 {
   const char *sb[MAX_SB_WORDS];
   size_t n_sb = mount_opts_sb_words(o, sb, MAX_SB_WORDS);
@@ -201,8 +219,9 @@ static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct
   return -1;
 }
 
-static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-                 const char *dest, struct error *err)
+static int
+do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+      const char *dest, struct error *err)
 {
   cleanup_close int target = -1;
   cleanup_close int mfd = -1;
@@ -226,7 +245,8 @@ static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct 
   return mnt_set_propagation(mfd, o->propagation, dest, err);
 }
 
-static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
+static int
+mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
 {
   cleanup_free char *dest = NULL;
   struct mount_opts o;
@@ -249,7 +269,8 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
   return r;
 }
 
-int mounts_setup(struct setup_ctx *ctx, struct error *err)
+int
+mounts_setup(struct setup_ctx *ctx, struct error *err)
 {
   for (size_t i = 0; i < ctx->config->n_mounts; i++)
     if (mount_one(ctx, &ctx->config->mounts[i], err) < 0)

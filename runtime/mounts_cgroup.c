@@ -29,7 +29,8 @@
 #define HOST_CGROUP "/sys/fs/cgroup"
 #define MAX_CGROUP_LINES 64
 
-static bool path_is_fs(const char *path, long magic)
+static bool
+path_is_fs(const char *path, long magic)
 {
   struct statfs sfs;
 
@@ -38,7 +39,8 @@ static bool path_is_fs(const char *path, long magic)
 
 /* The path of our cgroup in the hierarchy whose controller field is `ctrls`
  * ("" = the v2 hierarchy), from /proc/self/cgroup; NULL if not listed. */
-static char *own_cgroup(const char *table, const char *ctrls)
+static char *
+own_cgroup(const char *table, const char *ctrls)
 {
   const char *line = table;
 
@@ -55,8 +57,9 @@ static char *own_cgroup(const char *table, const char *ctrls)
   return NULL;
 }
 
-static int cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
-                   const char *dest, struct error *err)
+static int
+cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
+        const char *dest, struct error *err)
 {
   cleanup_close int mfd = mnt_new_fs("cgroup2", "cgroup2", o->data, NULL, 0, set, err);
   cleanup_free char *table = NULL;
@@ -72,8 +75,8 @@ static int cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t s
     if (own == NULL)
       return error_set(err, ENOENT, "mount `cgroup2` on `%s`: no v2 cgroup in /proc/self/cgroup",
                        dest);
-    host = xfmt("%s%s", path_is_fs(HOST_CGROUP, CGROUP2_SUPER_MAGIC) ? HOST_CGROUP
-                                                                     : HOST_CGROUP "/unified",
+    host = xfmt("%s%s",
+                path_is_fs(HOST_CGROUP, CGROUP2_SUPER_MAGIC) ? HOST_CGROUP : HOST_CGROUP "/unified",
                 own);
     mfd = mnt_clone(AT_FDCWD, host, true, host, err);
     if (mfd >= 0 && mnt_setattr(mfd, true, set, 0, 0, dest, err) < 0)
@@ -87,8 +90,9 @@ static int cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t s
 }
 
 /* A detached tree of our cgroup `own` in hierarchy `ctrls`. */
-static int hierarchy_tree(const char *ctrls, const char *dir, const char *own, bool may_mount,
-                          struct error *err)
+static int
+hierarchy_tree(const char *ctrls, const char *dir, const char *own, bool may_mount,
+               struct error *err)
 {
   cleanup_free char *data = NULL;
   cleanup_free char *host = NULL;
@@ -113,7 +117,8 @@ static int hierarchy_tree(const char *ctrls, const char *dir, const char *own, b
 }
 
 /* Link each co-mounted controller to the directory: "cpu" -> "cpu,cpuacct". */
-static int comount_links(int tmpfd, const char *dir, const char *dest, struct error *err)
+static int
+comount_links(int tmpfd, const char *dir, const char *dest, struct error *err)
 {
   cleanup_free char *copy = xstrdup(dir);
   char *save = NULL;
@@ -126,8 +131,9 @@ static int comount_links(int tmpfd, const char *dir, const char *dest, struct er
   return 0;
 }
 
-static int bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, const char *own,
-                          uint64_t set, const char *dest, struct error *err)
+static int
+bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, const char *own, uint64_t set,
+               const char *dest, struct error *err)
 {
   bool userns = ctx->new_userns || ctx->in_userns;
   const char *dir = *ctrls == '\0' ? "unified" : ctrls;
@@ -156,8 +162,9 @@ static int bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, c
 }
 
 /* Every hierarchy of /proc/self/cgroup under the tmpfs tmpfd. */
-static int bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, const char *dest,
-                            struct error *err)
+static int
+bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, const char *dest,
+                 struct error *err)
 {
   cleanup_free char *table = NULL;
   char *save = NULL;
@@ -180,15 +187,18 @@ static int bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, cons
   return 0;
 }
 
-static int cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
-                   const char *dest, struct error *err)
+static int
+cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
+        const char *dest, struct error *err)
 {
   const uint64_t base = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   cleanup_close int tmp = -1;
 
   if ((ctx->new_userns || ctx->in_userns) && ctx->new_cgroupns)
-    return error_set(err, ENOTSUP, "mount `cgroup` on `%s`: cgroup v1 in a user namespace with "
-                     "a private cgroup namespace is not supported", dest);
+    return error_set(err, ENOTSUP,
+                     "mount `cgroup` on `%s`: cgroup v1 in a user namespace with "
+                     "a private cgroup namespace is not supported",
+                     dest);
   tmp = mnt_new_fs("tmpfs", "cgroup", "mode=755", NULL, 0, (set & ~MOUNT_ATTR_RDONLY) | base, err);
   if (tmp < 0)
     return error_prefix(err, "mount on `%s`", dest);
@@ -201,8 +211,9 @@ static int cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t s
   return mnt_set_propagation(tmp, o->propagation, dest, err);
 }
 
-int mounts_cgroup(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-                  int targetfd, const char *dest, struct error *err)
+int
+mounts_cgroup(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+              int targetfd, const char *dest, struct error *err)
 {
   uint64_t set, clr;
 

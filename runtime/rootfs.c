@@ -23,7 +23,8 @@
 #include "runtime/procfs.h"
 #include "runtime/safepath.h"
 
-static int root_propagation(const struct setup_ctx *ctx, unsigned long *ret, struct error *err)
+static int
+root_propagation(const struct setup_ctx *ctx, unsigned long *ret, struct error *err)
 {
   const char *p = ctx->config->linux != NULL ? ctx->config->linux->rootfs_propagation : NULL;
 
@@ -36,7 +37,8 @@ static int root_propagation(const struct setup_ctx *ctx, unsigned long *ret, str
 }
 
 /* Undo mountinfo's octal escapes ("\040" = space) in place. */
-static void unescape(char *s)
+static void
+unescape(char *s)
 {
   char *w = s;
 
@@ -53,7 +55,8 @@ static void unescape(char *s)
 }
 
 /* The mount point (5th field of mountinfo) that contains `path`. */
-static char *containing_mount(char *mountinfo, const char *path)
+static char *
+containing_mount(char *mountinfo, const char *path)
 {
   char *best = NULL, *save = NULL;
   size_t best_len = 0;
@@ -79,9 +82,13 @@ static char *containing_mount(char *mountinfo, const char *path)
   return best != NULL ? xstrdup(best) : NULL;
 }
 
-/* pivot_root(2) refuses a new root whose parent mount is shared: with a
- * "shared" rootfsPropagation make that parent private, as runc does. */
-static int parent_mount_private(const char *rootfs, struct error *err)
+/* pivot_root(2) refuses a new root whose parent mount is shared, and an
+ * unbindable parent cannot be bound at all: with a "shared" or "unbindable"
+ * rootfsPropagation make the mount holding the rootfs private first (runc
+ * does this for shared); the asked propagation is applied to the new "/"
+ * after the pivot. */
+static int
+parent_mount_private(const char *rootfs, struct error *err)
 {
   cleanup_free char *info = NULL;
   cleanup_free char *parent = xstrdup(rootfs);
@@ -102,7 +109,8 @@ static int parent_mount_private(const char *rootfs, struct error *err)
 
 /* Bind the rootfs onto itself (recursively) so that it is a mount point
  * pivot_root can use; the attached mount's fd becomes ctx->rootfd. */
-static int bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
+static int
+bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
 {
   cleanup_close int target = open(real, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int tree = -1;
@@ -118,7 +126,8 @@ static int bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *er
   return 0;
 }
 
-int rootfs_setup(struct setup_ctx *ctx, struct error *err)
+int
+rootfs_setup(struct setup_ctx *ctx, struct error *err)
 {
   cleanup_free char *real = NULL;
   unsigned long prop;
@@ -131,14 +140,13 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
   real = realpath(ctx->rootfs, NULL);
   if (real == NULL)
     return error_errno(err, "rootfs `%s`", ctx->rootfs);
-  if ((prop & MS_SHARED) && parent_mount_private(real, err) < 0)
+  if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
     return error_prefix(err, "rootfs `%s`", real);
   if (bind_rootfs(ctx, real, err) < 0)
     return -1;
   if (mounts_setup(ctx, err) < 0 || devices_setup(ctx, err) < 0)
     return -1;
-  if (ctx->config->process != NULL && ctx->config->process->terminal &&
-      console_setup(ctx, err) < 0)
+  if (ctx->config->process != NULL && ctx->config->process->terminal && console_setup(ctx, err) < 0)
     return -1;
   return 0;
 }
@@ -147,7 +155,8 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
  * step onto the old root through an fd taken before the pivot (what "."
  * means right after pivot_root is not something the kernel promises), make
  * it rslave so that detaching it cannot propagate to the host, and detach. */
-static int pivot(int rootfd, struct error *err)
+static int
+pivot(int rootfd, struct error *err)
 {
   cleanup_close int oldroot = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 
@@ -167,7 +176,8 @@ static int pivot(int rootfd, struct error *err)
 }
 
 /* --no-pivot: move the rootfs mount onto "/" and chroot into it. */
-static int move_root(int rootfd, struct error *err)
+static int
+move_root(int rootfd, struct error *err)
 {
   if (fchdir(rootfd) < 0)
     return error_errno(err, "chdir to rootfs");
@@ -178,7 +188,8 @@ static int move_root(int rootfd, struct error *err)
   return 0;
 }
 
-int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
+int
+rootfs_pivot(struct setup_ctx *ctx, struct error *err)
 {
   unsigned long prop;
 
@@ -196,7 +207,8 @@ int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
 
 /* readonlyPaths: a recursive bind of the path onto itself, read-only; other
  * flags (nosuid, nodev, noexec, locked ones) are left as they are. */
-static int readonly_path(int root, const char *path, struct error *err)
+static int
+readonly_path(int root, const char *path, struct error *err)
 {
   cleanup_close int fd = safe_openat(root, path, O_PATH, 0, err);
   cleanup_close int tree = -1;
@@ -217,7 +229,8 @@ static int readonly_path(int root, const char *path, struct error *err)
  * symlink to a procfs file (or deleted); masking with it would then expose
  * that file writable (or mask nothing).  Open it without following links
  * and insist on the real character device 1:3; fail hard otherwise. */
-static int open_dev_null(int root, struct error *err)
+static int
+open_dev_null(int root, struct error *err)
 {
   int fd = safe_openat(root, "/dev/null", O_PATH | O_NOFOLLOW, 0, err);
   struct stat st;
@@ -226,13 +239,15 @@ static int open_dev_null(int root, struct error *err)
     return error_prefix(err, "masked paths: need /dev/null");
   if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
     close(fd);
-    return error_set(err, 0, "masked paths: `/dev/null` is not the null device (possible attack, "
+    return error_set(err, 0,
+                     "masked paths: `/dev/null` is not the null device (possible attack, "
                      "CVE-2025-31133)");
   }
   return fd;
 }
 
-static int mask_dir(int fd, const char *path, struct error *err)
+static int
+mask_dir(int fd, const char *path, struct error *err)
 {
   const uint64_t attr =
       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
@@ -245,7 +260,8 @@ static int mask_dir(int fd, const char *path, struct error *err)
 
 /* maskedPaths: directories get an empty read-only tmpfs, anything else the
  * verified /dev/null; missing paths are skipped. */
-static int mask_path(int root, const char *path, int *nullfd, struct error *err)
+static int
+mask_path(int root, const char *path, int *nullfd, struct error *err)
 {
   cleanup_close int fd = safe_openat(root, path, O_PATH, 0, err);
   cleanup_close int check = -1;
@@ -270,7 +286,8 @@ static int mask_path(int root, const char *path, int *nullfd, struct error *err)
   return 0;
 }
 
-int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
+int
+rootfs_finalize(struct setup_ctx *ctx, struct error *err)
 {
   const struct oci_linux *l = ctx->config->linux;
   cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -286,8 +303,7 @@ int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
       return -1;
   /* root.readonly: only the top mount, like MS_REMOUNT|MS_BIND|MS_RDONLY;
    * mount_setattr keeps the locked nosuid/nodev/noexec as they are */
-  if (ctx->config->root_readonly &&
-      mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, "/", err) < 0)
+  if (ctx->config->root_readonly && mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, "/", err) < 0)
     return error_prefix(err, "read-only root");
   return 0;
 }

@@ -33,12 +33,14 @@ struct walker {
   int depth;
 };
 
-static int cur(const struct walker *w)
+static int
+cur(const struct walker *w)
 {
   return w->fds[w->depth];
 }
 
-static void walker_pop(struct walker *w, bool to_root)
+static void
+walker_pop(struct walker *w, bool to_root)
 {
   do {
     if (w->depth == 0)
@@ -48,7 +50,8 @@ static void walker_pop(struct walker *w, bool to_root)
 }
 
 /* Is the rest of the path only slashes and "."? */
-static bool only_dots(const char *p)
+static bool
+only_dots(const char *p)
 {
   for (; *p != '\0'; p++)
     if (*p != '/' && !(*p == '.' && (p[1] == '/' || p[1] == '\0')))
@@ -57,14 +60,14 @@ static bool only_dots(const char *p)
 }
 
 /* The missing last (or intermediate) component `name` is created in cur(w). */
-static int create_component(struct walker *w, const char *name, bool as_file, mode_t mode)
+static int
+create_component(struct walker *w, const char *name, bool as_file, mode_t mode)
 {
   int r;
 
   if (!as_file)
     return mkdirat(cur(w), name, mode) < 0 && errno != EEXIST ? -1 : 0;
-  r = openat(cur(w), name, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY,
-             0644);
+  r = openat(cur(w), name, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY, 0644);
   if (r < 0)
     return errno == EEXIST ? 0 : -1;
   close(r);
@@ -72,7 +75,8 @@ static int create_component(struct walker *w, const char *name, bool as_file, mo
 }
 
 /* Replace `rest` by "<link target>/<rest>"; absolute targets restart at the root. */
-static int follow_link(struct walker *w, int linkfd, char **rest)
+static int
+follow_link(struct walker *w, int linkfd, char **rest)
 {
   char target[4096];
   ssize_t n = readlinkat(linkfd, "", target, sizeof target - 1);
@@ -90,8 +94,8 @@ static int follow_link(struct walker *w, int linkfd, char **rest)
 }
 
 /* One step: open `name` in cur(w); returns the O_PATH fd, or -1/errno. */
-static int open_step(struct walker *w, const char *name, bool last, enum safe_create create,
-                     mode_t mode)
+static int
+open_step(struct walker *w, const char *name, bool last, enum safe_create create, mode_t mode)
 {
   int fd = openat(cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
@@ -102,8 +106,8 @@ static int open_step(struct walker *w, const char *name, bool last, enum safe_cr
   return openat(cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static int walk(struct walker *w, const char *path, enum safe_create create, bool nofollow_last,
-                mode_t mode)
+static int
+walk(struct walker *w, const char *path, enum safe_create create, bool nofollow_last, mode_t mode)
 {
   cleanup_free char *rest = xstrdup(path);
   int links = 0;
@@ -156,8 +160,9 @@ static int walk(struct walker *w, const char *path, enum safe_create create, boo
   }
 }
 
-int safe_walk(int rootfd, const char *path, enum safe_create create, bool nofollow_last,
-              struct error *err)
+int
+safe_walk(int rootfd, const char *path, enum safe_create create, bool nofollow_last,
+          struct error *err)
 {
   struct walker w = {.rootfd = rootfd, .depth = 0};
   int fd, saved;
@@ -172,7 +177,8 @@ int safe_walk(int rootfd, const char *path, enum safe_create create, bool nofoll
   return fd;
 }
 
-static int openat2_in_root(int rootfd, const char *path, int flags, mode_t mode)
+static int
+openat2_in_root(int rootfd, const char *path, int flags, mode_t mode)
 {
   struct open_how how = {
       .flags = (uint64_t)(flags | O_CLOEXEC),
@@ -185,7 +191,8 @@ static int openat2_in_root(int rootfd, const char *path, int flags, mode_t mode)
 
 /* Open the parent inside the root, then create the last component there
  * without following a symlink planted at that name. */
-static int open_create(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
+static int
+open_create(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
 {
   cleanup_free char *copy = xstrdup(path);
   char *slash = strrchr(copy, '/');
@@ -206,7 +213,8 @@ static int open_create(int rootfd, const char *path, int flags, mode_t mode, str
   return fd;
 }
 
-int safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
+int
+safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
 {
   cleanup_close int pathfd = -1;
   struct stat st;
@@ -238,7 +246,8 @@ int safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct err
   return procfs_reopen(pathfd, flags, err);
 }
 
-int safe_mkdir_all(int rootfd, const char *path, mode_t mode, struct error *err)
+int
+safe_mkdir_all(int rootfd, const char *path, mode_t mode, struct error *err)
 {
   struct walker w = {.rootfd = rootfd, .depth = 0};
   struct stat st;
@@ -257,7 +266,8 @@ int safe_mkdir_all(int rootfd, const char *path, mode_t mode, struct error *err)
   return fd;
 }
 
-int safe_mount_target(int rootfd, const char *path, bool is_dir, struct error *err)
+int
+safe_mount_target(int rootfd, const char *path, bool is_dir, struct error *err)
 {
   return safe_walk(rootfd, path, is_dir ? SAFE_MKDIR : SAFE_MKFILE, false, err);
 }

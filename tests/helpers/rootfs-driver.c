@@ -47,7 +47,8 @@ static struct oci_config config;
 static int unshare_flags = CLONE_NEWNS | CLONE_NEWPID;
 static bool opt_userns, opt_no_pivot;
 
-__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void
+die(const char *fmt, ...)
 {
   va_list ap;
 
@@ -59,7 +60,8 @@ __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt,
   exit(2);
 }
 
-static void add_ns(enum oci_ns_type t, int flag)
+static void
+add_ns(enum oci_ns_type t, int flag)
 {
   for (size_t i = 0; i < lnx.n_namespaces; i++)
     if (lnx.namespaces[i].type == t)
@@ -68,7 +70,8 @@ static void add_ns(enum oci_ns_type t, int flag)
   unshare_flags |= flag;
 }
 
-static char **split(const char *s, const char *sep)
+static char **
+split(const char *s, const char *sep)
 {
   char **v = NULL;
   char *copy = xstrdup(s), *save = NULL;
@@ -79,7 +82,8 @@ static char **split(const char *s, const char *sep)
   return v;
 }
 
-static void add_mount(const char *dest, const char *type, const char *src, const char *opts)
+static void
+add_mount(const char *dest, const char *type, const char *src, const char *opts)
 {
   struct oci_mount *m = &mounts[config.n_mounts];
 
@@ -93,7 +97,8 @@ static void add_mount(const char *dest, const char *type, const char *src, const
 }
 
 /* DEST:TYPE:SRC:OPTS */
-static void parse_mount(const char *arg)
+static void
+parse_mount(const char *arg)
 {
   char *copy = xstrdup(arg);
   char *f[4] = {0};
@@ -112,7 +117,8 @@ static void parse_mount(const char *arg)
 }
 
 /* PATH:T:MAJ:MIN:MODE */
-static void parse_device(const char *arg)
+static void
+parse_device(const char *arg)
 {
   struct oci_device *d = &devices[lnx.n_devices];
   char path[PATH_MAX], type;
@@ -131,7 +137,8 @@ static void parse_device(const char *arg)
   lnx.n_devices++;
 }
 
-static void parse_sysctl(const char *arg)
+static void
+parse_sysctl(const char *arg)
 {
   const char *eq = strchr(arg, '=');
 
@@ -142,7 +149,8 @@ static void parse_sysctl(const char *arg)
   lnx.n_sysctl++;
 }
 
-static void parse_ns(const char *arg)
+static void
+parse_ns(const char *arg)
 {
   if (strcmp(arg, "net") == 0)
     add_ns(OCI_NS_NETWORK, CLONE_NEWNET);
@@ -157,17 +165,27 @@ static void parse_ns(const char *arg)
 }
 
 /* What `runc spec` writes. */
-static void runc_defaults(void)
+static void
+runc_defaults(void)
 {
-  static const char *const m[] = {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
-                                  "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-                                  "/proc/sched_debug", "/sys/firmware", "/proc/scsi", NULL};
-  static const char *const r[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+  static const char *const m[] = {"/proc/acpi",
+                                  "/proc/asound",
+                                  "/proc/kcore",
+                                  "/proc/keys",
+                                  "/proc/latency_stats",
+                                  "/proc/timer_list",
+                                  "/proc/timer_stats",
+                                  "/proc/sched_debug",
+                                  "/sys/firmware",
+                                  "/proc/scsi",
+                                  NULL};
+  static const char *const r[] = {"/proc/bus",           "/proc/fs", "/proc/irq", "/proc/sys",
                                   "/proc/sysrq-trigger", NULL};
 
   add_mount("/proc", "proc", "proc", "");
   add_mount("/dev", "tmpfs", "tmpfs", "nosuid,strictatime,mode=755,size=65536k");
-  add_mount("/dev/pts", "devpts", "devpts", "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620,gid=5");
+  add_mount("/dev/pts", "devpts", "devpts",
+            "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620,gid=5");
   add_mount("/dev/shm", "tmpfs", "shm", "nosuid,noexec,nodev,mode=1777,size=65536k");
   add_mount("/dev/mqueue", "mqueue", "mqueue", "nosuid,noexec,nodev");
   add_mount("/sys", "sysfs", "sysfs", "nosuid,noexec,nodev,ro");
@@ -180,7 +198,8 @@ static void runc_defaults(void)
   add_ns(OCI_NS_UTS, CLONE_NEWUTS);
 }
 
-static int container_init(const char *rootfs, const char *bundle, char **cmd)
+static int
+container_init(const char *rootfs, const char *bundle, char **cmd)
 {
   struct error err = {0};
   struct setup_ctx ctx = {
@@ -215,7 +234,8 @@ static int container_init(const char *rootfs, const char *bundle, char **cmd)
   return 127;
 }
 
-static int wait_status(pid_t pid)
+static int
+wait_status(pid_t pid)
 {
   int st;
 
@@ -225,7 +245,8 @@ static int wait_status(pid_t pid)
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void write_file(const char *path, const char *s)
+static void
+write_file(const char *path, const char *s)
 {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
 
@@ -235,7 +256,8 @@ static void write_file(const char *path, const char *s)
 }
 
 /* The child unshares; with -U the parent writes its id maps in between. */
-static int run(const char *rootfs, const char *bundle, char **cmd)
+static int
+run(const char *rootfs, const char *bundle, char **cmd)
 {
   int up[2], down[2];
   char c = 0;
@@ -276,7 +298,8 @@ static int run(const char *rootfs, const char *bundle, char **cmd)
   return wait_status(pid);
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
   const char *bundle = NULL, *rootfs;
   char cwd[PATH_MAX];
@@ -292,20 +315,47 @@ int main(int argc, char **argv)
   add_ns(OCI_NS_MOUNT, 0);
   while ((ch = getopt(argc, argv, "+Dm:d:M:R:s:n:p:rtPUb:")) != -1) {
     switch (ch) {
-    case 'D': runc_defaults(); break;
-    case 'm': parse_mount(optarg); break;
-    case 'd': parse_device(optarg); break;
-    case 'M': strv_push(&masked, optarg); break;
-    case 'R': strv_push(&readonly, optarg); break;
-    case 's': parse_sysctl(optarg); break;
-    case 'n': parse_ns(optarg); break;
-    case 'p': lnx.rootfs_propagation = optarg; break;
-    case 'r': config.root_readonly = true; break;
-    case 't': process.terminal = true; break;
-    case 'P': opt_no_pivot = true; break;
-    case 'U': opt_userns = true; break;
-    case 'b': bundle = optarg; break;
-    default: die("usage: rootfs-driver [flags] ROOTFS -- CMD...");
+    case 'D':
+      runc_defaults();
+      break;
+    case 'm':
+      parse_mount(optarg);
+      break;
+    case 'd':
+      parse_device(optarg);
+      break;
+    case 'M':
+      strv_push(&masked, optarg);
+      break;
+    case 'R':
+      strv_push(&readonly, optarg);
+      break;
+    case 's':
+      parse_sysctl(optarg);
+      break;
+    case 'n':
+      parse_ns(optarg);
+      break;
+    case 'p':
+      lnx.rootfs_propagation = optarg;
+      break;
+    case 'r':
+      config.root_readonly = true;
+      break;
+    case 't':
+      process.terminal = true;
+      break;
+    case 'P':
+      opt_no_pivot = true;
+      break;
+    case 'U':
+      opt_userns = true;
+      break;
+    case 'b':
+      bundle = optarg;
+      break;
+    default:
+      die("usage: rootfs-driver [flags] ROOTFS -- CMD...");
     }
   }
   if (optind >= argc)

@@ -223,6 +223,9 @@ ok $? "rootfsPropagation rshared: / is shared"
 run prop_private -p private -m /proc:proc:proc: "$R" -- /bin/sh -c 'grep "^[0-9]* [0-9]* [^ ]* [^ ]* / " /proc/self/mountinfo'
 [ $RC = 0 ] && ! has prop_private 'shared:\|master:'
 ok $? "rootfsPropagation private: / is private"
+run prop_unbind -p runbindable -m /proc:proc:proc: "$R" -- /bin/sh -c 'grep "^[0-9]* [0-9]* [^ ]* [^ ]* / " /proc/self/mountinfo'
+[ $RC = 0 ] && has prop_unbind ' / .*unbindable'
+ok $? "rootfsPropagation runbindable: / is unbindable" "$(detail prop_unbind)"
 run prop_bad -p bogus "$R" -- /bin/true
 [ $RC != 0 ] && has prop_bad 'rootfsPropagation'
 ok $? "rootfsPropagation bogus: refused"

@@ -6,14 +6,16 @@
 #include "runtime/mounts.h"
 #include "tests/unit/tap.h"
 
-static bool parse(const char *const *words, struct mount_opts *o)
+static bool
+parse(const char *const *words, struct mount_opts *o)
 {
   struct error err = {0};
 
   return mount_options_parse((char *const *)words, o, &err) == 0;
 }
 
-static void test_basic_flags(void)
+static void
+test_basic_flags(void)
 {
   const char *w[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   struct mount_opts o;
@@ -24,7 +26,8 @@ static void test_basic_flags(void)
   mount_opts_free(&o);
 }
 
-static void test_later_wins(void)
+static void
+test_later_wins(void)
 {
   const char *w[] = {"ro", "rw", "nosuid", "suid", "exec", "noexec", NULL};
   struct mount_opts o;
@@ -36,7 +39,8 @@ static void test_later_wins(void)
   mount_opts_free(&o);
 }
 
-static void test_bind_and_propagation(void)
+static void
+test_bind_and_propagation(void)
 {
   const char *w1[] = {"rbind", "rprivate", NULL};
   const char *w2[] = {"bind", "shared", "slave", NULL};
@@ -53,7 +57,8 @@ static void test_bind_and_propagation(void)
   mount_opts_free(&o);
 }
 
-static void test_data_passthrough(void)
+static void
+test_data_passthrough(void)
 {
   const char *w[] = {"nosuid", "size=65536k", "mode=755", "newinstance", "ptmxmode=0666", NULL};
   struct mount_opts o;
@@ -65,7 +70,8 @@ static void test_data_passthrough(void)
   mount_opts_free(&o);
 }
 
-static void test_atime_attrs(void)
+static void
+test_atime_attrs(void)
 {
   const char *w1[] = {"noatime", "nodiratime", NULL};
   const char *w2[] = {"strictatime", NULL};
@@ -91,21 +97,23 @@ static void test_atime_attrs(void)
   mount_opts_free(&o);
 }
 
-static void test_recursive_attrs(void)
+static void
+test_recursive_attrs(void)
 {
   const char *w[] = {"rbind", "rro", "rnosuid", "rnoatime", "rrw", NULL};
   struct mount_opts o;
 
   tap_ok(parse(w, &o), "recursive: parses");
-  tap_ok(o.rec_attr_set == (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOATIME),
-         "recursive: set %#llx", (unsigned long long)o.rec_attr_set);
+  tap_ok(o.rec_attr_set == (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOATIME), "recursive: set %#llx",
+         (unsigned long long)o.rec_attr_set);
   tap_ok((o.rec_attr_clr & MOUNT_ATTR_RDONLY) && (o.rec_attr_clr & MOUNT_ATTR__ATIME),
          "recursive: rrw after rro clears ro");
   tap_ok(o.flags == (MS_BIND | MS_REC) && o.data == NULL, "recursive: not data, not flags");
   mount_opts_free(&o);
 }
 
-static void test_sb_words(void)
+static void
+test_sb_words(void)
 {
   const char *w[] = {"sync", "dirsync", "lazytime", "async", NULL};
   const char *sb[8];
@@ -119,7 +127,8 @@ static void test_sb_words(void)
   mount_opts_free(&o);
 }
 
-static void test_errors_and_edge(void)
+static void
+test_errors_and_edge(void)
 {
   const char *bad[] = {"rbind", "idmap", NULL};
   const char *empty[] = {"", "defaults", NULL};
@@ -134,7 +143,8 @@ static void test_errors_and_edge(void)
   mount_opts_free(&o);
 }
 
-static void test_propagation_parse(void)
+static void
+test_propagation_parse(void)
 {
   struct error err = {0};
   unsigned long f = 0;
@@ -148,24 +158,33 @@ static void test_propagation_parse(void)
   tap_ok(mount_propagation_parse("bogus", &f, &err) < 0, "propagation: bogus rejected");
 }
 
-static void test_path_clean(void)
+static void
+test_path_clean(void)
 {
   static const char *const cases[][2] = {
-      {"/proc", "/proc"},       {"//proc/", "/proc"},     {"/proc/./sys/..", "/proc"},
-      {"proc", "/proc"},        {"/../../etc", "/etc"},   {"/", "/"},
-      {"", "/"},                {"/a/b/../../..", "/"},   {"/dev//pts/./ptmx", "/dev/pts/ptmx"},
-      {"/a/..b/c", "/a/..b/c"}, {"/a/.../b", "/a/.../b"},
+      {"/proc", "/proc"},
+      {"//proc/", "/proc"},
+      {"/proc/./sys/..", "/proc"},
+      {"proc", "/proc"},
+      {"/../../etc", "/etc"},
+      {"/", "/"},
+      {"", "/"},
+      {"/a/b/../../..", "/"},
+      {"/dev//pts/./ptmx", "/dev/pts/ptmx"},
+      {"/a/..b/c", "/a/..b/c"},
+      {"/a/.../b", "/a/.../b"},
   };
 
   for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
     char *c = path_clean(cases[i][0]);
-    tap_ok(strcmp(c, cases[i][1]) == 0, "path_clean(\"%s\") = \"%s\" (want \"%s\")", cases[i][0],
-           c, cases[i][1]);
+    tap_ok(strcmp(c, cases[i][1]) == 0, "path_clean(\"%s\") = \"%s\" (want \"%s\")", cases[i][0], c,
+           cases[i][1]);
     free(c);
   }
 }
 
-int main(void)
+int
+main(void)
 {
   test_basic_flags();
   test_later_wins();
