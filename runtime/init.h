@@ -19,6 +19,7 @@ struct init_args {
   bool no_pivot;
   int preserve_fds;
   bool new_userns;
+  bool runtime_in_userns; /* agentrt itself runs in a non-initial user ns (rootless engines) */
 };
 
 __attribute__((noreturn)) void init_main(struct init_args *a);

@@ -22,6 +22,20 @@
 #include "runtime/process.h"
 #include "runtime/sync.h"
 
+/* Is agentrt itself inside a non-initial user namespace (rootless Podman)? */
+static bool runtime_in_userns(void)
+{
+  char buf[128];
+  struct error e = {0};
+  unsigned a = 0, b = 0, c = 0;
+
+  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
+    return false;
+  if (sscanf(buf, "%u %u %u", &a, &b, &c) != 3)
+    return true;
+  return !(a == 0 && b == 0 && c == 4294967295U);
+}
+
 /* fork-like clone3 (no new stack): the child returns 0 like fork(). */
 static pid_t clone_init(int flags, int cgroup_fd)
 {
@@ -244,6 +258,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .no_pivot = o->no_pivot,
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
+        .runtime_in_userns = runtime_in_userns(),
     };
     close(sv[0]);
     init_main(&ia); /* never returns */
