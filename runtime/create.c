@@ -22,6 +22,7 @@
 #include "runtime/fsutil.h"
 #include "runtime/policy.h"
 #include "runtime/process.h"
+#include "runtime/seccomp_cache.h"
 
 static int load_bundle_config(const char *bundle, struct oci_config **ret, struct error *err)
 {
@@ -152,6 +153,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct profile_result *pres = NULL;
   struct container *c = NULL;
   struct spawn_opts so = {0};
+  cleanup_free struct sock_fprog *extra = NULL;
   struct stat st;
   size_t cfg_len = 0;
 
@@ -190,6 +192,15 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.use_fifo = !o->run_mode;
   so.preserve_fds = o->preserve_fds;
   so.g = g;
+  if (pres && pres->extra_seccomp) {
+    if (seccomp_cache_get(g->root, pres->extra_seccomp, &extra, err) < 0)
+      goto fail;
+    /* exec loads the same filter from here */
+    if (write_file_atomic_at(c->dirfd, "seccomp-extra.bpf", (const char *)extra->filter,
+                             extra->len * sizeof(struct sock_filter), err) < 0)
+      goto fail;
+    so.extra_bpf = extra;
+  }
   if (spawn_init(&so, ret_r, err) < 0)
     goto fail;
   c->state->pid = ret_r->pid;

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -103,6 +104,7 @@ static int open_pty(int *ret_master, int *ret_peer, struct error *err)
 }
 
 struct exec_child {
+  const void *extra_bpf;
   int sock;
   int ns[OCI_NS_COUNT];
   const struct oci_process *proc;
@@ -147,6 +149,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.keep_fd = x->sock;
   po.in_userns = x->ns[OCI_NS_USER] >= 0;
   po.seccomp = x->seccomp;
+  po.extra_bpf = x->extra_bpf;
   process_exec(x->proc, path, &po, &err);
 fail:
   sync_send_error(x->sock, &err);
@@ -266,12 +269,38 @@ fail_child:
   return -1;
 }
 
+/* The profile's seccomp filter recorded at create (absent: none). */
+static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct error *err)
+{
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  struct sock_fprog *p;
+
+  *ret = NULL;
+  if (read_file_at(c->dirfd, "seccomp-extra.bpf", 1 << 20, &data, &len, err) < 0) {
+    if (err->code == ENOENT) {
+      error_clear(err);
+      return 0;
+    }
+    return -1;
+  }
+  if (len == 0 || len % sizeof(struct sock_filter) != 0)
+    return error_set(err, 0, "container `%s`: seccomp-extra.bpf is corrupt", c->id);
+  p = xmalloc(sizeof *p + len);
+  memcpy(p + 1, data, len);
+  p->filter = (struct sock_filter *)(p + 1);
+  p->len = (unsigned short)(len / sizeof(struct sock_filter));
+  *ret = p;
+  return 0;
+}
+
 int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct exec_opts eo;
   struct container *c = NULL;
   struct oci_process *proc = NULL;
   struct exec_child x = {0};
+  cleanup_free struct sock_fprog *extra = NULL;
   int master = -1, sigfd = -1, ret = -1;
   pid_t pid;
 
@@ -308,6 +337,9 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   x.proc = proc;
   x.seccomp = c->config->linux ? c->config->linux->seccomp : NULL;
   x.preserve_fds = eo.preserve_fds;
+  if (load_extra_bpf(c, &extra, err) < 0)
+    goto out_ns;
+  x.extra_bpf = extra;
   if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
     goto out_ns;
   pid = exec_spawn(c, &x, eo.detach ? eo.console_socket : NULL, &master, err);

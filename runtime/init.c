@@ -198,6 +198,7 @@ void init_main(struct init_args *a)
   po.keep_fd = -1;
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
+  po.extra_bpf = a->extra_bpf;
   process_exec(a->config->process, path, &po, &err);
 fail:
   dprintf(2, "agentrt: %s\n", err.msg);

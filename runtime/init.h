@@ -19,6 +19,7 @@ struct init_args {
   bool no_pivot;
   int preserve_fds;
   bool new_userns;
+  const void *extra_bpf; /* struct sock_fprog of the profile's filter, or NULL */
   bool runtime_in_userns; /* agentrt itself runs in a non-initial user ns (rootless engines) */
 };
 

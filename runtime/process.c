@@ -247,20 +247,29 @@ verify_cwd(const char *cwd, struct error *err)
 static bool
 has_seccomp(const struct process_opts *o)
 {
-  return o->seccomp_bpf != NULL || o->seccomp != NULL;
+  return o->seccomp_bpf != NULL || o->seccomp != NULL || o->extra_bpf != NULL;
 }
 
 static int
 load_seccomp(const struct process_opts *o, struct error *err)
 {
   const struct sock_fprog *prog = o->seccomp_bpf;
+  const struct sock_fprog *extra = o->extra_bpf;
   unsigned flags = 0;
 
-  if (prog == NULL)
-    return seccomp_apply(o->seccomp, err);
-  if (o->seccomp != NULL && seccomp_kernel_flags(o->seccomp, &flags, err) < 0)
-    return -1;
-  return seccomp_load_bpf(prog->filter, prog->len * sizeof(struct sock_filter), flags, err);
+  if (prog == NULL && o->seccomp != NULL) {
+    if (seccomp_apply(o->seccomp, err) < 0)
+      return -1;
+  } else if (prog != NULL) {
+    if (o->seccomp != NULL && seccomp_kernel_flags(o->seccomp, &flags, err) < 0)
+      return -1;
+    if (seccomp_load_bpf(prog->filter, prog->len * sizeof(struct sock_filter), flags, err) < 0)
+      return -1;
+  }
+  if (extra != NULL &&
+      seccomp_load_bpf(extra->filter, extra->len * sizeof(struct sock_filter), 0, err) < 0)
+    return error_prefix(err, "profile seccomp filter");
+  return 0;
 }
 
 /* Capabilities, no_new_privs and seccomp (after switch_user()), in the

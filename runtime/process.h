@@ -33,6 +33,8 @@ struct process_opts {
   const struct oci_seccomp *seccomp; /* NULL = no filter */
   const void *seccomp_bpf;   /* precompiled filter (struct sock_fprog), overrides seccomp;
                                 the kernel flags still come from seccomp->flags if set */
+  const void *extra_bpf;     /* the profile's filter (struct sock_fprog), stacked after the
+                                engine's own: the kernel runs both, the stricter wins */
 };
 
 /* Resolve args[0] against the process PATH (in the current root) the way

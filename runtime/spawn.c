@@ -258,6 +258,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .no_pivot = o->no_pivot,
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
+        .extra_bpf = o->extra_bpf,
         .runtime_in_userns = runtime_in_userns(),
     };
     close(sv[0]);

@@ -33,6 +33,7 @@ struct spawn_opts {
   bool use_fifo;       /* create: wait on <dir>/exec.fifo; run: wait for START */
   int preserve_fds;
   const struct global_opts *g;
+  const void *extra_bpf; /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
 };
 
 struct spawn_result {
