@@ -61,6 +61,8 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
 int cmd_events(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_spec(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_features(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_profile(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_checkpoint(const struct global_opts *g, int argc, char **argv, struct error *err);
 
 /* Exit code a command asks for (run/exec in the foreground return the

@@ -34,6 +34,8 @@ static const char usage[] =
     "  events    print resource statistics and OOM events\n"
     "  spec      write a default config.json\n"
     "  features  print the features this build supports (JSON)\n"
+    "  explain   list what the profile changed in a container's config, and why\n"
+    "  profile   show the effective profile (show [NAME]) or validate one (check FILE)\n"
     "\n"
     "Run `agentrt COMMAND --help` for the options of a command.\n"
     "See agentrt(1) for details.\n";

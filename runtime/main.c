@@ -25,6 +25,7 @@ static const struct command commands[] = {
     {"exec", cmd_exec},       {"list", cmd_list},         {"ps", cmd_ps},
     {"pause", cmd_pause},     {"resume", cmd_resume},     {"update", cmd_update},
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
+    {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
     {NULL, NULL},
 };
