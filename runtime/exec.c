@@ -34,6 +34,7 @@
 #include "runtime/create.h"
 #include "runtime/exec_opts.h"
 #include "runtime/fsutil.h"
+#include "profile/profile.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
@@ -269,6 +270,25 @@ fail_child:
   return -1;
 }
 
+/* The container's profile also bounds what an exec may ask for (--cap,
+ * --process with capabilities, no_new_privileges). */
+static int exec_apply_profile(struct container *c, struct oci_process *proc, struct error *err)
+{
+  struct agent_profile *p = NULL;
+  const char *name = c->state->profile;
+  int r;
+
+  if (name == NULL || *name == '\0')
+    return 0;
+  if (profile_load(name, &p, err) < 0)
+    return error_prefix(err, "exec `%s`: profile `%s`", c->id, name);
+  r = profile_apply_process(proc, p, err);
+  profile_free(p);
+  if (r < 0)
+    return error_prefix(err, "exec `%s`", c->id);
+  return 0;
+}
+
 /* The profile's seccomp filter recorded at create (absent: none). */
 static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct error *err)
 {
@@ -325,6 +345,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     error_prefix(err, "exec `%s`", c->id);
     goto out;
   }
+  if (exec_apply_profile(c, proc, err) < 0)
+    goto out;
   if (proc->terminal && eo.detach && eo.console_socket == NULL) {
     error_set(err, 0, "exec `%s`: process.terminal is true but --console-socket was not given",
               c->id);
