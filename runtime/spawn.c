@@ -104,6 +104,34 @@ static void leave_for_children(int saved_pid, int saved_time)
   }
 }
 
+/* The agent profile lets pods join namespaces by path, but never the host's
+ * own (ours): compared by inode. */
+static int refuse_host_ns(struct ns_plan *plan, struct error *err)
+{
+  static const char *const files[OCI_NS_COUNT] = {
+      [OCI_NS_PID] = "pid", [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+      [OCI_NS_IPC] = "ipc", [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+      [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time"};
+
+  for (int t = 0; t < OCI_NS_COUNT; t++) {
+    struct stat a, b;
+    int self;
+    if (plan->join_fd[t] < 0)
+      continue;
+    self = procfs_open_ns("self", files[t], err);
+    if (self < 0)
+      return -1;
+    if (fstat(self, &a) == 0 && fstat(plan->join_fd[t], &b) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev) {
+      close(self);
+      return error_set(err, 0, "agent profile: joining the host's %s namespace is not allowed",
+                       oci_ns_name(t));
+    }
+    close(self);
+  }
+  return 0;
+}
+
 static int run_parent_hooks(struct container *c, struct error *err)
 {
   const struct oci_hooks *h = &c->config->hooks;
@@ -191,6 +219,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   r->sync_fd = -1;
   if (ns_plan_build(cfg, &plan, err) < 0)
     return -1;
+  if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0) {
+    ns_plan_close(&plan);
+    return -1;
+  }
   if (!plan.has_ns[OCI_NS_MOUNT]) {
     ns_plan_close(&plan);
     return error_set(err, 0, "config.json: linux.namespaces: a mount namespace is required");
