@@ -257,12 +257,12 @@ set_cmd() {
 	set_args sh -c "$1"
 }
 
-# A named network namespace made by `ip netns add`, removed at teardown.
+# make_netns: a named network namespace made by `ip netns add`, its name in $NETNS; removed
+# at teardown.  (Not in a $(...) subshell: the list of namespaces to remove would be lost.)
 make_netns() {
-	local name=agentrt-test-$$-$RANDOM
-	ip netns add "$name" || fail "ip netns add $name"
-	NETNS_CREATED+=("$name")
-	echo "$name"
+	NETNS=agentrt-test-$$-$RANDOM
+	ip netns add "$NETNS" || fail "ip netns add $NETNS"
+	NETNS_CREATED+=("$NETNS")
 }
 
 # ---------------------------------------------------------------- console socket
