@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# dev.bats - /dev: default devices, /dev/pts and /dev/ptmx, /dev/shm, /dev/fd links,
+# linux.devices, maskedPaths and readonlyPaths.  Device nodes are checked from the host
+# through /proc/<pid>/root.
+
+load helpers
+
+start_sleeper() {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	PID=$(container_pid c1)
+	CROOT=/proc/$PID/root
+}
+
+@test "default devices exist with the right type and major:minor" {
+	start_sleeper
+	for d in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+		IFS=: read -r name maj min <<<"$d"
+		run stat -c '%F %t %T' "$CROOT/dev/$name"
+		[ "$status" -eq 0 ] || fail "/dev/$name missing"
+		[ "$output" = "character special file $(printf '%x %x' "$maj" "$min")" ] || fail "/dev/$name: $output"
+	done
+	run rt exec c1 sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c && head -c 4 /dev/urandom | wc -c'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "$(printf '4\n4')" ]
+	run rt exec c1 sh -c 'echo x > /dev/full'
+	[ "$status" -ne 0 ]
+}
+
+@test "/dev contains no host devices" {
+	start_sleeper
+	allowed=" null zero full random urandom tty console ptmx pts shm mqueue fd stdin stdout stderr core "
+	for e in $(ls -A "$CROOT/dev"); do
+		[[ "$allowed" == *" $e "* ]] || fail "unexpected /dev/$e"
+	done
+	# No block devices at all.
+	[ -z "$(find "$CROOT/dev" -xdev -type b 2>/dev/null)" ]
+}
+
+@test "/dev/pts is a new devpts instance and /dev/ptmx leads to it" {
+	start_sleeper
+	line=$(awk '$5 == "/dev/pts"' "/proc/$PID/mountinfo")
+	[ "$(awk '{print $(NF-2)}' <<<"$line")" = devpts ] || fail "$line"
+	grep -q 'ptmxmode=0\?666' <<<"$line" || fail "ptmxmode: $line"
+	run rt exec c1 sh -c 'readlink /dev/ptmx || stat -c %t:%T /dev/ptmx'
+	[[ "$output" = pts/ptmx || "$output" = /dev/pts/ptmx || "$output" = 5:2 ]] || fail "ptmx: $output"
+	# A pty can be allocated in the container's own instance.
+	run rt exec c1 sh -c 'script -q -c "tty" /dev/null 2>/dev/null || true; ls /dev/pts'
+	grep -q ptmx <<<"$output"
+}
+
+@test "/dev/shm is a tmpfs" {
+	start_sleeper
+	[ "$(awk '$5 == "/dev/shm" {print $(NF-2)}' "/proc/$PID/mountinfo")" = tmpfs ]
+	run rt exec c1 sh -c 'echo shm > /dev/shm/x && cat /dev/shm/x'
+	[ "$output" = shm ]
+}
+
+@test "/dev/fd and /dev/std* links point into /proc/self/fd" {
+	start_sleeper
+	[ "$(readlink "$CROOT/dev/fd")" = /proc/self/fd ]
+	[ "$(readlink "$CROOT/dev/stdin")" = /proc/self/fd/0 ]
+	[ "$(readlink "$CROOT/dev/stdout")" = /proc/self/fd/1 ]
+	[ "$(readlink "$CROOT/dev/stderr")" = /proc/self/fd/2 ]
+}
+
+@test "linux.devices creates nodes with type, numbers, mode and owner" {
+	update_config '.linux.devices = [
+		{"path": "/dev/agentrt-null", "type": "c", "major": 1, "minor": 3, "fileMode": 416, "uid": 1000, "gid": 1000},
+		{"path": "/dev/agentrt-loop", "type": "b", "major": 7, "minor": 200, "fileMode": 384}]'
+	start_sleeper
+	run stat -c '%F %t:%T %a %u:%g' "$CROOT/dev/agentrt-null"
+	[ "$output" = "character special file 1:3 640 1000:1000" ] || fail "$output"
+	run stat -c '%F %t:%T %a' "$CROOT/dev/agentrt-loop"
+	[ "$output" = "block special file 7:c8 600" ] || fail "$output"
+	run rt exec --user 1000:1000 c1 sh -c 'echo x > /dev/agentrt-null'
+	[ "$status" -eq 0 ] || fail "$output"
+	# The nodes exist in the container's /dev only.
+	[ ! -e /dev/agentrt-null ]
+}
+
+@test "maskedPaths: files read empty, directories are empty, both read-only" {
+	mkdir -p "$ROOTFS/etc/secret-dir"
+	echo secret >"$ROOTFS/etc/secret-dir/key"
+	echo secret >"$ROOTFS/etc/secret-file"
+	update_config '.linux.maskedPaths += ["/etc/secret-dir", "/etc/secret-file", "/proc/kcore", "/nonexistent-masked"]'
+	start_sleeper
+	run rt exec c1 cat /etc/secret-file
+	[ "$output" = "" ]
+	run rt exec c1 ls -A /etc/secret-dir
+	[ "$output" = "" ]
+	run rt exec c1 sh -c 'echo x > /etc/secret-dir/new'
+	[ "$status" -ne 0 ]
+	run rt exec c1 sh -c '[ ! -e /proc/kcore ] || head -c 16 /proc/kcore | wc -c'
+	[ -z "$output" ] || [ "$output" = 0 ] || fail "/proc/kcore: $output"
+	# The files are still there on the host side.
+	[ "$(cat "$ROOTFS/etc/secret-file")" = secret ]
+}
+
+@test "the default maskedPaths of the config are masked" {
+	start_sleeper
+	for p in $(jq -r '.linux.maskedPaths[]' "$BUNDLE/config.json"); do
+		run rt exec c1 sh -c "if [ -d $p ]; then ls -A $p; elif [ -e $p ]; then head -c 64 $p; fi"
+		[ -z "$output" ] || fail "$p not masked: $output"
+	done
+}
+
+@test "readonlyPaths are read-only" {
+	mkdir -p "$ROOTFS/etc/ro-dir"
+	update_config '.linux.readonlyPaths += ["/etc/ro-dir"]'
+	start_sleeper
+	run rt exec c1 touch /etc/ro-dir/x
+	[ "$status" -ne 0 ]
+	[[ "$(awk '$5 == "/etc/ro-dir" {print $6}' "/proc/$PID/mountinfo")" =~ (^|,)ro(,|$) ]]
+	# /proc/sys is read-only: writing the (namespaced) hostname back fails.
+	if jq -e '.linux.readonlyPaths | index("/proc/sys")' "$BUNDLE/config.json" >/dev/null; then
+		run rt exec c1 sh -c 'cat /proc/sys/kernel/hostname > /proc/sys/kernel/hostname'
+		[ "$status" -ne 0 ]
+	fi
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# errors.bats - table-driven malformed invocations (issues 2 and 8): bad flags, bad ids,
+# missing bundle/rootfs, truncated JSON, wrong types, relative paths.  Each must exit
+# non-zero without crashing (agentrt: status < 128) and leave nothing in --root, no mount
+# and no cgroup; agentrt must also print exactly one error line naming what is wrong.
+
+load helpers
+
+# expect_error KEYWORD CMD...: run CMD (a runtime command line, stdio redirected), check the
+# contract; failures are collected in $ERRS so one test reports every bad row.
+expect_error() {
+	local keyword=$1 lines
+	shift
+	local mounts_before
+	mounts_before=$(wc -l </proc/self/mountinfo)
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" "$AGENTRT" --root "$TEST_ROOT" "$@" \
+		</dev/null >"$BUNDLE/err.out" 2>&1 || status=$?
+	output=$(cat "$BUNDLE/err.out")
+	local row="[$keyword: $*]"
+	if [ "$status" -eq 0 ]; then
+		ERRS+=("$row: exit 0")
+	elif [ "$status" -eq 124 ] || { [ "$status" -gt 128 ] && [ "$status" -le 192 ]; }; then
+		ERRS+=("$row: crashed or hung (status $status)")
+	elif is_agentrt && [ "$status" -ge 128 ]; then
+		ERRS+=("$row: status $status >= 128")
+	fi
+	if [ -d "$TEST_ROOT" ] && [ -n "$(ls -A "$TEST_ROOT")" ]; then
+		ERRS+=("$row: left in --root: $(ls -A "$TEST_ROOT")")
+		for id in $(rt list -q 2>/dev/null); do rt delete --force "$id" >/dev/null 2>&1; done
+		rm -rf --one-file-system "${TEST_ROOT:?}"/* 2>/dev/null
+	fi
+	[ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ] || ERRS+=("$row: host mounts changed")
+	if is_agentrt; then
+		lines=$(grep -c . <<<"$output")
+		[ "$lines" -eq 1 ] || ERRS+=("$row: $lines lines of error output: $output")
+		grep -qiF -- "$keyword" <<<"$output" || ERRS+=("$row: error does not name \`$keyword': $output")
+	fi
+	return 0
+}
+
+report() {
+	if [ "${#ERRS[@]}" -gt 0 ]; then
+		printf '%s\n' "${ERRS[@]}" >&2
+		return 1
+	fi
+}
+
+# config_case KEYWORD 'JQ-FILTER': create with a config edited by the filter (on a copy).
+config_case() {
+	cp "$BUNDLE/config.json.orig" "$BUNDLE/config.json"
+	update_config "$2"
+	expect_error "$1" create --bundle "$BUNDLE" bad
+}
+
+setup() {
+	setup_bundle
+	set_args true
+	cp "$BUNDLE/config.json" "$BUNDLE/config.json.orig"
+	mkdir -p "$TEST_ROOT"
+	ERRS=()
+}
+
+@test "bad flags and commands" {
+	expect_error --no-such-flag --no-such-flag list
+	expect_error frobnicate frobnicate
+	expect_error --no-such-flag create --no-such-flag --bundle "$BUNDLE" bad
+	expect_error --log-format --log-format xml list
+	expect_error preserve-fds create --preserve-fds nope --bundle "$BUNDLE" bad
+	expect_error preserve-fds create --preserve-fds 99999999999999999999999 --bundle "$BUNDLE" bad
+	expect_error format list --format xml
+	report
+}
+
+@test "missing or extra arguments" {
+	expect_error id create --bundle "$BUNDLE"
+	expect_error id start
+	expect_error id state
+	expect_error id delete
+	expect_error id kill
+	report
+}
+
+@test "bad container ids" {
+	long=$(printf 'a%.0s' $(seq 1025))
+	expect_error id create --bundle "$BUNDLE" '../x'
+	expect_error id create --bundle "$BUNDLE" 'a/b'
+	expect_error id create --bundle "$BUNDLE" '..'
+	expect_error id create --bundle "$BUNDLE" '.'
+	expect_error id create --bundle "$BUNDLE" ''
+	expect_error id create --bundle "$BUNDLE" "$long"
+	expect_error id create --bundle "$BUNDLE" $'new\nline'
+	expect_error id state '../x'
+	expect_error id delete --force 'a/b'
+	report
+	# Nothing was created outside the root either.
+	[ ! -e "$(dirname "$TEST_ROOT")/x" ]
+}
+
+@test "missing bundle, config, rootfs and pid-file directory" {
+	expect_error /nonexistent-agentrt-bundle create --bundle /nonexistent-agentrt-bundle bad
+	mv "$BUNDLE/config.json" "$BUNDLE/config.moved"
+	expect_error config.json create --bundle "$BUNDLE" bad
+	mv "$BUNDLE/config.moved" "$BUNDLE/config.json"
+	mv "$ROOTFS" "$BUNDLE/rootfs.moved"
+	expect_error rootfs create --bundle "$BUNDLE" bad
+	mv "$BUNDLE/rootfs.moved" "$ROOTFS"
+	expect_error /nonexistent-agentrt-dir create --bundle "$BUNDLE" --pid-file /nonexistent-agentrt-dir/pid bad
+	expect_error /nonexistent-agentrt-process exec --process /nonexistent-agentrt-process nosuch
+	report
+}
+
+@test "malformed and truncated JSON" {
+	head -c 100 "$BUNDLE/config.json.orig" >"$BUNDLE/config.json"
+	expect_error config.json create --bundle "$BUNDLE" bad
+	: >"$BUNDLE/config.json"
+	expect_error config.json create --bundle "$BUNDLE" bad
+	echo '[]' >"$BUNDLE/config.json"
+	expect_error config.json create --bundle "$BUNDLE" bad
+	printf '{"ociVersion": "1.0.2", "process": {"args": ["sh"]}, "root": {"path": "rootfs"}} trailing' >"$BUNDLE/config.json"
+	expect_error config.json create --bundle "$BUNDLE" bad
+	printf '\xff\xfe{' >"$BUNDLE/config.json"
+	expect_error config.json create --bundle "$BUNDLE" bad
+	report
+}
+
+@test "wrong types in config.json" {
+	config_case process.args '.process.args = "sh"'
+	config_case process.args '.process.args = [1, 2]'
+	config_case root.path '.root.path = 42'
+	config_case uid '.process.user.uid = "root"'
+	config_case uid '.process.user.uid = -1'
+	config_case uid '.process.user.uid = 99999999999'
+	config_case terminal '.process.terminal = "yes"'
+	config_case mounts '.mounts = {}'
+	config_case namespaces '.linux.namespaces = "pid"'
+	config_case env '.process.env = [1]'
+	report
+}
+
+@test "invalid values in config.json" {
+	config_case cwd '.process.cwd = "tmp"'
+	config_case namespace '.linux.namespaces += [{"type": "nosuchns"}]'
+	config_case RLIMIT_NOSUCH '.process.rlimits = [{"type": "RLIMIT_NOSUCH", "soft": 1, "hard": 1}]'
+	config_case SCMP_ACT_NOSUCH '.linux.seccomp = {"defaultAction": "SCMP_ACT_NOSUCH"}'
+	config_case args '.process.args = []'
+	config_case namespace '.linux.namespaces += [{"type": "pid"}]'
+	report
+}
+
+@test "invalid values agentrt rejects (runc accepts them)" {
+	agentrt_only "runc does not validate these"
+	config_case ociVersion 'del(.ociVersion)'
+	config_case CAP_NOSUCH '.process.capabilities.bounding += ["CAP_NOSUCH"]'
+	config_case path '.hooks.prestart = [{"path": "relative/hook"}]'
+	config_case timeout '.hooks.prestart = [{"path": "/bin/true", "timeout": -1}]'
+	config_case process '{"ociVersion": "1.0.2"}'
+	config_case uidMappings '.linux.uidMappings = [{"containerID": 0, "hostID": 1000, "size": 1}]'
+	report
+}
+
+@test "an error leaves an existing container untouched" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid c1)
+	create_container c1
+	assert_clean_failure
+	run rt kill c1 NOSUCHSIG
+	assert_clean_failure
+	run rt start c1
+	assert_clean_failure
+	[ "$(container_status c1)" = running ]
+	[ "$(container_pid c1)" = "$pid" ]
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bats
+# exec.bats - `exec` into a running container: command line, --process, --env, --cwd,
+# --user, --detach/--pid-file, --tty with a console socket, exit codes, namespaces.
+
+load helpers
+
+start_sleeper() {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	INIT_PID=$(container_pid c1)
+}
+
+@test "exec runs a command line and returns its output" {
+	start_sleeper
+	run rt exec c1 echo hello exec
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "hello exec" ]
+}
+
+@test "exec propagates the exit status" {
+	start_sleeper
+	for code in 0 1 5 42; do
+		run rt exec c1 sh -c "exit $code"
+		[ "$status" -eq "$code" ] || fail "exit $code gave $status"
+	done
+}
+
+@test "exec joins every namespace of the container" {
+	start_sleeper
+	run rt exec c1 sh -c 'for n in pid net ipc uts mnt; do readlink /proc/self/ns/$n; done'
+	[ "$status" -eq 0 ] || fail "$output"
+	expected=$(for n in pid net ipc uts mnt; do readlink "/proc/$INIT_PID/ns/$n"; done)
+	[ "$output" = "$expected" ] || fail "exec namespaces: $output, init: $expected"
+	# And they are not the host's.
+	for n in pid net ipc uts mnt; do
+		[ "$(readlink /proc/self/ns/$n)" != "$(readlink "/proc/$INIT_PID/ns/$n")" ]
+	done
+}
+
+@test "exec sees the container's root filesystem" {
+	start_sleeper
+	echo inside >"$ROOTFS/marker"
+	run rt exec c1 cat /marker
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+}
+
+@test "exec --process runs the process from a JSON file" {
+	start_sleeper
+	cat >"$BUNDLE/process.json" <<'JSON'
+{
+	"terminal": false,
+	"user": {"uid": 1000, "gid": 1000},
+	"args": ["sh", "-c", "echo $GREETING; pwd; id -u; id -g"],
+	"env": ["PATH=/usr/bin:/bin", "GREETING=from-process-json"],
+	"cwd": "/tmp",
+	"noNewPrivileges": true
+}
+JSON
+	run rt exec --process "$BUNDLE/process.json" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "$(printf 'from-process-json\n/tmp\n1000\n1000')" ] || fail "got: $output"
+}
+
+@test "exec --env sets variables" {
+	start_sleeper
+	run rt exec --env FOO=bar --env BAZ='with space' c1 sh -c 'echo "$FOO|$BAZ"'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "bar|with space" ]
+}
+
+@test "exec --env overrides the config's environment" {
+	update_config '.process.env += ["FOO=from-config"]'
+	start_sleeper
+	run rt exec c1 sh -c 'echo $FOO'
+	[ "$output" = from-config ]
+	run rt exec -e FOO=override c1 sh -c 'echo $FOO'
+	[ "$output" = override ]
+}
+
+@test "exec --cwd sets the working directory" {
+	start_sleeper
+	run rt exec --cwd /tmp c1 pwd
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = /tmp ]
+}
+
+@test "exec --user uid:gid" {
+	start_sleeper
+	run rt exec --user 1000:1000 c1 sh -c 'id -u; id -g'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "$(printf '1000\n1000')" ]
+	run rt exec -u 65534:65534 c1 sh -c 'id -u; id -g'
+	[ "$output" = "$(printf '65534\n65534')" ]
+}
+
+@test "exec --user uid alone gives gid 0" {
+	start_sleeper
+	run rt exec --user 1000 c1 sh -c 'id -u; id -g'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "$(printf '1000\n0')" ]
+}
+
+@test "exec --user: the process's status shows the ids" {
+	start_sleeper
+	run rt exec --user 1000:1000 c1 grep -E '^(Uid|Gid):' /proc/self/status
+	[ "$status" -eq 0 ]
+	grep -qP '^Uid:\t1000\t1000\t1000\t1000$' <<<"$output"
+	grep -qP '^Gid:\t1000\t1000\t1000\t1000$' <<<"$output"
+}
+
+@test "exec --detach --pid-file: the process runs in the container" {
+	start_sleeper
+	rt_bg exec --detach --pid-file "$BUNDLE/exec.pid" c1 sleep 999
+	[ "$status" -eq 0 ] || fail "exec -d: $output"
+	[ -s "$BUNDLE/exec.pid" ]
+	pid=$(cat "$BUNDLE/exec.pid")
+	[[ "$pid" =~ ^[0-9]+$ ]]
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 999'
+	[ "$(readlink "/proc/$pid/ns/pid")" = "$(readlink "/proc/$INIT_PID/ns/pid")" ]
+	[ "$(readlink "/proc/$pid/ns/mnt")" = "$(readlink "/proc/$INIT_PID/ns/mnt")" ]
+	# ps lists it.
+	run rt ps c1
+	[ "$status" -eq 0 ]
+	grep -q "\b$pid\b" <<<"$output"
+}
+
+@test "exec --tty with --console-socket hands over a pty" {
+	start_sleeper
+	start_recvtty
+	rt_bg exec -d -t --console-socket "$CONSOLE_SOCKET" c1 sh -c 'tty > /tmp/tty; echo pty-hello'
+	[ "$status" -eq 0 ] || fail "exec -t: $output"
+	wait_for_file "$BUNDLE/tty.info"
+	grep -q '^pty /dev/pts/' "$BUNDLE/tty.info" || fail "$(cat "$BUNDLE/tty.info")"
+	wait_for_file "$ROOTFS/tmp/tty"
+	grep -q '^/dev/pts/[0-9]' "$ROOTFS/tmp/tty"
+	for i in $(seq 50); do grep -q pty-hello "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q pty-hello "$BUNDLE/tty.out"
+}
+
+@test "exec --preserve-fds passes extra fds" {
+	start_sleeper
+	echo passed-fd >"$BUNDLE/fd3"
+	run bash -c "exec 3<'$BUNDLE/fd3'; timeout 30 '$AGENTRT' --root '$TEST_ROOT' exec --preserve-fds 1 c1 cat /proc/self/fd/3"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = passed-fd ]
+}
+
+@test "exec does not pass the caller's extra fds without --preserve-fds" {
+	start_sleeper
+	run bash -c "exec 3</ 4</etc; timeout 30 '$AGENTRT' --root '$TEST_ROOT' exec c1 ls /proc/self/fd"
+	[ "$status" -eq 0 ] || fail "$output"
+	# ls itself opens the directory as fd 3.
+	for fd in $output; do
+		[ "$fd" -le 3 ] || fail "fd $fd leaked into exec: $output"
+	done
+}
+
+@test "exec --cap adds a capability to the effective set, none inheritable" {
+	start_sleeper
+	run rt exec --cap CAP_NET_RAW c1 grep -E '^Cap(Eff|Inh|Amb):' /proc/self/status
+	[ "$status" -eq 0 ] || fail "$output"
+	eff=$(awk '/^CapEff/{print $2}' <<<"$output")
+	(( (0x$eff >> 13) & 1 )) || fail "CAP_NET_RAW not effective: $output"
+	grep -qP '^CapInh:\t0{16}$' <<<"$output"
+	grep -qP '^CapAmb:\t0{16}$' <<<"$output"
+}
+
+@test "exec --no-new-privs sets NoNewPrivs" {
+	update_config '.process.noNewPrivileges = false'
+	start_sleeper
+	run rt exec c1 grep NoNewPrivs /proc/self/status
+	grep -qP 'NoNewPrivs:\t0' <<<"$output"
+	run rt exec --no-new-privs c1 grep NoNewPrivs /proc/self/status
+	grep -qP 'NoNewPrivs:\t1' <<<"$output"
+}
+
+@test "exec into a stopped container fails" {
+	set_args true
+	run_detached c1
+	wait_for_status c1 stopped
+	run rt exec c1 true
+	assert_clean_failure
+}
+
+@test "exec of a nonexistent program fails, container keeps running" {
+	start_sleeper
+	run rt exec c1 /no/such/program
+	assert_clean_failure
+	[ "$(container_status c1)" = running ]
+}
+
+@test "exec: many sequential execs leave no processes behind" {
+	start_sleeper
+	for i in $(seq 20); do
+		run rt exec c1 true
+		[ "$status" -eq 0 ] || fail "exec $i: $output"
+	done
+	run rt ps --format json c1
+	[ "$(jq length <<<"$output")" -eq 1 ] || fail "processes left: $output"
+}

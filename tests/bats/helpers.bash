@@ -1,0 +1,361 @@
+# tests/bats/helpers.bash - shared helpers for the black-box bats suites.
+#
+# Every suite runs against the runtime binary in $AGENTRT (default: the repo's ./agentrt);
+# any runc-compatible binary works (AGENTRT=/usr/sbin/runc bats tests/bats/...).  Each test
+# file gets its own --root directory, each test a fresh bundle under /tmp/agentrt-test-XXXX
+# with a copy of the cached busybox rootfs (build/rootfs, see tests/rootfs/build.sh).
+#
+#   setup_bundle / teardown_bundle   fresh bundle in $BUNDLE; delete every container, check
+#                                    nothing (containers, mounts, cgroups, netns) is left
+#   rt ARGS...                       the runtime with --root $TEST_ROOT (bounded by a timeout)
+#   rt_bg ARGS...                    same, stdio to files: for create / run -d / exec -d,
+#                                    whose container keeps the stdio; sets $status, $output
+#   update_config 'JQ'               edit $BUNDLE/config.json;  set_args ARG...  the process
+#   wait_for_status ID STATUS        poll `state` until STATUS (default 10 s)
+#   agentrt_only, requires ...       skips
+#   start_recvtty                    console socket in $CONSOLE_SOCKET (tests/helpers/recvtty)
+
+REPO_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+AGENTRT=${AGENTRT:-$REPO_ROOT/agentrt}
+case "$AGENTRT" in
+/*) ;;
+*/*) AGENTRT=$REPO_ROOT/${AGENTRT#./} ;;
+*) AGENTRT=$(command -v "$AGENTRT" || echo "$AGENTRT") ;;
+esac
+export AGENTRT
+TEST_ROOTFS=${TEST_ROOTFS:-$REPO_ROOT/build/rootfs}
+HELPER_DIR=${HELPER_DIR:-$REPO_ROOT/build/test-helpers}
+RECVTTY=$HELPER_DIR/recvtty
+RT_TIMEOUT=${RT_TIMEOUT:-60}
+
+# One --root and one cgroup parent per test file (and per bats run).
+_file_tag=$(basename "$BATS_TEST_FILENAME" .bats)
+TEST_ROOT=/run/agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
+CG_PARENT=agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
+TEST_TMP_PREFIX=/tmp/agentrt-test-
+
+# ---------------------------------------------------------------- runtime identity and skips
+
+rt_version() {
+	"$AGENTRT" --version 2>/dev/null | head -n1
+}
+
+# True when $AGENTRT is agentrt itself (not runc, crun, ...).
+is_agentrt() {
+	rt_version | grep -qi '^agentrt'
+}
+
+is_runc() {
+	rt_version | grep -qi '^runc'
+}
+
+# A test of behaviour where agentrt deliberately differs from runc (error texts, extra
+# commands and options): skipped against other runtimes.
+agentrt_only() {
+	is_agentrt || skip "agentrt-specific (${1:-behaviour differs from $(rt_version)})"
+}
+
+# A CVE regression test that the runtime under test is known to fail because that version is
+# vulnerable (the test was checked to fail on it).  AGENTRT_TEST_VULN=1 runs it anyway.
+known_vulnerable() { # RUNTIME-REGEX CVE
+	[ "${AGENTRT_TEST_VULN:-0}" = 1 ] && return 0
+	if rt_version | grep -qiE "$1"; then
+		skip "$(rt_version) is vulnerable to $2 (set AGENTRT_TEST_VULN=1 to run)"
+	fi
+}
+
+# A test of specified behaviour that a known runtime version gets wrong (a bug, not a
+# deliberate difference): skipped for that runtime with the reason.
+known_broken() { # RUNTIME-REGEX REASON
+	[ "${AGENTRT_TEST_VULN:-0}" = 1 ] && return 0
+	if rt_version | grep -qiE "$1"; then
+		skip "known bug in $(rt_version): $2"
+	fi
+}
+
+requires() {
+	local r
+	for r in "$@"; do
+		case "$r" in
+		root) [ "$(id -u)" -eq 0 ] || skip "needs root" ;;
+		userns) [ -e /proc/self/ns/user ] && unshare -U true 2>/dev/null || skip "needs user namespaces" ;;
+		timens) [ -e /proc/self/ns/time ] || skip "needs time namespaces" ;;
+		cgroupns) [ -e /proc/self/ns/cgroup ] || skip "needs cgroup namespaces" ;;
+		netns) command -v ip >/dev/null && ip netns help 2>&1 | grep -q add || skip "needs ip netns" ;;
+		recvtty) [ -x "$RECVTTY" ] || skip "recvtty not built (make test-helpers)" ;;
+		*) command -v "$r" >/dev/null || skip "needs $r" ;;
+		esac
+	done
+}
+
+# ---------------------------------------------------------------- running the runtime
+
+# The runtime with this file's --root, bounded in time.
+rt() {
+	timeout --kill-after=5 "$RT_TIMEOUT" "$AGENTRT" --root "$TEST_ROOT" "$@"
+}
+
+# For commands whose container keeps the runtime's stdio (create, run -d, exec -d without a
+# terminal): stdin from /dev/null, stdout/stderr to a file in the bundle, so that bats'
+# output pipe is not held open by the container.  Sets $status and $output like `run`.
+rt_bg() {
+	local log
+	log=$(mktemp "$BUNDLE/rt-bg.XXXXXX")
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" "$AGENTRT" --root "$TEST_ROOT" "$@" \
+		</dev/null >"$log" 2>&1 || status=$?
+	output=$(cat "$log")
+	RT_BG_LOG=$log
+	return 0
+}
+
+# create ID [ARGS...]: create from $BUNDLE; the container's stdout/stderr go to
+# $BUNDLE/ID.out and $BUNDLE/ID.err (runtime errors land in ID.err too).
+create_container() {
+	local id=$1
+	shift
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" "$AGENTRT" --root "$TEST_ROOT" create \
+		--bundle "$BUNDLE" "$@" "$id" </dev/null >"$BUNDLE/$id.out" 2>"$BUNDLE/$id.err" || status=$?
+	output=$(cat "$BUNDLE/$id.err")
+	return 0
+}
+
+# run -d ID [ARGS...] with the same redirections as create_container.
+run_detached() {
+	local id=$1
+	shift
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" "$AGENTRT" --root "$TEST_ROOT" run -d \
+		--bundle "$BUNDLE" "$@" "$id" </dev/null >"$BUNDLE/$id.out" 2>"$BUNDLE/$id.err" || status=$?
+	output=$(cat "$BUNDLE/$id.err")
+	return 0
+}
+
+# Fail the test with a message (works outside `run`).
+fail() {
+	echo "FAIL: $*" >&2
+	return 1
+}
+
+# Exit status must be a plain failure: not 0, not a timeout (124), not death by a signal
+# (128+N).  agentrt itself must stay below 128; runc uses 255 for some errors.
+assert_clean_failure() {
+	[ "$status" -ne 0 ] || fail "expected failure, got exit 0; output: $output"
+	[ "$status" -ne 124 ] || fail "timed out; output: $output"
+	if [ "$status" -gt 128 ] && [ "$status" -le 192 ]; then
+		fail "killed by signal $((status - 128)); output: $output"
+	fi
+	if is_agentrt && [ "$status" -ge 128 ]; then
+		fail "exit status $status >= 128; output: $output"
+	fi
+	return 0
+}
+
+assert_output_contains() {
+	grep -qiF -- "$1" <<<"$output" || fail "output does not contain \`$1': $output"
+}
+
+state_field() { # ID JQ-FIELD
+	rt state "$1" | jq -r "$2"
+}
+
+container_pid() {
+	state_field "$1" .pid
+}
+
+container_status() {
+	rt state "$1" 2>/dev/null | jq -r .status 2>/dev/null
+}
+
+wait_for_status() { # ID STATUS [SECONDS]
+	local i limit=$((${3:-10} * 10)) s=
+	for ((i = 0; i < limit; i++)); do
+		s=$(container_status "$1")
+		[ "$s" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "container $1: status \`$s', expected \`$2' after ${3:-10}s"
+}
+
+# Wait until FILE exists and is non-empty (default 10 s).
+wait_for_file() {
+	local i limit=$((${2:-10} * 10))
+	for ((i = 0; i < limit; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "file $1 did not appear within ${2:-10}s"
+}
+
+# ---------------------------------------------------------------- bundles and configs
+
+ensure_rootfs() {
+	if [ ! -f "$TEST_ROOTFS/.inputs" ] || [ ! -x "$TEST_ROOTFS/usr/local/bin/try-syscall" ]; then
+		make -s -C "$REPO_ROOT" test-rootfs >&2 || fail "cannot build the test rootfs"
+	fi
+}
+
+_cg_counter=0
+
+# make_bundle DIR: a bundle with a copy of the rootfs and a normalised config.json.
+make_bundle() {
+	local dir=$1 cg
+	mkdir -p "$dir"
+	cp -a "$TEST_ROOTFS" "$dir/rootfs"
+	if [ "${AGENTRT_TEST_SPEC:-runtime}" = runtime ] && (cd "$dir" && "$AGENTRT" spec) >/dev/null 2>&1 &&
+		jq -e .process "$dir/config.json" >/dev/null 2>&1; then
+		:
+	else
+		cp "$REPO_ROOT/tests/data/config-base.json" "$dir/config.json"
+	fi
+	_cg_counter=$((_cg_counter + 1))
+	cg="/$CG_PARENT/$(basename "$BUNDLE")-$_cg_counter"
+	# Normalise what the suites rely on: no terminal, a writable rootfs, our own cgroup.
+	jq --arg cg "$cg" '.process.terminal = false | .process.args = ["sh"] |
+		.root.readonly = false | .linux.cgroupsPath = $cg' \
+		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+}
+
+setup_bundle() {
+	requires root
+	ensure_rootfs
+	mkdir -p "$TEST_ROOT"
+	BUNDLE=$(mktemp -d "${TEST_TMP_PREFIX}XXXXXX")
+	chmod 0755 "$BUNDLE"
+	make_bundle "$BUNDLE"
+	ROOTFS=$BUNDLE/rootfs
+	NETNS_CREATED=()
+	RECVTTY_PID=
+	export BUNDLE ROOTFS
+}
+
+setup() {
+	setup_bundle
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# update_config 'JQ' [FILE]: apply a jq filter to config.json (extra jq args after the file).
+update_config() {
+	local file=${2:-$BUNDLE/config.json}
+	jq "$1" "$file" >"$file.new" || fail "update_config: jq \`$1' failed"
+	mv "$file.new" "$file"
+}
+
+# set_args ARG...: process.args
+set_args() {
+	local args
+	args=$(json_array "$@")
+	update_config ".process.args = $args"
+}
+
+# json_array ARG...: a JSON array of strings (safe for any bytes but NUL).
+json_array() {
+	local a out=
+	for a in "$@"; do
+		out+=${out:+,}$(printf '%s' "$a" | jq -Rs .)
+	done
+	echo "[$out]"
+}
+
+# set_cmd 'SHELL COMMAND': process.args = sh -c 'COMMAND'
+set_cmd() {
+	set_args sh -c "$1"
+}
+
+# make_netns: a named network namespace made by `ip netns add`, its name in $NETNS; removed
+# at teardown.  (Not in a $(...) subshell: the list of namespaces to remove would be lost.)
+make_netns() {
+	NETNS=agentrt-test-$$-$RANDOM
+	ip netns add "$NETNS" || fail "ip netns add $NETNS"
+	NETNS_CREATED+=("$NETNS")
+}
+
+# ---------------------------------------------------------------- console socket
+
+# start_recvtty [--input TEXT]: listen on $CONSOLE_SOCKET; the received pty is described in
+# $BUNDLE/tty.info and its output copied to $BUNDLE/tty.out.
+start_recvtty() {
+	requires recvtty
+	CONSOLE_SOCKET=$BUNDLE/console.sock
+	"$RECVTTY" --timeout 60 --info "$BUNDLE/tty.info" --out "$BUNDLE/tty.out" "$@" \
+		"$CONSOLE_SOCKET" </dev/null >/dev/null 2>"$BUNDLE/recvtty.err" &
+	RECVTTY_PID=$!
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[ -S "$CONSOLE_SOCKET" ] && return 0
+		sleep 0.1
+	done
+	fail "recvtty did not listen on $CONSOLE_SOCKET"
+}
+
+# ---------------------------------------------------------------- teardown and leak checks
+
+# Mount points (from our mount namespace) below DIR.
+mounts_below() {
+	awk -v d="$1" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo
+}
+
+teardown_bundle() {
+	local problems=() id ids left m cg ctrl
+	if [ -n "${RECVTTY_PID:-}" ]; then
+		kill "$RECVTTY_PID" 2>/dev/null
+		wait "$RECVTTY_PID" 2>/dev/null
+	fi
+	if [ -d "$TEST_ROOT" ]; then
+		ids=$(rt list -q 2>/dev/null)
+		for id in $ids; do
+			rt delete --force "$id" >/dev/null 2>&1 || problems+=("delete --force $id failed")
+		done
+		left=$(rt list -q 2>/dev/null)
+		[ -z "$left" ] || problems+=("containers left after delete --force: $left")
+	fi
+	for m in "${NETNS_CREATED[@]}"; do
+		ip netns delete "$m" 2>/dev/null
+	done
+	# Leaf cgroups the runtime should have removed, then our per-file parent.
+	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$ctrl$CG_PARENT" ] || continue
+		for cg in "$ctrl$CG_PARENT"/*/; do
+			[ -d "$cg" ] || continue
+			rmdir "$cg" 2>/dev/null
+			problems+=("cgroup left behind: $cg")
+		done
+		rmdir "$ctrl$CG_PARENT" 2>/dev/null
+	done
+	if [ -n "${BUNDLE:-}" ] && [ -d "$BUNDLE" ]; then
+		m=$(mounts_below "$BUNDLE")
+		if [ -n "$m" ]; then
+			problems+=("mounts left in the host namespace: $m")
+			# Never recurse into a leaked bind mount of a host directory.
+			for m in $(echo "$m" | sort -r); do umount -l "$m" 2>/dev/null; done
+		fi
+		[ -z "$(mounts_below "$BUNDLE")" ] && rm -rf --one-file-system "$BUNDLE"
+	fi
+	if [ "${#problems[@]}" -gt 0 ]; then
+		printf 'teardown: %s\n' "${problems[@]}" >&2
+		return 1
+	fi
+}
+
+# Runs once per file after its last test: the --root must be empty, then it is removed.
+teardown_file() {
+	local left=
+	if [ -d "$TEST_ROOT" ]; then
+		left=$(ls -A "$TEST_ROOT" 2>/dev/null)
+		if [ -n "$left" ]; then
+			for id in $(rt list -q 2>/dev/null); do rt delete --force "$id" >/dev/null 2>&1; done
+		fi
+		rm -rf --one-file-system "$TEST_ROOT"
+	fi
+	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
+	done
+	if [ -n "$left" ]; then
+		echo "teardown_file: left in $TEST_ROOT: $left" >&2
+		return 1
+	fi
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# hooks.bats - the six OCI hooks: when they run, the state JSON on their stdin, argv and env
+# passed verbatim, failures and timeouts.  Hooks append to $ROOTFS/hooks.log (host path);
+# startContainer runs inside the container, where the same file is /hooks.log.
+
+load helpers
+
+# hook KIND LOGPATH: a hook that logs its kind and saves its stdin as hook-KIND.json next to
+# the log.
+hook() {
+	local dir
+	dir=$(dirname "$2")
+	echo "{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo $1 >> $2; cat > $dir/hook-$1.json\"]}"
+}
+
+all_hooks() {
+	update_config ".hooks = {
+		\"prestart\": [$(hook prestart "$ROOTFS/hooks.log")],
+		\"createRuntime\": [$(hook createRuntime "$ROOTFS/hooks.log")],
+		\"createContainer\": [$(hook createContainer "$ROOTFS/hooks.log")],
+		\"startContainer\": [$(hook startContainer /hooks.log)],
+		\"poststart\": [$(hook poststart "$ROOTFS/hooks.log")],
+		\"poststop\": [$(hook poststop "$ROOTFS/hooks.log")]}"
+}
+
+@test "all six hooks run at their moments, in order" {
+	known_broken '^runc version 1\.(0|1)\.' "poststart runs at create (fixed in runc 1.2)"
+	all_hooks
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(tr '\n' ' ' <"$ROOTFS/hooks.log")" = "prestart createRuntime createContainer " ] ||
+		fail "after create: $(cat "$ROOTFS/hooks.log")"
+	rt start c1
+	for i in $(seq 50); do grep -q poststart "$ROOTFS/hooks.log" && break; sleep 0.1; done
+	[ "$(tr '\n' ' ' <"$ROOTFS/hooks.log")" = "prestart createRuntime createContainer startContainer poststart " ] ||
+		fail "after start: $(cat "$ROOTFS/hooks.log")"
+	rt kill c1 KILL
+	wait_for_status c1 stopped
+	run rt delete c1
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	[ "$(tail -n1 "$ROOTFS/hooks.log")" = poststop ]
+}
+
+@test "hooks get the state JSON on stdin" {
+	all_hooks
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	rt start c1
+	wait_for_file "$ROOTFS/hook-poststart.json"
+	pid=$(container_pid c1)
+	rt delete --force c1
+	wait_for_file "$ROOTFS/hook-poststop.json"
+	for k in prestart createRuntime createContainer startContainer poststart poststop; do
+		f=$ROOTFS/hook-$k.json
+		jq -e . "$f" >/dev/null || fail "$k: stdin is not JSON: $(cat "$f")"
+		[ "$(jq -r .id "$f")" = c1 ] || fail "$k: id $(jq -r .id "$f")"
+		[ "$(jq -r .bundle "$f")" = "$BUNDLE" ] || fail "$k: bundle $(jq -r .bundle "$f")"
+		jq -e '.ociVersion and .status' "$f" >/dev/null || fail "$k: $(cat "$f")"
+	done
+	for k in prestart createRuntime poststart; do
+		[ "$(jq -r .pid "$ROOTFS/hook-$k.json")" = "$pid" ] || fail "$k: pid $(jq -r .pid "$ROOTFS/hook-$k.json")"
+	done
+	# The state's pid is the host's view (runc 1.1 passes the in-container pid 1 here).
+	for k in createContainer startContainer; do
+		p=$(jq -r .pid "$ROOTFS/hook-$k.json")
+		if is_agentrt; then
+			[ "$p" = "$pid" ] || fail "$k: pid $p, want $pid"
+		else
+			[ "$p" -gt 0 ] || fail "$k: pid $p"
+		fi
+	done
+	# runc 1.1 runs poststart during create, so its status there is "created".
+	if is_agentrt; then
+		[ "$(jq -r .status "$ROOTFS/hook-poststart.json")" = running ]
+	fi
+	[ "$(jq -r .status "$ROOTFS/hook-poststop.json")" = stopped ]
+}
+
+@test "createContainer and startContainer run in the container's namespaces" {
+	update_config ".hooks = {
+		\"createRuntime\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"readlink /proc/self/ns/mnt > $ROOTFS/ns-createRuntime\"]}],
+		\"createContainer\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"readlink /proc/self/ns/mnt > $ROOTFS/ns-createContainer\"]}],
+		\"startContainer\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"readlink /proc/self/ns/mnt > /ns-startContainer\"]}]}"
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	rt start c1
+	wait_for_file "$ROOTFS/ns-startContainer"
+	cns=$(readlink "/proc/$(container_pid c1)/ns/mnt")
+	[ "$(cat "$ROOTFS/ns-createRuntime")" = "$(readlink /proc/self/ns/mnt)" ]
+	[ "$(cat "$ROOTFS/ns-createContainer")" = "$cns" ]
+	[ "$(cat "$ROOTFS/ns-startContainer")" = "$cns" ]
+}
+
+@test "hook argv is passed verbatim" {
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"printf '%s|' \\\"\$0\\\" \\\"\$@\\\" > $BUNDLE/argv\", \"zero\", \"a b\", \"\$HOME\", \"\"]}]"
+	set_args true
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(cat "$BUNDLE/argv")" = 'zero|a b|$HOME||' ] || fail "argv: $(cat "$BUNDLE/argv")"
+}
+
+@test "hook env is only the hook's env" {
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"export -p > $BUNDLE/env\"], \"env\": [\"HOOKVAR=hook value\"]}]"
+	set_args true
+	AGENTRT_LEAK_CANARY=leaked run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q "HOOKVAR='hook value'" "$BUNDLE/env" || fail "$(cat "$BUNDLE/env")"
+	! grep -q AGENTRT_LEAK_CANARY "$BUNDLE/env" || fail "runtime env leaked into the hook"
+	# Nothing but HOOKVAR and what the shell itself sets.
+	others=$(sed -n "s/^export \([A-Za-z_0-9]*\)=.*/\1/p" "$BUNDLE/env" | grep -vxE 'HOOKVAR|PWD|OLDPWD|SHLVL|_' || true)
+	[ -z "$others" ] || fail "unexpected variables: $others"
+}
+
+@test "a failing prestart hook fails create and leaves nothing behind" {
+	update_config '.hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]'
+	set_cmd 'echo ran > /tmp/ran; sleep 1000'
+	mounts_before=$(wc -l </proc/self/mountinfo)
+	create_container c1
+	assert_clean_failure
+	[ -z "$(rt list -q)" ] || fail "container left: $(rt list)"
+	[ ! -e "$ROOTFS/tmp/ran" ]
+	[ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ]
+	# No process of the container is left (its init would run from the bundle's rootfs).
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" != "$ROOTFS" ] || fail "process ${p#/proc/} left in the rootfs"
+	done
+}
+
+@test "a failing createRuntime hook fails create and leaves nothing behind" {
+	update_config '.hooks.createRuntime = [{"path": "/bin/false"}]'
+	set_args sleep 1000
+	create_container c1
+	assert_clean_failure
+	[ -z "$(rt list -q)" ]
+}
+
+@test "a nonexistent hook path fails create" {
+	update_config '.hooks.prestart = [{"path": "/nonexistent/agentrt-hook"}]'
+	set_args true
+	create_container c1
+	assert_clean_failure
+	[ -z "$(rt list -q)" ]
+}
+
+@test "a hook that exceeds its timeout is killed and fails create" {
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo \$\$ > $BUNDLE/hook.pid; exec sleep 30\"], \"timeout\": 1}]"
+	set_args true
+	start=$(date +%s)
+	create_container c1
+	elapsed=$(($(date +%s) - start))
+	assert_clean_failure
+	[ "$elapsed" -lt 15 ] || fail "create took ${elapsed}s with a 1 s hook timeout"
+	[ -z "$(rt list -q)" ]
+	# The hook process is gone.
+	pid=$(cat "$BUNDLE/hook.pid")
+	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$pid" 2>/dev/null || fail "hook process $pid still running"
+}
+
+@test "poststop runs on delete --force of a running container" {
+	update_config ".hooks.poststop = [$(hook poststop "$BUNDLE/hooks.log")]"
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt delete --force c1
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -qx poststop "$BUNDLE/hooks.log"
+}

@@ -1,0 +1,351 @@
+#!/usr/bin/env bats
+# lifecycle.bats - create/start/state/kill/delete and their error cases (issue 2, "CLI").
+
+load helpers
+
+# A process that records every signal it gets in /tmp/signals (pid 1 ignores signals it
+# has no handler for, so the handlers are needed to observe delivery).
+trap_cmd='for s in TERM HUP USR1 USR2 INT; do trap "echo $s >> /tmp/signals" $s; done
+echo started > /tmp/marker; while :; do sleep 0.1; done'
+
+@test "create leaves the container in status created, the program not yet running" {
+	set_cmd 'echo started > /tmp/marker; exec sleep 1000'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(container_status c1)" = created ]
+	pid=$(container_pid c1)
+	[ "$pid" -gt 0 ]
+	[ -d "/proc/$pid" ] || fail "init pid $pid does not exist"
+	# The user program has not been exec'd: no marker, and the cmdline is not ours.
+	sleep 0.3
+	[ ! -e "$ROOTFS/tmp/marker" ] || fail "program ran before start"
+	run cat "/proc/$pid/cmdline"
+	[[ "$output" != *marker* ]] || fail "init already runs the program: $output"
+	[[ "$output" != sleep* ]] || fail "init already runs the program: $output"
+}
+
+@test "start runs the program, status running" {
+	set_cmd 'echo started > /tmp/marker; exec sleep 1000'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	run rt start c1
+	[ "$status" -eq 0 ] || fail "start: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	[ "$(container_status c1)" = running ]
+	# The same pid now runs the program.
+	[ "$(container_pid c1)" = "$pid" ]
+	for i in $(seq 50); do
+		tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 1000' && break
+		sleep 0.1
+	done
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 1000'
+}
+
+@test "state JSON has the OCI fields and an RFC 3339 created time" {
+	set_args sleep 1000
+	update_config '.annotations = {"org.agentrt.test": "yes"}'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt state c1
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e . >/dev/null || fail "state is not JSON: $output"
+	[ "$(jq -r .ociVersion <<<"$output")" != null ]
+	[ "$(jq -r .id <<<"$output")" = c1 ]
+	[ "$(jq -r .status <<<"$output")" = created ]
+	[ "$(jq -r '.pid | type' <<<"$output")" = number ]
+	[ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+	created=$(jq -r .created <<<"$output")
+	[[ "$created" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$ ]] ||
+		fail "created is not RFC 3339: $created"
+	# ... and close to now.
+	t=$(date -d "$created" +%s)
+	now=$(date +%s)
+	[ $((now - t)) -lt 120 ] && [ $((t - now)) -lt 5 ]
+	[ "$(jq -r '.annotations["org.agentrt.test"]' <<<"$output")" = yes ]
+}
+
+@test "kill without a signal sends TERM" {
+	set_cmd "$trap_cmd"
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	run rt kill c1
+	[ "$status" -eq 0 ] || fail "kill: $output"
+	wait_for_file "$ROOTFS/tmp/signals"
+	grep -qx TERM "$ROOTFS/tmp/signals"
+}
+
+@test "kill accepts a signal by name, with SIG prefix, and by number" {
+	set_cmd "$trap_cmd"
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	for sig in HUP SIGUSR1 12; do
+		run rt kill c1 "$sig"
+		[ "$status" -eq 0 ] || fail "kill $sig: $output"
+	done
+	for i in $(seq 50); do
+		[ "$(wc -l <"$ROOTFS/tmp/signals" 2>/dev/null)" -ge 3 ] && break
+		sleep 0.1
+	done
+	sort "$ROOTFS/tmp/signals" | tr '\n' ' ' | grep -qx 'HUP USR1 USR2 '
+}
+
+@test "kill KILL stops the container, its process is gone" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid c1)
+	run rt kill c1 KILL
+	[ "$status" -eq 0 ]
+	wait_for_status c1 stopped
+	for i in $(seq 50); do
+		[ -d "/proc/$pid" ] || break
+		grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null && break
+		sleep 0.1
+	done
+	! grep -q '^State:.*[RS]' "/proc/$pid/status" 2>/dev/null
+}
+
+@test "kill with a bad signal name fails" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for sig in SIGNOPE 0x9 -1 99999 KILLX; do
+		run rt kill c1 "$sig"
+		assert_clean_failure
+	done
+	[ "$(container_status c1)" = running ]
+}
+
+@test "kill on a stopped container fails with \"container not running\"" {
+	set_args true
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_status c1 stopped
+	run rt kill c1 KILL
+	assert_clean_failure
+	assert_output_contains "not running"
+}
+
+@test "kill --all on a stopped container succeeds" {
+	set_args true
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_status c1 stopped
+	run rt kill --all c1 KILL
+	[ "$status" -eq 0 ] || fail "kill --all: $output"
+}
+
+@test "kill --all signals every process of the container" {
+	set_cmd 'sleep 1000 & sleep 1000 & echo started > /tmp/marker; wait'
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	run rt kill --all c1 KILL
+	[ "$status" -eq 0 ] || fail "kill --all: $output"
+	wait_for_status c1 stopped
+}
+
+@test "delete of a running container without --force fails and keeps it" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid c1)
+	run rt delete c1
+	assert_clean_failure
+	[ "$(container_status c1)" = running ]
+	kill -0 "$pid"
+}
+
+@test "delete --force kills a running container and removes it" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid c1)
+	run rt delete --force c1
+	[ "$status" -eq 0 ] || fail "delete --force: $output"
+	run rt state c1
+	assert_clean_failure
+	for i in $(seq 50); do
+		[ -d "/proc/$pid" ] || break
+		sleep 0.1
+	done
+	[ ! -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"
+	[ -z "$(rt list -q)" ]
+}
+
+@test "delete of a created container removes it and its init" {
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	run rt delete c1
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	for i in $(seq 50); do
+		[ -d "/proc/$pid" ] || break
+		sleep 0.1
+	done
+	[ ! -d "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status"
+	[ -z "$(rt list -q)" ]
+}
+
+@test "delete of a stopped container removes its state" {
+	set_args true
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_status c1 stopped
+	run rt delete c1
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	[ -z "$(rt list -q)" ]
+	[ -z "$(ls -A "$TEST_ROOT")" ] || fail "left in --root: $(ls -A "$TEST_ROOT")"
+}
+
+@test "create with a duplicate id fails and leaves the first container alone" {
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	create_container c1
+	assert_clean_failure
+	[ "$(container_status c1)" = created ]
+	[ "$(container_pid c1)" = "$pid" ]
+	[ "$(rt list -q | wc -l)" -eq 1 ]
+}
+
+@test "commands on an unknown id fail with \"does not exist\"" {
+	for cmd in state start "kill" delete pause resume ps "exec"; do
+		case $cmd in
+		exec) run rt exec nosuch true ;;
+		*) run rt $cmd nosuch ;;
+		esac
+		assert_clean_failure
+		assert_output_contains "does not exist"
+	done
+}
+
+@test "delete --force of an unknown id exits 0" {
+	run rt delete --force nosuch
+	[ "$status" -eq 0 ] || fail "delete --force nosuch: $output"
+}
+
+@test "start of a stopped container fails" {
+	set_args true
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_status c1 stopped
+	run rt start c1
+	assert_clean_failure
+	[ "$(container_status c1)" = stopped ]
+}
+
+@test "start twice fails the second time" {
+	set_args sleep 1000
+	create_container c1
+	run rt start c1
+	[ "$status" -eq 0 ] || fail "start: $output"
+	run rt start c1
+	assert_clean_failure
+	[ "$(container_status c1)" = running ]
+}
+
+@test "a stopped container reports status stopped" {
+	set_args sh -c 'exit 3'
+	create_container c1
+	rt start c1
+	wait_for_status c1 stopped
+	run rt state c1
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .status <<<"$output")" = stopped ]
+}
+
+@test "--pid-file holds the init pid without a trailing newline" {
+	set_args sleep 1000
+	create_container c1 --pid-file "$BUNDLE/pid"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ -f "$BUNDLE/pid" ]
+	[ "$(cat "$BUNDLE/pid")" = "$(container_pid c1)" ]
+	[ "$(tail -c1 "$BUNDLE/pid" | od -An -c | tr -d ' ')" != '\n' ] || fail "pid file ends in a newline"
+	grep -qE '^[0-9]+$' "$BUNDLE/pid"
+}
+
+@test "--pid-file relative to the current directory" {
+	set_args sleep 1000
+	cd "$BUNDLE"
+	create_container c1 --pid-file pid.rel
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(cat "$BUNDLE/pid.rel")" = "$(container_pid c1)" ]
+}
+
+@test "create with --bundle relative to the current directory" {
+	set_args sleep 1000
+	cd "$(dirname "$BUNDLE")"
+	rel=$(basename "$BUNDLE")
+	rt_bg create --bundle "$rel" c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(state_field c1 .bundle)" = "$BUNDLE" ]
+}
+
+@test "create without --bundle uses the current directory" {
+	set_args sleep 1000
+	cd "$BUNDLE"
+	rt_bg create c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(state_field c1 .bundle)" = "$BUNDLE" ]
+}
+
+@test "--root is created when missing and holds the container state" {
+	rm -rf "$TEST_ROOT"
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ -d "$TEST_ROOT" ]
+	[ -n "$(ls -A "$TEST_ROOT")" ]
+	# Another root does not see it.
+	run timeout 10 "$AGENTRT" --root "$TEST_ROOT-other" list -q
+	[ -z "$output" ]
+	rm -rf "$TEST_ROOT-other"
+}
+
+@test "--log writes runtime errors to the file" {
+	run rt --log "$BUNDLE/rt.log" state nosuch
+	assert_clean_failure
+	# runc and agentrt log the error to the --log file.
+	grep -q 'does not exist' "$BUNDLE/rt.log"
+}
+
+@test "--log-format json writes JSON lines with level, msg and time" {
+	run rt --log "$BUNDLE/rt.log" --log-format json state nosuch
+	assert_clean_failure
+	[ -s "$BUNDLE/rt.log" ]
+	while read -r line; do
+		jq -e 'has("level") and has("msg") and has("time")' <<<"$line" >/dev/null ||
+			fail "not a JSON log line: $line"
+	done <"$BUNDLE/rt.log"
+	grep 'does not exist' "$BUNDLE/rt.log" | jq -e '.level == "error"'
+}
+
+@test "--version and --help exit 0" {
+	run "$AGENTRT" --version
+	[ "$status" -eq 0 ]
+	[ -n "$output" ]
+	run "$AGENTRT" --help
+	[ "$status" -eq 0 ]
+	assert_output_contains create
+}
+
+@test "--systemd-cgroup and --debug are accepted" {
+	agentrt_only "runc's --systemd-cgroup needs a running systemd"
+	run rt --debug --systemd-cgroup list
+	[ "$status" -eq 0 ] || fail "$output"
+}
+
+@test "a created container survives the create command, its init stays blocked" {
+	set_cmd 'echo started > /tmp/marker; exec sleep 1000'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	sleep 1
+	[ "$(container_status c1)" = created ]
+	[ ! -e "$ROOTFS/tmp/marker" ]
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bats
+# list.bats - `list` in table, JSON and quiet form.
+
+load helpers
+
+@test "list with no containers" {
+	mkdir -p "$TEST_ROOT"
+	run rt list -q
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run rt list --format json
+	[ "$status" -eq 0 ]
+	# runc prints null, agentrt an empty array.
+	[ "$(jq length <<<"$output")" -eq 0 ] || fail "$output"
+}
+
+@test "list --format json shows id, pid, status, bundle and created" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	create_container c2
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt list --format json
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(jq length <<<"$output")" -eq 2 ]
+	[ "$(jq -r '.[] | select(.id == "c1") | .status' <<<"$output")" = running ]
+	[ "$(jq -r '.[] | select(.id == "c2") | .status' <<<"$output")" = created ]
+	[ "$(jq -r '.[] | select(.id == "c1") | .pid' <<<"$output")" = "$(container_pid c1)" ]
+	[ "$(jq -r '.[] | select(.id == "c1") | .bundle' <<<"$output")" = "$BUNDLE" ]
+	jq -e '.[] | select(.id == "c1") | .created | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T")' <<<"$output" >/dev/null
+}
+
+@test "list shows a table with a header and one row per container" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt list
+	[ "$status" -eq 0 ]
+	head=$(head -n1 <<<"$output")
+	for col in ID PID STATUS BUNDLE CREATED; do
+		grep -qw "$col" <<<"$head" || fail "no column $col: $head"
+	done
+	[ "$(wc -l <<<"$output")" -eq 2 ]
+	row=$(sed -n 2p <<<"$output")
+	[ "$(awk '{print $1}' <<<"$row")" = c1 ]
+	[ "$(awk '{print $2}' <<<"$row")" = "$(container_pid c1)" ]
+	[ "$(awk '{print $3}' <<<"$row")" = running ]
+	[ "$(awk '{print $4}' <<<"$row")" = "$BUNDLE" ]
+}
+
+@test "list --quiet prints only the ids" {
+	set_args sleep 1000
+	create_container c1
+	create_container c2
+	run rt list --quiet
+	[ "$status" -eq 0 ]
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "c1 c2 " ]
+}
+
+@test "list shows a stopped container as stopped with pid 0" {
+	set_args true
+	run_detached c1
+	wait_for_status c1 stopped
+	run rt list --format json
+	[ "$(jq -r '.[0].status' <<<"$output")" = stopped ]
+	[ "$(jq -r '.[0].pid' <<<"$output")" = 0 ]
+}
+
+@test "list --format with a bad value fails" {
+	run rt list --format yaml
+	assert_clean_failure
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bats
+# mounts.bats - mounts from the config: bind ro/rw, tmpfs size/mode, flags, mount points
+# created inside the rootfs only, rootfsPropagation, readonly root.  Checked from the host
+# through /proc/<pid>/mountinfo of the container's init, and from inside.
+
+load helpers
+
+# mountinfo line of mount point $2 in the mount namespace of pid $1
+mnt_line() {
+	awk -v m="$2" '$5 == m' "/proc/$1/mountinfo" | tail -n1
+}
+
+start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
+	update_config ".mounts += $1"
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	PID=$(container_pid c1)
+}
+
+@test "read-only bind mount is really read-only" {
+	mkdir "$BUNDLE/vol"
+	echo host-data >"$BUNDLE/vol/file"
+	start_with_mounts "[{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"rbind\", \"ro\"]}]"
+	line=$(mnt_line "$PID" /vol)
+	[ -n "$line" ] || fail "/vol is not a mount point in the container"
+	[[ "$(awk '{print $6}' <<<"$line")" =~ (^|,)ro(,|$) ]] || fail "not ro: $line"
+	run rt exec c1 cat /vol/file
+	[ "$output" = host-data ]
+	run rt exec c1 sh -c 'echo x > /vol/new'
+	[ "$status" -ne 0 ]
+	run rt exec c1 sh -c 'echo x >> /vol/file'
+	[ "$status" -ne 0 ]
+	[ ! -e "$BUNDLE/vol/new" ]
+	[ "$(cat "$BUNDLE/vol/file")" = host-data ]
+	# The host's own view of the directory is untouched.
+	[ -z "$(mounts_below "$BUNDLE/vol")" ]
+}
+
+@test "read-write bind mount writes through to the host" {
+	mkdir "$BUNDLE/vol"
+	start_with_mounts "[{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"bind\"]}]"
+	run rt exec c1 sh -c 'echo from-container > /vol/new'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(cat "$BUNDLE/vol/new")" = from-container ]
+}
+
+@test "bind mount of a single file" {
+	echo file-data >"$BUNDLE/hostfile"
+	start_with_mounts "[{\"destination\": \"/etc/injected\", \"type\": \"bind\", \"source\": \"$BUNDLE/hostfile\", \"options\": [\"bind\", \"ro\"]}]"
+	run rt exec c1 cat /etc/injected
+	[ "$output" = file-data ]
+	[ -f "$ROOTFS/etc/injected" ]
+}
+
+@test "nosuid, nodev and noexec are applied" {
+	mkdir "$BUNDLE/vol"
+	cp "$ROOTFS/bin/busybox" "$BUNDLE/vol/bb"
+	start_with_mounts "[{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"rbind\", \"nosuid\", \"nodev\", \"noexec\"]}]"
+	opts=$(mnt_line "$PID" /vol | awk '{print $6}')
+	for o in nosuid nodev noexec; do
+		[[ "$opts" =~ (^|,)$o(,|$) ]] || fail "$o missing: $opts"
+	done
+	run rt exec c1 /vol/bb true
+	[ "$status" -ne 0 ] || fail "executed from a noexec mount"
+}
+
+@test "tmpfs with size and mode" {
+	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m", "mode=1770"]}]'
+	line=$(mnt_line "$PID" /scratch)
+	[ "$(awk '{print $(NF-2)}' <<<"$line")" = tmpfs ] || fail "not tmpfs: $line"
+	grep -q 'size=1024k' <<<"$line" || fail "size not 1m: $line"
+	grep -q 'mode=1770' <<<"$line" || fail "mode not 1770: $line"
+	run rt exec c1 stat -c %a /scratch
+	[ "$output" = 1770 ]
+	run rt exec c1 dd if=/dev/zero of=/scratch/big bs=1k count=2048
+	[ "$status" -ne 0 ] || fail "wrote 2 MiB into a 1 MiB tmpfs"
+}
+
+@test "missing mount points are created inside the rootfs only" {
+	d=/agentrt-mp-$$-$RANDOM
+	start_with_mounts "[{\"destination\": \"$d/deep/dir\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"size=1m\"]},
+		{\"destination\": \"$d/file\", \"type\": \"bind\", \"source\": \"$BUNDLE/config.json\", \"options\": [\"bind\", \"ro\"]}]"
+	[ -d "$ROOTFS$d/deep/dir" ]
+	[ -f "$ROOTFS$d/file" ]
+	[ ! -e "$d" ] || fail "mount point created on the host: $d"
+	[ -n "$(mnt_line "$PID" "$d/deep/dir")" ]
+}
+
+@test "mounts are applied in order" {
+	start_with_mounts '[{"destination": "/m", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]},
+		{"destination": "/m/inner", "type": "tmpfs", "source": "tmpfs", "options": ["size=2m"]}]'
+	[ -n "$(mnt_line "$PID" /m)" ]
+	mnt_line "$PID" /m/inner | grep -q size=2048k
+	# /m/inner was created on the first tmpfs, not in the rootfs.
+	[ ! -e "$ROOTFS/m/inner" ]
+}
+
+@test "proc and sysfs are the real filesystems" {
+	set_args sleep 1000
+	run_detached c1
+	run rt exec c1 stat -f -c %T /proc
+	[ "$output" = proc ]
+	run rt exec c1 stat -f -c %T /sys
+	[ "$output" = sysfs ]
+}
+
+@test "root.readonly makes / read-only" {
+	update_config '.root.readonly = true'
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	PID=$(container_pid c1)
+	[[ "$(mnt_line "$PID" / | awk '{print $6}')" =~ (^|,)ro(,|$) ]]
+	run rt exec c1 touch /newfile
+	[ "$status" -ne 0 ]
+	[ ! -e "$ROOTFS/newfile" ]
+}
+
+@test "rootfsPropagation private: no shared peer group on /" {
+	update_config '.linux.rootfsPropagation = "private"'
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	line=$(mnt_line "$(container_pid c1)" /)
+	! grep -q 'shared:' <<<"$line" || fail "root is shared: $line"
+}
+
+@test "rootfsPropagation shared: / is in a shared peer group" {
+	agentrt_only "runc 1.1 leaves the root mount private"
+	update_config '.linux.rootfsPropagation = "shared"'
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	line=$(mnt_line "$(container_pid c1)" /)
+	grep -q 'shared:' <<<"$line" || fail "root not shared: $line"
+}
+
+@test "the container's mounts do not appear in the host's mount namespace" {
+	before=$(wc -l </proc/self/mountinfo)
+	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
+	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
+	[ "$(wc -l </proc/self/mountinfo)" -eq "$before" ]
+}
+
+@test "mount with a nonexistent bind source fails and leaves nothing" {
+	update_config '.mounts += [{"destination": "/vol", "type": "bind", "source": "/nonexistent-agentrt-src", "options": ["bind"]}]'
+	set_args true
+	create_container c1
+	assert_clean_failure
+	[ -z "$(rt list -q)" ]
+}

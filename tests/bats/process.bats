@@ -1,0 +1,178 @@
+#!/usr/bin/env bats
+# process.bats - the process section: user, umask, rlimits, capabilities, noNewPrivileges,
+# oomScoreAdj, hostname/domainname, sysctl, seccomp, personality, args/env/cwd.
+# Checked from the host through /proc/<pid>/ of the container's init where possible.
+
+load helpers
+
+start_sleeper() {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	PID=$(container_pid c1)
+}
+
+status_field() { # FIELD
+	sed -n "s/^$1:\t//p" "/proc/$PID/status"
+}
+
+caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambient emptied
+	update_config ".process.capabilities = {\"bounding\": $1, \"effective\": $1, \"permitted\": $1}"
+}
+
+@test "args, env and cwd are applied verbatim" {
+	update_config '.process.env = ["PATH=/bin:/usr/bin", "A=1", "B=with space", "C=x=y"] | .process.cwd = "/tmp"'
+	set_args sh -c 'printf "%s|" "$0" "$1" "$A" "$B" "$C" "$(pwd)"' 'arg zero' '$NOT_EXPANDED'
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = 'arg zero|$NOT_EXPANDED|1|with space|x=y|/tmp|' ] || fail "$output"
+}
+
+@test "user uid, gid and additionalGids" {
+	update_config '.process.user = {"uid": 1000, "gid": 1000, "additionalGids": [100, 65534]}'
+	start_sleeper
+	[ "$(status_field Uid)" = "$(printf '1000\t1000\t1000\t1000')" ]
+	[ "$(status_field Gid)" = "$(printf '1000\t1000\t1000\t1000')" ]
+	groups=$(status_field Groups | tr ' \t' '\n\n' | sed '/^$/d' | sort -n | tr '\n' ' ')
+	[ "$groups" = "100 65534 " ] || fail "Groups: $groups"
+}
+
+@test "user umask" {
+	update_config '.process.user.umask = 23'
+	start_sleeper
+	[ "$(status_field Umask)" = 0027 ] || fail "Umask $(status_field Umask)"
+}
+
+@test "rlimits are set (checked in /proc/<pid>/limits)" {
+	update_config '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 512, "hard": 768}, {"type": "RLIMIT_CORE", "soft": 0, "hard": 0}, {"type": "RLIMIT_NPROC", "soft": 300, "hard": 400}]'
+	start_sleeper
+	grep -E '^Max open files +512 +768 ' "/proc/$PID/limits" || fail "$(cat "/proc/$PID/limits")"
+	grep -E '^Max core file size +0 +0 ' "/proc/$PID/limits"
+	grep -E '^Max processes +300 +400 ' "/proc/$PID/limits"
+}
+
+@test "capabilities: exactly the configured sets, no inheritable or ambient" {
+	caps '["CAP_CHOWN", "CAP_KILL"]'
+	start_sleeper
+	for s in CapEff CapPrm CapBnd; do
+		[ "$(status_field $s)" = 0000000000000021 ] || fail "$s $(status_field $s)"
+	done
+	[ "$(status_field CapInh)" = 0000000000000000 ]
+	[ "$(status_field CapAmb)" = 0000000000000000 ]
+}
+
+@test "capabilities: empty sets drop everything" {
+	caps '[]'
+	start_sleeper
+	for s in CapEff CapPrm CapBnd CapInh CapAmb; do
+		[ "$(status_field $s)" = 0000000000000000 ] || fail "$s $(status_field $s)"
+	done
+}
+
+@test "capabilities: ambient when asked for, for a non-root user" {
+	update_config '.process.user = {"uid": 1000, "gid": 1000} | .process.capabilities = {
+		"bounding": ["CAP_NET_BIND_SERVICE", "CAP_KILL"], "effective": ["CAP_NET_BIND_SERVICE"],
+		"permitted": ["CAP_NET_BIND_SERVICE"], "inheritable": ["CAP_NET_BIND_SERVICE"],
+		"ambient": ["CAP_NET_BIND_SERVICE"]}'
+	start_sleeper
+	[ "$(status_field CapAmb)" = 0000000000000400 ] || fail "CapAmb $(status_field CapAmb)"
+	[ "$(status_field CapEff)" = 0000000000000400 ] || fail "CapEff $(status_field CapEff)"
+	[ "$(status_field CapBnd)" = 0000000000000420 ] || fail "CapBnd $(status_field CapBnd)"
+}
+
+@test "capabilities are enforced: chown without CAP_CHOWN fails" {
+	caps '["CAP_KILL"]'
+	set_cmd 'touch /tmp/f; chown 1000 /tmp/f'
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -ne 0 ]
+	[ "$(stat -c %u "$ROOTFS/tmp/f")" = 0 ]
+}
+
+@test "noNewPrivileges true and false" {
+	update_config '.process.noNewPrivileges = true'
+	start_sleeper
+	[ "$(status_field NoNewPrivs)" = 1 ]
+	rt delete --force c1
+	update_config '.process.noNewPrivileges = false'
+	start_sleeper
+	[ "$(status_field NoNewPrivs)" = 0 ]
+}
+
+@test "oomScoreAdj" {
+	update_config '.process.oomScoreAdj = 500'
+	start_sleeper
+	[ "$(cat "/proc/$PID/oom_score_adj")" = 500 ]
+}
+
+@test "hostname in a new UTS namespace" {
+	update_config '.hostname = "agentrt-host"'
+	host_before=$(hostname)
+	start_sleeper
+	run rt exec c1 hostname
+	[ "$output" = agentrt-host ]
+	[ "$(hostname)" = "$host_before" ]
+	[ "$(readlink "/proc/$PID/ns/uts")" != "$(readlink /proc/self/ns/uts)" ]
+}
+
+@test "domainname in a new UTS namespace" {
+	agentrt_only "runc 1.1 ignores domainname"
+	update_config '.hostname = "agentrt-host" | .domainname = "agentrt.test"'
+	host_before=$(cat /proc/sys/kernel/domainname)
+	start_sleeper
+	run rt exec c1 cat /proc/sys/kernel/domainname
+	[ "$output" = agentrt.test ]
+	[ "$(cat /proc/sys/kernel/domainname)" = "$host_before" ]
+}
+
+@test "linux.sysctl sets namespaced sysctls without touching the host" {
+	host_fwd=$(cat /proc/sys/net/ipv4/ip_forward)
+	want=$((1 - host_fwd))
+	update_config ".linux.sysctl = {\"net.ipv4.ip_forward\": \"$want\", \"kernel.msgmax\": \"4096\"}"
+	start_sleeper
+	run rt exec c1 cat /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/msgmax
+	[ "$output" = "$(printf '%s\n4096' "$want")" ] || fail "$output"
+	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$host_fwd" ]
+}
+
+@test "seccomp: a denied syscall returns the configured errno" {
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
+		"syscalls": [{"names": ["keyctl"], "action": "SCMP_ACT_ERRNO", "errnoRet": 95},
+		             {"names": ["io_uring_setup"], "action": "SCMP_ACT_ERRNO"}]}'
+	start_sleeper
+	[ "$(status_field Seccomp)" = 2 ]
+	run rt exec c1 try-syscall keyctl
+	[ "$output" = EOPNOTSUPP ] || fail "keyctl: $output"
+	run rt exec c1 try-syscall io_uring_setup
+	[ "$output" = EPERM ] || fail "io_uring_setup: $output"
+	run rt exec c1 try-syscall add_key
+	[ "$output" != EOPNOTSUPP ]
+}
+
+@test "seccomp: unknown syscall names are ignored" {
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+		"syscalls": [{"names": ["agentrt_no_such_syscall", "keyctl"], "action": "SCMP_ACT_ERRNO", "errnoRet": 95}]}'
+	set_args try-syscall keyctl
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = EOPNOTSUPP ]
+}
+
+@test "seccomp: argument filters" {
+	# personality(0xffffffff) queries; deny only personality(PER_LINUX32 = 8).
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+		"syscalls": [{"names": ["personality"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+			"args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}]}'
+	set_cmd 'linux32 uname -m; echo rc=$?; uname -m'
+	run rt run --bundle "$BUNDLE" c1
+	grep -q 'rc=[1-9]' <<<"$output" || fail "linux32 was allowed: $output"
+	[ "$(tail -n1 <<<"$output")" = x86_64 ]
+}
+
+@test "personality LINUX32" {
+	agentrt_only "runc 1.1 ignores linux.personality"
+	update_config '.linux.personality = {"domain": "LINUX32"}'
+	set_args uname -m
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = i686 ] || fail "uname -m: $output"
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bats
+# ps.bats - `ps` in table and JSON form.
+
+load helpers
+
+@test "ps --format json lists the host pids of the container's processes" {
+	set_cmd 'sleep 1000 & echo $! > /tmp/child; exec sleep 999'
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/child"
+	init=$(container_pid c1)
+	run rt ps --format json c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(jq length <<<"$output")" -eq 2 ] || fail "$output"
+	jq -e --argjson p "$init" 'index($p) != null' <<<"$output" >/dev/null || fail "init $init missing: $output"
+	# Every listed pid is really in the container's pid namespace.
+	for p in $(jq -r '.[]' <<<"$output"); do
+		[ "$(readlink "/proc/$p/ns/pid")" = "$(readlink "/proc/$init/ns/pid")" ] || fail "pid $p not in the container"
+	done
+}
+
+@test "ps shows a table with a PID column" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt ps c1
+	[ "$status" -eq 0 ] || fail "$output"
+	head -n1 <<<"$output" | grep -qw PID
+	grep -qw "$(container_pid c1)" <<<"$output"
+}
+
+@test "ps of a created container lists its init" {
+	set_args sleep 1000
+	create_container c1
+	run rt ps --format json c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(jq -r '.[0]' <<<"$output")" = "$(container_pid c1)" ]
+}
+
+@test "ps --format with a bad value fails" {
+	set_args sleep 1000
+	run_detached c1
+	run rt ps --format yaml c1
+	assert_clean_failure
+}

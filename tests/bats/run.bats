@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# run.bats - `run`: create+start+wait, exit status, --detach, --keep, signal forwarding.
+
+load helpers
+
+@test "run prints the container's output and removes it afterwards" {
+	set_args echo hello-from-agentrt
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "$output" = hello-from-agentrt ]
+	[ -z "$(rt list -q)" ]
+}
+
+@test "run propagates the exit status" {
+	for code in 0 1 42 255; do
+		set_cmd "exit $code"
+		run rt run --bundle "$BUNDLE" c1
+		[ "$status" -eq "$code" ] || fail "exit $code gave $status: $output"
+	done
+}
+
+@test "run exits with 128+signal when the container is killed" {
+	set_args sleep 1000
+	(
+		rc=0
+		"$AGENTRT" --root "$TEST_ROOT" run --bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/out" 2>&1 || rc=$?
+		echo $rc >"$BUNDLE/rc"
+	) &
+	wait_for_status c1 running
+	rt kill c1 KILL
+	wait_for_file "$BUNDLE/rc"
+	wait
+	[ "$(cat "$BUNDLE/rc")" -eq 137 ] || fail "exit status $(cat "$BUNDLE/rc"), want 137"
+}
+
+@test "run forwards signals to the container in the foreground" {
+	set_cmd 'trap "echo USR1 >> /tmp/sig" USR1; trap "echo TERM >> /tmp/sig; exit 7" TERM
+echo ready > /tmp/ready; while :; do sleep 0.1; done'
+	"$AGENTRT" --root "$TEST_ROOT" run --bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/out" 2>&1 &
+	rtpid=$!
+	wait_for_file "$ROOTFS/tmp/ready"
+	kill -USR1 "$rtpid"
+	for i in $(seq 50); do grep -q USR1 "$ROOTFS/tmp/sig" 2>/dev/null && break; sleep 0.1; done
+	kill -TERM "$rtpid"
+	for i in $(seq 100); do kill -0 "$rtpid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$rtpid" 2>/dev/null && { kill -KILL "$rtpid"; fail "runtime did not exit after TERM"; }
+	rc=0
+	wait "$rtpid" || rc=$?
+	grep -qx USR1 "$ROOTFS/tmp/sig" || fail "USR1 not forwarded: $(cat "$ROOTFS/tmp/sig")"
+	grep -qx TERM "$ROOTFS/tmp/sig" || fail "TERM not forwarded"
+	[ "$rc" -eq 7 ] || fail "exit status $rc, want 7"
+}
+
+@test "run --detach returns at once with the container running" {
+	set_args sleep 1000
+	start=$(date +%s)
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	[ $(($(date +%s) - start)) -lt 20 ]
+	[ "$(container_status c1)" = running ]
+	pid=$(container_pid c1)
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 1000'
+}
+
+@test "run --detach writes --pid-file" {
+	set_args sleep 1000
+	run_detached c1 --pid-file "$BUNDLE/pid"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	[ "$(cat "$BUNDLE/pid")" = "$(container_pid c1)" ]
+}
+
+@test "run --keep keeps the stopped container" {
+	set_cmd 'exit 3'
+	run rt run --keep --bundle "$BUNDLE" c1
+	[ "$status" -eq 3 ]
+	[ "$(container_status c1)" = stopped ]
+	run rt delete c1
+	[ "$status" -eq 0 ]
+}
+
+@test "run without --keep leaves nothing in --root" {
+	set_args true
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ]
+	[ -z "$(ls -A "$TEST_ROOT")" ] || fail "left in --root: $(ls -A "$TEST_ROOT")"
+}
+
+@test "run passes stdin and stderr through" {
+	set_cmd 'read line; echo "got $line"; echo to-stderr >&2'
+	run bash -c "echo piped | timeout 30 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 2>'$BUNDLE/err'"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "got piped" ]
+	grep -qx to-stderr "$BUNDLE/err"
+}
+
+@test "run of a nonexistent program fails and leaves nothing" {
+	set_args /no/such/program
+	run rt run --bundle "$BUNDLE" c1
+	assert_clean_failure
+	[ -z "$(rt list -q)" ] || fail "container left: $(rt list)"
+}

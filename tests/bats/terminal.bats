@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# terminal.bats - process.terminal: the pty master goes over --console-socket (SCM_RIGHTS,
+# received by tests/helpers/recvtty), /dev/console is the pty, input and output flow,
+# foreground run wires the caller's terminal, detached without a socket is an error.
+
+load helpers
+
+@test "terminal with --console-socket: master received, stdio is the pty" {
+	update_config '.process.terminal = true'
+	set_cmd 'tty; [ -t 0 ] && [ -t 1 ] && [ -t 2 ] && echo all-ttys; sleep 1000'
+	start_recvtty
+	run_detached c1 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$BUNDLE/tty.info"
+	grep -q '^pty /dev/pts/[0-9]' "$BUNDLE/tty.info" || fail "$(cat "$BUNDLE/tty.info")"
+	for i in $(seq 50); do grep -q all-ttys "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q all-ttys "$BUNDLE/tty.out" || fail "tty output: $(cat "$BUNDLE/tty.out")"
+	grep -qE '^/dev/(pts/[0-9]+|console)' "$BUNDLE/tty.out"
+	# The container's fd 0 is a pty slave (major 136-143).
+	pid=$(container_pid c1)
+	major=$(stat -L -c %t "/proc/$pid/fd/0")
+	[ $((0x$major)) -ge 136 ] && [ $((0x$major)) -le 143 ] || fail "fd 0 major $major"
+}
+
+@test "terminal: /dev/console is the pty" {
+	update_config '.process.terminal = true'
+	set_args sleep 1000
+	start_recvtty
+	run_detached c1 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid c1)
+	run stat -L -c '%F %t' "/proc/$pid/root/dev/console"
+	[[ "$output" == "character special file "* ]] || fail "$output"
+	major=${output##* }
+	[ $((0x$major)) -ge 136 ] && [ $((0x$major)) -le 143 ] || fail "/dev/console major $major"
+	# Mounted from the container's devpts (or a symlink into /dev/pts).
+	line=$(awk '$5 == "/dev/console"' "/proc/$pid/mountinfo")
+	if [ -n "$line" ]; then
+		[ "$(awk '{print $(NF-2)}' <<<"$line")" = devpts ] || fail "$line"
+	else
+		[[ "$(readlink "/proc/$pid/root/dev/console")" == *pts/* ]]
+	fi
+}
+
+@test "terminal: input typed on the master reaches the process" {
+	update_config '.process.terminal = true'
+	set_cmd 'read line; echo "got:$line"; sleep 2'
+	start_recvtty --input $'typed-input\n'
+	run_detached c1 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for i in $(seq 50); do grep -q 'got:typed-input' "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q 'got:typed-input' "$BUNDLE/tty.out" || fail "$(cat "$BUNDLE/tty.out")"
+}
+
+@test "terminal: create with --console-socket, output after start" {
+	update_config '.process.terminal = true'
+	set_cmd 'echo after-start; sleep 1000'
+	start_recvtty
+	create_container c1 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	wait_for_file "$BUNDLE/tty.info"
+	sleep 0.3
+	! grep -q after-start "$BUNDLE/tty.out" 2>/dev/null
+	rt start c1
+	for i in $(seq 50); do grep -q after-start "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q after-start "$BUNDLE/tty.out"
+}
+
+@test "terminal detached without --console-socket is a clear error" {
+	update_config '.process.terminal = true'
+	set_args true
+	run_detached c1
+	assert_clean_failure
+	assert_output_contains console
+	[ -z "$(rt list -q)" ]
+}
+
+@test "terminal: a console socket that does not listen is an error, nothing left" {
+	update_config '.process.terminal = true'
+	set_args true
+	run_detached c1 --console-socket "$BUNDLE/nobody-listens.sock"
+	assert_clean_failure
+	[ -z "$(rt list -q)" ]
+}
+
+@test "terminal in the foreground uses the caller's terminal" {
+	requires script
+	update_config '.process.terminal = true'
+	set_cmd 'tty; echo fg-done'
+	run script -qec "timeout 30 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1" /dev/null
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q fg-done <<<"$output"
+	grep -qE '/dev/(pts/[0-9]+|console)' <<<"$output"
+}
+
+@test "no terminal: stdio is the runtime's own (pipes pass through)" {
+	set_cmd 'ls -l /proc/self/fd/0 /proc/self/fd/1'
+	run bash -c "echo | timeout 30 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 | cat"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(grep -c 'pipe:' <<<"$output")" -eq 2 ] || fail "$output"
+}
