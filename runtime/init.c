@@ -82,7 +82,7 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
    * inside the container get the fields the spec requires. */
   sj = xfmt("{\"ociVersion\":\"1.2.0\",\"id\":\"%s\",\"status\":\"%s\",\"pid\":%d,"
             "\"bundle\":\"%s\"}",
-            a->id, status, (int)getpid(), a->bundle);
+            a->id, status, a->host_pid, a->bundle);
   return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase, sj, err);
 }
 
@@ -92,7 +92,7 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
 {
   const struct oci_config *c = a->config;
 
-  if (sync_expect(a->sock, SYNC_GO, NULL, err) < 0)
+  if (sync_expect_code(a->sock, SYNC_GO, &a->host_pid, err) < 0)
     return -1;
   if (a->new_userns) {
     /* become root of the new user namespace when 0 is mapped */
@@ -102,6 +102,9 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
       return error_errno(err, "setresuid in user namespace");
   }
   if (ns_join_paths(a->plan, true, err) < 0)
+    return -1;
+  if ((a->plan->unshare_flags & CLONE_NEWCGROUP) &&
+      procfs_read_all("self/cgroup", &ctx->cgroup_table, err) < 0)
     return -1;
   if (a->plan->unshare_flags && unshare(a->plan->unshare_flags) < 0)
     return error_errno(err, "unshare namespaces");

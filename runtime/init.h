@@ -12,6 +12,7 @@ struct init_args {
   struct ns_plan *plan;
   int sock;     /* our end of the sync socketpair */
   int fifo_fd;  /* exec.fifo held read-write, or -1 (run) */
+  int host_pid; /* our pid in the runtime's pid namespace (from GO), for hooks */
   int lock_fd;  /* the state dir fd the parent flock()s: closed at once */
   const char *id;
   const char *bundle;

@@ -169,8 +169,13 @@ bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, const char *des
   cleanup_free char *table = NULL;
   char *save = NULL;
   int n = 0;
+  bool userns = ctx->new_userns || ctx->in_userns;
 
-  if (procfs_read_all("self/cgroup", &table, err) < 0)
+  /* In a user namespace the host's hierarchies are bound: that needs our
+   * real cgroup paths, read by the init before it unshared its cgroup ns. */
+  if (userns && ctx->new_cgroupns && ctx->cgroup_table != NULL)
+    table = xstrdup(ctx->cgroup_table);
+  else if (procfs_read_all("self/cgroup", &table, err) < 0)
     return -1;
   for (char *l = strtok_r(table, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
     char *c1 = strchr(l, ':');
@@ -194,7 +199,7 @@ cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int tar
   const uint64_t base = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   cleanup_close int tmp = -1;
 
-  if ((ctx->new_userns || ctx->in_userns) && ctx->new_cgroupns)
+  if ((ctx->new_userns || ctx->in_userns) && ctx->new_cgroupns && ctx->cgroup_table == NULL)
     return error_set(err, ENOTSUP,
                      "mount `cgroup` on `%s`: cgroup v1 in a user namespace with "
                      "a private cgroup namespace is not supported",

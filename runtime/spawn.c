@@ -169,7 +169,7 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
   struct sync_msg m;
   int fd;
 
-  if (sync_send(sock, SYNC_GO, -1, err) < 0)
+  if (sync_send_code(sock, SYNC_GO, r->pid, err) < 0)
     return -1;
   for (;;) {
     int n = sync_recv(sock, &m, &fd, err);

@@ -34,6 +34,17 @@ int sync_send(int sock, int type, int fd, struct error *err)
   return 0;
 }
 
+int sync_send_code(int sock, int type, int code, struct error *err)
+{
+  struct sync_msg m = {.type = type, .code = code};
+
+  while (send(sock, &m, offsetof(struct sync_msg, msg) + 1, MSG_NOSIGNAL) < 0) {
+    if (errno != EINTR)
+      return error_errno(err, "sync: send");
+  }
+  return 0;
+}
+
 int sync_send_error(int sock, const struct error *e)
 {
   struct sync_msg m = {.type = SYNC_ERROR, .code = e->code};
@@ -78,7 +89,21 @@ int sync_recv(int sock, struct sync_msg *m, int *ret_fd, struct error *err)
   return 1;
 }
 
+static int sync_expect_full(int sock, int type, int *ret_fd, int *ret_code, struct error *err);
+
 int sync_expect(int sock, int type, int *ret_fd, struct error *err)
+{
+  int code;
+  (void)code;
+  return sync_expect_full(sock, type, ret_fd, &code, err);
+}
+
+int sync_expect_code(int sock, int type, int *ret_code, struct error *err)
+{
+  return sync_expect_full(sock, type, NULL, ret_code, err);
+}
+
+static int sync_expect_full(int sock, int type, int *ret_fd, int *ret_code, struct error *err)
 {
   struct sync_msg m;
   int r = sync_recv(sock, &m, ret_fd, err);
@@ -94,5 +119,6 @@ int sync_expect(int sock, int type, int *ret_fd, struct error *err)
   }
   if (m.type != type)
     return error_set(err, 0, "sync: unexpected message %d (wanted %d)", m.type, type);
+  *ret_code = m.code;
   return 0;
 }

@@ -24,9 +24,12 @@ struct sync_msg {
 /* Send a message (and optionally one fd with SCM_RIGHTS). */
 int sync_send(int sock, int type, int fd, struct error *err);
 int sync_send_error(int sock, const struct error *e);
+/* A message carrying a number in `code` (GO carries the init's host pid). */
+int sync_send_code(int sock, int type, int code, struct error *err);
 /* Receive; *ret_fd gets a passed fd or -1.  0 on EOF (peer gone). */
 int sync_recv(int sock, struct sync_msg *m, int *ret_fd, struct error *err);
 /* Receive and require `type`; ERROR messages become err. */
 int sync_expect(int sock, int type, int *ret_fd, struct error *err);
+int sync_expect_code(int sock, int type, int *ret_code, struct error *err);
 
 #endif
