@@ -1,6 +1,7 @@
 /* cli.c - option iteration and id validation (see cli.h). */
 #include "cli.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int opt_next(struct opt_iter *it, const struct opt_spec *specs, int *ret_id, const char **ret_val,
@@ -70,9 +71,20 @@ int validate_container_id(const char *id, struct error *err)
     char c = id[i];
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               (i > 0 && (c == '_' || c == '-' || c == '.' || c == '+'));
-    if (!ok)
-      return error_set(err, 0, "invalid container id `%.64s`: only letters, digits and _ - . + allowed",
-                       id);
+    if (!ok) {
+      char shown[80];
+      size_t o = 0;
+      for (size_t j = 0; id[j] && o + 5 < sizeof shown; j++) {
+        unsigned char ch = (unsigned char)id[j];
+        if (ch < 0x20 || ch >= 0x7f || ch == '`')
+          o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x", ch);
+        else
+          shown[o++] = (char)ch;
+      }
+      shown[o] = '\0';
+      return error_set(err, 0, "invalid container id `%s`: only letters, digits and _ - . + allowed",
+                       shown);
+    }
   }
   return 0;
 }

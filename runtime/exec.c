@@ -328,6 +328,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     return -1;
   if (eo.help)
     return 0;
+  if (eo.process_file && exec_read_process(&eo, err) < 0)
+    goto out;
   if (container_load(g, eo.id, false, &c, err) < 0)
     goto out;
   if (c->status == STATUS_STOPPED || c->status == STATUS_CREATING) {

@@ -133,8 +133,22 @@ fail:
   return -1;
 }
 
+int exec_read_process(struct exec_opts *o, struct error *err)
+{
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+
+  /* the engine deletes this file as soon as we exit: read it first */
+  if (read_file_at(AT_FDCWD, o->process_file, 16 << 20, &json, &len, err) < 0)
+    return error_prefix(err, "exec: --process");
+  return oci_process_parse(json, len, o->process_file, &o->process, err);
+}
+
 void exec_opts_free(struct exec_opts *o)
 {
+  if (o->process)
+    oci_process_free(o->process);
+  o->process = NULL;
   strv_free(o->env);
   strv_free(o->caps);
   strv_free(o->gids);
@@ -247,14 +261,10 @@ int exec_build_process(const struct exec_opts *o, const struct oci_config *cfg,
   struct oci_process *p = NULL;
 
   if (o->process_file) {
-    cleanup_free char *json = NULL;
-    size_t len = 0;
-    /* the engine deletes this file as soon as we exit: read it now */
-    if (read_file_at(AT_FDCWD, o->process_file, 16 << 20, &json, &len, err) < 0)
-      return error_prefix(err, "--process");
-    if (oci_process_parse(json, len, o->process_file, &p, err) < 0)
+    if (o->process == NULL && exec_read_process((struct exec_opts *)o, err) < 0)
       return -1;
-    /* CVE-2022-29162: inheritable capabilities only when explicitly listed */
+    p = o->process;
+    ((struct exec_opts *)o)->process = NULL;
   } else {
     p = process_from_config(cfg->process);
     p->args = strv_dup(o->args);

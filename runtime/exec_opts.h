@@ -20,7 +20,11 @@ struct exec_opts {
   char **args;  /* the command line after the id (borrowed) */
   bool detach, tty, tty_set, no_new_privs, ignore_paused, help;
   int preserve_fds;
+  struct oci_process *process; /* --process, read at once (engines delete the file) */
 };
+
+/* Read and parse --process FILE into o->process. */
+int exec_read_process(struct exec_opts *o, struct error *err);
 
 int exec_opts_parse(int argc, char **argv, struct exec_opts *ret, struct error *err);
 void exec_opts_free(struct exec_opts *o);
