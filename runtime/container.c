@@ -312,12 +312,12 @@ char *timestamp_rfc3339(void)
 {
   struct timespec ts;
   struct tm tm;
-  char base[32];
 
+  /* gmtime_r + printf: strftime would load the time zone database */
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  return xfmt("%s.%09ldZ", base, ts.tv_nsec);
+  return xfmt("%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
 }
 
 int rm_rf_at(int dfd, const char *name)

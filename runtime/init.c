@@ -23,15 +23,13 @@
 #include "runtime/setup.h"
 #include "runtime/sync.h"
 
+/* agentrt installs no signal handlers, so only the mask (run/exec block
+ * the signals they forward) needs resetting; dispositions the engine set
+ * (e.g. SIGPIPE ignored) are inherited as with runc. */
 static void reset_signals(void)
 {
   sigset_t all;
-  struct sigaction dfl;
 
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; s++)
-    sigaction(s, &dfl, NULL); /* EINVAL for KILL/STOP and glibc-internal ones: fine */
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
 }
