@@ -453,7 +453,7 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
 
 int cgroup_clone_fd(struct cgroup_manager *m)
 {
-  if (m->version != 2 || m->fake || !m->created)
+  if (m->version != 2 || m->fake)
     return -1;
   return open(m->hier[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
