@@ -487,7 +487,8 @@ int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct err
 }
 
 /* Signal pid by pid with the cgroup frozen, so that nothing forks past the
- * loop (as runc does); a cgroup paused by the user stays paused. */
+ * loop (as runc does); a cgroup paused by the user stays paused, except for
+ * SIGKILL, which needs the tasks thawed to take effect. */
 int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
 {
   cleanup_free pid_t *pids = NULL;
@@ -510,7 +511,8 @@ int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
   for (size_t i = 0; i < n; i++)
     if (kill(pids[i], sig) < 0 && errno != ESRCH)
       log_debug("cgroup: kill %d: %s, ignoring", (int)pids[i], strerror(errno));
-  if (froze && m->ops->freeze(m, false, err) < 0)
+  /* a frozen task dies of SIGKILL only once thawed, paused or not */
+  if ((froze || sig == SIGKILL) && m->ops->freeze(m, false, froze ? err : &e2) < 0 && froze)
     return -1;
   return 0;
 }

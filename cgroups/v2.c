@@ -132,6 +132,8 @@ static int v2_swap(struct cgroup_manager *m, const struct oci_resources *r, stru
   w = cgroup_swap_to_v2(has_l, l, r->memory_swap, &v, err);
   if (w <= 0)
     return w;
+  if (v == -1 && !m->fake && !cg_exists(dir_of(m), "memory.swap.max"))
+    return 0; /* no swap accounting: "unlimited" needs nothing */
   return wr_limit(m, "memory.swap.max", v, err);
 }
 
