@@ -39,6 +39,12 @@ char *ws_split_path(const char *path, const char **ret_base);
 /* Percent-encoding of paths for meta.json (bytes < 0x21, > 0x7e, '%'). */
 char *ws_path_encode(const char *s);
 char *ws_path_decode(const char *s);
+/* meta.c: fill w (dir set) from <dir>/meta.json. */
+int ws_meta_read(struct workspace *w, struct error *err);
+/* RFC 3339 UTC now (and the seconds). */
+char *ws_now(int64_t *ret_s);
+/* Ids and snapshot names: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 128 bytes. */
+bool ws_valid_name(const char *s);
 void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
 
 #endif

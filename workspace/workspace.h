@@ -161,6 +161,13 @@ int workspace_discard(struct workspace *w, struct error *err);
 int workspace_purge(const char *root, const char *id, struct error *err);
 /* Remove retired uppers (must not be mounted). */
 void workspace_gc(struct workspace *w);
+/* Changes pending (non-empty upper, or snapshots)? */
+bool workspace_pending(const struct workspace *w);
+/* Purge the workspaces (other than skip_id) not in use and over lim's
+ * retention; their "id (reason)" are appended to *ret_purged (may be NULL).
+ * Returns how many were purged. */
+int workspace_retention_sweep(const char *root, const struct ws_limits *lim, const char *skip_id,
+                              char ***ret_purged);
 /* Retention: true when the workspace is older/larger than lim allows. */
 bool workspace_over_retention(const struct workspace *w, const struct ws_limits *lim,
                               char *why, size_t why_len);
