@@ -184,6 +184,15 @@ static void emit_line(struct buf *out, const struct op *o)
     bputn(out, "\\ No newline at end of file\n", 28);
 }
 
+/* "start,count", or just "start" when count is 1 (as GNU diff writes it). */
+static void range(struct buf *out, size_t start, size_t count)
+{
+  if (count == 1)
+    bprintf(out, "%zu", start);
+  else
+    bprintf(out, "%zu,%zu", start, count);
+}
+
 static void hunks(struct buf *out, struct op *ops, size_t n)
 {
   size_t i = 0, la = 0, lb = 0; /* lines of a / b before ops[i] */
@@ -208,7 +217,11 @@ static void hunks(struct buf *out, struct op *ops, size_t n)
       ca += ops[k].kind != '+';
       cb += ops[k].kind != '-';
     }
-    bprintf(out, "@@ -%zu,%zu +%zu,%zu @@\n", ca ? sa + 1 : sa, ca, cb ? sb + 1 : sb, cb);
+    bputn(out, "@@ -", 4);
+    range(out, ca ? sa + 1 : sa, ca);
+    bputn(out, " +", 2);
+    range(out, cb ? sb + 1 : sb, cb);
+    bputn(out, " @@\n", 4);
     for (size_t k = start; k < end; k++)
       emit_line(out, &ops[k]);
     for (; i < end; i++) {

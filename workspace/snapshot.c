@@ -262,3 +262,20 @@ void ws_layers_close(struct ws_layers *l)
   memset(l, 0, sizeof *l);
   l->hostfd = -1;
 }
+
+int workspace_rollback_undo(struct workspace *w, char **old_layers, struct error *err)
+{
+  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int rfd = -1, qfd = -1;
+  cleanup_free char *seq = xfmt("%llu", (unsigned long long)w->retired_seq);
+
+  strv_free(w->layers);
+  w->layers = old_layers;
+  if (dfd < 0 || (rfd = ws_open_dir(dfd, "retired")) < 0 || (qfd = ws_open_dir(rfd, seq)) < 0 ||
+      ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0 ||
+      renameat(qfd, "upper", dfd, "upper") < 0 || renameat(qfd, "work", dfd, "work") < 0)
+    return error_errno(err, "workspace `%s`: undo rollback", w->id);
+  if (workspace_mount_options(w, err) < 0)
+    return -1;
+  return workspace_save(w, err);
+}

@@ -182,6 +182,9 @@ const struct ws_snapshot *workspace_find_snapshot(const struct workspace *w, con
  * mount) instead of being removed.  Updates and saves meta.json. */
 int workspace_rollback_layers(struct workspace *w, const char *name, bool running,
                               struct error *err);
+/* After a failed remount: put the retired upper back and restore the layer
+ * stack old_layers (ownership taken). */
+int workspace_rollback_undo(struct workspace *w, char **old_layers, struct error *err);
 /* Build the overlay for the current layers as a detached mount (fsmount),
  * and attach it over dest inside the mount namespace nsfd (a forked child
  * does setns; the caller's namespaces are untouched). */
