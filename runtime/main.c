@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "runtime/cli.h"
 #include "runtime/help.h"
+#include "runtime/workspace_cmd.h"
 
 struct command {
   const char *name;
@@ -26,6 +27,7 @@ static const struct command commands[] = {
     {"pause", cmd_pause},     {"resume", cmd_resume},     {"update", cmd_update},
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
+    {"workspace", cmd_workspace},
     {NULL, NULL},
 };
 
