@@ -28,17 +28,20 @@ struct wctx {
   struct workspace *w;
   struct container *c; /* NULL once deleted */
   const char *state;
-  bool in_use;   /* a live container has the workspace mounted */
-  bool frozen;   /* we froze it (and must thaw) */
+  bool in_use; /* a live container has the workspace mounted */
+  bool frozen; /* we froze it (and must thaw) */
   int lockfd;
 };
 
 enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_HELP };
 
 static const struct opt_spec ws_specs[] = {
-    {"format", 'f', true, O_FORMAT}, {"patch", 'p', false, O_PATCH},
-    {"force", 0, false, O_FORCE},    {"lower", 0, true, O_LOWER},
-    {"dest", 0, true, O_DEST},       {"help", 'h', false, O_HELP},
+    {"format", 'f', true, O_FORMAT},
+    {"patch", 'p', false, O_PATCH},
+    {"force", 0, false, O_FORCE},
+    {"lower", 0, true, O_LOWER},
+    {"dest", 0, true, O_DEST},
+    {"help", 'h', false, O_HELP},
     {NULL, 0, false, 0},
 };
 
@@ -48,16 +51,16 @@ struct wopts {
   char **args; /* positionals after the verb */
 };
 
-static const char usage[] =
-    "Usage: agentrt workspace list [--format text|json]\n"
-    "       agentrt workspace ID diff [--format text|json] [--patch]\n"
-    "       agentrt workspace ID commit [--force] [PATH...]\n"
-    "       agentrt workspace ID discard | purge\n"
-    "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
-    "       agentrt workspace ID list [--format text|json]\n";
+static const char usage[] = "Usage: agentrt workspace list [--format text|json]\n"
+                            "       agentrt workspace ID diff [--format text|json] [--patch]\n"
+                            "       agentrt workspace ID commit [--force] [PATH...]\n"
+                            "       agentrt workspace ID discard | purge\n"
+                            "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
+                            "       agentrt workspace ID list [--format text|json]\n";
 
 /* Options may come before or after positionals. */
-static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
+static int
+parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
 {
   struct opt_iter it = {argc, argv, start};
   const char *val;
@@ -83,7 +86,8 @@ static int parse(int argc, char **argv, int start, struct wopts *o, struct error
   return 0;
 }
 
-static void wctx_close(struct wctx *x)
+static void
+wctx_close(struct wctx *x)
 {
   struct error e = {0};
 
@@ -96,8 +100,8 @@ static void wctx_close(struct wctx *x)
 }
 
 /* Load the workspace, lock it, and find out whether a container uses it. */
-static int wctx_open(const struct global_opts *g, const char *id, struct wctx *x,
-                     struct error *err)
+static int
+wctx_open(const struct global_opts *g, const char *id, struct wctx *x, struct error *err)
 {
   struct error e = {0};
 
@@ -122,7 +126,8 @@ static int wctx_open(const struct global_opts *g, const char *id, struct wctx *x
 }
 
 /* Freeze a container using the workspace for the instant we need. */
-static int wctx_freeze(struct wctx *x, struct error *err)
+static int
+wctx_freeze(struct wctx *x, struct error *err)
 {
   if (!x->in_use || x->c->status == STATUS_PAUSED)
     return 0;
@@ -138,7 +143,8 @@ static int wctx_freeze(struct wctx *x, struct error *err)
   return 0;
 }
 
-static int refuse_in_use(const struct wctx *x, const char *verb, struct error *err)
+static int
+refuse_in_use(const struct wctx *x, const char *verb, struct error *err)
 {
   if (!x->in_use)
     return 0;
@@ -147,8 +153,8 @@ static int refuse_in_use(const struct wctx *x, const char *verb, struct error *e
                    x->w->id, verb, x->state);
 }
 
-static int scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c,
-                struct error *err)
+static int
+scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c, struct error *err)
 {
   if (workspace_open_layers(w, l, err) < 0)
     return -1;
@@ -159,7 +165,8 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
   return 0;
 }
 
-static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
+static int
+do_diff(struct wctx *x, const struct wopts *o, struct error *err)
 {
   struct ws_layers l;
   struct ws_changes c;
@@ -176,7 +183,8 @@ static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
 }
 
 /* "/workspace/a/b/" -> "a/b"; ".." anywhere is refused. */
-static int normalize_paths(const struct workspace *w, char **args, struct error *err)
+static int
+normalize_paths(const struct workspace *w, char **args, struct error *err)
 {
   size_t dl = strlen(w->dest);
 
@@ -200,7 +208,8 @@ static int normalize_paths(const struct workspace *w, char **args, struct error 
   return 0;
 }
 
-static int commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
+static int
+commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **conflicts = NULL;
   struct ws_layers l;
@@ -239,14 +248,16 @@ out:
   return ret;
 }
 
-static int do_commit(struct wctx *x, struct wopts *o, struct error *err)
+static int
+do_commit(struct wctx *x, struct wopts *o, struct error *err)
 {
   if (normalize_paths(x->w, o->args, err) < 0 || wctx_freeze(x, err) < 0)
     return -1;
   return commit_changes(x, o, err);
 }
 
-static int do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
+static int
+do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_free char *name = NULL;
 
@@ -269,7 +280,8 @@ static int do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
   return 0;
 }
 
-static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
+static int
+do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_close int nsfd = -1;
   cleanup_free char *pid = NULL;
@@ -301,7 +313,8 @@ static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
   return 0;
 }
 
-static int do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
+static int
+do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **ids = NULL;
   struct ws_list_row *rows;
@@ -334,8 +347,8 @@ static int do_list_all(const struct global_opts *g, const struct wopts *o, struc
   return ret;
 }
 
-static int do_prepare(const struct global_opts *g, const char *id, const struct wopts *o,
-                      struct error *err)
+static int
+do_prepare(const struct global_opts *g, const char *id, const struct wopts *o, struct error *err)
 {
   struct workspace *w = NULL;
   int ret;
@@ -349,7 +362,8 @@ static int do_prepare(const struct global_opts *g, const char *id, const struct 
   return ret;
 }
 
-static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct error *err)
+static int
+run_verb(struct wctx *x, const char *verb, struct wopts *o, struct error *err)
 {
   if (streq(verb, "diff"))
     return do_diff(x, o, err);
@@ -376,7 +390,8 @@ static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct er
   return error_set(err, 0, "workspace: unknown command `%s`", verb);
 }
 
-int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err)
+int
+cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct wopts o = {0};
   struct wctx x;

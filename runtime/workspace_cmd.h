@@ -31,8 +31,7 @@ struct ws_list_row {
   const struct workspace *w;
   const char *state; /* "running", "created", "paused", "stopped", "deleted" */
 };
-int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
-                 struct error *err);
+int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err);
 int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,
                       struct error *err);
 int ws_show_mount_entry(FILE *out, const struct workspace *w, struct error *err);

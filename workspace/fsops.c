@@ -19,7 +19,8 @@
 #include "common/util.h"
 #include "workspace/internal.h"
 
-enum ws_ftype ws_mode_type(mode_t m)
+enum ws_ftype
+ws_mode_type(mode_t m)
 {
   if (S_ISREG(m))
     return WS_T_FILE;
@@ -30,12 +31,14 @@ enum ws_ftype ws_mode_type(mode_t m)
   return WS_T_OTHER;
 }
 
-static int name_cmp(const void *a, const void *b)
+static int
+name_cmp(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int ws_list_dir(int fd, char ***ret, size_t *ret_n)
+int
+ws_list_dir(int fd, char ***ret, size_t *ret_n)
 {
   int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char **v = NULL;
@@ -70,15 +73,17 @@ int ws_list_dir(int fd, char ***ret, size_t *ret_n)
   return 0;
 }
 
-int ws_open_dir(int dirfd, const char *name)
+int
+ws_open_dir(int dirfd, const char *name)
 {
   return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-bool ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64_t size)
+bool
+ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64_t size)
 {
-  cleanup_close int a = openat(adir, aname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_close int b = openat(bdir, bname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int a = openat(adir, aname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  cleanup_close int b = openat(bdir, bname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   static char ba[65536], bb[65536];
   uint64_t off = 0;
 
@@ -96,7 +101,8 @@ bool ws_same_content(int adir, const char *aname, int bdir, const char *bname, u
   return pread(a, ba, 1, (off_t)off) == 0 && pread(b, bb, 1, (off_t)off) == 0;
 }
 
-bool ws_same_link(int adir, const char *aname, int bdir, const char *bname)
+bool
+ws_same_link(int adir, const char *aname, int bdir, const char *bname)
 {
   char ta[4097], tb[4097];
   ssize_t na = readlinkat(adir, aname, ta, sizeof ta), nb = readlinkat(bdir, bname, tb, sizeof tb);
@@ -104,7 +110,8 @@ bool ws_same_link(int adir, const char *aname, int bdir, const char *bname)
   return na >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0;
 }
 
-static void tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *bytes)
+static void
+tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *bytes)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -126,7 +133,8 @@ static void tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *b
   }
 }
 
-void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes)
+void
+ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes)
 {
   cleanup_close int fd = ws_open_dir(dirfd, name);
   struct stat st;
@@ -137,7 +145,8 @@ void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *re
     tree_size(fd, st.st_dev, 0, ret_files, ret_bytes);
 }
 
-static int rm_tree(int dirfd, const char *name, dev_t dev, int depth)
+static int
+rm_tree(int dirfd, const char *name, dev_t dev, int depth)
 {
   cleanup_strv char **names = NULL;
   cleanup_close int fd = -1;
@@ -161,7 +170,8 @@ static int rm_tree(int dirfd, const char *name, dev_t dev, int depth)
   return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-int ws_rm_tree(int dirfd, const char *name)
+int
+ws_rm_tree(int dirfd, const char *name)
 {
   struct stat st;
 
@@ -172,7 +182,8 @@ int ws_rm_tree(int dirfd, const char *name)
 
 /* --- layer copy ---------------------------------------------------------- */
 
-static int copy_data(int in, int out)
+static int
+copy_data(int in, int out)
 {
   char buf[65536];
 
@@ -203,7 +214,8 @@ static int copy_data(int in, int out)
 
 /* The overlay markers a layer needs; other xattrs (origin, impure) refer to
  * the live mount and are not copied. */
-static void copy_opaque(int sfd, int dfd)
+static void
+copy_opaque(int sfd, int dfd)
 {
   static const char *const names[] = {"trusted.overlay.opaque", "user.overlay.opaque"};
   char v[8];
@@ -217,8 +229,9 @@ static void copy_opaque(int sfd, int dfd)
 
 static int copy_entry(int src, int dst, const char *name, int depth, struct error *err);
 
-static int copy_dir(int src, int dst, const char *sname, const char *dname, const struct stat *st,
-                    int depth, struct error *err)
+static int
+copy_dir(int src, int dst, const char *sname, const char *dname, const struct stat *st, int depth,
+         struct error *err)
 {
   cleanup_close int sfd = -1, dfd = -1;
   cleanup_strv char **names = NULL;
@@ -243,9 +256,10 @@ static int copy_dir(int src, int dst, const char *sname, const char *dname, cons
   return 0;
 }
 
-static int copy_file(int src, int dst, const char *name, const struct stat *st, struct error *err)
+static int
+copy_file(int src, int dst, const char *name, const struct stat *st, struct error *err)
 {
-  cleanup_close int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
   struct timespec ts[2] = {st->st_atim, st->st_mtim};
 
@@ -260,7 +274,8 @@ static int copy_file(int src, int dst, const char *name, const struct stat *st, 
   return 0;
 }
 
-static int copy_entry(int src, int dst, const char *name, int depth, struct error *err)
+static int
+copy_entry(int src, int dst, const char *name, int depth, struct error *err)
 {
   struct timespec ts[2];
   struct stat st;
@@ -293,7 +308,8 @@ static int copy_entry(int src, int dst, const char *name, int depth, struct erro
   return 0;
 }
 
-int ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err)
+int
+ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err)
 {
   struct stat st;
 
@@ -304,7 +320,8 @@ int ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct 
 
 /* --- paths ---------------------------------------------------------------- */
 
-int ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode)
+int
+ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode)
 {
   struct open_how how = {
       .flags = (uint64_t)(flags | O_CLOEXEC),
@@ -322,7 +339,8 @@ int ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode)
   return -1;
 }
 
-char *ws_split_path(const char *path, const char **ret_base)
+char *
+ws_split_path(const char *path, const char **ret_base)
 {
   const char *slash = strrchr(path, '/');
 
@@ -334,7 +352,8 @@ char *ws_split_path(const char *path, const char **ret_base)
   return xstrndup(path, (size_t)(slash - path));
 }
 
-char *ws_path_encode(const char *s)
+char *
+ws_path_encode(const char *s)
 {
   char *out = xmalloc(strlen(s) * 3 + 1), *p = out;
 
@@ -348,7 +367,8 @@ char *ws_path_encode(const char *s)
   return out;
 }
 
-static int hexval(char c)
+static int
+hexval(char c)
 {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -359,7 +379,8 @@ static int hexval(char c)
   return -1;
 }
 
-char *ws_path_decode(const char *s)
+char *
+ws_path_decode(const char *s)
 {
   char *out = xmalloc(strlen(s) + 1), *p = out;
 
@@ -376,7 +397,8 @@ char *ws_path_decode(const char *s)
   return out;
 }
 
-void ws_changes_push(struct ws_changes *c, const struct ws_change *ch)
+void
+ws_changes_push(struct ws_changes *c, const struct ws_change *ch)
 {
   if (c->n == c->cap)
     c->v = xrealloc(c->v, (c->cap = c->cap ? c->cap * 2 : 32) * sizeof *c->v);

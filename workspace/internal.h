@@ -9,8 +9,8 @@
 #include "common/error.h"
 #include "workspace/workspace.h"
 
-#define WS_MAX_DEPTH 256          /* directory nesting walked */
-#define WS_MAX_LAYERS 64          /* snapshots in one stack */
+#define WS_MAX_DEPTH 256           /* directory nesting walked */
+#define WS_MAX_LAYERS 64           /* snapshots in one stack */
 #define WS_MAX_DIR_ENTRIES 1000000 /* names read from one directory */
 #define WS_MAX_CHANGES 1000000
 

@@ -109,7 +109,7 @@ struct ws_snapshot {
   char *name;
   char *created; /* RFC 3339 */
   int64_t created_s;
-  char **base;   /* the layer stack it was taken on, top first */
+  char **base; /* the layer stack it was taken on, top first */
 };
 
 struct workspace {
@@ -119,14 +119,14 @@ struct workspace {
   char *dest;     /* absolute path inside the container */
   char *created;  /* RFC 3339 */
   int64_t created_s;
-  char **layers;  /* snapshot names of the current lower stack, top first */
+  char **layers; /* snapshot names of the current lower stack, top first */
   struct ws_snapshot *snaps;
   size_t n_snaps;
   uint64_t retired_seq;
   struct ws_manifest manifest;
   /* Filled by workspace_prepare / workspace_mount_options: */
-  char *mount_data;   /* "lowerdir=...,upperdir=...,workdir=...,redirect_dir=off,..." */
-  char **mount_optv;  /* the same as a config mount "options" array + nosuid, nodev */
+  char *mount_data;  /* "lowerdir=...,upperdir=...,workdir=...,redirect_dir=off,..." */
+  char **mount_optv; /* the same as a config mount "options" array + nosuid, nodev */
 };
 
 /* --- the interface `create` uses (in the parent, before the init) ------- */
@@ -141,6 +141,11 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
 /* A failed create: drop the `mounted` marker (and the workspace itself when
  * it was new and holds nothing). */
 void workspace_abandon(const char *root, const char *id);
+
+/* The container is gone (delete, run without --keep: container_destroy,
+ * after the init is dead): drop the `mounted` marker and retired uppers.
+ * The changes stay until commit/discard/purge.  No-op without a workspace. */
+void workspace_release(const char *root, const char *id);
 
 /* --- loading and storage (store.c) -------------------------------------- */
 
@@ -169,8 +174,8 @@ bool workspace_pending(const struct workspace *w);
 int workspace_retention_sweep(const char *root, const struct ws_limits *lim, const char *skip_id,
                               char ***ret_purged);
 /* Retention: true when the workspace is older/larger than lim allows. */
-bool workspace_over_retention(const struct workspace *w, const struct ws_limits *lim,
-                              char *why, size_t why_len);
+bool workspace_over_retention(const struct workspace *w, const struct ws_limits *lim, char *why,
+                              size_t why_len);
 
 /* --- snapshots (snapshot.c) ---------------------------------------------- */
 
