@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "runtime/cli.h"
 #include "runtime/help.h"
+#include "runtime/workspace_cmd.h"
 
 struct command {
   const char *name;
@@ -27,6 +28,7 @@ static const struct command commands[] = {
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
     {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
+    {"workspace", cmd_workspace},
     {NULL, NULL},
 };
 
