@@ -24,6 +24,7 @@
 #include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/seccomp_cache.h"
+#include "workspace/workspace.h"
 
 static int load_bundle_config(const char *bundle, struct oci_config **ret, struct error *err)
 {
@@ -126,6 +127,40 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
   return write_file_path(path, buf, (size_t)n, err);
 }
 
+/* The agent profile's overlay workspace (profile.h): the engine's bind of a
+ * host directory becomes an overlay whose upper layer agentrt keeps under
+ * <root>/.workspaces/<id>, so the host directory only changes when the
+ * operator commits (`agentrt workspace ID commit`). */
+static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
+{
+  struct oci_config *cfg = c->config;
+
+  for (size_t i = 0; i < cfg->n_mounts; i++) {
+    struct oci_mount *m = &cfg->mounts[i];
+    struct workspace *w = NULL;
+    struct ws_limits lim;
+
+    if (!profile_mount_is_workspace(m))
+      continue;
+    ws_limits_default(&lim);
+    if (c->profile) {
+      lim.max_size = c->profile->workspace.retention.max_size;
+      lim.max_age = c->profile->workspace.retention.max_age;
+    }
+    if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
+      return error_prefix(err, "workspace `%s`", m->destination);
+    c->has_workspace = true;
+    free(m->type);
+    free(m->source);
+    strv_free(m->options);
+    m->type = xstrdup("overlay");
+    m->source = xstrdup("overlay");
+    m->options = strv_dup(w->mount_optv);
+    workspace_free(w);
+  }
+  return 0;
+}
+
 void container_abort(struct container *c, const struct global_opts *g)
 {
   struct error e = {0};
@@ -137,6 +172,8 @@ void container_abort(struct container *c, const struct global_opts *g)
     proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
+  if (c->has_workspace)
+    workspace_abandon(g->root, c->id);
   parent = xstrdup(c->dir);
   slash = strrchr(parent, '/');
   *slash = '\0';
@@ -187,7 +224,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
   }
-  if (check_terminal(o, cfg, err) < 0 || oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0) {
+  if (check_terminal(o, cfg, err) < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }
@@ -199,7 +236,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->profile = pres;
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
-  if (container_save_config(c, cfg_json, cfg_len, err) < 0 ||
+  if (prepare_workspaces(g, c, err) < 0)
+    goto fail;
+  if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
+      container_save_config(c, cfg_json, cfg_len, err) < 0 ||
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, err) < 0)
     goto fail;
   so.c = c;
