@@ -127,6 +127,34 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
   return write_file_path(path, buf, (size_t)n, err);
 }
 
+/* The protected placeholders agentrt creates in the workspace, so that
+ * `workspace diff/commit` leave them out (runtime/workspace_cmd.c). */
+static int record_protected(struct container *c, const struct workspace *w, const char *dest,
+                            struct error *err)
+{
+  cleanup_free char *buf = xstrdup("");
+  size_t dn = strlen(dest);
+  int dfd, r;
+
+  if (c->profile == NULL)
+    return 0;
+  for (size_t i = 0; i < c->profile->workspace.n_protected; i++) {
+    const struct profile_protected *p = &c->profile->workspace.protected[i];
+    char *nb;
+    if (strncmp(p->path, dest, dn) != 0 || p->path[dn] != '/')
+      continue;
+    nb = xfmt("%s%s%s\n", buf, p->path + dn + 1, p->dir ? "/" : "");
+    free(buf);
+    buf = nb;
+  }
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return error_errno(err, "workspace `%s`", w->dir);
+  r = write_file_atomic_at(dfd, "protected", buf, strlen(buf), err);
+  close(dfd);
+  return r;
+}
+
 /* The agent profile's overlay workspace (profile.h): the engine's bind of a
  * host directory becomes an overlay whose upper layer agentrt keeps under
  * <root>/.workspaces/<id>, so the host directory only changes when the
@@ -150,6 +178,10 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
+    if (record_protected(c, w, m->destination, err) < 0) {
+      workspace_free(w);
+      return -1;
+    }
     free(m->type);
     free(m->source);
     strv_free(m->options);

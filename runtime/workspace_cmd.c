@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/container.h"
+#include "runtime/fsutil.h"
 #include "runtime/procfs.h"
 #include "runtime/workspace_cmd.h"
 #include "workspace/internal.h"
@@ -153,6 +154,63 @@ refuse_in_use(const struct wctx *x, const char *verb, struct error *err)
                    x->w->id, verb, x->state);
 }
 
+/* The agent profile's protected paths are created (empty) by agentrt in
+ * the upper layer so that they can be bound read-only: they are agentrt's,
+ * not the agent's, and never part of a diff or a commit.  The list is
+ * <workspace>/protected, one relative path per line (dirs end in '/'). */
+static bool is_placeholder(char **prot, const struct ws_change *ch)
+{
+  size_t n = strlen(ch->path);
+
+  if (ch->kind != WS_ADDED)
+    return false;
+  for (char **p = prot; p && *p; p++) {
+    size_t pn = strlen(*p);
+    bool dir = pn > 0 && (*p)[pn - 1] == '/';
+    size_t base = dir ? pn - 1 : pn;
+    /* the placeholder itself, empty */
+    if (base == n && strncmp(*p, ch->path, n) == 0 &&
+        ((dir && ch->type == WS_T_DIR) || (!dir && ch->type == WS_T_FILE && ch->size == 0)))
+      return true;
+    /* a directory created only to hold one */
+    if (ch->type == WS_T_DIR && n < base && strncmp(*p, ch->path, n) == 0 && (*p)[n] == '/')
+      return true;
+  }
+  return false;
+}
+
+static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
+{
+  cleanup_free char *path = xfmt("%s/protected", w->dir);
+  cleanup_free char *data = NULL;
+  cleanup_strv char **prot = NULL;
+  struct error e = {0};
+  size_t len = 0, o = 0;
+
+  if (read_file_at(AT_FDCWD, path, 1 << 20, &data, &len, &e) < 0)
+    return;
+  for (char *s = strtok(data, "\n"); s; s = strtok(NULL, "\n"))
+    strv_push(&prot, s);
+  for (size_t i = 0; i < c->n; i++) {
+    bool keep = !is_placeholder(prot, &c->v[i]);
+    /* a directory kept only if something real lies below it */
+    if (!keep)
+      for (size_t j = 0; j < c->n; j++) {
+        size_t n = strlen(c->v[i].path);
+        if (j != i && c->v[i].type == WS_T_DIR && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
+            c->v[j].path[n] == '/' && !is_placeholder(prot, &c->v[j]))
+          keep = true;
+      }
+    if (keep)
+      c->v[o++] = c->v[i];
+    else {
+      free(c->v[i].path);
+      free(c->v[i].old_path);
+    }
+  }
+  c->n = o;
+}
+
 static int
 scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c, struct error *err)
 {
@@ -162,6 +220,7 @@ scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c, struc
     ws_layers_close(l);
     return -1;
   }
+  drop_placeholders(w, c);
   return 0;
 }
 

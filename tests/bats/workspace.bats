@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # workspace.bats - overlay workspaces: the agent's writes reach the host only
-# when committed (issue 10).  Runs without the profile wiring: the bundle gets
-# the overlay mount entry printed by the test helper `workspace ID prepare`.
+# when committed (issue 10).  The engine's view: a host directory bound at
+# /workspace, run under the `agent` profile, which turns it into an overlay.
 
 setup() {
   [ "$(id -u)" = 0 ] || skip "needs root"
@@ -35,7 +35,7 @@ teardown() {
 }
 
 ar() {
-  "$AGENTRT" --root "$ROOT" "$@"
+  "$AGENTRT" --root "$ROOT" --profile agent "$@"
 }
 
 # Contents, names, modes and times of the host dir as one hash.
@@ -47,9 +47,9 @@ host_sum() {
 bundle_for() {
   local args
   args=$(jq -cn --arg s "$1" '["sh", "-c", $s]')
-  ar workspace "$ID" prepare --lower "$HOST" --dest /workspace >"$T/mount.json"
-  jq --slurpfile m "$T/mount.json" --argjson a "$args" \
-    '.process.terminal = false | .process.args = $a | .mounts += $m' \
+  jq --arg h "$HOST" --argjson a "$args" \
+    '.process.terminal = false | .process.args = $a |
+     .mounts += [{"destination": "/workspace", "type": "bind", "source": $h, "options": ["rbind", "rw"]}]' \
     "$BUNDLE/config.json" >"$T/config.json"
   mv "$T/config.json" "$BUNDLE/config.json"
 }
