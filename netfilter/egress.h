@@ -55,7 +55,8 @@ enum egress_kind { EGRESS_CIDR4 = 1, EGRESS_CIDR6, EGRESS_DOMAIN };
  *   2001:db8::/32    [2001:db8::1]:443/udp
  *   pypi.org         *.githubusercontent.com:443
  * A port without /tcp or /udp means both.  "*.x" matches subdomains of x,
- * not x itself.  Domains take a single port, not a range. */
+ * not x itself.  Domains take a single port, not a range, and /tcp or
+ * /udp only with a port. */
 struct egress_entry {
   enum egress_kind kind;
   uint8_t addr[16];  /* CIDR: network address (host bits cleared), network order */

@@ -86,37 +86,36 @@ void nftb_flush_set(struct nft_batch_buf *b, const char *name, uint32_t id)
   nftnl_set_free(s);
 }
 
-/* Emit the elements of s in messages of at most ELEMS_PER_MSG, then free s. */
-static void emit_elems(struct nft_batch_buf *b, struct nftnl_set *s, const char *name)
-{
-  struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create(s);
+struct elem {
+  uint8_t key[24];
+  uint32_t len, flags;
+  uint64_t timeout_ms;
+};
 
-  if (it == NULL)
-    abort();
-  while (nftnl_set_elems_iter_cur(it) != NULL) {
-    struct nlmsghdr *nlh =
-        nftb_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, "add elements to set `%s`", name);
-    int n = nftnl_set_elems_nlmsg_build_payload_iter(nlh, it);
-    (void)n;
+/* Emit elements in messages of at most ELEMS_PER_MSG (libnftnl's own
+ * iterator would fill one message up to 64 KiB). */
+static void emit_elems(struct nft_batch_buf *b, const char *name, uint32_t id,
+                       const struct elem *el, size_t n)
+{
+  for (size_t i = 0; i < n; i += ELEMS_PER_MSG) {
+    struct nftnl_set *s = set_new(name, id);
+    struct nlmsghdr *nlh;
+    for (size_t j = i; j < n && j < i + ELEMS_PER_MSG; j++) {
+      struct nftnl_set_elem *e = nftnl_set_elem_alloc();
+      if (e == NULL)
+        abort();
+      nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, el[j].key, el[j].len);
+      if (el[j].flags != 0)
+        nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_FLAGS, el[j].flags);
+      if (el[j].timeout_ms != 0)
+        nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, el[j].timeout_ms);
+      nftnl_set_elem_add(s, e);
+    }
+    nlh = nftb_msg(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, "add elements to set `%s`", name);
+    nftnl_set_elems_nlmsg_build_payload(nlh, s);
     nftb_done(b, nlh);
+    nftnl_set_free(s);
   }
-  nftnl_set_elems_iter_destroy(it);
-  nftnl_set_free(s);
-}
-
-static void elem_add(struct nftnl_set *s, const void *key, uint32_t len, uint32_t flags,
-                     uint64_t timeout_ms)
-{
-  struct nftnl_set_elem *e = nftnl_set_elem_alloc();
-
-  if (e == NULL)
-    abort();
-  nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, len);
-  if (flags != 0)
-    nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_FLAGS, flags);
-  if (timeout_ms != 0)
-    nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, timeout_ms);
-  nftnl_set_elem_add(s, e);
 }
 
 static u128 to_u128(const uint8_t *a, size_t len)
@@ -175,25 +174,22 @@ int nftb_allow_elems(struct nft_batch_buf *b, const struct egress_policy *p, enu
                      struct error *err)
 {
   bool v6 = kind == EGRESS_CIDR6;
-  size_t len = v6 ? 16 : 4, n;
+  size_t len = v6 ? 16 : 4, n, ne = 0;
   u128 max = v6 ? ~(u128)0 : 0xffffffffu;
   cleanup_free struct range *r = xmalloc((p->n_entries + 1) * sizeof *r);
-  struct nftnl_set *s;
+  cleanup_free struct elem *el = xmalloc0((2 * p->n_entries + 1) * sizeof *el);
 
   n = collect_ranges(p, kind, r, max);
-  if (n == 0)
-    return 0;
-  s = set_new(v6 ? "allow6" : "allow4", v6 ? SET_ID_ALLOW6 : SET_ID_ALLOW4);
   for (size_t i = 0; i < n; i++) {
-    uint8_t key[16];
-    from_u128(r[i].lo, key, len);
-    elem_add(s, key, (uint32_t)len, 0, 0);
+    from_u128(r[i].lo, el[ne].key, len);
+    el[ne++].len = (uint32_t)len;
     if (r[i].hi == max)
       continue;
-    from_u128(r[i].hi + 1, key, len);
-    elem_add(s, key, (uint32_t)len, NFT_SET_ELEM_INTERVAL_END, 0);
+    from_u128(r[i].hi + 1, el[ne].key, len);
+    el[ne].len = (uint32_t)len;
+    el[ne++].flags = NFT_SET_ELEM_INTERVAL_END;
   }
-  emit_elems(b, s, v6 ? "allow6" : "allow4");
+  emit_elems(b, v6 ? "allow6" : "allow4", v6 ? SET_ID_ALLOW6 : SET_ID_ALLOW4, el, ne);
   (void)err;
   return 0;
 }
@@ -219,29 +215,25 @@ int nft_build_learn(const struct nft_learned *l, size_t n, uint32_t seq_base,
 {
   static const char *names[4] = {"dns4", "dns6", "dns4p", "dns6p"};
   static const uint32_t ids[4] = {SET_ID_DNS4, SET_ID_DNS6, SET_ID_DNS4P, SET_ID_DNS6P};
+  cleanup_free struct elem *el = NULL;
   struct nft_batch_buf b;
 
   for (size_t i = 0; i < n; i++)
     if ((l[i].family != AF_INET && l[i].family != AF_INET6) ||
         (l[i].proto != 0 && l[i].port == 0) || l[i].timeout_ms == 0)
       return error_set(err, EINVAL, "learned address %zu", i);
+  el = xmalloc0((n + 1) * sizeof *el);
   nftb_init(&b, seq_base);
   nftb_begin(&b);
   for (int k = 0; k < 4; k++) {
-    struct nftnl_set *s = set_new(names[k], ids[k]);
-    size_t used = 0;
+    size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
-      uint8_t key[24];
-      int kk = (l[i].family == AF_INET6) + 2 * (l[i].proto != 0);
-      if (kk != k)
+      if ((l[i].family == AF_INET6) + 2 * (l[i].proto != 0) != k)
         continue;
-      elem_add(s, key, learned_key(&l[i], key), 0, l[i].timeout_ms);
-      used++;
+      el[ne].len = learned_key(&l[i], el[ne].key);
+      el[ne++].timeout_ms = l[i].timeout_ms;
     }
-    if (used == 0)
-      nftnl_set_free(s);
-    else
-      emit_elems(&b, s, names[k]);
+    emit_elems(&b, names[k], ids[k], el, ne);
   }
   nftb_end(&b);
   *ret = b;

@@ -183,6 +183,8 @@ int egress_entry_parse(const char *s, struct egress_entry *ret, struct error *er
     return error_prefix(err, "egress entry `%.*s`", 80, s);
   if (e.kind == EGRESS_DOMAIN && e.port_min != e.port_max)
     return error_set(err, 0, "egress entry `%.*s`: a domain takes one port, not a range", 80, s);
+  if (e.kind == EGRESS_DOMAIN && e.proto != 0 && e.port_min == 0)
+    return error_set(err, 0, "egress entry `%.*s`: /tcp or /udp on a domain needs a port", 80, s);
   *ret = e;
   return 0;
 }
