@@ -17,7 +17,8 @@
  * Ruleset (family inet, table `agentrt`):
  *   chain output  { type filter hook output priority 0; policy drop (accept
  *                   for default allow);
- *     oif lo accept; ct state established,related accept;
+ *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
+ *     ct state established,related accept;
  *     icmpv6 type {nd-router-solicit..nd-neighbor-advert, mld2-report} accept;
  *     jump allow_ll;                      # explicit link-local entries
  *     ip daddr 169.254.0.0/16 goto deny; ip6 daddr {fe80::/10, fd00:ec2::254} goto deny;

@@ -302,6 +302,7 @@ static void rule_simple(struct nft_batch_buf *b, const char *chain, int v, const
 static void rules_output_head(struct nft_batch_buf *b)
 {
   static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
+  static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
   static const uint8_t ec2[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
   uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
   uint32_t zero = 0;
@@ -311,6 +312,18 @@ static void rules_output_head(struct nft_batch_buf *b)
   cmp(r, NFT_CMP_EQ, &lo, 4);
   verdict(r, NF_ACCEPT, NULL);
   rule_emit(b, r, "oif lo");
+
+  /* DNS redirected by nat_out to 127.0.0.1/::1 still shows the original
+   * oif here (the hook state is not updated by the reroute): accept
+   * loopback destinations explicitly; they can only ever leave through lo. */
+  r = rule_new("output");
+  match_daddr(r, false, lo4, 8);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ip daddr 127.0.0.0/8");
+  r = rule_new("output");
+  match_daddr(r, true, lo6, 128);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ip6 daddr ::1");
 
   r = rule_new("output");
   {

@@ -8,6 +8,8 @@
  *        apply the policy, then run the resolver until SIGTERM; one line per
  *        DNS decision on stdout ("dns allowed NAME ADDR...").
  *   egress-driver bench NETNS N      build+apply a 20-entry policy N times
+ *   egress-driver query SERVER NAME [A|AAAA] [tcp]   a DNS client: prints
+ *        "rcode=N ADDR..." (run it inside the netns with ip netns exec)
  * NETNS is a netns file (/run/netns/NAME).
  */
 #include <arpa/inet.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 
 #include "common/util.h"
+#include "netfilter/dns.h"
 #include "netfilter/egress.h"
 
 static int fail(const struct error *err)
@@ -207,6 +210,65 @@ static int list(int nsfd, const char *set, struct error *err)
   return 0;
 }
 
+static int query_send(int fd, bool tcp, const uint8_t *q, int qlen, uint8_t *buf, size_t cap)
+{
+  uint8_t hdr[2] = {(uint8_t)(qlen >> 8), (uint8_t)qlen};
+  ssize_t n;
+
+  if (tcp && write(fd, hdr, 2) != 2)
+    return -1;
+  if (write(fd, q, (size_t)qlen) != qlen)
+    return -1;
+  if (!tcp)
+    return (int)read(fd, buf, cap);
+  n = 0;
+  while (n < 2 || n < 2 + (buf[0] << 8 | buf[1])) {
+    ssize_t r = read(fd, buf + n, cap - (size_t)n);
+    if (r <= 0)
+      return -1;
+    n += r;
+  }
+  memmove(buf, buf + 2, (size_t)n - 2);
+  return (int)n - 2;
+}
+
+/* query SERVER NAME [A|AAAA] [tcp] */
+static int query(int argc, char **argv, struct error *err)
+{
+  bool tcp = argc > 5 && streq(argv[5], "tcp");
+  uint16_t type = argc > 4 && streq(argv[4], "AAAA") ? DNS_TYPE_AAAA : DNS_TYPE_A;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(53)};
+  struct timeval tv = {2, 0};
+  uint8_t q[512], buf[4096];
+  static struct dns_msg m;
+  cleanup_close int fd = socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+  int qlen, n;
+
+  if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1)
+    return error_set(err, 0, "bad server `%s`", argv[2]);
+  qlen = dns_build_query(q, sizeof q, 0x4242, argv[3], type, err);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (qlen < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    return qlen < 0 ? -1 : error_errno(err, "connect %s", argv[2]);
+  n = query_send(fd, tcp, q, qlen, buf, sizeof buf);
+  if (n <= 0)
+    return error_errno(err, "no answer from %s", argv[2]);
+  if (dns_parse(buf, (size_t)n, &m, err) < 0)
+    return -1;
+  printf("rcode=%d", DNS_RCODE(m.flags));
+  for (size_t i = 0; i < m.n_answers; i++) {
+    char a[INET6_ADDRSTRLEN];
+    if (m.answers[i].type == DNS_TYPE_CNAME)
+      continue;
+    inet_ntop(m.answers[i].type == DNS_TYPE_A ? AF_INET : AF_INET6, m.answers[i].data.addr, a,
+              sizeof a);
+    printf(" %s", a);
+  }
+  printf("\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   struct egress_policy p;
@@ -221,6 +283,8 @@ int main(int argc, char **argv)
     return 2;
   }
   cmd = argv[1];
+  if (streq(cmd, "query"))
+    return argc >= 4 && query(argc, argv, &err) == 0 ? 0 : fail(&err);
   nsfd = open_netns(argv[2]);
   if (nsfd < 0)
     return 1;
