@@ -179,10 +179,15 @@ int nft_build_dns_flush(uint32_t seq_base, struct nft_batch_buf *ret, struct err
  * forked child after setns; the caller's netns is never changed).  Returns
  * the fd (O_CLOEXEC) or -1. */
 int nft_socket_open(int netns_fd, struct error *err);
+/* Set up a NETLINK_NETFILTER socket made elsewhere (CAP_ACK, bind). */
+int nft_socket_setup(int fd, struct error *err);
 /* Send one batch on a netfilter socket, drain one ack per message; the first
  * failure is reported as "<what> (seq N): <strerror>". */
 int nft_batch_send(int nl_fd, const struct nft_batch_buf *b, struct error *err);
-/* nft_socket_open + nft_batch_send + close. */
+/* nft_socket_open + nft_batch_send + close.  Note: the last close of a
+ * netfilter socket right after a commit waits for the kernel's deferred
+ * transaction cleanup (an RCU grace period, 10-20 ms on a small VM); on a
+ * hot path send on a socket that stays open (the resolver's nl_fd). */
 int nft_apply(int netns_fd, const struct nft_batch_buf *b, struct error *err);
 /* Delete our table (ENOENT is success). */
 int nft_table_delete(int netns_fd, struct error *err);

@@ -1,8 +1,8 @@
 /* netns.c - sockets inside another network namespace, without moving there.
  *
- * A forked child does setns(CLONE_NEWNET), creates the sockets and passes
- * them back over SCM_RIGHTS; a socket keeps the netns it was created in for
- * its whole life.  The caller's own netns is never changed, so a failure
+ * A vfork-like child (shared memory and fd table, we wait) does
+ * setns(CLONE_NEWNET) and creates the sockets, which land in our fd table; a
+ * socket keeps the netns it was created in for its whole life.  The caller's own netns is never changed, so a failure
  * halfway can never leave the runtime (or the host) in the wrong namespace.
  */
 #include "egress.h"
@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,79 +19,31 @@
 #include "../common/util.h"
 
 #define NETNS_MAX_SOCKETS 8
+#define CHILD_STACK 16384
 
-struct reply {
-  int err[NETNS_MAX_SOCKETS]; /* errno per socket, 0 = passed */
+struct child_args {
+  int netns_fd;
+  size_t n;
+  const int *domain, *type, *proto;
+  int fds[NETNS_MAX_SOCKETS];
+  int errs[NETNS_MAX_SOCKETS];
   int setns_err;
 };
 
-static void child_send(int sock, const struct reply *r, const int *fds, size_t n)
+/* Runs in the child, which shares our memory and fd table (CLONE_VM |
+ * CLONE_FILES) while we wait (CLONE_VFORK): only raw system calls here.
+ * setns() changes the child's namespaces, never ours. */
+static int child_main(void *arg)
 {
-  char cbuf[CMSG_SPACE(sizeof(int) * NETNS_MAX_SOCKETS)];
-  struct iovec iov = {.iov_base = (void *)r, .iov_len = sizeof *r};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-  struct cmsghdr *c;
+  struct child_args *a = arg;
 
-  memset(cbuf, 0, sizeof cbuf);
-  if (n > 0) {
-    msg.msg_control = cbuf;
-    msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-    c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-    memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+  if (setns(a->netns_fd, CLONE_NEWNET) < 0) {
+    a->setns_err = errno;
+    return 0;
   }
-  if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
-    _exit(1);
-}
-
-/* Runs in the child: only async-signal-safe calls. */
-static void __attribute__((noreturn))
-child_main(int sock, int netns_fd, size_t n, const int *domain, const int *type, const int *proto)
-{
-  struct reply r;
-  int fds[NETNS_MAX_SOCKETS];
-  size_t passed = 0;
-
-  memset(&r, 0, sizeof r);
-  if (setns(netns_fd, CLONE_NEWNET) < 0) {
-    r.setns_err = errno;
-    child_send(sock, &r, NULL, 0);
-    _exit(0);
-  }
-  for (size_t i = 0; i < n; i++) {
-    int fd = socket(domain[i], type[i] | SOCK_CLOEXEC, proto[i]);
-    r.err[i] = fd < 0 ? errno : 0;
-    if (fd >= 0)
-      fds[passed++] = fd;
-  }
-  child_send(sock, &r, fds, passed);
-  _exit(0);
-}
-
-static int receive(int sock, struct reply *r, int *fds, size_t n, size_t *ret_n)
-{
-  char cbuf[CMSG_SPACE(sizeof(int) * NETNS_MAX_SOCKETS)];
-  struct iovec iov = {.iov_base = r, .iov_len = sizeof *r};
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf};
-  struct cmsghdr *c;
-  ssize_t len;
-
-  *ret_n = 0;
-  do
-    len = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  while (len < 0 && errno == EINTR);
-  if (len != (ssize_t)sizeof *r)
-    return -1;
-  for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-      continue;
-    *ret_n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    if (*ret_n > n)
-      *ret_n = n;
-    memcpy(fds, CMSG_DATA(c), *ret_n * sizeof(int));
+  for (size_t i = 0; i < a->n; i++) {
+    a->fds[i] = socket(a->domain[i], a->type[i] | SOCK_CLOEXEC, a->proto[i]);
+    a->errs[i] = a->fds[i] < 0 ? errno : 0;
   }
   return 0;
 }
@@ -105,18 +58,12 @@ static int same_netns_as_self(int netns_fd, bool *ret)
   return 0;
 }
 
-static void reap(pid_t pid)
-{
-  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-    ;
-}
-
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err)
 {
-  int sp[2], got[NETNS_MAX_SOCKETS];
-  struct reply r;
-  size_t n_got = 0, k = 0;
+  _Alignas(16) char stack[CHILD_STACK];
+  struct child_args a = {.netns_fd = netns_fd, .n = n, .domain = domain, .type = type,
+                         .proto = proto};
   bool same = false;
   pid_t pid;
 
@@ -128,36 +75,19 @@ int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, co
    * runtime that is the host's. */
   if (same)
     return error_set(err, 0, "network namespace is the caller's own (host network?): refusing");
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-    return error_errno(err, "socketpair");
-  pid = fork();
-  if (pid < 0) {
-    close(sp[0]);
-    close(sp[1]);
-    return error_errno(err, "fork");
-  }
-  if (pid == 0) {
-    close(sp[0]);
-    child_main(sp[1], netns_fd, n, domain, type, proto);
-  }
-  close(sp[1]);
-  memset(&r, 0, sizeof r);
-  if (receive(sp[0], &r, got, n, &n_got) < 0) {
-    close(sp[0]);
-    reap(pid);
-    return error_set(err, 0, "open sockets in network namespace: helper child failed");
-  }
-  close(sp[0]);
-  reap(pid);
-  if (r.setns_err != 0)
-    return error_set(err, r.setns_err, "setns into network namespace");
-  for (size_t i = 0; i < n; i++) {
-    ret_fds[i] = -1;
-    if (r.err[i] == 0 && k < n_got)
-      ret_fds[i] = got[k++];
-  }
   for (size_t i = 0; i < n; i++)
-    if (r.err[i] != 0)
-      errno = r.err[i]; /* caller sees the last failure when an fd is -1 */
+    a.fds[i] = -1;
+  pid = clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &a);
+  if (pid < 0)
+    return error_errno(err, "clone");
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (a.setns_err != 0)
+    return error_set(err, a.setns_err, "setns into network namespace");
+  for (size_t i = 0; i < n; i++) {
+    ret_fds[i] = a.fds[i];
+    if (a.errs[i] != 0)
+      errno = a.errs[i]; /* the caller sees the last failure when an fd is -1 */
+  }
   return 0;
 }

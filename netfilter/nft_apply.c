@@ -22,19 +22,27 @@
 #define ACK_TIMEOUT_MS 3000
 #define RECV_BUF 65536
 
+int nft_socket_setup(int fd, struct error *err)
+{
+  struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+  int one = 1;
+
+  /* acks carry only the header of the failed message, not all of it */
+  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    return error_errno(err, "bind netfilter netlink socket");
+  return 0;
+}
+
 int nft_socket_open(int netns_fd, struct error *err)
 {
-  int domain = AF_NETLINK, type = SOCK_RAW, proto = NETLINK_NETFILTER, fd = -1, one = 1;
-  struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+  int domain = AF_NETLINK, type = SOCK_RAW, proto = NETLINK_NETFILTER, fd = -1;
 
   if (netns_sockets(netns_fd, 1, &domain, &type, &proto, &fd, err) < 0)
     return -1;
   if (fd < 0)
     return error_errno(err, "netfilter netlink socket");
-  /* acks carry only the header of the failed message, not all of it */
-  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
-  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-    error_errno(err, "bind netfilter netlink socket");
+  if (nft_socket_setup(fd, err) < 0) {
     close(fd);
     return -1;
   }
@@ -92,11 +100,12 @@ static int drain_acks(int fd, const struct nft_batch_buf *b, struct error *err)
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     long left = deadline - now_ms();
     ssize_t len;
-    if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
-      return error_set(err, ETIMEDOUT, "nftables: %zu of %zu acks", st.acked, b->n_msgs);
-    len = recv(fd, buf, RECV_BUF, MSG_DONTWAIT);
-    if (len < 0 && (errno == EINTR || errno == EAGAIN))
+    len = recv(fd, buf, RECV_BUF, MSG_DONTWAIT); /* acks are usually queued already */
+    if (len < 0 && (errno == EINTR || errno == EAGAIN)) {
+      if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
+        return error_set(err, ETIMEDOUT, "nftables: %zu of %zu acks", st.acked, b->n_msgs);
       continue;
+    }
     if (len < 0)
       return error_errno(err, "nftables: receive acks");
     for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, (size_t)len);

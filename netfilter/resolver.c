@@ -441,8 +441,8 @@ static void handle_conn(struct rstate *s, struct conn *c)
     return;
   }
   if (c->len >= need + 2) {
-    c->busy = true;
     struct client cl = {.tcp = true, .fd = c->fd, .conn_serial = c->serial};
+    c->busy = true;
     handle_query(s, c->buf + 2, need, &cl);
   }
 }

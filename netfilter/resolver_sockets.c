@@ -8,6 +8,7 @@
 #include "egress.h"
 
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -50,32 +51,35 @@ void egress_resolver_close(struct egress_resolver_opts *o)
 int egress_resolver_open(int netns_fd, uint16_t port, struct egress_resolver_opts *o,
                          struct error *err)
 {
-  static const int dom[4] = {AF_INET, AF_INET6, AF_INET, AF_INET6};
-  static const int typ[4] = {SOCK_DGRAM | SOCK_NONBLOCK, SOCK_DGRAM | SOCK_NONBLOCK,
+  /* one child makes all five sockets: netlink, udp4, udp6, tcp4, tcp6 */
+  static const int dom[5] = {AF_NETLINK, AF_INET, AF_INET6, AF_INET, AF_INET6};
+  static const int typ[5] = {SOCK_RAW, SOCK_DGRAM | SOCK_NONBLOCK, SOCK_DGRAM | SOCK_NONBLOCK,
                              SOCK_STREAM | SOCK_NONBLOCK, SOCK_STREAM | SOCK_NONBLOCK};
-  static const int pro[4] = {0, 0, 0, 0};
-  int fds[4] = {-1, -1, -1, -1};
-  int *out[4] = {&o->udp4_fd, &o->udp6_fd, &o->tcp4_fd, &o->tcp6_fd};
+  static const int pro[5] = {NETLINK_NETFILTER, 0, 0, 0, 0};
+  int fds[5] = {-1, -1, -1, -1, -1};
+  int *out[5] = {&o->nl_fd, &o->udp4_fd, &o->udp6_fd, &o->tcp4_fd, &o->tcp6_fd};
 
   o->nl_fd = o->udp4_fd = o->udp6_fd = o->tcp4_fd = o->tcp6_fd = -1;
-  o->nl_fd = nft_socket_open(netns_fd, err);
-  if (o->nl_fd < 0)
+  if (netns_sockets(netns_fd, 5, dom, typ, pro, fds, err) < 0)
     return -1;
-  if (netns_sockets(netns_fd, 4, dom, typ, pro, fds, err) < 0) {
+  for (int i = 0; i < 5; i++)
+    *out[i] = fds[i];
+  if (o->nl_fd < 0 || nft_socket_setup(o->nl_fd, err) < 0) {
+    if (o->nl_fd < 0)
+      error_set(err, EAFNOSUPPORT, "resolver: netfilter netlink socket");
     egress_resolver_close(o);
     return -1;
   }
-  for (int i = 0; i < 4; i++) {
-    *out[i] = fds[i];
-    if (fds[i] >= 0 && bind_local(fds[i], dom[i], port, i >= 2) < 0) {
-      if (dom[i] == AF_INET) {
-        error_errno(err, "resolver: bind %s 127.0.0.1:%u", i >= 2 ? "tcp" : "udp", port);
-        egress_resolver_close(o);
-        return -1;
-      }
-      close(fds[i]); /* no IPv6 in this netns */
-      *out[i] = -1;
+  for (int i = 1; i < 5; i++) {
+    if (fds[i] < 0 || bind_local(fds[i], dom[i], port, i >= 3) == 0)
+      continue;
+    if (dom[i] == AF_INET) {
+      error_errno(err, "resolver: bind %s 127.0.0.1:%u", i >= 3 ? "tcp" : "udp", port);
+      egress_resolver_close(o);
+      return -1;
     }
+    close(fds[i]); /* no IPv6 in this netns */
+    *out[i] = -1;
   }
   if (o->udp4_fd < 0 || o->tcp4_fd < 0) {
     egress_resolver_close(o);

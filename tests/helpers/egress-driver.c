@@ -8,6 +8,8 @@
  *        apply the policy, then run the resolver until SIGTERM; one line per
  *        DNS decision on stdout ("dns allowed NAME ADDR...").
  *   egress-driver bench NETNS N      build+apply a 20-entry policy N times
+ *   egress-driver connect HOST PORT   TCP connect (2 s timeout) and print how
+ *        long it took to succeed or fail; exit 0 only when connected
  *   egress-driver query SERVER NAME [A|AAAA] [tcp]   a DNS client: prints
  *        "rcode=N ADDR..." (run it inside the netns with ip netns exec)
  * NETNS is a netns file (/run/netns/NAME).
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include "common/util.h"
@@ -157,12 +160,9 @@ static int resolve(int nsfd, struct egress_policy *p, const struct args *a, stru
 }
 
 /* A 20-entry policy: 10 CIDRs, 5 port-qualified, 5 domains. */
-static int bench(int nsfd, int n, struct error *err)
+static int bench_policy(struct egress_policy *p, struct error *err)
 {
-  struct egress_policy p;
-  long long build = 0, total = 0, best = -1;
-
-  egress_policy_init(&p);
+  egress_policy_init(p);
   for (int i = 0; i < 20; i++) {
     char s[64];
     struct egress_entry e;
@@ -172,29 +172,49 @@ static int bench(int nsfd, int n, struct error *err)
       snprintf(s, sizeof s, "203.0.113.%d:%d/tcp", i, 8000 + i);
     else
       snprintf(s, sizeof s, "host%d.example.test:443", i);
-    if (egress_entry_parse(s, &e, err) < 0 || egress_policy_add(&p, &e, err) < 0)
+    if (egress_entry_parse(s, &e, err) < 0 || egress_policy_add(p, &e, err) < 0)
       return -1;
   }
+  return 0;
+}
+
+/* What `create` does: open the resolver's sockets (one fork), build the
+ * batch, send it on the kept netlink socket.  The close of that socket is
+ * timed apart: it waits for the kernel's RCU cleanup of the transaction. */
+static int bench(int nsfd, int n, struct error *err)
+{
+  struct egress_policy p;
+  long long t_open = 0, t_build = 0, t_send = 0, t_close = 0, best = -1;
+  size_t bytes = 0, msgs = 0;
+
+  if (bench_policy(&p, err) < 0)
+    return -1;
   for (int i = 0; i < n; i++) {
-    struct nft_build_opts o = {.seq_base = 1, .dns_port = 53};
+    struct egress_resolver_opts o = {0};
+    struct nft_build_opts bo = {.seq_base = 1, .dns_port = 53};
     struct nft_batch_buf b;
-    long long t0 = now_us(), t1, t2;
-    if (nft_build_batch(&p, &o, &b, err) < 0)
+    long long t0 = now_us(), t1, t2, t3;
+    if (egress_resolver_open(nsfd, 53, &o, err) < 0)
       return -1;
     t1 = now_us();
-    if (nft_apply(nsfd, &b, err) < 0)
+    if (nft_build_batch(&p, &bo, &b, err) < 0)
       return -1;
     t2 = now_us();
-    if (i == 0)
-      printf("bench: batch %zu bytes, %zu messages\n", b.len, b.n_msgs);
+    if (nft_batch_send(o.nl_fd, &b, err) < 0)
+      return -1;
+    t3 = now_us();
+    egress_resolver_close(&o);
+    t_close += now_us() - t3;
+    bytes = b.len, msgs = b.n_msgs;
     nft_batch_buf_free(&b);
-    build += t1 - t0;
-    total += t2 - t0;
-    if (best < 0 || t2 - t0 < best)
-      best = t2 - t0;
+    t_open += t1 - t0, t_build += t2 - t1, t_send += t3 - t2;
+    if (best < 0 || t3 - t0 < best)
+      best = t3 - t0;
   }
-  printf("bench: 20-entry policy, %d runs: build %lld us, build+apply mean %lld us, min %lld us\n",
-         n, build / n, total / n, best);
+  printf("bench: 20-entry policy (%zu bytes, %zu messages), %d runs, mean us: open sockets "
+         "(fork+setns) %lld, build %lld, send+acks %lld; open+build+send min %lld; "
+         "close %lld\n",
+         bytes, msgs, n, t_open / n, t_build / n, t_send / n, best, t_close / n);
   egress_policy_free(&p);
   return 0;
 }
@@ -230,6 +250,28 @@ static int query_send(int fd, bool tcp, const uint8_t *q, int qlen, uint8_t *buf
   }
   memmove(buf, buf + 2, (size_t)n - 2);
   return (int)n - 2;
+}
+
+/* connect HOST PORT: time to connect or to be refused */
+static int tcp_connect(char **argv, struct error *err)
+{
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  struct timeval tv = {2, 0};
+  cleanup_close int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  uint32_t port;
+  long long t0;
+  int r;
+
+  if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 || parse_u32(argv[3], &port) < 0 ||
+      port > 65535)
+    return error_set(err, 0, "bad address");
+  sa.sin_port = htons((uint16_t)port);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  t0 = now_us();
+  r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+  printf("connect %s:%u: %s in %lld us\n", argv[2], port, r == 0 ? "connected" : strerror(errno),
+         now_us() - t0);
+  return r == 0 ? 0 : error_set(err, errno, "connect");
 }
 
 /* query SERVER NAME [A|AAAA] [tcp] */
@@ -285,6 +327,8 @@ int main(int argc, char **argv)
   cmd = argv[1];
   if (streq(cmd, "query"))
     return argc >= 4 && query(argc, argv, &err) == 0 ? 0 : fail(&err);
+  if (streq(cmd, "connect") && argc == 4)
+    return tcp_connect(argv, &err) == 0 ? 0 : 1;
   nsfd = open_netns(argv[2]);
   if (nsfd < 0)
     return 1;

@@ -41,7 +41,6 @@ bg() { local ns=$1; shift; ip netns exec "$ns" "$@" & PIDS+=($!); }
 
 # connect HOST PORT: 0 when a TCP connection is made and the server talks
 connect() { in_c timeout 5 socat -T2 -u "TCP:$1:$2,connect-timeout=2" - 2>/dev/null | grep -q hello; }
-ms() { echo $(($(date +%s%N) / 1000000)); }
 
 setup() {
 	ip netns add "$NS_H" && ip netns add "$NS_C" && ip netns add "$NS_S" || return 1
@@ -111,10 +110,13 @@ out=$(q 192.0.2.1 www.alias.test)
 [ "$out" = "rcode=0 203.0.113.10" ] && ok "CNAME chain to an address ($out)" || nok "CNAME chain ($out)"
 out=$(q 192.0.2.1 denied.test)
 [ "$out" = "rcode=3" ] && ok "denied.test gets NXDOMAIN ($out)" || nok "denied.test gets NXDOMAIN ($out)"
-t0=$(ms)
-if connect 198.51.100.20 80; then nok "denied address 198.51.100.20:80 refused"; else
-	ok "denied address 198.51.100.20:80 refused in $(($(ms) - t0)) ms"
-fi
+# refused HOST PORT WHAT: connect is refused (TCP reset);; the time is measured around connect(2)
+refused() {
+	local out
+	out=$(in_c "$DRIVER" connect "$1" "$2" 2>/dev/null)
+	case $out in *refused*) ok "$3 ($out)" ;; *) nok "$3 ($out)" ;; esac
+}
+refused 198.51.100.20 80 "denied address 198.51.100.20:80 refused at once"
 check "allowed CIDR:port 198.51.100.20:8080 connects" connect 198.51.100.20 8080
 out=$(q 198.51.100.53 allowed.test)
 [ "$out" = "rcode=0 203.0.113.10" ] && ok "query to another resolver answered by ours ($out)" ||
@@ -129,10 +131,7 @@ out=$(q 192.0.2.1 "$exfil")
 check "exfil name not forwarded upstream ($out)" bash -c "! grep -q '$exfil' '$TMP/upstream.log'"
 check "busybox nslookup of allowed.test works" bash -c \
 	"ip netns exec $NS_C busybox nslookup -type=a allowed.test 192.0.2.1 | grep -q 203.0.113.10"
-t0=$(ms)
-if connect 169.254.169.254 80; then nok "metadata 169.254.169.254 unreachable"; else
-	ok "metadata 169.254.169.254 unreachable (refused in $(($(ms) - t0)) ms)"
-fi
+refused 169.254.169.254 80 "metadata 169.254.169.254 unreachable"
 check "allowed.test address pinned in dns4" bash -c \
 	"'$DRIVER' list /run/netns/$NS_C dns4 | grep -q '^203.0.113.10 expires'"
 check "nft list ruleset inside shows table inet agentrt" bash -c \
