@@ -18,6 +18,7 @@
 #include "runtime/fsutil.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
+#include "runtime/egress.h"
 #include "workspace/workspace.h"
 
 const char *container_status_name(enum container_status s)
@@ -365,6 +366,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     if (proc_kill_wait(s->pid, s->pid_start_time, SIGKILL, 5000) < 0)
       log_warning("delete `%s`: init %d did not die", c->id, s->pid);
   }
+  egress_teardown(c);
   /* the init is dead: the workspace is no longer in use (its upper layer and
    * snapshots stay until commit/discard/purge) */
   workspace_release(g->root, c->id);

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/console.h"
+#include "runtime/egress.h"
 #include "runtime/fsutil.h"
 #include "runtime/policy.h"
 #include "runtime/procfs.h"
@@ -202,6 +203,7 @@ void container_abort(struct container *c, const struct global_opts *g)
 
   if (c->state->pid > 0)
     proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
+  egress_teardown(c);
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
   if (c->has_workspace)
@@ -294,6 +296,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
+  /* egress rules go in before the init can run anything (it waits for start) */
+  if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
+    goto fail;
   free(c->state->status);
   c->state->status = xstrdup("created");
   c->status = STATUS_CREATED;

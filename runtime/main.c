@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/cli.h"
+#include "runtime/egress.h"
 #include "runtime/help.h"
 #include "runtime/workspace_cmd.h"
 
@@ -28,7 +29,7 @@ static const struct command commands[] = {
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
     {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
-    {"workspace", cmd_workspace},
+    {"workspace", cmd_workspace}, {"egress", cmd_egress},
     {NULL, NULL},
 };
 
