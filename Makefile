@@ -30,7 +30,7 @@ endif
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow=local
 HARDEN = -fstack-protector-strong -fPIE -fstack-clash-protection
 CFLAGS ?=
-CFLAGS += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
+CFLAGS += -std=gnu11 -Ulinux $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
 	-DAGENTRT_VERSION='"$(VERSION)"' -DAGENTRT_COMMIT='"$(COMMIT)"' -I.
 LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 ifneq ($(SANITIZE),)
@@ -47,6 +47,7 @@ EXTRA_OBJS :=
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
 
+.DEFAULT_GOAL := all
 -include mk/*.mk
 
 .PHONY: all clean install check check-unit check-bats fmt fmt-check bench fuzz deps
@@ -64,7 +65,7 @@ $(BUILDDIR)/agentrt: $(BUILDDIR)/runtime/main.o $(BUILDDIR)/libagentrt.a
 
 $(BUILDDIR)/libagentrt.a: $(LIB_OBJS) $(EXTRA_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcsP $@ $^
 
 $(BUILDDIR)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -24,7 +24,19 @@ struct cgroup_opts {
   const char *fs_root;      /* NULL = /sys/fs/cgroup; tests pass a fake tree */
   int force_version;        /* 0 = detect, 1 or 2 = that backend (tests) */
   bool rootless;            /* not real root: only delegated cgroups are usable */
+  const char *proc_self_cgroup; /* NULL = /proc/self/cgroup; tests pass a fake file */
+  /* linux.resources of the container, consulted by cgroup_create: when the
+   * cgroup cannot be made (EACCES/EROFS) and none is requested it is a soft
+   * failure (see cgroup_create).  Borrowed, may be NULL. */
+  const struct oci_resources *resources;
+  /* linux.devices: each one is allowed in the device cgroup (as runc does),
+   * after the rules of linux.resources.devices.  Borrowed, may be NULL. */
+  const struct oci_device *devices;
+  size_t n_devices;
 };
+
+/* true when r asks for any limit (so a missing cgroup must be an error). */
+bool cgroup_resources_requested(const struct oci_resources *r);
 
 /* Work out the backend and the container's cgroup path (no changes made). */
 int cgroup_manager_new(const struct cgroup_opts *o, struct cgroup_manager **ret, struct error *err);
@@ -37,13 +49,21 @@ void cgroup_manager_free(struct cgroup_manager *m);
 const char *cgroup_manager_path(const struct cgroup_manager *m);
 int cgroup_manager_version(const struct cgroup_manager *m);
 
-/* mkdir the cgroup (all v1 controllers / v2 with controllers enabled). */
+/* mkdir the cgroup (all v1 controllers / v2 with controllers enabled).
+ * Returns -EACCES with err->code = -EACCES when the cgroup cannot be created
+ * for lack of permission (EACCES/EPERM/EROFS, typically rootless without
+ * delegation) and o->resources requests no limit: the caller may warn and
+ * run without a cgroup.  Any other failure returns -1 (err->code = errno). */
 int cgroup_create(struct cgroup_manager *m, struct error *err);
 /* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int cgroup_clone_fd(struct cgroup_manager *m);
 int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
 /* Apply linux.resources (create and update); a value the host cannot
- * enforce is an error naming the controller, never silently dropped. */
+ * enforce is an error naming the controller, never silently dropped.
+ * r may be NULL.  When update is false the device cgroup is also set up:
+ * deny all, then r->devices in order, then the default devices every
+ * container gets (null, zero, full, random, urandom, tty, ptmx, pts, mknod)
+ * and o->devices.  With update true devices are left alone. */
 int cgroup_apply(struct cgroup_manager *m, const struct oci_resources *r, bool update,
                  struct error *err);
 int cgroup_freeze(struct cgroup_manager *m, bool freeze, struct error *err);

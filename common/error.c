@@ -52,7 +52,9 @@ int error_prefix(struct error *err, const char *fmt, ...)
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, err->msg, sizeof old);
-  snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+  /* the result is deliberately truncated to ERROR_MSG_MAX */
+  if (snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old) < 0)
+    err->msg[0] = '\0';
   return -1;
 }
 

@@ -15,6 +15,10 @@
 
 #include "../common/error.h"
 
+/* -std=gnu11 predefines the macro `linux` (= 1), which would break the
+ * field oci_config.linux below; nothing in agentrt uses the old macro. */
+#undef linux
+
 struct oci_kv {
   char *key;
   char *value;
@@ -265,16 +269,23 @@ int oci_config_parse(const char *json, size_t len, const char *file, struct oci_
 int oci_config_to_json(const struct oci_config *c, char **ret_json, size_t *ret_len,
                        struct error *err);
 void oci_config_free(struct oci_config *c);
+/* Same, indented with tabs (for files people read). */
+int oci_config_to_json_pretty(const struct oci_config *c, char **ret_json, size_t *ret_len,
+                              struct error *err);
 
 /* A process.json as given to `exec --process`. */
 int oci_process_parse(const char *json, size_t len, const char *file, struct oci_process **ret,
                       struct error *err);
 void oci_process_free(struct oci_process *p);
+int oci_process_to_json(const struct oci_process *p, char **ret_json, size_t *ret_len,
+                        struct error *err);
 
 /* A LinuxResources document as given to `update --resources`. */
 int oci_resources_parse(const char *json, size_t len, const char *file,
                         struct oci_resources **ret, struct error *err);
 void oci_resources_free(struct oci_resources *r);
+int oci_resources_to_json(const struct oci_resources *r, char **ret_json, size_t *ret_len,
+                          struct error *err);
 
 /* Lookups used by the runtime. */
 const struct oci_namespace *oci_config_namespace(const struct oci_config *c, enum oci_ns_type t);
@@ -285,6 +296,8 @@ int oci_cap_from_name(const char *name); /* "CAP_SYS_ADMIN" or "SYS_ADMIN" -> 21
 const char *oci_cap_name(int cap);       /* 21 -> "CAP_SYS_ADMIN", NULL if unknown */
 int oci_cap_last(void);                  /* highest capability number known */
 int oci_rlimit_from_name(const char *name); /* "RLIMIT_NOFILE" -> 7, -1 unknown */
+const char *oci_rlimit_name(int resource);  /* 7 -> "RLIMIT_NOFILE", NULL if unknown */
+const char *oci_hook_name(enum oci_hook_kind k); /* OCI_HOOK_PRESTART -> "prestart" */
 int oci_ns_clone_flag(enum oci_ns_type t);  /* OCI_NS_PID -> CLONE_NEWPID */
 const char *oci_ns_name(enum oci_ns_type t); /* OCI_NS_NETWORK -> "network" */
 int oci_ns_from_name(const char *name);      /* "network" -> OCI_NS_NETWORK, -1 unknown */

@@ -36,6 +36,9 @@ struct oci_state {
  * rootfs, created, owner, annotations). */
 int oci_state_to_json(const struct oci_state *s, bool with_private, char **ret_json,
                       size_t *ret_len, struct error *err);
+/* Same, optionally indented (`state` prints it indented like runc). */
+int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pretty,
+                         char **ret_json, size_t *ret_len, struct error *err);
 int oci_state_parse(const char *json, size_t len, const char *file, struct oci_state **ret,
                     struct error *err);
 void oci_state_free(struct oci_state *s);

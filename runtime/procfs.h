@@ -22,10 +22,18 @@ void procfs_reset(void);
 /* Open "self/...", "<pid>/...", "thread-self/...", "sys/..." under the
  * verified root; the result is checked to be on procfs. */
 int procfs_open(const char *relpath, int flags, struct error *err);
+/* Open /proc/<who>/ns/<name> (who = "self" or a pid), following that one
+ * magic link, checked to be an nsfs file. */
+int procfs_open_ns(const char *who, const char *name, struct error *err);
 /* Write a whole value (one write) to a procfs file, e.g. "self/oom_score_adj". */
 int procfs_write(const char *relpath, const char *value, struct error *err);
 /* Read a small procfs file into buf (NUL-terminated); returns bytes read. */
 ssize_t procfs_read(const char *relpath, char *buf, size_t size, struct error *err);
+/* Read a whole procfs file (e.g. "self/mountinfo") into a new buffer. */
+int procfs_read_all(const char *relpath, char **ret, struct error *err);
+/* Reopen an O_PATH fd with real open flags through the verified
+ * "thread-self/fd/N" magic link (the one place a magic link is followed). */
+int procfs_reopen(int fd, int flags, struct error *err);
 /* Is fd on procfs? */
 bool fd_is_procfs(int fd);
 

@@ -17,6 +17,18 @@
 
 #include "common/error.h"
 
+enum safe_create {
+  SAFE_OPEN,   /* nothing is created */
+  SAFE_MKDIR,  /* missing components become directories */
+  SAFE_MKFILE, /* missing parents become directories, a missing last one an empty file */
+};
+
+/* The in-root resolver everything else uses: resolve `path` inside rootfd
+ * following symlinks as if rootfd were "/" (except a symlink as the last
+ * component when nofollow_last), creating what is missing per `create`.
+ * Returns an O_PATH fd. */
+int safe_walk(int rootfd, const char *path, enum safe_create create, bool nofollow_last,
+              struct error *err);
 /* Open `path` (absolute or relative, interpreted inside rootfd). */
 int safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct error *err);
 /* mkdir -p inside the root; returns an O_PATH|O_DIRECTORY fd of the last dir. */

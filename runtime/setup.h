@@ -34,7 +34,9 @@ struct setup_ctx {
   bool in_userns;     /* running in any non-initial user namespace (rootless engines) */
   bool new_cgroupns;
   int pty_master_fd;  /* out: set by rootfs_setup() when process.terminal, else -1 */
+  int pty_peer_fd;    /* out: the pty's peer (TIOCGPTPEER) for the process's stdio, or -1 */
   int rootfd;         /* O_PATH fd of the rootfs, opened by rootfs_setup() */
+  char *cgroup_table; /* /proc/self/cgroup read before the cgroup ns was unshared, or NULL */
 };
 
 /* rootfs.c / mounts.c / devices.c */

@@ -23,6 +23,9 @@ case "$AGENTRT" in
 *) AGENTRT=$(command -v "$AGENTRT" || echo "$AGENTRT") ;;
 esac
 export AGENTRT
+# The runc-parity suites run agentrt as a plain OCI runtime; suites about the
+# agent profile pass --profile agent (or set AGENTRT_PROFILE) themselves.
+export AGENTRT_PROFILE=${AGENTRT_PROFILE:-oci}
 TEST_ROOTFS=${TEST_ROOTFS:-$REPO_ROOT/build/rootfs}
 HELPER_DIR=${HELPER_DIR:-$REPO_ROOT/build/test-helpers}
 RECVTTY=$HELPER_DIR/recvtty

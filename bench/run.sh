@@ -1,0 +1,263 @@
+#!/bin/bash
+# run.sh - benchmark agentrt, crun and runc side by side (issue 7).
+#
+#   bench/run.sh [--rounds N] [--quick] [--out DIR] [--containers N] [--concurrency N]
+#                [--strace-runs N] [--runtimes "runc crun agentrt"] [--bencher PATH] [--strict]
+#
+# Prepares one bundle per runtime (same busybox rootfs, config from `runc spec`),
+# then runs bench/bencher inside ONE private mount namespace in which
+# /sys/fs/cgroup/unified is lazily unmounted (crun refuses hybrid cgroup hosts
+# otherwise); the host's mount namespace is never touched.  Results go to
+# OUT/<date>-<host>.{md,svg,tsv} and OUT/latest.{md,svg}.  Missing runtimes
+# are skipped with a note; ./agentrt in the repo root is picked up when built.
+# Everything created (containers, state roots, cgroups, docker image) is
+# removed at the end, also on failure or interrupt.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+id=$$
+base=/run/agentrt-bench-$id
+work=$base/work
+cgparent=/agentrt-bench-$id
+
+rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0
+rounds_set=0 containers_set=0 straces_set=0
+out=$here/results bencher="" want="runc crun agentrt" inside=0
+
+usage() { sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+need_val() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; usage; }; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) need_val "$@"; rounds=$2; rounds_set=1; shift 2 ;;
+    --containers) need_val "$@"; containers=$2; containers_set=1; shift 2 ;;
+    --concurrency) need_val "$@"; conc=$2; shift 2 ;;
+    --strace-runs) need_val "$@"; straces=$2; straces_set=1; shift 2 ;;
+    --out) need_val "$@"; out=$2; shift 2 ;;
+    --bencher) need_val "$@"; bencher=$2; shift 2 ;;
+    --runtimes) need_val "$@"; want=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    --strict) strict=1; shift ;;
+    --inside) inside=1; shift ;;
+    -h|--help) usage 0 ;;
+    *) echo "run.sh: unknown argument \`$1'" >&2; usage ;;
+  esac
+done
+if [ "$quick" = 1 ]; then
+  [ "$rounds_set" = 1 ] || rounds=3
+  [ "$containers_set" = 1 ] || containers=10
+  [ "$straces_set" = 1 ] || straces=1
+fi
+
+note() { echo "$*" >>"$work/notes"; echo "run.sh: note: $*" >&2; }
+
+# Deletes every container left in each runtime's root (runs inside the namespace).
+delete_leftovers() {
+  local rt root bin c
+  for rt in $(cat "$work/runtimes" 2>/dev/null); do
+    bin=$(cat "$work/$rt/bin"); root=$(cat "$work/$rt/root")
+    [ -d "$root" ] || continue
+    for c in $(ls "$root" 2>/dev/null | head -200); do
+      [ -d "$root/$c" ] || continue
+      timeout 30 "$bin" --root "$root" delete --force "$c" >/dev/null 2>&1 || true
+    done
+  done
+}
+
+# Waits for a background child of ours; a trapped signal interrupts `wait`,
+# so wait again (bounded) until the child is really gone.  Sets rc.
+wait_for() {
+  local i st
+  for i in $(seq 1 100); do
+    st=0
+    wait "$1" || st=$?
+    kill -0 "$1" 2>/dev/null || break
+  done
+  if [ "$rc" = 0 ]; then rc=$st; fi
+}
+
+# The part that runs inside the private mount namespace.
+if [ "$inside" = 1 ]; then
+  work=${BENCH_WORK:?}
+  umount -l /sys/fs/cgroup/unified 2>/dev/null || true
+  rc=0
+  "$bencher" measure --work "$work" --out "$work/raw.tsv" --rounds "$rounds" \
+    --containers "$containers" --concurrency "$conc" --strace-runs "$straces" \
+    --cgroup-parent "$cgparent_in" $(cat "$work/runtimes") &
+  bpid=$!
+  trap 'kill -TERM "$bpid" 2>/dev/null; rc=130' INT TERM
+  wait_for "$bpid"
+  delete_leftovers
+  exit "$rc"
+fi
+
+[ "$(id -u)" = 0 ] || { echo "run.sh: must run as root" >&2; exit 1; }
+for t in jq unshare busybox; do
+  command -v "$t" >/dev/null || { echo "run.sh: \`$t' is required" >&2; exit 1; }
+done
+
+docker_image=""
+cleanup() {
+  local rc=$? d p
+  trap - EXIT INT TERM
+  if [ -f "$work/runtimes" ]; then # containers left by an interrupted run
+    BENCH_WORK=$work unshare -m --propagation private bash -c \
+      "umount -l /sys/fs/cgroup/unified 2>/dev/null; $(declare -f delete_leftovers); work=$work; delete_leftovers" || true
+  fi
+  for d in /sys/fs/cgroup/*/agentrt-bench-"$id"; do
+    [ -d "$d" ] || continue
+    # processes left in our own cgroups are containers this run started
+    for p in $(find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | head -100); do
+      kill -KILL "$p" 2>/dev/null || true
+    done
+    sleep 0.2
+    find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+    rmdir "$d" 2>/dev/null || echo "run.sh: warning: could not remove cgroup $d" >&2
+  done
+  [ -n "$docker_image" ] && docker rmi -f "$docker_image" >/dev/null 2>&1 || true
+  if [ -n "${BENCH_KEEP_WORK:-}" ]; then # debugging: keep bundles and the runtime log
+    rm -rf "${base:?}"/{runc,crun,agentrt}
+    echo "run.sh: kept $work (remove it yourself)" >&2
+  else
+    rm -rf "$base"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$work" "$out"
+: >"$work/notes"
+
+# ---- runtimes --------------------------------------------------------------
+agentrt_bin=${AGENTRT:-$repo/agentrt}
+runtimes=""
+for rt in runc crun agentrt; do
+  case " $want " in *" $rt "*) ;; *) continue ;; esac
+  if [ "$rt" = agentrt ]; then
+    bin=$agentrt_bin; [ -x "$bin" ] || bin=""
+  else
+    bin=$(command -v "$rt" || true)
+  fi
+  if [ -z "$bin" ]; then
+    note "$rt not found: skipped"
+    continue
+  fi
+  runtimes="$runtimes $rt"
+  mkdir -p "$work/$rt" "$base/$rt"
+  readlink -f "$bin" >"$work/$rt/bin"
+  echo "$base/$rt" >"$work/$rt/root"
+  : >"$work/$rt/flags"
+done
+[ -n "$runtimes" ] || { echo "run.sh: no runtime found" >&2; exit 1; }
+echo $runtimes >"$work/runtimes"
+
+if [ -z "$bencher" ]; then
+  make -s -C "$repo" build/bench/bencher
+  bencher=$repo/build/bench/bencher
+fi
+bencher=$(readlink -f "$bencher")
+
+# ---- rootfs and config templates -------------------------------------------
+rootfs=$work/rootfs
+mkdir -p "$rootfs"/{bin,proc,dev,sys,tmp,etc,workspace}
+cp "$(readlink -f "$(command -v busybox)")" "$rootfs/bin/busybox"
+for a in sh true sleep ls cat; do ln -sf busybox "$rootfs/bin/$a"; done
+echo 'root:x:0:0:root:/root:/bin/sh' >"$rootfs/etc/passwd"
+mkdir -p "$work/ws" # workspace bind-mounted into the agent-profile containers
+
+spec_rt=$(for rt in runc crun agentrt; do [ -s "$work/$rt/bin" ] && echo "$rt" && break; done)
+(cd "$work" && "$(cat "$work/$spec_rt/bin")" spec)
+mv "$work/config.json" "$work/spec.json"
+
+# Twenty egress entries for the agent profile: TEST-NET CIDRs and a few names.
+egress="192.0.2.1/32,192.0.2.2/32,192.0.2.3/32,192.0.2.4/32,192.0.2.5/32"
+egress="$egress,198.51.100.0/28,198.51.100.16/28,198.51.100.32/28,198.51.100.48/28"
+egress="$egress,203.0.113.1/32,203.0.113.2/32,203.0.113.3/32,203.0.113.4/32"
+egress="$egress,203.0.113.64/26,2001:db8::/64,2001:db8:1::/64"
+egress="$egress,pypi.org,files.pythonhosted.org,github.com,*.githubusercontent.com"
+
+agent_profile=0
+if [ -s "$work/agentrt/bin" ]; then
+  if "$(cat "$work/agentrt/bin")" --help 2>&1 | grep -q -- '--profile'; then
+    agent_profile=1
+    printf -- '--profile\noci\n' >"$work/agentrt/flags"
+    printf -- '--profile\nagent\n' >"$work/agentrt/agent-flags"
+    note "agentrt's plain rows use --profile oci; the agent row uses --profile agent with 20 egress entries (annotation run.agentrt.egress.allow) and a bind-mounted /workspace; runc/crun run the same config without profile, annotation or seccomp"
+  else
+    note "agentrt has no --profile yet: agent-profile row skipped"
+  fi
+else
+  note "agentrt not built: agent-profile row skipped"
+fi
+
+for rt in $runtimes; do
+  mkdir -p "$work/$rt/rootfs"
+  cp -a "$rootfs/." "$work/$rt/rootfs/"
+  jq --arg root "$work/$rt/rootfs" '.process.terminal = false | .root.path = $root
+      | .process.args = ["/bin/true"] | .linux.cgroupsPath = "@CGROUP@"' \
+    "$work/spec.json" >"$work/$rt/true.json"
+  jq '.process.args = ["/bin/sleep", "1000"]' "$work/$rt/true.json" >"$work/$rt/sleep.json"
+  [ "$agent_profile" = 1 ] || continue
+  jq --arg ws "$work/ws" '.mounts += [{"destination": "/workspace", "type": "bind",
+      "source": $ws, "options": ["rbind", "rw"]}]' "$work/$rt/true.json" >"$work/$rt/agent.json"
+  if [ "$rt" = agentrt ]; then
+    jq --arg e "$egress" '.annotations["run.agentrt.egress.allow"] = $e' \
+      "$work/$rt/agent.json" >"$work/$rt/agent.tmp" && mv "$work/$rt/agent.tmp" "$work/$rt/agent.json"
+  else
+    cp "$work/$rt/flags" "$work/$rt/agent-flags"
+  fi
+done
+
+# ---- docker (end to end, only through a running dockerd) -------------------
+if command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; then
+  known=$(docker info --format '{{json .Runtimes}}' | jq -r 'keys[]' 2>/dev/null || true)
+  for rt in $runtimes; do
+    if grep -qx "$rt" <<<"$known"; then echo "$rt" >"$work/$rt/docker-runtime"
+    else note "docker has no runtime named $rt registered: its docker row is skipped"; fi
+  done
+  docker_image=agentrt-bench-busybox:$id
+  tar -C "$rootfs" -c . | docker import - "$docker_image" >/dev/null
+  echo "$docker_image" >"$work/docker-image"
+  note "docker rows run outside the private namespace, through dockerd (its own runc build for \`runc\`)"
+else
+  note "dockerd not available: docker rows skipped"
+fi
+
+# ---- measure, inside one private mount namespace ---------------------------
+echo "run.sh: runtimes:$runtimes; $rounds rounds, $containers containers at concurrency $conc" >&2
+host_unified=0
+if mountpoint -q /sys/fs/cgroup/unified 2>/dev/null; then host_unified=1; fi
+rc=0
+BENCH_WORK=$work cgparent_in=$cgparent timeout -k 10 $((rounds * 300 + 900)) \
+  unshare -m --propagation private "$0" --inside --bencher "$bencher" --rounds "$rounds" \
+  --containers "$containers" --concurrency "$conc" --strace-runs "$straces" &
+mpid=$!
+trap 'kill -TERM "$mpid" 2>/dev/null; rc=130' INT TERM
+wait_for "$mpid"
+trap 'exit 130' INT TERM
+[ "$rc" != 130 ] || exit 130
+if [ "$host_unified" = 1 ] && ! mountpoint -q /sys/fs/cgroup/unified; then
+  echo "run.sh: warning: /sys/fs/cgroup/unified is no longer mounted on the host" >&2
+fi
+if [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
+  echo "run.sh: bencher failed ($rc); last runtime log lines:" >&2
+  tail -n 20 "$work/runtime.log" >&2 || true
+  exit 1
+fi
+if [ "$rc" = 2 ]; then
+  echo "run.sh: some runtime invocations failed (noted in the report); last log lines:" >&2
+  grep -B1 -- '-> failed' "$work/runtime.log" | tail -n 20 >&2 || true
+fi
+
+# ---- report ----------------------------------------------------------------
+name=$(date +%F)-$(hostname -s)
+cp "$work/raw.tsv" "$out/$name.tsv"
+"$bencher" report "$out/$name.tsv" --md "$out/$name.md" --svg "$out/$name.svg"
+cp "$out/$name.md" "$out/latest.md"
+cp "$out/$name.svg" "$out/latest.svg"
+cat "$out/$name.md"
+echo "run.sh: wrote $out/$name.md, $out/latest.md and $out/latest.svg" >&2
+if [ "$rc" = 2 ] && [ "$strict" = 1 ]; then exit 3; fi
+exit 0

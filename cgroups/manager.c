@@ -1,0 +1,563 @@
+/* manager.c - picks the cgroup backend, computes the container's paths and
+ * dispatches the cgroup.h calls through the backend's table of operations.
+ *
+ * Paths: an absolute cgroupsPath is taken from the hierarchy root; a
+ * relative one from the runtime's own cgroup (on v1 per controller, since a
+ * process may sit in different places in each hierarchy); an empty one is
+ * /agentrt/<id>.  --systemd-cgroup "slice:prefix:name" is mapped to the
+ * path systemd itself would use.  On v1 the path saved in state.json is the
+ * common path, or "ctrl=path;ctrl=path..." when the hierarchies differ.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+
+#include "cgroups/internal.h"
+#include "common/log.h"
+#include "common/util.h"
+
+static const char *const v1_known[] = {"cpu",     "cpuacct", "cpuset",     "memory",
+                                       "devices", "freezer", "blkio",      "pids",
+                                       "hugetlb", "net_cls", "net_prio",   "perf_event",
+                                       "rdma",    "misc"};
+
+static bool v1_is_controller(const char *s)
+{
+  if (str_has_prefix(s, "name="))
+    return true;
+  for (size_t i = 0; i < ARRAY_SIZE(v1_known); i++)
+    if (streq(s, v1_known[i]))
+      return true;
+  return false;
+}
+
+static struct cgroup_hier *hier_add(struct cgroup_manager *m, const char *mount,
+                                    const char *mroot)
+{
+  struct cgroup_hier *h;
+
+  if (m->n_hier == CGROUP_MAX_HIER)
+    return NULL;
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (streq(m->hier[i].mount, mount))
+      return NULL;
+  h = &m->hier[m->n_hier++];
+  h->mount = xstrdup(mount);
+  h->mroot = xstrdup(mroot);
+  return h;
+}
+
+/* A fake tree: each directory of the root is a v1 mount named after its
+ * controllers ("cpu,cpuacct"; "systemd" is name=systemd; "unified" the
+ * hybrid cgroup2 mount, which is skipped). */
+static int v1_discover_fake(struct cgroup_manager *m, struct error *err)
+{
+  DIR *d = opendir(m->root);
+  struct dirent *e;
+
+  if (d == NULL)
+    return error_errno(err, "cgroup: open `%s`", m->root);
+  while ((e = readdir(d)) != NULL) {
+    cleanup_free char *mount = NULL;
+    cleanup_free char *names = NULL;
+    struct cgroup_hier *h;
+    char *save = NULL;
+    if (e->d_type != DT_DIR || e->d_name[0] == '.' || streq(e->d_name, "unified"))
+      continue;
+    mount = xfmt("%s/%s", m->root, e->d_name);
+    h = hier_add(m, mount, "/");
+    if (h == NULL)
+      continue;
+    names = xstrdup(e->d_name);
+    for (char *t = strtok_r(names, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      strv_push(&h->ctrls, streq(t, "systemd") ? "name=systemd" : t);
+  }
+  closedir(d);
+  return 0;
+}
+
+/* mountinfo escapes blanks as \040 etc. */
+static void unescape_octal(char *s)
+{
+  char *w = s;
+  for (char *r = s; *r; r++) {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+        r[3] >= '0' && r[3] <= '7') {
+      *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+      r += 3;
+    } else {
+      *w++ = *r;
+    }
+  }
+  *w = '\0';
+}
+
+static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
+{
+  char *f[6] = {0};
+  char *save = NULL, *sep = strstr(line, " - ");
+  char *fstype, *opts, *tok;
+  struct cgroup_hier *h;
+  size_t rl = strlen(m->root);
+
+  if (sep == NULL)
+    return;
+  *sep = '\0';
+  fstype = strtok_r(sep + 3, " ", &save);
+  strtok_r(NULL, " ", &save); /* source */
+  opts = strtok_r(NULL, " ", &save);
+  if (!streq(fstype, "cgroup") || opts == NULL)
+    return;
+  save = NULL;
+  for (int i = 0; i < 6 && (tok = strtok_r(i ? NULL : line, " ", &save)); i++)
+    f[i] = tok;
+  if (f[4] == NULL)
+    return;
+  unescape_octal(f[3]);
+  unescape_octal(f[4]);
+  if (strncmp(f[4], m->root, rl) != 0 || f[4][rl] != '/')
+    return;
+  h = hier_add(m, f[4], f[3]);
+  if (h == NULL)
+    return;
+  save = NULL;
+  for (tok = strtok_r(opts, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+    if (v1_is_controller(tok))
+      strv_push(&h->ctrls, tok);
+  if (h->ctrls == NULL) {
+    free(h->mount);
+    free(h->mroot);
+    m->n_hier--;
+    memset(h, 0, sizeof *h);
+  }
+}
+
+static int v1_discover_real(struct cgroup_manager *m, struct error *err)
+{
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  char *line = NULL;
+  size_t cap = 0;
+
+  if (f == NULL)
+    return error_errno(err, "cgroup: open `/proc/self/mountinfo`");
+  while (getline(&line, &cap, f) > 0) {
+    line[strcspn(line, "\n")] = '\0';
+    v1_mountinfo_line(m, line);
+  }
+  free(line);
+  fclose(f);
+  if (m->n_hier == 0)
+    return error_set(err, ENOENT, "cgroup: no cgroup v1 hierarchy mounted under `%s`", m->root);
+  return 0;
+}
+
+struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c)
+{
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (strv_contains(m->hier[i].ctrls, c))
+      return &m->hier[i];
+  return NULL;
+}
+
+static int detect_version(const struct cgroup_manager *m)
+{
+  struct statfs st;
+
+  if (statfs(m->root, &st) == 0 && st.f_type == CGROUP2_SUPER_MAGIC)
+    return 2;
+  if (m->fake && cg_exists(m->root, "cgroup.controllers"))
+    return 2;
+  return 1;
+}
+
+/* The runtime's own cgroup in hierarchy h, from /proc/self/cgroup
+ * ("4:memory:/a/b", "0::/a/b"), made relative to the mount's root. */
+static int own_cgroup(const struct cgroup_manager *m, const struct cgroup_hier *h,
+                      const char *text, char **ret, struct error *err)
+{
+  cleanup_free char *copy = xstrdup(text);
+  char *save = NULL;
+
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    cleanup_strv char **ctrls = NULL;
+    char *s2 = NULL;
+    const char *p;
+    bool match;
+    if (c2 == NULL)
+      continue;
+    *c2 = '\0';
+    for (char *t = strtok_r(c1 + 1, ",", &s2); t; t = strtok_r(NULL, ",", &s2))
+      strv_push(&ctrls, t);
+    match = m->version == 2 ? (c1 == l + 1 && ctrls == NULL && l[0] == '0')
+                            : (ctrls != NULL && strv_contains(ctrls, h->ctrls[0]));
+    if (!match)
+      continue;
+    p = c2 + 1;
+    if (!streq(h->mroot, "/") && str_has_prefix(p, h->mroot))
+      p += strlen(h->mroot);
+    return cgroup_normalize_path(*p ? p : "/", ret, err);
+  }
+  return error_set(err, ENOENT, "cgroup: own cgroup of `%s` not found in /proc/self/cgroup",
+                   h->mount);
+}
+
+static void set_hier_path(struct cgroup_hier *h, const char *rel)
+{
+  free(h->rel);
+  free(h->dir);
+  h->rel = xstrdup(rel);
+  h->dir = xfmt("%s%s", h->mount, rel);
+}
+
+/* The saved form: the common path, or "ctrl=path;..." */
+static void compute_saved_path(struct cgroup_manager *m)
+{
+  bool same = true;
+  char *s = NULL;
+
+  for (size_t i = 1; i < m->n_hier; i++)
+    same = same && streq(m->hier[i].rel, m->hier[0].rel);
+  free(m->path);
+  if (same) {
+    m->path = xstrdup(m->n_hier ? m->hier[0].rel : "/");
+    return;
+  }
+  for (size_t i = 0; i < m->n_hier; i++) {
+    char *n = xfmt("%s%s%s=%s", s ? s : "", s ? ";" : "", m->hier[i].ctrls[0], m->hier[i].rel);
+    free(s);
+    s = n;
+  }
+  m->path = s;
+}
+
+static int base_path(const struct cgroup_opts *o, char **ret, struct error *err)
+{
+  const char *p = o->cgroups_path ? o->cgroups_path : "";
+  cleanup_free char *spec = NULL;
+
+  if (o->systemd) {
+    if (*p == '\0')
+      p = spec = xfmt(":agentrt:%s", o->id ? o->id : "");
+    if (cgroup_systemd_to_path(p, o->id, o->rootless, ret, err) < 0)
+      return -1;
+    if (o->fs_root == NULL && access("/run/systemd/system", F_OK) == 0)
+      log_warning("cgroup: systemd is running but agentrt does not talk to it: creating `%s` "
+                  "directly in cgroupfs",
+                  *ret);
+    log_debug("cgroup: --systemd-cgroup `%s` mapped to cgroupfs path `%s` (no transient scope "
+              "is created)",
+              p, *ret);
+    return 0;
+  }
+  if (*p == '\0') {
+    if (o->id == NULL || *o->id == '\0' || strchr(o->id, '/') != NULL || streq(o->id, "..") ||
+        streq(o->id, "."))
+      return error_set(err, EINVAL, "cgroup: invalid container id for the cgroup path");
+    *ret = xfmt("/agentrt/%s", o->id);
+    return 0;
+  }
+  return cgroup_normalize_path(p, ret, err);
+}
+
+static int read_self_cgroup(const struct cgroup_opts *o, char **ret, struct error *err)
+{
+  const char *f = o->proc_self_cgroup ? o->proc_self_cgroup : "/proc/self/cgroup";
+  cleanup_free char *dir = xstrdup(f);
+  char *slash = strrchr(dir, '/');
+
+  if (slash == NULL)
+    return cg_read(".", f, ret, err);
+  *slash = '\0';
+  return cg_read(*dir ? dir : "/", slash + 1, ret, err);
+}
+
+static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o,
+                         struct error *err)
+{
+  cleanup_free char *base = NULL;
+  cleanup_free char *self = NULL;
+
+  if (base_path(o, &base, err) < 0)
+    return -1;
+  if (base[0] != '/' && read_self_cgroup(o, &self, err) < 0)
+    return -1;
+  for (size_t i = 0; i < m->n_hier; i++) {
+    cleanup_free char *own = NULL;
+    cleanup_free char *full = NULL;
+    if (base[0] == '/') {
+      set_hier_path(&m->hier[i], base);
+      continue;
+    }
+    if (own_cgroup(m, &m->hier[i], self, &own, err) < 0)
+      return -1;
+    full = xfmt("%s/%s", streq(own, "/") ? "" : own, base);
+    set_hier_path(&m->hier[i], full);
+  }
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (streq(m->hier[i].rel, "/") || streq(m->hier[i].rel, ""))
+      return error_set(err, EINVAL, "cgroup path `%s`: the root cgroup cannot hold a container",
+                       base);
+  compute_saved_path(m);
+  return 0;
+}
+
+static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret,
+                        struct error *err)
+{
+  struct cgroup_manager *m = xmalloc0(sizeof *m);
+  struct cgroup_hier *h;
+  int r = 0;
+
+  *ret = m;
+  m->root = xstrdup(o->fs_root ? o->fs_root : CGROUP_DEFAULT_ROOT);
+  m->fake = o->fs_root != NULL;
+  m->rootless = o->rootless;
+  m->requested = o->resources;
+  m->devices = o->devices;
+  m->n_devices = o->n_devices;
+  m->version = o->force_version ? o->force_version : detect_version(m);
+  if (m->version != 1 && m->version != 2)
+    return error_set(err, EINVAL, "cgroup: unknown cgroup version %d", m->version);
+  if (m->version == 2) {
+    m->ops = &cgroup_v2_ops;
+    h = hier_add(m, m->root, "/");
+    (void)h;
+    return 0;
+  }
+  m->ops = &cgroup_v1_ops;
+  r = m->fake ? v1_discover_fake(m, err) : v1_discover_real(m, err);
+  return r;
+}
+
+int cgroup_manager_new(const struct cgroup_opts *o, struct cgroup_manager **ret,
+                       struct error *err)
+{
+  struct cgroup_manager *m = NULL;
+
+  if (manager_init(o, &m, err) < 0 || resolve_paths(m, o, err) < 0) {
+    cgroup_manager_free(m);
+    return -1;
+  }
+  *ret = m;
+  return 0;
+}
+
+/* Assign the saved path(s); a hierarchy absent from a per-controller map is
+ * dropped (it was not there when the container was created). */
+static int assign_saved(struct cgroup_manager *m, const char *saved, struct error *err)
+{
+  size_t keep = 0;
+
+  if (saved[0] == '/') {
+    cleanup_free char *norm = NULL;
+    if (cgroup_normalize_path(saved, &norm, err) < 0)
+      return -1;
+    for (size_t i = 0; i < m->n_hier; i++)
+      set_hier_path(&m->hier[i], norm);
+    return 0;
+  }
+  for (size_t i = 0; i < m->n_hier; i++) {
+    cleanup_free char *key = xfmt("%s=", m->hier[i].ctrls ? m->hier[i].ctrls[0] : "");
+    const char *p = strstr(saved, key);
+    cleanup_free char *val = NULL;
+    cleanup_free char *norm = NULL;
+    while (p != NULL && p != saved && p[-1] != ';')
+      p = strstr(p + 1, key);
+    if (p == NULL) {
+      strv_free(m->hier[i].ctrls);
+      free(m->hier[i].mount);
+      free(m->hier[i].mroot);
+      continue;
+    }
+    val = xstrndup(p + strlen(key), strcspn(p + strlen(key), ";"));
+    if (val[0] != '/' || cgroup_normalize_path(val, &norm, err) < 0)
+      return error_set(err, EINVAL, "cgroup: saved path `%s`: malformed", saved);
+    m->hier[keep] = m->hier[i];
+    set_hier_path(&m->hier[keep++], norm);
+  }
+  for (size_t i = keep; i < m->n_hier; i++)
+    memset(&m->hier[i], 0, sizeof m->hier[i]);
+  m->n_hier = keep;
+  return 0;
+}
+
+int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
+                        struct cgroup_manager **ret, struct error *err)
+{
+  struct cgroup_manager *m = NULL;
+
+  if (saved_path == NULL || *saved_path == '\0')
+    return error_set(err, EINVAL, "cgroup: no saved cgroup path");
+  if (manager_init(o, &m, err) < 0 || assign_saved(m, saved_path, err) < 0) {
+    cgroup_manager_free(m);
+    return -1;
+  }
+  compute_saved_path(m);
+  m->created = true;
+  *ret = m;
+  return 0;
+}
+
+void cgroup_manager_free(struct cgroup_manager *m)
+{
+  if (m == NULL)
+    return;
+  for (size_t i = 0; i < m->n_hier; i++) {
+    free(m->hier[i].mount);
+    free(m->hier[i].mroot);
+    free(m->hier[i].rel);
+    free(m->hier[i].dir);
+    strv_free(m->hier[i].ctrls);
+  }
+  free(m->root);
+  free(m->path);
+  free(m);
+}
+
+const char *cgroup_manager_path(const struct cgroup_manager *m)
+{
+  return m->path;
+}
+
+int cgroup_manager_version(const struct cgroup_manager *m)
+{
+  return m->version;
+}
+
+static bool soft_errno(int e)
+{
+  return e == EACCES || e == EPERM || e == EROFS;
+}
+
+int cgroup_create(struct cgroup_manager *m, struct error *err)
+{
+  if (m->ops->create(m, err) == 0) {
+    m->created = true;
+    return 0;
+  }
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (m->hier[i].made)
+      rmdir(m->hier[i].dir);
+  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested)) {
+    err->code = -EACCES;
+    return -EACCES;
+  }
+  return -1;
+}
+
+int cgroup_clone_fd(struct cgroup_manager *m)
+{
+  if (m->version != 2 || m->fake || !m->created)
+    return -1;
+  return open(m->hier[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
+{
+  return m->ops->add_pid(m, pid, err);
+}
+
+int cgroup_apply(struct cgroup_manager *m, const struct oci_resources *r, bool update,
+                 struct error *err)
+{
+  if (cgroup_resources_validate(r, err) < 0)
+    return -1;
+  return m->ops->apply(m, r, update, err);
+}
+
+int cgroup_freeze(struct cgroup_manager *m, bool freeze, struct error *err)
+{
+  return m->ops->freeze(m, freeze, err);
+}
+
+int cgroup_is_frozen(struct cgroup_manager *m, struct error *err)
+{
+  return m->ops->is_frozen(m, err);
+}
+
+int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct error *err)
+{
+  return cg_read_pids(m->ops->procs_dir(m), ret, ret_n, err);
+}
+
+/* Signal pid by pid with the cgroup frozen, so that nothing forks past the
+ * loop (as runc does); a cgroup paused by the user stays paused. */
+int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
+{
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  struct error e2 = {0};
+  bool froze = false;
+
+  if (sig == SIGKILL) {
+    int r = m->ops->kill_fast(m, err);
+    if (r != 0)
+      return r < 0 ? -1 : 0;
+  }
+  if (m->ops->is_frozen(m, &e2) == 0)
+    froze = m->ops->freeze(m, true, &e2) == 0;
+  if (cg_read_pids(m->ops->procs_dir(m), &pids, &n, err) < 0) {
+    if (froze)
+      m->ops->freeze(m, false, &e2);
+    return err->code == ENOENT ? 0 : -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (kill(pids[i], sig) < 0 && errno != ESRCH)
+      log_debug("cgroup: kill %d: %s, ignoring", (int)pids[i], strerror(errno));
+  if (froze && m->ops->freeze(m, false, err) < 0)
+    return -1;
+  return 0;
+}
+
+static bool any_dir_exists(const struct cgroup_manager *m)
+{
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (access(m->hier[i].dir, F_OK) == 0)
+      return true;
+  return false;
+}
+
+/* Wait (bounded, ~3 s) for the cgroup to have no process left. */
+static void wait_empty(struct cgroup_manager *m)
+{
+  for (int i = 0; i < 150; i++) {
+    cleanup_free pid_t *pids = NULL;
+    size_t n = 0;
+    struct error e = {0};
+    if (cg_read_pids(m->ops->procs_dir(m), &pids, &n, &e) < 0 || n == 0)
+      return;
+    cg_sleep_ms(20);
+  }
+}
+
+int cgroup_destroy(struct cgroup_manager *m, struct error *err)
+{
+  struct error e2 = {0};
+  int ret = 0;
+
+  if (!any_dir_exists(m))
+    return 0;
+  if (!m->fake) {
+    if (cgroup_kill_all(m, SIGKILL, &e2) < 0)
+      log_debug("cgroup: kill: %s, ignoring", e2.msg);
+    m->ops->freeze(m, false, &e2); /* a frozen v1 task dies only when thawed */
+    wait_empty(m);
+  }
+  for (size_t i = 0; i < m->n_hier; i++) {
+    struct cgroup_hier *h = &m->hier[i];
+    if (cg_rmdir_tree(m, h->dir, ret < 0 ? &e2 : err) < 0)
+      ret = -1;
+    /* the default parent /agentrt goes when it is empty */
+    if (str_has_prefix(h->rel, "/agentrt/") && strchr(h->rel + 9, '/') == NULL) {
+      cleanup_free char *parent = xfmt("%s/agentrt", h->mount);
+      rmdir(parent);
+    }
+  }
+  return ret;
+}

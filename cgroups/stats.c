@@ -1,0 +1,458 @@
+/* stats.c - container statistics from cgroup files, and their JSON in the
+ * shape of runc's `events --stats` "data" object (what `docker stats` and
+ * containerd read): cpu, memory, pids, blkio, hugetlb.
+ *
+ * Missing files read as zero (a controller or knob the host lacks); only a
+ * missing cgroup is an error.  Times are nanoseconds as in runc.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <yajl/yajl_gen.h>
+
+#include "cgroups/internal.h"
+#include "common/util.h"
+
+void cgroup_stats_full_free(struct cgroup_stats_full *f)
+{
+  free(f->percpu);
+  free(f->mem_raw);
+  free(f->blkio);
+  free(f->hugetlb);
+  memset(f, 0, sizeof *f);
+}
+
+static uint64_t rd(const char *dir, const char *file)
+{
+  uint64_t v = 0;
+  struct error e = {0};
+  if (dir == NULL || cg_read_u64(dir, file, &v, &e) < 0)
+    return 0;
+  return v;
+}
+
+static char *rd_text(const char *dir, const char *file)
+{
+  char *s = NULL;
+  struct error e = {0};
+  if (dir == NULL || cg_read(dir, file, &s, &e) < 0)
+    return xstrdup("");
+  return s;
+}
+
+static uint64_t keyed(const char *text, const char *key)
+{
+  uint64_t v = 0;
+  if (cg_keyed_u64(text, key, &v) < 0)
+    return 0;
+  return v;
+}
+
+static void blkio_push(struct cgroup_stats_full *f, uint64_t maj, uint64_t min, const char *op,
+                       uint64_t v)
+{
+  struct cgroup_blkio_entry *e;
+
+  if (f->n_blkio >= 4096)
+    return;
+  f->blkio = xrealloc(f->blkio, (f->n_blkio + 1) * sizeof *f->blkio);
+  e = &f->blkio[f->n_blkio++];
+  e->major = maj;
+  e->minor = min;
+  e->value = v;
+  snprintf(e->op, sizeof e->op, "%s", op);
+}
+
+/* "8:0 Read 4096" lines ("Total 123" at the end has no device) */
+void cgroup_blkio_parse_v1(struct cgroup_stats_full *f, const char *text)
+{
+  cleanup_free char *copy = xstrdup(text);
+  char *save = NULL;
+
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    unsigned long long maj, min, v;
+    char op[16];
+    if (sscanf(l, "%llu:%llu %15s %llu", &maj, &min, op, &v) == 4)
+      blkio_push(f, maj, min, op, v);
+  }
+}
+
+/* "8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0" lines */
+void cgroup_blkio_parse_v2(struct cgroup_stats_full *f, const char *text)
+{
+  cleanup_free char *copy = xstrdup(text);
+  char *save = NULL;
+
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    unsigned long long maj, min, rb = 0, wb = 0;
+    const char *p;
+    if (sscanf(l, "%llu:%llu", &maj, &min) != 2)
+      continue;
+    if ((p = strstr(l, " rbytes=")) != NULL)
+      sscanf(p + 8, "%llu", &rb);
+    if ((p = strstr(l, " wbytes=")) != NULL)
+      sscanf(p + 8, "%llu", &wb);
+    blkio_push(f, maj, min, "Read", rb);
+    blkio_push(f, maj, min, "Write", wb);
+    blkio_push(f, maj, min, "Total", rb + wb);
+  }
+}
+
+void cgroup_hugetlb_push(struct cgroup_stats_full *f, const char *size, uint64_t usage,
+                         uint64_t max, uint64_t failcnt)
+{
+  struct cgroup_hugetlb_entry *e;
+
+  f->hugetlb = xrealloc(f->hugetlb, (f->n_hugetlb + 1) * sizeof *f->hugetlb);
+  e = &f->hugetlb[f->n_hugetlb++];
+  snprintf(e->size, sizeof e->size, "%s", size);
+  e->usage = usage;
+  e->max = max;
+  e->failcnt = failcnt;
+}
+
+char **cgroup_hugepage_sizes(void)
+{
+  DIR *d = opendir("/sys/kernel/mm/hugepages");
+  struct dirent *e;
+  char **v = NULL;
+
+  if (d == NULL)
+    return NULL;
+  while ((e = readdir(d)) != NULL) {
+    unsigned long long kb;
+    char buf[32];
+    if (sscanf(e->d_name, "hugepages-%llukB", &kb) != 1 || kb == 0)
+      continue;
+    if (kb % (1024 * 1024) == 0)
+      snprintf(buf, sizeof buf, "%lluGB", kb / (1024 * 1024));
+    else if (kb % 1024 == 0)
+      snprintf(buf, sizeof buf, "%lluMB", kb / 1024);
+    else
+      snprintf(buf, sizeof buf, "%lluKB", kb);
+    strv_push(&v, buf);
+  }
+  closedir(d);
+  return v;
+}
+
+static void percpu_parse(struct cgroup_stats_full *f, const char *text)
+{
+  const char *p = text;
+
+  while (*p && f->n_percpu < 4096) {
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p)
+      break;
+    f->percpu = xrealloc(f->percpu, (f->n_percpu + 1) * sizeof *f->percpu);
+    f->percpu[f->n_percpu++] = v;
+    p = end;
+    while (*p == ' ' || *p == '\n')
+      p++;
+  }
+}
+
+static void v1_cpu_stats(struct cgroup_manager *m, struct cgroup_stats_full *f)
+{
+  struct cgroup_hier *acct = cgroup_v1_hier(m, "cpuacct");
+  struct cgroup_hier *cpu = cgroup_v1_hier(m, "cpu");
+  const char *ad = acct ? acct->dir : NULL;
+  cleanup_free char *percpu = rd_text(ad, "cpuacct.usage_percpu");
+  cleanup_free char *st = rd_text(cpu ? cpu->dir : NULL, "cpu.stat");
+
+  f->s.cpu_total_ns = rd(ad, "cpuacct.usage");
+  percpu_parse(f, percpu);
+  if (ad != NULL && cg_exists(ad, "cpuacct.usage_user")) {
+    f->s.cpu_user_ns = rd(ad, "cpuacct.usage_user");
+    f->s.cpu_kernel_ns = rd(ad, "cpuacct.usage_sys");
+  } else {
+    cleanup_free char *t = rd_text(ad, "cpuacct.stat");
+    long hz = sysconf(_SC_CLK_TCK);
+    hz = hz > 0 ? hz : 100;
+    f->s.cpu_user_ns = keyed(t, "user") * (1000000000ull / (uint64_t)hz);
+    f->s.cpu_kernel_ns = keyed(t, "system") * (1000000000ull / (uint64_t)hz);
+  }
+  f->s.cpu_periods = keyed(st, "nr_periods");
+  f->s.cpu_throttled_periods = keyed(st, "nr_throttled");
+  f->s.cpu_throttled_ns = keyed(st, "throttled_time");
+}
+
+static void v1_memory_stats(struct cgroup_manager *m, struct cgroup_stats_full *f)
+{
+  struct cgroup_hier *h = cgroup_v1_hier(m, "memory");
+  const char *d = h ? h->dir : NULL;
+  cleanup_free char *oom = rd_text(d, "memory.oom_control");
+
+  f->mem_raw = rd_text(d, "memory.stat");
+  f->s.mem_cache = keyed(f->mem_raw, "total_cache");
+  if (f->s.mem_cache == 0)
+    f->s.mem_cache = keyed(f->mem_raw, "cache");
+  f->s.mem_usage = rd(d, "memory.usage_in_bytes");
+  f->s.mem_limit = rd(d, "memory.limit_in_bytes");
+  f->s.mem_max_usage = rd(d, "memory.max_usage_in_bytes");
+  f->s.mem_failcnt = rd(d, "memory.failcnt");
+  f->s.mem_swap_usage = rd(d, "memory.memsw.usage_in_bytes");
+  f->swap_limit = rd(d, "memory.memsw.limit_in_bytes");
+  f->swap_max = rd(d, "memory.memsw.max_usage_in_bytes");
+  f->swap_failcnt = rd(d, "memory.memsw.failcnt");
+  f->kernel_usage = rd(d, "memory.kmem.usage_in_bytes");
+  f->kernel_limit = rd(d, "memory.kmem.limit_in_bytes");
+  f->kernel_max = rd(d, "memory.kmem.max_usage_in_bytes");
+  f->kernel_failcnt = rd(d, "memory.kmem.failcnt");
+  f->s.oom_kill_count = keyed(oom, "oom_kill");
+}
+
+int cgroup_v1_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struct error *err)
+{
+  const char *pd = m->ops->procs_dir(m);
+  struct cgroup_hier *h;
+
+  if (access(pd, F_OK) < 0)
+    return error_errno(err, "cgroup: `%s`", pd);
+  v1_cpu_stats(m, f);
+  v1_memory_stats(m, f);
+  if ((h = cgroup_v1_hier(m, "pids")) != NULL) {
+    f->s.pids_current = rd(h->dir, "pids.current");
+    f->s.pids_limit = rd(h->dir, "pids.max");
+    f->s.pids_limit = f->s.pids_limit == UINT64_MAX ? 0 : f->s.pids_limit;
+  }
+  if ((h = cgroup_v1_hier(m, "blkio")) != NULL) {
+    cleanup_free char *t = rd_text(h->dir, "blkio.throttle.io_service_bytes_recursive");
+    cgroup_blkio_parse_v1(f, t);
+  }
+  if ((h = cgroup_v1_hier(m, "hugetlb")) != NULL) {
+    cleanup_strv char **sizes = cgroup_hugepage_sizes();
+    for (char **s = sizes; s && *s; s++) {
+      cleanup_free char *u = xfmt("hugetlb.%s.usage_in_bytes", *s);
+      cleanup_free char *mx = xfmt("hugetlb.%s.max_usage_in_bytes", *s);
+      cleanup_free char *fc = xfmt("hugetlb.%s.failcnt", *s);
+      cgroup_hugetlb_push(f, *s, rd(h->dir, u), rd(h->dir, mx), rd(h->dir, fc));
+    }
+  }
+  return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+  return (a == UINT64_MAX || b == UINT64_MAX || a + b < a) ? UINT64_MAX : a + b;
+}
+
+int cgroup_v2_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struct error *err)
+{
+  const char *d = m->hier[0].dir;
+  cleanup_free char *cpu = NULL;
+  cleanup_free char *ev = NULL;
+  cleanup_free char *io = NULL;
+  cleanup_strv char **sizes = NULL;
+
+  if (access(d, F_OK) < 0)
+    return error_errno(err, "cgroup: `%s`", d);
+  cpu = rd_text(d, "cpu.stat");
+  f->s.cpu_total_ns = keyed(cpu, "usage_usec") * 1000;
+  f->s.cpu_user_ns = keyed(cpu, "user_usec") * 1000;
+  f->s.cpu_kernel_ns = keyed(cpu, "system_usec") * 1000;
+  f->s.cpu_periods = keyed(cpu, "nr_periods");
+  f->s.cpu_throttled_periods = keyed(cpu, "nr_throttled");
+  f->s.cpu_throttled_ns = keyed(cpu, "throttled_usec") * 1000;
+  f->mem_raw = rd_text(d, "memory.stat");
+  f->s.mem_cache = keyed(f->mem_raw, "file");
+  f->s.mem_usage = rd(d, "memory.current");
+  f->s.mem_limit = rd(d, "memory.max");
+  f->s.mem_max_usage = rd(d, "memory.peak");
+  ev = rd_text(d, "memory.events");
+  f->s.mem_failcnt = keyed(ev, "max");
+  f->s.oom_kill_count = keyed(ev, "oom_kill");
+  /* runc reports memory+swap as "swap" on v2 too, for v1 compatibility */
+  f->s.mem_swap_usage = sat_add(f->s.mem_usage, rd(d, "memory.swap.current"));
+  f->swap_limit = sat_add(f->s.mem_limit, rd(d, "memory.swap.max"));
+  f->s.pids_current = rd(d, "pids.current");
+  f->s.pids_limit = rd(d, "pids.max");
+  f->s.pids_limit = f->s.pids_limit == UINT64_MAX ? 0 : f->s.pids_limit;
+  io = rd_text(d, "io.stat");
+  cgroup_blkio_parse_v2(f, io);
+  sizes = cgroup_hugepage_sizes();
+  for (char **s = sizes; s && *s; s++) {
+    cleanup_free char *cur = xfmt("hugetlb.%s.current", *s);
+    cleanup_free char *mx = xfmt("hugetlb.%s.max", *s);
+    cleanup_free char *evf = xfmt("hugetlb.%s.events", *s);
+    cleanup_free char *e = NULL;
+    if (!cg_exists(d, cur))
+      continue;
+    e = rd_text(d, evf);
+    cgroup_hugetlb_push(f, *s, rd(d, cur), rd(d, mx), keyed(e, "max"));
+  }
+  return 0;
+}
+
+/* ---- JSON ---- */
+
+static void g_str(yajl_gen g, const char *s)
+{
+  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void g_u64(yajl_gen g, const char *key, uint64_t v)
+{
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%" PRIu64, v);
+  if (key != NULL)
+    g_str(g, key);
+  yajl_gen_number(g, buf, (size_t)n);
+}
+
+static void g_entry(yajl_gen g, const char *key, uint64_t limit, uint64_t usage, uint64_t max,
+                    uint64_t failcnt)
+{
+  g_str(g, key);
+  yajl_gen_map_open(g);
+  g_u64(g, "limit", limit);
+  g_u64(g, "usage", usage);
+  g_u64(g, "max", max);
+  g_u64(g, "failcnt", failcnt);
+  yajl_gen_map_close(g);
+}
+
+static void g_cpu(yajl_gen g, const struct cgroup_stats_full *f)
+{
+  g_str(g, "cpu");
+  yajl_gen_map_open(g);
+  g_str(g, "usage");
+  yajl_gen_map_open(g);
+  g_u64(g, "total", f->s.cpu_total_ns);
+  g_str(g, "percpu");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < f->n_percpu; i++)
+    g_u64(g, NULL, f->percpu[i]);
+  yajl_gen_array_close(g);
+  g_u64(g, "kernel", f->s.cpu_kernel_ns);
+  g_u64(g, "user", f->s.cpu_user_ns);
+  yajl_gen_map_close(g);
+  g_str(g, "throttling");
+  yajl_gen_map_open(g);
+  g_u64(g, "periods", f->s.cpu_periods);
+  g_u64(g, "throttledPeriods", f->s.cpu_throttled_periods);
+  g_u64(g, "throttledTime", f->s.cpu_throttled_ns);
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+}
+
+static void g_raw(yajl_gen g, const char *text)
+{
+  cleanup_free char *copy = xstrdup(text ? text : "");
+  char *save = NULL;
+
+  g_str(g, "raw");
+  yajl_gen_map_open(g);
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    char *sp = strchr(l, ' ');
+    uint64_t v;
+    if (sp == NULL)
+      continue;
+    *sp = '\0';
+    if (parse_u64(sp + 1, &v) == 0)
+      g_u64(g, l, v);
+  }
+  yajl_gen_map_close(g);
+}
+
+static void g_memory(yajl_gen g, const struct cgroup_stats_full *f)
+{
+  g_str(g, "memory");
+  yajl_gen_map_open(g);
+  g_u64(g, "cache", f->s.mem_cache);
+  g_entry(g, "usage", f->s.mem_limit, f->s.mem_usage, f->s.mem_max_usage, f->s.mem_failcnt);
+  g_entry(g, "swap", f->swap_limit, f->s.mem_swap_usage, f->swap_max, f->swap_failcnt);
+  g_entry(g, "kernel", f->kernel_limit, f->kernel_usage, f->kernel_max, f->kernel_failcnt);
+  g_raw(g, f->mem_raw);
+  yajl_gen_map_close(g);
+}
+
+static void g_blkio_hugetlb(yajl_gen g, const struct cgroup_stats_full *f)
+{
+  g_str(g, "blkio");
+  yajl_gen_map_open(g);
+  g_str(g, "ioServiceBytesRecursive");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < f->n_blkio; i++) {
+    yajl_gen_map_open(g);
+    g_u64(g, "major", f->blkio[i].major);
+    g_u64(g, "minor", f->blkio[i].minor);
+    g_str(g, "op");
+    g_str(g, f->blkio[i].op);
+    g_u64(g, "value", f->blkio[i].value);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+  g_str(g, "hugetlb");
+  yajl_gen_map_open(g);
+  for (size_t i = 0; i < f->n_hugetlb; i++) {
+    g_str(g, f->hugetlb[i].size);
+    yajl_gen_map_open(g);
+    g_u64(g, "usage", f->hugetlb[i].usage);
+    g_u64(g, "max", f->hugetlb[i].max);
+    g_u64(g, "failcnt", f->hugetlb[i].failcnt);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+}
+
+int cgroup_stats_to_json(const struct cgroup_stats_full *f, char **ret, struct error *err)
+{
+  yajl_gen g = yajl_gen_alloc(NULL);
+  const unsigned char *buf;
+  size_t len;
+
+  if (g == NULL)
+    return error_set(err, ENOMEM, "cgroup: stats: json");
+  yajl_gen_map_open(g);
+  g_cpu(g, f);
+  g_memory(g, f);
+  g_str(g, "pids");
+  yajl_gen_map_open(g);
+  g_u64(g, "current", f->s.pids_current);
+  g_u64(g, "limit", f->s.pids_limit);
+  yajl_gen_map_close(g);
+  g_blkio_hugetlb(g, f);
+  yajl_gen_map_close(g);
+  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
+    yajl_gen_free(g);
+    return error_set(err, EINVAL, "cgroup: stats: json generation failed");
+  }
+  *ret = xstrndup((const char *)buf, len);
+  yajl_gen_free(g);
+  return 0;
+}
+
+/* ---- the public calls ---- */
+
+int cgroup_stats(struct cgroup_manager *m, struct cgroup_stats *ret, struct error *err)
+{
+  struct cgroup_stats_full f = {0};
+
+  if (m->ops->stats(m, &f, err) < 0) {
+    cgroup_stats_full_free(&f);
+    return -1;
+  }
+  *ret = f.s;
+  cgroup_stats_full_free(&f);
+  return 0;
+}
+
+int cgroup_stats_json(struct cgroup_manager *m, char **ret_json, struct error *err)
+{
+  struct cgroup_stats_full f = {0};
+  int r = m->ops->stats(m, &f, err);
+
+  if (r == 0)
+    r = cgroup_stats_to_json(&f, ret_json, err);
+  cgroup_stats_full_free(&f);
+  return r;
+}
+
+int cgroup_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err)
+{
+  return m->ops->oom_count(m, ret, err);
+}

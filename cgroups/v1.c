@@ -1,0 +1,453 @@
+/* v1.c - the cgroup v1 backend (legacy and hybrid hosts).
+ *
+ * One directory per mounted hierarchy.  Resources go to the controller's
+ * files (memory.limit_in_bytes, cpu.cfs_quota_us, devices.allow, ...); a
+ * value for a controller that is not mounted is an error naming it.
+ * Freezing uses freezer.state; v1 has no cgroup.kill, so killing is done pid
+ * by pid by the manager with the cgroup frozen.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "cgroups/internal.h"
+#include "common/log.h"
+#include "common/util.h"
+
+static struct cgroup_hier *need(struct cgroup_manager *m, const char *c, struct error *err)
+{
+  struct cgroup_hier *h = cgroup_v1_hier(m, c);
+  if (h == NULL)
+    cg_missing(err, c);
+  return h;
+}
+
+/* Fill empty cpuset.cpus/mems from the parent, from the top down to the
+ * leaf: a task cannot join a cpuset that has none (ENOSPC). */
+static int cpuset_fill(struct cgroup_manager *m, struct cgroup_hier *h, struct error *err)
+{
+  static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+  cleanup_free char *dir = xstrdup(h->mount);
+  const char *p = h->rel;
+
+  while (*p == '/')
+    p++;
+  while (*p != '\0') {
+    size_t len = strcspn(p, "/");
+    cleanup_free char *parent = dir;
+    dir = xfmt("%s/%.*s", parent, (int)len, p);
+    for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+      cleanup_free char *cur = NULL;
+      cleanup_free char *up = NULL;
+      struct error e = {0};
+      if (cg_read(dir, files[i], &cur, &e) == 0 && strspn(cur, " \n") != strlen(cur))
+        continue;
+      if (cg_read(parent, files[i], &up, err) < 0)
+        return -1;
+      up[strcspn(up, "\n")] = '\0';
+      if (cg_write(m, dir, files[i], up, err) < 0)
+        return -1;
+    }
+    p += len;
+    while (*p == '/')
+      p++;
+  }
+  return 0;
+}
+
+static int v1_create(struct cgroup_manager *m, struct error *err)
+{
+  if (m->n_hier == 0)
+    return error_set(err, ENOENT, "cgroup: no cgroup v1 hierarchy found under `%s`", m->root);
+  for (size_t i = 0; i < m->n_hier; i++) {
+    struct cgroup_hier *h = &m->hier[i];
+    bool existed = access(h->dir, F_OK) == 0;
+    if (cg_mkdir_p(h->mount, h->rel, err) < 0)
+      return -1;
+    h->made = !existed;
+  }
+  if (cgroup_v1_hier(m, "cpuset") != NULL && cpuset_fill(m, cgroup_v1_hier(m, "cpuset"), err) < 0)
+    return -1;
+  return 0;
+}
+
+static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
+{
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0)
+      return -1;
+  return 0;
+}
+
+static int wr_i64(struct cgroup_manager *m, const char *dir, const char *file, int64_t v,
+                  struct error *err)
+{
+  return cg_writef(m, dir, file, err, "%" PRId64, v);
+}
+
+static bool memsw_supported(struct cgroup_manager *m, const char *dir)
+{
+  return m->fake || cg_exists(dir, "memory.memsw.limit_in_bytes");
+}
+
+/* memory.limit_in_bytes and memory.memsw.limit_in_bytes (memory + swap)
+ * must keep memsw >= limit at every step: raise memsw first, lower it last. */
+static int v1_memory_limits(struct cgroup_manager *m, const char *dir,
+                            const struct oci_resources *r, struct error *err)
+{
+  bool has_l = r->has_memory_limit && r->memory_limit != 0;
+  bool has_s = r->has_memory_swap && r->memory_swap != 0;
+  int64_t l = r->memory_limit, s = r->memory_swap;
+  uint64_t cur = UINT64_MAX;
+  struct error e = {0};
+  bool swap_first;
+
+  if (has_l && !has_s && l == -1 && memsw_supported(m, dir)) {
+    has_s = true; /* unlimited memory also lifts the memory+swap limit */
+    s = -1;
+  }
+  if (has_s && !memsw_supported(m, dir))
+    return error_set(err, ENOTSUP,
+                     "cgroup: memory.swap: swap accounting not available (no "
+                     "memory.memsw.limit_in_bytes)");
+  if (has_l && has_s && s != -1 && l != -1 && s < l)
+    return error_set(err, EINVAL,
+                     "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64 ")", s,
+                     l);
+  if (!m->fake)
+    cg_read_u64(dir, "memory.memsw.limit_in_bytes", &cur, &e);
+  swap_first = has_s && (s == -1 || l == -1 || (uint64_t)l > cur || !has_l);
+  if (swap_first && wr_i64(m, dir, "memory.memsw.limit_in_bytes", s, err) < 0)
+    return -1;
+  if (has_l && wr_i64(m, dir, "memory.limit_in_bytes", l, err) < 0)
+    return -1;
+  if (has_s && !swap_first && wr_i64(m, dir, "memory.memsw.limit_in_bytes", s, err) < 0)
+    return -1;
+  return 0;
+}
+
+static bool memory_requested(const struct oci_resources *r)
+{
+  return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap ||
+         r->has_memory_kernel || r->has_memory_kernel_tcp ||
+         (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX) ||
+         (r->has_disable_oom_killer && r->disable_oom_killer);
+}
+
+static int v1_memory(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  struct cgroup_hier *h;
+
+  if (!memory_requested(r))
+    return 0;
+  if ((h = need(m, "memory", err)) == NULL)
+    return -1;
+  if (v1_memory_limits(m, h->dir, r, err) < 0)
+    return -1;
+  if (r->has_memory_reservation &&
+      wr_i64(m, h->dir, "memory.soft_limit_in_bytes", r->memory_reservation, err) < 0)
+    return -1;
+  if (r->has_memory_kernel && r->memory_kernel != 0)
+    log_warning("cgroup: memory.kernel is not supported by current kernels, ignoring");
+  if (r->has_memory_kernel_tcp && r->memory_kernel_tcp != 0 &&
+      wr_i64(m, h->dir, "memory.kmem.tcp.limit_in_bytes", r->memory_kernel_tcp, err) < 0)
+    return -1;
+  if (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX &&
+      cg_writef(m, h->dir, "memory.swappiness", err, "%" PRIu64, r->memory_swappiness) < 0)
+    return -1;
+  if (r->has_disable_oom_killer &&
+      cg_write(m, h->dir, "memory.oom_control", r->disable_oom_killer ? "1" : "0", err) < 0)
+    return -1;
+  return 0;
+}
+
+static int v1_cpu(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  bool quota = r->has_cpu_quota && r->cpu_quota != 0;
+  bool period = r->has_cpu_period && r->cpu_period != 0;
+  bool rt = (r->has_cpu_realtime_period && r->cpu_realtime_period != 0) ||
+            (r->has_cpu_realtime_runtime && r->cpu_realtime_runtime != 0);
+  bool shares = r->has_cpu_shares && r->cpu_shares != 0;
+  bool burst = r->has_cpu_burst, idle = r->has_cpu_idle;
+  struct cgroup_hier *h;
+
+  if (!quota && !period && !rt && !shares && !burst && !idle)
+    return 0;
+  if ((h = need(m, "cpu", err)) == NULL)
+    return -1;
+  if (shares && cg_writef(m, h->dir, "cpu.shares", err, "%" PRIu64, r->cpu_shares) < 0)
+    return -1;
+  if (period && cg_writef(m, h->dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0)
+    return -1;
+  if (quota && wr_i64(m, h->dir, "cpu.cfs_quota_us", r->cpu_quota, err) < 0)
+    return -1;
+  if (burst && cg_writef(m, h->dir, "cpu.cfs_burst_us", err, "%" PRIu64, r->cpu_burst) < 0)
+    return -1;
+  if (r->has_cpu_realtime_period && r->cpu_realtime_period != 0 &&
+      cg_writef(m, h->dir, "cpu.rt_period_us", err, "%" PRIu64, r->cpu_realtime_period) < 0)
+    return -1;
+  if (r->has_cpu_realtime_runtime && r->cpu_realtime_runtime != 0 &&
+      wr_i64(m, h->dir, "cpu.rt_runtime_us", r->cpu_realtime_runtime, err) < 0)
+    return -1;
+  if (idle && wr_i64(m, h->dir, "cpu.idle", r->cpu_idle, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int v1_cpuset(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  bool cpus = r->cpu_cpus && *r->cpu_cpus, mems = r->cpu_mems && *r->cpu_mems;
+  struct cgroup_hier *h;
+
+  if (!cpus && !mems)
+    return 0;
+  if ((h = need(m, "cpuset", err)) == NULL)
+    return -1;
+  if (cpus && cg_write(m, h->dir, "cpuset.cpus", r->cpu_cpus, err) < 0)
+    return -1;
+  if (mems && cg_write(m, h->dir, "cpuset.mems", r->cpu_mems, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int v1_pids(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  struct cgroup_hier *h;
+
+  if (!r->has_pids_limit)
+    return 0;
+  if ((h = need(m, "pids", err)) == NULL)
+    return -1;
+  if (r->pids_limit <= 0)
+    return cg_write(m, h->dir, "pids.max", "max", err);
+  return wr_i64(m, h->dir, "pids.max", r->pids_limit, err);
+}
+
+static const char *weight_file(struct cgroup_manager *m, const char *dir)
+{
+  if (m->fake || cg_exists(dir, "blkio.weight"))
+    return "blkio.weight";
+  if (cg_exists(dir, "blkio.bfq.weight"))
+    return "blkio.bfq.weight";
+  return NULL;
+}
+
+static int v1_throttle(struct cgroup_manager *m, const char *dir, const char *file,
+                       const struct oci_throttle_device *t, size_t n, struct error *err)
+{
+  for (size_t i = 0; i < n; i++)
+    if (cg_writef(m, dir, file, err, "%" PRId64 ":%" PRId64 " %" PRIu64, t[i].major, t[i].minor,
+                  t[i].rate) < 0)
+      return -1;
+  return 0;
+}
+
+static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
+                            const struct oci_resources *r, struct error *err)
+{
+  bool any = (r->has_blkio_weight && r->blkio_weight) || r->n_blkio_weight_device;
+  const char *wf = weight_file(m, dir);
+
+  if (any && wf == NULL)
+    return error_set(err, ENOTSUP,
+                     "cgroup: blockIO.weight: not supported by the host (no blkio.weight or "
+                     "blkio.bfq.weight; is the BFQ scheduler in use?)");
+  if (r->has_blkio_weight && r->blkio_weight &&
+      cg_writef(m, dir, wf, err, "%u", r->blkio_weight) < 0)
+    return -1;
+  if (r->has_blkio_leaf_weight && r->blkio_leaf_weight &&
+      cg_writef(m, dir, "blkio.leaf_weight", err, "%u", r->blkio_leaf_weight) < 0)
+    return -1;
+  for (size_t i = 0; i < r->n_blkio_weight_device; i++) {
+    const struct oci_weight_device *d = &r->blkio_weight_device[i];
+    const char *f = streq(wf, "blkio.weight") ? "blkio.weight_device" : wf;
+    if (d->has_weight && cg_writef(m, dir, f, err, "%" PRId64 ":%" PRId64 " %u", d->major,
+                                   d->minor, d->weight) < 0)
+      return -1;
+    if (d->has_leaf_weight &&
+        cg_writef(m, dir, "blkio.leaf_weight_device", err, "%" PRId64 ":%" PRId64 " %u",
+                  d->major, d->minor, d->leaf_weight) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int v1_blkio(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  struct cgroup_hier *h;
+
+  if (!r->has_blkio_weight && !r->has_blkio_leaf_weight && !r->n_blkio_weight_device &&
+      !r->n_throttle_read_bps && !r->n_throttle_write_bps && !r->n_throttle_read_iops &&
+      !r->n_throttle_write_iops)
+    return 0;
+  if ((h = need(m, "blkio", err)) == NULL)
+    return -1;
+  if (v1_blkio_weights(m, h->dir, r, err) < 0 ||
+      v1_throttle(m, h->dir, "blkio.throttle.read_bps_device", r->throttle_read_bps,
+                  r->n_throttle_read_bps, err) < 0 ||
+      v1_throttle(m, h->dir, "blkio.throttle.write_bps_device", r->throttle_write_bps,
+                  r->n_throttle_write_bps, err) < 0 ||
+      v1_throttle(m, h->dir, "blkio.throttle.read_iops_device", r->throttle_read_iops,
+                  r->n_throttle_read_iops, err) < 0 ||
+      v1_throttle(m, h->dir, "blkio.throttle.write_iops_device", r->throttle_write_iops,
+                  r->n_throttle_write_iops, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int v1_hugetlb(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  struct cgroup_hier *h;
+
+  if (r->n_hugepage_limits == 0)
+    return 0;
+  if ((h = need(m, "hugetlb", err)) == NULL)
+    return -1;
+  for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+    cleanup_free char *f = xfmt("hugetlb.%s.limit_in_bytes", r->hugepage_limits[i].page_size);
+    if (cg_writef(m, h->dir, f, err, "%" PRIu64, r->hugepage_limits[i].limit) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* devices.deny "a" first, then every rule in order (last one wins). */
+static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r,
+                      struct error *err)
+{
+  cleanup_free struct cgroup_dev_rule *rules = NULL;
+  size_t n = 0;
+  struct cgroup_hier *h;
+  bool explicit = r != NULL && r->n_devices > 0;
+
+  if (cgroup_device_rules(r, m->devices, m->n_devices, &rules, &n, err) < 0)
+    return -1;
+  h = cgroup_v1_hier(m, "devices");
+  if (h == NULL) {
+    if (explicit)
+      return cg_missing(err, "devices");
+    log_debug("cgroup: no devices controller, device rules not applied");
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    char buf[64];
+    const char *s = rules[i].type == 'a' ? "a" : cgroup_dev_rule_str(&rules[i], buf);
+    if (cg_write(m, h->dir, rules[i].allow ? "devices.allow" : "devices.deny", s, err) < 0) {
+      if (m->rootless && !explicit && (err->code == EPERM || err->code == EACCES)) {
+        log_debug("cgroup: rootless: device rules not applied: %s", err->msg);
+        error_clear(err);
+        return 0;
+      }
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int v1_apply(struct cgroup_manager *m, const struct oci_resources *r, bool update,
+                    struct error *err)
+{
+  if (r != NULL && r->n_unified > 0)
+    return error_set(err, ENOTSUP,
+                     "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
+  if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 ||
+                    v1_cpuset(m, r, err) < 0 || v1_pids(m, r, err) < 0 ||
+                    v1_blkio(m, r, err) < 0 || v1_hugetlb(m, r, err) < 0))
+    return -1;
+  if (!update && v1_devices(m, r, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* The last line of freezer.state (a fake tree keeps every write). */
+static int freezer_state(const char *dir, char out[16], struct error *err)
+{
+  cleanup_free char *s = NULL;
+  char *last;
+
+  if (cg_read(dir, "freezer.state", &s, err) < 0)
+    return -1;
+  while (*s && s[strlen(s) - 1] == '\n')
+    s[strlen(s) - 1] = '\0';
+  last = strrchr(s, '\n');
+  snprintf(out, 16, "%s", last ? last + 1 : s);
+  return 0;
+}
+
+/* Write the state and poll until the kernel reports it (bounded); a freeze
+ * stuck in FREEZING is undone and retried, as runc does. */
+static int v1_freeze(struct cgroup_manager *m, bool freeze, struct error *err)
+{
+  const char *want = freeze ? "FROZEN" : "THAWED";
+  struct cgroup_hier *h = need(m, "freezer", err);
+  char st[16] = "";
+
+  if (h == NULL)
+    return -1;
+  for (int round = 0; round < 5; round++) {
+    if (cg_write(m, h->dir, "freezer.state", want, err) < 0)
+      return -1;
+    if (m->fake)
+      return 0;
+    for (int i = 0; i < 200; i++) {
+      if (freezer_state(h->dir, st, err) < 0)
+        return -1;
+      if (streq(st, want))
+        return 0;
+      cg_sleep_ms(i < 20 ? 1 : 10);
+    }
+    if (freeze)
+      cg_write(m, h->dir, "freezer.state", "THAWED", err);
+  }
+  return error_set(err, ETIMEDOUT, "cgroup: %s `%s`: still %s", freeze ? "freeze" : "thaw",
+                   h->dir, st);
+}
+
+static int v1_is_frozen(struct cgroup_manager *m, struct error *err)
+{
+  struct cgroup_hier *h = need(m, "freezer", err);
+  char st[16];
+
+  if (h == NULL || freezer_state(h->dir, st, err) < 0)
+    return -1;
+  return streq(st, "FROZEN") ? 1 : 0;
+}
+
+static int v1_kill_fast(struct cgroup_manager *m, struct error *err)
+{
+  return 0;
+}
+
+static const char *v1_procs_dir(struct cgroup_manager *m)
+{
+  static const char *const pref[] = {"freezer", "pids", "memory", "cpu"};
+  for (size_t i = 0; i < ARRAY_SIZE(pref); i++)
+    if (cgroup_v1_hier(m, pref[i]) != NULL)
+      return cgroup_v1_hier(m, pref[i])->dir;
+  return m->n_hier ? m->hier[0].dir : m->root;
+}
+
+static int v1_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err)
+{
+  cleanup_free char *s = NULL;
+  struct cgroup_hier *h = need(m, "memory", err);
+
+  if (h == NULL || cg_read(h->dir, "memory.oom_control", &s, err) < 0)
+    return -1;
+  *ret = 0;
+  cg_keyed_u64(s, "oom_kill", ret);
+  return 0;
+}
+
+const struct cgroup_ops cgroup_v1_ops = {
+    .create = v1_create,
+    .add_pid = v1_add_pid,
+    .apply = v1_apply,
+    .freeze = v1_freeze,
+    .is_frozen = v1_is_frozen,
+    .kill_fast = v1_kill_fast,
+    .procs_dir = v1_procs_dir,
+    .stats = cgroup_v1_stats,
+    .oom_count = v1_oom_count,
+};

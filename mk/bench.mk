@@ -1,0 +1,18 @@
+# bench.mk - the benchmark harness (bench/run.sh, issue 7).
+#   make bench         full run: agentrt (when built), crun and runc side by side
+#   make bench-smoke   a few rounds into $(BUILDDIR)/bench-smoke, only proves it runs
+BENCHER := $(BUILDDIR)/bench/bencher
+# Measure the current tree's agentrt when its CLI exists.
+BENCH_DEPS := $(BENCHER) $(if $(wildcard runtime/main.c),agentrt)
+
+.PHONY: bench bench-smoke
+
+$(BENCHER): bench/bencher.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) -lm
+
+bench: $(BENCH_DEPS)
+	bench/run.sh --bencher $(BENCHER) $(BENCH_ARGS)
+
+bench-smoke: $(BENCH_DEPS)
+	bench/run.sh --bencher $(BENCHER) --quick --out $(BUILDDIR)/bench-smoke $(BENCH_ARGS)

@@ -1,0 +1,295 @@
+/* config_process.c - the OCI "process" object: parse, validate, write, free.
+ *
+ * Used for config.json's process and for `exec --process` documents.
+ * Validation follows the runtime spec: cwd absolute, args non-empty,
+ * env entries KEY=VALUE, rlimit types known and not repeated, capability
+ * names known (unknown names are rejected rather than silently dropped, so
+ * a typo never runs a container with fewer or more privileges than meant).
+ */
+#include <sys/resource.h>
+
+#include "../common/util.h"
+#include "internal.h"
+
+static int conv_console(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_process *p = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield_req(c, v, "height", j_u32, &p->console_height) < 0 ||
+      jfield_req(c, v, "width", j_u32, &p->console_width) < 0)
+    return -1;
+  p->has_console_size = true;
+  return 0;
+}
+
+static int conv_user(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_user *u = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield(c, v, "uid", j_u32, &u->uid, NULL) < 0 ||
+      jfield(c, v, "gid", j_u32, &u->gid, NULL) < 0 ||
+      jfield(c, v, "umask", j_u32, &u->umask, &u->has_umask) < 0 ||
+      jfield_array(c, v, "additionalGids", sizeof(uint32_t), j_u32, &u->additional_gids,
+                   &u->n_additional_gids) < 0 ||
+      jfield(c, v, "username", j_str, &u->username, NULL) < 0)
+    return -1;
+  if (u->has_umask && u->umask > 0777)
+    return jfail_at(c, "umask", "out of range (maximum 0777)");
+  return 0;
+}
+
+static int conv_rlimit(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_rlimit *rl = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield_req(c, v, "type", j_str, &rl->type) < 0)
+    return -1;
+  rl->resource = oci_rlimit_from_name(rl->type);
+  if (rl->resource < 0)
+    return jfail_at(c, "type", "unknown rlimit `%s`", rl->type);
+  free(rl->type);
+  rl->type = xstrdup(oci_rlimit_name(rl->resource));
+  if (jfield_req(c, v, "soft", j_u64, &rl->soft) < 0 ||
+      jfield_req(c, v, "hard", j_u64, &rl->hard) < 0)
+    return -1;
+  if (rl->soft > rl->hard)
+    return jfail_at(c, "soft", "must not exceed the hard limit");
+  return 0;
+}
+
+static int check_rlimits(struct jctx *c, const struct oci_process *p)
+{
+  uint64_t seen = 0;
+
+  for (size_t i = 0; i < p->n_rlimits; i++) {
+    uint64_t bit = UINT64_C(1) << p->rlimits[i].resource;
+    if (seen & bit) {
+      size_t m = jpush_key(c, "rlimits");
+      size_t m2 = jpush_index(c, i);
+      jfail_at(c, "type", "duplicate rlimit `%s`", p->rlimits[i].type);
+      jpop(c, m2);
+      jpop(c, m);
+      return -1;
+    }
+    seen |= bit;
+  }
+  return 0;
+}
+
+static int conv_capset(struct jctx *c, const struct jnode *v, void *ret)
+{
+  uint64_t *mask = ret;
+
+  if (jexpect(c, v, JT_ARRAY) < 0)
+    return -1;
+  *mask = 0;
+  for (size_t i = 0; i < v->n; i++) {
+    size_t m = jpush_index(c, i);
+    int cap = -1;
+    if (jexpect(c, v->items[i], JT_STRING) == 0) {
+      cap = oci_cap_from_name(v->items[i]->s);
+      if (cap < 0)
+        jfail(c, "unknown capability `%s`", v->items[i]->s);
+    }
+    jpop(c, m);
+    if (cap < 0)
+      return -1;
+    *mask |= UINT64_C(1) << cap;
+  }
+  return 0;
+}
+
+static int conv_caps(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_caps *k = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield(c, v, "bounding", conv_capset, &k->bounding, &k->has_bounding) < 0 ||
+      jfield(c, v, "effective", conv_capset, &k->effective, &k->has_effective) < 0 ||
+      jfield(c, v, "inheritable", conv_capset, &k->inheritable, &k->has_inheritable) < 0 ||
+      jfield(c, v, "permitted", conv_capset, &k->permitted, &k->has_permitted) < 0 ||
+      jfield(c, v, "ambient", conv_capset, &k->ambient, &k->has_ambient) < 0)
+    return -1;
+  return 0;
+}
+
+static int check_env(struct jctx *c, char **env)
+{
+  for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+    const char *eq = strchr(env[i], '=');
+    if (eq == NULL || eq == env[i]) {
+      size_t m = jpush_key(c, "env");
+      size_t m2 = jpush_index(c, i);
+      jfail(c, "must be KEY=VALUE");
+      jpop(c, m2);
+      jpop(c, m);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int process_fields(struct jctx *c, const struct jnode *v, struct oci_process *p)
+{
+  if (jfield(c, v, "terminal", j_bool, &p->terminal, NULL) < 0 ||
+      jfield(c, v, "consoleSize", conv_console, p, NULL) < 0 ||
+      jfield_req(c, v, "cwd", j_abspath, &p->cwd) < 0 ||
+      jfield(c, v, "env", j_strv, &p->env, NULL) < 0 ||
+      jfield_req(c, v, "args", j_strv, &p->args) < 0 ||
+      jfield(c, v, "user", conv_user, &p->user, NULL) < 0 ||
+      jfield_array(c, v, "rlimits", sizeof(struct oci_rlimit), conv_rlimit, &p->rlimits,
+                   &p->n_rlimits) < 0 ||
+      jfield(c, v, "apparmorProfile", j_str, &p->apparmor_profile, NULL) < 0 ||
+      jfield(c, v, "selinuxLabel", j_str, &p->selinux_label, NULL) < 0 ||
+      jfield(c, v, "capabilities", conv_caps, &p->caps, &p->has_caps) < 0 ||
+      jfield(c, v, "noNewPrivileges", j_bool, &p->no_new_privileges, NULL) < 0 ||
+      jfield(c, v, "oomScoreAdj", j_int, &p->oom_score_adj, &p->has_oom_score_adj) < 0)
+    return -1;
+  if (p->args[0] == NULL)
+    return jfail_at(c, "args", "must not be empty");
+  if (p->has_oom_score_adj && (p->oom_score_adj < -1000 || p->oom_score_adj > 1000))
+    return jfail_at(c, "oomScoreAdj", "out of range (-1000 to 1000)");
+  if (check_env(c, p->env) < 0 || check_rlimits(c, p) < 0)
+    return -1;
+  return 0;
+}
+
+int oci_process_node(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_process **out = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  *out = xmalloc0(sizeof **out);
+  return process_fields(c, v, *out);
+}
+
+int oci_process_parse(const char *json, size_t len, const char *file, struct oci_process **ret,
+                      struct error *err)
+{
+  struct oci_process *p = NULL;
+
+  if (oci_parse_doc(json, len, file, oci_process_node, &p, err) < 0) {
+    oci_process_free(p);
+    return -1;
+  }
+  *ret = p;
+  return 0;
+}
+
+void oci_process_free(struct oci_process *p)
+{
+  if (p == NULL)
+    return;
+  free(p->cwd);
+  strv_free(p->env);
+  strv_free(p->args);
+  free(p->user.additional_gids);
+  free(p->user.username);
+  for (size_t i = 0; p->rlimits != NULL && i < p->n_rlimits; i++)
+    free(p->rlimits[i].type);
+  free(p->rlimits);
+  free(p->apparmor_profile);
+  free(p->selinux_label);
+  free(p);
+}
+
+static void gen_capset(struct jgen *j, const char *key, bool has, uint64_t mask)
+{
+  if (!has)
+    return;
+  jg_key(j, key);
+  jg_aopen(j);
+  for (int i = 0; i <= oci_cap_last(); i++)
+    if (mask & (UINT64_C(1) << i))
+      jg_str(j, oci_cap_name(i));
+  jg_aclose(j);
+}
+
+static void gen_user(struct jgen *j, const struct oci_user *u)
+{
+  jg_key(j, "user");
+  jg_open(j);
+  jg_ku64(j, "uid", u->uid);
+  jg_ku64(j, "gid", u->gid);
+  if (u->has_umask)
+    jg_ku64(j, "umask", u->umask);
+  if (u->additional_gids != NULL) {
+    jg_key(j, "additionalGids");
+    jg_aopen(j);
+    for (size_t i = 0; i < u->n_additional_gids; i++)
+      jg_u64(j, u->additional_gids[i]);
+    jg_aclose(j);
+  }
+  jg_kstr(j, "username", u->username);
+  jg_close(j);
+}
+
+static void gen_rlimits(struct jgen *j, const struct oci_process *p)
+{
+  if (p->rlimits == NULL)
+    return;
+  jg_key(j, "rlimits");
+  jg_aopen(j);
+  for (size_t i = 0; i < p->n_rlimits; i++) {
+    jg_open(j);
+    jg_kstr(j, "type", p->rlimits[i].type);
+    jg_ku64(j, "hard", p->rlimits[i].hard);
+    jg_ku64(j, "soft", p->rlimits[i].soft);
+    jg_close(j);
+  }
+  jg_aclose(j);
+}
+
+void oci_process_gen(struct jgen *j, const struct oci_process *p)
+{
+  jg_open(j);
+  if (p->terminal)
+    jg_kbool(j, "terminal", true);
+  if (p->has_console_size) {
+    jg_key(j, "consoleSize");
+    jg_open(j);
+    jg_ku64(j, "height", p->console_height);
+    jg_ku64(j, "width", p->console_width);
+    jg_close(j);
+  }
+  gen_user(j, &p->user);
+  jg_kstrv(j, "args", p->args);
+  jg_kstrv(j, "env", p->env);
+  jg_kstr(j, "cwd", p->cwd);
+  if (p->has_caps) {
+    jg_key(j, "capabilities");
+    jg_open(j);
+    gen_capset(j, "bounding", p->caps.has_bounding, p->caps.bounding);
+    gen_capset(j, "effective", p->caps.has_effective, p->caps.effective);
+    gen_capset(j, "inheritable", p->caps.has_inheritable, p->caps.inheritable);
+    gen_capset(j, "permitted", p->caps.has_permitted, p->caps.permitted);
+    gen_capset(j, "ambient", p->caps.has_ambient, p->caps.ambient);
+    jg_close(j);
+  }
+  gen_rlimits(j, p);
+  if (p->no_new_privileges)
+    jg_kbool(j, "noNewPrivileges", true);
+  jg_kstr(j, "apparmorProfile", p->apparmor_profile);
+  if (p->has_oom_score_adj)
+    jg_ki64(j, "oomScoreAdj", p->oom_score_adj);
+  jg_kstr(j, "selinuxLabel", p->selinux_label);
+  jg_close(j);
+}
+
+int oci_process_to_json(const struct oci_process *p, char **ret_json, size_t *ret_len,
+                        struct error *err)
+{
+  struct jgen j;
+
+  jgen_init(&j, false);
+  oci_process_gen(&j, p);
+  return jgen_finish(&j, "process", ret_json, ret_len, err);
+}

@@ -1,0 +1,191 @@
+/* apply.c - profile_apply(): the pure transform (engine config, profile,
+ * annotations) -> (final config, changes, runtime directives) or a refusal.
+ *
+ * The engine's config is never modified: every step works on a deep copy and
+ * records what it changed and why (struct profile_change), for `agentrt
+ * explain` and the create log.  Applying the same profile to its own output
+ * records no PROFILE_CHANGE_CONFIG change (idempotence, unit tested).
+ */
+#include <stdio.h>
+
+#include "profile/internal.h"
+
+#include "common/util.h"
+
+void
+change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
+           const char *old_value, const char *new_value, const char *reason_fmt, ...)
+{
+  struct profile_result *r = x->r;
+  struct profile_change *ch;
+  va_list ap;
+
+  r->changes = xrealloc(r->changes, (r->n_changes + 1) * sizeof *r->changes);
+  ch = &r->changes[r->n_changes++];
+  ch->kind = kind;
+  ch->field = xstrdup(field);
+  ch->old_value = xstrdup(old_value);
+  ch->new_value = xstrdup(new_value);
+  va_start(ap, reason_fmt);
+  if (vasprintf(&ch->reason, reason_fmt, ap) < 0)
+    abort();
+  va_end(ap);
+}
+
+int
+refuse(struct apply_ctx *x, const char *fmt, ...)
+{
+  char msg[ERROR_MSG_MAX];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return error_set(x->err, 0, "%s profile: %s", x->p->name, msg);
+}
+
+static void
+apply_rootfs(struct apply_ctx *x)
+{
+  if (!x->p->rootfs_readonly || x->c->root_readonly)
+    return;
+  x->c->root_readonly = true;
+  change_add(x, PROFILE_CHANGE_CONFIG, "root.readonly", "false", "true",
+             "the root filesystem is read-only; writable: workspace and scratch mounts");
+}
+
+static void
+apply_nnp(struct apply_ctx *x)
+{
+  if (!x->p->no_new_privileges || x->c->process == NULL || x->c->process->no_new_privileges)
+    return;
+  x->c->process->no_new_privileges = true;
+  change_add(x, PROFILE_CHANGE_CONFIG, "process.noNewPrivileges", "false", "true",
+             "setuid binaries and file capabilities cannot raise privileges");
+}
+
+static void
+apply_seccomp(struct apply_ctx *x)
+{
+  size_t n;
+
+  x->r->extra_seccomp = profile_seccomp_build(x->p);
+  if (x->r->extra_seccomp == NULL)
+    return;
+  n = x->r->extra_seccomp->n_syscalls;
+  change_add(x, PROFILE_CHANGE_RUNTIME, "linux.seccomp (stacked)", NULL,
+             x->c->linux && x->c->linux->seccomp ? "engine filter + profile filter"
+                                                 : "profile filter",
+             "a second filter of %zu rules denies namespace creation, mounts, bpf, ptrace, "
+             "io_uring, keyrings, modules and more; both filters run, the stricter wins",
+             n);
+}
+
+static void
+fill_egress(struct apply_ctx *x)
+{
+  struct profile_egress *e = &x->r->egress;
+  char **add = x->a.egress_allow;
+  cleanup_free char *list = NULL;
+
+  profile_egress_copy(e, &x->p->egress);
+  if (x->a.egress_deny && e->def == PROFILE_EGRESS_ALLOW) {
+    e->def = PROFILE_EGRESS_DENY;
+    change_add(x, PROFILE_CHANGE_RUNTIME, "egress.default", "allow", "deny",
+               "annotation run.agentrt.egress.default");
+  }
+  for (size_t i = 0; add != NULL && add[i] != NULL; i++)
+    if (!strv_contains(e->allow, add[i]))
+      strv_push(&e->allow, add[i]);
+  if (e->def == PROFILE_EGRESS_OFF)
+    return;
+  for (size_t i = 0; e->allow && e->allow[i]; i++) {
+    char *prev = list;
+    list = prev ? xfmt("%s,%s", prev, e->allow[i]) : xstrdup(e->allow[i]);
+    free(prev);
+  }
+  change_add(x, PROFILE_CHANGE_RUNTIME, "egress", NULL,
+             e->def == PROFILE_EGRESS_DENY ? "deny" : "allow", "egress %s by default; allowed: %s",
+             e->def == PROFILE_EGRESS_DENY ? "denied" : "allowed", list ? list : "(nothing)");
+}
+
+static int
+run_steps(struct apply_ctx *x)
+{
+  if (annotations_parse(x->c, x->p, &x->a, x->err) < 0)
+    return -1;
+  apply_rootfs(x);
+  if (apply_caps(x) < 0)
+    return -1;
+  apply_nnp(x);
+  if (apply_namespaces(x) < 0 || apply_devices(x) < 0 || apply_masks(x) < 0)
+    return -1;
+  if (apply_mounts(x) < 0 || apply_workspace(x) < 0)
+    return -1;
+  if (apply_resources(x) < 0)
+    return -1;
+  apply_seccomp(x);
+  fill_egress(x);
+  profile_audit_copy(&x->r->audit, &x->p->audit);
+  x->r->workspace.retention = x->p->workspace.retention;
+  return 0;
+}
+
+int
+profile_apply(const struct oci_config *in, const struct agent_profile *p,
+              struct oci_config **ret_out, struct profile_result **ret_result, struct error *err)
+{
+  struct apply_ctx x = {.p = p, .err = err};
+
+  x.c = oci_config_dup(in);
+  x.r = xmalloc0(sizeof *x.r);
+  x.r->profile = xstrdup(p->name);
+  if (run_steps(&x) < 0) {
+    annotations_clear(&x.a);
+    oci_config_free(x.c);
+    profile_result_free(x.r);
+    return -1;
+  }
+  annotations_clear(&x.a);
+  *ret_out = x.c;
+  *ret_result = x.r;
+  return 0;
+}
+
+int
+profile_apply_process(struct oci_process *proc, const struct agent_profile *p, struct error *err)
+{
+  struct apply_ctx x = {.p = p, .err = err};
+  int ret;
+
+  x.r = xmalloc0(sizeof *x.r);
+  ret = caps_check_process(&x, proc);
+  if (ret == 0 && p->no_new_privileges)
+    proc->no_new_privileges = true;
+  profile_result_free(x.r);
+  return ret;
+}
+
+void
+profile_result_free(struct profile_result *r)
+{
+  if (r == NULL)
+    return;
+  free(r->profile);
+  for (size_t i = 0; i < r->n_changes; i++) {
+    free(r->changes[i].field);
+    free(r->changes[i].old_value);
+    free(r->changes[i].new_value);
+    free(r->changes[i].reason);
+  }
+  free(r->changes);
+  oci_seccomp_release(r->extra_seccomp);
+  free(r->workspace.path);
+  free(r->workspace.lowerdir);
+  for (size_t i = 0; i < r->workspace.n_protected; i++)
+    free(r->workspace.protected[i].path);
+  free(r->workspace.protected);
+  profile_egress_clear(&r->egress);
+  free(r->audit.dir);
+  free(r);
+}

@@ -1,0 +1,132 @@
+/* builtin.c - the built-in profiles `agent` (the default) and `oci`.
+ *
+ * `agent` is also the base of every operator profile that does not say
+ * "extends": "oci" (or "none"), so a profile file only lists what it changes.
+ * `oci` turns everything off: agentrt then behaves as a plain OCI runtime.
+ *
+ * Field reference (struct agent_profile in profile.h):
+ *   rootfs.readonly            root.readonly forced true
+ *   workspace.path/mode/size   auto = overlay over an engine's bind, else tmpfs
+ *   workspace.protected        kept read-only, created if missing ("dir/" or "file")
+ *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
+ *   capabilities.ceiling       may be kept; anything requested beyond ceiling+trim is refused
+ *   capabilities.trim          dropped quietly (in Docker's default set, not in the ceiling)
+ *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI)
+ *   namespaces.required        must not be the host's: missing network/pid is refused,
+ *                              the others are added; joinable may be joined by path
+ *   devices.restrict           only null zero full random urandom tty console ptmx
+ *   maskedPaths/readonlyPaths  added to the engine's
+ *   mounts.*                   engine sockets refused; other host binds read-only
+ *   resources.*                default when unset, ceiling (refusal) above max
+ *   egress/audit               carried to the runtime (netfilter/, audit)
+ *   annotations.allowLoosen    what run.agentrt.* may loosen, and how far
+ */
+#include "profile/profile.h"
+
+#include "common/util.h"
+
+static const char agent_json[] =
+    "{\n"
+    "  \"name\": \"agent\",\n"
+    "  \"description\": \"agent sandbox: read-only root, reviewed workspace, no extra privileges, "
+    "egress denied\",\n"
+    "  \"extends\": \"none\",\n"
+    "  \"rootfs\": {\"readonly\": true},\n"
+    "  \"workspace\": {\n"
+    "    \"path\": \"/workspace\", \"mode\": \"auto\", \"size\": \"1g\",\n"
+    "    \"protected\": [\".git/hooks/\", \".git/config\"],\n"
+    "    \"retention\": {\"maxSize\": \"10g\", \"maxAge\": \"30d\"}\n"
+    "  },\n"
+    "  \"scratch\": [\n"
+    "    {\"path\": \"/tmp\", \"size\": \"512m\", \"mode\": \"1777\"},\n"
+    "    {\"path\": \"/var/tmp\", \"size\": \"256m\", \"mode\": \"1777\"},\n"
+    "    {\"path\": \"$HOME\", \"size\": \"256m\", \"mode\": \"700\"},\n"
+    "    {\"path\": \"/dev/shm\", \"size\": \"64m\", \"mode\": \"1777\", \"noexec\": true}\n"
+    "  ],\n"
+    "  \"capabilities\": {\n"
+    "    \"enforce\": true,\n"
+    "    \"ceiling\": [\"CHOWN\", \"DAC_OVERRIDE\", \"FSETID\", \"FOWNER\", \"SETGID\", "
+    "\"SETUID\",\n"
+    "                \"NET_BIND_SERVICE\", \"KILL\", \"SETPCAP\"],\n"
+    "    \"trim\": [\"NET_RAW\", \"MKNOD\", \"SETFCAP\", \"SYS_CHROOT\", \"AUDIT_WRITE\"]\n"
+    "  },\n"
+    "  \"noNewPrivileges\": true,\n"
+    "  \"seccomp\": {\n"
+    "    \"enabled\": true, \"errno\": 1,\n"
+    "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true,\n"
+    "    \"deny\": [\"unshare\", \"setns\",\n"
+    "      \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", \"fsmount\", \"fspick\", "
+    "\"move_mount\",\n"
+    "      \"open_tree\", \"pivot_root\", \"mount_setattr\",\n"
+    "      \"bpf\", \"perf_event_open\", \"keyctl\", \"add_key\", \"request_key\",\n"
+    "      \"ptrace\", \"process_vm_readv\", \"process_vm_writev\", \"userfaultfd\",\n"
+    "      \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\",\n"
+    "      \"init_module\", \"finit_module\", \"delete_module\", \"kexec_load\", "
+    "\"kexec_file_load\",\n"
+    "      \"open_by_handle_at\", \"clock_settime\", \"clock_adjtime\", \"settimeofday\", "
+    "\"adjtimex\",\n"
+    "      \"reboot\", \"swapon\", \"swapoff\", \"acct\", \"syslog\"]\n"
+    "  },\n"
+    "  \"namespaces\": {\n"
+    "    \"required\": [\"pid\", \"network\", \"mount\", \"ipc\", \"uts\", \"cgroup\"],\n"
+    "    \"joinable\": [\"pid\", \"network\", \"ipc\", \"uts\"]\n"
+    "  },\n"
+    "  \"devices\": {\"restrict\": true},\n"
+    "  \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\", \"/proc/keys\",\n"
+    "    \"/proc/latency_stats\", \"/proc/timer_list\", \"/proc/timer_stats\", "
+    "\"/proc/sched_debug\",\n"
+    "    \"/proc/scsi\", \"/sys/firmware\", \"/sys/devices/virtual/powercap\"],\n"
+    "  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\", \"/proc/sys\", "
+    "\"/proc/sysrq-trigger\"],\n"
+    "  \"mounts\": {\n"
+    "    \"denySockets\": [\"/run/docker.sock\", \"/var/run/docker.sock\",\n"
+    "      \"/run/containerd/containerd.sock\", \"/var/run/containerd/containerd.sock\",\n"
+    "      \"/run/containerd/containerd.sock.ttrpc\", \"/run/podman/podman.sock\",\n"
+    "      \"/var/run/podman/podman.sock\", \"/run/crio/crio.sock\", \"/var/run/crio/crio.sock\",\n"
+    "      \"/run/buildkit/buildkitd.sock\", \"/run/dockershim.sock\", "
+    "\"/run/cri-dockerd.sock\"],\n"
+    "    \"denySocketNames\": [\"docker.sock\", \"containerd.sock\", "
+    "\"containerd.sock.ttrpc\",\n"
+    "      \"podman.sock\", \"crio.sock\", \"buildkitd.sock\", \"dockershim.sock\", "
+    "\"cri-dockerd.sock\"],\n"
+    "    \"hardenBinds\": true, \"readonlyBinds\": true,\n"
+    "    \"writableBinds\": [\"/etc/hosts\", \"/etc/hostname\", \"/etc/resolv.conf\",\n"
+    "      \"/dev/termination-log\", \"/dev/shm\"]\n"
+    "  },\n"
+    "  \"resources\": {\n"
+    "    \"memory\": {\"default\": \"2g\", \"max\": \"16g\"},\n"
+    "    \"pids\": {\"default\": 1024, \"max\": 32768},\n"
+    "    \"cpus\": {\"default\": 2, \"max\": 16}\n"
+    "  },\n"
+    "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}},\n"
+    "  \"audit\": {\"enabled\": true, \"maxSize\": \"100m\", \"maxAge\": \"30d\"},\n"
+    "  \"annotations\": {\n"
+    "    \"apply\": true,\n"
+    "    \"allowLoosen\": {\n"
+    "      \"memory\": \"8g\", \"pids\": 4096, \"cpus\": 4, \"workspaceSize\": \"4g\",\n"
+    "      \"workspaceModes\": [\"overlay\", \"bind\"],\n"
+    "      \"egressAllow\": [\"pypi.org\", \"files.pythonhosted.org\", \"registry.npmjs.org\",\n"
+    "        \"github.com\", \"*.github.com\", \"*.githubusercontent.com\", "
+    "\"proxy.golang.org\",\n"
+    "        \"sum.golang.org\", \"crates.io\", \"static.crates.io\", \"index.crates.io\",\n"
+    "        \"deb.debian.org\", \"security.debian.org\"]\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
+static const char oci_json[] = "{\n"
+                               "  \"name\": \"oci\",\n"
+                               "  \"description\": \"plain OCI runtime: the engine's config as "
+                               "is, run.agentrt.* annotations ignored\",\n"
+                               "  \"extends\": \"none\"\n"
+                               "}\n";
+
+const char *
+profile_builtin_json(const char *name)
+{
+  if (streq(name, "agent"))
+    return agent_json;
+  if (streq(name, "oci"))
+    return oci_json;
+  return NULL;
+}

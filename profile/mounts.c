@@ -1,0 +1,300 @@
+/* mounts.c - engine sockets, other host binds, and the scratch tmpfs mounts.
+ *
+ * - A bind whose source is an engine socket, or a directory above one
+ *   (`-v /:/host`, `-v /run:/run`), or any file named like one, is refused
+ *   (CIS 5.31, H14).  Checked lexically on the source: symlinked spellings
+ *   are covered by listing both /run and /var/run paths.
+ * - Every bind gets nosuid,nodev; with mounts.readonlyBinds the ones not in
+ *   mounts.writableBinds (and not the workspace) also get ro (H15).
+ * - Scratch entries (/tmp, /var/tmp, $HOME, /dev/shm): a missing one becomes
+ *   a size-limited nosuid,nodev tmpfs; an engine tmpfs there is made
+ *   nosuid,nodev and clamped to the profile's size.
+ */
+#include <stdio.h>
+
+#include "profile/internal.h"
+
+#include "common/util.h"
+
+bool
+mount_has_opt(const struct oci_mount *m, const char *opt)
+{
+  return strv_contains(m->options, opt);
+}
+
+bool
+mount_is_bind(const struct oci_mount *m)
+{
+  return streq(m->type, "bind") || mount_has_opt(m, "bind") || mount_has_opt(m, "rbind");
+}
+
+static void
+opt_remove(struct oci_mount *m, const char *opt, bool prefix)
+{
+  size_t o = 0;
+
+  for (size_t i = 0; m->options != NULL && m->options[i] != NULL; i++) {
+    if (prefix ? str_has_prefix(m->options[i], opt) : streq(m->options[i], opt))
+      free(m->options[i]);
+    else
+      m->options[o++] = m->options[i];
+  }
+  if (m->options != NULL)
+    m->options[o] = NULL;
+}
+
+bool
+mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite)
+{
+  bool changed = false;
+
+  if (opposite != NULL && mount_has_opt(m, opposite)) {
+    opt_remove(m, opposite, false);
+    changed = true;
+  }
+  if (!mount_has_opt(m, opt)) {
+    strv_push(&m->options, opt);
+    changed = true;
+  }
+  return changed;
+}
+
+static char *
+opts_text(char **v)
+{
+  char *s = xstrdup("");
+
+  for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
+    char *prev = s;
+    s = xfmt("%s%s%s", prev, prev[0] ? "," : "", v[i]);
+    free(prev);
+  }
+  return s;
+}
+
+char *
+mount_describe(const struct oci_mount *m)
+{
+  cleanup_free char *o = opts_text(m->options);
+
+  return xfmt("%s %s (%s)", m->type ? m->type : "(none)", m->source ? m->source : "(none)", o);
+}
+
+void
+mount_clear(struct oci_mount *m)
+{
+  free(m->destination);
+  free(m->type);
+  free(m->source);
+  strv_free(m->options);
+  memset(m, 0, sizeof *m);
+}
+
+struct oci_mount *
+mount_insert(struct oci_config *c, size_t at)
+{
+  c->mounts = xrealloc(c->mounts, (c->n_mounts + 1) * sizeof *c->mounts);
+  memmove(c->mounts + at + 1, c->mounts + at, (c->n_mounts - at) * sizeof *c->mounts);
+  c->n_mounts++;
+  memset(&c->mounts[at], 0, sizeof c->mounts[at]);
+  return &c->mounts[at];
+}
+
+void
+mount_remove(struct oci_config *c, size_t at)
+{
+  mount_clear(&c->mounts[at]);
+  memmove(c->mounts + at, c->mounts + at + 1, (c->n_mounts - at - 1) * sizeof *c->mounts);
+  c->n_mounts--;
+}
+
+ssize_t
+mount_find(const struct oci_config *c, const char *dest)
+{
+  for (size_t i = c->n_mounts; i-- > 0;) {
+    cleanup_free char *d = path_normalize(c->mounts[i].destination ? c->mounts[i].destination : "");
+
+    if (streq(d, dest))
+      return (ssize_t)i;
+  }
+  return -1;
+}
+
+const char *
+process_home(const struct oci_config *c)
+{
+  char **env = c->process ? c->process->env : NULL;
+
+  for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+    if (str_has_prefix(env[i], "HOME="))
+      return env[i][5] == '/' ? env[i] + 5 : NULL;
+  if (c->process != NULL && c->process->user.uid == 0)
+    return "/root";
+  return NULL;
+}
+
+static const char *
+basename_of(const char *path)
+{
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* Engine sockets: refuse the bind (H14). */
+static int
+check_socket(struct apply_ctx *x, size_t i, const struct oci_mount *m)
+{
+  char **socks = x->p->mounts.deny_sockets;
+  cleanup_free char *src = NULL;
+
+  if (m->source == NULL || !mount_is_bind(m))
+    return 0;
+  src = path_normalize(m->source);
+  if (strv_contains(x->p->mounts.deny_basenames, basename_of(src)))
+    return refuse(x, "mounts[%zu]: bind of the engine socket `%s` at `%s` is not allowed", i,
+                  m->source, m->destination);
+  if (m->source[0] != '/')
+    return 0;
+  for (size_t k = 0; socks != NULL && socks[k] != NULL; k++)
+    if (path_is_under(socks[k], src))
+      return refuse(x,
+                    "mounts[%zu]: bind of `%s` at `%s` would expose the engine socket `%s`; "
+                    "it is not allowed",
+                    i, m->source, m->destination, socks[k]);
+  return 0;
+}
+
+static bool
+is_workspace_dest(const struct apply_ctx *x, const char *dest)
+{
+  return x->p->workspace.mode != PROFILE_WS_NONE && streq(dest, x->p->workspace.path);
+}
+
+static void
+harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *dest)
+{
+  cleanup_free char *old = mount_describe(m);
+  bool ro = x->p->mounts.readonly_binds && !is_workspace_dest(x, dest) &&
+            !strv_contains(x->p->mounts.writable_binds, dest);
+  bool changed = false;
+  cleanup_free char *field = xfmt("mounts[%s]", dest);
+  cleanup_free char *now = NULL;
+
+  if (is_workspace_dest(x, dest))
+    return; /* workspace.c decides */
+  if (x->p->mounts.harden_binds) {
+    changed |= mount_set_opt(m, "nosuid", "suid");
+    changed |= mount_set_opt(m, "nodev", "dev");
+  }
+  if (ro)
+    changed |= mount_set_opt(m, "ro", "rw");
+  if (!changed)
+    return;
+  now = mount_describe(m);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s",
+             ro ? "host binds are read-only outside the workspace, and nosuid,nodev"
+                : "host binds are nosuid,nodev");
+}
+
+static void
+scratch_opts(struct oci_mount *m, const struct profile_scratch *s, bool home,
+             const struct oci_config *c)
+{
+  strv_push(&m->options, "nosuid");
+  strv_push(&m->options, "nodev");
+  if (s->noexec)
+    strv_push(&m->options, "noexec");
+  {
+    cleanup_free char *size = xfmt("size=%" PRIu64, s->size);
+    cleanup_free char *mode = xfmt("mode=%o", s->mode);
+    strv_push(&m->options, size);
+    strv_push(&m->options, mode);
+  }
+  if (home && c->process != NULL && c->process->user.uid != 0) {
+    cleanup_free char *uid = xfmt("uid=%u", c->process->user.uid);
+    cleanup_free char *gid = xfmt("gid=%u", c->process->user.gid);
+    strv_push(&m->options, uid);
+    strv_push(&m->options, gid);
+  }
+}
+
+/* An engine tmpfs at a scratch path: nosuid,nodev and at most the profile's size. */
+static void
+clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct profile_scratch *s,
+            const char *dest)
+{
+  cleanup_free char *old = mount_describe(m);
+  cleanup_free char *field = xfmt("mounts[%s]", dest);
+  cleanup_free char *now = NULL;
+  uint64_t size = 0;
+  bool ok_size = false, changed = false;
+
+  for (size_t i = 0; m->options != NULL && m->options[i] != NULL; i++)
+    if (str_has_prefix(m->options[i], "size="))
+      ok_size = profile_parse_size(m->options[i] + 5, &size) == 0 && size > 0 && size <= s->size;
+  changed |= mount_set_opt(m, "nosuid", "suid");
+  changed |= mount_set_opt(m, "nodev", "dev");
+  if (!ok_size) {
+    cleanup_free char *opt = xfmt("size=%" PRIu64, s->size);
+    opt_remove(m, "size=", true);
+    strv_push(&m->options, opt);
+    changed = true;
+  }
+  if (!changed)
+    return;
+  now = mount_describe(m);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
+             "scratch space is size-limited (scratch size %" PRIu64 ") and nosuid,nodev", s->size);
+}
+
+static void
+apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
+{
+  bool home = streq(s->path, PROFILE_HOME_TOKEN);
+  const char *path = home ? process_home(x->c) : s->path;
+  cleanup_free char *dest = NULL;
+  cleanup_free char *field = NULL;
+  cleanup_free char *now = NULL;
+  ssize_t idx;
+  struct oci_mount *m;
+  const char *ws = x->p->workspace.mode != PROFILE_WS_NONE ? x->p->workspace.path : NULL;
+
+  if (path == NULL)
+    return;
+  dest = path_normalize(path);
+  if (streq(dest, "/") || (ws != NULL && (path_is_under(dest, ws) || path_is_under(ws, dest))))
+    return; /* e.g. HOME=/workspace: the workspace rules apply */
+  idx = mount_find(x->c, dest);
+  if (idx >= 0) {
+    m = &x->c->mounts[idx];
+    if (streq(m->type, "tmpfs") && !mount_is_bind(m))
+      clamp_tmpfs(x, m, s, dest);
+    return; /* binds were handled by harden_bind */
+  }
+  m = mount_insert(x->c, x->c->n_mounts);
+  m->destination = xstrdup(dest);
+  m->type = xstrdup("tmpfs");
+  m->source = xstrdup("tmpfs");
+  scratch_opts(m, s, home, x->c);
+  field = xfmt("mounts[%s]", dest);
+  now = mount_describe(m);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, now,
+             "writable scratch space%s on a read-only root, size-limited", home ? " (home)" : "");
+}
+
+int
+apply_mounts(struct apply_ctx *x)
+{
+  for (size_t i = 0; i < x->c->n_mounts; i++) {
+    struct oci_mount *m = &x->c->mounts[i];
+    cleanup_free char *dest = path_normalize(m->destination ? m->destination : "");
+
+    if (check_socket(x, i, m) < 0)
+      return -1;
+    if (mount_is_bind(m) && (x->p->mounts.readonly_binds || x->p->mounts.harden_binds))
+      harden_bind(x, m, dest);
+  }
+  for (size_t i = 0; i < x->p->n_scratch; i++)
+    apply_scratch(x, &x->p->scratch[i]);
+  return 0;
+}

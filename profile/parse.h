@@ -1,0 +1,61 @@
+/* parse.h - the profile parser's helpers, shared by parse.c and sections.c. */
+#ifndef AGENTRT_PROFILE_PARSE_H
+#define AGENTRT_PROFILE_PARSE_H
+
+#include <yajl/yajl_tree.h>
+
+#include "profile/internal.h"
+
+struct pctx {
+  const char *file;
+  struct error *err;
+};
+
+/* One member of a JSON object, stored at byte offset `off` of the profile.
+ * has_off (when non-zero) is the offset of its has_* flag: null clears it. */
+enum ptype {
+  P_SKIP,
+  P_BOOL,
+  P_STR,
+  P_STRV,
+  P_SIZE,
+  P_COUNT,
+  P_CPUS,
+  P_DURATION,
+  P_CAPS,
+  P_NS,
+  P_OBJECT,
+  P_FN
+};
+struct pfield {
+  const char *name;
+  enum ptype type;
+  size_t off;
+  size_t has_off;
+  const struct pfield *sub; /* P_OBJECT */
+  /* P_FN: path is the JSON path of v ("workspace.mode"). */
+  int (*fn)(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p);
+};
+
+int pfail(struct pctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+char *path_join(const char *path, const char *key);
+int walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
+                struct agent_profile *p);
+
+int get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret);
+int get_string(struct pctx *c, const char *path, yajl_val v, char **ret);
+int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret);
+int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret);
+
+/* sections.c */
+int parse_document(struct pctx *c, yajl_val v, struct agent_profile *p);
+/* validate.c: cross-field checks on the final profile. */
+int validate_profile(struct pctx *c, const struct agent_profile *p);
+
+#endif

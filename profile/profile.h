@@ -1,0 +1,258 @@
+/* profile.h - the agent profile: safe defaults applied to whatever an engine asks.
+ *
+ * A profile is a JSON document (see docs in profile/builtin.c for the `agent`
+ * profile, which is also the base every operator profile extends unless it says
+ * "extends": "oci").  Applying one is a pure function:
+ *
+ *   (engine config, profile, run.agentrt.* annotations)
+ *       -> (final config, list of changes, runtime directives) or a refusal
+ *
+ * Nothing in profile/ makes a syscall except profile/load.c, which reads a
+ * profile file.  The runtime consumes the final config as usual plus the
+ * directives in struct profile_result that a config.json cannot express.
+ *
+ * Markers in the final config (the runtime must understand them; a runtime
+ * that does not fails to mount them, i.e. fails closed):
+ *
+ * - Overlay workspace.  The engine's bind mount at the workspace path is
+ *   replaced, at the same position in mounts[], by
+ *     { destination: <workspace>, type: "overlay", source: <host dir>,
+ *       options: ["x-agentrt.workspace=overlay", "nosuid", "nodev"] }
+ *   The source is the host directory the engine bound there; it becomes the
+ *   overlay's lowerdir.  The runtime creates upper/ and work/ under its state
+ *   directory and mounts overlayfs at the destination instead of the bind.
+ *   The same values are in profile_result.workspace (mode, path, lowerdir).
+ *
+ * - Protected paths (default .git/hooks and .git/config in the workspace).
+ *   Appended at the end of mounts[] (so after any mount under the workspace):
+ *     { destination: <workspace>/<rel>, type: "agentrt-protect",
+ *       source: "agentrt-protect",
+ *       options: ["x-agentrt.protect=dir" | "x-agentrt.protect=file",
+ *                 "ro", "nosuid", "nodev", "noexec"] }
+ *   The runtime resolves the destination inside the rootfs (safepath); when it
+ *   does not exist it creates the missing directories and an empty directory or
+ *   file of the given kind; then bind-mounts the path onto itself read-only.
+ *   They are listed in profile_result.workspace.protected too.  Only emitted for
+ *   bind and overlay workspaces (a tmpfs workspace never reaches the host).
+ *
+ * - The profile's seccomp filter is not merged into linux.seccomp: it is
+ *   profile_result.extra_seccomp, a second deny-list filter (default action
+ *   SCMP_ACT_ALLOW) the runtime loads after the engine's own; the kernel runs
+ *   both and the stricter answer wins.
+ */
+#ifndef AGENTRT_PROFILE_H
+#define AGENTRT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "oci/config.h"
+
+#define PROFILE_DIR "/etc/agentrt/profiles"
+#define PROFILE_DEFAULT "agent"
+#define PROFILE_ANNOTATION_PREFIX "run.agentrt."
+
+#define PROFILE_OPT_WORKSPACE "x-agentrt.workspace=overlay"
+#define PROFILE_PROTECT_TYPE "agentrt-protect"
+#define PROFILE_OPT_PROTECT_DIR "x-agentrt.protect=dir"
+#define PROFILE_OPT_PROTECT_FILE "x-agentrt.protect=file"
+#define PROFILE_HOME_TOKEN "$HOME" /* scratch path meaning the process user's home */
+
+enum profile_ws_mode {
+  PROFILE_WS_NONE,    /* leave the workspace path alone (the `oci` profile) */
+  PROFILE_WS_AUTO,    /* overlay when the engine bound a host dir there, else tmpfs */
+  PROFILE_WS_TMPFS,   /* size-limited scratch workspace */
+  PROFILE_WS_OVERLAY, /* host dir as lowerdir, writes kept by agentrt until commit */
+  PROFILE_WS_BIND,    /* the engine's bind as is, made nosuid,nodev */
+};
+
+enum profile_egress_default {
+  PROFILE_EGRESS_OFF,   /* no egress policy at all (the `oci` profile) */
+  PROFILE_EGRESS_DENY,  /* deny by default, allow[] only */
+  PROFILE_EGRESS_ALLOW, /* allow by default */
+};
+
+struct profile_scratch {
+  char *path;    /* absolute, or PROFILE_HOME_TOKEN */
+  uint64_t size; /* bytes */
+  uint32_t mode; /* tmpfs root mode, e.g. 01777 */
+  bool noexec;
+};
+
+/* A default (applied when the engine set nothing) and a ceiling (an engine
+ * value above it is refused).  cpus are in millicpus (1000 = one CPU). */
+struct profile_limit {
+  bool has_default, has_max;
+  uint64_t def, max;
+};
+
+struct profile_retention {
+  uint64_t max_size; /* bytes, 0 = unbounded */
+  uint64_t max_age;  /* seconds, 0 = unbounded */
+};
+
+struct profile_egress {
+  enum profile_egress_default def;
+  char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
+  char **dns_upstream; /* NULL/empty = the host's resolvers */
+  bool allow_private_answers;
+};
+
+struct profile_audit {
+  bool enabled;
+  char *dir; /* NULL = under the state directory */
+  uint64_t max_size;
+  uint64_t max_age;
+};
+
+/* What run.agentrt.* annotations may loosen, and how far. */
+struct profile_loosen {
+  bool has_memory, has_pids, has_cpus, has_workspace_size;
+  uint64_t memory, pids, cpus, workspace_size;
+  unsigned workspace_modes; /* bit (1u << enum profile_ws_mode) */
+  char **egress_allow;      /* fnmatch(3) patterns an added entry must match */
+};
+
+struct agent_profile {
+  char *name;
+  char *description;
+  bool rootfs_readonly;
+  struct {
+    char *path;
+    enum profile_ws_mode mode;
+    uint64_t size;    /* tmpfs mode */
+    char **protected; /* relative; trailing '/' = directory, else file */
+    struct profile_retention retention;
+  } workspace;
+  struct profile_scratch *scratch;
+  size_t n_scratch;
+  struct {
+    bool enforce;     /* false: leave process.capabilities alone */
+    uint64_t ceiling; /* may be kept */
+    uint64_t trim;    /* dropped (recorded) when an engine grants them by default */
+  } caps;
+  bool no_new_privileges;
+  struct {
+    bool enabled;
+    uint32_t errno_ret;
+    char **deny;                /* plain syscall names */
+    bool deny_clone_namespaces; /* clone with CLONE_NEW* flags, clone3 -> ENOSYS */
+    bool deny_tiocsti;
+  } seccomp;
+  struct {
+    unsigned required; /* bit (1u << enum oci_ns_type): must not be the host's */
+    unsigned joinable; /* may be joined by path (pod sandboxes) */
+  } namespaces;
+  bool devices_restrict;
+  char **masked_paths;
+  char **readonly_paths;
+  struct {
+    char **deny_sockets;   /* engine sockets: exact paths (and their ancestors) */
+    char **deny_basenames; /* socket file names refused anywhere */
+    bool harden_binds;     /* every host bind gets nosuid,nodev */
+    bool readonly_binds;   /* other host binds become read-only */
+    char **writable_binds; /* ... except these destinations */
+  } mounts;
+  struct {
+    struct profile_limit memory, pids, cpus;
+  } resources;
+  struct profile_egress egress;
+  struct profile_audit audit;
+  struct {
+    bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
+    struct profile_loosen loosen;
+  } annotations;
+};
+
+enum profile_change_kind {
+  PROFILE_CHANGE_CONFIG,  /* the final config differs from the engine's here */
+  PROFILE_CHANGE_RUNTIME, /* enforced by the runtime outside config.json */
+};
+
+struct profile_change {
+  enum profile_change_kind kind;
+  char *field;     /* "linux.resources.memory.limit", "mounts[/tmp]" */
+  char *old_value; /* NULL = unset */
+  char *new_value; /* NULL = removed */
+  char *reason;
+};
+
+struct profile_protected {
+  char *path; /* absolute, inside the container */
+  bool dir;
+};
+
+struct profile_result {
+  char *profile;
+  struct profile_change *changes;
+  size_t n_changes;
+  struct oci_seccomp *extra_seccomp; /* NULL: none */
+  struct {
+    enum profile_ws_mode mode; /* NONE, TMPFS, OVERLAY or BIND */
+    char *path;
+    char *lowerdir; /* OVERLAY: the host directory */
+    uint64_t size;  /* TMPFS */
+    bool readonly;
+    struct profile_protected *protected;
+    size_t n_protected;
+    struct profile_retention retention;
+  } workspace;
+  struct profile_egress egress; /* annotations applied */
+  struct profile_audit audit;
+  /* A namespace is joined by path: the runtime must check (by inode) that it
+   * is not one of its own, i.e. not the host's. */
+  bool check_joined_ns;
+};
+
+/* Parse a profile document.  `file` names it in errors ("profile.json:
+ * capabilities.ceiling[2]: unknown capability FOO").  Fields not given keep
+ * the value of the base profile named by "extends" (default "agent"). */
+int profile_parse(const char *json, size_t len, const char *file, struct agent_profile **ret,
+                  struct error *err);
+/* Built-in profiles: "agent" and "oci".  NULL when unknown. */
+const char *profile_builtin_json(const char *name);
+int profile_builtin(const char *name, struct agent_profile **ret, struct error *err);
+/* name -> built-in, else PROFILE_DIR/NAME.json, else a path (load.c: the
+ * only file of profile/ doing I/O). */
+int profile_load(const char *name_or_path, struct agent_profile **ret, struct error *err);
+void profile_free(struct agent_profile *p);
+/* The effective profile as JSON (`agentrt profile show`). */
+int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_len,
+                    struct error *err);
+
+/* Apply p to `in` (annotations taken from in->annotations).  On success
+ * *ret_out is a new config and *ret_result the changes and directives; on a
+ * refusal returns -1 with err naming the rule ("agent profile: ..."). */
+int profile_apply(const struct oci_config *in, const struct agent_profile *p,
+                  struct oci_config **ret_out, struct profile_result **ret_result,
+                  struct error *err);
+/* The same capability and no_new_privileges rules for `exec --process`,
+ * in place. */
+int profile_apply_process(struct oci_process *proc, const struct agent_profile *p,
+                          struct error *err);
+void profile_result_free(struct profile_result *r);
+
+/* `agentrt explain`: text (one change per line) and JSON renderings. */
+char *profile_changes_text(const struct profile_result *r);
+int profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
+                         struct error *err);
+
+/* Marker helpers for the runtime. */
+bool profile_mount_is_workspace(const struct oci_mount *m);
+/* 'd' or 'f' for a protected-path marker mount, 0 otherwise. */
+int profile_mount_protect_kind(const struct oci_mount *m);
+
+/* Deep copy of a config (profile/copy.c). */
+struct oci_config *oci_config_dup(const struct oci_config *c);
+struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s);
+
+/* "512m", "2g", "1GiB", "4096" -> bytes. */
+int profile_parse_size(const char *s, uint64_t *ret);
+/* "1.5" -> 1500 millicpus. */
+int profile_parse_cpus(const char *s, uint64_t *ret);
+const char *profile_ws_mode_name(enum profile_ws_mode m);
+int profile_ws_mode_from_name(const char *s); /* -1 unknown */
+
+#endif

@@ -1,0 +1,203 @@
+/* render.c - `agentrt explain` (text and JSON) of a profile_result.
+ *
+ * JSON shape (explain --format json):
+ *   {"profile": "agent",
+ *    "changes": [{"kind": "config"|"runtime", "field", "old", "new", "reason"}],
+ *    "workspace": {"mode", "path", "lowerdir", "size", "readonly",
+ *                  "protected": [{"path", "type": "dir"|"file"}], "retention"},
+ *    "egress": {"default", "allow", "dns": {"upstream"}, "allowPrivateAnswers"},
+ *    "audit": {...}, "seccomp": {"stacked", "rules"}, "checkJoinedNamespaces"}
+ */
+#include <stdio.h>
+
+#include "profile/render.h"
+
+#include "common/util.h"
+
+void
+gen_str(yajl_gen g, const char *s)
+{
+  if (s == NULL)
+    yajl_gen_null(g);
+  else
+    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+void
+gen_key_str(yajl_gen g, const char *k, const char *v)
+{
+  gen_str(g, k);
+  gen_str(g, v);
+}
+
+void
+gen_key_u64(yajl_gen g, const char *k, uint64_t v)
+{
+  gen_str(g, k);
+  yajl_gen_integer(g, v > INT64_MAX ? INT64_MAX : (long long)v);
+}
+
+void
+gen_key_bool(yajl_gen g, const char *k, bool v)
+{
+  gen_str(g, k);
+  yajl_gen_bool(g, v);
+}
+
+void
+gen_key_strv(yajl_gen g, const char *k, char **v)
+{
+  gen_str(g, k);
+  yajl_gen_array_open(g);
+  for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+    gen_str(g, v[i]);
+  yajl_gen_array_close(g);
+}
+
+int
+gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
+{
+  const unsigned char *buf = NULL;
+  size_t len = 0;
+
+  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
+    yajl_gen_free(g);
+    return error_set(err, 0, "generate JSON: internal error");
+  }
+  *ret_json = xstrndup((const char *)buf, len);
+  if (ret_len != NULL)
+    *ret_len = len;
+  yajl_gen_free(g);
+  return 0;
+}
+
+const char *
+egress_default_name(enum profile_egress_default d)
+{
+  return d == PROFILE_EGRESS_DENY ? "deny" : d == PROFILE_EGRESS_ALLOW ? "allow" : "off";
+}
+
+void
+gen_egress(yajl_gen g, const struct profile_egress *e)
+{
+  yajl_gen_map_open(g);
+  gen_key_str(g, "default", egress_default_name(e->def));
+  gen_key_strv(g, "allow", e->allow);
+  gen_str(g, "dns");
+  yajl_gen_map_open(g);
+  gen_key_strv(g, "upstream", e->dns_upstream);
+  yajl_gen_map_close(g);
+  gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
+  yajl_gen_map_close(g);
+}
+
+void
+gen_audit(yajl_gen g, const struct profile_audit *a)
+{
+  yajl_gen_map_open(g);
+  gen_key_bool(g, "enabled", a->enabled);
+  gen_key_str(g, "dir", a->dir);
+  gen_key_u64(g, "maxSize", a->max_size);
+  gen_key_u64(g, "maxAge", a->max_age);
+  yajl_gen_map_close(g);
+}
+
+void
+gen_retention(yajl_gen g, const struct profile_retention *r)
+{
+  gen_str(g, "retention");
+  yajl_gen_map_open(g);
+  gen_key_u64(g, "maxSize", r->max_size);
+  gen_key_u64(g, "maxAge", r->max_age);
+  yajl_gen_map_close(g);
+}
+
+static void
+gen_change(yajl_gen g, const struct profile_change *c)
+{
+  yajl_gen_map_open(g);
+  gen_key_str(g, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
+  gen_key_str(g, "field", c->field);
+  gen_key_str(g, "old", c->old_value);
+  gen_key_str(g, "new", c->new_value);
+  gen_key_str(g, "reason", c->reason);
+  yajl_gen_map_close(g);
+}
+
+static void
+gen_workspace(yajl_gen g, const struct profile_result *r)
+{
+  gen_str(g, "workspace");
+  yajl_gen_map_open(g);
+  gen_key_str(g, "mode", profile_ws_mode_name(r->workspace.mode));
+  gen_key_str(g, "path", r->workspace.path);
+  gen_key_str(g, "lowerdir", r->workspace.lowerdir);
+  gen_key_u64(g, "size", r->workspace.size);
+  gen_key_bool(g, "readonly", r->workspace.readonly);
+  gen_str(g, "protected");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < r->workspace.n_protected; i++) {
+    yajl_gen_map_open(g);
+    gen_key_str(g, "path", r->workspace.protected[i].path);
+    gen_key_str(g, "type", r->workspace.protected[i].dir ? "dir" : "file");
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+  gen_retention(g, &r->workspace.retention);
+  yajl_gen_map_close(g);
+}
+
+int
+profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
+                     struct error *err)
+{
+  yajl_gen g = yajl_gen_alloc(NULL);
+
+  yajl_gen_config(g, yajl_gen_beautify, 0);
+  yajl_gen_map_open(g);
+  gen_key_str(g, "profile", r->profile);
+  gen_str(g, "changes");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < r->n_changes; i++)
+    gen_change(g, &r->changes[i]);
+  yajl_gen_array_close(g);
+  gen_workspace(g, r);
+  gen_str(g, "egress");
+  gen_egress(g, &r->egress);
+  gen_str(g, "audit");
+  gen_audit(g, &r->audit);
+  gen_str(g, "seccomp");
+  yajl_gen_map_open(g);
+  gen_key_bool(g, "stacked", r->extra_seccomp != NULL);
+  gen_key_u64(g, "rules", r->extra_seccomp ? r->extra_seccomp->n_syscalls : 0);
+  yajl_gen_map_close(g);
+  gen_key_bool(g, "checkJoinedNamespaces", r->check_joined_ns);
+  yajl_gen_map_close(g);
+  return gen_finish(g, ret_json, ret_len, err);
+}
+
+char *
+profile_changes_text(const struct profile_result *r)
+{
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+
+  if (f == NULL)
+    abort();
+  fprintf(f, "profile %s: %zu change%s\n", r->profile, r->n_changes, r->n_changes == 1 ? "" : "s");
+  for (size_t i = 0; i < r->n_changes; i++) {
+    const struct profile_change *c = &r->changes[i];
+
+    if (c->kind == PROFILE_CHANGE_RUNTIME)
+      fprintf(f, "  [runtime] %s: %s\n      %s\n", c->field, c->new_value ? c->new_value : "-",
+              c->reason);
+    else
+      fprintf(f, "  [config]  %s: %s -> %s\n      %s\n", c->field,
+              c->old_value ? c->old_value : "(unset)", c->new_value ? c->new_value : "(removed)",
+              c->reason);
+  }
+  if (fclose(f) != 0)
+    abort();
+  return out;
+}

@@ -1,0 +1,112 @@
+/* seccomp.c - the profile's own seccomp filter, stacked on the engine's.
+ *
+ * A deny list with default action SCMP_ACT_ALLOW: the engine's allowlist
+ * still runs (both filters are loaded, the kernel takes the strictest
+ * answer), this one only removes more.  Rules:
+ *   - every name in seccomp.deny            -> ERRNO(errno, default EPERM)
+ *   - clone with any CLONE_NEW* flag         -> ERRNO, one MASKED_EQ rule per flag
+ *     (arguments of one rule are ANDed, so "any bit" needs one rule each);
+ *     CLONE_NEWTIME is not a clone() flag (it overlaps the exit signal bits)
+ *   - clone3                                -> ERRNO(ENOSYS): its flags live in
+ *     memory seccomp cannot read; libc then falls back to clone (H9)
+ *   - ioctl(fd, TIOCSTI)                    -> ERRNO (CVE-2017-5226, H19); the
+ *     command is compared on its low 32 bits, as the kernel reads it.
+ * Architectures: the native ones of the build (a deny list must cover every
+ * ABI the kernel accepts, or the other ABI would bypass it).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+
+#include "profile/internal.h"
+
+#include "common/util.h"
+
+static const uint64_t clone_ns_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS,
+                                          CLONE_NEWIPC, CLONE_NEWUSER,   CLONE_NEWPID,
+                                          CLONE_NEWNET};
+
+static const char *const native_arches[] = {
+#if defined(__x86_64__)
+    "SCMP_ARCH_X86_64",
+    "SCMP_ARCH_X86",
+    "SCMP_ARCH_X32",
+#elif defined(__aarch64__)
+    "SCMP_ARCH_AARCH64",
+    "SCMP_ARCH_ARM",
+#elif defined(__i386__)
+    "SCMP_ARCH_X86",
+#elif defined(__arm__)
+    "SCMP_ARCH_ARM",
+#endif
+    NULL,
+};
+
+static struct oci_seccomp_syscall *
+add_rule(struct oci_seccomp *s, const char *name, uint32_t errno_ret)
+{
+  struct oci_seccomp_syscall *sc;
+
+  s->syscalls = xrealloc(s->syscalls, (s->n_syscalls + 1) * sizeof *s->syscalls);
+  sc = &s->syscalls[s->n_syscalls++];
+  memset(sc, 0, sizeof *sc);
+  strv_push(&sc->names, name);
+  sc->action = xstrdup("SCMP_ACT_ERRNO");
+  sc->has_errno_ret = true;
+  sc->errno_ret = errno_ret;
+  return sc;
+}
+
+static void
+add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t value)
+{
+  sc->args = xmalloc(sizeof *sc->args);
+  sc->n_args = 1;
+  sc->args[0] = (struct oci_seccomp_arg){
+      .index = index, .value = mask, .value_two = value, .op = xstrdup("SCMP_CMP_MASKED_EQ")};
+}
+
+struct oci_seccomp *
+profile_seccomp_build(const struct agent_profile *p)
+{
+  uint32_t eno = p->seccomp.errno_ret ? p->seccomp.errno_ret : EPERM;
+  struct oci_seccomp *s;
+
+  if (!p->seccomp.enabled)
+    return NULL;
+  s = xmalloc0(sizeof *s);
+  s->default_action = xstrdup("SCMP_ACT_ALLOW");
+  for (size_t i = 0; native_arches[i] != NULL; i++)
+    strv_push(&s->architectures, native_arches[i]);
+  for (size_t i = 0; p->seccomp.deny != NULL && p->seccomp.deny[i] != NULL; i++)
+    add_rule(s, p->seccomp.deny[i], eno);
+  if (p->seccomp.deny_clone_namespaces) {
+    for (size_t i = 0; i < ARRAY_SIZE(clone_ns_flags); i++)
+      add_arg(add_rule(s, "clone", eno), 0, clone_ns_flags[i], clone_ns_flags[i]);
+    add_rule(s, "clone3", ENOSYS);
+  }
+  if (p->seccomp.deny_tiocsti)
+    add_arg(add_rule(s, "ioctl", eno), 1, UINT32_MAX, TIOCSTI);
+  return s;
+}
+
+void
+oci_seccomp_release(struct oci_seccomp *s)
+{
+  if (s == NULL)
+    return;
+  free(s->default_action);
+  strv_free(s->architectures);
+  strv_free(s->flags);
+  free(s->listener_path);
+  free(s->listener_metadata);
+  for (size_t i = 0; i < s->n_syscalls; i++) {
+    strv_free(s->syscalls[i].names);
+    free(s->syscalls[i].action);
+    for (size_t j = 0; j < s->syscalls[i].n_args; j++)
+      free(s->syscalls[i].args[j].op);
+    free(s->syscalls[i].args);
+  }
+  free(s->syscalls);
+  free(s);
+}

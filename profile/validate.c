@@ -1,0 +1,134 @@
+/* validate.c - cross-field checks of a parsed profile (`agentrt profile check`).
+ *
+ * Each error names the field: "strict.json: seccomp.deny[3]: unknown syscall
+ * mountt".  Runs on the final profile (after the base was laid under it).
+ */
+#include <seccomp.h>
+
+#include "profile/parse.h"
+
+#include "common/util.h"
+
+static int
+check_abs_list(struct pctx *c, const char *field, char **v)
+{
+  for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
+    if (!path_is_normal_abs(v[i])) {
+      cleanup_free char *sub = xfmt("%s[%zu]", field, i);
+      return pfail(c, sub, "`%s` is not a normalised absolute path", v[i]);
+    }
+  }
+  return 0;
+}
+
+static bool
+relative_ok(const char *rel)
+{
+  size_t n = strlen(rel);
+  cleanup_free char *abs = NULL;
+  cleanup_free char *norm = NULL;
+
+  if (n == 0 || rel[0] == '/')
+    return false;
+  abs = xfmt("/%.*s", (int)(rel[n - 1] == '/' ? n - 1 : n), rel);
+  norm = path_normalize(abs);
+  return streq(abs, norm) && !streq(norm, "/");
+}
+
+static int
+check_workspace(struct pctx *c, const struct agent_profile *p)
+{
+  char **prot = p->workspace.protected;
+
+  if (p->workspace.mode == PROFILE_WS_NONE)
+    return 0;
+  if (p->workspace.path == NULL || !path_is_normal_abs(p->workspace.path) ||
+      streq(p->workspace.path, "/"))
+    return pfail(c, "workspace.path", "expected a normalised absolute path other than /");
+  if ((p->workspace.mode == PROFILE_WS_AUTO || p->workspace.mode == PROFILE_WS_TMPFS) &&
+      p->workspace.size == 0)
+    return pfail(c, "workspace.size", "a tmpfs workspace needs a non-zero size");
+  for (size_t i = 0; prot != NULL && prot[i] != NULL; i++) {
+    if (!relative_ok(prot[i])) {
+      cleanup_free char *sub = xfmt("workspace.protected[%zu]", i);
+      return pfail(c, sub, "`%s` must be a relative path inside the workspace, without ..",
+                   prot[i]);
+    }
+  }
+  return 0;
+}
+
+static int
+check_scratch(struct pctx *c, const struct agent_profile *p)
+{
+  for (size_t i = 0; i < p->n_scratch; i++) {
+    const char *path = p->scratch[i].path;
+
+    if (streq(path, PROFILE_HOME_TOKEN) || (path_is_normal_abs(path) && !streq(path, "/")))
+      continue;
+    cleanup_free char *sub = xfmt("scratch[%zu].path", i);
+    return pfail(c, sub, "`%s` is not an absolute path or \"$HOME\"", path);
+  }
+  return 0;
+}
+
+static int
+check_seccomp(struct pctx *c, const struct agent_profile *p)
+{
+  char **deny = p->seccomp.deny;
+
+  for (size_t i = 0; deny != NULL && deny[i] != NULL; i++) {
+    cleanup_free char *sub = xfmt("seccomp.deny[%zu]", i);
+
+    if (streq(deny[i], "clone") || streq(deny[i], "clone3"))
+      return pfail(c, sub, "%s cannot be denied outright (use denyCloneNamespaces)", deny[i]);
+    if (streq(deny[i], "ioctl"))
+      return pfail(c, sub, "ioctl cannot be denied outright (use denyTiocsti)");
+    if (seccomp_syscall_resolve_name(deny[i]) == __NR_SCMP_ERROR)
+      return pfail(c, sub, "unknown syscall %s", deny[i]);
+  }
+  return 0;
+}
+
+static int
+check_caps(struct pctx *c, const struct agent_profile *p)
+{
+  int net_admin = oci_cap_from_name("NET_ADMIN");
+  uint64_t both = p->caps.ceiling & p->caps.trim;
+
+  if (both != 0)
+    return pfail(c, "capabilities.trim", "CAP_%s is also in capabilities.ceiling",
+                 profile_cap_name(__builtin_ctzll(both)));
+  if (p->egress.def == PROFILE_EGRESS_DENY && net_admin >= 0 &&
+      (p->caps.ceiling & (UINT64_C(1) << net_admin)))
+    return pfail(c, "capabilities.ceiling",
+                 "NET_ADMIN is not allowed while egress.default is deny (the agent could "
+                 "rewrite its own egress rules)");
+  return 0;
+}
+
+static int
+check_limit(struct pctx *c, const char *field, const struct profile_limit *l)
+{
+  if (l->has_default && l->has_max && l->def > l->max)
+    return pfail(c, field, "default is above max");
+  return 0;
+}
+
+int
+validate_profile(struct pctx *c, const struct agent_profile *p)
+{
+  if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
+      check_caps(c, p) < 0)
+    return -1;
+  if (check_abs_list(c, "maskedPaths", p->masked_paths) < 0 ||
+      check_abs_list(c, "readonlyPaths", p->readonly_paths) < 0 ||
+      check_abs_list(c, "mounts.denySockets", p->mounts.deny_sockets) < 0 ||
+      check_abs_list(c, "mounts.writableBinds", p->mounts.writable_binds) < 0)
+    return -1;
+  if (check_limit(c, "resources.memory", &p->resources.memory) < 0 ||
+      check_limit(c, "resources.pids", &p->resources.pids) < 0 ||
+      check_limit(c, "resources.cpus", &p->resources.cpus) < 0)
+    return -1;
+  return 0;
+}

@@ -1,0 +1,272 @@
+/* workspace.c - the workspace mount and its protected paths (issues 5, 10).
+ *
+ * Modes (profile workspace.mode, annotation run.agentrt.workspace.mode):
+ *   tmpfs    a size-limited tmpfs; an engine mount there is replaced
+ *   overlay  the engine's host bind becomes the lowerdir of an overlay whose
+ *            upper layer agentrt keeps (marker mount: see profile.h)
+ *   bind     the engine's bind as is, plus nosuid,nodev
+ *   auto     overlay when the engine bound a host directory there, else tmpfs
+ * Strictness: tmpfs < overlay < bind; an annotation asking for a looser mode
+ * than the profile's needs annotations.allowLoosen.workspaceModes.
+ * A read-only workspace (engine `:ro`, or run.agentrt.readonly-workspace)
+ * needs no review: overlay becomes a read-only bind.  Without a host
+ * directory, overlay and bind fall back to tmpfs.
+ */
+#include "profile/internal.h"
+
+#include "common/util.h"
+
+bool
+profile_mount_is_workspace(const struct oci_mount *m)
+{
+  return streq(m->type, "overlay") && strv_contains(m->options, PROFILE_OPT_WORKSPACE);
+}
+
+int
+profile_mount_protect_kind(const struct oci_mount *m)
+{
+  if (!streq(m->type, PROFILE_PROTECT_TYPE))
+    return 0;
+  if (strv_contains(m->options, PROFILE_OPT_PROTECT_DIR))
+    return 'd';
+  if (strv_contains(m->options, PROFILE_OPT_PROTECT_FILE))
+    return 'f';
+  return 0;
+}
+
+static int
+strictness(enum profile_ws_mode m)
+{
+  return m == PROFILE_WS_TMPFS ? 0 : m == PROFILE_WS_OVERLAY ? 1 : 2;
+}
+
+struct ws_state {
+  const char *path;
+  ssize_t idx;      /* the engine's mount there, or -1 */
+  const char *host; /* host directory (bind source or overlay lowerdir) */
+  bool readonly;
+  enum profile_ws_mode mode;
+};
+
+static int
+choose_mode(struct apply_ctx *x, struct ws_state *w)
+{
+  enum profile_ws_mode m = x->p->workspace.mode;
+  const struct oci_mount *em = w->idx >= 0 ? &x->c->mounts[w->idx] : NULL;
+
+  if (em != NULL && profile_mount_is_workspace(em))
+    m = PROFILE_WS_OVERLAY; /* made by an earlier pass */
+  else if (m == PROFILE_WS_AUTO)
+    m = w->host ? PROFILE_WS_OVERLAY : PROFILE_WS_TMPFS;
+  if (x->a.has_ws_mode) {
+    if (strictness(x->a.ws_mode) > strictness(m) &&
+        !(x->p->annotations.loosen.workspace_modes & (1u << x->a.ws_mode)))
+      return refuse(x,
+                    "annotation run.agentrt.workspace.mode=%s is looser than the profile's "
+                    "%s mode, which the profile does not allow "
+                    "(annotations.allowLoosen.workspaceModes)",
+                    profile_ws_mode_name(x->a.ws_mode), profile_ws_mode_name(m));
+    m = x->a.ws_mode;
+  }
+  if (m != PROFILE_WS_TMPFS && w->host == NULL)
+    m = PROFILE_WS_TMPFS;
+  if (m == PROFILE_WS_OVERLAY && w->readonly)
+    m = PROFILE_WS_BIND;
+  w->mode = m;
+  return 0;
+}
+
+static void
+set_tmpfs(struct apply_ctx *x, struct ws_state *w)
+{
+  struct oci_mount *m;
+  cleanup_free char *old = NULL;
+  cleanup_free char *now = NULL;
+  cleanup_free char *field = xfmt("mounts[%s]", w->path);
+  uint64_t size = x->a.has_ws_size ? x->a.ws_size : x->p->workspace.size;
+  const struct oci_process *proc = x->c->process;
+  size_t at = x->c->n_mounts;
+
+  if (w->idx >= 0) {
+    m = &x->c->mounts[w->idx];
+    if (streq(m->type, "tmpfs") && m->options != NULL) {
+      cleanup_free char *want = xfmt("size=%" PRIu64, size);
+      if (strv_contains(m->options, want) && mount_has_opt(m, "nosuid") &&
+          (!w->readonly || mount_has_opt(m, "ro")))
+        goto done; /* already ours */
+    }
+    old = mount_describe(m);
+    mount_clear(m);
+  } else {
+    for (size_t i = 0; i < x->c->n_mounts && at == x->c->n_mounts; i++) {
+      cleanup_free char *d =
+          path_normalize(x->c->mounts[i].destination ? x->c->mounts[i].destination : "");
+      if (path_is_under(d, w->path))
+        at = i; /* before the first mount nested in the workspace */
+    }
+    m = mount_insert(x->c, at);
+  }
+  m->destination = xstrdup(w->path);
+  m->type = xstrdup("tmpfs");
+  m->source = xstrdup("tmpfs");
+  strv_push(&m->options, "nosuid");
+  strv_push(&m->options, "nodev");
+  {
+    cleanup_free char *s = xfmt("size=%" PRIu64, size);
+    strv_push(&m->options, s);
+  }
+  strv_push(&m->options, "mode=755");
+  if (proc != NULL && proc->user.uid != 0) {
+    cleanup_free char *u = xfmt("uid=%u", proc->user.uid);
+    cleanup_free char *g = xfmt("gid=%u", proc->user.gid);
+    strv_push(&m->options, u);
+    strv_push(&m->options, g);
+  }
+  if (w->readonly)
+    strv_push(&m->options, "ro");
+  now = mount_describe(m);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
+             old ? "the workspace is a size-limited tmpfs (no host directory to review)"
+                 : "a size-limited tmpfs workspace");
+done:
+  x->r->workspace.size = size;
+}
+
+static void
+set_bind(struct apply_ctx *x, struct ws_state *w)
+{
+  struct oci_mount *m = &x->c->mounts[w->idx];
+  cleanup_free char *old = mount_describe(m);
+  cleanup_free char *field = xfmt("mounts[%s]", w->path);
+  cleanup_free char *now = NULL;
+  bool changed = false;
+
+  if (profile_mount_is_workspace(m)) { /* an overlay marker turned back into a bind */
+    free(m->type);
+    m->type = xstrdup("bind");
+    strv_free(m->options);
+    m->options = NULL;
+    strv_push(&m->options, "rbind");
+    changed = true;
+  }
+  changed |= mount_set_opt(m, "nosuid", "suid");
+  changed |= mount_set_opt(m, "nodev", "dev");
+  if (w->readonly)
+    changed |= mount_set_opt(m, "ro", "rw");
+  if (!changed)
+    return;
+  now = mount_describe(m);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s",
+             w->readonly ? "the workspace is read-only" : "the workspace bind is nosuid,nodev");
+}
+
+static void
+set_overlay(struct apply_ctx *x, struct ws_state *w)
+{
+  struct oci_mount *m = &x->c->mounts[w->idx];
+  cleanup_free char *old = NULL;
+  cleanup_free char *field = xfmt("mounts[%s]", w->path);
+  cleanup_free char *now = NULL;
+  bool noexec = mount_has_opt(m, "noexec");
+
+  if (profile_mount_is_workspace(m))
+    return;
+  old = mount_describe(m);
+  free(m->type);
+  m->type = xstrdup("overlay");
+  strv_free(m->options);
+  m->options = NULL;
+  strv_push(&m->options, PROFILE_OPT_WORKSPACE);
+  strv_push(&m->options, "nosuid");
+  strv_push(&m->options, "nodev");
+  if (noexec)
+    strv_push(&m->options, "noexec");
+  now = mount_describe(m);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
+             "the host directory is the overlay's read-only lower layer; the agent's writes "
+             "reach it only on `agentrt workspace ID commit`");
+}
+
+static void
+add_protected(struct apply_ctx *x, const char *ws)
+{
+  char **prot = x->p->workspace.protected;
+  size_t n = strv_len(prot);
+
+  x->r->workspace.protected = xmalloc0((n ? n : 1) * sizeof *x->r->workspace.protected);
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(prot[i]);
+    bool dir = prot[i][len - 1] == '/';
+    cleanup_free char *dest = xfmt("%s/%.*s", ws, (int)(dir ? len - 1 : len), prot[i]);
+    ssize_t idx = mount_find(x->c, dest);
+    struct oci_mount *m;
+    cleanup_free char *field = NULL;
+
+    x->r->workspace.protected[x->r->workspace.n_protected++] =
+        (struct profile_protected){.path = xstrdup(dest), .dir = dir};
+    if (idx >= 0 && profile_mount_protect_kind(&x->c->mounts[idx]) == (dir ? 'd' : 'f'))
+      continue;
+    m = mount_insert(x->c, x->c->n_mounts);
+    m->destination = xstrdup(dest);
+    m->type = xstrdup(PROFILE_PROTECT_TYPE);
+    m->source = xstrdup(PROFILE_PROTECT_TYPE);
+    strv_push(&m->options, dir ? PROFILE_OPT_PROTECT_DIR : PROFILE_OPT_PROTECT_FILE);
+    strv_push(&m->options, "ro");
+    strv_push(&m->options, "nosuid");
+    strv_push(&m->options, "nodev");
+    strv_push(&m->options, "noexec");
+    field = xfmt("mounts[%s]", dest);
+    change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, "read-only (created if missing)",
+               "protected path: the agent cannot plant what runs later on the host");
+  }
+}
+
+static void
+record_mode(struct apply_ctx *x, const struct ws_state *w)
+{
+  static const char *const why[] = {
+      [PROFILE_WS_TMPFS] = "scratch workspace, discarded with the container",
+      [PROFILE_WS_OVERLAY] = "writes kept by agentrt for review: agentrt workspace ID "
+                             "diff|commit|discard",
+      [PROFILE_WS_BIND] = "writes land on the host directory at once",
+  };
+
+  change_add(x, PROFILE_CHANGE_RUNTIME, "workspace", NULL, profile_ws_mode_name(w->mode),
+             "%s %s%s%s: %s", w->path, w->host ? "over " : "", w->host ? w->host : "",
+             w->readonly ? " (read-only)" : "", why[w->mode]);
+}
+
+int
+apply_workspace(struct apply_ctx *x)
+{
+  struct ws_state w = {.path = x->p->workspace.path, .idx = -1};
+  const struct oci_mount *em;
+
+  if (x->p->workspace.mode == PROFILE_WS_NONE)
+    return 0;
+  w.idx = mount_find(x->c, w.path);
+  em = w.idx >= 0 ? &x->c->mounts[w.idx] : NULL;
+  if (em != NULL && em->source != NULL && em->source[0] == '/' &&
+      (mount_is_bind(em) || profile_mount_is_workspace(em)))
+    w.host = em->source;
+  w.readonly = x->a.readonly_ws || (em != NULL && mount_has_opt(em, "ro"));
+  if (choose_mode(x, &w) < 0)
+    return -1;
+  if (w.mode == PROFILE_WS_TMPFS) {
+    w.host = NULL;
+    set_tmpfs(x, &w);
+  } else if (w.mode == PROFILE_WS_BIND) {
+    set_bind(x, &w);
+  } else {
+    set_overlay(x, &w);
+  }
+  x->r->workspace.mode = w.mode;
+  x->r->workspace.path = xstrdup(w.path);
+  x->r->workspace.readonly = w.readonly;
+  if (w.mode == PROFILE_WS_OVERLAY)
+    x->r->workspace.lowerdir = xstrdup(w.host);
+  record_mode(x, &w);
+  if (w.mode != PROFILE_WS_TMPFS && !w.readonly)
+    add_protected(x, w.path);
+  return 0;
+}

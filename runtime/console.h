@@ -1,0 +1,22 @@
+/* console.h - the container's terminal: stdio on the pty peer, handing the
+ * master to an engine over --console-socket, window size.
+ *
+ * The pty itself is made by rootfs_setup() (console_setup() in mounts.h)
+ * from the container's own devpts instance; see console.c.
+ */
+#ifndef AGENTRT_CONSOLE_H
+#define AGENTRT_CONSOLE_H
+
+#include "common/error.h"
+
+/* setsid(), make fd the controlling terminal (TIOCSCTTY) and dup it onto
+ * 0, 1 and 2.  fd itself is closed when it is > 2. */
+int console_make_stdio(int peer_or_slave_fd, struct error *err);
+/* Connect the SOCK_STREAM unix socket at socket_path and send master_fd in
+ * ONE sendmsg: a non-empty name payload (the pty's name) and exactly one
+ * SCM_RIGHTS fd (what containerd's go-runc and conmon accept). */
+int console_send_fd(const char *socket_path, int master_fd, struct error *err);
+/* TIOCSWINSZ; returns -1 with errno set on failure. */
+int console_set_size(int fd, unsigned int height, unsigned int width);
+
+#endif

@@ -1,0 +1,26 @@
+/* fsutil.h - small file helpers for the runtime's own files (state dir,
+ * bundle, pid files).  Never used for paths inside a container rootfs:
+ * those go through safepath.h. */
+#ifndef AGENTRT_FSUTIL_H
+#define AGENTRT_FSUTIL_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* Read a whole file (at most max bytes, else an error) NUL-terminated.
+ * dirfd may be AT_FDCWD.  ENOENT is reported in err->code. */
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
+                 struct error *err);
+/* Read all of an fd (stdin) up to max bytes. */
+int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *err);
+/* Write via a temp file + fsync-free rename in the same directory. */
+int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len,
+                         struct error *err);
+/* Write a file by absolute/relative path (pid files): create or truncate,
+ * atomically via rename when possible. */
+int write_file_path(const char *path, const char *data, size_t len, struct error *err);
+/* Make a path absolute against cwd (no symlink resolution). */
+char *path_absolute(const char *path);
+
+#endif

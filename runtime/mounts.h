@@ -1,0 +1,78 @@
+/* mounts.h - mount options and the fd-based mount primitives shared by
+ * rootfs.c, mounts.c, devices.c and console.c.
+ *
+ * Every mount the runtime makes inside a container rootfs uses the new mount
+ * API: a detached mount (open_tree(OPEN_TREE_CLONE) for binds, fsopen() +
+ * fsmount() for filesystems) is configured with mount_setattr() and then
+ * attached with move_mount() onto an O_PATH fd of the target that safepath.h
+ * resolved inside the root.  Nothing is mounted "by path", so a symlink swapped
+ * in after the check cannot redirect a mount (CVE-2021-30465, CVE-2024-45310).
+ */
+#ifndef AGENTRT_MOUNTS_H
+#define AGENTRT_MOUNTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mount.h>
+
+#include "common/error.h"
+#include "runtime/setup.h"
+
+/* The meaning of a config mount's "options" array. */
+struct mount_opts {
+  unsigned long flags;       /* MS_* asked for: ro, nosuid, bind, rec, remount, sync, ... */
+  unsigned long cleared;     /* MS_* explicitly turned off: rw, suid, dev, exec, atime, ... */
+  unsigned long propagation; /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE (| MS_REC), 0 = none */
+  uint64_t rec_attr_set;     /* recursive MOUNT_ATTR_* ("rro", "rnosuid", ...) */
+  uint64_t rec_attr_clr;
+  char *data; /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
+};
+
+/* Parse a NULL-terminated options vector (NULL = none).  Later words win
+ * over earlier ones ("ro" then "rw" is rw).  Unknown words go to ->data.
+ * Words that cannot be honoured ("idmap") are an error naming them. */
+int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err);
+void mount_opts_free(struct mount_opts *o);
+/* The per-mount attributes (non-recursive) of o as mount_setattr() wants
+ * them: ro/nosuid/nodev/noexec/atime/nodiratime/nosymfollow set or cleared. */
+void mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr);
+/* Superblock flags (sync, dirsync, mand, lazytime, silent) of o as fsconfig words. */
+size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max);
+/* "rslave" -> MS_SLAVE|MS_REC, ...; for linux.rootfsPropagation. */
+int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err);
+/* Turn "a/./b//../c" into "/a/c" (lexically, always absolute). */
+char *path_clean(const char *path);
+
+/* --- primitives (mount_ops.c); `what` and `dest` only name things in errors --- */
+
+/* Clone the tree at dirfd/path (path "" = dirfd itself) as a detached mount. */
+int mnt_clone(int dirfd, const char *path, bool recursive, const char *what, struct error *err);
+/* Create a new detached filesystem mount: fsopen(type) with source, data
+ * words, superblock words and the mount attributes attr. */
+int mnt_new_fs(const char *type, const char *source, const char *data, const char *const *sb_words,
+               size_t n_sb, uint64_t attr, struct error *err);
+/* mount_setattr() on mntfd (recursive: the whole tree). */
+int mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
+                const char *dest, struct error *err);
+/* Propagation flags (MS_SHARED... | MS_REC) applied to an attached mount. */
+int mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, struct error *err);
+/* Attach detached mntfd onto the O_PATH fd targetfd. */
+int mnt_attach(int mntfd, int targetfd, const char *what, const char *dest, struct error *err);
+/* Bind the object open at srcfd (any fd, "" path) onto targetfd, read-only if ro. */
+int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *dest,
+                struct error *err);
+
+/* mounts.c: every mount of config->mounts, in order. */
+int mounts_setup(struct setup_ctx *ctx, struct error *err);
+/* Does the config mount something at `dest` (cleaned path)?  ret_bind says
+ * whether it is a bind mount. */
+bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind);
+/* mounts_cgroup.c: a "cgroup"/"cgroup2" config mount onto targetfd. */
+int mounts_cgroup(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                  int targetfd, const char *dest, struct error *err);
+/* devices.c: /dev nodes and links (after the config mounts). */
+int devices_setup(struct setup_ctx *ctx, struct error *err);
+/* console.c: the pty and /dev/console (after devices_setup). */
+int console_setup(struct setup_ctx *ctx, struct error *err);
+
+#endif

@@ -1,0 +1,52 @@
+/* start.c - `agentrt start ID`: let a created container exec its process. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "runtime/cli.h"
+#include "runtime/container.h"
+#include "runtime/create.h"
+#include "runtime/spawn.h"
+
+int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct container *c = NULL;
+  int ret = -1;
+
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    printf("Usage: agentrt start ID\n");
+    return 0;
+  }
+  if (argc != 2)
+    return error_set(err, 0, "start: expected exactly one container id");
+  if (container_load(g, argv[1], true, &c, err) < 0)
+    return -1;
+  switch (c->status) {
+  case STATUS_CREATED:
+    break;
+  case STATUS_STOPPED:
+    error_set(err, 0, "start `%s`: cannot start a container that has stopped", c->id);
+    goto out;
+  case STATUS_CREATING:
+    error_set(err, 0, "start `%s`: container is still being created", c->id);
+    goto out;
+  default:
+    error_set(err, 0, "start `%s`: cannot start an already running container", c->id);
+    goto out;
+  }
+  if (fifo_start(c->dirfd, err) < 0) {
+    error_prefix(err, "start `%s`", c->id);
+    goto out;
+  }
+  c->state->started = true;
+  if (container_load_config(c, err) < 0)
+    goto out;
+  run_poststart_hooks(c);
+  free(c->state->status);
+  c->state->status = strdup("running");
+  ret = container_save_state(c, err);
+out:
+  container_free(c);
+  return ret;
+}

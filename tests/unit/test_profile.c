@@ -1,0 +1,581 @@
+/* test_profile.c - the agent profile: parsing, built-ins, every rule and
+ * refusal on a Docker-like config, rendering, deep copy.  Annotations,
+ * workspace modes and idempotence are in test_profile_annotations.c. */
+#include <errno.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <yajl/yajl_tree.h>
+
+#include "tests/unit/profile_helpers.h"
+
+static void
+test_units(void)
+{
+  uint64_t v = 0;
+
+  tap_ok(profile_parse_size("512m", &v) == 0 && v == 512ull << 20, "size 512m");
+  tap_ok(profile_parse_size("2GiB", &v) == 0 && v == 2ull << 30, "size 2GiB");
+  tap_ok(profile_parse_size("4096", &v) == 0 && v == 4096, "size in bytes");
+  tap_ok(profile_parse_size("1x", &v) < 0 && profile_parse_size("", &v) < 0 &&
+             profile_parse_size("-1m", &v) < 0 && profile_parse_size("99999999999999t", &v) < 0,
+         "bad sizes refused");
+  tap_ok(profile_parse_cpus("1.5", &v) == 0 && v == 1500, "cpus 1.5");
+  tap_ok(profile_parse_cpus("2", &v) == 0 && v == 2000, "cpus 2");
+  tap_ok(profile_parse_cpus("0", &v) < 0 && profile_parse_cpus("1.", &v) < 0 &&
+             profile_parse_cpus("0.0001", &v) < 0 && profile_parse_cpus("a", &v) < 0,
+         "bad cpus refused");
+}
+
+static void
+test_builtins(void)
+{
+  struct agent_profile *a = builtin("agent");
+  struct agent_profile *o = builtin("oci");
+  struct error err = {0};
+  struct agent_profile *x = NULL;
+
+  tap_ok(streq(a->name, "agent") && a->rootfs_readonly && a->no_new_privileges,
+         "agent: read-only root, no_new_privileges");
+  tap_ok(a->caps.ceiling == (capbit("CHOWN") | capbit("DAC_OVERRIDE") | capbit("FSETID") |
+                             capbit("FOWNER") | capbit("SETGID") | capbit("SETUID") |
+                             capbit("NET_BIND_SERVICE") | capbit("KILL") | capbit("SETPCAP")),
+         "agent: capability ceiling is Docker's set minus NET_RAW MKNOD SETFCAP SYS_CHROOT "
+         "AUDIT_WRITE");
+  tap_ok(streq(a->workspace.path, "/workspace") && a->workspace.mode == PROFILE_WS_AUTO &&
+             strv_contains(a->workspace.protected, ".git/hooks/") &&
+             strv_contains(a->workspace.protected, ".git/config"),
+         "agent: workspace /workspace auto, .git/hooks and .git/config protected");
+  tap_ok(a->egress.def == PROFILE_EGRESS_DENY && strv_len(a->egress.allow) == 0,
+         "agent: egress deny, empty allow list");
+  tap_ok(a->resources.memory.def == 2ull << 30 && a->resources.pids.def == 1024 &&
+             a->resources.cpus.def == 2000,
+         "agent: defaults 2g memory, 1024 pids, 2 cpus");
+  tap_ok(streq(o->name, "oci") && !o->rootfs_readonly && !o->caps.enforce && !o->seccomp.enabled &&
+             o->workspace.mode == PROFILE_WS_NONE && o->egress.def == PROFILE_EGRESS_OFF &&
+             !o->annotations.apply,
+         "oci: everything off");
+  tap_ok(profile_load("agent", &x, &err) == 0 && streq(x->name, "agent"), "load agent by name");
+  profile_free(x);
+  x = NULL;
+  tap_ok(profile_load("no-such-profile-xyz", &x, &err) < 0 && strstr(err.msg, "no-such"),
+         "load unknown name fails: %s", err.msg);
+  profile_free(a);
+  profile_free(o);
+}
+
+static void
+test_strict_file(void)
+{
+  const char *dir = getenv("AGENTRT_SRCDIR");
+  char *path = xfmt("%s/contrib/profiles/agent-strict.json", dir ? dir : ".");
+  struct error err = {0};
+  struct agent_profile *p = NULL;
+
+  tap_ok(profile_load(path, &p, &err) == 0, "agent-strict.json parses (%s)", err.msg);
+  if (p != NULL) {
+    tap_ok(streq(p->name, "agent-strict") && p->resources.memory.max == 2ull << 30 &&
+               p->egress.def == PROFILE_EGRESS_DENY && !p->annotations.loosen.has_memory &&
+               p->annotations.loosen.egress_allow &&
+               p->annotations.loosen.egress_allow[0] == NULL &&
+               p->annotations.loosen.workspace_modes == 0,
+           "agent-strict: small limits, egress deny, no loosening");
+    tap_ok(p->no_new_privileges && p->rootfs_readonly && p->seccomp.enabled,
+           "agent-strict: inherits the agent base");
+  }
+  profile_free(p);
+  free(path);
+}
+
+struct bad_case {
+  const char *json;
+  const char *msg;
+};
+
+static void
+test_bad_profiles(void)
+{
+  static const struct bad_case cases[] = {
+      {"{'capabilities': {'ceiling': ['CHOWN', 'KILL', 'FOO']}}",
+       "profile.json: capabilities.ceiling[2]: unknown capability FOO"},
+      {"{'workspace': {'sise': '1g'}}", "profile.json: workspace.sise: unknown field"},
+      {"{'workspace': {'mode': 'fast'}}", "profile.json: workspace.mode: expected"},
+      {"{'workspace': {'protected': ['../x']}}", "profile.json: workspace.protected[0]:"},
+      {"{'workspace': {'path': 'ws'}}", "profile.json: workspace.path:"},
+      {"{'seccomp': {'deny': ['mount', 'mountt']}}",
+       "profile.json: seccomp.deny[1]: unknown syscall mountt"},
+      {"{'seccomp': {'deny': ['clone']}}", "profile.json: seccomp.deny[0]: clone cannot"},
+      {"{'seccomp': {'errno': 0}}", "profile.json: seccomp.errno:"},
+      {"{'resources': {'memory': {'default': 'lots'}}}",
+       "profile.json: resources.memory.default: expected a size"},
+      {"{'resources': {'memory': {'default': '4g', 'max': '1g'}}}",
+       "profile.json: resources.memory: default is above max"},
+      {"{'resources': {'pids': {'max': -3}}}", "profile.json: resources.pids.max:"},
+      {"{'scratch': [{'path': 'tmp', 'size': '1m'}]}", "profile.json: scratch[0].path:"},
+      {"{'scratch': [{'path': '/tmp'}]}", "profile.json: scratch[0]: needs"},
+      {"{'scratch': [{'path': '/tmp', 'size': '1m', 'mode': '999'}]}",
+       "profile.json: scratch[0].mode:"},
+      {"{'maskedPaths': ['/proc/kcore', 'proc/x']}", "profile.json: maskedPaths[1]:"},
+      {"{'namespaces': {'required': ['pid', 'netwrk']}}",
+       "profile.json: namespaces.required[1]: unknown namespace type netwrk"},
+      {"{'capabilities': {'ceiling': ['CHOWN', 'NET_ADMIN']}}",
+       "profile.json: capabilities.ceiling: NET_ADMIN is not allowed"},
+      {"{'capabilities': {'trim': ['CHOWN']}}", "profile.json: capabilities.trim: CAP_CHOWN"},
+      {"{'egress': {'default': 'maybe'}}", "profile.json: egress.default:"},
+      {"{'annotations': {'allowLoosen': {'workspaceModes': ['none']}}}",
+       "profile.json: annotations.allowLoosen.workspaceModes[0]:"},
+      {"{'rootfs': {'readonly': 'yes'}}", "profile.json: rootfs.readonly: expected true or false"},
+      {"{'extends': 'nothing'}", "profile.json: extends: unknown base profile"},
+      {"{'name': 'x',", "profile.json: invalid JSON"},
+      {"[1]", "profile.json: (document): expected an object"},
+      {"{'nmae': 'x'}", "profile.json: nmae: unknown field"},
+  };
+
+  for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+    struct error err = {0};
+    struct agent_profile *p = profile_str(cases[i].json, &err);
+
+    tap_ok(p == NULL && strstr(err.msg, cases[i].msg) == err.msg, "bad profile %zu: %s", i,
+           err.msg);
+    profile_free(p);
+  }
+}
+
+static void
+test_profile_overlay_and_show(void)
+{
+  struct error err = {0};
+  struct agent_profile *p = profile_str(
+      "{'name': 'mine', 'resources': {'memory': {'default': '1g'}}, 'egress': {'allow': "
+      "['pypi.org']}}",
+      &err);
+  struct agent_profile *q = NULL;
+  char *j1 = NULL, *j2 = NULL;
+  size_t n = 0;
+
+  tap_ok(p != NULL && p->resources.memory.def == 1ull << 30 && p->resources.pids.def == 1024 &&
+             p->rootfs_readonly && strv_contains(p->egress.allow, "pypi.org"),
+         "operator profile extends agent field by field (%s)", err.msg);
+  tap_ok(p && profile_to_json(p, &j1, &n, &err) == 0 &&
+             profile_parse(j1, n, "shown.json", &q, &err) == 0 &&
+             profile_to_json(q, &j2, &n, &err) == 0 && streq(j1, j2),
+         "profile show output parses back to the same profile (%s)", err.msg);
+  free(j1);
+  free(j2);
+  profile_free(p);
+  profile_free(q);
+}
+
+static void
+test_oci_changes_nothing(void)
+{
+  struct agent_profile *o = builtin("oci");
+  struct oci_config *in = docker_cfg(), *out = NULL;
+  char msg[ERROR_MSG_MAX];
+  struct profile_result *r;
+  char *a, *b;
+
+  add_annotation(in, "run.agentrt.memory", "1g");
+  add_annotation(in, "run.agentrt.bogus", "x");
+  drop_ns(in, OCI_NS_NETWORK);
+  add_mount(in, "/var/run/docker.sock", "bind", "/var/run/docker.sock", "rbind", NULL);
+  r = run(in, o, &out, msg, sizeof msg);
+  tap_ok(r != NULL, "oci: applies (%s)", msg);
+  if (r == NULL)
+    return;
+  a = to_json(in);
+  b = to_json(out);
+  tap_ok(streq(a, b), "oci: final config identical to the engine's");
+  tap_ok(r->n_changes == 0 && r->extra_seccomp == NULL && r->workspace.mode == PROFILE_WS_NONE &&
+             r->egress.def == PROFILE_EGRESS_OFF,
+         "oci: no changes, no directives (%zu changes)", r->n_changes);
+  free(a);
+  free(b);
+  profile_result_free(r);
+  oci_config_free(in);
+  oci_config_free(out);
+  profile_free(o);
+}
+
+static void
+check_agent_rules(const struct oci_config *out, const struct profile_result *r)
+{
+  const struct oci_caps *caps = &out->process->caps;
+  const struct oci_resources *res = out->linux->resources;
+  const struct oci_mount *m;
+  uint64_t ceiling = capbit("CHOWN") | capbit("DAC_OVERRIDE") | capbit("FSETID") |
+                     capbit("FOWNER") | capbit("SETGID") | capbit("SETUID") |
+                     capbit("NET_BIND_SERVICE") | capbit("KILL") | capbit("SETPCAP");
+
+  tap_ok(out->root_readonly && change_for(r, "root.readonly"), "rule: read-only root");
+  tap_ok(caps->bounding == ceiling && caps->effective == ceiling && caps->permitted == ceiling,
+         "rule: Docker's default capabilities cut to the ceiling");
+  tap_ok(caps->inheritable == 0 && caps->ambient == 0, "rule: no inheritable/ambient caps");
+  tap_ok(out->process->no_new_privileges, "rule: noNewPrivileges forced");
+  tap_ok(oci_config_namespace(out, OCI_NS_CGROUP) != NULL &&
+             change_for(r, "linux.namespaces[cgroup]"),
+         "rule: missing cgroup namespace added");
+  tap_ok(res->n_devices > 0 && !res->devices[0].allow && !res->devices[0].has_major &&
+             (res->devices[0].type == 'a' || res->devices[0].type == 0),
+         "rule: device rules start from deny-all");
+  tap_ok(strv_contains(out->linux->masked_paths, "/proc/sched_debug") &&
+             strv_contains(out->linux->masked_paths, "/sys/firmware") &&
+             strv_contains(out->linux->masked_paths, "/sys/devices/virtual/powercap") &&
+             strv_len(out->linux->masked_paths) == 11,
+         "rule: masked paths are the union (no duplicates)");
+  tap_ok(strv_contains(out->linux->readonly_paths, "/proc/sysrq-trigger") &&
+             strv_contains(out->linux->readonly_paths, "/proc/irq") &&
+             strv_len(out->linux->readonly_paths) == 5,
+         "rule: read-only paths are the union");
+  m = mount_at(out, "/tmp");
+  tap_ok(m && streq(m->type, "tmpfs") && has_opt(m, "nosuid") && has_opt(m, "nodev") &&
+             has_opt(m, "size=536870912") && has_opt(m, "mode=1777"),
+         "rule: /tmp is a 512m nosuid,nodev tmpfs");
+  m = mount_at(out, "/home/agent");
+  tap_ok(m && streq(m->type, "tmpfs") && has_opt(m, "uid=1000") && has_opt(m, "mode=700"),
+         "rule: the user's home is a tmpfs owned by the user");
+  tap_ok(mount_at(out, "/var/tmp") != NULL, "rule: /var/tmp scratch");
+  m = mount_at(out, "/dev/shm");
+  tap_ok(m && streq(m->type, "bind") && has_opt(m, "nosuid") && !has_opt(m, "ro"),
+         "rule: the engine's /dev/shm stays writable");
+  m = mount_at(out, "/etc/hosts");
+  tap_ok(m && has_opt(m, "nosuid") && has_opt(m, "nodev") && !has_opt(m, "ro"),
+         "rule: /etc/hosts bind is nosuid,nodev, still writable");
+  m = mount_at(out, "/data");
+  tap_ok(m && has_opt(m, "ro") && !has_opt(m, "rw") && has_opt(m, "nosuid"),
+         "rule: other host binds become read-only");
+  m = mount_at(out, "/workspace");
+  tap_ok(m && streq(m->type, "tmpfs") && has_opt(m, "size=1073741824") &&
+             r->workspace.mode == PROFILE_WS_TMPFS && r->workspace.n_protected == 0,
+         "rule: without a host dir the workspace is a 1g tmpfs");
+  tap_ok(res->has_memory_limit && res->memory_limit == 2ll << 30 && res->has_pids_limit &&
+             res->pids_limit == 1024 && res->cpu_quota == 200000 && res->cpu_period == 100000,
+         "rule: resource defaults (2g, 1024 pids, 2 cpus)");
+  tap_ok(r->egress.def == PROFILE_EGRESS_DENY && strv_len(r->egress.allow) == 0,
+         "rule: egress deny-all carried to the runtime");
+  tap_ok(out->linux->seccomp != NULL && out->linux->seccomp->n_syscalls == 1,
+         "rule: the engine's own seccomp filter is kept as is");
+}
+
+static const struct oci_seccomp_syscall *
+rule_for(const struct oci_seccomp *s, const char *name, size_t nth)
+{
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    if (strv_contains(s->syscalls[i].names, name) && nth-- == 0)
+      return &s->syscalls[i];
+  return NULL;
+}
+
+static void
+check_seccomp(const struct profile_result *r)
+{
+  const struct oci_seccomp *s = r->extra_seccomp;
+  const struct oci_seccomp_syscall *sc;
+  static const char *const denied[] = {"unshare",
+                                       "setns",
+                                       "mount",
+                                       "umount2",
+                                       "fsopen",
+                                       "fsconfig",
+                                       "fsmount",
+                                       "fspick",
+                                       "move_mount",
+                                       "open_tree",
+                                       "pivot_root",
+                                       "mount_setattr",
+                                       "bpf",
+                                       "perf_event_open",
+                                       "keyctl",
+                                       "add_key",
+                                       "request_key",
+                                       "ptrace",
+                                       "process_vm_readv",
+                                       "process_vm_writev",
+                                       "userfaultfd",
+                                       "io_uring_setup",
+                                       "io_uring_enter",
+                                       "io_uring_register",
+                                       "init_module",
+                                       "finit_module",
+                                       "delete_module",
+                                       "kexec_load",
+                                       "kexec_file_load",
+                                       "open_by_handle_at",
+                                       "clock_settime",
+                                       "clock_adjtime",
+                                       "settimeofday",
+                                       "adjtimex",
+                                       "reboot",
+                                       "swapon",
+                                       "swapoff",
+                                       "acct",
+                                       "syslog"};
+  bool all = true;
+  int clones = 0;
+
+  if (!tap_ok(s != NULL && streq(s->default_action, "SCMP_ACT_ALLOW"),
+              "seccomp: stacked deny-list filter with default allow"))
+    return;
+  for (size_t i = 0; i < ARRAY_SIZE(denied); i++) {
+    sc = rule_for(s, denied[i], 0);
+    if (sc == NULL || !streq(sc->action, "SCMP_ACT_ERRNO") || sc->errno_ret != EPERM ||
+        sc->n_args != 0) {
+      all = false;
+      tap_ok(false, "seccomp: %s denied with EPERM", denied[i]);
+    }
+  }
+  tap_ok(all, "seccomp: all %zu listed syscalls denied with EPERM", ARRAY_SIZE(denied));
+  for (size_t k = 0; (sc = rule_for(s, "clone", k)) != NULL; k++)
+    clones += sc->n_args == 1 && streq(sc->args[0].op, "SCMP_CMP_MASKED_EQ") &&
+              sc->args[0].index == 0 && sc->args[0].value == sc->args[0].value_two &&
+              (sc->args[0].value & (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID |
+                                    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP));
+  tap_ok(clones == 7, "seccomp: clone with any CLONE_NEW* flag denied (%d masked rules)", clones);
+  sc = rule_for(s, "clone3", 0);
+  tap_ok(sc && sc->errno_ret == ENOSYS, "seccomp: clone3 -> ENOSYS");
+  sc = rule_for(s, "ioctl", 0);
+  tap_ok(sc && sc->n_args == 1 && sc->args[0].index == 1 && sc->args[0].value == 0xffffffffu &&
+             sc->args[0].value_two == TIOCSTI,
+         "seccomp: ioctl TIOCSTI denied");
+  tap_ok(s->architectures && s->architectures[0], "seccomp: architectures listed");
+}
+
+static void
+test_agent_on_docker(void)
+{
+  struct agent_profile *a = builtin("agent");
+  struct oci_config *in = docker_cfg(), *out = NULL;
+  char msg[ERROR_MSG_MAX];
+  struct profile_result *r;
+  char *before = NULL, *after = NULL, *text = NULL, *json = NULL;
+  size_t n = 0;
+  struct error err = {0};
+  yajl_val tree = NULL;
+
+  add_mount(in, "/data", "bind", "/srv/data", "rbind", "rw");
+  before = to_json(in);
+  r = run(in, a, &out, msg, sizeof msg);
+  if (!tap_ok(r != NULL, "agent: Docker config accepted (%s)", msg))
+    return;
+  after = to_json(in);
+  tap_ok(streq(before, after), "agent: the engine's config is not modified");
+  check_agent_rules(out, r);
+  check_seccomp(r);
+  text = profile_changes_text(r);
+  tap_ok(text && strstr(text, "profile agent:") && strstr(text, "root.readonly: false -> true"),
+         "explain text lists changes");
+  tap_ok(profile_changes_json(r, &json, &n, &err) == 0 &&
+             (tree = yajl_tree_parse(json, NULL, 0)) != NULL,
+         "explain json is valid JSON");
+  if (tree) {
+    const char *path[] = {"changes", NULL};
+    yajl_val ch = yajl_tree_get(tree, path, yajl_t_array);
+    tap_ok(ch && ch->u.array.len == r->n_changes, "explain json has every change");
+    yajl_tree_free(tree);
+  }
+  free(text);
+  free(json);
+  free(before);
+  free(after);
+  profile_result_free(r);
+  oci_config_free(in);
+  oci_config_free(out);
+  profile_free(a);
+}
+
+static void
+test_refusals(void)
+{
+  struct agent_profile *a = builtin("agent");
+  struct oci_config *c;
+
+  c = docker_cfg();
+  c->process->caps.bounding |= capbit("SYS_ADMIN");
+  expect_refusal(c, a, "CAP_SYS_ADMIN is above the profile's capability ceiling",
+                 "cap-add SYS_ADMIN");
+  oci_config_free(c);
+  c = docker_cfg();
+  c->process->caps.effective |= capbit("SYS_PTRACE") | capbit("NET_ADMIN");
+  expect_refusal(c, a, "CAP_NET_ADMIN, CAP_SYS_PTRACE are above", "two capabilities named");
+  oci_config_free(c);
+  c = docker_cfg();
+  c->process->caps.bounding = c->process->caps.effective = ~UINT64_C(0) >> 23;
+  expect_refusal(c, a, "CAP_DAC_READ_SEARCH", "--privileged capability set");
+  oci_config_free(c);
+  c = docker_cfg();
+  drop_ns(c, OCI_NS_NETWORK);
+  expect_refusal(c, a, "agent profile: joining the host network namespace is not allowed",
+                 "--network host");
+  oci_config_free(c);
+  c = docker_cfg();
+  drop_ns(c, OCI_NS_PID);
+  expect_refusal(c, a, "joining the host pid namespace is not allowed", "--pid host");
+  oci_config_free(c);
+  c = docker_cfg();
+  set_ns_path(c, OCI_NS_NETWORK, "/proc/1/ns/net");
+  expect_refusal(c, a, "joining the host network namespace (`/proc/1/ns/net`)", "netns of pid 1");
+  oci_config_free(c);
+  c = docker_cfg();
+  set_ns_path(c, OCI_NS_MOUNT, "/proc/4242/ns/mnt");
+  expect_refusal(c, a, "joining an existing mount namespace", "mount namespace by path");
+  oci_config_free(c);
+  c = docker_cfg();
+  c->linux->devices = xmalloc0(sizeof *c->linux->devices);
+  c->linux->n_devices = 1;
+  c->linux->devices[0] = (struct oci_device){.path = xstrdup("/dev/sda"), .type = 'b', .major = 8};
+  expect_refusal(c, a, "linux.devices[0]: host device `/dev/sda` (b 8:0) is not allowed",
+                 "host block device");
+  c->linux->devices[0].type = 'c';
+  free(c->linux->devices[0].path);
+  c->linux->devices[0].path = xstrdup("/dev/null");
+  expect_refusal(c, a, "host device `/dev/null` (c 8:0)", "/dev/null with a disk's numbers");
+  oci_config_free(c);
+  c = docker_cfg();
+  c->linux->resources->devices[1].type = 'a';
+  c->linux->resources->devices[1].has_major = false;
+  c->linux->resources->devices[1].has_minor = false;
+  expect_refusal(c, a, "linux.resources.devices[1]: `allow a *:* rwm` gives access to every",
+                 "--privileged device rule");
+  oci_config_free(c);
+
+  static const char *const socks[][2] = {
+      {"/var/run/docker.sock", "engine socket `/var/run/docker.sock`"},
+      {"/run/containerd/containerd.sock", "engine socket"},
+      {"/run/user/1000/podman/podman.sock", "engine socket"},
+      {"/", "would expose the engine socket `/run/docker.sock`"},
+      {"/var/run", "would expose the engine socket"},
+      {"/run/containerd/", "would expose the engine socket `/run/containerd/containerd.sock`"},
+      {"/run//crio/./", "would expose the engine socket"},
+  };
+  for (size_t i = 0; i < ARRAY_SIZE(socks); i++) {
+    c = docker_cfg();
+    add_mount(c, "/x", "bind", socks[i][0], "rbind", NULL);
+    expect_refusal(c, a, socks[i][1], socks[i][0]);
+    oci_config_free(c);
+  }
+  c = docker_cfg();
+  c->linux->resources->has_memory_limit = true;
+  c->linux->resources->memory_limit = 32ll << 30;
+  expect_refusal(c, a, "linux.resources.memory.limit 32g is above the profile's ceiling 16g",
+                 "memory above ceiling");
+  oci_config_free(c);
+  c = docker_cfg();
+  c->linux->resources->has_pids_limit = true;
+  c->linux->resources->pids_limit = 100000;
+  expect_refusal(c, a, "linux.resources.pids.limit 100000 is above", "pids above ceiling");
+  oci_config_free(c);
+  c = docker_cfg();
+  c->linux->resources->has_cpu_quota = true;
+  c->linux->resources->cpu_quota = 3200000;
+  expect_refusal(c, a, "32 is above the profile's ceiling 16", "cpus above ceiling");
+  oci_config_free(c);
+  profile_free(a);
+}
+
+static void
+test_accepted_variants(void)
+{
+  struct agent_profile *a = builtin("agent");
+  struct oci_config *c = docker_cfg(), *out = NULL;
+  struct profile_result *r;
+  char msg[ERROR_MSG_MAX];
+  const struct oci_resources *res;
+
+  set_ns_path(c, OCI_NS_NETWORK, "/var/run/netns/cni-1234");
+  add_mount(c, "/x", "bind", "/home/u/docker.socket.txt", "rbind", NULL);
+  add_mount(c, "/dev/shm2", "bind", "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/a/shm",
+            "rbind", NULL);
+  c->linux->resources->devices =
+      xrealloc(c->linux->resources->devices, 6 * sizeof *c->linux->resources->devices);
+  c->linux->resources->devices[5] = (struct oci_device_cgroup){.allow = true,
+                                                               .type = 'c',
+                                                               .has_major = true,
+                                                               .has_minor = true,
+                                                               .major = 10,
+                                                               .minor = 200,
+                                                               .access = xstrdup("rwm")};
+  c->linux->resources->n_devices = 6;
+  c->linux->resources->has_memory_limit = true;
+  c->linux->resources->memory_limit = 1ll << 30;
+  r = run(c, a, &out, msg, sizeof msg);
+  if (tap_ok(r != NULL, "pod netns by path, shm under /run/containerd accepted (%s)", msg)) {
+    tap_ok(r->check_joined_ns &&
+               change_for(r, "linux.namespaces[network]")->kind == PROFILE_CHANGE_RUNTIME,
+           "joined netns recorded, runtime told to check it");
+    res = out->linux->resources;
+    tap_ok(res->n_devices == 5 && change_for(r, "linux.resources.devices"),
+           "device rule c 10:200 rwm removed and recorded");
+    tap_ok(res->memory_limit == 1ll << 30 && !change_for(r, "linux.resources.memory.limit"),
+           "engine memory below the ceiling kept, no change recorded");
+  }
+  profile_result_free(r);
+  oci_config_free(c);
+  oci_config_free(out);
+  profile_free(a);
+}
+
+static void
+test_exec_process(void)
+{
+  struct agent_profile *a = builtin("agent");
+  struct oci_config *c = docker_cfg();
+  struct error err = {0};
+  struct oci_process *p = c->process;
+
+  p->caps.has_inheritable = true;
+  p->caps.inheritable = capbit("CHOWN");
+  tap_ok(profile_apply_process(p, a, &err) == 0 && p->caps.inheritable == 0 &&
+             !(p->caps.bounding & capbit("NET_RAW")) && p->no_new_privileges,
+         "exec process: trimmed, inheritable cleared, nnp (%s)", err.msg);
+  p->caps.effective |= capbit("SYS_ADMIN");
+  tap_ok(profile_apply_process(p, a, &err) < 0 && strstr(err.msg, "CAP_SYS_ADMIN"),
+         "exec process with SYS_ADMIN refused");
+  oci_config_free(c);
+  profile_free(a);
+}
+
+static void
+test_dup(void)
+{
+  const char *dir = getenv("AGENTRT_SRCDIR");
+  char *path = xfmt("%s/tests/data/config-full.json", dir ? dir : ".");
+  FILE *f = fopen(path, "re");
+  char buf[65536];
+  size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+  struct error err = {0};
+  struct oci_config *c = NULL, *d;
+  char *a, *b;
+
+  if (f)
+    fclose(f);
+  if (!tap_ok(n > 0 && oci_config_parse(buf, n, path, &c, &err) == 0, "fixture %s (%s)", path,
+              err.msg)) {
+    free(path);
+    return;
+  }
+  d = oci_config_dup(c);
+  a = to_json(c);
+  b = to_json(d);
+  tap_ok(streq(a, b), "oci_config_dup: the copy serialises identically");
+  free(a);
+  free(b);
+  oci_config_free(c);
+  oci_config_free(d);
+  free(path);
+}
+
+int
+main(void)
+{
+  test_units();
+  test_builtins();
+  test_strict_file();
+  test_bad_profiles();
+  test_profile_overlay_and_show();
+  test_oci_changes_nothing();
+  test_agent_on_docker();
+  test_refusals();
+  test_accepted_variants();
+  test_exec_process();
+  test_dup();
+  return tap_done();
+}

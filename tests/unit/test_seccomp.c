@@ -1,0 +1,372 @@
+/* test_seccomp.c - seccomp_build/export/load from hand-built structs.
+ *
+ * Each filter is installed in a forked child (with no_new_privs) which then
+ * makes the syscall under test and exits with the errno it saw (0 = success);
+ * the parent checks the exit status or the killing signal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "runtime/process.h"
+#include "runtime/seccomp_filter.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/agentrt-test-seccomp-XXXXXX";
+
+/* errno of a raw syscall, 0 on success */
+static int
+sys_errno(long r)
+{
+  return r < 0 ? errno : 0;
+}
+
+static int
+try_mkdirat(void)
+{
+  char path[128];
+  snprintf(path, sizeof path, "%s/d%d", tmpdir, (int)getpid());
+  return sys_errno(syscall(SYS_mkdirat, AT_FDCWD, path, 0700));
+}
+
+static int
+try_getppid_then_getpid(void)
+{
+  /* default ERRNO(38): getppid denied; getpid allowed */
+  long r = syscall(SYS_getppid);
+  if (r >= 0)
+    return 100;
+  if (errno != ENOSYS)
+    return 101;
+  return syscall(SYS_getpid) > 0 ? 0 : 102;
+}
+
+enum load_mode { LOAD_APPLY, LOAD_BPF };
+
+/* Fork, install s (or the exported BPF) with no_new_privs, run fn; returns the
+ * wait status, or -1 when the filter could not be built/exported. */
+static int
+run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*fn)(void), char *errbuf,
+             size_t errlen)
+{
+  struct error err = {0};
+  cleanup_free void *bpf = NULL;
+  size_t len = 0;
+  unsigned flags = 0;
+  int status = -1;
+  pid_t pid;
+
+  if (mode == LOAD_BPF &&
+      (seccomp_export(s, &bpf, &len, &err) < 0 || seccomp_kernel_flags(s, &flags, &err) < 0)) {
+    snprintf(errbuf, errlen, "%s", err.msg);
+    return -1;
+  }
+  pid = fork();
+  if (pid == 0) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+      _exit(200);
+    if (mode == LOAD_APPLY ? seccomp_apply(s, &err) < 0
+                           : seccomp_load_bpf(bpf, len, flags, &err) < 0) {
+      (void)!write(2, err.msg, strlen(err.msg));
+      (void)!write(2, "\n", 1);
+      _exit(201);
+    }
+    _exit(fn());
+  }
+  waitpid(pid, &status, 0);
+  snprintf(errbuf, errlen, "status 0x%x", status);
+  return status;
+}
+
+static bool
+exited_with(int status, int code)
+{
+  return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+static bool
+killed_by(int status, int sig)
+{
+  return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+static char *mkdir_names[] = {"mkdir", "mkdirat", NULL};
+
+static void
+test_basic_errno(void)
+{
+  char msg[ERROR_MSG_MAX];
+  struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = "SCMP_ACT_ERRNO"};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = &sc, .n_syscalls = 1};
+  int st;
+
+  st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+  tap_ok(exited_with(st, EPERM), "allow + mkdir ERRNO -> mkdir fails EPERM (%s)", msg);
+
+  sc.has_errno_ret = true;
+  sc.errno_ret = 38;
+  st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+  tap_ok(exited_with(st, 38), "errnoRet 38 -> ENOSYS (%s)", msg);
+
+  st = run_filtered(&s, LOAD_BPF, try_mkdirat, msg, sizeof msg);
+  tap_ok(exited_with(st, 38), "exported BPF loaded with seccomp_load_bpf (%s)", msg);
+
+  sc.action = "SCMP_ACT_KILL_PROCESS";
+  st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+  tap_ok(killed_by(st, SIGSYS), "KILL_PROCESS -> SIGSYS (%s)", msg);
+
+  sc.action = "SCMP_ACT_TRAP";
+  st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+  tap_ok(killed_by(st, SIGSYS), "TRAP -> SIGSYS (%s)", msg);
+
+  sc.action = "SCMP_ACT_LOG";
+  st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+  tap_ok(exited_with(st, 0), "LOG -> allowed (%s)", msg);
+
+  sc.action = "SCMP_ACT_ALLOW"; /* same as default: dropped, not an error */
+  st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+  tap_ok(exited_with(st, 0), "rule equal to defaultAction is skipped (%s)", msg);
+}
+
+static void
+test_default_errno(void)
+{
+  char msg[ERROR_MSG_MAX];
+  /* the memory/signal calls are for sanitizer runtimes (make SANITIZE=...) */
+  char *allow[] = {"getpid", "exit",           "exit_group",   "write",
+                   "mmap",   "munmap",         "mprotect",     "madvise",
+                   "brk",    "rt_sigprocmask", "rt_sigaction", "sigaltstack",
+                   "futex",  "prlimit64",      "getrlimit",    NULL};
+  struct oci_seccomp_syscall sc = {.names = allow, .action = "SCMP_ACT_ALLOW"};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ERRNO",
+                          .has_default_errno_ret = true,
+                          .default_errno_ret = ENOSYS,
+                          .syscalls = &sc,
+                          .n_syscalls = 1};
+  int st = run_filtered(&s, LOAD_APPLY, try_getppid_then_getpid, msg, sizeof msg);
+
+  tap_ok(exited_with(st, 0), "defaultAction ERRNO + defaultErrnoRet 38, allowlist (%s)", msg);
+  st = run_filtered(&s, LOAD_BPF, try_getppid_then_getpid, msg, sizeof msg);
+  tap_ok(exited_with(st, 0), "same through exported BPF (%s)", msg);
+}
+
+static void
+test_unknown_names(void)
+{
+  char msg[ERROR_MSG_MAX];
+  char *names[] = {"no_such_syscall_agentrt", "mkdirat", "mkdir", "also_not_a_syscall", NULL};
+  struct oci_seccomp_syscall sc = {.names = names, .action = "SCMP_ACT_ERRNO"};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = &sc, .n_syscalls = 1};
+  int st = run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg);
+
+  tap_ok(exited_with(st, EPERM), "unknown syscall names are skipped (%s)", msg);
+}
+
+/* dup() probes for the argument tests: fds 7 and 9 exist in the child. */
+static int
+dup_errno(int fd)
+{
+  long r = syscall(SYS_dup, fd);
+  if (r >= 0)
+    close((int)r);
+  return r < 0 ? errno : 0;
+}
+
+static int expect_mask; /* bit n set: dup(n) must fail EPERM, for n in {0,1,2,7,9} */
+static int
+check_dups(void)
+{
+  static const int fds[] = {0, 1, 2, 7, 9};
+  for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+    int e = dup_errno(fds[i]);
+    bool want = expect_mask & (1 << fds[i]);
+    if (want ? e != EPERM : e != 0)
+      return 10 + fds[i];
+  }
+  return 0;
+}
+
+static void
+test_args(void)
+{
+  char msg[ERROR_MSG_MAX];
+  char *dup_names[] = {"dup", NULL};
+  struct oci_seccomp_arg args[2];
+  struct oci_seccomp_syscall sc = {
+      .names = dup_names, .action = "SCMP_ACT_ERRNO", .args = args, .n_args = 1};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = &sc, .n_syscalls = 1};
+  static const struct {
+    const char *op;
+    uint64_t v, v2;
+    int mask;
+  } ops[] = {
+      {"SCMP_CMP_EQ", 7, 0, 1 << 7},
+      {"SCMP_CMP_NE", 7, 0, (1 << 0) | (1 << 1) | (1 << 2) | (1 << 9)},
+      {"SCMP_CMP_LT", 2, 0, (1 << 0) | (1 << 1)},
+      {"SCMP_CMP_LE", 2, 0, (1 << 0) | (1 << 1) | (1 << 2)},
+      {"SCMP_CMP_GT", 7, 0, 1 << 9},
+      {"SCMP_CMP_GE", 7, 0, (1 << 7) | (1 << 9)},
+      {"SCMP_CMP_MASKED_EQ", 0x3, 0x1, (1 << 1) | (1 << 9)}, /* fd & 3 == 1 */
+  };
+
+  dup2(1, 7);
+  dup2(1, 9);
+  for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+    args[0] = (struct oci_seccomp_arg){
+        .index = 0, .value = ops[i].v, .value_two = ops[i].v2, .op = (char *)ops[i].op};
+    expect_mask = ops[i].mask;
+    tap_ok(exited_with(run_filtered(&s, LOAD_APPLY, check_dups, msg, sizeof msg), 0),
+           "arg filter %s (%s)", ops[i].op, msg);
+  }
+  /* two conditions on the same index: OR (separate rules), like runc */
+  args[0] = (struct oci_seccomp_arg){.index = 0, .value = 0, .op = "SCMP_CMP_EQ"};
+  args[1] = (struct oci_seccomp_arg){.index = 0, .value = 9, .op = "SCMP_CMP_EQ"};
+  sc.n_args = 2;
+  expect_mask = (1 << 0) | (1 << 9);
+  tap_ok(exited_with(run_filtered(&s, LOAD_APPLY, check_dups, msg, sizeof msg), 0),
+         "repeated argument index -> OR (%s)", msg);
+  close(7);
+  close(9);
+}
+
+static int
+try_dup3s(void)
+{
+  long a = syscall(SYS_dup3, 1, 9, 0), b = syscall(SYS_dup3, 1, 8, 0),
+       c = syscall(SYS_dup3, 2, 9, 0);
+  if (!(a < 0 && errno == EPERM))
+    return 1;
+  return b >= 0 && c >= 0 ? 0 : 2;
+}
+
+static void
+test_args_and(void)
+{
+  char msg[ERROR_MSG_MAX];
+  char *names[] = {"dup3", NULL};
+  struct oci_seccomp_arg args[2] = {{.index = 0, .value = 1, .op = "SCMP_CMP_EQ"},
+                                    {.index = 1, .value = 9, .op = "SCMP_CMP_EQ"}};
+  struct oci_seccomp_syscall sc = {
+      .names = names, .action = "SCMP_ACT_ERRNO", .args = args, .n_args = 2};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = &sc, .n_syscalls = 1};
+
+  tap_ok(exited_with(run_filtered(&s, LOAD_APPLY, try_dup3s, msg, sizeof msg), 0),
+         "conditions on distinct indexes -> AND (%s)", msg);
+}
+
+static void
+test_arch_flags(void)
+{
+  char msg[ERROR_MSG_MAX];
+  char *archs[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", NULL};
+  char *flags[] = {"SECCOMP_FILTER_FLAG_TSYNC", "SECCOMP_FILTER_FLAG_LOG",
+                   "SECCOMP_FILTER_FLAG_SPEC_ALLOW", NULL};
+  struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = "SCMP_ACT_ERRNO"};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW",
+                          .architectures = archs,
+                          .flags = flags,
+                          .syscalls = &sc,
+                          .n_syscalls = 1};
+  unsigned kf = 0;
+  struct error err = {0};
+
+  tap_ok(exited_with(run_filtered(&s, LOAD_APPLY, try_mkdirat, msg, sizeof msg), EPERM),
+         "architectures + flags TSYNC/LOG/SPEC_ALLOW (%s)", msg);
+  tap_ok(exited_with(run_filtered(&s, LOAD_BPF, try_mkdirat, msg, sizeof msg), EPERM),
+         "multi-arch BPF export + load with kernel flags (%s)", msg);
+  int r = seccomp_kernel_flags(&s, &kf, &err);
+
+  tap_ok(r == 0 && kf == 7, "kernel flags = 0x%x", kf);
+}
+
+/* Builds that must fail, and the text the error must contain. */
+static void
+expect_build_error(struct oci_seccomp *s, const char *needle, const char *what)
+{
+  struct error err = {0};
+  scmp_filter_ctx ctx = NULL;
+  int r = seccomp_build(s, &ctx, &err);
+
+  if (ctx != NULL)
+    seccomp_release(ctx);
+  tap_ok(r < 0 && strstr(err.msg, needle) != NULL, "%s: %s", what, err.msg);
+}
+
+static void
+test_errors(void)
+{
+  char *bad_arch[] = {"SCMP_ARCH_PDP11", NULL};
+  char *bad_flag[] = {"SECCOMP_FILTER_FLAG_BOGUS", NULL};
+  struct oci_seccomp_arg arg = {.index = 0, .op = "SCMP_CMP_SOMETIMES"};
+  struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = "SCMP_ACT_BOGUS"};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = &sc, .n_syscalls = 1};
+
+  expect_build_error(&s, "unknown action `SCMP_ACT_BOGUS`", "bad rule action");
+  sc.action = "SCMP_ACT_NOTIFY";
+  expect_build_error(&s, "SCMP_ACT_NOTIFY is not supported", "NOTIFY rejected");
+  sc.action = "SCMP_ACT_ERRNO";
+  sc.args = &arg;
+  sc.n_args = 1;
+  expect_build_error(&s, "unknown operator `SCMP_CMP_SOMETIMES`", "bad operator");
+  arg.op = "SCMP_CMP_EQ";
+  arg.index = 6;
+  expect_build_error(&s, "argument index 6 out of range", "bad argument index");
+  sc.n_args = 0;
+  sc.has_errno_ret = true;
+  sc.errno_ret = 70000;
+  expect_build_error(&s, "errnoRet 70000 out of range", "errnoRet too large");
+  sc.has_errno_ret = false;
+
+  s.default_action = "SCMP_ACT_NOPE";
+  expect_build_error(&s, "defaultAction: unknown action `SCMP_ACT_NOPE`", "bad defaultAction");
+  s.default_action = "SCMP_ACT_NOTIFY";
+  expect_build_error(&s, "SCMP_ACT_NOTIFY is not supported", "defaultAction NOTIFY rejected");
+  s.default_action = NULL;
+  expect_build_error(&s, "missing action", "missing defaultAction");
+  s.default_action = "SCMP_ACT_ALLOW";
+  s.architectures = bad_arch;
+  expect_build_error(&s, "unknown architecture `SCMP_ARCH_PDP11`", "bad architecture");
+  s.architectures = NULL;
+  s.flags = bad_flag;
+  expect_build_error(&s, "unknown flag `SECCOMP_FILTER_FLAG_BOGUS`", "bad flag");
+}
+
+static void
+test_load_bpf_errors(void)
+{
+  struct error err = {0};
+  char junk[12] = {0};
+
+  tap_ok(seccomp_load_bpf(junk, sizeof junk, 0, &err) < 0 && strstr(err.msg, "invalid BPF"),
+         "seccomp_load_bpf rejects a truncated program: %s", err.msg);
+}
+
+int
+main(void)
+{
+  if (mkdtemp(tmpdir) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_basic_errno();
+  test_default_errno();
+  test_unknown_names();
+  test_args();
+  test_args_and();
+  test_arch_flags();
+  test_errors();
+  test_load_bpf_errors();
+  {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+      tap_ok(false, "cleanup %s", tmpdir);
+  }
+  return tap_done();
+}
