@@ -67,13 +67,13 @@ run_bats() {
 	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap "$file" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	read -r p f s < <(tap_counts "$log")
+	grep -E '^not ok' "$log" | sed "s|^|$file: |" >>"$logdir/failures.txt"
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		# bats itself failed (syntax error, timeout, a failing setup_file/teardown_file).
 		echo "not ok - $file: bats exited with status $rc"
+		echo "$file: bats exited with status $rc" >>"$logdir/failures.txt"
 		f=1
 	fi
-	grep -E '^not ok' "$log" | sed "s|^|$file: |" >>"$logdir/failures.txt"
-	[ "$rc" -ne 0 ] && [ "$f" -eq 1 ] && echo "$file: bats exited with status $rc" >>"$logdir/failures.txt"
 	add "$suite/$(basename "$file" .bats)" "$p" "$f" "$s"
 }
 

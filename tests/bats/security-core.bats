@@ -52,18 +52,42 @@ assert_no_proc_file_mount() {
 
 # ---------------------------------------------------------------- CVE-2019-5736
 
-@test "CVE-2019-5736: the created init does not run the writable runtime binary" {
+@test "CVE-2019-5736: a process in the container cannot reopen the created init's binary for writing" {
+	# The exploit: hold an fd to /proc/<runtime process>/exe, and once the runtime no longer
+	# executes that file, reopen it for writing through /proc/self/fd.  Container A runs from
+	# a throw-away copy of the runtime; container B shares A's pid namespace, where A's
+	# created init is pid 1.
+	cp "$AGENTRT" "$BUNDLE/rt-copy"
+	sum=$(sha256sum <"$BUNDLE/rt-copy")
 	set_args sleep 1000
-	create_container c1
-	[ "$status" -eq 0 ] || fail "create: $output"
-	pid=$(container_pid c1)
-	exe=$(readlink "/proc/$pid/exe")
-	# A sealed memfd copy, another file (O_TMPFILE copy), or a read-only mount of the binary.
-	[[ "$exe" == /memfd:* ]] && return 0
-	[ "$(stat -L -c %d:%i "/proc/$pid/exe")" != "$(stat -L -c %d:%i "$AGENTRT")" ] && return 0
-	requires python3
-	ro=$(python3 -c 'import os, sys; print(os.statvfs(sys.argv[1]).f_flag & os.ST_RDONLY)' "/proc/$pid/exe")
-	[ "$ro" != 0 ] || fail "init runs $AGENTRT itself, writable ($exe)"
+	AGENTRT=$BUNDLE/rt-copy create_container a
+	[ "$status" -eq 0 ] || fail "create a: $output"
+	pida=$(container_pid a)
+	b=$BUNDLE/b
+	make_bundle "$b"
+	script='if (exec 3</proc/1/exe) 2>/dev/null; then exec 3</proc/1/exe; echo opened > /tmp/opened
+	else echo denied > /tmp/opened; fi
+	i=0; while [ ! -e /tmp/go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	if { echo agentrt-overwritten >> /proc/self/fd/3; } 2>/dev/null; then echo written > /tmp/result
+	else echo refused > /tmp/result; fi
+	sleep 1000'
+	jq --arg p "/proc/$pida/ns/pid" --arg s "$script" '.process.args = ["sh", "-c", $s] |
+		.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' "$b/config.json" >"$b/c.json"
+	mv "$b/c.json" "$b/config.json"
+	rt_bg run -d --bundle "$b" b
+	[ "$status" -eq 0 ] || fail "run b: $output"
+	wait_for_file "$b/rootfs/tmp/opened"
+	echo "# B: /proc/1/exe $(cat "$b/rootfs/tmp/opened")" >&3
+	# Start A: its init leaves the runtime binary for the user program.
+	AGENTRT=$BUNDLE/rt-copy rt start a
+	for i in $(seq 50); do
+		[ "$(readlink "/proc/$pida/exe")" != "$BUNDLE/rt-copy" ] && break
+		sleep 0.1
+	done
+	touch "$b/rootfs/tmp/go"
+	wait_for_file "$b/rootfs/tmp/result"
+	[ "$(sha256sum <"$BUNDLE/rt-copy")" = "$sum" ] || fail "the runtime binary was modified from inside"
+	[ "$(cat "$b/rootfs/tmp/result")" = refused ] || fail "write: $(cat "$b/rootfs/tmp/result")"
 }
 
 @test "CVE-2019-5736: the runtime binary cannot be overwritten from inside during exec" {
@@ -146,14 +170,21 @@ assert_no_proc_file_mount() {
 	[ "$fds" = "0 1 2 " ] || fail "fds in exec: $output"
 }
 
-@test "CVE-2024-21626: the created init holds no directory fds" {
+@test "CVE-2024-21626: the created init holds no host directory fds" {
 	set_args sleep 1000
 	bash -c "exec 7</ 8</etc 9</sys/fs/cgroup;
 		timeout 30 '$AGENTRT' --root '$TEST_ROOT' create --bundle '$BUNDLE' c1 </dev/null >'$BUNDLE/out' 2>&1"
 	pid=$(container_pid c1)
+	croot=$(stat -L -c %d:%i "/proc/$pid/root")
 	for fd in /proc/$pid/fd/*; do
 		t=$(readlink "$fd")
-		[ ! -d "$fd" ] || fail "init holds a directory: ${fd##*/} -> $t"
+		if [ -d "$fd" ]; then
+			# Only the container's own root, and only close-on-exec.
+			[ "$(stat -L -c %d:%i "$fd")" = "$croot" ] || fail "init holds a directory: ${fd##*/} -> $t"
+			flags=$(awk '/^flags:/{print $2}' "/proc/$pid/fdinfo/${fd##*/}")
+			(( (8#$flags & 02000000) != 0 )) || fail "directory fd ${fd##*/} is not close-on-exec"
+			continue
+		fi
 		case "$t" in
 		/dev/null | pipe:* | socket:* | anon_inode:* | /dev/pts/* | /memfd:* | "$BUNDLE"/* | "$TEST_ROOT"/*) ;;
 		*) fail "unexpected fd ${fd##*/} -> $t" ;;
