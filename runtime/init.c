@@ -16,6 +16,8 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -25,6 +27,39 @@
 #include "runtime/process.h"
 #include "runtime/setup.h"
 #include "runtime/sync.h"
+
+static int cmp_int(const void *x, const void *y)
+{
+  return *(const int *)x - *(const int *)y;
+}
+
+/* Close every fd the init does not need before it waits for `start`: the
+ * caller's fds that are not close-on-exec (an engine's pipes), our own
+ * signalfd, log and cgroup fds.  Kept: stdio, the --preserve-fds range and
+ * the fds of the protocol.  (runc gets this from re-executing itself.) */
+static void close_inherited(struct init_args *a)
+{
+  int keep[OCI_NS_COUNT + 4];
+  size_t n = 0;
+  int from = 3 + a->preserve_fds;
+
+  keep[n++] = a->sock;
+  if (a->fifo_fd >= 0)
+    keep[n++] = a->fifo_fd;
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    if (a->plan->join_fd[t] >= 0)
+      keep[n++] = a->plan->join_fd[t];
+  qsort(keep, n, sizeof keep[0], cmp_int);
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < from)
+      continue;
+    if (keep[i] > from)
+      syscall(SYS_close_range, (unsigned)from, (unsigned)keep[i] - 1, 0);
+    from = keep[i] + 1;
+  }
+  syscall(SYS_close_range, (unsigned)from, ~0U, 0);
+  procfs_reset(); /* its fd may have been among them */
+}
 
 /* agentrt installs no signal handlers, so only the mask (run/exec block
  * the signals they forward) needs resetting; dispositions the engine set
@@ -172,8 +207,6 @@ static int wait_for_start(struct init_args *a, struct error *err)
     while (n < 0 && errno == EINTR);
     if (n != 1)
       return error_errno(err, "wait for start");
-    close(a->fifo_fd);
-    a->fifo_fd = -1;
     return 0;
   }
   return sync_expect(a->sock, SYNC_START, NULL, err);
@@ -205,6 +238,7 @@ void init_main(struct init_args *a)
    * of the fd: keep it and `start` would wait for us forever. */
   if (a->lock_fd >= 0)
     close(a->lock_fd);
+  close_inherited(a);
   reset_signals();
   if (init_setup(a, &ctx, &path, &err) < 0) {
     sync_send_error(a->sock, &err);
@@ -219,14 +253,19 @@ void init_main(struct init_args *a)
     goto fail;
   if (ctx.pty_peer_fd >= 0 && console_make_stdio(ctx.pty_peer_fd, &err) < 0)
     goto fail;
-  close(a->sock);
   po.preserve_fds = a->preserve_fds;
-  po.keep_fd = -1;
+  /* close-on-exec: `run` sees EOF once the program runs, or our ERROR */
+  po.keep_fd = a->sock;
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   po.extra_bpf = a->extra_bpf;
+  /* the fifo stays open (close-on-exec) until the exec: `start` waits for
+   * it to lose its last reader before running poststart hooks */
   process_exec(a->config->process, path, &po, &err);
 fail:
-  dprintf(2, "agentrt: %s\n", err.msg);
+  if (a->fifo_fd < 0 && a->sock >= 0)
+    sync_send_error(a->sock, &err); /* run: the parent reports it */
+  else
+    dprintf(2, "agentrt: %s\n", err.msg);
   _exit(127);
 }

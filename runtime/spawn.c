@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -345,7 +346,19 @@ fail:
 
 int spawn_start(struct spawn_result *r, struct error *err)
 {
+  struct sync_msg m;
   int ret = sync_send(r->sync_fd, SYNC_START, -1, err);
+
+  /* the socket is close-on-exec in the init: EOF = the program runs */
+  if (ret == 0) {
+    int n = sync_recv(r->sync_fd, &m, NULL, err);
+    if (n < 0)
+      ret = -1;
+    else if (n > 0 && m.type == SYNC_ERROR) {
+      error_set(err, 0, "%s", m.msg);
+      ret = -1;
+    }
+  }
   close(r->sync_fd);
   r->sync_fd = -1;
   return ret;
@@ -364,10 +377,24 @@ int fifo_start(int dirfd, struct error *err)
     return error_errno(err, "open exec.fifo");
   }
   n = write(fd, "0", 1);
+  if (n != 1) {
+    error_errno(err, "write exec.fifo");
+    close(fd);
+    return -1;
+  }
+  if (unlinkat(dirfd, "exec.fifo", 0) < 0) {
+    error_errno(err, "remove exec.fifo");
+    close(fd);
+    return -1;
+  }
+  /* The init holds the fifo close-on-exec: when our write end reports
+   * POLLERR (no reader left) its program runs (or it died), so poststart
+   * hooks run after the process started, as the spec orders. */
+  for (int waited = 0; waited < 10000; waited += 100) {
+    struct pollfd p = {.fd = fd, .events = 0};
+    if (poll(&p, 1, 100) > 0 && (p.revents & (POLLERR | POLLHUP)))
+      break;
+  }
   close(fd);
-  if (n != 1)
-    return error_errno(err, "write exec.fifo");
-  if (unlinkat(dirfd, "exec.fifo", 0) < 0)
-    return error_errno(err, "remove exec.fifo");
   return 0;
 }
