@@ -182,14 +182,22 @@ void init_main(struct init_args *a)
     sync_send_error(a->sock, &err);
     _exit(1);
   }
+  /* With a terminal, let go of the runtime's stdout/stderr now: the
+   * containerd shim waits for EOF on them before it reads the pid file, so
+   * holding them until `start` deadlocks `create` (ENGINES.md 2.4). */
+  if (ctx.pty_peer_fd >= 0) {
+    if (console_make_stdio(ctx.pty_peer_fd, &err) < 0) {
+      sync_send_error(a->sock, &err);
+      _exit(1);
+    }
+    ctx.pty_peer_fd = -1;
+  }
   if (sync_send(a->sock, SYNC_READY, -1, &err) < 0)
     _exit(1);
   if (wait_for_start(a, &err) < 0)
     goto fail;
   if (has_hooks(a->config, OCI_HOOK_START_CONTAINER) &&
       run_own_hooks(a, OCI_HOOK_START_CONTAINER, "startContainer", "running", &err) < 0)
-    goto fail;
-  if (ctx.pty_peer_fd >= 0 && console_make_stdio(ctx.pty_peer_fd, &err) < 0)
     goto fail;
   close(a->sock);
   po.preserve_fds = a->preserve_fds;
