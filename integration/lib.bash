@@ -114,11 +114,15 @@ it_rm_cgroups() {
 	return 0
 }
 
-# Host directories the engines create outside their configured roots
-# (containerd 1.6 shim sockets in /run/containerd/s, dockerd's plugin dir
-# /run/docker/plugins).  it_hostdirs_note records which existed before;
-# it_hostdirs_clean removes the ones we created, if they are empty.
-IT_HOSTDIRS="/run/containerd/s /run/containerd /run/docker/plugins /run/docker"
+# Host paths the engines create outside their configured roots: containerd
+# 1.6 shim sockets in /run/containerd/s, dockerd's /run/docker/plugins,
+# Podman's /run/containers/networks and its blob-info cache in
+# /var/lib/containers/cache, agentrt's default state root /run/agentrt (Podman
+# passes no --root).  it_hostdirs_note records which existed before;
+# it_hostdirs_clean removes those we created (files by name, dirs if empty).
+IT_HOSTDIRS="/run/containerd/s /run/containerd /run/docker/plugins /run/docker
+/run/containers/networks /run/containers /var/lib/containers/cache/blob-info-cache-v1.boltdb
+/var/lib/containers/cache /var/lib/containers /run/agentrt"
 it_hostdirs_note() {
 	local d
 	IT_HOSTDIRS_NEW=""
@@ -146,7 +150,11 @@ it_hostdirs_clean() {
 	local d
 	it_shimsocks_clean
 	for d in ${IT_HOSTDIRS_NEW:-}; do
-		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+		if [ -d "$d" ]; then
+			rmdir "$d" 2>/dev/null
+		elif [ -f "$d" ]; then
+			rm -f "$d"
+		fi
 	done
 	return 0
 }
@@ -310,4 +318,41 @@ docker_stop() {
 	it_kill_under "$IT_TMP" || rc=1
 	[ -n "${DOCKER_CGROUP_PARENT:-}" ] && it_rm_cgroups "$DOCKER_CGROUP_PARENT"
 	return $rc
+}
+
+# --- podman --------------------------------------------------------------
+
+# podman_setup DIR: private storage (--root/--runroot/--tmpdir under DIR), a
+# containers.conf made from contrib/podman/containers.conf (agentrt path
+# rewritten) plus this machine's ulimits and a private CNI config dir.
+# Sets PODMAN_DIR; `pm` then runs podman with those flags.
+podman_setup() {
+	PODMAN_DIR=$1
+	mkdir -p "$PODMAN_DIR/cni"
+	sed "s|/usr/local/bin/agentrt|$AGENTRT|" "$IT_SRC/contrib/podman/containers.conf" \
+		>"$PODMAN_DIR/containers.conf"
+	cat >>"$PODMAN_DIR/containers.conf" <<-EOF
+		[containers]
+		default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+		[network]
+		network_config_dir = "$PODMAN_DIR/cni"
+	EOF
+	export PODMAN_DIR CONTAINERS_CONF=$PODMAN_DIR/containers.conf
+}
+
+pm() {
+	podman --root "$PODMAN_DIR/root" --runroot "$PODMAN_DIR/runroot" --tmpdir "$PODMAN_DIR/tmp" \
+		--cgroup-manager cgroupfs --events-backend file --storage-driver overlay "$@"
+}
+
+# podman_teardown: remove every container and the storage (unmounts it).
+podman_teardown() {
+	[ -n "${PODMAN_DIR:-}" ] && [ -d "$PODMAN_DIR/root" ] || return 0
+	timeout 60 podman --root "$PODMAN_DIR/root" --runroot "$PODMAN_DIR/runroot" \
+		--tmpdir "$PODMAN_DIR/tmp" --cgroup-manager cgroupfs --events-backend file \
+		--storage-driver overlay --runtime "$AGENTRT" rm -a -f -t 0 >/dev/null 2>&1
+	timeout 60 podman --root "$PODMAN_DIR/root" --runroot "$PODMAN_DIR/runroot" \
+		--tmpdir "$PODMAN_DIR/tmp" --cgroup-manager cgroupfs --events-backend file \
+		--storage-driver overlay system reset -f >/dev/null 2>&1
+	return 0
 }
