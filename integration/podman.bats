@@ -74,8 +74,17 @@ prun() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "bar /tmp 1000" ]
 	[ "$(cat "$IT_TMP/pvol/f")" = x ]
-	run prun --rm --read-only "$IMG" touch /x
+	run prun --rm --read-only --read-only-tmpfs=false "$IMG" touch /x
 	[[ "$output" == *"Read-only file system"* ]]
+}
+
+@test "podman run --read-only (tmpfs on /tmp, /var/tmp, /run with tmpcopyup)" {
+	run prun --rm --read-only "$IMG" sh -c 'touch /x; touch /tmp/y && echo tmp-ok'
+	if [[ "$output" == *"mount option \`tmpcopyup\` is not supported"* ]]; then
+		skip "KNOWN GAP: agentrt rejects tmpcopyup (runc supports it): $output"
+	fi
+	[[ "$output" == *"Read-only file system"* ]]
+	[[ "$output" == *tmp-ok* ]]
 }
 
 @test "podman run -m, --pids-limit, --cap-drop" {
