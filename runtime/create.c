@@ -49,22 +49,27 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
       .id = c->id,
       .cgroups_path = l ? l->cgroups_path : NULL,
       .systemd = g->systemd_cgroup,
-      .rootless = geteuid() != 0,
+      .rootless = geteuid() != 0 || g->in_userns,
+      .resources = res,
+      .devices = l ? l->devices : NULL,
+      .n_devices = l ? l->n_devices : 0,
   };
+  int r;
 
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
-  if (cgroup_create(c->cgroup, err) < 0) {
-    if (err->code == EACCES || err->code == EROFS || err->code == EPERM) {
-      if (res == NULL) {
-        log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id,
-                    err->msg);
-        error_clear(err);
-        cgroup_manager_free(c->cgroup);
-        c->cgroup = NULL;
-        return 0;
-      }
-    }
+  r = cgroup_create(c->cgroup, err);
+  if (r == -EACCES) {
+    /* not delegated to us (rootless) and no limit asked for */
+    log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+    error_clear(err);
+    cgroup_manager_free(c->cgroup);
+    c->cgroup = NULL;
+    return 0;
+  }
+  if (r < 0) {
+    if (o.rootless && cgroup_resources_requested(res))
+      error_prefix(err, "resource limits were requested but the cgroup is not delegated");
     return -1;
   }
   c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));

@@ -163,6 +163,7 @@ void init_main(struct init_args *a)
       .rootfs = a->rootfs,
       .no_pivot = a->no_pivot,
       .new_userns = a->new_userns,
+      .in_userns = a->in_userns,
       .pty_master_fd = -1,
       .pty_peer_fd = -1,
       .rootfd = -1,
@@ -202,7 +203,7 @@ void init_main(struct init_args *a)
   close(a->sock);
   po.preserve_fds = a->preserve_fds;
   po.keep_fd = -1;
-  po.in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0;
+  po.in_userns = a->new_userns || a->in_userns || a->plan->join_fd[OCI_NS_USER] >= 0;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   process_exec(a->config->process, path, &po, &err);
 fail:

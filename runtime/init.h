@@ -19,6 +19,7 @@ struct init_args {
   bool no_pivot;
   int preserve_fds;
   bool new_userns;
+  bool in_userns; /* already in a non-initial user namespace (rootless engine) */
 };
 
 __attribute__((noreturn)) void init_main(struct init_args *a);

@@ -244,6 +244,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .no_pivot = o->no_pivot,
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
+        .in_userns = o->g != NULL && o->g->in_userns,
     };
     close(sv[0]);
     init_main(&ia); /* never returns */
