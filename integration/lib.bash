@@ -356,3 +356,57 @@ podman_teardown() {
 		--storage-driver overlay system reset -f >/dev/null 2>&1
 	return 0
 }
+
+# --- rootless ------------------------------------------------------------
+
+# rl_user_create: an unprivileged user for rootless tests (home and
+# XDG_RUNTIME_DIR under IT_TMP, 65536 subordinate uids/gids after any
+# existing range).  Exports RL_USER, RL_UID, RL_GID, RL_HOME, RL_XDG.
+rl_user_create() {
+	local start
+	RL_USER=agentrtit$$
+	RL_HOME=$IT_TMP/home
+	start=$(cat /etc/subuid /etc/subgid 2>/dev/null |
+		awk -F: 'BEGIN { m = 100000 } { e = $2 + $3; if (e > m) m = e } END { print m }')
+	useradd -M -d "$RL_HOME" -s /bin/sh "$RL_USER" || return 1
+	export RL_USER RL_HOME
+	usermod --add-subuids "$start-$((start + 65535))" --add-subgids "$start-$((start + 65535))" "$RL_USER" ||
+		return 1
+	RL_UID=$(id -u "$RL_USER")
+	RL_GID=$(id -g "$RL_USER")
+	RL_XDG=$IT_TMP/xdg
+	mkdir -p "$RL_HOME" "$RL_XDG"
+	chown "$RL_UID:$RL_GID" "$RL_HOME" "$RL_XDG"
+	chmod 700 "$RL_XDG"
+	export RL_UID RL_GID RL_XDG
+}
+
+# rl_user_remove: kill what the user still runs (by PID), delete the user
+# and its subordinate ranges.
+rl_user_remove() {
+	local p u
+	[ -n "${RL_USER:-}" ] && id "$RL_USER" >/dev/null 2>&1 || return 0
+	for p in /proc/[0-9]*; do
+		u=$(awk '/^Uid:/ { print $2 }' "$p/status" 2>/dev/null)
+		[ "$u" = "$RL_UID" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	sleep 0.2
+	userdel "$RL_USER" 2>/dev/null || userdel -f "$RL_USER"
+	sed -i "/^$RL_USER:/d" /etc/subuid /etc/subgid
+	grep -q "^$RL_GID:\\|^$RL_USER:" /etc/group && groupdel "$RL_USER" 2>/dev/null
+	return 0
+}
+
+# rl_run CMD...: run CMD as the rootless user with a clean environment.
+rl_run() {
+	setpriv --reuid "$RL_UID" --regid "$RL_GID" --init-groups \
+		env -i HOME="$RL_HOME" USER="$RL_USER" LOGNAME="$RL_USER" \
+		XDG_RUNTIME_DIR="$RL_XDG" PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+		CONTAINERS_CONF="${RL_CONTAINERS_CONF:-}" "$@"
+}
+
+# rpm ARGS...: rootless podman with private storage under IT_TMP/rl.
+rpm() {
+	rl_run podman --root "$IT_TMP/rl/root" --runroot "$IT_TMP/rl/runroot" --tmpdir "$IT_TMP/rl/tmp" \
+		--cgroup-manager cgroupfs --events-backend file --storage-driver vfs "$@"
+}

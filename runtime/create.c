@@ -60,8 +60,13 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
     return -1;
   r = cgroup_create(c->cgroup, err);
   if (r == -EACCES) {
-    /* not delegated to us (rootless) and no limit asked for */
-    log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+    /* Not delegated to us (rootless) and no limit asked for.  Without a log
+     * file the warning would go to stderr, which conmon reads with a single
+     * read() as the error text of a failing create: keep it a debug note. */
+    if (log_fd() >= 0)
+      log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+    else
+      log_debug("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
     error_clear(err);
     cgroup_manager_free(c->cgroup);
     c->cgroup = NULL;
