@@ -120,7 +120,7 @@ it_rm_cgroups() {
 # /var/lib/containers/cache, agentrt's default state root /run/agentrt (Podman
 # passes no --root).  it_hostdirs_note records which existed before;
 # it_hostdirs_clean removes those we created (files by name, dirs if empty).
-IT_HOSTDIRS="/run/containerd/s /run/containerd /run/docker/plugins /run/docker
+IT_HOSTDIRS="/run/containerd/s /run/containerd/fifo /run/containerd /run/docker/plugins /run/docker
 /run/containers/networks /run/containers /var/lib/containers/cache/blob-info-cache-v1.boltdb
 /var/lib/containers/cache /var/lib/containers /run/agentrt"
 it_hostdirs_note() {
