@@ -62,10 +62,10 @@ inspect() { docker inspect -f "$2" "$1"; }
 # it_pty CMD: run CMD under a real pty (script(1)); stdin is fed to it.
 it_pty() { timeout 30 script -qec "$1" /dev/null; }
 
-@test "docker info lists agentrt, agentrt-oci and agentrt-cli" {
+@test "docker info lists agentrt, agentrt-oci, agentrt-cli and contrib's runtimes" {
 	run docker info --format '{{json .Runtimes}}'
 	[ "$status" -eq 0 ]
-	for r in agentrt agentrt-oci agentrt-cli; do
+	for r in agentrt agentrt-oci agentrt-cli $(jq -r '.runtimes | keys[]' "$IT_SRC/contrib/docker/daemon.json"); do
 		echo "$output" | jq -e --arg r "$r" '.[$r]' >/dev/null
 	done
 	[ "$(echo "$output" | jq -r '.agentrt.path')" = "$AGENTRT" ]

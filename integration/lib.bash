@@ -274,20 +274,17 @@ containerd_stop() {
 docker() { command "$DOCKER_CLI" "$@"; }
 
 # docker_start: dockerd on its own socket, data root, exec root and
-# containerd; runtimes agentrt (default profile), agentrt-oci (--profile oci)
-# from daemon.json and agentrt-cli from --add-runtime.
+# containerd; runtimes from contrib/docker/daemon.json (agentrt with the
+# default profile, ...), agentrt-oci (--profile oci) and agentrt-cli from
+# --add-runtime.
 docker_start() {
 	local d=$IT_TMP/docker
 	mkdir -p "$d/cli"
 	containerd_start "$d/containerd" || return 1
-	cat >"$d/daemon.json" <<-EOF
-		{
-		  "runtimes": {
-		    "agentrt": { "path": "$AGENTRT" },
-		    "agentrt-oci": { "path": "$AGENTRT", "runtimeArgs": ["--profile", "oci"] }
-		  }
-		}
-	EOF
+	# contrib/docker/daemon.json with the built binary's path, plus agentrt-oci
+	jq --arg p "$AGENTRT" '.runtimes |= (map_values(.path = $p)
+		+ {"agentrt-oci": {"path": $p, "runtimeArgs": ["--profile", "oci"]}})' \
+		"$IT_SRC/contrib/docker/daemon.json" >"$d/daemon.json" || return 1
 	DOCKER_CGROUP_PARENT=agentrt-it-docker-$$
 	export DOCKER_HOST=unix://$d/docker.sock DOCKER_CONFIG=$d/cli DOCKER_CGROUP_PARENT
 	dockerd --config-file "$d/daemon.json" \
