@@ -85,6 +85,20 @@ prun() {
 	fi
 	[[ "$output" == *"Read-only file system"* ]]
 	[[ "$output" == *tmp-ok* ]]
+	# tmpcopyup: the tmpfs starts with the image's files, modes, owners and
+	# symlinks (copied, not followed)
+	cp -a "$IT_TMP/img/rootfs" "$IT_TMP/rootfs-cu"
+	mkdir -p "$IT_TMP/rootfs-cu/run/sub"
+	echo marker >"$IT_TMP/rootfs-cu/run/sub/f"
+	chown 1000:1000 "$IT_TMP/rootfs-cu/run/sub/f"
+	chmod 640 "$IT_TMP/rootfs-cu/run/sub/f"
+	ln -s /etc/shadow-on-host "$IT_TMP/rootfs-cu/run/link"
+	for rt in runc "$AGENTRT --runtime-flag profile=oci"; do
+		run pm --runtime $rt run --rm --network none --read-only --rootfs "$IT_TMP/rootfs-cu" \
+			sh -c 'cat /run/sub/f; stat -c "%a %u" /run/sub/f; readlink /run/link; grep -c " /run tmpfs" /proc/mounts'
+		[ "$status" -eq 0 ]
+		[ "$(echo $output)" = "marker 640 1000 /etc/shadow-on-host 1" ]
+	done
 }
 
 @test "podman run -m, --pids-limit, --cap-drop" {
