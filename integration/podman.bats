@@ -80,9 +80,6 @@ prun() {
 
 @test "podman run --read-only (tmpfs on /tmp, /var/tmp, /run with tmpcopyup)" {
 	run prun --rm --read-only "$IMG" sh -c 'touch /x; touch /tmp/y && echo tmp-ok'
-	if [[ "$output" == *"mount option \`tmpcopyup\` is not supported"* ]]; then
-		skip "KNOWN GAP: agentrt rejects tmpcopyup (runc supports it): $output"
-	fi
 	[[ "$output" == *"Read-only file system"* ]]
 	[[ "$output" == *tmp-ok* ]]
 	# tmpcopyup: the tmpfs starts with the image's files, modes, owners and

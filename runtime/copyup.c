@@ -26,7 +26,8 @@
 
 static int copy_tree(int src, int dst, const char *dest, int depth, struct error *err);
 
-static void copy_owner_mode(int fd, const struct stat *st)
+static void
+copy_owner_mode(int fd, const struct stat *st)
 {
   /* a uid without a mapping in a user namespace is EINVAL: keep ours */
   if (fchown(fd, st->st_uid, st->st_gid) < 0)
@@ -35,7 +36,8 @@ static void copy_owner_mode(int fd, const struct stat *st)
     log_debug("tmpcopyup: chmod: %s", strerror(errno));
 }
 
-static int copy_data(int in, int out, const char *dest, const char *name, struct error *err)
+static int
+copy_data(int in, int out, const char *dest, const char *name, struct error *err)
 {
   char buf[65536];
 
@@ -58,8 +60,9 @@ static int copy_data(int in, int out, const char *dest, const char *name, struct
   }
 }
 
-static int copy_file(int src, int dst, const char *name, const struct stat *st, const char *dest,
-                     struct error *err)
+static int
+copy_file(int src, int dst, const char *name, const struct stat *st, const char *dest,
+          struct error *err)
 {
   cleanup_close int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
@@ -78,7 +81,8 @@ static int copy_file(int src, int dst, const char *name, const struct stat *st, 
   return 0;
 }
 
-static int copy_symlink(int src, int dst, const char *name, const char *dest, struct error *err)
+static int
+copy_symlink(int src, int dst, const char *name, const char *dest, struct error *err)
 {
   char target[PATH_MAX];
   ssize_t n = readlinkat(src, name, target, sizeof target - 1);
@@ -91,8 +95,9 @@ static int copy_symlink(int src, int dst, const char *name, const char *dest, st
   return 0;
 }
 
-static int copy_dir(int src, int dst, const char *name, const struct stat *st, const char *dest,
-                    int depth, struct error *err)
+static int
+copy_dir(int src, int dst, const char *name, const struct stat *st, const char *dest, int depth,
+         struct error *err)
 {
   cleanup_close int s = -1;
   cleanup_close int d = -1;
@@ -114,8 +119,8 @@ static int copy_dir(int src, int dst, const char *name, const struct stat *st, c
   return 0;
 }
 
-static int copy_entry(int src, int dst, const char *name, const char *dest, int depth,
-                      struct error *err)
+static int
+copy_entry(int src, int dst, const char *name, const char *dest, int depth, struct error *err)
 {
   struct stat st;
 
@@ -132,7 +137,8 @@ static int copy_entry(int src, int dst, const char *name, const char *dest, int 
 }
 
 /* Copies the entries of directory src into directory dst; consumes nothing. */
-static int copy_tree(int src, int dst, const char *dest, int depth, struct error *err)
+static int
+copy_tree(int src, int dst, const char *dest, int depth, struct error *err)
 {
   int dupfd = fcntl(src, F_DUPFD_CLOEXEC, 3);
   DIR *dir;
@@ -157,7 +163,8 @@ static int copy_tree(int src, int dst, const char *dest, int depth, struct error
   return r;
 }
 
-int mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err)
+int
+mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err)
 {
   cleanup_close int src = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int dst = openat(mntfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
