@@ -14,9 +14,16 @@ setup_file() {
 	it_tmp contrib
 }
 
+teardown() {
+	[ -z "${KAPI_PID:-}" ] || it_stop_pid "$KAPI_PID" 5
+}
+
 teardown_file() {
-	[ -n "${KAPI_PID:-}" ] && it_stop_pid "$KAPI_PID" 5
-	it_cleanup_tmp
+	[ -n "${IT_TMP:-}" ] || return 0
+	local rc=0
+	it_kill_under "$IT_TMP" || rc=1
+	it_cleanup_tmp || rc=1
+	return $rc
 }
 
 # kapi_start: the discovery stub on a free local port; exports KAPI.
