@@ -280,6 +280,9 @@ docker() { command "$DOCKER_CLI" "$@"; }
 docker_start() {
 	local d=$IT_TMP/docker
 	mkdir -p "$d/cli"
+	# Our own containerd, passed with --containerd: without it dockerd 20.10
+	# uses a system containerd whenever /run/containerd/containerd.sock
+	# exists (state and shims would land there), else supervises its own.
 	containerd_start "$d/containerd" || return 1
 	# contrib/docker/daemon.json with the built binary's path, plus agentrt-oci
 	jq --arg p "$AGENTRT" '.runtimes |= (map_values(.path = $p)

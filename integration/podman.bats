@@ -91,7 +91,7 @@ prun() {
 	chmod 640 "$IT_TMP/rootfs-cu/run/sub/f"
 	ln -s /etc/shadow-on-host "$IT_TMP/rootfs-cu/run/link"
 	for rt in runc "$AGENTRT --runtime-flag profile=oci"; do
-		run pm --runtime $rt run --rm --network none --read-only --rootfs "$IT_TMP/rootfs-cu" \
+		run pm --runtime $rt run --rm --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" --read-only --rootfs "$IT_TMP/rootfs-cu" \
 			sh -c 'cat /run/sub/f; stat -c "%a %u" /run/sub/f; readlink /run/link; grep -c " /run tmpfs" /proc/mounts'
 		[ "$status" -eq 0 ]
 		[ "$(echo $output)" = "marker 640 1000 /etc/shadow-on-host 1" ]
