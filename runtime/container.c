@@ -300,7 +300,7 @@ int container_cgroup(struct container *c, const struct global_opts *g, struct er
     return 0;
   o.id = c->id;
   o.systemd = c->state->systemd_cgroup;
-  o.rootless = geteuid() != 0;
+  o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
   return cgroup_manager_load(c->state->cgroup_path, &o, &c->cgroup, err);
 }
 

@@ -45,20 +45,6 @@ static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
   return xfmt("%s/%s", bundle, cfg->root_path);
 }
 
-/* agentrt itself in a non-initial user namespace (rootless Podman)? */
-static bool running_in_userns(void)
-{
-  char buf[128];
-  struct error e = {0};
-  unsigned a = 0, b = 0, n = 0;
-
-  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
-    return false;
-  if (sscanf(buf, "%u %u %u", &a, &b, &n) != 3)
-    return true;
-  return !(a == 0 && b == 0 && n == 4294967295U);
-}
-
 static int setup_cgroup(const struct global_opts *g, struct container *c, struct error *err)
 {
   const struct oci_linux *l = c->config->linux;
@@ -67,24 +53,32 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
       .id = c->id,
       .cgroups_path = l ? l->cgroups_path : NULL,
       .systemd = g->systemd_cgroup,
-      .rootless = geteuid() != 0 || running_in_userns(),
+      .rootless = geteuid() != 0 || g->in_userns,
       .resources = res,
       .devices = l ? l->devices : NULL,
       .n_devices = l ? l->n_devices : 0,
   };
+  int r;
 
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
-  if (cgroup_create(c->cgroup, err) < 0) {
-    /* -EACCES: not delegated to us and no limit asked for (rootless
-     * engines): go on without a cgroup, as runc does */
-    if (err->code == -EACCES) {
+  r = cgroup_create(c->cgroup, err);
+  if (r == -EACCES) {
+    /* Not delegated to us (rootless) and no limit asked for.  Without a log
+     * file the warning would go to stderr, which conmon reads with a single
+     * read() as the error text of a failing create: keep it a debug note. */
+    if (log_fd() >= 0)
       log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
-      error_clear(err);
-      cgroup_manager_free(c->cgroup);
-      c->cgroup = NULL;
-      return 0;
-    }
+    else
+      log_debug("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+    error_clear(err);
+    cgroup_manager_free(c->cgroup);
+    c->cgroup = NULL;
+    return 0;
+  }
+  if (r < 0) {
+    if (o.rootless && cgroup_resources_requested(res))
+      error_prefix(err, "resource limits were requested but the cgroup is not delegated");
     return -1;
   }
   c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));

@@ -203,8 +203,10 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     x->sock = sv[1];
     exec_child_main(x);
   }
+  /* In a user namespace that does not own our original pid namespace
+   * (rootless engines) going back is EPERM; nothing forks after this. */
   if (saved_pid >= 0 && setns(saved_pid, CLONE_NEWPID) < 0)
-    log_warning("restore pid namespace: %s", strerror(errno));
+    log_debug("restore pid namespace: %s", strerror(errno));
   if (saved_time >= 0 && setns(saved_time, CLONE_NEWTIME) < 0)
     log_warning("restore time namespace: %s", strerror(errno));
   if (saved_pid >= 0)

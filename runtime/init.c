@@ -222,7 +222,7 @@ void init_main(struct init_args *a)
       .rootfs = a->rootfs,
       .no_pivot = a->no_pivot,
       .new_userns = a->new_userns,
-      .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->runtime_in_userns,
+      .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->in_userns,
       .new_cgroupns = a->plan->new_ns[OCI_NS_CGROUP],
       .pty_master_fd = -1,
       .pty_peer_fd = -1,
@@ -243,6 +243,16 @@ void init_main(struct init_args *a)
   if (init_setup(a, &ctx, &path, &err) < 0) {
     sync_send_error(a->sock, &err);
     _exit(1);
+  }
+  /* With a terminal, let go of the runtime's stdout/stderr now: the
+   * containerd shim waits for EOF on them before it reads the pid file, so
+   * holding them until `start` deadlocks `create` (ENGINES.md 2.4). */
+  if (ctx.pty_peer_fd >= 0) {
+    if (console_make_stdio(ctx.pty_peer_fd, &err) < 0) {
+      sync_send_error(a->sock, &err);
+      _exit(1);
+    }
+    ctx.pty_peer_fd = -1;
   }
   if (sync_send(a->sock, SYNC_READY, -1, &err) < 0)
     _exit(1);

@@ -162,6 +162,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "agentrt: open log file `%s`: %s\n", g.log_path, strerror(errno));
     return 1;
   }
+  g.in_userns = in_user_namespace();
   if (g.root == NULL)
     g.root = root = default_root();
   if (g.root[0] != '/') {

@@ -23,20 +23,6 @@
 #include "runtime/process.h"
 #include "runtime/sync.h"
 
-/* Is agentrt itself inside a non-initial user namespace (rootless Podman)? */
-static bool runtime_in_userns(void)
-{
-  char buf[128];
-  struct error e = {0};
-  unsigned a = 0, b = 0, c = 0;
-
-  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
-    return false;
-  if (sscanf(buf, "%u %u %u", &a, &b, &c) != 3)
-    return true;
-  return !(a == 0 && b == 0 && c == 4294967295U);
-}
-
 /* fork-like clone3 (no new stack): the child returns 0 like fork(). */
 static pid_t clone_init(int flags, int cgroup_fd)
 {
@@ -213,7 +199,6 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   int sv[2] = {-1, -1};
   int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
   int flags;
-  bool in_userns;
   pid_t pid;
 
   r->pid = -1;
@@ -270,7 +255,6 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
-  in_userns = runtime_in_userns(); /* before clone: the child has a new pid namespace */
   pid = clone_init(flags, cgfd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
@@ -294,7 +278,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
-        .runtime_in_userns = in_userns,
+        .in_userns = o->g != NULL && o->g->in_userns,
     };
     close(sv[0]);
     init_main(&ia); /* never returns */
