@@ -261,8 +261,6 @@ void init_main(struct init_args *a)
   if (has_hooks(a->config, OCI_HOOK_START_CONTAINER) &&
       run_own_hooks(a, OCI_HOOK_START_CONTAINER, "startContainer", "running", &err) < 0)
     goto fail;
-  if (ctx.pty_peer_fd >= 0 && console_make_stdio(ctx.pty_peer_fd, &err) < 0)
-    goto fail;
   po.preserve_fds = a->preserve_fds;
   /* close-on-exec: `run` sees EOF once the program runs, or our ERROR */
   po.keep_fd = a->sock;
