@@ -171,20 +171,30 @@ spec_rt=$(for rt in runc crun agentrt; do [ -s "$work/$rt/bin" ] && echo "$rt" &
 (cd "$work" && "$(cat "$work/$spec_rt/bin")" spec)
 mv "$work/config.json" "$work/spec.json"
 
-# Twenty egress entries for the agent profile: TEST-NET CIDRs and a few names.
-egress="192.0.2.1/32,192.0.2.2/32,192.0.2.3/32,192.0.2.4/32,192.0.2.5/32"
-egress="$egress,198.51.100.0/28,198.51.100.16/28,198.51.100.32/28,198.51.100.48/28"
-egress="$egress,203.0.113.1/32,203.0.113.2/32,203.0.113.3/32,203.0.113.4/32"
-egress="$egress,203.0.113.64/26,2001:db8::/64,2001:db8:1::/64"
-egress="$egress,pypi.org,files.pythonhosted.org,github.com,*.githubusercontent.com"
+# Twenty egress entries for the agent profile (TEST-NET CIDRs and a few names), given the way an
+# operator would: a profile file extending `agent` (annotations may only loosen within the
+# profile's allowLoosen patterns, which do not cover these).
+egress='"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32", "192.0.2.5/32",
+      "198.51.100.0/28", "198.51.100.16/28", "198.51.100.32/28", "198.51.100.48/28",
+      "203.0.113.1/32", "203.0.113.2/32", "203.0.113.3/32", "203.0.113.4/32",
+      "203.0.113.64/26", "2001:db8::/64", "2001:db8:1::/64",
+      "pypi.org", "files.pythonhosted.org", "github.com", "*.githubusercontent.com"'
+cat >"$work/bench-agent.json" <<EOF
+{
+  "name": "bench-agent",
+  "description": "the agent profile with a 20-entry egress allowlist (bench/run.sh)",
+  "extends": "agent",
+  "egress": {"default": "deny", "allow": [$egress]}
+}
+EOF
 
 agent_profile=0
 if [ -s "$work/agentrt/bin" ]; then
   if "$(cat "$work/agentrt/bin")" --help 2>&1 | grep -q -- '--profile'; then
     agent_profile=1
     printf -- '--profile\noci\n' >"$work/agentrt/flags"
-    printf -- '--profile\nagent\n' >"$work/agentrt/agent-flags"
-    note "agentrt's plain rows use --profile oci; the agent row uses --profile agent with 20 egress entries (annotation run.agentrt.egress.allow) and a bind-mounted /workspace; runc/crun run the same config without profile, annotation or seccomp"
+    printf -- '--profile\n%s\n' "$work/bench-agent.json" >"$work/agentrt/agent-flags"
+    note "agentrt's plain rows use --profile oci; the agent row uses a profile file extending agent with 20 egress entries (bench-agent.json) and a bind-mounted /workspace; runc/crun run the same config without profile or seccomp"
   else
     note "agentrt has no --profile yet: agent-profile row skipped"
   fi
@@ -202,12 +212,7 @@ for rt in $runtimes; do
   [ "$agent_profile" = 1 ] || continue
   jq --arg ws "$work/ws" '.mounts += [{"destination": "/workspace", "type": "bind",
       "source": $ws, "options": ["rbind", "rw"]}]' "$work/$rt/true.json" >"$work/$rt/agent.json"
-  if [ "$rt" = agentrt ]; then
-    jq --arg e "$egress" '.annotations["run.agentrt.egress.allow"] = $e' \
-      "$work/$rt/agent.json" >"$work/$rt/agent.tmp" && mv "$work/$rt/agent.tmp" "$work/$rt/agent.json"
-  else
-    cp "$work/$rt/flags" "$work/$rt/agent-flags"
-  fi
+  [ "$rt" = agentrt ] || cp "$work/$rt/flags" "$work/$rt/agent-flags"
 done
 
 # ---- docker (end to end, only through a running dockerd) -------------------
