@@ -7,6 +7,7 @@
  * by pid by the manager with the cgroup frozen.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -78,6 +79,45 @@ static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
     if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0)
       return -1;
   return 0;
+}
+
+int
+cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n, struct error *err)
+{
+  *n = 0;
+  if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX)
+    return 0;
+  for (size_t i = 0; i < m->n_hier; i++) {
+    cleanup_free char *path = xfmt("%s/tasks", m->hier[i].dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      error_errno(err, "cgroup: open `%s`", path);
+      cgroup_join_fds_close(fds, *n);
+      *n = 0;
+      return -1;
+    }
+    fds[(*n)++] = fd;
+  }
+  return 0;
+}
+
+int
+cgroup_join_self(const int *fds, size_t n, struct error *err)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (write(fds[i], "0", 1) != 1)
+      return error_errno(err, "cgroup: join the container's cgroup (hierarchy %zu)", i + 1);
+    close(fds[i]);
+  }
+  return 0;
+}
+
+void
+cgroup_join_fds_close(int *fds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
 }
 
 static int wr_i64(struct cgroup_manager *m, const char *dir, const char *file, int64_t v,

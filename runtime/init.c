@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "cgroups/cgroup.h"
 #include "common/util.h"
 #include "runtime/console.h"
 #include "runtime/procfs.h"
@@ -91,6 +92,8 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   const struct oci_config *c = a->config;
 
   if (sync_expect_code(a->sock, SYNC_GO, &a->host_pid, err) < 0)
+    return -1;
+  if (a->n_cgroup_join > 0 && cgroup_join_self(a->cgroup_join_fds, a->n_cgroup_join, err) < 0)
     return -1;
   if (a->new_userns) {
     /* become root of the new user namespace when 0 is mapped */
