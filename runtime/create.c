@@ -294,7 +294,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
     goto fail;
   free(c->state->status);
-  c->state->status = xstrdup("created");
+  /* run has no exec.fifo: its container reads as running from here on, so
+   * record that now and run need not rewrite state.json after START. */
+  c->state->status = xstrdup(o->run_mode ? "running" : "created");
+  c->state->started = o->run_mode;
   c->status = STATUS_CREATED;
   if (container_save_state(c, err) < 0 || write_pid_file(o->pid_file, ret_r->pid, err) < 0)
     goto fail;

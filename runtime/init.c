@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "cgroups/cgroup.h"
 #include "common/util.h"
 #include "runtime/console.h"
 #include "runtime/procfs.h"
@@ -39,11 +40,13 @@ static int cmp_int(const void *x, const void *y)
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  int keep[OCI_NS_COUNT + 4];
+  int keep[OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX];
   size_t n = 0;
   int from = 3 + a->preserve_fds;
 
   keep[n++] = a->sock;
+  for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
+    keep[n++] = a->cgroup_join_fds[i];
   if (a->fifo_fd >= 0)
     keep[n++] = a->fifo_fd;
   for (int t = 0; t < OCI_NS_COUNT; t++)
@@ -149,6 +152,8 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   const struct oci_config *c = a->config;
 
   if (sync_expect_code(a->sock, SYNC_GO, &a->host_pid, err) < 0)
+    return -1;
+  if (a->n_cgroup_join > 0 && cgroup_join_self(a->cgroup_join_fds, a->n_cgroup_join, err) < 0)
     return -1;
   if (a->new_userns) {
     /* become root of the new user namespace when 0 is mapped */

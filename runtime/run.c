@@ -43,16 +43,12 @@ static const struct opt_spec run_specs[] = {
     {NULL, 0, false, 0},
 };
 
+/* state.json already says started/running (create in run mode). */
 static int mark_running(struct container *c)
 {
-  struct error e = {0};
-
-  c->state->started = true;
   run_poststart_hooks(c);
   free(c->state->status);
   c->state->status = xstrdup("running");
-  if (container_save_state(c, &e) < 0)
-    log_warning("run `%s`: %s", c->id, e.msg);
   return 0;
 }
 

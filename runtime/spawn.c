@@ -198,6 +198,9 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   struct ns_plan plan;
   int sv[2] = {-1, -1};
   int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
+  int joinfds[CGROUP_JOIN_MAX];
+  size_t njoin = 0;
+  bool self_join = false;
   int flags;
   pid_t pid;
 
@@ -238,6 +241,11 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   if (o->c->cgroup)
     cgfd = cgroup_clone_fd(o->c->cgroup);
+  /* v1: the init moves itself (cgroup_join_fds); not when a user namespace
+   * is involved, where the parent's write keeps the host's credentials. */
+  if (o->c->cgroup && cgfd < 0 && !plan.new_ns[OCI_NS_USER] && plan.join_fd[OCI_NS_USER] < 0 &&
+      cgroup_join_fds(o->c->cgroup, joinfds, &njoin, err) < 0)
+    goto fail;
   flags = plan.clone_flags;
   /* With a joined user namespace, new namespaces must belong to it: the init
    * unshares them after joining instead of getting them from clone. */
@@ -279,11 +287,16 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
         .in_userns = o->g != NULL && o->g->in_userns,
+        .cgroup_join_fds = joinfds,
+        .n_cgroup_join = njoin,
     };
     close(sv[0]);
     init_main(&ia); /* never returns */
   }
   leave_for_children(saved_pid, saved_time);
+  self_join = njoin > 0; /* the init writes itself into the cgroup after GO */
+  cgroup_join_fds_close(joinfds, njoin);
+  njoin = 0;
   if (pid < 0) {
     error_errno(err, "clone container init");
     goto fail;
@@ -299,7 +312,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   o->c->state->pid = pid;
   if (plan.new_ns[OCI_NS_USER] && ns_write_id_maps(pid, cfg, err) < 0)
     goto fail_child;
-  if (o->c->cgroup && cgfd < 0 && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
+  if (o->c->cgroup && cgfd < 0 && !self_join && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
     goto fail_child;
   if (parent_protocol(o, r, sv[0], err) < 0)
     goto fail_child;
@@ -318,6 +331,7 @@ fail_child:
     close(r->pty_master);
   r->pty_master = -1;
 fail:
+  cgroup_join_fds_close(joinfds, njoin);
   ns_plan_close(&plan);
   if (sv[0] >= 0)
     close(sv[0]);
