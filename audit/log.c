@@ -102,7 +102,7 @@ static int mkdir_p(const char *path, struct error *err)
     if (*s != '/')
       continue;
     *s = '\0';
-    if (mkdir(p, 0711) < 0 && errno != EEXIST)
+    if (mkdir(p, 0700) < 0 && errno != EEXIST)
       return error_errno(err, "create audit directory `%s`", p);
     *s = '/';
   }

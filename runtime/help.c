@@ -36,6 +36,7 @@ static const char usage[] =
     "  features  print the features this build supports (JSON)\n"
     "  explain   list what the profile changed in a container's config, and why\n"
     "  profile   show the effective profile (show [NAME]) or validate one (check FILE)\n"
+    "  audit     show (--follow, --summary), verify or --purge a container's audit trail\n"
     "\n"
     "Run `agentrt COMMAND --help` for the options of a command.\n"
     "See agentrt(1) for details.\n";

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/help.h"
 
@@ -27,6 +28,7 @@ static const struct command commands[] = {
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
     {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
+    {"audit", cmd_audit},
     {NULL, NULL},
 };
 
