@@ -124,6 +124,8 @@ static void add_program(struct audit_summary *s, yajl_val v)
 
   if (argv && argv->u.array.len > 0 && YAJL_IS_STRING(argv->u.array.values[0]))
     name = YAJL_GET_STRING(argv->u.array.values[0]);
+  else if (get_str(v, "comm"))
+    name = get_str(v, "comm");
   list_add(&s->programs, name ? name : "?", NULL, 1);
 }
 

@@ -6,11 +6,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -91,20 +93,23 @@ static bool cgroup_file_has(const char *text, const char *path)
   return false;
 }
 
-bool monitor_owns_pid(struct monitor *m, pid_t pid)
+bool monitor_owns_procdir(struct monitor *m, int dir)
 {
-  char who[24], rel[40];
-  struct error err = {0};
-  cleanup_free char *text = NULL;
+  char text[4096];
+  struct stat st;
+  ssize_t n;
+  int fd;
 
-  snprintf(who, sizeof who, "%d", pid);
+  /* the ns link, stat'ed through the verified procfs dir of the process */
   if (m->pidns_ino != 0)
-    return ns_inode(who, "pid") == m->pidns_ino;
-  if (m->cgroup_path == NULL)
+    return fstatat(dir, "ns/pid", &st, 0) == 0 && (uint64_t)st.st_ino == m->pidns_ino;
+  if (m->cgroup_path == NULL || (fd = openat(dir, "cgroup", O_RDONLY | O_CLOEXEC)) < 0)
     return false;
-  snprintf(rel, sizeof rel, "%d/cgroup", pid);
-  if (procfs_read_all(rel, &text, &err) < 0)
+  n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0)
     return false;
+  text[n] = '\0';
   return cgroup_file_has(text, m->cgroup_path[0] == '/' ? m->cgroup_path : "/");
 }
 
@@ -226,6 +231,12 @@ static void reset_process(int keep_fd)
   }
   umask(077);
   prctl(PR_SET_NAME, "agentrt-monitor", 0, 0, 0);
+  /* Wake up at once to read a new process's argv before it is gone: lowest
+   * round-robin real-time priority (the kernel's RT throttling still leaves
+   * the CPU to others), else a higher nice value.  Needs CAP_SYS_NICE (and RT
+   * runtime in our cgroup); best effort. */
+  if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &(struct sched_param){.sched_priority = 1}) < 0)
+    setpriority(PRIO_PROCESS, 0, -5);
 }
 
 static int open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)

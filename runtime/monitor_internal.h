@@ -59,8 +59,9 @@ void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush);
 void monitor_record(struct monitor *m, const char *kind, const char *fields);
 /* An "audit_error" record: a source could not be set up or lost events. */
 void monitor_error(struct monitor *m, const char *source, const struct error *err);
-/* Is host pid `pid` one of the container's processes? */
-bool monitor_owns_pid(struct monitor *m, pid_t pid);
+/* Is the process whose verified /proc/<pid> directory is `dir` one of the
+ * container's?  (its pid namespace, else its cgroup) */
+bool monitor_owns_procdir(struct monitor *m, int dir);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 /* Milliseconds of CLOCK_MONOTONIC. */

@@ -1,8 +1,10 @@
 /* monitor_proc.c - the monitor's process source: the kernel's proc connector
  * (NETLINK_CONNECTOR, CN_IDX_PROC), not /proc polling.
  *
- * PROC_EVENT_EXEC: when the process belongs to the container (its pid
- * namespace, else its cgroup), record pid, container pid, ppid, uid, argv
+ * PROC_EVENT_FORK: a child of one of the container's processes is one of
+ * them too (known even if it is reaped before its exec is read).
+ * PROC_EVENT_EXEC: when the process belongs to the container (known from
+ * forks, else its pid namespace, else its cgroup), record pid, container pid, ppid, uid, argv
  * (bounded) and exe, read from /proc at once (a process that is already gone
  * is recorded with its comm from the zombie's stat).  PROC_EVENT_EXIT gives
  * the init's wait status (the monitor is not its parent) and, for a SIGKILL
@@ -74,7 +76,7 @@ static int send_op(int fd, uint32_t op)
   uint8_t buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct proc_input_v2))] = {0};
   struct nlmsghdr *nl = (struct nlmsghdr *)buf;
   struct cn_msg *cn = NLMSG_DATA(nl);
-  struct proc_input_v2 in = {op, PROC_EVENT_EXEC | PROC_EVENT_EXIT};
+  struct proc_input_v2 in = {op, PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT};
   size_t plen = kernel_filters_events() ? sizeof in : sizeof(uint32_t);
 
   nl->nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof *cn + plen);
@@ -152,23 +154,106 @@ static void add_argv(struct jbuf *b, const char *cmd, ssize_t len)
     jb_key_bool(b, "truncated", true);
 }
 
-/* the comm of a process that exited already (from its zombie's stat) */
-static void add_comm(struct jbuf *b, int dirfd)
+/* The container's processes known from fork events (a child of a known
+ * process is known at once, before it can exit and be reaped), with their
+ * parent.  Open addressing, linear probing, backward-shift deletion. */
+#define TRACK_MAX 4096
+static struct tracked {
+  pid_t pid, ppid;
+} track[TRACK_MAX];
+static size_t n_track;
+
+static size_t slot_of(pid_t pid)
+{
+  return ((uint32_t)pid * 2654435761u) % TRACK_MAX;
+}
+
+static struct tracked *track_find(pid_t pid)
+{
+  for (size_t i = slot_of(pid), n = 0; n < TRACK_MAX && track[i].pid != 0; i = (i + 1) % TRACK_MAX, n++)
+    if (track[i].pid == pid)
+      return &track[i];
+  return NULL;
+}
+
+static void track_add(pid_t pid, pid_t ppid)
+{
+  size_t i = slot_of(pid);
+
+  if (pid <= 0 || track_find(pid) != NULL || n_track >= TRACK_MAX * 3 / 4)
+    return; /* full: the /proc check still attributes live processes */
+  while (track[i].pid != 0)
+    i = (i + 1) % TRACK_MAX;
+  track[i] = (struct tracked){pid, ppid};
+  n_track++;
+}
+
+static void track_del(pid_t pid)
+{
+  struct tracked *t = track_find(pid);
+  size_t i, j;
+
+  if (t == NULL)
+    return;
+  i = (size_t)(t - track);
+  track[i].pid = 0;
+  n_track--;
+  /* move later members of the cluster back so lookups still find them */
+  for (j = (i + 1) % TRACK_MAX; track[j].pid != 0; j = (j + 1) % TRACK_MAX) {
+    size_t home = slot_of(track[j].pid);
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      track[i] = track[j];
+      track[j].pid = 0;
+      i = j;
+    }
+  }
+}
+
+/* comm and state of a process from its stat (works for a zombie too). */
+static bool read_comm(int dirfd, char comm[32], char *ret_state)
 {
   char stat[512];
   char *open_paren, *close_paren;
+  size_t n;
 
   if (read_at(dirfd, "stat", stat, sizeof stat) <= 0 || (open_paren = strchr(stat, '(')) == NULL ||
-      (close_paren = strrchr(stat, ')')) == NULL || close_paren < open_paren) {
-    jb_key(b, "argv");
-    jb_puts(b, "[]");
-    return;
+      (close_paren = strrchr(stat, ')')) == NULL || close_paren < open_paren || close_paren[1] == '\0')
+    return false;
+  n = (size_t)(close_paren - open_paren - 1);
+  n = n > 31 ? 31 : n;
+  memcpy(comm, open_paren + 1, n);
+  comm[n] = '\0';
+  *ret_state = close_paren[2];
+  return true;
+}
+
+/* A live process with an empty cmdline is between two execs (or wiped its
+ * arguments): look again at the next tick, then record its comm. */
+#define INCOMPLETE_MAX 32
+static struct {
+  pid_t pid;
+  int64_t since;
+} incomplete[INCOMPLETE_MAX];
+static size_t n_incomplete;
+
+static bool incomplete_take(pid_t pid)
+{
+  for (size_t i = 0; i < n_incomplete; i++) {
+    if (incomplete[i].pid != pid)
+      continue;
+    incomplete[i] = incomplete[--n_incomplete];
+    return true;
   }
-  jb_key(b, "argv");
-  jb_puts(b, "[");
-  jb_quote(b, open_paren + 1, (size_t)(close_paren - open_paren - 1));
-  jb_puts(b, "]");
-  jb_key_bool(b, "gone", true);
+  return false;
+}
+
+static bool incomplete_add(pid_t pid)
+{
+  if (n_incomplete == INCOMPLETE_MAX)
+    return false;
+  incomplete[n_incomplete].pid = pid;
+  incomplete[n_incomplete++].since = monitor_now_ms();
+  return true;
 }
 
 /* Is the process's executable our own exec stub? */
@@ -214,21 +299,46 @@ static bool seen(pid_t pid, const char *fields)
   return false;
 }
 
-static void on_exec(struct monitor *m, pid_t pid)
+/* A process of ours that was reaped before we could read anything. */
+static void record_reaped(struct monitor *m, pid_t pid)
 {
-  char rel[24], cmd[ARGV_MAX_BYTES], status[2048], exe[4096];
+  struct tracked *t = track_find(pid);
+  struct jbuf b = {0};
+
+  jb_key_i64(&b, "pid", pid);
+  if (t != NULL && t->ppid > 0)
+    jb_key_i64(&b, "ppid", t->ppid);
+  jb_key(&b, "argv");
+  jb_puts(&b, "[]");
+  jb_key_bool(&b, "gone", true);
+  monitor_record(m, "process", jb_str(&b));
+  jb_free(&b);
+}
+
+/* Record the program pid runs now.  force: no more waiting for its argv. */
+static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
+{
+  char rel[24], cmd[ARGV_MAX_BYTES], status[2048], exe[4096], comm[32] = "", state = 0;
   struct error err = {0};
   cleanup_close int dir = -1;
   struct jbuf b = {0};
   ssize_t clen, elen;
 
-  if (!monitor_owns_pid(m, pid))
-    return;
   snprintf(rel, sizeof rel, "%d", pid);
   dir = procfs_open(rel, O_PATH | O_DIRECTORY, &err);
-  if (dir < 0)
+  if (dir < 0) {
+    if (owned)
+      record_reaped(m, pid);
     return;
+  }
+  /* the arguments first: a short-lived program is gone within a millisecond */
   clen = read_at(dir, "cmdline", cmd, sizeof cmd);
+  if (!owned && !monitor_owns_procdir(m, dir))
+    return;
+  track_add(pid, 0);
+  read_comm(dir, comm, &state);
+  if (clen <= 0 && state != 'Z' && state != 'X' && !force && incomplete_add(pid))
+    return;
   if (read_at(dir, "status", status, sizeof status) < 0)
     status[0] = '\0';
   elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
@@ -240,13 +350,40 @@ static void on_exec(struct monitor *m, pid_t pid)
   jb_key_i64(&b, "uid", first_num(status_field(status, "Uid"), false));
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
-  if (clen > 0)
+  if (clen > 0) {
     add_argv(&b, cmd, clen);
-  else
-    add_comm(&b, dir);
+  } else {
+    jb_key(&b, "argv");
+    jb_puts(&b, "[]");
+    jb_key_str(&b, "comm", comm);
+    jb_key_bool(&b, state == 'Z' || state == 'X' ? "gone" : "argv_unavailable", true);
+  }
   if (!seen(pid, jb_str(&b)))
     monitor_record(m, "process", jb_str(&b));
   jb_free(&b);
+}
+
+static void on_exec(struct monitor *m, pid_t pid)
+{
+  bool known = incomplete_take(pid) || track_find(pid) != NULL;
+
+  record_exec(m, pid, known, false);
+}
+
+static bool proc_flush(struct monitor *m, void *ctx, bool final)
+{
+  int64_t now = monitor_now_ms();
+
+  for (size_t i = 0; i < n_incomplete;) {
+    pid_t pid = incomplete[i].pid;
+    if (!final && now - incomplete[i].since < MONITOR_TICK_MS) {
+      i++;
+      continue;
+    }
+    incomplete[i] = incomplete[--n_incomplete];
+    record_exec(m, pid, true, true);
+  }
+  return n_incomplete > 0;
 }
 
 static void on_exit_event(struct monitor *m, const struct proc_event *ev)
@@ -256,6 +393,7 @@ static void on_exit_event(struct monitor *m, const struct proc_event *ev)
 
   if (pid != tgid)
     return; /* a thread */
+  track_del(tgid);
   if (tgid == m->init_pid) {
     m->have_exit = true;
     m->exit_status = status;
@@ -287,7 +425,11 @@ static void handle(struct monitor *m, const uint8_t *buf, size_t len)
     if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof *ev) || cn->id.idx != CN_IDX_PROC ||
         cn->id.val != CN_VAL_PROC)
       continue;
-    if (ev->what == PROC_EVENT_EXEC)
+    if (ev->what == PROC_EVENT_FORK) {
+      const struct fork_proc_event *f = &ev->event_data.fork;
+      if (f->child_pid == f->child_tgid && track_find(f->parent_tgid) != NULL)
+        track_add(f->child_tgid, f->parent_tgid);
+    } else if (ev->what == PROC_EVENT_EXEC)
       on_exec(m, ev->event_data.exec.process_tgid);
     else if (ev->what == PROC_EVENT_EXIT)
       on_exit_event(m, ev);
@@ -333,8 +475,10 @@ int monitor_proc_open(struct monitor *m, struct error *err)
     return error_errno(err, "bind proc connector");
   if (send_op(fd, PROC_CN_MCAST_LISTEN) < 0)
     return error_errno(err, "subscribe to process events");
+  track_add(m->init_pid, 0);
   if (monitor_add_fd(m, fd, POLLIN, proc_read, NULL) < 0)
     return error_set(err, 0, "too many monitor sources");
+  monitor_set_flush(m, fd, proc_flush);
   proc_fd = take_fd(&fd);
   return 0;
 }
