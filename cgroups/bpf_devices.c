@@ -62,13 +62,13 @@ static int rule_from_oci(const struct oci_device_cgroup *d, size_t i, struct cgr
   r->allow = d->allow;
   r->type = d->type == 0 ? 'a' : d->type;
   if (r->type != 'a' && r->type != 'b' && r->type != 'c')
-    return error_set(err, EINVAL, "cgroup: devices[%zu]: unknown device type `%c`", i, d->type);
+    return cg_fail(err, EINVAL, "cgroup: devices[%zu]: unknown device type `%c`", i, d->type);
   r->major = d->has_major ? d->major : -1;
   r->minor = d->has_minor ? d->minor : -1;
   if (r->major < -1 || r->minor < -1 || r->major > UINT32_MAX || r->minor > UINT32_MAX)
-    return error_set(err, EINVAL, "cgroup: devices[%zu]: bad device number", i);
+    return cg_fail(err, EINVAL, "cgroup: devices[%zu]: bad device number", i);
   if (parse_access(d->access, &r->access) < 0)
-    return error_set(err, EINVAL, "cgroup: devices[%zu]: bad access `%s` (expected a subset of rwm)",
+    return cg_fail(err, EINVAL, "cgroup: devices[%zu]: bad access `%s` (expected a subset of rwm)",
                      i, d->access);
   return 0;
 }
@@ -178,7 +178,7 @@ int cgroup_bpf_devices_build(const struct cgroup_dev_rule *rules, size_t n,
   bool catch_all = false;
 
   if (n > 4096)
-    return error_set(err, E2BIG, "cgroup: %zu device rules are too many", n);
+    return cg_fail(err, E2BIG, "cgroup: %zu device rules are too many", n);
   p = xmalloc0((8 + n * 8) * sizeof *p);
   /* struct bpf_cgroup_dev_ctx: access_type (ACC << 16 | DEV), major, minor */
   p[k++] = LDX_W(BPF_REG_2, BPF_REG_1, 0);

@@ -46,11 +46,11 @@ int cgroup_swap_to_v2(bool has_limit, int64_t limit, int64_t swap, int64_t *ret,
     return 1;
   }
   if (swap < -1)
-    return error_set(err, EINVAL, "cgroup: memory.swap: invalid value %" PRId64, swap);
+    return cg_fail(err, EINVAL, "cgroup: memory.swap: invalid value %" PRId64, swap);
   if (!has_limit || limit <= 0)
-    return error_set(err, EINVAL, "cgroup: memory.swap %" PRId64 " needs a memory.limit", swap);
+    return cg_fail(err, EINVAL, "cgroup: memory.swap %" PRId64 " needs a memory.limit", swap);
   if (swap < limit)
-    return error_set(err, EINVAL,
+    return cg_fail(err, EINVAL,
                      "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64
                      "): it counts memory plus swap",
                      swap, limit);
@@ -105,7 +105,7 @@ int cgroup_validate_cpuset(const char *s, const char *what, struct error *err)
     p++;
   }
 bad:
-  return error_set(err, EINVAL, "cgroup: %s `%s`: malformed list (expected e.g. `0-3,5`)", what,
+  return cg_fail(err, EINVAL, "cgroup: %s `%s`: malformed list (expected e.g. `0-3,5`)", what,
                    s);
 }
 
@@ -116,14 +116,14 @@ int cgroup_normalize_path(const char *in, char **ret, struct error *err)
   const char *p = in;
 
   if (strchr(in, '\n') != NULL)
-    return error_set(err, EINVAL, "cgroup path `%s`: contains a newline", in);
+    return cg_fail(err, EINVAL, "cgroup path `%s`: contains a newline", in);
   if (*p == '/')
     out[n++] = '/';
   while (*p != '\0') {
     const char *end = strchrnul(p, '/');
     size_t len = (size_t)(end - p);
     if (len == 2 && p[0] == '.' && p[1] == '.')
-      return error_set(err, EINVAL, "cgroup path `%s`: `..` would leave the cgroup hierarchy",
+      return cg_fail(err, EINVAL, "cgroup path `%s`: `..` would leave the cgroup hierarchy",
                        in);
     if (len > 0 && !(len == 1 && p[0] == '.')) {
       if (n > 0 && out[n - 1] != '/')
@@ -147,14 +147,14 @@ static int expand_slice(const char *slice, char **ret, struct error *err)
   size_t olen = 0;
 
   if (len < 6 || strcmp(slice + len - 6, ".slice") != 0 || strchr(slice, '/') != NULL)
-    return error_set(err, EINVAL, "cgroup: systemd slice `%s`: invalid name", slice);
+    return cg_fail(err, EINVAL, "cgroup: systemd slice `%s`: invalid name", slice);
   if (streq(slice, "-.slice")) {
     *ret = xstrdup("");
     return 0;
   }
   name = xstrndup(slice, len - 6);
   if (name[0] == '-' || name[strlen(name) - 1] == '-' || strstr(name, "--") != NULL)
-    return error_set(err, EINVAL, "cgroup: systemd slice `%s`: invalid name", slice);
+    return cg_fail(err, EINVAL, "cgroup: systemd slice `%s`: invalid name", slice);
   out = xmalloc0(len * len + 2);
   for (char *dash = name;; dash++) {
     dash = strchr(dash, '-');
@@ -179,7 +179,7 @@ int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char
   const char *slice, *prefix, *name;
 
   if (c1 == NULL || c2 == NULL || strchr(c2 + 1, ':') != NULL)
-    return error_set(err, EINVAL,
+    return cg_fail(err, EINVAL,
                      "cgroup path `%s`: expected `slice:prefix:name` with --systemd-cgroup", spec);
   *c1 = '\0';
   *c2 = '\0';
@@ -187,7 +187,7 @@ int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char
   prefix = c1 + 1;
   name = *(c2 + 1) ? c2 + 1 : id;
   if (name == NULL || *name == '\0' || strchr(name, '/') != NULL || strchr(prefix, '/') != NULL)
-    return error_set(err, EINVAL, "cgroup path `%s`: invalid systemd unit name", spec);
+    return cg_fail(err, EINVAL, "cgroup path `%s`: invalid systemd unit name", spec);
   if (expand_slice(slice, &slice_path, err) < 0)
     return -1;
   if (strlen(name) > 6 && streq(name + strlen(name) - 6, ".slice"))
@@ -207,25 +207,25 @@ int cgroup_unified_key_check(const char *key, struct error *err)
   const char *dot;
 
   if (key == NULL || *key == '\0')
-    return error_set(err, EINVAL, "cgroup: unified: empty key");
+    return cg_fail(err, EINVAL, "cgroup: unified: empty key");
   for (const char *p = key; *p; p++) {
     bool ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
               *p == '-';
     if (!ok)
-      return error_set(err, EINVAL,
+      return cg_fail(err, EINVAL,
                        "cgroup: unified key `%s`: only a file name of the container's cgroup "
                        "is allowed",
                        key);
   }
   dot = strchr(key, '.');
   if (dot == NULL || dot == key || dot[1] == '\0' || strstr(key, "..") != NULL)
-    return error_set(err, EINVAL, "cgroup: unified key `%s`: expected `<controller>.<file>`",
+    return cg_fail(err, EINVAL, "cgroup: unified key `%s`: expected `<controller>.<file>`",
                      key);
   if (str_has_prefix(key, "cgroup.")) {
     for (size_t i = 0; i < ARRAY_SIZE(allowed_cgroup_keys); i++)
       if (streq(key, allowed_cgroup_keys[i]))
         return 0;
-    return error_set(err, EPERM,
+    return cg_fail(err, EPERM,
                      "cgroup: unified key `%s`: core cgroup files are managed by the runtime",
                      key);
   }
@@ -248,7 +248,7 @@ bool cgroup_hugepage_size_ok(const char *s)
 static int check_mem(bool has, int64_t v, const char *what, struct error *err)
 {
   if (has && v < -1)
-    return error_set(err, EINVAL,
+    return cg_fail(err, EINVAL,
                      "cgroup: memory.%s: invalid value %" PRId64 " (must be -1 or >= 0)", what, v);
   return 0;
 }
@@ -263,7 +263,7 @@ static int validate_memory(const struct oci_resources *r, struct error *err)
     return -1;
   if (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX &&
       r->memory_swappiness > 100)
-    return error_set(err, EINVAL, "cgroup: memory.swappiness: %" PRIu64 " is not in 0-100",
+    return cg_fail(err, EINVAL, "cgroup: memory.swappiness: %" PRIu64 " is not in 0-100",
                      r->memory_swappiness);
   return 0;
 }
@@ -271,21 +271,21 @@ static int validate_memory(const struct oci_resources *r, struct error *err)
 static int validate_cpu(const struct oci_resources *r, struct error *err)
 {
   if (r->has_cpu_shares && r->cpu_shares != 0 && (r->cpu_shares < 2 || r->cpu_shares > 262144))
-    return error_set(err, EINVAL, "cgroup: cpu.shares: %" PRIu64 " is not in 2-262144",
+    return cg_fail(err, EINVAL, "cgroup: cpu.shares: %" PRIu64 " is not in 2-262144",
                      r->cpu_shares);
   if (r->has_cpu_quota && (r->cpu_quota < -1 || (r->cpu_quota > 0 && r->cpu_quota < 1000)))
-    return error_set(err, EINVAL,
+    return cg_fail(err, EINVAL,
                      "cgroup: cpu.quota: %" PRId64 " (must be -1, 0 or >= 1000 microseconds)",
                      r->cpu_quota);
   if (r->has_cpu_period && r->cpu_period != 0 &&
       (r->cpu_period < 1000 || r->cpu_period > 1000000))
-    return error_set(err, EINVAL, "cgroup: cpu.period: %" PRIu64 " is not in 1000-1000000",
+    return cg_fail(err, EINVAL, "cgroup: cpu.period: %" PRIu64 " is not in 1000-1000000",
                      r->cpu_period);
   if (r->has_cpu_realtime_runtime && r->cpu_realtime_runtime < -1)
-    return error_set(err, EINVAL, "cgroup: cpu.realtimeRuntime: invalid value %" PRId64,
+    return cg_fail(err, EINVAL, "cgroup: cpu.realtimeRuntime: invalid value %" PRId64,
                      r->cpu_realtime_runtime);
   if (r->has_cpu_idle && r->cpu_idle != 0 && r->cpu_idle != 1)
-    return error_set(err, EINVAL, "cgroup: cpu.idle: %" PRId64 " (must be 0 or 1)",
+    return cg_fail(err, EINVAL, "cgroup: cpu.idle: %" PRId64 " (must be 0 or 1)",
                      r->cpu_idle);
   if (cgroup_validate_cpuset(r->cpu_cpus, "cpu.cpus", err) < 0 ||
       cgroup_validate_cpuset(r->cpu_mems, "cpu.mems", err) < 0)
@@ -296,7 +296,7 @@ static int validate_cpu(const struct oci_resources *r, struct error *err)
 static int check_weight(bool has, uint16_t w, const char *what, struct error *err)
 {
   if (has && w != 0 && (w < 10 || w > 1000))
-    return error_set(err, EINVAL, "cgroup: blockIO.%s: %u is not in 10-1000", what, w);
+    return cg_fail(err, EINVAL, "cgroup: blockIO.%s: %u is not in 10-1000", what, w);
   return 0;
 }
 
@@ -308,7 +308,7 @@ static int validate_blkio(const struct oci_resources *r, struct error *err)
   for (size_t i = 0; i < r->n_blkio_weight_device; i++) {
     const struct oci_weight_device *d = &r->blkio_weight_device[i];
     if (d->major < 0 || d->minor < 0)
-      return error_set(err, EINVAL, "cgroup: blockIO.weightDevice[%zu]: bad device number", i);
+      return cg_fail(err, EINVAL, "cgroup: blockIO.weightDevice[%zu]: bad device number", i);
     if (check_weight(d->has_weight, d->weight, "weightDevice.weight", err) < 0 ||
         check_weight(d->has_leaf_weight, d->leaf_weight, "weightDevice.leafWeight", err) < 0)
       return -1;
@@ -324,7 +324,7 @@ int cgroup_resources_validate(const struct oci_resources *r, struct error *err)
     return -1;
   for (size_t i = 0; i < r->n_hugepage_limits; i++)
     if (!cgroup_hugepage_size_ok(r->hugepage_limits[i].page_size))
-      return error_set(err, EINVAL, "cgroup: hugepageLimits[%zu]: bad page size `%s`", i,
+      return cg_fail(err, EINVAL, "cgroup: hugepageLimits[%zu]: bad page size `%s`", i,
                        r->hugepage_limits[i].page_size ? r->hugepage_limits[i].page_size : "");
   for (size_t i = 0; i < r->n_unified; i++)
     if (cgroup_unified_key_check(r->unified[i].key, err) < 0)

@@ -67,6 +67,8 @@ extern const struct cgroup_ops cgroup_v2_ops;
 /* The v1 hierarchy carrying controller c, or NULL. */
 struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c);
 
+/* A message that needs no strerror suffix, with err->code = code; -1. */
+#define cg_fail(err, ecode, ...) (error_set((err), 0, __VA_ARGS__), (err)->code = (ecode), -1)
 /* "cgroup: <c> controller not available" (err->code ENOTSUP, no strerror). */
 int cg_missing(struct error *err, const char *c);
 

@@ -258,7 +258,7 @@ static int base_path(const struct cgroup_opts *o, char **ret, struct error *err)
   if (*p == '\0') {
     if (o->id == NULL || *o->id == '\0' || strchr(o->id, '/') != NULL || streq(o->id, "..") ||
         streq(o->id, "."))
-      return error_set(err, EINVAL, "cgroup: invalid container id for the cgroup path");
+      return cg_fail(err, EINVAL, "cgroup: invalid container id for the cgroup path");
     *ret = xfmt("/agentrt/%s", o->id);
     return 0;
   }
@@ -301,7 +301,7 @@ static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o,
   }
   for (size_t i = 0; i < m->n_hier; i++)
     if (streq(m->hier[i].rel, "/") || streq(m->hier[i].rel, ""))
-      return error_set(err, EINVAL, "cgroup path `%s`: the root cgroup cannot hold a container",
+      return cg_fail(err, EINVAL, "cgroup path `%s`: the root cgroup cannot hold a container",
                        base);
   compute_saved_path(m);
   return 0;
@@ -323,7 +323,7 @@ static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret
   m->n_devices = o->n_devices;
   m->version = o->force_version ? o->force_version : detect_version(m);
   if (m->version != 1 && m->version != 2)
-    return error_set(err, EINVAL, "cgroup: unknown cgroup version %d", m->version);
+    return cg_fail(err, EINVAL, "cgroup: unknown cgroup version %d", m->version);
   if (m->version == 2) {
     m->ops = &cgroup_v2_ops;
     h = hier_add(m, m->root, "/");
@@ -377,7 +377,7 @@ static int assign_saved(struct cgroup_manager *m, const char *saved, struct erro
     }
     val = xstrndup(p + strlen(key), strcspn(p + strlen(key), ";"));
     if (val[0] != '/' || cgroup_normalize_path(val, &norm, err) < 0)
-      return error_set(err, EINVAL, "cgroup: saved path `%s`: malformed", saved);
+      return cg_fail(err, EINVAL, "cgroup: saved path `%s`: malformed", saved);
     m->hier[keep] = m->hier[i];
     set_hier_path(&m->hier[keep++], norm);
   }
@@ -393,7 +393,7 @@ int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
   struct cgroup_manager *m = NULL;
 
   if (saved_path == NULL || *saved_path == '\0')
-    return error_set(err, EINVAL, "cgroup: no saved cgroup path");
+    return cg_fail(err, EINVAL, "cgroup: no saved cgroup path");
   if (manager_init(o, &m, err) < 0 || assign_saved(m, saved_path, err) < 0) {
     cgroup_manager_free(m);
     return -1;
@@ -453,7 +453,7 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
 
 int cgroup_clone_fd(struct cgroup_manager *m)
 {
-  if (m->version != 2 || m->fake || !m->created)
+  if (m->version != 2 || m->fake)
     return -1;
   return open(m->hier[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
@@ -487,7 +487,8 @@ int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct err
 }
 
 /* Signal pid by pid with the cgroup frozen, so that nothing forks past the
- * loop (as runc does); a cgroup paused by the user stays paused. */
+ * loop (as runc does); a cgroup paused by the user stays paused, except for
+ * SIGKILL, which needs the tasks thawed to take effect. */
 int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
 {
   cleanup_free pid_t *pids = NULL;
@@ -510,7 +511,8 @@ int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
   for (size_t i = 0; i < n; i++)
     if (kill(pids[i], sig) < 0 && errno != ESRCH)
       log_debug("cgroup: kill %d: %s, ignoring", (int)pids[i], strerror(errno));
-  if (froze && m->ops->freeze(m, false, err) < 0)
+  /* a frozen task dies of SIGKILL only once thawed, paused or not */
+  if ((froze || sig == SIGKILL) && m->ops->freeze(m, false, froze ? err : &e2) < 0 && froze)
     return -1;
   return 0;
 }

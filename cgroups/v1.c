@@ -108,11 +108,11 @@ static int v1_memory_limits(struct cgroup_manager *m, const char *dir,
     s = -1;
   }
   if (has_s && !memsw_supported(m, dir))
-    return error_set(err, ENOTSUP,
+    return cg_fail(err, ENOTSUP,
                      "cgroup: memory.swap: swap accounting not available (no "
                      "memory.memsw.limit_in_bytes)");
   if (has_l && has_s && s != -1 && l != -1 && s < l)
-    return error_set(err, EINVAL,
+    return cg_fail(err, EINVAL,
                      "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64 ")", s,
                      l);
   if (!m->fake)
@@ -250,7 +250,7 @@ static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
   const char *wf = weight_file(m, dir);
 
   if (any && wf == NULL)
-    return error_set(err, ENOTSUP,
+    return cg_fail(err, ENOTSUP,
                      "cgroup: blockIO.weight: not supported by the host (no blkio.weight or "
                      "blkio.bfq.weight; is the BFQ scheduler in use?)");
   if (r->has_blkio_weight && r->blkio_weight &&
@@ -349,7 +349,7 @@ static int v1_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
                     struct error *err)
 {
   if (r != NULL && r->n_unified > 0)
-    return error_set(err, ENOTSUP,
+    return cg_fail(err, ENOTSUP,
                      "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
   if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 ||
                     v1_cpuset(m, r, err) < 0 || v1_pids(m, r, err) < 0 ||

@@ -132,6 +132,8 @@ static int v2_swap(struct cgroup_manager *m, const struct oci_resources *r, stru
   w = cgroup_swap_to_v2(has_l, l, r->memory_swap, &v, err);
   if (w <= 0)
     return w;
+  if (v == -1 && !m->fake && !cg_exists(dir_of(m), "memory.swap.max"))
+    return 0; /* no swap accounting: "unlimited" needs nothing */
   return wr_limit(m, "memory.swap.max", v, err);
 }
 
@@ -202,7 +204,7 @@ static int v2_cpu(struct cgroup_manager *m, char **avail, const struct oci_resou
 
   if ((r->has_cpu_realtime_period && r->cpu_realtime_period != 0) ||
       (r->has_cpu_realtime_runtime && r->cpu_realtime_runtime != 0))
-    return error_set(err, ENOTSUP, "cgroup: cpu realtime limits are not available on cgroup v2");
+    return cg_fail(err, ENOTSUP, "cgroup: cpu realtime limits are not available on cgroup v2");
   if (!shares && !quota && !r->has_cpu_burst && !r->has_cpu_idle)
     return 0;
   if (need(avail, "cpu", err) < 0)
@@ -326,7 +328,7 @@ static int v2_unified(struct cgroup_manager *m, char **avail, const struct oci_r
     if (cgroup_unified_key_check(k, err) < 0)
       return -1;
     if (!streq(ctrl, "cgroup") && !strv_contains(avail, ctrl))
-      return error_set(err, ENOTSUP, "cgroup: unified key `%s`: %s controller not available", k,
+      return cg_fail(err, ENOTSUP, "cgroup: unified key `%s`: %s controller not available", k,
                        ctrl);
     if (cg_write(m, dir_of(m), k, r->unified[i].value ? r->unified[i].value : "", err) < 0)
       return -1;
@@ -396,7 +398,7 @@ static int frozen_state(struct cgroup_manager *m, struct error *err)
   if (cg_read(dir_of(m), "cgroup.events", &s, err) < 0)
     return -1;
   if (cg_keyed_u64(s, "frozen", &v) < 0)
-    return error_set(err, ENOTSUP, "cgroup: `%s`: no freezer (kernel too old?)", dir_of(m));
+    return cg_fail(err, ENOTSUP, "cgroup: `%s`: no freezer (kernel too old?)", dir_of(m));
   return v == 1;
 }
 

@@ -42,7 +42,7 @@ fuzz: $(FUZZ_BINS)
 	    -artifact_prefix=$(FUZZ_DIR)/crash-$$t- -print_final_stats=0 \
 	    tests/fuzz/corpus-work/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_DIR)/fuzz_$$t.log \
 	  || { tail -40 $(FUZZ_DIR)/fuzz_$$t.log; echo "fuzz_$$t: FAILED"; exit 1; }; \
-	  grep -E '^#[0-9]+ +DONE' $(FUZZ_DIR)/fuzz_$$t.log | tail -1; \
+	  grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_DIR)/fuzz_$$t.log | tail -1; \
 	done
 
 fuzz-smoke:

@@ -68,6 +68,8 @@ void jpop(struct jctx *c, size_t mark)
 }
 
 static int vfail(struct jctx *c, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static int vfail(struct jctx *c, const char *fmt, va_list ap)
 {
   char msg[ERROR_MSG_MAX];
   const char *file = c->file != NULL ? c->file : "json";

@@ -20,6 +20,8 @@
 #include "runtime/monitor.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
+#include "runtime/egress.h"
+#include "workspace/workspace.h"
 
 const char *container_status_name(enum container_status s)
 {
@@ -314,12 +316,12 @@ char *timestamp_rfc3339(void)
 {
   struct timespec ts;
   struct tm tm;
-  char base[32];
 
+  /* gmtime_r + printf: strftime would load the time zone database */
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  return xfmt("%s.%09ldZ", base, ts.tv_nsec);
+  return xfmt("%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
 }
 
 int rm_rf_at(int dfd, const char *name)
@@ -371,6 +373,10 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     log_warning("delete `%s`: %s", c->id, e2.msg);
     error_clear(&e2);
   }
+  egress_teardown(c);
+  /* the init is dead: the workspace is no longer in use (its upper layer and
+   * snapshots stay until commit/discard/purge) */
+  workspace_release(g->root, c->id);
   if (c->cgroup) {
     error_clear(&e2);
     if (cgroup_destroy(c->cgroup, &e2) < 0) {

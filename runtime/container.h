@@ -39,6 +39,7 @@ struct container {
   struct oci_config *config;       /* loaded on demand */
   struct cgroup_manager *cgroup;   /* loaded on demand, NULL when none */
   struct profile_result *profile;  /* create only: the profile's directives */
+  bool has_workspace;              /* create only: an overlay workspace was prepared */
   enum container_status status;
 };
 

@@ -19,11 +19,14 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/console.h"
+#include "runtime/egress.h"
 #include "runtime/fsutil.h"
 #include "runtime/monitor.h"
 #include "runtime/policy.h"
+#include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/seccomp_cache.h"
+#include "workspace/workspace.h"
 
 static int load_bundle_config(const char *bundle, struct oci_config **ret, struct error *err)
 {
@@ -43,6 +46,20 @@ static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
   return xfmt("%s/%s", bundle, cfg->root_path);
 }
 
+/* agentrt itself in a non-initial user namespace (rootless Podman)? */
+static bool running_in_userns(void)
+{
+  char buf[128];
+  struct error e = {0};
+  unsigned a = 0, b = 0, n = 0;
+
+  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
+    return false;
+  if (sscanf(buf, "%u %u %u", &a, &b, &n) != 3)
+    return true;
+  return !(a == 0 && b == 0 && n == 4294967295U);
+}
+
 static int setup_cgroup(const struct global_opts *g, struct container *c, struct error *err)
 {
   const struct oci_linux *l = c->config->linux;
@@ -51,21 +68,23 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
       .id = c->id,
       .cgroups_path = l ? l->cgroups_path : NULL,
       .systemd = g->systemd_cgroup,
-      .rootless = geteuid() != 0,
+      .rootless = geteuid() != 0 || running_in_userns(),
+      .resources = res,
+      .devices = l ? l->devices : NULL,
+      .n_devices = l ? l->n_devices : 0,
   };
 
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
   if (cgroup_create(c->cgroup, err) < 0) {
-    if (err->code == EACCES || err->code == EROFS || err->code == EPERM) {
-      if (res == NULL) {
-        log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id,
-                    err->msg);
-        error_clear(err);
-        cgroup_manager_free(c->cgroup);
-        c->cgroup = NULL;
-        return 0;
-      }
+    /* -EACCES: not delegated to us and no limit asked for (rootless
+     * engines): go on without a cgroup, as runc does */
+    if (err->code == -EACCES) {
+      log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+      error_clear(err);
+      cgroup_manager_free(c->cgroup);
+      c->cgroup = NULL;
+      return 0;
     }
     return -1;
   }
@@ -110,6 +129,72 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
   return write_file_path(path, buf, (size_t)n, err);
 }
 
+/* The protected placeholders agentrt creates in the workspace, so that
+ * `workspace diff/commit` leave them out (runtime/workspace_cmd.c). */
+static int record_protected(struct container *c, const struct workspace *w, const char *dest,
+                            struct error *err)
+{
+  cleanup_free char *buf = xstrdup("");
+  size_t dn = strlen(dest);
+  int dfd, r;
+
+  if (c->profile == NULL)
+    return 0;
+  for (size_t i = 0; i < c->profile->workspace.n_protected; i++) {
+    const struct profile_protected *p = &c->profile->workspace.protected[i];
+    char *nb;
+    if (strncmp(p->path, dest, dn) != 0 || p->path[dn] != '/')
+      continue;
+    nb = xfmt("%s%s%s\n", buf, p->path + dn + 1, p->dir ? "/" : "");
+    free(buf);
+    buf = nb;
+  }
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return error_errno(err, "workspace `%s`", w->dir);
+  r = write_file_atomic_at(dfd, "protected", buf, strlen(buf), err);
+  close(dfd);
+  return r;
+}
+
+/* The agent profile's overlay workspace (profile.h): the engine's bind of a
+ * host directory becomes an overlay whose upper layer agentrt keeps under
+ * <root>/.workspaces/<id>, so the host directory only changes when the
+ * operator commits (`agentrt workspace ID commit`). */
+static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
+{
+  struct oci_config *cfg = c->config;
+
+  for (size_t i = 0; i < cfg->n_mounts; i++) {
+    struct oci_mount *m = &cfg->mounts[i];
+    struct workspace *w = NULL;
+    struct ws_limits lim;
+
+    if (!profile_mount_is_workspace(m))
+      continue;
+    ws_limits_default(&lim);
+    if (c->profile) {
+      lim.max_size = c->profile->workspace.retention.max_size;
+      lim.max_age = c->profile->workspace.retention.max_age;
+    }
+    if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
+      return error_prefix(err, "workspace `%s`", m->destination);
+    c->has_workspace = true;
+    if (record_protected(c, w, m->destination, err) < 0) {
+      workspace_free(w);
+      return -1;
+    }
+    free(m->type);
+    free(m->source);
+    strv_free(m->options);
+    m->type = xstrdup("overlay");
+    m->source = xstrdup("overlay");
+    m->options = strv_dup(w->mount_optv);
+    workspace_free(w);
+  }
+  return 0;
+}
+
 void container_abort(struct container *c, const struct global_opts *g)
 {
   struct error e = {0};
@@ -119,8 +204,11 @@ void container_abort(struct container *c, const struct global_opts *g)
 
   if (c->state->pid > 0)
     proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
+  egress_teardown(c);
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
+  if (c->has_workspace)
+    workspace_abandon(g->root, c->id);
   parent = xstrdup(c->dir);
   slash = strrchr(parent, '/');
   *slash = '\0';
@@ -193,7 +281,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
   }
-  if (check_terminal(o, cfg, err) < 0 || oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0) {
+  if (check_terminal(o, cfg, err) < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }
@@ -205,7 +293,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->profile = pres;
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
-  if (container_save_config(c, cfg_json, cfg_len, err) < 0 ||
+  if (prepare_workspaces(g, c, err) < 0)
+    goto fail;
+  if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
+      container_save_config(c, cfg_json, cfg_len, err) < 0 ||
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, err) < 0)
     goto fail;
   so.c = c;
@@ -228,7 +319,11 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
+  /* the audit monitor first: the egress helper records DNS decisions in its trail */
   if (start_monitor(g, c, bundle, ret_r, err) < 0)
+    goto fail;
+  /* egress rules go in before the init can run anything (it waits for start) */
+  if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
     goto fail;
   free(c->state->status);
   c->state->status = xstrdup("created");

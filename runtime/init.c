@@ -12,7 +12,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -23,15 +26,13 @@
 #include "runtime/setup.h"
 #include "runtime/sync.h"
 
+/* agentrt installs no signal handlers, so only the mask (run/exec block
+ * the signals they forward) needs resetting; dispositions the engine set
+ * (e.g. SIGPIPE ignored) are inherited as with runc. */
 static void reset_signals(void)
 {
   sigset_t all;
-  struct sigaction dfl;
 
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < NSIG; s++)
-    sigaction(s, &dfl, NULL); /* EINVAL for KILL/STOP and glibc-internal ones: fine */
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
 }
@@ -66,6 +67,26 @@ static int set_personality(const struct oci_config *c, struct error *err)
   } else if (personality(PER_LINUX) < 0) {
     return error_errno(err, "personality LINUX");
   }
+  return 0;
+}
+
+/* A new network namespace starts with `lo` down; runc and crun bring it up. */
+static int loopback_up(struct error *err)
+{
+  struct ifreq ifr;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0)
+    return error_errno(err, "bring up lo: socket");
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP | IFF_RUNNING,
+                                             ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
+    error_errno(err, "bring up lo");
+    close(fd);
+    return -1;
+  }
+  close(fd);
   return 0;
 }
 
@@ -109,6 +130,8 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   if (a->plan->unshare_flags && unshare(a->plan->unshare_flags) < 0)
     return error_errno(err, "unshare namespaces");
   procfs_reset();
+  if (a->plan->new_ns[OCI_NS_NETWORK] && loopback_up(err) < 0)
+    return -1;
   if (set_names(c, a->plan, err) < 0 || set_personality(c, err) < 0)
     return -1;
   if (sysctl_apply(c, err) < 0)

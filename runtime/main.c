@@ -13,7 +13,9 @@
 #include "common/util.h"
 #include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
+#include "runtime/egress.h"
 #include "runtime/help.h"
+#include "runtime/workspace_cmd.h"
 
 struct command {
   const char *name;
@@ -28,6 +30,7 @@ static const struct command commands[] = {
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
     {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
+    {"workspace", cmd_workspace}, {"egress", cmd_egress},
     {"audit", cmd_audit},
     {NULL, NULL},
 };

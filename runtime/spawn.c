@@ -212,6 +212,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   int sv[2] = {-1, -1};
   int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
   int flags;
+  bool in_userns;
   pid_t pid;
 
   r->pid = -1;
@@ -268,6 +269,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
+  in_userns = runtime_in_userns(); /* before clone: the child has a new pid namespace */
   pid = clone_init(flags, cgfd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
@@ -291,7 +293,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
-        .runtime_in_userns = runtime_in_userns(),
+        .runtime_in_userns = in_userns,
     };
     close(sv[0]);
     init_main(&ia); /* never returns */

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cgroups/internal.h"
 #include "common/util.h"
@@ -531,6 +532,41 @@ static void test_stats(void)
   rm_tree();
 }
 
+/* Without permission to mkdir (an unprivileged user here): a soft -EACCES
+ * when no limit is requested, a plain error when one is. */
+static int create_as_nobody(const struct oci_resources *r)
+{
+  pid_t pid = fork();
+  int st = 0;
+
+  if (pid == 0) {
+    struct error e = {0};
+    struct cgroup_manager *m;
+    int rc;
+    if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+      _exit(100);
+    m = mgr(2, "", false, r, &e);
+    if (m == NULL)
+      _exit(101);
+    rc = cgroup_create(m, &e);
+    _exit(rc == -EACCES && e.code == -EACCES ? 10 : rc == -1 && e.code == EACCES ? 11 : 12);
+  }
+  if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+    return -1;
+  return WEXITSTATUS(st);
+}
+
+static void test_rootless(void)
+{
+  struct oci_resources r = {.has_pids_limit = true, .pids_limit = 5};
+
+  fake_v2("cpu memory pids\n");
+  chmod(tmp, 0755);
+  tap_ok(create_as_nobody(NULL) == 10, "no permission, no limits: soft -EACCES");
+  tap_ok(create_as_nobody(&r) == 11, "no permission with a pids limit: an error");
+  rm_tree();
+}
+
 int main(void)
 {
   test_conversions();
@@ -543,5 +579,7 @@ int main(void)
   test_v2_apply();
   test_bpf();
   test_stats();
+  if (geteuid() == 0)
+    test_rootless();
   return tap_done();
 }

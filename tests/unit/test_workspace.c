@@ -1,0 +1,446 @@
+/* test_workspace.c - the pure parts of workspace/: SHA-256, the line diff
+ * (applied back by a tiny patcher), whiteout/opaque classification and the
+ * layer scan on fake layers built in a temp dir (mknod 0/0 and trusted.*
+ * xattrs need root: those checks are skipped otherwise), rename detection,
+ * manifest conflicts, commit (including a symlink planted on the host path)
+ * and pruning. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "tests/unit/tap.h"
+#include "workspace/internal.h"
+#include "workspace/workspace.h"
+
+static char tmp[] = "/tmp/agentrt-test-ws.XXXXXX";
+
+/* tmp/rel in one of a few rotating buffers (no allocation to free). */
+static const char *
+P(const char *rel)
+{
+  static char bufs[8][512];
+  static int i;
+  char *b = bufs[i++ % 8];
+  snprintf(b, sizeof bufs[0], "%s/%s", tmp, rel);
+  return b;
+}
+
+static void
+put(const char *rel, const char *text)
+{
+  cleanup_free char *p = xfmt("%s/%s", tmp, rel);
+  FILE *f = fopen(p, "we");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+static void
+mk(const char *rel)
+{
+  cleanup_free char *p = xfmt("%s/%s", tmp, rel);
+  mkdir(p, 0755);
+}
+
+static void
+whiteout(const char *rel)
+{
+  cleanup_free char *p = xfmt("%s/%s", tmp, rel);
+  mknod(p, S_IFCHR | 0000, makedev(0, 0));
+}
+
+static void
+opaque(const char *rel)
+{
+  cleanup_free char *p = xfmt("%s/%s", tmp, rel);
+  setxattr(p, "trusted.overlay.opaque", "y", 1, 0);
+}
+
+static int
+dirfd_of(const char *rel)
+{
+  cleanup_free char *p = xfmt("%s/%s", tmp, rel);
+  return open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static char *
+slurp(const char *rel)
+{
+  cleanup_free char *p = xfmt("%s/%s", tmp, rel);
+  FILE *f = fopen(p, "re");
+  char buf[4096];
+  size_t n;
+
+  if (f == NULL)
+    return NULL;
+  n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return xstrdup(buf);
+}
+
+/* --- sha256 and the line diff --------------------------------------------- */
+
+static void
+test_sha256(void)
+{
+  unsigned char h[32];
+  char hex[65];
+
+  ws_sha256("abc", 3, h);
+  ws_hex(h, 32, hex);
+  tap_ok(streq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+         "sha256(abc)");
+  ws_sha256("", 0, h);
+  ws_hex(h, 32, hex);
+  tap_ok(streq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+         "sha256(empty)");
+  ws_sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, h);
+  ws_hex(h, 32, hex);
+  tap_ok(streq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+         "sha256(two blocks)");
+}
+
+/* Apply a unified diff to a (strict: context must match). */
+static char *
+apply_patch(const char *a, const char *patch)
+{
+  const char *p = strstr(patch, "\n@@");
+  size_t alen = strlen(a), apos = 0, cap = alen + strlen(patch) + 1, olen = 0;
+  char *out = xmalloc(cap);
+  long line = 1; /* next line of a */
+
+  while (p && *p) {
+    unsigned long s, cnt = 1;
+    char *end;
+    p = strstr(p, "@@ -");
+    if (p == NULL)
+      break;
+    s = strtoul(p + 4, &end, 10);
+    if (*end == ',')
+      cnt = strtoul(end + 1, NULL, 10);
+    if (cnt == 0)
+      s++; /* "-5,0": insert after line 5 */
+    p = strchr(p, '\n') + 1;
+    for (; (long)s > line; line++) { /* copy lines up to the hunk */
+      const char *nl = strchr(a + apos, '\n');
+      size_t n = nl ? (size_t)(nl - (a + apos)) + 1 : alen - apos;
+      memcpy(out + olen, a + apos, n), olen += n, apos += n;
+    }
+    while (*p == ' ' || *p == '-' || *p == '+' || *p == '\\') {
+      const char *nl = strchr(p, '\n');
+      size_t n = (size_t)(nl - p);
+      bool noeol = nl[1] == '\\';
+      if (*p == ' ' || *p == '-') {
+        if (strncmp(a + apos, p + 1, n - 1) != 0) {
+          free(out);
+          return NULL;
+        }
+        apos += n - 1 + (noeol ? 0 : 1);
+        line++;
+      }
+      if (*p == ' ' || *p == '+') {
+        memcpy(out + olen, p + 1, n - 1), olen += n - 1;
+        if (!noeol)
+          out[olen++] = '\n';
+      }
+      p = nl + 1;
+      if (noeol)
+        p = strchr(p, '\n') + 1;
+    }
+  }
+  memcpy(out + olen, a + apos, alen - apos), olen += alen - apos;
+  out[olen] = '\0';
+  return out;
+}
+
+static bool
+roundtrip(const char *a, const char *b)
+{
+  cleanup_free char *d = ws_unified_diff(a, strlen(a), b, strlen(b), "a/x", "b/x");
+  cleanup_free char *r = d ? apply_patch(a, d) : NULL;
+  return r && streq(r, b);
+}
+
+static void
+test_linediff(void)
+{
+  cleanup_free char *d = ws_unified_diff("a\nb\nc\n", 6, "a\nB\nc\n", 6, "a/f", "b/f");
+  cleanup_free char *e = ws_unified_diff("x\n", 2, "x", 1, "a/f", "b/f");
+  cleanup_free char *n = ws_unified_diff("", 0, "new\n", 4, "/dev/null", "b/f");
+  char big_a[4000] = "", big_b[4000] = "";
+  unsigned seed = 42;
+  int ok = 0;
+
+  tap_ok(d && streq(d, "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"), "diff: one line");
+  tap_ok(e && strstr(e, "-x\n+x\n\\ No newline at end of file\n"), "diff: missing newline");
+  tap_ok(n && streq(n, "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+new\n"), "diff: new file");
+  tap_ok(ws_unified_diff("a\0b", 3, "c", 1, "a", "b") == NULL, "diff: binary gives NULL");
+  for (int i = 0; i < 200; i++) { /* random edits, far apart and close together */
+    size_t la = 0, lb = 0;
+    for (int k = 0; k < 60; k++) {
+      int r = rand_r(&seed) % 10, v = rand_r(&seed) % 5;
+      if (r < 7 || r == 8)
+        la += (size_t)snprintf(big_a + la, sizeof big_a - la, "line %d %d\n", k, r < 7 ? 0 : v);
+      if (r < 7 || r == 9)
+        lb += (size_t)snprintf(big_b + lb, sizeof big_b - lb, "line %d %d\n", k, r < 7 ? 0 : v + 1);
+    }
+    if (i % 3 == 0 && lb > 0)
+      big_b[lb - 1] = '\0'; /* no newline at the end */
+    ok += roundtrip(big_a, big_b);
+  }
+  tap_ok(ok == 200, "diff: 200 random diffs apply back (%d)", ok);
+}
+
+/* --- layers ---------------------------------------------------------------- */
+
+static const struct ws_change *
+find(const struct ws_changes *c, const char *path)
+{
+  for (size_t i = 0; i < c->n; i++)
+    if (streq(c->v[i].path, path))
+      return &c->v[i];
+  return NULL;
+}
+
+static bool
+has(const struct ws_changes *c, const char *path, enum ws_kind k, enum ws_ftype t)
+{
+  const struct ws_change *ch = find(c, path);
+  return ch && ch->kind == k && ch->type == t;
+}
+
+/* host/ and two change layers: snap/ (older) under up/ (upper). */
+static void
+build_tree(void)
+{
+  mk("host"), mk("host/src"), mk("host/data"), mk("host/keep"), mk("host/docs");
+  put("host/src/main.c", "int main(void)\n{\n  return 0;\n}\n");
+  put("host/data/db.sqlite", "SQLite format 3\nrows\n");
+  put("host/keep/same.txt", "same\n");
+  put("host/docs/a.md", "a\n"), put("host/docs/b.md", "b\n");
+  put("host/old.txt", "renamed content\n");
+  put("host/gone.txt", "bye\n");
+  put("host/empty", "");
+  mk("snap"), mk("snap/src"), mk("snap/keep");
+  put("snap/src/main.c", "int main(void)\n{\n  return 1;\n}\n"); /* modified in snapshot */
+  put("snap/keep/same.txt", "same\n");                           /* copy-up, unchanged */
+  put("snap/from-snap.txt", "s\n");
+  mk("up"), mk("up/docs"), mk("up/newdir");
+  whiteout("up/data");    /* rm -rf data */
+  whiteout("up/old.txt"); /* mv old.txt new.txt */
+  put("up/new.txt", "renamed content\n");
+  whiteout("up/gone.txt");
+  whiteout("up/empty");
+  put("up/empty2", "");
+  whiteout("up/from-snap.txt"); /* created in snapshot, deleted after: no change */
+  opaque("up/docs");            /* rm -rf docs; mkdir docs; add c.md */
+  put("up/docs/c.md", "c\n");
+  put("up/newdir/x", "x\n");
+  tap_ok(symlink("../etc/passwd", P("up/link")) == 0, "setup: symlink in upper");
+}
+
+static void
+test_classify(void)
+{
+  cleanup_close int up = dirfd_of("up");
+  enum ws_ftype t;
+
+  tap_ok(ws_classify(up, "data", &t) == WS_E_WHITEOUT, "classify: char 0/0 is a whiteout");
+  tap_ok(ws_classify(up, "docs", &t) == WS_E_OPAQUE_DIR, "classify: opaque dir");
+  tap_ok(ws_classify(up, "newdir", &t) == WS_E_DIR && t == WS_T_DIR, "classify: plain dir");
+  tap_ok(ws_classify(up, "new.txt", &t) == WS_E_OTHER && t == WS_T_FILE, "classify: file");
+  tap_ok(ws_classify(up, "link", &t) == WS_E_OTHER && t == WS_T_SYMLINK, "classify: symlink");
+  tap_ok(ws_classify(up, "nothing", &t) == WS_E_NONE, "classify: absent");
+}
+
+static void
+open_layers(struct ws_layers *l, int *fds)
+{
+  fds[0] = dirfd_of("up");
+  fds[1] = dirfd_of("snap");
+  *l = (struct ws_layers){fds, 2, dirfd_of("host")};
+}
+
+static void
+test_scan(void)
+{
+  struct ws_changes c = {0};
+  struct error err = {0};
+  struct ws_layers l;
+  int fds[2];
+  const struct ws_change *r;
+
+  open_layers(&l, fds);
+  tap_ok(ws_scan(&l, &c, &err) == 0, "scan: ok %s", err.msg);
+  tap_ok(has(&c, "data", WS_DELETED, WS_T_DIR) && find(&c, "data")->n_files == 1,
+         "scan: rm -rf data is one deleted dir with 1 file");
+  tap_ok(has(&c, "src/main.c", WS_MODIFIED, WS_T_FILE) && find(&c, "src/main.c")->layer == 1,
+         "scan: a change in the snapshot layer is seen");
+  tap_ok(find(&c, "keep/same.txt") == NULL && find(&c, "keep") == NULL,
+         "scan: an unchanged copy-up is no change");
+  tap_ok(find(&c, "from-snap.txt") == NULL, "scan: created then deleted is no change");
+  tap_ok(has(&c, "docs/a.md", WS_DELETED, WS_T_FILE) &&
+             has(&c, "docs/b.md", WS_DELETED, WS_T_FILE) &&
+             has(&c, "docs/c.md", WS_ADDED, WS_T_FILE) && find(&c, "docs") == NULL,
+         "scan: an opaque dir hides the host entries");
+  tap_ok(has(&c, "newdir", WS_ADDED, WS_T_DIR) && has(&c, "newdir/x", WS_ADDED, WS_T_FILE),
+         "scan: new dir and its file");
+  tap_ok(has(&c, "link", WS_ADDED, WS_T_SYMLINK), "scan: symlink added");
+  tap_ok(has(&c, "old.txt", WS_DELETED, WS_T_FILE) && has(&c, "new.txt", WS_ADDED, WS_T_FILE),
+         "scan: rename is delete + add before detection");
+  tap_ok(ws_detect_renames(&l, &c, &err) == 0, "renames: ok");
+  r = find(&c, "new.txt");
+  tap_ok(r && r->kind == WS_RENAMED && streq(r->old_path, "old.txt") && find(&c, "old.txt") == NULL,
+         "renames: old.txt -> new.txt");
+  tap_ok(has(&c, "empty", WS_DELETED, WS_T_FILE) && has(&c, "empty2", WS_ADDED, WS_T_FILE),
+         "renames: empty files are not paired");
+  tap_ok(has(&c, "gone.txt", WS_DELETED, WS_T_FILE), "renames: a plain deletion stays");
+  ws_changes_free(&c);
+  ws_layers_close(&(struct ws_layers){NULL, 0, l.hostfd});
+  close(fds[0]), close(fds[1]);
+}
+
+static void
+test_manifest(void)
+{
+  cleanup_close int host = dirfd_of("host");
+  struct ws_manifest m = {0};
+  struct error err = {0};
+  struct ws_limits lim;
+  struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+  const char *p = P("host/keep/same.txt");
+
+  ws_limits_default(&lim);
+  tap_ok(ws_manifest_record(host, &lim, &m, &err) == 0 && m.complete, "manifest: recorded");
+  tap_ok(ws_manifest_find(&m, "data/db.sqlite") && ws_manifest_find(&m, "data/db.sqlite")->has_hash,
+         "manifest: small file hashed");
+  tap_ok(ws_manifest_conflict(&m, host, "src/main.c", 0) == WS_C_NONE, "manifest: unchanged");
+  utimensat(AT_FDCWD, p, ts, 0);
+  tap_ok(ws_manifest_conflict(&m, host, "keep/same.txt", 0) == WS_C_NONE,
+         "manifest: touched but same content is no conflict");
+  put("host/src/main.c", "changed on host\n");
+  tap_ok(ws_manifest_conflict(&m, host, "src/main.c", 0) == WS_C_CHANGED, "manifest: changed");
+  put("host/new-on-host", "x");
+  tap_ok(ws_manifest_conflict(&m, host, "new-on-host", 0) == WS_C_CREATED, "manifest: created");
+  unlink(P("host/gone.txt"));
+  tap_ok(ws_manifest_conflict(&m, host, "gone.txt", 0) == WS_C_DELETED, "manifest: deleted");
+  tap_ok(symlink("/etc", P("host/evil")) == 0, "setup: symlink on host");
+  tap_ok(ws_manifest_conflict(&m, host, "evil/passwd", 0) == WS_C_UNSAFE,
+         "manifest: a symlink on the path is unsafe");
+  lim.max_files = 3;
+  ws_manifest_free(&m);
+  ws_manifest_record(host, &lim, &m, &err);
+  tap_ok(m.n == 3 && !m.complete, "manifest: bounded by max_files");
+  ws_manifest_free(&m);
+  /* restore for the commit test */
+  put("host/src/main.c", "int main(void)\n{\n  return 0;\n}\n");
+  put("host/gone.txt", "bye\n");
+  unlink(P("host/new-on-host"));
+}
+
+static void
+test_commit(void)
+{
+  struct workspace w = {.id = "t", .created_s = 0};
+  struct ws_changes c = {0};
+  struct error err = {0};
+  cleanup_strv char **conf = NULL;
+  char *only[] = {"new.txt", NULL};
+  struct ws_layers l;
+  int fds[2];
+  size_t n = 0;
+  cleanup_free char *s1 = NULL, *s2 = NULL, *s3 = NULL;
+  struct stat st;
+
+  open_layers(&l, fds);
+  ws_manifest_record(l.hostfd, NULL, &w.manifest, &err);
+  ws_scan(&l, &c, &err);
+  ws_detect_renames(&l, &c, &err);
+  tap_ok(ws_commit_apply(&w, &l, &c, only, &n, &err) == 0 && n == 1, "commit: one path %s",
+         err.msg);
+  s1 = slurp("host/new.txt");
+  tap_ok(s1 && streq(s1, "renamed content\n") && access(P("host/old.txt"), F_OK) < 0 &&
+             access(P("host/gone.txt"), F_OK) == 0,
+         "commit: only the rename was applied");
+  put("host/src/main.c", "operator edit\n");
+  ws_commit_conflicts(&w, &l, &c, NULL, &conf, &err);
+  tap_ok(strv_len(conf) == 1 && str_has_prefix(conf[0], "src/main.c: changed on host"),
+         "commit: host edit is a conflict (%s)", conf[0] ? conf[0] : "none");
+  /* a symlink planted where a directory was: nothing may be written through it */
+  rename(P("host/newdir"), P("host/newdir.x"));
+  tap_ok(symlink(P("snap"), P("host/newdir")) == 0, "setup: planted symlink");
+  {
+    char *sel[] = {"newdir", NULL};
+    n = 0;
+    tap_ok(ws_commit_apply(&w, &l, &c, sel, &n, &err) < 0 && access(P("snap/x"), F_OK) < 0,
+           "commit: refuses a symlink on the host path (%s)", err.msg);
+    unlink(P("host/newdir"));
+  }
+  error_clear(&err);
+  tap_ok(ws_commit_apply(&w, &l, &c, NULL, &n, &err) == 0, "commit: everything %s", err.msg);
+  s2 = slurp("host/src/main.c"), s3 = slurp("host/docs/c.md");
+  tap_ok(s2 && strstr(s2, "return 1") && s3 && streq(s3, "c\n") &&
+             access(P("host/docs/a.md"), F_OK) < 0 && access(P("host/data"), F_OK) < 0,
+         "commit: modified, opaque dir and deleted dir applied");
+  tap_ok(lstat(P("host/link"), &st) == 0 && S_ISLNK(st.st_mode),
+         "commit: symlink copied as a symlink");
+  ws_changes_free(&c);
+  /* everything committed: upper (the only layer now) prunes to nothing */
+  l.n = 1;
+  ws_prune_upper(&l, &err);
+  ws_scan(&l, &c, &err);
+  {
+    cleanup_strv char **names = NULL;
+    size_t k = 0;
+    ws_list_dir(fds[0], &names, &k);
+    tap_ok(c.n == 0, "prune: nothing to commit after a full commit (%zu)", c.n);
+    tap_ok(k == 0, "prune: upper empty after a full commit (%zu left)", k);
+  }
+  ws_changes_free(&c);
+  ws_manifest_free(&w.manifest);
+  close(fds[0]), close(fds[1]), close(l.hostfd);
+}
+
+static void
+test_paths(void)
+{
+  cleanup_free char *e = ws_path_encode("a b/%x\n\xff");
+  cleanup_free char *d = ws_path_decode(e);
+  cleanup_free char *parent = NULL;
+  const char *base;
+
+  tap_ok(streq(e, "a%20b/%25x%0a%ff") && streq(d, "a b/%x\n\xff"), "paths: encode/decode");
+  parent = ws_split_path("a/b/c", &base);
+  tap_ok(streq(parent, "a/b") && streq(base, "c"), "paths: split");
+}
+
+int
+main(void)
+{
+  test_sha256();
+  test_linediff();
+  test_paths();
+  if (geteuid() != 0 || mkdtemp(tmp) == NULL) {
+    printf("# skipping layer tests (need root)\n");
+    return tap_done();
+  }
+  build_tree();
+  test_classify();
+  test_scan();
+  test_manifest();
+  test_commit();
+  {
+    cleanup_close int t = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ws_rm_tree(t, tmp + strlen("/tmp/"));
+  }
+  return tap_done();
+}

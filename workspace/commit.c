@@ -1,0 +1,398 @@
+/* commit.c - applying reviewed changes to the host directory.
+ *
+ * The host directory is shared with the operator and the change set is
+ * written by the agent, so every host path is opened with openat2(
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV) relative to a fd
+ * of the host dir: a symlink or a mount point anywhere on the path is refused
+ * instead of being followed out of the directory (the symlink-swap escapes of
+ * CVE-2021-30465 class).  Files are written to a temporary name in their
+ * final directory and renamed over the target (atomic per file); symlinks
+ * are recreated as symlinks; setuid/setgid bits are never carried over; the
+ * only files whose owner or mode we set are the ones we just created.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "workspace/internal.h"
+
+#define MAX_TREE_CHECKS 100000
+
+bool
+ws_change_selected(const struct ws_change *c, char *const *paths)
+{
+  if (paths == NULL)
+    return true;
+  for (size_t i = 0; paths[i]; i++) {
+    size_t n = strlen(paths[i]);
+    if (n == 0)
+      return true;
+    if ((strncmp(c->path, paths[i], n) == 0 && (c->path[n] == '\0' || c->path[n] == '/')) ||
+        (c->old_path && strncmp(c->old_path, paths[i], n) == 0 &&
+         (c->old_path[n] == '\0' || c->old_path[n] == '/')))
+      return true;
+  }
+  return false;
+}
+
+struct checker {
+  const struct workspace *w;
+  int hostfd;
+  char ***out;
+  size_t checks;
+};
+
+static void
+check(struct checker *k, const char *path, bool gone_ok)
+{
+  enum ws_conflict c = ws_manifest_conflict(&k->w->manifest, k->hostfd, path, k->w->created_s);
+  cleanup_free char *line = NULL;
+
+  k->checks++;
+  if (c == WS_C_NONE || (gone_ok && c == WS_C_DELETED) || strv_contains(*k->out, path))
+    return;
+  line = xfmt("%s: %s", path, ws_conflict_name(c));
+  strv_push(k->out, line);
+}
+
+/* A directory to delete: anything below it changed or created on the host? */
+static void
+check_tree(struct checker *k, const char *path, int depth)
+{
+  cleanup_close int fd = ws_open_beneath(k->hostfd, path, O_RDONLY | O_DIRECTORY, 0);
+  cleanup_strv char **names = NULL;
+  size_t n = 0;
+
+  if (fd < 0 || depth > WS_MAX_DEPTH || ws_list_dir(fd, &names, &n) < 0)
+    return;
+  for (size_t i = 0; i < n && k->checks < MAX_TREE_CHECKS; i++) {
+    cleanup_free char *child = xfmt("%s/%s", path, names[i]);
+    struct stat st;
+    check(k, child, true);
+    if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+      check_tree(k, child, depth + 1);
+  }
+}
+
+int
+ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
+                    const struct ws_changes *c, char *const *paths, char ***ret, struct error *err)
+{
+  char **out = xmalloc0(sizeof *out);
+  struct checker k = {w, l->hostfd, &out, 0};
+
+  for (size_t i = 0; i < c->n; i++) {
+    const struct ws_change *ch = &c->v[i];
+    if (!ws_change_selected(ch, paths))
+      continue;
+    check(&k, ch->path, ch->kind == WS_DELETED);
+    if (ch->kind == WS_DELETED && ch->type == WS_T_DIR)
+      check_tree(&k, ch->path, 0);
+    if (ch->kind == WS_RENAMED)
+      check(&k, ch->old_path, true);
+  }
+  *ret = out;
+  return 0;
+}
+
+/* --- applying ------------------------------------------------------------- */
+
+struct applier {
+  struct workspace *w;
+  const struct ws_layers *l;
+  unsigned seq;
+  struct error *err;
+};
+
+/* The parent directory of path on the host, created (with the mode of the
+ * same directory in layer) where missing.  Returns an O_PATH fd. */
+static int
+host_parent(struct applier *a, int layer, const char *parent)
+{
+  cleanup_free char *copy = xstrdup(parent);
+  int fd = ws_open_beneath(a->l->hostfd, "", O_PATH | O_DIRECTORY, 0);
+  char *save = NULL;
+
+  for (char *comp = strtok_r(copy, "/", &save); comp && fd >= 0;
+       comp = strtok_r(NULL, "/", &save)) {
+    int next = ws_open_beneath(fd, comp, O_PATH | O_DIRECTORY, 0);
+    if (next < 0 && errno == ENOENT) {
+      struct stat ls = {.st_mode = 0755}, ps;
+      cleanup_free char *sofar = xstrndup(parent, (size_t)(comp - copy) + strlen(comp));
+      if (layer >= 0)
+        fstatat(a->l->fds[layer], sofar, &ls, AT_SYMLINK_NOFOLLOW);
+      if (mkdirat(fd, comp, (ls.st_mode & 03777) | 0700) == 0 && fstat(fd, &ps) == 0 &&
+          fchownat(fd, comp, ps.st_uid, ps.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+        close(fd);
+        return -1;
+      }
+      next = ws_open_beneath(fd, comp, O_PATH | O_DIRECTORY, 0);
+    }
+    close(fd);
+    fd = next;
+  }
+  return fd;
+}
+
+/* Owner for a new object base in pfd: the replaced object's, else pfd's. */
+static void
+owner_for(int pfd, const char *base, uid_t *uid, gid_t *gid)
+{
+  struct stat st;
+
+  if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 && fstat(pfd, &st) < 0)
+    st.st_uid = 0, st.st_gid = 0;
+  *uid = st.st_uid;
+  *gid = st.st_gid;
+}
+
+static int
+copy_fd(int in, int out)
+{
+  char buf[65536];
+
+  for (;;) {
+    ssize_t n = read(in, buf, sizeof buf), w = 0;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return (int)n;
+    while (w < n) {
+      ssize_t k = write(out, buf + w, (size_t)(n - w));
+      if (k < 0)
+        return -1;
+      w += k;
+    }
+  }
+}
+
+static int
+put_file(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+{
+  cleanup_close int in =
+      ws_open_beneath(a->l->fds[c->layer], c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  cleanup_free char *tmp = xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
+  cleanup_close int out = -1;
+  struct stat st;
+  uid_t uid;
+  gid_t gid;
+
+  if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+    return error_errno(a->err, "commit `%s`: open the new file", c->path);
+  owner_for(pfd, base, &uid, &gid);
+  out = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return error_errno(a->err, "commit `%s`: create a temporary file", c->path);
+  if (copy_fd(in, out) < 0 || fchown(out, uid, gid) < 0 || fchmod(out, st.st_mode & 0777) < 0 ||
+      fsync(out) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
+    error_errno(a->err, "commit `%s`", c->path);
+    unlinkat(pfd, tmp, 0);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+put_symlink(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+{
+  cleanup_free char *tmp = xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
+  cleanup_free char *lparent = NULL;
+  cleanup_close int lfd = -1;
+  const char *lbase;
+  char target[4097];
+  ssize_t n;
+  uid_t uid;
+  gid_t gid;
+
+  lparent = ws_split_path(c->path, &lbase);
+  lfd = ws_open_beneath(a->l->fds[c->layer], lparent, O_PATH | O_DIRECTORY, 0);
+  if (lfd < 0 || (n = readlinkat(lfd, lbase, target, sizeof target - 1)) < 0)
+    return error_errno(a->err, "commit `%s`: read the new symlink", c->path);
+  target[n] = '\0';
+  owner_for(pfd, base, &uid, &gid);
+  if (symlinkat(target, pfd, tmp) < 0)
+    return error_errno(a->err, "commit `%s`: symlink", c->path);
+  if (fchownat(pfd, tmp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
+    error_errno(a->err, "commit `%s`", c->path);
+    unlinkat(pfd, tmp, 0);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+put_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+{
+  cleanup_close int dfd = -1;
+  uid_t uid;
+  gid_t gid;
+
+  owner_for(pfd, "", &uid, &gid);
+  if (mkdirat(pfd, base, 0700) == 0) {
+    if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+      return error_errno(a->err, "commit `%s`: set owner", c->path);
+  } else if (errno != EEXIST) {
+    return error_errno(a->err, "commit `%s`: mkdir", c->path);
+  }
+  dfd = ws_open_beneath(pfd, base, O_RDONLY | O_DIRECTORY, 0);
+  if (dfd < 0 || fchmod(dfd, c->mode & 03777) < 0)
+    return error_errno(a->err, "commit `%s`: set mode", c->path);
+  return 0;
+}
+
+static int
+remove_host(struct applier *a, const char *path)
+{
+  cleanup_free char *parent = NULL;
+  cleanup_close int pfd = -1;
+  const char *base;
+
+  parent = ws_split_path(path, &base);
+  pfd = ws_open_beneath(a->l->hostfd, parent, O_PATH | O_DIRECTORY, 0);
+  if (pfd < 0)
+    return errno == ENOENT ? 0 : error_errno(a->err, "commit: delete `%s`", path);
+  if (ws_rm_tree(pfd, base) < 0)
+    return error_errno(a->err, "commit: delete `%s`", path);
+  return 0;
+}
+
+static int
+apply_one(struct applier *a, const struct ws_change *c)
+{
+  cleanup_free char *parent = NULL;
+  cleanup_close int pfd = -1;
+  const char *base;
+  int r;
+
+  if (c->kind == WS_DELETED)
+    return remove_host(a, c->path);
+  parent = ws_split_path(c->path, &base);
+  pfd = host_parent(a, c->layer, parent);
+  if (pfd < 0)
+    return error_errno(a->err, "commit `%s`: open the host directory `%s`", c->path, parent);
+  if (c->type != WS_T_DIR) { /* a directory replaced by a file: remove it first */
+    struct stat st;
+    if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        ws_rm_tree(pfd, base) < 0)
+      return error_errno(a->err, "commit `%s`: remove the directory", c->path);
+  }
+  switch (c->type) {
+  case WS_T_FILE:
+    r = put_file(a, c, pfd, base);
+    break;
+  case WS_T_SYMLINK:
+    r = put_symlink(a, c, pfd, base);
+    break;
+  case WS_T_DIR:
+    r = put_dir(a, c, pfd, base);
+    break;
+  default:
+    return error_set(a->err, ENOTSUP, "commit `%s`: special files are not committed", c->path);
+  }
+  if (r == 0 && c->kind == WS_RENAMED)
+    r = remove_host(a, c->old_path);
+  return r;
+}
+
+int
+ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
+                char *const *paths, size_t *ret_n, struct error *err)
+{
+  struct applier a = {w, l, 0, err};
+  int ret = 0;
+
+  *ret_n = 0;
+  for (size_t i = 0; i < c->n && ret == 0; i++) {
+    const struct ws_change *ch = &c->v[i];
+    if (!ws_change_selected(ch, paths))
+      continue;
+    ret = apply_one(&a, ch);
+    ws_manifest_update(&w->manifest, l->hostfd, ch->path);
+    if (ch->old_path)
+      ws_manifest_update(&w->manifest, l->hostfd, ch->old_path);
+    if (ret == 0)
+      (*ret_n)++;
+  }
+  return ret;
+}
+
+/* --- pruning upper ---------------------------------------------------------- */
+
+static bool
+covers_host(int ufd, int hfd)
+{
+  cleanup_strv char **names = NULL;
+  size_t n = 0;
+
+  if (ws_list_dir(hfd, &names, &n) < 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (faccessat(ufd, names[i], F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+      return false;
+  return true;
+}
+
+static void prune(int ufd, int hfd, int depth);
+
+static void
+prune_name(int ufd, int hfd, const char *name, int depth)
+{
+  struct stat us, hs;
+  bool host = fstatat(hfd, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+  enum ws_ftype t;
+  enum ws_entry e = ws_classify(ufd, name, &t);
+
+  if (e == WS_E_WHITEOUT) {
+    if (!host)
+      unlinkat(ufd, name, 0);
+    return;
+  }
+  if (!host || fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0 ||
+      (us.st_mode & S_IFMT) != (hs.st_mode & S_IFMT))
+    return;
+  if (e == WS_E_OPAQUE_DIR || e == WS_E_DIR) {
+    cleanup_close int usub = ws_open_dir(ufd, name), hsub = ws_open_dir(hfd, name);
+    if (usub < 0 || hsub < 0)
+      return;
+    if (e == WS_E_OPAQUE_DIR) {
+      if (!covers_host(usub, hsub))
+        return; /* still hides host entries: keep it, and everything in it */
+      fremovexattr(usub, "trusted.overlay.opaque");
+      fremovexattr(usub, "user.overlay.opaque");
+    }
+    prune(usub, hsub, depth + 1);
+    if ((us.st_mode & 07777) == (hs.st_mode & 07777))
+      unlinkat(ufd, name, AT_REMOVEDIR); /* fails (kept) when not empty */
+    return;
+  }
+  if ((S_ISREG(us.st_mode) && us.st_size == hs.st_size &&
+       (us.st_mode & 07777) == (hs.st_mode & 07777) &&
+       ws_same_content(ufd, name, hfd, name, (uint64_t)us.st_size)) ||
+      (S_ISLNK(us.st_mode) && ws_same_link(ufd, name, hfd, name)))
+    unlinkat(ufd, name, 0);
+}
+
+static void
+prune(int ufd, int hfd, int depth)
+{
+  cleanup_strv char **names = NULL;
+  size_t n = 0;
+
+  if (depth > WS_MAX_DEPTH || ws_list_dir(ufd, &names, &n) < 0)
+    return;
+  for (size_t i = 0; i < n; i++)
+    prune_name(ufd, hfd, names[i], depth);
+}
+
+int
+ws_prune_upper(const struct ws_layers *l, struct error *err)
+{
+  if (l->n != 1)
+    return 0; /* snapshot layers below: the upper entries may mask them */
+  prune(l->fds[0], l->hostfd, 0);
+  return 0;
+}

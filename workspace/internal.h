@@ -1,0 +1,50 @@
+/* internal.h - helpers shared by the files of workspace/ (not an interface). */
+#ifndef AGENTRT_WORKSPACE_INTERNAL_H
+#define AGENTRT_WORKSPACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "common/error.h"
+#include "workspace/workspace.h"
+
+#define WS_MAX_DEPTH 256           /* directory nesting walked */
+#define WS_MAX_LAYERS 64           /* snapshots in one stack */
+#define WS_MAX_DIR_ENTRIES 1000000 /* names read from one directory */
+#define WS_MAX_CHANGES 1000000
+
+enum ws_ftype ws_mode_type(mode_t m);
+/* Sorted names of the directory open at fd (not "." / ".."); bounded. */
+int ws_list_dir(int fd, char ***ret, size_t *ret_n);
+/* Open a directory entry below dirfd without following symlinks. */
+int ws_open_dir(int dirfd, const char *name);
+/* Files with equal content? (both regular, open by name below each dir) */
+bool ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64_t size);
+/* Symlink targets equal? */
+bool ws_same_link(int adir, const char *aname, int bdir, const char *bname);
+/* Count regular files and bytes below dirfd/name (same device, bounded). */
+void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes);
+/* Remove a tree below dirfd: never follows symlinks, never crosses into
+ * another mount (st_dev), bounded depth.  ENOENT is success. */
+int ws_rm_tree(int dirfd, const char *name);
+/* Copy a layer tree (files, dirs, symlinks, whiteouts, opaque markers,
+ * modes, times) from src/sname to dst/dname. */
+int ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err);
+/* Open path (relative, "" = the dir itself) below rootfd with openat2
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV. */
+int ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode);
+/* "a/b/c" -> parent "a/b" (or "") and base "c"; returns a new string. */
+char *ws_split_path(const char *path, const char **ret_base);
+/* Percent-encoding of paths for meta.json (bytes < 0x21, > 0x7e, '%'). */
+char *ws_path_encode(const char *s);
+char *ws_path_decode(const char *s);
+/* meta.c: fill w (dir set) from <dir>/meta.json. */
+int ws_meta_read(struct workspace *w, struct error *err);
+/* RFC 3339 UTC now (and the seconds). */
+char *ws_now(int64_t *ret_s);
+/* Ids and snapshot names: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 128 bytes. */
+bool ws_valid_name(const char *s);
+void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
+
+#endif

@@ -1,0 +1,438 @@
+/* store.c - the workspace directory: prepare (at create), load, overlay
+ * options, discard, purge, retention.  Layout and rules: workspace.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "workspace/internal.h"
+
+static char *
+now_rfc3339(int64_t *ret_s)
+{
+  struct timespec ts;
+  struct tm tm;
+  char base[32];
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+  *ret_s = ts.tv_sec;
+  return xfmt("%s.%09ldZ", base, ts.tv_nsec);
+}
+
+char *
+ws_now(int64_t *ret_s)
+{
+  return now_rfc3339(ret_s);
+}
+
+bool
+ws_valid_name(const char *s)
+{
+  size_t n = strlen(s);
+
+  if (n == 0 || n > 128 ||
+      !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
+        (s[0] >= '0' && s[0] <= '9')))
+    return false;
+  return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") == n;
+}
+
+/* Overlay options are split on ',' and lowerdir on ':' (and '\' escapes). */
+static bool
+option_safe(const char *p)
+{
+  return strpbrk(p, ",:\\\"\n") == NULL;
+}
+
+static char *
+ws_dir(const char *root, const char *id)
+{
+  return xfmt("%s/%s/%s", root, WS_DIR, id);
+}
+
+void
+workspace_free(struct workspace *w)
+{
+  if (w == NULL)
+    return;
+  free(w->id);
+  free(w->dir);
+  free(w->lowerdir);
+  free(w->dest);
+  free(w->created);
+  strv_free(w->layers);
+  for (size_t i = 0; i < w->n_snaps; i++) {
+    free(w->snaps[i].name);
+    free(w->snaps[i].created);
+    strv_free(w->snaps[i].base);
+  }
+  free(w->snaps);
+  ws_manifest_free(&w->manifest);
+  free(w->mount_data);
+  strv_free(w->mount_optv);
+  free(w);
+}
+
+int
+workspace_load(const char *root, const char *id, struct workspace **ret, struct error *err)
+{
+  struct workspace *w;
+
+  if (!ws_valid_name(id))
+    return error_set(err, EINVAL, "workspace `%s`: invalid id", id);
+  w = xmalloc0(sizeof *w);
+  w->id = xstrdup(id);
+  w->dir = ws_dir(root, id);
+  if (access(w->dir, F_OK) < 0) {
+    error_set(err, ENOENT, "workspace `%s` does not exist", id);
+    workspace_free(w);
+    return -1;
+  }
+  if (ws_meta_read(w, err) < 0) {
+    error_prefix(err, "workspace `%s`", id);
+    workspace_free(w);
+    return -1;
+  }
+  *ret = w;
+  return 0;
+}
+
+int
+workspace_ids(const char *root, char ***ret, struct error *err)
+{
+  cleanup_free char *base = xfmt("%s/%s", root, WS_DIR);
+  cleanup_close int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char **v = xmalloc0(sizeof *v), **names = NULL;
+  size_t n = 0;
+
+  if (fd < 0 && errno != ENOENT) {
+    free(v);
+    return error_errno(err, "open `%s`", base);
+  }
+  if (fd >= 0 && ws_list_dir(fd, &names, &n) == 0) {
+    for (size_t i = 0; i < n; i++) {
+      cleanup_free char *meta = xfmt("%s/meta.json", names[i]);
+      if (ws_valid_name(names[i]) && faccessat(fd, meta, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        strv_push(&v, names[i]);
+    }
+    strv_free(names);
+  }
+  *ret = v;
+  return 0;
+}
+
+int
+workspace_mount_options(struct workspace *w, struct error *err)
+{
+  cleanup_free char *lower = xstrdup("");
+
+  for (size_t i = 0; w->layers && w->layers[i]; i++) {
+    char *l = xfmt("%s%s/snapshots/%s:", lower, w->dir, w->layers[i]);
+    free(lower);
+    lower = l;
+  }
+  if (!option_safe(w->dir) || !option_safe(w->lowerdir))
+    return error_set(err, EINVAL,
+                     "workspace `%s`: `%s` or `%s` holds `,`, `:`, `\\` or `\"`, which overlayfs "
+                     "options cannot carry",
+                     w->id, w->dir, w->lowerdir);
+  strv_free(w->mount_optv);
+  w->mount_optv = NULL;
+  w->mount_optv = xmalloc0(4 * sizeof *w->mount_optv);
+  w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, w->lowerdir);
+  w->mount_optv[1] = xfmt("upperdir=%s/upper", w->dir);
+  w->mount_optv[2] = xfmt("workdir=%s/work", w->dir);
+  strv_push(&w->mount_optv, "redirect_dir=off");
+  strv_push(&w->mount_optv, "index=off");
+  strv_push(&w->mount_optv, "metacopy=off");
+  free(w->mount_data);
+  w->mount_data = xfmt("%s,%s,%s,redirect_dir=off,index=off,metacopy=off", w->mount_optv[0],
+                       w->mount_optv[1], w->mount_optv[2]);
+  strv_push(&w->mount_optv, "nosuid");
+  strv_push(&w->mount_optv, "nodev");
+  return 0;
+}
+
+bool
+workspace_marked_mounted(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/mounted", w->dir);
+  return access(p, F_OK) == 0;
+}
+
+void
+workspace_set_mounted(struct workspace *w, bool on)
+{
+  cleanup_free char *p = xfmt("%s/mounted", w->dir);
+
+  if (on) {
+    int fd = open(p, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      close(fd);
+  } else {
+    unlink(p);
+  }
+}
+
+uint64_t
+workspace_du(const struct workspace *w, const char *sub)
+{
+  cleanup_close int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  uint64_t files = 0, bytes = 0;
+
+  if (fd >= 0)
+    ws_tree_size(fd, sub, &files, &bytes);
+  return bytes;
+}
+
+/* A fresh upper/ (owner and mode of the host dir: the workspace root the
+ * container sees takes them from upper) and work/. */
+static int
+make_upper(struct workspace *w, int dfd, struct error *err)
+{
+  struct stat st;
+  cleanup_close int ufd = -1;
+
+  if (stat(w->lowerdir, &st) < 0 || !S_ISDIR(st.st_mode))
+    return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
+  if ((mkdirat(dfd, "upper", 0700) < 0 && errno != EEXIST) ||
+      (mkdirat(dfd, "work", 0700) < 0 && errno != EEXIST))
+    return error_errno(err, "workspace `%s`: mkdir upper/work", w->id);
+  ufd = ws_open_dir(dfd, "upper");
+  if (ufd < 0 || fchown(ufd, st.st_uid, st.st_gid) < 0 || fchmod(ufd, st.st_mode & 07777) < 0)
+    return error_errno(err, "workspace `%s`: set owner of upper", w->id);
+  return 0;
+}
+
+static bool
+dir_empty(int dfd, const char *name)
+{
+  cleanup_close int fd = ws_open_dir(dfd, name);
+  cleanup_strv char **names = NULL;
+  size_t n = 0;
+
+  return fd < 0 || (ws_list_dir(fd, &names, &n) == 0 && n == 0);
+}
+
+bool
+workspace_pending(const struct workspace *w)
+{
+  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+  return dfd < 0 || w->n_snaps > 0 || !dir_empty(dfd, "upper");
+}
+
+static int
+record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
+{
+  cleanup_close int hfd = open(w->lowerdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (hfd < 0)
+    return error_errno(err, "workspace `%s`: open host dir `%s`", w->id, w->lowerdir);
+  ws_manifest_free(&w->manifest);
+  free(w->created);
+  w->created = now_rfc3339(&w->created_s);
+  return ws_manifest_record(hfd, lim, &w->manifest, err);
+}
+
+/* Load the existing workspace of id (same host dir and destination) or
+ * start a new one. */
+static int
+open_or_new(const char *root, const char *id, const char *lower, const char *dest,
+            struct workspace **ret, struct error *err)
+{
+  struct workspace *w = NULL;
+  struct error e2 = {0};
+
+  if (workspace_load(root, id, &w, &e2) == 0) {
+    if (!streq(w->lowerdir, lower) || !streq(w->dest, dest)) {
+      error_set(err, EEXIST,
+                "workspace `%s` holds changes to `%s` mounted at `%s`: commit, discard or purge "
+                "it first (`agentrt workspace %s discard`)",
+                id, w->lowerdir, w->dest, id);
+      workspace_free(w);
+      return -1;
+    }
+    *ret = w;
+    return 0;
+  }
+  if (e2.code != ENOENT)
+    return error_set(err, e2.code, "%s", e2.msg);
+  w = xmalloc0(sizeof *w);
+  w->id = xstrdup(id);
+  w->dir = ws_dir(root, id);
+  w->lowerdir = xstrdup(lower);
+  w->dest = xstrdup(dest);
+  w->layers = xmalloc0(sizeof *w->layers);
+  *ret = w;
+  return 0;
+}
+
+int
+workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
+                  const struct ws_limits *lim, struct workspace **ret, struct error *err)
+{
+  cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
+  cleanup_close int dfd = -1;
+  struct workspace *w = NULL;
+
+  if (!ws_valid_name(id) || dest[0] != '/')
+    return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
+  lower = realpath(lowerdir, NULL);
+  if (lower == NULL)
+    return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
+  if ((mkdir(root, 0700) < 0 && errno != EEXIST) || (mkdir(base, 0700) < 0 && errno != EEXIST))
+    return error_errno(err, "workspace `%s`: mkdir `%s`", id, base);
+  if (open_or_new(root, id, lower, dest, &w, err) < 0)
+    return -1;
+  if (mkdir(w->dir, 0700) < 0 && errno != EEXIST) {
+    error_errno(err, "workspace `%s`: mkdir `%s`", id, w->dir);
+    goto fail;
+  }
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0 || (mkdirat(dfd, "snapshots", 0700) < 0 && errno != EEXIST)) {
+    error_errno(err, "workspace `%s`: open `%s`", id, w->dir);
+    goto fail;
+  }
+  if (make_upper(w, dfd, err) < 0)
+    goto fail;
+  workspace_gc(w);
+  workspace_retention_sweep(root, lim, id, NULL);
+  if (!workspace_pending(w) && record_manifest(w, lim, err) < 0)
+    goto fail;
+  if (workspace_mount_options(w, err) < 0 || workspace_save(w, err) < 0)
+    goto fail;
+  workspace_set_mounted(w, true);
+  *ret = w;
+  return 0;
+fail:
+  workspace_free(w);
+  return -1;
+}
+
+void
+workspace_abandon(const char *root, const char *id)
+{
+  struct workspace *w = NULL;
+  struct error e = {0};
+
+  if (workspace_load(root, id, &w, &e) < 0)
+    return;
+  workspace_set_mounted(w, false);
+  if (!workspace_pending(w))
+    workspace_purge(root, id, &e);
+  workspace_free(w);
+}
+
+void
+workspace_release(const char *root, const char *id)
+{
+  struct workspace *w = NULL;
+  struct error e = {0};
+
+  if (workspace_load(root, id, &w, &e) < 0)
+    return;
+  workspace_set_mounted(w, false);
+  workspace_gc(w);
+  workspace_free(w);
+}
+
+void
+workspace_gc(struct workspace *w)
+{
+  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (dfd >= 0)
+    ws_rm_tree(dfd, "retired");
+}
+
+int
+workspace_discard(struct workspace *w, struct error *err)
+{
+  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (dfd < 0)
+    return error_errno(err, "workspace `%s`: open", w->id);
+  if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0 ||
+      ws_rm_tree(dfd, "snapshots") < 0 || ws_rm_tree(dfd, "retired") < 0)
+    return error_errno(err, "workspace `%s`: discard", w->id);
+  if (mkdirat(dfd, "snapshots", 0700) < 0 || make_upper(w, dfd, err) < 0)
+    return error_errno(err, "workspace `%s`: discard: recreate upper", w->id);
+  strv_free(w->layers);
+  w->layers = xmalloc0(sizeof *w->layers);
+  for (size_t i = 0; i < w->n_snaps; i++) {
+    free(w->snaps[i].name);
+    free(w->snaps[i].created);
+    strv_free(w->snaps[i].base);
+  }
+  w->n_snaps = 0;
+  return workspace_save(w, err);
+}
+
+int
+workspace_purge(const char *root, const char *id, struct error *err)
+{
+  cleanup_free char *base = xfmt("%s/%s", root, WS_DIR);
+  cleanup_close int fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (!ws_valid_name(id))
+    return error_set(err, EINVAL, "workspace `%s`: invalid id", id);
+  if (fd < 0 || ws_rm_tree(fd, id) < 0)
+    return error_errno(err, "workspace `%s`: purge", id);
+  return 0;
+}
+
+bool
+workspace_over_retention(const struct workspace *w, const struct ws_limits *lim, char *why,
+                         size_t why_len)
+{
+  int64_t now = (int64_t)time(NULL);
+  uint64_t du;
+
+  if (lim == NULL)
+    return false;
+  if (lim->max_age > 0 && now - w->created_s > (int64_t)lim->max_age) {
+    snprintf(why, why_len, "older than %llus", (unsigned long long)lim->max_age);
+    return true;
+  }
+  if (lim->max_size > 0 && (du = workspace_du(w, ".")) > lim->max_size) {
+    snprintf(why, why_len, "%llu bytes, more than %llu", (unsigned long long)du,
+             (unsigned long long)lim->max_size);
+    return true;
+  }
+  return false;
+}
+
+int
+workspace_retention_sweep(const char *root, const struct ws_limits *lim, const char *skip_id,
+                          char ***ret_purged)
+{
+  cleanup_strv char **ids = NULL;
+  struct error e = {0};
+  int n = 0;
+
+  if (lim == NULL || (lim->max_age == 0 && lim->max_size == 0) || workspace_ids(root, &ids, &e) < 0)
+    return 0;
+  for (size_t i = 0; ids[i]; i++) {
+    struct workspace *w = NULL;
+    char why[128];
+    if (streq(ids[i], skip_id) || workspace_load(root, ids[i], &w, &e) < 0)
+      continue;
+    if (!workspace_marked_mounted(w) && workspace_over_retention(w, lim, why, sizeof why) &&
+        workspace_purge(root, ids[i], &e) == 0) {
+      n++;
+      if (ret_purged) {
+        cleanup_free char *line = xfmt("%s (%s)", ids[i], why);
+        strv_push(ret_purged, line);
+      }
+    }
+    workspace_free(w);
+  }
+  return n;
+}

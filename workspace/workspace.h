@@ -1,0 +1,294 @@
+/* workspace.h - reviewable, reversible agent workspaces (issue 10).
+ *
+ * Design
+ * ------
+ * In `overlay` mode the host directory the engine bound at the workspace path
+ * becomes the read-only lower layer of an overlayfs; everything the agent
+ * writes lands in an upper layer kept by agentrt.  The host directory changes
+ * only when the operator runs `agentrt workspace ID commit`.
+ *
+ * Storage lives under the state root but outside the per-container state dir,
+ * so it survives `delete` (engines delete containers as soon as they exit):
+ *
+ *   <root>/.workspaces/<id>/
+ *     meta.json          container id, host lower dir, destination, created
+ *                        time, the current layer stack, the snapshots and a
+ *                        manifest of the host dir at start (path, type, size,
+ *                        mtime ns, mode, SHA-256 for small files) used to
+ *                        detect host changes made since (conflicts)
+ *     upper/ work/       the live overlay upper and work dirs
+ *     snapshots/<name>/  read-only layers (full copies of upper at the time)
+ *     retired/<n>/       uppers replaced by a rollback while the container
+ *                        ran; removed once nothing can use them
+ *     mounted            marker while a container uses the workspace
+ *
+ * Overlay options: lowerdir=<layers...>:<host dir>, upperdir, workdir, and
+ * redirect_dir=off, index=off, metacopy=off, set explicitly whatever the
+ * kernel defaults: with these the upper layer holds whole files only (no
+ * metacopy stubs whose data stays in the lower), a directory never points at
+ * another lower path (renaming a host directory inside the container returns
+ * EXDEV and tools fall back to copy + delete), so the change set is the plain
+ * union of the layers: a file is added or modified, a whiteout (char device
+ * 0/0) is a deletion, an opaque directory (trusted.overlay.opaque = "y")
+ * hides everything below it.  File renames show as delete + add and are
+ * reported as renames when the SHA-256 of an added file equals that of a
+ * deleted one.
+ *
+ * Snapshots: `snapshot NAME` freezes the container, copies upper into
+ * snapshots/NAME (whiteouts and opaque markers included) and records the
+ * layer stack it was taken on (its base).  `rollback NAME` makes NAME + its
+ * base the lower stack and starts an empty upper; on a running container the
+ * new overlay is mounted over the workspace path inside the container's mount
+ * namespace while it is frozen (the old mount stays underneath, so processes
+ * holding files open keep them).  Every later mount (a restart with the same
+ * id) uses meta.json's stack.
+ *
+ * Commit: allowed in any container state.  While the workspace is mounted the
+ * container is frozen during the commit and the upper layer is left alone
+ * (the diff compares contents, so a committed path no longer shows); when it
+ * is not mounted the redundant entries are then pruned from upper.  Committing
+ * moves the baseline: a later rollback to an older snapshot keeps what the
+ * host now has for the committed paths.  discard and rollback-free operations
+ * that rewrite upper (discard, purge) refuse while the workspace is mounted.
+ *
+ * Reuse: a workspace with the same id, host dir and destination is reused by
+ * the next prepare (an engine restarting a container keeps the agent's work);
+ * a different host dir or destination is refused until commit/discard/purge.
+ *
+ * Security: the upper layer is written by the agent.  Commit opens every host
+ * path with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)
+ * relative to a fd of the host dir (a symlink or a mount planted anywhere on
+ * the path is refused), copies symlinks as symlinks, clears setuid/setgid
+ * bits, gives new files the owner of the file they replace (or of their
+ * directory) and only ever chowns/chmods the files it just created.
+ */
+#ifndef AGENTRT_WORKSPACE_H
+#define AGENTRT_WORKSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+#define WS_DIR ".workspaces"
+
+/* Bounds, from the profile (retention) or the defaults below. */
+struct ws_limits {
+  uint64_t max_files;      /* manifest entries; past it: ctime check only */
+  uint64_t max_hash_bytes; /* total bytes hashed into the manifest */
+  uint64_t max_file_hash;  /* larger files are recorded by mtime + size */
+  uint64_t max_size;       /* retention: bytes of upper + snapshots, 0 = none */
+  uint64_t max_age;        /* retention: seconds since created, 0 = none */
+};
+#define WS_DEFAULT_MAX_FILES 100000
+#define WS_DEFAULT_MAX_HASH_BYTES ((uint64_t)64 << 20)
+#define WS_DEFAULT_MAX_FILE_HASH ((uint64_t)4 << 20)
+void ws_limits_default(struct ws_limits *l);
+
+enum ws_ftype { WS_T_NONE, WS_T_FILE, WS_T_DIR, WS_T_SYMLINK, WS_T_OTHER };
+
+struct ws_mentry { /* one manifest entry */
+  char *path;      /* relative to the host dir, no leading '/' */
+  enum ws_ftype type;
+  uint64_t size;
+  int64_t mtime_ns;
+  uint32_t mode;
+  bool has_hash;
+  unsigned char hash[32];
+};
+
+struct ws_manifest {
+  struct ws_mentry *v; /* sorted by path */
+  size_t n;
+  bool complete; /* false: bounded by max_files, check unlisted paths by ctime */
+};
+
+struct ws_snapshot {
+  char *name;
+  char *created; /* RFC 3339 */
+  int64_t created_s;
+  char **base; /* the layer stack it was taken on, top first */
+};
+
+struct workspace {
+  char *id;
+  char *dir;      /* <root>/.workspaces/<id> */
+  char *lowerdir; /* host dir */
+  char *dest;     /* absolute path inside the container */
+  char *created;  /* RFC 3339 */
+  int64_t created_s;
+  char **layers; /* snapshot names of the current lower stack, top first */
+  struct ws_snapshot *snaps;
+  size_t n_snaps;
+  uint64_t retired_seq;
+  struct ws_manifest manifest;
+  /* Filled by workspace_prepare / workspace_mount_options: */
+  char *mount_data;  /* "lowerdir=...,upperdir=...,workdir=...,redirect_dir=off,..." */
+  char **mount_optv; /* the same as a config mount "options" array + nosuid, nodev */
+};
+
+/* --- the interface `create` uses (in the parent, before the init) ------- */
+
+/* Create or reuse <root>/.workspaces/<id>, record the manifest of lowerdir
+ * (when there are no pending changes), write the `mounted` marker and fill
+ * (*ret)->mount_optv: the options of the config mount entry
+ *   { type: "overlay", source: "overlay", destination: dest, options }
+ * that replaces the engine's bind at dest.  lim may be NULL (defaults). */
+int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
+                      const struct ws_limits *lim, struct workspace **ret, struct error *err);
+/* A failed create: drop the `mounted` marker (and the workspace itself when
+ * it was new and holds nothing). */
+void workspace_abandon(const char *root, const char *id);
+
+/* The container is gone (delete, run without --keep: container_destroy,
+ * after the init is dead): drop the `mounted` marker and retired uppers.
+ * The changes stay until commit/discard/purge.  No-op without a workspace. */
+void workspace_release(const char *root, const char *id);
+
+/* --- loading and storage (store.c) -------------------------------------- */
+
+int workspace_load(const char *root, const char *id, struct workspace **ret, struct error *err);
+void workspace_free(struct workspace *w);
+int workspace_save(struct workspace *w, struct error *err);
+/* Ids that have a workspace under root (sorted). */
+int workspace_ids(const char *root, char ***ret, struct error *err);
+/* Compute mount_data / mount_optv from the current layers. */
+int workspace_mount_options(struct workspace *w, struct error *err);
+bool workspace_marked_mounted(const struct workspace *w);
+void workspace_set_mounted(struct workspace *w, bool on);
+/* Bytes used by upper, by one snapshot, by everything. */
+uint64_t workspace_du(const struct workspace *w, const char *sub);
+/* Throw upper and every snapshot away (must not be mounted). */
+int workspace_discard(struct workspace *w, struct error *err);
+/* Remove the whole workspace directory. */
+int workspace_purge(const char *root, const char *id, struct error *err);
+/* Remove retired uppers (must not be mounted). */
+void workspace_gc(struct workspace *w);
+/* Changes pending (non-empty upper, or snapshots)? */
+bool workspace_pending(const struct workspace *w);
+/* Purge the workspaces (other than skip_id) not in use and over lim's
+ * retention; their "id (reason)" are appended to *ret_purged (may be NULL).
+ * Returns how many were purged. */
+int workspace_retention_sweep(const char *root, const struct ws_limits *lim, const char *skip_id,
+                              char ***ret_purged);
+/* Retention: true when the workspace is older/larger than lim allows. */
+bool workspace_over_retention(const struct workspace *w, const struct ws_limits *lim, char *why,
+                              size_t why_len);
+
+/* --- snapshots (snapshot.c) ---------------------------------------------- */
+
+/* Copy upper into snapshots/name (the caller freezes a running container). */
+int workspace_snapshot(struct workspace *w, const char *name, struct error *err);
+const struct ws_snapshot *workspace_find_snapshot(const struct workspace *w, const char *name);
+/* Make name + its base the lower stack with a fresh, empty upper.  When
+ * `running` the old upper/work are moved to retired/ (still used by the old
+ * mount) instead of being removed.  Updates and saves meta.json. */
+int workspace_rollback_layers(struct workspace *w, const char *name, bool running,
+                              struct error *err);
+/* After a failed remount: put the retired upper back and restore the layer
+ * stack old_layers (ownership taken). */
+int workspace_rollback_undo(struct workspace *w, char **old_layers, struct error *err);
+/* Build the overlay for the current layers as a detached mount (fsmount),
+ * and attach it over dest inside the mount namespace nsfd (a forked child
+ * does setns; the caller's namespaces are untouched). */
+int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err);
+
+/* --- the change set (scan.c) --------------------------------------------- */
+
+enum ws_kind { WS_ADDED, WS_MODIFIED, WS_DELETED, WS_RENAMED };
+
+struct ws_change {
+  enum ws_kind kind;
+  enum ws_ftype type;     /* new type (old type for deletions) */
+  enum ws_ftype old_type; /* WS_T_NONE for additions */
+  char *path;             /* relative, no leading '/' */
+  char *old_path;         /* WS_RENAMED */
+  uint64_t size, old_size;
+  uint32_t mode, old_mode;
+  int layer;         /* index of the layer holding the new object, -1 = none */
+  bool content_same; /* WS_MODIFIED: only the mode changed */
+  uint64_t n_files;  /* deleted directory: regular files below it */
+};
+
+struct ws_changes {
+  struct ws_change *v;
+  size_t n, cap;
+};
+
+/* The layers of a scan: fds of each layer root (upper first) and the host
+ * dir.  Pure file-system reading: no state, usable on fake trees. */
+struct ws_layers {
+  int *fds;
+  size_t n;
+  int hostfd;
+};
+
+int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err);
+/* Pair added and deleted regular files with equal SHA-256 into renames. */
+int ws_detect_renames(const struct ws_layers *l, struct ws_changes *c, struct error *err);
+void ws_changes_free(struct ws_changes *c);
+const char *ws_kind_name(enum ws_kind k);
+const char *ws_ftype_name(enum ws_ftype t);
+
+/* Whiteout and opaque classification of one layer entry. */
+enum ws_entry { WS_E_NONE, WS_E_WHITEOUT, WS_E_DIR, WS_E_OPAQUE_DIR, WS_E_OTHER };
+enum ws_entry ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type);
+
+/* Open the layers of w (upper first, then the stack) and the host dir. */
+int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err);
+void ws_layers_close(struct ws_layers *l);
+
+/* --- manifest (manifest.c) ----------------------------------------------- */
+
+int ws_manifest_record(int hostfd, const struct ws_limits *lim, struct ws_manifest *ret,
+                       struct error *err);
+void ws_manifest_free(struct ws_manifest *m);
+const struct ws_mentry *ws_manifest_find(const struct ws_manifest *m, const char *path);
+enum ws_conflict {
+  WS_C_NONE,
+  WS_C_DELETED, /* in the manifest, gone from the host */
+  WS_C_CHANGED, /* size/mtime (and hash, when recorded) differ */
+  WS_C_CREATED, /* not in the manifest, present on the host */
+  WS_C_TYPE,    /* file became a directory, ... */
+  WS_C_UNSAFE,  /* the host path crosses a symlink or a mount */
+};
+/* Has the host path changed since the manifest was recorded (at created_s)? */
+enum ws_conflict ws_manifest_conflict(const struct ws_manifest *m, int hostfd, const char *path,
+                                      int64_t created_s);
+const char *ws_conflict_name(enum ws_conflict c);
+/* Replace (or, when missing on the host, remove) the entry of path. */
+void ws_manifest_update(struct ws_manifest *m, int hostfd, const char *path);
+
+/* --- commit (commit.c) ---------------------------------------------------- */
+
+/* Changes selected by paths (NULL = all): a change is selected when its path
+ * (or old path) equals one of them or lies below one. */
+bool ws_change_selected(const struct ws_change *c, char *const *paths);
+/* Conflicts of the selected changes, "path: reason" each. */
+int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
+                        const struct ws_changes *c, char *const *paths, char ***ret,
+                        struct error *err);
+/* Apply the selected changes to the host dir; *ret_n = applied count. */
+int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
+                    char *const *paths, size_t *ret_n, struct error *err);
+/* Remove entries of upper that equal the host (after a commit; the workspace
+ * must not be mounted and must have no snapshot layers). */
+int ws_prune_upper(const struct ws_layers *l, struct error *err);
+
+/* --- helpers -------------------------------------------------------------- */
+
+void ws_sha256(const void *data, size_t len, unsigned char out[32]);
+/* SHA-256 of a regular file open at fd (read from offset 0). */
+int ws_sha256_fd(int fd, unsigned char out[32]);
+void ws_hex(const unsigned char *h, size_t n, char *out); /* out: 2n + 1 */
+
+/* A unified diff of two texts (NULL when either looks binary or is too big);
+ * labels a/<path> b/<path>, 3 lines of context. */
+char *ws_unified_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
+                      const char *label_b);
+#define WS_DIFF_MAX_BYTES ((size_t)1 << 20)
+#define WS_DIFF_MAX_LINES 20000
+
+#endif
