@@ -331,9 +331,13 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
       record_reaped(m, pid);
     return;
   }
-  /* the arguments first: a short-lived program is gone within a millisecond */
+  /* exe before cmdline: both come from the process's current mm, and exe
+   * read after cmdline could already be the next exec's (stub -> program) */
+  elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
   clen = read_at(dir, "cmdline", cmd, sizeof cmd);
   if (!owned && !monitor_owns_procdir(m, dir))
+    return;
+  if (elen > 0 && is_stub(dir, exe, elen))
     return;
   track_add(pid, 0);
   read_comm(dir, comm, &state);
@@ -341,9 +345,6 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
     return;
   if (read_at(dir, "status", status, sizeof status) < 0)
     status[0] = '\0';
-  elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
-  if (elen > 0 && is_stub(dir, exe, elen))
-    return;
   jb_key_i64(&b, "pid", pid);
   jb_key_i64(&b, "cpid", first_num(status_field(status, "NSpid"), true));
   jb_key_i64(&b, "ppid", first_num(status_field(status, "PPid"), false));
