@@ -58,11 +58,10 @@ int audit_log_open(const char *trail_dir, const char *id, const struct audit_lim
 void audit_log_close(struct audit_log *l);
 /* Append one record.  fields: JSON members without braces
  * ("\"pid\":12,\"argv\":[\"ls\"]") or NULL.  Takes the head lock. */
-int audit_log_append(struct audit_log *l, const char *kind, const char *fields,
-                     struct error *err);
+int audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err);
 /* audit_log_open (no create) + append + close: for a CLI process. */
-int audit_append_event(const char *trail_dir, const char *id, const char *kind,
-                       const char *fields, struct error *err);
+int audit_append_event(const char *trail_dir, const char *id, const char *kind, const char *fields,
+                       struct error *err);
 
 /* ---- reading (read.c) */
 
@@ -76,8 +75,7 @@ struct audit_pos {
 /* Called for each complete line; a return < 0 stops the scan. */
 typedef int (*audit_line_fn)(void *ctx, const char *line, size_t len);
 /* Deliver every complete record after pos, updating pos. */
-int audit_scan(int trail_fd, struct audit_pos *pos, audit_line_fn fn, void *ctx,
-               struct error *err);
+int audit_scan(int trail_fd, struct audit_pos *pos, audit_line_fn fn, void *ctx, struct error *err);
 /* The log files of a trail, oldest first (first seqs). */
 int audit_list_files(int trail_fd, uint64_t **ret, size_t *ret_n, struct error *err);
 /* "2024-05-01T10:00:00Z", "...00.5Z", "+02:00" offsets -> ns since epoch;

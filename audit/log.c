@@ -30,7 +30,8 @@ struct audit_log {
   char *id;
 };
 
-void audit_timestamp(char *buf, size_t size)
+void
+audit_timestamp(char *buf, size_t size)
 {
   struct timespec ts;
   struct tm tm;
@@ -42,21 +43,24 @@ void audit_timestamp(char *buf, size_t size)
   snprintf(buf, size, "%s.%09ldZ", base, ts.tv_nsec);
 }
 
-char *audit_trail_dir(const char *root, const char *dir_override, const char *id)
+char *
+audit_trail_dir(const char *root, const char *dir_override, const char *id)
 {
   if (dir_override != NULL && *dir_override != '\0')
     return xfmt("%s/%s", dir_override, id);
   return xfmt("%s/%s/%s", root, AUDIT_SUBDIR, id);
 }
 
-void audit_file_name(uint64_t first_seq, char buf[AUDIT_FILE_NAME_MAX])
+void
+audit_file_name(uint64_t first_seq, char buf[AUDIT_FILE_NAME_MAX])
 {
   snprintf(buf, AUDIT_FILE_NAME_MAX, "%020" PRIu64 ".jsonl", first_seq);
 }
 
 /* ---- head */
 
-int audit_head_read(int fd, struct audit_head *h, struct error *err)
+int
+audit_head_read(int fd, struct audit_head *h, struct error *err)
 {
   char buf[AUDIT_HEAD_LEN + 1];
   ssize_t n = pread(fd, buf, AUDIT_HEAD_LEN, 0);
@@ -71,19 +75,21 @@ int audit_head_read(int fd, struct audit_head *h, struct error *err)
   }
   buf[n] = '\0';
   if (n != AUDIT_HEAD_LEN ||
-      sscanf(buf, "%20" SCNu64 " %64[0-9a-f] %20" SCNu64 " %20" SCNu64 " %20" SCNu64, &h->seq,
-             hash, &h->cur, &h->lim.max_size, &h->lim.max_age) != 5 ||
+      sscanf(buf, "%20" SCNu64 " %64[0-9a-f] %20" SCNu64 " %20" SCNu64 " %20" SCNu64, &h->seq, hash,
+             &h->cur, &h->lim.max_size, &h->lim.max_age) != 5 ||
       strlen(hash) != SHA256_HEX_LEN)
     return error_set(err, EBADMSG, "read audit head: corrupt");
   memcpy(h->hash, hash, sizeof hash);
   return 0;
 }
 
-static int head_write(int fd, const struct audit_head *h, struct error *err)
+static int
+head_write(int fd, const struct audit_head *h, struct error *err)
 {
   char buf[AUDIT_HEAD_LEN + 1];
-  int n = snprintf(buf, sizeof buf, "%020" PRIu64 " %s %020" PRIu64 " %020" PRIu64 " %020" PRIu64 "\n",
-                   h->seq, h->hash, h->cur, h->lim.max_size, h->lim.max_age);
+  int n =
+      snprintf(buf, sizeof buf, "%020" PRIu64 " %s %020" PRIu64 " %020" PRIu64 " %020" PRIu64 "\n",
+               h->seq, h->hash, h->cur, h->lim.max_size, h->lim.max_age);
 
   if (n != AUDIT_HEAD_LEN)
     return error_set(err, EINVAL, "write audit head: bad length %d", n);
@@ -94,7 +100,8 @@ static int head_write(int fd, const struct audit_head *h, struct error *err)
 
 /* ---- open */
 
-static int mkdir_p(const char *path, struct error *err)
+static int
+mkdir_p(const char *path, struct error *err)
 {
   cleanup_free char *p = xstrdup(path);
 
@@ -111,8 +118,9 @@ static int mkdir_p(const char *path, struct error *err)
   return 0;
 }
 
-int audit_log_open(const char *trail_dir, const char *id, const struct audit_limits *lim,
-                   bool create, struct audit_log **ret, struct error *err)
+int
+audit_log_open(const char *trail_dir, const char *id, const struct audit_limits *lim, bool create,
+               struct audit_log **ret, struct error *err)
 {
   struct audit_log *l;
   struct audit_head h;
@@ -125,8 +133,8 @@ int audit_log_open(const char *trail_dir, const char *id, const struct audit_lim
   l->id = xstrdup(id);
   l->dirfd = open(trail_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (l->dirfd >= 0)
-    l->headfd = openat(l->dirfd, "head", O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0),
-                       0600);
+    l->headfd =
+        openat(l->dirfd, "head", O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
   if (l->dirfd < 0 || l->headfd < 0) {
     int e = errno;
     audit_log_close(l);
@@ -152,7 +160,8 @@ int audit_log_open(const char *trail_dir, const char *id, const struct audit_lim
   return 0;
 }
 
-void audit_log_close(struct audit_log *l)
+void
+audit_log_close(struct audit_log *l)
 {
   if (l == NULL)
     return;
@@ -168,7 +177,8 @@ void audit_log_close(struct audit_log *l)
 
 /* ---- append */
 
-uint64_t audit_file_max(const struct audit_limits *lim)
+uint64_t
+audit_file_max(const struct audit_limits *lim)
 {
   uint64_t m = lim->max_size / 4;
 
@@ -180,9 +190,9 @@ uint64_t audit_file_max(const struct audit_limits *lim)
 }
 
 /* The record text: body (for the hash) then ,"hash":"..."}\n */
-static char *format_record(const struct audit_log *l, uint64_t seq, const char *prev,
-                           const char *kind, const char *fields, char ret_hash[SHA256_HEX_LEN + 1],
-                           size_t *ret_len)
+static char *
+format_record(const struct audit_log *l, uint64_t seq, const char *prev, const char *kind,
+              const char *fields, char ret_hash[SHA256_HEX_LEN + 1], size_t *ret_len)
 {
   struct jbuf b = {0};
   char ts[40];
@@ -205,8 +215,9 @@ static char *format_record(const struct audit_log *l, uint64_t seq, const char *
 
 /* Make curfd the file to append len bytes to (a new one named seq when the
  * current one is full or missing).  *created tells the caller to prune. */
-static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len,
-                     bool *created, struct error *err)
+static int
+pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len, bool *created,
+          struct error *err)
 {
   char name[AUDIT_FILE_NAME_MAX];
   struct stat st;
@@ -227,8 +238,8 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
   audit_file_name(seq, name);
   /* a file of that name can only be a leftover of an append that never
    * reached head: its record is not part of the chain */
-  l->curfd = openat(l->dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
+  l->curfd = openat(l->dirfd, name,
+                    O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (l->curfd < 0) {
     l->cur = 0;
     return error_errno(err, "create audit file `%s`", name);
@@ -238,8 +249,8 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
   return 0;
 }
 
-static int append_locked(struct audit_log *l, const char *kind, const char *fields,
-                         struct error *err)
+static int
+append_locked(struct audit_log *l, const char *kind, const char *fields, struct error *err)
 {
   struct audit_head h;
   cleanup_free char *line = NULL;
@@ -275,8 +286,8 @@ static int append_locked(struct audit_log *l, const char *kind, const char *fiel
   return 0;
 }
 
-int audit_log_append(struct audit_log *l, const char *kind, const char *fields,
-                     struct error *err)
+int
+audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err)
 {
   int r;
 
@@ -287,8 +298,9 @@ int audit_log_append(struct audit_log *l, const char *kind, const char *fields,
   return r;
 }
 
-int audit_append_event(const char *trail_dir, const char *id, const char *kind,
-                       const char *fields, struct error *err)
+int
+audit_append_event(const char *trail_dir, const char *id, const char *kind, const char *fields,
+                   struct error *err)
 {
   struct audit_log *l = NULL;
   int r;
@@ -302,7 +314,8 @@ int audit_append_event(const char *trail_dir, const char *id, const char *kind,
 
 /* ---- retention */
 
-void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
+void
+audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
 {
   cleanup_free uint64_t *files = NULL;
   cleanup_free off_t *sizes = NULL;

@@ -27,10 +27,14 @@
 enum { A_FOLLOW = 1, A_SINCE, A_KIND, A_FORMAT, A_SUMMARY, A_PURGE, A_DIR, A_HELP };
 
 static const struct opt_spec audit_specs[] = {
-    {"follow", 'f', false, A_FOLLOW}, {"since", 0, true, A_SINCE},
-    {"kind", 'k', true, A_KIND},      {"format", 0, true, A_FORMAT},
-    {"summary", 0, false, A_SUMMARY}, {"purge", 0, false, A_PURGE},
-    {"dir", 0, true, A_DIR},          {"help", 'h', false, A_HELP},
+    {"follow", 'f', false, A_FOLLOW},
+    {"since", 0, true, A_SINCE},
+    {"kind", 'k', true, A_KIND},
+    {"format", 0, true, A_FORMAT},
+    {"summary", 0, false, A_SUMMARY},
+    {"purge", 0, false, A_PURGE},
+    {"dir", 0, true, A_DIR},
+    {"help", 'h', false, A_HELP},
     {NULL, 0, false, 0},
 };
 
@@ -40,14 +44,16 @@ struct audit_args {
   struct audit_filter filter;
 };
 
-static void usage(void)
+static void
+usage(void)
 {
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n");
 }
 
-static int parse_args(int argc, char **argv, struct audit_args *a, struct error *err)
+static int
+parse_args(int argc, char **argv, struct audit_args *a, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
   const char *val;
@@ -65,7 +71,8 @@ again:
       break;
     case A_SINCE:
       if (audit_parse_time(val, &a->filter.since_ns) < 0)
-        return error_set(err, 0, "audit: --since: expected RFC 3339 time or duration (15m), got `%s`", val);
+        return error_set(err, 0,
+                         "audit: --since: expected RFC 3339 time or duration (15m), got `%s`", val);
       break;
     case A_KIND: {
       cleanup_free char *s = xstrdup(val);
@@ -104,7 +111,8 @@ again:
   return validate_container_id(a->id, err) < 0 ? -1 : 0;
 }
 
-static char *find_trail(const struct global_opts *g, const struct audit_args *a)
+static char *
+find_trail(const struct global_opts *g, const struct audit_args *a)
 {
   cleanup_free char *marker = xfmt("%s/%s/audit", g->root, a->id);
   char *trail = NULL;
@@ -118,7 +126,8 @@ static char *find_trail(const struct global_opts *g, const struct audit_args *a)
   return audit_trail_dir(g->root, NULL, a->id);
 }
 
-static int open_trail(const char *trail, const char *id, struct error *err)
+static int
+open_trail(const char *trail, const char *id, struct error *err)
 {
   int fd = open(trail, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -135,7 +144,8 @@ struct printer {
   bool saw_delete;
 };
 
-static int print_line(void *ctx, const char *line, size_t len)
+static int
+print_line(void *ctx, const char *line, size_t len)
 {
   struct printer *p = ctx;
 
@@ -155,7 +165,8 @@ static int print_line(void *ctx, const char *line, size_t len)
   return 0;
 }
 
-static int show(int fd, const struct audit_args *a, struct error *err)
+static int
+show(int fd, const struct audit_args *a, struct error *err)
 {
   struct printer p = {.a = a};
   struct audit_pos pos = {0};
@@ -183,7 +194,8 @@ fail:
   return -1;
 }
 
-static int verify(int fd, const char *id, struct error *err)
+static int
+verify(int fd, const char *id, struct error *err)
 {
   struct audit_verify_result r;
 
@@ -198,7 +210,8 @@ static int verify(int fd, const char *id, struct error *err)
   return 0;
 }
 
-static int purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
+static int
+purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
 {
   cleanup_free char *state = xfmt("%s/%s", g->root, id);
   cleanup_free char *parent = xstrdup(trail);
@@ -214,7 +227,8 @@ static int purge(const struct global_opts *g, const char *trail, const char *id,
   return 0;
 }
 
-int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
+int
+cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct audit_args a = {0};
   cleanup_free char *trail = NULL;

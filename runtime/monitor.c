@@ -31,7 +31,8 @@
 
 /* ---- registry and helpers used by the sources */
 
-int64_t monitor_now_ms(void)
+int64_t
+monitor_now_ms(void)
 {
   struct timespec ts;
 
@@ -39,7 +40,8 @@ int64_t monitor_now_ms(void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx)
+int
+monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx)
 {
   if (m->n_src == MONITOR_MAX_SOURCES)
     return -1;
@@ -47,14 +49,16 @@ int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, vo
   return 0;
 }
 
-void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
+void
+monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
 {
   for (size_t i = 0; i < m->n_src; i++)
     if (m->src[i].fd == fd)
       m->src[i].flush = flush;
 }
 
-void monitor_record(struct monitor *m, const char *kind, const char *fields)
+void
+monitor_record(struct monitor *m, const char *kind, const char *fields)
 {
   struct error err = {0};
 
@@ -62,7 +66,8 @@ void monitor_record(struct monitor *m, const char *kind, const char *fields)
     m->write_errors++;
 }
 
-void monitor_error(struct monitor *m, const char *source, const struct error *err)
+void
+monitor_error(struct monitor *m, const char *source, const struct error *err)
 {
   struct jbuf b = {0};
 
@@ -72,7 +77,8 @@ void monitor_error(struct monitor *m, const char *source, const struct error *er
   jb_free(&b);
 }
 
-static uint64_t ns_inode(const char *who, const char *name)
+static uint64_t
+ns_inode(const char *who, const char *name)
 {
   struct error err = {0};
   cleanup_close int fd = procfs_open_ns(who, name, &err);
@@ -81,7 +87,8 @@ static uint64_t ns_inode(const char *who, const char *name)
   return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static bool cgroup_file_has(const char *text, const char *path)
+static bool
+cgroup_file_has(const char *text, const char *path)
 {
   size_t len = strlen(path);
 
@@ -93,7 +100,8 @@ static bool cgroup_file_has(const char *text, const char *path)
   return false;
 }
 
-bool monitor_owns_procdir(struct monitor *m, int dir)
+bool
+monitor_owns_procdir(struct monitor *m, int dir)
 {
   char text[4096];
   struct stat st;
@@ -113,7 +121,8 @@ bool monitor_owns_procdir(struct monitor *m, int dir)
   return cgroup_file_has(text, m->cgroup_path[0] == '/' ? m->cgroup_path : "/");
 }
 
-void monitor_check_oom(struct monitor *m)
+void
+monitor_check_oom(struct monitor *m)
 {
   struct error err = {0};
   uint64_t n = 0;
@@ -130,7 +139,8 @@ void monitor_check_oom(struct monitor *m)
 
 /* ---- the loop */
 
-static bool flush_all(struct monitor *m, bool final)
+static bool
+flush_all(struct monitor *m, bool final)
 {
   bool pending = false;
 
@@ -140,7 +150,8 @@ static bool flush_all(struct monitor *m, bool final)
   return pending;
 }
 
-static void on_signal(struct monitor *m, int fd, short revents, void *ctx)
+static void
+on_signal(struct monitor *m, int fd, short revents, void *ctx)
 {
   struct signalfd_siginfo si;
 
@@ -148,7 +159,8 @@ static void on_signal(struct monitor *m, int fd, short revents, void *ctx)
     m->stop = true;
 }
 
-static void run_loop(struct monitor *m)
+static void
+run_loop(struct monitor *m)
 {
   struct pollfd pfd[MONITOR_MAX_SOURCES + 1];
   bool pending = false;
@@ -170,13 +182,15 @@ static void run_loop(struct monitor *m)
   }
 }
 
-static bool wait_pidfd(int pidfd, int ms)
+static bool
+wait_pidfd(int pidfd, int ms)
 {
   struct pollfd p = {.fd = pidfd, .events = POLLIN};
   return poll(&p, 1, ms) > 0;
 }
 
-static void finish(struct monitor *m)
+static void
+finish(struct monitor *m)
 {
   struct jbuf b = {0};
   bool init_gone = wait_pidfd(m->init_pidfd, 0);
@@ -204,7 +218,8 @@ static void finish(struct monitor *m)
 
 /* ---- the monitor process */
 
-static void reset_process(int keep_fd)
+static void
+reset_process(int keep_fd)
 {
   sigset_t all;
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -235,11 +250,13 @@ static void reset_process(int keep_fd)
    * round-robin real-time priority (the kernel's RT throttling still leaves
    * the CPU to others), else a higher nice value.  Needs CAP_SYS_NICE (and RT
    * runtime in our cgroup); best effort. */
-  if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &(struct sched_param){.sched_priority = 1}) < 0)
+  if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK,
+                         &(struct sched_param){.sched_priority = 1}) < 0)
     setpriority(PRIO_PROCESS, 0, -5);
 }
 
-static int open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
+static int
+open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
 {
   char who[24];
   uint64_t own = ns_inode("self", "pid"), theirs;
@@ -256,7 +273,8 @@ static int open_init(struct monitor *m, const struct monitor_opts *o, struct err
   return 0;
 }
 
-static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
+static void
+open_cgroup(struct monitor *m, const struct monitor_opts *o)
 {
   struct cgroup_opts co = {.id = o->id, .systemd = o->systemd_cgroup};
   struct error err = {0};
@@ -272,14 +290,16 @@ static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
     m->oom_count = 0;
 }
 
-static void add_name(struct jbuf *names, const char *name)
+static void
+add_name(struct jbuf *names, const char *name)
 {
   if (names->len > 0 && names->p[names->len - 1] != '[')
     jb_puts(names, ",");
   jb_quote(names, name, strlen(name));
 }
 
-static void open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
+static void
+open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
 {
   const struct profile_result *p = o->profile;
   struct error err = {0};
@@ -315,7 +335,8 @@ static void open_sources(struct monitor *m, const struct monitor_opts *o, struct
 }
 
 static void tell(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tell(int fd, const char *fmt, ...)
+static void
+tell(int fd, const char *fmt, ...)
 {
   char buf[ERROR_MSG_MAX + 32];
   va_list ap;
@@ -329,8 +350,8 @@ static void tell(int fd, const char *fmt, ...)
   }
 }
 
-__attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
-                                                   const char *trail, int ready_fd)
+__attribute__((noreturn)) static void
+monitor_main(const struct monitor_opts *o, const char *trail, int ready_fd)
 {
   struct monitor m = {.init_pidfd = -1, .init_pid = o->init_pid};
   struct error err = {0};
@@ -364,7 +385,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
 
 /* ---- the parent side */
 
-static char *create_fields(const struct monitor_opts *o)
+static char *
+create_fields(const struct monitor_opts *o)
 {
   const struct profile_result *p = o->profile;
   struct jbuf b = {0};
@@ -394,7 +416,8 @@ static char *create_fields(const struct monitor_opts *o)
 }
 
 /* Read "OK <pid>" (or "ERR <msg>") from the monitor, bounded in time. */
-static int wait_ready(int fd, pid_t *ret_pid, struct error *err)
+static int
+wait_ready(int fd, pid_t *ret_pid, struct error *err)
 {
   char buf[ERROR_MSG_MAX + 32];
   struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -424,8 +447,8 @@ static int wait_ready(int fd, pid_t *ret_pid, struct error *err)
   return error_set(err, 0, "audit monitor: exited during setup");
 }
 
-static int spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid,
-                         struct error *err)
+static int
+spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid, struct error *err)
 {
   int p[2], st = 0;
   pid_t a;
@@ -459,7 +482,8 @@ static int spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t 
   return st;
 }
 
-int monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
+int
+monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
 {
   const struct profile_result *p = o->profile;
   struct audit_limits lim;
@@ -492,7 +516,8 @@ int monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *er
   return write_file_atomic_at(o->state_dirfd, "monitor.pid", buf, strlen(buf), err);
 }
 
-int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
+int
+monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
 {
   cleanup_free char *text = NULL;
   cleanup_close int pidfd = -1;

@@ -39,9 +39,9 @@
 #define MONITOR_NFLOG_GROUP_DEFAULT 0
 
 struct monitor_opts {
-  const char *root;  /* state root (--root) */
+  const char *root; /* state root (--root) */
   const char *id;
-  int state_dirfd;   /* the container's state dir (monitor.pid, audit) */
+  int state_dirfd; /* the container's state dir (monitor.pid, audit) */
   const char *bundle;
   pid_t init_pid;
   uint64_t init_start_time;

@@ -14,7 +14,8 @@
 #include "common/util.h"
 #include "tap.h"
 
-static void test_sha256(void)
+static void
+test_sha256(void)
 {
   static const struct {
     const char *in, *out;
@@ -51,7 +52,8 @@ static void test_sha256(void)
          "sha256 of a million 'a' in uneven pieces");
 }
 
-static void test_jbuf(void)
+static void
+test_jbuf(void)
 {
   struct jbuf b = {0};
   const char bad[] = {'a', '"', '\\', '\n', 1, (char)0xff, (char)0xc3, (char)0xa9, 0};
@@ -66,19 +68,22 @@ static void test_jbuf(void)
   jb_free(&b);
 }
 
-static char *tmpdir(void)
+static char *
+tmpdir(void)
 {
   char tmpl[] = "/tmp/agentrt-test-audit-XXXXXX";
   char *d = mkdtemp(tmpl);
   return d ? xstrdup(d) : NULL;
 }
 
-static int trail_fd(const char *dir)
+static int
+trail_fd(const char *dir)
 {
   return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static bool verify_ok(const char *dir, struct audit_verify_result *r)
+static bool
+verify_ok(const char *dir, struct audit_verify_result *r)
 {
   struct error err = {0};
   int fd = trail_fd(dir);
@@ -90,7 +95,8 @@ static bool verify_ok(const char *dir, struct audit_verify_result *r)
   return ret == 0 && r->ok;
 }
 
-static void write_n(const char *dir, int n, const struct audit_limits *lim)
+static void
+write_n(const char *dir, int n, const struct audit_limits *lim)
 {
   struct audit_log *l = NULL;
   struct error err = {0};
@@ -109,13 +115,15 @@ static void write_n(const char *dir, int n, const struct audit_limits *lim)
   audit_log_close(l);
 }
 
-static char *file_path(const char *dir, uint64_t first)
+static char *
+file_path(const char *dir, uint64_t first)
 {
   return xfmt("%s/%020" PRIu64 ".jsonl", dir, first);
 }
 
 /* Rewrite the single log file with a change made by `edit`. */
-static void edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
+static void
+edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
 {
   cleanup_free char *path = file_path(dir, 1);
   char *lines[64];
@@ -136,29 +144,34 @@ static void edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
   fclose(f);
 }
 
-static void edit_modify(char **l, size_t *n)
+static void
+edit_modify(char **l, size_t *n)
 {
   char *p = strstr(l[2], "/workspace/f2");
   p[11] = 'X';
 }
-static void edit_delete(char **l, size_t *n)
+static void
+edit_delete(char **l, size_t *n)
 {
   free(l[3]);
   memmove(l + 3, l + 4, (*n - 4) * sizeof *l);
   (*n)--;
 }
-static void edit_swap(char **l, size_t *n)
+static void
+edit_swap(char **l, size_t *n)
 {
   char *t = l[4];
   l[4] = l[5];
   l[5] = t;
 }
-static void edit_drop_last(char **l, size_t *n)
+static void
+edit_drop_last(char **l, size_t *n)
 {
   free(l[--*n]);
 }
 /* change a record and recompute its own hash: the next prev link breaks */
-static void edit_rehash(char **l, size_t *n)
+static void
+edit_rehash(char **l, size_t *n)
 {
   char *line = l[1], *h = strstr(line, ",\"hash\":\"");
   char hex[65];
@@ -172,7 +185,8 @@ static void edit_rehash(char **l, size_t *n)
   memcpy(h + 9, hex, 64);
 }
 
-static void tamper_case(const char *name, void (*edit)(char **, size_t *), uint64_t want_bad)
+static void
+tamper_case(const char *name, void (*edit)(char **, size_t *), uint64_t want_bad)
 {
   cleanup_free char *dir = tmpdir();
   struct audit_verify_result r;
@@ -181,14 +195,16 @@ static void tamper_case(const char *name, void (*edit)(char **, size_t *), uint6
   write_n(dir, 8, NULL);
   edit_file(dir, edit);
   verify_ok(dir, &r);
-  tap_ok(!r.ok && r.bad_seq == want_bad, "verify detects %s at seq %" PRIu64 " (got ok=%d bad=%" PRIu64 ": %s)",
-         name, want_bad, r.ok, r.bad_seq, r.detail);
+  tap_ok(!r.ok && r.bad_seq == want_bad,
+         "verify detects %s at seq %" PRIu64 " (got ok=%d bad=%" PRIu64 ": %s)", name, want_bad,
+         r.ok, r.bad_seq, r.detail);
   cmd = xfmt("rm -rf %s", dir);
   if (system(cmd) != 0)
     printf("# cleanup failed\n");
 }
 
-static void test_chain(void)
+static void
+test_chain(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -211,7 +227,8 @@ static void test_chain(void)
   tamper_case("a line rewritten with a fresh hash", edit_rehash, 3);
 }
 
-static void test_rotation(void)
+static void
+test_rotation(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -229,8 +246,8 @@ static void test_rotation(void)
   tap_ok(n > 1 && n <= 6, "rotation made %zu files", n);
   verify_ok(dir, &r);
   tap_ok(r.ok, "the chain verifies across rotated files: %s", r.detail);
-  tap_ok(r.last_seq == 400 && r.first_seq > 1, "retention dropped the oldest (seq %" PRIu64 "..%" PRIu64 ")",
-         r.first_seq, r.last_seq);
+  tap_ok(r.last_seq == 400 && r.first_seq > 1,
+         "retention dropped the oldest (seq %" PRIu64 "..%" PRIu64 ")", r.first_seq, r.last_seq);
   /* every file within the bound, the whole trail too */
   {
     cleanup_free char *du = xfmt("test $(cat %s/*.jsonl | wc -c) -le 8192", dir);
@@ -241,14 +258,16 @@ static void test_rotation(void)
     cleanup_free char *p = file_path(dir, files[1]);
     unlink(p);
     verify_ok(dir, &r);
-    tap_ok(!r.ok && r.bad_seq == files[1], "a removed middle file is reported at seq %" PRIu64
-           " (got %" PRIu64 ": %s)", files[1], r.bad_seq, r.detail);
+    tap_ok(!r.ok && r.bad_seq == files[1],
+           "a removed middle file is reported at seq %" PRIu64 " (got %" PRIu64 ": %s)", files[1],
+           r.bad_seq, r.detail);
   }
   if (system(cmd) != 0)
     printf("# cleanup failed\n");
 }
 
-static void test_concurrent(void)
+static void
+test_concurrent(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -271,19 +290,20 @@ static void test_concurrent(void)
       good++;
   tap_ok(good == 4, "four concurrent writers succeeded");
   verify_ok(dir, &r);
-  tap_ok(r.ok && r.last_seq == 401, "their records form one chain (%" PRIu64 ")",
-         r.last_seq);
+  tap_ok(r.ok && r.last_seq == 401, "their records form one chain (%" PRIu64 ")", r.last_seq);
   if (system(cmd) != 0)
     printf("# cleanup failed\n");
 }
 
-static int count_line(void *ctx, const char *line, size_t len)
+static int
+count_line(void *ctx, const char *line, size_t len)
 {
   (*(int *)ctx)++;
   return 0;
 }
 
-static void test_read(void)
+static void
+test_read(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -294,8 +314,9 @@ static void test_read(void)
   int n = 0, fd;
   int64_t t = 0;
   cleanup_free char *text = NULL;
-  const char *rec = "{\"seq\":3,\"time\":\"2024-05-01T10:00:00.5Z\",\"id\":\"c1\",\"kind\":\"process\","
-                    "\"argv\":[\"ls\",\"-l\"],\"prev\":\"0\",\"hash\":\"0\"}";
+  const char *rec =
+      "{\"seq\":3,\"time\":\"2024-05-01T10:00:00.5Z\",\"id\":\"c1\",\"kind\":\"process\","
+      "\"argv\":[\"ls\",\"-l\"],\"prev\":\"0\",\"hash\":\"0\"}";
 
   write_n(dir, 5, NULL);
   fd = trail_fd(dir);
@@ -322,7 +343,8 @@ static void test_read(void)
     printf("# cleanup failed\n");
 }
 
-int main(void)
+int
+main(void)
 {
   test_sha256();
   test_jbuf();
