@@ -15,7 +15,9 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/fsutil.h"
+#include "runtime/monitor.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/egress.h"
@@ -366,6 +368,11 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     if (proc_kill_wait(s->pid, s->pid_start_time, SIGKILL, 5000) < 0)
       log_warning("delete `%s`: init %d did not die", c->id, s->pid);
   }
+  /* the monitor records the exit, then leaves */
+  if (monitor_stop(c->dirfd, 3000, &e2) < 0) {
+    log_warning("delete `%s`: %s", c->id, e2.msg);
+    error_clear(&e2);
+  }
   egress_teardown(c);
   /* the init is dead: the workspace is no longer in use (its upper layer and
    * snapshots stay until commit/discard/purge) */
@@ -387,6 +394,8 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
                   "poststop", sj, &e2) < 0)
       log_warning("delete `%s`: %s", c->id, e2.msg);
   }
+  if (ret == 0 && g != NULL)
+    audit_cli_event(g->root, c->id, "delete", NULL);
   if (ret == 0) {
     cleanup_free char *parent = xstrdup(c->dir);
     char *slash = strrchr(parent, '/');

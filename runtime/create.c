@@ -21,6 +21,7 @@
 #include "runtime/console.h"
 #include "runtime/egress.h"
 #include "runtime/fsutil.h"
+#include "runtime/monitor.h"
 #include "runtime/policy.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
@@ -212,6 +213,28 @@ void container_abort(struct container *c, const struct global_opts *g)
   }
 }
 
+/* The audit monitor (a no-op when the profile disables the trail).  Denied
+ * packets are listened for in any network namespace but the host's. */
+static int start_monitor(const struct global_opts *g, struct container *c, const char *bundle,
+                         const struct spawn_result *r, struct error *err)
+{
+  struct monitor_opts mo = {
+      .root = g->root,
+      .id = c->id,
+      .state_dirfd = c->dirfd,
+      .bundle = bundle,
+      .init_pid = r->pid,
+      .init_start_time = r->start_time,
+      .cgroup_path = c->state->cgroup_path,
+      .systemd_cgroup = g->systemd_cgroup,
+      .profile = c->profile,
+      .nflog_group = oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
+  };
+  pid_t pid;
+
+  return monitor_start(&mo, &pid, err);
+}
+
 static int check_terminal(const struct create_opts *o, const struct oci_config *cfg,
                           struct error *err)
 {
@@ -290,6 +313,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
+  /* the audit monitor first: the egress helper records DNS decisions in its trail */
+  if (start_monitor(g, c, bundle, ret_r, err) < 0)
+    goto fail;
   /* egress rules go in before the init can run anything (it waits for start) */
   if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
     goto fail;

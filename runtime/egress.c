@@ -15,9 +15,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "netfilter/egress.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/fsutil.h"
 #include "runtime/procfs.h"
 
@@ -66,7 +71,36 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update, str
 struct helper {
   struct egress_resolver_opts *o;
   int listen_fd;
+  struct audit_log *audit; /* the container's trail, NULL = none */
 };
+
+/* Every DNS decision of the resolver is a "dns" record in the audit trail. */
+static void on_dns_event(void *ud, const struct egress_dns_event *ev)
+{
+  static const char *const verdicts[] = {"allowed", "refused", "rebind", "failed", "nodata"};
+  struct helper *h = ud;
+  struct jbuf b = {0};
+  struct error err = {0};
+  char addr[INET6_ADDRSTRLEN];
+
+  if (h->audit == NULL)
+    return;
+  jb_key_str(&b, "name", ev->name);
+  jb_key_i64(&b, "qtype", ev->qtype);
+  jb_key_str(&b, "verdict", (size_t)ev->verdict < ARRAY_SIZE(verdicts) ? verdicts[ev->verdict] : "?");
+  jb_key(&b, "addrs");
+  jb_puts(&b, "[");
+  for (size_t i = 0; i < ev->n_addrs; i++) {
+    inet_ntop(ev->addrs[i].family, ev->addrs[i].addr, addr, sizeof addr);
+    jb_puts(&b, i > 0 ? "," : "");
+    jb_quote(&b, addr, strlen(addr));
+  }
+  jb_puts(&b, "]");
+  if (ev->detail)
+    jb_key_str(&b, "detail", ev->detail);
+  audit_log_append(h->audit, "dns", jb_str(&b), &err);
+  jb_free(&b);
+}
 
 static void reply(int fd, const char *s)
 {
@@ -164,9 +198,9 @@ static int ctl_listen(int dirfd, struct error *err)
 /* The helper's life: no stdio of the engine (ENGINES.md §2.4), only the
  * resolver's fds, until the init exits. */
 __attribute__((noreturn)) static void helper_main(struct egress_resolver_opts *o, int listen_fd,
-                                                  int pidfd)
+                                                  int pidfd, struct audit_log *audit)
 {
-  struct helper h = {.o = o, .listen_fd = listen_fd};
+  struct helper h = {.o = o, .listen_fd = listen_fd, .audit = audit};
   struct error err = {0};
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
@@ -180,6 +214,7 @@ __attribute__((noreturn)) static void helper_main(struct egress_resolver_opts *o
   o->stop_fd = pidfd;
   o->ctl_fd = listen_fd;
   o->on_ctl = on_ctl;
+  o->on_event = on_dns_event;
   o->ud = &h;
   if (egress_resolver_run(o, &err) < 0)
     _exit(1);
@@ -207,6 +242,7 @@ int egress_setup(struct container *c, const struct profile_egress *pe, pid_t ini
   int listen_fd = -1, pidfd = -1, ret = -1;
   int pp[2] = {-1, -1};
   pid_t pid, hpid = -1;
+  struct audit_log *audit = NULL;
 
   if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
     return 0;
@@ -239,6 +275,7 @@ int egress_setup(struct container *c, const struct profile_egress *pe, pid_t ini
     error_errno(err, "egress: pipe");
     goto out;
   }
+  audit = audit_cli_open(c->dirfd, c->id); /* written by the monitor at create */
   pid = fork();
   if (pid < 0) {
     error_errno(err, "egress: fork helper");
@@ -254,7 +291,7 @@ int egress_setup(struct container *c, const struct profile_egress *pe, pid_t ini
     close(pp[0]);
     close(pp[1]);
     close(c->dirfd);
-    helper_main(&o, listen_fd, pidfd);
+    helper_main(&o, listen_fd, pidfd, audit);
   }
   close(pp[1]);
   pp[1] = -1;
@@ -275,6 +312,7 @@ out:
     close(listen_fd);
   if (pidfd >= 0)
     close(pidfd);
+  audit_log_close(audit);
   egress_resolver_close(&o);
   egress_policy_free(p);
   free(p);

@@ -28,6 +28,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/console.h"
 #include "runtime/container.h"
@@ -381,6 +382,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   x.extra_bpf = extra;
   if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
     goto out_ns;
+  /* recorded before the process runs, so it precedes the process's records */
+  audit_cli_exec(g->root, c->id, proc->args, 0, proc->terminal, eo.detach);
   pid = exec_spawn(c, &x, eo.detach ? eo.console_socket : NULL, &master, err);
   if (pid < 0) {
     error_prefix(err, "exec `%s`", c->id);

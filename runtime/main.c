@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/egress.h"
 #include "runtime/help.h"
@@ -30,6 +31,7 @@ static const struct command commands[] = {
     {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
     {"workspace", cmd_workspace}, {"egress", cmd_egress},
+    {"audit", cmd_audit},
     {NULL, NULL},
 };
 
