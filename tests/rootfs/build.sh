@@ -47,7 +47,7 @@ while read -r applet; do
 	[ "$applet" = bin/busybox ] && continue
 	dir=$(dirname "$applet")
 	mkdir -p "$tmp/$dir"
-	rel=$(realpath -m --relative-to="/$dir" /bin/busybox)
+	rel=$(realpath -m -s --relative-to="/$dir" /bin/busybox) # -s: not the host's /bin -> usr/bin
 	ln -sf "$rel" "$tmp/$applet"
 done < <("$busybox" --list-full)
 for p in "${probes[@]}"; do
