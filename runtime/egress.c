@@ -109,10 +109,13 @@ static void ctl_list(struct helper *h, int fd)
     reply(fd, buf);
     reply(fd, "\n");
   }
-  for (int s = 0; s < 2; s++) {
+  /* dns4p/dns6p: addresses of names allowed with a port ("x.org:443") */
+  static const char *const sets[] = {"dns4", "dns6", "dns4p", "dns6p"};
+
+  for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
     cleanup_free char *elems = NULL;
     struct error e = {0};
-    if (nft_set_list(h->o->nl_fd, s == 0 ? "dns4" : "dns6", &elems, &e) == 0 && elems) {
+    if (nft_set_list(h->o->nl_fd, sets[s], &elems, &e) == 0 && elems) {
       for (char *l = strtok(elems, "\n"); l; l = strtok(NULL, "\n")) {
         reply(fd, "pinned ");
         reply(fd, l);

@@ -364,6 +364,18 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	run rt egress "$ID" deny denied.test
 	[ "$status" -eq 0 ] || fail "$output"
 	refused_fast 198.51.100.20 80
+	# a name with a port: pinned with its port only
+	run rt egress "$ID" allow denied.test:80/tcp
+	[ "$status" -eq 0 ] || fail "$output"
+	run in_ctr nslookup denied.test
+	[[ "$output" == *"Address: 198.51.100.20"* ]] || fail "$output"
+	run rt egress "$ID" list
+	grep -q "^pinned 198.51.100.20 tcp 80 expires" <<<"$output" || fail "$output"
+	run connect 198.51.100.20 80
+	[ "$output" = hello-denied-80 ] || fail "after allow denied.test:80/tcp: $output"
+	run rt egress "$ID" deny denied.test:80/tcp
+	[ "$status" -eq 0 ] || fail "$output"
+	refused_fast 198.51.100.20 80
 	run rt egress "$ID" allow 'not an entry'
 	assert_clean_failure
 	run rt egress "$ID" deny 192.0.2.77
