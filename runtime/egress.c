@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,10 +150,14 @@ static int on_ctl(void *ud, struct egress_policy *p)
   struct error err = {0};
   struct egress_entry e;
   ssize_t n;
+  struct timeval tv = {.tv_sec = 1};
   int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
   if (fd < 0)
     return 0;
+  /* the resolver waits while we talk: a client that stalls must not stop DNS */
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   n = recv(fd, req, CTL_MAX, 0);
   if (n <= 0) {
     close(fd);

@@ -299,6 +299,10 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	[[ "$output" == *NXDOMAIN* ]] || fail "$output"
 	run in_ctr nslookup denied.test 192.0.2.53
 	[[ "$output" == *NXDOMAIN* ]] || fail "$output"
+	# DNS over TCP to the rogue (a hand-made query for allowed.test, length-prefixed)
+	q='\000\036\022\064\001\000\000\001\000\000\000\000\000\000\007allowed\004test\000\000\001\000\001'
+	run in_ctr sh -c "printf '$q' | nc -w 2 192.0.2.99 53 | od -An -tx1 -v | tr -d ' \n'"
+	[[ "$output" == *cb00710a* ]] || fail "TCP answer: $output"
 	! grep -q 'query\[' "$EGT_DIR/rogue.log" || fail "the rogue resolver saw: $(cat "$EGT_DIR/rogue.log")"
 }
 
@@ -380,6 +384,22 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	assert_clean_failure
 	run rt egress "$ID" deny 192.0.2.77
 	assert_clean_failure
+}
+
+@test "egress: a control client that connects and stalls does not stop DNS" {
+	egress_run
+	sleep 4 | socat -u - "UNIX-CONNECT:$TEST_ROOT/$ID/egress.sock" &
+	stall=$!
+	sleep 0.2
+	t0=$(date +%s%N)
+	run in_ctr nslookup allowed.test
+	t1=$(date +%s%N)
+	kill "$stall" 2>/dev/null || true
+	wait "$stall" 2>/dev/null || true
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
+	[ $(((t1 - t0) / 1000000)) -lt 2500 ] || fail "DNS waited $(((t1 - t0) / 1000000)) ms for the stalled client"
+	run rt egress "$ID" list
+	[ "$status" -eq 0 ] || fail "$output"
 }
 
 @test "egress: after delete nothing of ours remains (helper, table, socket)" {
