@@ -149,7 +149,7 @@ teardown_file() {
 	# the helpers' teardown_file: the --root must be empty
 	local left=
 	if [ -d "$TEST_ROOT" ]; then
-		left=$(ls -A "$TEST_ROOT" | grep -vx .cache) || true
+		left=$(root_leftovers "$TEST_ROOT")
 		rm -rf --one-file-system "$TEST_ROOT"
 	fi
 	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
