@@ -47,7 +47,8 @@ while read -r applet; do
 	[ "$applet" = bin/busybox ] && continue
 	dir=$(dirname "$applet")
 	mkdir -p "$tmp/$dir"
-	rel=$(realpath -m --relative-to="/$dir" /bin/busybox)
+	# -s: the host's own /bin may be a symlink to usr/bin (merged /usr); do not resolve it.
+	rel=$(realpath -m -s --relative-to="/$dir" /bin/busybox)
 	ln -sf "$rel" "$tmp/$applet"
 done < <("$busybox" --list-full)
 for p in "${probes[@]}"; do
