@@ -272,6 +272,22 @@ load helpers
 	done
 }
 
+# issue 5: "an engine's mount there (-v $PWD:/workspace) is kept but made nosuid,nodev".
+@test "H15: an engine's bind at /workspace is kept (writable view), nosuid and nodev" {
+	mkdir -p "$BUNDLE/ws"
+	echo host >"$BUNDLE/ws/file"
+	update_config ".mounts += [{destination: \"/workspace\", type: \"bind\", source: \"$BUNDLE/ws\", options: [\"rbind\"]}]"
+	in_agent 'cat /workspace/file; touch /workspace/new && echo WROTE
+		awk "\$5 == \"/workspace\" {print \$6}" /proc/self/mountinfo'
+	if [ "$status" -ne 0 ]; then
+		assert_clean_failure
+		finding "H15: an engine bind at /workspace makes create fail under the agent profile: $output"
+	fi
+	grep -qx host <<<"$output" && grep -qx WROTE <<<"$output" || fail "$output"
+	opts=$(tail -n1 <<<"$output")
+	[[ ",$opts," == *,nosuid,* && ",$opts," == *,nodev,* ]] || fail "/workspace: $opts"
+}
+
 @test "H16: default limits applied; the config's pids limit holds against a fork bomb" {
 	# Defaults (profile: memory 2g, pids 1024, 2 cpus) when the engine set none.
 	update_config 'del(.linux.resources)'

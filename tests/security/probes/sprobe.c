@@ -7,8 +7,9 @@
  *   clone3-newuser           clone3(CLONE_NEWUSER): ok / errno name (ENOSYS when clone3 is filtered)
  *   exe-scan ROUNDS          CVE-2019-5736 attacker: for every other pid, open /proc/PID/exe with
  *                            O_PATH, then try to re-open it for writing (O_WRONLY|O_APPEND) and
- *                            append nothing (a zero-length write); prints "writable PID" when the
- *                            re-open succeeds.  Only ever run against a copy of the runtime.
+ *                            append one byte; prints "wrote PID TARGET" when that worked and
+ *                            "opened PID TARGET ERRNO" when only the open did (a sealed memfd).
+ *                            DESTRUCTIVE for the target: only ever run against a copy of the runtime.
  *   connect-unix PATH        connect to a unix stream socket: ok / errno name
  *   connect-tcp IPV4 PORT    TCP connect with a 2 s timeout: ok / errno name (ETIMEDOUT)
  *   abstract-listen NAME SEC host side: listen on the abstract unix socket @NAME for SEC seconds
@@ -102,8 +103,13 @@ static void exe_scan(long rounds)
 			snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
 			int w = open(self, O_WRONLY | O_APPEND | O_CLOEXEC);
 			if (w >= 0) {
-				if (write(w, "", 0) == 0)
-					printf("writable %ld\n", pid);
+				char t[256];
+				ssize_t tn = readlink(path, t, sizeof t - 1);
+				t[tn > 0 ? tn : 0] = '\0';
+				if (write(w, "#", 1) == 1)
+					printf("wrote %ld %s\n", pid, t);
+				else
+					printf("opened %ld %s %s\n", pid, t, strerrorname_np(errno));
 				fflush(stdout);
 				close(w);
 			}
