@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/console.h"
@@ -182,9 +183,11 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->profile = pres;
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
+  FAILPOINT("create-after-statedir");
   if (container_save_config(c, cfg_json, cfg_len, err) < 0 ||
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, err) < 0)
     goto fail;
+  FAILPOINT("create-after-cgroup");
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
@@ -203,6 +206,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   if (spawn_init(&so, ret_r, err) < 0)
     goto fail;
+  FAILPOINT("create-after-spawn");
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
   free(c->state->status);
@@ -216,6 +220,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     close(ret_r->pty_master);
     ret_r->pty_master = -1;
   }
+  FAILPOINT("create-after-state");
   log_debug("create `%s`: init %d ready", c->id, ret_r->pid);
   *ret_c = c;
   return 0;

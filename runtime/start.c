@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "runtime/cli.h"
 #include "runtime/container.h"
@@ -39,6 +40,7 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
     error_prefix(err, "start `%s`", c->id);
     goto out;
   }
+  FAILPOINT("start-after-fifo");
   c->state->started = true;
   if (container_load_config(c, err) < 0)
     goto out;
