@@ -182,8 +182,10 @@ truncations() {
 	done
 	report
 	if ! out=$(rt delete --force c1 2>&1) || kill -0 "$PID" 2>/dev/null || [ -e "$TEST_ROOT/c1" ]; then
-		# Put the state back so that the container can be cleaned up, then report.
-		cp "$BUNDLE/state.orig" "$TEST_ROOT/c1/state.json" 2>/dev/null
+		# Clean up by hand (the init, then the state put back for delete), then report.
+		kill -9 "$PID" 2>/dev/null
+		mkdir -p "$TEST_ROOT/c1"
+		cp "$BUNDLE/state.orig" "$TEST_ROOT/c1/state.json"
 		rt delete --force c1
 		finding "delete --force of a container whose state.json is damaged fails ($out): its init, cgroup and state dir stay"
 	fi
