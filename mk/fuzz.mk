@@ -1,7 +1,9 @@
-# mk/fuzz.mk - libFuzzer targets for the oci/ parsers (clang, ASan + UBSan).
+# mk/fuzz.mk - libFuzzer targets for the parsers (clang, ASan + UBSan): oci/ (config,
+# state, process, resources), profile files, `--user` specs, signal names, mount options.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
-#   make fuzz-smoke     the same, 8 s each (part of `make check`)
+#   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 10) each (part of `make check`;
+#                       keep targets x seconds under ~2 minutes)
 #   make fuzz-build     just build build/fuzz/fuzz_<target>
 # Seeds live in tests/fuzz/corpus/<target>/ (committed; crashing inputs that
 # were fixed are kept there as regressions); new inputs found while fuzzing
@@ -14,24 +16,33 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
-FUZZ_TARGETS := config state process resources dns egress_entry
+FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
-FUZZ_LIB_SRCS := common/error.c common/util.c $(sort $(wildcard oci/*.c)) netfilter/dns.c netfilter/policy.c
+FUZZ_LIB_SRCS := common/error.c common/util.c $(sort $(wildcard oci/*.c))
+# Extra sources per target (besides FUZZ_LIB_SRCS).
+FUZZ_SRCS_profile := $(sort $(wildcard profile/*.c))
+FUZZ_SRCS_user := runtime/user.c
+FUZZ_SRCS_signal := runtime/signals.c
+FUZZ_SRCS_mountopts := runtime/mount_options.c
+FUZZ_SRCS_dns := netfilter/dns.c netfilter/policy.c
+FUZZ_SRCS_egress_entry := netfilter/dns.c netfilter/policy.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -I. -Itests/fuzz $(shell pkg-config --cflags yajl 2>/dev/null) \
 	-DAGENTRT_VERSION='"$(VERSION)"' -DAGENTRT_COMMIT='"$(COMMIT)"'
-FUZZ_LIBS := $(shell pkg-config --libs yajl 2>/dev/null || echo -lyajl)
+FUZZ_LIBS := $(shell pkg-config --libs yajl libseccomp 2>/dev/null || echo -lyajl -lseccomp)
 FUZZ_FLAGS ?= -max_len=65536 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/oci.dict
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 
 fuzz-build: $(FUZZ_BINS)
 
+.SECONDEXPANSION:
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_SRCS) \
-		$(wildcard common/*.h oci/*.h)
+		$$(FUZZ_SRCS_$$*) $(wildcard common/*.h oci/*.h profile/*.h runtime/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(FUZZ_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_LIBS)
 
 # Each run: fresh inputs into corpus-work, seeds read from corpus.
 fuzz: $(FUZZ_BINS)
@@ -46,4 +57,4 @@ fuzz: $(FUZZ_BINS)
 	done
 
 fuzz-smoke:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=8
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)

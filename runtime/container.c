@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/audit_cmd.h"
@@ -368,6 +369,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     if (proc_kill_wait(s->pid, s->pid_start_time, SIGKILL, 5000) < 0)
       log_warning("delete `%s`: init %d did not die", c->id, s->pid);
   }
+  FAILPOINT("delete-after-kill");
   /* the monitor records the exit, then leaves */
   if (monitor_stop(c->dirfd, 3000, &e2) < 0) {
     log_warning("delete `%s`: %s", c->id, e2.msg);
@@ -384,6 +386,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
       ret = -1;
     }
   }
+  FAILPOINT("delete-after-cgroup");
   /* poststop hooks: failures are warnings (runtime spec) */
   if (container_load_config(c, &e2) == 0 && c->config->hooks.n[OCI_HOOK_POSTSTOP] > 0) {
     cleanup_free char *sj = NULL;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/audit_cmd.h"
@@ -297,6 +298,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->profile = pres;
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
+  FAILPOINT("create-after-statedir");
   if (prepare_workspaces(g, c, err) < 0)
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
@@ -304,6 +306,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       policy_record(c->dirfd, c->id, pres, err) < 0 ||
       setup_cgroup(g, c, engine_asked, err) < 0)
     goto fail;
+  FAILPOINT("create-after-cgroup");
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
@@ -322,6 +325,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   if (spawn_init(&so, ret_r, err) < 0)
     goto fail;
+  FAILPOINT("create-after-spawn");
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
   /* the audit monitor first: the egress helper records DNS decisions in its trail */
@@ -359,6 +363,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     close(ret_r->pty_master);
     ret_r->pty_master = -1;
   }
+  FAILPOINT("create-after-state");
   log_debug("create `%s`: init %d ready", c->id, ret_r->pid);
   *ret_c = c;
   return 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/failpoint.h"
 #include "runtime/cli.h"
 #include "runtime/container.h"
 
@@ -51,6 +52,7 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
     container_free(c);
     return -1;
   }
+  FAILPOINT("delete-before-destroy");
   ret = container_destroy(c, g, err);
   container_free(c);
   return ret;

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/audit_cmd.h"
@@ -233,6 +234,7 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
   }
   if (c->cgroup && cgfd < 0 && x->n_cgroup_fds == 0 && cgroup_add_pid(c->cgroup, pid, err) < 0)
     goto fail_child;
+  FAILPOINT("exec-after-fork");
   if (sync_send(sv[0], SYNC_GO, -1, err) < 0)
     goto fail_child;
   for (;;) {
@@ -389,6 +391,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     error_prefix(err, "exec `%s`", c->id);
     goto out_ns;
   }
+  FAILPOINT("exec-after-spawn");
   if (write_pid_file(eo.pid_file, pid, err) < 0)
     goto out_ns;
   if (eo.detach) {

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/init.h"
@@ -302,6 +303,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     goto fail;
   }
   r->pid = pid;
+  FAILPOINT("spawn-after-clone");
   close(sv[1]);
   sv[1] = -1;
   if (fifo_fd >= 0) {

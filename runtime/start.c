@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
@@ -42,6 +43,7 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
     audit_cli_event(g->root, c->id, "start_failed", NULL);
     goto out;
   }
+  FAILPOINT("start-after-fifo");
   c->state->started = true;
   if (container_load_config(c, err) < 0)
     goto out;

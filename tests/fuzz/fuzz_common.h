@@ -33,4 +33,15 @@ static inline char *fuzz_copy(const unsigned char *data, size_t size)
   return p;
 }
 
+/* Exact-size NUL-terminated copy (size + 1 bytes) for parsers of C strings. */
+static inline char *fuzz_cstr(const unsigned char *data, size_t size)
+{
+  char *p = malloc(size + 1);
+  if (p == NULL)
+    abort();
+  memcpy(p, data, size);
+  p[size] = '\0';
+  return p;
+}
+
 #endif

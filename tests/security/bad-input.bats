@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# bad-input.bats - malformed invocations beyond tests/bats/errors.bats: every command with
+# missing and extra arguments, bad ids on every command, huge and negative numbers, JSON
+# (config.json, --process, --resources, state.json) truncated at many offsets.  Each must give
+# ONE error line naming what is wrong, an exit status in 1..127, and leave nothing behind.
+
+load helpers
+
+# expect_error KEYWORD CMD...: collects contract violations in $ERRS (one test reports all).
+expect_error() {
+	local keyword=$1 lines before_root short
+	shift
+	before_root=$(ls -A "$TEST_ROOT" 2>/dev/null | grep -vx .cache | tr '\n' ' ')
+	status=0
+	timeout --kill-after=5 30 "$AGENTRT" --root "$TEST_ROOT" --profile agent "$@" \
+		</dev/null >"$BUNDLE/err.out" 2>&1 || status=$?
+	output=$(cat "$BUNDLE/err.out")
+	short=$(head -c 200 <<<"$output" | tr '\n\t' '  ')
+	local row="[$keyword: $(echo "$*" | head -c 120)]"
+	if [ "$status" -eq 0 ]; then
+		ERRS+=("$row: exit 0: $short")
+	elif [ "$status" -ge 124 ]; then
+		ERRS+=("$row: crashed, hung or status >= 124 ($status)")
+	fi
+	[ "$(ls -A "$TEST_ROOT" 2>/dev/null | grep -vx .cache | tr '\n' ' ')" = "$before_root" ] ||
+		ERRS+=("$row: --root changed: $(ls -A "$TEST_ROOT" | tr '\n' ' ')")
+	[ -z "$(mounts_below "$BUNDLE")$(mounts_below "$TEST_ROOT")" ] || ERRS+=("$row: mounts left")
+	[ -z "$(find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -type d -path "*/$CG_PARENT/*bad*" 2>/dev/null)" ] ||
+		ERRS+=("$row: cgroup left")
+	lines=$(grep -c . <<<"$output" || true)
+	[ "$lines" -eq 1 ] || ERRS+=("$row: $lines lines of output: $short")
+	grep -qiF -- "$keyword" <<<"$output" || ERRS+=("$row: error does not name \`$keyword': $short")
+	return 0
+}
+
+report() {
+	if [ "${#ERRS[@]}" -gt 0 ]; then
+		printf '%s\n' "${ERRS[@]}" >&2
+		return 1
+	fi
+}
+
+setup() {
+	setup_security_bundle
+	set_args sleep 1000
+	mkdir -p "$TEST_ROOT"
+	ERRS=()
+}
+
+@test "bad-input: every command with missing or extra arguments" {
+	for c in start state delete pause resume update events explain ps exec; do
+		expect_error "id" "$c"
+	done
+	for c in start state delete pause resume update events explain; do
+		expect_error "id" "$c" a b
+	done
+	expect_error "id" kill
+	expect_error "id" kill a TERM extra
+	expect_error "id" create --bundle "$BUNDLE"
+	expect_error "id" create --bundle "$BUNDLE" bad1 bad2
+	expect_error "id" run --bundle "$BUNDLE"
+	expect_error "id" run --bundle "$BUNDLE" bad1 bad2
+	expect_error "command" exec nosuch
+	expect_error "argument" list extra
+	expect_error "argument" spec extra
+	expect_error "file" profile check
+	expect_error "bogus" profile bogus
+	expect_error "profile" profile show a b
+	expect_error "--bundle" create --bundle
+	expect_error "--root" --root
+	expect_error "--profile" --profile
+	expect_error "nosuch-profile" --profile nosuch-profile create --bundle "$BUNDLE" bad
+	report
+}
+
+@test "bad-input: argument rules agentrt does not follow yet" {
+	expect_error "argument" features extra
+	expect_error "show" profile
+	if [ "${#ERRS[@]}" -gt 0 ]; then
+		finding "$(printf '%s; ' "${ERRS[@]}")"
+	fi
+}
+
+@test "bad-input: bad ids on every command" {
+	long=$(printf 'a%.0s' $(seq 1025))
+	for id in '../x' 'a/b' "$long" '..' '-x' $'a\tb'; do
+		# `-x' is read as an option: the error names it instead.
+		kw=id
+		[ "$id" != -x ] || kw=-x
+		for c in state start delete pause resume events explain ps; do
+			expect_error "$kw" "$c" "$id"
+		done
+		expect_error "$kw" kill "$id" KILL
+		expect_error "$kw" exec "$id" true
+		expect_error "$kw" update --memory 1m "$id"
+		expect_error "$kw" run --bundle "$BUNDLE" "$id"
+		expect_error "$kw" create --bundle "$BUNDLE" "$id"
+	done
+	report
+	[ ! -e "$(dirname "$TEST_ROOT")/x" ]
+}
+
+@test "bad-input: huge, negative and malformed numbers" {
+	start_agent c1
+	pid=$PID
+	# (A negative pids limit means "unlimited" to runc and agentrt: not an error.)
+	for v in 99999999999999999999999 -5 18446744073709551616 1e9 0x10 ' 5' '5 ' ''; do
+		expect_error "memory" update --memory "$v" c1
+		[ "$v" = -5 ] || expect_error "pids" update --pids-limit "$v" c1
+		expect_error "quota" update --cpu-quota "$v" c1
+		expect_error "shares" update --cpu-shares "$v" c1
+	done
+	for v in 99999999999 -1 0 65 4294967297 ' 9' RTMAX+1 SIGNOPE; do
+		expect_error "signal" kill c1 "$v"
+	done
+	for v in 99999999999 4294967295 -1 '1000:99999999999' 'root'; do
+		expect_error "user" exec --user "$v" c1 true
+	done
+	expect_error "preserve-fds" exec --preserve-fds 99999999999 c1 true
+	expect_error "preserve-fds" exec --preserve-fds -1 c1 true
+	# config.json numbers
+	mkdir -p "$BUNDLE/bad"
+	ln -sfn "$ROOTFS" "$BUNDLE/bad/rootfs"
+	for f in '.process.user.uid = 4294967296' '.process.user.gid = -1' \
+		'.linux.resources.pids.limit = 1e400' '.linux.resources.memory.limit = -99999999999999999999' \
+		'.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 18446744073709551616, "hard": 1}]' \
+		'.process.oomScoreAdj = 99999' '.process.consoleSize = {"height": -1, "width": 99999999999}'; do
+		jq "$f" "$BUNDLE/config.json" >"$BUNDLE/bad/config.json"
+		expect_error "config.json" create --bundle "$BUNDLE/bad" bad
+	done
+	report
+	# The container was not touched by any of it.
+	[ "$(container_status c1)" = running ] && [ "$(container_pid c1)" = "$pid" ]
+}
+
+# truncations FILE: the offsets at which FILE is cut (about 40, spread over its length, up to
+# the last byte before the final `}' and newline).
+truncations() {
+	local len step i
+	len=$(($(stat -c %s "$1") - 1))
+	[ "$(tail -c 1 "$1")" = "" ] && len=$((len - 1))
+	step=$(((len + 39) / 40))
+	for ((i = 0; i < len; i += step)); do echo "$i"; done
+	echo $((len - 1))
+}
+
+@test "bad-input: config.json truncated at 40 offsets" {
+	mkdir -p "$BUNDLE/bad"
+	ln -s "$ROOTFS" "$BUNDLE/bad/rootfs"
+	for off in $(truncations "$BUNDLE/config.json"); do
+		head -c "$off" "$BUNDLE/config.json" >"$BUNDLE/bad/config.json"
+		expect_error "config.json" create --bundle "$BUNDLE/bad" bad
+	done
+	report
+}
+
+@test "bad-input: exec --process and update --resources truncated at 40 offsets" {
+	start_agent c1
+	jq '.process | .args = ["true"]' "$BUNDLE/config.json" >"$BUNDLE/proc.json"
+	echo '{"memory": {"limit": 104857600}, "pids": {"limit": 100}, "cpu": {"shares": 512, "quota": 50000, "period": 100000}}' >"$BUNDLE/res.json"
+	for off in $(truncations "$BUNDLE/proc.json"); do
+		head -c "$off" "$BUNDLE/proc.json" >"$BUNDLE/bad.json"
+		expect_error "bad.json" exec --process "$BUNDLE/bad.json" c1
+	done
+	for off in $(truncations "$BUNDLE/res.json"); do
+		head -c "$off" "$BUNDLE/res.json" >"$BUNDLE/bad.json"
+		expect_error "bad.json" update --resources "$BUNDLE/bad.json" c1
+	done
+	report
+	[ "$(container_status c1)" = running ]
+}
+
+# A damaged state.json (disk full, a crash mid-write by another tool): commands say so in one
+# line, and `delete --force` still removes the container and its processes and cgroup.
+@test "bad-input: a truncated state.json gives clean errors and delete --force still cleans up" {
+	start_agent c1
+	cp "$TEST_ROOT/c1/state.json" "$BUNDLE/state.orig"
+	for off in 0 1 17 $(($(stat -c %s "$BUNDLE/state.orig") / 2)); do
+		head -c "$off" "$BUNDLE/state.orig" >"$TEST_ROOT/c1/state.json"
+		expect_error "state" state c1
+		expect_error "c1" kill c1 KILL
+	done
+	report
+	if ! out=$(rt delete --force c1 2>&1) || kill -0 "$PID" 2>/dev/null || [ -e "$TEST_ROOT/c1" ]; then
+		# Clean up by hand (the init, then the state put back for delete), then report.
+		kill -9 "$PID" 2>/dev/null
+		mkdir -p "$TEST_ROOT/c1"
+		cp "$BUNDLE/state.orig" "$TEST_ROOT/c1/state.json"
+		rt delete --force c1
+		finding "delete --force of a container whose state.json is damaged fails ($out): its init, cgroup and state dir stay"
+	fi
+}

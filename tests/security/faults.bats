@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# faults.bats - the runtime killed (SIGKILL) at each failpoint of create, start, exec and
+# delete, then `delete --force` must recover: no state directory, no cgroup, no process, no
+# mount left.  Runs build-fp/agentrt, a `make FAILPOINTS=1` build (mk/security.mk), where
+# AGENTRT_FAILPOINT=NAME makes FAILPOINT("NAME") raise SIGKILL (common/failpoint.h).
+
+load helpers
+
+FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
+
+setup_file() {
+	if [ ! -x "$FP_AGENTRT" ] || [ "$FP_AGENTRT" -ot "$REPO_ROOT/agentrt" ]; then
+		make -s -C "$REPO_ROOT" build-fp >&2 || return 1
+	fi
+}
+
+setup() {
+	setup_security_bundle
+	AGENTRT=$FP_AGENTRT
+	# Every process the runtime forks inherits this marker until it execs the container's
+	# process (which gets process.env): a leftover runtime helper still carries it.
+	FP_MARK=agentrt-fp-$$-$BATS_TEST_NUMBER
+}
+
+# fp NAME CMD...: run the runtime with the failpoint armed; it must die of SIGKILL there.
+fp() {
+	local name=$1
+	shift
+	status=0
+	AGENTRT_FAILPOINT=$name AGENTRT_FP_MARK=$FP_MARK timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent "$@" </dev/null >"$BUNDLE/fp.out" 2>&1 || status=$?
+	[ "$status" -eq 137 ] || fail "failpoint $name: expected death by SIGKILL (137), got $status: $(cat "$BUNDLE/fp.out")"
+}
+
+# Processes that belong to the test: container processes (root = the bundle's rootfs) and
+# runtime helpers (the marker in their environment).
+leftover_processes() {
+	local p rootfs_ino pids
+	rootfs_ino=$(stat -L -c %d:%i "$ROOTFS")
+	pids=$(grep -lsxz "AGENTRT_FP_MARK=$FP_MARK" /proc/[0-9]*/environ | cut -d/ -f3)
+	for p in /proc/[0-9]*; do
+		[ "$(stat -L -c %d:%i "$p/root" 2>/dev/null)" = "$rootfs_ino" ] && pids+=" ${p#/proc/}"
+	done
+	for p in $(tr ' ' '\n' <<<"$pids" | sort -u); do
+		echo "$p:$( { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | head -c 60)[$(awk '/^State/ {print $2}' /proc/$p/status 2>/dev/null)]"
+	done
+}
+
+leftover_cgroups() {
+	find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -type d -path "*/$CG_PARENT/*" 2>/dev/null
+}
+
+# recover ID: delete --force (without failpoint) must succeed and leave nothing; what was
+# left is described in $RECOVER_LEFT (and cleaned up by hand).
+recover() {
+	local id=$1 left=() out
+	out=$(rt delete --force "$id" 2>&1) || left+=("delete --force failed: $out")
+	[ ! -e "$TEST_ROOT/$id" ] || left+=("state dir $TEST_ROOT/$id: $(ls -A "$TEST_ROOT/$id" | tr '\n' ' ')")
+	[ -z "$(rt list -q 2>/dev/null)" ] || left+=("list: $(rt list -q)")
+	out=$(leftover_cgroups)
+	[ -z "$out" ] || left+=("cgroup $(basename "$(head -n1 <<<"$out")") in $(grep -c . <<<"$out") hierarchies;")
+	out=$(leftover_processes)
+	[ -z "$out" ] || left+=("processes: $out")
+	out=$(mounts_below "$BUNDLE")
+	[ -z "$out" ] || left+=("mounts: $out")
+	if [ "${#left[@]}" -gt 0 ]; then
+		# Clean up by hand so that later tests start clean, then report.
+		for out in $(leftover_processes | cut -d: -f1); do kill -9 "$out" 2>/dev/null; done
+		sleep 0.2
+		for out in $(leftover_cgroups | sort -r); do rmdir "$out" 2>/dev/null; done
+		rm -rf --one-file-system "${TEST_ROOT:?}/$id"
+		RECOVER_LEFT=${left[*]}
+		return 1
+	fi
+}
+
+must_recover() {
+	recover "$1" || fail "not recovered after delete --force: $RECOVER_LEFT"
+}
+
+# A failpoint where agentrt does not recover today (reported to the lead): until state.json is
+# written, nothing records the container's cgroup, so `delete --force` removes the state
+# directory and leaves the cgroup (and a ready init) behind.
+known_leak() { # ID WHERE
+	recover "$1" || finding "killed $2, \`delete --force' leaves: $RECOVER_LEFT"
+}
+
+@test "fault: failpoints are compiled out of the release build" {
+	! strings "$REPO_ROOT/agentrt" | grep -q AGENTRT_FAILPOINT || fail "release binary knows AGENTRT_FAILPOINT"
+	set_args true
+	AGENTRT_FAILPOINT=create-after-cgroup timeout 30 "$REPO_ROOT/agentrt" --root "$TEST_ROOT" --profile agent \
+		run --bundle "$BUNDLE" rel </dev/null >/dev/null 2>&1
+}
+
+@test "fault: create killed after the state directory exists" {
+	set_args sleep 100
+	fp create-after-statedir create --bundle "$BUNDLE" c1
+	must_recover c1
+}
+
+@test "fault: create killed after the cgroup exists" {
+	set_args sleep 100
+	fp create-after-cgroup create --bundle "$BUNDLE" c1
+	known_leak c1 "in create after the cgroup was made"
+}
+
+@test "fault: create killed right after the init was cloned" {
+	set_args sleep 100
+	fp spawn-after-clone create --bundle "$BUNDLE" c1
+	known_leak c1 "in create right after the init was cloned"
+}
+
+@test "fault: create killed after the init is ready, before the state is saved" {
+	set_args sleep 100
+	fp create-after-spawn create --bundle "$BUNDLE" c1
+	known_leak c1 "in create after the init was ready, before state.json"
+}
+
+@test "fault: create killed after the state is saved" {
+	set_args sleep 100
+	fp create-after-state create --bundle "$BUNDLE" c1
+	must_recover c1
+}
+
+@test "fault: run killed after the init is ready" {
+	set_args sleep 100
+	fp create-after-spawn run -d --bundle "$BUNDLE" c1
+	known_leak c1 "in run -d after the init was ready, before state.json"
+}
+
+@test "fault: start killed after the fifo released the process" {
+	set_args sleep 100
+	create_container c1
+	[ "$status" -eq 0 ] || fail "$output"
+	fp start-after-fifo start c1
+	# The state the next command reports must agree with reality.
+	st=$(container_status c1)
+	[ "$st" = running ] || fail "after an interrupted start: status $st"
+	must_recover c1
+}
+
+@test "fault: exec killed between fork and go" {
+	start_agent
+	fp exec-after-fork exec c1 sleep 100
+	must_recover c1
+}
+
+@test "fault: exec killed after the process runs" {
+	start_agent
+	fp exec-after-spawn exec c1 sleep 100
+	must_recover c1
+}
+
+@test "fault: delete killed before it destroys anything" {
+	start_agent
+	fp delete-before-destroy delete --force c1
+	must_recover c1
+}
+
+@test "fault: delete killed after the init was killed" {
+	start_agent
+	fp delete-after-kill delete --force c1
+	must_recover c1
+}
+
+@test "fault: delete killed after the cgroup was removed" {
+	start_agent
+	fp delete-after-cgroup delete --force c1
+	must_recover c1
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# load.bats - 500 randomized lifecycle operations (create/start/exec/kill/pause/resume/delete,
+# plus state) from 3 concurrent workers on shared and per-worker containers, then the leak
+# checker: every container's state agrees with reality while they live, and after
+# `delete --force` of all of them nothing is left.  Errors of individual operations are
+# expected (starting a deleted container, ...); crashes, hangs and signals are not.
+
+load helpers
+
+OPS=${LOAD_OPS:-500}
+WORKERS=${LOAD_WORKERS:-3}
+
+setup() {
+	setup_security_bundle
+	LOAD_DIR=$BUNDLE/load
+	mkdir -p "$LOAD_DIR"
+	nft list tables 2>/dev/null >"$LOAD_DIR/nft.before" || true
+}
+
+# A bundle per container (each needs its own cgroupsPath); the rootfs is shared read-only
+# through the agent profile's read-only root.
+make_load_bundle() {
+	local id=$1 b=$LOAD_DIR/$1
+	mkdir -p "$b"
+	ln -s "$ROOTFS" "$b/rootfs"
+	jq --arg cg "/$CG_PARENT/$id" '.linux.cgroupsPath = $cg | .process.args = ["sleep", "1000"]' \
+		"$BUNDLE/config.json" >"$b/config.json"
+}
+
+# worker N COUNT: COUNT random operations; failures worse than an error exit go to $LOAD_DIR/bad.N
+worker() {
+	local n=$1 count=$2 i id op st ids
+	RANDOM=$((n * 7919 + ${LOAD_SEED:-1}))
+	ids=(s1 s2 s3 "w$n-a" "w$n-b")
+	for ((i = 0; i < count; i++)); do
+		id=${ids[RANDOM % ${#ids[@]}]}
+		case $((RANDOM % 10)) in
+		0 | 1) op=(create --bundle "$LOAD_DIR/$id" "$id") ;;
+		2) op=(start "$id") ;;
+		3) op=(exec "$id" true) ;;
+		4) op=(exec -d "$id" sleep 3) ;;
+		5) op=(kill "$id" KILL) ;;
+		6) op=(pause "$id") ;;
+		7) op=(resume "$id") ;;
+		8) op=(delete --force "$id") ;;
+		9) op=(state "$id") ;;
+		esac
+		st=0
+		timeout --kill-after=2 "${LOAD_OP_TIMEOUT:-8}" "$AGENTRT" --root "$TEST_ROOT" --profile agent "${op[@]}" \
+			</dev/null >/dev/null 2>"$LOAD_DIR/err.$n" || st=$?
+		if [ "$st" -ge 124 ]; then
+			echo "worker $n op $i [${op[*]}]: status $st: $(head -c 300 "$LOAD_DIR/err.$n")" >>"$LOAD_DIR/bad.$n"
+		fi
+		if grep -qiE 'corrupt|assert|sanitizer|double free|segmentation' "$LOAD_DIR/err.$n"; then
+			echo "worker $n op $i [${op[*]}]: $(head -c 300 "$LOAD_DIR/err.$n")" >>"$LOAD_DIR/bad.$n"
+		fi
+	done
+}
+
+@test "load: $OPS randomized lifecycle operations from $WORKERS workers, then no leaks" {
+	for id in s1 s2 s3; do make_load_bundle "$id"; done
+	for ((n = 1; n <= WORKERS; n++)); do make_load_bundle "w$n-a"; make_load_bundle "w$n-b"; done
+	start=$SECONDS
+	pids=()
+	for ((n = 1; n <= WORKERS; n++)); do
+		worker "$n" $((OPS / WORKERS + (n <= OPS % WORKERS))) 3>&- &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	echo "# $OPS operations in $((SECONDS - start)) s; $(rt list -q | wc -l) containers exist" >&3
+	bad=$(cat "$LOAD_DIR"/bad.* 2>/dev/null)
+	# While they live: every state agrees with reality, nothing exists without a container.
+	live=$("$REPO_ROOT/tests/security/leakcheck.sh" --runtime "$AGENTRT" --root "$TEST_ROOT" \
+		--tag "$CG_PARENT" --bundles "$BUNDLE" --live 2>&1) || bad+=$'\n'"$(sed 's/^/live /' <<<"$live")"
+	for id in $(rt list -q); do rt delete --force "$id" || fail "delete --force $id"; done
+	run "$REPO_ROOT/tests/security/leakcheck.sh" --runtime "$AGENTRT" --root "$TEST_ROOT" \
+		--tag "$CG_PARENT" --bundles "$BUNDLE" --nft-baseline "$LOAD_DIR/nft.before"
+	[ "$status" -eq 0 ] || fail "after delete --force of every container: $output${bad:+; during the run: $bad}"
+	bad=$(grep . <<<"$bad")
+	[ -z "$bad" ] && return 0
+	# Known (reported): `pause` of a *created* container freezes it, but `state` still says
+	# created (the exec.fifo test comes before the freezer test), so `resume` refuses it and
+	# an `exec` joins the frozen cgroup and blocks forever: timed-out execs, and their frozen
+	# helpers seen by the live leak check.
+	if ! grep -vqE '\[exec (-d )?[^ ]+ (true|sleep 3)\]: status (124|137)|^live leak: process [0-9]+: .* exec (-d )?[^ ]+ (true|sleep 3) ' <<<"$bad"; then
+		finding "exec hangs in a paused created container: $(grep -c '\]: status' <<<"$bad") ops timed out, e.g. $(grep -m1 '\]: status' <<<"$bad")"
+	fi
+	fail "$bad"
+}
+
+# Found by the load test: the state of a paused *created* container.
+@test "load: a paused created container reports paused and can be resumed" {
+	set_args sleep 100
+	create_container c1
+	[ "$status" -eq 0 ] || fail "$output"
+	run rt pause c1
+	[ "$status" -eq 0 ] || return 0 # refusing to pause a created container is fine too
+	st=$(container_status c1)
+	run rt resume c1
+	if [ "$st" != paused ] || [ "$status" -ne 0 ]; then
+		finding "after \`pause' of a created container \`state' says \`$st' and \`resume' fails ($output); \`exec' into it hangs"
+	fi
+}
