@@ -145,9 +145,32 @@ int container_load(const struct global_opts *g, const char *id, bool lock, struc
   }
   if (oci_state_parse(json, len, "state.json", &c->state, err) < 0) {
     container_free(c);
-    return error_prefix(err, "container `%s`", id);
+    error_prefix(err, "container `%s`", id);
+    err->code = EBADMSG; /* delete --force still cleans it up */
+    return -1;
   }
   container_refresh_status(c);
+  *ret = c;
+  return 0;
+}
+
+int container_load_damaged(const struct global_opts *g, const char *id, struct container **ret,
+                           struct error *err)
+{
+  struct container *c;
+
+  if (validate_container_id(id, err) < 0)
+    return -1;
+  c = container_alloc(g, id);
+  c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0 || flock(c->dirfd, LOCK_EX) < 0) {
+    error_errno(err, "open state directory of `%s`", id);
+    container_free(c);
+    return -1;
+  }
+  c->state = xmalloc0(sizeof *c->state);
+  c->state->id = xstrdup(id);
+  c->status = STATUS_STOPPED;
   *ret = c;
   return 0;
 }
@@ -353,6 +376,24 @@ int rm_rf_at(int dfd, const char *name)
   return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
+/* A create that died before it recorded its state (killed, or a damaged
+ * state.json): the cgroup it may have made is found again from the saved
+ * config.json, so that destroying it also kills an init left inside. */
+static void cgroup_from_config(struct container *c, const struct global_opts *g)
+{
+  struct cgroup_opts o = {0};
+  struct error e = {0};
+
+  if (container_load_config(c, &e) < 0)
+    return;
+  o.id = c->id;
+  o.cgroups_path = c->config->linux ? c->config->linux->cgroups_path : NULL;
+  o.systemd = g != NULL && g->systemd_cgroup;
+  o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
+  if (cgroup_manager_new(&o, &c->cgroup, &e) < 0)
+    c->cgroup = NULL;
+}
+
 int container_destroy(struct container *c, const struct global_opts *g, struct error *err)
 {
   struct oci_state *s = c->state;
@@ -363,6 +404,8 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     log_warning("delete `%s`: %s", c->id, e2.msg);
     error_clear(&e2);
   }
+  if (c->cgroup == NULL && s->cgroup_path == NULL)
+    cgroup_from_config(c, g);
   if (c->cgroup && cgroup_is_frozen(c->cgroup, &e2) == 1)
     cgroup_freeze(c->cgroup, false, &e2);
   if (s->pid > 0 && proc_alive(s->pid, s->pid_start_time)) {

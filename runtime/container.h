@@ -55,6 +55,11 @@ int container_new(const struct global_opts *g, const char *id, struct container 
 int container_load(const struct global_opts *g, const char *id, bool lock,
                    struct container **ret, struct error *err);
 void container_free(struct container *c);
+/* For `delete --force` of a container whose state.json is damaged: the
+ * directory, locked, with an empty state (the cgroup is found from
+ * config.json by container_destroy). */
+int container_load_damaged(const struct global_opts *g, const char *id, struct container **ret,
+                           struct error *err);
 
 /* Recompute c->status (and c->state->status / pid). */
 enum container_status container_refresh_status(struct container *c);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/failpoint.h"
+#include "common/log.h"
 #include "runtime/cli.h"
 #include "runtime/container.h"
 
@@ -42,7 +43,12 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
       error_clear(err);
       return 0;
     }
-    return -1;
+    if (!force || err->code != EBADMSG)
+      return -1;
+    log_warning("delete `%s`: %s; removing what can be found", argv[it.i], err->msg);
+    error_clear(err);
+    if (container_load_damaged(g, argv[it.i], &c, err) < 0)
+      return -1;
   }
   container_refresh_status(c);
   if ((c->status == STATUS_RUNNING || c->status == STATUS_PAUSED) && !force) {

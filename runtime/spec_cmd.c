@@ -106,6 +106,8 @@ int cmd_features(const struct global_opts *g, int argc, char **argv, struct erro
     printf("Usage: agentrt features\n");
     return 0;
   }
+  if (argc > 1)
+    return error_set(err, 0, "features: takes no arguments");
   if (oci_features_json(&json, err) < 0)
     return -1;
   printf("%s\n", json);

@@ -339,9 +339,11 @@ has_egress() {
 	ip -n "$cns" addr add 192.0.2.2/24 dev agrt-c$$
 	ip -n "$cns" link set agrt-c$$ up
 	ip -n "$cns" link set lo up
-	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$cns\" else . end) |
-		.annotations[\"run.agentrt.egress.allow\"] = \"192.0.2.1/32:80\""
-	in_agent 'echo "p80 $(sprobe connect-tcp 192.0.2.1 80)"; echo "p81 $(sprobe connect-tcp 192.0.2.1 81)"'
+	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$cns\" else . end)"
+	# an operator's profile: agent plus one host:port (annotations may only add registry names)
+	printf '{"name": "h17", "extends": "agent", "egress": {"default": "deny", "allow": ["192.0.2.1/32:80"]}}' \
+		>"$BUNDLE/h17.json"
+	AGENT_PROFILE=$BUNDLE/h17.json in_agent 'echo "p80 $(sprobe connect-tcp 192.0.2.1 80)"; echo "p81 $(sprobe connect-tcp 192.0.2.1 81)"'
 	grep -qx 'p80 ok' <<<"$output" || fail "allowed port: $output"
 	! grep -qx 'p81 ok' <<<"$output" || fail "non-listed port reachable: $output"
 	ip netns pids "${NETNS_CREATED[0]}" | xargs -r kill

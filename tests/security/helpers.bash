@@ -107,7 +107,7 @@ setup() {
 teardown_file() {
 	local left= id ctrl
 	if [ -d "$TEST_ROOT" ]; then
-		left=$(ls -A "$TEST_ROOT" 2>/dev/null | grep -vx '.cache')
+		left=$(root_leftovers "$TEST_ROOT")
 		if [ -n "$left" ]; then
 			for id in $(rt list -q 2>/dev/null); do rt delete --force "$id" >/dev/null 2>&1; done
 		fi
