@@ -102,10 +102,12 @@ static int profile_check(const char *file, struct error *err)
 
 int cmd_profile(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
-  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+  if (argc < 2)
+    return error_set(err, 0, "profile: expected `show [NAME|PATH]` or `check FILE`");
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     printf("Usage: agentrt profile show [NAME|PATH]\n"
            "       agentrt profile check FILE\n");
-    return argc < 2 ? error_set(err, 0, "profile: expected `show` or `check`") : 0;
+    return 0;
   }
   if (strcmp(argv[1], "show") == 0) {
     if (argc > 3)
