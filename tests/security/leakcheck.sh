@@ -43,7 +43,8 @@ rt() {
 # ---- containers: the state directory and what `state` says versus reality
 ids=
 if [ -d "$root" ]; then
-	ids=$(ls -A "$root" | grep -vx '.cache')
+	# .cache (compiled filters), .audit and .workspaces outlive containers by design
+	ids=$(ls -A "$root" | grep -vxE '\.cache|\.audit|\.workspaces')
 	[ "$live" = 1 ] || [ -z "$ids" ] || problem "state directories in $root: $(echo $ids)"
 fi
 alive_pids=
@@ -118,6 +119,10 @@ for p in /proc/[0-9]*; do
 		[ "$live" = 1 ] && [[ "$r" == "$bundles"* ]] && continue
 		# A created container's init is a clone of the runtime: fine while its container lives.
 		[[ " $alive_pids " == *" $pid "* ]] && continue
+		# The per-container helpers (audit monitor, egress resolver) live as long as their
+		# container; after every delete they must be gone.
+		c=$(cat "$p/comm" 2>/dev/null)
+		[ "$live" = 1 ] && { [ "$c" = agentrt-monitor ] || [ "$c" = agentrt-egress ]; } && continue
 		problem "process $pid: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | head -c 100) (root $r)"
 	fi
 done
