@@ -272,8 +272,18 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	run rt update --pids-limit -1 up
 	[ "$status" -eq 0 ] || fail "update --pids-limit -1: $output"
 	cgis pids.max max
+	# v2 swap is memory+swap minus memory; blkio weight 10-1000 -> 1-10000
+	run rt update --memory 134217728 --memory-swap 201326592 --memory-reservation 33554432 \
+		--blkio-weight 500 up
+	[ "$status" -eq 0 ] || fail "update: $output"
+	cgis memory.max 134217728
+	cgis memory.swap.max 67108864
+	cgis memory.low 33554432
+	cgis io.weight "default 4950"
 	run rt events --stats up
-	[[ $output == *'"usage":{"limit":100663296,'* ]] || fail "stats: $output"
+	jq -e '.data.memory.usage.limit == 134217728 and .data.memory.swap.limit == 201326592 and
+		.data.pids.limit == 0 and .data.cpu.usage.total > 0 and
+		([.data.hugetlb[] | .max] | all(. == 0))' <<<"$output" || fail "stats: $output"
 }
 
 # ---------------------------------------------------------------- cgroup features
@@ -358,9 +368,15 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	run rt start ci
 	[ "$status" -eq 0 ] || fail "start: $output"
 	wait_for_text started "$BUNDLE/ci.out"
+	# exec joins the container's cgroup and cgroup namespace
+	run rt exec ci cat /proc/self/cgroup
+	[ "$status" -eq 0 ] && [ "$output" = 0::/ ] || fail "exec: $output"
+	rt_bg exec -d ci sleep 100
+	[ "$status" -eq 0 ] || fail "exec -d: $output"
+	cg_procs "$CGDIR"
+	[ "$(wc -w <<<"$REPLY")" -eq 4 ] || fail "cgroup.procs after exec -d: $REPLY"
 	run rt ps --format json ci
 	[ "$status" -eq 0 ] || fail "ps: $output"
-	cg_procs "$CGDIR"
 	[ "$(tr -d '[] ' <<<"$output" | tr , '\n' | sort -n | tr '\n' ' ')" = "$(tr ' ' '\n' <<<"$REPLY" | sort -n | tr '\n' ' ')" ] ||
 		fail "ps: $output; cgroup.procs: $REPLY"
 	run rt delete --force ci
@@ -389,6 +405,23 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	[[ $output == *"Read-only file system"* ]] || fail "$output"
 	[ "${lines[-1]}" = end ]
 	[ ! -d "$CGDIR/agentrt-x" ]
+}
+
+@test "cgroups v2: in a user namespace too the cgroup namespace and a read-only cgroup2 mount" {
+	# identity mapping: no chown of the (hard-linked) rootfs needed
+	cfg '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+		.linux.resources.pids = {"limit": 33}' sh -c \
+		'cat /proc/self/cgroup; cat /sys/fs/cgroup/pids.max; grep " /sys/fs/cgroup " /proc/self/mountinfo
+		readlink /proc/self/ns/user; echo 5 >/sys/fs/cgroup/pids.max && echo write-ok; echo end'
+	run rt run --bundle "$BUNDLE" uns
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "${lines[0]}" = "0::/" ] || fail "/proc/self/cgroup: ${lines[0]}"
+	[ "${lines[1]}" = 33 ] || fail "pids.max inside: ${lines[1]}"
+	[[ ${lines[2]} == *" / /sys/fs/cgroup ro,"*" - cgroup2 "* ]] || fail "mount: ${lines[2]}"
+	[ "${lines[3]}" != "$(readlink /proc/self/ns/user)" ] || fail "no user namespace"
+	[[ $output != *write-ok* ]] || fail "wrote pids.max: $output"
 }
 
 @test "cgroups v2: --systemd-cgroup slice:prefix:name maps to a cgroupfs path" {
@@ -423,8 +456,8 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	update_config '.linux.resources.unified = {"@KEY@": "1"} | .linux.cgroupsPath += "-bad"'
 	local tmpl k
 	read -r -d '' tmpl <"$BUNDLE/config.json" || true
-	for k in '../memory.max' 'cgroup.procs' 'cgroup.subtree_control' 'memory.max/../../memory.max' \
-		'/memory.max' 'nosuch.key' 'memory.max\u0000x'; do
+	for k in '../memory.max' 'cgroup.procs' 'memory.max/../../memory.max' 'nosuch.key' \
+		'memory.max\u0000x'; do
 		# k is put in the JSON as it is: \u0000 is a NUL in the key
 		printf '%s\n' "${tmpl//@KEY@/$k}" >"$BUNDLE/config.json"
 		create_container bad
@@ -442,8 +475,8 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	update_config '.linux.resources = "@RES@"'
 	local tmpl r
 	read -r -d '' tmpl <"$BUNDLE/config.json" || true
-	for r in '{"memory": {"limit": -5}}:memory.limit' '{"cpu": {"cpus": "0-"}}:malformed' \
-		'{"cpu": {"cpus": "7"}}:cpuset.cpus' '{"cpu": {"quota": 5}}:cpu.quota' \
+	for r in '{"memory": {"limit": -5}}:memory.limit' '{"cpu": {"cpus": "7"}}:cpuset.cpus' \
+		'{"cpu": {"quota": 5}}:cpu.quota' \
 		'{"devices": [{"allow": true, "type": "x"}]}:type'; do
 		printf '%s\n' "${tmpl//\"@RES@\"/${r%:*}}" >"$BUNDLE/config.json"
 		create_container bad

@@ -29,7 +29,7 @@ VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
 out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-600} \
-	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec bats --tap ${BATS_TIMING:+--timing} "$@"' \
+	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec bats --tap "$@"' \
 	bats "${filter[@]}" tests/vm/cgroups-v2.bats 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
