@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [--rounds N] [--quick] [--out DIR] [--containers N] [--concurrency N]
 #                [--strace-runs N] [--runtimes "runc crun agentrt"] [--bencher PATH] [--strict]
+#                [--state-on-disk]
 #
 # Prepares one bundle per runtime (same busybox rootfs, config from `runc spec`),
 # then runs bench/bencher inside ONE private mount namespace in which
@@ -21,11 +22,11 @@ base=/run/agentrt-bench-$id
 work=$base/work
 cgparent=/agentrt-bench-$id
 
-rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0
+rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0 state_disk=0
 rounds_set=0 containers_set=0 straces_set=0
 out=$here/results bencher="" want="runc crun agentrt" inside=0
 
-usage() { sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '3,6p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 need_val() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; usage; }; }
 
 while [ $# -gt 0 ]; do
@@ -39,6 +40,7 @@ while [ $# -gt 0 ]; do
     --runtimes) need_val "$@"; want=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --strict) strict=1; shift ;;
+    --state-on-disk) state_disk=1; shift ;;
     --inside) inside=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "run.sh: unknown argument \`$1'" >&2; usage ;;
@@ -81,6 +83,13 @@ wait_for() {
 if [ "$inside" = 1 ]; then
   work=${BENCH_WORK:?}
   umount -l /sys/fs/cgroup/unified 2>/dev/null || true
+  # State roots on a tmpfs, as /run is on any systemd host (this namespace
+  # only; they vanish with it after delete_leftovers below).
+  if [ "$state_disk" = 0 ]; then
+    for rt in $(cat "$work/runtimes"); do
+      mount -t tmpfs -o mode=0700,size=256m agentrt-bench "$(cat "$work/$rt/root")" || exit 1
+    done
+  fi
   rc=0
   "$bencher" measure --work "$work" --out "$work/raw.tsv" --rounds "$rounds" \
     --containers "$containers" --concurrency "$conc" --strace-runs "$straces" \
@@ -171,20 +180,41 @@ spec_rt=$(for rt in runc crun agentrt; do [ -s "$work/$rt/bin" ] && echo "$rt" &
 (cd "$work" && "$(cat "$work/$spec_rt/bin")" spec)
 mv "$work/config.json" "$work/spec.json"
 
-# Twenty egress entries for the agent profile: TEST-NET CIDRs and a few names.
-egress="192.0.2.1/32,192.0.2.2/32,192.0.2.3/32,192.0.2.4/32,192.0.2.5/32"
-egress="$egress,198.51.100.0/28,198.51.100.16/28,198.51.100.32/28,198.51.100.48/28"
-egress="$egress,203.0.113.1/32,203.0.113.2/32,203.0.113.3/32,203.0.113.4/32"
-egress="$egress,203.0.113.64/26,2001:db8::/64,2001:db8:1::/64"
-egress="$egress,pypi.org,files.pythonhosted.org,github.com,*.githubusercontent.com"
+# Twenty egress entries for the agent profile (TEST-NET CIDRs and a few names), given the way an
+# operator would: a profile file extending `agent` (annotations may only loosen within the
+# profile's allowLoosen patterns, which do not cover these).
+egress='"192.0.2.1/32", "192.0.2.2/32", "192.0.2.3/32", "192.0.2.4/32", "192.0.2.5/32",
+      "198.51.100.0/28", "198.51.100.16/28", "198.51.100.32/28", "198.51.100.48/28",
+      "203.0.113.1/32", "203.0.113.2/32", "203.0.113.3/32", "203.0.113.4/32",
+      "203.0.113.64/26", "2001:db8::/64", "2001:db8:1::/64",
+      "pypi.org", "files.pythonhosted.org", "github.com", "*.githubusercontent.com"'
+cat >"$work/bench-agent.json" <<EOF
+{
+  "name": "bench-agent",
+  "description": "the agent profile with a 20-entry egress allowlist (bench/run.sh)",
+  "extends": "agent",
+  "egress": {"default": "deny", "allow": [$egress]}
+}
+EOF
+
+# The same twenty entries over the `oci` profile: the egress_create row (the policy's cost).
+cat >"$work/egress-oci.json" <<EOF
+{
+  "name": "bench-egress-oci",
+  "extends": "oci",
+  "egress": {"default": "deny", "allow": [$egress], "dns": {"upstream": ["192.0.2.53"]}}
+}
+EOF
 
 agent_profile=0
 if [ -s "$work/agentrt/bin" ]; then
   if "$(cat "$work/agentrt/bin")" --help 2>&1 | grep -q -- '--profile'; then
     agent_profile=1
     printf -- '--profile\noci\n' >"$work/agentrt/flags"
-    printf -- '--profile\nagent\n' >"$work/agentrt/agent-flags"
-    note "agentrt's plain rows use --profile oci; the agent row uses --profile agent with 20 egress entries (annotation run.agentrt.egress.allow) and a bind-mounted /workspace; runc/crun run the same config without profile, annotation or seccomp"
+    printf -- '--profile\n%s\n' "$work/bench-agent.json" >"$work/agentrt/agent-flags"
+    note "agentrt's plain rows use --profile oci; the agent row uses a profile file extending agent with 20 egress entries (bench-agent.json) and a bind-mounted /workspace; runc/crun run the same config without profile or seccomp"
+    printf -- '--profile\n%s\n' "$work/egress-oci.json" >"$work/agentrt/egress-flags"
+    note "the egress_create row: agentrt \`create\` with a profile extending oci with only those 20 egress entries (nftables table, resolver sockets and helper in the new network namespace); minus the \`create\` row it is the policy's cost; runc/crun repeat their plain \`create\`"
   else
     note "agentrt has no --profile yet: agent-profile row skipped"
   fi
@@ -202,11 +232,9 @@ for rt in $runtimes; do
   [ "$agent_profile" = 1 ] || continue
   jq --arg ws "$work/ws" '.mounts += [{"destination": "/workspace", "type": "bind",
       "source": $ws, "options": ["rbind", "rw"]}]' "$work/$rt/true.json" >"$work/$rt/agent.json"
-  if [ "$rt" = agentrt ]; then
-    jq --arg e "$egress" '.annotations["run.agentrt.egress.allow"] = $e' \
-      "$work/$rt/agent.json" >"$work/$rt/agent.tmp" && mv "$work/$rt/agent.tmp" "$work/$rt/agent.json"
-  else
+  if [ "$rt" != agentrt ]; then
     cp "$work/$rt/flags" "$work/$rt/agent-flags"
+    cp "$work/$rt/flags" "$work/$rt/egress-flags"
   fi
 done
 
@@ -226,12 +254,18 @@ else
 fi
 
 # ---- measure, inside one private mount namespace ---------------------------
+if [ "$state_disk" = 0 ]; then
+  note "state roots (--root of each runtime; agentrt's workspace store lives under it) are a tmpfs each, as /run is on systemd hosts (--state-on-disk: on $(findmnt -n -o FSTYPE -T "$base"))"
+else
+  note "state roots on $(findmnt -n -o FSTYPE -T "$base") (--state-on-disk)"
+fi
 echo "run.sh: runtimes:$runtimes; $rounds rounds, $containers containers at concurrency $conc" >&2
 host_unified=0
 if mountpoint -q /sys/fs/cgroup/unified 2>/dev/null; then host_unified=1; fi
 rc=0
 BENCH_WORK=$work cgparent_in=$cgparent timeout -k 10 $((rounds * 300 + 900)) \
   unshare -m --propagation private "$0" --inside --bencher "$bencher" --rounds "$rounds" \
+  $([ "$state_disk" = 1 ] && echo --state-on-disk) \
   --containers "$containers" --concurrency "$conc" --strace-runs "$straces" &
 mpid=$!
 trap 'kill -TERM "$mpid" 2>/dev/null; rc=130' INT TERM

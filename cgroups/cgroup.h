@@ -59,6 +59,20 @@ int cgroup_create(struct cgroup_manager *m, struct error *err);
 /* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int cgroup_clone_fd(struct cgroup_manager *m);
 int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
+/* cgroup v1: open each hierarchy's `tasks` file (O_WRONLY) into fds[0..*n)
+ * for a forked, still single-threaded child to join with cgroup_join_self
+ * instead of the parent's cgroup_add_pid.  Writing a pid to cgroup.procs
+ * takes the kernel's global threadgroup lock, whose write side waits for an
+ * RCU grace period (~10 ms, the largest cost of `create` on v1 hosts); a
+ * thread writing "0" to `tasks` moves only itself and skips that lock.
+ * The kernel checks permission against the opener (us).  *n = 0 on v2 and
+ * in a fake tree: use CLONE_INTO_CGROUP or cgroup_add_pid there. */
+#define CGROUP_JOIN_MAX 16
+int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n,
+                    struct error *err);
+/* In the child: write "0" to each fd (moves the calling thread), close them. */
+int cgroup_join_self(const int *fds, size_t n, struct error *err);
+void cgroup_join_fds_close(int *fds, size_t n);
 /* Apply linux.resources (create and update); a value the host cannot
  * enforce is an error naming the controller, never silently dropped.
  * r may be NULL.  When update is false the device cgroup is also set up:

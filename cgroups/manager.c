@@ -554,10 +554,24 @@ static void wait_empty(struct cgroup_manager *m)
   }
 }
 
+/* One rmdir per hierarchy, which the kernel grants only to a cgroup with no
+ * task and no child: the common case (the container has exited, `delete` of
+ * a stopped one) skips the freeze/kill/thaw round trip (~20 syscalls on v1
+ * plus the freezer polls).  false: something is left, take the full path. */
+static bool
+rmdir_if_empty(struct cgroup_manager *m)
+{
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (rmdir(m->hier[i].dir) < 0 && errno != ENOENT)
+      return false;
+  return true;
+}
+
 int cgroup_destroy(struct cgroup_manager *m, struct error *err)
 {
   struct error e2 = {0};
   int ret = 0;
+  bool gone;
 
   if (!any_dir_exists(m))
     return 0;
@@ -567,7 +581,8 @@ int cgroup_destroy(struct cgroup_manager *m, struct error *err)
       rmdir(m->hier[i].dir);
     return 0;
   }
-  if (!m->fake) {
+  gone = !m->fake && rmdir_if_empty(m);
+  if (!m->fake && !gone) {
     if (cgroup_kill_all(m, SIGKILL, &e2) < 0)
       log_debug("cgroup: kill: %s, ignoring", e2.msg);
     m->ops->freeze(m, false, &e2); /* a frozen v1 task dies only when thawed */
@@ -575,7 +590,7 @@ int cgroup_destroy(struct cgroup_manager *m, struct error *err)
   }
   for (size_t i = 0; i < m->n_hier; i++) {
     struct cgroup_hier *h = &m->hier[i];
-    if (cg_rmdir_tree(m, h->dir, ret < 0 ? &e2 : err) < 0)
+    if (!gone && cg_rmdir_tree(m, h->dir, ret < 0 ? &e2 : err) < 0)
       ret = -1;
     /* the default parent /agentrt goes when it is empty */
     if (str_has_prefix(h->rel, "/agentrt/") && strchr(h->rel + 9, '/') == NULL) {

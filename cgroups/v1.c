@@ -7,6 +7,7 @@
  * by pid by the manager with the cgroup frozen.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -62,10 +63,20 @@ static int v1_create(struct cgroup_manager *m, struct error *err)
     return error_set(err, ENOENT, "cgroup: no cgroup v1 hierarchy found under `%s`", m->root);
   for (size_t i = 0; i < m->n_hier; i++) {
     struct cgroup_hier *h = &m->hier[i];
-    bool existed = access(h->dir, F_OK) == 0;
+    /* the leaf first: one mkdir when the parents exist (the usual case) */
+    if (mkdir(h->dir, 0755) == 0) {
+      h->made = true;
+      continue;
+    }
+    if (errno == EEXIST) {
+      h->made = false;
+      continue;
+    }
+    if (errno != ENOENT)
+      return error_errno(err, "cgroup: mkdir `%s`", h->dir);
     if (cg_mkdir_p(h->mount, h->rel, err) < 0)
       return -1;
-    h->made = !existed;
+    h->made = true;
   }
   if (cgroup_v1_hier(m, "cpuset") != NULL && cpuset_fill(m, cgroup_v1_hier(m, "cpuset"), err) < 0)
     return -1;
@@ -78,6 +89,45 @@ static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
     if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0)
       return -1;
   return 0;
+}
+
+int
+cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n, struct error *err)
+{
+  *n = 0;
+  if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX)
+    return 0;
+  for (size_t i = 0; i < m->n_hier; i++) {
+    cleanup_free char *path = xfmt("%s/tasks", m->hier[i].dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      error_errno(err, "cgroup: open `%s`", path);
+      cgroup_join_fds_close(fds, *n);
+      *n = 0;
+      return -1;
+    }
+    fds[(*n)++] = fd;
+  }
+  return 0;
+}
+
+int
+cgroup_join_self(const int *fds, size_t n, struct error *err)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (write(fds[i], "0", 1) != 1)
+      return error_errno(err, "cgroup: join the container's cgroup (hierarchy %zu)", i + 1);
+    close(fds[i]);
+  }
+  return 0;
+}
+
+void
+cgroup_join_fds_close(int *fds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
 }
 
 static int wr_i64(struct cgroup_manager *m, const char *dir, const char *file, int64_t v,
@@ -312,11 +362,37 @@ static int v1_hugetlb(struct cgroup_manager *m, const struct oci_resources *r, s
   return 0;
 }
 
+/* Write one rule to devices.allow or devices.deny through an fd kept open
+ * for the whole list (the kernel takes one rule per write); a fake tree
+ * keeps cg_write's one-line-per-write record. */
+static int
+dev_write(struct cgroup_manager *m, const char *dir, const char *file, int *fd, const char *rule,
+          struct error *err)
+{
+  cleanup_free char *path = NULL;
+  size_t len = strlen(rule);
+
+  if (m->fake)
+    return cg_write(m, dir, file, rule, err);
+  if (*fd < 0) {
+    path = xfmt("%s/%s", dir, file);
+    *fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (*fd < 0)
+      return error_errno(err, "cgroup: open `%s`", path);
+  }
+  if (write(*fd, rule, len) != (ssize_t)len) {
+    path = path ? path : xfmt("%s/%s", dir, file);
+    return error_errno(err, "cgroup: write `%s` to `%s`", rule, path);
+  }
+  return 0;
+}
+
 /* devices.deny "a" first, then every rule in order (last one wins). */
 static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r,
                       struct error *err)
 {
   cleanup_free struct cgroup_dev_rule *rules = NULL;
+  cleanup_close int allow_fd = -1, deny_fd = -1;
   size_t n = 0;
   struct cgroup_hier *h;
   bool explicit = r != NULL && r->n_devices > 0;
@@ -333,7 +409,8 @@ static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r,
   for (size_t i = 0; i < n; i++) {
     char buf[64];
     const char *s = rules[i].type == 'a' ? "a" : cgroup_dev_rule_str(&rules[i], buf);
-    if (cg_write(m, h->dir, rules[i].allow ? "devices.allow" : "devices.deny", s, err) < 0) {
+    if (dev_write(m, h->dir, rules[i].allow ? "devices.allow" : "devices.deny",
+                  rules[i].allow ? &allow_fd : &deny_fd, s, err) < 0) {
       if (m->rootless && !explicit && (err->code == EPERM || err->code == EACCES)) {
         log_debug("cgroup: rootless: device rules not applied: %s", err->msg);
         error_clear(err);

@@ -238,6 +238,9 @@ void profile_result_free(struct profile_result *r);
 char *profile_changes_text(const struct profile_result *r);
 int profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
                          struct error *err);
+/* The text of profile_changes_text from what profile_changes_json wrote:
+ * the state dir keeps profile.json only, `explain` renders the text. */
+int profile_changes_text_from_json(const char *json, char **ret, struct error *err);
 
 /* Marker helpers for the runtime. */
 bool profile_mount_is_workspace(const struct oci_mount *m);

@@ -9,6 +9,7 @@
  *    "audit": {...}, "seccomp": {"stacked", "rules"}, "checkJoinedNamespaces"}
  */
 #include <stdio.h>
+#include <yajl/yajl_tree.h>
 
 #include "profile/render.h"
 
@@ -200,4 +201,45 @@ profile_changes_text(const struct profile_result *r)
   if (fclose(f) != 0)
     abort();
   return out;
+}
+
+static char *
+json_str_dup(yajl_val obj, const char *key)
+{
+  const char *path[] = {key, NULL};
+  yajl_val v = yajl_tree_get(obj, path, yajl_t_string);
+
+  return v ? xstrdup(YAJL_GET_STRING(v)) : NULL;
+}
+
+int
+profile_changes_text_from_json(const char *json, char **ret, struct error *err)
+{
+  const char *pname[] = {"profile", NULL}, *pchanges[] = {"changes", NULL};
+  struct profile_result *r = xmalloc0(sizeof *r);
+  yajl_val tree = yajl_tree_parse(json, NULL, 0), a;
+
+  if (tree == NULL || yajl_tree_get(tree, pname, yajl_t_string) == NULL ||
+      (a = yajl_tree_get(tree, pchanges, yajl_t_array)) == NULL) {
+    yajl_tree_free(tree);
+    free(r);
+    return error_set(err, 0, "profile.json: not a profile record");
+  }
+  r->profile = json_str_dup(tree, "profile");
+  r->changes = xmalloc0((a->u.array.len + 1) * sizeof *r->changes);
+  for (size_t i = 0; i < a->u.array.len; i++) {
+    yajl_val c = a->u.array.values[i];
+    struct profile_change *ch = &r->changes[r->n_changes++];
+    cleanup_free char *kind = json_str_dup(c, "kind");
+
+    ch->kind = kind && streq(kind, "runtime") ? PROFILE_CHANGE_RUNTIME : PROFILE_CHANGE_CONFIG;
+    ch->field = json_str_dup(c, "field");
+    ch->old_value = json_str_dup(c, "old");
+    ch->new_value = json_str_dup(c, "new");
+    ch->reason = json_str_dup(c, "reason");
+  }
+  yajl_tree_free(tree);
+  *ret = profile_changes_text(r);
+  profile_result_free(r);
+  return 0;
 }

@@ -28,6 +28,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/console.h"
 #include "runtime/container.h"
@@ -111,6 +112,8 @@ struct exec_child {
   const struct oci_process *proc;
   const struct oci_seccomp *seccomp;
   int preserve_fds;
+  int cgroup_fds[CGROUP_JOIN_MAX]; /* v1: joined with cgroup_join_self after GO */
+  size_t n_cgroup_fds;
 };
 
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
@@ -128,6 +131,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (sync_expect(x->sock, SYNC_GO, NULL, &err) < 0)
     _exit(1);
+  if (cgroup_join_self(x->cgroup_fds, x->n_cgroup_fds, &err) < 0)
+    goto fail;
   for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
     enum oci_ns_type t = order[i];
     if (x->ns[t] >= 0 && setns(x->ns[t], oci_ns_clone_flag(t)) < 0) {
@@ -185,6 +190,15 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
 
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return error_errno(err, "socketpair");
+  if (c->cgroup)
+    cgfd = cgroup_clone_fd(c->cgroup);
+  x->n_cgroup_fds = 0;
+  if (c->cgroup && cgfd < 0 &&
+      cgroup_join_fds(c->cgroup, x->cgroup_fds, &x->n_cgroup_fds, err) < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+  }
   if (x->ns[OCI_NS_PID] >= 0) {
     saved_pid = procfs_open_ns("self", "pid", err);
     if (saved_pid < 0 || setns(x->ns[OCI_NS_PID], CLONE_NEWPID) < 0)
@@ -195,16 +209,16 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     if (saved_time < 0 || setns(x->ns[OCI_NS_TIME], CLONE_NEWTIME) < 0)
       goto fail_ns;
   }
-  if (c->cgroup)
-    cgfd = cgroup_clone_fd(c->cgroup);
   pid = fork_into(cgfd);
   if (pid == 0) {
     close(sv[0]);
     x->sock = sv[1];
     exec_child_main(x);
   }
+  /* In a user namespace that does not own our original pid namespace
+   * (rootless engines) going back is EPERM; nothing forks after this. */
   if (saved_pid >= 0 && setns(saved_pid, CLONE_NEWPID) < 0)
-    log_warning("restore pid namespace: %s", strerror(errno));
+    log_debug("restore pid namespace: %s", strerror(errno));
   if (saved_time >= 0 && setns(saved_time, CLONE_NEWTIME) < 0)
     log_warning("restore time namespace: %s", strerror(errno));
   if (saved_pid >= 0)
@@ -212,11 +226,12 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
   if (saved_time >= 0)
     close(saved_time);
   close(sv[1]);
+  cgroup_join_fds_close(x->cgroup_fds, x->n_cgroup_fds);
   if (pid < 0) {
     close(sv[0]);
     return error_errno(err, "fork");
   }
-  if (c->cgroup && cgfd < 0 && cgroup_add_pid(c->cgroup, pid, err) < 0)
+  if (c->cgroup && cgfd < 0 && x->n_cgroup_fds == 0 && cgroup_add_pid(c->cgroup, pid, err) < 0)
     goto fail_child;
   if (sync_send(sv[0], SYNC_GO, -1, err) < 0)
     goto fail_child;
@@ -253,6 +268,7 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
 
 fail_ns:
   error_errno(err, "join the container's pid/time namespace");
+  cgroup_join_fds_close(x->cgroup_fds, x->n_cgroup_fds);
   if (saved_pid >= 0)
     close(saved_pid);
   if (saved_time >= 0)
@@ -366,6 +382,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   x.extra_bpf = extra;
   if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
     goto out_ns;
+  /* recorded before the process runs, so it precedes the process's records */
+  audit_cli_exec(g->root, c->id, proc->args, 0, proc->terminal, eo.detach);
   pid = exec_spawn(c, &x, eo.detach ? eo.console_socket : NULL, &master, err);
   if (pid < 0) {
     error_prefix(err, "exec `%s`", c->id);

@@ -44,11 +44,18 @@ int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error
     return error_set(err, 0, "explain: expected exactly one container id");
   if (container_load(g, argv[it.i], false, &c, err) < 0)
     return -1;
-  if (read_file_at(c->dirfd, strcmp(format, "json") == 0 ? "profile.json" : "profile.txt",
-                   16 << 20, &data, &len, err) < 0) {
+  if (read_file_at(c->dirfd, "profile.json", 16 << 20, &data, &len, err) < 0) {
     if (err->code == ENOENT)
       error_set(err, 0, "explain `%s`: no profile record (created by another runtime?)", c->id);
     goto out;
+  }
+  if (strcmp(format, "text") == 0) {
+    char *text = NULL;
+    if (profile_changes_text_from_json(data, &text, err) < 0)
+      goto out;
+    free(data);
+    data = text;
+    len = strlen(text);
   }
   fwrite(data, 1, len, stdout);
   if (len > 0 && data[len - 1] != '\n')

@@ -42,11 +42,11 @@ int policy_record(int dirfd, const char *id, const struct profile_result *r, str
     return 0;
   if (profile_changes_json(r, &json, &len, err) < 0)
     return -1;
+  /* One file: `explain` renders the text from it (a file less to write at
+   * create and to unlink at delete). */
   if (write_file_atomic_at(dirfd, "profile.json", json, len, err) < 0)
     return -1;
   text = profile_changes_text(r);
-  if (text && write_file_atomic_at(dirfd, "profile.txt", text, strlen(text), err) < 0)
-    return -1;
   if (text && *text) {
     /* one log record per change, as `explain` lists them */
     for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/create.h"
 #include "runtime/tty.h"
@@ -43,16 +44,12 @@ static const struct opt_spec run_specs[] = {
     {NULL, 0, false, 0},
 };
 
+/* state.json already says started/running (create in run mode). */
 static int mark_running(struct container *c)
 {
-  struct error e = {0};
-
-  c->state->started = true;
   run_poststart_hooks(c);
   free(c->state->status);
   c->state->status = xstrdup("running");
-  if (container_save_state(c, &e) < 0)
-    log_warning("run `%s`: %s", c->id, e.msg);
   return 0;
 }
 
@@ -116,6 +113,7 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
       close(sigfd);
     return -1;
   }
+  audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
   if (spawn_start(&r, err) < 0) {
     error_prefix(err, "run `%s`", c->id);
     container_destroy(c, g, &(struct error){0});

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,20 +22,6 @@
 #include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-
-/* Is agentrt itself inside a non-initial user namespace (rootless Podman)? */
-static bool runtime_in_userns(void)
-{
-  char buf[128];
-  struct error e = {0};
-  unsigned a = 0, b = 0, c = 0;
-
-  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
-    return false;
-  if (sscanf(buf, "%u %u %u", &a, &b, &c) != 3)
-    return true;
-  return !(a == 0 && b == 0 && c == 4294967295U);
-}
 
 /* fork-like clone3 (no new stack): the child returns 0 like fork(). */
 static pid_t clone_init(int flags, int cgroup_fd)
@@ -211,8 +198,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   struct ns_plan plan;
   int sv[2] = {-1, -1};
   int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
+  int joinfds[CGROUP_JOIN_MAX];
+  size_t njoin = 0;
+  bool self_join = false;
   int flags;
-  bool in_userns;
   pid_t pid;
 
   r->pid = -1;
@@ -252,6 +241,11 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   if (o->c->cgroup)
     cgfd = cgroup_clone_fd(o->c->cgroup);
+  /* v1: the init moves itself (cgroup_join_fds); not when a user namespace
+   * is involved, where the parent's write keeps the host's credentials. */
+  if (o->c->cgroup && cgfd < 0 && !plan.new_ns[OCI_NS_USER] && plan.join_fd[OCI_NS_USER] < 0 &&
+      cgroup_join_fds(o->c->cgroup, joinfds, &njoin, err) < 0)
+    goto fail;
   flags = plan.clone_flags;
   /* With a joined user namespace, new namespaces must belong to it: the init
    * unshares them after joining instead of getting them from clone. */
@@ -269,7 +263,6 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
-  in_userns = runtime_in_userns(); /* before clone: the child has a new pid namespace */
   pid = clone_init(flags, cgfd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
@@ -293,12 +286,17 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
-        .runtime_in_userns = in_userns,
+        .in_userns = o->g != NULL && o->g->in_userns,
+        .cgroup_join_fds = joinfds,
+        .n_cgroup_join = njoin,
     };
     close(sv[0]);
     init_main(&ia); /* never returns */
   }
   leave_for_children(saved_pid, saved_time);
+  self_join = njoin > 0; /* the init writes itself into the cgroup after GO */
+  cgroup_join_fds_close(joinfds, njoin);
+  njoin = 0;
   if (pid < 0) {
     error_errno(err, "clone container init");
     goto fail;
@@ -314,7 +312,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   o->c->state->pid = pid;
   if (plan.new_ns[OCI_NS_USER] && ns_write_id_maps(pid, cfg, err) < 0)
     goto fail_child;
-  if (o->c->cgroup && cgfd < 0 && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
+  if (o->c->cgroup && cgfd < 0 && !self_join && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
     goto fail_child;
   if (parent_protocol(o, r, sv[0], err) < 0)
     goto fail_child;
@@ -333,6 +331,7 @@ fail_child:
     close(r->pty_master);
   r->pty_master = -1;
 fail:
+  cgroup_join_fds_close(joinfds, njoin);
   ns_plan_close(&plan);
   if (sv[0] >= 0)
     close(sv[0]);
@@ -345,7 +344,19 @@ fail:
 
 int spawn_start(struct spawn_result *r, struct error *err)
 {
+  struct sync_msg m;
   int ret = sync_send(r->sync_fd, SYNC_START, -1, err);
+
+  /* the socket is close-on-exec in the init: EOF = the program runs */
+  if (ret == 0) {
+    int n = sync_recv(r->sync_fd, &m, NULL, err);
+    if (n < 0)
+      ret = -1;
+    else if (n > 0 && m.type == SYNC_ERROR) {
+      error_set(err, 0, "%s", m.msg);
+      ret = -1;
+    }
+  }
   close(r->sync_fd);
   r->sync_fd = -1;
   return ret;
@@ -364,10 +375,24 @@ int fifo_start(int dirfd, struct error *err)
     return error_errno(err, "open exec.fifo");
   }
   n = write(fd, "0", 1);
+  if (n != 1) {
+    error_errno(err, "write exec.fifo");
+    close(fd);
+    return -1;
+  }
+  if (unlinkat(dirfd, "exec.fifo", 0) < 0) {
+    error_errno(err, "remove exec.fifo");
+    close(fd);
+    return -1;
+  }
+  /* The init holds the fifo close-on-exec: when our write end reports
+   * POLLERR (no reader left) its program runs (or it died), so poststart
+   * hooks run after the process started, as the spec orders. */
+  for (int waited = 0; waited < 10000; waited += 100) {
+    struct pollfd p = {.fd = fd, .events = 0};
+    if (poll(&p, 1, 100) > 0 && (p.revents & (POLLERR | POLLHUP)))
+      break;
+  }
   close(fd);
-  if (n != 1)
-    return error_errno(err, "write exec.fifo");
-  if (unlinkat(dirfd, "exec.fifo", 0) < 0)
-    return error_errno(err, "remove exec.fifo");
   return 0;
 }

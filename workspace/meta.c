@@ -127,6 +127,7 @@ workspace_save(struct workspace *w, struct error *err)
   const unsigned char *buf;
   size_t len;
   int fd, ret = -1;
+  bool replacing;
 
   gen_meta(g, w);
   if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
@@ -138,8 +139,12 @@ workspace_save(struct workspace *w, struct error *err)
     error_errno(err, "workspace `%s`: write `%s`", w->id, tmp);
     goto out;
   }
+  /* fsync before the rename keeps a good meta.json from being replaced by an
+   * empty one after a crash; a new workspace has none to keep (and nothing
+   * else in it is synced), so create skips the disk flush. */
+  replacing = access(dst, F_OK) == 0;
   if (write_all(fd, buf, len) < 0 || write_all(fd, (const unsigned char *)"\n", 1) < 0 ||
-      fsync(fd) < 0) {
+      (replacing && fsync(fd) < 0)) {
     error_errno(err, "workspace `%s`: write `%s`", w->id, tmp);
     close(fd);
     goto out;

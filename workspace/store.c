@@ -274,6 +274,34 @@ open_or_new(const char *root, const char *id, const char *lower, const char *des
   return 0;
 }
 
+/* The retention sweep loads every workspace of the store and sums its size:
+ * run on every create it made each create O(store) (100 retained workspaces:
+ * 8 -> 20 ms of CPU and 1,100 -> 9,300 syscalls per `run`).  At create it
+ * runs at most once per WS_SWEEP_INTERVAL, tracked by the mtime of a stamp
+ * file that is not a valid workspace id. */
+#define WS_SWEEP_INTERVAL 60
+#define WS_SWEEP_STAMP ".last-sweep"
+
+static bool
+sweep_due(int basefd)
+{
+  struct timespec now;
+  struct stat st;
+  int fd;
+
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (fstatat(basefd, WS_SWEEP_STAMP, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+      st.st_mtim.tv_sec <= now.tv_sec && now.tv_sec - st.st_mtim.tv_sec < WS_SWEEP_INTERVAL)
+    return false;
+  fd = openat(basefd, WS_SWEEP_STAMP, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+              0600);
+  if (fd >= 0) {
+    futimens(fd, NULL);
+    close(fd);
+  }
+  return true;
+}
+
 int
 workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
                   const struct ws_limits *lim, struct workspace **ret, struct error *err)
@@ -303,7 +331,11 @@ workspace_prepare(const char *root, const char *id, const char *lowerdir, const 
   if (make_upper(w, dfd, err) < 0)
     goto fail;
   workspace_gc(w);
-  workspace_retention_sweep(root, lim, id, NULL);
+  if (lim != NULL && (lim->max_age > 0 || lim->max_size > 0)) {
+    cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (basefd >= 0 && sweep_due(basefd))
+      workspace_retention_sweep(root, lim, id, NULL);
+  }
   if (!workspace_pending(w) && record_manifest(w, lim, err) < 0)
     goto fail;
   if (workspace_mount_options(w, err) < 0 || workspace_save(w, err) < 0)

@@ -135,7 +135,9 @@ struct workspace {
  * (when there are no pending changes), write the `mounted` marker and fill
  * (*ret)->mount_optv: the options of the config mount entry
  *   { type: "overlay", source: "overlay", destination: dest, options }
- * that replaces the engine's bind at dest.  lim may be NULL (defaults). */
+ * that replaces the engine's bind at dest.  lim may be NULL (defaults).
+ * Also runs the retention sweep for the other workspaces, at most once a
+ * minute (store.c: sweep_due). */
 int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
                       const struct ws_limits *lim, struct workspace **ret, struct error *err);
 /* A failed create: drop the `mounted` marker (and the workspace itself when

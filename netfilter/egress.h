@@ -1,0 +1,249 @@
+/* egress.h - the egress allowlist: policy, nftables rules, DNS pinning.
+ *
+ * Three layers, each usable alone:
+ *   1. policy (policy.c): parse allow entries and the profile's "egress"
+ *      object into plain structs.  Pure, fuzzed.
+ *   2. nftables (nft.c, nft_apply.c): build ONE netlink batch for table
+ *      `inet agentrt` (pure, deterministic bytes, golden-tested) and send it
+ *      into a container's network namespace, checking every ack.  Nothing
+ *      here ever touches the caller's own netns: sockets are opened inside
+ *      the target netns by a short-lived child (netns.c) and handed back.
+ *   3. resolver (resolver.c): the per-container DNS proxy.  It answers only
+ *      allowlisted names, forwards them upstream from the host netns and
+ *      adds the answers' addresses to the `dns4`/`dns6` sets (element timeout
+ *      = clamped TTL) before replying, so the connection that follows is
+ *      allowed and nothing else is.
+ *
+ * Ruleset (family inet, table `agentrt`):
+ *   chain output  { type filter hook output priority 0; policy drop (accept
+ *                   for default allow);
+ *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
+ *     ct state established,related accept;
+ *     icmpv6 type {nd-router-solicit..nd-neighbor-advert, mld2-report} accept;
+ *     jump allow_ll;                      # explicit link-local entries
+ *     ip daddr 169.254.0.0/16 goto deny; ip6 daddr {fe80::/10, fd00:ec2::254} goto deny;
+ *     ip daddr @allow4 accept; ip6 daddr @allow6 accept; jump allow_ports;
+ *     ip daddr @dns4 accept; ip6 daddr @dns6 accept;
+ *     ip daddr . meta l4proto . th dport @dns4p accept; (same for ip6 / dns6p)
+ *     goto deny }                         # omitted for default allow
+ *   chain deny    { counter log group N; meta l4proto tcp reject with tcp reset;
+ *                   reject with icmpx admin-prohibited }
+ *   chain nat_out { type nat hook output priority -100;
+ *                   udp/tcp dport 53 redirect to :dns_port }   # when dns_port != 0
+ * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
+ * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable.
+ */
+#ifndef AGENTRT_NETFILTER_EGRESS_H
+#define AGENTRT_NETFILTER_EGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+
+/* ---------------------------------------------------------------- policy */
+
+#define EGRESS_DOMAIN_MAX 253
+#define EGRESS_MAX_ENTRIES 4096
+#define EGRESS_MAX_UPSTREAM 4
+#define EGRESS_ENTRY_STR_MAX 300
+
+enum egress_kind { EGRESS_CIDR4 = 1, EGRESS_CIDR6, EGRESS_DOMAIN };
+
+/* One allow entry.  Grammar (see egress_entry_parse):
+ *   203.0.113.0/24   203.0.113.10:443   203.0.113.10:8000-8100/tcp
+ *   2001:db8::/32    [2001:db8::1]:443/udp
+ *   pypi.org         *.githubusercontent.com:443
+ * A port without /tcp or /udp means both.  "*.x" matches subdomains of x,
+ * not x itself.  Domains take a single port, not a range, and /tcp or
+ * /udp only with a port. */
+struct egress_entry {
+  enum egress_kind kind;
+  uint8_t addr[16];  /* CIDR: network address (host bits cleared), network order */
+  uint8_t prefix;    /* CIDR: 0..32 or 0..128 */
+  bool wildcard;     /* domain: "*." form */
+  char domain[EGRESS_DOMAIN_MAX + 1]; /* lower case, no "*." and no final dot */
+  uint8_t proto;     /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
+  uint16_t port_min; /* 0/0 = every port */
+  uint16_t port_max;
+};
+
+struct egress_upstream {
+  int family; /* AF_INET or AF_INET6 */
+  uint8_t addr[16];
+  uint16_t port; /* host order, default 53 */
+};
+
+struct egress_policy {
+  bool default_allow;        /* "default": "allow"|"deny" (deny when absent) */
+  bool allow_private_answers; /* DNS answers may point at private/loopback/link-local */
+  struct egress_entry *entries;
+  size_t n_entries;
+  struct egress_upstream upstream[EGRESS_MAX_UPSTREAM]; /* none = caller fills */
+  size_t n_upstream;
+  uint32_t ttl_min, ttl_max; /* seconds, element timeouts are clamped to it */
+  int log_group;             /* NFLOG group for denied packets, -1 = no log */
+};
+
+/* Parse one entry.  Pure; never allocates. */
+int egress_entry_parse(const char *s, struct egress_entry *ret, struct error *err);
+/* Canonical text of an entry (parses back to the same entry). */
+void egress_entry_format(const struct egress_entry *e, char buf[EGRESS_ENTRY_STR_MAX]);
+bool egress_entry_equal(const struct egress_entry *a, const struct egress_entry *b);
+/* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
+ * live in chain allow_ll, before the metadata block. */
+bool egress_entry_is_link_local(const struct egress_entry *e);
+
+/* Defaults: deny, no entries, ttl 5..3600 s, log group 0, no upstream. */
+void egress_policy_init(struct egress_policy *p);
+void egress_policy_free(struct egress_policy *p);
+/* Add (ignored when already present) or remove (-1 when absent) an entry. */
+int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, struct error *err);
+int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e,
+                         struct error *err);
+/* The profile's "egress" object:
+ *   { "default": "deny", "allow": ["pypi.org", "203.0.113.0/24:443/tcp"],
+ *     "allowPrivateAnswers": false, "logGroup": 0,
+ *     "dns": { "upstream": ["192.0.2.53", "[2001:db8::53]:5353"],
+ *              "ttlMin": 5, "ttlMax": 3600 } }
+ * Unknown keys are errors.  `where` prefixes messages ("profile.json: egress"). */
+int egress_policy_parse_json(const char *json, size_t len, const char *where,
+                             struct egress_policy *ret, struct error *err);
+struct yajl_val_s;
+int egress_policy_from_yajl(const struct yajl_val_s *node, const char *where,
+                            struct egress_policy *ret, struct error *err);
+int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err);
+/* Fill p->upstream from `nameserver` lines of a resolv.conf (the host's). */
+int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p,
+                                     struct error *err);
+
+/* Domain matching, for the resolver.  `name` is a DNS name, any case, with
+ * or without the final dot.  Returns the number of matching domain entries
+ * and stores up to max of them in ret. */
+size_t egress_policy_match_name(const struct egress_policy *p, const char *name,
+                                const struct egress_entry **ret, size_t max);
+/* Is a v4 (len 4) / v6 (len 16) address private, loopback, link-local,
+ * multicast or otherwise not a public unicast destination? */
+bool egress_addr_is_private(const uint8_t *addr, size_t len);
+/* Is the address covered by one of the policy's CIDR entries? */
+bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *addr, size_t len);
+
+/* ------------------------------------------------------------- nftables */
+
+#define NFT_TABLE_NAME "agentrt"
+
+struct nft_build_opts {
+  uint32_t seq_base;     /* first sequence number (tests: 1) */
+  uint16_t dns_port;     /* resolver port inside the netns; 0 = no redirect */
+  bool update;           /* refill allow4/allow6/allow_ll/allow_ports of an
+                            existing table, keep dns* sets (live allow/deny) */
+};
+
+/* What each message of a batch is, for error reports. */
+struct nft_batch_msg {
+  uint32_t seq;
+  char what[72]; /* "add set `allow4`" */
+};
+
+struct nft_batch_buf {
+  uint8_t *data;
+  size_t len, cap;
+  uint32_t seq_next;
+  struct nft_batch_msg *msgs; /* acked messages (not begin/end) */
+  size_t n_msgs, cap_msgs;
+};
+
+void nft_batch_buf_free(struct nft_batch_buf *b);
+/* Build the whole ruleset (or its update) as one batch.  Pure. */
+int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *o,
+                    struct nft_batch_buf *ret, struct error *err);
+/* Batch deleting table inet agentrt.  Pure. */
+int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err);
+
+/* An address learned from DNS, for the dns* sets. */
+struct nft_learned {
+  int family;       /* AF_INET / AF_INET6 */
+  uint8_t addr[16];
+  uint8_t proto;    /* 0 = every port (set dns4/dns6), else with port: dns4p/dns6p */
+  uint16_t port;
+  uint32_t timeout_ms;
+};
+/* Batch adding elements to the dns sets.  Pure. */
+int nft_build_learn(const struct nft_learned *l, size_t n, uint32_t seq_base,
+                    struct nft_batch_buf *ret, struct error *err);
+/* Batch flushing dns4/dns6/dns4p/dns6p (after a domain is denied live). */
+int nft_build_dns_flush(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err);
+
+/* A NETLINK_NETFILTER socket living in the netns of netns_fd (opened by a
+ * forked child after setns; the caller's netns is never changed).  Returns
+ * the fd (O_CLOEXEC) or -1. */
+int nft_socket_open(int netns_fd, struct error *err);
+/* Set up a NETLINK_NETFILTER socket made elsewhere (CAP_ACK, bind). */
+int nft_socket_setup(int fd, struct error *err);
+/* Send one batch on a netfilter socket, drain one ack per message; the first
+ * failure is reported as "<what> (seq N): <strerror>". */
+int nft_batch_send(int nl_fd, const struct nft_batch_buf *b, struct error *err);
+/* nft_socket_open + nft_batch_send + close.  Note: the last close of a
+ * netfilter socket right after a commit waits for the kernel's deferred
+ * transaction cleanup (an RCU grace period, 10-20 ms on a small VM); on a
+ * hot path send on a socket that stays open (the resolver's nl_fd). */
+int nft_apply(int netns_fd, const struct nft_batch_buf *b, struct error *err);
+/* Delete our table (ENOENT is success). */
+int nft_table_delete(int netns_fd, struct error *err);
+/* Convenience for the resolver: one learned address, one batch. */
+int nft_set_add_elem(int nl_fd, const struct nft_learned *l, struct error *err);
+/* Dump the elements of one of our sets (text, one per line, into *ret). */
+int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
+
+/* -------------------------------------------------------------- netns */
+
+/* Create n sockets inside the netns of netns_fd: socket(domain[i], type[i],
+ * proto[i]) in a forked child that did setns(CLONE_NEWNET), passed back over
+ * SCM_RIGHTS.  Sockets keep their netns for life. */
+int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
+                  int *ret_fds, struct error *err);
+
+/* ----------------------------------------------------------- resolver */
+
+enum egress_dns_verdict {
+  EGRESS_DNS_ALLOWED,  /* forwarded, addresses pinned */
+  EGRESS_DNS_REFUSED,  /* name not on the allowlist: NXDOMAIN */
+  EGRESS_DNS_REBIND,   /* answer pointed at a private address: dropped */
+  EGRESS_DNS_FAILED,   /* upstream timeout / error / set update failed: SERVFAIL */
+  EGRESS_DNS_NODATA,   /* allowed name, type other than A/AAAA/CNAME */
+};
+
+struct egress_dns_event {
+  enum egress_dns_verdict verdict;
+  const char *name;
+  uint16_t qtype;
+  size_t n_addrs;
+  const struct nft_learned *addrs; /* the pinned addresses */
+  const char *detail;              /* error text for FAILED, else NULL */
+};
+
+struct egress_resolver_opts {
+  struct egress_policy *policy; /* may be changed by on_ctl between events */
+  int nl_fd;     /* NETLINK_NETFILTER socket in the container netns */
+  int udp4_fd, udp6_fd; /* bound UDP sockets in the container netns, -1 = none */
+  int tcp4_fd, tcp6_fd; /* listening TCP sockets in the container netns, -1 = none */
+  int stop_fd;   /* readable = return 0 (eventfd, pipe, signalfd); -1 = none */
+  int ctl_fd;    /* readable = call on_ctl; -1 = none */
+  int (*on_ctl)(void *ud, struct egress_policy *p); /* <0 ends the loop */
+  void (*on_event)(void *ud, const struct egress_dns_event *ev); /* audit trail */
+  void *ud;
+  unsigned upstream_timeout_ms; /* default 2000 */
+};
+
+/* Open the resolver's sockets inside the container netns: netlink, UDP and
+ * TCP on 127.0.0.1:port and [::1]:port (v6 ones are -1 when the netns has
+ * no IPv6).  Fills the *_fd and nl_fd fields of o. */
+int egress_resolver_open(int netns_fd, uint16_t port, struct egress_resolver_opts *o,
+                         struct error *err);
+void egress_resolver_close(struct egress_resolver_opts *o);
+/* Single-threaded poll loop; upstream sockets are made in the caller's (host)
+ * netns.  Returns 0 when stop_fd fires, <0 on a fatal error. */
+int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err);
+
+#endif

@@ -1,0 +1,93 @@
+/* netns.c - sockets inside another network namespace, without moving there.
+ *
+ * A vfork-like child (shared memory and fd table, we wait) does
+ * setns(CLONE_NEWNET) and creates the sockets, which land in our fd table; a
+ * socket keeps the netns it was created in for its whole life.  The caller's own netns is never changed, so a failure
+ * halfway can never leave the runtime (or the host) in the wrong namespace.
+ */
+#include "egress.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/util.h"
+
+#define NETNS_MAX_SOCKETS 8
+#define CHILD_STACK 16384
+
+struct child_args {
+  int netns_fd;
+  size_t n;
+  const int *domain, *type, *proto;
+  int fds[NETNS_MAX_SOCKETS];
+  int errs[NETNS_MAX_SOCKETS];
+  int setns_err;
+};
+
+/* Runs in the child, which shares our memory and fd table (CLONE_VM |
+ * CLONE_FILES) while we wait (CLONE_VFORK): only raw system calls here.
+ * setns() changes the child's namespaces, never ours. */
+static int child_main(void *arg)
+{
+  struct child_args *a = arg;
+
+  if (setns(a->netns_fd, CLONE_NEWNET) < 0) {
+    a->setns_err = errno;
+    return 0;
+  }
+  for (size_t i = 0; i < a->n; i++) {
+    a->fds[i] = socket(a->domain[i], a->type[i] | SOCK_CLOEXEC, a->proto[i]);
+    a->errs[i] = a->fds[i] < 0 ? errno : 0;
+  }
+  return 0;
+}
+
+static int same_netns_as_self(int netns_fd, bool *ret)
+{
+  struct stat a, b;
+
+  if (fstat(netns_fd, &a) < 0 || stat("/proc/self/ns/net", &b) < 0)
+    return -1;
+  *ret = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  return 0;
+}
+
+int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
+                  int *ret_fds, struct error *err)
+{
+  _Alignas(16) char stack[CHILD_STACK];
+  struct child_args a = {.netns_fd = netns_fd, .n = n, .domain = domain, .type = type,
+                         .proto = proto};
+  bool same = false;
+  pid_t pid;
+
+  if (n == 0 || n > NETNS_MAX_SOCKETS)
+    return error_set(err, EINVAL, "netns sockets");
+  if (same_netns_as_self(netns_fd, &same) < 0)
+    return error_errno(err, "stat network namespace");
+  /* Never install rules in (or listen on) the caller's own namespace: for the
+   * runtime that is the host's. */
+  if (same)
+    return error_set(err, 0, "network namespace is the caller's own (host network?): refusing");
+  for (size_t i = 0; i < n; i++)
+    a.fds[i] = -1;
+  pid = clone(child_main, stack + sizeof stack, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &a);
+  if (pid < 0)
+    return error_errno(err, "clone");
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (a.setns_err != 0)
+    return error_set(err, a.setns_err, "setns into network namespace");
+  for (size_t i = 0; i < n; i++) {
+    ret_fds[i] = a.fds[i];
+    if (a.errs[i] != 0)
+      errno = a.errs[i]; /* the caller sees the last failure when an fd is -1 */
+  }
+  return 0;
+}

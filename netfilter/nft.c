@@ -1,0 +1,548 @@
+/* nft.c - build the egress ruleset as one nftables netlink batch (pure).
+ *
+ * The bytes depend only on the policy and the options (sequence numbers
+ * start at seq_base, port ids are 0), so tests compare them with golden
+ * files.  The layout of the ruleset is documented in egress.h.
+ */
+#include "nft_internal.h"
+
+#include <arpa/inet.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/table.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "../common/util.h"
+
+#define MSG_HEADROOM 32768
+#define DENY_PREFIX "agentrt-deny: "
+
+void nftb_init(struct nft_batch_buf *b, uint32_t seq_base)
+{
+  memset(b, 0, sizeof *b);
+  b->seq_next = seq_base;
+}
+
+void nft_batch_buf_free(struct nft_batch_buf *b)
+{
+  free(b->data);
+  free(b->msgs);
+  memset(b, 0, sizeof *b);
+}
+
+static char *reserve(struct nft_batch_buf *b)
+{
+  if (b->cap - b->len < MSG_HEADROOM) {
+    b->cap = b->cap * 2 + MSG_HEADROOM;
+    b->data = xrealloc(b->data, b->cap);
+  }
+  memset(b->data + b->len, 0, MSG_HEADROOM);
+  return (char *)b->data + b->len;
+}
+
+struct nlmsghdr *nftb_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags,
+                          const char *what_fmt, ...)
+{
+  struct nft_batch_msg *m;
+  va_list ap;
+
+  if (b->n_msgs == b->cap_msgs) {
+    b->cap_msgs = b->cap_msgs * 2 + 16;
+    b->msgs = xrealloc(b->msgs, b->cap_msgs * sizeof *b->msgs);
+  }
+  m = &b->msgs[b->n_msgs++];
+  m->seq = b->seq_next;
+  va_start(ap, what_fmt);
+  vsnprintf(m->what, sizeof m->what, what_fmt, ap);
+  va_end(ap);
+  return nftnl_nlmsg_build_hdr(reserve(b), type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next++);
+}
+
+void nftb_done(struct nft_batch_buf *b, struct nlmsghdr *nlh)
+{
+  if (nlh->nlmsg_len > MSG_HEADROOM)
+    abort(); /* a single message can never be that large: bug */
+  b->len += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+void nftb_begin(struct nft_batch_buf *b)
+{
+  nftb_done(b, nftnl_batch_begin(reserve(b), b->seq_next++));
+}
+
+void nftb_end(struct nft_batch_buf *b)
+{
+  nftb_done(b, nftnl_batch_end(reserve(b), b->seq_next++));
+}
+
+/* ------------------------------------------------------------ expressions */
+
+static struct nftnl_expr *expr(struct nftnl_rule *r, const char *name)
+{
+  struct nftnl_expr *e = nftnl_expr_alloc(name);
+
+  if (e == NULL)
+    abort();
+  nftnl_rule_add_expr(r, e);
+  return e;
+}
+
+static void meta(struct nftnl_rule *r, uint32_t key, uint32_t dreg)
+{
+  struct nftnl_expr *e = expr(r, "meta");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
+}
+
+static void cmp(struct nftnl_rule *r, uint32_t op, const void *data, uint32_t len)
+{
+  struct nftnl_expr *e = expr(r, "cmp");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+  nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+}
+
+static void cmp_u8(struct nftnl_rule *r, uint8_t v)
+{
+  cmp(r, NFT_CMP_EQ, &v, 1);
+}
+
+static void payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len,
+                    uint32_t dreg)
+{
+  struct nftnl_expr *e = expr(r, "payload");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+}
+
+static void bitwise(struct nftnl_rule *r, const void *mask, uint32_t len)
+{
+  static const uint8_t zero[16];
+  struct nftnl_expr *e = expr(r, "bitwise");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
+  nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len);
+  nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len);
+}
+
+static void range16(struct nftnl_rule *r, uint16_t from, uint16_t to)
+{
+  struct nftnl_expr *e = expr(r, "range");
+  uint16_t f = htons(from), t = htons(to);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+  nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &f, sizeof f);
+  nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &t, sizeof t);
+}
+
+static void lookup(struct nftnl_rule *r, uint32_t sreg, const char *set, uint32_t set_id)
+{
+  struct nftnl_expr *e = expr(r, "lookup");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, sreg);
+  nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, set_id);
+}
+
+static void verdict(struct nftnl_rule *r, int v, const char *chain)
+{
+  struct nftnl_expr *e = expr(r, "immediate");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
+  if (chain != NULL)
+    nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+}
+
+static void reject(struct nftnl_rule *r, uint32_t type, uint8_t code)
+{
+  struct nftnl_expr *e = expr(r, "reject");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, type);
+  nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, code);
+}
+
+/* --------------------------------------------------------------- matches */
+
+static void match_nfproto(struct nftnl_rule *r, uint8_t nfproto)
+{
+  meta(r, NFT_META_NFPROTO, NFT_REG_1);
+  cmp_u8(r, nfproto);
+}
+
+static void match_daddr(struct nftnl_rule *r, bool v6, const uint8_t *addr, unsigned prefix)
+{
+  uint32_t len = v6 ? 16 : 4;
+  uint8_t mask[16] = {0};
+
+  match_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+  if (prefix == 0)
+    return;
+  payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, len, NFT_REG_1);
+  if (prefix < len * 8) {
+    for (unsigned i = 0; i < prefix; i++)
+      mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+    bitwise(r, mask, len);
+  }
+  cmp(r, NFT_CMP_EQ, addr, len);
+}
+
+static void match_l4(struct nftnl_rule *r, uint8_t proto, uint16_t pmin, uint16_t pmax)
+{
+  meta(r, NFT_META_L4PROTO, NFT_REG_1);
+  cmp_u8(r, proto);
+  if (pmin == 0)
+    return;
+  payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
+  if (pmin == pmax) {
+    uint16_t p = htons(pmin);
+    cmp(r, NFT_CMP_EQ, &p, 2);
+  } else {
+    range16(r, pmin, pmax);
+  }
+}
+
+/* ----------------------------------------------------------------- rules */
+
+static struct nftnl_rule *rule_new(const char *chain)
+{
+  struct nftnl_rule *r = nftnl_rule_alloc();
+
+  if (r == NULL)
+    abort();
+  nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+  nftnl_rule_set_str(r, NFTNL_RULE_TABLE, NFT_TABLE_NAME);
+  nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, chain);
+  return r;
+}
+
+static void rule_emit(struct nft_batch_buf *b, struct nftnl_rule *r, const char *what)
+{
+  const char *chain = nftnl_rule_get_str(r, NFTNL_RULE_CHAIN);
+  struct nlmsghdr *nlh = nftb_msg(b, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
+                                  "add rule `%s` in chain `%s`", what, chain);
+  nftnl_rule_nlmsg_build_payload(nlh, r);
+  nftb_done(b, nlh);
+  nftnl_rule_free(r);
+}
+
+/* One allow rule per (entry, protocol): in allow_ll or allow_ports. */
+static void rule_entry(struct nft_batch_buf *b, const char *chain, const struct egress_entry *e)
+{
+  static const uint8_t both[] = {IPPROTO_TCP, IPPROTO_UDP};
+  bool ports = e->proto != 0 || e->port_min != 0;
+  size_t n = ports && e->proto == 0 ? 2 : 1;
+  char what[EGRESS_ENTRY_STR_MAX];
+
+  egress_entry_format(e, what);
+  for (size_t i = 0; i < n; i++) {
+    struct nftnl_rule *r = rule_new(chain);
+    match_daddr(r, e->kind == EGRESS_CIDR6, e->addr, e->prefix);
+    if (ports)
+      match_l4(r, e->proto != 0 ? e->proto : both[i], e->port_min, e->port_max);
+    verdict(r, NF_ACCEPT, NULL);
+    rule_emit(b, r, what);
+  }
+}
+
+static void rules_static(struct nft_batch_buf *b, const struct egress_policy *p)
+{
+  for (size_t i = 0; i < p->n_entries; i++) {
+    const struct egress_entry *e = &p->entries[i];
+    if (e->kind == EGRESS_DOMAIN)
+      continue;
+    if (egress_entry_is_link_local(e))
+      rule_entry(b, "allow_ll", e);
+    else if (e->proto != 0 || e->port_min != 0)
+      rule_entry(b, "allow_ports", e);
+  }
+}
+
+static void rule_lookup(struct nft_batch_buf *b, bool v6, const char *set, uint32_t id)
+{
+  struct nftnl_rule *r = rule_new("output");
+
+  match_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+  payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, v6 ? 16 : 4, NFT_REG_1);
+  lookup(r, NFT_REG_1, set, id);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, set);
+}
+
+/* ip daddr . meta l4proto . th dport @dnsNp: 32-bit registers, one field each. */
+static void rule_lookup_port(struct nft_batch_buf *b, bool v6, const char *set, uint32_t id)
+{
+  struct nftnl_rule *r = rule_new("output");
+  uint32_t areg = NFT_REG32_00, preg = v6 ? NFT_REG32_04 : NFT_REG32_01;
+
+  match_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+  payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, v6 ? 16 : 4, areg);
+  meta(r, NFT_META_L4PROTO, preg);
+  payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, preg + 1);
+  lookup(r, areg, set, id);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, set);
+}
+
+static void rule_simple(struct nft_batch_buf *b, const char *chain, int v, const char *target,
+                        const char *what)
+{
+  struct nftnl_rule *r = rule_new(chain);
+  verdict(r, v, target);
+  rule_emit(b, r, what);
+}
+
+static void rules_output_head(struct nft_batch_buf *b)
+{
+  static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
+  static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
+  static const uint8_t ec2[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
+  uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
+  uint32_t zero = 0;
+  struct nftnl_rule *r = rule_new("output");
+
+  meta(r, NFT_META_OIF, NFT_REG_1); /* lo is ifindex 1 in every netns */
+  cmp(r, NFT_CMP_EQ, &lo, 4);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "oif lo");
+
+  /* DNS redirected by nat_out to 127.0.0.1/::1 still shows the original
+   * oif here (the hook state is not updated by the reroute): accept
+   * loopback destinations explicitly; they can only ever leave through lo. */
+  r = rule_new("output");
+  match_daddr(r, false, lo4, 8);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ip daddr 127.0.0.0/8");
+  r = rule_new("output");
+  match_daddr(r, true, lo6, 128);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ip6 daddr ::1");
+
+  r = rule_new("output");
+  {
+    struct nftnl_expr *e = expr(r, "ct");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+  }
+  bitwise(r, &ctmask, 4);
+  cmp(r, NFT_CMP_NEQ, &zero, 4);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ct state established,related");
+
+  /* IPv6 neighbour discovery: router solicit .. neighbour advert, MLDv2 report */
+  for (int i = 0; i < 2; i++) {
+    r = rule_new("output");
+    match_nfproto(r, NFPROTO_IPV6);
+    meta(r, NFT_META_L4PROTO, NFT_REG_1);
+    cmp_u8(r, IPPROTO_ICMPV6);
+    payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+    if (i == 0) {
+      struct nftnl_expr *e = expr(r, "range");
+      uint8_t f = 133, t = 136;
+      nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+      nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+      nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &f, 1);
+      nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &t, 1);
+    } else {
+      cmp_u8(r, 143);
+    }
+    verdict(r, NF_ACCEPT, NULL);
+    rule_emit(b, r, i == 0 ? "icmpv6 nd" : "icmpv6 mld2-report");
+  }
+
+  rule_simple(b, "output", NFT_JUMP, "allow_ll", "jump allow_ll");
+  /* Cloud metadata and link-local: denied unless listed (chain allow_ll). */
+  r = rule_new("output");
+  match_daddr(r, false, ll4, 16);
+  verdict(r, NFT_GOTO, "deny");
+  rule_emit(b, r, "ip daddr 169.254.0.0/16");
+  r = rule_new("output");
+  match_daddr(r, true, ll6, 10);
+  verdict(r, NFT_GOTO, "deny");
+  rule_emit(b, r, "ip6 daddr fe80::/10");
+  r = rule_new("output");
+  match_daddr(r, true, ec2, 128);
+  verdict(r, NFT_GOTO, "deny");
+  rule_emit(b, r, "ip6 daddr fd00:ec2::254");
+}
+
+static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p)
+{
+  rules_output_head(b);
+  if (p->default_allow)
+    return; /* chain policy accept */
+  rule_lookup(b, false, "allow4", SET_ID_ALLOW4);
+  rule_lookup(b, true, "allow6", SET_ID_ALLOW6);
+  rule_simple(b, "output", NFT_JUMP, "allow_ports", "jump allow_ports");
+  rule_lookup(b, false, "dns4", SET_ID_DNS4);
+  rule_lookup(b, true, "dns6", SET_ID_DNS6);
+  rule_lookup_port(b, false, "dns4p", SET_ID_DNS4P);
+  rule_lookup_port(b, true, "dns6p", SET_ID_DNS6P);
+  rule_simple(b, "output", NFT_GOTO, "deny", "goto deny");
+}
+
+static void rules_deny(struct nft_batch_buf *b, int log_group)
+{
+  struct nftnl_rule *r = rule_new("deny");
+
+  expr(r, "counter");
+  if (log_group >= 0) {
+    struct nftnl_expr *e = expr(r, "log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, DENY_PREFIX);
+  }
+  rule_emit(b, r, "counter log");
+  r = rule_new("deny");
+  meta(r, NFT_META_L4PROTO, NFT_REG_1);
+  cmp_u8(r, IPPROTO_TCP);
+  reject(r, NFT_REJECT_TCP_RST, 0);
+  rule_emit(b, r, "reject with tcp reset");
+  r = rule_new("deny");
+  reject(r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+  rule_emit(b, r, "reject with icmpx admin-prohibited");
+}
+
+/* udp/tcp dport 53 redirect to :port (to 127.0.0.1 / ::1 for local output) */
+static void rules_nat(struct nft_batch_buf *b, uint16_t port)
+{
+  for (int i = 0; i < 2; i++) {
+    struct nftnl_rule *r = rule_new("nat_out");
+    uint16_t p = htons(port);
+    struct nftnl_expr *e;
+
+    match_l4(r, i == 0 ? IPPROTO_UDP : IPPROTO_TCP, 53, 53);
+    e = expr(r, "immediate");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
+    e = expr(r, "redir");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    rule_emit(b, r, i == 0 ? "udp dport 53 redirect" : "tcp dport 53 redirect");
+  }
+}
+
+/* ------------------------------------------------------- tables and chains */
+
+static void table_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags)
+{
+  struct nftnl_table *t = nftnl_table_alloc();
+  struct nlmsghdr *nlh;
+
+  if (t == NULL)
+    abort();
+  nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+  nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFT_TABLE_NAME);
+  nlh = nftb_msg(b, type, flags, "%s table `inet %s`", type == NFT_MSG_NEWTABLE ? "add" : "delete",
+                 NFT_TABLE_NAME);
+  nftnl_table_nlmsg_build_payload(nlh, t);
+  nftb_done(b, nlh);
+  nftnl_table_free(t);
+}
+
+/* type NULL = regular chain */
+static void chain_msg(struct nft_batch_buf *b, const char *name, const char *type, int prio,
+                      uint32_t policy)
+{
+  struct nftnl_chain *c = nftnl_chain_alloc();
+  struct nlmsghdr *nlh;
+
+  if (c == NULL)
+    abort();
+  nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+  nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, NFT_TABLE_NAME);
+  nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
+  if (type != NULL) {
+    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
+    nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
+  }
+  nlh = nftb_msg(b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, "add chain `%s`", name);
+  nftnl_chain_nlmsg_build_payload(nlh, c);
+  nftb_done(b, nlh);
+  nftnl_chain_free(c);
+}
+
+static void flush_chain(struct nft_batch_buf *b, const char *chain)
+{
+  struct nftnl_rule *r = rule_new(chain);
+  struct nlmsghdr *nlh = nftb_msg(b, NFT_MSG_DELRULE, 0, "flush chain `%s`", chain);
+
+  nftnl_rule_nlmsg_build_payload(nlh, r);
+  nftb_done(b, nlh);
+  nftnl_rule_free(r);
+}
+
+static int build_update(const struct egress_policy *p, struct nft_batch_buf *b,
+                        struct error *err)
+{
+  nftb_flush_set(b, "allow4", SET_ID_ALLOW4);
+  nftb_flush_set(b, "allow6", SET_ID_ALLOW6);
+  if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 || nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
+    return -1;
+  flush_chain(b, "allow_ll");
+  flush_chain(b, "allow_ports");
+  rules_static(b, p);
+  return 0;
+}
+
+static int build_full(const struct egress_policy *p, const struct nft_build_opts *o,
+                      struct nft_batch_buf *b, struct error *err)
+{
+  /* add + delete + add: replaces whatever table of ours was there, atomically */
+  table_msg(b, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+  table_msg(b, NFT_MSG_DELTABLE, 0);
+  table_msg(b, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+  nftb_add_sets(b);
+  if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 || nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
+    return -1;
+  chain_msg(b, "deny", NULL, 0, 0);
+  chain_msg(b, "allow_ll", NULL, 0, 0);
+  chain_msg(b, "allow_ports", NULL, 0, 0);
+  chain_msg(b, "output", "filter", 0, p->default_allow ? NF_ACCEPT : NF_DROP);
+  rules_deny(b, p->log_group);
+  rules_static(b, p);
+  rules_output(b, p);
+  if (o->dns_port != 0) {
+    chain_msg(b, "nat_out", "nat", -100, NF_ACCEPT);
+    rules_nat(b, o->dns_port);
+  }
+  return 0;
+}
+
+int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *o,
+                    struct nft_batch_buf *ret, struct error *err)
+{
+  struct nft_batch_buf b;
+  int r;
+
+  nftb_init(&b, o->seq_base);
+  nftb_begin(&b);
+  r = o->update ? build_update(p, &b, err) : build_full(p, o, &b, err);
+  if (r < 0) {
+    nft_batch_buf_free(&b);
+    return error_prefix(err, "build nftables batch");
+  }
+  nftb_end(&b);
+  *ret = b;
+  return 0;
+}
+
+int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err)
+{
+  struct nft_batch_buf b;
+
+  nftb_init(&b, seq_base);
+  nftb_begin(&b);
+  table_msg(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+  table_msg(&b, NFT_MSG_DELTABLE, 0);
+  nftb_end(&b);
+  *ret = b;
+  return 0;
+}

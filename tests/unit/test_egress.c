@@ -1,0 +1,257 @@
+/* test_egress.c - egress entry parsing, policy JSON, and golden nftables
+ * batches (the .bin files under tests/data/nft/; regenerate with UPDATE_GOLDEN=1). */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "netfilter/egress.h"
+#include "tap.h"
+
+struct entry_case {
+  const char *in;
+  const char *canon; /* NULL = must fail */
+};
+
+static const struct entry_case ENTRIES[] = {
+    {"203.0.113.0/24", "203.0.113.0/24"},
+    {"203.0.113.10", "203.0.113.10"},
+    {"203.0.113.10/32", "203.0.113.10"},
+    {"203.0.113.10:443", "203.0.113.10:443"},
+    {"203.0.113.10:8000-8100/tcp", "203.0.113.10:8000-8100/tcp"},
+    {"203.0.113.0/24:53/udp", "203.0.113.0/24:53/udp"},
+    {"0.0.0.0/0", "0.0.0.0/0"},
+    {"2001:db8::/32", "2001:db8::/32"},
+    {"[2001:db8::1]:443/udp", "[2001:db8::1/128]:443/udp"},
+    {"[2001:db8::/48]:80", "[2001:db8::/48]:80"},
+    {"pypi.org", "pypi.org"},
+    {"PyPI.org.", "pypi.org"},
+    {"*.githubusercontent.com:443", "*.githubusercontent.com:443"},
+    {"files.pythonhosted.org:443/tcp", "files.pythonhosted.org:443/tcp"},
+    {"169.254.169.254:80", "169.254.169.254:80"},
+    {"203.0.113.10/24", NULL},           /* host bits set */
+    {"203.0.113.0/33", NULL},
+    {"203.0.113.256", NULL},
+    {"1.2.3", NULL},
+    {"203.0.113.10:0", NULL},
+    {"203.0.113.10:65536", NULL},
+    {"203.0.113.10:90-80", NULL},
+    {"203.0.113.10:+80", NULL},
+    {"203.0.113.10:", NULL},
+    {"2001:db8::1:443", "2001:db8::1:443/128"}, /* bare IPv6: no port */
+    {"[2001:db8::1", NULL},
+    {"[2001:db8::1]x", NULL},
+    {"pypi.org:443-444", NULL}, /* domains: one port */
+    {"pypi.org/tcp", NULL},     /* proto needs a port on a domain */
+    {"-pypi.org", NULL},
+    {"pypi-.org", NULL},
+    {"py_pi.org", NULL},
+    {"py pi.org", NULL},
+    {"a..b", NULL},
+    {"*.", NULL},
+    {"*", NULL},
+    {"**.x.org", NULL},
+    {"x.*.org", NULL},
+    {"", NULL},
+    {"example.123", NULL},
+};
+
+static void test_entries(void)
+{
+  for (size_t i = 0; i < ARRAY_SIZE(ENTRIES); i++) {
+    const struct entry_case *c = &ENTRIES[i];
+    struct egress_entry e, back;
+    struct error err = {0};
+    char s[EGRESS_ENTRY_STR_MAX] = "";
+    int r = egress_entry_parse(c->in, &e, &err);
+
+    if (c->canon == NULL) {
+      tap_ok(r < 0 && err.msg[0] != '\0', "entry `%s` is refused (%s)", c->in, err.msg);
+      continue;
+    }
+    if (r == 0)
+      egress_entry_format(&e, s);
+    tap_ok(r == 0 && streq(s, c->canon), "entry `%s` -> `%s` (%s)", c->in, s, err.msg);
+    tap_ok(r == 0 && egress_entry_parse(s, &back, &err) == 0 && egress_entry_equal(&e, &back),
+           "entry `%s` round-trips", c->in);
+  }
+}
+
+static void test_too_long(void)
+{
+  char buf[400];
+  struct egress_entry e;
+  struct error err = {0};
+
+  memset(buf, 'a', sizeof buf - 1);
+  buf[sizeof buf - 1] = '\0';
+  tap_ok(egress_entry_parse(buf, &e, &err) < 0, "over-long entry refused");
+}
+
+static void test_match(void)
+{
+  struct egress_policy p;
+  struct egress_entry e;
+  struct error err = {0};
+  const struct egress_entry *m[4];
+  const char *in[] = {"pypi.org", "*.githubusercontent.com", "203.0.113.0/24"};
+
+  egress_policy_init(&p);
+  for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+    if (egress_entry_parse(in[i], &e, &err) == 0)
+      egress_policy_add(&p, &e, &err);
+  tap_ok(egress_policy_match_name(&p, "PYPI.org.", m, 4) == 1, "match pypi.org any case");
+  tap_ok(egress_policy_match_name(&p, "evilpypi.org", m, 4) == 0, "no match evilpypi.org");
+  tap_ok(egress_policy_match_name(&p, "pypi.org.evil", m, 4) == 0, "no match pypi.org.evil");
+  tap_ok(egress_policy_match_name(&p, "raw.githubusercontent.com", m, 4) == 1, "wildcard sub");
+  tap_ok(egress_policy_match_name(&p, "a.b.githubusercontent.com", m, 4) == 1, "wildcard deep");
+  tap_ok(egress_policy_match_name(&p, "githubusercontent.com", m, 4) == 0, "wildcard not apex");
+  tap_ok(egress_policy_match_name(&p, "xgithubusercontent.com", m, 4) == 0, "wildcard boundary");
+  {
+    uint8_t a[4] = {203, 0, 113, 7}, b[4] = {10, 1, 2, 3}, c[4] = {198, 51, 100, 20};
+    uint8_t l6[16] = {[15] = 1}, m6[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+    tap_ok(egress_policy_allows_addr(&p, a, 4), "203.0.113.7 allowed by cidr");
+    tap_ok(egress_addr_is_private(b, 4) && !egress_addr_is_private(c, 4), "private v4");
+    tap_ok(egress_addr_is_private(l6, 16) && egress_addr_is_private(m6, 16), "private v6, mapped");
+  }
+  tap_ok(egress_policy_remove(&p, &p.entries[0], &err) == 0 && p.n_entries == 2, "remove entry");
+  tap_ok(egress_policy_remove(&p, &e, &err) == 0 && egress_policy_remove(&p, &e, &err) < 0,
+         "remove absent entry fails: %s", err.msg);
+  egress_policy_free(&p);
+}
+
+static void test_json(void)
+{
+  static const char ok[] = "{\"default\":\"deny\",\"allow\":[\"pypi.org\",\"203.0.113.0/24:443/tcp\"],"
+                           "\"allowPrivateAnswers\":true,\"logGroup\":7,"
+                           "\"dns\":{\"upstream\":[\"192.0.2.53\",\"[2001:db8::53]:5353\"],"
+                           "\"ttlMin\":1,\"ttlMax\":60}}";
+  static const char *bad[] = {
+      "{\"default\":\"maybe\"}",        "{\"allow\":[\"10.0.0.1/8\"]}", "{\"allow\":\"x.org\"}",
+      "{\"alow\":[]}",                  "{\"dns\":{\"ttlMin\":9,\"ttlMax\":1}}",
+      "{\"dns\":{\"upstream\":[\"x\"]}}", "[1]", "{",
+  };
+  struct egress_policy p;
+  struct error err = {0};
+  int r = egress_policy_parse_json(ok, strlen(ok), "profile.json: egress", &p, &err);
+
+  tap_ok(r == 0 && p.n_entries == 2 && p.allow_private_answers && p.log_group == 7 &&
+             p.n_upstream == 2 && p.upstream[1].port == 5353 && p.ttl_max == 60,
+         "policy json parses (%s)", err.msg);
+  if (r == 0)
+    egress_policy_free(&p);
+  for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+    error_clear(&err);
+    r = egress_policy_parse_json(bad[i], strlen(bad[i]), "profile.json: egress", &p, &err);
+    tap_ok(r < 0 && str_has_prefix(err.msg, "profile.json: egress"), "bad json %zu: %s", i,
+           err.msg);
+  }
+}
+
+/* ------------------------------------------------------------- golden */
+
+static char *data_path(const char *name)
+{
+  const char *src = __FILE__; /* tests/unit/test_egress.c, relative to the root */
+  const char *slash = strrchr(src, '/');
+  return xfmt("%.*s/../data/nft/%s", (int)(slash - src), src, name);
+}
+
+static void golden(const char *name, const struct nft_batch_buf *b)
+{
+  cleanup_free char *path = data_path(name);
+  cleanup_free uint8_t *want = NULL;
+  struct stat st;
+  int fd;
+
+  if (getenv("UPDATE_GOLDEN") != NULL) {
+    FILE *f = fopen(path, "we");
+    bool ok = f != NULL && fwrite(b->data, 1, b->len, f) == b->len;
+    if (f != NULL)
+      ok = fclose(f) == 0 && ok;
+    tap_ok(ok, "golden %s written (%zu bytes)", name, b->len);
+    return;
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    tap_ok(false, "golden %s: %s (UPDATE_GOLDEN=1 writes it)", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  want = xmalloc((size_t)st.st_size + 1);
+  if (read(fd, want, (size_t)st.st_size) != st.st_size)
+    st.st_size = -1;
+  close(fd);
+  if ((size_t)st.st_size != b->len || memcmp(want, b->data, b->len) != 0) {
+    size_t i = 0;
+    while (i < b->len && (off_t)i < st.st_size && want[i] == b->data[i])
+      i++;
+    tap_ok(false, "golden %s: %zu bytes vs %lld, first difference at %zu", name, b->len,
+           (long long)st.st_size, i);
+    return;
+  }
+  tap_ok(true, "golden %s matches (%zu bytes)", name, b->len);
+}
+
+static void test_golden(void)
+{
+  static const char *in[] = {"203.0.113.0/24", "198.51.100.20:80/tcp", "198.51.100.30:1000-2000",
+                             "192.0.2.0/25", "192.0.2.128/25", "2001:db8::/32",
+                             "[2001:db8:1::1]:443/udp", "169.254.169.254:80", "pypi.org",
+                             "*.githubusercontent.com:443"};
+  struct egress_policy p;
+  struct egress_entry e;
+  struct error err = {0};
+  struct nft_batch_buf b;
+  struct nft_build_opts full = {.seq_base = 1, .dns_port = 53};
+  struct nft_build_opts upd = {.seq_base = 1, .update = true};
+  struct nft_learned l[3] = {
+      {AF_INET, {203, 0, 113, 10}, 0, 0, 30000},
+      {AF_INET6, {0x20, 0x01, 0x0d, 0xb8, [15] = 1}, 0, 0, 5000},
+      {AF_INET, {198, 51, 100, 7}, IPPROTO_TCP, 443, 60000},
+  };
+
+  egress_policy_init(&p);
+  for (size_t i = 0; i < ARRAY_SIZE(in); i++)
+    if (egress_entry_parse(in[i], &e, &err) < 0 || egress_policy_add(&p, &e, &err) < 0)
+      tap_ok(false, "golden policy entry %s: %s", in[i], err.msg);
+  if (tap_ok(nft_build_batch(&p, &full, &b, &err) == 0, "build full batch")) {
+    tap_ok(b.n_msgs > 20 && b.msgs[0].seq == 2, "acked messages counted (%zu)", b.n_msgs);
+    golden("full.bin", &b);
+    nft_batch_buf_free(&b);
+  }
+  if (tap_ok(nft_build_batch(&p, &upd, &b, &err) == 0, "build update batch")) {
+    golden("update.bin", &b);
+    nft_batch_buf_free(&b);
+  }
+  p.default_allow = true;
+  if (tap_ok(nft_build_batch(&p, &full, &b, &err) == 0, "build default-allow batch")) {
+    golden("allow.bin", &b);
+    nft_batch_buf_free(&b);
+  }
+  if (tap_ok(nft_build_learn(l, 3, 100, &b, &err) == 0, "build learn batch")) {
+    golden("learn.bin", &b);
+    nft_batch_buf_free(&b);
+  }
+  if (tap_ok(nft_build_table_delete(1, &b, &err) == 0, "build delete batch")) {
+    golden("delete.bin", &b);
+    nft_batch_buf_free(&b);
+  }
+  l[0].timeout_ms = 0;
+  tap_ok(nft_build_learn(l, 1, 1, &b, &err) < 0, "learn without timeout refused");
+  egress_policy_free(&p);
+}
+
+int main(void)
+{
+  test_entries();
+  test_too_long();
+  test_match();
+  test_json();
+  test_golden();
+  return tap_done();
+}
