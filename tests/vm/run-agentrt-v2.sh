@@ -16,21 +16,26 @@ if ! command -v qemu-system-x86_64 >/dev/null || [ ! -x "$VM_RUN" ]; then
 	echo "ok - # SKIP no qemu (qemu-system-x86_64 or ../shared/vm-run.sh missing)"
 	exit 0
 fi
-if ! { make -s agentrt && make -s test-rootfs test-helpers; } >build-vm.log 2>&1; then
+# The runtime under test: $AGENTRT (tests/run-all.sh passes it), else ./agentrt,
+# built here.  The VM's root is the host's /, so the same path works inside.
+log=$(mktemp)
+if ! { { [ -n "${AGENTRT:-}" ] || make -s agentrt; } && make -s test-rootfs test-helpers; } >"$log" 2>&1; then
 	echo "not ok - agentrt v2 VM lane: build failed"
-	sed 's/^/# /' build-vm.log | tail -20
-	rm -f build-vm.log
+	tail -20 "$log" | sed 's/^/# /'
+	rm -f "$log"
 	exit 1
 fi
-rm -f build-vm.log
+rm -f "$log"
+AGENTRT=${AGENTRT:-$ROOT/agentrt}
+case "$AGENTRT" in /*) ;; */*) AGENTRT=$ROOT/${AGENTRT#./} ;; *) AGENTRT=$(command -v "$AGENTRT") ;; esac
 # The VM's devtmpfs has no /dev/fd (bats needs it for process substitution).
 VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 	[ -e /dev/${f%%:*} ] || ln -s /proc/self/${f#*:} /dev/${f%%:*}; done;'
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
 out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-600} \
-	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec bats --tap "$@"' \
-	bats "${filter[@]}" tests/vm/cgroups-v2.bats 2>&1)
+	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
+	bats env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" tests/vm/cgroups-v2.bats 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
 if [ $rc = 125 ]; then
