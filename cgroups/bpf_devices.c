@@ -2,8 +2,9 @@
  *
  * The rule list is the same for both backends: deny all, the container's
  * linux.resources.devices in order, then the devices every container gets
- * (as runc's default allow list) and the linux.devices entries.  The last
- * matching rule wins.  v1 writes them to devices.deny/allow; v2 has no
+ * (as runc's default allow list).  The last matching rule wins.  As with
+ * runc and crun, a linux.devices entry is not allowed implicitly: it needs
+ * a linux.resources.devices rule.  v1 writes them to devices.deny/allow; v2 has no
  * device files and instead attaches a BPF_PROG_TYPE_CGROUP_DEVICE program,
  * generated here as plain instructions (pure, unit tested) and then loaded
  * and attached with BPF_F_ALLOW_MULTI, replacing the programs attached
@@ -73,12 +74,11 @@ static int rule_from_oci(const struct oci_device_cgroup *d, size_t i, struct cgr
   return 0;
 }
 
-int cgroup_device_rules(const struct oci_resources *r, const struct oci_device *devs,
-                        size_t n_devs, struct cgroup_dev_rule **ret, size_t *ret_n,
-                        struct error *err)
+int cgroup_device_rules(const struct oci_resources *r, struct cgroup_dev_rule **ret,
+                        size_t *ret_n, struct error *err)
 {
   size_t n_res = r ? r->n_devices : 0;
-  size_t cap = 1 + n_res + ARRAY_SIZE(default_rules) + n_devs, n = 0;
+  size_t cap = 1 + n_res + ARRAY_SIZE(default_rules), n = 0;
   cleanup_free struct cgroup_dev_rule *rules = xmalloc0(cap * sizeof *rules);
 
   rules[n++] = (struct cgroup_dev_rule){false, 'a', -1, -1, ACC_ALL};
@@ -87,12 +87,6 @@ int cgroup_device_rules(const struct oci_resources *r, const struct oci_device *
       return -1;
   for (size_t i = 0; i < ARRAY_SIZE(default_rules); i++)
     rules[n++] = default_rules[i];
-  for (size_t i = 0; i < n_devs; i++) {
-    char t = devs[i].type == 'u' ? 'c' : devs[i].type;
-    if (t != 'c' && t != 'b')
-      continue; /* fifos need no device permission */
-    rules[n++] = (struct cgroup_dev_rule){true, t, devs[i].major, devs[i].minor, ACC_ALL};
-  }
   *ret = take_ptr(rules);
   *ret_n = n;
   return 0;

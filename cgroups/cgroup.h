@@ -29,8 +29,9 @@ struct cgroup_opts {
    * cgroup cannot be made (EACCES/EROFS) and none is requested it is a soft
    * failure (see cgroup_create).  Borrowed, may be NULL. */
   const struct oci_resources *resources;
-  /* linux.devices: each one is allowed in the device cgroup (as runc does),
-   * after the rules of linux.resources.devices.  Borrowed, may be NULL. */
+  /* linux.devices: unused.  As runc and crun do, a linux.devices entry is
+   * not allowed in the device cgroup by itself: it needs a rule in
+   * linux.resources.devices.  Borrowed, may be NULL. */
   const struct oci_device *devices;
   size_t n_devices;
 };
@@ -76,8 +77,8 @@ void cgroup_join_fds_close(int *fds, size_t n);
  * enforce is an error naming the controller, never silently dropped.
  * r may be NULL.  When update is false the device cgroup is also set up:
  * deny all, then r->devices in order, then the default devices every
- * container gets (null, zero, full, random, urandom, tty, ptmx, pts, mknod)
- * and o->devices.  With update true devices are left alone. */
+ * container gets (null, zero, full, random, urandom, tty, ptmx, pts, mknod).
+ * With update true devices are left alone. */
 int cgroup_apply(struct cgroup_manager *m, const struct oci_resources *r, bool update,
                  struct error *err);
 int cgroup_freeze(struct cgroup_manager *m, bool freeze, struct error *err);

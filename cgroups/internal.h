@@ -52,13 +52,12 @@ struct cgroup_manager {
   bool fake; /* a test tree: files are created on write, nothing is probed */
   bool rootless;
   bool created; /* cgroup_create made it (or it existed) */
+  bool shared;  /* it had processes before cgroup_create: not ours to kill */
   char *root;   /* /sys/fs/cgroup or the test tree */
   char *path;   /* the form saved in state.json */
   struct cgroup_hier hier[CGROUP_MAX_HIER];
   size_t n_hier;
   const struct oci_resources *requested; /* borrowed from the opts */
-  const struct oci_device *devices;       /* borrowed from the opts */
-  size_t n_devices;
 };
 
 extern const struct cgroup_ops cgroup_v1_ops;
@@ -130,11 +129,10 @@ struct cgroup_dev_rule {
   int64_t major, minor; /* -1 = any */
   unsigned access;      /* BPF_DEVCG_ACC_* bits */
 };
-/* The full rule list of a container: deny all, r's rules, the defaults and
- * the linux.devices entries.  Validates types and access strings. */
-int cgroup_device_rules(const struct oci_resources *r, const struct oci_device *devs,
-                        size_t n_devs, struct cgroup_dev_rule **ret, size_t *ret_n,
-                        struct error *err);
+/* The full rule list of a container: deny all, r's rules, then the
+ * defaults.  Validates types and access strings. */
+int cgroup_device_rules(const struct oci_resources *r, struct cgroup_dev_rule **ret,
+                        size_t *ret_n, struct error *err);
 /* "c 1:3 rwm" (buf of 64 bytes) */
 const char *cgroup_dev_rule_str(const struct cgroup_dev_rule *r, char buf[64]);
 /* The BPF_PROG_TYPE_CGROUP_DEVICE program for the rules (last match wins,

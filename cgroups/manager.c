@@ -319,8 +319,6 @@ static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret
   m->fake = o->fs_root != NULL;
   m->rootless = o->rootless;
   m->requested = o->resources;
-  m->devices = o->devices;
-  m->n_devices = o->n_devices;
   m->version = o->force_version ? o->force_version : detect_version(m);
   if (m->version != 1 && m->version != 2)
     return cg_fail(err, EINVAL, "cgroup: unknown cgroup version %d", m->version);
@@ -435,8 +433,26 @@ static bool soft_errno(int e)
   return e == EACCES || e == EPERM || e == EROFS;
 }
 
+/* Processes in the cgroup before we create it belong to another container
+ * given the same cgroupsPath (runc 1.1 warns, crun allows it): a failed
+ * create must leave them alone. */
+static void check_shared(struct cgroup_manager *m)
+{
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  struct error e = {0};
+
+  if (m->fake || cg_read_pids(m->ops->procs_dir(m), &pids, &n, &e) < 0 || n == 0)
+    return;
+  m->shared = true;
+  log_warning("cgroup `%s` is not empty (%zu processes): sharing a cgroup with another "
+              "container; deleting either kills both",
+              m->path, n);
+}
+
 int cgroup_create(struct cgroup_manager *m, struct error *err)
 {
+  check_shared(m);
   if (m->ops->create(m, err) == 0) {
     m->created = true;
     return 0;
@@ -559,6 +575,12 @@ int cgroup_destroy(struct cgroup_manager *m, struct error *err)
 
   if (!any_dir_exists(m))
     return 0;
+  if (m->shared) {
+    /* a failed create: the processes left are the other container's */
+    for (size_t i = 0; i < m->n_hier; i++)
+      rmdir(m->hier[i].dir);
+    return 0;
+  }
   gone = !m->fake && rmdir_if_empty(m);
   if (!m->fake && !gone) {
     if (cgroup_kill_all(m, SIGKILL, &e2) < 0)

@@ -275,13 +275,14 @@ int cgroup_v2_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struc
   sizes = cgroup_hugepage_sizes();
   for (char **s = sizes; s && *s; s++) {
     cleanup_free char *cur = xfmt("hugetlb.%s.current", *s);
-    cleanup_free char *mx = xfmt("hugetlb.%s.max", *s);
     cleanup_free char *evf = xfmt("hugetlb.%s.events", *s);
     cleanup_free char *e = NULL;
     if (!cg_exists(d, cur))
       continue;
     e = rd_text(d, evf);
-    cgroup_hugetlb_push(f, *s, rd(d, cur), rd(d, mx), keyed(e, "max"));
+    /* v2 keeps no peak usage: "max" is 0, as runc reports it (hugetlb.*.max
+     * is the limit, not a usage) */
+    cgroup_hugetlb_push(f, *s, rd(d, cur), 0, keyed(e, "max"));
   }
   return 0;
 }

@@ -397,7 +397,7 @@ static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r,
   struct cgroup_hier *h;
   bool explicit = r != NULL && r->n_devices > 0;
 
-  if (cgroup_device_rules(r, m->devices, m->n_devices, &rules, &n, err) < 0)
+  if (cgroup_device_rules(r, &rules, &n, err) < 0)
     return -1;
   h = cgroup_v1_hier(m, "devices");
   if (h == NULL) {

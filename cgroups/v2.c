@@ -345,7 +345,7 @@ static int v2_devices(struct cgroup_manager *m, const struct oci_resources *r,
   size_t n = 0, n_insn = 0;
   bool explicit = r != NULL && r->n_devices > 0;
 
-  if (cgroup_device_rules(r, m->devices, m->n_devices, &rules, &n, err) < 0 ||
+  if (cgroup_device_rules(r, &rules, &n, err) < 0 ||
       cgroup_bpf_devices_build(rules, n, &prog, &n_insn, err) < 0)
     return -1;
   if (m->fake) {

@@ -478,14 +478,14 @@ static void test_bpf(void)
   tap_ok(cgroup_bpf_devices_build(&partial, 1, &p, &n, &e) == 0 && n == 6 + 8 + 2,
          "bpf: partial access adds a mask test, default deny at the end (%zu)", n);
   free(p);
-  tap_ok(cgroup_device_rules(NULL, NULL, 0, &all, &n, &e) == 0 && n == 11 && !all[0].allow &&
+  tap_ok(cgroup_device_rules(NULL, &all, &n, &e) == 0 && n == 11 && !all[0].allow &&
              all[0].type == 'a',
          "device rules: deny all, then the 10 defaults");
   free(all);
-  tap_ok(cgroup_device_rules(&r, NULL, 0, &all, &n, &e) < 0 && strstr(e.msg, "unknown device type"),
+  tap_ok(cgroup_device_rules(&r, &all, &n, &e) < 0 && strstr(e.msg, "unknown device type"),
          "device rule with type x: %s", e.msg);
   r.devices = &badacc;
-  tap_ok(cgroup_device_rules(&r, NULL, 0, &all, &n, &e) < 0 && strstr(e.msg, "bad access"),
+  tap_ok(cgroup_device_rules(&r, &all, &n, &e) < 0 && strstr(e.msg, "bad access"),
          "device rule with access rwx: %s", e.msg);
 }
 

@@ -1,0 +1,50 @@
+#!/bin/bash
+# run-agentrt-v2.sh - agentrt's cgroup v2 path through the CLI in the VM lane
+# (../shared/VM.md): builds ./agentrt and the test rootfs on the host, then
+# one VM boot runs tests/vm/cgroups-v2.bats as TAP.  Prints the TAP lines
+# (ok / not ok / #) for the suite runner; without qemu-system-x86_64 or
+# vm-run.sh it prints a single "ok - # SKIP" line.
+#   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), BATS_FILTER (bats -f)
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+VM_RUN=${VM_RUN:-}
+for c in "$VM_RUN" "$ROOT/../shared/vm-run.sh"; do
+	[ -n "$c" ] && [ -x "$c" ] && { VM_RUN=$c; break; }
+done
+if ! command -v qemu-system-x86_64 >/dev/null || [ ! -x "$VM_RUN" ]; then
+	echo "ok - # SKIP no qemu (qemu-system-x86_64 or ../shared/vm-run.sh missing)"
+	exit 0
+fi
+# The runtime under test: $AGENTRT (tests/run-all.sh passes it), else ./agentrt,
+# built here.  The VM's root is the host's /, so the same path works inside.
+log=$(mktemp)
+if ! { { [ -n "${AGENTRT:-}" ] || make -s agentrt; } && make -s test-rootfs test-helpers; } >"$log" 2>&1; then
+	echo "not ok - agentrt v2 VM lane: build failed"
+	tail -20 "$log" | sed 's/^/# /'
+	rm -f "$log"
+	exit 1
+fi
+rm -f "$log"
+AGENTRT=${AGENTRT:-$ROOT/agentrt}
+case "$AGENTRT" in /*) ;; */*) AGENTRT=$ROOT/${AGENTRT#./} ;; *) AGENTRT=$(command -v "$AGENTRT") ;; esac
+# The VM's devtmpfs has no /dev/fd (bats needs it for process substitution).
+VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
+	[ -e /dev/${f%%:*} ] || ln -s /proc/self/${f#*:} /dev/${f%%:*}; done;'
+filter=()
+[ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
+out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-600} \
+	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
+	bats env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" tests/vm/cgroups-v2.bats 2>&1)
+rc=$?
+printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
+if [ $rc = 125 ]; then
+	echo "not ok - agentrt v2 VM lane: the VM failed"
+	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
+	exit 1
+fi
+if [ $rc != 0 ] && ! grep -q '^not ok' <<<"$out"; then
+	echo "not ok - agentrt v2 VM lane: bats exited $rc"
+	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
+fi
+exit $rc
