@@ -445,11 +445,13 @@ handle(struct monitor *m, const uint8_t *buf, size_t len)
 
   for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
     const struct cn_msg *cn = NLMSG_DATA(nl);
-    const struct proc_event *ev = (const void *)cn->data;
+    struct proc_event evbuf; /* cn->data is only 4-byte aligned: copy (UBSan) */
+    const struct proc_event *ev = &evbuf;
 
     if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof *ev) || cn->id.idx != CN_IDX_PROC ||
         cn->id.val != CN_VAL_PROC)
       continue;
+    memcpy(&evbuf, cn->data, sizeof evbuf);
     if (ev->what == PROC_EVENT_FORK) {
       const struct fork_proc_event *f = &ev->event_data.fork;
       if (f->child_pid == f->child_tgid && track_find(f->parent_tgid) != NULL)

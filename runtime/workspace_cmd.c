@@ -191,17 +191,21 @@ static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
     return;
   for (char *s = strtok(data, "\n"); s; s = strtok(NULL, "\n"))
     strv_push(&prot, s);
+  bool *keep = xmalloc0((c->n ? c->n : 1) * sizeof *keep);
+
+  /* decide for every entry first, then compact (the checks read other entries) */
   for (size_t i = 0; i < c->n; i++) {
-    bool keep = !is_placeholder(prot, &c->v[i]);
+    keep[i] = !is_placeholder(prot, &c->v[i]);
     /* a directory kept only if something real lies below it */
-    if (!keep)
-      for (size_t j = 0; j < c->n; j++) {
-        size_t n = strlen(c->v[i].path);
-        if (j != i && c->v[i].type == WS_T_DIR && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
-            c->v[j].path[n] == '/' && !is_placeholder(prot, &c->v[j]))
-          keep = true;
-      }
-    if (keep)
+    for (size_t j = 0; !keep[i] && j < c->n; j++) {
+      size_t n = strlen(c->v[i].path);
+      if (j != i && c->v[i].type == WS_T_DIR && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
+          c->v[j].path[n] == '/' && !is_placeholder(prot, &c->v[j]))
+        keep[i] = true;
+    }
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    if (keep[i])
       c->v[o++] = c->v[i];
     else {
       free(c->v[i].path);
@@ -209,6 +213,7 @@ static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
     }
   }
   c->n = o;
+  free(keep);
 }
 
 static int
