@@ -8,16 +8,14 @@
 
 #include "common/util.h"
 
-void
-jb_free(struct jbuf *b)
+void jb_free(struct jbuf *b)
 {
   free(b->p);
   b->p = NULL;
   b->len = b->cap = 0;
 }
 
-static void
-reserve(struct jbuf *b, size_t n)
+static void reserve(struct jbuf *b, size_t n)
 {
   if (b->len + n + 1 <= b->cap)
     return;
@@ -25,16 +23,14 @@ reserve(struct jbuf *b, size_t n)
   b->p = xrealloc(b->p, b->cap);
 }
 
-const char *
-jb_str(struct jbuf *b)
+const char *jb_str(struct jbuf *b)
 {
   reserve(b, 0);
   b->p[b->len] = '\0';
   return b->p;
 }
 
-char *
-jb_take(struct jbuf *b)
+char *jb_take(struct jbuf *b)
 {
   char *p;
 
@@ -45,8 +41,7 @@ jb_take(struct jbuf *b)
   return p;
 }
 
-void
-jb_raw(struct jbuf *b, const char *s, size_t n)
+void jb_raw(struct jbuf *b, const char *s, size_t n)
 {
   reserve(b, n);
   memcpy(b->p + b->len, s, n);
@@ -54,14 +49,12 @@ jb_raw(struct jbuf *b, const char *s, size_t n)
   b->p[b->len] = '\0';
 }
 
-void
-jb_puts(struct jbuf *b, const char *s)
+void jb_puts(struct jbuf *b, const char *s)
 {
   jb_raw(b, s, strlen(s));
 }
 
-void
-jb_printf(struct jbuf *b, const char *fmt, ...)
+void jb_printf(struct jbuf *b, const char *fmt, ...)
 {
   va_list ap;
   int n;
@@ -79,8 +72,7 @@ jb_printf(struct jbuf *b, const char *fmt, ...)
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
+static size_t utf8_len(const unsigned char *s, size_t n)
 {
   size_t len;
   uint32_t cp;
@@ -109,8 +101,7 @@ utf8_len(const unsigned char *s, size_t n)
   return len;
 }
 
-void
-jb_quote(struct jbuf *b, const char *s, size_t n)
+void jb_quote(struct jbuf *b, const char *s, size_t n)
 {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0;
@@ -138,8 +129,7 @@ jb_quote(struct jbuf *b, const char *s, size_t n)
   jb_raw(b, "\"", 1);
 }
 
-void
-jb_key(struct jbuf *b, const char *key)
+void jb_key(struct jbuf *b, const char *key)
 {
   if (b->len > 0 && b->p[b->len - 1] != '{' && b->p[b->len - 1] != '[')
     jb_raw(b, ",", 1);
@@ -147,8 +137,7 @@ jb_key(struct jbuf *b, const char *key)
   jb_raw(b, ":", 1);
 }
 
-void
-jb_key_str(struct jbuf *b, const char *key, const char *v)
+void jb_key_str(struct jbuf *b, const char *key, const char *v)
 {
   jb_key(b, key);
   if (v == NULL)
@@ -157,36 +146,31 @@ jb_key_str(struct jbuf *b, const char *key, const char *v)
     jb_quote(b, v, strlen(v));
 }
 
-void
-jb_key_strn(struct jbuf *b, const char *key, const char *v, size_t n)
+void jb_key_strn(struct jbuf *b, const char *key, const char *v, size_t n)
 {
   jb_key(b, key);
   jb_quote(b, v, n);
 }
 
-void
-jb_key_i64(struct jbuf *b, const char *key, int64_t v)
+void jb_key_i64(struct jbuf *b, const char *key, int64_t v)
 {
   jb_key(b, key);
   jb_printf(b, "%" PRId64, v);
 }
 
-void
-jb_key_u64(struct jbuf *b, const char *key, uint64_t v)
+void jb_key_u64(struct jbuf *b, const char *key, uint64_t v)
 {
   jb_key(b, key);
   jb_printf(b, "%" PRIu64, v);
 }
 
-void
-jb_key_bool(struct jbuf *b, const char *key, bool v)
+void jb_key_bool(struct jbuf *b, const char *key, bool v)
 {
   jb_key(b, key);
   jb_puts(b, v ? "true" : "false");
 }
 
-void
-jb_key_strv(struct jbuf *b, const char *key, char *const *v, size_t n)
+void jb_key_strv(struct jbuf *b, const char *key, char *const *v, size_t n)
 {
   jb_key(b, key);
   jb_raw(b, "[", 1);
@@ -198,8 +182,7 @@ jb_key_strv(struct jbuf *b, const char *key, char *const *v, size_t n)
   jb_raw(b, "]", 1);
 }
 
-void
-jb_key_raw(struct jbuf *b, const char *key, const char *json)
+void jb_key_raw(struct jbuf *b, const char *key, const char *json)
 {
   jb_key(b, key);
   jb_puts(b, json);

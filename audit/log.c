@@ -30,8 +30,7 @@ struct audit_log {
   char *id;
 };
 
-void
-audit_timestamp(char *buf, size_t size)
+void audit_timestamp(char *buf, size_t size)
 {
   struct timespec ts;
   struct tm tm;
@@ -43,24 +42,21 @@ audit_timestamp(char *buf, size_t size)
   snprintf(buf, size, "%s.%09ldZ", base, ts.tv_nsec);
 }
 
-char *
-audit_trail_dir(const char *root, const char *dir_override, const char *id)
+char *audit_trail_dir(const char *root, const char *dir_override, const char *id)
 {
   if (dir_override != NULL && *dir_override != '\0')
     return xfmt("%s/%s", dir_override, id);
   return xfmt("%s/%s/%s", root, AUDIT_SUBDIR, id);
 }
 
-void
-audit_file_name(uint64_t first_seq, char buf[AUDIT_FILE_NAME_MAX])
+void audit_file_name(uint64_t first_seq, char buf[AUDIT_FILE_NAME_MAX])
 {
   snprintf(buf, AUDIT_FILE_NAME_MAX, "%020" PRIu64 ".jsonl", first_seq);
 }
 
 /* ---- head */
 
-int
-audit_head_read(int fd, struct audit_head *h, struct error *err)
+int audit_head_read(int fd, struct audit_head *h, struct error *err)
 {
   char buf[AUDIT_HEAD_LEN + 1];
   ssize_t n = pread(fd, buf, AUDIT_HEAD_LEN, 0);
@@ -83,8 +79,7 @@ audit_head_read(int fd, struct audit_head *h, struct error *err)
   return 0;
 }
 
-static int
-head_write(int fd, const struct audit_head *h, struct error *err)
+static int head_write(int fd, const struct audit_head *h, struct error *err)
 {
   char buf[AUDIT_HEAD_LEN + 1];
   int n =
@@ -100,8 +95,7 @@ head_write(int fd, const struct audit_head *h, struct error *err)
 
 /* ---- open */
 
-static int
-mkdir_p(const char *path, struct error *err)
+static int mkdir_p(const char *path, struct error *err)
 {
   cleanup_free char *p = xstrdup(path);
 
@@ -118,9 +112,8 @@ mkdir_p(const char *path, struct error *err)
   return 0;
 }
 
-int
-audit_log_open(const char *trail_dir, const char *id, const struct audit_limits *lim, bool create,
-               struct audit_log **ret, struct error *err)
+int audit_log_open(const char *trail_dir, const char *id, const struct audit_limits *lim,
+                   bool create, struct audit_log **ret, struct error *err)
 {
   struct audit_log *l;
   struct audit_head h;
@@ -160,8 +153,7 @@ audit_log_open(const char *trail_dir, const char *id, const struct audit_limits 
   return 0;
 }
 
-void
-audit_log_close(struct audit_log *l)
+void audit_log_close(struct audit_log *l)
 {
   if (l == NULL)
     return;
@@ -177,8 +169,7 @@ audit_log_close(struct audit_log *l)
 
 /* ---- append */
 
-uint64_t
-audit_file_max(const struct audit_limits *lim)
+uint64_t audit_file_max(const struct audit_limits *lim)
 {
   uint64_t m = lim->max_size / 4;
 
@@ -190,9 +181,9 @@ audit_file_max(const struct audit_limits *lim)
 }
 
 /* The record text: body (for the hash) then ,"hash":"..."}\n */
-static char *
-format_record(const struct audit_log *l, uint64_t seq, const char *prev, const char *kind,
-              const char *fields, char ret_hash[SHA256_HEX_LEN + 1], size_t *ret_len)
+static char *format_record(const struct audit_log *l, uint64_t seq, const char *prev,
+                           const char *kind, const char *fields, char ret_hash[SHA256_HEX_LEN + 1],
+                           size_t *ret_len)
 {
   struct jbuf b = {0};
   char ts[40];
@@ -215,9 +206,8 @@ format_record(const struct audit_log *l, uint64_t seq, const char *prev, const c
 
 /* Make curfd the file to append len bytes to (a new one named seq when the
  * current one is full or missing).  *created tells the caller to prune. */
-static int
-pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len, bool *created,
-          struct error *err)
+static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len,
+                     bool *created, struct error *err)
 {
   char name[AUDIT_FILE_NAME_MAX];
   struct stat st;
@@ -249,8 +239,8 @@ pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len, b
   return 0;
 }
 
-static int
-append_locked(struct audit_log *l, const char *kind, const char *fields, struct error *err)
+static int append_locked(struct audit_log *l, const char *kind, const char *fields,
+                         struct error *err)
 {
   struct audit_head h;
   cleanup_free char *line = NULL;
@@ -286,8 +276,7 @@ append_locked(struct audit_log *l, const char *kind, const char *fields, struct 
   return 0;
 }
 
-int
-audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err)
+int audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err)
 {
   int r;
 
@@ -298,9 +287,8 @@ audit_log_append(struct audit_log *l, const char *kind, const char *fields, stru
   return r;
 }
 
-int
-audit_append_event(const char *trail_dir, const char *id, const char *kind, const char *fields,
-                   struct error *err)
+int audit_append_event(const char *trail_dir, const char *id, const char *kind, const char *fields,
+                       struct error *err)
 {
   struct audit_log *l = NULL;
   int r;
@@ -314,8 +302,7 @@ audit_append_event(const char *trail_dir, const char *id, const char *kind, cons
 
 /* ---- retention */
 
-void
-audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
+void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
 {
   cleanup_free uint64_t *files = NULL;
   cleanup_free off_t *sizes = NULL;

@@ -17,16 +17,14 @@
 #include "audit/jbuf.h"
 #include "common/util.h"
 
-static int
-u64_cmp(const void *a, const void *b)
+static int u64_cmp(const void *a, const void *b)
 {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
 }
 
 /* "<20 digits>.jsonl" -> first seq */
-static bool
-parse_file_name(const char *name, uint64_t *ret)
+static bool parse_file_name(const char *name, uint64_t *ret)
 {
   uint64_t v = 0;
 
@@ -41,8 +39,7 @@ parse_file_name(const char *name, uint64_t *ret)
   return v > 0;
 }
 
-int
-audit_list_files(int trail_fd, uint64_t **ret, size_t *ret_n, struct error *err)
+int audit_list_files(int trail_fd, uint64_t **ret, size_t *ret_n, struct error *err)
 {
   int fd = openat(trail_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   uint64_t *v = NULL, seq;
@@ -71,8 +68,7 @@ audit_list_files(int trail_fd, uint64_t **ret, size_t *ret_n, struct error *err)
 }
 
 /* seq of a record line ({"seq":N,...), 0 when malformed */
-uint64_t
-audit_line_seq(const char *line, size_t len)
+uint64_t audit_line_seq(const char *line, size_t len)
 {
   static const char pre[] = "{\"seq\":";
   uint64_t v = 0;
@@ -86,8 +82,8 @@ audit_line_seq(const char *line, size_t len)
 }
 
 /* Deliver the complete lines of one file from *off; *off moves past them. */
-static int
-scan_file(int fd, off_t *off, struct audit_pos *pos, audit_line_fn fn, void *ctx, struct error *err)
+static int scan_file(int fd, off_t *off, struct audit_pos *pos, audit_line_fn fn, void *ctx,
+                     struct error *err)
 {
   size_t cap = 65536, len = 0;
   cleanup_free char *buf = xmalloc(cap);
@@ -122,8 +118,7 @@ scan_file(int fd, off_t *off, struct audit_pos *pos, audit_line_fn fn, void *ctx
   }
 }
 
-int
-audit_scan(int trail_fd, struct audit_pos *pos, audit_line_fn fn, void *ctx, struct error *err)
+int audit_scan(int trail_fd, struct audit_pos *pos, audit_line_fn fn, void *ctx, struct error *err)
 {
   cleanup_free uint64_t *files = NULL;
   size_t n = 0;
@@ -153,8 +148,7 @@ audit_scan(int trail_fd, struct audit_pos *pos, audit_line_fn fn, void *ctx, str
 
 /* ---- time */
 
-static int
-parse_duration(const char *s, int64_t *ret_ns)
+static int parse_duration(const char *s, int64_t *ret_ns)
 {
   static const struct {
     char unit;
@@ -181,8 +175,7 @@ parse_duration(const char *s, int64_t *ret_ns)
   return -1;
 }
 
-int
-audit_parse_time(const char *s, int64_t *ret_ns)
+int audit_parse_time(const char *s, int64_t *ret_ns)
 {
   struct tm tm = {0};
   const char *p;
@@ -215,23 +208,20 @@ audit_parse_time(const char *s, int64_t *ret_ns)
 
 /* ---- filters and text */
 
-static const char *
-rec_str(yajl_val v, const char *key)
+static const char *rec_str(yajl_val v, const char *key)
 {
   const char *path[] = {key, NULL};
   yajl_val s = yajl_tree_get(v, path, yajl_t_string);
   return s ? YAJL_GET_STRING(s) : NULL;
 }
 
-static yajl_val
-parse_line(const char *line, size_t len)
+static yajl_val parse_line(const char *line, size_t len)
 {
   cleanup_free char *copy = xstrndup(line, len);
   return yajl_tree_parse(copy, NULL, 0);
 }
 
-bool
-audit_record_match(const char *line, size_t len, const struct audit_filter *f)
+bool audit_record_match(const char *line, size_t len, const struct audit_filter *f)
 {
   yajl_val v;
   const char *kind, *time;
@@ -253,8 +243,7 @@ audit_record_match(const char *line, size_t len, const struct audit_filter *f)
   return ok;
 }
 
-static void
-text_value(struct jbuf *b, yajl_val v)
+static void text_value(struct jbuf *b, yajl_val v)
 {
   if (YAJL_IS_STRING(v)) {
     const char *s = YAJL_GET_STRING(v);
@@ -284,8 +273,7 @@ text_value(struct jbuf *b, yajl_val v)
   }
 }
 
-char *
-audit_record_text(const char *line, size_t len)
+char *audit_record_text(const char *line, size_t len)
 {
   static const char *const skip[] = {"seq", "time", "id", "kind", "prev", "hash"};
   yajl_val v = parse_line(line, len);

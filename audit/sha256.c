@@ -14,14 +14,12 @@ static const uint32_t K[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-static inline uint32_t
-rotr(uint32_t x, unsigned n)
+static inline uint32_t rotr(uint32_t x, unsigned n)
 {
   return (x >> n) | (x << (32 - n));
 }
 
-static void
-block(uint32_t h[8], const uint8_t *p)
+static void block(uint32_t h[8], const uint8_t *p)
 {
   uint32_t w[64], a, b, c, d, e, f, g, hh;
 
@@ -43,8 +41,7 @@ block(uint32_t h[8], const uint8_t *p)
   h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 }
 
-void
-sha256_init(struct sha256 *s)
+void sha256_init(struct sha256 *s)
 {
   static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -54,8 +51,7 @@ sha256_init(struct sha256 *s)
   s->n = 0;
 }
 
-void
-sha256_update(struct sha256 *s, const void *data, size_t len)
+void sha256_update(struct sha256 *s, const void *data, size_t len)
 {
   const uint8_t *p = data;
 
@@ -75,8 +71,7 @@ sha256_update(struct sha256 *s, const void *data, size_t len)
   s->n = len;
 }
 
-void
-sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
+void sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
 {
   uint64_t bits = s->total * 8;
 
@@ -98,8 +93,7 @@ sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
   }
 }
 
-void
-sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
+void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
 {
   static const char digits[] = "0123456789abcdef";
   struct sha256 s;

@@ -29,8 +29,7 @@ struct audit_summary {
   uint64_t records, oom;
 };
 
-static void
-list_add(struct list *l, const char *key, const char *extra, unsigned count)
+static void list_add(struct list *l, const char *key, const char *extra, unsigned count)
 {
   for (size_t i = 0; i < l->n; i++) {
     if (strcmp(l->v[i].key, key) != 0)
@@ -52,8 +51,7 @@ list_add(struct list *l, const char *key, const char *extra, unsigned count)
   l->v[l->n++] = (struct counted){xstrdup(key), extra ? xstrdup(extra) : NULL, count};
 }
 
-static void
-list_free(struct list *l)
+static void list_free(struct list *l)
 {
   for (size_t i = 0; i < l->n; i++) {
     free(l->v[i].key);
@@ -62,14 +60,12 @@ list_free(struct list *l)
   free(l->v);
 }
 
-struct audit_summary *
-audit_summary_new(void)
+struct audit_summary *audit_summary_new(void)
 {
   return xmalloc0(sizeof(struct audit_summary));
 }
 
-void
-audit_summary_free(struct audit_summary *s)
+void audit_summary_free(struct audit_summary *s)
 {
   if (s == NULL)
     return;
@@ -84,36 +80,31 @@ audit_summary_free(struct audit_summary *s)
   free(s);
 }
 
-static yajl_val
-get(yajl_val v, const char *key, yajl_type t)
+static yajl_val get(yajl_val v, const char *key, yajl_type t)
 {
   const char *path[] = {key, NULL};
   return yajl_tree_get(v, path, t);
 }
 
-static const char *
-get_str(yajl_val v, const char *key)
+static const char *get_str(yajl_val v, const char *key)
 {
   yajl_val s = get(v, key, yajl_t_string);
   return s ? YAJL_GET_STRING(s) : NULL;
 }
 
-static long long
-get_int(yajl_val v, const char *key, long long def)
+static long long get_int(yajl_val v, const char *key, long long def)
 {
   yajl_val n = get(v, key, yajl_t_number);
   return n && YAJL_IS_INTEGER(n) ? YAJL_GET_INTEGER(n) : def;
 }
 
-static void
-set(char **dst, const char *v)
+static void set(char **dst, const char *v)
 {
   free(*dst);
   *dst = v ? xstrdup(v) : NULL;
 }
 
-static void
-add_file(struct audit_summary *s, yajl_val v)
+static void add_file(struct audit_summary *s, yajl_val v)
 {
   const char *path = get_str(v, "path");
   yajl_val ops = get(v, "ops", yajl_t_array);
@@ -126,8 +117,7 @@ add_file(struct audit_summary *s, yajl_val v)
       list_add(&s->files, path, YAJL_GET_STRING(ops->u.array.values[i]), 0);
 }
 
-static void
-add_program(struct audit_summary *s, yajl_val v)
+static void add_program(struct audit_summary *s, yajl_val v)
 {
   yajl_val argv = get(v, "argv", yajl_t_array);
   const char *name = get_str(v, "exe");
@@ -139,8 +129,7 @@ add_program(struct audit_summary *s, yajl_val v)
   list_add(&s->programs, name ? name : "?", NULL, 1);
 }
 
-static void
-add_exit(struct audit_summary *s, yajl_val v)
+static void add_exit(struct audit_summary *s, yajl_val v)
 {
   long long code = get_int(v, "code", -1), sig = get_int(v, "signal", -1);
 
@@ -154,8 +143,7 @@ add_exit(struct audit_summary *s, yajl_val v)
     s->exit_how = xstrdup("exited");
 }
 
-void
-audit_summary_add(struct audit_summary *s, const char *line, size_t len)
+void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
 {
   cleanup_free char *copy = xstrndup(line, len);
   yajl_val v = yajl_tree_parse(copy, NULL, 0);
@@ -190,8 +178,7 @@ audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   yajl_tree_free(v);
 }
 
-static void
-render_list(struct jbuf *b, const char *title, const struct list *l)
+static void render_list(struct jbuf *b, const char *title, const struct list *l)
 {
   jb_printf(b, "%s (%zu%s):", title, l->n, l->dropped ? "+" : "");
   if (l->n == 0)
@@ -209,8 +196,7 @@ render_list(struct jbuf *b, const char *title, const struct list *l)
     jb_printf(b, "  ... and %zu more\n", l->n - SUMMARY_SHOW);
 }
 
-char *
-audit_summary_render(const struct audit_summary *s)
+char *audit_summary_render(const struct audit_summary *s)
 {
   struct jbuf b = {0};
 

@@ -31,8 +31,7 @@ struct walk {
 
 static int bad(struct walk *w, uint64_t seq, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int
-bad(struct walk *w, uint64_t seq, const char *fmt, ...)
+static int bad(struct walk *w, uint64_t seq, const char *fmt, ...)
 {
   va_list ap;
 
@@ -44,8 +43,7 @@ bad(struct walk *w, uint64_t seq, const char *fmt, ...)
   return -1;
 }
 
-static bool
-is_hex64(const char *s)
+static bool is_hex64(const char *s)
 {
   for (int i = 0; i < SHA256_HEX_LEN; i++)
     if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
@@ -53,8 +51,8 @@ is_hex64(const char *s)
   return true;
 }
 
-static int
-check_line(struct walk *w, const char *line, size_t len, bool first_of_file, uint64_t file_seq)
+static int check_line(struct walk *w, const char *line, size_t len, bool first_of_file,
+                      uint64_t file_seq)
 {
   uint64_t seq = audit_line_seq(line, len), want = w->last + 1;
   const char *hash, *prev;
@@ -104,8 +102,7 @@ check_line(struct walk *w, const char *line, size_t len, bool first_of_file, uin
   return 0;
 }
 
-static int
-read_whole(int fd, char **ret, size_t *ret_len, struct error *err)
+static int read_whole(int fd, char **ret, size_t *ret_len, struct error *err)
 {
   size_t cap = 65536, len = 0;
   char *buf = xmalloc(cap);
@@ -130,8 +127,7 @@ read_whole(int fd, char **ret, size_t *ret_len, struct error *err)
   return 0;
 }
 
-static int
-check_file(int trail_fd, uint64_t first, struct walk *w, struct error *err)
+static int check_file(int trail_fd, uint64_t first, struct walk *w, struct error *err)
 {
   char name[AUDIT_FILE_NAME_MAX];
   cleanup_free char *buf = NULL;
@@ -157,8 +153,7 @@ check_file(int trail_fd, uint64_t first, struct walk *w, struct error *err)
   return 0;
 }
 
-int
-audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
+int audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
 {
   cleanup_close int head = openat(trail_fd, "head", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_free uint64_t *files = NULL;

@@ -603,8 +603,8 @@ static void m_docker(struct bench *b, struct runtime *rt, int round)
 {
   struct cmd c = {.n = 0};
   struct outcome o;
-  const char *args[] = {"docker", "run",    "--rm",           "--network", "none", "--runtime",
-                        rt->docker, b->docker_image, "/bin/true", NULL};
+  const char *args[] = {"docker",    "run",      "--rm",          "--network", "none",
+                        "--runtime", rt->docker, b->docker_image, "/bin/true", NULL};
   for (size_t i = 0; args[i]; i++)
     cmd_push(&c, args[i]);
   if (spawn_timed(c.v, b->logfd, b->logfd, &o) < 0) {
@@ -804,8 +804,9 @@ static void write_meta(struct bench *b)
   if (m && (m = strchr(m, ':')) != NULL)
     snprintf(cpu, sizeof(cpu), "%.*s", (int)strcspn(m + 2, "\n"), m + 2);
   free(ci);
-  fprintf(b->out, "meta\tdate\t%s\nmeta\thost\t%s\nmeta\tkernel\t%s %s\nmeta\tcpu\t%s (%ld online)\n",
-          date, u.nodename, u.sysname, u.release, cpu, sysconf(_SC_NPROCESSORS_ONLN));
+  fprintf(b->out,
+          "meta\tdate\t%s\nmeta\thost\t%s\nmeta\tkernel\t%s %s\nmeta\tcpu\t%s (%ld online)\n", date,
+          u.nodename, u.sysname, u.release, cpu, sysconf(_SC_NPROCESSORS_ONLN));
   fprintf(b->out, "meta\trounds\t%d\nmeta\tcontainers\t%d\nmeta\tconcurrency\t%d\n", b->rounds,
           b->containers, b->conc);
   fprintf(b->out, "meta\truntimes\t");
@@ -896,8 +897,8 @@ static int reap_until(pid_t child)
 
 static int cmd_measure(int argc, char **argv)
 {
-  static struct bench b = {.rounds = 30, .containers = 50, .conc = 2, .strace_runs = 3,
-                           .cgparent = "/agentrt-bench"};
+  static struct bench b = {
+      .rounds = 30, .containers = 50, .conc = 2, .strace_runs = 3, .cgparent = "/agentrt-bench"};
   const char *out = NULL;
   int i = 2;
   for (; i < argc && argv[i][0] == '-'; i += 2) {
@@ -990,7 +991,8 @@ static void parse_line(struct data *d, char *l)
 {
   char *f[6] = {0};
   int n = 0;
-  for (char *save = NULL, *t = strtok_r(l, "\t", &save); t && n < 6; t = strtok_r(NULL, "\t", &save))
+  for (char *save = NULL, *t = strtok_r(l, "\t", &save); t && n < 6;
+       t = strtok_r(NULL, "\t", &save))
     f[n++] = t;
   if (n >= 3 && !strcmp(f[0], "meta") && d->nmeta < 64) {
     d->meta[d->nmeta++] = (struct kv){strdup(f[1]), strdup(f[2])};
@@ -1157,7 +1159,7 @@ struct target {
 };
 
 static const struct target targets[] = {
-    {"run", false, 0.8},     {"create", false, 0.8},       {"exec", false, 0.8},
+    {"run", false, 0.8},          {"create", false, 0.8},     {"exec", false, 0.8},
     {"delete_force", false, 1.0}, {"throughput", true, 1.25}, {"rss", false, 0.7},
     {"agent_run", false, 1.0},
 };
@@ -1178,8 +1180,8 @@ static void md_targets(FILE *f, const struct data *d)
                       : (targets[i].at_least ? q >= targets[i].bound : q <= targets[i].bound)
                           ? "yes"
                           : "**no**";
-    fprintf(f, "| %s | %s %.2f | %s%.2f | %s |\n", metrics[m].title, targets[i].at_least ? ">=" : "<=",
-            targets[i].bound, "", q, met);
+    fprintf(f, "| %s | %s %.2f | %s%.2f | %s |\n", metrics[m].title,
+            targets[i].at_least ? ">=" : "<=", targets[i].bound, "", q, met);
   }
 }
 
@@ -1190,8 +1192,9 @@ static void md_write(FILE *f, const struct data *d)
     fprintf(f, "%s%s", r ? " vs " : "", d->rt[r]);
   fprintf(f, "\n\n- date: %s, host: %s\n", meta_get(d, "date") ?: "?", meta_get(d, "host") ?: "?");
   fprintf(f, "- kernel: %s; cpu: %s\n", meta_get(d, "kernel") ?: "?", meta_get(d, "cpu") ?: "?");
-  fprintf(f, "- %s rounds; runtimes alternated metric by metric within each round; "
-             "ratio columns are paired: the ratio per round, then its median\n",
+  fprintf(f,
+          "- %s rounds; runtimes alternated metric by metric within each round; "
+          "ratio columns are paired: the ratio per round, then its median\n",
           meta_get(d, "rounds") ?: "?");
   for (int r = 0; r < d->nrt; r++) {
     char k1[64], k2[64];
@@ -1247,21 +1250,28 @@ static void svg_write(FILE *f, const struct data *d)
     maxq = 4;
   const int label_w = 380, bar_w = 360, bh = 13, top = 60;
   int row_h = d->nrt * bh + 12, width = label_w + bar_w + 170, height = top + nr * row_h + 40;
-  fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-             "font-family=\"sans-serif\" font-size=\"11\">\n", width, height);
+  fprintf(f,
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+          "font-family=\"sans-serif\" font-size=\"11\">\n",
+          width, height);
   fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-  fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Medians relative to "
-             "%s (= 1.0); lower is better except throughput</text>\n", d->rt[0]);
+  fprintf(f,
+          "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">Medians relative to "
+          "%s (= 1.0); lower is better except throughput</text>\n",
+          d->rt[0]);
   fprintf(f, "<text x=\"10\" y=\"38\">");
   xml_text(f, meta_get(d, "date") ?: "");
   fprintf(f, ", %s, %s rounds</text>\n", meta_get(d, "host") ?: "", meta_get(d, "rounds") ?: "?");
   for (int r = 0; r < d->nrt; r++)
-    fprintf(f, "<rect x=\"%d\" y=\"46\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-               "<text x=\"%d\" y=\"55\">%s</text>\n",
+    fprintf(f,
+            "<rect x=\"%d\" y=\"46\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+            "<text x=\"%d\" y=\"55\">%s</text>\n",
             label_w + r * 90, colors[r % 5], label_w + r * 90 + 14, d->rt[r]);
   double x1 = label_w + 1.0 / maxq * bar_w;
-  fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\" "
-             "stroke-dasharray=\"4 3\"/>\n", x1, top - 4, x1, top + nr * row_h);
+  fprintf(f,
+          "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\" "
+          "stroke-dasharray=\"4 3\"/>\n",
+          x1, top - 4, x1, top + nr * row_h);
   for (int i = 0; i < nr; i++) {
     int m = rows[i], y = top + i * row_h;
     double base = stats_of(d, m, 0).med;
@@ -1278,8 +1288,9 @@ static void svg_write(FILE *f, const struct data *d)
         continue;
       fmt_num(num, sizeof(num), metrics[m].unit, med);
       double w = (q > maxq ? maxq : q) / maxq * bar_w;
-      fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
-                 "<text x=\"%.1f\" y=\"%d\">%.2f (%s%s%s)</text>\n",
+      fprintf(f,
+              "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
+              "<text x=\"%.1f\" y=\"%d\">%.2f (%s%s%s)</text>\n",
               label_w, y + r * bh, w, bh - 2, colors[r % 5], label_w + w + 4, y + r * bh + 10, q,
               num, count ? "" : " ", count ? "" : metrics[m].unit);
     }

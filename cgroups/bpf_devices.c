@@ -25,14 +25,14 @@
 static const struct cgroup_dev_rule default_rules[] = {
     {true, 'c', -1, -1, BPF_DEVCG_ACC_MKNOD},
     {true, 'b', -1, -1, BPF_DEVCG_ACC_MKNOD},
-    {true, 'c', 1, 3, ACC_ALL},   /* /dev/null */
-    {true, 'c', 1, 8, ACC_ALL},   /* /dev/random */
-    {true, 'c', 1, 7, ACC_ALL},   /* /dev/full */
-    {true, 'c', 5, 0, ACC_ALL},   /* /dev/tty */
-    {true, 'c', 1, 5, ACC_ALL},   /* /dev/zero */
-    {true, 'c', 1, 9, ACC_ALL},   /* /dev/urandom */
+    {true, 'c', 1, 3, ACC_ALL},    /* /dev/null */
+    {true, 'c', 1, 8, ACC_ALL},    /* /dev/random */
+    {true, 'c', 1, 7, ACC_ALL},    /* /dev/full */
+    {true, 'c', 5, 0, ACC_ALL},    /* /dev/tty */
+    {true, 'c', 1, 5, ACC_ALL},    /* /dev/zero */
+    {true, 'c', 1, 9, ACC_ALL},    /* /dev/urandom */
     {true, 'c', 136, -1, ACC_ALL}, /* /dev/pts/N, /dev/console */
-    {true, 'c', 5, 2, ACC_ALL},   /* /dev/ptmx */
+    {true, 'c', 5, 2, ACC_ALL},    /* /dev/ptmx */
 };
 
 static int parse_access(const char *s, unsigned *ret)
@@ -70,12 +70,12 @@ static int rule_from_oci(const struct oci_device_cgroup *d, size_t i, struct cgr
     return cg_fail(err, EINVAL, "cgroup: devices[%zu]: bad device number", i);
   if (parse_access(d->access, &r->access) < 0)
     return cg_fail(err, EINVAL, "cgroup: devices[%zu]: bad access `%s` (expected a subset of rwm)",
-                     i, d->access);
+                   i, d->access);
   return 0;
 }
 
-int cgroup_device_rules(const struct oci_resources *r, struct cgroup_dev_rule **ret,
-                        size_t *ret_n, struct error *err)
+int cgroup_device_rules(const struct oci_resources *r, struct cgroup_dev_rule **ret, size_t *ret_n,
+                        struct error *err)
 {
   size_t n_res = r ? r->n_devices : 0;
   size_t cap = 1 + n_res + ARRAY_SIZE(default_rules), n = 0;
@@ -164,8 +164,8 @@ static size_t emit_rule(const struct cgroup_dev_rule *r, struct bpf_insn *out, b
   return n;
 }
 
-int cgroup_bpf_devices_build(const struct cgroup_dev_rule *rules, size_t n,
-                             struct bpf_insn **ret, size_t *ret_n, struct error *err)
+int cgroup_bpf_devices_build(const struct cgroup_dev_rule *rules, size_t n, struct bpf_insn **ret,
+                             size_t *ret_n, struct error *err)
 {
   cleanup_free struct bpf_insn *p = NULL;
   size_t k = 0;

@@ -18,12 +18,12 @@
 struct cgroup_manager;
 
 struct cgroup_opts {
-  const char *id;           /* container id (default path /agentrt/<id>) */
-  const char *cgroups_path; /* linux.cgroupsPath, may be NULL/"" */
-  bool systemd;             /* --systemd-cgroup: "slice:prefix:name" form */
-  const char *fs_root;      /* NULL = /sys/fs/cgroup; tests pass a fake tree */
-  int force_version;        /* 0 = detect, 1 or 2 = that backend (tests) */
-  bool rootless;            /* not real root: only delegated cgroups are usable */
+  const char *id;               /* container id (default path /agentrt/<id>) */
+  const char *cgroups_path;     /* linux.cgroupsPath, may be NULL/"" */
+  bool systemd;                 /* --systemd-cgroup: "slice:prefix:name" form */
+  const char *fs_root;          /* NULL = /sys/fs/cgroup; tests pass a fake tree */
+  int force_version;            /* 0 = detect, 1 or 2 = that backend (tests) */
+  bool rootless;                /* not real root: only delegated cgroups are usable */
   const char *proc_self_cgroup; /* NULL = /proc/self/cgroup; tests pass a fake file */
   /* linux.resources of the container, consulted by cgroup_create: when the
    * cgroup cannot be made (EACCES/EROFS) and none is requested it is a soft

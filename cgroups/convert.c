@@ -36,8 +36,7 @@ uint64_t cgroup_blkio_weight_to_io(uint64_t w)
   return 1 + ((w - 10) * 9999) / 990;
 }
 
-int cgroup_swap_to_v2(bool has_limit, int64_t limit, int64_t swap, int64_t *ret,
-                      struct error *err)
+int cgroup_swap_to_v2(bool has_limit, int64_t limit, int64_t swap, int64_t *ret, struct error *err)
 {
   if (swap == 0)
     return 0; /* unset */
@@ -51,9 +50,9 @@ int cgroup_swap_to_v2(bool has_limit, int64_t limit, int64_t swap, int64_t *ret,
     return cg_fail(err, EINVAL, "cgroup: memory.swap %" PRId64 " needs a memory.limit", swap);
   if (swap < limit)
     return cg_fail(err, EINVAL,
-                     "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64
-                     "): it counts memory plus swap",
-                     swap, limit);
+                   "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64
+                   "): it counts memory plus swap",
+                   swap, limit);
   *ret = swap - limit;
   return 1;
 }
@@ -105,8 +104,7 @@ int cgroup_validate_cpuset(const char *s, const char *what, struct error *err)
     p++;
   }
 bad:
-  return cg_fail(err, EINVAL, "cgroup: %s `%s`: malformed list (expected e.g. `0-3,5`)", what,
-                   s);
+  return cg_fail(err, EINVAL, "cgroup: %s `%s`: malformed list (expected e.g. `0-3,5`)", what, s);
 }
 
 int cgroup_normalize_path(const char *in, char **ret, struct error *err)
@@ -123,8 +121,7 @@ int cgroup_normalize_path(const char *in, char **ret, struct error *err)
     const char *end = strchrnul(p, '/');
     size_t len = (size_t)(end - p);
     if (len == 2 && p[0] == '.' && p[1] == '.')
-      return cg_fail(err, EINVAL, "cgroup path `%s`: `..` would leave the cgroup hierarchy",
-                       in);
+      return cg_fail(err, EINVAL, "cgroup path `%s`: `..` would leave the cgroup hierarchy", in);
     if (len > 0 && !(len == 1 && p[0] == '.')) {
       if (n > 0 && out[n - 1] != '/')
         out[n++] = '/';
@@ -180,7 +177,7 @@ int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char
 
   if (c1 == NULL || c2 == NULL || strchr(c2 + 1, ':') != NULL)
     return cg_fail(err, EINVAL,
-                     "cgroup path `%s`: expected `slice:prefix:name` with --systemd-cgroup", spec);
+                   "cgroup path `%s`: expected `slice:prefix:name` with --systemd-cgroup", spec);
   *c1 = '\0';
   *c2 = '\0';
   slice = *copy ? copy : (rootless ? "user.slice" : "system.slice");
@@ -202,32 +199,29 @@ int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char
 
 int cgroup_unified_key_check(const char *key, struct error *err)
 {
-  static const char *const allowed_cgroup_keys[] = {"cgroup.max.depth",
-                                                    "cgroup.max.descendants"};
+  static const char *const allowed_cgroup_keys[] = {"cgroup.max.depth", "cgroup.max.descendants"};
   const char *dot;
 
   if (key == NULL || *key == '\0')
     return cg_fail(err, EINVAL, "cgroup: unified: empty key");
   for (const char *p = key; *p; p++) {
-    bool ok = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
-              *p == '-';
+    bool ok =
+        (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
     if (!ok)
       return cg_fail(err, EINVAL,
-                       "cgroup: unified key `%s`: only a file name of the container's cgroup "
-                       "is allowed",
-                       key);
+                     "cgroup: unified key `%s`: only a file name of the container's cgroup "
+                     "is allowed",
+                     key);
   }
   dot = strchr(key, '.');
   if (dot == NULL || dot == key || dot[1] == '\0' || strstr(key, "..") != NULL)
-    return cg_fail(err, EINVAL, "cgroup: unified key `%s`: expected `<controller>.<file>`",
-                     key);
+    return cg_fail(err, EINVAL, "cgroup: unified key `%s`: expected `<controller>.<file>`", key);
   if (str_has_prefix(key, "cgroup.")) {
     for (size_t i = 0; i < ARRAY_SIZE(allowed_cgroup_keys); i++)
       if (streq(key, allowed_cgroup_keys[i]))
         return 0;
     return cg_fail(err, EPERM,
-                     "cgroup: unified key `%s`: core cgroup files are managed by the runtime",
-                     key);
+                   "cgroup: unified key `%s`: core cgroup files are managed by the runtime", key);
   }
   return 0;
 }
@@ -248,8 +242,8 @@ bool cgroup_hugepage_size_ok(const char *s)
 static int check_mem(bool has, int64_t v, const char *what, struct error *err)
 {
   if (has && v < -1)
-    return cg_fail(err, EINVAL,
-                     "cgroup: memory.%s: invalid value %" PRId64 " (must be -1 or >= 0)", what, v);
+    return cg_fail(err, EINVAL, "cgroup: memory.%s: invalid value %" PRId64 " (must be -1 or >= 0)",
+                   what, v);
   return 0;
 }
 
@@ -261,10 +255,9 @@ static int validate_memory(const struct oci_resources *r, struct error *err)
       check_mem(r->has_memory_kernel, r->memory_kernel, "kernel", err) < 0 ||
       check_mem(r->has_memory_kernel_tcp, r->memory_kernel_tcp, "kernelTCP", err) < 0)
     return -1;
-  if (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX &&
-      r->memory_swappiness > 100)
+  if (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX && r->memory_swappiness > 100)
     return cg_fail(err, EINVAL, "cgroup: memory.swappiness: %" PRIu64 " is not in 0-100",
-                     r->memory_swappiness);
+                   r->memory_swappiness);
   return 0;
 }
 
@@ -272,21 +265,19 @@ static int validate_cpu(const struct oci_resources *r, struct error *err)
 {
   if (r->has_cpu_shares && r->cpu_shares != 0 && (r->cpu_shares < 2 || r->cpu_shares > 262144))
     return cg_fail(err, EINVAL, "cgroup: cpu.shares: %" PRIu64 " is not in 2-262144",
-                     r->cpu_shares);
+                   r->cpu_shares);
   if (r->has_cpu_quota && (r->cpu_quota < -1 || (r->cpu_quota > 0 && r->cpu_quota < 1000)))
     return cg_fail(err, EINVAL,
-                     "cgroup: cpu.quota: %" PRId64 " (must be -1, 0 or >= 1000 microseconds)",
-                     r->cpu_quota);
-  if (r->has_cpu_period && r->cpu_period != 0 &&
-      (r->cpu_period < 1000 || r->cpu_period > 1000000))
+                   "cgroup: cpu.quota: %" PRId64 " (must be -1, 0 or >= 1000 microseconds)",
+                   r->cpu_quota);
+  if (r->has_cpu_period && r->cpu_period != 0 && (r->cpu_period < 1000 || r->cpu_period > 1000000))
     return cg_fail(err, EINVAL, "cgroup: cpu.period: %" PRIu64 " is not in 1000-1000000",
-                     r->cpu_period);
+                   r->cpu_period);
   if (r->has_cpu_realtime_runtime && r->cpu_realtime_runtime < -1)
     return cg_fail(err, EINVAL, "cgroup: cpu.realtimeRuntime: invalid value %" PRId64,
-                     r->cpu_realtime_runtime);
+                   r->cpu_realtime_runtime);
   if (r->has_cpu_idle && r->cpu_idle != 0 && r->cpu_idle != 1)
-    return cg_fail(err, EINVAL, "cgroup: cpu.idle: %" PRId64 " (must be 0 or 1)",
-                     r->cpu_idle);
+    return cg_fail(err, EINVAL, "cgroup: cpu.idle: %" PRId64 " (must be 0 or 1)", r->cpu_idle);
   if (cgroup_validate_cpuset(r->cpu_cpus, "cpu.cpus", err) < 0 ||
       cgroup_validate_cpuset(r->cpu_mems, "cpu.mems", err) < 0)
     return -1;
@@ -325,7 +316,7 @@ int cgroup_resources_validate(const struct oci_resources *r, struct error *err)
   for (size_t i = 0; i < r->n_hugepage_limits; i++)
     if (!cgroup_hugepage_size_ok(r->hugepage_limits[i].page_size))
       return cg_fail(err, EINVAL, "cgroup: hugepageLimits[%zu]: bad page size `%s`", i,
-                       r->hugepage_limits[i].page_size ? r->hugepage_limits[i].page_size : "");
+                     r->hugepage_limits[i].page_size ? r->hugepage_limits[i].page_size : "");
   for (size_t i = 0; i < r->n_unified; i++)
     if (cgroup_unified_key_check(r->unified[i].key, err) < 0)
       return -1;
@@ -338,11 +329,11 @@ bool cgroup_resources_requested(const struct oci_resources *r)
     return false;
   return r->has_memory_limit || r->has_memory_reservation || r->has_memory_swap ||
          r->has_memory_kernel || r->has_memory_kernel_tcp || r->has_memory_swappiness ||
-         r->has_disable_oom_killer || r->has_cpu_shares || r->has_cpu_quota ||
-         r->has_cpu_burst || r->has_cpu_period || r->has_cpu_realtime_runtime ||
-         r->has_cpu_realtime_period || r->has_cpu_idle || (r->cpu_cpus && *r->cpu_cpus) ||
-         (r->cpu_mems && *r->cpu_mems) || r->has_pids_limit || r->has_blkio_weight ||
-         r->has_blkio_leaf_weight || r->n_blkio_weight_device || r->n_throttle_read_bps ||
-         r->n_throttle_write_bps || r->n_throttle_read_iops || r->n_throttle_write_iops ||
-         r->n_hugepage_limits || r->n_unified;
+         r->has_disable_oom_killer || r->has_cpu_shares || r->has_cpu_quota || r->has_cpu_burst ||
+         r->has_cpu_period || r->has_cpu_realtime_runtime || r->has_cpu_realtime_period ||
+         r->has_cpu_idle || (r->cpu_cpus && *r->cpu_cpus) || (r->cpu_mems && *r->cpu_mems) ||
+         r->has_pids_limit || r->has_blkio_weight || r->has_blkio_leaf_weight ||
+         r->n_blkio_weight_device || r->n_throttle_read_bps || r->n_throttle_write_bps ||
+         r->n_throttle_read_iops || r->n_throttle_write_iops || r->n_hugepage_limits ||
+         r->n_unified;
 }

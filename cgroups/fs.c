@@ -66,8 +66,8 @@ int cg_write(const struct cgroup_manager *m, const char *dir, const char *file, 
   return 0;
 }
 
-int cg_writef(const struct cgroup_manager *m, const char *dir, const char *file,
-              struct error *err, const char *fmt, ...)
+int cg_writef(const struct cgroup_manager *m, const char *dir, const char *file, struct error *err,
+              const char *fmt, ...)
 {
   cleanup_free char *val = NULL;
   va_list ap;

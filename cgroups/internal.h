@@ -76,8 +76,8 @@ int cg_missing(struct error *err, const char *c);
  * is appended as one line, so tests can read back the sequence. */
 int cg_write(const struct cgroup_manager *m, const char *dir, const char *file, const char *val,
              struct error *err);
-int cg_writef(const struct cgroup_manager *m, const char *dir, const char *file,
-              struct error *err, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int cg_writef(const struct cgroup_manager *m, const char *dir, const char *file, struct error *err,
+              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Read dir/file (at most 4 MiB), trailing newline kept. */
 int cg_read(const char *dir, const char *file, char **ret, struct error *err);
 /* Read a file holding one number (or "max" = UINT64_MAX). */
@@ -102,8 +102,7 @@ uint64_t cgroup_blkio_weight_to_io(uint64_t w);
 /* OCI memory.swap (memory+swap) -> v2 memory.swap.max (swap only).
  * Returns 1 and *ret (-1 = max) when something is to be written, 0 when
  * not, -1 with err on a contradiction. */
-int cgroup_swap_to_v2(bool has_limit, int64_t limit, int64_t swap, int64_t *ret,
-                      struct error *err);
+int cgroup_swap_to_v2(bool has_limit, int64_t limit, int64_t swap, int64_t *ret, struct error *err);
 /* "max" for -1, the number otherwise (buf of 32 bytes). */
 const char *cgroup_limit_str(int64_t v, char buf[32]);
 /* "0-3,5" style lists; an empty string is accepted (unset). */
@@ -125,20 +124,20 @@ int cgroup_resources_validate(const struct oci_resources *r, struct error *err);
 /* ---- bpf_devices.c ---- */
 struct cgroup_dev_rule {
   bool allow;
-  char type; /* 'a', 'b', 'c' */
+  char type;            /* 'a', 'b', 'c' */
   int64_t major, minor; /* -1 = any */
   unsigned access;      /* BPF_DEVCG_ACC_* bits */
 };
 /* The full rule list of a container: deny all, r's rules, then the
  * defaults.  Validates types and access strings. */
-int cgroup_device_rules(const struct oci_resources *r, struct cgroup_dev_rule **ret,
-                        size_t *ret_n, struct error *err);
+int cgroup_device_rules(const struct oci_resources *r, struct cgroup_dev_rule **ret, size_t *ret_n,
+                        struct error *err);
 /* "c 1:3 rwm" (buf of 64 bytes) */
 const char *cgroup_dev_rule_str(const struct cgroup_dev_rule *r, char buf[64]);
 /* The BPF_PROG_TYPE_CGROUP_DEVICE program for the rules (last match wins,
  * default deny). */
-int cgroup_bpf_devices_build(const struct cgroup_dev_rule *rules, size_t n,
-                             struct bpf_insn **ret, size_t *ret_n, struct error *err);
+int cgroup_bpf_devices_build(const struct cgroup_dev_rule *rules, size_t n, struct bpf_insn **ret,
+                             size_t *ret_n, struct error *err);
 /* Load it and attach to the cgroup fd with BPF_F_ALLOW_MULTI, replacing the
  * programs attached there before. */
 int cgroup_bpf_devices_attach(int cgroup_fd, const struct bpf_insn *insns, size_t n,

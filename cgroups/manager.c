@@ -21,10 +21,9 @@
 #include "common/log.h"
 #include "common/util.h"
 
-static const char *const v1_known[] = {"cpu",     "cpuacct", "cpuset",     "memory",
-                                       "devices", "freezer", "blkio",      "pids",
-                                       "hugetlb", "net_cls", "net_prio",   "perf_event",
-                                       "rdma",    "misc"};
+static const char *const v1_known[] = {"cpu",      "cpuacct",    "cpuset", "memory",  "devices",
+                                       "freezer",  "blkio",      "pids",   "hugetlb", "net_cls",
+                                       "net_prio", "perf_event", "rdma",   "misc"};
 
 static bool v1_is_controller(const char *s)
 {
@@ -36,8 +35,7 @@ static bool v1_is_controller(const char *s)
   return false;
 }
 
-static struct cgroup_hier *hier_add(struct cgroup_manager *m, const char *mount,
-                                    const char *mroot)
+static struct cgroup_hier *hier_add(struct cgroup_manager *m, const char *mount, const char *mroot)
 {
   struct cgroup_hier *h;
 
@@ -86,8 +84,8 @@ static void unescape_octal(char *s)
 {
   char *w = s;
   for (char *r = s; *r; r++) {
-    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-        r[3] >= '0' && r[3] <= '7') {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+        r[3] <= '7') {
       *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
       r += 3;
     } else {
@@ -177,8 +175,8 @@ static int detect_version(const struct cgroup_manager *m)
 
 /* The runtime's own cgroup in hierarchy h, from /proc/self/cgroup
  * ("4:memory:/a/b", "0::/a/b"), made relative to the mount's root. */
-static int own_cgroup(const struct cgroup_manager *m, const struct cgroup_hier *h,
-                      const char *text, char **ret, struct error *err)
+static int own_cgroup(const struct cgroup_manager *m, const struct cgroup_hier *h, const char *text,
+                      char **ret, struct error *err)
 {
   cleanup_free char *copy = xstrdup(text);
   char *save = NULL;
@@ -277,8 +275,7 @@ static int read_self_cgroup(const struct cgroup_opts *o, char **ret, struct erro
   return cg_read(*dir ? dir : "/", slash + 1, ret, err);
 }
 
-static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o,
-                         struct error *err)
+static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o, struct error *err)
 {
   cleanup_free char *base = NULL;
   cleanup_free char *self = NULL;
@@ -302,13 +299,12 @@ static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o,
   for (size_t i = 0; i < m->n_hier; i++)
     if (streq(m->hier[i].rel, "/") || streq(m->hier[i].rel, ""))
       return cg_fail(err, EINVAL, "cgroup path `%s`: the root cgroup cannot hold a container",
-                       base);
+                     base);
   compute_saved_path(m);
   return 0;
 }
 
-static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret,
-                        struct error *err)
+static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret, struct error *err)
 {
   struct cgroup_manager *m = xmalloc0(sizeof *m);
   struct cgroup_hier *h;
@@ -333,8 +329,7 @@ static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret
   return r;
 }
 
-int cgroup_manager_new(const struct cgroup_opts *o, struct cgroup_manager **ret,
-                       struct error *err)
+int cgroup_manager_new(const struct cgroup_opts *o, struct cgroup_manager **ret, struct error *err)
 {
   struct cgroup_manager *m = NULL;
 
@@ -558,8 +553,7 @@ static void wait_empty(struct cgroup_manager *m)
  * task and no child: the common case (the container has exited, `delete` of
  * a stopped one) skips the freeze/kill/thaw round trip (~20 syscalls on v1
  * plus the freezer polls).  false: something is left, take the full path. */
-static bool
-rmdir_if_empty(struct cgroup_manager *m)
+static bool rmdir_if_empty(struct cgroup_manager *m)
 {
   for (size_t i = 0; i < m->n_hier; i++)
     if (rmdir(m->hier[i].dir) < 0 && errno != ENOENT)

@@ -91,8 +91,8 @@ static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
   return 0;
 }
 
-int
-cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n, struct error *err)
+int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n,
+                    struct error *err)
 {
   *n = 0;
   if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX)
@@ -111,8 +111,7 @@ cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n, s
   return 0;
 }
 
-int
-cgroup_join_self(const int *fds, size_t n, struct error *err)
+int cgroup_join_self(const int *fds, size_t n, struct error *err)
 {
   for (size_t i = 0; i < n; i++) {
     if (write(fds[i], "0", 1) != 1)
@@ -122,8 +121,7 @@ cgroup_join_self(const int *fds, size_t n, struct error *err)
   return 0;
 }
 
-void
-cgroup_join_fds_close(int *fds, size_t n)
+void cgroup_join_fds_close(int *fds, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     if (fds[i] >= 0)
@@ -159,12 +157,11 @@ static int v1_memory_limits(struct cgroup_manager *m, const char *dir,
   }
   if (has_s && !memsw_supported(m, dir))
     return cg_fail(err, ENOTSUP,
-                     "cgroup: memory.swap: swap accounting not available (no "
-                     "memory.memsw.limit_in_bytes)");
+                   "cgroup: memory.swap: swap accounting not available (no "
+                   "memory.memsw.limit_in_bytes)");
   if (has_l && has_s && s != -1 && l != -1 && s < l)
     return cg_fail(err, EINVAL,
-                     "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64 ")", s,
-                     l);
+                   "cgroup: memory.swap (%" PRId64 ") must be >= memory.limit (%" PRId64 ")", s, l);
   if (!m->fake)
     cg_read_u64(dir, "memory.memsw.limit_in_bytes", &cur, &e);
   swap_first = has_s && (s == -1 || l == -1 || (uint64_t)l > cur || !has_l);
@@ -301,8 +298,8 @@ static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
 
   if (any && wf == NULL)
     return cg_fail(err, ENOTSUP,
-                     "cgroup: blockIO.weight: not supported by the host (no blkio.weight or "
-                     "blkio.bfq.weight; is the BFQ scheduler in use?)");
+                   "cgroup: blockIO.weight: not supported by the host (no blkio.weight or "
+                   "blkio.bfq.weight; is the BFQ scheduler in use?)");
   if (r->has_blkio_weight && r->blkio_weight &&
       cg_writef(m, dir, wf, err, "%u", r->blkio_weight) < 0)
     return -1;
@@ -312,12 +309,12 @@ static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
   for (size_t i = 0; i < r->n_blkio_weight_device; i++) {
     const struct oci_weight_device *d = &r->blkio_weight_device[i];
     const char *f = streq(wf, "blkio.weight") ? "blkio.weight_device" : wf;
-    if (d->has_weight && cg_writef(m, dir, f, err, "%" PRId64 ":%" PRId64 " %u", d->major,
-                                   d->minor, d->weight) < 0)
+    if (d->has_weight &&
+        cg_writef(m, dir, f, err, "%" PRId64 ":%" PRId64 " %u", d->major, d->minor, d->weight) < 0)
       return -1;
     if (d->has_leaf_weight &&
-        cg_writef(m, dir, "blkio.leaf_weight_device", err, "%" PRId64 ":%" PRId64 " %u",
-                  d->major, d->minor, d->leaf_weight) < 0)
+        cg_writef(m, dir, "blkio.leaf_weight_device", err, "%" PRId64 ":%" PRId64 " %u", d->major,
+                  d->minor, d->leaf_weight) < 0)
       return -1;
   }
   return 0;
@@ -365,9 +362,8 @@ static int v1_hugetlb(struct cgroup_manager *m, const struct oci_resources *r, s
 /* Write one rule to devices.allow or devices.deny through an fd kept open
  * for the whole list (the kernel takes one rule per write); a fake tree
  * keeps cg_write's one-line-per-write record. */
-static int
-dev_write(struct cgroup_manager *m, const char *dir, const char *file, int *fd, const char *rule,
-          struct error *err)
+static int dev_write(struct cgroup_manager *m, const char *dir, const char *file, int *fd,
+                     const char *rule, struct error *err)
 {
   cleanup_free char *path = NULL;
   size_t len = strlen(rule);
@@ -388,8 +384,7 @@ dev_write(struct cgroup_manager *m, const char *dir, const char *file, int *fd, 
 }
 
 /* devices.deny "a" first, then every rule in order (last one wins). */
-static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r,
-                      struct error *err)
+static int v1_devices(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
 {
   cleanup_free struct cgroup_dev_rule *rules = NULL;
   cleanup_close int allow_fd = -1, deny_fd = -1;
@@ -427,10 +422,9 @@ static int v1_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
 {
   if (r != NULL && r->n_unified > 0)
     return cg_fail(err, ENOTSUP,
-                     "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
-  if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 ||
-                    v1_cpuset(m, r, err) < 0 || v1_pids(m, r, err) < 0 ||
-                    v1_blkio(m, r, err) < 0 || v1_hugetlb(m, r, err) < 0))
+                   "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
+  if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 || v1_cpuset(m, r, err) < 0 ||
+                    v1_pids(m, r, err) < 0 || v1_blkio(m, r, err) < 0 || v1_hugetlb(m, r, err) < 0))
     return -1;
   if (!update && v1_devices(m, r, err) < 0)
     return -1;
@@ -477,8 +471,8 @@ static int v1_freeze(struct cgroup_manager *m, bool freeze, struct error *err)
     if (freeze)
       cg_write(m, h->dir, "freezer.state", "THAWED", err);
   }
-  return error_set(err, ETIMEDOUT, "cgroup: %s `%s`: still %s", freeze ? "freeze" : "thaw",
-                   h->dir, st);
+  return error_set(err, ETIMEDOUT, "cgroup: %s `%s`: still %s", freeze ? "freeze" : "thaw", h->dir,
+                   st);
 }
 
 static int v1_is_frozen(struct cgroup_manager *m, struct error *err)

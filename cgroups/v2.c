@@ -165,8 +165,7 @@ unsupported:
 }
 
 /* cpu.max "$QUOTA $PERIOD": a value not given keeps the current one. */
-static int v2_cpu_max(struct cgroup_manager *m, const struct oci_resources *r,
-                      struct error *err)
+static int v2_cpu_max(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
 {
   bool quota = r->has_cpu_quota && r->cpu_quota != 0;
   bool period = r->has_cpu_period && r->cpu_period != 0;
@@ -248,8 +247,8 @@ static int v2_pids(struct cgroup_manager *m, char **avail, const struct oci_reso
   return wr_limit(m, "pids.max", r->pids_limit > 0 ? r->pids_limit : -1, err);
 }
 
-static int v2_io_max(struct cgroup_manager *m, const char *key,
-                     const struct oci_throttle_device *t, size_t n, struct error *err)
+static int v2_io_max(struct cgroup_manager *m, const char *key, const struct oci_throttle_device *t,
+                     size_t n, struct error *err)
 {
   for (size_t i = 0; i < n; i++) {
     char buf[32];
@@ -263,8 +262,7 @@ static int v2_io_max(struct cgroup_manager *m, const char *key,
 
 /* io.bfq.weight takes blkio weights as they are; io.weight needs them
  * scaled to 1-10000. */
-static int v2_io_weights(struct cgroup_manager *m, const struct oci_resources *r,
-                         struct error *err)
+static int v2_io_weights(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
 {
   bool bfq = !m->fake && cg_exists(dir_of(m), "io.bfq.weight");
   const char *f = bfq ? "io.bfq.weight" : "io.weight";
@@ -329,15 +327,14 @@ static int v2_unified(struct cgroup_manager *m, char **avail, const struct oci_r
       return -1;
     if (!streq(ctrl, "cgroup") && !strv_contains(avail, ctrl))
       return cg_fail(err, ENOTSUP, "cgroup: unified key `%s`: %s controller not available", k,
-                       ctrl);
+                     ctrl);
     if (cg_write(m, dir_of(m), k, r->unified[i].value ? r->unified[i].value : "", err) < 0)
       return -1;
   }
   return 0;
 }
 
-static int v2_devices(struct cgroup_manager *m, const struct oci_resources *r,
-                      struct error *err)
+static int v2_devices(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
 {
   cleanup_free struct cgroup_dev_rule *rules = NULL;
   cleanup_free struct bpf_insn *prog = NULL;
@@ -371,11 +368,10 @@ static int v2_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
 {
   cleanup_strv char **avail = available(m);
 
-  if (r != NULL &&
-      (v2_memory(m, avail, r, err) < 0 || v2_cpu(m, avail, r, err) < 0 ||
-       v2_cpuset(m, avail, r, err) < 0 || v2_pids(m, avail, r, err) < 0 ||
-       v2_io(m, avail, r, err) < 0 || v2_hugetlb(m, avail, r, err) < 0 ||
-       v2_unified(m, avail, r, err) < 0))
+  if (r != NULL && (v2_memory(m, avail, r, err) < 0 || v2_cpu(m, avail, r, err) < 0 ||
+                    v2_cpuset(m, avail, r, err) < 0 || v2_pids(m, avail, r, err) < 0 ||
+                    v2_io(m, avail, r, err) < 0 || v2_hugetlb(m, avail, r, err) < 0 ||
+                    v2_unified(m, avail, r, err) < 0))
     return -1;
   if (!update && v2_devices(m, r, err) < 0)
     return -1;

@@ -17,10 +17,10 @@ enum log_level { LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 int log_init(const char *path, bool json, bool debug);
 bool log_debug_enabled(void);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define log_debug(...)                                                                            \
-  do {                                                                                            \
-    if (log_debug_enabled())                                                                      \
-      log_msg(LOG_DEBUG, __VA_ARGS__);                                                            \
+#define log_debug(...)                                                                             \
+  do {                                                                                             \
+    if (log_debug_enabled())                                                                       \
+      log_msg(LOG_DEBUG, __VA_ARGS__);                                                             \
   } while (0)
 #define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

@@ -46,15 +46,15 @@ enum {
 #define DNS_FLAG_RD 0x0100
 #define DNS_FLAG_RA 0x0080
 #define DNS_OPCODE(flags) (((flags) >> 11) & 0xf)
-#define DNS_RCODE(flags) ((flags) & 0xf)
+#define DNS_RCODE(flags) ((flags)&0xf)
 
 struct dns_rr {
   char name[DNS_NAME_BUF]; /* owner, text, no final dot, case kept */
   uint16_t type, rclass;
   uint32_t ttl; /* values with the top bit set read as 0 (RFC 2181) */
   union {
-    uint8_t addr[16];              /* A: 4 bytes, AAAA: 16 */
-    char target[DNS_NAME_BUF];     /* CNAME */
+    uint8_t addr[16];          /* A: 4 bytes, AAAA: 16 */
+    char target[DNS_NAME_BUF]; /* CNAME */
   } data;
 };
 
@@ -62,8 +62,8 @@ struct dns_msg {
   uint16_t id, flags, qdcount, ancount, nscount, arcount;
   char qname[DNS_NAME_BUF];
   uint16_t qtype, qclass;
-  size_t n_answers;          /* A, AAAA, CNAME of class IN */
-  bool more_answers;         /* more than DNS_MAX_ANSWERS: the rest ignored */
+  size_t n_answers;  /* A, AAAA, CNAME of class IN */
+  bool more_answers; /* more than DNS_MAX_ANSWERS: the rest ignored */
   struct dns_rr answers[DNS_MAX_ANSWERS];
 };
 

@@ -60,12 +60,12 @@ enum egress_kind { EGRESS_CIDR4 = 1, EGRESS_CIDR6, EGRESS_DOMAIN };
  * /udp only with a port. */
 struct egress_entry {
   enum egress_kind kind;
-  uint8_t addr[16];  /* CIDR: network address (host bits cleared), network order */
-  uint8_t prefix;    /* CIDR: 0..32 or 0..128 */
-  bool wildcard;     /* domain: "*." form */
+  uint8_t addr[16];                   /* CIDR: network address (host bits cleared), network order */
+  uint8_t prefix;                     /* CIDR: 0..32 or 0..128 */
+  bool wildcard;                      /* domain: "*." form */
   char domain[EGRESS_DOMAIN_MAX + 1]; /* lower case, no "*." and no final dot */
-  uint8_t proto;     /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
-  uint16_t port_min; /* 0/0 = every port */
+  uint8_t proto;                      /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
+  uint16_t port_min;                  /* 0/0 = every port */
   uint16_t port_max;
 };
 
@@ -76,7 +76,7 @@ struct egress_upstream {
 };
 
 struct egress_policy {
-  bool default_allow;        /* "default": "allow"|"deny" (deny when absent) */
+  bool default_allow;         /* "default": "allow"|"deny" (deny when absent) */
   bool allow_private_answers; /* DNS answers may point at private/loopback/link-local */
   struct egress_entry *entries;
   size_t n_entries;
@@ -100,8 +100,7 @@ void egress_policy_init(struct egress_policy *p);
 void egress_policy_free(struct egress_policy *p);
 /* Add (ignored when already present) or remove (-1 when absent) an entry. */
 int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, struct error *err);
-int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e,
-                         struct error *err);
+int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e, struct error *err);
 /* The profile's "egress" object:
  *   { "default": "deny", "allow": ["pypi.org", "203.0.113.0/24:443/tcp"],
  *     "allowPrivateAnswers": false, "logGroup": 0,
@@ -115,8 +114,7 @@ int egress_policy_from_yajl(const struct yajl_val_s *node, const char *where,
                             struct egress_policy *ret, struct error *err);
 int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err);
 /* Fill p->upstream from `nameserver` lines of a resolv.conf (the host's). */
-int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p,
-                                     struct error *err);
+int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p, struct error *err);
 
 /* Domain matching, for the resolver.  `name` is a DNS name, any case, with
  * or without the final dot.  Returns the number of matching domain entries
@@ -134,10 +132,10 @@ bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *add
 #define NFT_TABLE_NAME "agentrt"
 
 struct nft_build_opts {
-  uint32_t seq_base;     /* first sequence number (tests: 1) */
-  uint16_t dns_port;     /* resolver port inside the netns; 0 = no redirect */
-  bool update;           /* refill allow4/allow6/allow_ll/allow_ports of an
-                            existing table, keep dns* sets (live allow/deny) */
+  uint32_t seq_base; /* first sequence number (tests: 1) */
+  uint16_t dns_port; /* resolver port inside the netns; 0 = no redirect */
+  bool update;       /* refill allow4/allow6/allow_ll/allow_ports of an
+                        existing table, keep dns* sets (live allow/deny) */
 };
 
 /* What each message of a batch is, for error reports. */
@@ -163,9 +161,9 @@ int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct 
 
 /* An address learned from DNS, for the dns* sets. */
 struct nft_learned {
-  int family;       /* AF_INET / AF_INET6 */
+  int family; /* AF_INET / AF_INET6 */
   uint8_t addr[16];
-  uint8_t proto;    /* 0 = every port (set dns4/dns6), else with port: dns4p/dns6p */
+  uint8_t proto; /* 0 = every port (set dns4/dns6), else with port: dns4p/dns6p */
   uint16_t port;
   uint32_t timeout_ms;
 };
@@ -207,11 +205,11 @@ int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, co
 /* ----------------------------------------------------------- resolver */
 
 enum egress_dns_verdict {
-  EGRESS_DNS_ALLOWED,  /* forwarded, addresses pinned */
-  EGRESS_DNS_REFUSED,  /* name not on the allowlist: NXDOMAIN */
-  EGRESS_DNS_REBIND,   /* answer pointed at a private address: dropped */
-  EGRESS_DNS_FAILED,   /* upstream timeout / error / set update failed: SERVFAIL */
-  EGRESS_DNS_NODATA,   /* allowed name, type other than A/AAAA/CNAME */
+  EGRESS_DNS_ALLOWED, /* forwarded, addresses pinned */
+  EGRESS_DNS_REFUSED, /* name not on the allowlist: NXDOMAIN */
+  EGRESS_DNS_REBIND,  /* answer pointed at a private address: dropped */
+  EGRESS_DNS_FAILED,  /* upstream timeout / error / set update failed: SERVFAIL */
+  EGRESS_DNS_NODATA,  /* allowed name, type other than A/AAAA/CNAME */
 };
 
 struct egress_dns_event {
@@ -225,12 +223,12 @@ struct egress_dns_event {
 
 struct egress_resolver_opts {
   struct egress_policy *policy; /* may be changed by on_ctl between events */
-  int nl_fd;     /* NETLINK_NETFILTER socket in the container netns */
-  int udp4_fd, udp6_fd; /* bound UDP sockets in the container netns, -1 = none */
-  int tcp4_fd, tcp6_fd; /* listening TCP sockets in the container netns, -1 = none */
-  int stop_fd;   /* readable = return 0 (eventfd, pipe, signalfd); -1 = none */
-  int ctl_fd;    /* readable = call on_ctl; -1 = none */
-  int (*on_ctl)(void *ud, struct egress_policy *p); /* <0 ends the loop */
+  int nl_fd;                    /* NETLINK_NETFILTER socket in the container netns */
+  int udp4_fd, udp6_fd;         /* bound UDP sockets in the container netns, -1 = none */
+  int tcp4_fd, tcp6_fd;         /* listening TCP sockets in the container netns, -1 = none */
+  int stop_fd;                  /* readable = return 0 (eventfd, pipe, signalfd); -1 = none */
+  int ctl_fd;                   /* readable = call on_ctl; -1 = none */
+  int (*on_ctl)(void *ud, struct egress_policy *p);              /* <0 ends the loop */
   void (*on_event)(void *ud, const struct egress_dns_event *ev); /* audit trail */
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */

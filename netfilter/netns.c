@@ -2,8 +2,8 @@
  *
  * A vfork-like child (shared memory and fd table, we wait) does
  * setns(CLONE_NEWNET) and creates the sockets, which land in our fd table; a
- * socket keeps the netns it was created in for its whole life.  The caller's own netns is never changed, so a failure
- * halfway can never leave the runtime (or the host) in the wrong namespace.
+ * socket keeps the netns it was created in for its whole life.  The caller's own netns is never
+ * changed, so a failure halfway can never leave the runtime (or the host) in the wrong namespace.
  */
 #include "egress.h"
 
@@ -62,8 +62,8 @@ int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, co
                   int *ret_fds, struct error *err)
 {
   _Alignas(16) char stack[CHILD_STACK];
-  struct child_args a = {.netns_fd = netns_fd, .n = n, .domain = domain, .type = type,
-                         .proto = proto};
+  struct child_args a = {
+      .netns_fd = netns_fd, .n = n, .domain = domain, .type = type, .proto = proto};
   bool same = false;
   pid_t pid;
 

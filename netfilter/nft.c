@@ -114,8 +114,7 @@ static void cmp_u8(struct nftnl_rule *r, uint8_t v)
   cmp(r, NFT_CMP_EQ, &v, 1);
 }
 
-static void payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len,
-                    uint32_t dreg)
+static void payload(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg)
 {
   struct nftnl_expr *e = expr(r, "payload");
   nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
@@ -479,12 +478,12 @@ static void flush_chain(struct nft_batch_buf *b, const char *chain)
   nftnl_rule_free(r);
 }
 
-static int build_update(const struct egress_policy *p, struct nft_batch_buf *b,
-                        struct error *err)
+static int build_update(const struct egress_policy *p, struct nft_batch_buf *b, struct error *err)
 {
   nftb_flush_set(b, "allow4", SET_ID_ALLOW4);
   nftb_flush_set(b, "allow6", SET_ID_ALLOW6);
-  if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 || nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
+  if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 ||
+      nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
     return -1;
   flush_chain(b, "allow_ll");
   flush_chain(b, "allow_ports");
@@ -500,7 +499,8 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   table_msg(b, NFT_MSG_DELTABLE, 0);
   table_msg(b, NFT_MSG_NEWTABLE, NLM_F_CREATE);
   nftb_add_sets(b);
-  if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 || nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
+  if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 ||
+      nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
     return -1;
   chain_msg(b, "deny", NULL, 0, 0);
   chain_msg(b, "allow_ll", NULL, 0, 0);

@@ -211,8 +211,8 @@ static int list_elem(struct nftnl_set_elem *e, void *data)
   inet_ntop(alen == 4 ? AF_INET : AF_INET6, k, a, sizeof a);
   n = snprintf(line, sizeof line, "%s%s", a, flags & NFT_SET_ELEM_INTERVAL_END ? " end" : "");
   if (klen == alen + 8)
-    n += snprintf(line + n, sizeof line - (size_t)n, " %s %u", k[alen] == IPPROTO_TCP ? "tcp" : "udp",
-                  ntohs(*(const uint16_t *)(k + alen + 4)));
+    n += snprintf(line + n, sizeof line - (size_t)n, " %s %u",
+                  k[alen] == IPPROTO_TCP ? "tcp" : "udp", ntohs(*(const uint16_t *)(k + alen + 4)));
   if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
     snprintf(line + n, sizeof line - (size_t)n, " expires %llums",
              (unsigned long long)nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION));

@@ -37,10 +37,18 @@ static const struct set_def SETS[] = {
     {"allow6", SET_ID_ALLOW6, NFT_SET_INTERVAL, TYPE_IPV6_ADDR, 16, {0}},
     {"dns4", SET_ID_DNS4, NFT_SET_TIMEOUT, TYPE_IPV4_ADDR, 4, {0}},
     {"dns6", SET_ID_DNS6, NFT_SET_TIMEOUT, TYPE_IPV6_ADDR, 16, {0}},
-    {"dns4p", SET_ID_DNS4P, NFT_SET_TIMEOUT | NFT_SET_CONCAT,
-     CONCAT3(TYPE_IPV4_ADDR, TYPE_INET_PROTO, TYPE_INET_SERVICE), 12, {4, 1, 2, 0}},
-    {"dns6p", SET_ID_DNS6P, NFT_SET_TIMEOUT | NFT_SET_CONCAT,
-     CONCAT3(TYPE_IPV6_ADDR, TYPE_INET_PROTO, TYPE_INET_SERVICE), 24, {16, 1, 2, 0}},
+    {"dns4p",
+     SET_ID_DNS4P,
+     NFT_SET_TIMEOUT | NFT_SET_CONCAT,
+     CONCAT3(TYPE_IPV4_ADDR, TYPE_INET_PROTO, TYPE_INET_SERVICE),
+     12,
+     {4, 1, 2, 0}},
+    {"dns6p",
+     SET_ID_DNS6P,
+     NFT_SET_TIMEOUT | NFT_SET_CONCAT,
+     CONCAT3(TYPE_IPV6_ADDR, TYPE_INET_PROTO, TYPE_INET_SERVICE),
+     24,
+     {16, 1, 2, 0}},
 };
 
 static struct nftnl_set *set_new(const char *name, uint32_t id)
@@ -143,8 +151,8 @@ static int range_cmp(const void *a, const void *b)
 }
 
 /* Disjoint, non-adjacent, sorted ranges of the port-less CIDR entries. */
-static size_t collect_ranges(const struct egress_policy *p, enum egress_kind kind,
-                             struct range *r, u128 max)
+static size_t collect_ranges(const struct egress_policy *p, enum egress_kind kind, struct range *r,
+                             u128 max)
 {
   size_t n = 0, len = kind == EGRESS_CIDR4 ? 4 : 16, out = 0;
 

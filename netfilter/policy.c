@@ -276,8 +276,7 @@ int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, str
   return 0;
 }
 
-int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e,
-                         struct error *err)
+int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e, struct error *err)
 {
   char s[EGRESS_ENTRY_STR_MAX];
 
@@ -331,12 +330,15 @@ struct net_range {
 };
 
 static const struct net_range PRIVATE4[] = {
-    {{0}, 8},           {{10}, 8},          {{100, 64}, 10},   {{127}, 8},
-    {{169, 254}, 16},   {{172, 16}, 12},    {{192, 0, 0}, 24}, {{192, 168}, 16},
-    {{198, 18}, 15},    {{224}, 4},         {{240}, 4},
+    {{0}, 8},         {{10}, 8},       {{100, 64}, 10},   {{127}, 8},
+    {{169, 254}, 16}, {{172, 16}, 12}, {{192, 0, 0}, 24}, {{192, 168}, 16},
+    {{198, 18}, 15},  {{224}, 4},      {{240}, 4},
 };
 static const struct net_range PRIVATE6[] = {
-    {{0}, 127} /* :: and ::1 */, {{0xfc}, 7}, {{0xfe, 0x80}, 10}, {{0xff}, 8},
+    {{0}, 127} /* :: and ::1 */,
+    {{0xfc}, 7},
+    {{0xfe, 0x80}, 10},
+    {{0xff}, 8},
 };
 
 bool egress_addr_is_private(const uint8_t *addr, size_t len)

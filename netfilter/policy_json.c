@@ -52,8 +52,7 @@ int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct err
   return 0;
 }
 
-int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p,
-                                     struct error *err)
+int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p, struct error *err)
 {
   char line[512];
   FILE *f;
@@ -82,8 +81,8 @@ int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p,
   return 0;
 }
 
-static int expect_u32(yajl_val v, const char *where, const char *key, uint32_t max,
-                      uint32_t *ret, struct error *err)
+static int expect_u32(yajl_val v, const char *where, const char *key, uint32_t max, uint32_t *ret,
+                      struct error *err)
 {
   if (!YAJL_IS_INTEGER(v) || v->u.number.i < 0 || v->u.number.i > (long long)max)
     return error_set(err, 0, "%s.%s: expected integer 0..%u", where, key, max);
@@ -91,8 +90,7 @@ static int expect_u32(yajl_val v, const char *where, const char *key, uint32_t m
   return 0;
 }
 
-static int expect_bool(yajl_val v, const char *where, const char *key, bool *ret,
-                       struct error *err)
+static int expect_bool(yajl_val v, const char *where, const char *key, bool *ret, struct error *err)
 {
   if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
     return error_set(err, 0, "%s.%s: expected boolean", where, key);
@@ -159,8 +157,7 @@ static int parse_dns(yajl_val v, const char *where, struct egress_policy *p, str
   return 0;
 }
 
-static int parse_default(yajl_val v, const char *where, struct egress_policy *p,
-                         struct error *err)
+static int parse_default(yajl_val v, const char *where, struct egress_policy *p, struct error *err)
 {
   const char *s = YAJL_IS_STRING(v) ? v->u.string : NULL;
 

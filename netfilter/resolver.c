@@ -350,7 +350,8 @@ static void finish(struct rstate *s, struct pending *p, const struct dns_msg *a)
     }
   }
   emit(s, EGRESS_DNS_ALLOWED, p->q, l, nl, rebind ? "private addresses dropped" : NULL);
-  send_reply(s, &p->c, s->tx, dns_build_response(s->tx, max, p->q, DNS_RCODE_NOERROR, kept, n, &err));
+  send_reply(s, &p->c, s->tx,
+             dns_build_response(s->tx, max, p->q, DNS_RCODE_NOERROR, kept, n, &err));
 }
 
 static bool from_upstream(const struct egress_policy *pol, const struct sockaddr_storage *ss)
@@ -479,8 +480,8 @@ static int loop_once(struct rstate *s, struct error *err)
 {
   const struct egress_resolver_opts *o = s->o;
   struct pollfd pfd[FD_CONN0 + MAX_CONNS];
-  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd, o->udp4_fd, o->udp6_fd,
-                       o->tcp4_fd, o->tcp6_fd, s->up[0],  s->up[1]};
+  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd,  o->udp4_fd, o->udp6_fd,
+                       o->tcp4_fd, o->tcp6_fd, s->up[0],   s->up[1]};
 
   for (int i = 0; i < FD_CONN0; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};

@@ -18,10 +18,10 @@
 static int bind_local(int fd, int family, uint16_t port, bool tcp)
 {
   int one = 1;
-  struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(port),
-                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
-                            .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+  struct sockaddr_in a4 = {
+      .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in6 a6 = {
+      .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_LOOPBACK_INIT};
 
   if (family == AF_INET) {
     setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);

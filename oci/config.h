@@ -31,7 +31,7 @@ struct oci_idmap {
 };
 
 struct oci_rlimit {
-  char *type; /* "RLIMIT_NOFILE" ... */
+  char *type;   /* "RLIMIT_NOFILE" ... */
   int resource; /* RLIMIT_* number, resolved by the parser */
   uint64_t soft;
   uint64_t hard;
@@ -74,8 +74,8 @@ struct oci_process {
 
 struct oci_mount {
   char *destination;
-  char *type;    /* may be NULL (bind when options contain bind/rbind) */
-  char *source;  /* may be NULL */
+  char *type;     /* may be NULL (bind when options contain bind/rbind) */
+  char *source;   /* may be NULL */
   char **options; /* NULL-terminated, verbatim */
 };
 
@@ -159,8 +159,8 @@ struct oci_resources {
   size_t n_devices;
 
   bool has_memory_limit, has_memory_reservation, has_memory_swap, has_memory_kernel,
-      has_memory_kernel_tcp, has_memory_swappiness, has_disable_oom_killer,
-      has_use_hierarchy, has_check_before_update;
+      has_memory_kernel_tcp, has_memory_swappiness, has_disable_oom_killer, has_use_hierarchy,
+      has_check_before_update;
   int64_t memory_limit, memory_reservation, memory_swap, memory_kernel, memory_kernel_tcp;
   uint64_t memory_swappiness;
   bool disable_oom_killer, use_hierarchy, check_before_update;
@@ -281,8 +281,8 @@ int oci_process_to_json(const struct oci_process *p, char **ret_json, size_t *re
                         struct error *err);
 
 /* A LinuxResources document as given to `update --resources`. */
-int oci_resources_parse(const char *json, size_t len, const char *file,
-                        struct oci_resources **ret, struct error *err);
+int oci_resources_parse(const char *json, size_t len, const char *file, struct oci_resources **ret,
+                        struct error *err);
 void oci_resources_free(struct oci_resources *r);
 int oci_resources_to_json(const struct oci_resources *r, char **ret_json, size_t *ret_len,
                           struct error *err);
@@ -292,14 +292,14 @@ const struct oci_namespace *oci_config_namespace(const struct oci_config *c, enu
 const char *oci_config_annotation(const struct oci_config *c, const char *key);
 
 /* Names <-> numbers (pure tables). */
-int oci_cap_from_name(const char *name); /* "CAP_SYS_ADMIN" or "SYS_ADMIN" -> 21, -1 unknown */
-const char *oci_cap_name(int cap);       /* 21 -> "CAP_SYS_ADMIN", NULL if unknown */
-int oci_cap_last(void);                  /* highest capability number known */
+int oci_cap_from_name(const char *name);    /* "CAP_SYS_ADMIN" or "SYS_ADMIN" -> 21, -1 unknown */
+const char *oci_cap_name(int cap);          /* 21 -> "CAP_SYS_ADMIN", NULL if unknown */
+int oci_cap_last(void);                     /* highest capability number known */
 int oci_rlimit_from_name(const char *name); /* "RLIMIT_NOFILE" -> 7, -1 unknown */
 const char *oci_rlimit_name(int resource);  /* 7 -> "RLIMIT_NOFILE", NULL if unknown */
 const char *oci_hook_name(enum oci_hook_kind k); /* OCI_HOOK_PRESTART -> "prestart" */
-int oci_ns_clone_flag(enum oci_ns_type t);  /* OCI_NS_PID -> CLONE_NEWPID */
-const char *oci_ns_name(enum oci_ns_type t); /* OCI_NS_NETWORK -> "network" */
-int oci_ns_from_name(const char *name);      /* "network" -> OCI_NS_NETWORK, -1 unknown */
+int oci_ns_clone_flag(enum oci_ns_type t);       /* OCI_NS_PID -> CLONE_NEWPID */
+const char *oci_ns_name(enum oci_ns_type t);     /* OCI_NS_NETWORK -> "network" */
+int oci_ns_from_name(const char *name);          /* "network" -> OCI_NS_NETWORK, -1 unknown */
 
 #endif

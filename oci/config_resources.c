@@ -45,14 +45,13 @@ static int conv_memory(struct jctx *c, const struct jnode *v, void *ret)
   if (jexpect(c, v, JT_OBJECT) < 0)
     return -1;
   if (jfield(c, v, "limit", j_i64, &r->memory_limit, &r->has_memory_limit) < 0 ||
-      jfield(c, v, "reservation", j_i64, &r->memory_reservation, &r->has_memory_reservation) <
-          0 ||
+      jfield(c, v, "reservation", j_i64, &r->memory_reservation, &r->has_memory_reservation) < 0 ||
       jfield(c, v, "swap", j_i64, &r->memory_swap, &r->has_memory_swap) < 0 ||
       jfield(c, v, "kernel", j_i64, &r->memory_kernel, &r->has_memory_kernel) < 0 ||
       jfield(c, v, "kernelTCP", j_i64, &r->memory_kernel_tcp, &r->has_memory_kernel_tcp) < 0 ||
       jfield(c, v, "swappiness", j_u64, &r->memory_swappiness, &r->has_memory_swappiness) < 0 ||
-      jfield(c, v, "disableOOMKiller", j_bool, &r->disable_oom_killer,
-             &r->has_disable_oom_killer) < 0 ||
+      jfield(c, v, "disableOOMKiller", j_bool, &r->disable_oom_killer, &r->has_disable_oom_killer) <
+          0 ||
       jfield(c, v, "useHierarchy", j_bool, &r->use_hierarchy, &r->has_use_hierarchy) < 0 ||
       jfield(c, v, "checkBeforeUpdate", j_bool, &r->check_before_update,
              &r->has_check_before_update) < 0)
@@ -77,8 +76,8 @@ static int conv_cpu(struct jctx *c, const struct jnode *v, void *ret)
       jfield(c, v, "period", j_u64, &r->cpu_period, &r->has_cpu_period) < 0 ||
       jfield(c, v, "realtimeRuntime", j_i64, &r->cpu_realtime_runtime,
              &r->has_cpu_realtime_runtime) < 0 ||
-      jfield(c, v, "realtimePeriod", j_u64, &r->cpu_realtime_period,
-             &r->has_cpu_realtime_period) < 0 ||
+      jfield(c, v, "realtimePeriod", j_u64, &r->cpu_realtime_period, &r->has_cpu_realtime_period) <
+          0 ||
       jfield(c, v, "cpus", j_str, &r->cpu_cpus, NULL) < 0 ||
       jfield(c, v, "mems", j_str, &r->cpu_mems, NULL) < 0 ||
       jfield(c, v, "idle", j_i64, &r->cpu_idle, &r->has_cpu_idle) < 0)
@@ -135,12 +134,12 @@ static int conv_blkio(struct jctx *c, const struct jnode *v, void *ret)
                    &r->blkio_weight_device, &r->n_blkio_weight_device) < 0 ||
       jfield_array(c, v, "throttleReadBpsDevice", tsz, conv_throttle_dev, &r->throttle_read_bps,
                    &r->n_throttle_read_bps) < 0 ||
-      jfield_array(c, v, "throttleWriteBpsDevice", tsz, conv_throttle_dev,
-                   &r->throttle_write_bps, &r->n_throttle_write_bps) < 0 ||
-      jfield_array(c, v, "throttleReadIOPSDevice", tsz, conv_throttle_dev,
-                   &r->throttle_read_iops, &r->n_throttle_read_iops) < 0 ||
-      jfield_array(c, v, "throttleWriteIOPSDevice", tsz, conv_throttle_dev,
-                   &r->throttle_write_iops, &r->n_throttle_write_iops) < 0)
+      jfield_array(c, v, "throttleWriteBpsDevice", tsz, conv_throttle_dev, &r->throttle_write_bps,
+                   &r->n_throttle_write_bps) < 0 ||
+      jfield_array(c, v, "throttleReadIOPSDevice", tsz, conv_throttle_dev, &r->throttle_read_iops,
+                   &r->n_throttle_read_iops) < 0 ||
+      jfield_array(c, v, "throttleWriteIOPSDevice", tsz, conv_throttle_dev, &r->throttle_write_iops,
+                   &r->n_throttle_write_iops) < 0)
     return -1;
   return 0;
 }
@@ -179,8 +178,8 @@ int oci_resources_node(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
-int oci_resources_parse(const char *json, size_t len, const char *file,
-                        struct oci_resources **ret, struct error *err)
+int oci_resources_parse(const char *json, size_t len, const char *file, struct oci_resources **ret,
+                        struct error *err)
 {
   struct oci_resources *r = NULL;
 

@@ -8,8 +8,8 @@
 #include "../common/util.h"
 #include "internal.h"
 
-static int conv_name_in(struct jctx *c, const struct jnode *v, void *ret,
-                        const char *const *list, const char *what)
+static int conv_name_in(struct jctx *c, const struct jnode *v, void *ret, const char *const *list,
+                        const char *what)
 {
   if (j_str(c, v, ret) < 0)
     return -1;
@@ -90,8 +90,8 @@ static int conv_syscall(struct jctx *c, const struct jnode *v, void *ret)
   if (jfield_req(c, v, "names", j_strv, &s->names) < 0 ||
       jfield_req(c, v, "action", conv_action, &s->action) < 0 ||
       jfield(c, v, "errnoRet", j_u32, &s->errno_ret, &s->has_errno_ret) < 0 ||
-      jfield_array(c, v, "args", sizeof(struct oci_seccomp_arg), conv_arg, &s->args,
-                   &s->n_args) < 0)
+      jfield_array(c, v, "args", sizeof(struct oci_seccomp_arg), conv_arg, &s->args, &s->n_args) <
+          0)
     return -1;
   if (s->names[0] == NULL)
     return jfail_at(c, "names", "must not be empty");
@@ -129,17 +129,16 @@ int oci_seccomp_node(struct jctx *c, const struct jnode *v, void *ret)
     return -1;
   s = *out = xmalloc0(sizeof **out);
   if (jfield_req(c, v, "defaultAction", conv_action, &s->default_action) < 0 ||
-      jfield(c, v, "defaultErrnoRet", j_u32, &s->default_errno_ret,
-             &s->has_default_errno_ret) < 0 ||
+      jfield(c, v, "defaultErrnoRet", j_u32, &s->default_errno_ret, &s->has_default_errno_ret) <
+          0 ||
       jfield(c, v, "architectures", conv_archs, &s->architectures, NULL) < 0 ||
       jfield(c, v, "flags", conv_flags, &s->flags, NULL) < 0 ||
       jfield(c, v, "listenerPath", j_abspath, &s->listener_path, NULL) < 0 ||
       jfield(c, v, "listenerMetadata", j_str, &s->listener_metadata, NULL) < 0 ||
-      jfield_array(c, v, "syscalls", sizeof(struct oci_seccomp_syscall), conv_syscall,
-                   &s->syscalls, &s->n_syscalls) < 0)
+      jfield_array(c, v, "syscalls", sizeof(struct oci_seccomp_syscall), conv_syscall, &s->syscalls,
+                   &s->n_syscalls) < 0)
     return -1;
-  if (s->has_default_errno_ret &&
-      check_errno_action(c, "defaultErrnoRet", s->default_action) < 0)
+  if (s->has_default_errno_ret && check_errno_action(c, "defaultErrnoRet", s->default_action) < 0)
     return -1;
   if (s->listener_path == NULL && uses_notify(s))
     return jfail_at(c, "listenerPath", "is required when SCMP_ACT_NOTIFY is used");

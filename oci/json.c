@@ -288,8 +288,7 @@ int jparse(const char *text, size_t len, const char *file, struct jnode **ret, s
   int r = -1;
 
   if (len > OCI_JSON_MAX_BYTES)
-    return error_set(err, 0, "%s: document too large (%zu bytes, limit 16 MiB)", fname(file),
-                     len);
+    return error_set(err, 0, "%s: document too large (%zu bytes, limit 16 MiB)", fname(file), len);
   b.h = yajl_alloc(&callbacks, NULL, &b);
   if (b.h == NULL)
     return error_set(err, 0, "%s: cannot allocate a JSON parser", fname(file));

@@ -34,16 +34,15 @@ enum jtype { JT_NULL, JT_BOOL, JT_NUMBER, JT_STRING, JT_OBJECT, JT_ARRAY };
 
 struct jnode {
   enum jtype type;
-  bool b;                /* JT_BOOL */
-  char *s;               /* JT_STRING text, JT_NUMBER as written */
-  size_t n, cap;         /* JT_OBJECT members, JT_ARRAY elements */
-  char **keys;           /* JT_OBJECT */
-  struct jnode **items;  /* JT_OBJECT values, JT_ARRAY elements */
+  bool b;               /* JT_BOOL */
+  char *s;              /* JT_STRING text, JT_NUMBER as written */
+  size_t n, cap;        /* JT_OBJECT members, JT_ARRAY elements */
+  char **keys;          /* JT_OBJECT */
+  struct jnode **items; /* JT_OBJECT values, JT_ARRAY elements */
 };
 
 /* Parse a whole document.  Errors: "<file>: line N: parse error: ...". */
-int jparse(const char *text, size_t len, const char *file, struct jnode **ret,
-           struct error *err);
+int jparse(const char *text, size_t len, const char *file, struct jnode **ret, struct error *err);
 void jfree(struct jnode *n);
 /* Member of an object; NULL when absent or null. */
 const struct jnode *jget(const struct jnode *obj, const char *key);

@@ -67,8 +67,7 @@ void jpop(struct jctx *c, size_t mark)
   c->path[mark] = '\0';
 }
 
-static int vfail(struct jctx *c, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+static int vfail(struct jctx *c, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static int vfail(struct jctx *c, const char *fmt, va_list ap)
 {
   char msg[ERROR_MSG_MAX];

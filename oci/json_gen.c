@@ -71,10 +71,10 @@ int jgen_finish(struct jgen *j, const char *what, char **ret, size_t *ret_len, s
   return 0;
 }
 
-#define G(call)                                                                                   \
-  do {                                                                                            \
-    if (j->g != NULL && j->st == yajl_gen_status_ok)                                             \
-      note(j, call);                                                                              \
+#define G(call)                                                                                    \
+  do {                                                                                             \
+    if (j->g != NULL && j->st == yajl_gen_status_ok)                                               \
+      note(j, call);                                                                               \
   } while (0)
 
 void jg_open(struct jgen *j)

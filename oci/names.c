@@ -17,16 +17,46 @@
 
 /* Index = capability number (linux/capability.h). */
 static const char *const cap_names[] = {
-    "CAP_CHOWN",           "CAP_DAC_OVERRIDE",  "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
-    "CAP_FSETID",          "CAP_KILL",          "CAP_SETGID",          "CAP_SETUID",
-    "CAP_SETPCAP",         "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
-    "CAP_NET_ADMIN",       "CAP_NET_RAW",       "CAP_IPC_LOCK",        "CAP_IPC_OWNER",
-    "CAP_SYS_MODULE",      "CAP_SYS_RAWIO",     "CAP_SYS_CHROOT",      "CAP_SYS_PTRACE",
-    "CAP_SYS_PACCT",       "CAP_SYS_ADMIN",     "CAP_SYS_BOOT",        "CAP_SYS_NICE",
-    "CAP_SYS_RESOURCE",    "CAP_SYS_TIME",      "CAP_SYS_TTY_CONFIG",  "CAP_MKNOD",
-    "CAP_LEASE",           "CAP_AUDIT_WRITE",   "CAP_AUDIT_CONTROL",   "CAP_SETFCAP",
-    "CAP_MAC_OVERRIDE",    "CAP_MAC_ADMIN",     "CAP_SYSLOG",          "CAP_WAKE_ALARM",
-    "CAP_BLOCK_SUSPEND",   "CAP_AUDIT_READ",    "CAP_PERFMON",         "CAP_BPF",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
     "CAP_CHECKPOINT_RESTORE",
 };
 
@@ -58,14 +88,14 @@ static const struct {
   const char *name;
   int resource;
 } rlimits[] = {
-    {"RLIMIT_CPU", RLIMIT_CPU},         {"RLIMIT_FSIZE", RLIMIT_FSIZE},
-    {"RLIMIT_DATA", RLIMIT_DATA},       {"RLIMIT_STACK", RLIMIT_STACK},
-    {"RLIMIT_CORE", RLIMIT_CORE},       {"RLIMIT_RSS", RLIMIT_RSS},
-    {"RLIMIT_NPROC", RLIMIT_NPROC},     {"RLIMIT_NOFILE", RLIMIT_NOFILE},
-    {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK}, {"RLIMIT_AS", RLIMIT_AS},
-    {"RLIMIT_LOCKS", RLIMIT_LOCKS},     {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
+    {"RLIMIT_CPU", RLIMIT_CPU},           {"RLIMIT_FSIZE", RLIMIT_FSIZE},
+    {"RLIMIT_DATA", RLIMIT_DATA},         {"RLIMIT_STACK", RLIMIT_STACK},
+    {"RLIMIT_CORE", RLIMIT_CORE},         {"RLIMIT_RSS", RLIMIT_RSS},
+    {"RLIMIT_NPROC", RLIMIT_NPROC},       {"RLIMIT_NOFILE", RLIMIT_NOFILE},
+    {"RLIMIT_MEMLOCK", RLIMIT_MEMLOCK},   {"RLIMIT_AS", RLIMIT_AS},
+    {"RLIMIT_LOCKS", RLIMIT_LOCKS},       {"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING},
     {"RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE}, {"RLIMIT_NICE", RLIMIT_NICE},
-    {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},   {"RLIMIT_RTTIME", RLIMIT_RTTIME},
+    {"RLIMIT_RTPRIO", RLIMIT_RTPRIO},     {"RLIMIT_RTTIME", RLIMIT_RTTIME},
 };
 
 int oci_rlimit_from_name(const char *name)
@@ -88,9 +118,9 @@ static const struct {
   const char *name;
   int flag;
 } namespaces[OCI_NS_COUNT] = {
-    [OCI_NS_PID] = {"pid", CLONE_NEWPID},       [OCI_NS_NETWORK] = {"network", CLONE_NEWNET},
-    [OCI_NS_MOUNT] = {"mount", CLONE_NEWNS},    [OCI_NS_IPC] = {"ipc", CLONE_NEWIPC},
-    [OCI_NS_UTS] = {"uts", CLONE_NEWUTS},       [OCI_NS_USER] = {"user", CLONE_NEWUSER},
+    [OCI_NS_PID] = {"pid", CLONE_NEWPID},          [OCI_NS_NETWORK] = {"network", CLONE_NEWNET},
+    [OCI_NS_MOUNT] = {"mount", CLONE_NEWNS},       [OCI_NS_IPC] = {"ipc", CLONE_NEWIPC},
+    [OCI_NS_UTS] = {"uts", CLONE_NEWUTS},          [OCI_NS_USER] = {"user", CLONE_NEWUSER},
     [OCI_NS_CGROUP] = {"cgroup", CLONE_NEWCGROUP}, [OCI_NS_TIME] = {"time", CLONE_NEWTIME},
 };
 
@@ -117,9 +147,11 @@ int oci_ns_from_name(const char *name)
 }
 
 const char *const oci_seccomp_actions[] = {
-    "SCMP_ACT_KILL",  "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",
-    "SCMP_ACT_ERRNO", "SCMP_ACT_TRACE",        "SCMP_ACT_ALLOW",       "SCMP_ACT_LOG",
-    "SCMP_ACT_NOTIFY", NULL,
+    "SCMP_ACT_KILL",        "SCMP_ACT_KILL_PROCESS",
+    "SCMP_ACT_KILL_THREAD", "SCMP_ACT_TRAP",
+    "SCMP_ACT_ERRNO",       "SCMP_ACT_TRACE",
+    "SCMP_ACT_ALLOW",       "SCMP_ACT_LOG",
+    "SCMP_ACT_NOTIFY",      NULL,
 };
 
 const char *const oci_seccomp_operators[] = {
@@ -128,14 +160,12 @@ const char *const oci_seccomp_operators[] = {
 };
 
 const char *const oci_seccomp_archs[] = {
-    "SCMP_ARCH_X86",         "SCMP_ARCH_X86_64",    "SCMP_ARCH_X32",
-    "SCMP_ARCH_ARM",         "SCMP_ARCH_AARCH64",   "SCMP_ARCH_MIPS",
-    "SCMP_ARCH_MIPS64",      "SCMP_ARCH_MIPS64N32", "SCMP_ARCH_MIPSEL",
-    "SCMP_ARCH_MIPSEL64",    "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",
-    "SCMP_ARCH_PPC64",       "SCMP_ARCH_PPC64LE",   "SCMP_ARCH_S390",
-    "SCMP_ARCH_S390X",       "SCMP_ARCH_PARISC",    "SCMP_ARCH_PARISC64",
-    "SCMP_ARCH_RISCV64",     "SCMP_ARCH_LOONGARCH64", "SCMP_ARCH_M68K",
-    "SCMP_ARCH_SH",          "SCMP_ARCH_SHEB",      NULL,
+    "SCMP_ARCH_X86",     "SCMP_ARCH_X86_64",   "SCMP_ARCH_X32",         "SCMP_ARCH_ARM",
+    "SCMP_ARCH_AARCH64", "SCMP_ARCH_MIPS",     "SCMP_ARCH_MIPS64",      "SCMP_ARCH_MIPS64N32",
+    "SCMP_ARCH_MIPSEL",  "SCMP_ARCH_MIPSEL64", "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",
+    "SCMP_ARCH_PPC64",   "SCMP_ARCH_PPC64LE",  "SCMP_ARCH_S390",        "SCMP_ARCH_S390X",
+    "SCMP_ARCH_PARISC",  "SCMP_ARCH_PARISC64", "SCMP_ARCH_RISCV64",     "SCMP_ARCH_LOONGARCH64",
+    "SCMP_ARCH_M68K",    "SCMP_ARCH_SH",       "SCMP_ARCH_SHEB",        NULL,
 };
 
 const char *const oci_seccomp_flags[] = {
@@ -147,6 +177,6 @@ const char *const oci_seccomp_flags[] = {
 };
 
 const char *const oci_mount_propagations[] = {
-    "private", "rprivate", "slave", "rslave", "shared", "rshared", "unbindable", "runbindable",
-    NULL,
+    "private", "rprivate",   "slave",       "rslave", "shared",
+    "rshared", "unbindable", "runbindable", NULL,
 };

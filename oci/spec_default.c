@@ -23,8 +23,8 @@
 static const char process_json[] =
     "\"process\":{\"terminal\":true,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
     "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\","
-    "\"TERM=xterm\"],\"cwd\":\"/\",\"capabilities\":{\"bounding\":" CAPS
-    ",\"effective\":" CAPS ",\"permitted\":" CAPS "},"
+    "\"TERM=xterm\"],\"cwd\":\"/\",\"capabilities\":{\"bounding\":" CAPS ",\"effective\":" CAPS
+    ",\"permitted\":" CAPS "},"
     "\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":1024}],"
     "\"noNewPrivileges\":true}";
 
@@ -82,8 +82,7 @@ static char *linux_json(bool rootless, uint32_t uid, uint32_t gid)
               uid, gid, masked_readonly);
 }
 
-int oci_default_spec_json(bool rootless, uint32_t uid, uint32_t gid, char **ret,
-                          struct error *err)
+int oci_default_spec_json(bool rootless, uint32_t uid, uint32_t gid, char **ret, struct error *err)
 {
   cleanup_free char *lx = linux_json(rootless, uid, gid);
   cleanup_free char *text = NULL;
@@ -102,24 +101,26 @@ int oci_default_spec_json(bool rootless, uint32_t uid, uint32_t gid, char **ret,
 }
 
 const char *const oci_mount_options[] = {
-    "acl",         "async",        "atime",        "bind",          "defaults",
-    "dev",         "diratime",     "dirsync",      "exec",          "iversion",
-    "lazytime",    "loud",         "mand",         "noacl",         "noatime",
-    "nodev",       "nodiratime",   "noexec",       "noiversion",    "nolazytime",
-    "nomand",      "norelatime",   "nostrictatime", "nosuid",       "nosymfollow",
-    "private",     "ratime",       "rbind",        "rdev",          "rdiratime",
-    "relatime",    "remount",      "rexec",        "rnoatime",      "rnodev",
-    "rnodiratime", "rnoexec",      "rnorelatime",  "rnostrictatime", "rnosuid",
-    "rnosymfollow", "ro",          "rprivate",     "rrelatime",     "rro",
-    "rrw",         "rshared",      "rslave",       "rstrictatime",  "rsuid",
-    "rsymfollow",  "runbindable",  "rw",           "shared",        "silent",
-    "slave",       "strictatime",  "suid",         "symfollow",     "sync",
-    "unbindable",  NULL,
+    "acl",          "async",       "atime",          "bind",
+    "defaults",     "dev",         "diratime",       "dirsync",
+    "exec",         "iversion",    "lazytime",       "loud",
+    "mand",         "noacl",       "noatime",        "nodev",
+    "nodiratime",   "noexec",      "noiversion",     "nolazytime",
+    "nomand",       "norelatime",  "nostrictatime",  "nosuid",
+    "nosymfollow",  "private",     "ratime",         "rbind",
+    "rdev",         "rdiratime",   "relatime",       "remount",
+    "rexec",        "rnoatime",    "rnodev",         "rnodiratime",
+    "rnoexec",      "rnorelatime", "rnostrictatime", "rnosuid",
+    "rnosymfollow", "ro",          "rprivate",       "rrelatime",
+    "rro",          "rrw",         "rshared",        "rslave",
+    "rstrictatime", "rsuid",       "rsymfollow",     "runbindable",
+    "rw",           "shared",      "silent",         "slave",
+    "strictatime",  "suid",        "symfollow",      "sync",
+    "unbindable",   NULL,
 };
 
 static const char *const hook_list[] = {
-    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
-    NULL,
+    "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop", NULL,
 };
 
 /* Flags libseccomp 2.5 and the kernel support; WAIT_KILLABLE_RECV needs 2.6. */

@@ -25,10 +25,10 @@ struct oci_state {
   uint64_t pid_start_time; /* /proc/<pid>/stat field 22, guards against pid reuse */
   char *cgroup_path;       /* the container's cgroup, relative to the hierarchy root */
   bool systemd_cgroup;
-  char *profile;           /* profile applied at create */
-  bool has_pidns;          /* the container has its own pid namespace */
-  bool started;            /* start succeeded at least once */
-  bool has_exit_status;    /* exit code known (run --keep, recorded by a monitor) */
+  char *profile;        /* profile applied at create */
+  bool has_pidns;       /* the container has its own pid namespace */
+  bool started;         /* start succeeded at least once */
+  bool has_exit_status; /* exit code known (run --keep, recorded by a monitor) */
   int exit_status;
 };
 
@@ -37,8 +37,8 @@ struct oci_state {
 int oci_state_to_json(const struct oci_state *s, bool with_private, char **ret_json,
                       size_t *ret_len, struct error *err);
 /* Same, optionally indented (`state` prints it indented like runc). */
-int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pretty,
-                         char **ret_json, size_t *ret_len, struct error *err);
+int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pretty, char **ret_json,
+                         size_t *ret_len, struct error *err);
 int oci_state_parse(const char *json, size_t len, const char *file, struct oci_state **ret,
                     struct error *err);
 void oci_state_free(struct oci_state *s);

@@ -11,8 +11,7 @@
 #include "../common/util.h"
 #include "internal.h"
 
-static const char *const statuses[] = {"creating", "created", "running", "paused", "stopped",
-                                       NULL};
+static const char *const statuses[] = {"creating", "created", "running", "paused", "stopped", NULL};
 
 static int conv_status(struct jctx *c, const struct jnode *v, void *ret)
 {
@@ -118,8 +117,8 @@ static void gen_private(struct jgen *j, const struct oci_state *s)
   jg_close(j);
 }
 
-int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pretty,
-                         char **ret_json, size_t *ret_len, struct error *err)
+int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pretty, char **ret_json,
+                         size_t *ret_len, struct error *err)
 {
   struct jgen j;
 

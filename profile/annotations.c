@@ -22,14 +22,12 @@
 
 #include "common/util.h"
 
-static int
-bad(struct error *err, const char *key, const char *value, const char *why)
+static int bad(struct error *err, const char *key, const char *value, const char *why)
 {
   return error_set(err, 0, "annotation %s=%s: %s", key, value, why);
 }
 
-static int
-parse_bool(const char *s, bool *ret)
+static int parse_bool(const char *s, bool *ret)
 {
   if (streq(s, "true") || streq(s, "1")) {
     *ret = true;
@@ -42,8 +40,7 @@ parse_bool(const char *s, bool *ret)
   return -1;
 }
 
-static int
-parse_caps_list(const char *key, const char *value, uint64_t *ret, struct error *err)
+static int parse_caps_list(const char *key, const char *value, uint64_t *ret, struct error *err)
 {
   cleanup_free char *copy = xstrdup(value);
   char *save = NULL;
@@ -58,8 +55,7 @@ parse_caps_list(const char *key, const char *value, uint64_t *ret, struct error 
   return 0;
 }
 
-static bool
-egress_entry_allowed(const struct agent_profile *p, const char *entry)
+static bool egress_entry_allowed(const struct agent_profile *p, const char *entry)
 {
   char **pat = p->annotations.loosen.egress_allow;
 
@@ -71,9 +67,8 @@ egress_entry_allowed(const struct agent_profile *p, const char *entry)
   return false;
 }
 
-static int
-parse_egress_allow(const struct agent_profile *p, const char *key, const char *value,
-                   struct profile_annotations *a, struct error *err)
+static int parse_egress_allow(const struct agent_profile *p, const char *key, const char *value,
+                              struct profile_annotations *a, struct error *err)
 {
   cleanup_free char *copy = xstrdup(value);
   char *save = NULL;
@@ -92,9 +87,8 @@ parse_egress_allow(const struct agent_profile *p, const char *key, const char *v
   return 0;
 }
 
-static int
-parse_one(const struct agent_profile *p, const char *key, const char *value,
-          struct profile_annotations *a, struct error *err)
+static int parse_one(const struct agent_profile *p, const char *key, const char *value,
+                     struct profile_annotations *a, struct error *err)
 {
   const char *k = key + strlen(PROFILE_ANNOTATION_PREFIX);
   const struct profile_loosen *lo = &p->annotations.loosen;
@@ -154,9 +148,8 @@ parse_one(const struct agent_profile *p, const char *key, const char *value,
   return error_set(err, 0, "annotation %s: unknown run.agentrt annotation", key);
 }
 
-int
-annotations_parse(const struct oci_config *c, const struct agent_profile *p,
-                  struct profile_annotations *ret, struct error *err)
+int annotations_parse(const struct oci_config *c, const struct agent_profile *p,
+                      struct profile_annotations *ret, struct error *err)
 {
   memset(ret, 0, sizeof *ret);
   if (!p->annotations.apply)
@@ -175,8 +168,7 @@ annotations_parse(const struct oci_config *c, const struct agent_profile *p,
   return 0;
 }
 
-void
-annotations_clear(struct profile_annotations *a)
+void annotations_clear(struct profile_annotations *a)
 {
   strv_free(a->egress_allow);
   memset(a, 0, sizeof *a);

@@ -12,9 +12,8 @@
 
 #include "common/util.h"
 
-void
-change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
-           const char *old_value, const char *new_value, const char *reason_fmt, ...)
+void change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
+                const char *old_value, const char *new_value, const char *reason_fmt, ...)
 {
   struct profile_result *r = x->r;
   struct profile_change *ch;
@@ -32,8 +31,7 @@ change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field
   va_end(ap);
 }
 
-int
-refuse(struct apply_ctx *x, const char *fmt, ...)
+int refuse(struct apply_ctx *x, const char *fmt, ...)
 {
   char msg[ERROR_MSG_MAX];
   va_list ap;
@@ -44,8 +42,7 @@ refuse(struct apply_ctx *x, const char *fmt, ...)
   return error_set(x->err, 0, "%s profile: %s", x->p->name, msg);
 }
 
-static void
-apply_rootfs(struct apply_ctx *x)
+static void apply_rootfs(struct apply_ctx *x)
 {
   if (!x->p->rootfs_readonly || x->c->root_readonly)
     return;
@@ -54,8 +51,7 @@ apply_rootfs(struct apply_ctx *x)
              "the root filesystem is read-only; writable: workspace and scratch mounts");
 }
 
-static void
-apply_nnp(struct apply_ctx *x)
+static void apply_nnp(struct apply_ctx *x)
 {
   if (!x->p->no_new_privileges || x->c->process == NULL || x->c->process->no_new_privileges)
     return;
@@ -64,8 +60,7 @@ apply_nnp(struct apply_ctx *x)
              "setuid binaries and file capabilities cannot raise privileges");
 }
 
-static void
-apply_seccomp(struct apply_ctx *x)
+static void apply_seccomp(struct apply_ctx *x)
 {
   size_t n;
 
@@ -81,8 +76,7 @@ apply_seccomp(struct apply_ctx *x)
              n);
 }
 
-static void
-fill_egress(struct apply_ctx *x)
+static void fill_egress(struct apply_ctx *x)
 {
   struct profile_egress *e = &x->r->egress;
   char **add = x->a.egress_allow;
@@ -109,8 +103,7 @@ fill_egress(struct apply_ctx *x)
              e->def == PROFILE_EGRESS_DENY ? "denied" : "allowed", list ? list : "(nothing)");
 }
 
-static int
-run_steps(struct apply_ctx *x)
+static int run_steps(struct apply_ctx *x)
 {
   if (annotations_parse(x->c, x->p, &x->a, x->err) < 0)
     return -1;
@@ -131,9 +124,9 @@ run_steps(struct apply_ctx *x)
   return 0;
 }
 
-int
-profile_apply(const struct oci_config *in, const struct agent_profile *p,
-              struct oci_config **ret_out, struct profile_result **ret_result, struct error *err)
+int profile_apply(const struct oci_config *in, const struct agent_profile *p,
+                  struct oci_config **ret_out, struct profile_result **ret_result,
+                  struct error *err)
 {
   struct apply_ctx x = {.p = p, .err = err};
 
@@ -152,8 +145,8 @@ profile_apply(const struct oci_config *in, const struct agent_profile *p,
   return 0;
 }
 
-int
-profile_apply_process(struct oci_process *proc, const struct agent_profile *p, struct error *err)
+int profile_apply_process(struct oci_process *proc, const struct agent_profile *p,
+                          struct error *err)
 {
   struct apply_ctx x = {.p = p, .err = err};
   int ret;
@@ -166,8 +159,7 @@ profile_apply_process(struct oci_process *proc, const struct agent_profile *p, s
   return ret;
 }
 
-void
-profile_result_free(struct profile_result *r)
+void profile_result_free(struct profile_result *r)
 {
   if (r == NULL)
     return;

@@ -121,8 +121,7 @@ static const char oci_json[] = "{\n"
                                "  \"extends\": \"none\"\n"
                                "}\n";
 
-const char *
-profile_builtin_json(const char *name)
+const char *profile_builtin_json(const char *name)
 {
   if (streq(name, "agent"))
     return agent_json;

@@ -12,8 +12,7 @@
 
 #include "common/util.h"
 
-const char *
-profile_cap_name(int cap)
+const char *profile_cap_name(int cap)
 {
   const char *n = oci_cap_name(cap);
 
@@ -23,8 +22,7 @@ profile_cap_name(int cap)
 }
 
 /* "CHOWN,KILL" ("" for none). */
-static char *
-caps_list(uint64_t mask)
+static char *caps_list(uint64_t mask)
 {
   char *s = xstrdup("");
 
@@ -42,8 +40,7 @@ caps_list(uint64_t mask)
 static const char *const set_names[] = {"bounding", "effective", "permitted", "inheritable",
                                         "ambient"};
 
-static uint64_t *
-set_ptr(struct oci_caps *c, int i, bool **ret_has)
+static uint64_t *set_ptr(struct oci_caps *c, int i, bool **ret_has)
 {
   bool *has[] = {&c->has_bounding, &c->has_effective, &c->has_permitted, &c->has_inheritable,
                  &c->has_ambient};
@@ -53,8 +50,7 @@ set_ptr(struct oci_caps *c, int i, bool **ret_has)
   return val[i];
 }
 
-static int
-refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed, uint64_t drop)
+static int refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed, uint64_t drop)
 {
   uint64_t over = 0;
   const char *where = NULL;
@@ -83,8 +79,8 @@ refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed, uint64_t 
                 list, __builtin_popcountll(over) > 1 ? "are" : "is", where);
 }
 
-static void
-cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t keep, const char *drop_reason)
+static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t keep,
+                    const char *drop_reason)
 {
   bool *has;
   uint64_t *v = set_ptr(c, i, &has);
@@ -106,8 +102,7 @@ cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t keep, const cha
     change_add(x, PROFILE_CHANGE_CONFIG, field, o, n, "%s", drop_reason);
 }
 
-int
-caps_check_process(struct apply_ctx *x, struct oci_process *proc)
+int caps_check_process(struct apply_ctx *x, struct oci_process *proc)
 {
   const struct agent_profile *p = x->p;
   uint64_t drop = x->a.caps_drop;
@@ -130,8 +125,7 @@ caps_check_process(struct apply_ctx *x, struct oci_process *proc)
   return 0;
 }
 
-int
-apply_caps(struct apply_ctx *x)
+int apply_caps(struct apply_ctx *x)
 {
   return caps_check_process(x, x->c->process);
 }

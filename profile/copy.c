@@ -9,8 +9,7 @@
 #include "common/util.h"
 
 /* strv_dup() turns NULL into an empty vector; a copy must keep "absent". */
-static char **
-vdup(char *const *v)
+static char **vdup(char *const *v)
 {
   return v ? strv_dup(v) : NULL;
 }
@@ -18,8 +17,7 @@ vdup(char *const *v)
 #define DUP_ARRAY(dst, src, n)                                                                     \
   ((n) ? memcpy(xmalloc((n) * sizeof *(src)), (src), (n) * sizeof *(src)) : NULL)
 
-static struct oci_kv *
-kv_dup(const struct oci_kv *kv, size_t n)
+static struct oci_kv *kv_dup(const struct oci_kv *kv, size_t n)
 {
   struct oci_kv *r = DUP_ARRAY(r, kv, n);
 
@@ -30,8 +28,7 @@ kv_dup(const struct oci_kv *kv, size_t n)
   return r;
 }
 
-static void
-process_copy(struct oci_process *d, const struct oci_process *s)
+static void process_copy(struct oci_process *d, const struct oci_process *s)
 {
   *d = *s;
   d->cwd = xstrdup(s->cwd);
@@ -47,8 +44,7 @@ process_copy(struct oci_process *d, const struct oci_process *s)
   d->selinux_label = xstrdup(s->selinux_label);
 }
 
-static struct oci_mount *
-mounts_dup(const struct oci_mount *m, size_t n)
+static struct oci_mount *mounts_dup(const struct oci_mount *m, size_t n)
 {
   struct oci_mount *r = DUP_ARRAY(r, m, n);
 
@@ -61,8 +57,7 @@ mounts_dup(const struct oci_mount *m, size_t n)
   return r;
 }
 
-static void
-hooks_copy(struct oci_hooks *d, const struct oci_hooks *s)
+static void hooks_copy(struct oci_hooks *d, const struct oci_hooks *s)
 {
   for (int k = 0; k < OCI_HOOK_KINDS; k++) {
     size_t n = s->n[k];
@@ -77,8 +72,7 @@ hooks_copy(struct oci_hooks *d, const struct oci_hooks *s)
   }
 }
 
-static struct oci_resources *
-resources_dup(const struct oci_resources *s)
+static struct oci_resources *resources_dup(const struct oci_resources *s)
 {
   struct oci_resources *d = xmalloc(sizeof *d);
 
@@ -105,8 +99,7 @@ resources_dup(const struct oci_resources *s)
   return d;
 }
 
-struct oci_seccomp *
-oci_seccomp_dup(const struct oci_seccomp *s)
+struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s)
 {
   struct oci_seccomp *d;
 
@@ -132,8 +125,7 @@ oci_seccomp_dup(const struct oci_seccomp *s)
   return d;
 }
 
-static struct oci_linux *
-linux_dup(const struct oci_linux *s)
+static struct oci_linux *linux_dup(const struct oci_linux *s)
 {
   struct oci_linux *d = xmalloc(sizeof *d);
 
@@ -161,8 +153,7 @@ linux_dup(const struct oci_linux *s)
   return d;
 }
 
-struct oci_config *
-oci_config_dup(const struct oci_config *c)
+struct oci_config *oci_config_dup(const struct oci_config *c)
 {
   struct oci_config *d = xmalloc(sizeof *d);
 

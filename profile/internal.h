@@ -57,9 +57,9 @@ int caps_check_process(struct apply_ctx *x, struct oci_process *proc);
 int apply_namespaces(struct apply_ctx *x); /* linux.c */
 int apply_devices(struct apply_ctx *x);
 int apply_masks(struct apply_ctx *x);
-int apply_resources(struct apply_ctx *x);                         /* resources.c */
-int apply_mounts(struct apply_ctx *x);                            /* mounts.c */
-int apply_workspace(struct apply_ctx *x);                         /* workspace.c */
+int apply_resources(struct apply_ctx *x);                                 /* resources.c */
+int apply_mounts(struct apply_ctx *x);                                    /* mounts.c */
+int apply_workspace(struct apply_ctx *x);                                 /* workspace.c */
 struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p); /* seccomp.c */
 void oci_seccomp_release(struct oci_seccomp *s);
 

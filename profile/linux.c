@@ -16,16 +16,14 @@
 
 #include "common/util.h"
 
-static struct oci_linux *
-linux_of(struct oci_config *c)
+static struct oci_linux *linux_of(struct oci_config *c)
 {
   if (c->linux == NULL)
     c->linux = xmalloc0(sizeof *c->linux);
   return c->linux;
 }
 
-static bool
-host_ns_path(const char *path)
+static bool host_ns_path(const char *path)
 {
   static const char *const host[] = {"/proc/1/ns/", "/proc/self/ns/", "/proc/thread-self/ns/"};
   cleanup_free char *n = path_normalize(path);
@@ -36,8 +34,7 @@ host_ns_path(const char *path)
   return false;
 }
 
-static int
-check_joined(struct apply_ctx *x, const struct oci_namespace *ns)
+static int check_joined(struct apply_ctx *x, const struct oci_namespace *ns)
 {
   const char *name = oci_ns_name(ns->type);
   unsigned bit = 1u << ns->type;
@@ -55,8 +52,7 @@ check_joined(struct apply_ctx *x, const struct oci_namespace *ns)
   return 0;
 }
 
-int
-apply_namespaces(struct apply_ctx *x)
+int apply_namespaces(struct apply_ctx *x)
 {
   unsigned required = x->p->namespaces.required, seen = 0;
   struct oci_linux *l;
@@ -97,8 +93,7 @@ static const struct devdef default_devices[] = {
     {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},  {"/dev/console", 5, 1}, {"/dev/ptmx", 5, 2},
 };
 
-static bool
-default_device(int64_t major, int64_t minor)
+static bool default_device(int64_t major, int64_t minor)
 {
   for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
     if (default_devices[i].major == major && default_devices[i].minor == minor)
@@ -106,8 +101,7 @@ default_device(int64_t major, int64_t minor)
   return false;
 }
 
-static int
-check_device_nodes(struct apply_ctx *x, const struct oci_linux *l)
+static int check_device_nodes(struct apply_ctx *x, const struct oci_linux *l)
 {
   for (size_t i = 0; i < l->n_devices; i++) {
     const struct oci_device *d = &l->devices[i];
@@ -126,8 +120,7 @@ check_device_nodes(struct apply_ctx *x, const struct oci_linux *l)
   return 0;
 }
 
-static bool
-rule_grants_rw(const struct oci_device_cgroup *r)
+static bool rule_grants_rw(const struct oci_device_cgroup *r)
 {
   const char *acc = r->access ? r->access : "rwm";
 
@@ -135,8 +128,7 @@ rule_grants_rw(const struct oci_device_cgroup *r)
 }
 
 /* Read/write access the default devices need: c 1:3 ... and /dev/pts (136:*). */
-static bool
-rule_is_default(const struct oci_device_cgroup *r)
+static bool rule_is_default(const struct oci_device_cgroup *r)
 {
   if (r->type != 'c' || !r->has_major)
     return false;
@@ -145,8 +137,7 @@ rule_is_default(const struct oci_device_cgroup *r)
   return r->has_minor && default_device(r->major, r->minor);
 }
 
-static char *
-rule_text(const struct oci_device_cgroup *r)
+static char *rule_text(const struct oci_device_cgroup *r)
 {
   char maj[24] = "*", min[24] = "*";
 
@@ -158,16 +149,14 @@ rule_text(const struct oci_device_cgroup *r)
               r->access ? r->access : "rwm");
 }
 
-static bool
-is_deny_all(const struct oci_device_cgroup *r)
+static bool is_deny_all(const struct oci_device_cgroup *r)
 {
   return !r->allow && (r->type == 0 || r->type == 'a') && !r->has_major && !r->has_minor &&
          (r->access == NULL ||
           (strchr(r->access, 'r') && strchr(r->access, 'w') && strchr(r->access, 'm')));
 }
 
-static int
-apply_device_rules(struct apply_ctx *x, struct oci_resources *res)
+static int apply_device_rules(struct apply_ctx *x, struct oci_resources *res)
 {
   size_t o = 0;
 
@@ -199,8 +188,7 @@ apply_device_rules(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-int
-apply_devices(struct apply_ctx *x)
+int apply_devices(struct apply_ctx *x)
 {
   struct oci_linux *l;
 
@@ -214,8 +202,7 @@ apply_devices(struct apply_ctx *x)
   return apply_device_rules(x, l->resources);
 }
 
-static char *
-join_paths(char **v)
+static char *join_paths(char **v)
 {
   char *s = NULL;
 
@@ -227,8 +214,8 @@ join_paths(char **v)
   return s;
 }
 
-static void
-union_paths(struct apply_ctx *x, char ***dst, char **add, const char *field, const char *reason)
+static void union_paths(struct apply_ctx *x, char ***dst, char **add, const char *field,
+                        const char *reason)
 {
   cleanup_free char *old = join_paths(*dst);
   cleanup_free char *now = NULL;
@@ -246,8 +233,7 @@ union_paths(struct apply_ctx *x, char ***dst, char **add, const char *field, con
   change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s", reason);
 }
 
-int
-apply_masks(struct apply_ctx *x)
+int apply_masks(struct apply_ctx *x)
 {
   struct oci_linux *l;
 

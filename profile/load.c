@@ -16,8 +16,7 @@
 
 #define PROFILE_MAX_SIZE (1024 * 1024)
 
-static int
-read_file(const char *path, char **ret, size_t *ret_len, struct error *err)
+static int read_file(const char *path, char **ret, size_t *ret_len, struct error *err)
 {
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   cleanup_free char *buf = NULL;
@@ -50,8 +49,7 @@ read_file(const char *path, char **ret, size_t *ret_len, struct error *err)
   return 0;
 }
 
-int
-profile_load(const char *name_or_path, struct agent_profile **ret, struct error *err)
+int profile_load(const char *name_or_path, struct agent_profile **ret, struct error *err)
 {
   cleanup_free char *path = NULL;
   cleanup_free char *json = NULL;

@@ -16,20 +16,17 @@
 
 #include "common/util.h"
 
-bool
-mount_has_opt(const struct oci_mount *m, const char *opt)
+bool mount_has_opt(const struct oci_mount *m, const char *opt)
 {
   return strv_contains(m->options, opt);
 }
 
-bool
-mount_is_bind(const struct oci_mount *m)
+bool mount_is_bind(const struct oci_mount *m)
 {
   return streq(m->type, "bind") || mount_has_opt(m, "bind") || mount_has_opt(m, "rbind");
 }
 
-static void
-opt_remove(struct oci_mount *m, const char *opt, bool prefix)
+static void opt_remove(struct oci_mount *m, const char *opt, bool prefix)
 {
   size_t o = 0;
 
@@ -43,8 +40,7 @@ opt_remove(struct oci_mount *m, const char *opt, bool prefix)
     m->options[o] = NULL;
 }
 
-bool
-mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite)
+bool mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite)
 {
   bool changed = false;
 
@@ -59,8 +55,7 @@ mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite)
   return changed;
 }
 
-static char *
-opts_text(char **v)
+static char *opts_text(char **v)
 {
   char *s = xstrdup("");
 
@@ -72,16 +67,14 @@ opts_text(char **v)
   return s;
 }
 
-char *
-mount_describe(const struct oci_mount *m)
+char *mount_describe(const struct oci_mount *m)
 {
   cleanup_free char *o = opts_text(m->options);
 
   return xfmt("%s %s (%s)", m->type ? m->type : "(none)", m->source ? m->source : "(none)", o);
 }
 
-void
-mount_clear(struct oci_mount *m)
+void mount_clear(struct oci_mount *m)
 {
   free(m->destination);
   free(m->type);
@@ -90,8 +83,7 @@ mount_clear(struct oci_mount *m)
   memset(m, 0, sizeof *m);
 }
 
-struct oci_mount *
-mount_insert(struct oci_config *c, size_t at)
+struct oci_mount *mount_insert(struct oci_config *c, size_t at)
 {
   c->mounts = xrealloc(c->mounts, (c->n_mounts + 1) * sizeof *c->mounts);
   memmove(c->mounts + at + 1, c->mounts + at, (c->n_mounts - at) * sizeof *c->mounts);
@@ -100,16 +92,14 @@ mount_insert(struct oci_config *c, size_t at)
   return &c->mounts[at];
 }
 
-void
-mount_remove(struct oci_config *c, size_t at)
+void mount_remove(struct oci_config *c, size_t at)
 {
   mount_clear(&c->mounts[at]);
   memmove(c->mounts + at, c->mounts + at + 1, (c->n_mounts - at - 1) * sizeof *c->mounts);
   c->n_mounts--;
 }
 
-ssize_t
-mount_find(const struct oci_config *c, const char *dest)
+ssize_t mount_find(const struct oci_config *c, const char *dest)
 {
   for (size_t i = c->n_mounts; i-- > 0;) {
     cleanup_free char *d = path_normalize(c->mounts[i].destination ? c->mounts[i].destination : "");
@@ -120,8 +110,7 @@ mount_find(const struct oci_config *c, const char *dest)
   return -1;
 }
 
-const char *
-process_home(const struct oci_config *c)
+const char *process_home(const struct oci_config *c)
 {
   char **env = c->process ? c->process->env : NULL;
 
@@ -133,16 +122,14 @@ process_home(const struct oci_config *c)
   return NULL;
 }
 
-static const char *
-basename_of(const char *path)
+static const char *basename_of(const char *path)
 {
   const char *s = strrchr(path, '/');
   return s ? s + 1 : path;
 }
 
 /* Engine sockets: refuse the bind (H14). */
-static int
-check_socket(struct apply_ctx *x, size_t i, const struct oci_mount *m)
+static int check_socket(struct apply_ctx *x, size_t i, const struct oci_mount *m)
 {
   char **socks = x->p->mounts.deny_sockets;
   cleanup_free char *src = NULL;
@@ -164,14 +151,12 @@ check_socket(struct apply_ctx *x, size_t i, const struct oci_mount *m)
   return 0;
 }
 
-static bool
-is_workspace_dest(const struct apply_ctx *x, const char *dest)
+static bool is_workspace_dest(const struct apply_ctx *x, const char *dest)
 {
   return x->p->workspace.mode != PROFILE_WS_NONE && streq(dest, x->p->workspace.path);
 }
 
-static void
-harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *dest)
+static void harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *dest)
 {
   cleanup_free char *old = mount_describe(m);
   bool ro = x->p->mounts.readonly_binds && !is_workspace_dest(x, dest) &&
@@ -196,9 +181,8 @@ harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *dest)
                 : "host binds are nosuid,nodev");
 }
 
-static void
-scratch_opts(struct oci_mount *m, const struct profile_scratch *s, bool home,
-             const struct oci_config *c)
+static void scratch_opts(struct oci_mount *m, const struct profile_scratch *s, bool home,
+                         const struct oci_config *c)
 {
   strv_push(&m->options, "nosuid");
   strv_push(&m->options, "nodev");
@@ -219,9 +203,8 @@ scratch_opts(struct oci_mount *m, const struct profile_scratch *s, bool home,
 }
 
 /* An engine tmpfs at a scratch path: nosuid,nodev and at most the profile's size. */
-static void
-clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct profile_scratch *s,
-            const char *dest)
+static void clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct profile_scratch *s,
+                        const char *dest)
 {
   cleanup_free char *old = mount_describe(m);
   cleanup_free char *field = xfmt("mounts[%s]", dest);
@@ -247,8 +230,7 @@ clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct profile_scrat
              "scratch space is size-limited (scratch size %" PRIu64 ") and nosuid,nodev", s->size);
 }
 
-static void
-apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
+static void apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
 {
   bool home = streq(s->path, PROFILE_HOME_TOKEN);
   const char *path = home ? process_home(x->c) : s->path;
@@ -282,8 +264,7 @@ apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
              "writable scratch space%s on a read-only root, size-limited", home ? " (home)" : "");
 }
 
-int
-apply_mounts(struct apply_ctx *x)
+int apply_mounts(struct apply_ctx *x)
 {
   for (size_t i = 0; i < x->c->n_mounts; i++) {
     struct oci_mount *m = &x->c->mounts[i];

@@ -14,8 +14,7 @@
 
 #include "common/util.h"
 
-int
-pfail(struct pctx *c, const char *path, const char *fmt, ...)
+int pfail(struct pctx *c, const char *path, const char *fmt, ...)
 {
   char msg[512];
   va_list ap;
@@ -26,14 +25,12 @@ pfail(struct pctx *c, const char *path, const char *fmt, ...)
   return error_set(c->err, 0, "%s: %s: %s", c->file, path, msg);
 }
 
-char *
-path_join(const char *path, const char *key)
+char *path_join(const char *path, const char *key)
 {
   return path[0] ? xfmt("%s.%s", path, key) : xstrdup(key);
 }
 
-int
-get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
+int get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
 {
   if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
     return pfail(c, path, "expected true or false");
@@ -41,8 +38,7 @@ get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
   return 0;
 }
 
-int
-get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
+int get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
 {
   if (YAJL_IS_NULL(v)) {
     free(*ret);
@@ -56,8 +52,7 @@ get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
   return 0;
 }
 
-int
-get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
+int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
 {
   cleanup_strv char **r = xmalloc0(sizeof(char *));
 
@@ -78,8 +73,7 @@ get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
 }
 
 /* A size as "512m" or a number of bytes. */
-int
-get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -90,8 +84,7 @@ get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return pfail(c, path, "expected a size such as \"512m\" or a number of bytes");
 }
 
-int
-get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -103,8 +96,7 @@ get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 }
 
 /* CPUs as 2, 1.5 or "1.5" -> millicpus. */
-int
-get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   char buf[64];
   const char *s = NULL;
@@ -120,8 +112,7 @@ get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return pfail(c, path, "expected a CPU count such as 2 or \"1.5\"");
 }
 
-int
-get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -132,8 +123,7 @@ get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return pfail(c, path, "expected a duration such as \"7d\", \"12h\" or seconds");
 }
 
-int
-get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   uint64_t mask = 0;
 
@@ -153,8 +143,7 @@ get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return 0;
 }
 
-int
-get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
+int get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
 {
   unsigned mask = 0;
 
@@ -174,9 +163,8 @@ get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
   return 0;
 }
 
-static int
-walk_member(struct pctx *c, const char *path, yajl_val v, const struct pfield *f,
-            struct agent_profile *p)
+static int walk_member(struct pctx *c, const char *path, yajl_val v, const struct pfield *f,
+                       struct agent_profile *p)
 {
   char *base = (char *)p;
   void *dst = base + f->off;
@@ -217,9 +205,8 @@ walk_member(struct pctx *c, const char *path, yajl_val v, const struct pfield *f
 }
 
 /* Walk an object's members through a table; unknown members are errors. */
-int
-walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
-            struct agent_profile *p)
+int walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
+                struct agent_profile *p)
 {
   if (!YAJL_IS_OBJECT(v))
     return pfail(c, path[0] ? path : "(document)", "expected an object");
@@ -238,31 +225,27 @@ walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *f
   return 0;
 }
 
-void
-profile_egress_clear(struct profile_egress *e)
+void profile_egress_clear(struct profile_egress *e)
 {
   strv_free(e->allow);
   strv_free(e->dns_upstream);
   memset(e, 0, sizeof *e);
 }
 
-void
-profile_egress_copy(struct profile_egress *d, const struct profile_egress *s)
+void profile_egress_copy(struct profile_egress *d, const struct profile_egress *s)
 {
   *d = *s;
   d->allow = strv_dup(s->allow);
   d->dns_upstream = strv_dup(s->dns_upstream);
 }
 
-void
-profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
+void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
 {
   *d = *s;
   d->dir = xstrdup(s->dir);
 }
 
-void
-profile_free(struct agent_profile *p)
+void profile_free(struct agent_profile *p)
 {
   if (p == NULL)
     return;
@@ -285,8 +268,7 @@ profile_free(struct agent_profile *p)
   free(p);
 }
 
-static yajl_val
-find_member(yajl_val v, const char *key)
+static yajl_val find_member(yajl_val v, const char *key)
 {
   if (!YAJL_IS_OBJECT(v))
     return NULL;
@@ -296,8 +278,8 @@ find_member(yajl_val v, const char *key)
   return NULL;
 }
 
-static int
-tree_parse(const char *json, size_t len, const char *file, yajl_val *ret, struct error *err)
+static int tree_parse(const char *json, size_t len, const char *file, yajl_val *ret,
+                      struct error *err)
 {
   char ebuf[256] = "";
   cleanup_free char *text = xstrndup(json, len);
@@ -315,9 +297,8 @@ tree_parse(const char *json, size_t len, const char *file, yajl_val *ret, struct
 }
 
 /* Lay the document `json` over *p (already holding the base). */
-static int
-overlay(const char *json, size_t len, const char *file, struct agent_profile *p, bool is_base,
-        struct error *err)
+static int overlay(const char *json, size_t len, const char *file, struct agent_profile *p,
+                   bool is_base, struct error *err)
 {
   struct pctx c = {.file = file, .err = err};
   yajl_val tree = NULL;
@@ -333,9 +314,8 @@ overlay(const char *json, size_t len, const char *file, struct agent_profile *p,
 }
 
 /* The base named by "extends" in an already parsed document. */
-static int
-base_for(const char *json, size_t len, const char *file, struct agent_profile **ret,
-         struct error *err)
+static int base_for(const char *json, size_t len, const char *file, struct agent_profile **ret,
+                    struct error *err)
 {
   yajl_val tree = NULL, ext;
   cleanup_free char *base = NULL;
@@ -362,9 +342,8 @@ base_for(const char *json, size_t len, const char *file, struct agent_profile **
                    file, base);
 }
 
-int
-profile_parse(const char *json, size_t len, const char *file, struct agent_profile **ret,
-              struct error *err)
+int profile_parse(const char *json, size_t len, const char *file, struct agent_profile **ret,
+                  struct error *err)
 {
   struct agent_profile *p = NULL;
 
@@ -380,8 +359,7 @@ profile_parse(const char *json, size_t len, const char *file, struct agent_profi
   return 0;
 }
 
-int
-profile_builtin(const char *name, struct agent_profile **ret, struct error *err)
+int profile_builtin(const char *name, struct agent_profile **ret, struct error *err)
 {
   const char *json = profile_builtin_json(name);
   cleanup_free char *file = NULL;

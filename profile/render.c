@@ -15,8 +15,7 @@
 
 #include "common/util.h"
 
-void
-gen_str(yajl_gen g, const char *s)
+void gen_str(yajl_gen g, const char *s)
 {
   if (s == NULL)
     yajl_gen_null(g);
@@ -24,29 +23,25 @@ gen_str(yajl_gen g, const char *s)
     yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-void
-gen_key_str(yajl_gen g, const char *k, const char *v)
+void gen_key_str(yajl_gen g, const char *k, const char *v)
 {
   gen_str(g, k);
   gen_str(g, v);
 }
 
-void
-gen_key_u64(yajl_gen g, const char *k, uint64_t v)
+void gen_key_u64(yajl_gen g, const char *k, uint64_t v)
 {
   gen_str(g, k);
   yajl_gen_integer(g, v > INT64_MAX ? INT64_MAX : (long long)v);
 }
 
-void
-gen_key_bool(yajl_gen g, const char *k, bool v)
+void gen_key_bool(yajl_gen g, const char *k, bool v)
 {
   gen_str(g, k);
   yajl_gen_bool(g, v);
 }
 
-void
-gen_key_strv(yajl_gen g, const char *k, char **v)
+void gen_key_strv(yajl_gen g, const char *k, char **v)
 {
   gen_str(g, k);
   yajl_gen_array_open(g);
@@ -55,8 +50,7 @@ gen_key_strv(yajl_gen g, const char *k, char **v)
   yajl_gen_array_close(g);
 }
 
-int
-gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
+int gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
 {
   const unsigned char *buf = NULL;
   size_t len = 0;
@@ -72,14 +66,12 @@ gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
   return 0;
 }
 
-const char *
-egress_default_name(enum profile_egress_default d)
+const char *egress_default_name(enum profile_egress_default d)
 {
   return d == PROFILE_EGRESS_DENY ? "deny" : d == PROFILE_EGRESS_ALLOW ? "allow" : "off";
 }
 
-void
-gen_egress(yajl_gen g, const struct profile_egress *e)
+void gen_egress(yajl_gen g, const struct profile_egress *e)
 {
   yajl_gen_map_open(g);
   gen_key_str(g, "default", egress_default_name(e->def));
@@ -92,8 +84,7 @@ gen_egress(yajl_gen g, const struct profile_egress *e)
   yajl_gen_map_close(g);
 }
 
-void
-gen_audit(yajl_gen g, const struct profile_audit *a)
+void gen_audit(yajl_gen g, const struct profile_audit *a)
 {
   yajl_gen_map_open(g);
   gen_key_bool(g, "enabled", a->enabled);
@@ -103,8 +94,7 @@ gen_audit(yajl_gen g, const struct profile_audit *a)
   yajl_gen_map_close(g);
 }
 
-void
-gen_retention(yajl_gen g, const struct profile_retention *r)
+void gen_retention(yajl_gen g, const struct profile_retention *r)
 {
   gen_str(g, "retention");
   yajl_gen_map_open(g);
@@ -113,8 +103,7 @@ gen_retention(yajl_gen g, const struct profile_retention *r)
   yajl_gen_map_close(g);
 }
 
-static void
-gen_change(yajl_gen g, const struct profile_change *c)
+static void gen_change(yajl_gen g, const struct profile_change *c)
 {
   yajl_gen_map_open(g);
   gen_key_str(g, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
@@ -125,8 +114,7 @@ gen_change(yajl_gen g, const struct profile_change *c)
   yajl_gen_map_close(g);
 }
 
-static void
-gen_workspace(yajl_gen g, const struct profile_result *r)
+static void gen_workspace(yajl_gen g, const struct profile_result *r)
 {
   gen_str(g, "workspace");
   yajl_gen_map_open(g);
@@ -148,9 +136,8 @@ gen_workspace(yajl_gen g, const struct profile_result *r)
   yajl_gen_map_close(g);
 }
 
-int
-profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
-                     struct error *err)
+int profile_changes_json(const struct profile_result *r, char **ret_json, size_t *ret_len,
+                         struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
 
@@ -177,8 +164,7 @@ profile_changes_json(const struct profile_result *r, char **ret_json, size_t *re
   return gen_finish(g, ret_json, ret_len, err);
 }
 
-char *
-profile_changes_text(const struct profile_result *r)
+char *profile_changes_text(const struct profile_result *r)
 {
   char *out = NULL;
   size_t len = 0;
@@ -203,8 +189,7 @@ profile_changes_text(const struct profile_result *r)
   return out;
 }
 
-static char *
-json_str_dup(yajl_val obj, const char *key)
+static char *json_str_dup(yajl_val obj, const char *key)
 {
   const char *path[] = {key, NULL};
   yajl_val v = yajl_tree_get(obj, path, yajl_t_string);
@@ -212,8 +197,7 @@ json_str_dup(yajl_val obj, const char *key)
   return v ? xstrdup(YAJL_GET_STRING(v)) : NULL;
 }
 
-int
-profile_changes_text_from_json(const char *json, char **ret, struct error *err)
+int profile_changes_text_from_json(const char *json, char **ret, struct error *err)
 {
   const char *pname[] = {"profile", NULL}, *pchanges[] = {"changes", NULL};
   struct profile_result *r = xmalloc0(sizeof *r);

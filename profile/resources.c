@@ -20,16 +20,14 @@ struct limit_rule {
   char *(*fmt)(uint64_t);
 };
 
-static char *
-fmt_count(uint64_t v)
+static char *fmt_count(uint64_t v)
 {
   return xfmt("%" PRIu64, v);
 }
 
 /* The value the container gets: *ret_set false = unlimited. */
-static int
-decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_set, uint64_t engine,
-       bool *ret_set, uint64_t *ret)
+static int decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_set, uint64_t engine,
+                  bool *ret_set, uint64_t *ret)
 {
   bool set = engine_set || r->l->has_default;
   uint64_t v = engine_set ? engine : r->l->def;
@@ -66,8 +64,8 @@ decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_set, uint64_
   return 0;
 }
 
-static void
-record(struct apply_ctx *x, const struct limit_rule *r, bool was_set, uint64_t was, uint64_t now)
+static void record(struct apply_ctx *x, const struct limit_rule *r, bool was_set, uint64_t was,
+                   uint64_t now)
 {
   cleanup_free char *o = was_set ? r->fmt(was) : NULL;
   cleanup_free char *n = r->fmt(now);
@@ -81,8 +79,7 @@ record(struct apply_ctx *x, const struct limit_rule *r, bool was_set, uint64_t w
                r->profile_key);
 }
 
-static int
-do_memory(struct apply_ctx *x, struct oci_resources *res)
+static int do_memory(struct apply_ctx *x, struct oci_resources *res)
 {
   const struct profile_loosen *lo = &x->p->annotations.loosen;
   struct limit_rule r = {"linux.resources.memory.limit",
@@ -115,8 +112,7 @@ do_memory(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-static int
-do_pids(struct apply_ctx *x, struct oci_resources *res)
+static int do_pids(struct apply_ctx *x, struct oci_resources *res)
 {
   const struct profile_loosen *lo = &x->p->annotations.loosen;
   struct limit_rule r = {"linux.resources.pids.limit",
@@ -141,8 +137,7 @@ do_pids(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-static int
-do_cpus(struct apply_ctx *x, struct oci_resources *res)
+static int do_cpus(struct apply_ctx *x, struct oci_resources *res)
 {
   const struct profile_loosen *lo = &x->p->annotations.loosen;
   struct limit_rule r = {"linux.resources.cpu (quota/period)",
@@ -175,8 +170,7 @@ do_cpus(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-int
-apply_resources(struct apply_ctx *x)
+int apply_resources(struct apply_ctx *x)
 {
   const struct agent_profile *p = x->p;
   struct oci_resources *res;

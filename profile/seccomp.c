@@ -42,8 +42,8 @@ static const char *const native_arches[] = {
     NULL,
 };
 
-static struct oci_seccomp_syscall *
-add_rule(struct oci_seccomp *s, const char *name, uint32_t errno_ret)
+static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *name,
+                                            uint32_t errno_ret)
 {
   struct oci_seccomp_syscall *sc;
 
@@ -57,8 +57,7 @@ add_rule(struct oci_seccomp *s, const char *name, uint32_t errno_ret)
   return sc;
 }
 
-static void
-add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t value)
+static void add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t value)
 {
   sc->args = xmalloc(sizeof *sc->args);
   sc->n_args = 1;
@@ -66,8 +65,7 @@ add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t 
       .index = index, .value = mask, .value_two = value, .op = xstrdup("SCMP_CMP_MASKED_EQ")};
 }
 
-struct oci_seccomp *
-profile_seccomp_build(const struct agent_profile *p)
+struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
 {
   uint32_t eno = p->seccomp.errno_ret ? p->seccomp.errno_ret : EPERM;
   struct oci_seccomp *s;
@@ -90,8 +88,7 @@ profile_seccomp_build(const struct agent_profile *p)
   return s;
 }
 
-void
-oci_seccomp_release(struct oci_seccomp *s)
+void oci_seccomp_release(struct oci_seccomp *s)
 {
   if (s == NULL)
     return;

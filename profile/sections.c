@@ -31,8 +31,7 @@
     NULL, P_SKIP, 0, 0, NULL, NULL                                                                 \
   }
 
-static int
-ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   int m = YAJL_IS_STRING(v) ? profile_ws_mode_from_name(YAJL_GET_STRING(v)) : -1;
 
@@ -42,8 +41,7 @@ ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
   return 0;
 }
 
-static int
-ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   unsigned mask = 0;
 
@@ -63,8 +61,7 @@ ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
   return 0;
 }
 
-static int
-octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *ret)
+static int octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *ret)
 {
   const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
   char *end = NULL;
@@ -78,8 +75,7 @@ octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *ret)
 }
 
 /* One scratch entry: {"path", "size", "mode", "noexec"}. */
-static int
-scratch_entry(struct pctx *c, const char *path, yajl_val v, struct profile_scratch *s)
+static int scratch_entry(struct pctx *c, const char *path, yajl_val v, struct profile_scratch *s)
 {
   static const char *const keys[] = {"path", "size", "mode", "noexec"};
 
@@ -110,8 +106,7 @@ scratch_entry(struct pctx *c, const char *path, yajl_val v, struct profile_scrat
   return 0;
 }
 
-static int
-scratch(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int scratch(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   struct profile_scratch *list;
   size_t n;
@@ -138,8 +133,7 @@ scratch(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
   return 0;
 }
 
-static int
-seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 4095)
     return pfail(c, path, "expected an errno number between 1 and 4095");
@@ -147,8 +141,7 @@ seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct agent_profile
   return 0;
 }
 
-static int
-egress_default(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+static int egress_default(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
 
@@ -284,8 +277,7 @@ static const struct pfield top_fields[] = {
     FEND,
 };
 
-int
-parse_document(struct pctx *c, yajl_val v, struct agent_profile *p)
+int parse_document(struct pctx *c, yajl_val v, struct agent_profile *p)
 {
   return walk_object(c, "", v, top_fields, p);
 }

@@ -9,15 +9,13 @@
 
 #include "common/util.h"
 
-static void
-gen_size(yajl_gen g, const char *k, uint64_t v)
+static void gen_size(yajl_gen g, const char *k, uint64_t v)
 {
   cleanup_free char *s = fmt_size(v);
   gen_key_str(g, k, s);
 }
 
-static void
-gen_caps(yajl_gen g, const char *k, uint64_t mask)
+static void gen_caps(yajl_gen g, const char *k, uint64_t mask)
 {
   gen_str(g, k);
   yajl_gen_array_open(g);
@@ -27,8 +25,7 @@ gen_caps(yajl_gen g, const char *k, uint64_t mask)
   yajl_gen_array_close(g);
 }
 
-static void
-gen_ns(yajl_gen g, const char *k, unsigned mask)
+static void gen_ns(yajl_gen g, const char *k, unsigned mask)
 {
   gen_str(g, k);
   yajl_gen_array_open(g);
@@ -38,8 +35,8 @@ gen_ns(yajl_gen g, const char *k, unsigned mask)
   yajl_gen_array_close(g);
 }
 
-static void
-gen_limit(yajl_gen g, const char *k, const struct profile_limit *l, char *(*fmt)(uint64_t))
+static void gen_limit(yajl_gen g, const char *k, const struct profile_limit *l,
+                      char *(*fmt)(uint64_t))
 {
   gen_str(g, k);
   yajl_gen_map_open(g);
@@ -60,21 +57,18 @@ gen_limit(yajl_gen g, const char *k, const struct profile_limit *l, char *(*fmt)
   yajl_gen_map_close(g);
 }
 
-static char *
-fmt_plain(uint64_t v)
+static char *fmt_plain(uint64_t v)
 {
   return xfmt("%" PRIu64, v);
 }
 
-static void
-gen_opt(yajl_gen g, const char *k, bool has, uint64_t v, char *(*fmt)(uint64_t))
+static void gen_opt(yajl_gen g, const char *k, bool has, uint64_t v, char *(*fmt)(uint64_t))
 {
   cleanup_free char *s = has ? fmt(v) : NULL;
   gen_key_str(g, k, s);
 }
 
-static void
-gen_workspace(yajl_gen g, const struct agent_profile *p)
+static void gen_workspace(yajl_gen g, const struct agent_profile *p)
 {
   gen_str(g, "workspace");
   yajl_gen_map_open(g);
@@ -99,8 +93,7 @@ gen_workspace(yajl_gen g, const struct agent_profile *p)
   yajl_gen_array_close(g);
 }
 
-static void
-gen_security(yajl_gen g, const struct agent_profile *p)
+static void gen_security(yajl_gen g, const struct agent_profile *p)
 {
   gen_str(g, "capabilities");
   yajl_gen_map_open(g);
@@ -139,8 +132,7 @@ gen_security(yajl_gen g, const struct agent_profile *p)
   yajl_gen_map_close(g);
 }
 
-static void
-gen_annotations(yajl_gen g, const struct agent_profile *p)
+static void gen_annotations(yajl_gen g, const struct agent_profile *p)
 {
   const struct profile_loosen *l = &p->annotations.loosen;
 
@@ -164,8 +156,8 @@ gen_annotations(yajl_gen g, const struct agent_profile *p)
   yajl_gen_map_close(g);
 }
 
-int
-profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_len, struct error *err)
+int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_len,
+                    struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
 

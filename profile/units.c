@@ -6,8 +6,7 @@
 
 #include "common/util.h"
 
-static int
-mul_check(uint64_t v, uint64_t m, uint64_t *ret)
+static int mul_check(uint64_t v, uint64_t m, uint64_t *ret)
 {
   if (m != 0 && v > UINT64_MAX / m) {
     errno = ERANGE;
@@ -18,8 +17,7 @@ mul_check(uint64_t v, uint64_t m, uint64_t *ret)
 }
 
 /* Split "123abc" into the number and the suffix. */
-static int
-leading_u64(const char *s, uint64_t *ret, const char **ret_suffix)
+static int leading_u64(const char *s, uint64_t *ret, const char **ret_suffix)
 {
   char digits[32];
   size_t n = 0;
@@ -38,8 +36,7 @@ leading_u64(const char *s, uint64_t *ret, const char **ret_suffix)
   return 0;
 }
 
-int
-profile_parse_size(const char *s, uint64_t *ret)
+int profile_parse_size(const char *s, uint64_t *ret)
 {
   static const char units[] = "kmgt";
   const char *suffix = NULL;
@@ -69,8 +66,7 @@ profile_parse_size(const char *s, uint64_t *ret)
   return mul_check(v, m, ret);
 }
 
-int
-profile_parse_cpus(const char *s, uint64_t *ret)
+int profile_parse_cpus(const char *s, uint64_t *ret)
 {
   const char *frac = NULL;
   uint64_t whole, milli = 0, scale = 100;
@@ -99,8 +95,7 @@ bad:
   return -1;
 }
 
-int
-profile_parse_duration(const char *s, uint64_t *ret)
+int profile_parse_duration(const char *s, uint64_t *ret)
 {
   const char *suffix = NULL;
   uint64_t v, m;
@@ -140,14 +135,12 @@ static const char *const ws_mode_names[] = {
     [PROFILE_WS_OVERLAY] = "overlay", [PROFILE_WS_BIND] = "bind",
 };
 
-const char *
-profile_ws_mode_name(enum profile_ws_mode m)
+const char *profile_ws_mode_name(enum profile_ws_mode m)
 {
   return (size_t)m < ARRAY_SIZE(ws_mode_names) ? ws_mode_names[m] : "?";
 }
 
-int
-profile_ws_mode_from_name(const char *s)
+int profile_ws_mode_from_name(const char *s)
 {
   for (size_t i = 0; i < ARRAY_SIZE(ws_mode_names); i++)
     if (streq(s, ws_mode_names[i]))
@@ -157,8 +150,7 @@ profile_ws_mode_from_name(const char *s)
 
 /* Lexical normalisation: "//a/./b/../c/" -> "/a/c".  No symlinks are
  * followed (nothing here touches the filesystem). */
-char *
-path_normalize(const char *path)
+char *path_normalize(const char *path)
 {
   size_t len = strlen(path);
   char *out = xmalloc(len + 2);
@@ -193,8 +185,7 @@ path_normalize(const char *path)
   return out;
 }
 
-bool
-path_is_under(const char *path, const char *dir)
+bool path_is_under(const char *path, const char *dir)
 {
   size_t n = strlen(dir);
 
@@ -203,8 +194,7 @@ path_is_under(const char *path, const char *dir)
   return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-bool
-path_is_normal_abs(const char *path)
+bool path_is_normal_abs(const char *path)
 {
   char *n;
   bool ok;
@@ -217,8 +207,7 @@ path_is_normal_abs(const char *path)
   return ok;
 }
 
-char *
-fmt_size(uint64_t v)
+char *fmt_size(uint64_t v)
 {
   static const char units[] = "kmgt";
   int u = -1;
@@ -230,8 +219,7 @@ fmt_size(uint64_t v)
   return u < 0 ? xfmt("%" PRIu64, v) : xfmt("%" PRIu64 "%c", v, units[u]);
 }
 
-char *
-fmt_cpus(uint64_t milli)
+char *fmt_cpus(uint64_t milli)
 {
   if (milli % 1000 == 0)
     return xfmt("%" PRIu64, milli / 1000);

@@ -9,8 +9,7 @@
 
 #include "common/util.h"
 
-static int
-check_abs_list(struct pctx *c, const char *field, char **v)
+static int check_abs_list(struct pctx *c, const char *field, char **v)
 {
   for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
     if (!path_is_normal_abs(v[i])) {
@@ -21,8 +20,7 @@ check_abs_list(struct pctx *c, const char *field, char **v)
   return 0;
 }
 
-static bool
-relative_ok(const char *rel)
+static bool relative_ok(const char *rel)
 {
   size_t n = strlen(rel);
   cleanup_free char *abs = NULL;
@@ -35,8 +33,7 @@ relative_ok(const char *rel)
   return streq(abs, norm) && !streq(norm, "/");
 }
 
-static int
-check_workspace(struct pctx *c, const struct agent_profile *p)
+static int check_workspace(struct pctx *c, const struct agent_profile *p)
 {
   char **prot = p->workspace.protected;
 
@@ -58,8 +55,7 @@ check_workspace(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
-static int
-check_scratch(struct pctx *c, const struct agent_profile *p)
+static int check_scratch(struct pctx *c, const struct agent_profile *p)
 {
   for (size_t i = 0; i < p->n_scratch; i++) {
     const char *path = p->scratch[i].path;
@@ -72,8 +68,7 @@ check_scratch(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
-static int
-check_seccomp(struct pctx *c, const struct agent_profile *p)
+static int check_seccomp(struct pctx *c, const struct agent_profile *p)
 {
   char **deny = p->seccomp.deny;
 
@@ -90,8 +85,7 @@ check_seccomp(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
-static int
-check_caps(struct pctx *c, const struct agent_profile *p)
+static int check_caps(struct pctx *c, const struct agent_profile *p)
 {
   int net_admin = oci_cap_from_name("NET_ADMIN");
   uint64_t both = p->caps.ceiling & p->caps.trim;
@@ -107,16 +101,14 @@ check_caps(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
-static int
-check_limit(struct pctx *c, const char *field, const struct profile_limit *l)
+static int check_limit(struct pctx *c, const char *field, const struct profile_limit *l)
 {
   if (l->has_default && l->has_max && l->def > l->max)
     return pfail(c, field, "default is above max");
   return 0;
 }
 
-int
-validate_profile(struct pctx *c, const struct agent_profile *p)
+int validate_profile(struct pctx *c, const struct agent_profile *p)
 {
   if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
       check_caps(c, p) < 0)

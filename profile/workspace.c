@@ -16,14 +16,12 @@
 
 #include "common/util.h"
 
-bool
-profile_mount_is_workspace(const struct oci_mount *m)
+bool profile_mount_is_workspace(const struct oci_mount *m)
 {
   return streq(m->type, "overlay") && strv_contains(m->options, PROFILE_OPT_WORKSPACE);
 }
 
-int
-profile_mount_protect_kind(const struct oci_mount *m)
+int profile_mount_protect_kind(const struct oci_mount *m)
 {
   if (!streq(m->type, PROFILE_PROTECT_TYPE))
     return 0;
@@ -34,8 +32,7 @@ profile_mount_protect_kind(const struct oci_mount *m)
   return 0;
 }
 
-static int
-strictness(enum profile_ws_mode m)
+static int strictness(enum profile_ws_mode m)
 {
   return m == PROFILE_WS_TMPFS ? 0 : m == PROFILE_WS_OVERLAY ? 1 : 2;
 }
@@ -48,8 +45,7 @@ struct ws_state {
   enum profile_ws_mode mode;
 };
 
-static int
-choose_mode(struct apply_ctx *x, struct ws_state *w)
+static int choose_mode(struct apply_ctx *x, struct ws_state *w)
 {
   enum profile_ws_mode m = x->p->workspace.mode;
   const struct oci_mount *em = w->idx >= 0 ? &x->c->mounts[w->idx] : NULL;
@@ -76,8 +72,7 @@ choose_mode(struct apply_ctx *x, struct ws_state *w)
   return 0;
 }
 
-static void
-set_tmpfs(struct apply_ctx *x, struct ws_state *w)
+static void set_tmpfs(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m;
   cleanup_free char *old = NULL;
@@ -132,8 +127,7 @@ done:
   x->r->workspace.size = size;
 }
 
-static void
-set_bind(struct apply_ctx *x, struct ws_state *w)
+static void set_bind(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m = &x->c->mounts[w->idx];
   cleanup_free char *old = mount_describe(m);
@@ -160,8 +154,7 @@ set_bind(struct apply_ctx *x, struct ws_state *w)
              w->readonly ? "the workspace is read-only" : "the workspace bind is nosuid,nodev");
 }
 
-static void
-set_overlay(struct apply_ctx *x, struct ws_state *w)
+static void set_overlay(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m = &x->c->mounts[w->idx];
   cleanup_free char *old = NULL;
@@ -187,8 +180,7 @@ set_overlay(struct apply_ctx *x, struct ws_state *w)
              "reach it only on `agentrt workspace ID commit`");
 }
 
-static void
-add_protected(struct apply_ctx *x, const char *ws)
+static void add_protected(struct apply_ctx *x, const char *ws)
 {
   char **prot = x->p->workspace.protected;
   size_t n = strv_len(prot);
@@ -221,8 +213,7 @@ add_protected(struct apply_ctx *x, const char *ws)
   }
 }
 
-static void
-record_mode(struct apply_ctx *x, const struct ws_state *w)
+static void record_mode(struct apply_ctx *x, const struct ws_state *w)
 {
   static const char *const why[] = {
       [PROFILE_WS_TMPFS] = "scratch workspace, discarded with the container",
@@ -236,8 +227,7 @@ record_mode(struct apply_ctx *x, const struct ws_state *w)
              w->readonly ? " (read-only)" : "", why[w->mode]);
 }
 
-int
-apply_workspace(struct apply_ctx *x)
+int apply_workspace(struct apply_ctx *x)
 {
   struct ws_state w = {.path = x->p->workspace.path, .idx = -1};
   const struct oci_mount *em;

@@ -11,8 +11,7 @@
 #include "runtime/audit_cmd.h"
 #include "runtime/fsutil.h"
 
-void
-audit_cli_event(const char *root, const char *id, const char *kind, const char *fields)
+void audit_cli_event(const char *root, const char *id, const char *kind, const char *fields)
 {
   cleanup_free char *marker = xfmt("%s/%s/audit", root, id);
   cleanup_free char *trail = NULL;
@@ -28,8 +27,7 @@ audit_cli_event(const char *root, const char *id, const char *kind, const char *
     log_warning("audit `%s`: record %s: %s", id, kind, err.msg);
 }
 
-struct audit_log *
-audit_cli_open(int state_dirfd, const char *id)
+struct audit_log *audit_cli_open(int state_dirfd, const char *id)
 {
   cleanup_free char *trail = NULL;
   struct audit_log *l = NULL;
@@ -45,9 +43,8 @@ audit_cli_open(int state_dirfd, const char *id)
   return l;
 }
 
-void
-audit_cli_exec(const char *root, const char *id, char *const *argv, pid_t pid, bool tty,
-               bool detach)
+void audit_cli_exec(const char *root, const char *id, char *const *argv, pid_t pid, bool tty,
+                    bool detach)
 {
   struct jbuf b = {0};
 
@@ -60,8 +57,7 @@ audit_cli_exec(const char *root, const char *id, char *const *argv, pid_t pid, b
   jb_free(&b);
 }
 
-void
-audit_cli_kill(const char *root, const char *id, int sig, bool all)
+void audit_cli_kill(const char *root, const char *id, int sig, bool all)
 {
   struct jbuf b = {0};
   const char *name = sigabbrev_np(sig);

@@ -44,16 +44,14 @@ struct audit_args {
   struct audit_filter filter;
 };
 
-static void
-usage(void)
+static void usage(void)
 {
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n");
 }
 
-static int
-parse_args(int argc, char **argv, struct audit_args *a, struct error *err)
+static int parse_args(int argc, char **argv, struct audit_args *a, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
   const char *val;
@@ -111,8 +109,7 @@ again:
   return validate_container_id(a->id, err) < 0 ? -1 : 0;
 }
 
-static char *
-find_trail(const struct global_opts *g, const struct audit_args *a)
+static char *find_trail(const struct global_opts *g, const struct audit_args *a)
 {
   cleanup_free char *marker = xfmt("%s/%s/audit", g->root, a->id);
   char *trail = NULL;
@@ -126,8 +123,7 @@ find_trail(const struct global_opts *g, const struct audit_args *a)
   return audit_trail_dir(g->root, NULL, a->id);
 }
 
-static int
-open_trail(const char *trail, const char *id, struct error *err)
+static int open_trail(const char *trail, const char *id, struct error *err)
 {
   int fd = open(trail, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -144,8 +140,7 @@ struct printer {
   bool saw_delete;
 };
 
-static int
-print_line(void *ctx, const char *line, size_t len)
+static int print_line(void *ctx, const char *line, size_t len)
 {
   struct printer *p = ctx;
 
@@ -165,8 +160,7 @@ print_line(void *ctx, const char *line, size_t len)
   return 0;
 }
 
-static int
-show(int fd, const struct audit_args *a, struct error *err)
+static int show(int fd, const struct audit_args *a, struct error *err)
 {
   struct printer p = {.a = a};
   struct audit_pos pos = {0};
@@ -194,8 +188,7 @@ fail:
   return -1;
 }
 
-static int
-verify(int fd, const char *id, struct error *err)
+static int verify(int fd, const char *id, struct error *err)
 {
   struct audit_verify_result r;
 
@@ -210,8 +203,7 @@ verify(int fd, const char *id, struct error *err)
   return 0;
 }
 
-static int
-purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
+static int purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
 {
   cleanup_free char *state = xfmt("%s/%s", g->root, id);
   cleanup_free char *parent = xstrdup(trail);
@@ -227,8 +219,7 @@ purge(const struct global_opts *g, const char *trail, const char *id, struct err
   return 0;
 }
 
-int
-cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
+int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct audit_args a = {0};
   cleanup_free char *trail = NULL;

@@ -20,8 +20,7 @@
 #include "common/util.h"
 #include "runtime/process.h"
 
-static void
-cleanup_cap(cap_t *c)
+static void cleanup_cap(cap_t *c)
 {
   if (*c != NULL)
     cap_free(*c);
@@ -29,8 +28,7 @@ cleanup_cap(cap_t *c)
 #define cleanup_cap_t __attribute__((cleanup(cleanup_cap)))
 
 /* Highest capability number of the running kernel. */
-static int
-cap_last(void)
+static int cap_last(void)
 {
   int n = (int)cap_max_bits();
   int last = n > 0 ? n - 1 : CAP_LAST_CAP;
@@ -42,8 +40,7 @@ cap_last(void)
 }
 
 /* "CAP_SYS_ADMIN" for messages. */
-static void
-cap_label(int c, char *buf, size_t n)
+static void cap_label(int c, char *buf, size_t n)
 {
   char *name = cap_to_name(c);
 
@@ -57,8 +54,7 @@ cap_label(int c, char *buf, size_t n)
   cap_free(name);
 }
 
-int
-caps_raise_effective(struct error *err)
+int caps_raise_effective(struct error *err)
 {
   cleanup_cap_t cap_t cur = cap_get_proc();
   int last = cap_last();
@@ -77,8 +73,7 @@ caps_raise_effective(struct error *err)
   return 0;
 }
 
-static int
-drop_bounding(uint64_t keep, int last, struct error *err)
+static int drop_bounding(uint64_t keep, int last, struct error *err)
 {
   char label[64];
 
@@ -96,8 +91,7 @@ drop_bounding(uint64_t keep, int last, struct error *err)
 }
 
 /* Put the bits of mask into flag of caps (up to the kernel's last cap). */
-static void
-set_flag_bits(cap_t caps, cap_flag_t flag, uint64_t mask, int last)
+static void set_flag_bits(cap_t caps, cap_flag_t flag, uint64_t mask, int last)
 {
   for (int c = 0; c < 64; c++) {
     cap_value_t cv = c;
@@ -112,8 +106,7 @@ set_flag_bits(cap_t caps, cap_flag_t flag, uint64_t mask, int last)
   }
 }
 
-static int
-set_main_sets(uint64_t eff, uint64_t perm, uint64_t inh, int last, struct error *err)
+static int set_main_sets(uint64_t eff, uint64_t perm, uint64_t inh, int last, struct error *err)
 {
   cleanup_cap_t cap_t caps = cap_init();
   char label[64];
@@ -133,8 +126,7 @@ set_main_sets(uint64_t eff, uint64_t perm, uint64_t inh, int last, struct error 
   return 0;
 }
 
-static int
-set_ambient(uint64_t amb, int last, struct error *err)
+static int set_ambient(uint64_t amb, int last, struct error *err)
 {
   char label[64];
 
@@ -152,8 +144,7 @@ set_ambient(uint64_t amb, int last, struct error *err)
   return 0;
 }
 
-int
-caps_apply(const struct oci_caps *caps, bool has_caps, struct error *err)
+int caps_apply(const struct oci_caps *caps, bool has_caps, struct error *err)
 {
   static const struct oci_caps none;
   const struct oci_caps *c = has_caps && caps != NULL ? caps : &none;

@@ -27,8 +27,8 @@ int opt_next(struct opt_iter *it, const struct opt_spec *specs, int *ret_id, con
 
   for (const struct opt_spec *s = specs; s->name != NULL; s++) {
     bool match_long = strlen(s->name) == namelen && strncmp(s->name, name, namelen) == 0;
-    bool match_short = s->short_name != 0 && arg[1] != '-' && namelen == 1 &&
-                       name[0] == s->short_name;
+    bool match_short =
+        s->short_name != 0 && arg[1] != '-' && namelen == 1 && name[0] == s->short_name;
     if (!match_long && !match_short)
       continue;
     it->i++;
@@ -82,8 +82,8 @@ int validate_container_id(const char *id, struct error *err)
           shown[o++] = (char)ch;
       }
       shown[o] = '\0';
-      return error_set(err, 0, "invalid container id `%s`: only letters, digits and _ - . + allowed",
-                       shown);
+      return error_set(
+          err, 0, "invalid container id `%s`: only letters, digits and _ - . + allowed", shown);
     }
   }
   return 0;

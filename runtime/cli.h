@@ -13,15 +13,15 @@
 #include "common/error.h"
 
 struct global_opts {
-  const char *root;       /* state root, already defaulted */
+  const char *root; /* state root, already defaulted */
   const char *log_path;
   bool log_json;
   bool debug;
   bool systemd_cgroup;
-  const char *profile;    /* --profile NAME|PATH, else $AGENTRT_PROFILE, else NULL */
+  const char *profile; /* --profile NAME|PATH, else $AGENTRT_PROFILE, else NULL */
   bool rootless_flag_set;
-  const char *rootless;   /* --rootless=true|false|auto, informational */
-  bool in_userns;         /* running in a non-initial user namespace (rootless engines) */
+  const char *rootless; /* --rootless=true|false|auto, informational */
+  bool in_userns;       /* running in a non-initial user namespace (rootless engines) */
 };
 
 struct opt_spec {

@@ -29,8 +29,7 @@
 #include "runtime/procfs.h"
 #include "runtime/safepath.h"
 
-static bool
-fd_is_devpts_chr(int fd)
+static bool fd_is_devpts_chr(int fd)
 {
   struct statfs sfs;
   struct stat st;
@@ -41,8 +40,7 @@ fd_is_devpts_chr(int fd)
 
 /* The master from the container's devpts; verified before the real open so
  * that a FIFO or a host file planted at the name is never opened. */
-static int
-open_master(int rootfd, struct error *err)
+static int open_master(int rootfd, struct error *err)
 {
   cleanup_close int path = safe_openat(rootfd, "/dev/pts/ptmx", O_PATH | O_NOFOLLOW, 0, err);
   int fd;
@@ -57,8 +55,7 @@ open_master(int rootfd, struct error *err)
   return fd;
 }
 
-static int
-open_peer(int master, struct error *err)
+static int open_peer(int master, struct error *err)
 {
   int unlock = 0;
   int peer;
@@ -76,8 +73,7 @@ open_peer(int master, struct error *err)
 }
 
 /* An O_PATH fd of /dev/console, created as an empty file when missing. */
-static int
-console_target(int rootfd, struct error *err)
+static int console_target(int rootfd, struct error *err)
 {
   cleanup_close int dev = safe_walk(rootfd, "/dev", SAFE_OPEN, true, err);
   struct stat st;
@@ -104,8 +100,7 @@ console_target(int rootfd, struct error *err)
   return fd;
 }
 
-int
-console_setup(struct setup_ctx *ctx, struct error *err)
+int console_setup(struct setup_ctx *ctx, struct error *err)
 {
   const struct oci_process *p = ctx->config->process;
   cleanup_close int master = -1;
@@ -130,8 +125,7 @@ console_setup(struct setup_ctx *ctx, struct error *err)
   return 0;
 }
 
-int
-console_make_stdio(int fd, struct error *err)
+int console_make_stdio(int fd, struct error *err)
 {
   if (setsid() < 0 && getsid(0) != getpid())
     return error_errno(err, "terminal: setsid");
@@ -145,16 +139,14 @@ console_make_stdio(int fd, struct error *err)
   return 0;
 }
 
-int
-console_set_size(int fd, unsigned int height, unsigned int width)
+int console_set_size(int fd, unsigned int height, unsigned int width)
 {
   struct winsize ws = {.ws_row = (unsigned short)height, .ws_col = (unsigned short)width};
 
   return ioctl(fd, TIOCSWINSZ, &ws);
 }
 
-static void
-pty_name(int master, char *buf, size_t n)
+static void pty_name(int master, char *buf, size_t n)
 {
   unsigned int num;
 
@@ -164,8 +156,7 @@ pty_name(int master, char *buf, size_t n)
     snprintf(buf, n, "agentrt-pty");
 }
 
-int
-console_send_fd(const char *socket_path, int master_fd, struct error *err)
+int console_send_fd(const char *socket_path, int master_fd, struct error *err)
 {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   union {

@@ -33,13 +33,13 @@ enum container_status {
 
 struct container {
   char *id;
-  char *dir;  /* <root>/<id> */
-  int dirfd;  /* O_DIRECTORY, flock'ed when locked */
+  char *dir; /* <root>/<id> */
+  int dirfd; /* O_DIRECTORY, flock'ed when locked */
   struct oci_state *state;
-  struct oci_config *config;       /* loaded on demand */
-  struct cgroup_manager *cgroup;   /* loaded on demand, NULL when none */
-  struct profile_result *profile;  /* create only: the profile's directives */
-  bool has_workspace;              /* create only: an overlay workspace was prepared */
+  struct oci_config *config;      /* loaded on demand */
+  struct cgroup_manager *cgroup;  /* loaded on demand, NULL when none */
+  struct profile_result *profile; /* create only: the profile's directives */
+  bool has_workspace;             /* create only: an overlay workspace was prepared */
   enum container_status status;
 };
 
@@ -52,8 +52,8 @@ int container_new(const struct global_opts *g, const char *id, struct container 
                   struct error *err);
 /* Open an existing container; `lock` takes the flock.  Unknown id:
  * err->code = ENOENT, message "container `id` does not exist". */
-int container_load(const struct global_opts *g, const char *id, bool lock,
-                   struct container **ret, struct error *err);
+int container_load(const struct global_opts *g, const char *id, bool lock, struct container **ret,
+                   struct error *err);
 void container_free(struct container *c);
 /* For `delete --force` of a container whose state.json is damaged: the
  * directory, locked, with an empty state (the cgroup is found from

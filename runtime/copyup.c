@@ -26,8 +26,7 @@
 
 static int copy_tree(int src, int dst, const char *dest, int depth, struct error *err);
 
-static void
-copy_owner_mode(int fd, const struct stat *st)
+static void copy_owner_mode(int fd, const struct stat *st)
 {
   /* a uid without a mapping in a user namespace is EINVAL: keep ours */
   if (fchown(fd, st->st_uid, st->st_gid) < 0)
@@ -36,8 +35,7 @@ copy_owner_mode(int fd, const struct stat *st)
     log_debug("tmpcopyup: chmod: %s", strerror(errno));
 }
 
-static int
-copy_data(int in, int out, const char *dest, const char *name, struct error *err)
+static int copy_data(int in, int out, const char *dest, const char *name, struct error *err)
 {
   char buf[65536];
 
@@ -60,9 +58,8 @@ copy_data(int in, int out, const char *dest, const char *name, struct error *err
   }
 }
 
-static int
-copy_file(int src, int dst, const char *name, const struct stat *st, const char *dest,
-          struct error *err)
+static int copy_file(int src, int dst, const char *name, const struct stat *st, const char *dest,
+                     struct error *err)
 {
   cleanup_close int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
@@ -81,8 +78,7 @@ copy_file(int src, int dst, const char *name, const struct stat *st, const char 
   return 0;
 }
 
-static int
-copy_symlink(int src, int dst, const char *name, const char *dest, struct error *err)
+static int copy_symlink(int src, int dst, const char *name, const char *dest, struct error *err)
 {
   char target[PATH_MAX];
   ssize_t n = readlinkat(src, name, target, sizeof target - 1);
@@ -95,9 +91,8 @@ copy_symlink(int src, int dst, const char *name, const char *dest, struct error 
   return 0;
 }
 
-static int
-copy_dir(int src, int dst, const char *name, const struct stat *st, const char *dest, int depth,
-         struct error *err)
+static int copy_dir(int src, int dst, const char *name, const struct stat *st, const char *dest,
+                    int depth, struct error *err)
 {
   cleanup_close int s = -1;
   cleanup_close int d = -1;
@@ -119,8 +114,8 @@ copy_dir(int src, int dst, const char *name, const struct stat *st, const char *
   return 0;
 }
 
-static int
-copy_entry(int src, int dst, const char *name, const char *dest, int depth, struct error *err)
+static int copy_entry(int src, int dst, const char *name, const char *dest, int depth,
+                      struct error *err)
 {
   struct stat st;
 
@@ -137,8 +132,7 @@ copy_entry(int src, int dst, const char *name, const char *dest, int depth, stru
 }
 
 /* Copies the entries of directory src into directory dst; consumes nothing. */
-static int
-copy_tree(int src, int dst, const char *dest, int depth, struct error *err)
+static int copy_tree(int src, int dst, const char *dest, int depth, struct error *err)
 {
   int dupfd = fcntl(src, F_DUPFD_CLOEXEC, 3);
   DIR *dir;
@@ -163,8 +157,7 @@ copy_tree(int src, int dst, const char *dest, int depth, struct error *err)
   return r;
 }
 
-int
-mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err)
+int mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err)
 {
   cleanup_close int src = openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int dst = openat(mntfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

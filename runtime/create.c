@@ -76,8 +76,8 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
      * file the warning would go to stderr, which conmon reads with a single
      * read() as the error text of a failing create: keep it a debug note. */
     if (log_fd() >= 0)
-      log_warning("create `%s`: no usable cgroup (%s), continuing without one%s", c->id,
-                  err->msg, res ? "; the profile's default limits are not enforced" : "");
+      log_warning("create `%s`: no usable cgroup (%s), continuing without one%s", c->id, err->msg,
+                  res ? "; the profile's default limits are not enforced" : "");
     else
       log_debug("create `%s`: no usable cgroup (%s), continuing without one%s", c->id, err->msg,
                 res ? "; the profile's default limits are not enforced" : "");
@@ -237,7 +237,8 @@ static int start_monitor(const struct global_opts *g, struct container *c, const
       .cgroup_path = c->state->cgroup_path,
       .systemd_cgroup = g->systemd_cgroup,
       .profile = c->profile,
-      .nflog_group = oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
+      .nflog_group =
+          oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
   };
   pid_t pid;
 
@@ -250,8 +251,9 @@ static int check_terminal(const struct create_opts *o, const struct oci_config *
   bool terminal = cfg->process && cfg->process->terminal;
 
   if (terminal && o->console_socket == NULL && !o->foreground)
-    return error_set(err, 0, "process.terminal is true but --console-socket was not given: a "
-                             "detached container needs somewhere to send its terminal");
+    return error_set(err, 0,
+                     "process.terminal is true but --console-socket was not given: a "
+                     "detached container needs somewhere to send its terminal");
   if (!terminal && o->console_socket != NULL)
     return error_set(err, 0, "--console-socket given but process.terminal is false");
   return 0;
@@ -303,8 +305,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
-      policy_record(c->dirfd, c->id, pres, err) < 0 ||
-      setup_cgroup(g, c, engine_asked, err) < 0)
+      policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
     goto fail;
   FAILPOINT("create-after-cgroup");
   so.c = c;

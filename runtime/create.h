@@ -10,14 +10,14 @@
 
 struct create_opts {
   const char *id;
-  const char *bundle;         /* NULL = cwd */
+  const char *bundle; /* NULL = cwd */
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  bool run_mode;              /* run: no fifo, the caller sends START */
-  bool foreground;            /* run without --detach: the pty stays with us */
+  bool run_mode;   /* run: no fifo, the caller sends START */
+  bool foreground; /* run without --detach: the pty stays with us */
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o,

@@ -49,8 +49,7 @@ static const struct {
     {"/proc/self/fd/2", "stderr"},
 };
 
-static mode_t
-type_bits(char t)
+static mode_t type_bits(char t)
 {
   switch (t) {
   case 'c':
@@ -67,9 +66,8 @@ type_bits(char t)
 
 /* The directory that will hold `path`, resolved with /dev as its root when
  * the path is under /dev (so nothing can climb out of it), else the rootfs. */
-static int
-parent_dir(struct setup_ctx *ctx, int devfd, const char *path, const char **ret_base,
-           struct error *err)
+static int parent_dir(struct setup_ctx *ctx, int devfd, const char *path, const char **ret_base,
+                      struct error *err)
 {
   cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
@@ -87,9 +85,8 @@ parent_dir(struct setup_ctx *ctx, int devfd, const char *path, const char **ret_
 }
 
 /* Make room for a new node: keep nothing but a matching node. */
-static int
-clear_name(int parent, const char *base, const struct dev_spec *d, bool *ret_same,
-           struct error *err)
+static int clear_name(int parent, const char *base, const struct dev_spec *d, bool *ret_same,
+                      struct error *err)
 {
   struct stat st;
 
@@ -107,8 +104,7 @@ clear_name(int parent, const char *base, const struct dev_spec *d, bool *ret_sam
   return 0;
 }
 
-static int
-mknod_device(int parent, const char *base, const struct dev_spec *d, struct error *err)
+static int mknod_device(int parent, const char *base, const struct dev_spec *d, struct error *err)
 {
   cleanup_close int fd = -1;
   bool same;
@@ -133,8 +129,7 @@ mknod_device(int parent, const char *base, const struct dev_spec *d, struct erro
 }
 
 /* The host's node bind-mounted onto an empty file (user namespaces). */
-static int
-bind_device(int parent, const char *base, const struct dev_spec *d, struct error *err)
+static int bind_device(int parent, const char *base, const struct dev_spec *d, struct error *err)
 {
   cleanup_close int src = open(d->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int target = -1;
@@ -161,8 +156,8 @@ bind_device(int parent, const char *base, const struct dev_spec *d, struct error
   return mnt_bind_fd(src, target, false, d->path, d->path, err);
 }
 
-static int
-make_device(struct setup_ctx *ctx, int devfd, const struct dev_spec *d, struct error *err)
+static int make_device(struct setup_ctx *ctx, int devfd, const struct dev_spec *d,
+                       struct error *err)
 {
   cleanup_close int parent = -1;
   const char *base = NULL;
@@ -184,8 +179,8 @@ make_device(struct setup_ctx *ctx, int devfd, const struct dev_spec *d, struct e
   return bind_device(parent, base, d, err);
 }
 
-static void
-spec_from_config(const struct oci_device *od, char *path_buf, size_t n, struct dev_spec *ret)
+static void spec_from_config(const struct oci_device *od, char *path_buf, size_t n,
+                             struct dev_spec *ret)
 {
   char *clean = path_clean(od->path);
 
@@ -200,8 +195,7 @@ spec_from_config(const struct oci_device *od, char *path_buf, size_t n, struct d
   ret->gid = od->has_gid ? od->gid : 0;
 }
 
-static bool
-config_has_device(const struct oci_config *c, const char *path)
+static bool config_has_device(const struct oci_config *c, const char *path)
 {
   for (size_t i = 0; c->linux != NULL && i < c->linux->n_devices; i++) {
     cleanup_free char *p = path_clean(c->linux->devices[i].path);
@@ -211,8 +205,7 @@ config_has_device(const struct oci_config *c, const char *path)
   return false;
 }
 
-static int
-make_links(int devfd, struct error *err)
+static int make_links(int devfd, struct error *err)
 {
   struct error ignored = {0};
   int kcore;
@@ -235,8 +228,7 @@ make_links(int devfd, struct error *err)
 }
 
 /* CVE-2026-41579: /dev of the rootfs must be a directory, not a symlink. */
-static int
-open_dev(struct setup_ctx *ctx, struct error *err)
+static int open_dev(struct setup_ctx *ctx, struct error *err)
 {
   int fd = safe_walk(ctx->rootfd, "/dev", SAFE_MKDIR, true, err);
   struct stat st;
@@ -250,8 +242,7 @@ open_dev(struct setup_ctx *ctx, struct error *err)
   return fd;
 }
 
-int
-devices_setup(struct setup_ctx *ctx, struct error *err)
+int devices_setup(struct setup_ctx *ctx, struct error *err)
 {
   const struct oci_linux *l = ctx->config->linux;
   cleanup_close int devfd = -1;

@@ -111,7 +111,8 @@ static void on_dns_event(void *ud, const struct egress_dns_event *ev)
     return;
   jb_key_str(&b, "name", ev->name);
   jb_key_i64(&b, "qtype", ev->qtype);
-  jb_key_str(&b, "verdict", (size_t)ev->verdict < ARRAY_SIZE(verdicts) ? verdicts[ev->verdict] : "?");
+  jb_key_str(&b, "verdict",
+             (size_t)ev->verdict < ARRAY_SIZE(verdicts) ? verdicts[ev->verdict] : "?");
   jb_key(&b, "addrs");
   jb_puts(&b, "[");
   for (size_t i = 0; i < ev->n_addrs; i++) {
@@ -296,8 +297,9 @@ int egress_setup(struct container *c, const struct profile_egress *pe, pid_t ini
   if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
     return 0;
   if (c->config->process && c->config->process->caps.bounding & (1ULL << 12))
-    return error_set(err, 0, "egress policy in force: CAP_NET_ADMIN would let the container "
-                             "change its own rules; refused");
+    return error_set(err, 0,
+                     "egress policy in force: CAP_NET_ADMIN would let the container "
+                     "change its own rules; refused");
   p = xmalloc0(sizeof *p);
   memset(&o, 0, sizeof o);
   o.nl_fd = o.udp4_fd = o.udp6_fd = o.tcp4_fd = o.tcp6_fd = o.stop_fd = o.ctl_fd = -1;
@@ -434,8 +436,7 @@ int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error 
   snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" CTL_SOCK, c->dirfd);
   fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-    error_errno(err, "egress `%s`: no egress policy helper (is the profile's egress off?)",
-                c->id);
+    error_errno(err, "egress `%s`: no egress policy helper (is the profile's egress off?)", c->id);
     goto out;
   }
   if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {

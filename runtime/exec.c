@@ -43,8 +43,8 @@
 #include "runtime/tty.h"
 
 static const char *const ns_files[OCI_NS_COUNT] = {
-    [OCI_NS_PID] = "pid",   [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
-    [OCI_NS_IPC] = "ipc",   [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+    [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+    [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
     [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
 };
 

@@ -33,8 +33,7 @@ struct hook_run {
   long long deadline; /* ms on CLOCK_MONOTONIC, -1 = none */
 };
 
-static long long
-now_ms(void)
+static long long now_ms(void)
 {
   struct timespec ts;
 
@@ -44,8 +43,7 @@ now_ms(void)
 
 /* In the child: default signal state, stdin from the pipe, stdout to our
  * stderr, no other fd; reports an exec failure's errno on errfd. */
-static __attribute__((noreturn)) void
-hook_child(const struct oci_hook *h, int rfd, int errfd)
+static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, int rfd, int errfd)
 {
   static char *const empty[] = {NULL};
   char *const fallback[] = {h->path, NULL};
@@ -66,8 +64,7 @@ hook_child(const struct oci_hook *h, int rfd, int errfd)
 }
 
 /* Start the hook; on success hr->pid, hr->wfd are set. */
-static int
-hook_spawn(struct hook_run *hr, struct error *err)
+static int hook_spawn(struct hook_run *hr, struct error *err)
 {
   cleanup_close int rfd = -1, wfd = -1, erd = -1, ewr = -1;
   int fds[2], e = 0;
@@ -100,8 +97,7 @@ hook_spawn(struct hook_run *hr, struct error *err)
 }
 
 /* Write what the pipe takes; done (or the hook closed stdin) -> close. */
-static void
-feed_stdin(struct hook_run *hr)
+static void feed_stdin(struct hook_run *hr)
 {
   while (hr->off < hr->len) {
     ssize_t w = write(hr->wfd, hr->data + hr->off, hr->len - hr->off);
@@ -119,8 +115,7 @@ feed_stdin(struct hook_run *hr)
 
 /* Wait for exit, feeding stdin meanwhile; 1 = exited (status set),
  * 0 = deadline passed, -1 = waitpid failed (errno; e.g. SIGCHLD ignored). */
-static int
-hook_wait(struct hook_run *hr, int *status)
+static int hook_wait(struct hook_run *hr, int *status)
 {
   for (;;) {
     struct pollfd p[2] = {{.fd = hr->pidfd, .events = POLLIN}, {.fd = hr->wfd, .events = POLLOUT}};
@@ -143,8 +138,7 @@ hook_wait(struct hook_run *hr, int *status)
   }
 }
 
-static int
-hook_result(const struct hook_run *hr, int status, struct error *err)
+static int hook_result(const struct hook_run *hr, int status, struct error *err)
 {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return 0;
@@ -155,8 +149,8 @@ hook_result(const struct hook_run *hr, int status, struct error *err)
                    WTERMSIG(status));
 }
 
-static int
-run_one(const struct oci_hook *h, const char *phase, const char *state, struct error *err)
+static int run_one(const struct oci_hook *h, const char *phase, const char *state,
+                   struct error *err)
 {
   struct hook_run hr = {.hook = h,
                         .phase = phase,
@@ -190,9 +184,8 @@ run_one(const struct oci_hook *h, const char *phase, const char *state, struct e
   return hook_result(&hr, status, err);
 }
 
-int
-hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
-          struct error *err)
+int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
+              struct error *err)
 {
   struct sigaction ign = {.sa_handler = SIG_IGN}, old;
   int r = 0;

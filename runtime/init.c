@@ -118,8 +118,8 @@ static int loopback_up(struct error *err)
     return error_errno(err, "bring up lo: socket");
   memset(&ifr, 0, sizeof ifr);
   snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP | IFF_RUNNING,
-                                             ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
+      (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
     error_errno(err, "bring up lo");
     close(fd);
     return -1;

@@ -20,8 +20,8 @@ struct init_args {
   bool no_pivot;
   int preserve_fds;
   bool new_userns;
-  const void *extra_bpf; /* struct sock_fprog of the profile's filter, or NULL */
-  bool in_userns; /* already in a non-initial user namespace (rootless engine) */
+  const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
+  bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;
 };

@@ -31,8 +31,7 @@
 
 /* ---- registry and helpers used by the sources */
 
-int64_t
-monitor_now_ms(void)
+int64_t monitor_now_ms(void)
 {
   struct timespec ts;
 
@@ -40,8 +39,7 @@ monitor_now_ms(void)
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int
-monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx)
+int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx)
 {
   if (m->n_src == MONITOR_MAX_SOURCES)
     return -1;
@@ -49,16 +47,14 @@ monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *
   return 0;
 }
 
-void
-monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
+void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
 {
   for (size_t i = 0; i < m->n_src; i++)
     if (m->src[i].fd == fd)
       m->src[i].flush = flush;
 }
 
-void
-monitor_record(struct monitor *m, const char *kind, const char *fields)
+void monitor_record(struct monitor *m, const char *kind, const char *fields)
 {
   struct error err = {0};
 
@@ -66,8 +62,7 @@ monitor_record(struct monitor *m, const char *kind, const char *fields)
     m->write_errors++;
 }
 
-void
-monitor_error(struct monitor *m, const char *source, const struct error *err)
+void monitor_error(struct monitor *m, const char *source, const struct error *err)
 {
   struct jbuf b = {0};
 
@@ -77,8 +72,7 @@ monitor_error(struct monitor *m, const char *source, const struct error *err)
   jb_free(&b);
 }
 
-static uint64_t
-ns_inode(const char *who, const char *name)
+static uint64_t ns_inode(const char *who, const char *name)
 {
   struct error err = {0};
   cleanup_close int fd = procfs_open_ns(who, name, &err);
@@ -87,8 +81,7 @@ ns_inode(const char *who, const char *name)
   return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-static bool
-cgroup_file_has(const char *text, const char *path)
+static bool cgroup_file_has(const char *text, const char *path)
 {
   size_t len = strlen(path);
 
@@ -100,8 +93,7 @@ cgroup_file_has(const char *text, const char *path)
   return false;
 }
 
-bool
-monitor_owns_procdir(struct monitor *m, int dir)
+bool monitor_owns_procdir(struct monitor *m, int dir)
 {
   char text[4096];
   struct stat st;
@@ -121,8 +113,7 @@ monitor_owns_procdir(struct monitor *m, int dir)
   return cgroup_file_has(text, m->cgroup_path[0] == '/' ? m->cgroup_path : "/");
 }
 
-void
-monitor_check_oom(struct monitor *m)
+void monitor_check_oom(struct monitor *m)
 {
   struct error err = {0};
   uint64_t n = 0;
@@ -139,8 +130,7 @@ monitor_check_oom(struct monitor *m)
 
 /* ---- the loop */
 
-static bool
-flush_all(struct monitor *m, bool final)
+static bool flush_all(struct monitor *m, bool final)
 {
   bool pending = false;
 
@@ -150,8 +140,7 @@ flush_all(struct monitor *m, bool final)
   return pending;
 }
 
-static void
-on_signal(struct monitor *m, int fd, short revents, void *ctx)
+static void on_signal(struct monitor *m, int fd, short revents, void *ctx)
 {
   struct signalfd_siginfo si;
 
@@ -159,8 +148,7 @@ on_signal(struct monitor *m, int fd, short revents, void *ctx)
     m->stop = true;
 }
 
-static void
-run_loop(struct monitor *m)
+static void run_loop(struct monitor *m)
 {
   struct pollfd pfd[MONITOR_MAX_SOURCES + 1];
   bool pending = false;
@@ -182,15 +170,13 @@ run_loop(struct monitor *m)
   }
 }
 
-static bool
-wait_pidfd(int pidfd, int ms)
+static bool wait_pidfd(int pidfd, int ms)
 {
   struct pollfd p = {.fd = pidfd, .events = POLLIN};
   return poll(&p, 1, ms) > 0;
 }
 
-static void
-finish(struct monitor *m)
+static void finish(struct monitor *m)
 {
   struct jbuf b = {0};
   bool init_gone = wait_pidfd(m->init_pidfd, 0);
@@ -218,8 +204,7 @@ finish(struct monitor *m)
 
 /* ---- the monitor process */
 
-static void
-reset_process(int keep_fd)
+static void reset_process(int keep_fd)
 {
   sigset_t all;
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -255,8 +240,7 @@ reset_process(int keep_fd)
     setpriority(PRIO_PROCESS, 0, -5);
 }
 
-static int
-open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
+static int open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
 {
   char who[24];
   uint64_t own = ns_inode("self", "pid"), theirs;
@@ -273,8 +257,7 @@ open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
   return 0;
 }
 
-static void
-open_cgroup(struct monitor *m, const struct monitor_opts *o)
+static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
 {
   struct cgroup_opts co = {.id = o->id, .systemd = o->systemd_cgroup};
   struct error err = {0};
@@ -290,16 +273,14 @@ open_cgroup(struct monitor *m, const struct monitor_opts *o)
     m->oom_count = 0;
 }
 
-static void
-add_name(struct jbuf *names, const char *name)
+static void add_name(struct jbuf *names, const char *name)
 {
   if (names->len > 0 && names->p[names->len - 1] != '[')
     jb_puts(names, ",");
   jb_quote(names, name, strlen(name));
 }
 
-static void
-open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
+static void open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
 {
   const struct profile_result *p = o->profile;
   struct error err = {0};
@@ -335,8 +316,7 @@ open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names
 }
 
 static void tell(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-tell(int fd, const char *fmt, ...)
+static void tell(int fd, const char *fmt, ...)
 {
   char buf[ERROR_MSG_MAX + 32];
   va_list ap;
@@ -350,8 +330,8 @@ tell(int fd, const char *fmt, ...)
   }
 }
 
-__attribute__((noreturn)) static void
-monitor_main(const struct monitor_opts *o, const char *trail, int ready_fd)
+__attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
+                                                   int ready_fd)
 {
   struct monitor m = {.init_pidfd = -1, .init_pid = o->init_pid};
   struct error err = {0};
@@ -385,8 +365,7 @@ monitor_main(const struct monitor_opts *o, const char *trail, int ready_fd)
 
 /* ---- the parent side */
 
-static char *
-create_fields(const struct monitor_opts *o)
+static char *create_fields(const struct monitor_opts *o)
 {
   const struct profile_result *p = o->profile;
   struct jbuf b = {0};
@@ -416,8 +395,7 @@ create_fields(const struct monitor_opts *o)
 }
 
 /* Read "OK <pid>" (or "ERR <msg>") from the monitor, bounded in time. */
-static int
-wait_ready(int fd, pid_t *ret_pid, struct error *err)
+static int wait_ready(int fd, pid_t *ret_pid, struct error *err)
 {
   char buf[ERROR_MSG_MAX + 32];
   struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -447,8 +425,8 @@ wait_ready(int fd, pid_t *ret_pid, struct error *err)
   return error_set(err, 0, "audit monitor: exited during setup");
 }
 
-static int
-spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid, struct error *err)
+static int spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid,
+                         struct error *err)
 {
   int p[2], st = 0;
   pid_t a;
@@ -482,8 +460,7 @@ spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid, s
   return st;
 }
 
-int
-monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
+int monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
 {
   const struct profile_result *p = o->profile;
   struct audit_limits lim;
@@ -516,8 +493,7 @@ monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
   return write_file_atomic_at(o->state_dirfd, "monitor.pid", buf, strlen(buf), err);
 }
 
-int
-monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
+int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
 {
   cleanup_free char *text = NULL;
   cleanup_close int pidfd = -1;

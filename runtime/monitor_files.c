@@ -68,8 +68,7 @@ struct files {
   int64_t last_loss_ms;
 };
 
-static void
-cache_clear(struct files *f)
+static void cache_clear(struct files *f)
 {
   for (size_t i = 0; i < FILES_CACHE; i++) {
     free(f->cache[i].rel);
@@ -78,8 +77,7 @@ cache_clear(struct files *f)
   }
 }
 
-static bool
-fd_path(struct files *f, int fd, char *buf, size_t size, size_t *ret_len)
+static bool fd_path(struct files *f, int fd, char *buf, size_t size, size_t *ret_len)
 {
   char name[16];
   ssize_t n;
@@ -95,8 +93,7 @@ fd_path(struct files *f, int fd, char *buf, size_t size, size_t *ret_len)
 
 /* The directory of an event, relative to the workspace ("" = its root), or
  * NULL when it is outside the workspace or gone. */
-static const char *
-dir_rel(struct files *f, struct file_handle *h)
+static const char *dir_rel(struct files *f, struct file_handle *h)
 {
   uint8_t key[MAX_HANDLE_SZ + 8];
   size_t klen = sizeof h->handle_type + h->handle_bytes, len;
@@ -130,8 +127,7 @@ dir_rel(struct files *f, struct file_handle *h)
   return e->rel;
 }
 
-static void
-emit(struct monitor *m, struct pending_file *p)
+static void emit(struct monitor *m, struct pending_file *p)
 {
   struct jbuf b = {0};
 
@@ -155,8 +151,7 @@ emit(struct monitor *m, struct pending_file *p)
 }
 
 /* Record and drop pending entries older than the window (all when final). */
-static bool
-files_flush(struct monitor *m, void *ctx, bool final)
+static bool files_flush(struct monitor *m, void *ctx, bool final)
 {
   struct files *f = ctx;
   int64_t now = monitor_now_ms();
@@ -172,8 +167,7 @@ files_flush(struct monitor *m, void *ctx, bool final)
   return f->n > 0;
 }
 
-static void
-add_op(struct pending_file *p, int op)
+static void add_op(struct pending_file *p, int op)
 {
   for (size_t i = 0; i < p->n_ops; i++)
     if (p->ops[i] == op)
@@ -181,8 +175,7 @@ add_op(struct pending_file *p, int op)
   p->ops[p->n_ops++] = (uint8_t)op;
 }
 
-static void
-note(struct monitor *m, struct files *f, const char *path, uint64_t mask, pid_t pid)
+static void note(struct monitor *m, struct files *f, const char *path, uint64_t mask, pid_t pid)
 {
   struct pending_file *p = NULL;
 
@@ -204,8 +197,7 @@ note(struct monitor *m, struct files *f, const char *path, uint64_t mask, pid_t 
       add_op(p, op);
 }
 
-static void
-on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md)
+static void on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md)
 {
   const uint8_t *p = (const uint8_t *)md + md->metadata_len,
                 *end = (const uint8_t *)md + md->event_len;
@@ -234,8 +226,7 @@ on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadat
   }
 }
 
-static void
-files_read(struct monitor *m, int fd, short revents, void *ctx)
+static void files_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   struct files *f = ctx;
   uint8_t buf[32768] __attribute__((aligned(8)));
@@ -268,8 +259,7 @@ files_read(struct monitor *m, int fd, short revents, void *ctx)
 /* The workspace, opened inside the container's root (no symlink in it may
  * lead out: RESOLVE_IN_ROOT).  Not O_PATH: it is also open_by_handle_at's
  * mount fd. */
-static int
-open_workspace(pid_t init, const char *path, struct error *err)
+static int open_workspace(pid_t init, const char *path, struct error *err)
 {
   char rel[24];
   struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
@@ -291,8 +281,7 @@ open_workspace(pid_t init, const char *path, struct error *err)
   return fd;
 }
 
-static int
-mark(struct files *f, struct monitor *m)
+static int mark(struct files *f, struct monitor *m)
 {
   uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR;
   struct error err = {0};
@@ -308,8 +297,7 @@ mark(struct files *f, struct monitor *m)
   return 0;
 }
 
-int
-monitor_files_open(struct monitor *m, const char *workspace, struct error *err)
+int monitor_files_open(struct monitor *m, const char *workspace, struct error *err)
 {
   struct files *f = xmalloc0(sizeof *f);
 

@@ -50,8 +50,7 @@ struct net {
   size_t n;
 };
 
-static const char *
-proto_name(int p)
+static const char *proto_name(int p)
 {
   switch (p) {
   case IPPROTO_TCP:
@@ -70,8 +69,7 @@ proto_name(int p)
 }
 
 /* Destination, protocol and port of an IPv4/IPv6 packet. */
-static bool
-parse_packet(const uint8_t *p, size_t len, struct denied *d)
+static bool parse_packet(const uint8_t *p, size_t len, struct denied *d)
 {
   size_t l4;
   int proto;
@@ -96,8 +94,7 @@ parse_packet(const uint8_t *p, size_t len, struct denied *d)
   return true;
 }
 
-static void
-emit(struct monitor *m, const struct denied *d)
+static void emit(struct monitor *m, const struct denied *d)
 {
   struct jbuf b = {0};
 
@@ -113,8 +110,7 @@ emit(struct monitor *m, const struct denied *d)
   jb_free(&b);
 }
 
-static bool
-net_flush(struct monitor *m, void *ctx, bool final)
+static bool net_flush(struct monitor *m, void *ctx, bool final)
 {
   struct net *n = ctx;
   int64_t now = monitor_now_ms();
@@ -130,8 +126,7 @@ net_flush(struct monitor *m, void *ctx, bool final)
   return n->n > 0;
 }
 
-static void
-note(struct monitor *m, struct net *n, const struct denied *d)
+static void note(struct monitor *m, struct net *n, const struct denied *d)
 {
   for (size_t i = 0; i < n->n; i++) {
     struct denied *p = &n->pend[i];
@@ -152,8 +147,7 @@ note(struct monitor *m, struct net *n, const struct denied *d)
   n->n++;
 }
 
-static int
-attr_cb(const struct nlattr *a, void *data)
+static int attr_cb(const struct nlattr *a, void *data)
 {
   const struct nlattr **tb = data;
   int type = mnl_attr_get_type(a);
@@ -168,8 +162,7 @@ struct packet_ctx {
   struct net *n;
 };
 
-static int
-packet_cb(const struct nlmsghdr *nlh, void *data)
+static int packet_cb(const struct nlmsghdr *nlh, void *data)
 {
   struct packet_ctx *c = data;
   const struct nlattr *tb[NFULA_MAX + 1] = {0};
@@ -184,8 +177,7 @@ packet_cb(const struct nlmsghdr *nlh, void *data)
   return MNL_CB_OK;
 }
 
-static void
-net_read(struct monitor *m, int fd, short revents, void *ctx)
+static void net_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   struct net *n = ctx;
   struct packet_ctx c = {m, n};
@@ -206,9 +198,8 @@ net_read(struct monitor *m, int fd, short revents, void *ctx)
 }
 
 /* One NFULNL_MSG_CONFIG message with one attribute, checked by its ack. */
-static int
-config(struct mnl_socket *nl, uint16_t group, uint16_t type, const void *data, size_t len,
-       struct error *err)
+static int config(struct mnl_socket *nl, uint16_t group, uint16_t type, const void *data,
+                  size_t len, struct error *err)
 {
   uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
   struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -232,8 +223,7 @@ config(struct mnl_socket *nl, uint16_t group, uint16_t type, const void *data, s
   return 0;
 }
 
-static int
-bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
+static int bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
 {
   struct nfulnl_msg_config_cmd cmd = {.command = NFULNL_CFG_CMD_BIND};
   struct nfulnl_msg_config_mode mode = {.copy_range = htonl(NET_COPY_RANGE),
@@ -251,8 +241,7 @@ bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
 
 /* A NETLINK_NETFILTER socket inside the init's network namespace; NULL and
  * *ret_same when that namespace is ours (the host's). */
-static struct mnl_socket *
-socket_in_netns(pid_t init, bool *ret_same, struct error *err)
+static struct mnl_socket *socket_in_netns(pid_t init, bool *ret_same, struct error *err)
 {
   char who[24];
   cleanup_close int own = procfs_open_ns("self", "net", err);
@@ -283,8 +272,7 @@ socket_in_netns(pid_t init, bool *ret_same, struct error *err)
   return nl;
 }
 
-int
-monitor_net_open(struct monitor *m, int group, struct error *err)
+int monitor_net_open(struct monitor *m, int group, struct error *err)
 {
   struct net *n;
   struct mnl_socket *nl;

@@ -61,8 +61,7 @@ struct proc_input_v2 {
   uint32_t event_type;
 };
 
-static bool
-kernel_filters_events(void)
+static bool kernel_filters_events(void)
 {
   struct utsname u;
   unsigned major = 0, minor = 0;
@@ -72,8 +71,7 @@ kernel_filters_events(void)
   return major > 6 || (major == 6 && minor >= 6);
 }
 
-static int
-send_op(int fd, uint32_t op)
+static int send_op(int fd, uint32_t op)
 {
   uint8_t buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct proc_input_v2))] = {0};
   struct nlmsghdr *nl = (struct nlmsghdr *)buf;
@@ -93,8 +91,7 @@ send_op(int fd, uint32_t op)
 
 /* ---- reading a process */
 
-static ssize_t
-read_at(int dirfd, const char *name, char *buf, size_t size)
+static ssize_t read_at(int dirfd, const char *name, char *buf, size_t size)
 {
   int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   size_t off = 0;
@@ -110,8 +107,7 @@ read_at(int dirfd, const char *name, char *buf, size_t size)
 }
 
 /* "Key:\tvalue..." line of /proc/<pid>/status; returns the value text. */
-static const char *
-status_field(const char *status, const char *key)
+static const char *status_field(const char *status, const char *key)
 {
   size_t klen = strlen(key);
 
@@ -121,8 +117,7 @@ status_field(const char *status, const char *key)
   return NULL;
 }
 
-static long long
-first_num(const char *s, bool last)
+static long long first_num(const char *s, bool last)
 {
   long long v = -1;
 
@@ -141,8 +136,7 @@ first_num(const char *s, bool last)
   return v;
 }
 
-static void
-add_argv(struct jbuf *b, const char *cmd, ssize_t len)
+static void add_argv(struct jbuf *b, const char *cmd, ssize_t len)
 {
   size_t n = 0;
 
@@ -169,14 +163,12 @@ static struct tracked {
 } track[TRACK_MAX];
 static size_t n_track;
 
-static size_t
-slot_of(pid_t pid)
+static size_t slot_of(pid_t pid)
 {
   return ((uint32_t)pid * 2654435761u) % TRACK_MAX;
 }
 
-static struct tracked *
-track_find(pid_t pid)
+static struct tracked *track_find(pid_t pid)
 {
   for (size_t i = slot_of(pid), n = 0; n < TRACK_MAX && track[i].pid != 0;
        i = (i + 1) % TRACK_MAX, n++)
@@ -185,8 +177,7 @@ track_find(pid_t pid)
   return NULL;
 }
 
-static void
-track_add(pid_t pid, pid_t ppid)
+static void track_add(pid_t pid, pid_t ppid)
 {
   size_t i = slot_of(pid);
 
@@ -198,8 +189,7 @@ track_add(pid_t pid, pid_t ppid)
   n_track++;
 }
 
-static void
-track_del(pid_t pid)
+static void track_del(pid_t pid)
 {
   struct tracked *t = track_find(pid);
   size_t i, j;
@@ -221,8 +211,7 @@ track_del(pid_t pid)
 }
 
 /* comm and state of a process from its stat (works for a zombie too). */
-static bool
-read_comm(int dirfd, char comm[32], char *ret_state)
+static bool read_comm(int dirfd, char comm[32], char *ret_state)
 {
   char stat[512];
   char *open_paren, *close_paren;
@@ -249,8 +238,7 @@ static struct {
 } incomplete[INCOMPLETE_MAX];
 static size_t n_incomplete;
 
-static bool
-incomplete_take(pid_t pid)
+static bool incomplete_take(pid_t pid)
 {
   for (size_t i = 0; i < n_incomplete; i++) {
     if (incomplete[i].pid != pid)
@@ -261,8 +249,7 @@ incomplete_take(pid_t pid)
   return false;
 }
 
-static bool
-incomplete_add(pid_t pid)
+static bool incomplete_add(pid_t pid)
 {
   if (n_incomplete == INCOMPLETE_MAX)
     return false;
@@ -272,8 +259,7 @@ incomplete_add(pid_t pid)
 }
 
 /* Is the process's executable our own exec stub? */
-static bool
-is_stub(int dir, const char *exe, ssize_t elen)
+static bool is_stub(int dir, const char *exe, ssize_t elen)
 {
   static const char prefix[] = "/memfd:agentrt-stub";
   size_t len = agentrt_stub_blob_len;
@@ -294,8 +280,7 @@ is_stub(int dir, const char *exe, ssize_t elen)
 }
 
 /* Was exactly this record the last one written for pid? */
-static bool
-seen(pid_t pid, const char *fields)
+static bool seen(pid_t pid, const char *fields)
 {
   char digest[SHA256_HEX_LEN + 1];
   struct recent *free_slot = &recent[recent_next % RECENT_MAX];
@@ -317,8 +302,7 @@ seen(pid_t pid, const char *fields)
 }
 
 /* A process of ours that was reaped before we could read anything. */
-static void
-record_reaped(struct monitor *m, pid_t pid)
+static void record_reaped(struct monitor *m, pid_t pid)
 {
   struct tracked *t = track_find(pid);
   struct jbuf b = {0};
@@ -334,8 +318,7 @@ record_reaped(struct monitor *m, pid_t pid)
 }
 
 /* Record the program pid runs now.  force: no more waiting for its argv. */
-static void
-record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
+static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
 {
   char rel[24], cmd[ARGV_MAX_BYTES], status[2048], exe[4096], comm[32] = "", state = 0;
   struct error err = {0};
@@ -383,16 +366,14 @@ record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   jb_free(&b);
 }
 
-static void
-on_exec(struct monitor *m, pid_t pid)
+static void on_exec(struct monitor *m, pid_t pid)
 {
   bool known = incomplete_take(pid) || track_find(pid) != NULL;
 
   record_exec(m, pid, known, false);
 }
 
-static bool
-proc_flush(struct monitor *m, void *ctx, bool final)
+static bool proc_flush(struct monitor *m, void *ctx, bool final)
 {
   int64_t now = monitor_now_ms();
 
@@ -408,8 +389,7 @@ proc_flush(struct monitor *m, void *ctx, bool final)
   return n_incomplete > 0;
 }
 
-static void
-on_exit_event(struct monitor *m, const struct proc_event *ev)
+static void on_exit_event(struct monitor *m, const struct proc_event *ev)
 {
   pid_t pid = ev->event_data.exit.process_pid, tgid = ev->event_data.exit.process_tgid;
   int status = (int)ev->event_data.exit.exit_code;
@@ -425,8 +405,7 @@ on_exit_event(struct monitor *m, const struct proc_event *ev)
     monitor_check_oom(m);
 }
 
-static void
-on_loss(struct monitor *m)
+static void on_loss(struct monitor *m)
 {
   struct error err = {0};
   int64_t now = monitor_now_ms();
@@ -438,8 +417,7 @@ on_loss(struct monitor *m)
   monitor_error(m, "process", &err);
 }
 
-static void
-handle(struct monitor *m, const uint8_t *buf, size_t len)
+static void handle(struct monitor *m, const uint8_t *buf, size_t len)
 {
   int n = (int)len;
 
@@ -463,8 +441,7 @@ handle(struct monitor *m, const uint8_t *buf, size_t len)
   }
 }
 
-static void
-proc_read(struct monitor *m, int fd, short revents, void *ctx)
+static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
 
@@ -487,8 +464,7 @@ proc_read(struct monitor *m, int fd, short revents, void *ctx)
   }
 }
 
-int
-monitor_proc_open(struct monitor *m, struct error *err)
+int monitor_proc_open(struct monitor *m, struct error *err)
 {
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
   int size = 4 << 20;
@@ -512,8 +488,7 @@ monitor_proc_open(struct monitor *m, struct error *err)
   return 0;
 }
 
-void
-monitor_proc_close(struct monitor *m)
+void monitor_proc_close(struct monitor *m)
 {
   if (proc_fd < 0)
     return;

@@ -20,8 +20,7 @@
 
 #include "common/util.h"
 
-int
-mnt_clone(int dirfd, const char *path, bool recursive, const char *what, struct error *err)
+int mnt_clone(int dirfd, const char *path, bool recursive, const char *what, struct error *err)
 {
   unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
   int fd;
@@ -38,8 +37,7 @@ mnt_clone(int dirfd, const char *path, bool recursive, const char *what, struct 
 
 /* The kernel keeps a log of why an fs_context refused a parameter; use its
  * last line as the error text when there is one ("e tmpfs: Bad value..."). */
-static int
-fs_error(int fsfd, const char *type, const char *what, struct error *err)
+static int fs_error(int fsfd, const char *type, const char *what, struct error *err)
 {
   int saved = errno;
   char buf[512], last[512] = "";
@@ -56,8 +54,7 @@ fs_error(int fsfd, const char *type, const char *what, struct error *err)
 }
 
 /* Split "a=1,b,c=\"x,y\"" into fsconfig() calls. */
-static int
-fs_set_data(int fsfd, const char *type, const char *data, struct error *err)
+static int fs_set_data(int fsfd, const char *type, const char *data, struct error *err)
 {
   cleanup_free char *copy = xstrdup(data);
   char *p = copy;
@@ -92,9 +89,8 @@ fs_set_data(int fsfd, const char *type, const char *data, struct error *err)
   return 0;
 }
 
-int
-mnt_new_fs(const char *type, const char *source, const char *data, const char *const *sb_words,
-           size_t n_sb, uint64_t attr, struct error *err)
+int mnt_new_fs(const char *type, const char *source, const char *data, const char *const *sb_words,
+               size_t n_sb, uint64_t attr, struct error *err)
 {
   cleanup_close int fsfd = fsopen(type, FSOPEN_CLOEXEC);
   int mfd;
@@ -117,9 +113,8 @@ mnt_new_fs(const char *type, const char *source, const char *data, const char *c
   return mfd;
 }
 
-int
-mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
-            const char *dest, struct error *err)
+int mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
+                const char *dest, struct error *err)
 {
   struct mount_attr a = {.attr_set = set, .attr_clr = clr, .propagation = propagation};
   unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
@@ -131,8 +126,7 @@ mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t prop
   return 0;
 }
 
-int
-mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, struct error *err)
+int mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, struct error *err)
 {
   unsigned long type = propagation & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE);
 
@@ -143,16 +137,15 @@ mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, stru
   return 0;
 }
 
-int
-mnt_attach(int mntfd, int targetfd, const char *what, const char *dest, struct error *err)
+int mnt_attach(int mntfd, int targetfd, const char *what, const char *dest, struct error *err)
 {
   if (move_mount(mntfd, "", targetfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return error_errno(err, "mount `%s` on `%s`", what, dest);
   return 0;
 }
 
-int
-mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *dest, struct error *err)
+int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *dest,
+                struct error *err)
 {
   cleanup_close int tree = mnt_clone(srcfd, "", false, what, err);
 

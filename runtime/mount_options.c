@@ -94,8 +94,7 @@ static const struct opt_word words[] = {
 /* Words we recognise but cannot honour: failing beats silently ignoring. */
 static const char *const unsupported[] = {"idmap", "ridmap", NULL};
 
-static const struct opt_word *
-find_word(const char *w)
+static const struct opt_word *find_word(const char *w)
 {
   for (size_t i = 0; i < ARRAY_SIZE(words); i++)
     if (strcmp(words[i].name, w) == 0)
@@ -103,8 +102,7 @@ find_word(const char *w)
   return NULL;
 }
 
-static void
-apply_word(struct mount_opts *o, const struct opt_word *w)
+static void apply_word(struct mount_opts *o, const struct opt_word *w)
 {
   switch (w->kind) {
   case OPT_SET:
@@ -138,8 +136,7 @@ apply_word(struct mount_opts *o, const struct opt_word *w)
   }
 }
 
-static void
-append_data(char **data, const char *w)
+static void append_data(char **data, const char *w)
 {
   char *old = *data;
 
@@ -147,8 +144,7 @@ append_data(char **data, const char *w)
   free(old);
 }
 
-int
-mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err)
+int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err)
 {
   memset(ret, 0, sizeof *ret);
   for (size_t i = 0; opts != NULL && opts[i] != NULL; i++) {
@@ -170,15 +166,13 @@ mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err
   return 0;
 }
 
-void
-mount_opts_free(struct mount_opts *o)
+void mount_opts_free(struct mount_opts *o)
 {
   free(o->data);
   o->data = NULL;
 }
 
-void
-mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr)
+void mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr)
 {
   static const struct {
     unsigned long ms;
@@ -210,8 +204,7 @@ mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr
   *ret_clr = clr;
 }
 
-size_t
-mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max)
+size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max)
 {
   static const struct {
     unsigned long ms;
@@ -228,8 +221,7 @@ mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max)
   return n;
 }
 
-int
-mount_propagation_parse(const char *s, unsigned long *ret, struct error *err)
+int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err)
 {
   const struct opt_word *w = s != NULL ? find_word(s) : NULL;
 
@@ -242,8 +234,7 @@ mount_propagation_parse(const char *s, unsigned long *ret, struct error *err)
   return 0;
 }
 
-char *
-path_clean(const char *path)
+char *path_clean(const char *path)
 {
   size_t len = strlen(path);
   char *out = xmalloc(len + 2);

@@ -38,14 +38,12 @@ static const char *const proc_overlay_ok[] = {
     NULL,
 };
 
-static bool
-is_bind(const struct oci_mount *m, const struct mount_opts *o)
+static bool is_bind(const struct oci_mount *m, const struct mount_opts *o)
 {
   return (o->flags & MS_BIND) || streq(m->type, "bind");
 }
 
-bool
-mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind)
+bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind)
 {
   bool found = false;
 
@@ -64,8 +62,7 @@ mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind)
   return found;
 }
 
-static bool
-under_proc(const char *dest)
+static bool under_proc(const char *dest)
 {
   return strcmp(dest, "/proc") == 0 || str_has_prefix(dest, "/proc/");
 }
@@ -74,8 +71,8 @@ under_proc(const char *dest)
  * could hide what the runtime later writes (LSM labels, sysctls) behind a
  * file the container controls.  Only procfs itself, a bind whose source is
  * on procfs, or a short list of lxcfs-style files may go there. */
-static int
-check_proc_dest(const struct oci_mount *m, const char *dest, int src_fd, struct error *err)
+static int check_proc_dest(const struct oci_mount *m, const char *dest, int src_fd,
+                           struct error *err)
 {
   if (!under_proc(dest) || streq(m->type, "proc"))
     return 0;
@@ -89,16 +86,14 @@ check_proc_dest(const struct oci_mount *m, const char *dest, int src_fd, struct 
 /* /proc, /sys and /dev, and anything that gets proc or sysfs, must be an
  * ordinary directory inside the rootfs, not a symlink to one
  * (CVE-2019-19921, CVE-2023-27561, CVE-2023-28642; /dev: CVE-2026-41579). */
-static bool
-needs_real_dir(const struct oci_mount *m, const char *dest)
+static bool needs_real_dir(const struct oci_mount *m, const char *dest)
 {
   return streq(m->type, "proc") || streq(m->type, "sysfs") || strcmp(dest, "/proc") == 0 ||
          strcmp(dest, "/sys") == 0 || strcmp(dest, "/dev") == 0;
 }
 
-static int
-open_target(struct setup_ctx *ctx, const struct oci_mount *m, const char *dest, bool is_dir,
-            struct error *err)
+static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const char *dest,
+                       bool is_dir, struct error *err)
 {
   bool strict = needs_real_dir(m, dest);
   int fd = safe_walk(ctx->rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, strict, err);
@@ -114,17 +109,15 @@ open_target(struct setup_ctx *ctx, const struct oci_mount *m, const char *dest, 
   return fd;
 }
 
-static char *
-bind_source(const struct setup_ctx *ctx, const char *src)
+static char *bind_source(const struct setup_ctx *ctx, const char *src)
 {
   if (src[0] == '/')
     return xstrdup(src);
   return xfmt("%s/%s", ctx->bundle, src);
 }
 
-static int
-do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-        const char *dest, struct error *err)
+static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                   const char *dest, struct error *err)
 {
   cleanup_free char *src = NULL;
   cleanup_close int tree = -1;
@@ -156,8 +149,8 @@ do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opt
 }
 
 /* "remount" without "bind": change the attributes of what is mounted there. */
-static int
-do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const char *dest, struct error *err)
+static int do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const char *dest,
+                      struct error *err)
 {
   cleanup_close int target = safe_openat(ctx->rootfd, dest, O_PATH, 0, err);
   uint64_t set, clr;
@@ -171,8 +164,7 @@ do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const char *dest, 
   return mnt_set_propagation(target, o->propagation, dest, err);
 }
 
-static bool
-config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
+static bool config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
 {
   if (c->linux == NULL)
     return false;
@@ -185,8 +177,7 @@ config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
 /* A recursive bind of a host path instead of a new filesystem: sysfs in a
  * user namespace without its own network namespace, mqueue without the
  * right to mount it (what runc does). */
-static int
-host_rbind(const char *host, uint64_t set, struct error *err)
+static int host_rbind(const char *host, uint64_t set, struct error *err)
 {
   int tree = mnt_clone(AT_FDCWD, host, true, host, err);
 
@@ -199,9 +190,8 @@ host_rbind(const char *host, uint64_t set, struct error *err)
   return tree;
 }
 
-static int
-new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o, uint64_t set,
-       struct error *err)
+static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                  uint64_t set, struct error *err)
 {
   const char *sb[MAX_SB_WORDS];
   size_t n_sb = mount_opts_sb_words(o, sb, MAX_SB_WORDS);
@@ -220,9 +210,8 @@ new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts
   return -1;
 }
 
-static int
-do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-      const char *dest, struct error *err)
+static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                 const char *dest, struct error *err)
 {
   cleanup_close int target = -1;
   cleanup_close int mfd = -1;
@@ -255,11 +244,10 @@ do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts 
  * when missing (in an overlay workspace that is the upper layer), then bound
  * onto themselves read-only, so an agent cannot plant e.g. a git hook that
  * would run later on the host. */
-static int
-protect_path(struct setup_ctx *ctx, const char *dest, bool is_dir, struct error *err)
+static int protect_path(struct setup_ctx *ctx, const char *dest, bool is_dir, struct error *err)
 {
-  cleanup_close int target = safe_walk(ctx->rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE,
-                                       true, err);
+  cleanup_close int target =
+      safe_walk(ctx->rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
   cleanup_close int tree = -1;
 
   if (target < 0)
@@ -270,14 +258,13 @@ protect_path(struct setup_ctx *ctx, const char *dest, bool is_dir, struct error 
   if (tree < 0)
     return -1;
   if (mnt_setattr(tree, false,
-                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0, 0,
-                  dest, err) < 0)
+                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
+                  0, dest, err) < 0)
     return -1;
   return mnt_attach(tree, target, dest, dest, err);
 }
 
-static int
-mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
+static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
 {
   cleanup_free char *dest = NULL;
   struct mount_opts o;
@@ -302,8 +289,7 @@ mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
   return r;
 }
 
-int
-mounts_setup(struct setup_ctx *ctx, struct error *err)
+int mounts_setup(struct setup_ctx *ctx, struct error *err)
 {
   for (size_t i = 0; i < ctx->config->n_mounts; i++)
     if (mount_one(ctx, &ctx->config->mounts[i], err) < 0)

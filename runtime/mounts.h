@@ -25,7 +25,7 @@ struct mount_opts {
   unsigned long propagation; /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE (| MS_REC), 0 = none */
   uint64_t rec_attr_set;     /* recursive MOUNT_ATTR_* ("rro", "rnosuid", ...) */
   uint64_t rec_attr_clr;
-  char *data; /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
+  char *data;     /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
   bool tmpcopyup; /* "tmpcopyup": fill a new tmpfs with what it covers (copyup.c) */
 };
 

@@ -29,8 +29,7 @@
 #define HOST_CGROUP "/sys/fs/cgroup"
 #define MAX_CGROUP_LINES 64
 
-static bool
-path_is_fs(const char *path, long magic)
+static bool path_is_fs(const char *path, long magic)
 {
   struct statfs sfs;
 
@@ -39,8 +38,7 @@ path_is_fs(const char *path, long magic)
 
 /* The path of our cgroup in the hierarchy whose controller field is `ctrls`
  * ("" = the v2 hierarchy), from /proc/self/cgroup; NULL if not listed. */
-static char *
-own_cgroup(const char *table, const char *ctrls)
+static char *own_cgroup(const char *table, const char *ctrls)
 {
   const char *line = table;
 
@@ -57,9 +55,8 @@ own_cgroup(const char *table, const char *ctrls)
   return NULL;
 }
 
-static int
-cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
-        const char *dest, struct error *err)
+static int cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
+                   const char *dest, struct error *err)
 {
   cleanup_close int mfd = mnt_new_fs("cgroup2", "cgroup2", o->data, NULL, 0, set, err);
   cleanup_free char *table = NULL;
@@ -90,9 +87,8 @@ cgroup2(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int tar
 }
 
 /* A detached tree of our cgroup `own` in hierarchy `ctrls`. */
-static int
-hierarchy_tree(const char *ctrls, const char *dir, const char *own, bool may_mount,
-               struct error *err)
+static int hierarchy_tree(const char *ctrls, const char *dir, const char *own, bool may_mount,
+                          struct error *err)
 {
   cleanup_free char *data = NULL;
   cleanup_free char *host = NULL;
@@ -117,8 +113,7 @@ hierarchy_tree(const char *ctrls, const char *dir, const char *own, bool may_mou
 }
 
 /* Link each co-mounted controller to the directory: "cpu" -> "cpu,cpuacct". */
-static int
-comount_links(int tmpfd, const char *dir, const char *dest, struct error *err)
+static int comount_links(int tmpfd, const char *dir, const char *dest, struct error *err)
 {
   cleanup_free char *copy = xstrdup(dir);
   char *save = NULL;
@@ -131,9 +126,8 @@ comount_links(int tmpfd, const char *dir, const char *dest, struct error *err)
   return 0;
 }
 
-static int
-bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, const char *own, uint64_t set,
-               const char *dest, struct error *err)
+static int bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, const char *own,
+                          uint64_t set, const char *dest, struct error *err)
 {
   bool userns = ctx->new_userns || ctx->in_userns;
   const char *dir = *ctrls == '\0' ? "unified" : ctrls;
@@ -162,9 +156,8 @@ bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, const char *
 }
 
 /* Every hierarchy of /proc/self/cgroup under the tmpfs tmpfd. */
-static int
-bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, const char *dest,
-                 struct error *err)
+static int bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, const char *dest,
+                            struct error *err)
 {
   cleanup_free char *table = NULL;
   char *save = NULL;
@@ -192,9 +185,8 @@ bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, const char *des
   return 0;
 }
 
-static int
-cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
-        const char *dest, struct error *err)
+static int cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int target,
+                   const char *dest, struct error *err)
 {
   const uint64_t base = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
   cleanup_close int tmp = -1;
@@ -216,9 +208,8 @@ cgroup1(struct setup_ctx *ctx, const struct mount_opts *o, uint64_t set, int tar
   return mnt_set_propagation(tmp, o->propagation, dest, err);
 }
 
-int
-mounts_cgroup(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-              int targetfd, const char *dest, struct error *err)
+int mounts_cgroup(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                  int targetfd, const char *dest, struct error *err)
 {
   uint64_t set, clr;
 

@@ -28,8 +28,7 @@ int ns_plan_build(const struct oci_config *c, struct ns_plan *p, struct error *e
     }
     p->join_fd[ns->type] = open(ns->path, O_RDONLY | O_CLOEXEC);
     if (p->join_fd[ns->type] < 0) {
-      error_errno(err, "linux.namespaces: open %s namespace `%s`", oci_ns_name(ns->type),
-                  ns->path);
+      error_errno(err, "linux.namespaces: open %s namespace `%s`", oci_ns_name(ns->type), ns->path);
       ns_plan_close(p);
       return -1;
     }
@@ -52,8 +51,8 @@ void ns_plan_close(struct ns_plan *p)
 int ns_join_paths(struct ns_plan *p, bool skip_pid_time, struct error *err)
 {
   /* user first: joining the others needs CAP_SYS_ADMIN in their owner */
-  static const enum oci_ns_type order[] = {OCI_NS_USER, OCI_NS_MOUNT, OCI_NS_NETWORK, OCI_NS_IPC,
-                                           OCI_NS_UTS, OCI_NS_CGROUP, OCI_NS_PID, OCI_NS_TIME};
+  static const enum oci_ns_type order[] = {OCI_NS_USER, OCI_NS_MOUNT,  OCI_NS_NETWORK, OCI_NS_IPC,
+                                           OCI_NS_UTS,  OCI_NS_CGROUP, OCI_NS_PID,     OCI_NS_TIME};
   for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
     enum oci_ns_type t = order[i];
     if (p->join_fd[t] < 0)

@@ -10,8 +10,8 @@
 #include "oci/config.h"
 
 struct ns_plan {
-  int clone_flags;          /* CLONE_NEW* created at clone time */
-  int unshare_flags;        /* created by the init after joining (cgroup ns on v1) */
+  int clone_flags;           /* CLONE_NEW* created at clone time */
+  int unshare_flags;         /* created by the init after joining (cgroup ns on v1) */
   int join_fd[OCI_NS_COUNT]; /* fds of namespaces joined by path, -1 otherwise */
   bool new_ns[OCI_NS_COUNT];
   bool has_ns[OCI_NS_COUNT]; /* listed in the config at all */

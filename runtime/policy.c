@@ -39,12 +39,13 @@ static int scan_dir(int dfd, const char *src, char **names, int depth, size_t *b
     (*budget)--;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
-    if (e->d_type == DT_SOCK || (e->d_type == DT_UNKNOWN &&
-                                 fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                                 S_ISSOCK(st.st_mode))) {
+    if (e->d_type == DT_SOCK ||
+        (e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISSOCK(st.st_mode))) {
       if (strv_contains(names, e->d_name))
-        ret = error_set(err, 0, "agent profile: bind mount of `%s` holds the engine socket `%s`: "
-                                "refused (an engine socket gives root on the host)",
+        ret = error_set(err, 0,
+                        "agent profile: bind mount of `%s` holds the engine socket `%s`: "
+                        "refused (an engine socket gives root on the host)",
                         src, e->d_name);
     } else if (e->d_type == DT_DIR && depth > 0) {
       int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -26,8 +26,7 @@
 #define DEFAULT_UMASK 0022
 
 /* Go's (and so runc's) error texts are lower-case; engines match them. */
-static const char *
-lc_strerror(int e, char *buf, size_t n)
+static const char *lc_strerror(int e, char *buf, size_t n)
 {
   snprintf(buf, n, "%s", strerror(e));
   if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
@@ -35,8 +34,7 @@ lc_strerror(int e, char *buf, size_t n)
   return buf;
 }
 
-static const char *
-env_get(char *const *env, const char *key)
+static const char *env_get(char *const *env, const char *key)
 {
   size_t kl = strlen(key);
   const char *v = NULL;
@@ -48,8 +46,7 @@ env_get(char *const *env, const char *key)
 }
 
 /* A relative name is relative to process.cwd, where the process will run. */
-static char *
-join_cwd(const char *cwd, const char *path)
+static char *join_cwd(const char *cwd, const char *path)
 {
   while (path[0] == '.' && path[1] == '/')
     path += 2;
@@ -60,15 +57,13 @@ join_cwd(const char *cwd, const char *path)
   return xfmt("%s/%s", cwd, path);
 }
 
-static bool
-is_executable_file(const struct stat *st)
+static bool is_executable_file(const struct stat *st)
 {
   return !S_ISDIR(st->st_mode) && (st->st_mode & 0111) != 0;
 }
 
 /* args[0] with a slash: stat it, like exec.LookPath. */
-static int
-check_path(const char *name, const char *cwd, char **ret_path, struct error *err)
+static int check_path(const char *name, const char *cwd, char **ret_path, struct error *err)
 {
   cleanup_free char *full = join_cwd(cwd, name);
   struct stat st;
@@ -88,8 +83,8 @@ check_path(const char *name, const char *cwd, char **ret_path, struct error *err
   return 0;
 }
 
-static int
-search_path(const char *name, const char *path, const char *cwd, char **ret_path, struct error *err)
+static int search_path(const char *name, const char *path, const char *cwd, char **ret_path,
+                       struct error *err)
 {
   const char *p = path;
 
@@ -113,8 +108,7 @@ search_path(const char *name, const char *path, const char *cwd, char **ret_path
   return -1;
 }
 
-int
-process_resolve_executable(const struct oci_process *p, char **ret_path, struct error *err)
+int process_resolve_executable(const struct oci_process *p, char **ret_path, struct error *err)
 {
   const char *name = p->args != NULL ? p->args[0] : NULL;
   const char *path;
@@ -129,8 +123,7 @@ process_resolve_executable(const struct oci_process *p, char **ret_path, struct 
   return search_path(name, path, p->cwd, ret_path, err);
 }
 
-static int
-apply_rlimit(const struct oci_rlimit *r, struct error *err)
+static int apply_rlimit(const struct oci_rlimit *r, struct error *err)
 {
   struct rlimit want = {.rlim_cur = r->soft, .rlim_max = r->hard}, cur = {0, 0};
   const char *name = r->type ? r->type : "rlimit";
@@ -151,8 +144,7 @@ apply_rlimit(const struct oci_rlimit *r, struct error *err)
   return error_set(err, e, "setrlimit %s", name);
 }
 
-int
-process_apply_limits(const struct oci_process *p, struct error *err)
+int process_apply_limits(const struct oci_process *p, struct error *err)
 {
   char buf[32];
 
@@ -170,8 +162,7 @@ process_apply_limits(const struct oci_process *p, struct error *err)
 /* CVE-2024-21626: nothing but 0-2 and the preserved fds may reach the
  * container.  Mark the rest close-on-exec (keep_fd stays usable until the
  * exec, then goes too); clear the flag on the preserved ones. */
-static int
-prepare_fds(const struct process_opts *o, struct error *err)
+static int prepare_fds(const struct process_opts *o, struct error *err)
 {
   int first = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
 
@@ -193,8 +184,7 @@ prepare_fds(const struct process_opts *o, struct error *err)
   return 0;
 }
 
-static int
-switch_user(const struct oci_user *u, bool in_userns, struct error *err)
+static int switch_user(const struct oci_user *u, bool in_userns, struct error *err)
 {
   cleanup_free gid_t *gids = xmalloc((u->n_additional_gids + 1) * sizeof *gids);
 
@@ -215,8 +205,7 @@ switch_user(const struct oci_user *u, bool in_userns, struct error *err)
   return 0;
 }
 
-static int
-cwd_error(const char *cwd, int e, struct error *err)
+static int cwd_error(const char *cwd, int e, struct error *err)
 {
   char buf[128];
 
@@ -229,8 +218,7 @@ cwd_error(const char *cwd, int e, struct error *err)
 /* CVE-2024-21626: the cwd must be a path inside our root.  The kernel
  * prefixes "(unreachable)" when it is not; glibc hides that, so ask the
  * kernel directly. */
-static int
-verify_cwd(const char *cwd, struct error *err)
+static int verify_cwd(const char *cwd, struct error *err)
 {
   char buf[PATH_MAX + 1];
 
@@ -244,14 +232,12 @@ verify_cwd(const char *cwd, struct error *err)
   return 0;
 }
 
-static bool
-has_seccomp(const struct process_opts *o)
+static bool has_seccomp(const struct process_opts *o)
 {
   return o->seccomp_bpf != NULL || o->seccomp != NULL || o->extra_bpf != NULL;
 }
 
-static int
-load_seccomp(const struct process_opts *o, struct error *err)
+static int load_seccomp(const struct process_opts *o, struct error *err)
 {
   const struct sock_fprog *prog = o->seccomp_bpf;
   const struct sock_fprog *extra = o->extra_bpf;
@@ -274,8 +260,8 @@ load_seccomp(const struct process_opts *o, struct error *err)
 
 /* Capabilities, no_new_privs and seccomp (after switch_user()), in the
  * order that works both with and without no_new_privs. */
-static int
-restrict_process(const struct oci_process *p, const struct process_opts *o, struct error *err)
+static int restrict_process(const struct oci_process *p, const struct process_opts *o,
+                            struct error *err)
 {
   if (has_seccomp(o) && !p->no_new_privileges) {
     /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
@@ -296,8 +282,7 @@ restrict_process(const struct oci_process *p, const struct process_opts *o, stru
 }
 
 /* [path, args...] for the trampoline (allocated before seccomp). */
-static char **
-stub_argv(const char *path, char *const *args)
+static char **stub_argv(const char *path, char *const *args)
 {
   size_t n = strv_len(args);
   char **av = xmalloc((n + 2) * sizeof *av);
@@ -309,9 +294,8 @@ stub_argv(const char *path, char *const *args)
   return av;
 }
 
-int
-process_exec(const struct oci_process *p, const char *resolved_path,
-             const struct process_opts *opts, struct error *err)
+int process_exec(const struct oci_process *p, const char *resolved_path,
+                 const struct process_opts *opts, struct error *err)
 {
   static const struct process_opts no_opts = {.keep_fd = -1};
   const struct process_opts *o = opts ? opts : &no_opts;

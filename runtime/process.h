@@ -26,15 +26,15 @@
 #include "oci/config.h"
 
 struct process_opts {
-  int preserve_fds;  /* fds 3 .. 3+preserve_fds-1 are kept */
-  int keep_fd;       /* one more fd to keep open across setup (e.g. the sync socket), -1;
-                        it is close-on-exec like every other fd: gone at the exec */
-  bool in_userns;    /* setgroups may be denied */
+  int preserve_fds; /* fds 3 .. 3+preserve_fds-1 are kept */
+  int keep_fd;      /* one more fd to keep open across setup (e.g. the sync socket), -1;
+                       it is close-on-exec like every other fd: gone at the exec */
+  bool in_userns;   /* setgroups may be denied */
   const struct oci_seccomp *seccomp; /* NULL = no filter */
-  const void *seccomp_bpf;   /* precompiled filter (struct sock_fprog), overrides seccomp;
-                                the kernel flags still come from seccomp->flags if set */
-  const void *extra_bpf;     /* the profile's filter (struct sock_fprog), stacked after the
-                                engine's own: the kernel runs both, the stricter wins */
+  const void *seccomp_bpf;           /* precompiled filter (struct sock_fprog), overrides seccomp;
+                                        the kernel flags still come from seccomp->flags if set */
+  const void *extra_bpf;             /* the profile's filter (struct sock_fprog), stacked after the
+                                        engine's own: the kernel runs both, the stricter wins */
 };
 
 /* Resolve args[0] against the process PATH (in the current root) the way

@@ -29,16 +29,14 @@
 
 static int procfs_fd = -1;
 
-bool
-fd_is_procfs(int fd)
+bool fd_is_procfs(int fd)
 {
   struct statfs sfs;
 
   return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 }
 
-static bool
-fd_is_procfs_root(int fd)
+static bool fd_is_procfs_root(int fd)
 {
   struct stat st;
 
@@ -48,8 +46,7 @@ fd_is_procfs_root(int fd)
 
 /* A procfs instance nobody else can mount over (needs CAP_SYS_ADMIN in the
  * user namespace owning our pid namespace). */
-static int
-open_private_procfs(void)
+static int open_private_procfs(void)
 {
   cleanup_close int fs = fsopen("proc", FSOPEN_CLOEXEC);
 
@@ -60,8 +57,7 @@ open_private_procfs(void)
   return fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 }
 
-int
-procfs_root(struct error *err)
+int procfs_root(struct error *err)
 {
   int fd;
 
@@ -80,8 +76,7 @@ procfs_root(struct error *err)
   return fd;
 }
 
-void
-procfs_reset(void)
+void procfs_reset(void)
 {
   if (procfs_fd >= 0)
     close(procfs_fd);
@@ -90,8 +85,7 @@ procfs_reset(void)
 
 /* "self/x" -> "<pid>/x", "thread-self/x" -> "<pid>/task/<tid>/x", reading
  * the links of the verified instance (they depend on its pid namespace). */
-static int
-resolve_self(int root, const char *rel, char **ret, struct error *err)
+static int resolve_self(int root, const char *rel, char **ret, struct error *err)
 {
   static const char *const links[] = {"thread-self", "self"};
   char target[128];
@@ -115,8 +109,7 @@ resolve_self(int root, const char *rel, char **ret, struct error *err)
   return 0;
 }
 
-static int
-open_beneath(int root, const char *rel, int flags)
+static int open_beneath(int root, const char *rel, int flags)
 {
   struct open_how how = {
       .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
@@ -136,8 +129,7 @@ open_beneath(int root, const char *rel, int flags)
   return fd;
 }
 
-int
-procfs_open(const char *relpath, int flags, struct error *err)
+int procfs_open(const char *relpath, int flags, struct error *err)
 {
   cleanup_free char *rel = NULL;
   int root = procfs_root(err);
@@ -157,8 +149,7 @@ procfs_open(const char *relpath, int flags, struct error *err)
   return fd;
 }
 
-int
-procfs_reopen(int fd, int flags, struct error *err)
+int procfs_reopen(int fd, int flags, struct error *err)
 {
   cleanup_close int dir = procfs_open("thread-self/fd", O_PATH | O_DIRECTORY, err);
   char name[32];
@@ -174,8 +165,7 @@ procfs_reopen(int fd, int flags, struct error *err)
   return r;
 }
 
-int
-procfs_write(const char *relpath, const char *value, struct error *err)
+int procfs_write(const char *relpath, const char *value, struct error *err)
 {
   cleanup_close int fd = procfs_open(relpath, O_WRONLY | O_NOCTTY, err);
   size_t len = strlen(value);
@@ -191,8 +181,7 @@ procfs_write(const char *relpath, const char *value, struct error *err)
   return 0;
 }
 
-ssize_t
-procfs_read(const char *relpath, char *buf, size_t size, struct error *err)
+ssize_t procfs_read(const char *relpath, char *buf, size_t size, struct error *err)
 {
   cleanup_close int fd = procfs_open(relpath, O_RDONLY | O_NOCTTY, err);
   size_t off = 0;
@@ -216,8 +205,7 @@ procfs_read(const char *relpath, char *buf, size_t size, struct error *err)
   return (ssize_t)off;
 }
 
-int
-procfs_read_all(const char *relpath, char **ret, struct error *err)
+int procfs_read_all(const char *relpath, char **ret, struct error *err)
 {
   cleanup_close int fd = procfs_open(relpath, O_RDONLY | O_NOCTTY, err);
   cleanup_free char *buf = NULL;

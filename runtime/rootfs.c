@@ -23,8 +23,7 @@
 #include "runtime/procfs.h"
 #include "runtime/safepath.h"
 
-static int
-root_propagation(const struct setup_ctx *ctx, unsigned long *ret, struct error *err)
+static int root_propagation(const struct setup_ctx *ctx, unsigned long *ret, struct error *err)
 {
   const char *p = ctx->config->linux != NULL ? ctx->config->linux->rootfs_propagation : NULL;
 
@@ -37,8 +36,7 @@ root_propagation(const struct setup_ctx *ctx, unsigned long *ret, struct error *
 }
 
 /* Undo mountinfo's octal escapes ("\040" = space) in place. */
-static void
-unescape(char *s)
+static void unescape(char *s)
 {
   char *w = s;
 
@@ -55,8 +53,7 @@ unescape(char *s)
 }
 
 /* The mount point (5th field of mountinfo) that contains `path`. */
-static char *
-containing_mount(char *mountinfo, const char *path)
+static char *containing_mount(char *mountinfo, const char *path)
 {
   char *best = NULL, *save = NULL;
   size_t best_len = 0;
@@ -87,8 +84,7 @@ containing_mount(char *mountinfo, const char *path)
  * rootfsPropagation make the mount holding the rootfs private first (runc
  * does this for shared); the asked propagation is applied to the new "/"
  * after the pivot. */
-static int
-parent_mount_private(const char *rootfs, struct error *err)
+static int parent_mount_private(const char *rootfs, struct error *err)
 {
   cleanup_free char *info = NULL;
   cleanup_free char *parent = xstrdup(rootfs);
@@ -109,8 +105,7 @@ parent_mount_private(const char *rootfs, struct error *err)
 
 /* Bind the rootfs onto itself (recursively) so that it is a mount point
  * pivot_root can use; the attached mount's fd becomes ctx->rootfd. */
-static int
-bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
+static int bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
 {
   cleanup_close int target = open(real, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int tree = -1;
@@ -126,8 +121,7 @@ bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
   return 0;
 }
 
-int
-rootfs_setup(struct setup_ctx *ctx, struct error *err)
+int rootfs_setup(struct setup_ctx *ctx, struct error *err)
 {
   cleanup_free char *real = NULL;
   unsigned long prop;
@@ -155,8 +149,7 @@ rootfs_setup(struct setup_ctx *ctx, struct error *err)
  * step onto the old root through an fd taken before the pivot (what "."
  * means right after pivot_root is not something the kernel promises), make
  * it rslave so that detaching it cannot propagate to the host, and detach. */
-static int
-pivot(int rootfd, struct error *err)
+static int pivot(int rootfd, struct error *err)
 {
   cleanup_close int oldroot = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
 
@@ -176,8 +169,7 @@ pivot(int rootfd, struct error *err)
 }
 
 /* --no-pivot: move the rootfs mount onto "/" and chroot into it. */
-static int
-move_root(int rootfd, struct error *err)
+static int move_root(int rootfd, struct error *err)
 {
   if (fchdir(rootfd) < 0)
     return error_errno(err, "chdir to rootfs");
@@ -188,8 +180,7 @@ move_root(int rootfd, struct error *err)
   return 0;
 }
 
-int
-rootfs_pivot(struct setup_ctx *ctx, struct error *err)
+int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
 {
   unsigned long prop;
 
@@ -207,8 +198,7 @@ rootfs_pivot(struct setup_ctx *ctx, struct error *err)
 
 /* readonlyPaths: a recursive bind of the path onto itself, read-only; other
  * flags (nosuid, nodev, noexec, locked ones) are left as they are. */
-static int
-readonly_path(int root, const char *path, struct error *err)
+static int readonly_path(int root, const char *path, struct error *err)
 {
   cleanup_close int fd = safe_openat(root, path, O_PATH, 0, err);
   cleanup_close int tree = -1;
@@ -229,8 +219,7 @@ readonly_path(int root, const char *path, struct error *err)
  * symlink to a procfs file (or deleted); masking with it would then expose
  * that file writable (or mask nothing).  Open it without following links
  * and insist on the real character device 1:3; fail hard otherwise. */
-static int
-open_dev_null(int root, struct error *err)
+static int open_dev_null(int root, struct error *err)
 {
   int fd = safe_openat(root, "/dev/null", O_PATH | O_NOFOLLOW, 0, err);
   struct stat st;
@@ -246,8 +235,7 @@ open_dev_null(int root, struct error *err)
   return fd;
 }
 
-static int
-mask_dir(int fd, const char *path, struct error *err)
+static int mask_dir(int fd, const char *path, struct error *err)
 {
   const uint64_t attr =
       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
@@ -260,8 +248,7 @@ mask_dir(int fd, const char *path, struct error *err)
 
 /* maskedPaths: directories get an empty read-only tmpfs, anything else the
  * verified /dev/null; missing paths are skipped. */
-static int
-mask_path(int root, const char *path, int *nullfd, struct error *err)
+static int mask_path(int root, const char *path, int *nullfd, struct error *err)
 {
   cleanup_close int fd = safe_openat(root, path, O_PATH, 0, err);
   cleanup_close int check = -1;
@@ -286,8 +273,7 @@ mask_path(int root, const char *path, int *nullfd, struct error *err)
   return 0;
 }
 
-int
-rootfs_finalize(struct setup_ctx *ctx, struct error *err)
+int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
 {
   const struct oci_linux *l = ctx->config->linux;
   cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);

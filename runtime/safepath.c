@@ -33,14 +33,12 @@ struct walker {
   int depth;
 };
 
-static int
-cur(const struct walker *w)
+static int cur(const struct walker *w)
 {
   return w->fds[w->depth];
 }
 
-static void
-walker_pop(struct walker *w, bool to_root)
+static void walker_pop(struct walker *w, bool to_root)
 {
   do {
     if (w->depth == 0)
@@ -50,8 +48,7 @@ walker_pop(struct walker *w, bool to_root)
 }
 
 /* Is the rest of the path only slashes and "."? */
-static bool
-only_dots(const char *p)
+static bool only_dots(const char *p)
 {
   for (; *p != '\0'; p++)
     if (*p != '/' && !(*p == '.' && (p[1] == '/' || p[1] == '\0')))
@@ -60,8 +57,7 @@ only_dots(const char *p)
 }
 
 /* The missing last (or intermediate) component `name` is created in cur(w). */
-static int
-create_component(struct walker *w, const char *name, bool as_file, mode_t mode)
+static int create_component(struct walker *w, const char *name, bool as_file, mode_t mode)
 {
   int r;
 
@@ -75,8 +71,7 @@ create_component(struct walker *w, const char *name, bool as_file, mode_t mode)
 }
 
 /* Replace `rest` by "<link target>/<rest>"; absolute targets restart at the root. */
-static int
-follow_link(struct walker *w, int linkfd, char **rest)
+static int follow_link(struct walker *w, int linkfd, char **rest)
 {
   char target[4096];
   ssize_t n = readlinkat(linkfd, "", target, sizeof target - 1);
@@ -94,8 +89,8 @@ follow_link(struct walker *w, int linkfd, char **rest)
 }
 
 /* One step: open `name` in cur(w); returns the O_PATH fd, or -1/errno. */
-static int
-open_step(struct walker *w, const char *name, bool last, enum safe_create create, mode_t mode)
+static int open_step(struct walker *w, const char *name, bool last, enum safe_create create,
+                     mode_t mode)
 {
   int fd = openat(cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
@@ -106,8 +101,8 @@ open_step(struct walker *w, const char *name, bool last, enum safe_create create
   return openat(cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 }
 
-static int
-walk(struct walker *w, const char *path, enum safe_create create, bool nofollow_last, mode_t mode)
+static int walk(struct walker *w, const char *path, enum safe_create create, bool nofollow_last,
+                mode_t mode)
 {
   cleanup_free char *rest = xstrdup(path);
   int links = 0;
@@ -160,9 +155,8 @@ walk(struct walker *w, const char *path, enum safe_create create, bool nofollow_
   }
 }
 
-int
-safe_walk(int rootfd, const char *path, enum safe_create create, bool nofollow_last,
-          struct error *err)
+int safe_walk(int rootfd, const char *path, enum safe_create create, bool nofollow_last,
+              struct error *err)
 {
   struct walker w = {.rootfd = rootfd, .depth = 0};
   int fd, saved;
@@ -177,8 +171,7 @@ safe_walk(int rootfd, const char *path, enum safe_create create, bool nofollow_l
   return fd;
 }
 
-static int
-openat2_in_root(int rootfd, const char *path, int flags, mode_t mode)
+static int openat2_in_root(int rootfd, const char *path, int flags, mode_t mode)
 {
   struct open_how how = {
       .flags = (uint64_t)(flags | O_CLOEXEC),
@@ -191,8 +184,7 @@ openat2_in_root(int rootfd, const char *path, int flags, mode_t mode)
 
 /* Open the parent inside the root, then create the last component there
  * without following a symlink planted at that name. */
-static int
-open_create(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
+static int open_create(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
 {
   cleanup_free char *copy = xstrdup(path);
   char *slash = strrchr(copy, '/');
@@ -213,8 +205,7 @@ open_create(int rootfd, const char *path, int flags, mode_t mode, struct error *
   return fd;
 }
 
-int
-safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
+int safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct error *err)
 {
   cleanup_close int pathfd = -1;
   struct stat st;
@@ -246,8 +237,7 @@ safe_openat(int rootfd, const char *path, int flags, mode_t mode, struct error *
   return procfs_reopen(pathfd, flags, err);
 }
 
-int
-safe_mkdir_all(int rootfd, const char *path, mode_t mode, struct error *err)
+int safe_mkdir_all(int rootfd, const char *path, mode_t mode, struct error *err)
 {
   struct walker w = {.rootfd = rootfd, .depth = 0};
   struct stat st;
@@ -266,8 +256,7 @@ safe_mkdir_all(int rootfd, const char *path, mode_t mode, struct error *err)
   return fd;
 }
 
-int
-safe_mount_target(int rootfd, const char *path, bool is_dir, struct error *err)
+int safe_mount_target(int rootfd, const char *path, bool is_dir, struct error *err)
 {
   return safe_walk(rootfd, path, is_dir ? SAFE_MKDIR : SAFE_MKFILE, false, err);
 }

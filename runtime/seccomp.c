@@ -25,8 +25,7 @@
 
 #define MAX_SYSCALL_ARGS 6
 
-static void
-cleanup_scmp(scmp_filter_ctx *ctx)
+static void cleanup_scmp(scmp_filter_ctx *ctx)
 {
   if (*ctx != NULL)
     seccomp_release(*ctx);
@@ -78,9 +77,8 @@ static const struct {
 };
 
 /* `what` names the rule for messages ("defaultAction", "syscall `mkdir`"). */
-static int
-parse_action(const char *name, bool has_errno, uint32_t errno_ret, const char *what, uint32_t *ret,
-             struct error *err)
+static int parse_action(const char *name, bool has_errno, uint32_t errno_ret, const char *what,
+                        uint32_t *ret, struct error *err)
 {
   uint32_t e = has_errno ? errno_ret : EPERM;
 
@@ -112,8 +110,7 @@ parse_action(const char *name, bool has_errno, uint32_t errno_ret, const char *w
   return 0;
 }
 
-static int
-add_architectures(scmp_filter_ctx ctx, char **archs, struct error *err)
+static int add_architectures(scmp_filter_ctx ctx, char **archs, struct error *err)
 {
   for (size_t i = 0; archs != NULL && archs[i] != NULL; i++) {
     size_t j;
@@ -131,8 +128,8 @@ add_architectures(scmp_filter_ctx ctx, char **archs, struct error *err)
   return 0;
 }
 
-static int
-set_attr(scmp_filter_ctx ctx, enum scmp_filter_attr attr, const char *name, struct error *err)
+static int set_attr(scmp_filter_ctx ctx, enum scmp_filter_attr attr, const char *name,
+                    struct error *err)
 {
   int r = seccomp_attr_set(ctx, attr, 1);
 
@@ -141,8 +138,7 @@ set_attr(scmp_filter_ctx ctx, enum scmp_filter_attr attr, const char *name, stru
   return 0;
 }
 
-static int
-apply_flags(scmp_filter_ctx ctx, char **flags, struct error *err)
+static int apply_flags(scmp_filter_ctx ctx, char **flags, struct error *err)
 {
   for (size_t i = 0; flags != NULL && flags[i] != NULL; i++) {
     const char *f = flags[i];
@@ -164,8 +160,7 @@ apply_flags(scmp_filter_ctx ctx, char **flags, struct error *err)
   return 0;
 }
 
-int
-seccomp_kernel_flags(const struct oci_seccomp *s, unsigned *ret, struct error *err)
+int seccomp_kernel_flags(const struct oci_seccomp *s, unsigned *ret, struct error *err)
 {
   unsigned flags = 0;
 
@@ -185,9 +180,8 @@ seccomp_kernel_flags(const struct oci_seccomp *s, unsigned *ret, struct error *e
   return 0;
 }
 
-static int
-parse_arg(const struct oci_seccomp_arg *a, const char *sysname, struct scmp_arg_cmp *ret,
-          struct error *err)
+static int parse_arg(const struct oci_seccomp_arg *a, const char *sysname, struct scmp_arg_cmp *ret,
+                     struct error *err)
 {
   size_t j;
 
@@ -209,8 +203,7 @@ parse_arg(const struct oci_seccomp_arg *a, const char *sysname, struct scmp_arg_
 
 /* Several comparisons on one argument index cannot be ANDed in one
  * libseccomp rule; runc then adds one rule per comparison. */
-static bool
-args_repeat_index(const struct oci_seccomp_syscall *sc)
+static bool args_repeat_index(const struct oci_seccomp_syscall *sc)
 {
   unsigned seen = 0;
 
@@ -223,9 +216,8 @@ args_repeat_index(const struct oci_seccomp_syscall *sc)
   return false;
 }
 
-static int
-add_syscall(scmp_filter_ctx ctx, uint32_t action, const struct oci_seccomp_syscall *sc,
-            const char *name, struct error *err)
+static int add_syscall(scmp_filter_ctx ctx, uint32_t action, const struct oci_seccomp_syscall *sc,
+                       const char *name, struct error *err)
 {
   struct scmp_arg_cmp cmp[MAX_SYSCALL_ARGS * 4];
   int nr = seccomp_syscall_resolve_name(name);
@@ -251,8 +243,8 @@ add_syscall(scmp_filter_ctx ctx, uint32_t action, const struct oci_seccomp_sysca
   return 0;
 }
 
-static int
-add_rules(scmp_filter_ctx ctx, uint32_t def_action, const struct oci_seccomp *s, struct error *err)
+static int add_rules(scmp_filter_ctx ctx, uint32_t def_action, const struct oci_seccomp *s,
+                     struct error *err)
 {
   for (size_t i = 0; i < s->n_syscalls; i++) {
     const struct oci_seccomp_syscall *sc = &s->syscalls[i];
@@ -271,8 +263,7 @@ add_rules(scmp_filter_ctx ctx, uint32_t def_action, const struct oci_seccomp *s,
   return 0;
 }
 
-int
-seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *err)
+int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *err)
 {
   cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
   uint32_t def_action;
@@ -298,8 +289,7 @@ seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *e
   return 0;
 }
 
-static int
-read_all_fd(int fd, void **ret, size_t *ret_len, struct error *err)
+static int read_all_fd(int fd, void **ret, size_t *ret_len, struct error *err)
 {
   struct stat st;
   cleanup_free unsigned char *buf = NULL;
@@ -321,8 +311,7 @@ read_all_fd(int fd, void **ret, size_t *ret_len, struct error *err)
   return 0;
 }
 
-int
-seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, struct error *err)
+int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, struct error *err)
 {
   cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
   cleanup_close int fd = -1;
@@ -340,8 +329,7 @@ seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, str
   return read_all_fd(fd, ret_bpf, ret_len, err);
 }
 
-int
-seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *err)
+int seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *err)
 {
   struct sock_fprog prog = {
       .len = (unsigned short)(len / sizeof(struct sock_filter)),
@@ -356,8 +344,7 @@ seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *err)
   return 0;
 }
 
-int
-seccomp_apply(const struct oci_seccomp *s, struct error *err)
+int seccomp_apply(const struct oci_seccomp *s, struct error *err)
 {
   cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
   int r;

@@ -30,8 +30,8 @@ struct setup_ctx {
   const char *bundle; /* absolute */
   const char *rootfs; /* absolute host path (root.path resolved against the bundle) */
   bool no_pivot;
-  bool new_userns;    /* we created a user namespace: mknod fails, bind devices instead */
-  bool in_userns;     /* running in any non-initial user namespace (rootless engines) */
+  bool new_userns; /* we created a user namespace: mknod fails, bind devices instead */
+  bool in_userns;  /* running in any non-initial user namespace (rootless engines) */
   bool new_cgroupns;
   int pty_master_fd;  /* out: set by rootfs_setup() when process.terminal, else -1 */
   int pty_peer_fd;    /* out: the pty's peer (TIOCGPTPEER) for the process's stdio, or -1 */

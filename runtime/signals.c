@@ -29,8 +29,7 @@ static const struct {
 };
 
 /* "RTMIN", "RTMIN+n", "RTMAX", "RTMAX-n" (already upper-cased, no SIG). */
-static int
-parse_realtime(const char *s, int *ret)
+static int parse_realtime(const char *s, int *ret)
 {
   const char *rest;
   int base, off = 0, sign;
@@ -57,8 +56,7 @@ parse_realtime(const char *s, int *ret)
   return 0;
 }
 
-int
-parse_signal(const char *s, int *ret, struct error *err)
+int parse_signal(const char *s, int *ret, struct error *err)
 {
   char up[32];
   const char *name;

@@ -97,8 +97,8 @@ static void leave_for_children(int saved_pid, int saved_time)
 static int refuse_host_ns(struct ns_plan *plan, struct error *err)
 {
   static const char *const files[OCI_NS_COUNT] = {
-      [OCI_NS_PID] = "pid", [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
-      [OCI_NS_IPC] = "ipc", [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+      [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+      [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
       [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time"};
 
   for (int t = 0; t < OCI_NS_COUNT; t++) {
@@ -132,8 +132,8 @@ static int run_parent_hooks(struct container *c, struct error *err)
   /* prestart (deprecated) then createRuntime, both in the runtime namespace */
   if (hooks_run(h->list[OCI_HOOK_PRESTART], h->n[OCI_HOOK_PRESTART], "prestart", sj, err) < 0)
     return -1;
-  return hooks_run(h->list[OCI_HOOK_CREATE_RUNTIME], h->n[OCI_HOOK_CREATE_RUNTIME],
-                   "createRuntime", sj, err);
+  return hooks_run(h->list[OCI_HOOK_CREATE_RUNTIME], h->n[OCI_HOOK_CREATE_RUNTIME], "createRuntime",
+                   sj, err);
 }
 
 /* Describe how the init died when it left without a message. */
@@ -144,8 +144,7 @@ static int init_died(pid_t pid, struct error *err)
   if (waitpid(pid, &status, 0) < 0)
     return error_errno(err, "container init exited during setup");
   if (WIFSIGNALED(status))
-    return error_set(err, 0, "container init killed by signal %d during setup",
-                     WTERMSIG(status));
+    return error_set(err, 0, "container init killed by signal %d during setup", WTERMSIG(status));
   return error_set(err, 0, "container init exited with status %d during setup",
                    WEXITSTATUS(status));
 }
@@ -220,8 +219,9 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID]) {
     ns_plan_close(&plan);
-    return error_set(err, 0, "config.json: linux.namespaces: a new pid namespace inside a user "
-                             "namespace joined by path is not supported");
+    return error_set(err, 0,
+                     "config.json: linux.namespaces: a new pid namespace inside a user "
+                     "namespace joined by path is not supported");
   }
   if (o->use_fifo) {
     if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0) {

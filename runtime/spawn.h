@@ -30,7 +30,7 @@ struct spawn_opts {
   const char *bundle;
   const char *rootfs;
   bool no_pivot;
-  bool use_fifo;       /* create: wait on <dir>/exec.fifo; run: wait for START */
+  bool use_fifo; /* create: wait on <dir>/exec.fifo; run: wait for START */
   int preserve_fds;
   const struct global_opts *g;
   const void *extra_bpf; /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
@@ -39,8 +39,8 @@ struct spawn_opts {
 struct spawn_result {
   pid_t pid;
   uint64_t start_time;
-  int pty_master;  /* -1 unless process.terminal */
-  int sync_fd;     /* run: the parent's end, to send START */
+  int pty_master; /* -1 unless process.terminal */
+  int sync_fd;    /* run: the parent's end, to send START */
 };
 
 int spawn_init(const struct spawn_opts *o, struct spawn_result *ret, struct error *err);

@@ -13,11 +13,8 @@
 #include "runtime/fsutil.h"
 
 static const struct opt_spec spec_specs[] = {
-    {"bundle", 'b', true, 1},
-    {"rootless", 0, false, 2},
-    {"help", 'h', false, 3},
-    {"profile", 0, true, 4},
-    {NULL, 0, false, 0},
+    {"bundle", 'b', true, 1}, {"rootless", 0, false, 2}, {"help", 'h', false, 3},
+    {"profile", 0, true, 4},  {NULL, 0, false, 0},
 };
 
 /* The default spec with a profile applied: a ready agent config. */

@@ -61,8 +61,8 @@ int sync_recv(int sock, struct sync_msg *m, int *ret_fd, struct error *err)
     char buf[CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
   } u;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                      .msg_controllen = sizeof u.buf};
+  struct msghdr mh = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
   ssize_t n;
 
   if (ret_fd)

@@ -20,8 +20,7 @@ static const char *const ipc_keys[] = {
     "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", NULL,
 };
 
-static bool
-config_has_ns(const struct oci_config *c, enum oci_ns_type t)
+static bool config_has_ns(const struct oci_config *c, enum oci_ns_type t)
 {
   for (size_t i = 0; c->linux != NULL && i < c->linux->n_namespaces; i++)
     if (c->linux->namespaces[i].type == t)
@@ -30,8 +29,7 @@ config_has_ns(const struct oci_config *c, enum oci_ns_type t)
 }
 
 /* The namespace a key lives in, or -1 when it is not namespaced. */
-static int
-key_namespace(const char *key)
+static int key_namespace(const char *key)
 {
   if (strv_contains((char *const *)ipc_keys, key) || str_has_prefix(key, "fs.mqueue."))
     return OCI_NS_IPC;
@@ -42,8 +40,7 @@ key_namespace(const char *key)
   return -1;
 }
 
-static bool
-key_is_valid(const char *key)
+static bool key_is_valid(const char *key)
 {
   size_t n = strlen(key);
 
@@ -53,8 +50,7 @@ key_is_valid(const char *key)
   return key[0] != '.' && key[n - 1] != '.' && strstr(key, "..") == NULL;
 }
 
-static const char *
-ns_word(int ns)
+static const char *ns_word(int ns)
 {
   switch (ns) {
   case OCI_NS_IPC:
@@ -66,8 +62,7 @@ ns_word(int ns)
   }
 }
 
-static int
-apply_one(const struct oci_config *c, const struct oci_kv *kv, struct error *err)
+static int apply_one(const struct oci_config *c, const struct oci_kv *kv, struct error *err)
 {
   cleanup_free char *path = NULL;
   int ns;
@@ -90,8 +85,7 @@ apply_one(const struct oci_config *c, const struct oci_kv *kv, struct error *err
   return 0;
 }
 
-int
-sysctl_apply(const struct oci_config *config, struct error *err)
+int sysctl_apply(const struct oci_config *config, struct error *err)
 {
   const struct oci_linux *l = config->linux;
 

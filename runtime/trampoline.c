@@ -22,8 +22,7 @@
 
 #define STUB_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
-static int
-memfd_exec_create(void)
+static int memfd_exec_create(void)
 {
   int fd = memfd_create("agentrt-stub", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
 
@@ -32,8 +31,7 @@ memfd_exec_create(void)
   return fd;
 }
 
-static int
-write_all(int fd, const unsigned char *p, size_t n)
+static int write_all(int fd, const unsigned char *p, size_t n)
 {
   while (n > 0) {
     ssize_t w = write(fd, p, n);
@@ -47,8 +45,7 @@ write_all(int fd, const unsigned char *p, size_t n)
   return 0;
 }
 
-int
-trampoline_prepare(struct error *err)
+int trampoline_prepare(struct error *err)
 {
   cleanup_close int fd = memfd_exec_create();
   int seals;
@@ -68,8 +65,7 @@ trampoline_prepare(struct error *err)
   return take_fd(&fd);
 }
 
-int
-trampoline_exec(int fd, char *const argv[], char *const envp[], struct error *err)
+int trampoline_exec(int fd, char *const argv[], char *const envp[], struct error *err)
 {
   static char *const empty[] = {NULL};
 

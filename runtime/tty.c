@@ -103,8 +103,8 @@ int fwd_wait(pid_t pid, int sigfd, int master, struct error *err)
   if (master >= 0)
     raw_mode(master);
   while (!done || master_open) {
-    struct pollfd p[3] = {{sigfd, POLLIN, 0}, {master_open ? master : -1, POLLIN, 0},
-                          {in_open ? 0 : -1, POLLIN, 0}};
+    struct pollfd p[3] = {
+        {sigfd, POLLIN, 0}, {master_open ? master : -1, POLLIN, 0}, {in_open ? 0 : -1, POLLIN, 0}};
     int r = poll(p, 3, done ? 100 : -1);
     if (r < 0) {
       if (errno == EINTR)

@@ -16,8 +16,7 @@
 
 #define ID_INVALID UINT32_MAX
 
-static bool
-all_digits(const char *s, size_t n)
+static bool all_digits(const char *s, size_t n)
 {
   if (n == 0)
     return false;
@@ -28,9 +27,8 @@ all_digits(const char *s, size_t n)
 }
 
 /* One id of a user spec, `what` is "uid" or "gid" for the message. */
-static int
-parse_id(const char *spec, const char *s, size_t n, const char *what, uint32_t *ret,
-         struct error *err)
+static int parse_id(const char *spec, const char *s, size_t n, const char *what, uint32_t *ret,
+                    struct error *err)
 {
   char buf[32];
   uint32_t v;
@@ -51,9 +49,8 @@ parse_id(const char *spec, const char *s, size_t n, const char *what, uint32_t *
   return 0;
 }
 
-int
-parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
-                struct error *err)
+int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
+                    struct error *err)
 {
   const char *colon;
   uint32_t uid = 0, gid = 0;

@@ -60,8 +60,7 @@ static const char usage[] = "Usage: agentrt workspace list [--format text|json]\
                             "       agentrt workspace ID list [--format text|json]\n";
 
 /* Options may come before or after positionals. */
-static int
-parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
+static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
 {
   struct opt_iter it = {argc, argv, start};
   const char *val;
@@ -87,8 +86,7 @@ parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
   return 0;
 }
 
-static void
-wctx_close(struct wctx *x)
+static void wctx_close(struct wctx *x)
 {
   struct error e = {0};
 
@@ -101,8 +99,7 @@ wctx_close(struct wctx *x)
 }
 
 /* Load the workspace, lock it, and find out whether a container uses it. */
-static int
-wctx_open(const struct global_opts *g, const char *id, struct wctx *x, struct error *err)
+static int wctx_open(const struct global_opts *g, const char *id, struct wctx *x, struct error *err)
 {
   struct error e = {0};
 
@@ -127,8 +124,7 @@ wctx_open(const struct global_opts *g, const char *id, struct wctx *x, struct er
 }
 
 /* Freeze a container using the workspace for the instant we need. */
-static int
-wctx_freeze(struct wctx *x, struct error *err)
+static int wctx_freeze(struct wctx *x, struct error *err)
 {
   if (!x->in_use || x->c->status == STATUS_PAUSED)
     return 0;
@@ -144,8 +140,7 @@ wctx_freeze(struct wctx *x, struct error *err)
   return 0;
 }
 
-static int
-refuse_in_use(const struct wctx *x, const char *verb, struct error *err)
+static int refuse_in_use(const struct wctx *x, const char *verb, struct error *err)
 {
   if (!x->in_use)
     return 0;
@@ -216,8 +211,8 @@ static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
   free(keep);
 }
 
-static int
-scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c, struct error *err)
+static int scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c,
+                struct error *err)
 {
   if (workspace_open_layers(w, l, err) < 0)
     return -1;
@@ -229,8 +224,7 @@ scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c, struc
   return 0;
 }
 
-static int
-do_diff(struct wctx *x, const struct wopts *o, struct error *err)
+static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
 {
   struct ws_layers l;
   struct ws_changes c;
@@ -247,8 +241,7 @@ do_diff(struct wctx *x, const struct wopts *o, struct error *err)
 }
 
 /* "/workspace/a/b/" -> "a/b"; ".." anywhere is refused. */
-static int
-normalize_paths(const struct workspace *w, char **args, struct error *err)
+static int normalize_paths(const struct workspace *w, char **args, struct error *err)
 {
   size_t dl = strlen(w->dest);
 
@@ -272,8 +265,7 @@ normalize_paths(const struct workspace *w, char **args, struct error *err)
   return 0;
 }
 
-static int
-commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
+static int commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **conflicts = NULL;
   struct ws_layers l;
@@ -312,16 +304,14 @@ out:
   return ret;
 }
 
-static int
-do_commit(struct wctx *x, struct wopts *o, struct error *err)
+static int do_commit(struct wctx *x, struct wopts *o, struct error *err)
 {
   if (normalize_paths(x->w, o->args, err) < 0 || wctx_freeze(x, err) < 0)
     return -1;
   return commit_changes(x, o, err);
 }
 
-static int
-do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
+static int do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_free char *name = NULL;
 
@@ -344,8 +334,7 @@ do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
   return 0;
 }
 
-static int
-do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
+static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_close int nsfd = -1;
   cleanup_free char *pid = NULL;
@@ -377,8 +366,7 @@ do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
   return 0;
 }
 
-static int
-do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
+static int do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **ids = NULL;
   struct ws_list_row *rows;
@@ -411,8 +399,8 @@ do_list_all(const struct global_opts *g, const struct wopts *o, struct error *er
   return ret;
 }
 
-static int
-do_prepare(const struct global_opts *g, const char *id, const struct wopts *o, struct error *err)
+static int do_prepare(const struct global_opts *g, const char *id, const struct wopts *o,
+                      struct error *err)
 {
   struct workspace *w = NULL;
   int ret;
@@ -426,8 +414,7 @@ do_prepare(const struct global_opts *g, const char *id, const struct wopts *o, s
   return ret;
 }
 
-static int
-run_verb(struct wctx *x, const char *verb, struct wopts *o, struct error *err)
+static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct error *err)
 {
   if (streq(verb, "diff"))
     return do_diff(x, o, err);
@@ -454,8 +441,7 @@ run_verb(struct wctx *x, const char *verb, struct wopts *o, struct error *err)
   return error_set(err, 0, "workspace: unknown command `%s`", verb);
 }
 
-int
-cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err)
+int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct wopts o = {0};
   struct wctx x;

@@ -11,14 +11,12 @@
 #include "runtime/workspace_cmd.h"
 #include "workspace/internal.h"
 
-static void
-gs(yajl_gen g, const char *s)
+static void gs(yajl_gen g, const char *s)
 {
   yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-static void
-gks(yajl_gen g, const char *k, const char *v)
+static void gks(yajl_gen g, const char *k, const char *v)
 {
   if (v == NULL)
     return;
@@ -26,8 +24,7 @@ gks(yajl_gen g, const char *k, const char *v)
   gs(g, v);
 }
 
-static void
-gku(yajl_gen g, const char *k, uint64_t v)
+static void gku(yajl_gen g, const char *k, uint64_t v)
 {
   char buf[32];
   int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
@@ -35,16 +32,14 @@ gku(yajl_gen g, const char *k, uint64_t v)
   yajl_gen_number(g, buf, (size_t)n);
 }
 
-static void
-gkmode(yajl_gen g, const char *k, uint32_t mode)
+static void gkmode(yajl_gen g, const char *k, uint32_t mode)
 {
   char buf[8];
   snprintf(buf, sizeof buf, "%04o", mode & 07777);
   gks(g, k, buf);
 }
 
-static int
-flush(FILE *out, yajl_gen g, struct error *err)
+static int flush(FILE *out, yajl_gen g, struct error *err)
 {
   const unsigned char *buf;
   size_t len;
@@ -59,8 +54,7 @@ flush(FILE *out, yajl_gen g, struct error *err)
 }
 
 /* The whole of a small regular file below rootfd, or NULL. */
-static char *
-read_small(int rootfd, const char *path, size_t *ret_len)
+static char *read_small(int rootfd, const char *path, size_t *ret_len)
 {
   cleanup_close int fd = ws_open_beneath(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
   struct stat st;
@@ -82,8 +76,7 @@ read_small(int rootfd, const char *path, size_t *ret_len)
 }
 
 /* A unified diff of one change, or a "Binary files differ" line. */
-static char *
-patch_of(const struct ws_layers *l, const struct ws_change *c)
+static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
 {
   cleanup_free char *a = NULL, *b = NULL, *la = NULL, *lb = NULL;
   const char *old = c->old_path ? c->old_path : c->path;
@@ -106,8 +99,7 @@ binary:
   return xfmt("Binary files a/%s and b/%s differ\n", old, c->path);
 }
 
-static void
-text_line(FILE *out, const struct ws_change *c)
+static void text_line(FILE *out, const struct ws_change *c)
 {
   const char *slash = c->type == WS_T_DIR ? "/" : "";
 
@@ -144,8 +136,8 @@ text_line(FILE *out, const struct ws_change *c)
   }
 }
 
-static void
-json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c, bool patch)
+static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c,
+                        bool patch)
 {
   yajl_gen_map_open(g);
   gks(g, "kind", ws_kind_name(c->kind));
@@ -174,9 +166,8 @@ json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c, bo
   yajl_gen_map_close(g);
 }
 
-int
-ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
-             const struct ws_changes *c, bool json, bool patch, struct error *err)
+int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
+                 const struct ws_changes *c, bool json, bool patch, struct error *err)
 {
   size_t count[4] = {0};
 
@@ -211,8 +202,7 @@ ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
   return 0;
 }
 
-int
-ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err)
+int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err)
 {
   if (json) {
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -244,9 +234,8 @@ ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, str
   return 0;
 }
 
-int
-ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,
-                  struct error *err)
+int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,
+                      struct error *err)
 {
   if (json) {
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -290,8 +279,7 @@ ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool 
   return 0;
 }
 
-int
-ws_show_mount_entry(FILE *out, const struct workspace *w, struct error *err)
+int ws_show_mount_entry(FILE *out, const struct workspace *w, struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
 

@@ -22,8 +22,7 @@
 
 #define MAX_TREE_CHECKS 100000
 
-bool
-ws_change_selected(const struct ws_change *c, char *const *paths)
+bool ws_change_selected(const struct ws_change *c, char *const *paths)
 {
   if (paths == NULL)
     return true;
@@ -46,8 +45,7 @@ struct checker {
   size_t checks;
 };
 
-static void
-check(struct checker *k, const char *path, bool gone_ok)
+static void check(struct checker *k, const char *path, bool gone_ok)
 {
   enum ws_conflict c = ws_manifest_conflict(&k->w->manifest, k->hostfd, path, k->w->created_s);
   cleanup_free char *line = NULL;
@@ -60,8 +58,7 @@ check(struct checker *k, const char *path, bool gone_ok)
 }
 
 /* A directory to delete: anything below it changed or created on the host? */
-static void
-check_tree(struct checker *k, const char *path, int depth)
+static void check_tree(struct checker *k, const char *path, int depth)
 {
   cleanup_close int fd = ws_open_beneath(k->hostfd, path, O_RDONLY | O_DIRECTORY, 0);
   cleanup_strv char **names = NULL;
@@ -78,9 +75,9 @@ check_tree(struct checker *k, const char *path, int depth)
   }
 }
 
-int
-ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
-                    const struct ws_changes *c, char *const *paths, char ***ret, struct error *err)
+int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
+                        const struct ws_changes *c, char *const *paths, char ***ret,
+                        struct error *err)
 {
   char **out = xmalloc0(sizeof *out);
   struct checker k = {w, l->hostfd, &out, 0};
@@ -110,8 +107,7 @@ struct applier {
 
 /* The parent directory of path on the host, created (with the mode of the
  * same directory in layer) where missing.  Returns an O_PATH fd. */
-static int
-host_parent(struct applier *a, int layer, const char *parent)
+static int host_parent(struct applier *a, int layer, const char *parent)
 {
   cleanup_free char *copy = xstrdup(parent);
   int fd = ws_open_beneath(a->l->hostfd, "", O_PATH | O_DIRECTORY, 0);
@@ -139,8 +135,7 @@ host_parent(struct applier *a, int layer, const char *parent)
 }
 
 /* Owner for a new object base in pfd: the replaced object's, else pfd's. */
-static void
-owner_for(int pfd, const char *base, uid_t *uid, gid_t *gid)
+static void owner_for(int pfd, const char *base, uid_t *uid, gid_t *gid)
 {
   struct stat st;
 
@@ -150,8 +145,7 @@ owner_for(int pfd, const char *base, uid_t *uid, gid_t *gid)
   *gid = st.st_gid;
 }
 
-static int
-copy_fd(int in, int out)
+static int copy_fd(int in, int out)
 {
   char buf[65536];
 
@@ -170,8 +164,7 @@ copy_fd(int in, int out)
   }
 }
 
-static int
-put_file(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+static int put_file(struct applier *a, const struct ws_change *c, int pfd, const char *base)
 {
   cleanup_close int in =
       ws_open_beneath(a->l->fds[c->layer], c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
@@ -196,8 +189,7 @@ put_file(struct applier *a, const struct ws_change *c, int pfd, const char *base
   return 0;
 }
 
-static int
-put_symlink(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+static int put_symlink(struct applier *a, const struct ws_change *c, int pfd, const char *base)
 {
   cleanup_free char *tmp = xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
   cleanup_free char *lparent = NULL;
@@ -224,8 +216,7 @@ put_symlink(struct applier *a, const struct ws_change *c, int pfd, const char *b
   return 0;
 }
 
-static int
-put_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+static int put_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
 {
   cleanup_close int dfd = -1;
   uid_t uid;
@@ -244,8 +235,7 @@ put_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
   return 0;
 }
 
-static int
-remove_host(struct applier *a, const char *path)
+static int remove_host(struct applier *a, const char *path)
 {
   cleanup_free char *parent = NULL;
   cleanup_close int pfd = -1;
@@ -260,8 +250,7 @@ remove_host(struct applier *a, const char *path)
   return 0;
 }
 
-static int
-apply_one(struct applier *a, const struct ws_change *c)
+static int apply_one(struct applier *a, const struct ws_change *c)
 {
   cleanup_free char *parent = NULL;
   cleanup_close int pfd = -1;
@@ -298,9 +287,8 @@ apply_one(struct applier *a, const struct ws_change *c)
   return r;
 }
 
-int
-ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
-                char *const *paths, size_t *ret_n, struct error *err)
+int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
+                    char *const *paths, size_t *ret_n, struct error *err)
 {
   struct applier a = {w, l, 0, err};
   int ret = 0;
@@ -322,8 +310,7 @@ ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_
 
 /* --- pruning upper ---------------------------------------------------------- */
 
-static bool
-covers_host(int ufd, int hfd)
+static bool covers_host(int ufd, int hfd)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -338,8 +325,7 @@ covers_host(int ufd, int hfd)
 
 static void prune(int ufd, int hfd, int depth);
 
-static void
-prune_name(int ufd, int hfd, const char *name, int depth)
+static void prune_name(int ufd, int hfd, const char *name, int depth)
 {
   struct stat us, hs;
   bool host = fstatat(hfd, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
@@ -376,8 +362,7 @@ prune_name(int ufd, int hfd, const char *name, int depth)
     unlinkat(ufd, name, 0);
 }
 
-static void
-prune(int ufd, int hfd, int depth)
+static void prune(int ufd, int hfd, int depth)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -388,8 +373,7 @@ prune(int ufd, int hfd, int depth)
     prune_name(ufd, hfd, names[i], depth);
 }
 
-int
-ws_prune_upper(const struct ws_layers *l, struct error *err)
+int ws_prune_upper(const struct ws_layers *l, struct error *err)
 {
   if (l->n != 1)
     return 0; /* snapshot layers below: the upper entries may mask them */

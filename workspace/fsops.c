@@ -19,8 +19,7 @@
 #include "common/util.h"
 #include "workspace/internal.h"
 
-enum ws_ftype
-ws_mode_type(mode_t m)
+enum ws_ftype ws_mode_type(mode_t m)
 {
   if (S_ISREG(m))
     return WS_T_FILE;
@@ -31,14 +30,12 @@ ws_mode_type(mode_t m)
   return WS_T_OTHER;
 }
 
-static int
-name_cmp(const void *a, const void *b)
+static int name_cmp(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int
-ws_list_dir(int fd, char ***ret, size_t *ret_n)
+int ws_list_dir(int fd, char ***ret, size_t *ret_n)
 {
   int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char **v = NULL;
@@ -73,14 +70,12 @@ ws_list_dir(int fd, char ***ret, size_t *ret_n)
   return 0;
 }
 
-int
-ws_open_dir(int dirfd, const char *name)
+int ws_open_dir(int dirfd, const char *name)
 {
   return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-bool
-ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64_t size)
+bool ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64_t size)
 {
   cleanup_close int a = openat(adir, aname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int b = openat(bdir, bname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -101,8 +96,7 @@ ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64
   return pread(a, ba, 1, (off_t)off) == 0 && pread(b, bb, 1, (off_t)off) == 0;
 }
 
-bool
-ws_same_link(int adir, const char *aname, int bdir, const char *bname)
+bool ws_same_link(int adir, const char *aname, int bdir, const char *bname)
 {
   char ta[4097], tb[4097];
   ssize_t na = readlinkat(adir, aname, ta, sizeof ta), nb = readlinkat(bdir, bname, tb, sizeof tb);
@@ -110,8 +104,7 @@ ws_same_link(int adir, const char *aname, int bdir, const char *bname)
   return na >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0;
 }
 
-static void
-tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *bytes)
+static void tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *bytes)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -133,8 +126,7 @@ tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *bytes)
   }
 }
 
-void
-ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes)
+void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes)
 {
   cleanup_close int fd = ws_open_dir(dirfd, name);
   struct stat st;
@@ -145,8 +137,7 @@ ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_byt
     tree_size(fd, st.st_dev, 0, ret_files, ret_bytes);
 }
 
-static int
-rm_tree(int dirfd, const char *name, dev_t dev, int depth)
+static int rm_tree(int dirfd, const char *name, dev_t dev, int depth)
 {
   cleanup_strv char **names = NULL;
   cleanup_close int fd = -1;
@@ -170,8 +161,7 @@ rm_tree(int dirfd, const char *name, dev_t dev, int depth)
   return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-int
-ws_rm_tree(int dirfd, const char *name)
+int ws_rm_tree(int dirfd, const char *name)
 {
   struct stat st;
 
@@ -182,8 +172,7 @@ ws_rm_tree(int dirfd, const char *name)
 
 /* --- layer copy ---------------------------------------------------------- */
 
-static int
-copy_data(int in, int out)
+static int copy_data(int in, int out)
 {
   char buf[65536];
 
@@ -214,8 +203,7 @@ copy_data(int in, int out)
 
 /* The overlay markers a layer needs; other xattrs (origin, impure) refer to
  * the live mount and are not copied. */
-static void
-copy_opaque(int sfd, int dfd)
+static void copy_opaque(int sfd, int dfd)
 {
   static const char *const names[] = {"trusted.overlay.opaque", "user.overlay.opaque"};
   char v[8];
@@ -229,9 +217,8 @@ copy_opaque(int sfd, int dfd)
 
 static int copy_entry(int src, int dst, const char *name, int depth, struct error *err);
 
-static int
-copy_dir(int src, int dst, const char *sname, const char *dname, const struct stat *st, int depth,
-         struct error *err)
+static int copy_dir(int src, int dst, const char *sname, const char *dname, const struct stat *st,
+                    int depth, struct error *err)
 {
   cleanup_close int sfd = -1, dfd = -1;
   cleanup_strv char **names = NULL;
@@ -256,8 +243,7 @@ copy_dir(int src, int dst, const char *sname, const char *dname, const struct st
   return 0;
 }
 
-static int
-copy_file(int src, int dst, const char *name, const struct stat *st, struct error *err)
+static int copy_file(int src, int dst, const char *name, const struct stat *st, struct error *err)
 {
   cleanup_close int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
@@ -274,8 +260,7 @@ copy_file(int src, int dst, const char *name, const struct stat *st, struct erro
   return 0;
 }
 
-static int
-copy_entry(int src, int dst, const char *name, int depth, struct error *err)
+static int copy_entry(int src, int dst, const char *name, int depth, struct error *err)
 {
   struct timespec ts[2];
   struct stat st;
@@ -308,8 +293,7 @@ copy_entry(int src, int dst, const char *name, int depth, struct error *err)
   return 0;
 }
 
-int
-ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err)
+int ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err)
 {
   struct stat st;
 
@@ -320,8 +304,7 @@ ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct erro
 
 /* --- paths ---------------------------------------------------------------- */
 
-int
-ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode)
+int ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode)
 {
   struct open_how how = {
       .flags = (uint64_t)(flags | O_CLOEXEC),
@@ -339,8 +322,7 @@ ws_open_beneath(int rootfd, const char *path, int flags, mode_t mode)
   return -1;
 }
 
-char *
-ws_split_path(const char *path, const char **ret_base)
+char *ws_split_path(const char *path, const char **ret_base)
 {
   const char *slash = strrchr(path, '/');
 
@@ -352,8 +334,7 @@ ws_split_path(const char *path, const char **ret_base)
   return xstrndup(path, (size_t)(slash - path));
 }
 
-char *
-ws_path_encode(const char *s)
+char *ws_path_encode(const char *s)
 {
   char *out = xmalloc(strlen(s) * 3 + 1), *p = out;
 
@@ -367,8 +348,7 @@ ws_path_encode(const char *s)
   return out;
 }
 
-static int
-hexval(char c)
+static int hexval(char c)
 {
   if (c >= '0' && c <= '9')
     return c - '0';
@@ -379,8 +359,7 @@ hexval(char c)
   return -1;
 }
 
-char *
-ws_path_decode(const char *s)
+char *ws_path_decode(const char *s)
 {
   char *out = xmalloc(strlen(s) + 1), *p = out;
 
@@ -397,8 +376,7 @@ ws_path_decode(const char *s)
   return out;
 }
 
-void
-ws_changes_push(struct ws_changes *c, const struct ws_change *ch)
+void ws_changes_push(struct ws_changes *c, const struct ws_change *ch)
 {
   if (c->n == c->cap)
     c->v = xrealloc(c->v, (c->cap = c->cap ? c->cap * 2 : 32) * sizeof *c->v);

@@ -38,8 +38,7 @@ struct buf {
   size_t len, cap;
 };
 
-static void
-bputn(struct buf *b, const char *s, size_t n)
+static void bputn(struct buf *b, const char *s, size_t n)
 {
   if (b->len + n + 1 > b->cap) {
     b->cap = (b->len + n + 1) * 2;
@@ -63,14 +62,12 @@ static void __attribute__((format(printf, 2, 3))) bprintf(struct buf *b, const c
     bputn(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static bool
-looks_binary(const char *s, size_t n)
+static bool looks_binary(const char *s, size_t n)
 {
   return memchr(s, '\0', n < 8192 ? n : 8192) != NULL;
 }
 
-static int
-split(const char *s, size_t n, struct text *t)
+static int split(const char *s, size_t n, struct text *t)
 {
   size_t cap = 16;
 
@@ -93,22 +90,20 @@ split(const char *s, size_t n, struct text *t)
   return 0;
 }
 
-static bool
-line_eq(const struct line *a, const struct line *b)
+static bool line_eq(const struct line *a, const struct line *b)
 {
   return a->hash == b->hash && a->len == b->len && a->noeol == b->noeol &&
          memcmp(a->p, b->p, a->len) == 0;
 }
 
-static void
-push(struct op **ops, size_t *n, char kind, const struct line *l)
+static void push(struct op **ops, size_t *n, char kind, const struct line *l)
 {
   (*ops)[(*n)++] = (struct op){kind, l};
 }
 
 /* Myers on a[0..N) b[0..M); appends ops in reverse order to rev. */
-static void
-myers(const struct line *a, size_t N, const struct line *b, size_t M, struct op **rev, size_t *nrev)
+static void myers(const struct line *a, size_t N, const struct line *b, size_t M, struct op **rev,
+                  size_t *nrev)
 {
   long max = (long)(N + M), dmax = max < WS_DIFF_MAX_EDITS ? max : WS_DIFF_MAX_EDITS, d, x = 0, y;
   long *v = xmalloc0((size_t)(2 * max + 3) * sizeof *v), off = max + 1;
@@ -157,8 +152,7 @@ myers(const struct line *a, size_t N, const struct line *b, size_t M, struct op 
 }
 
 /* The whole edit script, forward order. */
-static struct op *
-script(const struct text *a, const struct text *b, size_t *ret_n)
+static struct op *script(const struct text *a, const struct text *b, size_t *ret_n)
 {
   size_t pre = 0, suf = 0, n = 0, nrev = 0;
   struct op *ops = xmalloc((a->n + b->n + 1) * sizeof *ops), *rev;
@@ -181,8 +175,7 @@ script(const struct text *a, const struct text *b, size_t *ret_n)
   return ops;
 }
 
-static void
-emit_line(struct buf *out, const struct op *o)
+static void emit_line(struct buf *out, const struct op *o)
 {
   bputn(out, &o->kind, 1);
   bputn(out, o->line->p, o->line->len);
@@ -192,8 +185,7 @@ emit_line(struct buf *out, const struct op *o)
 }
 
 /* "start,count", or just "start" when count is 1 (as GNU diff writes it). */
-static void
-range(struct buf *out, size_t start, size_t count)
+static void range(struct buf *out, size_t start, size_t count)
 {
   if (count == 1)
     bprintf(out, "%zu", start);
@@ -201,8 +193,7 @@ range(struct buf *out, size_t start, size_t count)
     bprintf(out, "%zu,%zu", start, count);
 }
 
-static void
-hunks(struct buf *out, struct op *ops, size_t n)
+static void hunks(struct buf *out, struct op *ops, size_t n)
 {
   size_t i = 0, la = 0, lb = 0; /* lines of a / b before ops[i] */
 
@@ -240,9 +231,8 @@ hunks(struct buf *out, struct op *ops, size_t n)
   }
 }
 
-char *
-ws_unified_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
-                const char *label_b)
+char *ws_unified_diff(const char *a, size_t alen, const char *b, size_t blen, const char *label_a,
+                      const char *label_b)
 {
   struct text ta = {0}, tb = {0};
   struct buf out = {0};

@@ -24,15 +24,13 @@ struct rec {
   dev_t dev;
 };
 
-void
-ws_limits_default(struct ws_limits *l)
+void ws_limits_default(struct ws_limits *l)
 {
   *l = (struct ws_limits){WS_DEFAULT_MAX_FILES, WS_DEFAULT_MAX_HASH_BYTES, WS_DEFAULT_MAX_FILE_HASH,
                           0, 0};
 }
 
-static void
-fill_entry(struct ws_mentry *e, int fd, const struct stat *st, bool hash)
+static void fill_entry(struct ws_mentry *e, int fd, const struct stat *st, bool hash)
 {
   e->type = ws_mode_type(st->st_mode);
   e->size = (uint64_t)st->st_size;
@@ -41,8 +39,8 @@ fill_entry(struct ws_mentry *e, int fd, const struct stat *st, bool hash)
   e->has_hash = hash && fd >= 0 && ws_sha256_fd(fd, e->hash) == 0;
 }
 
-static bool
-rec_add(struct rec *r, int dirfd, const char *name, const char *path, const struct stat *st)
+static bool rec_add(struct rec *r, int dirfd, const char *name, const char *path,
+                    const struct stat *st)
 {
   struct ws_mentry *e;
   bool hash = false;
@@ -68,8 +66,7 @@ rec_add(struct rec *r, int dirfd, const char *name, const char *path, const stru
   return true;
 }
 
-static void
-rec_walk(struct rec *r, int fd, const char *path, int depth)
+static void rec_walk(struct rec *r, int fd, const char *path, int depth)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -93,15 +90,13 @@ rec_walk(struct rec *r, int fd, const char *path, int depth)
   }
 }
 
-static int
-entry_cmp(const void *a, const void *b)
+static int entry_cmp(const void *a, const void *b)
 {
   return strcmp(((const struct ws_mentry *)a)->path, ((const struct ws_mentry *)b)->path);
 }
 
-int
-ws_manifest_record(int hostfd, const struct ws_limits *lim, struct ws_manifest *ret,
-                   struct error *err)
+int ws_manifest_record(int hostfd, const struct ws_limits *lim, struct ws_manifest *ret,
+                       struct error *err)
 {
   struct ws_limits def;
   struct rec r = {lim, ret, 0, 0, 0};
@@ -122,8 +117,7 @@ ws_manifest_record(int hostfd, const struct ws_limits *lim, struct ws_manifest *
   return 0;
 }
 
-void
-ws_manifest_free(struct ws_manifest *m)
+void ws_manifest_free(struct ws_manifest *m)
 {
   for (size_t i = 0; i < m->n; i++)
     free(m->v[i].path);
@@ -132,8 +126,7 @@ ws_manifest_free(struct ws_manifest *m)
 }
 
 /* Index of path, or of where it would be inserted (*found tells). */
-static size_t
-lookup(const struct ws_manifest *m, const char *path, bool *found)
+static size_t lookup(const struct ws_manifest *m, const char *path, bool *found)
 {
   size_t lo = 0, hi = m->n;
 
@@ -153,8 +146,7 @@ lookup(const struct ws_manifest *m, const char *path, bool *found)
   return lo;
 }
 
-const struct ws_mentry *
-ws_manifest_find(const struct ws_manifest *m, const char *path)
+const struct ws_mentry *ws_manifest_find(const struct ws_manifest *m, const char *path)
 {
   bool found;
   size_t i = lookup(m, path, &found);
@@ -162,8 +154,7 @@ ws_manifest_find(const struct ws_manifest *m, const char *path)
   return found ? &m->v[i] : NULL;
 }
 
-const char *
-ws_conflict_name(enum ws_conflict c)
+const char *ws_conflict_name(enum ws_conflict c)
 {
   static const char *const names[] = {
       "none",
@@ -176,8 +167,7 @@ ws_conflict_name(enum ws_conflict c)
   return names[c];
 }
 
-static bool
-same_as_entry(const struct ws_mentry *e, int fd, const struct stat *st)
+static bool same_as_entry(const struct ws_mentry *e, int fd, const struct stat *st)
 {
   int64_t mt = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
   unsigned char h[32];
@@ -193,8 +183,8 @@ same_as_entry(const struct ws_mentry *e, int fd, const struct stat *st)
          memcmp(h, e->hash, sizeof h) == 0;
 }
 
-enum ws_conflict
-ws_manifest_conflict(const struct ws_manifest *m, int hostfd, const char *path, int64_t created_s)
+enum ws_conflict ws_manifest_conflict(const struct ws_manifest *m, int hostfd, const char *path,
+                                      int64_t created_s)
 {
   cleanup_close int fd = ws_open_beneath(hostfd, path, O_PATH | O_NOFOLLOW, 0);
   const struct ws_mentry *e = ws_manifest_find(m, path);
@@ -220,8 +210,7 @@ ws_manifest_conflict(const struct ws_manifest *m, int hostfd, const char *path, 
 }
 
 /* Drop the entries below the directory path (it is gone from the host). */
-static void
-remove_below(struct ws_manifest *m, const char *path)
+static void remove_below(struct ws_manifest *m, const char *path)
 {
   cleanup_free char *prefix = xfmt("%s/", path);
   size_t len = strlen(prefix), k;
@@ -234,8 +223,7 @@ remove_below(struct ws_manifest *m, const char *path)
   m->n -= k - i;
 }
 
-void
-ws_manifest_update(struct ws_manifest *m, int hostfd, const char *path)
+void ws_manifest_update(struct ws_manifest *m, int hostfd, const char *path)
 {
   cleanup_close int fd = ws_open_beneath(hostfd, path, O_PATH | O_NOFOLLOW, 0);
   cleanup_close int rfd = -1;

@@ -21,29 +21,25 @@ static const char type_chars[] = "-fdlo"; /* indexed by enum ws_ftype */
 
 /* --- writing -------------------------------------------------------------- */
 
-static void
-gs(yajl_gen g, const char *s)
+static void gs(yajl_gen g, const char *s)
 {
   yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-static void
-gpath(yajl_gen g, const char *s)
+static void gpath(yajl_gen g, const char *s)
 {
   cleanup_free char *e = ws_path_encode(s);
   gs(g, e);
 }
 
-static void
-gnum(yajl_gen g, int64_t v)
+static void gnum(yajl_gen g, int64_t v)
 {
   char buf[32];
   int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
   yajl_gen_number(g, buf, (size_t)n);
 }
 
-static void
-gstrv(yajl_gen g, char *const *v)
+static void gstrv(yajl_gen g, char *const *v)
 {
   yajl_gen_array_open(g);
   for (size_t i = 0; v && v[i]; i++)
@@ -51,8 +47,7 @@ gstrv(yajl_gen g, char *const *v)
   yajl_gen_array_close(g);
 }
 
-static void
-gen_manifest(yajl_gen g, const struct ws_manifest *m)
+static void gen_manifest(yajl_gen g, const struct ws_manifest *m)
 {
   yajl_gen_map_open(g);
   gs(g, "complete");
@@ -77,8 +72,7 @@ gen_manifest(yajl_gen g, const struct ws_manifest *m)
   yajl_gen_map_close(g);
 }
 
-static void
-gen_meta(yajl_gen g, const struct workspace *w)
+static void gen_meta(yajl_gen g, const struct workspace *w)
 {
   yajl_gen_map_open(g);
   gs(g, "version"), gnum(g, 1);
@@ -105,8 +99,7 @@ gen_meta(yajl_gen g, const struct workspace *w)
   yajl_gen_map_close(g);
 }
 
-static int
-write_all(int fd, const unsigned char *p, size_t n)
+static int write_all(int fd, const unsigned char *p, size_t n)
 {
   while (n > 0) {
     ssize_t k = write(fd, p, n);
@@ -119,8 +112,7 @@ write_all(int fd, const unsigned char *p, size_t n)
   return 0;
 }
 
-int
-workspace_save(struct workspace *w, struct error *err)
+int workspace_save(struct workspace *w, struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
   cleanup_free char *tmp = xfmt("%s/meta.json.tmp", w->dir), *dst = xfmt("%s/meta.json", w->dir);
@@ -162,22 +154,19 @@ out:
 
 /* --- reading -------------------------------------------------------------- */
 
-static const char *
-jstr(yajl_val obj, const char *key)
+static const char *jstr(yajl_val obj, const char *key)
 {
   const char *path[] = {key, NULL};
   yajl_val v = yajl_tree_get(obj, path, yajl_t_string);
   return v ? YAJL_GET_STRING(v) : NULL;
 }
 
-static bool
-jint(yajl_val v, int64_t *ret)
+static bool jint(yajl_val v, int64_t *ret)
 {
   return v && YAJL_IS_NUMBER(v) && parse_i64(YAJL_GET_NUMBER(v), ret) == 0;
 }
 
-static int64_t
-jkint(yajl_val obj, const char *key)
+static int64_t jkint(yajl_val obj, const char *key)
 {
   const char *path[] = {key, NULL};
   int64_t r = 0;
@@ -185,8 +174,7 @@ jkint(yajl_val obj, const char *key)
   return r;
 }
 
-static char **
-jstrv(yajl_val obj, const char *key)
+static char **jstrv(yajl_val obj, const char *key)
 {
   const char *path[] = {key, NULL};
   yajl_val a = yajl_tree_get(obj, path, yajl_t_array);
@@ -198,15 +186,13 @@ jstrv(yajl_val obj, const char *key)
   return v;
 }
 
-static int
-hexbyte(const char *s)
+static int hexbyte(const char *s)
 {
   unsigned v;
   return sscanf(s, "%2x", &v) == 1 ? (int)v : -1;
 }
 
-static bool
-read_mentry(yajl_val a, struct ws_mentry *e)
+static bool read_mentry(yajl_val a, struct ws_mentry *e)
 {
   yajl_val *x = a->u.array.values;
   const char *t, *hex;
@@ -234,8 +220,7 @@ read_mentry(yajl_val a, struct ws_mentry *e)
   return true;
 }
 
-static int
-read_manifest(yajl_val root, struct ws_manifest *m)
+static int read_manifest(yajl_val root, struct ws_manifest *m)
 {
   const char *mpath[] = {"manifest", NULL}, *cpath[] = {"complete", NULL},
              *epath[] = {"entries", NULL};
@@ -257,8 +242,7 @@ read_manifest(yajl_val root, struct ws_manifest *m)
   return 0;
 }
 
-static void
-read_snapshots(yajl_val root, struct workspace *w)
+static void read_snapshots(yajl_val root, struct workspace *w)
 {
   const char *path[] = {"snapshots", NULL};
   yajl_val a = yajl_tree_get(root, path, yajl_t_array);
@@ -276,8 +260,7 @@ read_snapshots(yajl_val root, struct workspace *w)
   }
 }
 
-static int
-read_text(const char *path, char **ret, struct error *err)
+static int read_text(const char *path, char **ret, struct error *err)
 {
   cleanup_close int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
@@ -302,8 +285,7 @@ read_text(const char *path, char **ret, struct error *err)
   return 0;
 }
 
-int
-ws_meta_read(struct workspace *w, struct error *err)
+int ws_meta_read(struct workspace *w, struct error *err)
 {
   cleanup_free char *path = xfmt("%s/meta.json", w->dir), *text = NULL;
   const char *lower, *dest, *created;

@@ -33,8 +33,7 @@ struct cands {
   size_t n, cap;
 };
 
-static void
-add_cand(struct cands *c, const char *path, uint64_t size, size_t change)
+static void add_cand(struct cands *c, const char *path, uint64_t size, size_t change)
 {
   if (size == 0 || size > MAX_HASH_SIZE || c->n >= MAX_CANDIDATES)
     return;
@@ -44,8 +43,7 @@ add_cand(struct cands *c, const char *path, uint64_t size, size_t change)
 }
 
 /* Regular files below the deleted host directory open at fd. */
-static void
-add_tree(struct cands *c, int fd, const char *path, dev_t dev, int depth)
+static void add_tree(struct cands *c, int fd, const char *path, dev_t dev, int depth)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -67,8 +65,7 @@ add_tree(struct cands *c, int fd, const char *path, dev_t dev, int depth)
   }
 }
 
-static int
-hash_at(int rootfd, const char *path, unsigned char out[32])
+static int hash_at(int rootfd, const char *path, unsigned char out[32])
 {
   cleanup_close int fd = ws_open_beneath(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
   struct stat st;
@@ -78,16 +75,14 @@ hash_at(int rootfd, const char *path, unsigned char out[32])
   return ws_sha256_fd(fd, out);
 }
 
-static bool
-cand_hash(const struct ws_layers *l, struct cand *c)
+static bool cand_hash(const struct ws_layers *l, struct cand *c)
 {
   if (c->state == 0)
     c->state = hash_at(l->hostfd, c->path, c->hash) == 0 ? 1 : -1;
   return c->state == 1;
 }
 
-static void
-collect(const struct ws_layers *l, const struct ws_changes *ch, struct cands *c)
+static void collect(const struct ws_layers *l, const struct ws_changes *ch, struct cands *c)
 {
   for (size_t i = 0; i < ch->n; i++) {
     const struct ws_change *d = &ch->v[i];
@@ -105,8 +100,7 @@ collect(const struct ws_layers *l, const struct ws_changes *ch, struct cands *c)
 }
 
 /* Find the deleted file this added file was renamed from. */
-static struct cand *
-match(const struct ws_layers *l, struct cands *c, const struct ws_change *a)
+static struct cand *match(const struct ws_layers *l, struct cands *c, const struct ws_change *a)
 {
   unsigned char h[32];
   bool hashed = false;
@@ -126,8 +120,7 @@ match(const struct ws_layers *l, struct cands *c, const struct ws_change *a)
   return NULL;
 }
 
-int
-ws_detect_renames(const struct ws_layers *l, struct ws_changes *ch, struct error *err)
+int ws_detect_renames(const struct ws_layers *l, struct ws_changes *ch, struct error *err)
 {
   struct cands c = {0};
   bool *drop;

@@ -40,22 +40,19 @@ struct scan {
   struct error *err;
 };
 
-const char *
-ws_kind_name(enum ws_kind k)
+const char *ws_kind_name(enum ws_kind k)
 {
   static const char *const names[] = {"added", "modified", "deleted", "renamed"};
   return names[k];
 }
 
-const char *
-ws_ftype_name(enum ws_ftype t)
+const char *ws_ftype_name(enum ws_ftype t)
 {
   static const char *const names[] = {"none", "file", "dir", "symlink", "other"};
   return names[t];
 }
 
-static bool
-is_opaque(int dirfd, const char *name)
+static bool is_opaque(int dirfd, const char *name)
 {
   cleanup_close int fd = ws_open_dir(dirfd, name);
   char v[4];
@@ -70,8 +67,7 @@ is_opaque(int dirfd, const char *name)
   return false;
 }
 
-enum ws_entry
-ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type)
+enum ws_entry ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type)
 {
   struct stat st;
 
@@ -86,9 +82,8 @@ ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type)
   return WS_E_OTHER;
 }
 
-static int
-emit(struct scan *s, enum ws_kind kind, const char *path, enum ws_ftype type,
-     enum ws_ftype old_type)
+static int emit(struct scan *s, enum ws_kind kind, const char *path, enum ws_ftype type,
+                enum ws_ftype old_type)
 {
   struct ws_change c = {.kind = kind, .type = type, .old_type = old_type, .layer = -1};
 
@@ -99,15 +94,14 @@ emit(struct scan *s, enum ws_kind kind, const char *path, enum ws_ftype type,
   return 0;
 }
 
-static struct ws_change *
-last(struct scan *s)
+static struct ws_change *last(struct scan *s)
 {
   return &s->out->v[s->out->n - 1];
 }
 
 /* A host entry that is no longer visible. */
-static int
-emit_deleted(struct scan *s, int hostfd, const char *name, const char *path, const struct stat *hst)
+static int emit_deleted(struct scan *s, int hostfd, const char *name, const char *path,
+                        const struct stat *hst)
 {
   if (emit(s, WS_DELETED, path, ws_mode_type(hst->st_mode), ws_mode_type(hst->st_mode)) < 0)
     return -1;
@@ -118,9 +112,8 @@ emit_deleted(struct scan *s, int hostfd, const char *name, const char *path, con
   return 0;
 }
 
-static int
-emit_new(struct scan *s, enum ws_kind kind, const char *path, int layer, const struct stat *st,
-         const struct stat *hst)
+static int emit_new(struct scan *s, enum ws_kind kind, const char *path, int layer,
+                    const struct stat *st, const struct stat *hst)
 {
   if (emit(s, kind, path, ws_mode_type(st->st_mode), hst ? ws_mode_type(hst->st_mode) : WS_T_NONE) <
       0)
@@ -139,9 +132,8 @@ static int visit(struct scan *s, const struct frame *f, enum host_state hs, int 
                  const char *path, int depth);
 
 /* A non-directory at the top: compare it with the host's entry. */
-static int
-visit_leaf(struct scan *s, int lfd, int layer, const char *name, const char *path, int hostfd,
-           const struct stat *hst)
+static int visit_leaf(struct scan *s, int lfd, int layer, const char *name, const char *path,
+                      int hostfd, const struct stat *hst)
 {
   struct stat st;
   bool same;
@@ -173,9 +165,9 @@ visit_leaf(struct scan *s, int lfd, int layer, const char *name, const char *pat
 }
 
 /* A directory at layer f->idx[top]: build the frame below it and recurse. */
-static int
-visit_dir(struct scan *s, const struct frame *f, size_t top, const char *name, const char *path,
-          enum host_state hs, int hostfd, const struct stat *hst, int depth)
+static int visit_dir(struct scan *s, const struct frame *f, size_t top, const char *name,
+                     const char *path, enum host_state hs, int hostfd, const struct stat *hst,
+                     int depth)
 {
   struct frame sub = {.n = 0};
   cleanup_close int subhost = -1;
@@ -228,9 +220,8 @@ out:
   return ret;
 }
 
-static int
-visit_name(struct scan *s, const struct frame *f, enum host_state hs, int hostfd, const char *name,
-           const char *path, int depth)
+static int visit_name(struct scan *s, const struct frame *f, enum host_state hs, int hostfd,
+                      const char *name, const char *path, int depth)
 {
   struct stat hbuf, *hst = NULL;
   enum ws_entry e = WS_E_NONE;
@@ -249,15 +240,13 @@ visit_name(struct scan *s, const struct frame *f, enum host_state hs, int hostfd
   return visit_leaf(s, f->fds[top], f->idx[top], name, path, hostfd, hst);
 }
 
-static int
-name_cmp(const void *a, const void *b)
+static int name_cmp(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Append the names of the directory at fd to *v (*n, *cap). */
-static int
-add_names(int fd, char ***v, size_t *n, size_t *cap)
+static int add_names(int fd, char ***v, size_t *n, size_t *cap)
 {
   cleanup_strv char **names = NULL;
   size_t k = 0;
@@ -274,9 +263,8 @@ add_names(int fd, char ***v, size_t *n, size_t *cap)
   return 0;
 }
 
-static int
-visit(struct scan *s, const struct frame *f, enum host_state hs, int hostfd, const char *path,
-      int depth)
+static int visit(struct scan *s, const struct frame *f, enum host_state hs, int hostfd,
+                 const char *path, int depth)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0, cap = 0, u = 0;
@@ -308,8 +296,7 @@ visit(struct scan *s, const struct frame *f, enum host_state hs, int hostfd, con
   return 0;
 }
 
-int
-ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err)
+int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err)
 {
   struct scan s = {l, ret, err};
   struct frame f = {.n = 0};
@@ -328,8 +315,7 @@ ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err)
   return 0;
 }
 
-void
-ws_changes_free(struct ws_changes *c)
+void ws_changes_free(struct ws_changes *c)
 {
   for (size_t i = 0; i < c->n; i++) {
     free(c->v[i].path);

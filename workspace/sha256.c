@@ -26,14 +26,12 @@ static const uint32_t K[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-static inline uint32_t
-ror(uint32_t x, int n)
+static inline uint32_t ror(uint32_t x, int n)
 {
   return (x >> n) | (x << (32 - n));
 }
 
-static void
-block(struct sha256 *s, const unsigned char *p)
+static void block(struct sha256 *s, const unsigned char *p)
 {
   uint32_t w[64], a, b, c, d, e, f, g, h;
 
@@ -57,8 +55,7 @@ block(struct sha256 *s, const unsigned char *p)
   s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
 }
 
-static void
-sha_init(struct sha256 *s)
+static void sha_init(struct sha256 *s)
 {
   static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -67,8 +64,7 @@ sha_init(struct sha256 *s)
   s->fill = 0;
 }
 
-static void
-sha_update(struct sha256 *s, const unsigned char *p, size_t n)
+static void sha_update(struct sha256 *s, const unsigned char *p, size_t n)
 {
   s->len += n;
   while (n > 0) {
@@ -82,8 +78,7 @@ sha_update(struct sha256 *s, const unsigned char *p, size_t n)
   }
 }
 
-static void
-sha_final(struct sha256 *s, unsigned char out[32])
+static void sha_final(struct sha256 *s, unsigned char out[32])
 {
   uint64_t bits = s->len * 8;
   unsigned char pad = 0x80, zero = 0, len[8];
@@ -102,8 +97,7 @@ sha_final(struct sha256 *s, unsigned char out[32])
   }
 }
 
-void
-ws_sha256(const void *data, size_t len, unsigned char out[32])
+void ws_sha256(const void *data, size_t len, unsigned char out[32])
 {
   struct sha256 s;
 
@@ -112,8 +106,7 @@ ws_sha256(const void *data, size_t len, unsigned char out[32])
   sha_final(&s, out);
 }
 
-int
-ws_sha256_fd(int fd, unsigned char out[32])
+int ws_sha256_fd(int fd, unsigned char out[32])
 {
   struct sha256 s;
   unsigned char buf[65536];
@@ -135,8 +128,7 @@ ws_sha256_fd(int fd, unsigned char out[32])
   return 0;
 }
 
-void
-ws_hex(const unsigned char *h, size_t n, char *out)
+void ws_hex(const unsigned char *h, size_t n, char *out)
 {
   static const char digits[] = "0123456789abcdef";
 

@@ -26,8 +26,7 @@
 #include "runtime/safepath.h"
 #include "workspace/internal.h"
 
-const struct ws_snapshot *
-workspace_find_snapshot(const struct workspace *w, const char *name)
+const struct ws_snapshot *workspace_find_snapshot(const struct workspace *w, const char *name)
 {
   for (size_t i = 0; i < w->n_snaps; i++)
     if (streq(w->snaps[i].name, name))
@@ -35,8 +34,7 @@ workspace_find_snapshot(const struct workspace *w, const char *name)
   return NULL;
 }
 
-int
-workspace_snapshot(struct workspace *w, const char *name, struct error *err)
+int workspace_snapshot(struct workspace *w, const char *name, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int sfd = -1;
@@ -71,8 +69,7 @@ workspace_snapshot(struct workspace *w, const char *name, struct error *err)
 }
 
 /* Move upper and work out of the way (running) or empty them. */
-static int
-retire_upper(struct workspace *w, int dfd, bool running, struct error *err)
+static int retire_upper(struct workspace *w, int dfd, bool running, struct error *err)
 {
   cleanup_free char *seq = NULL;
   cleanup_close int rfd = -1;
@@ -97,8 +94,8 @@ retire_upper(struct workspace *w, int dfd, bool running, struct error *err)
   return 0;
 }
 
-int
-workspace_rollback_layers(struct workspace *w, const char *name, bool running, struct error *err)
+int workspace_rollback_layers(struct workspace *w, const char *name, bool running,
+                              struct error *err)
 {
   const struct ws_snapshot *s = workspace_find_snapshot(w, name);
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -132,8 +129,7 @@ workspace_rollback_layers(struct workspace *w, const char *name, bool running, s
 }
 
 /* The overlay of the current layers as a detached mount. */
-static int
-overlay_fsmount(struct workspace *w, struct error *err)
+static int overlay_fsmount(struct workspace *w, struct error *err)
 {
   cleanup_close int fsfd = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
   int mfd;
@@ -158,8 +154,7 @@ overlay_fsmount(struct workspace *w, struct error *err)
 }
 
 /* In the child: join the namespace and attach; the message goes to pipefd. */
-static __attribute__((noreturn)) void
-attach_child(int nsfd, int mfd, const char *dest, int pipefd)
+static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char *dest, int pipefd)
 {
   struct error e = {0};
   int rootfd, target;
@@ -188,8 +183,7 @@ fail:
   _exit(1);
 }
 
-int
-workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
+int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 {
   cleanup_close int mfd = -1;
   int p[2], status = 0;
@@ -226,8 +220,7 @@ workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
   return 0;
 }
 
-int
-workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err)
+int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int sfd = -1;
@@ -258,8 +251,7 @@ fail:
   return -1;
 }
 
-void
-ws_layers_close(struct ws_layers *l)
+void ws_layers_close(struct ws_layers *l)
 {
   for (size_t i = 0; i < l->n; i++)
     close(l->fds[i]);
@@ -270,8 +262,7 @@ ws_layers_close(struct ws_layers *l)
   l->hostfd = -1;
 }
 
-int
-workspace_rollback_undo(struct workspace *w, char **old_layers, struct error *err)
+int workspace_rollback_undo(struct workspace *w, char **old_layers, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int rfd = -1, qfd = -1;

@@ -11,8 +11,7 @@
 #include "common/util.h"
 #include "workspace/internal.h"
 
-static char *
-now_rfc3339(int64_t *ret_s)
+static char *now_rfc3339(int64_t *ret_s)
 {
   struct timespec ts;
   struct tm tm;
@@ -25,14 +24,12 @@ now_rfc3339(int64_t *ret_s)
   return xfmt("%s.%09ldZ", base, ts.tv_nsec);
 }
 
-char *
-ws_now(int64_t *ret_s)
+char *ws_now(int64_t *ret_s)
 {
   return now_rfc3339(ret_s);
 }
 
-bool
-ws_valid_name(const char *s)
+bool ws_valid_name(const char *s)
 {
   size_t n = strlen(s);
 
@@ -44,20 +41,17 @@ ws_valid_name(const char *s)
 }
 
 /* Overlay options are split on ',' and lowerdir on ':' (and '\' escapes). */
-static bool
-option_safe(const char *p)
+static bool option_safe(const char *p)
 {
   return strpbrk(p, ",:\\\"\n") == NULL;
 }
 
-static char *
-ws_dir(const char *root, const char *id)
+static char *ws_dir(const char *root, const char *id)
 {
   return xfmt("%s/%s/%s", root, WS_DIR, id);
 }
 
-void
-workspace_free(struct workspace *w)
+void workspace_free(struct workspace *w)
 {
   if (w == NULL)
     return;
@@ -79,8 +73,7 @@ workspace_free(struct workspace *w)
   free(w);
 }
 
-int
-workspace_load(const char *root, const char *id, struct workspace **ret, struct error *err)
+int workspace_load(const char *root, const char *id, struct workspace **ret, struct error *err)
 {
   struct workspace *w;
 
@@ -103,8 +96,7 @@ workspace_load(const char *root, const char *id, struct workspace **ret, struct 
   return 0;
 }
 
-int
-workspace_ids(const char *root, char ***ret, struct error *err)
+int workspace_ids(const char *root, char ***ret, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR);
   cleanup_close int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -127,8 +119,7 @@ workspace_ids(const char *root, char ***ret, struct error *err)
   return 0;
 }
 
-int
-workspace_mount_options(struct workspace *w, struct error *err)
+int workspace_mount_options(struct workspace *w, struct error *err)
 {
   cleanup_free char *lower = xstrdup("");
 
@@ -159,15 +150,13 @@ workspace_mount_options(struct workspace *w, struct error *err)
   return 0;
 }
 
-bool
-workspace_marked_mounted(const struct workspace *w)
+bool workspace_marked_mounted(const struct workspace *w)
 {
   cleanup_free char *p = xfmt("%s/mounted", w->dir);
   return access(p, F_OK) == 0;
 }
 
-void
-workspace_set_mounted(struct workspace *w, bool on)
+void workspace_set_mounted(struct workspace *w, bool on)
 {
   cleanup_free char *p = xfmt("%s/mounted", w->dir);
 
@@ -180,8 +169,7 @@ workspace_set_mounted(struct workspace *w, bool on)
   }
 }
 
-uint64_t
-workspace_du(const struct workspace *w, const char *sub)
+uint64_t workspace_du(const struct workspace *w, const char *sub)
 {
   cleanup_close int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   uint64_t files = 0, bytes = 0;
@@ -193,8 +181,7 @@ workspace_du(const struct workspace *w, const char *sub)
 
 /* A fresh upper/ (owner and mode of the host dir: the workspace root the
  * container sees takes them from upper) and work/. */
-static int
-make_upper(struct workspace *w, int dfd, struct error *err)
+static int make_upper(struct workspace *w, int dfd, struct error *err)
 {
   struct stat st;
   cleanup_close int ufd = -1;
@@ -210,8 +197,7 @@ make_upper(struct workspace *w, int dfd, struct error *err)
   return 0;
 }
 
-static bool
-dir_empty(int dfd, const char *name)
+static bool dir_empty(int dfd, const char *name)
 {
   cleanup_close int fd = ws_open_dir(dfd, name);
   cleanup_strv char **names = NULL;
@@ -220,16 +206,14 @@ dir_empty(int dfd, const char *name)
   return fd < 0 || (ws_list_dir(fd, &names, &n) == 0 && n == 0);
 }
 
-bool
-workspace_pending(const struct workspace *w)
+bool workspace_pending(const struct workspace *w)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
   return dfd < 0 || w->n_snaps > 0 || !dir_empty(dfd, "upper");
 }
 
-static int
-record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
+static int record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
 {
   cleanup_close int hfd = open(w->lowerdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -243,9 +227,8 @@ record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *
 
 /* Load the existing workspace of id (same host dir and destination) or
  * start a new one. */
-static int
-open_or_new(const char *root, const char *id, const char *lower, const char *dest,
-            struct workspace **ret, struct error *err)
+static int open_or_new(const char *root, const char *id, const char *lower, const char *dest,
+                       struct workspace **ret, struct error *err)
 {
   struct workspace *w = NULL;
   struct error e2 = {0};
@@ -282,8 +265,7 @@ open_or_new(const char *root, const char *id, const char *lower, const char *des
 #define WS_SWEEP_INTERVAL 60
 #define WS_SWEEP_STAMP ".last-sweep"
 
-static bool
-sweep_due(int basefd)
+static bool sweep_due(int basefd)
 {
   struct timespec now;
   struct stat st;
@@ -302,9 +284,8 @@ sweep_due(int basefd)
   return true;
 }
 
-int
-workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
-                  const struct ws_limits *lim, struct workspace **ret, struct error *err)
+int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
+                      const struct ws_limits *lim, struct workspace **ret, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
   cleanup_close int dfd = -1;
@@ -348,8 +329,7 @@ fail:
   return -1;
 }
 
-void
-workspace_abandon(const char *root, const char *id)
+void workspace_abandon(const char *root, const char *id)
 {
   struct workspace *w = NULL;
   struct error e = {0};
@@ -362,8 +342,7 @@ workspace_abandon(const char *root, const char *id)
   workspace_free(w);
 }
 
-void
-workspace_release(const char *root, const char *id)
+void workspace_release(const char *root, const char *id)
 {
   struct workspace *w = NULL;
   struct error e = {0};
@@ -375,8 +354,7 @@ workspace_release(const char *root, const char *id)
   workspace_free(w);
 }
 
-void
-workspace_gc(struct workspace *w)
+void workspace_gc(struct workspace *w)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -384,8 +362,7 @@ workspace_gc(struct workspace *w)
     ws_rm_tree(dfd, "retired");
 }
 
-int
-workspace_discard(struct workspace *w, struct error *err)
+int workspace_discard(struct workspace *w, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -407,8 +384,7 @@ workspace_discard(struct workspace *w, struct error *err)
   return workspace_save(w, err);
 }
 
-int
-workspace_purge(const char *root, const char *id, struct error *err)
+int workspace_purge(const char *root, const char *id, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR);
   cleanup_close int fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -420,9 +396,8 @@ workspace_purge(const char *root, const char *id, struct error *err)
   return 0;
 }
 
-bool
-workspace_over_retention(const struct workspace *w, const struct ws_limits *lim, char *why,
-                         size_t why_len)
+bool workspace_over_retention(const struct workspace *w, const struct ws_limits *lim, char *why,
+                              size_t why_len)
 {
   int64_t now = (int64_t)time(NULL);
   uint64_t du;
@@ -441,9 +416,8 @@ workspace_over_retention(const struct workspace *w, const struct ws_limits *lim,
   return false;
 }
 
-int
-workspace_retention_sweep(const char *root, const struct ws_limits *lim, const char *skip_id,
-                          char ***ret_purged)
+int workspace_retention_sweep(const char *root, const struct ws_limits *lim, const char *skip_id,
+                              char ***ret_purged)
 {
   cleanup_strv char **ids = NULL;
   struct error e = {0};

@@ -33,8 +33,7 @@ __asm__(".text\n"
         "  call stub_main\n"
         "  hlt\n");
 
-static long
-sys3(long n, long a, long b, long c)
+static long sys3(long n, long a, long b, long c)
 {
   long ret;
   __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
@@ -55,8 +54,7 @@ __asm__(".text\n"
         "  bl stub_main\n"
         "  brk #0\n");
 
-static long
-sys3(long n, long a, long b, long c)
+static long sys3(long n, long a, long b, long c)
 {
   register long x8 __asm__("x8") = n;
   register long x0 __asm__("x0") = a;
@@ -69,8 +67,7 @@ sys3(long n, long a, long b, long c)
 #error "agentrt stub: unsupported architecture"
 #endif
 
-static unsigned long
-slen(const char *s)
+static unsigned long slen(const char *s)
 {
   unsigned long n = 0;
   while (s[n])
@@ -78,14 +75,12 @@ slen(const char *s)
   return n;
 }
 
-static void
-put(const char *s)
+static void put(const char *s)
 {
   sys3(NR_write, 2, (long)s, (long)slen(s));
 }
 
-static const char *
-errno_text(long e)
+static const char *errno_text(long e)
 {
   switch (e) {
   case 2:
@@ -109,8 +104,7 @@ errno_text(long e)
   }
 }
 
-static __attribute__((noreturn)) void
-die(const char *what, const char *arg, const char *why)
+static __attribute__((noreturn)) void die(const char *what, const char *arg, const char *why)
 {
   put("agentrt-stub: ");
   put(what);
@@ -125,8 +119,7 @@ die(const char *what, const char *arg, const char *why)
     sys3(NR_exit_group, 127, 0, 0);
 }
 
-static int
-started_through_fd(char **envp)
+static int started_through_fd(char **envp)
 {
   static const char prefix[] = "/dev/fd/";
   unsigned long *aux;
@@ -145,8 +138,7 @@ started_through_fd(char **envp)
   return 1;
 }
 
-__attribute__((noreturn, used)) void
-stub_main(long *sp)
+__attribute__((noreturn, used)) void stub_main(long *sp)
 {
   long argc = sp[0];
   char **argv = (char **)(sp + 1);

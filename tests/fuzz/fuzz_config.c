@@ -30,8 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* exercise the lookups */
   for (int t = 0; t < OCI_NS_COUNT; t++)
     (void)oci_config_namespace(c, (enum oci_ns_type)t);
-  if (c->n_annotations > 0 &&
-      oci_config_annotation(c, c->annotations[0].key) == NULL)
+  if (c->n_annotations > 0 && oci_config_annotation(c, c->annotations[0].key) == NULL)
     fuzz_fail("annotation lookup", c->annotations[0].key);
 out:
   oci_config_free(c);

@@ -47,8 +47,7 @@ static struct oci_config config;
 static int unshare_flags = CLONE_NEWNS | CLONE_NEWPID;
 static bool opt_userns, opt_no_pivot;
 
-__attribute__((format(printf, 1, 2), noreturn)) static void
-die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
   va_list ap;
 
@@ -60,8 +59,7 @@ die(const char *fmt, ...)
   exit(2);
 }
 
-static void
-add_ns(enum oci_ns_type t, int flag)
+static void add_ns(enum oci_ns_type t, int flag)
 {
   for (size_t i = 0; i < lnx.n_namespaces; i++)
     if (lnx.namespaces[i].type == t)
@@ -70,8 +68,7 @@ add_ns(enum oci_ns_type t, int flag)
   unshare_flags |= flag;
 }
 
-static char **
-split(const char *s, const char *sep)
+static char **split(const char *s, const char *sep)
 {
   char **v = NULL;
   char *copy = xstrdup(s), *save = NULL;
@@ -82,8 +79,7 @@ split(const char *s, const char *sep)
   return v;
 }
 
-static void
-add_mount(const char *dest, const char *type, const char *src, const char *opts)
+static void add_mount(const char *dest, const char *type, const char *src, const char *opts)
 {
   struct oci_mount *m = &mounts[config.n_mounts];
 
@@ -97,8 +93,7 @@ add_mount(const char *dest, const char *type, const char *src, const char *opts)
 }
 
 /* DEST:TYPE:SRC:OPTS */
-static void
-parse_mount(const char *arg)
+static void parse_mount(const char *arg)
 {
   char *copy = xstrdup(arg);
   char *f[4] = {0};
@@ -117,8 +112,7 @@ parse_mount(const char *arg)
 }
 
 /* PATH:T:MAJ:MIN:MODE */
-static void
-parse_device(const char *arg)
+static void parse_device(const char *arg)
 {
   struct oci_device *d = &devices[lnx.n_devices];
   char path[PATH_MAX], type;
@@ -137,8 +131,7 @@ parse_device(const char *arg)
   lnx.n_devices++;
 }
 
-static void
-parse_sysctl(const char *arg)
+static void parse_sysctl(const char *arg)
 {
   const char *eq = strchr(arg, '=');
 
@@ -149,8 +142,7 @@ parse_sysctl(const char *arg)
   lnx.n_sysctl++;
 }
 
-static void
-parse_ns(const char *arg)
+static void parse_ns(const char *arg)
 {
   if (strcmp(arg, "net") == 0)
     add_ns(OCI_NS_NETWORK, CLONE_NEWNET);
@@ -165,8 +157,7 @@ parse_ns(const char *arg)
 }
 
 /* What `runc spec` writes. */
-static void
-runc_defaults(void)
+static void runc_defaults(void)
 {
   static const char *const m[] = {"/proc/acpi",
                                   "/proc/asound",
@@ -198,8 +189,7 @@ runc_defaults(void)
   add_ns(OCI_NS_UTS, CLONE_NEWUTS);
 }
 
-static int
-container_init(const char *rootfs, const char *bundle, char **cmd)
+static int container_init(const char *rootfs, const char *bundle, char **cmd)
 {
   struct error err = {0};
   struct setup_ctx ctx = {
@@ -234,8 +224,7 @@ container_init(const char *rootfs, const char *bundle, char **cmd)
   return 127;
 }
 
-static int
-wait_status(pid_t pid)
+static int wait_status(pid_t pid)
 {
   int st;
 
@@ -245,8 +234,7 @@ wait_status(pid_t pid)
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void
-write_file(const char *path, const char *s)
+static void write_file(const char *path, const char *s)
 {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
 
@@ -256,8 +244,7 @@ write_file(const char *path, const char *s)
 }
 
 /* The child unshares; with -U the parent writes its id maps in between. */
-static int
-run(const char *rootfs, const char *bundle, char **cmd)
+static int run(const char *rootfs, const char *bundle, char **cmd)
 {
   int up[2], down[2];
   char c = 0;
@@ -298,8 +285,7 @@ run(const char *rootfs, const char *bundle, char **cmd)
   return wait_status(pid);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
   const char *bundle = NULL, *rootfs;
   char cwd[PATH_MAX];

@@ -67,8 +67,7 @@ static const char docker_json[] =
     "     'syscalls': [{'names': ['read', 'write'], 'action': 'SCMP_ACT_ALLOW'}]}"
     " }}";
 
-HELPER char *
-squote(const char *s)
+HELPER char *squote(const char *s)
 {
   char *r = xstrdup(s);
   for (char *p = r; *p; p++)
@@ -77,8 +76,7 @@ squote(const char *s)
   return r;
 }
 
-HELPER struct oci_config *
-parse_cfg(const char *single_quoted)
+HELPER struct oci_config *parse_cfg(const char *single_quoted)
 {
   struct error err = {0};
   struct oci_config *c = NULL;
@@ -92,14 +90,12 @@ parse_cfg(const char *single_quoted)
   return c;
 }
 
-HELPER struct oci_config *
-docker_cfg(void)
+HELPER struct oci_config *docker_cfg(void)
 {
   return parse_cfg(docker_json);
 }
 
-HELPER struct agent_profile *
-builtin(const char *name)
+HELPER struct agent_profile *builtin(const char *name)
 {
   struct error err = {0};
   struct agent_profile *p = NULL;
@@ -111,8 +107,7 @@ builtin(const char *name)
   return p;
 }
 
-HELPER struct agent_profile *
-profile_str(const char *single_quoted, struct error *err)
+HELPER struct agent_profile *profile_str(const char *single_quoted, struct error *err)
 {
   struct agent_profile *p = NULL;
   char *json = squote(single_quoted);
@@ -122,9 +117,8 @@ profile_str(const char *single_quoted, struct error *err)
   return r < 0 ? NULL : p;
 }
 
-HELPER void
-add_mount(struct oci_config *c, const char *dest, const char *type, const char *src,
-          const char *opt1, const char *opt2)
+HELPER void add_mount(struct oci_config *c, const char *dest, const char *type, const char *src,
+                      const char *opt1, const char *opt2)
 {
   struct oci_mount *m;
 
@@ -140,8 +134,7 @@ add_mount(struct oci_config *c, const char *dest, const char *type, const char *
     strv_push(&m->options, opt2);
 }
 
-HELPER void
-add_annotation(struct oci_config *c, const char *k, const char *v)
+HELPER void add_annotation(struct oci_config *c, const char *k, const char *v)
 {
   c->annotations = xrealloc(c->annotations, (c->n_annotations + 1) * sizeof *c->annotations);
   c->annotations[c->n_annotations].key = xstrdup(k);
@@ -149,8 +142,7 @@ add_annotation(struct oci_config *c, const char *k, const char *v)
   c->n_annotations++;
 }
 
-HELPER void
-drop_ns(struct oci_config *c, enum oci_ns_type t)
+HELPER void drop_ns(struct oci_config *c, enum oci_ns_type t)
 {
   size_t o = 0;
   for (size_t i = 0; i < c->linux->n_namespaces; i++)
@@ -159,8 +151,7 @@ drop_ns(struct oci_config *c, enum oci_ns_type t)
   c->linux->n_namespaces = o;
 }
 
-HELPER void
-set_ns_path(struct oci_config *c, enum oci_ns_type t, const char *path)
+HELPER void set_ns_path(struct oci_config *c, enum oci_ns_type t, const char *path)
 {
   for (size_t i = 0; i < c->linux->n_namespaces; i++)
     if (c->linux->namespaces[i].type == t) {
@@ -169,16 +160,14 @@ set_ns_path(struct oci_config *c, enum oci_ns_type t, const char *path)
     }
 }
 
-HELPER uint64_t
-capbit(const char *name)
+HELPER uint64_t capbit(const char *name)
 {
   return UINT64_C(1) << oci_cap_from_name(name);
 }
 
 /* Apply; on refusal *msg gets the message. Returns the result or NULL. */
-HELPER struct profile_result *
-run(const struct oci_config *in, const struct agent_profile *p, struct oci_config **out, char *msg,
-    size_t msgsz)
+HELPER struct profile_result *run(const struct oci_config *in, const struct agent_profile *p,
+                                  struct oci_config **out, char *msg, size_t msgsz)
 {
   struct error err = {0};
   struct profile_result *r = NULL;
@@ -192,8 +181,7 @@ run(const struct oci_config *in, const struct agent_profile *p, struct oci_confi
   return r;
 }
 
-HELPER const struct oci_mount *
-mount_at(const struct oci_config *c, const char *dest)
+HELPER const struct oci_mount *mount_at(const struct oci_config *c, const char *dest)
 {
   for (size_t i = c->n_mounts; i-- > 0;)
     if (streq(c->mounts[i].destination, dest))
@@ -201,14 +189,12 @@ mount_at(const struct oci_config *c, const char *dest)
   return NULL;
 }
 
-HELPER bool
-has_opt(const struct oci_mount *m, const char *opt)
+HELPER bool has_opt(const struct oci_mount *m, const char *opt)
 {
   return m != NULL && strv_contains(m->options, opt);
 }
 
-HELPER const struct profile_change *
-change_for(const struct profile_result *r, const char *field)
+HELPER const struct profile_change *change_for(const struct profile_result *r, const char *field)
 {
   for (size_t i = 0; r != NULL && i < r->n_changes; i++)
     if (streq(r->changes[i].field, field))
@@ -216,8 +202,7 @@ change_for(const struct profile_result *r, const char *field)
   return NULL;
 }
 
-HELPER size_t
-config_changes(const struct profile_result *r)
+HELPER size_t config_changes(const struct profile_result *r)
 {
   size_t n = 0;
   for (size_t i = 0; i < r->n_changes; i++)
@@ -225,8 +210,7 @@ config_changes(const struct profile_result *r)
   return n;
 }
 
-HELPER char *
-to_json(const struct oci_config *c)
+HELPER char *to_json(const struct oci_config *c)
 {
   struct error err = {0};
   char *json = NULL;
@@ -240,9 +224,8 @@ to_json(const struct oci_config *c)
 }
 
 /* Expect a refusal whose message contains `needle`. */
-HELPER void
-expect_refusal(const struct oci_config *in, const struct agent_profile *p, const char *needle,
-               const char *name)
+HELPER void expect_refusal(const struct oci_config *in, const struct agent_profile *p,
+                           const char *needle, const char *name)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *out = NULL;

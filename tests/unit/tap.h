@@ -10,8 +10,8 @@
 static int tap_failed_;
 static int tap_count_;
 
-static inline __attribute__((format(printf, 2, 3), unused)) bool tap_ok(bool cond,
-                                                                        const char *fmt, ...)
+static inline __attribute__((format(printf, 2, 3), unused)) bool tap_ok(bool cond, const char *fmt,
+                                                                        ...)
 {
   va_list ap;
 

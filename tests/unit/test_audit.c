@@ -14,8 +14,7 @@
 #include "common/util.h"
 #include "tap.h"
 
-static void
-test_sha256(void)
+static void test_sha256(void)
 {
   static const struct {
     const char *in, *out;
@@ -52,8 +51,7 @@ test_sha256(void)
          "sha256 of a million 'a' in uneven pieces");
 }
 
-static void
-test_jbuf(void)
+static void test_jbuf(void)
 {
   struct jbuf b = {0};
   const char bad[] = {'a', '"', '\\', '\n', 1, (char)0xff, (char)0xc3, (char)0xa9, 0};
@@ -68,22 +66,19 @@ test_jbuf(void)
   jb_free(&b);
 }
 
-static char *
-tmpdir(void)
+static char *tmpdir(void)
 {
   char tmpl[] = "/tmp/agentrt-test-audit-XXXXXX";
   char *d = mkdtemp(tmpl);
   return d ? xstrdup(d) : NULL;
 }
 
-static int
-trail_fd(const char *dir)
+static int trail_fd(const char *dir)
 {
   return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static bool
-verify_ok(const char *dir, struct audit_verify_result *r)
+static bool verify_ok(const char *dir, struct audit_verify_result *r)
 {
   struct error err = {0};
   int fd = trail_fd(dir);
@@ -95,8 +90,7 @@ verify_ok(const char *dir, struct audit_verify_result *r)
   return ret == 0 && r->ok;
 }
 
-static void
-write_n(const char *dir, int n, const struct audit_limits *lim)
+static void write_n(const char *dir, int n, const struct audit_limits *lim)
 {
   struct audit_log *l = NULL;
   struct error err = {0};
@@ -115,15 +109,13 @@ write_n(const char *dir, int n, const struct audit_limits *lim)
   audit_log_close(l);
 }
 
-static char *
-file_path(const char *dir, uint64_t first)
+static char *file_path(const char *dir, uint64_t first)
 {
   return xfmt("%s/%020" PRIu64 ".jsonl", dir, first);
 }
 
 /* Rewrite the single log file with a change made by `edit`. */
-static void
-edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
+static void edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
 {
   cleanup_free char *path = file_path(dir, 1);
   char *lines[64];
@@ -144,34 +136,29 @@ edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
   fclose(f);
 }
 
-static void
-edit_modify(char **l, size_t *n)
+static void edit_modify(char **l, size_t *n)
 {
   char *p = strstr(l[2], "/workspace/f2");
   p[11] = 'X';
 }
-static void
-edit_delete(char **l, size_t *n)
+static void edit_delete(char **l, size_t *n)
 {
   free(l[3]);
   memmove(l + 3, l + 4, (*n - 4) * sizeof *l);
   (*n)--;
 }
-static void
-edit_swap(char **l, size_t *n)
+static void edit_swap(char **l, size_t *n)
 {
   char *t = l[4];
   l[4] = l[5];
   l[5] = t;
 }
-static void
-edit_drop_last(char **l, size_t *n)
+static void edit_drop_last(char **l, size_t *n)
 {
   free(l[--*n]);
 }
 /* change a record and recompute its own hash: the next prev link breaks */
-static void
-edit_rehash(char **l, size_t *n)
+static void edit_rehash(char **l, size_t *n)
 {
   char *line = l[1], *h = strstr(line, ",\"hash\":\"");
   char hex[65];
@@ -185,8 +172,7 @@ edit_rehash(char **l, size_t *n)
   memcpy(h + 9, hex, 64);
 }
 
-static void
-tamper_case(const char *name, void (*edit)(char **, size_t *), uint64_t want_bad)
+static void tamper_case(const char *name, void (*edit)(char **, size_t *), uint64_t want_bad)
 {
   cleanup_free char *dir = tmpdir();
   struct audit_verify_result r;
@@ -203,8 +189,7 @@ tamper_case(const char *name, void (*edit)(char **, size_t *), uint64_t want_bad
     printf("# cleanup failed\n");
 }
 
-static void
-test_chain(void)
+static void test_chain(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -227,8 +212,7 @@ test_chain(void)
   tamper_case("a line rewritten with a fresh hash", edit_rehash, 3);
 }
 
-static void
-test_rotation(void)
+static void test_rotation(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -266,8 +250,7 @@ test_rotation(void)
     printf("# cleanup failed\n");
 }
 
-static void
-test_concurrent(void)
+static void test_concurrent(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -295,15 +278,13 @@ test_concurrent(void)
     printf("# cleanup failed\n");
 }
 
-static int
-count_line(void *ctx, const char *line, size_t len)
+static int count_line(void *ctx, const char *line, size_t len)
 {
   (*(int *)ctx)++;
   return 0;
 }
 
-static void
-test_read(void)
+static void test_read(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
@@ -343,8 +324,7 @@ test_read(void)
     printf("# cleanup failed\n");
 }
 
-int
-main(void)
+int main(void)
 {
   test_sha256();
   test_jbuf();

@@ -103,12 +103,10 @@ static void test_cpuset_and_validation(void)
   struct oci_resources r = {0};
 
   for (size_t i = 0; i < ARRAY_SIZE(good); i++)
-    tap_ok(cgroup_validate_cpuset(good[i], "cpu.cpus", &e) == 0, "cpuset `%s` accepted",
-           good[i]);
+    tap_ok(cgroup_validate_cpuset(good[i], "cpu.cpus", &e) == 0, "cpuset `%s` accepted", good[i]);
   for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
     int rc = cgroup_validate_cpuset(bad[i], "cpu.cpus", &e);
-    tap_ok(rc < 0 && strstr(e.msg, "malformed") != NULL, "cpuset `%s` rejected: %s", bad[i],
-           e.msg);
+    tap_ok(rc < 0 && strstr(e.msg, "malformed") != NULL, "cpuset `%s` rejected: %s", bad[i], e.msg);
   }
   r.has_memory_limit = true;
   r.memory_limit = -5;
@@ -163,8 +161,7 @@ static void test_paths(void)
          "systemd default slice -> %s", p ? p : "(null)");
   free(p);
   p = NULL;
-  tap_ok(cgroup_systemd_to_path("-.slice:p:n", "id", false, &p, &e) == 0 &&
-             streq(p, "/p-n.scope"),
+  tap_ok(cgroup_systemd_to_path("-.slice:p:n", "id", false, &p, &e) == 0 && streq(p, "/p-n.scope"),
          "systemd root slice -> %s", p ? p : "(null)");
   free(p);
   p = NULL;
@@ -175,20 +172,26 @@ static void test_paths(void)
   p = NULL;
   tap_ok(cgroup_systemd_to_path("nocolons", "id", false, &p, &e) < 0, "systemd malformed: %s",
          e.msg);
-  tap_ok(cgroup_systemd_to_path("a--b.slice:p:n", "id", false, &p, &e) < 0,
-         "systemd bad slice: %s", e.msg);
+  tap_ok(cgroup_systemd_to_path("a--b.slice:p:n", "id", false, &p, &e) < 0, "systemd bad slice: %s",
+         e.msg);
   tap_ok(cgroup_systemd_to_path("x.slice:p:../../etc", "id", false, &p, &e) < 0,
          "systemd name with `/` rejected");
 }
 
 static void test_unified_keys(void)
 {
-  static const char *const bad[] = {"../cgroup.procs",        "cgroup.procs",
-                                    "cgroup.subtree_control", "memory.max/../x",
-                                    "",                       "/etc/passwd",
-                                    "memory",                 "MEMORY.max",
-                                    "cgroup.kill",            "memory..max",
-                                    ".memory",                "cgroup.threads"};
+  static const char *const bad[] = {"../cgroup.procs",
+                                    "cgroup.procs",
+                                    "cgroup.subtree_control",
+                                    "memory.max/../x",
+                                    "",
+                                    "/etc/passwd",
+                                    "memory",
+                                    "MEMORY.max",
+                                    "cgroup.kill",
+                                    "memory..max",
+                                    ".memory",
+                                    "cgroup.threads"};
   static const char *const good[] = {"memory.high", "cgroup.max.depth", "io.latency",
                                      "memory.oom.group"};
   struct error e = {0};
@@ -252,8 +255,12 @@ static struct cgroup_manager *mgr(int version, const char *path, bool systemd,
                                   const struct oci_resources *r, struct error *e)
 {
   char self[300];
-  struct cgroup_opts o = {.id = "c1", .cgroups_path = path, .systemd = systemd,
-                          .fs_root = tmp, .force_version = version, .resources = r};
+  struct cgroup_opts o = {.id = "c1",
+                          .cgroups_path = path,
+                          .systemd = systemd,
+                          .fs_root = tmp,
+                          .force_version = version,
+                          .resources = r};
   struct cgroup_manager *m = NULL;
 
   snprintf(self, sizeof self, "%s/self_cgroup", tmp);
@@ -350,7 +357,8 @@ static void test_v1_apply(void)
   r.n_devices = 0;
   r.n_hugepage_limits = 1;
   r.hugepage_limits = &(struct oci_hugepage_limit){"2MB", 1 << 21};
-  tap_ok(cgroup_apply(m, &r, true, &e) < 0 && streq(e.msg, "cgroup: hugetlb controller not available"),
+  tap_ok(cgroup_apply(m, &r, true, &e) < 0 &&
+             streq(e.msg, "cgroup: hugetlb controller not available"),
          "v1 missing controller is an error: %s", e.msg);
   r.n_hugepage_limits = 0;
   r.n_unified = 1;
@@ -382,7 +390,8 @@ static void test_v2_paths(void)
 
   fake_v2("cpu memory pids\n");
   m = mgr(0, "sub/x", false, NULL, &e);
-  tap_ok(m && cgroup_manager_version(m) == 2 && streq(cgroup_manager_path(m), "/user.slice/sess/sub/x"),
+  tap_ok(m && cgroup_manager_version(m) == 2 &&
+             streq(cgroup_manager_path(m), "/user.slice/sess/sub/x"),
          "v2 detected; relative path -> %s", m ? cgroup_manager_path(m) : e.msg);
   cgroup_manager_free(m);
   m = mgr(2, "/abs/p", false, NULL, &e);
@@ -514,7 +523,8 @@ static void test_stats(void)
   if (json != NULL) {
     tap_ok(strstr(json, "\"cpu\":{\"usage\":{\"total\":123456,\"percpu\":[100000,23456]") != NULL,
            "stats: cpu usage");
-    tap_ok(strstr(json, "\"throttling\":{\"periods\":10,\"throttledPeriods\":3,\"throttledTime\":999}"),
+    tap_ok(strstr(json,
+                  "\"throttling\":{\"periods\":10,\"throttledPeriods\":3,\"throttledTime\":999}"),
            "stats: throttling");
     tap_ok(strstr(json, "\"usage\":{\"limit\":9223372036854771712,\"usage\":4096") != NULL,
            "stats: memory usage");

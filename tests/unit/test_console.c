@@ -18,8 +18,7 @@
 #include "runtime/console.h"
 #include "tests/unit/tap.h"
 
-static int
-listen_at(const char *path)
+static int listen_at(const char *path)
 {
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -33,8 +32,7 @@ listen_at(const char *path)
 }
 
 /* Receive what a go-runc / conmon peer would: returns the fd count seen. */
-static int
-receive(int conn, char *name, size_t n, int *ret_fd)
+static int receive(int conn, char *name, size_t n, int *ret_fd)
 {
   union {
     struct cmsghdr h;
@@ -58,8 +56,7 @@ receive(int conn, char *name, size_t n, int *ret_fd)
   return fds;
 }
 
-static void
-test_send_fd(int master)
+static void test_send_fd(int master)
 {
   char dir[] = "/tmp/agentrt-console-test.XXXXXX";
   char path[128], name[4096];
@@ -90,8 +87,7 @@ test_send_fd(int master)
   rmdir(dir);
 }
 
-static void
-test_size(int master)
+static void test_size(int master)
 {
   struct winsize ws = {0};
   bool set = console_set_size(master, 40, 132) == 0 && ioctl(master, TIOCGWINSZ, &ws) == 0;
@@ -101,8 +97,7 @@ test_size(int master)
 }
 
 /* In a child: the pty becomes the controlling terminal and fds 0-2. */
-static void
-test_make_stdio(int master)
+static void test_make_stdio(int master)
 {
   int peer = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
   pid_t pid;
@@ -126,8 +121,7 @@ test_make_stdio(int master)
   close(peer);
 }
 
-int
-main(void)
+int main(void)
 {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 

@@ -32,7 +32,7 @@ static const struct entry_case ENTRIES[] = {
     {"*.githubusercontent.com:443", "*.githubusercontent.com:443"},
     {"files.pythonhosted.org:443/tcp", "files.pythonhosted.org:443/tcp"},
     {"169.254.169.254:80", "169.254.169.254:80"},
-    {"203.0.113.10/24", NULL},           /* host bits set */
+    {"203.0.113.10/24", NULL}, /* host bits set */
     {"203.0.113.0/33", NULL},
     {"203.0.113.256", NULL},
     {"1.2.3", NULL},
@@ -125,14 +125,20 @@ static void test_match(void)
 
 static void test_json(void)
 {
-  static const char ok[] = "{\"default\":\"deny\",\"allow\":[\"pypi.org\",\"203.0.113.0/24:443/tcp\"],"
-                           "\"allowPrivateAnswers\":true,\"logGroup\":7,"
-                           "\"dns\":{\"upstream\":[\"192.0.2.53\",\"[2001:db8::53]:5353\"],"
-                           "\"ttlMin\":1,\"ttlMax\":60}}";
+  static const char ok[] =
+      "{\"default\":\"deny\",\"allow\":[\"pypi.org\",\"203.0.113.0/24:443/tcp\"],"
+      "\"allowPrivateAnswers\":true,\"logGroup\":7,"
+      "\"dns\":{\"upstream\":[\"192.0.2.53\",\"[2001:db8::53]:5353\"],"
+      "\"ttlMin\":1,\"ttlMax\":60}}";
   static const char *bad[] = {
-      "{\"default\":\"maybe\"}",        "{\"allow\":[\"10.0.0.1/8\"]}", "{\"allow\":\"x.org\"}",
-      "{\"alow\":[]}",                  "{\"dns\":{\"ttlMin\":9,\"ttlMax\":1}}",
-      "{\"dns\":{\"upstream\":[\"x\"]}}", "[1]", "{",
+      "{\"default\":\"maybe\"}",
+      "{\"allow\":[\"10.0.0.1/8\"]}",
+      "{\"allow\":\"x.org\"}",
+      "{\"alow\":[]}",
+      "{\"dns\":{\"ttlMin\":9,\"ttlMax\":1}}",
+      "{\"dns\":{\"upstream\":[\"x\"]}}",
+      "[1]",
+      "{",
   };
   struct egress_policy p;
   struct error err = {0};
@@ -199,9 +205,15 @@ static void golden(const char *name, const struct nft_batch_buf *b)
 
 static void test_golden(void)
 {
-  static const char *in[] = {"203.0.113.0/24", "198.51.100.20:80/tcp", "198.51.100.30:1000-2000",
-                             "192.0.2.0/25", "192.0.2.128/25", "2001:db8::/32",
-                             "[2001:db8:1::1]:443/udp", "169.254.169.254:80", "pypi.org",
+  static const char *in[] = {"203.0.113.0/24",
+                             "198.51.100.20:80/tcp",
+                             "198.51.100.30:1000-2000",
+                             "192.0.2.0/25",
+                             "192.0.2.128/25",
+                             "2001:db8::/32",
+                             "[2001:db8:1::1]:443/udp",
+                             "169.254.169.254:80",
+                             "pypi.org",
                              "*.githubusercontent.com:443"};
   struct egress_policy p;
   struct egress_entry e;

@@ -15,8 +15,7 @@
 
 static char tmpdir[] = "/tmp/agentrt-test-hooks-XXXXXX";
 
-static char *
-slurp(const char *path)
+static char *slurp(const char *path)
 {
   static char buf[65536];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -28,8 +27,7 @@ slurp(const char *path)
   return buf;
 }
 
-static void
-test_argv_env_stdin(void)
+static void test_argv_env_stdin(void)
 {
   cleanup_free char *out = xfmt("%s/out", tmpdir);
   cleanup_free char *script =
@@ -57,8 +55,7 @@ test_argv_env_stdin(void)
   unsetenv("AGENTRT_CANARY");
 }
 
-static void
-test_no_args_no_env(void)
+static void test_no_args_no_env(void)
 {
   cleanup_free char *out = xfmt("%s/out2", tmpdir);
   cleanup_free char *path = xfmt("%s/hook.sh", tmpdir);
@@ -74,8 +71,7 @@ test_no_args_no_env(void)
          "no args -> argv [path]; no env -> empty environment (%s, %s)", slurp(out), err.msg);
 }
 
-static void
-test_failures(void)
+static void test_failures(void)
 {
   char *fail[] = {"sh", "-c", "exit 3", NULL};
   char *sleepy[] = {"sh", "-c", "exec sleep 10", NULL};
@@ -114,8 +110,7 @@ test_failures(void)
   tap_ok(r < 0 && strstr(err.msg, "path must be absolute"), "%s", err.msg);
 }
 
-static void
-test_order_and_big_stdin(void)
+static void test_order_and_big_stdin(void)
 {
   cleanup_free char *out = xfmt("%s/order", tmpdir);
   cleanup_free char *s1 = xfmt("echo one >> %s", out), *s3 = xfmt("echo three >> %s", out);
@@ -146,8 +141,7 @@ test_order_and_big_stdin(void)
          err.msg);
 }
 
-static void
-test_stdout_to_stderr(void)
+static void test_stdout_to_stderr(void)
 {
   cleanup_free char *out = xfmt("%s/stderr", tmpdir);
   char *args[] = {"sh", "-c", "echo to-stdout; echo to-stderr >&2", NULL};
@@ -164,8 +158,7 @@ test_stdout_to_stderr(void)
 }
 
 /* A runtime with SIGCHLD ignored gets no exit status: an error, no hang. */
-static void
-test_sigchld_ignored(void)
+static void test_sigchld_ignored(void)
 {
   char *args[] = {"true", NULL};
   struct oci_hook h = {.path = "/bin/true", .args = args, .has_timeout = true, .timeout = 5};
@@ -179,8 +172,7 @@ test_sigchld_ignored(void)
   tap_ok(r < 0 && strstr(err.msg, "poststop hook `/bin/true`: wait") != NULL, "%s", err.msg);
 }
 
-int
-main(void)
+int main(void)
 {
   alarm(60);
   if (mkdtemp(tmpdir) == NULL) {

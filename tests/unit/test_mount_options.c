@@ -6,16 +6,14 @@
 #include "runtime/mounts.h"
 #include "tests/unit/tap.h"
 
-static bool
-parse(const char *const *words, struct mount_opts *o)
+static bool parse(const char *const *words, struct mount_opts *o)
 {
   struct error err = {0};
 
   return mount_options_parse((char *const *)words, o, &err) == 0;
 }
 
-static void
-test_basic_flags(void)
+static void test_basic_flags(void)
 {
   const char *w[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   struct mount_opts o;
@@ -26,8 +24,7 @@ test_basic_flags(void)
   mount_opts_free(&o);
 }
 
-static void
-test_later_wins(void)
+static void test_later_wins(void)
 {
   const char *w[] = {"ro", "rw", "nosuid", "suid", "exec", "noexec", NULL};
   struct mount_opts o;
@@ -39,8 +36,7 @@ test_later_wins(void)
   mount_opts_free(&o);
 }
 
-static void
-test_bind_and_propagation(void)
+static void test_bind_and_propagation(void)
 {
   const char *w1[] = {"rbind", "rprivate", NULL};
   const char *w2[] = {"bind", "shared", "slave", NULL};
@@ -57,8 +53,7 @@ test_bind_and_propagation(void)
   mount_opts_free(&o);
 }
 
-static void
-test_data_passthrough(void)
+static void test_data_passthrough(void)
 {
   const char *w[] = {"nosuid", "size=65536k", "mode=755", "newinstance", "ptmxmode=0666", NULL};
   struct mount_opts o;
@@ -70,8 +65,7 @@ test_data_passthrough(void)
   mount_opts_free(&o);
 }
 
-static void
-test_atime_attrs(void)
+static void test_atime_attrs(void)
 {
   const char *w1[] = {"noatime", "nodiratime", NULL};
   const char *w2[] = {"strictatime", NULL};
@@ -97,8 +91,7 @@ test_atime_attrs(void)
   mount_opts_free(&o);
 }
 
-static void
-test_recursive_attrs(void)
+static void test_recursive_attrs(void)
 {
   const char *w[] = {"rbind", "rro", "rnosuid", "rnoatime", "rrw", NULL};
   struct mount_opts o;
@@ -112,8 +105,7 @@ test_recursive_attrs(void)
   mount_opts_free(&o);
 }
 
-static void
-test_sb_words(void)
+static void test_sb_words(void)
 {
   const char *w[] = {"sync", "dirsync", "lazytime", "async", NULL};
   const char *sb[8];
@@ -127,8 +119,7 @@ test_sb_words(void)
   mount_opts_free(&o);
 }
 
-static void
-test_errors_and_edge(void)
+static void test_errors_and_edge(void)
 {
   const char *bad[] = {"rbind", "idmap", NULL};
   const char *empty[] = {"", "defaults", NULL};
@@ -149,8 +140,7 @@ test_errors_and_edge(void)
   }
 }
 
-static void
-test_propagation_parse(void)
+static void test_propagation_parse(void)
 {
   struct error err = {0};
   unsigned long f = 0;
@@ -164,8 +154,7 @@ test_propagation_parse(void)
   tap_ok(mount_propagation_parse("bogus", &f, &err) < 0, "propagation: bogus rejected");
 }
 
-static void
-test_path_clean(void)
+static void test_path_clean(void)
 {
   static const char *const cases[][2] = {
       {"/proc", "/proc"},
@@ -189,8 +178,7 @@ test_path_clean(void)
   }
 }
 
-int
-main(void)
+int main(void)
 {
   test_basic_flags();
   test_later_wins();

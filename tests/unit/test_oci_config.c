@@ -51,21 +51,19 @@ static void check_full(const struct oci_config *c)
   tap_ok(streq(c->oci_version, "1.0.2-dev"), "full: ociVersion");
   tap_ok(streq(c->root_path, "/var/lib/docker/overlay2/9b1d6c4e0f/merged") && !c->root_readonly,
          "full: root");
-  tap_ok(p->terminal && p->has_console_size && p->console_height == 40 &&
-             p->console_width == 120,
+  tap_ok(p->terminal && p->has_console_size && p->console_height == 40 && p->console_width == 120,
          "full: terminal + consoleSize");
   tap_ok(p->user.uid == 1000 && p->user.gid == 1000 && p->user.has_umask && p->user.umask == 18 &&
              p->user.n_additional_gids == 3 && p->user.additional_gids[2] == 4294967294u &&
              streq(p->user.username, "agent"),
          "full: user");
-  tap_ok(strv_len(p->args) == 3 && streq(p->args[2], "echo hello; exec sleep 3600"),
-         "full: args");
+  tap_ok(strv_len(p->args) == 3 && streq(p->args[2], "echo hello; exec sleep 3600"), "full: args");
   tap_ok(strv_len(p->env) == 4 && streq(p->env[3], "EMPTY="), "full: env");
   tap_ok(streq(p->cwd, "/workspace"), "full: cwd");
   tap_ok(p->has_caps && p->caps.has_bounding && !p->caps.has_inheritable &&
-             p->caps.bounding == (CAP(0) | CAP(1) | CAP(4) | CAP(3) | CAP(27) | CAP(13) | CAP(6) |
-                                  CAP(7) | CAP(31) | CAP(8) | CAP(10) | CAP(18) | CAP(5) |
-                                  CAP(29)) &&
+             p->caps.bounding ==
+                 (CAP(0) | CAP(1) | CAP(4) | CAP(3) | CAP(27) | CAP(13) | CAP(6) | CAP(7) |
+                  CAP(31) | CAP(8) | CAP(10) | CAP(18) | CAP(5) | CAP(29)) &&
              p->caps.effective == p->caps.bounding && p->caps.permitted == p->caps.bounding,
          "full: capabilities");
   tap_ok(p->caps.has_ambient && p->caps.ambient == (CAP(10) | CAP(40)),
@@ -88,7 +86,8 @@ static void check_full(const struct oci_config *c)
              streq(c->hooks.list[OCI_HOOK_PRESTART][0].args[0], "libnetwork-setkey") &&
              c->hooks.list[OCI_HOOK_CREATE_RUNTIME][0].has_timeout &&
              c->hooks.list[OCI_HOOK_CREATE_RUNTIME][0].timeout == 5 &&
-             c->hooks.n[OCI_HOOK_CREATE_CONTAINER] == 1 && c->hooks.n[OCI_HOOK_START_CONTAINER] == 1 &&
+             c->hooks.n[OCI_HOOK_CREATE_CONTAINER] == 1 &&
+             c->hooks.n[OCI_HOOK_START_CONTAINER] == 1 &&
              c->hooks.list[OCI_HOOK_POSTSTART][0].timeout == 30 &&
              strv_len(c->hooks.list[OCI_HOOK_POSTSTART][0].env) == 2 &&
              c->hooks.n[OCI_HOOK_POSTSTOP] == 1,
@@ -123,12 +122,12 @@ static void check_full(const struct oci_config *c)
          "full: hugepageLimits");
   tap_ok(r->n_unified == 2 && streq(r->unified[1].key, "io.weight"), "full: unified");
   tap_ok(streq(l->cgroups_path, "system.slice:docker:4f0e2c1b9a77"), "full: cgroupsPath");
-  tap_ok(l->n_namespaces == 8 &&
-             streq(oci_config_namespace(c, OCI_NS_NETWORK)->path,
-                   "/var/run/docker/netns/default") &&
-             oci_config_namespace(c, OCI_NS_PID)->path == NULL &&
-             oci_config_namespace(c, OCI_NS_TIME) != NULL,
-         "full: namespaces + lookup");
+  tap_ok(
+      l->n_namespaces == 8 &&
+          streq(oci_config_namespace(c, OCI_NS_NETWORK)->path, "/var/run/docker/netns/default") &&
+          oci_config_namespace(c, OCI_NS_PID)->path == NULL &&
+          oci_config_namespace(c, OCI_NS_TIME) != NULL,
+      "full: namespaces + lookup");
   tap_ok(l->n_time_offsets == 2 && streq(l->time_offsets[0].clock, "monotonic") &&
              l->time_offsets[0].secs == -3600 && l->time_offsets[0].nanosecs == 500,
          "full: timeOffsets");
@@ -142,13 +141,14 @@ static void check_full(const struct oci_config *c)
              streq(l->seccomp->listener_path, "/run/agentrt/seccomp.sock") &&
              streq(l->seccomp->listener_metadata, "agent=1") && l->seccomp->n_syscalls == 6,
          "full: seccomp header");
-  tap_ok(l->seccomp->syscalls[3].n_args == 1 && l->seccomp->syscalls[3].args[0].value == 2114060288 &&
+  tap_ok(l->seccomp->syscalls[3].n_args == 1 &&
+             l->seccomp->syscalls[3].args[0].value == 2114060288 &&
              streq(l->seccomp->syscalls[3].args[0].op, "SCMP_CMP_MASKED_EQ") &&
              l->seccomp->syscalls[4].has_errno_ret && l->seccomp->syscalls[4].errno_ret == 38,
          "full: seccomp rules");
   tap_ok(streq(l->rootfs_propagation, "rslave") && strv_len(l->masked_paths) == 10 &&
-             strv_len(l->readonly_paths) == 5 && l->mount_label != NULL &&
-             l->has_personality && streq(l->personality_domain, "LINUX"),
+             strv_len(l->readonly_paths) == 5 && l->mount_label != NULL && l->has_personality &&
+             streq(l->personality_domain, "LINUX"),
          "full: propagation, masked/readonly, label, personality");
 }
 
@@ -201,10 +201,12 @@ static const struct {
     /* required fields and top level */
     {"[]", "config.json: expected object"},
     {"{\"root\":{\"path\":\"r\"}}", "config.json: ociVersion: is required"},
-    {"{\"ociVersion\":\"\",\"root\":{\"path\":\"r\"}}", "config.json: ociVersion: must not be empty"},
+    {"{\"ociVersion\":\"\",\"root\":{\"path\":\"r\"}}",
+     "config.json: ociVersion: must not be empty"},
     {"{\"ociVersion\":\"1.2.0\"}", "config.json: root: is required"},
     {"{\"ociVersion\":\"1.2.0\",\"root\":{}}", "config.json: root.path: is required"},
-    {"{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"\"}}", "config.json: root.path: must not be empty"},
+    {"{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"\"}}",
+     "config.json: root.path: must not be empty"},
     {"{\"ociVersion\":1,\"root\":{\"path\":\"r\"}}", "config.json: ociVersion: expected string"},
     {"{" BASE ",\"hostname\":[]}", "config.json: hostname: expected string"},
     {"{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\",\"readonly\":\"yes\"}}",
@@ -214,7 +216,8 @@ static const struct {
     {"{" BASE ",\"process\":{\"cwd\":\"tmp\",\"args\":[\"sh\"]}}",
      "config.json: process.cwd: must be an absolute path"},
     {"{" BASE ",\"process\":{\"cwd\":\"/\"}}", "config.json: process.args: is required"},
-    {"{" BASE ",\"process\":{\"cwd\":\"/\",\"args\":[]}}", "config.json: process.args: must not be empty"},
+    {"{" BASE ",\"process\":{\"cwd\":\"/\",\"args\":[]}}",
+     "config.json: process.args: must not be empty"},
     {"{" BASE ",\"process\":{\"cwd\":\"/\",\"args\":[\"sh\",7]}}",
      "config.json: process.args[1]: expected string"},
     {PROC("\"env\":[\"A=1\",\"NOEQUALS\"]"), "config.json: process.env[1]: must be KEY=VALUE"},
@@ -227,7 +230,8 @@ static const struct {
      "config.json: process.user.uid: out of range (maximum 4294967295)"},
     {PROC("\"user\":{\"gid\":1.5}"), "config.json: process.user.gid: expected integer"},
     {PROC("\"user\":{\"gid\":1e3}"), "config.json: process.user.gid: expected integer"},
-    {PROC("\"user\":{\"umask\":512}"), "config.json: process.user.umask: out of range (maximum 0777)"},
+    {PROC("\"user\":{\"umask\":512}"),
+     "config.json: process.user.umask: out of range (maximum 0777)"},
     {PROC("\"user\":{\"additionalGids\":[1,\"2\"]}"),
      "config.json: process.user.additionalGids[1]: expected integer"},
     {PROC("\"rlimits\":[{\"type\":\"RLIMIT_BOGUS\",\"soft\":1,\"hard\":1}]"),
@@ -247,14 +251,17 @@ static const struct {
      "config.json: process.capabilities.ambient[0]: expected string"},
     {PROC("\"capabilities\":{\"permitted\":\"CAP_KILL\"}"),
      "config.json: process.capabilities.permitted: expected array"},
-    {PROC("\"oomScoreAdj\":1001"), "config.json: process.oomScoreAdj: out of range (-1000 to 1000)"},
+    {PROC("\"oomScoreAdj\":1001"),
+     "config.json: process.oomScoreAdj: out of range (-1000 to 1000)"},
     {PROC("\"oomScoreAdj\":2147483648"),
      "config.json: process.oomScoreAdj: out of range (-2147483648 to 2147483647)"},
-    {PROC("\"noNewPrivileges\":\"true\""), "config.json: process.noNewPrivileges: expected boolean"},
+    {PROC("\"noNewPrivileges\":\"true\""),
+     "config.json: process.noNewPrivileges: expected boolean"},
     /* mounts */
     {"{" BASE ",\"mounts\":[{\"destination\":\"/a\"},{\"destination\":\"b\"}]}",
      "config.json: mounts[1].destination: must be an absolute path"},
-    {"{" BASE ",\"mounts\":[{\"type\":\"tmpfs\"}]}", "config.json: mounts[0].destination: is required"},
+    {"{" BASE ",\"mounts\":[{\"type\":\"tmpfs\"}]}",
+     "config.json: mounts[0].destination: is required"},
     {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"options\":[\"ro\",false]}]}",
      "config.json: mounts[0].options[1]: expected string"},
     {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[]}]}",
@@ -263,7 +270,8 @@ static const struct {
     /* hooks */
     {"{" BASE ",\"hooks\":{\"prestart\":[{\"path\":\"hook\"}]}}",
      "config.json: hooks.prestart[0].path: must be an absolute path"},
-    {"{" BASE ",\"hooks\":{\"poststop\":[{\"args\":[]}]}}", "config.json: hooks.poststop[0].path: is required"},
+    {"{" BASE ",\"hooks\":{\"poststop\":[{\"args\":[]}]}}",
+     "config.json: hooks.poststop[0].path: is required"},
     {"{" BASE ",\"hooks\":{\"createRuntime\":[{\"path\":\"/h\",\"timeout\":0}]}}",
      "config.json: hooks.createRuntime[0].timeout: must be greater than 0"},
     {"{" BASE ",\"hooks\":{\"startContainer\":[{\"path\":\"/h\",\"timeout\":-5}]}}",
@@ -272,21 +280,25 @@ static const struct {
      "config.json: hooks.createContainer[0].env[0]: expected string"},
     {"{" BASE ",\"hooks\":{\"poststart\":{}}}", "config.json: hooks.poststart: expected array"},
     /* annotations */
-    {"{" BASE ",\"annotations\":{\"a\":\"1\",\"b\":2}}", "config.json: annotations[\"b\"]: expected string"},
-    {"{" BASE ",\"annotations\":{\"\":\"x\"}}", "config.json: annotations[\"\"]: key must not be empty"},
+    {"{" BASE ",\"annotations\":{\"a\":\"1\",\"b\":2}}",
+     "config.json: annotations[\"b\"]: expected string"},
+    {"{" BASE ",\"annotations\":{\"\":\"x\"}}",
+     "config.json: annotations[\"\"]: key must not be empty"},
     {"{" BASE ",\"annotations\":[]}", "config.json: annotations: expected object"},
     /* linux */
     {LNX("\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]"),
      "config.json: linux.namespaces[1].type: duplicate namespace `pid`"},
     {LNX("\"namespaces\":[{\"type\":\"net\"}]"),
      "config.json: linux.namespaces[0].type: unknown namespace type `net`"},
-    {LNX("\"namespaces\":[{\"path\":\"/x\"}]"), "config.json: linux.namespaces[0].type: is required"},
+    {LNX("\"namespaces\":[{\"path\":\"/x\"}]"),
+     "config.json: linux.namespaces[0].type: is required"},
     {LNX("\"namespaces\":[{\"type\":\"network\",\"path\":\"proc/1/ns/net\"}]"),
      "config.json: linux.namespaces[0].path: must be an absolute path"},
     {LNX("\"namespaces\":[{\"type\":\"user\"}],\"uidMappings\":[{\"containerID\":0,\"hostID\":1000,"
          "\"size\":0}]"),
      "config.json: linux.uidMappings[0].size: must be greater than 0"},
-    {LNX("\"namespaces\":[{\"type\":\"user\"}],\"gidMappings\":[{\"containerID\":0,\"hostID\":1000}]"),
+    {LNX("\"namespaces\":[{\"type\":\"user\"}],\"gidMappings\":[{\"containerID\":0,\"hostID\":1000}"
+         "]"),
      "config.json: linux.gidMappings[0].size: is required"},
     {LNX("\"namespaces\":[{\"type\":\"user\"}],\"gidMappings\":[{\"containerID\":0,"
          "\"hostID\":4294967295,\"size\":2}]"),
@@ -296,8 +308,10 @@ static const struct {
     {LNX("\"timeOffsets\":{\"monotonic\":{\"secs\":1}}"),
      "config.json: linux.timeOffsets: offsets given but no time namespace configured"},
     {LNX("\"namespaces\":[{\"type\":\"time\"}],\"timeOffsets\":{\"realtime\":{\"secs\":1}}"),
-     "config.json: linux.timeOffsets[\"realtime\"]: unknown clock (expected monotonic or boottime)"},
-    {LNX("\"namespaces\":[{\"type\":\"time\"}],\"timeOffsets\":{\"boottime\":{\"nanosecs\":1000000000}}"),
+     "config.json: linux.timeOffsets[\"realtime\"]: unknown clock (expected monotonic or "
+     "boottime)"},
+    {LNX("\"namespaces\":[{\"type\":\"time\"}],\"timeOffsets\":{\"boottime\":{\"nanosecs\":"
+         "1000000000}}"),
      "config.json: linux.timeOffsets[\"boottime\"].nanosecs: out of range (maximum 999999999)"},
     {LNX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"q\",\"major\":1,\"minor\":1}]"),
      "config.json: linux.devices[0].type: must be one of \"c\", \"b\", \"u\", \"p\""},
@@ -307,7 +321,8 @@ static const struct {
      "config.json: linux.devices[0].major: is required"},
     {LNX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"b\",\"major\":-1,\"minor\":1}]"),
      "config.json: linux.devices[0].major: must not be negative"},
-    {LNX("\"devices\":[{\"path\":\"/dev/x\",\"type\":\"c\",\"major\":1,\"minor\":1,\"fileMode\":4096}]"),
+    {LNX("\"devices\":[{\"path\":\"/dev/"
+         "x\",\"type\":\"c\",\"major\":1,\"minor\":1,\"fileMode\":4096}]"),
      "config.json: linux.devices[0].fileMode: out of range (maximum 07777)"},
     {LNX("\"rootfsPropagation\":\"sideways\""),
      "config.json: linux.rootfsPropagation: unknown propagation `sideways`"},
@@ -324,7 +339,8 @@ static const struct {
      "config.json: linux.personality.flags[0]: expected string"},
     {"{" BASE ",\"linux\":[]}", "config.json: linux: expected object"},
     /* resources */
-    {RES("\"memory\":{\"limit\":\"1G\"}"), "config.json: linux.resources.memory.limit: expected integer"},
+    {RES("\"memory\":{\"limit\":\"1G\"}"),
+     "config.json: linux.resources.memory.limit: expected integer"},
     {RES("\"memory\":{\"limit\":9223372036854775808}"),
      "config.json: linux.resources.memory.limit: out of range (-9223372036854775808 to "
      "9223372036854775807)"},
@@ -332,10 +348,12 @@ static const struct {
      "config.json: linux.resources.memory.swappiness: must not be negative"},
     {RES("\"memory\":{\"swappiness\":101}"),
      "config.json: linux.resources.memory.swappiness: out of range (0 to 100)"},
-    {RES("\"cpu\":{\"shares\":-2}"), "config.json: linux.resources.cpu.shares: must not be negative"},
+    {RES("\"cpu\":{\"shares\":-2}"),
+     "config.json: linux.resources.cpu.shares: must not be negative"},
     {RES("\"cpu\":{\"cpus\":0}"), "config.json: linux.resources.cpu.cpus: expected string"},
     {RES("\"pids\":{\"limit\":1.0}"), "config.json: linux.resources.pids.limit: expected integer"},
-    {RES("\"devices\":[{\"type\":\"c\"}]"), "config.json: linux.resources.devices[0].allow: is required"},
+    {RES("\"devices\":[{\"type\":\"c\"}]"),
+     "config.json: linux.resources.devices[0].allow: is required"},
     {RES("\"devices\":[{\"allow\":true,\"type\":\"x\"}]"),
      "config.json: linux.resources.devices[0].type: must be \"a\", \"c\" or \"b\""},
     {RES("\"devices\":[{\"allow\":true,\"access\":\"rwx\"}]"),
@@ -360,7 +378,8 @@ static const struct {
      "config.json: linux.seccomp.architectures[1]: unknown seccomp architecture `SCMP_ARCH_Z80`"},
     {SECCOMP("\"flags\":[\"SECCOMP_FILTER_FLAG_FAST\"]"),
      "config.json: linux.seccomp.flags[0]: unknown seccomp flag `SECCOMP_FILTER_FLAG_FAST`"},
-    {SECCOMP("\"listenerPath\":\"sock\""), "config.json: linux.seccomp.listenerPath: must be an absolute path"},
+    {SECCOMP("\"listenerPath\":\"sock\""),
+     "config.json: linux.seccomp.listenerPath: must be an absolute path"},
     {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_NOTIFY\"}]"),
      "config.json: linux.seccomp.listenerPath: is required when SCMP_ACT_NOTIFY is used"},
     {SECCOMP("\"syscalls\":[{\"action\":\"SCMP_ACT_ERRNO\"}]"),
@@ -369,23 +388,30 @@ static const struct {
      "config.json: linux.seccomp.syscalls[0].names: must not be empty"},
     {SECCOMP("\"syscalls\":[{\"names\":[\"read\",\"\"],\"action\":\"SCMP_ACT_ERRNO\"}]"),
      "config.json: linux.seccomp.syscalls[0].names[1]: must not be empty"},
-    {SECCOMP("\"syscalls\":[{\"names\":[\"read\"]}]"), "config.json: linux.seccomp.syscalls[0].action: is required"},
+    {SECCOMP("\"syscalls\":[{\"names\":[\"read\"]}]"),
+     "config.json: linux.seccomp.syscalls[0].action: is required"},
     {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_KILL\",\"errnoRet\":1}]"),
      "config.json: linux.seccomp.syscalls[0].errnoRet: not supported with action `SCMP_ACT_KILL`"},
     {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":-1}]"),
      "config.json: linux.seccomp.syscalls[0].errnoRet: must not be negative"},
-    {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":6,"
-             "\"value\":1,\"op\":\"SCMP_CMP_EQ\"}]}]"),
+    {SECCOMP(
+         "\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":6,"
+         "\"value\":1,\"op\":\"SCMP_CMP_EQ\"}]}]"),
      "config.json: linux.seccomp.syscalls[0].args[0].index: out of range (0 to 5)"},
-    {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
-             "\"value\":1,\"op\":\"SCMP_CMP_ABOUT\"}]}]"),
-     "config.json: linux.seccomp.syscalls[0].args[0].op: unknown seccomp operator `SCMP_CMP_ABOUT`"},
-    {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
-             "\"op\":\"SCMP_CMP_EQ\"}]}]"),
+    {SECCOMP(
+         "\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
+         "\"value\":1,\"op\":\"SCMP_CMP_ABOUT\"}]}]"),
+     "config.json: linux.seccomp.syscalls[0].args[0].op: unknown seccomp operator "
+     "`SCMP_CMP_ABOUT`"},
+    {SECCOMP(
+         "\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
+         "\"op\":\"SCMP_CMP_EQ\"}]}]"),
      "config.json: linux.seccomp.syscalls[0].args[0].value: is required"},
-    {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
-             "\"value\":18446744073709551616,\"op\":\"SCMP_CMP_EQ\"}]}]"),
-     "config.json: linux.seccomp.syscalls[0].args[0].value: out of range (maximum 18446744073709551615)"},
+    {SECCOMP(
+         "\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_ERRNO\",\"args\":[{\"index\":0,"
+         "\"value\":18446744073709551616,\"op\":\"SCMP_CMP_EQ\"}]}]"),
+     "config.json: linux.seccomp.syscalls[0].args[0].value: out of range (maximum "
+     "18446744073709551615)"},
     /* malformed JSON */
     {"", "config.json: line 1: parse error: premature EOF"},
     {"{\n\"ociVersion\": \"1.2.0\",\n\n  \"root\": {\"path\": \"r\"},,\n}",
@@ -524,8 +550,8 @@ static void test_process_doc(void)
   const char *badp = "{\"cwd\":\"/w\",\"args\":[\"ls\"],\"user\":{\"uid\":\"root\"}}";
   char *out = NULL;
 
-  tap_ok(oci_process_parse(ok, strlen(ok), "process.json", &p, &err) == 0 &&
-             streq(p->cwd, "/w") && p->terminal,
+  tap_ok(oci_process_parse(ok, strlen(ok), "process.json", &p, &err) == 0 && streq(p->cwd, "/w") &&
+             p->terminal,
          "process document parses");
   tap_ok(p != NULL && oci_process_to_json(p, &out, NULL, &err) == 0 &&
              strcmp(out, "{\"terminal\":true,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"ls\"],"
@@ -684,7 +710,8 @@ static void test_writer_rejects_bad_utf8(void)
   struct oci_config *c = NULL;
   char *out = NULL;
 
-  if (parse("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},\"hostname\":\"h\"}", &c, &err) < 0)
+  if (parse("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},\"hostname\":\"h\"}", &c, &err) <
+      0)
     return;
   free(c->hostname);
   c->hostname = xstrdup("bad\xc3");

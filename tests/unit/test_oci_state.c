@@ -107,9 +107,11 @@ static const struct {
 } bad[] = {
     {"{\"id\":\"a\",\"status\":\"running\"}", "state.json: ociVersion: is required"},
     {"{\"ociVersion\":\"1\",\"status\":\"running\"}", "state.json: id: is required"},
-    {"{\"ociVersion\":\"1\",\"id\":\"\",\"status\":\"running\"}", "state.json: id: must not be empty"},
+    {"{\"ociVersion\":\"1\",\"id\":\"\",\"status\":\"running\"}",
+     "state.json: id: must not be empty"},
     {"{\"ociVersion\":\"1\",\"id\":\"a\"}", "state.json: status: is required"},
-    {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"zombie\"}", "state.json: status: unknown status `zombie`"},
+    {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"zombie\"}",
+     "state.json: status: unknown status `zombie`"},
     {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"created\",\"pid\":-1}",
      "state.json: pid: must not be negative"},
     {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"created\",\"pid\":\"1\"}",
@@ -124,7 +126,8 @@ static const struct {
      "state.json: agentrt: expected object"},
     {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"created\",\"annotations\":{\"x\":null}}",
      "state.json: annotations[\"x\"]: expected string"},
-    {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"created\",\n\"bundle\":7}", "state.json: bundle: expected string"},
+    {"{\"ociVersion\":\"1\",\"id\":\"a\",\"status\":\"created\",\n\"bundle\":7}",
+     "state.json: bundle: expected string"},
     {"\n\n{\"ociVersion\":", "state.json: line 3: parse error: premature EOF"},
     {"null", "state.json: expected object"},
 };

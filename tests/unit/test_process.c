@@ -28,8 +28,7 @@
 
 #ifdef AGENTRT_TEST_FAKE_PROCFS
 /* Stand-in until runtime/procfs.c is merged (see mk/process.mk). */
-int
-procfs_write(const char *relpath, const char *value, struct error *err)
+int procfs_write(const char *relpath, const char *value, struct error *err)
 {
   char path[256];
   int fd;
@@ -49,8 +48,7 @@ procfs_write(const char *relpath, const char *value, struct error *err)
 
 static char tmpdir[] = "/tmp/agentrt-test-process-XXXXXX";
 
-static void
-write_file(const char *path, const char *content, mode_t mode)
+static void write_file(const char *path, const char *content, mode_t mode)
 {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0 || write(fd, content, strlen(content)) < 0)
@@ -62,9 +60,8 @@ write_file(const char *path, const char *content, mode_t mode)
 
 /* ---- process_resolve_executable ---- */
 
-static void
-expect_resolve(const char *arg0, char **env, const char *cwd, const char *want_path,
-               const char *want_err)
+static void expect_resolve(const char *arg0, char **env, const char *cwd, const char *want_path,
+                           const char *want_err)
 {
   char *args[] = {(char *)arg0, NULL};
   struct oci_process p = {.args = args, .env = env, .cwd = (char *)cwd};
@@ -78,8 +75,7 @@ expect_resolve(const char *arg0, char **env, const char *cwd, const char *want_p
     tap_ok(r == 0 && streq(path, want_path), "resolve `%s` -> %s (%s)", arg0, path, err.msg);
 }
 
-static void
-test_resolve(void)
+static void test_resolve(void)
 {
   cleanup_free char *bin1 = xfmt("%s/bin1", tmpdir), *bin2 = xfmt("%s/bin2", tmpdir);
   cleanup_free char *foo1 = xfmt("%s/foo", bin1), *foo2 = xfmt("%s/foo", bin2);
@@ -119,8 +115,7 @@ struct run {
   int status;
 };
 
-static void
-read_all(int fd, char *buf, size_t n)
+static void read_all(int fd, char *buf, size_t n)
 {
   size_t off = 0;
   ssize_t r;
@@ -137,8 +132,8 @@ read_all(int fd, char *buf, size_t n)
 
 /* Fork; in the child run pre() (if any) then fn(arg); stdout+stderr of the
  * child are captured, and fn's error message (when it returns) too. */
-static void
-run_child(struct run *res, void (*pre)(void), int (*fn)(void *arg, struct error *err), void *arg)
+static void run_child(struct run *res, void (*pre)(void), int (*fn)(void *arg, struct error *err),
+                      void *arg)
 {
   int out[2], errp[2];
   pid_t pid;
@@ -180,16 +175,14 @@ struct exec_args {
   const char *path;
 };
 
-static int
-do_exec(void *arg, struct error *err)
+static int do_exec(void *arg, struct error *err)
 {
   struct exec_args *a = arg;
   return process_exec(a->p, a->path, a->o, err);
 }
 
 /* For messages: newlines would break the one-line-per-test output. */
-static const char *
-oneline(const char *s)
+static const char *oneline(const char *s)
 {
   static char buf[512];
   size_t i;
@@ -200,8 +193,7 @@ oneline(const char *s)
   return buf;
 }
 
-static bool
-has(const struct run *r, const char *needle)
+static bool has(const struct run *r, const char *needle)
 {
   return strstr(r->out, needle) != NULL;
 }
@@ -220,8 +212,7 @@ static struct oci_seccomp_syscall deny_mkdir = {.names = mkdir_names, .action = 
 static struct oci_seccomp deny_mkdir_profile = {
     .default_action = "SCMP_ACT_ALLOW", .syscalls = &deny_mkdir, .n_syscalls = 1};
 
-static void
-open_extra_fds(void)
+static void open_extra_fds(void)
 {
   int fd = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose: must not leak */
 
@@ -233,8 +224,7 @@ open_extra_fds(void)
     close(fd);
 }
 
-static void
-test_exec_user(void)
+static void test_exec_user(void)
 {
   char *args[] = {"sh", "-c", PROBE, NULL};
   char *env[] = {"A=1", "PATH=/usr/bin:/bin", NULL};
@@ -288,8 +278,7 @@ test_exec_user(void)
     fprintf(stderr, "%s\n", r.out);
 }
 
-static void
-test_exec_no_nnp(void)
+static void test_exec_no_nnp(void)
 {
   char *args[] = {"sh", "-c", PROBE, NULL};
   struct oci_process p = {
@@ -334,8 +323,7 @@ test_exec_no_nnp(void)
          "no capabilities object -> empty sets, even for root (%s)", r.err);
 }
 
-static void
-test_exec_errors(void)
+static void test_exec_errors(void)
 {
   char *args[] = {"true", NULL};
   struct oci_process p = {.args = args, .cwd = "/nonexistent-agentrt"};
@@ -354,8 +342,7 @@ test_exec_errors(void)
 }
 
 /* CVE-2024-21626: a leaked fd to a host directory + cwd /proc/self/fd/N. */
-static void
-chroot_with_leaked_fd(void)
+static void chroot_with_leaked_fd(void)
 {
   cleanup_free char *root = xfmt("%s/root", tmpdir);
   cleanup_free char *proc = xfmt("%s/root/proc", tmpdir);
@@ -372,8 +359,7 @@ chroot_with_leaked_fd(void)
     _exit(95);
 }
 
-static void
-test_cwd_breakout(void)
+static void test_cwd_breakout(void)
 {
   char *args[] = {"true", NULL};
   struct oci_process p = {.args = args, .cwd = "/proc/self/fd/7"};
@@ -387,8 +373,7 @@ test_cwd_breakout(void)
 }
 
 /* CVE-2019-5736: a `#!/proc/self/exe` program cannot reach the runtime. */
-static void
-test_proc_self_exe_script(void)
+static void test_proc_self_exe_script(void)
 {
   cleanup_free char *script = xfmt("%s/evil", tmpdir);
   char *args[] = {"evil", NULL};
@@ -405,8 +390,7 @@ test_proc_self_exe_script(void)
 }
 
 /* A user namespace mapping only root, with setgroups denied (rootless-like). */
-static void
-enter_userns(void)
+static void enter_userns(void)
 {
   static const char *files[][2] = {{"/proc/self/setgroups", "deny"},
                                    {"/proc/self/uid_map", "0 0 1"},
@@ -422,8 +406,7 @@ enter_userns(void)
   }
 }
 
-static void
-test_userns(void)
+static void test_userns(void)
 {
   char *args[] = {"sh", "-c", PROBE, NULL};
   uint32_t gids[] = {0};
@@ -455,14 +438,12 @@ test_userns(void)
          "additionalGids where setgroups is denied is an error: %s", r.err);
 }
 
-static int
-do_caps(void *arg, struct error *err)
+static int do_caps(void *arg, struct error *err)
 {
   return caps_apply(arg, true, err);
 }
 
-static void
-test_caps_errors(void)
+static void test_caps_errors(void)
 {
   struct oci_caps c = {.has_effective = true,
                        .effective = 1 << 21,
@@ -480,8 +461,7 @@ test_caps_errors(void)
 
 /* ---- limits ---- */
 
-static int
-do_limits(void *arg, struct error *err)
+static int do_limits(void *arg, struct error *err)
 {
   struct oci_process *p = arg;
   struct rlimit rl;
@@ -499,8 +479,7 @@ do_limits(void *arg, struct error *err)
   return 0;
 }
 
-static void
-test_limits(void)
+static void test_limits(void)
 {
   struct oci_rlimit rl = {
       .type = "RLIMIT_NOFILE", .resource = RLIMIT_NOFILE, .soft = 100, .hard = 200};
@@ -528,16 +507,14 @@ test_limits(void)
 
 /* ---- cost of the trampoline ---- */
 
-static double
-now_us(void)
+static double now_us(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static double
-bench(bool trampoline, int n)
+static double bench(bool trampoline, int n)
 {
   static char *argv_plain[] = {"true", NULL};
   static char *argv_stub[] = {"/bin/true", "true", NULL};
@@ -565,8 +542,7 @@ bench(bool trampoline, int n)
   return (now_us() - t0) / n;
 }
 
-static void
-test_bench(void)
+static void test_bench(void)
 {
   const char *env = getenv("AGENTRT_BENCH_N");
   int n = 200;
@@ -584,8 +560,7 @@ test_bench(void)
          n, plain, stub, stub - plain);
 }
 
-int
-main(void)
+int main(void)
 {
   alarm(120); /* no test may hang the suite */
   if (geteuid() != 0) {

@@ -8,8 +8,7 @@
 
 #include "tests/unit/profile_helpers.h"
 
-static void
-test_units(void)
+static void test_units(void)
 {
   uint64_t v = 0;
 
@@ -26,8 +25,7 @@ test_units(void)
          "bad cpus refused");
 }
 
-static void
-test_builtins(void)
+static void test_builtins(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *o = builtin("oci");
@@ -63,8 +61,7 @@ test_builtins(void)
   profile_free(o);
 }
 
-static void
-test_strict_file(void)
+static void test_strict_file(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
   char *path = xfmt("%s/contrib/profiles/agent-strict.json", dir ? dir : ".");
@@ -91,8 +88,7 @@ struct bad_case {
   const char *msg;
 };
 
-static void
-test_bad_profiles(void)
+static void test_bad_profiles(void)
 {
   static const struct bad_case cases[] = {
       {"{'capabilities': {'ceiling': ['CHOWN', 'KILL', 'FOO']}}",
@@ -140,8 +136,7 @@ test_bad_profiles(void)
   }
 }
 
-static void
-test_profile_overlay_and_show(void)
+static void test_profile_overlay_and_show(void)
 {
   struct error err = {0};
   struct agent_profile *p = profile_str(
@@ -165,8 +160,7 @@ test_profile_overlay_and_show(void)
   profile_free(q);
 }
 
-static void
-test_oci_changes_nothing(void)
+static void test_oci_changes_nothing(void)
 {
   struct agent_profile *o = builtin("oci");
   struct oci_config *in = docker_cfg(), *out = NULL;
@@ -196,8 +190,7 @@ test_oci_changes_nothing(void)
   profile_free(o);
 }
 
-static void
-check_agent_rules(const struct oci_config *out, const struct profile_result *r)
+static void check_agent_rules(const struct oci_config *out, const struct profile_result *r)
 {
   const struct oci_caps *caps = &out->process->caps;
   const struct oci_resources *res = out->linux->resources;
@@ -256,8 +249,8 @@ check_agent_rules(const struct oci_config *out, const struct profile_result *r)
          "rule: the engine's own seccomp filter is kept as is");
 }
 
-static const struct oci_seccomp_syscall *
-rule_for(const struct oci_seccomp *s, const char *name, size_t nth)
+static const struct oci_seccomp_syscall *rule_for(const struct oci_seccomp *s, const char *name,
+                                                  size_t nth)
 {
   for (size_t i = 0; i < s->n_syscalls; i++)
     if (strv_contains(s->syscalls[i].names, name) && nth-- == 0)
@@ -265,8 +258,7 @@ rule_for(const struct oci_seccomp *s, const char *name, size_t nth)
   return NULL;
 }
 
-static void
-check_seccomp(const struct profile_result *r)
+static void check_seccomp(const struct profile_result *r)
 {
   const struct oci_seccomp *s = r->extra_seccomp;
   const struct oci_seccomp_syscall *sc;
@@ -339,8 +331,7 @@ check_seccomp(const struct profile_result *r)
   tap_ok(s->architectures && s->architectures[0], "seccomp: architectures listed");
 }
 
-static void
-test_agent_on_docker(void)
+static void test_agent_on_docker(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *in = docker_cfg(), *out = NULL;
@@ -382,8 +373,7 @@ test_agent_on_docker(void)
   profile_free(a);
 }
 
-static void
-test_refusals(void)
+static void test_refusals(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *c;
@@ -471,8 +461,7 @@ test_refusals(void)
   profile_free(a);
 }
 
-static void
-test_accepted_variants(void)
+static void test_accepted_variants(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *c = docker_cfg(), *out = NULL;
@@ -513,8 +502,7 @@ test_accepted_variants(void)
   profile_free(a);
 }
 
-static void
-test_exec_process(void)
+static void test_exec_process(void)
 {
   struct agent_profile *a = builtin("agent");
   struct oci_config *c = docker_cfg();
@@ -533,8 +521,7 @@ test_exec_process(void)
   profile_free(a);
 }
 
-static void
-test_dup(void)
+static void test_dup(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
   char *path = xfmt("%s/tests/data/config-full.json", dir ? dir : ".");
@@ -563,8 +550,7 @@ test_dup(void)
   free(path);
 }
 
-int
-main(void)
+int main(void)
 {
   test_units();
   test_builtins();

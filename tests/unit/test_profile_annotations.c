@@ -3,8 +3,7 @@
  * idempotence (applying a profile to its own output changes nothing). */
 #include "tests/unit/profile_helpers.h"
 
-static struct agent_profile *
-strict_profile(void)
+static struct agent_profile *strict_profile(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
   char *path = xfmt("%s/contrib/profiles/agent-strict.json", dir ? dir : ".");
@@ -20,9 +19,9 @@ strict_profile(void)
 }
 
 /* Apply with one annotation; returns the result (NULL = refused, msg set). */
-static struct profile_result *
-with_annotation(const struct agent_profile *p, const char *k, const char *v,
-                struct oci_config **out, char *msg, size_t msgsz)
+static struct profile_result *with_annotation(const struct agent_profile *p, const char *k,
+                                              const char *v, struct oci_config **out, char *msg,
+                                              size_t msgsz)
 {
   struct oci_config *c = docker_cfg();
   struct profile_result *r;
@@ -33,10 +32,9 @@ with_annotation(const struct agent_profile *p, const char *k, const char *v,
   return r;
 }
 
-static void
-accept_case(const struct agent_profile *p, const char *k, const char *v,
-            bool (*check)(const struct oci_config *, const struct profile_result *),
-            const char *name)
+static void accept_case(const struct agent_profile *p, const char *k, const char *v,
+                        bool (*check)(const struct oci_config *, const struct profile_result *),
+                        const char *name)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *out = NULL;
@@ -47,8 +45,8 @@ accept_case(const struct agent_profile *p, const char *k, const char *v,
   oci_config_free(out);
 }
 
-static void
-refuse_case(const struct agent_profile *p, const char *k, const char *v, const char *needle)
+static void refuse_case(const struct agent_profile *p, const char *k, const char *v,
+                        const char *needle)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *out = NULL;
@@ -60,60 +58,50 @@ refuse_case(const struct agent_profile *p, const char *k, const char *v, const c
   oci_config_free(out);
 }
 
-static bool
-mem_512m(const struct oci_config *c, const struct profile_result *r)
+static bool mem_512m(const struct oci_config *c, const struct profile_result *r)
 {
   const struct profile_change *ch = change_for(r, "linux.resources.memory.limit");
   return c->linux->resources->memory_limit == 512ll << 20 && ch &&
          strstr(ch->reason, "run.agentrt.memory");
 }
-static bool
-mem_4g(const struct oci_config *c, const struct profile_result *r)
+static bool mem_4g(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->memory_limit == 4ll << 30;
 }
-static bool
-mem_256m(const struct oci_config *c, const struct profile_result *r)
+static bool mem_256m(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->memory_limit == 256ll << 20;
 }
-static bool
-pids_100(const struct oci_config *c, const struct profile_result *r)
+static bool pids_100(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->pids_limit == 100;
 }
-static bool
-cpus_half(const struct oci_config *c, const struct profile_result *r)
+static bool cpus_half(const struct oci_config *c, const struct profile_result *r)
 {
   return c->linux->resources->cpu_quota == 50000 && c->linux->resources->cpu_period == 100000;
 }
-static bool
-no_chown(const struct oci_config *c, const struct profile_result *r)
+static bool no_chown(const struct oci_config *c, const struct profile_result *r)
 {
   uint64_t b = capbit("CHOWN") | capbit("KILL");
   return !(c->process->caps.bounding & b) && !(c->process->caps.effective & b) &&
          (c->process->caps.bounding & capbit("SETUID"));
 }
-static bool
-egress_pypi(const struct oci_config *c, const struct profile_result *r)
+static bool egress_pypi(const struct oci_config *c, const struct profile_result *r)
 {
   return strv_contains(r->egress.allow, "pypi.org") &&
          strv_contains(r->egress.allow, "files.pythonhosted.org") &&
          r->egress.def == PROFILE_EGRESS_DENY;
 }
-static bool
-ws_small(const struct oci_config *c, const struct profile_result *r)
+static bool ws_small(const struct oci_config *c, const struct profile_result *r)
 {
   return has_opt(mount_at(c, "/workspace"), "size=268435456") && r->workspace.size == 256 << 20;
 }
-static bool
-ws_ro_tmpfs(const struct oci_config *c, const struct profile_result *r)
+static bool ws_ro_tmpfs(const struct oci_config *c, const struct profile_result *r)
 {
   return has_opt(mount_at(c, "/workspace"), "ro") && r->workspace.readonly;
 }
 
-static void
-test_annotations(void)
+static void test_annotations(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *s = strict_profile();
@@ -163,16 +151,14 @@ test_annotations(void)
 }
 
 /* A config with the engine's bind of a host directory at /workspace. */
-static struct oci_config *
-ws_cfg(const char *opt)
+static struct oci_config *ws_cfg(const char *opt)
 {
   struct oci_config *c = docker_cfg();
   add_mount(c, "/workspace", "bind", "/home/u/proj", "rbind", opt);
   return c;
 }
 
-static void
-test_workspace(void)
+static void test_workspace(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *s = strict_profile();
@@ -269,8 +255,7 @@ test_workspace(void)
   profile_free(s);
 }
 
-static void
-test_misc(void)
+static void test_misc(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *mine = NULL;
@@ -321,8 +306,7 @@ test_misc(void)
   profile_free(a);
 }
 
-static void
-idempotent(const struct agent_profile *p, struct oci_config *in, const char *name)
+static void idempotent(const struct agent_profile *p, struct oci_config *in, const char *name)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_config *once = NULL, *twice = NULL;
@@ -355,8 +339,7 @@ idempotent(const struct agent_profile *p, struct oci_config *in, const char *nam
   oci_config_free(in);
 }
 
-static void
-test_idempotence(void)
+static void test_idempotence(void)
 {
   struct agent_profile *a = builtin("agent");
   struct agent_profile *s = strict_profile();
@@ -380,8 +363,7 @@ test_idempotence(void)
   profile_free(s);
 }
 
-int
-main(void)
+int main(void)
 {
   test_annotations();
   test_workspace();

@@ -21,16 +21,14 @@ static char root[PATH_MAX];    /* base/root: the "rootfs" */
 static char outside[PATH_MAX]; /* base/outside: must never be touched */
 static const char *mode_name = "openat2";
 
-static void
-mk(const char *rel)
+static void mk(const char *rel)
 {
   char p[PATH_MAX * 2];
   snprintf(p, sizeof p, "%s/%s", root, rel);
   mkdir(p, 0755);
 }
 
-static void
-ln(const char *target, const char *rel)
+static void ln(const char *target, const char *rel)
 {
   char p[PATH_MAX * 2];
   snprintf(p, sizeof p, "%s/%s", root, rel);
@@ -38,8 +36,7 @@ ln(const char *target, const char *rel)
     perror(p);
 }
 
-static void
-setup_tree(void)
+static void setup_tree(void)
 {
   char p[PATH_MAX * 2];
   int fd;
@@ -71,8 +68,7 @@ setup_tree(void)
 }
 
 /* Is fd the file at root/<rel> (same inode)? */
-static bool
-same(int fd, const char *rel)
+static bool same(int fd, const char *rel)
 {
   char p[PATH_MAX * 2];
   struct stat a, b;
@@ -82,16 +78,14 @@ same(int fd, const char *rel)
          a.st_dev == b.st_dev;
 }
 
-static bool
-exists_outside(const char *rel)
+static bool exists_outside(const char *rel)
 {
   char p[PATH_MAX * 2];
   snprintf(p, sizeof p, "%s/%s", base, rel);
   return access(p, F_OK) == 0;
 }
 
-static void
-run_cases(void)
+static void run_cases(void)
 {
   struct error err = {0};
   cleanup_close int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -126,8 +120,7 @@ run_cases(void)
   tap_ok(fd < 0, "%s: O_CREAT on a symlink refused", mode_name);
 }
 
-static void
-walk_cases(void)
+static void walk_cases(void)
 {
   struct error err = {0};
   cleanup_close int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -160,8 +153,7 @@ walk_cases(void)
 
 /* Make openat2 fail with ENOSYS in this process (like an old kernel or a
  * container runtime's seccomp profile). */
-static bool
-block_openat2(void)
+static bool block_openat2(void)
 {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   bool ok = ctx != NULL &&
@@ -172,8 +164,7 @@ block_openat2(void)
   return ok;
 }
 
-static void
-cleanup_tree(void)
+static void cleanup_tree(void)
 {
   char cmd[PATH_MAX + 32];
   int r;
@@ -183,8 +174,7 @@ cleanup_tree(void)
   (void)r;
 }
 
-int
-main(void)
+int main(void)
 {
   pid_t pid;
   int st = 1;

@@ -21,22 +21,19 @@
 static char tmpdir[] = "/tmp/agentrt-test-seccomp-XXXXXX";
 
 /* errno of a raw syscall, 0 on success */
-static int
-sys_errno(long r)
+static int sys_errno(long r)
 {
   return r < 0 ? errno : 0;
 }
 
-static int
-try_mkdirat(void)
+static int try_mkdirat(void)
 {
   char path[128];
   snprintf(path, sizeof path, "%s/d%d", tmpdir, (int)getpid());
   return sys_errno(syscall(SYS_mkdirat, AT_FDCWD, path, 0700));
 }
 
-static int
-try_getppid_then_getpid(void)
+static int try_getppid_then_getpid(void)
 {
   /* default ERRNO(38): getppid denied; getpid allowed */
   long r = syscall(SYS_getppid);
@@ -51,9 +48,8 @@ enum load_mode { LOAD_APPLY, LOAD_BPF };
 
 /* Fork, install s (or the exported BPF) with no_new_privs, run fn; returns the
  * wait status, or -1 when the filter could not be built/exported. */
-static int
-run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*fn)(void), char *errbuf,
-             size_t errlen)
+static int run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*fn)(void),
+                        char *errbuf, size_t errlen)
 {
   struct error err = {0};
   cleanup_free void *bpf = NULL;
@@ -84,22 +80,19 @@ run_filtered(const struct oci_seccomp *s, enum load_mode mode, int (*fn)(void), 
   return status;
 }
 
-static bool
-exited_with(int status, int code)
+static bool exited_with(int status, int code)
 {
   return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
-static bool
-killed_by(int status, int sig)
+static bool killed_by(int status, int sig)
 {
   return status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
 }
 
 static char *mkdir_names[] = {"mkdir", "mkdirat", NULL};
 
-static void
-test_basic_errno(void)
+static void test_basic_errno(void)
 {
   char msg[ERROR_MSG_MAX];
   struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = "SCMP_ACT_ERRNO"};
@@ -134,8 +127,7 @@ test_basic_errno(void)
   tap_ok(exited_with(st, 0), "rule equal to defaultAction is skipped (%s)", msg);
 }
 
-static void
-test_default_errno(void)
+static void test_default_errno(void)
 {
   char msg[ERROR_MSG_MAX];
   /* the memory/signal calls are for sanitizer runtimes (make SANITIZE=...) */
@@ -156,8 +148,7 @@ test_default_errno(void)
   tap_ok(exited_with(st, 0), "same through exported BPF (%s)", msg);
 }
 
-static void
-test_unknown_names(void)
+static void test_unknown_names(void)
 {
   char msg[ERROR_MSG_MAX];
   char *names[] = {"no_such_syscall_agentrt", "mkdirat", "mkdir", "also_not_a_syscall", NULL};
@@ -169,8 +160,7 @@ test_unknown_names(void)
 }
 
 /* dup() probes for the argument tests: fds 7 and 9 exist in the child. */
-static int
-dup_errno(int fd)
+static int dup_errno(int fd)
 {
   long r = syscall(SYS_dup, fd);
   if (r >= 0)
@@ -179,8 +169,7 @@ dup_errno(int fd)
 }
 
 static int expect_mask; /* bit n set: dup(n) must fail EPERM, for n in {0,1,2,7,9} */
-static int
-check_dups(void)
+static int check_dups(void)
 {
   static const int fds[] = {0, 1, 2, 7, 9};
   for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
@@ -192,8 +181,7 @@ check_dups(void)
   return 0;
 }
 
-static void
-test_args(void)
+static void test_args(void)
 {
   char msg[ERROR_MSG_MAX];
   char *dup_names[] = {"dup", NULL};
@@ -235,8 +223,7 @@ test_args(void)
   close(9);
 }
 
-static int
-try_dup3s(void)
+static int try_dup3s(void)
 {
   long a = syscall(SYS_dup3, 1, 9, 0), b = syscall(SYS_dup3, 1, 8, 0),
        c = syscall(SYS_dup3, 2, 9, 0);
@@ -245,8 +232,7 @@ try_dup3s(void)
   return b >= 0 && c >= 0 ? 0 : 2;
 }
 
-static void
-test_args_and(void)
+static void test_args_and(void)
 {
   char msg[ERROR_MSG_MAX];
   char *names[] = {"dup3", NULL};
@@ -260,8 +246,7 @@ test_args_and(void)
          "conditions on distinct indexes -> AND (%s)", msg);
 }
 
-static void
-test_arch_flags(void)
+static void test_arch_flags(void)
 {
   char msg[ERROR_MSG_MAX];
   char *archs[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_AARCH64", NULL};
@@ -286,8 +271,7 @@ test_arch_flags(void)
 }
 
 /* Builds that must fail, and the text the error must contain. */
-static void
-expect_build_error(struct oci_seccomp *s, const char *needle, const char *what)
+static void expect_build_error(struct oci_seccomp *s, const char *needle, const char *what)
 {
   struct error err = {0};
   scmp_filter_ctx ctx = NULL;
@@ -298,8 +282,7 @@ expect_build_error(struct oci_seccomp *s, const char *needle, const char *what)
   tap_ok(r < 0 && strstr(err.msg, needle) != NULL, "%s: %s", what, err.msg);
 }
 
-static void
-test_errors(void)
+static void test_errors(void)
 {
   char *bad_arch[] = {"SCMP_ARCH_PDP11", NULL};
   char *bad_flag[] = {"SECCOMP_FILTER_FLAG_BOGUS", NULL};
@@ -337,8 +320,7 @@ test_errors(void)
   expect_build_error(&s, "unknown flag `SECCOMP_FILTER_FLAG_BOGUS`", "bad flag");
 }
 
-static void
-test_load_bpf_errors(void)
+static void test_load_bpf_errors(void)
 {
   struct error err = {0};
   char junk[12] = {0};
@@ -347,8 +329,7 @@ test_load_bpf_errors(void)
          "seccomp_load_bpf rejects a truncated program: %s", err.msg);
 }
 
-int
-main(void)
+int main(void)
 {
   if (mkdtemp(tmpdir) == NULL) {
     perror("mkdtemp");

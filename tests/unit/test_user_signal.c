@@ -42,8 +42,7 @@ static const struct user_case user_cases[] = {
     {"1e3", false, 0, 0, false, "not a decimal number"},
 };
 
-static void
-test_users(void)
+static void test_users(void)
 {
   for (size_t i = 0; i < sizeof user_cases / sizeof user_cases[0]; i++) {
     const struct user_case *c = &user_cases[i];
@@ -66,8 +65,7 @@ struct sig_case {
   int sig; /* 0 = must fail */
 };
 
-static void
-test_signals(void)
+static void test_signals(void)
 {
   const struct sig_case cases[] = {
       {"KILL", SIGKILL},
@@ -118,8 +116,7 @@ test_signals(void)
   }
 }
 
-int
-main(void)
+int main(void)
 {
   test_users();
   test_signals();

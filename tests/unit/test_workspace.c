@@ -22,8 +22,7 @@
 static char tmp[] = "/tmp/agentrt-test-ws.XXXXXX";
 
 /* tmp/rel in one of a few rotating buffers (no allocation to free). */
-static const char *
-P(const char *rel)
+static const char *P(const char *rel)
 {
   static char bufs[8][512];
   static int i;
@@ -32,8 +31,7 @@ P(const char *rel)
   return b;
 }
 
-static void
-put(const char *rel, const char *text)
+static void put(const char *rel, const char *text)
 {
   cleanup_free char *p = xfmt("%s/%s", tmp, rel);
   FILE *f = fopen(p, "we");
@@ -43,36 +41,31 @@ put(const char *rel, const char *text)
   }
 }
 
-static void
-mk(const char *rel)
+static void mk(const char *rel)
 {
   cleanup_free char *p = xfmt("%s/%s", tmp, rel);
   mkdir(p, 0755);
 }
 
-static void
-whiteout(const char *rel)
+static void whiteout(const char *rel)
 {
   cleanup_free char *p = xfmt("%s/%s", tmp, rel);
   mknod(p, S_IFCHR | 0000, makedev(0, 0));
 }
 
-static void
-opaque(const char *rel)
+static void opaque(const char *rel)
 {
   cleanup_free char *p = xfmt("%s/%s", tmp, rel);
   setxattr(p, "trusted.overlay.opaque", "y", 1, 0);
 }
 
-static int
-dirfd_of(const char *rel)
+static int dirfd_of(const char *rel)
 {
   cleanup_free char *p = xfmt("%s/%s", tmp, rel);
   return open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static char *
-slurp(const char *rel)
+static char *slurp(const char *rel)
 {
   cleanup_free char *p = xfmt("%s/%s", tmp, rel);
   FILE *f = fopen(p, "re");
@@ -89,8 +82,7 @@ slurp(const char *rel)
 
 /* --- sha256 and the line diff --------------------------------------------- */
 
-static void
-test_sha256(void)
+static void test_sha256(void)
 {
   unsigned char h[32];
   char hex[65];
@@ -110,8 +102,7 @@ test_sha256(void)
 }
 
 /* Apply a unified diff to a (strict: context must match). */
-static char *
-apply_patch(const char *a, const char *patch)
+static char *apply_patch(const char *a, const char *patch)
 {
   const char *p = strstr(patch, "\n@@");
   size_t alen = strlen(a), apos = 0, cap = alen + strlen(patch) + 1, olen = 0;
@@ -162,16 +153,14 @@ apply_patch(const char *a, const char *patch)
   return out;
 }
 
-static bool
-roundtrip(const char *a, const char *b)
+static bool roundtrip(const char *a, const char *b)
 {
   cleanup_free char *d = ws_unified_diff(a, strlen(a), b, strlen(b), "a/x", "b/x");
   cleanup_free char *r = d ? apply_patch(a, d) : NULL;
   return r && streq(r, b);
 }
 
-static void
-test_linediff(void)
+static void test_linediff(void)
 {
   cleanup_free char *d = ws_unified_diff("a\nb\nc\n", 6, "a\nB\nc\n", 6, "a/f", "b/f");
   cleanup_free char *e = ws_unified_diff("x\n", 2, "x", 1, "a/f", "b/f");
@@ -202,8 +191,7 @@ test_linediff(void)
 
 /* --- layers ---------------------------------------------------------------- */
 
-static const struct ws_change *
-find(const struct ws_changes *c, const char *path)
+static const struct ws_change *find(const struct ws_changes *c, const char *path)
 {
   for (size_t i = 0; i < c->n; i++)
     if (streq(c->v[i].path, path))
@@ -211,16 +199,14 @@ find(const struct ws_changes *c, const char *path)
   return NULL;
 }
 
-static bool
-has(const struct ws_changes *c, const char *path, enum ws_kind k, enum ws_ftype t)
+static bool has(const struct ws_changes *c, const char *path, enum ws_kind k, enum ws_ftype t)
 {
   const struct ws_change *ch = find(c, path);
   return ch && ch->kind == k && ch->type == t;
 }
 
 /* host/ and two change layers: snap/ (older) under up/ (upper). */
-static void
-build_tree(void)
+static void build_tree(void)
 {
   mk("host"), mk("host/src"), mk("host/data"), mk("host/keep"), mk("host/docs");
   put("host/src/main.c", "int main(void)\n{\n  return 0;\n}\n");
@@ -248,8 +234,7 @@ build_tree(void)
   tap_ok(symlink("../etc/passwd", P("up/link")) == 0, "setup: symlink in upper");
 }
 
-static void
-test_classify(void)
+static void test_classify(void)
 {
   cleanup_close int up = dirfd_of("up");
   enum ws_ftype t;
@@ -262,16 +247,14 @@ test_classify(void)
   tap_ok(ws_classify(up, "nothing", &t) == WS_E_NONE, "classify: absent");
 }
 
-static void
-open_layers(struct ws_layers *l, int *fds)
+static void open_layers(struct ws_layers *l, int *fds)
 {
   fds[0] = dirfd_of("up");
   fds[1] = dirfd_of("snap");
   *l = (struct ws_layers){fds, 2, dirfd_of("host")};
 }
 
-static void
-test_scan(void)
+static void test_scan(void)
 {
   struct ws_changes c = {0};
   struct error err = {0};
@@ -309,8 +292,7 @@ test_scan(void)
   close(fds[0]), close(fds[1]);
 }
 
-static void
-test_manifest(void)
+static void test_manifest(void)
 {
   cleanup_close int host = dirfd_of("host");
   struct ws_manifest m = {0};
@@ -347,8 +329,7 @@ test_manifest(void)
   unlink(P("host/new-on-host"));
 }
 
-static void
-test_commit(void)
+static void test_commit(void)
 {
   struct workspace w = {.id = "t", .created_s = 0};
   struct ws_changes c = {0};
@@ -410,8 +391,7 @@ test_commit(void)
   close(fds[0]), close(fds[1]), close(l.hostfd);
 }
 
-static void
-test_paths(void)
+static void test_paths(void)
 {
   cleanup_free char *e = ws_path_encode("a b/%x\n\xff");
   cleanup_free char *d = ws_path_decode(e);
@@ -423,8 +403,7 @@ test_paths(void)
   tap_ok(streq(parent, "a/b") && streq(base, "c"), "paths: split");
 }
 
-int
-main(void)
+int main(void)
 {
   test_sha256();
   test_linediff();
