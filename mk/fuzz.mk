@@ -14,9 +14,9 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
-FUZZ_TARGETS := config state process resources
-FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
-FUZZ_LIB_SRCS := common/error.c common/util.c $(sort $(wildcard oci/*.c))
+FUZZ_TARGETS := config state process resources dns egress_entry
+FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+FUZZ_LIB_SRCS := common/error.c common/util.c $(sort $(wildcard oci/*.c)) netfilter/dns.c netfilter/policy.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -I. -Itests/fuzz $(shell pkg-config --cflags yajl 2>/dev/null) \

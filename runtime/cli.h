@@ -21,6 +21,7 @@ struct global_opts {
   const char *profile;    /* --profile NAME|PATH, else $AGENTRT_PROFILE, else NULL */
   bool rootless_flag_set;
   const char *rootless;   /* --rootless=true|false|auto, informational */
+  bool in_userns;         /* running in a non-initial user namespace (rootless engines) */
 };
 
 struct opt_spec {

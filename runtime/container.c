@@ -15,9 +15,12 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/fsutil.h"
+#include "runtime/monitor.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
+#include "runtime/egress.h"
 #include "workspace/workspace.h"
 
 const char *container_status_name(enum container_status s)
@@ -299,7 +302,7 @@ int container_cgroup(struct container *c, const struct global_opts *g, struct er
     return 0;
   o.id = c->id;
   o.systemd = c->state->systemd_cgroup;
-  o.rootless = geteuid() != 0;
+  o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
   return cgroup_manager_load(c->state->cgroup_path, &o, &c->cgroup, err);
 }
 
@@ -365,6 +368,12 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     if (proc_kill_wait(s->pid, s->pid_start_time, SIGKILL, 5000) < 0)
       log_warning("delete `%s`: init %d did not die", c->id, s->pid);
   }
+  /* the monitor records the exit, then leaves */
+  if (monitor_stop(c->dirfd, 3000, &e2) < 0) {
+    log_warning("delete `%s`: %s", c->id, e2.msg);
+    error_clear(&e2);
+  }
+  egress_teardown(c);
   /* the init is dead: the workspace is no longer in use (its upper layer and
    * snapshots stay until commit/discard/purge) */
   workspace_release(g->root, c->id);
@@ -385,6 +394,8 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
                   "poststop", sj, &e2) < 0)
       log_warning("delete `%s`: %s", c->id, e2.msg);
   }
+  if (ret == 0 && g != NULL)
+    audit_cli_event(g->root, c->id, "delete", NULL);
   if (ret == 0) {
     cleanup_free char *parent = xstrdup(c->dir);
     char *slash = strrchr(parent, '/');

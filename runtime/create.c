@@ -19,7 +19,9 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/console.h"
+#include "runtime/egress.h"
 #include "runtime/fsutil.h"
+#include "runtime/monitor.h"
 #include "runtime/policy.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
@@ -44,20 +46,6 @@ static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
   return xfmt("%s/%s", bundle, cfg->root_path);
 }
 
-/* agentrt itself in a non-initial user namespace (rootless Podman)? */
-static bool running_in_userns(void)
-{
-  char buf[128];
-  struct error e = {0};
-  unsigned a = 0, b = 0, n = 0;
-
-  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
-    return false;
-  if (sscanf(buf, "%u %u %u", &a, &b, &n) != 3)
-    return true;
-  return !(a == 0 && b == 0 && n == 4294967295U);
-}
-
 static int setup_cgroup(const struct global_opts *g, struct container *c, struct error *err)
 {
   const struct oci_linux *l = c->config->linux;
@@ -66,24 +54,32 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
       .id = c->id,
       .cgroups_path = l ? l->cgroups_path : NULL,
       .systemd = g->systemd_cgroup,
-      .rootless = geteuid() != 0 || running_in_userns(),
+      .rootless = geteuid() != 0 || g->in_userns,
       .resources = res,
       .devices = l ? l->devices : NULL,
       .n_devices = l ? l->n_devices : 0,
   };
+  int r;
 
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
-  if (cgroup_create(c->cgroup, err) < 0) {
-    /* -EACCES: not delegated to us and no limit asked for (rootless
-     * engines): go on without a cgroup, as runc does */
-    if (err->code == -EACCES) {
+  r = cgroup_create(c->cgroup, err);
+  if (r == -EACCES) {
+    /* Not delegated to us (rootless) and no limit asked for.  Without a log
+     * file the warning would go to stderr, which conmon reads with a single
+     * read() as the error text of a failing create: keep it a debug note. */
+    if (log_fd() >= 0)
       log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
-      error_clear(err);
-      cgroup_manager_free(c->cgroup);
-      c->cgroup = NULL;
-      return 0;
-    }
+    else
+      log_debug("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+    error_clear(err);
+    cgroup_manager_free(c->cgroup);
+    c->cgroup = NULL;
+    return 0;
+  }
+  if (r < 0) {
+    if (o.rootless && cgroup_resources_requested(res))
+      error_prefix(err, "resource limits were requested but the cgroup is not delegated");
     return -1;
   }
   c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));
@@ -202,6 +198,7 @@ void container_abort(struct container *c, const struct global_opts *g)
 
   if (c->state->pid > 0)
     proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
+  egress_teardown(c);
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
   if (c->has_workspace)
@@ -214,6 +211,28 @@ void container_abort(struct container *c, const struct global_opts *g)
     rm_rf_at(pfd, slash + 1);
     close(pfd);
   }
+}
+
+/* The audit monitor (a no-op when the profile disables the trail).  Denied
+ * packets are listened for in any network namespace but the host's. */
+static int start_monitor(const struct global_opts *g, struct container *c, const char *bundle,
+                         const struct spawn_result *r, struct error *err)
+{
+  struct monitor_opts mo = {
+      .root = g->root,
+      .id = c->id,
+      .state_dirfd = c->dirfd,
+      .bundle = bundle,
+      .init_pid = r->pid,
+      .init_start_time = r->start_time,
+      .cgroup_path = c->state->cgroup_path,
+      .systemd_cgroup = g->systemd_cgroup,
+      .profile = c->profile,
+      .nflog_group = oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
+  };
+  pid_t pid;
+
+  return monitor_start(&mo, &pid, err);
 }
 
 static int check_terminal(const struct create_opts *o, const struct oci_config *cfg,
@@ -294,6 +313,12 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
+  /* the audit monitor first: the egress helper records DNS decisions in its trail */
+  if (start_monitor(g, c, bundle, ret_r, err) < 0)
+    goto fail;
+  /* egress rules go in before the init can run anything (it waits for start) */
+  if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
+    goto fail;
   free(c->state->status);
   /* run has no exec.fifo: its container reads as running from here on, so
    * record that now and run need not rewrite state.json after START. */

@@ -28,6 +28,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/console.h"
 #include "runtime/container.h"
@@ -216,8 +217,10 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     x->sock = sv[1];
     exec_child_main(x);
   }
+  /* In a user namespace that does not own our original pid namespace
+   * (rootless engines) going back is EPERM; nothing forks after this. */
   if (saved_pid >= 0 && setns(saved_pid, CLONE_NEWPID) < 0)
-    log_warning("restore pid namespace: %s", strerror(errno));
+    log_debug("restore pid namespace: %s", strerror(errno));
   if (saved_time >= 0 && setns(saved_time, CLONE_NEWTIME) < 0)
     log_warning("restore time namespace: %s", strerror(errno));
   if (saved_pid >= 0)
@@ -381,6 +384,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   x.extra_bpf = extra;
   if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
     goto out_ns;
+  /* recorded before the process runs, so it precedes the process's records */
+  audit_cli_exec(g->root, c->id, proc->args, 0, proc->terminal, eo.detach);
   pid = exec_spawn(c, &x, eo.detach ? eo.console_socket : NULL, &master, err);
   if (pid < 0) {
     error_prefix(err, "exec `%s`", c->id);

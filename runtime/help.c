@@ -36,6 +36,8 @@ static const char usage[] =
     "  features  print the features this build supports (JSON)\n"
     "  explain   list what the profile changed in a container's config, and why\n"
     "  profile   show the effective profile (show [NAME]) or validate one (check FILE)\n"
+    "  audit     show (--follow, --summary), verify or --purge a container's audit trail\n"
+    "  egress    a running container's egress allowlist: list, allow ENTRY, deny ENTRY\n"
     "  workspace review an overlay workspace: diff, commit, discard, snapshot,\n"
     "            rollback, list, purge (the host directory changes only on commit)\n"
     "\n"

@@ -12,7 +12,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -23,6 +28,41 @@
 #include "runtime/process.h"
 #include "runtime/setup.h"
 #include "runtime/sync.h"
+
+static int cmp_int(const void *x, const void *y)
+{
+  return *(const int *)x - *(const int *)y;
+}
+
+/* Close every fd the init does not need before it waits for `start`: the
+ * caller's fds that are not close-on-exec (an engine's pipes), our own
+ * signalfd, log and cgroup fds.  Kept: stdio, the --preserve-fds range and
+ * the fds of the protocol.  (runc gets this from re-executing itself.) */
+static void close_inherited(struct init_args *a)
+{
+  int keep[OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX];
+  size_t n = 0;
+  int from = 3 + a->preserve_fds;
+
+  keep[n++] = a->sock;
+  for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
+    keep[n++] = a->cgroup_join_fds[i];
+  if (a->fifo_fd >= 0)
+    keep[n++] = a->fifo_fd;
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    if (a->plan->join_fd[t] >= 0)
+      keep[n++] = a->plan->join_fd[t];
+  qsort(keep, n, sizeof keep[0], cmp_int);
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < from)
+      continue;
+    if (keep[i] > from)
+      syscall(SYS_close_range, (unsigned)from, (unsigned)keep[i] - 1, 0);
+    from = keep[i] + 1;
+  }
+  syscall(SYS_close_range, (unsigned)from, ~0U, 0);
+  procfs_reset(); /* its fd may have been among them */
+}
 
 /* agentrt installs no signal handlers, so only the mask (run/exec block
  * the signals they forward) needs resetting; dispositions the engine set
@@ -68,6 +108,26 @@ static int set_personality(const struct oci_config *c, struct error *err)
   return 0;
 }
 
+/* A new network namespace starts with `lo` down; runc and crun bring it up. */
+static int loopback_up(struct error *err)
+{
+  struct ifreq ifr;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0)
+    return error_errno(err, "bring up lo: socket");
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP | IFF_RUNNING,
+                                             ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
+    error_errno(err, "bring up lo");
+    close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
 static bool has_hooks(const struct oci_config *c, enum oci_hook_kind k)
 {
   return c->hooks.n[k] > 0;
@@ -110,6 +170,8 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   if (a->plan->unshare_flags && unshare(a->plan->unshare_flags) < 0)
     return error_errno(err, "unshare namespaces");
   procfs_reset();
+  if (a->plan->new_ns[OCI_NS_NETWORK] && loopback_up(err) < 0)
+    return -1;
   if (set_names(c, a->plan, err) < 0 || set_personality(c, err) < 0)
     return -1;
   if (sysctl_apply(c, err) < 0)
@@ -150,8 +212,6 @@ static int wait_for_start(struct init_args *a, struct error *err)
     while (n < 0 && errno == EINTR);
     if (n != 1)
       return error_errno(err, "wait for start");
-    close(a->fifo_fd);
-    a->fifo_fd = -1;
     return 0;
   }
   return sync_expect(a->sock, SYNC_START, NULL, err);
@@ -167,7 +227,7 @@ void init_main(struct init_args *a)
       .rootfs = a->rootfs,
       .no_pivot = a->no_pivot,
       .new_userns = a->new_userns,
-      .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->runtime_in_userns,
+      .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->in_userns,
       .new_cgroupns = a->plan->new_ns[OCI_NS_CGROUP],
       .pty_master_fd = -1,
       .pty_peer_fd = -1,
@@ -183,10 +243,21 @@ void init_main(struct init_args *a)
    * of the fd: keep it and `start` would wait for us forever. */
   if (a->lock_fd >= 0)
     close(a->lock_fd);
+  close_inherited(a);
   reset_signals();
   if (init_setup(a, &ctx, &path, &err) < 0) {
     sync_send_error(a->sock, &err);
     _exit(1);
+  }
+  /* With a terminal, let go of the runtime's stdout/stderr now: the
+   * containerd shim waits for EOF on them before it reads the pid file, so
+   * holding them until `start` deadlocks `create` (ENGINES.md 2.4). */
+  if (ctx.pty_peer_fd >= 0) {
+    if (console_make_stdio(ctx.pty_peer_fd, &err) < 0) {
+      sync_send_error(a->sock, &err);
+      _exit(1);
+    }
+    ctx.pty_peer_fd = -1;
   }
   if (sync_send(a->sock, SYNC_READY, -1, &err) < 0)
     _exit(1);
@@ -195,16 +266,19 @@ void init_main(struct init_args *a)
   if (has_hooks(a->config, OCI_HOOK_START_CONTAINER) &&
       run_own_hooks(a, OCI_HOOK_START_CONTAINER, "startContainer", "running", &err) < 0)
     goto fail;
-  if (ctx.pty_peer_fd >= 0 && console_make_stdio(ctx.pty_peer_fd, &err) < 0)
-    goto fail;
-  close(a->sock);
   po.preserve_fds = a->preserve_fds;
-  po.keep_fd = -1;
+  /* close-on-exec: `run` sees EOF once the program runs, or our ERROR */
+  po.keep_fd = a->sock;
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   po.extra_bpf = a->extra_bpf;
+  /* the fifo stays open (close-on-exec) until the exec: `start` waits for
+   * it to lose its last reader before running poststart hooks */
   process_exec(a->config->process, path, &po, &err);
 fail:
-  dprintf(2, "agentrt: %s\n", err.msg);
+  if (a->fifo_fd < 0 && a->sock >= 0)
+    sync_send_error(a->sock, &err); /* run: the parent reports it */
+  else
+    dprintf(2, "agentrt: %s\n", err.msg);
   _exit(127);
 }

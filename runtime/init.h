@@ -21,7 +21,7 @@ struct init_args {
   int preserve_fds;
   bool new_userns;
   const void *extra_bpf; /* struct sock_fprog of the profile's filter, or NULL */
-  bool runtime_in_userns; /* agentrt itself runs in a non-initial user ns (rootless engines) */
+  bool in_userns; /* already in a non-initial user namespace (rootless engine) */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;
 };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/container.h"
 #include "runtime/process.h"
@@ -67,6 +68,7 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
     if (container_cgroup(c, g, err) < 0)
       goto out;
     if (c->cgroup != NULL) {
+      audit_cli_kill(g->root, c->id, sig, true);
       if (cgroup_kill_all(c->cgroup, sig, err) < 0) {
         error_prefix(err, "kill `%s`", c->id);
         goto out;
@@ -82,6 +84,7 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
     error_set(err, 0, "kill `%s`: container not running", c->id);
     goto out;
   }
+  audit_cli_kill(g->root, c->id, sig, all); /* before the exit it may cause */
   if (signal_init(c, sig, err) < 0)
     goto out;
   ret = 0;

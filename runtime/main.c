@@ -11,7 +11,9 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
+#include "runtime/egress.h"
 #include "runtime/help.h"
 #include "runtime/workspace_cmd.h"
 
@@ -28,7 +30,8 @@ static const struct command commands[] = {
     {"events", cmd_events},   {"spec", cmd_spec},         {"features", cmd_features},
     {"explain", cmd_explain}, {"profile", cmd_profile},
     {"checkpoint", cmd_checkpoint}, {"restore", cmd_checkpoint},
-    {"workspace", cmd_workspace},
+    {"workspace", cmd_workspace}, {"egress", cmd_egress},
+    {"audit", cmd_audit},
     {NULL, NULL},
 };
 
@@ -161,6 +164,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "agentrt: open log file `%s`: %s\n", g.log_path, strerror(errno));
     return 1;
   }
+  g.in_userns = in_user_namespace();
   if (g.root == NULL)
     g.root = root = default_root();
   if (g.root[0] != '/') {

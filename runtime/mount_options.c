@@ -17,6 +17,7 @@ enum opt_kind {
   OPT_REC_CLR,
   OPT_REC_ATIME, /* flag = the atime mode of the whole tree */
   OPT_IGNORE,
+  OPT_TMPCOPYUP,
 };
 
 struct opt_word {
@@ -29,6 +30,7 @@ struct opt_word {
  * recursive attributes of 1.1), in the order of mount(8). */
 static const struct opt_word words[] = {
     {"defaults", OPT_IGNORE, 0},
+    {"tmpcopyup", OPT_TMPCOPYUP, 0},
     {"ro", OPT_SET, MS_RDONLY},
     {"rw", OPT_CLEAR, MS_RDONLY},
     {"nosuid", OPT_SET, MS_NOSUID},
@@ -90,7 +92,7 @@ static const struct opt_word words[] = {
 };
 
 /* Words we recognise but cannot honour: failing beats silently ignoring. */
-static const char *const unsupported[] = {"idmap", "ridmap", "tmpcopyup", NULL};
+static const char *const unsupported[] = {"idmap", "ridmap", NULL};
 
 static const struct opt_word *
 find_word(const char *w)
@@ -129,6 +131,9 @@ apply_word(struct mount_opts *o, const struct opt_word *w)
     o->rec_attr_clr |= MOUNT_ATTR__ATIME;
     break;
   case OPT_IGNORE:
+    break;
+  case OPT_TMPCOPYUP:
+    o->tmpcopyup = true;
     break;
   }
 }

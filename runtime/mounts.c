@@ -237,10 +237,15 @@ do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts 
     return -1;
   if (streq(m->type, "cgroup") || streq(m->type, "cgroup2"))
     return mounts_cgroup(ctx, m, o, target, dest, err);
+  if (o->tmpcopyup && !streq(m->type, "tmpfs"))
+    return error_set(err, EINVAL, "mount on `%s`: tmpcopyup needs type tmpfs, not `%s`", dest,
+                     m->type);
   mount_opts_attr(o, &set, &clr);
   mfd = new_fs(ctx, m, o, set, err);
   if (mfd < 0)
     return error_prefix(err, "mount on `%s`", dest);
+  if (o->tmpcopyup && mnt_tmpcopyup(target, mfd, dest, err) < 0)
+    return -1;
   if (mnt_attach(mfd, target, m->type, dest, err) < 0)
     return -1;
   return mnt_set_propagation(mfd, o->propagation, dest, err);

@@ -26,6 +26,7 @@ struct mount_opts {
   uint64_t rec_attr_set;     /* recursive MOUNT_ATTR_* ("rro", "rnosuid", ...) */
   uint64_t rec_attr_clr;
   char *data; /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
+  bool tmpcopyup; /* "tmpcopyup": fill a new tmpfs with what it covers (copyup.c) */
 };
 
 /* Parse a NULL-terminated options vector (NULL = none).  Later words win
@@ -39,6 +40,9 @@ void mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *re
 /* Superblock flags (sync, dirsync, mand, lazytime, silent) of o as fsconfig words. */
 size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max);
 /* "rslave" -> MS_SLAVE|MS_REC, ...; for linux.rootfsPropagation. */
+/* tmpcopyup: copy the directory target (an O_PATH fd in the rootfs) into
+ * the detached mount mntfd before it is attached (copyup.c). */
+int mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err);
 int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err);
 /* Turn "a/./b//../c" into "/a/c" (lexically, always absolute). */
 char *path_clean(const char *path);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/container.h"
 
@@ -37,6 +38,7 @@ static int freeze(const struct global_opts *g, int argc, char **argv, bool on, s
     error_prefix(err, "%s `%s`", verb, c->id);
     goto out;
   }
+  audit_cli_event(g->root, c->id, verb, NULL);
   ret = 0;
 out:
   container_free(c);

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/create.h"
 #include "runtime/tty.h"
@@ -112,6 +113,7 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
       close(sigfd);
     return -1;
   }
+  audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
   if (spawn_start(&r, err) < 0) {
     error_prefix(err, "run `%s`", c->id);
     container_destroy(c, g, &(struct error){0});

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,20 +22,6 @@
 #include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
-
-/* Is agentrt itself inside a non-initial user namespace (rootless Podman)? */
-static bool runtime_in_userns(void)
-{
-  char buf[128];
-  struct error e = {0};
-  unsigned a = 0, b = 0, c = 0;
-
-  if (procfs_read("self/uid_map", buf, sizeof buf, &e) <= 0)
-    return false;
-  if (sscanf(buf, "%u %u %u", &a, &b, &c) != 3)
-    return true;
-  return !(a == 0 && b == 0 && c == 4294967295U);
-}
 
 /* fork-like clone3 (no new stack): the child returns 0 like fork(). */
 static pid_t clone_init(int flags, int cgroup_fd)
@@ -215,7 +202,6 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   size_t njoin = 0;
   bool self_join = false;
   int flags;
-  bool in_userns;
   pid_t pid;
 
   r->pid = -1;
@@ -277,7 +263,6 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
-  in_userns = runtime_in_userns(); /* before clone: the child has a new pid namespace */
   pid = clone_init(flags, cgfd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
@@ -301,7 +286,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
-        .runtime_in_userns = in_userns,
+        .in_userns = o->g != NULL && o->g->in_userns,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,
     };
@@ -359,7 +344,19 @@ fail:
 
 int spawn_start(struct spawn_result *r, struct error *err)
 {
+  struct sync_msg m;
   int ret = sync_send(r->sync_fd, SYNC_START, -1, err);
+
+  /* the socket is close-on-exec in the init: EOF = the program runs */
+  if (ret == 0) {
+    int n = sync_recv(r->sync_fd, &m, NULL, err);
+    if (n < 0)
+      ret = -1;
+    else if (n > 0 && m.type == SYNC_ERROR) {
+      error_set(err, 0, "%s", m.msg);
+      ret = -1;
+    }
+  }
   close(r->sync_fd);
   r->sync_fd = -1;
   return ret;
@@ -378,10 +375,24 @@ int fifo_start(int dirfd, struct error *err)
     return error_errno(err, "open exec.fifo");
   }
   n = write(fd, "0", 1);
+  if (n != 1) {
+    error_errno(err, "write exec.fifo");
+    close(fd);
+    return -1;
+  }
+  if (unlinkat(dirfd, "exec.fifo", 0) < 0) {
+    error_errno(err, "remove exec.fifo");
+    close(fd);
+    return -1;
+  }
+  /* The init holds the fifo close-on-exec: when our write end reports
+   * POLLERR (no reader left) its program runs (or it died), so poststart
+   * hooks run after the process started, as the spec orders. */
+  for (int waited = 0; waited < 10000; waited += 100) {
+    struct pollfd p = {.fd = fd, .events = 0};
+    if (poll(&p, 1, 100) > 0 && (p.revents & (POLLERR | POLLHUP)))
+      break;
+  }
   close(fd);
-  if (n != 1)
-    return error_errno(err, "write exec.fifo");
-  if (unlinkat(dirfd, "exec.fifo", 0) < 0)
-    return error_errno(err, "remove exec.fifo");
   return 0;
 }

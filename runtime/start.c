@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/cli.h"
 #include "runtime/container.h"
 #include "runtime/create.h"
@@ -35,8 +36,10 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
     error_set(err, 0, "start `%s`: cannot start an already running container", c->id);
     goto out;
   }
+  audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
   if (fifo_start(c->dirfd, err) < 0) {
     error_prefix(err, "start `%s`", c->id);
+    audit_cli_event(g->root, c->id, "start_failed", NULL);
     goto out;
   }
   c->state->started = true;

@@ -11,8 +11,6 @@ load helpers
 expect_error() {
 	local keyword=$1 lines
 	shift
-	local mounts_before
-	mounts_before=$(wc -l </proc/self/mountinfo)
 	status=0
 	timeout --kill-after=5 "$RT_TIMEOUT" "$AGENTRT" --root "$TEST_ROOT" "$@" \
 		</dev/null >"$BUNDLE/err.out" 2>&1 || status=$?
@@ -30,7 +28,7 @@ expect_error() {
 		for id in $(rt list -q 2>/dev/null); do rt delete --force "$id" >/dev/null 2>&1; done
 		rm -rf --one-file-system "${TEST_ROOT:?}"/* 2>/dev/null
 	fi
-	[ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ] || ERRS+=("$row: host mounts changed")
+	[ -z "$(mounts_below "$BUNDLE")$(mounts_below "$TEST_ROOT")" ] || ERRS+=("$row: mounts left on the host")
 	if is_agentrt; then
 		lines=$(grep -c . <<<"$output")
 		[ "$lines" -eq 1 ] || ERRS+=("$row: $lines lines of error output: $output")
@@ -154,7 +152,7 @@ setup() {
 	config_case CAP_NOSUCH '.process.capabilities.bounding += ["CAP_NOSUCH"]'
 	config_case path '.hooks.prestart = [{"path": "relative/hook"}]'
 	config_case timeout '.hooks.prestart = [{"path": "/bin/true", "timeout": -1}]'
-	config_case process '{"ociVersion": "1.0.2"}'
+	config_case process 'del(.process)'
 	config_case uidMappings '.linux.uidMappings = [{"containerID": 0, "hostID": 1000, "size": 1}]'
 	report
 }

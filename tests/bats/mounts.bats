@@ -137,10 +137,9 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 }
 
 @test "the container's mounts do not appear in the host's mount namespace" {
-	before=$(wc -l </proc/self/mountinfo)
 	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
-	[ "$(wc -l </proc/self/mountinfo)" -eq "$before" ]
+	! grep -q ' /scratch ' /proc/self/mountinfo
 }
 
 @test "mount with a nonexistent bind source fails and leaves nothing" {

@@ -107,7 +107,7 @@ start_sleeper() {
 @test "time namespace" {
 	agentrt_only "runc 1.1 has no time namespace"
 	requires timens
-	update_config '.linux.namespaces += [{"type": "time"}] | .linux.timeOffsets = {"monotonic": {"secs": 86400, "nanosecs": 0}}'
+	update_config '.linux.namespaces += [{"type": "time"}] | .linux.timeOffsets = {"boottime": {"secs": 86400, "nanosecs": 0}, "monotonic": {"secs": 86400, "nanosecs": 0}}'
 	start_sleeper
 	[ "$(ns_of "$PID" time)" != "$(ns_of $$ time)" ]
 	host_up=$(cut -d. -f1 /proc/uptime)

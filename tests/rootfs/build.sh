@@ -47,7 +47,14 @@ while read -r applet; do
 	[ "$applet" = bin/busybox ] && continue
 	dir=$(dirname "$applet")
 	mkdir -p "$tmp/$dir"
-	rel=$(realpath -m --relative-to="/$dir" /bin/busybox)
+	# Relative to the applet's directory; not realpath, which would see the host's /bin
+	# (a symlink to usr/bin on merged-/usr systems).
+	up=$(sed -e 's|[^/][^/]*|..|g' <<<"$dir")
+	case "$dir" in
+	bin) rel=busybox ;;
+	.) rel=bin/busybox ;;
+	*) rel=$up/bin/busybox ;;
+	esac
 	ln -sf "$rel" "$tmp/$applet"
 done < <("$busybox" --list-full)
 for p in "${probes[@]}"; do

@@ -141,6 +141,12 @@ test_errors_and_edge(void)
          "NULL options vector");
   tap_ok(parse(empty, &o) && o.flags == 0 && o.data == NULL, "empty word and defaults ignored");
   mount_opts_free(&o);
+  {
+    const char *cu[] = {"nosuid", "tmpcopyup", "size=1m", NULL};
+    tap_ok(parse(cu, &o) && o.tmpcopyup && o.data != NULL && strcmp(o.data, "size=1m") == 0,
+           "tmpcopyup is a flag, not a kernel word");
+    mount_opts_free(&o);
+  }
 }
 
 static void

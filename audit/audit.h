@@ -1,0 +1,117 @@
+/* audit.h - the audit trail: what a container did, recorded outside its reach.
+ *
+ * A trail is a directory (default <state root>/.audit/<id>/, mode 0700,
+ * outside the container's state dir so it survives `delete`) holding:
+ *
+ *   <first seq, 20 digits>.jsonl   the records, one JSON object per line,
+ *                                  files in seq order (rotation)
+ *   head                           fixed-size line: last seq, last hash,
+ *                                  current file, size and age limits; its
+ *                                  flock serialises every writer (the
+ *                                  monitor and CLI verbs)
+ *
+ * Record: {"seq":N,"time":"<RFC 3339 UTC, ns>","id":"<container>","kind":"K",
+ *          <fields of the kind>,"prev":"<hash of record N-1>","hash":"<H>"}
+ * H = hex SHA-256 of the line without its hash member, i.e. of the text up to
+ * and including the prev member followed by "}".  prev of seq 1 is 64 zeros.
+ * `audit verify` recomputes every hash, checks seq continuity, prev links and
+ * that the last record is the one `head` names: a modified, deleted,
+ * inserted or reordered line is reported with the first bad seq.  Rotation
+ * keeps the chain (the first record of a file links to the last of the
+ * previous one); files removed by retention make the chain start later, which
+ * verify reports but accepts.
+ *
+ * Kinds: create start exec pause resume kill delete exit oom (lifecycle),
+ * process (a program started inside), file (workspace changes, coalesced),
+ * dns, denied (network), monitor, audit_error.
+ */
+#ifndef AGENTRT_AUDIT_H
+#define AGENTRT_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+#define AUDIT_SUBDIR ".audit"
+#define AUDIT_MAX_RECORD (64 * 1024) /* bytes per line, fields included */
+#define AUDIT_MAX_FILES 64
+
+struct audit_limits {
+  uint64_t max_size; /* bytes for the whole trail, 0 = unbounded */
+  uint64_t max_age;  /* seconds a rotated file is kept, 0 = forever */
+};
+
+struct audit_log;
+
+/* dir_override/<id> when the profile names a directory, else
+ * <root>/.audit/<id>. */
+char *audit_trail_dir(const char *root, const char *dir_override, const char *id);
+
+/* Open (create: mkdir -p, mode 0700) a trail.  lim (may be NULL) replaces
+ * the limits stored in head; NULL keeps them.  Without create a missing trail
+ * is err->code ENOENT. */
+int audit_log_open(const char *trail_dir, const char *id, const struct audit_limits *lim,
+                   bool create, struct audit_log **ret, struct error *err);
+void audit_log_close(struct audit_log *l);
+/* Append one record.  fields: JSON members without braces
+ * ("\"pid\":12,\"argv\":[\"ls\"]") or NULL.  Takes the head lock. */
+int audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err);
+/* audit_log_open (no create) + append + close: for a CLI process. */
+int audit_append_event(const char *trail_dir, const char *id, const char *kind, const char *fields,
+                       struct error *err);
+
+/* ---- reading (read.c) */
+
+/* Where a reader is: file (first seq of it, 0 = start at the oldest), byte
+ * offset, and the last seq delivered (records <= it are skipped). */
+struct audit_pos {
+  uint64_t file;
+  off_t off;
+  uint64_t last_seq;
+};
+/* Called for each complete line; a return < 0 stops the scan. */
+typedef int (*audit_line_fn)(void *ctx, const char *line, size_t len);
+/* Deliver every complete record after pos, updating pos. */
+int audit_scan(int trail_fd, struct audit_pos *pos, audit_line_fn fn, void *ctx, struct error *err);
+/* The log files of a trail, oldest first (first seqs). */
+int audit_list_files(int trail_fd, uint64_t **ret, size_t *ret_n, struct error *err);
+/* "2024-05-01T10:00:00Z", "...00.5Z", "+02:00" offsets -> ns since epoch;
+ * also a duration before now: "90s", "15m", "2h", "3d". */
+int audit_parse_time(const char *s, int64_t *ret_ns);
+
+struct audit_filter {
+  int64_t since_ns; /* 0 = all */
+  char **kinds;     /* NULL = all */
+};
+/* Does a record pass the filter?  (parses "time" and "kind") */
+bool audit_record_match(const char *line, size_t len, const struct audit_filter *f);
+/* One line of text for a record: "TIME KIND key=value ...". */
+char *audit_record_text(const char *line, size_t len);
+
+/* The one-screen summary (summary.c): feed every record, then render. */
+struct audit_summary;
+struct audit_summary *audit_summary_new(void);
+void audit_summary_add(struct audit_summary *s, const char *line, size_t len);
+char *audit_summary_render(const struct audit_summary *s);
+void audit_summary_free(struct audit_summary *s);
+
+/* ---- verifying (verify.c) */
+
+struct audit_verify_result {
+  bool ok;
+  uint64_t records, first_seq, last_seq;
+  size_t files;
+  uint64_t bad_seq; /* first bad seq (0 when ok) */
+  char detail[256];
+};
+int audit_verify(int trail_fd, struct audit_verify_result *ret, struct error *err);
+
+/* ---- helpers */
+
+/* RFC 3339 UTC with nanoseconds, into buf (>= 32 bytes). */
+void audit_timestamp(char *buf, size_t size);
+
+#endif

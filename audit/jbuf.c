@@ -1,0 +1,206 @@
+/* jbuf.c - JSON text building for audit records (see jbuf.h). */
+#include "audit/jbuf.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/util.h"
+
+void
+jb_free(struct jbuf *b)
+{
+  free(b->p);
+  b->p = NULL;
+  b->len = b->cap = 0;
+}
+
+static void
+reserve(struct jbuf *b, size_t n)
+{
+  if (b->len + n + 1 <= b->cap)
+    return;
+  b->cap = (b->len + n + 1) * 2;
+  b->p = xrealloc(b->p, b->cap);
+}
+
+const char *
+jb_str(struct jbuf *b)
+{
+  reserve(b, 0);
+  b->p[b->len] = '\0';
+  return b->p;
+}
+
+char *
+jb_take(struct jbuf *b)
+{
+  char *p;
+
+  jb_str(b);
+  p = b->p;
+  b->p = NULL;
+  b->len = b->cap = 0;
+  return p;
+}
+
+void
+jb_raw(struct jbuf *b, const char *s, size_t n)
+{
+  reserve(b, n);
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+void
+jb_puts(struct jbuf *b, const char *s)
+{
+  jb_raw(b, s, strlen(s));
+}
+
+void
+jb_printf(struct jbuf *b, const char *fmt, ...)
+{
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  reserve(b, (size_t)n);
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+  size_t len;
+  uint32_t cp;
+
+  if (s[0] < 0x80)
+    return 1;
+  if ((s[0] & 0xe0) == 0xc0)
+    len = 2, cp = s[0] & 0x1f;
+  else if ((s[0] & 0xf0) == 0xe0)
+    len = 3, cp = s[0] & 0x0f;
+  else if ((s[0] & 0xf8) == 0xf0)
+    len = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (len > n)
+    return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  /* overlong forms, surrogates, beyond U+10FFFF */
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+    return 0;
+  return len;
+}
+
+void
+jb_quote(struct jbuf *b, const char *s, size_t n)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+
+  jb_raw(b, "\"", 1);
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t l = utf8_len(p + i, n - i);
+
+    if (c == '"' || c == '\\') {
+      char esc[2] = {'\\', (char)c};
+      jb_raw(b, esc, 2);
+    } else if (c == '\n') {
+      jb_raw(b, "\\n", 2);
+    } else if (c == '\t') {
+      jb_raw(b, "\\t", 2);
+    } else if (c < 0x20 || c == 0x7f || l == 0) {
+      jb_printf(b, "\\u%04x", c);
+      l = 1;
+    } else {
+      jb_raw(b, s + i, l);
+    }
+    i += l ? l : 1;
+  }
+  jb_raw(b, "\"", 1);
+}
+
+void
+jb_key(struct jbuf *b, const char *key)
+{
+  if (b->len > 0 && b->p[b->len - 1] != '{' && b->p[b->len - 1] != '[')
+    jb_raw(b, ",", 1);
+  jb_quote(b, key, strlen(key));
+  jb_raw(b, ":", 1);
+}
+
+void
+jb_key_str(struct jbuf *b, const char *key, const char *v)
+{
+  jb_key(b, key);
+  if (v == NULL)
+    jb_puts(b, "null");
+  else
+    jb_quote(b, v, strlen(v));
+}
+
+void
+jb_key_strn(struct jbuf *b, const char *key, const char *v, size_t n)
+{
+  jb_key(b, key);
+  jb_quote(b, v, n);
+}
+
+void
+jb_key_i64(struct jbuf *b, const char *key, int64_t v)
+{
+  jb_key(b, key);
+  jb_printf(b, "%" PRId64, v);
+}
+
+void
+jb_key_u64(struct jbuf *b, const char *key, uint64_t v)
+{
+  jb_key(b, key);
+  jb_printf(b, "%" PRIu64, v);
+}
+
+void
+jb_key_bool(struct jbuf *b, const char *key, bool v)
+{
+  jb_key(b, key);
+  jb_puts(b, v ? "true" : "false");
+}
+
+void
+jb_key_strv(struct jbuf *b, const char *key, char *const *v, size_t n)
+{
+  jb_key(b, key);
+  jb_raw(b, "[", 1);
+  for (size_t i = 0; i < n && v[i] != NULL; i++) {
+    if (i > 0)
+      jb_raw(b, ",", 1);
+    jb_quote(b, v[i], strlen(v[i]));
+  }
+  jb_raw(b, "]", 1);
+}
+
+void
+jb_key_raw(struct jbuf *b, const char *key, const char *json)
+{
+  jb_key(b, key);
+  jb_puts(b, json);
+}

@@ -1,0 +1,40 @@
+/* jbuf.h - a growable buffer for writing JSON record fields by hand.
+ *
+ * The audit trail's records are built as text ("k":v members joined by
+ * commas) so the hash covers exactly the bytes written.  Strings are escaped
+ * for JSON; bytes that are not valid UTF-8 become \u00XX so a file name or an
+ * argv with arbitrary bytes still yields a valid document. */
+#ifndef AGENTRT_AUDIT_JBUF_H
+#define AGENTRT_AUDIT_JBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct jbuf {
+  char *p;
+  size_t len, cap;
+};
+
+void jb_free(struct jbuf *b);
+/* The text (NUL-terminated, "" when empty); the buffer keeps it. */
+const char *jb_str(struct jbuf *b);
+char *jb_take(struct jbuf *b);
+void jb_raw(struct jbuf *b, const char *s, size_t n);
+void jb_puts(struct jbuf *b, const char *s);
+void jb_printf(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A quoted, escaped JSON string (n bytes of s). */
+void jb_quote(struct jbuf *b, const char *s, size_t n);
+/* Members: a comma is added before the key unless the buffer is empty or
+ * ends with '{' or '['. */
+void jb_key(struct jbuf *b, const char *key);
+void jb_key_str(struct jbuf *b, const char *key, const char *v); /* NULL -> null */
+void jb_key_strn(struct jbuf *b, const char *key, const char *v, size_t n);
+void jb_key_i64(struct jbuf *b, const char *key, int64_t v);
+void jb_key_u64(struct jbuf *b, const char *key, uint64_t v);
+void jb_key_bool(struct jbuf *b, const char *key, bool v);
+void jb_key_strv(struct jbuf *b, const char *key, char *const *v, size_t n);
+/* key: an already-valid JSON value */
+void jb_key_raw(struct jbuf *b, const char *key, const char *json);
+
+#endif

@@ -1,0 +1,229 @@
+/* summary.c - `agentrt audit ID --summary`: one screen of what happened
+ * (programs run, files changed, hosts reached, hosts refused, how it ended). */
+#include "audit/audit.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#include "audit/jbuf.h"
+#include "common/util.h"
+
+#define SUMMARY_MAX_ITEMS 1000 /* distinct entries kept per list */
+#define SUMMARY_SHOW 20        /* shown per list */
+
+struct counted {
+  char *key;
+  char *extra; /* file ops, "dns" / "packet" */
+  unsigned n;
+};
+
+struct list {
+  struct counted *v;
+  size_t n, cap, dropped;
+};
+
+struct audit_summary {
+  struct list programs, files, reached, refused;
+  char *id, *created, *ended, *exit_how;
+  uint64_t records, oom;
+};
+
+static void
+list_add(struct list *l, const char *key, const char *extra, unsigned count)
+{
+  for (size_t i = 0; i < l->n; i++) {
+    if (strcmp(l->v[i].key, key) != 0)
+      continue;
+    l->v[i].n += count;
+    if (extra && (l->v[i].extra == NULL || strstr(l->v[i].extra, extra) == NULL)) {
+      char *x = l->v[i].extra ? xfmt("%s,%s", l->v[i].extra, extra) : xstrdup(extra);
+      free(l->v[i].extra);
+      l->v[i].extra = x;
+    }
+    return;
+  }
+  if (l->n >= SUMMARY_MAX_ITEMS) {
+    l->dropped++;
+    return;
+  }
+  if (l->n == l->cap)
+    l->v = xrealloc(l->v, (l->cap = l->cap ? l->cap * 2 : 16) * sizeof *l->v);
+  l->v[l->n++] = (struct counted){xstrdup(key), extra ? xstrdup(extra) : NULL, count};
+}
+
+static void
+list_free(struct list *l)
+{
+  for (size_t i = 0; i < l->n; i++) {
+    free(l->v[i].key);
+    free(l->v[i].extra);
+  }
+  free(l->v);
+}
+
+struct audit_summary *
+audit_summary_new(void)
+{
+  return xmalloc0(sizeof(struct audit_summary));
+}
+
+void
+audit_summary_free(struct audit_summary *s)
+{
+  if (s == NULL)
+    return;
+  list_free(&s->programs);
+  list_free(&s->files);
+  list_free(&s->reached);
+  list_free(&s->refused);
+  free(s->id);
+  free(s->created);
+  free(s->ended);
+  free(s->exit_how);
+  free(s);
+}
+
+static yajl_val
+get(yajl_val v, const char *key, yajl_type t)
+{
+  const char *path[] = {key, NULL};
+  return yajl_tree_get(v, path, t);
+}
+
+static const char *
+get_str(yajl_val v, const char *key)
+{
+  yajl_val s = get(v, key, yajl_t_string);
+  return s ? YAJL_GET_STRING(s) : NULL;
+}
+
+static long long
+get_int(yajl_val v, const char *key, long long def)
+{
+  yajl_val n = get(v, key, yajl_t_number);
+  return n && YAJL_IS_INTEGER(n) ? YAJL_GET_INTEGER(n) : def;
+}
+
+static void
+set(char **dst, const char *v)
+{
+  free(*dst);
+  *dst = v ? xstrdup(v) : NULL;
+}
+
+static void
+add_file(struct audit_summary *s, yajl_val v)
+{
+  const char *path = get_str(v, "path");
+  yajl_val ops = get(v, "ops", yajl_t_array);
+
+  if (path == NULL)
+    return;
+  list_add(&s->files, path, NULL, 1);
+  for (size_t i = 0; ops && i < ops->u.array.len; i++)
+    if (YAJL_IS_STRING(ops->u.array.values[i]))
+      list_add(&s->files, path, YAJL_GET_STRING(ops->u.array.values[i]), 0);
+}
+
+static void
+add_program(struct audit_summary *s, yajl_val v)
+{
+  yajl_val argv = get(v, "argv", yajl_t_array);
+  const char *name = get_str(v, "exe");
+
+  if (argv && argv->u.array.len > 0 && YAJL_IS_STRING(argv->u.array.values[0]))
+    name = YAJL_GET_STRING(argv->u.array.values[0]);
+  else if (get_str(v, "comm"))
+    name = get_str(v, "comm");
+  list_add(&s->programs, name ? name : "?", NULL, 1);
+}
+
+static void
+add_exit(struct audit_summary *s, yajl_val v)
+{
+  long long code = get_int(v, "code", -1), sig = get_int(v, "signal", -1);
+
+  set(&s->ended, get_str(v, "time"));
+  free(s->exit_how);
+  if (sig > 0)
+    s->exit_how = xfmt("killed by signal %lld", sig);
+  else if (code >= 0)
+    s->exit_how = xfmt("exit code %lld", code);
+  else
+    s->exit_how = xstrdup("exited");
+}
+
+void
+audit_summary_add(struct audit_summary *s, const char *line, size_t len)
+{
+  cleanup_free char *copy = xstrndup(line, len);
+  yajl_val v = yajl_tree_parse(copy, NULL, 0);
+  const char *kind, *name;
+
+  if (v == NULL)
+    return;
+  s->records++;
+  kind = get_str(v, "kind");
+  if (s->id == NULL)
+    set(&s->id, get_str(v, "id"));
+  if (streq(kind, "create"))
+    set(&s->created, get_str(v, "time"));
+  else if (streq(kind, "process"))
+    add_program(s, v);
+  else if (streq(kind, "file"))
+    add_file(s, v);
+  else if (streq(kind, "exit"))
+    add_exit(s, v);
+  else if (streq(kind, "oom"))
+    s->oom++;
+  else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL) {
+    if (streq(get_str(v, "verdict"), "allowed"))
+      list_add(&s->reached, name, NULL, 1);
+    else
+      list_add(&s->refused, name, get_str(v, "verdict"), 1);
+  } else if (streq(kind, "denied") && (name = get_str(v, "dst")) != NULL) {
+    cleanup_free char *key = xfmt("%s:%lld/%s", name, get_int(v, "port", 0),
+                                  get_str(v, "proto") ? get_str(v, "proto") : "?");
+    list_add(&s->refused, key, "packet", (unsigned)get_int(v, "count", 1));
+  }
+  yajl_tree_free(v);
+}
+
+static void
+render_list(struct jbuf *b, const char *title, const struct list *l)
+{
+  jb_printf(b, "%s (%zu%s):", title, l->n, l->dropped ? "+" : "");
+  if (l->n == 0)
+    jb_puts(b, " none");
+  jb_puts(b, "\n");
+  for (size_t i = 0; i < l->n && i < SUMMARY_SHOW; i++) {
+    jb_printf(b, "  %s", l->v[i].key);
+    if (l->v[i].extra)
+      jb_printf(b, " (%s)", l->v[i].extra);
+    if (l->v[i].n > 1)
+      jb_printf(b, " x%u", l->v[i].n);
+    jb_puts(b, "\n");
+  }
+  if (l->n > SUMMARY_SHOW)
+    jb_printf(b, "  ... and %zu more\n", l->n - SUMMARY_SHOW);
+}
+
+char *
+audit_summary_render(const struct audit_summary *s)
+{
+  struct jbuf b = {0};
+
+  jb_printf(&b, "container %s: %llu records\n", s->id ? s->id : "?",
+            (unsigned long long)s->records);
+  jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
+  jb_printf(&b, "ended:   %s%s%s%s\n", s->ended ? s->ended : "still running",
+            s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
+  if (s->oom)
+    jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
+  render_list(&b, "programs run", &s->programs);
+  render_list(&b, "files changed", &s->files);
+  render_list(&b, "hosts reached", &s->reached);
+  render_list(&b, "hosts refused", &s->refused);
+  return jb_take(&b);
+}

@@ -1,0 +1,197 @@
+/* verify.c - `agentrt audit verify ID`: walk the hash chain of a trail.
+ *
+ * Every record's hash is recomputed, seqs must follow each other (a deleted
+ * or reordered line breaks that), each prev must be the previous record's
+ * hash (a line rewritten with a fresh hash breaks the next link), each file
+ * must start with the seq in its name, and the last record must be the one
+ * `head` names (a deleted or added last line).  The trail is read under a
+ * shared lock on head, so a concurrent writer is never seen mid-line.
+ */
+#include "audit/audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "audit/internal.h"
+#include "common/util.h"
+
+#define VERIFY_FILE_MAX ((size_t)256 << 20)
+
+struct walk {
+  struct audit_verify_result *r;
+  uint64_t last; /* 0 = no record yet */
+  char last_hash[SHA256_HEX_LEN + 1];
+};
+
+static int bad(struct walk *w, uint64_t seq, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int
+bad(struct walk *w, uint64_t seq, const char *fmt, ...)
+{
+  va_list ap;
+
+  w->r->ok = false;
+  w->r->bad_seq = seq;
+  va_start(ap, fmt);
+  vsnprintf(w->r->detail, sizeof w->r->detail, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static bool
+is_hex64(const char *s)
+{
+  for (int i = 0; i < SHA256_HEX_LEN; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+static int
+check_line(struct walk *w, const char *line, size_t len, bool first_of_file, uint64_t file_seq)
+{
+  uint64_t seq = audit_line_seq(line, len), want = w->last + 1;
+  const char *hash, *prev;
+  char calc[SHA256_HEX_LEN + 1];
+  cleanup_free char *body = NULL;
+  size_t blen;
+
+  if (seq == 0)
+    return bad(w, want, "malformed record after seq %" PRIu64, w->last);
+  if (w->last != 0 && seq != want)
+    return bad(w, want,
+               "seq %" PRIu64 " found where %" PRIu64 " was expected (record deleted, "
+               "inserted or reordered)",
+               seq, want);
+  if (first_of_file && seq != file_seq)
+    return bad(w, w->last ? want : seq, "file %020" PRIu64 ".jsonl starts with seq %" PRIu64,
+               file_seq, seq);
+  if (len < AUDIT_HASH_SUFFIX_LEN + AUDIT_PREV_LEN ||
+      memcmp(line + len - AUDIT_HASH_SUFFIX_LEN, ",\"hash\":\"", 9) != 0 ||
+      memcmp(line + len - 2, "\"}", 2) != 0 ||
+      memcmp(line + len - AUDIT_HASH_SUFFIX_LEN - AUDIT_PREV_LEN, ",\"prev\":\"", 9) != 0)
+    return bad(w, seq, "record %" PRIu64 " is malformed", seq);
+  hash = line + len - AUDIT_HASH_SUFFIX_LEN + 9;
+  prev = line + len - AUDIT_HASH_SUFFIX_LEN - AUDIT_PREV_LEN + 9;
+  if (!is_hex64(hash) || !is_hex64(prev))
+    return bad(w, seq, "record %" PRIu64 " is malformed", seq);
+  blen = len - AUDIT_HASH_SUFFIX_LEN;
+  body = xmalloc(blen + 1);
+  memcpy(body, line, blen);
+  body[blen] = '}';
+  sha256_hex(body, blen + 1, calc);
+  if (memcmp(calc, hash, SHA256_HEX_LEN) != 0)
+    return bad(w, seq, "record %" PRIu64 " was modified (hash mismatch)", seq);
+  if (w->last != 0 && memcmp(prev, w->last_hash, SHA256_HEX_LEN) != 0)
+    return bad(w, seq, "record %" PRIu64 " does not link to record %" PRIu64, seq, w->last);
+  if (w->last == 0 && seq == 1) {
+    for (int i = 0; i < SHA256_HEX_LEN; i++)
+      if (prev[i] != '0')
+        return bad(w, 1, "record 1 does not start the chain");
+  }
+  if (w->last == 0)
+    w->r->first_seq = seq;
+  w->last = seq;
+  memcpy(w->last_hash, hash, SHA256_HEX_LEN);
+  w->last_hash[SHA256_HEX_LEN] = '\0';
+  w->r->records++;
+  return 0;
+}
+
+static int
+read_whole(int fd, char **ret, size_t *ret_len, struct error *err)
+{
+  size_t cap = 65536, len = 0;
+  char *buf = xmalloc(cap);
+  ssize_t n;
+
+  while ((n = read(fd, buf + len, cap - len)) > 0) {
+    len += (size_t)n;
+    if (len == cap) {
+      if (cap >= VERIFY_FILE_MAX) {
+        free(buf);
+        return error_set(err, EFBIG, "audit file larger than %zu bytes", VERIFY_FILE_MAX);
+      }
+      buf = xrealloc(buf, cap *= 2);
+    }
+  }
+  if (n < 0) {
+    free(buf);
+    return error_errno(err, "read audit file");
+  }
+  *ret = buf;
+  *ret_len = len;
+  return 0;
+}
+
+static int
+check_file(int trail_fd, uint64_t first, struct walk *w, struct error *err)
+{
+  char name[AUDIT_FILE_NAME_MAX];
+  cleanup_free char *buf = NULL;
+  cleanup_close int fd = -1;
+  size_t len = 0, pos = 0;
+
+  audit_file_name(first, name);
+  fd = openat(trail_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return error_errno(err, "open audit file `%s`", name);
+  if (read_whole(fd, &buf, &len, err) < 0)
+    return error_prefix(err, "`%s`", name);
+  if (len == 0)
+    return bad(w, w->last + 1, "file %s is empty", name);
+  while (pos < len) {
+    char *nl = memchr(buf + pos, '\n', len - pos);
+    if (nl == NULL)
+      return bad(w, w->last + 1, "file %s ends with a partial record", name);
+    if (check_line(w, buf + pos, (size_t)(nl - (buf + pos)), pos == 0, first) < 0)
+      return 1;
+    pos = (size_t)(nl - buf) + 1;
+  }
+  return 0;
+}
+
+int
+audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
+{
+  cleanup_close int head = openat(trail_fd, "head", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free uint64_t *files = NULL;
+  struct walk w = {.r = r};
+  struct audit_head h;
+  size_t n = 0;
+  int ret = 0;
+
+  memset(r, 0, sizeof *r);
+  r->ok = true;
+  if (head < 0)
+    return error_errno(err, "open audit head");
+  if (flock(head, LOCK_SH) < 0)
+    return error_errno(err, "lock audit head");
+  if (audit_head_read(head, &h, err) < 0 || audit_list_files(trail_fd, &files, &n, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  r->files = n;
+  for (size_t i = 0; i < n && r->ok; i++) {
+    if ((ret = check_file(trail_fd, files[i], &w, err)) < 0)
+      goto out;
+  }
+  ret = 0;
+  if (r->ok && w.last != h.seq)
+    bad(&w, w.last < h.seq ? w.last + 1 : h.seq + 1,
+        "the trail ends at seq %" PRIu64 " but its head records seq %" PRIu64
+        " (records deleted or added at the end)",
+        w.last, h.seq);
+  else if (r->ok && h.seq != 0 && memcmp(w.last_hash, h.hash, SHA256_HEX_LEN) != 0)
+    bad(&w, h.seq, "record %" PRIu64 " is not the one the head records (rewritten)", h.seq);
+  r->last_seq = w.last;
+out:
+  flock(head, LOCK_UN);
+  return ret;
+}

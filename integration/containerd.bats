@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# integration/containerd.bats - containerd 1.6 (ctr, io.containerd.runc.v2
+# shim) with agentrt as the shim's runc binary.
+#
+# setup_file starts a private containerd (root, state and sockets under a
+# temp dir), imports the busybox OCI archive with `ctr image import`; the
+# shim's runtime root (--runc-root) is under the temp dir too.  The contrib
+# config.toml (CRI runtime handler) is checked with `containerd config dump`.
+
+load lib
+bats_require_minimum_version 1.5.0
+
+IMG=docker.io/agentrt-it/busybox:latest
+
+setup_file() {
+	it_need_root
+	it_need_bin containerd ctr containerd-shim-runc-v2
+	[ -x "$AGENTRT" ] || it_die "agentrt not built: $AGENTRT (run make)"
+	it_tmp containerd
+	it_build_image "$IT_TMP/img"
+	containerd_start "$IT_TMP/ctrd"
+	CTR_NS=agentrt-it-$$
+	export CTR_NS
+	c image import --all-platforms "$IT_TMP/img/oci.tar" >/dev/null
+}
+
+teardown_file() {
+	[ -n "${IT_TMP:-}" ] || return 0
+	local rc=0 t
+	for t in $(c task ls -q 2>/dev/null); do c task kill -s SIGKILL "$t" >/dev/null 2>&1; done
+	sleep 0.3
+	for t in $(c task ls -q 2>/dev/null); do c task delete -f "$t" >/dev/null 2>&1; done
+	for t in $(c container ls -q 2>/dev/null); do c container rm "$t" >/dev/null 2>&1; done
+	containerd_stop
+	it_kill_under "$IT_TMP" || rc=1
+	it_rm_cgroups "$CTR_NS"
+	it_cleanup_tmp || rc=1
+	return $rc
+}
+
+c() { ctr --address "$CTRD_SOCK" -n "$CTR_NS" "$@"; }
+
+# crt ARGS...: `ctr run` with agentrt as the runc binary of the v2 shim.
+crt() {
+	c run --fifo-dir "$IT_TMP/ctrd/fifo" --runtime io.containerd.runc.v2 --runc-binary "$AGENTRT" \
+		--runc-root "$IT_TMP/ctrd/runc-root" "$@"
+}
+
+@test "ctr image import of the busybox OCI archive" {
+	run c image ls -q
+	[[ "$output" == *"$IMG"* ]]
+}
+
+@test "ctr run --runc-binary agentrt: output and exit code" {
+	run crt --rm "$IMG" t1 sh -c 'echo hello; exit 3'
+	[ "$status" -eq 3 ]
+	[ "$output" = hello ]
+	# the shim kept agentrt's state under --runc-root/<namespace>
+	[ -d "$IT_TMP/ctrd/runc-root/$CTR_NS" ]
+}
+
+@test "ctr run: the container is in its cgroup /<namespace>/<id>" {
+	run crt --rm "$IMG" t1b cat /proc/self/cgroup
+	[[ "$output" == *"pids:/$CTR_NS/t1b"* ]]
+}
+
+@test "ctr run: a missing command fails with agentrt's message" {
+	run crt --rm "$IMG" t1c /nonexistent
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"create \`t1c\`"*"no such file or directory"* ]]
+}
+
+@test "ctr run -d, task exec (exit code), ps, pause/resume, kill, delete" {
+	crt -d "$IMG" t2 sh -c 'trap "exit 7" TERM; while :; do sleep 0.1; done'
+	[ "$(c task ls | awk '$1 == "t2" { print $3 }')" = RUNNING ]
+	run c task exec --fifo-dir "$IT_TMP/ctrd/fifo" --exec-id e1 t2 sh -c 'echo ex; exit 4'
+	[ "$status" -eq 4 ]
+	[ "$output" = ex ]
+	pid=$(c task ls | awk '$1 == "t2" { print $2 }')
+	run c task ps t2
+	[[ "$output" == *"$pid"* ]]
+	c task pause t2
+	[ "$(c task ls | awk '$1 == "t2" { print $3 }')" = PAUSED ]
+	[ "$(cat /sys/fs/cgroup/freezer/$CTR_NS/t2/freezer.state)" = FROZEN ]
+	c task resume t2
+	[ "$(c task ls | awk '$1 == "t2" { print $3 }')" = RUNNING ]
+	c task kill -s SIGTERM t2
+	it_wait 10 eval '[ "$(c task ls | awk "\$1 == \"t2\" { print \$3 }")" = STOPPED ]'
+	run c task delete t2
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"exit code 7"* ]]
+	c container rm t2
+	[ ! -e "$IT_TMP/ctrd/runc-root/$CTR_NS/t2" ]
+}
+
+@test "ctr run -t through a real pty" {
+	run timeout 30 script -qec "ctr --address $CTRD_SOCK -n $CTR_NS run --fifo-dir $IT_TMP/ctrd/fifo -t --rm --runtime io.containerd.runc.v2 --runc-binary $AGENTRT --runc-root $IT_TMP/ctrd/runc-root $IMG t3 sh -c 'tty; exit 5'" /dev/null </dev/null
+	[ "$status" -eq 5 ]
+	[[ "$output" == */dev/pts/0* ]]
+}
+
+@test "contrib/containerd/config.toml: containerd parses the agentrt runtime handler" {
+	local d=$IT_TMP/cfgcheck
+	mkdir -p "$d"
+	sed "s|/usr/local/bin/agentrt|$AGENTRT|" "$IT_SRC/contrib/containerd/config.toml" >"$d/agentrt.toml"
+	printf 'version = 2\nroot = "%s/root"\nstate = "%s/state"\nimports = ["%s/agentrt.toml"]\n' "$d" "$d" "$d" >"$d/config.toml"
+	run containerd --config "$d/config.toml" config dump
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -A12 'runtimes.agentrt\]' | grep -q 'runtime_type = "io.containerd.runc.v2"'
+	echo "$output" | grep -A3 'runtimes.agentrt.options\]' | grep -q "BinaryName = \"$AGENTRT\""
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# integration/podman.bats - Podman 4.3 (root, cgroupfs, conmon) driving agentrt.
+#
+# Private storage under a temp dir; agentrt is selected both by path
+# (`--runtime /abs/agentrt`) and by name through contrib/podman/containers.conf.
+# Parity flows use `--runtime-flag profile=oci`; a few flows use the default
+# profile and assert only what holds under both.
+
+load lib
+bats_require_minimum_version 1.5.0
+
+IMG=localhost/agentrt-it/busybox:latest
+
+setup_file() {
+	it_need_root
+	it_need_bin podman conmon
+	[ -x "$AGENTRT" ] || it_die "agentrt not built: $AGENTRT (run make)"
+	it_tmp podman
+	it_build_image "$IT_TMP/img"
+	podman_setup "$IT_TMP/podman"
+	PODMAN_CGROUP_PARENT=agentrt-it-podman-$$
+	export PODMAN_CGROUP_PARENT
+	pm import "$IT_TMP/img/rootfs.tar" "$IMG" >/dev/null
+}
+
+teardown_file() {
+	[ -n "${IT_TMP:-}" ] || return 0
+	local rc=0
+	podman_teardown
+	it_kill_under "$IT_TMP" || rc=1
+	it_rm_cgroups "$PODMAN_CGROUP_PARENT"
+	it_cleanup_tmp || rc=1
+	return $rc
+}
+
+teardown() {
+	pm --runtime "$AGENTRT" rm -a -f -t 0 >/dev/null 2>&1 || true
+}
+
+# prun [podman run options...] IMAGE CMD...: parity runtime (profile oci).
+prun() {
+	pm --runtime "$AGENTRT" --runtime-flag profile=oci run --network none \
+		--cgroup-parent "/$PODMAN_CGROUP_PARENT" "$@"
+}
+
+@test "podman --runtime PATH run: output and exit code (profile oci)" {
+	run prun --rm "$IMG" sh -c 'echo hello; exit 3'
+	[ "$status" -eq 3 ]
+	[ "$output" = hello ]
+}
+
+@test "podman --runtime agentrt (by name, contrib containers.conf, default profile): runs" {
+	run pm --runtime agentrt run --rm --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" "$IMG" sh -c 'echo hi; exit 5'
+	[ "$status" -eq 5 ]
+	[ "$output" = hi ]
+}
+
+@test "podman run --rootfs" {
+	cp -a "$IT_TMP/img/rootfs" "$IT_TMP/rootfs2"
+	run prun --rm --rootfs "$IT_TMP/rootfs2" sh -c 'cat /proc/1/comm; exit 2'
+	[ "$status" -eq 2 ]
+	[ "$output" = cat ] || [ "$output" = sh ]
+}
+
+@test "podman run: a missing command fails with 127 and agentrt's message" {
+	run -127 prun --rm "$IMG" /nonexistent
+	[[ "$output" == *"create \`"*'exec: "/nonexistent": stat /nonexistent: no such file or directory'* ]]
+}
+
+@test "podman run -e -w -u, -v, --read-only" {
+	mkdir -p "$IT_TMP/pvol"
+	chmod 1777 "$IT_TMP/pvol"
+	run prun --rm -e FOO=bar -w /tmp -u 1000:1000 -v "$IT_TMP/pvol:/data" "$IMG" sh -c 'echo $FOO $(pwd) $(id -u); echo x > /data/f'
+	[ "$status" -eq 0 ]
+	[ "$output" = "bar /tmp 1000" ]
+	[ "$(cat "$IT_TMP/pvol/f")" = x ]
+	run prun --rm --read-only --read-only-tmpfs=false "$IMG" touch /x
+	[[ "$output" == *"Read-only file system"* ]]
+}
+
+@test "podman run --read-only (tmpfs on /tmp, /var/tmp, /run with tmpcopyup)" {
+	run prun --rm --read-only "$IMG" sh -c 'touch /x; touch /tmp/y && echo tmp-ok'
+	[[ "$output" == *"Read-only file system"* ]]
+	[[ "$output" == *tmp-ok* ]]
+	# tmpcopyup: the tmpfs starts with the image's files, modes, owners and
+	# symlinks (copied, not followed)
+	cp -a "$IT_TMP/img/rootfs" "$IT_TMP/rootfs-cu"
+	mkdir -p "$IT_TMP/rootfs-cu/run/sub"
+	echo marker >"$IT_TMP/rootfs-cu/run/sub/f"
+	chown 1000:1000 "$IT_TMP/rootfs-cu/run/sub/f"
+	chmod 640 "$IT_TMP/rootfs-cu/run/sub/f"
+	ln -s /etc/shadow-on-host "$IT_TMP/rootfs-cu/run/link"
+	for rt in runc "$AGENTRT --runtime-flag profile=oci"; do
+		run pm --runtime $rt run --rm --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" --read-only --rootfs "$IT_TMP/rootfs-cu" \
+			sh -c 'cat /run/sub/f; stat -c "%a %u" /run/sub/f; readlink /run/link; grep -c " /run tmpfs" /proc/mounts'
+		[ "$status" -eq 0 ]
+		[ "$(echo $output)" = "marker 640 1000 /etc/shadow-on-host 1" ]
+	done
+}
+
+@test "podman run -m, --pids-limit, --cap-drop" {
+	run prun --rm -m 64m --pids-limit 20 --cap-drop ALL "$IMG" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max; grep CapEff /proc/self/status'
+	[ "$status" -eq 0 ]
+	[ "$(echo $output)" = "67108864 20 CapEff: 0000000000000000" ]
+}
+
+@test "podman run -it through a real pty" {
+	run it_pty_podman
+	[ "$status" -eq 4 ]
+	[[ "$output" == */dev/pts/0* ]]
+	[[ "$output" == *got-abc* ]]
+}
+
+it_pty_podman() {
+	timeout 30 script -qec "podman --root $PODMAN_DIR/root --runroot $PODMAN_DIR/runroot --tmpdir $PODMAN_DIR/tmp --cgroup-manager cgroupfs --events-backend file --storage-driver overlay --runtime $AGENTRT --runtime-flag profile=oci run -it --rm --network none --cgroup-parent /$PODMAN_CGROUP_PARENT $IMG sh -c 'tty; read x; echo got-\$x; exit 4'" /dev/null <<<"abc"
+}
+
+@test "podman run -d, exec, stop, rm" {
+	prun -d --name pd "$IMG" sh -c 'trap "exit 42" TERM; while :; do sleep 0.1; done'
+	run pm --runtime "$AGENTRT" exec pd sh -c 'cat /proc/1/cmdline | tr "\0" " "; exit 4'
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"trap"* ]]
+	run -127 pm --runtime "$AGENTRT" exec pd nosuch
+	pm --runtime "$AGENTRT" stop -t 5 pd
+	[ "$(pm inspect -f '{{.State.ExitCode}}' pd)" = 42 ]
+	pm --runtime "$AGENTRT" rm pd
+	run pm inspect pd
+	[ "$status" -ne 0 ]
+}
+
+@test "podman pause / unpause" {
+	prun -d --name pp "$IMG" sleep 1000
+	pm --runtime "$AGENTRT" pause pp
+	[ "$(pm inspect -f '{{.State.Status}}' pp)" = paused ]
+	id=$(pm inspect -f '{{.Id}}' pp)
+	[ "$(cat /sys/fs/cgroup/freezer/$PODMAN_CGROUP_PARENT/libpod-$id/freezer.state)" = FROZEN ]
+	pm --runtime "$AGENTRT" unpause pp
+	[ "$(pm inspect -f '{{.State.Status}}' pp)" = running ]
+	pm --runtime "$AGENTRT" exec pp true
+	pm --runtime "$AGENTRT" rm -f -t 0 pp
+}
+
+@test "podman --annotation reaches the runtime (agentrt state)" {
+	prun -d --name pa --annotation run.agentrt.test=hello "$IMG" sleep 1000
+	id=$(pm inspect -f '{{.Id}}' pa)
+	run "$AGENTRT" state "$id"
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | jq -r '.annotations["run.agentrt.test"]')" = hello ]
+	[ "$(echo "$output" | jq -r .status)" = running ]
+	pm --runtime "$AGENTRT" rm -f -t 0 pa
+	run "$AGENTRT" state "$id"
+	[ "$status" -ne 0 ]
+}
+
+@test "podman kill and wait with the exit code" {
+	prun -d --name pk "$IMG" sleep 1000
+	pm --runtime "$AGENTRT" kill pk
+	[ "$(pm wait pk)" = 137 ]
+}

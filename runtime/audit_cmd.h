@@ -1,0 +1,29 @@
+/* audit_cmd.h - `agentrt audit` and the lifecycle records CLI verbs add.
+ *
+ * A container has a trail while <state dir>/audit exists (written by
+ * monitor_start at create, naming the trail directory); the audit_cli_*
+ * calls append to it and do nothing for a container without one.  They are
+ * best effort: a failure is a logged warning, never the verb's error. */
+#ifndef AGENTRT_AUDIT_CMD_H
+#define AGENTRT_AUDIT_CMD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "runtime/cli.h"
+
+int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err);
+
+/* fields: JSON members without braces, or NULL. */
+void audit_cli_event(const char *root, const char *id, const char *kind, const char *fields);
+void audit_cli_exec(const char *root, const char *id, char *const *argv, pid_t pid, bool tty,
+                    bool detach);
+void audit_cli_kill(const char *root, const char *id, int sig, bool all);
+
+/* The container's trail for a long-lived writer (the egress helper), NULL
+ * when it has none.  Close with audit_log_close(). */
+struct audit_log;
+struct audit_log *audit_cli_open(int state_dirfd, const char *id);
+
+#endif

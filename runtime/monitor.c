@@ -1,0 +1,548 @@
+/* monitor.c - starting, running and stopping the per-container monitor
+ * (see monitor.h for the contract, monitor_internal.h for the loop). */
+#include "runtime/monitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "runtime/container.h"
+#include "runtime/fsutil.h"
+#include "runtime/monitor_internal.h"
+#include "runtime/procfs.h"
+
+#define MONITOR_READY_TIMEOUT_MS 10000
+
+/* ---- registry and helpers used by the sources */
+
+int64_t
+monitor_now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx)
+{
+  if (m->n_src == MONITOR_MAX_SOURCES)
+    return -1;
+  m->src[m->n_src++] = (struct monitor_source){fd, events, fn, NULL, ctx};
+  return 0;
+}
+
+void
+monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
+{
+  for (size_t i = 0; i < m->n_src; i++)
+    if (m->src[i].fd == fd)
+      m->src[i].flush = flush;
+}
+
+void
+monitor_record(struct monitor *m, const char *kind, const char *fields)
+{
+  struct error err = {0};
+
+  if (audit_log_append(m->log, kind, fields, &err) < 0)
+    m->write_errors++;
+}
+
+void
+monitor_error(struct monitor *m, const char *source, const struct error *err)
+{
+  struct jbuf b = {0};
+
+  jb_key_str(&b, "source", source);
+  jb_key_str(&b, "error", err->msg);
+  monitor_record(m, "audit_error", jb_str(&b));
+  jb_free(&b);
+}
+
+static uint64_t
+ns_inode(const char *who, const char *name)
+{
+  struct error err = {0};
+  cleanup_close int fd = procfs_open_ns(who, name, &err);
+  struct stat st;
+
+  return fd >= 0 && fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static bool
+cgroup_file_has(const char *text, const char *path)
+{
+  size_t len = strlen(path);
+
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    const char *c = strchr(p, ':') ? strchr(strchr(p, ':') + 1, ':') : NULL;
+    if (c && strncmp(c + 1, path, len) == 0 && (c[1 + len] == '\n' || c[1 + len] == '/'))
+      return true;
+  }
+  return false;
+}
+
+bool
+monitor_owns_procdir(struct monitor *m, int dir)
+{
+  char text[4096];
+  struct stat st;
+  ssize_t n;
+  int fd;
+
+  /* the ns link, stat'ed through the verified procfs dir of the process */
+  if (m->pidns_ino != 0)
+    return fstatat(dir, "ns/pid", &st, 0) == 0 && (uint64_t)st.st_ino == m->pidns_ino;
+  if (m->cgroup_path == NULL || (fd = openat(dir, "cgroup", O_RDONLY | O_CLOEXEC)) < 0)
+    return false;
+  n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  text[n] = '\0';
+  return cgroup_file_has(text, m->cgroup_path[0] == '/' ? m->cgroup_path : "/");
+}
+
+void
+monitor_check_oom(struct monitor *m)
+{
+  struct error err = {0};
+  uint64_t n = 0;
+  struct jbuf b = {0};
+
+  if (m->cg == NULL || cgroup_oom_count(m->cg, &n, &err) < 0 || n <= m->oom_count)
+    return;
+  jb_key_u64(&b, "kills", n - m->oom_count);
+  jb_key_u64(&b, "total", n);
+  monitor_record(m, "oom", jb_str(&b));
+  jb_free(&b);
+  m->oom_count = n;
+}
+
+/* ---- the loop */
+
+static bool
+flush_all(struct monitor *m, bool final)
+{
+  bool pending = false;
+
+  for (size_t i = 0; i < m->n_src; i++)
+    if (m->src[i].flush && m->src[i].flush(m, m->src[i].ctx, final))
+      pending = true;
+  return pending;
+}
+
+static void
+on_signal(struct monitor *m, int fd, short revents, void *ctx)
+{
+  struct signalfd_siginfo si;
+
+  while (read(fd, &si, sizeof si) == (ssize_t)sizeof si)
+    m->stop = true;
+}
+
+static void
+run_loop(struct monitor *m)
+{
+  struct pollfd pfd[MONITOR_MAX_SOURCES + 1];
+  bool pending = false;
+
+  while (!m->stop) {
+    int n;
+    pfd[0] = (struct pollfd){.fd = m->init_pidfd, .events = POLLIN};
+    for (size_t i = 0; i < m->n_src; i++)
+      pfd[i + 1] = (struct pollfd){.fd = m->src[i].fd, .events = m->src[i].events};
+    n = poll(pfd, m->n_src + 1, pending ? MONITOR_TICK_MS : -1);
+    if (n < 0 && errno != EINTR)
+      break;
+    for (size_t i = 0; n > 0 && i < m->n_src; i++)
+      if (pfd[i + 1].revents)
+        m->src[i].fn(m, m->src[i].fd, pfd[i + 1].revents, m->src[i].ctx);
+    pending = flush_all(m, false);
+    if (n > 0 && pfd[0].revents)
+      break; /* the init is gone */
+  }
+}
+
+static bool
+wait_pidfd(int pidfd, int ms)
+{
+  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+  return poll(&p, 1, ms) > 0;
+}
+
+static void
+finish(struct monitor *m)
+{
+  struct jbuf b = {0};
+  bool init_gone = wait_pidfd(m->init_pidfd, 0);
+
+  /* drain what the kernel queued before the init's death */
+  for (size_t i = 0; i < m->n_src; i++)
+    if (m->src[i].fd >= 0 && m->src[i].fn != on_signal)
+      m->src[i].fn(m, m->src[i].fd, POLLIN, m->src[i].ctx);
+  flush_all(m, true);
+  monitor_check_oom(m);
+  jb_key_i64(&b, "pid", m->init_pid);
+  if (!init_gone) {
+    jb_key_str(&b, "state", "stopped while the container runs");
+    monitor_record(m, "monitor", jb_str(&b));
+  } else {
+    if (m->have_exit && WIFSIGNALED(m->exit_status))
+      jb_key_i64(&b, "signal", WTERMSIG(m->exit_status));
+    else if (m->have_exit)
+      jb_key_i64(&b, "code", WEXITSTATUS(m->exit_status));
+    monitor_record(m, "exit", jb_str(&b));
+  }
+  jb_free(&b);
+  monitor_proc_close(m);
+}
+
+/* ---- the monitor process */
+
+static void
+reset_process(int keep_fd)
+{
+  sigset_t all;
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+  sigfillset(&all);
+  sigprocmask(SIG_UNBLOCK, &all, NULL);
+  for (int s = 1; s < NSIG; s++)
+    signal(s, SIG_DFL);
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  procfs_reset();
+  /* ENGINES.md §2.4: never keep the runtime's stdio */
+  for (int fd = 0; fd < 3; fd++)
+    if (null >= 0 && null != fd)
+      dup2(null, fd);
+  if (keep_fd > 3)
+    syscall(SYS_close_range, 3U, (unsigned)keep_fd - 1, 0);
+  syscall(SYS_close_range, (unsigned)keep_fd + 1, ~0U, 0);
+  /* the log's fd number must not be reused by one of our files */
+  if (log_fd() >= 0 && log_fd() != keep_fd)
+    dup2(0, log_fd());
+  if (chdir("/") < 0) {
+    /* nothing depends on the cwd */
+  }
+  umask(077);
+  prctl(PR_SET_NAME, "agentrt-monitor", 0, 0, 0);
+  /* Wake up at once to read a new process's argv before it is gone: lowest
+   * round-robin real-time priority (the kernel's RT throttling still leaves
+   * the CPU to others), else a higher nice value.  Needs CAP_SYS_NICE (and RT
+   * runtime in our cgroup); best effort. */
+  if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK,
+                         &(struct sched_param){.sched_priority = 1}) < 0)
+    setpriority(PRIO_PROCESS, 0, -5);
+}
+
+static int
+open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
+{
+  char who[24];
+  uint64_t own = ns_inode("self", "pid"), theirs;
+
+  m->init_pidfd = (int)syscall(SYS_pidfd_open, o->init_pid, 0);
+  if (m->init_pidfd < 0)
+    return error_errno(err, "pidfd of init %d", o->init_pid);
+  /* the pidfd pins the pid; the start time proves it is still our init */
+  if (!proc_alive(o->init_pid, o->init_start_time))
+    return error_set(err, ESRCH, "init %d is gone", o->init_pid);
+  snprintf(who, sizeof who, "%d", o->init_pid);
+  theirs = ns_inode(who, "pid");
+  m->pidns_ino = theirs != 0 && theirs != own ? theirs : 0;
+  return 0;
+}
+
+static void
+open_cgroup(struct monitor *m, const struct monitor_opts *o)
+{
+  struct cgroup_opts co = {.id = o->id, .systemd = o->systemd_cgroup};
+  struct error err = {0};
+
+  if (o->cgroup_path == NULL || *o->cgroup_path == '\0')
+    return;
+  m->cgroup_path = xstrdup(o->cgroup_path);
+  if (cgroup_manager_load(o->cgroup_path, &co, &m->cg, &err) < 0) {
+    monitor_error(m, "cgroup", &err);
+    return;
+  }
+  if (cgroup_oom_count(m->cg, &m->oom_count, &err) < 0)
+    m->oom_count = 0;
+}
+
+static void
+add_name(struct jbuf *names, const char *name)
+{
+  if (names->len > 0 && names->p[names->len - 1] != '[')
+    jb_puts(names, ",");
+  jb_quote(names, name, strlen(name));
+}
+
+static void
+open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
+{
+  const struct profile_result *p = o->profile;
+  struct error err = {0};
+  sigset_t set;
+  int sfd;
+
+  if (monitor_proc_open(m, &err) < 0)
+    monitor_error(m, "process", &err);
+  else
+    add_name(names, "process");
+  error_clear(&err);
+  if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
+    if (monitor_files_open(m, p->workspace.path, &err) < 0)
+      monitor_error(m, "file", &err);
+    else
+      add_name(names, "file");
+  }
+  error_clear(&err);
+  if (o->nflog_group >= 0) {
+    int r = monitor_net_open(m, o->nflog_group, &err);
+    if (r < 0)
+      monitor_error(m, "net", &err);
+    else if (r > 0)
+      add_name(names, "net");
+  }
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd >= 0)
+    monitor_add_fd(m, sfd, POLLIN, on_signal, NULL);
+}
+
+static void tell(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void
+tell(int fd, const char *fmt, ...)
+{
+  char buf[ERROR_MSG_MAX + 32];
+  va_list ap;
+  int n;
+
+  va_start(ap, fmt);
+  n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0 && write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1) < 0) {
+    /* the parent gave up waiting */
+  }
+}
+
+__attribute__((noreturn)) static void
+monitor_main(const struct monitor_opts *o, const char *trail, int ready_fd)
+{
+  struct monitor m = {.init_pidfd = -1, .init_pid = o->init_pid};
+  struct error err = {0};
+  struct jbuf f = {0};
+
+  reset_process(ready_fd);
+  m.id = xstrdup(o->id);
+  if (audit_log_open(trail, o->id, NULL, false, &m.log, &err) < 0) {
+    tell(ready_fd, "ERR %s", err.msg);
+    _exit(1);
+  }
+  if (open_init(&m, o, &err) < 0) {
+    monitor_error(&m, "init", &err);
+    tell(ready_fd, "ERR %s", err.msg);
+    _exit(1);
+  }
+  open_cgroup(&m, o);
+  jb_key_i64(&f, "pid", getpid());
+  jb_key(&f, "sources");
+  jb_puts(&f, "[");
+  open_sources(&m, o, &f);
+  jb_puts(&f, "]");
+  monitor_record(&m, "monitor", jb_str(&f));
+  jb_free(&f);
+  tell(ready_fd, "OK %d\n", getpid());
+  close(ready_fd);
+  run_loop(&m);
+  finish(&m);
+  _exit(0);
+}
+
+/* ---- the parent side */
+
+static char *
+create_fields(const struct monitor_opts *o)
+{
+  const struct profile_result *p = o->profile;
+  struct jbuf b = {0};
+
+  jb_key_str(&b, "profile", p->profile);
+  jb_key_str(&b, "bundle", o->bundle);
+  jb_key_i64(&b, "pid", o->init_pid);
+  jb_key(&b, "workspace");
+  jb_puts(&b, "{");
+  jb_key_str(&b, "mode", profile_ws_mode_name(p->workspace.mode));
+  jb_key_str(&b, "path", p->workspace.path);
+  jb_puts(&b, "}");
+  jb_key(&b, "changes");
+  jb_puts(&b, "[");
+  for (size_t i = 0; i < p->n_changes; i++) {
+    const struct profile_change *c = &p->changes[i];
+    jb_puts(&b, i > 0 ? ",{" : "{");
+    jb_key_str(&b, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
+    jb_key_str(&b, "field", c->field);
+    jb_key_str(&b, "old", c->old_value);
+    jb_key_str(&b, "new", c->new_value);
+    jb_key_str(&b, "reason", c->reason);
+    jb_puts(&b, "}");
+  }
+  jb_puts(&b, "]");
+  return jb_take(&b);
+}
+
+/* Read "OK <pid>" (or "ERR <msg>") from the monitor, bounded in time. */
+static int
+wait_ready(int fd, pid_t *ret_pid, struct error *err)
+{
+  char buf[ERROR_MSG_MAX + 32];
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  size_t len = 0;
+  int64_t deadline = monitor_now_ms() + MONITOR_READY_TIMEOUT_MS;
+  int pid = 0;
+
+  while (len < sizeof buf - 1) {
+    int64_t left = deadline - monitor_now_ms();
+    ssize_t n;
+    if (left <= 0 || poll(&p, 1, (int)left) == 0)
+      return error_set(err, ETIMEDOUT, "audit monitor: not ready");
+    n = read(fd, buf + len, sizeof buf - 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  if (strncmp(buf, "OK ", 3) == 0 && sscanf(buf + 3, "%d", &pid) == 1 && pid > 0) {
+    *ret_pid = pid;
+    return 0;
+  }
+  if (strncmp(buf, "ERR ", 4) == 0)
+    return error_set(err, 0, "audit monitor: %s", buf + 4);
+  return error_set(err, 0, "audit monitor: exited during setup");
+}
+
+static int
+spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid, struct error *err)
+{
+  int p[2], st = 0;
+  pid_t a;
+
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return error_errno(err, "audit monitor: pipe");
+  a = fork();
+  if (a < 0) {
+    close(p[0]);
+    close(p[1]);
+    return error_errno(err, "audit monitor: fork");
+  }
+  if (a == 0) {
+    /* double fork: the monitor is nobody's child we would have to reap */
+    pid_t b;
+    setsid();
+    b = fork();
+    if (b == 0)
+      monitor_main(o, trail, p[1]);
+    _exit(b < 0 ? 1 : 0);
+  }
+  close(p[1]);
+  while (waitpid(a, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    close(p[0]);
+    return error_set(err, 0, "audit monitor: fork failed");
+  }
+  st = wait_ready(p[0], ret_pid, err);
+  close(p[0]);
+  return st;
+}
+
+int
+monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
+{
+  const struct profile_result *p = o->profile;
+  struct audit_limits lim;
+  cleanup_free char *trail = NULL;
+  cleanup_free char *fields = NULL;
+  struct audit_log *log = NULL;
+  uint64_t start = 0;
+  char buf[64];
+  int r;
+
+  *ret_pid = 0;
+  if (p == NULL || !p->audit.enabled)
+    return 0;
+  trail = audit_trail_dir(o->root, p->audit.dir, o->id);
+  lim = (struct audit_limits){.max_size = p->audit.max_size, .max_age = p->audit.max_age};
+  if (audit_log_open(trail, o->id, &lim, true, &log, err) < 0)
+    return error_prefix(err, "audit");
+  fields = create_fields(o);
+  r = audit_log_append(log, "create", fields, err);
+  audit_log_close(log);
+  if (r < 0)
+    return error_prefix(err, "audit `%s`", trail);
+  /* CLI verbs find the trail through this file while the container exists */
+  if (write_file_atomic_at(o->state_dirfd, "audit", trail, strlen(trail), err) < 0)
+    return -1;
+  if (spawn_monitor(o, trail, ret_pid, err) < 0)
+    return -1;
+  proc_start_time(*ret_pid, &start, NULL);
+  snprintf(buf, sizeof buf, "%d %" PRIu64, *ret_pid, start);
+  return write_file_atomic_at(o->state_dirfd, "monitor.pid", buf, strlen(buf), err);
+}
+
+int
+monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
+{
+  cleanup_free char *text = NULL;
+  cleanup_close int pidfd = -1;
+  size_t len = 0;
+  int pid = 0;
+  uint64_t start = 0;
+
+  if (read_file_at(state_dirfd, "monitor.pid", 128, &text, &len, err) < 0) {
+    if (err->code != ENOENT)
+      return -1;
+    error_clear(err);
+    return 0;
+  }
+  if (sscanf(text, "%d %" SCNu64, &pid, &start) != 2 || pid <= 0)
+    return error_set(err, 0, "monitor.pid: malformed");
+  pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0 || !proc_alive(pid, start))
+    return 0; /* gone already (or the pid is someone else's now) */
+  if (wait_pidfd(pidfd, timeout_ms))
+    return 0;
+  syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+  if (wait_pidfd(pidfd, 1000))
+    return 0;
+  syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  if (wait_pidfd(pidfd, 1000))
+    return 0;
+  return error_set(err, ETIMEDOUT, "audit monitor %d did not exit", pid);
+}

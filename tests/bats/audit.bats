@@ -1,0 +1,254 @@
+#!/usr/bin/env bats
+# audit.bats - the audit trail (issue 9): what an agent container did, from the kernel,
+# recorded outside its reach, hash-chained, surviving `delete` until --purge.
+# Containers run under the `agent` profile (tmpfs workspace at /workspace).
+
+load helpers
+
+eval "$(declare -f teardown_file | sed '1s/teardown_file/helpers_teardown_file/')"
+
+setup() {
+	setup_bundle
+	agentrt_only "the audit trail is agentrt's"
+	requires jq
+	export AGENTRT_PROFILE=agent # also for create_container / run_detached
+}
+
+teardown() {
+	teardown_bundle
+	local rc=$?
+	# trails outlive their containers by design; the per-file root must end empty
+	rm -rf "${TEST_ROOT:?}/.audit"
+	return $rc
+}
+
+teardown_file() {
+	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.cache"
+	helpers_teardown_file
+}
+
+ra() {
+	rt --profile agent "$@"
+}
+
+# records ID [FILTER]: the trail as compact JSON lines (jq filter applied per record)
+records() {
+	ra audit --format json "$1" | jq -c "${2:-.}"
+}
+
+trail_dir() {
+	echo "$TEST_ROOT/.audit/$1"
+}
+
+wait_stopped() {
+	wait_for_status "$1" stopped 20
+}
+
+# A program start: by argv (the normal case) or, for one that was gone before the
+# monitor could read it, by its comm.
+has_program() { # ID NAME ARG0
+	records "$1" "select(.kind == \"process\") | select(.argv[0] == \"$3\" or .comm == \"$2\") | .pid" |
+		grep -q .
+}
+
+@test "audit: lifecycle, programs and workspace changes are recorded in order" {
+	set_cmd '/bin/ls /workspace >/dev/null; echo hi >/workspace/a.txt; echo more >>/workspace/a.txt; mkdir /workspace/d; rm /workspace/a.txt; exit 3'
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 3 ] || fail "run: status $status: $output"
+	# lifecycle skeleton, in order
+	kinds=$(records c1 '.kind' | jq -r . | grep -vE '^(process|file|dns|denied)$' | tr '\n' ' ')
+	[ "$kinds" = "create monitor start exit delete " ] || fail "lifecycle: $kinds"
+	[ "$(records c1 'select(.kind == "exit") | .code')" = 3 ] || fail "exit code not recorded"
+	[ "$(records c1 'select(.kind == "create") | .profile' | jq -r .)" = agent ]
+	records c1 'select(.kind == "create") | .changes[] | .field' | grep -q 'mounts\[/workspace\]' ||
+		fail "create does not list the profile's changes"
+	# the init's program, then /bin/ls it started
+	records c1 'select(.kind == "process") | .argv[0]' | head -1 | grep -qx '"sh"' ||
+		fail "first program is not sh: $(records c1 'select(.kind == "process")')"
+	has_program c1 ls /bin/ls || fail "/bin/ls not recorded: $(records c1 'select(.kind == "process")')"
+	seq_sh=$(records c1 'select(.kind == "process" and .argv[0] == "sh") | .seq' | head -1)
+	seq_start=$(records c1 'select(.kind == "start") | .seq')
+	[ "$seq_start" -lt "$seq_sh" ]
+	# workspace changes, coalesced per path
+	[ "$(records c1 'select(.kind == "file" and .path == "/workspace/a.txt") | .ops' )" = '["create","modify","delete"]' ] ||
+		fail "a.txt: $(records c1 'select(.kind == "file")')"
+	records c1 'select(.kind == "file" and .path == "/workspace/d") | .dir' | grep -qx true
+	# nothing outside the workspace is reported as a workspace change
+	[ -z "$(records c1 'select(.kind == "file") | .path | select(startswith("/workspace/") | not)')" ]
+	# every record names the container
+	[ -z "$(records c1 'select(.id != "c1")')" ]
+	run ra audit verify c1
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains "ok"
+}
+
+@test "audit: --kind, --since, --format text and --summary" {
+	set_cmd '/bin/echo x >/workspace/f; true'
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	run ra audit --kind file,exit --format json c1
+	[ "$status" -eq 0 ]
+	[ "$(jq -r .kind <<<"$output" | sort -u | tr '\n' ' ')" = "exit file " ] || fail "$output"
+	run ra audit --format text c1
+	grep -qE '^[0-9T:.-]+Z #1 create ' <<<"$output" || fail "text: $output"
+	run ra audit --since 2000-01-01T00:00:00Z c1
+	[ "$(wc -l <<<"$output")" -eq "$(ra audit c1 | wc -l)" ]
+	run ra audit --since 1m --kind create c1
+	[ "$(wc -l <<<"$output")" -eq 1 ]
+	run ra audit --summary c1
+	[ "$status" -eq 0 ]
+	assert_output_contains "programs run"
+	assert_output_contains "/workspace/f (create,modify)"
+	assert_output_contains "exit code 0"
+}
+
+@test "audit: two containers at once, each record attributed to its own container" {
+	set_cmd 'for i in 1 2 3; do /bin/echo only-c1 >/workspace/c1-$i; done; sleep 1'
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "c1: $output"
+	set_cmd 'for i in 1 2 3; do /bin/echo only-c2 >/workspace/c2-$i; done; sleep 1'
+	run_detached c2
+	[ "$status" -eq 0 ] || fail "c2: $output"
+	wait_stopped c1
+	wait_stopped c2
+	rt delete c1
+	rt delete c2
+	for pair in "c1 c2" "c2 c1"; do
+		set -- $pair
+		[ "$(records "$1" "select(.kind == \"process\" and .argv[1] == \"only-$1\") | .pid" | wc -l)" -eq 3 ] ||
+			fail "$1: own programs: $(records "$1" 'select(.kind == "process")')"
+		[ -z "$(records "$1" "select(.kind == \"process\" and .argv[1] == \"only-$2\")")" ] ||
+			fail "$1 has $2's programs"
+		[ "$(records "$1" "select(.kind == \"file\") | .path" | grep -c "/workspace/$1-")" -eq 3 ]
+		[ -z "$(records "$1" "select(.kind == \"file\") | .path" | grep "/workspace/$2-")" ]
+	done
+}
+
+@test "audit: verify detects a modified, a deleted and a removed last record" {
+	set_cmd '/bin/echo x >/workspace/f; true'
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ]
+	dir=$(trail_dir c1)
+	file=$(ls "$dir"/*.jsonl | head -1)
+	cp "$file" "$BUNDLE/orig"
+	run ra audit verify c1
+	[ "$status" -eq 0 ] || fail "clean trail: $output"
+	# modified line 3
+	sed -i '3s/"kind":"start"/"kind":"strat"/' "$file"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "modified record not detected"
+	assert_output_contains "seq 3"
+	# deleted line 2
+	cp "$BUNDLE/orig" "$file"
+	sed -i '2d' "$file"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "deleted record not detected"
+	assert_output_contains "seq 2"
+	# deleted last line
+	cp "$BUNDLE/orig" "$file"
+	sed -i '$d' "$file"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "deleted last record not detected"
+	cp "$BUNDLE/orig" "$file"
+	run ra audit verify c1
+	[ "$status" -eq 0 ]
+}
+
+@test "audit: a process inside cannot see or reach the trail or the monitor" {
+	set_args sleep 100
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	rt start c1
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/c1/monitor.pid")
+	[ "$(cat /proc/"$mon"/comm)" = agentrt-monitor ]
+	# the monitor holds no stdio of the runtime (ENGINES.md §2.4) and lives outside the
+	# container's namespaces and cgroup
+	for fd in 0 1 2; do [ "$(readlink /proc/"$mon"/fd/$fd)" = /dev/null ]; done
+	cpid=$(container_pid c1)
+	[ "$(readlink /proc/"$mon"/ns/pid)" != "$(readlink /proc/"$cpid"/ns/pid)" ]
+	[ "$(readlink /proc/"$mon"/ns/mnt)" != "$(readlink /proc/"$cpid"/ns/mnt)" ]
+	! grep -qx "$mon" <(rt ps c1 -f json 2>/dev/null | jq -r '.[]' 2>/dev/null)
+	run rt exec c1 sh -c "
+		test -e '$TEST_ROOT' && echo SEES-ROOT
+		test -e '$(trail_dir c1)' && echo SEES-TRAIL
+		test -e /proc/$mon/cmdline && grep -q agentrt /proc/$mon/cmdline 2>/dev/null && echo SEES-MONITOR
+		for p in /proc/[0-9]*; do grep -qs agentrt-monitor \$p/comm && echo SEES-MONITOR-COMM; done
+		echo tamper >>'$(trail_dir c1)/head' 2>/dev/null && echo WROTE
+		true"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	! grep -q 'SEES\|WROTE' <<<"$output" || fail "reachable from inside: $output"
+	rt delete --force c1
+	run ra audit verify c1
+	[ "$status" -eq 0 ] || fail "verify after the attempts: $output"
+}
+
+@test "audit: the trail survives delete; --purge removes it" {
+	set_args true
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ]
+	[ ! -e "$TEST_ROOT/c1" ]
+	run ra audit c1
+	[ "$status" -eq 0 ]
+	[ "$(tail -1 <<<"$output" | jq -r .kind)" = delete ]
+	# --purge is refused while the container exists
+	set_args sleep 100
+	create_container c2
+	run ra audit --purge c2
+	[ "$status" -ne 0 ]
+	assert_output_contains "delete it first"
+	rt delete --force c2
+	run ra audit --purge c1
+	[ "$status" -eq 0 ] || fail "purge: $output"
+	[ ! -e "$(trail_dir c1)" ]
+	run ra audit c1
+	[ "$status" -ne 0 ]
+	assert_output_contains "no audit trail"
+}
+
+@test "audit: pause, resume, exec and kill are recorded by the CLI" {
+	set_args sleep 100
+	create_container c1
+	rt start c1
+	rt pause c1
+	rt resume c1
+	rt exec c1 /bin/echo from-exec
+	rt kill c1 KILL
+	wait_stopped c1
+	rt delete c1
+	kinds=$(records c1 '.kind' | jq -r . | grep -vE '^(process|file|denied|dns)$' | tr '\n' ' ')
+	[ "$kinds" = "create monitor start pause resume exec kill exit delete " ] || fail "$kinds"
+	[ "$(records c1 'select(.kind == "exec") | .argv[1]' | jq -r .)" = from-exec ]
+	[ "$(records c1 'select(.kind == "kill") | .signal')" = 9 ]
+	[ "$(records c1 'select(.kind == "exit") | .signal')" = 9 ]
+}
+
+@test "audit: the oci profile keeps no trail and starts no monitor" {
+	set_args true
+	run rt --profile oci run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ]
+	[ ! -e "$(trail_dir c1)" ]
+}
+
+@test "audit: egress decisions: a refused name and a denied connection" {
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build (issue 6)"
+	requires nsenter ip
+	set_args sleep 100
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	# a route out of the container's own network namespace (nothing on the host changes)
+	nsenter -t "$pid" -n sh -c 'ip link add va type veth peer name vb &&
+		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
+		skip "cannot make a veth pair"
+	rt start c1
+	rt exec c1 sh -c 'nslookup refused.example.com 127.0.0.1; nc -w 1 198.51.100.7 80 </dev/null; true' || true
+	sleep 1.5 # denied packets are coalesced for a second
+	rt delete --force c1
+	records c1 'select(.kind == "dns" and .name == "refused.example.com") | .verdict' | grep -qx '"refused"' ||
+		fail "dns: $(records c1 'select(.kind == "dns")')"
+	[ "$(records c1 'select(.kind == "denied" and .dst == "198.51.100.7") | .port')" = 80 ] ||
+		fail "denied: $(records c1 'select(.kind == "denied")')"
+	run ra audit --summary c1
+	assert_output_contains "refused.example.com"
+	assert_output_contains "198.51.100.7:80/tcp"
+}

@@ -1,0 +1,356 @@
+/* test_audit.c - SHA-256 vectors, the hash chain, tamper detection,
+ * rotation and retention, concurrent writers, JSON escaping, reading. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
+#include "audit/sha256.h"
+#include "common/util.h"
+#include "tap.h"
+
+static void
+test_sha256(void)
+{
+  static const struct {
+    const char *in, *out;
+  } v[] = {
+      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+      {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrl"
+       "mnopqrsmnopqrstnopqrstu",
+       "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
+  };
+  char hex[65];
+  struct sha256 s;
+  uint8_t d[32];
+  static char chunk[1000];
+
+  for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+    sha256_hex(v[i].in, strlen(v[i].in), hex);
+    tap_ok(strcmp(hex, v[i].out) == 0, "sha256 vector %zu (%zu bytes)", i, strlen(v[i].in));
+  }
+  /* one million 'a', fed in uneven pieces */
+  memset(chunk, 'a', sizeof chunk);
+  sha256_init(&s);
+  for (size_t done = 0, step = 1; done < 1000000; done += step, step = step % 997 + 1) {
+    if (done + step > 1000000)
+      step = 1000000 - done;
+    sha256_update(&s, chunk, step);
+  }
+  sha256_final(&s, d);
+  for (int i = 0; i < 32; i++)
+    snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  tap_ok(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0,
+         "sha256 of a million 'a' in uneven pieces");
+}
+
+static void
+test_jbuf(void)
+{
+  struct jbuf b = {0};
+  const char bad[] = {'a', '"', '\\', '\n', 1, (char)0xff, (char)0xc3, (char)0xa9, 0};
+  char *argv[] = {"ls", "-l", NULL};
+
+  jb_key_str(&b, "s", bad);
+  jb_key_strv(&b, "argv", argv, 2);
+  jb_key_i64(&b, "n", -3);
+  tap_ok(strcmp(jb_str(&b), "\"s\":\"a\\\"\\\\\\n\\u0001\\u00ff\xc3\xa9\",\"argv\":[\"ls\",\"-l\"],"
+                            "\"n\":-3") == 0,
+         "jbuf escapes control and invalid bytes, keeps UTF-8: %s", jb_str(&b));
+  jb_free(&b);
+}
+
+static char *
+tmpdir(void)
+{
+  char tmpl[] = "/tmp/agentrt-test-audit-XXXXXX";
+  char *d = mkdtemp(tmpl);
+  return d ? xstrdup(d) : NULL;
+}
+
+static int
+trail_fd(const char *dir)
+{
+  return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static bool
+verify_ok(const char *dir, struct audit_verify_result *r)
+{
+  struct error err = {0};
+  int fd = trail_fd(dir);
+  int ret = audit_verify(fd, r, &err);
+
+  close(fd);
+  if (ret < 0)
+    printf("# verify: %s\n", err.msg);
+  return ret == 0 && r->ok;
+}
+
+static void
+write_n(const char *dir, int n, const struct audit_limits *lim)
+{
+  struct audit_log *l = NULL;
+  struct error err = {0};
+
+  if (audit_log_open(dir, "c1", lim, true, &l, &err) < 0) {
+    tap_ok(false, "open trail: %s", err.msg);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    cleanup_free char *f = xfmt("\"i\":%d,\"path\":\"/workspace/f%d\"", i, i);
+    if (audit_log_append(l, "file", f, &err) < 0) {
+      tap_ok(false, "append %d: %s", i, err.msg);
+      break;
+    }
+  }
+  audit_log_close(l);
+}
+
+static char *
+file_path(const char *dir, uint64_t first)
+{
+  return xfmt("%s/%020" PRIu64 ".jsonl", dir, first);
+}
+
+/* Rewrite the single log file with a change made by `edit`. */
+static void
+edit_file(const char *dir, void (*edit)(char **lines, size_t *n))
+{
+  cleanup_free char *path = file_path(dir, 1);
+  char *lines[64];
+  size_t n = 0;
+  char buf[4096];
+  FILE *f = fopen(path, "r");
+
+  while (f && n < 64 && fgets(buf, sizeof buf, f))
+    lines[n++] = xstrdup(buf);
+  if (f)
+    fclose(f);
+  edit(lines, &n);
+  f = fopen(path, "w");
+  for (size_t i = 0; i < n; i++) {
+    fputs(lines[i], f);
+    free(lines[i]);
+  }
+  fclose(f);
+}
+
+static void
+edit_modify(char **l, size_t *n)
+{
+  char *p = strstr(l[2], "/workspace/f2");
+  p[11] = 'X';
+}
+static void
+edit_delete(char **l, size_t *n)
+{
+  free(l[3]);
+  memmove(l + 3, l + 4, (*n - 4) * sizeof *l);
+  (*n)--;
+}
+static void
+edit_swap(char **l, size_t *n)
+{
+  char *t = l[4];
+  l[4] = l[5];
+  l[5] = t;
+}
+static void
+edit_drop_last(char **l, size_t *n)
+{
+  free(l[--*n]);
+}
+/* change a record and recompute its own hash: the next prev link breaks */
+static void
+edit_rehash(char **l, size_t *n)
+{
+  char *line = l[1], *h = strstr(line, ",\"hash\":\"");
+  char hex[65];
+  cleanup_free char *body = NULL;
+
+  strstr(line, "/workspace/f1")[11] = 'Y';
+  body = xstrndup(line, (size_t)(h - line));
+  body = xrealloc(body, strlen(body) + 2);
+  strcat(body, "}");
+  sha256_hex(body, strlen(body), hex);
+  memcpy(h + 9, hex, 64);
+}
+
+static void
+tamper_case(const char *name, void (*edit)(char **, size_t *), uint64_t want_bad)
+{
+  cleanup_free char *dir = tmpdir();
+  struct audit_verify_result r;
+  cleanup_free char *cmd = NULL;
+
+  write_n(dir, 8, NULL);
+  edit_file(dir, edit);
+  verify_ok(dir, &r);
+  tap_ok(!r.ok && r.bad_seq == want_bad,
+         "verify detects %s at seq %" PRIu64 " (got ok=%d bad=%" PRIu64 ": %s)", name, want_bad,
+         r.ok, r.bad_seq, r.detail);
+  cmd = xfmt("rm -rf %s", dir);
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+}
+
+static void
+test_chain(void)
+{
+  cleanup_free char *dir = tmpdir();
+  cleanup_free char *cmd = xfmt("rm -rf %s", dir);
+  struct audit_verify_result r;
+  struct error err = {0};
+
+  write_n(dir, 10, NULL);
+  tap_ok(audit_append_event(dir, "c1", "delete", NULL, &err) == 0, "append from a second handle");
+  verify_ok(dir, &r);
+  tap_ok(r.ok && r.records == 11 && r.first_seq == 1 && r.last_seq == 11,
+         "a fresh chain verifies (%" PRIu64 " records)", r.records);
+  tap_ok(audit_append_event("/nonexistent/agentrt-audit", "c1", "x", NULL, &err) < 0,
+         "appending to a missing trail fails without creating it");
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+  tamper_case("a modified line", edit_modify, 3);
+  tamper_case("a deleted line", edit_delete, 4);
+  tamper_case("reordered lines", edit_swap, 5);
+  tamper_case("a deleted last line", edit_drop_last, 8);
+  tamper_case("a line rewritten with a fresh hash", edit_rehash, 3);
+}
+
+static void
+test_rotation(void)
+{
+  cleanup_free char *dir = tmpdir();
+  cleanup_free char *cmd = xfmt("rm -rf %s", dir);
+  struct audit_limits lim = {.max_size = 8192, .max_age = 0};
+  struct audit_verify_result r;
+  cleanup_free uint64_t *files = NULL;
+  struct error err = {0};
+  size_t n = 0;
+  int fd;
+
+  write_n(dir, 400, &lim);
+  fd = trail_fd(dir);
+  audit_list_files(fd, &files, &n, &err);
+  close(fd);
+  tap_ok(n > 1 && n <= 6, "rotation made %zu files", n);
+  verify_ok(dir, &r);
+  tap_ok(r.ok, "the chain verifies across rotated files: %s", r.detail);
+  tap_ok(r.last_seq == 400 && r.first_seq > 1,
+         "retention dropped the oldest (seq %" PRIu64 "..%" PRIu64 ")", r.first_seq, r.last_seq);
+  /* every file within the bound, the whole trail too */
+  {
+    cleanup_free char *du = xfmt("test $(cat %s/*.jsonl | wc -c) -le 8192", dir);
+    tap_ok(system(du) == 0, "the trail stays within max_size");
+  }
+  /* a missing middle file is a gap */
+  if (n > 2) {
+    cleanup_free char *p = file_path(dir, files[1]);
+    unlink(p);
+    verify_ok(dir, &r);
+    tap_ok(!r.ok && r.bad_seq == files[1],
+           "a removed middle file is reported at seq %" PRIu64 " (got %" PRIu64 ": %s)", files[1],
+           r.bad_seq, r.detail);
+  }
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+}
+
+static void
+test_concurrent(void)
+{
+  cleanup_free char *dir = tmpdir();
+  cleanup_free char *cmd = xfmt("rm -rf %s", dir);
+  struct audit_limits lim = {.max_size = 65536};
+  struct audit_verify_result r;
+  int st, good = 0;
+
+  write_n(dir, 1, &lim);
+  for (int p = 0; p < 4; p++) {
+    if (fork() == 0) {
+      struct error err = {0};
+      for (int i = 0; i < 100; i++)
+        if (audit_append_event(dir, "c1", "exec", "\"argv\":[\"x\"]", &err) < 0)
+          _exit(1);
+      _exit(0);
+    }
+  }
+  for (int p = 0; p < 4; p++)
+    if (wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+      good++;
+  tap_ok(good == 4, "four concurrent writers succeeded");
+  verify_ok(dir, &r);
+  tap_ok(r.ok && r.last_seq == 401, "their records form one chain (%" PRIu64 ")", r.last_seq);
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+}
+
+static int
+count_line(void *ctx, const char *line, size_t len)
+{
+  (*(int *)ctx)++;
+  return 0;
+}
+
+static void
+test_read(void)
+{
+  cleanup_free char *dir = tmpdir();
+  cleanup_free char *cmd = xfmt("rm -rf %s", dir);
+  struct audit_pos pos = {0};
+  struct audit_filter f = {0};
+  struct error err = {0};
+  char *kinds[] = {"delete", NULL};
+  int n = 0, fd;
+  int64_t t = 0;
+  cleanup_free char *text = NULL;
+  const char *rec =
+      "{\"seq\":3,\"time\":\"2024-05-01T10:00:00.5Z\",\"id\":\"c1\",\"kind\":\"process\","
+      "\"argv\":[\"ls\",\"-l\"],\"prev\":\"0\",\"hash\":\"0\"}";
+
+  write_n(dir, 5, NULL);
+  fd = trail_fd(dir);
+  audit_scan(fd, &pos, count_line, &n, &err);
+  tap_ok(n == 5 && pos.last_seq == 5, "scan delivers every record (%d)", n);
+  audit_append_event(dir, "c1", "delete", NULL, &err);
+  n = 0;
+  audit_scan(fd, &pos, count_line, &n, &err);
+  tap_ok(n == 1 && pos.last_seq == 6, "a second scan delivers only the new record");
+  close(fd);
+  tap_ok(audit_parse_time("2024-05-01T10:00:00.5Z", &t) == 0 && t == 1714557600500000000LL,
+         "parse RFC 3339 with fraction");
+  tap_ok(audit_parse_time("2024-05-01T12:00:00+02:00", &t) == 0 && t == 1714557600000000000LL,
+         "parse RFC 3339 with offset");
+  tap_ok(audit_parse_time("yesterday", &t) < 0, "reject a bad time");
+  f.kinds = kinds;
+  tap_ok(!audit_record_match(rec, strlen(rec), &f), "kind filter excludes");
+  f.kinds = NULL;
+  audit_parse_time("2024-05-01T10:00:00Z", &f.since_ns);
+  tap_ok(audit_record_match(rec, strlen(rec), &f), "since filter includes a later record");
+  text = audit_record_text(rec, strlen(rec));
+  tap_ok(strcmp(text, "2024-05-01T10:00:00.5Z #3 process  argv=[ls -l]") == 0, "text: %s", text);
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+}
+
+int
+main(void)
+{
+  test_sha256();
+  test_jbuf();
+  test_chain();
+  test_rotation();
+  test_concurrent();
+  test_read();
+  return tap_done();
+}
