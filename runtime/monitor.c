@@ -351,27 +351,6 @@ tell(int fd, const char *fmt, ...)
 }
 
 
-/* The trail is complete (finish() wrote "exit"), but closing the fanotify
- * group waits for an SRCU grace period (5-18 ms on the bench VM) and
- * `delete` (monitor_stop) waits for this process to exit.  A child inherits
- * every fd, waits until we are gone (a pidfd of ours opened before the
- * fork, so the last references are its own) and pays for the teardown. */
-static void
-leave_teardown_to_child(void)
-{
-  int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
-  pid_t pid;
-
-  if (self < 0)
-    return;
-  pid = fork();
-  if (pid == 0) {
-    wait_pidfd(self, 10000);
-    _exit(0);
-  }
-  close(self);
-}
-
 __attribute__((noreturn)) static void
 monitor_main(const struct monitor_opts *o, const char *trail, int ready_fd)
 {
@@ -402,7 +381,9 @@ monitor_main(const struct monitor_opts *o, const char *trail, int ready_fd)
   close(ready_fd);
   run_loop(&m);
   finish(&m);
-  leave_teardown_to_child();
+  /* the trail is complete; closing the fanotify group waits for an SRCU
+   * grace period (5-18 ms here) and `delete` waits for our exit */
+  proc_leave_fd_teardown_to_child();
   _exit(0);
 }
 
