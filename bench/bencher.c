@@ -74,6 +74,8 @@ static const struct metric metrics[] = {
     {"rss", "peak RSS of the runtime during `run`", "KiB", false},
     {"cpu", "CPU time (user+sys) per `run`", "ms", false},
     {"agent_run", "`run`, agentrt `--profile agent` vs plain config", "ms", false},
+    {"egress_create", "`create`, agentrt with a 20-entry egress policy vs plain config", "ms",
+     false},
     {"docker_run", "`docker run --rm --network none` end to end", "ms", false},
     {"syscalls", "syscalls per `run` (strace -f -c)", "calls", false},
     {"procs", "processes spawned per `run` (fork/clone w/o CLONE_THREAD)", "count", false},
@@ -91,6 +93,8 @@ struct runtime {
   char root[512];
   char *flags[16];
   char *agent_flags[16];
+  char *egress_flags[16];
+  bool has_egress;
   char *tpl_true;
   char *tpl_sleep;
   char *tpl_agent;
@@ -420,9 +424,9 @@ static void container_gone(struct bench *b, struct runtime *rt, const char *id, 
   bundle_remove(rt, id);
 }
 
-/* create --pid-file; returns the container pid or 0. */
-static pid_t create(struct bench *b, struct runtime *rt, const char *tpl, const char *id,
-                    const char *metric, int round)
+/* create --pid-file (with the runtime's flags, or `flags`); returns the container pid or 0. */
+static pid_t create_with(struct bench *b, struct runtime *rt, char **flags, const char *tpl,
+                         const char *id, const char *metric, int round)
 {
   char dir[1024], pidf[1100];
   if (bundle_write(b, rt, tpl, id) < 0)
@@ -430,7 +434,7 @@ static pid_t create(struct bench *b, struct runtime *rt, const char *tpl, const 
   bundle_path(rt, id, dir, sizeof(dir));
   snprintf(pidf, sizeof(pidf), "%s/pid", dir);
   char *args[] = {"create", "--bundle", dir, "--pid-file", pidf, (char *)id, NULL};
-  if (step(b, rt, rt->flags, metric, round, args, NULL) < 0) {
+  if (step(b, rt, flags, metric, round, args, NULL) < 0) {
     if (metric == NULL)
       warnx("%s create `%s` failed, see the log", rt->name, id);
     container_gone(b, rt, id, 0);
@@ -442,6 +446,12 @@ static pid_t create(struct bench *b, struct runtime *rt, const char *tpl, const 
     container_gone(b, rt, id, 0);
   }
   return pid;
+}
+
+static pid_t create(struct bench *b, struct runtime *rt, const char *tpl, const char *id,
+                    const char *metric, int round)
+{
+  return create_with(b, rt, rt->flags, tpl, id, metric, round);
 }
 
 /* ---- metrics ------------------------------------------------------------ */
@@ -497,6 +507,18 @@ static void m_lifecycle(struct bench *b, struct runtime *rt, int round)
   return;
 fail:
   container_gone(b, rt, id, pid);
+}
+
+/* `create` with egress-flags (agentrt: a profile extending `oci` with only a
+ * 20-entry egress policy, so the row minus `create` is the policy's cost:
+ * nftables table, resolver sockets, helper), then an untimed delete --force. */
+static void m_egress(struct bench *b, struct runtime *rt, int round)
+{
+  char id[96];
+  snprintf(id, sizeof(id), "%s-r%d-egress", rt->name, round);
+  pid_t pid = create_with(b, rt, rt->egress_flags, rt->tpl_sleep, id, "egress_create", round);
+  if (pid > 0)
+    container_gone(b, rt, id, pid);
 }
 
 /* delete --force of a running container. */
@@ -760,6 +782,9 @@ static void load_runtime(struct bench *b, struct runtime *rt, const char *name)
   snprintf(path, sizeof(path), "%s/agent.json", rt->dir);
   rt->tpl_agent = read_file(path);
   read_lines_file(rt->dir, rt->tpl_agent ? "agent-flags" : "no-such-file", rt->agent_flags, 16);
+  snprintf(path, sizeof(path), "%s/egress-flags", rt->dir);
+  rt->has_egress = access(path, R_OK) == 0;
+  read_lines_file(rt->dir, rt->has_egress ? "egress-flags" : "no-such-file", rt->egress_flags, 16);
   if (read_line_file(rt->dir, "docker-runtime", rt->docker, sizeof(rt->docker)) < 0)
     rt->docker[0] = '\0';
   snprintf(path, sizeof(path), "%s/b", rt->dir);
@@ -810,6 +835,9 @@ static int measure(struct bench *b)
       m_lifecycle(b, &b->rt[i], r);
     for (int i = 0; i < b->nrt; i++)
       m_force(b, &b->rt[i], r);
+    for (int i = 0; i < b->nrt; i++)
+      if (b->rt[i].has_egress)
+        m_egress(b, &b->rt[i], r);
     for (int i = 0; i < b->nrt; i++)
       m_throughput(b, &b->rt[i], r);
     for (int i = 0; i < b->nrt; i++)

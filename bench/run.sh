@@ -197,6 +197,15 @@ cat >"$work/bench-agent.json" <<EOF
 }
 EOF
 
+# The same twenty entries over the `oci` profile: the egress_create row (the policy's cost).
+cat >"$work/egress-oci.json" <<EOF
+{
+  "name": "bench-egress-oci",
+  "extends": "oci",
+  "egress": {"default": "deny", "allow": [$egress], "dns": {"upstream": ["192.0.2.53"]}}
+}
+EOF
+
 agent_profile=0
 if [ -s "$work/agentrt/bin" ]; then
   if "$(cat "$work/agentrt/bin")" --help 2>&1 | grep -q -- '--profile'; then
@@ -204,6 +213,8 @@ if [ -s "$work/agentrt/bin" ]; then
     printf -- '--profile\noci\n' >"$work/agentrt/flags"
     printf -- '--profile\n%s\n' "$work/bench-agent.json" >"$work/agentrt/agent-flags"
     note "agentrt's plain rows use --profile oci; the agent row uses a profile file extending agent with 20 egress entries (bench-agent.json) and a bind-mounted /workspace; runc/crun run the same config without profile or seccomp"
+    printf -- '--profile\n%s\n' "$work/egress-oci.json" >"$work/agentrt/egress-flags"
+    note "the egress_create row: agentrt \`create\` with a profile extending oci with only those 20 egress entries (nftables table, resolver sockets and helper in the new network namespace); minus the \`create\` row it is the policy's cost; runc/crun repeat their plain \`create\`"
   else
     note "agentrt has no --profile yet: agent-profile row skipped"
   fi
@@ -221,7 +232,10 @@ for rt in $runtimes; do
   [ "$agent_profile" = 1 ] || continue
   jq --arg ws "$work/ws" '.mounts += [{"destination": "/workspace", "type": "bind",
       "source": $ws, "options": ["rbind", "rw"]}]' "$work/$rt/true.json" >"$work/$rt/agent.json"
-  [ "$rt" = agentrt ] || cp "$work/$rt/flags" "$work/$rt/agent-flags"
+  if [ "$rt" != agentrt ]; then
+    cp "$work/$rt/flags" "$work/$rt/agent-flags"
+    cp "$work/$rt/flags" "$work/$rt/egress-flags"
+  fi
 done
 
 # ---- docker (end to end, only through a running dockerd) -------------------

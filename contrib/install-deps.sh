@@ -5,7 +5,7 @@
 # something is missing and the package lists do not know it.  Optional groups:
 #   --engines   docker.io containerd podman uidmap slirp4netns fuse-overlayfs kubernetes-client
 #   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64
-#   --net       dnsmasq
+#   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
 #   --bench     gnuplot-nox hyperfine
 #   --all       every group
 #   --dry-run   print what would be installed, install nothing
@@ -19,7 +19,7 @@ BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev libmnl-de
 ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
 ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64)
-NET=(dnsmasq)
+NET=(dnsmasq-base socat)
 BENCH=(gnuplot-nox hyperfine)
 
 usage() {

@@ -60,7 +60,14 @@ crt() {
 }
 
 @test "ctr run: the container is in its cgroup /<namespace>/<id>" {
-	run crt --rm "$IMG" t1b cat /proc/self/cgroup
+	# seen from the host: inside, the agent profile's cgroup namespace shows `/`
+	crt -d "$IMG" t1b sleep 60
+	pid=$(c task ls | awk '$1 == "t1b" {print $2}')
+	[ -n "$pid" ]
+	run grep pids: "/proc/$pid/cgroup"
+	c task kill -s SIGKILL t1b >/dev/null 2>&1 || true
+	for _ in $(seq 50); do c task delete t1b >/dev/null 2>&1 && break; sleep 0.1; done
+	c container rm t1b >/dev/null 2>&1 || true
 	[[ "$output" == *"pids:/$CTR_NS/t1b"* ]]
 }
 

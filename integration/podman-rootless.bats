@@ -104,7 +104,7 @@ rprun() { rpm --runtime "$RL_AGENTRT" --runtime-flag profile=oci run --network n
 		"$b/config.json" >"$b/c" && mv "$b/c" "$b/config.json"
 	chown -R "$RL_UID:$RL_GID" "$b"
 	if ! grep -qw memory /proc/self/cgroup 2>/dev/null; then skip "no memory controller"; fi
-	run rl_run unshare -Ur "$RL_AGENTRT" --root "$IT_TMP/rl/state" run --bundle "$b" lim
+	run rl_run unshare -Ur "$RL_AGENTRT" --root "$IT_TMP/rl/state" --profile oci run --bundle "$b" lim
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"resource limits were requested but the cgroup is not delegated"* ]]
 	echo "# agentrt said: $output" >&3

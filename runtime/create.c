@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "runtime/audit_cmd.h"
 #include "runtime/console.h"
 #include "runtime/egress.h"
 #include "runtime/fsutil.h"
@@ -46,7 +47,12 @@ static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
   return xfmt("%s/%s", bundle, cfg->root_path);
 }
 
-static int setup_cgroup(const struct global_opts *g, struct container *c, struct error *err)
+/* engine_asked: the engine's config (not only the profile's defaults)
+ * asked for limits; a rootless engine without a delegated cgroup then gets
+ * a clear error, while the profile's defaults alone are skipped with a
+ * warning (they cannot be enforced there). */
+static int setup_cgroup(const struct global_opts *g, struct container *c, bool engine_asked,
+                        struct error *err)
 {
   const struct oci_linux *l = c->config->linux;
   const struct oci_resources *res = l ? l->resources : NULL;
@@ -55,7 +61,7 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
       .cgroups_path = l ? l->cgroups_path : NULL,
       .systemd = g->systemd_cgroup,
       .rootless = geteuid() != 0 || g->in_userns,
-      .resources = res,
+      .resources = engine_asked ? res : NULL,
       .devices = l ? l->devices : NULL,
       .n_devices = l ? l->n_devices : 0,
   };
@@ -69,16 +75,18 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, struct
      * file the warning would go to stderr, which conmon reads with a single
      * read() as the error text of a failing create: keep it a debug note. */
     if (log_fd() >= 0)
-      log_warning("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+      log_warning("create `%s`: no usable cgroup (%s), continuing without one%s", c->id,
+                  err->msg, res ? "; the profile's default limits are not enforced" : "");
     else
-      log_debug("create `%s`: no usable cgroup (%s), continuing without one", c->id, err->msg);
+      log_debug("create `%s`: no usable cgroup (%s), continuing without one%s", c->id, err->msg,
+                res ? "; the profile's default limits are not enforced" : "");
     error_clear(err);
     cgroup_manager_free(c->cgroup);
     c->cgroup = NULL;
     return 0;
   }
   if (r < 0) {
-    if (o.rootless && cgroup_resources_requested(res))
+    if (o.rootless && engine_asked && cgroup_resources_requested(res))
       error_prefix(err, "resource limits were requested but the cgroup is not delegated");
     return -1;
   }
@@ -256,6 +264,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free char *cfg_json = NULL;
   struct oci_config *cfg = NULL;
   struct profile_result *pres = NULL;
+  bool engine_asked;
   struct container *c = NULL;
   struct spawn_opts so = {0};
   cleanup_free struct sock_fprog *extra = NULL;
@@ -266,6 +275,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     return -1;
   if (load_bundle_config(bundle, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
+  engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
   if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
@@ -291,7 +301,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
-      policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, err) < 0)
+      policy_record(c->dirfd, c->id, pres, err) < 0 ||
+      setup_cgroup(g, c, engine_asked, err) < 0)
     goto fail;
   so.c = c;
   so.bundle = bundle;
@@ -314,8 +325,23 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
   /* the audit monitor first: the egress helper records DNS decisions in its trail */
-  if (start_monitor(g, c, bundle, ret_r, err) < 0)
-    goto fail;
+  if (start_monitor(g, c, bundle, ret_r, err) < 0) {
+    /* A rootless engine: the kernel sources (proc connector, fanotify) need
+     * host privileges.  The trail keeps the lifecycle events and says why
+     * the rest is missing; with real root a failing monitor fails create. */
+    if (geteuid() == 0 && !g->in_userns)
+      goto fail;
+    cleanup_free char *msg = xstrdup(err->msg);
+    cleanup_free char *why = NULL;
+    for (char *p = msg; *p; p++)
+      if (*p == '\\' || *p == '"' || (unsigned char)*p < 0x20)
+        *p = '\'';
+    why = xfmt("\"source\":\"monitor\",\"error\":\"%s\"", msg);
+    audit_cli_event(g->root, c->id, "audit_error", why);
+    log_debug("create `%s`: audit monitor unavailable without host privileges: %s", c->id,
+              err->msg);
+    error_clear(err);
+  }
   /* egress rules go in before the init can run anything (it waits for start) */
   if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
     goto fail;

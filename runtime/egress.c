@@ -7,10 +7,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +67,27 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update, str
   r = nft_batch_send(nl_fd, &b, err);
   nft_batch_buf_free(&b);
   return r;
+}
+
+/* The resolver listens on 127.0.0.1 and a TCP reset for a denied connection
+ * is delivered through `lo`: with `lo` down, DNS fails and refused
+ * connections hang until their timeout.  Our own new namespaces have it up
+ * (init.c); one joined by path is brought up here, through a socket that
+ * lives in it (the ioctl acts on the socket's netns, never ours). */
+static int loopback_up_in(int fd_in_netns, struct error *err)
+{
+  struct ifreq ifr;
+
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (ioctl(fd_in_netns, SIOCGIFFLAGS, &ifr) < 0)
+    return error_errno(err, "egress: flags of `lo`");
+  if (ifr.ifr_flags & IFF_UP)
+    return 0;
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(fd_in_netns, SIOCSIFFLAGS, &ifr) < 0)
+    return error_errno(err, "egress: bring up `lo`");
+  return 0;
 }
 
 /* ------------------------------------------------------------ the helper */
@@ -120,10 +144,13 @@ static void ctl_list(struct helper *h, int fd)
     reply(fd, buf);
     reply(fd, "\n");
   }
-  for (int s = 0; s < 2; s++) {
+  /* dns4p/dns6p: addresses of names allowed with a port ("x.org:443") */
+  static const char *const sets[] = {"dns4", "dns6", "dns4p", "dns6p"};
+
+  for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
     cleanup_free char *elems = NULL;
     struct error e = {0};
-    if (nft_set_list(h->o->nl_fd, s == 0 ? "dns4" : "dns6", &elems, &e) == 0 && elems) {
+    if (nft_set_list(h->o->nl_fd, sets[s], &elems, &e) == 0 && elems) {
       for (char *l = strtok(elems, "\n"); l; l = strtok(NULL, "\n")) {
         reply(fd, "pinned ");
         reply(fd, l);
@@ -131,6 +158,22 @@ static void ctl_list(struct helper *h, int fd)
       }
     }
   }
+}
+
+/* A domain denied live: the addresses pinned for it must go too.  The sets
+ * do not say which name pinned what, so every pin goes; names still allowed
+ * are pinned again at their next lookup (connections already made stay). */
+static int flush_pins(int nl_fd, struct error *err)
+{
+  struct nft_batch_buf b;
+  int r;
+
+  memset(&b, 0, sizeof b);
+  if (nft_build_dns_flush(1, &b, err) < 0)
+    return -1;
+  r = nft_batch_send(nl_fd, &b, err);
+  nft_batch_buf_free(&b);
+  return r;
 }
 
 /* One control request: "list", "allow ENTRY" or "deny ENTRY". */
@@ -141,10 +184,14 @@ static int on_ctl(void *ud, struct egress_policy *p)
   struct error err = {0};
   struct egress_entry e;
   ssize_t n;
+  struct timeval tv = {.tv_sec = 1};
   int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
   if (fd < 0)
     return 0;
+  /* the resolver waits while we talk: a client that stalls must not stop DNS */
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   n = recv(fd, req, CTL_MAX, 0);
   if (n <= 0) {
     close(fd);
@@ -162,6 +209,8 @@ static int on_ctl(void *ud, struct egress_policy *p)
       r = allow ? egress_policy_add(p, &e, &err) : egress_policy_remove(p, &e, &err);
     if (r == 0)
       r = send_batch(h->o->nl_fd, p, true, &err);
+    if (r == 0 && !allow && e.kind == EGRESS_DOMAIN)
+      r = flush_pins(h->o->nl_fd, &err);
     reply(fd, r == 0 ? "ok\n" : "error ");
     if (r < 0) {
       reply(fd, err.msg);
@@ -264,6 +313,8 @@ int egress_setup(struct container *c, const struct profile_egress *pe, pid_t ini
     goto out;
   /* refuses the runtime's own netns: never rules in the host's namespace */
   if (egress_resolver_open(netns, 53, &o, err) < 0)
+    goto out;
+  if (loopback_up_in(o.udp4_fd, err) < 0)
     goto out;
   if (send_batch(o.nl_fd, p, false, err) < 0)
     goto out;
