@@ -97,6 +97,25 @@ for p in "${missing[@]}"; do
 	fi
 done
 
+# Required packages in one transaction; optional ones one by one, each allowed to fail (e.g.
+# kubernetes-client when another package already provides /usr/bin/kubectl).
+required=() opt=()
+for p in "${final[@]}"; do
+	is_optional=0
+	for o in "${optional[@]}"; do [ "$o" = "$p" ] && is_optional=1; done
+	if [ "$is_optional" -eq 1 ]; then opt+=("$p"); else required+=("$p"); fi
+done
 echo "install-deps.sh: installing ${final[*]}"
 [ "$dry" -eq 1 ] && exit 0
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${final[@]}"
+if [ "${#required[@]}" -gt 0 ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${required[@]}"
+fi
+for p in "${opt[@]}"; do
+	if [ "$p" = kubernetes-client ] && command -v kubectl >/dev/null; then
+		echo "install-deps.sh: kubectl is already installed, skipping kubernetes-client"
+		continue
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" ||
+		echo "install-deps.sh: warning: optional package \`$p' did not install, skipping" >&2
+done
+exit 0
