@@ -32,14 +32,13 @@ struct audit_log {
 
 void audit_timestamp(char *buf, size_t size)
 {
-  struct timespec ts;
-  struct tm tm;
-  char base[32];
+  char t[RFC3339_NANO_SIZE];
+  size_t n;
 
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, size, "%s.%09ldZ", base, ts.tv_nsec);
+  rfc3339_now(t, NULL);
+  n = strnlen(t, size - 1);
+  memcpy(buf, t, n);
+  buf[n] = '\0';
 }
 
 char *audit_trail_dir(const char *root, const char *dir_override, const char *id)

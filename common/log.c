@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
+
 static int g_fd = -1;
 static bool g_json;
 static bool g_debug;
@@ -50,14 +52,13 @@ static const char *level_name(enum log_level l)
 /* RFC 3339 with nanoseconds, UTC (what Go's time.Parse(RFC3339) accepts). */
 static void now_rfc3339(char *buf, size_t n)
 {
-  struct timespec ts;
-  struct tm tm;
-  char base[32];
+  char t[RFC3339_NANO_SIZE];
+  size_t len;
 
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, n, "%s.%09ldZ", base, ts.tv_nsec);
+  rfc3339_now(t, NULL);
+  len = strnlen(t, n - 1);
+  memcpy(buf, t, len);
+  buf[len] = '\0';
 }
 
 /* JSON string escaping into a bounded buffer. */

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 static void oom(void)
 {
@@ -194,4 +195,42 @@ int parse_int(const char *s, int *ret)
   }
   *ret = (int)v;
   return 0;
+}
+
+/* Days since 1970-01-01 to a proleptic Gregorian date, by 400-year eras of
+ * 146097 days counted from 0000-03-01 (so the leap day ends a year). */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+  int64_t era;
+  unsigned doe, yoe, doy, mp;
+
+  z += 719468; /* 0000-03-01 -> 1970-01-01 */
+  era = (z >= 0 ? z : z - 146096) / 146097;
+  doe = (unsigned)(z - era * 146097);
+  yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+void rfc3339_now(char buf[RFC3339_NANO_SIZE], int64_t *ret_s)
+{
+  struct timespec ts;
+  int64_t days, secs, y;
+  unsigned m, d;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  days = (int64_t)ts.tv_sec / 86400;
+  secs = (int64_t)ts.tv_sec % 86400;
+  if (secs < 0) {
+    secs += 86400;
+    days--;
+  }
+  civil_from_days(days, &y, &m, &d);
+  snprintf(buf, RFC3339_NANO_SIZE, "%04d-%02u-%02uT%02d:%02d:%02d.%09dZ", (int)y, m % 13, d % 32,
+           (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), (int)ts.tv_nsec);
+  if (ret_s)
+    *ret_s = (int64_t)ts.tv_sec;
 }

@@ -45,6 +45,12 @@ static inline bool str_has_prefix(const char *s, const char *p)
 
 /* Strict number parsing: whole string, no sign surprises, range checked.
  * Return 0 on success, -1 (errno = EINVAL or ERANGE) otherwise. */
+/* The current UTC time in RFC 3339 with nanoseconds ("2026-11-29T22:01:02.123456789Z")
+ * into buf; *ret_s (may be NULL) gets the seconds since the epoch.  Computed
+ * by hand: glibc's gmtime_r and strftime read /etc/localtime on first use. */
+#define RFC3339_NANO_SIZE 64
+void rfc3339_now(char buf[RFC3339_NANO_SIZE], int64_t *ret_s);
+
 int parse_u64(const char *s, uint64_t *ret);
 int parse_i64(const char *s, int64_t *ret);
 int parse_u32(const char *s, uint32_t *ret);

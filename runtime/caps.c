@@ -80,9 +80,13 @@ static int drop_bounding(uint64_t keep, int last, struct error *err)
   for (int c = 0; c <= last; c++) {
     if (c < 64 && (keep & (1ULL << c)))
       continue;
-    if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 1)
-      continue;
+    /* drop first (one syscall for the usual present cap); a failure only
+     * counts when the cap is still there (absent ones need no CAP_SETPCAP) */
     if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+      int e = errno;
+      if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 1)
+        continue;
+      errno = e;
       cap_label(c, label, sizeof label);
       return error_errno(err, "capabilities: drop %s from the bounding set", label);
     }

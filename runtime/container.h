@@ -79,8 +79,14 @@ int container_state_json(struct container *c, char **ret, struct error *err);
 int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state);
 /* Is pid alive (not a zombie) with this start time? */
 bool proc_alive(pid_t pid, uint64_t start_time);
-/* SIGKILL and wait (bounded) for the process to be gone. */
+/* Send sig (SIGKILL; 0 only waits) and wait (bounded) for the process to be gone. */
 int proc_kill_wait(pid_t pid, uint64_t start_time, int sig, int timeout_ms);
+/* For a helper about to exit whose fds are slow to release (a fanotify
+ * group, a netfilter netlink socket: a grace period each): a child inherits
+ * them and exits only once we are gone, so whoever waits for our exit (a
+ * pidfd) does not wait for that teardown.  Best effort; returns in the
+ * caller, which then exits. */
+void proc_leave_fd_teardown_to_child(void);
 /* RFC 3339 UTC timestamp with nanoseconds. */
 char *timestamp_rfc3339(void);
 /* Remove a directory tree below dirfd (no symlink following). */

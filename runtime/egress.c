@@ -268,6 +268,9 @@ __attribute__((noreturn)) static void helper_main(struct egress_resolver_opts *o
   o->ud = &h;
   if (egress_resolver_run(o, &err) < 0)
     _exit(1);
+  /* closing the netfilter socket waits for the kernel's RCU clean-up of the
+   * transaction (~13 ms, egress-driver bench) and delete waits for our exit */
+  proc_leave_fd_teardown_to_child();
   _exit(0);
 }
 
@@ -384,8 +387,11 @@ void egress_teardown(struct container *c)
     return;
   if (sscanf(data, "%d %llu", &pid, &st) != 2 || pid <= 0)
     return;
-  /* it leaves by itself when the init exits; make sure before the state goes */
-  if (proc_alive(pid, st) && proc_kill_wait(pid, st, SIGKILL, 2000) < 0)
+  /* it leaves by itself when the init exits (delete killed it before):
+   * wait for that, and SIGKILL only when it does not (a kill now would make
+   * us wait for its sockets' teardown); make sure before the state goes */
+  if (proc_alive(pid, st) && proc_kill_wait(pid, st, 0, 1000) < 0 &&
+      proc_kill_wait(pid, st, SIGKILL, 1000) < 0)
     log_warning("delete `%s`: egress helper %d did not exit", c->id, pid);
   /* a network namespace joined by path (a pod's) outlives the container:
    * take our table out of it */

@@ -48,42 +48,43 @@ static const char *const ns_files[OCI_NS_COUNT] = {
     [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
 };
 
-/* Open the init's namespaces that differ from ours. */
-static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
-{
-  for (int t = 0; t < OCI_NS_COUNT; t++) {
-    char who[32];
-    struct stat a, b;
-    int fd, self;
-    fds[t] = -1;
-    snprintf(who, sizeof who, "%d", pid);
-    fd = procfs_open_ns(who, ns_files[t], err);
-    if (fd < 0) {
-      if (err->code == ENOENT) {
-        error_clear(err);
-        continue;
-      }
-      return -1;
-    }
-    self = procfs_open_ns("self", ns_files[t], err);
-    if (self < 0) {
-      close(fd);
-      return -1;
-    }
-    if (fstat(fd, &a) == 0 && fstat(self, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-      close(fd);
-    else
-      fds[t] = fd;
-    close(self);
-  }
-  return 0;
-}
-
 static void close_ns(int fds[OCI_NS_COUNT])
 {
   for (int t = 0; t < OCI_NS_COUNT; t++)
     if (fds[t] >= 0)
       close(fds[t]);
+}
+
+/* Open the init's namespaces that differ from ours: each ns directory is
+ * opened (and checked to be procfs) once, ours only stat'ed for its inode. */
+static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
+{
+  char who[32];
+  cleanup_close int dir = -1, self = -1;
+
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    fds[t] = -1;
+  snprintf(who, sizeof who, "%d", pid);
+  if ((dir = procfs_open_ns_dir(who, err)) < 0 || (self = procfs_open_ns_dir("self", err)) < 0)
+    return -1;
+  for (int t = 0; t < OCI_NS_COUNT; t++) {
+    struct stat a, b;
+    int fd = procfs_open_ns_at(dir, who, ns_files[t], err);
+    if (fd < 0) {
+      if (err->code == ENOENT) {
+        error_clear(err);
+        continue;
+      }
+      close_ns(fds);
+      return -1;
+    }
+    if (fstat(fd, &a) == 0 && fstatat(self, ns_files[t], &b, 0) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev)
+      close(fd);
+    else
+      fds[t] = fd;
+  }
+  return 0;
 }
 
 static int open_pty(int *ret_master, int *ret_peer, struct error *err)

@@ -360,6 +360,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   close(ready_fd);
   run_loop(&m);
   finish(&m);
+  /* the trail is complete; closing the fanotify group waits for an SRCU
+   * grace period (5-18 ms here) and `delete` waits for our exit */
+  proc_leave_fd_teardown_to_child();
   _exit(0);
 }
 

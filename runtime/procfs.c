@@ -241,26 +241,37 @@ int procfs_read_all(const char *relpath, char **ret, struct error *err)
 #define NSFS_MAGIC 0x6e736673
 #endif
 
-int procfs_open_ns(const char *who, const char *name, struct error *err)
+int procfs_open_ns_dir(const char *who, struct error *err)
 {
   char rel[64];
-  cleanup_close int dir = -1;
+
+  snprintf(rel, sizeof rel, "%s/ns", who);
+  return procfs_open(rel, O_PATH | O_DIRECTORY, err);
+}
+
+int procfs_open_ns_at(int nsdir, const char *who, const char *name, struct error *err)
+{
   struct statfs sfs;
   int fd;
 
-  snprintf(rel, sizeof rel, "%s/ns", who);
-  dir = procfs_open(rel, O_PATH | O_DIRECTORY, err);
-  if (dir < 0)
-    return -1;
   /* ns entries are magic links: follow exactly this last one, from a
    * verified procfs directory, and check we got a namespace file */
-  fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+  fd = openat(nsdir, name, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return error_errno(err, "open `/proc/%s/%s`", rel, name);
+    return error_errno(err, "open `/proc/%s/ns/%s`", who, name);
   if (fstatfs(fd, &sfs) < 0 || sfs.f_type != NSFS_MAGIC) {
     close(fd);
-    return error_set(err, 0, "open `/proc/%s/%s`: not a namespace file (possible attack)", rel,
+    return error_set(err, 0, "open `/proc/%s/ns/%s`: not a namespace file (possible attack)", who,
                      name);
   }
   return fd;
+}
+
+int procfs_open_ns(const char *who, const char *name, struct error *err)
+{
+  cleanup_close int dir = procfs_open_ns_dir(who, err);
+
+  if (dir < 0)
+    return -1;
+  return procfs_open_ns_at(dir, who, name, err);
 }

@@ -25,6 +25,10 @@ int procfs_open(const char *relpath, int flags, struct error *err);
 /* Open /proc/<who>/ns/<name> (who = "self" or a pid), following that one
  * magic link, checked to be an nsfs file. */
 int procfs_open_ns(const char *who, const char *name, struct error *err);
+/* The same in two steps, for several entries: the verified /proc/<who>/ns
+ * directory (O_PATH), then one entry of it (who only names it in errors). */
+int procfs_open_ns_dir(const char *who, struct error *err);
+int procfs_open_ns_at(int nsdir, const char *who, const char *name, struct error *err);
 /* Write a whole value (one write) to a procfs file, e.g. "self/oom_score_adj". */
 int procfs_write(const char *relpath, const char *value, struct error *err);
 /* Read a small procfs file into buf (NUL-terminated); returns bytes read. */

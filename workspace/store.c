@@ -13,15 +13,10 @@
 
 static char *now_rfc3339(int64_t *ret_s)
 {
-  struct timespec ts;
-  struct tm tm;
-  char base[32];
+  char buf[RFC3339_NANO_SIZE];
 
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-  *ret_s = ts.tv_sec;
-  return xfmt("%s.%09ldZ", base, ts.tv_nsec);
+  rfc3339_now(buf, ret_s);
+  return xstrdup(buf);
 }
 
 char *ws_now(int64_t *ret_s)
