@@ -9,45 +9,53 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit/sha256.h"
 #include "common/util.h"
 #include "runtime/fsutil.h"
 #include "runtime/seccomp_filter.h"
 
-static void h_str(uint64_t *h, const char *s)
+/* The cache key: SHA-256 of a canonical, length-prefixed encoding of the
+ * filter (no two filters share an encoding) and the libseccomp version. */
+static void h_str(struct sha256 *h, const char *s)
 {
-  for (; s && *s; s++) {
-    *h ^= (unsigned char)*s;
-    *h *= 1099511628211ULL;
-  }
-  *h ^= 0xff;
-  *h *= 1099511628211ULL;
+  uint64_t n = s ? strlen(s) : UINT64_MAX;
+
+  sha256_update(h, &n, sizeof n);
+  if (s)
+    sha256_update(h, s, strlen(s));
 }
 
-static void h_u64(uint64_t *h, uint64_t v)
+static void h_u64(struct sha256 *h, uint64_t v)
 {
-  char buf[24];
-  snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-  h_str(h, buf);
+  sha256_update(h, &v, sizeof v);
 }
 
-static uint64_t filter_hash(const struct oci_seccomp *s)
+static void filter_hash(const struct oci_seccomp *s, char out[SHA256_HEX_LEN + 1])
 {
   const struct scmp_version *v = seccomp_version();
-  uint64_t h = 1469598103934665603ULL;
+  static const char hex[] = "0123456789abcdef";
+  uint8_t d[SHA256_LEN];
+  struct sha256 h;
 
+  sha256_init(&h);
   h_u64(&h, v ? v->major * 10000 + v->minor * 100 + v->micro : 0);
   h_str(&h, s->default_action);
-  h_u64(&h, s->has_default_errno_ret ? s->default_errno_ret + 1 : 0);
+  h_u64(&h, s->has_default_errno_ret ? s->default_errno_ret + 1ULL : 0);
+  h_u64(&h, strv_len(s->architectures));
   for (char **a = s->architectures; a && *a; a++)
     h_str(&h, *a);
+  h_u64(&h, strv_len(s->flags));
   for (char **f = s->flags; f && *f; f++)
     h_str(&h, *f);
+  h_u64(&h, s->n_syscalls);
   for (size_t i = 0; i < s->n_syscalls; i++) {
     const struct oci_seccomp_syscall *sc = &s->syscalls[i];
+    h_u64(&h, strv_len(sc->names));
     for (char **n = sc->names; n && *n; n++)
       h_str(&h, *n);
     h_str(&h, sc->action);
-    h_u64(&h, sc->has_errno_ret ? sc->errno_ret + 1 : 0);
+    h_u64(&h, sc->has_errno_ret ? sc->errno_ret + 1ULL : 0);
+    h_u64(&h, sc->n_args);
     for (size_t j = 0; j < sc->n_args; j++) {
       h_u64(&h, sc->args[j].index);
       h_u64(&h, sc->args[j].value);
@@ -55,7 +63,12 @@ static uint64_t filter_hash(const struct oci_seccomp *s)
       h_str(&h, sc->args[j].op);
     }
   }
-  return h;
+  sha256_final(&h, d);
+  for (size_t i = 0; i < SHA256_LEN; i++) {
+    out[2 * i] = hex[d[i] >> 4];
+    out[2 * i + 1] = hex[d[i] & 15];
+  }
+  out[2 * SHA256_LEN] = '\0';
 }
 
 static struct sock_fprog *prog_from(const void *bpf, size_t len)
@@ -71,11 +84,15 @@ int seccomp_cache_get(const char *root, const struct oci_seccomp *s, struct sock
                       struct error *err)
 {
   cleanup_free char *dir = xfmt("%s/.cache", root);
-  cleanup_free char *name = xfmt("seccomp-%016llx.bpf", (unsigned long long)filter_hash(s));
+  char key[SHA256_HEX_LEN + 1];
+  cleanup_free char *name = NULL;
   cleanup_free char *data = NULL;
   cleanup_free void *bpf = NULL;
   size_t len = 0;
   int dfd;
+
+  filter_hash(s, key);
+  name = xfmt("seccomp-%s.bpf", key);
 
   if (mkdir(dir, 0700) < 0 && errno != EEXIST)
     dir[0] = '\0';
