@@ -101,6 +101,9 @@ struct cgroup_stats {
 int cgroup_stats(struct cgroup_manager *m, struct cgroup_stats *ret, struct error *err);
 /* The runc-shaped `events --stats` JSON "data" object. */
 int cgroup_stats_json(struct cgroup_manager *m, char **ret_json, struct error *err);
+/* The directory holding `controller`'s files for this cgroup (v2: the
+ * cgroup itself), or NULL when the host lacks the controller. */
+const char *cgroup_controller_dir(struct cgroup_manager *m, const char *controller);
 /* Count of OOM kills so far (memory.events oom_kill / v1 memory.oom_control). */
 int cgroup_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err);
 

@@ -457,3 +457,13 @@ int cgroup_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err)
 {
   return m->ops->oom_count(m, ret, err);
 }
+
+const char *cgroup_controller_dir(struct cgroup_manager *m, const char *controller)
+{
+  struct cgroup_hier *h;
+
+  if (m->version == 2)
+    return m->ops->procs_dir(m);
+  h = cgroup_v1_hier(m, controller);
+  return h ? h->dir : NULL;
+}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -187,6 +188,7 @@ static void finish(struct monitor *m)
       m->src[i].fn(m, m->src[i].fd, POLLIN, m->src[i].ctx);
   flush_all(m, true);
   monitor_check_oom(m);
+  monitor_check_pids(m);
   jb_key_i64(&b, "pid", m->init_pid);
   if (!init_gone) {
     jb_key_str(&b, "state", "stopped while the container runs");
@@ -257,6 +259,74 @@ static int open_init(struct monitor *m, const struct monitor_opts *o, struct err
   return 0;
 }
 
+/* "max N" of pids.events: how often a fork failed at the pids limit. */
+static bool read_pids_max(struct monitor *m, uint64_t *ret)
+{
+  char buf[256];
+  ssize_t n;
+  char *p;
+
+  if (m->pids_events_fd < 0)
+    return false;
+  n = pread(m->pids_events_fd, buf, sizeof buf - 1, 0);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  p = strstr(buf, "max ");
+  if (p == NULL)
+    return false;
+  *ret = strtoull(p + 4, NULL, 10);
+  return true;
+}
+
+void monitor_check_pids(struct monitor *m)
+{
+  struct jbuf b = {0};
+  uint64_t n = 0;
+
+  if (!read_pids_max(m, &n) || n <= m->pids_max_count)
+    return;
+  jb_key_u64(&b, "hits", n - m->pids_max_count);
+  jb_key_u64(&b, "total", n);
+  monitor_record(m, "pids_limit", jb_str(&b));
+  jb_free(&b);
+  m->pids_max_count = n;
+}
+
+static void on_pids_event(struct monitor *m, int fd, short revents, void *ctx)
+{
+  char buf[4096];
+
+  while (read(fd, buf, sizeof buf) > 0)
+    ;
+  monitor_check_pids(m);
+}
+
+/* The pids controller notifies pids.events (inotify IN_MODIFY) when a fork
+ * hits the limit: a kernel event, not polling. */
+static void watch_pids(struct monitor *m)
+{
+  const char *dir = cgroup_controller_dir(m->cg, "pids");
+  cleanup_free char *path = NULL;
+  int in;
+
+  m->pids_events_fd = -1;
+  if (dir == NULL)
+    return;
+  path = xfmt("%s/pids.events", dir);
+  m->pids_events_fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (m->pids_events_fd < 0)
+    return;
+  read_pids_max(m, &m->pids_max_count);
+  in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (in < 0 || inotify_add_watch(in, path, IN_MODIFY) < 0) {
+    if (in >= 0)
+      close(in);
+    return;
+  }
+  monitor_add_fd(m, in, POLLIN, on_pids_event, NULL);
+}
+
 static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
 {
   struct cgroup_opts co = {.id = o->id, .systemd = o->systemd_cgroup};
@@ -271,6 +341,7 @@ static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
   }
   if (cgroup_oom_count(m->cg, &m->oom_count, &err) < 0)
     m->oom_count = 0;
+  watch_pids(m);
 }
 
 static void add_name(struct jbuf *names, const char *name)
@@ -333,7 +404,7 @@ static void tell(int fd, const char *fmt, ...)
 __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
                                                    int ready_fd)
 {
-  struct monitor m = {.init_pidfd = -1, .init_pid = o->init_pid};
+  struct monitor m = {.init_pidfd = -1, .init_pid = o->init_pid, .pids_events_fd = -1};
   struct error err = {0};
   struct jbuf f = {0};
 

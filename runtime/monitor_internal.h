@@ -44,6 +44,8 @@ struct monitor {
   char *cgroup_path;
   struct cgroup_manager *cg;
   uint64_t oom_count;
+  int pids_events_fd;      /* pids.events of the cgroup, -1 */
+  uint64_t pids_max_count; /* its "max" counter at the last look */
   bool have_exit;
   int exit_status; /* wait status from the proc connector */
   bool stop;
@@ -64,6 +66,7 @@ void monitor_error(struct monitor *m, const char *source, const struct error *er
 bool monitor_owns_procdir(struct monitor *m, int dir);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
+void monitor_check_pids(struct monitor *m);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t monitor_now_ms(void);
 

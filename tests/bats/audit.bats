@@ -252,3 +252,12 @@ has_program() { # ID NAME ARG0
 	assert_output_contains "refused.example.com"
 	assert_output_contains "198.51.100.7:80/tcp"
 }
+
+@test "audit: a fork refused at the pids limit is recorded" {
+	update_config '.linux.resources.pids = {"limit": 4}'
+	set_cmd 'for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; wait; true'
+	run ra run --bundle "$BUNDLE" c1
+	run records c1 'select(.kind == "pids_limit") | .total'
+	[ -n "$output" ] && [ "$(tail -n1 <<<"$output")" -ge 1 ] || fail "no pids_limit record: $output"
+	ra audit verify c1 || fail "chain"
+}
