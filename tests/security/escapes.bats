@@ -155,7 +155,8 @@ teardown() {
 		in_agent 'grep -c size=1236k /proc/self/mountinfo' "b$i"
 		if [ "$status" -eq 0 ]; then
 			ok=$((ok + 1))
-			[ "$output" = 1 ] || escaped=$((escaped + 1))
+			# (stderr may add the warning that the racer shares this bundle's cgroup)
+			[ "$(head -n1 <<<"$output")" = 1 ] || escaped=$((escaped + 1))
 		fi
 	done
 	AGENT_PROFILE=oci rt delete --force racer
