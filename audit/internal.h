@@ -3,7 +3,7 @@
 #define AGENTRT_AUDIT_INTERNAL_H
 
 #include "audit/audit.h"
-#include "audit/sha256.h"
+#include "common/sha256.h"
 
 #define AUDIT_FILE_NAME_MAX 32
 /* "%020 %64 %020 %020 %020\n" */

@@ -21,7 +21,7 @@
 
 #include "audit/internal.h"
 #include "audit/jbuf.h"
-#include "audit/sha256.h"
+#include "common/sha256.h"
 #include "common/util.h"
 
 struct audit_log {

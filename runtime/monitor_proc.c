@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "audit/sha256.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "runtime/monitor_internal.h"
 #include "runtime/procfs.h"

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit/sha256.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "runtime/fsutil.h"
 #include "runtime/seccomp_filter.h"

@@ -1,109 +1,21 @@
-/* sha256.c - SHA-256 (FIPS 180-4) for the workspace manifest and rename
- * detection: a collision-resistant hash, so that an agent cannot make a new
- * file pass for a renamed host file, without a crypto library dependency. */
+/* sha256.c - content hashes for the workspace manifest and rename detection
+ * (common/sha256.c): collision-resistant, so that an agent cannot make a new
+ * file pass for a renamed or unchanged host file. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "workspace/workspace.h"
-
-struct sha256 {
-  uint32_t h[8];
-  uint64_t len;
-  unsigned char buf[64];
-  size_t fill;
-};
-
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-static inline uint32_t ror(uint32_t x, int n)
-{
-  return (x >> n) | (x << (32 - n));
-}
-
-static void block(struct sha256 *s, const unsigned char *p)
-{
-  uint32_t w[64], a, b, c, d, e, f, g, h;
-
-  for (int i = 0; i < 16; i++)
-    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
-           p[4 * i + 3];
-  for (int i = 16; i < 64; i++) {
-    uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
-  e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-  for (int i = 0; i < 64; i++) {
-    uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-    uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    h = g, g = f, f = e, e = d + t1;
-    d = c, c = b, b = a, a = t1 + t2;
-  }
-  s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
-  s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
-}
-
-static void sha_init(struct sha256 *s)
-{
-  static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  memcpy(s->h, iv, sizeof iv);
-  s->len = 0;
-  s->fill = 0;
-}
-
-static void sha_update(struct sha256 *s, const unsigned char *p, size_t n)
-{
-  s->len += n;
-  while (n > 0) {
-    size_t k = 64 - s->fill < n ? 64 - s->fill : n;
-    memcpy(s->buf + s->fill, p, k);
-    s->fill += k, p += k, n -= k;
-    if (s->fill == 64) {
-      block(s, s->buf);
-      s->fill = 0;
-    }
-  }
-}
-
-static void sha_final(struct sha256 *s, unsigned char out[32])
-{
-  uint64_t bits = s->len * 8;
-  unsigned char pad = 0x80, zero = 0, len[8];
-
-  sha_update(s, &pad, 1);
-  while (s->fill != 56)
-    sha_update(s, &zero, 1);
-  for (int i = 0; i < 8; i++)
-    len[i] = (unsigned char)(bits >> (56 - 8 * i));
-  sha_update(s, len, 8);
-  for (int i = 0; i < 8; i++) {
-    out[4 * i] = (unsigned char)(s->h[i] >> 24);
-    out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
-    out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
-    out[4 * i + 3] = (unsigned char)s->h[i];
-  }
-}
 
 void ws_sha256(const void *data, size_t len, unsigned char out[32])
 {
   struct sha256 s;
 
-  sha_init(&s);
-  sha_update(&s, data, len);
-  sha_final(&s, out);
+  sha256_init(&s);
+  sha256_update(&s, data, len);
+  sha256_final(&s, out);
 }
 
 int ws_sha256_fd(int fd, unsigned char out[32])
@@ -112,7 +24,7 @@ int ws_sha256_fd(int fd, unsigned char out[32])
   unsigned char buf[65536];
   off_t off = 0;
 
-  sha_init(&s);
+  sha256_init(&s);
   for (;;) {
     ssize_t n = pread(fd, buf, sizeof buf, off);
     if (n < 0 && errno == EINTR)
@@ -121,10 +33,10 @@ int ws_sha256_fd(int fd, unsigned char out[32])
       return -1;
     if (n == 0)
       break;
-    sha_update(&s, buf, (size_t)n);
+    sha256_update(&s, buf, (size_t)n);
     off += n;
   }
-  sha_final(&s, out);
+  sha256_final(&s, out);
   return 0;
 }
 

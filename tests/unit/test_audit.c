@@ -10,7 +10,7 @@
 
 #include "audit/audit.h"
 #include "audit/jbuf.h"
-#include "audit/sha256.h"
+#include "common/sha256.h"
 #include "common/util.h"
 #include "tap.h"
 

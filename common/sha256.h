@@ -1,7 +1,7 @@
 /* sha256.h - SHA-256 (FIPS 180-4), small and dependency-free, for the audit
  * trail's hash chain.  Not constant-time: it hashes public log records. */
-#ifndef AGENTRT_AUDIT_SHA256_H
-#define AGENTRT_AUDIT_SHA256_H
+#ifndef AGENTRT_COMMON_SHA256_H
+#define AGENTRT_COMMON_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
