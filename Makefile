@@ -11,6 +11,7 @@ DESTDIR ?=
 BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man
 BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+PROFILEDIR ?= /etc/agentrt/profiles
 VERSION := 0.1.0
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
@@ -85,6 +86,12 @@ install: agentrt
 	install -D -m 0755 agentrt $(DESTDIR)$(BINDIR)/agentrt
 	if [ -f docs/agentrt.1 ]; then install -D -m 0644 docs/agentrt.1 $(DESTDIR)$(MANDIR)/man1/agentrt.1; fi
 	if [ -f contrib/completion/agentrt.bash ]; then install -D -m 0644 contrib/completion/agentrt.bash $(DESTDIR)$(BASHCOMPDIR)/agentrt; fi
+	# example operator profiles (e.g. agent-strict, used by contrib/docker/daemon.json);
+	# never overwrite an operator's edited copy
+	for p in contrib/profiles/*.json; do \
+	  t=$(DESTDIR)$(PROFILEDIR)/$$(basename $$p); \
+	  [ -e "$$t" ] || install -D -m 0644 "$$p" "$$t"; \
+	done
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')
