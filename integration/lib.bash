@@ -150,6 +150,12 @@ it_hostdirs_clean() {
 	local d
 	it_shimsocks_clean
 	for d in ${IT_HOSTDIRS_NEW:-}; do
+		# agentrt's default root, created by this suite: what the agent profile keeps there
+		# after delete by design (audit trails, the compiled-filter cache) goes with it, as
+		# long as no container is left
+		if [ "$d" = /run/agentrt ] && [ -d "$d" ] && [ -z "$(ls "$d" 2>/dev/null)" ]; then
+			rm -rf --one-file-system "$d/.audit" "$d/.cache" "$d/.workspaces"
+		fi
 		if [ -d "$d" ]; then
 			rmdir "$d" 2>/dev/null
 		elif [ -f "$d" ]; then
