@@ -145,25 +145,6 @@ static void owner_for(int pfd, const char *base, uid_t *uid, gid_t *gid)
   *gid = st.st_gid;
 }
 
-static int copy_fd(int in, int out)
-{
-  char buf[65536];
-
-  for (;;) {
-    ssize_t n = read(in, buf, sizeof buf), w = 0;
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return (int)n;
-    while (w < n) {
-      ssize_t k = write(out, buf + w, (size_t)(n - w));
-      if (k < 0)
-        return -1;
-      w += k;
-    }
-  }
-}
-
 static int put_file(struct applier *a, const struct ws_change *c, int pfd, const char *base)
 {
   cleanup_close int in =
@@ -180,8 +161,8 @@ static int put_file(struct applier *a, const struct ws_change *c, int pfd, const
   out = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0)
     return error_errno(a->err, "commit `%s`: create a temporary file", c->path);
-  if (copy_fd(in, out) < 0 || fchown(out, uid, gid) < 0 || fchmod(out, st.st_mode & 0777) < 0 ||
-      fsync(out) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
+  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 ||
+      fchmod(out, st.st_mode & 0777) < 0 || fsync(out) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
     error_errno(a->err, "commit `%s`", c->path);
     unlinkat(pfd, tmp, 0);
     return -1;

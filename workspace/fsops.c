@@ -172,7 +172,8 @@ int ws_rm_tree(int dirfd, const char *name)
 
 /* --- layer copy ---------------------------------------------------------- */
 
-static int copy_data(int in, int out)
+/* Copy all of in to out: copy_file_range, or read/write where it cannot. */
+int ws_copy_data(int in, int out)
 {
   char buf[65536];
 
@@ -252,7 +253,7 @@ static int copy_file(int src, int dst, const char *name, const struct stat *st, 
   if (in < 0)
     return error_errno(err, "open `%s`", name);
   out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (out < 0 || copy_data(in, out) < 0)
+  if (out < 0 || ws_copy_data(in, out) < 0)
     return error_errno(err, "copy `%s`", name);
   if (fchown(out, st->st_uid, st->st_gid) < 0 || fchmod(out, st->st_mode & 07777) < 0)
     return error_errno(err, "set owner of `%s`", name);

@@ -30,6 +30,7 @@ void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *re
 int ws_rm_tree(int dirfd, const char *name);
 /* Copy a layer tree (files, dirs, symlinks, whiteouts, opaque markers,
  * modes, times) from src/sname to dst/dname. */
+int ws_copy_data(int in, int out);
 int ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err);
 /* Open path (relative, "" = the dir itself) below rootfd with openat2
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV. */
