@@ -102,27 +102,6 @@ setup() {
 	setup_security_bundle
 }
 
-# As tests/bats/helpers.bash's, but the profile's compiled-seccomp cache (.cache) in --root
-# is the runtime's by design, not a leftover container.
-teardown_file() {
-	local left= id ctrl
-	if [ -d "$TEST_ROOT" ]; then
-		left=$(root_leftovers "$TEST_ROOT")
-		if [ -n "$left" ]; then
-			for id in $(rt list -q 2>/dev/null); do rt delete --force "$id" >/dev/null 2>&1; done
-		fi
-		rm -rf --one-file-system "$TEST_ROOT"
-	fi
-	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
-	done
-	if [ -n "$left" ]; then
-		echo "teardown_file: left in $TEST_ROOT: $left" >&2
-		return 1
-	fi
-	return 0
-}
-
 # finding MESSAGE: a check that agentrt fails today (an open bug, reported to the lead).  The
 # suite stays green but the skip names the hole; AGENTRT_TEST_FINDINGS=1 turns it into a failure.
 finding() {
