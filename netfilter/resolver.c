@@ -474,14 +474,15 @@ static int next_timeout(const struct rstate *s, long now)
   return t > now ? (int)(t - now) : 0;
 }
 
-enum { FD_STOP, FD_CTL, FD_UDP4, FD_UDP6, FD_TCP4, FD_TCP6, FD_UP4, FD_UP6, FD_CONN0 };
+enum { FD_STOP, FD_CTL, FD_AUX, FD_UDP4, FD_UDP6, FD_TCP4, FD_TCP6, FD_UP4, FD_UP6, FD_CONN0 };
 
 static int loop_once(struct rstate *s, struct error *err)
 {
   const struct egress_resolver_opts *o = s->o;
   struct pollfd pfd[FD_CONN0 + MAX_CONNS];
-  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd,  o->udp4_fd, o->udp6_fd,
-                       o->tcp4_fd, o->tcp6_fd, s->up[0],   s->up[1]};
+  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd,  o->on_aux ? o->aux_fd : -1,
+                       o->udp4_fd, o->udp6_fd, o->tcp4_fd,
+                       o->tcp6_fd, s->up[0],   s->up[1]};
 
   for (int i = 0; i < FD_CONN0; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
@@ -494,6 +495,8 @@ static int loop_once(struct rstate *s, struct error *err)
     return 1;
   if (pfd[FD_CTL].revents && o->on_ctl != NULL && o->on_ctl(o->ud, o->policy) < 0)
     return error_set(err, 0, "resolver: control request failed");
+  if (pfd[FD_AUX].revents && o->on_aux != NULL && o->on_aux(o->ud) > 0)
+    return 1;
   for (int i = FD_UP4; i <= FD_UP6; i++)
     if (pfd[i].revents & POLLIN)
       handle_upstream(s, pfd[i].fd);

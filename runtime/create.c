@@ -222,27 +222,50 @@ void container_abort(struct container *c, const struct global_opts *g)
   }
 }
 
-/* The audit monitor (a no-op when the profile disables the trail).  Denied
- * packets are listened for in any network namespace but the host's. */
-static int start_monitor(const struct global_opts *g, struct container *c, const char *bundle,
-                         const struct spawn_result *r, struct error *err)
+/* The monitor: the audit trail and the egress policy's resolver (none when
+ * the profile has neither).  Denied packets are listened for in any
+ * network namespace but the host's. */
+static void monitor_options(const struct global_opts *g, struct container *c, const char *bundle,
+                            struct monitor_opts *mo)
 {
-  struct monitor_opts mo = {
+  *mo = (struct monitor_opts){
       .root = g->root,
       .id = c->id,
       .state_dirfd = c->dirfd,
       .bundle = bundle,
-      .init_pid = r->pid,
-      .init_start_time = r->start_time,
       .cgroup_path = c->state->cgroup_path,
       .systemd_cgroup = g->systemd_cgroup,
       .profile = c->profile,
       .nflog_group =
           oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
   };
-  pid_t pid;
+}
 
-  return monitor_start(&mo, &pid, err);
+/* A rootless engine: the kernel sources (proc connector, fanotify) need
+ * host privileges.  Without an egress policy to enforce, the trail keeps the
+ * lifecycle events and says why the rest is missing; with real root (or a
+ * policy) a failing monitor fails create. */
+static bool monitor_optional(const struct global_opts *g, const struct container *c)
+{
+  return (geteuid() != 0 || g->in_userns) &&
+         (c->profile == NULL || c->profile->egress.def == PROFILE_EGRESS_OFF);
+}
+
+static void monitor_unavailable(const struct global_opts *g, struct container *c,
+                                struct monitor_handle *mh, struct error *err)
+{
+  cleanup_free char *msg = xstrdup(err->msg);
+  cleanup_free char *why = NULL;
+
+  for (char *p = msg; *p; p++)
+    if (*p == '\\' || *p == '"' || (unsigned char)*p < 0x20)
+      *p = '\'';
+  why = xfmt("\"source\":\"monitor\",\"error\":\"%s\"", msg);
+  audit_cli_event(g->root, c->id, "audit_error", why);
+  log_debug("create `%s`: audit monitor unavailable without host privileges: %s", c->id, err->msg);
+  error_clear(err);
+  monitor_abandon(mh);
+  unlinkat(c->dirfd, "monitor.pid", 0);
 }
 
 static int check_terminal(const struct create_opts *o, const struct oci_config *cfg,
@@ -270,6 +293,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   bool engine_asked;
   struct container *c = NULL;
   struct spawn_opts so = {0};
+  struct monitor_opts mo = {0};
+  struct monitor_handle mh = {.fd = -1};
   cleanup_free struct sock_fprog *extra = NULL;
   struct stat st;
   size_t cfg_len = 0;
@@ -308,6 +333,14 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
     goto fail;
   FAILPOINT("create-after-cgroup");
+  if (pres && egress_check(c, &pres->egress, err) < 0)
+    goto fail;
+  monitor_options(g, c, bundle, &mo);
+  if (monitor_launch(&mo, &mh, err) < 0) {
+    if (!monitor_optional(g, c))
+      goto fail;
+    monitor_unavailable(g, c, &mh, err);
+  }
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
@@ -329,27 +362,13 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   FAILPOINT("create-after-spawn");
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
-  /* the audit monitor first: the egress helper records DNS decisions in its trail */
-  if (start_monitor(g, c, bundle, ret_r, err) < 0) {
-    /* A rootless engine: the kernel sources (proc connector, fanotify) need
-     * host privileges.  The trail keeps the lifecycle events and says why
-     * the rest is missing; with real root a failing monitor fails create. */
-    if (geteuid() == 0 && !g->in_userns)
+  /* the monitor opens its sources and installs the egress rules while we
+   * record the state; the init runs nothing before it is ready */
+  if (monitor_attach(&mh, &mo, ret_r->pid, ret_r->start_time, err) < 0) {
+    if (!monitor_optional(g, c))
       goto fail;
-    cleanup_free char *msg = xstrdup(err->msg);
-    cleanup_free char *why = NULL;
-    for (char *p = msg; *p; p++)
-      if (*p == '\\' || *p == '"' || (unsigned char)*p < 0x20)
-        *p = '\'';
-    why = xfmt("\"source\":\"monitor\",\"error\":\"%s\"", msg);
-    audit_cli_event(g->root, c->id, "audit_error", why);
-    log_debug("create `%s`: audit monitor unavailable without host privileges: %s", c->id,
-              err->msg);
-    error_clear(err);
+    monitor_unavailable(g, c, &mh, err);
   }
-  /* egress rules go in before the init can run anything (it waits for start) */
-  if (pres && egress_setup(c, &pres->egress, ret_r->pid, err) < 0)
-    goto fail;
   free(c->state->status);
   /* run has no exec.fifo: its container reads as running from here on, so
    * record that now and run need not rewrite state.json after START. */
@@ -358,6 +377,12 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->status = STATUS_CREATED;
   if (container_save_state(c, err) < 0 || write_pid_file(o->pid_file, ret_r->pid, err) < 0)
     goto fail;
+  if (monitor_wait_ready(&mh, err) < 0) {
+    if (!monitor_optional(g, c))
+      goto fail;
+    monitor_unavailable(g, c, &mh, err);
+  }
+  monitor_handle_close(&mh);
   if (o->console_socket && ret_r->pty_master >= 0) {
     if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)
       goto fail;
@@ -380,6 +405,10 @@ fail:
   if (ret_r->sync_fd >= 0)
     close(ret_r->sync_fd);
   ret_r->pty_master = ret_r->sync_fd = -1;
+  /* the monitor leaves at EOF on its channel, or when its init is dead */
+  if (c->state->pid > 0)
+    proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
+  monitor_abandon(&mh);
   container_abort(c, g);
   container_free(c);
   return -1;

@@ -92,17 +92,20 @@ static int loopback_up_in(int fd_in_netns, struct error *err)
 
 /* ------------------------------------------------------------ the helper */
 
-struct helper {
-  struct egress_resolver_opts *o;
-  int listen_fd;
+struct egress_helper {
+  struct egress_resolver_opts o;
+  struct egress_policy *policy;
+  int listen_fd;           /* <state dir>/egress.sock */
   struct audit_log *audit; /* the container's trail, NULL = none */
+  int (*on_aux)(void *ud); /* the monitor's sources */
+  void *aux_ud;
 };
 
 /* Every DNS decision of the resolver is a "dns" record in the audit trail. */
 static void on_dns_event(void *ud, const struct egress_dns_event *ev)
 {
   static const char *const verdicts[] = {"allowed", "refused", "rebind", "failed", "nodata"};
-  struct helper *h = ud;
+  struct egress_helper *h = ud;
   struct jbuf b = {0};
   struct error err = {0};
   char addr[INET6_ADDRSTRLEN];
@@ -133,9 +136,9 @@ static void reply(int fd, const char *s)
   (void)r;
 }
 
-static void ctl_list(struct helper *h, int fd)
+static void ctl_list(struct egress_helper *h, int fd)
 {
-  const struct egress_policy *p = h->o->policy;
+  const struct egress_policy *p = h->o.policy;
   char buf[EGRESS_ENTRY_STR_MAX];
 
   reply(fd, p->default_allow ? "default allow\n" : "default deny\n");
@@ -151,7 +154,7 @@ static void ctl_list(struct helper *h, int fd)
   for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
     cleanup_free char *elems = NULL;
     struct error e = {0};
-    if (nft_set_list(h->o->nl_fd, sets[s], &elems, &e) == 0 && elems) {
+    if (nft_set_list(h->o.nl_fd, sets[s], &elems, &e) == 0 && elems) {
       for (char *l = strtok(elems, "\n"); l; l = strtok(NULL, "\n")) {
         reply(fd, "pinned ");
         reply(fd, l);
@@ -180,7 +183,7 @@ static int flush_pins(int nl_fd, struct error *err)
 /* One control request: "list", "allow ENTRY" or "deny ENTRY". */
 static int on_ctl(void *ud, struct egress_policy *p)
 {
-  struct helper *h = ud;
+  struct egress_helper *h = ud;
   char req[CTL_MAX + 1];
   struct error err = {0};
   struct egress_entry e;
@@ -209,9 +212,9 @@ static int on_ctl(void *ud, struct egress_policy *p)
     if (r == 0)
       r = allow ? egress_policy_add(p, &e, &err) : egress_policy_remove(p, &e, &err);
     if (r == 0)
-      r = send_batch(h->o->nl_fd, p, true, &err);
+      r = send_batch(h->o.nl_fd, p, true, &err);
     if (r == 0 && !allow && e.kind == EGRESS_DOMAIN)
-      r = flush_pins(h->o->nl_fd, &err);
+      r = flush_pins(h->o.nl_fd, &err);
     reply(fd, r == 0 ? "ok\n" : "error ");
     if (r < 0) {
       reply(fd, err.msg);
@@ -245,154 +248,103 @@ static int ctl_listen(int dirfd, struct error *err)
   return fd;
 }
 
-/* The helper's life: no stdio of the engine (ENGINES.md §2.4), only the
- * resolver's fds, until the init exits. */
-__attribute__((noreturn)) static void helper_main(struct egress_resolver_opts *o, int listen_fd,
-                                                  int pidfd, struct audit_log *audit)
+/* on_aux of the resolver loop: the monitor's own sources */
+static int helper_on_aux(void *ud)
 {
-  struct helper h = {.o = o, .listen_fd = listen_fd, .audit = audit};
-  struct error err = {0};
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  struct egress_helper *h = ud;
 
-  if (null >= 0) {
-    dup2(null, 0);
-    dup2(null, 1);
-    dup2(null, 2);
-  }
-  setsid();
-  prctl(PR_SET_NAME, "agentrt-egress", 0, 0, 0);
-  o->stop_fd = pidfd;
-  o->ctl_fd = listen_fd;
-  o->on_ctl = on_ctl;
-  o->on_event = on_dns_event;
-  o->ud = &h;
-  if (egress_resolver_run(o, &err) < 0)
-    _exit(1);
-  /* closing the netfilter socket waits for the kernel's RCU clean-up of the
-   * transaction (~13 ms, egress-driver bench) and delete waits for our exit */
-  proc_leave_fd_teardown_to_child();
-  _exit(0);
+  return h->on_aux ? h->on_aux(h->aux_ud) : 0;
 }
 
-static int save_helper_pid(struct container *c, pid_t pid, struct error *err)
+int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err)
 {
-  uint64_t st = 0;
-  char buf[64];
-  int n;
-
-  proc_start_time(pid, &st, NULL);
-  n = snprintf(buf, sizeof buf, "%d %llu", pid, (unsigned long long)st);
-  return write_file_atomic_at(c->dirfd, "egress.pid", buf, (size_t)n, err);
-}
-
-int egress_setup(struct container *c, const struct profile_egress *pe, pid_t init_pid,
-                 struct error *err)
-{
-  struct egress_resolver_opts o;
-  struct egress_policy *p;
-  cleanup_close int netns = -1;
-  char who[32];
-  int listen_fd = -1, pidfd = -1, ret = -1;
-  int pp[2] = {-1, -1};
-  pid_t pid, hpid = -1;
-  struct audit_log *audit = NULL;
-
   if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
     return 0;
   if (c->config->process && c->config->process->caps.bounding & (1ULL << 12))
     return error_set(err, 0,
                      "egress policy in force: CAP_NET_ADMIN would let the container "
                      "change its own rules; refused");
-  p = xmalloc0(sizeof *p);
-  memset(&o, 0, sizeof o);
-  o.nl_fd = o.udp4_fd = o.udp6_fd = o.tcp4_fd = o.tcp6_fd = o.stop_fd = o.ctl_fd = -1;
-  o.policy = p;
-  if (policy_from_profile(pe, p, err) < 0)
-    goto out;
+  return 0;
+}
+
+int egress_helper_new(const struct profile_egress *pe, struct egress_helper **ret,
+                      struct error *err)
+{
+  struct egress_helper *h;
+
+  *ret = NULL;
+  if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
+    return 0;
+  h = xmalloc0(sizeof *h);
+  h->listen_fd = -1;
+  h->o.nl_fd = h->o.udp4_fd = h->o.udp6_fd = h->o.tcp4_fd = h->o.tcp6_fd = -1;
+  h->o.stop_fd = h->o.ctl_fd = h->o.aux_fd = -1;
+  h->policy = xmalloc0(sizeof *h->policy);
+  h->o.policy = h->policy;
+  if (policy_from_profile(pe, h->policy, err) < 0) {
+    egress_helper_free(h);
+    return -1;
+  }
+  *ret = h;
+  return 0;
+}
+
+int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirfd,
+                         struct audit_log *audit, struct error *err)
+{
+  cleanup_close int netns = -1;
+  char who[32];
+
   snprintf(who, sizeof who, "%d", init_pid);
   netns = procfs_open_ns(who, "net", err);
   if (netns < 0)
-    goto out;
+    return -1;
   /* refuses the runtime's own netns: never rules in the host's namespace */
-  if (egress_resolver_open(netns, 53, &o, err) < 0)
-    goto out;
-  if (loopback_up_in(o.udp4_fd, err) < 0)
-    goto out;
-  if (send_batch(o.nl_fd, p, false, err) < 0)
-    goto out;
-  if ((listen_fd = ctl_listen(c->dirfd, err)) < 0)
-    goto out;
-  pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
-  if (pidfd < 0) {
-    error_errno(err, "egress: pidfd of the init");
-    goto out;
+  if (egress_resolver_open(netns, 53, &h->o, err) < 0 || loopback_up_in(h->o.udp4_fd, err) < 0 ||
+      send_batch(h->o.nl_fd, h->policy, false, err) < 0)
+    return -1;
+  if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
+    return -1;
+  h->audit = audit;
+  return 0;
+}
+
+int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),
+                      void *aux_ud, struct error *err)
+{
+  h->o.stop_fd = stop_fd;
+  h->o.ctl_fd = h->listen_fd;
+  h->o.on_ctl = on_ctl;
+  h->o.on_event = on_dns_event;
+  h->o.ud = h;
+  h->on_aux = on_aux;
+  h->aux_ud = aux_ud;
+  if (on_aux != NULL) {
+    h->o.aux_fd = aux_fd;
+    h->o.on_aux = helper_on_aux;
   }
-  if (pipe2(pp, O_CLOEXEC) < 0) {
-    error_errno(err, "egress: pipe");
-    goto out;
-  }
-  audit = audit_cli_open(c->dirfd, c->id); /* written by the monitor at create */
-  pid = fork();
-  if (pid < 0) {
-    error_errno(err, "egress: fork helper");
-    goto out;
-  }
-  if (pid == 0) {
-    /* second fork: the helper must not stay our child (create exits) */
-    pid_t gc = fork();
-    if (gc != 0) {
-      ssize_t w = write(pp[1], &gc, sizeof gc);
-      _exit(gc < 0 || w != sizeof gc ? 1 : 0);
-    }
-    close(pp[0]);
-    close(pp[1]);
-    close(c->dirfd);
-    helper_main(&o, listen_fd, pidfd, audit);
-  }
-  close(pp[1]);
-  pp[1] = -1;
-  waitpid(pid, NULL, 0);
-  if (read(pp[0], &hpid, sizeof hpid) != sizeof hpid || hpid <= 0) {
-    error_set(err, 0, "egress: the helper did not start");
-    goto out;
-  }
-  if (save_helper_pid(c, hpid, err) < 0)
-    goto out;
-  ret = 0;
-out:
-  if (pp[0] >= 0)
-    close(pp[0]);
-  if (pp[1] >= 0)
-    close(pp[1]);
-  if (listen_fd >= 0)
-    close(listen_fd);
-  if (pidfd >= 0)
-    close(pidfd);
-  audit_log_close(audit);
-  egress_resolver_close(&o);
-  egress_policy_free(p);
-  free(p);
-  return ret;
+  return egress_resolver_run(&h->o, err);
+}
+
+void egress_helper_free(struct egress_helper *h)
+{
+  if (h == NULL)
+    return;
+  if (h->listen_fd >= 0)
+    close(h->listen_fd);
+  egress_resolver_close(&h->o);
+  egress_policy_free(h->policy);
+  free(h->policy);
+  free(h);
 }
 
 void egress_teardown(struct container *c)
 {
-  cleanup_free char *data = NULL;
   struct error e = {0};
-  unsigned long long st = 0;
-  size_t len = 0;
-  int pid = 0;
 
-  if (read_file_at(c->dirfd, "egress.pid", 256, &data, &len, &e) < 0)
-    return;
-  if (sscanf(data, "%d %llu", &pid, &st) != 2 || pid <= 0)
-    return;
-  /* it leaves by itself when the init exits (delete killed it before):
-   * wait for that, and SIGKILL only when it does not (a kill now would make
-   * us wait for its sockets' teardown); make sure before the state goes */
-  if (proc_alive(pid, st) && proc_kill_wait(pid, st, 0, 1000) < 0 &&
-      proc_kill_wait(pid, st, SIGKILL, 1000) < 0)
-    log_warning("delete `%s`: egress helper %d did not exit", c->id, pid);
+  /* the helper (the monitor process) is gone by now: monitor_stop() */
+  if (faccessat(c->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    return; /* no policy was in force */
   /* a network namespace joined by path (a pod's) outlives the container:
    * take our table out of it */
   if (container_load_config(c, &e) == 0) {

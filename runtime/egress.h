@@ -1,25 +1,45 @@
 /* egress.h - a container's egress allowlist: the nftables table in its
- * network namespace and the helper process that runs its DNS resolver.
+ * network namespace and the DNS resolver that pins allowed names.
  *
- * At create (after the init exists, before it can run anything) agentrt
- * opens the resolver's sockets inside the container's netns, installs the
- * table in one netlink batch (checked ack by ack) and forks a helper that
- * answers DNS for the container from the host side until the init exits.
- * Live changes go through the helper's control socket <state dir>/egress.sock.
+ * Both live in the container's monitor process (monitor.h), the one
+ * per-container helper: it is forked by `create` before the init, parses
+ * the policy while the init is being set up (egress_helper_new), and once
+ * the init exists and before it can run anything opens the resolver's
+ * sockets inside the container's netns and installs the table in one
+ * netlink batch, checked ack by ack (egress_helper_attach).  It then
+ * answers DNS for the container from the host side until the init exits
+ * (egress_helper_run).  Live changes go through its control socket
+ * <state dir>/egress.sock.
  */
 #ifndef AGENTRT_EGRESS_RT_H
 #define AGENTRT_EGRESS_RT_H
 
 #include <sys/types.h>
 
+#include "audit/audit.h"
 #include "common/error.h"
 #include "profile/profile.h"
 #include "runtime/container.h"
 
-/* Nothing to do when the profile has no egress policy (`oci`). */
-int egress_setup(struct container *c, const struct profile_egress *pe, pid_t init_pid,
-                 struct error *err);
-/* Stop the helper (delete). */
+struct egress_helper;
+
+/* create, before anything is started: refuse a policy the container's own
+ * capabilities could undo.  No policy (`oci`): 0. */
+int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err);
+/* Parse the policy (and the upstream resolvers).  No policy: 0, *ret NULL. */
+int egress_helper_new(const struct profile_egress *pe, struct egress_helper **ret,
+                      struct error *err);
+/* The init exists (stopped before exec): resolver sockets in its netns, the
+ * table, the control socket in the state dir.  DNS decisions are appended
+ * to `audit` (NULL: not recorded). */
+int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirfd,
+                         struct audit_log *audit, struct error *err);
+/* Resolve until stop_fd is readable or on_aux (called when aux_fd is
+ * readable; NULL = none) returns > 0. */
+int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),
+                      void *aux_ud, struct error *err);
+void egress_helper_free(struct egress_helper *h);
+/* delete: take the table out of a network namespace joined by path. */
 void egress_teardown(struct container *c);
 /* `agentrt egress ID list|allow ENTRY|deny ENTRY` */
 int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error *err);

@@ -13,10 +13,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "runtime/container.h"
+#include "runtime/egress.h"
 #include "runtime/fsutil.h"
 #include "runtime/monitor_internal.h"
 #include "runtime/procfs.h"
@@ -42,7 +46,11 @@ int64_t monitor_now_ms(void)
 
 int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx)
 {
+  struct epoll_event ev = {.events = (uint32_t)events, .data.u32 = (uint32_t)m->n_src};
+
   if (m->n_src == MONITOR_MAX_SOURCES)
+    return -1;
+  if (fd >= 0 && epoll_ctl(m->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
     return -1;
   m->src[m->n_src++] = (struct monitor_source){fd, events, fn, NULL, ctx};
   return 0;
@@ -59,6 +67,8 @@ void monitor_record(struct monitor *m, const char *kind, const char *fields)
 {
   struct error err = {0};
 
+  if (m->log == NULL)
+    return; /* egress only: no trail */
   if (audit_log_append(m->log, kind, fields, &err) < 0)
     m->write_errors++;
 }
@@ -149,23 +159,53 @@ static void on_signal(struct monitor *m, int fd, short revents, void *ctx)
     m->stop = true;
 }
 
+static void on_tick(struct monitor *m, int fd, short revents, void *ctx)
+{
+  uint64_t n;
+
+  if (read(fd, &n, sizeof n) < 0) {
+    /* EAGAIN: nothing expired */
+  }
+  m->tick_armed = false;
+}
+
+static void arm_tick(struct monitor *m, bool pending)
+{
+  struct itimerspec its = {.it_value = {.tv_nsec = MONITOR_TICK_MS * 1000000L}};
+
+  if (!pending || m->tick_armed || m->tick_fd < 0)
+    return;
+  if (timerfd_settime(m->tick_fd, 0, &its, NULL) == 0)
+    m->tick_armed = true;
+}
+
+/* Everything ready in the epoll set, then the flushes.  > 0: stop. */
+static int dispatch(void *ud)
+{
+  struct monitor *m = ud;
+  struct epoll_event ev[MONITOR_MAX_SOURCES];
+  int n = epoll_wait(m->epfd, ev, MONITOR_MAX_SOURCES, 0);
+
+  for (int i = 0; i < n; i++) {
+    struct monitor_source *s = &m->src[ev[i].data.u32];
+    s->fn(m, s->fd, (short)ev[i].events, s->ctx);
+  }
+  arm_tick(m, flush_all(m, false));
+  return m->stop ? 1 : 0;
+}
+
+/* Without an egress policy: the epoll set and the init's pidfd. */
 static void run_loop(struct monitor *m)
 {
-  struct pollfd pfd[MONITOR_MAX_SOURCES + 1];
-  bool pending = false;
+  struct pollfd pfd[2] = {{.fd = m->init_pidfd, .events = POLLIN},
+                          {.fd = m->epfd, .events = POLLIN}};
 
   while (!m->stop) {
-    int n;
-    pfd[0] = (struct pollfd){.fd = m->init_pidfd, .events = POLLIN};
-    for (size_t i = 0; i < m->n_src; i++)
-      pfd[i + 1] = (struct pollfd){.fd = m->src[i].fd, .events = m->src[i].events};
-    n = poll(pfd, m->n_src + 1, pending ? MONITOR_TICK_MS : -1);
+    int n = poll(pfd, 2, -1);
     if (n < 0 && errno != EINTR)
       break;
-    for (size_t i = 0; n > 0 && i < m->n_src; i++)
-      if (pfd[i + 1].revents)
-        m->src[i].fn(m, m->src[i].fd, pfd[i + 1].revents, m->src[i].ctx);
-    pending = flush_all(m, false);
+    if (n > 0 && pfd[1].revents && dispatch(m) > 0)
+      break;
     if (n > 0 && pfd[0].revents)
       break; /* the init is gone */
   }
@@ -184,7 +224,7 @@ static void finish(struct monitor *m)
 
   /* drain what the kernel queued before the init's death */
   for (size_t i = 0; i < m->n_src; i++)
-    if (m->src[i].fd >= 0 && m->src[i].fn != on_signal)
+    if (m->src[i].fd >= 0 && m->src[i].fn != on_signal && m->src[i].fn != on_tick)
       m->src[i].fn(m, m->src[i].fd, POLLIN, m->src[i].ctx);
   flush_all(m, true);
   monitor_check_oom(m);
@@ -206,7 +246,19 @@ static void finish(struct monitor *m)
 
 /* ---- the monitor process */
 
-static void reset_process(int keep_fd)
+/* Close every fd but 0-2 and the two kept ones. */
+static void close_all_but(int a, int b)
+{
+  int lo = a < b ? a : b, hi = a < b ? b : a;
+
+  if (lo > 3)
+    syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0);
+  if (hi > lo + 1)
+    syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
+  syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
+}
+
+static void reset_process(int chan, int dirfd)
 {
   sigset_t all;
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -218,15 +270,15 @@ static void reset_process(int keep_fd)
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
   procfs_reset();
+  /* a new session: a terminal's ^C for `agentrt run` is not for us */
+  setsid();
   /* ENGINES.md §2.4: never keep the runtime's stdio */
   for (int fd = 0; fd < 3; fd++)
     if (null >= 0 && null != fd)
       dup2(null, fd);
-  if (keep_fd > 3)
-    syscall(SYS_close_range, 3U, (unsigned)keep_fd - 1, 0);
-  syscall(SYS_close_range, (unsigned)keep_fd + 1, ~0U, 0);
+  close_all_but(chan, dirfd);
   /* the log's fd number must not be reused by one of our files */
-  if (log_fd() >= 0 && log_fd() != keep_fd)
+  if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd)
     dup2(0, log_fd());
   if (chdir("/") < 0) {
     /* nothing depends on the cwd */
@@ -242,18 +294,18 @@ static void reset_process(int keep_fd)
     setpriority(PRIO_PROCESS, 0, -5);
 }
 
-static int open_init(struct monitor *m, const struct monitor_opts *o, struct error *err)
+static int open_init(struct monitor *m, uint64_t start_time, struct error *err)
 {
   char who[24];
   uint64_t own = ns_inode("self", "pid"), theirs;
 
-  m->init_pidfd = (int)syscall(SYS_pidfd_open, o->init_pid, 0);
+  m->init_pidfd = (int)syscall(SYS_pidfd_open, m->init_pid, 0);
   if (m->init_pidfd < 0)
-    return error_errno(err, "pidfd of init %d", o->init_pid);
+    return error_errno(err, "pidfd of init %d", m->init_pid);
   /* the pidfd pins the pid; the start time proves it is still our init */
-  if (!proc_alive(o->init_pid, o->init_start_time))
-    return error_set(err, ESRCH, "init %d is gone", o->init_pid);
-  snprintf(who, sizeof who, "%d", o->init_pid);
+  if (!proc_alive(m->init_pid, start_time))
+    return error_set(err, ESRCH, "init %d is gone", m->init_pid);
+  snprintf(who, sizeof who, "%d", m->init_pid);
   theirs = ns_inode(who, "pid");
   m->pidns_ino = theirs != 0 && theirs != own ? theirs : 0;
   return 0;
@@ -344,6 +396,32 @@ static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
   watch_pids(m);
 }
 
+/* Before the init exists: the sources that do not need it. */
+static void open_early(struct monitor *m, const struct monitor_opts *o)
+{
+  struct error err = {0};
+  sigset_t set;
+  int sfd;
+
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd >= 0)
+    monitor_add_fd(m, sfd, POLLIN, on_signal, NULL);
+  m->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (m->tick_fd >= 0)
+    monitor_add_fd(m, m->tick_fd, POLLIN, on_tick, NULL);
+  if (m->log == NULL)
+    return;
+  if (monitor_proc_open(m, &err) < 0)
+    monitor_error(m, "process", &err);
+  else
+    m->have_proc = true;
+  open_cgroup(m, o);
+}
+
 static void add_name(struct jbuf *names, const char *name)
 {
   if (names->len > 0 && names->p[names->len - 1] != '[')
@@ -351,18 +429,16 @@ static void add_name(struct jbuf *names, const char *name)
   jb_quote(names, name, strlen(name));
 }
 
+/* The init exists, stopped before exec: the sources that follow it. */
 static void open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
 {
   const struct profile_result *p = o->profile;
   struct error err = {0};
-  sigset_t set;
-  int sfd;
 
-  if (monitor_proc_open(m, &err) < 0)
-    monitor_error(m, "process", &err);
-  else
+  if (m->have_proc) {
+    monitor_proc_attach(m);
     add_name(names, "process");
-  error_clear(&err);
+  }
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
     if (monitor_files_open(m, p->workspace.path, &err) < 0)
       monitor_error(m, "file", &err);
@@ -377,13 +453,6 @@ static void open_sources(struct monitor *m, const struct monitor_opts *o, struct
     else if (r > 0)
       add_name(names, "net");
   }
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigprocmask(SIG_BLOCK, &set, NULL);
-  sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sfd >= 0)
-    monitor_add_fd(m, sfd, POLLIN, on_signal, NULL);
 }
 
 static void tell(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -401,52 +470,107 @@ static void tell(int fd, const char *fmt, ...)
   }
 }
 
-__attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
-                                                   int ready_fd)
+/* "GO <pid> <start time>" from create once the init exists; EOF: create
+ * failed before that, leave quietly. */
+static bool read_go(int chan, pid_t *pid, uint64_t *start)
 {
-  struct monitor m = {.init_pidfd = -1, .init_pid = o->init_pid, .pids_events_fd = -1};
+  char buf[64];
+  size_t len = 0;
+  ssize_t n;
+  int p = 0;
+
+  while (len < sizeof buf - 1) {
+    n = read(chan, buf + len, sizeof buf - 1 - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    len += (size_t)n;
+    if (buf[len - 1] == '\n')
+      break;
+  }
+  buf[len] = '\0';
+  if (sscanf(buf, "GO %d %" SCNu64, &p, start) != 2 || p <= 0)
+    return false;
+  *pid = p;
+  return true;
+}
+
+__attribute__((noreturn)) static void fail_main(int chan, const struct error *err)
+{
+  tell(chan, "ERR %s", err->msg);
+  _exit(1);
+}
+
+__attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
+                                                   int chan)
+{
+  struct monitor m = {.init_pidfd = -1, .pids_events_fd = -1, .tick_fd = -1};
+  struct egress_helper *eg = NULL;
   struct error err = {0};
   struct jbuf f = {0};
+  uint64_t start = 0;
 
-  reset_process(ready_fd);
+  reset_process(chan, o->state_dirfd);
   m.id = xstrdup(o->id);
-  if (audit_log_open(trail, o->id, NULL, false, &m.log, &err) < 0) {
-    tell(ready_fd, "ERR %s", err.msg);
-    _exit(1);
+  m.epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (m.epfd < 0) {
+    error_errno(&err, "epoll");
+    fail_main(chan, &err);
   }
-  if (open_init(&m, o, &err) < 0) {
+  if (trail != NULL && audit_log_open(trail, o->id, NULL, false, &m.log, &err) < 0)
+    fail_main(chan, &err);
+  /* while create spawns the init: parse the policy, subscribe, open */
+  if (egress_helper_new(&o->profile->egress, &eg, &err) < 0)
+    fail_main(chan, &err);
+  open_early(&m, o);
+  if (!read_go(chan, &m.init_pid, &start))
+    _exit(0);
+  if (open_init(&m, start, &err) < 0) {
     monitor_error(&m, "init", &err);
-    tell(ready_fd, "ERR %s", err.msg);
-    _exit(1);
+    fail_main(chan, &err);
   }
-  open_cgroup(&m, o);
-  jb_key_i64(&f, "pid", getpid());
-  jb_key(&f, "sources");
-  jb_puts(&f, "[");
-  open_sources(&m, o, &f);
-  jb_puts(&f, "]");
-  monitor_record(&m, "monitor", jb_str(&f));
-  jb_free(&f);
-  tell(ready_fd, "OK %d\n", getpid());
-  close(ready_fd);
-  run_loop(&m);
-  finish(&m);
+  if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
+    fail_main(chan, &err);
+  if (m.log != NULL) {
+    jb_key_i64(&f, "pid", getpid());
+    jb_key(&f, "sources");
+    jb_puts(&f, "[");
+    open_sources(&m, o, &f);
+    if (eg != NULL)
+      add_name(&f, "dns");
+    jb_puts(&f, "]");
+    monitor_record(&m, "monitor", jb_str(&f));
+    jb_free(&f);
+  }
+  tell(chan, "OK\n");
+  close(chan);
+  close(o->state_dirfd);
+  if (eg != NULL) {
+    if (egress_helper_run(eg, m.init_pidfd, m.epfd, dispatch, &m, &err) < 0)
+      monitor_error(&m, "dns", &err);
+  } else {
+    run_loop(&m);
+  }
+  if (m.log != NULL)
+    finish(&m);
   /* the trail is complete; closing the fanotify group waits for an SRCU
-   * grace period (5-18 ms here) and `delete` waits for our exit */
+   * grace period (5-18 ms here), the netfilter socket for the kernel's RCU
+   * clean-up of the transaction (~13 ms), and `delete` waits for our exit */
   proc_leave_fd_teardown_to_child();
   _exit(0);
 }
 
 /* ---- the parent side */
 
-static char *create_fields(const struct monitor_opts *o)
+static char *create_fields(const struct monitor_opts *o, pid_t init_pid)
 {
   const struct profile_result *p = o->profile;
   struct jbuf b = {0};
 
   jb_key_str(&b, "profile", p->profile);
   jb_key_str(&b, "bundle", o->bundle);
-  jb_key_i64(&b, "pid", o->init_pid);
+  jb_key_i64(&b, "pid", init_pid);
   jb_key(&b, "workspace");
   jb_puts(&b, "{");
   jb_key_str(&b, "mode", profile_ws_mode_name(p->workspace.mode));
@@ -468,103 +592,143 @@ static char *create_fields(const struct monitor_opts *o)
   return jb_take(&b);
 }
 
-/* Read "OK <pid>" (or "ERR <msg>") from the monitor, bounded in time. */
-static int wait_ready(int fd, pid_t *ret_pid, struct error *err)
+static bool wants_monitor(const struct profile_result *p)
+{
+  return p != NULL && (p->audit.enabled || p->egress.def != PROFILE_EGRESS_OFF);
+}
+
+int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err)
+{
+  const struct profile_result *p = o->profile;
+  struct audit_limits lim;
+  struct audit_log *log = NULL;
+  uint64_t start = 0;
+  char buf[64];
+  int sv[2];
+  pid_t pid;
+
+  *h = (struct monitor_handle){.fd = -1};
+  if (!wants_monitor(p))
+    return 0;
+  if (p->audit.enabled) {
+    h->trail = audit_trail_dir(o->root, p->audit.dir, o->id);
+    lim = (struct audit_limits){.max_size = p->audit.max_size, .max_age = p->audit.max_age};
+    /* creates the trail (or opens a kept one: its chain goes on) */
+    if (audit_log_open(h->trail, o->id, &lim, true, &log, err) < 0)
+      return error_prefix(err, "audit");
+    audit_log_close(log);
+    /* CLI verbs find the trail through this file while the container exists */
+    if (write_file_atomic_at(o->state_dirfd, "audit", h->trail, strlen(h->trail), err) < 0)
+      return -1;
+  }
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return error_errno(err, "monitor: socketpair");
+  /* one fork: until create exits the monitor is our child (run reaps it
+   * with the init); then the engine's subreaper or init inherits it */
+  pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return error_errno(err, "monitor: fork");
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    monitor_main(o, h->trail, sv[1]);
+  }
+  close(sv[1]);
+  h->fd = sv[0];
+  h->pid = pid;
+  /* delete (and a failed create) find it from here on */
+  proc_start_time(pid, &start, NULL);
+  snprintf(buf, sizeof buf, "%d %" PRIu64, pid, start);
+  return write_file_atomic_at(o->state_dirfd, "monitor.pid", buf, strlen(buf), err);
+}
+
+int monitor_attach(struct monitor_handle *h, const struct monitor_opts *o, pid_t init_pid,
+                   uint64_t init_start_time, struct error *err)
+{
+  char buf[64];
+  int n;
+
+  if (h->pid <= 0)
+    return 0;
+  if (h->trail != NULL) {
+    cleanup_free char *fields = create_fields(o, init_pid);
+    struct audit_log *log = NULL;
+    int r = audit_log_open(h->trail, o->id, NULL, false, &log, err);
+    if (r == 0) {
+      r = audit_log_append(log, "create", fields, err);
+      audit_log_close(log);
+    }
+    if (r < 0)
+      return error_prefix(err, "audit `%s`", h->trail);
+  }
+  n = snprintf(buf, sizeof buf, "GO %d %" PRIu64 "\n", init_pid, init_start_time);
+  if (send(h->fd, buf, (size_t)n, MSG_NOSIGNAL) != n) {
+    /* it gave up before: its reason is on the channel */
+    if (monitor_wait_ready(h, err) < 0)
+      return -1;
+    return error_set(err, EPIPE, "monitor %d: gone before the init", h->pid);
+  }
+  return 0;
+}
+
+int monitor_wait_ready(struct monitor_handle *h, struct error *err)
 {
   char buf[ERROR_MSG_MAX + 32];
-  struct pollfd p = {.fd = fd, .events = POLLIN};
+  struct pollfd p = {.fd = h->fd, .events = POLLIN};
   size_t len = 0;
   int64_t deadline = monitor_now_ms() + MONITOR_READY_TIMEOUT_MS;
-  int pid = 0;
 
+  if (h->pid <= 0)
+    return 0;
   while (len < sizeof buf - 1) {
     int64_t left = deadline - monitor_now_ms();
     ssize_t n;
     if (left <= 0 || poll(&p, 1, (int)left) == 0)
-      return error_set(err, ETIMEDOUT, "audit monitor: not ready");
-    n = read(fd, buf + len, sizeof buf - 1 - len);
+      return error_set(err, ETIMEDOUT, "monitor: not ready");
+    n = read(h->fd, buf + len, sizeof buf - 1 - len);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       break;
     len += (size_t)n;
+    if (buf[len - 1] == '\n')
+      break;
   }
   buf[len] = '\0';
-  if (strncmp(buf, "OK ", 3) == 0 && sscanf(buf + 3, "%d", &pid) == 1 && pid > 0) {
-    *ret_pid = pid;
+  if (strcmp(buf, "OK\n") == 0)
     return 0;
-  }
   if (strncmp(buf, "ERR ", 4) == 0)
-    return error_set(err, 0, "audit monitor: %s", buf + 4);
-  return error_set(err, 0, "audit monitor: exited during setup");
+    return error_set(err, 0, "%s", buf + 4);
+  return error_set(err, 0, "monitor: exited during setup");
 }
 
-static int spawn_monitor(const struct monitor_opts *o, const char *trail, pid_t *ret_pid,
-                         struct error *err)
+void monitor_handle_close(struct monitor_handle *h)
 {
-  int p[2], st = 0;
-  pid_t a;
+  if (h->fd >= 0)
+    close(h->fd);
+  h->fd = -1;
+  free(h->trail);
+  h->trail = NULL;
+}
 
-  if (pipe2(p, O_CLOEXEC) < 0)
-    return error_errno(err, "audit monitor: pipe");
-  a = fork();
-  if (a < 0) {
-    close(p[0]);
-    close(p[1]);
-    return error_errno(err, "audit monitor: fork");
+void monitor_abandon(struct monitor_handle *h)
+{
+  cleanup_close int pidfd = -1;
+
+  if (h->pid <= 0) {
+    monitor_handle_close(h);
+    return;
   }
-  if (a == 0) {
-    /* double fork: the monitor is nobody's child we would have to reap */
-    pid_t b;
-    setsid();
-    b = fork();
-    if (b == 0)
-      monitor_main(o, trail, p[1]);
-    _exit(b < 0 ? 1 : 0);
-  }
-  close(p[1]);
-  while (waitpid(a, &st, 0) < 0 && errno == EINTR)
+  pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+  /* EOF on its channel before GO, or its init's death after: it leaves */
+  monitor_handle_close(h);
+  if (pidfd >= 0 && !wait_pidfd(pidfd, 3000))
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
     ;
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    close(p[0]);
-    return error_set(err, 0, "audit monitor: fork failed");
-  }
-  st = wait_ready(p[0], ret_pid, err);
-  close(p[0]);
-  return st;
-}
-
-int monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err)
-{
-  const struct profile_result *p = o->profile;
-  struct audit_limits lim;
-  cleanup_free char *trail = NULL;
-  cleanup_free char *fields = NULL;
-  struct audit_log *log = NULL;
-  uint64_t start = 0;
-  char buf[64];
-  int r;
-
-  *ret_pid = 0;
-  if (p == NULL || !p->audit.enabled)
-    return 0;
-  trail = audit_trail_dir(o->root, p->audit.dir, o->id);
-  lim = (struct audit_limits){.max_size = p->audit.max_size, .max_age = p->audit.max_age};
-  if (audit_log_open(trail, o->id, &lim, true, &log, err) < 0)
-    return error_prefix(err, "audit");
-  fields = create_fields(o);
-  r = audit_log_append(log, "create", fields, err);
-  audit_log_close(log);
-  if (r < 0)
-    return error_prefix(err, "audit `%s`", trail);
-  /* CLI verbs find the trail through this file while the container exists */
-  if (write_file_atomic_at(o->state_dirfd, "audit", trail, strlen(trail), err) < 0)
-    return -1;
-  if (spawn_monitor(o, trail, ret_pid, err) < 0)
-    return -1;
-  proc_start_time(*ret_pid, &start, NULL);
-  snprintf(buf, sizeof buf, "%d %" PRIu64, *ret_pid, start);
-  return write_file_atomic_at(o->state_dirfd, "monitor.pid", buf, strlen(buf), err);
+  h->pid = 0;
 }
 
 int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
@@ -586,8 +750,11 @@ int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
   pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   if (pidfd < 0 || !proc_alive(pid, start))
     return 0; /* gone already (or the pid is someone else's now) */
-  if (wait_pidfd(pidfd, timeout_ms))
+  if (wait_pidfd(pidfd, timeout_ms)) {
+    /* `run` forked it: then it is ours to reap (anyone else's: ECHILD) */
+    waitpid(pid, NULL, WNOHANG);
     return 0;
+  }
   syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
   if (wait_pidfd(pidfd, 1000))
     return 0;

@@ -1,21 +1,26 @@
-/* monitor.h - the per-container monitor: the helper process that records the
- * audit trail (and, with egress, hosts the DNS resolver).
+/* monitor.h - the per-container monitor: the one helper process that
+ * records the audit trail and hosts the egress policy's DNS resolver.
  *
- * `create` starts it once the init exists (stopped before exec, namespaces
- * and mounts in place) and before the state is saved:
+ * `create` forks it early, so that it gets ready while the init is set up:
  *
- *   spawn_init() -> monitor_start() -> container_save_state() -> ...
+ *   setup_cgroup() -> monitor_launch() -> spawn_init() -> monitor_attach()
+ *     -> container_save_state() ... -> monitor_wait_ready() -> return
  *
- * monitor_start() writes the trail's "create" record (the profile's changes,
- * as `explain` lists them), then double-forks the monitor: new session, fds
- * 0/1/2 on /dev/null (ENGINES.md §2.4: a helper holding the runtime's stdout
- * or stderr hangs containerd's shim), every other fd closed, no parent-death
- * signal (it outlives `create`), host namespaces, not in the container's
- * cgroup.  It opens its sources (proc connector, fanotify on the workspace,
- * NFLOG in the container's netns), records a "monitor" record, reports ready
- * and only then does monitor_start() return, so `start` cannot outrun it.
- * It writes <state dir>/monitor.pid ("PID STARTTIME") and <state dir>/audit
- * (the trail directory; CLI verbs append there while it exists).
+ * monitor_launch() creates the trail, writes <state dir>/audit (the trail
+ * directory; CLI verbs append there while it exists) and monitor.pid ("PID
+ * STARTTIME") and forks once.  The monitor: new session, fds 0/1/2 on
+ * /dev/null (ENGINES.md §2.4: a helper holding the runtime's stdout or
+ * stderr hangs containerd's shim), every other fd closed but its channel and
+ * the state dir, no parent-death signal (it outlives `create`), host
+ * namespaces, not in the container's cgroup.  Until the init exists it
+ * parses the egress policy and subscribes to the proc connector.
+ * monitor_attach() appends the trail's "create" record (the profile's
+ * changes, as `explain` lists them) and sends the init's pid; the monitor
+ * then opens what needs the init (its pidfd, fanotify on the workspace,
+ * NFLOG and the resolver's sockets in its netns, the nftables table, the
+ * control socket egress.sock), records "monitor" and reports ready.
+ * monitor_wait_ready() returns only then, so `start` cannot outrun it; an
+ * error (a policy that cannot be installed) fails create.
  *
  * The monitor exits on its own when the init exits (pidfd): it drains its
  * sources, flushes coalesced file/network events, records "oom" if the
@@ -41,19 +46,32 @@
 struct monitor_opts {
   const char *root; /* state root (--root) */
   const char *id;
-  int state_dirfd; /* the container's state dir (monitor.pid, audit) */
+  int state_dirfd; /* the container's state dir (monitor.pid, audit, egress.sock) */
   const char *bundle;
-  pid_t init_pid;
-  uint64_t init_start_time;
   const char *cgroup_path; /* as saved in state.json, NULL = none */
   bool systemd_cgroup;
-  /* audit settings, workspace and the changes to record; NULL or
-   * audit.enabled == false: no monitor (monitor_start returns 0, pid 0) */
+  /* the audit settings, workspace, egress policy and the changes to record;
+   * NULL, or no trail and no policy: no monitor (launch sets pid 0) */
   const struct profile_result *profile;
   int nflog_group; /* -1 = do not listen for denied packets */
 };
 
-int monitor_start(const struct monitor_opts *o, pid_t *ret_pid, struct error *err);
+struct monitor_handle {
+  pid_t pid; /* 0 = none */
+  int fd;    /* our end of its channel */
+  char *trail;
+};
+
+int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);
+/* The init exists (stopped before exec): record "create", hand its pid over. */
+int monitor_attach(struct monitor_handle *h, const struct monitor_opts *o, pid_t init_pid,
+                   uint64_t init_start_time, struct error *err);
+/* Bounded wait for "ready"; the monitor's error otherwise. */
+int monitor_wait_ready(struct monitor_handle *h, struct error *err);
+void monitor_handle_close(struct monitor_handle *h);
+/* create failed: close the channel (before attach the monitor leaves at
+ * EOF, after it at its init's death), wait for it and reap it. */
+void monitor_abandon(struct monitor_handle *h);
 /* Wait up to timeout_ms for the monitor named by <state dir>/monitor.pid to
  * finish (after the init died it records "exit" and leaves), then TERM, then
  * KILL.  No pid file: nothing to do. */

@@ -1,10 +1,13 @@
 /* monitor_internal.h - the monitor's loop and its event sources.
  *
- * One process, one thread, one poll(2) loop over a small registry of fds;
- * each source registers its fd with a callback that reads until EAGAIN and
- * never blocks.  Sources with coalesced state register a flush function,
- * called at least every MONITOR_TICK_MS while they have something pending
- * and once with final = true before the monitor exits.
+ * One process, one thread.  Sources register an fd with a callback that
+ * reads until EAGAIN and never blocks; the fds sit in one epoll set, which
+ * is polled with the init's pidfd by the monitor's loop or, when the
+ * container has an egress policy, by the DNS resolver's loop (egress.h) as
+ * its aux fd.  Sources with coalesced state register a flush function,
+ * called at least every MONITOR_TICK_MS (a timerfd in the set) while they
+ * have something pending and once with final = true before the monitor
+ * exits.
  */
 #ifndef AGENTRT_MONITOR_INTERNAL_H
 #define AGENTRT_MONITOR_INTERNAL_H
@@ -46,10 +49,14 @@ struct monitor {
   uint64_t oom_count;
   int pids_events_fd;      /* pids.events of the cgroup, -1 */
   uint64_t pids_max_count; /* its "max" counter at the last look */
+  bool have_proc;          /* the proc connector is subscribed */
   bool have_exit;
   int exit_status; /* wait status from the proc connector */
   bool stop;
   unsigned write_errors;
+  int epfd;    /* the sources' epoll set */
+  int tick_fd; /* timerfd: the flush tick, armed while events are pending */
+  bool tick_armed;
   struct monitor_source src[MONITOR_MAX_SOURCES];
   size_t n_src;
 };
@@ -71,7 +78,10 @@ void monitor_check_pids(struct monitor *m);
 int64_t monitor_now_ms(void);
 
 /* Sources (each returns < 0 with err set when it cannot be used). */
+/* subscribes to the kernel's process events (before the init exists;
+ * they queue until the loop runs); _attach then tracks the init */
 int monitor_proc_open(struct monitor *m, struct error *err);
+void monitor_proc_attach(struct monitor *m);
 void monitor_proc_close(struct monitor *m);
 int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
 int monitor_net_open(struct monitor *m, int group, struct error *err);

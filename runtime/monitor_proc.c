@@ -480,12 +480,17 @@ int monitor_proc_open(struct monitor *m, struct error *err)
     return error_errno(err, "bind proc connector");
   if (send_op(fd, PROC_CN_MCAST_LISTEN) < 0)
     return error_errno(err, "subscribe to process events");
-  track_add(m->init_pid, 0);
   if (monitor_add_fd(m, fd, POLLIN, proc_read, NULL) < 0)
     return error_set(err, 0, "too many monitor sources");
   monitor_set_flush(m, fd, proc_flush);
   proc_fd = take_fd(&fd);
   return 0;
+}
+
+void monitor_proc_attach(struct monitor *m)
+{
+  if (proc_fd >= 0)
+    track_add(m->init_pid, 0);
 }
 
 void monitor_proc_close(struct monitor *m)

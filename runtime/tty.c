@@ -119,9 +119,14 @@ int fwd_wait(pid_t pid, int sigfd, int master, struct error *err)
       if (read(sigfd, &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGCHLD) {
           pid_t w;
-          while ((w = waitpid(-1, &status, WNOHANG)) > 0)
-            if (w == pid)
+          int st;
+          /* other children (the monitor) are reaped too; only the
+           * init's status is the container's */
+          while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+            if (w == pid) {
+              status = st;
               done = true;
+            }
         } else if (si.ssi_signo == SIGWINCH) {
           if (master >= 0)
             copy_winsize(0, master);

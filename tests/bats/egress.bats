@@ -210,11 +210,11 @@ refused_fast() {
 	awk -v t="$ELAPSED" 'BEGIN {exit !(t < 2)}' || fail "$1:$2 refused only after ${ELAPSED}s"
 }
 
-# helper_running PID: PID is an agentrt-egress process (pgrep) that has not exited (a
-# zombie waiting for this machine's PID 1 to reap it is gone for our purpose)
+# helper_running PID: PID is an agentrt-monitor process (the helper that runs the resolver,
+# pgrep) that has not exited (a zombie waiting for this machine's PID 1 to reap it is gone for our purpose)
 helper_running() {
 	local st
-	pgrep -x agentrt-egress | grep -qx "$1" || return 1
+	pgrep -x agentrt-monitor | grep -qx "$1" || return 1
 	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
 	[ -n "$st" ] && [ "$st" != Z ]
 }
@@ -404,9 +404,9 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 
 @test "egress: after delete nothing of ours remains (helper, table, socket)" {
 	egress_run
-	hpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/egress.pid")
-	[ -n "$hpid" ] && [ "$(cat "/proc/$hpid/comm")" = agentrt-egress ] || fail "helper $hpid"
-	pgrep -x agentrt-egress | grep -qx "$hpid"
+	hpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	[ -n "$hpid" ] && [ "$(cat "/proc/$hpid/comm")" = agentrt-monitor ] || fail "helper $hpid"
+	pgrep -x agentrt-monitor | grep -qx "$hpid"
 	[ -S "$TEST_ROOT/$ID/egress.sock" ]
 	egt_ns "$EGT_CTR" nft list tables | grep -q 'inet agentrt'
 	run rt delete --force "$ID"
@@ -440,7 +440,7 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 		[ "$status" -ne 0 ] && [[ "$output" != *"Address: 2"* ]] || fail "nslookup $q: $output"
 	done
 	nsenter --net="/proc/$pid/ns/net" nft list tables | grep -q 'inet agentrt'
-	hpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/egress.pid")
+	hpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	run rt delete --force "$ID"
 	[ "$status" -eq 0 ] || fail "$output"
 	! helper_running "$hpid" || fail "helper $hpid still running after delete"
@@ -449,9 +449,27 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 @test "egress: --profile oci has no egress policy (no helper, no table)" {
 	update_config '.linux.namespaces |= map(if .type == "network" then del(.path) else . end)'
 	egress_run --profile oci
-	[ ! -e "$TEST_ROOT/$ID/egress.pid" ]
+	[ ! -e "$TEST_ROOT/$ID/monitor.pid" ]
 	pid=$(container_pid "$ID")
 	[ -z "$(nsenter --net="/proc/$pid/ns/net" nft list ruleset)" ]
 	run rt egress "$ID" list
 	assert_clean_failure
+}
+
+@test "egress: a policy the monitor cannot install fails create with its reason, leaving nothing" {
+	cat >"$EGT_DIR/bad-upstream.json" <<-'EOF2'
+		{"name": "bad-upstream", "extends": "agent",
+		 "egress": {"allow": ["allowed.test"], "dns": {"upstream": ["999.1.1.1"]}}}
+	EOF2
+	before=$(pgrep -x agentrt-monitor | sort | tr '\n' ' ')
+	run timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_DIR/bad-upstream.json" create --bundle "$BUNDLE" "$ID"
+	assert_clean_failure
+	assert_output_contains "create \`$ID\`: egress.dns.upstream \`999.1.1.1\`"
+	[ ! -e "$TEST_ROOT/$ID" ] || fail "state dir left: $(ls "$TEST_ROOT/$ID")"
+	for p in $(pgrep -x agentrt-monitor); do
+		[[ " $before " == *" $p "* ]] || ! helper_running "$p" || fail "monitor $p left running"
+	done
+	run egt_ns "$EGT_CTR" nft list tables
+	[[ "$output" != *agentrt* ]] || fail "$output"
 }
