@@ -44,8 +44,8 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
   } else {
     return false;
   }
-  ret->kind = prefix != NULL && strcmp(prefix, EGRESS_LOG_FLOW_PREFIX) == 0 ? NETLOG_FLOW
-                                                                             : NETLOG_DENIED;
+  ret->kind =
+      prefix != NULL && strcmp(prefix, EGRESS_LOG_FLOW_PREFIX) == 0 ? NETLOG_FLOW : NETLOG_DENIED;
   ret->proto = proto_name(proto);
   ret->port = ret->icmp_type = -1;
   if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) && len >= l4 + 4)
