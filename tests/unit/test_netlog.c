@@ -7,20 +7,20 @@
 #include "runtime/netlog.h"
 #include "tap.h"
 
-static const uint8_t tcp4[] = {0x45, 0, 0, 40, 0, 0, 0x40, 0, 64, 6,    0, 0, 192, 0, 2, 2,
-                               203,  0, 113, 10, 0xc0, 0x01, 0, 80, 0, 0, 0, 0, 0, 0};
-static const uint8_t icmp4[] = {0x45, 0, 0, 28, 0, 0, 0, 0, 64, 1, 0, 0, 192, 0, 2, 2,
-                                198,  51, 100, 7, 8, 0, 0, 0};
+static const uint8_t tcp4[] = {0x45, 0,   0, 40,  0,  0,    0x40, 0, 64, 6, 0, 0, 192, 0, 2,
+                               2,    203, 0, 113, 10, 0xc0, 0x01, 0, 80, 0, 0, 0, 0,   0, 0};
+static const uint8_t icmp4[] = {0x45, 0, 0, 28, 0,   0,  0,   0, 64, 1, 0, 0,
+                                192,  0, 2, 2,  198, 51, 100, 7, 8,  0, 0, 0};
 
 static void test_parse(void)
 {
   struct netlog_event ev = {0};
-  uint8_t udp6[48] = {0x60, [6] = 17, [24] = 0x20, 0x01, 0x0d, 0xb8, [39] = 1, [42] = 0x01,
-                      [43] = 0xbb};
+  uint8_t udp6[48] = {0x60, [6] = 17, [24] = 0x20, 0x01,       0x0d,
+                      0xb8, [39] = 1, [42] = 0x01, [43] = 0xbb};
 
   tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_FLOW_PREFIX, &ev) && ev.kind == NETLOG_FLOW &&
-             strcmp(ev.dst, "203.0.113.10") == 0 && strcmp(ev.proto, "tcp") == 0 &&
-             ev.port == 80 && ev.icmp_type == -1,
+             strcmp(ev.dst, "203.0.113.10") == 0 && strcmp(ev.proto, "tcp") == 0 && ev.port == 80 &&
+             ev.icmp_type == -1,
          "tcp v4 with the flow prefix is a flow to 203.0.113.10:80");
   tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_DENY_PREFIX, &ev) && ev.kind == NETLOG_DENIED,
          "the deny prefix is a denied packet");
@@ -101,7 +101,8 @@ static void test_coalesce(void)
   netlog_note(&t, &flow, 10);
   netlog_note(&t, &flow, 20);
   netlog_note(&t, &denied, 30);
-  tap_ok(s.n == 2 && strcmp(s.r[1].kind, "denied") == 0, "a denied packet to the same place is its own record");
+  tap_ok(s.n == 2 && strcmp(s.r[1].kind, "denied") == 0,
+         "a denied packet to the same place is its own record");
   tap_ok(netlog_flush(&t, 500, false) && s.n == 2, "nothing more within the window");
   netlog_flush(&t, 1000, false);
   tap_ok(s.n == 3 && s.r[2].count == 2 && strcmp(s.r[2].kind, "flow") == 0,
@@ -118,7 +119,8 @@ static void test_coalesce(void)
   s.n = 0;
   netlog_note(&t, &flow, 3000);
   netlog_note(&t, &flow, 3001);
-  tap_ok(!netlog_flush(&t, 3002, true) && s.n == 2 && s.r[1].count == 1, "the final flush records the rest");
+  tap_ok(!netlog_flush(&t, 3002, true) && s.n == 2 && s.r[1].count == 1,
+         "the final flush records the rest");
 }
 
 static void test_bounded(void)
