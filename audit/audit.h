@@ -23,7 +23,8 @@
  *
  * Kinds: create start exec pause resume kill delete exit oom (lifecycle),
  * process (a program started inside), file (workspace changes, coalesced),
- * dns, denied (network), monitor, audit_error.
+ * dns, denied, flow (network: DNS decisions, denied packets, new allowed
+ * connections with counts), monitor, audit_error.
  */
 #ifndef AGENTRT_AUDIT_H
 #define AGENTRT_AUDIT_H

@@ -1,5 +1,10 @@
 /* summary.c - `agentrt audit ID --summary`: one screen of what happened
- * (programs run, files changed, hosts reached, hosts refused, how it ended). */
+ * (programs run, files changed, hosts reached, hosts refused, how it ended).
+ *
+ * Hosts reached: names the resolver allowed ("(dns)") and destinations
+ * actually connected to ("flow" records: address:port/proto with the number
+ * of connections), the latter labelled with the name the resolver last
+ * returned that address for, when the trail has that "dns" record. */
 #include "audit/audit.h"
 
 #include <stdio.h>
@@ -23,8 +28,15 @@ struct list {
   size_t n, cap, dropped;
 };
 
+/* address -> the name an allowed "dns" record returned it for */
+struct name_of {
+  char *addr, *name;
+};
+
 struct audit_summary {
   struct list programs, files, reached, refused;
+  struct name_of *names;
+  size_t n_names;
   char *id, *created, *ended, *exit_how;
   uint64_t records, oom;
 };
@@ -73,6 +85,11 @@ void audit_summary_free(struct audit_summary *s)
   list_free(&s->files);
   list_free(&s->reached);
   list_free(&s->refused);
+  for (size_t i = 0; i < s->n_names; i++) {
+    free(s->names[i].addr);
+    free(s->names[i].name);
+  }
+  free(s->names);
   free(s->id);
   free(s->created);
   free(s->ended);
@@ -143,6 +160,55 @@ static void add_exit(struct audit_summary *s, yajl_val v)
     s->exit_how = xstrdup("exited");
 }
 
+static void remember_name(struct audit_summary *s, const char *addr, const char *name)
+{
+  for (size_t i = 0; i < s->n_names; i++) {
+    if (strcmp(s->names[i].addr, addr) == 0) {
+      set(&s->names[i].name, name); /* the latest answer wins */
+      return;
+    }
+  }
+  if (s->n_names >= SUMMARY_MAX_ITEMS)
+    return;
+  if ((s->n_names & (s->n_names - 1)) == 0) /* 0, 1, 2, 4, ...: grow */
+    s->names = xrealloc(s->names, (s->n_names ? s->n_names * 2 : 1) * sizeof *s->names);
+  s->names[s->n_names++] = (struct name_of){xstrdup(addr), xstrdup(name)};
+}
+
+static const char *name_for(const struct audit_summary *s, const char *addr)
+{
+  for (size_t i = 0; i < s->n_names; i++)
+    if (strcmp(s->names[i].addr, addr) == 0)
+      return s->names[i].name;
+  return NULL;
+}
+
+static void add_dns(struct audit_summary *s, yajl_val v, const char *name)
+{
+  yajl_val addrs = get(v, "addrs", yajl_t_array);
+
+  if (!streq(get_str(v, "verdict"), "allowed")) {
+    list_add(&s->refused, name, get_str(v, "verdict"), 1);
+    return;
+  }
+  list_add(&s->reached, name, "dns", 1);
+  for (size_t i = 0; addrs && i < addrs->u.array.len; i++)
+    if (YAJL_IS_STRING(addrs->u.array.values[i]))
+      remember_name(s, YAJL_GET_STRING(addrs->u.array.values[i]), name);
+}
+
+/* "198.51.100.7:80/tcp", "[2001:db8::1]:443/udp", "192.0.2.1/icmp" */
+static char *destination(yajl_val v, const char *dst)
+{
+  const char *proto = get_str(v, "proto") ? get_str(v, "proto") : "?";
+  long long port = get_int(v, "port", -1);
+  bool v6 = strchr(dst, ':') != NULL;
+
+  if (port < 0)
+    return xfmt("%s/%s", dst, proto);
+  return xfmt("%s%s%s:%lld/%s", v6 ? "[" : "", dst, v6 ? "]" : "", port, proto);
+}
+
 void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
 {
   cleanup_free char *copy = xstrndup(line, len);
@@ -165,14 +231,13 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
     add_exit(s, v);
   else if (streq(kind, "oom"))
     s->oom++;
-  else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL) {
-    if (streq(get_str(v, "verdict"), "allowed"))
-      list_add(&s->reached, name, NULL, 1);
-    else
-      list_add(&s->refused, name, get_str(v, "verdict"), 1);
+  else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL)
+    add_dns(s, v, name);
+  else if (streq(kind, "flow") && (name = get_str(v, "dst")) != NULL) {
+    cleanup_free char *key = destination(v, name);
+    list_add(&s->reached, key, name_for(s, name), (unsigned)get_int(v, "count", 1));
   } else if (streq(kind, "denied") && (name = get_str(v, "dst")) != NULL) {
-    cleanup_free char *key = xfmt("%s:%lld/%s", name, get_int(v, "port", 0),
-                                  get_str(v, "proto") ? get_str(v, "proto") : "?");
+    cleanup_free char *key = destination(v, name);
     list_add(&s->refused, key, "packet", (unsigned)get_int(v, "count", 1));
   }
   yajl_tree_free(v);

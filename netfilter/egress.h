@@ -22,16 +22,25 @@
  *     icmpv6 type {nd-router-solicit..nd-neighbor-advert, mld2-report} accept;
  *     jump allow_ll;                      # explicit link-local entries
  *     ip daddr 169.254.0.0/16 goto deny; ip6 daddr {fe80::/10, fd00:ec2::254} goto deny;
- *     ip daddr @allow4 accept; ip6 daddr @allow6 accept; jump allow_ports;
- *     ip daddr @dns4 accept; ip6 daddr @dns6 accept;
- *     ip daddr . meta l4proto . th dport @dns4p accept; (same for ip6 / dns6p)
- *     goto deny }                         # omitted for default allow
- *   chain deny    { counter log group N; meta l4proto tcp reject with tcp reset;
+ *     ip daddr @allow4 goto allowed; ip6 daddr @allow6 goto allowed;
+ *     jump allow_ports;
+ *     ip daddr @dns4 goto allowed; ip6 daddr @dns6 goto allowed;
+ *     ip daddr . meta l4proto . th dport @dns4p goto allowed; (ip6 / dns6p too)
+ *     goto deny }                         # "goto allowed" for default allow
+ *   chain allowed { ct state new ct status ! confirmed
+ *                     log prefix "agentrt-flow: " group N;  # first packet of a flow
+ *                   accept }
+ *   chain allow_ll, allow_ports { <entry match> goto allowed; ... }
+ *   chain deny    { counter log prefix "agentrt-deny: " group N;
+ *                   meta l4proto tcp reject with tcp reset;
  *                   reject with icmpx admin-prohibited }
  *   chain nat_out { type nat hook output priority -100;
  *                   udp/tcp dport 53 redirect to :dns_port }   # when dns_port != 0
  * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
- * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable.
+ * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable; it
+ * is accepted before chain allowed, so DNS is not logged as a flow (the
+ * resolver reports its decisions itself).  Without a log group (-1) chain
+ * allowed only accepts.
  */
 #ifndef AGENTRT_NETFILTER_EGRESS_H
 #define AGENTRT_NETFILTER_EGRESS_H
@@ -83,8 +92,13 @@ struct egress_policy {
   struct egress_upstream upstream[EGRESS_MAX_UPSTREAM]; /* none = caller fills */
   size_t n_upstream;
   uint32_t ttl_min, ttl_max; /* seconds, element timeouts are clamped to it */
-  int log_group;             /* NFLOG group for denied packets, -1 = no log */
+  int log_group;             /* NFLOG group for denied packets and new allowed
+                                flows, -1 = no log */
 };
+
+/* NFLOG prefixes of the two kinds of logged packets (same group). */
+#define EGRESS_LOG_DENY_PREFIX "agentrt-deny: "
+#define EGRESS_LOG_FLOW_PREFIX "agentrt-flow: "
 
 /* Parse one entry.  Pure; never allocates. */
 int egress_entry_parse(const char *s, struct egress_entry *ret, struct error *err);

@@ -22,7 +22,6 @@
 #include "../common/util.h"
 
 #define MSG_HEADROOM 32768
-#define DENY_PREFIX "agentrt-deny: "
 
 void nftb_init(struct nft_batch_buf *b, uint32_t seq_base)
 {
@@ -246,7 +245,7 @@ static void rule_entry(struct nft_batch_buf *b, const char *chain, const struct 
     match_daddr(r, e->kind == EGRESS_CIDR6, e->addr, e->prefix);
     if (ports)
       match_l4(r, e->proto != 0 ? e->proto : both[i], e->port_min, e->port_max);
-    verdict(r, NF_ACCEPT, NULL);
+    verdict(r, NFT_GOTO, "allowed");
     rule_emit(b, r, what);
   }
 }
@@ -271,7 +270,7 @@ static void rule_lookup(struct nft_batch_buf *b, bool v6, const char *set, uint3
   match_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
   payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, v6 ? 16 : 4, NFT_REG_1);
   lookup(r, NFT_REG_1, set, id);
-  verdict(r, NF_ACCEPT, NULL);
+  verdict(r, NFT_GOTO, "allowed");
   rule_emit(b, r, set);
 }
 
@@ -286,7 +285,7 @@ static void rule_lookup_port(struct nft_batch_buf *b, bool v6, const char *set, 
   meta(r, NFT_META_L4PROTO, preg);
   payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, preg + 1);
   lookup(r, areg, set, id);
-  verdict(r, NF_ACCEPT, NULL);
+  verdict(r, NFT_GOTO, "allowed");
   rule_emit(b, r, set);
 }
 
@@ -296,6 +295,13 @@ static void rule_simple(struct nft_batch_buf *b, const char *chain, int v, const
   struct nftnl_rule *r = rule_new(chain);
   verdict(r, v, target);
   rule_emit(b, r, what);
+}
+
+static void ct_get(struct nftnl_rule *r, uint32_t key)
+{
+  struct nftnl_expr *e = expr(r, "ct");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
 }
 
 static void rules_output_head(struct nft_batch_buf *b)
@@ -325,11 +331,7 @@ static void rules_output_head(struct nft_batch_buf *b)
   rule_emit(b, r, "ip6 daddr ::1");
 
   r = rule_new("output");
-  {
-    struct nftnl_expr *e = expr(r, "ct");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-    nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-  }
+  ct_get(r, NFT_CT_STATE);
   bitwise(r, &ctmask, 4);
   cmp(r, NFT_CMP_NEQ, &zero, 4);
   verdict(r, NF_ACCEPT, NULL);
@@ -375,8 +377,11 @@ static void rules_output_head(struct nft_batch_buf *b)
 static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p)
 {
   rules_output_head(b);
-  if (p->default_allow)
-    return; /* chain policy accept */
+  if (p->default_allow) {
+    /* what the policy would accept anyway, through the flow log */
+    rule_simple(b, "output", NFT_GOTO, "allowed", "goto allowed");
+    return;
+  }
   rule_lookup(b, false, "allow4", SET_ID_ALLOW4);
   rule_lookup(b, true, "allow6", SET_ID_ALLOW6);
   rule_simple(b, "output", NFT_JUMP, "allow_ports", "jump allow_ports");
@@ -395,7 +400,7 @@ static void rules_deny(struct nft_batch_buf *b, int log_group)
   if (log_group >= 0) {
     struct nftnl_expr *e = expr(r, "log");
     nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
-    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, DENY_PREFIX);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_DENY_PREFIX);
   }
   rule_emit(b, r, "counter log");
   r = rule_new("deny");
@@ -406,6 +411,35 @@ static void rules_deny(struct nft_batch_buf *b, int log_group)
   r = rule_new("deny");
   reject(r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
   rule_emit(b, r, "reject with icmpx admin-prohibited");
+}
+
+/* Every accepted packet that is not part of a known connection ends here.
+ * The first packet of a flow (ct state new, its conntrack entry not yet
+ * confirmed: the entry is confirmed once that packet leaves, so a UDP
+ * flow's later packets before any reply, or a SYN's retransmissions, are
+ * not logged again) goes to the NFLOG group with the flow prefix: the audit
+ * trail counts connections per destination, at no cost per packet after the
+ * first.  DNS to the resolver never gets here (loopback, accepted earlier). */
+static void rules_allowed(struct nft_batch_buf *b, int log_group)
+{
+  uint32_t new = NF_CT_STATE_BIT(IP_CT_NEW), confirmed = IPS_CONFIRMED, zero = 0;
+  struct nftnl_rule *r;
+
+  if (log_group >= 0) {
+    struct nftnl_expr *e;
+    r = rule_new("allowed");
+    ct_get(r, NFT_CT_STATE);
+    bitwise(r, &new, 4);
+    cmp(r, NFT_CMP_NEQ, &zero, 4);
+    ct_get(r, NFT_CT_STATUS);
+    bitwise(r, &confirmed, 4);
+    cmp(r, NFT_CMP_EQ, &zero, 4);
+    e = expr(r, "log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_FLOW_PREFIX);
+    rule_emit(b, r, "ct state new log");
+  }
+  rule_simple(b, "allowed", NF_ACCEPT, NULL, "accept");
 }
 
 /* udp/tcp dport 53 redirect to :port (to 127.0.0.1 / ::1 for local output) */
@@ -485,6 +519,10 @@ static int build_update(const struct egress_policy *p, struct nft_batch_buf *b, 
   if (nftb_allow_elems(b, p, EGRESS_CIDR4, err) < 0 ||
       nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
     return -1;
+  /* a table made before chain `allowed` existed gets it here */
+  chain_msg(b, "allowed", NULL, 0, 0);
+  flush_chain(b, "allowed");
+  rules_allowed(b, p->log_group);
   flush_chain(b, "allow_ll");
   flush_chain(b, "allow_ports");
   rules_static(b, p);
@@ -503,10 +541,12 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
       nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
     return -1;
   chain_msg(b, "deny", NULL, 0, 0);
+  chain_msg(b, "allowed", NULL, 0, 0);
   chain_msg(b, "allow_ll", NULL, 0, 0);
   chain_msg(b, "allow_ports", NULL, 0, 0);
   chain_msg(b, "output", "filter", 0, p->default_allow ? NF_ACCEPT : NF_DROP);
   rules_deny(b, p->log_group);
+  rules_allowed(b, p->log_group);
   rules_static(b, p);
   rules_output(b, p);
   if (o->dns_port != 0) {

@@ -48,7 +48,9 @@ static void usage(void)
 {
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
-         "       agentrt audit verify [--dir DIR] ID\n");
+         "       agentrt audit verify [--dir DIR] ID\n"
+         "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
+         "       dns denied flow monitor audit_error\n");
 }
 
 static int parse_args(int argc, char **argv, struct audit_args *a, struct error *err)

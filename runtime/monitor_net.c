@@ -1,16 +1,17 @@
-/* monitor_net.c - the monitor's network source: denied packets from NFLOG.
+/* monitor_net.c - the monitor's network source: packets logged to NFLOG.
  *
- * The egress ruleset sends every denied packet to an NFLOG group in the
- * container's network namespace ("log group N" in its deny chain).  The
- * monitor binds that group from a NETLINK_NETFILTER socket created inside
- * that namespace (setns there and back: the monitor is single-threaded, and
- * the socket keeps its netns for life), before the container's process runs,
- * so the process cannot take the group first.  It never binds a group in the
- * host's namespace.  Each packet's destination, protocol and port are
- * counted and recorded as "denied" records, coalesced per destination.
+ * The egress ruleset sends every denied packet, and the first packet of
+ * every allowed flow, to one NFLOG group in the container's network
+ * namespace ("log group N" in its chains `deny` and `allowed`, told apart by
+ * their prefixes).  The monitor binds that group from a NETLINK_NETFILTER
+ * socket created inside that namespace (setns there and back: the monitor
+ * is single-threaded, and the socket keeps its netns for life), before the
+ * container's process runs, so the process cannot take the group first.  It
+ * never binds a group in the host's namespace.  Packets become "denied" and
+ * "flow" records with counts, coalesced per destination (netlog.c).
  *
  * DNS decisions of the egress resolver are recorded by the resolver's
- * on_event callback (kind "dns"); see monitor_dns.c once netfilter/ lands.
+ * on_event callback (kind "dns").
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,122 +30,26 @@
 
 #include "common/util.h"
 #include "runtime/monitor_internal.h"
+#include "runtime/netlog.h"
 #include "runtime/procfs.h"
 
-#define NET_MAX_PENDING 128
 #define NET_COPY_RANGE 96 /* bytes of each packet: IP + transport headers */
-
-struct denied {
-  char dst[INET6_ADDRSTRLEN];
-  const char *proto;
-  int port; /* -1 = none (ICMP type in icmp_type) */
-  int icmp_type;
-  unsigned count;
-  int64_t first_ms;
-  char at[40];
-};
 
 struct net {
   struct mnl_socket *nl;
-  struct denied pend[NET_MAX_PENDING];
-  size_t n;
+  struct netlog log;
 };
 
-static const char *proto_name(int p)
+static void net_emit(void *ud, const char *kind, const char *fields)
 {
-  switch (p) {
-  case IPPROTO_TCP:
-    return "tcp";
-  case IPPROTO_UDP:
-    return "udp";
-  case IPPROTO_ICMP:
-    return "icmp";
-  case IPPROTO_ICMPV6:
-    return "icmpv6";
-  case IPPROTO_SCTP:
-    return "sctp";
-  default:
-    return "other";
-  }
-}
-
-/* Destination, protocol and port of an IPv4/IPv6 packet. */
-static bool parse_packet(const uint8_t *p, size_t len, struct denied *d)
-{
-  size_t l4;
-  int proto;
-
-  if (len >= 20 && (p[0] >> 4) == 4) {
-    l4 = (size_t)(p[0] & 0x0f) * 4;
-    proto = p[9];
-    inet_ntop(AF_INET, p + 16, d->dst, sizeof d->dst);
-  } else if (len >= 40 && (p[0] >> 4) == 6) {
-    l4 = 40;
-    proto = p[6];
-    inet_ntop(AF_INET6, p + 24, d->dst, sizeof d->dst);
-  } else {
-    return false;
-  }
-  d->proto = proto_name(proto);
-  d->port = d->icmp_type = -1;
-  if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) && len >= l4 + 4)
-    d->port = p[l4 + 2] << 8 | p[l4 + 3];
-  else if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && len > l4)
-    d->icmp_type = p[l4];
-  return true;
-}
-
-static void emit(struct monitor *m, const struct denied *d)
-{
-  struct jbuf b = {0};
-
-  jb_key_str(&b, "dst", d->dst);
-  jb_key_str(&b, "proto", d->proto);
-  if (d->port >= 0)
-    jb_key_i64(&b, "port", d->port);
-  if (d->icmp_type >= 0)
-    jb_key_i64(&b, "icmp_type", d->icmp_type);
-  jb_key_u64(&b, "count", d->count);
-  jb_key_str(&b, "at", d->at);
-  monitor_record(m, "denied", jb_str(&b));
-  jb_free(&b);
+  monitor_record(ud, kind, fields);
 }
 
 static bool net_flush(struct monitor *m, void *ctx, bool final)
 {
   struct net *n = ctx;
-  int64_t now = monitor_now_ms();
-  size_t kept = 0;
 
-  for (size_t i = 0; i < n->n; i++) {
-    if (final || now - n->pend[i].first_ms >= MONITOR_COALESCE_MS)
-      emit(m, &n->pend[i]);
-    else
-      n->pend[kept++] = n->pend[i];
-  }
-  n->n = kept;
-  return n->n > 0;
-}
-
-static void note(struct monitor *m, struct net *n, const struct denied *d)
-{
-  for (size_t i = 0; i < n->n; i++) {
-    struct denied *p = &n->pend[i];
-    if (strcmp(p->dst, d->dst) == 0 && p->proto == d->proto && p->port == d->port &&
-        p->icmp_type == d->icmp_type) {
-      p->count++;
-      return;
-    }
-  }
-  if (n->n == NET_MAX_PENDING) {
-    emit(m, &n->pend[0]);
-    memmove(n->pend, n->pend + 1, --n->n * sizeof *n->pend);
-  }
-  n->pend[n->n] = *d;
-  n->pend[n->n].count = 1;
-  n->pend[n->n].first_ms = monitor_now_ms();
-  audit_timestamp(n->pend[n->n].at, sizeof n->pend[n->n].at);
-  n->n++;
+  return netlog_flush(&n->log, monitor_now_ms(), final);
 }
 
 static int attr_cb(const struct nlattr *a, void *data)
@@ -157,43 +62,40 @@ static int attr_cb(const struct nlattr *a, void *data)
   return MNL_CB_OK;
 }
 
-struct packet_ctx {
-  struct monitor *m;
-  struct net *n;
-};
-
 static int packet_cb(const struct nlmsghdr *nlh, void *data)
 {
-  struct packet_ctx *c = data;
+  struct net *n = data;
   const struct nlattr *tb[NFULA_MAX + 1] = {0};
-  struct denied d = {0};
+  const char *prefix = NULL;
+  struct netlog_event ev;
 
   if ((nlh->nlmsg_type & 0xff) != NFULNL_MSG_PACKET ||
       mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb) < 0 || tb[NFULA_PAYLOAD] == NULL)
     return MNL_CB_OK;
-  if (parse_packet(mnl_attr_get_payload(tb[NFULA_PAYLOAD]),
-                   mnl_attr_get_payload_len(tb[NFULA_PAYLOAD]), &d))
-    note(c->m, c->n, &d);
+  if (tb[NFULA_PREFIX] != NULL && mnl_attr_validate(tb[NFULA_PREFIX], MNL_TYPE_NUL_STRING) == 0)
+    prefix = mnl_attr_get_str(tb[NFULA_PREFIX]);
+  if (netlog_parse(mnl_attr_get_payload(tb[NFULA_PAYLOAD]),
+                   mnl_attr_get_payload_len(tb[NFULA_PAYLOAD]), prefix, &ev))
+    netlog_note(&n->log, &ev, monitor_now_ms());
   return MNL_CB_OK;
 }
 
 static void net_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   struct net *n = ctx;
-  struct packet_ctx c = {m, n};
   uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
 
   for (int i = 0; i < 256; i++) {
     ssize_t len = mnl_socket_recvfrom(n->nl, buf, sizeof buf);
     if (len < 0 && errno == ENOBUFS) {
       struct error err = {0};
-      error_set(&err, ENOBUFS, "denied-packet events lost");
+      error_set(&err, ENOBUFS, "network events lost");
       monitor_error(m, "net", &err);
       continue;
     }
     if (len <= 0)
       return;
-    mnl_cb_run(buf, (size_t)len, 0, 0, packet_cb, &c);
+    mnl_cb_run(buf, (size_t)len, 0, 0, packet_cb, n);
   }
 }
 
@@ -292,6 +194,7 @@ int monitor_net_open(struct monitor *m, int group, struct error *err)
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
   n = xmalloc0(sizeof *n);
   n->nl = nl;
+  netlog_init(&n->log, MONITOR_COALESCE_MS, net_emit, m);
   if (monitor_add_fd(m, fd, POLLIN, net_read, n) < 0) {
     mnl_socket_close(nl);
     free(n);

@@ -15,6 +15,7 @@ setup() {
 }
 
 teardown() {
+	fake_internet_down
 	teardown_bundle
 	local rc=$?
 	# trails outlive their containers by design; the per-file root must end empty
@@ -29,6 +30,59 @@ teardown_file() {
 
 ra() {
 	rt --profile agent "$@"
+}
+
+# A small fake internet (TEST-NET addresses only, nothing added to the host's netns), as
+# in egress.bats:
+#   agentrt-t-aud-ctr-N   the container's (joined by path): c0 192.0.2.2/30, default via .1
+#   agentrt-t-aud-inet-N  203.0.113.10:80 (socat), 198.51.100.20 (no listener, denied
+#                         anyway), dnsmasq at 192.0.2.53 (allowed.test -> 203.0.113.10)
+#   agentrt-t-aud-host-N  agentrt runs in it, so the resolver's upstream reaches 192.0.2.53
+# Server PIDs in $BUNDLE/net-pids; fake_internet_down (in teardown) removes it all.
+fake_internet_up() {
+	local C=$FN_CTR I=$FN_INET H=$FN_HOST a
+	: >"$BUNDLE/net-pids"
+	ip netns add "$C" && ip netns add "$I" && ip netns add "$H" || return 1
+	ip -n "$I" link set lo up && ip -n "$H" link set lo up || return 1
+	ip link add c0 netns "$C" type veth peer name i0 netns "$I" || return 1
+	ip link add h0 netns "$H" type veth peer name i1 netns "$I" || return 1
+	ip -n "$C" addr add 192.0.2.2/30 dev c0 && ip -n "$C" link set c0 up &&
+		ip -n "$I" addr add 192.0.2.1/30 dev i0 && ip -n "$I" link set i0 up &&
+		ip -n "$H" addr add 192.0.2.6/30 dev h0 && ip -n "$H" link set h0 up &&
+		ip -n "$I" addr add 192.0.2.5/30 dev i1 && ip -n "$I" link set i1 up || return 1
+	for a in 203.0.113.10 198.51.100.20 192.0.2.53; do
+		ip -n "$I" addr add "$a/32" dev lo || return 1
+	done
+	ip -n "$C" route add default via 192.0.2.1 && ip -n "$H" route add default via 192.0.2.5 || return 1
+	ip netns exec "$I" socat TCP-LISTEN:80,bind=203.0.113.10,fork,reuseaddr SYSTEM:"echo hello" \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >>"$BUNDLE/net-pids"
+	ip netns exec "$I" dnsmasq -k --no-resolv --no-hosts --bind-interfaces \
+		--listen-address=192.0.2.53 --port=53 --local=/test/ --local-ttl=300 \
+		--host-record=allowed.test,203.0.113.10 --pid-file= --user=root \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >>"$BUNDLE/net-pids"
+	for _ in $(seq 50); do
+		ip netns exec "$I" busybox nslookup allowed.test 192.0.2.53 >/dev/null 2>&1 &&
+			ip netns exec "$I" busybox nc -w 1 203.0.113.10 80 </dev/null 2>/dev/null | grep -q hello &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+fake_internet_down() {
+	local pid ns
+	[ -n "${FN_CTR:-}" ] || return 0
+	if [ -f "$BUNDLE/net-pids" ]; then
+		for pid in $(cat "$BUNDLE/net-pids"); do kill "$pid" 2>/dev/null; done
+		for pid in $(cat "$BUNDLE/net-pids"); do
+			for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+			kill -9 "$pid" 2>/dev/null
+		done
+	fi
+	for ns in "$FN_CTR" "$FN_INET" "$FN_HOST"; do ip netns delete "$ns" 2>/dev/null; done
+	FN_CTR=
 }
 
 # records ID [FILTER]: the trail as compact JSON lines (jq filter applied per record)
@@ -56,7 +110,7 @@ has_program() { # ID NAME ARG0
 	run ra run --bundle "$BUNDLE" c1
 	[ "$status" -eq 3 ] || fail "run: status $status: $output"
 	# lifecycle skeleton, in order
-	kinds=$(records c1 '.kind' | jq -r . | grep -vE '^(process|file|dns|denied)$' | tr '\n' ' ')
+	kinds=$(records c1 '.kind' | jq -r . | grep -vE '^(process|file|dns|denied|flow)$' | tr '\n' ' ')
 	[ "$kinds" = "create monitor start exit delete " ] || fail "lifecycle: $kinds"
 	[ "$(records c1 'select(.kind == "exit") | .code')" = 3 ] || fail "exit code not recorded"
 	[ "$(records c1 'select(.kind == "create") | .profile' | jq -r .)" = agent ]
@@ -215,7 +269,7 @@ has_program() { # ID NAME ARG0
 	rt kill c1 KILL
 	wait_stopped c1
 	rt delete c1
-	kinds=$(records c1 '.kind' | jq -r . | grep -vE '^(process|file|denied|dns)$' | tr '\n' ' ')
+	kinds=$(records c1 '.kind' | jq -r . | grep -vE '^(process|file|denied|dns|flow)$' | tr '\n' ' ')
 	[ "$kinds" = "create monitor start pause resume exec kill exit delete " ] || fail "$kinds"
 	[ "$(records c1 'select(.kind == "exec") | .argv[1]' | jq -r .)" = from-exec ]
 	[ "$(records c1 'select(.kind == "kill") | .signal')" = 9 ]
@@ -251,6 +305,41 @@ has_program() { # ID NAME ARG0
 	run ra audit --summary c1
 	assert_output_contains "refused.example.com"
 	assert_output_contains "198.51.100.7:80/tcp"
+}
+
+@test "audit: allowed connections are counted as flows, denied ones are not" {
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build (issue 6)"
+	requires ip nsenter socat dnsmasq busybox
+	FN_CTR=agentrt-t-aud-ctr-$$ FN_INET=agentrt-t-aud-inet-$$ FN_HOST=agentrt-t-aud-host-$$
+	fake_internet_up || fail "fake internet did not come up"
+	cat >"$BUNDLE/profile.json" <<-'EOF'
+		{ "name": "audit-flows", "extends": "agent",
+		  "egress": { "allow": ["allowed.test"], "dns": { "upstream": ["192.0.2.53"] } } }
+	EOF
+	update_config ".process.args = [\"sleep\", \"100\"] |
+		.linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$FN_CTR\" else . end)"
+	echo "nameserver 192.0.2.53" >"$ROOTFS/etc/resolv.conf"
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$FN_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" run -d --bundle "$BUNDLE" c1 \
+		</dev/null >"$BUNDLE/c1.out" 2>"$BUNDLE/c1.err" || fail "run -d: $(cat "$BUNDLE/c1.err")"
+	# exactly three TCP connections to allowed.test:80, then one denied attempt
+	run rt exec c1 sh -c 'for i in 1 2 3; do nc -w 2 allowed.test 80 </dev/null; done
+		nc -w 1 198.51.100.20 80 </dev/null; true'
+	[ "$(grep -c hello <<<"$output")" -eq 3 ] || fail "connections: $output"
+	rt delete --force c1
+	flows=$(records c1 'select(.kind == "flow")')
+	[ "$(jq -r '"\(.dst):\(.port)/\(.proto)"' <<<"$flows" | sort -u)" = 203.0.113.10:80/tcp ] ||
+		fail "flows to something else: $flows"
+	[ "$(jq -s 'map(.count) | add' <<<"$flows")" -eq 3 ] || fail "flow counts: $flows"
+	# the denied attempt is denied, not a flow; DNS to the resolver is no flow either
+	[ "$(records c1 'select(.kind == "denied" and .dst == "198.51.100.20") | .port')" = 80 ] ||
+		fail "denied: $(records c1 'select(.kind == "denied")')"
+	run ra audit --kind flow --format text c1
+	grep -q ' flow .*dst=203.0.113.10' <<<"$output" || fail "text: $output"
+	run ra audit --summary c1
+	assert_output_contains "203.0.113.10:80/tcp (allowed.test) x3"
+	assert_output_contains "198.51.100.20:80/tcp (packet)"
+	ra audit verify c1 || fail "chain"
 }
 
 @test "audit: a fork refused at the pids limit is recorded" {

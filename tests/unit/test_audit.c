@@ -1,5 +1,6 @@
 /* test_audit.c - SHA-256 vectors, the hash chain, tamper detection,
- * rotation and retention, concurrent writers, JSON escaping, reading. */
+ * rotation and retention, concurrent writers, JSON escaping, reading, the
+ * summary's network lists. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -324,6 +325,43 @@ static void test_read(void)
     printf("# cleanup failed\n");
 }
 
+/* --summary: flows are hosts reached (named after the DNS answer that gave
+ * the address), denied packets hosts refused; counts add up. */
+static void test_summary_net(void)
+{
+  static const char *const lines[] = {
+      "{\"seq\":1,\"id\":\"c1\",\"kind\":\"dns\",\"name\":\"allowed.test\",\"qtype\":1,"
+      "\"verdict\":\"allowed\",\"addrs\":[\"203.0.113.10\"]}",
+      "{\"seq\":2,\"id\":\"c1\",\"kind\":\"flow\",\"dst\":\"203.0.113.10\",\"proto\":\"tcp\","
+      "\"port\":80,\"count\":1}",
+      "{\"seq\":3,\"id\":\"c1\",\"kind\":\"flow\",\"dst\":\"203.0.113.10\",\"proto\":\"tcp\","
+      "\"port\":80,\"count\":2}",
+      "{\"seq\":4,\"id\":\"c1\",\"kind\":\"flow\",\"dst\":\"2001:db8::1\",\"proto\":\"udp\","
+      "\"port\":443,\"count\":1}",
+      "{\"seq\":5,\"id\":\"c1\",\"kind\":\"denied\",\"dst\":\"198.51.100.20\",\"proto\":\"tcp\","
+      "\"port\":80,\"count\":1}",
+      "{\"seq\":6,\"id\":\"c1\",\"kind\":\"denied\",\"dst\":\"192.0.2.9\",\"proto\":\"icmp\","
+      "\"icmp_type\":8,\"count\":4}",
+  };
+  struct audit_summary *s = audit_summary_new();
+  cleanup_free char *text = NULL;
+
+  for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+    audit_summary_add(s, lines[i], strlen(lines[i]));
+  text = audit_summary_render(s);
+  tap_ok(strstr(text, "hosts reached (3):\n") != NULL, "three hosts reached");
+  tap_ok(strstr(text, "  allowed.test (dns)\n") != NULL, "the allowed name");
+  tap_ok(strstr(text, "  203.0.113.10:80/tcp (allowed.test) x3\n") != NULL,
+         "the address connected to, named, with its count");
+  tap_ok(strstr(text, "  [2001:db8::1]:443/udp\n") != NULL, "an unnamed v6 flow");
+  tap_ok(strstr(text, "  198.51.100.20:80/tcp (packet)\n") != NULL &&
+             strstr(text, "  192.0.2.9/icmp (packet) x4\n") != NULL,
+         "denied packets are hosts refused");
+  if (tap_failed_)
+    fputs(text, stdout);
+  audit_summary_free(s);
+}
+
 int main(void)
 {
   test_sha256();
@@ -332,5 +370,6 @@ int main(void)
   test_rotation();
   test_concurrent();
   test_read();
+  test_summary_net();
   return tap_done();
 }

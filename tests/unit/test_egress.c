@@ -258,6 +258,51 @@ static void test_golden(void)
   egress_policy_free(&p);
 }
 
+static bool batch_has(const struct nft_batch_buf *b, const char *s)
+{
+  return memmem(b->data, b->len, s, strlen(s)) != NULL;
+}
+
+/* Denied packets and the first packet of each allowed flow share the log
+ * group, told apart by prefix; without a group neither is logged, and chain
+ * `allowed` still accepts. */
+static void test_flow_log(void)
+{
+  struct egress_policy p;
+  struct egress_entry e;
+  struct error err = {0};
+  struct nft_batch_buf b;
+  struct nft_build_opts full = {.seq_base = 1, .dns_port = 53};
+  struct nft_build_opts upd = {.seq_base = 1, .update = true};
+
+  egress_policy_init(&p);
+  if (egress_entry_parse("198.51.100.20:80/tcp", &e, &err) < 0 ||
+      egress_policy_add(&p, &e, &err) < 0)
+    tap_ok(false, "flow policy: %s", err.msg);
+  for (int allow = 0; allow < 2; allow++) {
+    p.default_allow = allow;
+    p.log_group = 7;
+    if (nft_build_batch(&p, &full, &b, &err) == 0) {
+      tap_ok(batch_has(&b, EGRESS_LOG_FLOW_PREFIX) && batch_has(&b, EGRESS_LOG_DENY_PREFIX) &&
+                 batch_has(&b, "allowed"),
+             "%s: flow and deny prefixes logged", allow ? "default allow" : "deny");
+      nft_batch_buf_free(&b);
+    }
+    p.log_group = -1;
+    if (nft_build_batch(&p, &full, &b, &err) == 0) {
+      tap_ok(!batch_has(&b, EGRESS_LOG_FLOW_PREFIX) && !batch_has(&b, EGRESS_LOG_DENY_PREFIX) &&
+                 batch_has(&b, "allowed"),
+             "%s: no log group, no log, chain allowed kept", allow ? "default allow" : "deny");
+      nft_batch_buf_free(&b);
+    }
+  }
+  p.log_group = 0;
+  if (tap_ok(nft_build_batch(&p, &upd, &b, &err) == 0, "update batch"))
+    tap_ok(batch_has(&b, EGRESS_LOG_FLOW_PREFIX), "update refills chain allowed");
+  nft_batch_buf_free(&b);
+  egress_policy_free(&p);
+}
+
 int main(void)
 {
   test_entries();
@@ -265,5 +310,6 @@ int main(void)
   test_match();
   test_json();
   test_golden();
+  test_flow_log();
   return tap_done();
 }

@@ -1,0 +1,61 @@
+/* netlog.h - the network part of the audit trail, without the sockets:
+ * parse a packet the egress ruleset logged to NFLOG, and coalesce such
+ * packets into "denied" and "flow" records (pure; unit tested).
+ *
+ * A denied packet counts per (destination, protocol, port or ICMP type); the
+ * first packet of an allowed flow (chain `allowed`, netfilter/egress.h) per
+ * (destination, protocol, port).  The first event of a key is recorded at
+ * once with count 1; further events within MONITOR_COALESCE_MS of it are
+ * summed and recorded when that window ends (or at the final flush), so the
+ * counts of a key's records add up to the number of events.  The table is
+ * bounded: when full, its oldest entry is recorded early.
+ */
+#ifndef AGENTRT_RUNTIME_NETLOG_H
+#define AGENTRT_RUNTIME_NETLOG_H
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NETLOG_MAX_PENDING 256
+
+enum netlog_kind { NETLOG_DENIED, NETLOG_FLOW };
+
+struct netlog_event {
+  enum netlog_kind kind;
+  char dst[INET6_ADDRSTRLEN];
+  const char *proto; /* "tcp", "udp", "icmp", "icmpv6", "sctp", "other" */
+  int port;          /* -1 = none */
+  int icmp_type;     /* -1 = none (always for flows) */
+};
+
+/* A logged packet: the IP header onwards, and the log prefix (NULL = none;
+ * anything but the flow prefix is a denied packet). */
+bool netlog_parse(const uint8_t *pkt, size_t len, const char *prefix, struct netlog_event *ret);
+
+struct netlog_entry {
+  struct netlog_event ev;
+  unsigned count;   /* events not yet recorded */
+  int64_t first_ms; /* the window's start */
+  char at[40];      /* wall-clock time of the first event in count */
+};
+
+/* Called for each record: kind "denied" or "flow" and its JSON members. */
+typedef void (*netlog_emit_fn)(void *ud, const char *kind, const char *fields);
+
+struct netlog {
+  struct netlog_entry pend[NETLOG_MAX_PENDING];
+  size_t n;
+  int64_t window_ms;
+  netlog_emit_fn emit;
+  void *ud;
+};
+
+void netlog_init(struct netlog *t, int64_t window_ms, netlog_emit_fn emit, void *ud);
+/* One event at now_ms (monotonic). */
+void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms);
+/* Record windows that ended (all when final); true while entries remain. */
+bool netlog_flush(struct netlog *t, int64_t now_ms, bool final);
+
+#endif

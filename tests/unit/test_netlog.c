@@ -1,0 +1,152 @@
+/* test_netlog.c - NFLOG packets to "denied" and "flow" records (runtime/netlog.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#include "netfilter/egress.h"
+#include "runtime/netlog.h"
+#include "tap.h"
+
+static const uint8_t tcp4[] = {0x45, 0,   0, 40,  0,  0,    0x40, 0, 64, 6, 0, 0, 192, 0, 2,
+                               2,    203, 0, 113, 10, 0xc0, 0x01, 0, 80, 0, 0, 0, 0,   0, 0};
+static const uint8_t icmp4[] = {0x45, 0, 0, 28, 0,   0,  0,   0, 64, 1, 0, 0,
+                                192,  0, 2, 2,  198, 51, 100, 7, 8,  0, 0, 0};
+
+static void test_parse(void)
+{
+  struct netlog_event ev = {0};
+  uint8_t udp6[48] = {0x60, [6] = 17, [24] = 0x20, 0x01,       0x0d,
+                      0xb8, [39] = 1, [42] = 0x01, [43] = 0xbb};
+
+  tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_FLOW_PREFIX, &ev) && ev.kind == NETLOG_FLOW &&
+             strcmp(ev.dst, "203.0.113.10") == 0 && strcmp(ev.proto, "tcp") == 0 && ev.port == 80 &&
+             ev.icmp_type == -1,
+         "tcp v4 with the flow prefix is a flow to 203.0.113.10:80");
+  tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_DENY_PREFIX, &ev) && ev.kind == NETLOG_DENIED,
+         "the deny prefix is a denied packet");
+  tap_ok(netlog_parse(tcp4, sizeof tcp4, NULL, &ev) && ev.kind == NETLOG_DENIED,
+         "no prefix is a denied packet");
+  tap_ok(netlog_parse(udp6, sizeof udp6, EGRESS_LOG_FLOW_PREFIX, &ev) &&
+             strcmp(ev.dst, "2001:db8::1") == 0 && strcmp(ev.proto, "udp") == 0 && ev.port == 443,
+         "udp v6 flow to [2001:db8::1]:443");
+  tap_ok(netlog_parse(icmp4, sizeof icmp4, EGRESS_LOG_DENY_PREFIX, &ev) && ev.icmp_type == 8 &&
+             ev.port == -1,
+         "denied icmp keeps its type");
+  tap_ok(netlog_parse(icmp4, sizeof icmp4, EGRESS_LOG_FLOW_PREFIX, &ev) && ev.icmp_type == -1,
+         "an icmp flow is counted per destination, not per type");
+  tap_ok(!netlog_parse(tcp4, 19, NULL, &ev) && !netlog_parse(udp6, 39, NULL, &ev),
+         "truncated headers refused");
+  tap_ok(netlog_parse(tcp4, 22, NULL, &ev) && ev.port == -1, "no transport header: no port");
+}
+
+/* ---- aggregation: collect the records */
+
+struct rec {
+  char kind[8];
+  char dst[48];
+  long long port, count;
+};
+
+struct sink {
+  struct rec r[1024];
+  size_t n;
+};
+
+static void on_emit(void *ud, const char *kind, const char *fields)
+{
+  struct sink *s = ud;
+  char *doc = NULL;
+  yajl_val v;
+  const char *pdst[] = {"dst", NULL}, *pport[] = {"port", NULL}, *pcount[] = {"count", NULL};
+
+  if (s->n == sizeof s->r / sizeof s->r[0] || asprintf(&doc, "{%s}", fields) < 0)
+    abort();
+  v = yajl_tree_parse(doc, NULL, 0);
+  if (v == NULL)
+    abort();
+  snprintf(s->r[s->n].kind, sizeof s->r[0].kind, "%s", kind);
+  snprintf(s->r[s->n].dst, sizeof s->r[0].dst, "%s",
+           YAJL_GET_STRING(yajl_tree_get(v, pdst, yajl_t_string)));
+  s->r[s->n].port = yajl_tree_get(v, pport, yajl_t_number)
+                        ? YAJL_GET_INTEGER(yajl_tree_get(v, pport, yajl_t_number))
+                        : -1;
+  s->r[s->n].count = YAJL_GET_INTEGER(yajl_tree_get(v, pcount, yajl_t_number));
+  s->n++;
+  yajl_tree_free(v);
+  free(doc);
+}
+
+static long long total(const struct sink *s, const char *kind, const char *dst)
+{
+  long long t = 0;
+
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->r[i].kind, kind) == 0 && (dst == NULL || strcmp(s->r[i].dst, dst) == 0))
+      t += s->r[i].count;
+  return t;
+}
+
+static void test_coalesce(void)
+{
+  static struct sink s;
+  static struct netlog t;
+  struct netlog_event flow, denied;
+
+  netlog_init(&t, 1000, on_emit, &s);
+  netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_FLOW_PREFIX, &flow);
+  netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_DENY_PREFIX, &denied);
+  netlog_note(&t, &flow, 0);
+  tap_ok(s.n == 1 && strcmp(s.r[0].kind, "flow") == 0 && s.r[0].count == 1 && s.r[0].port == 80,
+         "the first flow is recorded at once with count 1");
+  netlog_note(&t, &flow, 10);
+  netlog_note(&t, &flow, 20);
+  netlog_note(&t, &denied, 30);
+  tap_ok(s.n == 2 && strcmp(s.r[1].kind, "denied") == 0,
+         "a denied packet to the same place is its own record");
+  tap_ok(netlog_flush(&t, 500, false) && s.n == 2, "nothing more within the window");
+  netlog_flush(&t, 1000, false);
+  tap_ok(s.n == 3 && s.r[2].count == 2 && strcmp(s.r[2].kind, "flow") == 0,
+         "the window's end records the other two (count %lld)", s.n == 3 ? s.r[2].count : -1);
+  tap_ok(!netlog_flush(&t, 1100, false), "nothing left pending after both windows");
+  tap_ok(total(&s, "flow", "203.0.113.10") == 3 && total(&s, "denied", NULL) == 1,
+         "flow counts add up to 3, denied to 1");
+  /* a key seen once: one record only, nothing at the final flush */
+  s.n = 0;
+  netlog_note(&t, &flow, 2000);
+  netlog_flush(&t, 2000, true);
+  tap_ok(s.n == 1, "a single flow makes a single record");
+  /* final flush records pending counts */
+  s.n = 0;
+  netlog_note(&t, &flow, 3000);
+  netlog_note(&t, &flow, 3001);
+  tap_ok(!netlog_flush(&t, 3002, true) && s.n == 2 && s.r[1].count == 1,
+         "the final flush records the rest");
+}
+
+static void test_bounded(void)
+{
+  static struct sink s;
+  static struct netlog t;
+  struct netlog_event ev;
+  size_t n = NETLOG_MAX_PENDING + 50;
+
+  netlog_init(&t, 1000, on_emit, &s);
+  netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_FLOW_PREFIX, &ev);
+  for (size_t i = 0; i < n; i++) {
+    ev.port = (int)i + 1;
+    netlog_note(&t, &ev, 0);
+    netlog_note(&t, &ev, 1);
+  }
+  tap_ok(t.n == NETLOG_MAX_PENDING, "the table stays bounded (%zu)", t.n);
+  netlog_flush(&t, 5, true);
+  tap_ok(total(&s, "flow", NULL) == (long long)(2 * n), "no count is lost when full (%lld)",
+         total(&s, "flow", NULL));
+}
+
+int main(void)
+{
+  test_parse();
+  test_coalesce();
+  test_bounded();
+  return tap_done();
+}
