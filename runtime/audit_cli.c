@@ -27,22 +27,6 @@ void audit_cli_event(const char *root, const char *id, const char *kind, const c
     log_warning("audit `%s`: record %s: %s", id, kind, err.msg);
 }
 
-struct audit_log *audit_cli_open(int state_dirfd, const char *id)
-{
-  cleanup_free char *trail = NULL;
-  struct audit_log *l = NULL;
-  struct error err = {0};
-  size_t len = 0;
-
-  if (read_file_at(state_dirfd, "audit", 4096, &trail, &len, &err) < 0)
-    return NULL;
-  if (audit_log_open(trail, id, NULL, false, &l, &err) < 0) {
-    log_warning("audit `%s`: %s", id, err.msg);
-    return NULL;
-  }
-  return l;
-}
-
 void audit_cli_exec(const char *root, const char *id, char *const *argv, pid_t pid, bool tty,
                     bool detach)
 {

@@ -21,9 +21,4 @@ void audit_cli_exec(const char *root, const char *id, char *const *argv, pid_t p
                     bool detach);
 void audit_cli_kill(const char *root, const char *id, int sig, bool all);
 
-/* The container's trail for a long-lived writer (the egress helper), NULL
- * when it has none.  Close with audit_log_close(). */
-struct audit_log;
-struct audit_log *audit_cli_open(int state_dirfd, const char *id);
-
 #endif

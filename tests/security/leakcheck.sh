@@ -119,10 +119,10 @@ for p in /proc/[0-9]*; do
 		[ "$live" = 1 ] && [[ "$r" == "$bundles"* ]] && continue
 		# A created container's init is a clone of the runtime: fine while its container lives.
 		[[ " $alive_pids " == *" $pid "* ]] && continue
-		# The per-container helpers (audit monitor, egress resolver) live as long as their
-		# container; after every delete they must be gone.
+		# The per-container helper (agentrt-monitor: audit trail and egress resolver) lives as
+		# long as its container; after every delete it must be gone.
 		c=$(cat "$p/comm" 2>/dev/null)
-		[ "$live" = 1 ] && { [ "$c" = agentrt-monitor ] || [ "$c" = agentrt-egress ]; } && continue
+		[ "$live" = 1 ] && [ "$c" = agentrt-monitor ] && continue
 		problem "process $pid: $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | head -c 100) (root $r)"
 	fi
 done
