@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "netfilter/egress.h"
 #include "runtime/monitor_internal.h"
 #include "runtime/netlog.h"
 #include "runtime/procfs.h"
@@ -141,6 +142,14 @@ static int bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
   return 0;
 }
 
+/* The initial user namespace has a fixed inode (PROC_USER_INIT_INO). */
+static bool in_initial_userns(void)
+{
+  struct stat st;
+
+  return stat("/proc/self/ns/user", &st) == 0 && st.st_ino == 0xEFFFFFFDU;
+}
+
 /* A NETLINK_NETFILTER socket inside the init's network namespace; NULL and
  * *ret_same when that namespace is ours (the host's). */
 static struct mnl_socket *socket_in_netns(pid_t init, bool *ret_same, struct error *err)
@@ -160,6 +169,19 @@ static struct mnl_socket *socket_in_netns(pid_t init, bool *ret_same, struct err
       a.st_dev == b.st_dev) {
     *ret_same = true;
     return NULL;
+  }
+  /* Real root in the initial user namespace can step in and back (single
+   * thread; the socket keeps its netns).  Under a user namespace (a rootless
+   * engine) the way back is refused (EPERM), so a forked child makes it. */
+  if (!in_initial_userns()) {
+    int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_NETFILTER, fd;
+    if (netns_sockets(theirs, 1, &domain, &type, &proto, &fd, err) < 0)
+      return NULL;
+    if ((nl = mnl_socket_fdopen(fd)) == NULL) {
+      error_errno(err, "netfilter socket in the container's network namespace");
+      close(fd);
+    }
+    return nl;
   }
   if (setns(theirs, CLONE_NEWNET) < 0) {
     error_errno(err, "enter the container's network namespace");
