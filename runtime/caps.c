@@ -1,4 +1,4 @@
-/* caps.c - process.capabilities, all five sets, with libcap.
+/* caps.c - process.capabilities, all five sets, with capget/capset.
  *
  * Like runc: an absent capabilities object means no capabilities at all, an
  * absent set means that set is empty.  The bounding set is reduced first
@@ -8,67 +8,101 @@
  * only for what the config lists.  CVE-2022-29162: inheritable and ambient
  * stay empty unless explicitly asked for.  Capabilities the running kernel
  * does not know are ignored (logged at debug), as runc does.
+ *
+ * The sets are read and written with the raw capget/capset syscalls
+ * (version 3: two 32-bit words per set) rather than libcap, whose load-time
+ * constructor reads /proc/sys/kernel/cap_last_cap through stdio in every
+ * agentrt command (issue 7: those stdio/scanf pages were a fifth of the
+ * runtime's peak RSS).  The kernel's last capability is probed with
+ * PR_CAPBSET_READ instead.
  */
-#include <ctype.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
+#include "oci/config.h"
 #include "runtime/process.h"
 
-static void cleanup_cap(cap_t *c)
-{
-  if (*c != NULL)
-    cap_free(*c);
-}
-#define cleanup_cap_t __attribute__((cleanup(cleanup_cap)))
+/* The three sets of capget/capset as 64-bit masks. */
+struct cap_sets {
+  uint64_t eff, perm, inh;
+};
 
-/* Highest capability number of the running kernel. */
+static int caps_get(struct cap_sets *s)
+{
+  struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+  memset(d, 0, sizeof d);
+  if (syscall(SYS_capget, &h, d) < 0)
+    return -1;
+  s->eff = (uint64_t)d[1].effective << 32 | d[0].effective;
+  s->perm = (uint64_t)d[1].permitted << 32 | d[0].permitted;
+  s->inh = (uint64_t)d[1].inheritable << 32 | d[0].inheritable;
+  return 0;
+}
+
+static int caps_set(const struct cap_sets *s)
+{
+  struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {
+      {(uint32_t)s->eff, (uint32_t)s->perm, (uint32_t)s->inh},
+      {(uint32_t)(s->eff >> 32), (uint32_t)(s->perm >> 32), (uint32_t)(s->inh >> 32)},
+  };
+
+  return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Highest capability number of the running kernel: PR_CAPBSET_READ fails
+ * with EINVAL for a number the kernel does not know.  Probed down from the
+ * names agentrt knows (an older kernel), then up (a newer one), bounded. */
 static int cap_last(void)
 {
-  int n = (int)cap_max_bits();
-  int last = n > 0 ? n - 1 : CAP_LAST_CAP;
+  static int cached = -1;
+  int last = oci_cap_last();
 
-  /* libcap may be older than the kernel: probe upwards, bounded */
+  if (cached >= 0)
+    return cached;
+  while (last > 0 && prctl(PR_CAPBSET_READ, last, 0, 0, 0) < 0)
+    last--;
   while (last < 63 && prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0)
     last++;
+  cached = last;
   return last;
+}
+
+/* Bits 0..last. */
+static uint64_t cap_known_mask(int last)
+{
+  return last >= 63 ? ~0ULL : (1ULL << (last + 1)) - 1;
 }
 
 /* "CAP_SYS_ADMIN" for messages. */
 static void cap_label(int c, char *buf, size_t n)
 {
-  char *name = cap_to_name(c);
+  const char *name = oci_cap_name(c);
 
-  if (name != NULL && str_has_prefix(name, "cap_")) {
-    snprintf(buf, n, "CAP_%s", name + 4);
-    for (size_t i = 4; buf[i]; i++)
-      buf[i] = (char)toupper((unsigned char)buf[i]);
-  } else {
+  if (name != NULL)
+    snprintf(buf, n, "%s", name);
+  else
     snprintf(buf, n, "capability %d", c);
-  }
-  cap_free(name);
 }
 
 int caps_raise_effective(struct error *err)
 {
-  cleanup_cap_t cap_t cur = cap_get_proc();
+  struct cap_sets cur;
   int last = cap_last();
 
-  if (cur == NULL)
+  if (caps_get(&cur) < 0)
     return error_errno(err, "capabilities: read current sets");
-  for (int c = 0; c <= last; c++) {
-    cap_flag_value_t v = CAP_CLEAR;
-    cap_value_t cv = c;
-
-    if (cap_get_flag(cur, cv, CAP_PERMITTED, &v) == 0)
-      cap_set_flag(cur, CAP_EFFECTIVE, 1, &cv, v);
-  }
-  if (cap_set_proc(cur) < 0)
+  cur.eff = (cur.eff & ~cap_known_mask(last)) | (cur.perm & cap_known_mask(last));
+  if (caps_set(&cur) < 0)
     return error_errno(err, "capabilities: raise effective set");
   return 0;
 }
@@ -94,38 +128,31 @@ static int drop_bounding(uint64_t keep, int last, struct error *err)
   return 0;
 }
 
-/* Put the bits of mask into flag of caps (up to the kernel's last cap). */
-static void set_flag_bits(cap_t caps, cap_flag_t flag, uint64_t mask, int last)
+/* The bits of mask the kernel knows; the others are logged and ignored. */
+static uint64_t known_bits(uint64_t mask, int last)
 {
-  for (int c = 0; c < 64; c++) {
-    cap_value_t cv = c;
+  uint64_t unknown = mask & ~cap_known_mask(last);
 
-    if (!(mask & (1ULL << c)))
-      continue;
-    if (c > last) {
+  for (int c = 0; c < 64; c++)
+    if (unknown & (1ULL << c))
       log_debug("capabilities: capability %d unknown to the kernel, ignoring", c);
-      continue;
-    }
-    cap_set_flag(caps, flag, 1, &cv, CAP_SET);
-  }
+  return mask & cap_known_mask(last);
 }
 
 static int set_main_sets(uint64_t eff, uint64_t perm, uint64_t inh, int last, struct error *err)
 {
-  cleanup_cap_t cap_t caps = cap_init();
+  struct cap_sets s;
   char label[64];
 
-  if (caps == NULL)
-    return error_errno(err, "capabilities: cap_init");
   if (eff & ~perm) {
     cap_label(__builtin_ctzll(eff & ~perm), label, sizeof label);
     return error_set(err, 0, "capabilities: %s is in the effective but not in the permitted set",
                      label);
   }
-  set_flag_bits(caps, CAP_EFFECTIVE, eff, last);
-  set_flag_bits(caps, CAP_PERMITTED, perm, last);
-  set_flag_bits(caps, CAP_INHERITABLE, inh, last);
-  if (cap_set_proc(caps) < 0)
+  s.eff = known_bits(eff, last);
+  s.perm = known_bits(perm, last);
+  s.inh = known_bits(inh, last);
+  if (caps_set(&s) < 0)
     return error_errno(err, "capabilities: set effective/permitted/inheritable");
   return 0;
 }

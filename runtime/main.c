@@ -4,6 +4,7 @@
  * the command, its flags, the container id, then command arguments.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,18 +78,44 @@ static const struct opt_spec global_specs[] = {
     {NULL, 0, false, 0},
 };
 
+/* Next unsigned decimal field of a uid_map line at *p (blanks skipped). */
+static bool uid_map_field(const char **p, unsigned long *ret)
+{
+  char *end;
+
+  while (**p == ' ' || **p == '\t')
+    (*p)++;
+  if (**p < '0' || **p > '9')
+    return false;
+  errno = 0;
+  *ret = strtoul(*p, &end, 10);
+  if (errno != 0 || *ret > 4294967295UL)
+    return false;
+  *p = end;
+  return true;
+}
+
+/* Not the initial user namespace: uid_map is not "0 0 4294967295".  Read
+ * with read(2), not stdio's fscanf, which every command would otherwise
+ * pay in touched libc pages (issue 7, peak RSS). */
 static bool in_user_namespace(void)
 {
-  FILE *f = fopen("/proc/self/uid_map", "re");
-  unsigned a = 0, b = 0, c = 0;
-  bool r = false;
+  char buf[256];
+  const char *p = buf;
+  unsigned long a, b, c;
+  int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+  ssize_t n;
 
-  if (f == NULL)
+  if (fd < 0)
     return false;
-  if (fscanf(f, "%u %u %u", &a, &b, &c) == 3)
-    r = !(a == 0 && b == 0 && c == 4294967295U);
-  fclose(f);
-  return r;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  if (!uid_map_field(&p, &a) || !uid_map_field(&p, &b) || !uid_map_field(&p, &c))
+    return false;
+  return !(a == 0 && b == 0 && c == 4294967295UL);
 }
 
 /* runc's rule (ENGINES.md §1.9): $XDG_RUNTIME_DIR/agentrt when not real
