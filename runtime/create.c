@@ -348,6 +348,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.use_fifo = !o->run_mode;
   so.preserve_fds = o->preserve_fds;
   so.g = g;
+  so.on_clone = monitor_go;
+  so.ud = &mh;
   if (pres && pres->extra_seccomp) {
     if (seccomp_cache_get(g->root, pres->extra_seccomp, &extra, err) < 0)
       goto fail;
@@ -364,7 +366,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->pid_start_time = ret_r->start_time;
   /* the monitor opens its sources and installs the egress rules while we
    * record the state; the init runs nothing before it is ready */
-  if (monitor_attach(&mh, &mo, ret_r->pid, ret_r->start_time, err) < 0) {
+  if (monitor_attach(&mh, ret_r->pid, ret_r->start_time, err) < 0) {
     if (!monitor_optional(g, c))
       goto fail;
     monitor_unavailable(g, c, &mh, err);

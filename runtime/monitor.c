@@ -399,7 +399,6 @@ static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
 /* Before the init exists: the sources that do not need it. */
 static void open_early(struct monitor *m, const struct monitor_opts *o)
 {
-  struct error err = {0};
   sigset_t set;
   int sfd;
 
@@ -415,9 +414,8 @@ static void open_early(struct monitor *m, const struct monitor_opts *o)
     monitor_add_fd(m, m->tick_fd, POLLIN, on_tick, NULL);
   if (m->log == NULL)
     return;
-  if (monitor_proc_open(m, &err) < 0)
-    monitor_error(m, "process", &err);
-  else
+  /* recorded after "create", the trail's first record */
+  if (monitor_proc_open(m, &m->early_err) == 0)
     m->have_proc = true;
   open_cgroup(m, o);
 }
@@ -429,30 +427,38 @@ static void add_name(struct jbuf *names, const char *name)
   jb_quote(names, name, strlen(name));
 }
 
-/* The init exists, stopped before exec: the sources that follow it. */
-static void open_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
+/* The init exists in its namespaces: the sources that follow it there. */
+static void open_ns_sources(struct monitor *m, const struct monitor_opts *o)
+{
+  struct error err = {0};
+
+  if (m->have_proc)
+    monitor_proc_attach(m);
+  if (o->nflog_group >= 0) {
+    int r = monitor_net_open(m, o->nflog_group, &err);
+    if (r < 0)
+      monitor_error(m, "net", &err);
+    else if (r > 0)
+      m->have_net = true;
+  }
+}
+
+/* Its root is in place (stopped before exec): the workspace's files. */
+static void open_root_sources(struct monitor *m, const struct monitor_opts *o, struct jbuf *names)
 {
   const struct profile_result *p = o->profile;
   struct error err = {0};
 
-  if (m->have_proc) {
-    monitor_proc_attach(m);
+  if (m->have_proc)
     add_name(names, "process");
-  }
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
     if (monitor_files_open(m, p->workspace.path, &err) < 0)
       monitor_error(m, "file", &err);
     else
       add_name(names, "file");
   }
-  error_clear(&err);
-  if (o->nflog_group >= 0) {
-    int r = monitor_net_open(m, o->nflog_group, &err);
-    if (r < 0)
-      monitor_error(m, "net", &err);
-    else if (r > 0)
-      add_name(names, "net");
-  }
+  if (m->have_net)
+    add_name(names, "net");
 }
 
 static void tell(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -470,30 +476,38 @@ static void tell(int fd, const char *fmt, ...)
   }
 }
 
-/* "GO <pid> <start time>" from create once the init exists; EOF: create
- * failed before that, leave quietly. */
-static bool read_go(int chan, pid_t *pid, uint64_t *start)
+/* One message from create (the channel is SOCK_SEQPACKET); false at EOF:
+ * create failed, leave quietly. */
+static bool recv_msg(int chan, char *buf, size_t size)
+{
+  ssize_t n;
+
+  while ((n = recv(chan, buf, size - 1, 0)) < 0 && errno == EINTR)
+    ;
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  return true;
+}
+
+/* "GO <pid> <start time>": the init exists in its namespaces. */
+static bool recv_go(int chan, pid_t *pid, uint64_t *start)
 {
   char buf[64];
-  size_t len = 0;
-  ssize_t n;
   int p = 0;
 
-  while (len < sizeof buf - 1) {
-    n = read(chan, buf + len, sizeof buf - 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    len += (size_t)n;
-    if (buf[len - 1] == '\n')
-      break;
-  }
-  buf[len] = '\0';
-  if (sscanf(buf, "GO %d %" SCNu64, &p, start) != 2 || p <= 0)
+  if (!recv_msg(chan, buf, sizeof buf) || sscanf(buf, "GO %d %" SCNu64, &p, start) != 2 || p <= 0)
     return false;
   *pid = p;
   return true;
+}
+
+/* "ROOT": its root and mounts are in place (it waits for start). */
+static bool recv_root(int chan)
+{
+  char buf[16];
+
+  return recv_msg(chan, buf, sizeof buf) && strcmp(buf, "ROOT") == 0;
 }
 
 __attribute__((noreturn)) static void fail_main(int chan, const struct error *err)
@@ -501,6 +515,8 @@ __attribute__((noreturn)) static void fail_main(int chan, const struct error *er
   tell(chan, "ERR %s", err->msg);
   _exit(1);
 }
+
+static char *create_fields(const struct monitor_opts *o, pid_t init_pid);
 
 __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
                                                    int chan)
@@ -524,26 +540,38 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   if (egress_helper_new(&o->profile->egress, &eg, &err) < 0)
     fail_main(chan, &err);
   open_early(&m, o);
-  if (!read_go(chan, &m.init_pid, &start))
+  if (!recv_go(chan, &m.init_pid, &start))
     _exit(0);
+  /* the trail's first record: what the profile changed */
+  if (m.log != NULL) {
+    cleanup_free char *fields = create_fields(o, m.init_pid);
+    monitor_record(&m, "create", fields);
+    if (m.early_err.msg[0] != '\0')
+      monitor_error(&m, "process", &m.early_err);
+  }
   if (open_init(&m, start, &err) < 0) {
     monitor_error(&m, "init", &err);
     fail_main(chan, &err);
   }
+  /* while the init sets up its root: the netns and the pid are final */
   if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
     fail_main(chan, &err);
+  if (m.log != NULL)
+    open_ns_sources(&m, o);
+  if (!recv_root(chan))
+    _exit(0);
   if (m.log != NULL) {
     jb_key_i64(&f, "pid", getpid());
     jb_key(&f, "sources");
     jb_puts(&f, "[");
-    open_sources(&m, o, &f);
+    open_root_sources(&m, o, &f);
     if (eg != NULL)
       add_name(&f, "dns");
     jb_puts(&f, "]");
     monitor_record(&m, "monitor", jb_str(&f));
     jb_free(&f);
   }
-  tell(chan, "OK\n");
+  tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
   if (eg != NULL) {
@@ -621,7 +649,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
     if (write_file_atomic_at(o->state_dirfd, "audit", h->trail, strlen(h->trail), err) < 0)
       return -1;
   }
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return error_errno(err, "monitor: socketpair");
   /* one fork: until create exits the monitor is our child (run reaps it
    * with the init); then the engine's subreaper or init inherits it */
@@ -644,60 +672,54 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   return write_file_atomic_at(o->state_dirfd, "monitor.pid", buf, strlen(buf), err);
 }
 
-int monitor_attach(struct monitor_handle *h, const struct monitor_opts *o, pid_t init_pid,
-                   uint64_t init_start_time, struct error *err)
+static int send_msg(struct monitor_handle *h, const char *msg, struct error *err)
 {
-  char buf[64];
-  int n;
+  size_t n = strlen(msg);
 
+  if (send(h->fd, msg, n, MSG_NOSIGNAL) == (ssize_t)n)
+    return 0;
+  /* it gave up before: its reason is on the channel */
+  if (monitor_wait_ready(h, err) < 0)
+    return -1;
+  return error_set(err, EPIPE, "monitor %d: gone before the init", h->pid);
+}
+
+int monitor_go(void *ud, pid_t init_pid, uint64_t init_start_time, struct error *err)
+{
+  struct monitor_handle *h = ud;
+  char buf[64];
+
+  if (h->pid <= 0 || h->go_sent)
+    return 0;
+  snprintf(buf, sizeof buf, "GO %d %" PRIu64, init_pid, init_start_time);
+  h->go_sent = true;
+  return send_msg(h, buf, err);
+}
+
+int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start_time,
+                   struct error *err)
+{
   if (h->pid <= 0)
     return 0;
-  if (h->trail != NULL) {
-    cleanup_free char *fields = create_fields(o, init_pid);
-    struct audit_log *log = NULL;
-    int r = audit_log_open(h->trail, o->id, NULL, false, &log, err);
-    if (r == 0) {
-      r = audit_log_append(log, "create", fields, err);
-      audit_log_close(log);
-    }
-    if (r < 0)
-      return error_prefix(err, "audit `%s`", h->trail);
-  }
-  n = snprintf(buf, sizeof buf, "GO %d %" PRIu64 "\n", init_pid, init_start_time);
-  if (send(h->fd, buf, (size_t)n, MSG_NOSIGNAL) != n) {
-    /* it gave up before: its reason is on the channel */
-    if (monitor_wait_ready(h, err) < 0)
-      return -1;
-    return error_set(err, EPIPE, "monitor %d: gone before the init", h->pid);
-  }
-  return 0;
+  if (monitor_go(h, init_pid, init_start_time, err) < 0)
+    return -1;
+  return send_msg(h, "ROOT", err);
 }
 
 int monitor_wait_ready(struct monitor_handle *h, struct error *err)
 {
   char buf[ERROR_MSG_MAX + 32];
   struct pollfd p = {.fd = h->fd, .events = POLLIN};
-  size_t len = 0;
-  int64_t deadline = monitor_now_ms() + MONITOR_READY_TIMEOUT_MS;
+  ssize_t n;
 
   if (h->pid <= 0)
     return 0;
-  while (len < sizeof buf - 1) {
-    int64_t left = deadline - monitor_now_ms();
-    ssize_t n;
-    if (left <= 0 || poll(&p, 1, (int)left) == 0)
-      return error_set(err, ETIMEDOUT, "monitor: not ready");
-    n = read(h->fd, buf + len, sizeof buf - 1 - len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    len += (size_t)n;
-    if (buf[len - 1] == '\n')
-      break;
-  }
-  buf[len] = '\0';
-  if (strcmp(buf, "OK\n") == 0)
+  if (poll(&p, 1, MONITOR_READY_TIMEOUT_MS) == 0)
+    return error_set(err, ETIMEDOUT, "monitor: not ready");
+  while ((n = recv(h->fd, buf, sizeof buf - 1, 0)) < 0 && errno == EINTR)
+    ;
+  buf[n > 0 ? n : 0] = '\0';
+  if (strcmp(buf, "OK") == 0)
     return 0;
   if (strncmp(buf, "ERR ", 4) == 0)
     return error_set(err, 0, "%s", buf + 4);

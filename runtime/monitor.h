@@ -3,8 +3,8 @@
  *
  * `create` forks it early, so that it gets ready while the init is set up:
  *
- *   setup_cgroup() -> monitor_launch() -> spawn_init() -> monitor_attach()
- *     -> container_save_state() ... -> monitor_wait_ready() -> return
+ *   setup_cgroup() -> monitor_launch() -> spawn_init() [-> monitor_go()]
+ *     -> monitor_attach() -> container_save_state() ... -> monitor_wait_ready()
  *
  * monitor_launch() creates the trail, writes <state dir>/audit (the trail
  * directory; CLI verbs append there while it exists) and monitor.pid ("PID
@@ -13,12 +13,14 @@
  * stderr hangs containerd's shim), every other fd closed but its channel and
  * the state dir, no parent-death signal (it outlives `create`), host
  * namespaces, not in the container's cgroup.  Until the init exists it
- * parses the egress policy and subscribes to the proc connector.
- * monitor_attach() appends the trail's "create" record (the profile's
- * changes, as `explain` lists them) and sends the init's pid; the monitor
- * then opens what needs the init (its pidfd, fanotify on the workspace,
- * NFLOG and the resolver's sockets in its netns, the nftables table, the
- * control socket egress.sock), records "monitor" and reports ready.
+ * parses the egress policy and subscribes to the proc connector.  Right
+ * after the clone spawn_init() calls monitor_go() with the init's pid: the
+ * monitor writes the trail's "create" record (the profile's changes, as
+ * `explain` lists them) and, while the init sets up its root, opens what
+ * needs its namespaces (its pidfd, NFLOG and the resolver's sockets in its
+ * netns, the nftables table, the control socket egress.sock).  When the
+ * root is in place monitor_attach() says so; the monitor marks the
+ * workspace (fanotify), records "monitor" and reports ready.
  * monitor_wait_ready() returns only then, so `start` cannot outrun it; an
  * error (a policy that cannot be installed) fails create.
  *
@@ -59,13 +61,19 @@ struct monitor_opts {
 struct monitor_handle {
   pid_t pid; /* 0 = none */
   int fd;    /* our end of its channel */
+  bool go_sent;
   char *trail;
 };
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);
-/* The init exists (stopped before exec): record "create", hand its pid over. */
-int monitor_attach(struct monitor_handle *h, const struct monitor_opts *o, pid_t init_pid,
-                   uint64_t init_start_time, struct error *err);
+/* The init exists in its final namespaces (spawn_opts.on_clone, ud = the
+ * handle): hand its pid over; the monitor records "create" and opens what
+ * needs only the namespaces (NFLOG, the resolver, the nftables table). */
+int monitor_go(void *ud, pid_t init_pid, uint64_t init_start_time, struct error *err);
+/* Its root is in place, it waits before exec: GO if not sent yet, then
+ * ROOT; the monitor opens the workspace's fanotify mark and gets ready. */
+int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start_time,
+                   struct error *err);
 /* Bounded wait for "ready"; the monitor's error otherwise. */
 int monitor_wait_ready(struct monitor_handle *h, struct error *err);
 void monitor_handle_close(struct monitor_handle *h);

@@ -50,6 +50,8 @@ struct monitor {
   int pids_events_fd;      /* pids.events of the cgroup, -1 */
   uint64_t pids_max_count; /* its "max" counter at the last look */
   bool have_proc;          /* the proc connector is subscribed */
+  struct error early_err;  /* why it is not (recorded after "create") */
+  bool have_net;           /* NFLOG is bound */
   bool have_exit;
   int exit_status; /* wait status from the proc connector */
   bool stop;

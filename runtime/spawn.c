@@ -150,13 +150,16 @@ static int init_died(pid_t pid, struct error *err)
 }
 
 static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, int sock,
-                           struct error *err)
+                           bool final_ns, struct error *err)
 {
   struct container *c = o->c;
   struct sync_msg m;
   int fd;
 
   if (sync_send_code(sock, SYNC_GO, r->pid, err) < 0)
+    return -1;
+  /* while the init sets up its root */
+  if (o->on_clone && final_ns && o->on_clone(o->ud, r->pid, r->start_time, err) < 0)
     return -1;
   for (;;) {
     int n = sync_recv(sock, &m, &fd, err);
@@ -316,12 +319,14 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     goto fail_child;
   if (o->c->cgroup && cgfd < 0 && !self_join && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
     goto fail_child;
-  if (parent_protocol(o, r, sv[0], err) < 0)
-    goto fail_child;
   if (proc_start_time(pid, &r->start_time, NULL) < 0) {
     error_set(err, 0, "container init %d vanished", pid);
     goto fail_child;
   }
+  /* the monitor's early start needs the init's netns final: a new one from
+   * the clone (one joined by path is joined by the init, later) */
+  if (parent_protocol(o, r, sv[0], (flags & CLONE_NEWNET) != 0, err) < 0)
+    goto fail_child;
   r->sync_fd = sv[0];
   return 0;
 

@@ -34,6 +34,13 @@ struct spawn_opts {
   int preserve_fds;
   const struct global_opts *g;
   const void *extra_bpf; /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
+  /* Called right after the clone when the init got a new network
+   * namespace from it (one joined by path, or unshared under a joined user
+   * namespace, comes later), while it sets up its root: the monitor starts
+   * the work that needs only its namespaces.  NULL = none; < 0 fails the
+   * spawn. */
+  int (*on_clone)(void *ud, pid_t pid, uint64_t start_time, struct error *err);
+  void *ud;
 };
 
 struct spawn_result {
