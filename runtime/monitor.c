@@ -285,13 +285,6 @@ static void reset_process(int chan, int dirfd)
   }
   umask(077);
   prctl(PR_SET_NAME, "agentrt-monitor", 0, 0, 0);
-  /* Wake up at once to read a new process's argv before it is gone: lowest
-   * round-robin real-time priority (the kernel's RT throttling still leaves
-   * the CPU to others), else a higher nice value.  Needs CAP_SYS_NICE (and RT
-   * runtime in our cgroup); best effort. */
-  if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK,
-                         &(struct sched_param){.sched_priority = 1}) < 0)
-    setpriority(PRIO_PROCESS, 0, -5);
 }
 
 static int open_init(struct monitor *m, uint64_t start_time, struct error *err)
@@ -518,6 +511,18 @@ __attribute__((noreturn)) static void fail_main(int chan, const struct error *er
 
 static char *create_fields(const struct monitor_opts *o, pid_t init_pid);
 
+/* Wake up at once to read a new process's argv before it is gone: lowest
+ * round-robin real-time priority (the kernel's RT throttling still leaves
+ * the CPU to others), else a higher nice value.  Needs CAP_SYS_NICE (and RT
+ * runtime in our cgroup); best effort.  Only once ready: during create it
+ * would preempt the init setting up its root (measured: +0.6 ms a `run`). */
+static void prioritise(void)
+{
+  if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK,
+                         &(struct sched_param){.sched_priority = 1}) < 0)
+    setpriority(PRIO_PROCESS, 0, -5);
+}
+
 __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
                                                    int chan)
 {
@@ -574,6 +579,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
+  prioritise();
   if (eg != NULL) {
     if (egress_helper_run(eg, m.init_pidfd, m.epfd, dispatch, &m, &err) < 0)
       monitor_error(&m, "dns", &err);

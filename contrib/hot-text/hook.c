@@ -58,13 +58,11 @@ void __cyg_profile_func_enter(void *fn, void *site)
 
     if (cur == off)
       return;
-    if (cur == 0 && (__atomic_compare_exchange_n(&t[i], &cur, off, false, __ATOMIC_RELAXED,
-                                                 __ATOMIC_RELAXED) ||
-                     cur == off))
+    if (cur == 0 &&
+        (__atomic_compare_exchange_n(&t[i], &cur, off, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) ||
+         cur == off))
       return;
   }
 }
 
-void __cyg_profile_func_exit(void *fn, void *site)
-{
-}
+void __cyg_profile_func_exit(void *fn, void *site) {}
