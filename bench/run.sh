@@ -289,6 +289,17 @@ fi
 name=$(date +%F)-$(hostname -s)
 cp "$work/raw.tsv" "$out/$name.tsv"
 "$bencher" report "$out/$name.tsv" --md "$out/$name.md" --svg "$out/$name.svg"
+# The audit row (issue 9): agentrt alone, its agent profile with the trail on vs off, alternated.
+if [ "$agent_profile" = 1 ]; then
+  {
+    printf '\n## Audit trail overhead (issue 9, target: on within 10%% of off)\n\n'
+    printf 'bench/audit.sh: `agentrt --profile agent run` of /bin/true, trail on vs a profile '
+    printf 'extending agent with `"audit": {"enabled": false}`, alternated, medians; state root on /run.\n\n'
+    printf '| row | on / off | ratio | rounds |\n|---|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/audit.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+    echo "run.sh: audit row failed" >&2
+fi
 cp "$out/$name.md" "$out/latest.md"
 cp "$out/$name.svg" "$out/latest.svg"
 cat "$out/$name.md"
