@@ -245,10 +245,12 @@ static void monitor_options(const struct global_opts *g, struct container *c, co
  * host privileges.  Without an egress policy to enforce, the trail keeps the
  * lifecycle events and says why the rest is missing; with real root (or a
  * policy) a failing monitor fails create. */
-static bool monitor_optional(const struct global_opts *g, const struct container *c)
+static bool monitor_optional(const struct global_opts *g, const struct container *c,
+                             const struct monitor_opts *mo)
 {
   return (geteuid() != 0 || g->in_userns) &&
-         (c->profile == NULL || c->profile->egress.def == PROFILE_EGRESS_OFF);
+         (c->profile == NULL || c->profile->egress.def == PROFILE_EGRESS_OFF ||
+          mo->egress_sandbox != NULL);
 }
 
 static void monitor_unavailable(const struct global_opts *g, struct container *c,
@@ -295,6 +297,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct spawn_opts so = {0};
   struct monitor_opts mo = {0};
   struct monitor_handle mh = {.fd = -1};
+  cleanup_free char *pod_sandbox = NULL;
   cleanup_free struct sock_fprog *extra = NULL;
   struct stat st;
   size_t cfg_len = 0;
@@ -336,8 +339,18 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres && egress_check(c, &pres->egress, err) < 0)
     goto fail;
   monitor_options(g, c, bundle, &mo);
+  /* a pod's container: the sandbox's policy, with our entries added */
+  if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
+    if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
+        (pod_sandbox && egress_pod_join(g, pod_sandbox, &pres->egress, err) < 0))
+      goto fail;
+    if (pod_sandbox) {
+      mo.egress_sandbox = pod_sandbox;
+      mo.nflog_group = -1; /* the sandbox's monitor has the group */
+    }
+  }
   if (monitor_launch(&mo, &mh, err) < 0) {
-    if (!monitor_optional(g, c))
+    if (!monitor_optional(g, c, &mo))
       goto fail;
     monitor_unavailable(g, c, &mh, err);
   }
@@ -367,7 +380,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   /* the monitor opens its sources and installs the egress rules while we
    * record the state; the init runs nothing before it is ready */
   if (monitor_attach(&mh, ret_r->pid, ret_r->start_time, err) < 0) {
-    if (!monitor_optional(g, c))
+    if (!monitor_optional(g, c, &mo))
       goto fail;
     monitor_unavailable(g, c, &mh, err);
   }
@@ -380,7 +393,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (container_save_state(c, err) < 0 || write_pid_file(o->pid_file, ret_r->pid, err) < 0)
     goto fail;
   if (monitor_wait_ready(&mh, err) < 0) {
-    if (!monitor_optional(g, c))
+    if (!monitor_optional(g, c, &mo))
       goto fail;
     monitor_unavailable(g, c, &mh, err);
   }

@@ -186,7 +186,6 @@ static int on_ctl(void *ud, struct egress_policy *p)
   struct egress_helper *h = ud;
   char req[CTL_MAX + 1];
   struct error err = {0};
-  struct egress_entry e;
   ssize_t n;
   struct timeval tv = {.tv_sec = 1};
   int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -206,14 +205,30 @@ static int on_ctl(void *ud, struct egress_policy *p)
   if (strcmp(req, "list") == 0) {
     ctl_list(h, fd);
   } else if (strncmp(req, "allow ", 6) == 0 || strncmp(req, "deny ", 5) == 0) {
-    bool allow = req[0] == 'a';
-    const char *arg = req + (allow ? 6 : 5);
-    int r = egress_entry_parse(arg, &e, &err);
-    if (r == 0)
-      r = allow ? egress_policy_add(p, &e, &err) : egress_policy_remove(p, &e, &err);
+    /* "allow E1 E2 ...": all parsed first, then applied, then one batch */
+    struct egress_entry ents[64];
+    bool allow = req[0] == 'a', domain = false;
+    char *save = NULL;
+    size_t n_ents = 0;
+    int r = 0;
+    for (char *arg = strtok_r(req + (allow ? 6 : 5), " ", &save); arg && r == 0;
+         arg = strtok_r(NULL, " ", &save)) {
+      if (n_ents == ARRAY_SIZE(ents))
+        r = error_set(&err, 0, "more than %zu entries in one request", ARRAY_SIZE(ents));
+      else if (egress_entry_parse(arg, &ents[n_ents], &err) < 0)
+        r = error_prefix(&err, "`%s`", arg);
+      else
+        n_ents++;
+    }
+    if (r == 0 && n_ents == 0)
+      r = error_set(&err, 0, "no entry");
+    for (size_t i = 0; r == 0 && i < n_ents; i++) {
+      r = allow ? egress_policy_add(p, &ents[i], &err) : egress_policy_remove(p, &ents[i], &err);
+      domain |= ents[i].kind == EGRESS_DOMAIN;
+    }
     if (r == 0)
       r = send_batch(h->o.nl_fd, p, true, &err);
-    if (r == 0 && !allow && e.kind == EGRESS_DOMAIN)
+    if (r == 0 && !allow && domain)
       r = flush_pins(h->o.nl_fd, &err);
     reply(fd, r == 0 ? "ok\n" : "error ");
     if (r < 0) {
@@ -300,8 +315,16 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
   if (netns < 0)
     return -1;
   /* refuses the runtime's own netns: never rules in the host's namespace */
-  if (egress_resolver_open(netns, 53, &h->o, err) < 0 || loopback_up_in(h->o.udp4_fd, err) < 0 ||
-      send_batch(h->o.nl_fd, h->policy, false, err) < 0)
+  if (egress_resolver_open(netns, 53, &h->o, err) < 0) {
+    if (err->code == EADDRINUSE)
+      return error_set(err, EADDRINUSE,
+                       "egress: the network namespace already has an agentrt egress policy "
+                       "(another container's); one policy per network namespace: a pod's "
+                       "containers share their sandbox's (annotation "
+                       "io.kubernetes.cri.sandbox-id or io.kubernetes.cri-o.SandboxID)");
+    return -1;
+  }
+  if (loopback_up_in(h->o.udp4_fd, err) < 0 || send_batch(h->o.nl_fd, h->policy, false, err) < 0)
     return -1;
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;
@@ -357,16 +380,126 @@ void egress_teardown(struct container *c)
   }
 }
 
+/* --------------------------------------------------------- control client */
+
+int egress_ctl(int dirfd, const char *id, const char *req, FILE *out, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  cleanup_close int fd = -1;
+  char buf[4096];
+  ssize_t n;
+
+  snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" CTL_SOCK, dirfd);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    return error_errno(err, "egress `%s`: no egress policy helper (is the profile's egress off?)",
+                       id);
+  if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0)
+    return error_errno(err, "egress `%s`: send", id);
+  shutdown(fd, SHUT_WR);
+  while ((n = recv(fd, buf, sizeof buf - 1, 0)) > 0) {
+    buf[n] = '\0';
+    if (strncmp(buf, "error ", 6) == 0) {
+      buf[strcspn(buf, "\n")] = '\0';
+      return error_set(err, 0, "egress `%s`: %s", id, buf + 6);
+    }
+    if (out != NULL && strcmp(buf, "ok\n") != 0)
+      fputs(buf, out);
+  }
+  return 0;
+}
+
+/* ----------------------------------------------------------------- pods */
+
+/* containerd's CRI and CRI-O name the pod's sandbox (pause) container */
+static const char *annotation2(const struct oci_config *cfg, const char *a, const char *b)
+{
+  const char *v = oci_config_annotation(cfg, a);
+  return v ? v : oci_config_annotation(cfg, b);
+}
+
+static bool same_file(const char *path, int fd)
+{
+  struct stat a, b;
+  return stat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,
+                       struct error *err)
+{
+  const struct oci_namespace *ns = oci_config_namespace(c->config, OCI_NS_NETWORK);
+  const char *type, *sb;
+  struct container *s = NULL;
+  struct error e = {0};
+  cleanup_close int netns = -1;
+  char who[24];
+  bool ok;
+
+  *ret_id = NULL;
+  if (ns == NULL || ns->path == NULL || *ns->path == '\0')
+    return 0;
+  type = annotation2(c->config, "io.kubernetes.cri.container-type",
+                     "io.kubernetes.cri-o.ContainerType");
+  sb = annotation2(c->config, "io.kubernetes.cri.sandbox-id", "io.kubernetes.cri-o.SandboxID");
+  if (type == NULL || strcmp(type, "container") != 0 || sb == NULL || strcmp(sb, c->id) == 0)
+    return 0;
+  /* not ours, or without a policy: this container polices the netns itself */
+  if (container_load(g, sb, false, &s, &e) < 0)
+    return 0;
+  ok = s->status != STATUS_STOPPED && s->state->pid > 0 &&
+       faccessat(s->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (ok) {
+    snprintf(who, sizeof who, "%d", s->state->pid);
+    netns = procfs_open_ns(who, "net", &e);
+    ok = netns >= 0 && same_file(ns->path, netns);
+    if (!ok) {
+      container_free(s);
+      return error_set(err, 0, "egress: sandbox `%s` polices another network namespace than `%s`",
+                       sb, ns->path);
+    }
+  }
+  container_free(s);
+  if (ok)
+    *ret_id = xstrdup(sb);
+  return 0;
+}
+
+int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
+                    const struct profile_egress *pe, struct error *err)
+{
+  struct container *s = NULL;
+  cleanup_free char *req = NULL;
+  int r = 0;
+
+  if (pe->allow == NULL || pe->allow[0] == NULL)
+    return 0;
+  if (container_load(g, sandbox_id, false, &s, err) < 0)
+    return -1;
+  /* one request per CTL_MAX bytes of entries */
+  for (char **a = pe->allow; *a && r == 0;) {
+    free(req);
+    req = xstrdup("allow");
+    for (; *a && strlen(req) + 1 + strlen(*a) <= CTL_MAX; a++) {
+      char *next = xfmt("%s %s", req, *a);
+      free(req);
+      req = next;
+    }
+    if (strcmp(req, "allow") == 0)
+      r = error_set(err, 0, "egress.allow `%s`: too long", *a);
+    else
+      r = egress_ctl(s->dirfd, s->id, req, NULL, err);
+  }
+  container_free(s);
+  return r;
+}
+
 /* --------------------------------------------------------- agentrt egress */
 
 int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct container *c = NULL;
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
   cleanup_free char *req = NULL;
-  char buf[4096];
-  int fd = -1, ret = -1;
-  ssize_t n;
+  int ret = -1;
   bool failed = false;
 
   if (argc < 3 || strcmp(argv[1], "--help") == 0) {
@@ -391,32 +524,9 @@ int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error 
     error_set(err, 0, "egress `%s`: container not running", c->id);
     goto out;
   }
-  snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" CTL_SOCK, c->dirfd);
-  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-    error_errno(err, "egress `%s`: no egress policy helper (is the profile's egress off?)", c->id);
-    goto out;
-  }
-  if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
-    error_errno(err, "egress `%s`: send", c->id);
-    goto out;
-  }
-  shutdown(fd, SHUT_WR);
-  while ((n = recv(fd, buf, sizeof buf - 1, 0)) > 0) {
-    buf[n] = '\0';
-    if (strncmp(buf, "error ", 6) == 0) {
-      failed = true;
-      buf[strcspn(buf, "\n")] = '\0';
-      error_set(err, 0, "egress `%s`: %s", c->id, buf + 6);
-      break;
-    }
-    if (strcmp(buf, "ok\n") != 0)
-      fputs(buf, stdout);
-  }
+  failed = egress_ctl(c->dirfd, c->id, req, stdout, err) < 0;
   ret = failed ? -1 : 0;
 out:
-  if (fd >= 0)
-    close(fd);
   container_free(c);
   return ret;
 }

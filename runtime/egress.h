@@ -14,6 +14,7 @@
 #ifndef AGENTRT_EGRESS_RT_H
 #define AGENTRT_EGRESS_RT_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "audit/audit.h"
@@ -39,6 +40,20 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
 int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),
                       void *aux_ud, struct error *err);
 void egress_helper_free(struct egress_helper *h);
+/* Pods (Kubernetes through containerd's CRI or CRI-O, Podman pods): the
+ * containers share the sandbox (pause) container's network namespace.  The
+ * sandbox installs the table and hosts the resolver; a container of the
+ * pod (annotation container-type "container" naming the sandbox) adds its
+ * allow entries to the sandbox's policy through its control socket instead
+ * of a second table and resolver.  *ret_id: the sandbox's id when it is an
+ * agentrt container with a policy in force in the same netns, else NULL. */
+int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,
+                       struct error *err);
+int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
+                    const struct profile_egress *pe, struct error *err);
+/* One control request to a container's egress.sock ("list", "allow E1 E2
+ * ...", "deny E1 ..."); its reply (but "ok") to out, NULL = none. */
+int egress_ctl(int dirfd, const char *id, const char *req, FILE *out, struct error *err);
 /* delete: take the table out of a network namespace joined by path. */
 void egress_teardown(struct container *c);
 /* `agentrt egress ID list|allow ENTRY|deny ENTRY` */

@@ -542,7 +542,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   if (trail != NULL && audit_log_open(trail, o->id, NULL, false, &m.log, &err) < 0)
     fail_main(chan, &err);
   /* while create spawns the init: parse the policy, subscribe, open */
-  if (egress_helper_new(&o->profile->egress, &eg, &err) < 0)
+  if (o->egress_sandbox == NULL && egress_helper_new(&o->profile->egress, &eg, &err) < 0)
     fail_main(chan, &err);
   open_early(&m, o);
   if (!recv_go(chan, &m.init_pid, &start))
@@ -573,6 +573,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     if (eg != NULL)
       add_name(&f, "dns");
     jb_puts(&f, "]");
+    if (o->egress_sandbox != NULL)
+      jb_key_str(&f, "egress_by_sandbox", o->egress_sandbox);
     monitor_record(&m, "monitor", jb_str(&f));
     jb_free(&f);
   }
@@ -626,9 +628,12 @@ static char *create_fields(const struct monitor_opts *o, pid_t init_pid)
   return jb_take(&b);
 }
 
-static bool wants_monitor(const struct profile_result *p)
+static bool wants_monitor(const struct monitor_opts *o)
 {
-  return p != NULL && (p->audit.enabled || p->egress.def != PROFILE_EGRESS_OFF);
+  const struct profile_result *p = o->profile;
+
+  return p != NULL &&
+         (p->audit.enabled || (p->egress.def != PROFILE_EGRESS_OFF && o->egress_sandbox == NULL));
 }
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err)
@@ -642,7 +647,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   pid_t pid;
 
   *h = (struct monitor_handle){.fd = -1};
-  if (!wants_monitor(p))
+  if (!wants_monitor(o))
     return 0;
   if (p->audit.enabled) {
     h->trail = audit_trail_dir(o->root, p->audit.dir, o->id);

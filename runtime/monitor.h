@@ -56,6 +56,9 @@ struct monitor_opts {
    * NULL, or no trail and no policy: no monitor (launch sets pid 0) */
   const struct profile_result *profile;
   int nflog_group; /* -1 = do not listen for denied packets */
+  /* a pod's container: its egress policy is the sandbox's (egress.h), no
+   * table, resolver or NFLOG of its own; NULL = none */
+  const char *egress_sandbox;
 };
 
 struct monitor_handle {

@@ -473,3 +473,67 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	run egt_ns "$EGT_CTR" nft list tables
 	[[ "$output" != *agentrt* ]] || fail "$output"
 }
+
+# Kubernetes (containerd's CRI, CRI-O) and Podman pods: the containers join the sandbox's netns.
+@test "egress: a pod's container shares the sandbox's policy and adds its own entries to it" {
+	update_config '.annotations["io.kubernetes.cri.container-type"] = "sandbox"'
+	egress_run
+	sb=$ID
+	cat >"$EGT_DIR/pod-app.json" <<-'EOF2'
+		{"name": "pod-app", "extends": "agent",
+		 "egress": {"allow": ["198.51.100.20:80/tcp"], "dns": {"upstream": ["192.0.2.53"]}}}
+	EOF2
+	update_config ".annotations[\"io.kubernetes.cri.container-type\"] = \"container\" |
+		.annotations[\"io.kubernetes.cri.sandbox-id\"] = \"$sb\" |
+		.linux.cgroupsPath = (.linux.cgroupsPath + \"-app\")"
+	ID=$sb-app
+	egress_run --profile "$EGT_DIR/pod-app.json"
+	# one table and one resolver in the pod's netns: the sandbox's, with the app's entry added
+	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c agentrt)" -eq 1 ]
+	[ ! -e "$TEST_ROOT/$ID/egress.sock" ] || fail "the app has a resolver of its own"
+	run rt egress "$sb" list
+	grep -qx "allow 198.51.100.20:80/tcp" <<<"$output" || fail "$output"
+	grep -qx "allow allowed.test" <<<"$output" || fail "$output"
+	# from the app: the sandbox's names resolve, its own entry connects, the rest is refused
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
+	run connect 203.0.113.10 80
+	[ "$output" = hello-allowed-80 ] || fail "$output"
+	run connect 198.51.100.20 80
+	[ "$output" = hello-denied-80 ] || fail "$output"
+	refused_fast 198.51.100.20 443
+	run in_ctr nslookup denied.test
+	[[ "$output" == *NXDOMAIN* ]] || fail "$output"
+	# its trail says whose policy it is under
+	run rt audit "$ID" --kind monitor --format json
+	[[ "$output" == *"\"egress_by_sandbox\":\"$sb\""* ]] || fail "$output"
+	# the app leaving keeps the pod's policy; the sandbox leaving takes it away
+	run rt delete --force "$ID"
+	[ "$status" -eq 0 ] || fail "$output"
+	egt_ns "$EGT_CTR" nft list tables | grep -q 'inet agentrt'
+	run rt egress "$sb" list
+	[ "$status" -eq 0 ] || fail "$output"
+	run rt delete --force "$sb"
+	[ "$status" -eq 0 ] || fail "$output"
+	run egt_ns "$EGT_CTR" nft list tables
+	[[ "$output" != *agentrt* ]] || fail "$output"
+}
+
+@test "egress: a second policed container in a netns that is not its pod's fails with a clear error" {
+	egress_run
+	first=$ID
+	ID=$first-2
+	update_config '.linux.cgroupsPath = (.linux.cgroupsPath + "-2")'
+	run timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_PROFILE" create --bundle "$BUNDLE" "$ID"
+	assert_clean_failure
+	assert_output_contains "already has an agentrt egress policy"
+	[ ! -e "$TEST_ROOT/$ID" ]
+	# the first one's policy and resolver are untouched
+	ID=$first
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
+	run connect 203.0.113.10 80
+	[ "$output" = hello-allowed-80 ] || fail "$output"
+	refused_fast 198.51.100.20 80
+}
