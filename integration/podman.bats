@@ -10,6 +10,7 @@ load lib
 bats_require_minimum_version 1.5.0
 
 IMG=localhost/agentrt-it/busybox:latest
+PAUSE_IMG=localhost/agentrt-it/pause:latest
 
 setup_file() {
 	it_need_root
@@ -21,6 +22,12 @@ setup_file() {
 	PODMAN_CGROUP_PARENT=agentrt-it-podman-$$
 	export PODMAN_CGROUP_PARENT
 	pm import "$IT_TMP/img/rootfs.tar" "$IMG" >/dev/null
+	# a pause image for pods (no registry here): busybox with a /pause that sleeps
+	cp -a "$IT_TMP/img/rootfs" "$IT_TMP/pauseroot"
+	printf '#!/bin/sh\nexec sleep 1000000\n' >"$IT_TMP/pauseroot/pause"
+	chmod 755 "$IT_TMP/pauseroot/pause"
+	tar -C "$IT_TMP/pauseroot" -cf "$IT_TMP/pause.tar" .
+	pm import "$IT_TMP/pause.tar" "$PAUSE_IMG" >/dev/null
 }
 
 teardown_file() {
@@ -34,6 +41,7 @@ teardown_file() {
 }
 
 teardown() {
+	pm --runtime "$AGENTRT" pod rm -a -f -t 0 >/dev/null 2>&1 || true
 	pm --runtime "$AGENTRT" rm -a -f -t 0 >/dev/null 2>&1 || true
 }
 
@@ -156,4 +164,32 @@ it_pty_podman() {
 	prun -d --name pk "$IMG" sleep 1000
 	pm --runtime "$AGENTRT" kill pk
 	[ "$(pm wait pk)" = 137 ]
+}
+
+# Podman 4.3 marks a pod's containers with CRI-O's annotations (ContainerType "container",
+# SandboxID = the infra container); with the default (agent) profile the infra container polices
+# the pod's network namespace and the others add to its policy instead of a second one.
+@test "podman pod (default profile): the containers share the infra container's egress policy" {
+	pm --runtime agentrt pod create --name pod1 --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" \
+		--infra-image "$PAUSE_IMG" --infra-command /pause >/dev/null
+	pm --runtime agentrt pod start pod1 >/dev/null
+	infra=$(pm pod inspect -f '{{.InfraContainerID}}' pod1)
+	pm --runtime agentrt run -d --name app1 --pod pod1 "$IMG" sleep 1000 >/dev/null
+	pm --runtime agentrt run -d --name app2 --pod pod1 "$IMG" sleep 1000 >/dev/null
+	app1=$(pm inspect -f '{{.Id}}' app1)
+	[ "$(pm inspect -f '{{.State.Status}}' app2)" = running ]
+	# one policy: the infra's resolver and control socket, none in the apps
+	[ -S "/run/agentrt/$infra/egress.sock" ]
+	[ ! -e "/run/agentrt/$app1/egress.sock" ]
+	run "$AGENTRT" egress "$infra" list
+	[ "$status" -eq 0 ] && [ "$(head -1 <<<"$output")" = "default deny" ] || it_die "$output"
+	run "$AGENTRT" audit "$app1" --kind monitor --format json
+	[[ "$output" == *"\"egress_by_sandbox\":\"$infra\""* ]] || it_die "$output"
+	# the app's DNS is answered by the infra's resolver: the agent profile allows no name
+	run pm exec app1 nslookup example.org
+	[ "$status" -ne 0 ] && [[ "$output" == *NXDOMAIN* ]] || it_die "$output"
+	run pm --runtime agentrt pod rm -f -t 0 pod1
+	[ "$status" -eq 0 ] || it_die "$output"
+	run "$AGENTRT" state "$infra"
+	[ "$status" -ne 0 ]
 }
