@@ -245,10 +245,11 @@ struct egress_resolver_opts {
   int (*on_ctl)(void *ud, struct egress_policy *p);              /* <0 ends the loop */
   void (*on_event)(void *ud, const struct egress_dns_event *ev); /* audit trail */
   /* another event source sharing the loop (the audit monitor's epoll fd):
-   * readable = call on_aux; > 0 ends the loop like stop_fd; used only
-   * when on_aux is set */
+   * readable = call on_aux(aux_ud); > 0 ends the loop like stop_fd; used
+   * only when on_aux is set */
   int aux_fd;
-  int (*on_aux)(void *ud);
+  int (*on_aux)(void *aux_ud);
+  void *aux_ud;
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */
 };

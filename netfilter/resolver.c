@@ -495,7 +495,7 @@ static int loop_once(struct rstate *s, struct error *err)
     return 1;
   if (pfd[FD_CTL].revents && o->on_ctl != NULL && o->on_ctl(o->ud, o->policy) < 0)
     return error_set(err, 0, "resolver: control request failed");
-  if (pfd[FD_AUX].revents && o->on_aux != NULL && o->on_aux(o->ud) > 0)
+  if (pfd[FD_AUX].revents && o->on_aux != NULL && o->on_aux(o->aux_ud) > 0)
     return 1;
   for (int i = FD_UP4; i <= FD_UP6; i++)
     if (pfd[i].revents & POLLIN)

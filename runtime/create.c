@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit/jbuf.h"
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -235,6 +236,7 @@ static void monitor_options(const struct global_opts *g, struct container *c, co
       .bundle = bundle,
       .cgroup_path = c->state->cgroup_path,
       .systemd_cgroup = g->systemd_cgroup,
+      .in_userns = g->in_userns,
       .profile = c->profile,
       .nflog_group =
           oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
@@ -253,21 +255,25 @@ static bool monitor_optional(const struct global_opts *g, const struct container
           mo->egress_sandbox != NULL);
 }
 
-static void monitor_unavailable(const struct global_opts *g, struct container *c,
-                                struct monitor_handle *mh, struct error *err)
+/* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
+ * then the trail says why the rest is missing and create goes on. */
+static int monitor_failed(const struct global_opts *g, struct container *c,
+                          const struct monitor_opts *mo, struct monitor_handle *mh,
+                          struct error *err)
 {
-  cleanup_free char *msg = xstrdup(err->msg);
-  cleanup_free char *why = NULL;
+  struct jbuf why = {0};
 
-  for (char *p = msg; *p; p++)
-    if (*p == '\\' || *p == '"' || (unsigned char)*p < 0x20)
-      *p = '\'';
-  why = xfmt("\"source\":\"monitor\",\"error\":\"%s\"", msg);
-  audit_cli_event(g->root, c->id, "audit_error", why);
+  if (!monitor_optional(g, c, mo))
+    return -1;
+  jb_key_str(&why, "source", "monitor");
+  jb_key_str(&why, "error", err->msg);
+  audit_cli_event(g->root, c->id, "audit_error", jb_str(&why));
+  jb_free(&why);
   log_debug("create `%s`: audit monitor unavailable without host privileges: %s", c->id, err->msg);
   error_clear(err);
   monitor_abandon(mh);
   unlinkat(c->dirfd, "monitor.pid", 0);
+  return 0;
 }
 
 static int check_terminal(const struct create_opts *o, const struct oci_config *cfg,
@@ -349,11 +355,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       mo.nflog_group = -1; /* the sandbox's monitor has the group */
     }
   }
-  if (monitor_launch(&mo, &mh, err) < 0) {
-    if (!monitor_optional(g, c, &mo))
-      goto fail;
-    monitor_unavailable(g, c, &mh, err);
-  }
+  if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
+    goto fail;
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
@@ -379,11 +382,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->pid_start_time = ret_r->start_time;
   /* the monitor opens its sources and installs the egress rules while we
    * record the state; the init runs nothing before it is ready */
-  if (monitor_attach(&mh, ret_r->pid, ret_r->start_time, err) < 0) {
-    if (!monitor_optional(g, c, &mo))
-      goto fail;
-    monitor_unavailable(g, c, &mh, err);
-  }
+  if (monitor_attach(&mh, ret_r->pid, ret_r->start_time, err) < 0 &&
+      monitor_failed(g, c, &mo, &mh, err) < 0)
+    goto fail;
   free(c->state->status);
   /* run has no exec.fifo: its container reads as running from here on, so
    * record that now and run need not rewrite state.json after START. */
@@ -392,11 +393,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->status = STATUS_CREATED;
   if (container_save_state(c, err) < 0 || write_pid_file(o->pid_file, ret_r->pid, err) < 0)
     goto fail;
-  if (monitor_wait_ready(&mh, err) < 0) {
-    if (!monitor_optional(g, c, &mo))
-      goto fail;
-    monitor_unavailable(g, c, &mh, err);
-  }
+  if (monitor_wait_ready(&mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
+    goto fail;
   monitor_handle_close(&mh);
   if (o->console_socket && ret_r->pty_master >= 0) {
     if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)

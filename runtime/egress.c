@@ -97,8 +97,6 @@ struct egress_helper {
   struct egress_policy *policy;
   int listen_fd;           /* <state dir>/egress.sock */
   struct audit_log *audit; /* the container's trail, NULL = none */
-  int (*on_aux)(void *ud); /* the monitor's sources */
-  void *aux_ud;
 };
 
 /* Every DNS decision of the resolver is a "dns" record in the audit trail. */
@@ -263,14 +261,6 @@ static int ctl_listen(int dirfd, struct error *err)
   return fd;
 }
 
-/* on_aux of the resolver loop: the monitor's own sources */
-static int helper_on_aux(void *ud)
-{
-  struct egress_helper *h = ud;
-
-  return h->on_aux ? h->on_aux(h->aux_ud) : 0;
-}
-
 int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err)
 {
   if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
@@ -340,12 +330,9 @@ int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on
   h->o.on_ctl = on_ctl;
   h->o.on_event = on_dns_event;
   h->o.ud = h;
-  h->on_aux = on_aux;
-  h->aux_ud = aux_ud;
-  if (on_aux != NULL) {
-    h->o.aux_fd = aux_fd;
-    h->o.on_aux = helper_on_aux;
-  }
+  h->o.aux_fd = aux_fd;
+  h->o.on_aux = on_aux;
+  h->o.aux_ud = aux_ud;
   return egress_resolver_run(&h->o, err);
 }
 

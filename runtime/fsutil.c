@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -128,4 +129,22 @@ char *path_absolute(const char *path)
   if (strcmp(path, ".") == 0)
     return xstrdup(cwd);
   return xfmt("%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+  return *(const int *)x - *(const int *)y;
+}
+
+void close_fds_except(int from, int *keep, size_t n)
+{
+  qsort(keep, n, sizeof keep[0], cmp_int);
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < from)
+      continue;
+    if (keep[i] > from)
+      syscall(SYS_close_range, (unsigned)from, (unsigned)keep[i] - 1, 0);
+    from = keep[i] + 1;
+  }
+  syscall(SYS_close_range, (unsigned)from, ~0U, 0);
 }

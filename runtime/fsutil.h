@@ -20,6 +20,8 @@ int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t l
 /* Write a file by absolute/relative path (pid files): create or truncate,
  * atomically via rename when possible. */
 int write_file_path(const char *path, const char *data, size_t len, struct error *err);
+/* Close every fd from `from` up, except the n in keep (sorted in place). */
+void close_fds_except(int from, int *keep, size_t n);
 /* Make a path absolute against cwd (no symlink resolution). */
 char *path_absolute(const char *path);
 

@@ -24,15 +24,11 @@
 #include "cgroups/cgroup.h"
 #include "common/util.h"
 #include "runtime/console.h"
+#include "runtime/fsutil.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
 #include "runtime/setup.h"
 #include "runtime/sync.h"
-
-static int cmp_int(const void *x, const void *y)
-{
-  return *(const int *)x - *(const int *)y;
-}
 
 /* Close every fd the init does not need before it waits for `start`: the
  * caller's fds that are not close-on-exec (an engine's pipes), our own
@@ -52,15 +48,7 @@ static void close_inherited(struct init_args *a)
   for (int t = 0; t < OCI_NS_COUNT; t++)
     if (a->plan->join_fd[t] >= 0)
       keep[n++] = a->plan->join_fd[t];
-  qsort(keep, n, sizeof keep[0], cmp_int);
-  for (size_t i = 0; i < n; i++) {
-    if (keep[i] < from)
-      continue;
-    if (keep[i] > from)
-      syscall(SYS_close_range, (unsigned)from, (unsigned)keep[i] - 1, 0);
-    from = keep[i] + 1;
-  }
-  syscall(SYS_close_range, (unsigned)from, ~0U, 0);
+  close_fds_except(from, keep, n);
   procfs_reset(); /* its fd may have been among them */
 }
 

@@ -246,18 +246,6 @@ static void finish(struct monitor *m)
 
 /* ---- the monitor process */
 
-/* Close every fd but 0-2 and the two kept ones. */
-static void close_all_but(int a, int b)
-{
-  int lo = a < b ? a : b, hi = a < b ? b : a;
-
-  if (lo > 3)
-    syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0);
-  if (hi > lo + 1)
-    syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
-  syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
-}
-
 static void reset_process(int chan, int dirfd)
 {
   sigset_t all;
@@ -276,7 +264,7 @@ static void reset_process(int chan, int dirfd)
   for (int fd = 0; fd < 3; fd++)
     if (null >= 0 && null != fd)
       dup2(null, fd);
-  close_all_but(chan, dirfd);
+  close_fds_except(3, (int[]){chan, dirfd}, 2);
   /* the log's fd number must not be reused by one of our files */
   if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd)
     dup2(0, log_fd());
@@ -509,7 +497,35 @@ __attribute__((noreturn)) static void fail_main(int chan, const struct error *er
   _exit(1);
 }
 
-static char *create_fields(const struct monitor_opts *o, pid_t init_pid);
+/* The trail's "create" record: the profile's changes, as `explain` lists them. */
+static char *create_fields(const struct monitor_opts *o, pid_t init_pid)
+{
+  const struct profile_result *p = o->profile;
+  struct jbuf b = {0};
+
+  jb_key_str(&b, "profile", p->profile);
+  jb_key_str(&b, "bundle", o->bundle);
+  jb_key_i64(&b, "pid", init_pid);
+  jb_key(&b, "workspace");
+  jb_puts(&b, "{");
+  jb_key_str(&b, "mode", profile_ws_mode_name(p->workspace.mode));
+  jb_key_str(&b, "path", p->workspace.path);
+  jb_puts(&b, "}");
+  jb_key(&b, "changes");
+  jb_puts(&b, "[");
+  for (size_t i = 0; i < p->n_changes; i++) {
+    const struct profile_change *c = &p->changes[i];
+    jb_puts(&b, i > 0 ? ",{" : "{");
+    jb_key_str(&b, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
+    jb_key_str(&b, "field", c->field);
+    jb_key_str(&b, "old", c->old_value);
+    jb_key_str(&b, "new", c->new_value);
+    jb_key_str(&b, "reason", c->reason);
+    jb_puts(&b, "}");
+  }
+  jb_puts(&b, "]");
+  return jb_take(&b);
+}
 
 /* Wake up at once to read a new process's argv before it is gone: lowest
  * round-robin real-time priority (the kernel's RT throttling still leaves
@@ -526,7 +542,8 @@ static void prioritise(void)
 __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
                                                    int chan)
 {
-  struct monitor m = {.init_pidfd = -1, .pids_events_fd = -1, .tick_fd = -1};
+  struct monitor m = {
+      .init_pidfd = -1, .pids_events_fd = -1, .tick_fd = -1, .in_userns = o->in_userns};
   struct egress_helper *eg = NULL;
   struct error err = {0};
   struct jbuf f = {0};
@@ -598,35 +615,6 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
 }
 
 /* ---- the parent side */
-
-static char *create_fields(const struct monitor_opts *o, pid_t init_pid)
-{
-  const struct profile_result *p = o->profile;
-  struct jbuf b = {0};
-
-  jb_key_str(&b, "profile", p->profile);
-  jb_key_str(&b, "bundle", o->bundle);
-  jb_key_i64(&b, "pid", init_pid);
-  jb_key(&b, "workspace");
-  jb_puts(&b, "{");
-  jb_key_str(&b, "mode", profile_ws_mode_name(p->workspace.mode));
-  jb_key_str(&b, "path", p->workspace.path);
-  jb_puts(&b, "}");
-  jb_key(&b, "changes");
-  jb_puts(&b, "[");
-  for (size_t i = 0; i < p->n_changes; i++) {
-    const struct profile_change *c = &p->changes[i];
-    jb_puts(&b, i > 0 ? ",{" : "{");
-    jb_key_str(&b, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
-    jb_key_str(&b, "field", c->field);
-    jb_key_str(&b, "old", c->old_value);
-    jb_key_str(&b, "new", c->new_value);
-    jb_key_str(&b, "reason", c->reason);
-    jb_puts(&b, "}");
-  }
-  jb_puts(&b, "]");
-  return jb_take(&b);
-}
 
 static bool wants_monitor(const struct monitor_opts *o)
 {

@@ -59,6 +59,7 @@ struct monitor_opts {
   /* a pod's container: its egress policy is the sandbox's (egress.h), no
    * table, resolver or NFLOG of its own; NULL = none */
   const char *egress_sandbox;
+  bool in_userns; /* the runtime runs in a user namespace (a rootless engine) */
 };
 
 struct monitor_handle {

@@ -52,6 +52,7 @@ struct monitor {
   bool have_proc;          /* the proc connector is subscribed */
   struct error early_err;  /* why it is not (recorded after "create") */
   bool have_net;           /* NFLOG is bound */
+  bool in_userns;          /* monitor_opts.in_userns */
   bool have_exit;
   int exit_status; /* wait status from the proc connector */
   bool stop;

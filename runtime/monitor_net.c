@@ -142,17 +142,10 @@ static int bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
   return 0;
 }
 
-/* The initial user namespace has a fixed inode (PROC_USER_INIT_INO). */
-static bool in_initial_userns(void)
-{
-  struct stat st;
-
-  return stat("/proc/self/ns/user", &st) == 0 && st.st_ino == 0xEFFFFFFDU;
-}
-
 /* A NETLINK_NETFILTER socket inside the init's network namespace; NULL and
  * *ret_same when that namespace is ours (the host's). */
-static struct mnl_socket *socket_in_netns(pid_t init, bool *ret_same, struct error *err)
+static struct mnl_socket *socket_in_netns(pid_t init, bool in_userns, bool *ret_same,
+                                          struct error *err)
 {
   char who[24];
   cleanup_close int own = procfs_open_ns("self", "net", err);
@@ -173,7 +166,7 @@ static struct mnl_socket *socket_in_netns(pid_t init, bool *ret_same, struct err
   /* Real root in the initial user namespace can step in and back (single
    * thread; the socket keeps its netns).  Under a user namespace (a rootless
    * engine) the way back is refused (EPERM), so a forked child makes it. */
-  if (!in_initial_userns()) {
+  if (in_userns) {
     int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_NETFILTER, fd;
     if (netns_sockets(theirs, 1, &domain, &type, &proto, &fd, err) < 0)
       return NULL;
@@ -205,7 +198,7 @@ int monitor_net_open(struct monitor *m, int group, struct error *err)
 
   if (group < 0 || group > 65535)
     return error_set(err, EINVAL, "nflog group %d", group);
-  nl = socket_in_netns(m->init_pid, &same, err);
+  nl = socket_in_netns(m->init_pid, m->in_userns, &same, err);
   if (nl == NULL)
     return same ? 0 : -1;
   if (bind_group(nl, (uint16_t)group, err) < 0) {
