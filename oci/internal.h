@@ -26,7 +26,6 @@ void oci_resources_gen(struct jgen *j, const struct oci_resources *r);
 void oci_seccomp_gen(struct jgen *j, const struct oci_seccomp *s);
 
 void oci_linux_free(struct oci_linux *l);
-void oci_seccomp_free(struct oci_seccomp *s);
 
 /* Parse a whole document whose root is converted by fn into *ret. */
 int oci_parse_doc(const char *json, size_t len, const char *file, jconv_fn fn, void *ret,

@@ -171,7 +171,7 @@ void profile_result_free(struct profile_result *r)
     free(r->changes[i].reason);
   }
   free(r->changes);
-  oci_seccomp_release(r->extra_seccomp);
+  oci_seccomp_free(r->extra_seccomp);
   free(r->workspace.path);
   free(r->workspace.lowerdir);
   for (size_t i = 0; i < r->workspace.n_protected; i++)

@@ -87,23 +87,3 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
     add_arg(add_rule(s, "ioctl", eno), 1, UINT32_MAX, TIOCSTI);
   return s;
 }
-
-void oci_seccomp_release(struct oci_seccomp *s)
-{
-  if (s == NULL)
-    return;
-  free(s->default_action);
-  strv_free(s->architectures);
-  strv_free(s->flags);
-  free(s->listener_path);
-  free(s->listener_metadata);
-  for (size_t i = 0; i < s->n_syscalls; i++) {
-    strv_free(s->syscalls[i].names);
-    free(s->syscalls[i].action);
-    for (size_t j = 0; j < s->syscalls[i].n_args; j++)
-      free(s->syscalls[i].args[j].op);
-    free(s->syscalls[i].args);
-  }
-  free(s->syscalls);
-  free(s);
-}
