@@ -9,7 +9,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 VM_RUN=${VM_RUN:-}
-for c in "$VM_RUN" "$ROOT/../shared/vm-run.sh"; do
+for c in "$VM_RUN" "$ROOT/../shared/vm-run.sh" /work/shared/vm-run.sh; do
 	[ -n "$c" ] && [ -x "$c" ] && { VM_RUN=$c; break; }
 done
 if ! command -v qemu-system-x86_64 >/dev/null || [ ! -x "$VM_RUN" ]; then
