@@ -125,8 +125,10 @@ static int run_parent_hooks(struct container *c, struct error *err)
   const struct oci_hooks *h = &c->config->hooks;
   cleanup_free char *sj = NULL;
 
+  /* The environment exists by now: these hooks see "created", as the
+   * createContainer hook does (and as crun and runtime-tools expect). */
   free(c->state->status);
-  c->state->status = xstrdup("creating");
+  c->state->status = xstrdup("created");
   if (container_state_json(c, &sj, err) < 0)
     return -1;
   /* prestart (deprecated) then createRuntime, both in the runtime namespace */

@@ -71,8 +71,13 @@ all_hooks() {
 			[ "$p" -gt 0 ] || fail "$k: pid $p"
 		fi
 	done
-	# runc 1.1 runs poststart during create, so its status there is "created".
+	# runc 1.1 runs poststart during create, so its status there is "created";
+	# it also passes "creating" to prestart and createRuntime.
 	if is_agentrt; then
+		for k in prestart createRuntime createContainer; do
+			[ "$(jq -r .status "$ROOTFS/hook-$k.json")" = created ] ||
+				fail "$k: status $(jq -r .status "$ROOTFS/hook-$k.json")"
+		done
 		[ "$(jq -r .status "$ROOTFS/hook-poststart.json")" = running ]
 	fi
 	[ "$(jq -r .status "$ROOTFS/hook-poststop.json")" = stopped ]
