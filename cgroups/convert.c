@@ -335,5 +335,5 @@ bool cgroup_resources_requested(const struct oci_resources *r)
          r->has_pids_limit || r->has_blkio_weight || r->has_blkio_leaf_weight ||
          r->n_blkio_weight_device || r->n_throttle_read_bps || r->n_throttle_write_bps ||
          r->n_throttle_read_iops || r->n_throttle_write_iops || r->n_hugepage_limits ||
-         r->n_unified;
+         r->has_net_class_id || r->n_net_priorities || r->n_unified;
 }

@@ -359,6 +359,28 @@ static int v1_hugetlb(struct cgroup_manager *m, const struct oci_resources *r, s
   return 0;
 }
 
+/* net_cls.classid and one "ifname prio" line per write to net_prio.ifpriomap. */
+static int v1_network(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
+{
+  struct cgroup_hier *h;
+
+  if (r->has_net_class_id) {
+    if ((h = need(m, "net_cls", err)) == NULL)
+      return -1;
+    if (cg_writef(m, h->dir, "net_cls.classid", err, "%" PRIu32, r->net_class_id) < 0)
+      return -1;
+  }
+  if (r->n_net_priorities == 0)
+    return 0;
+  if ((h = need(m, "net_prio", err)) == NULL)
+    return -1;
+  for (size_t i = 0; i < r->n_net_priorities; i++)
+    if (cg_writef(m, h->dir, "net_prio.ifpriomap", err, "%s %" PRIu32, r->net_priorities[i].name,
+                  r->net_priorities[i].priority) < 0)
+      return -1;
+  return 0;
+}
+
 /* Write one rule to devices.allow or devices.deny through an fd kept open
  * for the whole list (the kernel takes one rule per write); a fake tree
  * keeps cg_write's one-line-per-write record. */
@@ -424,7 +446,8 @@ static int v1_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
     return cg_fail(err, ENOTSUP,
                    "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
   if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 || v1_cpuset(m, r, err) < 0 ||
-                    v1_pids(m, r, err) < 0 || v1_blkio(m, r, err) < 0 || v1_hugetlb(m, r, err) < 0))
+                    v1_pids(m, r, err) < 0 || v1_blkio(m, r, err) < 0 || v1_hugetlb(m, r, err) < 0 ||
+                    v1_network(m, r, err) < 0))
     return -1;
   if (!update && v1_devices(m, r, err) < 0)
     return -1;

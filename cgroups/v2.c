@@ -368,6 +368,11 @@ static int v2_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
 {
   cleanup_strv char **avail = available(m);
 
+  /* as runc: cgroup v2 has no net_cls/net_prio (tag traffic with the
+   * cgroup path in nftables/eBPF instead) */
+  if (r != NULL && (r->has_net_class_id || r->n_net_priorities > 0))
+    log_warning("cgroup: linux.resources.network needs cgroup v1 net_cls/net_prio; ignored on "
+                "cgroup v2");
   if (r != NULL && (v2_memory(m, avail, r, err) < 0 || v2_cpu(m, avail, r, err) < 0 ||
                     v2_cpuset(m, avail, r, err) < 0 || v2_pids(m, avail, r, err) < 0 ||
                     v2_io(m, avail, r, err) < 0 || v2_hugetlb(m, avail, r, err) < 0 ||

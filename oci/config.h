@@ -154,6 +154,11 @@ struct oci_hugepage_limit {
   uint64_t limit;
 };
 
+struct oci_net_priority {
+  char *name; /* interface */
+  uint32_t priority;
+};
+
 struct oci_resources {
   struct oci_device_cgroup *devices;
   size_t n_devices;
@@ -185,6 +190,11 @@ struct oci_resources {
 
   struct oci_hugepage_limit *hugepage_limits;
   size_t n_hugepage_limits;
+
+  bool has_net_class_id; /* network: cgroup v1 net_cls / net_prio */
+  uint32_t net_class_id;
+  struct oci_net_priority *net_priorities;
+  size_t n_net_priorities;
 
   struct oci_kv *unified; /* cgroup v2 raw key/values */
   size_t n_unified;

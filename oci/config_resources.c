@@ -158,6 +158,34 @@ static int conv_hugepage(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+static int conv_net_prio(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_net_priority *p = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield_req(c, v, "name", j_str, &p->name) < 0 ||
+      jfield_req(c, v, "priority", j_u32, &p->priority) < 0)
+    return -1;
+  /* one "name prio" line per write to net_prio.ifpriomap: no blanks in the name */
+  if (p->name[0] == '\0' || strpbrk(p->name, " \t\n") != NULL || strlen(p->name) >= 16)
+    return jfail_at(c, "name", "`%s` is not an interface name", p->name);
+  return 0;
+}
+
+static int conv_network(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_resources *r = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield(c, v, "classID", j_u32, &r->net_class_id, &r->has_net_class_id) < 0 ||
+      jfield_array(c, v, "priorities", sizeof(struct oci_net_priority), conv_net_prio,
+                   &r->net_priorities, &r->n_net_priorities) < 0)
+    return -1;
+  return 0;
+}
+
 int oci_resources_node(struct jctx *c, const struct jnode *v, void *ret)
 {
   struct oci_resources **out = ret;
@@ -173,6 +201,7 @@ int oci_resources_node(struct jctx *c, const struct jnode *v, void *ret)
       jfield(c, v, "blockIO", conv_blkio, r, NULL) < 0 ||
       jfield_array(c, v, "hugepageLimits", sizeof(struct oci_hugepage_limit), conv_hugepage,
                    &r->hugepage_limits, &r->n_hugepage_limits) < 0 ||
+      jfield(c, v, "network", conv_network, r, NULL) < 0 ||
       jfield_kv(c, v, "unified", &r->unified, &r->n_unified) < 0)
     return -1;
   return 0;
@@ -208,6 +237,9 @@ void oci_resources_free(struct oci_resources *r)
   for (size_t i = 0; r->hugepage_limits != NULL && i < r->n_hugepage_limits; i++)
     free(r->hugepage_limits[i].page_size);
   free(r->hugepage_limits);
+  for (size_t i = 0; r->net_priorities != NULL && i < r->n_net_priorities; i++)
+    free(r->net_priorities[i].name);
+  free(r->net_priorities);
   oci_kv_free(r->unified, r->n_unified);
   free(r);
 }
@@ -353,6 +385,28 @@ static void gen_blkio(struct jgen *j, const struct oci_resources *r)
   jg_close(j);
 }
 
+static void gen_network(struct jgen *j, const struct oci_resources *r)
+{
+  if (!r->has_net_class_id && r->net_priorities == NULL)
+    return;
+  jg_key(j, "network");
+  jg_open(j);
+  if (r->has_net_class_id)
+    jg_ku64(j, "classID", r->net_class_id);
+  if (r->net_priorities != NULL) {
+    jg_key(j, "priorities");
+    jg_aopen(j);
+    for (size_t i = 0; i < r->n_net_priorities; i++) {
+      jg_open(j);
+      jg_kstr(j, "name", r->net_priorities[i].name);
+      jg_ku64(j, "priority", r->net_priorities[i].priority);
+      jg_close(j);
+    }
+    jg_aclose(j);
+  }
+  jg_close(j);
+}
+
 void oci_resources_gen(struct jgen *j, const struct oci_resources *r)
 {
   jg_open(j);
@@ -377,6 +431,7 @@ void oci_resources_gen(struct jgen *j, const struct oci_resources *r)
     }
     jg_aclose(j);
   }
+  gen_network(j, r);
   jg_kkv(j, "unified", r->unified, r->n_unified);
   jg_close(j);
 }

@@ -95,6 +95,9 @@ static struct oci_resources *resources_dup(const struct oci_resources *s)
   d->hugepage_limits = DUP_ARRAY(d->hugepage_limits, s->hugepage_limits, s->n_hugepage_limits);
   for (size_t i = 0; i < s->n_hugepage_limits; i++)
     d->hugepage_limits[i].page_size = xstrdup(s->hugepage_limits[i].page_size);
+  d->net_priorities = DUP_ARRAY(d->net_priorities, s->net_priorities, s->n_net_priorities);
+  for (size_t i = 0; i < s->n_net_priorities; i++)
+    d->net_priorities[i].name = xstrdup(s->net_priorities[i].name);
   d->unified = kv_dup(s->unified, s->n_unified);
   return d;
 }

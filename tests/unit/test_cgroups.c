@@ -577,6 +577,53 @@ static void test_rootless(void)
   rm_tree();
 }
 
+/* linux.resources.network: net_cls.classid and net_prio.ifpriomap on v1
+ * (the two are usually co-mounted); ignored with a warning on v2. */
+static void test_network(void)
+{
+  struct error e = {0};
+  struct oci_resources r = {0};
+  struct oci_net_priority prio[] = {{"lo", 10}, {"eth0", 30}};
+  struct cgroup_manager *m;
+
+  fake_v1();
+  mk("net_cls,net_prio");
+  put("self_cgroup", "10:net_cls,net_prio:/\n9:name=systemd:/\n8:pids:/\n7:blkio:/\n"
+                     "6:freezer:/\n5:devices:/\n4:memory:/\n3:cpuset:/\n2:cpuacct:/\n1:cpu:/\n");
+  r.has_net_class_id = true;
+  r.net_class_id = 0x100001;
+  r.net_priorities = prio;
+  r.n_net_priorities = 2;
+  m = mgr(1, "/agentrt/c1", false, &r, &e);
+  tap_ok(m && cgroup_create(m, &e) == 0 && cgroup_apply(m, &r, false, &e) == 0,
+         "v1 network apply: %s", e.msg);
+  tap_ok(streq(get("net_cls,net_prio/agentrt/c1/net_cls.classid"), "1048577\n"),
+         "v1 net_cls.classid");
+  tap_ok(streq(get("net_cls,net_prio/agentrt/c1/net_prio.ifpriomap"), "lo 10\neth0 30\n"),
+         "v1 net_prio.ifpriomap, one interface per write");
+  cgroup_destroy(m, &e);
+  cgroup_manager_free(m);
+  rm_tree();
+
+  fake_v1(); /* no net_cls hierarchy */
+  m = mgr(1, "/agentrt/c1", false, &r, &e);
+  tap_ok(m && cgroup_create(m, &e) == 0 && cgroup_apply(m, &r, false, &e) < 0 &&
+             streq(e.msg, "cgroup: net_cls controller not available"),
+         "v1 network without net_cls is an error: %s", e.msg);
+  cgroup_destroy(m, &e);
+  cgroup_manager_free(m);
+  rm_tree();
+
+  error_clear(&e);
+  fake_v2("cpuset cpu io memory hugetlb pids\n");
+  m = mgr(2, "/agentrt/c1", false, &r, &e);
+  tap_ok(m && cgroup_create(m, &e) == 0 && cgroup_apply(m, &r, false, &e) == 0,
+         "v2 network resources are ignored, as runc does: %s", e.msg);
+  cgroup_destroy(m, &e);
+  cgroup_manager_free(m);
+  rm_tree();
+}
+
 int main(void)
 {
   test_conversions();
@@ -585,6 +632,7 @@ int main(void)
   test_unified_keys();
   test_v1_paths();
   test_v1_apply();
+  test_network();
   test_v2_paths();
   test_v2_apply();
   test_bpf();

@@ -366,6 +366,10 @@ static const struct {
      "config.json: linux.resources.blockIO.weightDevice[0].minor: is required"},
     {RES("\"hugepageLimits\":[{\"pageSize\":\"2MB\",\"limit\":-1}]"),
      "config.json: linux.resources.hugepageLimits[0].limit: must not be negative"},
+    {RES("\"network\":{\"priorities\":[{\"name\":\"eth 0\",\"priority\":1}]}"),
+     "config.json: linux.resources.network.priorities[0].name: `eth 0` is not an interface name"},
+    {RES("\"network\":{\"classID\":-1}"),
+     "config.json: linux.resources.network.classID: must not be negative"},
     {RES("\"unified\":{\"memory.max\":[]}"),
      "config.json: linux.resources.unified[\"memory.max\"]: expected string"},
     /* seccomp */
@@ -587,6 +591,20 @@ static void test_resources_doc(void)
   free(out);
   oci_resources_free(r);
   r = NULL;
+  {
+    const char *net = "{\"network\":{\"classID\":1048577,\"priorities\":[{\"name\":\"lo\","
+                      "\"priority\":10},{\"name\":\"eth0\",\"priority\":30}]}}";
+    tap_ok(oci_resources_parse(net, strlen(net), "-", &r, &err) == 0 && r->has_net_class_id &&
+               r->net_class_id == 1048577 && r->n_net_priorities == 2 &&
+               strcmp(r->net_priorities[1].name, "eth0") == 0 && r->net_priorities[1].priority == 30,
+           "network classID and priorities parse (%s)", err.msg);
+    tap_ok(r != NULL && oci_resources_to_json(r, &out, NULL, &err) == 0 && strcmp(out, net) == 0,
+           "network written back: %s", out ? out : "");
+    free(out);
+    out = NULL;
+    oci_resources_free(r);
+    r = NULL;
+  }
   tap_ok(oci_resources_parse("{\"memory\":{\"limit\":true}}", 25, "-", &r, &err) < 0 &&
              strcmp(err.msg, "-: memory.limit: expected integer") == 0,
          "resources errors name the path: %s", err.msg);
