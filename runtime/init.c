@@ -183,8 +183,10 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
     close(ctx->pty_master_fd);
     ctx->pty_master_fd = -1;
   }
+  /* process is OPTIONAL at create and REQUIRED at start: `start` refuses,
+   * and an init released anyway leaves without running anything */
   if (c->process == NULL)
-    return error_set(err, 0, "config.json: process: required to start a container");
+    return 0;
   if (process_apply_limits(c->process, err) < 0)
     return -1;
   return process_resolve_executable(c->process, ret_path, err);
@@ -251,6 +253,10 @@ void init_main(struct init_args *a)
     _exit(1);
   if (wait_for_start(a, &err) < 0)
     goto fail;
+  if (a->config->process == NULL) {
+    error_set(&err, 0, "config.json: process: required to start a container");
+    goto fail;
+  }
   if (has_hooks(a->config, OCI_HOOK_START_CONTAINER) &&
       run_own_hooks(a, OCI_HOOK_START_CONTAINER, "startContainer", "running", &err) < 0)
     goto fail;

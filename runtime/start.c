@@ -1,4 +1,5 @@
 /* start.c - `agentrt start ID`: let a created container exec its process. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,15 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
     error_set(err, 0, "start `%s`: cannot start an already running container", c->id);
     goto out;
   }
+  if (container_load_config(c, err) < 0)
+    goto out;
+  if (c->config->process == NULL) {
+    /* runtime spec: start MUST fail when process was not set; such a
+     * container can never run, so it is stopped rather than left waiting */
+    error_set(err, 0, "start `%s`: config.json: process: required to start a container", c->id);
+    proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
+    goto out;
+  }
   audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
   if (fifo_start(c->dirfd, err) < 0) {
     error_prefix(err, "start `%s`", c->id);
@@ -45,8 +55,6 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
   }
   FAILPOINT("start-after-fifo");
   c->state->started = true;
-  if (container_load_config(c, err) < 0)
-    goto out;
   run_poststart_hooks(c);
   free(c->state->status);
   c->state->status = strdup("running");

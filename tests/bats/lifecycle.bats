@@ -240,6 +240,24 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "$(container_status c1)" = stopped ]
 }
 
+# runtime spec: process is OPTIONAL at create and REQUIRED at start.
+@test "create without process succeeds; start fails, naming process, and the container stops" {
+	agentrt_only "runc 1.1 requires process at create"
+	update_config 'del(.process)'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(container_status c1)" = created ]
+	pid=$(container_pid c1)
+	run rt start c1
+	assert_clean_failure
+	[[ "$output" == *"process: required to start"* ]] || fail "message: $output"
+	wait_for_status c1 stopped
+	[ ! -e /proc/$pid ] || [ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" = Z ] ||
+		fail "init $pid still alive"
+	run rt delete c1
+	[ "$status" -eq 0 ] || fail "delete: $output"
+}
+
 @test "start twice fails the second time" {
 	set_args sleep 1000
 	create_container c1
