@@ -35,6 +35,20 @@ start_sleeper() {
 	[ "$(ns_of "$PID" mnt)" != "$(ns_of $$ mnt)" ]
 }
 
+# runc and crun mount the rootfs into the caller's mount namespace here and leave those
+# mounts behind after delete; agentrt refuses and the caller's mount table stays as it was.
+@test "a config without a mount namespace is refused, the caller's mounts untouched" {
+	agentrt_only "runc mounts into the caller's namespace"
+	update_config '.linux.namespaces = [{"type": "pid"}, {"type": "network"}]'
+	before=$(md5sum </proc/self/mountinfo)
+	create_container c1
+	assert_clean_failure
+	[[ "$output" == *"a mount namespace is required"* ]] || fail "message: $output"
+	[ "$(md5sum </proc/self/mountinfo)" = "$before" ] || fail "mount table changed"
+	run rt state c1
+	[ "$status" -ne 0 ] || fail "a refused container was left behind"
+}
+
 @test "the new network namespace has only a loopback interface" {
 	start_sleeper
 	run rt exec c1 sh -c 'ls /sys/class/net'
