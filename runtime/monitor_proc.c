@@ -259,22 +259,19 @@ static bool incomplete_add(pid_t pid)
 }
 
 /* Is the process's executable our own exec stub? */
-static bool is_stub(int dir, const char *exe, ssize_t elen)
+static bool is_stub(int exe_fd, const char *exe, ssize_t elen)
 {
   static const char prefix[] = "/memfd:agentrt-stub";
   size_t len = agentrt_stub_blob_len;
   cleanup_free uint8_t *buf = NULL;
-  cleanup_close int fd = -1;
   size_t off = 0;
   ssize_t n = 0;
 
-  if ((size_t)elen < sizeof prefix - 1 || memcmp(exe, prefix, sizeof prefix - 1) != 0)
-    return false;
-  fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  if (exe_fd < 0 || (size_t)elen < sizeof prefix - 1 ||
+      memcmp(exe, prefix, sizeof prefix - 1) != 0)
     return false;
   buf = xmalloc(len + 1);
-  while (off < len + 1 && (n = read(fd, buf + off, len + 1 - off)) > 0)
+  while (off < len + 1 && (n = pread(exe_fd, buf + off, len + 1 - off, (off_t)off)) > 0)
     off += (size_t)n;
   return off == len && memcmp(buf, agentrt_stub_blob, len) == 0;
 }
@@ -322,7 +319,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
 {
   char rel[24], cmd[ARGV_MAX_BYTES], status[2048], exe[4096], comm[32] = "", state = 0;
   struct error err = {0};
-  cleanup_close int dir = -1;
+  cleanup_close int dir = -1, exe_fd = -1;
   struct jbuf b = {0};
   ssize_t clen, elen;
 
@@ -333,13 +330,16 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
       record_reaped(m, pid);
     return;
   }
-  /* exe before cmdline: both come from the process's current mm, and exe
-   * read after cmdline could already be the next exec's (stub -> program) */
+  /* The exe file first, then its name, then cmdline: each read may
+   * already see the next exec (stub -> program), never an earlier one, so
+   * a stub name is only trusted when the file opened before it is the
+   * stub (opening it after could find the program and record the stub). */
+  exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
   elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
   clen = read_at(dir, "cmdline", cmd, sizeof cmd);
   if (!owned && !monitor_owns_procdir(m, dir))
     return;
-  if (elen > 0 && is_stub(dir, exe, elen))
+  if (elen > 0 && is_stub(exe_fd, exe, elen))
     return;
   track_add(pid, 0);
   read_comm(dir, comm, &state);
