@@ -152,7 +152,6 @@ setup() {
 	config_case CAP_NOSUCH '.process.capabilities.bounding += ["CAP_NOSUCH"]'
 	config_case path '.hooks.prestart = [{"path": "relative/hook"}]'
 	config_case timeout '.hooks.prestart = [{"path": "/bin/true", "timeout": -1}]'
-	config_case process 'del(.process)'
 	config_case uidMappings '.linux.uidMappings = [{"containerID": 0, "hostID": 1000, "size": 1}]'
 	report
 }
