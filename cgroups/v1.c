@@ -446,8 +446,8 @@ static int v1_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
     return cg_fail(err, ENOTSUP,
                    "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
   if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 || v1_cpuset(m, r, err) < 0 ||
-                    v1_pids(m, r, err) < 0 || v1_blkio(m, r, err) < 0 || v1_hugetlb(m, r, err) < 0 ||
-                    v1_network(m, r, err) < 0))
+                    v1_pids(m, r, err) < 0 || v1_blkio(m, r, err) < 0 ||
+                    v1_hugetlb(m, r, err) < 0 || v1_network(m, r, err) < 0))
     return -1;
   if (!update && v1_devices(m, r, err) < 0)
     return -1;

@@ -267,8 +267,7 @@ static bool is_stub(int exe_fd, const char *exe, ssize_t elen)
   size_t off = 0;
   ssize_t n = 0;
 
-  if (exe_fd < 0 || (size_t)elen < sizeof prefix - 1 ||
-      memcmp(exe, prefix, sizeof prefix - 1) != 0)
+  if (exe_fd < 0 || (size_t)elen < sizeof prefix - 1 || memcmp(exe, prefix, sizeof prefix - 1) != 0)
     return false;
   buf = xmalloc(len + 1);
   while (off < len + 1 && (n = pread(exe_fd, buf + off, len + 1 - off, (off_t)off)) > 0)

@@ -220,7 +220,8 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   if (!plan.has_ns[OCI_NS_MOUNT]) {
     ns_plan_close(&plan);
-    return error_set(err, 0, "config.json: linux.namespaces: a mount namespace is required (agentrt never "
+    return error_set(err, 0,
+                     "config.json: linux.namespaces: a mount namespace is required (agentrt never "
                      "mounts the root filesystem in the caller's mount namespace)");
   }
   if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID]) {

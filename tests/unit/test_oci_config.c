@@ -596,10 +596,11 @@ static void test_resources_doc(void)
                       "\"priority\":10},{\"name\":\"eth0\",\"priority\":30}]}}";
     tap_ok(oci_resources_parse(net, strlen(net), "-", &r, &err) == 0 && r->has_net_class_id &&
                r->net_class_id == 1048577 && r->n_net_priorities == 2 &&
-               strcmp(r->net_priorities[1].name, "eth0") == 0 && r->net_priorities[1].priority == 30,
+               strcmp(r->net_priorities[1].name, "eth0") == 0 &&
+               r->net_priorities[1].priority == 30,
            "network classID and priorities parse (%s)", err.msg);
-    tap_ok(r != NULL && oci_resources_to_json(r, &out, NULL, &err) == 0 && strcmp(out, net) == 0,
-           "network written back: %s", out ? out : "");
+    int rc = r != NULL ? oci_resources_to_json(r, &out, NULL, &err) : -1;
+    tap_ok(rc == 0 && strcmp(out, net) == 0, "network written back: %s", rc == 0 ? out : "");
     free(out);
     out = NULL;
     oci_resources_free(r);
