@@ -5,7 +5,10 @@
 #   bench/audit.sh [--rounds N] [--agentrt PATH] [--out FILE]
 #
 # "off" is the agent profile with "audit": {"enabled": false} (a profile file extending it).
-# Prints median and p90 wall time per mode and the ratio; with --out, appends a markdown row.
+# The order alternates round by round (on-off, off-on, ...) so neither mode always runs first.
+# Prints median and p90 wall time per mode, the ratio of the medians and the paired ratio (the
+# median of per-round on/off ratios, as the main table's ratios are); with --out, appends a
+# markdown row.
 # Everything it creates (root, bundle, cgroups, trails) is removed at the end.
 set -euo pipefail
 
@@ -67,8 +70,13 @@ one() { # MODE ROUND
 one on 0; one off 0 # warm-up (seccomp cache, page cache)
 : >"$work/on.us"; : >"$work/off.us"
 for i in $(seq 1 "$rounds"); do
-  one on "$i"
-  one off "$i"
+  if [ $((i % 2)) = 1 ]; then
+    one on "$i"
+    one off "$i"
+  else
+    one off "$i"
+    one on "$i"
+  fi
 done
 
 stat() { # FILE -> "median p90" in ms
@@ -80,9 +88,12 @@ stat() { # FILE -> "median p90" in ms
 read -r on_m on_p <<<"$(stat "$work/on.us")"
 read -r off_m off_p <<<"$(stat "$work/off.us")"
 ratio=$(awk -v a="$on_m" -v b="$off_m" 'BEGIN { printf "%.3f", a / b }')
-printf 'audit: run with the trail on %s ms (p90 %s), off %s ms (p90 %s), ratio %s, %d rounds\n' \
-  "$on_m" "$on_p" "$off_m" "$off_p" "$ratio" "$rounds"
+# paired: round i's on sample over round i's off sample, then the median of those
+paired=$(paste "$work/on.us" "$work/off.us" | awk '{ printf "%.6f\n", $1 / $2 }' | sort -n |
+  awk '{v[NR] = $1} END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+printf 'audit: run with the trail on %s ms (p90 %s), off %s ms (p90 %s), ratio of medians %s, paired ratio %s, %d rounds\n' \
+  "$on_m" "$on_p" "$off_m" "$off_p" "$ratio" "$paired" "$rounds"
 if [ -n "$out" ]; then
-  printf '| audit: `run` trail on / off | %s ms / %s ms | ratio %s (target <= 1.10) | %d rounds |\n' \
-    "$on_m" "$off_m" "$ratio" "$rounds" >>"$out"
+  printf '| audit: `run` trail on / off | %s ms / %s ms | paired ratio %s, ratio of medians %s (target <= 1.10) | %d rounds |\n' \
+    "$on_m" "$off_m" "$paired" "$ratio" "$rounds" >>"$out"
 fi
