@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -351,6 +352,15 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out;
   if (container_load(g, eo.id, false, &c, err) < 0)
     goto out;
+  /* A `pause` between the status check below and the new process joining
+   * the cgroup would leave that process, and this command, blocked in a
+   * frozen cgroup (found by tests/security/load.bats).  pause takes the
+   * container's lock exclusively: hold it shared until the process is in. */
+  if (flock(c->dirfd, LOCK_SH) < 0) {
+    error_errno(err, "lock container `%s`", c->id);
+    goto out;
+  }
+  container_refresh_status(c);
   if (c->status == STATUS_STOPPED || c->status == STATUS_CREATING) {
     error_set(err, 0, "exec `%s`: cannot exec in a stopped container: container not running",
               c->id);
@@ -393,6 +403,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out_ns;
   }
   FAILPOINT("exec-after-spawn");
+  flock(c->dirfd, LOCK_UN);
   if (write_pid_file(eo.pid_file, pid, err) < 0)
     goto out_ns;
   if (eo.detach) {

@@ -184,6 +184,35 @@ JSON
 	assert_clean_failure
 }
 
+@test "exec into a paused container fails unless --ignore-paused" {
+	start_sleeper
+	rt pause c1
+	run rt exec c1 true
+	assert_clean_failure
+	[[ "$output" == *paused* ]] || fail "message: $output"
+	rt resume c1
+	run rt exec c1 true
+	[ "$status" -eq 0 ] || fail "exec after resume: $output"
+}
+
+# Found by tests/security/load.bats: a `pause` between exec's status check and its process
+# joining the cgroup left exec blocked forever.  exec holds the container's lock shared until
+# its process is in (pause takes it exclusively), so it waits for a command holding the lock.
+@test "exec waits for a command that holds the container's lock (no pause can slip in)" {
+	agentrt_only "runc has no such lock"
+	start_sleeper
+	marker=$BATS_TEST_TMPDIR/released
+	flock -x "$TEST_ROOT/c1" sh -c "sleep 1; touch '$marker'" &
+	holder=$!
+	sleep 0.2
+	run rt exec c1 true
+	# exec could only finish once the holder had let go, i.e. after the marker
+	[ -e "$marker" ] || fail_waiting=1
+	wait "$holder"
+	[ -z "${fail_waiting:-}" ] || fail "exec did not wait for the lock"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+}
+
 @test "exec of a nonexistent program fails, container keeps running" {
 	start_sleeper
 	run rt exec c1 /no/such/program
