@@ -174,41 +174,62 @@ static bool is_placeholder(char **prot, const struct ws_change *ch)
   return false;
 }
 
+/* Is path a protected path or below a protected directory? */
+static bool is_protected(char **prot, const char *path)
+{
+  size_t n = path ? strlen(path) : 0;
+
+  for (char **p = prot; n > 0 && p && *p; p++) {
+    size_t pn = strlen(*p);
+    bool dir = pn > 0 && (*p)[pn - 1] == '/';
+    size_t base = dir ? pn - 1 : pn;
+    if (n >= base && strncmp(*p, path, base) == 0 && (n == base || (dir && path[base] == '/')))
+      return true;
+  }
+  return false;
+}
+
+/* Placeholders leave the change set quietly.  Anything else at or below a
+ * protected path (the read-only binds should make that impossible) leaves
+ * it loudly: it is never shown as a normal change and never committed, so a
+ * planted git hook cannot reach the host even if a bind was missing. */
 static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
 {
-  cleanup_free char *path = xfmt("%s/protected", w->dir);
-  cleanup_free char *data = NULL;
-  cleanup_strv char **prot = NULL;
-  struct error e = {0};
-  size_t len = 0, o = 0;
+  cleanup_strv char **prot = workspace_protected(w);
+  size_t o = 0;
 
-  if (read_file_at(AT_FDCWD, path, 1 << 20, &data, &len, &e) < 0)
+  if (prot == NULL)
     return;
-  for (char *s = strtok(data, "\n"); s; s = strtok(NULL, "\n"))
-    strv_push(&prot, s);
-  bool *keep = xmalloc0((c->n ? c->n : 1) * sizeof *keep);
+  enum { KEEP, PLACEHOLDER, REFUSED } *cls = xmalloc0((c->n ? c->n : 1) * sizeof *cls);
 
   /* decide for every entry first, then compact (the checks read other entries) */
   for (size_t i = 0; i < c->n; i++) {
-    keep[i] = !is_placeholder(prot, &c->v[i]);
-    /* a directory kept only if something real lies below it */
-    for (size_t j = 0; !keep[i] && j < c->n; j++) {
-      size_t n = strlen(c->v[i].path);
-      if (j != i && c->v[i].type == WS_T_DIR && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
-          c->v[j].path[n] == '/' && !is_placeholder(prot, &c->v[j]))
-        keep[i] = true;
-    }
+    if (is_placeholder(prot, &c->v[i]))
+      cls[i] = PLACEHOLDER;
+    else if (is_protected(prot, c->v[i].path) || is_protected(prot, c->v[i].old_path))
+      cls[i] = REFUSED;
+  }
+  /* a placeholder directory stays if something real lies below it */
+  for (size_t i = 0; i < c->n; i++) {
+    size_t n = strlen(c->v[i].path);
+    for (size_t j = 0; cls[i] == PLACEHOLDER && c->v[i].type == WS_T_DIR && j < c->n; j++)
+      if (j != i && cls[j] == KEEP && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
+          c->v[j].path[n] == '/')
+        cls[i] = KEEP;
   }
   for (size_t i = 0; i < c->n; i++) {
-    if (keep[i])
+    if (cls[i] == KEEP) {
       c->v[o++] = c->v[i];
-    else {
-      free(c->v[i].path);
-      free(c->v[i].old_path);
+      continue;
     }
+    if (cls[i] == REFUSED)
+      log_warning("workspace `%s`: `%s` is under a protected path: left out, never committed",
+                  w->id, c->v[i].path);
+    free(c->v[i].path);
+    free(c->v[i].old_path);
   }
   c->n = o;
-  free(keep);
+  free(cls);
 }
 
 static int scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c,

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "runtime/fsutil.h"
+#include "runtime/mounts.h"
 #include "runtime/safepath.h"
 #include "workspace/internal.h"
 
@@ -153,8 +155,51 @@ static int overlay_fsmount(struct workspace *w, struct error *err)
   return mfd;
 }
 
+/* The profile's protected paths, as create recorded them in <dir>/protected
+ * (relative to the workspace, one per line, directories end in '/'). */
+char **workspace_protected(const struct workspace *w)
+{
+  cleanup_free char *path = xfmt("%s/protected", w->dir);
+  cleanup_free char *data = NULL;
+  struct error e = {0};
+  char **ret = NULL;
+  char *save = NULL;
+  size_t len = 0;
+
+  if (read_file_at(AT_FDCWD, path, 1 << 20, &data, &len, &e) < 0)
+    return NULL;
+  for (char *s = strtok_r(data, "\n", &save); s; s = strtok_r(NULL, "\n", &save))
+    strv_push(&ret, s);
+  return ret;
+}
+
+/* Bind each protected path read-only again, on top of the new overlay (the
+ * binds made at create are under the old one, hidden by it now). */
+static int protect_again(int rootfd, const char *dest, char **prot, struct error *err)
+{
+  for (size_t i = 0; prot && prot[i]; i++) {
+    size_t n = strlen(prot[i]);
+    bool dir = n > 0 && prot[i][n - 1] == '/';
+    cleanup_free char *path = xfmt("%s/%.*s", dest, (int)(dir ? n - 1 : n), prot[i]);
+    cleanup_close int target = safe_walk(rootfd, path, dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
+    cleanup_close int tree = -1;
+
+    if (target < 0)
+      return error_prefix(err, "protect `%s`", path);
+    tree = mnt_clone(target, "", false, path, err);
+    if (tree < 0 ||
+        mnt_setattr(tree, false,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
+                    0, path, err) < 0 ||
+        mnt_attach(tree, target, path, path, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* In the child: join the namespace and attach; the message goes to pipefd. */
-static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char *dest, int pipefd)
+static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char *dest, char **prot,
+                                                   int pipefd)
 {
   struct error e = {0};
   int rootfd, target;
@@ -176,6 +221,8 @@ static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char
     error_errno(&e, "attach the overlay on `%s`", dest);
     goto fail;
   }
+  if (protect_again(rootfd, dest, prot, &e) < 0)
+    goto fail;
   _exit(0);
 fail:
   if (write(pipefd, e.msg, strlen(e.msg)) < 0)
@@ -185,6 +232,7 @@ fail:
 
 int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 {
+  cleanup_strv char **prot = workspace_protected(w);
   cleanup_close int mfd = -1;
   int p[2], status = 0;
   char msg[ERROR_MSG_MAX] = "";
@@ -205,7 +253,7 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
   }
   if (pid == 0) {
     close(p[0]);
-    attach_child(nsfd, mfd, w->dest, p[1]);
+    attach_child(nsfd, mfd, w->dest, prot, p[1]);
   }
   close(p[1]);
   n = read(p[0], msg, sizeof msg - 1);

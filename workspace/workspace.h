@@ -196,6 +196,9 @@ int workspace_rollback_undo(struct workspace *w, char **old_layers, struct error
  * and attach it over dest inside the mount namespace nsfd (a forked child
  * does setns; the caller's namespaces are untouched). */
 int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err);
+/* The protected paths recorded at create (relative, directories end in
+ * '/'), NULL when there are none. */
+char **workspace_protected(const struct workspace *w);
 
 /* --- the change set (scan.c) --------------------------------------------- */
 

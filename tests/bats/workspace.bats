@@ -145,6 +145,45 @@ changes() {
   [ "$output" = "[]" ]
 }
 
+# The rollback mounts a new overlay over /workspace; the read-only binds of the
+# protected paths made at create lie under the old one and would be hidden.
+@test "workspace: protected paths stay read-only after a rollback of a running container" {
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  run ar workspace "$ID" snapshot s1
+  [ "$status" -eq 0 ]
+  run ar workspace "$ID" rollback s1
+  [ "$status" -eq 0 ]
+  run ar exec "$ID" sh -c 'echo evil >/workspace/.git/hooks/pre-commit'
+  [ "$status" -ne 0 ]
+  run ar exec "$ID" sh -c 'echo evil >/workspace/.git/config'
+  [ "$status" -ne 0 ]
+  # on top of the new overlay (the last /workspace mount) sits a read-only bind of each
+  run ar exec "$ID" sh -c 'cat /proc/self/mountinfo'
+  for p in /workspace/.git/hooks /workspace/.git/config; do
+    echo "$output" | awk -v p="$p" '$5 == "/workspace" { top = $1 } { l[NR] = $0 }
+      END { for (i = 1; i <= NR; i++) { split(l[i], f, " ")
+              if (f[5] == p && f[2] == top && f[6] ~ /^ro,/) found = 1 }
+            exit !found }'
+  done
+  ar exec "$ID" sh -c 'echo fine >/workspace/ok.txt'
+  ar delete --force "$ID"
+  run changes
+  [ "$output" = "added:ok.txt" ]
+  # Had a bind been missing: a hook planted in the upper layer is left out of
+  # the diff with a warning and never reaches the host on commit.
+  mkdir -p "$ROOT/.workspaces/$ID/upper/.git/hooks"
+  echo evil >"$ROOT/.workspaces/$ID/upper/.git/hooks/pre-commit"
+  [ "$(changes 2>/dev/null)" = "added:ok.txt" ]
+  run ar workspace "$ID" diff
+  [[ "$output" == *".git/hooks/pre-commit"*"protected"* ]]
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/ok.txt")" = fine ]
+  [ ! -e "$HOST/.git/hooks/pre-commit" ] && [ ! -e "$HOST/.git" ]
+}
+
 @test "workspace: discard and purge refuse while the container runs" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
