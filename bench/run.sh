@@ -3,7 +3,11 @@
 #
 #   bench/run.sh [--rounds N] [--quick] [--out DIR] [--containers N] [--concurrency N]
 #                [--strace-runs N] [--runtimes "runc crun agentrt"] [--bencher PATH] [--strict]
-#                [--state-on-disk]
+#                [--state-on-disk] [--dockerd]
+#
+# --dockerd starts a private containerd and dockerd inside the same namespace (own sockets,
+# data and exec roots under the work dir, runtimes runc, crun and agentrt registered) for the
+# `docker run` row, and stops them at the end; without it that row needs a running dockerd.
 #
 # Prepares one bundle per runtime (same busybox rootfs, config from `runc spec`),
 # then runs bench/bencher inside ONE private mount namespace in which
@@ -22,11 +26,11 @@ base=/run/agentrt-bench-$id
 work=$base/work
 cgparent=/agentrt-bench-$id
 
-rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0 state_disk=0
+rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0 state_disk=0 private_dockerd=0
 rounds_set=0 containers_set=0 straces_set=0
 out=$here/results bencher="" want="runc crun agentrt" inside=0
 
-usage() { sed -n '3,6p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 need_val() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; usage; }; }
 
 while [ $# -gt 0 ]; do
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --strict) strict=1; shift ;;
     --state-on-disk) state_disk=1; shift ;;
+    --dockerd) private_dockerd=1; shift ;;
     --inside) inside=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "run.sh: unknown argument \`$1'" >&2; usage ;;
@@ -79,6 +84,70 @@ wait_for() {
   if [ "$rc" = 0 ]; then rc=$st; fi
 }
 
+# wait_until SECONDS CMD...: poll CMD every 0.2 s, bounded.
+wait_until() {
+  local n=$(($1 * 5))
+  shift
+  while [ "$n" -gt 0 ]; do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+    n=$((n - 1))
+  done
+  return 1
+}
+
+# stop_pid PID SECONDS: TERM, then KILL after SECONDS; only pids this script started.
+stop_pid() {
+  [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 0
+  kill -TERM "$1" 2>/dev/null || true
+  wait_until "$2" bash -c "! kill -0 $1" || kill -KILL "$1" 2>/dev/null || true
+}
+
+# A private containerd + dockerd (inside the namespace; see --dockerd).
+start_dockerd() {
+  local d=${work:?}/docker rt rts='{}'
+  mkdir -p "$d/cli"
+  printf '%s\n' 'version = 2' "root = \"$d/containerd/root\"" "state = \"$d/containerd/state\"" \
+    'disabled_plugins = ["io.containerd.grpc.v1.cri"]' '[grpc]' "  address = \"$d/containerd.sock\"" \
+    '[ttrpc]' "  address = \"$d/containerd.sock.ttrpc\"" >"$d/containerd.toml"
+  containerd --config "$d/containerd.toml" >"$d/containerd.log" 2>&1 3>&- &
+  echo $! >"$d/containerd.pid"
+  wait_until 30 ctr --address "$d/containerd.sock" version || return 1
+  for rt in crun agentrt; do
+    [ -s "$work/$rt/bin" ] || continue
+    rts=$(jq --arg n "$rt" --arg p "$(cat "$work/$rt/bin")" '.[$n] = {"path": $p}' <<<"$rts")
+  done
+  # agentrt as runc and crun run: docker's own config, no profile (`--profile oci`)
+  rts=$(jq 'if .agentrt then .agentrt.runtimeArgs = ["--profile", "oci"] else . end' <<<"$rts")
+  jq -n --argjson r "$rts" '{runtimes: $r}' >"$d/daemon.json"
+  export DOCKER_HOST=unix://$d/docker.sock DOCKER_CONFIG=$d/cli
+  dockerd --config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
+    --pidfile "$d/dockerd.pid.file" -H "$DOCKER_HOST" --containerd "$d/containerd.sock" \
+    --iptables=false --ip-masq=false --bridge=none \
+    --default-ulimit nofile=1024:1024 --default-ulimit nproc=1024:1024 \
+    --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "${cgparent_in:?}/docker" \
+    >"$d/dockerd.log" 2>&1 3>&- &
+  echo $! >"$d/dockerd.pid"
+  wait_until 60 docker info || return 1
+  tar -C "$work/rootfs" -c . | docker import - agentrt-bench-busybox:latest >/dev/null || return 1
+  echo agentrt-bench-busybox:latest >"$work/docker-image"
+  for rt in $(cat "$work/runtimes"); do echo "$rt" >"$work/$rt/docker-runtime"; done
+  note "docker rows: a private dockerd $(dockerd --version | awk '{print $3}' | tr -d ,) in the same namespace (runc is its default runtime; agentrt registered with --profile oci)"
+}
+
+stop_dockerd() {
+  local d=${work:?}/docker ids p
+  ids=$(timeout 30 docker ps -aq 2>/dev/null || true)
+  [ -z "$ids" ] || timeout 60 docker rm -f $ids >/dev/null 2>&1 || true
+  stop_pid "$(cat "$d/dockerd.pid" 2>/dev/null)" 30
+  stop_pid "$(cat "$d/containerd.pid" 2>/dev/null)" 20
+  # shims our containerd started (their command line names its state dir)
+  for p in $(grep -l -F -- "$d/" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | head -50); do
+    [ "$p" != $$ ] && stop_pid "$p" 5
+  done
+  return 0
+}
+
 # The part that runs inside the private mount namespace.
 if [ "$inside" = 1 ]; then
   work=${BENCH_WORK:?}
@@ -90,13 +159,25 @@ if [ "$inside" = 1 ]; then
       mount -t tmpfs -o mode=0700,size=256m agentrt-bench "$(cat "$work/$rt/root")" || exit 1
     done
   fi
-  rc=0
+  rc=0 dockerd_up=0
+  if [ -f "$work/dockerd-wanted" ]; then
+    # Debian's docker CLI, which matches its dockerd (another may come first on PATH)
+    PATH=/usr/bin:/usr/sbin:$PATH
+    if start_dockerd; then
+      dockerd_up=1
+    else
+      note "private dockerd did not start: docker rows skipped ($(tail -n 2 "$work/docker/dockerd.log" 2>/dev/null | tr '\n' ' '))"
+      rm -f "$work"/*/docker-runtime "$work/docker-image"
+      stop_dockerd
+    fi
+  fi
   "$bencher" measure --work "$work" --out "$work/raw.tsv" --rounds "$rounds" \
     --containers "$containers" --concurrency "$conc" --strace-runs "$straces" \
     --cgroup-parent "$cgparent_in" $(cat "$work/runtimes") &
   bpid=$!
   trap 'kill -TERM "$bpid" 2>/dev/null; rc=130' INT TERM
   wait_for "$bpid"
+  [ "$dockerd_up" = 0 ] || stop_dockerd
   delete_leftovers
   exit "$rc"
 fi
@@ -238,8 +319,14 @@ for rt in $runtimes; do
   fi
 done
 
-# ---- docker (end to end, only through a running dockerd) -------------------
-if command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; then
+# ---- docker (end to end, through a private dockerd or a running one) -------
+if [ "$private_dockerd" = 1 ]; then
+  if command -v dockerd >/dev/null && command -v containerd >/dev/null && [ -x /usr/bin/docker ]; then
+    : >"$work/dockerd-wanted" # started inside the namespace, after the rootfs is ready
+  else
+    note "--dockerd: dockerd, containerd or /usr/bin/docker missing: docker rows skipped"
+  fi
+elif command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1; then
   known=$(docker info --format '{{json .Runtimes}}' | jq -r 'keys[]' 2>/dev/null || true)
   for rt in $runtimes; do
     if grep -qx "$rt" <<<"$known"; then echo "$rt" >"$work/$rt/docker-runtime"
