@@ -111,7 +111,7 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
       printf("Usage: agentrt exec [--process FILE] [--detach] [--pid-file FILE] [--tty]\n"
              "                    [--console-socket SOCK] [--env K=V]... [--cwd DIR]\n"
              "                    [--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
-             "                    [--preserve-fds N] ID [COMMAND [ARG...]]\n");
+             "                    [--preserve-fds N] [--ignore-paused] ID [COMMAND [ARG...]]\n");
       return 0;
     }
   }
