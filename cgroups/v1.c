@@ -359,21 +359,25 @@ static int v1_hugetlb(struct cgroup_manager *m, const struct oci_resources *r, s
   return 0;
 }
 
-/* net_cls.classid and one "ifname prio" line per write to net_prio.ifpriomap. */
+/* net_cls.classid and one "ifname prio" line per write to net_prio.ifpriomap.
+ * A hierarchy that is not mounted is skipped with a warning, as runc skips
+ * it (engines do not set these; a host without net_cls still runs). */
 static int v1_network(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
 {
   struct cgroup_hier *h;
 
   if (r->has_net_class_id) {
-    if ((h = need(m, "net_cls", err)) == NULL)
-      return -1;
-    if (cg_writef(m, h->dir, "net_cls.classid", err, "%" PRIu32, r->net_class_id) < 0)
+    if ((h = cgroup_v1_hier(m, "net_cls")) == NULL)
+      log_warning("cgroup: no net_cls hierarchy: linux.resources.network.classID ignored");
+    else if (cg_writef(m, h->dir, "net_cls.classid", err, "%" PRIu32, r->net_class_id) < 0)
       return -1;
   }
   if (r->n_net_priorities == 0)
     return 0;
-  if ((h = need(m, "net_prio", err)) == NULL)
-    return -1;
+  if ((h = cgroup_v1_hier(m, "net_prio")) == NULL) {
+    log_warning("cgroup: no net_prio hierarchy: linux.resources.network.priorities ignored");
+    return 0;
+  }
   for (size_t i = 0; i < r->n_net_priorities; i++)
     if (cg_writef(m, h->dir, "net_prio.ifpriomap", err, "%s %" PRIu32, r->net_priorities[i].name,
                   r->net_priorities[i].priority) < 0)

@@ -607,9 +607,9 @@ static void test_network(void)
 
   fake_v1(); /* no net_cls hierarchy */
   m = mgr(1, "/agentrt/c1", false, &r, &e);
-  tap_ok(m && cgroup_create(m, &e) == 0 && cgroup_apply(m, &r, false, &e) < 0 &&
-             streq(e.msg, "cgroup: net_cls controller not available"),
-         "v1 network without net_cls is an error: %s", e.msg);
+  tap_ok(m && cgroup_create(m, &e) == 0 && cgroup_apply(m, &r, false, &e) == 0 &&
+             !exists("cpu/agentrt/c1/net_cls.classid"),
+         "v1 network without a net_cls hierarchy: skipped with a warning, as runc does: %s", e.msg);
   cgroup_destroy(m, &e);
   cgroup_manager_free(m);
   rm_tree();
