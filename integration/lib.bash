@@ -146,9 +146,26 @@ it_shimsocks_clean() {
 		rm -f "$s"
 	done
 }
+# Podman passes no --root, so the agent profile's trails and workspaces of our containers
+# land in agentrt's default root even when it existed before: purge those whose bundle lies
+# in this suite's temp dir (and only those), through agentrt itself.
+it_default_root_clean() {
+	local r=/run/agentrt d id
+	for d in "$r"/.audit/* "$r"/.workspaces/*; do
+		[ -d "$d" ] || continue
+		grep -qsF "\"$IT_TMP/" "$d"/*.json "$d"/*.jsonl || continue
+		id=${d##*/}
+		case $d in
+		*/.audit/*) "$AGENTRT" --root "$r" audit "$id" --purge >/dev/null 2>&1 || true ;;
+		*) "$AGENTRT" --root "$r" workspace "$id" purge >/dev/null 2>&1 || true ;;
+		esac
+	done
+}
+
 it_hostdirs_clean() {
 	local d
 	it_shimsocks_clean
+	it_default_root_clean
 	for d in ${IT_HOSTDIRS_NEW:-}; do
 		# agentrt's default root, created by this suite: what the agent profile keeps there
 		# after delete by design (audit trails, the compiled-filter cache) goes with it, as
