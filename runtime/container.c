@@ -104,7 +104,7 @@ int container_new(const struct global_opts *g, const char *id, struct container 
   return 0;
 }
 
-int container_load(const struct global_opts *g, const char *id, bool lock, struct container **ret,
+int container_load(const struct global_opts *g, const char *id, int lock, struct container **ret,
                    struct error *err)
 {
   struct container *c;
@@ -125,7 +125,7 @@ int container_load(const struct global_opts *g, const char *id, bool lock, struc
     }
     return error_set(err, e, "open state directory of `%s`", id);
   }
-  if (lock && flock(c->dirfd, LOCK_EX) < 0) {
+  if (lock != 0 && flock(c->dirfd, lock) < 0) {
     error_errno(err, "lock container `%s`", id);
     container_free(c);
     return -1;

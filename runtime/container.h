@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/file.h> /* LOCK_SH, LOCK_EX for container_load */
 #include <sys/types.h>
 
 #include "cgroups/cgroup.h"
@@ -50,9 +51,10 @@ int state_root_prepare(const char *root, struct error *err);
 /* Create <root>/<id> exclusively and lock it. */
 int container_new(const struct global_opts *g, const char *id, struct container **ret,
                   struct error *err);
-/* Open an existing container; `lock` takes the flock.  Unknown id:
+/* Open an existing container; `lock` is 0 (none), LOCK_SH or LOCK_EX, taken
+ * on the state directory before the state is read.  Unknown id:
  * err->code = ENOENT, message "container `id` does not exist". */
-int container_load(const struct global_opts *g, const char *id, bool lock, struct container **ret,
+int container_load(const struct global_opts *g, const char *id, int lock, struct container **ret,
                    struct error *err);
 void container_free(struct container *c);
 /* For `delete --force` of a container whose state.json is damaged: the

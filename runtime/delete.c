@@ -38,7 +38,7 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
     return -1;
   if (argc - it.i != 1)
     return error_set(err, 0, "delete: expected exactly one container id");
-  if (container_load(g, argv[it.i], true, &c, err) < 0) {
+  if (container_load(g, argv[it.i], LOCK_EX, &c, err) < 0) {
     if (force && err->code == ENOENT) {
       error_clear(err);
       return 0;

@@ -431,7 +431,7 @@ int egress_pod_sandbox(const struct global_opts *g, const struct container *c, c
   if (type == NULL || strcmp(type, "container") != 0 || sb == NULL || strcmp(sb, c->id) == 0)
     return 0;
   /* not ours, or without a policy: this container polices the netns itself */
-  if (container_load(g, sb, false, &s, &e) < 0)
+  if (container_load(g, sb, 0, &s, &e) < 0)
     return 0;
   ok = s->status != STATUS_STOPPED && s->state->pid > 0 &&
        faccessat(s->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
@@ -460,7 +460,7 @@ int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
 
   if (pe->allow == NULL || pe->allow[0] == NULL)
     return 0;
-  if (container_load(g, sandbox_id, false, &s, err) < 0)
+  if (container_load(g, sandbox_id, 0, &s, err) < 0)
     return -1;
   /* one request per CTL_MAX bytes of entries */
   for (char **a = pe->allow; *a && r == 0;) {
@@ -505,7 +505,7 @@ int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error 
     req = xfmt("%s %s", argv[2], argv[3]);
   } else
     return error_set(err, 0, "egress: expected list, allow ENTRY or deny ENTRY");
-  if (container_load(g, argv[1], false, &c, err) < 0)
+  if (container_load(g, argv[1], 0, &c, err) < 0)
     return -1;
   if (c->status == STATUS_STOPPED) {
     error_set(err, 0, "egress `%s`: container not running", c->id);

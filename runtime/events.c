@@ -74,7 +74,7 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
     return -1;
   if (argc - it.i != 1)
     return error_set(err, 0, "events: expected exactly one container id");
-  if (container_load(g, argv[it.i], false, &c, err) < 0)
+  if (container_load(g, argv[it.i], 0, &c, err) < 0)
     return -1;
   if (c->status == STATUS_STOPPED) {
     error_set(err, 0, "events `%s`: container not running", c->id);

@@ -350,17 +350,12 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     return 0;
   if (eo.process_file && exec_read_process(&eo, err) < 0)
     goto out;
-  if (container_load(g, eo.id, false, &c, err) < 0)
-    goto out;
   /* A `pause` between the status check below and the new process joining
    * the cgroup would leave that process, and this command, blocked in a
    * frozen cgroup (found by tests/security/load.bats).  pause takes the
    * container's lock exclusively: hold it shared until the process is in. */
-  if (flock(c->dirfd, LOCK_SH) < 0) {
-    error_errno(err, "lock container `%s`", c->id);
+  if (container_load(g, eo.id, LOCK_SH, &c, err) < 0)
     goto out;
-  }
-  container_refresh_status(c);
   if (c->status == STATUS_STOPPED || c->status == STATUS_CREATING) {
     error_set(err, 0, "exec `%s`: cannot exec in a stopped container: container not running",
               c->id);

@@ -62,7 +62,7 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
     return error_set(err, 0, "kill: expected a container id and an optional signal");
   if (argc - it.i == 2 && parse_signal(argv[it.i + 1], &sig, err) < 0)
     return error_prefix(err, "kill");
-  if (container_load(g, argv[it.i], false, &c, err) < 0)
+  if (container_load(g, argv[it.i], 0, &c, err) < 0)
     return -1;
   if (all) {
     if (container_cgroup(c, g, err) < 0)

@@ -68,7 +68,7 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     struct container *c = NULL;
     struct error e2 = {0};
     cleanup_free char *json = NULL;
-    if (container_load(g, ids[i], false, &c, &e2) < 0)
+    if (container_load(g, ids[i], 0, &c, &e2) < 0)
       continue;
     if (c->status == STATUS_STOPPED)
       c->state->pid = 0;

@@ -243,17 +243,15 @@ static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct 
 /* The agent profile's protected paths (profile.h): created inside the root
  * when missing (in an overlay workspace that is the upper layer), then bound
  * onto themselves read-only, so an agent cannot plant e.g. a git hook that
- * would run later on the host. */
-static int protect_path(struct setup_ctx *ctx, const char *dest, bool is_dir, struct error *err)
+ * would run later on the host.  An existing path of the other kind (a file
+ * where a dir was listed) is protected as what it is. */
+int mnt_protect(int rootfd, const char *dest, bool is_dir, struct error *err)
 {
-  cleanup_close int target =
-      safe_walk(ctx->rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
+  cleanup_close int target = safe_walk(rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
   cleanup_close int tree = -1;
 
   if (target < 0)
     return error_prefix(err, "protect `%s`", dest);
-  /* an existing path of the other kind (a file where a dir was listed) is
-   * protected as what it is */
   tree = mnt_clone(target, "", false, dest, err);
   if (tree < 0)
     return -1;
@@ -276,7 +274,7 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
   if (strcmp(dest, "/") == 0)
     return error_set(err, EINVAL, "mount on `/`: use root.path for the root filesystem");
   if (profile_mount_protect_kind(m) != 0)
-    return protect_path(ctx, dest, profile_mount_protect_kind(m) == 'd', err);
+    return mnt_protect(ctx->rootfd, dest, profile_mount_protect_kind(m) == 'd', err);
   if (mount_options_parse(m->options, &o, err) < 0)
     return error_prefix(err, "mount on `%s`", dest);
   if (is_bind(m, &o))

@@ -18,7 +18,7 @@ static int freeze(const struct global_opts *g, int argc, char **argv, bool on, s
   }
   if (argc != 2)
     return error_set(err, 0, "%s: expected exactly one container id", verb);
-  if (container_load(g, argv[1], true, &c, err) < 0)
+  if (container_load(g, argv[1], LOCK_EX, &c, err) < 0)
     return -1;
   if (on && c->status != STATUS_RUNNING) {
     error_set(err, 0, "pause `%s`: container not running", c->id);

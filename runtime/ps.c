@@ -56,7 +56,7 @@ int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err
     return error_set(err, 0, "ps: --format: expected `table` or `json`, got `%s`", format);
   if (argc - it.i < 1)
     return error_set(err, 0, "ps: expected a container id");
-  if (container_load(g, argv[it.i], false, &c, err) < 0)
+  if (container_load(g, argv[it.i], 0, &c, err) < 0)
     return -1;
   if (container_cgroup(c, g, err) < 0)
     goto out;

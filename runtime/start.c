@@ -23,7 +23,7 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
   }
   if (argc != 2)
     return error_set(err, 0, "start: expected exactly one container id");
-  if (container_load(g, argv[1], true, &c, err) < 0)
+  if (container_load(g, argv[1], LOCK_EX, &c, err) < 0)
     return -1;
   switch (c->status) {
   case STATUS_CREATED:

@@ -18,7 +18,7 @@ int cmd_state(const struct global_opts *g, int argc, char **argv, struct error *
   }
   if (argc != 2)
     return error_set(err, 0, "state: expected exactly one container id");
-  if (container_load(g, argv[1], false, &c, err) < 0)
+  if (container_load(g, argv[1], 0, &c, err) < 0)
     return -1;
   if (c->status == STATUS_STOPPED)
     c->state->pid = 0;

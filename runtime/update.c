@@ -205,7 +205,7 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
   for (int i = 0; i < nflags; i++)
     if (apply_flag(res, ids[i], vals[i], err) < 0)
       goto out;
-  if (container_load(g, argv[it.i], true, &c, err) < 0)
+  if (container_load(g, argv[it.i], LOCK_EX, &c, err) < 0)
     goto out;
   if (c->status == STATUS_STOPPED) {
     error_set(err, 0, "update `%s`: container not running", c->id);

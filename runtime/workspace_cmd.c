@@ -109,7 +109,7 @@ static int wctx_open(const struct global_opts *g, const char *id, struct wctx *x
   x->lockfd = open(x->w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (x->lockfd < 0 || flock(x->lockfd, LOCK_EX) < 0)
     return error_errno(err, "workspace `%s`: lock", id);
-  if (container_load(g, id, true, &x->c, &e) < 0) {
+  if (container_load(g, id, LOCK_EX, &x->c, &e) < 0) {
     if (e.code != ENOENT)
       return error_set(err, e.code, "workspace `%s`: %s", id, e.msg);
   } else {
@@ -407,7 +407,7 @@ static int do_list_all(const struct global_opts *g, const struct wopts *o, struc
     }
     rows[n].w = w;
     rows[n].state = "deleted";
-    if (container_load(g, ids[i], false, &c, &e) == 0) {
+    if (container_load(g, ids[i], 0, &c, &e) == 0) {
       rows[n].state = container_status_name(c->status);
       container_free(c);
     }

@@ -181,17 +181,8 @@ static int protect_again(int rootfd, const char *dest, char **prot, struct error
     size_t n = strlen(prot[i]);
     bool dir = n > 0 && prot[i][n - 1] == '/';
     cleanup_free char *path = xfmt("%s/%.*s", dest, (int)(dir ? n - 1 : n), prot[i]);
-    cleanup_close int target = safe_walk(rootfd, path, dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
-    cleanup_close int tree = -1;
 
-    if (target < 0)
-      return error_prefix(err, "protect `%s`", path);
-    tree = mnt_clone(target, "", false, path, err);
-    if (tree < 0 ||
-        mnt_setattr(tree, false,
-                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
-                    0, path, err) < 0 ||
-        mnt_attach(tree, target, path, path, err) < 0)
+    if (mnt_protect(rootfd, path, dir, err) < 0)
       return -1;
   }
   return 0;
