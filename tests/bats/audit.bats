@@ -40,20 +40,9 @@ ra() {
 #   agentrt-t-aud-host-N  agentrt runs in it, so the resolver's upstream reaches 192.0.2.53
 # Server PIDs in $BUNDLE/net-pids; fake_internet_down (in teardown) removes it all.
 fake_internet_up() {
-	local C=$FN_CTR I=$FN_INET H=$FN_HOST a
+	local C=$FN_CTR I=$FN_INET H=$FN_HOST
 	: >"$BUNDLE/net-pids"
-	ip netns add "$C" && ip netns add "$I" && ip netns add "$H" || return 1
-	ip -n "$I" link set lo up && ip -n "$H" link set lo up || return 1
-	ip link add c0 netns "$C" type veth peer name i0 netns "$I" || return 1
-	ip link add h0 netns "$H" type veth peer name i1 netns "$I" || return 1
-	ip -n "$C" addr add 192.0.2.2/30 dev c0 && ip -n "$C" link set c0 up &&
-		ip -n "$I" addr add 192.0.2.1/30 dev i0 && ip -n "$I" link set i0 up &&
-		ip -n "$H" addr add 192.0.2.6/30 dev h0 && ip -n "$H" link set h0 up &&
-		ip -n "$I" addr add 192.0.2.5/30 dev i1 && ip -n "$I" link set i1 up || return 1
-	for a in 203.0.113.10 198.51.100.20 192.0.2.53; do
-		ip -n "$I" addr add "$a/32" dev lo || return 1
-	done
-	ip -n "$C" route add default via 192.0.2.1 && ip -n "$H" route add default via 192.0.2.5 || return 1
+	fake_links "$C" "$I" "$H" 203.0.113.10 198.51.100.20 192.0.2.53 || return 1
 	ip netns exec "$I" socat TCP-LISTEN:80,bind=203.0.113.10,fork,reuseaddr SYSTEM:"echo hello" \
 		</dev/null >/dev/null 2>&1 &
 	echo $! >>"$BUNDLE/net-pids"

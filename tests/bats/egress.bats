@@ -31,22 +31,10 @@ egt_bg() { # NS CMD...: a server in NS, its PID (ip execs CMD) kept for teardown
 }
 
 egt_network() {
-	local C=$EGT_CTR I=$EGT_INET H=$EGT_HOST a
-	ip netns add "$C" && ip netns add "$I" && ip netns add "$H" || return 1
-	ip -n "$I" link set lo up && ip -n "$H" link set lo up || return 1
-	# the container's lo stays down: engines (CNI) bring it up; agentrt must cope
-	ip link add c0 netns "$C" type veth peer name i0 netns "$I" || return 1
-	ip link add h0 netns "$H" type veth peer name i1 netns "$I" || return 1
-	ip -n "$C" addr add 192.0.2.2/30 dev c0 && ip -n "$C" link set c0 up &&
-		ip -n "$I" addr add 192.0.2.1/30 dev i0 && ip -n "$I" link set i0 up &&
-		ip -n "$H" addr add 192.0.2.6/30 dev h0 && ip -n "$H" link set h0 up &&
-		ip -n "$I" addr add 192.0.2.5/30 dev i1 && ip -n "$I" link set i1 up || return 1
 	# 169.254.169.254 would go on a dummy interface (H17); this kernel has no dummy
 	# driver, and lo delivers locally just the same
-	for a in 203.0.113.10 198.51.100.20 192.0.2.53 192.0.2.99 169.254.169.254; do
-		ip -n "$I" addr add "$a/32" dev lo || return 1
-	done
-	ip -n "$C" route add default via 192.0.2.1 && ip -n "$H" route add default via 192.0.2.5
+	fake_links "$EGT_CTR" "$EGT_INET" "$EGT_HOST" \
+		203.0.113.10 198.51.100.20 192.0.2.53 192.0.2.99 169.254.169.254
 }
 
 egt_servers() {

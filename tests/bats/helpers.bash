@@ -368,3 +368,25 @@ teardown_file() {
 		return 1
 	fi
 }
+
+# fake_links CTR INET HOST ADDR...: the test "internet" of audit.bats and egress.bats, all in
+# network namespaces made here (TEST-NET addresses, no route to a host interface):
+#   CTR (192.0.2.2/30, c0) -- INET (192.0.2.1 i0, 192.0.2.5 i1, ADDR.../32 on lo) -- HOST
+#   (192.0.2.6/30, h0); CTR and HOST route through INET.  CTR's lo stays down: engines (CNI)
+# bring it up, agentrt must cope.
+fake_links() {
+	local C=$1 I=$2 H=$3 a
+	shift 3
+	ip netns add "$C" && ip netns add "$I" && ip netns add "$H" || return 1
+	ip -n "$I" link set lo up && ip -n "$H" link set lo up || return 1
+	ip link add c0 netns "$C" type veth peer name i0 netns "$I" || return 1
+	ip link add h0 netns "$H" type veth peer name i1 netns "$I" || return 1
+	ip -n "$C" addr add 192.0.2.2/30 dev c0 && ip -n "$C" link set c0 up &&
+		ip -n "$I" addr add 192.0.2.1/30 dev i0 && ip -n "$I" link set i0 up &&
+		ip -n "$H" addr add 192.0.2.6/30 dev h0 && ip -n "$H" link set h0 up &&
+		ip -n "$I" addr add 192.0.2.5/30 dev i1 && ip -n "$I" link set i1 up || return 1
+	for a in "$@"; do
+		ip -n "$I" addr add "$a/32" dev lo || return 1
+	done
+	ip -n "$C" route add default via 192.0.2.1 && ip -n "$H" route add default via 192.0.2.5
+}
