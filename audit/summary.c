@@ -38,6 +38,7 @@ struct audit_summary {
   struct name_of *names;
   size_t n_names;
   char *id, *created, *ended, *exit_how;
+  char *files_gap; /* why the file list is incomplete (a "file" audit_error) */
   uint64_t records, oom;
 };
 
@@ -94,6 +95,7 @@ void audit_summary_free(struct audit_summary *s)
   free(s->created);
   free(s->ended);
   free(s->exit_how);
+  free(s->files_gap);
   free(s);
 }
 
@@ -231,6 +233,8 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
     add_exit(s, v);
   else if (streq(kind, "oom"))
     s->oom++;
+  else if (streq(kind, "audit_error") && streq(get_str(v, "source"), "file") && !s->files_gap)
+    set(&s->files_gap, get_str(v, "error") ? get_str(v, "error") : "?");
   else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL)
     add_dns(s, v, name);
   else if (streq(kind, "flow") && (name = get_str(v, "dst")) != NULL) {
@@ -243,9 +247,13 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   yajl_tree_free(v);
 }
 
-static void render_list(struct jbuf *b, const char *title, const struct list *l)
+/* gap: why the list is known to be incomplete, or NULL */
+static void render_list(struct jbuf *b, const char *title, const struct list *l, const char *gap)
 {
-  jb_printf(b, "%s (%zu%s):", title, l->n, l->dropped ? "+" : "");
+  if (gap != NULL)
+    jb_printf(b, "%s (incomplete: %zu%s recorded; %s):", title, l->n, l->dropped ? "+" : "", gap);
+  else
+    jb_printf(b, "%s (%zu%s):", title, l->n, l->dropped ? "+" : "");
   if (l->n == 0)
     jb_puts(b, " none");
   jb_puts(b, "\n");
@@ -272,9 +280,9 @@ char *audit_summary_render(const struct audit_summary *s)
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
   if (s->oom)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
-  render_list(&b, "programs run", &s->programs);
-  render_list(&b, "files changed", &s->files);
-  render_list(&b, "hosts reached", &s->reached);
-  render_list(&b, "hosts refused", &s->refused);
+  render_list(&b, "programs run", &s->programs, NULL);
+  render_list(&b, "files changed", &s->files, s->files_gap);
+  render_list(&b, "hosts reached", &s->reached, NULL);
+  render_list(&b, "hosts refused", &s->refused, NULL);
   return jb_take(&b);
 }

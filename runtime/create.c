@@ -395,6 +395,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   if (monitor_wait_ready(&mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
+  if (mh.warning != NULL)
+    log_warning("create `%s`: %s", c->id, mh.warning);
   monitor_handle_close(&mh);
   if (o->console_socket && ret_r->pty_master >= 0) {
     if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)

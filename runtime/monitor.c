@@ -433,9 +433,12 @@ static void open_root_sources(struct monitor *m, const struct monitor_opts *o, s
   if (m->have_proc)
     add_name(names, "process");
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
-    if (monitor_files_open(m, p->workspace.path, &err) < 0)
+    if (monitor_files_open(m, p->workspace.path, &err) < 0) {
       monitor_error(m, "file", &err);
-    else
+      free(m->warning);
+      m->warning =
+          xfmt("audit: no file records for workspace `%s`: %s", p->workspace.path, err.msg);
+    } else
       add_name(names, "file");
   }
   if (m->have_net)
@@ -551,6 +554,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
 
   reset_process(chan, o->state_dirfd);
   m.id = xstrdup(o->id);
+  m.root = o->root;
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
   if (m.epfd < 0) {
     error_errno(&err, "epoll");
@@ -595,7 +599,10 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     monitor_record(&m, "monitor", jb_str(&f));
     jb_free(&f);
   }
-  tell(chan, "OK");
+  if (m.warning != NULL)
+    tell(chan, "OK %s", m.warning);
+  else
+    tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
   prioritise();
@@ -720,6 +727,11 @@ int monitor_wait_ready(struct monitor_handle *h, struct error *err)
   buf[n > 0 ? n : 0] = '\0';
   if (strcmp(buf, "OK") == 0)
     return 0;
+  if (strncmp(buf, "OK ", 3) == 0) {
+    free(h->warning);
+    h->warning = xstrdup(buf + 3);
+    return 0;
+  }
   if (strncmp(buf, "ERR ", 4) == 0)
     return error_set(err, 0, "%s", buf + 4);
   return error_set(err, 0, "monitor: exited during setup");
@@ -732,6 +744,8 @@ void monitor_handle_close(struct monitor_handle *h)
   h->fd = -1;
   free(h->trail);
   h->trail = NULL;
+  free(h->warning);
+  h->warning = NULL;
 }
 
 void monitor_abandon(struct monitor_handle *h)

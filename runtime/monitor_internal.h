@@ -41,6 +41,8 @@ struct monitor_source {
 struct monitor {
   struct audit_log *log;
   char *id;
+  const char *root; /* the state root (the workspace's store) */
+  char *warning;    /* for create's stderr: a source that failed */
   pid_t init_pid;
   int init_pidfd;
   uint64_t pidns_ino; /* the init's pid namespace (0: shares ours -> cgroup check) */

@@ -1,0 +1,134 @@
+#!/usr/bin/env bats
+# audit-evidence.bats - the audit trail in the setup people run (the agent profile with a host
+# directory bound at /workspace, i.e. an overlay workspace): every file change at any depth,
+# from the container's process and from exec; evidence that a flood cannot rotate out; the
+# profile's refused system calls.  The basics of the trail are in audit.bats.
+
+load helpers
+
+eval "$(declare -f teardown_file | sed '1s/teardown_file/helpers_teardown_file/')"
+
+setup() {
+	setup_bundle
+	agentrt_only "the audit trail is agentrt's"
+	requires jq
+	export AGENTRT_PROFILE=agent
+	HOSTDIR=$BUNDLE/host
+	mkdir -p "$HOSTDIR/data/deep" "$ROOTFS/workspace"
+	echo hello >"$HOSTDIR/a.txt"
+	echo keep >"$HOSTDIR/b.txt"
+	echo old >"$HOSTDIR/data/deep/old.txt"
+	echo rows >"$HOSTDIR/data/rows.txt"
+	echo gone >"$HOSTDIR/data/deep/gone.txt"
+	ID=ev-$$-$BATS_TEST_NUMBER
+}
+
+teardown() {
+	teardown_bundle
+	local rc=$?
+	rt workspace "$ID" purge >/dev/null 2>&1
+	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.workspaces"
+	return $rc
+}
+
+teardown_file() {
+	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.cache" "${TEST_ROOT:?}/.workspaces"
+	helpers_teardown_file
+}
+
+ra() {
+	rt --profile agent "$@"
+}
+
+# The engine's view of a workspace: the host directory bound at /workspace.
+bind_workspace() {
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$HOSTDIR\", \"options\": [\"rbind\", \"rw\"]}]"
+}
+
+# file_ops ID PATH: the ops of PATH's file records, one JSON array a line
+file_ops() {
+	ra audit --format json --kind file "$1" | jq -c --arg p "$2" 'select(.path == $p) | .ops'
+}
+
+@test "audit-evidence: an overlay workspace's changes at any depth, from the process and from exec" {
+	bind_workspace
+	set_cmd 'cd /workspace && echo n >top.txt && mkdir -p x/y/z && echo deep >x/y/z/f.txt &&
+		echo more >>a.txt && mv b.txt b2.txt && rm data/rows.txt && echo m >>data/deep/old.txt &&
+		mkdir tmpd && echo t >tmpd/t && rm -rf tmpd && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	! grep -qi "warning" "$BUNDLE/$ID.err" || fail "warning at create: $(cat "$BUNDLE/$ID.err")"
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
+		sleep 0.1
+	done
+	run rt exec "$ID" sh -c 'cd /workspace/x/y && echo e >from-exec.txt && mv from-exec.txt renamed.txt &&
+		rm /workspace/data/deep/gone.txt'
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	# the host directory is untouched: every record comes from the overlay's upper layer
+	[ "$(cat "$HOSTDIR/b.txt")" = keep ] && [ -f "$HOSTDIR/data/rows.txt" ]
+	[ "$(file_ops "$ID" /workspace/top.txt)" = '["create","modify"]' ] || fail "top: $(file_ops "$ID" /workspace/top.txt)"
+	[ "$(file_ops "$ID" /workspace/x/y/z/f.txt)" = '["create","modify"]' ] || fail "nested"
+	[ "$(file_ops "$ID" /workspace/x/y/z)" = '["create"]' ]
+	# a modified host file: its copy-up is not a create
+	[ "$(file_ops "$ID" /workspace/a.txt)" = '["modify"]' ] || fail "a.txt: $(file_ops "$ID" /workspace/a.txt)"
+	[ "$(file_ops "$ID" /workspace/data/deep/old.txt)" = '["modify"]' ]
+	# the directories copied up on the way are not changes
+	[ -z "$(file_ops "$ID" /workspace/data)" ] && [ -z "$(file_ops "$ID" /workspace/data/deep)" ]
+	# a rename of a host file: both names
+	records=$(ra audit --format json --kind file "$ID")
+	jq -se 'any(.[]; .path == "/workspace/b2.txt" and .from == "/workspace/b.txt" and .ops == ["moved_to"])' <<<"$records" >/dev/null ||
+		fail "rename: $records"
+	jq -se 'any(.[]; .path == "/workspace/b.txt" and .to == "/workspace/b2.txt")' <<<"$records" >/dev/null
+	# a deleted host file (a whiteout in upper) is a delete
+	[ "$(file_ops "$ID" /workspace/data/rows.txt)" = '["delete"]' ] || fail "rows: $(file_ops "$ID" /workspace/data/rows.txt)"
+	[ "$(file_ops "$ID" /workspace/tmpd/t)" = '["create","modify","delete"]' ]
+	# from exec, deep in the tree
+	jq -se 'any(.[]; .path == "/workspace/x/y/renamed.txt" and .from == "/workspace/x/y/from-exec.txt")' <<<"$records" >/dev/null ||
+		fail "exec rename: $records"
+	[ "$(file_ops "$ID" /workspace/x/y/from-exec.txt)" = '["create","modify","moved_from"]' ]
+	[ "$(file_ops "$ID" /workspace/data/deep/gone.txt)" = '["delete"]' ]
+	# nothing outside the workspace, nothing of the overlay's own (work dir, upper path)
+	[ -z "$(jq -r '.path | select(startswith("/workspace/") | not)' <<<"$records")" ] || fail "$records"
+	! grep -q '#\|/upper\|/work/' <<<"$(jq -r .path <<<"$records")"
+	# what the trail says matches what workspace diff lists
+	run ra workspace "$ID" diff --format json
+	for p in top.txt x/y/z/f.txt x/y/renamed.txt a.txt data/rows.txt data/deep/gone.txt; do
+		jq -e --arg p "$p" 'any(.changes[]; .path == $p or .path == ($p + "/"))' <<<"$output" >/dev/null ||
+			fail "diff lacks $p: $output"
+	done
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/x/y/z/f.txt (create,modify)"
+	! grep -q "incomplete" <<<"$output" || fail "$output"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+}
+
+@test "audit-evidence: a file source that cannot start is an audit_error, a warning and an incomplete file list" {
+	# build-fp/agentrt (make FAILPOINTS=1) fails the file source on request
+	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
+	if [ ! -x "$FP_AGENTRT" ] || [ "$FP_AGENTRT" -ot "$AGENTRT" ]; then
+		make -s -C "$REPO_ROOT" build-fp >&2 || fail "cannot build build-fp/agentrt"
+	fi
+	bind_workspace
+	set_cmd 'echo x >/workspace/f; true'
+	# the same build without the failpoint: no warning, the change is recorded
+	run timeout 60 "$FP_AGENTRT" --root "$TEST_ROOT" --profile agent run --bundle "$BUNDLE" "$ID" </dev/null 2>&1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	! grep -q "no file records" <<<"$output" || fail "$output"
+	[ "$(file_ops "$ID" /workspace/f)" = '["create","modify"]' ]
+	ra audit --purge "$ID" >/dev/null
+	rt workspace "$ID" purge >/dev/null
+	run env AGENTRT_FAILPOINT=monitor-files-open timeout 60 "$FP_AGENTRT" --root "$TEST_ROOT" \
+		--profile agent run --bundle "$BUNDLE" "$ID" </dev/null 2>&1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	assert_output_contains "warning"
+	assert_output_contains "no file records for workspace \`/workspace\`"
+	[ -n "$(ra audit --format json --kind audit_error "$ID" | jq -r 'select(.source == "file")')" ]
+	run ra audit --summary "$ID"
+	assert_output_contains "files changed (incomplete: 0 recorded; "
+	! grep -q "files changed (0)" <<<"$output" || fail "$output"
+}
