@@ -40,6 +40,8 @@ struct audit_summary {
   char *id, *created, *ended, *exit_how;
   char *files_gap; /* why the file list is incomplete (a "file" audit_error) */
   uint64_t records, oom;
+  uint64_t last_seq, missing;            /* seqs absent from what was read */
+  uint64_t coalesced, coalesced_records; /* events in counted records */
 };
 
 static void list_add(struct list *l, const char *key, const char *extra, unsigned count)
@@ -140,7 +142,13 @@ static void add_program(struct audit_summary *s, yajl_val v)
 {
   yajl_val argv = get(v, "argv", yajl_t_array);
   const char *name = get_str(v, "exe");
+  long long n = get_int(v, "coalesced", 0);
 
+  if (n > 0) { /* a counted record: n starts of one program */
+    list_add(&s->programs, get_str(v, "program") ? get_str(v, "program") : "?", "counted",
+             (unsigned)n);
+    return;
+  }
   if (argv && argv->u.array.len > 0 && YAJL_IS_STRING(argv->u.array.values[0]))
     name = YAJL_GET_STRING(argv->u.array.values[0]);
   else if (get_str(v, "comm"))
@@ -220,6 +228,17 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   if (v == NULL)
     return;
   s->records++;
+  {
+    long long seq = get_int(v, "seq", 0), n = get_int(v, "coalesced", 0);
+    if (seq > 0 && (uint64_t)seq > s->last_seq + 1)
+      s->missing += (uint64_t)seq - s->last_seq - 1;
+    if (seq > 0)
+      s->last_seq = (uint64_t)seq;
+    if (n > 0) {
+      s->coalesced += (uint64_t)n;
+      s->coalesced_records++;
+    }
+  }
   kind = get_str(v, "kind");
   if (s->id == NULL)
     set(&s->id, get_str(v, "id"));
@@ -278,6 +297,16 @@ char *audit_summary_render(const struct audit_summary *s)
   jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
   jb_printf(&b, "ended:   %s%s%s%s\n", s->ended ? s->ended : "still running",
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
+  if (s->missing || s->coalesced) {
+    jb_puts(&b, "incomplete:");
+    if (s->missing)
+      jb_printf(&b, " %llu records dropped by retention (the first records are kept)%s",
+                (unsigned long long)s->missing, s->coalesced ? ";" : "");
+    if (s->coalesced)
+      jb_printf(&b, " %llu events coalesced into %llu counted records",
+                (unsigned long long)s->coalesced, (unsigned long long)s->coalesced_records);
+    jb_puts(&b, "\n");
+  }
   if (s->oom)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
   render_list(&b, "programs run", &s->programs, NULL);

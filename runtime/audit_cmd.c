@@ -199,9 +199,22 @@ static int verify(int fd, const char *id, struct error *err)
   if (!r.ok)
     return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
                      r.bad_seq, r.detail);
-  printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s%s\n", id,
-         r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s",
-         r.first_seq > 1 ? " (older records removed by retention)" : "");
+  if (r.dropped == 0 && r.coalesced_events == 0) {
+    printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s\n", id,
+           r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
+    return 0;
+  }
+  /* intact, but not everything is there one by one: never a plain "ok" */
+  printf("audit `%s`: intact but incomplete: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64
+         " in %zu file%s",
+         id, r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
+  if (r.dropped > 0)
+    printf("; %" PRIu64 " records dropped by retention%s", r.dropped,
+           r.gaps > 0 ? " (the first records are kept)" : "");
+  if (r.coalesced_events > 0)
+    printf("; %" PRIu64 " events coalesced into %" PRIu64 " counted records", r.coalesced_events,
+           r.coalesced_records);
+  printf("\n");
   return 0;
 }
 

@@ -148,6 +148,8 @@ static bool flush_all(struct monitor *m, bool final)
   for (size_t i = 0; i < m->n_src; i++)
     if (m->src[i].flush && m->src[i].flush(m, m->src[i].ctx, final))
       pending = true;
+  if (monitor_flood_flush(m, final))
+    pending = true;
   return pending;
 }
 

@@ -79,6 +79,11 @@ bool monitor_owns_procdir(struct monitor *m, int dir);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);
+/* Under a flood (monitor_flood.c): may this record of kind by program be
+ * written in full?  false: it was counted into a coalesced record. */
+bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program, pid_t pid);
+/* Write the counted records older than the window (all when final). */
+bool monitor_flood_flush(struct monitor *m, bool final);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t monitor_now_ms(void);
 

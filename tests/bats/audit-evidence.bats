@@ -132,3 +132,89 @@ file_ops() {
 	assert_output_contains "files changed (incomplete: 0 recorded; "
 	! grep -q "files changed (0)" <<<"$output" || fail "$output"
 }
+
+@test "audit-evidence: a flood of 40,000 execs (4 KB of arguments each) keeps create and the first programs and says what it coalesced and dropped" {
+	# a small cap (1 MiB) so that retention has to drop as well; the default is 100 MiB
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-flood", "extends": "agent", "audit": { "maxSize": "1m" } }
+	JSON
+	bind_workspace
+	# try-syscall is a program of its own (no busybox applet run in-process): with an unknown
+	# name it prints its usage and exits, so each round is exactly one exec of it
+	set_cmd '/bin/sh -c "sleep 1" marker-first
+		a=$(head -c 4096 /dev/zero | tr "\0" a); i=0; t0=$(date +%s)
+		while [ $i -lt 40000 ]; do
+			try-syscall flood "$a" 2>/dev/null; i=$((i + 1))
+			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 150 ] || break
+		done
+		echo $i >/workspace/count; /bin/sh -c "sleep 1" marker-last'
+	timeout --kill-after=5 200 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	dir=$TEST_ROOT/.audit/$ID
+	# bounded: the cap held (a quarter file of slack for the one being written)
+	[ "$(du -sb "$dir" | cut -f1)" -lt $((1024 * 1024 * 5 / 4)) ] || fail "trail: $(du -sb "$dir")"
+	# the first file is still there, with create (and the profile's changes) and the first programs
+	[ -f "$dir/00000000000000000001.jsonl" ] || fail "first file gone: $(ls "$dir")"
+	first=$(head -1 "$dir/00000000000000000001.jsonl")
+	[ "$(jq -r .kind <<<"$first")" = create ] && [ "$(jq -r .seq <<<"$first")" = 1 ]
+	jq -e '.changes | length > 0' <<<"$first" >/dev/null
+	json=$(ra audit --format json "$ID")
+	jq -se 'any(.[]; .kind == "process" and any(.argv[]?; . == "marker-first"))' <<<"$json" >/dev/null ||
+		fail "first program not kept"
+	# nothing after the flood is lost either: the last program is there in full
+	jq -se 'any(.[]; .kind == "process" and any(.argv[]?; . == "marker-last"))' <<<"$json" >/dev/null ||
+		fail "last program not recorded"
+	# the flood: counted records name the program and add up, with what was written in full,
+	# to every exec that ran (the retention records say how many were dropped)
+	execs=$(cat "$TEST_ROOT/.workspaces/$ID/upper/count")
+	[ "$execs" -ge 5000 ] || fail "only $execs execs ran"
+	full=$(jq -s '[.[] | select(.kind == "process" and .argv[0] == "try-syscall")] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "process" and .coalesced and .program == "/usr/local/bin/try-syscall") | .coalesced] | add // 0' <<<"$json")
+	[ "$counted" -gt 0 ] || fail "nothing coalesced"
+	# each retention record declares everything dropped so far
+	dropped=$(jq -s '[.[] | select(.kind == "retention") | .records] | max // 0' <<<"$json")
+	[ "$dropped" -gt 0 ] || fail "nothing dropped with a 1 MiB cap"
+	[ $((full + counted)) -le "$execs" ] || fail "execs $execs: full $full + counted $counted"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q ": ok:" <<<"$output" || fail "a trail with gaps is a plain ok: $output"
+	assert_output_contains "intact but incomplete"
+	assert_output_contains "records dropped by retention"
+	assert_output_contains "events coalesced into"
+	grep -q "$dropped records dropped" <<<"$output" || fail "verify: $output (dropped $dropped)"
+	run ra audit --summary "$ID"
+	assert_output_contains "incomplete:"
+	assert_output_contains "records dropped by retention"
+	assert_output_contains "/usr/local/bin/try-syscall (counted)"
+	# removing a file of the trail by hand is not retention: verify fails
+	second=$(ls "$dir"/*.jsonl | sed -n 2p)
+	rm "$second"
+	run ra audit verify "$ID"
+	[ "$status" -ne 0 ] || fail "a removed file passed: $output"
+	assert_output_contains "no retention record drops them"
+}
+
+@test "audit-evidence: under a flood every exec is in the trail, in full or counted in a coalesced record" {
+	# the default cap: nothing is dropped, so the counts must add up exactly
+	bind_workspace
+	set_cmd 'a=$(head -c 4096 /dev/zero | tr "\0" a); i=0; t0=$(date +%s)
+		while [ $i -lt 5000 ]; do
+			try-syscall flood "$a" 2>/dev/null; i=$((i + 1))
+			[ $((i % 500)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 60 ] || break
+		done
+		echo $i >/workspace/count'
+	run ra run --bundle "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	execs=$(cat "$TEST_ROOT/.workspaces/$ID/upper/count")
+	json=$(ra audit --format json --kind process "$ID")
+	# try-syscall's records; one read only after it was gone is "?" (shared with the few others)
+	total=$(jq -s '[.[] | select(.program == "/usr/local/bin/try-syscall" or .program == "?" or
+		.argv[0] == "try-syscall" or .gone) | (.coalesced // 1)] | add // 0' <<<"$json")
+	[ "$total" -ge "$execs" ] && [ "$total" -le $((execs + 60)) ] || fail "execs $execs, in the trail $total"
+	[ "$(jq -s '[.[] | select(.coalesced)] | length' <<<"$json")" -gt 0 ] || fail "nothing coalesced"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains "intact but incomplete"
+	assert_output_contains "events coalesced into"
+	! grep -q "dropped" <<<"$output" || fail "$output"
+}
