@@ -54,8 +54,7 @@ static void write_counted(struct monitor *m, struct flood_key *k)
   k->held = 0;
 }
 
-static struct flood_key *find(struct monitor *m, const char *kind, const char *program,
-                              int64_t now)
+static struct flood_key *find(struct monitor *m, const char *kind, const char *program, int64_t now)
 {
   struct flood_key *lru = &keys[0];
 
