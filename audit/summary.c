@@ -34,7 +34,7 @@ struct name_of {
 };
 
 struct audit_summary {
-  struct list programs, files, reached, refused;
+  struct list programs, files, reached, refused, syscalls;
   struct name_of *names;
   size_t n_names;
   char *id, *created, *ended, *exit_how;
@@ -88,6 +88,7 @@ void audit_summary_free(struct audit_summary *s)
   list_free(&s->files);
   list_free(&s->reached);
   list_free(&s->refused);
+  list_free(&s->syscalls);
   for (size_t i = 0; i < s->n_names; i++) {
     free(s->names[i].addr);
     free(s->names[i].name);
@@ -252,7 +253,12 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
     add_exit(s, v);
   else if (streq(kind, "oom"))
     s->oom++;
-  else if (streq(kind, "audit_error") && streq(get_str(v, "source"), "file") && !s->files_gap)
+  else if (streq(kind, "syscall") && (name = get_str(v, "syscall")) != NULL) {
+    long long n = get_int(v, "coalesced", 0);
+    cleanup_free char *key =
+        xfmt("%s by %s", name, get_str(v, "program") ? get_str(v, "program") : "?");
+    list_add(&s->syscalls, key, NULL, (unsigned)(n > 0 ? n : get_int(v, "count", 1)));
+  } else if (streq(kind, "audit_error") && streq(get_str(v, "source"), "file") && !s->files_gap)
     set(&s->files_gap, get_str(v, "error") ? get_str(v, "error") : "?");
   else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL)
     add_dns(s, v, name);
@@ -313,5 +319,6 @@ char *audit_summary_render(const struct audit_summary *s)
   render_list(&b, "files changed", &s->files, s->files_gap);
   render_list(&b, "hosts reached", &s->reached, NULL);
   render_list(&b, "hosts refused", &s->refused, NULL);
+  render_list(&b, "syscalls refused", &s->syscalls, NULL);
   return jb_take(&b);
 }

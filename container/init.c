@@ -36,7 +36,7 @@
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  int keep[OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX];
+  int keep[OCI_NS_COUNT + 5 + CGROUP_JOIN_MAX];
   size_t n = 0;
   int from = 3 + a->preserve_fds;
 
@@ -45,6 +45,8 @@ static void close_inherited(struct init_args *a)
     keep[n++] = a->cgroup_join_fds[i];
   if (a->fifo_fd >= 0)
     keep[n++] = a->fifo_fd;
+  if (a->notify_fd >= 0)
+    keep[n++] = a->notify_fd;
   for (int t = 0; t < OCI_NS_COUNT; t++)
     if (a->plan->join_fd[t] >= 0)
       keep[n++] = a->plan->join_fd[t];
@@ -266,6 +268,8 @@ void init_main(struct init_args *a)
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   po.extra_bpf = a->extra_bpf;
+  po.notify_bpf = a->notify_bpf;
+  po.notify_fd = a->notify_fd;
   /* the fifo stays open (close-on-exec) until the exec: `start` waits for
    * it to lose its last reader before running poststart hooks */
   process_exec(a->config->process, path, &po, &err);

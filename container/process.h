@@ -35,6 +35,12 @@ struct process_opts {
                                         the kernel flags still come from seccomp->flags if set */
   const void *extra_bpf;             /* the profile's filter (struct sock_fprog), stacked after the
                                         engine's own: the kernel runs both, the stricter wins */
+  /* The same filter with the denied calls as SCMP_ACT_NOTIFY (NULL = none):
+   * loaded instead of extra_bpf with a new listener, which is sent over
+   * notify_fd (SCM_RIGHTS) to the monitor and closed here.  When the chain
+   * has a listener already (EBUSY) extra_bpf is loaded and "OFF ..." sent. */
+  const void *notify_bpf;
+  int notify_fd;
 };
 
 /* Resolve args[0] against the process PATH (in the current root) the way

@@ -68,6 +68,10 @@ struct monitor_handle {
   bool go_sent;
   char *trail;
   char *warning; /* set by monitor_wait_ready: a source that failed */
+  /* For the init's seccomp listener (spawn_opts.notify_fd), -1 = none: the
+   * trail is off or the profile has no filter.  create hands it to spawn or
+   * sends "OFF <why>" on it. */
+  int notify_fd;
 };
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);

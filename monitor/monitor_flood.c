@@ -25,6 +25,7 @@ struct flood_key {
   bool used;
   char kind[24];
   char program[256];
+  char detail[64];    /* "syscall": which one (refused-syscall records) */
   int64_t tokens_mil; /* tokens x 1000 */
   int64_t refill_ms, used_ms;
   uint64_t held; /* refused since the last counted record */
@@ -45,6 +46,8 @@ static void write_counted(struct monitor *m, struct flood_key *k)
   audit_timestamp(until, sizeof until);
   jb_printf(&b, "\"coalesced\":%llu", (unsigned long long)k->held);
   jb_key_str(&b, "program", k->program);
+  if (k->detail[0] != '\0')
+    jb_key_str(&b, "syscall", k->detail);
   jb_key_i64(&b, "first_pid", k->first_pid);
   jb_key_i64(&b, "last_pid", k->last_pid);
   jb_key_str(&b, "since", k->since);
@@ -54,14 +57,16 @@ static void write_counted(struct monitor *m, struct flood_key *k)
   k->held = 0;
 }
 
-static struct flood_key *find(struct monitor *m, const char *kind, const char *program, int64_t now)
+static struct flood_key *find(struct monitor *m, const char *kind, const char *program,
+                              const char *detail, int64_t now)
 {
   struct flood_key *lru = &keys[0];
 
   for (size_t i = 0; i < FLOOD_KEYS; i++) {
     struct flood_key *k = &keys[i];
     if (k->used && strcmp(k->kind, kind) == 0 &&
-        strncmp(k->program, program, sizeof k->program - 1) == 0)
+        strncmp(k->program, program, sizeof k->program - 1) == 0 &&
+        strncmp(k->detail, detail, sizeof k->detail - 1) == 0)
       return k;
     if (lru->used && (!k->used || k->used_ms < lru->used_ms))
       lru = k;
@@ -70,13 +75,15 @@ static struct flood_key *find(struct monitor *m, const char *kind, const char *p
   *lru = (struct flood_key){.used = true, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
   snprintf(lru->kind, sizeof lru->kind, "%s", kind);
   snprintf(lru->program, sizeof lru->program, "%s", program);
+  snprintf(lru->detail, sizeof lru->detail, "%s", detail);
   return lru;
 }
 
-bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program, pid_t pid)
+bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,
+                         const char *detail, pid_t pid)
 {
   int64_t now = monitor_now_ms();
-  struct flood_key *k = find(m, kind, program ? program : "?", now);
+  struct flood_key *k = find(m, kind, program ? program : "?", detail ? detail : "", now);
 
   k->used_ms = now;
   k->tokens_mil += (now - k->refill_ms) * FLOOD_RATE;

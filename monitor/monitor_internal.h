@@ -81,7 +81,8 @@ void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);
 /* Under a flood (monitor_flood.c): may this record of kind by program be
  * written in full?  false: it was counted into a coalesced record. */
-bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program, pid_t pid);
+bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,
+                         const char *detail, pid_t pid);
 /* Write the counted records older than the window (all when final). */
 bool monitor_flood_flush(struct monitor *m, bool final);
 /* Milliseconds of CLOCK_MONOTONIC. */
@@ -95,5 +96,8 @@ void monitor_proc_attach(struct monitor *m);
 void monitor_proc_close(struct monitor *m);
 int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
+/* the channel on which the init sends its seccomp listener (or "OFF why");
+ * denied calls are answered with -eno and recorded as "syscall" */
+int monitor_seccomp_open(struct monitor *m, int chan, int eno, struct error *err);
 
 #endif

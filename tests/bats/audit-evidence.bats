@@ -218,3 +218,80 @@ file_ops() {
 	assert_output_contains "events coalesced into"
 	! grep -q "dropped" <<<"$output" || fail "$output"
 }
+
+# refused ID NAME: how many refused calls of NAME the trail has (counted ones included)
+refused() {
+	ra audit --format json --kind syscall "$1" |
+		jq -s --arg n "$2" '[.[] | select(.syscall == $n and .verdict == "refused" or (.coalesced and .syscall == $n)) | (.coalesced // .count)] | add // 0'
+}
+
+@test "audit-evidence: refused system calls are recorded with name, pid, program and count, and still fail with the profile's errno" {
+	set_cmd 'for p in unshare-user unshare-net mount bpf io_uring_setup ptrace; do
+			printf "%s=%s\n" "$p" "$(try-syscall $p)"; done >/tmp/results; try-syscall getpid; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do
+		[ "$(refused "$ID" io_uring_setup)" -ge 1 ] && break
+		sleep 0.1
+	done
+	run rt exec "$ID" cat /tmp/results
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	# the profile's errno (1, EPERM) reached the program: nothing was let through
+	for p in unshare-user unshare-net mount bpf io_uring_setup; do
+		grep -qx "$p=EPERM" <<<"$output" || fail "$p: $output"
+	done
+	init=$(container_pid "$ID")
+	# the listener is the monitor's: no seccomp notification fd inside the container
+	for pid in $init $(cat /proc/"$init"/task/*/children 2>/dev/null); do
+		! ls -l /proc/"$pid"/fd 2>/dev/null | grep -q "seccomp" || fail "listener in the container: $(ls -l /proc/$pid/fd)"
+	done
+	[ "$(refused "$ID" unshare)" -eq 2 ] || fail "unshare: $(ra audit --format json --kind syscall "$ID")"
+	[ "$(refused "$ID" mount)" -eq 1 ]
+	[ "$(refused "$ID" bpf)" -eq 1 ]
+	[ "$(refused "$ID" io_uring_setup)" -eq 1 ]
+	# ptrace: refused by this profile unless it allows it (then it is no refusal to record)
+	if grep -qx "ptrace=EPERM" <<<"$output"; then
+		[ "$(refused "$ID" ptrace)" -eq 1 ] || fail "ptrace refused but not recorded"
+	fi
+	rec=$(ra audit --format json --kind syscall "$ID" | jq -c 'select(.syscall == "mount")')
+	[ "$(jq -r .program <<<"$rec")" = /usr/local/bin/try-syscall ] || fail "$rec"
+	[ "$(jq -r .errno <<<"$rec")" = 1 ] && [ "$(jq -r .count <<<"$rec")" = 1 ]
+	pid=$(jq -r .pid <<<"$rec")
+	[ "$pid" -gt 0 ] && [ "$pid" != "$init" ]
+	# allowed calls are not notified: the shell's own syscalls left no record
+	[ -z "$(ra audit --format json --kind syscall "$ID" | jq -r 'select(.program != "/usr/local/bin/try-syscall") | .program')" ]
+	run ra audit --summary "$ID"
+	assert_output_contains "syscalls refused"
+	assert_output_contains "unshare by /usr/local/bin/try-syscall x2"
+}
+
+@test "audit-evidence: with the monitor dead a denied call still fails (the kernel answers ENOSYS)" {
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done; try-syscall unshare-user >/tmp/res; try-syscall mount >>/tmp/res; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	[ -n "$mon" ] && kill -0 "$mon"
+	kill -9 "$mon"
+	for _ in $(seq 50); do kill -0 "$mon" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$mon" 2>/dev/null || fail "monitor $mon still alive"
+	run rt exec "$ID" touch /tmp/go
+	for _ in $(seq 50); do
+		run rt exec "$ID" cat /tmp/res
+		[ "$(wc -l <<<"$output")" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <<<"$output")" -eq 2 ] || fail "no result: $output"
+	! grep -q "^ok" <<<"$output" || fail "a denied call succeeded without the monitor: $output"
+	grep -qx "ENOSYS" <<<"$(head -1 <<<"$output")" || fail "unshare: $output"
+}
+
+@test "audit-evidence: a config with its own seccomp listener keeps it; refused-syscall records are off, and the trail says so" {
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "/run/agentrt-no-such-agent.sock"}'
+	set_cmd 'try-syscall mount'
+	run ra run --bundle "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	assert_output_contains "EPERM"
+	[ -n "$(ra audit --format json --kind audit_error "$ID" | jq -r 'select(.source == "syscall") | .error' | grep "refused-syscall records are off: the config's seccomp has its own listener")" ] ||
+		fail "$(ra audit --format json "$ID")"
+	[ "$(refused "$ID" mount)" -eq 0 ]
+}
