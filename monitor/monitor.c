@@ -56,6 +56,18 @@ int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, vo
   return 0;
 }
 
+void monitor_drop_fd(struct monitor *m, int fd)
+{
+  for (size_t i = 0; i < m->n_src; i++) {
+    if (m->src[i].fd != fd)
+      continue;
+    epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+    m->src[i].fd = -1;
+    m->src[i].fn = NULL;
+  }
+}
+
 void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
 {
   for (size_t i = 0; i < m->n_src; i++)
@@ -190,7 +202,8 @@ static int dispatch(void *ud)
 
   for (int i = 0; i < n; i++) {
     struct monitor_source *s = &m->src[ev[i].data.u32];
-    s->fn(m, s->fd, (short)ev[i].events, s->ctx);
+    if (s->fn != NULL)
+      s->fn(m, s->fd, (short)ev[i].events, s->ctx);
   }
   arm_tick(m, flush_all(m, false));
   return m->stop ? 1 : 0;

@@ -69,6 +69,9 @@ struct monitor {
 /* Register a source: fd (may be -1 for a flush-only source). */
 int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx);
 void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush);
+/* Remove a source (its fd is closed): one at EOF or hung up, which a
+ * level-triggered epoll would otherwise report for ever. */
+void monitor_drop_fd(struct monitor *m, int fd);
 /* Append a record (fields: JSON members or NULL); failures are counted. */
 void monitor_record(struct monitor *m, const char *kind, const char *fields);
 /* An "audit_error" record: a source could not be set up or lost events. */

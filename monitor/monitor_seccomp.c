@@ -77,8 +77,16 @@ static void on_notify(struct monitor *m, int fd, short revents, void *ctx)
     struct seccomp_notif_resp resp;
     struct pollfd p = {.fd = fd, .events = POLLIN};
 
-    if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+    if (poll(&p, 1, 0) <= 0)
+      return;
+    if (!(p.revents & POLLIN)) {
+      /* POLLHUP: no process uses the filter any more (for ever) */
+      if (p.revents & (POLLHUP | POLLERR)) {
+        monitor_drop_fd(m, fd);
+        l->fd = -1;
+      }
       return; /* RECV blocks: only when one is pending */
+    }
     memset(&req, 0, sizeof req);
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
       if (errno == EINTR || errno == ENOENT)
@@ -108,7 +116,7 @@ static void on_chan(struct monitor *m, int fd, short revents, void *ctx)
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return;
   if (n <= 0) { /* EOF: the init is past its exec (or create asked for nothing) */
-    close(fd);
+    monitor_drop_fd(m, fd);
     l->chan = -1;
     return;
   }
