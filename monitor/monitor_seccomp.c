@@ -107,8 +107,8 @@ static void on_chan(struct monitor *m, int fd, short revents, void *ctx)
   struct listener *l = ctx;
   char buf[256], cbuf[CMSG_SPACE(sizeof(int))];
   struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                      .msg_controllen = sizeof cbuf};
+  struct msghdr mh = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
   struct error err = {0};
   ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   struct cmsghdr *c;
