@@ -175,8 +175,9 @@ static void check_userns(struct check *c)
   if (c->ok)
     set_detail(c, "user.max_user_namespaces=%ld", max);
   else if (restrict_ns == 1)
-    set_detail(c, "%s: kernel.apparmor_restrict_unprivileged_userns=1 (set it to 0, or give "
-                  "agentrt an AppArmor profile with `userns,`)",
+    set_detail(c,
+               "%s: kernel.apparmor_restrict_unprivileged_userns=1 (set it to 0, or give "
+               "agentrt an AppArmor profile with `userns,`)",
                strerror(e));
   else if (max == 0)
     set_detail(c, "%s: user.max_user_namespaces=0 (raise it)", strerror(e));
@@ -263,10 +264,11 @@ static void check_cgroups(struct check *c, struct check *deleg)
     set_detail(c, "v2 (unified)");
   else if ((unsigned long)sf.f_type == TMPFS_MAGIC) {
     struct statfs u;
-    bool unified = statfs("/sys/fs/cgroup/unified", &u) == 0 &&
-                   (unsigned long)u.f_type == CGROUP2_SUPER_MAGIC;
-    set_detail(c, "%s", unified ? "hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified)"
-                                : "v1 (legacy)");
+    bool unified =
+        statfs("/sys/fs/cgroup/unified", &u) == 0 && (unsigned long)u.f_type == CGROUP2_SUPER_MAGIC;
+    set_detail(c, "%s",
+               unified ? "hybrid (v1 controllers, cgroup2 at /sys/fs/cgroup/unified)"
+                       : "v1 (legacy)");
   } else
     set_detail(c, "unknown file system type %#lx", (unsigned long)sf.f_type);
 
@@ -287,8 +289,10 @@ static void check_cgroups(struct check *c, struct check *deleg)
     cleanup_free char *procs = xfmt("/sys/fs/cgroup%s/cgroup.procs", path);
     cleanup_free char *ctl = xfmt("/sys/fs/cgroup%s/cgroup.subtree_control", path);
     deleg->ok = access(procs, W_OK) == 0 && access(ctl, W_OK) == 0;
-    set_detail(deleg, "%s %s", path, deleg->ok ? "is delegated to this user" :
-               "is not writable by this user (systemd-run --user --scope -p Delegate=yes)");
+    set_detail(deleg, "%s %s", path,
+               deleg->ok
+                   ? "is delegated to this user"
+                   : "is not writable by this user (systemd-run --user --scope -p Delegate=yes)");
   } else {
     deleg->ok = false;
     set_detail(deleg, "cgroup v1: not delegated to unprivileged users");
@@ -326,8 +330,7 @@ static int nft_child(void *arg)
   n = recv(fd, buf, sizeof buf, 0);
   if (n < (ssize_t)sizeof(struct nlmsghdr))
     return n < 0 ? errno : EPROTO;
-  for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-       h = NLMSG_NEXT(h, n)) {
+  for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
     if (h->nlmsg_type == NLMSG_ERROR) {
       struct nlmsgerr *ne = NLMSG_DATA(h);
       if (ne->error != 0)
@@ -438,7 +441,7 @@ static int proc_listen(int fd, int *ret_err)
   for (int i = 0; i < 16; i++) {
     struct nlmsghdr *h = (struct nlmsghdr *)buf;
     struct cn_msg *cn;
-    struct proc_event *ev;
+    struct proc_event ev;
 
     n = recv(fd, buf, sizeof buf, 0);
     if (n < 0) {
@@ -448,10 +451,12 @@ static int proc_listen(int fd, int *ret_err)
     if (!NLMSG_OK(h, (size_t)n))
       continue;
     cn = NLMSG_DATA(h);
-    ev = (struct proc_event *)cn->data;
-    if (ev->what != PROC_EVENT_NONE)
+    if ((size_t)n < NLMSG_HDRLEN + sizeof *cn + sizeof ev)
       continue;
-    *ret_err = (int)ev->event_data.ack.err;
+    memcpy(&ev, cn->data, sizeof ev); /* cn->data is 4-byte aligned only */
+    if (ev.what != PROC_EVENT_NONE)
+      continue;
+    *ret_err = (int)ev.event_data.ack.err;
     return *ret_err == 0 ? 0 : -1;
   }
   *ret_err = EPROTO;
@@ -585,13 +590,16 @@ int cmd_doctor(const struct global_opts *g, int argc, char **argv, struct error 
     printf("]}\n");
   } else {
     for (size_t i = 0; i < n; i++) {
-      printf("%-8s %s: %s\n", checks[i].ok ? "ok" : checks[i].required ? "MISSING" : "missing",
+      printf("%-8s %s: %s\n",
+             checks[i].ok         ? "ok"
+             : checks[i].required ? "MISSING"
+                                  : "missing",
              checks[i].name, checks[i].detail);
       if (!checks[i].ok)
         printf("         disables: %s\n", checks[i].disables);
     }
-    printf("%s\n", fatal ? "agentrt cannot run containers on this host" :
-                           "agentrt can run containers on this host");
+    printf("%s\n", fatal ? "agentrt cannot run containers on this host"
+                         : "agentrt can run containers on this host");
   }
   return fatal ? 1 : 0;
 }

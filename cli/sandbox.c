@@ -96,10 +96,22 @@ static const char sandbox_usage[] =
 /* Environment variables that hand the sandbox a way out to the host's agents
  * and buses; they are not passed in. */
 static const char *const env_drop[] = {
-    "SSH_AUTH_SOCK=",  "SSH_AGENT_PID=",           "GPG_AGENT_INFO=", "DBUS_SESSION_BUS_ADDRESS=",
-    "XDG_RUNTIME_DIR=", "DOCKER_HOST=",            "CONTAINER_HOST=", "KRB5CCNAME=",
-    "WAYLAND_DISPLAY=", "DISPLAY=",                "XAUTHORITY=",     "AGENTRT_PROFILE=",
-    "LD_PRELOAD=",      "SYSTEMD_EXEC_PID=",       "INVOCATION_ID=",  "AGENTRT_DATA_DIR=",
+    "SSH_AUTH_SOCK=",
+    "SSH_AGENT_PID=",
+    "GPG_AGENT_INFO=",
+    "DBUS_SESSION_BUS_ADDRESS=",
+    "XDG_RUNTIME_DIR=",
+    "DOCKER_HOST=",
+    "CONTAINER_HOST=",
+    "KRB5CCNAME=",
+    "WAYLAND_DISPLAY=",
+    "DISPLAY=",
+    "XAUTHORITY=",
+    "AGENTRT_PROFILE=",
+    "LD_PRELOAD=",
+    "SYSTEMD_EXEC_PID=",
+    "INVOCATION_ID=",
+    "AGENTRT_DATA_DIR=",
     NULL,
 };
 
@@ -175,9 +187,21 @@ static int parse_size(const char *s, uint64_t *ret)
   if (errno != 0 || end == s)
     return -1;
   switch (*end) {
-  case 'k': case 'K': mul = 1ULL << 10; end++; break;
-  case 'm': case 'M': mul = 1ULL << 20; end++; break;
-  case 'g': case 'G': mul = 1ULL << 30; end++; break;
+  case 'k':
+  case 'K':
+    mul = 1ULL << 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = 1ULL << 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = 1ULL << 30;
+    end++;
+    break;
   }
   if (*end == 'b' || *end == 'B')
     end++;
@@ -197,8 +221,8 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   char num[32];
   const char *const proc_opts[] = {"nosuid", "noexec", "nodev", NULL};
   const char *const dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
-  const char *const pts_opts[] = {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620",
-                                  NULL};
+  const char *const pts_opts[] = {"nosuid",        "noexec",    "newinstance",
+                                  "ptmxmode=0666", "mode=0620", NULL};
   const char *const shm_opts[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL};
   const char *const mq_opts[] = {"nosuid", "noexec", "nodev", NULL};
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
@@ -293,8 +317,8 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   yajl_gen_map_open(y);
   gstr(y, "namespaces");
   yajl_gen_array_open(y);
-  for (const char *const *t = (const char *const[]){"pid", "network", "ipc", "uts", "mount",
-                                                     "cgroup", NULL};
+  for (const char *const *t =
+           (const char *const[]){"pid", "network", "ipc", "uts", "mount", "cgroup", NULL};
        *t != NULL; t++) {
     yajl_gen_map_open(y);
     gkv(y, "type", *t);
@@ -489,13 +513,15 @@ static void print_summary(const struct global_opts *g, const char *name, const c
                           bool write_through)
 {
   if (write_through) {
-    fprintf(stderr, "agentrt: sandbox `%s` ended; workspace %s was written through; trail: "
-                    "agentrt audit %s\n",
+    fprintf(stderr,
+            "agentrt: sandbox `%s` ended; workspace %s was written through; trail: "
+            "agentrt audit %s\n",
             name, ws, name);
     return;
   }
-  fprintf(stderr, "agentrt: sandbox `%s` ended; its changes to %s wait for review: agentrt "
-                  "workspace %s diff|commit|discard (trail: agentrt audit %s)\n",
+  fprintf(stderr,
+          "agentrt: sandbox `%s` ended; its changes to %s wait for review: agentrt "
+          "workspace %s diff|commit|discard (trail: agentrt audit %s)\n",
           name, ws, name, name);
   (void)g;
 }
@@ -555,15 +581,19 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       break;
     case S_DOTFILE:
       if (val[0] == '/' || strstr(val, "..") != NULL || val[0] == '\0')
-        return error_set(err, 0, "sandbox: --dotfile: `%s`: a path relative to the home, "
-                                 "without `..`", val);
+        return error_set(err, 0,
+                         "sandbox: --dotfile: `%s`: a path relative to the home, "
+                         "without `..`",
+                         val);
       o.dotfiles_set = true;
       strv_push(&dots, val);
       break;
     case S_ALLOW:
-      return error_set(err, 0, "sandbox: --allow `%s`: egress from a sandbox needs a network "
-                               "helper, which this build does not have yet; the sandbox has "
-                               "loopback only", val);
+      return error_set(err, 0,
+                       "sandbox: --allow `%s`: egress from a sandbox needs a network "
+                       "helper, which this build does not have yet; the sandbox has "
+                       "loopback only",
+                       val);
     case S_SECRET:
       return error_set(err, 0, "sandbox: --secret `%s`: secrets are not supported yet", val);
     case S_HELP:
@@ -596,8 +626,9 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   if (!is_dir(ws))
     return error_set(err, 0, "sandbox: workspace `%s`: not a directory", ws);
   if (streq(ws, "/"))
-    return error_set(err, 0, "sandbox: the workspace cannot be `/` (run it from a project "
-                             "directory, or give --workspace DIR)");
+    return error_set(err, 0,
+                     "sandbox: the workspace cannot be `/` (run it from a project "
+                     "directory, or give --workspace DIR)");
   if (o.rootfs != NULL && !is_dir(o.rootfs))
     return error_set(err, 0, "sandbox: --rootfs `%s`: not a directory", o.rootfs);
   {
@@ -715,7 +746,8 @@ int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct 
         if (p != child)
           continue;
         status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        return status;
+        fflush(NULL);
+        _exit(status); /* nothing of ours to run at exit (nor a sanitizer's leak check) */
       }
       continue;
     }
