@@ -43,11 +43,12 @@ chown -R "$uid:$uid" "$work"
 chmod 700 "$work/home" "$work/run"
 
 # The timing loop runs as the user: python3 spawns each command and takes the wall time.
+# It prints the markdown row last, as `ROW: ...`; we (root) append it to --out.
 setpriv --reuid "$uid" --regid "$uid" --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
   HOME="$work/home" XDG_RUNTIME_DIR="$work/run" XDG_DATA_HOME="$work/home/.local/share" \
-  python3 - "$rt" "$rounds" "$have_bwrap" "$work/ws" "$out" <<'PY'
+  python3 - "$rt" "$rounds" "$have_bwrap" "$work/ws" >"$work/report" <<'PY'
 import os, statistics, subprocess, sys, time
-rt, rounds, have_bwrap, ws, out = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4], sys.argv[5]
+rt, rounds, have_bwrap, ws = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4]
 os.chdir(ws)
 cmds = {"agentrt": None,
         "unshare": ["unshare", "-r", "-fmnpiu", "--mount-proc", "/bin/true"]}
@@ -97,7 +98,7 @@ if have_bwrap:
     line += " bwrap %.2f ms, ratio %.2f |" % (med(samples["bwrap"]), paired("agentrt", "bwrap"))
 print("  agentrt/unshare (paired) %.2f" % paired("agentrt", "unshare"))
 line += " unshare %.2f ms, ratio %.2f |" % (med(samples["unshare"]), paired("agentrt", "unshare"))
-if out:
-    with open(out, "a") as f:
-        f.write(line + "\n")
+print("ROW: " + line)
 PY
+grep -v '^ROW: ' "$work/report"
+[ -z "$out" ] || sed -n 's/^ROW: //p' "$work/report" >>"$out"
