@@ -240,7 +240,9 @@ static bool classify(const struct files *f, struct pending_file *p)
 {
   size_t n = strlen(f->ws_path);
   const char *rel = p->path + (strcmp(f->ws_path, "/") == 0 ? 1 : n + (p->path[n] == '/'));
-  enum layer_state now = layer_state(f->layers.fds[0], rel);
+  /* upper by its path: a rollback puts a new one there (the old one moves) */
+  cleanup_close int up = open(f->base_link, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  enum layer_state now = layer_state(up >= 0 ? up : f->layers.fds[0], rel);
   bool appeared = has_op(p, OP_CREATE) || (p->came_in && has_op(p, OP_MOVED_TO) && !p->from);
 
   if (p->came_in && !p->from)
@@ -372,10 +374,11 @@ static void on_rename(struct monitor *m, struct files *f, const struct fanotify_
   }
 }
 
-static void on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md)
+/* md: a copy of the event's metadata (aligned); ev: the event in the buffer */
+static void on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md,
+                     const uint8_t *ev)
 {
-  const uint8_t *p = (const uint8_t *)md + md->metadata_len,
-                *end = (const uint8_t *)md + md->event_len;
+  const uint8_t *p = ev + md->metadata_len, *end = ev + md->event_len;
   cleanup_free char *from = NULL, *to = NULL;
 
   while (p + sizeof(struct fanotify_event_info_header) <= end) {
@@ -421,13 +424,19 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
 
   for (int i = 0; i < FILES_READ_MAX; i++) {
     ssize_t n = read(fd, buf, sizeof buf);
-    const struct fanotify_event_metadata *md = (const void *)buf;
 
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       return;
-    for (; FAN_EVENT_OK(md, n); md = FAN_EVENT_NEXT(md, n)) {
+    /* events are 4-byte aligned in the buffer (names make their lengths
+     * odd), the metadata holds a u64: read each through an aligned copy */
+    for (size_t off = 0; off + FAN_EVENT_METADATA_LEN <= (size_t)n;) {
+      struct fanotify_event_metadata mdc, *md = &mdc;
+      memcpy(md, buf + off, sizeof mdc);
+      if (md->event_len < FAN_EVENT_METADATA_LEN || off + md->event_len > (size_t)n)
+        break;
+      off += md->event_len;
       if (md->vers != FANOTIFY_METADATA_VERSION)
         continue;
       if (md->mask & FAN_Q_OVERFLOW) {
@@ -439,7 +448,7 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
         }
         continue;
       }
-      on_event(m, f, md);
+      on_event(m, f, md, buf + off - md->event_len);
     }
   }
 }
