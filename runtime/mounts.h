@@ -69,7 +69,7 @@ int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *
 /* mounts.c: the profile's protected path dest (a directory if is_dir),
  * created below rootfd when missing, bound onto itself read-only, nosuid,
  * nodev, noexec.  Also used after a workspace rollback. */
-int mnt_protect(int rootfd, const char *dest, bool is_dir, struct error *err);
+int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, struct error *err);
 /* mounts.c: every mount of config->mounts, in order. */
 int mounts_setup(struct setup_ctx *ctx, struct error *err);
 /* Does the config mount something at `dest` (cleaned path)?  ret_bind says

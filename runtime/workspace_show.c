@@ -75,6 +75,13 @@ static char *read_small(int rootfd, const char *path, size_t *ret_len)
   return buf;
 }
 
+/* "a/<path>", quoted as a whole when the path needs it (as git does). */
+static char *label(const char *prefix, const char *path)
+{
+  cleanup_free char *raw = xfmt("%s%s", prefix, path);
+  return ws_quote_path(raw);
+}
+
 /* A unified diff of one change, or a "Binary files differ" line. */
 static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
 {
@@ -90,50 +97,61 @@ static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
     goto binary;
   if (c->kind != WS_DELETED && (b = read_small(l->fds[c->layer], c->path, &blen)) == NULL)
     goto binary;
-  la = c->kind == WS_ADDED ? xstrdup("/dev/null") : xfmt("a/%s", old);
-  lb = c->kind == WS_DELETED ? xstrdup("/dev/null") : xfmt("b/%s", c->path);
+  la = c->kind == WS_ADDED ? xstrdup("/dev/null") : label("a/", old);
+  lb = c->kind == WS_DELETED ? xstrdup("/dev/null") : label("b/", c->path);
   p = ws_unified_diff(a ? a : "", alen, b ? b : "", blen, la, lb);
   if (p != NULL)
     return p;
 binary:
-  return xfmt("Binary files a/%s and b/%s differ\n", old, c->path);
+  free(la);
+  free(lb);
+  la = label("a/", old);
+  lb = label("b/", c->path);
+  return xfmt("Binary files %s and %s differ\n", la, lb);
 }
 
 static void text_line(FILE *out, const struct ws_change *c)
 {
   const char *slash = c->type == WS_T_DIR ? "/" : "";
+  cleanup_free char *path = ws_quote_path(c->path);
+  cleanup_free char *old = ws_quote_path(c->old_path);
 
-  fprintf(out, "%-9s ", ws_kind_name(c->kind));
+  fprintf(out, "%s%-9s ", c->protect ? "! " : "", ws_kind_name(c->kind));
   switch (c->kind) {
   case WS_ADDED:
     if (c->type == WS_T_DIR)
-      fprintf(out, "%s/\n", c->path);
+      fprintf(out, "%s/", path);
     else
-      fprintf(out, "%s  (%s, %llu bytes)\n", c->path, ws_ftype_name(c->type),
+      fprintf(out, "%s  (%s, %llu bytes)", path, ws_ftype_name(c->type),
               (unsigned long long)c->size);
     break;
   case WS_MODIFIED:
     if (c->old_type != c->type)
-      fprintf(out, "%s%s  (%s -> %s)\n", c->path, slash, ws_ftype_name(c->old_type),
+      fprintf(out, "%s%s  (%s -> %s)", path, slash, ws_ftype_name(c->old_type),
               ws_ftype_name(c->type));
     else if (c->content_same)
-      fprintf(out, "%s%s  (mode %04o -> %04o)\n", c->path, slash, c->old_mode, c->mode);
+      fprintf(out, "%s%s  (mode %04o -> %04o)", path, slash, c->old_mode, c->mode);
     else
-      fprintf(out, "%s  (%llu -> %llu bytes)\n", c->path, (unsigned long long)c->old_size,
+      fprintf(out, "%s  (%llu -> %llu bytes)", path, (unsigned long long)c->old_size,
               (unsigned long long)c->size);
     break;
   case WS_DELETED:
     if (c->type == WS_T_DIR)
-      fprintf(out, "%s/  (directory, %llu files, %llu bytes)\n", c->path,
-              (unsigned long long)c->n_files, (unsigned long long)c->old_size);
+      fprintf(out, "%s/  (directory, %llu files, %llu bytes)", path, (unsigned long long)c->n_files,
+              (unsigned long long)c->old_size);
     else
-      fprintf(out, "%s  (%s, %llu bytes)\n", c->path, ws_ftype_name(c->type),
+      fprintf(out, "%s  (%s, %llu bytes)", path, ws_ftype_name(c->type),
               (unsigned long long)c->old_size);
     break;
   case WS_RENAMED:
-    fprintf(out, "%s -> %s  (%llu bytes)\n", c->old_path, c->path, (unsigned long long)c->size);
+    fprintf(out, "%s -> %s  (%llu bytes)", old, path, (unsigned long long)c->size);
     break;
   }
+  if (c->type == WS_T_OTHER)
+    fprintf(out, "  [special file: never committed]");
+  if (c->protect)
+    fprintf(out, "  [protected: %s]", c->protect);
+  fputc('\n', out);
 }
 
 static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c,
@@ -144,6 +162,7 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
   gks(g, "type", ws_ftype_name(c->type));
   gks(g, "path", c->path);
   gks(g, "old_path", c->old_path);
+  gks(g, "protected", c->protect);
   if (c->kind != WS_DELETED) {
     gku(g, "size", c->size);
     gkmode(g, "mode", c->mode);
@@ -169,7 +188,7 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
 int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
                  const struct ws_changes *c, bool json, bool patch, struct error *err)
 {
-  size_t count[4] = {0};
+  size_t count[4] = {0}, prot = 0;
 
   if (json) {
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -188,6 +207,7 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
   for (size_t i = 0; i < c->n; i++) {
     text_line(out, &c->v[i]);
     count[c->v[i].kind]++;
+    prot += c->v[i].protect != NULL;
   }
   for (size_t i = 0; patch && i < c->n; i++) {
     cleanup_free char *p = patch_of(l, &c->v[i]);
@@ -199,6 +219,11 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
   else
     fprintf(out, "# %zu added, %zu modified, %zu deleted, %zu renamed (host dir %s)\n", count[0],
             count[1], count[2], count[3], w->lowerdir);
+  if (prot > 0)
+    fprintf(out,
+            "# %zu protected (marked `!`): commit leaves them out unless named with "
+            "--include-protected PATH\n",
+            prot);
   return 0;
 }
 

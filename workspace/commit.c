@@ -38,6 +38,13 @@ bool ws_change_selected(const struct ws_change *c, char *const *paths)
   return false;
 }
 
+bool ws_commit_selected(const struct ws_change *c, char *const *paths, char *const *incl)
+{
+  if (c->protect)
+    return incl != NULL && ws_change_selected(c, incl);
+  return ws_change_selected(c, paths);
+}
+
 struct checker {
   const struct workspace *w;
   int hostfd;
@@ -48,12 +55,15 @@ struct checker {
 static void check(struct checker *k, const char *path, bool gone_ok)
 {
   enum ws_conflict c = ws_manifest_conflict(&k->w->manifest, k->hostfd, path, k->w->created_s);
-  cleanup_free char *line = NULL;
+  cleanup_free char *line = NULL, *q = NULL;
 
   k->checks++;
-  if (c == WS_C_NONE || (gone_ok && c == WS_C_DELETED) || strv_contains(*k->out, path))
+  if (c == WS_C_NONE || (gone_ok && c == WS_C_DELETED))
     return;
-  line = xfmt("%s: %s", path, ws_conflict_name(c));
+  q = ws_quote_path(path);
+  line = xfmt("%s: %s", q, ws_conflict_name(c));
+  if (strv_contains(*k->out, line))
+    return;
   strv_push(k->out, line);
 }
 
@@ -76,15 +86,15 @@ static void check_tree(struct checker *k, const char *path, int depth)
 }
 
 int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
-                        const struct ws_changes *c, char *const *paths, char ***ret,
-                        struct error *err)
+                        const struct ws_changes *c, char *const *paths, char *const *incl,
+                        char ***ret, struct error *err)
 {
   char **out = xmalloc0(sizeof *out);
   struct checker k = {w, l->hostfd, &out, 0};
 
   for (size_t i = 0; i < c->n; i++) {
     const struct ws_change *ch = &c->v[i];
-    if (!ws_change_selected(ch, paths))
+    if (!ws_commit_selected(ch, paths, incl))
       continue;
     check(&k, ch->path, ch->kind == WS_DELETED);
     if (ch->kind == WS_DELETED && ch->type == WS_T_DIR)
@@ -269,7 +279,7 @@ static int apply_one(struct applier *a, const struct ws_change *c)
 }
 
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
-                    char *const *paths, size_t *ret_n, struct error *err)
+                    char *const *paths, char *const *incl, size_t *ret_n, struct error *err)
 {
   struct applier a = {w, l, 0, err};
   int ret = 0;
@@ -277,7 +287,7 @@ int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct
   *ret_n = 0;
   for (size_t i = 0; i < c->n && ret == 0; i++) {
     const struct ws_change *ch = &c->v[i];
-    if (!ws_change_selected(ch, paths))
+    if (!ws_commit_selected(ch, paths, incl))
       continue;
     ret = apply_one(&a, ch);
     ws_manifest_update(&w->manifest, l->hostfd, ch->path);

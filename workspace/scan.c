@@ -320,6 +320,7 @@ void ws_changes_free(struct ws_changes *c)
   for (size_t i = 0; i < c->n; i++) {
     free(c->v[i].path);
     free(c->v[i].old_path);
+    free(c->v[i].protect);
   }
   free(c->v);
   memset(c, 0, sizeof *c);

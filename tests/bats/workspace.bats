@@ -15,7 +15,7 @@ setup() {
   ID=wsbats-$$-$BATS_TEST_NUMBER
   mkdir -p "$BUNDLE/rootfs/bin" "$HOST/data" "$HOST/src"
   cp /bin/busybox "$BUNDLE/rootfs/bin/"
-  for a in sh ls cat echo mv rm mkdir sleep sed cp; do ln -s busybox "$BUNDLE/rootfs/bin/$a"; done
+  for a in sh ls cat echo mv rm mkdir sleep sed cp printf chmod touch ln head dd mkfifo; do ln -s busybox "$BUNDLE/rootfs/bin/$a"; done
   mkdir -p "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/dev" "$BUNDLE/rootfs/sys" "$BUNDLE/rootfs/workspace"
   "$AGENTRT" spec --bundle "$BUNDLE"
   echo hello >"$HOST/a.txt"
@@ -36,6 +36,11 @@ teardown() {
 
 ar() {
   "$AGENTRT" --root "$ROOT" --profile agent "$@"
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  return 1
 }
 
 # Contents, names, modes and times of the host dir as one hash.
@@ -145,43 +150,204 @@ changes() {
   [ "$output" = "[]" ]
 }
 
-# The rollback mounts a new overlay over /workspace; the read-only binds of the
-# protected paths made at create lie under the old one and would be hidden.
-@test "workspace: protected paths stay read-only after a rollback of a running container" {
+# Overlay mode decides protection at review time: nothing is mounted over
+# .git, no placeholder is created, and a hook written after a rollback (on the
+# new overlay) is marked by diff and left out by commit.
+@test "workspace: overlay mode mounts nothing over .git; a hook written after a rollback is left out of the commit" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
   ar start "$ID"
+  run ar exec "$ID" sh -c 'cat /proc/self/mountinfo'
+  [[ "$output" != *"/workspace/.git"* ]]
+  run ar exec "$ID" sh -c 'ls -a /workspace'
+  [[ "$output" != *".git"* ]]
   run ar workspace "$ID" snapshot s1
   [ "$status" -eq 0 ]
   run ar workspace "$ID" rollback s1
   [ "$status" -eq 0 ]
-  run ar exec "$ID" sh -c 'echo evil >/workspace/.git/hooks/pre-commit'
-  [ "$status" -ne 0 ]
-  run ar exec "$ID" sh -c 'echo evil >/workspace/.git/config'
-  [ "$status" -ne 0 ]
-  # on top of the new overlay (the last /workspace mount) sits a read-only bind of each
-  run ar exec "$ID" sh -c 'cat /proc/self/mountinfo'
-  for p in /workspace/.git/hooks /workspace/.git/config; do
-    echo "$output" | awk -v p="$p" '$5 == "/workspace" { top = $1 } { l[NR] = $0 }
-      END { for (i = 1; i <= NR; i++) { split(l[i], f, " ")
-              if (f[5] == p && f[2] == top && f[6] ~ /^ro,/) found = 1 }
-            exit !found }'
-  done
-  ar exec "$ID" sh -c 'echo fine >/workspace/ok.txt'
+  ar exec "$ID" sh -c 'mkdir -p /workspace/.git/hooks && echo evil >/workspace/.git/hooks/pre-commit &&
+    echo fine >/workspace/ok.txt'
   ar delete --force "$ID"
-  run changes
-  [ "$output" = "added:ok.txt" ]
-  # Had a bind been missing: a hook planted in the upper layer is left out of
-  # the diff with a warning and never reaches the host on commit.
-  mkdir -p "$ROOT/.workspaces/$ID/upper/.git/hooks"
-  echo evil >"$ROOT/.workspaces/$ID/upper/.git/hooks/pre-commit"
-  [ "$(changes 2>/dev/null)" = "added:ok.txt" ]
   run ar workspace "$ID" diff
-  [[ "$output" == *".git/hooks/pre-commit"*"protected"* ]]
+  [[ "$output" == *"! added     .git/hooks/pre-commit"*"[protected: git configuration, hooks"* ]]
+  [[ "$output" == *"# 3 protected"* ]] || fail "$output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == "ok.txt") | .protected // "none"' <<<"$output")" = none ]
+  [ "$(jq -r '.changes[] | select(.path == ".git/hooks/pre-commit") | .protected' <<<"$output")" != null ]
   run ar workspace "$ID" commit
   [ "$status" -eq 0 ]
+  [[ "$output" == *"left out .git/hooks/pre-commit (protected"* ]]
   [ "$(cat "$HOST/ok.txt")" = fine ]
-  [ ! -e "$HOST/.git/hooks/pre-commit" ] && [ ! -e "$HOST/.git" ]
+  [ ! -e "$HOST/.git" ]
+}
+
+# --- escapes through git: each is planted by the agent, committed, and then the
+# operator's usual git commands run ON THE HOST.  The marker file is what the
+# planted hook or core.fsmonitor command would create.  Each test also runs the
+# control: the same change committed with --include-protected does run the
+# agent's command, so the test proves the attack is real and the rule stops it.
+
+host_git_env() {
+  export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=op GIT_AUTHOR_EMAIL=op@example.com
+  export GIT_COMMITTER_NAME=op GIT_COMMITTER_EMAIL=op@example.com
+  mkdir -p "$HOME"
+}
+
+# A host repository at $HOST with one commit and a submodule `lib`.
+host_repo() {
+  requires_git
+  host_git_env
+  git init -q "$T/libsrc" && git -C "$T/libsrc" commit -q --allow-empty -m lib
+  git -C "$HOST" init -q
+  git -C "$HOST" -c protocol.file.allow=always submodule -q add "$T/libsrc" lib
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m base
+}
+
+requires_git() {
+  command -v git >/dev/null || skip "needs git"
+}
+
+# The operator's usual commands, in the host dir and in each DIR below it.
+host_git() {
+  local d
+  for d in "" "$@"; do
+    [ -d "$HOST/$d" ] || continue
+    (cd "$HOST/$d" && git status && git add -A && git commit -q --allow-empty -m review &&
+      git -c protocol.file.allow=always submodule update --init --checkout --force) \
+      >/dev/null 2>&1 </dev/null || true
+  done
+}
+
+FSMON='printf "[core]\n\tfsmonitor = \"touch $MARK; false\"\n"'
+
+# escape NAME 'PLANT' 'HOST DIRS' PROTECTED-PATH...: the agent runs PLANT in
+# /workspace ($MARK is the marker's host path); the diff must mark every
+# PROTECTED-PATH; after the default commit host_git must not create the
+# marker; after commit --include-protected of each path it must.
+escape() {
+  local name=$1 plant=$2 dirs=$3 p
+  shift 3
+  host_repo
+  MARK=$T/marker-$name
+  bundle_for "cd /workspace && MARK=$MARK && FSMON='$FSMON' && $plant"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  run ar workspace "$ID" diff --format json
+  for p in "$@"; do
+    jq -e --arg p "$p" '[.changes[] | select((.path == $p or (.path | startswith($p + "/"))) and .protected)] | length > 0' \
+      <<<"$output" >/dev/null || fail "$p is not marked protected: $output"
+  done
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  for p in "$@"; do
+    [[ "$output" == *"left out $p"* ]] || fail "commit did not say it left out $p: $output"
+  done
+  # shellcheck disable=SC2086
+  host_git $dirs
+  [ ! -e "$MARK" ] || fail "$name: the agent's command ran on the host after commit"
+  local incl=()
+  for p in "$@"; do incl+=(--include-protected "$p"); done
+  run ar workspace "$ID" commit "${incl[@]}"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  # shellcheck disable=SC2086
+  host_git $dirs
+  [ -e "$MARK" ] || fail "$name: control: the planted command did not run even when committed"
+}
+
+@test "escape: .git/commondir pointing at a directory with its own config (core.fsmonitor)" {
+  escape commondir 'mkdir -p evil && cp -r .git/objects .git/refs evil/ && eval "$FSMON" >evil/config &&
+    echo ../evil >.git/commondir' "" .git/commondir
+}
+
+@test "escape: .git/config core.fsmonitor" {
+  escape config 'eval "$FSMON" >>.git/config' "" .git/config
+}
+
+@test "escape: .git/hooks/pre-commit" {
+  escape hooks 'printf "#!/bin/sh\ntouch $MARK\n" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit' \
+    "" .git/hooks/pre-commit
+}
+
+@test "escape: .git/modules/*/config of a submodule (core.fsmonitor, run by git status)" {
+  escape modules-config 'eval "$FSMON" >>.git/modules/lib/config' "" .git/modules/lib/config
+}
+
+@test "escape: .git/modules/*/hooks of a submodule (post-checkout, run by git submodule update)" {
+  escape modules-hook 'mkdir -p .git/modules/lib/hooks &&
+    printf "#!/bin/sh\ntouch $MARK\n" >.git/modules/lib/hooks/post-checkout &&
+    chmod +x .git/modules/lib/hooks/post-checkout' "" .git/modules/lib/hooks
+}
+
+@test "escape: .git/worktrees/* with a commondir of the agent's and a gitdir: file" {
+  escape worktrees 'mkdir -p evil/objects evil/refs/heads .git/worktrees/w w && eval "$FSMON" >evil/config &&
+    echo ../../../evil >.git/worktrees/w/commondir && echo "ref: refs/heads/w" >.git/worktrees/w/HEAD &&
+    echo /workspace/w/.git >.git/worktrees/w/gitdir && echo "gitdir: ../.git/worktrees/w" >w/.git' \
+    w .git/worktrees/w w/.git
+}
+
+@test "escape: a gitdir: file pointing at a directory of the agent's" {
+  escape gitdir-file 'mkdir -p sub evilg/objects evilg/refs/heads && echo "ref: refs/heads/master" >evilg/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n"; eval "$FSMON"; } >evilg/config &&
+    echo "gitdir: ../evilg" >sub/.git' "sub evilg" sub/.git evilg/config
+}
+
+@test "escape: a nested repository's sub/.git/hooks/pre-commit" {
+  escape nested-hooks 'mkdir -p n/.git/objects n/.git/refs/heads n/.git/hooks && echo "ref: refs/heads/master" >n/.git/HEAD &&
+    printf "[core]\n\trepositoryformatversion = 0\n" >n/.git/config &&
+    printf "#!/bin/sh\ntouch $MARK\n" >n/.git/hooks/pre-commit && chmod +x n/.git/hooks/pre-commit' \
+    n n/.git/hooks n/.git/config
+}
+
+@test "escape: a nested repository's sub/.git/config (core.fsmonitor)" {
+  escape nested-config 'mkdir -p n/.git/objects n/.git/refs/heads && echo "ref: refs/heads/master" >n/.git/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n"; eval "$FSMON"; } >n/.git/config' n n/.git/config
+}
+
+@test "escape: an embedded bare repository (HEAD, objects, refs, config with core.worktree and core.fsmonitor)" {
+  escape bare-repo 'mkdir -p b/objects b/refs/heads && echo "ref: refs/heads/master" >b/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
+    b b/config
+}
+
+# No command of the agent's runs through these, but git reads them: objects
+# from elsewhere (alternates), ignore rules that hide files (info/exclude),
+# submodule URLs (.gitmodules), a `.git` that is a symlink or written in
+# another case.  Each is marked and left out; the host keeps its own.
+@test "escape: .git/info/, .git/objects/info/alternates, .gitmodules, a .git symlink and .GIT are left out" {
+  host_repo
+  sum_git=$(tar -C "$HOST" -cf - .git .gitmodules | sha256sum)
+  bundle_for 'cd /workspace && mkdir -p .git/info .git/objects/info other/.GIT x && echo "*.evil" >.git/info/exclude &&
+    echo /tmp/elsewhere >.git/objects/info/alternates && printf "[submodule \"lib\"]\n\tpath = lib\n\turl = ../evil\n" >.gitmodules &&
+    echo "[core]" >other/.GIT/config && ln -s /tmp x/.git && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  run ar workspace "$ID" diff --format json
+  for p in .git/info/exclude .git/objects/info/alternates .gitmodules other/.GIT/config x/.git; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" != none ] ||
+      fail "$p not protected: $output"
+  done
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  [ "$(tar -C "$HOST" -cf - .git .gitmodules | sha256sum)" = "$sum_git" ]
+  [ ! -e "$HOST/other/.GIT/config" ] && [ ! -L "$HOST/x/.git" ]
+}
+
+@test "workspace: the profile's protected list (.envrc, .vscode/, .mcp.json, .claude/, shell rc) at any depth" {
+  bundle_for 'cd /workspace && mkdir -p .vscode pkg/.claude && echo "touch /x" >.envrc && echo "{}" >.vscode/tasks.json &&
+    echo "{}" >.mcp.json && echo "{}" >pkg/.claude/settings.json && echo "rm -rf ~" >src/.bashrc && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"left out 5 protected change(s)"* || "$output" == *"left out"*".envrc"* ]]
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  for p in .envrc .vscode .mcp.json pkg/.claude src/.bashrc; do
+    [ ! -e "$HOST/$p" ] || fail "$p reached the host"
+  done
+  run ar workspace "$ID" commit --include-protected .envrc
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/.envrc")" = "touch /x" ] && [ ! -e "$HOST/.vscode" ]
 }
 
 @test "workspace: discard and purge refuse while the container runs" {
