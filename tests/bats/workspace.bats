@@ -193,13 +193,15 @@ host_git_env() {
   mkdir -p "$HOME"
 }
 
-# A host repository at $HOST with one commit and a submodule `lib`.
+# A host repository at $HOST with one commit and (unless `plain`) a submodule `lib`.
 host_repo() {
   requires_git
   host_git_env
-  git init -q "$T/libsrc" && git -C "$T/libsrc" commit -q --allow-empty -m lib
   git -C "$HOST" init -q
-  git -C "$HOST" -c protocol.file.allow=always submodule -q add "$T/libsrc" lib
+  if [ "${1:-}" != plain ]; then
+    git init -q "$T/libsrc" && git -C "$T/libsrc" commit -q --allow-empty -m lib
+    git -C "$HOST" -c protocol.file.allow=always submodule -q add "$T/libsrc" lib
+  fi
   git -C "$HOST" add -A && git -C "$HOST" commit -q -m base
 }
 
@@ -348,6 +350,88 @@ escape() {
   run ar workspace "$ID" commit --include-protected .envrc
   [ "$status" -eq 0 ]
   [ "$(cat "$HOST/.envrc")" = "touch /x" ] && [ ! -e "$HOST/.vscode" ]
+}
+
+# --- honest work inside: a container whose root borrows the host's /usr (real
+# git, go, python3), under the default profile.  Nothing git or go does in the
+# workspace may fail, and nothing may print an error.
+
+# bundle_usr SCRIPT: like bundle_for, with /usr bound from the host and the
+# merged-/usr links; git identity and Go's caches in the environment.
+bundle_usr() {
+  local r=$BUNDLE/rootfs args
+  rm -rf "$r" && mkdir -p "$r"/{proc,dev,sys,workspace,tmp,root,etc,usr}
+  for l in bin lib lib64 sbin; do ln -s "usr/$l" "$r/$l"; done
+  cp /etc/ld.so.cache "$r/etc/" 2>/dev/null || true
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
+  echo 'root:x:0:' >"$r/etc/group"
+  args=$(jq -cn --arg s "$1" '["sh", "-c", $s]')
+  jq --arg h "$HOST" --argjson a "$args" \
+    '.process.terminal = false | .process.args = $a |
+     .process.env += ["HOME=/root", "GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.com",
+       "GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.com", "GOFLAGS=-mod=mod",
+       "GOCACHE=/root/.cache/go", "GOPATH=/root/go", "GIT_CONFIG_NOSYSTEM=1"] |
+     .mounts += [{"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]},
+                 {"destination": "/workspace", "type": "bind", "source": $h, "options": ["rbind", "rw"]}]' \
+    "$BUNDLE/config.json" >"$T/config.json"
+  mv "$T/config.json" "$BUNDLE/config.json"
+}
+
+# What an agent does with git all day, with a local "upstream" in /tmp.
+GIT_WORK='set -e
+  git init -q -b main /tmp/up && git -C /tmp/up commit -q --allow-empty -m up
+  cd /workspace
+  git init -q -b main .
+  git init -q .
+  git config user.name agent && git config core.autocrlf false
+  git remote add origin /tmp/up
+  git fetch -q origin
+  git checkout -q -b t origin/main
+  git -c protocol.file.allow=always submodule -q add /tmp/up sub
+  echo hi >f.txt && git add f.txt && git commit -q -m work
+  test "$(git config branch.t.remote)" = origin
+  test "$(git config branch.t.merge)" = refs/heads/main
+  test "$(git config remote.origin.url)" = /tmp/up
+  test "$(git config submodule.sub.url)" = /tmp/up
+  git config -f .gitmodules submodule.sub.path
+  git status --porcelain
+  python3 -c "import subprocess; subprocess.run([\"git\", \"log\", \"--oneline\", \"-1\"], check=True)"
+  echo GIT-OK'
+
+check_git_output() {
+  [ "$status" -eq 0 ] || fail "status $status: $output"
+  [[ "$output" == *GIT-OK* ]] || fail "$output"
+  ! grep -qiE 'error|fatal|busy|read-only|warning' <<<"$output" || fail "git printed an error: $output"
+}
+
+@test "workspace: git init/config/remote add/checkout -b with tracking/submodule add in an empty workspace, no error" {
+  requires_git
+  rm -rf "${HOST:?}"/* && bundle_usr "$GIT_WORK"
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  [ -z "$(ls -A "$HOST")" ] || fail "the host dir changed before commit: $(ls -A "$HOST")"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"! added     .git/config"* ]] && [[ "$output" == *"! added     .gitmodules"* ]]
+  [[ "$output" == *"added     f.txt"* ]]
+}
+
+@test "workspace: the same git work in a host repository, no error" {
+  host_repo plain
+  bundle_usr "${GIT_WORK/git init -q -b main ./true}"
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/config") | .protected != null' <<<"$output")" = true ]
+}
+
+@test "workspace: go build in a workspace that is not a repository" {
+  command -v go >/dev/null || skip "needs golang-go"
+  bundle_usr 'set -e; cd /workspace && printf "package main\n\nfunc main() { println(\"built\") }\n" >main.go &&
+    go mod init example.com/x 2>&1 && go build -o app . 2>&1 && ./app 2>&1 && ls -a /workspace'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" == *built* ]] || fail "$output"
+  [[ "$output" != *".git"* ]] && [[ "$output" != *"VCS"* ]] || fail "$output"
 }
 
 @test "workspace: discard and purge refuse while the container runs" {
