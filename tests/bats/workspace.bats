@@ -434,6 +434,30 @@ check_git_output() {
   [[ "$output" != *".git"* ]] && [[ "$output" != *"VCS"* ]] || fail "$output"
 }
 
+# Bind mode (an explicit loosening): what exists at create is bound read-only,
+# nothing is created, and explain says what is not protected.
+@test "workspace: bind mode binds existing git config, hooks and listed files read-only and creates nothing" {
+  host_repo plain
+  echo 'export A=1' >"$HOST/.envrc"
+  mkdir -p "$HOST/plain"
+  bundle_for 'cd /workspace; echo x >>.git/config 2>/dev/null && echo CONFIG-WRITTEN;
+    echo x >.git/hooks/pre-commit 2>/dev/null && echo HOOK-WRITTEN; echo x >>.envrc 2>/dev/null && echo ENVRC-WRITTEN;
+    echo ok >ok.txt; cat /proc/self/mountinfo'
+  jq '.annotations["run.agentrt.workspace.mode"] = "bind"' "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
+  run ar run --keep --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" != *WRITTEN* ]] || fail "$output"
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  for p in /workspace/.git/config /workspace/.git/hooks /workspace/.envrc; do
+    awk -v p="$p" '$5 == p && $6 ~ /^ro/ { f = 1 } END { exit !f }' <<<"$output" || fail "$p not bound ro"
+  done
+  [[ "$output" != *"/workspace/.vscode"* && "$output" != *"/workspace/.git/commondir"* ]]
+  [ ! -e "$HOST/.vscode" ] && [ ! -e "$HOST/.git/commondir" ] && [ ! -e "$HOST/plain/.git" ]
+  run ar explain "$ID"
+  [[ "$output" == *"NOT protected in bind mode"* ]] || fail "$output"
+  ar delete --force "$ID"
+}
+
 @test "workspace: discard and purge refuse while the container runs" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
