@@ -228,7 +228,7 @@ static size_t warn_left_out(const struct wctx *x, const struct ws_changes *c, co
 
 static int commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
 {
-  cleanup_strv char **conflicts = NULL;
+  cleanup_strv char **conflicts = NULL, **skipped = NULL;
   struct ws_layers l;
   struct ws_changes c;
   size_t n = 0, sel = 0, left = 0;
@@ -266,7 +266,13 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
               x->w->id, strv_len(conflicts));
     goto out;
   }
-  ret = ws_commit_apply(x->w, &l, &c, o->args, o->incl, &n, err);
+  ret = ws_commit_apply(x->w, &l, &c, o->args, o->incl, &n, &skipped, err);
+  for (size_t i = 0; skipped && skipped[i]; i++) {
+    cleanup_free char *q = ws_quote_path(skipped[i]);
+    log_warning("workspace `%s`: skipped %s: a special file (fifo, socket or device) is never "
+                "committed",
+                x->w->id, q);
+  }
   if (workspace_save(x->w, ret < 0 ? &(struct error){0} : err) < 0)
     ret = -1;
   if (ret == 0 && !x->in_use)

@@ -214,10 +214,8 @@ int ws_walk(int dirfd, const char *name, const struct ws_walker *w)
     if (depth == cap)
       stack = xrealloc(stack, (cap *= 2) * sizeof *stack);
     p = NULL; /* stack may have moved */
-    stack[depth] = (struct wlevel){.fd = fd,
-                                   .name = xstrdup(child),
-                                   .st = st,
-                                   .path_len = w->want_path ? strlen(path) : 0};
+    stack[depth] = (struct wlevel){
+        .fd = fd, .name = xstrdup(child), .st = st, .path_len = w->want_path ? strlen(path) : 0};
     if (ws_list_dir(fd, &stack[depth].names, &stack[depth].n) < 0)
       ret = -1;
     depth++;

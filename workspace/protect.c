@@ -249,8 +249,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
     const char *pat = NULL, *why;
     free(ch->protect);
     ch->protect = NULL;
-    why = ws_protect_reason_in(ch->path, ch->type, ch->kind == WS_DELETED, patterns, &probe,
-                               &pat);
+    why = ws_protect_reason_in(ch->path, ch->type, ch->kind == WS_DELETED, patterns, &probe, &pat);
     if (why == NULL && ch->old_path) /* the rename's source: deleted as a file */
       why = ws_protect_reason_in(ch->old_path, ch->old_type ? ch->old_type : ch->type, true,
                                  patterns, &probe, &pat);

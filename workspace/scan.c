@@ -292,8 +292,8 @@ static int visit_dir(struct scan *s, struct level *p, size_t top, const char *na
   return push(s, &sub);
 fail_open:
   if (errno == EMFILE || errno == ENFILE)
-    error_set(s->err, errno,
-              "workspace scan: `%s`: nested deeper than the open-file limit allows", s->path);
+    error_set(s->err, errno, "workspace scan: `%s`: nested deeper than the open-file limit allows",
+              s->path);
   else
     error_errno(s->err, "workspace scan: open `%s`", s->path);
 fail:

@@ -305,9 +305,13 @@ bool ws_commit_selected(const struct ws_change *c, char *const *paths, char *con
 int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
                         const struct ws_changes *c, char *const *paths, char *const *incl,
                         char ***ret, struct error *err);
-/* Apply the selected changes to the host dir; *ret_n = applied count. */
+/* Apply the selected changes to the host dir; *ret_n = applied count.  All
+ * are checked and staged first: a failure there leaves the host as it was.
+ * Special files are skipped, their paths appended to *ret_skipped (may be
+ * NULL). */
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
-                    char *const *paths, char *const *incl, size_t *ret_n, struct error *err);
+                    char *const *paths, char *const *incl, size_t *ret_n, char ***ret_skipped,
+                    struct error *err);
 /* Remove entries of upper that equal the host (after a commit; the workspace
  * must not be mounted and must have no snapshot layers). */
 int ws_prune_upper(const struct ws_layers *l, struct error *err);

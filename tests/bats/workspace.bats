@@ -48,6 +48,13 @@ host_sum() {
   tar -C "$HOST" --sort=name -cf - . | sha256sum | cut -d' ' -f1
 }
 
+# Names, types, modes, sizes, link targets and contents below the host dir (not
+# the directories' times: staging a commit that is then undone touches them).
+host_tree() {
+  (cd "$HOST" && find . -printf '%p %y %m %s %l\n' | sort && find . -type f -print0 | sort -z |
+    xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1
+}
+
 # bundle_for SCRIPT: the container runs `sh -c SCRIPT` with the overlay workspace.
 bundle_for() {
   local args
@@ -456,6 +463,84 @@ check_git_output() {
   run ar explain "$ID"
   [[ "$output" == *"NOT protected in bind mode"* ]] || fail "$output"
   ar delete --force "$ID"
+}
+
+# --- any tree the agent can build
+
+@test "workspace: a 400-deep tree diffs, commits, snapshots and purges completely" {
+  bundle_for 'cd /workspace && i=0; while [ $i -lt 400 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; echo deep >f'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  deep=$(printf 'd/%.0s' $(seq 400))f
+  run ar workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(jq -r '.changes | length' <<<"$output")" = 401 ]
+  [ "$(jq -r '.changes[-1].path' <<<"$output")" = "$deep" ]
+  run ar workspace "$ID" snapshot s1
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(cd "$HOST" && cat "$deep")" = deep ]
+  run ar workspace "$ID" purge
+  [ "$status" -eq 0 ] || fail "$output"
+  [ ! -e "$ROOT/.workspaces/$ID" ] || fail "left: $(find "$ROOT/.workspaces/$ID" -maxdepth 3 | head)"
+}
+
+@test "workspace: non-UTF-8 names and hard links commit exactly" {
+  bundle_for 'cd /workspace && echo raw >"$(printf "n\377x")" && echo one >h1 && ln h1 h2 && ln a.txt a-link'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *'added     "n\377x"  (file, 4 bytes)'* ]] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(cat "$HOST/$(printf 'n\377x')")" = raw ]
+  [ "$(cat "$HOST/h1")" = one ] && [ "$(cat "$HOST/h2")" = one ] && [ "$(cat "$HOST/a-link")" = hello ]
+}
+
+# A fifo among ten files stopped the commit after three were applied.
+@test "workspace: special files are listed, skipped with a warning and never half-applied" {
+  bundle_for 'cd /workspace && for i in 0 1 2 3 4 5 6 7 8 9; do echo $i >f$i; done && mkfifo f3-fifo && ls -l f3-fifo'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"f3-fifo  (other, 0 bytes)  [special file: never committed]"* ]] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" == *"skipped f3-fifo: a special file"* ]] || fail "$output"
+  for i in 0 1 2 3 4 5 6 7 8 9; do [ "$(cat "$HOST/f$i")" = "$i" ]; done
+  [ ! -e "$HOST/f3-fifo" ]
+}
+
+# The first pass checks and stages everything; a failure there (here: the host
+# path `z` is a symlink, which commit never crosses, even with --force) leaves
+# the host as it was.
+@test "workspace: commit is all or nothing: a failure on the last path applies none of the others" {
+  mkdir -p "$T/elsewhere" && ln -s "$T/elsewhere" "$HOST/z"
+  tree0=$(host_tree)
+  bundle_for 'cd /workspace && for i in 0 1 2 3 4 5 6 7 8 9; do echo $i >f$i; done && mkdir newdir && echo n >newdir/n &&
+    rm z && mkdir z && echo x >z/x'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" commit
+  [[ "$output" == *"conflict: z/x: a symlink or mount point"* ]] || fail "$output"
+  run ar workspace "$ID" commit --force
+  [ "$status" -ne 0 ] || fail "commit succeeded: $output"
+  [[ "$output" == *"nothing was applied"* ]] || fail "$output"
+  [ "$(host_tree)" = "$tree0" ] || fail "the host changed: $(ls -la "$HOST")"
+  [ -z "$(ls -A "$T/elsewhere")" ]
+  [ -z "$(find "$HOST" -name '.agentrt-ws.*')" ]
+}
+
+@test "workspace: setuid and setgid bits are stripped from committed files and directories" {
+  bundle_for 'cd /workspace && mkdir g && chmod 2775 g && echo x >g/f && echo s >s && chmod 4755 s && chmod 2755 src'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(stat -c %a "$HOST/g")" = 775 ] || fail "g: $(stat -c %a "$HOST/g")"
+  [ "$(stat -c %a "$HOST/s")" = 755 ] || fail "s: $(stat -c %a "$HOST/s")"
+  [ "$(stat -c %a "$HOST/src")" = 755 ] || fail "src: $(stat -c %a "$HOST/src")"
 }
 
 @test "workspace: discard and purge refuse while the container runs" {

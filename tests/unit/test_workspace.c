@@ -346,8 +346,8 @@ static void test_commit(void)
   ws_manifest_record(l.hostfd, NULL, &w.manifest, &err);
   ws_scan(&l, &c, &err);
   ws_detect_renames(&l, &c, &err);
-  tap_ok(ws_commit_apply(&w, &l, &c, only, NULL, &n, &err) == 0 && n == 1, "commit: one path %s",
-         err.msg);
+  tap_ok(ws_commit_apply(&w, &l, &c, only, NULL, &n, NULL, &err) == 0 && n == 1,
+         "commit: one path %s", err.msg);
   s1 = slurp("host/new.txt");
   tap_ok(s1 && streq(s1, "renamed content\n") && access(P("host/old.txt"), F_OK) < 0 &&
              access(P("host/gone.txt"), F_OK) == 0,
@@ -362,12 +362,14 @@ static void test_commit(void)
   {
     char *sel[] = {"newdir", NULL};
     n = 0;
-    tap_ok(ws_commit_apply(&w, &l, &c, sel, NULL, &n, &err) < 0 && access(P("snap/x"), F_OK) < 0,
+    tap_ok(ws_commit_apply(&w, &l, &c, sel, NULL, &n, NULL, &err) < 0 &&
+               access(P("snap/x"), F_OK) < 0,
            "commit: refuses a symlink on the host path (%s)", err.msg);
     unlink(P("host/newdir"));
   }
   error_clear(&err);
-  tap_ok(ws_commit_apply(&w, &l, &c, NULL, NULL, &n, &err) == 0, "commit: everything %s", err.msg);
+  tap_ok(ws_commit_apply(&w, &l, &c, NULL, NULL, &n, NULL, &err) == 0, "commit: everything %s",
+         err.msg);
   s2 = slurp("host/src/main.c"), s3 = slurp("host/docs/c.md");
   tap_ok(s2 && strstr(s2, "return 1") && s3 && streq(s3, "c\n") &&
              access(P("host/docs/a.md"), F_OK) < 0 && access(P("host/data"), F_OK) < 0,
