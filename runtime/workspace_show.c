@@ -154,14 +154,57 @@ static void text_line(FILE *out, const struct ws_change *c)
   fputc('\n', out);
 }
 
+/* Valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF)? */
+static bool utf8_valid(const unsigned char *s)
+{
+  while (*s) {
+    unsigned c = *s, n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
+                                        : (c & 0xf8) == 0xf0                 ? 3
+                                                                             : 4;
+    unsigned cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
+    if (n == 4)
+      return false;
+    for (unsigned i = 1; i <= n; i++) {
+      if ((s[i] & 0xc0) != 0x80)
+        return false;
+      cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    s += n + 1;
+  }
+  return true;
+}
+
+/* A path in JSON: exact when it is UTF-8 (yajl escapes control characters);
+ * else "key" holds the quoted text form and "key_hex" the exact bytes. */
+static void gkpath(yajl_gen g, const char *k, const char *path)
+{
+  cleanup_free char *q = NULL, *hk = NULL, *hex = NULL;
+
+  if (path == NULL)
+    return;
+  if (utf8_valid((const unsigned char *)path)) {
+    gks(g, k, path);
+    return;
+  }
+  q = ws_quote_path(path);
+  gks(g, k, q);
+  hk = xfmt("%s_hex", k);
+  hex = xmalloc(strlen(path) * 2 + 1);
+  ws_hex((const unsigned char *)path, strlen(path), hex);
+  gks(g, hk, hex);
+}
+
 static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c,
                         bool patch)
 {
   yajl_gen_map_open(g);
   gks(g, "kind", ws_kind_name(c->kind));
   gks(g, "type", ws_ftype_name(c->type));
-  gks(g, "path", c->path);
-  gks(g, "old_path", c->old_path);
+  gkpath(g, "path", c->path);
+  gkpath(g, "old_path", c->old_path);
   gks(g, "protected", c->protect);
   if (c->kind != WS_DELETED) {
     gku(g, "size", c->size);

@@ -492,6 +492,9 @@ check_git_output() {
   [ "$status" -eq 0 ] || fail "$output"
   run ar workspace "$ID" diff
   [[ "$output" == *'added     "n\377x"  (file, 4 bytes)'* ]] || fail "$output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path_hex) | "\(.path) \(.path_hex)"' <<<"$output")" = '"n\377x" 6eff78' ] ||
+    fail "$output"
   run ar workspace "$ID" commit
   [ "$status" -eq 0 ] || fail "$output"
   [ "$(cat "$HOST/$(printf 'n\377x')")" = raw ]
@@ -541,6 +544,28 @@ check_git_output() {
   [ "$(stat -c %a "$HOST/g")" = 775 ] || fail "g: $(stat -c %a "$HOST/g")"
   [ "$(stat -c %a "$HOST/s")" = 755 ] || fail "s: $(stat -c %a "$HOST/s")"
   [ "$(stat -c %a "$HOST/src")" = 755 ] || fail "src: $(stat -c %a "$HOST/src")"
+}
+
+# Names are the agent's: a newline and a fake change line, escape sequences
+# that erase the previous line.  Text output quotes them (one change per
+# line, no raw control byte); JSON keeps them exactly.
+@test "workspace: forged names cannot add, hide or rewrite lines of the diff" {
+  bundle_for 'cd /workspace && echo a >"$(printf "x\nadded     evil.sh  (file, 1 bytes)")" &&
+    echo b >"$(printf "\033[2K\033[1Aquiet")" && echo c >"$(printf "tab\there")" && rm b.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  ar workspace "$ID" diff >"$T/diff.txt"
+  ! grep -q '^added     evil.sh' "$T/diff.txt" || fail "forged line: $(cat "$T/diff.txt")"
+  ! grep -q $'\033' "$T/diff.txt" || fail "raw escape in the diff"
+  [ "$(grep -c '^added' "$T/diff.txt")" = 3 ] && [ "$(grep -c '^deleted' "$T/diff.txt")" = 1 ]
+  grep -qF 'added     "x\nadded     evil.sh  (file, 1 bytes)"  (file, 2 bytes)' "$T/diff.txt"
+  grep -qF 'added     "\033[2K\033[1Aquiet"' "$T/diff.txt"
+  grep -qF 'added     "tab\there"' "$T/diff.txt"
+  ar workspace "$ID" diff --patch >"$T/patch.txt"
+  ! grep -q $'\033' "$T/patch.txt" && ! grep -q '^added     evil.sh' "$T/patch.txt"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r --arg p "$(printf 'x\nadded     evil.sh  (file, 1 bytes)')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
+  [ "$(jq -r --arg p "$(printf '\033[2K\033[1Aquiet')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
 }
 
 @test "workspace: discard and purge refuse while the container runs" {
