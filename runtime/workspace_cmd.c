@@ -351,6 +351,26 @@ static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
   return 0;
 }
 
+/* The number of entries `diff` would show (protected ones included). */
+static long long count_changes(const struct workspace *w)
+{
+  struct error e = {0};
+  struct ws_layers l;
+  struct ws_changes c;
+  long long n;
+
+  if (workspace_open_layers(w, &l, &e) < 0)
+    return -1;
+  if (ws_scan(&l, &c, &e) < 0 || ws_detect_renames(&l, &c, &e) < 0) {
+    ws_layers_close(&l);
+    return -1;
+  }
+  n = (long long)c.n;
+  ws_changes_free(&c);
+  ws_layers_close(&l);
+  return n;
+}
+
 static int do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **ids = NULL;
@@ -371,6 +391,9 @@ static int do_list_all(const struct global_opts *g, const struct wopts *o, struc
     }
     rows[n].w = w;
     rows[n].state = "deleted";
+    rows[n].changes = count_changes(w);
+    rows[n].upper_bytes = workspace_du(w, "upper");
+    rows[n].disk_bytes = workspace_du(w, ".");
     if (container_load(g, ids[i], 0, &c, &e) == 0) {
       rows[n].state = container_status_name(c->status);
       container_free(c);

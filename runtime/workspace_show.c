@@ -158,9 +158,11 @@ static void text_line(FILE *out, const struct ws_change *c)
 static bool utf8_valid(const unsigned char *s)
 {
   while (*s) {
-    unsigned c = *s, n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
-                                        : (c & 0xf8) == 0xf0                 ? 3
-                                                                             : 4;
+    unsigned c = *s, n = c < 0x80             ? 0
+                         : (c & 0xe0) == 0xc0 ? 1
+                         : (c & 0xf0) == 0xe0 ? 2
+                         : (c & 0xf8) == 0xf0 ? 3
+                                              : 4;
     unsigned cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
     if (n == 4)
       return false;
@@ -284,20 +286,28 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
       gks(g, "created", w->created);
       gks(g, "container", rows[i].state);
       gku(g, "snapshots", w->n_snaps);
-      gku(g, "upper_bytes", workspace_du(w, "upper"));
-      gku(g, "disk_bytes", workspace_du(w, "."));
+      gs(g, "changes");
+      if (rows[i].changes < 0)
+        yajl_gen_null(g);
+      else
+        yajl_gen_integer(g, rows[i].changes);
+      gku(g, "upper_bytes", rows[i].upper_bytes);
+      gku(g, "disk_bytes", rows[i].disk_bytes);
       yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
     return flush(out, g, err);
   }
-  fprintf(out, "%-20s %-9s %-5s %-12s %-12s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
-          "DISK", "CREATED", "HOST DIR -> DEST");
+  fprintf(out, "%-20s %-9s %-5s %-9s %-13s %-13s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
+          "UPPER BYTES", "DISK BYTES", "CREATED", "HOST DIR -> DEST");
   for (size_t i = 0; i < n; i++) {
     const struct workspace *w = rows[i].w;
-    fprintf(out, "%-20s %-9s %-5zu %-12llu %-12llu %-31s %s -> %s\n", w->id, rows[i].state,
-            w->n_snaps, (unsigned long long)workspace_du(w, "upper"),
-            (unsigned long long)workspace_du(w, "."), w->created, w->lowerdir, w->dest);
+    char changes[24] = "?";
+    if (rows[i].changes >= 0)
+      snprintf(changes, sizeof changes, "%lld", rows[i].changes);
+    fprintf(out, "%-20s %-9s %-5zu %-9s %-13llu %-13llu %-31s %s -> %s\n", w->id, rows[i].state,
+            w->n_snaps, changes, (unsigned long long)rows[i].upper_bytes,
+            (unsigned long long)rows[i].disk_bytes, w->created, w->lowerdir, w->dest);
   }
   return 0;
 }

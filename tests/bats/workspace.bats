@@ -568,6 +568,19 @@ check_git_output() {
   [ "$(jq -r --arg p "$(printf '\033[2K\033[1Aquiet')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
 }
 
+@test "workspace: list shows the number of changes and the bytes, each labelled" {
+  bundle_for "$AGENT_WORK"
+  ar run --bundle "$BUNDLE" "$ID"
+  run ar workspace list
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$(head -n1 <<<"$output")" == *"CHANGES"*"UPPER BYTES"*"DISK BYTES"* ]] || fail "$output"
+  n=$(changes | wc -l)
+  [ "$(awk -v id="$ID" '$1 == id {print $4}' <<<"$output")" = "$n" ] || fail "$output (expected $n changes)"
+  run ar workspace list --format json
+  [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .changes' <<<"$output")" = "$n" ]
+  [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .upper_bytes > 0' <<<"$output")" = true ]
+}
+
 @test "workspace: discard and purge refuse while the container runs" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
