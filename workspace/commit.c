@@ -231,8 +231,7 @@ static int stage_file(struct applier *a, const struct ws_change *c, int pfd, con
     return error_errno(a->err, "commit `%s`: create a temporary file", c->path);
   }
   *ret_tmp = tmp; /* from here on the undo removes it */
-  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 ||
-      fchmod(out, st.st_mode & 0777) < 0 || fsync(out) < 0)
+  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 || fchmod(out, st.st_mode & 0777) < 0)
     return error_errno(a->err, "commit `%s`", c->path);
   return 0;
 }
@@ -402,6 +401,10 @@ int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct
     }
     ret = stage_one(&a, ch);
   }
+  /* one syncfs for all the staged data (instead of an fsync per file), so
+   * that no rename below can expose a file whose data is not on disk */
+  if (ret == 0 && a.n > 0 && syncfs(l->hostfd) < 0)
+    ret = error_errno(err, "commit: sync the host file system");
   if (ret < 0) {
     unstage(&a);
     error_prefix(err, "nothing was applied");

@@ -55,11 +55,20 @@
  * the next prepare (an engine restarting a container keeps the agent's work);
  * a different host dir or destination is refused until commit/discard/purge.
  *
+ * Commit checks and stages every selected change first (temporary files
+ * and new directories in place, one syncfs), undoes it all when anything
+ * fails, and only then renames and removes: all or nothing.  Protected
+ * changes (protect.c) and special files are left out with a warning.
+ *
+ * Walks (scan, removal, copies, sizes) are iterative with one fd per
+ * directory level, so any depth the agent can build is reviewed, committed,
+ * snapshotted and purged.
+ *
  * Security: the upper layer is written by the agent.  Commit opens every host
  * path with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)
  * relative to a fd of the host dir (a symlink or a mount planted anywhere on
  * the path is refused), copies symlinks as symlinks, clears setuid/setgid
- * bits, gives new files the owner of the file they replace (or of their
+ * bits of files and directories, gives new files the owner of the file they replace (or of their
  * directory) and only ever chowns/chmods the files it just created.
  */
 #ifndef AGENTRT_WORKSPACE_H
