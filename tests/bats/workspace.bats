@@ -168,6 +168,8 @@ changes() {
   [[ "$output" != *"/workspace/.git"* ]]
   run ar exec "$ID" sh -c 'ls -a /workspace'
   [[ "$output" != *".git"* ]]
+  run ar explain "$ID"
+  [[ "$output" == *"workspace.protected"*"--include-protected"* ]] || fail "$output"
   run ar workspace "$ID" snapshot s1
   [ "$status" -eq 0 ]
   run ar workspace "$ID" rollback s1
