@@ -456,6 +456,7 @@ int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct err
   const char *id, *verb;
   int ret;
 
+  ws_raise_nofile(); /* the tree walks hold one fd per directory level */
   if (argc >= 2 && streq(argv[1], "list")) {
     if (parse(argc, argv, 2, &o, err) < 0)
       goto fail;

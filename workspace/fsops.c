@@ -156,7 +156,6 @@ int ws_walk(int dirfd, const char *name, const struct ws_walker *w)
   struct stat st;
   int ret = 0, fd;
 
-  ws_raise_nofile();
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
       (fd = ws_open_dir(dirfd, name)) < 0) {
     free(path);

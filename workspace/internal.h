@@ -31,7 +31,8 @@ void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *re
  * something is left.  ENOENT is success. */
 int ws_rm_tree(int dirfd, const char *name);
 /* The walks keep one fd per directory level: raise RLIMIT_NOFILE to what we
- * may (the hard limit, for root up to fs.nr_open). */
+ * may (the hard limit, for root up to fs.nr_open).  Only `agentrt workspace`
+ * calls it: a container created by this process must not inherit it. */
 void ws_raise_nofile(void);
 /* Iterative walk of the tree below dirfd/name (no recursion, any depth; never
  * follows a symlink or crosses into another file system).  entry() sees

@@ -360,7 +360,6 @@ int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err
   if (l->n > WS_MAX_LAYERS + 1)
     return error_set(err, E2BIG, "workspace scan: too many layers (%zu)", l->n);
   memset(ret, 0, sizeof *ret);
-  ws_raise_nofile();
   root.fds = xmalloc((l->n + 1) * sizeof *root.fds);
   root.idx = xmalloc((l->n + 1) * sizeof *root.idx);
   for (size_t i = 0; i < l->n; i++) {
