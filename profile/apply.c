@@ -177,6 +177,7 @@ void profile_result_free(struct profile_result *r)
   for (size_t i = 0; i < r->workspace.n_protected; i++)
     free(r->workspace.protected[i].path);
   free(r->workspace.protected);
+  strv_free(r->workspace.review_protected);
   profile_egress_clear(&r->egress);
   free(r->audit.dir);
   free(r);

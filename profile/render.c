@@ -4,7 +4,8 @@
  *   {"profile": "agent",
  *    "changes": [{"kind": "config"|"runtime", "field", "old", "new", "reason"}],
  *    "workspace": {"mode", "path", "lowerdir", "size", "readonly",
- *                  "protected": [{"path", "type": "dir"|"file"}], "retention"},
+ *                  "protected": [{"path", "type": "dir"|"file"}] (bind mode's read-only binds),
+ *                  "reviewProtected": [...] (overlay mode: left out of commit), "retention"},
  *    "egress": {"default", "allow", "dns": {"upstream"}, "allowPrivateAnswers"},
  *    "audit": {...}, "seccomp": {"stacked", "rules"}, "checkJoinedNamespaces"}
  */
@@ -131,6 +132,11 @@ static void gen_workspace(yajl_gen g, const struct profile_result *r)
     gen_key_str(g, "type", r->workspace.protected[i].dir ? "dir" : "file");
     yajl_gen_map_close(g);
   }
+  yajl_gen_array_close(g);
+  gen_str(g, "reviewProtected");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; r->workspace.review_protected && r->workspace.review_protected[i]; i++)
+    gen_str(g, r->workspace.review_protected[i]);
   yajl_gen_array_close(g);
   gen_retention(g, &r->workspace.retention);
   yajl_gen_map_close(g);

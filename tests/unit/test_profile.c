@@ -40,9 +40,11 @@ static void test_builtins(void)
          "agent: capability ceiling is Docker's set minus NET_RAW MKNOD SETFCAP SYS_CHROOT "
          "AUDIT_WRITE");
   tap_ok(streq(a->workspace.path, "/workspace") && a->workspace.mode == PROFILE_WS_AUTO &&
-             strv_contains(a->workspace.protected, ".git/hooks/") &&
-             strv_contains(a->workspace.protected, ".git/config"),
-         "agent: workspace /workspace auto, .git/hooks and .git/config protected");
+             strv_contains(a->workspace.protected, ".envrc") &&
+             strv_contains(a->workspace.protected, ".vscode/") &&
+             strv_contains(a->workspace.protected, ".mcp.json") &&
+             strv_contains(a->workspace.protected, ".bashrc"),
+         "agent: workspace /workspace auto; .envrc, .vscode/, .mcp.json, .bashrc protected");
   tap_ok(a->egress.def == PROFILE_EGRESS_DENY && strv_len(a->egress.allow) == 0,
          "agent: egress deny, empty allow list");
   tap_ok(a->resources.memory.def == 2ull << 30 && a->resources.pids.def == 1024 &&
