@@ -362,9 +362,14 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out;
   }
   if (c->status == STATUS_PAUSED && !eo.ignore_paused) {
-    error_set(err, 0, "exec `%s`: container paused", c->id);
+    error_set(err, 0, "exec `%s`: container paused (use --ignore-paused)", c->id);
     goto out;
   }
+  /* --ignore-paused: the process starts frozen and runs at `resume`, which
+   * takes the lock exclusively; no pause can slip in (the container is
+   * paused already), so do not hold the lock while the process is frozen. */
+  if (c->status == STATUS_PAUSED)
+    flock(c->dirfd, LOCK_UN);
   if (container_load_config(c, err) < 0 || container_cgroup(c, g, err) < 0)
     goto out;
   if (exec_build_process(&eo, c->config, &proc, err) < 0) {
