@@ -446,8 +446,23 @@ static void check_shared(struct cgroup_manager *m)
               m->path, n);
 }
 
+/* A process put in a cgroup that is already frozen never runs: create
+ * would wait for the init for ever.  Refuse it (runc does too). */
+static int refuse_frozen(struct cgroup_manager *m, struct error *err)
+{
+  struct error e = {0};
+
+  if (m->ops->is_frozen(m, &e) != 1)
+    return 0;
+  m->refused = true;
+  return error_set(err, 0, "cgroup `%s` exists and is frozen: thaw it or use another cgroupsPath",
+                   m->path);
+}
+
 int cgroup_create(struct cgroup_manager *m, struct error *err)
 {
+  if (refuse_frozen(m, err) < 0)
+    return -1;
   check_shared(m);
   if (m->ops->create(m, err) == 0) {
     m->created = true;
@@ -568,7 +583,7 @@ int cgroup_destroy(struct cgroup_manager *m, struct error *err)
   int ret = 0;
   bool gone;
 
-  if (!any_dir_exists(m))
+  if (m->refused || !any_dir_exists(m))
     return 0;
   if (m->shared) {
     /* a failed create: the processes left are the other container's */

@@ -160,3 +160,21 @@ cgval() { # CTRL FILE
 	assert_clean_failure
 	assert_output_contains "cgroup v2"
 }
+
+# A process placed in an already-frozen cgroup never runs: create used to wait for its init
+# for ever.  It must fail at once, leave the cgroup as it was, and say why.
+@test "cgroups v1: create into an existing frozen cgroup is refused, not a hang" {
+	local fz
+	fz=$(cg freezer)
+	mkdir -p "$fz"
+	echo FROZEN >"$fz/freezer.state"
+	set_args true
+	run_detached frozen
+	echo THAWED >"$fz/freezer.state"
+	assert_clean_failure
+	assert_output_contains frozen
+	[ -z "$(cat "$fz/cgroup.procs")" ] || fail "a process was left in the frozen cgroup"
+	run rt state frozen
+	[ "$status" -ne 0 ] || fail "a container was left behind: $output"
+	rmdir "$fz"
+}
