@@ -515,7 +515,8 @@ int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct err
 
 /* Signal pid by pid with the cgroup frozen, so that nothing forks past the
  * loop (as runc does); a cgroup paused by the user stays paused, except for
- * SIGKILL, which needs the tasks thawed to take effect. */
+ * SIGKILL, which needs the tasks thawed to take effect.  Signal 0 (a liveness
+ * check) sends nothing and needs no freeze. */
 int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
 {
   cleanup_free pid_t *pids = NULL;
@@ -528,7 +529,7 @@ int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
     if (r != 0)
       return r < 0 ? -1 : 0;
   }
-  if (m->ops->is_frozen(m, &e2) == 0)
+  if (sig != 0 && m->ops->is_frozen(m, &e2) == 0)
     froze = m->ops->freeze(m, true, &e2) == 0;
   if (cg_read_pids(m->ops->procs_dir(m), &pids, &n, err) < 0) {
     if (froze)
