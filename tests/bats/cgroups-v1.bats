@@ -178,3 +178,26 @@ cgval() { # CTRL FILE
 	[ "$status" -ne 0 ] || fail "a container was left behind: $output"
 	rmdir "$fz"
 }
+
+# runc's flags may follow the id; a period and a quota changed together must land whatever the
+# old values were (the kernel checks each write against the other's current value).
+@test "cgroups v1: update takes flags after the id; cpu period and quota change together" {
+	update_config '.linux.resources.cpu = {"quota": 50000, "period": 100000}'
+	set_args sleep 100
+	run_detached up2
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt update up2 --pids-limit 25 --memory 100m
+	[ "$status" -eq 0 ] || fail "update, flags after the id: $output"
+	[ "$(cgval pids pids.max)" = 25 ]
+	[ "$(cgval memory memory.limit_in_bytes)" = 104857600 ]
+	run rt update --cpu-quota 500000 up2 --cpu-period 1000000
+	[ "$status" -eq 0 ] || fail "update to a larger period and quota: $output"
+	[ "$(cgval cpu cpu.cfs_period_us)" = 1000000 ]
+	[ "$(cgval cpu cpu.cfs_quota_us)" = 500000 ]
+	run rt update up2 --cpu-period 10000 --cpu-quota 2000
+	[ "$status" -eq 0 ] || fail "update to a smaller period and quota: $output"
+	[ "$(cgval cpu cpu.cfs_period_us)" = 10000 ]
+	[ "$(cgval cpu cpu.cfs_quota_us)" = 2000 ]
+	run rt update up2 extra --pids-limit 5
+	assert_clean_failure
+}
