@@ -31,15 +31,19 @@
 #include "runtime/seccomp_cache.h"
 #include "workspace/workspace.h"
 
-static int load_bundle_config(const char *bundle, struct oci_config **ret, struct error *err)
+/* The bundle's config.json, or --config FILE (crun's option; a relative
+ * FILE is taken in the bundle, as crun does). */
+static int load_bundle_config(const char *bundle, const char *file, struct oci_config **ret,
+                              struct error *err)
 {
-  cleanup_free char *path = xfmt("%s/config.json", bundle);
+  const char *name = file ? file : "config.json";
+  cleanup_free char *path = name[0] == '/' ? xstrdup(name) : xfmt("%s/%s", bundle, name);
   cleanup_free char *json = NULL;
   size_t len = 0;
 
   if (read_file_at(AT_FDCWD, path, 64 << 20, &json, &len, err) < 0)
-    return -1;
-  return oci_config_parse(json, len, "config.json", ret, err);
+    return file ? error_prefix(err, "--config `%s`", file) : -1;
+  return oci_config_parse(json, len, file ? file : "config.json", ret, err);
 }
 
 static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
@@ -310,7 +314,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
 
   if (validate_container_id(o->id, err) < 0)
     return -1;
-  if (load_bundle_config(bundle, &cfg, err) < 0)
+  if (load_bundle_config(bundle, o->config, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
   if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
@@ -451,6 +455,7 @@ enum {
   O_NOKEYRING,
   O_PRESERVE,
   O_DETACH,
+  O_CONFIG,
   O_HELP,
 };
 
@@ -462,6 +467,7 @@ static const struct opt_spec create_specs[] = {
     {"no-new-keyring", 0, false, O_NOKEYRING},
     {"preserve-fds", 0, true, O_PRESERVE},
     {"detach", 'd', false, O_DETACH},
+    {"config", 'f', true, O_CONFIG},
     {"help", 'h', false, O_HELP},
     {NULL, 0, false, 0},
 };
@@ -498,9 +504,13 @@ int cmd_create(const struct global_opts *g, int argc, char **argv, struct error 
       break;
     case O_DETACH:
       break; /* create always detaches */
+    case O_CONFIG:
+      o.config = val;
+      break;
     case O_HELP:
-      printf("Usage: agentrt create [--bundle DIR] [--pid-file FILE] [--console-socket SOCK]\n"
-             "                      [--no-pivot] [--no-new-keyring] [--preserve-fds N] ID\n");
+      printf("Usage: agentrt create [--bundle DIR] [--config FILE] [--pid-file FILE]\n"
+             "                      [--console-socket SOCK] [--no-pivot] [--no-new-keyring]\n"
+             "                      [--preserve-fds N] ID\n");
       return 0;
     }
   }
