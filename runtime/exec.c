@@ -145,7 +145,14 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   }
   procfs_reset();
   if (x->proc->terminal) {
-    if (open_pty(&master, &peer, &err) < 0 || sync_send(x->sock, SYNC_PTY, master, &err) < 0)
+    if (open_pty(&master, &peer, &err) < 0)
+      goto fail;
+    if (x->proc->has_console_size &&
+        console_set_size(master, x->proc->console_height, x->proc->console_width) < 0) {
+      error_errno(&err, "terminal: set window size (process.consoleSize)");
+      goto fail;
+    }
+    if (sync_send(x->sock, SYNC_PTY, master, &err) < 0)
       goto fail;
     close(master);
   }

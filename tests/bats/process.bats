@@ -28,6 +28,39 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = 'arg zero|$NOT_EXPANDED|1|with space|x=y|/tmp|' ] || fail "$output"
 }
 
+# runc and crun: HOME comes from the container's /etc/passwd when process.env has none ("/"
+# for a uid without an entry); a HOME in env is kept.  For exec too.
+@test "HOME is set from the container's /etc/passwd when env has none" {
+	update_config '.process.env = ["PATH=/bin:/usr/bin"] | .process.user = {"uid": 1000, "gid": 1000}'
+	set_args sh -c 'echo "$HOME"'
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = /home/user ] || fail "uid 1000: HOME=$output"
+	update_config '.process.user = {"uid": 4242, "gid": 4242}'
+	run rt run --bundle "$BUNDLE" c2
+	[ "$output" = / ] || fail "uid without an entry: HOME=$output"
+	update_config '.process.env = ["PATH=/bin:/usr/bin", "HOME=/explicit"] | .process.user = {"uid": 1000, "gid": 1000}'
+	run rt run --bundle "$BUNDLE" c3
+	[ "$output" = /explicit ] || fail "HOME from env: $output"
+	update_config '.process.env = ["PATH=/bin:/usr/bin"] | .process.user = {"uid": 0, "gid": 0}'
+	set_args sleep 100
+	run_detached c4
+	run rt exec --env PATH=/bin c4 sh -c 'echo "$HOME"'
+	[ "$output" = /root ] || fail "exec as root: HOME=$output"
+}
+
+# A FIFO planted at /etc/passwd must not hang the runtime looking for HOME.
+@test "HOME lookup does not block on a FIFO at /etc/passwd" {
+	known_broken '^runc' "opens a FIFO at /etc/passwd and blocks"
+	rm "$ROOTFS/etc/passwd"
+	mkfifo "$ROOTFS/etc/passwd"
+	update_config '.process.env = ["PATH=/bin:/usr/bin"]'
+	set_args sh -c 'echo "$HOME"'
+	RT_TIMEOUT=20 run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = / ]
+}
+
 @test "user uid, gid and additionalGids" {
 	update_config '.process.user = {"uid": 1000, "gid": 1000, "additionalGids": [100, 65534]}'
 	start_sleeper
