@@ -28,6 +28,28 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = 'arg zero|$NOT_EXPANDED|1|with space|x=y|/tmp|' ] || fail "$output"
 }
 
+# runc and crun create a missing cwd (inside the rootfs: a symlink in the path is resolved as
+# if the rootfs were "/", so nothing is made on the host).
+@test "a missing process.cwd is created inside the rootfs" {
+	update_config '.process.cwd = "/work/deep/dir"'
+	set_args pwd
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = /work/deep/dir ]
+	[ -d "$ROOTFS/work/deep/dir" ]
+	# an absolute symlink in the image must not lead the mkdir out of the rootfs
+	escape=$BATS_TEST_TMPDIR/escape-$$
+	ln -s "$escape" "$ROOTFS/evil"
+	update_config '.process.cwd = "/evil/sub"'
+	run rt run --bundle "$BUNDLE" c2
+	[ ! -e "$escape" ] || fail "created $escape on the host"
+	# runc 1.1 refuses a cwd through a symlink; agentrt follows it inside the rootfs
+	is_agentrt || return 0
+	[ "$status" -eq 0 ] || fail "$output"
+	[ -d "$ROOTFS/$escape/sub" ] || fail "not created inside the rootfs"
+	[ "$output" = "$escape/sub" ] || fail "cwd: $output"
+}
+
 # runc and crun: HOME comes from the container's /etc/passwd when process.env has none ("/"
 # for a uid without an entry); a HOME in env is kept.  For exec too.
 @test "HOME is set from the container's /etc/passwd when env has none" {
