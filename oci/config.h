@@ -41,6 +41,10 @@ struct oci_rlimit {
 struct oci_caps {
   bool has_bounding, has_effective, has_inheritable, has_permitted, has_ambient;
   uint64_t bounding, effective, inheritable, permitted, ambient;
+  /* names this build does not know, skipped (runc and crun warn and go on):
+   * n_unknown of them, the first ones space-separated in unknown */
+  unsigned n_unknown;
+  char unknown[160];
 };
 
 struct oci_user {

@@ -316,6 +316,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     return -1;
   if (load_bundle_config(bundle, o->config, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
+  if (cfg->process != NULL && cfg->process->caps.n_unknown > 0)
+    log_warning("create `%s`: process.capabilities: %u unknown (%s), ignoring", o->id,
+                cfg->process->caps.n_unknown, cfg->process->caps.unknown);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
   if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);

@@ -383,6 +383,9 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     error_prefix(err, "exec `%s`", c->id);
     goto out;
   }
+  if (proc->caps.n_unknown > 0)
+    log_warning("exec `%s`: process.capabilities: %u unknown (%s), ignoring", c->id,
+                proc->caps.n_unknown, proc->caps.unknown);
   if (exec_apply_profile(c, proc, err) < 0)
     goto out;
   if (proc->terminal && eo.detach && eo.console_socket == NULL) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "runtime/cli.h"
 #include "runtime/fsutil.h"
@@ -239,8 +240,10 @@ static int apply_flags(const struct exec_opts *o, struct oci_process *p, struct 
   }
   for (char **c = o->caps; c && *c; c++) {
     int cap = oci_cap_from_name(*c);
-    if (cap < 0)
-      return error_set(err, 0, "--cap `%s`: unknown capability", *c);
+    if (cap < 0) {
+      log_warning("exec: --cap `%s`: unknown capability, ignoring", *c);
+      continue;
+    }
     /* never inheritable (CVE-2022-29162) */
     p->has_caps = true;
     p->caps.has_bounding = p->caps.has_effective = p->caps.has_permitted = true;

@@ -28,6 +28,23 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = 'arg zero|$NOT_EXPANDED|1|with space|x=y|/tmp|' ] || fail "$output"
 }
 
+# A capability name this runtime does not know (a newer kernel's) is skipped with a warning, as
+# runc and crun do; the known ones still apply.
+@test "unknown capability names are skipped with a warning" {
+	caps '["CAP_KILL", "CAP_AGENTRT_FROM_THE_FUTURE"]'
+	start_sleeper
+	[ "$(status_field CapBnd)" = 0000000000000020 ] || fail "CapBnd $(status_field CapBnd)"
+	[ "$(status_field CapEff)" = 0000000000000020 ] || fail "CapEff $(status_field CapEff)"
+	grep -q CAP_AGENTRT_FROM_THE_FUTURE "$BUNDLE/c1.err" || fail "no warning: $(cat "$BUNDLE/c1.err")"
+	jq '.process | .args = ["sh", "-c", "grep CapEff /proc/self/status"] |
+		.capabilities = {"bounding": ["CAP_CHOWN", "CAP_NO_SUCH_THING"], "effective": ["CAP_CHOWN", "CAP_NO_SUCH_THING"],
+			"permitted": ["CAP_CHOWN", "CAP_NO_SUCH_THING"]}' "$BUNDLE/config.json" >"$BUNDLE/p.json"
+	run rt exec --process "$BUNDLE/p.json" c1
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	grep -q 'CapEff:.*0000000000000001' <<<"$output" || fail "exec CapEff: $output"
+	grep -q CAP_NO_SUCH_THING <<<"$output" || fail "exec: no warning: $output"
+}
+
 # runc and crun create a missing cwd (inside the rootfs: a symlink in the path is resolved as
 # if the rootfs were "/", so nothing is made on the host).
 @test "a missing process.cwd is created inside the rootfs" {
