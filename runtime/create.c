@@ -445,7 +445,8 @@ int run_poststart_hooks(struct container *c)
   free(c->state->status);
   c->state->status = xstrdup("running");
   if (container_state_json(c, &sj, &e) == 0 &&
-      hooks_run(h->list[OCI_HOOK_POSTSTART], h->n[OCI_HOOK_POSTSTART], "poststart", sj, &e) < 0)
+      hooks_run(h->list[OCI_HOOK_POSTSTART], h->n[OCI_HOOK_POSTSTART], "poststart",
+                c->state->bundle, sj, &e) < 0)
     log_warning("start `%s`: %s", c->id, e.msg);
   return 0;
 }

@@ -130,7 +130,10 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
   sj = xfmt("{\"ociVersion\":\"1.2.0\",\"id\":\"%s\",\"status\":\"%s\",\"pid\":%d,"
             "\"bundle\":\"%s\"}",
             a->id, status, a->host_pid, a->bundle);
-  return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase, sj, err);
+  /* createContainer runs before the pivot, where the bundle is still in
+   * reach; startContainer runs in the container's root */
+  return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase,
+                   k == OCI_HOOK_CREATE_CONTAINER ? a->bundle : NULL, sj, err);
 }
 
 /* Before READY: everything that can fail is reported to `create`. */

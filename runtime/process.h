@@ -57,10 +57,12 @@ int caps_raise_effective(struct error *err);
 int seccomp_apply(const struct oci_seccomp *s, struct error *err);
 
 /* hooks.c: run hooks in order; each gets argv = hook.args verbatim (argv[0]
- * from args, the binary from path), env = hook.env only, the state JSON on
- * stdin, and is killed after its timeout.  A failing hook fails the call. */
-int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
-              struct error *err);
+ * from args, the binary from path), env = hook.env, or the runtime's own
+ * environment when the hook has no env, cwd = dir (the bundle; NULL: ours),
+ * the state JSON on stdin, and is killed after its timeout.  A failing hook
+ * fails the call. */
+int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *dir,
+              const char *state_json, struct error *err);
 
 /* user.c: parse `exec --user uid[:gid]` strictly (CVE-2026-30892). */
 int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
