@@ -267,6 +267,30 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = EOPNOTSUPP ]
 }
 
+# runc: a deny-by-default profile gives ENOSYS, not its default errno, to syscalls newer than
+# the newest one it names, so that glibc and runtimes fall back (clone3 -> clone, openat2 ->
+# openat).  Older syscalls the profile leaves out still get the default errno.
+@test "seccomp: syscalls newer than the profile get ENOSYS, older unlisted ones the default errno" {
+	local hdr=/usr/include/x86_64-linux-gnu/asm/unistd_64.h names
+	[ -r "$hdr" ] && [ "$(uname -m)" = x86_64 ] || skip "needs x86_64 and $hdr"
+	# every syscall numbered below clone3 (435) except keyctl
+	names=$(awk '$1 == "#define" && $2 ~ /^__NR_/ && $3 + 0 < 435 {sub("__NR_", "", $2); print $2}' "$hdr" |
+		grep -vx keyctl | jq -R . | jq -s .)
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\"],
+		\"syscalls\": [{\"names\": $names, \"action\": \"SCMP_ACT_ALLOW\"}]}"
+	set_args sh -c 'for s in clone3 openat2 keyctl; do echo "$s=$(try-syscall $s)"; done'
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -qx 'clone3=ENOSYS' <<<"$output" || fail "clone3: $output"
+	grep -qx 'openat2=ENOSYS' <<<"$output" || fail "openat2: $output"
+	grep -qx 'keyctl=EPERM' <<<"$output" || fail "keyctl: $output"
+	# the same for exec
+	update_config '.process.args = ["sleep", "100"]'
+	run_detached c2
+	run rt exec c2 try-syscall clone3
+	[ "$output" = ENOSYS ] || fail "exec clone3: $output"
+}
+
 @test "seccomp: argument filters" {
 	# personality(0xffffffff) queries; deny only personality(PER_LINUX32 = 8).
 	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
