@@ -478,6 +478,67 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
   return -1;
 }
 
+/* exec --cgroup [CTRL[,CTRL...]:]SUB: run in a sub-cgroup of the
+ * container's that already exists (runc's option).  SUB is taken below the
+ * container's cgroup; a `..` component, which would leave it, is refused. */
+static bool sub_is_inside(const char *sub)
+{
+  cleanup_free char *copy = xstrdup(sub);
+  char *save = NULL;
+
+  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+    if (strcmp(c, "..") == 0)
+      return false;
+  return true;
+}
+
+static bool hier_matches(const struct cgroup_hier *h, const char *ctrls)
+{
+  cleanup_free char *copy = NULL;
+  char *save = NULL;
+
+  if (ctrls == NULL)
+    return true;
+  copy = xstrdup(ctrls);
+  for (char *c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save))
+    if (strv_contains(h->ctrls, c))
+      return true;
+  return false;
+}
+
+int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err)
+{
+  cleanup_free char *ctrls = NULL;
+  const char *colon = strchr(spec, ':'), *sub = colon ? colon + 1 : spec;
+  bool any = false;
+
+  if (colon != NULL)
+    ctrls = xstrndup(spec, (size_t)(colon - spec));
+  if (*sub == '\0' || !sub_is_inside(sub))
+    return error_set(err, 0, "--cgroup `%s`: must name a sub-cgroup inside the container's", spec);
+  if (ctrls != NULL && m->version == 2)
+    return error_set(err, 0, "--cgroup `%s`: a controller prefix needs cgroup v1", spec);
+  for (size_t i = 0; i < m->n_hier; i++) {
+    struct cgroup_hier *h = &m->hier[i];
+    cleanup_free char *dir = NULL;
+    struct stat st;
+
+    if (!hier_matches(h, ctrls))
+      continue;
+    while (*sub == '/')
+      sub++;
+    dir = xfmt("%s/%s", h->dir, sub);
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+      return error_set(err, ENOENT, "--cgroup `%s`: sub-cgroup `%s` does not exist", spec, dir);
+    free(h->dir);
+    h->dir = take_ptr(dir);
+    any = true;
+  }
+  if (!any)
+    return error_set(err, 0, "--cgroup `%s`: no such controller", spec);
+  return 0;
+}
+
 int cgroup_clone_fd(struct cgroup_manager *m)
 {
   if (m->version != 2 || m->fake)

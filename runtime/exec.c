@@ -379,6 +379,16 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     flock(c->dirfd, LOCK_UN);
   if (container_load_config(c, err) < 0 || container_cgroup(c, g, err) < 0)
     goto out;
+  for (char **cg = eo.cgroups; cg && *cg; cg++) {
+    if (c->cgroup == NULL) {
+      error_set(err, 0, "exec `%s`: --cgroup: the container has no cgroup", c->id);
+      goto out;
+    }
+    if (cgroup_use_sub(c->cgroup, *cg, err) < 0) {
+      error_prefix(err, "exec `%s`", c->id);
+      goto out;
+    }
+  }
   if (exec_build_process(&eo, c->config, &proc, err) < 0) {
     error_prefix(err, "exec `%s`", c->id);
     goto out;

@@ -103,16 +103,19 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
     case E_IGNORE_PAUSED:
       o->ignore_paused = true;
       break;
+    case E_CGROUP:
+      strv_push(&o->cgroups, val);
+      break;
     case E_LABEL:
     case E_APPARMOR:
-    case E_CGROUP:
-      break; /* no LSM support; sub-cgroups are not supported */
+      break; /* no LSM support */
     case E_HELP:
       o->help = true;
       printf("Usage: agentrt exec [--process FILE] [--detach] [--pid-file FILE] [--tty]\n"
              "                    [--console-socket SOCK] [--env K=V]... [--cwd DIR]\n"
              "                    [--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
-             "                    [--preserve-fds N] [--ignore-paused] ID [COMMAND [ARG...]]\n");
+             "                    [--preserve-fds N] [--ignore-paused] [--cgroup [CTRL:]SUB]\n"
+             "                    ID [COMMAND [ARG...]]\n");
       return 0;
     }
   }
@@ -153,7 +156,8 @@ void exec_opts_free(struct exec_opts *o)
   strv_free(o->env);
   strv_free(o->caps);
   strv_free(o->gids);
-  o->env = o->caps = o->gids = NULL;
+  strv_free(o->cgroups);
+  o->env = o->caps = o->gids = o->cgroups = NULL;
 }
 
 /* The parts of the container's process an exec inherits. */

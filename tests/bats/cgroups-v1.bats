@@ -201,3 +201,38 @@ cgval() { # CTRL FILE
 	run rt update up2 extra --pids-limit 5
 	assert_clean_failure
 }
+
+# runc's exec --cgroup [CTRL:]SUB: the process joins an existing sub-cgroup of the container's;
+# a path that leaves the container's cgroup is refused.
+@test "cgroups v1: exec --cgroup joins a sub-cgroup and refuses paths with .." {
+	set_args sleep 100
+	run_detached sub
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	local ctrl rel
+	rel=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+	local dirs=()
+	for ctrl in /sys/fs/cgroup/*/; do
+		[ -d "$ctrl$rel" ] && dirs+=("$ctrl$rel/inner")
+	done
+	mkdir "${dirs[@]}"
+	# a new cpuset cgroup starts with no cpus and mems
+	cp "$(cg cpuset)/cpuset.cpus" "$(cg cpuset)/inner/cpuset.cpus"
+	cp "$(cg cpuset)/cpuset.mems" "$(cg cpuset)/inner/cpuset.mems"
+	run rt exec --cgroup inner sub cat /proc/self/cgroup
+	[ "$status" -eq 0 ] || fail "exec --cgroup inner: $output"
+	# (seen through the container's cgroup namespace, when it has one)
+	grep -qE ":pids:($rel)?/inner\$" <<<"$output" || fail "pids: $output"
+	grep -qE ":memory:($rel)?/inner\$" <<<"$output" || fail "memory: $output"
+	run rt exec --cgroup pids:inner sub cat /proc/self/cgroup
+	[ "$status" -eq 0 ] || fail "exec --cgroup pids:inner: $output"
+	grep -qE ":pids:($rel)?/inner\$" <<<"$output" || fail "pids: $output"
+	grep -qE ":memory:($rel|/)\$" <<<"$output" || fail "memory should stay: $output"
+	for bad in .. ../.. inner/../.. /../x nosuch; do
+		run rt exec --cgroup "$bad" sub true
+		assert_clean_failure
+	done
+	run rt exec --cgroup ../ sub true
+	assert_clean_failure
+	[ -z "$(cat "$(cg pids)/inner/cgroup.procs")" ] || sleep 0.5
+	rmdir "${dirs[@]}"
+}
