@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 static int conv_console(struct jctx *c, const struct jnode *v, void *ret)
 {
