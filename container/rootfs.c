@@ -308,5 +308,11 @@ int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
    * mount_setattr keeps the locked nosuid/nodev/noexec as they are */
   if (ctx->config->root_readonly && mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, "/", err) < 0)
     return error_prefix(err, "read-only root");
+  if (ctx->dev_readonly) {
+    /* only /dev itself: /dev/pts, /dev/shm and /dev/mqueue keep their own */
+    cleanup_close int dev = safe_openat(root, "/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW, 0, err);
+    if (dev < 0 || mnt_setattr(dev, false, MOUNT_ATTR_RDONLY, 0, 0, "/dev", err) < 0)
+      return error_prefix(err, "read-only /dev");
+  }
   return 0;
 }
