@@ -290,8 +290,9 @@ static int v1_throttle(struct cgroup_manager *m, const char *dir, const char *fi
   return 0;
 }
 
-#define BLKIO_DEFAULT_LEAF_WEIGHT 500 /* CFQ's default; kernels without CFQ have no leaf weights   \
-                                       */
+#define BLKIO_DEFAULT_LEAF_WEIGHT                                                                  \
+  500 /* CFQ's default; kernels without CFQ have no leaf weights                                   \
+       */
 
 /* blkio.leaf_weight[_device] exist only with the CFQ scheduler (gone since
  * Linux 5.0): a missing file is skipped with a warning when the value asked

@@ -26,6 +26,7 @@
 #include "container/egress_pod.h"
 #include "container/process.h"
 #include "container/seccomp_cache.h"
+#include "container/seccomp_notify.h"
 #include "monitor/monitor.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
@@ -311,6 +312,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free struct sock_fprog *extra = NULL;
   struct stat st;
   size_t cfg_len = 0;
+  int r;
 
   if (validate_container_id(o->id, err) < 0)
     return -1;
@@ -382,7 +384,18 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       goto fail;
     so.extra_bpf = extra;
   }
-  if (spawn_init(&so, ret_r, err) < 0)
+  /* SCMP_ACT_NOTIFY: connected now, used by the init when it loads its
+   * filter (it cannot reach the host's socket from inside) */
+  so.listener_fd =
+      seccomp_listener_connect(c->config->linux ? c->config->linux->seccomp : NULL, err);
+  if (so.listener_fd == -1) {
+    error_prefix(err, "create `%s`", c->id);
+    goto fail;
+  }
+  r = spawn_init(&so, ret_r, err);
+  if (so.listener_fd >= 0)
+    close(so.listener_fd);
+  if (r < 0)
     goto fail;
   FAILPOINT("create-after-spawn");
   c->state->pid = ret_r->pid;

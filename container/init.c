@@ -5,6 +5,7 @@
  * READY) or to the container's stderr (after it), and the init exits.
  */
 #include "container/init.h"
+#include "container/seccomp_notify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,8 @@ static void close_inherited(struct init_args *a)
   int from = 3 + a->preserve_fds;
 
   keep[n++] = a->sock;
+  if (a->listener_fd >= 0)
+    keep[n++] = a->listener_fd;
   for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
     keep[n++] = a->cgroup_join_fds[i];
   if (a->fifo_fd >= 0)
@@ -269,6 +272,17 @@ void init_main(struct init_args *a)
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   po.extra_bpf = a->extra_bpf;
+  if (a->listener_fd >= 0) {
+    const struct oci_config *cf = a->config;
+    po.has_listener = true;
+    po.listener_fd = a->listener_fd;
+    po.listener_msg = seccomp_listener_msg(po.seccomp, a->id, "running", a->host_pid, a->bundle,
+                                           cf->annotations, cf->n_annotations);
+    if (po.listener_msg == NULL) {
+      error_set(&err, 0, "seccomp: cannot build the listener's state document");
+      goto fail;
+    }
+  }
   /* the fifo stays open (close-on-exec) until the exec: `start` waits for
    * it to lose its last reader before running poststart hooks */
   process_exec(a->config->process, path, &po, &err);

@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "container/process.h"
 #include "container/seccomp_filter.h"
+#include "container/seccomp_notify.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 #include "os/safepath.h"
@@ -329,7 +330,18 @@ static int load_seccomp(const struct process_opts *o, struct error *err)
   const struct sock_fprog *extra = o->extra_bpf;
   unsigned flags = 0;
 
-  if (prog == NULL && o->seccomp != NULL) {
+  if (prog == NULL && o->seccomp != NULL && o->has_listener) {
+    int nfd = -1, r;
+    /* the message was built before: nothing but the send runs under a
+     * filter whose agent does not have its fd yet */
+    if (seccomp_apply_listener(o->seccomp, &nfd, err) < 0)
+      return -1;
+    r = seccomp_listener_send(o->listener_fd, o->listener_msg, nfd, err);
+    close(nfd);
+    close(o->listener_fd);
+    if (r < 0)
+      return -1;
+  } else if (prog == NULL && o->seccomp != NULL) {
     if (seccomp_apply(o->seccomp, err) < 0)
       return -1;
   } else if (prog != NULL) {

@@ -35,6 +35,10 @@ struct process_opts {
                                         the kernel flags still come from seccomp->flags if set */
   const void *extra_bpf;             /* the profile's filter (struct sock_fprog), stacked after the
                                         engine's own: the kernel runs both, the stricter wins */
+  bool has_listener;                 /* seccomp uses SCMP_ACT_NOTIFY: after loading it, send */
+  int listener_fd;                   /* listener_msg and the notify fd on this socket (connected
+                                        to listenerPath by the runtime), then close it */
+  const char *listener_msg;
 };
 
 /* Resolve args[0] against the process PATH (in the current root) the way

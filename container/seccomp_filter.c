@@ -6,9 +6,8 @@
  * to EPERM, several conditions on the same argument index become separate
  * rules (OR, as Docker's profile expects) while conditions on distinct
  * indexes are ANDed in one rule, syscalls newer than the profile get ENOSYS
- * (see below).  SCMP_ACT_NOTIFY needs a seccomp agent
- * listening on listenerPath, which agentrt does not implement: such a
- * profile is rejected rather than silently weakened.
+ * (see below).  SCMP_ACT_NOTIFY loads the filter with a listener whose fd
+ * goes to the agent on listenerPath (seccomp_notify.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,10 +104,7 @@ static int parse_action(const char *name, bool has_errno, uint32_t errno_ret, co
   else if (streq(name, "SCMP_ACT_LOG"))
     *ret = SCMP_ACT_LOG;
   else if (streq(name, "SCMP_ACT_NOTIFY"))
-    return error_set(err, 0,
-                     "seccomp: %s: action SCMP_ACT_NOTIFY is not supported by agentrt "
-                     "(no seccomp agent on listenerPath)",
-                     what);
+    *ret = SCMP_ACT_NOTIFY;
   else
     return error_set(err, 0, "seccomp: %s: unknown action `%s`", what, name);
   return 0;
@@ -483,6 +479,28 @@ int seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *
     return error_set(err, 0, "load seccomp filter: invalid BPF program of %zu bytes", len);
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0)
     return error_errno(err, "load seccomp filter");
+  return 0;
+}
+
+int seccomp_apply_listener(const struct oci_seccomp *s, int *ret_fd, struct error *err)
+{
+  cleanup_free void *bpf = NULL;
+  size_t len = 0;
+  unsigned flags = 0;
+  struct sock_fprog prog;
+  long fd;
+
+  if (seccomp_export(s, &bpf, &len, err) < 0 || seccomp_kernel_flags(s, &flags, err) < 0)
+    return -1;
+  prog =
+      (struct sock_fprog){.len = (unsigned short)(len / sizeof(struct sock_filter)), .filter = bpf};
+  /* TSYNC would make the listener fd the return value's other meaning */
+  flags &= ~SECCOMP_FILTER_FLAG_TSYNC;
+  fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags | SECCOMP_FILTER_FLAG_NEW_LISTENER,
+               &prog);
+  if (fd < 0)
+    return error_errno(err, "load seccomp filter with a listener (SCMP_ACT_NOTIFY)");
+  *ret_fd = (int)fd;
   return 0;
 }
 

@@ -295,6 +295,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
+        .listener_fd = o->listener_fd,
         .in_userns = o->g != NULL && o->g->in_userns,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,

@@ -305,6 +305,8 @@ int oci_resources_to_json(const struct oci_resources *r, char **ret_json, size_t
 
 /* Lookups used by the runtime. */
 const struct oci_namespace *oci_config_namespace(const struct oci_config *c, enum oci_ns_type t);
+/* A SCMP_ACT_NOTIFY action (default or in a rule): the filter needs a listener. */
+bool oci_seccomp_uses_notify(const struct oci_seccomp *s);
 const char *oci_config_annotation(const struct oci_config *c, const char *key);
 
 /* Names <-> numbers (pure tables). */
