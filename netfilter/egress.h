@@ -19,7 +19,8 @@
  *                   for default allow);
  *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
  *     ct state established,related accept;
- *     icmpv6 type {nd-router-solicit..nd-neighbor-advert, mld2-report} accept;
+ *     icmpv6 type {nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert}
+ *       ip6 hoplimit 255 accept;         # no MLD: reports go to deny
  *     jump allow_ll;                      # explicit link-local entries
  *     ip daddr 169.254.0.0/16 goto deny; ip6 daddr {fe80::/10, fd00:ec2::254} goto deny;
  *     ip daddr @allow4 goto allowed; ip6 daddr @allow6 goto allowed;
@@ -78,6 +79,14 @@ struct egress_entry {
   uint16_t port_max;
 };
 
+/* One ingress entry: a local port (range) new inbound connections may
+ * reach.  Grammar (see egress_port_parse): "8080/tcp", "8000-8100/udp",
+ * "9090" (tcp and udp). */
+struct egress_port {
+  uint8_t proto; /* 0 = tcp and udp, IPPROTO_TCP or IPPROTO_UDP */
+  uint16_t port_min, port_max;
+};
+
 struct egress_upstream {
   int family; /* AF_INET or AF_INET6 */
   uint8_t addr[16];
@@ -91,14 +100,20 @@ struct egress_policy {
   size_t n_entries;
   struct egress_upstream upstream[EGRESS_MAX_UPSTREAM]; /* none = caller fills */
   size_t n_upstream;
-  uint32_t ttl_min, ttl_max; /* seconds, element timeouts are clamped to it */
-  int log_group;             /* NFLOG group for denied packets and new allowed
-                                flows, -1 = no log */
+  uint32_t ttl_min, ttl_max;  /* seconds, element timeouts are clamped to it */
+  int log_group;              /* NFLOG group for denied packets and new allowed
+                                 flows, -1 = no log */
+  bool ingress_default_allow; /* new inbound connections: refused unless listed */
+  struct egress_port *ingress;
+  size_t n_ingress;
 };
 
-/* NFLOG prefixes of the two kinds of logged packets (same group). */
+/* NFLOG prefixes of the kinds of logged packets (same group): outbound
+ * denied packets and new flows, inbound refused packets and new flows. */
 #define EGRESS_LOG_DENY_PREFIX "agentrt-deny: "
 #define EGRESS_LOG_FLOW_PREFIX "agentrt-flow: "
+#define EGRESS_LOG_IN_DENY_PREFIX "agentrt-in-deny: "
+#define EGRESS_LOG_IN_FLOW_PREFIX "agentrt-in-flow: "
 
 /* Parse one entry.  Pure; never allocates. */
 int egress_entry_parse(const char *s, struct egress_entry *ret, struct error *err);
@@ -109,23 +124,22 @@ bool egress_entry_equal(const struct egress_entry *a, const struct egress_entry 
  * live in chain allow_ll, before the metadata block. */
 bool egress_entry_is_link_local(const struct egress_entry *e);
 
+/* Parse one ingress entry.  Pure. */
+int egress_port_parse(const char *s, struct egress_port *ret, struct error *err);
+void egress_port_format(const struct egress_port *e, char buf[32]);
+/* Add an ingress entry (ignored when already present). */
+int egress_policy_add_port(struct egress_policy *p, const struct egress_port *e, struct error *err);
+
 /* Defaults: deny, no entries, ttl 5..3600 s, log group 0, no upstream. */
 void egress_policy_init(struct egress_policy *p);
 void egress_policy_free(struct egress_policy *p);
 /* Add (ignored when already present) or remove (-1 when absent) an entry. */
 int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, struct error *err);
 int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e, struct error *err);
-/* The profile's "egress" object:
- *   { "default": "deny", "allow": ["pypi.org", "203.0.113.0/24:443/tcp"],
- *     "allowPrivateAnswers": false, "logGroup": 0,
- *     "dns": { "upstream": ["192.0.2.53", "[2001:db8::53]:5353"],
- *              "ttlMin": 5, "ttlMax": 3600 } }
- * Unknown keys are errors.  `where` prefixes messages ("profile.json: egress"). */
-int egress_policy_parse_json(const char *json, size_t len, const char *where,
-                             struct egress_policy *ret, struct error *err);
-struct yajl_val_s;
-int egress_policy_from_yajl(const struct yajl_val_s *node, const char *where,
-                            struct egress_policy *ret, struct error *err);
+/* An upstream resolver, "192.0.2.53", "192.0.2.53:5353" or
+ * "[2001:db8::53]:5353" (port 53 when absent).  The profile's "egress"
+ * object is parsed by profile/: its entries go through egress_entry_parse,
+ * egress_port_parse and this. */
 int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err);
 /* Fill p->upstream from `nameserver` lines of a resolv.conf (the host's). */
 int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p, struct error *err);

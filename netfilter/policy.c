@@ -249,6 +249,45 @@ bool egress_entry_is_link_local(const struct egress_entry *e)
   return false;
 }
 
+int egress_port_parse(const char *s, struct egress_port *ret, struct error *err)
+{
+  char buf[32];
+  struct egress_entry e;
+  size_t len = strnlen(s, sizeof buf);
+
+  memset(&e, 0, sizeof e);
+  if (len == 0 || len >= sizeof buf)
+    return error_set(err, 0, "ingress entry `%.*s`: expected PORT[-PORT][/tcp|/udp]", 40, s);
+  memcpy(buf, s, len + 1);
+  if (parse_port_range(strip_proto(buf, &e), &e, err) < 0)
+    return error_prefix(err, "ingress entry `%s`", s);
+  *ret = (struct egress_port){.proto = e.proto, .port_min = e.port_min, .port_max = e.port_max};
+  return 0;
+}
+
+void egress_port_format(const struct egress_port *e, char buf[32])
+{
+  const char *proto = e->proto == IPPROTO_TCP ? "/tcp" : e->proto == IPPROTO_UDP ? "/udp" : "";
+
+  if (e->port_min == e->port_max)
+    snprintf(buf, 32, "%u%s", e->port_min, proto);
+  else
+    snprintf(buf, 32, "%u-%u%s", e->port_min, e->port_max, proto);
+}
+
+int egress_policy_add_port(struct egress_policy *p, const struct egress_port *e, struct error *err)
+{
+  for (size_t i = 0; i < p->n_ingress; i++)
+    if (p->ingress[i].proto == e->proto && p->ingress[i].port_min == e->port_min &&
+        p->ingress[i].port_max == e->port_max)
+      return 0;
+  if (p->n_ingress >= EGRESS_MAX_ENTRIES)
+    return error_set(err, 0, "ingress policy: more than %d entries", EGRESS_MAX_ENTRIES);
+  p->ingress = xrealloc(p->ingress, (p->n_ingress + 1) * sizeof *p->ingress);
+  p->ingress[p->n_ingress++] = *e;
+  return 0;
+}
+
 void egress_policy_init(struct egress_policy *p)
 {
   memset(p, 0, sizeof *p);
@@ -262,6 +301,9 @@ void egress_policy_free(struct egress_policy *p)
   free(p->entries);
   p->entries = NULL;
   p->n_entries = 0;
+  free(p->ingress);
+  p->ingress = NULL;
+  p->n_ingress = 0;
 }
 
 int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, struct error *err)
@@ -334,17 +376,40 @@ static const struct net_range PRIVATE4[] = {
     {{169, 254}, 16}, {{172, 16}, 12}, {{192, 0, 0}, 24}, {{192, 168}, 16},
     {{198, 18}, 15},  {{224}, 4},      {{240}, 4},
 };
+/* Not public unicast: ::/127 (unspecified, loopback), ULA fc00::/7,
+ * link-local fe80::/10, site-local fec0::/10 (deprecated, still routed
+ * inside some sites), multicast ff00::/8, and the NAT64 local-use prefix
+ * 64:ff9b:1::/48 (RFC 8215: it maps a network's own IPv4 space, so any
+ * address in it may reach inside). */
 static const struct net_range PRIVATE6[] = {
-    {{0}, 127} /* :: and ::1 */,
-    {{0xfc}, 7},
-    {{0xfe, 0x80}, 10},
-    {{0xff}, 8},
+    {{0}, 127},         {{0xfc}, 7}, {{0xfe, 0x80}, 10},
+    {{0xfe, 0xc0}, 10}, {{0xff}, 8}, {{0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48},
+};
+
+/* IPv6 forms that embed an IPv4 address, which reaches that address (the
+ * kernel, a NAT64 gateway or a 6to4/Teredo relay unwraps it): an allowed
+ * name answered with ::ffff:10.0.0.1 or 64:ff9b::a00:1 would otherwise pin
+ * a private IPv4 destination that the plain A answer could not.  Each form
+ * gives the offset of the IPv4 address and whether its bits are inverted
+ * (Teredo's client). */
+struct embed4 {
+  uint8_t net[16];
+  uint8_t prefix;
+  uint8_t off;
+  bool inverted;
+};
+
+static const struct embed4 EMBED4[] = {
+    {{[10] = 0xff, [11] = 0xff}, 96, 12, false}, /* IPv4-mapped ::ffff:0:0/96 */
+    {{0}, 96, 12, false},                        /* IPv4-compatible ::/96 */
+    {{0x00, 0x64, 0xff, 0x9b}, 96, 12, false},   /* NAT64 64:ff9b::/96 */
+    {{0x20, 0x02}, 16, 2, false},                /* 6to4 2002::/16 */
+    {{0x20, 0x01, 0x00, 0x00}, 32, 12, true},    /* Teredo client */
+    {{0x20, 0x01, 0x00, 0x00}, 32, 4, false},    /* Teredo server */
 };
 
 bool egress_addr_is_private(const uint8_t *addr, size_t len)
 {
-  static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff};
-
   if (len == 4) {
     for (size_t i = 0; i < ARRAY_SIZE(PRIVATE4); i++)
       if (cidr_inside(addr, 32, PRIVATE4[i].net, PRIVATE4[i].prefix))
@@ -353,11 +418,19 @@ bool egress_addr_is_private(const uint8_t *addr, size_t len)
   }
   if (len != 16)
     return true;
-  if (memcmp(addr, mapped, 12) == 0)
-    return egress_addr_is_private(addr + 12, 4);
   for (size_t i = 0; i < ARRAY_SIZE(PRIVATE6); i++)
     if (cidr_inside(addr, 128, PRIVATE6[i].net, PRIVATE6[i].prefix))
       return true;
+  for (size_t i = 0; i < ARRAY_SIZE(EMBED4); i++) {
+    const struct embed4 *f = &EMBED4[i];
+    uint8_t v4[4];
+    if (!cidr_inside(addr, 128, f->net, f->prefix))
+      continue;
+    for (int k = 0; k < 4; k++)
+      v4[k] = f->inverted ? (uint8_t)~addr[f->off + k] : addr[f->off + k];
+    if (egress_addr_is_private(v4, 4))
+      return true;
+  }
   return false;
 }
 

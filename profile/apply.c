@@ -91,6 +91,12 @@ static void fill_egress(struct apply_ctx *x)
   for (size_t i = 0; add != NULL && add[i] != NULL; i++)
     if (!strv_contains(e->allow, add[i]))
       strv_push(&e->allow, add[i]);
+  for (size_t i = 0; x->a.ingress_allow && x->a.ingress_allow[i]; i++)
+    if (!strv_contains(e->ingress_allow, x->a.ingress_allow[i])) {
+      strv_push(&e->ingress_allow, x->a.ingress_allow[i]);
+      change_add(x, PROFILE_CHANGE_RUNTIME, "ingress.allow", NULL, x->a.ingress_allow[i],
+                 "annotation run.agentrt.ingress");
+    }
   if (e->def == PROFILE_EGRESS_OFF)
     return;
   for (size_t i = 0; e->allow && e->allow[i]; i++) {

@@ -6,6 +6,7 @@
  *    "workspace": {"mode", "path", "lowerdir", "size", "readonly",
  *                  "protected": [{"path", "type": "dir"|"file"}], "retention"},
  *    "egress": {"default", "allow", "dns": {"upstream"}, "allowPrivateAnswers"},
+ *    "ingress": {"default", "allow"},
  *    "audit": {...}, "seccomp": {"stacked", "rules"}, "checkJoinedNamespaces"}
  */
 #include <stdio.h>
@@ -84,6 +85,14 @@ void gen_egress(yajl_gen g, const struct profile_egress *e)
   yajl_gen_map_close(g);
 }
 
+void gen_ingress(yajl_gen g, const struct profile_egress *e)
+{
+  yajl_gen_map_open(g);
+  gen_key_str(g, "default", e->ingress_default_allow ? "allow" : "deny");
+  gen_key_strv(g, "allow", e->ingress_allow);
+  yajl_gen_map_close(g);
+}
+
 void gen_audit(yajl_gen g, const struct profile_audit *a)
 {
   yajl_gen_map_open(g);
@@ -152,6 +161,8 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   gen_workspace(g, r);
   gen_str(g, "egress");
   gen_egress(g, &r->egress);
+  gen_str(g, "ingress");
+  gen_ingress(g, &r->egress);
   gen_str(g, "audit");
   gen_audit(g, &r->audit);
   gen_str(g, "seccomp");

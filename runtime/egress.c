@@ -43,6 +43,12 @@ static int policy_from_profile(const struct profile_egress *pe, struct egress_po
     if (egress_entry_parse(*a, &e, err) < 0 || egress_policy_add(p, &e, err) < 0)
       return error_prefix(err, "egress.allow `%s`", *a);
   }
+  p->ingress_default_allow = pe->ingress_default_allow;
+  for (char **a = pe->ingress_allow; a && *a; a++) {
+    struct egress_port e;
+    if (egress_port_parse(*a, &e, err) < 0 || egress_policy_add_port(p, &e, err) < 0)
+      return error_prefix(err, "ingress.allow");
+  }
   for (char **u = pe->dns_upstream; u && *u && p->n_upstream < EGRESS_MAX_UPSTREAM; u++)
     if (egress_upstream_parse(*u, &p->upstream[p->n_upstream++], err) < 0)
       return error_prefix(err, "egress.dns.upstream `%s`", *u);
