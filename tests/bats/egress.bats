@@ -34,7 +34,7 @@ egt_network() {
 	# 169.254.169.254 would go on a dummy interface (H17); this kernel has no dummy
 	# driver, and lo delivers locally just the same
 	fake_links "$EGT_CTR" "$EGT_INET" "$EGT_HOST" \
-		203.0.113.10 198.51.100.20 192.0.2.53 192.0.2.99 169.254.169.254 \
+		203.0.113.10 198.51.100.20 192.0.2.53 192.0.2.54 192.0.2.99 169.254.169.254 \
 		2001:db8:203::10 2001:db8:198::20
 }
 
@@ -72,7 +72,8 @@ egt_servers() {
 		host-record=ula.test,fd00::1
 		host-record=sitelocal.test,fec0::1
 		host-record=mcast.test,ff0e::1
-		log-queries
+		$(for i in $(seq 100 131); do echo "host-record=big.test,203.0.113.$i"; done)
+		log-queries=extra
 		log-facility=$EGT_DIR/upstream.log
 	EOF
 	cat >"$EGT_DIR/rogue.conf" <<-EOF
@@ -87,6 +88,27 @@ egt_servers() {
 	EOF
 	egt_bg "$EGT_INET" dnsmasq -k -C "$EGT_DIR/upstream.conf" --pid-file= --user=root
 	egt_bg "$EGT_INET" dnsmasq -k -C "$EGT_DIR/rogue.conf" --pid-file= --user=root
+	# 192.0.2.54: an "upstream" whose every A answer is raced by a spoofed one (wrong id)
+	cat >"$EGT_DIR/spoof.sh" <<-'EOF'
+		#!/bin/bash
+		# one query on stdin, the answers on stdout (socat sends each write as a datagram)
+		q=$(dd bs=4096 count=1 2>/dev/null | od -An -tx1 -v | tr -d ' \n')
+		id=${q:0:4} i=24 n=0
+		while [ "${q:$i:2}" != 00 ] && [ $((n += 1)) -lt 64 ]; do i=$((i + 2 + 2 * 0x${q:$i:2})); done
+		question=${q:24:$((i + 10 - 24))} qtype=${q:$((i + 2)):4}
+		bad=$(printf %04x $((0x$id ^ 0x5a5a)))
+		hex() { printf "$(sed 's/../\\x&/g' <<<"$1")"; }
+		if [ "$qtype" = 0001 ]; then
+			hex "${bad}81800001000100000000${question}c00c000100010000003c0004c6336414"
+			echo "spoofed $bad for $id" >>"$1"
+			sleep 0.2
+			hex "${id}81800001000100000000${question}c00c000100010000003c0004cb00710a"
+		else
+			hex "${id}81800001000000000000${question}"
+		fi
+	EOF
+	chmod +x "$EGT_DIR/spoof.sh"
+	egt_bg "$EGT_INET" socat UDP4-RECVFROM:53,bind=192.0.2.54,fork SYSTEM:"$EGT_DIR/spoof.sh $EGT_DIR/spoof.log"
 	for _ in $(seq 50); do
 		egt_ns "$EGT_INET" busybox nslookup allowed.test 192.0.2.53 >/dev/null 2>&1 &&
 			egt_ns "$EGT_INET" busybox nc -w 1 203.0.113.10 80 </dev/null 2>/dev/null | grep -q hello &&
@@ -134,7 +156,7 @@ setup_file() {
 		  "egress": {
 		    "allow": ["allowed.test", "rebind.test", "203.0.113.10:443/tcp", "allowed6.test",
 		      "mapped.test", "compat.test", "nat64.test", "nat64local.test", "sixtofour.test",
-		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test"],
+		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test"],
 		    "dns": {"upstream": ["192.0.2.53"]}
 		  }
 		}
@@ -142,6 +164,8 @@ setup_file() {
 	# the same, with inbound 8080/tcp listed; and with inbound open (the control)
 	jq '.name = "egress-in" | .ingress = {"allow": ["8080/tcp"]}' "$EGT_PROFILE" >"$EGT_DIR/ingress.json"
 	jq '.name = "egress-in-open" | .ingress = {"default": "allow"}' "$EGT_PROFILE" >"$EGT_DIR/ingress-open.json"
+	jq '.name = "egress-spoof" | .egress.allow = ["spoof.test"] | .egress.dns.upstream = ["192.0.2.54"]' \
+		"$EGT_PROFILE" >"$EGT_DIR/spoof.json"
 }
 
 teardown_file() {
@@ -732,4 +756,38 @@ listeners() {
 	egress_run
 	run rt egress "$ID" allow "300.1.2.3/99"
 	[ "$status" -ne 0 ] && [[ "$output" == *'egress entry `300.1.2.3/99`'* ]] || fail "egress allow: $output"
+}
+
+@test "egress: dns-source-port: upstream queries come from many source ports" {
+	egress_run
+	: >"$EGT_DIR/upstream.log"
+	in_ctr sh -c 'for i in $(seq 20); do nslookup allowed.test >/dev/null 2>&1; done'
+	n=$(grep -c "query\[.*\] allowed.test from" "$EGT_DIR/upstream.log")
+	ports=$(grep "query\[.*\] allowed.test from" "$EGT_DIR/upstream.log" | grep -o '192\.0\.2\.6/[0-9]*' | sort -u | wc -l)
+	echo "# $n upstream queries from $ports source ports" >&3
+	[ "$n" -ge 20 ] || fail "only $n queries upstream: $(tail -5 "$EGT_DIR/upstream.log")"
+	[ "$ports" -ge $((n * 3 / 4)) ] || fail "$n queries from only $ports source ports"
+}
+
+@test "egress: dns-truncated: a truncated upstream answer is asked again over TCP" {
+	egress_run
+	run in_ctr nslookup big.test
+	[[ "$output" == *203.0.113.1[0-3][0-9]* ]] || fail "$output"
+	# 32 A records (the most an answer is read for) do not fit in 512 bytes (30 do): all 32
+	# pinned means the TCP answer was used
+	run rt egress "$ID" list
+	n=$(grep -c "^pinned 203\.0\.113\.1[0-3][0-9]" <<<"$output")
+	[ "$n" -eq 32 ] || fail "$n of 32 addresses pinned: $output"
+	grep -q "query\[A\] big.test from" "$EGT_DIR/upstream.log" || fail "no upstream query logged"
+}
+
+@test "egress: dns-spoof: an upstream answer with the wrong id is ignored, the real one is pinned" {
+	: >"$EGT_DIR/spoof.log"
+	egress_run --profile "$EGT_DIR/spoof.json"
+	run in_ctr nslookup spoof.test
+	grep -q spoofed "$EGT_DIR/spoof.log" || fail "the spoofer sent nothing: $output"
+	[[ "$output" == *203.0.113.10* && "$output" != *198.51.100.20* ]] || fail "$output"
+	run rt egress "$ID" list
+	grep -q "^pinned 203.0.113.10" <<<"$output" || fail "$output"
+	! grep -q "198.51.100.20" <<<"$output" || fail "the spoofed address was pinned: $output"
 }
