@@ -18,7 +18,9 @@
  *   chain output  { type filter hook output priority 0; policy drop (accept
  *                   for default allow);
  *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
- *     ct state established,related accept;
+ *     ct state related accept; ct direction reply accept;
+ *                                         # every packet of the container's own
+ *                                         # flows goes through the rules below
  *     icmpv6 type {nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert}
  *       ip6 hoplimit 255 accept;         # no MLD: reports go to deny
  *     jump allow_ll;                      # explicit link-local entries
@@ -230,6 +232,25 @@ int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 
+/* ----------------------------------------------------------- sockets */
+
+/* A socket's peer: family AF_INET/AF_INET6 (IPv4-mapped given as AF_INET),
+ * address, IPPROTO_TCP/UDP, port (host order). */
+struct egress_sock {
+  int family;
+  uint8_t addr[16];
+  uint8_t proto;
+  uint16_t port;
+};
+/* Is a flow to this peer allowed by the policy's own entries (default,
+ * CIDR entries with their ports)?  Pinned addresses are the kernel's sets. */
+bool egress_policy_allows_flow(const struct egress_policy *p, const struct egress_sock *s);
+/* Destroy (SOCK_DESTROY) every TCP and connected UDP socket of the netns of
+ * diag_fd (a NETLINK_SOCK_DIAG socket made there) whose peer keep() refuses;
+ * loopback and unconnected sockets are left.  *ret_cut: how many. */
+int egress_sockets_cut(int diag_fd, bool (*keep)(void *ud, const struct egress_sock *s), void *ud,
+                       size_t *ret_cut, struct error *err);
+
 /* ----------------------------------------------------------- resolver */
 
 enum egress_dns_verdict {
@@ -264,6 +285,7 @@ struct egress_resolver_opts {
   int aux_fd;
   int (*on_aux)(void *aux_ud);
   void *aux_ud;
+  void (*on_tick)(void *ud); /* after every loop turn (at least once a second); NULL = none */
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */
 };

@@ -13,6 +13,7 @@
 #include <libnftnl/table.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -309,8 +310,7 @@ static void rules_output_head(struct nft_batch_buf *b)
   static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
   static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
   static const uint8_t ec2[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
-  uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
-  uint32_t zero = 0;
+  uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
   struct nftnl_rule *r = rule_new("output");
 
   meta(r, NFT_META_OIF, NFT_REG_1); /* lo is ifindex 1 in every netns */
@@ -330,12 +330,23 @@ static void rules_output_head(struct nft_batch_buf *b)
   verdict(r, NF_ACCEPT, NULL);
   rule_emit(b, r, "ip6 daddr ::1");
 
+  /* Known without the rules below: ICMP errors of known flows, and the
+   * container's side of the inbound flows chain input let in (reply
+   * direction).  Every packet of a flow the container started is judged by
+   * the allow rules, not only its first: a live deny or the expiry of a
+   * pinned address ends the connection at its next packet (a reset to the
+   * local socket), instead of leaving it open under "established". */
   r = rule_new("output");
   ct_get(r, NFT_CT_STATE);
   bitwise(r, &ctmask, 4);
   cmp(r, NFT_CMP_NEQ, &zero, 4);
   verdict(r, NF_ACCEPT, NULL);
-  rule_emit(b, r, "ct state established,related");
+  rule_emit(b, r, "ct state related");
+  r = rule_new("output");
+  ct_get(r, NFT_CT_DIRECTION);
+  cmp_u8(r, IP_CT_DIR_REPLY);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ct direction reply");
 
   /* IPv6 neighbour discovery the container's own link needs: router
    * solicitation (133), neighbour solicitation and advertisement (135, 136),

@@ -445,3 +445,22 @@ bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *add
   }
   return false;
 }
+
+bool egress_policy_allows_flow(const struct egress_policy *p, const struct egress_sock *s)
+{
+  enum egress_kind kind = s->family == AF_INET ? EGRESS_CIDR4 : EGRESS_CIDR6;
+  unsigned bits = s->family == AF_INET ? 32 : 128;
+
+  if (p->default_allow)
+    return true;
+  for (size_t i = 0; i < p->n_entries; i++) {
+    const struct egress_entry *e = &p->entries[i];
+    if (e->kind != kind || !cidr_inside(s->addr, bits, e->addr, e->prefix))
+      continue;
+    if (e->proto != 0 && e->proto != s->proto)
+      continue;
+    if (e->port_min == 0 || (s->port >= e->port_min && s->port <= e->port_max))
+      return true;
+  }
+  return false;
+}

@@ -637,6 +637,8 @@ static int loop_once(struct rstate *s, struct error *err)
     if (pfd[FD_CONN0 + i].revents && s->conns[i].fd >= 0)
       handle_conn(s, &s->conns[i]);
   expire(s, now_ms());
+  if (o->on_tick != NULL)
+    o->on_tick(o->ud);
   return 0;
 }
 

@@ -80,6 +80,10 @@ void gen_egress(yajl_gen g, const struct profile_egress *e)
   gen_str(g, "dns");
   yajl_gen_map_open(g);
   gen_key_strv(g, "upstream", e->dns_upstream);
+  if (e->has_ttl_min)
+    gen_key_u64(g, "ttlMin", e->ttl_min);
+  if (e->has_ttl_max)
+    gen_key_u64(g, "ttlMax", e->ttl_max);
   yajl_gen_map_close(g);
   gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
   yajl_gen_map_close(g);

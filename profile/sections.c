@@ -230,7 +230,12 @@ static const struct pfield resources_fields[] = {
     FEND,
 };
 
-static const struct pfield dns_fields[] = {F("upstream", P_STRV, egress.dns_upstream), FEND};
+static const struct pfield dns_fields[] = {
+    F("upstream", P_STRV, egress.dns_upstream),
+    FH("ttlMin", P_DURATION, egress.ttl_min, egress.has_ttl_min),
+    FH("ttlMax", P_DURATION, egress.ttl_max, egress.has_ttl_max),
+    FEND,
+};
 
 static const struct pfield egress_fields[] = {
     FFN("default", egress_default),

@@ -127,6 +127,14 @@ static int check_egress(struct pctx *c, const struct agent_profile *p)
     if (egress_upstream_parse(e->dns_upstream[i], &u, &err) < 0)
       return pfail(c, sub, "%s", err.msg);
   }
+  {
+    uint64_t lo = e->has_ttl_min ? e->ttl_min : 5, hi = e->has_ttl_max ? e->ttl_max : 3600;
+    if (lo > 7 * 86400 || hi > 7 * 86400)
+      return pfail(c, "egress.dns", "ttlMin and ttlMax are at most 7 days");
+    if (hi == 0 || lo > hi)
+      return pfail(c, "egress.dns", "ttlMin (%llu s) is above ttlMax (%llu s), or ttlMax is 0",
+                   (unsigned long long)lo, (unsigned long long)hi);
+  }
   for (i = 0; e->ingress_allow != NULL && e->ingress_allow[i] != NULL; i++) {
     struct egress_port port;
     cleanup_free char *sub = xfmt("ingress.allow[%zu]", i);

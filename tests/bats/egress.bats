@@ -46,6 +46,11 @@ egt_servers() {
 		egt_bg "$EGT_INET" socat "TCP-LISTEN:$port,bind=$addr,fork,reuseaddr" \
 			SYSTEM:"echo hello-$word"
 	done
+	# :8000 streams a tick every 0.2 s (30 s at most): an open connection to cut
+	egt_bg "$EGT_INET" socat TCP-LISTEN:8000,bind=203.0.113.10,fork,reuseaddr \
+		SYSTEM:'for i in $(seq 150); do echo tick; sleep 0.2; done'
+	egt_bg "$EGT_INET" socat "TCP6-LISTEN:8000,bind=[2001:db8:203::10],fork,reuseaddr" \
+		SYSTEM:'for i in $(seq 150); do echo tick; sleep 0.2; done'
 	for l in 2001:db8:203::10/80/allowed6-80 2001:db8:198::20/80/denied6-80; do
 		IFS=/ read -r addr port word <<<"$l"
 		egt_bg "$EGT_INET" socat "TCP6-LISTEN:$port,bind=[$addr],fork,reuseaddr" \
@@ -164,6 +169,7 @@ setup_file() {
 	# the same, with inbound 8080/tcp listed; and with inbound open (the control)
 	jq '.name = "egress-in" | .ingress = {"allow": ["8080/tcp"]}' "$EGT_PROFILE" >"$EGT_DIR/ingress.json"
 	jq '.name = "egress-in-open" | .ingress = {"default": "allow"}' "$EGT_PROFILE" >"$EGT_DIR/ingress-open.json"
+	jq '.name = "egress-ttl" | .egress.dns.ttlMin = 2 | .egress.dns.ttlMax = 2' "$EGT_PROFILE" >"$EGT_DIR/ttl.json"
 	jq '.name = "egress-spoof" | .egress.allow = ["spoof.test"] | .egress.dns.upstream = ["192.0.2.54"]' \
 		"$EGT_PROFILE" >"$EGT_DIR/spoof.json"
 }
@@ -790,4 +796,65 @@ listeners() {
 	run rt egress "$ID" list
 	grep -q "^pinned 203.0.113.10" <<<"$output" || fail "$output"
 	! grep -q "198.51.100.20" <<<"$output" || fail "the spoofed address was pinned: $output"
+}
+
+# stream_open HOST TAG: nc inside to HOST:8000 in the background (stdin held open), its
+# output in /tmp/ticks.TAG, its pid in /tmp/nc.TAG
+stream_open() {
+	in_ctr sh -c "sleep 60 | nc $1 8000 >/tmp/ticks.$2 2>&1 & echo \$! >/tmp/nc.$2"
+}
+# (the container's init, sleep, reaps nothing: an nc that ended is a zombie)
+stream_alive() { in_ctr sh -c "st=\$(cut -d' ' -f3 /proc/\$(cat /tmp/nc.$1)/stat 2>/dev/null); [ -n \"\$st\" ] && [ \"\$st\" != Z ]"; }
+ticks() { in_ctr sh -c "grep -c tick /tmp/ticks.$1" || true; }
+
+# stream_cut_within TAG MS: the nc of TAG ends within MS ms; sets ELAPSED_MS
+stream_cut_within() {
+	local t0 i
+	t0=$(date +%s%N)
+	for i in $(seq 100); do
+		if ! stream_alive "$1"; then
+			ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))
+			[ "$ELAPSED_MS" -le "$2" ]
+			return
+		fi
+		[ $((($(date +%s%N) - t0) / 1000000)) -le $(($2 + 2000)) ] || break
+		sleep 0.05
+	done
+	ELAPSED_MS=never
+	return 1
+}
+
+@test "egress: live-deny-cut: a live deny ends an open connection within a second (IPv4 and IPv6)" {
+	local host entry tag n1 n2
+	egress_run
+	for l in "203.0.113.10|203.0.113.10:8000/tcp|v4" "2001:db8:203::10|[2001:db8:203::10]:8000/tcp|v6"; do
+		IFS='|' read -r host entry tag <<<"$l"
+		rt egress "$ID" allow "$entry"
+		stream_open "$host" "$tag"
+		sleep 1
+		stream_alive "$tag" || fail "$tag: the connection did not stay open: $(in_ctr cat /tmp/ticks.$tag)"
+		n1=$(ticks "$tag")
+		[ "$n1" -ge 3 ] || fail "$tag: only $n1 ticks in a second"
+		rt egress "$ID" deny "$entry"
+		stream_cut_within "$tag" 1000 || fail "$tag: open connection not cut within 1 s ($ELAPSED_MS): ticks $n1 -> $(ticks "$tag"); $(in_ctr cat /tmp/ticks.$tag | tail -2); $(records 'select(.kind == "cut" or .kind == "audit_error")')"
+		echo "# $tag: cut ${ELAPSED_MS} ms after the deny returned ($n1 ticks before)" >&3
+		n1=$(ticks "$tag")
+		sleep 0.5
+		n2=$(ticks "$tag")
+		[ "$n1" = "$n2" ] || fail "$tag: data still arrives after the cut ($n1 -> $n2)"
+		refused_fast "$host" 8000
+	done
+}
+
+@test "egress: ttl-expiry-cut: the expiry of a pinned address ends its open connection" {
+	egress_run --profile "$EGT_DIR/ttl.json"
+	t0=$(date +%s%N)
+	stream_open allowed.test ttl # resolves through agentrt: pinned for 2 s (ttlMax)
+	sleep 1
+	stream_alive ttl || fail "the connection did not stay open: $(in_ctr cat /tmp/ticks.ttl)"
+	stream_cut_within ttl 3000 || fail "not cut after the pin expired ($ELAPSED_MS)"
+	total=$((($(date +%s%N) - t0) / 1000000))
+	echo "# cut ${total} ms after the lookup (pin lifetime 2000 ms)" >&3
+	[ "$total" -ge 1900 ] || fail "cut after $total ms, before the pin expired"
+	[ "$total" -le 3200 ] || fail "cut only after $total ms (pin lifetime 2000 ms)"
 }
