@@ -26,10 +26,21 @@
  *     jump allow_ll;                      # explicit link-local entries
  *     ip daddr 169.254.0.0/16 goto deny; ip6 daddr {fe80::/10, fd00:ec2::254} goto deny;
  *     ip daddr @allow4 goto allowed; ip6 daddr @allow6 goto allowed;
- *     jump allow_ports;
  *     ip daddr @dns4 goto allowed; ip6 daddr @dns6 goto allowed;
  *     ip daddr . meta l4proto . th dport @dns4p goto allowed; (ip6 / dns6p too)
+ *     jump allow_ports;
  *     goto deny }                         # "goto allowed" for default allow
+ *   chain input   { type filter hook input priority 0; policy drop (accept
+ *                   for ingress default allow);
+ *     iif lo accept; ct state established,related accept;
+ *     icmpv6 type {nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert}
+ *       ip6 hoplimit 255 accept;
+ *     <l4proto> dport <listed port> goto in_allowed; ...   # ingress.allow
+ *     goto in_deny }
+ *   chain in_allowed { ct state new ct status ! confirmed
+ *                        log prefix "agentrt-in-flow: " group N; accept }
+ *   chain in_deny { counter log prefix "agentrt-in-deny: " group N;
+ *                   meta l4proto tcp reject with tcp reset; drop }
  *   chain allowed { ct state new ct status ! confirmed
  *                     log prefix "agentrt-flow: " group N;  # first packet of a flow
  *                   accept }

@@ -400,13 +400,15 @@ static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p)
     rule_simple(b, "output", NFT_GOTO, "allowed", "goto allowed");
     return;
   }
+  /* every packet of an outbound flow comes here: the set lookups (one
+   * hash or tree lookup each) before the linear chain of port rules */
   rule_lookup(b, false, "allow4", SET_ID_ALLOW4);
   rule_lookup(b, true, "allow6", SET_ID_ALLOW6);
-  rule_simple(b, "output", NFT_JUMP, "allow_ports", "jump allow_ports");
   rule_lookup(b, false, "dns4", SET_ID_DNS4);
   rule_lookup(b, true, "dns6", SET_ID_DNS6);
   rule_lookup_port(b, false, "dns4p", SET_ID_DNS4P);
   rule_lookup_port(b, true, "dns6p", SET_ID_DNS6P);
+  rule_simple(b, "output", NFT_JUMP, "allow_ports", "jump allow_ports");
   rule_simple(b, "output", NFT_GOTO, "deny", "goto deny");
 }
 
