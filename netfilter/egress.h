@@ -63,7 +63,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* ---------------------------------------------------------------- policy */
 

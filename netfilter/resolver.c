@@ -17,8 +17,8 @@
  * must carry that id and echo the question.  A truncated answer (TC) is
  * asked again over TCP, on a non-blocking connection in the same loop.
  */
-#include "dns.h"
-#include "egress.h"
+#include "netfilter/dns.h"
+#include "netfilter/egress.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,7 +29,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define MAX_PENDING 64
 #define MAX_CONNS 16

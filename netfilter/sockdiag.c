@@ -9,7 +9,7 @@
  * was made inside the container's netns (netns_sockets), so only that
  * namespace's sockets are ever seen.
  */
-#include "egress.h"
+#include "netfilter/egress.h"
 
 #include <errno.h>
 #include <linux/inet_diag.h>
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define DIAG_MAX_SOCKS 4096
 #define DIAG_BUF 32768

@@ -7,7 +7,7 @@
  * there with the functions of this folder, so `profile check` refuses what
  * `create` would.
  */
-#include "egress.h"
+#include "netfilter/egress.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err)
 {
