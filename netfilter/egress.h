@@ -1,8 +1,8 @@
 /* egress.h - the egress allowlist: policy, nftables rules, DNS pinning.
  *
  * Three layers, each usable alone:
- *   1. policy (policy.c): parse allow entries and the profile's "egress"
- *      object into plain structs.  Pure, fuzzed.
+ *   1. policy (policy.c): the allow entries (parsed by the one grammar,
+ *      common/egress_grammar.h) as a policy, and matching.  Pure, fuzzed.
  *   2. nftables (nft.c, nft_apply.c): build ONE netlink batch for table
  *      `inet agentrt` (pure, deterministic bytes, golden-tested) and send it
  *      into a container's network namespace, checking every ack.  Nothing
@@ -63,48 +63,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/egress_grammar.h"
 #include "common/error.h"
 
 /* ---------------------------------------------------------------- policy */
-
-#define EGRESS_DOMAIN_MAX 253
-#define EGRESS_MAX_ENTRIES 4096
-#define EGRESS_MAX_UPSTREAM 4
-#define EGRESS_ENTRY_STR_MAX 300
-
-enum egress_kind { EGRESS_CIDR4 = 1, EGRESS_CIDR6, EGRESS_DOMAIN };
-
-/* One allow entry.  Grammar (see egress_entry_parse):
- *   203.0.113.0/24   203.0.113.10:443   203.0.113.10:8000-8100/tcp
- *   2001:db8::/32    [2001:db8::1]:443/udp
- *   pypi.org         *.githubusercontent.com:443
- * A port without /tcp or /udp means both.  "*.x" matches subdomains of x,
- * not x itself.  Domains take a single port, not a range, and /tcp or
- * /udp only with a port. */
-struct egress_entry {
-  enum egress_kind kind;
-  uint8_t addr[16];                   /* CIDR: network address (host bits cleared), network order */
-  uint8_t prefix;                     /* CIDR: 0..32 or 0..128 */
-  bool wildcard;                      /* domain: "*." form */
-  char domain[EGRESS_DOMAIN_MAX + 1]; /* lower case, no "*." and no final dot */
-  uint8_t proto;                      /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
-  uint16_t port_min;                  /* 0/0 = every port */
-  uint16_t port_max;
-};
-
-/* One ingress entry: a local port (range) new inbound connections may
- * reach.  Grammar (see egress_port_parse): "8080/tcp", "8000-8100/udp",
- * "9090" (tcp and udp). */
-struct egress_port {
-  uint8_t proto; /* 0 = tcp and udp, IPPROTO_TCP or IPPROTO_UDP */
-  uint16_t port_min, port_max;
-};
-
-struct egress_upstream {
-  int family; /* AF_INET or AF_INET6 */
-  uint8_t addr[16];
-  uint16_t port; /* host order, default 53 */
-};
 
 struct egress_policy {
   bool default_allow;         /* "default": "allow"|"deny" (deny when absent) */
@@ -128,18 +90,10 @@ struct egress_policy {
 #define EGRESS_LOG_IN_DENY_PREFIX "agentrt-in-deny: "
 #define EGRESS_LOG_IN_FLOW_PREFIX "agentrt-in-flow: "
 
-/* Parse one entry.  Pure; never allocates. */
-int egress_entry_parse(const char *s, struct egress_entry *ret, struct error *err);
-/* Canonical text of an entry (parses back to the same entry). */
-void egress_entry_format(const struct egress_entry *e, char buf[EGRESS_ENTRY_STR_MAX]);
-bool egress_entry_equal(const struct egress_entry *a, const struct egress_entry *b);
 /* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
  * live in chain allow_ll, before the metadata block. */
 bool egress_entry_is_link_local(const struct egress_entry *e);
 
-/* Parse one ingress entry.  Pure. */
-int egress_port_parse(const char *s, struct egress_port *ret, struct error *err);
-void egress_port_format(const struct egress_port *e, char buf[32]);
 /* Add an ingress entry (ignored when already present). */
 int egress_policy_add_port(struct egress_policy *p, const struct egress_port *e, struct error *err);
 
@@ -149,11 +103,6 @@ void egress_policy_free(struct egress_policy *p);
 /* Add (ignored when already present) or remove (-1 when absent) an entry. */
 int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, struct error *err);
 int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e, struct error *err);
-/* An upstream resolver, "192.0.2.53", "192.0.2.53:5353" or
- * "[2001:db8::53]:5353" (port 53 when absent).  The profile's "egress"
- * object is parsed by profile/: its entries go through egress_entry_parse,
- * egress_port_parse and this. */
-int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err);
 /* Fill p->upstream from `nameserver` lines of a resolv.conf (the host's). */
 int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p, struct error *err);
 

@@ -1,11 +1,9 @@
-/* upstream.c - the upstream resolvers of the egress resolver: parsing an
- * address with an optional port ("192.0.2.53", "[2001:db8::53]:5353",
- * "192.0.2.53:5353") and reading the host's resolv.conf.
+/* upstream.c - the host's resolvers as the egress resolver's upstream
+ * (`nameserver` lines of resolv.conf, parsed by the one grammar,
+ * common/egress_grammar.c).
  *
- * The profile's "egress" object itself is parsed by profile/ (the one
- * grammar of the policy file); the entries and these addresses are checked
- * there with the functions of this folder, so `profile check` refuses what
- * `create` would.
+ * The profile's "egress" object is parsed by profile/, its entries checked
+ * there with that grammar, so `profile check` refuses what `create` would.
  */
 #include "netfilter/egress.h"
 
@@ -18,43 +16,6 @@
 #include <unistd.h>
 
 #include "common/util.h"
-
-int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err)
-{
-  char buf[INET6_ADDRSTRLEN + 16];
-  struct egress_upstream u = {.port = 53};
-  char *host = buf, *port = NULL;
-  size_t len = strnlen(s, sizeof buf);
-
-  if (len == 0 || len >= sizeof buf)
-    return error_set(err, 0, "invalid upstream resolver `%.*s`", 64, s);
-  memcpy(buf, s, len + 1);
-  if (buf[0] == '[') {
-    char *close = strchr(buf, ']');
-    if (close == NULL || (close[1] != '\0' && close[1] != ':'))
-      return error_set(err, 0, "invalid upstream resolver `%s`", s);
-    *close = '\0';
-    host = buf + 1;
-    port = close[1] == ':' ? close + 2 : NULL;
-  } else if (strchr(buf, ':') != NULL && strchr(buf, ':') == strrchr(buf, ':')) {
-    port = strchr(buf, ':');
-    *port++ = '\0';
-  }
-  if (port != NULL) {
-    uint32_t v;
-    if (parse_u32(port, &v) < 0 || v == 0 || v > 65535)
-      return error_set(err, 0, "invalid port in upstream resolver `%s`", s);
-    u.port = (uint16_t)v;
-  }
-  if (inet_pton(AF_INET, host, u.addr) == 1)
-    u.family = AF_INET;
-  else if (inet_pton(AF_INET6, host, u.addr) == 1)
-    u.family = AF_INET6;
-  else
-    return error_set(err, 0, "invalid upstream resolver address `%s`", s);
-  *ret = u;
-  return 0;
-}
 
 int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p, struct error *err)
 {

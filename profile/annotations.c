@@ -23,7 +23,7 @@
 #include "profile/internal.h"
 
 #include "common/util.h"
-#include "netfilter/egress.h"
+#include "common/egress_grammar.h"
 
 static int bad(struct error *err, const char *key, const char *value, const char *why)
 {

@@ -8,7 +8,7 @@
 #include "profile/parse.h"
 
 #include "common/util.h"
-#include "netfilter/egress.h"
+#include "common/egress_grammar.h"
 
 static int check_abs_list(struct pctx *c, const char *field, char **v)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/egress_grammar.h"
 #include "netfilter/egress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
