@@ -852,9 +852,10 @@ stream_cut_within() {
 	stream_open allowed.test ttl # resolves through agentrt: pinned for 2 s (ttlMax)
 	sleep 1
 	stream_alive ttl || fail "the connection did not stay open: $(in_ctr cat /tmp/ticks.ttl)"
-	stream_cut_within ttl 3000 || fail "not cut after the pin expired ($ELAPSED_MS)"
+	stream_cut_within ttl 3500 || fail "not cut after the pin expired ($ELAPSED_MS)"
 	total=$((($(date +%s%N) - t0) / 1000000))
 	echo "# cut ${total} ms after the lookup (pin lifetime 2000 ms)" >&3
 	[ "$total" -ge 1900 ] || fail "cut after $total ms, before the pin expired"
-	[ "$total" -le 3200 ] || fail "cut only after $total ms (pin lifetime 2000 ms)"
+	# the pin runs out at 2000 ms, the monitor looks once a second at least; exec polling adds
+	[ "$total" -le 3600 ] || fail "cut only after $total ms (pin lifetime 2000 ms)"
 }
