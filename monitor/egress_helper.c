@@ -310,6 +310,14 @@ static void ctl_list(struct egress_helper *h, int fd)
     reply(fd, buf);
     reply(fd, "\n");
   }
+  reply(fd, p->ingress_default_allow ? "ingress default allow\n" : "ingress default deny\n");
+  for (size_t i = 0; i < p->n_ingress; i++) {
+    char port[32];
+    egress_port_format(&p->ingress[i], port);
+    reply(fd, "ingress ");
+    reply(fd, port);
+    reply(fd, "\n");
+  }
   /* dns4p/dns6p: addresses of names allowed with a port ("x.org:443") */
   static const char *const sets[] = {"dns4", "dns6", "dns4p", "dns6p"};
 
@@ -394,6 +402,22 @@ static int on_ctl(void *ud, struct egress_policy *p)
       r = flush_pins(h->o.nl_fd, &err);
     if (r == 0 && !allow)
       cut_disallowed(h, "deny");
+    reply(fd, r == 0 ? "ok\n" : "error ");
+    if (r < 0) {
+      reply(fd, err.msg);
+      reply(fd, "\n");
+    }
+  } else if (strncmp(req, "ingress ", 8) == 0) {
+    /* "ingress P1 P2 ...": a pod container's inbound ports, added to the pod's */
+    char *save = NULL;
+    int r = 0;
+    for (char *arg = strtok_r(req + 8, " ", &save); arg && r == 0;
+         arg = strtok_r(NULL, " ", &save)) {
+      struct egress_port pt;
+      r = egress_port_parse(arg, &pt, &err) < 0 ? -1 : egress_policy_add_port(p, &pt, &err);
+    }
+    if (r == 0)
+      r = send_batch(h->o.nl_fd, p, true, &err);
     reply(fd, r == 0 ? "ok\n" : "error ");
     if (r < 0) {
       reply(fd, err.msg);

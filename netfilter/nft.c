@@ -652,6 +652,16 @@ static int build_update(const struct egress_policy *p, struct nft_batch_buf *b, 
   flush_chain(b, "allow_ll");
   flush_chain(b, "allow_ports");
   rules_static(b, p);
+  /* the inbound ports (a pod's container adds its own): the in chains again
+   * (made here for a table from before they existed) */
+  chain_msg(b, "in_deny", NULL, 0, 0);
+  chain_msg(b, "in_allowed", NULL, 0, 0);
+  chain_msg(b, "input", "filter", 0, p->ingress_default_allow ? NF_ACCEPT : NF_DROP);
+  flush_chain(b, "in_deny");
+  flush_chain(b, "in_allowed");
+  flush_chain(b, "input");
+  rules_in_chains(b, p->log_group);
+  rules_input(b, p);
   return 0;
 }
 

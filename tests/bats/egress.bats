@@ -523,7 +523,8 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	sb=$ID
 	cat >"$EGT_DIR/pod-app.json" <<-'EOF2'
 		{"name": "pod-app", "extends": "agent",
-		 "egress": {"allow": ["198.51.100.20:80/tcp"], "dns": {"upstream": ["192.0.2.53"]}}}
+		 "egress": {"allow": ["198.51.100.20:80/tcp"], "dns": {"upstream": ["192.0.2.53"]}},
+		 "ingress": {"allow": ["8080/tcp"]}}
 	EOF2
 	update_config ".annotations[\"io.kubernetes.cri.container-type\"] = \"container\" |
 		.annotations[\"io.kubernetes.cri.sandbox-id\"] = \"$sb\" |
@@ -536,6 +537,13 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	run rt egress "$sb" list
 	grep -qx "allow 198.51.100.20:80/tcp" <<<"$output" || fail "$output"
 	grep -qx "allow allowed.test" <<<"$output" || fail "$output"
+	grep -qx "ingress 8080/tcp" <<<"$output" || fail "the app's inbound port: $output"
+	# the app's inbound port is open in the pod's netns, nothing else
+	listeners 8080 7000
+	run from_inet 192.0.2.2 8080
+	[[ "$output" == *listener-8080* ]] || fail "the app's listed port: $output"
+	run from_inet 192.0.2.2 7000
+	[[ "$output" != *listener* ]] || fail "an unlisted port answered: $output"
 	# from the app: the sandbox's names resolve, its own entry connects, the rest is refused
 	run in_ctr nslookup allowed.test
 	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
