@@ -103,6 +103,14 @@ struct profile_egress {
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
   bool allow_private_answers;
+  /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
+   * the upstream's TTL clamped to it; unset = 5 and 3600 */
+  bool has_ttl_min, has_ttl_max;
+  uint64_t ttl_min, ttl_max;
+  /* the profile's "ingress" object (only with an egress policy: the same
+   * table): new inbound connections refused unless the port is listed */
+  bool ingress_default_allow;
+  char **ingress_allow; /* "8080/tcp", "8000-8100/udp", "9090" */
 };
 
 struct profile_audit {
@@ -118,6 +126,7 @@ struct profile_loosen {
   uint64_t memory, pids, cpus, workspace_size;
   unsigned workspace_modes; /* bit (1u << enum profile_ws_mode) */
   char **egress_allow;      /* fnmatch(3) patterns an added entry must match */
+  char **ingress_allow;     /* fnmatch(3) patterns a run.agentrt.ingress port must match */
 };
 
 struct agent_profile {
