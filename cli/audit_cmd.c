@@ -51,7 +51,7 @@ static void usage(void)
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n"
          "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
-         "       syscall dns denied flow monitor audit_error retention\n"
+         "       syscall dns denied flow cut monitor audit_error retention\n"
          "verify says `ok` for a complete trail, `intact but incomplete` (exit 0) with how many\n"
          "records retention dropped and how many events were coalesced into counted records;\n"
          "a removed or altered record fails (exit 1).\n");

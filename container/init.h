@@ -23,6 +23,7 @@ struct init_args {
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
   const void *notify_bpf;     /* its notify variant, or NULL (process_opts) */
   int notify_fd;              /* the monitor's socket for the listener, -1 */
+  int listener_fd;            /* connected to linux.seccomp.listenerPath, or < 0 */
   bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;
