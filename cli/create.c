@@ -276,7 +276,7 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
   *ret = NULL;
   if (mh->notify_fd < 0)
     return 0;
-  if (own != NULL && own->listener_path != NULL) {
+  if (own != NULL && own->listener_path != NULL && oci_seccomp_uses_notify(own)) {
     static const char off[] = "OFF the config's seccomp has its own listener (listenerPath)";
     if (send(mh->notify_fd, off, sizeof off - 1, MSG_NOSIGNAL) < 0) {
       /* the monitor is gone: create fails at its ready check */

@@ -286,10 +286,23 @@ refused() {
 }
 
 @test "audit-evidence: a config with its own seccomp listener keeps it; refused-syscall records are off, and the trail says so" {
-	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": "/run/agentrt-no-such-agent.sock"}'
-	set_cmd 'try-syscall mount'
+	# the config's SCMP_ACT_NOTIFY goes to its agent (tests/helpers/seccomp-agent answers EXDEV)
+	AGENT=$HELPER_DIR/seccomp-agent
+	[ -x "$AGENT" ] || skip "seccomp-agent not built (make test-helpers)"
+	AGENT_SOCK=$BUNDLE/agent.sock
+	"$AGENT" --state "$BUNDLE/agent.state" --log "$BUNDLE/agent.log" --conns 1 "$AGENT_SOCK" \
+		</dev/null >/dev/null 2>&1 &
+	agent_pid=$!
+	for _ in $(seq 50); do [ -S "$AGENT_SOCK" ] && break; sleep 0.1; done
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"$AGENT_SOCK\",
+		\"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+	set_cmd 'mkdir /tmp/notified 2>&1; echo "mkdir=$?"; try-syscall mount'
 	run ra run --bundle "$BUNDLE" "$ID"
+	kill "$agent_pid" 2>/dev/null
+	wait "$agent_pid" 2>/dev/null || true
 	[ "$status" -eq 0 ] || fail "run: $output"
+	# the engine's agent answered its call, the profile's filter still refused mount
+	grep -qi "cross-device" <<<"$output" || fail "not the agent's answer: $output"
 	assert_output_contains "EPERM"
 	[ -n "$(ra audit --format json --kind audit_error "$ID" | jq -r 'select(.source == "syscall") | .error' | grep "refused-syscall records are off: the config's seccomp has its own listener")" ] ||
 		fail "$(ra audit --format json "$ID")"
