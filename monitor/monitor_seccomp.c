@@ -15,8 +15,9 @@
  * Off, with an "audit_error" (source "syscall") saying why, when the init
  * could not get a listener (a filter chain has one listener at most: a
  * config whose SCMP_ACT_NOTIFY goes to its own linux.seccomp.listenerPath
- * keeps it) or create did not ask for one.  `exec` processes load the plain errno filter: their refused
- * calls fail the same way but are not recorded.
+ * keeps it) or create did not ask for one.  `exec` processes load the
+ * plain errno filter: their refused calls fail the same way but are not
+ * recorded.
  */
 #include <errno.h>
 #include <fcntl.h>
