@@ -46,6 +46,12 @@ int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
                         struct cgroup_manager **ret, struct error *err);
 void cgroup_manager_free(struct cgroup_manager *m);
 
+/* The warnings the calls on m collected since the last take (a resource with
+ * no equivalent on this cgroup version that is ignored, a cgroup shared with
+ * another container), oldest first; NULL when none.  The library never prints
+ * them: the caller logs them (or not) and frees the vector. */
+char **cgroup_take_warnings(struct cgroup_manager *m);
+
 /* The path to save in state.json (relative to the hierarchy root). */
 const char *cgroup_manager_path(const struct cgroup_manager *m);
 int cgroup_manager_version(const struct cgroup_manager *m);

@@ -72,6 +72,7 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
   r = cgroup_create(c->cgroup, err);
+  container_log_cgroup_warnings(c->cgroup);
   if (r == -EACCES) {
     /* Not delegated to us (rootless) and no limit asked for.  Without a log
      * file the warning would go to stderr, which conmon reads with a single
@@ -94,9 +95,9 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
   }
   c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));
   c->state->systemd_cgroup = g->systemd_cgroup;
-  if (res != NULL && cgroup_apply(c->cgroup, res, false, err) < 0)
-    return -1;
-  return 0;
+  r = res != NULL ? cgroup_apply(c->cgroup, res, false, err) : 0;
+  container_log_cgroup_warnings(c->cgroup);
+  return r;
 }
 
 static void fill_state(struct container *c, const char *bundle, const char *rootfs)

@@ -355,6 +355,16 @@ static int simple(struct cgroup_manager *m, const char *cmd, char **rest, struct
   die("unknown command `%s`", cmd);
 }
 
+/* What agentrt prints for the library's warnings without --log. */
+static void print_warnings(struct cgroup_manager *m)
+{
+  char **w = cgroup_take_warnings(m);
+
+  for (char **p = w; p && *p; p++)
+    fprintf(stderr, "agentrt: warning: %s\n", *p);
+  strv_free(w);
+}
+
 static int command(struct cgroup_opts *o, const char *cmd, char **rest)
 {
   struct cgroup_manager *m = NULL;
@@ -380,12 +390,14 @@ static int command(struct cgroup_opts *o, const char *cmd, char **rest)
   } else if (streq(cmd, "exec") || streq(cmd, "spawn")) {
     if (rest[0] == NULL || !streq(rest[0], "--") || rest[1] == NULL)
       die("usage: %s -- CMD...", cmd);
+    print_warnings(m);
     r = run(m, rest + 1, streq(cmd, "exec"));
     cgroup_manager_free(m);
     return r;
   } else {
     r = simple(m, cmd, rest, &e);
   }
+  print_warnings(m);
   cgroup_manager_free(m);
   if (r < 0)
     die("%s", e.msg);
