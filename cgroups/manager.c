@@ -138,7 +138,7 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
 
 /* mountinfo is read in one go and split in place: stdio's FILE and getline
  * would bring in pages of libc that nothing else on the create path uses
- * (issue 7, peak RSS). */
+ * (peak RSS: bench/README.md). */
 static int v1_discover_real(struct cgroup_manager *m, struct error *err)
 {
   cleanup_free char *text = NULL;

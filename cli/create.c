@@ -130,7 +130,7 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
 
   if (path == NULL)
     return 0;
-  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline (ENGINES.md §1.3) */
+  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline: go-runc's Atoi fails on one */
   return write_file_path(path, buf, (size_t)n, err);
 }
 

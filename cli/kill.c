@@ -2,7 +2,7 @@
  *
  * Plain kill of a stopped container fails with "container not running"
  * (containerd maps it to NotFound); --all on a stopped container succeeds
- * and signals whatever is left in the cgroup (ENGINES.md §2.3). */
+ * and signals whatever is left in the cgroup (containerd's shim relies on it). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

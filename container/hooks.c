@@ -3,10 +3,10 @@
  * Each hook is fork+exec'd with argv = hook.args verbatim ([path] when
  * absent) and env = hook.env only: hooks run with host privileges, so
  * nothing of the runtime's own environment (or the image's) reaches them
- * (SECURITY.md 1.20).  The state JSON goes to stdin through a pipe (a hook
- * that does not read it is fine: EPIPE is ignored), stdout and stderr are
- * the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on
- * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed.
+ * (THREAT-MODEL.md: hooks are the engine's, run as it).  The state JSON goes to stdin through a
+ * pipe (a hook that does not read it is fine: EPIPE is ignored), stdout and stderr are the
+ * runtime's stderr.  No threads: the wait is a poll() on a pidfd and on the pipe with the hook's
+ * deadline; a hook past its timeout is SIGKILLed.
  */
 #include <errno.h>
 #include <fcntl.h>

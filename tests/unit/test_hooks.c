@@ -1,5 +1,5 @@
-/* test_hooks.c - hooks_run(): argv verbatim, env = hook.env only (SECURITY.md
- * 1.20), state JSON on stdin, stdout to the runtime's stderr, exit status,
+/* test_hooks.c - hooks_run(): argv verbatim, env = hook.env only (nothing of
+ * the runtime's environment), state JSON on stdin, stdout to the runtime's stderr, exit status,
  * timeout, order, a hook that ignores a large stdin. */
 #include <fcntl.h>
 #include <signal.h>
