@@ -481,10 +481,8 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
   for (size_t i = 0; i < m->n_hier; i++)
     if (m->hier[i].made)
       rmdir(m->hier[i].dir);
-  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested)) {
-    err->code = -EACCES;
-    return -EACCES;
-  }
+  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested))
+    return 1;
   return -1;
 }
 

@@ -73,7 +73,7 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
     return -1;
   r = cgroup_create(c->cgroup, err);
   container_log_cgroup_warnings(c->cgroup);
-  if (r == -EACCES) {
+  if (r > 0) {
     /* Not delegated to us (rootless) and no limit asked for.  Without a log
      * file the warning would go to stderr, which conmon reads with a single
      * read() as the error text of a failing create: keep it a debug note. */

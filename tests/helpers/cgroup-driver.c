@@ -381,6 +381,8 @@ static int command(struct cgroup_opts *o, const char *cmd, char **rest)
     die("%s", e.msg);
   if (streq(cmd, "create")) {
     r = cgroup_create(m, &e);
+    if (r > 0)
+      r = -1; /* no cgroup for lack of permission: the driver fails, as before */
     if (r == 0 && (r = cgroup_apply(m, &res, false, &e)) < 0)
       cgroup_destroy(m, &(struct error){0});
     if (r == 0)
