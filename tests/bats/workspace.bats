@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # workspace.bats - overlay workspaces: the agent's writes reach the host only
-# when committed (issue 10).  The engine's view: a host directory bound at
+# when committed.  The engine's view: a host directory bound at
 # /workspace, run under the `agent` profile, which turns it into an overlay.
 
 setup() {
