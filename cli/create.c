@@ -138,23 +138,19 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
   return write_file_path(path, buf, (size_t)n, err);
 }
 
-/* The protected placeholders agentrt creates in the workspace, so that
- * `workspace diff/commit` leave them out (cli/workspace_cmd.c). */
-static int record_protected(struct container *c, const struct workspace *w, const char *dest,
-                            struct error *err)
+/* The profile's protected list, for `workspace diff/commit` (the protection
+ * rule is applied at review time: workspace/protect.c). */
+static int record_protected(struct container *c, const struct workspace *w, struct error *err)
 {
   cleanup_free char *buf = xstrdup("");
-  size_t dn = strlen(dest);
+  char **list = c->profile ? c->profile->workspace.review_protected : NULL;
   int dfd, r;
 
-  if (c->profile == NULL)
-    return 0;
-  for (size_t i = 0; i < c->profile->workspace.n_protected; i++) {
-    const struct profile_protected *p = &c->profile->workspace.protected[i];
+  for (size_t i = 0; list && list[i]; i++) {
     char *nb;
-    if (strncmp(p->path, dest, dn) != 0 || p->path[dn] != '/')
+    if (strchr(list[i], '\n'))
       continue;
-    nb = xfmt("%s%s%s\n", buf, p->path + dn + 1, p->dir ? "/" : "");
+    nb = xfmt("%s%s\n", buf, list[i]);
     free(buf);
     buf = nb;
   }
@@ -189,7 +185,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
-    if (record_protected(c, w, m->destination, err) < 0) {
+    if (record_protected(c, w, err) < 0) {
       workspace_free(w);
       return -1;
     }
