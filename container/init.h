@@ -24,6 +24,7 @@ struct init_args {
   const void *notify_bpf;     /* its notify variant, or NULL (process_opts) */
   int notify_fd;              /* the monitor's socket for the listener, -1 */
   int listener_fd;            /* connected to linux.seccomp.listenerPath, or < 0 */
+  const int *bind_fds;        /* bind sources cloned by the runtime (per mount, -1), or NULL */
   bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;
