@@ -1,8 +1,10 @@
-/* builtin.c - the built-in profiles `agent` (the default) and `oci`.
+/* builtin.c - the built-in profiles `agent` (the default), `agent-strict` and `oci`.
  *
  * `agent` is also the base of every operator profile that does not say
  * "extends": "oci" (or "none"), so a profile file only lists what it changes.
  * `oci` turns everything off: agentrt then behaves as a plain OCI runtime.
+ * `agent-strict` is contrib/profiles/agent-strict.json (a unit test keeps the
+ * two equal): `agent` with less room and ptrace denied (THREAT-MODEL.md).
  *
  * Field reference (struct agent_profile in profile.h):
  *   rootfs.readonly            root.readonly forced true
@@ -11,7 +13,10 @@
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
  *   capabilities.ceiling       may be kept; anything requested beyond ceiling+trim is refused
  *   capabilities.trim          dropped quietly (in Docker's default set, not in the ceiling)
- *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI)
+ *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI);
+ *                              `agent` allows ptrace inside the container, `agent-strict` not
+ *   env.defaults/pathAppend    NAME=VALUE set when the engine did not, PATH entries added;
+ *                              "$HOME" is the process's writable home (skipped without one)
  *   namespaces.required        must not be the host's: missing network/pid is refused,
  *                              the others are added; joinable may be joined by path
  *   devices.restrict           only null zero full random urandom tty console ptmx
@@ -51,6 +56,12 @@ static const char agent_json[] =
     "    \"trim\": [\"NET_RAW\", \"MKNOD\", \"SETFCAP\", \"SYS_CHROOT\", \"AUDIT_WRITE\"]\n"
     "  },\n"
     "  \"noNewPrivileges\": true,\n"
+    "  \"env\": {\n"
+    "    \"defaults\": [\"NPM_CONFIG_PREFIX=$HOME/.npm-global\", \"PYTHONUSERBASE=$HOME/.local\",\n"
+    "      \"GOPATH=$HOME/go\", \"GOCACHE=$HOME/.cache/go-build\", \"CARGO_HOME=$HOME/.cargo\"],\n"
+    "    \"pathAppend\": [\"$HOME/.local/bin\", \"$HOME/.npm-global/bin\", \"$HOME/go/bin\",\n"
+    "      \"$HOME/.cargo/bin\"]\n"
+    "  },\n"
     "  \"seccomp\": {\n"
     "    \"enabled\": true, \"errno\": 1,\n"
     "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true,\n"
@@ -59,7 +70,7 @@ static const char agent_json[] =
     "\"move_mount\",\n"
     "      \"open_tree\", \"pivot_root\", \"mount_setattr\",\n"
     "      \"bpf\", \"perf_event_open\", \"keyctl\", \"add_key\", \"request_key\",\n"
-    "      \"ptrace\", \"process_vm_readv\", \"process_vm_writev\", \"userfaultfd\",\n"
+    "      \"userfaultfd\",\n"
     "      \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\",\n"
     "      \"init_module\", \"finit_module\", \"delete_module\", \"kexec_load\", "
     "\"kexec_file_load\",\n"
@@ -114,6 +125,69 @@ static const char agent_json[] =
     "  }\n"
     "}\n";
 
+static const char agent_strict_json[] =
+    "{\n"
+    "  \"name\": \"agent-strict\",\n"
+    "  \"description\": \"stricter agent sandbox: no network at all, smaller limits, no annotation "
+    "may loosen anything\",\n"
+    "  \"extends\": \"agent\",\n"
+    "  \"workspace\": {\n"
+    "    \"mode\": \"auto\",\n"
+    "    \"size\": \"256m\",\n"
+    "    \"protected\": [\".git/hooks/\", \".git/config\", \".git/info/\", \".gitmodules\", "
+    "\".envrc\"],\n"
+    "    \"retention\": {\"maxSize\": \"2g\", \"maxAge\": \"7d\"}\n"
+    "  },\n"
+    "  \"scratch\": [\n"
+    "    {\"path\": \"/tmp\", \"size\": \"128m\", \"mode\": \"1777\", \"noexec\": true},\n"
+    "    {\"path\": \"/var/tmp\", \"size\": \"64m\", \"mode\": \"1777\", \"noexec\": true},\n"
+    "    {\"path\": \"$HOME\", \"size\": \"64m\", \"mode\": \"700\"},\n"
+    "    {\"path\": \"/dev/shm\", \"size\": \"16m\", \"mode\": \"1777\", \"noexec\": true}\n"
+    "  ],\n"
+    "  \"capabilities\": {\n"
+    "    \"ceiling\": [\"CHOWN\", \"DAC_OVERRIDE\", \"FOWNER\", \"SETGID\", \"SETUID\"],\n"
+    "    \"trim\": [\"NET_RAW\", \"MKNOD\", \"SETFCAP\", \"SYS_CHROOT\", \"AUDIT_WRITE\", "
+    "\"FSETID\", \"KILL\",\n"
+    "             \"NET_BIND_SERVICE\", \"SETPCAP\"]\n"
+    "  },\n"
+    "  \"seccomp\": {\n"
+    "    \"deny\": [\"unshare\", \"setns\", \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", "
+    "\"fsmount\", \"fspick\",\n"
+    "             \"move_mount\", \"open_tree\", \"pivot_root\", \"mount_setattr\", \"bpf\", "
+    "\"perf_event_open\",\n"
+    "             \"keyctl\", \"add_key\", \"request_key\", \"ptrace\", \"process_vm_readv\", "
+    "\"process_vm_writev\",\n"
+    "             \"userfaultfd\", \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\", "
+    "\"init_module\",\n"
+    "             \"finit_module\", \"delete_module\", \"kexec_load\", \"kexec_file_load\", "
+    "\"open_by_handle_at\",\n"
+    "             \"clock_settime\", \"clock_adjtime\", \"settimeofday\", \"adjtimex\", "
+    "\"reboot\", \"swapon\",\n"
+    "             \"swapoff\", \"acct\", \"syslog\", \"kcmp\", \"name_to_handle_at\", "
+    "\"personality\",\n"
+    "             \"quotactl\", \"lookup_dcookie\", \"vhangup\"]\n"
+    "  },\n"
+    "  \"namespaces\": {\n"
+    "    \"required\": [\"pid\", \"network\", \"mount\", \"ipc\", \"uts\", \"cgroup\"],\n"
+    "    \"joinable\": [\"network\"]\n"
+    "  },\n"
+    "  \"resources\": {\n"
+    "    \"memory\": {\"default\": \"512m\", \"max\": \"2g\"},\n"
+    "    \"pids\": {\"default\": 256, \"max\": 1024},\n"
+    "    \"cpus\": {\"default\": 1, \"max\": 2}\n"
+    "  },\n"
+    "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}, "
+    "\"allowPrivateAnswers\": false},\n"
+    "  \"audit\": {\"enabled\": true, \"maxSize\": \"500m\", \"maxAge\": \"90d\"},\n"
+    "  \"annotations\": {\n"
+    "    \"apply\": true,\n"
+    "    \"allowLoosen\": {\n"
+    "      \"memory\": null, \"pids\": null, \"cpus\": null, \"workspaceSize\": null,\n"
+    "      \"workspaceModes\": [], \"egressAllow\": []\n"
+    "    }\n"
+    "  }\n"
+    "}\n";
+
 static const char oci_json[] = "{\n"
                                "  \"name\": \"oci\",\n"
                                "  \"description\": \"plain OCI runtime: the engine's config as "
@@ -127,5 +201,7 @@ const char *profile_builtin_json(const char *name)
     return agent_json;
   if (streq(name, "oci"))
     return oci_json;
+  if (streq(name, "agent-strict"))
+    return agent_strict_json;
   return NULL;
 }

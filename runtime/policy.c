@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -127,5 +128,10 @@ int policy_record(int dirfd, const char *id, const struct profile_result *r, str
         log_info("create `%s`: profile `%s`: %s", id, r->profile ? r->profile : "?", line);
     }
   }
+  /* Where writes go, for a person at a terminal (engines and scripts that
+   * read our stderr see nothing new; the log and `explain` always have it). */
+  for (size_t i = 0; i < r->n_changes; i++)
+    if (streq(r->changes[i].field, "writes") && isatty(STDERR_FILENO))
+      fprintf(stderr, "agentrt: %s: %s\n", id, r->changes[i].reason);
   return 0;
 }
