@@ -8,6 +8,9 @@
  * directories to PATH.  Without a writable home nothing is added.  Applying
  * the step to its own output changes nothing (idempotence).
  *
+ * HOME itself is among them: root's home is known (/root) even when the engine
+ * passed no HOME, and git, npm and go refuse to run without one.
+ *
  * PIP_USER is deliberately not among the defaults: pip refuses every install
  * inside a virtualenv while it is set; pip already falls back to a user
  * install (PYTHONUSERBASE) where site-packages is not writable.
@@ -85,8 +88,7 @@ static bool path_has(const char *path, const char *dir)
 }
 
 /* Apply to one process; each change is reported through x (may be NULL). */
-static void env_apply(struct apply_ctx *x, const struct agent_profile *p,
-                      struct oci_process *proc)
+static void env_apply(struct apply_ctx *x, const struct agent_profile *p, struct oci_process *proc)
 {
   const char *home = env_home(proc->env, proc->user.uid);
   cleanup_free char *hhome = NULL;
