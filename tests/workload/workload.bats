@@ -42,6 +42,16 @@ setup() {
 		.process.terminal = false | .process.cwd = "/workspace" |
 		.mounts += [{destination: "/workspace", type: "bind", source: $ws, options: ["rbind", "rw"]}]' \
 		"$W/bundle/config.json" >"$W/bundle/c" && mv "$W/bundle/c" "$W/bundle/config.json"
+	if [ "$WORKLOAD_PROFILE" != agent ]; then
+		# What an engine's writable layer would give (the shared rootfs stays read-only): a
+		# writable /tmp and home, HOME, and installs there, as the agent profile sets them.
+		jq '.mounts += [{destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev"]},
+			{destination: "/root", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=700"]}] |
+			.process.env += ["HOME=/root", "NPM_CONFIG_PREFIX=/root/.npm-global",
+			"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/root/.npm-global/bin"] |
+			.process.env |= (map(select(startswith("PATH=") | not)) + [last(.[] | select(startswith("PATH=")))])' \
+			"$W/bundle/config.json" >"$W/bundle/c" && mv "$W/bundle/c" "$W/bundle/config.json"
+	fi
 	IDS=()
 }
 
