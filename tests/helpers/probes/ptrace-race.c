@@ -160,7 +160,7 @@ int main(int argc, char **argv)
       ready = 1;
     }
   }
-  printf("seen %ld attempts %ld ok %ld eperm %ld esrch %ld other %ld\n", seen, attempts, ok,
-         eperm, esrch, other);
+  printf("seen %ld attempts %ld ok %ld eperm %ld esrch %ld other %ld\n", seen, attempts, ok, eperm,
+         esrch, other);
   return 0;
 }
