@@ -6,7 +6,7 @@
 #   --engines   docker.io containerd podman uidmap slirp4netns fuse-overlayfs kubernetes-client
 #   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
-#   --bench     gnuplot-nox hyperfine
+#   --bench     gnuplot-nox hyperfine bubblewrap
 #   --workload  mmdebstrap (the Debian rootfs of tests/workload/)
 #   --all       every group
 #   --dry-run   print what would be installed, install nothing
@@ -21,7 +21,7 @@ ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
 ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64)
 NET=(dnsmasq-base socat)
-BENCH=(gnuplot-nox hyperfine)
+BENCH=(gnuplot-nox hyperfine bubblewrap)
 WORKLOAD=(mmdebstrap)
 
 usage() {
