@@ -3,8 +3,8 @@
  * `agent` is also the base of every operator profile that does not say
  * "extends": "oci" (or "none"), so a profile file only lists what it changes.
  * `oci` turns everything off: agentrt then behaves as a plain OCI runtime.
- * `agent-strict` is contrib/profiles/agent-strict.json (a unit test keeps the
- * two equal): `agent` with less room and ptrace denied (THREAT-MODEL.md).
+ * `agent-strict` is contrib/profiles/agent-strict.json, embedded at build time
+ * (mk/profiles.mk): `agent` with less room and ptrace denied (THREAT-MODEL.md).
  *
  * Field reference (struct agent_profile in profile.h):
  *   rootfs.readonly            root.readonly forced true
@@ -126,68 +126,8 @@ static const char agent_json[] =
     "  }\n"
     "}\n";
 
-static const char agent_strict_json[] =
-    "{\n"
-    "  \"name\": \"agent-strict\",\n"
-    "  \"description\": \"stricter agent sandbox: no network at all, smaller limits, no annotation "
-    "may loosen anything\",\n"
-    "  \"extends\": \"agent\",\n"
-    "  \"workspace\": {\n"
-    "    \"mode\": \"auto\",\n"
-    "    \"size\": \"256m\",\n"
-    "    \"protected\": [\".git/hooks/\", \".git/config\", \".git/info/\", \".gitmodules\", "
-    "\".envrc\"],\n"
-    "    \"retention\": {\"maxSize\": \"2g\", \"maxAge\": \"7d\"}\n"
-    "  },\n"
-    "  \"scratch\": [\n"
-    "    {\"path\": \"/tmp\", \"size\": \"128m\", \"mode\": \"1777\", \"noexec\": true},\n"
-    "    {\"path\": \"/var/tmp\", \"size\": \"64m\", \"mode\": \"1777\", \"noexec\": true},\n"
-    "    {\"path\": \"$HOME\", \"size\": \"64m\", \"mode\": \"700\"},\n"
-    "    {\"path\": \"/dev/shm\", \"size\": \"16m\", \"mode\": \"1777\", \"noexec\": true}\n"
-    "  ],\n"
-    "  \"capabilities\": {\n"
-    "    \"ceiling\": [\"CHOWN\", \"DAC_OVERRIDE\", \"FOWNER\", \"SETGID\", \"SETUID\"],\n"
-    "    \"trim\": [\"NET_RAW\", \"MKNOD\", \"SETFCAP\", \"SYS_CHROOT\", \"AUDIT_WRITE\", "
-    "\"FSETID\", \"KILL\",\n"
-    "             \"NET_BIND_SERVICE\", \"SETPCAP\"]\n"
-    "  },\n"
-    "  \"seccomp\": {\n"
-    "    \"deny\": [\"unshare\", \"setns\", \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", "
-    "\"fsmount\", \"fspick\",\n"
-    "             \"move_mount\", \"open_tree\", \"pivot_root\", \"mount_setattr\", \"bpf\", "
-    "\"perf_event_open\",\n"
-    "             \"keyctl\", \"add_key\", \"request_key\", \"ptrace\", \"process_vm_readv\", "
-    "\"process_vm_writev\",\n"
-    "             \"userfaultfd\", \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\", "
-    "\"init_module\",\n"
-    "             \"finit_module\", \"delete_module\", \"kexec_load\", \"kexec_file_load\", "
-    "\"open_by_handle_at\",\n"
-    "             \"clock_settime\", \"clock_adjtime\", \"settimeofday\", \"adjtimex\", "
-    "\"reboot\", \"swapon\",\n"
-    "             \"swapoff\", \"acct\", \"syslog\", \"kcmp\", \"name_to_handle_at\", "
-    "\"personality\",\n"
-    "             \"quotactl\", \"lookup_dcookie\", \"vhangup\"]\n"
-    "  },\n"
-    "  \"namespaces\": {\n"
-    "    \"required\": [\"pid\", \"network\", \"mount\", \"ipc\", \"uts\", \"cgroup\"],\n"
-    "    \"joinable\": [\"network\"]\n"
-    "  },\n"
-    "  \"resources\": {\n"
-    "    \"memory\": {\"default\": \"512m\", \"max\": \"2g\"},\n"
-    "    \"pids\": {\"default\": 256, \"max\": 1024},\n"
-    "    \"cpus\": {\"default\": 1, \"max\": 2}\n"
-    "  },\n"
-    "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}, "
-    "\"allowPrivateAnswers\": false},\n"
-    "  \"audit\": {\"enabled\": true, \"maxSize\": \"500m\", \"maxAge\": \"90d\"},\n"
-    "  \"annotations\": {\n"
-    "    \"apply\": true,\n"
-    "    \"allowLoosen\": {\n"
-    "      \"memory\": null, \"pids\": null, \"cpus\": null, \"workspaceSize\": null,\n"
-    "      \"workspaceModes\": [], \"egressAllow\": []\n"
-    "    }\n"
-    "  }\n"
-    "}\n";
+/* contrib/profiles/agent-strict.json, embedded by mk/profiles.mk */
+extern const char agentrt_agent_strict_json[];
 
 static const char oci_json[] = "{\n"
                                "  \"name\": \"oci\",\n"
@@ -203,6 +143,6 @@ const char *profile_builtin_json(const char *name)
   if (streq(name, "oci"))
     return oci_json;
   if (streq(name, "agent-strict"))
-    return agent_strict_json;
+    return agentrt_agent_strict_json;
   return NULL;
 }

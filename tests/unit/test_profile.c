@@ -570,29 +570,6 @@ static void test_ptrace(void)
   profile_free(s);
 }
 
-/* The built-in agent-strict is contrib/profiles/agent-strict.json. */
-static void test_strict_builtin_is_contrib(void)
-{
-  const char *dir = getenv("AGENTRT_SRCDIR");
-  char *path = xfmt("%s/contrib/profiles/agent-strict.json", dir ? dir : ".");
-  struct agent_profile *b = builtin("agent-strict"), *f = NULL;
-  struct error err = {0};
-  char *jb = NULL, *jf = NULL;
-  size_t n;
-
-  if (tap_ok(profile_load(path, &f, &err) == 0, "load %s (%s)", path, err.msg)) {
-    profile_to_json(b, &jb, &n, &err);
-    profile_to_json(f, &jf, &n, &err);
-    tap_ok(jb && jf && streq(jb, jf),
-           "built-in agent-strict equals contrib/profiles/agent-strict.json");
-  }
-  free(jb);
-  free(jf);
-  free(path);
-  profile_free(b);
-  profile_free(f);
-}
-
 /* env.defaults / pathAppend: set where the engine set nothing, under the writable home. */
 static void test_env_defaults(void)
 {
@@ -736,7 +713,6 @@ int main(void)
   test_accepted_variants();
   test_exec_process();
   test_ptrace();
-  test_strict_builtin_is_contrib();
   test_env_defaults();
   test_env_validation();
   test_dup();
