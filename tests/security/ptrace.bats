@@ -94,3 +94,17 @@ runtime_attached() {
 	[ -z "$(runtime_attached "$out")" ] || fail "$(runtime_attached "$out")"
 	rt delete --force b2
 }
+
+@test "create on a terminal says where writes go and what the filter refuses; off a terminal nothing" {
+	set_args true
+	run script -qec "timeout 60 $AGENTRT --root $TEST_ROOT --profile agent create --bundle $BUNDLE tt1 </dev/null" /dev/null
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *"agentrt: tt1: the root filesystem is read-only; writes go to /workspace"*"/tmp 512m"* ]] ||
+		fail "$output"
+	[[ "$output" == *"agentrt: tt1: the profile's seccomp filter refuses unshare, setns, mount"*"ptrace: within the container; \`agentrt explain tt1\` lists them"* ]] ||
+		fail "$output"
+	rt delete --force tt1
+	rt create --bundle "$BUNDLE" tt2 >"$BUNDLE/tt2.out" 2>"$BUNDLE/tt2.err" </dev/null || fail "create tt2"
+	[ ! -s "$BUNDLE/tt2.err" ] || fail "stderr off a terminal: $(cat "$BUNDLE/tt2.err")"
+	rt delete --force tt2
+}

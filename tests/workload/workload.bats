@@ -293,7 +293,7 @@ git log --oneline | wc -l
 	[ "$(tail -n1 <<<"$output")" = 2 ] || fail "$output"
 }
 
-@test "git: the same in a host repository bound at /workspace" {
+@test "workspace: git: the same in a host repository bound at /workspace" {
 	git -C "$W/ws" init -q -b main && git -C "$W/ws" -c user.email=h@example.invalid -c user.name=h \
 		commit -q --allow-empty -m host-commit
 	ok_inside "set -- /workspace; $git_case
