@@ -4,9 +4,9 @@
 # host directory at /workspace.  Each case asserts what the tool produced, not only its status.
 #
 # WORKLOAD_PROFILE (default agent) selects the profile (bench/workload.sh runs the suite under
-# agent and oci).  Cases that depend on the workspace not binding .git/config read-only in
-# overlay mode (git init/config in an empty workspace, go build outside a git repo) are marked
-# "workspace:" in their names.
+# agent and oci).  Cases marked "workspace:" pin that an overlay workspace lets git write its
+# .git (init, config, tracking branches, submodules) and leaves no placeholder .git/ behind
+# that would break `go build`'s VCS stamping outside a repository.
 
 REPO_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 AGENTRT=${AGENTRT:-$REPO_ROOT/agentrt}
