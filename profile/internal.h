@@ -10,7 +10,6 @@
 
 /* units.c */
 int profile_parse_duration(const char *s, uint64_t *ret);
-char *path_normalize(const char *path);
 bool path_is_under(const char *path, const char *dir);
 bool path_is_normal_abs(const char *path);
 char *fmt_size(uint64_t v);
