@@ -98,7 +98,9 @@ install: agentrt
 	if [ -f contrib/completion/agentrt.bash ]; then install -D -m 0644 contrib/completion/agentrt.bash $(DESTDIR)$(BASHCOMPDIR)/agentrt; fi
 	# example operator profiles (e.g. agent-strict, used by contrib/docker/daemon.json);
 	# never overwrite an operator's edited copy
+	# (agent-strict is built in and would shadow its copy: not installed)
 	for p in contrib/profiles/*.json; do \
+	  [ "$$(basename $$p)" = agent-strict.json ] && continue; \
 	  t=$(DESTDIR)$(PROFILEDIR)/$$(basename $$p); \
 	  [ -e "$$t" ] || install -D -m 0644 "$$p" "$$t"; \
 	done

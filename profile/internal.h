@@ -61,6 +61,8 @@ int apply_resources(struct apply_ctx *x);                                 /* res
 int apply_mounts(struct apply_ctx *x);                                    /* mounts.c */
 int apply_workspace(struct apply_ctx *x);                                 /* workspace.c */
 struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p); /* seccomp.c */
+void apply_env(struct apply_ctx *x);                                      /* env.c */
+void apply_writes_summary(struct apply_ctx *x);
 
 /* mounts.c helpers shared with workspace.c */
 bool mount_is_bind(const struct oci_mount *m);

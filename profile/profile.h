@@ -149,6 +149,10 @@ struct agent_profile {
   } caps;
   bool no_new_privileges;
   struct {
+    char **defaults;    /* "NAME=VALUE", set unless the engine's env has NAME */
+    char **path_append; /* directories added to the end of PATH */
+  } env; /* "$HOME" in a value: the process's writable home (entry skipped without one) */
+  struct {
     bool enabled;
     uint32_t errno_ret;
     char **deny;                /* plain syscall names */
@@ -228,6 +232,10 @@ int profile_parse(const char *json, size_t len, const char *file, struct agent_p
                   struct error *err);
 /* Built-in profiles: "agent" and "oci".  NULL when unknown. */
 const char *profile_builtin_json(const char *name);
+/* The profile's filter refuses ptrace (`agent-strict`; `agent` allows it). */
+bool profile_denies_ptrace(const struct agent_profile *p);
+/* env.defaults and env.pathAppend for a process of `exec --process`. */
+void profile_env_process(struct oci_process *proc, const struct agent_profile *p);
 int profile_builtin(const char *name, struct agent_profile **ret, struct error *err);
 /* name -> built-in, else PROFILE_DIR/NAME.json, else a path (load.c: the
  * only file of profile/ doing I/O). */
