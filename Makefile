@@ -41,7 +41,7 @@ LIBS = $(PKG_LIBS)
 
 # Every .c under these folders (common oci profile cgroups netfilter runtime) is part of the runtime library; runtime/main.c
 # is the CLI entry point.  Files under runtime/stub/ are built separately.
-LIB_SRCS := $(sort $(wildcard common/*.c oci/*.c profile/*.c cgroups/*.c netfilter/*.c runtime/*.c workspace/*.c audit/*.c))
+LIB_SRCS := $(sort $(wildcard common/*.c datadir/*.c oci/*.c profile/*.c cgroups/*.c netfilter/*.c runtime/*.c workspace/*.c audit/*.c))
 LIB_SRCS := $(filter-out runtime/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/%.o)
 EXTRA_OBJS :=

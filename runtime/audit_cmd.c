@@ -5,9 +5,11 @@
  *                 [--summary] [--purge] [--dir DIR] ID
  *   agentrt audit verify [--dir DIR] ID
  *
- * The trail is found through <state dir>/audit while the container exists,
- * else at <root>/.audit/ID (or DIR/ID with --dir, for a profile that names
- * its own audit directory).  It outlives the container until --purge. */
+ * The trail is found through <state dir>/audit while the container exists
+ * under --root (or the default root), else in the data directory by id or
+ * unique prefix, whichever engine root ran it (data_cmd.h), or at DIR/ID
+ * with --dir, for a profile that names its own audit directory.  It
+ * outlives the container until --purge or host-wide retention. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +22,7 @@
 #include "common/util.h"
 #include "runtime/audit_cmd.h"
 #include "runtime/container.h"
+#include "runtime/data_cmd.h"
 #include "runtime/fsutil.h"
 
 #define FOLLOW_POLL_MS 200
@@ -111,18 +114,28 @@ again:
   return validate_container_id(a->id, err) < 0 ? -1 : 0;
 }
 
-static char *find_trail(const struct global_opts *g, const struct audit_args *a)
+/* The trail and the root of its container (*ret_root: g->root or hit's). */
+static int find_trail(const struct global_opts *g, struct audit_args *a, char **ret_trail,
+                      const char **ret_root, struct datadir_hit *hit, struct error *err)
 {
   cleanup_free char *marker = xfmt("%s/%s/audit", g->root, a->id);
-  char *trail = NULL;
-  struct error err = {0};
+  struct global_opts gs;
+  struct error e = {0};
   size_t len;
 
-  if (a->dir != NULL)
-    return audit_trail_dir(g->root, a->dir, a->id);
-  if (read_file_at(AT_FDCWD, marker, 4096, &trail, &len, &err) == 0)
-    return trail;
-  return audit_trail_dir(g->root, NULL, a->id);
+  *ret_root = g->root;
+  if (a->dir != NULL) {
+    *ret_trail = audit_trail_dir(g->store, a->dir, a->id);
+    return 0;
+  }
+  if (read_file_at(AT_FDCWD, marker, 4096, ret_trail, &len, &e) == 0)
+    return 0;
+  if (data_find(g, DATA_AUDIT, a->id, &gs, hit, err) < 0)
+    return -1;
+  a->id = hit->id;
+  *ret_root = hit->root;
+  *ret_trail = audit_trail_dir(hit->store, NULL, hit->id);
+  return 0;
 }
 
 static int open_trail(const char *trail, const char *id, struct error *err)
@@ -205,9 +218,9 @@ static int verify(int fd, const char *id, struct error *err)
   return 0;
 }
 
-static int purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
+static int purge(const char *root, const char *trail, const char *id, struct error *err)
 {
-  cleanup_free char *state = xfmt("%s/%s", g->root, id);
+  cleanup_free char *state = xfmt("%s/%s", root, id);
   cleanup_free char *parent = xstrdup(trail);
   char *slash = strrchr(parent, '/');
   cleanup_close int pfd = -1;
@@ -224,13 +237,16 @@ static int purge(const struct global_opts *g, const char *trail, const char *id,
 int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct audit_args a = {0};
+  struct datadir_hit hit = {0};
   cleanup_free char *trail = NULL;
   cleanup_close int fd = -1;
+  const char *root = g->root;
   int r = parse_args(argc, argv, &a, err);
 
   if (r != 0)
     goto out;
-  trail = find_trail(g, &a);
+  if ((r = find_trail(g, &a, &trail, &root, &hit, err)) < 0)
+    goto out;
   if ((fd = open_trail(trail, a.id, err)) < 0) {
     r = -1;
     goto out;
@@ -238,10 +254,11 @@ int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *
   if (a.verify)
     r = verify(fd, a.id, err);
   else if (a.purge)
-    r = purge(g, trail, a.id, err);
+    r = purge(root, trail, a.id, err);
   else
     r = show(fd, &a, err);
 out:
   strv_free(a.filter.kinds);
+  datadir_hit_free(&hit);
   return r < 0 ? -1 : 0;
 }

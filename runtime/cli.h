@@ -12,8 +12,14 @@
 
 #include "common/error.h"
 
+struct hostconf;
+
 struct global_opts {
-  const char *root; /* state root, already defaulted */
+  const char *root;            /* state root, already defaulted */
+  bool root_given;             /* --root was on the command line */
+  const char *data_dir;        /* --data-dir, $AGENTRT_DATA_DIR, host config, default */
+  const char *store;           /* data_dir's store of root (datadir/datadir.h) */
+  const struct hostconf *conf; /* /etc/agentrt/agentrt.conf or $AGENTRT_CONFIG */
   const char *log_path;
   bool log_json;
   bool debug;
@@ -64,6 +70,8 @@ int cmd_spec(const struct global_opts *g, int argc, char **argv, struct error *e
 int cmd_features(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_profile(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_purge(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_data(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_checkpoint(const struct global_opts *g, int argc, char **argv, struct error *err);
 
 /* Exit code a command asks for (run/exec in the foreground return the

@@ -30,6 +30,7 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
 struct ws_list_row {
   const struct workspace *w;
   const char *state; /* "running", "created", "paused", "stopped", "deleted" */
+  const char *root;  /* the engine root it belongs to */
 };
 int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err);
 int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,

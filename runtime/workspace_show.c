@@ -215,6 +215,7 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
       gks(g, "destination", w->dest);
       gks(g, "created", w->created);
       gks(g, "container", rows[i].state);
+      gks(g, "root", rows[i].root);
       gku(g, "snapshots", w->n_snaps);
       gku(g, "upper_bytes", workspace_du(w, "upper"));
       gku(g, "disk_bytes", workspace_du(w, "."));
@@ -223,13 +224,14 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
     yajl_gen_array_close(g);
     return flush(out, g, err);
   }
-  fprintf(out, "%-20s %-9s %-5s %-12s %-12s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
-          "DISK", "CREATED", "HOST DIR -> DEST");
+  fprintf(out, "%-20s %-9s %-5s %-12s %-12s %-31s %-32s %s\n", "ID", "CONTAINER", "SNAPS",
+          "CHANGES", "DISK", "CREATED", "ENGINE ROOT", "HOST DIR -> DEST");
   for (size_t i = 0; i < n; i++) {
     const struct workspace *w = rows[i].w;
-    fprintf(out, "%-20s %-9s %-5zu %-12llu %-12llu %-31s %s -> %s\n", w->id, rows[i].state,
+    fprintf(out, "%-20s %-9s %-5zu %-12llu %-12llu %-31s %-32s %s -> %s\n", w->id, rows[i].state,
             w->n_snaps, (unsigned long long)workspace_du(w, "upper"),
-            (unsigned long long)workspace_du(w, "."), w->created, w->lowerdir, w->dest);
+            (unsigned long long)workspace_du(w, "."), w->created, rows[i].root, w->lowerdir,
+            w->dest);
   }
   return 0;
 }

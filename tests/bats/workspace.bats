@@ -10,6 +10,8 @@ setup() {
   AGENTRT=${AGENTRT:-$REPO/agentrt}
   T=$(mktemp -d /tmp/agentrt-ws-bats.XXXXXX)
   ROOT=$T/root
+  export AGENTRT_DATA_DIR=$T/data AGENTRT_CONFIG=$T/agentrt.conf
+  STORE=$AGENTRT_DATA_DIR/roots/$(printf '%s' "${ROOT#/}" | tr / +)
   HOST=$T/host
   BUNDLE=$T/bundle
   ID=wsbats-$$-$BATS_TEST_NUMBER
@@ -140,7 +142,7 @@ changes() {
   [ "$(cat "$HOST/a.txt")" = v1 ] && [ "$(cat "$HOST/snap.txt")" = s ]
   run ar workspace "$ID" purge
   [ "$status" -eq 0 ]
-  [ ! -e "$ROOT/.workspaces/$ID" ]
+  [ ! -e "$STORE/.workspaces/$ID" ]
   run ar workspace list --format json
   [ "$output" = "[]" ]
 }
@@ -173,8 +175,8 @@ changes() {
   [ "$output" = "added:ok.txt" ]
   # Had a bind been missing: a hook planted in the upper layer is left out of
   # the diff with a warning and never reaches the host on commit.
-  mkdir -p "$ROOT/.workspaces/$ID/upper/.git/hooks"
-  echo evil >"$ROOT/.workspaces/$ID/upper/.git/hooks/pre-commit"
+  mkdir -p "$STORE/.workspaces/$ID/upper/.git/hooks"
+  echo evil >"$STORE/.workspaces/$ID/upper/.git/hooks/pre-commit"
   [ "$(changes 2>/dev/null)" = "added:ok.txt" ]
   run ar workspace "$ID" diff
   [[ "$output" == *".git/hooks/pre-commit"*"protected"* ]]
@@ -193,7 +195,7 @@ changes() {
   [[ "$output" == *"is running and uses it"* ]]
   run ar workspace "$ID" purge
   [ "$status" -ne 0 ]
-  [ -d "$ROOT/.workspaces/$ID/upper" ]
+  [ -d "$STORE/.workspaces/$ID/upper" ]
 }
 
 @test "workspace: the prepared overlay options mount by hand in a private mount namespace" {
