@@ -259,7 +259,7 @@ int datadir_create_check(const struct datadir_sweep *s, char ***ret_json, struct
     have = free_bytes(s->data_dir);
   }
   if (have < need)
-    return error_set(err, ENOSPC,
+    return error_set(err, 0,
                      "data directory `%s` is full: %" PRIu64 " MiB free, min-free is %" PRIu64
                      " MiB; remove old work (`agentrt purge --older-than 7d`, `agentrt "
                      "workspace ID purge`) or change the limits in " HOSTCONF_PATH,
