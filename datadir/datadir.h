@@ -76,7 +76,7 @@ int datadir_list(const struct datadir_query *q, struct datadir_hit **ret, size_t
 struct datadir_sweep {
   const char *data_dir;
   const struct hostconf *conf;
-  uint64_t older_than; /* > 0: this age for both kinds instead of the config's */
+  uint64_t older_than;             /* > 0: this age for both kinds instead of the config's */
   const char *skip_root, *skip_id; /* the container being created */
   bool dry_run;
 };

@@ -75,8 +75,8 @@ static int set_value(const struct key *k, const char *v, struct hostconf *c, con
 
   switch (k->kind) {
   case K_PATH:
-    if (v[0] != '/' || strstr(v, "/../") || str_has_prefix(v, "../") || strpbrk(v, ",:\\\"") ||
-        strlen(v) > 1024)
+    if (v[0] != '/' || strstr(v, "/../") || (strlen(v) >= 3 && streq(v + strlen(v) - 3, "/..")) ||
+        strpbrk(v, ",:\\\"") || strlen(v) > 1024)
       return error_set(err, 0,
                        "%s:%u: %s: expected an absolute path without `..`, `,`, `:`, `\\` or "
                        "`\"`, got `%s`",

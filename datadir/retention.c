@@ -118,8 +118,7 @@ static int remove_trail(const char *dir)
   if (d == NULL)
     return errno == ENOENT ? 0 : -1;
   while ((e = readdir(d)) != NULL)
-    if (!streq(e->d_name, ".") && !streq(e->d_name, "..") &&
-        unlinkat(dirfd(d), e->d_name, 0) < 0)
+    if (!streq(e->d_name, ".") && !streq(e->d_name, "..") && unlinkat(dirfd(d), e->d_name, 0) < 0)
       r = -1;
   closedir(d);
   return r < 0 ? -1 : rmdir(dir);
@@ -148,9 +147,9 @@ static void record(const struct datadir_sweep *s, const struct item *it, const c
   if (ret_json)
     strv_push(ret_json, jb_str(&b));
   if (ret_text) {
-    cleanup_free char *t = xfmt("%s %s %s (engine root %s, %" PRIu64 " bytes): %s",
-                                s->dry_run ? "would remove" : "removed", what, it->h.id,
-                                it->h.root, it->bytes, why);
+    cleanup_free char *t =
+        xfmt("%s %s %s (engine root %s, %" PRIu64 " bytes): %s",
+             s->dry_run ? "would remove" : "removed", what, it->h.id, it->h.root, it->bytes, why);
     strv_push(ret_text, t);
   }
   jb_free(&b);
@@ -186,8 +185,8 @@ static int by_age(const void *a, const void *b)
 static int sweep_kind(const struct datadir_sweep *s, enum kind k, char ***ret_json,
                       char ***ret_text)
 {
-  uint64_t age = s->older_than ? s->older_than
-                               : (k == WS ? s->conf->ws_max_age : s->conf->audit_max_age);
+  uint64_t age =
+      s->older_than ? s->older_than : (k == WS ? s->conf->ws_max_age : s->conf->audit_max_age);
   uint64_t cap = k == WS ? s->conf->ws_max_total : s->conf->audit_max_total, total = 0;
   int64_t now = (int64_t)time(NULL);
   struct item *v = NULL;

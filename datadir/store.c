@@ -287,14 +287,13 @@ int datadir_find(const struct datadir_query *q, const char *id, struct datadir_h
   for (size_t i = 0; i < h.n && o + 1 < sizeof list; i++) {
     if (exact > 0 && !streq(h.v[i].id, id))
       continue;
-    int w = snprintf(list + o, sizeof list - o, "%s%s (engine root `%s`)", o ? ", " : "",
-                     h.v[i].id, h.v[i].root);
+    int w = snprintf(list + o, sizeof list - o, "%s%s (engine root `%s`)", o ? ", " : "", h.v[i].id,
+                     h.v[i].root);
     o = w < 0 ? sizeof list : o + (size_t)w;
   }
   if (o >= sizeof list)
     strcpy(list + sizeof list - 5, "...");
-  error_set(err, EEXIST, "%s `%s` is ambiguous: %s; give --root or a longer id", q->what, id,
-            list);
+  error_set(err, EEXIST, "%s `%s` is ambiguous: %s; give --root or a longer id", q->what, id, list);
   hits_free(&h);
   return -1;
 }
