@@ -52,6 +52,8 @@ static void usage(void)
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n"
+         "ID: a container id or a unique prefix of it, found in the data directory\n"
+         "whichever engine root ran it (only --root's when given).\n"
          "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
          "       dns denied flow monitor audit_error\n");
 }

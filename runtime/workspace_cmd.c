@@ -60,7 +60,9 @@ static const char usage[] = "Usage: agentrt workspace list [--format text|json]\
                             "       agentrt workspace ID commit [--force] [PATH...]\n"
                             "       agentrt workspace ID discard | purge\n"
                             "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
-                            "       agentrt workspace ID list [--format text|json]\n";
+                            "       agentrt workspace ID list [--format text|json]\n"
+                            "ID: a container id or a unique prefix of it, found in the data\n"
+                            "directory whichever engine root ran it (only --root's when given).\n";
 
 /* Options may come before or after positionals. */
 static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
