@@ -195,7 +195,8 @@ static int sweep_kind(const struct datadir_sweep *s, enum kind k, char ***ret_js
   char why[128];
 
   collect(s, k, &v, &n);
-  qsort(v, n, sizeof *v, by_age);
+  if (n > 1)
+    qsort(v, n, sizeof *v, by_age);
   for (size_t i = 0; i < n; i++) {
     if (!v[i].in_use && age > 0 && now - v[i].mtime > (int64_t)age) {
       snprintf(why, sizeof why, "unused for more than %" PRIu64 "s", age);
