@@ -23,6 +23,7 @@
 #include "datadir/datadir.h"
 #include "runtime/audit_cmd.h"
 #include "runtime/console.h"
+#include "runtime/data_cmd.h"
 #include "runtime/egress.h"
 #include "runtime/fsutil.h"
 #include "runtime/monitor.h"
@@ -232,7 +233,7 @@ static int prepare_data(const struct global_opts *g, struct container *c, char *
   if (!uses_data_dir(c))
     return 0;
   if (datadir_store_prepare(g->data_dir, g->root, err) < 0 ||
-      datadir_create_check(&s, ret_removed, err) < 0)
+      data_adopt_legacy(g, c->id, err) < 0 || datadir_create_check(&s, ret_removed, err) < 0)
     return -1;
   return 0;
 }

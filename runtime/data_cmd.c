@@ -173,6 +173,22 @@ static int move_trail(const char *from, const char *to, const char *id, struct e
   return 0;
 }
 
+int data_adopt_legacy(const struct global_opts *g, const char *id, struct error *err)
+{
+  cleanup_free char *ws = xfmt("%s/%s/%s/meta.json", g->root, DATADIR_WORKSPACES, id);
+  cleanup_free char *trail = xfmt("%s/%s/%s/head", g->root, DATADIR_AUDIT, id);
+  cleanup_free char *ws_new = xfmt("%s/%s/%s", g->store, DATADIR_WORKSPACES, id);
+  cleanup_free char *trail_new = xfmt("%s/%s/%s", g->store, DATADIR_AUDIT, id);
+
+  if (access(ws, F_OK) == 0 && access(ws_new, F_OK) != 0 &&
+      workspace_move(g->root, g->store, id, err) < 0)
+    return -1;
+  if (access(trail, F_OK) == 0 && access(trail_new, F_OK) != 0 &&
+      move_trail(g->root, g->store, id, err) < 0)
+    return -1;
+  return 0;
+}
+
 /* Move every workspace and trail kept under --root into its store; those
  * of containers that still exist stay (their mounts and monitors use them). */
 static int migrate(const struct global_opts *g, bool dry_run, struct error *err)

@@ -26,4 +26,9 @@ int data_find(const struct global_opts *g, enum data_kind k, const char *id,
 int data_list(const struct global_opts *g, enum data_kind k, struct datadir_hit **ret,
               size_t *ret_n, struct error *err);
 
+/* At create: a workspace or trail of id that an older agentrt kept under
+ * --root (and the store has none) moves into the store, so the restarted
+ * container goes on with its pending work and its chain. */
+int data_adopt_legacy(const struct global_opts *g, const char *id, struct error *err);
+
 #endif

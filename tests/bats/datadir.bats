@@ -303,6 +303,33 @@ kinds() {
 	[ "$(cat "$HOSTDIR/a.txt")" = changed ] && [ ! -e "$HOSTDIR/b.txt" ]
 }
 
+@test "datadir: an engine restarting a container after the upgrade goes on with the work and trail kept under --root" {
+	set_cmd 'echo first >/workspace/first.txt'
+	rt --profile agent run --bundle "$BUNDLE" adopt-1 >/dev/null
+	# the old layout: both under --root
+	mkdir -p "$TEST_ROOT/.workspaces" "$TEST_ROOT/.audit"
+	mv "$TEST_STORE/.workspaces/adopt-1" "$TEST_ROOT/.workspaces/"
+	mv "$TEST_STORE/.audit/adopt-1" "$TEST_ROOT/.audit/"
+	run rt audit verify adopt-1
+	[ "$status" -eq 0 ]
+	local before=${output#*ok: }
+	before=${before%% records*}
+	# the same id again (an engine restart): the pending change is there, the chain goes on
+	set_cmd 'cat /workspace/first.txt; echo second >/workspace/second.txt'
+	run rt --profile agent run --bundle "$BUNDLE" adopt-1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "$output" = first ] || fail "the kept change is not in the workspace: $output"
+	[ ! -e "$TEST_ROOT/.workspaces/adopt-1" ] && [ ! -e "$TEST_ROOT/.audit/adopt-1" ]
+	run ar workspace adopt-1 diff --format json
+	[ "$(kinds "$(grep '^{' <<<"$output")")" = "added:first.txt added:second.txt " ] || fail "diff: $output"
+	run ar audit verify adopt-1
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	local after=${output#*ok: }
+	after=${after%% records*}
+	[ "$after" -gt "$before" ] || fail "the chain did not go on: $before -> $after"
+	rmdir "$TEST_ROOT/.workspaces" "$TEST_ROOT/.audit"
+}
+
 @test "datadir: the host config is parsed strictly and --data-dir > AGENTRT_DATA_DIR > data-dir" {
 	local line
 	for line in 'colour = blue' 'min-free = lots' 'workspaces.max-age = 3 days' 'data-dir = relative/dir' \

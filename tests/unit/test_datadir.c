@@ -66,8 +66,9 @@ static void test_conf_values(void)
   struct error err = {0};
 
   hostconf_defaults(&c);
-  tap_ok(c.ws_max_total == HOSTCONF_DEFAULT_WS_MAX_TOTAL && c.min_free == HOSTCONF_DEFAULT_MIN_FREE &&
-             c.sweep_interval == 60 && c.data_dir == NULL,
+  tap_ok(c.ws_max_total == HOSTCONF_DEFAULT_WS_MAX_TOTAL &&
+             c.min_free == HOSTCONF_DEFAULT_MIN_FREE && c.sweep_interval == 60 &&
+             c.data_dir == NULL,
          "defaults");
   tap_ok(hostconf_parse(text, strlen(text), "t", &c, &err) == 0, "all keys parse (%s)", err.msg);
   tap_ok(streq(c.data_dir, "/srv/a") && c.ws_max_total == 512u << 20 && c.ws_max_age == 7200 &&
@@ -80,11 +81,13 @@ static void test_conf_values(void)
     memset(big, '#', HOSTCONF_MAX_LINE + 8);
     big[HOSTCONF_MAX_LINE + 8] = '\0';
     hostconf_defaults(&c);
-    tap_ok(hostconf_parse(big, strlen(big), "t", &c, &err) < 0 && strstr(err.msg, "t:1: line longer"),
+    tap_ok(hostconf_parse(big, strlen(big), "t", &c, &err) < 0 &&
+               strstr(err.msg, "t:1: line longer"),
            "an overlong line is refused (%s)", err.msg);
     free(big);
   }
-  tap_ok(hostconf_parse("a\0b", 3, "t", &c, &err) < 0 && strstr(err.msg, "NUL"), "a NUL byte is refused");
+  tap_ok(hostconf_parse("a\0b", 3, "t", &c, &err) < 0 && strstr(err.msg, "NUL"),
+         "a NUL byte is refused");
   tap_ok(hostconf_load("/nonexistent/agentrt.conf", &c, &err) == 0 &&
              c.audit_max_age == HOSTCONF_DEFAULT_AUDIT_MAX_AGE,
          "a missing file means the defaults");
@@ -107,7 +110,8 @@ static void test_keys(void)
   };
   for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
     cleanup_free char *k = datadir_key(cases[i].root);
-    tap_ok(streq(k, cases[i].key), "key of `%s` is `%s` (got `%s`)", cases[i].root, cases[i].key, k);
+    tap_ok(streq(k, cases[i].key), "key of `%s` is `%s` (got `%s`)", cases[i].root, cases[i].key,
+           k);
   }
   {
     char long_root[400];
