@@ -166,7 +166,7 @@ it_default_root_clean() {
 		done
 		case $store in
 		/var/lib/agentrt/roots/*)
-			if [ -z "$(ls -A "$store/.audit" "$store/.workspaces" 2>/dev/null)" ]; then
+			if [ -z "$(find "$store/.audit" "$store/.workspaces" -mindepth 1 -maxdepth 1 2>/dev/null)" ]; then
 				rm -rf --one-file-system "$store"
 			fi
 			;;
@@ -369,8 +369,10 @@ docker_stop() {
 podman_setup() {
 	PODMAN_DIR=$1
 	mkdir -p "$PODMAN_DIR/cni"
-	sed "s|/usr/local/bin/agentrt|$AGENTRT|" "$IT_SRC/contrib/podman/containers.conf" \
-		>"$PODMAN_DIR/containers.conf"
+	# conmon starts agentrt with conmon_env_vars only: pass the suite's data directory there
+	sed -e "s|/usr/local/bin/agentrt|$AGENTRT|" \
+		-e "/^\[engine\]\$/a conmon_env_vars = [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\", \"AGENTRT_DATA_DIR=$AGENTRT_DATA_DIR\", \"AGENTRT_CONFIG=$AGENTRT_CONFIG\"]" \
+		"$IT_SRC/contrib/podman/containers.conf" >"$PODMAN_DIR/containers.conf"
 	cat >>"$PODMAN_DIR/containers.conf" <<-EOF
 		[containers]
 		default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
