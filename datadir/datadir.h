@@ -58,6 +58,7 @@ struct datadir_query {
   const char *data_dir;
   const char *only_root;   /* NULL: every store of the data dir */
   const char *legacy_root; /* also look in <legacy_root>/<sub> (NULL: no) */
+  bool legacy_only;        /* only there (data dir stores skipped) */
   const char *sub;         /* DATADIR_WORKSPACES or DATADIR_AUDIT */
   const char *need;        /* a file the entry must hold: "meta.json", "head" */
   const char *what;        /* "workspace", "audit" (messages) */

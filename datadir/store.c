@@ -217,7 +217,9 @@ static void collect(const struct datadir_query *q, const char *id, struct hits *
   cleanup_free char *only = q->only_root ? datadir_normalize_root(q->only_root) : NULL;
   size_t before;
 
-  if (only != NULL) {
+  if (q->legacy_only) {
+    /* nothing from the stores */
+  } else if (only != NULL) {
     cleanup_free char *store = datadir_store(q->data_dir, only);
     scan_store(q, store, only, false, id, out);
   } else {

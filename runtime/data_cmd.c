@@ -202,8 +202,8 @@ static int migrate(const struct global_opts *g, bool dry_run, struct error *err)
     return -1;
   for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
     struct datadir_query q = {.data_dir = g->data_dir,
-                              .only_root = "/nonexistent/", /* the legacy store alone */
                               .legacy_root = g->root,
+                              .legacy_only = true,
                               .sub = kinds[k].sub,
                               .need = kinds[k].need,
                               .what = kinds[k].what};
