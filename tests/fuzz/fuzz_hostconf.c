@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "datadir/hostconf.h"
-#include "fuzz_common.h"
+#include "tests/fuzz/fuzz_common.h"
 
 static int parse(const char *in, size_t size, struct hostconf *c, struct error *err)
 {

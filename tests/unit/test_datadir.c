@@ -1,12 +1,12 @@
 /* test_datadir.c - the host config parser (datadir/hostconf.c) and the
- * store keys of engine roots (datadir/store.c). */
+ * store keys of engine roots (datadir/layout.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "datadir/datadir.h"
 #include "datadir/hostconf.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 struct conf_case {
   const char *text;
