@@ -14,11 +14,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/jbuf.h"
 #include "cli/cli.h"
 #include "common/util.h"
 #include "cli/data_cmd.h"
@@ -53,6 +56,7 @@ static void usage(void)
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n"
+         "       agentrt audit list [--format json|text]\n"
          "ID: a container id or a unique prefix of it, found in the data directory\n"
          "whichever engine root ran it (only --root's when given).\n"
          "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
@@ -237,8 +241,75 @@ static int purge(const char *root, const char *trail, const char *id, struct err
   return 0;
 }
 
+/* `audit list`: every trail of the data directory (only --root's when
+ * given), with the engine root it belongs to. */
+static int list_trails(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct datadir_hit *v = NULL;
+  size_t n = 0;
+  bool json = false;
+
+  if (argc == 3 && str_has_prefix(argv[2], "--format="))
+    json = streq(argv[2] + 9, "json");
+  else if (argc == 4 && streq(argv[2], "--format"))
+    json = streq(argv[3], "json");
+  else if (argc != 2)
+    return error_set(err, 0, "audit list: expected `audit list [--format json|text]`");
+  if (data_list(g, DATA_AUDIT, &v, &n, err) < 0)
+    return -1;
+  if (!json)
+    printf("%-20s %-9s %-12s %-20s %s\n", "ID", "CONTAINER", "BYTES", "LAST WRITTEN",
+           "ENGINE ROOT");
+  else
+    printf("[");
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *dir = audit_trail_dir(v[i].store, NULL, v[i].id);
+    cleanup_free char *head = xfmt("%s/head", dir);
+    cleanup_free char *state = xfmt("%s/%s/state.json", v[i].root, v[i].id);
+    const char *cs = access(state, F_OK) == 0 ? "exists" : "deleted";
+    struct stat st = {0};
+    char when[32] = "-";
+    uint64_t bytes = 0;
+    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    uint64_t *files = NULL;
+    size_t nf = 0;
+    if (stat(head, &st) == 0)
+      strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.st_mtim.tv_sec));
+    if (dfd >= 0 && audit_list_files(dfd, &files, &nf, &(struct error){0}) == 0) {
+      for (size_t j = 0; j < nf; j++) {
+        struct stat fs;
+        char name[32];
+        snprintf(name, sizeof name, "%020" PRIu64 ".jsonl", files[j]);
+        if (fstatat(dfd, name, &fs, AT_SYMLINK_NOFOLLOW) == 0)
+          bytes += (uint64_t)fs.st_size;
+      }
+    }
+    free(files);
+    if (json) {
+      struct jbuf b = {0};
+      jb_key_str(&b, "id", v[i].id);
+      jb_key_str(&b, "container", cs);
+      jb_key_u64(&b, "bytes", bytes);
+      jb_key_str(&b, "last_written", when);
+      jb_key_str(&b, "root", v[i].root);
+      jb_key_bool(&b, "legacy", v[i].legacy);
+      printf("%s{%s}", i ? "," : "", jb_str(&b));
+      jb_free(&b);
+    } else
+      printf("%-20s %-9s %-12" PRIu64 " %-20s %s%s\n", v[i].id, cs, bytes, when, v[i].root,
+             v[i].legacy ? " (under the root itself)" : "");
+    datadir_hit_free(&v[i]);
+  }
+  if (json)
+    printf("]\n");
+  free(v);
+  return 0;
+}
+
 int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
+  if (argc >= 2 && streq(argv[1], "list"))
+    return list_trails(g, argc, argv, err);
   struct audit_args a = {0};
   struct datadir_hit hit = {0};
   cleanup_free char *trail = NULL;

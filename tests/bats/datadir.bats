@@ -136,6 +136,13 @@ kinds() {
 	run ar workspace list
 	assert_output_contains "ENGINE ROOT"
 	assert_output_contains "$R2"
+	run ar audit list --format json
+	[ "$status" -eq 0 ]
+	[ "$(jq -r '[.[] | select(.id == "same-id") | "\(.root):\(.container)"] | sort | join(" ")' <<<"$output")" = "$R1:deleted $R2:deleted" ] ||
+		fail "audit list: $output"
+	run "$AGENTRT" --root "$R1" audit list
+	assert_output_contains "$R1"
+	! grep -qF "$R2" <<<"$output" || fail "--root lists another root: $output"
 	# a prefix that one id of one root extends is not ambiguous; none at all is an error
 	"$AGENTRT" --root "$R1" workspace same-other prepare --lower "$HOSTDIR" --dest /workspace >/dev/null
 	run ar workspace same-o diff
