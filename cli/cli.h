@@ -57,6 +57,12 @@ int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *
 /* `agentrt egress ID list|allow ENTRY|deny ENTRY` */
 int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err);
+/* `agentrt sandbox [OPTIONS] -- CMD`: an agent CLI in a sandbox, no bundle, no engine */
+int cmd_sandbox(const struct global_opts *g, int argc, char **argv, struct error *err);
+/* `agentrt doctor`: what the host has of what agentrt needs */
+int cmd_doctor(const struct global_opts *g, int argc, char **argv, struct error *err);
+/* the pid 1 of a sandbox on the host root (internal) */
+int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct error *err);
 
 /* Exit code a command asks for (run/exec in the foreground return the
  * container process's status); commands return >= 0 for success. */

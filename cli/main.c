@@ -40,6 +40,9 @@ static const struct command commands[] = {
     {"features", cmd_features},
     {"explain", cmd_explain},
     {"profile", cmd_profile},
+    {"sandbox", cmd_sandbox},
+    {"doctor", cmd_doctor},
+    {"sandbox-init", cmd_sandbox_init},
     {"checkpoint", cmd_checkpoint},
     {"restore", cmd_checkpoint},
     {"workspace", cmd_workspace},
@@ -247,6 +250,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "agentrt: open log file `%s`: %s\n", g.log_path, strerror(errno));
     return 1;
   }
+  g.argv = argv;
   g.in_userns = in_user_namespace();
   if (g.root == NULL)
     g.root = root = default_root();

@@ -23,6 +23,7 @@ struct global_opts {
   bool rootless_flag_set;
   const char *rootless; /* --rootless=true|false|auto, informational */
   bool in_userns;       /* running in a non-initial user namespace (rootless engines) */
+  char **argv;          /* the whole command line (sandbox executes itself again) */
 };
 
 /* Container ids: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 1024 bytes, no "." or "..". */

@@ -6,7 +6,7 @@
 #   --engines   docker.io containerd podman uidmap slirp4netns fuse-overlayfs kubernetes-client
 #   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
-#   --bench     gnuplot-nox hyperfine
+#   --bench     gnuplot-nox hyperfine bubblewrap
 #   --all       every group
 #   --dry-run   print what would be installed, install nothing
 # Packages listed as optional (kubernetes-client) are skipped with a warning when the archive
@@ -20,7 +20,7 @@ ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
 ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64)
 NET=(dnsmasq-base socat)
-BENCH=(gnuplot-nox hyperfine)
+BENCH=(gnuplot-nox hyperfine bubblewrap)
 
 usage() {
 	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
