@@ -391,6 +391,16 @@ if [ "$agent_profile" = 1 ]; then
   "$here/audit.sh" --rounds $((rounds * 2)) --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: audit row failed" >&2
 fi
+# The egress row: create with a 200-entry policy against an empty one and the oci profile.
+if [ "$agent_profile" = 1 ]; then
+  {
+    printf '\n## Egress policy cost at create\n\n'
+    printf 'bench/egress.sh: `agentrt create` (own new netns) with the oci profile, the agent profile with an empty allowlist, and profiles with 20 and 200 allow entries plus 4 ingress ports, interleaved; medians.\n\n'
+    printf '| row | median | p90, vs empty | rounds |\n|---|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/egress.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+    echo "run.sh: egress row failed" >&2
+fi
 # The sandbox row: `agentrt sandbox -- /bin/true` as a user against bwrap and unshare.
 if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ]; then
   {

@@ -42,6 +42,7 @@ static const char usage[] =
     "  audit     show (--follow, --summary), verify or --purge a container's audit trail;\n"
     "            list: every trail with its engine root\n"
     "  egress    a running container's egress allowlist: list, allow ENTRY, deny ENTRY\n"
+    "            (a deny ends the open connections it no longer allows)\n"
     "  workspace review an overlay workspace: diff, commit, discard, snapshot,\n"
     "            rollback, list, purge (the host directory changes only on commit)\n"
     "  purge     host-wide retention now: --older-than DURATION, --dry-run (for cron)\n"

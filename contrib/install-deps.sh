@@ -15,7 +15,7 @@ set -euo pipefail
 
 BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev
 	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace
-	util-linux tmux valgrind git ca-certificates python3 file)
+	util-linux tmux valgrind git ca-certificates python3 file golang-go)
 ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
 ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64)
