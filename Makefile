@@ -78,8 +78,12 @@ $(BUILDDIR)/tests/%: tests/unit/%.c $(BUILDDIR)/libagentrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILDDIR)/libagentrt.a $(LDFLAGS) $(LIBS)
 
-check-unit: $(UNIT_BINS)
-	@tests/run-unit.sh $(UNIT_BINS)
+# make check-unit UNIT=test_oci_config [UNIT_K=REGEX]: one binary (only the checks matching)
+UNIT ?=
+UNIT_K ?=
+UNIT_RUN = $(if $(UNIT),$(filter $(addprefix %/,$(UNIT)),$(UNIT_BINS)),$(UNIT_BINS))
+check-unit: $(UNIT_RUN)
+	@tests/run-unit.sh $(if $(UNIT_K),-k '$(UNIT_K)') $(UNIT_RUN)
 
 # the include graph between folders runs downward only (also tests/bats/layers.bats)
 check-layers:

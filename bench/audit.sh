@@ -1,6 +1,6 @@
 #!/bin/bash
 # audit.sh - the `audit` row of bench/: `agentrt run` (agent profile, busybox /bin/true)
-# with the audit trail on vs off, alternating, N rounds each (issue 9: on within 10% of off).
+# with the audit trail on vs off, alternating, N rounds each (target: on within 10% of off).
 #
 #   bench/audit.sh [--rounds N] [--agentrt PATH] [--out FILE]
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run.sh - benchmark agentrt, crun and runc side by side (issue 7).
+# run.sh - benchmark agentrt, crun and runc side by side.
 #
 #   bench/run.sh [--rounds N] [--quick] [--out DIR] [--containers N] [--concurrency N]
 #                [--strace-runs N] [--runtimes "runc crun agentrt"] [--bencher PATH] [--strict]
@@ -379,10 +379,10 @@ fi
 name=$(date +%F)-$(hostname -s)
 cp "$work/raw.tsv" "$out/$name.tsv"
 "$bencher" report "$out/$name.tsv" --md "$out/$name.md" --svg "$out/$name.svg"
-# The audit row (issue 9): agentrt alone, its agent profile with the trail on vs off, alternated.
+# The audit row: agentrt alone, its agent profile with the trail on vs off, alternated.
 if [ "$agent_profile" = 1 ]; then
   {
-    printf '\n## Audit trail overhead (issue 9, target: on within 10%% of off)\n\n'
+    printf '\n## Audit trail overhead (target: on within 10%% of off)\n\n'
     printf 'bench/audit.sh: `agentrt --profile agent run` of /bin/true, trail on vs a profile '
     printf 'extending agent with `"audit": {"enabled": false}`, alternated (order flipped each round), medians and the paired ratio; state root on /run.\n\n'
     printf '| row | on / off | ratio | rounds |\n|---|---|---|---|\n'

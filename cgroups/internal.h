@@ -59,6 +59,7 @@ struct cgroup_manager {
   struct cgroup_hier hier[CGROUP_MAX_HIER];
   size_t n_hier;
   const struct oci_resources *requested; /* borrowed from the opts */
+  char **warnings;                       /* collected for the caller: cgroup_take_warnings() */
 };
 
 extern const struct cgroup_ops cgroup_v1_ops;
@@ -69,6 +70,9 @@ struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c);
 
 /* A message that needs no strerror suffix, with err->code = code; -1. */
 #define cg_fail(err, ecode, ...) (error_set((err), 0, __VA_ARGS__), (err)->code = (ecode), -1)
+/* A warning for the caller (something ignored or risky, not an error): the
+ * library never prints, the CLI logs what cgroup_take_warnings() returns. */
+void cg_warn(struct cgroup_manager *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "cgroup: <c> controller not available" (err->code ENOTSUP, no strerror). */
 int cg_missing(struct error *err, const char *c);
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -137,7 +138,7 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
 
 /* mountinfo is read in one go and split in place: stdio's FILE and getline
  * would bring in pages of libc that nothing else on the create path uses
- * (issue 7, peak RSS). */
+ * (peak RSS: bench/README.md). */
 static int v1_discover_real(struct cgroup_manager *m, struct error *err)
 {
   cleanup_free char *text = NULL;
@@ -235,7 +236,8 @@ static void compute_saved_path(struct cgroup_manager *m)
   m->path = s;
 }
 
-static int base_path(const struct cgroup_opts *o, char **ret, struct error *err)
+static int base_path(struct cgroup_manager *m, const struct cgroup_opts *o, char **ret,
+                     struct error *err)
 {
   const char *p = o->cgroups_path ? o->cgroups_path : "";
   cleanup_free char *spec = NULL;
@@ -246,9 +248,10 @@ static int base_path(const struct cgroup_opts *o, char **ret, struct error *err)
     if (cgroup_systemd_to_path(p, o->id, o->rootless, ret, err) < 0)
       return -1;
     if (o->fs_root == NULL && access("/run/systemd/system", F_OK) == 0)
-      log_warning("cgroup: systemd is running but agentrt does not talk to it: creating `%s` "
-                  "directly in cgroupfs",
-                  *ret);
+      cg_warn(m,
+              "cgroup: systemd is running but agentrt does not talk to it: creating `%s` "
+              "directly in cgroupfs",
+              *ret);
     log_debug("cgroup: --systemd-cgroup `%s` mapped to cgroupfs path `%s` (no transient scope "
               "is created)",
               p, *ret);
@@ -281,7 +284,7 @@ static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o, 
   cleanup_free char *base = NULL;
   cleanup_free char *self = NULL;
 
-  if (base_path(o, &base, err) < 0)
+  if (base_path(m, o, &base, err) < 0)
     return -1;
   if (base[0] != '/' && read_self_cgroup(o, &self, err) < 0)
     return -1;
@@ -398,10 +401,31 @@ int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
   return 0;
 }
 
+void cg_warn(struct cgroup_manager *m, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  strv_push(&m->warnings, msg);
+}
+
+char **cgroup_take_warnings(struct cgroup_manager *m)
+{
+  char **w = m ? m->warnings : NULL;
+
+  if (m)
+    m->warnings = NULL;
+  return w;
+}
+
 void cgroup_manager_free(struct cgroup_manager *m)
 {
   if (m == NULL)
     return;
+  strv_free(m->warnings);
   for (size_t i = 0; i < m->n_hier; i++) {
     free(m->hier[i].mount);
     free(m->hier[i].mroot);
@@ -441,9 +465,10 @@ static void check_shared(struct cgroup_manager *m)
   if (m->fake || cg_read_pids(m->ops->procs_dir(m), &pids, &n, &e) < 0 || n == 0)
     return;
   m->shared = true;
-  log_warning("cgroup `%s` is not empty (%zu processes): sharing a cgroup with another "
-              "container; deleting either kills both",
-              m->path, n);
+  cg_warn(m,
+          "cgroup `%s` is not empty (%zu processes): sharing a cgroup with another "
+          "container; deleting either kills both",
+          m->path, n);
 }
 
 /* A process put in a cgroup that is already frozen never runs: create
@@ -471,10 +496,8 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
   for (size_t i = 0; i < m->n_hier; i++)
     if (m->hier[i].made)
       rmdir(m->hier[i].dir);
-  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested)) {
-    err->code = -EACCES;
-    return -EACCES;
-  }
+  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested))
+    return 1;
   return -1;
 }
 

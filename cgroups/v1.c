@@ -196,7 +196,7 @@ static int v1_memory(struct cgroup_manager *m, const struct oci_resources *r, st
       wr_i64(m, h->dir, "memory.soft_limit_in_bytes", r->memory_reservation, err) < 0)
     return -1;
   if (r->has_memory_kernel && r->memory_kernel != 0)
-    log_warning("cgroup: memory.kernel is not supported by current kernels, ignoring");
+    cg_warn(m, "cgroup: memory.kernel is not supported by current kernels, ignoring");
   if (r->has_memory_kernel_tcp && r->memory_kernel_tcp != 0 &&
       wr_i64(m, h->dir, "memory.kmem.tcp.limit_in_bytes", r->memory_kernel_tcp, err) < 0)
     return -1;
@@ -304,8 +304,8 @@ static int leaf_write(struct cgroup_manager *m, const char *dir, const char *fil
     if (weight != BLKIO_DEFAULT_LEAF_WEIGHT)
       return cg_fail(err, ENOTSUP, "cgroup: blockIO leafWeight %u: no `%s` on this host", weight,
                      file);
-    log_warning("cgroup: no `%s` on this host (leafWeight %u is the default), ignoring", file,
-                weight);
+    cg_warn(m, "cgroup: no `%s` on this host (leafWeight %u is the default), ignoring", file,
+            weight);
     return 0;
   }
   return cg_write(m, dir, file, text, err);
@@ -394,14 +394,14 @@ static int v1_network(struct cgroup_manager *m, const struct oci_resources *r, s
 
   if (r->has_net_class_id) {
     if ((h = cgroup_v1_hier(m, "net_cls")) == NULL)
-      log_warning("cgroup: no net_cls hierarchy: linux.resources.network.classID ignored");
+      cg_warn(m, "cgroup: no net_cls hierarchy: linux.resources.network.classID ignored");
     else if (cg_writef(m, h->dir, "net_cls.classid", err, "%" PRIu32, r->net_class_id) < 0)
       return -1;
   }
   if (r->n_net_priorities == 0)
     return 0;
   if ((h = cgroup_v1_hier(m, "net_prio")) == NULL) {
-    log_warning("cgroup: no net_prio hierarchy: linux.resources.network.priorities ignored");
+    cg_warn(m, "cgroup: no net_prio hierarchy: linux.resources.network.priorities ignored");
     return 0;
   }
   for (size_t i = 0; i < r->n_net_priorities; i++)

@@ -1,6 +1,6 @@
 /* cli.h - command-line plumbing shared by the verbs.
  *
- * Engines pass flags in every form urfave/cli accepts (ENGINES.md §1.1):
+ * Engines pass flags in every form urfave/cli accepts (CRI-O, go-runc):
  * `--flag value`, `--flag=value`, `-flag value`, and runc's short aliases
  * (`kill -a`, `exec -t -d -p`).  Parsing stops at the first positional
  * argument or at "--".

@@ -79,7 +79,8 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
   r = cgroup_create(c->cgroup, err);
-  if (r == -EACCES) {
+  container_log_cgroup_warnings(c->cgroup);
+  if (r > 0) {
     /* Not delegated to us (rootless) and no limit asked for.  Without a log
      * file the warning would go to stderr, which conmon reads with a single
      * read() as the error text of a failing create: keep it a debug note. */
@@ -101,9 +102,9 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
   }
   c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));
   c->state->systemd_cgroup = g->systemd_cgroup;
-  if (res != NULL && cgroup_apply(c->cgroup, res, false, err) < 0)
-    return -1;
-  return 0;
+  r = res != NULL ? cgroup_apply(c->cgroup, res, false, err) : 0;
+  container_log_cgroup_warnings(c->cgroup);
+  return r;
 }
 
 static void fill_state(struct container *c, const char *bundle, const char *rootfs)
@@ -136,7 +137,7 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
 
   if (path == NULL)
     return 0;
-  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline (ENGINES.md §1.3) */
+  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline: go-runc's Atoi fails on one */
   return write_file_path(path, buf, (size_t)n, err);
 }
 

@@ -308,8 +308,7 @@ fail_ns:
   close(sv[1]);
   return -1;
 fail_child:
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+  proc_kill_reap(pid);
   close(sv[0]);
   if (*ret_master >= 0)
     close(*ret_master);

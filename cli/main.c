@@ -1,7 +1,8 @@
 /* main.c - agentrt's command line: global flags, then one verb per file.
  *
- * The grammar engines use (ENGINES.md §1.1, §2.2): global flags first, then
- * the command, its flags, the container id, then command arguments.
+ * The grammar engines use (Docker, Podman, containerd: integration/): global
+ * flags first, then the command, its flags, the container id, then command
+ * arguments.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,7 +105,7 @@ static bool uid_map_field(const char **p, unsigned long *ret)
 
 /* Not the initial user namespace: uid_map is not "0 0 4294967295".  Read
  * with read(2), not stdio's fscanf, which every command would otherwise
- * pay in touched libc pages (issue 7, peak RSS). */
+ * pay in touched libc pages (peak RSS: bench/README.md). */
 static bool in_user_namespace(void)
 {
   char buf[256];
@@ -125,8 +126,8 @@ static bool in_user_namespace(void)
   return !(a == 0 && b == 0 && c == 4294967295UL);
 }
 
-/* Not real root, runc's rule (ENGINES.md §1.9): another uid, or root
- * inside a user namespace without USER=root. */
+/* Not real root, runc's rule (Podman passes no --root): another uid, or
+ * root inside a user namespace without USER=root. */
 static bool not_real_root(void)
 {
   const char *user;

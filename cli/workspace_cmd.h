@@ -1,4 +1,4 @@
-/* workspace_cmd.h - `agentrt workspace ...` (issue 10; design in
+/* workspace_cmd.h - `agentrt workspace ...` (design in
  * workspace/workspace.h).
  *
  *   agentrt workspace list [--format text|json]

@@ -321,6 +321,15 @@ static void cgroup_from_config(struct container *c, const struct global_opts *g)
   o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
   if (cgroup_manager_new(&o, &c->cgroup, &e) < 0)
     c->cgroup = NULL;
+  container_log_cgroup_warnings(c->cgroup);
+}
+
+void container_log_cgroup_warnings(struct cgroup_manager *m)
+{
+  cleanup_strv char **w = cgroup_take_warnings(m);
+
+  for (char **p = w; p && *p; p++)
+    log_warning("%s", *p);
 }
 
 int container_destroy(struct container *c, const struct global_opts *g, struct error *err)

@@ -247,7 +247,7 @@ void init_main(struct init_args *a)
   }
   /* With a terminal, let go of the runtime's stdout/stderr now: the
    * containerd shim waits for EOF on them before it reads the pid file, so
-   * holding them until `start` deadlocks `create` (ENGINES.md 2.4). */
+   * holding them until `start` deadlocks `create`. */
   if (ctx.pty_peer_fd >= 0) {
     if (console_make_stdio(ctx.pty_peer_fd, &err) < 0) {
       sync_send_error(a->sock, &err);

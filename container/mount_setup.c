@@ -48,7 +48,7 @@ bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bin
   bool found = false;
 
   for (size_t i = 0; i < c->n_mounts; i++) {
-    cleanup_free char *d = path_clean(c->mounts[i].destination);
+    cleanup_free char *d = path_normalize(c->mounts[i].destination);
     struct mount_opts o;
     struct error err;
 
@@ -248,7 +248,7 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
 
   if (m->destination == NULL || *m->destination == '\0')
     return error_set(err, EINVAL, "mount: no destination");
-  dest = path_clean(m->destination);
+  dest = path_normalize(m->destination);
   if (strcmp(dest, "/") == 0)
     return error_set(err, EINVAL, "mount on `/`: use root.path for the root filesystem");
   if (profile_mount_protect_kind(m) != 0)

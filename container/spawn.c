@@ -201,9 +201,10 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
 int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error *err)
 {
   const struct oci_config *cfg = o->c->config;
-  struct ns_plan plan;
+  cleanup_ns_plan struct ns_plan plan;
   int sv[2] = {-1, -1};
-  int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
+  int saved_pid = -1, saved_time = -1, cgfd = -1;
+  cleanup_close int fifo_fd = -1;
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
   bool self_join = false;
@@ -215,34 +216,24 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   r->sync_fd = -1;
   if (ns_plan_build(cfg, &plan, err) < 0)
     return -1;
-  if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0) {
-    ns_plan_close(&plan);
+  if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0)
     return -1;
-  }
-  if (!plan.has_ns[OCI_NS_MOUNT]) {
-    ns_plan_close(&plan);
+  if (!plan.has_ns[OCI_NS_MOUNT])
     return error_set(err, 0,
                      "config.json: linux.namespaces: a mount namespace is required (agentrt never "
                      "mounts the root filesystem in the caller's mount namespace)");
-  }
-  if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID]) {
-    ns_plan_close(&plan);
+  if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID])
     return error_set(err, 0,
                      "config.json: linux.namespaces: a new pid namespace inside a user "
                      "namespace joined by path is not supported");
-  }
   if (o->use_fifo) {
-    if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0) {
-      ns_plan_close(&plan);
+    if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0)
       return error_errno(err, "create exec.fifo");
-    }
     /* The init holds the fifo open read-write and blocks reading it; `start`
      * opens it write-only (ENXIO when the init is gone) and writes a byte. */
     fifo_fd = openat(o->c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
-    if (fifo_fd < 0) {
-      ns_plan_close(&plan);
+    if (fifo_fd < 0)
       return error_errno(err, "open exec.fifo");
-    }
   }
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
     error_errno(err, "socketpair");
@@ -337,21 +328,17 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   return 0;
 
 fail_child:
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+  proc_kill_reap(pid);
   r->pid = -1;
   if (r->pty_master >= 0)
     close(r->pty_master);
   r->pty_master = -1;
 fail:
   cgroup_join_fds_close(joinfds, njoin);
-  ns_plan_close(&plan);
   if (sv[0] >= 0)
     close(sv[0]);
   if (sv[1] >= 0)
     close(sv[1]);
-  if (fifo_fd >= 0)
-    close(fifo_fd);
   return -1;
 }
 

@@ -34,7 +34,7 @@ declare -A rank=(
 
 # Tracked files plus new ones not yet added (a helper's worktree), never build output.
 list_c() {
-	git ls-files -co --exclude-standard -- "$@" 2>/dev/null | grep -E '\.(c|h)$' || true
+	git ls-files -co --exclude-standard -- "$@" 2>/dev/null | sort -u | grep -E '\.(c|h)$' || true
 }
 
 bad=0

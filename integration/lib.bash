@@ -1,4 +1,4 @@
-# integration/lib.bash - shared helpers for the engine suites (issue 4).
+# integration/lib.bash - shared helpers for the engine suites.
 #
 # Installs nothing: CI gets the engines from contrib/install-deps.sh --engines.
 # Every daemon is started by the suite itself with private state under one

@@ -260,7 +260,7 @@ static void reset_process(int chan, int dirfd)
   procfs_reset();
   /* a new session: a terminal's ^C for `agentrt run` is not for us */
   setsid();
-  /* ENGINES.md §2.4: never keep the runtime's stdio */
+  /* never keep the runtime's stdio: containerd's shim waits for its EOF */
   for (int fd = 0; fd < 3; fd++)
     if (null >= 0 && null != fd)
       dup2(null, fd);

@@ -9,7 +9,6 @@
 #include "profile/profile.h"
 
 /* units.c */
-char *path_normalize(const char *path);
 bool path_is_under(const char *path, const char *dir);
 bool path_is_normal_abs(const char *path);
 char *fmt_size(uint64_t v);

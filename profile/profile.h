@@ -264,10 +264,6 @@ int profile_mount_protect_kind(const struct oci_mount *m);
 /* A protected-path marker that binds only what exists (bind mode). */
 bool profile_mount_protect_existing(const struct oci_mount *m);
 
-/* Deep copy of a config (profile/copy.c). */
-struct oci_config *oci_config_dup(const struct oci_config *c);
-struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s);
-
 /* "512m", "2g", "1GiB", "4096" -> bytes. */
 int profile_parse_size(const char *s, uint64_t *ret);
 /* "90s", "15m", "2h", "30d", "1w", "3600" -> seconds. */

@@ -128,7 +128,8 @@ static int check_egress(struct pctx *c, const struct agent_profile *p)
       return pfail(c, sub, "%s", err.msg);
   }
   {
-    uint64_t lo = e->has_ttl_min ? e->ttl_min : 5, hi = e->has_ttl_max ? e->ttl_max : 3600;
+    uint64_t lo, hi;
+    egress_ttl_bounds(e->has_ttl_min, e->ttl_min, e->has_ttl_max, e->ttl_max, &lo, &hi);
     if (lo > 7 * 86400 || hi > 7 * 86400)
       return pfail(c, "egress.dns", "ttlMin and ttlMax are at most 7 days");
     if (hi == 0 || lo > hi)

@@ -1,4 +1,4 @@
-/* workspace.h - reviewable, reversible agent workspaces (issue 10).
+/* workspace.h - reviewable, reversible agent workspaces.
  *
  * Design
  * ------

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # workspace.bats - overlay workspaces: the agent's writes reach the host only
-# when committed (issue 10).  The engine's view: a host directory bound at
+# when committed.  The engine's view: a host directory bound at
 # /workspace, run under the `agent` profile, which turns it into an overlay.
 
 setup() {
@@ -320,6 +320,12 @@ escape() {
   escape bare-repo 'mkdir -p b/objects b/refs/heads && echo "ref: refs/heads/master" >b/HEAD &&
     { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
     b b/config
+}
+
+@test "escape: an embedded bare repository whose HEAD is a symlink (git accepts a symlinked HEAD)" {
+  escape bare-repo-symlink-head 'mkdir -p b/objects b/refs/heads && ln -s refs/heads/master b/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
+    b b/config b/HEAD
 }
 
 # No command of the agent's runs through these, but git reads them: objects

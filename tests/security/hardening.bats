@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hardening.bats - the hardening checks H1-H21 of SECURITY.md §2, each looked at from inside a
+# hardening.bats - the hardening checks H1-H21 (THREAT-MODEL.md), each looked at from inside a
 # container run under the agent profile (--profile agent).  A check that fails here is a hole
 # in the sandbox, not a style problem.
 
@@ -8,7 +8,7 @@ load helpers
 # ---------------------------------------------------------------- H1 capabilities
 
 # H1 as written ("all sets empty") holds for a non-root user; root keeps the profile's ceiling
-# (issue 5) - see THREAT-MODEL.md, "Capabilities".
+# - see THREAT-MODEL.md, "Capabilities".
 @test "H1: uid 1000: every capability set is empty, bounding = the profile's ceiling" {
 	ceil=$(ceiling_mask)
 	update_config ".process.user = {uid: 1000, gid: 1000} |
@@ -217,7 +217,7 @@ load helpers
 	assert_clean_failure
 }
 
-# The agent profile does not require a user namespace (issue 5): root in the container is the
+# The agent profile does not require a user namespace : root in the container is the
 # host's uid 0, limited by capabilities, seccomp and no_new_privs.  Reported, not hidden.
 @test "H12: user namespace (CIS 5.30)" {
 	start_agent
@@ -272,7 +272,7 @@ load helpers
 	done
 }
 
-# issue 5: "an engine's mount there (-v $PWD:/workspace) is kept but made nosuid,nodev".
+# The profile: "an engine's mount there (-v $PWD:/workspace) is kept but made nosuid,nodev".
 @test "H15: an engine's bind at /workspace is kept (writable view), nosuid and nodev" {
 	mkdir -p "$BUNDLE/ws"
 	echo host >"$BUNDLE/ws/file"
