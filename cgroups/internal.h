@@ -26,6 +26,14 @@ struct cgroup_hier {
   bool made;    /* cgroup_create made the leaf (remove it on failure) */
 };
 
+/* The "controller" name of a hybrid host's cgroup2 hierarchy in a v1 manager. */
+#define CGROUP_UNIFIED "unified"
+static inline bool cgroup_hier_unified(const struct cgroup_hier *h)
+{
+  return h->ctrls != NULL && h->ctrls[0] != NULL &&
+         __builtin_strcmp(h->ctrls[0], CGROUP_UNIFIED) == 0;
+}
+
 struct cgroup_manager;
 
 struct cgroup_stats_full;

@@ -110,7 +110,7 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
   fstype = strtok_r(sep + 3, " ", &save);
   strtok_r(NULL, " ", &save); /* source */
   opts = strtok_r(NULL, " ", &save);
-  if (!streq(fstype, "cgroup") || opts == NULL)
+  if ((!streq(fstype, "cgroup") && !streq(fstype, "cgroup2")) || opts == NULL)
     return;
   save = NULL;
   for (int i = 0; i < 6 && (tok = strtok_r(i ? NULL : line, " ", &save)); i++)
@@ -124,6 +124,13 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
   h = hier_add(m, f[4], f[3]);
   if (h == NULL)
     return;
+  /* a hybrid host's cgroup2 mount (/sys/fs/cgroup/unified): the container
+   * gets a cgroup there too, as with runc, so tools that read the unified
+   * hierarchy (systemd, BPF programs) see it */
+  if (streq(fstype, "cgroup2")) {
+    strv_push(&h->ctrls, CGROUP_UNIFIED);
+    return;
+  }
   save = NULL;
   for (tok = strtok_r(opts, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
     if (v1_is_controller(tok))
@@ -194,8 +201,9 @@ static int own_cgroup(const struct cgroup_manager *m, const struct cgroup_hier *
     *c2 = '\0';
     for (char *t = strtok_r(c1 + 1, ",", &s2); t; t = strtok_r(NULL, ",", &s2))
       strv_push(&ctrls, t);
-    match = m->version == 2 ? (c1 == l + 1 && ctrls == NULL && l[0] == '0')
-                            : (ctrls != NULL && strv_contains(ctrls, h->ctrls[0]));
+    match = m->version == 2 || cgroup_hier_unified(h)
+                ? (c1 == l + 1 && ctrls == NULL && l[0] == '0')
+                : (ctrls != NULL && strv_contains(ctrls, h->ctrls[0]));
     if (!match)
       continue;
     p = c2 + 1;

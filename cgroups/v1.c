@@ -57,6 +57,20 @@ static int cpuset_fill(struct cgroup_manager *m, struct cgroup_hier *h, struct e
   return 0;
 }
 
+static void drop_hier(struct cgroup_manager *m, size_t i)
+{
+  struct cgroup_hier *h = &m->hier[i];
+
+  strv_free(h->ctrls);
+  free(h->mount);
+  free(h->rel);
+  free(h->dir);
+  free(h->mroot);
+  memmove(h, h + 1, (m->n_hier - i - 1) * sizeof *h);
+  m->n_hier--;
+  memset(&m->hier[m->n_hier], 0, sizeof *h);
+}
+
 static int v1_create(struct cgroup_manager *m, struct error *err)
 {
   if (m->n_hier == 0)
@@ -72,11 +86,19 @@ static int v1_create(struct cgroup_manager *m, struct error *err)
       h->made = false;
       continue;
     }
-    if (errno != ENOENT)
+    if (errno != ENOENT && !cgroup_hier_unified(h))
       return error_errno(err, "cgroup: mkdir `%s`", h->dir);
-    if (cg_mkdir_p(h->mount, h->rel, err) < 0)
+    if (errno == ENOENT && cg_mkdir_p(h->mount, h->rel, err) == 0) {
+      h->made = true;
+      continue;
+    }
+    if (!cgroup_hier_unified(h))
       return -1;
-    h->made = true;
+    /* the unified hierarchy is a bonus: not delegated to us, go on without */
+    log_debug("cgroup: no cgroup in the unified hierarchy (%s), ignoring",
+              err->msg[0] ? err->msg : strerror(errno));
+    error_clear(err);
+    drop_hier(m, i--);
   }
   if (cgroup_v1_hier(m, "cpuset") != NULL && cpuset_fill(m, cgroup_v1_hier(m, "cpuset"), err) < 0)
     return -1;
@@ -86,8 +108,11 @@ static int v1_create(struct cgroup_manager *m, struct error *err)
 static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
 {
   for (size_t i = 0; i < m->n_hier; i++)
-    if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0)
-      return -1;
+    if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0) {
+      if (!cgroup_hier_unified(&m->hier[i]))
+        return -1;
+      error_clear(err); /* a bonus, see v1_create */
+    }
   return 0;
 }
 
@@ -98,7 +123,8 @@ int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *
   if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX)
     return 0;
   for (size_t i = 0; i < m->n_hier; i++) {
-    cleanup_free char *path = xfmt("%s/tasks", m->hier[i].dir);
+    cleanup_free char *path =
+        xfmt("%s/%s", m->hier[i].dir, cgroup_hier_unified(&m->hier[i]) ? "cgroup.procs" : "tasks");
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
       error_errno(err, "cgroup: open `%s`", path);

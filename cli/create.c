@@ -428,10 +428,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
    * filter (it cannot reach the host's socket from inside) */
   so.listener_fd =
       seccomp_listener_connect(c->config->linux ? c->config->linux->seccomp : NULL, err);
-  if (so.listener_fd == -1) {
-    error_prefix(err, "create `%s`", c->id);
+  if (so.listener_fd == -1)
     goto fail;
-  }
   r = spawn_init(&so, ret_r, err);
   if (so.listener_fd >= 0)
     close(so.listener_fd);

@@ -42,6 +42,9 @@ int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err
 
 /* mount_setup.c: every mount of config->mounts, in order. */
 int mounts_setup(struct setup_ctx *ctx, struct error *err);
+/* The runtime's clones of the bind sources (*ret_fds[i] per config mount,
+ * -1 for others or on failure); returns how many were cloned. */
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, int **ret_fds);
 /* Does the config mount something at `dest` (cleaned path)?  ret_bind says
  * whether it is a bind mount. */
 bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind);

@@ -1,5 +1,6 @@
 /* spawn.c - the parent's side of starting a container init (see spawn.h). */
 #include "container/spawn.h"
+#include "container/mounts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -198,6 +199,15 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
   }
 }
 
+static void close_bind_fds(int **fds, size_t n)
+{
+  for (size_t i = 0; *fds != NULL && i < n; i++)
+    if ((*fds)[i] >= 0)
+      close((*fds)[i]);
+  free(*fds);
+  *fds = NULL;
+}
+
 int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error *err)
 {
   const struct oci_config *cfg = o->c->config;
@@ -208,6 +218,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
   bool self_join = false;
+  int *bind_fds = NULL;
   int flags;
   pid_t pid;
 
@@ -259,6 +270,13 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     flags &= ~CLONE_NEWCGROUP;
     plan.unshare_flags |= CLONE_NEWCGROUP;
   }
+  /* a user namespace: the init would open the bind sources with the
+   * mapped credentials; clone them here with ours */
+  if ((plan.new_ns[OCI_NS_USER] || plan.join_fd[OCI_NS_USER] >= 0) &&
+      mounts_open_bind_sources(cfg, o->bundle, &bind_fds) == 0) {
+    free(bind_fds);
+    bind_fds = NULL;
+  }
   if (enter_for_children(&plan, cfg, &saved_pid, &saved_time, err) < 0) {
     leave_for_children(saved_pid, saved_time);
     goto fail;
@@ -287,6 +305,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
         .listener_fd = o->listener_fd,
+        .bind_fds = bind_fds,
         .in_userns = o->g != NULL && o->g->in_userns,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,
@@ -295,6 +314,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     init_main(&ia); /* never returns */
   }
   leave_for_children(saved_pid, saved_time);
+  close_bind_fds(&bind_fds, cfg->n_mounts);
   self_join = njoin > 0; /* the init writes itself into the cgroup after GO */
   cgroup_join_fds_close(joinfds, njoin);
   njoin = 0;
@@ -334,6 +354,7 @@ fail_child:
     close(r->pty_master);
   r->pty_master = -1;
 fail:
+  close_bind_fds(&bind_fds, cfg->n_mounts);
   cgroup_join_fds_close(joinfds, njoin);
   if (sv[0] >= 0)
     close(sv[0]);
