@@ -42,7 +42,7 @@ LIBS = $(PKG_LIBS)
 # Every .c under these folders is part of the runtime library (the layers, lowest first, are
 # listed in contrib/check-layers.sh); cli/main.c is the CLI entry point.  Files under os/stub/
 # are built separately (mk/stub.mk).
-SRC_DIRS := common oci os profile cgroups netfilter workspace audit monitor container cli
+SRC_DIRS := common oci os profile cgroups netfilter workspace audit datadir monitor container cli
 LIB_SRCS := $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/%.o)

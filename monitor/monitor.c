@@ -638,7 +638,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   if (!wants_monitor(o))
     return 0;
   if (p->audit.enabled) {
-    h->trail = audit_trail_dir(o->root, p->audit.dir, o->id);
+    h->trail = audit_trail_dir(o->store, p->audit.dir, o->id);
     lim = (struct audit_limits){.max_size = p->audit.max_size, .max_age = p->audit.max_age};
     /* creates the trail (or opens a kept one: its chain goes on) */
     if (audit_log_open(h->trail, o->id, &lim, true, &log, err) < 0)

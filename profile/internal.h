@@ -9,7 +9,6 @@
 #include "profile/profile.h"
 
 /* units.c */
-int profile_parse_duration(const char *s, uint64_t *ret);
 bool path_is_under(const char *path, const char *dir);
 bool path_is_normal_abs(const char *path);
 char *fmt_size(uint64_t v);

@@ -115,7 +115,7 @@ struct profile_egress {
 
 struct profile_audit {
   bool enabled;
-  char *dir; /* NULL = under the state directory */
+  char *dir; /* NULL = in the data directory (datadir/datadir.h) */
   uint64_t max_size;
   uint64_t max_age;
 };
@@ -274,6 +274,8 @@ bool profile_mount_protect_existing(const struct oci_mount *m);
 
 /* "512m", "2g", "1GiB", "4096" -> bytes. */
 int profile_parse_size(const char *s, uint64_t *ret);
+/* "90s", "15m", "2h", "30d", "1w", "3600" -> seconds. */
+int profile_parse_duration(const char *s, uint64_t *ret);
 /* "1.5" -> 1500 millicpus. */
 int profile_parse_cpus(const char *s, uint64_t *ret);
 const char *profile_ws_mode_name(enum profile_ws_mode m);
