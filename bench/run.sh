@@ -24,6 +24,9 @@ repo=$(cd "$here/.." && pwd)
 id=$$
 base=/run/agentrt-bench-$id
 work=$base/work
+# agentrt's data directory (workspaces, trails, filter cache) next to its state root, on the
+# same tmpfs, removed with $base: the bench never writes to the host's /var/lib/agentrt
+export AGENTRT_DATA_DIR=$base/agentrt-data AGENTRT_CONFIG=$base/agentrt.conf
 cgparent=/agentrt-bench-$id
 
 rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0 state_disk=0 private_dockerd=0
@@ -207,7 +210,7 @@ cleanup() {
   done
   [ -n "$docker_image" ] && docker rmi -f "$docker_image" >/dev/null 2>&1 || true
   if [ -n "${BENCH_KEEP_WORK:-}" ]; then # debugging: keep bundles and the runtime log
-    rm -rf "${base:?}"/{runc,crun,agentrt}
+    rm -rf "${base:?}"/{runc,crun,agentrt,agentrt-data}
     echo "run.sh: kept $work (remove it yourself)" >&2
   else
     rm -rf "$base"

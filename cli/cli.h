@@ -50,6 +50,8 @@ int cmd_spec(const struct global_opts *g, int argc, char **argv, struct error *e
 int cmd_features(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_profile(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_purge(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_data(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_checkpoint(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err);
 /* `agentrt egress ID list|allow ENTRY|deny ENTRY` */

@@ -22,6 +22,7 @@
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "cli/data_cmd.h"
 #include "container/audit_cli.h"
 #include "container/console.h"
 #include "container/egress_pod.h"
@@ -32,6 +33,7 @@
 #include "monitor/monitor.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
+#include "datadir/datadir.h"
 #include "workspace/workspace.h"
 
 /* The bundle's config.json, or --config FILE (crun's option; a relative
@@ -167,7 +169,7 @@ static int record_protected(struct container *c, const struct workspace *w, stru
 
 /* The agent profile's overlay workspace (profile.h): the engine's bind of a
  * host directory becomes an overlay whose upper layer agentrt keeps under
- * <root>/.workspaces/<id>, so the host directory only changes when the
+ * <data-dir>/roots/<key>/.workspaces/<id>, so the host directory only changes when the
  * operator commits (`agentrt workspace ID commit`). */
 static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
 {
@@ -185,7 +187,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
       lim.max_size = c->profile->workspace.retention.max_size;
       lim.max_age = c->profile->workspace.retention.max_age;
     }
-    if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
+    if (workspace_prepare(g->store, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
     if (record_protected(c, w, err) < 0) {
@@ -203,6 +205,43 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
   return 0;
 }
 
+/* Does the container keep anything in the data directory (a workspace, a
+ * trail in the default place)? */
+static bool uses_data_dir(const struct container *c)
+{
+  const struct oci_config *cfg = c->config;
+
+  if (c->profile && c->profile->audit.enabled && c->profile->audit.dir == NULL)
+    return true;
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    if (profile_mount_is_workspace(&cfg->mounts[i]))
+      return true;
+  return false;
+}
+
+/* The data directory before anything is written to it: this root's store,
+ * host-wide retention when due, and a clear refusal when the disk is too
+ * full to keep the container's work and trail (never a silently lost
+ * trail).  What retention removed goes to the container's trail too, once
+ * it exists (*ret_removed: JSON fields). */
+static int prepare_data(const struct global_opts *g, struct container *c, char ***ret_removed,
+                        struct error *err)
+{
+  struct datadir_sweep s = {
+      .data_dir = g->data_dir,
+      .conf = g->conf,
+      .skip_root = g->root,
+      .skip_id = c->id,
+  };
+
+  if (!uses_data_dir(c))
+    return 0;
+  if (datadir_store_prepare(g->data_dir, g->root, err) < 0 ||
+      data_adopt_legacy(g, c->id, err) < 0 || datadir_create_check(&s, ret_removed, err) < 0)
+    return -1;
+  return 0;
+}
+
 void container_abort(struct container *c, const struct global_opts *g)
 {
   struct error e = {0};
@@ -216,7 +255,7 @@ void container_abort(struct container *c, const struct global_opts *g)
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
   if (c->has_workspace)
-    workspace_abandon(g->root, c->id);
+    workspace_abandon(g->store, c->id);
   parent = xstrdup(c->dir);
   slash = strrchr(parent, '/');
   *slash = '\0';
@@ -235,6 +274,7 @@ static void monitor_options(const struct global_opts *g, struct container *c, co
 {
   *mo = (struct monitor_opts){
       .root = g->root,
+      .store = g->store,
       .id = c->id,
       .state_dirfd = c->dirfd,
       .bundle = bundle,
@@ -350,6 +390,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   struct stat st;
   size_t cfg_len = 0;
+  cleanup_strv char **removed = NULL;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
@@ -382,7 +423,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
-  if (prepare_workspaces(g, c, err) < 0)
+  if (prepare_data(g, c, &removed, err) < 0 || prepare_workspaces(g, c, err) < 0)
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
@@ -404,6 +445,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
+  for (size_t i = 0; removed && removed[i]; i++)
+    audit_cli_event(g->root, c->id, "retention", removed[i]);
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
@@ -414,7 +457,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.on_clone = monitor_go;
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
-    if (seccomp_cache_get(g->root, pres->extra_seccomp, &extra, err) < 0)
+    if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)
       goto fail;
     /* exec loads the same filter from here */
     if (write_file_atomic_at(c->dirfd, "seccomp-extra.bpf", (const char *)extra->filter,

@@ -359,7 +359,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
   egress_teardown(c);
   /* the init is dead: the workspace is no longer in use (its upper layer and
    * snapshots stay until commit/discard/purge) */
-  workspace_release(g->root, c->id);
+  workspace_release(g->store, c->id);
   if (c->cgroup) {
     error_clear(&e2);
     if (cgroup_destroy(c->cgroup, &e2) < 0) {

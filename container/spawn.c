@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -219,7 +220,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   size_t njoin = 0;
   bool self_join = false;
   int *bind_fds = NULL;
-  int flags;
+  int flags, dumpable;
   pid_t pid;
 
   r->pid = -1;
@@ -281,6 +282,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
+  /* CVE-2016-9962: the init is born non-dumpable (a container whose pid
+   * namespace it joins must not trace it before its own prctl). */
+  dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   pid = clone_init(flags, cgfd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
@@ -290,6 +295,8 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     cgfd = -1;
     pid = clone_init(flags, -1);
   }
+  if (pid != 0 && dumpable > 0)
+    prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
   if (pid == 0) {
     struct init_args ia = {
         .config = cfg,

@@ -23,6 +23,8 @@ for t in busybox jq nm od unshare; do
 done
 
 tmp=$(mktemp -d /tmp/agentrt-hottext.XXXXXX)
+# the agent profile's workspace and trail go to a data directory of our own, removed with tmp
+export AGENTRT_DATA_DIR=$tmp/data AGENTRT_CONFIG=$tmp/agentrt.conf
 cg=agentrt-hottext-$$
 cleanup() {
   local d

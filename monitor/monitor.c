@@ -580,7 +580,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
 
   reset_process(chan, o->state_dirfd, notify_chan);
   m.id = xstrdup(o->id);
-  m.root = o->root;
+  m.root = o->store; /* the workspaces live in the store */
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
   if (m.epfd < 0) {
     error_errno(&err, "epoll");
@@ -674,7 +674,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   if (!wants_monitor(o))
     return 0;
   if (p->audit.enabled) {
-    h->trail = audit_trail_dir(o->root, p->audit.dir, o->id);
+    h->trail = audit_trail_dir(o->store, p->audit.dir, o->id);
     lim = (struct audit_limits){.max_size = p->audit.max_size, .max_age = p->audit.max_age};
     /* creates the trail (or opens a kept one: its chain goes on) */
     if (audit_log_open(h->trail, o->id, &lim, true, &log, err) < 0)

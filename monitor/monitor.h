@@ -46,7 +46,8 @@
 #define MONITOR_NFLOG_GROUP_DEFAULT 0
 
 struct monitor_opts {
-  const char *root; /* state root (--root) */
+  const char *root;  /* state root (--root) */
+  const char *store; /* its store in the data directory (datadir/datadir.h) */
   const char *id;
   int state_dirfd; /* the container's state dir (monitor.pid, audit, egress.sock) */
   const char *bundle;

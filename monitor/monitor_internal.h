@@ -41,7 +41,7 @@ struct monitor_source {
 struct monitor {
   struct audit_log *log;
   char *id;
-  const char *root; /* the state root (the workspace's store) */
+  const char *root; /* the store in the data directory (the workspaces) */
   char *warning;    /* for create's stderr: a source that failed */
   pid_t init_pid;
   int init_pidfd;

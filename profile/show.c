@@ -102,6 +102,11 @@ static void gen_security(yajl_gen g, const struct agent_profile *p)
   gen_caps(g, "trim", p->caps.trim);
   yajl_gen_map_close(g);
   gen_key_bool(g, "noNewPrivileges", p->no_new_privileges);
+  gen_str(g, "env");
+  yajl_gen_map_open(g);
+  gen_key_strv(g, "defaults", p->env.defaults);
+  gen_key_strv(g, "pathAppend", p->env.path_append);
+  yajl_gen_map_close(g);
   gen_str(g, "seccomp");
   yajl_gen_map_open(g);
   gen_key_bool(g, "enabled", p->seccomp.enabled);

@@ -27,12 +27,12 @@ teardown() {
 	teardown_bundle
 	local rc=$?
 	rt workspace "$ID" purge >/dev/null 2>&1
-	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.workspaces"
+	rm -rf "${TEST_STORE:?}/.audit" "${TEST_STORE:?}/.workspaces"
 	return $rc
 }
 
 teardown_file() {
-	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.cache" "${TEST_ROOT:?}/.workspaces"
+	rm -rf "${TEST_STORE:?}/.audit" "${TEST_ROOT:?}/.cache" "${TEST_STORE:?}/.workspaces"
 	helpers_teardown_file
 }
 
@@ -150,7 +150,7 @@ file_ops() {
 		echo $i >/workspace/count; /bin/sh -c "sleep 1" marker-last'
 	timeout --kill-after=5 200 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
 		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
-	dir=$TEST_ROOT/.audit/$ID
+	dir=$TEST_STORE/.audit/$ID
 	# bounded: the cap held (a quarter file of slack for the one being written)
 	[ "$(du -sb "$dir" | cut -f1)" -lt $((1024 * 1024 * 5 / 4)) ] || fail "trail: $(du -sb "$dir")"
 	# the first file is still there, with create (and the profile's changes) and the first programs
@@ -166,7 +166,7 @@ file_ops() {
 		fail "last program not recorded"
 	# the flood: counted records name the program and add up, with what was written in full,
 	# to every exec that ran (the retention records say how many were dropped)
-	execs=$(cat "$TEST_ROOT/.workspaces/$ID/upper/count")
+	execs=$(cat "$TEST_STORE/.workspaces/$ID/upper/count")
 	[ "$execs" -ge 5000 ] || fail "only $execs execs ran"
 	full=$(jq -s '[.[] | select(.kind == "process" and .argv[0] == "try-syscall")] | length' <<<"$json")
 	counted=$(jq -s '[.[] | select(.kind == "process" and .coalesced and .program == "/usr/local/bin/try-syscall") | .coalesced] | add // 0' <<<"$json")
@@ -205,7 +205,7 @@ file_ops() {
 		echo $i >/workspace/count'
 	run ra run --bundle "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	execs=$(cat "$TEST_ROOT/.workspaces/$ID/upper/count")
+	execs=$(cat "$TEST_STORE/.workspaces/$ID/upper/count")
 	json=$(ra audit --format json --kind process "$ID")
 	# try-syscall's records; one read only after it was gone is "?" (shared with the few others)
 	total=$(jq -s '[.[] | select(.program == "/usr/local/bin/try-syscall" or .program == "?" or

@@ -18,13 +18,12 @@ teardown() {
 	fake_internet_down
 	teardown_bundle
 	local rc=$?
-	# trails outlive their containers by design; the per-file root must end empty
-	rm -rf "${TEST_ROOT:?}/.audit"
+	# trails outlive their containers by design (in the data directory)
+	rm -rf "${TEST_STORE:?}/.audit"
 	return $rc
 }
 
 teardown_file() {
-	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.cache"
 	helpers_teardown_file
 }
 
@@ -80,7 +79,7 @@ records() {
 }
 
 trail_dir() {
-	echo "$TEST_ROOT/.audit/$1"
+	echo "$TEST_STORE/.audit/$1"
 }
 
 wait_stopped() {

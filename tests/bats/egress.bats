@@ -193,6 +193,7 @@ teardown_file() {
 		left=$(root_leftovers "$TEST_ROOT")
 		rm -rf --one-file-system "$TEST_ROOT"
 	fi
+	remove_data_dir
 	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
 		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
 	done
