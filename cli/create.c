@@ -335,7 +335,7 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
     free(sc->action);
     sc->action = xstrdup(SECCOMP_ACT_NOTIFY_INTERNAL);
   }
-  r = seccomp_cache_get(g->root, n, ret, err);
+  r = seccomp_cache_get(g->data_dir, n, ret, err);
   oci_seccomp_free(n);
   return r;
 }
