@@ -264,6 +264,7 @@ static const struct pfield top_fields[] = {
     FFN("scratch", scratch),
     FOBJ("capabilities", caps_fields),
     F("noNewPrivileges", P_BOOL, no_new_privileges),
+    F("apparmorProfile", P_STR, apparmor_profile),
     FOBJ("seccomp", seccomp_fields),
     FOBJ("namespaces", ns_fields),
     FOBJ("devices", devices_fields),

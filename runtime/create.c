@@ -27,6 +27,7 @@
 #include "runtime/monitor.h"
 #include "runtime/policy.h"
 #include "runtime/procfs.h"
+#include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/seccomp_cache.h"
 #include "workspace/workspace.h"
@@ -322,7 +323,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
   }
-  if (check_terminal(o, cfg, err) < 0) {
+  if (check_terminal(o, cfg, err) < 0 ||
+      lsm_check_process(cfg->process, cfg->linux ? cfg->linux->mount_label : NULL, err) < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }

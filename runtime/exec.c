@@ -37,6 +37,7 @@
 #include "runtime/create.h"
 #include "runtime/exec_opts.h"
 #include "runtime/fsutil.h"
+#include "runtime/lsm.h"
 #include "profile/profile.h"
 #include "runtime/procfs.h"
 #include "runtime/process.h"
@@ -373,6 +374,10 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   }
   if (exec_apply_profile(c, proc, err) < 0)
     goto out;
+  if (lsm_check_process(proc, NULL, err) < 0) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out;
+  }
   if (proc->terminal && eo.detach && eo.console_socket == NULL) {
     error_set(err, 0, "exec `%s`: process.terminal is true but --console-socket was not given",
               c->id);

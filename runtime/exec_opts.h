@@ -14,6 +14,8 @@ struct exec_opts {
   const char *console_socket;
   const char *cwd;
   const char *user;
+  const char *apparmor;      /* --apparmor PROFILE */
+  const char *process_label; /* --process-label LABEL (SELinux) */
   char **env;  /* --env, repeated */
   char **caps; /* --cap, repeated */
   char **gids; /* --additional-gids, repeated */
