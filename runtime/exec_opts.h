@@ -16,10 +16,10 @@ struct exec_opts {
   const char *user;
   const char *apparmor;      /* --apparmor PROFILE */
   const char *process_label; /* --process-label LABEL (SELinux) */
-  char **env;  /* --env, repeated */
-  char **caps; /* --cap, repeated */
-  char **gids; /* --additional-gids, repeated */
-  char **args; /* the command line after the id (borrowed) */
+  char **env;                /* --env, repeated */
+  char **caps;               /* --cap, repeated */
+  char **gids;               /* --additional-gids, repeated */
+  char **args;               /* the command line after the id (borrowed) */
   bool detach, tty, tty_set, no_new_privs, ignore_paused, help;
   int preserve_fds;
   struct oci_process *process; /* --process, read at once (engines delete the file) */

@@ -169,15 +169,16 @@ int lsm_exec_apply(struct lsm_exec *x, struct error *err)
       return error_set(err, 0, "process.apparmorProfile: too long");
     if (write_attr(x->apparmor_fd, buf, (size_t)n) < 0) {
       if (errno == ENOENT)
-        return error_set(err, ENOENT, "process.apparmorProfile `%s`: no such AppArmor profile "
-                                      "is loaded",
+        return error_set(err, ENOENT,
+                         "process.apparmorProfile `%s`: no such AppArmor profile "
+                         "is loaded",
                          x->apparmor_profile);
       return error_errno(err, "process.apparmorProfile `%s`: write attr/apparmor/exec",
                          x->apparmor_profile);
     }
   }
-  if (x->selinux_fd >= 0 && write_attr(x->selinux_fd, x->selinux_label,
-                                       strlen(x->selinux_label)) < 0)
+  if (x->selinux_fd >= 0 &&
+      write_attr(x->selinux_fd, x->selinux_label, strlen(x->selinux_label)) < 0)
     return error_errno(err, "process.selinuxLabel `%s`: write attr/exec", x->selinux_label);
   return 0;
 }

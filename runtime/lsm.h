@@ -35,7 +35,10 @@ struct lsm_exec {
   const char *apparmor_profile;
   const char *selinux_label;
 };
-#define LSM_EXEC_INIT {.apparmor_fd = -1, .selinux_fd = -1}
+#define LSM_EXEC_INIT                                                                              \
+  {                                                                                                \
+    .apparmor_fd = -1, .selinux_fd = -1                                                            \
+  }
 
 /* Open the exec attributes p asks for (nothing when it asks none). */
 int lsm_exec_open(const struct oci_process *p, struct lsm_exec *x, struct error *err);
