@@ -4,7 +4,7 @@
 #   make check           every test: unit, fuzz smoke, bats (and engines / VM lane when present)
 #   make check SANITIZE=address,undefined   the same against an ASan/UBSan build
 #   make install         PREFIX=/usr/local DESTDIR=
-#   make fmt / fmt-check, make bench, make fuzz
+#   make fmt / fmt-check, make bench, make fuzz, make check-layers
 CC ?= gcc
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -43,10 +43,12 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 LIBS = $(PKG_LIBS)
 
-# Every .c under these folders (common oci profile cgroups netfilter runtime) is part of the runtime library; runtime/main.c
-# is the CLI entry point.  Files under runtime/stub/ are built separately.
-LIB_SRCS := $(sort $(wildcard common/*.c oci/*.c profile/*.c cgroups/*.c netfilter/*.c runtime/*.c workspace/*.c audit/*.c))
-LIB_SRCS := $(filter-out runtime/main.c,$(LIB_SRCS))
+# Every .c under these folders is part of the runtime library (the layers, lowest first, are
+# listed in contrib/check-layers.sh); cli/main.c is the CLI entry point.  Files under os/stub/
+# are built separately (mk/stub.mk).
+SRC_DIRS := common oci os profile cgroups netfilter workspace audit monitor container cli
+LIB_SRCS := $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/%.o)
 EXTRA_OBJS :=
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -55,7 +57,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
 .DEFAULT_GOAL := all
 -include mk/*.mk
 
-.PHONY: all clean install check check-unit check-bats fmt fmt-check bench fuzz deps
+.PHONY: all clean install check check-unit check-bats check-layers fmt fmt-check bench fuzz deps
 all: agentrt
 
 ifeq ($(SANITIZE),)
@@ -65,7 +67,7 @@ else
 all: $(BUILDDIR)/agentrt
 endif
 
-$(BUILDDIR)/agentrt: $(BUILDDIR)/runtime/main.o $(BUILDDIR)/libagentrt.a
+$(BUILDDIR)/agentrt: $(BUILDDIR)/cli/main.o $(BUILDDIR)/libagentrt.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LIBS)
 
 $(BUILDDIR)/libagentrt.a: $(LIB_OBJS) $(EXTRA_OBJS)
@@ -82,6 +84,10 @@ $(BUILDDIR)/tests/%: tests/unit/%.c $(BUILDDIR)/libagentrt.a
 
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
+
+# the include graph between folders runs downward only (also tests/bats/layers.bats)
+check-layers:
+	contrib/check-layers.sh -v
 
 check: all check-unit
 	tests/run-all.sh $(BUILDDIR)/agentrt
@@ -109,4 +115,4 @@ deps:
 clean:
 	rm -rf build build-san agentrt
 
--include $(LIB_OBJS:.o=.d) $(BUILDDIR)/runtime/main.d
+-include $(LIB_OBJS:.o=.d) $(BUILDDIR)/cli/main.d

@@ -1,5 +1,5 @@
 /* error.c - building one-line error messages (see error.h). */
-#include "error.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdarg.h>

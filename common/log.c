@@ -1,5 +1,5 @@
 /* log.c - see log.h */
-#include "log.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

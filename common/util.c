@@ -1,5 +1,5 @@
 /* util.c - see util.h */
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <limits.h>

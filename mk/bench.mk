@@ -3,7 +3,7 @@
 #   make bench-smoke   a few rounds into $(BUILDDIR)/bench-smoke, only proves it runs
 BENCHER := $(BUILDDIR)/bench/bencher
 # Measure the current tree's agentrt when its CLI exists.
-BENCH_DEPS := $(BENCHER) $(if $(wildcard runtime/main.c),agentrt)
+BENCH_DEPS := $(BENCHER) $(if $(wildcard cli/main.c),agentrt)
 
 .PHONY: bench bench-smoke
 

@@ -22,9 +22,9 @@ FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
 FUZZ_SRCS_profile := $(sort $(wildcard profile/*.c))
-FUZZ_SRCS_user := runtime/user.c
-FUZZ_SRCS_signal := runtime/signals.c
-FUZZ_SRCS_mountopts := runtime/mount_options.c
+FUZZ_SRCS_user := container/user.c
+FUZZ_SRCS_signal := container/signals.c
+FUZZ_SRCS_mountopts := container/mount_options.c
 FUZZ_SRCS_dns := netfilter/dns.c netfilter/policy.c
 FUZZ_SRCS_egress_entry := netfilter/dns.c netfilter/policy.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
@@ -40,7 +40,7 @@ fuzz-build: $(FUZZ_BINS)
 
 .SECONDEXPANSION:
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_SRCS) \
-		$$(FUZZ_SRCS_$$*) $(wildcard common/*.h oci/*.h profile/*.h runtime/*.h)
+		$$(FUZZ_SRCS_$$*) $(wildcard common/*.h oci/*.h profile/*.h container/*.h os/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_LIBS)
 

@@ -36,5 +36,5 @@ else ifeq ($(HOT_TEXT),1)
 CFLAGS += -ffunction-sections
 LDFLAGS += -Wl,-T,$(CURDIR)/mk/hot-text.ld
 # a new list relinks agentrt (main.o is its first input)
-$(BUILDDIR)/runtime/main.o: mk/hot-text.ld
+$(BUILDDIR)/cli/main.o: mk/hot-text.ld
 endif

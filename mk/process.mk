@@ -1,7 +1,7 @@
-# mk/process.mk - test wiring for runtime/process.c.
+# mk/process.mk - test wiring for container/process.c.
 #
-# process_apply_limits() writes oom_score_adj through runtime/procfs.c; until
+# process_apply_limits() writes oom_score_adj through os/procfs.c; until
 # that module is in the tree, test_process carries its own minimal stand-in.
-ifeq ($(wildcard runtime/procfs.c),)
+ifeq ($(wildcard os/procfs.c),)
 $(BUILDDIR)/tests/test_process: CFLAGS += -DAGENTRT_TEST_FAKE_PROCFS
 endif

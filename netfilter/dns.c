@@ -1,5 +1,5 @@
 /* dns.c - strict DNS message parsing and building (see dns.h). */
-#include "dns.h"
+#include "netfilter/dns.h"
 
 #include <string.h>
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 #define DNS_NAME_BUF 256 /* text form, with the NUL: at most 253 characters */
 #define DNS_MAX_ANSWERS 32

@@ -49,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* ---------------------------------------------------------------- policy */
 

@@ -5,7 +5,7 @@
  * socket keeps the netns it was created in for its whole life.  The caller's own netns is never
  * changed, so a failure halfway can never leave the runtime (or the host) in the wrong namespace.
  */
-#include "egress.h"
+#include "netfilter/egress.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define NETNS_MAX_SOCKETS 8
 #define CHILD_STACK 16384

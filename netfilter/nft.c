@@ -4,7 +4,7 @@
  * start at seq_base, port ids are 0), so tests compare them with golden
  * files.  The layout of the ruleset is documented in egress.h.
  */
-#include "nft_internal.h"
+#include "netfilter/nft_internal.h"
 
 #include <arpa/inet.h>
 #include <libnftnl/chain.h>
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define MSG_HEADROOM 32768
 

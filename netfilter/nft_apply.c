@@ -5,7 +5,7 @@
  * all of them (bounded by a timeout) so that the socket is clean for the
  * next batch, and report the first failure with its object and sequence.
  */
-#include "nft_internal.h"
+#include "netfilter/nft_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define ACK_TIMEOUT_MS 3000
 #define RECV_BUF 65536

@@ -7,7 +7,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netlink.h>
 
-#include "egress.h"
+#include "netfilter/egress.h"
 
 /* Set ids, unique within a batch (lookups in the same batch use them). */
 enum {

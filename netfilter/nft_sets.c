@@ -6,7 +6,7 @@
  * dns4/dns6 (address) and dns4p/dns6p (address . l4proto . port) are hash
  * sets with per-element timeouts, filled by the resolver.
  */
-#include "nft_internal.h"
+#include "netfilter/nft_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define ELEMS_PER_MSG 64
 #define TYPE_IPV4_ADDR 7 /* nft's datatype numbers, for `nft list` */

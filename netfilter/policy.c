@@ -5,7 +5,7 @@
  * zero, ports 1..65535, domain labels 1..63 of [a-z0-9-]) so that what the
  * user wrote and what the kernel enforces cannot differ silently.
  */
-#include "egress.h"
+#include "netfilter/egress.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 static int parse_port(const char *s, uint16_t *ret, struct error *err)
 {

@@ -3,7 +3,7 @@
  * Strict: unknown keys and wrong types are errors naming the JSON path, so a
  * typo in a security policy never silently widens it.
  */
-#include "egress.h"
+#include "netfilter/egress.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <yajl/yajl_tree.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err)
 {

@@ -11,8 +11,8 @@
  * added to the dns sets with the clamped TTL as timeout BEFORE the client
  * gets the answer.
  */
-#include "dns.h"
-#include "egress.h"
+#include "netfilter/dns.h"
+#include "netfilter/egress.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 #define MAX_PENDING 64
 #define MAX_CONNS 16

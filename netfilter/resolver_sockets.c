@@ -5,7 +5,7 @@
  * here.  IP_FREEBIND lets us bind before `lo` is up.  IPv6 sockets are
  * optional: a netns without IPv6 just has none.
  */
-#include "egress.h"
+#include "netfilter/egress.h"
 
 #include <arpa/inet.h>
 #include <linux/netlink.h>
@@ -13,7 +13,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 static int bind_local(int fd, int family, uint16_t port, bool tcp)
 {

@@ -7,8 +7,8 @@
  * the wrong type, a value out of range for its C type, or a violation of a
  * MUST of the spec is an error naming the file and JSON path.
  */
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 int oci_parse_doc(const char *json, size_t len, const char *file, jconv_fn fn, void *ret,
                   struct error *err)

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* -std=gnu11 predefines the macro `linux` (= 1), which would break the
  * field oci_config.linux below; nothing in agentrt uses the old macro. */

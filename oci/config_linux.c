@@ -1,8 +1,8 @@
 /* config_linux.c - the "linux" object of config.json: namespaces, id mappings,
  * time offsets, devices, cgroups path, resources, propagation, masked and
  * read-only paths, sysctl, seccomp (config_seccomp.c) and personality. */
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 static int conv_ns_type(struct jctx *c, const struct jnode *v, void *ret)
 {

@@ -8,8 +8,8 @@
  */
 #include <sys/resource.h>
 
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 static int conv_console(struct jctx *c, const struct jnode *v, void *ret)
 {

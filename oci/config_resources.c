@@ -1,7 +1,7 @@
 /* config_resources.c - LinuxResources: linux.resources in config.json and the
  * document of `update --resources`.  Parse, validate, write, free. */
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 static int conv_devtype(struct jctx *c, const struct jnode *v, void *ret)
 {

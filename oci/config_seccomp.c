@@ -5,8 +5,8 @@
  * path instead of deep inside filter construction.  Building the filter is
  * the runtime's business; this file only checks the document.
  */
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 static int conv_name_in(struct jctx *c, const struct jnode *v, void *ret, const char *const *list,
                         const char *what)

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "config.h"
-#include "json.h"
+#include "oci/config.h"
+#include "oci/json.h"
 
 int oci_process_node(struct jctx *c, const struct jnode *v, void *ret);
 int oci_linux_node(struct jctx *c, const struct jnode *v, void *ret);

@@ -5,12 +5,12 @@
  * the byte offset of a syntax error.  This builder enforces the OCI_JSON_MAX_*
  * bounds while parsing and reports errors with a line number.
  */
-#include "json.h"
+#include "oci/json.h"
 
 #include <stdio.h>
 #include <yajl/yajl_parse.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 struct builder {
   yajl_handle h;

@@ -22,8 +22,8 @@
 #include <stdint.h>
 #include <yajl/yajl_gen.h>
 
-#include "../common/error.h"
-#include "config.h"
+#include "common/error.h"
+#include "oci/config.h"
 
 #define OCI_JSON_MAX_BYTES ((size_t)16 << 20) /* whole document */
 #define OCI_JSON_MAX_ITEMS 65536              /* per array or object */

@@ -5,14 +5,14 @@
  * be negative", and anything that does not fit is "out of range" (never
  * wrapped or clamped).
  */
-#include "json.h"
+#include "oci/json.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 void jctx_init(struct jctx *c, const char *file, struct error *err)
 {

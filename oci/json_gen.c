@@ -5,12 +5,12 @@
  * jgen_finish().  Integers go through yajl_gen_number so that uint64 values
  * above INT64_MAX (RLIM_INFINITY) are written exactly.
  */
-#include "json.h"
+#include "oci/json.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "../common/util.h"
+#include "common/util.h"
 
 static void note(struct jgen *j, yajl_gen_status st)
 {

@@ -4,9 +4,9 @@
 #include <strings.h>
 #include <sys/resource.h>
 
-#include "../common/util.h"
-#include "config.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/config.h"
+#include "oci/internal.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

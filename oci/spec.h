@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /* The config.json written by `agentrt spec` (tab-indented, like runc's).
  * rootless: user namespace mapping container 0 to the caller's uid/gid

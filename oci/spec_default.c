@@ -6,10 +6,10 @@
  * inheritable (CVE-2022-29162: a non-empty inheritable set let execve of a
  * file with inheritable file caps gain them) and no ambient.
  */
-#include "spec.h"
+#include "oci/spec.h"
 
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 #ifndef AGENTRT_VERSION
 #define AGENTRT_VERSION "unknown"

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "oci/config.h"
 
 struct oci_state {
   char *oci_version;

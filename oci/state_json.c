@@ -6,10 +6,10 @@
  * needs to find the container again; the state dir copy carries both.
  * The parser accepts either form.
  */
-#include "state.h"
+#include "oci/state.h"
 
-#include "../common/util.h"
-#include "internal.h"
+#include "common/util.h"
+#include "oci/internal.h"
 
 static const char *const statuses[] = {"creating", "created", "running", "paused", "stopped", NULL};
 

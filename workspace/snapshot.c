@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/fsutil.h"
-#include "runtime/mounts.h"
-#include "runtime/safepath.h"
+#include "os/fsutil.h"
+#include "os/mount_ops.h"
+#include "os/safepath.h"
 #include "workspace/internal.h"
 
 const struct ws_snapshot *workspace_find_snapshot(const struct workspace *w, const char *name)

@@ -114,8 +114,27 @@ int workspace_ids(const char *root, char ***ret, struct error *err)
   return 0;
 }
 
+/* In a user namespace of its own (a rootless engine, `agentrt sandbox` as a
+ * user) overlayfs keeps its metadata in user.overlay.* (userxattr): the
+ * trusted.* namespace needs privilege on the host. */
+static bool in_child_userns(void)
+{
+  char buf[128] = "";
+  unsigned long a = 0, b = 0, n = 0;
+  FILE *f = fopen("/proc/self/uid_map", "re");
+
+  if (f == NULL)
+    return false;
+  if (fgets(buf, sizeof buf, f) == NULL || sscanf(buf, "%lu %lu %lu", &a, &b, &n) != 3)
+    n = 0;
+  fclose(f);
+  return !(a == 0 && b == 0 && n == 4294967295UL);
+}
+
 int workspace_mount_options(struct workspace *w, struct error *err)
 {
+  bool userxattr = in_child_userns();
+
   cleanup_free char *lower = xstrdup("");
 
   for (size_t i = 0; w->layers && w->layers[i]; i++) {
@@ -134,12 +153,17 @@ int workspace_mount_options(struct workspace *w, struct error *err)
   w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, w->lowerdir);
   w->mount_optv[1] = xfmt("upperdir=%s/upper", w->dir);
   w->mount_optv[2] = xfmt("workdir=%s/work", w->dir);
-  strv_push(&w->mount_optv, "redirect_dir=off");
+  /* No redirects created, none followed ("off" is refused in a user namespace,
+   * "nofollow" is as strict) */
+  strv_push(&w->mount_optv, userxattr ? "redirect_dir=nofollow" : "redirect_dir=off");
   strv_push(&w->mount_optv, "index=off");
   strv_push(&w->mount_optv, "metacopy=off");
+  if (userxattr)
+    strv_push(&w->mount_optv, "userxattr");
   free(w->mount_data);
-  w->mount_data = xfmt("%s,%s,%s,redirect_dir=off,index=off,metacopy=off", w->mount_optv[0],
-                       w->mount_optv[1], w->mount_optv[2]);
+  w->mount_data =
+      xfmt("%s,%s,%s,redirect_dir=%s,index=off,metacopy=off%s", w->mount_optv[0], w->mount_optv[1],
+           w->mount_optv[2], userxattr ? "nofollow" : "off", userxattr ? ",userxattr" : "");
   strv_push(&w->mount_optv, "nosuid");
   strv_push(&w->mount_optv, "nodev");
   return 0;

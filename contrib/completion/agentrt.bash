@@ -2,7 +2,7 @@
 _agentrt() {
   local cur prev words cword
   _init_completion || return
-  local cmds="create start run state kill delete exec ps list pause resume update events spec features"
+  local cmds="create start run state kill delete exec ps list pause resume update events spec features sandbox doctor"
   local globals="--root --log --log-format --debug --systemd-cgroup --profile --version --help"
   local i cmd=""
   for ((i = 1; i < cword; i++)); do

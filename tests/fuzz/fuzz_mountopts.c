@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "common/util.h"
-#include "fuzz_common.h"
-#include "runtime/mounts.h"
+#include "container/mounts.h"
+#include "tests/fuzz/fuzz_common.h"
 
 #define MAX_WORDS 64
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #include "common/util.h"
-#include "fuzz_common.h"
 #include "profile/profile.h"
+#include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

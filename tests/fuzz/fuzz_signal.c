@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 #include "common/util.h"
-#include "fuzz_common.h"
-#include "runtime/process.h"
+#include "container/process.h"
+#include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

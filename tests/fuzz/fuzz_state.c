@@ -3,8 +3,8 @@
 #include <stdint.h>
 
 #include "common/util.h"
-#include "fuzz_common.h"
 #include "oci/state.h"
+#include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "common/util.h"
-#include "fuzz_common.h"
-#include "runtime/process.h"
+#include "container/process.h"
+#include "tests/fuzz/fuzz_common.h"
 
 /* The digits of s without leading zeros ("0" stays "0"). */
 static void strip_zeros(const char *s, size_t n, char *out, size_t max)

@@ -1,5 +1,5 @@
 /* rootfs-driver.c - test driver for the container filesystem setup
- * (runtime/setup.h) without the rest of agentrt.
+ * (container/setup.h) without the rest of agentrt.
  *
  * It builds a struct oci_config by hand from its flags, unshares the
  * namespaces (always mount + pid, the rest as asked), forks the container
@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/procfs.h"
-#include "runtime/setup.h"
+#include "container/setup.h"
+#include "os/procfs.h"
 
 #define MAX_ITEMS 64
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # rootfs-selftest.sh - black-box checks of the container filesystem setup
-# (runtime/setup.h) through build/tests/rootfs-driver, as root.
+# (container/setup.h) through build/tests/rootfs-driver, as root.
 #
 #   tests/helpers/rootfs-selftest.sh [path/to/rootfs-driver]
 #

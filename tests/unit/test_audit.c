@@ -13,7 +13,7 @@
 #include "audit/jbuf.h"
 #include "common/sha256.h"
 #include "common/util.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 static void test_sha256(void)
 {

@@ -1,4 +1,4 @@
-/* test_console.c - runtime/console.c without a container: the
+/* test_console.c - container/console.c without a container: the
  * --console-socket message (ENGINES.md 1.7: one sendmsg, non-empty name,
  * exactly one SCM_RIGHTS fd), window size, and stdio on a pty. */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/console.h"
+#include "container/console.h"
 #include "tests/unit/tap.h"
 
 static int listen_at(const char *path)

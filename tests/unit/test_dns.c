@@ -4,7 +4,7 @@
 
 #include "common/util.h"
 #include "netfilter/dns.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 static struct dns_msg m;
 

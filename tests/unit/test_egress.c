@@ -9,7 +9,7 @@
 
 #include "common/util.h"
 #include "netfilter/egress.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 struct entry_case {
   const char *in;

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/process.h"
-#include "tap.h"
+#include "container/process.h"
+#include "tests/unit/tap.h"
 
 static char tmpdir[] = "/tmp/agentrt-test-hooks-XXXXXX";
 

@@ -1,9 +1,9 @@
 /* test_mount_options.c - the pure mount option parser, propagation names
- * and path cleaning (runtime/mount_options.c). */
+ * and path cleaning (container/mount_options.c). */
 #include <string.h>
 
 #include "common/util.h"
-#include "runtime/mounts.h"
+#include "container/mounts.h"
 #include "tests/unit/tap.h"
 
 static bool parse(const char *const *words, struct mount_opts *o)

@@ -1,11 +1,11 @@
-/* test_netlog.c - NFLOG packets to "denied" and "flow" records (runtime/netlog.c). */
+/* test_netlog.c - NFLOG packets to "denied" and "flow" records (monitor/netlog.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "monitor/netlog.h"
 #include "netfilter/egress.h"
-#include "runtime/netlog.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 static const uint8_t tcp4[] = {0x45, 0,   0, 40,  0,  0,    0x40, 0, 64, 6, 0, 0, 192, 0, 2,
                                2,    203, 0, 113, 10, 0xc0, 0x01, 0, 80, 0, 0, 0, 0,   0, 0};

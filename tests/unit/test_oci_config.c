@@ -10,7 +10,7 @@
 #include "common/util.h"
 #include "oci/config.h"
 #include "oci/spec.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 static char *slurp(const char *name, size_t *len)
 {

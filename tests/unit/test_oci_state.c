@@ -5,7 +5,7 @@
 
 #include "common/util.h"
 #include "oci/state.h"
-#include "tap.h"
+#include "tests/unit/tap.h"
 
 static struct oci_state *sample(void)
 {

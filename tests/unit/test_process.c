@@ -21,13 +21,13 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/process.h"
-#include "runtime/procfs.h"
-#include "runtime/trampoline.h"
-#include "tap.h"
+#include "container/process.h"
+#include "os/procfs.h"
+#include "os/trampoline.h"
+#include "tests/unit/tap.h"
 
 #ifdef AGENTRT_TEST_FAKE_PROCFS
-/* Stand-in until runtime/procfs.c is merged (see mk/process.mk). */
+/* Stand-in until os/procfs.c is merged (see mk/process.mk). */
 int procfs_write(const char *relpath, const char *value, struct error *err)
 {
   char path[256];

@@ -1,4 +1,4 @@
-/* test_safepath.c - in-root resolution (runtime/safepath.c) on a tree of
+/* test_safepath.c - in-root resolution (os/safepath.c) on a tree of
  * hostile symlinks in a temp dir; needs no privileges.  Every case is run
  * twice: with openat2, and in a child where a seccomp filter makes openat2
  * fail with ENOSYS so that the userspace walker is used. */
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/safepath.h"
+#include "os/safepath.h"
 #include "tests/unit/tap.h"
 
 static char base[256];         /* temp dir */

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "runtime/process.h"
-#include "runtime/seccomp_filter.h"
-#include "tap.h"
+#include "container/process.h"
+#include "container/seccomp_filter.h"
+#include "tests/unit/tap.h"
 
 static char tmpdir[] = "/tmp/agentrt-test-seccomp-XXXXXX";
 

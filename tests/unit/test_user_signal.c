@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "runtime/process.h"
-#include "tap.h"
+#include "container/process.h"
+#include "tests/unit/tap.h"
 
 struct user_case {
   const char *in;

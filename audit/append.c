@@ -1,0 +1,338 @@
+/* append.c - appending to an audit trail (see audit.h for the format).
+ *
+ * Writers: the container's monitor (long-lived handle) and CLI verbs (one
+ * record each).  Every append takes an exclusive flock on `head`, reads the
+ * last seq and hash from it, writes the new line with one write(2) on an
+ * O_APPEND fd, then rewrites `head` in place (fixed size, one pwrite).  So
+ * two processes never interleave lines or fork the chain, and a reader that
+ * takes the lock shared sees a consistent end.
+ */
+#include "audit/audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/internal.h"
+#include "audit/jbuf.h"
+#include "common/sha256.h"
+#include "common/util.h"
+
+struct audit_log {
+  int dirfd, headfd, curfd;
+  uint64_t cur; /* first seq of the file curfd is open on, 0 = none */
+  char *id;
+};
+
+void audit_timestamp(char *buf, size_t size)
+{
+  char t[RFC3339_NANO_SIZE];
+  size_t n;
+
+  rfc3339_now(t, NULL);
+  n = strnlen(t, size - 1);
+  memcpy(buf, t, n);
+  buf[n] = '\0';
+}
+
+char *audit_trail_dir(const char *root, const char *dir_override, const char *id)
+{
+  if (dir_override != NULL && *dir_override != '\0')
+    return xfmt("%s/%s", dir_override, id);
+  return xfmt("%s/%s/%s", root, AUDIT_SUBDIR, id);
+}
+
+void audit_file_name(uint64_t first_seq, char buf[AUDIT_FILE_NAME_MAX])
+{
+  snprintf(buf, AUDIT_FILE_NAME_MAX, "%020" PRIu64 ".jsonl", first_seq);
+}
+
+/* ---- head */
+
+int audit_head_read(int fd, struct audit_head *h, struct error *err)
+{
+  char buf[AUDIT_HEAD_LEN + 1];
+  ssize_t n = pread(fd, buf, AUDIT_HEAD_LEN, 0);
+  char hash[SHA256_HEX_LEN + 1];
+
+  if (n < 0)
+    return error_errno(err, "read audit head");
+  if (n == 0) {
+    memset(h, 0, sizeof *h);
+    memset(h->hash, '0', SHA256_HEX_LEN);
+    return 0;
+  }
+  buf[n] = '\0';
+  if (n != AUDIT_HEAD_LEN ||
+      sscanf(buf, "%20" SCNu64 " %64[0-9a-f] %20" SCNu64 " %20" SCNu64 " %20" SCNu64, &h->seq, hash,
+             &h->cur, &h->lim.max_size, &h->lim.max_age) != 5 ||
+      strlen(hash) != SHA256_HEX_LEN)
+    return error_set(err, EBADMSG, "read audit head: corrupt");
+  memcpy(h->hash, hash, sizeof hash);
+  return 0;
+}
+
+static int head_write(int fd, const struct audit_head *h, struct error *err)
+{
+  char buf[AUDIT_HEAD_LEN + 1];
+  int n =
+      snprintf(buf, sizeof buf, "%020" PRIu64 " %s %020" PRIu64 " %020" PRIu64 " %020" PRIu64 "\n",
+               h->seq, h->hash, h->cur, h->lim.max_size, h->lim.max_age);
+
+  if (n != AUDIT_HEAD_LEN)
+    return error_set(err, EINVAL, "write audit head: bad length %d", n);
+  if (pwrite(fd, buf, (size_t)n, 0) != n)
+    return error_errno(err, "write audit head");
+  return 0;
+}
+
+/* ---- open */
+
+static int mkdir_p(const char *path, struct error *err)
+{
+  cleanup_free char *p = xstrdup(path);
+
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/')
+      continue;
+    *s = '\0';
+    if (mkdir(p, 0700) < 0 && errno != EEXIST)
+      return error_errno(err, "create audit directory `%s`", p);
+    *s = '/';
+  }
+  if (mkdir(p, 0700) < 0 && errno != EEXIST)
+    return error_errno(err, "create audit directory `%s`", p);
+  return 0;
+}
+
+int audit_log_open(const char *trail_dir, const char *id, const struct audit_limits *lim,
+                   bool create, struct audit_log **ret, struct error *err)
+{
+  struct audit_log *l;
+  struct audit_head h;
+  int r = 0;
+
+  if (create && mkdir_p(trail_dir, err) < 0)
+    return -1;
+  l = xmalloc0(sizeof *l);
+  l->headfd = l->curfd = -1;
+  l->id = xstrdup(id);
+  l->dirfd = open(trail_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (l->dirfd >= 0)
+    l->headfd =
+        openat(l->dirfd, "head", O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+  if (l->dirfd < 0 || l->headfd < 0) {
+    int e = errno;
+    audit_log_close(l);
+    return error_set(err, e, "open audit trail `%s`", trail_dir);
+  }
+  if (lim != NULL) {
+    if (flock(l->headfd, LOCK_EX) < 0) {
+      audit_log_close(l);
+      return error_errno(err, "lock audit trail `%s`", trail_dir);
+    }
+    r = audit_head_read(l->headfd, &h, err);
+    if (r == 0) {
+      h.lim = *lim;
+      r = head_write(l->headfd, &h, err);
+    }
+    flock(l->headfd, LOCK_UN);
+    if (r < 0) {
+      audit_log_close(l);
+      return error_prefix(err, "audit trail `%s`", trail_dir);
+    }
+  }
+  *ret = l;
+  return 0;
+}
+
+void audit_log_close(struct audit_log *l)
+{
+  if (l == NULL)
+    return;
+  if (l->curfd >= 0)
+    close(l->curfd);
+  if (l->headfd >= 0)
+    close(l->headfd);
+  if (l->dirfd >= 0)
+    close(l->dirfd);
+  free(l->id);
+  free(l);
+}
+
+/* ---- append */
+
+uint64_t audit_file_max(const struct audit_limits *lim)
+{
+  uint64_t m = lim->max_size / 4;
+
+  if (lim->max_size == 0)
+    return 64u << 20;
+  if (m < 1024)
+    m = 1024;
+  return m > (64u << 20) ? 64u << 20 : m;
+}
+
+/* The record text: body (for the hash) then ,"hash":"..."}\n */
+static char *format_record(const struct audit_log *l, uint64_t seq, const char *prev,
+                           const char *kind, const char *fields, char ret_hash[SHA256_HEX_LEN + 1],
+                           size_t *ret_len)
+{
+  struct jbuf b = {0};
+  char ts[40];
+
+  audit_timestamp(ts, sizeof ts);
+  jb_printf(&b, "{\"seq\":%" PRIu64 ",\"time\":\"%s\"", seq, ts);
+  jb_key_str(&b, "id", l->id);
+  jb_key_str(&b, "kind", kind);
+  if (fields != NULL && *fields != '\0') {
+    jb_raw(&b, ",", 1);
+    jb_puts(&b, fields);
+  }
+  jb_printf(&b, ",\"prev\":\"%s\"}", prev);
+  sha256_hex(b.p, b.len, ret_hash);
+  b.len--; /* drop the "}" that closed the hashed text */
+  jb_printf(&b, ",\"hash\":\"%s\"}\n", ret_hash);
+  *ret_len = b.len;
+  return jb_take(&b);
+}
+
+/* Make curfd the file to append len bytes to (a new one named seq when the
+ * current one is full or missing).  *created tells the caller to prune. */
+static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len,
+                     bool *created, struct error *err)
+{
+  char name[AUDIT_FILE_NAME_MAX];
+  struct stat st;
+
+  *created = false;
+  if (h->cur != 0 && l->cur != h->cur) {
+    if (l->curfd >= 0)
+      close(l->curfd);
+    audit_file_name(h->cur, name);
+    l->curfd = openat(l->dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    l->cur = l->curfd >= 0 ? h->cur : 0;
+  }
+  if (l->curfd >= 0 && l->cur == h->cur && fstat(l->curfd, &st) == 0 &&
+      (st.st_size == 0 || (uint64_t)st.st_size + len <= audit_file_max(&h->lim)))
+    return 0;
+  if (l->curfd >= 0)
+    close(l->curfd);
+  audit_file_name(seq, name);
+  /* a file of that name can only be a leftover of an append that never
+   * reached head: its record is not part of the chain */
+  l->curfd = openat(l->dirfd, name,
+                    O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (l->curfd < 0) {
+    l->cur = 0;
+    return error_errno(err, "create audit file `%s`", name);
+  }
+  l->cur = h->cur = seq;
+  *created = true;
+  return 0;
+}
+
+static int append_locked(struct audit_log *l, const char *kind, const char *fields,
+                         struct error *err)
+{
+  struct audit_head h;
+  cleanup_free char *line = NULL;
+  char hash[SHA256_HEX_LEN + 1];
+  bool created;
+  size_t len;
+  struct stat st;
+  ssize_t n;
+
+  if (audit_head_read(l->headfd, &h, err) < 0)
+    return -1;
+  line = format_record(l, h.seq + 1, h.hash, kind, fields, hash, &len);
+  if (len > AUDIT_MAX_RECORD)
+    return error_set(err, E2BIG, "audit record `%s` too large (%zu bytes)", kind, len);
+  if (pick_file(l, &h, h.seq + 1, len, &created, err) < 0)
+    return -1;
+  if (fstat(l->curfd, &st) < 0)
+    return error_errno(err, "audit file");
+  n = write(l->curfd, line, len);
+  if (n != (ssize_t)len) {
+    int e = n < 0 ? errno : ENOSPC;
+    if (ftruncate(l->curfd, st.st_size) < 0) {
+      /* the partial line fails verification, which is what it should do */
+    }
+    return error_set(err, e, "write audit record");
+  }
+  h.seq++;
+  memcpy(h.hash, hash, sizeof hash);
+  if (head_write(l->headfd, &h, err) < 0)
+    return -1;
+  if (created)
+    audit_prune(l->dirfd, &h.lim, h.cur);
+  return 0;
+}
+
+int audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err)
+{
+  int r;
+
+  if (flock(l->headfd, LOCK_EX) < 0)
+    return error_errno(err, "lock audit trail");
+  r = append_locked(l, kind, fields, err);
+  flock(l->headfd, LOCK_UN);
+  return r;
+}
+
+int audit_append_event(const char *trail_dir, const char *id, const char *kind, const char *fields,
+                       struct error *err)
+{
+  struct audit_log *l = NULL;
+  int r;
+
+  if (audit_log_open(trail_dir, id, NULL, false, &l, err) < 0)
+    return -1;
+  r = audit_log_append(l, kind, fields, err);
+  audit_log_close(l);
+  return r;
+}
+
+/* ---- retention */
+
+void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
+{
+  cleanup_free uint64_t *files = NULL;
+  cleanup_free off_t *sizes = NULL;
+  struct error ignore = {0};
+  uint64_t total = 0, fmax = audit_file_max(lim);
+  /* the current file may still grow by fmax: keep room for it */
+  uint64_t budget = lim->max_size > fmax ? lim->max_size - fmax : 0;
+  size_t n = 0, keep_from = 0;
+  time_t now = time(NULL);
+  char name[AUDIT_FILE_NAME_MAX];
+  struct stat st;
+
+  if (audit_list_files(dirfd, &files, &n, &ignore) < 0 || n < 2)
+    return;
+  sizes = xmalloc0(n * sizeof *sizes);
+  for (size_t i = 0; i < n; i++) {
+    audit_file_name(files[i], name);
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue;
+    sizes[i] = st.st_size;
+    total += (uint64_t)st.st_size;
+    /* too old: it and everything before it goes */
+    if (lim->max_age > 0 && files[i] != current && now - st.st_mtime > (time_t)lim->max_age)
+      keep_from = i + 1;
+  }
+  for (size_t i = 0; i < n && files[i] != current; i++) {
+    bool over = (lim->max_size > 0 && total > budget) || n - i > AUDIT_MAX_FILES;
+    if (i >= keep_from && !over)
+      break;
+    audit_file_name(files[i], name);
+    unlinkat(dirfd, name, 0);
+    total -= (uint64_t)sizes[i];
+  }
+}

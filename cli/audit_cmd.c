@@ -1,0 +1,248 @@
+/* audit_cmd.c - `agentrt audit`: read, follow, summarise, verify and purge a
+ * container's audit trail (audit/).
+ *
+ *   agentrt audit [--follow] [--since T] [--kind K[,K...]] [--format json|text]
+ *                 [--summary] [--purge] [--dir DIR] ID
+ *   agentrt audit verify [--dir DIR] ID
+ *
+ * The trail is found through <state dir>/audit while the container exists,
+ * else at <root>/.audit/ID (or DIR/ID with --dir, for a profile that names
+ * its own audit directory).  It outlives the container until --purge. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "cli/cli.h"
+#include "common/util.h"
+#include "container/audit_cli.h"
+#include "container/container.h"
+#include "os/fsutil.h"
+
+#define FOLLOW_POLL_MS 200
+
+enum { A_FOLLOW = 1, A_SINCE, A_KIND, A_FORMAT, A_SUMMARY, A_PURGE, A_DIR, A_HELP };
+
+static const struct opt_spec audit_specs[] = {
+    {"follow", 'f', false, A_FOLLOW},
+    {"since", 0, true, A_SINCE},
+    {"kind", 'k', true, A_KIND},
+    {"format", 0, true, A_FORMAT},
+    {"summary", 0, false, A_SUMMARY},
+    {"purge", 0, false, A_PURGE},
+    {"dir", 0, true, A_DIR},
+    {"help", 'h', false, A_HELP},
+    {NULL, 0, false, 0},
+};
+
+struct audit_args {
+  bool follow, summary, purge, text, verify;
+  const char *dir, *id;
+  struct audit_filter filter;
+};
+
+static void usage(void)
+{
+  printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
+         "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
+         "       agentrt audit verify [--dir DIR] ID\n"
+         "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
+         "       dns denied flow monitor audit_error\n");
+}
+
+static int parse_args(int argc, char **argv, struct audit_args *a, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  const char *val;
+  int id, n;
+
+  if (argc > 1 && strcmp(argv[1], "verify") == 0) {
+    a->verify = true;
+    it.i = 2;
+  }
+again:
+  while ((n = opt_next(&it, audit_specs, &id, &val, "audit", err)) == 1) {
+    switch (id) {
+    case A_FOLLOW:
+      a->follow = true;
+      break;
+    case A_SINCE:
+      if (audit_parse_time(val, &a->filter.since_ns) < 0)
+        return error_set(err, 0,
+                         "audit: --since: expected RFC 3339 time or duration (15m), got `%s`", val);
+      break;
+    case A_KIND: {
+      cleanup_free char *s = xstrdup(val);
+      char *save = NULL;
+      for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        strv_push(&a->filter.kinds, tok);
+      break;
+    }
+    case A_FORMAT:
+      if (strcmp(val, "text") != 0 && strcmp(val, "json") != 0)
+        return error_set(err, 0, "audit: --format: expected `json` or `text`, got `%s`", val);
+      a->text = strcmp(val, "text") == 0;
+      break;
+    case A_SUMMARY:
+      a->summary = true;
+      break;
+    case A_PURGE:
+      a->purge = true;
+      break;
+    case A_DIR:
+      a->dir = val;
+      break;
+    case A_HELP:
+      usage();
+      return 1;
+    }
+  }
+  if (n < 0)
+    return -1;
+  if (it.i < argc && a->id == NULL && strcmp(argv[it.i], "--") != 0) {
+    a->id = argv[it.i++]; /* options may follow the id too */
+    goto again;
+  }
+  if (a->id == NULL || it.i != argc)
+    return error_set(err, 0, "audit: expected exactly one container id");
+  return validate_container_id(a->id, err) < 0 ? -1 : 0;
+}
+
+static char *find_trail(const struct global_opts *g, const struct audit_args *a)
+{
+  cleanup_free char *marker = xfmt("%s/%s/audit", g->root, a->id);
+  char *trail = NULL;
+  struct error err = {0};
+  size_t len;
+
+  if (a->dir != NULL)
+    return audit_trail_dir(g->root, a->dir, a->id);
+  if (read_file_at(AT_FDCWD, marker, 4096, &trail, &len, &err) == 0)
+    return trail;
+  return audit_trail_dir(g->root, NULL, a->id);
+}
+
+static int open_trail(const char *trail, const char *id, struct error *err)
+{
+  int fd = open(trail, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0 && errno == ENOENT)
+    return error_set(err, ENOENT, "audit `%s`: no audit trail (at `%s`)", id, trail);
+  if (fd < 0)
+    return error_errno(err, "audit `%s`: open `%s`", id, trail);
+  return fd;
+}
+
+struct printer {
+  const struct audit_args *a;
+  struct audit_summary *sum;
+  bool saw_delete;
+};
+
+static int print_line(void *ctx, const char *line, size_t len)
+{
+  struct printer *p = ctx;
+
+  if (len > 16 && memmem(line, len, "\"kind\":\"delete\"", 15) != NULL)
+    p->saw_delete = true;
+  if (!audit_record_match(line, len, &p->a->filter))
+    return 0;
+  if (p->sum) {
+    audit_summary_add(p->sum, line, len);
+  } else if (p->a->text) {
+    cleanup_free char *t = audit_record_text(line, len);
+    printf("%s\n", t);
+  } else {
+    fwrite(line, 1, len, stdout);
+    fputc('\n', stdout);
+  }
+  return 0;
+}
+
+static int show(int fd, const struct audit_args *a, struct error *err)
+{
+  struct printer p = {.a = a};
+  struct audit_pos pos = {0};
+  struct pollfd none = {.fd = -1};
+
+  if (a->summary)
+    p.sum = audit_summary_new();
+  if (audit_scan(fd, &pos, print_line, &p, err) < 0)
+    goto fail;
+  /* --follow: until the trail records the container's deletion */
+  while (a->follow && !p.saw_delete && !a->summary) {
+    fflush(stdout);
+    poll(&none, 1, FOLLOW_POLL_MS);
+    if (audit_scan(fd, &pos, print_line, &p, err) < 0)
+      goto fail;
+  }
+  if (p.sum) {
+    cleanup_free char *text = audit_summary_render(p.sum);
+    fputs(text, stdout);
+    audit_summary_free(p.sum);
+  }
+  return 0;
+fail:
+  audit_summary_free(p.sum);
+  return -1;
+}
+
+static int verify(int fd, const char *id, struct error *err)
+{
+  struct audit_verify_result r;
+
+  if (audit_verify(fd, &r, err) < 0)
+    return error_prefix(err, "audit verify `%s`", id);
+  if (!r.ok)
+    return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
+                     r.bad_seq, r.detail);
+  printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s%s\n", id,
+         r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s",
+         r.first_seq > 1 ? " (older records removed by retention)" : "");
+  return 0;
+}
+
+static int purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
+{
+  cleanup_free char *state = xfmt("%s/%s", g->root, id);
+  cleanup_free char *parent = xstrdup(trail);
+  char *slash = strrchr(parent, '/');
+  cleanup_close int pfd = -1;
+
+  if (access(state, F_OK) == 0)
+    return error_set(err, EBUSY, "audit `%s`: the container still exists: delete it first", id);
+  *slash = '\0';
+  pfd = open(*parent ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0 || rm_rf_at(pfd, slash + 1) < 0)
+    return error_errno(err, "audit `%s`: remove `%s`", id, trail);
+  return 0;
+}
+
+int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct audit_args a = {0};
+  cleanup_free char *trail = NULL;
+  cleanup_close int fd = -1;
+  int r = parse_args(argc, argv, &a, err);
+
+  if (r != 0)
+    goto out;
+  trail = find_trail(g, &a);
+  if ((fd = open_trail(trail, a.id, err)) < 0) {
+    r = -1;
+    goto out;
+  }
+  if (a.verify)
+    r = verify(fd, a.id, err);
+  else if (a.purge)
+    r = purge(g, trail, a.id, err);
+  else
+    r = show(fd, &a, err);
+out:
+  strv_free(a.filter.kinds);
+  return r < 0 ? -1 : 0;
+}

@@ -1,0 +1,58 @@
+/* cli.c - option iteration (see cli.h). */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int opt_next(struct opt_iter *it, const struct opt_spec *specs, int *ret_id, const char **ret_val,
+             const char *cmd, struct error *err)
+{
+  const char *arg, *name, *eq;
+  size_t namelen;
+
+  if (it->i >= it->argc)
+    return 0;
+  arg = it->argv[it->i];
+  if (arg[0] != '-' || arg[1] == '\0')
+    return 0;
+  if (strcmp(arg, "--") == 0) {
+    it->i++;
+    return 0;
+  }
+  name = arg + 1;
+  if (*name == '-')
+    name++;
+  eq = strchr(name, '=');
+  namelen = eq ? (size_t)(eq - name) : strlen(name);
+
+  for (const struct opt_spec *s = specs; s->name != NULL; s++) {
+    bool match_long = strlen(s->name) == namelen && strncmp(s->name, name, namelen) == 0;
+    bool match_short =
+        s->short_name != 0 && arg[1] != '-' && namelen == 1 && name[0] == s->short_name;
+    if (!match_long && !match_short)
+      continue;
+    it->i++;
+    *ret_id = s->id;
+    *ret_val = NULL;
+    if (!s->has_arg) {
+      if (eq != NULL) {
+        /* --flag=true / --flag=false for booleans, as urfave/cli allows */
+        if (strcmp(eq + 1, "true") == 0 || strcmp(eq + 1, "false") == 0) {
+          *ret_val = eq + 1;
+          return 1;
+        }
+        return error_set(err, 0, "%s: option `--%s` takes no value", cmd, s->name);
+      }
+      return 1;
+    }
+    if (eq != NULL) {
+      *ret_val = eq + 1;
+      return 1;
+    }
+    if (it->i >= it->argc)
+      return error_set(err, 0, "%s: option `--%s` needs an argument", cmd, s->name);
+    *ret_val = it->argv[it->i++];
+    return 1;
+  }
+  return error_set(err, 0, "%s: unknown option `%s`", cmd, arg);
+}

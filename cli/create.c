@@ -1,0 +1,520 @@
+/* create.c - `agentrt create` and the part of `run` it shares.
+ *
+ * Order: read and validate config.json, (apply the profile), create the
+ * state dir (locked), the cgroup with its limits, spawn the init (which sets
+ * up its namespaces and root and stops before exec), then record the state,
+ * write the pid file (no newline: go-runc parses it with Atoi) and hand the
+ * pty master to the console socket.  Any failure undoes all of it.
+ */
+#include "cli/create.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit/jbuf.h"
+#include "cli/profile_policy.h"
+#include "common/failpoint.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/audit_cli.h"
+#include "container/console.h"
+#include "container/egress_pod.h"
+#include "container/lsm.h"
+#include "container/process.h"
+#include "container/seccomp_cache.h"
+#include "monitor/monitor.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+#include "workspace/workspace.h"
+
+static int load_bundle_config(const char *bundle, struct oci_config **ret, struct error *err)
+{
+  cleanup_free char *path = xfmt("%s/config.json", bundle);
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+
+  if (read_file_at(AT_FDCWD, path, 64 << 20, &json, &len, err) < 0)
+    return -1;
+  return oci_config_parse(json, len, "config.json", ret, err);
+}
+
+static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
+{
+  if (cfg->root_path[0] == '/')
+    return xstrdup(cfg->root_path);
+  return xfmt("%s/%s", bundle, cfg->root_path);
+}
+
+/* engine_asked: the engine's config (not only the profile's defaults)
+ * asked for limits; a rootless engine without a delegated cgroup then gets
+ * a clear error, while the profile's defaults alone are skipped with a
+ * warning (they cannot be enforced there). */
+static int setup_cgroup(const struct global_opts *g, struct container *c, bool engine_asked,
+                        struct error *err)
+{
+  const struct oci_linux *l = c->config->linux;
+  const struct oci_resources *res = l ? l->resources : NULL;
+  struct cgroup_opts o = {
+      .id = c->id,
+      .cgroups_path = l ? l->cgroups_path : NULL,
+      .systemd = g->systemd_cgroup,
+      .rootless = geteuid() != 0 || g->in_userns,
+      .resources = engine_asked ? res : NULL,
+      .devices = l ? l->devices : NULL,
+      .n_devices = l ? l->n_devices : 0,
+  };
+  int r;
+
+  if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
+    return -1;
+  r = cgroup_create(c->cgroup, err);
+  if (r == -EACCES) {
+    /* Not delegated to us (rootless) and no limit asked for.  Without a log
+     * file the warning would go to stderr, which conmon reads with a single
+     * read() as the error text of a failing create: keep it a debug note. */
+    if (log_fd() >= 0)
+      log_warning("create `%s`: no usable cgroup (%s), continuing without one%s", c->id, err->msg,
+                  res ? "; the profile's default limits are not enforced" : "");
+    else
+      log_debug("create `%s`: no usable cgroup (%s), continuing without one%s", c->id, err->msg,
+                res ? "; the profile's default limits are not enforced" : "");
+    error_clear(err);
+    cgroup_manager_free(c->cgroup);
+    c->cgroup = NULL;
+    return 0;
+  }
+  if (r < 0) {
+    if (o.rootless && engine_asked && cgroup_resources_requested(res))
+      error_prefix(err, "resource limits were requested but the cgroup is not delegated");
+    return -1;
+  }
+  c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));
+  c->state->systemd_cgroup = g->systemd_cgroup;
+  if (res != NULL && cgroup_apply(c->cgroup, res, false, err) < 0)
+    return -1;
+  return 0;
+}
+
+static void fill_state(struct container *c, const char *bundle, const char *rootfs)
+{
+  struct oci_state *s = c->state;
+  const struct oci_config *cfg = c->config;
+
+  s->oci_version = xstrdup("1.2.0");
+  s->id = xstrdup(c->id);
+  s->status = xstrdup("creating");
+  s->bundle = xstrdup(bundle);
+  s->rootfs = xstrdup(rootfs);
+  s->created = timestamp_rfc3339();
+  s->owner = xstrdup("");
+  if (cfg->n_annotations > 0) {
+    s->annotations = xmalloc0(cfg->n_annotations * sizeof *s->annotations);
+    for (size_t i = 0; i < cfg->n_annotations; i++) {
+      s->annotations[i].key = xstrdup(cfg->annotations[i].key);
+      s->annotations[i].value = xstrdup(cfg->annotations[i].value);
+    }
+    s->n_annotations = cfg->n_annotations;
+  }
+  s->has_pidns = oci_config_namespace(cfg, OCI_NS_PID) != NULL;
+}
+
+int write_pid_file(const char *path, pid_t pid, struct error *err)
+{
+  char buf[32];
+  int n;
+
+  if (path == NULL)
+    return 0;
+  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline (ENGINES.md §1.3) */
+  return write_file_path(path, buf, (size_t)n, err);
+}
+
+/* The protected placeholders agentrt creates in the workspace, so that
+ * `workspace diff/commit` leave them out (cli/workspace_cmd.c). */
+static int record_protected(struct container *c, const struct workspace *w, const char *dest,
+                            struct error *err)
+{
+  cleanup_free char *buf = xstrdup("");
+  size_t dn = strlen(dest);
+  int dfd, r;
+
+  if (c->profile == NULL)
+    return 0;
+  for (size_t i = 0; i < c->profile->workspace.n_protected; i++) {
+    const struct profile_protected *p = &c->profile->workspace.protected[i];
+    char *nb;
+    if (strncmp(p->path, dest, dn) != 0 || p->path[dn] != '/')
+      continue;
+    nb = xfmt("%s%s%s\n", buf, p->path + dn + 1, p->dir ? "/" : "");
+    free(buf);
+    buf = nb;
+  }
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return error_errno(err, "workspace `%s`", w->dir);
+  r = write_file_atomic_at(dfd, "protected", buf, strlen(buf), err);
+  close(dfd);
+  return r;
+}
+
+/* The agent profile's overlay workspace (profile.h): the engine's bind of a
+ * host directory becomes an overlay whose upper layer agentrt keeps under
+ * <root>/.workspaces/<id>, so the host directory only changes when the
+ * operator commits (`agentrt workspace ID commit`). */
+static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
+{
+  struct oci_config *cfg = c->config;
+
+  for (size_t i = 0; i < cfg->n_mounts; i++) {
+    struct oci_mount *m = &cfg->mounts[i];
+    struct workspace *w = NULL;
+    struct ws_limits lim;
+
+    if (!profile_mount_is_workspace(m))
+      continue;
+    ws_limits_default(&lim);
+    if (c->profile) {
+      lim.max_size = c->profile->workspace.retention.max_size;
+      lim.max_age = c->profile->workspace.retention.max_age;
+    }
+    if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
+      return error_prefix(err, "workspace `%s`", m->destination);
+    c->has_workspace = true;
+    if (record_protected(c, w, m->destination, err) < 0) {
+      workspace_free(w);
+      return -1;
+    }
+    free(m->type);
+    free(m->source);
+    strv_free(m->options);
+    m->type = xstrdup("overlay");
+    m->source = xstrdup("overlay");
+    m->options = strv_dup(w->mount_optv);
+    workspace_free(w);
+  }
+  return 0;
+}
+
+void container_abort(struct container *c, const struct global_opts *g)
+{
+  struct error e = {0};
+  int pfd;
+  cleanup_free char *parent = NULL;
+  char *slash;
+
+  if (c->state->pid > 0)
+    proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
+  egress_teardown(c);
+  if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
+    log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
+  if (c->has_workspace)
+    workspace_abandon(g->root, c->id);
+  parent = xstrdup(c->dir);
+  slash = strrchr(parent, '/');
+  *slash = '\0';
+  pfd = open(*parent ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd >= 0) {
+    rm_rf_at(pfd, slash + 1);
+    close(pfd);
+  }
+}
+
+/* The monitor: the audit trail and the egress policy's resolver (none when
+ * the profile has neither).  Denied packets are listened for in any
+ * network namespace but the host's. */
+static void monitor_options(const struct global_opts *g, struct container *c, const char *bundle,
+                            struct monitor_opts *mo)
+{
+  *mo = (struct monitor_opts){
+      .root = g->root,
+      .id = c->id,
+      .state_dirfd = c->dirfd,
+      .bundle = bundle,
+      .cgroup_path = c->state->cgroup_path,
+      .systemd_cgroup = g->systemd_cgroup,
+      .in_userns = g->in_userns,
+      .profile = c->profile,
+      .nflog_group =
+          oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
+  };
+}
+
+/* A rootless engine: the kernel sources (proc connector, fanotify) need
+ * host privileges.  Without an egress policy to enforce, the trail keeps the
+ * lifecycle events and says why the rest is missing; with real root (or a
+ * policy) a failing monitor fails create. */
+static bool monitor_optional(const struct global_opts *g, const struct container *c,
+                             const struct monitor_opts *mo)
+{
+  return (geteuid() != 0 || g->in_userns) &&
+         (c->profile == NULL || c->profile->egress.def == PROFILE_EGRESS_OFF ||
+          mo->egress_sandbox != NULL);
+}
+
+/* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
+ * then the trail says why the rest is missing and create goes on. */
+static int monitor_failed(const struct global_opts *g, struct container *c,
+                          const struct monitor_opts *mo, struct monitor_handle *mh,
+                          struct error *err)
+{
+  struct jbuf why = {0};
+
+  if (!monitor_optional(g, c, mo))
+    return -1;
+  jb_key_str(&why, "source", "monitor");
+  jb_key_str(&why, "error", err->msg);
+  audit_cli_event(g->root, c->id, "audit_error", jb_str(&why));
+  jb_free(&why);
+  log_debug("create `%s`: audit monitor unavailable without host privileges: %s", c->id, err->msg);
+  error_clear(err);
+  monitor_abandon(mh);
+  unlinkat(c->dirfd, "monitor.pid", 0);
+  return 0;
+}
+
+static int check_terminal(const struct create_opts *o, const struct oci_config *cfg,
+                          struct error *err)
+{
+  bool terminal = cfg->process && cfg->process->terminal;
+
+  if (terminal && o->console_socket == NULL && !o->foreground)
+    return error_set(err, 0,
+                     "process.terminal is true but --console-socket was not given: a "
+                     "detached container needs somewhere to send its terminal");
+  if (!terminal && o->console_socket != NULL)
+    return error_set(err, 0, "--console-socket given but process.terminal is false");
+  return 0;
+}
+
+int container_create(const struct global_opts *g, const struct create_opts *o,
+                     struct container **ret_c, struct spawn_result *ret_r, struct error *err)
+{
+  cleanup_free char *bundle = path_absolute(o->bundle ? o->bundle : ".");
+  cleanup_free char *rootfs = NULL;
+  cleanup_free char *cfg_json = NULL;
+  struct oci_config *cfg = NULL;
+  struct profile_result *pres = NULL;
+  bool engine_asked;
+  struct container *c = NULL;
+  struct spawn_opts so = {0};
+  struct monitor_opts mo = {0};
+  struct monitor_handle mh = {.fd = -1};
+  cleanup_free char *pod_sandbox = NULL;
+  cleanup_free struct sock_fprog *extra = NULL;
+  struct stat st;
+  size_t cfg_len = 0;
+
+  if (validate_container_id(o->id, err) < 0)
+    return -1;
+  if (load_bundle_config(bundle, &cfg, err) < 0)
+    return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
+  engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
+  if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
+    oci_config_free(cfg);
+    return error_prefix(err, "create `%s`", o->id);
+  }
+  rootfs = rootfs_path(bundle, cfg);
+  if (stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
+    goto fail_early;
+  }
+  if (check_terminal(o, cfg, err) < 0 ||
+      lsm_check_process(cfg->process, cfg->linux ? cfg->linux->mount_label : NULL, err) < 0) {
+    error_prefix(err, "create `%s`", o->id);
+    goto fail_early;
+  }
+  if (container_new(g, o->id, &c, err) < 0) {
+    error_prefix(err, "create `%s`", o->id);
+    goto fail_early;
+  }
+  c->config = cfg;
+  c->profile = pres;
+  fill_state(c, bundle, rootfs);
+  c->state->profile = xstrdup(policy_profile_name(g));
+  FAILPOINT("create-after-statedir");
+  if (prepare_workspaces(g, c, err) < 0)
+    goto fail;
+  if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
+      container_save_config(c, cfg_json, cfg_len, err) < 0 ||
+      policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
+    goto fail;
+  FAILPOINT("create-after-cgroup");
+  if (pres && egress_check(c, &pres->egress, err) < 0)
+    goto fail;
+  monitor_options(g, c, bundle, &mo);
+  /* a pod's container: the sandbox's policy, with our entries added */
+  if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
+    if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
+        (pod_sandbox && egress_pod_join(g, pod_sandbox, &pres->egress, err) < 0))
+      goto fail;
+    if (pod_sandbox) {
+      mo.egress_sandbox = pod_sandbox;
+      mo.nflog_group = -1; /* the sandbox's monitor has the group */
+    }
+  }
+  if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
+    goto fail;
+  so.c = c;
+  so.bundle = bundle;
+  so.rootfs = rootfs;
+  so.no_pivot = o->no_pivot;
+  so.use_fifo = !o->run_mode;
+  so.preserve_fds = o->preserve_fds;
+  so.g = g;
+  so.on_clone = monitor_go;
+  so.ud = &mh;
+  if (pres && pres->extra_seccomp) {
+    if (seccomp_cache_get(g->root, pres->extra_seccomp, &extra, err) < 0)
+      goto fail;
+    /* exec loads the same filter from here */
+    if (write_file_atomic_at(c->dirfd, "seccomp-extra.bpf", (const char *)extra->filter,
+                             extra->len * sizeof(struct sock_filter), err) < 0)
+      goto fail;
+    so.extra_bpf = extra;
+  }
+  if (spawn_init(&so, ret_r, err) < 0)
+    goto fail;
+  FAILPOINT("create-after-spawn");
+  c->state->pid = ret_r->pid;
+  c->state->pid_start_time = ret_r->start_time;
+  /* the monitor opens its sources and installs the egress rules while we
+   * record the state; the init runs nothing before it is ready */
+  if (monitor_attach(&mh, ret_r->pid, ret_r->start_time, err) < 0 &&
+      monitor_failed(g, c, &mo, &mh, err) < 0)
+    goto fail;
+  free(c->state->status);
+  /* run has no exec.fifo: its container reads as running from here on, so
+   * record that now and run need not rewrite state.json after START. */
+  c->state->status = xstrdup(o->run_mode ? "running" : "created");
+  c->state->started = o->run_mode;
+  c->status = STATUS_CREATED;
+  if (container_save_state(c, err) < 0 || write_pid_file(o->pid_file, ret_r->pid, err) < 0)
+    goto fail;
+  if (monitor_wait_ready(&mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
+    goto fail;
+  monitor_handle_close(&mh);
+  if (o->console_socket && ret_r->pty_master >= 0) {
+    if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)
+      goto fail;
+    close(ret_r->pty_master);
+    ret_r->pty_master = -1;
+  }
+  FAILPOINT("create-after-state");
+  log_debug("create `%s`: init %d ready", c->id, ret_r->pid);
+  *ret_c = c;
+  return 0;
+
+fail_early:
+  oci_config_free(cfg);
+  profile_result_free(pres);
+  return -1;
+fail:
+  error_prefix(err, "create `%s`", o->id);
+  if (ret_r->pty_master >= 0)
+    close(ret_r->pty_master);
+  if (ret_r->sync_fd >= 0)
+    close(ret_r->sync_fd);
+  ret_r->pty_master = ret_r->sync_fd = -1;
+  /* the monitor leaves at EOF on its channel, or when its init is dead */
+  if (c->state->pid > 0)
+    proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
+  monitor_abandon(&mh);
+  container_abort(c, g);
+  container_free(c);
+  return -1;
+}
+
+int run_poststart_hooks(struct container *c)
+{
+  const struct oci_hooks *h = &c->config->hooks;
+  cleanup_free char *sj = NULL;
+  struct error e = {0};
+
+  if (h->n[OCI_HOOK_POSTSTART] == 0)
+    return 0;
+  free(c->state->status);
+  c->state->status = xstrdup("running");
+  if (container_state_json(c, &sj, &e) == 0 &&
+      hooks_run(h->list[OCI_HOOK_POSTSTART], h->n[OCI_HOOK_POSTSTART], "poststart", sj, &e) < 0)
+    log_warning("start `%s`: %s", c->id, e.msg);
+  return 0;
+}
+
+enum {
+  O_BUNDLE = 1,
+  O_PIDFILE,
+  O_CONSOLE,
+  O_NOPIVOT,
+  O_NOKEYRING,
+  O_PRESERVE,
+  O_DETACH,
+  O_HELP,
+};
+
+static const struct opt_spec create_specs[] = {
+    {"bundle", 'b', true, O_BUNDLE},
+    {"pid-file", 0, true, O_PIDFILE},
+    {"console-socket", 0, true, O_CONSOLE},
+    {"no-pivot", 0, false, O_NOPIVOT},
+    {"no-new-keyring", 0, false, O_NOKEYRING},
+    {"preserve-fds", 0, true, O_PRESERVE},
+    {"detach", 'd', false, O_DETACH},
+    {"help", 'h', false, O_HELP},
+    {NULL, 0, false, 0},
+};
+
+int cmd_create(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  struct create_opts o = {0};
+  struct container *c = NULL;
+  struct spawn_result r;
+  const char *val;
+  int id, n;
+
+  while ((n = opt_next(&it, create_specs, &id, &val, "create", err)) == 1) {
+    switch (id) {
+    case O_BUNDLE:
+      o.bundle = val;
+      break;
+    case O_PIDFILE:
+      o.pid_file = val;
+      break;
+    case O_CONSOLE:
+      o.console_socket = val;
+      break;
+    case O_NOPIVOT:
+      o.no_pivot = true;
+      break;
+    case O_NOKEYRING:
+      o.no_new_keyring = true;
+      break;
+    case O_PRESERVE:
+      if (parse_int(val, &o.preserve_fds) < 0 || o.preserve_fds < 0 || o.preserve_fds > 4096)
+        return error_set(err, 0, "create: --preserve-fds: invalid number `%s`", val);
+      break;
+    case O_DETACH:
+      break; /* create always detaches */
+    case O_HELP:
+      printf("Usage: agentrt create [--bundle DIR] [--pid-file FILE] [--console-socket SOCK]\n"
+             "                      [--no-pivot] [--no-new-keyring] [--preserve-fds N] ID\n");
+      return 0;
+    }
+  }
+  if (n < 0)
+    return -1;
+  if (argc - it.i != 1)
+    return error_set(err, 0, "create: expected exactly one container id");
+  o.id = argv[it.i];
+  if (container_create(g, &o, &c, &r, err) < 0)
+    return -1;
+  if (r.sync_fd >= 0)
+    close(r.sync_fd);
+  container_free(c);
+  return 0;
+}

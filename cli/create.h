@@ -1,0 +1,30 @@
+/* create.h - building a container up to "created" (shared by create and run). */
+#ifndef AGENTRT_CREATE_H
+#define AGENTRT_CREATE_H
+
+#include <stdbool.h>
+
+#include "cli/cli.h"
+#include "container/container.h"
+#include "container/spawn.h"
+
+struct create_opts {
+  const char *id;
+  const char *bundle; /* NULL = cwd */
+  const char *pid_file;
+  const char *console_socket;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+  bool run_mode;   /* run: no fifo, the caller sends START */
+  bool foreground; /* run without --detach: the pty stays with us */
+};
+
+int container_create(const struct global_opts *g, const struct create_opts *o,
+                     struct container **ret_c, struct spawn_result *ret_r, struct error *err);
+/* Undo a create that failed half-way (no poststop hooks). */
+void container_abort(struct container *c, const struct global_opts *g);
+int write_pid_file(const char *path, pid_t pid, struct error *err);
+int run_poststart_hooks(struct container *c);
+
+#endif

@@ -1,0 +1,66 @@
+/* delete.c - `agentrt delete [--force] ID`.
+ *
+ * created -> the init is killed and the container removed; stopped ->
+ * removed; running/paused -> refused unless --force (SIGKILL first).
+ * `delete --force` of an unknown id succeeds: Podman and CRI-O call it
+ * from cleanup paths that must be idempotent (ENGINES.md §6). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/failpoint.h"
+#include "common/log.h"
+#include "container/container.h"
+
+static const struct opt_spec delete_specs[] = {
+    {"force", 'f', false, 1},
+    {"help", 'h', false, 2},
+    {NULL, 0, false, 0},
+};
+
+int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  struct container *c = NULL;
+  bool force = false;
+  const char *val;
+  int id, n, ret;
+
+  while ((n = opt_next(&it, delete_specs, &id, &val, "delete", err)) == 1) {
+    if (id == 2) {
+      printf("Usage: agentrt delete [--force] ID\n");
+      return 0;
+    }
+    force = val == NULL || strcmp(val, "true") == 0;
+  }
+  if (n < 0)
+    return -1;
+  if (argc - it.i != 1)
+    return error_set(err, 0, "delete: expected exactly one container id");
+  if (container_load(g, argv[it.i], LOCK_EX, &c, err) < 0) {
+    if (force && err->code == ENOENT) {
+      error_clear(err);
+      return 0;
+    }
+    if (!force || err->code != EBADMSG)
+      return -1;
+    log_warning("delete `%s`: %s; removing what can be found", argv[it.i], err->msg);
+    error_clear(err);
+    if (container_load_damaged(g, argv[it.i], &c, err) < 0)
+      return -1;
+  }
+  container_refresh_status(c);
+  if ((c->status == STATUS_RUNNING || c->status == STATUS_PAUSED) && !force) {
+    error_set(err, 0,
+              "delete `%s`: cannot delete a container that is not stopped: container "
+              "still running",
+              c->id);
+    container_free(c);
+    return -1;
+  }
+  FAILPOINT("delete-before-destroy");
+  ret = container_destroy(c, g, err);
+  container_free(c);
+  return ret;
+}

@@ -1,0 +1,426 @@
+/* exec.c - `agentrt exec`: run another process in a running container.
+ *
+ * The runtime joins the init's pid (and time) namespace for its children,
+ * forks, and the child joins the rest (user first), is placed in the
+ * container's cgroup by the parent, becomes the configured process and
+ * execs through the sealed trampoline.  The sync socket is close-on-exec:
+ * EOF means the exec happened, an ERROR message means it did not.
+ *
+ * CVE-2016-9962: the child is non-dumpable until execve, so a process in
+ * the container cannot ptrace it while it still holds host fds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/create.h"
+#include "cli/exec_opts.h"
+#include "cli/tty.h"
+#include "common/failpoint.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/audit_cli.h"
+#include "container/console.h"
+#include "container/container.h"
+#include "container/lsm.h"
+#include "container/process.h"
+#include "container/sync.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+#include "profile/profile.h"
+
+static const char *const ns_files[OCI_NS_COUNT] = {
+    [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+    [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+    [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
+};
+
+static void close_ns(int fds[OCI_NS_COUNT])
+{
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    if (fds[t] >= 0)
+      close(fds[t]);
+}
+
+/* Open the init's namespaces that differ from ours: each ns directory is
+ * opened (and checked to be procfs) once, ours only stat'ed for its inode. */
+static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
+{
+  char who[32];
+  cleanup_close int dir = -1, self = -1;
+
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    fds[t] = -1;
+  snprintf(who, sizeof who, "%d", pid);
+  if ((dir = procfs_open_ns_dir(who, err)) < 0 || (self = procfs_open_ns_dir("self", err)) < 0)
+    return -1;
+  for (int t = 0; t < OCI_NS_COUNT; t++) {
+    struct stat a, b;
+    int fd = procfs_open_ns_at(dir, who, ns_files[t], err);
+    if (fd < 0) {
+      if (err->code == ENOENT) {
+        error_clear(err);
+        continue;
+      }
+      close_ns(fds);
+      return -1;
+    }
+    if (fstat(fd, &a) == 0 && fstatat(self, ns_files[t], &b, 0) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev)
+      close(fd);
+    else
+      fds[t] = fd;
+  }
+  return 0;
+}
+
+static int open_pty(int *ret_master, int *ret_peer, struct error *err)
+{
+  int unlock = 0;
+  int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+  if (m < 0)
+    return error_errno(err, "open /dev/ptmx in the container");
+  if (ioctl(m, TIOCSPTLCK, &unlock) < 0) {
+    close(m);
+    return error_errno(err, "unlock pty");
+  }
+  *ret_peer = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (*ret_peer < 0) {
+    close(m);
+    return error_errno(err, "open pty peer");
+  }
+  *ret_master = m;
+  return 0;
+}
+
+struct exec_child {
+  const void *extra_bpf;
+  int sock;
+  int ns[OCI_NS_COUNT];
+  const struct oci_process *proc;
+  const struct oci_seccomp *seccomp;
+  int preserve_fds;
+  int cgroup_fds[CGROUP_JOIN_MAX]; /* v1: joined with cgroup_join_self after GO */
+  size_t n_cgroup_fds;
+};
+
+__attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
+{
+  static const enum oci_ns_type order[] = {OCI_NS_USER, OCI_NS_MOUNT, OCI_NS_NETWORK,
+                                           OCI_NS_IPC,  OCI_NS_UTS,   OCI_NS_CGROUP};
+  struct error err = {0};
+  struct process_opts po = {0};
+  cleanup_free char *path = NULL;
+  int master = -1, peer = -1;
+  sigset_t none;
+
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (sync_expect(x->sock, SYNC_GO, NULL, &err) < 0)
+    _exit(1);
+  if (cgroup_join_self(x->cgroup_fds, x->n_cgroup_fds, &err) < 0)
+    goto fail;
+  for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+    enum oci_ns_type t = order[i];
+    if (x->ns[t] >= 0 && setns(x->ns[t], oci_ns_clone_flag(t)) < 0) {
+      error_errno(&err, "join %s namespace", oci_ns_name(t));
+      goto fail;
+    }
+  }
+  procfs_reset();
+  if (x->proc->terminal) {
+    if (open_pty(&master, &peer, &err) < 0 || sync_send(x->sock, SYNC_PTY, master, &err) < 0)
+      goto fail;
+    close(master);
+  }
+  if (process_apply_limits(x->proc, &err) < 0 ||
+      process_resolve_executable(x->proc, &path, &err) < 0)
+    goto fail;
+  if (peer >= 0 && console_make_stdio(peer, &err) < 0)
+    goto fail;
+  po.preserve_fds = x->preserve_fds;
+  po.keep_fd = x->sock;
+  po.in_userns = x->ns[OCI_NS_USER] >= 0;
+  po.seccomp = x->seccomp;
+  po.extra_bpf = x->extra_bpf;
+  process_exec(x->proc, path, &po, &err);
+fail:
+  sync_send_error(x->sock, &err);
+  _exit(127);
+}
+
+static pid_t fork_into(int cgfd)
+{
+  struct clone_args a;
+  pid_t pid;
+
+  memset(&a, 0, sizeof a);
+  a.exit_signal = SIGCHLD;
+  if (cgfd >= 0) {
+    a.flags = CLONE_INTO_CGROUP;
+    a.cgroup = (uint64_t)cgfd;
+    pid = (pid_t)syscall(SYS_clone3, &a, sizeof a);
+    if (pid >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG))
+      return pid;
+  }
+  return fork();
+}
+
+/* Parent side: returns the child's pid once it exec'd. */
+static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *console_socket,
+                        int *ret_master, struct error *err)
+{
+  int sv[2], saved_pid = -1, saved_time = -1, cgfd = -1, fd;
+  struct sync_msg m;
+  pid_t pid;
+  int n;
+
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return error_errno(err, "socketpair");
+  if (c->cgroup)
+    cgfd = cgroup_clone_fd(c->cgroup);
+  x->n_cgroup_fds = 0;
+  if (c->cgroup && cgfd < 0 &&
+      cgroup_join_fds(c->cgroup, x->cgroup_fds, &x->n_cgroup_fds, err) < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+  }
+  if (x->ns[OCI_NS_PID] >= 0) {
+    saved_pid = procfs_open_ns("self", "pid", err);
+    if (saved_pid < 0 || setns(x->ns[OCI_NS_PID], CLONE_NEWPID) < 0)
+      goto fail_ns;
+  }
+  if (x->ns[OCI_NS_TIME] >= 0) {
+    saved_time = procfs_open_ns("self", "time_for_children", err);
+    if (saved_time < 0 || setns(x->ns[OCI_NS_TIME], CLONE_NEWTIME) < 0)
+      goto fail_ns;
+  }
+  pid = fork_into(cgfd);
+  if (pid == 0) {
+    close(sv[0]);
+    x->sock = sv[1];
+    exec_child_main(x);
+  }
+  /* In a user namespace that does not own our original pid namespace
+   * (rootless engines) going back is EPERM; nothing forks after this. */
+  if (saved_pid >= 0 && setns(saved_pid, CLONE_NEWPID) < 0)
+    log_debug("restore pid namespace: %s", strerror(errno));
+  if (saved_time >= 0 && setns(saved_time, CLONE_NEWTIME) < 0)
+    log_warning("restore time namespace: %s", strerror(errno));
+  if (saved_pid >= 0)
+    close(saved_pid);
+  if (saved_time >= 0)
+    close(saved_time);
+  close(sv[1]);
+  cgroup_join_fds_close(x->cgroup_fds, x->n_cgroup_fds);
+  if (pid < 0) {
+    close(sv[0]);
+    return error_errno(err, "fork");
+  }
+  if (c->cgroup && cgfd < 0 && x->n_cgroup_fds == 0 && cgroup_add_pid(c->cgroup, pid, err) < 0)
+    goto fail_child;
+  FAILPOINT("exec-after-fork");
+  if (sync_send(sv[0], SYNC_GO, -1, err) < 0)
+    goto fail_child;
+  for (;;) {
+    n = sync_recv(sv[0], &m, &fd, err);
+    if (n < 0)
+      goto fail_child;
+    if (n == 0)
+      break; /* the socket closed on exec: the process runs */
+    if (m.type == SYNC_PTY) {
+      *ret_master = fd;
+      continue;
+    }
+    if (fd >= 0)
+      close(fd);
+    if (m.type == SYNC_ERROR) {
+      error_set(err, 0, "%s", m.msg);
+      err->code = m.code;
+    } else {
+      error_set(err, 0, "sync: unexpected message %d", m.type);
+    }
+    goto fail_child;
+  }
+  close(sv[0]);
+  if (console_socket && *ret_master >= 0) {
+    if (console_send_fd(console_socket, *ret_master, err) < 0) {
+      kill(pid, SIGKILL);
+      return -1;
+    }
+    close(*ret_master);
+    *ret_master = -1;
+  }
+  return pid;
+
+fail_ns:
+  error_errno(err, "join the container's pid/time namespace");
+  cgroup_join_fds_close(x->cgroup_fds, x->n_cgroup_fds);
+  if (saved_pid >= 0)
+    close(saved_pid);
+  if (saved_time >= 0)
+    close(saved_time);
+  close(sv[0]);
+  close(sv[1]);
+  return -1;
+fail_child:
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  close(sv[0]);
+  if (*ret_master >= 0)
+    close(*ret_master);
+  *ret_master = -1;
+  return -1;
+}
+
+/* The container's profile also bounds what an exec may ask for (--cap,
+ * --process with capabilities, no_new_privileges). */
+static int exec_apply_profile(struct container *c, struct oci_process *proc, struct error *err)
+{
+  struct agent_profile *p = NULL;
+  const char *name = c->state->profile;
+  int r;
+
+  if (name == NULL || *name == '\0')
+    return 0;
+  if (profile_load(name, &p, err) < 0)
+    return error_prefix(err, "exec `%s`: profile `%s`", c->id, name);
+  r = profile_apply_process(proc, p, err);
+  profile_free(p);
+  if (r < 0)
+    return error_prefix(err, "exec `%s`", c->id);
+  return 0;
+}
+
+/* The profile's seccomp filter recorded at create (absent: none). */
+static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct error *err)
+{
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  struct sock_fprog *p;
+
+  *ret = NULL;
+  if (read_file_at(c->dirfd, "seccomp-extra.bpf", 1 << 20, &data, &len, err) < 0) {
+    if (err->code == ENOENT) {
+      error_clear(err);
+      return 0;
+    }
+    return -1;
+  }
+  if (len == 0 || len % sizeof(struct sock_filter) != 0)
+    return error_set(err, 0, "container `%s`: seccomp-extra.bpf is corrupt", c->id);
+  p = xmalloc(sizeof *p + len);
+  memcpy(p + 1, data, len);
+  p->filter = (struct sock_filter *)(p + 1);
+  p->len = (unsigned short)(len / sizeof(struct sock_filter));
+  *ret = p;
+  return 0;
+}
+
+int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct exec_opts eo;
+  struct container *c = NULL;
+  struct oci_process *proc = NULL;
+  struct exec_child x = {0};
+  cleanup_free struct sock_fprog *extra = NULL;
+  int master = -1, sigfd = -1, ret = -1;
+  pid_t pid;
+
+  if (exec_opts_parse(argc, argv, &eo, err) < 0)
+    return -1;
+  if (eo.help)
+    return 0;
+  if (eo.process_file && exec_read_process(&eo, err) < 0)
+    goto out;
+  /* A `pause` between the status check below and the new process joining
+   * the cgroup would leave that process, and this command, blocked in a
+   * frozen cgroup (found by tests/security/load.bats).  pause takes the
+   * container's lock exclusively: hold it shared until the process is in. */
+  if (container_load(g, eo.id, LOCK_SH, &c, err) < 0)
+    goto out;
+  if (c->status == STATUS_STOPPED || c->status == STATUS_CREATING) {
+    error_set(err, 0, "exec `%s`: cannot exec in a stopped container: container not running",
+              c->id);
+    goto out;
+  }
+  if (c->status == STATUS_PAUSED && !eo.ignore_paused) {
+    error_set(err, 0, "exec `%s`: container paused", c->id);
+    goto out;
+  }
+  if (container_load_config(c, err) < 0 || container_cgroup(c, g, err) < 0)
+    goto out;
+  if (exec_build_process(&eo, c->config, &proc, err) < 0) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out;
+  }
+  if (exec_apply_profile(c, proc, err) < 0)
+    goto out;
+  if (lsm_check_process(proc, NULL, err) < 0) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out;
+  }
+  if (proc->terminal && eo.detach && eo.console_socket == NULL) {
+    error_set(err, 0, "exec `%s`: process.terminal is true but --console-socket was not given",
+              c->id);
+    goto out;
+  }
+  if (open_init_ns(c->state->pid, x.ns, err) < 0) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out;
+  }
+  x.proc = proc;
+  x.seccomp = c->config->linux ? c->config->linux->seccomp : NULL;
+  x.preserve_fds = eo.preserve_fds;
+  if (load_extra_bpf(c, &extra, err) < 0)
+    goto out_ns;
+  x.extra_bpf = extra;
+  if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
+    goto out_ns;
+  /* recorded before the process runs, so it precedes the process's records */
+  audit_cli_exec(g->root, c->id, proc->args, 0, proc->terminal, eo.detach);
+  pid = exec_spawn(c, &x, eo.detach ? eo.console_socket : NULL, &master, err);
+  if (pid < 0) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out_ns;
+  }
+  FAILPOINT("exec-after-spawn");
+  flock(c->dirfd, LOCK_UN);
+  if (write_pid_file(eo.pid_file, pid, err) < 0)
+    goto out_ns;
+  if (eo.detach) {
+    ret = 0;
+    goto out_ns;
+  }
+  ret = fwd_wait(pid, sigfd, master, err);
+out_ns:
+  close_ns(x.ns);
+out:
+  if (sigfd >= 0)
+    close(sigfd);
+  if (master >= 0)
+    close(master);
+  if (proc)
+    oci_process_free(proc);
+  exec_opts_free(&eo);
+  container_free(c);
+  return ret;
+}

@@ -1,0 +1,123 @@
+/* explain.c - `agentrt explain ID [--format text|json]` (what the profile
+ * changed at create, and why), `agentrt profile show [NAME]` and
+ * `agentrt profile check FILE`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/profile_policy.h"
+#include "common/util.h"
+#include "container/container.h"
+#include "os/fsutil.h"
+#include "profile/profile.h"
+
+static const struct opt_spec explain_specs[] = {
+    {"format", 'f', true, 1},
+    {"help", 'h', false, 2},
+    {NULL, 0, false, 0},
+};
+
+int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  const char *format = "text", *val;
+  struct container *c = NULL;
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  int id, n, ret = -1;
+
+  while ((n = opt_next(&it, explain_specs, &id, &val, "explain", err)) == 1) {
+    if (id == 1)
+      format = val;
+    else {
+      printf("Usage: agentrt explain [--format text|json] ID\n");
+      return 0;
+    }
+  }
+  if (n < 0)
+    return -1;
+  if (strcmp(format, "text") != 0 && strcmp(format, "json") != 0)
+    return error_set(err, 0, "explain: --format: expected `text` or `json`, got `%s`", format);
+  if (argc - it.i != 1)
+    return error_set(err, 0, "explain: expected exactly one container id");
+  if (container_load(g, argv[it.i], 0, &c, err) < 0)
+    return -1;
+  if (read_file_at(c->dirfd, "profile.json", 16 << 20, &data, &len, err) < 0) {
+    if (err->code == ENOENT)
+      error_set(err, 0, "explain `%s`: no profile record (created by another runtime?)", c->id);
+    goto out;
+  }
+  if (strcmp(format, "text") == 0) {
+    char *text = NULL;
+    if (profile_changes_text_from_json(data, &text, err) < 0)
+      goto out;
+    free(data);
+    data = text;
+    len = strlen(text);
+  }
+  fwrite(data, 1, len, stdout);
+  if (len > 0 && data[len - 1] != '\n')
+    putchar('\n');
+  ret = 0;
+out:
+  container_free(c);
+  return ret;
+}
+
+static int profile_show(const struct global_opts *g, const char *name, struct error *err)
+{
+  struct agent_profile *p = NULL;
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+
+  if (name == NULL)
+    name = policy_profile_name(g);
+  if (profile_load(name, &p, err) < 0)
+    return error_prefix(err, "profile `%s`", name);
+  if (profile_to_json(p, &json, &len, err) < 0) {
+    profile_free(p);
+    return -1;
+  }
+  profile_free(p);
+  printf("%s\n", json);
+  return 0;
+}
+
+static int profile_check(const char *file, struct error *err)
+{
+  cleanup_free char *json = NULL;
+  struct agent_profile *p = NULL;
+  size_t len = 0;
+
+  if (read_file_at(AT_FDCWD, file, 16 << 20, &json, &len, err) < 0)
+    return error_prefix(err, "profile check");
+  if (profile_parse(json, len, file, &p, err) < 0)
+    return -1;
+  profile_free(p);
+  printf("%s: ok\n", file);
+  return 0;
+}
+
+int cmd_profile(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  if (argc < 2)
+    return error_set(err, 0, "profile: expected `show [NAME|PATH]` or `check FILE`");
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    printf("Usage: agentrt profile show [NAME|PATH]\n"
+           "       agentrt profile check FILE\n");
+    return 0;
+  }
+  if (strcmp(argv[1], "show") == 0) {
+    if (argc > 3)
+      return error_set(err, 0, "profile show: expected at most one profile name");
+    return profile_show(g, argc == 3 ? argv[2] : NULL, err);
+  }
+  if (strcmp(argv[1], "check") == 0) {
+    if (argc != 3)
+      return error_set(err, 0, "profile check: expected one file");
+    return profile_check(argv[2], err);
+  }
+  return error_set(err, 0, "profile: unknown subcommand `%s` (show, check)", argv[1]);
+}

@@ -1,0 +1,92 @@
+/* list.c - `agentrt list [--format table|json] [--quiet]`. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/util.h"
+#include "container/container.h"
+
+static const struct opt_spec list_specs[] = {
+    {"format", 'f', true, 1},
+    {"quiet", 'q', false, 2},
+    {"help", 'h', false, 3},
+    {NULL, 0, false, 0},
+};
+
+static int id_cmp(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  const char *format = "table", *val;
+  bool quiet = false, first = true;
+  cleanup_strv char **ids = NULL;
+  DIR *d;
+  struct dirent *e;
+  int id, n;
+
+  while ((n = opt_next(&it, list_specs, &id, &val, "list", err)) == 1) {
+    if (id == 1)
+      format = val;
+    else if (id == 2)
+      quiet = true;
+    else {
+      printf("Usage: agentrt list [--format table|json] [--quiet]\n");
+      return 0;
+    }
+  }
+  if (n < 0)
+    return -1;
+  if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
+    return error_set(err, 0, "list: --format: expected `table` or `json`, got `%s`", format);
+  if (argc - it.i != 0)
+    return error_set(err, 0, "list: takes no arguments");
+  d = opendir(g->root);
+  if (d == NULL && errno != ENOENT)
+    return error_errno(err, "list: open `%s`", g->root);
+  while (d && (e = readdir(d)) != NULL) {
+    struct error ignore = {0};
+    if (e->d_name[0] == '.' || validate_container_id(e->d_name, &ignore) < 0)
+      continue;
+    strv_push(&ids, e->d_name);
+  }
+  if (d)
+    closedir(d);
+  if (ids)
+    qsort(ids, strv_len(ids), sizeof *ids, id_cmp);
+  if (strcmp(format, "json") == 0)
+    printf("[");
+  else if (!quiet)
+    printf("%-12s %-8s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED",
+           "OWNER");
+  for (size_t i = 0; ids && ids[i]; i++) {
+    struct container *c = NULL;
+    struct error e2 = {0};
+    cleanup_free char *json = NULL;
+    if (container_load(g, ids[i], 0, &c, &e2) < 0)
+      continue;
+    if (c->status == STATUS_STOPPED)
+      c->state->pid = 0;
+    if (quiet && strcmp(format, "table") == 0) {
+      printf("%s\n", c->id);
+    } else if (strcmp(format, "json") == 0) {
+      if (container_state_json(c, &json, &e2) == 0) {
+        printf("%s%s", first ? "" : ",", json);
+        first = false;
+      }
+    } else {
+      printf("%-12s %-8d %-10s %-40s %-30s %s\n", c->id, c->state->pid,
+             container_status_name(c->status), c->state->bundle ? c->state->bundle : "",
+             c->state->created ? c->state->created : "", "root");
+    }
+    container_free(c);
+  }
+  if (strcmp(format, "json") == 0)
+    printf("]\n");
+  return 0;
+}

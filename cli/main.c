@@ -1,0 +1,242 @@
+/* main.c - agentrt's command line: global flags, then one verb per file.
+ *
+ * The grammar engines use (ENGINES.md §1.1, §2.2): global flags first, then
+ * the command, its flags, the container id, then command arguments.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/help.h"
+#include "cli/workspace_cmd.h"
+#include "common/log.h"
+#include "common/util.h"
+
+struct command {
+  const char *name;
+  command_fn fn;
+};
+
+static const struct command commands[] = {
+    {"create", cmd_create},
+    {"start", cmd_start},
+    {"run", cmd_run},
+    {"state", cmd_state},
+    {"kill", cmd_kill},
+    {"delete", cmd_delete},
+    {"exec", cmd_exec},
+    {"list", cmd_list},
+    {"ps", cmd_ps},
+    {"pause", cmd_pause},
+    {"resume", cmd_resume},
+    {"update", cmd_update},
+    {"events", cmd_events},
+    {"spec", cmd_spec},
+    {"features", cmd_features},
+    {"explain", cmd_explain},
+    {"profile", cmd_profile},
+    {"sandbox", cmd_sandbox},
+    {"doctor", cmd_doctor},
+    {"sandbox-init", cmd_sandbox_init},
+    {"checkpoint", cmd_checkpoint},
+    {"restore", cmd_checkpoint},
+    {"workspace", cmd_workspace},
+    {"egress", cmd_egress},
+    {"audit", cmd_audit},
+    {NULL, NULL},
+};
+
+enum {
+  G_ROOT = 1,
+  G_LOG,
+  G_LOG_FORMAT,
+  G_DEBUG,
+  G_SYSTEMD,
+  G_PROFILE,
+  G_CRIU,
+  G_ROOTLESS,
+  G_CGROUP_MANAGER,
+  G_VERSION,
+  G_HELP,
+};
+
+static const struct opt_spec global_specs[] = {
+    {"root", 0, true, G_ROOT},
+    {"log", 0, true, G_LOG},
+    {"log-format", 0, true, G_LOG_FORMAT},
+    {"debug", 0, false, G_DEBUG},
+    {"systemd-cgroup", 0, false, G_SYSTEMD},
+    {"profile", 0, true, G_PROFILE},
+    {"criu", 0, true, G_CRIU},
+    {"rootless", 0, true, G_ROOTLESS},
+    {"cgroup-manager", 0, true, G_CGROUP_MANAGER},
+    {"version", 'v', false, G_VERSION},
+    {"help", 'h', false, G_HELP},
+    {NULL, 0, false, 0},
+};
+
+/* Next unsigned decimal field of a uid_map line at *p (blanks skipped). */
+static bool uid_map_field(const char **p, unsigned long *ret)
+{
+  char *end;
+
+  while (**p == ' ' || **p == '\t')
+    (*p)++;
+  if (**p < '0' || **p > '9')
+    return false;
+  errno = 0;
+  *ret = strtoul(*p, &end, 10);
+  if (errno != 0 || *ret > 4294967295UL)
+    return false;
+  *p = end;
+  return true;
+}
+
+/* Not the initial user namespace: uid_map is not "0 0 4294967295".  Read
+ * with read(2), not stdio's fscanf, which every command would otherwise
+ * pay in touched libc pages (issue 7, peak RSS). */
+static bool in_user_namespace(void)
+{
+  char buf[256];
+  const char *p = buf;
+  unsigned long a, b, c;
+  int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+  ssize_t n;
+
+  if (fd < 0)
+    return false;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  if (!uid_map_field(&p, &a) || !uid_map_field(&p, &b) || !uid_map_field(&p, &c))
+    return false;
+  return !(a == 0 && b == 0 && c == 4294967295UL);
+}
+
+/* runc's rule (ENGINES.md §1.9): $XDG_RUNTIME_DIR/agentrt when not real
+ * root, or root inside a user namespace without USER=root; an empty
+ * XDG_RUNTIME_DIR counts as unset. */
+static char *default_root(void)
+{
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  bool honor = false;
+
+  if (xdg != NULL && *xdg != '\0') {
+    if (geteuid() != 0)
+      honor = true;
+    else if (in_user_namespace()) {
+      const char *user = getenv("USER");
+      honor = user == NULL || strcmp(user, "root") != 0;
+    }
+  }
+  if (honor)
+    return xfmt("%s/agentrt", xdg);
+  return xstrdup("/run/agentrt");
+}
+
+static void print_version(void)
+{
+  printf("agentrt version %s\ncommit: %s\nspec: 1.2.0\n", AGENTRT_VERSION, AGENTRT_COMMIT);
+}
+
+int main(int argc, char **argv)
+{
+  struct global_opts g = {0};
+  struct opt_iter it = {argc, argv, 1};
+  struct error err = {0};
+  cleanup_free char *root = NULL;
+  const char *log_format = "text";
+  const char *cmd;
+  int id, r;
+  const char *val;
+
+  while ((r = opt_next(&it, global_specs, &id, &val, "agentrt", &err)) == 1) {
+    switch (id) {
+    case G_ROOT:
+      g.root = val;
+      break;
+    case G_LOG:
+      g.log_path = val;
+      break;
+    case G_LOG_FORMAT:
+      log_format = val;
+      break;
+    case G_DEBUG:
+      g.debug = val == NULL || strcmp(val, "true") == 0;
+      break;
+    case G_SYSTEMD:
+      g.systemd_cgroup = val == NULL || strcmp(val, "true") == 0;
+      break;
+    case G_PROFILE:
+      g.profile = val;
+      break;
+    case G_ROOTLESS:
+      g.rootless_flag_set = true;
+      g.rootless = val;
+      break;
+    case G_CRIU:
+    case G_CGROUP_MANAGER:
+      break; /* accepted for compatibility; agentrt has no CRIU support */
+    case G_VERSION:
+      print_version();
+      return 0;
+    case G_HELP:
+      print_help(stdout);
+      return 0;
+    }
+  }
+  if (r < 0) {
+    log_fatal_error(err.msg);
+    return 1;
+  }
+  if (strcmp(log_format, "json") == 0)
+    g.log_json = true;
+  else if (strcmp(log_format, "text") != 0) {
+    log_fatal_error("--log-format: expected `text` or `json`");
+    return 1;
+  }
+  if (log_init(g.log_path, g.log_json, g.debug) < 0) {
+    fprintf(stderr, "agentrt: open log file `%s`: %s\n", g.log_path, strerror(errno));
+    return 1;
+  }
+  g.argv = argv;
+  g.in_userns = in_user_namespace();
+  if (g.root == NULL)
+    g.root = root = default_root();
+  if (g.root[0] != '/') {
+    log_fatal_error("--root: must be an absolute path");
+    return 1;
+  }
+  if (g.profile == NULL) {
+    const char *p = getenv("AGENTRT_PROFILE");
+    if (p != NULL && *p != '\0')
+      g.profile = p;
+  }
+  if (it.i >= argc) {
+    print_help(stderr);
+    return 1;
+  }
+  cmd = argv[it.i];
+  if (strcmp(cmd, "help") == 0) {
+    print_help(stdout);
+    return 0;
+  }
+  for (const struct command *c = commands; c->name; c++) {
+    if (strcmp(c->name, cmd) != 0)
+      continue;
+    r = c->fn(&g, argc - it.i, argv + it.i, &err);
+    if (r < 0) {
+      log_fatal_error(err.msg[0] ? err.msg : "unknown error");
+      return 1;
+    }
+    return r;
+  }
+  fprintf(stderr, "agentrt: unknown command `%s` (see agentrt --help)\n", cmd);
+  return 1;
+}

@@ -1,0 +1,136 @@
+/* profile_policy.c - applying the profile at create (see profile_policy.h). */
+#include "cli/profile_policy.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "container/lsm.h"
+#include "os/fsutil.h"
+
+const char *policy_profile_name(const struct global_opts *g)
+{
+  return g->profile && *g->profile ? g->profile : PROFILE_DEFAULT;
+}
+
+/* CIS 5.31 / H14: the profile refuses binds of engine sockets by path; a
+ * bind of a directory that merely holds one (-v /srv/x:/x with x/docker.sock)
+ * is found here, with a bounded walk of the bind's source (runtime code:
+ * the profile transform does no I/O). */
+#define SCAN_DEPTH 3
+#define SCAN_MAX_ENTRIES 4096
+
+static int scan_dir(int dfd, const char *src, char **names, int depth, size_t *budget,
+                    struct error *err)
+{
+  DIR *d = fdopendir(dfd);
+  struct dirent *e;
+  int ret = 0;
+
+  if (d == NULL) {
+    close(dfd);
+    return 0;
+  }
+  while (ret == 0 && (e = readdir(d)) != NULL && *budget > 0) {
+    struct stat st;
+    (*budget)--;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    if (e->d_type == DT_SOCK ||
+        (e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISSOCK(st.st_mode))) {
+      if (strv_contains(names, e->d_name))
+        ret = error_set(err, 0,
+                        "agent profile: bind mount of `%s` holds the engine socket `%s`: "
+                        "refused (an engine socket gives root on the host)",
+                        src, e->d_name);
+    } else if (e->d_type == DT_DIR && depth > 0) {
+      int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0)
+        ret = scan_dir(sub, src, names, depth - 1, budget, err);
+    }
+  }
+  closedir(d);
+  return ret;
+}
+
+static int refuse_socket_dirs(const struct oci_config *c, const struct agent_profile *p,
+                              struct error *err)
+{
+  if (p->mounts.deny_basenames == NULL || c == NULL)
+    return 0;
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct oci_mount *m = &c->mounts[i];
+    size_t budget = SCAN_MAX_ENTRIES;
+    int dfd;
+    bool bind = streq(m->type, "bind") || strv_contains(m->options, "bind") ||
+                strv_contains(m->options, "rbind") || profile_mount_is_workspace(m);
+    if (!bind || m->source == NULL || m->source[0] != '/')
+      continue;
+    dfd = open(m->source, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+      continue; /* a file (checked by the profile) or missing (create fails later) */
+    if (scan_dir(dfd, m->source, p->mounts.deny_basenames, SCAN_DEPTH, &budget, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int policy_apply(const struct global_opts *g, const char *id, struct oci_config **cfg,
+                 struct profile_result **ret_result, struct error *err)
+{
+  struct agent_profile *p = NULL;
+  struct oci_config *out = NULL;
+  const char *name = policy_profile_name(g);
+  int r;
+
+  *ret_result = NULL;
+  if (profile_load(name, &p, err) < 0)
+    return error_prefix(err, "profile `%s`", name);
+  r = profile_apply(*cfg, p, &out, ret_result, err);
+  if (r == 0)
+    profile_apply_apparmor(out, p, lsm_apparmor_enabled(), *ret_result);
+  if (r < 0 || refuse_socket_dirs(out, p, err) < 0) {
+    profile_free(p);
+    oci_config_free(out);
+    profile_result_free(*ret_result);
+    *ret_result = NULL;
+    return -1;
+  }
+  profile_free(p);
+  oci_config_free(*cfg);
+  *cfg = out;
+  return 0;
+}
+
+int policy_record(int dirfd, const char *id, const struct profile_result *r, struct error *err)
+{
+  cleanup_free char *json = NULL;
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+
+  if (r == NULL)
+    return 0;
+  if (profile_changes_json(r, &json, &len, err) < 0)
+    return -1;
+  /* One file: `explain` renders the text from it (a file less to write at
+   * create and to unlink at delete). */
+  if (write_file_atomic_at(dirfd, "profile.json", json, len, err) < 0)
+    return -1;
+  text = profile_changes_text(r);
+  if (text && *text) {
+    /* one log record per change, as `explain` lists them */
+    for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+      nl = strchr(line, '\n');
+      if (nl)
+        *nl = '\0';
+      if (*line)
+        log_info("create `%s`: profile `%s`: %s", id, r->profile ? r->profile : "?", line);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,21 @@
+/* profile_policy.h - where the chosen profile (--profile, $AGENTRT_PROFILE, or the
+ * built-in `agent`) turns the engine's config into the final one, and where
+ * the runtime keeps what `explain` shows. */
+#ifndef AGENTRT_POLICY_H
+#define AGENTRT_POLICY_H
+
+#include "common/error.h"
+#include "container/global_opts.h"
+#include "oci/config.h"
+#include "profile/profile.h"
+
+/* The profile named by the global options (default "agent"). */
+const char *policy_profile_name(const struct global_opts *g);
+/* Replaces *cfg with the final config (or refuses it); *ret_result gets
+ * the changes and runtime directives. */
+int policy_apply(const struct global_opts *g, const char *id, struct oci_config **cfg,
+                 struct profile_result **ret_result, struct error *err);
+/* Save the changes as <state dir>/profile.json (for `explain`) and log them. */
+int policy_record(int dirfd, const char *id, const struct profile_result *r, struct error *err);
+
+#endif

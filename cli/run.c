@@ -1,0 +1,149 @@
+/* run.c - `agentrt run`: create + start (+ wait, in the foreground).
+ *
+ * In the foreground agentrt stays the init's parent: it forwards every
+ * signal it receives to the init, relays the terminal when process.terminal
+ * is set, and exits with the container's status (128+signal when killed).
+ * Without --keep the container is deleted when it ends. */
+#include <signal.h>
+#include <sys/file.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/create.h"
+#include "cli/tty.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/audit_cli.h"
+
+enum {
+  R_BUNDLE = 1,
+  R_PIDFILE,
+  R_CONSOLE,
+  R_NOPIVOT,
+  R_NOKEYRING,
+  R_PRESERVE,
+  R_DETACH,
+  R_KEEP,
+  R_NOSUBREAPER,
+  R_HELP,
+};
+
+static const struct opt_spec run_specs[] = {
+    {"bundle", 'b', true, R_BUNDLE},
+    {"pid-file", 0, true, R_PIDFILE},
+    {"console-socket", 0, true, R_CONSOLE},
+    {"no-pivot", 0, false, R_NOPIVOT},
+    {"no-new-keyring", 0, false, R_NOKEYRING},
+    {"preserve-fds", 0, true, R_PRESERVE},
+    {"detach", 'd', false, R_DETACH},
+    {"keep", 0, false, R_KEEP},
+    {"no-subreaper", 0, false, R_NOSUBREAPER},
+    {"help", 'h', false, R_HELP},
+    {NULL, 0, false, 0},
+};
+
+/* state.json already says started/running (create in run mode). */
+static int mark_running(struct container *c)
+{
+  run_poststart_hooks(c);
+  free(c->state->status);
+  c->state->status = xstrdup("running");
+  return 0;
+}
+
+int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  struct create_opts o = {.run_mode = true, .foreground = true};
+  struct container *c = NULL;
+  struct spawn_result r;
+  bool keep = false;
+  const char *val;
+  int id, n, sigfd = -1, code;
+
+  while ((n = opt_next(&it, run_specs, &id, &val, "run", err)) == 1) {
+    switch (id) {
+    case R_BUNDLE:
+      o.bundle = val;
+      break;
+    case R_PIDFILE:
+      o.pid_file = val;
+      break;
+    case R_CONSOLE:
+      o.console_socket = val;
+      break;
+    case R_NOPIVOT:
+      o.no_pivot = true;
+      break;
+    case R_NOKEYRING:
+      o.no_new_keyring = true;
+      break;
+    case R_PRESERVE:
+      if (parse_int(val, &o.preserve_fds) < 0 || o.preserve_fds < 0 || o.preserve_fds > 4096)
+        return error_set(err, 0, "run: --preserve-fds: invalid number `%s`", val);
+      break;
+    case R_DETACH:
+      o.foreground = false;
+      break;
+    case R_KEEP:
+      keep = true;
+      break;
+    case R_NOSUBREAPER:
+      break;
+    case R_HELP:
+      printf("Usage: agentrt run [--bundle DIR] [--pid-file FILE] [--console-socket SOCK]\n"
+             "                   [--detach] [--keep] [--no-pivot] [--no-new-keyring]\n"
+             "                   [--preserve-fds N] ID\n");
+      return 0;
+    }
+  }
+  if (n < 0)
+    return -1;
+  if (argc - it.i != 1)
+    return error_set(err, 0, "run: expected exactly one container id");
+  o.id = argv[it.i];
+  if (keep && !o.foreground)
+    return error_set(err, 0, "run: --keep cannot be used with --detach");
+  if (o.foreground && (sigfd = fwd_signals_block(err)) < 0)
+    return -1;
+  if (container_create(g, &o, &c, &r, err) < 0) {
+    if (sigfd >= 0)
+      close(sigfd);
+    return -1;
+  }
+  audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
+  if (spawn_start(&r, err) < 0) {
+    error_prefix(err, "run `%s`", c->id);
+    container_destroy(c, g, &(struct error){0});
+    container_free(c);
+    return -1;
+  }
+  mark_running(c);
+  flock(c->dirfd, LOCK_UN); /* pause/delete from other shells must not wait for us */
+  if (!o.foreground) {
+    container_free(c);
+    return 0;
+  }
+  code = fwd_wait(r.pid, sigfd, r.pty_master, err);
+  close(sigfd);
+  if (r.pty_master >= 0)
+    close(r.pty_master);
+  if (code < 0) {
+    container_free(c);
+    return -1;
+  }
+  if (!keep) {
+    struct error e = {0};
+    if (container_destroy(c, g, &e) < 0)
+      log_warning("run `%s`: %s", c->id, e.msg);
+  } else {
+    struct error e = {0};
+    c->state->has_exit_status = true;
+    c->state->exit_status = code;
+    container_save_state(c, &e);
+  }
+  container_free(c);
+  return code;
+}

@@ -1,0 +1,759 @@
+/* sandbox.c - `agentrt sandbox -- CMD`: an agent CLI in an agent sandbox,
+ * with no bundle and no engine, as root or as an unprivileged user.
+ *
+ * The sandbox is an ordinary agentrt container whose config and profile are
+ * generated here, in a private directory of the state root, and run through
+ * `run` in the foreground (so the terminal, the signals and the exit status
+ * pass through):
+ *
+ *   root        the host's /, read-only (or --rootfs DIR)
+ *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
+ *               user's home is an empty scratch tmpfs, with the dotfiles of
+ *               --dotfile (default .gitconfig, .config/git) bound read-only
+ *   workspace   the current directory (or --workspace DIR) at its own path,
+ *               the profile's reviewed overlay (or --write-through: a bind
+ *               with the protected paths read-only)
+ *   network     a network namespace of its own with loopback only: the
+ *               host's loopback services are unreachable
+ *   profile     `agent` (or --profile), with the limits of --memory/--pids/
+ *               --cpus
+ *
+ * As an unprivileged user agentrt first enters a user namespace of its own in
+ * which the user keeps its uid and gid (as a rootless engine does), so the
+ * agent's files keep their owner; where the host forbids that, the error says
+ * why and what to change (`agentrt doctor` checks it beforehand).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "cli/cli.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/container.h"
+#include "os/fsutil.h"
+
+extern char **environ;
+
+enum {
+  S_NAME = 1,
+  S_PROFILE,
+  S_WORKSPACE,
+  S_WRITE_THROUGH,
+  S_ROOTFS,
+  S_MEMORY,
+  S_PIDS,
+  S_CPUS,
+  S_KEEP,
+  S_ENV,
+  S_DOTFILE,
+  S_ALLOW,
+  S_SECRET,
+  S_HELP,
+};
+
+static const struct opt_spec sandbox_specs[] = {
+    {"name", 'n', true, S_NAME},
+    {"profile", 0, true, S_PROFILE},
+    {"workspace", 'w', true, S_WORKSPACE},
+    {"write-through", 0, false, S_WRITE_THROUGH},
+    {"rootfs", 0, true, S_ROOTFS},
+    {"memory", 'm', true, S_MEMORY},
+    {"pids", 0, true, S_PIDS},
+    {"cpus", 0, true, S_CPUS},
+    {"keep", 0, false, S_KEEP},
+    {"env", 'e', true, S_ENV},
+    {"dotfile", 0, true, S_DOTFILE},
+    {"allow", 0, true, S_ALLOW},
+    {"secret", 0, true, S_SECRET},
+    {"help", 'h', false, S_HELP},
+    {NULL, 0, false, 0},
+};
+
+static const char sandbox_usage[] =
+    "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
+    "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
+    "                       [--env K=V]... [--dotfile PATH]... [--keep] -- CMD [ARGS...]\n"
+    "\n"
+    "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
+    "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
+    "current directory (or --workspace) as the reviewed workspace, no network but\n"
+    "loopback, the profile's seccomp, capability and audit rules and its limits.\n"
+    "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
+
+/* Environment variables that hand the sandbox a way out to the host's agents
+ * and buses; they are not passed in. */
+static const char *const env_drop[] = {
+    "SSH_AUTH_SOCK=",
+    "SSH_AGENT_PID=",
+    "GPG_AGENT_INFO=",
+    "DBUS_SESSION_BUS_ADDRESS=",
+    "XDG_RUNTIME_DIR=",
+    "DOCKER_HOST=",
+    "CONTAINER_HOST=",
+    "KRB5CCNAME=",
+    "WAYLAND_DISPLAY=",
+    "DISPLAY=",
+    "XAUTHORITY=",
+    "AGENTRT_PROFILE=",
+    "LD_PRELOAD=",
+    "SYSTEMD_EXEC_PID=",
+    "INVOCATION_ID=",
+    "AGENTRT_DATA_DIR=",
+    NULL,
+};
+
+static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
+static const char *const default_dotfiles[] = {".gitconfig", ".config/git", NULL};
+
+struct sandbox_opts {
+  const char *name;
+  const char *profile;
+  const char *workspace;
+  bool write_through;
+  const char *rootfs;
+  const char *memory;
+  const char *pids;
+  const char *cpus;
+  bool keep;
+  char **env;      /* --env */
+  char **dotfiles; /* --dotfile, relative to $HOME */
+  bool dotfiles_set;
+  char **cmd;
+  const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
+};
+
+static void gstr(yajl_gen y, const char *s)
+{
+  yajl_gen_string(y, (const unsigned char *)s, strlen(s));
+}
+
+static void gkv(yajl_gen y, const char *k, const char *v)
+{
+  gstr(y, k);
+  gstr(y, v);
+}
+
+static void gmount(yajl_gen y, const char *dest, const char *type, const char *src,
+                   const char *const *opts)
+{
+  yajl_gen_map_open(y);
+  gkv(y, "destination", dest);
+  gkv(y, "type", type);
+  gkv(y, "source", src);
+  gstr(y, "options");
+  yajl_gen_array_open(y);
+  for (size_t i = 0; opts[i] != NULL; i++)
+    gstr(y, opts[i]);
+  yajl_gen_array_close(y);
+  yajl_gen_map_close(y);
+}
+
+static bool env_dropped(const char *e)
+{
+  for (size_t i = 0; env_drop[i] != NULL; i++)
+    if (str_has_prefix(e, env_drop[i]))
+      return true;
+  return false;
+}
+
+static bool is_dir(const char *p)
+{
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A size for the limits: digits with an optional k/m/g suffix, in bytes. */
+static int parse_size(const char *s, uint64_t *ret)
+{
+  char *end;
+  unsigned long long v;
+  uint64_t mul = 1;
+
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno != 0 || end == s)
+    return -1;
+  switch (*end) {
+  case 'k':
+  case 'K':
+    mul = 1ULL << 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    mul = 1ULL << 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    mul = 1ULL << 30;
+    end++;
+    break;
+  }
+  if (*end == 'b' || *end == 'B')
+    end++;
+  if (*end != '\0' || v == 0 || v > (UINT64_MAX / mul))
+    return -1;
+  *ret = v * mul;
+  return 0;
+}
+
+static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws, const char *home,
+                        struct error *err)
+{
+  yajl_gen y = yajl_gen_alloc(NULL);
+  const unsigned char *buf;
+  size_t len;
+  int r;
+  char num[32];
+  const char *const proc_opts[] = {"nosuid", "noexec", "nodev", NULL};
+  const char *const dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
+  const char *const pts_opts[] = {"nosuid",        "noexec",    "newinstance",
+                                  "ptmxmode=0666", "mode=0620", NULL};
+  const char *const shm_opts[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL};
+  const char *const mq_opts[] = {"nosuid", "noexec", "nodev", NULL};
+  const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
+  const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
+  const char *const home_opts[] = {"nosuid", "nodev", "mode=700", "size=256m", NULL};
+  const char *const ro_bind[] = {"rbind", "ro", "nosuid", "nodev", NULL};
+  const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
+  bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+
+  yajl_gen_config(y, yajl_gen_beautify, 1);
+  yajl_gen_map_open(y);
+  gkv(y, "ociVersion", "1.2.0");
+
+  gstr(y, "process");
+  yajl_gen_map_open(y);
+  gstr(y, "terminal");
+  yajl_gen_bool(y, tty);
+  gstr(y, "user");
+  yajl_gen_map_open(y);
+  gstr(y, "uid");
+  yajl_gen_integer(y, getuid());
+  gstr(y, "gid");
+  yajl_gen_integer(y, getgid());
+  yajl_gen_map_close(y);
+  gstr(y, "args");
+  yajl_gen_array_open(y);
+  if (o->shim != NULL) {
+    gstr(y, o->shim);
+    gstr(y, "sandbox-init");
+    gstr(y, "--");
+  }
+  for (char **a = o->cmd; *a != NULL; a++)
+    gstr(y, *a);
+  yajl_gen_array_close(y);
+  gstr(y, "env");
+  yajl_gen_array_open(y);
+  for (char **e = environ; e != NULL && *e != NULL; e++) {
+    if (env_dropped(*e) || strchr(*e, '=') == NULL)
+      continue;
+    if (str_has_prefix(*e, "HOME="))
+      continue;
+    gstr(y, *e);
+  }
+  {
+    cleanup_free char *h = xfmt("HOME=%s", home);
+    gstr(y, h);
+  }
+  gstr(y, "AGENTRT_SANDBOX=1");
+  for (char **e = o->env; e != NULL && *e != NULL; e++)
+    gstr(y, *e);
+  yajl_gen_array_close(y);
+  gkv(y, "cwd", ws);
+  gstr(y, "noNewPrivileges");
+  yajl_gen_bool(y, 1);
+  yajl_gen_map_close(y);
+
+  gstr(y, "root");
+  yajl_gen_map_open(y);
+  gkv(y, "path", o->rootfs ? o->rootfs : "/");
+  gstr(y, "readonly");
+  yajl_gen_bool(y, 1);
+  yajl_gen_map_close(y);
+  gkv(y, "hostname", "sandbox");
+
+  gstr(y, "mounts");
+  yajl_gen_array_open(y);
+  gmount(y, "/proc", "proc", "proc", proc_opts);
+  gmount(y, "/dev", "tmpfs", "tmpfs", dev_opts);
+  gmount(y, "/dev/pts", "devpts", "devpts", pts_opts);
+  gmount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
+  gmount(y, "/dev/mqueue", "mqueue", "mqueue", mq_opts);
+  gmount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  if (o->rootfs == NULL) {
+    for (size_t i = 0; hidden_dirs[i] != NULL; i++)
+      if (is_dir(hidden_dirs[i]))
+        gmount(y, hidden_dirs[i], "tmpfs", "tmpfs", hide_opts);
+  }
+  /* The home: an empty scratch tmpfs, then the dotfiles read-only, then the
+   * workspace (which may lie below it). */
+  gmount(y, home, "tmpfs", "tmpfs", home_opts);
+  for (char **d = o->dotfiles; d != NULL && *d != NULL; d++) {
+    cleanup_free char *src = xfmt("%s/%s", home, *d);
+    struct stat st;
+    if (lstat(src, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+      continue; /* missing, or a symlink that could point anywhere */
+    gmount(y, src, "bind", src, ro_bind);
+  }
+  gmount(y, ws, "bind", ws, ws_bind);
+  yajl_gen_array_close(y);
+
+  gstr(y, "linux");
+  yajl_gen_map_open(y);
+  gstr(y, "namespaces");
+  yajl_gen_array_open(y);
+  for (const char *const *t =
+           (const char *const[]){"pid", "network", "ipc", "uts", "mount", "cgroup", NULL};
+       *t != NULL; t++) {
+    yajl_gen_map_open(y);
+    gkv(y, "type", *t);
+    yajl_gen_map_close(y);
+  }
+  yajl_gen_array_close(y);
+  if (o->memory || o->pids || o->cpus) {
+    gstr(y, "resources");
+    yajl_gen_map_open(y);
+    if (o->memory) {
+      uint64_t v;
+      if (parse_size(o->memory, &v) < 0) {
+        yajl_gen_free(y);
+        return error_set(err, 0, "sandbox: --memory: invalid size `%s`", o->memory);
+      }
+      gstr(y, "memory");
+      yajl_gen_map_open(y);
+      gstr(y, "limit");
+      snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+      yajl_gen_number(y, num, strlen(num));
+      yajl_gen_map_close(y);
+    }
+    if (o->pids) {
+      int64_t v;
+      if (parse_i64(o->pids, &v) < 0 || v <= 0) {
+        yajl_gen_free(y);
+        return error_set(err, 0, "sandbox: --pids: invalid number `%s`", o->pids);
+      }
+      gstr(y, "pids");
+      yajl_gen_map_open(y);
+      gstr(y, "limit");
+      yajl_gen_integer(y, v);
+      yajl_gen_map_close(y);
+    }
+    if (o->cpus) {
+      char *end;
+      double v;
+      errno = 0;
+      v = strtod(o->cpus, &end);
+      if (errno != 0 || end == o->cpus || *end != '\0' || !(v > 0) || v > 4096) {
+        yajl_gen_free(y);
+        return error_set(err, 0, "sandbox: --cpus: invalid number `%s`", o->cpus);
+      }
+      gstr(y, "cpu");
+      yajl_gen_map_open(y);
+      gstr(y, "period");
+      yajl_gen_integer(y, 100000);
+      gstr(y, "quota");
+      yajl_gen_integer(y, (long long)(v * 100000));
+      yajl_gen_map_close(y);
+    }
+    yajl_gen_map_close(y);
+  }
+  yajl_gen_map_close(y);
+  yajl_gen_map_close(y);
+
+  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
+    yajl_gen_free(y);
+    return error_set(err, 0, "sandbox: cannot write config.json");
+  }
+  r = write_file_atomic_at(dirfd, "config.json", (const char *)buf, len, err);
+  yajl_gen_free(y);
+  return r;
+}
+
+/* The profile: the chosen one, with the workspace at its path. */
+static int write_profile(int dirfd, const struct sandbox_opts *o, const char *ws, struct error *err)
+{
+  yajl_gen y = yajl_gen_alloc(NULL);
+  const unsigned char *buf;
+  size_t len;
+  int r;
+  const char *base = o->profile ? o->profile : "agent";
+
+  if (!streq(base, "agent") && !streq(base, "oci")) {
+    yajl_gen_free(y);
+    return error_set(err, 0, "sandbox: --profile: `%s`: the sandbox extends `agent` or `oci`",
+                     base);
+  }
+  yajl_gen_map_open(y);
+  gkv(y, "name", "sandbox");
+  gkv(y, "extends", base);
+  gstr(y, "workspace");
+  yajl_gen_map_open(y);
+  gkv(y, "path", ws);
+  gkv(y, "mode", o->write_through ? "bind" : "overlay");
+  yajl_gen_map_close(y);
+  yajl_gen_map_close(y);
+  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
+    yajl_gen_free(y);
+    return error_set(err, 0, "sandbox: cannot write the profile");
+  }
+  r = write_file_atomic_at(dirfd, "profile.json", (const char *)buf, len, err);
+  yajl_gen_free(y);
+  return r;
+}
+
+static int write_id_map(const char *file, const char *line, struct error *err)
+{
+  cleanup_close int fd = open(file, O_WRONLY | O_CLOEXEC);
+  size_t n = strlen(line);
+
+  if (fd < 0 || write(fd, line, n) != (ssize_t)n)
+    return error_errno(err, "sandbox: write %s", file);
+  return 0;
+}
+
+/* Enter a user namespace in which we keep our uid and gid (an unprivileged
+ * user; the CAP_SYS_ADMIN we get there is what the container set-up needs). */
+static int enter_userns(struct error *err)
+{
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  char line[64];
+  int fd;
+
+  if (unshare(CLONE_NEWUSER) < 0) {
+    int e = errno;
+    FILE *f = fopen("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "re");
+    int restrict_flag = 0;
+    if (f != NULL) {
+      if (fscanf(f, "%d", &restrict_flag) != 1)
+        restrict_flag = 0;
+      fclose(f);
+    }
+    errno = e;
+    if (restrict_flag)
+      return error_errno(err, "sandbox: cannot create a user namespace "
+                              "(kernel.apparmor_restrict_unprivileged_userns=1 forbids it: set it "
+                              "to 0, or allow agentrt with an AppArmor profile that has `userns,`; "
+                              "see `agentrt doctor`)");
+    return error_errno(err, "sandbox: cannot create a user namespace (check "
+                            "user.max_user_namespaces and kernel.unprivileged_userns_clone; "
+                            "see `agentrt doctor`)");
+  }
+  fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    if (write(fd, "deny", 4) != 4) {
+      close(fd);
+      return error_errno(err, "sandbox: write /proc/self/setgroups");
+    }
+    close(fd);
+  }
+  snprintf(line, sizeof line, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+  if (write_id_map("/proc/self/uid_map", line, err) < 0)
+    return error_prefix(err, "(the host restricts unprivileged user namespaces? see `agentrt "
+                             "doctor`)");
+  snprintf(line, sizeof line, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+  if (write_id_map("/proc/self/gid_map", line, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int keep_caps_over_exec(struct error *err)
+{
+  struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct d[2] = {{0}};
+  int last = 40;
+  FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+
+  if (f != NULL) {
+    if (fscanf(f, "%d", &last) != 1)
+      last = 40;
+    fclose(f);
+  }
+  if (syscall(SYS_capget, &h, d) < 0)
+    return error_errno(err, "sandbox: capget");
+  d[0].inheritable = d[0].permitted;
+  d[1].inheritable = d[1].permitted;
+  if (syscall(SYS_capset, &h, d) < 0)
+    return error_errno(err, "sandbox: capset");
+  for (int cap = 0; cap <= last && cap < 64; cap++)
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0 && errno != EINVAL)
+      return error_errno(err, "sandbox: raise the ambient capability %d", cap);
+  return 0;
+}
+
+static char *random_name(void)
+{
+  unsigned char b[4] = {0};
+  cleanup_close int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+  if (fd < 0 || read(fd, b, sizeof b) != (ssize_t)sizeof b) {
+    unsigned v = (unsigned)getpid() ^ (unsigned)time(NULL);
+    memcpy(b, &v, sizeof b);
+  }
+  return xfmt("sandbox-%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
+}
+
+/* The one line at exit: what changed and how to review it. */
+static void print_summary(const struct global_opts *g, const char *name, const char *ws,
+                          bool write_through)
+{
+  if (write_through) {
+    fprintf(stderr,
+            "agentrt: sandbox `%s` ended; workspace %s was written through; trail: "
+            "agentrt audit %s\n",
+            name, ws, name);
+    return;
+  }
+  fprintf(stderr,
+          "agentrt: sandbox `%s` ended; its changes to %s wait for review: agentrt "
+          "workspace %s diff|commit|discard (trail: agentrt audit %s)\n",
+          name, ws, name, name);
+  (void)g;
+}
+
+int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct error *err)
+{
+  struct opt_iter it = {argc, argv, 1};
+  struct sandbox_opts o = {0};
+  struct global_opts g = *g0;
+  cleanup_free char *name = NULL;
+  cleanup_free char *ws = NULL;
+  cleanup_free char *home = NULL;
+  cleanup_free char *dir = NULL;
+  cleanup_free char *profile_path = NULL;
+  cleanup_free char *bundle_arg = NULL;
+  cleanup_free char *shim = NULL;
+  cleanup_strv char **env = NULL;
+  cleanup_strv char **dots = NULL;
+  cleanup_close int dirfd = -1;
+  const char *val;
+  int id, n, code;
+  char *run_argv[8];
+
+  while ((n = opt_next(&it, sandbox_specs, &id, &val, "sandbox", err)) == 1) {
+    switch (id) {
+    case S_NAME:
+      o.name = val;
+      break;
+    case S_PROFILE:
+      o.profile = val;
+      break;
+    case S_WORKSPACE:
+      o.workspace = val;
+      break;
+    case S_WRITE_THROUGH:
+      o.write_through = true;
+      break;
+    case S_ROOTFS:
+      o.rootfs = val;
+      break;
+    case S_MEMORY:
+      o.memory = val;
+      break;
+    case S_PIDS:
+      o.pids = val;
+      break;
+    case S_CPUS:
+      o.cpus = val;
+      break;
+    case S_KEEP:
+      o.keep = true;
+      break;
+    case S_ENV:
+      if (strchr(val, '=') == NULL || val[0] == '=')
+        return error_set(err, 0, "sandbox: --env: expected KEY=VALUE, got `%s`", val);
+      strv_push(&env, val);
+      break;
+    case S_DOTFILE:
+      if (val[0] == '/' || strstr(val, "..") != NULL || val[0] == '\0')
+        return error_set(err, 0,
+                         "sandbox: --dotfile: `%s`: a path relative to the home, "
+                         "without `..`",
+                         val);
+      o.dotfiles_set = true;
+      strv_push(&dots, val);
+      break;
+    case S_ALLOW:
+      return error_set(err, 0,
+                       "sandbox: --allow `%s`: egress from a sandbox needs a network "
+                       "helper, which this build does not have yet; the sandbox has "
+                       "loopback only",
+                       val);
+    case S_SECRET:
+      return error_set(err, 0, "sandbox: --secret `%s`: secrets are not supported yet", val);
+    case S_HELP:
+      fputs(sandbox_usage, stdout);
+      return 0;
+    }
+  }
+  if (n < 0)
+    return -1;
+  if (it.i >= argc)
+    return error_set(err, 0, "sandbox: expected a command (agentrt sandbox [OPTIONS] -- CMD)");
+  o.cmd = argv + it.i;
+  o.env = env;
+  if (!o.dotfiles_set)
+    for (size_t i = 0; default_dotfiles[i] != NULL; i++)
+      strv_push(&dots, default_dotfiles[i]);
+  o.dotfiles = dots;
+  if (o.rootfs == NULL)
+    o.shim = shim = realpath("/proc/self/exe", NULL);
+
+  name = o.name ? xstrdup(o.name) : random_name();
+  if (validate_container_id(name, err) < 0)
+    return error_prefix(err, "sandbox: --name");
+  {
+    char *cwd = o.workspace ? realpath(o.workspace, NULL) : getcwd(NULL, 0);
+    if (cwd == NULL)
+      return error_errno(err, "sandbox: workspace `%s`", o.workspace ? o.workspace : ".");
+    ws = cwd;
+  }
+  if (!is_dir(ws))
+    return error_set(err, 0, "sandbox: workspace `%s`: not a directory", ws);
+  if (streq(ws, "/"))
+    return error_set(err, 0,
+                     "sandbox: the workspace cannot be `/` (run it from a project "
+                     "directory, or give --workspace DIR)");
+  if (o.rootfs != NULL && !is_dir(o.rootfs))
+    return error_set(err, 0, "sandbox: --rootfs `%s`: not a directory", o.rootfs);
+  {
+    const char *h = getenv("HOME");
+    home = xstrdup(h && h[0] == '/' ? h : (getuid() == 0 ? "/root" : "/nonexistent"));
+    while (strlen(home) > 1 && home[strlen(home) - 1] == '/')
+      home[strlen(home) - 1] = '\0';
+  }
+  if (streq(home, "/"))
+    return error_set(err, 0, "sandbox: HOME=/ cannot be hidden: set HOME");
+
+  if (geteuid() != 0 && !g.in_userns) {
+    if (enter_userns(err) < 0)
+      return -1;
+    /* Again from the start, inside: a process's memory belongs to the user
+     * namespace it was executed in, and only from there can it open the
+     * /proc/PID/ns files of the (non-dumpable) container init.  We are not
+     * root in there (we kept our uid), so the namespace's capabilities go
+     * through the exec as ambient ones; the container's process gets only
+     * what its config says. */
+    if (keep_caps_over_exec(err) < 0)
+      return -1;
+    execv("/proc/self/exe", g.argv);
+    return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
+  }
+
+  /* A private directory beside the state root (ROOT-sandbox/NAME) for the
+   * generated bundle. */
+  {
+    cleanup_free char *parent = xfmt("%s-sandbox", g.root);
+    if (state_root_prepare(parent, err) < 0)
+      return error_prefix(err, "sandbox");
+  }
+  dir = xfmt("%s-sandbox/%s", g.root, name);
+  if (mkdir(dir, 0700) < 0)
+    return error_errno(err, "sandbox `%s`: mkdir `%s`%s", name, dir,
+                       errno == EEXIST ? " (a sandbox of that name exists; --name)" : "");
+  dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) {
+    error_errno(err, "sandbox: open `%s`", dir);
+    goto fail_dir;
+  }
+  if (write_config(dirfd, &o, ws, home, err) < 0 || write_profile(dirfd, &o, ws, err) < 0)
+    goto fail_files;
+  profile_path = xfmt("%s/profile.json", dir);
+  g.profile = profile_path;
+
+  bundle_arg = xstrdup(dir);
+  n = 0;
+  run_argv[n++] = "run";
+  run_argv[n++] = "--bundle";
+  run_argv[n++] = bundle_arg;
+  if (o.keep)
+    run_argv[n++] = "--keep";
+  run_argv[n++] = name;
+  run_argv[n] = NULL;
+  code = cmd_run(&g, n, run_argv, err);
+  if (!o.keep) {
+    unlinkat(dirfd, "config.json", 0);
+    unlinkat(dirfd, "profile.json", 0);
+    rmdir(dir);
+  }
+  if (code < 0)
+    return error_prefix(err, "sandbox `%s`", name);
+  print_summary(&g, name, ws, o.write_through);
+  return code;
+
+fail_files:
+  unlinkat(dirfd, "config.json", 0);
+  unlinkat(dirfd, "profile.json", 0);
+fail_dir:
+  rmdir(dir);
+  return error_prefix(err, "sandbox `%s`", name);
+}
+
+/* `agentrt sandbox-init -- CMD`: the sandbox's pid 1 (on the host's root the
+ * sandbox runs this binary there).  The kernel gives a pid 1 no default signal
+ * actions, so an agent CLI run as pid 1 would ignore SIGTERM and SIGINT; here
+ * CMD runs as pid 2, signals sent to pid 1 by a process (the runtime
+ * forwarding `kill`, or `agentrt kill`) go on to it, the terminal's own
+ * signals reach its process group directly, orphans are reaped, and the exit
+ * status is CMD's (128+N when a signal N ended it). */
+int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  sigset_t all, old;
+  pid_t child;
+  int i = 1, status = 0;
+
+  (void)g;
+  if (i < argc && streq(argv[i], "--"))
+    i++;
+  if (i >= argc)
+    return error_set(err, 0, "sandbox-init: expected a command");
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);
+  child = fork();
+  if (child < 0)
+    return error_errno(err, "sandbox-init: fork");
+  if (child == 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    execvp(argv[i], argv + i);
+    fprintf(stderr, "agentrt: sandbox: exec `%s`: %s\n", argv[i], strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  for (;;) {
+    siginfo_t si;
+    int sig = sigwaitinfo(&all, &si);
+
+    if (sig < 0)
+      continue;
+    if (sig == SIGCHLD) {
+      pid_t p;
+      int st;
+      while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+        if (p != child)
+          continue;
+        status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        fflush(NULL);
+        _exit(status); /* nothing of ours to run at exit (nor a sanitizer's leak check) */
+      }
+      continue;
+    }
+    /* From a process (SI_USER, SI_QUEUE, SI_TKILL): pass it on.  From the
+     * kernel (the terminal's ^C, ^\\, SIGWINCH) the process group has it. */
+    if (si.si_code <= 0 && sig != SIGKILL && sig != SIGSTOP)
+      kill(child, sig);
+  }
+}

@@ -1,0 +1,65 @@
+/* start.c - `agentrt start ID`: let a created container exec its process. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/create.h"
+#include "common/failpoint.h"
+#include "common/log.h"
+#include "container/audit_cli.h"
+#include "container/container.h"
+#include "container/spawn.h"
+
+int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct container *c = NULL;
+  int ret = -1;
+
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    printf("Usage: agentrt start ID\n");
+    return 0;
+  }
+  if (argc != 2)
+    return error_set(err, 0, "start: expected exactly one container id");
+  if (container_load(g, argv[1], LOCK_EX, &c, err) < 0)
+    return -1;
+  switch (c->status) {
+  case STATUS_CREATED:
+    break;
+  case STATUS_STOPPED:
+    error_set(err, 0, "start `%s`: cannot start a container that has stopped", c->id);
+    goto out;
+  case STATUS_CREATING:
+    error_set(err, 0, "start `%s`: container is still being created", c->id);
+    goto out;
+  default:
+    error_set(err, 0, "start `%s`: cannot start an already running container", c->id);
+    goto out;
+  }
+  if (container_load_config(c, err) < 0)
+    goto out;
+  if (c->config->process == NULL) {
+    /* runtime spec: start MUST fail when process was not set; such a
+     * container can never run, so it is stopped rather than left waiting */
+    error_set(err, 0, "start `%s`: config.json: process: required to start a container", c->id);
+    proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
+    goto out;
+  }
+  audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
+  if (fifo_start(c->dirfd, err) < 0) {
+    error_prefix(err, "start `%s`", c->id);
+    audit_cli_event(g->root, c->id, "start_failed", NULL);
+    goto out;
+  }
+  FAILPOINT("start-after-fifo");
+  c->state->started = true;
+  run_poststart_hooks(c);
+  free(c->state->status);
+  c->state->status = strdup("running");
+  ret = container_save_state(c, err);
+out:
+  container_free(c);
+  return ret;
+}

@@ -1,0 +1,32 @@
+/* state_cmd.c - `agentrt state ID`: the OCI state JSON on stdout. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/util.h"
+#include "container/container.h"
+
+int cmd_state(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct container *c = NULL;
+  cleanup_free char *json = NULL;
+
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    printf("Usage: agentrt state ID\n");
+    return 0;
+  }
+  if (argc != 2)
+    return error_set(err, 0, "state: expected exactly one container id");
+  if (container_load(g, argv[1], 0, &c, err) < 0)
+    return -1;
+  if (c->status == STATUS_STOPPED)
+    c->state->pid = 0;
+  if (container_state_json(c, &json, err) < 0) {
+    container_free(c);
+    return -1;
+  }
+  printf("%s\n", json);
+  container_free(c);
+  return 0;
+}

@@ -1,0 +1,512 @@
+/* workspace_cmd.c - `agentrt workspace ...`: review, commit, discard,
+ * snapshot and roll back an agent's overlay workspace (usage in
+ * workspace_cmd.h, design in workspace/workspace.h).
+ *
+ * The container may be running, stopped or already deleted: meta.json is
+ * enough for everything except freezing (snapshot, commit, rollback of a
+ * running container) and the remount of rollback, which need its cgroup and
+ * its init's mount namespace.  discard and purge refuse while a container
+ * uses the workspace.  Commands on one workspace serialise on a flock of its
+ * directory; the container's own lock is held too while we use it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "cli/workspace_cmd.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/container.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+#include "workspace/internal.h"
+
+struct wctx {
+  const struct global_opts *g;
+  struct workspace *w;
+  struct container *c; /* NULL once deleted */
+  const char *state;
+  bool in_use; /* a live container has the workspace mounted */
+  bool frozen; /* we froze it (and must thaw) */
+  int lockfd;
+};
+
+enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_HELP };
+
+static const struct opt_spec ws_specs[] = {
+    {"format", 'f', true, O_FORMAT},
+    {"patch", 'p', false, O_PATCH},
+    {"force", 0, false, O_FORCE},
+    {"lower", 0, true, O_LOWER},
+    {"dest", 0, true, O_DEST},
+    {"help", 'h', false, O_HELP},
+    {NULL, 0, false, 0},
+};
+
+struct wopts {
+  bool json, patch, force, help;
+  const char *lower, *dest;
+  char **args; /* positionals after the verb */
+};
+
+static const char usage[] = "Usage: agentrt workspace list [--format text|json]\n"
+                            "       agentrt workspace ID diff [--format text|json] [--patch]\n"
+                            "       agentrt workspace ID commit [--force] [PATH...]\n"
+                            "       agentrt workspace ID discard | purge\n"
+                            "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
+                            "       agentrt workspace ID list [--format text|json]\n";
+
+/* Options may come before or after positionals. */
+static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
+{
+  struct opt_iter it = {argc, argv, start};
+  const char *val;
+  int id, n;
+
+  for (int guard = 0; guard <= argc; guard++) {
+    while ((n = opt_next(&it, ws_specs, &id, &val, "workspace", err)) == 1) {
+      if (id == O_FORMAT && !streq(val, "text") && !streq(val, "json"))
+        return error_set(err, 0, "workspace: --format: expected `text` or `json`, got `%s`", val);
+      o->json = id == O_FORMAT ? streq(val, "json") : o->json;
+      o->patch |= id == O_PATCH;
+      o->force |= id == O_FORCE;
+      o->help |= id == O_HELP;
+      o->lower = id == O_LOWER ? val : o->lower;
+      o->dest = id == O_DEST ? val : o->dest;
+    }
+    if (n < 0)
+      return -1;
+    if (it.i >= argc)
+      return 0;
+    strv_push(&o->args, argv[it.i++]);
+  }
+  return 0;
+}
+
+static void wctx_close(struct wctx *x)
+{
+  struct error e = {0};
+
+  if (x->frozen && x->c && x->c->cgroup && cgroup_freeze(x->c->cgroup, false, &e) < 0)
+    log_warning("workspace `%s`: resume: %s", x->w->id, e.msg);
+  container_free(x->c);
+  workspace_free(x->w);
+  if (x->lockfd >= 0)
+    close(x->lockfd);
+}
+
+/* Load the workspace, lock it, and find out whether a container uses it. */
+static int wctx_open(const struct global_opts *g, const char *id, struct wctx *x, struct error *err)
+{
+  struct error e = {0};
+
+  *x = (struct wctx){.g = g, .lockfd = -1, .state = "deleted"};
+  if (workspace_load(g->root, id, &x->w, err) < 0)
+    return -1;
+  x->lockfd = open(x->w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (x->lockfd < 0 || flock(x->lockfd, LOCK_EX) < 0)
+    return error_errno(err, "workspace `%s`: lock", id);
+  if (container_load(g, id, LOCK_EX, &x->c, &e) < 0) {
+    if (e.code != ENOENT)
+      return error_set(err, e.code, "workspace `%s`: %s", id, e.msg);
+  } else {
+    x->state = container_status_name(x->c->status);
+    x->in_use = x->c->status != STATUS_STOPPED && workspace_marked_mounted(x->w);
+  }
+  if (!x->in_use && workspace_marked_mounted(x->w)) {
+    workspace_set_mounted(x->w, false); /* the container is gone: stale marker */
+    workspace_gc(x->w);
+  }
+  return 0;
+}
+
+/* Freeze a container using the workspace for the instant we need. */
+static int wctx_freeze(struct wctx *x, struct error *err)
+{
+  if (!x->in_use || x->c->status == STATUS_PAUSED)
+    return 0;
+  if (container_cgroup(x->c, x->g, err) < 0)
+    return error_prefix(err, "workspace `%s`: freeze", x->w->id);
+  if (x->c->cgroup == NULL) {
+    log_warning("workspace `%s`: the container has no cgroup, not frozen", x->w->id);
+    return 0;
+  }
+  if (cgroup_freeze(x->c->cgroup, true, err) < 0)
+    return error_prefix(err, "workspace `%s`: freeze", x->w->id);
+  x->frozen = true;
+  return 0;
+}
+
+static int refuse_in_use(const struct wctx *x, const char *verb, struct error *err)
+{
+  if (!x->in_use)
+    return 0;
+  return error_set(err, 0,
+                   "workspace `%s`: %s: the container is %s and uses it; stop or delete it first",
+                   x->w->id, verb, x->state);
+}
+
+/* The agent profile's protected paths are created (empty) by agentrt in
+ * the upper layer so that they can be bound read-only: they are agentrt's,
+ * not the agent's, and never part of a diff or a commit.  The list is
+ * <workspace>/protected, one relative path per line (dirs end in '/'). */
+static bool is_placeholder(char **prot, const struct ws_change *ch)
+{
+  size_t n = strlen(ch->path);
+
+  if (ch->kind != WS_ADDED)
+    return false;
+  for (char **p = prot; p && *p; p++) {
+    size_t pn = strlen(*p);
+    bool dir = pn > 0 && (*p)[pn - 1] == '/';
+    size_t base = dir ? pn - 1 : pn;
+    /* the placeholder itself, empty */
+    if (base == n && strncmp(*p, ch->path, n) == 0 &&
+        ((dir && ch->type == WS_T_DIR) || (!dir && ch->type == WS_T_FILE && ch->size == 0)))
+      return true;
+    /* a directory created only to hold one */
+    if (ch->type == WS_T_DIR && n < base && strncmp(*p, ch->path, n) == 0 && (*p)[n] == '/')
+      return true;
+  }
+  return false;
+}
+
+/* Is path a protected path or below a protected directory? */
+static bool is_protected(char **prot, const char *path)
+{
+  size_t n = path ? strlen(path) : 0;
+
+  for (char **p = prot; n > 0 && p && *p; p++) {
+    size_t pn = strlen(*p);
+    bool dir = pn > 0 && (*p)[pn - 1] == '/';
+    size_t base = dir ? pn - 1 : pn;
+    if (n >= base && strncmp(*p, path, base) == 0 && (n == base || (dir && path[base] == '/')))
+      return true;
+  }
+  return false;
+}
+
+/* Placeholders leave the change set quietly.  Anything else at or below a
+ * protected path (the read-only binds should make that impossible) leaves
+ * it loudly: it is never shown as a normal change and never committed, so a
+ * planted git hook cannot reach the host even if a bind was missing. */
+static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
+{
+  cleanup_strv char **prot = workspace_protected(w);
+  size_t o = 0;
+
+  if (prot == NULL)
+    return;
+  enum { KEEP, PLACEHOLDER, REFUSED } *cls = xmalloc0((c->n ? c->n : 1) * sizeof *cls);
+
+  /* decide for every entry first, then compact (the checks read other entries) */
+  for (size_t i = 0; i < c->n; i++) {
+    if (is_placeholder(prot, &c->v[i]))
+      cls[i] = PLACEHOLDER;
+    else if (is_protected(prot, c->v[i].path) || is_protected(prot, c->v[i].old_path))
+      cls[i] = REFUSED;
+  }
+  /* a placeholder directory stays if something real lies below it */
+  for (size_t i = 0; i < c->n; i++) {
+    size_t n = strlen(c->v[i].path);
+    for (size_t j = 0; cls[i] == PLACEHOLDER && c->v[i].type == WS_T_DIR && j < c->n; j++)
+      if (j != i && cls[j] == KEEP && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
+          c->v[j].path[n] == '/')
+        cls[i] = KEEP;
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    if (cls[i] == KEEP) {
+      c->v[o++] = c->v[i];
+      continue;
+    }
+    if (cls[i] == REFUSED)
+      log_warning("workspace `%s`: `%s` is under a protected path: left out, never committed",
+                  w->id, c->v[i].path);
+    free(c->v[i].path);
+    free(c->v[i].old_path);
+  }
+  c->n = o;
+  free(cls);
+}
+
+static int scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c,
+                struct error *err)
+{
+  if (workspace_open_layers(w, l, err) < 0)
+    return -1;
+  if (ws_scan(l, c, err) < 0 || ws_detect_renames(l, c, err) < 0) {
+    ws_layers_close(l);
+    return -1;
+  }
+  drop_placeholders(w, c);
+  return 0;
+}
+
+static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
+{
+  struct ws_layers l;
+  struct ws_changes c;
+  int ret;
+
+  if (strv_len(o->args) != 0)
+    return error_set(err, 0, "workspace diff: takes no arguments");
+  if (scan(x->w, &l, &c, err) < 0)
+    return -1;
+  ret = ws_show_diff(stdout, x->w, &l, &c, o->json, o->patch, err);
+  ws_changes_free(&c);
+  ws_layers_close(&l);
+  return ret;
+}
+
+/* "/workspace/a/b/" -> "a/b"; ".." anywhere is refused. */
+static int normalize_paths(const struct workspace *w, char **args, struct error *err)
+{
+  size_t dl = strlen(w->dest);
+
+  for (size_t i = 0; args && args[i]; i++) {
+    char *p = args[i], *q;
+    if (strncmp(p, w->dest, dl) == 0 && (p[dl] == '/' || p[dl] == '\0'))
+      p += dl;
+    while (*p == '/')
+      p++;
+    q = xstrdup(p);
+    for (size_t n = strlen(q); n > 0 && q[n - 1] == '/'; n--)
+      q[n - 1] = '\0';
+    if (streq(q, "..") || str_has_prefix(q, "../") || strstr(q, "/../") ||
+        (strlen(q) >= 3 && streq(q + strlen(q) - 3, "/.."))) {
+      free(q);
+      return error_set(err, EINVAL, "workspace commit: `%s`: `..` is not allowed", args[i]);
+    }
+    free(args[i]);
+    args[i] = q;
+  }
+  return 0;
+}
+
+static int commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
+{
+  cleanup_strv char **conflicts = NULL;
+  struct ws_layers l;
+  struct ws_changes c;
+  size_t n = 0, sel = 0;
+  int ret = -1;
+
+  if (scan(x->w, &l, &c, err) < 0)
+    return -1;
+  for (size_t i = 0; i < c.n; i++)
+    sel += ws_change_selected(&c.v[i], o->args);
+  if (o->args && sel == 0) {
+    error_set(err, ENOENT, "workspace `%s`: commit: no change matches the paths given", x->w->id);
+    goto out;
+  }
+  ws_commit_conflicts(x->w, &l, &c, o->args, &conflicts, err);
+  if (conflicts[0] && !o->force) {
+    for (size_t i = 0; conflicts[i]; i++)
+      fprintf(stderr, "conflict: %s\n", conflicts[i]);
+    error_set(err, 0,
+              "workspace `%s`: commit: %zu path(s) changed on the host since the container "
+              "started; review them, then commit with --force to overwrite",
+              x->w->id, strv_len(conflicts));
+    goto out;
+  }
+  ret = ws_commit_apply(x->w, &l, &c, o->args, &n, err);
+  if (workspace_save(x->w, ret < 0 ? &(struct error){0} : err) < 0)
+    ret = -1;
+  if (ret == 0 && !x->in_use)
+    ws_prune_upper(&l, err);
+  if (ret == 0)
+    printf("committed %zu change(s) to %s\n", n, x->w->lowerdir);
+out:
+  ws_changes_free(&c);
+  ws_layers_close(&l);
+  return ret;
+}
+
+static int do_commit(struct wctx *x, struct wopts *o, struct error *err)
+{
+  if (normalize_paths(x->w, o->args, err) < 0 || wctx_freeze(x, err) < 0)
+    return -1;
+  return commit_changes(x, o, err);
+}
+
+static int do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
+{
+  cleanup_free char *name = NULL;
+
+  if (strv_len(o->args) > 1)
+    return error_set(err, 0, "workspace snapshot: at most one NAME");
+  if (o->args && o->args[0])
+    name = xstrdup(o->args[0]);
+  for (size_t i = x->w->n_snaps + 1; name == NULL && i < x->w->n_snaps + 1000; i++) {
+    char *cand = xfmt("snap-%zu", i);
+    if (workspace_find_snapshot(x->w, cand) == NULL)
+      name = cand;
+    else
+      free(cand);
+  }
+  if (name == NULL)
+    return error_set(err, EEXIST, "workspace `%s`: give the snapshot a NAME", x->w->id);
+  if (wctx_freeze(x, err) < 0 || workspace_snapshot(x->w, name, err) < 0)
+    return -1;
+  printf("%s\n", name);
+  return 0;
+}
+
+static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
+{
+  cleanup_close int nsfd = -1;
+  cleanup_free char *pid = NULL;
+  char **old;
+
+  if (strv_len(o->args) != 1)
+    return error_set(err, 0, "workspace rollback: expected exactly one snapshot NAME");
+  if (!workspace_find_snapshot(x->w, o->args[0]))
+    return error_set(err, ENOENT, "workspace `%s`: no snapshot `%s`", x->w->id, o->args[0]);
+  if (!x->in_use)
+    return workspace_rollback_layers(x->w, o->args[0], false, err);
+  /* running: freeze, new upper + stack, mount it over the old one, thaw */
+  pid = xfmt("%d", (int)x->c->state->pid);
+  nsfd = procfs_open_ns(pid, "mnt", err);
+  if (nsfd < 0 || wctx_freeze(x, err) < 0)
+    return error_prefix(err, "workspace `%s`: rollback", x->w->id);
+  old = strv_dup(x->w->layers);
+  if (workspace_rollback_layers(x->w, o->args[0], true, err) < 0) {
+    strv_free(old);
+    return -1;
+  }
+  if (workspace_remount_in_ns(x->w, nsfd, err) < 0) {
+    struct error e2 = {0};
+    if (workspace_rollback_undo(x->w, old ? old : xmalloc0(sizeof(char *)), &e2) < 0)
+      log_warning("%s", e2.msg);
+    return -1;
+  }
+  strv_free(old);
+  return 0;
+}
+
+static int do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
+{
+  cleanup_strv char **ids = NULL;
+  struct ws_list_row *rows;
+  size_t n = 0;
+  int ret;
+
+  if (workspace_ids(g->root, &ids, err) < 0)
+    return -1;
+  rows = xmalloc0((strv_len(ids) + 1) * sizeof *rows);
+  for (size_t i = 0; ids[i]; i++) {
+    struct workspace *w = NULL;
+    struct container *c = NULL;
+    struct error e = {0};
+    if (workspace_load(g->root, ids[i], &w, &e) < 0) {
+      log_warning("%s", e.msg);
+      continue;
+    }
+    rows[n].w = w;
+    rows[n].state = "deleted";
+    if (container_load(g, ids[i], 0, &c, &e) == 0) {
+      rows[n].state = container_status_name(c->status);
+      container_free(c);
+    }
+    n++;
+  }
+  ret = ws_show_list(stdout, rows, n, o->json, err);
+  for (size_t i = 0; i < n; i++)
+    workspace_free((struct workspace *)rows[i].w);
+  free(rows);
+  return ret;
+}
+
+static int do_prepare(const struct global_opts *g, const char *id, const struct wopts *o,
+                      struct error *err)
+{
+  struct workspace *w = NULL;
+  int ret;
+
+  if (o->lower == NULL || o->dest == NULL)
+    return error_set(err, 0, "workspace prepare: --lower DIR and --dest PATH are required");
+  if (workspace_prepare(g->root, id, o->lower, o->dest, NULL, &w, err) < 0)
+    return -1;
+  ret = ws_show_mount_entry(stdout, w, err);
+  workspace_free(w);
+  return ret;
+}
+
+static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct error *err)
+{
+  if (streq(verb, "diff"))
+    return do_diff(x, o, err);
+  if (streq(verb, "commit"))
+    return do_commit(x, o, err);
+  if (streq(verb, "snapshot"))
+    return do_snapshot(x, o, err);
+  if (streq(verb, "rollback"))
+    return do_rollback(x, o, err);
+  if (streq(verb, "list"))
+    return ws_show_snapshots(stdout, x->w, x->state, o->json, err);
+  if (streq(verb, "discard")) {
+    if (refuse_in_use(x, verb, err) < 0 || workspace_discard(x->w, err) < 0)
+      return -1;
+    printf("discarded the changes of workspace %s\n", x->w->id);
+    return 0;
+  }
+  if (streq(verb, "purge")) {
+    if (refuse_in_use(x, verb, err) < 0 || workspace_purge(x->g->root, x->w->id, err) < 0)
+      return -1;
+    printf("purged workspace %s\n", x->w->id);
+    return 0;
+  }
+  return error_set(err, 0, "workspace: unknown command `%s`", verb);
+}
+
+int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct wopts o = {0};
+  struct wctx x;
+  const char *id, *verb;
+  int ret;
+
+  if (argc >= 2 && streq(argv[1], "list")) {
+    if (parse(argc, argv, 2, &o, err) < 0)
+      goto fail;
+    if (o.help)
+      printf("%s", usage);
+    ret = o.help ? 0 : do_list_all(g, &o, err);
+    strv_free(o.args);
+    return ret;
+  }
+  if (argc < 3 || argv[1][0] == '-') {
+    if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+      printf("%s", usage);
+      return 0;
+    }
+    return error_set(err, 0, "workspace: expected `workspace ID COMMAND` (see --help)");
+  }
+  id = argv[1], verb = argv[2];
+  if (parse(argc, argv, 3, &o, err) < 0)
+    goto fail;
+  if (o.help) {
+    printf("%s", usage);
+    strv_free(o.args);
+    return 0;
+  }
+  if (streq(verb, "prepare")) {
+    ret = do_prepare(g, id, &o, err);
+    strv_free(o.args);
+    return ret;
+  }
+  if (wctx_open(g, id, &x, err) < 0) {
+    wctx_close(&x);
+    goto fail;
+  }
+  ret = run_verb(&x, verb, &o, err);
+  wctx_close(&x);
+  strv_free(o.args);
+  return ret;
+fail:
+  strv_free(o.args);
+  return -1;
+}

@@ -1,0 +1,297 @@
+/* workspace_show.c - text and JSON renderings of `agentrt workspace` (diff,
+ * list, snapshots, the prepare helper's mount entry). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "cli/workspace_cmd.h"
+#include "common/util.h"
+#include "workspace/internal.h"
+
+static void gs(yajl_gen g, const char *s)
+{
+  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void gks(yajl_gen g, const char *k, const char *v)
+{
+  if (v == NULL)
+    return;
+  gs(g, k);
+  gs(g, v);
+}
+
+static void gku(yajl_gen g, const char *k, uint64_t v)
+{
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+  gs(g, k);
+  yajl_gen_number(g, buf, (size_t)n);
+}
+
+static void gkmode(yajl_gen g, const char *k, uint32_t mode)
+{
+  char buf[8];
+  snprintf(buf, sizeof buf, "%04o", mode & 07777);
+  gks(g, k, buf);
+}
+
+static int flush(FILE *out, yajl_gen g, struct error *err)
+{
+  const unsigned char *buf;
+  size_t len;
+  int ret = 0;
+
+  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok)
+    ret = error_set(err, 0, "workspace: cannot encode JSON");
+  else
+    fprintf(out, "%.*s\n", (int)len, (const char *)buf);
+  yajl_gen_free(g);
+  return ret;
+}
+
+/* The whole of a small regular file below rootfd, or NULL. */
+static char *read_small(int rootfd, const char *path, size_t *ret_len)
+{
+  cleanup_close int fd = ws_open_beneath(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  struct stat st;
+  size_t got = 0;
+  char *buf;
+
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      (uint64_t)st.st_size > WS_DIFF_MAX_BYTES)
+    return NULL;
+  buf = xmalloc((size_t)st.st_size + 1);
+  while (got < (size_t)st.st_size) {
+    ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+    if (n <= 0)
+      break;
+    got += (size_t)n;
+  }
+  *ret_len = got;
+  return buf;
+}
+
+/* A unified diff of one change, or a "Binary files differ" line. */
+static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
+{
+  cleanup_free char *a = NULL, *b = NULL, *la = NULL, *lb = NULL;
+  const char *old = c->old_path ? c->old_path : c->path;
+  size_t alen = 0, blen = 0;
+  char *p;
+
+  if (c->type != WS_T_FILE || (c->kind == WS_MODIFIED && c->content_same) ||
+      c->kind == WS_RENAMED || (c->old_type != WS_T_FILE && c->old_type != WS_T_NONE))
+    return NULL;
+  if (c->kind != WS_ADDED && (a = read_small(l->hostfd, old, &alen)) == NULL)
+    goto binary;
+  if (c->kind != WS_DELETED && (b = read_small(l->fds[c->layer], c->path, &blen)) == NULL)
+    goto binary;
+  la = c->kind == WS_ADDED ? xstrdup("/dev/null") : xfmt("a/%s", old);
+  lb = c->kind == WS_DELETED ? xstrdup("/dev/null") : xfmt("b/%s", c->path);
+  p = ws_unified_diff(a ? a : "", alen, b ? b : "", blen, la, lb);
+  if (p != NULL)
+    return p;
+binary:
+  return xfmt("Binary files a/%s and b/%s differ\n", old, c->path);
+}
+
+static void text_line(FILE *out, const struct ws_change *c)
+{
+  const char *slash = c->type == WS_T_DIR ? "/" : "";
+
+  fprintf(out, "%-9s ", ws_kind_name(c->kind));
+  switch (c->kind) {
+  case WS_ADDED:
+    if (c->type == WS_T_DIR)
+      fprintf(out, "%s/\n", c->path);
+    else
+      fprintf(out, "%s  (%s, %llu bytes)\n", c->path, ws_ftype_name(c->type),
+              (unsigned long long)c->size);
+    break;
+  case WS_MODIFIED:
+    if (c->old_type != c->type)
+      fprintf(out, "%s%s  (%s -> %s)\n", c->path, slash, ws_ftype_name(c->old_type),
+              ws_ftype_name(c->type));
+    else if (c->content_same)
+      fprintf(out, "%s%s  (mode %04o -> %04o)\n", c->path, slash, c->old_mode, c->mode);
+    else
+      fprintf(out, "%s  (%llu -> %llu bytes)\n", c->path, (unsigned long long)c->old_size,
+              (unsigned long long)c->size);
+    break;
+  case WS_DELETED:
+    if (c->type == WS_T_DIR)
+      fprintf(out, "%s/  (directory, %llu files, %llu bytes)\n", c->path,
+              (unsigned long long)c->n_files, (unsigned long long)c->old_size);
+    else
+      fprintf(out, "%s  (%s, %llu bytes)\n", c->path, ws_ftype_name(c->type),
+              (unsigned long long)c->old_size);
+    break;
+  case WS_RENAMED:
+    fprintf(out, "%s -> %s  (%llu bytes)\n", c->old_path, c->path, (unsigned long long)c->size);
+    break;
+  }
+}
+
+static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c,
+                        bool patch)
+{
+  yajl_gen_map_open(g);
+  gks(g, "kind", ws_kind_name(c->kind));
+  gks(g, "type", ws_ftype_name(c->type));
+  gks(g, "path", c->path);
+  gks(g, "old_path", c->old_path);
+  if (c->kind != WS_DELETED) {
+    gku(g, "size", c->size);
+    gkmode(g, "mode", c->mode);
+  }
+  if (c->kind != WS_ADDED) {
+    gks(g, "old_type", ws_ftype_name(c->old_type));
+    gku(g, "old_size", c->old_size);
+    gkmode(g, "old_mode", c->old_mode);
+  }
+  if (c->kind == WS_DELETED && c->type == WS_T_DIR)
+    gku(g, "files", c->n_files);
+  if (c->kind == WS_MODIFIED) {
+    gs(g, "content_changed");
+    yajl_gen_bool(g, !c->content_same);
+  }
+  if (patch) {
+    cleanup_free char *p = patch_of(l, c);
+    gks(g, "patch", p);
+  }
+  yajl_gen_map_close(g);
+}
+
+int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
+                 const struct ws_changes *c, bool json, bool patch, struct error *err)
+{
+  size_t count[4] = {0};
+
+  if (json) {
+    yajl_gen g = yajl_gen_alloc(NULL);
+    yajl_gen_map_open(g);
+    gks(g, "id", w->id);
+    gks(g, "lowerdir", w->lowerdir);
+    gks(g, "destination", w->dest);
+    gs(g, "changes");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < c->n; i++)
+      json_change(g, l, &c->v[i], patch);
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+    return flush(out, g, err);
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    text_line(out, &c->v[i]);
+    count[c->v[i].kind]++;
+  }
+  for (size_t i = 0; patch && i < c->n; i++) {
+    cleanup_free char *p = patch_of(l, &c->v[i]);
+    if (p)
+      fprintf(out, "\n%s", p);
+  }
+  if (c->n == 0)
+    fprintf(out, "no changes to %s\n", w->lowerdir);
+  else
+    fprintf(out, "# %zu added, %zu modified, %zu deleted, %zu renamed (host dir %s)\n", count[0],
+            count[1], count[2], count[3], w->lowerdir);
+  return 0;
+}
+
+int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err)
+{
+  if (json) {
+    yajl_gen g = yajl_gen_alloc(NULL);
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < n; i++) {
+      const struct workspace *w = rows[i].w;
+      yajl_gen_map_open(g);
+      gks(g, "id", w->id);
+      gks(g, "lowerdir", w->lowerdir);
+      gks(g, "destination", w->dest);
+      gks(g, "created", w->created);
+      gks(g, "container", rows[i].state);
+      gku(g, "snapshots", w->n_snaps);
+      gku(g, "upper_bytes", workspace_du(w, "upper"));
+      gku(g, "disk_bytes", workspace_du(w, "."));
+      yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    return flush(out, g, err);
+  }
+  fprintf(out, "%-20s %-9s %-5s %-12s %-12s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
+          "DISK", "CREATED", "HOST DIR -> DEST");
+  for (size_t i = 0; i < n; i++) {
+    const struct workspace *w = rows[i].w;
+    fprintf(out, "%-20s %-9s %-5zu %-12llu %-12llu %-31s %s -> %s\n", w->id, rows[i].state,
+            w->n_snaps, (unsigned long long)workspace_du(w, "upper"),
+            (unsigned long long)workspace_du(w, "."), w->created, w->lowerdir, w->dest);
+  }
+  return 0;
+}
+
+int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,
+                      struct error *err)
+{
+  if (json) {
+    yajl_gen g = yajl_gen_alloc(NULL);
+    yajl_gen_map_open(g);
+    gks(g, "id", w->id);
+    gks(g, "container", state);
+    gku(g, "upper_bytes", workspace_du(w, "upper"));
+    gku(g, "disk_bytes", workspace_du(w, "."));
+    gs(g, "layers");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; w->layers && w->layers[i]; i++)
+      gs(g, w->layers[i]);
+    yajl_gen_array_close(g);
+    gs(g, "snapshots");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < w->n_snaps; i++) {
+      cleanup_free char *sub = xfmt("snapshots/%s", w->snaps[i].name);
+      yajl_gen_map_open(g);
+      gks(g, "name", w->snaps[i].name);
+      gks(g, "created", w->snaps[i].created);
+      gku(g, "bytes", workspace_du(w, sub));
+      yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    yajl_gen_map_close(g);
+    return flush(out, g, err);
+  }
+  fprintf(out, "workspace %s (container %s): %s -> %s\n", w->id, state, w->lowerdir, w->dest);
+  fprintf(out, "%-24s %-31s %s\n", "SNAPSHOT", "CREATED", "BYTES");
+  for (size_t i = 0; i < w->n_snaps; i++) {
+    cleanup_free char *sub = xfmt("snapshots/%s", w->snaps[i].name);
+    fprintf(out, "%-24s %-31s %llu\n", w->snaps[i].name, w->snaps[i].created,
+            (unsigned long long)workspace_du(w, sub));
+  }
+  fprintf(out, "current layers: ");
+  for (size_t i = 0; w->layers && w->layers[i]; i++)
+    fprintf(out, "%s%s", i ? " " : "", w->layers[i]);
+  fprintf(out, "%s\nupper: %llu bytes, disk use: %llu bytes\n",
+          w->layers && w->layers[0] ? "" : "(none)", (unsigned long long)workspace_du(w, "upper"),
+          (unsigned long long)workspace_du(w, "."));
+  return 0;
+}
+
+int ws_show_mount_entry(FILE *out, const struct workspace *w, struct error *err)
+{
+  yajl_gen g = yajl_gen_alloc(NULL);
+
+  yajl_gen_map_open(g);
+  gks(g, "destination", w->dest);
+  gks(g, "type", "overlay");
+  gks(g, "source", "overlay");
+  gs(g, "options");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; w->mount_optv && w->mount_optv[i]; i++)
+    gs(g, w->mount_optv[i]);
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+  return flush(out, g, err);
+}

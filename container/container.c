@@ -1,0 +1,386 @@
+/* container.c - state directory, locking and status (see container.h). */
+#include "container/container.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/failpoint.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/audit_cli.h"
+#include "container/egress_pod.h"
+#include "container/process.h"
+#include "monitor/monitor.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+#include "workspace/workspace.h"
+
+const char *container_status_name(enum container_status s)
+{
+  switch (s) {
+  case STATUS_CREATING:
+    return "creating";
+  case STATUS_CREATED:
+    return "created";
+  case STATUS_RUNNING:
+    return "running";
+  case STATUS_PAUSED:
+    return "paused";
+  default:
+    return "stopped";
+  }
+}
+
+int state_root_prepare(const char *root, struct error *err)
+{
+  char *p = xstrdup(root);
+  int ret = 0;
+
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/')
+      continue;
+    *s = '\0';
+    if (mkdir(p, 0711) < 0 && errno != EEXIST)
+      ret = error_errno(err, "create state root `%s`", p);
+    *s = '/';
+    if (ret < 0)
+      break;
+  }
+  if (ret == 0 && mkdir(p, 0700) < 0 && errno != EEXIST)
+    ret = error_errno(err, "create state root `%s`", p);
+  free(p);
+  return ret;
+}
+
+static struct container *container_alloc(const struct global_opts *g, const char *id)
+{
+  struct container *c = xmalloc0(sizeof *c);
+  c->id = xstrdup(id);
+  c->dir = xfmt("%s/%s", g->root, id);
+  c->dirfd = -1;
+  c->status = STATUS_STOPPED;
+  return c;
+}
+
+int container_new(const struct global_opts *g, const char *id, struct container **ret,
+                  struct error *err)
+{
+  struct container *c;
+
+  if (validate_container_id(id, err) < 0)
+    return -1;
+  if (state_root_prepare(g->root, err) < 0)
+    return -1;
+  c = container_alloc(g, id);
+  if (mkdir(c->dir, 0700) < 0) {
+    int e = errno;
+    container_free(c);
+    if (e == EEXIST) {
+      error_set(err, 0, "container with given ID already exists");
+      err->code = EEXIST;
+      return -1;
+    }
+    return error_set(err, e, "create state directory for `%s`", id);
+  }
+  c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0 || flock(c->dirfd, LOCK_EX) < 0) {
+    error_errno(err, "open state directory `%s`", c->dir);
+    rmdir(c->dir);
+    container_free(c);
+    return -1;
+  }
+  c->state = xmalloc0(sizeof *c->state);
+  c->status = STATUS_CREATING;
+  *ret = c;
+  return 0;
+}
+
+int container_load(const struct global_opts *g, const char *id, int lock, struct container **ret,
+                   struct error *err)
+{
+  struct container *c;
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+
+  if (validate_container_id(id, err) < 0)
+    return -1;
+  c = container_alloc(g, id);
+  c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0) {
+    int e = errno;
+    container_free(c);
+    if (e == ENOENT || e == ENOTDIR) {
+      error_set(err, 0, "container `%s` does not exist", id);
+      err->code = ENOENT;
+      return -1;
+    }
+    return error_set(err, e, "open state directory of `%s`", id);
+  }
+  if (lock != 0 && flock(c->dirfd, lock) < 0) {
+    error_errno(err, "lock container `%s`", id);
+    container_free(c);
+    return -1;
+  }
+  if (read_file_at(c->dirfd, "state.json", 1 << 20, &json, &len, err) < 0) {
+    if (err->code == ENOENT) {
+      /* a create in progress (or one that died before writing its state) */
+      c->state = xmalloc0(sizeof *c->state);
+      c->state->id = xstrdup(id);
+      c->status = STATUS_CREATING;
+      error_clear(err);
+      *ret = c;
+      return 0;
+    }
+    container_free(c);
+    return error_prefix(err, "container `%s`", id);
+  }
+  if (oci_state_parse(json, len, "state.json", &c->state, err) < 0) {
+    container_free(c);
+    error_prefix(err, "container `%s`", id);
+    err->code = EBADMSG; /* delete --force still cleans it up */
+    return -1;
+  }
+  container_refresh_status(c);
+  *ret = c;
+  return 0;
+}
+
+int container_load_damaged(const struct global_opts *g, const char *id, struct container **ret,
+                           struct error *err)
+{
+  struct container *c;
+
+  if (validate_container_id(id, err) < 0)
+    return -1;
+  c = container_alloc(g, id);
+  c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0 || flock(c->dirfd, LOCK_EX) < 0) {
+    error_errno(err, "open state directory of `%s`", id);
+    container_free(c);
+    return -1;
+  }
+  c->state = xmalloc0(sizeof *c->state);
+  c->state->id = xstrdup(id);
+  c->status = STATUS_STOPPED;
+  *ret = c;
+  return 0;
+}
+
+void container_free(struct container *c)
+{
+  if (c == NULL)
+    return;
+  if (c->dirfd >= 0)
+    close(c->dirfd);
+  if (c->state)
+    oci_state_free(c->state);
+  if (c->config)
+    oci_config_free(c->config);
+  if (c->cgroup)
+    cgroup_manager_free(c->cgroup);
+  if (c->profile)
+    profile_result_free(c->profile);
+  free(c->id);
+  free(c->dir);
+  free(c);
+}
+
+enum container_status container_refresh_status(struct container *c)
+{
+  struct oci_state *s = c->state;
+  struct stat st;
+  struct error err = {0};
+
+  if (c->status == STATUS_CREATING && s->pid == 0) {
+    /* keep "creating" only while a create holds the lock */
+    if (flock(c->dirfd, LOCK_EX | LOCK_NB) == 0) {
+      flock(c->dirfd, LOCK_UN);
+      c->status = STATUS_STOPPED;
+    }
+  } else if (!proc_alive(s->pid, s->pid_start_time)) {
+    c->status = STATUS_STOPPED;
+  } else if (fstatat(c->dirfd, "exec.fifo", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    c->status = STATUS_CREATED;
+  } else {
+    c->status = STATUS_RUNNING;
+    if (c->state->cgroup_path && c->cgroup == NULL)
+      container_cgroup(c, NULL, &err);
+    if (c->cgroup && cgroup_is_frozen(c->cgroup, &err) == 1)
+      c->status = STATUS_PAUSED;
+  }
+  free(s->status);
+  s->status = xstrdup(container_status_name(c->status));
+  return c->status;
+}
+
+int container_save_state(struct container *c, struct error *err)
+{
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+
+  if (oci_state_to_json(c->state, true, &json, &len, err) < 0)
+    return -1;
+  return write_file_atomic_at(c->dirfd, "state.json", json, len, err);
+}
+
+int container_save_config(struct container *c, const char *json, size_t len, struct error *err)
+{
+  return write_file_atomic_at(c->dirfd, "config.json", json, len, err);
+}
+
+int container_load_config(struct container *c, struct error *err)
+{
+  cleanup_free char *json = NULL;
+  size_t len = 0;
+
+  if (c->config)
+    return 0;
+  if (read_file_at(c->dirfd, "config.json", 64 << 20, &json, &len, err) < 0)
+    return error_prefix(err, "container `%s`", c->id);
+  return oci_config_parse(json, len, "config.json", &c->config, err);
+}
+
+int container_cgroup(struct container *c, const struct global_opts *g, struct error *err)
+{
+  struct cgroup_opts o = {0};
+
+  if (c->cgroup)
+    return 0;
+  if (c->state->cgroup_path == NULL || c->state->cgroup_path[0] == '\0')
+    return 0;
+  o.id = c->id;
+  o.systemd = c->state->systemd_cgroup;
+  o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
+  return cgroup_manager_load(c->state->cgroup_path, &o, &c->cgroup, err);
+}
+
+int container_state_json(struct container *c, char **ret, struct error *err)
+{
+  size_t len;
+  return oci_state_to_json(c->state, false, ret, &len, err);
+}
+
+char *timestamp_rfc3339(void)
+{
+  char buf[RFC3339_NANO_SIZE];
+
+  rfc3339_now(buf, NULL); /* no time zone database (gmtime_r would read it) */
+  return xstrdup(buf);
+}
+
+int rm_rf_at(int dfd, const char *name)
+{
+  int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d;
+  struct dirent *e;
+
+  if (fd < 0) {
+    if (errno == ENOTDIR || errno == ELOOP)
+      return unlinkat(dfd, name, 0);
+    return errno == ENOENT ? 0 : -1;
+  }
+  d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return -1;
+  }
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    if (e->d_type == DT_DIR)
+      rm_rf_at(dirfd(d), e->d_name);
+    else
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+  return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* A create that died before it recorded its state (killed, or a damaged
+ * state.json): the cgroup it may have made is found again from the saved
+ * config.json, so that destroying it also kills an init left inside. */
+static void cgroup_from_config(struct container *c, const struct global_opts *g)
+{
+  struct cgroup_opts o = {0};
+  struct error e = {0};
+
+  if (container_load_config(c, &e) < 0)
+    return;
+  o.id = c->id;
+  o.cgroups_path = c->config->linux ? c->config->linux->cgroups_path : NULL;
+  o.systemd = g != NULL && g->systemd_cgroup;
+  o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
+  if (cgroup_manager_new(&o, &c->cgroup, &e) < 0)
+    c->cgroup = NULL;
+}
+
+int container_destroy(struct container *c, const struct global_opts *g, struct error *err)
+{
+  struct oci_state *s = c->state;
+  struct error e2 = {0};
+  int ret = 0;
+
+  if (container_cgroup(c, g, &e2) < 0) {
+    log_warning("delete `%s`: %s", c->id, e2.msg);
+    error_clear(&e2);
+  }
+  if (c->cgroup == NULL && s->cgroup_path == NULL)
+    cgroup_from_config(c, g);
+  if (c->cgroup && cgroup_is_frozen(c->cgroup, &e2) == 1)
+    cgroup_freeze(c->cgroup, false, &e2);
+  if (s->pid > 0 && proc_alive(s->pid, s->pid_start_time)) {
+    if (proc_kill_wait(s->pid, s->pid_start_time, SIGKILL, 5000) < 0)
+      log_warning("delete `%s`: init %d did not die", c->id, s->pid);
+  }
+  FAILPOINT("delete-after-kill");
+  /* the monitor records the exit, then leaves */
+  if (monitor_stop(c->dirfd, 3000, &e2) < 0) {
+    log_warning("delete `%s`: %s", c->id, e2.msg);
+    error_clear(&e2);
+  }
+  egress_teardown(c);
+  /* the init is dead: the workspace is no longer in use (its upper layer and
+   * snapshots stay until commit/discard/purge) */
+  workspace_release(g->root, c->id);
+  if (c->cgroup) {
+    error_clear(&e2);
+    if (cgroup_destroy(c->cgroup, &e2) < 0) {
+      error_set(err, e2.code, "delete `%s`: %s", c->id, e2.msg);
+      ret = -1;
+    }
+  }
+  FAILPOINT("delete-after-cgroup");
+  /* poststop hooks: failures are warnings (runtime spec) */
+  if (container_load_config(c, &e2) == 0 && c->config->hooks.n[OCI_HOOK_POSTSTOP] > 0) {
+    cleanup_free char *sj = NULL;
+    free(s->status);
+    s->status = xstrdup("stopped");
+    if (container_state_json(c, &sj, &e2) == 0 &&
+        hooks_run(c->config->hooks.list[OCI_HOOK_POSTSTOP], c->config->hooks.n[OCI_HOOK_POSTSTOP],
+                  "poststop", sj, &e2) < 0)
+      log_warning("delete `%s`: %s", c->id, e2.msg);
+  }
+  if (ret == 0 && g != NULL)
+    audit_cli_event(g->root, c->id, "delete", NULL);
+  if (ret == 0) {
+    cleanup_free char *parent = xstrdup(c->dir);
+    char *slash = strrchr(parent, '/');
+    int pfd;
+    *slash = '\0';
+    pfd = open(*parent ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0 || rm_rf_at(pfd, slash + 1) < 0)
+      ret = error_errno(err, "delete `%s`: remove state directory", c->id);
+    if (pfd >= 0)
+      close(pfd);
+  }
+  return ret;
+}

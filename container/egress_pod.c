@@ -1,0 +1,131 @@
+/* egress_pod.c - see egress_pod.h */
+#include "container/egress_pod.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "monitor/egress_helper.h"
+#include "netfilter/egress.h"
+#include "os/procfs.h"
+
+#define CTL_SOCK EGRESS_CTL_SOCK
+#define CTL_MAX EGRESS_CTL_MAX
+
+int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err)
+{
+  if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
+    return 0;
+  if (c->config->process && c->config->process->caps.bounding & (1ULL << 12))
+    return error_set(err, 0,
+                     "egress policy in force: CAP_NET_ADMIN would let the container "
+                     "change its own rules; refused");
+  return 0;
+}
+
+void egress_teardown(struct container *c)
+{
+  struct error e = {0};
+
+  /* the helper (the monitor process) is gone by now: monitor_stop() */
+  if (faccessat(c->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    return; /* no policy was in force */
+  /* a network namespace joined by path (a pod's) outlives the container:
+   * take our table out of it */
+  if (container_load_config(c, &e) == 0) {
+    const struct oci_namespace *ns = oci_config_namespace(c->config, OCI_NS_NETWORK);
+    if (ns && ns->path && *ns->path) {
+      cleanup_close int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd >= 0 && nft_table_delete(fd, &e) < 0)
+        log_warning("delete `%s`: egress table: %s", c->id, e.msg);
+    }
+  }
+}
+
+/* ----------------------------------------------------------------- pods */
+
+/* containerd's CRI and CRI-O name the pod's sandbox (pause) container */
+static const char *annotation2(const struct oci_config *cfg, const char *a, const char *b)
+{
+  const char *v = oci_config_annotation(cfg, a);
+  return v ? v : oci_config_annotation(cfg, b);
+}
+
+static bool same_file(const char *path, int fd)
+{
+  struct stat a, b;
+  return stat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,
+                       struct error *err)
+{
+  const struct oci_namespace *ns = oci_config_namespace(c->config, OCI_NS_NETWORK);
+  const char *type, *sb;
+  struct container *s = NULL;
+  struct error e = {0};
+  cleanup_close int netns = -1;
+  char who[24];
+  bool ok;
+
+  *ret_id = NULL;
+  if (ns == NULL || ns->path == NULL || *ns->path == '\0')
+    return 0;
+  type = annotation2(c->config, "io.kubernetes.cri.container-type",
+                     "io.kubernetes.cri-o.ContainerType");
+  sb = annotation2(c->config, "io.kubernetes.cri.sandbox-id", "io.kubernetes.cri-o.SandboxID");
+  if (type == NULL || strcmp(type, "container") != 0 || sb == NULL || strcmp(sb, c->id) == 0)
+    return 0;
+  /* not ours, or without a policy: this container polices the netns itself */
+  if (container_load(g, sb, 0, &s, &e) < 0)
+    return 0;
+  ok = s->status != STATUS_STOPPED && s->state->pid > 0 &&
+       faccessat(s->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (ok) {
+    snprintf(who, sizeof who, "%d", s->state->pid);
+    netns = procfs_open_ns(who, "net", &e);
+    ok = netns >= 0 && same_file(ns->path, netns);
+    if (!ok) {
+      container_free(s);
+      return error_set(err, 0, "egress: sandbox `%s` polices another network namespace than `%s`",
+                       sb, ns->path);
+    }
+  }
+  container_free(s);
+  if (ok)
+    *ret_id = xstrdup(sb);
+  return 0;
+}
+
+int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
+                    const struct profile_egress *pe, struct error *err)
+{
+  struct container *s = NULL;
+  cleanup_free char *req = NULL;
+  int r = 0;
+
+  if (pe->allow == NULL || pe->allow[0] == NULL)
+    return 0;
+  if (container_load(g, sandbox_id, 0, &s, err) < 0)
+    return -1;
+  /* one request per CTL_MAX bytes of entries */
+  for (char **a = pe->allow; *a && r == 0;) {
+    free(req);
+    req = xstrdup("allow");
+    for (; *a && strlen(req) + 1 + strlen(*a) <= CTL_MAX; a++) {
+      char *next = xfmt("%s %s", req, *a);
+      free(req);
+      req = next;
+    }
+    if (strcmp(req, "allow") == 0)
+      r = error_set(err, 0, "egress.allow `%s`: too long", *a);
+    else
+      r = egress_ctl(s->dirfd, s->id, req, NULL, err);
+  }
+  container_free(s);
+  return r;
+}

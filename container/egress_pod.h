@@ -1,0 +1,28 @@
+/* egress_pod.h - the container side of the egress policy (the policy itself
+ * runs in the monitor, egress_helper.h): the checks at create, a pod's
+ * containers joining their sandbox's policy, the table's removal at delete. */
+#ifndef AGENTRT_EGRESS_POD_H
+#define AGENTRT_EGRESS_POD_H
+
+#include "common/error.h"
+#include "container/container.h"
+#include "profile/profile.h"
+
+/* create, before anything is started: refuse a policy the container's own
+ * capabilities could undo.  No policy (`oci`): 0. */
+int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err);
+/* Pods (Kubernetes through containerd's CRI or CRI-O, Podman pods): the
+ * containers share the sandbox (pause) container's network namespace.  The
+ * sandbox installs the table and hosts the resolver; a container of the
+ * pod (annotation container-type "container" naming the sandbox) adds its
+ * allow entries to the sandbox's policy through its control socket instead
+ * of a second table and resolver.  *ret_id: the sandbox's id when it is an
+ * agentrt container with a policy in force in the same netns, else NULL. */
+int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,
+                       struct error *err);
+int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
+                    const struct profile_egress *pe, struct error *err);
+/* delete: take the table out of a network namespace joined by path. */
+void egress_teardown(struct container *c);
+
+#endif

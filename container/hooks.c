@@ -1,0 +1,202 @@
+/* hooks.c - running OCI hooks (prestart, createRuntime, ..., poststop).
+ *
+ * Each hook is fork+exec'd with argv = hook.args verbatim ([path] when
+ * absent) and env = hook.env only: hooks run with host privileges, so
+ * nothing of the runtime's own environment (or the image's) reaches them
+ * (SECURITY.md 1.20).  The state JSON goes to stdin through a pipe (a hook
+ * that does not read it is fine: EPIPE is ignored), stdout and stderr are
+ * the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on
+ * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "container/process.h"
+
+#define FALLBACK_POLL_MS 10
+
+struct hook_run {
+  const struct oci_hook *hook;
+  const char *phase;
+  pid_t pid;
+  int pidfd;        /* -1 without pidfd_open(): then poll in slices */
+  int wfd;          /* write end of the hook's stdin, -1 once done */
+  const char *data; /* state JSON */
+  size_t len, off;
+  long long deadline; /* ms on CLOCK_MONOTONIC, -1 = none */
+};
+
+static long long now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* In the child: default signal state, stdin from the pipe, stdout to our
+ * stderr, no other fd; reports an exec failure's errno on errfd. */
+static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, int rfd, int errfd)
+{
+  static char *const empty[] = {NULL};
+  char *const fallback[] = {h->path, NULL};
+  sigset_t all;
+  int e;
+
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, NULL);
+  for (int sig = 1; sig < NSIG; sig++)
+    signal(sig, SIG_DFL);
+  if (dup2(rfd, 0) < 0 || dup2(2, 1) < 0)
+    _exit(127);
+  syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+  execve(h->path, h->args ? h->args : fallback, h->env ? h->env : empty);
+  e = errno;
+  (void)!write(errfd, &e, sizeof e);
+  _exit(127);
+}
+
+/* Start the hook; on success hr->pid, hr->wfd are set. */
+static int hook_spawn(struct hook_run *hr, struct error *err)
+{
+  cleanup_close int rfd = -1, wfd = -1, erd = -1, ewr = -1;
+  int fds[2], e = 0;
+  ssize_t n;
+
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return error_errno(err, "%s hook `%s`: pipe", hr->phase, hr->hook->path);
+  rfd = fds[0];
+  wfd = fds[1];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return error_errno(err, "%s hook `%s`: pipe", hr->phase, hr->hook->path);
+  erd = fds[0];
+  ewr = fds[1];
+  hr->pid = fork();
+  if (hr->pid < 0)
+    return error_errno(err, "%s hook `%s`: fork", hr->phase, hr->hook->path);
+  if (hr->pid == 0)
+    hook_child(hr->hook, rfd, ewr);
+  close(take_fd(&ewr));
+  do
+    n = read(erd, &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  if (n == (ssize_t)sizeof e) {
+    waitpid(hr->pid, NULL, 0);
+    return error_set(err, e, "%s hook `%s`: exec", hr->phase, hr->hook->path);
+  }
+  fcntl(wfd, F_SETFL, O_NONBLOCK);
+  hr->wfd = take_fd(&wfd);
+  return 0;
+}
+
+/* Write what the pipe takes; done (or the hook closed stdin) -> close. */
+static void feed_stdin(struct hook_run *hr)
+{
+  while (hr->off < hr->len) {
+    ssize_t w = write(hr->wfd, hr->data + hr->off, hr->len - hr->off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0 && errno == EAGAIN)
+      return;
+    if (w <= 0)
+      break; /* EPIPE: the hook does not want its stdin */
+    hr->off += (size_t)w;
+  }
+  close(hr->wfd);
+  hr->wfd = -1;
+}
+
+/* Wait for exit, feeding stdin meanwhile; 1 = exited (status set),
+ * 0 = deadline passed, -1 = waitpid failed (errno; e.g. SIGCHLD ignored). */
+static int hook_wait(struct hook_run *hr, int *status)
+{
+  for (;;) {
+    struct pollfd p[2] = {{.fd = hr->pidfd, .events = POLLIN}, {.fd = hr->wfd, .events = POLLOUT}};
+    long long left = hr->deadline < 0 ? -1 : hr->deadline - now_ms();
+    int ms = left < 0 ? -1 : left > 60000 ? 60000 : (int)left;
+    pid_t w = waitpid(hr->pid, status, WNOHANG);
+
+    if (w == hr->pid)
+      return 1;
+    if (w < 0 && errno != EINTR)
+      return -1;
+    if (hr->deadline >= 0 && left <= 0)
+      return 0;
+    if (hr->pidfd < 0 && (ms < 0 || ms > FALLBACK_POLL_MS))
+      ms = FALLBACK_POLL_MS;
+    if (poll(p, 2, ms) < 0)
+      continue; /* EINTR; anything else shows up in waitpid() */
+    if (hr->wfd >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP)))
+      feed_stdin(hr);
+  }
+}
+
+static int hook_result(const struct hook_run *hr, int status, struct error *err)
+{
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return 0;
+  if (WIFEXITED(status))
+    return error_set(err, 0, "%s hook `%s` failed: exit status %d", hr->phase, hr->hook->path,
+                     WEXITSTATUS(status));
+  return error_set(err, 0, "%s hook `%s` failed: killed by signal %d", hr->phase, hr->hook->path,
+                   WTERMSIG(status));
+}
+
+static int run_one(const struct oci_hook *h, const char *phase, const char *state,
+                   struct error *err)
+{
+  struct hook_run hr = {.hook = h,
+                        .phase = phase,
+                        .pidfd = -1,
+                        .wfd = -1,
+                        .data = state,
+                        .len = state ? strlen(state) : 0};
+  int status = 0, r;
+
+  if (h->path == NULL || h->path[0] != '/')
+    return error_set(err, 0, "%s hook `%s`: path must be absolute", phase, h->path ? h->path : "");
+  hr.deadline = h->has_timeout && h->timeout > 0 ? now_ms() + (long long)h->timeout * 1000 : -1;
+  if (hook_spawn(&hr, err) < 0)
+    return -1;
+  hr.pidfd = (int)syscall(SYS_pidfd_open, hr.pid, 0);
+  r = hook_wait(&hr, &status);
+  if (r < 0)
+    error_errno(err, "%s hook `%s`: wait", phase, h->path);
+  if (hr.wfd >= 0)
+    close(hr.wfd);
+  if (r == 0) {
+    kill(hr.pid, SIGKILL);
+    waitpid(hr.pid, NULL, 0);
+  }
+  if (hr.pidfd >= 0)
+    close(hr.pidfd);
+  if (r < 0)
+    return -1;
+  if (r == 0)
+    return error_set(err, 0, "%s hook `%s` timed out after %d s", phase, h->path, h->timeout);
+  return hook_result(&hr, status, err);
+}
+
+int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
+              struct error *err)
+{
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+  int r = 0;
+
+  if (n == 0)
+    return 0;
+  /* a hook closing its stdin early must not kill the runtime */
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, &old);
+  for (size_t i = 0; i < n && r == 0; i++)
+    r = run_one(&hooks[i], phase, state_json, err);
+  sigaction(SIGPIPE, &old, NULL);
+  return r;
+}

@@ -1,0 +1,278 @@
+/* init.c - what the container's init does between clone and execve.
+ *
+ * Runs single-threaded in a fork-like child of the runtime.  Every step
+ * hard-fails: the error goes back to the parent over the sync socket (before
+ * READY) or to the container's stderr (after it), and the init exits.
+ */
+#include "container/init.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "cgroups/cgroup.h"
+#include "common/util.h"
+#include "container/console.h"
+#include "container/process.h"
+#include "container/setup.h"
+#include "container/sync.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+
+/* Close every fd the init does not need before it waits for `start`: the
+ * caller's fds that are not close-on-exec (an engine's pipes), our own
+ * signalfd, log and cgroup fds.  Kept: stdio, the --preserve-fds range and
+ * the fds of the protocol.  (runc gets this from re-executing itself.) */
+static void close_inherited(struct init_args *a)
+{
+  int keep[OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX];
+  size_t n = 0;
+  int from = 3 + a->preserve_fds;
+
+  keep[n++] = a->sock;
+  for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
+    keep[n++] = a->cgroup_join_fds[i];
+  if (a->fifo_fd >= 0)
+    keep[n++] = a->fifo_fd;
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    if (a->plan->join_fd[t] >= 0)
+      keep[n++] = a->plan->join_fd[t];
+  close_fds_except(from, keep, n);
+  procfs_reset(); /* its fd may have been among them */
+}
+
+/* agentrt installs no signal handlers, so only the mask (run/exec block
+ * the signals they forward) needs resetting; dispositions the engine set
+ * (e.g. SIGPIPE ignored) are inherited as with runc. */
+static void reset_signals(void)
+{
+  sigset_t all;
+
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+static int set_names(const struct oci_config *c, const struct ns_plan *p, struct error *err)
+{
+  if (c->hostname && *c->hostname) {
+    if (!p->has_ns[OCI_NS_UTS])
+      return error_set(err, 0, "config.json: hostname: needs a private UTS namespace");
+    if (sethostname(c->hostname, strlen(c->hostname)) < 0)
+      return error_errno(err, "set hostname `%s`", c->hostname);
+  }
+  if (c->domainname && *c->domainname) {
+    if (!p->has_ns[OCI_NS_UTS])
+      return error_set(err, 0, "config.json: domainname: needs a private UTS namespace");
+    if (setdomainname(c->domainname, strlen(c->domainname)) < 0)
+      return error_errno(err, "set domainname `%s`", c->domainname);
+  }
+  return 0;
+}
+
+static int set_personality(const struct oci_config *c, struct error *err)
+{
+  const char *d;
+
+  if (c->linux == NULL || !c->linux->has_personality)
+    return 0;
+  d = c->linux->personality_domain;
+  if (d && strcmp(d, "LINUX32") == 0) {
+    if (personality(PER_LINUX32) < 0)
+      return error_errno(err, "personality LINUX32");
+  } else if (personality(PER_LINUX) < 0) {
+    return error_errno(err, "personality LINUX");
+  }
+  return 0;
+}
+
+/* A new network namespace starts with `lo` down; runc and crun bring it up. */
+static int loopback_up(struct error *err)
+{
+  struct ifreq ifr;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0)
+    return error_errno(err, "bring up lo: socket");
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
+      (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
+    error_errno(err, "bring up lo");
+    close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+static bool has_hooks(const struct oci_config *c, enum oci_hook_kind k)
+{
+  return c->hooks.n[k] > 0;
+}
+
+static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const char *phase,
+                         const char *status, struct error *err)
+{
+  cleanup_free char *sj = NULL;
+  /* A minimal state document: the parent holds the real one; hooks that run
+   * inside the container get the fields the spec requires. */
+  sj = xfmt("{\"ociVersion\":\"1.2.0\",\"id\":\"%s\",\"status\":\"%s\",\"pid\":%d,"
+            "\"bundle\":\"%s\"}",
+            a->id, status, a->host_pid, a->bundle);
+  return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase, sj, err);
+}
+
+/* Before READY: everything that can fail is reported to `create`. */
+static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_path,
+                      struct error *err)
+{
+  const struct oci_config *c = a->config;
+
+  if (sync_expect_code(a->sock, SYNC_GO, &a->host_pid, err) < 0)
+    return -1;
+  if (a->n_cgroup_join > 0 && cgroup_join_self(a->cgroup_join_fds, a->n_cgroup_join, err) < 0)
+    return -1;
+  if (a->new_userns) {
+    /* become root of the new user namespace when 0 is mapped */
+    if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
+      return error_errno(err, "setresgid in user namespace");
+    if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
+      return error_errno(err, "setresuid in user namespace");
+  }
+  if (ns_join_paths(a->plan, true, err) < 0)
+    return -1;
+  if ((a->plan->unshare_flags & CLONE_NEWCGROUP) &&
+      procfs_read_all("self/cgroup", &ctx->cgroup_table, err) < 0)
+    return -1;
+  if (a->plan->unshare_flags && unshare(a->plan->unshare_flags) < 0)
+    return error_errno(err, "unshare namespaces");
+  procfs_reset();
+  if (a->plan->new_ns[OCI_NS_NETWORK] && loopback_up(err) < 0)
+    return -1;
+  if (set_names(c, a->plan, err) < 0 || set_personality(c, err) < 0)
+    return -1;
+  if (sysctl_apply(c, err) < 0)
+    return -1;
+  if (rootfs_setup(ctx, err) < 0)
+    return -1;
+  if (has_hooks(c, OCI_HOOK_PRESTART) || has_hooks(c, OCI_HOOK_CREATE_RUNTIME)) {
+    if (sync_send(a->sock, SYNC_HOOKS, -1, err) < 0 ||
+        sync_expect(a->sock, SYNC_HOOKS_DONE, NULL, err) < 0)
+      return -1;
+  }
+  if (has_hooks(c, OCI_HOOK_CREATE_CONTAINER) &&
+      run_own_hooks(a, OCI_HOOK_CREATE_CONTAINER, "createContainer", "created", err) < 0)
+    return -1;
+  if (rootfs_pivot(ctx, err) < 0 || rootfs_finalize(ctx, err) < 0)
+    return -1;
+  procfs_reset();
+  if (ctx->pty_master_fd >= 0) {
+    if (sync_send(a->sock, SYNC_PTY, ctx->pty_master_fd, err) < 0)
+      return -1;
+    close(ctx->pty_master_fd);
+    ctx->pty_master_fd = -1;
+  }
+  /* process is OPTIONAL at create and REQUIRED at start: `start` refuses,
+   * and an init released anyway leaves without running anything */
+  if (c->process == NULL)
+    return 0;
+  if (process_apply_limits(c->process, err) < 0)
+    return -1;
+  return process_resolve_executable(c->process, ret_path, err);
+}
+
+static int wait_for_start(struct init_args *a, struct error *err)
+{
+  if (a->fifo_fd >= 0) {
+    char b;
+    ssize_t n;
+    do
+      n = read(a->fifo_fd, &b, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+      return error_errno(err, "wait for start");
+    return 0;
+  }
+  return sync_expect(a->sock, SYNC_START, NULL, err);
+}
+
+void init_main(struct init_args *a)
+{
+  struct error err = {0};
+  struct setup_ctx ctx = {
+      .config = a->config,
+      .id = a->id,
+      .bundle = a->bundle,
+      .rootfs = a->rootfs,
+      .no_pivot = a->no_pivot,
+      .new_userns = a->new_userns,
+      .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->in_userns,
+      .new_cgroupns = a->plan->new_ns[OCI_NS_CGROUP],
+      .pty_master_fd = -1,
+      .pty_peer_fd = -1,
+      .rootfd = -1,
+  };
+  struct process_opts po = {0};
+  char *path = NULL;
+
+  /* CVE-2016-9962: nothing in the container may ptrace us while we still
+   * hold host fds; execve resets this for the container's program. */
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* The parent's flock on the state dir is shared with our inherited copy
+   * of the fd: keep it and `start` would wait for us forever. */
+  if (a->lock_fd >= 0)
+    close(a->lock_fd);
+  close_inherited(a);
+  reset_signals();
+  if (init_setup(a, &ctx, &path, &err) < 0) {
+    sync_send_error(a->sock, &err);
+    _exit(1);
+  }
+  /* With a terminal, let go of the runtime's stdout/stderr now: the
+   * containerd shim waits for EOF on them before it reads the pid file, so
+   * holding them until `start` deadlocks `create` (ENGINES.md 2.4). */
+  if (ctx.pty_peer_fd >= 0) {
+    if (console_make_stdio(ctx.pty_peer_fd, &err) < 0) {
+      sync_send_error(a->sock, &err);
+      _exit(1);
+    }
+    ctx.pty_peer_fd = -1;
+  }
+  if (sync_send(a->sock, SYNC_READY, -1, &err) < 0)
+    _exit(1);
+  if (wait_for_start(a, &err) < 0)
+    goto fail;
+  if (a->config->process == NULL) {
+    error_set(&err, 0, "config.json: process: required to start a container");
+    goto fail;
+  }
+  if (has_hooks(a->config, OCI_HOOK_START_CONTAINER) &&
+      run_own_hooks(a, OCI_HOOK_START_CONTAINER, "startContainer", "running", &err) < 0)
+    goto fail;
+  po.preserve_fds = a->preserve_fds;
+  /* close-on-exec: `run` sees EOF once the program runs, or our ERROR */
+  po.keep_fd = a->sock;
+  po.in_userns = ctx.in_userns;
+  po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
+  po.extra_bpf = a->extra_bpf;
+  /* the fifo stays open (close-on-exec) until the exec: `start` waits for
+   * it to lose its last reader before running poststart hooks */
+  process_exec(a->config->process, path, &po, &err);
+fail:
+  if (a->fifo_fd < 0 && a->sock >= 0)
+    sync_send_error(a->sock, &err); /* run: the parent reports it */
+  else
+    dprintf(2, "agentrt: %s\n", err.msg);
+  _exit(127);
+}

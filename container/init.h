@@ -1,0 +1,31 @@
+/* init.h - the container init's own side of the create protocol. */
+#ifndef AGENTRT_INIT_H
+#define AGENTRT_INIT_H
+
+#include <stdbool.h>
+
+#include "container/namespaces.h"
+#include "oci/config.h"
+
+struct init_args {
+  const struct oci_config *config;
+  struct ns_plan *plan;
+  int sock;     /* our end of the sync socketpair */
+  int fifo_fd;  /* exec.fifo held read-write, or -1 (run) */
+  int host_pid; /* our pid in the runtime's pid namespace (from GO), for hooks */
+  int lock_fd;  /* the state dir fd the parent flock()s: closed at once */
+  const char *id;
+  const char *bundle;
+  const char *rootfs;
+  bool no_pivot;
+  int preserve_fds;
+  bool new_userns;
+  const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
+  bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
+  const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
+  size_t n_cgroup_join;
+};
+
+__attribute__((noreturn)) void init_main(struct init_args *a);
+
+#endif

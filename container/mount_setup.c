@@ -1,0 +1,290 @@
+/* mount_setup.c - the config's "mounts", in order (OCI runtime spec 1.2 "Mounts",
+ * with runc's interpretation of types and options).
+ *
+ * Each destination is resolved inside the rootfs with safepath.h, created
+ * there when missing (a directory, or an empty file when a bind source is not
+ * a directory), and the mount is attached to that fd (mount_ops.c).  Bind
+ * sources are host paths; relative ones are relative to the bundle.
+ */
+#include "container/mounts.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "os/procfs.h"
+#include "os/safepath.h"
+
+#define MAX_SB_WORDS 8
+
+/* Files below /proc that runc lets an engine cover (lxcfs and friends). */
+static const char *const proc_overlay_ok[] = {
+    "/proc/cpuinfo",
+    "/proc/diskstats",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/swaps",
+    "/proc/uptime",
+    "/proc/loadavg",
+    "/proc/slabinfo",
+    "/proc/net/dev",
+    "/proc/sys/kernel/ns_last_pid",
+    NULL,
+};
+
+static bool is_bind(const struct oci_mount *m, const struct mount_opts *o)
+{
+  return (o->flags & MS_BIND) || streq(m->type, "bind");
+}
+
+bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind)
+{
+  bool found = false;
+
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    cleanup_free char *d = path_clean(c->mounts[i].destination);
+    struct mount_opts o;
+    struct error err;
+
+    if (strcmp(d, dest) != 0 || mount_options_parse(c->mounts[i].options, &o, &err) < 0)
+      continue;
+    found = true;
+    if (ret_bind != NULL)
+      *ret_bind = is_bind(&c->mounts[i], &o); /* the last one wins */
+    mount_opts_free(&o);
+  }
+  return found;
+}
+
+static bool under_proc(const char *dest)
+{
+  return strcmp(dest, "/proc") == 0 || str_has_prefix(dest, "/proc/");
+}
+
+/* CVE-2019-16884, CVE-2025-52881: a mount that covers /proc or part of it
+ * could hide what the runtime later writes (LSM labels, sysctls) behind a
+ * file the container controls.  Only procfs itself, a bind whose source is
+ * on procfs, or a short list of lxcfs-style files may go there. */
+static int check_proc_dest(const struct oci_mount *m, const char *dest, int src_fd,
+                           struct error *err)
+{
+  if (!under_proc(dest) || streq(m->type, "proc"))
+    return 0;
+  if (strv_contains((char *const *)proc_overlay_ok, dest))
+    return 0;
+  if (src_fd >= 0 && fd_is_procfs(src_fd))
+    return 0;
+  return error_set(err, 0, "mount on `%s`: only procfs may be mounted over /proc", dest);
+}
+
+/* /proc, /sys and /dev, and anything that gets proc or sysfs, must be an
+ * ordinary directory inside the rootfs, not a symlink to one
+ * (CVE-2019-19921, CVE-2023-27561, CVE-2023-28642; /dev: CVE-2026-41579). */
+static bool needs_real_dir(const struct oci_mount *m, const char *dest)
+{
+  return streq(m->type, "proc") || streq(m->type, "sysfs") || strcmp(dest, "/proc") == 0 ||
+         strcmp(dest, "/sys") == 0 || strcmp(dest, "/dev") == 0;
+}
+
+static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const char *dest,
+                       bool is_dir, struct error *err)
+{
+  bool strict = needs_real_dir(m, dest);
+  int fd = safe_walk(ctx->rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, strict, err);
+  struct stat st;
+
+  if (fd < 0 || !strict)
+    return fd;
+  if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    close(fd);
+    return error_set(err, 0, "mount `%s` on `%s`: must be mounted on an ordinary directory",
+                     m->type != NULL ? m->type : "bind", dest);
+  }
+  return fd;
+}
+
+static char *bind_source(const struct setup_ctx *ctx, const char *src)
+{
+  if (src[0] == '/')
+    return xstrdup(src);
+  return xfmt("%s/%s", ctx->bundle, src);
+}
+
+static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                   const char *dest, struct error *err)
+{
+  cleanup_free char *src = NULL;
+  cleanup_close int tree = -1;
+  cleanup_close int target = -1;
+  uint64_t set, clr;
+  struct stat st;
+
+  if (m->source == NULL || *m->source == '\0')
+    return error_set(err, EINVAL, "bind mount on `%s`: no source", dest);
+  src = bind_source(ctx, m->source);
+  tree = mnt_clone(AT_FDCWD, src, (o->flags & MS_REC) != 0, src, err);
+  if (tree < 0)
+    return -1;
+  if (fstat(tree, &st) < 0)
+    return error_errno(err, "bind `%s`: stat", src);
+  if (check_proc_dest(m, dest, tree, err) < 0)
+    return -1;
+  target = open_target(ctx, m, dest, S_ISDIR(st.st_mode), err);
+  if (target < 0)
+    return -1;
+  /* a ro bind is made ro on the detached clone, before anyone sees it rw */
+  mount_opts_attr(o, &set, &clr);
+  if (mnt_setattr(tree, false, set, clr, 0, dest, err) < 0 ||
+      mnt_setattr(tree, true, o->rec_attr_set, o->rec_attr_clr, 0, dest, err) < 0)
+    return -1;
+  if (mnt_attach(tree, target, src, dest, err) < 0)
+    return -1;
+  return mnt_set_propagation(tree, o->propagation, dest, err);
+}
+
+/* "remount" without "bind": change the attributes of what is mounted there. */
+static int do_remount(struct setup_ctx *ctx, const struct mount_opts *o, const char *dest,
+                      struct error *err)
+{
+  cleanup_close int target = safe_openat(ctx->rootfd, dest, O_PATH, 0, err);
+  uint64_t set, clr;
+
+  if (target < 0)
+    return -1;
+  mount_opts_attr(o, &set, &clr);
+  if (mnt_setattr(target, false, set, clr, 0, dest, err) < 0 ||
+      mnt_setattr(target, true, o->rec_attr_set, o->rec_attr_clr, 0, dest, err) < 0)
+    return -1;
+  return mnt_set_propagation(target, o->propagation, dest, err);
+}
+
+static bool config_has_new_ns(const struct oci_config *c, enum oci_ns_type t)
+{
+  if (c->linux == NULL)
+    return false;
+  for (size_t i = 0; i < c->linux->n_namespaces; i++)
+    if (c->linux->namespaces[i].type == t)
+      return c->linux->namespaces[i].path == NULL || *c->linux->namespaces[i].path == '\0';
+  return false;
+}
+
+/* A recursive bind of a host path instead of a new filesystem: sysfs in a
+ * user namespace without its own network namespace, mqueue without the
+ * right to mount it (what runc does). */
+static int host_rbind(const char *host, uint64_t set, struct error *err)
+{
+  int tree = mnt_clone(AT_FDCWD, host, true, host, err);
+
+  if (tree < 0)
+    return -1;
+  if (mnt_setattr(tree, true, set, 0, 0, host, err) < 0) {
+    close(tree);
+    return -1;
+  }
+  return tree;
+}
+
+/* linux.mountLabel as an SELinux context= option, on the filesystems runc
+ * labels that way (not proc, sysfs, mqueue or cgroup; create refused the
+ * label where SELinux is disabled).  NULL: the data as is. */
+static char *labelled_data(const struct setup_ctx *ctx, const char *type, const char *data)
+{
+  const char *label = ctx->config->linux ? ctx->config->linux->mount_label : NULL;
+
+  if (label == NULL || *label == '\0' || streq(type, "proc") || streq(type, "sysfs") ||
+      streq(type, "mqueue"))
+    return NULL;
+  if (data == NULL || *data == '\0')
+    return xfmt("context=\"%s\"", label);
+  return xfmt("%s,context=\"%s\"", data, label);
+}
+
+static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                  uint64_t set, struct error *err)
+{
+  const char *sb[MAX_SB_WORDS];
+  size_t n_sb = mount_opts_sb_words(o, sb, MAX_SB_WORDS);
+  bool userns = ctx->new_userns || ctx->in_userns;
+  cleanup_free char *labelled = labelled_data(ctx, m->type, o->data);
+  int fd;
+
+  if (streq(m->type, "sysfs") && userns && !config_has_new_ns(ctx->config, OCI_NS_NETWORK))
+    return host_rbind("/sys", set, err);
+  fd = mnt_new_fs(m->type, m->source, labelled ? labelled : o->data, sb, n_sb, set, err);
+  if (fd >= 0 || err->code != EPERM)
+    return fd;
+  if (streq(m->type, "sysfs") || (streq(m->type, "mqueue") && userns)) {
+    error_clear(err);
+    return host_rbind(streq(m->type, "sysfs") ? "/sys" : "/dev/mqueue", set, err);
+  }
+  return -1;
+}
+
+static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                 const char *dest, struct error *err)
+{
+  cleanup_close int target = -1;
+  cleanup_close int mfd = -1;
+  uint64_t set, clr;
+
+  if (m->type == NULL || *m->type == '\0')
+    return error_set(err, EINVAL, "mount on `%s`: no type", dest);
+  if (check_proc_dest(m, dest, -1, err) < 0)
+    return -1;
+  target = open_target(ctx, m, dest, true, err);
+  if (target < 0)
+    return -1;
+  if (streq(m->type, "cgroup") || streq(m->type, "cgroup2"))
+    return mounts_cgroup(ctx, m, o, target, dest, err);
+  if (o->tmpcopyup && !streq(m->type, "tmpfs"))
+    return error_set(err, EINVAL, "mount on `%s`: tmpcopyup needs type tmpfs, not `%s`", dest,
+                     m->type);
+  mount_opts_attr(o, &set, &clr);
+  mfd = new_fs(ctx, m, o, set, err);
+  if (mfd < 0)
+    return error_prefix(err, "mount on `%s`", dest);
+  if (o->tmpcopyup && mnt_tmpcopyup(target, mfd, dest, err) < 0)
+    return -1;
+  if (mnt_attach(mfd, target, m->type, dest, err) < 0)
+    return -1;
+  return mnt_set_propagation(mfd, o->propagation, dest, err);
+}
+
+static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
+{
+  cleanup_free char *dest = NULL;
+  struct mount_opts o;
+  int r;
+
+  if (m->destination == NULL || *m->destination == '\0')
+    return error_set(err, EINVAL, "mount: no destination");
+  dest = path_clean(m->destination);
+  if (strcmp(dest, "/") == 0)
+    return error_set(err, EINVAL, "mount on `/`: use root.path for the root filesystem");
+  if (profile_mount_protect_kind(m) != 0)
+    return mnt_protect(ctx->rootfd, dest, profile_mount_protect_kind(m) == 'd', err);
+  if (mount_options_parse(m->options, &o, err) < 0)
+    return error_prefix(err, "mount on `%s`", dest);
+  if (is_bind(m, &o))
+    r = do_bind(ctx, m, &o, dest, err);
+  else if (o.flags & MS_REMOUNT)
+    r = do_remount(ctx, &o, dest, err);
+  else
+    r = do_fs(ctx, m, &o, dest, err);
+  mount_opts_free(&o);
+  return r;
+}
+
+int mounts_setup(struct setup_ctx *ctx, struct error *err)
+{
+  for (size_t i = 0; i < ctx->config->n_mounts; i++)
+    if (mount_one(ctx, &ctx->config->mounts[i], err) < 0)
+      return -1;
+  return 0;
+}

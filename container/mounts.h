@@ -1,0 +1,58 @@
+/* mounts.h - mount options and the config mounts, shared by rootfs.c,
+ * mount_setup.c, devices.c and console.c.  The fd-based primitives they all
+ * use (nothing is mounted "by path") are os/mount_ops.h.
+ */
+#ifndef AGENTRT_MOUNTS_H
+#define AGENTRT_MOUNTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mount.h>
+
+#include "common/error.h"
+#include "container/setup.h"
+#include "os/mount_ops.h"
+
+/* The meaning of a config mount's "options" array. */
+struct mount_opts {
+  unsigned long flags;       /* MS_* asked for: ro, nosuid, bind, rec, remount, sync, ... */
+  unsigned long cleared;     /* MS_* explicitly turned off: rw, suid, dev, exec, atime, ... */
+  unsigned long propagation; /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE (| MS_REC), 0 = none */
+  uint64_t rec_attr_set;     /* recursive MOUNT_ATTR_* ("rro", "rnosuid", ...) */
+  uint64_t rec_attr_clr;
+  char *data;     /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
+  bool tmpcopyup; /* "tmpcopyup": fill a new tmpfs with what it covers (copyup.c) */
+};
+
+/* Parse a NULL-terminated options vector (NULL = none).  Later words win
+ * over earlier ones ("ro" then "rw" is rw).  Unknown words go to ->data.
+ * Words that cannot be honoured ("idmap") are an error naming them. */
+int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err);
+void mount_opts_free(struct mount_opts *o);
+/* The per-mount attributes (non-recursive) of o as mount_setattr() wants
+ * them: ro/nosuid/nodev/noexec/atime/nodiratime/nosymfollow set or cleared. */
+void mount_opts_attr(const struct mount_opts *o, uint64_t *ret_set, uint64_t *ret_clr);
+/* Superblock flags (sync, dirsync, mand, lazytime, silent) of o as fsconfig words. */
+size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t max);
+/* "rslave" -> MS_SLAVE|MS_REC, ...; for linux.rootfsPropagation. */
+/* tmpcopyup: copy the directory target (an O_PATH fd in the rootfs) into
+ * the detached mount mntfd before it is attached (copyup.c). */
+int mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err);
+int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err);
+/* Turn "a/./b//../c" into "/a/c" (lexically, always absolute). */
+char *path_clean(const char *path);
+
+/* mount_setup.c: every mount of config->mounts, in order. */
+int mounts_setup(struct setup_ctx *ctx, struct error *err);
+/* Does the config mount something at `dest` (cleaned path)?  ret_bind says
+ * whether it is a bind mount. */
+bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind);
+/* mounts_cgroup.c: a "cgroup"/"cgroup2" config mount onto targetfd. */
+int mounts_cgroup(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
+                  int targetfd, const char *dest, struct error *err);
+/* devices.c: /dev nodes and links (after the config mounts). */
+int devices_setup(struct setup_ctx *ctx, struct error *err);
+/* console.c: the pty and /dev/console (after devices_setup). */
+int console_setup(struct setup_ctx *ctx, struct error *err);
+
+#endif

@@ -1,0 +1,346 @@
+/* process.c - from the container's init (or an exec'd process) to the
+ * configured program: executable lookup, rlimits, user, capabilities,
+ * no_new_privs, seccomp, fds, cwd, and the exec through the sealed
+ * trampoline.  See process.h for the order and the CVEs it answers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "container/lsm.h"
+#include "container/process.h"
+#include "container/seccomp_filter.h"
+#include "os/procfs.h"
+#include "os/trampoline.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_UMASK 0022
+
+/* Go's (and so runc's) error texts are lower-case; engines match them. */
+static const char *lc_strerror(int e, char *buf, size_t n)
+{
+  snprintf(buf, n, "%s", strerror(e));
+  if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+    buf[0] = (char)(buf[0] - 'A' + 'a');
+  return buf;
+}
+
+static const char *env_get(char *const *env, const char *key)
+{
+  size_t kl = strlen(key);
+  const char *v = NULL;
+
+  for (size_t i = 0; env != NULL && env[i] != NULL; i++) /* the last one wins */
+    if (strncmp(env[i], key, kl) == 0 && env[i][kl] == '=')
+      v = env[i] + kl + 1;
+  return v;
+}
+
+/* A relative name is relative to process.cwd, where the process will run. */
+static char *join_cwd(const char *cwd, const char *path)
+{
+  while (path[0] == '.' && path[1] == '/')
+    path += 2;
+  if (path[0] == '/')
+    return xstrdup(path);
+  if (cwd == NULL || *cwd == '\0' || streq(cwd, "/"))
+    return xfmt("/%s", path);
+  return xfmt("%s/%s", cwd, path);
+}
+
+static bool is_executable_file(const struct stat *st)
+{
+  return !S_ISDIR(st->st_mode) && (st->st_mode & 0111) != 0;
+}
+
+/* args[0] with a slash: stat it, like exec.LookPath. */
+static int check_path(const char *name, const char *cwd, char **ret_path, struct error *err)
+{
+  cleanup_free char *full = join_cwd(cwd, name);
+  struct stat st;
+  char e[128];
+
+  if (stat(full, &st) < 0) {
+    error_set(err, 0, "exec: \"%s\": stat %s: %s", name, name, lc_strerror(errno, e, sizeof e));
+    err->code = errno;
+    return -1;
+  }
+  if (!is_executable_file(&st)) {
+    error_set(err, 0, "exec: \"%s\": permission denied", name);
+    err->code = EACCES;
+    return -1;
+  }
+  *ret_path = take_ptr(full);
+  return 0;
+}
+
+static int search_path(const char *name, const char *path, const char *cwd, char **ret_path,
+                       struct error *err)
+{
+  const char *p = path;
+
+  for (;;) {
+    const char *end = strchrnul(p, ':');
+    cleanup_free char *dir = end == p ? xstrdup(".") : xstrndup(p, (size_t)(end - p));
+    cleanup_free char *rel = xfmt("%s/%s", dir, name);
+    cleanup_free char *full = join_cwd(cwd, rel);
+    struct stat st;
+
+    if (stat(full, &st) == 0 && is_executable_file(&st)) {
+      *ret_path = take_ptr(full);
+      return 0;
+    }
+    if (*end == '\0')
+      break;
+    p = end + 1;
+  }
+  error_set(err, 0, "exec: \"%s\": executable file not found in $PATH", name);
+  err->code = ENOENT;
+  return -1;
+}
+
+int process_resolve_executable(const struct oci_process *p, char **ret_path, struct error *err)
+{
+  const char *name = p->args != NULL ? p->args[0] : NULL;
+  const char *path;
+
+  if (name == NULL || *name == '\0')
+    return error_set(err, 0, "process.args must not be empty");
+  if (strchr(name, '/') != NULL)
+    return check_path(name, p->cwd, ret_path, err);
+  path = env_get(p->env, "PATH");
+  if (path == NULL)
+    path = DEFAULT_PATH;
+  return search_path(name, path, p->cwd, ret_path, err);
+}
+
+static int apply_rlimit(const struct oci_rlimit *r, struct error *err)
+{
+  struct rlimit want = {.rlim_cur = r->soft, .rlim_max = r->hard}, cur = {0, 0};
+  const char *name = r->type ? r->type : "rlimit";
+  int e;
+
+  if (setrlimit(r->resource, &want) == 0)
+    return 0;
+  e = errno;
+  getrlimit(r->resource, &cur);
+  if (e == EPERM && want.rlim_max > cur.rlim_max)
+    return error_set(err, 0,
+                     "setrlimit %s: Operation not permitted (raising the hard limit from %llu "
+                     "to %llu needs CAP_SYS_RESOURCE)",
+                     name, (unsigned long long)cur.rlim_max, (unsigned long long)want.rlim_max);
+  if (e == EINVAL && want.rlim_cur > want.rlim_max)
+    return error_set(err, 0, "setrlimit %s: soft limit %llu is above the hard limit %llu", name,
+                     (unsigned long long)want.rlim_cur, (unsigned long long)want.rlim_max);
+  return error_set(err, e, "setrlimit %s", name);
+}
+
+int process_apply_limits(const struct oci_process *p, struct error *err)
+{
+  char buf[32];
+
+  for (size_t i = 0; i < p->n_rlimits; i++)
+    if (apply_rlimit(&p->rlimits[i], err) < 0)
+      return -1;
+  if (!p->has_oom_score_adj)
+    return 0;
+  snprintf(buf, sizeof buf, "%d", p->oom_score_adj);
+  if (procfs_write("self/oom_score_adj", buf, err) < 0)
+    return error_prefix(err, "set oom_score_adj to %d", p->oom_score_adj);
+  return 0;
+}
+
+/* CVE-2024-21626: nothing but 0-2 and the preserved fds may reach the
+ * container.  Mark the rest close-on-exec (keep_fd stays usable until the
+ * exec, then goes too); clear the flag on the preserved ones. */
+static int prepare_fds(const struct process_opts *o, struct error *err)
+{
+  int first = 3 + (o->preserve_fds > 0 ? o->preserve_fds : 0);
+
+  if (syscall(SYS_close_range, (unsigned)first, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+    struct rlimit rl = {0, 0};
+
+    if (errno != ENOSYS && errno != EINVAL)
+      return error_errno(err, "mark fds >= %d close-on-exec", first);
+    getrlimit(RLIMIT_NOFILE, &rl);
+    for (rlim_t fd = (rlim_t)first; fd < rl.rlim_cur && fd < (1U << 20); fd++)
+      fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+  }
+  for (int fd = 3; fd < first; fd++) {
+    if (fd == o->keep_fd)
+      continue;
+    if (fcntl(fd, F_SETFD, 0) < 0 && errno != EBADF)
+      return error_errno(err, "preserved fd %d", fd);
+  }
+  return 0;
+}
+
+static int switch_user(const struct oci_user *u, bool in_userns, struct error *err)
+{
+  cleanup_free gid_t *gids = xmalloc((u->n_additional_gids + 1) * sizeof *gids);
+
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    gids[i] = u->additional_gids[i];
+  if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+    return error_errno(err, "prctl(PR_SET_KEEPCAPS)");
+  if (setgroups(u->n_additional_gids, gids) < 0) {
+    /* a user namespace with /proc/self/setgroups "deny" */
+    if (!(errno == EPERM && in_userns && u->n_additional_gids == 0))
+      return error_errno(err, "setgroups (%zu additional gids)", u->n_additional_gids);
+    log_debug("setgroups denied in the user namespace, no additional gids: ignoring");
+  }
+  if (setresgid(u->gid, u->gid, u->gid) < 0)
+    return error_errno(err, "setresgid to %u", u->gid);
+  if (setresuid(u->uid, u->uid, u->uid) < 0)
+    return error_errno(err, "setresuid to %u", u->uid);
+  return 0;
+}
+
+static int cwd_error(const char *cwd, int e, struct error *err)
+{
+  char buf[128];
+
+  error_set(err, 0, "chdir to cwd `%s` set in config.json failed: %s", cwd,
+            lc_strerror(e, buf, sizeof buf));
+  err->code = e;
+  return -1;
+}
+
+/* CVE-2024-21626: the cwd must be a path inside our root.  The kernel
+ * prefixes "(unreachable)" when it is not; glibc hides that, so ask the
+ * kernel directly. */
+static int verify_cwd(const char *cwd, struct error *err)
+{
+  char buf[PATH_MAX + 1];
+
+  if (syscall(SYS_getcwd, buf, sizeof buf) < 0)
+    return error_errno(err, "getcwd after chdir to `%s`", cwd);
+  if (buf[0] != '/')
+    return error_set(err, 0,
+                     "chdir to cwd `%s`: current working directory `%.256s` is outside the "
+                     "container root: possible container breakout detected",
+                     cwd, buf);
+  return 0;
+}
+
+static bool has_seccomp(const struct process_opts *o)
+{
+  return o->seccomp_bpf != NULL || o->seccomp != NULL || o->extra_bpf != NULL;
+}
+
+static int load_seccomp(const struct process_opts *o, struct error *err)
+{
+  const struct sock_fprog *prog = o->seccomp_bpf;
+  const struct sock_fprog *extra = o->extra_bpf;
+  unsigned flags = 0;
+
+  if (prog == NULL && o->seccomp != NULL) {
+    if (seccomp_apply(o->seccomp, err) < 0)
+      return -1;
+  } else if (prog != NULL) {
+    if (o->seccomp != NULL && seccomp_kernel_flags(o->seccomp, &flags, err) < 0)
+      return -1;
+    if (seccomp_load_bpf(prog->filter, prog->len * sizeof(struct sock_filter), flags, err) < 0)
+      return -1;
+  }
+  if (extra != NULL &&
+      seccomp_load_bpf(extra->filter, extra->len * sizeof(struct sock_filter), 0, err) < 0)
+    return error_prefix(err, "profile seccomp filter");
+  return 0;
+}
+
+/* Capabilities, no_new_privs and seccomp (after switch_user()), in the
+ * order that works both with and without no_new_privs. */
+static int restrict_process(const struct oci_process *p, const struct process_opts *o,
+                            struct error *err)
+{
+  if (has_seccomp(o) && !p->no_new_privileges) {
+    /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN, which
+     * setresuid() just cleared from the effective set: take it back from
+     * the permitted set and load before the final capabilities. */
+    if (caps_raise_effective(err) < 0 || load_seccomp(o, err) < 0)
+      return -1;
+  }
+  if (caps_apply(&p->caps, p->has_caps, err) < 0)
+    return -1;
+  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return error_errno(err, "prctl(PR_SET_NO_NEW_PRIVS)");
+  /* With no_new_privs: as late as possible, so that besides the program's
+   * own syscalls the filter only needs to allow execveat (and execve). */
+  if (has_seccomp(o) && p->no_new_privileges && load_seccomp(o, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* [path, args...] for the trampoline (allocated before seccomp). */
+static char **stub_argv(const char *path, char *const *args)
+{
+  size_t n = strv_len(args);
+  char **av = xmalloc((n + 2) * sizeof *av);
+
+  av[0] = (char *)path;
+  for (size_t i = 0; i < n; i++)
+    av[i + 1] = args[i];
+  av[n + 1] = NULL;
+  return av;
+}
+
+int process_exec(const struct oci_process *p, const char *resolved_path,
+                 const struct process_opts *opts, struct error *err)
+{
+  static const struct process_opts no_opts = {.keep_fd = -1};
+  const struct process_opts *o = opts ? opts : &no_opts;
+  const char *cwd = p->cwd && *p->cwd ? p->cwd : "/";
+  cleanup_free char *path = resolved_path ? xstrdup(resolved_path) : NULL;
+  cleanup_free char **argv = NULL;
+  cleanup_close int stub = -1;
+  struct lsm_exec lsm = LSM_EXEC_INIT;
+  bool chdir_later = false;
+
+  if (path == NULL && process_resolve_executable(p, &path, err) < 0)
+    return -1;
+  argv = stub_argv(path, p->args);
+  umask(p->user.has_umask ? (mode_t)p->user.umask : DEFAULT_UMASK);
+  /* Before seccomp, so the profile need not allow memfd_create. */
+  stub = trampoline_prepare(err);
+  if (stub < 0 || prepare_fds(o, err) < 0)
+    return -1;
+  /* As root and before seccomp; written at the very end. */
+  if (lsm_exec_open(p, &lsm, err) < 0)
+    goto fail;
+  /* As root first (the user may lack search permission on a path the
+   * runtime can use); on EACCES again as the user, like runc. */
+  if (chdir(cwd) < 0) {
+    if (errno != EACCES && errno != EPERM) {
+      cwd_error(cwd, errno, err);
+      goto fail;
+    }
+    chdir_later = true;
+  }
+  if (switch_user(&p->user, o->in_userns, err) < 0)
+    goto fail;
+  if (chdir_later && chdir(cwd) < 0) {
+    cwd_error(cwd, errno, err);
+    goto fail;
+  }
+  if (verify_cwd(cwd, err) < 0 || restrict_process(p, o, err) < 0)
+    goto fail;
+  /* The last step that can fail before the exec: the AppArmor profile or
+   * SELinux label applies from the trampoline's execveat on. */
+  if (lsm_exec_apply(&lsm, err) < 0)
+    goto fail;
+  trampoline_exec(stub, argv, p->env, err);
+fail:
+  lsm_exec_close(&lsm);
+  return -1;
+}

@@ -1,0 +1,295 @@
+/* rootfs.c - the root of the container: propagation, the rootfs bind,
+ * pivot_root, masked and read-only paths, the read-only root.
+ *
+ * rootfs_setup() runs in the init's new mount namespace, still seeing the
+ * host's tree; rootfs_pivot() switches root; rootfs_finalize() then works
+ * only inside the new root, through fds resolved in it (safepath.h).
+ */
+#include "container/setup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "container/mounts.h"
+#include "os/procfs.h"
+#include "os/safepath.h"
+
+static int root_propagation(const struct setup_ctx *ctx, unsigned long *ret, struct error *err)
+{
+  const char *p = ctx->config->linux != NULL ? ctx->config->linux->rootfs_propagation : NULL;
+
+  *ret = 0;
+  if (p == NULL || *p == '\0')
+    return 0;
+  if (mount_propagation_parse(p, ret, err) < 0)
+    return error_prefix(err, "config.json: linux.rootfsPropagation");
+  return 0;
+}
+
+/* Undo mountinfo's octal escapes ("\040" = space) in place. */
+static void unescape(char *s)
+{
+  char *w = s;
+
+  for (char *r = s; *r != '\0'; r++, w++) {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+        r[3] <= '7') {
+      *w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+      r += 3;
+    } else {
+      *w = *r;
+    }
+  }
+  *w = '\0';
+}
+
+/* The mount point (5th field of mountinfo) that contains `path`. */
+static char *containing_mount(char *mountinfo, const char *path)
+{
+  char *best = NULL, *save = NULL;
+  size_t best_len = 0;
+
+  for (char *l = strtok_r(mountinfo, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+    char *f = l, *mp;
+    size_t n;
+
+    for (int i = 0; i < 4 && f != NULL; i++)
+      f = strchr(f, ' ') != NULL ? strchr(f, ' ') + 1 : NULL;
+    if (f == NULL)
+      continue;
+    mp = f;
+    *strchrnul(mp, ' ') = '\0';
+    unescape(mp);
+    n = strlen(mp);
+    if (n >= best_len && str_has_prefix(path, mp) &&
+        (path[n] == '/' || path[n] == '\0' || strcmp(mp, "/") == 0)) {
+      best = mp;
+      best_len = n;
+    }
+  }
+  return best != NULL ? xstrdup(best) : NULL;
+}
+
+/* pivot_root(2) refuses a new root whose parent mount is shared, and an
+ * unbindable parent cannot be bound at all: with a "shared" or "unbindable"
+ * rootfsPropagation make the mount holding the rootfs private first (runc
+ * does this for shared); the asked propagation is applied to the new "/"
+ * after the pivot. */
+static int parent_mount_private(const char *rootfs, struct error *err)
+{
+  cleanup_free char *info = NULL;
+  cleanup_free char *parent = xstrdup(rootfs);
+  cleanup_free char *mp = NULL;
+  char *slash = strrchr(parent, '/');
+
+  if (slash != NULL && slash != parent)
+    *slash = '\0';
+  if (procfs_read_all("self/mountinfo", &info, err) < 0)
+    return -1;
+  mp = containing_mount(info, parent);
+  if (mp == NULL)
+    return error_set(err, ENOENT, "no mount contains `%s`", parent);
+  if (mount(NULL, mp, NULL, MS_PRIVATE, NULL) < 0)
+    return error_errno(err, "make `%s` private", mp);
+  return 0;
+}
+
+/* Bind the rootfs onto itself (recursively) so that it is a mount point
+ * pivot_root can use; the attached mount's fd becomes ctx->rootfd. */
+static int bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
+{
+  cleanup_close int target = open(real, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int tree = -1;
+
+  if (target < 0)
+    return error_errno(err, "open rootfs `%s`", real);
+  tree = mnt_clone(AT_FDCWD, real, true, real, err);
+  if (tree < 0)
+    return -1;
+  if (mnt_attach(tree, target, real, real, err) < 0)
+    return -1;
+  ctx->rootfd = take_fd(&tree);
+  return 0;
+}
+
+int rootfs_setup(struct setup_ctx *ctx, struct error *err)
+{
+  cleanup_free char *real = NULL;
+  unsigned long prop;
+
+  if (root_propagation(ctx, &prop, err) < 0)
+    return -1;
+  /* nothing we mount may propagate back to the host (default rslave) */
+  if (mount(NULL, "/", NULL, prop != 0 ? prop : MS_SLAVE | MS_REC, NULL) < 0)
+    return error_errno(err, "set propagation of `/`");
+  real = realpath(ctx->rootfs, NULL);
+  if (real == NULL)
+    return error_errno(err, "rootfs `%s`", ctx->rootfs);
+  if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
+    return error_prefix(err, "rootfs `%s`", real);
+  if (bind_rootfs(ctx, real, err) < 0)
+    return -1;
+  if (mounts_setup(ctx, err) < 0 || devices_setup(ctx, err) < 0)
+    return -1;
+  if (ctx->config->process != NULL && ctx->config->process->terminal && console_setup(ctx, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* pivot_root(".", "."): the old root ends up stacked on the new one.  We
+ * step onto the old root through an fd taken before the pivot (what "."
+ * means right after pivot_root is not something the kernel promises), make
+ * it rslave so that detaching it cannot propagate to the host, and detach. */
+static int pivot(int rootfd, struct error *err)
+{
+  cleanup_close int oldroot = open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+
+  if (oldroot < 0)
+    return error_errno(err, "open old root");
+  if (fchdir(rootfd) < 0)
+    return error_errno(err, "chdir to rootfs");
+  if (syscall(SYS_pivot_root, ".", ".") < 0)
+    return error_errno(err, "pivot_root");
+  if (fchdir(oldroot) < 0)
+    return error_errno(err, "chdir to old root");
+  if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    return error_errno(err, "make old root slave");
+  if (umount2(".", MNT_DETACH) < 0)
+    return error_errno(err, "detach old root");
+  return 0;
+}
+
+/* --no-pivot: move the rootfs mount onto "/" and chroot into it. */
+static int move_root(int rootfd, struct error *err)
+{
+  if (fchdir(rootfd) < 0)
+    return error_errno(err, "chdir to rootfs");
+  if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+    return error_errno(err, "move rootfs onto `/`");
+  if (chroot(".") < 0)
+    return error_errno(err, "chroot to rootfs");
+  return 0;
+}
+
+int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
+{
+  unsigned long prop;
+
+  if (root_propagation(ctx, &prop, err) < 0)
+    return -1;
+  if ((ctx->no_pivot ? move_root(ctx->rootfd, err) : pivot(ctx->rootfd, err)) < 0)
+    return -1;
+  if (chdir("/") < 0)
+    return error_errno(err, "chdir to `/`");
+  if (prop != 0 && mount(NULL, "/", NULL, prop, NULL) < 0)
+    return error_errno(err, "set propagation of `/` to `%s`",
+                       ctx->config->linux->rootfs_propagation);
+  return 0;
+}
+
+/* readonlyPaths: a recursive bind of the path onto itself, read-only; other
+ * flags (nosuid, nodev, noexec, locked ones) are left as they are. */
+static int readonly_path(int root, const char *path, struct error *err)
+{
+  cleanup_close int fd = safe_openat(root, path, O_PATH, 0, err);
+  cleanup_close int tree = -1;
+
+  if (fd < 0 && err->code == ENOENT) {
+    error_clear(err);
+    return 0;
+  }
+  if (fd < 0)
+    return error_prefix(err, "readonly path");
+  tree = mnt_clone(fd, "", true, path, err);
+  if (tree < 0 || mnt_setattr(tree, true, MOUNT_ATTR_RDONLY, 0, 0, path, err) < 0)
+    return error_prefix(err, "readonly path");
+  return mnt_attach(tree, fd, path, path, err);
+}
+
+/* CVE-2025-31133: the container's /dev/null may have been replaced by a
+ * symlink to a procfs file (or deleted); masking with it would then expose
+ * that file writable (or mask nothing).  Open it without following links
+ * and insist on the real character device 1:3; fail hard otherwise. */
+static int open_dev_null(int root, struct error *err)
+{
+  int fd = safe_openat(root, "/dev/null", O_PATH | O_NOFOLLOW, 0, err);
+  struct stat st;
+
+  if (fd < 0)
+    return error_prefix(err, "masked paths: need /dev/null");
+  if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+    close(fd);
+    return error_set(err, 0,
+                     "masked paths: `/dev/null` is not the null device (possible attack, "
+                     "CVE-2025-31133)");
+  }
+  return fd;
+}
+
+static int mask_dir(int fd, const char *path, struct error *err)
+{
+  const uint64_t attr =
+      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  cleanup_close int mfd = mnt_new_fs("tmpfs", "tmpfs", "size=0,mode=0555", NULL, 0, attr, err);
+
+  if (mfd < 0)
+    return error_prefix(err, "mask `%s`", path);
+  return mnt_attach(mfd, fd, "tmpfs", path, err);
+}
+
+/* maskedPaths: directories get an empty read-only tmpfs, anything else the
+ * verified /dev/null; missing paths are skipped. */
+static int mask_path(int root, const char *path, int *nullfd, struct error *err)
+{
+  cleanup_close int fd = safe_openat(root, path, O_PATH, 0, err);
+  cleanup_close int check = -1;
+  struct stat st;
+
+  if (fd < 0 && err->code == ENOENT) {
+    error_clear(err);
+    return 0;
+  }
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return fd < 0 ? error_prefix(err, "masked path") : error_errno(err, "stat `%s`", path);
+  if (S_ISDIR(st.st_mode))
+    return mask_dir(fd, path, err);
+  if (*nullfd < 0 && (*nullfd = open_dev_null(root, err)) < 0)
+    return -1;
+  if (mnt_bind_fd(*nullfd, fd, false, "/dev/null", path, err) < 0)
+    return -1;
+  /* check what is now visible at the path, as bubblewrap does */
+  check = safe_openat(root, path, O_PATH, 0, err);
+  if (check < 0 || fstat(check, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+    return error_set(err, 0, "mask `%s`: not masked after mounting /dev/null", path);
+  return 0;
+}
+
+int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
+{
+  const struct oci_linux *l = ctx->config->linux;
+  cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int nullfd = -1;
+
+  if (root < 0)
+    return error_errno(err, "open `/`");
+  for (size_t i = 0; l != NULL && l->readonly_paths != NULL && l->readonly_paths[i]; i++)
+    if (readonly_path(root, l->readonly_paths[i], err) < 0)
+      return -1;
+  for (size_t i = 0; l != NULL && l->masked_paths != NULL && l->masked_paths[i]; i++)
+    if (mask_path(root, l->masked_paths[i], &nullfd, err) < 0)
+      return -1;
+  /* root.readonly: only the top mount, like MS_REMOUNT|MS_BIND|MS_RDONLY;
+   * mount_setattr keeps the locked nosuid/nodev/noexec as they are */
+  if (ctx->config->root_readonly && mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, "/", err) < 0)
+    return error_prefix(err, "read-only root");
+  return 0;
+}

@@ -1,0 +1,52 @@
+/* setup.h - the steps the container's init process runs to build its world.
+ *
+ * The init is forked by `create`/`run` (container/spawn.c) into its new
+ * namespaces and calls, in this order (each step hard-fails):
+ *
+ *   sysctl_apply()          linux.sysctl through the verified procfs handle
+ *   rootfs_setup()          propagation, rootfs bind, config mounts, /dev, pty
+ *   -- createRuntime/prestart hooks run by the parent, createContainer here --
+ *   rootfs_pivot()          pivot_root (or MS_MOVE+chroot with --no-pivot)
+ *   rootfs_finalize()       masked paths, readonly paths, read-only root
+ *   process_check_executable()
+ *   -- wait for `start` --
+ *   startContainer hooks, process_exec()
+ *
+ * struct setup_ctx carries what those steps share.  Nothing here is
+ * allowed to resolve a path inside the rootfs without safepath.h.
+ */
+#ifndef AGENTRT_SETUP_H
+#define AGENTRT_SETUP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "oci/config.h"
+
+struct setup_ctx {
+  const struct oci_config *config;
+  const char *id;
+  const char *bundle; /* absolute */
+  const char *rootfs; /* absolute host path (root.path resolved against the bundle) */
+  bool no_pivot;
+  bool new_userns; /* we created a user namespace: mknod fails, bind devices instead */
+  bool in_userns;  /* running in any non-initial user namespace (rootless engines) */
+  bool new_cgroupns;
+  int pty_master_fd;  /* out: set by rootfs_setup() when process.terminal, else -1 */
+  int pty_peer_fd;    /* out: the pty's peer (TIOCGPTPEER) for the process's stdio, or -1 */
+  int rootfd;         /* O_PATH fd of the rootfs, opened by rootfs_setup() */
+  char *cgroup_table; /* /proc/self/cgroup read before the cgroup ns was unshared, or NULL */
+};
+
+/* rootfs.c / mount_setup.c / devices.c */
+int rootfs_setup(struct setup_ctx *ctx, struct error *err);
+int rootfs_pivot(struct setup_ctx *ctx, struct error *err);
+int rootfs_finalize(struct setup_ctx *ctx, struct error *err);
+
+/* sysctl.c: linux.sysctl, validated against the namespaces the container has
+ * (a net.* key needs a private network namespace, kernel.{hostname,domainname,
+ * shm*,msg*,sem} an ipc/uts one, as runc checks). */
+int sysctl_apply(const struct oci_config *config, struct error *err);
+
+#endif

@@ -1,0 +1,409 @@
+/* spawn.c - the parent's side of starting a container init (see spawn.h). */
+#include "container/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/failpoint.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "container/init.h"
+#include "container/namespaces.h"
+#include "container/process.h"
+#include "container/sync.h"
+#include "os/procfs.h"
+
+/* fork-like clone3 (no new stack): the child returns 0 like fork(). */
+static pid_t clone_init(int flags, int cgroup_fd)
+{
+  struct clone_args a;
+  pid_t pid;
+
+  memset(&a, 0, sizeof a);
+  a.flags = (uint64_t)flags;
+  a.exit_signal = SIGCHLD;
+  if (cgroup_fd >= 0) {
+    a.flags |= CLONE_INTO_CGROUP;
+    a.cgroup = (uint64_t)cgroup_fd;
+  }
+  pid = (pid_t)syscall(SYS_clone3, &a, sizeof a);
+  if (pid < 0 && (errno == ENOSYS || errno == E2BIG || (errno == EINVAL && cgroup_fd >= 0))) {
+    if (cgroup_fd >= 0)
+      return -2; /* caller retries without CLONE_INTO_CGROUP */
+    pid = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0, 0, 0, 0);
+  }
+  return pid;
+}
+
+static int own_ns_fd(const char *name, struct error *err)
+{
+  return procfs_open_ns("self", name, err);
+}
+
+/* Enter a pid or time namespace for our *children* only, around clone. */
+static int enter_for_children(struct ns_plan *plan, const struct oci_config *cfg, int *saved_pid,
+                              int *saved_time, struct error *err)
+{
+  *saved_pid = *saved_time = -1;
+  if (plan->join_fd[OCI_NS_PID] >= 0) {
+    if ((*saved_pid = own_ns_fd("pid", err)) < 0)
+      return -1;
+    if (setns(plan->join_fd[OCI_NS_PID], CLONE_NEWPID) < 0)
+      return error_errno(err, "join pid namespace");
+  }
+  if (plan->join_fd[OCI_NS_TIME] >= 0 || plan->new_ns[OCI_NS_TIME]) {
+    if ((*saved_time = own_ns_fd("time_for_children", err)) < 0)
+      return -1;
+    if (plan->join_fd[OCI_NS_TIME] >= 0) {
+      if (setns(plan->join_fd[OCI_NS_TIME], CLONE_NEWTIME) < 0)
+        return error_errno(err, "join time namespace");
+    } else {
+      if (unshare(CLONE_NEWTIME) < 0)
+        return error_errno(err, "create time namespace");
+      if (ns_write_time_offsets(cfg, err) < 0)
+        return error_prefix(err, "linux.timeOffsets");
+    }
+  }
+  return 0;
+}
+
+static void leave_for_children(int saved_pid, int saved_time)
+{
+  if (saved_pid >= 0) {
+    if (setns(saved_pid, CLONE_NEWPID) < 0)
+      log_warning("restore pid namespace: %s", strerror(errno));
+    close(saved_pid);
+  }
+  if (saved_time >= 0) {
+    if (setns(saved_time, CLONE_NEWTIME) < 0)
+      log_warning("restore time namespace: %s", strerror(errno));
+    close(saved_time);
+  }
+}
+
+/* The agent profile lets pods join namespaces by path, but never the host's
+ * own (ours): compared by inode. */
+static int refuse_host_ns(struct ns_plan *plan, struct error *err)
+{
+  static const char *const files[OCI_NS_COUNT] = {
+      [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+      [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+      [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time"};
+
+  for (int t = 0; t < OCI_NS_COUNT; t++) {
+    struct stat a, b;
+    int self;
+    if (plan->join_fd[t] < 0)
+      continue;
+    self = procfs_open_ns("self", files[t], err);
+    if (self < 0)
+      return -1;
+    if (fstat(self, &a) == 0 && fstat(plan->join_fd[t], &b) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev) {
+      close(self);
+      return error_set(err, 0, "agent profile: joining the host's %s namespace is not allowed",
+                       oci_ns_name(t));
+    }
+    close(self);
+  }
+  return 0;
+}
+
+static int run_parent_hooks(struct container *c, struct error *err)
+{
+  const struct oci_hooks *h = &c->config->hooks;
+  cleanup_free char *sj = NULL;
+
+  /* The environment exists by now: these hooks see "created", as the
+   * createContainer hook does (and as crun and runtime-tools expect). */
+  free(c->state->status);
+  c->state->status = xstrdup("created");
+  if (container_state_json(c, &sj, err) < 0)
+    return -1;
+  /* prestart (deprecated) then createRuntime, both in the runtime namespace */
+  if (hooks_run(h->list[OCI_HOOK_PRESTART], h->n[OCI_HOOK_PRESTART], "prestart", sj, err) < 0)
+    return -1;
+  return hooks_run(h->list[OCI_HOOK_CREATE_RUNTIME], h->n[OCI_HOOK_CREATE_RUNTIME], "createRuntime",
+                   sj, err);
+}
+
+/* Describe how the init died when it left without a message. */
+static int init_died(pid_t pid, struct error *err)
+{
+  int status = 0;
+
+  if (waitpid(pid, &status, 0) < 0)
+    return error_errno(err, "container init exited during setup");
+  if (WIFSIGNALED(status))
+    return error_set(err, 0, "container init killed by signal %d during setup", WTERMSIG(status));
+  return error_set(err, 0, "container init exited with status %d during setup",
+                   WEXITSTATUS(status));
+}
+
+static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, int sock,
+                           bool final_ns, struct error *err)
+{
+  struct container *c = o->c;
+  struct sync_msg m;
+  int fd;
+
+  if (sync_send_code(sock, SYNC_GO, r->pid, err) < 0)
+    return -1;
+  /* while the init sets up its root */
+  if (o->on_clone && final_ns && o->on_clone(o->ud, r->pid, r->start_time, err) < 0)
+    return -1;
+  for (;;) {
+    int n = sync_recv(sock, &m, &fd, err);
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      return init_died(r->pid, err);
+    switch (m.type) {
+    case SYNC_HOOKS:
+      if (run_parent_hooks(c, err) < 0)
+        return -1;
+      if (sync_send(sock, SYNC_HOOKS_DONE, -1, err) < 0)
+        return -1;
+      break;
+    case SYNC_PTY:
+      if (r->pty_master >= 0)
+        close(r->pty_master);
+      r->pty_master = fd;
+      break;
+    case SYNC_READY:
+      return 0;
+    case SYNC_ERROR:
+      if (fd >= 0)
+        close(fd);
+      error_set(err, 0, "%s", m.msg);
+      err->code = m.code;
+      return -1;
+    default:
+      if (fd >= 0)
+        close(fd);
+      return error_set(err, 0, "sync: unexpected message %d from init", m.type);
+    }
+  }
+}
+
+int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error *err)
+{
+  const struct oci_config *cfg = o->c->config;
+  struct ns_plan plan;
+  int sv[2] = {-1, -1};
+  int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
+  int joinfds[CGROUP_JOIN_MAX];
+  size_t njoin = 0;
+  bool self_join = false;
+  int flags;
+  pid_t pid;
+
+  r->pid = -1;
+  r->pty_master = -1;
+  r->sync_fd = -1;
+  if (ns_plan_build(cfg, &plan, err) < 0)
+    return -1;
+  if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0) {
+    ns_plan_close(&plan);
+    return -1;
+  }
+  if (!plan.has_ns[OCI_NS_MOUNT]) {
+    ns_plan_close(&plan);
+    return error_set(err, 0,
+                     "config.json: linux.namespaces: a mount namespace is required (agentrt never "
+                     "mounts the root filesystem in the caller's mount namespace)");
+  }
+  if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID]) {
+    ns_plan_close(&plan);
+    return error_set(err, 0,
+                     "config.json: linux.namespaces: a new pid namespace inside a user "
+                     "namespace joined by path is not supported");
+  }
+  if (o->use_fifo) {
+    if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0) {
+      ns_plan_close(&plan);
+      return error_errno(err, "create exec.fifo");
+    }
+    /* The init holds the fifo open read-write and blocks reading it; `start`
+     * opens it write-only (ENXIO when the init is gone) and writes a byte. */
+    fifo_fd = openat(o->c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
+    if (fifo_fd < 0) {
+      ns_plan_close(&plan);
+      return error_errno(err, "open exec.fifo");
+    }
+  }
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    error_errno(err, "socketpair");
+    goto fail;
+  }
+  if (o->c->cgroup)
+    cgfd = cgroup_clone_fd(o->c->cgroup);
+  /* v1: the init moves itself (cgroup_join_fds); not when a user namespace
+   * is involved, where the parent's write keeps the host's credentials. */
+  if (o->c->cgroup && cgfd < 0 && !plan.new_ns[OCI_NS_USER] && plan.join_fd[OCI_NS_USER] < 0 &&
+      cgroup_join_fds(o->c->cgroup, joinfds, &njoin, err) < 0)
+    goto fail;
+  flags = plan.clone_flags;
+  /* With a joined user namespace, new namespaces must belong to it: the init
+   * unshares them after joining instead of getting them from clone. */
+  if (plan.join_fd[OCI_NS_USER] >= 0) {
+    plan.unshare_flags = flags & ~CLONE_NEWPID;
+    flags &= CLONE_NEWPID;
+  }
+  /* A cgroup namespace must be rooted at the container's cgroup: created at
+   * clone time only when the init is cloned straight into it. */
+  if ((flags & CLONE_NEWCGROUP) && cgfd < 0) {
+    flags &= ~CLONE_NEWCGROUP;
+    plan.unshare_flags |= CLONE_NEWCGROUP;
+  }
+  if (enter_for_children(&plan, cfg, &saved_pid, &saved_time, err) < 0) {
+    leave_for_children(saved_pid, saved_time);
+    goto fail;
+  }
+  pid = clone_init(flags, cgfd);
+  if (pid == -2) {
+    if (flags & CLONE_NEWCGROUP) {
+      flags &= ~CLONE_NEWCGROUP;
+      plan.unshare_flags |= CLONE_NEWCGROUP;
+    }
+    cgfd = -1;
+    pid = clone_init(flags, -1);
+  }
+  if (pid == 0) {
+    struct init_args ia = {
+        .config = cfg,
+        .plan = &plan,
+        .sock = sv[1],
+        .fifo_fd = fifo_fd,
+        .lock_fd = o->c->dirfd,
+        .id = o->c->id,
+        .bundle = o->bundle,
+        .rootfs = o->rootfs,
+        .no_pivot = o->no_pivot,
+        .preserve_fds = o->preserve_fds,
+        .new_userns = plan.new_ns[OCI_NS_USER],
+        .extra_bpf = o->extra_bpf,
+        .in_userns = o->g != NULL && o->g->in_userns,
+        .cgroup_join_fds = joinfds,
+        .n_cgroup_join = njoin,
+    };
+    close(sv[0]);
+    init_main(&ia); /* never returns */
+  }
+  leave_for_children(saved_pid, saved_time);
+  self_join = njoin > 0; /* the init writes itself into the cgroup after GO */
+  cgroup_join_fds_close(joinfds, njoin);
+  njoin = 0;
+  if (pid < 0) {
+    error_errno(err, "clone container init");
+    goto fail;
+  }
+  r->pid = pid;
+  FAILPOINT("spawn-after-clone");
+  close(sv[1]);
+  sv[1] = -1;
+  if (fifo_fd >= 0) {
+    close(fifo_fd);
+    fifo_fd = -1;
+  }
+  ns_plan_close(&plan);
+  o->c->state->pid = pid;
+  if (plan.new_ns[OCI_NS_USER] && ns_write_id_maps(pid, cfg, err) < 0)
+    goto fail_child;
+  if (o->c->cgroup && cgfd < 0 && !self_join && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
+    goto fail_child;
+  if (proc_start_time(pid, &r->start_time, NULL) < 0) {
+    error_set(err, 0, "container init %d vanished", pid);
+    goto fail_child;
+  }
+  /* the monitor's early start needs the init's netns final: a new one from
+   * the clone (one joined by path is joined by the init, later) */
+  if (parent_protocol(o, r, sv[0], (flags & CLONE_NEWNET) != 0, err) < 0)
+    goto fail_child;
+  r->sync_fd = sv[0];
+  return 0;
+
+fail_child:
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  r->pid = -1;
+  if (r->pty_master >= 0)
+    close(r->pty_master);
+  r->pty_master = -1;
+fail:
+  cgroup_join_fds_close(joinfds, njoin);
+  ns_plan_close(&plan);
+  if (sv[0] >= 0)
+    close(sv[0]);
+  if (sv[1] >= 0)
+    close(sv[1]);
+  if (fifo_fd >= 0)
+    close(fifo_fd);
+  return -1;
+}
+
+int spawn_start(struct spawn_result *r, struct error *err)
+{
+  struct sync_msg m;
+  int ret = sync_send(r->sync_fd, SYNC_START, -1, err);
+
+  /* the socket is close-on-exec in the init: EOF = the program runs */
+  if (ret == 0) {
+    int n = sync_recv(r->sync_fd, &m, NULL, err);
+    if (n < 0)
+      ret = -1;
+    else if (n > 0 && m.type == SYNC_ERROR) {
+      error_set(err, 0, "%s", m.msg);
+      ret = -1;
+    }
+  }
+  close(r->sync_fd);
+  r->sync_fd = -1;
+  return ret;
+}
+
+int fifo_start(int dirfd, struct error *err)
+{
+  int fd = openat(dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  ssize_t n;
+
+  if (fd < 0) {
+    if (errno == ENXIO)
+      return error_set(err, 0, "container not running");
+    if (errno == ENOENT)
+      return error_set(err, 0, "cannot start a container that has already started");
+    return error_errno(err, "open exec.fifo");
+  }
+  n = write(fd, "0", 1);
+  if (n != 1) {
+    error_errno(err, "write exec.fifo");
+    close(fd);
+    return -1;
+  }
+  if (unlinkat(dirfd, "exec.fifo", 0) < 0) {
+    error_errno(err, "remove exec.fifo");
+    close(fd);
+    return -1;
+  }
+  /* The init holds the fifo close-on-exec: when our write end reports
+   * POLLERR (no reader left) its program runs (or it died), so poststart
+   * hooks run after the process started, as the spec orders. */
+  for (int waited = 0; waited < 10000; waited += 100) {
+    struct pollfd p = {.fd = fd, .events = 0};
+    if (poll(&p, 1, 100) > 0 && (p.revents & (POLLERR | POLLHUP)))
+      break;
+  }
+  close(fd);
+  return 0;
+}

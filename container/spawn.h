@@ -1,0 +1,60 @@
+/* spawn.h - starting a container's init process.
+ *
+ * The parent (create/run) and the init talk over a SOCK_SEQPACKET pair:
+ *
+ *   parent                          init (cloned into new namespaces)
+ *   id maps, cgroup  -- GO -->
+ *                                   join ns, sysctl, rootfs_setup
+ *                    <-- HOOKS --   (when prestart/createRuntime hooks exist)
+ *   run those hooks  -- HOOKS_DONE ->
+ *                                   createContainer hooks, pivot, finalize
+ *                    <-- PTY(fd) -- (terminal)
+ *                    <-- READY --   executable resolved; now waits for start
+ *   (create exits; `start` writes exec.fifo / `run` sends START)
+ *
+ * Any failure in the init arrives as ERROR with its message; an init that
+ * dies without a word is reported with its wait status.
+ */
+#ifndef AGENTRT_SPAWN_H
+#define AGENTRT_SPAWN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "container/container.h"
+
+struct spawn_opts {
+  struct container *c; /* state (for hooks' JSON); c->config is the final config */
+  const char *bundle;
+  const char *rootfs;
+  bool no_pivot;
+  bool use_fifo; /* create: wait on <dir>/exec.fifo; run: wait for START */
+  int preserve_fds;
+  const struct global_opts *g;
+  const void *extra_bpf; /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
+  /* Called right after the clone when the init got a new network
+   * namespace from it (one joined by path, or unshared under a joined user
+   * namespace, comes later), while it sets up its root: the monitor starts
+   * the work that needs only its namespaces.  NULL = none; < 0 fails the
+   * spawn. */
+  int (*on_clone)(void *ud, pid_t pid, uint64_t start_time, struct error *err);
+  void *ud;
+};
+
+struct spawn_result {
+  pid_t pid;
+  uint64_t start_time;
+  int pty_master; /* -1 unless process.terminal */
+  int sync_fd;    /* run: the parent's end, to send START */
+};
+
+int spawn_init(const struct spawn_opts *o, struct spawn_result *ret, struct error *err);
+/* run: let the init go on to exec the process. */
+int spawn_start(struct spawn_result *r, struct error *err);
+
+/* start: wake a created init through its fifo. */
+int fifo_start(int dirfd, struct error *err);
+
+#endif

@@ -1,0 +1,96 @@
+/* sysctl.c - linux.sysctl, written through the verified procfs handle.
+ *
+ * As runc validates: a key is only allowed when it belongs to a namespace
+ * the container has (net.* -> network; the SysV IPC keys and fs.mqueue.* ->
+ * ipc; kernel.hostname/domainname -> uts); anything else would change the
+ * host.  Keys are dotted names; "/" and empty or ".." components are refused
+ * so that a key cannot name a file outside /proc/sys.  The write goes through
+ * procfs_write() (CVE-2025-52881: no path in /proc can be redirected).
+ */
+#include "container/setup.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "os/procfs.h"
+
+static const char *const ipc_keys[] = {
+    "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",          "kernel.sem", "kernel.shmall",
+    "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", NULL,
+};
+
+static bool config_has_ns(const struct oci_config *c, enum oci_ns_type t)
+{
+  for (size_t i = 0; c->linux != NULL && i < c->linux->n_namespaces; i++)
+    if (c->linux->namespaces[i].type == t)
+      return true;
+  return false;
+}
+
+/* The namespace a key lives in, or -1 when it is not namespaced. */
+static int key_namespace(const char *key)
+{
+  if (strv_contains((char *const *)ipc_keys, key) || str_has_prefix(key, "fs.mqueue."))
+    return OCI_NS_IPC;
+  if (str_has_prefix(key, "net."))
+    return OCI_NS_NETWORK;
+  if (strcmp(key, "kernel.hostname") == 0 || strcmp(key, "kernel.domainname") == 0)
+    return OCI_NS_UTS;
+  return -1;
+}
+
+static bool key_is_valid(const char *key)
+{
+  size_t n = strlen(key);
+
+  if (n == 0 || n > 255 || strchr(key, '/') != NULL)
+    return false;
+  /* "a..b", ".a", "a." all contain an empty component */
+  return key[0] != '.' && key[n - 1] != '.' && strstr(key, "..") == NULL;
+}
+
+static const char *ns_word(int ns)
+{
+  switch (ns) {
+  case OCI_NS_IPC:
+    return "ipc";
+  case OCI_NS_NETWORK:
+    return "network";
+  default:
+    return "uts";
+  }
+}
+
+static int apply_one(const struct oci_config *c, const struct oci_kv *kv, struct error *err)
+{
+  cleanup_free char *path = NULL;
+  int ns;
+
+  if (kv->key == NULL || !key_is_valid(kv->key))
+    return error_set(err, EINVAL, "linux.sysctl: invalid key `%s`", kv->key ? kv->key : "");
+  ns = key_namespace(kv->key);
+  if (ns < 0)
+    return error_set(err, EPERM, "linux.sysctl: `%s` is not in a separate kernel namespace",
+                     kv->key);
+  if (!config_has_ns(c, (enum oci_ns_type)ns))
+    return error_set(err, EPERM, "linux.sysctl: `%s` requires a private %s namespace", kv->key,
+                     ns_word(ns));
+  path = xfmt("sys/%s", kv->key);
+  for (char *p = path; *p != '\0'; p++)
+    if (*p == '.')
+      *p = '/';
+  if (procfs_write(path, kv->value != NULL ? kv->value : "", err) < 0)
+    return error_prefix(err, "linux.sysctl: `%s`", kv->key);
+  return 0;
+}
+
+int sysctl_apply(const struct oci_config *config, struct error *err)
+{
+  const struct oci_linux *l = config->linux;
+
+  for (size_t i = 0; l != NULL && i < l->n_sysctl; i++)
+    if (apply_one(config, &l->sysctl[i], err) < 0)
+      return -1;
+  return 0;
+}

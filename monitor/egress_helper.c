@@ -1,0 +1,366 @@
+/* egress_helper.c - see egress_helper.h */
+#include "monitor/egress_helper.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "netfilter/egress.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+
+#define CTL_SOCK EGRESS_CTL_SOCK
+#define CTL_MAX EGRESS_CTL_MAX
+
+static int policy_from_profile(const struct profile_egress *pe, struct egress_policy *p,
+                               struct error *err)
+{
+  egress_policy_init(p);
+  p->default_allow = pe->def == PROFILE_EGRESS_ALLOW;
+  p->allow_private_answers = pe->allow_private_answers;
+  for (char **a = pe->allow; a && *a; a++) {
+    struct egress_entry e;
+    if (egress_entry_parse(*a, &e, err) < 0 || egress_policy_add(p, &e, err) < 0)
+      return error_prefix(err, "egress.allow `%s`", *a);
+  }
+  for (char **u = pe->dns_upstream; u && *u && p->n_upstream < EGRESS_MAX_UPSTREAM; u++)
+    if (egress_upstream_parse(*u, &p->upstream[p->n_upstream++], err) < 0)
+      return error_prefix(err, "egress.dns.upstream `%s`", *u);
+  if (p->n_upstream == 0) {
+    struct error ignore = {0};
+    /* the host's resolvers; none is not fatal: allowed names then fail */
+    if (egress_upstream_from_resolv_conf("/etc/resolv.conf", p, &ignore) < 0)
+      log_debug("egress: no upstream resolver: %s", ignore.msg);
+  }
+  return 0;
+}
+
+static int send_batch(int nl_fd, const struct egress_policy *p, bool update, struct error *err)
+{
+  struct nft_build_opts bo = {.seq_base = 1, .dns_port = 53, .update = update};
+  struct nft_batch_buf b;
+  int r;
+
+  memset(&b, 0, sizeof b);
+  if (nft_build_batch(p, &bo, &b, err) < 0)
+    return -1;
+  r = nft_batch_send(nl_fd, &b, err);
+  nft_batch_buf_free(&b);
+  return r;
+}
+
+/* The resolver listens on 127.0.0.1 and a TCP reset for a denied connection
+ * is delivered through `lo`: with `lo` down, DNS fails and refused
+ * connections hang until their timeout.  Our own new namespaces have it up
+ * (init.c); one joined by path is brought up here, through a socket that
+ * lives in it (the ioctl acts on the socket's netns, never ours). */
+static int loopback_up_in(int fd_in_netns, struct error *err)
+{
+  struct ifreq ifr;
+
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (ioctl(fd_in_netns, SIOCGIFFLAGS, &ifr) < 0)
+    return error_errno(err, "egress: flags of `lo`");
+  if (ifr.ifr_flags & IFF_UP)
+    return 0;
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(fd_in_netns, SIOCSIFFLAGS, &ifr) < 0)
+    return error_errno(err, "egress: bring up `lo`");
+  return 0;
+}
+
+/* ------------------------------------------------------------ the helper */
+
+struct egress_helper {
+  struct egress_resolver_opts o;
+  struct egress_policy *policy;
+  int listen_fd;           /* <state dir>/egress.sock */
+  struct audit_log *audit; /* the container's trail, NULL = none */
+};
+
+/* Every DNS decision of the resolver is a "dns" record in the audit trail. */
+static void on_dns_event(void *ud, const struct egress_dns_event *ev)
+{
+  static const char *const verdicts[] = {"allowed", "refused", "rebind", "failed", "nodata"};
+  struct egress_helper *h = ud;
+  struct jbuf b = {0};
+  struct error err = {0};
+  char addr[INET6_ADDRSTRLEN];
+
+  if (h->audit == NULL)
+    return;
+  jb_key_str(&b, "name", ev->name);
+  jb_key_i64(&b, "qtype", ev->qtype);
+  jb_key_str(&b, "verdict",
+             (size_t)ev->verdict < ARRAY_SIZE(verdicts) ? verdicts[ev->verdict] : "?");
+  jb_key(&b, "addrs");
+  jb_puts(&b, "[");
+  for (size_t i = 0; i < ev->n_addrs; i++) {
+    inet_ntop(ev->addrs[i].family, ev->addrs[i].addr, addr, sizeof addr);
+    jb_puts(&b, i > 0 ? "," : "");
+    jb_quote(&b, addr, strlen(addr));
+  }
+  jb_puts(&b, "]");
+  if (ev->detail)
+    jb_key_str(&b, "detail", ev->detail);
+  audit_log_append(h->audit, "dns", jb_str(&b), &err);
+  jb_free(&b);
+}
+
+static void reply(int fd, const char *s)
+{
+  ssize_t r = send(fd, s, strlen(s), MSG_NOSIGNAL);
+  (void)r;
+}
+
+static void ctl_list(struct egress_helper *h, int fd)
+{
+  const struct egress_policy *p = h->o.policy;
+  char buf[EGRESS_ENTRY_STR_MAX];
+
+  reply(fd, p->default_allow ? "default allow\n" : "default deny\n");
+  for (size_t i = 0; i < p->n_entries; i++) {
+    egress_entry_format(&p->entries[i], buf);
+    reply(fd, "allow ");
+    reply(fd, buf);
+    reply(fd, "\n");
+  }
+  /* dns4p/dns6p: addresses of names allowed with a port ("x.org:443") */
+  static const char *const sets[] = {"dns4", "dns6", "dns4p", "dns6p"};
+
+  for (size_t s = 0; s < ARRAY_SIZE(sets); s++) {
+    cleanup_free char *elems = NULL;
+    struct error e = {0};
+    if (nft_set_list(h->o.nl_fd, sets[s], &elems, &e) == 0 && elems) {
+      for (char *l = strtok(elems, "\n"); l; l = strtok(NULL, "\n")) {
+        reply(fd, "pinned ");
+        reply(fd, l);
+        reply(fd, "\n");
+      }
+    }
+  }
+}
+
+/* A domain denied live: the addresses pinned for it must go too.  The sets
+ * do not say which name pinned what, so every pin goes; names still allowed
+ * are pinned again at their next lookup (connections already made stay). */
+static int flush_pins(int nl_fd, struct error *err)
+{
+  struct nft_batch_buf b;
+  int r;
+
+  memset(&b, 0, sizeof b);
+  if (nft_build_dns_flush(1, &b, err) < 0)
+    return -1;
+  r = nft_batch_send(nl_fd, &b, err);
+  nft_batch_buf_free(&b);
+  return r;
+}
+
+/* One control request: "list", "allow ENTRY" or "deny ENTRY". */
+static int on_ctl(void *ud, struct egress_policy *p)
+{
+  struct egress_helper *h = ud;
+  char req[CTL_MAX + 1];
+  struct error err = {0};
+  ssize_t n;
+  struct timeval tv = {.tv_sec = 1};
+  int fd = accept4(h->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+  if (fd < 0)
+    return 0;
+  /* the resolver waits while we talk: a client that stalls must not stop DNS */
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  n = recv(fd, req, CTL_MAX, 0);
+  if (n <= 0) {
+    close(fd);
+    return 0;
+  }
+  req[n] = '\0';
+  req[strcspn(req, "\n")] = '\0';
+  if (strcmp(req, "list") == 0) {
+    ctl_list(h, fd);
+  } else if (strncmp(req, "allow ", 6) == 0 || strncmp(req, "deny ", 5) == 0) {
+    /* "allow E1 E2 ...": all parsed first, then applied, then one batch */
+    struct egress_entry ents[64];
+    bool allow = req[0] == 'a', domain = false;
+    char *save = NULL;
+    size_t n_ents = 0;
+    int r = 0;
+    for (char *arg = strtok_r(req + (allow ? 6 : 5), " ", &save); arg && r == 0;
+         arg = strtok_r(NULL, " ", &save)) {
+      if (n_ents == ARRAY_SIZE(ents))
+        r = error_set(&err, 0, "more than %zu entries in one request", ARRAY_SIZE(ents));
+      else if (egress_entry_parse(arg, &ents[n_ents], &err) < 0)
+        r = error_prefix(&err, "`%s`", arg);
+      else
+        n_ents++;
+    }
+    if (r == 0 && n_ents == 0)
+      r = error_set(&err, 0, "no entry");
+    for (size_t i = 0; r == 0 && i < n_ents; i++) {
+      r = allow ? egress_policy_add(p, &ents[i], &err) : egress_policy_remove(p, &ents[i], &err);
+      domain |= ents[i].kind == EGRESS_DOMAIN;
+    }
+    if (r == 0)
+      r = send_batch(h->o.nl_fd, p, true, &err);
+    if (r == 0 && !allow && domain)
+      r = flush_pins(h->o.nl_fd, &err);
+    reply(fd, r == 0 ? "ok\n" : "error ");
+    if (r < 0) {
+      reply(fd, err.msg);
+      reply(fd, "\n");
+    }
+  } else {
+    reply(fd, "error unknown request\n");
+  }
+  close(fd);
+  return 0;
+}
+
+static int ctl_listen(int dirfd, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  char path[64];
+  int fd;
+
+  /* bind through /proc/self/fd so long state paths do not hit sun_path's limit */
+  snprintf(path, sizeof path, "/proc/self/fd/%d/" CTL_SOCK, dirfd);
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return error_errno(err, "egress: control socket");
+  unlinkat(dirfd, CTL_SOCK, 0);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 8) < 0) {
+    error_errno(err, "egress: bind control socket");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int egress_helper_new(const struct profile_egress *pe, struct egress_helper **ret,
+                      struct error *err)
+{
+  struct egress_helper *h;
+
+  *ret = NULL;
+  if (pe == NULL || pe->def == PROFILE_EGRESS_OFF)
+    return 0;
+  h = xmalloc0(sizeof *h);
+  h->listen_fd = -1;
+  h->o.nl_fd = h->o.udp4_fd = h->o.udp6_fd = h->o.tcp4_fd = h->o.tcp6_fd = -1;
+  h->o.stop_fd = h->o.ctl_fd = h->o.aux_fd = -1;
+  h->policy = xmalloc0(sizeof *h->policy);
+  h->o.policy = h->policy;
+  if (policy_from_profile(pe, h->policy, err) < 0) {
+    egress_helper_free(h);
+    return -1;
+  }
+  *ret = h;
+  return 0;
+}
+
+int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirfd,
+                         struct audit_log *audit, struct error *err)
+{
+  cleanup_close int netns = -1;
+  char who[32];
+
+  snprintf(who, sizeof who, "%d", init_pid);
+  netns = procfs_open_ns(who, "net", err);
+  if (netns < 0)
+    return -1;
+  /* refuses the runtime's own netns: never rules in the host's namespace */
+  if (egress_resolver_open(netns, 53, &h->o, err) < 0) {
+    if (err->code == EADDRINUSE)
+      return error_set(err, EADDRINUSE,
+                       "egress: the network namespace already has an agentrt egress policy "
+                       "(another container's); one policy per network namespace: a pod's "
+                       "containers share their sandbox's (annotation "
+                       "io.kubernetes.cri.sandbox-id or io.kubernetes.cri-o.SandboxID)");
+    return -1;
+  }
+  if (loopback_up_in(h->o.udp4_fd, err) < 0 || send_batch(h->o.nl_fd, h->policy, false, err) < 0)
+    return -1;
+  if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
+    return -1;
+  h->audit = audit;
+  return 0;
+}
+
+int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),
+                      void *aux_ud, struct error *err)
+{
+  h->o.stop_fd = stop_fd;
+  h->o.ctl_fd = h->listen_fd;
+  h->o.on_ctl = on_ctl;
+  h->o.on_event = on_dns_event;
+  h->o.ud = h;
+  h->o.aux_fd = aux_fd;
+  h->o.on_aux = on_aux;
+  h->o.aux_ud = aux_ud;
+  return egress_resolver_run(&h->o, err);
+}
+
+void egress_helper_free(struct egress_helper *h)
+{
+  if (h == NULL)
+    return;
+  if (h->listen_fd >= 0)
+    close(h->listen_fd);
+  egress_resolver_close(&h->o);
+  egress_policy_free(h->policy);
+  free(h->policy);
+  free(h);
+}
+
+/* --------------------------------------------------------- control client */
+
+int egress_ctl(int dirfd, const char *id, const char *req, FILE *out, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  cleanup_close int fd = -1;
+  char buf[4096];
+  ssize_t n;
+
+  snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" CTL_SOCK, dirfd);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    return error_errno(err, "egress `%s`: no egress policy helper (is the profile's egress off?)",
+                       id);
+  if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0)
+    return error_errno(err, "egress `%s`: send", id);
+  shutdown(fd, SHUT_WR);
+  while ((n = recv(fd, buf, sizeof buf - 1, 0)) > 0) {
+    buf[n] = '\0';
+    if (strncmp(buf, "error ", 6) == 0) {
+      buf[strcspn(buf, "\n")] = '\0';
+      return error_set(err, 0, "egress `%s`: %s", id, buf + 6);
+    }
+    if (out != NULL && strcmp(buf, "ok\n") != 0)
+      fputs(buf, out);
+  }
+  return 0;
+}

@@ -1,0 +1,92 @@
+/* monitor_internal.h - the monitor's loop and its event sources.
+ *
+ * One process, one thread.  Sources register an fd with a callback that
+ * reads until EAGAIN and never blocks; the fds sit in one epoll set, which
+ * is polled with the init's pidfd by the monitor's loop or, when the
+ * container has an egress policy, by the DNS resolver's loop (egress_helper.h) as
+ * its aux fd.  Sources with coalesced state register a flush function,
+ * called at least every MONITOR_TICK_MS (a timerfd in the set) while they
+ * have something pending and once with final = true before the monitor
+ * exits.
+ */
+#ifndef AGENTRT_MONITOR_INTERNAL_H
+#define AGENTRT_MONITOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
+#include "cgroups/cgroup.h"
+#include "monitor/monitor.h"
+
+#define MONITOR_MAX_SOURCES 16
+#define MONITOR_TICK_MS 250
+#define MONITOR_COALESCE_MS 1000
+
+struct monitor;
+typedef void (*monitor_fd_fn)(struct monitor *m, int fd, short revents, void *ctx);
+/* Returns true while it still holds pending events. */
+typedef bool (*monitor_flush_fn)(struct monitor *m, void *ctx, bool final);
+
+struct monitor_source {
+  int fd;
+  short events;
+  monitor_fd_fn fn;
+  monitor_flush_fn flush;
+  void *ctx;
+};
+
+struct monitor {
+  struct audit_log *log;
+  char *id;
+  pid_t init_pid;
+  int init_pidfd;
+  uint64_t pidns_ino; /* the init's pid namespace (0: shares ours -> cgroup check) */
+  char *cgroup_path;
+  struct cgroup_manager *cg;
+  uint64_t oom_count;
+  int pids_events_fd;      /* pids.events of the cgroup, -1 */
+  uint64_t pids_max_count; /* its "max" counter at the last look */
+  bool have_proc;          /* the proc connector is subscribed */
+  struct error early_err;  /* why it is not (recorded after "create") */
+  bool have_net;           /* NFLOG is bound */
+  bool in_userns;          /* monitor_opts.in_userns */
+  bool have_exit;
+  int exit_status; /* wait status from the proc connector */
+  bool stop;
+  unsigned write_errors;
+  int epfd;    /* the sources' epoll set */
+  int tick_fd; /* timerfd: the flush tick, armed while events are pending */
+  bool tick_armed;
+  struct monitor_source src[MONITOR_MAX_SOURCES];
+  size_t n_src;
+};
+
+/* Register a source: fd (may be -1 for a flush-only source). */
+int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx);
+void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush);
+/* Append a record (fields: JSON members or NULL); failures are counted. */
+void monitor_record(struct monitor *m, const char *kind, const char *fields);
+/* An "audit_error" record: a source could not be set up or lost events. */
+void monitor_error(struct monitor *m, const char *source, const struct error *err);
+/* Is the process whose verified /proc/<pid> directory is `dir` one of the
+ * container's?  (its pid namespace, else its cgroup) */
+bool monitor_owns_procdir(struct monitor *m, int dir);
+/* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
+void monitor_check_oom(struct monitor *m);
+void monitor_check_pids(struct monitor *m);
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t monitor_now_ms(void);
+
+/* Sources (each returns < 0 with err set when it cannot be used). */
+/* subscribes to the kernel's process events (before the init exists;
+ * they queue until the loop runs); _attach then tracks the init */
+int monitor_proc_open(struct monitor *m, struct error *err);
+void monitor_proc_attach(struct monitor *m);
+void monitor_proc_close(struct monitor *m);
+int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
+int monitor_net_open(struct monitor *m, int group, struct error *err);
+
+#endif

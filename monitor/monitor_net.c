@@ -1,0 +1,220 @@
+/* monitor_net.c - the monitor's network source: packets logged to NFLOG.
+ *
+ * The egress ruleset sends every denied packet, and the first packet of
+ * every allowed flow, to one NFLOG group in the container's network
+ * namespace ("log group N" in its chains `deny` and `allowed`, told apart by
+ * their prefixes).  The monitor binds that group from a NETLINK_NETFILTER
+ * socket created inside that namespace (setns there and back: the monitor
+ * is single-threaded, and the socket keeps its netns for life), before the
+ * container's process runs, so the process cannot take the group first.  It
+ * never binds a group in the host's namespace.  Packets become "denied" and
+ * "flow" records with counts, coalesced per destination (netlog.c).
+ *
+ * DNS decisions of the egress resolver are recorded by the resolver's
+ * on_event callback (kind "dns").
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "monitor/monitor_internal.h"
+#include "monitor/netlog.h"
+#include "netfilter/egress.h"
+#include "os/procfs.h"
+
+#define NET_COPY_RANGE 96 /* bytes of each packet: IP + transport headers */
+
+struct net {
+  struct mnl_socket *nl;
+  struct netlog log;
+};
+
+static void net_emit(void *ud, const char *kind, const char *fields)
+{
+  monitor_record(ud, kind, fields);
+}
+
+static bool net_flush(struct monitor *m, void *ctx, bool final)
+{
+  struct net *n = ctx;
+
+  return netlog_flush(&n->log, monitor_now_ms(), final);
+}
+
+static int attr_cb(const struct nlattr *a, void *data)
+{
+  const struct nlattr **tb = data;
+  int type = mnl_attr_get_type(a);
+
+  if (mnl_attr_type_valid(a, NFULA_MAX) > 0)
+    tb[type] = a;
+  return MNL_CB_OK;
+}
+
+static int packet_cb(const struct nlmsghdr *nlh, void *data)
+{
+  struct net *n = data;
+  const struct nlattr *tb[NFULA_MAX + 1] = {0};
+  const char *prefix = NULL;
+  struct netlog_event ev;
+
+  if ((nlh->nlmsg_type & 0xff) != NFULNL_MSG_PACKET ||
+      mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb) < 0 || tb[NFULA_PAYLOAD] == NULL)
+    return MNL_CB_OK;
+  if (tb[NFULA_PREFIX] != NULL && mnl_attr_validate(tb[NFULA_PREFIX], MNL_TYPE_NUL_STRING) == 0)
+    prefix = mnl_attr_get_str(tb[NFULA_PREFIX]);
+  if (netlog_parse(mnl_attr_get_payload(tb[NFULA_PAYLOAD]),
+                   mnl_attr_get_payload_len(tb[NFULA_PAYLOAD]), prefix, &ev))
+    netlog_note(&n->log, &ev, monitor_now_ms());
+  return MNL_CB_OK;
+}
+
+static void net_read(struct monitor *m, int fd, short revents, void *ctx)
+{
+  struct net *n = ctx;
+  uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
+
+  for (int i = 0; i < 256; i++) {
+    ssize_t len = mnl_socket_recvfrom(n->nl, buf, sizeof buf);
+    if (len < 0 && errno == ENOBUFS) {
+      struct error err = {0};
+      error_set(&err, ENOBUFS, "network events lost");
+      monitor_error(m, "net", &err);
+      continue;
+    }
+    if (len <= 0)
+      return;
+    mnl_cb_run(buf, (size_t)len, 0, 0, packet_cb, n);
+  }
+}
+
+/* One NFULNL_MSG_CONFIG message with one attribute, checked by its ack. */
+static int config(struct mnl_socket *nl, uint16_t group, uint16_t type, const void *data,
+                  size_t len, struct error *err)
+{
+  uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+  struct nfgenmsg *g;
+  static uint32_t seq = 1;
+  ssize_t n;
+
+  nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  nlh->nlmsg_seq = ++seq;
+  g = mnl_nlmsg_put_extra_header(nlh, sizeof *g);
+  g->nfgen_family = AF_UNSPEC;
+  g->version = NFNETLINK_V0;
+  g->res_id = htons(group);
+  mnl_attr_put(nlh, type, len, data);
+  if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+    return error_errno(err, "nflog config");
+  n = mnl_socket_recvfrom(nl, buf, sizeof buf);
+  if (n < 0 || mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(nl), NULL, NULL) < 0)
+    return error_errno(err, "nflog group %u", group);
+  return 0;
+}
+
+static int bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
+{
+  struct nfulnl_msg_config_cmd cmd = {.command = NFULNL_CFG_CMD_BIND};
+  struct nfulnl_msg_config_mode mode = {.copy_range = htonl(NET_COPY_RANGE),
+                                        .copy_mode = NFULNL_COPY_PACKET};
+  uint32_t qthresh = htonl(1); /* deliver each packet at once */
+
+  if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+    return error_errno(err, "bind netfilter socket");
+  if (config(nl, group, NFULA_CFG_CMD, &cmd, sizeof cmd, err) < 0 ||
+      config(nl, group, NFULA_CFG_MODE, &mode, sizeof mode, err) < 0 ||
+      config(nl, group, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* A NETLINK_NETFILTER socket inside the init's network namespace; NULL and
+ * *ret_same when that namespace is ours (the host's). */
+static struct mnl_socket *socket_in_netns(pid_t init, bool in_userns, bool *ret_same,
+                                          struct error *err)
+{
+  char who[24];
+  cleanup_close int own = procfs_open_ns("self", "net", err);
+  cleanup_close int theirs = -1;
+  struct mnl_socket *nl;
+  struct stat a, b;
+  int e;
+
+  *ret_same = false;
+  snprintf(who, sizeof who, "%d", init);
+  if (own < 0 || (theirs = procfs_open_ns(who, "net", err)) < 0)
+    return NULL;
+  if (fstat(own, &a) == 0 && fstat(theirs, &b) == 0 && a.st_ino == b.st_ino &&
+      a.st_dev == b.st_dev) {
+    *ret_same = true;
+    return NULL;
+  }
+  /* Real root in the initial user namespace can step in and back (single
+   * thread; the socket keeps its netns).  Under a user namespace (a rootless
+   * engine) the way back is refused (EPERM), so a forked child makes it. */
+  if (in_userns) {
+    int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_NETFILTER, fd;
+    if (netns_sockets(theirs, 1, &domain, &type, &proto, &fd, err) < 0)
+      return NULL;
+    if ((nl = mnl_socket_fdopen(fd)) == NULL) {
+      error_errno(err, "netfilter socket in the container's network namespace");
+      close(fd);
+    }
+    return nl;
+  }
+  if (setns(theirs, CLONE_NEWNET) < 0) {
+    error_errno(err, "enter the container's network namespace");
+    return NULL;
+  }
+  nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+  e = errno;
+  if (setns(own, CLONE_NEWNET) < 0)
+    abort(); /* never run on in the container's netns */
+  if (nl == NULL)
+    error_set(err, e, "netfilter socket in the container's network namespace");
+  return nl;
+}
+
+int monitor_net_open(struct monitor *m, int group, struct error *err)
+{
+  struct net *n;
+  struct mnl_socket *nl;
+  bool same;
+  int fd;
+
+  if (group < 0 || group > 65535)
+    return error_set(err, EINVAL, "nflog group %d", group);
+  nl = socket_in_netns(m->init_pid, m->in_userns, &same, err);
+  if (nl == NULL)
+    return same ? 0 : -1;
+  if (bind_group(nl, (uint16_t)group, err) < 0) {
+    mnl_socket_close(nl);
+    return -1;
+  }
+  fd = mnl_socket_get_fd(nl);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  n = xmalloc0(sizeof *n);
+  n->nl = nl;
+  netlog_init(&n->log, MONITOR_COALESCE_MS, net_emit, m);
+  if (monitor_add_fd(m, fd, POLLIN, net_read, n) < 0) {
+    mnl_socket_close(nl);
+    free(n);
+    return error_set(err, 0, "too many monitor sources");
+  }
+  monitor_set_flush(m, fd, net_flush);
+  return 1;
+}

@@ -1,0 +1,502 @@
+/* monitor_proc.c - the monitor's process source: the kernel's proc connector
+ * (NETLINK_CONNECTOR, CN_IDX_PROC), not /proc polling.
+ *
+ * PROC_EVENT_FORK: a child of one of the container's processes is one of
+ * them too (known even if it is reaped before its exec is read).
+ * PROC_EVENT_EXEC: when the process belongs to the container (known from
+ * forks, else its pid namespace, else its cgroup), record pid, container pid, ppid, uid, argv
+ * (bounded) and exe, read from /proc at once (a process that is already gone
+ * is recorded with its comm from the zombie's stat).  PROC_EVENT_EXIT gives
+ * the init's wait status (the monitor is not its parent) and, for a SIGKILL
+ * death, prompts an OOM counter check.  Listening needs CAP_NET_ADMIN in the
+ * initial user namespace: the monitor runs as host root.  On kernels >= 6.6
+ * the subscription asks for EXEC and EXIT events only.  Messages not sent by
+ * the kernel (nl_pid != 0) are ignored: a local process could unicast fakes.
+ *
+ * The runtime starts every container process through its sealed memfd stub
+ * (trampoline.c), which execs the real program at once: an exec whose
+ * executable is byte for byte that stub is not recorded (the next one is),
+ * and when the monitor reads a process only after its second exec, the same
+ * record is not written twice for one pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/sha256.h"
+#include "common/util.h"
+#include "monitor/monitor_internal.h"
+#include "os/procfs.h"
+#include "os/trampoline.h"
+
+#define ARGV_MAX_BYTES 4096 /* of /proc/<pid>/cmdline */
+#define ARGV_MAX_ARGS 64
+#define ARG_MAX_LEN 512
+#define PROC_DRAIN_MAX 1024 /* datagrams per wake-up */
+#define RECENT_MAX 64       /* last record per pid, for the duplicate check */
+
+struct recent {
+  pid_t pid;
+  char digest[SHA256_HEX_LEN + 1];
+};
+static struct recent recent[RECENT_MAX];
+static size_t recent_next;
+
+static int proc_fd = -1;
+static int64_t last_loss_ms;
+
+/* struct proc_input of kernels >= 6.6 (linux/cn_proc.h there) */
+struct proc_input_v2 {
+  uint32_t mcast_op;
+  uint32_t event_type;
+};
+
+static bool kernel_filters_events(void)
+{
+  struct utsname u;
+  unsigned major = 0, minor = 0;
+
+  if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+    return false;
+  return major > 6 || (major == 6 && minor >= 6);
+}
+
+static int send_op(int fd, uint32_t op)
+{
+  uint8_t buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct proc_input_v2))] = {0};
+  struct nlmsghdr *nl = (struct nlmsghdr *)buf;
+  struct cn_msg *cn = NLMSG_DATA(nl);
+  struct proc_input_v2 in = {op, PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT};
+  size_t plen = kernel_filters_events() ? sizeof in : sizeof(uint32_t);
+
+  nl->nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof *cn + plen);
+  nl->nlmsg_type = NLMSG_DONE;
+  nl->nlmsg_pid = (uint32_t)getpid();
+  cn->id.idx = CN_IDX_PROC;
+  cn->id.val = CN_VAL_PROC;
+  cn->len = (uint16_t)plen;
+  memcpy(cn->data, &in, plen);
+  return send(fd, buf, nl->nlmsg_len, 0) < 0 ? -1 : 0;
+}
+
+/* ---- reading a process */
+
+static ssize_t read_at(int dirfd, const char *name, char *buf, size_t size)
+{
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  size_t off = 0;
+  ssize_t n = 0;
+
+  if (fd < 0)
+    return -1;
+  while (off < size - 1 && (n = read(fd, buf + off, size - 1 - off)) > 0)
+    off += (size_t)n;
+  close(fd);
+  buf[off] = '\0';
+  return n < 0 ? -1 : (ssize_t)off;
+}
+
+/* "Key:\tvalue..." line of /proc/<pid>/status; returns the value text. */
+static const char *status_field(const char *status, const char *key)
+{
+  size_t klen = strlen(key);
+
+  for (const char *p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+      return p + klen + 1;
+  return NULL;
+}
+
+static long long first_num(const char *s, bool last)
+{
+  long long v = -1;
+
+  while (s && *s && *s != '\n') {
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    if (end == s) {
+      s++;
+      continue;
+    }
+    v = x;
+    if (!last)
+      break;
+    s = end;
+  }
+  return v;
+}
+
+static void add_argv(struct jbuf *b, const char *cmd, ssize_t len)
+{
+  size_t n = 0;
+
+  jb_key(b, "argv");
+  jb_puts(b, "[");
+  for (ssize_t i = 0; i < len && n < ARGV_MAX_ARGS; n++) {
+    size_t l = strnlen(cmd + i, (size_t)(len - i));
+    if (n > 0)
+      jb_puts(b, ",");
+    jb_quote(b, cmd + i, l > ARG_MAX_LEN ? ARG_MAX_LEN : l);
+    i += (ssize_t)l + 1;
+  }
+  jb_puts(b, "]");
+  if (len >= ARGV_MAX_BYTES - 1 || n == ARGV_MAX_ARGS)
+    jb_key_bool(b, "truncated", true);
+}
+
+/* The container's processes known from fork events (a child of a known
+ * process is known at once, before it can exit and be reaped), with their
+ * parent.  Open addressing, linear probing, backward-shift deletion. */
+#define TRACK_MAX 4096
+static struct tracked {
+  pid_t pid, ppid;
+} track[TRACK_MAX];
+static size_t n_track;
+
+static size_t slot_of(pid_t pid)
+{
+  return ((uint32_t)pid * 2654435761u) % TRACK_MAX;
+}
+
+static struct tracked *track_find(pid_t pid)
+{
+  for (size_t i = slot_of(pid), n = 0; n < TRACK_MAX && track[i].pid != 0;
+       i = (i + 1) % TRACK_MAX, n++)
+    if (track[i].pid == pid)
+      return &track[i];
+  return NULL;
+}
+
+static void track_add(pid_t pid, pid_t ppid)
+{
+  size_t i = slot_of(pid);
+
+  if (pid <= 0 || track_find(pid) != NULL || n_track >= TRACK_MAX * 3 / 4)
+    return; /* full: the /proc check still attributes live processes */
+  while (track[i].pid != 0)
+    i = (i + 1) % TRACK_MAX;
+  track[i] = (struct tracked){pid, ppid};
+  n_track++;
+}
+
+static void track_del(pid_t pid)
+{
+  struct tracked *t = track_find(pid);
+  size_t i, j;
+
+  if (t == NULL)
+    return;
+  i = (size_t)(t - track);
+  track[i].pid = 0;
+  n_track--;
+  /* move later members of the cluster back so lookups still find them */
+  for (j = (i + 1) % TRACK_MAX; track[j].pid != 0; j = (j + 1) % TRACK_MAX) {
+    size_t home = slot_of(track[j].pid);
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      track[i] = track[j];
+      track[j].pid = 0;
+      i = j;
+    }
+  }
+}
+
+/* comm and state of a process from its stat (works for a zombie too). */
+static bool read_comm(int dirfd, char comm[32], char *ret_state)
+{
+  char stat[512];
+  char *open_paren, *close_paren;
+  size_t n;
+
+  if (read_at(dirfd, "stat", stat, sizeof stat) <= 0 || (open_paren = strchr(stat, '(')) == NULL ||
+      (close_paren = strrchr(stat, ')')) == NULL || close_paren < open_paren ||
+      close_paren[1] == '\0')
+    return false;
+  n = (size_t)(close_paren - open_paren - 1);
+  n = n > 31 ? 31 : n;
+  memcpy(comm, open_paren + 1, n);
+  comm[n] = '\0';
+  *ret_state = close_paren[2];
+  return true;
+}
+
+/* A live process with an empty cmdline is between two execs (or wiped its
+ * arguments): look again at the next tick, then record its comm. */
+#define INCOMPLETE_MAX 32
+static struct {
+  pid_t pid;
+  int64_t since;
+} incomplete[INCOMPLETE_MAX];
+static size_t n_incomplete;
+
+static bool incomplete_take(pid_t pid)
+{
+  for (size_t i = 0; i < n_incomplete; i++) {
+    if (incomplete[i].pid != pid)
+      continue;
+    incomplete[i] = incomplete[--n_incomplete];
+    return true;
+  }
+  return false;
+}
+
+static bool incomplete_add(pid_t pid)
+{
+  if (n_incomplete == INCOMPLETE_MAX)
+    return false;
+  incomplete[n_incomplete].pid = pid;
+  incomplete[n_incomplete++].since = monitor_now_ms();
+  return true;
+}
+
+/* Is the process's executable our own exec stub? */
+static bool is_stub(int exe_fd, const char *exe, ssize_t elen)
+{
+  static const char prefix[] = "/memfd:agentrt-stub";
+  size_t len = agentrt_stub_blob_len;
+  cleanup_free uint8_t *buf = NULL;
+  size_t off = 0;
+  ssize_t n = 0;
+
+  if (exe_fd < 0 || (size_t)elen < sizeof prefix - 1 || memcmp(exe, prefix, sizeof prefix - 1) != 0)
+    return false;
+  buf = xmalloc(len + 1);
+  while (off < len + 1 && (n = pread(exe_fd, buf + off, len + 1 - off, (off_t)off)) > 0)
+    off += (size_t)n;
+  return off == len && memcmp(buf, agentrt_stub_blob, len) == 0;
+}
+
+/* Was exactly this record the last one written for pid? */
+static bool seen(pid_t pid, const char *fields)
+{
+  char digest[SHA256_HEX_LEN + 1];
+  struct recent *free_slot = &recent[recent_next % RECENT_MAX];
+
+  sha256_hex(fields, strlen(fields), digest);
+  for (size_t i = 0; i < RECENT_MAX; i++) {
+    if (recent[i].pid != pid)
+      continue;
+    if (strcmp(recent[i].digest, digest) == 0)
+      return true;
+    free_slot = &recent[i];
+    break;
+  }
+  if (free_slot == &recent[recent_next % RECENT_MAX])
+    recent_next++;
+  free_slot->pid = pid;
+  memcpy(free_slot->digest, digest, sizeof digest);
+  return false;
+}
+
+/* A process of ours that was reaped before we could read anything. */
+static void record_reaped(struct monitor *m, pid_t pid)
+{
+  struct tracked *t = track_find(pid);
+  struct jbuf b = {0};
+
+  jb_key_i64(&b, "pid", pid);
+  if (t != NULL && t->ppid > 0)
+    jb_key_i64(&b, "ppid", t->ppid);
+  jb_key(&b, "argv");
+  jb_puts(&b, "[]");
+  jb_key_bool(&b, "gone", true);
+  monitor_record(m, "process", jb_str(&b));
+  jb_free(&b);
+}
+
+/* Record the program pid runs now.  force: no more waiting for its argv. */
+static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
+{
+  char rel[24], cmd[ARGV_MAX_BYTES], status[2048], exe[4096], comm[32] = "", state = 0;
+  struct error err = {0};
+  cleanup_close int dir = -1, exe_fd = -1;
+  struct jbuf b = {0};
+  ssize_t clen, elen;
+
+  snprintf(rel, sizeof rel, "%d", pid);
+  dir = procfs_open(rel, O_PATH | O_DIRECTORY, &err);
+  if (dir < 0) {
+    if (owned)
+      record_reaped(m, pid);
+    return;
+  }
+  /* The exe file first, then its name, then cmdline: each read may
+   * already see the next exec (stub -> program), never an earlier one, so
+   * a stub name is only trusted when the file opened before it is the
+   * stub (opening it after could find the program and record the stub). */
+  exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
+  elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
+  clen = read_at(dir, "cmdline", cmd, sizeof cmd);
+  if (!owned && !monitor_owns_procdir(m, dir))
+    return;
+  if (elen > 0 && is_stub(exe_fd, exe, elen))
+    return;
+  track_add(pid, 0);
+  read_comm(dir, comm, &state);
+  if (clen <= 0 && state != 'Z' && state != 'X' && !force && incomplete_add(pid))
+    return;
+  if (read_at(dir, "status", status, sizeof status) < 0)
+    status[0] = '\0';
+  jb_key_i64(&b, "pid", pid);
+  jb_key_i64(&b, "cpid", first_num(status_field(status, "NSpid"), true));
+  jb_key_i64(&b, "ppid", first_num(status_field(status, "PPid"), false));
+  jb_key_i64(&b, "uid", first_num(status_field(status, "Uid"), false));
+  if (elen > 0)
+    jb_key_strn(&b, "exe", exe, (size_t)elen);
+  if (clen > 0) {
+    add_argv(&b, cmd, clen);
+  } else {
+    jb_key(&b, "argv");
+    jb_puts(&b, "[]");
+    jb_key_str(&b, "comm", comm);
+    jb_key_bool(&b, state == 'Z' || state == 'X' ? "gone" : "argv_unavailable", true);
+  }
+  if (!seen(pid, jb_str(&b)))
+    monitor_record(m, "process", jb_str(&b));
+  jb_free(&b);
+}
+
+static void on_exec(struct monitor *m, pid_t pid)
+{
+  bool known = incomplete_take(pid) || track_find(pid) != NULL;
+
+  record_exec(m, pid, known, false);
+}
+
+static bool proc_flush(struct monitor *m, void *ctx, bool final)
+{
+  int64_t now = monitor_now_ms();
+
+  for (size_t i = 0; i < n_incomplete;) {
+    pid_t pid = incomplete[i].pid;
+    if (!final && now - incomplete[i].since < MONITOR_TICK_MS) {
+      i++;
+      continue;
+    }
+    incomplete[i] = incomplete[--n_incomplete];
+    record_exec(m, pid, true, true);
+  }
+  return n_incomplete > 0;
+}
+
+static void on_exit_event(struct monitor *m, const struct proc_event *ev)
+{
+  pid_t pid = ev->event_data.exit.process_pid, tgid = ev->event_data.exit.process_tgid;
+  int status = (int)ev->event_data.exit.exit_code;
+
+  if (pid != tgid)
+    return; /* a thread */
+  track_del(tgid);
+  if (tgid == m->init_pid) {
+    m->have_exit = true;
+    m->exit_status = status;
+  }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    monitor_check_oom(m);
+}
+
+static void on_loss(struct monitor *m)
+{
+  struct error err = {0};
+  int64_t now = monitor_now_ms();
+
+  if (now - last_loss_ms < 1000)
+    return;
+  last_loss_ms = now;
+  error_set(&err, ENOBUFS, "process events lost");
+  monitor_error(m, "process", &err);
+}
+
+static void handle(struct monitor *m, const uint8_t *buf, size_t len)
+{
+  int n = (int)len;
+
+  for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
+    const struct cn_msg *cn = NLMSG_DATA(nl);
+    struct proc_event evbuf; /* cn->data is only 4-byte aligned: copy (UBSan) */
+    const struct proc_event *ev = &evbuf;
+
+    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof *ev) || cn->id.idx != CN_IDX_PROC ||
+        cn->id.val != CN_VAL_PROC)
+      continue;
+    memcpy(&evbuf, cn->data, sizeof evbuf);
+    if (ev->what == PROC_EVENT_FORK) {
+      const struct fork_proc_event *f = &ev->event_data.fork;
+      if (f->child_pid == f->child_tgid && track_find(f->parent_tgid) != NULL)
+        track_add(f->child_tgid, f->parent_tgid);
+    } else if (ev->what == PROC_EVENT_EXEC)
+      on_exec(m, ev->event_data.exec.process_tgid);
+    else if (ev->what == PROC_EVENT_EXIT)
+      on_exit_event(m, ev);
+  }
+}
+
+static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
+{
+  uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+
+  for (int i = 0; i < PROC_DRAIN_MAX; i++) {
+    struct sockaddr_nl from;
+    socklen_t flen = sizeof from;
+    ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+
+    if (n < 0 && errno == ENOBUFS) {
+      on_loss(m);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    if (flen != sizeof from || from.nl_pid != 0)
+      continue; /* not from the kernel */
+    handle(m, buf, (size_t)n);
+  }
+}
+
+int monitor_proc_open(struct monitor *m, struct error *err)
+{
+  struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+  int size = 4 << 20;
+  cleanup_close int fd =
+      socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_CONNECTOR);
+
+  if (fd < 0)
+    return error_errno(err, "proc connector socket");
+  /* bursts of exec (a build) must not overflow the queue */
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    return error_errno(err, "bind proc connector");
+  if (send_op(fd, PROC_CN_MCAST_LISTEN) < 0)
+    return error_errno(err, "subscribe to process events");
+  if (monitor_add_fd(m, fd, POLLIN, proc_read, NULL) < 0)
+    return error_set(err, 0, "too many monitor sources");
+  monitor_set_flush(m, fd, proc_flush);
+  proc_fd = take_fd(&fd);
+  return 0;
+}
+
+void monitor_proc_attach(struct monitor *m)
+{
+  if (proc_fd >= 0)
+    track_add(m->init_pid, 0);
+}
+
+void monitor_proc_close(struct monitor *m)
+{
+  if (proc_fd < 0)
+    return;
+  send_op(proc_fd, PROC_CN_MCAST_IGNORE);
+  close(proc_fd);
+  proc_fd = -1;
+}

@@ -1,0 +1,125 @@
+/* netlog.c - NFLOG packets to "denied" and "flow" records (see netlog.h). */
+#include "monitor/netlog.h"
+
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
+#include "netfilter/egress.h"
+
+static const char *proto_name(int p)
+{
+  switch (p) {
+  case IPPROTO_TCP:
+    return "tcp";
+  case IPPROTO_UDP:
+    return "udp";
+  case IPPROTO_ICMP:
+    return "icmp";
+  case IPPROTO_ICMPV6:
+    return "icmpv6";
+  case IPPROTO_SCTP:
+    return "sctp";
+  default:
+    return "other";
+  }
+}
+
+bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlog_event *ret)
+{
+  size_t l4;
+  int proto;
+
+  memset(ret, 0, sizeof *ret);
+  if (len >= 20 && (p[0] >> 4) == 4) {
+    l4 = (size_t)(p[0] & 0x0f) * 4;
+    proto = p[9];
+    inet_ntop(AF_INET, p + 16, ret->dst, sizeof ret->dst);
+  } else if (len >= 40 && (p[0] >> 4) == 6) {
+    l4 = 40;
+    proto = p[6];
+    inet_ntop(AF_INET6, p + 24, ret->dst, sizeof ret->dst);
+  } else {
+    return false;
+  }
+  ret->kind =
+      prefix != NULL && strcmp(prefix, EGRESS_LOG_FLOW_PREFIX) == 0 ? NETLOG_FLOW : NETLOG_DENIED;
+  ret->proto = proto_name(proto);
+  ret->port = ret->icmp_type = -1;
+  if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) && len >= l4 + 4)
+    ret->port = p[l4 + 2] << 8 | p[l4 + 3];
+  else if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && len > l4 &&
+           ret->kind == NETLOG_DENIED)
+    ret->icmp_type = p[l4];
+  return true;
+}
+
+void netlog_init(struct netlog *t, int64_t window_ms, netlog_emit_fn emit, void *ud)
+{
+  t->n = 0;
+  t->window_ms = window_ms;
+  t->emit = emit;
+  t->ud = ud;
+}
+
+static void emit(struct netlog *t, struct netlog_entry *e)
+{
+  struct jbuf b = {0};
+
+  if (e->count == 0)
+    return;
+  jb_key_str(&b, "dst", e->ev.dst);
+  jb_key_str(&b, "proto", e->ev.proto);
+  if (e->ev.port >= 0)
+    jb_key_i64(&b, "port", e->ev.port);
+  if (e->ev.icmp_type >= 0)
+    jb_key_i64(&b, "icmp_type", e->ev.icmp_type);
+  jb_key_u64(&b, "count", e->count);
+  jb_key_str(&b, "at", e->at);
+  t->emit(t->ud, e->ev.kind == NETLOG_FLOW ? "flow" : "denied", jb_str(&b));
+  jb_free(&b);
+  e->count = 0;
+}
+
+static bool same(const struct netlog_event *a, const struct netlog_event *b)
+{
+  return a->kind == b->kind && a->proto == b->proto && a->port == b->port &&
+         a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0;
+}
+
+void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)
+{
+  struct netlog_entry *e;
+
+  for (size_t i = 0; i < t->n; i++) {
+    if (same(&t->pend[i].ev, ev)) {
+      if (t->pend[i].count++ == 0)
+        audit_timestamp(t->pend[i].at, sizeof t->pend[i].at);
+      return;
+    }
+  }
+  if (t->n == NETLOG_MAX_PENDING) {
+    emit(t, &t->pend[0]);
+    memmove(t->pend, t->pend + 1, --t->n * sizeof *t->pend);
+  }
+  e = &t->pend[t->n++];
+  *e = (struct netlog_entry){.ev = *ev, .count = 1, .first_ms = now_ms};
+  audit_timestamp(e->at, sizeof e->at);
+  emit(t, e); /* the first one at once; the window collects the rest */
+}
+
+bool netlog_flush(struct netlog *t, int64_t now_ms, bool final)
+{
+  size_t kept = 0;
+
+  for (size_t i = 0; i < t->n; i++) {
+    if (final || now_ms - t->pend[i].first_ms >= t->window_ms)
+      emit(t, &t->pend[i]);
+    else
+      t->pend[kept++] = t->pend[i];
+  }
+  t->n = kept;
+  return t->n > 0;
+}

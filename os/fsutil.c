@@ -1,0 +1,150 @@
+/* fsutil.c - see fsutil.h */
+#include "os/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *err)
+{
+  size_t cap = 4096, len = 0;
+  char *buf = xmalloc(cap + 1);
+
+  for (;;) {
+    ssize_t n;
+    if (len == cap) {
+      if (cap >= max) {
+        free(buf);
+        return error_set(err, EFBIG, "input larger than %zu bytes", max);
+      }
+      cap = cap * 2 > max ? max : cap * 2;
+      buf = xrealloc(buf, cap + 1);
+    }
+    n = read(fd, buf + len, cap - len);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      free(buf);
+      return error_errno(err, "read");
+    }
+    if (n == 0)
+      break;
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  *ret = buf;
+  *ret_len = len;
+  return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
+                 struct error *err)
+{
+  int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  int r;
+
+  if (fd < 0)
+    return error_errno(err, "open `%s`", path);
+  r = read_fd_all(fd, max, ret, ret_len, err);
+  close(fd);
+  if (r < 0)
+    return error_prefix(err, "read `%s`", path);
+  return 0;
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len,
+                         struct error *err)
+{
+  char tmp[PATH_MAX];
+  int fd;
+  size_t off = 0;
+
+  snprintf(tmp, sizeof tmp, ".%s.tmp", name);
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return error_errno(err, "write `%s`", name);
+  while (off < len) {
+    ssize_t n = write(fd, data + off, len - off);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      error_errno(err, "write `%s`", name);
+      close(fd);
+      unlinkat(dirfd, tmp, 0);
+      return -1;
+    }
+    off += (size_t)n;
+  }
+  close(fd);
+  if (renameat(dirfd, tmp, dirfd, name) < 0) {
+    error_errno(err, "rename `%s`", name);
+    unlinkat(dirfd, tmp, 0);
+    return -1;
+  }
+  return 0;
+}
+
+int write_file_path(const char *path, const char *data, size_t len, struct error *err)
+{
+  cleanup_free char *dir = xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  const char *base = path;
+  int dfd, r;
+
+  if (slash != NULL) {
+    base = path + (slash - dir) + 1;
+    if (slash == dir)
+      slash[1] = '\0';
+    else
+      *slash = '\0';
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } else {
+    dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (dfd < 0)
+    return error_errno(err, "open directory of `%s`", path);
+  r = write_file_atomic_at(dfd, base, data, len, err);
+  close(dfd);
+  if (r < 0)
+    return error_prefix(err, "`%s`", path);
+  return 0;
+}
+
+char *path_absolute(const char *path)
+{
+  char cwd[PATH_MAX];
+
+  if (path[0] == '/')
+    return xstrdup(path);
+  if (getcwd(cwd, sizeof cwd) == NULL)
+    return xstrdup(path);
+  if (strcmp(path, ".") == 0)
+    return xstrdup(cwd);
+  return xfmt("%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+  return *(const int *)x - *(const int *)y;
+}
+
+void close_fds_except(int from, int *keep, size_t n)
+{
+  qsort(keep, n, sizeof keep[0], cmp_int);
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < from)
+      continue;
+    if (keep[i] > from)
+      syscall(SYS_close_range, (unsigned)from, (unsigned)keep[i] - 1, 0);
+    from = keep[i] + 1;
+  }
+  syscall(SYS_close_range, (unsigned)from, ~0U, 0);
+}

@@ -1,0 +1,193 @@
+/* mount_ops.c - fd-based mount primitives on the new mount API (see mounts.h).
+ *
+ * A mount is built detached (open_tree(OPEN_TREE_CLONE) or fsopen/fsmount),
+ * given its attributes while nobody can see it, then attached with
+ * move_mount() onto an O_PATH fd of the target.  Because the target is an fd
+ * resolved inside the rootfs, the mount cannot be redirected by a symlink
+ * planted or exchanged after the check (CVE-2021-30465, CVE-2025-52565).
+ * mount_setattr() changes only the attributes we name, so flags the kernel
+ * locked on a mount that came from a more privileged namespace (nosuid,
+ * nodev, noexec, ro) are kept as they are — what a MS_REMOUNT|MS_BIND with
+ * the statvfs() flags ORed in achieves with the old API.
+ */
+#include "os/mount_ops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "os/safepath.h"
+
+int mnt_clone(int dirfd, const char *path, bool recursive, const char *what, struct error *err)
+{
+  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+  int fd;
+
+  if (*path == '\0')
+    flags |= AT_EMPTY_PATH;
+  if (recursive)
+    flags |= AT_RECURSIVE;
+  fd = open_tree(dirfd, path, flags);
+  if (fd < 0)
+    return error_errno(err, "bind `%s`: open_tree", what);
+  return fd;
+}
+
+/* The kernel keeps a log of why an fs_context refused a parameter; use its
+ * last line as the error text when there is one ("e tmpfs: Bad value..."). */
+static int fs_error(int fsfd, const char *type, const char *what, struct error *err)
+{
+  int saved = errno;
+  char buf[512], last[512] = "";
+  ssize_t n;
+
+  for (int i = 0; i < 16 && (n = read(fsfd, buf, sizeof buf - 1)) > 0; i++) {
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    snprintf(last, sizeof last, "%s", buf + (n > 2 && buf[1] == ' ' ? 2 : 0));
+  }
+  if (last[0] != '\0')
+    return error_set(err, saved, "mount `%s`: %s (%s)", type, what, last);
+  return error_set(err, saved, "mount `%s`: %s", type, what);
+}
+
+/* A quoted value ("context=\"a:b:c:s0:c1,c2\"") keeps its commas; fsconfig()
+ * takes the value bare (mount(2) strips such quotes itself). */
+static const char *unquote(char *v)
+{
+  size_t n = strlen(v);
+
+  if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+    v[n - 1] = '\0';
+    return v + 1;
+  }
+  return v;
+}
+
+/* Split "a=1,b,c=\"x,y\"" into fsconfig() calls. */
+static int fs_set_data(int fsfd, const char *type, const char *data, struct error *err)
+{
+  cleanup_free char *copy = xstrdup(data);
+  char *p = copy;
+
+  while (*p != '\0') {
+    char *start = p, *eq;
+    bool quoted = false;
+    int r;
+
+    for (; *p != '\0' && (quoted || *p != ','); p++)
+      if (*p == '"')
+        quoted = !quoted;
+    if (*p == ',')
+      *p++ = '\0';
+    if (*start == '\0')
+      continue;
+    eq = strchr(start, '=');
+    if (eq != NULL) {
+      *eq = '\0';
+      r = fsconfig(fsfd, FSCONFIG_SET_STRING, start, unquote(eq + 1), 0);
+      *eq = '=';
+    } else {
+      r = fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0);
+    }
+    if (r < 0) {
+      char what[256];
+
+      snprintf(what, sizeof what, "option `%s`", start);
+      return fs_error(fsfd, type, what, err);
+    }
+  }
+  return 0;
+}
+
+int mnt_new_fs(const char *type, const char *source, const char *data, const char *const *sb_words,
+               size_t n_sb, uint64_t attr, struct error *err)
+{
+  cleanup_close int fsfd = fsopen(type, FSOPEN_CLOEXEC);
+  int mfd;
+
+  if (fsfd < 0)
+    return error_errno(err, "mount `%s`: fsopen", type);
+  if (source != NULL && *source != '\0' &&
+      fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+    return fs_error(fsfd, type, "source", err);
+  if (data != NULL && fs_set_data(fsfd, type, data, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n_sb; i++)
+    if (fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_words[i], NULL, 0) < 0)
+      return fs_error(fsfd, type, sb_words[i], err);
+  if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return fs_error(fsfd, type, "create", err);
+  mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned int)attr);
+  if (mfd < 0)
+    return error_errno(err, "mount `%s`: fsmount", type);
+  return mfd;
+}
+
+int mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
+                const char *dest, struct error *err)
+{
+  struct mount_attr a = {.attr_set = set, .attr_clr = clr, .propagation = propagation};
+  unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+
+  if (set == 0 && clr == 0 && propagation == 0)
+    return 0;
+  if (mount_setattr(mntfd, "", flags, &a, sizeof a) < 0)
+    return error_errno(err, "set mount attributes of `%s`", dest);
+  return 0;
+}
+
+int mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, struct error *err)
+{
+  unsigned long type = propagation & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE);
+
+  if (type == 0)
+    return 0;
+  if (mnt_setattr(mntfd, (propagation & MS_REC) != 0, 0, 0, type, dest, err) < 0)
+    return error_prefix(err, "set propagation");
+  return 0;
+}
+
+int mnt_attach(int mntfd, int targetfd, const char *what, const char *dest, struct error *err)
+{
+  if (move_mount(mntfd, "", targetfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return error_errno(err, "mount `%s` on `%s`", what, dest);
+  return 0;
+}
+
+int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *dest,
+                struct error *err)
+{
+  cleanup_close int tree = mnt_clone(srcfd, "", false, what, err);
+
+  if (tree < 0)
+    return -1;
+  if (ro && mnt_setattr(tree, false, MOUNT_ATTR_RDONLY, 0, 0, dest, err) < 0)
+    return -1;
+  return mnt_attach(tree, targetfd, what, dest, err);
+}
+
+/* The agent profile's protected paths (profile.h): created inside the root
+ * when missing (in an overlay workspace that is the upper layer), then bound
+ * onto themselves read-only, so an agent cannot plant e.g. a git hook that
+ * would run later on the host.  An existing path of the other kind (a file
+ * where a dir was listed) is protected as what it is. */
+int mnt_protect(int rootfd, const char *dest, bool is_dir, struct error *err)
+{
+  cleanup_close int target = safe_walk(rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
+  cleanup_close int tree = -1;
+
+  if (target < 0)
+    return error_prefix(err, "protect `%s`", dest);
+  tree = mnt_clone(target, "", false, dest, err);
+  if (tree < 0)
+    return -1;
+  if (mnt_setattr(tree, false,
+                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0,
+                  0, dest, err) < 0)
+    return -1;
+  return mnt_attach(tree, target, dest, dest, err);
+}

@@ -1,0 +1,94 @@
+/* pid.c - process liveness by pid and start time (see pid.h). */
+#include "os/pid.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "os/procfs.h"
+
+int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state)
+{
+  char path[64], buf[1024];
+  struct error err = {0};
+  ssize_t n;
+  char *p;
+  int field;
+
+  snprintf(path, sizeof path, "%d/stat", pid);
+  n = procfs_read(path, buf, sizeof buf, &err);
+  if (n <= 0)
+    return -1;
+  /* comm may contain spaces and parentheses: fields restart after the last ')' */
+  p = strrchr(buf, ')');
+  if (p == NULL)
+    return -1;
+  p += 2;
+  if (ret_state)
+    *ret_state = *p;
+  for (field = 3; field < 22 && p; field++) {
+    p = strchr(p, ' ');
+    if (p)
+      p++;
+  }
+  if (p == NULL)
+    return -1;
+  *ret = strtoull(p, NULL, 10);
+  return 0;
+}
+
+bool proc_alive(pid_t pid, uint64_t start_time)
+{
+  uint64_t st;
+  char state = 0;
+
+  if (pid <= 0)
+    return false;
+  if (proc_start_time(pid, &st, &state) < 0)
+    return false;
+  if (state == 'Z' || state == 'X')
+    return false;
+  return start_time == 0 || st == start_time;
+}
+
+int proc_kill_wait(pid_t pid, uint64_t start_time, int sig, int timeout_ms)
+{
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  struct pollfd pfd;
+  int r;
+
+  if (pidfd < 0)
+    return errno == ESRCH ? 0 : -1;
+  if (!proc_alive(pid, start_time)) {
+    close(pidfd);
+    return 0;
+  }
+  if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 && errno != ESRCH) {
+    close(pidfd);
+    return -1;
+  }
+  pfd.fd = pidfd;
+  pfd.events = POLLIN;
+  r = poll(&pfd, 1, timeout_ms);
+  close(pidfd);
+  return r > 0 ? 0 : -1;
+}
+
+void proc_leave_fd_teardown_to_child(void)
+{
+  int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+  struct pollfd pfd = {.fd = self, .events = POLLIN};
+
+  if (self < 0)
+    return;
+  if (fork() == 0) {
+    /* the pidfd was opened before the fork: it names our parent */
+    poll(&pfd, 1, 10000);
+    _exit(0);
+  }
+  close(self);
+}

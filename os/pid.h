@@ -1,0 +1,22 @@
+/* pid.h - is a process (pid + start time, so a reused pid is not it) alive,
+ * and ending one.  Used by the container state, the CLI and the monitor. */
+#ifndef AGENTRT_PID_H
+#define AGENTRT_PID_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state);
+/* Is pid alive (not a zombie) with this start time? */
+bool proc_alive(pid_t pid, uint64_t start_time);
+/* Send sig (SIGKILL; 0 only waits) and wait (bounded) for the process to be gone. */
+int proc_kill_wait(pid_t pid, uint64_t start_time, int sig, int timeout_ms);
+/* For a helper about to exit whose fds are slow to release (a fanotify
+ * group, a netfilter netlink socket: a grace period each): a child inherits
+ * them and exits only once we are gone, so whoever waits for our exit (a
+ * pidfd) does not wait for that teardown.  Best effort; returns in the
+ * caller, which then exits. */
+void proc_leave_fd_teardown_to_child(void);
+
+#endif

@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# sandbox.bats - `agentrt sandbox -- CMD` (no bundle, no engine) and `agentrt doctor`, as an
+# unprivileged user (uid 65534 with a home of its own made here) and as root.  What each test
+# checks is what the program inside sees, and what is on the host afterwards.
+
+load helpers
+
+SBX_UID=65534
+
+setup() {
+	requires root setpriv
+	agentrt_only "agentrt sandbox"
+	SBX=$(mktemp -d /tmp/agentrt-test-sbx.XXXXXX)
+	mkdir -p "$SBX/home/.ssh" "$SBX/home/.aws" "$SBX/home/.docker" "$SBX/ws" "$SBX/run"
+	echo "PRIVATE KEY" >"$SBX/home/.ssh/id_rsa"
+	echo "aws_secret_access_key = AKIA" >"$SBX/home/.aws/credentials"
+	echo '{"auths": {"x": {"auth": "c2VjcmV0"}}}' >"$SBX/home/.docker/config.json"
+	echo "history line" >"$SBX/home/.bash_history"
+	printf '[user]\n\tname = Sandbox Test\n' >"$SBX/home/.gitconfig"
+	echo "original" >"$SBX/ws/file.txt"
+	# Our own test tree, handed to the test user.
+	chown -R "$SBX_UID:$SBX_UID" "$SBX"
+	chmod 700 "$SBX/home" "$SBX/run"
+	SBX_ROOT=$TEST_ROOT-sbx
+}
+
+teardown() {
+	local m
+	if [ -n "${SBX:-}" ]; then
+		m=$(mounts_below "$SBX")
+		[ -z "$m" ] || echo "teardown: mounts left: $m" >&2
+		[ -z "$m" ] && rm -rf --one-file-system "$SBX"
+	fi
+	[ -n "${SBX_ROOT:-}" ] && rm -rf --one-file-system "$SBX_ROOT" "$SBX_ROOT-sandbox"
+	[ -z "${m:-}" ]
+}
+
+# as_user CMD...: CMD as the unprivileged test user, with its home and runtime dir.
+as_user() {
+	(cd "$SBX/ws" && timeout --kill-after=5 "$RT_TIMEOUT" setpriv --reuid "$SBX_UID" \
+		--regid "$SBX_UID" --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" XDG_DATA_HOME="$SBX/home/.local/share" \
+		SSH_AUTH_SOCK=/tmp/agent.sock TERM=dumb "$@")
+}
+
+# sbx ARGS...: agentrt sandbox as the test user.
+sbx() {
+	as_user "$AGENTRT" sandbox "$@"
+}
+
+@test "sandbox: the exit status passes through (user)" {
+	run sbx --name st1 -- sh -c 'exit 7'
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"sandbox \`st1\` ended"* ]]
+	run sbx --name st2 -- true
+	[ "$status" -eq 0 ]
+	run sbx --name st3 -- sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ]
+}
+
+@test "sandbox: runs as the user, in the workspace, in namespaces of its own" {
+	run sbx --name ns1 -- sh -c 'id -u; pwd; readlink /proc/self/ns/pid /proc/self/ns/net /proc/self/ns/mnt'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$SBX_UID" ]
+	[ "${lines[1]}" = "$SBX/ws" ]
+	[ "${lines[2]}" != "$(readlink /proc/self/ns/pid)" ]
+	[ "${lines[3]}" != "$(readlink /proc/self/ns/net)" ]
+	[ "${lines[4]}" != "$(readlink /proc/self/ns/mnt)" ]
+}
+
+@test "sandbox: the root and /etc are read-only" {
+	run sbx --name ro1 -- sh -c 'touch /etc/agentrt-sbx-x; echo etc=$?; touch /usr/agentrt-sbx-x; echo usr=$?; (echo x >/agentrt-sbx-x) 2>/dev/null; echo root=$?; grep -c " / / ro," /proc/self/mountinfo'
+	[[ "$output" == *"etc=1"* ]]
+	[[ "$output" == *"usr=1"* ]]
+	[[ "$output" == *"root=2"* ]]
+	[[ "$output" == *"Read-only file system"* ]]
+	[ ! -e /etc/agentrt-sbx-x ] && [ ! -e /usr/agentrt-sbx-x ] && [ ! -e /agentrt-sbx-x ]
+}
+
+@test "sandbox: credentials in the home are unreadable, dotfiles read-only" {
+	run sbx --name cred1 -- sh -c '
+		for f in .ssh/id_rsa .aws/credentials .docker/config.json .bash_history; do
+			cat "$HOME/$f" 2>/dev/null && echo "LEAK $f"; done
+		ls -A "$HOME"; cat "$HOME/.gitconfig"; (echo x >>"$HOME/.gitconfig") 2>/dev/null; echo gc=$?
+		echo "sock=${SSH_AUTH_SOCK:-none}"'
+	[ "$status" -eq 0 ]
+	[[ "$output" != *LEAK* ]]
+	[[ "$output" != *"PRIVATE KEY"* ]]
+	[[ "$output" == *"name = Sandbox Test"* ]]
+	[[ "$output" == *"gc=2"* ]]
+	[[ "$output" == *"sock=none"* ]]
+	# nothing of it changed on the host
+	[ "$(cat "$SBX/home/.gitconfig")" = "$(printf '[user]\n\tname = Sandbox Test')" ]
+}
+
+@test "sandbox: other users' homes, /root and /run are hidden" {
+	run sbx --name hide1 -- sh -c 'ls -A /root /run /home | wc -l; ls /run/agentrt* 2>&1 | head -1'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" -le 5 ] # the three headers and blank lines, nothing else
+	[[ "$output" != *"$TEST_ROOT"* ]]
+}
+
+@test "sandbox: a workspace write is held for review, then committed with workspace commit" {
+	run sbx --name ws1 -- sh -c 'echo changed >file.txt; echo new >new.txt; mkdir -p d/e; echo deep >d/e/f'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"agentrt workspace ws1 diff"* ]]
+	# The host directory is untouched until the review.
+	[ "$(cat "$SBX/ws/file.txt")" = original ]
+	[ ! -e "$SBX/ws/new.txt" ]
+	run as_user "$AGENTRT" workspace ws1 diff
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"new.txt"* ]]
+	[[ "$output" == *"d/e/f"* ]]
+	[[ "$output" == *"file.txt"* ]]
+	run as_user "$AGENTRT" workspace ws1 commit
+	[ "$status" -eq 0 ]
+	[ "$(cat "$SBX/ws/file.txt")" = changed ]
+	[ "$(cat "$SBX/ws/d/e/f")" = deep ]
+	# the files are the user's, not root's
+	[ "$(stat -c %u "$SBX/ws/new.txt")" = "$SBX_UID" ]
+	as_user "$AGENTRT" workspace ws1 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: --write-through writes the host directory, protected paths stay read-only" {
+	mkdir -p "$SBX/ws/.git/hooks"
+	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/.git"
+	run sbx --name wt1 --write-through -- sh -c 'echo direct >direct.txt; (echo evil >.git/hooks/pre-commit) 2>/dev/null; echo hook=$?'
+	[ "$(cat "$SBX/ws/direct.txt")" = direct ]
+	[[ "$output" == *"hook=2"* ]]
+	[ ! -e "$SBX/ws/.git/hooks/pre-commit" ]
+}
+
+@test "sandbox: the audit trail of a user's sandbox holds its programs" {
+	run sbx --name au1 -- sh -c 'true; ls >/dev/null'
+	[ "$status" -eq 0 ]
+	run as_user "$AGENTRT" audit au1 --summary
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"exit code 0"* ]]
+	[[ "$output" == *"ls"* ]]
+}
+
+@test "sandbox: a server on the host's loopback is unreachable" {
+	requires python3
+	local port=$((20000 + RANDOM % 20000)) pid
+	python3 -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); s.settimeout(20)
+try:
+    c,_=s.accept(); c.send(b"REACHED\n"); c.close()
+except Exception: pass' "$port" &
+	pid=$!
+	sleep 0.3
+	run sbx --name lo1 -- python3 -c 'import socket,sys
+try:
+    s=socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2); print(s.recv(16))
+except OSError as e: print("refused", e.errno)' "$port"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	[[ "$output" == *refused* ]]
+	[[ "$output" != *REACHED* ]]
+}
+
+@test "sandbox: --allow and --secret are refused with a clear line (no network helper yet)" {
+	run sbx --name al1 --allow example.com -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--allow"*"loopback only"* ]]
+	[ ! -d "$SBX/run/agentrt/al1" ]
+}
+
+@test "sandbox: bad options name themselves" {
+	run sbx --memory lots -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"--memory: invalid size"* ]]
+	run sbx --name 'bad/name' -- true
+	[ "$status" -eq 1 ]
+	run sbx
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"expected a command"* ]]
+	run sbx --workspace /nonexistent-agentrt -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"/nonexistent-agentrt"* ]]
+}
+
+@test "sandbox: as root, --pids stops a fork loop" {
+	requires python3
+	cd "$SBX/ws"
+	run timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name pid1 --pids 20 -- python3 -c '
+import os, time
+n = 0
+for i in range(100):
+    try:
+        if os.fork() == 0:
+            time.sleep(5); os._exit(0)
+        n += 1
+    except OSError as e:
+        print("refused errno", e.errno); break
+print("started", n)'
+	[[ "$output" == *"refused errno 11"* ]]
+	n=$(echo "$output" | sed -n 's/^started \([0-9]*\).*/\1/p')
+	[ -n "$n" ] && [ "$n" -lt 20 ]
+	"$AGENTRT" --root "$SBX_ROOT" workspace pid1 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: the command is not pid 1, so SIGTERM and SIGINT end it" {
+	run sbx --name sig1 -- sh -c 'echo pid=$$; kill -INT $$; sleep 5'
+	[ "$status" -eq 130 ]
+	[[ "$output" == *"pid=2"* ]]
+}
+
+@test "sandbox: a terminal session passes through (script)" {
+	requires script
+	run as_user script -qec "$AGENTRT sandbox --name tty1 -- sh -c 'tty; test -t 0 && echo interactive; exit 4'" /dev/null
+	[ "$status" -eq 4 ]
+	[[ "$output" == *"/dev/pts/"* ]]
+	[[ "$output" == *interactive* ]]
+}
+
+@test "doctor: everything a container needs is found on this host" {
+	run "$AGENTRT" doctor
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ok       namespaces"* ]]
+	[[ "$output" == *"ok       new mount API"* ]]
+	run "$AGENTRT" doctor --format json
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.ok == true and (.checks | length) >= 10' >/dev/null
+}
+
+@test "doctor: reports what it is made to miss, and what that disables" {
+	# unprivileged: no fanotify file-system mark, no delegated cgroup on this host
+	run as_user "$AGENTRT" doctor
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"missing  fanotify"* ]]
+	[[ "$output" == *"disables: file records in the audit trail"* ]]
+	# inside a sandbox the agent profile refuses new namespaces
+	# (a sanitizer build's leak check needs ptrace, which the profile refuses)
+	run sbx --name doc1 --env ASAN_OPTIONS=detect_leaks=0 -- "$AGENTRT" doctor
+	[[ "$output" == *"MISSING  namespaces"* ]]
+	[[ "$output" == *"missing  user namespaces"* ]]
+	[[ "$output" == *"agentrt cannot run containers on this host"* ]]
+}
