@@ -299,8 +299,7 @@ static int wait_job(struct cgroup_manager *m, struct job_wait *w, const char *wh
       return bus_fail(m, what, r, NULL, err);
   }
   if (!streq(w->result, "done"))
-    return cg_fail(err, EIO, "cgroup: systemd unit `%s`: %s: job %s", m->sd_unit, what,
-                   w->result);
+    return cg_fail(err, EIO, "cgroup: systemd unit `%s`: %s: job %s", m->sd_unit, what, w->result);
   return 0;
 }
 
@@ -329,8 +328,9 @@ static int call_job(struct cgroup_manager *m, const char *method, pid_t pid,
   }
   r = b->call(b->bus, msg, SD_TIMEOUT_USEC, &e, &reply);
   if (r < 0) {
-    if (streq(method, "StopUnit") && (b->error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit") ||
-                                      b->error_has_name(&e, "org.freedesktop.systemd1.LoadFailed")))
+    if (streq(method, "StopUnit") &&
+        (b->error_has_name(&e, "org.freedesktop.systemd1.NoSuchUnit") ||
+         b->error_has_name(&e, "org.freedesktop.systemd1.LoadFailed")))
       ret = 0; /* already gone */
     else
       bus_fail(m, method, r, &e, err);

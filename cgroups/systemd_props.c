@@ -22,8 +22,7 @@
 #include "cgroups/internal.h"
 #include "common/util.h"
 
-static size_t add(struct cgroup_sd_prop *out, size_t n, size_t max, const char *name,
-                  uint64_t v)
+static size_t add(struct cgroup_sd_prop *out, size_t n, size_t max, const char *name, uint64_t v)
 {
   for (size_t i = 0; i < n; i++)
     if (streq(out[i].name, name)) { /* a later source (unified) wins */
@@ -83,9 +82,9 @@ static size_t unified_props(const struct oci_resources *r, struct cgroup_sd_prop
 {
   static const struct {
     const char *key, *prop;
-  } map[] = {{"memory.min", "MemoryMin"}, {"memory.low", "MemoryLow"},
+  } map[] = {{"memory.min", "MemoryMin"},   {"memory.low", "MemoryLow"},
              {"memory.high", "MemoryHigh"}, {"memory.max", "MemoryMax"},
-             {"pids.max", "TasksMax"},     {"cpu.weight", "CPUWeight"}};
+             {"pids.max", "TasksMax"},      {"cpu.weight", "CPUWeight"}};
   uint64_t v;
 
   for (size_t i = 0; i < r->n_unified; i++)
@@ -105,8 +104,7 @@ size_t cgroup_systemd_props(const struct oci_resources *r, int version, struct c
   if (r == NULL)
     return 0;
   if (r->has_memory_limit && r->memory_limit != 0)
-    n = add(out, n, max, version == 2 ? "MemoryMax" : "MemoryLimit",
-            limit_or_inf(r->memory_limit));
+    n = add(out, n, max, version == 2 ? "MemoryMax" : "MemoryLimit", limit_or_inf(r->memory_limit));
   if (version == 2 && r->has_memory_reservation && r->memory_reservation != 0)
     n = add(out, n, max, "MemoryLow", limit_or_inf(r->memory_reservation));
   if (version == 2 && r->has_memory_swap &&
@@ -114,7 +112,8 @@ size_t cgroup_systemd_props(const struct oci_resources *r, int version, struct c
     n = add(out, n, max, "MemorySwapMax", limit_or_inf(swap));
   n = cpu_props(r, version, out, n, max);
   if (r->has_pids_limit)
-    n = add(out, n, max, "TasksMax", r->pids_limit <= 0 ? CGROUP_SD_INFINITY : (uint64_t)r->pids_limit);
+    n = add(out, n, max, "TasksMax",
+            r->pids_limit <= 0 ? CGROUP_SD_INFINITY : (uint64_t)r->pids_limit);
   if (r->has_blkio_weight && r->blkio_weight != 0)
     n = version == 2 ? add(out, n, max, "IOWeight", cgroup_blkio_weight_to_io(r->blkio_weight))
                      : add(out, n, max, "BlockIOWeight", r->blkio_weight);

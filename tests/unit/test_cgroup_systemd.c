@@ -54,8 +54,7 @@ static void test_parser(void)
   unit_bad("system.slice:p:../n");
 }
 
-static const struct cgroup_sd_prop *prop(const struct cgroup_sd_prop *p, size_t n,
-                                         const char *name)
+static const struct cgroup_sd_prop *prop(const struct cgroup_sd_prop *p, size_t n, const char *name)
 {
   for (size_t i = 0; i < n; i++)
     if (streq(p[i].name, name))
@@ -119,8 +118,8 @@ static void test_props_v2(void)
 
 static void test_props_edges(void)
 {
-  struct oci_resources r = {.has_cpu_quota = true, .cpu_quota = 1234, .has_cpu_period = true,
-                            .cpu_period = 100000};
+  struct oci_resources r = {
+      .has_cpu_quota = true, .cpu_quota = 1234, .has_cpu_period = true, .cpu_period = 100000};
   struct cgroup_sd_prop p[CGROUP_SD_PROPS_MAX];
   size_t n = cgroup_systemd_props(&r, 2, p, CGROUP_SD_PROPS_MAX);
 
@@ -130,16 +129,20 @@ static void test_props_edges(void)
   n = cgroup_systemd_props(&r, 2, p, CGROUP_SD_PROPS_MAX);
   prop_is(p, n, "CPUQuotaPerSecUSec", CGROUP_SD_INFINITY);
 
-  r = (struct oci_resources){.has_memory_limit = true, .memory_limit = -1, .has_pids_limit = true,
-                             .pids_limit = 0};
+  r = (struct oci_resources){
+      .has_memory_limit = true, .memory_limit = -1, .has_pids_limit = true, .pids_limit = 0};
   n = cgroup_systemd_props(&r, 2, p, CGROUP_SD_PROPS_MAX);
   prop_is(p, n, "MemoryMax", CGROUP_SD_INFINITY);
   prop_is(p, n, "TasksMax", CGROUP_SD_INFINITY);
 
-  r = (struct oci_resources){.has_memory_limit = true, .memory_limit = 1 << 30,
-                             .has_cpu_shares = true, .cpu_shares = 512,
-                             .has_blkio_weight = true, .blkio_weight = 300,
-                             .has_memory_reservation = true, .memory_reservation = 1 << 20};
+  r = (struct oci_resources){.has_memory_limit = true,
+                             .memory_limit = 1 << 30,
+                             .has_cpu_shares = true,
+                             .cpu_shares = 512,
+                             .has_blkio_weight = true,
+                             .blkio_weight = 300,
+                             .has_memory_reservation = true,
+                             .memory_reservation = 1 << 20};
   n = cgroup_systemd_props(&r, 1, p, CGROUP_SD_PROPS_MAX);
   prop_is(p, n, "MemoryLimit", 1 << 30);
   prop_is(p, n, "CPUShares", 512);
@@ -148,8 +151,8 @@ static void test_props_edges(void)
          "v1: no v2-only properties");
 
   tap_ok(cgroup_systemd_props(NULL, 2, p, CGROUP_SD_PROPS_MAX) == 0, "no resources: nothing");
-  r = (struct oci_resources){.has_memory_limit = true, .memory_limit = 1, .has_pids_limit = true,
-                             .pids_limit = 5};
+  r = (struct oci_resources){
+      .has_memory_limit = true, .memory_limit = 1, .has_pids_limit = true, .pids_limit = 5};
   tap_ok(cgroup_systemd_props(&r, 2, p, 1) == 1, "bounded by max");
 }
 
@@ -158,8 +161,11 @@ static void test_manager_choices(void)
 {
   char tmpl[] = "/tmp/agentrt-sd-XXXXXX";
   char *root = mkdtemp(tmpl);
-  struct cgroup_opts o = {.id = "c1", .cgroups_path = "system.slice:docker:c1", .systemd = true,
-                          .fs_root = root, .force_version = 2};
+  struct cgroup_opts o = {.id = "c1",
+                          .cgroups_path = "system.slice:docker:c1",
+                          .systemd = true,
+                          .fs_root = root,
+                          .force_version = 2};
   struct cgroup_manager *m = NULL;
   struct error e = {0};
 
