@@ -7,7 +7,7 @@
 #   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), BATS_FILTER (bats -f),
 #       VM_BATS (the bats file, default tests/vm/cgroups-v2.bats; run-apparmor.sh
 #       sets it), VM_WRAP (a command inside the VM that runs bats, e.g.
-#       tests/vm/systemd-boot.sh for systemd as PID 1)
+#       tests/helpers/vm-systemd-boot.sh for systemd as PID 1)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # systemd-cgroup.bats - the --systemd-cgroup driver against a real systemd:
 # the VM lane with systemd as PID 1 on cgroup v2 (tests/vm/run-systemd.sh
-# boots one VM, tests/vm/systemd-boot.sh starts systemd in it and runs this
+# boots one VM, tests/helpers/vm-systemd-boot.sh starts systemd in it and runs this
 # file from a unit).  What systemd knows is read with `systemctl show`, what
 # the kernel enforces from the cgroup files: the transient scope exists with
 # Delegate=yes and the container's init, the limits are unit properties and

@@ -1,5 +1,5 @@
 #!/bin/bash
-# systemd-boot.sh - run CMD... under systemd as PID 1 inside the VM lane.
+# vm-systemd-boot.sh - run CMD... under systemd as PID 1 inside the VM lane.
 #
 # vm-run.sh's own init stays PID 1 of the VM; this script (run by it, as
 # root, in the VM) starts /lib/systemd/systemd as PID 1 of a new pid and
@@ -12,7 +12,7 @@
 # shared folder); prints the output, exits with CMD's status.  Measured
 # under TCG: about 80 s from exec to the test unit (loading the host's units
 # and running its generators), about 12 s to exit.
-#   usage: tests/vm/systemd-boot.sh CMD [ARGS...]      env SD_TIMEOUT (s, 600)
+#   usage: tests/helpers/vm-systemd-boot.sh CMD [ARGS...]   env SD_TIMEOUT (s, 600)
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
 out=${SD_OUT:-$PWD/build/vm-systemd}
@@ -40,9 +40,20 @@ echo \$? >$out/rc
 systemctl --no-block exit
 RUN
 start=$(date +%s.%N)
-timeout "${SD_TIMEOUT:-600}" unshare --pid --fork --mount-proc --kill-child \
+unshare --pid --fork --mount-proc --kill-child \
 	/lib/systemd/systemd --unit=agentrt-vm-test.service --log-target=console --log-level=warning \
-	--show-status=false </dev/null >"$out/systemd.log" 2>&1
+	--show-status=false </dev/null >"$out/systemd.log" 2>&1 &
+sd=$!
+# Bounded: the test unit's status file, then up to 30 s for systemd to exit
+# on its own; killing unshare (--kill-child) kills the rest.
+for ((i = 0; i < ${SD_TIMEOUT:-600} * 2; i++)); do
+	[ -s "$out/rc" ] && break
+	kill -0 $sd 2>/dev/null || break
+	sleep 0.5
+done
+for ((i = 0; i < 60; i++)); do kill -0 $sd 2>/dev/null || break; sleep 0.5; done
+kill $sd 2>/dev/null
+wait $sd
 src=$?
 end=$(date +%s.%N)
 cat "$out/output"
