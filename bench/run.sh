@@ -388,6 +388,26 @@ if [ "$agent_profile" = 1 ]; then
   "$here/audit.sh" --rounds $((rounds * 2)) --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: audit row failed" >&2
 fi
+# The egress row: create with a 200-entry policy against an empty one and the oci profile.
+if [ "$agent_profile" = 1 ]; then
+  {
+    printf '\n## Egress policy cost at create\n\n'
+    printf 'bench/egress.sh: `agentrt create` (own new netns) with the oci profile, the agent profile with an empty allowlist, and profiles with 20 and 200 allow entries plus 4 ingress ports, interleaved; medians.\n\n'
+    printf '| row | median | p90, vs empty | rounds |\n|---|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/egress.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+    echo "run.sh: egress row failed" >&2
+fi
+# The sandbox row: `agentrt sandbox -- /bin/true` as a user against bwrap and unshare.
+if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ]; then
+  {
+    printf '\n## `agentrt sandbox` against bubblewrap and unshare\n\n'
+    printf 'bench/sandbox.sh: as uid 65534, `agentrt sandbox -- /bin/true` (agent profile, overlay workspace, trail) against `bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all /bin/true` and `unshare -r -fmnpiu --mount-proc /bin/true`, order rotated each round, medians and paired ratios.\n\n'
+    printf '| row | agentrt | bwrap | unshare |\n|---|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/sandbox.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+    echo "run.sh: sandbox row failed" >&2
+fi
 cp "$out/$name.md" "$out/latest.md"
 cp "$out/$name.svg" "$out/latest.svg"
 cat "$out/$name.md"

@@ -67,6 +67,10 @@ int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
  * thread writing "0" to `tasks` moves only itself and skips that lock.
  * The kernel checks permission against the opener (us).  *n = 0 on v2 and
  * in a fake tree: use CLONE_INTO_CGROUP or cgroup_add_pid there. */
+/* exec --cgroup [CTRL[,CTRL]:]SUB: from now on the manager's cgroup is the
+ * existing sub-cgroup SUB of the container's (for the matching v1
+ * controllers, or all); `..` is refused. */
+int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err);
 #define CGROUP_JOIN_MAX 16
 int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *n,
                     struct error *err);

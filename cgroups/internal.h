@@ -54,6 +54,7 @@ struct cgroup_manager {
   bool rootless;
   bool created; /* cgroup_create made it (or it existed) */
   bool shared;  /* it had processes before cgroup_create: not ours to kill */
+  bool refused; /* create refused a cgroup that exists: never remove it */
   char *root;   /* /sys/fs/cgroup or the test tree */
   char *path;   /* the form saved in state.json */
   struct cgroup_hier hier[CGROUP_MAX_HIER];

@@ -459,6 +459,19 @@ static void check_shared(struct cgroup_manager *m)
               m->path, n);
 }
 
+/* A process put in a cgroup that is already frozen never runs: create
+ * would wait for the init for ever.  Refuse it (runc does too). */
+static int refuse_frozen(struct cgroup_manager *m, struct error *err)
+{
+  struct error e = {0};
+
+  if (m->ops->is_frozen(m, &e) != 1)
+    return 0;
+  m->refused = true;
+  return error_set(err, 0, "cgroup `%s` exists and is frozen: thaw it or use another cgroupsPath",
+                   m->path);
+}
+
 int cgroup_create(struct cgroup_manager *m, struct error *err)
 {
   /* systemd makes the cgroup with the init (cgroup_add_pid); fail now,
@@ -469,6 +482,8 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
     m->created = true;
     return 0;
   }
+  if (refuse_frozen(m, err) < 0)
+    return -1;
   check_shared(m);
   if (m->ops->create(m, err) == 0) {
     m->created = true;
@@ -482,6 +497,67 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
     return -EACCES;
   }
   return -1;
+}
+
+/* exec --cgroup [CTRL[,CTRL...]:]SUB: run in a sub-cgroup of the
+ * container's that already exists (runc's option).  SUB is taken below the
+ * container's cgroup; a `..` component, which would leave it, is refused. */
+static bool sub_is_inside(const char *sub)
+{
+  cleanup_free char *copy = xstrdup(sub);
+  char *save = NULL;
+
+  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+    if (strcmp(c, "..") == 0)
+      return false;
+  return true;
+}
+
+static bool hier_matches(const struct cgroup_hier *h, const char *ctrls)
+{
+  cleanup_free char *copy = NULL;
+  char *save = NULL;
+
+  if (ctrls == NULL)
+    return true;
+  copy = xstrdup(ctrls);
+  for (char *c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save))
+    if (strv_contains(h->ctrls, c))
+      return true;
+  return false;
+}
+
+int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err)
+{
+  cleanup_free char *ctrls = NULL;
+  const char *colon = strchr(spec, ':'), *sub = colon ? colon + 1 : spec;
+  bool any = false;
+
+  if (colon != NULL)
+    ctrls = xstrndup(spec, (size_t)(colon - spec));
+  if (*sub == '\0' || !sub_is_inside(sub))
+    return error_set(err, 0, "--cgroup `%s`: must name a sub-cgroup inside the container's", spec);
+  if (ctrls != NULL && m->version == 2)
+    return error_set(err, 0, "--cgroup `%s`: a controller prefix needs cgroup v1", spec);
+  for (size_t i = 0; i < m->n_hier; i++) {
+    struct cgroup_hier *h = &m->hier[i];
+    cleanup_free char *dir = NULL;
+    struct stat st;
+
+    if (!hier_matches(h, ctrls))
+      continue;
+    while (*sub == '/')
+      sub++;
+    dir = xfmt("%s/%s", h->dir, sub);
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+      return error_set(err, ENOENT, "--cgroup `%s`: sub-cgroup `%s` does not exist", spec, dir);
+    free(h->dir);
+    h->dir = take_ptr(dir);
+    any = true;
+  }
+  if (!any)
+    return error_set(err, 0, "--cgroup `%s`: no such controller", spec);
+  return 0;
 }
 
 int cgroup_clone_fd(struct cgroup_manager *m)
@@ -542,7 +618,8 @@ int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct err
 
 /* Signal pid by pid with the cgroup frozen, so that nothing forks past the
  * loop (as runc does); a cgroup paused by the user stays paused, except for
- * SIGKILL, which needs the tasks thawed to take effect. */
+ * SIGKILL, which needs the tasks thawed to take effect.  Signal 0 (a liveness
+ * check) sends nothing and needs no freeze. */
 int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
 {
   cleanup_free pid_t *pids = NULL;
@@ -555,7 +632,7 @@ int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
     if (r != 0)
       return r < 0 ? -1 : 0;
   }
-  if (m->ops->is_frozen(m, &e2) == 0)
+  if (sig != 0 && m->ops->is_frozen(m, &e2) == 0)
     froze = m->ops->freeze(m, true, &e2) == 0;
   if (cg_read_pids(m->ops->procs_dir(m), &pids, &n, err) < 0) {
     if (froze)
@@ -610,7 +687,7 @@ static int fs_destroy(struct cgroup_manager *m, struct error *err)
   int ret = 0;
   bool gone;
 
-  if (!any_dir_exists(m))
+  if (m->refused || !any_dir_exists(m))
     return 0;
   if (m->shared) {
     /* a failed create: the processes left are the other container's */

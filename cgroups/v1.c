@@ -274,7 +274,7 @@ static int v1_pids(struct cgroup_manager *m, const struct oci_resources *r, stru
 
 static const char *weight_file(struct cgroup_manager *m, const char *dir)
 {
-  if (m->fake || cg_exists(dir, "blkio.weight"))
+  if (cg_exists(dir, "blkio.weight") || (m->fake && !cg_exists(dir, "blkio.bfq.weight")))
     return "blkio.weight";
   if (cg_exists(dir, "blkio.bfq.weight"))
     return "blkio.bfq.weight";
@@ -291,11 +291,35 @@ static int v1_throttle(struct cgroup_manager *m, const char *dir, const char *fi
   return 0;
 }
 
+#define BLKIO_DEFAULT_LEAF_WEIGHT                                                                  \
+  500 /* CFQ's default; kernels without CFQ have no leaf weights                                   \
+       */
+
+/* blkio.leaf_weight[_device] exist only with the CFQ scheduler (gone since
+ * Linux 5.0): a missing file is skipped with a warning when the value asked
+ * for is the default anyway; any other value cannot be honoured. */
+static int leaf_write(struct cgroup_manager *m, const char *dir, const char *file, unsigned weight,
+                      const char *text, struct error *err)
+{
+  if (!m->fake && !cg_exists(dir, file)) {
+    if (weight != BLKIO_DEFAULT_LEAF_WEIGHT)
+      return cg_fail(err, ENOTSUP, "cgroup: blockIO leafWeight %u: no `%s` on this host", weight,
+                     file);
+    log_warning("cgroup: no `%s` on this host (leafWeight %u is the default), ignoring", file,
+                weight);
+    return 0;
+  }
+  return cg_write(m, dir, file, text, err);
+}
+
 static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
                             const struct oci_resources *r, struct error *err)
 {
   bool any = (r->has_blkio_weight && r->blkio_weight) || r->n_blkio_weight_device;
   const char *wf = weight_file(m, dir);
+  const char *wdf =
+      wf && streq(wf, "blkio.bfq.weight") ? "blkio.bfq.weight_device" : "blkio.weight_device";
+  char buf[64];
 
   if (any && wf == NULL)
     return cg_fail(err, ENOTSUP,
@@ -304,19 +328,21 @@ static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
   if (r->has_blkio_weight && r->blkio_weight &&
       cg_writef(m, dir, wf, err, "%u", r->blkio_weight) < 0)
     return -1;
-  if (r->has_blkio_leaf_weight && r->blkio_leaf_weight &&
-      cg_writef(m, dir, "blkio.leaf_weight", err, "%u", r->blkio_leaf_weight) < 0)
-    return -1;
+  if (r->has_blkio_leaf_weight && r->blkio_leaf_weight) {
+    snprintf(buf, sizeof buf, "%u", r->blkio_leaf_weight);
+    if (leaf_write(m, dir, "blkio.leaf_weight", r->blkio_leaf_weight, buf, err) < 0)
+      return -1;
+  }
   for (size_t i = 0; i < r->n_blkio_weight_device; i++) {
     const struct oci_weight_device *d = &r->blkio_weight_device[i];
-    const char *f = streq(wf, "blkio.weight") ? "blkio.weight_device" : wf;
-    if (d->has_weight &&
-        cg_writef(m, dir, f, err, "%" PRId64 ":%" PRId64 " %u", d->major, d->minor, d->weight) < 0)
+    if (d->has_weight && cg_writef(m, dir, wdf, err, "%" PRId64 ":%" PRId64 " %u", d->major,
+                                   d->minor, d->weight) < 0)
       return -1;
-    if (d->has_leaf_weight &&
-        cg_writef(m, dir, "blkio.leaf_weight_device", err, "%" PRId64 ":%" PRId64 " %u", d->major,
-                  d->minor, d->leaf_weight) < 0)
-      return -1;
+    if (d->has_leaf_weight) {
+      snprintf(buf, sizeof buf, "%" PRId64 ":%" PRId64 " %u", d->major, d->minor, d->leaf_weight);
+      if (leaf_write(m, dir, "blkio.leaf_weight_device", d->leaf_weight, buf, err) < 0)
+        return -1;
+    }
   }
   return 0;
 }

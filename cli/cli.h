@@ -61,6 +61,8 @@ int cmd_sandbox(const struct global_opts *g, int argc, char **argv, struct error
 int cmd_doctor(const struct global_opts *g, int argc, char **argv, struct error *err);
 /* the pid 1 of a sandbox on the host root (internal) */
 int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct error *err);
+/* the network hook of a sandbox with egress entries (internal) */
+int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct error *err);
 
 /* Exit code a command asks for (run/exec in the foreground return the
  * container process's status); commands return >= 0 for success. */

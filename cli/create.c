@@ -27,20 +27,25 @@
 #include "container/lsm.h"
 #include "container/process.h"
 #include "container/seccomp_cache.h"
+#include "container/seccomp_notify.h"
 #include "monitor/monitor.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 #include "workspace/workspace.h"
 
-static int load_bundle_config(const char *bundle, struct oci_config **ret, struct error *err)
+/* The bundle's config.json, or --config FILE (crun's option; a relative
+ * FILE is taken in the bundle, as crun does). */
+static int load_bundle_config(const char *bundle, const char *file, struct oci_config **ret,
+                              struct error *err)
 {
-  cleanup_free char *path = xfmt("%s/config.json", bundle);
+  const char *name = file ? file : "config.json";
+  cleanup_free char *path = name[0] == '/' ? xstrdup(name) : xfmt("%s/%s", bundle, name);
   cleanup_free char *json = NULL;
   size_t len = 0;
 
   if (read_file_at(AT_FDCWD, path, 64 << 20, &json, &len, err) < 0)
-    return -1;
-  return oci_config_parse(json, len, "config.json", ret, err);
+    return file ? error_prefix(err, "--config `%s`", file) : -1;
+  return oci_config_parse(json, len, file ? file : "config.json", ret, err);
 }
 
 static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
@@ -134,23 +139,19 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
   return write_file_path(path, buf, (size_t)n, err);
 }
 
-/* The protected placeholders agentrt creates in the workspace, so that
- * `workspace diff/commit` leave them out (cli/workspace_cmd.c). */
-static int record_protected(struct container *c, const struct workspace *w, const char *dest,
-                            struct error *err)
+/* The profile's protected list, for `workspace diff/commit` (the protection
+ * rule is applied at review time: workspace/protect.c). */
+static int record_protected(struct container *c, const struct workspace *w, struct error *err)
 {
   cleanup_free char *buf = xstrdup("");
-  size_t dn = strlen(dest);
+  char **list = c->profile ? c->profile->workspace.review_protected : NULL;
   int dfd, r;
 
-  if (c->profile == NULL)
-    return 0;
-  for (size_t i = 0; i < c->profile->workspace.n_protected; i++) {
-    const struct profile_protected *p = &c->profile->workspace.protected[i];
+  for (size_t i = 0; list && list[i]; i++) {
     char *nb;
-    if (strncmp(p->path, dest, dn) != 0 || p->path[dn] != '/')
+    if (strchr(list[i], '\n'))
       continue;
-    nb = xfmt("%s%s%s\n", buf, p->path + dn + 1, p->dir ? "/" : "");
+    nb = xfmt("%s%s\n", buf, list[i]);
     free(buf);
     buf = nb;
   }
@@ -185,7 +186,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
-    if (record_protected(c, w, m->destination, err) < 0) {
+    if (record_protected(c, w, err) < 0) {
       workspace_free(w);
       return -1;
     }
@@ -308,11 +309,15 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free struct sock_fprog *extra = NULL;
   struct stat st;
   size_t cfg_len = 0;
+  int r;
 
   if (validate_container_id(o->id, err) < 0)
     return -1;
-  if (load_bundle_config(bundle, &cfg, err) < 0)
+  if (load_bundle_config(bundle, o->config, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
+  if (cfg->process != NULL && cfg->process->caps.n_unknown > 0)
+    log_warning("create `%s`: process.capabilities: %u unknown (%s), ignoring", o->id,
+                cfg->process->caps.n_unknown, cfg->process->caps.unknown);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
   if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
@@ -377,7 +382,18 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       goto fail;
     so.extra_bpf = extra;
   }
-  if (spawn_init(&so, ret_r, err) < 0)
+  /* SCMP_ACT_NOTIFY: connected now, used by the init when it loads its
+   * filter (it cannot reach the host's socket from inside) */
+  so.listener_fd =
+      seccomp_listener_connect(c->config->linux ? c->config->linux->seccomp : NULL, err);
+  if (so.listener_fd == -1) {
+    error_prefix(err, "create `%s`", c->id);
+    goto fail;
+  }
+  r = spawn_init(&so, ret_r, err);
+  if (so.listener_fd >= 0)
+    close(so.listener_fd);
+  if (r < 0)
     goto fail;
   FAILPOINT("create-after-spawn");
   c->state->pid = ret_r->pid;
@@ -440,7 +456,8 @@ int run_poststart_hooks(struct container *c)
   free(c->state->status);
   c->state->status = xstrdup("running");
   if (container_state_json(c, &sj, &e) == 0 &&
-      hooks_run(h->list[OCI_HOOK_POSTSTART], h->n[OCI_HOOK_POSTSTART], "poststart", sj, &e) < 0)
+      hooks_run(h->list[OCI_HOOK_POSTSTART], h->n[OCI_HOOK_POSTSTART], "poststart",
+                c->state->bundle, sj, &e) < 0)
     log_warning("start `%s`: %s", c->id, e.msg);
   return 0;
 }
@@ -453,6 +470,7 @@ enum {
   O_NOKEYRING,
   O_PRESERVE,
   O_DETACH,
+  O_CONFIG,
   O_HELP,
 };
 
@@ -464,6 +482,7 @@ static const struct opt_spec create_specs[] = {
     {"no-new-keyring", 0, false, O_NOKEYRING},
     {"preserve-fds", 0, true, O_PRESERVE},
     {"detach", 'd', false, O_DETACH},
+    {"config", 'f', true, O_CONFIG},
     {"help", 'h', false, O_HELP},
     {NULL, 0, false, 0},
 };
@@ -500,9 +519,13 @@ int cmd_create(const struct global_opts *g, int argc, char **argv, struct error 
       break;
     case O_DETACH:
       break; /* create always detaches */
+    case O_CONFIG:
+      o.config = val;
+      break;
     case O_HELP:
-      printf("Usage: agentrt create [--bundle DIR] [--pid-file FILE] [--console-socket SOCK]\n"
-             "                      [--no-pivot] [--no-new-keyring] [--preserve-fds N] ID\n");
+      printf("Usage: agentrt create [--bundle DIR] [--config FILE] [--pid-file FILE]\n"
+             "                      [--console-socket SOCK] [--no-pivot] [--no-new-keyring]\n"
+             "                      [--preserve-fds N] ID\n");
       return 0;
     }
   }

@@ -11,6 +11,7 @@
 struct create_opts {
   const char *id;
   const char *bundle; /* NULL = cwd */
+  const char *config; /* NULL = config.json; relative: to the bundle (crun's --config) */
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;

@@ -36,6 +36,7 @@
 #include "common/util.h"
 #include "container/audit_cli.h"
 #include "container/console.h"
+#include "container/seccomp_notify.h"
 #include "container/container.h"
 #include "container/lsm.h"
 #include "container/process.h"
@@ -118,6 +119,8 @@ struct exec_child {
   int preserve_fds;
   int cgroup_fds[CGROUP_JOIN_MAX]; /* v1: joined with cgroup_join_self after GO */
   size_t n_cgroup_fds;
+  int listener_fd;               /* connected to linux.seccomp.listenerPath, or < 0 */
+  const struct oci_state *state; /* for the listener's state document */
 };
 
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
@@ -127,13 +130,14 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   struct error err = {0};
   struct process_opts po = {0};
   cleanup_free char *path = NULL;
-  int master = -1, peer = -1;
+  int master = -1, peer = -1, host_pid = 0;
   sigset_t none;
 
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (sync_expect(x->sock, SYNC_GO, NULL, &err) < 0)
+  /* GO carries our pid in the runtime's pid namespace */
+  if (sync_expect_code(x->sock, SYNC_GO, &host_pid, &err) < 0)
     _exit(1);
   if (cgroup_join_self(x->cgroup_fds, x->n_cgroup_fds, &err) < 0)
     goto fail;
@@ -146,7 +150,14 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   }
   procfs_reset();
   if (x->proc->terminal) {
-    if (open_pty(&master, &peer, &err) < 0 || sync_send(x->sock, SYNC_PTY, master, &err) < 0)
+    if (open_pty(&master, &peer, &err) < 0)
+      goto fail;
+    if (x->proc->has_console_size &&
+        console_set_size(master, x->proc->console_height, x->proc->console_width) < 0) {
+      error_errno(&err, "terminal: set window size (process.consoleSize)");
+      goto fail;
+    }
+    if (sync_send(x->sock, SYNC_PTY, master, &err) < 0)
       goto fail;
     close(master);
   }
@@ -160,6 +171,17 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.in_userns = x->ns[OCI_NS_USER] >= 0;
   po.seccomp = x->seccomp;
   po.extra_bpf = x->extra_bpf;
+  if (x->listener_fd >= 0) {
+    po.has_listener = true;
+    po.listener_fd = x->listener_fd;
+    po.listener_msg =
+        seccomp_listener_msg(x->seccomp, x->state->id, "running", host_pid, x->state->bundle,
+                             x->state->annotations, x->state->n_annotations);
+    if (po.listener_msg == NULL) {
+      error_set(&err, 0, "seccomp: cannot build the listener's state document");
+      goto fail;
+    }
+  }
   process_exec(x->proc, path, &po, &err);
 fail:
   sync_send_error(x->sock, &err);
@@ -231,6 +253,11 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     close(saved_time);
   close(sv[1]);
   cgroup_join_fds_close(x->cgroup_fds, x->n_cgroup_fds);
+  /* the listener connection is the child's now: the agent sees EOF once it sent */
+  if (x->listener_fd >= 0) {
+    close(x->listener_fd);
+    x->listener_fd = -1;
+  }
   if (pid < 0) {
     close(sv[0]);
     return error_errno(err, "fork");
@@ -238,7 +265,7 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
   if (c->cgroup && cgfd < 0 && x->n_cgroup_fds == 0 && cgroup_add_pid(c->cgroup, pid, err) < 0)
     goto fail_child;
   FAILPOINT("exec-after-fork");
-  if (sync_send(sv[0], SYNC_GO, -1, err) < 0)
+  if (sync_send_code(sv[0], SYNC_GO, pid, err) < 0)
     goto fail_child;
   for (;;) {
     n = sync_recv(sv[0], &m, &fd, err);
@@ -340,7 +367,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   struct exec_opts eo;
   struct container *c = NULL;
   struct oci_process *proc = NULL;
-  struct exec_child x = {0};
+  struct exec_child x = {.listener_fd = -1};
   cleanup_free struct sock_fprog *extra = NULL;
   int master = -1, sigfd = -1, ret = -1;
   pid_t pid;
@@ -363,15 +390,33 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out;
   }
   if (c->status == STATUS_PAUSED && !eo.ignore_paused) {
-    error_set(err, 0, "exec `%s`: container paused", c->id);
+    error_set(err, 0, "exec `%s`: container paused (use --ignore-paused)", c->id);
     goto out;
   }
+  /* --ignore-paused: the process starts frozen and runs at `resume`, which
+   * takes the lock exclusively; no pause can slip in (the container is
+   * paused already), so do not hold the lock while the process is frozen. */
+  if (c->status == STATUS_PAUSED)
+    flock(c->dirfd, LOCK_UN);
   if (container_load_config(c, err) < 0 || container_cgroup(c, g, err) < 0)
     goto out;
+  for (char **cg = eo.cgroups; cg && *cg; cg++) {
+    if (c->cgroup == NULL) {
+      error_set(err, 0, "exec `%s`: --cgroup: the container has no cgroup", c->id);
+      goto out;
+    }
+    if (cgroup_use_sub(c->cgroup, *cg, err) < 0) {
+      error_prefix(err, "exec `%s`", c->id);
+      goto out;
+    }
+  }
   if (exec_build_process(&eo, c->config, &proc, err) < 0) {
     error_prefix(err, "exec `%s`", c->id);
     goto out;
   }
+  if (proc->caps.n_unknown > 0)
+    log_warning("exec `%s`: process.capabilities: %u unknown (%s), ignoring", c->id,
+                proc->caps.n_unknown, proc->caps.unknown);
   if (exec_apply_profile(c, proc, err) < 0)
     goto out;
   if (lsm_check_process(proc, NULL, err) < 0) {
@@ -389,6 +434,13 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   }
   x.proc = proc;
   x.seccomp = c->config->linux ? c->config->linux->seccomp : NULL;
+  x.state = c->state;
+  /* SCMP_ACT_NOTIFY: connected here, on the host; the process sends */
+  x.listener_fd = seccomp_listener_connect(x.seccomp, err);
+  if (x.listener_fd == -1) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out_ns;
+  }
   x.preserve_fds = eo.preserve_fds;
   if (load_extra_bpf(c, &extra, err) < 0)
     goto out_ns;
@@ -412,6 +464,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   }
   ret = fwd_wait(pid, sigfd, master, err);
 out_ns:
+  if (x.listener_fd >= 0)
+    close(x.listener_fd);
   close_ns(x.ns);
 out:
   if (sigfd >= 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "container/process.h"
 #include "os/fsutil.h"
@@ -102,21 +103,23 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
     case E_IGNORE_PAUSED:
       o->ignore_paused = true;
       break;
+    case E_CGROUP:
+      strv_push(&o->cgroups, val);
+      break;
     case E_LABEL:
       o->process_label = val;
       break;
     case E_APPARMOR:
       o->apparmor = val;
       break;
-    case E_CGROUP:
-      break; /* sub-cgroups are not supported */
     case E_HELP:
       o->help = true;
       printf("Usage: agentrt exec [--process FILE] [--detach] [--pid-file FILE] [--tty]\n"
              "                    [--console-socket SOCK] [--env K=V]... [--cwd DIR]\n"
              "                    [--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
-             "                    [--preserve-fds N] [--ignore-paused] [--apparmor PROFILE]\n"
-             "                    [--process-label LABEL] ID [COMMAND [ARG...]]\n");
+             "                    [--preserve-fds N] [--ignore-paused] [--cgroup [CTRL:]SUB]\n"
+             "                    [--apparmor PROFILE] [--process-label LABEL]\n"
+             "                    ID [COMMAND [ARG...]]\n");
       return 0;
     }
   }
@@ -157,7 +160,8 @@ void exec_opts_free(struct exec_opts *o)
   strv_free(o->env);
   strv_free(o->caps);
   strv_free(o->gids);
-  o->env = o->caps = o->gids = NULL;
+  strv_free(o->cgroups);
+  o->env = o->caps = o->gids = o->cgroups = NULL;
 }
 
 /* The parts of the container's process an exec inherits. */
@@ -245,8 +249,10 @@ static int apply_flags(const struct exec_opts *o, struct oci_process *p, struct 
   }
   for (char **c = o->caps; c && *c; c++) {
     int cap = oci_cap_from_name(*c);
-    if (cap < 0)
-      return error_set(err, 0, "--cap `%s`: unknown capability", *c);
+    if (cap < 0) {
+      log_warning("exec: --cap `%s`: unknown capability, ignoring", *c);
+      continue;
+    }
     /* never inheritable (CVE-2022-29162) */
     p->has_caps = true;
     p->caps.has_bounding = p->caps.has_effective = p->caps.has_permitted = true;

@@ -19,6 +19,7 @@ struct exec_opts {
   char **env;                /* --env, repeated */
   char **caps;               /* --cap, repeated */
   char **gids;               /* --additional-gids, repeated */
+  char **cgroups;            /* --cgroup [CTRL:]SUB, repeatable */
   char **args;               /* the command line after the id (borrowed) */
   bool detach, tty, tty_set, no_new_privs, ignore_paused, help;
   int preserve_fds;

@@ -38,6 +38,7 @@ static const char usage[] =
     "  profile   show the effective profile (show [NAME]) or validate one (check FILE)\n"
     "  audit     show (--follow, --summary), verify or --purge a container's audit trail\n"
     "  egress    a running container's egress allowlist: list, allow ENTRY, deny ENTRY\n"
+    "            (a deny ends the open connections it no longer allows)\n"
     "  workspace review an overlay workspace: diff, commit, discard, snapshot,\n"
     "            rollback, list, purge (the host directory changes only on commit)\n"
     "\n"

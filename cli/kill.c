@@ -2,7 +2,9 @@
  *
  * Plain kill of a stopped container fails with "container not running"
  * (containerd maps it to NotFound); --all on a stopped container succeeds
- * and signals whatever is left in the cgroup (ENGINES.md §2.3). */
+ * and signals whatever is left in the cgroup.  Signal 0 is a liveness check:
+ * it succeeds while the container's init (or, with --all, a process of its
+ * cgroup) is alive and sends nothing. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,7 +62,10 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
     return -1;
   if (argc - it.i < 1 || argc - it.i > 2)
     return error_set(err, 0, "kill: expected a container id and an optional signal");
-  if (argc - it.i == 2 && parse_signal(argv[it.i + 1], &sig, err) < 0)
+  /* signal 0 checks that the process exists and sends nothing (kill(2)) */
+  if (argc - it.i == 2 && strcmp(argv[it.i + 1], "0") == 0)
+    sig = 0;
+  else if (argc - it.i == 2 && parse_signal(argv[it.i + 1], &sig, err) < 0)
     return error_prefix(err, "kill");
   if (container_load(g, argv[it.i], 0, &c, err) < 0)
     return -1;

@@ -42,6 +42,7 @@ static const struct command commands[] = {
     {"sandbox", cmd_sandbox},
     {"doctor", cmd_doctor},
     {"sandbox-init", cmd_sandbox_init},
+    {"sandbox-net", cmd_sandbox_net},
     {"checkpoint", cmd_checkpoint},
     {"restore", cmd_checkpoint},
     {"workspace", cmd_workspace},

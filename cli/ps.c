@@ -1,12 +1,20 @@
-/* ps.c - `agentrt ps [--format table|json] ID`: the processes in the
- * container's cgroup (containerd reads the JSON array of host pids). */
+/* ps.c - `agentrt ps [--format table|json] ID [PS-ARGS...]`: the processes in
+ * the container's cgroup (containerd reads the JSON array of host pids).  The
+ * table is ps(1)'s output for PS-ARGS (default `-ef`) cut to the container's
+ * processes, as runc prints it; without ps(1) on the host and without
+ * PS-ARGS, a PID/CMD table of agentrt's own. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
 #include "container/container.h"
+#include "os/fsutil.h"
 #include "os/procfs.h"
 
 static const struct opt_spec ps_specs[] = {
@@ -33,6 +41,124 @@ static void print_cmdline(pid_t pid)
   printf("%s\n", buf);
 }
 
+/* Column of the header's `PID` field (0-based), -1 when there is none. */
+static int pid_column(const char *header)
+{
+  cleanup_free char *h = xstrdup(header);
+  char *save = NULL;
+  int col = 0;
+
+  for (char *f = strtok_r(h, " \t", &save); f; f = strtok_r(NULL, " \t", &save), col++)
+    if (strcmp(f, "PID") == 0)
+      return col;
+  return -1;
+}
+
+static bool line_pid(const char *line, int col, pid_t *ret)
+{
+  cleanup_free char *l = xstrdup(line);
+  char *save = NULL, *f = strtok_r(l, " \t", &save);
+  int v;
+
+  for (int i = 0; f && i < col; i++)
+    f = strtok_r(NULL, " \t", &save);
+  if (f == NULL || parse_int(f, &v) < 0)
+    return false;
+  *ret = v;
+  return true;
+}
+
+/* ps(1) with ARGS, its output in *ret (NUL-terminated).  ENOENT: no ps. */
+static int run_ps(char **args, int nargs, char **ret, struct error *err)
+{
+  int fds[2], st;
+  size_t len = 0;
+  pid_t pid;
+  int r;
+
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return error_errno(err, "ps: pipe");
+  pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return error_errno(err, "ps: fork");
+  }
+  if (pid == 0) {
+    char **av = xmalloc(sizeof *av * (size_t)(nargs + 2));
+    av[0] = (char *)"ps";
+    memcpy(av + 1, args, sizeof *av * (size_t)nargs);
+    av[nargs + 1] = NULL;
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    execvp("ps", av);
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  close(fds[1]);
+  r = read_fd_all(fds[0], 16 << 20, ret, &len, err);
+  close(fds[0]);
+  if (waitpid(pid, &st, 0) < 0)
+    st = 0;
+  if (r < 0)
+    return -1;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+    free(*ret);
+    *ret = NULL;
+    error_set(err, 0, "ps: ps(1) not found");
+    err->code = ENOENT;
+    return -1;
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    error_set(err, 0, "ps: ps(1) failed: %.200s", *ret);
+    free(*ret);
+    *ret = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static bool has_pid(const pid_t *pids, size_t n, pid_t p)
+{
+  for (size_t i = 0; i < n; i++)
+    if (pids[i] == p)
+      return true;
+  return false;
+}
+
+/* ps(1)'s header, then its lines whose PID is one of PIDS. */
+static int print_ps_table(char **args, int nargs, const pid_t *pids, size_t npids,
+                          struct error *err)
+{
+  static char *dflt[] = {(char *)"-ef"};
+  cleanup_free char *out = NULL;
+  char *save = NULL, *line;
+  int col;
+
+  if (run_ps(nargs ? args : dflt, nargs ? nargs : 1, &out, err) < 0)
+    return -1;
+  line = strtok_r(out, "\n", &save);
+  if (line == NULL || (col = pid_column(line)) < 0)
+    return error_set(err, 0, "ps: no PID field in ps(1)'s output");
+  printf("%s\n", line);
+  while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+    pid_t p;
+    if (!line_pid(line, col, &p))
+      return error_set(err, 0, "ps: cannot parse a pid in `%.80s`", line);
+    if (has_pid(pids, npids, p))
+      printf("%s\n", line);
+  }
+  return 0;
+}
+
+static void print_own_table(const pid_t *pids, size_t npids)
+{
+  printf("%-8s %s\n", "PID", "CMD");
+  for (size_t i = 0; i < npids; i++) {
+    printf("%-8d ", pids[i]);
+    print_cmdline(pids[i]);
+  }
+}
+
 int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
@@ -46,7 +172,7 @@ int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err
     if (id == 1)
       format = val;
     else {
-      printf("Usage: agentrt ps [--format table|json] ID\n");
+      printf("Usage: agentrt ps [--format table|json] ID [PS-ARGS...]\n");
       return 0;
     }
   }
@@ -73,12 +199,11 @@ int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err
     for (size_t i = 0; i < npids; i++)
       printf("%s%d", i ? "," : "", pids[i]);
     printf("]\n");
-  } else {
-    printf("%-8s %s\n", "PID", "CMD");
-    for (size_t i = 0; i < npids; i++) {
-      printf("%-8d ", pids[i]);
-      print_cmdline(pids[i]);
-    }
+  } else if (print_ps_table(argv + it.i + 1, argc - it.i - 1, pids, npids, err) < 0) {
+    if (err->code != ENOENT || argc - it.i > 1)
+      goto out;
+    error_clear(err);
+    print_own_table(pids, npids);
   }
   ret = 0;
 out:

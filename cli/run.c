@@ -27,6 +27,7 @@ enum {
   R_DETACH,
   R_KEEP,
   R_NOSUBREAPER,
+  R_CONFIG,
   R_HELP,
 };
 
@@ -40,6 +41,7 @@ static const struct opt_spec run_specs[] = {
     {"detach", 'd', false, R_DETACH},
     {"keep", 0, false, R_KEEP},
     {"no-subreaper", 0, false, R_NOSUBREAPER},
+    {"config", 'f', true, R_CONFIG},
     {"help", 'h', false, R_HELP},
     {NULL, 0, false, 0},
 };
@@ -92,8 +94,12 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
       break;
     case R_NOSUBREAPER:
       break;
+    case R_CONFIG:
+      o.config = val;
+      break;
     case R_HELP:
-      printf("Usage: agentrt run [--bundle DIR] [--pid-file FILE] [--console-socket SOCK]\n"
+      printf("Usage: agentrt run [--bundle DIR] [--config FILE] [--pid-file FILE]\n"
+             "                   [--console-socket SOCK]\n"
              "                   [--detach] [--keep] [--no-pivot] [--no-new-keyring]\n"
              "                   [--preserve-fds N] ID\n");
       return 0;

@@ -32,6 +32,7 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,6 +62,7 @@ enum {
   S_DOTFILE,
   S_ALLOW,
   S_SECRET,
+  S_DNS,
   S_HELP,
 };
 
@@ -78,6 +80,7 @@ static const struct opt_spec sandbox_specs[] = {
     {"dotfile", 0, true, S_DOTFILE},
     {"allow", 0, true, S_ALLOW},
     {"secret", 0, true, S_SECRET},
+    {"dns", 0, true, S_DNS},
     {"help", 'h', false, S_HELP},
     {NULL, 0, false, 0},
 };
@@ -85,12 +88,14 @@ static const struct opt_spec sandbox_specs[] = {
 static const char sandbox_usage[] =
     "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
     "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
-    "                       [--env K=V]... [--dotfile PATH]... [--keep] -- CMD [ARGS...]\n"
+    "                       [--env K=V]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
+    "                       [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
     "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
     "current directory (or --workspace) as the reviewed workspace, no network but\n"
-    "loopback, the profile's seccomp, capability and audit rules and its limits.\n"
+    "loopback (with --allow: slirp4netns, and only the entries leave), the profile's\n"
+    "seccomp, capability and audit rules and its limits.\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents
@@ -131,6 +136,8 @@ struct sandbox_opts {
   char **env;      /* --env */
   char **dotfiles; /* --dotfile, relative to $HOME */
   bool dotfiles_set;
+  char **allow; /* --allow: egress entries; the sandbox gets a network */
+  char **dns;   /* --dns: upstream resolvers */
   char **cmd;
   const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
 };
@@ -313,6 +320,26 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   gmount(y, ws, "bind", ws, ws_bind);
   yajl_gen_array_close(y);
 
+  if (o->allow != NULL) {
+    /* The network helper, started once the sandbox's network namespace exists. */
+    gstr(y, "hooks");
+    yajl_gen_map_open(y);
+    gstr(y, "createRuntime");
+    yajl_gen_array_open(y);
+    yajl_gen_map_open(y);
+    gkv(y, "path", o->shim);
+    gstr(y, "args");
+    yajl_gen_array_open(y);
+    gstr(y, "agentrt");
+    gstr(y, "sandbox-net");
+    yajl_gen_array_close(y);
+    gstr(y, "timeout");
+    yajl_gen_integer(y, 20);
+    yajl_gen_map_close(y);
+    yajl_gen_array_close(y);
+    yajl_gen_map_close(y);
+  }
+
   gstr(y, "linux");
   yajl_gen_map_open(y);
   gstr(y, "namespaces");
@@ -406,6 +433,27 @@ static int write_profile(int dirfd, const struct sandbox_opts *o, const char *ws
   gkv(y, "path", ws);
   gkv(y, "mode", o->write_through ? "bind" : "overlay");
   yajl_gen_map_close(y);
+  if (o->allow != NULL) {
+    gstr(y, "egress");
+    yajl_gen_map_open(y);
+    gkv(y, "default", "deny");
+    gstr(y, "allow");
+    yajl_gen_array_open(y);
+    for (char **a = o->allow; *a != NULL; a++)
+      gstr(y, *a);
+    yajl_gen_array_close(y);
+    if (o->dns != NULL) {
+      gstr(y, "dns");
+      yajl_gen_map_open(y);
+      gstr(y, "upstream");
+      yajl_gen_array_open(y);
+      for (char **a = o->dns; *a != NULL; a++)
+        gstr(y, *a);
+      yajl_gen_array_close(y);
+      yajl_gen_map_close(y);
+    }
+    yajl_gen_map_close(y);
+  }
   yajl_gen_map_close(y);
   if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
     yajl_gen_free(y);
@@ -414,6 +462,19 @@ static int write_profile(int dirfd, const struct sandbox_opts *o, const char *ws
   r = write_file_atomic_at(dirfd, "profile.json", (const char *)buf, len, err);
   yajl_gen_free(y);
   return r;
+}
+
+static bool have_slirp(void)
+{
+  const char *path = getenv("PATH");
+  cleanup_free char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin");
+
+  for (char *save = NULL, *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+    cleanup_free char *f = xfmt("%s/slirp4netns", d);
+    if (access(f, X_OK) == 0)
+      return true;
+  }
+  return false;
 }
 
 static int write_id_map(const char *file, const char *line, struct error *err)
@@ -540,6 +601,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *shim = NULL;
   cleanup_strv char **env = NULL;
   cleanup_strv char **dots = NULL;
+  cleanup_strv char **allow = NULL;
+  cleanup_strv char **dns = NULL;
   cleanup_close int dirfd = -1;
   const char *val;
   int id, n, code;
@@ -589,11 +652,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       strv_push(&dots, val);
       break;
     case S_ALLOW:
-      return error_set(err, 0,
-                       "sandbox: --allow `%s`: egress from a sandbox needs a network "
-                       "helper, which this build does not have yet; the sandbox has "
-                       "loopback only",
-                       val);
+      strv_push(&allow, val);
+      break;
+    case S_DNS:
+      strv_push(&dns, val);
+      break;
     case S_SECRET:
       return error_set(err, 0, "sandbox: --secret `%s`: secrets are not supported yet", val);
     case S_HELP:
@@ -607,6 +670,18 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     return error_set(err, 0, "sandbox: expected a command (agentrt sandbox [OPTIONS] -- CMD)");
   o.cmd = argv + it.i;
   o.env = env;
+  o.allow = allow;
+  o.dns = dns;
+  if (allow != NULL) {
+    if (o.rootfs != NULL)
+      return error_set(err, 0,
+                       "sandbox: --allow with --rootfs: the network helper runs from "
+                       "the host's root");
+    if (!have_slirp())
+      return error_set(err, 0,
+                       "sandbox: --allow needs slirp4netns (Debian package "
+                       "`slirp4netns`) on PATH, for the sandbox's network");
+  }
   if (!o.dotfiles_set)
     for (size_t i = 0; default_dotfiles[i] != NULL; i++)
       strv_push(&dots, default_dotfiles[i]);
@@ -756,4 +831,125 @@ int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct 
     if (si.si_code <= 0 && sig != SIGKILL && sig != SIGSTOP)
       kill(child, sig);
   }
+}
+
+/* The init's pid from the OCI state a hook gets on stdin. */
+static pid_t state_pid(struct error *err)
+{
+  char buf[65536];
+  size_t len = 0;
+  ssize_t n;
+  const char *p;
+  long v;
+
+  while (len < sizeof buf - 1 && (n = read(STDIN_FILENO, buf + len, sizeof buf - 1 - len)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      error_errno(err, "sandbox-net: read the state");
+      return -1;
+    }
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  p = strstr(buf, "\"pid\"");
+  if (p == NULL || (p = strchr(p, ':')) == NULL) {
+    error_set(err, 0, "sandbox-net: no pid in the state");
+    return -1;
+  }
+  v = strtol(p + 1, NULL, 10);
+  if (v <= 0 || v > 4194304) {
+    error_set(err, 0, "sandbox-net: bad pid in the state");
+    return -1;
+  }
+  return (pid_t)v;
+}
+
+/* The babysitter: starts slirp4netns for the init's network namespace, says
+ * when it is up, and ends it when the init is gone. */
+static void babysit(pid_t init, int up)
+{
+  int ready[2];
+  pid_t slirp;
+  char pidstr[16], fdarg[32], c;
+  int pfd = (int)syscall(SYS_pidfd_open, init, 0);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+  if (pfd < 0 || null < 0 || pipe2(ready, O_CLOEXEC) < 0)
+    _exit(1);
+  setsid();
+  slirp = fork();
+  if (slirp < 0)
+    _exit(1);
+  if (slirp == 0) {
+    int wfd = dup(ready[1]); /* without O_CLOEXEC: slirp4netns writes it */
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    snprintf(pidstr, sizeof pidstr, "%d", (int)init);
+    snprintf(fdarg, sizeof fdarg, "--ready-fd=%d", wfd);
+    /* 10.0.2.2 would be the host's loopback; --disable-host-loopback refuses it */
+    execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+           fdarg, pidstr, "tap0", (char *)NULL);
+    _exit(127);
+  }
+  close(ready[1]);
+  if (read(ready[0], &c, 1) != 1) {
+    kill(slirp, SIGKILL);
+    waitpid(slirp, NULL, 0);
+    _exit(1);
+  }
+  if (write(up, "1", 1) != 1)
+    _exit(1);
+  close(up);
+  dup2(null, STDIN_FILENO);
+  dup2(null, STDOUT_FILENO);
+  dup2(null, STDERR_FILENO);
+  for (;;) {
+    struct pollfd p[1] = {{.fd = pfd, .events = POLLIN}};
+    int st;
+    if (poll(p, 1, 1000) > 0)
+      break; /* the init is gone */
+    if (waitpid(slirp, &st, WNOHANG) == slirp)
+      _exit(0);
+  }
+  kill(slirp, SIGTERM);
+  waitpid(slirp, NULL, 0);
+  _exit(0);
+}
+
+/* `agentrt sandbox-net`: the sandbox's createRuntime hook when it has egress
+ * entries: user-mode networking (slirp4netns) for its network namespace,
+ * from this namespace, with the host's loopback refused; the profile's
+ * nftables rules inside decide what may leave. */
+int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  int up[2];
+  pid_t init, sitter;
+  char c;
+  struct pollfd p;
+
+  (void)g;
+  (void)argc;
+  (void)argv;
+  if ((init = state_pid(err)) < 0)
+    return -1;
+  if (pipe2(up, O_CLOEXEC) < 0)
+    return error_errno(err, "sandbox-net: pipe");
+  sitter = fork();
+  if (sitter < 0)
+    return error_errno(err, "sandbox-net: fork");
+  if (sitter == 0) {
+    close(up[0]);
+    /* detached from the hook: the runtime waits for the hook, not for us */
+    if (fork() != 0)
+      _exit(0);
+    babysit(init, up[1]);
+  }
+  close(up[1]);
+  waitpid(sitter, NULL, 0);
+  p = (struct pollfd){.fd = up[0], .events = POLLIN};
+  if (poll(&p, 1, 15000) <= 0 || read(up[0], &c, 1) != 1)
+    return error_set(err, 0, "sandbox-net: slirp4netns did not bring the network up");
+  return 0;
 }

@@ -168,13 +168,21 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
   const char *resources = NULL, *val;
   int ids[32];
   const char *vals[32];
+  const char *cid = NULL;
   int nflags = 0, id, n, ret = -1;
 
-  while ((n = opt_next(&it, update_specs, &id, &val, "update", err)) == 1) {
+  /* runc's flags may come before or after the id */
+  while ((n = opt_next(&it, update_specs, &id, &val, "update", err)) == 1 ||
+         (n == 0 && it.i < argc && cid == NULL)) {
+    if (n == 0) {
+      cid = argv[it.i++];
+      continue;
+    }
     if (id == U_HELP) {
       printf("Usage: agentrt update [--resources FILE|-] [--memory N] [--memory-swap N]\n"
              "       [--memory-reservation N] [--cpu-shares N] [--cpu-period N] [--cpu-quota N]\n"
-             "       [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID\n");
+             "       [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID "
+             "[FLAGS]\n");
       return 0;
     }
     if (id == U_RESOURCES)
@@ -186,7 +194,7 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
   }
   if (n < 0)
     return -1;
-  if (argc - it.i != 1)
+  if (cid == NULL || it.i != argc)
     return error_set(err, 0, "update: expected exactly one container id");
   if (resources) {
     cleanup_free char *json = NULL;
@@ -205,7 +213,7 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
   for (int i = 0; i < nflags; i++)
     if (apply_flag(res, ids[i], vals[i], err) < 0)
       goto out;
-  if (container_load(g, argv[it.i], LOCK_EX, &c, err) < 0)
+  if (container_load(g, cid, LOCK_EX, &c, err) < 0)
     goto out;
   if (c->status == STATUS_STOPPED) {
     error_set(err, 0, "update `%s`: container not running", c->id);

@@ -34,30 +34,29 @@ struct wctx {
   int lockfd;
 };
 
-enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_HELP };
+enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_INCLUDE, O_HELP };
 
 static const struct opt_spec ws_specs[] = {
-    {"format", 'f', true, O_FORMAT},
-    {"patch", 'p', false, O_PATCH},
-    {"force", 0, false, O_FORCE},
-    {"lower", 0, true, O_LOWER},
-    {"dest", 0, true, O_DEST},
-    {"help", 'h', false, O_HELP},
-    {NULL, 0, false, 0},
+    {"format", 'f', true, O_FORMAT}, {"patch", 'p', false, O_PATCH},
+    {"force", 0, false, O_FORCE},    {"lower", 0, true, O_LOWER},
+    {"dest", 0, true, O_DEST},       {"include-protected", 0, true, O_INCLUDE},
+    {"help", 'h', false, O_HELP},    {NULL, 0, false, 0},
 };
 
 struct wopts {
   bool json, patch, force, help;
   const char *lower, *dest;
   char **args; /* positionals after the verb */
+  char **incl; /* --include-protected PATH, repeatable */
 };
 
-static const char usage[] = "Usage: agentrt workspace list [--format text|json]\n"
-                            "       agentrt workspace ID diff [--format text|json] [--patch]\n"
-                            "       agentrt workspace ID commit [--force] [PATH...]\n"
-                            "       agentrt workspace ID discard | purge\n"
-                            "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
-                            "       agentrt workspace ID list [--format text|json]\n";
+static const char usage[] =
+    "Usage: agentrt workspace list [--format text|json]\n"
+    "       agentrt workspace ID diff [--format text|json] [--patch]\n"
+    "       agentrt workspace ID commit [--force] [--include-protected PATH]... [PATH...]\n"
+    "       agentrt workspace ID discard | purge\n"
+    "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
+    "       agentrt workspace ID list [--format text|json]\n";
 
 /* Options may come before or after positionals. */
 static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
@@ -76,6 +75,8 @@ static int parse(int argc, char **argv, int start, struct wopts *o, struct error
       o->help |= id == O_HELP;
       o->lower = id == O_LOWER ? val : o->lower;
       o->dest = id == O_DEST ? val : o->dest;
+      if (id == O_INCLUDE)
+        strv_push(&o->incl, val);
     }
     if (n < 0)
       return -1;
@@ -149,89 +150,6 @@ static int refuse_in_use(const struct wctx *x, const char *verb, struct error *e
                    x->w->id, verb, x->state);
 }
 
-/* The agent profile's protected paths are created (empty) by agentrt in
- * the upper layer so that they can be bound read-only: they are agentrt's,
- * not the agent's, and never part of a diff or a commit.  The list is
- * <workspace>/protected, one relative path per line (dirs end in '/'). */
-static bool is_placeholder(char **prot, const struct ws_change *ch)
-{
-  size_t n = strlen(ch->path);
-
-  if (ch->kind != WS_ADDED)
-    return false;
-  for (char **p = prot; p && *p; p++) {
-    size_t pn = strlen(*p);
-    bool dir = pn > 0 && (*p)[pn - 1] == '/';
-    size_t base = dir ? pn - 1 : pn;
-    /* the placeholder itself, empty */
-    if (base == n && strncmp(*p, ch->path, n) == 0 &&
-        ((dir && ch->type == WS_T_DIR) || (!dir && ch->type == WS_T_FILE && ch->size == 0)))
-      return true;
-    /* a directory created only to hold one */
-    if (ch->type == WS_T_DIR && n < base && strncmp(*p, ch->path, n) == 0 && (*p)[n] == '/')
-      return true;
-  }
-  return false;
-}
-
-/* Is path a protected path or below a protected directory? */
-static bool is_protected(char **prot, const char *path)
-{
-  size_t n = path ? strlen(path) : 0;
-
-  for (char **p = prot; n > 0 && p && *p; p++) {
-    size_t pn = strlen(*p);
-    bool dir = pn > 0 && (*p)[pn - 1] == '/';
-    size_t base = dir ? pn - 1 : pn;
-    if (n >= base && strncmp(*p, path, base) == 0 && (n == base || (dir && path[base] == '/')))
-      return true;
-  }
-  return false;
-}
-
-/* Placeholders leave the change set quietly.  Anything else at or below a
- * protected path (the read-only binds should make that impossible) leaves
- * it loudly: it is never shown as a normal change and never committed, so a
- * planted git hook cannot reach the host even if a bind was missing. */
-static void drop_placeholders(const struct workspace *w, struct ws_changes *c)
-{
-  cleanup_strv char **prot = workspace_protected(w);
-  size_t o = 0;
-
-  if (prot == NULL)
-    return;
-  enum { KEEP, PLACEHOLDER, REFUSED } *cls = xmalloc0((c->n ? c->n : 1) * sizeof *cls);
-
-  /* decide for every entry first, then compact (the checks read other entries) */
-  for (size_t i = 0; i < c->n; i++) {
-    if (is_placeholder(prot, &c->v[i]))
-      cls[i] = PLACEHOLDER;
-    else if (is_protected(prot, c->v[i].path) || is_protected(prot, c->v[i].old_path))
-      cls[i] = REFUSED;
-  }
-  /* a placeholder directory stays if something real lies below it */
-  for (size_t i = 0; i < c->n; i++) {
-    size_t n = strlen(c->v[i].path);
-    for (size_t j = 0; cls[i] == PLACEHOLDER && c->v[i].type == WS_T_DIR && j < c->n; j++)
-      if (j != i && cls[j] == KEEP && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
-          c->v[j].path[n] == '/')
-        cls[i] = KEEP;
-  }
-  for (size_t i = 0; i < c->n; i++) {
-    if (cls[i] == KEEP) {
-      c->v[o++] = c->v[i];
-      continue;
-    }
-    if (cls[i] == REFUSED)
-      log_warning("workspace `%s`: `%s` is under a protected path: left out, never committed",
-                  w->id, c->v[i].path);
-    free(c->v[i].path);
-    free(c->v[i].old_path);
-  }
-  c->n = o;
-  free(cls);
-}
-
 static int scan(const struct workspace *w, struct ws_layers *l, struct ws_changes *c,
                 struct error *err)
 {
@@ -241,7 +159,10 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
     ws_layers_close(l);
     return -1;
   }
-  drop_placeholders(w, c);
+  {
+    cleanup_strv char **patterns = workspace_protected(w);
+    ws_mark_protected(c, patterns, l->hostfd);
+  }
   return 0;
 }
 
@@ -286,23 +207,56 @@ static int normalize_paths(const struct workspace *w, char **args, struct error 
   return 0;
 }
 
+/* The protected changes the commit leaves out, one warning each. */
+static size_t warn_left_out(const struct wctx *x, const struct ws_changes *c, const struct wopts *o)
+{
+  size_t n = 0;
+
+  for (size_t i = 0; i < c->n; i++) {
+    const struct ws_change *ch = &c->v[i];
+    if (ch->protect == NULL || !ws_change_selected(ch, o->args) ||
+        ws_commit_selected(ch, o->args, o->incl))
+      continue;
+    cleanup_free char *q = ws_quote_path(ch->path);
+    log_warning("workspace `%s`: left out %s (protected: %s); commit --include-protected %s to "
+                "apply it",
+                x->w->id, q, ch->protect, q);
+    n++;
+  }
+  return n;
+}
+
 static int commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
 {
-  cleanup_strv char **conflicts = NULL;
+  cleanup_strv char **conflicts = NULL, **skipped = NULL;
   struct ws_layers l;
   struct ws_changes c;
-  size_t n = 0, sel = 0;
+  size_t n = 0, sel = 0, left = 0;
   int ret = -1;
 
   if (scan(x->w, &l, &c, err) < 0)
     return -1;
   for (size_t i = 0; i < c.n; i++)
-    sel += ws_change_selected(&c.v[i], o->args);
+    sel += ws_commit_selected(&c.v[i], o->args, o->incl);
+  for (size_t i = 0; o->incl && o->incl[i]; i++) {
+    char *one[] = {o->incl[i], NULL};
+    bool hit = false;
+    for (size_t j = 0; j < c.n && !hit; j++)
+      hit = c.v[j].protect && ws_change_selected(&c.v[j], one);
+    if (!hit) {
+      cleanup_free char *q = ws_quote_path(o->incl[i]);
+      error_set(err, ENOENT,
+                "workspace `%s`: commit: --include-protected %s: no protected change there",
+                x->w->id, q);
+      goto out;
+    }
+  }
   if (o->args && sel == 0) {
     error_set(err, ENOENT, "workspace `%s`: commit: no change matches the paths given", x->w->id);
     goto out;
   }
-  ws_commit_conflicts(x->w, &l, &c, o->args, &conflicts, err);
+  left = warn_left_out(x, &c, o);
+  ws_commit_conflicts(x->w, &l, &c, o->args, o->incl, &conflicts, err);
   if (conflicts[0] && !o->force) {
     for (size_t i = 0; conflicts[i]; i++)
       fprintf(stderr, "conflict: %s\n", conflicts[i]);
@@ -312,12 +266,21 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
               x->w->id, strv_len(conflicts));
     goto out;
   }
-  ret = ws_commit_apply(x->w, &l, &c, o->args, &n, err);
+  ret = ws_commit_apply(x->w, &l, &c, o->args, o->incl, &n, &skipped, err);
+  for (size_t i = 0; skipped && skipped[i]; i++) {
+    cleanup_free char *q = ws_quote_path(skipped[i]);
+    log_warning("workspace `%s`: skipped %s: a special file (fifo, socket or device) is never "
+                "committed",
+                x->w->id, q);
+  }
   if (workspace_save(x->w, ret < 0 ? &(struct error){0} : err) < 0)
     ret = -1;
   if (ret == 0 && !x->in_use)
     ws_prune_upper(&l, err);
-  if (ret == 0)
+  if (ret == 0 && left > 0)
+    printf("committed %zu change(s) to %s; left out %zu protected change(s)\n", n, x->w->lowerdir,
+           left);
+  else if (ret == 0)
     printf("committed %zu change(s) to %s\n", n, x->w->lowerdir);
 out:
   ws_changes_free(&c);
@@ -327,7 +290,8 @@ out:
 
 static int do_commit(struct wctx *x, struct wopts *o, struct error *err)
 {
-  if (normalize_paths(x->w, o->args, err) < 0 || wctx_freeze(x, err) < 0)
+  if (normalize_paths(x->w, o->args, err) < 0 || normalize_paths(x->w, o->incl, err) < 0 ||
+      wctx_freeze(x, err) < 0)
     return -1;
   return commit_changes(x, o, err);
 }
@@ -387,6 +351,26 @@ static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
   return 0;
 }
 
+/* The number of entries `diff` would show (protected ones included). */
+static long long count_changes(const struct workspace *w)
+{
+  struct error e = {0};
+  struct ws_layers l;
+  struct ws_changes c;
+  long long n;
+
+  if (workspace_open_layers(w, &l, &e) < 0)
+    return -1;
+  if (ws_scan(&l, &c, &e) < 0 || ws_detect_renames(&l, &c, &e) < 0) {
+    ws_layers_close(&l);
+    return -1;
+  }
+  n = (long long)c.n;
+  ws_changes_free(&c);
+  ws_layers_close(&l);
+  return n;
+}
+
 static int do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **ids = NULL;
@@ -407,6 +391,9 @@ static int do_list_all(const struct global_opts *g, const struct wopts *o, struc
     }
     rows[n].w = w;
     rows[n].state = "deleted";
+    rows[n].changes = count_changes(w);
+    rows[n].upper_bytes = workspace_du(w, "upper");
+    rows[n].disk_bytes = workspace_du(w, ".");
     if (container_load(g, ids[i], 0, &c, &e) == 0) {
       rows[n].state = container_status_name(c->status);
       container_free(c);
@@ -469,6 +456,7 @@ int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct err
   const char *id, *verb;
   int ret;
 
+  ws_raise_nofile(); /* the tree walks hold one fd per directory level */
   if (argc >= 2 && streq(argv[1], "list")) {
     if (parse(argc, argv, 2, &o, err) < 0)
       goto fail;
@@ -476,6 +464,7 @@ int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct err
       printf("%s", usage);
     ret = o.help ? 0 : do_list_all(g, &o, err);
     strv_free(o.args);
+    strv_free(o.incl);
     return ret;
   }
   if (argc < 3 || argv[1][0] == '-') {
@@ -491,11 +480,13 @@ int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct err
   if (o.help) {
     printf("%s", usage);
     strv_free(o.args);
+    strv_free(o.incl);
     return 0;
   }
   if (streq(verb, "prepare")) {
     ret = do_prepare(g, id, &o, err);
     strv_free(o.args);
+    strv_free(o.incl);
     return ret;
   }
   if (wctx_open(g, id, &x, err) < 0) {
@@ -505,8 +496,10 @@ int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct err
   ret = run_verb(&x, verb, &o, err);
   wctx_close(&x);
   strv_free(o.args);
+  strv_free(o.incl);
   return ret;
 fail:
   strv_free(o.args);
+  strv_free(o.incl);
   return -1;
 }

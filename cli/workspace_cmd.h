@@ -3,7 +3,7 @@
  *
  *   agentrt workspace list [--format text|json]
  *   agentrt workspace ID diff [--format text|json] [--patch]
- *   agentrt workspace ID commit [--force] [PATH...]
+ *   agentrt workspace ID commit [--force] [--include-protected PATH]... [PATH...]
  *   agentrt workspace ID discard
  *   agentrt workspace ID snapshot [NAME]
  *   agentrt workspace ID rollback NAME
@@ -16,6 +16,7 @@
 #define AGENTRT_WORKSPACE_CMD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -28,6 +29,8 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
 struct ws_list_row {
   const struct workspace *w;
   const char *state; /* "running", "created", "paused", "stopped", "deleted" */
+  long long changes; /* the diff's entries, -1 when it cannot be computed */
+  uint64_t upper_bytes, disk_bytes;
 };
 int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err);
 int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,

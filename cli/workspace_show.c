@@ -75,6 +75,13 @@ static char *read_small(int rootfd, const char *path, size_t *ret_len)
   return buf;
 }
 
+/* "a/<path>", quoted as a whole when the path needs it (as git does). */
+static char *label(const char *prefix, const char *path)
+{
+  cleanup_free char *raw = xfmt("%s%s", prefix, path);
+  return ws_quote_path(raw);
+}
+
 /* A unified diff of one change, or a "Binary files differ" line. */
 static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
 {
@@ -90,50 +97,106 @@ static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
     goto binary;
   if (c->kind != WS_DELETED && (b = read_small(l->fds[c->layer], c->path, &blen)) == NULL)
     goto binary;
-  la = c->kind == WS_ADDED ? xstrdup("/dev/null") : xfmt("a/%s", old);
-  lb = c->kind == WS_DELETED ? xstrdup("/dev/null") : xfmt("b/%s", c->path);
+  la = c->kind == WS_ADDED ? xstrdup("/dev/null") : label("a/", old);
+  lb = c->kind == WS_DELETED ? xstrdup("/dev/null") : label("b/", c->path);
   p = ws_unified_diff(a ? a : "", alen, b ? b : "", blen, la, lb);
   if (p != NULL)
     return p;
 binary:
-  return xfmt("Binary files a/%s and b/%s differ\n", old, c->path);
+  free(la);
+  free(lb);
+  la = label("a/", old);
+  lb = label("b/", c->path);
+  return xfmt("Binary files %s and %s differ\n", la, lb);
 }
 
 static void text_line(FILE *out, const struct ws_change *c)
 {
   const char *slash = c->type == WS_T_DIR ? "/" : "";
+  cleanup_free char *path = ws_quote_path(c->path);
+  cleanup_free char *old = ws_quote_path(c->old_path);
 
-  fprintf(out, "%-9s ", ws_kind_name(c->kind));
+  fprintf(out, "%s%-9s ", c->protect ? "! " : "", ws_kind_name(c->kind));
   switch (c->kind) {
   case WS_ADDED:
     if (c->type == WS_T_DIR)
-      fprintf(out, "%s/\n", c->path);
+      fprintf(out, "%s/", path);
     else
-      fprintf(out, "%s  (%s, %llu bytes)\n", c->path, ws_ftype_name(c->type),
+      fprintf(out, "%s  (%s, %llu bytes)", path, ws_ftype_name(c->type),
               (unsigned long long)c->size);
     break;
   case WS_MODIFIED:
     if (c->old_type != c->type)
-      fprintf(out, "%s%s  (%s -> %s)\n", c->path, slash, ws_ftype_name(c->old_type),
+      fprintf(out, "%s%s  (%s -> %s)", path, slash, ws_ftype_name(c->old_type),
               ws_ftype_name(c->type));
     else if (c->content_same)
-      fprintf(out, "%s%s  (mode %04o -> %04o)\n", c->path, slash, c->old_mode, c->mode);
+      fprintf(out, "%s%s  (mode %04o -> %04o)", path, slash, c->old_mode, c->mode);
     else
-      fprintf(out, "%s  (%llu -> %llu bytes)\n", c->path, (unsigned long long)c->old_size,
+      fprintf(out, "%s  (%llu -> %llu bytes)", path, (unsigned long long)c->old_size,
               (unsigned long long)c->size);
     break;
   case WS_DELETED:
     if (c->type == WS_T_DIR)
-      fprintf(out, "%s/  (directory, %llu files, %llu bytes)\n", c->path,
-              (unsigned long long)c->n_files, (unsigned long long)c->old_size);
+      fprintf(out, "%s/  (directory, %llu files, %llu bytes)", path, (unsigned long long)c->n_files,
+              (unsigned long long)c->old_size);
     else
-      fprintf(out, "%s  (%s, %llu bytes)\n", c->path, ws_ftype_name(c->type),
+      fprintf(out, "%s  (%s, %llu bytes)", path, ws_ftype_name(c->type),
               (unsigned long long)c->old_size);
     break;
   case WS_RENAMED:
-    fprintf(out, "%s -> %s  (%llu bytes)\n", c->old_path, c->path, (unsigned long long)c->size);
+    fprintf(out, "%s -> %s  (%llu bytes)", old, path, (unsigned long long)c->size);
     break;
   }
+  if (c->type == WS_T_OTHER)
+    fprintf(out, "  [special file: never committed]");
+  if (c->protect)
+    fprintf(out, "  [protected: %s]", c->protect);
+  fputc('\n', out);
+}
+
+/* Valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF)? */
+static bool utf8_valid(const unsigned char *s)
+{
+  while (*s) {
+    unsigned c = *s, n = c < 0x80             ? 0
+                         : (c & 0xe0) == 0xc0 ? 1
+                         : (c & 0xf0) == 0xe0 ? 2
+                         : (c & 0xf8) == 0xf0 ? 3
+                                              : 4;
+    unsigned cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
+    if (n == 4)
+      return false;
+    for (unsigned i = 1; i <= n; i++) {
+      if ((s[i] & 0xc0) != 0x80)
+        return false;
+      cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    s += n + 1;
+  }
+  return true;
+}
+
+/* A path in JSON: exact when it is UTF-8 (yajl escapes control characters);
+ * else "key" holds the quoted text form and "key_hex" the exact bytes. */
+static void gkpath(yajl_gen g, const char *k, const char *path)
+{
+  cleanup_free char *q = NULL, *hk = NULL, *hex = NULL;
+
+  if (path == NULL)
+    return;
+  if (utf8_valid((const unsigned char *)path)) {
+    gks(g, k, path);
+    return;
+  }
+  q = ws_quote_path(path);
+  gks(g, k, q);
+  hk = xfmt("%s_hex", k);
+  hex = xmalloc(strlen(path) * 2 + 1);
+  ws_hex((const unsigned char *)path, strlen(path), hex);
+  gks(g, hk, hex);
 }
 
 static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_change *c,
@@ -142,8 +205,9 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
   yajl_gen_map_open(g);
   gks(g, "kind", ws_kind_name(c->kind));
   gks(g, "type", ws_ftype_name(c->type));
-  gks(g, "path", c->path);
-  gks(g, "old_path", c->old_path);
+  gkpath(g, "path", c->path);
+  gkpath(g, "old_path", c->old_path);
+  gks(g, "protected", c->protect);
   if (c->kind != WS_DELETED) {
     gku(g, "size", c->size);
     gkmode(g, "mode", c->mode);
@@ -169,7 +233,7 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
 int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
                  const struct ws_changes *c, bool json, bool patch, struct error *err)
 {
-  size_t count[4] = {0};
+  size_t count[4] = {0}, prot = 0;
 
   if (json) {
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -188,6 +252,7 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
   for (size_t i = 0; i < c->n; i++) {
     text_line(out, &c->v[i]);
     count[c->v[i].kind]++;
+    prot += c->v[i].protect != NULL;
   }
   for (size_t i = 0; patch && i < c->n; i++) {
     cleanup_free char *p = patch_of(l, &c->v[i]);
@@ -199,6 +264,11 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
   else
     fprintf(out, "# %zu added, %zu modified, %zu deleted, %zu renamed (host dir %s)\n", count[0],
             count[1], count[2], count[3], w->lowerdir);
+  if (prot > 0)
+    fprintf(out,
+            "# %zu protected (marked `!`): commit leaves them out unless named with "
+            "--include-protected PATH\n",
+            prot);
   return 0;
 }
 
@@ -216,20 +286,28 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
       gks(g, "created", w->created);
       gks(g, "container", rows[i].state);
       gku(g, "snapshots", w->n_snaps);
-      gku(g, "upper_bytes", workspace_du(w, "upper"));
-      gku(g, "disk_bytes", workspace_du(w, "."));
+      gs(g, "changes");
+      if (rows[i].changes < 0)
+        yajl_gen_null(g);
+      else
+        yajl_gen_integer(g, rows[i].changes);
+      gku(g, "upper_bytes", rows[i].upper_bytes);
+      gku(g, "disk_bytes", rows[i].disk_bytes);
       yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
     return flush(out, g, err);
   }
-  fprintf(out, "%-20s %-9s %-5s %-12s %-12s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
-          "DISK", "CREATED", "HOST DIR -> DEST");
+  fprintf(out, "%-20s %-9s %-5s %-9s %-13s %-13s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
+          "UPPER BYTES", "DISK BYTES", "CREATED", "HOST DIR -> DEST");
   for (size_t i = 0; i < n; i++) {
     const struct workspace *w = rows[i].w;
-    fprintf(out, "%-20s %-9s %-5zu %-12llu %-12llu %-31s %s -> %s\n", w->id, rows[i].state,
-            w->n_snaps, (unsigned long long)workspace_du(w, "upper"),
-            (unsigned long long)workspace_du(w, "."), w->created, w->lowerdir, w->dest);
+    char changes[24] = "?";
+    if (rows[i].changes >= 0)
+      snprintf(changes, sizeof changes, "%lld", rows[i].changes);
+    fprintf(out, "%-20s %-9s %-5zu %-9s %-13llu %-13llu %-31s %s -> %s\n", w->id, rows[i].state,
+            w->n_snaps, changes, (unsigned long long)rows[i].upper_bytes,
+            (unsigned long long)rows[i].disk_bytes, w->created, w->lowerdir, w->dest);
   }
   return 0;
 }

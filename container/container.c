@@ -366,7 +366,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     s->status = xstrdup("stopped");
     if (container_state_json(c, &sj, &e2) == 0 &&
         hooks_run(c->config->hooks.list[OCI_HOOK_POSTSTOP], c->config->hooks.n[OCI_HOOK_POSTSTOP],
-                  "poststop", sj, &e2) < 0)
+                  "poststop", s->bundle, sj, &e2) < 0)
       log_warning("delete `%s`: %s", c->id, e2.msg);
   }
   if (ret == 0 && g != NULL)

@@ -101,31 +101,44 @@ int egress_pod_sandbox(const struct global_opts *g, const struct container *c, c
   return 0;
 }
 
-int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
-                    const struct profile_egress *pe, struct error *err)
+/* "VERB E1 E2 ..." requests of at most CTL_MAX bytes each, for every entry */
+static int send_entries(const struct container *s, const char *verb, char **entries,
+                        struct error *err)
 {
-  struct container *s = NULL;
   cleanup_free char *req = NULL;
   int r = 0;
 
-  if (pe->allow == NULL || pe->allow[0] == NULL)
-    return 0;
-  if (container_load(g, sandbox_id, 0, &s, err) < 0)
-    return -1;
-  /* one request per CTL_MAX bytes of entries */
-  for (char **a = pe->allow; *a && r == 0;) {
+  for (char **a = entries; a && *a && r == 0;) {
     free(req);
-    req = xstrdup("allow");
+    req = xstrdup(verb);
     for (; *a && strlen(req) + 1 + strlen(*a) <= CTL_MAX; a++) {
       char *next = xfmt("%s %s", req, *a);
       free(req);
       req = next;
     }
-    if (strcmp(req, "allow") == 0)
-      r = error_set(err, 0, "egress.allow `%s`: too long", *a);
+    if (strcmp(req, verb) == 0)
+      r = error_set(err, 0, "%s entry `%s`: too long", verb, *a);
     else
       r = egress_ctl(s->dirfd, s->id, req, NULL, err);
   }
+  return r;
+}
+
+int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
+                    const struct profile_egress *pe, struct error *err)
+{
+  struct container *s = NULL;
+  int r;
+
+  if ((pe->allow == NULL || pe->allow[0] == NULL) &&
+      (pe->ingress_allow == NULL || pe->ingress_allow[0] == NULL))
+    return 0;
+  if (container_load(g, sandbox_id, 0, &s, err) < 0)
+    return -1;
+  /* the container's inbound ports too: the pod has one input chain */
+  r = send_entries(s, "allow", pe->allow, err);
+  if (r == 0)
+    r = send_entries(s, "ingress", pe->ingress_allow, err);
   container_free(s);
   return r;
 }

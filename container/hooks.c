@@ -1,9 +1,11 @@
 /* hooks.c - running OCI hooks (prestart, createRuntime, ..., poststop).
  *
  * Each hook is fork+exec'd with argv = hook.args verbatim ([path] when
- * absent) and env = hook.env only: hooks run with host privileges, so
- * nothing of the runtime's own environment (or the image's) reaches them
- * (SECURITY.md 1.20).  The state JSON goes to stdin through a pipe (a hook
+ * absent), in the bundle directory, with env = hook.env when the hook has
+ * one and the runtime's own environment (the engine's: PATH for `nft`,
+ * `nsenter`) when it has none, as runc and crun do.  Nothing of the image's
+ * environment (process.env) ever reaches a hook: hooks run with host
+ * privileges.  The state JSON goes to stdin through a pipe (a hook
  * that does not read it is fine: EPIPE is ignored), stdout and stderr are
  * the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on
  * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed.
@@ -25,6 +27,7 @@
 struct hook_run {
   const struct oci_hook *hook;
   const char *phase;
+  const char *dir; /* the hook's cwd (the bundle), NULL = ours */
   pid_t pid;
   int pidfd;        /* -1 without pidfd_open(): then poll in slices */
   int wfd;          /* write end of the hook's stdin, -1 once done */
@@ -43,9 +46,9 @@ static long long now_ms(void)
 
 /* In the child: default signal state, stdin from the pipe, stdout to our
  * stderr, no other fd; reports an exec failure's errno on errfd. */
-static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, int rfd, int errfd)
+static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, const char *dir, int rfd,
+                                                 int errfd)
 {
-  static char *const empty[] = {NULL};
   char *const fallback[] = {h->path, NULL};
   sigset_t all;
   int e;
@@ -57,7 +60,10 @@ static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, int r
   if (dup2(rfd, 0) < 0 || dup2(2, 1) < 0)
     _exit(127);
   syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-  execve(h->path, h->args ? h->args : fallback, h->env ? h->env : empty);
+  /* the bundle may be gone by poststop: then the hook runs where we are */
+  if (dir != NULL && chdir(dir) < 0)
+    (void)!chdir("/");
+  execve(h->path, h->args ? h->args : fallback, h->env ? h->env : environ);
   e = errno;
   (void)!write(errfd, &e, sizeof e);
   _exit(127);
@@ -82,7 +88,7 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
   if (hr->pid < 0)
     return error_errno(err, "%s hook `%s`: fork", hr->phase, hr->hook->path);
   if (hr->pid == 0)
-    hook_child(hr->hook, rfd, ewr);
+    hook_child(hr->hook, hr->dir, rfd, ewr);
   close(take_fd(&ewr));
   do
     n = read(erd, &e, sizeof e);
@@ -149,11 +155,12 @@ static int hook_result(const struct hook_run *hr, int status, struct error *err)
                    WTERMSIG(status));
 }
 
-static int run_one(const struct oci_hook *h, const char *phase, const char *state,
+static int run_one(const struct oci_hook *h, const char *phase, const char *dir, const char *state,
                    struct error *err)
 {
   struct hook_run hr = {.hook = h,
                         .phase = phase,
+                        .dir = dir,
                         .pidfd = -1,
                         .wfd = -1,
                         .data = state,
@@ -184,8 +191,8 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *stat
   return hook_result(&hr, status, err);
 }
 
-int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
-              struct error *err)
+int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *dir,
+              const char *state_json, struct error *err)
 {
   struct sigaction ign = {.sa_handler = SIG_IGN}, old;
   int r = 0;
@@ -196,7 +203,7 @@ int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const c
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old);
   for (size_t i = 0; i < n && r == 0; i++)
-    r = run_one(&hooks[i], phase, state_json, err);
+    r = run_one(&hooks[i], phase, dir, state_json, err);
   sigaction(SIGPIPE, &old, NULL);
   return r;
 }

@@ -5,6 +5,7 @@
  * READY) or to the container's stderr (after it), and the init exits.
  */
 #include "container/init.h"
+#include "container/seccomp_notify.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,8 @@ static void close_inherited(struct init_args *a)
   int from = 3 + a->preserve_fds;
 
   keep[n++] = a->sock;
+  if (a->listener_fd >= 0)
+    keep[n++] = a->listener_fd;
   for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
     keep[n++] = a->cgroup_join_fds[i];
   if (a->fifo_fd >= 0)
@@ -130,7 +133,10 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
   sj = xfmt("{\"ociVersion\":\"1.2.0\",\"id\":\"%s\",\"status\":\"%s\",\"pid\":%d,"
             "\"bundle\":\"%s\"}",
             a->id, status, a->host_pid, a->bundle);
-  return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase, sj, err);
+  /* createContainer runs before the pivot, where the bundle is still in
+   * reach; startContainer runs in the container's root */
+  return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase,
+                   k == OCI_HOOK_CREATE_CONTAINER ? a->bundle : NULL, sj, err);
 }
 
 /* Before READY: everything that can fail is reported to `create`. */
@@ -266,6 +272,17 @@ void init_main(struct init_args *a)
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   po.extra_bpf = a->extra_bpf;
+  if (a->listener_fd >= 0) {
+    const struct oci_config *cf = a->config;
+    po.has_listener = true;
+    po.listener_fd = a->listener_fd;
+    po.listener_msg = seccomp_listener_msg(po.seccomp, a->id, "running", a->host_pid, a->bundle,
+                                           cf->annotations, cf->n_annotations);
+    if (po.listener_msg == NULL) {
+      error_set(&err, 0, "seccomp: cannot build the listener's state document");
+      goto fail;
+    }
+  }
   /* the fifo stays open (close-on-exec) until the exec: `start` waits for
    * it to lose its last reader before running poststart hooks */
   process_exec(a->config->process, path, &po, &err);

@@ -268,9 +268,16 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
   if (strcmp(dest, "/") == 0)
     return error_set(err, EINVAL, "mount on `/`: use root.path for the root filesystem");
   if (profile_mount_protect_kind(m) != 0)
-    return mnt_protect(ctx->rootfd, dest, profile_mount_protect_kind(m) == 'd', err);
+    return mnt_protect(ctx->rootfd, dest, profile_mount_protect_kind(m) == 'd',
+                       profile_mount_protect_existing(m), err);
   if (mount_options_parse(m->options, &o, err) < 0)
     return error_prefix(err, "mount on `%s`", dest);
+  /* A read-only /dev still needs its devices, /dev/pts, /dev/shm... made
+   * in it: mounted rw here, made read-only by rootfs_finalize (as runc). */
+  if (strcmp(dest, "/dev") == 0 && (o.flags & MS_RDONLY) && !(o.flags & MS_REMOUNT)) {
+    o.flags &= ~MS_RDONLY;
+    ctx->dev_readonly = true;
+  }
   if (is_bind(m, &o))
     r = do_bind(ctx, m, &o, dest, err);
   else if (o.flags & MS_REMOUNT)

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,7 +21,10 @@
 #include "container/lsm.h"
 #include "container/process.h"
 #include "container/seccomp_filter.h"
+#include "container/seccomp_notify.h"
+#include "os/fsutil.h"
 #include "os/procfs.h"
+#include "os/safepath.h"
 #include "os/trampoline.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -206,6 +210,89 @@ static int switch_user(const struct oci_user *u, bool in_userns, struct error *e
   return 0;
 }
 
+#define DEVPTS_MAGIC 0x1cd1
+
+/* runc's "tty owner": the process's stdio that is the container's pty, a
+ * pipe or a socket is handed to the process's uid (the group stays: devpts
+ * gives its tty group), so that a non-root process can reopen
+ * /proc/self/fd/0-2 (e.g. `tty`, writing to /dev/stdout).  Unlike runc, files
+ * and other devices are left alone: they may be host files. */
+static void give_stdio(uid_t uid)
+{
+  for (int fd = 0; fd <= 2; fd++) {
+    struct stat st;
+    struct statfs sf;
+    bool mine;
+
+    if (fstat(fd, &st) < 0 || st.st_uid == uid)
+      continue;
+    mine = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+           (S_ISCHR(st.st_mode) && fstatfs(fd, &sf) == 0 && sf.f_type == DEVPTS_MAGIC);
+    if (mine && fchown(fd, uid, (gid_t)-1) < 0)
+      log_debug("chown stdio fd %d to uid %u: %s, ignoring", fd, uid, strerror(errno));
+  }
+}
+
+/* The home directory of uid in the container's /etc/passwd (we are inside
+ * its root already); "/" when there is none, as runc and crun do. */
+static char *passwd_home(uid_t uid)
+{
+  struct error e = {0};
+  cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int fd = -1;
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  struct stat st;
+  char *save = NULL;
+
+  if (root < 0 ||
+      (fd = safe_openat(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e)) < 0)
+    return xstrdup("/");
+  /* a FIFO or a device planted there must not block or feed us forever */
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || read_fd_all(fd, 4 << 20, &data, &len, &e) < 0)
+    return xstrdup("/");
+  for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    char *f[7] = {0};
+    size_t n = 0;
+    unsigned long v;
+    char *end;
+
+    for (char *c = l; n < 7; c++) {
+      f[n++] = c;
+      c = strchr(c, ':');
+      if (c == NULL)
+        break;
+      *c = '\0';
+    }
+    if (n < 6 || f[2][0] == '\0')
+      continue;
+    errno = 0;
+    v = strtoul(f[2], &end, 10);
+    if (errno == 0 && *end == '\0' && v == uid && f[5][0] == '/')
+      return xstrdup(f[5]);
+  }
+  return xstrdup("/");
+}
+
+/* env plus HOME from /etc/passwd when env has none (runc and crun add it);
+ * NULL when env is fine as it is. */
+static char **env_with_home(char *const *env, uid_t uid)
+{
+  size_t n = strv_len(env);
+  char **out;
+  cleanup_free char *home = NULL;
+
+  if (env_get(env, "HOME") != NULL)
+    return NULL;
+  home = passwd_home(uid);
+  out = xmalloc((n + 2) * sizeof *out);
+  for (size_t i = 0; i < n; i++)
+    out[i] = env[i];
+  out[n] = xfmt("HOME=%s", home);
+  out[n + 1] = NULL;
+  return out;
+}
+
 static int cwd_error(const char *cwd, int e, struct error *err)
 {
   char buf[128];
@@ -244,7 +331,18 @@ static int load_seccomp(const struct process_opts *o, struct error *err)
   const struct sock_fprog *extra = o->extra_bpf;
   unsigned flags = 0;
 
-  if (prog == NULL && o->seccomp != NULL) {
+  if (prog == NULL && o->seccomp != NULL && o->has_listener) {
+    int nfd = -1, r;
+    /* the message was built before: nothing but the send runs under a
+     * filter whose agent does not have its fd yet */
+    if (seccomp_apply_listener(o->seccomp, &nfd, err) < 0)
+      return -1;
+    r = seccomp_listener_send(o->listener_fd, o->listener_msg, nfd, err);
+    close(nfd);
+    close(o->listener_fd);
+    if (r < 0)
+      return -1;
+  } else if (prog == NULL && o->seccomp != NULL) {
     if (seccomp_apply(o->seccomp, err) < 0)
       return -1;
   } else if (prog != NULL) {
@@ -305,11 +403,13 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
   cleanup_free char **argv = NULL;
   cleanup_close int stub = -1;
   struct lsm_exec lsm = LSM_EXEC_INIT;
+  char **env = NULL;
   bool chdir_later = false;
 
   if (path == NULL && process_resolve_executable(p, &path, err) < 0)
     return -1;
   argv = stub_argv(path, p->args);
+  env = env_with_home(p->env, p->user.uid);
   umask(p->user.has_umask ? (mode_t)p->user.umask : DEFAULT_UMASK);
   /* Before seccomp, so the profile need not allow memfd_create. */
   stub = trampoline_prepare(err);
@@ -327,6 +427,7 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
     }
     chdir_later = true;
   }
+  give_stdio(p->user.uid);
   if (switch_user(&p->user, o->in_userns, err) < 0)
     goto fail;
   if (chdir_later && chdir(cwd) < 0) {
@@ -339,7 +440,7 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
    * SELinux label applies from the trampoline's execveat on. */
   if (lsm_exec_apply(&lsm, err) < 0)
     goto fail;
-  trampoline_exec(stub, argv, p->env, err);
+  trampoline_exec(stub, argv, env ? env : p->env, err);
 fail:
   lsm_exec_close(&lsm);
   return -1;

@@ -37,6 +37,10 @@ struct process_opts {
                                         the kernel flags still come from seccomp->flags if set */
   const void *extra_bpf;             /* the profile's filter (struct sock_fprog), stacked after the
                                         engine's own: the kernel runs both, the stricter wins */
+  bool has_listener;                 /* seccomp uses SCMP_ACT_NOTIFY: after loading it, send */
+  int listener_fd;                   /* listener_msg and the notify fd on this socket (connected
+                                        to listenerPath by the runtime), then close it */
+  const char *listener_msg;
 };
 
 /* Resolve args[0] against the process PATH (in the current root) the way
@@ -59,10 +63,12 @@ int caps_raise_effective(struct error *err);
 int seccomp_apply(const struct oci_seccomp *s, struct error *err);
 
 /* hooks.c: run hooks in order; each gets argv = hook.args verbatim (argv[0]
- * from args, the binary from path), env = hook.env only, the state JSON on
- * stdin, and is killed after its timeout.  A failing hook fails the call. */
-int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *state_json,
-              struct error *err);
+ * from args, the binary from path), env = hook.env, or the runtime's own
+ * environment when the hook has no env, cwd = dir (the bundle; NULL: ours),
+ * the state JSON on stdin, and is killed after its timeout.  A failing hook
+ * fails the call. */
+int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *dir,
+              const char *state_json, struct error *err);
 
 /* user.c: parse `exec --user uid[:gid]` strictly (CVE-2026-30892). */
 int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,

@@ -121,6 +121,23 @@ static int bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *er
   return 0;
 }
 
+/* A missing process.cwd is created (0755, owned by root), as runc and crun
+ * do: after the mounts, so that it lands in the mount that covers it, and
+ * resolved inside the root like every other path. */
+static int make_cwd(struct setup_ctx *ctx, struct error *err)
+{
+  const struct oci_process *p = ctx->config->process;
+  int fd;
+
+  if (p == NULL || p->cwd == NULL || p->cwd[0] == '\0' || strcmp(p->cwd, "/") == 0)
+    return 0;
+  fd = safe_mkdir_all(ctx->rootfd, p->cwd, 0755, err);
+  if (fd < 0)
+    return error_prefix(err, "process.cwd `%s`", p->cwd);
+  close(fd);
+  return 0;
+}
+
 int rootfs_setup(struct setup_ctx *ctx, struct error *err)
 {
   cleanup_free char *real = NULL;
@@ -142,7 +159,7 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
     return -1;
   if (ctx->config->process != NULL && ctx->config->process->terminal && console_setup(ctx, err) < 0)
     return -1;
-  return 0;
+  return make_cwd(ctx, err);
 }
 
 /* pivot_root(".", "."): the old root ends up stacked on the new one.  We
@@ -291,5 +308,11 @@ int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
    * mount_setattr keeps the locked nosuid/nodev/noexec as they are */
   if (ctx->config->root_readonly && mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, "/", err) < 0)
     return error_prefix(err, "read-only root");
+  if (ctx->dev_readonly) {
+    /* only /dev itself: /dev/pts, /dev/shm and /dev/mqueue keep their own */
+    cleanup_close int dev = safe_openat(root, "/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW, 0, err);
+    if (dev < 0 || mnt_setattr(dev, false, MOUNT_ATTR_RDONLY, 0, 0, "/dev", err) < 0)
+      return error_prefix(err, "read-only /dev");
+  }
   return 0;
 }

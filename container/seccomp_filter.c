@@ -5,17 +5,20 @@
  * rule whose action equals the default action is dropped, errnoRet defaults
  * to EPERM, several conditions on the same argument index become separate
  * rules (OR, as Docker's profile expects) while conditions on distinct
- * indexes are ANDed in one rule.  SCMP_ACT_NOTIFY needs a seccomp agent
- * listening on listenerPath, which agentrt does not implement: such a
- * profile is rejected rather than silently weakened.
+ * indexes are ANDed in one rule, syscalls newer than the profile get ENOSYS
+ * (see below).  SCMP_ACT_NOTIFY loads the filter with a listener whose fd
+ * goes to the agent on listenerPath (seccomp_notify.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <stddef.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -101,10 +104,7 @@ static int parse_action(const char *name, bool has_errno, uint32_t errno_ret, co
   else if (streq(name, "SCMP_ACT_LOG"))
     *ret = SCMP_ACT_LOG;
   else if (streq(name, "SCMP_ACT_NOTIFY"))
-    return error_set(err, 0,
-                     "seccomp: %s: action SCMP_ACT_NOTIFY is not supported by agentrt "
-                     "(no seccomp agent on listenerPath)",
-                     what);
+    *ret = SCMP_ACT_NOTIFY;
   else
     return error_set(err, 0, "seccomp: %s: unknown action `%s`", what, name);
   return 0;
@@ -311,6 +311,137 @@ static int read_all_fd(int fd, void **ret, size_t *ret_len, struct error *err)
   return 0;
 }
 
+/* ---- ENOSYS for syscalls newer than the profile
+ *
+ * A profile that denies by default was written against some kernel; a
+ * syscall added after it (clone3, openat2, ...) would get the default errno,
+ * usually EPERM, and glibc or a language runtime then fails instead of
+ * falling back to the older call, which it does on ENOSYS.  As runc does, the
+ * syscalls numbered above the highest one the profile names (per
+ * architecture) get ENOSYS: a short BPF prefix in front of libseccomp's
+ * program checks the architecture and the number, and falls through to
+ * libseccomp's program for everything else. */
+
+#define X32_SYSCALL_BIT 0x40000000u
+
+struct arch_max {
+  uint32_t arch; /* AUDIT_ARCH_* (libseccomp's SCMP_ARCH_* tokens are those) */
+  uint32_t max;  /* highest syscall number the profile names, 0 = none */
+};
+
+static bool denies_unknown(uint32_t def_action)
+{
+  uint32_t kind = def_action & SECCOMP_RET_ACTION_FULL;
+
+  if (kind == SECCOMP_RET_ALLOW || kind == SECCOMP_RET_LOG)
+    return false;
+  return def_action != SCMP_ACT_ERRNO(ENOSYS);
+}
+
+static size_t profile_arches(const struct oci_seccomp *s, struct arch_max *a, size_t cap)
+{
+  size_t n = 0;
+
+  a[n++] = (struct arch_max){seccomp_arch_native(), 0};
+  for (size_t i = 0; s->architectures && s->architectures[i] && n < cap; i++)
+    for (size_t j = 0; j < ARRAY_SIZE(arch_names); j++) {
+      bool dup = false;
+      if (!streq(s->architectures[i], arch_names[j].name))
+        continue;
+      for (size_t k = 0; k < n; k++)
+        dup |= a[k].arch == arch_names[j].arch;
+      if (!dup)
+        a[n++] = (struct arch_max){arch_names[j].arch, 0};
+    }
+  for (size_t k = 0; k < n; k++)
+    for (size_t i = 0; i < s->n_syscalls; i++)
+      for (size_t j = 0; s->syscalls[i].names && s->syscalls[i].names[j]; j++) {
+        int nr = seccomp_syscall_resolve_name_arch(a[k].arch, s->syscalls[i].names[j]);
+        if (nr >= 0 && (uint32_t)nr > a[k].max)
+          a[k].max = (uint32_t)nr;
+      }
+  return n;
+}
+
+static struct sock_filter stmt(uint16_t code, uint32_t k)
+{
+  return (struct sock_filter){code, 0, 0, k};
+}
+
+static struct sock_filter jump(uint16_t code, uint32_t k, size_t from, size_t jt, size_t jf)
+{
+  return (struct sock_filter){code, (uint8_t)(jt - from - 1), (uint8_t)(jf - from - 1), k};
+}
+
+/* The prefix, or *ret_n = 0 when the profile needs none. */
+static void enosys_prefix(const struct oci_seccomp *s, uint32_t def_action, struct sock_filter *out,
+                          size_t *ret_n)
+{
+  struct arch_max a[ARRAY_SIZE(arch_names) + 1];
+  size_t na, n = 0, pc, end, ret_enosys;
+
+  *ret_n = 0;
+  if (!denies_unknown(def_action))
+    return;
+  na = profile_arches(s, a, ARRAY_SIZE(a));
+  /* layout: ld arch; per arch: jeq arch / ld nr / [jge x32] / jgt max;
+   * then ret ENOSYS; the rest falls through to libseccomp's program */
+  for (size_t k = 0; k < na; k++)
+    n += a[k].max ? (a[k].arch == SCMP_ARCH_X86_64 ? 4 : 3) : 0;
+  if (n == 0)
+    return;
+  ret_enosys = 1 + n + 1; /* after the checks and one `ja end` */
+  end = ret_enosys + 1;
+  pc = 0;
+  out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  for (size_t k = 0; k < na; k++) {
+    size_t len = a[k].arch == SCMP_ARCH_X86_64 ? 4 : 3, next = pc + len;
+    if (a[k].max == 0)
+      continue;
+    out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, a[k].arch, pc, pc + 1, next);
+    pc++;
+    out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    /* x32 numbers (and the 0x40000000 bit) stay libseccomp's business */
+    if (a[k].arch == SCMP_ARCH_X86_64) {
+      out[pc] = jump(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, pc, end, pc + 1);
+      pc++;
+    }
+    out[pc] = jump(BPF_JMP | BPF_JGT | BPF_K, a[k].max, pc, ret_enosys, end);
+    pc++;
+  }
+  out[pc] = stmt(BPF_JMP | BPF_JA, (uint32_t)(end - pc - 1));
+  pc++;
+  out[pc++] = stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+  *ret_n = pc;
+}
+
+/* libseccomp's program with the ENOSYS prefix in front (when it needs one). */
+static int add_enosys_prefix(const struct oci_seccomp *s, void **bpf, size_t *len,
+                             struct error *err)
+{
+  struct sock_filter pre[4 * (ARRAY_SIZE(arch_names) + 1) + 3];
+  uint32_t def_action;
+  unsigned char *out;
+  size_t n;
+
+  if (parse_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
+                   "defaultAction", &def_action, err) < 0)
+    return -1;
+  enosys_prefix(s, def_action, pre, &n);
+  if (n == 0)
+    return 0;
+  if (*len / sizeof(struct sock_filter) + n > BPF_MAXINSNS)
+    return error_set(err, 0, "seccomp: filter too long (%zu instructions)",
+                     *len / sizeof(struct sock_filter) + n);
+  out = xmalloc(n * sizeof *pre + *len);
+  memcpy(out, pre, n * sizeof *pre);
+  memcpy(out + n * sizeof *pre, *bpf, *len);
+  free(*bpf);
+  *bpf = out;
+  *len += n * sizeof *pre;
+  return 0;
+}
+
 int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, struct error *err)
 {
   cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
@@ -326,7 +457,14 @@ int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len,
   r = seccomp_export_bpf(ctx, fd);
   if (r < 0)
     return error_set(err, -r, "seccomp: export filter");
-  return read_all_fd(fd, ret_bpf, ret_len, err);
+  if (read_all_fd(fd, ret_bpf, ret_len, err) < 0)
+    return -1;
+  if (add_enosys_prefix(s, ret_bpf, ret_len, err) < 0) {
+    free(*ret_bpf);
+    *ret_bpf = NULL;
+    return -1;
+  }
+  return 0;
 }
 
 int seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *err)
@@ -344,15 +482,36 @@ int seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *
   return 0;
 }
 
+int seccomp_apply_listener(const struct oci_seccomp *s, int *ret_fd, struct error *err)
+{
+  cleanup_free void *bpf = NULL;
+  size_t len = 0;
+  unsigned flags = 0;
+  struct sock_fprog prog;
+  long fd;
+
+  if (seccomp_export(s, &bpf, &len, err) < 0 || seccomp_kernel_flags(s, &flags, err) < 0)
+    return -1;
+  prog =
+      (struct sock_fprog){.len = (unsigned short)(len / sizeof(struct sock_filter)), .filter = bpf};
+  /* TSYNC would make the listener fd the return value's other meaning */
+  flags &= ~SECCOMP_FILTER_FLAG_TSYNC;
+  fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags | SECCOMP_FILTER_FLAG_NEW_LISTENER,
+               &prog);
+  if (fd < 0)
+    return error_errno(err, "load seccomp filter with a listener (SCMP_ACT_NOTIFY)");
+  *ret_fd = (int)fd;
+  return 0;
+}
+
+/* build + export (with the ENOSYS prefix) + load */
 int seccomp_apply(const struct oci_seccomp *s, struct error *err)
 {
-  cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
-  int r;
+  cleanup_free void *bpf = NULL;
+  size_t len = 0;
+  unsigned flags = 0;
 
-  if (seccomp_build(s, &ctx, err) < 0)
+  if (seccomp_export(s, &bpf, &len, err) < 0 || seccomp_kernel_flags(s, &flags, err) < 0)
     return -1;
-  r = seccomp_load(ctx);
-  if (r < 0)
-    return error_set(err, -r, "load seccomp filter");
-  return 0;
+  return seccomp_load_bpf(bpf, len, flags, err);
 }

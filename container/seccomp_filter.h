@@ -21,6 +21,9 @@ int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct erro
 int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, struct error *err);
 /* flags: SECCOMP_FILTER_FLAG_* of the kernel (see seccomp_kernel_flags()). */
 int seccomp_load_bpf(const void *bpf, size_t len, unsigned flags, struct error *err);
+/* build + load with SECCOMP_FILTER_FLAG_NEW_LISTENER: *ret_fd is the
+ * user-notification fd (for SCMP_ACT_NOTIFY). */
+int seccomp_apply_listener(const struct oci_seccomp *s, int *ret_fd, struct error *err);
 /* linux.seccomp.flags as kernel SECCOMP_FILTER_FLAG_* bits. */
 int seccomp_kernel_flags(const struct oci_seccomp *s, unsigned *ret, struct error *err);
 

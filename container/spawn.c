@@ -132,10 +132,11 @@ static int run_parent_hooks(struct container *c, struct error *err)
   if (container_state_json(c, &sj, err) < 0)
     return -1;
   /* prestart (deprecated) then createRuntime, both in the runtime namespace */
-  if (hooks_run(h->list[OCI_HOOK_PRESTART], h->n[OCI_HOOK_PRESTART], "prestart", sj, err) < 0)
+  if (hooks_run(h->list[OCI_HOOK_PRESTART], h->n[OCI_HOOK_PRESTART], "prestart", c->state->bundle,
+                sj, err) < 0)
     return -1;
   return hooks_run(h->list[OCI_HOOK_CREATE_RUNTIME], h->n[OCI_HOOK_CREATE_RUNTIME], "createRuntime",
-                   sj, err);
+                   c->state->bundle, sj, err);
 }
 
 /* Describe how the init died when it left without a message. */
@@ -294,6 +295,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
+        .listener_fd = o->listener_fd,
         .in_userns = o->g != NULL && o->g->in_userns,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,

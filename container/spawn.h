@@ -34,6 +34,7 @@ struct spawn_opts {
   int preserve_fds;
   const struct global_opts *g;
   const void *extra_bpf; /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
+  int listener_fd;       /* connected to linux.seccomp.listenerPath, or < 0 (the init uses it) */
   /* Called right after the clone when the init got a new network
    * namespace from it (one joined by path, or unshared under a joined user
    * namespace, comes later), while it sets up its root: the monitor starts

@@ -2,15 +2,18 @@
  *
  * As runc validates: a key is only allowed when it belongs to a namespace
  * the container has (net.* -> network; the SysV IPC keys and fs.mqueue.* ->
- * ipc; kernel.hostname/domainname -> uts); anything else would change the
- * host.  Keys are dotted names; "/" and empty or ".." components are refused
- * so that a key cannot name a file outside /proc/sys.  The write goes through
- * procfs_write() (CVE-2025-52881: no path in /proc can be redirected).
+ * ipc; kernel.hostname/domainname -> uts), and that namespace is not the
+ * host's (joined by a path to it); anything else would change the host.  Keys are dotted names; "/"
+ * and empty or ".." components are refused so that a key cannot name a file outside /proc/sys.  The
+ * write goes through procfs_write() (CVE-2025-52881: no path in /proc can be redirected).
  */
 #include "container/setup.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/util.h"
 #include "os/procfs.h"
@@ -20,12 +23,43 @@ static const char *const ipc_keys[] = {
     "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced", NULL,
 };
 
+static bool same_ns(int self, const char *who, const char *name)
+{
+  struct error e = {0};
+  cleanup_close int other = procfs_open_ns(who, name, &e);
+  struct stat a, b;
+
+  if (other < 0 || fstat(self, &a) < 0 || fstat(other, &b) < 0)
+    return false;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* True when we share our `name` namespace with the runtime that forked us
+ * (still in the caller's namespaces) or with pid 1: this runs in the init
+ * after it joined the config's namespaces. */
+static bool in_hosts_ns(const char *name)
+{
+  struct error e = {0};
+  cleanup_close int self = procfs_open_ns("self", name, &e);
+  char parent[16];
+
+  if (self < 0)
+    return false;
+  snprintf(parent, sizeof parent, "%d", (int)getppid());
+  return same_ns(self, parent, name) || same_ns(self, "1", name);
+}
+
+/* A namespace of the container's own: a new one, or one joined by path
+ * that is not the host's (a `path` to /proc/1/ns/uts shares the host's). */
 static bool config_has_ns(const struct oci_config *c, enum oci_ns_type t)
 {
-  for (size_t i = 0; c->linux != NULL && i < c->linux->n_namespaces; i++)
-    if (c->linux->namespaces[i].type == t)
-      return true;
-  return false;
+  const struct oci_namespace *ns = oci_config_namespace(c, t);
+
+  if (ns == NULL)
+    return false;
+  return ns->path == NULL || !in_hosts_ns(t == OCI_NS_IPC       ? "ipc"
+                                          : t == OCI_NS_NETWORK ? "net"
+                                                                : "uts");
 }
 
 /* The namespace a key lives in, or -1 when it is not namespaced. */

@@ -3,7 +3,8 @@
  * CVE-2026-30892 (crun exec -u): a lax parser ran the process as the wrong
  * user.  Only plain decimal ids are accepted; every part must be present,
  * fit in 32 bits and not be (uid_t)-1, which the kernel reads as "unchanged".
- * Names are refused: the runtime never reads the container's /etc/passwd.
+ * Names are refused: no user name is looked up in the container's /etc/passwd
+ * (process.c reads it only for HOME, from a regular file, inside the root).
  */
 #include <ctype.h>
 #include <errno.h>

@@ -34,7 +34,7 @@ echo "inside the agent sandbox (uid $(id -u)):"
 check "the root filesystem is read-only" '! touch /usr/evil'
 check "/workspace is writable" 'echo draft >/workspace/notes.txt'
 check "the agent may rm -rf its workspace copy" 'rm -rf /workspace/data.txt'
-check "git hooks cannot be planted" '! sh -c "mkdir -p /workspace/.git/hooks; echo x >/workspace/.git/hooks/post-checkout"'
+check "git may write .git/ (a planted hook is marked by diff, left out of commit)" 'mkdir -p /workspace/.git/hooks && echo x >/workspace/.git/hooks/post-checkout'
 check "no_new_privs is set" 'grep -q "^NoNewPrivs:[[:space:]]*1" /proc/self/status'
 check "a seccomp filter is loaded" 'grep -q "^Seccomp:[[:space:]]*2" /proc/self/status'
 check "no inheritable or ambient capabilities" 'grep -q "^CapInh:[[:space:]]*0000000000000000" /proc/self/status && grep -q "^CapAmb:[[:space:]]*0000000000000000" /proc/self/status'

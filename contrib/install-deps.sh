@@ -7,7 +7,7 @@
 #   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor
 #               (apparmor: apparmor_parser, to load the VM lane's test profiles)
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
-#   --bench     gnuplot-nox hyperfine
+#   --bench     gnuplot-nox hyperfine bubblewrap
 #   --all       every group
 #   --dry-run   print what would be installed, install nothing
 # Packages listed as optional (kubernetes-client) are skipped with a warning when the archive
@@ -16,12 +16,12 @@ set -euo pipefail
 
 BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev
 	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace
-	util-linux tmux valgrind git ca-certificates python3 file libsystemd-dev)
+	util-linux tmux valgrind git ca-certificates python3 file golang-go libsystemd-dev)
 ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
 ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor)
 NET=(dnsmasq-base socat)
-BENCH=(gnuplot-nox hyperfine)
+BENCH=(gnuplot-nox hyperfine bubblewrap)
 
 usage() {
 	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'

@@ -6,7 +6,7 @@
 # two on their own (clang, ASan+UBSan), copying the seeds to a temp corpus.
 # (dns and egress_entry are listed in mk/fuzz.mk: rule prerequisites expand when read)
 
-FUZZ_NETFILTER_SRCS = netfilter/dns.c netfilter/policy.c common/error.c common/util.c
+FUZZ_NETFILTER_SRCS = netfilter/dns.c netfilter/policy.c netfilter/upstream.c common/egress_grammar.c common/error.c common/util.c
 FUZZ_SECONDS ?= 30
 .PHONY: fuzz-netfilter
 

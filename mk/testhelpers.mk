@@ -1,6 +1,6 @@
 # mk/testhelpers.mk - test helpers and the cached busybox test rootfs.
 #
-#   make test-helpers   static probes (try-syscall, fdleak, xchg) and the host-side recvtty
+#   make test-helpers   static probes (try-syscall, fdleak, xchg) and the host-side recvtty, seccomp-agent
 #   make test-rootfs    build/rootfs: busybox-static + probes (rebuilt only when inputs change)
 # The helpers are built without the sanitizer flags so SANITIZE=... builds share them.
 
@@ -12,7 +12,7 @@ HELPER_CC ?= gcc
 HELPER_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter
 PROBES := try-syscall fdleak xchg
 PROBE_BINS := $(PROBES:%=$(HELPER_DIR)/%)
-HOST_HELPERS := $(HELPER_DIR)/recvtty
+HOST_HELPERS := $(HELPER_DIR)/recvtty $(HELPER_DIR)/seccomp-agent
 TEST_ROOTFS ?= build/rootfs
 
 .PHONY: test-helpers test-rootfs
@@ -24,6 +24,10 @@ $(HELPER_DIR)/%: tests/helpers/probes/%.c
 	$(HELPER_CC) $(HELPER_CFLAGS) -static -o $@ $<
 
 $(HELPER_DIR)/recvtty: tests/helpers/recvtty.c
+	@mkdir -p $(dir $@)
+	$(HELPER_CC) $(HELPER_CFLAGS) -o $@ $<
+
+$(HELPER_DIR)/seccomp-agent: tests/helpers/seccomp-agent.c
 	@mkdir -p $(dir $@)
 	$(HELPER_CC) $(HELPER_CFLAGS) -o $@ $<
 

@@ -10,12 +10,14 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -41,6 +43,16 @@ static int policy_from_profile(const struct profile_egress *pe, struct egress_po
     struct egress_entry e;
     if (egress_entry_parse(*a, &e, err) < 0 || egress_policy_add(p, &e, err) < 0)
       return error_prefix(err, "egress.allow `%s`", *a);
+  }
+  p->ingress_default_allow = pe->ingress_default_allow;
+  if (pe->has_ttl_min)
+    p->ttl_min = (uint32_t)pe->ttl_min; /* at most 7 days: profile/validate.c */
+  if (pe->has_ttl_max)
+    p->ttl_max = (uint32_t)pe->ttl_max;
+  for (char **a = pe->ingress_allow; a && *a; a++) {
+    struct egress_port e;
+    if (egress_port_parse(*a, &e, err) < 0 || egress_policy_add_port(p, &e, err) < 0)
+      return error_prefix(err, "ingress.allow");
   }
   for (char **u = pe->dns_upstream; u && *u && p->n_upstream < EGRESS_MAX_UPSTREAM; u++)
     if (egress_upstream_parse(*u, &p->upstream[p->n_upstream++], err) < 0)
@@ -91,12 +103,157 @@ static int loopback_up_in(int fd_in_netns, struct error *err)
 
 /* ------------------------------------------------------------ the helper */
 
+#define MAX_EXPIRIES 512
+
 struct egress_helper {
   struct egress_resolver_opts o;
   struct egress_policy *policy;
   int listen_fd;           /* <state dir>/egress.sock */
   struct audit_log *audit; /* the container's trail, NULL = none */
+  int diag_fd;             /* NETLINK_SOCK_DIAG in the container's netns, -1 = none */
+  /* when pins made by the resolver run out (monotonic ms): then the
+   * sockets to addresses no longer allowed are cut */
+  long expiries[MAX_EXPIRIES];
+  size_t n_expiries;
 };
+
+static long mono_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------ cutting what is no longer allowed */
+
+struct pin {
+  int family;
+  uint8_t addr[16];
+  uint8_t proto; /* 0 = every port */
+  uint16_t port;
+};
+
+struct cut_ctx {
+  const struct egress_policy *policy;
+  struct pin *pins;
+  size_t n_pins;
+};
+
+/* The kernel's dns sets, as `nft_set_list` prints them ("ADDR [tcp|udp PORT] expires ..."). */
+static size_t read_pins(int nl_fd, struct pin **ret)
+{
+  static const char *const sets[] = {"dns4", "dns6", "dns4p", "dns6p"};
+  struct pin *p = NULL;
+  size_t n = 0, cap = 0;
+
+  for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+    cleanup_free char *text = NULL;
+    struct error e = {0};
+    char *save = NULL;
+    if (nft_set_list(nl_fd, sets[i], &text, &e) < 0 || text == NULL)
+      continue;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+      char a[INET6_ADDRSTRLEN + 1], proto[4] = "";
+      unsigned port = 0;
+      struct pin x = {0};
+      if (sscanf(l, "%46s %3s %u", a, proto, &port) < 1)
+        continue;
+      x.family = strchr(a, ':') ? AF_INET6 : AF_INET;
+      if (inet_pton(x.family, a, x.addr) != 1)
+        continue;
+      if (i >= 2 && port > 0 && port < 65536) {
+        x.proto = strcmp(proto, "tcp") == 0 ? IPPROTO_TCP : IPPROTO_UDP;
+        x.port = (uint16_t)port;
+      }
+      if (n == cap)
+        p = xrealloc(p, (cap = cap * 2 + 16) * sizeof *p);
+      p[n++] = x;
+    }
+  }
+  *ret = p;
+  return n;
+}
+
+static bool still_allowed(void *ud, const struct egress_sock *s)
+{
+  const struct cut_ctx *x = ud;
+
+  if (egress_policy_allows_flow(x->policy, s))
+    return true;
+  for (size_t i = 0; i < x->n_pins; i++) {
+    const struct pin *p = &x->pins[i];
+    if (p->family == s->family && memcmp(p->addr, s->addr, s->family == AF_INET ? 4 : 16) == 0 &&
+        (p->proto == 0 || (p->proto == s->proto && p->port == s->port)))
+      return true;
+  }
+  return false;
+}
+
+/* After a deny or the expiry of pins: end the container's sockets whose peer
+ * the rules no longer allow (the rules already stop their packets). */
+static void cut_disallowed(struct egress_helper *h, const char *why)
+{
+  struct cut_ctx x = {.policy = h->o.policy};
+  struct error err = {0};
+  size_t cut = 0;
+
+  if (h->o.policy->default_allow)
+    return;
+  if (h->diag_fd < 0) {
+    error_set(&err, 0, "no sock_diag socket in the container's network namespace");
+    goto out;
+  }
+  x.n_pins = read_pins(h->o.nl_fd, &x.pins);
+  if (egress_sockets_cut(h->diag_fd, still_allowed, &x, &cut, &err) < 0)
+    log_debug("egress: cut connections after %s: %s", why, err.msg);
+out:
+  if ((cut > 0 || err.msg[0]) && h->audit != NULL) {
+    struct jbuf b = {0};
+    struct error e = {0};
+    jb_key_str(&b, "reason", why);
+    jb_key_u64(&b, "connections", cut);
+    if (err.msg[0])
+      jb_key_str(&b, "error", err.msg);
+    audit_log_append(h->audit, "cut", jb_str(&b), &e);
+    jb_free(&b);
+  }
+  free(x.pins);
+}
+
+static void note_expiry(struct egress_helper *h, long at)
+{
+  size_t far = 0;
+
+  if (h->n_expiries < MAX_EXPIRIES) {
+    h->expiries[h->n_expiries++] = at;
+    return;
+  }
+  for (size_t i = 1; i < MAX_EXPIRIES; i++) /* full: keep the earliest ones */
+    if (h->expiries[i] > h->expiries[far])
+      far = i;
+  if (at < h->expiries[far])
+    h->expiries[far] = at;
+}
+
+/* Once a second at least: pins that ran out (the kernel stopped matching
+ * them) end their connections. */
+static void on_tick(void *ud)
+{
+  struct egress_helper *h = ud;
+  long now = mono_ms();
+  size_t kept = 0;
+  bool due = false;
+
+  for (size_t i = 0; i < h->n_expiries; i++) {
+    if (h->expiries[i] <= now)
+      due = true;
+    else
+      h->expiries[kept++] = h->expiries[i];
+  }
+  h->n_expiries = kept;
+  if (due)
+    cut_disallowed(h, "pin expired");
+}
 
 /* Every DNS decision of the resolver is a "dns" record in the audit trail. */
 static void on_dns_event(void *ud, const struct egress_dns_event *ev)
@@ -107,6 +264,14 @@ static void on_dns_event(void *ud, const struct egress_dns_event *ev)
   struct error err = {0};
   char addr[INET6_ADDRSTRLEN];
 
+  if (ev->verdict == EGRESS_DNS_ALLOWED) {
+    uint32_t longest = 0;
+    for (size_t i = 0; i < ev->n_addrs; i++)
+      if (ev->addrs[i].timeout_ms > longest)
+        longest = ev->addrs[i].timeout_ms;
+    if (longest > 0)
+      note_expiry(h, mono_ms() + longest + 20); /* + the kernel's own timer slack */
+  }
   if (h->audit == NULL)
     return;
   jb_key_str(&b, "name", ev->name);
@@ -143,6 +308,14 @@ static void ctl_list(struct egress_helper *h, int fd)
     egress_entry_format(&p->entries[i], buf);
     reply(fd, "allow ");
     reply(fd, buf);
+    reply(fd, "\n");
+  }
+  reply(fd, p->ingress_default_allow ? "ingress default allow\n" : "ingress default deny\n");
+  for (size_t i = 0; i < p->n_ingress; i++) {
+    char port[32];
+    egress_port_format(&p->ingress[i], port);
+    reply(fd, "ingress ");
+    reply(fd, port);
     reply(fd, "\n");
   }
   /* dns4p/dns6p: addresses of names allowed with a port ("x.org:443") */
@@ -227,6 +400,24 @@ static int on_ctl(void *ud, struct egress_policy *p)
       r = send_batch(h->o.nl_fd, p, true, &err);
     if (r == 0 && !allow && domain)
       r = flush_pins(h->o.nl_fd, &err);
+    if (r == 0 && !allow)
+      cut_disallowed(h, "deny");
+    reply(fd, r == 0 ? "ok\n" : "error ");
+    if (r < 0) {
+      reply(fd, err.msg);
+      reply(fd, "\n");
+    }
+  } else if (strncmp(req, "ingress ", 8) == 0) {
+    /* "ingress P1 P2 ...": a pod container's inbound ports, added to the pod's */
+    char *save = NULL;
+    int r = 0;
+    for (char *arg = strtok_r(req + 8, " ", &save); arg && r == 0;
+         arg = strtok_r(NULL, " ", &save)) {
+      struct egress_port pt;
+      r = egress_port_parse(arg, &pt, &err) < 0 ? -1 : egress_policy_add_port(p, &pt, &err);
+    }
+    if (r == 0)
+      r = send_batch(h->o.nl_fd, p, true, &err);
     reply(fd, r == 0 ? "ok\n" : "error ");
     if (r < 0) {
       reply(fd, err.msg);
@@ -270,6 +461,7 @@ int egress_helper_new(const struct profile_egress *pe, struct egress_helper **re
     return 0;
   h = xmalloc0(sizeof *h);
   h->listen_fd = -1;
+  h->diag_fd = -1;
   h->o.nl_fd = h->o.udp4_fd = h->o.udp6_fd = h->o.tcp4_fd = h->o.tcp6_fd = -1;
   h->o.stop_fd = h->o.ctl_fd = h->o.aux_fd = -1;
   h->policy = xmalloc0(sizeof *h->policy);
@@ -306,6 +498,16 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
     return -1;
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;
+  {
+    /* to cut connections a deny or an expired pin no longer allows; without
+     * it (no sock_diag) the rules still stop their packets */
+    int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_SOCK_DIAG;
+    struct error e = {0};
+    if (netns_sockets(netns, 1, &domain, &type, &proto, &h->diag_fd, &e) < 0) {
+      log_debug("egress: sock_diag in the container's netns: %s", e.msg);
+      h->diag_fd = -1;
+    }
+  }
   h->audit = audit;
   return 0;
 }
@@ -317,6 +519,7 @@ int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on
   h->o.ctl_fd = h->listen_fd;
   h->o.on_ctl = on_ctl;
   h->o.on_event = on_dns_event;
+  h->o.on_tick = on_tick;
   h->o.ud = h;
   h->o.aux_fd = aux_fd;
   h->o.on_aux = on_aux;
@@ -330,6 +533,8 @@ void egress_helper_free(struct egress_helper *h)
     return;
   if (h->listen_fd >= 0)
     close(h->listen_fd);
+  if (h->diag_fd >= 0)
+    close(h->diag_fd);
   egress_resolver_close(&h->o);
   egress_policy_free(h->policy);
   free(h->policy);

@@ -33,19 +33,33 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
   int proto;
 
   memset(ret, 0, sizeof *ret);
+  ret->inbound = prefix != NULL && (strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0 ||
+                                    strcmp(prefix, EGRESS_LOG_IN_DENY_PREFIX) == 0);
   if (len >= 20 && (p[0] >> 4) == 4) {
     l4 = (size_t)(p[0] & 0x0f) * 4;
     proto = p[9];
     inet_ntop(AF_INET, p + 16, ret->dst, sizeof ret->dst);
+    if (ret->inbound)
+      inet_ntop(AF_INET, p + 12, ret->src, sizeof ret->src);
   } else if (len >= 40 && (p[0] >> 4) == 6) {
     l4 = 40;
     proto = p[6];
+    /* MLD and other packets with options: walk the extension headers
+     * (hop-by-hop, routing, destination options; a few at most) */
+    for (int i = 0; i < 4 && (proto == 0 || proto == 43 || proto == 60) && len >= l4 + 8; i++) {
+      proto = p[l4];
+      l4 += (size_t)(p[l4 + 1] + 1) * 8;
+    }
     inet_ntop(AF_INET6, p + 24, ret->dst, sizeof ret->dst);
+    if (ret->inbound)
+      inet_ntop(AF_INET6, p + 8, ret->src, sizeof ret->src);
   } else {
     return false;
   }
-  ret->kind =
-      prefix != NULL && strcmp(prefix, EGRESS_LOG_FLOW_PREFIX) == 0 ? NETLOG_FLOW : NETLOG_DENIED;
+  ret->kind = prefix != NULL && (strcmp(prefix, EGRESS_LOG_FLOW_PREFIX) == 0 ||
+                                 strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0)
+                  ? NETLOG_FLOW
+                  : NETLOG_DENIED;
   ret->proto = proto_name(proto);
   ret->port = ret->icmp_type = -1;
   if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) && len >= l4 + 4)
@@ -70,6 +84,9 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 
   if (e->count == 0)
     return;
+  jb_key_str(&b, "direction", e->ev.inbound ? "in" : "out");
+  if (e->ev.inbound)
+    jb_key_str(&b, "src", e->ev.src);
   jb_key_str(&b, "dst", e->ev.dst);
   jb_key_str(&b, "proto", e->ev.proto);
   if (e->ev.port >= 0)
@@ -85,8 +102,9 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 
 static bool same(const struct netlog_event *a, const struct netlog_event *b)
 {
-  return a->kind == b->kind && a->proto == b->proto && a->port == b->port &&
-         a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0;
+  return a->kind == b->kind && a->inbound == b->inbound && a->proto == b->proto &&
+         a->port == b->port && a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0 &&
+         strcmp(a->src, b->src) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

@@ -4,7 +4,9 @@
  *
  * A denied packet counts per (destination, protocol, port or ICMP type); the
  * first packet of an allowed flow (chain `allowed`, netfilter/egress.h) per
- * (destination, protocol, port).  The first event of a key is recorded at
+ * (destination, protocol, port).  Inbound ones (chains `in_deny` and
+ * `in_allowed`) count per (peer, local address, protocol, local port); every
+ * record says its "direction", "in" or "out".  The first event of a key is recorded at
  * once with count 1; further events within MONITOR_COALESCE_MS of it are
  * summed and recorded when that window ends (or at the final flush), so the
  * counts of a key's records add up to the number of events.  The table is
@@ -24,6 +26,8 @@ enum netlog_kind { NETLOG_DENIED, NETLOG_FLOW };
 
 struct netlog_event {
   enum netlog_kind kind;
+  bool inbound;               /* a flow the container did not start (chains in_*) */
+  char src[INET6_ADDRSTRLEN]; /* inbound only: the peer */
   char dst[INET6_ADDRSTRLEN];
   const char *proto; /* "tcp", "udp", "icmp", "icmpv6", "sctp", "other" */
   int port;          /* -1 = none */
@@ -31,7 +35,8 @@ struct netlog_event {
 };
 
 /* A logged packet: the IP header onwards, and the log prefix (NULL = none;
- * anything but the flow prefix is a denied packet). */
+ * anything but a flow prefix is a denied packet, the in- prefixes are
+ * inbound). */
 bool netlog_parse(const uint8_t *pkt, size_t len, const char *prefix, struct netlog_event *ret);
 
 struct netlog_entry {

@@ -1,8 +1,8 @@
 /* egress.h - the egress allowlist: policy, nftables rules, DNS pinning.
  *
  * Three layers, each usable alone:
- *   1. policy (policy.c): parse allow entries and the profile's "egress"
- *      object into plain structs.  Pure, fuzzed.
+ *   1. policy (policy.c): the allow entries (parsed by the one grammar,
+ *      common/egress_grammar.h) as a policy, and matching.  Pure, fuzzed.
  *   2. nftables (nft.c, nft_apply.c): build ONE netlink batch for table
  *      `inet agentrt` (pure, deterministic bytes, golden-tested) and send it
  *      into a container's network namespace, checking every ack.  Nothing
@@ -18,15 +18,29 @@
  *   chain output  { type filter hook output priority 0; policy drop (accept
  *                   for default allow);
  *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
- *     ct state established,related accept;
- *     icmpv6 type {nd-router-solicit..nd-neighbor-advert, mld2-report} accept;
+ *     ct state related accept; ct direction reply accept;
+ *                                         # every packet of the container's own
+ *                                         # flows goes through the rules below
+ *     icmpv6 type {nd-router-solicit, nd-neighbor-solicit, nd-neighbor-advert}
+ *       ip6 hoplimit 255 accept;         # no MLD: reports go to deny
  *     jump allow_ll;                      # explicit link-local entries
  *     ip daddr 169.254.0.0/16 goto deny; ip6 daddr {fe80::/10, fd00:ec2::254} goto deny;
  *     ip daddr @allow4 goto allowed; ip6 daddr @allow6 goto allowed;
- *     jump allow_ports;
  *     ip daddr @dns4 goto allowed; ip6 daddr @dns6 goto allowed;
  *     ip daddr . meta l4proto . th dport @dns4p goto allowed; (ip6 / dns6p too)
+ *     jump allow_ports;
  *     goto deny }                         # "goto allowed" for default allow
+ *   chain input   { type filter hook input priority 0; policy drop (accept
+ *                   for ingress default allow);
+ *     iif lo accept; ct state established,related accept;
+ *     icmpv6 type {nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert}
+ *       ip6 hoplimit 255 accept;
+ *     <l4proto> dport <listed port> goto in_allowed; ...   # ingress.allow
+ *     goto in_deny }
+ *   chain in_allowed { ct state new ct status ! confirmed
+ *                        log prefix "agentrt-in-flow: " group N; accept }
+ *   chain in_deny { counter log prefix "agentrt-in-deny: " group N;
+ *                   meta l4proto tcp reject with tcp reset; drop }
  *   chain allowed { ct state new ct status ! confirmed
  *                     log prefix "agentrt-flow: " group N;  # first packet of a flow
  *                   accept }
@@ -49,40 +63,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/egress_grammar.h"
 #include "common/error.h"
 
 /* ---------------------------------------------------------------- policy */
-
-#define EGRESS_DOMAIN_MAX 253
-#define EGRESS_MAX_ENTRIES 4096
-#define EGRESS_MAX_UPSTREAM 4
-#define EGRESS_ENTRY_STR_MAX 300
-
-enum egress_kind { EGRESS_CIDR4 = 1, EGRESS_CIDR6, EGRESS_DOMAIN };
-
-/* One allow entry.  Grammar (see egress_entry_parse):
- *   203.0.113.0/24   203.0.113.10:443   203.0.113.10:8000-8100/tcp
- *   2001:db8::/32    [2001:db8::1]:443/udp
- *   pypi.org         *.githubusercontent.com:443
- * A port without /tcp or /udp means both.  "*.x" matches subdomains of x,
- * not x itself.  Domains take a single port, not a range, and /tcp or
- * /udp only with a port. */
-struct egress_entry {
-  enum egress_kind kind;
-  uint8_t addr[16];                   /* CIDR: network address (host bits cleared), network order */
-  uint8_t prefix;                     /* CIDR: 0..32 or 0..128 */
-  bool wildcard;                      /* domain: "*." form */
-  char domain[EGRESS_DOMAIN_MAX + 1]; /* lower case, no "*." and no final dot */
-  uint8_t proto;                      /* 0 = any, IPPROTO_TCP or IPPROTO_UDP */
-  uint16_t port_min;                  /* 0/0 = every port */
-  uint16_t port_max;
-};
-
-struct egress_upstream {
-  int family; /* AF_INET or AF_INET6 */
-  uint8_t addr[16];
-  uint16_t port; /* host order, default 53 */
-};
 
 struct egress_policy {
   bool default_allow;         /* "default": "allow"|"deny" (deny when absent) */
@@ -91,23 +75,27 @@ struct egress_policy {
   size_t n_entries;
   struct egress_upstream upstream[EGRESS_MAX_UPSTREAM]; /* none = caller fills */
   size_t n_upstream;
-  uint32_t ttl_min, ttl_max; /* seconds, element timeouts are clamped to it */
-  int log_group;             /* NFLOG group for denied packets and new allowed
-                                flows, -1 = no log */
+  uint32_t ttl_min, ttl_max;  /* seconds, element timeouts are clamped to it */
+  int log_group;              /* NFLOG group for denied packets and new allowed
+                                 flows, -1 = no log */
+  bool ingress_default_allow; /* new inbound connections: refused unless listed */
+  struct egress_port *ingress;
+  size_t n_ingress;
 };
 
-/* NFLOG prefixes of the two kinds of logged packets (same group). */
+/* NFLOG prefixes of the kinds of logged packets (same group): outbound
+ * denied packets and new flows, inbound refused packets and new flows. */
 #define EGRESS_LOG_DENY_PREFIX "agentrt-deny: "
 #define EGRESS_LOG_FLOW_PREFIX "agentrt-flow: "
+#define EGRESS_LOG_IN_DENY_PREFIX "agentrt-in-deny: "
+#define EGRESS_LOG_IN_FLOW_PREFIX "agentrt-in-flow: "
 
-/* Parse one entry.  Pure; never allocates. */
-int egress_entry_parse(const char *s, struct egress_entry *ret, struct error *err);
-/* Canonical text of an entry (parses back to the same entry). */
-void egress_entry_format(const struct egress_entry *e, char buf[EGRESS_ENTRY_STR_MAX]);
-bool egress_entry_equal(const struct egress_entry *a, const struct egress_entry *b);
 /* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
  * live in chain allow_ll, before the metadata block. */
 bool egress_entry_is_link_local(const struct egress_entry *e);
+
+/* Add an ingress entry (ignored when already present). */
+int egress_policy_add_port(struct egress_policy *p, const struct egress_port *e, struct error *err);
 
 /* Defaults: deny, no entries, ttl 5..3600 s, log group 0, no upstream. */
 void egress_policy_init(struct egress_policy *p);
@@ -115,18 +103,6 @@ void egress_policy_free(struct egress_policy *p);
 /* Add (ignored when already present) or remove (-1 when absent) an entry. */
 int egress_policy_add(struct egress_policy *p, const struct egress_entry *e, struct error *err);
 int egress_policy_remove(struct egress_policy *p, const struct egress_entry *e, struct error *err);
-/* The profile's "egress" object:
- *   { "default": "deny", "allow": ["pypi.org", "203.0.113.0/24:443/tcp"],
- *     "allowPrivateAnswers": false, "logGroup": 0,
- *     "dns": { "upstream": ["192.0.2.53", "[2001:db8::53]:5353"],
- *              "ttlMin": 5, "ttlMax": 3600 } }
- * Unknown keys are errors.  `where` prefixes messages ("profile.json: egress"). */
-int egress_policy_parse_json(const char *json, size_t len, const char *where,
-                             struct egress_policy *ret, struct error *err);
-struct yajl_val_s;
-int egress_policy_from_yajl(const struct yajl_val_s *node, const char *where,
-                            struct egress_policy *ret, struct error *err);
-int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct error *err);
 /* Fill p->upstream from `nameserver` lines of a resolv.conf (the host's). */
 int egress_upstream_from_resolv_conf(const char *path, struct egress_policy *p, struct error *err);
 
@@ -216,6 +192,25 @@ int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 
+/* ----------------------------------------------------------- sockets */
+
+/* A socket's peer: family AF_INET/AF_INET6 (IPv4-mapped given as AF_INET),
+ * address, IPPROTO_TCP/UDP, port (host order). */
+struct egress_sock {
+  int family;
+  uint8_t addr[16];
+  uint8_t proto;
+  uint16_t port;
+};
+/* Is a flow to this peer allowed by the policy's own entries (default,
+ * CIDR entries with their ports)?  Pinned addresses are the kernel's sets. */
+bool egress_policy_allows_flow(const struct egress_policy *p, const struct egress_sock *s);
+/* Destroy (SOCK_DESTROY) every TCP and connected UDP socket of the netns of
+ * diag_fd (a NETLINK_SOCK_DIAG socket made there) whose peer keep() refuses;
+ * loopback and unconnected sockets are left.  *ret_cut: how many. */
+int egress_sockets_cut(int diag_fd, bool (*keep)(void *ud, const struct egress_sock *s), void *ud,
+                       size_t *ret_cut, struct error *err);
+
 /* ----------------------------------------------------------- resolver */
 
 enum egress_dns_verdict {
@@ -250,6 +245,7 @@ struct egress_resolver_opts {
   int aux_fd;
   int (*on_aux)(void *aux_ud);
   void *aux_ud;
+  void (*on_tick)(void *ud); /* after every loop turn (at least once a second); NULL = none */
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */
 };

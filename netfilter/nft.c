@@ -13,6 +13,7 @@
 #include <libnftnl/table.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -309,8 +310,7 @@ static void rules_output_head(struct nft_batch_buf *b)
   static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
   static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
   static const uint8_t ec2[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
-  uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
-  uint32_t zero = 0;
+  uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
   struct nftnl_rule *r = rule_new("output");
 
   meta(r, NFT_META_OIF, NFT_REG_1); /* lo is ifindex 1 in every netns */
@@ -330,32 +330,50 @@ static void rules_output_head(struct nft_batch_buf *b)
   verdict(r, NF_ACCEPT, NULL);
   rule_emit(b, r, "ip6 daddr ::1");
 
+  /* Known without the rules below: ICMP errors of known flows, and the
+   * container's side of the inbound flows chain input let in (reply
+   * direction).  Every packet of a flow the container started is judged by
+   * the allow rules, not only its first: a live deny or the expiry of a
+   * pinned address ends the connection at its next packet (a reset to the
+   * local socket), instead of leaving it open under "established". */
   r = rule_new("output");
   ct_get(r, NFT_CT_STATE);
   bitwise(r, &ctmask, 4);
   cmp(r, NFT_CMP_NEQ, &zero, 4);
   verdict(r, NF_ACCEPT, NULL);
-  rule_emit(b, r, "ct state established,related");
+  rule_emit(b, r, "ct state related");
+  r = rule_new("output");
+  ct_get(r, NFT_CT_DIRECTION);
+  cmp_u8(r, IP_CT_DIR_REPLY);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ct direction reply");
 
-  /* IPv6 neighbour discovery: router solicit .. neighbour advert, MLDv2 report */
-  for (int i = 0; i < 2; i++) {
+  /* IPv6 neighbour discovery the container's own link needs: router
+   * solicitation (133), neighbour solicitation and advertisement (135, 136),
+   * all with hop limit 255 as RFC 4861 requires (a packet that was not
+   * made for the link is not ND).  Nothing else of ICMPv6 is accepted here:
+   * MLD reports (v1 131, v2 143, done 132, queries 130) carry the groups a
+   * socket joins, 16 bytes of its choice each (ff0e:0:<12 bytes>), and go
+   * to chain deny (counted, logged) like every other unlisted packet.
+   * Replies and errors of allowed flows are accepted above as established
+   * or related; echo requests to allowed addresses take the allow rules. */
+  for (uint8_t t = 133; t <= 136; t++) {
+    uint8_t hl = 255;
+    if (t == 134)
+      continue; /* router advertisements are not the container's to send */
     r = rule_new("output");
     match_nfproto(r, NFPROTO_IPV6);
     meta(r, NFT_META_L4PROTO, NFT_REG_1);
     cmp_u8(r, IPPROTO_ICMPV6);
+    payload(r, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NFT_REG_1);
+    cmp(r, NFT_CMP_EQ, &hl, 1);
     payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
-    if (i == 0) {
-      struct nftnl_expr *e = expr(r, "range");
-      uint8_t f = 133, t = 136;
-      nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
-      nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
-      nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &f, 1);
-      nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &t, 1);
-    } else {
-      cmp_u8(r, 143);
-    }
+    cmp_u8(r, t);
     verdict(r, NF_ACCEPT, NULL);
-    rule_emit(b, r, i == 0 ? "icmpv6 nd" : "icmpv6 mld2-report");
+    rule_emit(b, r,
+              t == 133   ? "icmpv6 nd-router-solicit"
+              : t == 135 ? "icmpv6 nd-neighbor-solicit"
+                         : "icmpv6 nd-neighbor-advert");
   }
 
   rule_simple(b, "output", NFT_JUMP, "allow_ll", "jump allow_ll");
@@ -382,13 +400,15 @@ static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p)
     rule_simple(b, "output", NFT_GOTO, "allowed", "goto allowed");
     return;
   }
+  /* every packet of an outbound flow comes here: the set lookups (one
+   * hash or tree lookup each) before the linear chain of port rules */
   rule_lookup(b, false, "allow4", SET_ID_ALLOW4);
   rule_lookup(b, true, "allow6", SET_ID_ALLOW6);
-  rule_simple(b, "output", NFT_JUMP, "allow_ports", "jump allow_ports");
   rule_lookup(b, false, "dns4", SET_ID_DNS4);
   rule_lookup(b, true, "dns6", SET_ID_DNS6);
   rule_lookup_port(b, false, "dns4p", SET_ID_DNS4P);
   rule_lookup_port(b, true, "dns6p", SET_ID_DNS6P);
+  rule_simple(b, "output", NFT_JUMP, "allow_ports", "jump allow_ports");
   rule_simple(b, "output", NFT_GOTO, "deny", "goto deny");
 }
 
@@ -442,6 +462,110 @@ static void rules_allowed(struct nft_batch_buf *b, int log_group)
   rule_simple(b, "allowed", NF_ACCEPT, NULL, "accept");
 }
 
+/* ------------------------------------------------------------- ingress */
+
+static void rule_ct_state(struct nft_batch_buf *b, const char *chain)
+{
+  uint32_t ctmask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+  struct nftnl_rule *r = rule_new(chain);
+
+  ct_get(r, NFT_CT_STATE);
+  bitwise(r, &ctmask, 4);
+  cmp(r, NFT_CMP_NEQ, &zero, 4);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ct state established,related");
+}
+
+/* New inbound connections (the flows the container did not start) reach
+ * only the listed ports: without it a listener in the container answers
+ * anyone who can reach it, and its replies leave through the output
+ * chain's "established" rule, unpoliced.  Replies to the container's own
+ * flows are established or related; neighbour discovery and router
+ * advertisements arrive as the link needs them (hop limit 255). */
+static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
+{
+  static const uint8_t both[] = {IPPROTO_TCP, IPPROTO_UDP};
+  uint32_t lo = 1;
+  struct nftnl_rule *r = rule_new("input");
+
+  meta(r, NFT_META_IIF, NFT_REG_1);
+  cmp(r, NFT_CMP_EQ, &lo, 4);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "iif lo");
+  rule_ct_state(b, "input");
+  for (uint8_t t = 134; t <= 136; t++) {
+    uint8_t hl = 255;
+    r = rule_new("input");
+    match_nfproto(r, NFPROTO_IPV6);
+    meta(r, NFT_META_L4PROTO, NFT_REG_1);
+    cmp_u8(r, IPPROTO_ICMPV6);
+    payload(r, NFT_PAYLOAD_NETWORK_HEADER, 7, 1, NFT_REG_1);
+    cmp(r, NFT_CMP_EQ, &hl, 1);
+    payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+    cmp_u8(r, t);
+    verdict(r, NF_ACCEPT, NULL);
+    rule_emit(b, r,
+              t == 134   ? "icmpv6 nd-router-advert"
+              : t == 135 ? "icmpv6 nd-neighbor-solicit"
+                         : "icmpv6 nd-neighbor-advert");
+  }
+  if (p->ingress_default_allow) {
+    rule_simple(b, "input", NFT_GOTO, "in_allowed", "goto in_allowed");
+    return;
+  }
+  for (size_t i = 0; i < p->n_ingress; i++) {
+    const struct egress_port *e = &p->ingress[i];
+    char what[32];
+    egress_port_format(e, what);
+    for (size_t k = 0; k < (e->proto == 0 ? 2u : 1u); k++) {
+      r = rule_new("input");
+      match_l4(r, e->proto != 0 ? e->proto : both[k], e->port_min, e->port_max);
+      verdict(r, NFT_GOTO, "in_allowed");
+      rule_emit(b, r, what);
+    }
+  }
+  rule_simple(b, "input", NFT_GOTO, "in_deny", "goto in_deny");
+}
+
+/* The first packet of each accepted inbound flow is logged (flow prefix);
+ * a refused one is counted and logged, TCP gets a reset, the rest is
+ * dropped (no ICMP error that a scan could read). */
+static void rules_in_chains(struct nft_batch_buf *b, int log_group)
+{
+  uint32_t new = NF_CT_STATE_BIT(IP_CT_NEW), confirmed = IPS_CONFIRMED, zero = 0;
+  struct nftnl_rule *r;
+
+  if (log_group >= 0) {
+    struct nftnl_expr *e;
+    r = rule_new("in_allowed");
+    ct_get(r, NFT_CT_STATE);
+    bitwise(r, &new, 4);
+    cmp(r, NFT_CMP_NEQ, &zero, 4);
+    ct_get(r, NFT_CT_STATUS);
+    bitwise(r, &confirmed, 4);
+    cmp(r, NFT_CMP_EQ, &zero, 4);
+    e = expr(r, "log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_IN_FLOW_PREFIX);
+    rule_emit(b, r, "ct state new log");
+  }
+  rule_simple(b, "in_allowed", NF_ACCEPT, NULL, "accept");
+  r = rule_new("in_deny");
+  expr(r, "counter");
+  if (log_group >= 0) {
+    struct nftnl_expr *e = expr(r, "log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_IN_DENY_PREFIX);
+  }
+  rule_emit(b, r, "counter log");
+  r = rule_new("in_deny");
+  meta(r, NFT_META_L4PROTO, NFT_REG_1);
+  cmp_u8(r, IPPROTO_TCP);
+  reject(r, NFT_REJECT_TCP_RST, 0);
+  rule_emit(b, r, "reject with tcp reset");
+  rule_simple(b, "in_deny", NF_DROP, NULL, "drop");
+}
+
 /* udp/tcp dport 53 redirect to :port (to 127.0.0.1 / ::1 for local output) */
 static void rules_nat(struct nft_batch_buf *b, uint16_t port)
 {
@@ -478,7 +602,8 @@ static void table_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags)
   nftnl_table_free(t);
 }
 
-/* type NULL = regular chain */
+/* type NULL = regular chain; else a base chain on hook output, or input
+ * for the `input` chain */
 static void chain_msg(struct nft_batch_buf *b, const char *name, const char *type, int prio,
                       uint32_t policy)
 {
@@ -492,7 +617,8 @@ static void chain_msg(struct nft_batch_buf *b, const char *name, const char *typ
   nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
   if (type != NULL) {
     nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
-    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
+    nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM,
+                        strcmp(name, "input") == 0 ? NF_INET_LOCAL_IN : NF_INET_LOCAL_OUT);
     nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
     nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
   }
@@ -526,6 +652,16 @@ static int build_update(const struct egress_policy *p, struct nft_batch_buf *b, 
   flush_chain(b, "allow_ll");
   flush_chain(b, "allow_ports");
   rules_static(b, p);
+  /* the inbound ports (a pod's container adds its own): the in chains again
+   * (made here for a table from before they existed) */
+  chain_msg(b, "in_deny", NULL, 0, 0);
+  chain_msg(b, "in_allowed", NULL, 0, 0);
+  chain_msg(b, "input", "filter", 0, p->ingress_default_allow ? NF_ACCEPT : NF_DROP);
+  flush_chain(b, "in_deny");
+  flush_chain(b, "in_allowed");
+  flush_chain(b, "input");
+  rules_in_chains(b, p->log_group);
+  rules_input(b, p);
   return 0;
 }
 
@@ -545,7 +681,12 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   chain_msg(b, "allow_ll", NULL, 0, 0);
   chain_msg(b, "allow_ports", NULL, 0, 0);
   chain_msg(b, "output", "filter", 0, p->default_allow ? NF_ACCEPT : NF_DROP);
+  chain_msg(b, "in_deny", NULL, 0, 0);
+  chain_msg(b, "in_allowed", NULL, 0, 0);
+  chain_msg(b, "input", "filter", 0, p->ingress_default_allow ? NF_ACCEPT : NF_DROP);
   rules_deny(b, p->log_group);
+  rules_in_chains(b, p->log_group);
+  rules_input(b, p);
   rules_allowed(b, p->log_group);
   rules_static(b, p);
   rules_output(b, p);

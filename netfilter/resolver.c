@@ -10,6 +10,12 @@
  * private addresses are dropped (DNS rebinding), and the addresses left are
  * added to the dns sets with the clamped TTL as timeout BEFORE the client
  * gets the answer.
+ *
+ * Against cache poisoning each upstream query has its own socket, connected
+ * to the upstream (the kernel drops datagrams from any other address or
+ * port) and bound to a random ephemeral port, and a random id; the answer
+ * must carry that id and echo the question.  A truncated answer (TC) is
+ * asked again over TCP, on a non-blocking connection in the same loop.
  */
 #include "netfilter/dns.h"
 #include "netfilter/egress.h"
@@ -45,8 +51,16 @@ struct pending {
   uint16_t up_id;
   unsigned tries;
   long deadline;
+  int fd;        /* this query's upstream socket: UDP, or TCP after a truncated answer */
+  bool tcp;      /* fd is the TCP retry */
+  bool tcp_sent; /* the TCP query is written: wait for the answer */
+  size_t tcp_len;
+  struct sockaddr_storage up; /* the upstream asked */
+  socklen_t up_len;
   struct client c;
+  /* kept across uses (not cleared with the fields above) */
   struct dns_msg *q; /* header and question only */
+  uint8_t *tcp_buf;  /* 2 + 65535, made at the first TCP retry */
 };
 
 struct conn {
@@ -60,7 +74,6 @@ struct conn {
 
 struct rstate {
   const struct egress_resolver_opts *o;
-  int up[2]; /* AF_INET, AF_INET6 upstream sockets */
   struct pending pend[MAX_PENDING];
   struct conn conns[MAX_CONNS];
   unsigned serial;
@@ -147,35 +160,76 @@ static struct pending *pending_new(struct rstate *s)
   return NULL;
 }
 
+static void pending_close_fd(struct pending *p)
+{
+  if (p->fd >= 0)
+    close(p->fd);
+  p->fd = -1;
+  p->tcp = p->tcp_sent = false;
+  p->tcp_len = 0;
+}
+
+static void pending_done(struct pending *p)
+{
+  pending_close_fd(p);
+  p->used = false;
+}
+
+static long upstream_deadline(const struct rstate *s)
+{
+  return now_ms() + (s->o->upstream_timeout_ms ? s->o->upstream_timeout_ms : 2000);
+}
+
+/* A fresh socket of its own per query, connected to the next upstream:
+ * random source port (the kernel's ephemeral choice), random id. */
 static int upstream_send(struct rstate *s, struct pending *p)
 {
   const struct egress_policy *pol = s->o->policy;
   const struct egress_upstream *u = &pol->upstream[p->tries % pol->n_upstream];
-  struct sockaddr_storage ss = {0};
-  socklen_t sl;
   struct error err;
-  int len, fd = s->up[u->family == AF_INET6];
+  int len;
 
+  pending_close_fd(p);
+  memset(&p->up, 0, sizeof p->up);
   if (u->family == AF_INET) {
-    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+    struct sockaddr_in *a = (struct sockaddr_in *)&p->up;
     a->sin_family = AF_INET;
     a->sin_port = htons(u->port);
     memcpy(&a->sin_addr, u->addr, 4);
-    sl = sizeof *a;
+    p->up_len = sizeof *a;
   } else {
-    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&p->up;
     a->sin6_family = AF_INET6;
     a->sin6_port = htons(u->port);
     memcpy(&a->sin6_addr, u->addr, 16);
-    sl = sizeof *a;
+    p->up_len = sizeof *a;
   }
   p->up_id = random_id();
   p->tries++;
-  p->deadline = now_ms() + (s->o->upstream_timeout_ms ? s->o->upstream_timeout_ms : 2000);
+  p->deadline = upstream_deadline(s);
   len = dns_build_query(s->tx, RX_BUF, p->up_id, p->q->qname, p->q->qtype, &err);
-  if (fd < 0 || len < 0)
+  if (len < 0)
     return -1;
-  return sendto(fd, s->tx, (size_t)len, MSG_DONTWAIT, (struct sockaddr *)&ss, sl) < 0 ? -1 : 0;
+  p->fd = socket(u->family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (p->fd < 0 || connect(p->fd, (struct sockaddr *)&p->up, p->up_len) < 0)
+    return -1;
+  return send(p->fd, s->tx, (size_t)len, MSG_DONTWAIT) < 0 ? -1 : 0;
+}
+
+/* The UDP answer was truncated: ask the same upstream over TCP. */
+static int upstream_tcp(struct rstate *s, struct pending *p)
+{
+  pending_close_fd(p);
+  if (p->tcp_buf == NULL)
+    p->tcp_buf = xmalloc(2 + 65535);
+  p->deadline = upstream_deadline(s);
+  p->fd = socket(p->up.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (p->fd < 0)
+    return -1;
+  p->tcp = true;
+  if (connect(p->fd, (struct sockaddr *)&p->up, p->up_len) < 0 && errno != EINPROGRESS)
+    return -1;
+  return 0;
 }
 
 static void handle_query(struct rstate *s, const uint8_t *buf, size_t len, const struct client *c)
@@ -212,12 +266,13 @@ static void handle_query(struct rstate *s, const uint8_t *buf, size_t len, const
     return;
   }
   memset(p, 0, offsetof(struct pending, q));
+  p->fd = -1;
   p->used = true;
   p->c = *c;
   memcpy(p->q, q, offsetof(struct dns_msg, answers));
   p->q->n_answers = 0;
   if (upstream_send(s, p) < 0) {
-    p->used = false;
+    pending_done(p);
     emit(s, EGRESS_DNS_FAILED, q, NULL, 0, "cannot send to upstream");
     reply_rcode(s, c, q, DNS_RCODE_SERVFAIL);
   }
@@ -322,7 +377,7 @@ static void finish(struct rstate *s, struct pending *p, const struct dns_msg *a)
   struct error err;
   int rc = DNS_RCODE(a->flags);
 
-  p->used = false;
+  pending_done(p);
   if (rc != DNS_RCODE_NOERROR) {
     emit(s, rc == DNS_RCODE_NXDOMAIN ? EGRESS_DNS_ALLOWED : EGRESS_DNS_FAILED, p->q, NULL, 0,
          rc == DNS_RCODE_NXDOMAIN ? "upstream: no such name" : "upstream error");
@@ -354,42 +409,99 @@ static void finish(struct rstate *s, struct pending *p, const struct dns_msg *a)
              dns_build_response(s->tx, max, p->q, DNS_RCODE_NOERROR, kept, n, &err));
 }
 
-static bool from_upstream(const struct egress_policy *pol, const struct sockaddr_storage *ss)
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
-  for (size_t i = 0; i < pol->n_upstream; i++) {
-    const struct egress_upstream *u = &pol->upstream[i];
-    const struct sockaddr_in *a = (const void *)ss;
-    const struct sockaddr_in6 *a6 = (const void *)ss;
-    if (u->family == AF_INET && ss->ss_family == AF_INET && ntohs(a->sin_port) == u->port &&
-        memcmp(&a->sin_addr, u->addr, 4) == 0)
-      return true;
-    if (u->family == AF_INET6 && ss->ss_family == AF_INET6 && ntohs(a6->sin6_port) == u->port &&
-        memcmp(&a6->sin6_addr, u->addr, 16) == 0)
-      return true;
-  }
-  return false;
+  const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+  const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+  if (a->ss_family != b->ss_family)
+    return false;
+  if (a->ss_family == AF_INET)
+    return a4->sin_port == b4->sin_port && a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+  return a6->sin6_port == b6->sin6_port && memcmp(&a6->sin6_addr, &b6->sin6_addr, 16) == 0;
 }
 
-static void handle_upstream(struct rstate *s, int fd)
+/* An answer for p: its id, from the upstream asked (the connected socket
+ * already filters; checked again), echoing the question.  Anything else is
+ * ignored: the real answer or the timeout follows. */
+static void handle_answer(struct rstate *s, struct pending *p, const uint8_t *buf, size_t len)
+{
+  struct dns_msg *a = s->scratch;
+  struct error err;
+  uint16_t flags;
+
+  if (len < 12 || dns_peek_id(buf, len) != p->up_id)
+    return; /* spoofed or stray */
+  flags = (uint16_t)(buf[2] << 8 | buf[3]);
+  if (!(flags & DNS_FLAG_QR))
+    return;
+  if ((flags & DNS_FLAG_TC) && !p->tcp) {
+    if (upstream_tcp(s, p) < 0)
+      p->deadline = 0; /* next upstream, or SERVFAIL */
+    return;
+  }
+  if (dns_parse(buf, len, a, &err) < 0 || a->qtype != p->q->qtype ||
+      strcasecmp(a->qname, p->q->qname) != 0)
+    return;
+  finish(s, p, a);
+}
+
+static void handle_upstream_udp(struct rstate *s, struct pending *p)
 {
   struct sockaddr_storage ss;
   socklen_t sl = sizeof ss;
-  struct dns_msg *a = s->scratch;
-  struct error err;
-  ssize_t len = recvfrom(fd, s->rx, RX_BUF, MSG_DONTWAIT, (struct sockaddr *)&ss, &sl);
 
-  if (len <= 0 || !from_upstream(s->o->policy, &ss) || dns_parse(s->rx, (size_t)len, a, &err) < 0)
-    return; /* spoofed, stray or malformed: the timeout answers SERVFAIL */
-  if (!(a->flags & DNS_FLAG_QR))
-    return;
-  for (size_t i = 0; i < MAX_PENDING; i++) {
-    struct pending *p = &s->pend[i];
-    if (p->used && p->up_id == a->id && p->q->qtype == a->qtype &&
-        strcasecmp(p->q->qname, a->qname) == 0) {
-      finish(s, p, a);
+  for (int i = 0; i < 8 && p->used && !p->tcp; i++) {
+    ssize_t len = recvfrom(p->fd, s->rx, RX_BUF, MSG_DONTWAIT, (struct sockaddr *)&ss, &sl);
+    if (len < 0)
       return;
+    if (same_addr(&ss, &p->up))
+      handle_answer(s, p, s->rx, (size_t)len);
+  }
+}
+
+/* TCP retry: write the query once connected, then read the 2-byte length
+ * and the answer.  A failure moves on like a timeout. */
+static void handle_upstream_tcp(struct rstate *s, struct pending *p, short revents)
+{
+  struct error err;
+  ssize_t n;
+
+  if (!p->tcp_sent) {
+    int e = 0, len;
+    socklen_t el = sizeof e;
+    if (getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e != 0)
+      goto fail;
+    p->up_id = random_id();
+    len = dns_build_query(s->tx + 2, RX_BUF - 2, p->up_id, p->q->qname, p->q->qtype, &err);
+    if (len < 0)
+      goto fail;
+    s->tx[0] = (uint8_t)(len >> 8);
+    s->tx[1] = (uint8_t)len;
+    if (send(p->fd, s->tx, (size_t)len + 2, MSG_DONTWAIT | MSG_NOSIGNAL) != len + 2)
+      goto fail;
+    p->tcp_sent = true;
+    return;
+  }
+  n = read(p->fd, p->tcp_buf + p->tcp_len, 2 + 65535 - p->tcp_len);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return;
+  if (n <= 0)
+    goto fail;
+  p->tcp_len += (size_t)n;
+  if (p->tcp_len >= 2) {
+    size_t need = (size_t)(p->tcp_buf[0] << 8 | p->tcp_buf[1]);
+    if (p->tcp_len >= need + 2) {
+      handle_answer(s, p, p->tcp_buf + 2, need);
+      if (p->used)
+        goto fail; /* a complete answer that is not the one: give up on it */
     }
   }
+  (void)revents;
+  return;
+fail:
+  pending_close_fd(p);
+  p->deadline = 0;
 }
 
 /* ----------------------------------------------------------------- loop */
@@ -456,7 +568,7 @@ static void expire(struct rstate *s, long now)
       continue;
     if (p->tries < s->o->policy->n_upstream && upstream_send(s, p) == 0)
       continue; /* next upstream */
-    p->used = false;
+    pending_done(p);
     emit(s, EGRESS_DNS_FAILED, p->q, NULL, 0, "upstream timeout");
     reply_rcode(s, &p->c, p->q, DNS_RCODE_SERVFAIL);
   }
@@ -474,22 +586,28 @@ static int next_timeout(const struct rstate *s, long now)
   return t > now ? (int)(t - now) : 0;
 }
 
-enum { FD_STOP, FD_CTL, FD_AUX, FD_UDP4, FD_UDP6, FD_TCP4, FD_TCP6, FD_UP4, FD_UP6, FD_CONN0 };
+enum { FD_STOP, FD_CTL, FD_AUX, FD_UDP4, FD_UDP6, FD_TCP4, FD_TCP6, FD_CONN0 };
+#define FD_PEND0 (FD_CONN0 + MAX_CONNS)
+#define N_FDS (FD_PEND0 + MAX_PENDING)
 
 static int loop_once(struct rstate *s, struct error *err)
 {
   const struct egress_resolver_opts *o = s->o;
-  struct pollfd pfd[FD_CONN0 + MAX_CONNS];
-  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd,  o->on_aux ? o->aux_fd : -1,
-                       o->udp4_fd, o->udp6_fd, o->tcp4_fd,
-                       o->tcp6_fd, s->up[0],   s->up[1]};
+  struct pollfd pfd[N_FDS];
+  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd, o->on_aux ? o->aux_fd : -1, o->udp4_fd, o->udp6_fd,
+                       o->tcp4_fd, o->tcp6_fd};
 
   for (int i = 0; i < FD_CONN0; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
   for (int i = 0; i < MAX_CONNS; i++)
     pfd[FD_CONN0 + i] =
         (struct pollfd){.fd = s->conns[i].fd, .events = s->conns[i].busy ? 0 : POLLIN};
-  if (poll(pfd, FD_CONN0 + MAX_CONNS, next_timeout(s, now_ms())) < 0)
+  for (int i = 0; i < MAX_PENDING; i++) {
+    const struct pending *p = &s->pend[i];
+    short ev = p->tcp && !p->tcp_sent ? POLLOUT : POLLIN;
+    pfd[FD_PEND0 + i] = (struct pollfd){.fd = p->used ? p->fd : -1, .events = ev};
+  }
+  if (poll(pfd, N_FDS, next_timeout(s, now_ms())) < 0)
     return errno == EINTR ? 0 : error_errno(err, "resolver: poll");
   if (pfd[FD_STOP].revents)
     return 1;
@@ -497,9 +615,18 @@ static int loop_once(struct rstate *s, struct error *err)
     return error_set(err, 0, "resolver: control request failed");
   if (pfd[FD_AUX].revents && o->on_aux != NULL && o->on_aux(o->aux_ud) > 0)
     return 1;
-  for (int i = FD_UP4; i <= FD_UP6; i++)
-    if (pfd[i].revents & POLLIN)
-      handle_upstream(s, pfd[i].fd);
+  for (int i = 0; i < MAX_PENDING; i++) {
+    struct pending *p = &s->pend[i];
+    short rev = pfd[FD_PEND0 + i].revents;
+    if (rev == 0 || !p->used || p->fd != pfd[FD_PEND0 + i].fd)
+      continue;
+    if (p->tcp)
+      handle_upstream_tcp(s, p, rev);
+    else if (rev & POLLIN)
+      handle_upstream_udp(s, p);
+    else
+      p->deadline = 0; /* an error on the socket: next upstream */
+  }
   for (int i = FD_UDP4; i <= FD_UDP6; i++)
     if (pfd[i].revents & POLLIN)
       handle_udp(s, pfd[i].fd);
@@ -510,18 +637,20 @@ static int loop_once(struct rstate *s, struct error *err)
     if (pfd[FD_CONN0 + i].revents && s->conns[i].fd >= 0)
       handle_conn(s, &s->conns[i]);
   expire(s, now_ms());
+  if (o->on_tick != NULL)
+    o->on_tick(o->ud);
   return 0;
 }
 
 static void state_free(struct rstate *s)
 {
-  for (size_t i = 0; i < MAX_PENDING; i++)
+  for (size_t i = 0; i < MAX_PENDING; i++) {
+    pending_close_fd(&s->pend[i]);
     free(s->pend[i].q);
+    free(s->pend[i].tcp_buf);
+  }
   for (size_t i = 0; i < MAX_CONNS; i++)
     conn_close(&s->conns[i]);
-  for (int i = 0; i < 2; i++)
-    if (s->up[i] >= 0)
-      close(s->up[i]);
   free(s->scratch);
   free(s->rx);
   free(s->tx);
@@ -534,12 +663,10 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
 
   memset(&s, 0, sizeof s);
   s.o = o;
-  s.up[0] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  s.up[1] = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (s.up[0] < 0 && s.up[1] < 0)
-    return error_errno(err, "resolver: upstream socket");
-  for (size_t i = 0; i < MAX_PENDING; i++)
+  for (size_t i = 0; i < MAX_PENDING; i++) {
     s.pend[i].q = xmalloc(sizeof *s.pend[i].q);
+    s.pend[i].fd = -1;
+  }
   for (size_t i = 0; i < MAX_CONNS; i++)
     s.conns[i].fd = -1;
   s.scratch = xmalloc(sizeof *s.scratch);

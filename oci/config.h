@@ -41,6 +41,10 @@ struct oci_rlimit {
 struct oci_caps {
   bool has_bounding, has_effective, has_inheritable, has_permitted, has_ambient;
   uint64_t bounding, effective, inheritable, permitted, ambient;
+  /* names this build does not know, skipped (runc and crun warn and go on):
+   * n_unknown of them, the first ones space-separated in unknown */
+  unsigned n_unknown;
+  char unknown[160];
 };
 
 struct oci_user {
@@ -301,6 +305,8 @@ int oci_resources_to_json(const struct oci_resources *r, char **ret_json, size_t
 
 /* Lookups used by the runtime. */
 const struct oci_namespace *oci_config_namespace(const struct oci_config *c, enum oci_ns_type t);
+/* A SCMP_ACT_NOTIFY action (default or in a rule): the filter needs a listener. */
+bool oci_seccomp_uses_notify(const struct oci_seccomp *s);
 const char *oci_config_annotation(const struct oci_config *c, const char *key);
 
 /* Names <-> numbers (pure tables). */

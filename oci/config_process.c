@@ -6,6 +6,7 @@
  * names known (unknown names are rejected rather than silently dropped, so
  * a typo never runs a container with fewer or more privileges than meant).
  */
+#include <stdio.h>
 #include <sys/resource.h>
 
 #include "common/util.h"
@@ -82,25 +83,54 @@ static int check_rlimits(struct jctx *c, const struct oci_process *p)
   return 0;
 }
 
+struct capset_ret {
+  uint64_t *mask;
+  struct oci_caps *caps;
+};
+
+static bool listed(const char *list, const char *name)
+{
+  size_t n = strlen(name);
+
+  for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+      return true;
+  return false;
+}
+
+static void note_unknown_cap(struct oci_caps *k, const char *name)
+{
+  size_t used = strlen(k->unknown);
+
+  if (listed(k->unknown, name))
+    return;
+  k->n_unknown++;
+  if (used + strlen(name) + 2 <= sizeof k->unknown)
+    snprintf(k->unknown + used, sizeof k->unknown - used, "%s%s", used ? " " : "", name);
+}
+
+/* An unknown name is skipped, not an error: a config written for a newer
+ * kernel (CAP_CHECKPOINT_RESTORE, ...) still runs, as with runc and crun. */
 static int conv_capset(struct jctx *c, const struct jnode *v, void *ret)
 {
-  uint64_t *mask = ret;
+  struct capset_ret *r = ret;
 
   if (jexpect(c, v, JT_ARRAY) < 0)
     return -1;
-  *mask = 0;
+  *r->mask = 0;
   for (size_t i = 0; i < v->n; i++) {
     size_t m = jpush_index(c, i);
-    int cap = -1;
-    if (jexpect(c, v->items[i], JT_STRING) == 0) {
-      cap = oci_cap_from_name(v->items[i]->s);
-      if (cap < 0)
-        jfail(c, "unknown capability `%s`", v->items[i]->s);
+    int cap;
+    if (jexpect(c, v->items[i], JT_STRING) < 0) {
+      jpop(c, m);
+      return -1;
     }
     jpop(c, m);
+    cap = oci_cap_from_name(v->items[i]->s);
     if (cap < 0)
-      return -1;
-    *mask |= UINT64_C(1) << cap;
+      note_unknown_cap(r->caps, v->items[i]->s);
+    else
+      *r->mask |= UINT64_C(1) << cap;
   }
   return 0;
 }
@@ -108,14 +138,16 @@ static int conv_capset(struct jctx *c, const struct jnode *v, void *ret)
 static int conv_caps(struct jctx *c, const struct jnode *v, void *ret)
 {
   struct oci_caps *k = ret;
+  struct capset_ret b = {&k->bounding, k}, e = {&k->effective, k}, i = {&k->inheritable, k},
+                    p = {&k->permitted, k}, a = {&k->ambient, k};
 
   if (jexpect(c, v, JT_OBJECT) < 0)
     return -1;
-  if (jfield(c, v, "bounding", conv_capset, &k->bounding, &k->has_bounding) < 0 ||
-      jfield(c, v, "effective", conv_capset, &k->effective, &k->has_effective) < 0 ||
-      jfield(c, v, "inheritable", conv_capset, &k->inheritable, &k->has_inheritable) < 0 ||
-      jfield(c, v, "permitted", conv_capset, &k->permitted, &k->has_permitted) < 0 ||
-      jfield(c, v, "ambient", conv_capset, &k->ambient, &k->has_ambient) < 0)
+  if (jfield(c, v, "bounding", conv_capset, &b, &k->has_bounding) < 0 ||
+      jfield(c, v, "effective", conv_capset, &e, &k->has_effective) < 0 ||
+      jfield(c, v, "inheritable", conv_capset, &i, &k->has_inheritable) < 0 ||
+      jfield(c, v, "permitted", conv_capset, &p, &k->has_permitted) < 0 ||
+      jfield(c, v, "ambient", conv_capset, &a, &k->has_ambient) < 0)
     return -1;
   return 0;
 }

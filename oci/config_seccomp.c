@@ -110,8 +110,10 @@ static int conv_syscall(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
-static bool uses_notify(const struct oci_seccomp *s)
+bool oci_seccomp_uses_notify(const struct oci_seccomp *s)
 {
+  if (s == NULL)
+    return false;
   if (strcmp(s->default_action, "SCMP_ACT_NOTIFY") == 0)
     return true;
   for (size_t i = 0; i < s->n_syscalls; i++)
@@ -140,7 +142,7 @@ int oci_seccomp_node(struct jctx *c, const struct jnode *v, void *ret)
     return -1;
   if (s->has_default_errno_ret && check_errno_action(c, "defaultErrnoRet", s->default_action) < 0)
     return -1;
-  if (s->listener_path == NULL && uses_notify(s))
+  if (s->listener_path == NULL && oci_seccomp_uses_notify(s))
     return jfail_at(c, "listenerPath", "is required when SCMP_ACT_NOTIFY is used");
   return 0;
 }

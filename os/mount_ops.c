@@ -170,18 +170,26 @@ int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *
   return mnt_attach(tree, targetfd, what, dest, err);
 }
 
-/* The agent profile's protected paths (profile.h): created inside the root
- * when missing (in an overlay workspace that is the upper layer), then bound
- * onto themselves read-only, so an agent cannot plant e.g. a git hook that
- * would run later on the host.  An existing path of the other kind (a file
- * where a dir was listed) is protected as what it is. */
-int mnt_protect(int rootfd, const char *dest, bool is_dir, struct error *err)
+/* The agent profile's protected paths of a bind workspace (profile.h): bound
+ * onto themselves read-only, so an agent cannot rewrite e.g. a git hook that
+ * would run later on the host.  only_existing: a missing path is skipped
+ * (nothing is created in the host directory); else it is created first.  An
+ * existing path of the other kind (a file where a dir was listed) is
+ * protected as what it is. */
+int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, struct error *err)
 {
-  cleanup_close int target = safe_walk(rootfd, dest, is_dir ? SAFE_MKDIR : SAFE_MKFILE, true, err);
+  enum safe_create how = only_existing ? SAFE_OPEN : is_dir ? SAFE_MKDIR : SAFE_MKFILE;
+  cleanup_close int target = -1;
   cleanup_close int tree = -1;
+  struct error e = {0};
 
-  if (target < 0)
+  target = safe_walk(rootfd, dest, how, true, &e);
+  if (target < 0 && only_existing && (e.code == ENOENT || e.code == ENOTDIR))
+    return 0;
+  if (target < 0) {
+    *err = e;
     return error_prefix(err, "protect `%s`", dest);
+  }
   tree = mnt_clone(target, "", false, dest, err);
   if (tree < 0)
     return -1;

@@ -36,9 +36,9 @@ int mnt_attach(int mntfd, int targetfd, const char *what, const char *dest, stru
 int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *dest,
                 struct error *err);
 
-/* The profile's protected path dest (a directory if is_dir),
- * created below rootfd when missing, bound onto itself read-only, nosuid,
- * nodev, noexec.  Also used after a workspace rollback. */
-int mnt_protect(int rootfd, const char *dest, bool is_dir, struct error *err);
+/* The profile's protected path dest (a directory if is_dir) of a bind
+ * workspace, bound onto itself read-only, nosuid, nodev, noexec; when
+ * missing: skipped if only_existing, else created below rootfd. */
+int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, struct error *err);
 
 #endif

@@ -11,6 +11,8 @@
  *   run.agentrt.workspace.size=256m    tmpfs workspace size
  *   run.agentrt.egress.allow=a.org,b.org   only entries matching allowLoosen.egressAllow
  *   run.agentrt.egress.default=deny
+ *   run.agentrt.ingress=8080/tcp,9090  inbound ports, only those matching
+ *                                      allowLoosen.ingressAllow
  *
  * Comparisons that need the engine's config (is 512m below what the engine
  * asked?) are made by the steps in resources.c and workspace.c; the bounds
@@ -21,6 +23,7 @@
 #include "profile/internal.h"
 
 #include "common/util.h"
+#include "common/egress_grammar.h"
 
 static int bad(struct error *err, const char *key, const char *value, const char *why)
 {
@@ -76,6 +79,9 @@ static int parse_egress_allow(const struct agent_profile *p, const char *key, co
   if (p->egress.def == PROFILE_EGRESS_OFF)
     return bad(err, key, value, "the profile has no egress policy to add to");
   for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    struct egress_entry e;
+    if (egress_entry_parse(tok, &e, err) < 0)
+      return error_prefix(err, "annotation %s", key);
     if (!egress_entry_allowed(p, tok))
       return error_set(err, 0,
                        "annotation %s: `%s` loosens the egress policy beyond what the profile "
@@ -83,6 +89,33 @@ static int parse_egress_allow(const struct agent_profile *p, const char *key, co
                        key, tok);
     if (!strv_contains(a->egress_allow, tok))
       strv_push(&a->egress_allow, tok);
+  }
+  return 0;
+}
+
+static int parse_ingress(const struct agent_profile *p, const char *key, const char *value,
+                         struct profile_annotations *a, struct error *err)
+{
+  cleanup_free char *copy = xstrdup(value);
+  char **pat = p->annotations.loosen.ingress_allow;
+  char *save = NULL;
+
+  if (p->egress.def == PROFILE_EGRESS_OFF)
+    return bad(err, key, value, "the profile has no egress policy (ingress is part of it)");
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    bool ok = p->egress.ingress_default_allow;
+    struct egress_port e;
+    for (size_t i = 0; !ok && pat != NULL && pat[i] != NULL; i++)
+      ok = fnmatch(pat[i], tok, 0) == 0;
+    if (egress_port_parse(tok, &e, err) < 0)
+      return error_prefix(err, "annotation %s", key);
+    if (!ok)
+      return error_set(err, 0,
+                       "annotation %s: `%s` opens an inbound port the profile does not allow "
+                       "(annotations.allowLoosen.ingressAllow)",
+                       key, tok);
+    if (!strv_contains(a->ingress_allow, tok))
+      strv_push(&a->ingress_allow, tok);
   }
   return 0;
 }
@@ -138,6 +171,8 @@ static int parse_one(const struct agent_profile *p, const char *key, const char 
   }
   if (streq(k, "egress.allow"))
     return parse_egress_allow(p, key, value, a, err);
+  if (streq(k, "ingress"))
+    return parse_ingress(p, key, value, a, err);
   if (streq(k, "egress.default")) {
     if (streq(value, "deny") && p->egress.def != PROFILE_EGRESS_OFF) {
       a->egress_deny = true;
@@ -171,5 +206,6 @@ int annotations_parse(const struct oci_config *c, const struct agent_profile *p,
 void annotations_clear(struct profile_annotations *a)
 {
   strv_free(a->egress_allow);
+  strv_free(a->ingress_allow);
   memset(a, 0, sizeof *a);
 }

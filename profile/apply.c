@@ -91,6 +91,12 @@ static void fill_egress(struct apply_ctx *x)
   for (size_t i = 0; add != NULL && add[i] != NULL; i++)
     if (!strv_contains(e->allow, add[i]))
       strv_push(&e->allow, add[i]);
+  for (size_t i = 0; x->a.ingress_allow && x->a.ingress_allow[i]; i++)
+    if (!strv_contains(e->ingress_allow, x->a.ingress_allow[i])) {
+      strv_push(&e->ingress_allow, x->a.ingress_allow[i]);
+      change_add(x, PROFILE_CHANGE_RUNTIME, "ingress.allow", NULL, x->a.ingress_allow[i],
+                 "annotation run.agentrt.ingress");
+    }
   if (e->def == PROFILE_EGRESS_OFF)
     return;
   for (size_t i = 0; e->allow && e->allow[i]; i++) {
@@ -101,6 +107,17 @@ static void fill_egress(struct apply_ctx *x)
   change_add(x, PROFILE_CHANGE_RUNTIME, "egress", NULL,
              e->def == PROFILE_EGRESS_DENY ? "deny" : "allow", "egress %s by default; allowed: %s",
              e->def == PROFILE_EGRESS_DENY ? "denied" : "allowed", list ? list : "(nothing)");
+  free(list);
+  list = NULL;
+  for (size_t i = 0; e->ingress_allow && e->ingress_allow[i]; i++) {
+    char *prev = list;
+    list = prev ? xfmt("%s,%s", prev, e->ingress_allow[i]) : xstrdup(e->ingress_allow[i]);
+    free(prev);
+  }
+  change_add(x, PROFILE_CHANGE_RUNTIME, "ingress", NULL,
+             e->ingress_default_allow ? "allow" : "deny", "new inbound connections %s; listed: %s",
+             e->ingress_default_allow ? "accepted" : "refused unless listed",
+             list ? list : "(nothing)");
 }
 
 static int run_steps(struct apply_ctx *x)
@@ -191,6 +208,7 @@ void profile_result_free(struct profile_result *r)
   for (size_t i = 0; i < r->workspace.n_protected; i++)
     free(r->workspace.protected[i].path);
   free(r->workspace.protected);
+  strv_free(r->workspace.review_protected);
   profile_egress_clear(&r->egress);
   free(r->audit.dir);
   free(r);

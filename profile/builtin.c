@@ -7,7 +7,8 @@
  * Field reference (struct agent_profile in profile.h):
  *   rootfs.readonly            root.readonly forced true
  *   workspace.path/mode/size   auto = overlay over an engine's bind, else tmpfs
- *   workspace.protected        kept read-only, created if missing ("dir/" or "file")
+ *   workspace.protected        files tools run or load by themselves: overlay mode leaves
+ *                              changes to them out of commit, bind mode binds them read-only
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
  *   capabilities.ceiling       may be kept; anything requested beyond ceiling+trim is refused
  *   capabilities.trim          dropped quietly (in Docker's default set, not in the ceiling)
@@ -34,7 +35,15 @@ static const char agent_json[] =
     "  \"rootfs\": {\"readonly\": true},\n"
     "  \"workspace\": {\n"
     "    \"path\": \"/workspace\", \"mode\": \"auto\", \"size\": \"1g\",\n"
-    "    \"protected\": [\".git/hooks/\", \".git/config\"],\n"
+    "    \"protected\": [\".envrc\", \".vscode/\", \".idea/\", \".devcontainer/\", "
+    "\".mcp.json\",\n"
+    "      \".claude/\", \".cursor/\", \".gemini/\", \".codex/\", \".continue/\", "
+    "\".aider.conf.yml\",\n"
+    "      \".npmrc\", \".yarnrc\", \".yarnrc.yml\", \".pnpmfile.cjs\", \".tool-versions\", "
+    "\".mise.toml\",\n"
+    "      \".bashrc\", \".bash_profile\", \".bash_login\", \".bash_logout\", \".profile\", "
+    "\".zshrc\",\n"
+    "      \".zshenv\", \".zprofile\", \".zlogin\", \".zlogout\"],\n"
     "    \"retention\": {\"maxSize\": \"10g\", \"maxAge\": \"30d\"}\n"
     "  },\n"
     "  \"scratch\": [\n"
@@ -99,12 +108,14 @@ static const char agent_json[] =
     "    \"cpus\": {\"default\": 2, \"max\": 16}\n"
     "  },\n"
     "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}},\n"
+    "  \"ingress\": {\"default\": \"deny\", \"allow\": []},\n"
     "  \"audit\": {\"enabled\": true, \"maxSize\": \"100m\", \"maxAge\": \"30d\"},\n"
     "  \"annotations\": {\n"
     "    \"apply\": true,\n"
     "    \"allowLoosen\": {\n"
     "      \"memory\": \"8g\", \"pids\": 4096, \"cpus\": 4, \"workspaceSize\": \"4g\",\n"
     "      \"workspaceModes\": [\"overlay\", \"bind\"],\n"
+    "      \"ingressAllow\": [\"*/tcp\"],\n"
     "      \"egressAllow\": [\"pypi.org\", \"files.pythonhosted.org\", \"registry.npmjs.org\",\n"
     "        \"github.com\", \"*.github.com\", \"*.githubusercontent.com\", "
     "\"proxy.golang.org\",\n"

@@ -30,8 +30,9 @@ struct profile_annotations {
   uint64_t memory, pids, cpus, ws_size;
   enum profile_ws_mode ws_mode;
   uint64_t caps_drop;
-  char **egress_allow; /* already checked against allowLoosen.egressAllow */
-  bool egress_deny;    /* run.agentrt.egress.default=deny */
+  char **egress_allow;  /* already checked against allowLoosen.egressAllow */
+  bool egress_deny;     /* run.agentrt.egress.default=deny */
+  char **ingress_allow; /* run.agentrt.ingress, checked against allowLoosen.ingressAllow */
 };
 int annotations_parse(const struct oci_config *c, const struct agent_profile *p,
                       struct profile_annotations *ret, struct error *err);

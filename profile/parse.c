@@ -229,6 +229,7 @@ void profile_egress_clear(struct profile_egress *e)
 {
   strv_free(e->allow);
   strv_free(e->dns_upstream);
+  strv_free(e->ingress_allow);
   memset(e, 0, sizeof *e);
 }
 
@@ -237,6 +238,7 @@ void profile_egress_copy(struct profile_egress *d, const struct profile_egress *
   *d = *s;
   d->allow = strv_dup(s->allow);
   d->dns_upstream = strv_dup(s->dns_upstream);
+  d->ingress_allow = strv_dup(s->ingress_allow);
 }
 
 void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
@@ -266,6 +268,7 @@ void profile_free(struct agent_profile *p)
   profile_egress_clear(&p->egress);
   free(p->audit.dir);
   strv_free(p->annotations.loosen.egress_allow);
+  strv_free(p->annotations.loosen.ingress_allow);
   free(p);
 }
 

@@ -23,17 +23,21 @@
  *   directory and mounts overlayfs at the destination instead of the bind.
  *   The same values are in profile_result.workspace (mode, path, lowerdir).
  *
- * - Protected paths (default .git/hooks and .git/config in the workspace).
- *   Appended at the end of mounts[] (so after any mount under the workspace):
+ * - Protected paths, bind mode only (overlay mode decides at review time:
+ *   profile_result.workspace.review_protected, workspace/protect.c).  For git's
+ *   configuration, hooks and redirections (.git/hooks, .git/config, .git/info,
+ *   .git/modules, .git/worktrees, .git/objects/info, .git/commondir,
+ *   .gitmodules) and each entry of workspace.protected, appended at the end of
+ *   mounts[] (so after any mount under the workspace):
  *     { destination: <workspace>/<rel>, type: "agentrt-protect",
  *       source: "agentrt-protect",
  *       options: ["x-agentrt.protect=dir" | "x-agentrt.protect=file",
- *                 "ro", "nosuid", "nodev", "noexec"] }
- *   The runtime resolves the destination inside the rootfs (safepath); when it
- *   does not exist it creates the missing directories and an empty directory or
- *   file of the given kind; then bind-mounts the path onto itself read-only.
- *   They are listed in profile_result.workspace.protected too.  Only emitted for
- *   bind and overlay workspaces (a tmpfs workspace never reaches the host).
+ *                 ["x-agentrt.protect=existing",] "ro", "nosuid", "nodev", "noexec"] }
+ *   The runtime resolves the destination inside the rootfs (safepath); with
+ *   `existing` a missing path is skipped, without it the missing directories
+ *   and an empty directory or file of the given kind are created; then the
+ *   path is bind-mounted onto itself read-only.  They are listed in
+ *   profile_result.workspace.protected too.
  *
  * - The profile's seccomp filter is not merged into linux.seccomp: it is
  *   profile_result.extra_seccomp, a second deny-list filter (default action
@@ -58,6 +62,7 @@
 #define PROFILE_PROTECT_TYPE "agentrt-protect"
 #define PROFILE_OPT_PROTECT_DIR "x-agentrt.protect=dir"
 #define PROFILE_OPT_PROTECT_FILE "x-agentrt.protect=file"
+#define PROFILE_OPT_PROTECT_EXISTING "x-agentrt.protect=existing"
 #define PROFILE_HOME_TOKEN "$HOME" /* scratch path meaning the process user's home */
 
 enum profile_ws_mode {
@@ -98,6 +103,14 @@ struct profile_egress {
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
   bool allow_private_answers;
+  /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
+   * the upstream's TTL clamped to it; unset = 5 and 3600 */
+  bool has_ttl_min, has_ttl_max;
+  uint64_t ttl_min, ttl_max;
+  /* the profile's "ingress" object (only with an egress policy: the same
+   * table): new inbound connections refused unless the port is listed */
+  bool ingress_default_allow;
+  char **ingress_allow; /* "8080/tcp", "8000-8100/udp", "9090" */
 };
 
 struct profile_audit {
@@ -113,6 +126,7 @@ struct profile_loosen {
   uint64_t memory, pids, cpus, workspace_size;
   unsigned workspace_modes; /* bit (1u << enum profile_ws_mode) */
   char **egress_allow;      /* fnmatch(3) patterns an added entry must match */
+  char **ingress_allow;     /* fnmatch(3) patterns a run.agentrt.ingress port must match */
 };
 
 struct agent_profile {
@@ -197,8 +211,9 @@ struct profile_result {
     char *lowerdir; /* OVERLAY: the host directory */
     uint64_t size;  /* TMPFS */
     bool readonly;
-    struct profile_protected *protected;
+    struct profile_protected *protected; /* BIND: the read-only binds */
     size_t n_protected;
+    char **review_protected; /* OVERLAY: the profile's list, relative (workspace/protect.c) */
     struct profile_retention retention;
   } workspace;
   struct profile_egress egress; /* annotations applied */
@@ -253,6 +268,8 @@ int profile_changes_text_from_json(const char *json, char **ret, struct error *e
 bool profile_mount_is_workspace(const struct oci_mount *m);
 /* 'd' or 'f' for a protected-path marker mount, 0 otherwise. */
 int profile_mount_protect_kind(const struct oci_mount *m);
+/* A protected-path marker that binds only what exists (bind mode). */
+bool profile_mount_protect_existing(const struct oci_mount *m);
 
 /* Deep copy of a config (profile/copy.c). */
 struct oci_config *oci_config_dup(const struct oci_config *c);

@@ -4,8 +4,10 @@
  *   {"profile": "agent",
  *    "changes": [{"kind": "config"|"runtime", "field", "old", "new", "reason"}],
  *    "workspace": {"mode", "path", "lowerdir", "size", "readonly",
- *                  "protected": [{"path", "type": "dir"|"file"}], "retention"},
+ *                  "protected": [{"path", "type": "dir"|"file"}] (bind mode's read-only binds),
+ *                  "reviewProtected": [...] (overlay mode: left out of commit), "retention"},
  *    "egress": {"default", "allow", "dns": {"upstream"}, "allowPrivateAnswers"},
+ *    "ingress": {"default", "allow"},
  *    "audit": {...}, "seccomp": {"stacked", "rules"}, "checkJoinedNamespaces"}
  */
 #include <stdio.h>
@@ -79,8 +81,20 @@ void gen_egress(yajl_gen g, const struct profile_egress *e)
   gen_str(g, "dns");
   yajl_gen_map_open(g);
   gen_key_strv(g, "upstream", e->dns_upstream);
+  if (e->has_ttl_min)
+    gen_key_u64(g, "ttlMin", e->ttl_min);
+  if (e->has_ttl_max)
+    gen_key_u64(g, "ttlMax", e->ttl_max);
   yajl_gen_map_close(g);
   gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
+  yajl_gen_map_close(g);
+}
+
+void gen_ingress(yajl_gen g, const struct profile_egress *e)
+{
+  yajl_gen_map_open(g);
+  gen_key_str(g, "default", e->ingress_default_allow ? "allow" : "deny");
+  gen_key_strv(g, "allow", e->ingress_allow);
   yajl_gen_map_close(g);
 }
 
@@ -132,6 +146,11 @@ static void gen_workspace(yajl_gen g, const struct profile_result *r)
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);
+  gen_str(g, "reviewProtected");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; r->workspace.review_protected && r->workspace.review_protected[i]; i++)
+    gen_str(g, r->workspace.review_protected[i]);
+  yajl_gen_array_close(g);
   gen_retention(g, &r->workspace.retention);
   yajl_gen_map_close(g);
 }
@@ -152,6 +171,8 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   gen_workspace(g, r);
   gen_str(g, "egress");
   gen_egress(g, &r->egress);
+  gen_str(g, "ingress");
+  gen_ingress(g, &r->egress);
   gen_str(g, "audit");
   gen_audit(g, &r->audit);
   gen_str(g, "seccomp");

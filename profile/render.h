@@ -12,6 +12,7 @@ void gen_key_u64(yajl_gen g, const char *k, uint64_t v);
 void gen_key_bool(yajl_gen g, const char *k, bool v);
 void gen_key_strv(yajl_gen g, const char *k, char **v);
 void gen_egress(yajl_gen g, const struct profile_egress *e);
+void gen_ingress(yajl_gen g, const struct profile_egress *e);
 void gen_audit(yajl_gen g, const struct profile_audit *a);
 void gen_retention(yajl_gen g, const struct profile_retention *r);
 const char *egress_default_name(enum profile_egress_default d);

@@ -156,6 +156,16 @@ static int egress_default(struct pctx *c, const char *path, yajl_val v, struct a
   return 0;
 }
 
+static int ingress_default(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+{
+  const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
+
+  if (!streq(s, "deny") && !streq(s, "allow"))
+    return pfail(c, path, "expected \"deny\" or \"allow\"");
+  p->egress.ingress_default_allow = streq(s, "allow");
+  return 0;
+}
+
 static const struct pfield rootfs_fields[] = {F("readonly", P_BOOL, rootfs_readonly), FEND};
 
 static const struct pfield retention_fields[] = {
@@ -220,13 +230,24 @@ static const struct pfield resources_fields[] = {
     FEND,
 };
 
-static const struct pfield dns_fields[] = {F("upstream", P_STRV, egress.dns_upstream), FEND};
+static const struct pfield dns_fields[] = {
+    F("upstream", P_STRV, egress.dns_upstream),
+    FH("ttlMin", P_DURATION, egress.ttl_min, egress.has_ttl_min),
+    FH("ttlMax", P_DURATION, egress.ttl_max, egress.has_ttl_max),
+    FEND,
+};
 
 static const struct pfield egress_fields[] = {
     FFN("default", egress_default),
     F("allow", P_STRV, egress.allow),
     FOBJ("dns", dns_fields),
     F("allowPrivateAnswers", P_BOOL, egress.allow_private_answers),
+    FEND,
+};
+
+static const struct pfield ingress_fields[] = {
+    FFN("default", ingress_default),
+    F("allow", P_STRV, egress.ingress_allow),
     FEND,
 };
 
@@ -246,6 +267,7 @@ static const struct pfield loosen_fields[] = {
     FH("workspaceSize", P_SIZE, L(workspace_size), L(has_workspace_size)),
     FFN("workspaceModes", ws_modes),
     F("egressAllow", P_STRV, L(egress_allow)),
+    F("ingressAllow", P_STRV, L(ingress_allow)),
     FEND,
 };
 
@@ -273,6 +295,7 @@ static const struct pfield top_fields[] = {
     FOBJ("mounts", mounts_fields),
     FOBJ("resources", resources_fields),
     FOBJ("egress", egress_fields),
+    FOBJ("ingress", ingress_fields),
     FOBJ("audit", audit_fields),
     FOBJ("annotations", annotations_fields),
     FEND,

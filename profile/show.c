@@ -154,6 +154,7 @@ static void gen_annotations(yajl_gen g, const struct agent_profile *p)
       gen_str(g, profile_ws_mode_name((enum profile_ws_mode)m));
   yajl_gen_array_close(g);
   gen_key_strv(g, "egressAllow", l->egress_allow);
+  gen_key_strv(g, "ingressAllow", l->ingress_allow);
   yajl_gen_map_close(g);
   yajl_gen_map_close(g);
 }
@@ -183,6 +184,8 @@ int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_
   yajl_gen_map_close(g);
   gen_str(g, "egress");
   gen_egress(g, &p->egress);
+  gen_str(g, "ingress");
+  gen_ingress(g, &p->egress);
   gen_str(g, "audit");
   gen_audit(g, &p->audit);
   gen_annotations(g, p);

@@ -8,6 +8,7 @@
 #include "profile/parse.h"
 
 #include "common/util.h"
+#include "common/egress_grammar.h"
 
 static int check_abs_list(struct pctx *c, const char *field, char **v)
 {
@@ -101,6 +102,50 @@ static int check_caps(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
+/* The egress and ingress entries and the upstream resolvers, with the
+ * parsers `create` uses (netfilter/): `profile check` refuses every entry
+ * that `create` would, naming it. */
+static int check_egress(struct pctx *c, const struct agent_profile *p)
+{
+  const struct profile_egress *e = &p->egress;
+  struct error err = {0};
+  size_t i;
+
+  for (i = 0; e->allow != NULL && e->allow[i] != NULL; i++) {
+    struct egress_entry ent;
+    cleanup_free char *sub = xfmt("egress.allow[%zu]", i);
+    if (i >= EGRESS_MAX_ENTRIES)
+      return pfail(c, "egress.allow", "more than %d entries", EGRESS_MAX_ENTRIES);
+    if (egress_entry_parse(e->allow[i], &ent, &err) < 0)
+      return pfail(c, sub, "%s", err.msg);
+  }
+  for (i = 0; e->dns_upstream != NULL && e->dns_upstream[i] != NULL; i++) {
+    struct egress_upstream u;
+    cleanup_free char *sub = xfmt("egress.dns.upstream[%zu]", i);
+    if (i >= EGRESS_MAX_UPSTREAM)
+      return pfail(c, "egress.dns.upstream", "more than %d resolvers", EGRESS_MAX_UPSTREAM);
+    if (egress_upstream_parse(e->dns_upstream[i], &u, &err) < 0)
+      return pfail(c, sub, "%s", err.msg);
+  }
+  {
+    uint64_t lo = e->has_ttl_min ? e->ttl_min : 5, hi = e->has_ttl_max ? e->ttl_max : 3600;
+    if (lo > 7 * 86400 || hi > 7 * 86400)
+      return pfail(c, "egress.dns", "ttlMin and ttlMax are at most 7 days");
+    if (hi == 0 || lo > hi)
+      return pfail(c, "egress.dns", "ttlMin (%llu s) is above ttlMax (%llu s), or ttlMax is 0",
+                   (unsigned long long)lo, (unsigned long long)hi);
+  }
+  for (i = 0; e->ingress_allow != NULL && e->ingress_allow[i] != NULL; i++) {
+    struct egress_port port;
+    cleanup_free char *sub = xfmt("ingress.allow[%zu]", i);
+    if (i >= EGRESS_MAX_ENTRIES)
+      return pfail(c, "ingress.allow", "more than %d entries", EGRESS_MAX_ENTRIES);
+    if (egress_port_parse(e->ingress_allow[i], &port, &err) < 0)
+      return pfail(c, sub, "%s", err.msg);
+  }
+  return 0;
+}
+
 static int check_limit(struct pctx *c, const char *field, const struct profile_limit *l)
 {
   if (l->has_default && l->has_max && l->def > l->max)
@@ -111,7 +156,7 @@ static int check_limit(struct pctx *c, const char *field, const struct profile_l
 int validate_profile(struct pctx *c, const struct agent_profile *p)
 {
   if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
-      check_caps(c, p) < 0)
+      check_caps(c, p) < 0 || check_egress(c, p) < 0)
     return -1;
   if (check_abs_list(c, "maskedPaths", p->masked_paths) < 0 ||
       check_abs_list(c, "readonlyPaths", p->readonly_paths) < 0 ||

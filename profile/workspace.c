@@ -21,6 +21,12 @@ bool profile_mount_is_workspace(const struct oci_mount *m)
   return streq(m->type, "overlay") && strv_contains(m->options, PROFILE_OPT_WORKSPACE);
 }
 
+bool profile_mount_protect_existing(const struct oci_mount *m)
+{
+  return streq(m->type, PROFILE_PROTECT_TYPE) &&
+         strv_contains(m->options, PROFILE_OPT_PROTECT_EXISTING);
+}
+
 int profile_mount_protect_kind(const struct oci_mount *m)
 {
   if (!streq(m->type, PROFILE_PROTECT_TYPE))
@@ -180,37 +186,71 @@ static void set_overlay(struct apply_ctx *x, struct ws_state *w)
              "reach it only on `agentrt workspace ID commit`");
 }
 
-static void add_protected(struct apply_ctx *x, const char *ws)
+/* What bind mode can protect with mounts: git's configuration, hooks and
+ * redirections that exist at create, and the profile's list.  Each is bound
+ * read-only onto itself if it exists; nothing is created (a placeholder
+ * `.git/` would make the directory look like a broken repository). */
+static const char *const bind_git_paths[] = {
+    ".git/hooks/",     ".git/config",        ".git/info/",     ".git/modules/",
+    ".git/worktrees/", ".git/objects/info/", ".git/commondir", ".gitmodules",
+};
+
+static void add_one_bind(struct apply_ctx *x, const char *ws, const char *rel)
+{
+  size_t len = strlen(rel);
+  bool dir = rel[len - 1] == '/';
+  cleanup_free char *dest = xfmt("%s/%.*s", ws, (int)(dir ? len - 1 : len), rel);
+  ssize_t idx = mount_find(x->c, dest);
+  cleanup_free char *field = NULL;
+  struct oci_mount *m;
+
+  for (size_t i = 0; i < x->r->workspace.n_protected; i++)
+    if (streq(x->r->workspace.protected[i].path, dest))
+      return;
+  x->r->workspace.protected =
+      xrealloc(x->r->workspace.protected,
+               (x->r->workspace.n_protected + 1) * sizeof *x->r->workspace.protected);
+  x->r->workspace.protected[x->r->workspace.n_protected++] =
+      (struct profile_protected){.path = xstrdup(dest), .dir = dir};
+  if (idx >= 0 && profile_mount_protect_kind(&x->c->mounts[idx]) == (dir ? 'd' : 'f'))
+    return;
+  m = mount_insert(x->c, x->c->n_mounts);
+  m->destination = xstrdup(dest);
+  m->type = xstrdup(PROFILE_PROTECT_TYPE);
+  m->source = xstrdup(PROFILE_PROTECT_TYPE);
+  strv_push(&m->options, dir ? PROFILE_OPT_PROTECT_DIR : PROFILE_OPT_PROTECT_FILE);
+  strv_push(&m->options, PROFILE_OPT_PROTECT_EXISTING);
+  strv_push(&m->options, "ro");
+  strv_push(&m->options, "nosuid");
+  strv_push(&m->options, "nodev");
+  strv_push(&m->options, "noexec");
+  field = xfmt("mounts[%s]", dest);
+  change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, "read-only if it exists at create",
+             "bind mode: protected path (a new file, repository or `.git` redirection made "
+             "later is NOT protected in bind mode)");
+}
+
+static void add_bind_protected(struct apply_ctx *x, const char *ws)
 {
   char **prot = x->p->workspace.protected;
-  size_t n = strv_len(prot);
 
-  x->r->workspace.protected = xmalloc0((n ? n : 1) * sizeof *x->r->workspace.protected);
-  for (size_t i = 0; i < n; i++) {
-    size_t len = strlen(prot[i]);
-    bool dir = prot[i][len - 1] == '/';
-    cleanup_free char *dest = xfmt("%s/%.*s", ws, (int)(dir ? len - 1 : len), prot[i]);
-    ssize_t idx = mount_find(x->c, dest);
-    struct oci_mount *m;
-    cleanup_free char *field = NULL;
+  for (size_t i = 0; i < ARRAY_SIZE(bind_git_paths); i++)
+    add_one_bind(x, ws, bind_git_paths[i]);
+  for (size_t i = 0; prot && prot[i]; i++)
+    add_one_bind(x, ws, prot[i]);
+}
 
-    x->r->workspace.protected[x->r->workspace.n_protected++] =
-        (struct profile_protected){.path = xstrdup(dest), .dir = dir};
-    if (idx >= 0 && profile_mount_protect_kind(&x->c->mounts[idx]) == (dir ? 'd' : 'f'))
-      continue;
-    m = mount_insert(x->c, x->c->n_mounts);
-    m->destination = xstrdup(dest);
-    m->type = xstrdup(PROFILE_PROTECT_TYPE);
-    m->source = xstrdup(PROFILE_PROTECT_TYPE);
-    strv_push(&m->options, dir ? PROFILE_OPT_PROTECT_DIR : PROFILE_OPT_PROTECT_FILE);
-    strv_push(&m->options, "ro");
-    strv_push(&m->options, "nosuid");
-    strv_push(&m->options, "nodev");
-    strv_push(&m->options, "noexec");
-    field = xfmt("mounts[%s]", dest);
-    change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, "read-only (created if missing)",
-               "protected path: the agent cannot plant what runs later on the host");
-  }
+/* Overlay mode: nothing is mounted; commit leaves protected changes out. */
+static void add_review_protected(struct apply_ctx *x, const struct ws_state *w)
+{
+  x->r->workspace.review_protected = strv_dup(x->p->workspace.protected);
+  if (x->r->workspace.review_protected == NULL)
+    x->r->workspace.review_protected = xmalloc0(sizeof(char *));
+  change_add(x, PROFILE_CHANGE_RUNTIME, "workspace.protected", NULL, "at review",
+             "%s: `workspace diff` marks and `commit` leaves out (unless "
+             "--include-protected PATH) changes below any `.git` other than objects, refs, "
+             "logs and the index, `.git` files, `.gitmodules` and the profile's protected list",
+             w->path);
 }
 
 static void record_mode(struct apply_ctx *x, const struct ws_state *w)
@@ -256,7 +296,9 @@ int apply_workspace(struct apply_ctx *x)
   if (w.mode == PROFILE_WS_OVERLAY)
     x->r->workspace.lowerdir = xstrdup(w.host);
   record_mode(x, &w);
-  if (w.mode != PROFILE_WS_TMPFS && !w.readonly)
-    add_protected(x, w.path);
+  if (w.mode == PROFILE_WS_OVERLAY)
+    add_review_protected(x, &w);
+  else if (w.mode == PROFILE_WS_BIND && !w.readonly)
+    add_bind_protected(x, w.path);
   return 0;
 }

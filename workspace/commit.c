@@ -38,6 +38,13 @@ bool ws_change_selected(const struct ws_change *c, char *const *paths)
   return false;
 }
 
+bool ws_commit_selected(const struct ws_change *c, char *const *paths, char *const *incl)
+{
+  if (c->protect)
+    return incl != NULL && ws_change_selected(c, incl);
+  return ws_change_selected(c, paths);
+}
+
 struct checker {
   const struct workspace *w;
   int hostfd;
@@ -48,12 +55,15 @@ struct checker {
 static void check(struct checker *k, const char *path, bool gone_ok)
 {
   enum ws_conflict c = ws_manifest_conflict(&k->w->manifest, k->hostfd, path, k->w->created_s);
-  cleanup_free char *line = NULL;
+  cleanup_free char *line = NULL, *q = NULL;
 
   k->checks++;
-  if (c == WS_C_NONE || (gone_ok && c == WS_C_DELETED) || strv_contains(*k->out, path))
+  if (c == WS_C_NONE || (gone_ok && c == WS_C_DELETED))
     return;
-  line = xfmt("%s: %s", path, ws_conflict_name(c));
+  q = ws_quote_path(path);
+  line = xfmt("%s: %s", q, ws_conflict_name(c));
+  if (strv_contains(*k->out, line))
+    return;
   strv_push(k->out, line);
 }
 
@@ -76,15 +86,15 @@ static void check_tree(struct checker *k, const char *path, int depth)
 }
 
 int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
-                        const struct ws_changes *c, char *const *paths, char ***ret,
-                        struct error *err)
+                        const struct ws_changes *c, char *const *paths, char *const *incl,
+                        char ***ret, struct error *err)
 {
   char **out = xmalloc0(sizeof *out);
   struct checker k = {w, l->hostfd, &out, 0};
 
   for (size_t i = 0; i < c->n; i++) {
     const struct ws_change *ch = &c->v[i];
-    if (!ws_change_selected(ch, paths))
+    if (!ws_commit_selected(ch, paths, incl))
       continue;
     check(&k, ch->path, ch->kind == WS_DELETED);
     if (ch->kind == WS_DELETED && ch->type == WS_T_DIR)
@@ -98,15 +108,44 @@ int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
 
 /* --- applying ------------------------------------------------------------- */
 
+/* Commit is all or nothing as far as the file system lets it be: the first
+ * pass checks every selected change and stages it (missing parent
+ * directories made, new files and symlinks written to temporary names in
+ * their final directories, new directories made); if anything fails there,
+ * everything staged is removed again and the host is as it was.  The second
+ * pass only renames, removes and sets directory modes.  Special files
+ * (fifos, sockets, devices) are never committed: they are listed and
+ * skipped with a warning.  Setuid and setgid bits are never carried over. */
+
+struct staged {
+  const struct ws_change *c;
+  int pfd;   /* O_PATH fd of the host parent (shared: see parent_fd) */
+  char *tmp; /* temporary name in pfd, NULL for directories and deletions */
+};
+
 struct applier {
   struct workspace *w;
   const struct ws_layers *l;
   unsigned seq;
   struct error *err;
+  struct staged *v;
+  size_t n, cap;
+  char **made; /* directories created on the host, in creation order */
+  int *fds;    /* every parent fd opened (closed at the end) */
+  size_t n_fds;
+  char *last_parent;
+  int last_pfd;
 };
 
+static void keep_fd(struct applier *a, int fd)
+{
+  a->fds = xrealloc(a->fds, (a->n_fds + 1) * sizeof *a->fds);
+  a->fds[a->n_fds++] = fd;
+}
+
 /* The parent directory of path on the host, created (with the mode of the
- * same directory in layer) where missing.  Returns an O_PATH fd. */
+ * same directory in layer, setuid/setgid cleared) where missing; every
+ * directory made is recorded for the undo.  Returns an O_PATH fd. */
 static int host_parent(struct applier *a, int layer, const char *parent)
 {
   cleanup_free char *copy = xstrdup(parent);
@@ -121,16 +160,36 @@ static int host_parent(struct applier *a, int layer, const char *parent)
       cleanup_free char *sofar = xstrndup(parent, (size_t)(comp - copy) + strlen(comp));
       if (layer >= 0)
         fstatat(a->l->fds[layer], sofar, &ls, AT_SYMLINK_NOFOLLOW);
-      if (mkdirat(fd, comp, (ls.st_mode & 03777) | 0700) == 0 && fstat(fd, &ps) == 0 &&
-          fchownat(fd, comp, ps.st_uid, ps.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
-        close(fd);
-        return -1;
+      if (mkdirat(fd, comp, (ls.st_mode & 01777) | 0700) == 0) {
+        strv_push(&a->made, sofar);
+        if (fstat(fd, &ps) < 0 ||
+            fchownat(fd, comp, ps.st_uid, ps.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+          close(fd);
+          return -1;
+        }
       }
       next = ws_open_beneath(fd, comp, O_PATH | O_DIRECTORY, 0);
     }
     close(fd);
     fd = next;
   }
+  return fd;
+}
+
+/* A shared parent fd for consecutive changes in one directory. */
+static int parent_fd(struct applier *a, int layer, const char *parent)
+{
+  int fd;
+
+  if (a->last_parent && streq(a->last_parent, parent))
+    return a->last_pfd;
+  fd = host_parent(a, layer, parent);
+  if (fd < 0)
+    return -1;
+  keep_fd(a, fd);
+  free(a->last_parent);
+  a->last_parent = xstrdup(parent);
+  a->last_pfd = fd;
   return fd;
 }
 
@@ -145,34 +204,41 @@ static void owner_for(int pfd, const char *base, uid_t *uid, gid_t *gid)
   *gid = st.st_gid;
 }
 
-static int put_file(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+static char *tmp_name(struct applier *a)
+{
+  return xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
+}
+
+static int stage_file(struct applier *a, const struct ws_change *c, int pfd, const char *base,
+                      char **ret_tmp)
 {
   cleanup_close int in =
       ws_open_beneath(a->l->fds[c->layer], c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-  cleanup_free char *tmp = xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
+  char *tmp = tmp_name(a);
   cleanup_close int out = -1;
   struct stat st;
   uid_t uid;
   gid_t gid;
 
-  if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+  if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+    free(tmp);
     return error_errno(a->err, "commit `%s`: open the new file", c->path);
+  }
   owner_for(pfd, base, &uid, &gid);
   out = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (out < 0)
+  if (out < 0) {
+    free(tmp);
     return error_errno(a->err, "commit `%s`: create a temporary file", c->path);
-  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 ||
-      fchmod(out, st.st_mode & 0777) < 0 || fsync(out) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
-    error_errno(a->err, "commit `%s`", c->path);
-    unlinkat(pfd, tmp, 0);
-    return -1;
   }
+  *ret_tmp = tmp; /* from here on the undo removes it */
+  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 || fchmod(out, st.st_mode & 0777) < 0)
+    return error_errno(a->err, "commit `%s`", c->path);
   return 0;
 }
 
-static int put_symlink(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+static int stage_symlink(struct applier *a, const struct ws_change *c, int pfd, const char *base,
+                         char **ret_tmp)
 {
-  cleanup_free char *tmp = xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
   cleanup_free char *lparent = NULL;
   cleanup_close int lfd = -1;
   const char *lbase;
@@ -180,6 +246,7 @@ static int put_symlink(struct applier *a, const struct ws_change *c, int pfd, co
   ssize_t n;
   uid_t uid;
   gid_t gid;
+  char *tmp;
 
   lparent = ws_split_path(c->path, &lbase);
   lfd = ws_open_beneath(a->l->fds[c->layer], lparent, O_PATH | O_DIRECTORY, 0);
@@ -187,33 +254,83 @@ static int put_symlink(struct applier *a, const struct ws_change *c, int pfd, co
     return error_errno(a->err, "commit `%s`: read the new symlink", c->path);
   target[n] = '\0';
   owner_for(pfd, base, &uid, &gid);
-  if (symlinkat(target, pfd, tmp) < 0)
+  tmp = tmp_name(a);
+  if (symlinkat(target, pfd, tmp) < 0) {
+    free(tmp);
     return error_errno(a->err, "commit `%s`: symlink", c->path);
-  if (fchownat(pfd, tmp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || renameat(pfd, tmp, pfd, base) < 0) {
-    error_errno(a->err, "commit `%s`", c->path);
-    unlinkat(pfd, tmp, 0);
-    return -1;
   }
+  *ret_tmp = tmp;
+  if (fchownat(pfd, tmp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return error_errno(a->err, "commit `%s`: set owner", c->path);
   return 0;
 }
 
-static int put_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+/* A new directory is made at once (recorded for the undo); its mode is set
+ * in the second pass. */
+static int stage_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
 {
-  cleanup_close int dfd = -1;
+  struct stat st;
   uid_t uid;
   gid_t gid;
 
+  if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0; /* a directory (its mode is set later) or a file (replaced later) */
+  if (errno != ENOENT)
+    return error_errno(a->err, "commit `%s`", c->path);
   owner_for(pfd, "", &uid, &gid);
-  if (mkdirat(pfd, base, 0700) == 0) {
-    if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-      return error_errno(a->err, "commit `%s`: set owner", c->path);
-  } else if (errno != EEXIST) {
+  if (mkdirat(pfd, base, 0700) < 0)
     return error_errno(a->err, "commit `%s`: mkdir", c->path);
-  }
-  dfd = ws_open_beneath(pfd, base, O_RDONLY | O_DIRECTORY, 0);
-  if (dfd < 0 || fchmod(dfd, c->mode & 03777) < 0)
-    return error_errno(a->err, "commit `%s`: set mode", c->path);
+  strv_push(&a->made, c->path);
+  if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return error_errno(a->err, "commit `%s`: set owner", c->path);
   return 0;
+}
+
+static int stage_one(struct applier *a, const struct ws_change *c)
+{
+  struct staged *s;
+  cleanup_free char *parent = NULL;
+  const char *base;
+  int pfd;
+
+  if (a->n == a->cap)
+    a->v = xrealloc(a->v, (a->cap = a->cap ? a->cap * 2 : 64) * sizeof *a->v);
+  s = &a->v[a->n++];
+  *s = (struct staged){.c = c, .pfd = -1};
+  if (c->kind == WS_DELETED)
+    return 0;
+  parent = ws_split_path(c->path, &base);
+  pfd = parent_fd(a, c->layer, parent);
+  if (pfd < 0)
+    return error_errno(a->err, "commit `%s`: open the host directory `%s`", c->path, parent);
+  s->pfd = pfd;
+  switch (c->type) {
+  case WS_T_FILE:
+    return stage_file(a, c, pfd, base, &s->tmp);
+  case WS_T_SYMLINK:
+    return stage_symlink(a, c, pfd, base, &s->tmp);
+  case WS_T_DIR:
+    return stage_dir(a, c, pfd, base);
+  default:
+    return error_set(a->err, ENOTSUP, "commit `%s`: a special file", c->path);
+  }
+}
+
+/* Undo the first pass: temporary files, then the directories made. */
+static void unstage(struct applier *a)
+{
+  for (size_t i = 0; i < a->n; i++)
+    if (a->v[i].tmp)
+      unlinkat(a->v[i].pfd, a->v[i].tmp, 0);
+  for (size_t i = strv_len(a->made); i > 0; i--) {
+    cleanup_free char *parent = NULL;
+    const char *base;
+    cleanup_close int pfd = -1;
+    parent = ws_split_path(a->made[i - 1], &base);
+    pfd = ws_open_beneath(a->l->hostfd, parent, O_PATH | O_DIRECTORY, 0);
+    if (pfd >= 0)
+      unlinkat(pfd, base, AT_REMOVEDIR);
+  }
 }
 
 static int remove_host(struct applier *a, const char *path)
@@ -231,61 +348,86 @@ static int remove_host(struct applier *a, const char *path)
   return 0;
 }
 
-static int apply_one(struct applier *a, const struct ws_change *c)
+/* The second pass for one staged change. */
+static int finish_one(struct applier *a, struct staged *s)
 {
+  const struct ws_change *c = s->c;
   cleanup_free char *parent = NULL;
-  cleanup_close int pfd = -1;
   const char *base;
-  int r;
+  struct stat st;
+  int r = 0;
 
   if (c->kind == WS_DELETED)
     return remove_host(a, c->path);
   parent = ws_split_path(c->path, &base);
-  pfd = host_parent(a, c->layer, parent);
-  if (pfd < 0)
-    return error_errno(a->err, "commit `%s`: open the host directory `%s`", c->path, parent);
-  if (c->type != WS_T_DIR) { /* a directory replaced by a file: remove it first */
-    struct stat st;
-    if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-        ws_rm_tree(pfd, base) < 0)
-      return error_errno(a->err, "commit `%s`: remove the directory", c->path);
+  if (c->type == WS_T_DIR) {
+    cleanup_close int dfd = -1;
+    if (fstatat(s->pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+        (unlinkat(s->pfd, base, 0) < 0 || mkdirat(s->pfd, base, 0700) < 0))
+      return error_errno(a->err, "commit `%s`: replace the file by a directory", c->path);
+    dfd = ws_open_beneath(s->pfd, base, O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0 || fchmod(dfd, c->mode & 01777) < 0)
+      return error_errno(a->err, "commit `%s`: set mode", c->path);
+    return 0;
   }
-  switch (c->type) {
-  case WS_T_FILE:
-    r = put_file(a, c, pfd, base);
-    break;
-  case WS_T_SYMLINK:
-    r = put_symlink(a, c, pfd, base);
-    break;
-  case WS_T_DIR:
-    r = put_dir(a, c, pfd, base);
-    break;
-  default:
-    return error_set(a->err, ENOTSUP, "commit `%s`: special files are not committed", c->path);
-  }
-  if (r == 0 && c->kind == WS_RENAMED)
+  if (fstatat(s->pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+      ws_rm_tree(s->pfd, base) < 0) /* a directory replaced by a file */
+    return error_errno(a->err, "commit `%s`: remove the directory", c->path);
+  if (renameat(s->pfd, s->tmp, s->pfd, base) < 0)
+    return error_errno(a->err, "commit `%s`", c->path);
+  free(s->tmp);
+  s->tmp = NULL;
+  if (c->kind == WS_RENAMED)
     r = remove_host(a, c->old_path);
   return r;
 }
 
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
-                    char *const *paths, size_t *ret_n, struct error *err)
+                    char *const *paths, char *const *incl, size_t *ret_n, char ***ret_skipped,
+                    struct error *err)
 {
-  struct applier a = {w, l, 0, err};
+  struct applier a = {.w = w, .l = l, .err = err, .last_pfd = -1};
   int ret = 0;
 
   *ret_n = 0;
   for (size_t i = 0; i < c->n && ret == 0; i++) {
     const struct ws_change *ch = &c->v[i];
-    if (!ws_change_selected(ch, paths))
+    if (!ws_commit_selected(ch, paths, incl))
       continue;
-    ret = apply_one(&a, ch);
-    ws_manifest_update(&w->manifest, l->hostfd, ch->path);
-    if (ch->old_path)
-      ws_manifest_update(&w->manifest, l->hostfd, ch->old_path);
+    if (ch->kind != WS_DELETED && ch->type == WS_T_OTHER) {
+      if (ret_skipped)
+        strv_push(ret_skipped, ch->path);
+      continue;
+    }
+    ret = stage_one(&a, ch);
+  }
+  /* one syncfs for all the staged data (instead of an fsync per file), so
+   * that no rename below can expose a file whose data is not on disk */
+  if (ret == 0 && a.n > 0 && syncfs(l->hostfd) < 0)
+    ret = error_errno(err, "commit: sync the host file system");
+  if (ret < 0) {
+    unstage(&a);
+    error_prefix(err, "nothing was applied");
+  }
+  for (size_t i = 0; i < a.n && ret == 0; i++) {
+    ret = finish_one(&a, &a.v[i]);
+    ws_manifest_update(&w->manifest, l->hostfd, a.v[i].c->path);
+    if (a.v[i].c->old_path)
+      ws_manifest_update(&w->manifest, l->hostfd, a.v[i].c->old_path);
     if (ret == 0)
       (*ret_n)++;
   }
+  for (size_t i = 0; i < a.n; i++) {
+    if (a.v[i].tmp) /* after a failure in the second pass */
+      unlinkat(a.v[i].pfd, a.v[i].tmp, 0);
+    free(a.v[i].tmp);
+  }
+  for (size_t i = 0; i < a.n_fds; i++)
+    close(a.fds[i]);
+  free(a.fds);
+  free(a.v);
+  free(a.last_parent);
+  strv_free(a.made);
   return ret;
 }
 

@@ -11,6 +11,8 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -104,70 +106,208 @@ bool ws_same_link(int adir, const char *aname, int bdir, const char *bname)
   return na >= 0 && na == nb && memcmp(ta, tb, (size_t)na) == 0;
 }
 
-static void tree_size(int fd, dev_t dev, int depth, uint64_t *files, uint64_t *bytes)
+void ws_raise_nofile(void)
 {
-  cleanup_strv char **names = NULL;
-  size_t n = 0;
+  static bool done;
+  struct rlimit rl;
+  char buf[32] = "";
+  int fd;
 
-  if (depth > WS_MAX_DEPTH || ws_list_dir(fd, &names, &n) < 0)
+  if (done || getrlimit(RLIMIT_NOFILE, &rl) < 0)
     return;
-  for (size_t i = 0; i < n; i++) {
-    struct stat st;
-    if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
-      continue;
-    if (S_ISREG(st.st_mode)) {
-      (*files)++;
-      *bytes += (uint64_t)st.st_size;
-    } else if (S_ISDIR(st.st_mode)) {
-      cleanup_close int sub = ws_open_dir(fd, names[i]);
-      if (sub >= 0)
-        tree_size(sub, dev, depth + 1, files, bytes);
-    }
+  done = true;
+  fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
   }
+  if (buf[0] >= '1' && buf[0] <= '9') {
+    struct rlimit want = {strtoull(buf, NULL, 10), strtoull(buf, NULL, 10)};
+    if (want.rlim_max > rl.rlim_max && setrlimit(RLIMIT_NOFILE, &want) == 0)
+      return;
+  }
+  rl.rlim_cur = rl.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+struct wlevel {
+  int fd;
+  char **names;
+  size_t n, next;
+  size_t path_len;
+  char *name; /* of this directory in its parent */
+  struct stat st;
+};
+
+static void wlevel_free(struct wlevel *v)
+{
+  if (v->fd >= 0)
+    close(v->fd);
+  strv_free(v->names);
+  free(v->name);
+}
+
+int ws_walk(int dirfd, const char *name, const struct ws_walker *w)
+{
+  struct wlevel *stack = NULL;
+  size_t depth = 0, cap = 0, path_cap = 256;
+  char *path = xmalloc0(path_cap);
+  struct stat st;
+  int ret = 0, fd;
+
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+      (fd = ws_open_dir(dirfd, name)) < 0) {
+    free(path);
+    return -1;
+  }
+  stack = xmalloc((cap = 32) * sizeof *stack);
+  stack[depth++] = (struct wlevel){.fd = fd, .name = xstrdup(name), .st = st};
+  if (ws_list_dir(fd, &stack[0].names, &stack[0].n) < 0)
+    ret = -1;
+  while (depth > 0 && ret == 0) {
+    struct wlevel *p = &stack[depth - 1];
+    const char *child;
+    int r;
+    if (p->next == p->n) {
+      struct wlevel done = *p;
+      depth--;
+      path[done.path_len] = '\0';
+      if (depth > 0) {
+        struct wlevel *up = &stack[depth - 1];
+        path[up->path_len ? up->path_len : 0] = '\0';
+        if (w->leave)
+          ret = w->leave(w->ctx, up->fd, done.name, done.fd, &done.st, done.path_len ? path : "",
+                         depth);
+        /* leave() sees path = the parent's; restore the directory's own below */
+      } else if (w->leave) {
+        ret = w->leave(w->ctx, dirfd, done.name, done.fd, &done.st, "", 0);
+      }
+      wlevel_free(&done);
+      continue;
+    }
+    child = p->names[p->next++];
+    if (w->want_path) {
+      size_t need = p->path_len + strlen(child) + 2;
+      if (need > path_cap)
+        path = xrealloc(path, path_cap = need * 2);
+      if (p->path_len)
+        sprintf(path + p->path_len, "/%s", child);
+      else
+        strcpy(path, child);
+    }
+    if (fstatat(p->fd, child, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue; /* gone meanwhile */
+    r = w->entry(w->ctx, p->fd, child, &st, path, depth);
+    if (r < 0) {
+      ret = -1;
+      break;
+    }
+    if (r == 0 || !S_ISDIR(st.st_mode) || st.st_dev != stack[0].st.st_dev)
+      continue;
+    fd = ws_open_dir(p->fd, child);
+    if (fd < 0) {
+      ret = -1;
+      break;
+    }
+    if (depth == cap)
+      stack = xrealloc(stack, (cap *= 2) * sizeof *stack);
+    p = NULL; /* stack may have moved */
+    stack[depth] = (struct wlevel){
+        .fd = fd, .name = xstrdup(child), .st = st, .path_len = w->want_path ? strlen(path) : 0};
+    if (ws_list_dir(fd, &stack[depth].names, &stack[depth].n) < 0)
+      ret = -1;
+    depth++;
+  }
+  while (depth > 0)
+    wlevel_free(&stack[--depth]);
+  free(stack);
+  free(path);
+  return ret;
+}
+
+struct size_ctx {
+  uint64_t files, bytes;
+};
+
+static int size_entry(void *vctx, int dirfd, const char *name, const struct stat *st,
+                      const char *path, size_t depth)
+{
+  struct size_ctx *c = vctx;
+
+  if (S_ISREG(st->st_mode)) {
+    c->files++;
+    c->bytes += (uint64_t)st->st_size;
+  }
+  return 1;
 }
 
 void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes)
 {
-  cleanup_close int fd = ws_open_dir(dirfd, name);
-  struct stat st;
+  struct size_ctx c = {0, 0};
+  struct ws_walker w = {.entry = size_entry, .ctx = &c};
 
-  *ret_files = 0;
-  *ret_bytes = 0;
-  if (fd >= 0 && fstat(fd, &st) == 0)
-    tree_size(fd, st.st_dev, 0, ret_files, ret_bytes);
+  ws_walk(dirfd, name, &w);
+  *ret_files = c.files;
+  *ret_bytes = c.bytes;
 }
 
-static int rm_tree(int dirfd, const char *name, dev_t dev, int depth)
+struct rm_ctx {
+  int first_errno;
+  dev_t dev;
+};
+
+static int rm_entry(void *vctx, int dirfd, const char *name, const struct stat *st,
+                    const char *path, size_t depth)
 {
-  cleanup_strv char **names = NULL;
-  cleanup_close int fd = -1;
-  struct stat st;
-  size_t n = 0;
+  struct rm_ctx *c = vctx;
+
+  if (S_ISDIR(st->st_mode) && st->st_dev != c->dev) {
+    if (c->first_errno == 0)
+      c->first_errno = EXDEV; /* another file system mounted here: never entered */
+    return 0;
+  }
+  if (S_ISDIR(st->st_mode))
+    return 1;
+  if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT && c->first_errno == 0)
+    c->first_errno = errno;
+  return 0;
+}
+
+static int rm_leave(void *vctx, int dirfd, const char *name, int fd, const struct stat *st,
+                    const char *path, size_t depth)
+{
+  struct rm_ctx *c = vctx;
+
+  if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && c->first_errno == 0)
+    c->first_errno = errno;
+  return 0;
+}
+
+int ws_rm_tree(int dirfd, const char *name)
+{
+  struct rm_ctx c = {0};
+  struct ws_walker w = {.entry = rm_entry, .leave = rm_leave, .ctx = &c};
+  struct stat st, dst;
 
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return errno == ENOENT ? 0 : -1;
   if (!S_ISDIR(st.st_mode))
     return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -1 : 0;
-  if (st.st_dev != dev || depth > WS_MAX_DEPTH) {
-    errno = st.st_dev != dev ? EXDEV : ELOOP;
+  if (fstat(dirfd, &dst) < 0)
+    return -1;
+  if (st.st_dev != dst.st_dev) {
+    errno = EXDEV;
     return -1;
   }
-  fd = ws_open_dir(dirfd, name);
-  if (fd < 0 || ws_list_dir(fd, &names, &n) < 0)
+  c.dev = st.st_dev;
+  if (ws_walk(dirfd, name, &w) < 0 && c.first_errno == 0)
+    c.first_errno = errno ? errno : EIO;
+  if (c.first_errno) {
+    errno = c.first_errno;
     return -1;
-  for (size_t i = 0; i < n; i++)
-    if (rm_tree(fd, names[i], dev, depth + 1) < 0)
-      return -1;
-  return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
-}
-
-int ws_rm_tree(int dirfd, const char *name)
-{
-  struct stat st;
-
-  if (fstat(dirfd, &st) < 0)
-    return -1;
-  return rm_tree(dirfd, name, st.st_dev, 0);
+  }
+  return 0;
 }
 
 /* --- layer copy ---------------------------------------------------------- */
@@ -216,34 +356,6 @@ static void copy_opaque(int sfd, int dfd)
   }
 }
 
-static int copy_entry(int src, int dst, const char *name, int depth, struct error *err);
-
-static int copy_dir(int src, int dst, const char *sname, const char *dname, const struct stat *st,
-                    int depth, struct error *err)
-{
-  cleanup_close int sfd = -1, dfd = -1;
-  cleanup_strv char **names = NULL;
-  struct timespec ts[2] = {st->st_atim, st->st_mtim};
-  size_t n = 0;
-
-  if (depth > WS_MAX_DEPTH)
-    return error_set(err, ELOOP, "copy `%s`", sname);
-  if (mkdirat(dst, dname, 0700) < 0)
-    return error_errno(err, "mkdir `%s`", dname);
-  sfd = ws_open_dir(src, sname);
-  dfd = ws_open_dir(dst, dname);
-  if (sfd < 0 || dfd < 0 || ws_list_dir(sfd, &names, &n) < 0)
-    return error_errno(err, "open `%s`", sname);
-  for (size_t i = 0; i < n; i++)
-    if (copy_entry(sfd, dfd, names[i], depth + 1, err) < 0)
-      return -1;
-  copy_opaque(sfd, dfd);
-  if (fchown(dfd, st->st_uid, st->st_gid) < 0 || fchmod(dfd, st->st_mode & 07777) < 0)
-    return error_errno(err, "set owner of `%s`", dname);
-  futimens(dfd, ts);
-  return 0;
-}
-
 static int copy_file(int src, int dst, const char *name, const struct stat *st, struct error *err)
 {
   cleanup_close int in = openat(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -261,46 +373,102 @@ static int copy_file(int src, int dst, const char *name, const struct stat *st, 
   return 0;
 }
 
-static int copy_entry(int src, int dst, const char *name, int depth, struct error *err)
+/* The walk of a layer copy: dst[d] is the copy of the directory at depth d. */
+struct copy_ctx {
+  int *dst;
+  size_t cap;
+  struct error *err;
+};
+
+static int copy_other(int src, int dst, const char *name, const struct stat *st, struct error *err)
 {
-  struct timespec ts[2];
-  struct stat st;
+  struct timespec ts[2] = {st->st_atim, st->st_mtim};
   char target[4097];
   ssize_t n;
 
-  if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return error_errno(err, "stat `%s`", name);
-  ts[0] = st.st_atim, ts[1] = st.st_mtim;
-  if (S_ISDIR(st.st_mode))
-    return copy_dir(src, dst, name, name, &st, depth, err);
-  if (S_ISREG(st.st_mode))
-    return copy_file(src, dst, name, &st, err);
-  if (S_ISLNK(st.st_mode)) {
+  if (S_ISLNK(st->st_mode)) {
     n = readlinkat(src, name, target, sizeof target - 1);
     if (n < 0)
       return error_errno(err, "readlink `%s`", name);
     target[n] = '\0';
     if (symlinkat(target, dst, name) < 0)
       return error_errno(err, "symlink `%s`", name);
-  } else if ((S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) || S_ISFIFO(st.st_mode)) {
-    if (mknodat(dst, name, st.st_mode & (S_IFMT | 07777), st.st_rdev) < 0)
+  } else if ((S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0)) || S_ISFIFO(st->st_mode)) {
+    if (mknodat(dst, name, st->st_mode & (S_IFMT | 07777), st->st_rdev) < 0)
       return error_errno(err, "mknod `%s`", name);
   } else {
     return 0; /* devices and sockets are not part of a workspace */
   }
-  if (fchownat(dst, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+  if (fchownat(dst, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
     return error_errno(err, "set owner of `%s`", name);
   utimensat(dst, name, ts, AT_SYMLINK_NOFOLLOW);
   return 0;
 }
 
+static int copy_entry(void *vctx, int dirfd, const char *name, const struct stat *st,
+                      const char *path, size_t depth)
+{
+  struct copy_ctx *c = vctx;
+  int pdst = c->dst[depth - 1];
+
+  if (S_ISREG(st->st_mode))
+    return copy_file(dirfd, pdst, name, st, c->err);
+  if (!S_ISDIR(st->st_mode))
+    return copy_other(dirfd, pdst, name, st, c->err);
+  if (mkdirat(pdst, name, 0700) < 0)
+    return error_errno(c->err, "mkdir `%s`", name);
+  if (depth >= c->cap)
+    c->dst = xrealloc(c->dst, (c->cap = (depth + 1) * 2) * sizeof *c->dst);
+  c->dst[depth] = ws_open_dir(pdst, name);
+  if (c->dst[depth] < 0)
+    return error_errno(c->err, "open `%s`", name);
+  return 1;
+}
+
+static int copy_leave(void *vctx, int dirfd, const char *name, int fd, const struct stat *st,
+                      const char *path, size_t depth)
+{
+  struct copy_ctx *c = vctx;
+  struct timespec ts[2] = {st->st_atim, st->st_mtim};
+  int dfd = c->dst[depth];
+  int r = 0;
+
+  copy_opaque(fd, dfd);
+  if (fchown(dfd, st->st_uid, st->st_gid) < 0 || fchmod(dfd, st->st_mode & 07777) < 0)
+    r = error_errno(c->err, "set owner of `%s`", name);
+  futimens(dfd, ts);
+  close(dfd);
+  c->dst[depth] = -1;
+  return r;
+}
+
 int ws_copy_tree(int src, const char *sname, int dst, const char *dname, struct error *err)
 {
+  struct copy_ctx c = {.cap = 64, .err = err};
+  struct ws_walker w = {.entry = copy_entry, .leave = copy_leave, .ctx = &c};
   struct stat st;
+  int r;
 
   if (fstatat(src, sname, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
     return error_errno(err, "copy `%s`: not a directory", sname);
-  return copy_dir(src, dst, sname, dname, &st, 0, err);
+  if (mkdirat(dst, dname, 0700) < 0)
+    return error_errno(err, "mkdir `%s`", dname);
+  c.dst = xmalloc(c.cap * sizeof *c.dst);
+  for (size_t i = 0; i < c.cap; i++)
+    c.dst[i] = -1;
+  c.dst[0] = ws_open_dir(dst, dname);
+  if (c.dst[0] < 0) {
+    free(c.dst);
+    return error_errno(err, "open `%s`", dname);
+  }
+  r = ws_walk(src, sname, &w);
+  if (r < 0 && err->msg[0] == '\0')
+    error_errno(err, "copy `%s`", sname);
+  for (size_t i = 0; i < c.cap; i++)
+    if (c.dst[i] >= 0)
+      close(c.dst[i]);
+  free(c.dst);
+  return r < 0 ? -1 : 0;
 }
 
 /* --- paths ---------------------------------------------------------------- */

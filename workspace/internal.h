@@ -9,7 +9,7 @@
 #include "common/error.h"
 #include "workspace/workspace.h"
 
-#define WS_MAX_DEPTH 256           /* directory nesting walked */
+#define WS_MAX_DEPTH 256           /* nesting walked by the manifest and the pruning of upper */
 #define WS_MAX_LAYERS 64           /* snapshots in one stack */
 #define WS_MAX_DIR_ENTRIES 1000000 /* names read from one directory */
 #define WS_MAX_CHANGES 1000000
@@ -26,8 +26,30 @@ bool ws_same_link(int adir, const char *aname, int bdir, const char *bname);
 /* Count regular files and bytes below dirfd/name (same device, bounded). */
 void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *ret_bytes);
 /* Remove a tree below dirfd: never follows symlinks, never crosses into
- * another mount (st_dev), bounded depth.  ENOENT is success. */
+ * another mount (st_dev), any depth.  It goes on past an entry it cannot
+ * remove and removes everything else; -1 (errno of the first failure) when
+ * something is left.  ENOENT is success. */
 int ws_rm_tree(int dirfd, const char *name);
+/* The walks keep one fd per directory level: raise RLIMIT_NOFILE to what we
+ * may (the hard limit, for root up to fs.nr_open).  Only `agentrt workspace`
+ * calls it: a container created by this process must not inherit it. */
+void ws_raise_nofile(void);
+/* Iterative walk of the tree below dirfd/name (no recursion, any depth; never
+ * follows a symlink or crosses into another file system).  entry() sees
+ * every entry below (dirfd of its directory, name, stat, path relative to
+ * the walk's root); for a directory it returns 1 to descend, 0 not to; < 0
+ * stops the walk.  leave(), if set, runs after a directory's entries (fd:
+ * the directory itself).  Directory-relative paths are built only when
+ * want_path. */
+struct ws_walker {
+  int (*entry)(void *ctx, int dirfd, const char *name, const struct stat *st, const char *path,
+               size_t depth);
+  int (*leave)(void *ctx, int dirfd, const char *name, int fd, const struct stat *st,
+               const char *path, size_t depth);
+  void *ctx;
+  bool want_path;
+};
+int ws_walk(int dirfd, const char *name, const struct ws_walker *w);
 /* Copy a layer tree (files, dirs, symlinks, whiteouts, opaque markers,
  * modes, times) from src/sname to dst/dname. */
 int ws_copy_data(int in, int out);

@@ -28,16 +28,29 @@ enum host_state {
   H_HIDDEN, /* the host has a directory here, hidden by an opaque layer */
 };
 
-struct frame {
-  int fds[WS_MAX_LAYERS + 1];
-  int idx[WS_MAX_LAYERS + 1]; /* layer index of fds[i] */
+/* One directory level of the walk: the fds of the layers that hold the
+ * directory (topmost first), the host's, the merged names and the next one
+ * to visit.  The walk keeps a stack of them on the heap (no recursion: an
+ * agent can nest directories as deep as it likes). */
+struct level {
+  int *fds;
+  int *idx; /* layer index of fds[i] */
   size_t n;
+  int hostfd; /* -1: none */
+  enum host_state hs;
+  char **names;
+  size_t n_names, next;
+  size_t path_len; /* of this directory's path in scan.path */
 };
 
 struct scan {
   const struct ws_layers *l;
   struct ws_changes *out;
   struct error *err;
+  struct level *stack;
+  size_t depth, cap;
+  char *path; /* the current path, grown as needed */
+  size_t path_cap;
 };
 
 const char *ws_kind_name(enum ws_kind k)
@@ -128,9 +141,6 @@ static int emit_new(struct scan *s, enum ws_kind kind, const char *path, int lay
   return 0;
 }
 
-static int visit(struct scan *s, const struct frame *f, enum host_state hs, int hostfd,
-                 const char *path, int depth);
-
 /* A non-directory at the top: compare it with the host's entry. */
 static int visit_leaf(struct scan *s, int lfd, int layer, const char *name, const char *path,
                       int hostfd, const struct stat *hst)
@@ -164,80 +174,16 @@ static int visit_leaf(struct scan *s, int lfd, int layer, const char *name, cons
   return 0;
 }
 
-/* A directory at layer f->idx[top]: build the frame below it and recurse. */
-static int visit_dir(struct scan *s, const struct frame *f, size_t top, const char *name,
-                     const char *path, enum host_state hs, int hostfd, const struct stat *hst,
-                     int depth)
+static void level_free(struct level *v)
 {
-  struct frame sub = {.n = 0};
-  cleanup_close int subhost = -1;
-  bool stopped = false;
-  enum host_state shs = H_NONE;
-  struct stat st;
-  int ret = -1;
-
-  if (fstatat(f->fds[top], name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return error_errno(s->err, "workspace scan: stat `%s`", path);
-  for (size_t i = top; i < f->n && !stopped; i++) {
-    enum ws_ftype t;
-    enum ws_entry e = ws_classify(f->fds[i], name, &t);
-    if (e == WS_E_NONE)
-      continue;
-    if (e != WS_E_DIR && e != WS_E_OPAQUE_DIR) {
-      stopped = true;
-      break;
-    }
-    sub.fds[sub.n] = ws_open_dir(f->fds[i], name);
-    if (sub.fds[sub.n] < 0) {
-      error_errno(s->err, "workspace scan: open `%s`", path);
-      goto out;
-    }
-    sub.idx[sub.n++] = f->idx[i];
-    stopped = e == WS_E_OPAQUE_DIR;
-  }
-  if (hst && S_ISDIR(hst->st_mode)) {
-    subhost = ws_open_dir(hostfd, name);
-    if (subhost < 0) {
-      error_errno(s->err, "workspace scan: open host `%s`", path);
-      goto out;
-    }
-    shs = hs == H_MERGED && !stopped ? H_MERGED : H_HIDDEN;
-    if ((st.st_mode & 07777) != (hst->st_mode & 07777)) {
-      if (emit_new(s, WS_MODIFIED, path, f->idx[top], &st, hst) < 0)
-        goto out;
-      last(s)->content_same = true;
-    }
-  } else {
-    if (hst && emit_deleted(s, hostfd, name, path, hst) < 0)
-      goto out;
-    if (emit_new(s, WS_ADDED, path, f->idx[top], &st, NULL) < 0)
-      goto out;
-  }
-  ret = visit(s, &sub, shs, subhost, path, depth + 1);
-out:
-  for (size_t i = 0; i < sub.n; i++)
-    close(sub.fds[i]);
-  return ret;
-}
-
-static int visit_name(struct scan *s, const struct frame *f, enum host_state hs, int hostfd,
-                      const char *name, const char *path, int depth)
-{
-  struct stat hbuf, *hst = NULL;
-  enum ws_entry e = WS_E_NONE;
-  enum ws_ftype t;
-  size_t top;
-
-  if (hs != H_NONE && fstatat(hostfd, name, &hbuf, AT_SYMLINK_NOFOLLOW) == 0)
-    hst = &hbuf;
-  for (top = 0; top < f->n; top++)
-    if ((e = ws_classify(f->fds[top], name, &t)) != WS_E_NONE)
-      break;
-  if (top == f->n || e == WS_E_WHITEOUT) /* only on the host (hidden), or whited out */
-    return hst ? emit_deleted(s, hostfd, name, path, hst) : 0;
-  if (e == WS_E_DIR || e == WS_E_OPAQUE_DIR)
-    return visit_dir(s, f, top, name, path, hs, hostfd, hst, depth);
-  return visit_leaf(s, f->fds[top], f->idx[top], name, path, hostfd, hst);
+  for (size_t i = 0; i < v->n; i++)
+    close(v->fds[i]);
+  if (v->hostfd >= 0 && v->path_len > 0) /* the root's host fd is the caller's */
+    close(v->hostfd);
+  free(v->fds);
+  free(v->idx);
+  strv_free(v->names);
+  memset(v, 0, sizeof *v);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -263,34 +209,143 @@ static int add_names(int fd, char ***v, size_t *n, size_t *cap)
   return 0;
 }
 
-static int visit(struct scan *s, const struct frame *f, enum host_state hs, int hostfd,
-                 const char *path, int depth)
+/* The sorted, unique names of a level (every layer's, and the host's when
+ * an opaque layer hides it: those are deletions). */
+static int level_names(struct scan *s, struct level *v)
 {
-  cleanup_strv char **names = NULL;
   size_t n = 0, cap = 0, u = 0;
+  const char *path = v->path_len ? s->path : ".";
 
-  if (depth > WS_MAX_DEPTH)
-    return error_set(s->err, ELOOP, "workspace scan: `%s`: nested too deep", path);
-  for (size_t i = 0; i < f->n; i++)
-    if (add_names(f->fds[i], &names, &n, &cap) < 0)
-      return error_errno(s->err, "workspace scan: read `%s`", *path ? path : ".");
-  /* under an opaque layer, host names no layer mentions are deleted */
-  if (hs == H_HIDDEN && add_names(hostfd, &names, &n, &cap) < 0)
+  for (size_t i = 0; i < v->n; i++)
+    if (add_names(v->fds[i], &v->names, &n, &cap) < 0)
+      return error_errno(s->err, "workspace scan: read `%s`", path);
+  if (v->hs == H_HIDDEN && add_names(v->hostfd, &v->names, &n, &cap) < 0)
     return error_errno(s->err, "workspace scan: read host `%s`", path);
   if (n > 1)
-    qsort(names, n, sizeof *names, name_cmp);
+    qsort(v->names, n, sizeof *v->names, name_cmp);
   for (size_t i = 0; i < n; i++) { /* unique */
-    if (u > 0 && strcmp(names[u - 1], names[i]) == 0) {
-      free(names[i]);
+    if (u > 0 && strcmp(v->names[u - 1], v->names[i]) == 0) {
+      free(v->names[i]);
       continue;
     }
-    names[u++] = names[i];
+    v->names[u++] = v->names[i];
   }
-  if (names)
-    names[u] = NULL;
-  for (size_t i = 0; i < u; i++) {
-    cleanup_free char *child = *path ? xfmt("%s/%s", path, names[i]) : xstrdup(names[i]);
-    if (visit_name(s, f, hs, hostfd, names[i], child, depth) < 0)
+  if (v->names)
+    v->names[u] = NULL;
+  v->n_names = u;
+  return 0;
+}
+
+/* Push the level of a directory (its layer fds and host fd are taken). */
+static int push(struct scan *s, struct level *v)
+{
+  if (s->depth == s->cap)
+    s->stack = xrealloc(s->stack, (s->cap = s->cap ? s->cap * 2 : 32) * sizeof *s->stack);
+  s->stack[s->depth++] = *v;
+  if (level_names(s, &s->stack[s->depth - 1]) < 0)
+    return -1;
+  return 0;
+}
+
+/* A directory at layer `top` of level p: emit its own change and push the
+ * level below it. */
+static int visit_dir(struct scan *s, struct level *p, size_t top, const char *name,
+                     const struct stat *hst)
+{
+  struct level sub = {.hostfd = -1, .hs = H_NONE, .path_len = strlen(s->path)};
+  bool stopped = false;
+  struct stat st;
+
+  if (fstatat(p->fds[top], name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return error_errno(s->err, "workspace scan: stat `%s`", s->path);
+  sub.fds = xmalloc((p->n + 1) * sizeof *sub.fds);
+  sub.idx = xmalloc((p->n + 1) * sizeof *sub.idx);
+  for (size_t i = top; i < p->n && !stopped; i++) {
+    enum ws_ftype t;
+    enum ws_entry e = ws_classify(p->fds[i], name, &t);
+    if (e == WS_E_NONE)
+      continue;
+    if (e != WS_E_DIR && e != WS_E_OPAQUE_DIR)
+      break;
+    sub.fds[sub.n] = ws_open_dir(p->fds[i], name);
+    if (sub.fds[sub.n] < 0)
+      goto fail_open;
+    sub.idx[sub.n++] = p->idx[i];
+    stopped = e == WS_E_OPAQUE_DIR;
+  }
+  if (hst && S_ISDIR(hst->st_mode)) {
+    sub.hostfd = ws_open_dir(p->hostfd, name);
+    if (sub.hostfd < 0)
+      goto fail_open;
+    sub.hs = p->hs == H_MERGED && !stopped ? H_MERGED : H_HIDDEN;
+    if ((st.st_mode & 07777) != (hst->st_mode & 07777)) {
+      if (emit_new(s, WS_MODIFIED, s->path, p->idx[top], &st, hst) < 0)
+        goto fail;
+      last(s)->content_same = true;
+    }
+  } else {
+    if (hst && emit_deleted(s, p->hostfd, name, s->path, hst) < 0)
+      goto fail;
+    if (emit_new(s, WS_ADDED, s->path, p->idx[top], &st, NULL) < 0)
+      goto fail;
+  }
+  return push(s, &sub);
+fail_open:
+  if (errno == EMFILE || errno == ENFILE)
+    error_set(s->err, errno, "workspace scan: `%s`: nested deeper than the open-file limit allows",
+              s->path);
+  else
+    error_errno(s->err, "workspace scan: open `%s`", s->path);
+fail:
+  if (sub.path_len == 0)
+    sub.path_len = 1; /* level_free closes the host fd of a non-root level */
+  level_free(&sub);
+  return -1;
+}
+
+static int visit_name(struct scan *s, struct level *p, const char *name)
+{
+  struct stat hbuf, *hst = NULL;
+  enum ws_entry e = WS_E_NONE;
+  enum ws_ftype t;
+  size_t top;
+
+  if (p->hs != H_NONE && fstatat(p->hostfd, name, &hbuf, AT_SYMLINK_NOFOLLOW) == 0)
+    hst = &hbuf;
+  for (top = 0; top < p->n; top++)
+    if ((e = ws_classify(p->fds[top], name, &t)) != WS_E_NONE)
+      break;
+  if (top == p->n || e == WS_E_WHITEOUT) /* only on the host (hidden), or whited out */
+    return hst ? emit_deleted(s, p->hostfd, name, s->path, hst) : 0;
+  if (e == WS_E_DIR || e == WS_E_OPAQUE_DIR)
+    return visit_dir(s, p, top, name, hst);
+  return visit_leaf(s, p->fds[top], p->idx[top], name, s->path, p->hostfd, hst);
+}
+
+/* s->path = the path of level p + "/" + name. */
+static void set_path(struct scan *s, const struct level *p, const char *name)
+{
+  size_t need = p->path_len + 1 + strlen(name) + 1;
+
+  if (need > s->path_cap)
+    s->path = xrealloc(s->path, s->path_cap = need * 2);
+  if (p->path_len == 0)
+    strcpy(s->path, name);
+  else
+    sprintf(s->path + p->path_len, "/%s", name);
+}
+
+static int walk(struct scan *s)
+{
+  while (s->depth > 0) {
+    struct level *p = &s->stack[s->depth - 1];
+    if (p->next == p->n_names) {
+      level_free(p);
+      s->depth--;
+      continue;
+    }
+    set_path(s, p, p->names[p->next]);
+    if (visit_name(s, p, p->names[p->next++]) < 0)
       return -1;
   }
   return 0;
@@ -298,21 +353,36 @@ static int visit(struct scan *s, const struct frame *f, enum host_state hs, int 
 
 int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err)
 {
-  struct scan s = {l, ret, err};
-  struct frame f = {.n = 0};
+  struct scan s = {.l = l, .out = ret, .err = err};
+  struct level root = {.hostfd = l->hostfd, .hs = H_MERGED, .path_len = 0};
+  int r = -1;
 
   if (l->n > WS_MAX_LAYERS + 1)
     return error_set(err, E2BIG, "workspace scan: too many layers (%zu)", l->n);
-  for (size_t i = 0; i < l->n; i++) {
-    f.fds[f.n] = l->fds[i];
-    f.idx[f.n++] = (int)i;
-  }
   memset(ret, 0, sizeof *ret);
-  if (visit(&s, &f, H_MERGED, l->hostfd, "", 0) < 0) {
-    ws_changes_free(ret);
-    return -1;
+  root.fds = xmalloc((l->n + 1) * sizeof *root.fds);
+  root.idx = xmalloc((l->n + 1) * sizeof *root.idx);
+  for (size_t i = 0; i < l->n; i++) {
+    root.fds[root.n] = fcntl(l->fds[i], F_DUPFD_CLOEXEC, 3);
+    if (root.fds[root.n] < 0) {
+      error_errno(err, "workspace scan: dup");
+      goto out;
+    }
+    root.idx[root.n++] = (int)i;
   }
-  return 0;
+  s.path = xmalloc0(s.path_cap = 256);
+  if (push(&s, &root) == 0 && walk(&s) == 0)
+    r = 0;
+out:
+  if (s.depth == 0 && s.stack == NULL)
+    level_free(&root);
+  while (s.depth > 0)
+    level_free(&s.stack[--s.depth]);
+  free(s.stack);
+  free(s.path);
+  if (r < 0)
+    ws_changes_free(ret);
+  return r;
 }
 
 void ws_changes_free(struct ws_changes *c)
@@ -320,6 +390,7 @@ void ws_changes_free(struct ws_changes *c)
   for (size_t i = 0; i < c->n; i++) {
     free(c->v[i].path);
     free(c->v[i].old_path);
+    free(c->v[i].protect);
   }
   free(c->v);
   memset(c, 0, sizeof *c);

@@ -155,7 +155,7 @@ static int overlay_fsmount(struct workspace *w, struct error *err)
   return mfd;
 }
 
-/* The profile's protected paths, as create recorded them in <dir>/protected
+/* The profile's protected list, as create recorded it in <dir>/protected
  * (relative to the workspace, one per line, directories end in '/'). */
 char **workspace_protected(const struct workspace *w)
 {
@@ -173,24 +173,8 @@ char **workspace_protected(const struct workspace *w)
   return ret;
 }
 
-/* Bind each protected path read-only again, on top of the new overlay (the
- * binds made at create are under the old one, hidden by it now). */
-static int protect_again(int rootfd, const char *dest, char **prot, struct error *err)
-{
-  for (size_t i = 0; prot && prot[i]; i++) {
-    size_t n = strlen(prot[i]);
-    bool dir = n > 0 && prot[i][n - 1] == '/';
-    cleanup_free char *path = xfmt("%s/%.*s", dest, (int)(dir ? n - 1 : n), prot[i]);
-
-    if (mnt_protect(rootfd, path, dir, err) < 0)
-      return -1;
-  }
-  return 0;
-}
-
 /* In the child: join the namespace and attach; the message goes to pipefd. */
-static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char *dest, char **prot,
-                                                   int pipefd)
+static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char *dest, int pipefd)
 {
   struct error e = {0};
   int rootfd, target;
@@ -212,8 +196,6 @@ static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char
     error_errno(&e, "attach the overlay on `%s`", dest);
     goto fail;
   }
-  if (protect_again(rootfd, dest, prot, &e) < 0)
-    goto fail;
   _exit(0);
 fail:
   if (write(pipefd, e.msg, strlen(e.msg)) < 0)
@@ -223,7 +205,6 @@ fail:
 
 int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 {
-  cleanup_strv char **prot = workspace_protected(w);
   cleanup_close int mfd = -1;
   int p[2], status = 0;
   char msg[ERROR_MSG_MAX] = "";
@@ -244,7 +225,7 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
   }
   if (pid == 0) {
     close(p[0]);
-    attach_child(nsfd, mfd, w->dest, prot, p[1]);
+    attach_child(nsfd, mfd, w->dest, p[1]);
   }
   close(p[1]);
   n = read(p[0], msg, sizeof msg - 1);

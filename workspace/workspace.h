@@ -55,11 +55,20 @@
  * the next prepare (an engine restarting a container keeps the agent's work);
  * a different host dir or destination is refused until commit/discard/purge.
  *
+ * Commit checks and stages every selected change first (temporary files
+ * and new directories in place, one syncfs), undoes it all when anything
+ * fails, and only then renames and removes: all or nothing.  Protected
+ * changes (protect.c) and special files are left out with a warning.
+ *
+ * Walks (scan, removal, copies, sizes) are iterative with one fd per
+ * directory level, so any depth the agent can build is reviewed, committed,
+ * snapshotted and purged.
+ *
  * Security: the upper layer is written by the agent.  Commit opens every host
  * path with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV)
  * relative to a fd of the host dir (a symlink or a mount planted anywhere on
  * the path is refused), copies symlinks as symlinks, clears setuid/setgid
- * bits, gives new files the owner of the file they replace (or of their
+ * bits of files and directories, gives new files the owner of the file they replace (or of their
  * directory) and only ever chowns/chmods the files it just created.
  */
 #ifndef AGENTRT_WORKSPACE_H
@@ -215,6 +224,8 @@ struct ws_change {
   int layer;         /* index of the layer holding the new object, -1 = none */
   bool content_same; /* WS_MODIFIED: only the mode changed */
   uint64_t n_files;  /* deleted directory: regular files below it */
+  char *protect;     /* why a host tool could run or read something because of
+                        it (protect.c), NULL when it is an ordinary change */
 };
 
 struct ws_changes {
@@ -235,6 +246,31 @@ int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err
 int ws_detect_renames(const struct ws_layers *l, struct ws_changes *c, struct error *err);
 void ws_changes_free(struct ws_changes *c);
 const char *ws_kind_name(enum ws_kind k);
+
+/* --- the protection rule (protect.c) -------------------------------------- */
+
+/* Why committing path (of type type; deleted: the change removes it) could
+ * make a host tool run something or read from elsewhere, or NULL.  patterns:
+ * the profile's protected list (relative; matched as a run of components at
+ * any depth); *ret_pattern is the entry that matched, if one did. */
+const char *ws_protect_reason(const char *path, enum ws_ftype type, bool deleted,
+                              char *const *patterns, const char **ret_pattern);
+/* The same, also protecting what lies below a directory that git takes for
+ * a bare repository: probe->is_gitdir(ctx, path, len) says whether the
+ * directory named by the first len bytes of path ("" = the root) is one. */
+struct ws_gitdir_probe {
+  bool (*is_gitdir)(void *ctx, const char *path, size_t len);
+  void *ctx;
+};
+const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool deleted,
+                                 char *const *patterns, const struct ws_gitdir_probe *probe,
+                                 const char **ret_pattern);
+/* Set c->v[i].protect for every change (path and renamed-from path); a
+ * directory holding a regular file HEAD in c or below hostfd (-1: none) is
+ * a bare repository. */
+void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd);
+/* ".git" or a name a case-folding file system resolves to it. */
+bool ws_is_git_name(const char *s, size_t n);
 const char *ws_ftype_name(enum ws_ftype t);
 
 /* Whiteout and opaque classification of one layer entry. */
@@ -271,18 +307,31 @@ void ws_manifest_update(struct ws_manifest *m, int hostfd, const char *path);
 /* Changes selected by paths (NULL = all): a change is selected when its path
  * (or old path) equals one of them or lies below one. */
 bool ws_change_selected(const struct ws_change *c, char *const *paths);
+/* What commit applies: an ordinary change selected by paths, a protected
+ * one (c->protect) only when incl (--include-protected) selects it. */
+bool ws_commit_selected(const struct ws_change *c, char *const *paths, char *const *incl);
 /* Conflicts of the selected changes, "path: reason" each. */
 int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
-                        const struct ws_changes *c, char *const *paths, char ***ret,
-                        struct error *err);
-/* Apply the selected changes to the host dir; *ret_n = applied count. */
+                        const struct ws_changes *c, char *const *paths, char *const *incl,
+                        char ***ret, struct error *err);
+/* Apply the selected changes to the host dir; *ret_n = applied count.  All
+ * are checked and staged first: a failure there leaves the host as it was.
+ * Special files are skipped, their paths appended to *ret_skipped (may be
+ * NULL). */
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
-                    char *const *paths, size_t *ret_n, struct error *err);
+                    char *const *paths, char *const *incl, size_t *ret_n, char ***ret_skipped,
+                    struct error *err);
 /* Remove entries of upper that equal the host (after a commit; the workspace
  * must not be mounted and must have no snapshot layers). */
 int ws_prune_upper(const struct ws_layers *l, struct error *err);
 
 /* --- helpers -------------------------------------------------------------- */
+
+/* path as the text output shows it (git's core.quotePath): unchanged when it
+ * holds only printable ASCII other than `"` and `\`, else in double quotes
+ * with C escapes (\n, \t, \", \\, ...) and octal \ooo for every other
+ * control byte and every byte >= 0x80, so a name cannot forge a line. */
+char *ws_quote_path(const char *path);
 
 void ws_sha256(const void *data, size_t len, unsigned char out[32]);
 /* SHA-256 of a regular file open at fd (read from offset 0). */

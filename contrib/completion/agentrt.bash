@@ -22,11 +22,11 @@ _agentrt() {
   fi
   local opts=""
   case "$cmd" in
-    create) opts="--bundle --pid-file --console-socket --no-pivot --no-new-keyring --preserve-fds" ;;
-    run) opts="--bundle --pid-file --console-socket --detach --keep --no-pivot --no-new-keyring --preserve-fds" ;;
+    create) opts="--bundle --config --pid-file --console-socket --no-pivot --no-new-keyring --preserve-fds" ;;
+    run) opts="--bundle --config --pid-file --console-socket --detach --keep --no-pivot --no-new-keyring --preserve-fds" ;;
     kill) opts="--all" ;;
     delete) opts="--force" ;;
-    exec) opts="--process --detach --pid-file --tty --console-socket --env --cwd --user --cap --no-new-privs --preserve-fds --additional-gids --ignore-paused" ;;
+    exec) opts="--process --detach --pid-file --tty --console-socket --env --cwd --user --cap --no-new-privs --preserve-fds --additional-gids --ignore-paused --cgroup" ;;
     ps|list) opts="--format" ;;
     update) opts="--resources --memory --memory-swap --memory-reservation --cpu-shares --cpu-period --cpu-quota --cpuset-cpus --cpuset-mems --pids-limit --blkio-weight" ;;
     events) opts="--stats --interval" ;;

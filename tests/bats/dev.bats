@@ -119,3 +119,22 @@ start_sleeper() {
 		[ "$status" -ne 0 ]
 	fi
 }
+
+# A config that mounts /dev read-only (runc: /dev is made read-only after the devices and the
+# mounts below it are in place) must work: the devices exist, /dev/pts and /dev/shm are
+# mounted and writable, /dev itself is read-only.
+@test "a read-only /dev mount: devices and sub-mounts are there, /dev itself is read-only" {
+	update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"] | .process.terminal = true'
+	set_cmd 'echo x > /dev/null && echo null-ok; touch /dev/newfile 2>&1 || echo dev-ro;
+		touch /dev/shm/f && echo shm-rw; tty; grep " /dev " /proc/self/mountinfo; sleep 1'
+	start_recvtty
+	run_detached c1 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for i in $(seq 50); do grep -q ' /dev ' "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	out=$(cat "$BUNDLE/tty.out")
+	grep -q null-ok <<<"$out" || fail "/dev/null: $out"
+	grep -q dev-ro <<<"$out" || fail "/dev is writable: $out"
+	grep -q shm-rw <<<"$out" || fail "/dev/shm: $out"
+	grep -qE '^/dev/pts/[0-9]+' <<<"$out" || fail "pty: $out"
+	grep -E ' /dev ' <<<"$out" | grep -qE ' ro[, ]' || fail "mountinfo: $out"
+}

@@ -149,7 +149,6 @@ setup() {
 @test "invalid values agentrt rejects (runc accepts them)" {
 	agentrt_only "runc does not validate these"
 	config_case ociVersion 'del(.ociVersion)'
-	config_case CAP_NOSUCH '.process.capabilities.bounding += ["CAP_NOSUCH"]'
 	config_case path '.hooks.prestart = [{"path": "relative/hook"}]'
 	config_case timeout '.hooks.prestart = [{"path": "/bin/true", "timeout": -1}]'
 	config_case uidMappings '.linux.uidMappings = [{"containerID": 0, "hostID": 1000, "size": 1}]'

@@ -195,6 +195,25 @@ JSON
 	[ "$status" -eq 0 ] || fail "exec after resume: $output"
 }
 
+# runc: exec --ignore-paused starts the process in the frozen cgroup; it runs once the
+# container is resumed.  The resume must not wait for the blocked exec (it used to: exec held
+# the container's lock while its process sat frozen).
+@test "exec --ignore-paused into a paused container: resume is not blocked, the process then runs" {
+	start_sleeper
+	rt pause c1
+	timeout 30 "$AGENTRT" --root "$TEST_ROOT" exec --ignore-paused c1 sh -c 'echo ran >/ignore-paused.out' \
+		</dev/null >"$BUNDLE/exec.out" 2>&1 &
+	execpid=$!
+	sleep 1
+	# still frozen: the process has not run yet
+	[ ! -e "$ROOTFS/ignore-paused.out" ] || fail "the exec ran in a paused container"
+	run timeout 10 "$AGENTRT" --root "$TEST_ROOT" resume c1
+	[ "$status" -eq 0 ] || { kill "$execpid"; fail "resume (status $status): $output"; }
+	wait "$execpid" || fail "exec --ignore-paused: $(cat "$BUNDLE/exec.out")"
+	[ "$(cat "$ROOTFS/ignore-paused.out")" = ran ] || fail "the exec's process did not run after resume"
+	[ "$(container_status c1)" = running ]
+}
+
 # Found by tests/security/load.bats: a `pause` between exec's status check and its process
 # joining the cgroup left exec blocked forever.  exec holds the container's lock shared until
 # its process is in (pause takes it exclusively), so it waits for a command holding the lock.

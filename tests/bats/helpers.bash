@@ -371,8 +371,8 @@ teardown_file() {
 
 # fake_links CTR INET HOST ADDR...: the test "internet" of audit.bats and egress.bats, all in
 # network namespaces made here (TEST-NET addresses, no route to a host interface):
-#   CTR (192.0.2.2/30, c0) -- INET (192.0.2.1 i0, 192.0.2.5 i1, ADDR.../32 on lo) -- HOST
-#   (192.0.2.6/30, h0); CTR and HOST route through INET.  CTR's lo stays down: engines (CNI)
+#   CTR (192.0.2.2/30, c0) -- INET (192.0.2.1 i0, 192.0.2.5 i1, ADDR.../32 or /128 on lo) -- HOST
+#   (192.0.2.6/30, h0); CTR and HOST route through INET; IPv6 likewise (below).  CTR's lo stays down: engines (CNI)
 # bring it up, agentrt must cope.
 fake_links() {
 	local C=$1 I=$2 H=$3 a
@@ -385,8 +385,17 @@ fake_links() {
 		ip -n "$I" addr add 192.0.2.1/30 dev i0 && ip -n "$I" link set i0 up &&
 		ip -n "$H" addr add 192.0.2.6/30 dev h0 && ip -n "$H" link set h0 up &&
 		ip -n "$I" addr add 192.0.2.5/30 dev i1 && ip -n "$I" link set i1 up || return 1
+	# IPv6 alongside (2001:db8::/32): CTR 2001:db8:2::2/64 -- INET 2001:db8:2::1, 2001:db8:6::5
+	# -- HOST 2001:db8:6::6/64 (nodad: usable at once)
+	ip -n "$C" addr add 2001:db8:2::2/64 dev c0 nodad && ip -n "$I" addr add 2001:db8:2::1/64 dev i0 nodad &&
+		ip -n "$H" addr add 2001:db8:6::6/64 dev h0 nodad &&
+		ip -n "$I" addr add 2001:db8:6::5/64 dev i1 nodad || return 1
 	for a in "$@"; do
-		ip -n "$I" addr add "$a/32" dev lo || return 1
+		case $a in
+		*:*) ip -n "$I" addr add "$a/128" dev lo nodad || return 1 ;;
+		*) ip -n "$I" addr add "$a/32" dev lo || return 1 ;;
+		esac
 	done
-	ip -n "$C" route add default via 192.0.2.1 && ip -n "$H" route add default via 192.0.2.5
+	ip -n "$C" route add default via 192.0.2.1 && ip -n "$H" route add default via 192.0.2.5 &&
+		ip -n "$C" -6 route add default via 2001:db8:2::1 && ip -n "$H" -6 route add default via 2001:db8:6::5
 }

@@ -119,6 +119,39 @@ all_hooks() {
 	[ -z "$others" ] || fail "unexpected variables: $others"
 }
 
+# runc and crun: a hook without `env` inherits the runtime's environment (a createRuntime hook
+# `nsenter --net=... nft -f` needs PATH), and every hook runs in the bundle directory.  The
+# image's environment (process.env) never reaches a hook.
+@test "hooks without env inherit the runtime's environment and run in the bundle" {
+	local ph phases="prestart createRuntime createContainer poststart poststop"
+	# runc 1.1 runs createContainer in the rootfs with the image's env (process.env)
+	is_runc && phases="prestart createRuntime poststart poststop"
+	for ph in $phases; do
+		update_config ".hooks.$ph = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\",
+			\"{ pwd; echo \\\"canary=\$AGENTRT_HOOK_CANARY\\\"; echo \\\"image=\$IMAGE_ONLY\\\"; command -v ip; } > $BUNDLE/$ph.out\"]}]"
+	done
+	update_config '.process.env += ["IMAGE_ONLY=from-image"]'
+	set_args true
+	AGENTRT_HOOK_CANARY=inherited run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	for ph in $phases; do
+		[ -s "$BUNDLE/$ph.out" ] || fail "$ph hook did not run"
+		[ "$(sed -n 1p "$BUNDLE/$ph.out")" = "$BUNDLE" ] || fail "$ph cwd: $(cat "$BUNDLE/$ph.out")"
+		grep -qx 'canary=inherited' "$BUNDLE/$ph.out" || fail "$ph env: $(cat "$BUNDLE/$ph.out")"
+		grep -qx 'image=' "$BUNDLE/$ph.out" || fail "$ph saw the image env: $(cat "$BUNDLE/$ph.out")"
+		grep -q '/ip$' "$BUNDLE/$ph.out" || fail "$ph has no PATH to ip: $(cat "$BUNDLE/$ph.out")"
+	done
+}
+
+@test "a hook with an empty env gets an empty environment" {
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"export -p > $BUNDLE/env\"], \"env\": []}]"
+	set_args true
+	AGENTRT_LEAK_CANARY=leaked run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	others=$(sed -n "s/^export \([A-Za-z_0-9]*\)=.*/\1/p" "$BUNDLE/env" | grep -vxE 'PWD|OLDPWD|SHLVL|_' || true)
+	[ -z "$others" ] || fail "unexpected variables: $others"
+}
+
 @test "a failing prestart hook fails create and leaves nothing behind" {
 	update_config '.hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]'
 	set_cmd 'echo ran > /tmp/ran; sleep 1000'

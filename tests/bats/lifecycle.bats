@@ -119,6 +119,28 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "$(container_status c1)" = running ]
 }
 
+@test "kill with signal 0 checks liveness and delivers nothing (also --all)" {
+	set_cmd "$trap_cmd"
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	run rt kill c1 0
+	[ "$status" -eq 0 ] || fail "kill 0: $output"
+	run rt kill --all c1 0
+	[ "$status" -eq 0 ] || fail "kill --all 0: $output"
+	# nothing was delivered, and --all 0 did not leave the cgroup frozen
+	rt kill c1 HUP
+	wait_for_file "$ROOTFS/tmp/signals"
+	sleep 0.2
+	[ "$(cat "$ROOTFS/tmp/signals")" = HUP ] || fail "signals seen: $(cat "$ROOTFS/tmp/signals")"
+	[ "$(container_status c1)" = running ]
+	rt kill c1 KILL
+	wait_for_status c1 stopped
+	run rt kill c1 0
+	assert_clean_failure
+	assert_output_contains "not running"
+}
+
 @test "kill on a stopped container fails with \"container not running\"" {
 	set_args true
 	run_detached c1

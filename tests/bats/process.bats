@@ -28,6 +28,78 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = 'arg zero|$NOT_EXPANDED|1|with space|x=y|/tmp|' ] || fail "$output"
 }
 
+# A capability name this runtime does not know (a newer kernel's) is skipped with a warning, as
+# runc and crun do; the known ones still apply.
+@test "unknown capability names are skipped with a warning" {
+	caps '["CAP_KILL", "CAP_AGENTRT_FROM_THE_FUTURE"]'
+	start_sleeper
+	[ "$(status_field CapBnd)" = 0000000000000020 ] || fail "CapBnd $(status_field CapBnd)"
+	[ "$(status_field CapEff)" = 0000000000000020 ] || fail "CapEff $(status_field CapEff)"
+	grep -q CAP_AGENTRT_FROM_THE_FUTURE "$BUNDLE/c1.err" || fail "no warning: $(cat "$BUNDLE/c1.err")"
+	jq '.process | .args = ["sh", "-c", "grep CapEff /proc/self/status"] |
+		.capabilities = {"bounding": ["CAP_CHOWN", "CAP_NO_SUCH_THING"], "effective": ["CAP_CHOWN", "CAP_NO_SUCH_THING"],
+			"permitted": ["CAP_CHOWN", "CAP_NO_SUCH_THING"]}' "$BUNDLE/config.json" >"$BUNDLE/p.json"
+	run rt exec --process "$BUNDLE/p.json" c1
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	grep -q 'CapEff:.*0000000000000001' <<<"$output" || fail "exec CapEff: $output"
+	grep -q CAP_NO_SUCH_THING <<<"$output" || fail "exec: no warning: $output"
+}
+
+# runc and crun create a missing cwd (inside the rootfs: a symlink in the path is resolved as
+# if the rootfs were "/", so nothing is made on the host).
+@test "a missing process.cwd is created inside the rootfs" {
+	update_config '.process.cwd = "/work/deep/dir"'
+	set_args pwd
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = /work/deep/dir ]
+	[ -d "$ROOTFS/work/deep/dir" ]
+	# an absolute symlink in the image must not lead the mkdir out of the rootfs
+	escape=$BATS_TEST_TMPDIR/escape-$$
+	ln -s "$escape" "$ROOTFS/evil"
+	update_config '.process.cwd = "/evil/sub"'
+	run rt run --bundle "$BUNDLE" c2
+	[ ! -e "$escape" ] || fail "created $escape on the host"
+	# runc 1.1 refuses a cwd through a symlink; agentrt follows it inside the rootfs
+	is_agentrt || return 0
+	[ "$status" -eq 0 ] || fail "$output"
+	[ -d "$ROOTFS/$escape/sub" ] || fail "not created inside the rootfs"
+	[ "$output" = "$escape/sub" ] || fail "cwd: $output"
+}
+
+# runc and crun: HOME comes from the container's /etc/passwd when process.env has none ("/"
+# for a uid without an entry); a HOME in env is kept.  For exec too.
+@test "HOME is set from the container's /etc/passwd when env has none" {
+	update_config '.process.env = ["PATH=/bin:/usr/bin"] | .process.user = {"uid": 1000, "gid": 1000}'
+	set_args sh -c 'echo "$HOME"'
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = /home/user ] || fail "uid 1000: HOME=$output"
+	update_config '.process.user = {"uid": 4242, "gid": 4242}'
+	run rt run --bundle "$BUNDLE" c2
+	[ "$output" = / ] || fail "uid without an entry: HOME=$output"
+	update_config '.process.env = ["PATH=/bin:/usr/bin", "HOME=/explicit"] | .process.user = {"uid": 1000, "gid": 1000}'
+	run rt run --bundle "$BUNDLE" c3
+	[ "$output" = /explicit ] || fail "HOME from env: $output"
+	update_config '.process.env = ["PATH=/bin:/usr/bin"] | .process.user = {"uid": 0, "gid": 0}'
+	set_args sleep 100
+	run_detached c4
+	run rt exec --env PATH=/bin c4 sh -c 'echo "$HOME"'
+	[ "$output" = /root ] || fail "exec as root: HOME=$output"
+}
+
+# A FIFO planted at /etc/passwd must not hang the runtime looking for HOME.
+@test "HOME lookup does not block on a FIFO at /etc/passwd" {
+	known_broken '^runc' "opens a FIFO at /etc/passwd and blocks"
+	rm "$ROOTFS/etc/passwd"
+	mkfifo "$ROOTFS/etc/passwd"
+	update_config '.process.env = ["PATH=/bin:/usr/bin"]'
+	set_args sh -c 'echo "$HOME"'
+	RT_TIMEOUT=20 run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = / ]
+}
+
 @test "user uid, gid and additionalGids" {
 	update_config '.process.user = {"uid": 1000, "gid": 1000, "additionalGids": [100, 65534]}'
 	start_sleeper
@@ -134,6 +206,44 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$host_fwd" ]
 }
 
+# kernel.hostname/domainname change the UTS namespace the container is in: refused unless that
+# namespace is the container's own (without a uts entry it would rename the host).
+@test "linux.sysctl kernel.hostname/domainname need a private UTS namespace" {
+	host_dn=$(cat /proc/sys/kernel/domainname)
+	host_hn=$(cat /proc/sys/kernel/hostname)
+	set_args true
+	update_config '.linux.sysctl = {"kernel.hostname": "agentrt-sysctl-canary"} |
+		del(.hostname) | .linux.namespaces |= map(select(.type != "uts"))'
+	run_detached noutsns
+	assert_clean_failure
+	[ "$(cat /proc/sys/kernel/hostname)" = "$host_hn" ] || fail "the host's hostname changed"
+	# a private UTS namespace: allowed
+	update_config '.linux.sysctl = {"kernel.domainname": "agentrt-sysctl-canary"} | .linux.namespaces += [{"type": "uts"}]'
+	set_args cat /proc/sys/kernel/domainname
+	run rt run --bundle "$BUNDLE" privuts
+	[ "$status" -eq 0 ] || fail "private uts: $output"
+	[ "$output" = agentrt-sysctl-canary ]
+	[ "$(cat /proc/sys/kernel/domainname)" = "$host_dn" ]
+}
+
+# A uts entry whose path is the host's own namespace is not private either.  (The domainname,
+# not the hostname, so that a regression renames nothing that matters; it is put back at once.)
+@test "linux.sysctl kernel.domainname in the host's UTS namespace joined by path is refused" {
+	known_broken '^runc' "writes the host's domainname when the uts path is the host's namespace"
+	host_dn=$(cat /proc/sys/kernel/domainname)
+	set_args true
+	update_config '.linux.sysctl = {"kernel.domainname": "agentrt-sysctl-canary"} |
+		del(.hostname) | .linux.namespaces |= map(select(.type != "uts")) |
+		.linux.namespaces += [{"type": "uts", "path": "/proc/'"$$"'/ns/uts"}]'
+	run_detached hostuts
+	if [ "$(cat /proc/sys/kernel/domainname)" != "$host_dn" ]; then
+		echo "$host_dn" >/proc/sys/kernel/domainname
+		fail "the host's domainname changed"
+	fi
+	assert_clean_failure
+	assert_output_contains "private uts namespace"
+}
+
 @test "seccomp: a denied syscall returns the configured errno" {
 	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
 		"syscalls": [{"names": ["keyctl"], "action": "SCMP_ACT_ERRNO", "errnoRet": 95},
@@ -155,6 +265,95 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	run rt run --bundle "$BUNDLE" c1
 	[ "$status" -eq 0 ] || fail "$output"
 	[ "$output" = EOPNOTSUPP ]
+}
+
+# runc: a deny-by-default profile gives ENOSYS, not its default errno, to syscalls newer than
+# the newest one it names, so that glibc and runtimes fall back (clone3 -> clone, openat2 ->
+# openat).  Older syscalls the profile leaves out still get the default errno.
+@test "seccomp: syscalls newer than the profile get ENOSYS, older unlisted ones the default errno" {
+	local hdr=/usr/include/x86_64-linux-gnu/asm/unistd_64.h names
+	[ -r "$hdr" ] && [ "$(uname -m)" = x86_64 ] || skip "needs x86_64 and $hdr"
+	# every syscall numbered below clone3 (435) except keyctl
+	names=$(awk '$1 == "#define" && $2 ~ /^__NR_/ && $3 + 0 < 435 {sub("__NR_", "", $2); print $2}' "$hdr" |
+		grep -vx keyctl | jq -R . | jq -s .)
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\"],
+		\"syscalls\": [{\"names\": $names, \"action\": \"SCMP_ACT_ALLOW\"}]}"
+	set_args sh -c 'for s in clone3 openat2 keyctl; do echo "$s=$(try-syscall $s)"; done'
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -qx 'clone3=ENOSYS' <<<"$output" || fail "clone3: $output"
+	grep -qx 'openat2=ENOSYS' <<<"$output" || fail "openat2: $output"
+	grep -qx 'keyctl=EPERM' <<<"$output" || fail "keyctl: $output"
+	# the same for exec
+	update_config '.process.args = ["sleep", "100"]'
+	run_detached c2
+	run rt exec c2 try-syscall clone3
+	[ "$output" = ENOSYS ] || fail "exec clone3: $output"
+}
+
+# linux.seccomp.listenerPath (runtime spec 1.2): SCMP_ACT_NOTIFY hands the listener fd and the
+# container process state to the agent (tests/helpers/seccomp-agent, which answers EXDEV).
+start_seccomp_agent() { # ARGS...
+	AGENT=$HELPER_DIR/seccomp-agent
+	[ -x "$AGENT" ] || skip "seccomp-agent not built (make test-helpers)"
+	AGENT_SOCK=$BUNDLE/agent.sock
+	"$AGENT" --state "$BUNDLE/agent.state" --log "$BUNDLE/agent.log" "$@" "$AGENT_SOCK" \
+		</dev/null >/dev/null 2>&1 &
+	AGENT_PID=$!
+	for i in $(seq 50); do [ -S "$AGENT_SOCK" ] && break; sleep 0.1; done
+	[ -S "$AGENT_SOCK" ] || fail "seccomp-agent did not listen"
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ALLOW\",
+		\"listenerPath\": \"$AGENT_SOCK\", \"listenerMetadata\": \"agentrt-test-meta\",
+		\"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+}
+
+stop_seccomp_agent() {
+	kill "$AGENT_PID" 2>/dev/null || true
+	wait "$AGENT_PID" 2>/dev/null || true
+}
+
+@test "seccomp: SCMP_ACT_NOTIFY sends the listener fd and the state to listenerPath (run, exec)" {
+	known_broken '^runc' "its exec with a listener times out against this agent (not investigated)"
+	start_seccomp_agent --conns 2
+	set_cmd 'mkdir /notified 2>&1; echo "mkdir=$?"; exec sleep 100'
+	run_detached c1
+	[ "$status" -eq 0 ] || { stop_seccomp_agent; fail "run -d: $output"; }
+	wait_for_file "$BUNDLE/c1.out"
+	run rt exec c1 sh -c 'mkdir /from-exec 2>&1; echo "exec-mkdir=$?"'
+	stop_seccomp_agent
+	grep -q 'mkdir=1' "$BUNDLE/c1.out" || fail "init: $(cat "$BUNDLE/c1.out")"
+	grep -qi 'cross-device' "$BUNDLE/c1.out" || fail "not the agent's answer: $(cat "$BUNDLE/c1.out")"
+	grep -q 'exec-mkdir=1' <<<"$output" && grep -qi 'cross-device' <<<"$output" || fail "exec: $output"
+	[ ! -e "$ROOTFS/notified" ] && [ ! -e "$ROOTFS/from-exec" ]
+	# one document per connection, one fd, the connection closed after it
+	[ "$(grep -c '^fds=1 eof=yes$' "$BUNDLE/agent.state")" -eq 2 ] || fail "$(cat "$BUNDLE/agent.state")"
+	doc=$(grep '^{' "$BUNDLE/agent.state" | head -n1)
+	jq -e '.fds == ["seccompFd"] and .metadata == "agentrt-test-meta" and .state.id == "c1" and
+		(.pid > 0) and .state.pid == .pid and (.state.bundle | length > 0) and (.ociVersion | length > 0)' \
+		<<<"$doc" >/dev/null || fail "state document: $doc"
+	[ "$(jq -r .state.pid <<<"$doc")" = "$(container_pid c1)" ] || fail "pid: $doc"
+	grep -qE '^nr=(83|258) ' "$BUNDLE/agent.log" || fail "agent log: $(cat "$BUNDLE/agent.log")"
+}
+
+@test "seccomp: a listenerPath nobody listens on fails create, leaving nothing" {
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ALLOW\",
+		\"listenerPath\": \"$BUNDLE/nobody.sock\",
+		\"syscalls\": [{\"names\": [\"mkdir\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+	set_args true
+	run_detached c1
+	assert_clean_failure
+	run rt state c1
+	[ "$status" -ne 0 ] || fail "container left: $output"
+}
+
+@test "seccomp: when the agent is gone, notified syscalls fail with ENOSYS" {
+	known_broken '^runc' "its run fails when the agent exits first (not investigated)"
+	start_seccomp_agent --timeout 2
+	set_cmd 'sleep 4; mkdir /late 2>&1; echo "mkdir=$?"'
+	run rt run --bundle "$BUNDLE" c1
+	stop_seccomp_agent
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -q 'mkdir=1' <<<"$output" && grep -qi 'not implemented' <<<"$output" || fail "$output"
 }
 
 @test "seccomp: argument filters" {

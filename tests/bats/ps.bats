@@ -43,3 +43,30 @@ load helpers
 	run rt ps --format yaml c1
 	assert_clean_failure
 }
+
+@test "ps passes the arguments after the id to ps(1) and keeps only the container's lines" {
+	requires ps
+	set_cmd 'sleep 1000 & echo $! > /tmp/child; exec sleep 999'
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/child"
+	init=$(container_pid c1)
+	run rt ps c1 -o pid,comm
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(head -n1 <<<"$output" | awk '{print $1, $2}')" = "PID COMMAND" ] || fail "header: $output"
+	# the header and the container's two sleeps, nothing of the host (ps -e would list them)
+	[ "$(wc -l <<<"$output")" -eq 3 ] || fail "lines: $output"
+	grep -qE "^ *$init +sleep$" <<<"$output" || fail "init $init missing: $output"
+	run rt ps c1 -e -x
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(wc -l <<<"$output")" -eq 3 ] || fail "ps -e -x: $output"
+	# default: ps -ef's columns
+	run rt ps c1
+	head -n1 <<<"$output" | grep -qE '^UID +PID +PPID' || fail "default table: $output"
+	# --format json is unchanged by ps arguments
+	run rt ps --format json c1
+	[ "$(jq length <<<"$output")" -eq 2 ] || fail "json: $output"
+	# a ps(1) without a PID column is an error
+	run rt ps c1 -o comm
+	assert_clean_failure
+}

@@ -99,3 +99,27 @@ echo ready > /tmp/ready; while :; do sleep 0.1; done'
 	assert_clean_failure
 	[ -z "$(rt list -q)" ] || fail "container left: $(rt list)"
 }
+
+# crun's --config FILE: a config outside the bundle (absolute, or relative to the bundle);
+# the bundle's own config.json is not read.
+@test "run/create --config FILE uses that config instead of the bundle's" {
+	agentrt_only "crun's option; runc 1.1 has no --config"
+	set_args echo from-bundle-config
+	jq '.process.args = ["echo", "from-other-config"]' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/other.json"
+	run rt run --bundle "$BUNDLE" --config "$BATS_TEST_TMPDIR/other.json" c1
+	[ "$status" -eq 0 ] || fail "run --config: $output"
+	[ "$output" = from-other-config ]
+	jq '.process.args = ["echo", "relative"]' "$BUNDLE/config.json" >"$BUNDLE/alt.json"
+	run rt run --bundle "$BUNDLE" -f alt.json c2
+	[ "$output" = relative ] || fail "run -f alt.json: $output"
+	jq '.process.args = ["sleep", "100"]' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/other.json"
+	create_container c3 --config "$BATS_TEST_TMPDIR/other.json"
+	[ "$status" -eq 0 ] || fail "create --config: $output"
+	[ "$(tr '\0' ' ' </proc/"$(container_pid c3)"/cmdline)" != "" ]
+	rt start c3
+	wait_for_status c3 running
+	grep -q 'sleep' /proc/"$(container_pid c3)"/cmdline || fail "c3 does not run the other config's program"
+	run rt run --bundle "$BUNDLE" --config /nonexistent-$$.json c4
+	assert_clean_failure
+	assert_output_contains "/nonexistent-$$.json"
+}

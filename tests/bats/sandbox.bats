@@ -21,6 +21,7 @@ setup() {
 	# Our own test tree, handed to the test user.
 	chown -R "$SBX_UID:$SBX_UID" "$SBX"
 	chmod 700 "$SBX/home" "$SBX/run"
+	chmod 755 "$SBX"
 	SBX_ROOT=$TEST_ROOT-sbx
 }
 
@@ -131,12 +132,12 @@ sbx() {
 }
 
 @test "sandbox: the audit trail of a user's sandbox holds its programs" {
-	run sbx --name au1 -- sh -c 'true; ls >/dev/null'
+	run sbx --name au1 -- sh -c 'sleep 0.5; true'
 	[ "$status" -eq 0 ]
 	run as_user "$AGENTRT" audit au1 --summary
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"exit code 0"* ]]
-	[[ "$output" == *"ls"* ]]
+	[[ "$output" == *"sleep"* ]]
 }
 
 @test "sandbox: a server on the host's loopback is unreachable" {
@@ -160,11 +161,122 @@ except OSError as e: print("refused", e.errno)' "$port"
 	[[ "$output" != *REACHED* ]]
 }
 
-@test "sandbox: --allow and --secret are refused with a clear line (no network helper yet)" {
-	run sbx --name al1 --allow example.com -- true
+@test "sandbox: --secret is refused with a clear line (not supported yet)" {
+	run sbx --name al1 --secret API_TOKEN -- true
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"--allow"*"loopback only"* ]]
+	[[ "$output" == *"--secret"*"not supported"* ]]
 	[ ! -d "$SBX/run/agentrt/al1" ]
+}
+
+# sbx_net_setup: the caller's "internet" in network namespaces made here: C (where the
+# sandbox is started, 192.0.2.2/30) -- S (192.0.2.1/30, and 198.51.100.1 on its lo), a TCP
+# server on both addresses at 8080 that greets with its address.
+sbx_net_setup() {
+	requires ip python3 slirp4netns nsenter
+	SBX_C=agentrt-sbxc-$$-$RANDOM SBX_S=agentrt-sbxs-$$-$RANDOM
+	SBX_SLIRP_BEFORE=$(pgrep -x slirp4netns | sort)
+	ip netns add "$SBX_C" && ip netns add "$SBX_S" || return 1
+	ip link add "sbc$$" netns "$SBX_C" type veth peer name "sbs$$" netns "$SBX_S"
+	ip -n "$SBX_C" addr add 192.0.2.2/30 dev "sbc$$"
+	ip -n "$SBX_S" addr add 192.0.2.1/30 dev "sbs$$"
+	ip -n "$SBX_S" addr add 198.51.100.1/32 dev lo
+	ip -n "$SBX_C" link set "sbc$$" up && ip -n "$SBX_S" link set "sbs$$" up
+	ip -n "$SBX_C" link set lo up && ip -n "$SBX_S" link set lo up
+	ip -n "$SBX_C" route add default via 192.0.2.1
+	ip netns exec "$SBX_S" python3 -c 'import socket, threading, time
+def serve(a):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((a, 8080)); s.listen(8); s.settimeout(1); end = time.time() + 60
+    while time.time() < end:
+        try: c, _ = s.accept()
+        except OSError: continue
+        c.send(b"HELLO " + a.encode() + b"\n"); c.close()
+for a in ("192.0.2.1", "198.51.100.1"): threading.Thread(target=serve, args=(a,)).start()' &
+	SBX_SRV=$!
+	cat >"$SBX/probe.py" <<-'PY'
+		import socket, sys
+		for a in sys.argv[1:]:
+		    h, p = a.rsplit(":", 1)
+		    try:
+		        s = socket.create_connection((h, int(p)), timeout=3)
+		        print(a, "->", s.recv(64).decode().strip()); s.close()
+		    except OSError as e:
+		        print(a, "-> refused", e.errno)
+	PY
+	chmod 644 "$SBX/probe.py"
+	# until both listen (bounded: 10 s)
+	local i
+	for i in $(seq 50); do
+		ip netns exec "$SBX_C" python3 "$SBX/probe.py" 192.0.2.1:8080 198.51.100.1:8080 2>/dev/null |
+			grep -c HELLO | grep -qx 2 && return 0
+		sleep 0.2
+	done
+	echo "the test servers did not come up" >&2
+	return 1
+}
+
+# slirp_left: slirp4netns processes that were not there at sbx_net_setup, still there after 3 s
+slirp_left() {
+	local i new
+	for i in $(seq 30); do
+		new=$(pgrep -x slirp4netns | sort | comm -13 <(echo "$SBX_SLIRP_BEFORE") -)
+		[ -z "$new" ] && return 0
+		sleep 0.1
+	done
+	echo "$new"
+}
+
+sbx_net_teardown() {
+	if [ -n "${SBX_SRV:-}" ]; then
+		kill "$SBX_SRV" 2>/dev/null
+		wait "$SBX_SRV" 2>/dev/null || true
+	fi
+	[ -n "${SBX_C:-}" ] && ip netns delete "$SBX_C" 2>/dev/null
+	[ -n "${SBX_S:-}" ] && ip netns delete "$SBX_S" 2>/dev/null
+	return 0
+}
+
+@test "sandbox: --allow gives a network where only the allowlist goes out (user, slirp4netns)" {
+	sbx_net_setup
+	run nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" \
+		--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
+		XDG_RUNTIME_DIR="$SBX/run" sh -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' sandbox --name net1 \
+		--allow 192.0.2.1:8080/tcp -- python3 '$SBX/probe.py' 192.0.2.1:8080 198.51.100.1:8080 \
+		10.0.2.2:8080 192.0.2.1:22"
+	local out=$output left
+	# no helper is left once the sandbox is gone (its babysitter ends it at once)
+	left=$(slirp_left)
+	sbx_net_teardown
+	[ -z "$left" ]
+	[[ "$out" == *"192.0.2.1:8080 -> HELLO 192.0.2.1"* ]]
+	[[ "$out" == *"198.51.100.1:8080 -> refused"* ]]
+	[[ "$out" != *"HELLO 198.51.100.1"* ]]
+	# the host's loopback through slirp's gateway is refused
+	[[ "$out" == *"10.0.2.2:8080 -> refused"* ]]
+	[[ "$out" == *"192.0.2.1:22 -> refused"* ]]
+	run as_user "$AGENTRT" audit net1 --kind denied --format json
+	[[ "$output" == *198.51.100.1* ]]
+}
+
+@test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
+	sbx_net_setup
+	cd "$SBX/ws"
+	run nsenter --net=/run/netns/"$SBX_C" timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name net2 \
+		--allow 198.51.100.1:8080/tcp -- python3 "$SBX/probe.py" 198.51.100.1:8080 192.0.2.1:8080
+	local out=$output left
+	left=$(slirp_left)
+	sbx_net_teardown
+	[ -z "$left" ]
+	[[ "$out" == *"198.51.100.1:8080 -> HELLO 198.51.100.1"* ]]
+	[[ "$out" == *"192.0.2.1:8080 -> refused"* ]]
+	"$AGENTRT" --root "$SBX_ROOT" workspace net2 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: without --allow only loopback exists" {
+	run sbx --name lo2 -- sh -c 'ls /sys/class/net'
+	[ "$status" -eq 0 ]
+	[ "$output" = lo ] || [[ "$output" == "lo"$'\n'* ]]
+	[[ "$output" != *tap0* ]]
 }
 
 @test "sandbox: bad options name themselves" {

@@ -99,3 +99,34 @@ load helpers
 	[ "$status" -eq 0 ] || fail "$output"
 	[ "$(grep -c 'pipe:' <<<"$output")" -eq 2 ] || fail "$output"
 }
+
+# process.consoleSize sets the pty's window size; the pty (and so /dev/stdin etc.) belongs to
+# the process's uid as runc's "tty owner" makes it, so a non-root process can reopen it.
+@test "terminal: run applies process.consoleSize; the pty is owned by the process's uid" {
+	update_config '.process.terminal = true | .process.consoleSize = {"height": 41, "width": 133} |
+		.process.user = {"uid": 1000, "gid": 1000}'
+	set_cmd 'stty size; echo reopened >/dev/stdout && echo reopen-ok; sleep 1000'
+	start_recvtty
+	run_detached c1 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for i in $(seq 50); do grep -q reopen-ok "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q '^41 133' "$BUNDLE/tty.out" || fail "window size: $(cat "$BUNDLE/tty.out")"
+	grep -q reopen-ok "$BUNDLE/tty.out" || fail "reopen /dev/stdout as uid 1000: $(cat "$BUNDLE/tty.out")"
+	pid=$(container_pid c1)
+	[ "$(stat -L -c %u "/proc/$pid/fd/0")" = 1000 ] || fail "pty owner: $(stat -L -c %u:%g "/proc/$pid/fd/0")"
+}
+
+@test "terminal: exec --tty applies process.consoleSize and gives the pty to the process's uid" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	jq '.process | .terminal = true | .consoleSize = {"height": 23, "width": 71} |
+		.user = {"uid": 1000, "gid": 1000} | .args = ["sh", "-c", "stty size; stat -c owner=%u /proc/self/fd/0; sleep 2"]' \
+		"$BUNDLE/config.json" >"$BUNDLE/process.json"
+	start_recvtty
+	run rt exec -d --console-socket "$CONSOLE_SOCKET" --process "$BUNDLE/process.json" c1
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	for i in $(seq 50); do grep -q owner= "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	grep -q '^23 71' "$BUNDLE/tty.out" || fail "window size: $(cat "$BUNDLE/tty.out")"
+	grep -q 'owner=1000' "$BUNDLE/tty.out" || fail "pty owner: $(cat "$BUNDLE/tty.out")"
+}

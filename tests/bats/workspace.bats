@@ -15,7 +15,7 @@ setup() {
   ID=wsbats-$$-$BATS_TEST_NUMBER
   mkdir -p "$BUNDLE/rootfs/bin" "$HOST/data" "$HOST/src"
   cp /bin/busybox "$BUNDLE/rootfs/bin/"
-  for a in sh ls cat echo mv rm mkdir sleep sed cp; do ln -s busybox "$BUNDLE/rootfs/bin/$a"; done
+  for a in sh ls cat echo mv rm mkdir sleep sed cp printf chmod touch ln head dd mkfifo; do ln -s busybox "$BUNDLE/rootfs/bin/$a"; done
   mkdir -p "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/dev" "$BUNDLE/rootfs/sys" "$BUNDLE/rootfs/workspace"
   "$AGENTRT" spec --bundle "$BUNDLE"
   echo hello >"$HOST/a.txt"
@@ -38,9 +38,21 @@ ar() {
   "$AGENTRT" --root "$ROOT" --profile agent "$@"
 }
 
+fail() {
+  echo "FAIL: $*" >&2
+  return 1
+}
+
 # Contents, names, modes and times of the host dir as one hash.
 host_sum() {
   tar -C "$HOST" --sort=name -cf - . | sha256sum | cut -d' ' -f1
+}
+
+# Names, types, modes, sizes, link targets and contents below the host dir (not
+# the directories' times: staging a commit that is then undone touches them).
+host_tree() {
+  (cd "$HOST" && find . -printf '%p %y %m %s %l\n' | sort && find . -type f -print0 | sort -z |
+    xargs -0 -r sha256sum) | sha256sum | cut -d' ' -f1
 }
 
 # bundle_for SCRIPT: the container runs `sh -c SCRIPT` with the overlay workspace.
@@ -145,43 +157,430 @@ changes() {
   [ "$output" = "[]" ]
 }
 
-# The rollback mounts a new overlay over /workspace; the read-only binds of the
-# protected paths made at create lie under the old one and would be hidden.
-@test "workspace: protected paths stay read-only after a rollback of a running container" {
+# Overlay mode decides protection at review time: nothing is mounted over
+# .git, no placeholder is created, and a hook written after a rollback (on the
+# new overlay) is marked by diff and left out by commit.
+@test "workspace: overlay mode mounts nothing over .git; a hook written after a rollback is left out of the commit" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
   ar start "$ID"
+  run ar exec "$ID" sh -c 'cat /proc/self/mountinfo'
+  [[ "$output" != *"/workspace/.git"* ]]
+  run ar exec "$ID" sh -c 'ls -a /workspace'
+  [[ "$output" != *".git"* ]]
+  run ar explain "$ID"
+  [[ "$output" == *"workspace.protected"*"--include-protected"* ]] || fail "$output"
   run ar workspace "$ID" snapshot s1
   [ "$status" -eq 0 ]
   run ar workspace "$ID" rollback s1
   [ "$status" -eq 0 ]
-  run ar exec "$ID" sh -c 'echo evil >/workspace/.git/hooks/pre-commit'
-  [ "$status" -ne 0 ]
-  run ar exec "$ID" sh -c 'echo evil >/workspace/.git/config'
-  [ "$status" -ne 0 ]
-  # on top of the new overlay (the last /workspace mount) sits a read-only bind of each
-  run ar exec "$ID" sh -c 'cat /proc/self/mountinfo'
-  for p in /workspace/.git/hooks /workspace/.git/config; do
-    echo "$output" | awk -v p="$p" '$5 == "/workspace" { top = $1 } { l[NR] = $0 }
-      END { for (i = 1; i <= NR; i++) { split(l[i], f, " ")
-              if (f[5] == p && f[2] == top && f[6] ~ /^ro,/) found = 1 }
-            exit !found }'
-  done
-  ar exec "$ID" sh -c 'echo fine >/workspace/ok.txt'
+  ar exec "$ID" sh -c 'mkdir -p /workspace/.git/hooks && echo evil >/workspace/.git/hooks/pre-commit &&
+    echo fine >/workspace/ok.txt'
   ar delete --force "$ID"
-  run changes
-  [ "$output" = "added:ok.txt" ]
-  # Had a bind been missing: a hook planted in the upper layer is left out of
-  # the diff with a warning and never reaches the host on commit.
-  mkdir -p "$ROOT/.workspaces/$ID/upper/.git/hooks"
-  echo evil >"$ROOT/.workspaces/$ID/upper/.git/hooks/pre-commit"
-  [ "$(changes 2>/dev/null)" = "added:ok.txt" ]
   run ar workspace "$ID" diff
-  [[ "$output" == *".git/hooks/pre-commit"*"protected"* ]]
+  [[ "$output" == *"! added     .git/hooks/pre-commit"*"[protected: git configuration, hooks"* ]]
+  [[ "$output" == *"# 3 protected"* ]] || fail "$output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == "ok.txt") | .protected // "none"' <<<"$output")" = none ]
+  [ "$(jq -r '.changes[] | select(.path == ".git/hooks/pre-commit") | .protected' <<<"$output")" != null ]
   run ar workspace "$ID" commit
   [ "$status" -eq 0 ]
+  [[ "$output" == *"left out .git/hooks/pre-commit (protected"* ]]
   [ "$(cat "$HOST/ok.txt")" = fine ]
-  [ ! -e "$HOST/.git/hooks/pre-commit" ] && [ ! -e "$HOST/.git" ]
+  [ ! -e "$HOST/.git" ]
+}
+
+# --- escapes through git: each is planted by the agent, committed, and then the
+# operator's usual git commands run ON THE HOST.  The marker file is what the
+# planted hook or core.fsmonitor command would create.  Each test also runs the
+# control: the same change committed with --include-protected does run the
+# agent's command, so the test proves the attack is real and the rule stops it.
+
+host_git_env() {
+  export HOME=$T/home GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=op GIT_AUTHOR_EMAIL=op@example.com
+  export GIT_COMMITTER_NAME=op GIT_COMMITTER_EMAIL=op@example.com
+  mkdir -p "$HOME"
+}
+
+# A host repository at $HOST with one commit and (unless `plain`) a submodule `lib`.
+host_repo() {
+  requires_git
+  host_git_env
+  git -C "$HOST" init -q
+  if [ "${1:-}" != plain ]; then
+    git init -q "$T/libsrc" && git -C "$T/libsrc" commit -q --allow-empty -m lib
+    git -C "$HOST" -c protocol.file.allow=always submodule -q add "$T/libsrc" lib
+  fi
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m base
+}
+
+requires_git() {
+  command -v git >/dev/null || skip "needs git"
+}
+
+# The operator's usual commands, in the host dir and in each DIR below it.
+host_git() {
+  local d
+  for d in "" "$@"; do
+    [ -d "$HOST/$d" ] || continue
+    (cd "$HOST/$d" && git status && git add -A && git commit -q --allow-empty -m review &&
+      git -c protocol.file.allow=always submodule update --init --checkout --force) \
+      >/dev/null 2>&1 </dev/null || true
+  done
+}
+
+FSMON='printf "[core]\n\tfsmonitor = \"touch $MARK; false\"\n"'
+
+# escape NAME 'PLANT' 'HOST DIRS' PROTECTED-PATH...: the agent runs PLANT in
+# /workspace ($MARK is the marker's host path); the diff must mark every
+# PROTECTED-PATH; after the default commit host_git must not create the
+# marker; after commit --include-protected of each path it must.
+escape() {
+  local name=$1 plant=$2 dirs=$3 p
+  shift 3
+  host_repo
+  MARK=$T/marker-$name
+  bundle_for "cd /workspace && MARK=$MARK && FSMON='$FSMON' && $plant"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  run ar workspace "$ID" diff --format json
+  for p in "$@"; do
+    jq -e --arg p "$p" '[.changes[] | select((.path == $p or (.path | startswith($p + "/"))) and .protected)] | length > 0' \
+      <<<"$output" >/dev/null || fail "$p is not marked protected: $output"
+  done
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  for p in "$@"; do
+    [[ "$output" == *"left out $p"* ]] || fail "commit did not say it left out $p: $output"
+  done
+  # shellcheck disable=SC2086
+  host_git $dirs
+  [ ! -e "$MARK" ] || fail "$name: the agent's command ran on the host after commit"
+  local incl=()
+  for p in "$@"; do incl+=(--include-protected "$p"); done
+  run ar workspace "$ID" commit "${incl[@]}"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  # shellcheck disable=SC2086
+  host_git $dirs
+  [ -e "$MARK" ] || fail "$name: control: the planted command did not run even when committed"
+}
+
+@test "escape: .git/commondir pointing at a directory with its own config (core.fsmonitor)" {
+  escape commondir 'mkdir -p evil && cp -r .git/objects .git/refs evil/ && eval "$FSMON" >evil/config &&
+    echo ../evil >.git/commondir' "" .git/commondir
+}
+
+@test "escape: .git/config core.fsmonitor" {
+  escape config 'eval "$FSMON" >>.git/config' "" .git/config
+}
+
+@test "escape: .git/hooks/pre-commit" {
+  escape hooks 'printf "#!/bin/sh\ntouch $MARK\n" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit' \
+    "" .git/hooks/pre-commit
+}
+
+@test "escape: .git/modules/*/config of a submodule (core.fsmonitor, run by git status)" {
+  escape modules-config 'eval "$FSMON" >>.git/modules/lib/config' "" .git/modules/lib/config
+}
+
+@test "escape: .git/modules/*/hooks of a submodule (post-checkout, run by git submodule update)" {
+  escape modules-hook 'mkdir -p .git/modules/lib/hooks &&
+    printf "#!/bin/sh\ntouch $MARK\n" >.git/modules/lib/hooks/post-checkout &&
+    chmod +x .git/modules/lib/hooks/post-checkout' "" .git/modules/lib/hooks
+}
+
+@test "escape: .git/worktrees/* with a commondir of the agent's and a gitdir: file" {
+  escape worktrees 'mkdir -p evil/objects evil/refs/heads .git/worktrees/w w && eval "$FSMON" >evil/config &&
+    echo ../../../evil >.git/worktrees/w/commondir && echo "ref: refs/heads/w" >.git/worktrees/w/HEAD &&
+    echo /workspace/w/.git >.git/worktrees/w/gitdir && echo "gitdir: ../.git/worktrees/w" >w/.git' \
+    w .git/worktrees/w w/.git
+}
+
+@test "escape: a gitdir: file pointing at a directory of the agent's" {
+  escape gitdir-file 'mkdir -p sub evilg/objects evilg/refs/heads && echo "ref: refs/heads/master" >evilg/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n"; eval "$FSMON"; } >evilg/config &&
+    echo "gitdir: ../evilg" >sub/.git' "sub evilg" sub/.git evilg/config
+}
+
+@test "escape: a nested repository's sub/.git/hooks/pre-commit" {
+  escape nested-hooks 'mkdir -p n/.git/objects n/.git/refs/heads n/.git/hooks && echo "ref: refs/heads/master" >n/.git/HEAD &&
+    printf "[core]\n\trepositoryformatversion = 0\n" >n/.git/config &&
+    printf "#!/bin/sh\ntouch $MARK\n" >n/.git/hooks/pre-commit && chmod +x n/.git/hooks/pre-commit' \
+    n n/.git/hooks n/.git/config
+}
+
+@test "escape: a nested repository's sub/.git/config (core.fsmonitor)" {
+  escape nested-config 'mkdir -p n/.git/objects n/.git/refs/heads && echo "ref: refs/heads/master" >n/.git/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n"; eval "$FSMON"; } >n/.git/config' n n/.git/config
+}
+
+@test "escape: an embedded bare repository (HEAD, objects, refs, config with core.worktree and core.fsmonitor)" {
+  escape bare-repo 'mkdir -p b/objects b/refs/heads && echo "ref: refs/heads/master" >b/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
+    b b/config
+}
+
+# No command of the agent's runs through these, but git reads them: objects
+# from elsewhere (alternates), ignore rules that hide files (info/exclude),
+# submodule URLs (.gitmodules), a `.git` that is a symlink or written in
+# another case.  Each is marked and left out; the host keeps its own.
+@test "escape: .git/info/, .git/objects/info/alternates, .gitmodules, a .git symlink and .GIT are left out" {
+  host_repo
+  sum_git=$(tar -C "$HOST" -cf - .git .gitmodules | sha256sum)
+  bundle_for 'cd /workspace && mkdir -p .git/info .git/objects/info other/.GIT x && echo "*.evil" >.git/info/exclude &&
+    echo /tmp/elsewhere >.git/objects/info/alternates && printf "[submodule \"lib\"]\n\tpath = lib\n\turl = ../evil\n" >.gitmodules &&
+    echo "[core]" >other/.GIT/config && ln -s /tmp x/.git && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  run ar workspace "$ID" diff --format json
+  for p in .git/info/exclude .git/objects/info/alternates .gitmodules other/.GIT/config x/.git; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" != none ] ||
+      fail "$p not protected: $output"
+  done
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  [ "$(tar -C "$HOST" -cf - .git .gitmodules | sha256sum)" = "$sum_git" ]
+  [ ! -e "$HOST/other/.GIT/config" ] && [ ! -L "$HOST/x/.git" ]
+}
+
+@test "workspace: the profile's protected list (.envrc, .vscode/, .mcp.json, .claude/, shell rc) at any depth" {
+  bundle_for 'cd /workspace && mkdir -p .vscode pkg/.claude && echo "touch /x" >.envrc && echo "{}" >.vscode/tasks.json &&
+    echo "{}" >.mcp.json && echo "{}" >pkg/.claude/settings.json && echo "rm -rf ~" >src/.bashrc && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"left out 5 protected change(s)"* || "$output" == *"left out"*".envrc"* ]]
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  for p in .envrc .vscode .mcp.json pkg/.claude src/.bashrc; do
+    [ ! -e "$HOST/$p" ] || fail "$p reached the host"
+  done
+  run ar workspace "$ID" commit --include-protected .envrc
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/.envrc")" = "touch /x" ] && [ ! -e "$HOST/.vscode" ]
+}
+
+# --- honest work inside: a container whose root borrows the host's /usr (real
+# git, go, python3), under the default profile.  Nothing git or go does in the
+# workspace may fail, and nothing may print an error.
+
+# bundle_usr SCRIPT: like bundle_for, with /usr bound from the host and the
+# merged-/usr links; git identity and Go's caches in the environment.
+bundle_usr() {
+  local r=$BUNDLE/rootfs args
+  rm -rf "$r" && mkdir -p "$r"/{proc,dev,sys,workspace,tmp,root,etc,usr}
+  for l in bin lib lib64 sbin; do ln -s "usr/$l" "$r/$l"; done
+  cp /etc/ld.so.cache "$r/etc/" 2>/dev/null || true
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$r/etc/passwd"
+  echo 'root:x:0:' >"$r/etc/group"
+  args=$(jq -cn --arg s "$1" '["sh", "-c", $s]')
+  jq --arg h "$HOST" --argjson a "$args" \
+    '.process.terminal = false | .process.args = $a |
+     .process.env += ["HOME=/root", "GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.com",
+       "GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.com", "GOFLAGS=-mod=mod",
+       "GOCACHE=/root/.cache/go", "GOPATH=/root/go", "GIT_CONFIG_NOSYSTEM=1"] |
+     .mounts += [{"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]},
+                 {"destination": "/workspace", "type": "bind", "source": $h, "options": ["rbind", "rw"]}]' \
+    "$BUNDLE/config.json" >"$T/config.json"
+  mv "$T/config.json" "$BUNDLE/config.json"
+}
+
+# What an agent does with git all day, with a local "upstream" in /tmp.
+GIT_WORK='set -e
+  git init -q -b main /tmp/up && git -C /tmp/up commit -q --allow-empty -m up
+  cd /workspace
+  git init -q -b main .
+  git init -q .
+  git config user.name agent && git config core.autocrlf false
+  git remote add origin /tmp/up
+  git fetch -q origin
+  git checkout -q -b t origin/main
+  git -c protocol.file.allow=always submodule -q add /tmp/up sub
+  echo hi >f.txt && git add f.txt && git commit -q -m work
+  test "$(git config branch.t.remote)" = origin
+  test "$(git config branch.t.merge)" = refs/heads/main
+  test "$(git config remote.origin.url)" = /tmp/up
+  test "$(git config submodule.sub.url)" = /tmp/up
+  git config -f .gitmodules submodule.sub.path
+  git status --porcelain
+  python3 -c "import subprocess; subprocess.run([\"git\", \"log\", \"--oneline\", \"-1\"], check=True)"
+  echo GIT-OK'
+
+check_git_output() {
+  [ "$status" -eq 0 ] || fail "status $status: $output"
+  [[ "$output" == *GIT-OK* ]] || fail "$output"
+  ! grep -qiE 'error|fatal|busy|read-only|warning' <<<"$output" || fail "git printed an error: $output"
+}
+
+@test "workspace: git init/config/remote add/checkout -b with tracking/submodule add in an empty workspace, no error" {
+  requires_git
+  rm -rf "${HOST:?}"/* && bundle_usr "$GIT_WORK"
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  [ -z "$(ls -A "$HOST")" ] || fail "the host dir changed before commit: $(ls -A "$HOST")"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"! added     .git/config"* ]] && [[ "$output" == *"! added     .gitmodules"* ]]
+  [[ "$output" == *"added     f.txt"* ]]
+}
+
+@test "workspace: the same git work in a host repository, no error" {
+  host_repo plain
+  bundle_usr "${GIT_WORK/git init -q -b main ./true}"
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/config") | .protected != null' <<<"$output")" = true ]
+}
+
+@test "workspace: go build in a workspace that is not a repository" {
+  command -v go >/dev/null || skip "needs golang-go"
+  bundle_usr 'set -e; cd /workspace && printf "package main\n\nfunc main() { println(\"built\") }\n" >main.go &&
+    go mod init example.com/x 2>&1 && go build -o app . 2>&1 && ./app 2>&1 && ls -a /workspace'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" == *built* ]] || fail "$output"
+  [[ "$output" != *".git"* ]] && [[ "$output" != *"VCS"* ]] || fail "$output"
+}
+
+# Bind mode (an explicit loosening): what exists at create is bound read-only,
+# nothing is created, and explain says what is not protected.
+@test "workspace: bind mode binds existing git config, hooks and listed files read-only and creates nothing" {
+  host_repo plain
+  echo 'export A=1' >"$HOST/.envrc"
+  mkdir -p "$HOST/plain"
+  bundle_for 'cd /workspace; echo x >>.git/config 2>/dev/null && echo CONFIG-WRITTEN;
+    echo x >.git/hooks/pre-commit 2>/dev/null && echo HOOK-WRITTEN; echo x >>.envrc 2>/dev/null && echo ENVRC-WRITTEN;
+    echo ok >ok.txt; cat /proc/self/mountinfo'
+  jq '.annotations["run.agentrt.workspace.mode"] = "bind"' "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
+  run ar run --keep --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" != *WRITTEN* ]] || fail "$output"
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  for p in /workspace/.git/config /workspace/.git/hooks /workspace/.envrc; do
+    awk -v p="$p" '$5 == p && $6 ~ /^ro/ { f = 1 } END { exit !f }' <<<"$output" || fail "$p not bound ro"
+  done
+  [[ "$output" != *"/workspace/.vscode"* && "$output" != *"/workspace/.git/commondir"* ]]
+  [ ! -e "$HOST/.vscode" ] && [ ! -e "$HOST/.git/commondir" ] && [ ! -e "$HOST/plain/.git" ]
+  run ar explain "$ID"
+  [[ "$output" == *"NOT protected in bind mode"* ]] || fail "$output"
+  ar delete --force "$ID"
+}
+
+# --- any tree the agent can build
+
+@test "workspace: a 400-deep tree diffs, commits, snapshots and purges completely" {
+  bundle_for 'cd /workspace && i=0; while [ $i -lt 400 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; echo deep >f'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  deep=$(printf 'd/%.0s' $(seq 400))f
+  run ar workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(jq -r '.changes | length' <<<"$output")" = 401 ]
+  [ "$(jq -r '.changes[-1].path' <<<"$output")" = "$deep" ]
+  run ar workspace "$ID" snapshot s1
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(cd "$HOST" && cat "$deep")" = deep ]
+  run ar workspace "$ID" purge
+  [ "$status" -eq 0 ] || fail "$output"
+  [ ! -e "$ROOT/.workspaces/$ID" ] || fail "left: $(find "$ROOT/.workspaces/$ID" -maxdepth 3 | head)"
+}
+
+@test "workspace: non-UTF-8 names and hard links commit exactly" {
+  bundle_for 'cd /workspace && echo raw >"$(printf "n\377x")" && echo one >h1 && ln h1 h2 && ln a.txt a-link'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *'added     "n\377x"  (file, 4 bytes)'* ]] || fail "$output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path_hex) | "\(.path) \(.path_hex)"' <<<"$output")" = '"n\377x" 6eff78' ] ||
+    fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(cat "$HOST/$(printf 'n\377x')")" = raw ]
+  [ "$(cat "$HOST/h1")" = one ] && [ "$(cat "$HOST/h2")" = one ] && [ "$(cat "$HOST/a-link")" = hello ]
+}
+
+# A fifo among ten files stopped the commit after three were applied.
+@test "workspace: special files are listed, skipped with a warning and never half-applied" {
+  bundle_for 'cd /workspace && for i in 0 1 2 3 4 5 6 7 8 9; do echo $i >f$i; done && mkfifo f3-fifo && ls -l f3-fifo'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"f3-fifo  (other, 0 bytes)  [special file: never committed]"* ]] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" == *"skipped f3-fifo: a special file"* ]] || fail "$output"
+  for i in 0 1 2 3 4 5 6 7 8 9; do [ "$(cat "$HOST/f$i")" = "$i" ]; done
+  [ ! -e "$HOST/f3-fifo" ]
+}
+
+# The first pass checks and stages everything; a failure there (here: the host
+# path `z` is a symlink, which commit never crosses, even with --force) leaves
+# the host as it was.
+@test "workspace: commit is all or nothing: a failure on the last path applies none of the others" {
+  mkdir -p "$T/elsewhere" && ln -s "$T/elsewhere" "$HOST/z"
+  tree0=$(host_tree)
+  bundle_for 'cd /workspace && for i in 0 1 2 3 4 5 6 7 8 9; do echo $i >f$i; done && mkdir newdir && echo n >newdir/n &&
+    rm z && mkdir z && echo x >z/x'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" commit
+  [[ "$output" == *"conflict: z/x: a symlink or mount point"* ]] || fail "$output"
+  run ar workspace "$ID" commit --force
+  [ "$status" -ne 0 ] || fail "commit succeeded: $output"
+  [[ "$output" == *"nothing was applied"* ]] || fail "$output"
+  [ "$(host_tree)" = "$tree0" ] || fail "the host changed: $(ls -la "$HOST")"
+  [ -z "$(ls -A "$T/elsewhere")" ]
+  [ -z "$(find "$HOST" -name '.agentrt-ws.*')" ]
+}
+
+@test "workspace: setuid and setgid bits are stripped from committed files and directories" {
+  bundle_for 'cd /workspace && mkdir g && chmod 2775 g && echo x >g/f && echo s >s && chmod 4755 s && chmod 2755 src'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(stat -c %a "$HOST/g")" = 775 ] || fail "g: $(stat -c %a "$HOST/g")"
+  [ "$(stat -c %a "$HOST/s")" = 755 ] || fail "s: $(stat -c %a "$HOST/s")"
+  [ "$(stat -c %a "$HOST/src")" = 755 ] || fail "src: $(stat -c %a "$HOST/src")"
+}
+
+# Names are the agent's: a newline and a fake change line, escape sequences
+# that erase the previous line.  Text output quotes them (one change per
+# line, no raw control byte); JSON keeps them exactly.
+@test "workspace: forged names cannot add, hide or rewrite lines of the diff" {
+  bundle_for 'cd /workspace && echo a >"$(printf "x\nadded     evil.sh  (file, 1 bytes)")" &&
+    echo b >"$(printf "\033[2K\033[1Aquiet")" && echo c >"$(printf "tab\there")" && rm b.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  ar workspace "$ID" diff >"$T/diff.txt"
+  ! grep -q '^added     evil.sh' "$T/diff.txt" || fail "forged line: $(cat "$T/diff.txt")"
+  ! grep -q $'\033' "$T/diff.txt" || fail "raw escape in the diff"
+  [ "$(grep -c '^added' "$T/diff.txt")" = 3 ] && [ "$(grep -c '^deleted' "$T/diff.txt")" = 1 ]
+  grep -qF 'added     "x\nadded     evil.sh  (file, 1 bytes)"  (file, 2 bytes)' "$T/diff.txt"
+  grep -qF 'added     "\033[2K\033[1Aquiet"' "$T/diff.txt"
+  grep -qF 'added     "tab\there"' "$T/diff.txt"
+  ar workspace "$ID" diff --patch >"$T/patch.txt"
+  ! grep -q $'\033' "$T/patch.txt" && ! grep -q '^added     evil.sh' "$T/patch.txt"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r --arg p "$(printf 'x\nadded     evil.sh  (file, 1 bytes)')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
+  [ "$(jq -r --arg p "$(printf '\033[2K\033[1Aquiet')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
+}
+
+@test "workspace: list shows the number of changes and the bytes, each labelled" {
+  bundle_for "$AGENT_WORK"
+  ar run --bundle "$BUNDLE" "$ID"
+  run ar workspace list
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$(head -n1 <<<"$output")" == *"CHANGES"*"UPPER BYTES"*"DISK BYTES"* ]] || fail "$output"
+  n=$(changes | wc -l)
+  [ "$(awk -v id="$ID" '$1 == id {print $4}' <<<"$output")" = "$n" ] || fail "$output (expected $n changes)"
+  run ar workspace list --format json
+  [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .changes' <<<"$output")" = "$n" ]
+  [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .upper_bytes > 0' <<<"$output")" = true ]
 }
 
 @test "workspace: discard and purge refuse while the container runs" {

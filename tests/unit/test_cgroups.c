@@ -365,6 +365,18 @@ static void test_v1_apply(void)
   r.unified = &(struct oci_kv){"memory.high", "1G"};
   tap_ok(cgroup_apply(m, &r, true, &e) < 0 && strstr(e.msg, "cgroup v2"),
          "v1 unified is an error: %s", e.msg);
+  r.n_unified = 0;
+  r.unified = NULL;
+  {
+    /* a BFQ host: blkio.bfq.weight and blkio.bfq.weight_device, no blkio.weight */
+    cleanup_free char *w = xfmt("%s/blkio/agentrt/c1/blkio.weight", tmp);
+    unlink(w);
+    put("blkio/agentrt/c1/blkio.bfq.weight", ""); /* the fake tree appends what is written */
+    tap_ok(cgroup_apply(m, &r, true, &e) == 0 &&
+               streq(get("blkio/agentrt/c1/blkio.bfq.weight"), "500\n") &&
+               streq(get("blkio/agentrt/c1/blkio.bfq.weight_device"), "8:0 300\n"),
+           "v1 blkio on BFQ: blkio.bfq.weight and blkio.bfq.weight_device");
+  }
   tap_ok(cgroup_freeze(m, true, &e) == 0 && cgroup_is_frozen(m, &e) == 1 &&
              cgroup_freeze(m, false, &e) == 0 && cgroup_is_frozen(m, &e) == 0,
          "v1 freezer.state FROZEN/THAWED");

@@ -1,5 +1,6 @@
-/* test_egress.c - egress entry parsing, policy JSON, and golden nftables
- * batches (the .bin files under tests/data/nft/; regenerate with UPDATE_GOLDEN=1). */
+/* test_egress.c - egress entry, ingress port and upstream parsing, private addresses, and golden
+ * nftables batches (the .bin files under tests/data/nft/; regenerate with UPDATE_GOLDEN=1). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -117,43 +118,90 @@ static void test_match(void)
     tap_ok(egress_addr_is_private(b, 4) && !egress_addr_is_private(c, 4), "private v4");
     tap_ok(egress_addr_is_private(l6, 16) && egress_addr_is_private(m6, 16), "private v6, mapped");
   }
+  {
+    /* every IPv6 form that embeds an IPv4: private inside = private */
+    static const struct {
+      const char *a;
+      bool priv;
+    } v6[] = {
+        {"::ffff:10.0.0.1", true},
+        {"::ffff:203.0.113.10", false},
+        {"::10.0.0.1", true},
+        {"::203.0.113.10", false},
+        {"64:ff9b::a00:1", true},
+        {"64:ff9b::cb00:710a", false},
+        {"64:ff9b::7f00:1", true},
+        {"64:ff9b:1::cb00:710a", true},
+        {"64:ff9b:1:ffff::1", true},
+        {"2002:a00:1::1", true},
+        {"2002:c0a8:101::1", true},
+        {"2002:cb00:710a::1", false},
+        {"2001:0:cb00:71ff:8000:63bf:f5ff:fffe", true},
+        {"2001:0:cb00:71ff:8000:63bf:34ff:8ef5", false},
+        {"2001:0:a00:1:8000:63bf:34ff:8ef5", true},
+        {"fd00::1", true},
+        {"fc12:3456::1", true},
+        {"fec0::1", true},
+        {"feff::1", true},
+        {"ff0e::1", true},
+        {"ff02::1", true},
+        {"::", true},
+        {"::1", true},
+        {"fe80::1", true},
+        {"2001:db8:203::10", false},
+        {"2606:4700::1111", false},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(v6); i++) {
+      uint8_t b6[16];
+      tap_ok(inet_pton(AF_INET6, v6[i].a, b6) == 1 && egress_addr_is_private(b6, 16) == v6[i].priv,
+             "%s is %s", v6[i].a, v6[i].priv ? "private" : "public");
+    }
+  }
   tap_ok(egress_policy_remove(&p, &p.entries[0], &err) == 0 && p.n_entries == 2, "remove entry");
   tap_ok(egress_policy_remove(&p, &e, &err) == 0 && egress_policy_remove(&p, &e, &err) < 0,
          "remove absent entry fails: %s", err.msg);
   egress_policy_free(&p);
 }
 
-static void test_json(void)
+/* Upstream resolvers and ingress ports (the profile's entries go through
+ * these; its JSON is parsed by profile/, tested in test_profile.c). */
+static void test_upstream_and_ports(void)
 {
-  static const char ok[] =
-      "{\"default\":\"deny\",\"allow\":[\"pypi.org\",\"203.0.113.0/24:443/tcp\"],"
-      "\"allowPrivateAnswers\":true,\"logGroup\":7,"
-      "\"dns\":{\"upstream\":[\"192.0.2.53\",\"[2001:db8::53]:5353\"],"
-      "\"ttlMin\":1,\"ttlMax\":60}}";
-  static const char *bad[] = {
-      "{\"default\":\"maybe\"}",
-      "{\"allow\":[\"10.0.0.1/8\"]}",
-      "{\"allow\":\"x.org\"}",
-      "{\"alow\":[]}",
-      "{\"dns\":{\"ttlMin\":9,\"ttlMax\":1}}",
-      "{\"dns\":{\"upstream\":[\"x\"]}}",
-      "[1]",
-      "{",
-  };
-  struct egress_policy p;
+  static const char *bad_up[] = {
+      "999.1.1.1", "127.0.0.1:99999", "127.0.0.1:0",  "[2001:db8::1", "x",
+      "",          "[::1]x",          "1.2.3.4:53:53"};
+  static const char *bad_port[] = {"0",   "65536", "9-1", "http",    "80/icmp",     "/tcp",
+                                   "80-", "-80",   "",    "80 /tcp", "8080/tcp/udp"};
+  struct egress_upstream u;
+  struct egress_port pt;
   struct error err = {0};
-  int r = egress_policy_parse_json(ok, strlen(ok), "profile.json: egress", &p, &err);
+  char buf[32];
 
-  tap_ok(r == 0 && p.n_entries == 2 && p.allow_private_answers && p.log_group == 7 &&
-             p.n_upstream == 2 && p.upstream[1].port == 5353 && p.ttl_max == 60,
-         "policy json parses (%s)", err.msg);
-  if (r == 0)
-    egress_policy_free(&p);
-  for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+  tap_ok(egress_upstream_parse("192.0.2.53", &u, &err) == 0 && u.family == AF_INET && u.port == 53,
+         "upstream v4, port 53");
+  tap_ok(egress_upstream_parse("[2001:db8::53]:5353", &u, &err) == 0 && u.family == AF_INET6 &&
+             u.port == 5353,
+         "upstream [v6]:port");
+  tap_ok(egress_upstream_parse("2001:db8::53", &u, &err) == 0 && u.port == 53, "upstream bare v6");
+  for (size_t i = 0; i < ARRAY_SIZE(bad_up); i++) {
     error_clear(&err);
-    r = egress_policy_parse_json(bad[i], strlen(bad[i]), "profile.json: egress", &p, &err);
-    tap_ok(r < 0 && str_has_prefix(err.msg, "profile.json: egress"), "bad json %zu: %s", i,
-           err.msg);
+    tap_ok(egress_upstream_parse(bad_up[i], &u, &err) < 0 && strstr(err.msg, "upstream"),
+           "bad upstream `%s`: %s", bad_up[i], err.msg);
+  }
+  tap_ok(egress_port_parse("8080/tcp", &pt, &err) == 0 && pt.proto == IPPROTO_TCP &&
+             pt.port_min == 8080 && pt.port_max == 8080,
+         "ingress 8080/tcp");
+  tap_ok(egress_port_parse("8000-8100/udp", &pt, &err) == 0 && pt.proto == IPPROTO_UDP &&
+             pt.port_min == 8000 && pt.port_max == 8100,
+         "ingress range/udp");
+  egress_port_format(&pt, buf);
+  tap_ok(strcmp(buf, "8000-8100/udp") == 0, "ingress format %s", buf);
+  tap_ok(egress_port_parse("9090", &pt, &err) == 0 && pt.proto == 0, "ingress without proto");
+  for (size_t i = 0; i < ARRAY_SIZE(bad_port); i++) {
+    error_clear(&err);
+    tap_ok(egress_port_parse(bad_port[i], &pt, &err) < 0 &&
+               str_has_prefix(err.msg, "ingress entry"),
+           "bad ingress `%s`: %s", bad_port[i], err.msg);
   }
 }
 
@@ -215,6 +263,7 @@ static void test_golden(void)
                              "169.254.169.254:80",
                              "pypi.org",
                              "*.githubusercontent.com:443"};
+  static const char *in_ports[] = {"8080/tcp", "8000-8100/udp", "9090"};
   struct egress_policy p;
   struct egress_entry e;
   struct error err = {0};
@@ -231,6 +280,11 @@ static void test_golden(void)
   for (size_t i = 0; i < ARRAY_SIZE(in); i++)
     if (egress_entry_parse(in[i], &e, &err) < 0 || egress_policy_add(&p, &e, &err) < 0)
       tap_ok(false, "golden policy entry %s: %s", in[i], err.msg);
+  for (size_t i = 0; i < ARRAY_SIZE(in_ports); i++) {
+    struct egress_port pt;
+    if (egress_port_parse(in_ports[i], &pt, &err) < 0 || egress_policy_add_port(&p, &pt, &err) < 0)
+      tap_ok(false, "golden ingress entry %s: %s", in_ports[i], err.msg);
+  }
   if (tap_ok(nft_build_batch(&p, &full, &b, &err) == 0, "build full batch")) {
     tap_ok(b.n_msgs > 20 && b.msgs[0].seq == 2, "acked messages counted (%zu)", b.n_msgs);
     golden("full.bin", &b);
@@ -308,7 +362,7 @@ int main(void)
   test_entries();
   test_too_long();
   test_match();
-  test_json();
+  test_upstream_and_ports();
   test_golden();
   test_flow_log();
   return tap_done();

@@ -1,6 +1,6 @@
-/* test_hooks.c - hooks_run(): argv verbatim, env = hook.env only (SECURITY.md
- * 1.20), state JSON on stdin, stdout to the runtime's stderr, exit status,
- * timeout, order, a hook that ignores a large stdin. */
+/* test_hooks.c - hooks_run(): argv verbatim, env = hook.env (the runtime's
+ * own without one; never more than that), cwd the given dir, state JSON on stdin, stdout to the
+ * runtime's stderr, exit status, timeout, order, a hook that ignores a large stdin. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,7 +43,7 @@ static void test_argv_env_stdin(void)
   int r;
 
   setenv("AGENTRT_CANARY", "leaked", 1);
-  r = hooks_run(&h, 1, "prestart", state, &err);
+  r = hooks_run(&h, 1, "prestart", NULL, state, &err);
   got = slurp(out);
   tap_ok(r == 0, "hook ran: %s", err.msg);
   tap_ok(str_has_prefix(got, state), "state JSON on stdin");
@@ -59,16 +59,19 @@ static void test_no_args_no_env(void)
 {
   cleanup_free char *out = xfmt("%s/out2", tmpdir);
   cleanup_free char *path = xfmt("%s/hook.sh", tmpdir);
-  cleanup_free char *body =
-      xfmt("#!/bin/sh\necho \"$# $(env | grep -v '^PWD=' | wc -l)\" > %s\n", out);
+  cleanup_free char *body = xfmt("#!/bin/sh\necho \"$# $AGENTRT_INHERITED $(pwd)\" > %s\n", out);
+  cleanup_free char *want = xfmt("0 yes %s\n", tmpdir);
   struct oci_hook h = {.path = path};
   struct error err = {0};
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
 
   (void)!write(fd, body, strlen(body));
   close(fd);
-  tap_ok(hooks_run(&h, 1, "poststop", NULL, &err) == 0 && streq(slurp(out), "0 0\n"),
-         "no args -> argv [path]; no env -> empty environment (%s, %s)", slurp(out), err.msg);
+  setenv("AGENTRT_INHERITED", "yes", 1);
+  tap_ok(hooks_run(&h, 1, "poststop", tmpdir, NULL, &err) == 0 && streq(slurp(out), want),
+         "no args -> argv [path]; no env -> the runtime's environment; cwd = dir (%s, %s)",
+         slurp(out), err.msg);
+  unsetenv("AGENTRT_INHERITED");
 }
 
 static void test_failures(void)
@@ -81,12 +84,12 @@ static void test_failures(void)
   time_t t0;
   int r;
 
-  r = hooks_run(&h, 1, "createRuntime", "{}", &err);
+  r = hooks_run(&h, 1, "createRuntime", NULL, "{}", &err);
   tap_ok(r < 0 && streq(err.msg, "createRuntime hook `/bin/sh` failed: exit status 3"), "%s",
          err.msg);
 
   h.args = selfkill;
-  r = hooks_run(&h, 1, "poststart", "{}", &err);
+  r = hooks_run(&h, 1, "poststart", NULL, "{}", &err);
   tap_ok(r < 0 && streq(err.msg, "poststart hook `/bin/sh` failed: killed by signal 15"), "%s",
          err.msg);
 
@@ -94,19 +97,19 @@ static void test_failures(void)
   h.has_timeout = true;
   h.timeout = 1;
   t0 = time(NULL);
-  r = hooks_run(&h, 1, "prestart", "{}", &err);
+  r = hooks_run(&h, 1, "prestart", NULL, "{}", &err);
   tap_ok(r < 0 && streq(err.msg, "prestart hook `/bin/sh` timed out after 1 s") &&
              time(NULL) - t0 < 4,
          "%s (%ld s)", err.msg, (long)(time(NULL) - t0));
 
   h.path = "/nonexistent-agentrt-hook";
   h.args = NULL;
-  r = hooks_run(&h, 1, "createContainer", "{}", &err);
+  r = hooks_run(&h, 1, "createContainer", NULL, "{}", &err);
   tap_ok(r < 0 && strstr(err.msg, "createContainer hook `/nonexistent-agentrt-hook`: exec: No "
                                   "such file or directory"),
          "%s", err.msg);
   h.path = "relative/hook";
-  r = hooks_run(&h, 1, "prestart", "{}", &err);
+  r = hooks_run(&h, 1, "prestart", NULL, "{}", &err);
   tap_ok(r < 0 && strstr(err.msg, "path must be absolute"), "%s", err.msg);
 }
 
@@ -127,16 +130,16 @@ static void test_order_and_big_stdin(void)
   cleanup_free char *state = xmalloc(big + 1);
   int r;
 
-  r = hooks_run(hooks, 3, "prestart", "{}", &err);
+  r = hooks_run(hooks, 3, "prestart", NULL, "{}", &err);
   tap_ok(r < 0 && streq(slurp(out), "one\n"), "hooks run in order, stop at the first failure");
   memset(state, 'x', big);
   state[big] = '\0';
   error_clear(&err);
-  r = hooks_run(&ignorer, 1, "prestart", state, &err);
+  r = hooks_run(&ignorer, 1, "prestart", NULL, state, &err);
   tap_ok(r == 0, "a hook that ignores a 4 MiB stdin: no SIGPIPE, no hang (%s)", err.msg);
   ignorer.path = "/bin/sh";
   ignorer.args = acount;
-  r = hooks_run(&ignorer, 1, "prestart", state, &err);
+  r = hooks_run(&ignorer, 1, "prestart", NULL, state, &err);
   tap_ok(r == 0 && streq(slurp(out), "one\n4194304\n"), "a hook reads all of a 4 MiB stdin (%s)",
          err.msg);
 }
@@ -150,7 +153,7 @@ static void test_stdout_to_stderr(void)
   int saved = dup(2), fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
   dup2(fd, 2);
-  hooks_run(&h, 1, "poststart", "{}", &err);
+  hooks_run(&h, 1, "poststart", NULL, "{}", &err);
   dup2(saved, 2);
   close(saved);
   close(fd);
@@ -167,7 +170,7 @@ static void test_sigchld_ignored(void)
   int r;
 
   sigaction(SIGCHLD, &ign, &old);
-  r = hooks_run(&h, 1, "poststop", "{}", &err);
+  r = hooks_run(&h, 1, "poststop", NULL, "{}", &err);
   sigaction(SIGCHLD, &old, NULL);
   tap_ok(r < 0 && strstr(err.msg, "poststop hook `/bin/true`: wait") != NULL, "%s", err.msg);
 }

@@ -1,4 +1,5 @@
 /* test_netlog.c - NFLOG packets to "denied" and "flow" records (monitor/netlog.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_tree.h>
@@ -37,6 +38,52 @@ static void test_parse(void)
   tap_ok(!netlog_parse(tcp4, 19, NULL, &ev) && !netlog_parse(udp6, 39, NULL, &ev),
          "truncated headers refused");
   tap_ok(netlog_parse(tcp4, 22, NULL, &ev) && ev.port == -1, "no transport header: no port");
+  {
+    /* an MLDv2 report: hop-by-hop options (router alert) before ICMPv6 */
+    uint8_t mld[64] = {
+        0x60, [6] = 0, [24] = 0xff, 0x02, [39] = 0x16, [40] = 58, 0, 5, 2, [48] = 143};
+    tap_ok(netlog_parse(mld, sizeof mld, EGRESS_LOG_DENY_PREFIX, &ev) &&
+               strcmp(ev.proto, "icmpv6") == 0 && ev.icmp_type == 143 &&
+               strcmp(ev.dst, "ff02::16") == 0,
+           "an MLD report behind its hop-by-hop header is icmpv6 type 143");
+  }
+  tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_FLOW_PREFIX, &ev) && !ev.inbound &&
+             ev.src[0] == '\0',
+         "an outbound flow is not inbound and names no peer");
+  tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_IN_FLOW_PREFIX, &ev) && ev.inbound &&
+             ev.kind == NETLOG_FLOW && strcmp(ev.src, "192.0.2.2") == 0 && ev.port == 80,
+         "the in-flow prefix is an inbound flow from its source to the local port");
+  tap_ok(netlog_parse(udp6, sizeof udp6, EGRESS_LOG_IN_DENY_PREFIX, &ev) && ev.inbound &&
+             ev.kind == NETLOG_DENIED && strcmp(ev.src, "::") == 0 && ev.port == 443,
+         "the in-deny prefix is a refused inbound packet (v6)");
+}
+
+/* Inbound and outbound of the same addresses are different records, each
+ * with its direction. */
+static char dir_rec[4][256];
+static size_t dir_n;
+
+static void on_emit_dir(void *ud, const char *kind, const char *fields)
+{
+  if (dir_n < 4)
+    snprintf(dir_rec[dir_n++], sizeof dir_rec[0], "%s %s", kind, fields);
+}
+
+static void test_direction(void)
+{
+  struct netlog t;
+  struct netlog_event in, out;
+
+  netlog_init(&t, 1000, on_emit_dir, NULL);
+  netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_IN_FLOW_PREFIX, &in);
+  netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_FLOW_PREFIX, &out);
+  netlog_note(&t, &in, 0);
+  netlog_note(&t, &out, 0);
+  netlog_flush(&t, 0, true);
+  tap_ok(dir_n == 2 && strstr(dir_rec[0], "\"direction\":\"in\"") &&
+             strstr(dir_rec[0], "\"src\":\"192.0.2.2\"") &&
+             strstr(dir_rec[1], "\"direction\":\"out\"") && !strstr(dir_rec[1], "\"src\""),
+         "records say their direction: %s / %s", dir_rec[0], dir_rec[1]);
 }
 
 /* ---- aggregation: collect the records */
@@ -146,6 +193,7 @@ static void test_bounded(void)
 int main(void)
 {
   test_parse();
+  test_direction();
   test_coalesce();
   test_bounded();
   return tap_done();

@@ -245,8 +245,6 @@ static const struct {
     {PROC("\"rlimits\":[{\"type\":\"RLIMIT_CPU\",\"soft\":1,\"hard\":1},"
           "{\"type\":\"RLIMIT_CPU\",\"soft\":1,\"hard\":1}]"),
      "config.json: process.rlimits[1].type: duplicate rlimit `RLIMIT_CPU`"},
-    {PROC("\"capabilities\":{\"bounding\":[\"CAP_KILL\",\"CAP_FLY\"]}"),
-     "config.json: process.capabilities.bounding[1]: unknown capability `CAP_FLY`"},
     {PROC("\"capabilities\":{\"ambient\":[41]}"),
      "config.json: process.capabilities.ambient[0]: expected string"},
     {PROC("\"capabilities\":{\"permitted\":\"CAP_KILL\"}"),
@@ -570,6 +568,16 @@ static void test_process_doc(void)
   tap_ok(oci_process_parse("{\"args\":[\"x\"]}", 14, "process.json", &p, &err) < 0 &&
              strcmp(err.msg, "process.json: cwd: is required") == 0,
          "process document without cwd: %s", err.msg);
+  {
+    const char *caps = "{\"cwd\":\"/\",\"args\":[\"x\"],\"capabilities\":{\"bounding\":"
+                       "[\"CAP_KILL\",\"CAP_FLY\",\"CAP_FLY\"],\"effective\":[\"CAP_FLYX\"]}}";
+    p = NULL;
+    tap_ok(oci_process_parse(caps, strlen(caps), "process.json", &p, &err) == 0 && p != NULL &&
+               p->caps.bounding == (UINT64_C(1) << 5) && p->caps.effective == 0 &&
+               p->caps.n_unknown == 2 && streq(p->caps.unknown, "CAP_FLY CAP_FLYX"),
+           "unknown capability names are skipped and listed: %s", p ? p->caps.unknown : err.msg);
+    oci_process_free(p);
+  }
 }
 
 static void test_resources_doc(void)

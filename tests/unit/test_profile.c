@@ -40,9 +40,11 @@ static void test_builtins(void)
          "agent: capability ceiling is Docker's set minus NET_RAW MKNOD SETFCAP SYS_CHROOT "
          "AUDIT_WRITE");
   tap_ok(streq(a->workspace.path, "/workspace") && a->workspace.mode == PROFILE_WS_AUTO &&
-             strv_contains(a->workspace.protected, ".git/hooks/") &&
-             strv_contains(a->workspace.protected, ".git/config"),
-         "agent: workspace /workspace auto, .git/hooks and .git/config protected");
+             strv_contains(a->workspace.protected, ".envrc") &&
+             strv_contains(a->workspace.protected, ".vscode/") &&
+             strv_contains(a->workspace.protected, ".mcp.json") &&
+             strv_contains(a->workspace.protected, ".bashrc"),
+         "agent: workspace /workspace auto; .envrc, .vscode/, .mcp.json, .bashrc protected");
   tap_ok(a->egress.def == PROFILE_EGRESS_DENY && strv_len(a->egress.allow) == 0,
          "agent: egress deny, empty allow list");
   tap_ok(a->resources.memory.def == 2ull << 30 && a->resources.pids.def == 1024 &&
@@ -117,6 +119,34 @@ static void test_bad_profiles(void)
        "profile.json: capabilities.ceiling: NET_ADMIN is not allowed"},
       {"{'capabilities': {'trim': ['CHOWN']}}", "profile.json: capabilities.trim: CAP_CHOWN"},
       {"{'egress': {'default': 'maybe'}}", "profile.json: egress.default:"},
+      /* the egress grammar of `create`, here at parse (`profile check`) */
+      {"{'egress': {'allow': ['pypi.org', 'not a host!!']}}",
+       "profile.json: egress.allow[1]: egress entry `not a host!!`: invalid character"},
+      {"{'egress': {'allow': ['300.1.2.3/99']}}",
+       "profile.json: egress.allow[0]: egress entry `300.1.2.3/99`: invalid prefix length"},
+      {"{'egress': {'allow': ['300.1.2.3']}}",
+       "profile.json: egress.allow[0]: egress entry `300.1.2.3`: invalid ipv4 address"},
+      {"{'egress': {'allow': ['10.0.0.1/8']}}", "profile.json: egress.allow[0]: egress entry"},
+      {"{'egress': {'allow': ['x.org:0']}}", "profile.json: egress.allow[0]: egress entry"},
+      {"{'egress': {'dns': {'upstream': ['999.1.1.1']}}}",
+       "profile.json: egress.dns.upstream[0]: invalid upstream resolver address `999.1.1.1`"},
+      {"{'egress': {'dns': {'upstream': ['192.0.2.53', '127.0.0.1:99999']}}}",
+       "profile.json: egress.dns.upstream[1]: invalid port in upstream resolver "
+       "`127.0.0.1:99999`"},
+      {"{'egress': {'dns': {'upstream': ['a', 'b', 'c', 'd', 'e']}}}",
+       "profile.json: egress.dns.upstream[0]: invalid upstream resolver address `a`"},
+      {"{'egress': {'dns': {'upstream': ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', "
+       "'192.0.2.5']}}}",
+       "profile.json: egress.dns.upstream: more than 4 resolvers"},
+      {"{'ingress': {'allow': ['8080/tcp', '70000/tcp']}}",
+       "profile.json: ingress.allow[1]: ingress entry `70000/tcp`: invalid port"},
+      {"{'ingress': {'allow': ['9-1']}}", "profile.json: ingress.allow[0]: ingress entry `9-1`"},
+      {"{'ingress': {'allow': ['http']}}", "profile.json: ingress.allow[0]: ingress entry"},
+      {"{'ingress': {'default': 'open'}}", "profile.json: ingress.default: expected"},
+      {"{'egress': {'dns': {'ttlMin': 100, 'ttlMax': 10}}}",
+       "profile.json: egress.dns: ttlMin (100 s) is above ttlMax (10 s)"},
+      {"{'egress': {'dns': {'ttlMax': '30d'}}}", "profile.json: egress.dns: ttlMin and ttlMax"},
+      {"{'egress': {'dns': {'ttlMin': 'soon'}}}", "profile.json: egress.dns.ttlMin: expected"},
       {"{'annotations': {'allowLoosen': {'workspaceModes': ['none']}}}",
        "profile.json: annotations.allowLoosen.workspaceModes[0]:"},
       {"{'rootfs': {'readonly': 'yes'}}", "profile.json: rootfs.readonly: expected true or false"},

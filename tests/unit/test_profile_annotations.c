@@ -176,14 +176,10 @@ static void test_workspace(void)
   tap_ok(r && r->workspace.mode == PROFILE_WS_OVERLAY && streq(r->workspace.path, "/workspace") &&
              streq(r->workspace.lowerdir, "/home/u/proj"),
          "workspace: result carries overlay mode and lowerdir");
-  m = r ? mount_at(out, "/workspace/.git/hooks") : NULL;
-  tap_ok(m && profile_mount_protect_kind(m) == 'd' && has_opt(m, "ro") &&
-             m == &out->mounts[out->n_mounts - 2],
-         "workspace: .git/hooks protected as a directory, after every other mount");
-  m = r ? mount_at(out, "/workspace/.git/config") : NULL;
-  tap_ok(m && profile_mount_protect_kind(m) == 'f' && r->workspace.n_protected == 2 &&
-             !r->workspace.protected[1].dir,
-         "workspace: .git/config protected as a file");
+  tap_ok(r && mount_at(out, "/workspace/.git/hooks") == NULL &&
+             mount_at(out, "/workspace/.git/config") == NULL && r->workspace.n_protected == 0 &&
+             strv_contains(r->workspace.review_protected, ".envrc"),
+         "workspace: overlay mode mounts nothing over protected paths; the list goes to review");
   profile_result_free(r);
   oci_config_free(out);
   oci_config_free(c);
@@ -203,8 +199,16 @@ static void test_workspace(void)
   r = run(c, a, &out, msg, sizeof msg);
   m = r ? mount_at(out, "/workspace") : NULL;
   tap_ok(m && streq(m->type, "bind") && has_opt(m, "nosuid") && !has_opt(m, "ro") &&
-             r->workspace.mode == PROFILE_WS_BIND && r->workspace.n_protected == 2,
+             r->workspace.mode == PROFILE_WS_BIND && r->workspace.n_protected > 8,
          "workspace: annotation loosens overlay to bind where the profile allows (%s)", msg);
+  m = r ? mount_at(out, "/workspace/.git/hooks") : NULL;
+  tap_ok(m && profile_mount_protect_kind(m) == 'd' && profile_mount_protect_existing(m) &&
+             has_opt(m, "ro") && mount_at(out, "/workspace/.git/commondir") &&
+             mount_at(out, "/workspace/.envrc") &&
+             profile_mount_protect_kind(mount_at(out, "/workspace/.envrc")) == 'f' &&
+             m > mount_at(out, "/workspace"),
+         "workspace: bind mode binds git's config, hooks, redirections and the list read-only, "
+         "if they exist, after the workspace");
   profile_result_free(r);
   oci_config_free(out);
   expect_refusal(c, s, "run.agentrt.workspace.mode=bind is looser", "bind under agent-strict");

@@ -346,14 +346,14 @@ static void test_commit(void)
   ws_manifest_record(l.hostfd, NULL, &w.manifest, &err);
   ws_scan(&l, &c, &err);
   ws_detect_renames(&l, &c, &err);
-  tap_ok(ws_commit_apply(&w, &l, &c, only, &n, &err) == 0 && n == 1, "commit: one path %s",
-         err.msg);
+  tap_ok(ws_commit_apply(&w, &l, &c, only, NULL, &n, NULL, &err) == 0 && n == 1,
+         "commit: one path %s", err.msg);
   s1 = slurp("host/new.txt");
   tap_ok(s1 && streq(s1, "renamed content\n") && access(P("host/old.txt"), F_OK) < 0 &&
              access(P("host/gone.txt"), F_OK) == 0,
          "commit: only the rename was applied");
   put("host/src/main.c", "operator edit\n");
-  ws_commit_conflicts(&w, &l, &c, NULL, &conf, &err);
+  ws_commit_conflicts(&w, &l, &c, NULL, NULL, &conf, &err);
   tap_ok(strv_len(conf) == 1 && str_has_prefix(conf[0], "src/main.c: changed on host"),
          "commit: host edit is a conflict (%s)", conf[0] ? conf[0] : "none");
   /* a symlink planted where a directory was: nothing may be written through it */
@@ -362,12 +362,14 @@ static void test_commit(void)
   {
     char *sel[] = {"newdir", NULL};
     n = 0;
-    tap_ok(ws_commit_apply(&w, &l, &c, sel, &n, &err) < 0 && access(P("snap/x"), F_OK) < 0,
+    tap_ok(ws_commit_apply(&w, &l, &c, sel, NULL, &n, NULL, &err) < 0 &&
+               access(P("snap/x"), F_OK) < 0,
            "commit: refuses a symlink on the host path (%s)", err.msg);
     unlink(P("host/newdir"));
   }
   error_clear(&err);
-  tap_ok(ws_commit_apply(&w, &l, &c, NULL, &n, &err) == 0, "commit: everything %s", err.msg);
+  tap_ok(ws_commit_apply(&w, &l, &c, NULL, NULL, &n, NULL, &err) == 0, "commit: everything %s",
+         err.msg);
   s2 = slurp("host/src/main.c"), s3 = slurp("host/docs/c.md");
   tap_ok(s2 && strstr(s2, "return 1") && s3 && streq(s3, "c\n") &&
              access(P("host/docs/a.md"), F_OK) < 0 && access(P("host/data"), F_OK) < 0,
@@ -403,11 +405,100 @@ static void test_paths(void)
   tap_ok(streq(parent, "a/b") && streq(base, "c"), "paths: split");
 }
 
+/* The protection rule (protect.c): every redirection and configuration
+ * file git reads at any depth is protected, git's data is not. */
+static void test_protect(void)
+{
+  static const char *const prot[] = {".git/config",
+                                     ".git/hooks/pre-commit",
+                                     ".git/hooks",
+                                     ".git/commondir",
+                                     ".git/info/attributes",
+                                     ".git/info/exclude",
+                                     ".git/objects/info/alternates",
+                                     ".git/objects/info/http-alternates",
+                                     ".git/modules/lib/config",
+                                     ".git/modules/lib/hooks/post-checkout",
+                                     ".git/worktrees/w/commondir",
+                                     ".git/worktrees/w/HEAD",
+                                     "sub/.git/config",
+                                     "sub/.git/hooks/pre-commit",
+                                     "a/b/c/.git/config",
+                                     ".gitmodules",
+                                     "lib/.gitmodules",
+                                     ".GIT/config",
+                                     ".Git/Hooks/x",
+                                     "git~1/config",
+                                     ".git./config",
+                                     ".git /config",
+                                     ".git/objects/ab/.git/config",
+                                     ".git/refs/heads/.git/config",
+                                     ".envrc",
+                                     "x/y/.envrc",
+                                     ".vscode/tasks.json",
+                                     "pkg/.VSCode/settings.json",
+                                     ".claude/settings.json",
+                                     NULL};
+  static const char *const data[] = {".git/objects/ab/cdef",
+                                     ".git/objects/pack/p.pack",
+                                     ".git/refs/heads/main",
+                                     ".git/logs/HEAD",
+                                     ".git/index",
+                                     ".git/HEAD",
+                                     ".git/packed-refs",
+                                     ".git/ORIG_HEAD",
+                                     "sub/.git/objects/00/11",
+                                     "src/git/config",
+                                     "a.git/config",
+                                     ".gitignore",
+                                     "docs/envrc",
+                                     ".vscodeX/a",
+                                     NULL};
+  char *patterns[] = {".envrc", ".vscode/", ".claude/", NULL};
+  const char *pat;
+  int bad = 0;
+
+  for (size_t i = 0; prot[i]; i++)
+    if (ws_protect_reason(prot[i], WS_T_FILE, false, patterns, &pat) == NULL) {
+      printf("# not protected: %s\n", prot[i]);
+      bad++;
+    }
+  for (size_t i = 0; data[i]; i++)
+    if (ws_protect_reason(data[i], WS_T_FILE, false, patterns, &pat) != NULL) {
+      printf("# protected: %s\n", data[i]);
+      bad++;
+    }
+  tap_ok(bad == 0, "protect: git config, hooks, redirections at any depth; not git's data");
+  tap_ok(ws_protect_reason("sub/.git", WS_T_FILE, false, NULL, &pat) &&
+             ws_protect_reason(".git", WS_T_SYMLINK, false, NULL, &pat) &&
+             ws_protect_reason(".git/refs/heads/x", WS_T_SYMLINK, false, NULL, &pat) &&
+             ws_protect_reason(".git", WS_T_DIR, true, NULL, &pat) &&
+             ws_protect_reason("a/.git", WS_T_DIR, false, NULL, &pat) &&
+             !ws_protect_reason(".git/objects", WS_T_DIR, false, NULL, &pat),
+         "protect: gitdir files and links, a .git dir itself; not the objects dir");
+  tap_ok(ws_protect_reason("x/.vscode", WS_T_DIR, false, patterns, &pat) && streq(pat, ".vscode/"),
+         "protect: the profile's list matches at any depth and names the entry");
+}
+
+static void test_quote(void)
+{
+  cleanup_free char *a = ws_quote_path("plain name.txt");
+  cleanup_free char *b = ws_quote_path("x\nadded    y");
+  cleanup_free char *c = ws_quote_path("\x1b[2Kq\"\\");
+  cleanup_free char *d = ws_quote_path("caf\xc3\xa9\xff");
+
+  tap_ok(streq(a, "plain name.txt") && streq(b, "\"x\\nadded    y\"") &&
+             streq(c, "\"\\033[2Kq\\\"\\\\\"") && streq(d, "\"caf\\303\\251\\377\""),
+         "quote: control bytes, quotes and bytes >= 0x80 as git quotes them (%s %s %s)", b, c, d);
+}
+
 int main(void)
 {
   test_sha256();
   test_linediff();
   test_paths();
+  test_protect();
+  test_quote();
   if (geteuid() != 0 || mkdtemp(tmp) == NULL) {
     printf("# skipping layer tests (need root)\n");
     return tap_done();

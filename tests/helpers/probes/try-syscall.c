@@ -326,11 +326,25 @@ static int p_mknod_block(void)
   return r;
 }
 
+/* clone3 with a zero size: EINVAL from the kernel when the call is allowed. */
+static int p_clone3(void)
+{
+  return res(syscall(435 /* SYS_clone3 */, NULL, 0));
+}
+
+/* openat2 with a NULL how: EFAULT/E2BIG/EINVAL when allowed; nothing is opened. */
+static int p_openat2(void)
+{
+  return fdres(syscall(437 /* SYS_openat2 */, AT_FDCWD, "/nonexistent-try-syscall", NULL, 0));
+}
+
 static const struct probe {
   const char *name;
   int (*fn)(void);
 } probes[] = {
     {"bpf", p_bpf},
+    {"clone3", p_clone3},
+    {"openat2", p_openat2},
     {"unshare-user", NULL},
     {"unshare-net", NULL},
     {"unshare-mnt", NULL},

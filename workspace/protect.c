@@ -1,0 +1,263 @@
+/* protect.c - which changes of an overlay workspace can make a host tool run
+ * something or read from elsewhere once committed (THREAT-MODEL.md,
+ * "Workspace protection rule").
+ *
+ * In overlay mode nothing the agent writes reaches the host before `commit`,
+ * so protection is decided here, at review time, not with mounts: `diff`
+ * marks such a change and `commit` leaves it out unless the operator names it
+ * (`--include-protected PATH`).  A change is protected when its path (or the
+ * path it was renamed from):
+ *   - has a `.git` component (any depth) that is not a directory: a
+ *     `gitdir:` file or a symlink redirects git to a directory of the agent's;
+ *   - lies below a `.git` directory (any depth, nested repositories too) and
+ *     is not git's object, ref, log or index data: objects/ (but not
+ *     objects/info/, whose alternates make git read objects from elsewhere),
+ *     refs/, logs/, index, HEAD, ORIG_HEAD, FETCH_HEAD, packed-refs, each a
+ *     regular file or directory.  Everything else there (config, hooks/,
+ *     info/, commondir, modules/, worktrees/, ...) is configuration or a
+ *     redirection: `git status` runs core.fsmonitor, `git commit` runs hooks;
+ *   - lies below a directory that git would take for a repository of its
+ *     own (a bare repository: it holds a file named HEAD, in the change set
+ *     or on the host) and is not git's data, as above: `cd dir && git
+ *     status` runs that directory's core.fsmonitor;
+ *   - is a `.git` directory itself (deleted, or new: it is made on the host
+ *     only to hold the git data committed into it), or has a `.gitmodules`
+ *     component;
+ *   - contains the components of an entry of the profile's protected list
+ *     (".envrc", ".vscode/", ...) as a run at any depth.
+ * Names match case-insensitively (ASCII), and `.git` also as the aliases a
+ * case-folding host file system resolves to it (trailing dots or spaces,
+ * the 8.3 name `git~1`), so a case-insensitive host is covered too.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "workspace/internal.h"
+
+#define MAX_COMPONENTS 4096
+
+struct comp {
+  const char *s;
+  size_t n;
+};
+
+static bool comp_ieq(struct comp c, const char *lit)
+{
+  return c.n == strlen(lit) && strncasecmp(c.s, lit, c.n) == 0;
+}
+
+static bool comp_eq(struct comp c, const char *lit)
+{
+  return c.n == strlen(lit) && strncmp(c.s, lit, c.n) == 0;
+}
+
+bool ws_is_git_name(const char *s, size_t n)
+{
+  while (n > 4 && (s[n - 1] == '.' || s[n - 1] == ' '))
+    n--;
+  return (n == 4 && strncasecmp(s, ".git", 4) == 0) || (n == 5 && strncasecmp(s, "git~1", 5) == 0);
+}
+
+/* Split path on '/' into v (at most max); returns the count. */
+static size_t split(const char *path, struct comp *v, size_t max)
+{
+  size_t n = 0;
+
+  for (const char *p = path; *p && n < max;) {
+    const char *e = strchr(p, '/');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len > 0)
+      v[n++] = (struct comp){p, len};
+    p += len;
+    while (*p == '/')
+      p++;
+  }
+  return n;
+}
+
+/* rest (the components after a .git directory) is git's data, not config. */
+static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
+{
+  static const char *const files[] = {"index", "HEAD", "ORIG_HEAD", "FETCH_HEAD", "packed-refs"};
+
+  if (type != WS_T_FILE && type != WS_T_DIR)
+    return false; /* a symlink or a special file anywhere in .git */
+  if (comp_eq(rest[0], "objects"))
+    return n == 1 || !comp_ieq(rest[1], "info");
+  if (comp_eq(rest[0], "refs") || comp_eq(rest[0], "logs"))
+    return true;
+  for (size_t i = 0; n == 1 && i < ARRAY_SIZE(files); i++)
+    if (comp_eq(rest[0], files[i]))
+      return type == WS_T_FILE;
+  return false;
+}
+
+static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type, bool deleted)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (comp_ieq(v[i], ".gitmodules"))
+      return "`.gitmodules` (submodule URLs and paths)";
+    if (!ws_is_git_name(v[i].s, v[i].n))
+      continue;
+    if (i == n - 1 && type != WS_T_DIR)
+      return "a `.git` that is not a directory (a gitdir: file or link points git elsewhere)";
+    if (i == n - 1 && deleted)
+      return "deletes a `.git` directory";
+    if (i == n - 1) /* made on the host only to hold git data committed into it */
+      return "a new `.git` directory (an empty one makes tools take the directory for a "
+             "broken repository)";
+    if (!git_data(v + i + 1, n - i - 1, type))
+      return "git configuration, hooks or a redirection below `.git` (only objects, refs, "
+             "logs and the index are committed by default)";
+  }
+  return NULL;
+}
+
+/* Does the run of components of pattern occur in v? */
+static bool pattern_match(const struct comp *v, size_t n, const char *pattern)
+{
+  struct comp p[64];
+  size_t k = split(pattern, p, ARRAY_SIZE(p));
+
+  if (k == 0 || k > n)
+    return false;
+  for (size_t i = 0; i + k <= n; i++) {
+    size_t j = 0;
+    while (j < k && v[i + j].n == p[j].n && strncasecmp(v[i + j].s, p[j].s, p[j].n) == 0)
+      j++;
+    if (j == k)
+      return true;
+  }
+  return false;
+}
+
+/* Is a directory above path (components v[0..n-2]) a bare repository? */
+static bool below_bare_repo(const struct comp *v, size_t n, const char *path, enum ws_ftype type,
+                            const struct ws_gitdir_probe *probe)
+{
+  for (size_t i = 0; probe && i < n; i++) {
+    size_t len = i == 0 ? 0 : (size_t)(v[i - 1].s + v[i - 1].n - path);
+    if (probe->is_gitdir(probe->ctx, path, len) && !git_data(v + i, n - i, type))
+      return true;
+  }
+  return false;
+}
+
+const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool deleted,
+                                 char *const *patterns, const struct ws_gitdir_probe *probe,
+                                 const char **ret_pattern)
+{
+  static struct comp v[MAX_COMPONENTS];
+  size_t n;
+  const char *why;
+
+  *ret_pattern = NULL;
+  if (path == NULL)
+    return NULL;
+  n = split(path, v, MAX_COMPONENTS);
+  if (n == 0)
+    return NULL;
+  if (n == MAX_COMPONENTS)
+    return "a path too deep to check";
+  why = git_reason(v, n, type, deleted);
+  if (why)
+    return why;
+  if (below_bare_repo(v, n, path, type, probe))
+    return "configuration or hooks of a directory git takes for a bare repository (it holds "
+           "HEAD)";
+  for (size_t i = 0; patterns && patterns[i]; i++)
+    if (pattern_match(v, n, patterns[i])) {
+      *ret_pattern = patterns[i];
+      return "the profile's protected list";
+    }
+  return NULL;
+}
+
+const char *ws_protect_reason(const char *path, enum ws_ftype type, bool deleted,
+                              char *const *patterns, const char **ret_pattern)
+{
+  return ws_protect_reason_in(path, type, deleted, patterns, NULL, ret_pattern);
+}
+
+/* The bare-repository probe of ws_mark_protected: dir (len bytes of path)
+ * holds a regular file HEAD in the change set or on the host.  Results are
+ * cached per directory prefix of the previous path (the scan's order keeps
+ * siblings together). */
+struct probe_ctx {
+  const struct ws_changes *c;
+  int hostfd;
+  char **heads; /* sorted dirs holding an added or modified HEAD */
+  size_t n_heads;
+  char *last;
+  size_t last_len;
+  bool last_res;
+};
+
+static int str_cmp(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool probe_gitdir(void *vctx, const char *path, size_t len)
+{
+  struct probe_ctx *p = vctx;
+  cleanup_free char *dir = xstrndup(path, len);
+  cleanup_free char *head = NULL;
+  struct stat st;
+  int fd;
+  bool res;
+
+  if (p->last && p->last_len == len && strncmp(p->last, path, len) == 0)
+    return p->last_res;
+  res = p->n_heads > 0 && bsearch(&dir, p->heads, p->n_heads, sizeof *p->heads, str_cmp) != NULL;
+  if (!res && p->hostfd >= 0) {
+    head = len ? xfmt("%s/HEAD", dir) : xstrdup("HEAD");
+    fd = ws_open_beneath(p->hostfd, head, O_PATH | O_NOFOLLOW, 0);
+    res = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+      close(fd);
+  }
+  free(p->last);
+  p->last = xstrndup(path, len);
+  p->last_len = len;
+  p->last_res = res;
+  return res;
+}
+
+void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
+{
+  struct probe_ctx p = {.c = c, .hostfd = hostfd};
+  struct ws_gitdir_probe probe = {probe_gitdir, &p};
+
+  for (size_t i = 0; i < c->n; i++) {
+    const char *base = strrchr(c->v[i].path, '/');
+    if (c->v[i].kind == WS_DELETED || c->v[i].type != WS_T_FILE ||
+        strcmp(base ? base + 1 : c->v[i].path, "HEAD") != 0)
+      continue;
+    p.heads = xrealloc(p.heads, (p.n_heads + 1) * sizeof *p.heads);
+    p.heads[p.n_heads++] = xstrndup(c->v[i].path, base ? (size_t)(base - c->v[i].path) : 0);
+  }
+  if (p.n_heads > 1)
+    qsort(p.heads, p.n_heads, sizeof *p.heads, str_cmp);
+  for (size_t i = 0; i < c->n; i++) {
+    struct ws_change *ch = &c->v[i];
+    const char *pat = NULL, *why;
+    free(ch->protect);
+    ch->protect = NULL;
+    why = ws_protect_reason_in(ch->path, ch->type, ch->kind == WS_DELETED, patterns, &probe, &pat);
+    if (why == NULL && ch->old_path) /* the rename's source: deleted as a file */
+      why = ws_protect_reason_in(ch->old_path, ch->old_type ? ch->old_type : ch->type, true,
+                                 patterns, &probe, &pat);
+    if (why)
+      ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
+  }
+  for (size_t i = 0; i < p.n_heads; i++)
+    free(p.heads[i]);
+  free(p.heads);
+  free(p.last);
+}
