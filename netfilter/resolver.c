@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -123,6 +124,48 @@ static struct conn *conn_of(struct rstate *s, const struct client *c)
   return NULL; /* closed meanwhile */
 }
 
+/* A UDP answer leaves from the loopback address the (redirected) query came to,
+ * named per packet: a socket bound to 127.0.0.1 with IP_FREEBIND before the
+ * container's `lo` was up has no source address of its own, and the kernel
+ * would pick the outgoing interface's, which conntrack cannot map back to the
+ * resolver the program asked, so glibc's stub resolver (which checks where
+ * the answer comes from) would never see it. */
+static void send_udp_reply(const struct client *c, const uint8_t *buf, int len)
+{
+  union {
+    char b[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+    struct cmsghdr align;
+  } ctl;
+  struct iovec iov = {(void *)buf, (size_t)len};
+  struct msghdr msg = {.msg_name = (void *)&c->peer,
+                       .msg_namelen = c->peer_len,
+                       .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctl.b};
+  struct cmsghdr *cm;
+
+  memset(&ctl, 0, sizeof ctl);
+  if (c->peer.ss_family == AF_INET6) {
+    struct in6_pktinfo pi = {.ipi6_addr = IN6ADDR_LOOPBACK_INIT};
+    msg.msg_controllen = CMSG_SPACE(sizeof pi);
+    cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = IPPROTO_IPV6;
+    cm->cmsg_type = IPV6_PKTINFO;
+    cm->cmsg_len = CMSG_LEN(sizeof pi);
+    memcpy(CMSG_DATA(cm), &pi, sizeof pi);
+  } else {
+    struct in_pktinfo pi = {.ipi_spec_dst.s_addr = htonl(INADDR_LOOPBACK)};
+    msg.msg_controllen = CMSG_SPACE(sizeof pi);
+    cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = IPPROTO_IP;
+    cm->cmsg_type = IP_PKTINFO;
+    cm->cmsg_len = CMSG_LEN(sizeof pi);
+    memcpy(CMSG_DATA(cm), &pi, sizeof pi);
+  }
+  if (sendmsg(c->fd, &msg, MSG_DONTWAIT) < 0 && (errno == EINVAL || errno == EADDRNOTAVAIL))
+    sendto(c->fd, buf, (size_t)len, MSG_DONTWAIT, (const struct sockaddr *)&c->peer, c->peer_len);
+}
+
 static void send_reply(struct rstate *s, const struct client *c, const uint8_t *buf, int len)
 {
   struct conn *conn;
@@ -133,7 +176,7 @@ static void send_reply(struct rstate *s, const struct client *c, const uint8_t *
   if (len < 0)
     return;
   if (!c->tcp) {
-    sendto(c->fd, buf, (size_t)len, MSG_DONTWAIT, (const struct sockaddr *)&c->peer, c->peer_len);
+    send_udp_reply(c, buf, len);
     return;
   }
   conn = conn_of(s, c);

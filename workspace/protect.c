@@ -17,8 +17,8 @@
  *     info/, commondir, modules/, worktrees/, ...) is configuration or a
  *     redirection: `git status` runs core.fsmonitor, `git commit` runs hooks;
  *   - lies below a directory that git would take for a repository of its
- *     own (a bare repository: it holds a file named HEAD, in the change set
- *     or on the host) and is not git's data, as above: `cd dir && git
+ *     own (a bare repository: it holds a file or symlink named HEAD, in the
+ *     change set or on the host) and is not git's data, as above: `cd dir && git
  *     status` runs that directory's core.fsmonitor;
  *   - is a `.git` directory itself (deleted, or new: it is made on the host
  *     only to hold the git data committed into it), or has a `.gitmodules`
@@ -218,7 +218,7 @@ static bool probe_gitdir(void *vctx, const char *path, size_t len)
   if (!res && p->hostfd >= 0) {
     head = len ? xfmt("%s/HEAD", dir) : xstrdup("HEAD");
     fd = ws_open_beneath(p->hostfd, head, O_PATH | O_NOFOLLOW, 0);
-    res = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    res = fd >= 0 && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
     if (fd >= 0)
       close(fd);
   }
@@ -236,7 +236,8 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
 
   for (size_t i = 0; i < c->n; i++) {
     const char *base = strrchr(c->v[i].path, '/');
-    if (c->v[i].kind == WS_DELETED || c->v[i].type != WS_T_FILE ||
+    /* git takes a symlinked HEAD too (refs/heads/x, the old symbolic-ref form) */
+    if (c->v[i].kind == WS_DELETED || (c->v[i].type != WS_T_FILE && c->v[i].type != WS_T_SYMLINK) ||
         strcmp(base ? base + 1 : c->v[i].path, "HEAD") != 0)
       continue;
     p.heads = xrealloc(p.heads, (p.n_heads + 1) * sizeof *p.heads);

@@ -258,6 +258,37 @@ sbx_net_teardown() {
 	[[ "$output" == *198.51.100.1* ]]
 }
 
+@test "sandbox: --allow NAME: glibc programs resolve it (and only it) through the pinning resolver" {
+	requires dnsmasq
+	sbx_net_setup
+	ip netns exec "$SBX_S" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces \
+		--listen-address=192.0.2.1 --port=53 --address=/allowed.test/192.0.2.1 \
+		--address=/other.test/198.51.100.1 --pid-file= >/dev/null 2>&1 &
+	local dns=$! out left
+	sleep 0.5
+	# python's getaddrinfo is glibc's stub resolver, which takes an answer only from the
+	# address it asked (the regression: answers left from the tap's address)
+	run nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" \
+		--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
+		XDG_RUNTIME_DIR="$SBX/run" sh -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' sandbox --name dns1 \
+		--allow allowed.test:8080 --dns 192.0.2.1 -- python3 -c '
+import socket
+for h in (\"allowed.test\", \"other.test\"):
+    try:
+        s = socket.create_connection((h, 8080), timeout=3); print(h, s.recv(64).decode().strip())
+    except socket.gaierror as e: print(h, \"no name\", e.errno)
+    except OSError as e: print(h, \"refused\", e.errno)'"
+	out=$output
+	kill "$dns" 2>/dev/null
+	wait "$dns" 2>/dev/null || true
+	left=$(slirp_left)
+	sbx_net_teardown
+	[ -z "$left" ]
+	[[ "$out" == *"allowed.test HELLO 192.0.2.1"* ]]
+	[[ "$out" == *"other.test no name"* ]]
+	[[ "$out" != *"HELLO 198.51.100.1"* ]]
+}
+
 @test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
 	sbx_net_setup
 	cd "$SBX/ws"

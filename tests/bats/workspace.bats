@@ -320,6 +320,12 @@ escape() {
     b b/config
 }
 
+@test "escape: an embedded bare repository whose HEAD is a symlink (git accepts a symlinked HEAD)" {
+  escape bare-repo-symlink-head 'mkdir -p b/objects b/refs/heads && ln -s refs/heads/master b/HEAD &&
+    { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
+    b b/config b/HEAD
+}
+
 # No command of the agent's runs through these, but git reads them: objects
 # from elsewhere (alternates), ignore rules that hide files (info/exclude),
 # submodule URLs (.gitmodules), a `.git` that is a symlink or written in
