@@ -46,7 +46,7 @@ LIBS = $(PKG_LIBS)
 # Every .c under these folders is part of the runtime library (the layers, lowest first, are
 # listed in contrib/check-layers.sh); cli/main.c is the CLI entry point.  Files under os/stub/
 # are built separately (mk/stub.mk).
-SRC_DIRS := common oci os profile cgroups netfilter workspace audit monitor container cli
+SRC_DIRS := common oci os profile cgroups netfilter workspace audit datadir monitor container cli
 LIB_SRCS := $(sort $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 LIB_SRCS := $(filter-out cli/main.c,$(LIB_SRCS))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILDDIR)/%.o)
@@ -82,8 +82,12 @@ $(BUILDDIR)/tests/%: tests/unit/%.c $(BUILDDIR)/libagentrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILDDIR)/libagentrt.a $(LDFLAGS) $(LIBS)
 
-check-unit: $(UNIT_BINS)
-	@tests/run-unit.sh $(UNIT_BINS)
+# make check-unit UNIT=test_oci_config [UNIT_K=REGEX]: one binary (only the checks matching)
+UNIT ?=
+UNIT_K ?=
+UNIT_RUN = $(if $(UNIT),$(filter $(addprefix %/,$(UNIT)),$(UNIT_BINS)),$(UNIT_BINS))
+check-unit: $(UNIT_RUN)
+	@tests/run-unit.sh $(if $(UNIT_K),-k '$(UNIT_K)') $(UNIT_RUN)
 
 # the include graph between folders runs downward only (also tests/bats/layers.bats)
 check-layers:
@@ -98,7 +102,9 @@ install: agentrt
 	if [ -f contrib/completion/agentrt.bash ]; then install -D -m 0644 contrib/completion/agentrt.bash $(DESTDIR)$(BASHCOMPDIR)/agentrt; fi
 	# example operator profiles (e.g. agent-strict, used by contrib/docker/daemon.json);
 	# never overwrite an operator's edited copy
+	# (agent-strict is built in and would shadow its copy: not installed)
 	for p in contrib/profiles/*.json; do \
+	  [ "$$(basename $$p)" = agent-strict.json ] && continue; \
 	  t=$(DESTDIR)$(PROFILEDIR)/$$(basename $$p); \
 	  [ -e "$$t" ] || install -D -m 0644 "$$p" "$$t"; \
 	done

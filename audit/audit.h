@@ -1,7 +1,8 @@
 /* audit.h - the audit trail: what a container did, recorded outside its reach.
  *
- * A trail is a directory (default <state root>/.audit/<id>/, mode 0700,
- * outside the container's state dir so it survives `delete`) holding:
+ * A trail is a directory (default <store>/.audit/<id>/, in the data
+ * directory: datadir/datadir.h; mode 0700, outside the container's state dir
+ * so it survives `delete` and a reboot) holding:
  *
  *   <first seq, 20 digits>.jsonl   the records, one JSON object per line,
  *                                  files in seq order (rotation)
@@ -48,7 +49,7 @@ struct audit_limits {
 struct audit_log;
 
 /* dir_override/<id> when the profile names a directory, else
- * <root>/.audit/<id>. */
+ * <store>/.audit/<id> (root: the store of the container's engine root). */
 char *audit_trail_dir(const char *root, const char *dir_override, const char *id);
 
 /* Open (create: mkdir -p, mode 0700) a trail.  lim (may be NULL) replaces

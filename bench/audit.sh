@@ -1,6 +1,6 @@
 #!/bin/bash
 # audit.sh - the `audit` row of bench/: `agentrt run` (agent profile, busybox /bin/true)
-# with the audit trail on vs off, alternating, N rounds each (issue 9: on within 10% of off).
+# with the audit trail on vs off, alternating, N rounds each (target: on within 10% of off).
 #
 #   bench/audit.sh [--rounds N] [--agentrt PATH] [--out FILE]
 #
@@ -31,13 +31,14 @@ command -v busybox >/dev/null || { echo "audit.sh: busybox is required" >&2; exi
 
 work=$(mktemp -d /tmp/agentrt-bench-audit.XXXXXX)
 root=/run/agentrt-bench-audit-$$
+export AGENTRT_DATA_DIR=$root-data AGENTRT_CONFIG=$root-data.conf
 cg=agentrt-bench-audit-$$
 cleanup() {
   local c
   for c in $(ls "$root" 2>/dev/null | head -100); do
     timeout 20 "$rt" --root "$root" delete --force "$c" >/dev/null 2>&1 || true
   done
-  rm -rf "$root" "$work"
+  rm -rf "$root" "$work" "$AGENTRT_DATA_DIR"
   for c in /sys/fs/cgroup/*/"$cg" /sys/fs/cgroup/"$cg"; do
     [ -d "$c" ] && rmdir "$c"/*/ "$c" 2>/dev/null || true
   done

@@ -1167,7 +1167,7 @@ static const struct target targets[] = {
 static void md_targets(FILE *f, const struct data *d)
 {
   int a = rt_index(d, "agentrt"), c = rt_index(d, "crun");
-  fprintf(f, "\n## Targets (issue 7, paired median agentrt/crun)\n\n");
+  fprintf(f, "\n## Targets (paired median agentrt/crun)\n\n");
   if (a < 0 || c < 0) {
     fprintf(f, "Not evaluated: agentrt or crun was not part of this run.\n");
     return;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# run.sh - benchmark agentrt, crun and runc side by side (issue 7).
+# run.sh - benchmark agentrt, crun and runc side by side.
 #
 #   bench/run.sh [--rounds N] [--quick] [--out DIR] [--containers N] [--concurrency N]
 #                [--strace-runs N] [--runtimes "runc crun agentrt"] [--bencher PATH] [--strict]
@@ -24,6 +24,9 @@ repo=$(cd "$here/.." && pwd)
 id=$$
 base=/run/agentrt-bench-$id
 work=$base/work
+# agentrt's data directory (workspaces, trails, filter cache) next to its state root, on the
+# same tmpfs, removed with $base: the bench never writes to the host's /var/lib/agentrt
+export AGENTRT_DATA_DIR=$base/agentrt-data AGENTRT_CONFIG=$base/agentrt.conf
 cgparent=/agentrt-bench-$id
 
 rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0 state_disk=0 private_dockerd=0
@@ -207,7 +210,7 @@ cleanup() {
   done
   [ -n "$docker_image" ] && docker rmi -f "$docker_image" >/dev/null 2>&1 || true
   if [ -n "${BENCH_KEEP_WORK:-}" ]; then # debugging: keep bundles and the runtime log
-    rm -rf "${base:?}"/{runc,crun,agentrt}
+    rm -rf "${base:?}"/{runc,crun,agentrt,agentrt-data}
     echo "run.sh: kept $work (remove it yourself)" >&2
   else
     rm -rf "$base"
@@ -376,10 +379,10 @@ fi
 name=$(date +%F)-$(hostname -s)
 cp "$work/raw.tsv" "$out/$name.tsv"
 "$bencher" report "$out/$name.tsv" --md "$out/$name.md" --svg "$out/$name.svg"
-# The audit row (issue 9): agentrt alone, its agent profile with the trail on vs off, alternated.
+# The audit row: agentrt alone, its agent profile with the trail on vs off, alternated.
 if [ "$agent_profile" = 1 ]; then
   {
-    printf '\n## Audit trail overhead (issue 9, target: on within 10%% of off)\n\n'
+    printf '\n## Audit trail overhead (target: on within 10%% of off)\n\n'
     printf 'bench/audit.sh: `agentrt --profile agent run` of /bin/true, trail on vs a profile '
     printf 'extending agent with `"audit": {"enabled": false}`, alternated (order flipped each round), medians and the paired ratio; state root on /run.\n\n'
     printf '| row | on / off | ratio | rounds |\n|---|---|---|---|\n'

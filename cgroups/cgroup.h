@@ -26,8 +26,8 @@ struct cgroup_opts {
   bool rootless;                /* not real root: only delegated cgroups are usable */
   const char *proc_self_cgroup; /* NULL = /proc/self/cgroup; tests pass a fake file */
   /* linux.resources of the container, consulted by cgroup_create: when the
-   * cgroup cannot be made (EACCES/EROFS) and none is requested it is a soft
-   * failure (see cgroup_create).  Borrowed, may be NULL. */
+   * cgroup cannot be made (EACCES/EROFS) and none is requested, cgroup_create
+   * returns 1, not an error (see cgroup_create).  Borrowed, may be NULL. */
   const struct oci_resources *resources;
   /* linux.devices: unused.  As runc and crun do, a linux.devices entry is
    * not allowed in the device cgroup by itself: it needs a rule in
@@ -46,15 +46,21 @@ int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
                         struct cgroup_manager **ret, struct error *err);
 void cgroup_manager_free(struct cgroup_manager *m);
 
+/* The warnings the calls on m collected since the last take (a resource with
+ * no equivalent on this cgroup version that is ignored, a cgroup shared with
+ * another container), oldest first; NULL when none.  The library never prints
+ * them: the caller logs them (or not) and frees the vector. */
+char **cgroup_take_warnings(struct cgroup_manager *m);
+
 /* The path to save in state.json (relative to the hierarchy root). */
 const char *cgroup_manager_path(const struct cgroup_manager *m);
 int cgroup_manager_version(const struct cgroup_manager *m);
 
 /* mkdir the cgroup (all v1 controllers / v2 with controllers enabled).
- * Returns -EACCES with err->code = -EACCES when the cgroup cannot be created
- * for lack of permission (EACCES/EPERM/EROFS, typically rootless without
- * delegation) and o->resources requests no limit: the caller may warn and
- * run without a cgroup.  Any other failure returns -1 (err->code = errno). */
+ * 0: created.  1: not created for lack of permission (EACCES/EPERM/EROFS,
+ * typically rootless without delegation) while o->resources requests no
+ * limit: not an error, err says why (err->code = the errno); the caller may
+ * warn and run without a cgroup.  -1: any other failure (err->code = errno). */
 int cgroup_create(struct cgroup_manager *m, struct error *err);
 /* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int cgroup_clone_fd(struct cgroup_manager *m);

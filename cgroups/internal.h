@@ -27,6 +27,14 @@ struct cgroup_hier {
   bool made;    /* cgroup_create made the leaf (remove it on failure) */
 };
 
+/* The "controller" name of a hybrid host's cgroup2 hierarchy in a v1 manager. */
+#define CGROUP_UNIFIED "unified"
+static inline bool cgroup_hier_unified(const struct cgroup_hier *h)
+{
+  return h->ctrls != NULL && h->ctrls[0] != NULL &&
+         __builtin_strcmp(h->ctrls[0], CGROUP_UNIFIED) == 0;
+}
+
 struct cgroup_manager;
 
 struct cgroup_stats_full;
@@ -67,6 +75,7 @@ struct cgroup_manager {
   char *sd_slice;                         /* "system.slice" */
   const struct oci_resources *sd_pending; /* cgroup_apply before the unit exists (borrowed) */
   struct cgroup_sd_bus *sd_bus;           /* systemd.c, NULL until needed */
+  char **warnings;                        /* collected for the caller: cgroup_take_warnings() */
 };
 
 extern const struct cgroup_ops cgroup_v1_ops;
@@ -77,6 +86,9 @@ struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c);
 
 /* A message that needs no strerror suffix, with err->code = code; -1. */
 #define cg_fail(err, ecode, ...) (error_set((err), 0, __VA_ARGS__), (err)->code = (ecode), -1)
+/* A warning for the caller (something ignored or risky, not an error): the
+ * library never prints, the CLI logs what cgroup_take_warnings() returns. */
+void cg_warn(struct cgroup_manager *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "cgroup: <c> controller not available" (err->code ENOTSUP, no strerror). */
 int cg_missing(struct error *err, const char *c);
 

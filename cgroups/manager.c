@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -109,7 +110,7 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
   fstype = strtok_r(sep + 3, " ", &save);
   strtok_r(NULL, " ", &save); /* source */
   opts = strtok_r(NULL, " ", &save);
-  if (!streq(fstype, "cgroup") || opts == NULL)
+  if ((!streq(fstype, "cgroup") && !streq(fstype, "cgroup2")) || opts == NULL)
     return;
   save = NULL;
   for (int i = 0; i < 6 && (tok = strtok_r(i ? NULL : line, " ", &save)); i++)
@@ -123,6 +124,13 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
   h = hier_add(m, f[4], f[3]);
   if (h == NULL)
     return;
+  /* a hybrid host's cgroup2 mount (/sys/fs/cgroup/unified): the container
+   * gets a cgroup there too, as with runc, so tools that read the unified
+   * hierarchy (systemd, BPF programs) see it */
+  if (streq(fstype, "cgroup2")) {
+    strv_push(&h->ctrls, CGROUP_UNIFIED);
+    return;
+  }
   save = NULL;
   for (tok = strtok_r(opts, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
     if (v1_is_controller(tok))
@@ -137,7 +145,7 @@ static void v1_mountinfo_line(struct cgroup_manager *m, char *line)
 
 /* mountinfo is read in one go and split in place: stdio's FILE and getline
  * would bring in pages of libc that nothing else on the create path uses
- * (issue 7, peak RSS). */
+ * (peak RSS: bench/README.md). */
 static int v1_discover_real(struct cgroup_manager *m, struct error *err)
 {
   cleanup_free char *text = NULL;
@@ -193,8 +201,9 @@ static int own_cgroup(const struct cgroup_manager *m, const struct cgroup_hier *
     *c2 = '\0';
     for (char *t = strtok_r(c1 + 1, ",", &s2); t; t = strtok_r(NULL, ",", &s2))
       strv_push(&ctrls, t);
-    match = m->version == 2 ? (c1 == l + 1 && ctrls == NULL && l[0] == '0')
-                            : (ctrls != NULL && strv_contains(ctrls, h->ctrls[0]));
+    match = m->version == 2 || cgroup_hier_unified(h)
+                ? (c1 == l + 1 && ctrls == NULL && l[0] == '0')
+                : (ctrls != NULL && strv_contains(ctrls, h->ctrls[0]));
     if (!match)
       continue;
     p = c2 + 1;
@@ -235,7 +244,8 @@ static void compute_saved_path(struct cgroup_manager *m)
   m->path = s;
 }
 
-static int base_path(const struct cgroup_opts *o, char **ret, struct error *err)
+static int base_path(struct cgroup_manager *m, const struct cgroup_opts *o, char **ret,
+                     struct error *err)
 {
   const char *p = o->cgroups_path ? o->cgroups_path : "";
   cleanup_free char *spec = NULL;
@@ -272,7 +282,7 @@ static int resolve_paths(struct cgroup_manager *m, const struct cgroup_opts *o, 
   cleanup_free char *base = NULL;
   cleanup_free char *self = NULL;
 
-  if (base_path(o, &base, err) < 0)
+  if (base_path(m, o, &base, err) < 0)
     return -1;
   if (base[0] != '/' && read_self_cgroup(o, &self, err) < 0)
     return -1;
@@ -408,10 +418,31 @@ int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
   return 0;
 }
 
+void cg_warn(struct cgroup_manager *m, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  strv_push(&m->warnings, msg);
+}
+
+char **cgroup_take_warnings(struct cgroup_manager *m)
+{
+  char **w = m ? m->warnings : NULL;
+
+  if (m)
+    m->warnings = NULL;
+  return w;
+}
+
 void cgroup_manager_free(struct cgroup_manager *m)
 {
   if (m == NULL)
     return;
+  strv_free(m->warnings);
   for (size_t i = 0; i < m->n_hier; i++) {
     free(m->hier[i].mount);
     free(m->hier[i].mroot);
@@ -454,9 +485,10 @@ static void check_shared(struct cgroup_manager *m)
   if (m->fake || cg_read_pids(m->ops->procs_dir(m), &pids, &n, &e) < 0 || n == 0)
     return;
   m->shared = true;
-  log_warning("cgroup `%s` is not empty (%zu processes): sharing a cgroup with another "
-              "container; deleting either kills both",
-              m->path, n);
+  cg_warn(m,
+          "cgroup `%s` is not empty (%zu processes): sharing a cgroup with another "
+          "container; deleting either kills both",
+          m->path, n);
 }
 
 /* A process put in a cgroup that is already frozen never runs: create
@@ -492,10 +524,8 @@ int cgroup_create(struct cgroup_manager *m, struct error *err)
   for (size_t i = 0; i < m->n_hier; i++)
     if (m->hier[i].made)
       rmdir(m->hier[i].dir);
-  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested)) {
-    err->code = -EACCES;
-    return -EACCES;
-  }
+  if (soft_errno(err->code) && !cgroup_resources_requested(m->requested))
+    return 1;
   return -1;
 }
 

@@ -57,6 +57,20 @@ static int cpuset_fill(struct cgroup_manager *m, struct cgroup_hier *h, struct e
   return 0;
 }
 
+static void drop_hier(struct cgroup_manager *m, size_t i)
+{
+  struct cgroup_hier *h = &m->hier[i];
+
+  strv_free(h->ctrls);
+  free(h->mount);
+  free(h->rel);
+  free(h->dir);
+  free(h->mroot);
+  memmove(h, h + 1, (m->n_hier - i - 1) * sizeof *h);
+  m->n_hier--;
+  memset(&m->hier[m->n_hier], 0, sizeof *h);
+}
+
 static int v1_create(struct cgroup_manager *m, struct error *err)
 {
   if (m->n_hier == 0)
@@ -72,11 +86,19 @@ static int v1_create(struct cgroup_manager *m, struct error *err)
       h->made = false;
       continue;
     }
-    if (errno != ENOENT)
+    if (errno != ENOENT && !cgroup_hier_unified(h))
       return error_errno(err, "cgroup: mkdir `%s`", h->dir);
-    if (cg_mkdir_p(h->mount, h->rel, err) < 0)
+    if (errno == ENOENT && cg_mkdir_p(h->mount, h->rel, err) == 0) {
+      h->made = true;
+      continue;
+    }
+    if (!cgroup_hier_unified(h))
       return -1;
-    h->made = true;
+    /* the unified hierarchy is a bonus: not delegated to us, go on without */
+    log_debug("cgroup: no cgroup in the unified hierarchy (%s), ignoring",
+              err->msg[0] ? err->msg : strerror(errno));
+    error_clear(err);
+    drop_hier(m, i--);
   }
   if (cgroup_v1_hier(m, "cpuset") != NULL && cpuset_fill(m, cgroup_v1_hier(m, "cpuset"), err) < 0)
     return -1;
@@ -86,8 +108,11 @@ static int v1_create(struct cgroup_manager *m, struct error *err)
 static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
 {
   for (size_t i = 0; i < m->n_hier; i++)
-    if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0)
-      return -1;
+    if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0) {
+      if (!cgroup_hier_unified(&m->hier[i]))
+        return -1;
+      error_clear(err); /* a bonus, see v1_create */
+    }
   return 0;
 }
 
@@ -99,7 +124,8 @@ int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *
   if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX || (m->systemd && !m->sd_started))
     return 0;
   for (size_t i = 0; i < m->n_hier; i++) {
-    cleanup_free char *path = xfmt("%s/tasks", m->hier[i].dir);
+    cleanup_free char *path =
+        xfmt("%s/%s", m->hier[i].dir, cgroup_hier_unified(&m->hier[i]) ? "cgroup.procs" : "tasks");
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
       error_errno(err, "cgroup: open `%s`", path);
@@ -197,7 +223,7 @@ static int v1_memory(struct cgroup_manager *m, const struct oci_resources *r, st
       wr_i64(m, h->dir, "memory.soft_limit_in_bytes", r->memory_reservation, err) < 0)
     return -1;
   if (r->has_memory_kernel && r->memory_kernel != 0)
-    log_warning("cgroup: memory.kernel is not supported by current kernels, ignoring");
+    cg_warn(m, "cgroup: memory.kernel is not supported by current kernels, ignoring");
   if (r->has_memory_kernel_tcp && r->memory_kernel_tcp != 0 &&
       wr_i64(m, h->dir, "memory.kmem.tcp.limit_in_bytes", r->memory_kernel_tcp, err) < 0)
     return -1;
@@ -305,8 +331,8 @@ static int leaf_write(struct cgroup_manager *m, const char *dir, const char *fil
     if (weight != BLKIO_DEFAULT_LEAF_WEIGHT)
       return cg_fail(err, ENOTSUP, "cgroup: blockIO leafWeight %u: no `%s` on this host", weight,
                      file);
-    log_warning("cgroup: no `%s` on this host (leafWeight %u is the default), ignoring", file,
-                weight);
+    cg_warn(m, "cgroup: no `%s` on this host (leafWeight %u is the default), ignoring", file,
+            weight);
     return 0;
   }
   return cg_write(m, dir, file, text, err);
@@ -395,14 +421,14 @@ static int v1_network(struct cgroup_manager *m, const struct oci_resources *r, s
 
   if (r->has_net_class_id) {
     if ((h = cgroup_v1_hier(m, "net_cls")) == NULL)
-      log_warning("cgroup: no net_cls hierarchy: linux.resources.network.classID ignored");
+      cg_warn(m, "cgroup: no net_cls hierarchy: linux.resources.network.classID ignored");
     else if (cg_writef(m, h->dir, "net_cls.classid", err, "%" PRIu32, r->net_class_id) < 0)
       return -1;
   }
   if (r->n_net_priorities == 0)
     return 0;
   if ((h = cgroup_v1_hier(m, "net_prio")) == NULL) {
-    log_warning("cgroup: no net_prio hierarchy: linux.resources.network.priorities ignored");
+    cg_warn(m, "cgroup: no net_prio hierarchy: linux.resources.network.priorities ignored");
     return 0;
   }
   for (size_t i = 0; i < r->n_net_priorities; i++)

@@ -155,12 +155,12 @@ static int v2_memory(struct cgroup_manager *m, char **avail, const struct oci_re
     return -1;
 unsupported:
   if (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX)
-    log_warning("cgroup: memory.swappiness has no cgroup v2 equivalent, ignoring");
+    cg_warn(m, "cgroup: memory.swappiness has no cgroup v2 equivalent, ignoring");
   if (r->has_disable_oom_killer && r->disable_oom_killer)
-    log_warning("cgroup: memory.disableOOMKiller has no cgroup v2 equivalent, ignoring");
+    cg_warn(m, "cgroup: memory.disableOOMKiller has no cgroup v2 equivalent, ignoring");
   if ((r->has_memory_kernel && r->memory_kernel != 0) ||
       (r->has_memory_kernel_tcp && r->memory_kernel_tcp != 0))
-    log_warning("cgroup: memory.kernel and kernelTCP have no cgroup v2 equivalent, ignoring");
+    cg_warn(m, "cgroup: memory.kernel and kernelTCP have no cgroup v2 equivalent, ignoring");
   return 0;
 }
 
@@ -279,7 +279,7 @@ static int v2_io_weights(struct cgroup_manager *m, const struct oci_resources *r
       return -1;
   }
   if (r->has_blkio_leaf_weight && r->blkio_leaf_weight != 0)
-    log_warning("cgroup: blockIO.leafWeight has no cgroup v2 equivalent, ignoring");
+    cg_warn(m, "cgroup: blockIO.leafWeight has no cgroup v2 equivalent, ignoring");
   return 0;
 }
 
@@ -371,8 +371,8 @@ static int v2_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
   /* as runc: cgroup v2 has no net_cls/net_prio (tag traffic with the
    * cgroup path in nftables/eBPF instead) */
   if (r != NULL && (r->has_net_class_id || r->n_net_priorities > 0))
-    log_warning("cgroup: linux.resources.network needs cgroup v1 net_cls/net_prio; ignored on "
-                "cgroup v2");
+    cg_warn(m, "cgroup: linux.resources.network needs cgroup v1 net_cls/net_prio; ignored on "
+               "cgroup v2");
   if (r != NULL && (v2_memory(m, avail, r, err) < 0 || v2_cpu(m, avail, r, err) < 0 ||
                     v2_cpuset(m, avail, r, err) < 0 || v2_pids(m, avail, r, err) < 0 ||
                     v2_io(m, avail, r, err) < 0 || v2_hugetlb(m, avail, r, err) < 0 ||

@@ -5,20 +5,26 @@
  *                 [--summary] [--purge] [--dir DIR] ID
  *   agentrt audit verify [--dir DIR] ID
  *
- * The trail is found through <state dir>/audit while the container exists,
- * else at <root>/.audit/ID (or DIR/ID with --dir, for a profile that names
- * its own audit directory).  It outlives the container until --purge. */
+ * The trail is found through <state dir>/audit while the container exists
+ * under --root (or the default root), else in the data directory by id or
+ * unique prefix, whichever engine root ran it (data_cmd.h), or at DIR/ID
+ * with --dir, for a profile that names its own audit directory.  It
+ * outlives the container until --purge or host-wide retention. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/jbuf.h"
 #include "cli/cli.h"
 #include "common/util.h"
+#include "cli/data_cmd.h"
 #include "container/audit_cli.h"
 #include "container/container.h"
 #include "os/fsutil.h"
@@ -50,6 +56,9 @@ static void usage(void)
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
          "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n"
+         "       agentrt audit list [--format json|text]\n"
+         "ID: a container id or a unique prefix of it, found in the data directory\n"
+         "whichever engine root ran it (only --root's when given).\n"
          "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
          "       dns denied flow monitor audit_error\n");
 }
@@ -112,18 +121,28 @@ again:
   return validate_container_id(a->id, err) < 0 ? -1 : 0;
 }
 
-static char *find_trail(const struct global_opts *g, const struct audit_args *a)
+/* The trail and the root of its container (*ret_root: g->root or hit's). */
+static int find_trail(const struct global_opts *g, struct audit_args *a, char **ret_trail,
+                      const char **ret_root, struct datadir_hit *hit, struct error *err)
 {
   cleanup_free char *marker = xfmt("%s/%s/audit", g->root, a->id);
-  char *trail = NULL;
-  struct error err = {0};
+  struct global_opts gs;
+  struct error e = {0};
   size_t len;
 
-  if (a->dir != NULL)
-    return audit_trail_dir(g->root, a->dir, a->id);
-  if (read_file_at(AT_FDCWD, marker, 4096, &trail, &len, &err) == 0)
-    return trail;
-  return audit_trail_dir(g->root, NULL, a->id);
+  *ret_root = g->root;
+  if (a->dir != NULL) {
+    *ret_trail = audit_trail_dir(g->store, a->dir, a->id);
+    return 0;
+  }
+  if (read_file_at(AT_FDCWD, marker, 4096, ret_trail, &len, &e) == 0)
+    return 0;
+  if (data_find(g, DATA_AUDIT, a->id, &gs, hit, err) < 0)
+    return -1;
+  a->id = hit->id;
+  *ret_root = hit->root;
+  *ret_trail = audit_trail_dir(hit->store, NULL, hit->id);
+  return 0;
 }
 
 static int open_trail(const char *trail, const char *id, struct error *err)
@@ -206,9 +225,9 @@ static int verify(int fd, const char *id, struct error *err)
   return 0;
 }
 
-static int purge(const struct global_opts *g, const char *trail, const char *id, struct error *err)
+static int purge(const char *root, const char *trail, const char *id, struct error *err)
 {
-  cleanup_free char *state = xfmt("%s/%s", g->root, id);
+  cleanup_free char *state = xfmt("%s/%s", root, id);
   cleanup_free char *parent = xstrdup(trail);
   char *slash = strrchr(parent, '/');
   cleanup_close int pfd = -1;
@@ -222,16 +241,86 @@ static int purge(const struct global_opts *g, const char *trail, const char *id,
   return 0;
 }
 
+/* `audit list`: every trail of the data directory (only --root's when
+ * given), with the engine root it belongs to. */
+static int list_trails(const struct global_opts *g, int argc, char **argv, struct error *err)
+{
+  struct datadir_hit *v = NULL;
+  size_t n = 0;
+  bool json = false;
+
+  if (argc == 3 && str_has_prefix(argv[2], "--format="))
+    json = streq(argv[2] + 9, "json");
+  else if (argc == 4 && streq(argv[2], "--format"))
+    json = streq(argv[3], "json");
+  else if (argc != 2)
+    return error_set(err, 0, "audit list: expected `audit list [--format json|text]`");
+  if (data_list(g, DATA_AUDIT, &v, &n, err) < 0)
+    return -1;
+  if (!json)
+    printf("%-20s %-9s %-12s %-20s %s\n", "ID", "CONTAINER", "BYTES", "LAST WRITTEN",
+           "ENGINE ROOT");
+  else
+    printf("[");
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *dir = audit_trail_dir(v[i].store, NULL, v[i].id);
+    cleanup_free char *head = xfmt("%s/head", dir);
+    cleanup_free char *state = xfmt("%s/%s/state.json", v[i].root, v[i].id);
+    const char *cs = access(state, F_OK) == 0 ? "exists" : "deleted";
+    struct stat st = {0};
+    char when[32] = "-";
+    uint64_t bytes = 0;
+    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    uint64_t *files = NULL;
+    size_t nf = 0;
+    if (stat(head, &st) == 0)
+      strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&st.st_mtim.tv_sec));
+    if (dfd >= 0 && audit_list_files(dfd, &files, &nf, &(struct error){0}) == 0) {
+      for (size_t j = 0; j < nf; j++) {
+        struct stat fs;
+        char name[32];
+        snprintf(name, sizeof name, "%020" PRIu64 ".jsonl", files[j]);
+        if (fstatat(dfd, name, &fs, AT_SYMLINK_NOFOLLOW) == 0)
+          bytes += (uint64_t)fs.st_size;
+      }
+    }
+    free(files);
+    if (json) {
+      struct jbuf b = {0};
+      jb_key_str(&b, "id", v[i].id);
+      jb_key_str(&b, "container", cs);
+      jb_key_u64(&b, "bytes", bytes);
+      jb_key_str(&b, "last_written", when);
+      jb_key_str(&b, "root", v[i].root);
+      jb_key_bool(&b, "legacy", v[i].legacy);
+      printf("%s{%s}", i ? "," : "", jb_str(&b));
+      jb_free(&b);
+    } else
+      printf("%-20s %-9s %-12" PRIu64 " %-20s %s%s\n", v[i].id, cs, bytes, when, v[i].root,
+             v[i].legacy ? " (under the root itself)" : "");
+    datadir_hit_free(&v[i]);
+  }
+  if (json)
+    printf("]\n");
+  free(v);
+  return 0;
+}
+
 int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
+  if (argc >= 2 && streq(argv[1], "list"))
+    return list_trails(g, argc, argv, err);
   struct audit_args a = {0};
+  struct datadir_hit hit = {0};
   cleanup_free char *trail = NULL;
   cleanup_close int fd = -1;
+  const char *root = g->root;
   int r = parse_args(argc, argv, &a, err);
 
   if (r != 0)
     goto out;
-  trail = find_trail(g, &a);
+  if ((r = find_trail(g, &a, &trail, &root, &hit, err)) < 0)
+    goto out;
   if ((fd = open_trail(trail, a.id, err)) < 0) {
     r = -1;
     goto out;
@@ -239,10 +328,11 @@ int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *
   if (a.verify)
     r = verify(fd, a.id, err);
   else if (a.purge)
-    r = purge(g, trail, a.id, err);
+    r = purge(root, trail, a.id, err);
   else
     r = show(fd, &a, err);
 out:
   strv_free(a.filter.kinds);
+  datadir_hit_free(&hit);
   return r < 0 ? -1 : 0;
 }

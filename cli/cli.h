@@ -1,6 +1,6 @@
 /* cli.h - command-line plumbing shared by the verbs.
  *
- * Engines pass flags in every form urfave/cli accepts (ENGINES.md §1.1):
+ * Engines pass flags in every form urfave/cli accepts (CRI-O, go-runc):
  * `--flag value`, `--flag=value`, `-flag value`, and runc's short aliases
  * (`kill -a`, `exec -t -d -p`).  Parsing stops at the first positional
  * argument or at "--".
@@ -50,6 +50,8 @@ int cmd_spec(const struct global_opts *g, int argc, char **argv, struct error *e
 int cmd_features(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_profile(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_purge(const struct global_opts *g, int argc, char **argv, struct error *err);
+int cmd_data(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_checkpoint(const struct global_opts *g, int argc, char **argv, struct error *err);
 int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *err);
 /* `agentrt egress ID list|allow ENTRY|deny ENTRY` */

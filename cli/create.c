@@ -21,6 +21,7 @@
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "cli/data_cmd.h"
 #include "container/audit_cli.h"
 #include "container/console.h"
 #include "container/egress_pod.h"
@@ -31,6 +32,7 @@
 #include "monitor/monitor.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
+#include "datadir/datadir.h"
 #include "workspace/workspace.h"
 
 /* The bundle's config.json, or --config FILE (crun's option; a relative
@@ -78,7 +80,8 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
   if (cgroup_manager_new(&o, &c->cgroup, err) < 0)
     return -1;
   r = cgroup_create(c->cgroup, err);
-  if (r == -EACCES) {
+  container_log_cgroup_warnings(c->cgroup);
+  if (r > 0) {
     /* Not delegated to us (rootless) and no limit asked for.  Without a log
      * file the warning would go to stderr, which conmon reads with a single
      * read() as the error text of a failing create: keep it a debug note. */
@@ -100,9 +103,9 @@ static int setup_cgroup(const struct global_opts *g, struct container *c, bool e
   }
   c->state->cgroup_path = xstrdup(cgroup_manager_path(c->cgroup));
   c->state->systemd_cgroup = g->systemd_cgroup;
-  if (res != NULL && cgroup_apply(c->cgroup, res, false, err) < 0)
-    return -1;
-  return 0;
+  r = res != NULL ? cgroup_apply(c->cgroup, res, false, err) : 0;
+  container_log_cgroup_warnings(c->cgroup);
+  return r;
 }
 
 static void fill_state(struct container *c, const char *bundle, const char *rootfs)
@@ -135,7 +138,7 @@ int write_pid_file(const char *path, pid_t pid, struct error *err)
 
   if (path == NULL)
     return 0;
-  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline (ENGINES.md §1.3) */
+  n = snprintf(buf, sizeof buf, "%d", pid); /* no newline: go-runc's Atoi fails on one */
   return write_file_path(path, buf, (size_t)n, err);
 }
 
@@ -165,7 +168,7 @@ static int record_protected(struct container *c, const struct workspace *w, stru
 
 /* The agent profile's overlay workspace (profile.h): the engine's bind of a
  * host directory becomes an overlay whose upper layer agentrt keeps under
- * <root>/.workspaces/<id>, so the host directory only changes when the
+ * <data-dir>/roots/<key>/.workspaces/<id>, so the host directory only changes when the
  * operator commits (`agentrt workspace ID commit`). */
 static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
 {
@@ -183,7 +186,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
       lim.max_size = c->profile->workspace.retention.max_size;
       lim.max_age = c->profile->workspace.retention.max_age;
     }
-    if (workspace_prepare(g->root, c->id, m->source, m->destination, &lim, &w, err) < 0)
+    if (workspace_prepare(g->store, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
     if (record_protected(c, w, err) < 0) {
@@ -201,6 +204,43 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
   return 0;
 }
 
+/* Does the container keep anything in the data directory (a workspace, a
+ * trail in the default place)? */
+static bool uses_data_dir(const struct container *c)
+{
+  const struct oci_config *cfg = c->config;
+
+  if (c->profile && c->profile->audit.enabled && c->profile->audit.dir == NULL)
+    return true;
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    if (profile_mount_is_workspace(&cfg->mounts[i]))
+      return true;
+  return false;
+}
+
+/* The data directory before anything is written to it: this root's store,
+ * host-wide retention when due, and a clear refusal when the disk is too
+ * full to keep the container's work and trail (never a silently lost
+ * trail).  What retention removed goes to the container's trail too, once
+ * it exists (*ret_removed: JSON fields). */
+static int prepare_data(const struct global_opts *g, struct container *c, char ***ret_removed,
+                        struct error *err)
+{
+  struct datadir_sweep s = {
+      .data_dir = g->data_dir,
+      .conf = g->conf,
+      .skip_root = g->root,
+      .skip_id = c->id,
+  };
+
+  if (!uses_data_dir(c))
+    return 0;
+  if (datadir_store_prepare(g->data_dir, g->root, err) < 0 ||
+      data_adopt_legacy(g, c->id, err) < 0 || datadir_create_check(&s, ret_removed, err) < 0)
+    return -1;
+  return 0;
+}
+
 void container_abort(struct container *c, const struct global_opts *g)
 {
   struct error e = {0};
@@ -214,7 +254,7 @@ void container_abort(struct container *c, const struct global_opts *g)
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
   if (c->has_workspace)
-    workspace_abandon(g->root, c->id);
+    workspace_abandon(g->store, c->id);
   parent = xstrdup(c->dir);
   slash = strrchr(parent, '/');
   *slash = '\0';
@@ -233,6 +273,7 @@ static void monitor_options(const struct global_opts *g, struct container *c, co
 {
   *mo = (struct monitor_opts){
       .root = g->root,
+      .store = g->store,
       .id = c->id,
       .state_dirfd = c->dirfd,
       .bundle = bundle,
@@ -309,6 +350,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free struct sock_fprog *extra = NULL;
   struct stat st;
   size_t cfg_len = 0;
+  cleanup_strv char **removed = NULL;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
@@ -342,7 +384,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
-  if (prepare_workspaces(g, c, err) < 0)
+  if (prepare_data(g, c, &removed, err) < 0 || prepare_workspaces(g, c, err) < 0)
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
@@ -364,6 +406,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
+  for (size_t i = 0; removed && removed[i]; i++)
+    audit_cli_event(g->root, c->id, "retention", removed[i]);
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
@@ -374,7 +418,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.on_clone = monitor_go;
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
-    if (seccomp_cache_get(g->root, pres->extra_seccomp, &extra, err) < 0)
+    if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)
       goto fail;
     /* exec loads the same filter from here */
     if (write_file_atomic_at(c->dirfd, "seccomp-extra.bpf", (const char *)extra->filter,
@@ -386,10 +430,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
    * filter (it cannot reach the host's socket from inside) */
   so.listener_fd =
       seccomp_listener_connect(c->config->linux ? c->config->linux->seccomp : NULL, err);
-  if (so.listener_fd == -1) {
-    error_prefix(err, "create `%s`", c->id);
+  if (so.listener_fd == -1)
     goto fail;
-  }
   r = spawn_init(&so, ret_r, err);
   if (so.listener_fd >= 0)
     close(so.listener_fd);

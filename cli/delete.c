@@ -3,7 +3,7 @@
  * created -> the init is killed and the container removed; stopped ->
  * removed; running/paused -> refused unless --force (SIGKILL first).
  * `delete --force` of an unknown id succeeds: Podman and CRI-O call it
- * from cleanup paths that must be idempotent (ENGINES.md §6). */
+ * from cleanup paths that must be idempotent. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

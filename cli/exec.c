@@ -6,8 +6,10 @@
  * execs through the sealed trampoline.  The sync socket is close-on-exec:
  * EOF means the exec happened, an ERROR message means it did not.
  *
- * CVE-2016-9962: the child is non-dumpable until execve, so a process in
- * the container cannot ptrace it while it still holds host fds.
+ * CVE-2016-9962: the child is non-dumpable from birth until execve (the
+ * parent drops its own dumpable flag around the fork, so there is no window
+ * before the child's prctl), and a process in the container cannot ptrace it
+ * while it still holds host fds, even under a profile that allows ptrace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -205,6 +207,20 @@ static pid_t fork_into(int cgfd)
   return fork();
 }
 
+/* fork_into() with the child non-dumpable from its first instruction: the
+ * flag is copied at fork, so the parent drops its own around the call. */
+static pid_t fork_nondumpable(pid_t (*forker)(int), int cgfd)
+{
+  int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  pid_t pid;
+
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  pid = forker(cgfd);
+  if (pid != 0 && dumpable > 0)
+    prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  return pid;
+}
+
 /* Parent side: returns the child's pid once it exec'd. */
 static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *console_socket,
                         int *ret_master, struct error *err)
@@ -235,7 +251,7 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     if (saved_time < 0 || setns(x->ns[OCI_NS_TIME], CLONE_NEWTIME) < 0)
       goto fail_ns;
   }
-  pid = fork_into(cgfd);
+  pid = fork_nondumpable(fork_into, cgfd);
   if (pid == 0) {
     close(sv[0]);
     x->sock = sv[1];
@@ -309,8 +325,7 @@ fail_ns:
   close(sv[1]);
   return -1;
 fail_child:
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+  proc_kill_reap(pid);
   close(sv[0]);
   if (*ret_master >= 0)
     close(*ret_master);

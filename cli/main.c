@@ -1,7 +1,8 @@
 /* main.c - agentrt's command line: global flags, then one verb per file.
  *
- * The grammar engines use (ENGINES.md §1.1, §2.2): global flags first, then
- * the command, its flags, the container id, then command arguments.
+ * The grammar engines use (Docker, Podman, containerd: integration/): global
+ * flags first, then the command, its flags, the container id, then command
+ * arguments.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include "cli/workspace_cmd.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "datadir/datadir.h"
 
 struct command {
   const char *name;
@@ -48,11 +50,14 @@ static const struct command commands[] = {
     {"workspace", cmd_workspace},
     {"egress", cmd_egress},
     {"audit", cmd_audit},
+    {"purge", cmd_purge},
+    {"data", cmd_data},
     {NULL, NULL},
 };
 
 enum {
   G_ROOT = 1,
+  G_DATA_DIR,
   G_LOG,
   G_LOG_FORMAT,
   G_DEBUG,
@@ -67,6 +72,7 @@ enum {
 
 static const struct opt_spec global_specs[] = {
     {"root", 0, true, G_ROOT},
+    {"data-dir", 0, true, G_DATA_DIR},
     {"log", 0, true, G_LOG},
     {"log-format", 0, true, G_LOG_FORMAT},
     {"debug", 0, false, G_DEBUG},
@@ -99,7 +105,7 @@ static bool uid_map_field(const char **p, unsigned long *ret)
 
 /* Not the initial user namespace: uid_map is not "0 0 4294967295".  Read
  * with read(2), not stdio's fscanf, which every command would otherwise
- * pay in touched libc pages (issue 7, peak RSS). */
+ * pay in touched libc pages (peak RSS: bench/README.md). */
 static bool in_user_namespace(void)
 {
   char buf[256];
@@ -120,25 +126,72 @@ static bool in_user_namespace(void)
   return !(a == 0 && b == 0 && c == 4294967295UL);
 }
 
-/* runc's rule (ENGINES.md §1.9): $XDG_RUNTIME_DIR/agentrt when not real
- * root, or root inside a user namespace without USER=root; an empty
- * XDG_RUNTIME_DIR counts as unset. */
+/* Not real root, runc's rule (Podman passes no --root): another uid, or
+ * root inside a user namespace without USER=root. */
+static bool not_real_root(void)
+{
+  const char *user;
+
+  if (geteuid() != 0)
+    return true;
+  if (!in_user_namespace())
+    return false;
+  user = getenv("USER");
+  return user == NULL || strcmp(user, "root") != 0;
+}
+
+/* $XDG_RUNTIME_DIR/agentrt when not real root; an empty XDG_RUNTIME_DIR
+ * counts as unset. */
 static char *default_root(void)
 {
   const char *xdg = getenv("XDG_RUNTIME_DIR");
-  bool honor = false;
 
-  if (xdg != NULL && *xdg != '\0') {
-    if (geteuid() != 0)
-      honor = true;
-    else if (in_user_namespace()) {
-      const char *user = getenv("USER");
-      honor = user == NULL || strcmp(user, "root") != 0;
-    }
-  }
-  if (honor)
+  if (xdg != NULL && *xdg != '\0' && not_real_root())
     return xfmt("%s/agentrt", xdg);
   return xstrdup("/run/agentrt");
+}
+
+/* --data-dir, else $AGENTRT_DATA_DIR, else the host config's data-dir, else
+ * the default (datadir.h).  The host config is read here, strictly: a bad
+ * line fails every command, naming the file and the line, but the ones an
+ * engine needs to tear a container down (they warn and use the defaults). */
+static int data_settings(struct global_opts *g, const char *flag, const char *cmd,
+                         struct hostconf *conf, char **ret_dir, struct error *err)
+{
+  const char *path = getenv("AGENTRT_CONFIG"), *env = getenv("AGENTRT_DATA_DIR");
+  const char *dir = flag;
+
+  if (path == NULL || *path == '\0')
+    path = HOSTCONF_PATH;
+  if (hostconf_load(path, conf, err) < 0) {
+    /* An engine must still be able to stop and remove what it started:
+     * these go on with the defaults, saying why. */
+    static const char *const teardown[] = {"delete", "kill", "state", "list", "ps", NULL};
+    bool go_on = false;
+    for (size_t i = 0; cmd != NULL && teardown[i] != NULL; i++)
+      go_on = go_on || strcmp(cmd, teardown[i]) == 0;
+    if (!go_on)
+      return -1;
+    log_warning("%s (going on with the defaults for `%s`)", err->msg, cmd);
+    hostconf_free(conf);
+    hostconf_defaults(conf);
+    *err = (struct error){0};
+  }
+  if (dir == NULL && env != NULL && *env != '\0')
+    dir = env;
+  if (dir == NULL)
+    dir = conf->data_dir;
+  *ret_dir = dir ? datadir_normalize_root(dir) : datadir_default(not_real_root());
+  if ((*ret_dir)[0] != '/')
+    return error_set(err, 0, "data directory `%s`: must be an absolute path", *ret_dir);
+  if (strpbrk(*ret_dir, ",:\\\"\n") != NULL)
+    return error_set(err, 0,
+                     "data directory `%s`: holds `,`, `:`, `\\` or `\"`, which overlayfs "
+                     "options cannot carry",
+                     *ret_dir);
+  g->data_dir = *ret_dir;
+  g->conf = conf;
+  return 0;
 }
 
 static void print_version(void)
@@ -151,7 +204,9 @@ int main(int argc, char **argv)
   struct global_opts g = {0};
   struct opt_iter it = {argc, argv, 1};
   struct error err = {0};
-  cleanup_free char *root = NULL;
+  cleanup_free char *root = NULL, *data_dir = NULL, *store = NULL;
+  const char *data_flag = NULL;
+  static struct hostconf conf; /* reachable until exit */
   const char *log_format = "text";
   const char *cmd;
   int id, r;
@@ -161,6 +216,10 @@ int main(int argc, char **argv)
     switch (id) {
     case G_ROOT:
       g.root = val;
+      g.root_given = true;
+      break;
+    case G_DATA_DIR:
+      data_flag = val;
       break;
     case G_LOG:
       g.log_path = val;
@@ -214,6 +273,11 @@ int main(int argc, char **argv)
     log_fatal_error("--root: must be an absolute path");
     return 1;
   }
+  if (data_settings(&g, data_flag, it.i < argc ? argv[it.i] : NULL, &conf, &data_dir, &err) < 0) {
+    log_fatal_error(err.msg);
+    return 1;
+  }
+  g.store = store = datadir_store(g.data_dir, g.root);
   if (g.profile == NULL) {
     const char *p = getenv("AGENTRT_PROFILE");
     if (p != NULL && *p != '\0')

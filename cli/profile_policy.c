@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -107,6 +108,44 @@ int policy_apply(const struct global_opts *g, const char *id, struct oci_config 
   return 0;
 }
 
+/* Where writes go and what the filter refuses, for a person at a terminal
+ * (engines and scripts that read our stderr see nothing new; the log and
+ * `explain` always have the full list). */
+static void notice_terminal(const char *id, const struct profile_result *r)
+{
+  const char *ptrace = NULL;
+
+  for (size_t i = 0; i < r->n_changes; i++) {
+    if (streq(r->changes[i].field, "writes"))
+      fprintf(stderr, "agentrt: %s: %s\n", id, r->changes[i].reason);
+    if (streq(r->changes[i].field, "ptrace"))
+      ptrace = r->changes[i].new_value;
+  }
+  if (r->extra_seccomp != NULL) {
+    const struct oci_seccomp *s = r->extra_seccomp;
+    char names[160] = "";
+    const char *prev = NULL;
+    size_t len = 0, shown = 0;
+
+    /* the first few names (clone has one rule per namespace flag: once) */
+    for (size_t i = 0; i < s->n_syscalls && shown < 6; i++) {
+      const char *n = s->syscalls[i].names ? s->syscalls[i].names[0] : NULL;
+      if (n == NULL || (prev != NULL && streq(prev, n)))
+        continue;
+      prev = n;
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", shown ? ", " : "", n);
+      shown++;
+      if (len >= sizeof names)
+        break;
+    }
+    fprintf(stderr,
+            "agentrt: %s: the profile's seccomp filter refuses %s%s (%zu rules); ptrace: %s; "
+            "`agentrt explain %s` lists them, `agentrt audit %s` has the trail\n",
+            id, names, s->n_syscalls > shown ? ", ..." : "", s->n_syscalls, ptrace ? ptrace : "-",
+            id, id);
+  }
+}
+
 int policy_record(int dirfd, const char *id, const struct profile_result *r, struct error *err)
 {
   cleanup_free char *json = NULL;
@@ -132,5 +171,7 @@ int policy_record(int dirfd, const char *id, const struct profile_result *r, str
         log_info("create `%s`: profile `%s`: %s", id, r->profile ? r->profile : "?", line);
     }
   }
+  if (isatty(STDERR_FILENO))
+    notice_terminal(id, r);
   return 0;
 }

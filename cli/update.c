@@ -169,7 +169,7 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
   int ids[32];
   const char *vals[32];
   const char *cid = NULL;
-  int nflags = 0, id, n, ret = -1;
+  int nflags = 0, id, n, applied, ret = -1;
 
   /* runc's flags may come before or after the id */
   while ((n = opt_next(&it, update_specs, &id, &val, "update", err)) == 1 ||
@@ -225,7 +225,9 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
     error_set(err, 0, "update `%s`: the container has no cgroup", c->id);
     goto out;
   }
-  if (cgroup_apply(c->cgroup, res, true, err) < 0) {
+  applied = cgroup_apply(c->cgroup, res, true, err);
+  container_log_cgroup_warnings(c->cgroup);
+  if (applied < 0) {
     error_prefix(err, "update `%s`", c->id);
     goto out;
   }

@@ -19,13 +19,16 @@
 #include "cli/workspace_cmd.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "cli/data_cmd.h"
 #include "container/container.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 #include "workspace/internal.h"
 
 struct wctx {
-  const struct global_opts *g;
+  const struct global_opts *g; /* &gs: root and store of the container found */
+  struct global_opts gs;
+  struct datadir_hit hit;
   struct workspace *w;
   struct container *c; /* NULL once deleted */
   const char *state;
@@ -56,7 +59,9 @@ static const char usage[] =
     "       agentrt workspace ID commit [--force] [--include-protected PATH]... [PATH...]\n"
     "       agentrt workspace ID discard | purge\n"
     "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
-    "       agentrt workspace ID list [--format text|json]\n";
+    "       agentrt workspace ID list [--format text|json]\n"
+    "ID: a container id or a unique prefix of it, found in the data directory\n"
+    "whichever engine root ran it (only --root's when given).\n";
 
 /* Options may come before or after positionals. */
 static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
@@ -97,15 +102,23 @@ static void wctx_close(struct wctx *x)
   workspace_free(x->w);
   if (x->lockfd >= 0)
     close(x->lockfd);
+  datadir_hit_free(&x->hit);
 }
 
-/* Load the workspace, lock it, and find out whether a container uses it. */
-static int wctx_open(const struct global_opts *g, const char *id, struct wctx *x, struct error *err)
+/* Find the workspace by id or prefix in the data directory (data_cmd.h),
+ * load it, lock it, and find out whether a container uses it. */
+static int wctx_open(const struct global_opts *g, const char *arg, struct wctx *x,
+                     struct error *err)
 {
   struct error e = {0};
+  const char *id;
 
   *x = (struct wctx){.g = g, .lockfd = -1, .state = "deleted"};
-  if (workspace_load(g->root, id, &x->w, err) < 0)
+  if (data_find(g, DATA_WORKSPACE, arg, &x->gs, &x->hit, err) < 0)
+    return -1;
+  x->g = g = &x->gs;
+  id = x->hit.id;
+  if (workspace_load(g->store, id, &x->w, err) < 0)
     return -1;
   x->lockfd = open(x->w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (x->lockfd < 0 || flock(x->lockfd, LOCK_EX) < 0)
@@ -371,30 +384,35 @@ static long long count_changes(const struct workspace *w)
   return n;
 }
 
+/* Every workspace of the data directory (only --root's when given), with
+ * the engine root each belongs to. */
 static int do_list_all(const struct global_opts *g, const struct wopts *o, struct error *err)
 {
-  cleanup_strv char **ids = NULL;
+  struct datadir_hit *hits = NULL;
   struct ws_list_row *rows;
-  size_t n = 0;
+  size_t n = 0, nh = 0;
   int ret;
 
-  if (workspace_ids(g->root, &ids, err) < 0)
+  if (data_list(g, DATA_WORKSPACE, &hits, &nh, err) < 0)
     return -1;
-  rows = xmalloc0((strv_len(ids) + 1) * sizeof *rows);
-  for (size_t i = 0; ids[i]; i++) {
+  rows = xmalloc0((nh + 1) * sizeof *rows);
+  for (size_t i = 0; i < nh; i++) {
+    struct global_opts gs = *g;
     struct workspace *w = NULL;
     struct container *c = NULL;
     struct error e = {0};
-    if (workspace_load(g->root, ids[i], &w, &e) < 0) {
+    gs.root = hits[i].root;
+    if (workspace_load(hits[i].store, hits[i].id, &w, &e) < 0) {
       log_warning("%s", e.msg);
       continue;
     }
     rows[n].w = w;
+    rows[n].root = hits[i].root;
     rows[n].state = "deleted";
     rows[n].changes = count_changes(w);
     rows[n].upper_bytes = workspace_du(w, "upper");
     rows[n].disk_bytes = workspace_du(w, ".");
-    if (container_load(g, ids[i], 0, &c, &e) == 0) {
+    if (container_load(&gs, hits[i].id, 0, &c, &e) == 0) {
       rows[n].state = container_status_name(c->status);
       container_free(c);
     }
@@ -404,6 +422,9 @@ static int do_list_all(const struct global_opts *g, const struct wopts *o, struc
   for (size_t i = 0; i < n; i++)
     workspace_free((struct workspace *)rows[i].w);
   free(rows);
+  for (size_t i = 0; i < nh; i++)
+    datadir_hit_free(&hits[i]);
+  free(hits);
   return ret;
 }
 
@@ -415,7 +436,8 @@ static int do_prepare(const struct global_opts *g, const char *id, const struct 
 
   if (o->lower == NULL || o->dest == NULL)
     return error_set(err, 0, "workspace prepare: --lower DIR and --dest PATH are required");
-  if (workspace_prepare(g->root, id, o->lower, o->dest, NULL, &w, err) < 0)
+  if (datadir_store_prepare(g->data_dir, g->root, err) < 0 ||
+      workspace_prepare(g->store, id, o->lower, o->dest, NULL, &w, err) < 0)
     return -1;
   ret = ws_show_mount_entry(stdout, w, err);
   workspace_free(w);
@@ -441,7 +463,7 @@ static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct er
     return 0;
   }
   if (streq(verb, "purge")) {
-    if (refuse_in_use(x, verb, err) < 0 || workspace_purge(x->g->root, x->w->id, err) < 0)
+    if (refuse_in_use(x, verb, err) < 0 || workspace_purge(x->g->store, x->w->id, err) < 0)
       return -1;
     printf("purged workspace %s\n", x->w->id);
     return 0;

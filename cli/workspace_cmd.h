@@ -1,4 +1,4 @@
-/* workspace_cmd.h - `agentrt workspace ...` (issue 10; design in
+/* workspace_cmd.h - `agentrt workspace ...` (design in
  * workspace/workspace.h).
  *
  *   agentrt workspace list [--format text|json]
@@ -31,6 +31,7 @@ struct ws_list_row {
   const char *state; /* "running", "created", "paused", "stopped", "deleted" */
   long long changes; /* the diff's entries, -1 when it cannot be computed */
   uint64_t upper_bytes, disk_bytes;
+  const char *root; /* the engine root it belongs to */
 };
 int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json, struct error *err);
 int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, bool json,

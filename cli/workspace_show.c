@@ -285,6 +285,7 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
       gks(g, "destination", w->dest);
       gks(g, "created", w->created);
       gks(g, "container", rows[i].state);
+      gks(g, "root", rows[i].root);
       gku(g, "snapshots", w->n_snaps);
       gs(g, "changes");
       if (rows[i].changes < 0)
@@ -298,16 +299,16 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
     yajl_gen_array_close(g);
     return flush(out, g, err);
   }
-  fprintf(out, "%-20s %-9s %-5s %-9s %-13s %-13s %-31s %s\n", "ID", "CONTAINER", "SNAPS", "CHANGES",
-          "UPPER BYTES", "DISK BYTES", "CREATED", "HOST DIR -> DEST");
+  fprintf(out, "%-20s %-9s %-5s %-9s %-13s %-13s %-31s %-32s %s\n", "ID", "CONTAINER", "SNAPS",
+          "CHANGES", "UPPER BYTES", "DISK BYTES", "CREATED", "ENGINE ROOT", "HOST DIR -> DEST");
   for (size_t i = 0; i < n; i++) {
     const struct workspace *w = rows[i].w;
     char changes[24] = "?";
     if (rows[i].changes >= 0)
       snprintf(changes, sizeof changes, "%lld", rows[i].changes);
-    fprintf(out, "%-20s %-9s %-5zu %-9s %-13llu %-13llu %-31s %s -> %s\n", w->id, rows[i].state,
-            w->n_snaps, changes, (unsigned long long)rows[i].upper_bytes,
-            (unsigned long long)rows[i].disk_bytes, w->created, w->lowerdir, w->dest);
+    fprintf(out, "%-20s %-9s %-5zu %-9s %-13llu %-13llu %-31s %-32s %s -> %s\n", w->id,
+            rows[i].state, w->n_snaps, changes, (unsigned long long)rows[i].upper_bytes,
+            (unsigned long long)rows[i].disk_bytes, w->created, rows[i].root, w->lowerdir, w->dest);
   }
   return 0;
 }

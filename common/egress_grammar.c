@@ -285,3 +285,17 @@ int egress_upstream_parse(const char *s, struct egress_upstream *ret, struct err
   *ret = u;
   return 0;
 }
+
+void egress_ttl_bounds(bool has_min, uint64_t min, bool has_max, uint64_t max, uint64_t *ret_lo,
+                       uint64_t *ret_hi)
+{
+  uint64_t lo = has_min ? min : EGRESS_TTL_MIN_DEFAULT;
+  uint64_t hi = has_max ? max : EGRESS_TTL_MAX_DEFAULT;
+
+  if (!has_min && lo > hi)
+    lo = hi;
+  if (!has_max && hi < lo)
+    hi = lo;
+  *ret_lo = lo;
+  *ret_hi = hi;
+}

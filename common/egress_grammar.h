@@ -19,6 +19,20 @@
 #define EGRESS_MAX_UPSTREAM 4
 #define EGRESS_ENTRY_STR_MAX 300
 
+/* How long a resolved address stays pinned (dns.ttlMin..ttlMax), seconds.  A
+ * connection to a name lives only as long as a pin of its address, so the
+ * floor is long: an honest download of a big package or model on one
+ * connection must not be cut because the name's record had a 30 s TTL (as
+ * Cilium's DNS policies do, an hour); rebinding answers are refused when they
+ * arrive, whatever the TTL. */
+#define EGRESS_TTL_MIN_DEFAULT 3600
+#define EGRESS_TTL_MAX_DEFAULT 86400
+/* The bounds in force for a profile's optional ttlMin/ttlMax: a ttlMax below
+ * the default floor lowers the floor to it, a ttlMin above the default
+ * ceiling raises the ceiling to it. */
+void egress_ttl_bounds(bool has_min, uint64_t min, bool has_max, uint64_t max, uint64_t *ret_lo,
+                       uint64_t *ret_hi);
+
 enum egress_kind { EGRESS_CIDR4 = 1, EGRESS_CIDR6, EGRESS_DOMAIN };
 
 /* One allow entry.  Grammar (see egress_entry_parse):

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static void oom(void)
@@ -127,6 +128,42 @@ bool strv_contains(char *const *v, const char *s)
     if (strcmp(*v, s) == 0)
       return true;
   return false;
+}
+
+/* See util.h. */
+char *path_normalize(const char *path)
+{
+  size_t len = strlen(path);
+  char *out = xmalloc(len + 2);
+  size_t o = 0;
+  const char *p = path;
+
+  while (*p != '\0') {
+    const char *e;
+    size_t n;
+
+    while (*p == '/')
+      p++;
+    e = strchrnul(p, '/');
+    n = (size_t)(e - p);
+    if (n == 0 || (n == 1 && p[0] == '.')) {
+      /* skip */
+    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+      while (o > 0 && out[o - 1] != '/')
+        o--;
+      if (o > 0)
+        o--;
+    } else {
+      out[o++] = '/';
+      memcpy(out + o, p, n);
+      o += n;
+    }
+    p = e;
+  }
+  if (o == 0)
+    out[o++] = '/';
+  out[o] = '\0';
+  return out;
 }
 
 int parse_u64(const char *s, uint64_t *ret)

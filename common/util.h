@@ -43,6 +43,12 @@ static inline bool str_has_prefix(const char *s, const char *p)
   return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* The one lexical path normaliser (the profile and the mount code must agree
+ * on what a mount destination is): "a/./b//../c/" -> "/a/c", always
+ * absolute, ".." never above "/".  No symlinks are followed (nothing here
+ * touches the filesystem); resolving inside a root is os/safepath.h's job. */
+char *path_normalize(const char *path);
+
 /* Strict number parsing: whole string, no sign surprises, range checked.
  * Return 0 on success, -1 (errno = EINVAL or ERANGE) otherwise. */
 /* The current UTC time in RFC 3339 with nanoseconds ("2026-11-29T22:01:02.123456789Z")

@@ -12,7 +12,7 @@
  * The sets are read and written with the raw capget/capset syscalls
  * (version 3: two 32-bit words per set) rather than libcap, whose load-time
  * constructor reads /proc/sys/kernel/cap_last_cap through stdio in every
- * agentrt command (issue 7: those stdio/scanf pages were a fifth of the
+ * agentrt command (bench/README.md: those stdio/scanf pages were a fifth of the
  * runtime's peak RSS).  The kernel's last capability is probed with
  * PR_CAPBSET_READ instead.
  */

@@ -321,6 +321,15 @@ static void cgroup_from_config(struct container *c, const struct global_opts *g)
   o.rootless = geteuid() != 0 || (g != NULL && g->in_userns);
   if (cgroup_manager_new(&o, &c->cgroup, &e) < 0)
     c->cgroup = NULL;
+  container_log_cgroup_warnings(c->cgroup);
+}
+
+void container_log_cgroup_warnings(struct cgroup_manager *m)
+{
+  cleanup_strv char **w = cgroup_take_warnings(m);
+
+  for (char **p = w; p && *p; p++)
+    log_warning("%s", *p);
 }
 
 int container_destroy(struct container *c, const struct global_opts *g, struct error *err)
@@ -350,7 +359,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
   egress_teardown(c);
   /* the init is dead: the workspace is no longer in use (its upper layer and
    * snapshots stay until commit/discard/purge) */
-  workspace_release(g->root, c->id);
+  workspace_release(g->store, c->id);
   if (c->cgroup) {
     error_clear(&e2);
     if (cgroup_destroy(c->cgroup, &e2) < 0) {

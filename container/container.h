@@ -70,6 +70,9 @@ int container_save_state(struct container *c, struct error *err);
 int container_save_config(struct container *c, const char *json, size_t len, struct error *err);
 int container_load_config(struct container *c, struct error *err);
 int container_cgroup(struct container *c, const struct global_opts *g, struct error *err);
+/* Log the warnings the cgroup library collected on m (cgroup_take_warnings);
+ * m may be NULL. */
+void container_log_cgroup_warnings(struct cgroup_manager *m);
 
 /* Kill everything, destroy the cgroup, run poststop hooks, remove the state
  * directory.  Used by delete, a failed create and run without --keep. */

@@ -182,7 +182,7 @@ static int make_device(struct setup_ctx *ctx, int devfd, const struct dev_spec *
 static void spec_from_config(const struct oci_device *od, char *path_buf, size_t n,
                              struct dev_spec *ret)
 {
-  char *clean = path_clean(od->path);
+  char *clean = path_normalize(od->path);
 
   snprintf(path_buf, n, "%s", clean);
   free(clean);
@@ -198,7 +198,7 @@ static void spec_from_config(const struct oci_device *od, char *path_buf, size_t
 static bool config_has_device(const struct oci_config *c, const char *path)
 {
   for (size_t i = 0; c->linux != NULL && i < c->linux->n_devices; i++) {
-    cleanup_free char *p = path_clean(c->linux->devices[i].path);
+    cleanup_free char *p = path_normalize(c->linux->devices[i].path);
     if (strcmp(p, path) == 0)
       return true;
   }

@@ -7,8 +7,14 @@
 
 #include "common/error.h"
 
+struct hostconf;
+
 struct global_opts {
-  const char *root; /* state root, already defaulted */
+  const char *root;            /* state root, already defaulted */
+  bool root_given;             /* --root was on the command line */
+  const char *data_dir;        /* --data-dir, $AGENTRT_DATA_DIR, host config, default */
+  const char *store;           /* data_dir's store of root (datadir/datadir.h) */
+  const struct hostconf *conf; /* /etc/agentrt/agentrt.conf or $AGENTRT_CONFIG */
   const char *log_path;
   bool log_json;
   bool debug;

@@ -37,9 +37,14 @@
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  int keep[OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX];
+  size_t cap = OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX + (a->bind_fds ? a->config->n_mounts : 0);
+  cleanup_free int *keep = xmalloc(cap * sizeof *keep);
   size_t n = 0;
   int from = 3 + a->preserve_fds;
+
+  for (size_t i = 0; a->bind_fds && i < a->config->n_mounts; i++)
+    if (a->bind_fds[i] >= 0)
+      keep[n++] = a->bind_fds[i];
 
   keep[n++] = a->sock;
   if (a->listener_fd >= 0)
@@ -228,6 +233,7 @@ void init_main(struct init_args *a)
       .pty_master_fd = -1,
       .pty_peer_fd = -1,
       .rootfd = -1,
+      .bind_fds = a->bind_fds,
   };
   struct process_opts po = {0};
   char *path = NULL;
@@ -247,7 +253,7 @@ void init_main(struct init_args *a)
   }
   /* With a terminal, let go of the runtime's stdout/stderr now: the
    * containerd shim waits for EOF on them before it reads the pid file, so
-   * holding them until `start` deadlocks `create` (ENGINES.md 2.4). */
+   * holding them until `start` deadlocks `create`. */
   if (ctx.pty_peer_fd >= 0) {
     if (console_make_stdio(ctx.pty_peer_fd, &err) < 0) {
       sync_send_error(a->sock, &err);

@@ -22,6 +22,7 @@ struct init_args {
   bool new_userns;
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
   int listener_fd;            /* connected to linux.seccomp.listenerPath, or < 0 */
+  const int *bind_fds;        /* bind sources cloned by the runtime (per mount, -1), or NULL */
   bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;

@@ -233,34 +233,3 @@ int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err
   *ret = w->flag;
   return 0;
 }
-
-char *path_clean(const char *path)
-{
-  size_t len = strlen(path);
-  char *out = xmalloc(len + 2);
-  size_t n = 0;
-  const char *p = path;
-
-  out[n++] = '/';
-  while (*p != '\0') {
-    const char *end = strchrnul(p, '/');
-    size_t clen = (size_t)(end - p);
-
-    if (clen == 0 || (clen == 1 && p[0] == '.')) {
-      /* skip "" and "." */
-    } else if (clen == 2 && p[0] == '.' && p[1] == '.') {
-      while (n > 1 && out[n - 1] != '/')
-        n--;
-      if (n > 1)
-        n--; /* drop the slash too */
-    } else {
-      if (n > 1)
-        out[n++] = '/';
-      memcpy(out + n, p, clen);
-      n += clen;
-    }
-    p = *end == '/' ? end + 1 : end;
-  }
-  out[n] = '\0';
-  return out;
-}

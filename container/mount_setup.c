@@ -48,7 +48,7 @@ bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bin
   bool found = false;
 
   for (size_t i = 0; i < c->n_mounts; i++) {
-    cleanup_free char *d = path_clean(c->mounts[i].destination);
+    cleanup_free char *d = path_normalize(c->mounts[i].destination);
     struct mount_opts o;
     struct error err;
 
@@ -109,15 +109,45 @@ static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const c
   return fd;
 }
 
-static char *bind_source(const struct setup_ctx *ctx, const char *src)
+static char *bind_source(const char *bundle, const char *src)
 {
   if (src[0] == '/')
     return xstrdup(src);
-  return xfmt("%s/%s", ctx->bundle, src);
+  return xfmt("%s/%s", bundle, src);
+}
+
+/* In the runtime, before the init goes into a new user namespace: the
+ * source of each bind, cloned (open_tree) with the runtime's credentials,
+ * so that a source below a directory only the host's root may search still
+ * binds (as crun does); the init attaches the clone.  A source that fails
+ * here is left to the init (-1), which then reports the error. */
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, int **ret_fds)
+{
+  int *fds = xmalloc((c->n_mounts ? c->n_mounts : 1) * sizeof *fds);
+  int n = 0;
+
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct oci_mount *m = &c->mounts[i];
+    struct mount_opts o;
+    struct error e = {0};
+    cleanup_free char *src = NULL;
+
+    fds[i] = -1;
+    if (m->source == NULL || *m->source == '\0' || mount_options_parse(m->options, &o, &e) < 0)
+      continue;
+    if (is_bind(m, &o) && !(o.flags & MS_REMOUNT)) {
+      src = bind_source(bundle, m->source);
+      fds[i] = mnt_clone(AT_FDCWD, src, (o.flags & MS_REC) != 0, src, &e);
+      n += fds[i] >= 0;
+    }
+    mount_opts_free(&o);
+  }
+  *ret_fds = fds;
+  return n;
 }
 
 static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-                   const char *dest, struct error *err)
+                   const char *dest, int pre, struct error *err)
 {
   cleanup_free char *src = NULL;
   cleanup_close int tree = -1;
@@ -127,8 +157,8 @@ static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struc
 
   if (m->source == NULL || *m->source == '\0')
     return error_set(err, EINVAL, "bind mount on `%s`: no source", dest);
-  src = bind_source(ctx, m->source);
-  tree = mnt_clone(AT_FDCWD, src, (o->flags & MS_REC) != 0, src, err);
+  src = bind_source(ctx->bundle, m->source);
+  tree = pre >= 0 ? pre : mnt_clone(AT_FDCWD, src, (o->flags & MS_REC) != 0, src, err);
   if (tree < 0)
     return -1;
   if (fstat(tree, &st) < 0)
@@ -256,7 +286,7 @@ static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct 
   return mnt_set_propagation(mfd, o->propagation, dest, err);
 }
 
-static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct error *err)
+static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, int pre, struct error *err)
 {
   cleanup_free char *dest = NULL;
   struct mount_opts o;
@@ -264,7 +294,7 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
 
   if (m->destination == NULL || *m->destination == '\0')
     return error_set(err, EINVAL, "mount: no destination");
-  dest = path_clean(m->destination);
+  dest = path_normalize(m->destination);
   if (strcmp(dest, "/") == 0)
     return error_set(err, EINVAL, "mount on `/`: use root.path for the root filesystem");
   if (profile_mount_protect_kind(m) != 0)
@@ -279,7 +309,7 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
     ctx->dev_readonly = true;
   }
   if (is_bind(m, &o))
-    r = do_bind(ctx, m, &o, dest, err);
+    r = do_bind(ctx, m, &o, dest, take_fd(&pre), err);
   else if (o.flags & MS_REMOUNT)
     r = do_remount(ctx, &o, dest, err);
   else
@@ -291,7 +321,7 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, struct er
 int mounts_setup(struct setup_ctx *ctx, struct error *err)
 {
   for (size_t i = 0; i < ctx->config->n_mounts; i++)
-    if (mount_one(ctx, &ctx->config->mounts[i], err) < 0)
+    if (mount_one(ctx, &ctx->config->mounts[i], ctx->bind_fds ? ctx->bind_fds[i] : -1, err) < 0)
       return -1;
   return 0;
 }

@@ -39,11 +39,12 @@ size_t mount_opts_sb_words(const struct mount_opts *o, const char **ret, size_t 
  * the detached mount mntfd before it is attached (copyup.c). */
 int mnt_tmpcopyup(int target, int mntfd, const char *dest, struct error *err);
 int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err);
-/* Turn "a/./b//../c" into "/a/c" (lexically, always absolute). */
-char *path_clean(const char *path);
 
 /* mount_setup.c: every mount of config->mounts, in order. */
 int mounts_setup(struct setup_ctx *ctx, struct error *err);
+/* The runtime's clones of the bind sources (*ret_fds[i] per config mount,
+ * -1 for others or on failure); returns how many were cloned. */
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, int **ret_fds);
 /* Does the config mount something at `dest` (cleaned path)?  ret_bind says
  * whether it is a bind mount. */
 bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind);

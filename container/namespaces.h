@@ -20,6 +20,10 @@ struct ns_plan {
 /* Validate linux.namespaces and open every path (errors name the path). */
 int ns_plan_build(const struct oci_config *c, struct ns_plan *ret, struct error *err);
 void ns_plan_close(struct ns_plan *p);
+/* Close the plan's fds at scope exit (ns_plan_close is idempotent).  The plan
+ * must be built before the scope can be left: ns_plan_build initialises it
+ * before it can fail, a zeroed plan would close fd 0. */
+#define cleanup_ns_plan __attribute__((cleanup(ns_plan_close)))
 /* In the init: join every namespace given by path (user first). */
 int ns_join_paths(struct ns_plan *p, bool skip_pid_time, struct error *err);
 /* In the parent: write /proc/<pid>/{uid_map,gid_map} (and setgroups). */

@@ -2,7 +2,7 @@
  *
  * Compiling a filter with libseccomp costs about a millisecond; the agent
  * profile's filter is the same for every container, so its BPF is cached in
- * <root>/.cache/seccomp-<hash>.bpf (hash of the filter's content and the
+ * <data-dir>/.cache/seccomp-<hash>.bpf (hash of the filter's content and the
  * libseccomp version) and loaded with seccomp(2) directly. */
 #ifndef AGENTRT_SECCOMP_CACHE_H
 #define AGENTRT_SECCOMP_CACHE_H

@@ -33,7 +33,9 @@ struct setup_ctx {
   bool new_userns; /* we created a user namespace: mknod fails, bind devices instead */
   bool in_userns;  /* running in any non-initial user namespace (rootless engines) */
   bool new_cgroupns;
-  bool dev_readonly;  /* a config mount of /dev asked for ro: mounted rw, made ro at the end */
+  bool dev_readonly; /* a config mount of /dev asked for ro: mounted rw, made ro at the end */
+  const int
+      *bind_fds;      /* per config mount: a bind source cloned by the runtime, or -1; NULL: none */
   int pty_master_fd;  /* out: set by rootfs_setup() when process.terminal, else -1 */
   int pty_peer_fd;    /* out: the pty's peer (TIOCGPTPEER) for the process's stdio, or -1 */
   int rootfd;         /* O_PATH fd of the rootfs, opened by rootfs_setup() */

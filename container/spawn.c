@@ -1,5 +1,6 @@
 /* spawn.c - the parent's side of starting a container init (see spawn.h). */
 #include "container/spawn.h"
+#include "container/mounts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -198,16 +200,27 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
   }
 }
 
+static void close_bind_fds(int **fds, size_t n)
+{
+  for (size_t i = 0; *fds != NULL && i < n; i++)
+    if ((*fds)[i] >= 0)
+      close((*fds)[i]);
+  free(*fds);
+  *fds = NULL;
+}
+
 int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error *err)
 {
   const struct oci_config *cfg = o->c->config;
-  struct ns_plan plan;
+  cleanup_ns_plan struct ns_plan plan;
   int sv[2] = {-1, -1};
-  int saved_pid = -1, saved_time = -1, cgfd = -1, fifo_fd = -1;
+  int saved_pid = -1, saved_time = -1, cgfd = -1;
+  cleanup_close int fifo_fd = -1;
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
   bool self_join = false;
-  int flags;
+  int *bind_fds = NULL;
+  int flags, dumpable;
   pid_t pid;
 
   r->pid = -1;
@@ -215,34 +228,24 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   r->sync_fd = -1;
   if (ns_plan_build(cfg, &plan, err) < 0)
     return -1;
-  if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0) {
-    ns_plan_close(&plan);
+  if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0)
     return -1;
-  }
-  if (!plan.has_ns[OCI_NS_MOUNT]) {
-    ns_plan_close(&plan);
+  if (!plan.has_ns[OCI_NS_MOUNT])
     return error_set(err, 0,
                      "config.json: linux.namespaces: a mount namespace is required (agentrt never "
                      "mounts the root filesystem in the caller's mount namespace)");
-  }
-  if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID]) {
-    ns_plan_close(&plan);
+  if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID])
     return error_set(err, 0,
                      "config.json: linux.namespaces: a new pid namespace inside a user "
                      "namespace joined by path is not supported");
-  }
   if (o->use_fifo) {
-    if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0) {
-      ns_plan_close(&plan);
+    if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0)
       return error_errno(err, "create exec.fifo");
-    }
     /* The init holds the fifo open read-write and blocks reading it; `start`
      * opens it write-only (ENXIO when the init is gone) and writes a byte. */
     fifo_fd = openat(o->c->dirfd, "exec.fifo", O_RDWR | O_CLOEXEC);
-    if (fifo_fd < 0) {
-      ns_plan_close(&plan);
+    if (fifo_fd < 0)
       return error_errno(err, "open exec.fifo");
-    }
   }
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
     error_errno(err, "socketpair");
@@ -268,10 +271,21 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     flags &= ~CLONE_NEWCGROUP;
     plan.unshare_flags |= CLONE_NEWCGROUP;
   }
+  /* a user namespace: the init would open the bind sources with the
+   * mapped credentials; clone them here with ours */
+  if ((plan.new_ns[OCI_NS_USER] || plan.join_fd[OCI_NS_USER] >= 0) &&
+      mounts_open_bind_sources(cfg, o->bundle, &bind_fds) == 0) {
+    free(bind_fds);
+    bind_fds = NULL;
+  }
   if (enter_for_children(&plan, cfg, &saved_pid, &saved_time, err) < 0) {
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
+  /* CVE-2016-9962: the init is born non-dumpable (a container whose pid
+   * namespace it joins must not trace it before its own prctl). */
+  dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   pid = clone_init(flags, cgfd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
@@ -281,6 +295,8 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     cgfd = -1;
     pid = clone_init(flags, -1);
   }
+  if (pid != 0 && dumpable > 0)
+    prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
   if (pid == 0) {
     struct init_args ia = {
         .config = cfg,
@@ -296,6 +312,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
         .listener_fd = o->listener_fd,
+        .bind_fds = bind_fds,
         .in_userns = o->g != NULL && o->g->in_userns,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,
@@ -304,6 +321,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     init_main(&ia); /* never returns */
   }
   leave_for_children(saved_pid, saved_time);
+  close_bind_fds(&bind_fds, cfg->n_mounts);
   self_join = njoin > 0; /* the init writes itself into the cgroup after GO */
   cgroup_join_fds_close(joinfds, njoin);
   njoin = 0;
@@ -337,21 +355,18 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   return 0;
 
 fail_child:
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
+  proc_kill_reap(pid);
   r->pid = -1;
   if (r->pty_master >= 0)
     close(r->pty_master);
   r->pty_master = -1;
 fail:
+  close_bind_fds(&bind_fds, cfg->n_mounts);
   cgroup_join_fds_close(joinfds, njoin);
-  ns_plan_close(&plan);
   if (sv[0] >= 0)
     close(sv[0]);
   if (sv[1] >= 0)
     close(sv[1]);
-  if (fifo_fd >= 0)
-    close(fifo_fd);
   return -1;
 }
 

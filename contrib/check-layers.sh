@@ -8,7 +8,7 @@
 #
 #   5 cli
 #   4 container
-#   3 monitor
+#   3 monitor datadir
 #   2 profile cgroups netfilter workspace audit
 #   1 oci os
 #   0 common
@@ -27,14 +27,14 @@ declare -A rank=(
 	[common]=0
 	[oci]=1 [os]=1
 	[profile]=2 [cgroups]=2 [netfilter]=2 [workspace]=2 [audit]=2
-	[monitor]=3
+	[monitor]=3 [datadir]=3
 	[container]=4
 	[cli]=5
 )
 
 # Tracked files plus new ones not yet added (a helper's worktree), never build output.
 list_c() {
-	git ls-files -co --exclude-standard -- "$@" 2>/dev/null | grep -E '\.(c|h)$' || true
+	git ls-files -co --exclude-standard -- "$@" 2>/dev/null | sort -u | grep -E '\.(c|h)$' || true
 }
 
 bad=0

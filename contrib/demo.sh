@@ -14,6 +14,8 @@ AGENTRT=${AGENTRT:-$repo/agentrt}
 make -s -C "$repo" test-helpers test-rootfs >/dev/null
 root=/run/agentrt-demo-$$
 bundle=$(mktemp -d /tmp/agentrt-demo.XXXXXX)
+# the demo's workspace and trail in a data directory of its own, removed at the end
+export AGENTRT_DATA_DIR=$bundle/data
 id=demo-$$
 cleanup() {
 	"$AGENTRT" --root "$root" delete --force "$id" >/dev/null 2>&1 || true

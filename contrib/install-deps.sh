@@ -8,6 +8,7 @@
 #               (apparmor: apparmor_parser, to load the VM lane's test profiles)
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
 #   --bench     gnuplot-nox hyperfine bubblewrap
+#   --workload  mmdebstrap (the Debian rootfs of tests/workload/)
 #   --all       every group
 #   --dry-run   print what would be installed, install nothing
 # Packages listed as optional (kubernetes-client) are skipped with a warning when the archive
@@ -22,9 +23,10 @@ ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor)
 NET=(dnsmasq-base socat)
 BENCH=(gnuplot-nox hyperfine bubblewrap)
+WORKLOAD=(mmdebstrap)
 
 usage() {
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -37,7 +39,8 @@ for arg in "$@"; do
 	--vm) want+=("${VM[@]}") ;;
 	--net) want+=("${NET[@]}") ;;
 	--bench) want+=("${BENCH[@]}") ;;
-	--all) want+=("${ENGINES[@]}" "${VM[@]}" "${NET[@]}" "${BENCH[@]}"); optional+=("${ENGINES_OPTIONAL[@]}") ;;
+	--workload) want+=("${WORKLOAD[@]}") ;;
+	--all) want+=("${ENGINES[@]}" "${VM[@]}" "${NET[@]}" "${BENCH[@]}" "${WORKLOAD[@]}"); optional+=("${ENGINES_OPTIONAL[@]}") ;;
 	--dry-run) dry=1 ;;
 	-h | --help) usage 0 ;;
 	*) echo "install-deps.sh: unknown option \`$arg'" >&2; usage 2 >&2 ;;

@@ -86,6 +86,36 @@ it_pty() { timeout 30 script -qec "$1" /dev/null; }
 	[ "$(docker wait def)" = 137 ]
 }
 
+@test "agentrt (default profile): after docker run --rm -v DIR:/workspace, agentrt workspace <id prefix> diff with no other flag" {
+	local host=$IT_TMP/ws-host cid
+	mkdir -p "$host"
+	echo hello >"$host/a.txt"
+	echo keep >"$host/b.txt"
+	run drun agentrt --cidfile "$IT_TMP/ws.cid" -v "$host:/workspace" "$IMG" \
+		sh -c 'echo new >/workspace/new.txt; echo changed >/workspace/a.txt; rm /workspace/b.txt'
+	[ "$status" -eq 0 ] || { echo "run: $output"; return 1; }
+	cid=$(cat "$IT_TMP/ws.cid")
+	rm -f "$IT_TMP/ws.cid"
+	# Docker removed the container and its runtime state; the host dir is untouched
+	! docker inspect "$cid" >/dev/null 2>&1
+	[ ! -e "$IT_TMP/docker/exec/runtime-agentrt/moby/$cid" ]
+	[ "$(cat "$host/a.txt")" = hello ] && [ -f "$host/b.txt" ] && [ ! -e "$host/new.txt" ]
+	# what an operator types: the short id Docker prints, and no --root
+	"$AGENTRT" workspace "${cid:0:12}" diff --format json >"$IT_TMP/ws.json" 2>"$IT_TMP/ws.err" ||
+		{ cat "$IT_TMP/ws.err"; return 1; }
+	[ "$(jq -r '.changes[] | "\(.kind):\(.path)"' "$IT_TMP/ws.json" | sort | tr '\n' ' ')" = \
+		"added:new.txt deleted:b.txt modified:a.txt " ] || { cat "$IT_TMP/ws.json"; return 1; }
+	# it says which engine root (Docker's, under its exec root) the container ran under
+	grep -qF "engine root \`$IT_TMP/docker/exec/" "$IT_TMP/ws.err" || { cat "$IT_TMP/ws.err"; return 1; }
+	run "$AGENTRT" audit verify "${cid:0:12}"
+	[ "$status" -eq 0 ] || { echo "verify: $output"; return 1; }
+	run "$AGENTRT" workspace "${cid:0:12}" commit
+	[ "$status" -eq 0 ] || { echo "commit: $output"; return 1; }
+	[ "$(cat "$host/a.txt")" = changed ] && [ ! -e "$host/b.txt" ] && [ "$(cat "$host/new.txt")" = new ]
+	"$AGENTRT" workspace "$cid" purge >/dev/null 2>&1
+	"$AGENTRT" audit --purge "$cid" >/dev/null 2>&1
+}
+
 @test "agentrt-cli (--add-runtime): runs" {
 	run drun agentrt-cli "$IMG" true
 	[ "$status" -eq 0 ]

@@ -1,4 +1,4 @@
-# integration/lib.bash - shared helpers for the engine suites (issue 4).
+# integration/lib.bash - shared helpers for the engine suites.
 #
 # Installs nothing: CI gets the engines from contrib/install-deps.sh --engines.
 # Every daemon is started by the suite itself with private state under one
@@ -34,6 +34,10 @@ it_tmp() {
 	IT_TMP=$(mktemp -d "/tmp/agentrt-it-$1.XXXXXX") || return 1
 	chmod 755 "$IT_TMP"
 	export IT_TMP
+	# agentrt's data directory (workspaces, audit trails) for every engine of the suite:
+	# the daemons we start pass their environment down to the runtime, so the suite never
+	# writes to the host's /var/lib/agentrt (it_default_root_clean checks anyway)
+	export AGENTRT_DATA_DIR=$IT_TMP/agentrt-data AGENTRT_CONFIG=$IT_TMP/agentrt.conf
 	it_hostdirs_note
 }
 
@@ -122,7 +126,7 @@ it_rm_cgroups() {
 # it_hostdirs_clean removes those we created (files by name, dirs if empty).
 IT_HOSTDIRS="/run/containerd/s /run/containerd/fifo /run/containerd /run/docker/plugins /run/docker
 /run/containers/networks /run/containers /var/lib/containers/cache/blob-info-cache-v1.boltdb
-/var/lib/containers/cache /var/lib/containers /run/agentrt"
+/var/lib/containers/cache /var/lib/containers /run/agentrt /var/lib/agentrt"
 it_hostdirs_note() {
 	local d
 	IT_HOSTDIRS_NEW=""
@@ -146,18 +150,26 @@ it_shimsocks_clean() {
 		rm -f "$s"
 	done
 }
-# Podman passes no --root, so the agent profile's trails and workspaces of our containers
-# land in agentrt's default root even when it existed before: purge those whose bundle lies
-# in this suite's temp dir (and only those), through agentrt itself.
+# Podman passes no --root.  Should an engine not pass AGENTRT_DATA_DIR down, the agent
+# profile's trails and workspaces of our containers land in agentrt's default data
+# directory (or, from an agentrt before it, under the default root): remove those whose
+# bundle lies in this suite's temp dir (and only those), and a store left empty.
 it_default_root_clean() {
-	local r=/run/agentrt d id
-	for d in "$r"/.audit/* "$r"/.workspaces/*; do
-		[ -d "$d" ] || continue
-		grep -qsF "\"$IT_TMP/" "$d"/*.json "$d"/*.jsonl || continue
-		id=${d##*/}
-		case $d in
-		*/.audit/*) "$AGENTRT" --root "$r" audit "$id" --purge >/dev/null 2>&1 || true ;;
-		*) "$AGENTRT" --root "$r" workspace "$id" purge >/dev/null 2>&1 || true ;;
+	local store d
+	for store in /var/lib/agentrt/roots/* /run/agentrt; do
+		[ -d "$store" ] || continue
+		for d in "$store"/.audit/* "$store"/.workspaces/*; do
+			[ -d "$d" ] || continue
+			grep -qsF "\"$IT_TMP/" "$d"/*.json "$d"/*.jsonl || continue
+			echo "# left outside the suite's data directory: $d" >&3
+			rm -rf --one-file-system "$d"
+		done
+		case $store in
+		/var/lib/agentrt/roots/*)
+			if [ -z "$(find "$store/.audit" "$store/.workspaces" -mindepth 1 -maxdepth 1 2>/dev/null)" ]; then
+				rm -rf --one-file-system "$store"
+			fi
+			;;
 		esac
 	done
 }
@@ -172,6 +184,11 @@ it_hostdirs_clean() {
 		# long as no container is left
 		if [ "$d" = /run/agentrt ] && [ -d "$d" ] && [ -z "$(ls "$d" 2>/dev/null)" ]; then
 			rm -rf --one-file-system "$d/.audit" "$d/.cache" "$d/.workspaces"
+		fi
+		# agentrt's default data directory, created by this suite: nothing of ours is left in
+		# it (it_default_root_clean), so what remains is its cache and retention trail
+		if [ "$d" = /var/lib/agentrt ] && [ -d "$d" ] && [ -z "$(ls "$d/roots" 2>/dev/null)" ]; then
+			rm -rf --one-file-system "$d/roots" "$d/.cache" "$d/retention" "$d/.last-sweep"
 		fi
 		if [ -d "$d" ]; then
 			rmdir "$d" 2>/dev/null
@@ -352,8 +369,10 @@ docker_stop() {
 podman_setup() {
 	PODMAN_DIR=$1
 	mkdir -p "$PODMAN_DIR/cni"
-	sed "s|/usr/local/bin/agentrt|$AGENTRT|" "$IT_SRC/contrib/podman/containers.conf" \
-		>"$PODMAN_DIR/containers.conf"
+	# conmon starts agentrt with conmon_env_vars only: pass the suite's data directory there
+	sed -e "s|/usr/local/bin/agentrt|$AGENTRT|" \
+		-e "/^\[engine\]\$/a conmon_env_vars = [\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\", \"AGENTRT_DATA_DIR=$AGENTRT_DATA_DIR\", \"AGENTRT_CONFIG=$AGENTRT_CONFIG\"]" \
+		"$IT_SRC/contrib/podman/containers.conf" >"$PODMAN_DIR/containers.conf"
 	cat >>"$PODMAN_DIR/containers.conf" <<-EOF
 		[containers]
 		default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]

@@ -1,4 +1,4 @@
-# bench.mk - the benchmark harness (bench/run.sh, issue 7).
+# bench.mk - the benchmark harness (bench/run.sh, bench/README.md).
 #   make bench         full run: agentrt (when built), crun and runc side by side
 #   make bench-smoke   a few rounds into $(BUILDDIR)/bench-smoke, only proves it runs
 BENCHER := $(BUILDDIR)/bench/bencher

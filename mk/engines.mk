@@ -1,4 +1,4 @@
-# mk/engines.mk - engine integration suites (issue 4, integration/*.bats).
+# mk/engines.mk - engine integration suites (integration/*.bats).
 #
 #   make check-engines   bats integration/ as root: each suite starts and stops
 #                        its own dockerd/containerd/podman and skips itself when

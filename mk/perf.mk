@@ -1,4 +1,4 @@
-# perf.mk - link the helper libraries statically where Debian ships an archive (issue 7).
+# perf.mk - link the helper libraries statically where Debian ships an archive (bench/README.md).
 #   make STATIC_LIBS=0   link libseccomp, yajl, libnftnl dynamically as before
 # glibc (and libmnl, which has no .a in Debian) stay dynamic.  Static archives
 # save the loader's work at every start (fewer mmap/openat, no symbol lookups
@@ -13,7 +13,7 @@ PERF_STATIC_ARCHIVES := $(foreach p,$(perf_found),$(call perf_static,$(word 2,$(
 LIBS := $(PERF_STATIC_ARCHIVES) $(filter-out $(foreach p,$(perf_found),$(word 1,$(subst :, ,$(p)))),$(PKG_LIBS))
 endif
 
-# Hot text first (issue 7, peak RSS): every function gets its own section
+# Hot text first (peak RSS, bench/README.md): every function gets its own section
 # (-ffunction-sections) and mk/hot-text.ld gathers the ones `agentrt run`
 # executes into one block at the start of the text, next to .init and .plt,
 # with the static yajl and the start-up code; libseccomp's and libnftnl's

@@ -1,4 +1,4 @@
-# mk/security.mk - the hardening proof (issue 8): tests/security/*.bats and their helpers.
+# mk/security.mk - the hardening proof: tests/security/*.bats and their helpers.
 #
 #   make security-probes   build/test-helpers/sprobe (static; copied into each test bundle)
 #   make build-fp          build-fp/agentrt: a FAILPOINTS=1 build for tests/security/faults.bats

@@ -45,10 +45,12 @@ static int policy_from_profile(const struct profile_egress *pe, struct egress_po
       return error_prefix(err, "egress.allow `%s`", *a);
   }
   p->ingress_default_allow = pe->ingress_default_allow;
-  if (pe->has_ttl_min)
-    p->ttl_min = (uint32_t)pe->ttl_min; /* at most 7 days: profile/validate.c */
-  if (pe->has_ttl_max)
-    p->ttl_max = (uint32_t)pe->ttl_max;
+  {
+    uint64_t lo, hi; /* at most 7 days: profile/validate.c */
+    egress_ttl_bounds(pe->has_ttl_min, pe->ttl_min, pe->has_ttl_max, pe->ttl_max, &lo, &hi);
+    p->ttl_min = (uint32_t)lo;
+    p->ttl_max = (uint32_t)hi;
+  }
   for (char **a = pe->ingress_allow; a && *a; a++) {
     struct egress_port e;
     if (egress_port_parse(*a, &e, err) < 0 || egress_policy_add_port(p, &e, err) < 0)

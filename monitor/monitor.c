@@ -260,7 +260,7 @@ static void reset_process(int chan, int dirfd)
   procfs_reset();
   /* a new session: a terminal's ^C for `agentrt run` is not for us */
   setsid();
-  /* ENGINES.md §2.4: never keep the runtime's stdio */
+  /* never keep the runtime's stdio: containerd's shim waits for its EOF */
   for (int fd = 0; fd < 3; fd++)
     if (null >= 0 && null != fd)
       dup2(null, fd);
@@ -638,7 +638,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   if (!wants_monitor(o))
     return 0;
   if (p->audit.enabled) {
-    h->trail = audit_trail_dir(o->root, p->audit.dir, o->id);
+    h->trail = audit_trail_dir(o->store, p->audit.dir, o->id);
     lim = (struct audit_limits){.max_size = p->audit.max_size, .max_age = p->audit.max_age};
     /* creates the trail (or opens a kept one: its chain goes on) */
     if (audit_log_open(h->trail, o->id, &lim, true, &log, err) < 0)

@@ -9,7 +9,7 @@
  * monitor_launch() creates the trail, writes <state dir>/audit (the trail
  * directory; CLI verbs append there while it exists) and monitor.pid ("PID
  * STARTTIME") and forks once.  The monitor: new session, fds 0/1/2 on
- * /dev/null (ENGINES.md §2.4: a helper holding the runtime's stdout or
+ * /dev/null (a helper holding the runtime's stdout or
  * stderr hangs containerd's shim), every other fd closed but its channel and
  * the state dir, no parent-death signal (it outlives `create`), host
  * namespaces, not in the container's cgroup.  Until the init exists it
@@ -46,7 +46,8 @@
 #define MONITOR_NFLOG_GROUP_DEFAULT 0
 
 struct monitor_opts {
-  const char *root; /* state root (--root) */
+  const char *root;  /* state root (--root) */
+  const char *store; /* its store in the data directory (datadir/datadir.h) */
   const char *id;
   int state_dirfd; /* the container's state dir (monitor.pid, audit, egress.sock) */
   const char *bundle;

@@ -56,8 +56,8 @@ int egress_policy_add_port(struct egress_policy *p, const struct egress_port *e,
 void egress_policy_init(struct egress_policy *p)
 {
   memset(p, 0, sizeof *p);
-  p->ttl_min = 5;
-  p->ttl_max = 3600;
+  p->ttl_min = EGRESS_TTL_MIN_DEFAULT;
+  p->ttl_max = EGRESS_TTL_MAX_DEFAULT;
   p->log_group = 0;
 }
 

@@ -283,6 +283,9 @@ int oci_config_parse(const char *json, size_t len, const char *file, struct oci_
 int oci_config_to_json(const struct oci_config *c, char **ret_json, size_t *ret_len,
                        struct error *err);
 void oci_config_free(struct oci_config *c);
+/* Deep copies (config_dup.c): they share no memory with the original. */
+struct oci_config *oci_config_dup(const struct oci_config *c);
+struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s);
 /* A seccomp section built outside a config (the profile's stacked filter). */
 void oci_seccomp_free(struct oci_seccomp *s);
 /* Same, indented with tabs (for files people read). */

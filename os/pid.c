@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "os/procfs.h"
@@ -76,6 +78,12 @@ int proc_kill_wait(pid_t pid, uint64_t start_time, int sig, int timeout_ms)
   r = poll(&pfd, 1, timeout_ms);
   close(pidfd);
   return r > 0 ? 0 : -1;
+}
+
+void proc_kill_reap(pid_t pid)
+{
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
 }
 
 void proc_leave_fd_teardown_to_child(void)

@@ -12,6 +12,8 @@ int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state);
 bool proc_alive(pid_t pid, uint64_t start_time);
 /* Send sig (SIGKILL; 0 only waits) and wait (bounded) for the process to be gone. */
 int proc_kill_wait(pid_t pid, uint64_t start_time, int sig, int timeout_ms);
+/* SIGKILL a child of ours and reap it (the unwind of a failed set-up). */
+void proc_kill_reap(pid_t pid);
 /* For a helper about to exit whose fds are slow to release (a fanotify
  * group, a netfilter netlink socket: a grace period each): a child inherits
  * them and exits only once we are gone, so whoever waits for our exit (a

@@ -60,20 +60,47 @@ static void apply_nnp(struct apply_ctx *x)
              "setuid binaries and file capabilities cannot raise privileges");
 }
 
+static char *deny_list(char **deny)
+{
+  char *out = NULL;
+
+  for (size_t i = 0; deny != NULL && deny[i] != NULL; i++) {
+    char *prev = out;
+    out = xfmt("%s%s%s", prev ? prev : "", prev ? " " : "", deny[i]);
+    free(prev);
+  }
+  return out;
+}
+
 static void apply_seccomp(struct apply_ctx *x)
 {
+  cleanup_free char *list = NULL;
+  uint32_t eno;
   size_t n;
 
   x->r->extra_seccomp = profile_seccomp_build(x->p);
   if (x->r->extra_seccomp == NULL)
     return;
   n = x->r->extra_seccomp->n_syscalls;
-  change_add(x, PROFILE_CHANGE_RUNTIME, "linux.seccomp (stacked)", NULL,
-             x->c->linux && x->c->linux->seccomp ? "engine filter + profile filter"
-                                                 : "profile filter",
-             "a second filter of %zu rules denies namespace creation, mounts, bpf, ptrace, "
-             "io_uring, keyrings, modules and more; both filters run, the stricter wins",
-             n);
+  eno = x->p->seccomp.errno_ret ? x->p->seccomp.errno_ret : 1;
+  list = deny_list(x->p->seccomp.deny);
+  change_add(
+      x, PROFILE_CHANGE_RUNTIME, "linux.seccomp (stacked)", NULL,
+      x->c->linux && x->c->linux->seccomp ? "engine filter + profile filter" : "profile filter",
+      "a second filter of %zu rules refuses (errno %u, %s) %s%s%s; both filters run, "
+      "the stricter wins; a tool that fails with \"%s\" on one of these was refused "
+      "by the profile (see `agentrt audit ID`)",
+      n, eno, strerrorname_np((int)eno) ? strerrorname_np((int)eno) : "?", list ? list : "",
+      x->p->seccomp.deny_clone_namespaces ? ", clone with namespace flags (clone3: ENOSYS)" : "",
+      x->p->seccomp.deny_tiocsti ? ", ioctl TIOCSTI" : "", strerror((int)eno));
+  change_add(x, PROFILE_CHANGE_RUNTIME, "ptrace", NULL,
+             profile_denies_ptrace(x->p) ? "denied" : "within the container",
+             profile_denies_ptrace(x->p)
+                 ? "ptrace and process_vm_readv/writev are refused: no gdb, strace or "
+                   "LeakSanitizer inside"
+                 : "gdb, strace and sanitizers may trace the container's own processes "
+                   "(same uid, no CAP_SYS_PTRACE; agentrt's init and exec helper are "
+                   "non-dumpable until they exec, so they cannot be traced)");
 }
 
 static void fill_egress(struct apply_ctx *x)
@@ -134,10 +161,12 @@ static int run_steps(struct apply_ctx *x)
     return -1;
   if (apply_resources(x) < 0)
     return -1;
+  apply_env(x);
   apply_seccomp(x);
   fill_egress(x);
   profile_audit_copy(&x->r->audit, &x->p->audit);
   x->r->workspace.retention = x->p->workspace.retention;
+  apply_writes_summary(x);
   return 0;
 }
 
@@ -172,6 +201,8 @@ int profile_apply_process(struct oci_process *proc, const struct agent_profile *
   ret = caps_check_process(&x, proc);
   if (ret == 0 && p->no_new_privileges)
     proc->no_new_privileges = true;
+  if (ret == 0)
+    profile_env_process(proc, p);
   profile_result_free(x.r);
   return ret;
 }

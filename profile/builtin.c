@@ -1,8 +1,10 @@
-/* builtin.c - the built-in profiles `agent` (the default) and `oci`.
+/* builtin.c - the built-in profiles `agent` (the default), `agent-strict` and `oci`.
  *
  * `agent` is also the base of every operator profile that does not say
  * "extends": "oci" (or "none"), so a profile file only lists what it changes.
  * `oci` turns everything off: agentrt then behaves as a plain OCI runtime.
+ * `agent-strict` is contrib/profiles/agent-strict.json, embedded at build time
+ * (mk/profiles.mk): `agent` with less room and ptrace denied (THREAT-MODEL.md).
  *
  * Field reference (struct agent_profile in profile.h):
  *   rootfs.readonly            root.readonly forced true
@@ -12,7 +14,10 @@
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
  *   capabilities.ceiling       may be kept; anything requested beyond ceiling+trim is refused
  *   capabilities.trim          dropped quietly (in Docker's default set, not in the ceiling)
- *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI)
+ *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI);
+ *                              `agent` allows ptrace inside the container, `agent-strict` not
+ *   env.defaults/pathAppend    NAME=VALUE set when the engine did not, PATH entries added;
+ *                              "$HOME" is the process's writable home (skipped without one)
  *   namespaces.required        must not be the host's: missing network/pid is refused,
  *                              the others are added; joinable may be joined by path
  *   devices.restrict           only null zero full random urandom tty console ptmx
@@ -60,6 +65,13 @@ static const char agent_json[] =
     "    \"trim\": [\"NET_RAW\", \"MKNOD\", \"SETFCAP\", \"SYS_CHROOT\", \"AUDIT_WRITE\"]\n"
     "  },\n"
     "  \"noNewPrivileges\": true,\n"
+    "  \"env\": {\n"
+    "    \"defaults\": [\"HOME=$HOME\", \"NPM_CONFIG_PREFIX=$HOME/.npm-global\",\n"
+    "      \"PYTHONUSERBASE=$HOME/.local\",\n"
+    "      \"GOPATH=$HOME/go\", \"GOCACHE=$HOME/.cache/go-build\", \"CARGO_HOME=$HOME/.cargo\"],\n"
+    "    \"pathAppend\": [\"$HOME/.local/bin\", \"$HOME/.npm-global/bin\", \"$HOME/go/bin\",\n"
+    "      \"$HOME/.cargo/bin\"]\n"
+    "  },\n"
     "  \"seccomp\": {\n"
     "    \"enabled\": true, \"errno\": 1,\n"
     "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true,\n"
@@ -68,7 +80,7 @@ static const char agent_json[] =
     "\"move_mount\",\n"
     "      \"open_tree\", \"pivot_root\", \"mount_setattr\",\n"
     "      \"bpf\", \"perf_event_open\", \"keyctl\", \"add_key\", \"request_key\",\n"
-    "      \"ptrace\", \"process_vm_readv\", \"process_vm_writev\", \"userfaultfd\",\n"
+    "      \"userfaultfd\",\n"
     "      \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\",\n"
     "      \"init_module\", \"finit_module\", \"delete_module\", \"kexec_load\", "
     "\"kexec_file_load\",\n"
@@ -125,6 +137,9 @@ static const char agent_json[] =
     "  }\n"
     "}\n";
 
+/* contrib/profiles/agent-strict.json, embedded by mk/profiles.mk */
+extern const char agentrt_agent_strict_json[];
+
 static const char oci_json[] = "{\n"
                                "  \"name\": \"oci\",\n"
                                "  \"description\": \"plain OCI runtime: the engine's config as "
@@ -138,5 +153,7 @@ const char *profile_builtin_json(const char *name)
     return agent_json;
   if (streq(name, "oci"))
     return oci_json;
+  if (streq(name, "agent-strict"))
+    return agentrt_agent_strict_json;
   return NULL;
 }

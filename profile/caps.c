@@ -4,7 +4,7 @@
  * MKNOD, ...) are dropped and recorded; anything else beyond the ceiling
  * (`--privileged`, `--cap-add SYS_ADMIN`) is refused, naming each capability,
  * rather than silently trimmed.  Inheritable and ambient sets are always
- * cleared (CVE-2022-29162 and siblings: SECURITY.md 1.12, H21).
+ * cleared (CVE-2022-29162 and siblings: tests/security/escapes.bats, hardening.bats H21).
  */
 #include <stdio.h>
 

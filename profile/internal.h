@@ -9,8 +9,6 @@
 #include "profile/profile.h"
 
 /* units.c */
-int profile_parse_duration(const char *s, uint64_t *ret);
-char *path_normalize(const char *path);
 bool path_is_under(const char *path, const char *dir);
 bool path_is_normal_abs(const char *path);
 char *fmt_size(uint64_t v);
@@ -62,6 +60,8 @@ int apply_resources(struct apply_ctx *x);                                 /* res
 int apply_mounts(struct apply_ctx *x);                                    /* mounts.c */
 int apply_workspace(struct apply_ctx *x);                                 /* workspace.c */
 struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p); /* seccomp.c */
+void apply_env(struct apply_ctx *x);                                      /* env.c */
+void apply_writes_summary(struct apply_ctx *x);
 
 /* mounts.c helpers shared with workspace.c */
 bool mount_is_bind(const struct oci_mount *m);

@@ -1,6 +1,6 @@
 /* load.c - find and read a profile: the only file of profile/ that does I/O.
  *
- *   "agent", "oci"            built-in
+ *   "agent", "agent-strict", "oci"   built-in
  *   NAME (no '/')             /etc/agentrt/profiles/NAME.json, else ./NAME
  *   anything with a '/'       that file
  *

@@ -260,6 +260,8 @@ void profile_free(struct agent_profile *p)
     free(p->scratch[i].path);
   free(p->scratch);
   strv_free(p->seccomp.deny);
+  strv_free(p->env.defaults);
+  strv_free(p->env.path_append);
   strv_free(p->masked_paths);
   strv_free(p->readonly_paths);
   strv_free(p->mounts.deny_sockets);

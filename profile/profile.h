@@ -115,7 +115,7 @@ struct profile_egress {
 
 struct profile_audit {
   bool enabled;
-  char *dir; /* NULL = under the state directory */
+  char *dir; /* NULL = in the data directory (datadir/datadir.h) */
   uint64_t max_size;
   uint64_t max_age;
 };
@@ -150,6 +150,10 @@ struct agent_profile {
   bool no_new_privileges;
   char *apparmor_profile; /* process.apparmorProfile when the engine set none and the
                              host has AppArmor (profile_apply_apparmor); NULL = none */
+  struct {
+    char **defaults;    /* "NAME=VALUE", set unless the engine's env has NAME */
+    char **path_append; /* directories added to the end of PATH */
+  } env; /* "$HOME" in a value: the process's writable home (entry skipped without one) */
   struct {
     bool enabled;
     uint32_t errno_ret;
@@ -230,6 +234,10 @@ int profile_parse(const char *json, size_t len, const char *file, struct agent_p
                   struct error *err);
 /* Built-in profiles: "agent" and "oci".  NULL when unknown. */
 const char *profile_builtin_json(const char *name);
+/* The profile's filter refuses ptrace (`agent-strict`; `agent` allows it). */
+bool profile_denies_ptrace(const struct agent_profile *p);
+/* env.defaults and env.pathAppend for a process of `exec --process`. */
+void profile_env_process(struct oci_process *proc, const struct agent_profile *p);
 int profile_builtin(const char *name, struct agent_profile **ret, struct error *err);
 /* name -> built-in, else PROFILE_DIR/NAME.json, else a path (load.c: the
  * only file of profile/ doing I/O). */
@@ -271,12 +279,10 @@ int profile_mount_protect_kind(const struct oci_mount *m);
 /* A protected-path marker that binds only what exists (bind mode). */
 bool profile_mount_protect_existing(const struct oci_mount *m);
 
-/* Deep copy of a config (profile/copy.c). */
-struct oci_config *oci_config_dup(const struct oci_config *c);
-struct oci_seccomp *oci_seccomp_dup(const struct oci_seccomp *s);
-
 /* "512m", "2g", "1GiB", "4096" -> bytes. */
 int profile_parse_size(const char *s, uint64_t *ret);
+/* "90s", "15m", "2h", "30d", "1w", "3600" -> seconds. */
+int profile_parse_duration(const char *s, uint64_t *ret);
 /* "1.5" -> 1500 millicpus. */
 int profile_parse_cpus(const char *s, uint64_t *ret);
 const char *profile_ws_mode_name(enum profile_ws_mode m);

@@ -87,3 +87,8 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
     add_arg(add_rule(s, "ioctl", eno), 1, UINT32_MAX, TIOCSTI);
   return s;
 }
+
+bool profile_denies_ptrace(const struct agent_profile *p)
+{
+  return p->seccomp.enabled && strv_contains(p->seccomp.deny, "ptrace");
+}

@@ -202,6 +202,12 @@ static const struct pfield ns_fields[] = {
     FEND,
 };
 
+static const struct pfield env_fields[] = {
+    F("defaults", P_STRV, env.defaults),
+    F("pathAppend", P_STRV, env.path_append),
+    FEND,
+};
+
 static const struct pfield devices_fields[] = {F("restrict", P_BOOL, devices_restrict), FEND};
 
 static const struct pfield mounts_fields[] = {
@@ -287,6 +293,7 @@ static const struct pfield top_fields[] = {
     FOBJ("capabilities", caps_fields),
     F("noNewPrivileges", P_BOOL, no_new_privileges),
     F("apparmorProfile", P_STR, apparmor_profile),
+    FOBJ("env", env_fields),
     FOBJ("seccomp", seccomp_fields),
     FOBJ("namespaces", ns_fields),
     FOBJ("devices", devices_fields),

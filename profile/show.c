@@ -104,6 +104,11 @@ static void gen_security(yajl_gen g, const struct agent_profile *p)
   gen_key_bool(g, "noNewPrivileges", p->no_new_privileges);
   if (p->apparmor_profile != NULL)
     gen_key_str(g, "apparmorProfile", p->apparmor_profile);
+  gen_str(g, "env");
+  yajl_gen_map_open(g);
+  gen_key_strv(g, "defaults", p->env.defaults);
+  gen_key_strv(g, "pathAppend", p->env.path_append);
+  yajl_gen_map_close(g);
   gen_str(g, "seccomp");
   yajl_gen_map_open(g);
   gen_key_bool(g, "enabled", p->seccomp.enabled);

@@ -148,43 +148,6 @@ int profile_ws_mode_from_name(const char *s)
   return -1;
 }
 
-/* Lexical normalisation: "//a/./b/../c/" -> "/a/c".  No symlinks are
- * followed (nothing here touches the filesystem). */
-char *path_normalize(const char *path)
-{
-  size_t len = strlen(path);
-  char *out = xmalloc(len + 2);
-  size_t o = 0;
-  const char *p = path;
-
-  while (*p != '\0') {
-    const char *e;
-    size_t n;
-
-    while (*p == '/')
-      p++;
-    e = strchrnul(p, '/');
-    n = (size_t)(e - p);
-    if (n == 0 || (n == 1 && p[0] == '.')) {
-      /* skip */
-    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-      while (o > 0 && out[o - 1] != '/')
-        o--;
-      if (o > 0)
-        o--;
-    } else {
-      out[o++] = '/';
-      memcpy(out + o, p, n);
-      o += n;
-    }
-    p = e;
-  }
-  if (o == 0)
-    out[o++] = '/';
-  out[o] = '\0';
-  return out;
-}
-
 bool path_is_under(const char *path, const char *dir)
 {
   size_t n = strlen(dir);

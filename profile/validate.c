@@ -86,6 +86,36 @@ static int check_seccomp(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
+/* env.defaults: NAME=VALUE with a shell-style NAME (not PATH: pathAppend is for that);
+ * env.pathAppend: absolute directories or "$HOME/...", without ':'. */
+static int check_env(struct pctx *c, const struct agent_profile *p)
+{
+  char **d = p->env.defaults, **pa = p->env.path_append;
+
+  for (size_t i = 0; d != NULL && d[i] != NULL; i++) {
+    const char *eq = strchr(d[i], '=');
+    size_t n = eq ? (size_t)(eq - d[i]) : 0;
+    bool ok = n > 0 && !(d[i][0] >= '0' && d[i][0] <= '9');
+    cleanup_free char *sub = xfmt("env.defaults[%zu]", i);
+
+    for (size_t k = 0; ok && k < n; k++)
+      ok = d[i][k] == '_' || (d[i][k] >= 'A' && d[i][k] <= 'Z') ||
+           (d[i][k] >= 'a' && d[i][k] <= 'z') || (d[i][k] >= '0' && d[i][k] <= '9');
+    if (!ok)
+      return pfail(c, sub, "`%s` is not NAME=VALUE", d[i]);
+    if (n == 4 && strncmp(d[i], "PATH", 4) == 0)
+      return pfail(c, sub, "PATH is extended with env.pathAppend, not set");
+  }
+  for (size_t i = 0; pa != NULL && pa[i] != NULL; i++) {
+    const char *rest = str_has_prefix(pa[i], PROFILE_HOME_TOKEN "/") ? pa[i] + 5 : pa[i];
+    cleanup_free char *sub = xfmt("env.pathAppend[%zu]", i);
+
+    if (strchr(pa[i], ':') != NULL || !path_is_normal_abs(rest))
+      return pfail(c, sub, "`%s` is not an absolute directory or \"$HOME/...\"", pa[i]);
+  }
+  return 0;
+}
+
 static int check_caps(struct pctx *c, const struct agent_profile *p)
 {
   int net_admin = oci_cap_from_name("NET_ADMIN");
@@ -128,7 +158,8 @@ static int check_egress(struct pctx *c, const struct agent_profile *p)
       return pfail(c, sub, "%s", err.msg);
   }
   {
-    uint64_t lo = e->has_ttl_min ? e->ttl_min : 5, hi = e->has_ttl_max ? e->ttl_max : 3600;
+    uint64_t lo, hi;
+    egress_ttl_bounds(e->has_ttl_min, e->ttl_min, e->has_ttl_max, e->ttl_max, &lo, &hi);
     if (lo > 7 * 86400 || hi > 7 * 86400)
       return pfail(c, "egress.dns", "ttlMin and ttlMax are at most 7 days");
     if (hi == 0 || lo > hi)
@@ -156,7 +187,7 @@ static int check_limit(struct pctx *c, const char *field, const struct profile_l
 int validate_profile(struct pctx *c, const struct agent_profile *p)
 {
   if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
-      check_caps(c, p) < 0 || check_egress(c, p) < 0)
+      check_env(c, p) < 0 || check_caps(c, p) < 0 || check_egress(c, p) < 0)
     return -1;
   if (check_abs_list(c, "maskedPaths", p->masked_paths) < 0 ||
       check_abs_list(c, "readonlyPaths", p->readonly_paths) < 0 ||

@@ -1,4 +1,4 @@
-/* workspace.c - the workspace mount and its protected paths (issues 5, 10).
+/* workspace.c - the workspace mount and its protected paths.
  *
  * Modes (profile workspace.mode, annotation run.agentrt.workspace.mode):
  *   tmpfs    a size-limited tmpfs; an engine mount there is replaced

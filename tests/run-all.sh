@@ -9,6 +9,8 @@
 #   bats         tests/bats/*.bats          (core CLI, black-box)
 #   security     tests/security/*.bats
 #   integration  integration/*.bats         (skip themselves when an engine is missing)
+#   workload     tests/workload/*.bats      (Debian 12 rootfs with real toolchains, built once
+#                                           with mmdebstrap and cached, see build-rootfs.sh)
 #   vm           tests/vm/*.sh              (only when qemu-system-x86_64 exists)
 # BUILDDIR defaults to the runtime binary's directory when that is build/ or build-san/.
 # Logs go to $BUILDDIR/test-logs/.  The last line is `N passed, N failed[, N skipped]`;
@@ -28,7 +30,7 @@ if [ -z "${BUILDDIR:-}" ]; then
 	esac
 fi
 case "$BUILDDIR" in /*) ;; *) BUILDDIR=$repo/$BUILDDIR ;; esac
-RUN_SUITES=${RUN_SUITES:-unit fuzz bats security integration vm}
+RUN_SUITES=${RUN_SUITES:-unit fuzz bats security integration workload vm}
 BATS_FILE_TIMEOUT=${BATS_FILE_TIMEOUT:-900}
 logdir=$BUILDDIR/test-logs
 mkdir -p "$logdir"
@@ -125,12 +127,13 @@ if wanted fuzz; then
 	fi
 fi
 
-for suite in bats security integration; do
+for suite in bats security integration workload; do
 	wanted "$suite" || continue
 	case $suite in
 	bats) dir=tests/bats ;;
 	security) dir=tests/security ;;
 	integration) dir=integration ;;
+	workload) dir=tests/workload ;;
 	esac
 	shopt -s nullglob
 	files=("$dir"/*.bats)

@@ -1,4 +1,4 @@
-/* workspace.h - reviewable, reversible agent workspaces (issue 10).
+/* workspace.h - reviewable, reversible agent workspaces.
  *
  * Design
  * ------
@@ -7,10 +7,11 @@
  * writes lands in an upper layer kept by agentrt.  The host directory changes
  * only when the operator runs `agentrt workspace ID commit`.
  *
- * Storage lives under the state root but outside the per-container state dir,
- * so it survives `delete` (engines delete containers as soon as they exit):
+ * Storage lives in the data directory's store of the engine root
+ * (datadir/datadir.h), not in the per-container state dir, so it survives
+ * `delete` (engines delete containers as soon as they exit) and a reboot:
  *
- *   <root>/.workspaces/<id>/
+ *   <store>/.workspaces/<id>/
  *     meta.json          container id, host lower dir, destination, created
  *                        time, the current layer stack, the snapshots and a
  *                        manifest of the host dir at start (path, type, size,
@@ -123,7 +124,7 @@ struct ws_snapshot {
 
 struct workspace {
   char *id;
-  char *dir;      /* <root>/.workspaces/<id> */
+  char *dir;      /* <store>/.workspaces/<id> */
   char *lowerdir; /* host dir */
   char *dest;     /* absolute path inside the container */
   char *created;  /* RFC 3339 */
@@ -140,7 +141,8 @@ struct workspace {
 
 /* --- the interface `create` uses (in the parent, before the init) ------- */
 
-/* Create or reuse <root>/.workspaces/<id>, record the manifest of lowerdir
+/* Create or reuse <store>/.workspaces/<id> (the root argument of these
+ * functions is the store that holds .workspaces), record the manifest of lowerdir
  * (when there are no pending changes), write the `mounted` marker and fill
  * (*ret)->mount_optv: the options of the config mount entry
  *   { type: "overlay", source: "overlay", destination: dest, options }
@@ -175,6 +177,9 @@ uint64_t workspace_du(const struct workspace *w, const char *sub);
 int workspace_discard(struct workspace *w, struct error *err);
 /* Remove the whole workspace directory. */
 int workspace_purge(const char *root, const char *id, struct error *err);
+/* Move <from>/.workspaces/<id> to <to>/.workspaces/<id> (move.c; not while
+ * mounted). */
+int workspace_move(const char *from, const char *to, const char *id, struct error *err);
 /* Remove retired uppers (must not be mounted). */
 void workspace_gc(struct workspace *w);
 /* Changes pending (non-empty upper, or snapshots)? */

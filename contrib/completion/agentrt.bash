@@ -2,19 +2,19 @@
 _agentrt() {
   local cur prev words cword
   _init_completion || return
-  local cmds="create start run state kill delete exec ps list pause resume update events spec features sandbox doctor"
-  local globals="--root --log --log-format --debug --systemd-cgroup --profile --version --help"
+  local cmds="create start run state kill delete exec ps list pause resume update events spec features explain profile audit egress workspace purge data sandbox doctor"
+  local globals="--root --data-dir --log --log-format --debug --systemd-cgroup --profile --version --help"
   local i cmd=""
   for ((i = 1; i < cword; i++)); do
     case "${words[i]}" in
-      --root|--log|--log-format|--profile) ((i++)) ;;
+      --root|--data-dir|--log|--log-format|--profile) ((i++)) ;;
       -*) ;;
       *) cmd="${words[i]}"; break ;;
     esac
   done
   if [[ -z "$cmd" ]]; then
     case "$prev" in
-      --root|--log) _filedir; return ;;
+      --root|--data-dir|--log) _filedir -d; return ;;
       --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
     esac
     COMPREPLY=($(compgen -W "$cmds $globals" -- "$cur"))
@@ -31,6 +31,8 @@ _agentrt() {
     update) opts="--resources --memory --memory-swap --memory-reservation --cpu-shares --cpu-period --cpu-quota --cpuset-cpus --cpuset-mems --pids-limit --blkio-weight" ;;
     events) opts="--stats --interval" ;;
     spec) opts="--bundle --rootless" ;;
+    purge) opts="--older-than --dry-run" ;;
+    data) COMPREPLY=($(compgen -W "path migrate --dry-run" -- "$cur")); return ;;
   esac
   case "$prev" in
     --bundle|-b|--pid-file|--console-socket|--process|-p|--resources) _filedir; return ;;

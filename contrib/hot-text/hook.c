@@ -1,4 +1,4 @@
-/* hook.c - -finstrument-functions hook for contrib/hot-text.sh (issue 7).
+/* hook.c - -finstrument-functions hook for contrib/hot-text.sh (peak RSS: bench/README.md).
  *
  * Records the address (relative to the executable's start) of every function
  * entered, once, into a MAP_SHARED table in the file named by

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# audit.bats - the audit trail (issue 9): what an agent container did, from the kernel,
+# audit.bats - the audit trail: what an agent container did, from the kernel,
 # recorded outside its reach, hash-chained, surviving `delete` until --purge.
 # Containers run under the `agent` profile (tmpfs workspace at /workspace).
 
@@ -18,13 +18,12 @@ teardown() {
 	fake_internet_down
 	teardown_bundle
 	local rc=$?
-	# trails outlive their containers by design; the per-file root must end empty
-	rm -rf "${TEST_ROOT:?}/.audit"
+	# trails outlive their containers by design (in the data directory)
+	rm -rf "${TEST_STORE:?}/.audit"
 	return $rc
 }
 
 teardown_file() {
-	rm -rf "${TEST_ROOT:?}/.audit" "${TEST_ROOT:?}/.cache"
 	helpers_teardown_file
 }
 
@@ -80,7 +79,7 @@ records() {
 }
 
 trail_dir() {
-	echo "$TEST_ROOT/.audit/$1"
+	echo "$TEST_STORE/.audit/$1"
 }
 
 wait_stopped() {
@@ -204,8 +203,8 @@ has_program() { # ID NAME ARG0
 	rt start c1
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/c1/monitor.pid")
 	[ "$(cat /proc/"$mon"/comm)" = agentrt-monitor ]
-	# the monitor holds no stdio of the runtime (ENGINES.md §2.4) and lives outside the
-	# container's namespaces and cgroup
+	# the monitor holds no stdio of the runtime (containerd's shim waits for their EOF) and
+	# lives outside the container's namespaces and cgroup
 	for fd in 0 1 2; do [ "$(readlink /proc/"$mon"/fd/$fd)" = /dev/null ]; done
 	cpid=$(container_pid c1)
 	[ "$(readlink /proc/"$mon"/ns/pid)" != "$(readlink /proc/"$cpid"/ns/pid)" ]
@@ -273,7 +272,7 @@ has_program() { # ID NAME ARG0
 }
 
 @test "audit: egress decisions: a refused name and a denied connection" {
-	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build (issue 6)"
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
 	requires nsenter ip
 	set_args sleep 100
 	create_container c1
@@ -297,7 +296,7 @@ has_program() { # ID NAME ARG0
 }
 
 @test "audit: allowed connections are counted as flows, denied ones are not" {
-	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build (issue 6)"
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
 	requires ip nsenter socat dnsmasq busybox
 	FN_CTR=agentrt-t-aud-ctr-$$ FN_INET=agentrt-t-aud-inet-$$ FN_HOST=agentrt-t-aud-host-$$
 	fake_internet_up || fail "fake internet did not come up"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bench.bats - the benchmark harness runs and reports (issue 7).
+# bench.bats - the benchmark harness runs and reports.
 # Only that `make bench-smoke` works and writes a table with a column per
 # runtime found, and that ratios are paired; no timing is ever asserted.
 

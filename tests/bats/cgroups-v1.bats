@@ -251,3 +251,22 @@ cgval() { # CTRL FILE
 	run rt run --bundle "$BUNDLE" lw2
 	assert_clean_failure
 }
+
+# On a hybrid host (v1 controllers and a cgroup2 mount at /sys/fs/cgroup/unified) runc also
+# puts the container in the unified hierarchy; delete removes that cgroup too.
+@test "cgroups v1: on a hybrid host the container also gets a cgroup in the unified hierarchy" {
+	local uni=/sys/fs/cgroup/unified rel
+	[ "$(stat -f -c %T "$uni" 2>/dev/null)" = cgroup2fs ] || skip "not a hybrid host"
+	rel=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+	set_args sleep 100
+	run_detached hy
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid hy)
+	grep -qx "$pid" "$uni$rel/cgroup.procs" || fail "init $pid not in $uni$rel: $(cat "$uni$rel/cgroup.procs" 2>&1)"
+	rt_bg exec -d --pid-file "$BUNDLE/exec.pid" hy sleep 50
+	[ "$status" -eq 0 ] || fail "exec -d: $output"
+	grep -qx "$(cat "$BUNDLE/exec.pid")" "$uni$rel/cgroup.procs" ||
+		fail "exec'd process not in the unified cgroup: $(cat "$uni$rel/cgroup.procs")"
+	rt delete --force hy
+	[ ! -d "$uni$rel" ] || fail "$uni$rel left behind"
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# egress.bats - the egress allowlist end to end through the agentrt CLI (issue 6,
-# SECURITY.md H17/H18): every check runs from INSIDE a container made by `agentrt run -d`
-# under the agent profile, against a fake internet built here.
+# egress.bats - the egress allowlist end to end through the agentrt CLI (THREAT-MODEL.md;
+# tests/security/hardening.bats H17/H18): every check runs from INSIDE a container made by
+# `agentrt run -d` under the agent profile, against a fake internet built here.
 #
 # Three network namespaces (TEST-NET addresses only, no route off the machine, nothing
 # added to the host's own netns):
@@ -193,6 +193,7 @@ teardown_file() {
 		left=$(root_leftovers "$TEST_ROOT")
 		rm -rf --one-file-system "$TEST_ROOT"
 	fi
+	remove_data_dir
 	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
 		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
 	done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# errors.bats - table-driven malformed invocations (issues 2 and 8): bad flags, bad ids,
+# errors.bats - table-driven malformed invocations: bad flags, bad ids,
 # missing bundle/rootfs, truncated JSON, wrong types, relative paths.  Each must exit
 # non-zero without crashing (agentrt: status < 128) and leave nothing in --root, no mount
 # and no cgroup; agentrt must also print exactly one error line naming what is wrong.

@@ -31,9 +31,15 @@ HELPER_DIR=${HELPER_DIR:-$REPO_ROOT/build/test-helpers}
 RECVTTY=$HELPER_DIR/recvtty
 RT_TIMEOUT=${RT_TIMEOUT:-60}
 
-# One --root and one cgroup parent per test file (and per bats run).
+# One --root, one data directory and one cgroup parent per test file (and per bats run):
+# the suites never write to the host's /var/lib/agentrt.  $TEST_STORE is where the data dir
+# keeps the workspaces and audit trails of $TEST_ROOT (datadir/datadir.h).
 _file_tag=$(basename "$BATS_TEST_FILENAME" .bats)
 TEST_ROOT=/run/agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
+export AGENTRT_DATA_DIR=${TEST_DATA_DIR:-/tmp/agentrt-data-${BATS_ROOT_PID:-$$}-$_file_tag}
+TEST_STORE=$AGENTRT_DATA_DIR/roots/$(printf '%s' "${TEST_ROOT#/}" | tr / +)
+# No host config from /etc unless a test writes one of its own.
+export AGENTRT_CONFIG=${AGENTRT_CONFIG:-$AGENTRT_DATA_DIR.conf}
 CG_PARENT=agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
 TEST_TMP_PREFIX=/tmp/agentrt-test-
 
@@ -344,11 +350,11 @@ teardown_bundle() {
 	fi
 }
 
-# Runs once per file after its last test: the --root must be empty, then it is removed.
-# What a --root holds besides containers by design: the compiled-filter cache, audit trails
-# and workspaces (both outlive `delete` until purged; their own suites test the purge).
+# Runs once per file after its last test: the --root must be empty, then it is removed,
+# and so is the file's data directory (audit trails and workspaces outlive `delete` until
+# purged, by design; their own suites test the purge).
 root_leftovers() {
-	ls -A "$1" 2>/dev/null | grep -vxE '\.cache|\.audit|\.workspaces' || true
+	ls -A "$1" 2>/dev/null || true
 }
 
 teardown_file() {
@@ -360,6 +366,7 @@ teardown_file() {
 		fi
 		rm -rf --one-file-system "$TEST_ROOT"
 	fi
+	remove_data_dir
 	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
 		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
 	done
@@ -367,6 +374,13 @@ teardown_file() {
 		echo "teardown_file: left in $TEST_ROOT: $left" >&2
 		return 1
 	fi
+}
+
+# The file's data directory (never one that is not ours: it must be under /tmp).
+remove_data_dir() {
+	case "$AGENTRT_DATA_DIR" in
+	/tmp/agentrt-data-*) rm -rf --one-file-system "$AGENTRT_DATA_DIR" "$AGENTRT_DATA_DIR.conf" ;;
+	esac
 }
 
 # fake_links CTR INET HOST ADDR...: the test "internet" of audit.bats and egress.bats, all in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# lifecycle.bats - create/start/state/kill/delete and their error cases (issue 2, "CLI").
+# lifecycle.bats - create/start/state/kill/delete and their error cases.
 
 load helpers
 

@@ -149,3 +149,24 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	assert_clean_failure
 	[ -z "$(rt list -q)" ]
 }
+
+# In a new user namespace the init has the mapped credentials: a bind source below a directory
+# only the host's root may search must still bind (crun, and runc 1.2, open the sources
+# outside the user namespace first; so does agentrt).
+@test "bind mount source below a root-only directory, in a user namespace" {
+	requires userns
+	local priv=$BATS_TEST_TMPDIR/private-$$
+	mkdir -p "$priv/src"
+	chmod 0700 "$priv"
+	echo visible >"$priv/src/file"
+	chmod 0755 "$priv/src"
+	chmod 0644 "$priv/src/file"
+	update_config ".linux.namespaces += [{\"type\": \"user\"}] |
+		.linux.uidMappings = [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}] |
+		.linux.gidMappings = [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}] |
+		.mounts += [{\"destination\": \"/mnt\", \"type\": \"bind\", \"source\": \"$priv/src\", \"options\": [\"rbind\", \"ro\"]}]"
+	set_args cat /mnt/file
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = visible ]
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# security-core.bats - regression tests for the known runtime escapes of issue 2
-# (../shared/SECURITY.md section 1), one or more per CVE, named after it.
+# security-core.bats - regression tests for the known runtime escapes
+# (THREAT-MODEL.md), one or more per CVE, named after it.
 #
 # Each test is written so that a vulnerable runtime FAILS it without harming the machine:
 # canaries live under /tmp only and are removed afterwards; symlink attacks aim at

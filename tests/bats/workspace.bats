@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # workspace.bats - overlay workspaces: the agent's writes reach the host only
-# when committed (issue 10).  The engine's view: a host directory bound at
+# when committed.  The engine's view: a host directory bound at
 # /workspace, run under the `agent` profile, which turns it into an overlay.
 
 setup() {
@@ -10,6 +10,8 @@ setup() {
   AGENTRT=${AGENTRT:-$REPO/agentrt}
   T=$(mktemp -d /tmp/agentrt-ws-bats.XXXXXX)
   ROOT=$T/root
+  export AGENTRT_DATA_DIR=$T/data AGENTRT_CONFIG=$T/agentrt.conf
+  STORE=$AGENTRT_DATA_DIR/roots/$(printf '%s' "${ROOT#/}" | tr / +)
   HOST=$T/host
   BUNDLE=$T/bundle
   ID=wsbats-$$-$BATS_TEST_NUMBER
@@ -152,7 +154,7 @@ changes() {
   [ "$(cat "$HOST/a.txt")" = v1 ] && [ "$(cat "$HOST/snap.txt")" = s ]
   run ar workspace "$ID" purge
   [ "$status" -eq 0 ]
-  [ ! -e "$ROOT/.workspaces/$ID" ]
+  [ ! -e "$STORE/.workspaces/$ID" ]
   run ar workspace list --format json
   [ "$output" = "[]" ]
 }
@@ -491,7 +493,7 @@ check_git_output() {
   [ "$(cd "$HOST" && cat "$deep")" = deep ]
   run ar workspace "$ID" purge
   [ "$status" -eq 0 ] || fail "$output"
-  [ ! -e "$ROOT/.workspaces/$ID" ] || fail "left: $(find "$ROOT/.workspaces/$ID" -maxdepth 3 | head)"
+  [ ! -e "$STORE/.workspaces/$ID" ] || fail "left: $(find "$STORE/.workspaces/$ID" -maxdepth 3 | head)"
 }
 
 @test "workspace: non-UTF-8 names and hard links commit exactly" {
@@ -598,7 +600,7 @@ check_git_output() {
   [[ "$output" == *"is running and uses it"* ]]
   run ar workspace "$ID" purge
   [ "$status" -ne 0 ]
-  [ -d "$ROOT/.workspaces/$ID/upper" ]
+  [ -d "$STORE/.workspaces/$ID/upper" ]
 }
 
 @test "workspace: the prepared overlay options mount by hand in a private mount namespace" {

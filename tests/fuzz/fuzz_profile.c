@@ -1,4 +1,4 @@
-/* fuzz_profile.c - libFuzzer target for profile_parse (profile files, issue 5).
+/* fuzz_profile.c - libFuzzer target for profile_parse (profile files).
  *
  * Whatever parses must render (profile_to_json), the rendering must parse
  * again and render byte-identically; a failure must carry a message. */

@@ -355,6 +355,16 @@ static int simple(struct cgroup_manager *m, const char *cmd, char **rest, struct
   die("unknown command `%s`", cmd);
 }
 
+/* What agentrt prints for the library's warnings without --log. */
+static void print_warnings(struct cgroup_manager *m)
+{
+  char **w = cgroup_take_warnings(m);
+
+  for (char **p = w; p && *p; p++)
+    fprintf(stderr, "agentrt: warning: %s\n", *p);
+  strv_free(w);
+}
+
 static int command(struct cgroup_opts *o, const char *cmd, char **rest)
 {
   struct cgroup_manager *m = NULL;
@@ -371,6 +381,8 @@ static int command(struct cgroup_opts *o, const char *cmd, char **rest)
     die("%s", e.msg);
   if (streq(cmd, "create")) {
     r = cgroup_create(m, &e);
+    if (r > 0)
+      r = -1; /* no cgroup for lack of permission: the driver fails, as before */
     if (r == 0 && (r = cgroup_apply(m, &res, false, &e)) < 0)
       cgroup_destroy(m, &(struct error){0});
     if (r == 0)
@@ -380,12 +392,14 @@ static int command(struct cgroup_opts *o, const char *cmd, char **rest)
   } else if (streq(cmd, "exec") || streq(cmd, "spawn")) {
     if (rest[0] == NULL || !streq(rest[0], "--") || rest[1] == NULL)
       die("usage: %s -- CMD...", cmd);
+    print_warnings(m);
     r = run(m, rest + 1, streq(cmd, "exec"));
     cgroup_manager_free(m);
     return r;
   } else {
     r = simple(m, cmd, rest, &e);
   }
+  print_warnings(m);
   cgroup_manager_free(m);
   if (r < 0)
     die("%s", e.msg);

@@ -8,8 +8,9 @@
 # non-zero if any failed.  Everything happens under a private mount
 # namespace (the script re-executes itself under `unshare -m`) and in a
 # temp dir that is removed at the end.  The symlink-attack cases follow
-# /work/shared/SECURITY.md 1.3, 1.4, 1.5a, 1.7, 1.8, 1.9, 1.11: their
-# canaries are host paths that must never appear.
+# CVE-2019-16884, CVE-2019-19921 (/proc as a symlink), CVE-2021-30465,
+# CVE-2024-45310, CVE-2025-31133, CVE-2025-52565 and the rootfs /dev
+# symlinks (THREAT-MODEL.md): their canaries are host paths that must never appear.
 set -u
 
 DRIVER=${1:-build/tests/rootfs-driver}

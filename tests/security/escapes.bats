@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# escapes.bats - a regression test for each container escape of SECURITY.md §1 that applies to
+# escapes.bats - a regression test for each container escape (THREAT-MODEL.md) that applies to
 # an OCI runtime, named after its CVE, run under the agent profile.  Each is built so that a
 # vulnerable runtime FAILS the test without harming the machine: canaries live in /tmp, procfs
 # values are written back unchanged, the host's sysrq-trigger is never touched, and an attack

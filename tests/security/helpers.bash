@@ -1,4 +1,4 @@
-# tests/security/helpers.bash - shared helpers of the hardening-proof suites (issue 8).
+# tests/security/helpers.bash - shared helpers of the hardening-proof suites.
 #
 # Built on tests/bats/helpers.bash (bundles, rt, update_config, teardown leak checks); every
 # container here runs under the agent profile unless a test says otherwise.

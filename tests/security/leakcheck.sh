@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/security/leakcheck.sh - find what agentrt left behind (issue 8), usable standalone.
+# tests/security/leakcheck.sh - find what agentrt left behind, usable standalone.
 #
 # Usage: tests/security/leakcheck.sh [--runtime BIN] [--root DIR] [--tag TAG] [--bundles PREFIX]
 #                                    [--live] [--nft-baseline FILE]

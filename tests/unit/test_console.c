@@ -1,5 +1,5 @@
 /* test_console.c - container/console.c without a container: the
- * --console-socket message (ENGINES.md 1.7: one sendmsg, non-empty name,
+ * --console-socket message (as go-runc's recvFd wants: one sendmsg, non-empty name,
  * exactly one SCM_RIGHTS fd), window size, and stdio on a pty. */
 #include <errno.h>
 #include <fcntl.h>

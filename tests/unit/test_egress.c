@@ -251,6 +251,23 @@ static void golden(const char *name, const struct nft_batch_buf *b)
   tap_ok(true, "golden %s matches (%zu bytes)", name, b->len);
 }
 
+static void test_ttl_bounds(void)
+{
+  uint64_t lo, hi;
+
+  egress_ttl_bounds(false, 0, false, 0, &lo, &hi);
+  tap_ok(lo == EGRESS_TTL_MIN_DEFAULT && hi == EGRESS_TTL_MAX_DEFAULT,
+         "ttl: defaults keep a pin an hour at least");
+  egress_ttl_bounds(false, 0, true, 2, &lo, &hi);
+  tap_ok(lo == 2 && hi == 2, "ttl: a ttlMax below the default floor lowers the floor");
+  egress_ttl_bounds(true, 5, false, 0, &lo, &hi);
+  tap_ok(lo == 5 && hi == EGRESS_TTL_MAX_DEFAULT, "ttl: ttlMin alone");
+  egress_ttl_bounds(true, 7 * 86400, false, 0, &lo, &hi);
+  tap_ok(lo == 7 * 86400 && hi == 7 * 86400, "ttl: a ttlMin above the default ceiling raises it");
+  egress_ttl_bounds(true, 100, true, 10, &lo, &hi);
+  tap_ok(lo == 100 && hi == 10, "ttl: both given are kept as given (validation refuses them)");
+}
+
 static void test_golden(void)
 {
   static const char *in[] = {"203.0.113.0/24",
@@ -363,6 +380,7 @@ int main(void)
   test_too_long();
   test_match();
   test_upstream_and_ports();
+  test_ttl_bounds();
   test_golden();
   test_flow_log();
   return tap_done();

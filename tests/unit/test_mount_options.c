@@ -154,7 +154,7 @@ static void test_propagation_parse(void)
   tap_ok(mount_propagation_parse("bogus", &f, &err) < 0, "propagation: bogus rejected");
 }
 
-static void test_path_clean(void)
+static void test_path_normalize(void)
 {
   static const char *const cases[][2] = {
       {"/proc", "/proc"},
@@ -171,9 +171,9 @@ static void test_path_clean(void)
   };
 
   for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-    char *c = path_clean(cases[i][0]);
-    tap_ok(strcmp(c, cases[i][1]) == 0, "path_clean(\"%s\") = \"%s\" (want \"%s\")", cases[i][0], c,
-           cases[i][1]);
+    char *c = path_normalize(cases[i][0]);
+    tap_ok(strcmp(c, cases[i][1]) == 0, "path_normalize(\"%s\") = \"%s\" (want \"%s\")",
+           cases[i][0], c, cases[i][1]);
     free(c);
   }
 }
@@ -189,6 +189,6 @@ int main(void)
   test_sb_words();
   test_errors_and_edge();
   test_propagation_parse();
-  test_path_clean();
+  test_path_normalize();
   return tap_done();
 }

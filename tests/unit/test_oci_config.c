@@ -188,6 +188,87 @@ out:
   free(text);
 }
 
+/* oci_config_dup: the copy owns all its memory (the original is freed before
+ * the copy is read: under ASan a pointer the copy shares is a use after free)
+ * and has every field check_full() looks at. */
+static void test_dup(void)
+{
+  struct error err = {0};
+  struct oci_config *c = NULL, *d = NULL;
+  char *j1 = NULL, *j2 = NULL;
+  size_t len = 0;
+  char *text = slurp("config-full.json", &len);
+
+  if (!tap_ok(text != NULL && oci_config_parse(text, len, "config.json", &c, &err) == 0,
+              "dup: fixture parses (%s)", err.msg))
+    goto out;
+  tap_ok(oci_config_to_json(c, &j1, NULL, &err) == 0, "dup: original serialises");
+  d = oci_config_dup(c);
+  tap_ok(d != NULL, "dup: copies");
+  oci_config_free(c);
+  c = NULL;
+  if (d == NULL)
+    goto out;
+  check_full(d);
+  tap_ok(oci_config_to_json(d, &j2, NULL, &err) == 0 && strcmp(j1, j2) == 0,
+         "dup: the copy serialises like the original did");
+out:
+  oci_config_free(c);
+  oci_config_free(d);
+  free(j1);
+  free(j2);
+  free(text);
+}
+
+/* A tripwire for a new field in oci/config.h, which five functions must know:
+ * the parser, oci_config_to_json, oci_config_free, oci_config_dup (a heap
+ * field it forgets is freed twice) and this test's fixture.  When a struct
+ * changes size here: copy the field in oci/config_dup.c, free it, write and
+ * read it, set it in tests/data/config-full.json and check it in
+ * check_full(); then update the size below.  (A field without heap memory,
+ * such as oci_caps.unknown, is copied by the struct assignment and needs no
+ * free; if it is not part of the document, it needs no serialiser either.) */
+static void test_struct_sizes(void)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+  static const struct {
+    const char *name;
+    size_t size, expected;
+  } sizes[] = {
+      {"oci_kv", sizeof(struct oci_kv), 16},
+      {"oci_idmap", sizeof(struct oci_idmap), 12},
+      {"oci_rlimit", sizeof(struct oci_rlimit), 32},
+      {"oci_caps", sizeof(struct oci_caps), 216},
+      {"oci_user", sizeof(struct oci_user), 40},
+      {"oci_process", sizeof(struct oci_process), 344},
+      {"oci_mount", sizeof(struct oci_mount), 32},
+      {"oci_hook", sizeof(struct oci_hook), 32},
+      {"oci_hooks", sizeof(struct oci_hooks), 96},
+      {"oci_namespace", sizeof(struct oci_namespace), 16},
+      {"oci_device", sizeof(struct oci_device), 56},
+      {"oci_device_cgroup", sizeof(struct oci_device_cgroup), 32},
+      {"oci_weight_device", sizeof(struct oci_weight_device), 24},
+      {"oci_throttle_device", sizeof(struct oci_throttle_device), 24},
+      {"oci_hugepage_limit", sizeof(struct oci_hugepage_limit), 16},
+      {"oci_net_priority", sizeof(struct oci_net_priority), 16},
+      {"oci_resources", sizeof(struct oci_resources), 328},
+      {"oci_seccomp_arg", sizeof(struct oci_seccomp_arg), 32},
+      {"oci_seccomp_syscall", sizeof(struct oci_seccomp_syscall), 40},
+      {"oci_seccomp", sizeof(struct oci_seccomp), 64},
+      {"oci_time_offset", sizeof(struct oci_time_offset), 24},
+      {"oci_linux", sizeof(struct oci_linux), 168},
+      {"oci_config", sizeof(struct oci_config), 184},
+  };
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    tap_ok(
+        sizes[i].size == sizes[i].expected,
+        "struct %s: %zu bytes, recorded %zu (a difference is a new field: see test_struct_sizes)",
+        sizes[i].name, sizes[i].size, sizes[i].expected);
+#else
+  tap_ok(1, "struct sizes: recorded for x86_64 only, not checked here");
+#endif
+}
+
 #define BASE "\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"}"
 #define PROC(x) "{" BASE ",\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]," x "}}"
 #define LNX(x) "{" BASE ",\"linux\":{" x "}}"
@@ -752,6 +833,8 @@ static void test_writer_rejects_bad_utf8(void)
 int main(void)
 {
   test_full_and_roundtrip();
+  test_dup();
+  test_struct_sizes();
   test_errors();
   test_truncated();
   test_bounds();

@@ -309,9 +309,6 @@ static void check_seccomp(const struct profile_result *r)
                                        "keyctl",
                                        "add_key",
                                        "request_key",
-                                       "ptrace",
-                                       "process_vm_readv",
-                                       "process_vm_writev",
                                        "userfaultfd",
                                        "io_uring_setup",
                                        "io_uring_enter",
@@ -551,6 +548,159 @@ static void test_exec_process(void)
   profile_free(a);
 }
 
+static const char *env_get(char **env, const char *name)
+{
+  size_t n = strlen(name);
+
+  for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+    if (strncmp(env[i], name, n) == 0 && env[i][n] == '=')
+      return env[i] + n + 1;
+  return NULL;
+}
+
+/* ptrace: allowed by `agent` (with process_vm_*), denied by `agent-strict`, and explain says so. */
+static void test_ptrace(void)
+{
+  struct agent_profile *a = builtin("agent"), *s = builtin("agent-strict");
+  struct oci_config *in = docker_cfg(), *out = NULL, *out2 = NULL;
+  char msg[ERROR_MSG_MAX];
+  struct profile_result *r = run(in, a, &out, msg, sizeof msg), *r2;
+  const struct profile_change *ch;
+
+  tap_ok(!profile_denies_ptrace(a) && profile_denies_ptrace(s),
+         "ptrace: agent allows it, agent-strict denies it");
+  if (r != NULL) {
+    tap_ok(rule_for(r->extra_seccomp, "ptrace", 0) == NULL &&
+               rule_for(r->extra_seccomp, "process_vm_readv", 0) == NULL &&
+               rule_for(r->extra_seccomp, "process_vm_writev", 0) == NULL,
+           "agent: no rule for ptrace, process_vm_readv, process_vm_writev");
+    ch = change_for(r, "ptrace");
+    tap_ok(ch && streq(ch->new_value, "within the container") &&
+               strstr(ch->reason, "CAP_SYS_PTRACE"),
+           "agent: explain says ptrace is allowed within the container");
+    ch = change_for(r, "linux.seccomp (stacked)");
+    tap_ok(ch && strstr(ch->reason, "EPERM") && strstr(ch->reason, " bpf ") &&
+               strstr(ch->reason, "io_uring_setup") && !strstr(ch->reason, "ptrace"),
+           "agent: explain names the refused syscalls and the errno (%s)", ch ? ch->reason : "-");
+  }
+  r2 = run(in, s, &out2, msg, sizeof msg);
+  if (tap_ok(r2 != NULL, "agent-strict applies (%s)", msg)) {
+    const struct oci_seccomp_syscall *sc = rule_for(r2->extra_seccomp, "ptrace", 0);
+    tap_ok(sc && sc->errno_ret == EPERM && rule_for(r2->extra_seccomp, "process_vm_readv", 0),
+           "agent-strict: ptrace and process_vm_readv denied with EPERM");
+    ch = change_for(r2, "ptrace");
+    tap_ok(ch && streq(ch->new_value, "denied"), "agent-strict: explain says ptrace is denied");
+  }
+  profile_result_free(r);
+  profile_result_free(r2);
+  oci_config_free(in);
+  oci_config_free(out);
+  oci_config_free(out2);
+  profile_free(a);
+  profile_free(s);
+}
+
+/* env.defaults / pathAppend: set where the engine set nothing, under the writable home. */
+static void test_env_defaults(void)
+{
+  struct agent_profile *a = builtin("agent"), *o = builtin("oci");
+  struct oci_config *in = docker_cfg(), *out = NULL, *again = NULL, *oout = NULL;
+  char msg[ERROR_MSG_MAX];
+  struct profile_result *r, *r2, *ro;
+  const struct profile_change *ch;
+  bool config_change = false;
+  char **env;
+
+  strv_push(&in->process->env, "GOPATH=/srv/go");
+  r = run(in, a, &out, msg, sizeof msg);
+  if (!tap_ok(r != NULL, "env: agent applies (%s)", msg))
+    return;
+  env = out->process->env;
+  tap_ok(streq(env_get(env, "NPM_CONFIG_PREFIX"), "/home/agent/.npm-global") &&
+             streq(env_get(env, "PYTHONUSERBASE"), "/home/agent/.local") &&
+             streq(env_get(env, "GOCACHE"), "/home/agent/.cache/go-build") &&
+             streq(env_get(env, "CARGO_HOME"), "/home/agent/.cargo"),
+         "env: npm prefix, pip user base, go cache and cargo home under $HOME");
+  tap_ok(streq(env_get(env, "GOPATH"), "/srv/go"), "env: the engine's GOPATH is kept");
+  tap_ok(env_get(env, "PIP_USER") == NULL, "env: no PIP_USER (it breaks pip in a virtualenv)");
+  tap_ok(streq(env_get(env, "PATH"), "/usr/bin:/bin:/home/agent/.local/bin:/home/agent/.npm-global/"
+                                     "bin:/home/agent/go/bin:/home/agent/.cargo/bin"),
+         "env: PATH gets the bin dirs appended (%s)", env_get(env, "PATH"));
+  ch = change_for(r, "process.env[NPM_CONFIG_PREFIX]");
+  tap_ok(ch && ch->kind == PROFILE_CHANGE_CONFIG && ch->old_value == NULL,
+         "env: each default is an explained change");
+  tap_ok(change_for(r, "process.env[GOPATH]") == NULL, "env: no change recorded for GOPATH");
+  ch = change_for(r, "writes");
+  tap_ok(ch && strstr(ch->reason, "read-only") && strstr(ch->reason, "/tmp 512m") &&
+             strstr(ch->reason, "/home/agent (home) 256m") &&
+             strstr(ch->reason, "go to /home/agent"),
+         "writes: one line says where writes go (%s)", ch ? ch->reason : "-");
+  /* idempotent */
+  r2 = run(out, a, &again, msg, sizeof msg);
+  for (size_t i = 0; r2 && i < r2->n_changes; i++)
+    if (str_has_prefix(r2->changes[i].field, "process.env"))
+      config_change = true;
+  tap_ok(r2 && !config_change && strv_len(again->process->env) == strv_len(env),
+         "env: applying to its own output adds nothing");
+  /* no writable home: nothing added */
+  {
+    struct oci_config *nohome = docker_cfg(), *nout = NULL;
+    struct profile_result *rn;
+    for (size_t i = 0; nohome->process->env[i]; i++)
+      if (str_has_prefix(nohome->process->env[i], "HOME="))
+        nohome->process->env[i][5] = 'x'; /* HOME=xhome/agent: not absolute */
+    rn = run(nohome, a, &nout, msg, sizeof msg);
+    tap_ok(rn && env_get(nout->process->env, "NPM_CONFIG_PREFIX") == NULL &&
+               streq(env_get(nout->process->env, "PATH"), "/usr/bin:/bin"),
+           "env: without a usable home nothing is added");
+    profile_result_free(rn);
+    oci_config_free(nohome);
+    oci_config_free(nout);
+  }
+  ro = run(in, o, &oout, msg, sizeof msg);
+  tap_ok(ro && env_get(oout->process->env, "NPM_CONFIG_PREFIX") == NULL,
+         "env: the oci profile adds nothing");
+  /* exec --process gets the same defaults */
+  {
+    struct oci_config *c = docker_cfg();
+    struct error err = {0};
+    tap_ok(profile_apply_process(c->process, a, &err) == 0 &&
+               streq(env_get(c->process->env, "GOPATH"), "/home/agent/go"),
+           "env: exec --process gets the defaults (%s)", err.msg);
+    oci_config_free(c);
+  }
+  profile_result_free(r);
+  profile_result_free(r2);
+  profile_result_free(ro);
+  oci_config_free(in);
+  oci_config_free(out);
+  oci_config_free(again);
+  oci_config_free(oout);
+  profile_free(a);
+  profile_free(o);
+}
+
+static void test_env_validation(void)
+{
+  struct error err = {0};
+  struct agent_profile *p;
+
+  p = profile_str("{'env': {'defaults': ['1X=y']}}", &err);
+  tap_ok(p == NULL && strstr(err.msg, "env.defaults[0]"), "env: bad name refused (%s)", err.msg);
+  profile_free(p);
+  p = profile_str("{'env': {'defaults': ['PATH=/x']}}", &err);
+  tap_ok(p == NULL && strstr(err.msg, "pathAppend"), "env: PATH in defaults refused (%s)", err.msg);
+  profile_free(p);
+  p = profile_str("{'env': {'pathAppend': ['rel/bin']}}", &err);
+  tap_ok(p == NULL && strstr(err.msg, "env.pathAppend[0]"), "env: relative dir refused (%s)",
+         err.msg);
+  profile_free(p);
+  p = profile_str("{'env': {'defaults': ['A=$HOME/a'], 'pathAppend': ['$HOME/bin', '/opt/bin']}}",
+                  &err);
+  tap_ok(p != NULL, "env: a valid env section parses (%s)", err.msg);
+  profile_free(p);
+}
+
 static void test_dup(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
@@ -592,6 +742,9 @@ int main(void)
   test_refusals();
   test_accepted_variants();
   test_exec_process();
+  test_ptrace();
+  test_env_defaults();
+  test_env_validation();
   test_dup();
   return tap_done();
 }

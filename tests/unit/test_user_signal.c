@@ -1,4 +1,4 @@
-/* test_user_signal.c - parse_user_spec (SECURITY.md 1.13, CVE-2026-30892)
+/* test_user_signal.c - parse_user_spec (CVE-2026-30892)
  * and parse_signal tables. */
 #include <signal.h>
 #include <string.h>
