@@ -25,6 +25,7 @@
 #include "container/audit_cli.h"
 #include "container/console.h"
 #include "container/egress_pod.h"
+#include "container/lsm.h"
 #include "container/process.h"
 #include "container/seccomp_cache.h"
 #include "container/seccomp_notify.h"
@@ -369,7 +370,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
   }
-  if (check_terminal(o, cfg, err) < 0) {
+  if (check_terminal(o, cfg, err) < 0 ||
+      lsm_check_process(cfg->process, cfg->linux ? cfg->linux->mount_label : NULL, err) < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }
