@@ -18,6 +18,10 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PKGS = libseccomp yajl libmnl libnftnl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libsystemd (sd-bus, libsystemd-dev): cgroups/systemd.c needs its headers and
+# dlopen()s libsystemd.so.0 for --systemd-cgroup only, so nothing links it
+PKGS_DLOPEN = libsystemd
+PKG_CFLAGS += $(shell pkg-config --cflags $(PKGS_DLOPEN) 2>/dev/null)
 
 SANITIZE ?=
 ifeq ($(SANITIZE),)

@@ -164,13 +164,11 @@ static int expand_slice(const char *slice, char **ret, struct error *err)
   return 0;
 }
 
-int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char **ret,
-                           struct error *err)
+int cgroup_systemd_unit(const char *spec, const char *id, bool rootless, char **ret_slice,
+                        char **ret_unit, struct error *err)
 {
   cleanup_free char *copy = xstrdup(spec);
   cleanup_free char *slice_path = NULL;
-  cleanup_free char *unit = NULL;
-  cleanup_free char *joined = NULL;
   char *c1 = strchr(copy, ':');
   char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
   const char *slice, *prefix, *name;
@@ -187,12 +185,27 @@ int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char
     return cg_fail(err, EINVAL, "cgroup path `%s`: invalid systemd unit name", spec);
   if (expand_slice(slice, &slice_path, err) < 0)
     return -1;
+  *ret_slice = xstrdup(slice);
   if (strlen(name) > 6 && streq(name + strlen(name) - 6, ".slice"))
-    unit = xstrdup(name);
+    *ret_unit = xstrdup(name);
   else if (*prefix == '\0')
-    unit = xfmt("%s.scope", name);
+    *ret_unit = xfmt("%s.scope", name);
   else
-    unit = xfmt("%s-%s.scope", prefix, name);
+    *ret_unit = xfmt("%s-%s.scope", prefix, name);
+  return 0;
+}
+
+int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char **ret,
+                           struct error *err)
+{
+  cleanup_free char *slice = NULL;
+  cleanup_free char *unit = NULL;
+  cleanup_free char *slice_path = NULL;
+  cleanup_free char *joined = NULL;
+
+  if (cgroup_systemd_unit(spec, id, rootless, &slice, &unit, err) < 0 ||
+      expand_slice(slice, &slice_path, err) < 0)
+    return -1;
   joined = xfmt("%s/%s", slice_path, unit);
   return cgroup_normalize_path(joined, ret, err);
 }

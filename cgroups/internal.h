@@ -10,6 +10,7 @@
 #define AGENTRT_CGROUP_INTERNAL_H
 
 #include <linux/bpf.h>
+#include <stdint.h>
 
 #include "cgroups/cgroup.h"
 
@@ -67,7 +68,14 @@ struct cgroup_manager {
   struct cgroup_hier hier[CGROUP_MAX_HIER];
   size_t n_hier;
   const struct oci_resources *requested; /* borrowed from the opts */
-  char **warnings;                       /* collected for the caller: cgroup_take_warnings() */
+  /* --systemd-cgroup on a real host: the unit systemd makes the cgroup for */
+  bool systemd;
+  bool sd_started;                        /* the unit exists (loaded, or started by add_pid) */
+  char *sd_unit;                          /* "docker-abc.scope" */
+  char *sd_slice;                         /* "system.slice" */
+  const struct oci_resources *sd_pending; /* cgroup_apply before the unit exists (borrowed) */
+  struct cgroup_sd_bus *sd_bus;           /* systemd.c, NULL until needed */
+  char **warnings;                        /* collected for the caller: cgroup_take_warnings() */
 };
 
 extern const struct cgroup_ops cgroup_v1_ops;
@@ -127,6 +135,37 @@ int cgroup_normalize_path(const char *in, char **ret, struct error *err);
  * use ("system.slice:docker:abc" -> "/system.slice/docker-abc.scope"). */
 int cgroup_systemd_to_path(const char *spec, const char *id, bool rootless, char **ret,
                            struct error *err);
+/* The same spec as the unit systemd is asked for: its slice ("system.slice")
+ * and unit name ("docker-abc.scope", or a ".slice" given as the name). */
+int cgroup_systemd_unit(const char *spec, const char *id, bool rootless, char **ret_slice,
+                        char **ret_unit, struct error *err);
+
+/* ---- systemd_props.c (pure): linux.resources as unit properties ---- */
+#define CGROUP_SD_INFINITY UINT64_MAX
+#define CGROUP_SD_PROPS_MAX 16
+struct cgroup_sd_prop {
+  const char *name; /* "MemoryMax", ...; every one is of D-Bus type t (uint64) */
+  uint64_t value;   /* CGROUP_SD_INFINITY = no limit */
+};
+/* Fill out[0..max) for cgroup version 1 or 2; returns the count. */
+size_t cgroup_systemd_props(const struct oci_resources *r, int version, struct cgroup_sd_prop *out,
+                            size_t max);
+
+/* ---- systemd.c: the unit over D-Bus (libsystemd's sd-bus, dlopen()ed so
+ * that only --systemd-cgroup pays for loading it) ---- */
+/* Connect (system bus; the user bus when rootless); a clear error when
+ * systemd cannot be reached. */
+int cg_sd_connect(struct cgroup_manager *m, struct error *err);
+/* StartTransientUnit(m->sd_unit) with Delegate=yes, pid (a scope) and r's
+ * properties; waits for the job. */
+int cg_sd_start(struct cgroup_manager *m, pid_t pid, const struct oci_resources *r,
+                struct error *err);
+/* SetUnitProperties(runtime) with r's properties (`update`). */
+int cg_sd_set(struct cgroup_manager *m, const struct oci_resources *r, struct error *err);
+/* StopUnit, waiting for the job; a unit systemd no longer knows is fine. */
+int cg_sd_stop(struct cgroup_manager *m, struct error *err);
+void cg_sd_close(struct cgroup_manager *m);
+
 /* A linux.resources.unified key that names a plain file of the cgroup. */
 int cgroup_unified_key_check(const char *key, struct error *err);
 /* "2MB" / "1GB" / "64KB" */

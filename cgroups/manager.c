@@ -253,17 +253,7 @@ static int base_path(struct cgroup_manager *m, const struct cgroup_opts *o, char
   if (o->systemd) {
     if (*p == '\0')
       p = spec = xfmt(":agentrt:%s", o->id ? o->id : "");
-    if (cgroup_systemd_to_path(p, o->id, o->rootless, ret, err) < 0)
-      return -1;
-    if (o->fs_root == NULL && access("/run/systemd/system", F_OK) == 0)
-      cg_warn(m,
-              "cgroup: systemd is running but agentrt does not talk to it: creating `%s` "
-              "directly in cgroupfs",
-              *ret);
-    log_debug("cgroup: --systemd-cgroup `%s` mapped to cgroupfs path `%s` (no transient scope "
-              "is created)",
-              p, *ret);
-    return 0;
+    return cgroup_systemd_to_path(p, o->id, o->rootless, ret, err);
   }
   if (*p == '\0') {
     if (o->id == NULL || *o->id == '\0' || strchr(o->id, '/') != NULL || streq(o->id, "..") ||
@@ -341,11 +331,25 @@ static int manager_init(const struct cgroup_opts *o, struct cgroup_manager **ret
   return r;
 }
 
+/* --systemd-cgroup on a real host: the unit and slice systemd is asked for
+ * (a fake test tree keeps the plain cgroupfs path systemd would use). */
+static int systemd_names(struct cgroup_manager *m, const struct cgroup_opts *o, struct error *err)
+{
+  const char *p = o->cgroups_path && *o->cgroups_path ? o->cgroups_path : NULL;
+  cleanup_free char *spec = p ? NULL : xfmt(":agentrt:%s", o->id ? o->id : "");
+
+  if (!o->systemd || m->fake)
+    return 0;
+  m->systemd = true;
+  return cgroup_systemd_unit(p ? p : spec, o->id, o->rootless, &m->sd_slice, &m->sd_unit, err);
+}
+
 int cgroup_manager_new(const struct cgroup_opts *o, struct cgroup_manager **ret, struct error *err)
 {
   struct cgroup_manager *m = NULL;
 
-  if (manager_init(o, &m, err) < 0 || resolve_paths(m, o, err) < 0) {
+  if (manager_init(o, &m, err) < 0 || resolve_paths(m, o, err) < 0 ||
+      systemd_names(m, o, err) < 0) {
     cgroup_manager_free(m);
     return -1;
   }
@@ -405,6 +409,11 @@ int cgroup_manager_load(const char *saved_path, const struct cgroup_opts *o,
   }
   compute_saved_path(m);
   m->created = true;
+  if (o->systemd && !m->fake && m->n_hier > 0) {
+    /* the unit is the last component of the path systemd made */
+    m->systemd = m->sd_started = true;
+    m->sd_unit = xstrdup(strrchr(m->hier[0].rel, '/') + 1);
+  }
   *ret = m;
   return 0;
 }
@@ -441,6 +450,9 @@ void cgroup_manager_free(struct cgroup_manager *m)
     free(m->hier[i].dir);
     strv_free(m->hier[i].ctrls);
   }
+  cg_sd_close(m);
+  free(m->sd_unit);
+  free(m->sd_slice);
   free(m->root);
   free(m->path);
   free(m);
@@ -494,6 +506,14 @@ static int refuse_frozen(struct cgroup_manager *m, struct error *err)
 
 int cgroup_create(struct cgroup_manager *m, struct error *err)
 {
+  /* systemd makes the cgroup with the init (cgroup_add_pid); fail now,
+   * before anything exists, when systemd cannot be reached */
+  if (m->systemd && !m->sd_started) {
+    if (cg_sd_connect(m, err) < 0)
+      return -1;
+    m->created = true;
+    return 0;
+  }
   if (refuse_frozen(m, err) < 0)
     return -1;
   check_shared(m);
@@ -572,13 +592,28 @@ int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err
 
 int cgroup_clone_fd(struct cgroup_manager *m)
 {
-  if (m->version != 2 || m->fake)
+  if (m->version != 2 || m->fake || (m->systemd && !m->sd_started))
     return -1;
   return open(m->hier[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* The unit with the container's first process, then the cgroupfs part as
+ * on any host: hierarchies systemd does not manage (v1), the pid where
+ * systemd did not put it (a slice unit), every limit (cgroup_apply). */
+static int systemd_start(struct cgroup_manager *m, pid_t pid, struct error *err)
+{
+  if (cg_sd_start(m, pid, m->sd_pending, err) < 0)
+    return -1;
+  m->sd_started = true;
+  if (m->ops->create(m, err) < 0 || m->ops->add_pid(m, pid, err) < 0)
+    return -1;
+  return m->sd_pending ? m->ops->apply(m, m->sd_pending, false, err) : 0;
+}
+
 int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
 {
+  if (m->systemd && !m->sd_started)
+    return systemd_start(m, pid, err);
   return m->ops->add_pid(m, pid, err);
 }
 
@@ -586,6 +621,12 @@ int cgroup_apply(struct cgroup_manager *m, const struct oci_resources *r, bool u
                  struct error *err)
 {
   if (cgroup_resources_validate(r, err) < 0)
+    return -1;
+  if (m->systemd && !m->sd_started) {
+    m->sd_pending = r; /* applied when the unit exists */
+    return 0;
+  }
+  if (m->systemd && update && cg_sd_set(m, r, err) < 0)
     return -1;
   return m->ops->apply(m, r, update, err);
 }
@@ -670,7 +711,7 @@ static bool rmdir_if_empty(struct cgroup_manager *m)
   return true;
 }
 
-int cgroup_destroy(struct cgroup_manager *m, struct error *err)
+static int fs_destroy(struct cgroup_manager *m, struct error *err)
 {
   struct error e2 = {0};
   int ret = 0;
@@ -702,4 +743,31 @@ int cgroup_destroy(struct cgroup_manager *m, struct error *err)
     }
   }
   return ret;
+}
+
+/* Kill what is left and remove the cgroup through cgroupfs (at once,
+ * cgroup.kill), then stop the unit. */
+static int systemd_destroy(struct cgroup_manager *m, struct error *err)
+{
+  struct error e2 = {0};
+  int ret = fs_destroy(m, err);
+
+  /* The cgroup is gone either way: systemd drops an empty transient unit.
+   * A unit this process never saw started needs no word when systemd is
+   * unreachable (a create that failed for that very reason). */
+  if (cg_sd_connect(m, &e2) < 0) {
+    if (m->sd_started)
+      log_warning("%s, ignoring", e2.msg);
+    return ret;
+  }
+  if (cg_sd_stop(m, &e2) < 0)
+    log_warning("%s, ignoring", e2.msg);
+  return ret;
+}
+
+int cgroup_destroy(struct cgroup_manager *m, struct error *err)
+{
+  if (m->systemd)
+    return systemd_destroy(m, err);
+  return fs_destroy(m, err);
 }

@@ -120,7 +120,8 @@ int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *
                     struct error *err)
 {
   *n = 0;
-  if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX)
+  /* a systemd unit not made yet: cgroup_add_pid() makes it with the init */
+  if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX || (m->systemd && !m->sd_started))
     return 0;
   for (size_t i = 0; i < m->n_hier; i++) {
     cleanup_free char *path =

@@ -26,6 +26,7 @@
 #include "container/audit_cli.h"
 #include "container/console.h"
 #include "container/egress_pod.h"
+#include "container/lsm.h"
 #include "container/process.h"
 #include "container/seccomp_cache.h"
 #include "container/seccomp_filter.h"
@@ -373,6 +374,33 @@ static int check_terminal(const struct create_opts *o, const struct oci_config *
   return 0;
 }
 
+/* --no-pivot in a user namespace of the container's own, with no /proc in the
+ * config: chroot leaves the caller's /proc mounted below the new root, where
+ * it cannot be detached (a locked mount) and where the kernel counts it as a
+ * fully visible procfs, so `mount -t proc` from inside would be allowed
+ * (pivot_root drops it, and runc's container cannot mount one).  Refused. */
+static int check_no_pivot(const struct create_opts *o, const struct oci_config *cfg,
+                          struct error *err)
+{
+  bool new_userns = false, has_proc = false;
+
+  if (!o->no_pivot || cfg->linux == NULL)
+    return 0;
+  for (size_t i = 0; i < cfg->linux->n_namespaces; i++)
+    if (cfg->linux->namespaces[i].type == OCI_NS_USER && cfg->linux->namespaces[i].path == NULL)
+      new_userns = true;
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    if (cfg->mounts[i].destination && streq(cfg->mounts[i].destination, "/proc") &&
+        cfg->mounts[i].type && streq(cfg->mounts[i].type, "proc"))
+      has_proc = true;
+  if (!new_userns || has_proc)
+    return 0;
+  return error_set(err, 0,
+                   "--no-pivot with a new user namespace and no /proc mount: the caller's /proc "
+                   "would stay below the root, and a procfs mount from inside would be allowed; "
+                   "add a /proc mount or drop --no-pivot");
+}
+
 int container_create(const struct global_opts *g, const struct create_opts *o,
                      struct container **ret_c, struct spawn_result *ret_r, struct error *err)
 {
@@ -410,7 +438,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
   }
-  if (check_terminal(o, cfg, err) < 0) {
+  if (check_terminal(o, cfg, err) < 0 || check_no_pivot(o, cfg, err) < 0 ||
+      lsm_check_process(cfg->process, cfg->linux ? cfg->linux->mount_label : NULL, err) < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }

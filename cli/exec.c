@@ -40,6 +40,7 @@
 #include "container/console.h"
 #include "container/seccomp_notify.h"
 #include "container/container.h"
+#include "container/lsm.h"
 #include "container/process.h"
 #include "container/sync.h"
 #include "os/fsutil.h"
@@ -433,6 +434,10 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
                 proc->caps.n_unknown, proc->caps.unknown);
   if (exec_apply_profile(c, proc, err) < 0)
     goto out;
+  if (lsm_check_process(proc, NULL, err) < 0) {
+    error_prefix(err, "exec `%s`", c->id);
+    goto out;
+  }
   if (proc->terminal && eo.detach && eo.console_socket == NULL) {
     error_set(err, 0, "exec `%s`: process.terminal is true but --console-socket was not given",
               c->id);

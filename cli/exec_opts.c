@@ -107,14 +107,18 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
       strv_push(&o->cgroups, val);
       break;
     case E_LABEL:
+      o->process_label = val;
+      break;
     case E_APPARMOR:
-      break; /* no LSM support */
+      o->apparmor = val;
+      break;
     case E_HELP:
       o->help = true;
       printf("Usage: agentrt exec [--process FILE] [--detach] [--pid-file FILE] [--tty]\n"
              "                    [--console-socket SOCK] [--env K=V]... [--cwd DIR]\n"
              "                    [--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
              "                    [--preserve-fds N] [--ignore-paused] [--cgroup [CTRL:]SUB]\n"
+             "                    [--apparmor PROFILE] [--process-label LABEL]\n"
              "                    ID [COMMAND [ARG...]]\n");
       return 0;
     }
@@ -195,6 +199,7 @@ static struct oci_process *process_from_config(const struct oci_process *base)
     p->n_rlimits = base->n_rlimits;
   }
   p->apparmor_profile = xstrdup(base->apparmor_profile);
+  p->selinux_label = xstrdup(base->selinux_label);
   return p;
 }
 
@@ -257,9 +262,32 @@ static int apply_flags(const struct exec_opts *o, struct oci_process *p, struct 
   }
   if (o->no_new_privs)
     p->no_new_privileges = true;
+  if (o->apparmor) {
+    free(p->apparmor_profile);
+    p->apparmor_profile = xstrdup(o->apparmor);
+  }
+  if (o->process_label) {
+    free(p->selinux_label);
+    p->selinux_label = xstrdup(o->process_label);
+  }
   if (o->tty_set)
     p->terminal = o->tty;
   return 0;
+}
+
+/* A --process without labels runs with the container's, as runc does. */
+static void inherit_labels(struct oci_process *p, const struct oci_process *base)
+{
+  if (base == NULL)
+    return;
+  if ((p->apparmor_profile == NULL || *p->apparmor_profile == '\0') && base->apparmor_profile) {
+    free(p->apparmor_profile);
+    p->apparmor_profile = xstrdup(base->apparmor_profile);
+  }
+  if ((p->selinux_label == NULL || *p->selinux_label == '\0') && base->selinux_label) {
+    free(p->selinux_label);
+    p->selinux_label = xstrdup(base->selinux_label);
+  }
 }
 
 int exec_build_process(const struct exec_opts *o, const struct oci_config *cfg,
@@ -272,6 +300,7 @@ int exec_build_process(const struct exec_opts *o, const struct oci_config *cfg,
       return -1;
     p = o->process;
     ((struct exec_opts *)o)->process = NULL;
+    inherit_labels(p, cfg->process);
   } else {
     p = process_from_config(cfg->process);
     p->args = strv_dup(o->args);

@@ -14,11 +14,13 @@ struct exec_opts {
   const char *console_socket;
   const char *cwd;
   const char *user;
-  char **env;     /* --env, repeated */
-  char **caps;    /* --cap, repeated */
-  char **gids;    /* --additional-gids, repeated */
-  char **cgroups; /* --cgroup [CTRL:]SUB, repeatable */
-  char **args;    /* the command line after the id (borrowed) */
+  const char *apparmor;      /* --apparmor PROFILE */
+  const char *process_label; /* --process-label LABEL (SELinux) */
+  char **env;                /* --env, repeated */
+  char **caps;               /* --cap, repeated */
+  char **gids;               /* --additional-gids, repeated */
+  char **cgroups;            /* --cgroup [CTRL:]SUB, repeatable */
+  char **args;               /* the command line after the id (borrowed) */
   bool detach, tty, tty_set, no_new_privs, ignore_paused, help;
   int preserve_fds;
   struct oci_process *process; /* --process, read at once (engines delete the file) */

@@ -16,7 +16,7 @@ static const char usage[] =
     "  --log FILE            append log records to FILE\n"
     "  --log-format FORMAT   text (default) or json (lines with level, msg, time)\n"
     "  --debug               log debug messages\n"
-    "  --systemd-cgroup      cgroupsPath is slice:prefix:name (systemd naming)\n"
+    "  --systemd-cgroup      cgroupsPath is slice:prefix:name: a systemd transient unit\n"
     "  --profile NAME|PATH   profile to apply (default $AGENTRT_PROFILE, else agent;\n"
     "                        built in: agent, agent-strict, oci)\n"
     "  --version, -v         print the version\n"

@@ -153,17 +153,30 @@ static char *default_root(void)
 
 /* --data-dir, else $AGENTRT_DATA_DIR, else the host config's data-dir, else
  * the default (datadir.h).  The host config is read here, strictly: a bad
- * line fails every command, naming the file and the line. */
-static int data_settings(struct global_opts *g, const char *flag, struct hostconf *conf,
-                         char **ret_dir, struct error *err)
+ * line fails every command, naming the file and the line, but the ones an
+ * engine needs to tear a container down (they warn and use the defaults). */
+static int data_settings(struct global_opts *g, const char *flag, const char *cmd,
+                         struct hostconf *conf, char **ret_dir, struct error *err)
 {
   const char *path = getenv("AGENTRT_CONFIG"), *env = getenv("AGENTRT_DATA_DIR");
   const char *dir = flag;
 
   if (path == NULL || *path == '\0')
     path = HOSTCONF_PATH;
-  if (hostconf_load(path, conf, err) < 0)
-    return -1;
+  if (hostconf_load(path, conf, err) < 0) {
+    /* An engine must still be able to stop and remove what it started:
+     * these go on with the defaults, saying why. */
+    static const char *const teardown[] = {"delete", "kill", "state", "list", "ps", NULL};
+    bool go_on = false;
+    for (size_t i = 0; cmd != NULL && teardown[i] != NULL; i++)
+      go_on = go_on || strcmp(cmd, teardown[i]) == 0;
+    if (!go_on)
+      return -1;
+    log_warning("%s (going on with the defaults for `%s`)", err->msg, cmd);
+    hostconf_free(conf);
+    hostconf_defaults(conf);
+    *err = (struct error){0};
+  }
   if (dir == NULL && env != NULL && *env != '\0')
     dir = env;
   if (dir == NULL)
@@ -260,7 +273,7 @@ int main(int argc, char **argv)
     log_fatal_error("--root: must be an absolute path");
     return 1;
   }
-  if (data_settings(&g, data_flag, &conf, &data_dir, &err) < 0) {
+  if (data_settings(&g, data_flag, it.i < argc ? argv[it.i] : NULL, &conf, &data_dir, &err) < 0) {
     log_fatal_error(err.msg);
     return 1;
   }

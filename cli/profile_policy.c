@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "container/lsm.h"
 #include "os/fsutil.h"
 
 const char *policy_profile_name(const struct global_opts *g)
@@ -86,11 +87,15 @@ int policy_apply(const struct global_opts *g, const char *id, struct oci_config 
   struct agent_profile *p = NULL;
   struct oci_config *out = NULL;
   const char *name = policy_profile_name(g);
+  int r;
 
   *ret_result = NULL;
   if (profile_load(name, &p, err) < 0)
     return error_prefix(err, "profile `%s`", name);
-  if (profile_apply(*cfg, p, &out, ret_result, err) < 0 || refuse_socket_dirs(out, p, err) < 0) {
+  r = profile_apply(*cfg, p, &out, ret_result, err);
+  if (r == 0)
+    profile_apply_apparmor(out, p, lsm_apparmor_enabled(), *ret_result);
+  if (r < 0 || refuse_socket_dirs(out, p, err) < 0) {
     profile_free(p);
     oci_config_free(out);
     profile_result_free(*ret_result);

@@ -220,17 +220,33 @@ static int host_rbind(const char *host, uint64_t set, struct error *err)
   return tree;
 }
 
+/* linux.mountLabel as an SELinux context= option, on the filesystems runc
+ * labels that way (not proc, sysfs, mqueue or cgroup; create refused the
+ * label where SELinux is disabled).  NULL: the data as is. */
+static char *labelled_data(const struct setup_ctx *ctx, const char *type, const char *data)
+{
+  const char *label = ctx->config->linux ? ctx->config->linux->mount_label : NULL;
+
+  if (label == NULL || *label == '\0' || streq(type, "proc") || streq(type, "sysfs") ||
+      streq(type, "mqueue"))
+    return NULL;
+  if (data == NULL || *data == '\0')
+    return xfmt("context=\"%s\"", label);
+  return xfmt("%s,context=\"%s\"", data, label);
+}
+
 static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
                   uint64_t set, struct error *err)
 {
   const char *sb[MAX_SB_WORDS];
   size_t n_sb = mount_opts_sb_words(o, sb, MAX_SB_WORDS);
   bool userns = ctx->new_userns || ctx->in_userns;
+  cleanup_free char *labelled = labelled_data(ctx, m->type, o->data);
   int fd;
 
   if (streq(m->type, "sysfs") && userns && !config_has_new_ns(ctx->config, OCI_NS_NETWORK))
     return host_rbind("/sys", set, err);
-  fd = mnt_new_fs(m->type, m->source, o->data, sb, n_sb, set, err);
+  fd = mnt_new_fs(m->type, m->source, labelled ? labelled : o->data, sb, n_sb, set, err);
   if (fd >= 0 || err->code != EPERM)
     return fd;
   if (streq(m->type, "sysfs") || (streq(m->type, "mqueue") && userns)) {

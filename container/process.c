@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "container/lsm.h"
 #include "container/process.h"
 #include "container/seccomp_filter.h"
 #include "container/seccomp_notify.h"
@@ -454,6 +455,7 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
   cleanup_free char *path = resolved_path ? xstrdup(resolved_path) : NULL;
   cleanup_free char **argv = NULL;
   cleanup_close int stub = -1;
+  struct lsm_exec lsm = LSM_EXEC_INIT;
   char **env = NULL;
   bool chdir_later = false;
 
@@ -466,19 +468,33 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
   stub = trampoline_prepare(err);
   if (stub < 0 || prepare_fds(o, err) < 0)
     return -1;
+  /* As root and before seccomp; written at the very end. */
+  if (lsm_exec_open(p, &lsm, err) < 0)
+    goto fail;
   /* As root first (the user may lack search permission on a path the
    * runtime can use); on EACCES again as the user, like runc. */
   if (chdir(cwd) < 0) {
-    if (errno != EACCES && errno != EPERM)
-      return cwd_error(cwd, errno, err);
+    if (errno != EACCES && errno != EPERM) {
+      cwd_error(cwd, errno, err);
+      goto fail;
+    }
     chdir_later = true;
   }
   give_stdio(p->user.uid);
   if (switch_user(&p->user, o->in_userns, err) < 0)
-    return -1;
-  if (chdir_later && chdir(cwd) < 0)
-    return cwd_error(cwd, errno, err);
+    goto fail;
+  if (chdir_later && chdir(cwd) < 0) {
+    cwd_error(cwd, errno, err);
+    goto fail;
+  }
   if (verify_cwd(cwd, err) < 0 || restrict_process(p, o, err) < 0)
-    return -1;
-  return trampoline_exec(stub, argv, env ? env : p->env, err);
+    goto fail;
+  /* The last step that can fail before the exec: the AppArmor profile or
+   * SELinux label applies from the trampoline's execveat on. */
+  if (lsm_exec_apply(&lsm, err) < 0)
+    goto fail;
+  trampoline_exec(stub, argv, env ? env : p->env, err);
+fail:
+  lsm_exec_close(&lsm);
+  return -1;
 }

@@ -6,16 +6,18 @@
  *   umask; prepare the sealed trampoline memfd (before seccomp, so no
  *   profile has to allow memfd_create); mark every fd >= 3 + preserve_fds
  *   close-on-exec and clear the flag on the preserved ones (CVE-2024-21626);
+ *   open the LSM exec attributes (container/lsm.h) while still root;
  *   chdir(cwd) as root; PR_SET_KEEPCAPS, setgroups, setresgid, setresuid;
  *   chdir again as the user if root got EACCES; getcwd() must be inside the
  *   root (CVE-2024-21626); without no_new_privs load the seccomp filter now
  *   (effective caps raised back from permitted: it needs CAP_SYS_ADMIN);
  *   capabilities (all five sets; inheritable and ambient only when asked,
  *   CVE-2022-29162); no_new_privs; with no_new_privs load the filter now;
- *   execveat of the sealed trampoline (CVE-2019-5736), which execs the
+ *   write the AppArmor profile / SELinux label to the exec attributes (the
+ *   last step that can fail); execveat of the sealed trampoline (CVE-2019-5736), which execs the
  *   program, so /proc/<pid>/exe never names the agentrt binary on the host.
  * Under the filter, before the program runs: capget/capset/prctl (only
- * without no_new_privs), execveat and execve.
+ * without no_new_privs), write (the LSM attributes), execveat and execve.
  */
 #ifndef AGENTRT_PROCESS_H
 #define AGENTRT_PROCESS_H

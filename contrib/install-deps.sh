@@ -4,7 +4,8 @@
 # Idempotent: packages already installed are left alone and `apt-get update` runs only when
 # something is missing and the package lists do not know it.  Optional groups:
 #   --engines   docker.io containerd podman uidmap slirp4netns fuse-overlayfs kubernetes-client
-#   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64
+#   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor
+#               (apparmor: apparmor_parser, to load the VM lane's test profiles)
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
 #   --bench     gnuplot-nox hyperfine bubblewrap
 #   --workload  mmdebstrap (the Debian rootfs of tests/workload/)
@@ -16,10 +17,10 @@ set -euo pipefail
 
 BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev
 	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace
-	util-linux tmux valgrind git ca-certificates python3 file golang-go)
+	util-linux tmux valgrind git ca-certificates python3 file golang-go libsystemd-dev)
 ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
 ENGINES_OPTIONAL=(kubernetes-client)
-VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64)
+VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor)
 NET=(dnsmasq-base socat)
 BENCH=(gnuplot-nox hyperfine bubblewrap)
 WORKLOAD=(mmdebstrap)

@@ -5,8 +5,9 @@
 # loaded by docker.bats, podman.bats and containerd.bats.  Here: the
 # Kubernetes RuntimeClass through `kubectl apply --dry-run=client` (against a
 # tiny local discovery stub, since client-side dry run still maps the kind
-# through the API server) and the CRI-O drop-in as TOML (CRI-O is not in
-# Debian 12).
+# through the API server), the CRI-O drop-in as TOML (CRI-O is not in
+# Debian 12), the agent-sandbox SandboxTemplate as YAML (its CRDs need a
+# cluster) and the SystemdCgroup containerd fragment as TOML.
 
 load lib
 
@@ -75,4 +76,32 @@ print("ok")' "$IT_SRC/contrib/crio/10-agentrt.conf"
 	[[ "${lines[0]}" =~ ^agentrt\ version\ [0-9] ]]
 	[[ "${lines[1]}" =~ ^commit:\  ]]
 	[[ "${lines[2]}" =~ ^spec:\ 1\. ]]
+}
+
+@test "contrib/kubernetes/sandboxtemplate.yaml: an agent-sandbox SandboxTemplate with runtimeClassName agentrt" {
+	python3 -c 'import yaml' 2>/dev/null || skip "python3-yaml missing"
+	run python3 -c '
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert d["apiVersion"] == "extensions.agents.x-k8s.io/v1alpha1", d["apiVersion"]
+assert d["kind"] == "SandboxTemplate", d["kind"]
+pod = d["spec"]["podTemplate"]
+assert pod["spec"]["runtimeClassName"] == "agentrt", pod["spec"]
+for k in pod["metadata"].get("annotations", {}):
+    assert k.startswith("run.agentrt."), k
+print("ok")' "$IT_SRC/contrib/kubernetes/sandboxtemplate.yaml"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "contrib/containerd/config-systemd.toml: the agentrt handler with SystemdCgroup = true" {
+	python3 -c 'import tomllib' 2>/dev/null || skip "python3 tomllib missing"
+	run python3 -c '
+import sys, tomllib
+r = tomllib.load(open(sys.argv[1], "rb"))["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]["agentrt"]
+assert r["runtime_type"] == "io.containerd.runc.v2", r
+assert r["options"]["SystemdCgroup"] is True, r
+assert r["options"]["BinaryName"].endswith("/agentrt"), r
+assert "run.agentrt.*" in r["pod_annotations"], r
+print("ok")' "$IT_SRC/contrib/containerd/config-systemd.toml"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }

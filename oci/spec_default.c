@@ -179,8 +179,8 @@ static void gen_linux_features(struct jgen *j)
   gen_list(j, "knownFlags", oci_seccomp_flags);
   gen_list(j, "supportedFlags", seccomp_supported_flags);
   jg_close(j);
-  gen_enabled(j, "apparmor", false);
-  gen_enabled(j, "selinux", false);
+  gen_enabled(j, "apparmor", true); /* applied where the host has AppArmor */
+  gen_enabled(j, "selinux", true);  /* applied where the host has SELinux */
   gen_enabled(j, "intelRdt", false);
   jg_key(j, "mountExtensions");
   jg_open(j);

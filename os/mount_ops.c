@@ -54,6 +54,19 @@ static int fs_error(int fsfd, const char *type, const char *what, struct error *
   return error_set(err, saved, "mount `%s`: %s", type, what);
 }
 
+/* A quoted value ("context=\"a:b:c:s0:c1,c2\"") keeps its commas; fsconfig()
+ * takes the value bare (mount(2) strips such quotes itself). */
+static const char *unquote(char *v)
+{
+  size_t n = strlen(v);
+
+  if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+    v[n - 1] = '\0';
+    return v + 1;
+  }
+  return v;
+}
+
 /* Split "a=1,b,c=\"x,y\"" into fsconfig() calls. */
 static int fs_set_data(int fsfd, const char *type, const char *data, struct error *err)
 {
@@ -75,7 +88,7 @@ static int fs_set_data(int fsfd, const char *type, const char *data, struct erro
     eq = strchr(start, '=');
     if (eq != NULL) {
       *eq = '\0';
-      r = fsconfig(fsfd, FSCONFIG_SET_STRING, start, eq + 1, 0);
+      r = fsconfig(fsfd, FSCONFIG_SET_STRING, start, unquote(eq + 1), 0);
       *eq = '=';
     } else {
       r = fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0);

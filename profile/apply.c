@@ -207,6 +207,20 @@ int profile_apply_process(struct oci_process *proc, const struct agent_profile *
   return ret;
 }
 
+void profile_apply_apparmor(struct oci_config *c, const struct agent_profile *p,
+                            bool host_has_apparmor, struct profile_result *r)
+{
+  struct apply_ctx x = {.p = p, .c = c, .r = r};
+  struct oci_process *proc = c->process;
+
+  if (p->apparmor_profile == NULL || *p->apparmor_profile == '\0' || proc == NULL ||
+      (proc->apparmor_profile != NULL && *proc->apparmor_profile != '\0') || !host_has_apparmor)
+    return;
+  proc->apparmor_profile = xstrdup(p->apparmor_profile);
+  change_add(&x, PROFILE_CHANGE_CONFIG, "process.apparmorProfile", NULL, p->apparmor_profile,
+             "the profile's default AppArmor profile (the engine set none)");
+}
+
 void profile_result_free(struct profile_result *r)
 {
   if (r == NULL)

@@ -253,6 +253,7 @@ void profile_free(struct agent_profile *p)
     return;
   free(p->name);
   free(p->description);
+  free(p->apparmor_profile);
   free(p->workspace.path);
   strv_free(p->workspace.protected);
   for (size_t i = 0; i < p->n_scratch; i++)

@@ -148,6 +148,8 @@ struct agent_profile {
     uint64_t trim;    /* dropped (recorded) when an engine grants them by default */
   } caps;
   bool no_new_privileges;
+  char *apparmor_profile; /* process.apparmorProfile when the engine set none and the
+                             host has AppArmor (profile_apply_apparmor); NULL = none */
   struct {
     char **defaults;    /* "NAME=VALUE", set unless the engine's env has NAME */
     char **path_append; /* directories added to the end of PATH */
@@ -256,6 +258,11 @@ int profile_apply(const struct oci_config *in, const struct agent_profile *p,
 int profile_apply_process(struct oci_process *proc, const struct agent_profile *p,
                           struct error *err);
 void profile_result_free(struct profile_result *r);
+/* The profile's default AppArmor profile: set in c->process when the engine
+ * named none and host_has_apparmor (the runtime asks the host; without
+ * AppArmor the default is skipped, as engines skip theirs), recorded in r. */
+void profile_apply_apparmor(struct oci_config *c, const struct agent_profile *p,
+                            bool host_has_apparmor, struct profile_result *r);
 
 /* `agentrt explain`: text (one change per line) and JSON renderings. */
 char *profile_changes_text(const struct profile_result *r);

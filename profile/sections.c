@@ -292,6 +292,7 @@ static const struct pfield top_fields[] = {
     FFN("scratch", scratch),
     FOBJ("capabilities", caps_fields),
     F("noNewPrivileges", P_BOOL, no_new_privileges),
+    F("apparmorProfile", P_STR, apparmor_profile),
     FOBJ("env", env_fields),
     FOBJ("seccomp", seccomp_fields),
     FOBJ("namespaces", ns_fields),

@@ -102,6 +102,8 @@ static void gen_security(yajl_gen g, const struct agent_profile *p)
   gen_caps(g, "trim", p->caps.trim);
   yajl_gen_map_close(g);
   gen_key_bool(g, "noNewPrivileges", p->no_new_privileges);
+  if (p->apparmor_profile != NULL)
+    gen_key_str(g, "apparmorProfile", p->apparmor_profile);
   gen_str(g, "env");
   yajl_gen_map_open(g);
   gen_key_strv(g, "defaults", p->env.defaults);

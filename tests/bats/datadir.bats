@@ -342,15 +342,26 @@ kinds() {
 	for line in 'colour = blue' 'min-free = lots' 'workspaces.max-age = 3 days' 'data-dir = relative/dir' \
 		'data-dir = /a,b' 'no equals sign' 'audit.max-age ='; do
 		printf '# ok\n%s\n' "$line" >"$AGENTRT_CONFIG"
-		run "$AGENTRT" list
+		run "$AGENTRT" data path
 		assert_clean_failure
 		[ "$(wc -l <<<"$output")" -eq 1 ] || fail "not one line: $output"
 		assert_output_contains "$AGENTRT_CONFIG:2: "
 	done
 	printf 'min-free = 1m\nmin-free = 2m\n' >"$AGENTRT_CONFIG"
-	run "$AGENTRT" list
+	run "$AGENTRT" data path
 	assert_clean_failure
 	assert_output_contains ":2: \`min-free\` given twice"
+	# an engine can still tear down what it started: list, state, kill, delete warn and go on
+	run "$AGENTRT" --root "$TEST_ROOT" list
+	[ "$status" -eq 0 ]
+	assert_output_contains "warning: $AGENTRT_CONFIG:2: "
+	run "$AGENTRT" --root "$TEST_ROOT" delete no-such-container
+	[ "$status" -eq 1 ]
+	assert_output_contains "going on with the defaults for \`delete\`"
+	assert_output_contains "does not exist"
+	run "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" cfg-bad
+	assert_clean_failure
+	assert_output_contains "$AGENTRT_CONFIG:2: "
 	printf '  # comment\n\ndata-dir = /tmp/agentrt-conf-dd-%s\n audit.max-age = 7d \n' $$ >"$AGENTRT_CONFIG"
 	run env -u AGENTRT_DATA_DIR "$AGENTRT" --root /run/x data path
 	[ "$status" -eq 0 ]

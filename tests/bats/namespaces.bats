@@ -118,6 +118,26 @@ start_sleeper() {
 	grep -qE '^ *0 +100000 +65536$' <<<"$output"
 }
 
+@test "--no-pivot in a new user namespace: no procfs mount from inside (refused without a /proc of its own)" {
+	requires userns
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}] |
+		.mounts |= map(select(.destination != "/proc"))'
+	set_cmd sh -c 'mkdir -p /tmp/p && mount -t proc proc /tmp/p && echo MOUNTED'
+	run rt run --no-pivot --bundle "$BUNDLE" np1
+	if is_agentrt; then
+		# the caller's /proc would stay below the chrooted root, fully visible to the kernel
+		[ "$status" -ne 0 ]
+		assert_output_contains "--no-pivot with a new user namespace and no /proc mount"
+		[ -z "$(rt list -q)" ]
+	fi
+	[[ "$output" != *MOUNTED* ]]
+	# pivot_root (the default) leaves no procfs behind: the mount is refused inside
+	run rt run --bundle "$BUNDLE" np2
+	[[ "$output" != *MOUNTED* ]]
+}
+
 @test "time namespace" {
 	agentrt_only "runc 1.1 has no time namespace"
 	requires timens

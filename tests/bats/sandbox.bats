@@ -375,7 +375,7 @@ print("started", n)'
 	[[ "$output" == *"missing  fanotify"* ]]
 	[[ "$output" == *"disables: file records in the audit trail"* ]]
 	# inside a sandbox the agent profile refuses new namespaces
-	# (a sanitizer build's leak check needs ptrace, which the profile refuses)
+	# (a sanitizer build's leak check is not what this test is about)
 	run sbx --name doc1 --env ASAN_OPTIONS=detect_leaks=0 -- "$AGENTRT" doctor
 	[[ "$output" == *"MISSING  namespaces"* ]]
 	[[ "$output" == *"missing  user namespaces"* ]]

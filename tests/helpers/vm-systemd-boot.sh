@@ -1,0 +1,66 @@
+#!/bin/bash
+# vm-systemd-boot.sh - run CMD... under systemd as PID 1 inside the VM lane.
+#
+# vm-run.sh's own init stays PID 1 of the VM; this script (run by it, as
+# root, in the VM) starts /lib/systemd/systemd as PID 1 of a new pid and
+# mount namespace (systemd's container mode, as under systemd-nspawn) on the
+# VM's cgroup v2 hierarchy, with a single unit to start (no sysinit.target:
+# its tmpfiles would empty the VM's /tmp and it costs more minutes): a
+# service that starts the system bus (dbus-daemon, then SIGUSR1 makes systemd
+# connect to it), runs CMD and tells systemd to exit.  CMD's output and
+# status come back through files in $SD_OUT (default build/vm-systemd in the
+# shared folder); prints the output, exits with CMD's status.  Measured
+# under TCG: about 80 s from exec to the test unit (loading the host's units
+# and running its generators), about 12 s to exit.
+#   usage: tests/helpers/vm-systemd-boot.sh CMD [ARGS...]   env SD_TIMEOUT (s, 600)
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
+out=${SD_OUT:-$PWD/build/vm-systemd}
+mkdir -p "$out" /run/systemd/system
+printf '%q ' "$@" >"$out/cmd"
+: >"$out/output"
+rm -f "$out/rc"
+cat >/run/systemd/system/agentrt-vm-test.service <<UNIT
+[Unit]
+Description=agentrt VM tests under systemd
+DefaultDependencies=no
+[Service]
+Type=oneshot
+WorkingDirectory=$PWD
+Environment=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+ExecStart=/bin/bash $out/run
+UNIT
+cat >"$out/run" <<RUN
+mkdir -p /run/dbus
+dbus-daemon --system --fork --nopidfile >$out/dbus.log 2>&1 || echo "# dbus-daemon failed" >>$out/output
+for i in \$(seq 50); do busctl --system status org.freedesktop.systemd1 >/dev/null 2>&1 && break
+	[ \$i = 1 ] && kill -USR1 1; sleep 0.2; done
+bash $out/cmd >>$out/output 2>&1
+echo \$? >$out/rc
+systemctl --no-block exit
+RUN
+start=$(date +%s.%N)
+unshare --pid --fork --mount-proc --kill-child \
+	/lib/systemd/systemd --unit=agentrt-vm-test.service --log-target=console --log-level=warning \
+	--show-status=false </dev/null >"$out/systemd.log" 2>&1 &
+sd=$!
+# Bounded: the test unit's status file, then up to 30 s for systemd to exit
+# on its own; killing unshare (--kill-child) kills the rest.
+for ((i = 0; i < ${SD_TIMEOUT:-600} * 2; i++)); do
+	[ -s "$out/rc" ] && break
+	kill -0 $sd 2>/dev/null || break
+	sleep 0.5
+done
+for ((i = 0; i < 60; i++)); do kill -0 $sd 2>/dev/null || break; sleep 0.5; done
+kill $sd 2>/dev/null
+wait $sd
+src=$?
+end=$(date +%s.%N)
+cat "$out/output"
+echo "# systemd-boot: systemd ran for $(echo "$end - $start" | bc 2>/dev/null || echo "?") s (exit $src)"
+if [ ! -s "$out/rc" ]; then
+	echo "# systemd-boot: the test unit did not finish; systemd log:"
+	tail -n 30 "$out/systemd.log" | sed 's/^/#   /'
+	exit 1
+fi
+exit "$(cat "$out/rc")"
