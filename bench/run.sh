@@ -24,9 +24,12 @@ repo=$(cd "$here/.." && pwd)
 id=$$
 base=/run/agentrt-bench-$id
 work=$base/work
-# agentrt's data directory (workspaces, trails, filter cache) next to its state root, on the
-# same tmpfs, removed with $base: the bench never writes to the host's /var/lib/agentrt
-export AGENTRT_DATA_DIR=$base/agentrt-data AGENTRT_CONFIG=$base/agentrt.conf
+# agentrt's data directory (workspaces, trails, filter cache) under $base, removed with it: the
+# bench never writes to the host's /var/lib/agentrt.  The
+# run inside the private namespace (--inside, another pid) keeps the outer run's, which the
+# outer run's cleanup removes.
+export BENCH_DATA_BASE=${BENCH_DATA_BASE:-$base}
+export AGENTRT_DATA_DIR=$BENCH_DATA_BASE/agentrt-data AGENTRT_CONFIG=$BENCH_DATA_BASE/agentrt.conf
 cgparent=/agentrt-bench-$id
 
 rounds=30 containers=50 conc=2 straces=3 quick=0 strict=0 state_disk=0 private_dockerd=0
