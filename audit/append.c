@@ -203,6 +203,22 @@ static char *format_record(const struct audit_log *l, uint64_t seq, const char *
   return jb_take(&b);
 }
 
+/* The trail's first file (seq 1) holds its evidence: "create" with the
+ * profile's changes, "monitor", the first programs and changes.  Retention
+ * never removes it; it is closed at this size so that it stays small. */
+uint64_t audit_pin_max(const struct audit_limits *lim)
+{
+  uint64_t m = lim->max_size / 8, floor = lim->max_size / 4;
+
+  if (lim->max_size == 0)
+    return 8u << 20;
+  if (floor > (64u << 10))
+    floor = 64u << 10;
+  if (m < floor)
+    m = floor;
+  return m > (8u << 20) ? 8u << 20 : m;
+}
+
 /* Make curfd the file to append len bytes to (a new one named seq when the
  * current one is full or missing).  *created tells the caller to prune. */
 static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len,
@@ -210,6 +226,7 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
 {
   char name[AUDIT_FILE_NAME_MAX];
   struct stat st;
+  uint64_t max = h->cur == 1 ? audit_pin_max(&h->lim) : audit_file_max(&h->lim);
 
   *created = false;
   if (h->cur != 0 && l->cur != h->cur) {
@@ -220,7 +237,7 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
     l->cur = l->curfd >= 0 ? h->cur : 0;
   }
   if (l->curfd >= 0 && l->cur == h->cur && fstat(l->curfd, &st) == 0 &&
-      (st.st_size == 0 || (uint64_t)st.st_size + len <= audit_file_max(&h->lim)))
+      (st.st_size == 0 || (uint64_t)st.st_size + len <= max))
     return 0;
   if (l->curfd >= 0)
     close(l->curfd);
@@ -238,23 +255,20 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
   return 0;
 }
 
-static int append_locked(struct audit_log *l, const char *kind, const char *fields,
-                         struct error *err)
+/* Write one record after h (read under the lock) and advance h. */
+static int write_record(struct audit_log *l, struct audit_head *h, const char *kind,
+                        const char *fields, bool *created, struct error *err)
 {
-  struct audit_head h;
   cleanup_free char *line = NULL;
   char hash[SHA256_HEX_LEN + 1];
-  bool created;
   size_t len;
   struct stat st;
   ssize_t n;
 
-  if (audit_head_read(l->headfd, &h, err) < 0)
-    return -1;
-  line = format_record(l, h.seq + 1, h.hash, kind, fields, hash, &len);
+  line = format_record(l, h->seq + 1, h->hash, kind, fields, hash, &len);
   if (len > AUDIT_MAX_RECORD)
     return error_set(err, E2BIG, "audit record `%s` too large (%zu bytes)", kind, len);
-  if (pick_file(l, &h, h.seq + 1, len, &created, err) < 0)
+  if (pick_file(l, h, h->seq + 1, len, created, err) < 0)
     return -1;
   if (fstat(l->curfd, &st) < 0)
     return error_errno(err, "audit file");
@@ -266,13 +280,33 @@ static int append_locked(struct audit_log *l, const char *kind, const char *fiel
     }
     return error_set(err, e, "write audit record");
   }
-  h.seq++;
-  memcpy(h.hash, hash, sizeof hash);
-  if (head_write(l->headfd, &h, err) < 0)
+  h->seq++;
+  memcpy(h->hash, hash, sizeof hash);
+  return head_write(l->headfd, h, err);
+}
+
+static int append_locked(struct audit_log *l, const char *kind, const char *fields,
+                         struct error *err)
+{
+  struct audit_head h;
+  struct audit_dropped d = {0};
+  bool created, again;
+
+  if (audit_head_read(l->headfd, &h, err) < 0 ||
+      write_record(l, &h, kind, fields, &created, err) < 0)
     return -1;
-  if (created)
-    audit_prune(l->dirfd, &h.lim, h.cur);
-  return 0;
+  if (!created || !audit_prune(l->dirfd, &h.lim, h.cur, &d))
+    return 0;
+  /* what retention removed is itself a record: `audit verify` accepts a
+   * gap in the chain only where one of these declares it */
+  {
+    char f[160];
+    snprintf(f, sizeof f,
+             "\"dropped_from\":%" PRIu64 ",\"dropped_to\":%" PRIu64 ",\"records\":%" PRIu64
+             ",\"bytes\":%" PRIu64 ",\"files\":%zu",
+             d.from, d.to, d.to - d.from + 1, d.bytes, d.files); /* records: all so far */
+    return write_record(l, &h, "retention", f, &again, err);
+  }
 }
 
 int audit_log_append(struct audit_log *l, const char *kind, const char *fields, struct error *err)
@@ -301,7 +335,36 @@ int audit_append_event(const char *trail_dir, const char *id, const char *kind, 
 
 /* ---- retention */
 
-void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
+/* The seq of the last record of file `name` (0 when unreadable). */
+static uint64_t last_seq_of(int dirfd, const char *name)
+{
+  cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *buf = xmalloc(AUDIT_MAX_RECORD + 2);
+  struct stat st;
+  off_t at;
+  ssize_t n;
+  char *end, *start;
+
+  if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < 2)
+    return 0;
+  at = st.st_size > AUDIT_MAX_RECORD + 1 ? st.st_size - AUDIT_MAX_RECORD - 1 : 0;
+  n = pread(fd, buf, (size_t)(st.st_size - at), at);
+  if (n < 2 || buf[n - 1] != '\n')
+    return 0;
+  buf[n - 1] = '\0';
+  end = buf + n - 1;
+  start = memrchr(buf, '\n', (size_t)(end - buf));
+  start = start ? start + 1 : buf;
+  return audit_line_seq(start, (size_t)(end - start));
+}
+
+/* Remove rotated files beyond the limits, oldest first, never the first
+ * file of the trail (seq 1) nor the current one.  true: *ret says what:
+ * from is the first seq retention ever removed (the one after the first
+ * file), so each "retention" record declares the whole gap on its own and
+ * a later prune that removes an earlier declaration loses nothing. */
+bool audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current,
+                 struct audit_dropped *ret)
 {
   cleanup_free uint64_t *files = NULL;
   cleanup_free off_t *sizes = NULL;
@@ -309,13 +372,15 @@ void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
   uint64_t total = 0, fmax = audit_file_max(lim);
   /* the current file may still grow by fmax: keep room for it */
   uint64_t budget = lim->max_size > fmax ? lim->max_size - fmax : 0;
-  size_t n = 0, keep_from = 0;
+  size_t n = 0, keep_from = 0, first;
   time_t now = time(NULL);
   char name[AUDIT_FILE_NAME_MAX];
   struct stat st;
 
+  memset(ret, 0, sizeof *ret);
   if (audit_list_files(dirfd, &files, &n, &ignore) < 0 || n < 2)
-    return;
+    return false;
+  first = files[0] == 1 ? 1 : 0; /* the pinned evidence */
   sizes = xmalloc0(n * sizeof *sizes);
   for (size_t i = 0; i < n; i++) {
     audit_file_name(files[i], name);
@@ -324,15 +389,27 @@ void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current)
     sizes[i] = st.st_size;
     total += (uint64_t)st.st_size;
     /* too old: it and everything before it goes */
-    if (lim->max_age > 0 && files[i] != current && now - st.st_mtime > (time_t)lim->max_age)
+    if (lim->max_age > 0 && i >= first && files[i] != current &&
+        now - st.st_mtime > (time_t)lim->max_age)
       keep_from = i + 1;
   }
-  for (size_t i = 0; i < n && files[i] != current; i++) {
+  for (size_t i = first; i + 1 < n && files[i] != current; i++) {
     bool over = (lim->max_size > 0 && total > budget) || n - i > AUDIT_MAX_FILES;
     if (i >= keep_from && !over)
       break;
     audit_file_name(files[i], name);
-    unlinkat(dirfd, name, 0);
+    if (unlinkat(dirfd, name, 0) < 0)
+      break;
     total -= (uint64_t)sizes[i];
+    if (ret->files++ == 0)
+      ret->from = files[i];
+    ret->to = files[i + 1] - 1;
+    ret->bytes += (uint64_t)sizes[i];
   }
+  if (ret->files > 0 && first == 1) {
+    uint64_t g = last_seq_of(dirfd, "00000000000000000001.jsonl");
+    if (g > 0 && g < ret->from)
+      ret->from = g + 1;
+  }
+  return ret->files > 0;
 }

@@ -19,13 +19,19 @@
  * that the last record is the one `head` names: a modified, deleted,
  * inserted or reordered line is reported with the first bad seq.  Rotation
  * keeps the chain (the first record of a file links to the last of the
- * previous one); files removed by retention make the chain start later, which
- * verify reports but accepts.
+ * previous one).  Retention keeps the first file (seq 1: create, the
+ * profile's changes, the first programs; closed at a small size) and removes
+ * the oldest of the others, recording each removal in a "retention" record
+ * (dropped_from, dropped_to, records, bytes, files); verify accepts a gap
+ * only where those records declare it and reports what is missing.
  *
  * Kinds: create start exec pause resume kill delete exit oom (lifecycle),
  * process (a program started inside), file (workspace changes, coalesced),
  * dns, denied, flow (network: DNS decisions, denied packets, new allowed
- * connections with counts), monitor, audit_error.
+ * connections with counts), monitor, audit_error, retention.  Under a flood
+ * the monitor writes "counted" records of a kind: {"coalesced":N,
+ * "program":..., "first_pid", "last_pid", "since", "until"} right after the
+ * kind, for N events of that program not written one by one.
  */
 #ifndef AGENTRT_AUDIT_H
 #define AGENTRT_AUDIT_H
@@ -108,6 +114,11 @@ struct audit_verify_result {
   size_t files;
   uint64_t bad_seq; /* first bad seq (0 when ok) */
   char detail[256];
+  /* complete only when all three are 0: */
+  uint64_t dropped;           /* records removed by retention */
+  size_t gaps;                /* holes in the chain, each declared by a "retention" record */
+  uint64_t coalesced_events;  /* events summarised in counted records ... */
+  uint64_t coalesced_records; /* ... that many */
 };
 int audit_verify(int trail_fd, struct audit_verify_result *ret, struct error *err);
 

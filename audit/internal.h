@@ -22,8 +22,17 @@ struct audit_head {
 
 int audit_head_read(int fd, struct audit_head *h, struct error *err);
 void audit_file_name(uint64_t first_seq, char buf[AUDIT_FILE_NAME_MAX]);
-/* Remove rotated files beyond the size/age/count limits (never `current`). */
-void audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current);
+/* What one prune removed: records from..to, in files. */
+struct audit_dropped {
+  uint64_t from, to, bytes;
+  size_t files;
+};
+/* Remove rotated files beyond the size/age/count limits (never `current`,
+ * never the first file of the trail).  true when it removed any. */
+bool audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current,
+                 struct audit_dropped *ret);
+/* Size at which the trail's first file (seq 1, kept) is rotated. */
+uint64_t audit_pin_max(const struct audit_limits *lim);
 /* Size at which a file is rotated (a quarter of max_size, 1 KiB..64 MiB). */
 uint64_t audit_file_max(const struct audit_limits *lim);
 /* seq of a record line ({"seq":N,...), 0 when malformed. */

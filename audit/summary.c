@@ -34,11 +34,14 @@ struct name_of {
 };
 
 struct audit_summary {
-  struct list programs, files, reached, refused;
+  struct list programs, files, reached, refused, syscalls;
   struct name_of *names;
   size_t n_names;
   char *id, *created, *ended, *exit_how;
+  char *files_gap; /* why the file list is incomplete (a "file" audit_error) */
   uint64_t records, oom;
+  uint64_t last_seq, missing;            /* seqs absent from what was read */
+  uint64_t coalesced, coalesced_records; /* events in counted records */
 };
 
 static void list_add(struct list *l, const char *key, const char *extra, unsigned count)
@@ -85,6 +88,7 @@ void audit_summary_free(struct audit_summary *s)
   list_free(&s->files);
   list_free(&s->reached);
   list_free(&s->refused);
+  list_free(&s->syscalls);
   for (size_t i = 0; i < s->n_names; i++) {
     free(s->names[i].addr);
     free(s->names[i].name);
@@ -94,6 +98,7 @@ void audit_summary_free(struct audit_summary *s)
   free(s->created);
   free(s->ended);
   free(s->exit_how);
+  free(s->files_gap);
   free(s);
 }
 
@@ -138,7 +143,13 @@ static void add_program(struct audit_summary *s, yajl_val v)
 {
   yajl_val argv = get(v, "argv", yajl_t_array);
   const char *name = get_str(v, "exe");
+  long long n = get_int(v, "coalesced", 0);
 
+  if (n > 0) { /* a counted record: n starts of one program */
+    list_add(&s->programs, get_str(v, "program") ? get_str(v, "program") : "?", "counted",
+             (unsigned)n);
+    return;
+  }
   if (argv && argv->u.array.len > 0 && YAJL_IS_STRING(argv->u.array.values[0]))
     name = YAJL_GET_STRING(argv->u.array.values[0]);
   else if (get_str(v, "comm"))
@@ -218,6 +229,17 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   if (v == NULL)
     return;
   s->records++;
+  {
+    long long seq = get_int(v, "seq", 0), n = get_int(v, "coalesced", 0);
+    if (seq > 0 && (uint64_t)seq > s->last_seq + 1)
+      s->missing += (uint64_t)seq - s->last_seq - 1;
+    if (seq > 0)
+      s->last_seq = (uint64_t)seq;
+    if (n > 0) {
+      s->coalesced += (uint64_t)n;
+      s->coalesced_records++;
+    }
+  }
   kind = get_str(v, "kind");
   if (s->id == NULL)
     set(&s->id, get_str(v, "id"));
@@ -231,6 +253,13 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
     add_exit(s, v);
   else if (streq(kind, "oom"))
     s->oom++;
+  else if (streq(kind, "syscall") && (name = get_str(v, "syscall")) != NULL) {
+    long long n = get_int(v, "coalesced", 0);
+    cleanup_free char *key =
+        xfmt("%s by %s", name, get_str(v, "program") ? get_str(v, "program") : "?");
+    list_add(&s->syscalls, key, NULL, (unsigned)(n > 0 ? n : get_int(v, "count", 1)));
+  } else if (streq(kind, "audit_error") && streq(get_str(v, "source"), "file") && !s->files_gap)
+    set(&s->files_gap, get_str(v, "error") ? get_str(v, "error") : "?");
   else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL)
     add_dns(s, v, name);
   else if (streq(kind, "flow") && (name = get_str(v, "dst")) != NULL) {
@@ -243,9 +272,13 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   yajl_tree_free(v);
 }
 
-static void render_list(struct jbuf *b, const char *title, const struct list *l)
+/* gap: why the list is known to be incomplete, or NULL */
+static void render_list(struct jbuf *b, const char *title, const struct list *l, const char *gap)
 {
-  jb_printf(b, "%s (%zu%s):", title, l->n, l->dropped ? "+" : "");
+  if (gap != NULL)
+    jb_printf(b, "%s (incomplete: %zu%s recorded; %s):", title, l->n, l->dropped ? "+" : "", gap);
+  else
+    jb_printf(b, "%s (%zu%s):", title, l->n, l->dropped ? "+" : "");
   if (l->n == 0)
     jb_puts(b, " none");
   jb_puts(b, "\n");
@@ -270,11 +303,22 @@ char *audit_summary_render(const struct audit_summary *s)
   jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
   jb_printf(&b, "ended:   %s%s%s%s\n", s->ended ? s->ended : "still running",
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
+  if (s->missing || s->coalesced) {
+    jb_puts(&b, "incomplete:");
+    if (s->missing)
+      jb_printf(&b, " %llu records dropped by retention (the first records are kept)%s",
+                (unsigned long long)s->missing, s->coalesced ? ";" : "");
+    if (s->coalesced)
+      jb_printf(&b, " %llu events coalesced into %llu counted records",
+                (unsigned long long)s->coalesced, (unsigned long long)s->coalesced_records);
+    jb_puts(&b, "\n");
+  }
   if (s->oom)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
-  render_list(&b, "programs run", &s->programs);
-  render_list(&b, "files changed", &s->files);
-  render_list(&b, "hosts reached", &s->reached);
-  render_list(&b, "hosts refused", &s->refused);
+  render_list(&b, "programs run", &s->programs, NULL);
+  render_list(&b, "files changed", &s->files, s->files_gap);
+  render_list(&b, "hosts reached", &s->reached, NULL);
+  render_list(&b, "hosts refused", &s->refused, NULL);
+  render_list(&b, "syscalls refused", &s->syscalls, NULL);
   return jb_take(&b);
 }

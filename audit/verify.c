@@ -6,6 +6,14 @@
  * must start with the seq in its name, and the last record must be the one
  * `head` names (a deleted or added last line).  The trail is read under a
  * shared lock on head, so a concurrent writer is never seen mid-line.
+ *
+ * Retention (log.c) removes whole files but never the first one, and says
+ * so in a "retention" record naming the seqs it dropped; a gap between two
+ * files is accepted only where such records cover it (a file removed by
+ * anything else is reported as missing records).  Records removed before
+ * the first file was kept (a trail starting after seq 1) are reported too.
+ * Counted records ("coalesced":N) are added up: verify says how much of
+ * the trail is summarised, not only that it is intact.
  */
 #include "audit/audit.h"
 
@@ -23,11 +31,72 @@
 
 #define VERIFY_FILE_MAX ((size_t)256 << 20)
 
+struct range {
+  uint64_t from, to;
+};
+
 struct walk {
   struct audit_verify_result *r;
   uint64_t last; /* 0 = no record yet */
   char last_hash[SHA256_HEX_LEN + 1];
+  struct range *gaps, *declared;
+  size_t n_gaps, n_declared;
 };
+
+static void push_range(struct range **v, size_t *n, uint64_t from, uint64_t to)
+{
+  if ((*n & (*n + 1)) == 0 || *n == 0)
+    *v = xrealloc(*v, (*n + 1) * 2 * sizeof **v);
+  (*v)[(*n)++] = (struct range){from, to};
+}
+
+/* The number after "key": in line (0 when absent). */
+static uint64_t num_after(const char *line, size_t len, const char *key)
+{
+  size_t kl = strlen(key);
+
+  for (const char *p = line; (p = memmem(p, len - (size_t)(p - line), key, kl)) != NULL; p += kl)
+    return strtoull(p + kl, NULL, 10);
+  return 0;
+}
+
+/* What a record adds to the counts: "retention" declares a dropped range,
+ * "coalesced" right after the kind counts summarised events.  The id is a
+ * JSON string (no bare quote), so the first ","kind":" is the member. */
+static void note_record(struct walk *w, const char *line, size_t len)
+{
+  const char *k = memmem(line, len, "\",\"kind\":\"", 10), *end = line + len, *q;
+
+  if (k == NULL || (q = memchr(k + 10, '"', (size_t)(end - (k + 10)))) == NULL)
+    return;
+  if ((size_t)(q - (k + 10)) == 9 && memcmp(k + 10, "retention", 9) == 0) {
+    uint64_t from = num_after(q, (size_t)(end - q), "\"dropped_from\":");
+    uint64_t to = num_after(q, (size_t)(end - q), "\"dropped_to\":");
+    if (from > 0 && to >= from)
+      push_range(&w->declared, &w->n_declared, from, to);
+  } else if (end - q > 14 && memcmp(q, "\",\"coalesced\":", 14) == 0) {
+    w->r->coalesced_records++;
+    w->r->coalesced_events += strtoull(q + 14, NULL, 10);
+  }
+}
+
+/* Is [from, to] inside the union of the declared ranges? */
+static bool declared(const struct walk *w, uint64_t from, uint64_t to)
+{
+  uint64_t cur = from;
+  bool moved = true;
+
+  while (cur <= to && moved) {
+    moved = false;
+    for (size_t i = 0; i < w->n_declared; i++) {
+      if (w->declared[i].from <= cur && w->declared[i].to >= cur) {
+        cur = w->declared[i].to + 1;
+        moved = true;
+      }
+    }
+  }
+  return cur > to;
+}
 
 static int bad(struct walk *w, uint64_t seq, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -62,7 +131,10 @@ static int check_line(struct walk *w, const char *line, size_t len, bool first_o
 
   if (seq == 0)
     return bad(w, want, "malformed record after seq %" PRIu64, w->last);
-  if (w->last != 0 && seq != want)
+  if (w->last != 0 && seq > want && first_of_file) {
+    push_range(&w->gaps, &w->n_gaps, want, seq - 1); /* checked at the end */
+    w->last = 0;                                     /* no link across it */
+  } else if (w->last != 0 && seq != want)
     return bad(w, want,
                "seq %" PRIu64 " found where %" PRIu64 " was expected (record deleted, "
                "inserted or reordered)",
@@ -93,8 +165,9 @@ static int check_line(struct walk *w, const char *line, size_t len, bool first_o
       if (prev[i] != '0')
         return bad(w, 1, "record 1 does not start the chain");
   }
-  if (w->last == 0)
+  if (w->r->first_seq == 0)
     w->r->first_seq = seq;
+  note_record(w, line, len);
   w->last = seq;
   memcpy(w->last_hash, hash, SHA256_HEX_LEN);
   w->last_hash[SHA256_HEX_LEN] = '\0';
@@ -185,8 +258,21 @@ int audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
         w.last, h.seq);
   else if (r->ok && h.seq != 0 && memcmp(w.last_hash, h.hash, SHA256_HEX_LEN) != 0)
     bad(&w, h.seq, "record %" PRIu64 " is not the one the head records (rewritten)", h.seq);
+  for (size_t i = 0; r->ok && i < w.n_gaps; i++) {
+    r->dropped += w.gaps[i].to - w.gaps[i].from + 1;
+    if (!declared(&w, w.gaps[i].from, w.gaps[i].to))
+      bad(&w, w.gaps[i].from,
+          "records %" PRIu64 "..%" PRIu64 " are missing and no retention record drops them "
+          "(audit file removed)",
+          w.gaps[i].from, w.gaps[i].to);
+  }
+  r->gaps = w.n_gaps;
+  if (r->first_seq > 1)
+    r->dropped += r->first_seq - 1;
   r->last_seq = w.last;
 out:
+  free(w.gaps);
+  free(w.declared);
   flock(head, LOCK_UN);
   return ret;
 }

@@ -1,6 +1,9 @@
 #!/bin/bash
-# audit.sh - the `audit` row of bench/: `agentrt run` (agent profile, busybox /bin/true)
-# with the audit trail on vs off, alternating, N rounds each (target: on within 10% of off).
+# audit.sh - the `audit` rows of bench/: `agentrt run` (agent profile, busybox /bin/true)
+# with the audit trail on vs off, alternating, N rounds each (target: on within 10% of off);
+# the same for an exec-heavy container (1,000 short programs: /bin/true from a shell loop);
+# and the per-call cost of an allowed and of a denied system call inside the container
+# (with the trail on, denied calls go through the monitor's seccomp listener).
 #
 #   bench/audit.sh [--rounds N] [--agentrt PATH] [--out FILE]
 #
@@ -48,36 +51,55 @@ trap cleanup EXIT INT TERM
 mkdir -p "$work/bundle/rootfs/bin" "$work/bundle/rootfs/proc" "$work/bundle/rootfs/dev" \
   "$work/bundle/rootfs/sys" "$work/bundle/rootfs/workspace" "$work/bundle/rootfs/tmp"
 cp "$(command -v busybox)" "$work/bundle/rootfs/bin/busybox"
+cc -O2 -static -o "$work/bundle/rootfs/bin/syscall-loop" "$here/syscall-loop.c"
 ln -s busybox "$work/bundle/rootfs/bin/true"
 ln -s busybox "$work/bundle/rootfs/bin/sh"
 (cd "$work/bundle" && "$rt" spec >/dev/null)
 printf '{"name": "agent-noaudit", "extends": "agent", "audit": {"enabled": false}}\n' >"$work/noaudit.json"
 
 ms_now() { date +%s%N; }
-one() { # MODE ROUND
-  local prof=agent id=audit-$1-$2 t0 t1
+# one MODE ROUND [ROW ARGS_JSON]: one timed `run`; its wall time goes to ROW-MODE.us and
+# the container's stdout to ROW-MODE.out
+one() {
+  local prof=agent id=audit-$1-$2 row=${3:-run} args=${4:-'["/bin/true"]'} t0 t1
   [ "$1" = off ] && prof=$work/noaudit.json
-  jq --arg cg "/$cg/$id" '.process.args = ["/bin/true"] | .process.terminal = false |
+  jq --arg cg "/$cg/$id" --argjson a "$args" '.process.args = $a | .process.terminal = false |
     .linux.cgroupsPath = $cg' "$work/bundle/config.json" >"$work/bundle/c.json"
   mv "$work/bundle/c.json" "$work/bundle/config.json"
   t0=$(ms_now)
-  timeout 60 "$rt" --root "$root" --profile "$prof" run --bundle "$work/bundle" "$id" \
-    </dev/null >/dev/null 2>&1 || { echo "audit.sh: run ($1) failed" >&2; exit 1; }
+  timeout 120 "$rt" --root "$root" --profile "$prof" run --bundle "$work/bundle" "$id" \
+    </dev/null >>"$work/$row-$1.out" 2>&1 || { echo "audit.sh: run ($row, $1) failed" >&2; exit 1; }
   t1=$(ms_now)
-  echo $(((t1 - t0) / 1000)) >>"$work/$1.us"
+  echo $(((t1 - t0) / 1000)) >>"$work/$row-$1.us"
   "$rt" --root "$root" audit --purge "$id" >/dev/null 2>&1 || true
 }
 
-one on 0; one off 0 # warm-up (seccomp cache, page cache)
-: >"$work/on.us"; : >"$work/off.us"
-for i in $(seq 1 "$rounds"); do
-  if [ $((i % 2)) = 1 ]; then
-    one on "$i"
-    one off "$i"
-  else
-    one off "$i"
-    one on "$i"
-  fi
+# alternate ROW ROUNDS [ARGS_JSON]: on/off pairs, the order flipped every round
+alternate() {
+  local i
+  one on "0-$1" "$1-warm" "${3:-}"; one off "0-$1" "$1-warm" "${3:-}" # seccomp cache, page cache
+  : >"$work/$1-on.us"; : >"$work/$1-off.us"
+  for i in $(seq 1 "$2"); do
+    if [ $((i % 2)) = 1 ]; then
+      one on "$i-$1" "$1" "${3:-}"
+      one off "$i-$1" "$1" "${3:-}"
+    else
+      one off "$i-$1" "$1" "${3:-}"
+      one on "$i-$1" "$1" "${3:-}"
+    fi
+  done
+}
+
+alternate run "$rounds"
+execs_rounds=$(((rounds + 2) / 3))
+alternate execs "$execs_rounds" \
+  '["/bin/sh", "-c", "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i + 1)); done"]'
+# the syscall costs: 200,000 allowed and 20,000 denied calls per run, 3 runs a mode
+for i in 1 2 3; do
+  for mode in on off; do
+    one "$mode" "$i-sys" "sys-allowed" '["/bin/syscall-loop", "allowed", "200000"]'
+    one "$mode" "$i-sys" "sys-denied" '["/bin/syscall-loop", "denied", "20000"]'
+  done
 done
 
 stat() { # FILE -> "median p90" in ms
@@ -86,15 +108,30 @@ stat() { # FILE -> "median p90" in ms
     p = v[int(NR * 0.9 + 0.999)]
     printf "%.2f %.2f", m / 1000, p / 1000 }'
 }
-read -r on_m on_p <<<"$(stat "$work/on.us")"
-read -r off_m off_p <<<"$(stat "$work/off.us")"
-ratio=$(awk -v a="$on_m" -v b="$off_m" 'BEGIN { printf "%.3f", a / b }')
-# paired: round i's on sample over round i's off sample, then the median of those
-paired=$(paste "$work/on.us" "$work/off.us" | awk '{ printf "%.6f\n", $1 / $2 }' | sort -n |
-  awk '{v[NR] = $1} END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-printf 'audit: run with the trail on %s ms (p90 %s), off %s ms (p90 %s), ratio of medians %s, paired ratio %s, %d rounds\n' \
-  "$on_m" "$on_p" "$off_m" "$off_p" "$ratio" "$paired" "$rounds"
+# row NAME TITLE: medians, p90s, the ratio of medians and the paired ratio of NAME-{on,off}.us
+row() {
+  local on_m on_p off_m off_p ratio paired n
+  read -r on_m on_p <<<"$(stat "$work/$1-on.us")"
+  read -r off_m off_p <<<"$(stat "$work/$1-off.us")"
+  ratio=$(awk -v a="$on_m" -v b="$off_m" 'BEGIN { printf "%.3f", a / b }')
+  # paired: round i's on sample over round i's off sample, then the median of those
+  paired=$(paste "$work/$1-on.us" "$work/$1-off.us" | awk '{ printf "%.6f\n", $1 / $2 }' | sort -n |
+    awk '{v[NR] = $1} END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  n=$(wc -l <"$work/$1-on.us")
+  printf 'audit: %s with the trail on %s ms (p90 %s), off %s ms (p90 %s), ratio of medians %s, paired ratio %s, %d rounds\n' \
+    "$2" "$on_m" "$on_p" "$off_m" "$off_p" "$ratio" "$paired" "$n"
+  if [ -n "$out" ]; then
+    printf '| audit: %s, trail on / off | %s ms / %s ms | paired ratio %s, ratio of medians %s (target <= 1.10) | %d rounds |\n' \
+      "$2" "$on_m" "$off_m" "$paired" "$ratio" "$n" >>"$out"
+  fi
+}
+row run '`run` of /bin/true'
+row execs '`run` of 1,000 short programs (exec-heavy)'
+# syscall-loop printed ns per call; a denied call that succeeded failed its run above
+nsmed() { sort -n "$work/$1.out" | awk '{v[NR] = $1} END { print v[int((NR + 1) / 2)] }'; }
+printf 'audit: per call inside the container, median of 3 runs: allowed (getppid) %s ns on / %s ns off; denied (unshare) %s ns on (seccomp listener in the monitor) / %s ns off (errno filter)\n' \
+  "$(nsmed sys-allowed-on)" "$(nsmed sys-allowed-off)" "$(nsmed sys-denied-on)" "$(nsmed sys-denied-off)"
 if [ -n "$out" ]; then
-  printf '| audit: `run` trail on / off | %s ms / %s ms | paired ratio %s, ratio of medians %s (target <= 1.10) | %d rounds |\n' \
-    "$on_m" "$off_m" "$paired" "$ratio" "$rounds" >>"$out"
+  printf '| audit: one system call inside, trail on / off | allowed %s / %s ns, denied %s / %s ns | allowed calls never reach the listener | 3 runs |\n' \
+    "$(nsmed sys-allowed-on)" "$(nsmed sys-allowed-off)" "$(nsmed sys-denied-on)" "$(nsmed sys-denied-off)" >>"$out"
 fi

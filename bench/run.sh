@@ -387,7 +387,8 @@ if [ "$agent_profile" = 1 ]; then
   {
     printf '\n## Audit trail overhead (target: on within 10%% of off)\n\n'
     printf 'bench/audit.sh: `agentrt --profile agent run` of /bin/true, trail on vs a profile '
-    printf 'extending agent with `"audit": {"enabled": false}`, alternated (order flipped each round), medians and the paired ratio; state root on /run.\n\n'
+    printf 'extending agent with `"audit": {"enabled": false}`, alternated (order flipped each round), medians and the paired ratio; state root on /run. '
+    printf 'Also an exec-heavy container (1,000 short programs) and the per-call cost of an allowed and a denied system call inside (denied ones go to the monitor'"'"'s seccomp listener with the trail on).\n\n'
     printf '| row | on / off | ratio | rounds |\n|---|---|---|---|\n'
   } >>"$out/$name.md"
   # twice the rounds: one agentrt run is cheap and the two modes differ by a few percent

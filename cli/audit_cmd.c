@@ -60,7 +60,10 @@ static void usage(void)
          "ID: a container id or a unique prefix of it, found in the data directory\n"
          "whichever engine root ran it (only --root's when given).\n"
          "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
-         "       dns denied flow monitor audit_error\n");
+         "       syscall dns denied flow cut monitor audit_error retention\n"
+         "verify says `ok` for a complete trail, `intact but incomplete` (exit 0) with how many\n"
+         "records retention dropped and how many events were coalesced into counted records;\n"
+         "a removed or altered record fails (exit 1).\n");
 }
 
 static int parse_args(int argc, char **argv, struct audit_args *a, struct error *err)
@@ -219,9 +222,22 @@ static int verify(int fd, const char *id, struct error *err)
   if (!r.ok)
     return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
                      r.bad_seq, r.detail);
-  printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s%s\n", id,
-         r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s",
-         r.first_seq > 1 ? " (older records removed by retention)" : "");
+  if (r.dropped == 0 && r.coalesced_events == 0) {
+    printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s\n", id,
+           r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
+    return 0;
+  }
+  /* intact, but not everything is there one by one: never a plain "ok" */
+  printf("audit `%s`: intact but incomplete: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64
+         " in %zu file%s",
+         id, r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
+  if (r.dropped > 0)
+    printf("; %" PRIu64 " records dropped by retention%s", r.dropped,
+           r.gaps > 0 ? " (the first records are kept)" : "");
+  if (r.coalesced_events > 0)
+    printf("; %" PRIu64 " events coalesced into %" PRIu64 " counted records", r.coalesced_events,
+           r.coalesced_records);
+  printf("\n");
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@
 #include "container/lsm.h"
 #include "container/process.h"
 #include "container/seccomp_cache.h"
+#include "container/seccomp_filter.h"
 #include "container/seccomp_notify.h"
 #include "monitor/monitor.h"
 #include "os/fsutil.h"
@@ -300,6 +302,45 @@ static bool monitor_optional(const struct global_opts *g, const struct container
 
 /* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
  * then the trail says why the rest is missing and create goes on. */
+/* Refused-syscall records (monitor/monitor_seccomp.c): the profile's filter
+ * with its denied calls as SCMP_ACT_NOTIFY, for the init to load with a
+ * listener for the monitor.  Not when the trail is off, nor when the
+ * config's own seccomp names a listener (one per filter chain): then the
+ * monitor is told why and records it. */
+static int notify_variant(const struct global_opts *g, const struct oci_config *cfg,
+                          const struct profile_result *pres, struct monitor_handle *mh,
+                          struct sock_fprog **ret, struct error *err)
+{
+  const struct oci_seccomp *own = cfg->linux ? cfg->linux->seccomp : NULL;
+  struct oci_seccomp *n;
+  int r;
+
+  *ret = NULL;
+  if (mh->notify_fd < 0)
+    return 0;
+  if (own != NULL && own->listener_path != NULL && oci_seccomp_uses_notify(own)) {
+    static const char off[] = "OFF the config's seccomp has its own listener (listenerPath)";
+    if (send(mh->notify_fd, off, sizeof off - 1, MSG_NOSIGNAL) < 0) {
+      /* the monitor is gone: create fails at its ready check */
+    }
+    close(mh->notify_fd);
+    mh->notify_fd = -1;
+    return 0;
+  }
+  n = oci_seccomp_dup(pres->extra_seccomp);
+  for (size_t i = 0; i < n->n_syscalls; i++) {
+    struct oci_seccomp_syscall *sc = &n->syscalls[i];
+    /* clone3 stays ENOSYS: libc probes it before every clone */
+    if (!streq(sc->action, "SCMP_ACT_ERRNO") || (sc->names && streq(sc->names[0], "clone3")))
+      continue;
+    free(sc->action);
+    sc->action = xstrdup(SECCOMP_ACT_NOTIFY_INTERNAL);
+  }
+  r = seccomp_cache_get(g->data_dir, n, ret, err);
+  oci_seccomp_free(n);
+  return r;
+}
+
 static int monitor_failed(const struct global_opts *g, struct container *c,
                           const struct monitor_opts *mo, struct monitor_handle *mh,
                           struct error *err)
@@ -372,9 +413,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct container *c = NULL;
   struct spawn_opts so = {0};
   struct monitor_opts mo = {0};
-  struct monitor_handle mh = {.fd = -1};
+  struct monitor_handle mh = {.fd = -1, .notify_fd = -1};
   cleanup_free char *pod_sandbox = NULL;
-  cleanup_free struct sock_fprog *extra = NULL;
+  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   struct stat st;
   size_t cfg_len = 0;
   cleanup_strv char **removed = NULL;
@@ -452,6 +493,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
                              extra->len * sizeof(struct sock_filter), err) < 0)
       goto fail;
     so.extra_bpf = extra;
+    if (notify_variant(g, cfg, pres, &mh, &notify, err) < 0)
+      goto fail;
+    so.notify_bpf = notify;
+    so.notify_fd = mh.notify_fd;
   }
   /* SCMP_ACT_NOTIFY: connected now, used by the init when it loads its
    * filter (it cannot reach the host's socket from inside) */
@@ -464,6 +509,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     close(so.listener_fd);
   if (r < 0)
     goto fail;
+  if (mh.notify_fd >= 0) { /* the init has its copy */
+    close(mh.notify_fd);
+    mh.notify_fd = -1;
+  }
   FAILPOINT("create-after-spawn");
   c->state->pid = ret_r->pid;
   c->state->pid_start_time = ret_r->start_time;
@@ -482,6 +531,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   if (monitor_wait_ready(&mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
+  if (mh.warning != NULL)
+    log_warning("create `%s`: %s", c->id, mh.warning);
   monitor_handle_close(&mh);
   if (o->console_socket && ret_r->pty_master >= 0) {
     if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)

@@ -7,7 +7,8 @@
  * `make FAILPOINTS=1` (-DAGENTRT_FAILPOINTS, see mk/security.mk) honours it;
  * in a release build the macro expands to nothing and the variable is
  * ignored.  A failpoint in code that runs in a child (the container init)
- * kills that child.
+ * kills that child.  FAILPOINT_FAILS("name") is true instead (a step that
+ * is to fail with an error rather than die: a monitor source).
  */
 #ifndef AGENTRT_FAILPOINT_H
 #define AGENTRT_FAILPOINT_H
@@ -23,10 +24,13 @@
     if (fp_env_ != NULL && strcmp(fp_env_, (name)) == 0)                                           \
       raise(SIGKILL);                                                                              \
   } while (0)
+#define FAILPOINT_FAILS(name)                                                                      \
+  (getenv("AGENTRT_FAILPOINT") != NULL && strcmp(getenv("AGENTRT_FAILPOINT"), (name)) == 0)
 #else
 #define FAILPOINT(name)                                                                            \
   do {                                                                                             \
   } while (0)
+#define FAILPOINT_FAILS(name) false
 #endif
 
 #endif

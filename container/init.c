@@ -37,7 +37,7 @@
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  size_t cap = OCI_NS_COUNT + 4 + CGROUP_JOIN_MAX + (a->bind_fds ? a->config->n_mounts : 0);
+  size_t cap = OCI_NS_COUNT + 5 + CGROUP_JOIN_MAX + (a->bind_fds ? a->config->n_mounts : 0);
   cleanup_free int *keep = xmalloc(cap * sizeof *keep);
   size_t n = 0;
   int from = 3 + a->preserve_fds;
@@ -53,6 +53,8 @@ static void close_inherited(struct init_args *a)
     keep[n++] = a->cgroup_join_fds[i];
   if (a->fifo_fd >= 0)
     keep[n++] = a->fifo_fd;
+  if (a->notify_fd >= 0)
+    keep[n++] = a->notify_fd;
   for (int t = 0; t < OCI_NS_COUNT; t++)
     if (a->plan->join_fd[t] >= 0)
       keep[n++] = a->plan->join_fd[t];
@@ -278,6 +280,8 @@ void init_main(struct init_args *a)
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
   po.extra_bpf = a->extra_bpf;
+  po.notify_bpf = a->notify_bpf;
+  po.notify_fd = a->notify_fd;
   if (a->listener_fd >= 0) {
     const struct oci_config *cf = a->config;
     po.has_listener = true;

@@ -21,6 +21,8 @@ struct init_args {
   int preserve_fds;
   bool new_userns;
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
+  const void *notify_bpf;     /* its notify variant, or NULL (process_opts) */
+  int notify_fd;              /* the monitor's socket for the listener, -1 */
   int listener_fd;            /* connected to linux.seccomp.listenerPath, or < 0 */
   const int *bind_fds;        /* bind sources cloned by the runtime (per mount, -1), or NULL */
   bool in_userns;             /* already in a non-initial user namespace (rootless engine) */

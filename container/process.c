@@ -8,9 +8,12 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -325,6 +328,54 @@ static bool has_seccomp(const struct process_opts *o)
   return o->seccomp_bpf != NULL || o->seccomp != NULL || o->extra_bpf != NULL;
 }
 
+static void send_listener(int sock, int fd, const char *msg)
+{
+  char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+  struct iovec iov = {.iov_base = (void *)msg, .iov_len = strlen(msg)};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+  if (fd >= 0) {
+    struct cmsghdr *c;
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0) {
+    /* the monitor is gone: the denied calls fail (ENOSYS) without it */
+  }
+}
+
+/* The profile's filter with a listener for the monitor (refused-syscall
+ * records).  The listener never stays here: sent, then closed, before the
+ * program runs (the container answering its own notifications would let
+ * the denied calls through). */
+static int load_notify(const struct process_opts *o, struct error *err)
+{
+  const struct sock_fprog *n = o->notify_bpf, *extra = o->extra_bpf;
+  int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, n);
+  int e = errno;
+
+  if (fd >= 0) {
+    send_listener(o->notify_fd, fd, "L");
+    close(fd);
+    close(o->notify_fd);
+    return 0;
+  }
+  /* one listener per filter chain: the engine's own (listenerPath) wins */
+  send_listener(o->notify_fd, -1,
+                e == EBUSY ? "OFF the process's seccomp filters have a listener already"
+                           : "OFF the kernel refused a seccomp listener");
+  close(o->notify_fd);
+  if (extra != NULL &&
+      seccomp_load_bpf(extra->filter, extra->len * sizeof(struct sock_filter), 0, err) < 0)
+    return error_prefix(err, "profile seccomp filter");
+  return 0;
+}
+
 static int load_seccomp(const struct process_opts *o, struct error *err)
 {
   const struct sock_fprog *prog = o->seccomp_bpf;
@@ -351,6 +402,8 @@ static int load_seccomp(const struct process_opts *o, struct error *err)
     if (seccomp_load_bpf(prog->filter, prog->len * sizeof(struct sock_filter), flags, err) < 0)
       return -1;
   }
+  if (o->notify_bpf != NULL && o->notify_fd >= 0)
+    return load_notify(o, err);
   if (extra != NULL &&
       seccomp_load_bpf(extra->filter, extra->len * sizeof(struct sock_filter), 0, err) < 0)
     return error_prefix(err, "profile seccomp filter");

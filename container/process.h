@@ -37,9 +37,15 @@ struct process_opts {
                                         the kernel flags still come from seccomp->flags if set */
   const void *extra_bpf;             /* the profile's filter (struct sock_fprog), stacked after the
                                         engine's own: the kernel runs both, the stricter wins */
-  bool has_listener;                 /* seccomp uses SCMP_ACT_NOTIFY: after loading it, send */
-  int listener_fd;                   /* listener_msg and the notify fd on this socket (connected
-                                        to listenerPath by the runtime), then close it */
+  /* The same filter with the denied calls as SCMP_ACT_NOTIFY (NULL = none):
+   * loaded instead of extra_bpf with a new listener, which is sent over
+   * notify_fd (SCM_RIGHTS) to the monitor and closed here.  When the chain
+   * has a listener already (EBUSY) extra_bpf is loaded and "OFF ..." sent. */
+  const void *notify_bpf;
+  int notify_fd;
+  bool has_listener; /* seccomp uses SCMP_ACT_NOTIFY: after loading it, send */
+  int listener_fd;   /* listener_msg and the notify fd on this socket (connected
+                        to listenerPath by the runtime), then close it */
   const char *listener_msg;
 };
 

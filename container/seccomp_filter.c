@@ -103,6 +103,8 @@ static int parse_action(const char *name, bool has_errno, uint32_t errno_ret, co
     *ret = SCMP_ACT_TRACE(e);
   else if (streq(name, "SCMP_ACT_LOG"))
     *ret = SCMP_ACT_LOG;
+  else if (streq(name, SECCOMP_ACT_NOTIFY_INTERNAL))
+    *ret = SCMP_ACT_NOTIFY; /* the profile's filter for the monitor (never from a config) */
   else if (streq(name, "SCMP_ACT_NOTIFY"))
     *ret = SCMP_ACT_NOTIFY;
   else

@@ -17,6 +17,10 @@
 #include "common/error.h"
 #include "oci/config.h"
 
+/* The action of the profile filter's denied calls when the monitor records
+ * them (a name no config can carry: the OCI parser knows only SCMP_ACT_*). */
+#define SECCOMP_ACT_NOTIFY_INTERNAL "agentrt:notify"
+
 int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *err);
 int seccomp_export(const struct oci_seccomp *s, void **ret_bpf, size_t *ret_len, struct error *err);
 /* flags: SECCOMP_FILTER_FLAG_* of the kernel (see seccomp_kernel_flags()). */

@@ -311,6 +311,8 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
+        .notify_bpf = o->notify_bpf,
+        .notify_fd = o->notify_bpf != NULL ? o->notify_fd : -1,
         .listener_fd = o->listener_fd,
         .bind_fds = bind_fds,
         .in_userns = o->g != NULL && o->g->in_userns,

@@ -33,8 +33,10 @@ struct spawn_opts {
   bool use_fifo; /* create: wait on <dir>/exec.fifo; run: wait for START */
   int preserve_fds;
   const struct global_opts *g;
-  const void *extra_bpf; /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
-  int listener_fd;       /* connected to linux.seccomp.listenerPath, or < 0 (the init uses it) */
+  const void *extra_bpf;  /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
+  const void *notify_bpf; /* its notify variant (process_opts), NULL = none */
+  int notify_fd;          /* the monitor's socket for the listener (with notify_bpf) */
+  int listener_fd;        /* connected to linux.seccomp.listenerPath, or < 0 (the init uses it) */
   /* Called right after the clone when the init got a new network
    * namespace from it (one joined by path, or unshared under a joined user
    * namespace, comes later), while it sets up its root: the monitor starts

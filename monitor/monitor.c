@@ -56,6 +56,18 @@ int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, vo
   return 0;
 }
 
+void monitor_drop_fd(struct monitor *m, int fd)
+{
+  for (size_t i = 0; i < m->n_src; i++) {
+    if (m->src[i].fd != fd)
+      continue;
+    epoll_ctl(m->epfd, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+    m->src[i].fd = -1;
+    m->src[i].fn = NULL;
+  }
+}
+
 void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
 {
   for (size_t i = 0; i < m->n_src; i++)
@@ -148,6 +160,8 @@ static bool flush_all(struct monitor *m, bool final)
   for (size_t i = 0; i < m->n_src; i++)
     if (m->src[i].flush && m->src[i].flush(m, m->src[i].ctx, final))
       pending = true;
+  if (monitor_flood_flush(m, final))
+    pending = true;
   return pending;
 }
 
@@ -188,7 +202,8 @@ static int dispatch(void *ud)
 
   for (int i = 0; i < n; i++) {
     struct monitor_source *s = &m->src[ev[i].data.u32];
-    s->fn(m, s->fd, (short)ev[i].events, s->ctx);
+    if (s->fn != NULL)
+      s->fn(m, s->fd, (short)ev[i].events, s->ctx);
   }
   arm_tick(m, flush_all(m, false));
   return m->stop ? 1 : 0;
@@ -246,7 +261,7 @@ static void finish(struct monitor *m)
 
 /* ---- the monitor process */
 
-static void reset_process(int chan, int dirfd)
+static void reset_process(int chan, int dirfd, int notify_chan)
 {
   sigset_t all;
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -264,9 +279,9 @@ static void reset_process(int chan, int dirfd)
   for (int fd = 0; fd < 3; fd++)
     if (null >= 0 && null != fd)
       dup2(null, fd);
-  close_fds_except(3, (int[]){chan, dirfd}, 2);
+  close_fds_except(3, (int[]){chan, dirfd, notify_chan}, notify_chan >= 0 ? 3 : 2);
   /* the log's fd number must not be reused by one of our files */
-  if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd)
+  if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd && log_fd() != notify_chan)
     dup2(0, log_fd());
   if (chdir("/") < 0) {
     /* nothing depends on the cwd */
@@ -433,9 +448,12 @@ static void open_root_sources(struct monitor *m, const struct monitor_opts *o, s
   if (m->have_proc)
     add_name(names, "process");
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
-    if (monitor_files_open(m, p->workspace.path, &err) < 0)
+    if (monitor_files_open(m, p->workspace.path, &err) < 0) {
       monitor_error(m, "file", &err);
-    else
+      free(m->warning);
+      m->warning =
+          xfmt("audit: no file records for workspace `%s`: %s", p->workspace.path, err.msg);
+    } else
       add_name(names, "file");
   }
   if (m->have_net)
@@ -539,8 +557,19 @@ static void prioritise(void)
     setpriority(PRIO_PROCESS, 0, -5);
 }
 
+/* The errno of the profile filter's denied calls (all of its ERRNO rules
+ * but clone3's share it: profile/seccomp.c). */
+static int profile_errno(const struct oci_seccomp *s)
+{
+  for (size_t i = 0; s != NULL && i < s->n_syscalls; i++)
+    if (streq(s->syscalls[i].action, "SCMP_ACT_ERRNO") && s->syscalls[i].has_errno_ret &&
+        !(s->syscalls[i].names && streq(s->syscalls[i].names[0], "clone3")))
+      return (int)s->syscalls[i].errno_ret;
+  return EPERM;
+}
+
 __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
-                                                   int chan)
+                                                   int chan, int notify_chan)
 {
   struct monitor m = {
       .init_pidfd = -1, .pids_events_fd = -1, .tick_fd = -1, .in_userns = o->in_userns};
@@ -549,8 +578,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   struct jbuf f = {0};
   uint64_t start = 0;
 
-  reset_process(chan, o->state_dirfd);
+  reset_process(chan, o->state_dirfd, notify_chan);
   m.id = xstrdup(o->id);
+  m.root = o->store; /* the workspaces live in the store */
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
   if (m.epfd < 0) {
     error_errno(&err, "epoll");
@@ -562,6 +592,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   if (o->egress_sandbox == NULL && egress_helper_new(&o->profile->egress, &eg, &err) < 0)
     fail_main(chan, &err);
   open_early(&m, o);
+  if (notify_chan >= 0 && m.log != NULL &&
+      monitor_seccomp_open(&m, notify_chan, profile_errno(o->profile->extra_seccomp), &err) < 0)
+    monitor_error(&m, "syscall", &err);
   if (!recv_go(chan, &m.init_pid, &start))
     _exit(0);
   /* the trail's first record: what the profile changed */
@@ -595,7 +628,10 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     monitor_record(&m, "monitor", jb_str(&f));
     jb_free(&f);
   }
-  tell(chan, "OK");
+  if (m.warning != NULL)
+    tell(chan, "OK %s", m.warning);
+  else
+    tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
   prioritise();
@@ -631,10 +667,10 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   struct audit_log *log = NULL;
   uint64_t start = 0;
   char buf[64];
-  int sv[2];
+  int sv[2], nv[2] = {-1, -1};
   pid_t pid;
 
-  *h = (struct monitor_handle){.fd = -1};
+  *h = (struct monitor_handle){.fd = -1, .notify_fd = -1};
   if (!wants_monitor(o))
     return 0;
   if (p->audit.enabled) {
@@ -648,21 +684,39 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
     if (write_file_atomic_at(o->state_dirfd, "audit", h->trail, strlen(h->trail), err) < 0)
       return -1;
   }
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+  /* the init's seccomp listener comes on its own channel (monitor_seccomp.c) */
+  if (p->audit.enabled && p->extra_seccomp != NULL &&
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nv) < 0)
     return error_errno(err, "monitor: socketpair");
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    if (nv[0] >= 0) {
+      close(nv[0]);
+      close(nv[1]);
+    }
+    return error_errno(err, "monitor: socketpair");
+  }
   /* one fork: until create exits the monitor is our child (run reaps it
    * with the init); then the engine's subreaper or init inherits it */
   pid = fork();
   if (pid < 0) {
     close(sv[0]);
     close(sv[1]);
+    if (nv[0] >= 0) {
+      close(nv[0]);
+      close(nv[1]);
+    }
     return error_errno(err, "monitor: fork");
   }
   if (pid == 0) {
     close(sv[0]);
-    monitor_main(o, h->trail, sv[1]);
+    if (nv[1] >= 0)
+      close(nv[1]);
+    monitor_main(o, h->trail, sv[1], nv[0]);
   }
   close(sv[1]);
+  if (nv[0] >= 0)
+    close(nv[0]);
+  h->notify_fd = nv[1];
   h->fd = sv[0];
   h->pid = pid;
   /* delete (and a failed create) find it from here on */
@@ -720,6 +774,11 @@ int monitor_wait_ready(struct monitor_handle *h, struct error *err)
   buf[n > 0 ? n : 0] = '\0';
   if (strcmp(buf, "OK") == 0)
     return 0;
+  if (strncmp(buf, "OK ", 3) == 0) {
+    free(h->warning);
+    h->warning = xstrdup(buf + 3);
+    return 0;
+  }
   if (strncmp(buf, "ERR ", 4) == 0)
     return error_set(err, 0, "%s", buf + 4);
   return error_set(err, 0, "monitor: exited during setup");
@@ -732,6 +791,11 @@ void monitor_handle_close(struct monitor_handle *h)
   h->fd = -1;
   free(h->trail);
   h->trail = NULL;
+  free(h->warning);
+  h->warning = NULL;
+  if (h->notify_fd >= 0)
+    close(h->notify_fd);
+  h->notify_fd = -1;
 }
 
 void monitor_abandon(struct monitor_handle *h)

@@ -68,6 +68,11 @@ struct monitor_handle {
   int fd;    /* our end of its channel */
   bool go_sent;
   char *trail;
+  char *warning; /* set by monitor_wait_ready: a source that failed */
+  /* For the init's seccomp listener (spawn_opts.notify_fd), -1 = none: the
+   * trail is off or the profile has no filter.  create hands it to spawn or
+   * sends "OFF <why>" on it. */
+  int notify_fd;
 };
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);
@@ -79,7 +84,8 @@ int monitor_go(void *ud, pid_t init_pid, uint64_t init_start_time, struct error 
  * ROOT; the monitor opens the workspace's fanotify mark and gets ready. */
 int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start_time,
                    struct error *err);
-/* Bounded wait for "ready"; the monitor's error otherwise. */
+/* Bounded wait for "ready"; the monitor's error otherwise.  A source that
+ * could not be set up (recorded as "audit_error") leaves h->warning set. */
 int monitor_wait_ready(struct monitor_handle *h, struct error *err);
 void monitor_handle_close(struct monitor_handle *h);
 /* create failed: close the channel (before attach the monitor leaves at

@@ -2,37 +2,67 @@
  *
  * The workspace is a mount inside the container's mount namespace.  The
  * monitor reaches it through the init's /proc/<pid>/root (resolved with
- * RESOLVE_IN_ROOT, before the container's process runs) and marks its whole
- * filesystem (FAN_MARK_FILESYSTEM: FAN_MARK_MOUNT cannot report directory
- * entry events).  For a tmpfs workspace that filesystem is exactly the
- * workspace; for a bind or overlay one, events are kept only when the
- * directory they happened in lies under the workspace.  Events carry the
- * directory's file handle and the entry's name (FAN_REPORT_DFID_NAME); the
- * directory is opened by handle and its path read back, then cached.  Where a
- * filesystem mark is refused, the workspace directory itself is marked (its
- * direct entries only) and the gap is recorded.
+ * RESOLVE_IN_ROOT, before the container's process runs).  Events carry the
+ * directory's file handle and the entry's name (FAN_REPORT_DFID_NAME; a
+ * rename one event with both names, FAN_RENAME); the directory is opened by
+ * handle and its path read back, then cached (outside ones too, so unrelated
+ * activity on a shared filesystem costs one lookup per directory).
+ *
+ * Which filesystem is marked (FAN_MARK_FILESYSTEM: a mount mark cannot
+ * report directory entry events):
+ *   tmpfs, bind  the workspace's own; for a bind, events are kept only when
+ *                their directory lies under the workspace.
+ *   overlay      overlayfs cannot be marked so (its file handles do not
+ *                decode), so the one holding the upper layer
+ *                (<root>/.workspaces/<id>/upper), and events are kept when
+ *                their directory lies under upper.  Every write of the
+ *                container through the overlay lands there, from its
+ *                process and from `exec` alike, at any depth.  What the
+ *                overlay does on its own is mapped back to what the agent
+ *                did when the path's record is written (classify): an entry
+ *                that appears in upper while the lower layers have it is a
+ *                copy-up (no record unless it was then modified), one that
+ *                appears from the overlay's work dir over a whiteout is a
+ *                create, a whiteout left at a path is a delete.
+ * A source that cannot be set up is an "audit_error" and a warning at
+ * create; the summary then calls the file list incomplete.
  *
  * Coalescing: changes to one path within MONITOR_COALESCE_MS become one
- * "file" record listing its operations in order of first occurrence, so a
- * busy build does not flood the trail.
+ * "file" record listing its operations in order of first occurrence (a
+ * rename: moved_from with "to" on the old path, moved_to with "from" on the
+ * new one), so a busy build does not flood the trail.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
 #include "os/procfs.h"
+#include "workspace/workspace.h"
 
 #define FILES_MAX_PENDING 256
-#define FILES_CACHE 64
+#define FILES_CACHE 1024   /* directories by handle (a power of two) */
 #define FILES_READ_MAX 256 /* reads per wake-up */
+
+#ifndef FAN_RENAME
+#define FAN_RENAME 0x10000000
+#endif
+#ifndef FAN_EVENT_INFO_TYPE_OLD_DFID_NAME
+#define FAN_EVENT_INFO_TYPE_OLD_DFID_NAME 10
+#define FAN_EVENT_INFO_TYPE_NEW_DFID_NAME 12
+#endif
 
 enum { OP_CREATE, OP_MODIFY, OP_DELETE, OP_MOVED_FROM, OP_MOVED_TO, OP_N };
 static const char *const op_names[OP_N] = {"create", "modify", "delete", "moved_from", "moved_to"};
@@ -41,9 +71,11 @@ static const uint64_t op_masks[OP_N] = {FAN_CREATE, FAN_MODIFY, FAN_DELETE, FAN_
 
 struct pending_file {
   char *path;
+  char *from, *to; /* the other name of a rename (moved_to, moved_from) */
   uint8_t ops[OP_N];
   uint8_t n_ops;
   bool dir;
+  bool came_in, went_out; /* moved in from / out to outside the watched tree */
   pid_t pid;
   int64_t first_ms;
   char at[40];
@@ -52,19 +84,21 @@ struct pending_file {
 struct dir_entry {
   uint8_t key[MAX_HANDLE_SZ + 8];
   size_t klen;
-  char *rel;
+  bool used;
+  char *rel; /* NULL: outside the watched tree */
 };
 
 struct files {
-  int fan, ws_fd, fd_dir;
-  char *ws_path;      /* inside the container, e.g. /workspace */
-  char ws_link[4096]; /* the workspace as our /proc/self/fd shows it */
-  size_t ws_link_len;
-  bool whole_fs;
+  int fan, ws_fd, base_fd, fd_dir;
+  char *ws_path;        /* inside the container, e.g. /workspace */
+  char base_link[4096]; /* the watched tree as our /proc/self/fd shows it */
+  size_t base_link_len;
+  bool overlay;            /* base_fd is the overlay's upper layer */
+  struct ws_layers layers; /* overlay: upper first, then the lower ones */
+  bool have_rename;        /* FAN_RENAME (else MOVED_FROM/TO, one name each) */
   struct pending_file pend[FILES_MAX_PENDING];
   size_t n;
   struct dir_entry cache[FILES_CACHE];
-  size_t cache_next;
   int64_t last_loss_ms;
 };
 
@@ -72,8 +106,7 @@ static void cache_clear(struct files *f)
 {
   for (size_t i = 0; i < FILES_CACHE; i++) {
     free(f->cache[i].rel);
-    f->cache[i].rel = NULL;
-    f->cache[i].klen = 0;
+    f->cache[i] = (struct dir_entry){0};
   }
 }
 
@@ -91,13 +124,35 @@ static bool fd_path(struct files *f, int fd, char *buf, size_t size, size_t *ret
   return true;
 }
 
-/* The directory of an event, relative to the workspace ("" = its root), or
- * NULL when it is outside the workspace or gone. */
+static size_t key_slot(const uint8_t *key, size_t klen)
+{
+  uint32_t h = 2166136261u; /* FNV-1a */
+
+  for (size_t i = 0; i < klen; i++)
+    h = (h ^ key[i]) * 16777619u;
+  return h & (FILES_CACHE - 1);
+}
+
+/* Where the handle's directory lies under the watched tree: "" for its
+ * top, "/a/b" below; NULL when outside or gone. */
+static const char *resolve_dir(struct files *f, int fd)
+{
+  char path[4096];
+  size_t len;
+
+  if (!fd_path(f, fd, path, sizeof path, &len))
+    return NULL;
+  if (len < f->base_link_len || memcmp(path, f->base_link, f->base_link_len) != 0 ||
+      (path[f->base_link_len] != '/' && path[f->base_link_len] != '\0'))
+    return NULL;
+  return xstrdup(strcmp(path + f->base_link_len, "/") == 0 ? "" : path + f->base_link_len);
+}
+
+/* The directory of an event, relative to the watched tree, or NULL. */
 static const char *dir_rel(struct files *f, struct file_handle *h)
 {
   uint8_t key[MAX_HANDLE_SZ + 8];
-  size_t klen = sizeof h->handle_type + h->handle_bytes, len;
-  char path[4096];
+  size_t klen = sizeof h->handle_type + h->handle_bytes;
   struct dir_entry *e;
   int fd;
 
@@ -105,32 +160,116 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
     return NULL;
   memcpy(key, &h->handle_type, sizeof h->handle_type);
   memcpy(key + sizeof h->handle_type, h->f_handle, h->handle_bytes);
-  for (size_t i = 0; i < FILES_CACHE; i++)
-    if (f->cache[i].rel && f->cache[i].klen == klen && memcmp(f->cache[i].key, key, klen) == 0)
-      return f->cache[i].rel;
-  fd = (int)syscall(SYS_open_by_handle_at, f->ws_fd, h, O_PATH | O_CLOEXEC);
+  e = &f->cache[key_slot(key, klen)];
+  if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0)
+    return e->rel;
+  fd = (int)syscall(SYS_open_by_handle_at, f->base_fd, h, O_PATH | O_CLOEXEC);
   if (fd < 0)
-    return NULL;
-  if (!fd_path(f, fd, path, sizeof path, &len)) {
-    close(fd);
-    return NULL;
-  }
-  close(fd);
-  if (len < f->ws_link_len || memcmp(path, f->ws_link, f->ws_link_len) != 0 ||
-      (path[f->ws_link_len] != '/' && path[f->ws_link_len] != '\0'))
-    return NULL;
-  e = &f->cache[f->cache_next++ % FILES_CACHE];
+    return NULL; /* gone: not cached, the handle is not reused */
   free(e->rel);
+  e->rel = (char *)resolve_dir(f, fd);
+  close(fd);
   memcpy(e->key, key, klen);
   e->klen = klen;
-  e->rel = xstrdup(strcmp(path + f->ws_link_len, "/") == 0 ? "" : path + f->ws_link_len);
+  e->used = true;
   return e->rel;
 }
 
-static void emit(struct monitor *m, struct pending_file *p)
+/* ---- overlay: what the agent did, from what the overlay did in upper */
+
+enum layer_state { L_NONE, L_WHITEOUT, L_PRESENT };
+
+static enum layer_state layer_state(int layer, const char *rel)
+{
+  struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                    RESOLVE_NO_XDEV};
+  cleanup_close int fd = -1;
+  struct stat st;
+
+  if (*rel == '\0')
+    return L_PRESENT;
+  fd = (int)syscall(SYS_openat2, layer, rel, &how, sizeof how);
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return L_NONE;
+  return S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0) ? L_WHITEOUT : L_PRESENT;
+}
+
+/* Does a lower layer (the snapshots, then the host dir) show rel? */
+static bool in_lower(const struct files *f, const char *rel)
+{
+  for (size_t i = 1; i <= f->layers.n; i++) {
+    int fd = i < f->layers.n ? f->layers.fds[i] : f->layers.hostfd;
+    enum layer_state s = fd >= 0 ? layer_state(fd, rel) : L_NONE;
+    if (s != L_NONE)
+      return s == L_PRESENT;
+  }
+  return false;
+}
+
+static bool has_op(const struct pending_file *p, int op)
+{
+  for (size_t i = 0; i < p->n_ops; i++)
+    if (p->ops[i] == op)
+      return true;
+  return false;
+}
+
+static void add_op(struct pending_file *p, int op)
+{
+  if (!has_op(p, op))
+    p->ops[p->n_ops++] = (uint8_t)op;
+}
+
+static void drop_op(struct pending_file *p, int op)
+{
+  size_t k = 0;
+
+  for (size_t i = 0; i < p->n_ops; i++)
+    if (p->ops[i] != op)
+      p->ops[k++] = p->ops[i];
+  p->n_ops = (uint8_t)k;
+}
+
+/* Rewrite p's operations as the agent's; false: nothing the agent did (a
+ * copy-up).  Entries appear in upper by create/link (create, copy-up), by
+ * rename from the work dir (copy-up, create over a whiteout: an exchange,
+ * so the path also "went out"), and leave it by unlink or by an exchange
+ * with a whiteout (delete of a lower file). */
+static bool classify(const struct files *f, struct pending_file *p)
+{
+  size_t n = strlen(f->ws_path);
+  const char *rel = p->path + (strcmp(f->ws_path, "/") == 0 ? 1 : n + (p->path[n] == '/'));
+  /* upper by its path: a rollback puts a new one there (the old one moves) */
+  cleanup_close int up = open(f->base_link, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  enum layer_state now = layer_state(up >= 0 ? up : f->layers.fds[0], rel);
+  bool appeared = has_op(p, OP_CREATE) || (p->came_in && has_op(p, OP_MOVED_TO) && !p->from);
+
+  if (p->came_in && !p->from)
+    drop_op(p, OP_MOVED_TO);
+  if (p->went_out && !p->to) {
+    drop_op(p, OP_MOVED_FROM);
+    if (now != L_PRESENT)
+      add_op(p, OP_DELETE);
+  }
+  if (appeared && !has_op(p, OP_CREATE) && now == L_PRESENT)
+    add_op(p, OP_CREATE);
+  if (appeared && !(p->came_in && p->went_out) && in_lower(f, rel))
+    drop_op(p, OP_CREATE); /* a copy-up */
+  if (now == L_WHITEOUT) {
+    drop_op(p, OP_CREATE);
+    if (!p->to)
+      add_op(p, OP_DELETE);
+  }
+  return p->n_ops > 0;
+}
+
+static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 {
   struct jbuf b = {0};
 
+  if (f->overlay && !classify(f, p))
+    goto out;
   jb_key_str(&b, "path", p->path);
   jb_key(&b, "ops");
   jb_puts(&b, "[");
@@ -140,14 +279,21 @@ static void emit(struct monitor *m, struct pending_file *p)
     jb_quote(&b, op_names[p->ops[i]], strlen(op_names[p->ops[i]]));
   }
   jb_puts(&b, "]");
+  if (p->from)
+    jb_key_str(&b, "from", p->from);
+  if (p->to)
+    jb_key_str(&b, "to", p->to);
   if (p->dir)
     jb_key_bool(&b, "dir", true);
   if (p->pid > 0)
     jb_key_i64(&b, "pid", p->pid);
   jb_key_str(&b, "at", p->at);
   monitor_record(m, "file", jb_str(&b));
+out:
   jb_free(&b);
   free(p->path);
+  free(p->from);
+  free(p->to);
 }
 
 /* Record and drop pending entries older than the window (all when final). */
@@ -159,7 +305,7 @@ static bool files_flush(struct monitor *m, void *ctx, bool final)
 
   for (size_t i = 0; i < f->n; i++) {
     if (final || now - f->pend[i].first_ms >= MONITOR_COALESCE_MS)
-      emit(m, &f->pend[i]);
+      emit(m, f, &f->pend[i]);
     else
       f->pend[kept++] = f->pend[i];
   }
@@ -167,15 +313,8 @@ static bool files_flush(struct monitor *m, void *ctx, bool final)
   return f->n > 0;
 }
 
-static void add_op(struct pending_file *p, int op)
-{
-  for (size_t i = 0; i < p->n_ops; i++)
-    if (p->ops[i] == op)
-      return;
-  p->ops[p->n_ops++] = (uint8_t)op;
-}
-
-static void note(struct monitor *m, struct files *f, const char *path, uint64_t mask, pid_t pid)
+static struct pending_file *note(struct monitor *m, struct files *f, const char *path,
+                                 uint64_t mask, pid_t pid)
 {
   struct pending_file *p = NULL;
 
@@ -184,7 +323,7 @@ static void note(struct monitor *m, struct files *f, const char *path, uint64_t 
       p = &f->pend[i];
   if (p == NULL) {
     if (f->n == FILES_MAX_PENDING) {
-      emit(m, &f->pend[0]);
+      emit(m, f, &f->pend[0]);
       memmove(f->pend, f->pend + 1, --f->n * sizeof *f->pend);
     }
     p = &f->pend[f->n++];
@@ -195,35 +334,87 @@ static void note(struct monitor *m, struct files *f, const char *path, uint64_t 
   for (int op = 0; op < OP_N; op++)
     if (mask & op_masks[op])
       add_op(p, op);
+  return p;
 }
 
-static void on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md)
+static void set_other(char **dst, const char *v)
 {
-  const uint8_t *p = (const uint8_t *)md + md->metadata_len,
-                *end = (const uint8_t *)md + md->event_len;
+  free(*dst);
+  *dst = v ? xstrdup(v) : NULL;
+}
+
+/* The container's path of an entry (rel: its directory under the tree). */
+static char *entry_path(const struct files *f, const char *rel, const char *name)
+{
+  if (strcmp(name, ".") == 0)
+    return xfmt("%s%s", f->ws_path, rel);
+  return xfmt("%s%s/%s", strcmp(f->ws_path, "/") == 0 ? "" : f->ws_path, rel, name);
+}
+
+/* One FAN_RENAME event: old and new name, either may lie outside. */
+static void on_rename(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md,
+                      const char *from, const char *to)
+{
+  uint64_t dir = md->mask & FAN_ONDIR;
+  struct pending_file *p;
+
+  if (from == NULL && to == NULL)
+    return;
+  if (dir)
+    cache_clear(f); /* directory paths below it changed */
+  if (from != NULL) {
+    p = note(m, f, from, FAN_MOVED_FROM | dir, md->pid);
+    set_other(&p->to, to);
+    p->went_out |= to == NULL;
+  }
+  if (to != NULL) {
+    p = note(m, f, to, FAN_MOVED_TO | dir, md->pid);
+    set_other(&p->from, from);
+    p->came_in |= from == NULL;
+  }
+}
+
+/* md: a copy of the event's metadata (aligned); ev: the event in the buffer */
+static void on_event(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md,
+                     const uint8_t *ev)
+{
+  const uint8_t *p = ev + md->metadata_len, *end = ev + md->event_len;
+  cleanup_free char *from = NULL, *to = NULL;
 
   while (p + sizeof(struct fanotify_event_info_header) <= end) {
     const struct fanotify_event_info_fid *info = (const void *)p;
     struct file_handle *h = (struct file_handle *)info->handle;
     const char *name, *rel;
-    cleanup_free char *path = NULL;
+    char *path;
 
     if (info->hdr.len == 0 || p + info->hdr.len > end)
       return;
     p += info->hdr.len;
-    if (info->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME)
+    if (info->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME &&
+        info->hdr.info_type != FAN_EVENT_INFO_TYPE_OLD_DFID_NAME &&
+        info->hdr.info_type != FAN_EVENT_INFO_TYPE_NEW_DFID_NAME)
       continue;
     name = (const char *)h->f_handle + h->handle_bytes;
     if ((rel = dir_rel(f, h)) == NULL)
       continue;
-    if (strcmp(name, ".") == 0)
-      path = xfmt("%s%s", f->ws_path, rel);
-    else
-      path = xfmt("%s%s/%s", strcmp(f->ws_path, "/") == 0 ? "" : f->ws_path, rel, name);
+    path = entry_path(f, rel, name);
+    if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_OLD_DFID_NAME) {
+      free(from);
+      from = path;
+      continue;
+    }
+    if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_NEW_DFID_NAME) {
+      free(to);
+      to = path;
+      continue;
+    }
     if ((md->mask & FAN_ONDIR) && (md->mask & (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)))
-      cache_clear(f); /* directory paths below it changed */
-    note(m, f, path, md->mask, md->pid);
+      cache_clear(f);
+    note(m, f, path, md->mask & ~(uint64_t)FAN_RENAME, md->pid);
+    free(path);
   }
+  if (md->mask & FAN_RENAME)
+    on_rename(m, f, md, from, to);
 }
 
 static void files_read(struct monitor *m, int fd, short revents, void *ctx)
@@ -233,13 +424,19 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
 
   for (int i = 0; i < FILES_READ_MAX; i++) {
     ssize_t n = read(fd, buf, sizeof buf);
-    const struct fanotify_event_metadata *md = (const void *)buf;
 
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       return;
-    for (; FAN_EVENT_OK(md, n); md = FAN_EVENT_NEXT(md, n)) {
+    /* events are 4-byte aligned in the buffer (names make their lengths
+     * odd), the metadata holds a u64: read each through an aligned copy */
+    for (size_t off = 0; off + FAN_EVENT_METADATA_LEN <= (size_t)n;) {
+      struct fanotify_event_metadata mdc, *md = &mdc;
+      memcpy(md, buf + off, sizeof mdc);
+      if (md->event_len < FAN_EVENT_METADATA_LEN || off + md->event_len > (size_t)n)
+        break;
+      off += md->event_len;
       if (md->vers != FANOTIFY_METADATA_VERSION)
         continue;
       if (md->mask & FAN_Q_OVERFLOW) {
@@ -251,7 +448,7 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
         }
         continue;
       }
-      on_event(m, f, md);
+      on_event(m, f, md, buf + off - md->event_len);
     }
   }
 }
@@ -281,28 +478,67 @@ static int open_workspace(pid_t init, const char *path, struct error *err)
   return fd;
 }
 
-static int mark(struct files *f, struct monitor *m)
+/* An overlay workspace: watch its upper layer (agentrt's own directory,
+ * never one the container names). */
+static int open_upper(struct files *f, const char *root, const char *id, struct error *err)
 {
-  uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_MOVED_FROM | FAN_MOVED_TO | FAN_ONDIR;
-  struct error err = {0};
+  struct workspace *w = NULL;
+  int r;
 
-  if (fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, f->ws_fd, ".") == 0) {
-    f->whole_fs = true;
-    return 0;
-  }
-  error_set(&err, errno, "filesystem mark refused, only the workspace's top directory is watched");
-  if (fanotify_mark(f->fan, FAN_MARK_ADD, mask | FAN_EVENT_ON_CHILD, f->ws_fd, ".") < 0)
+  if (workspace_load(root, id, &w, err) < 0)
+    return error_prefix(err, "overlay workspace");
+  r = workspace_open_layers(w, &f->layers, err);
+  workspace_free(w);
+  if (r < 0)
     return -1;
-  monitor_error(m, "file", &err);
+  f->base_fd = fcntl(f->layers.fds[0], F_DUPFD_CLOEXEC, 3);
+  if (f->base_fd < 0)
+    return error_errno(err, "overlay workspace: upper layer");
+  f->overlay = true;
   return 0;
+}
+
+static int mark(struct files *f)
+{
+  uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_RENAME | FAN_ONDIR;
+
+  f->have_rename = true;
+  if (fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, f->base_fd, ".") == 0)
+    return 0;
+  if (errno != EINVAL)
+    return -1;
+  /* a kernel before FAN_RENAME (5.17): one name per event */
+  f->have_rename = false;
+  mask = (mask & ~(uint64_t)FAN_RENAME) | FAN_MOVED_FROM | FAN_MOVED_TO;
+  return fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, f->base_fd, ".");
+}
+
+static void files_free(struct files *f)
+{
+  if (f->fan >= 0)
+    close(f->fan);
+  if (f->ws_fd >= 0)
+    close(f->ws_fd);
+  if (f->base_fd >= 0)
+    close(f->base_fd);
+  if (f->fd_dir >= 0)
+    close(f->fd_dir);
+  ws_layers_close(&f->layers);
+  free(f->ws_path);
+  free(f);
 }
 
 int monitor_files_open(struct monitor *m, const char *workspace, struct error *err)
 {
   struct files *f = xmalloc0(sizeof *f);
+  struct statfs sfs;
 
-  f->ws_fd = f->fd_dir = -1;
+  f->fan = f->ws_fd = f->base_fd = f->fd_dir = f->layers.hostfd = -1;
   f->ws_path = xstrdup(workspace);
+  if (FAILPOINT_FAILS("monitor-files-open")) {
+    error_set(err, EOPNOTSUPP, "fanotify_init: failpoint");
+    goto fail;
+  }
   f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
                          O_RDONLY | O_CLOEXEC | O_LARGEFILE);
   if (f->fan < 0) {
@@ -312,14 +548,22 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
   if ((f->ws_fd = open_workspace(m->init_pid, workspace, err)) < 0 ||
       (f->fd_dir = procfs_open("self/fd", O_PATH | O_DIRECTORY, err)) < 0)
     goto fail;
-  if (!fd_path(f, f->ws_fd, f->ws_link, sizeof f->ws_link, &f->ws_link_len)) {
+  if (fstatfs(f->ws_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC) {
+    if (open_upper(f, m->root, m->id, err) < 0)
+      goto fail;
+  } else if ((f->base_fd = fcntl(f->ws_fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+    error_errno(err, "workspace `%s`", workspace);
+    goto fail;
+  }
+  if (!fd_path(f, f->base_fd, f->base_link, sizeof f->base_link, &f->base_link_len)) {
     error_errno(err, "workspace `%s`: read its path", workspace);
     goto fail;
   }
-  if (strcmp(f->ws_link, "/") == 0)
-    f->ws_link_len = 0; /* every path starts with it: compare against "" */
-  if (mark(f, m) < 0) {
-    error_errno(err, "fanotify_mark workspace `%s`", workspace);
+  if (strcmp(f->base_link, "/") == 0)
+    f->base_link_len = 0; /* every path starts with it: compare against "" */
+  if (mark(f) < 0) {
+    error_errno(err, "fanotify_mark the filesystem of workspace `%s`%s", workspace,
+                f->overlay ? " (its upper layer)" : "");
     goto fail;
   }
   if (monitor_add_fd(m, f->fan, POLLIN, files_read, f) < 0) {
@@ -329,13 +573,6 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
   monitor_set_flush(m, f->fan, files_flush);
   return 0;
 fail:
-  if (f->fan >= 0)
-    close(f->fan);
-  if (f->ws_fd >= 0)
-    close(f->ws_fd);
-  if (f->fd_dir >= 0)
-    close(f->fd_dir);
-  free(f->ws_path);
-  free(f);
+  files_free(f);
   return -1;
 }

@@ -41,6 +41,8 @@ struct monitor_source {
 struct monitor {
   struct audit_log *log;
   char *id;
+  const char *root; /* the store in the data directory (the workspaces) */
+  char *warning;    /* for create's stderr: a source that failed */
   pid_t init_pid;
   int init_pidfd;
   uint64_t pidns_ino; /* the init's pid namespace (0: shares ours -> cgroup check) */
@@ -67,6 +69,9 @@ struct monitor {
 /* Register a source: fd (may be -1 for a flush-only source). */
 int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx);
 void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush);
+/* Remove a source (its fd is closed): one at EOF or hung up, which a
+ * level-triggered epoll would otherwise report for ever. */
+void monitor_drop_fd(struct monitor *m, int fd);
 /* Append a record (fields: JSON members or NULL); failures are counted. */
 void monitor_record(struct monitor *m, const char *kind, const char *fields);
 /* An "audit_error" record: a source could not be set up or lost events. */
@@ -77,6 +82,12 @@ bool monitor_owns_procdir(struct monitor *m, int dir);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);
+/* Under a flood (monitor_flood.c): may this record of kind by program be
+ * written in full?  false: it was counted into a coalesced record. */
+bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,
+                         const char *detail, pid_t pid);
+/* Write the counted records older than the window (all when final). */
+bool monitor_flood_flush(struct monitor *m, bool final);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t monitor_now_ms(void);
 
@@ -88,5 +99,8 @@ void monitor_proc_attach(struct monitor *m);
 void monitor_proc_close(struct monitor *m);
 int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
+/* the channel on which the init sends its seccomp listener (or "OFF why");
+ * denied calls are answered with -eno and recorded as "syscall" */
+int monitor_seccomp_open(struct monitor *m, int chan, int eno, struct error *err);
 
 #endif

@@ -309,7 +309,8 @@ static void record_reaped(struct monitor *m, pid_t pid)
   jb_key(&b, "argv");
   jb_puts(&b, "[]");
   jb_key_bool(&b, "gone", true);
-  monitor_record(m, "process", jb_str(&b));
+  if (monitor_flood_admit(m, "process", "?", NULL, pid))
+    monitor_record(m, "process", jb_str(&b));
   jb_free(&b);
 }
 
@@ -343,6 +344,11 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   track_add(pid, 0);
   read_comm(dir, comm, &state);
   if (clen <= 0 && state != 'Z' && state != 'X' && !force && incomplete_add(pid))
+    return;
+  /* under a flood of one program: counted, nothing more to read */
+  if (elen > 0)
+    exe[elen] = '\0';
+  if (!monitor_flood_admit(m, "process", elen > 0 ? exe : comm, NULL, pid))
     return;
   if (read_at(dir, "status", status, sizeof status) < 0)
     status[0] = '\0';

@@ -231,19 +231,26 @@ static void test_rotation(void)
   tap_ok(n > 1 && n <= 6, "rotation made %zu files", n);
   verify_ok(dir, &r);
   tap_ok(r.ok, "the chain verifies across rotated files: %s", r.detail);
-  tap_ok(r.last_seq == 400 && r.first_seq > 1,
-         "retention dropped the oldest (seq %" PRIu64 "..%" PRIu64 ")", r.first_seq, r.last_seq);
+  /* the first file (create, the first records) stays; what went is declared */
+  tap_ok(r.first_seq == 1 && files[0] == 1 && r.dropped > 0 && r.gaps == 1,
+         "retention kept the first file and dropped the oldest others (seq %" PRIu64 "..%" PRIu64
+         ", %" PRIu64 " dropped, %zu gap)",
+         r.first_seq, r.last_seq, r.dropped, r.gaps);
+  tap_ok(r.last_seq > 400 && r.records + r.dropped == r.last_seq,
+         "every seq is either there or declared dropped (%" PRIu64 " + %" PRIu64 " of %" PRIu64 ")",
+         r.records, r.dropped, r.last_seq);
   /* every file within the bound, the whole trail too */
   {
     cleanup_free char *du = xfmt("test $(cat %s/*.jsonl | wc -c) -le 8192", dir);
     tap_ok(system(du) == 0, "the trail stays within max_size");
   }
-  /* a missing middle file is a gap */
+  /* a middle file removed by anything but retention is a gap nothing declares */
   if (n > 2) {
     cleanup_free char *p = file_path(dir, files[1]);
     unlink(p);
     verify_ok(dir, &r);
-    tap_ok(!r.ok && r.bad_seq == files[1],
+    tap_ok(!r.ok && r.bad_seq > 1 && r.bad_seq <= files[1] &&
+               strstr(r.detail, "no retention record") != NULL,
            "a removed middle file is reported at seq %" PRIu64 " (got %" PRIu64 ": %s)", files[1],
            r.bad_seq, r.detail);
   }
@@ -255,7 +262,7 @@ static void test_concurrent(void)
 {
   cleanup_free char *dir = tmpdir();
   cleanup_free char *cmd = xfmt("rm -rf %s", dir);
-  struct audit_limits lim = {.max_size = 65536};
+  struct audit_limits lim = {.max_size = 1 << 20}; /* no retention: one whole chain */
   struct audit_verify_result r;
   int st, good = 0;
 
@@ -362,6 +369,36 @@ static void test_summary_net(void)
   audit_summary_free(s);
 }
 
+/* A counted record and a gap: the summary says what is not there one by one;
+ * a file source error makes the file list incomplete instead of "(0)". */
+static void test_summary_gaps(void)
+{
+  static const char *const lines[] = {
+      "{\"seq\":1,\"id\":\"c1\",\"kind\":\"create\",\"time\":\"t\"}",
+      "{\"seq\":2,\"id\":\"c1\",\"kind\":\"audit_error\",\"source\":\"file\","
+      "\"error\":\"fanotify_mark: Operation not supported\"}",
+      "{\"seq\":9,\"id\":\"c1\",\"kind\":\"process\",\"coalesced\":500,"
+      "\"program\":\"/bin/true\",\"first_pid\":10,\"last_pid\":600}",
+  };
+  struct audit_summary *s = audit_summary_new();
+  cleanup_free char *text = NULL;
+
+  for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+    audit_summary_add(s, lines[i], strlen(lines[i]));
+  text = audit_summary_render(s);
+  tap_ok(strstr(text, "incomplete: 6 records dropped by retention") != NULL, "the gap is counted");
+  tap_ok(strstr(text, "500 events coalesced into 1 counted records") != NULL,
+         "the counted events are added up");
+  tap_ok(strstr(text, "  /bin/true (counted) x500\n") != NULL, "a counted program");
+  tap_ok(strstr(text, "files changed (incomplete: 0 recorded; fanotify_mark: Operation not "
+                      "supported):") != NULL &&
+             strstr(text, "files changed (0)") == NULL,
+         "a failed file source is no empty file list");
+  if (tap_failed_)
+    fputs(text, stdout);
+  audit_summary_free(s);
+}
+
 int main(void)
 {
   test_sha256();
@@ -369,6 +406,7 @@ int main(void)
   test_chain();
   test_rotation();
   test_concurrent();
+  test_summary_gaps();
   test_read();
   test_summary_net();
   return tap_done();

@@ -335,6 +335,29 @@ static void test_load_bpf_errors(void)
          "seccomp_load_bpf rejects a truncated program: %s", err.msg);
 }
 
+/* The profile filter's notify variant (refused-syscall records): the
+ * internal action compiles to SECCOMP_RET_USER_NOTIF. */
+static void test_internal_notify(void)
+{
+  struct oci_seccomp_syscall sc = {.names = mkdir_names, .action = SECCOMP_ACT_NOTIFY_INTERNAL};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = &sc, .n_syscalls = 1};
+  struct error err = {0};
+  void *bpf = NULL;
+  size_t len = 0;
+  bool notify = false, errno_ret = false;
+
+  tap_ok(seccomp_export(&s, &bpf, &len, &err) == 0, "the notify variant compiles: %s", err.msg);
+  for (size_t i = 0; bpf != NULL && i < len / sizeof(struct sock_filter); i++) {
+    const struct sock_filter *f = (const struct sock_filter *)bpf + i;
+    if (BPF_CLASS(f->code) == BPF_RET && (f->k & 0xffff0000u) == 0x7fc00000u)
+      notify = true;
+    if (BPF_CLASS(f->code) == BPF_RET && (f->k & 0xffff0000u) == 0x00050000u)
+      errno_ret = true;
+  }
+  tap_ok(notify && !errno_ret, "its denied call returns SECCOMP_RET_USER_NOTIF, not an errno");
+  free(bpf);
+}
+
 /* the profile names getpid, write, the memory calls and exit_group (231,
  * the newest); openat2 (437) and faccessat2 (439) are newer */
 static int try_openat2_then_getppid(void)
@@ -402,6 +425,7 @@ int main(void)
   test_args_and();
   test_arch_flags();
   test_errors();
+  test_internal_notify();
   test_load_bpf_errors();
   test_enosys_newer();
   {

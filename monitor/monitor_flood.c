@@ -1,0 +1,120 @@
+/* monitor_flood.c - coalescing under a flood: records of one kind and one
+ * program beyond a rate become one counted record a second.
+ *
+ * Each (kind, program) pair has a token bucket: FLOOD_BURST records in
+ * full, then FLOOD_RATE a second.  What the bucket refuses is counted and,
+ * after MONITOR_COALESCE_MS (or when the monitor exits), written as one
+ * record of the same kind, {"coalesced":N,"program":..., first and last pid,
+ * "since", "until"}.  So 40,000 execs of one program cost a few hundred full
+ * records and a counted one a second instead of rotating the trail's
+ * earlier evidence out; `audit verify` and `--summary` add the counts up.
+ * Pairs live in a small table; when it is full the least recently used one
+ * (its count written first) makes room.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "monitor/monitor_internal.h"
+
+#define FLOOD_KEYS 128
+#define FLOOD_BURST 200 /* full records of one kind and program before coalescing */
+#define FLOOD_RATE 20   /* then this many a second */
+
+struct flood_key {
+  bool used;
+  char kind[24];
+  char program[256];
+  char detail[64];    /* "syscall": which one (refused-syscall records) */
+  int64_t tokens_mil; /* tokens x 1000 */
+  int64_t refill_ms, used_ms;
+  uint64_t held; /* refused since the last counted record */
+  pid_t first_pid, last_pid;
+  int64_t since_ms;
+  char since[40];
+};
+
+static struct flood_key keys[FLOOD_KEYS];
+
+static void write_counted(struct monitor *m, struct flood_key *k)
+{
+  struct jbuf b = {0};
+  char until[40];
+
+  if (k->held == 0)
+    return;
+  audit_timestamp(until, sizeof until);
+  jb_printf(&b, "\"coalesced\":%llu", (unsigned long long)k->held);
+  jb_key_str(&b, "program", k->program);
+  if (k->detail[0] != '\0')
+    jb_key_str(&b, "syscall", k->detail);
+  jb_key_i64(&b, "first_pid", k->first_pid);
+  jb_key_i64(&b, "last_pid", k->last_pid);
+  jb_key_str(&b, "since", k->since);
+  jb_key_str(&b, "until", until);
+  monitor_record(m, k->kind, jb_str(&b));
+  jb_free(&b);
+  k->held = 0;
+}
+
+static struct flood_key *find(struct monitor *m, const char *kind, const char *program,
+                              const char *detail, int64_t now)
+{
+  struct flood_key *lru = &keys[0];
+
+  for (size_t i = 0; i < FLOOD_KEYS; i++) {
+    struct flood_key *k = &keys[i];
+    if (k->used && strcmp(k->kind, kind) == 0 &&
+        strncmp(k->program, program, sizeof k->program - 1) == 0 &&
+        strncmp(k->detail, detail, sizeof k->detail - 1) == 0)
+      return k;
+    if (lru->used && (!k->used || k->used_ms < lru->used_ms))
+      lru = k;
+  }
+  write_counted(m, lru);
+  *lru = (struct flood_key){.used = true, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
+  snprintf(lru->kind, sizeof lru->kind, "%s", kind);
+  snprintf(lru->program, sizeof lru->program, "%s", program);
+  snprintf(lru->detail, sizeof lru->detail, "%s", detail);
+  return lru;
+}
+
+bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,
+                         const char *detail, pid_t pid)
+{
+  int64_t now = monitor_now_ms();
+  struct flood_key *k = find(m, kind, program ? program : "?", detail ? detail : "", now);
+
+  k->used_ms = now;
+  k->tokens_mil += (now - k->refill_ms) * FLOOD_RATE;
+  if (k->tokens_mil > FLOOD_BURST * 1000)
+    k->tokens_mil = FLOOD_BURST * 1000;
+  k->refill_ms = now;
+  if (k->tokens_mil >= 1000) {
+    k->tokens_mil -= 1000;
+    return true;
+  }
+  if (k->held++ == 0) {
+    k->first_pid = pid;
+    k->since_ms = now;
+    audit_timestamp(k->since, sizeof k->since);
+  }
+  k->last_pid = pid;
+  return false;
+}
+
+bool monitor_flood_flush(struct monitor *m, bool final)
+{
+  int64_t now = monitor_now_ms();
+  bool pending = false;
+
+  for (size_t i = 0; i < FLOOD_KEYS; i++) {
+    if (keys[i].held == 0)
+      continue;
+    if (final || now - keys[i].since_ms >= MONITOR_COALESCE_MS)
+      write_counted(m, &keys[i]);
+    else
+      pending = true;
+  }
+  return pending;
+}

@@ -1,0 +1,310 @@
+#!/usr/bin/env bats
+# audit-evidence.bats - the audit trail in the setup people run (the agent profile with a host
+# directory bound at /workspace, i.e. an overlay workspace): every file change at any depth,
+# from the container's process and from exec; evidence that a flood cannot rotate out; the
+# profile's refused system calls.  The basics of the trail are in audit.bats.
+
+load helpers
+
+eval "$(declare -f teardown_file | sed '1s/teardown_file/helpers_teardown_file/')"
+
+setup() {
+	setup_bundle
+	agentrt_only "the audit trail is agentrt's"
+	requires jq
+	export AGENTRT_PROFILE=agent
+	HOSTDIR=$BUNDLE/host
+	mkdir -p "$HOSTDIR/data/deep" "$ROOTFS/workspace"
+	echo hello >"$HOSTDIR/a.txt"
+	echo keep >"$HOSTDIR/b.txt"
+	echo old >"$HOSTDIR/data/deep/old.txt"
+	echo rows >"$HOSTDIR/data/rows.txt"
+	echo gone >"$HOSTDIR/data/deep/gone.txt"
+	ID=ev-$$-$BATS_TEST_NUMBER
+}
+
+teardown() {
+	teardown_bundle
+	local rc=$?
+	rt workspace "$ID" purge >/dev/null 2>&1
+	rm -rf "${TEST_STORE:?}/.audit" "${TEST_STORE:?}/.workspaces"
+	return $rc
+}
+
+teardown_file() {
+	rm -rf "${TEST_STORE:?}/.audit" "${TEST_ROOT:?}/.cache" "${TEST_STORE:?}/.workspaces"
+	helpers_teardown_file
+}
+
+ra() {
+	rt --profile agent "$@"
+}
+
+# The engine's view of a workspace: the host directory bound at /workspace.
+bind_workspace() {
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$HOSTDIR\", \"options\": [\"rbind\", \"rw\"]}]"
+}
+
+# file_ops ID PATH: the ops of PATH's file records, one JSON array a line
+file_ops() {
+	ra audit --format json --kind file "$1" | jq -c --arg p "$2" 'select(.path == $p) | .ops'
+}
+
+@test "audit-evidence: an overlay workspace's changes at any depth, from the process and from exec" {
+	bind_workspace
+	set_cmd 'cd /workspace && echo n >top.txt && mkdir -p x/y/z && echo deep >x/y/z/f.txt &&
+		echo more >>a.txt && mv b.txt b2.txt && rm data/rows.txt && echo m >>data/deep/old.txt &&
+		mkdir tmpd && echo t >tmpd/t && rm -rf tmpd && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	! grep -qi "warning" "$BUNDLE/$ID.err" || fail "warning at create: $(cat "$BUNDLE/$ID.err")"
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
+		sleep 0.1
+	done
+	run rt exec "$ID" sh -c 'cd /workspace/x/y && echo e >from-exec.txt && mv from-exec.txt renamed.txt &&
+		rm /workspace/data/deep/gone.txt'
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	# the host directory is untouched: every record comes from the overlay's upper layer
+	[ "$(cat "$HOSTDIR/b.txt")" = keep ] && [ -f "$HOSTDIR/data/rows.txt" ]
+	[ "$(file_ops "$ID" /workspace/top.txt)" = '["create","modify"]' ] || fail "top: $(file_ops "$ID" /workspace/top.txt)"
+	[ "$(file_ops "$ID" /workspace/x/y/z/f.txt)" = '["create","modify"]' ] || fail "nested"
+	[ "$(file_ops "$ID" /workspace/x/y/z)" = '["create"]' ]
+	# a modified host file: its copy-up is not a create
+	[ "$(file_ops "$ID" /workspace/a.txt)" = '["modify"]' ] || fail "a.txt: $(file_ops "$ID" /workspace/a.txt)"
+	[ "$(file_ops "$ID" /workspace/data/deep/old.txt)" = '["modify"]' ]
+	# the directories copied up on the way are not changes
+	[ -z "$(file_ops "$ID" /workspace/data)" ] && [ -z "$(file_ops "$ID" /workspace/data/deep)" ]
+	# a rename of a host file: both names
+	records=$(ra audit --format json --kind file "$ID")
+	jq -se 'any(.[]; .path == "/workspace/b2.txt" and .from == "/workspace/b.txt" and .ops == ["moved_to"])' <<<"$records" >/dev/null ||
+		fail "rename: $records"
+	jq -se 'any(.[]; .path == "/workspace/b.txt" and .to == "/workspace/b2.txt")' <<<"$records" >/dev/null
+	# a deleted host file (a whiteout in upper) is a delete
+	[ "$(file_ops "$ID" /workspace/data/rows.txt)" = '["delete"]' ] || fail "rows: $(file_ops "$ID" /workspace/data/rows.txt)"
+	[ "$(file_ops "$ID" /workspace/tmpd/t)" = '["create","modify","delete"]' ]
+	# from exec, deep in the tree
+	jq -se 'any(.[]; .path == "/workspace/x/y/renamed.txt" and .from == "/workspace/x/y/from-exec.txt")' <<<"$records" >/dev/null ||
+		fail "exec rename: $records"
+	[ "$(file_ops "$ID" /workspace/x/y/from-exec.txt)" = '["create","modify","moved_from"]' ]
+	[ "$(file_ops "$ID" /workspace/data/deep/gone.txt)" = '["delete"]' ]
+	# nothing outside the workspace, nothing of the overlay's own (work dir, upper path)
+	[ -z "$(jq -r '.path | select(startswith("/workspace/") | not)' <<<"$records")" ] || fail "$records"
+	! grep -q '#\|/upper\|/work/' <<<"$(jq -r .path <<<"$records")"
+	# what the trail says matches what workspace diff lists
+	run ra workspace "$ID" diff --format json
+	for p in top.txt x/y/z/f.txt x/y/renamed.txt a.txt data/rows.txt data/deep/gone.txt; do
+		jq -e --arg p "$p" 'any(.changes[]; .path == $p or .path == ($p + "/"))' <<<"$output" >/dev/null ||
+			fail "diff lacks $p: $output"
+	done
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/x/y/z/f.txt (create,modify)"
+	! grep -q "incomplete" <<<"$output" || fail "$output"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+}
+
+@test "audit-evidence: a file source that cannot start is an audit_error, a warning and an incomplete file list" {
+	# build-fp/agentrt (make FAILPOINTS=1) fails the file source on request
+	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
+	if [ ! -x "$FP_AGENTRT" ] || [ "$FP_AGENTRT" -ot "$AGENTRT" ]; then
+		make -s -C "$REPO_ROOT" build-fp >&2 || fail "cannot build build-fp/agentrt"
+	fi
+	bind_workspace
+	set_cmd 'echo x >/workspace/f; true'
+	# the same build without the failpoint: no warning, the change is recorded
+	run timeout 60 "$FP_AGENTRT" --root "$TEST_ROOT" --profile agent run --bundle "$BUNDLE" "$ID" </dev/null 2>&1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	! grep -q "no file records" <<<"$output" || fail "$output"
+	[ "$(file_ops "$ID" /workspace/f)" = '["create","modify"]' ]
+	ra audit --purge "$ID" >/dev/null
+	rt workspace "$ID" purge >/dev/null
+	run env AGENTRT_FAILPOINT=monitor-files-open timeout 60 "$FP_AGENTRT" --root "$TEST_ROOT" \
+		--profile agent run --bundle "$BUNDLE" "$ID" </dev/null 2>&1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	assert_output_contains "warning"
+	assert_output_contains "no file records for workspace \`/workspace\`"
+	[ -n "$(ra audit --format json --kind audit_error "$ID" | jq -r 'select(.source == "file")')" ]
+	run ra audit --summary "$ID"
+	assert_output_contains "files changed (incomplete: 0 recorded; "
+	! grep -q "files changed (0)" <<<"$output" || fail "$output"
+}
+
+@test "audit-evidence: a flood of 40,000 execs (4 KB of arguments each) keeps create and the first programs and says what it coalesced and dropped" {
+	# a small cap (1 MiB) so that retention has to drop as well; the default is 100 MiB
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-flood", "extends": "agent", "audit": { "maxSize": "1m" } }
+	JSON
+	bind_workspace
+	# try-syscall is a program of its own (no busybox applet run in-process): with an unknown
+	# name it prints its usage and exits, so each round is exactly one exec of it
+	set_cmd '/bin/sh -c "sleep 1" marker-first
+		a=$(head -c 4096 /dev/zero | tr "\0" a); i=0; t0=$(date +%s)
+		while [ $i -lt 40000 ]; do
+			try-syscall flood "$a" 2>/dev/null; i=$((i + 1))
+			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 150 ] || break
+		done
+		echo $i >/workspace/count; /bin/sh -c "sleep 1" marker-last'
+	timeout --kill-after=5 200 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	dir=$TEST_STORE/.audit/$ID
+	# bounded: the cap held (a quarter file of slack for the one being written)
+	[ "$(du -sb "$dir" | cut -f1)" -lt $((1024 * 1024 * 5 / 4)) ] || fail "trail: $(du -sb "$dir")"
+	# the first file is still there, with create (and the profile's changes) and the first programs
+	[ -f "$dir/00000000000000000001.jsonl" ] || fail "first file gone: $(ls "$dir")"
+	first=$(head -1 "$dir/00000000000000000001.jsonl")
+	[ "$(jq -r .kind <<<"$first")" = create ] && [ "$(jq -r .seq <<<"$first")" = 1 ]
+	jq -e '.changes | length > 0' <<<"$first" >/dev/null
+	json=$(ra audit --format json "$ID")
+	jq -se 'any(.[]; .kind == "process" and any(.argv[]?; . == "marker-first"))' <<<"$json" >/dev/null ||
+		fail "first program not kept"
+	# nothing after the flood is lost either: the last program is there in full
+	jq -se 'any(.[]; .kind == "process" and any(.argv[]?; . == "marker-last"))' <<<"$json" >/dev/null ||
+		fail "last program not recorded"
+	# the flood: counted records name the program and add up, with what was written in full,
+	# to every exec that ran (the retention records say how many were dropped)
+	execs=$(cat "$TEST_STORE/.workspaces/$ID/upper/count")
+	[ "$execs" -ge 5000 ] || fail "only $execs execs ran"
+	full=$(jq -s '[.[] | select(.kind == "process" and .argv[0] == "try-syscall")] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "process" and .coalesced and .program == "/usr/local/bin/try-syscall") | .coalesced] | add // 0' <<<"$json")
+	[ "$counted" -gt 0 ] || fail "nothing coalesced"
+	# each retention record declares everything dropped so far
+	dropped=$(jq -s '[.[] | select(.kind == "retention") | .records] | max // 0' <<<"$json")
+	[ "$dropped" -gt 0 ] || fail "nothing dropped with a 1 MiB cap"
+	[ $((full + counted)) -le "$execs" ] || fail "execs $execs: full $full + counted $counted"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q ": ok:" <<<"$output" || fail "a trail with gaps is a plain ok: $output"
+	assert_output_contains "intact but incomplete"
+	assert_output_contains "records dropped by retention"
+	assert_output_contains "events coalesced into"
+	grep -q "$dropped records dropped" <<<"$output" || fail "verify: $output (dropped $dropped)"
+	run ra audit --summary "$ID"
+	assert_output_contains "incomplete:"
+	assert_output_contains "records dropped by retention"
+	assert_output_contains "/usr/local/bin/try-syscall (counted)"
+	# removing a file of the trail by hand is not retention: verify fails
+	second=$(ls "$dir"/*.jsonl | sed -n 2p)
+	rm "$second"
+	run ra audit verify "$ID"
+	[ "$status" -ne 0 ] || fail "a removed file passed: $output"
+	assert_output_contains "no retention record drops them"
+}
+
+@test "audit-evidence: under a flood every exec is in the trail, in full or counted in a coalesced record" {
+	# the default cap: nothing is dropped, so the counts must add up exactly
+	bind_workspace
+	set_cmd 'a=$(head -c 4096 /dev/zero | tr "\0" a); i=0; t0=$(date +%s)
+		while [ $i -lt 5000 ]; do
+			try-syscall flood "$a" 2>/dev/null; i=$((i + 1))
+			[ $((i % 500)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 60 ] || break
+		done
+		echo $i >/workspace/count'
+	run ra run --bundle "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	execs=$(cat "$TEST_STORE/.workspaces/$ID/upper/count")
+	json=$(ra audit --format json --kind process "$ID")
+	# try-syscall's records; one read only after it was gone is "?" (shared with the few others)
+	total=$(jq -s '[.[] | select(.program == "/usr/local/bin/try-syscall" or .program == "?" or
+		.argv[0] == "try-syscall" or .gone) | (.coalesced // 1)] | add // 0' <<<"$json")
+	[ "$total" -ge "$execs" ] && [ "$total" -le $((execs + 60)) ] || fail "execs $execs, in the trail $total"
+	[ "$(jq -s '[.[] | select(.coalesced)] | length' <<<"$json")" -gt 0 ] || fail "nothing coalesced"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains "intact but incomplete"
+	assert_output_contains "events coalesced into"
+	! grep -q "dropped" <<<"$output" || fail "$output"
+}
+
+# refused ID NAME: how many refused calls of NAME the trail has (counted ones included)
+refused() {
+	ra audit --format json --kind syscall "$1" |
+		jq -s --arg n "$2" '[.[] | select(.syscall == $n and .verdict == "refused" or (.coalesced and .syscall == $n)) | (.coalesced // .count)] | add // 0'
+}
+
+@test "audit-evidence: refused system calls are recorded with name, pid, program and count, and still fail with the profile's errno" {
+	set_cmd 'for p in unshare-user unshare-net mount bpf io_uring_setup ptrace; do
+			printf "%s=%s\n" "$p" "$(try-syscall $p)"; done >/tmp/results; try-syscall getpid; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do
+		[ "$(refused "$ID" io_uring_setup)" -ge 1 ] && break
+		sleep 0.1
+	done
+	run rt exec "$ID" cat /tmp/results
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	# the profile's errno (1, EPERM) reached the program: nothing was let through
+	for p in unshare-user unshare-net mount bpf io_uring_setup; do
+		grep -qx "$p=EPERM" <<<"$output" || fail "$p: $output"
+	done
+	init=$(container_pid "$ID")
+	# the listener is the monitor's: no seccomp notification fd inside the container
+	for pid in $init $(cat /proc/"$init"/task/*/children 2>/dev/null); do
+		! ls -l /proc/"$pid"/fd 2>/dev/null | grep -q "seccomp" || fail "listener in the container: $(ls -l /proc/$pid/fd)"
+	done
+	[ "$(refused "$ID" unshare)" -eq 2 ] || fail "unshare: $(ra audit --format json --kind syscall "$ID")"
+	[ "$(refused "$ID" mount)" -eq 1 ]
+	[ "$(refused "$ID" bpf)" -eq 1 ]
+	[ "$(refused "$ID" io_uring_setup)" -eq 1 ]
+	# ptrace: refused by this profile unless it allows it (then it is no refusal to record)
+	if grep -qx "ptrace=EPERM" <<<"$output"; then
+		[ "$(refused "$ID" ptrace)" -eq 1 ] || fail "ptrace refused but not recorded"
+	fi
+	rec=$(ra audit --format json --kind syscall "$ID" | jq -c 'select(.syscall == "mount")')
+	[ "$(jq -r .program <<<"$rec")" = /usr/local/bin/try-syscall ] || fail "$rec"
+	[ "$(jq -r .errno <<<"$rec")" = 1 ] && [ "$(jq -r .count <<<"$rec")" = 1 ]
+	pid=$(jq -r .pid <<<"$rec")
+	[ "$pid" -gt 0 ] && [ "$pid" != "$init" ]
+	# allowed calls are not notified: the shell's own syscalls left no record
+	[ -z "$(ra audit --format json --kind syscall "$ID" | jq -r 'select(.program != "/usr/local/bin/try-syscall") | .program')" ]
+	run ra audit --summary "$ID"
+	assert_output_contains "syscalls refused"
+	assert_output_contains "unshare by /usr/local/bin/try-syscall x2"
+}
+
+@test "audit-evidence: with the monitor dead a denied call still fails (the kernel answers ENOSYS)" {
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done; try-syscall unshare-user >/tmp/res; try-syscall mount >>/tmp/res; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	[ -n "$mon" ] && kill -0 "$mon"
+	kill -9 "$mon"
+	for _ in $(seq 50); do kill -0 "$mon" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$mon" 2>/dev/null || fail "monitor $mon still alive"
+	run rt exec "$ID" touch /tmp/go
+	for _ in $(seq 50); do
+		run rt exec "$ID" cat /tmp/res
+		[ "$(wc -l <<<"$output")" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "$(wc -l <<<"$output")" -eq 2 ] || fail "no result: $output"
+	! grep -q "^ok" <<<"$output" || fail "a denied call succeeded without the monitor: $output"
+	grep -qx "ENOSYS" <<<"$(head -1 <<<"$output")" || fail "unshare: $output"
+}
+
+@test "audit-evidence: a config with its own seccomp listener keeps it; refused-syscall records are off, and the trail says so" {
+	# the config's SCMP_ACT_NOTIFY goes to its agent (tests/helpers/seccomp-agent answers EXDEV)
+	AGENT=$HELPER_DIR/seccomp-agent
+	[ -x "$AGENT" ] || skip "seccomp-agent not built (make test-helpers)"
+	AGENT_SOCK=$BUNDLE/agent.sock
+	"$AGENT" --state "$BUNDLE/agent.state" --log "$BUNDLE/agent.log" --conns 1 "$AGENT_SOCK" \
+		</dev/null >/dev/null 2>&1 &
+	agent_pid=$!
+	for _ in $(seq 50); do [ -S "$AGENT_SOCK" ] && break; sleep 0.1; done
+	update_config ".linux.seccomp = {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"$AGENT_SOCK\",
+		\"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+	set_cmd 'mkdir /tmp/notified 2>&1; echo "mkdir=$?"; try-syscall mount'
+	run ra run --bundle "$BUNDLE" "$ID"
+	kill "$agent_pid" 2>/dev/null
+	wait "$agent_pid" 2>/dev/null || true
+	[ "$status" -eq 0 ] || fail "run: $output"
+	# the engine's agent answered its call, the profile's filter still refused mount
+	grep -qi "cross-device" <<<"$output" || fail "not the agent's answer: $output"
+	assert_output_contains "EPERM"
+	[ -n "$(ra audit --format json --kind audit_error "$ID" | jq -r 'select(.source == "syscall") | .error' | grep "refused-syscall records are off: the config's seccomp has its own listener")" ] ||
+		fail "$(ra audit --format json "$ID")"
+	[ "$(refused "$ID" mount)" -eq 0 ]
+}
