@@ -183,8 +183,8 @@ static int parse_one(const struct agent_profile *p, const char *key, const char 
   return error_set(err, 0, "annotation %s: unknown run.agentrt annotation", key);
 }
 
-int annotations_parse(const struct oci_config *c, const struct agent_profile *p,
-                      struct profile_annotations *ret, struct error *err)
+int profile_annotations_parse(const struct oci_config *c, const struct agent_profile *p,
+                              struct profile_annotations *ret, struct error *err)
 {
   memset(ret, 0, sizeof *ret);
   if (!p->annotations.apply)
@@ -196,14 +196,14 @@ int annotations_parse(const struct oci_config *c, const struct agent_profile *p,
     if (key == NULL || !str_has_prefix(key, PROFILE_ANNOTATION_PREFIX))
       continue;
     if (parse_one(p, key, value, ret, err) < 0) {
-      annotations_clear(ret);
+      profile_annotations_clear(ret);
       return -1;
     }
   }
   return 0;
 }
 
-void annotations_clear(struct profile_annotations *a)
+void profile_annotations_clear(struct profile_annotations *a)
 {
   strv_free(a->egress_allow);
   strv_free(a->ingress_allow);

@@ -12,8 +12,8 @@
 
 #include "common/util.h"
 
-void change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
-                const char *old_value, const char *new_value, const char *reason_fmt, ...)
+void profile_change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
+                        const char *old_value, const char *new_value, const char *reason_fmt, ...)
 {
   struct profile_result *r = x->r;
   struct profile_change *ch;
@@ -31,7 +31,7 @@ void change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *
   va_end(ap);
 }
 
-int refuse(struct apply_ctx *x, const char *fmt, ...)
+int profile_refuse(struct apply_ctx *x, const char *fmt, ...)
 {
   char msg[ERROR_MSG_MAX];
   va_list ap;
@@ -47,8 +47,8 @@ static void apply_rootfs(struct apply_ctx *x)
   if (!x->p->rootfs_readonly || x->c->root_readonly)
     return;
   x->c->root_readonly = true;
-  change_add(x, PROFILE_CHANGE_CONFIG, "root.readonly", "false", "true",
-             "the root filesystem is read-only; writable: workspace and scratch mounts");
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, "root.readonly", "false", "true",
+                     "the root filesystem is read-only; writable: workspace and scratch mounts");
 }
 
 static void apply_nnp(struct apply_ctx *x)
@@ -56,8 +56,8 @@ static void apply_nnp(struct apply_ctx *x)
   if (!x->p->no_new_privileges || x->c->process == NULL || x->c->process->no_new_privileges)
     return;
   x->c->process->no_new_privileges = true;
-  change_add(x, PROFILE_CHANGE_CONFIG, "process.noNewPrivileges", "false", "true",
-             "setuid binaries and file capabilities cannot raise privileges");
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, "process.noNewPrivileges", "false", "true",
+                     "setuid binaries and file capabilities cannot raise privileges");
 }
 
 static char *deny_list(char **deny)
@@ -84,7 +84,7 @@ static void apply_seccomp(struct apply_ctx *x)
   n = x->r->extra_seccomp->n_syscalls;
   eno = x->p->seccomp.errno_ret ? x->p->seccomp.errno_ret : 1;
   list = deny_list(x->p->seccomp.deny);
-  change_add(
+  profile_change_add(
       x, PROFILE_CHANGE_RUNTIME, "linux.seccomp (stacked)", NULL,
       x->c->linux && x->c->linux->seccomp ? "engine filter + profile filter" : "profile filter",
       "a second filter of %zu rules refuses (errno %u, %s) %s%s%s; both filters run, "
@@ -93,14 +93,14 @@ static void apply_seccomp(struct apply_ctx *x)
       n, eno, strerrorname_np((int)eno) ? strerrorname_np((int)eno) : "?", list ? list : "",
       x->p->seccomp.deny_clone_namespaces ? ", clone with namespace flags (clone3: ENOSYS)" : "",
       x->p->seccomp.deny_tiocsti ? ", ioctl TIOCSTI" : "", strerror((int)eno));
-  change_add(x, PROFILE_CHANGE_RUNTIME, "ptrace", NULL,
-             profile_denies_ptrace(x->p) ? "denied" : "within the container",
-             profile_denies_ptrace(x->p)
-                 ? "ptrace and process_vm_readv/writev are refused: no gdb, strace or "
-                   "LeakSanitizer inside"
-                 : "gdb, strace and sanitizers may trace the container's own processes "
-                   "(same uid, no CAP_SYS_PTRACE; agentrt's init and exec helper are "
-                   "non-dumpable until they exec, so they cannot be traced)");
+  profile_change_add(x, PROFILE_CHANGE_RUNTIME, "ptrace", NULL,
+                     profile_denies_ptrace(x->p) ? "denied" : "within the container",
+                     profile_denies_ptrace(x->p)
+                         ? "ptrace and process_vm_readv/writev are refused: no gdb, strace or "
+                           "LeakSanitizer inside"
+                         : "gdb, strace and sanitizers may trace the container's own processes "
+                           "(same uid, no CAP_SYS_PTRACE; agentrt's init and exec helper are "
+                           "non-dumpable until they exec, so they cannot be traced)");
 }
 
 static void fill_egress(struct apply_ctx *x)
@@ -112,8 +112,8 @@ static void fill_egress(struct apply_ctx *x)
   profile_egress_copy(e, &x->p->egress);
   if (x->a.egress_deny && e->def == PROFILE_EGRESS_ALLOW) {
     e->def = PROFILE_EGRESS_DENY;
-    change_add(x, PROFILE_CHANGE_RUNTIME, "egress.default", "allow", "deny",
-               "annotation run.agentrt.egress.default");
+    profile_change_add(x, PROFILE_CHANGE_RUNTIME, "egress.default", "allow", "deny",
+                       "annotation run.agentrt.egress.default");
   }
   for (size_t i = 0; add != NULL && add[i] != NULL; i++)
     if (!strv_contains(e->allow, add[i]))
@@ -121,8 +121,8 @@ static void fill_egress(struct apply_ctx *x)
   for (size_t i = 0; x->a.ingress_allow && x->a.ingress_allow[i]; i++)
     if (!strv_contains(e->ingress_allow, x->a.ingress_allow[i])) {
       strv_push(&e->ingress_allow, x->a.ingress_allow[i]);
-      change_add(x, PROFILE_CHANGE_RUNTIME, "ingress.allow", NULL, x->a.ingress_allow[i],
-                 "annotation run.agentrt.ingress");
+      profile_change_add(x, PROFILE_CHANGE_RUNTIME, "ingress.allow", NULL, x->a.ingress_allow[i],
+                         "annotation run.agentrt.ingress");
     }
   if (e->def == PROFILE_EGRESS_OFF)
     return;
@@ -131,9 +131,10 @@ static void fill_egress(struct apply_ctx *x)
     list = prev ? xfmt("%s,%s", prev, e->allow[i]) : xstrdup(e->allow[i]);
     free(prev);
   }
-  change_add(x, PROFILE_CHANGE_RUNTIME, "egress", NULL,
-             e->def == PROFILE_EGRESS_DENY ? "deny" : "allow", "egress %s by default; allowed: %s",
-             e->def == PROFILE_EGRESS_DENY ? "denied" : "allowed", list ? list : "(nothing)");
+  profile_change_add(
+      x, PROFILE_CHANGE_RUNTIME, "egress", NULL, e->def == PROFILE_EGRESS_DENY ? "deny" : "allow",
+      "egress %s by default; allowed: %s", e->def == PROFILE_EGRESS_DENY ? "denied" : "allowed",
+      list ? list : "(nothing)");
   free(list);
   list = NULL;
   for (size_t i = 0; e->ingress_allow && e->ingress_allow[i]; i++) {
@@ -141,32 +142,32 @@ static void fill_egress(struct apply_ctx *x)
     list = prev ? xfmt("%s,%s", prev, e->ingress_allow[i]) : xstrdup(e->ingress_allow[i]);
     free(prev);
   }
-  change_add(x, PROFILE_CHANGE_RUNTIME, "ingress", NULL,
-             e->ingress_default_allow ? "allow" : "deny", "new inbound connections %s; listed: %s",
-             e->ingress_default_allow ? "accepted" : "refused unless listed",
-             list ? list : "(nothing)");
+  profile_change_add(
+      x, PROFILE_CHANGE_RUNTIME, "ingress", NULL, e->ingress_default_allow ? "allow" : "deny",
+      "new inbound connections %s; listed: %s",
+      e->ingress_default_allow ? "accepted" : "refused unless listed", list ? list : "(nothing)");
 }
 
 static int run_steps(struct apply_ctx *x)
 {
-  if (annotations_parse(x->c, x->p, &x->a, x->err) < 0)
+  if (profile_annotations_parse(x->c, x->p, &x->a, x->err) < 0)
     return -1;
   apply_rootfs(x);
-  if (apply_caps(x) < 0)
+  if (profile_apply_caps(x) < 0)
     return -1;
   apply_nnp(x);
-  if (apply_namespaces(x) < 0 || apply_devices(x) < 0 || apply_masks(x) < 0)
+  if (profile_apply_namespaces(x) < 0 || profile_apply_devices(x) < 0 || profile_apply_masks(x) < 0)
     return -1;
-  if (apply_mounts(x) < 0 || apply_workspace(x) < 0)
+  if (profile_apply_mounts(x) < 0 || profile_apply_workspace(x) < 0)
     return -1;
-  if (apply_resources(x) < 0)
+  if (profile_apply_resources(x) < 0)
     return -1;
-  apply_env(x);
+  profile_apply_env(x);
   apply_seccomp(x);
   fill_egress(x);
   profile_audit_copy(&x->r->audit, &x->p->audit);
   x->r->workspace.retention = x->p->workspace.retention;
-  apply_writes_summary(x);
+  profile_apply_writes_summary(x);
   return 0;
 }
 
@@ -180,12 +181,12 @@ int profile_apply(const struct oci_config *in, const struct agent_profile *p,
   x.r = xmalloc0(sizeof *x.r);
   x.r->profile = xstrdup(p->name);
   if (run_steps(&x) < 0) {
-    annotations_clear(&x.a);
+    profile_annotations_clear(&x.a);
     oci_config_free(x.c);
     profile_result_free(x.r);
     return -1;
   }
-  annotations_clear(&x.a);
+  profile_annotations_clear(&x.a);
   *ret_out = x.c;
   *ret_result = x.r;
   return 0;
@@ -198,7 +199,7 @@ int profile_apply_process(struct oci_process *proc, const struct agent_profile *
   int ret;
 
   x.r = xmalloc0(sizeof *x.r);
-  ret = caps_check_process(&x, proc);
+  ret = profile_caps_check_process(&x, proc);
   if (ret == 0 && p->no_new_privileges)
     proc->no_new_privileges = true;
   if (ret == 0)
@@ -217,8 +218,9 @@ void profile_apply_apparmor(struct oci_config *c, const struct agent_profile *p,
       (proc->apparmor_profile != NULL && *proc->apparmor_profile != '\0') || !host_has_apparmor)
     return;
   proc->apparmor_profile = xstrdup(p->apparmor_profile);
-  change_add(&x, PROFILE_CHANGE_CONFIG, "process.apparmorProfile", NULL, p->apparmor_profile,
-             "the profile's default AppArmor profile (the engine set none)");
+  profile_change_add(&x, PROFILE_CHANGE_CONFIG, "process.apparmorProfile", NULL,
+                     p->apparmor_profile,
+                     "the profile's default AppArmor profile (the engine set none)");
 }
 
 void profile_result_free(struct profile_result *r)

@@ -73,10 +73,10 @@ static int refuse_over(struct apply_ctx *x, struct oci_caps *c, uint64_t allowed
     if (over & (UINT64_C(1) << i))
       snprintf(list + strlen(list), sizeof list - strlen(list), "%sCAP_%s", list[0] ? ", " : "",
                profile_cap_name(i));
-  return refuse(x,
-                "%s %s above the profile's capability ceiling (requested in "
-                "process.capabilities.%s); refused rather than silently dropped",
-                list, __builtin_popcountll(over) > 1 ? "are" : "is", where);
+  return profile_refuse(x,
+                        "%s %s above the profile's capability ceiling (requested in "
+                        "process.capabilities.%s); refused rather than silently dropped",
+                        list, __builtin_popcountll(over) > 1 ? "are" : "is", where);
 }
 
 static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t keep,
@@ -96,13 +96,13 @@ static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t kee
   n = caps_list(nv);
   *v = nv;
   if (i >= 3)
-    change_add(x, PROFILE_CHANGE_CONFIG, field, o, n,
-               "inheritable and ambient capabilities are always cleared (CVE-2022-29162)");
+    profile_change_add(x, PROFILE_CHANGE_CONFIG, field, o, n,
+                       "inheritable and ambient capabilities are always cleared (CVE-2022-29162)");
   else
-    change_add(x, PROFILE_CHANGE_CONFIG, field, o, n, "%s", drop_reason);
+    profile_change_add(x, PROFILE_CHANGE_CONFIG, field, o, n, "%s", drop_reason);
 }
 
-int caps_check_process(struct apply_ctx *x, struct oci_process *proc)
+int profile_caps_check_process(struct apply_ctx *x, struct oci_process *proc)
 {
   const struct agent_profile *p = x->p;
   uint64_t drop = x->a.caps_drop;
@@ -125,7 +125,7 @@ int caps_check_process(struct apply_ctx *x, struct oci_process *proc)
   return 0;
 }
 
-int apply_caps(struct apply_ctx *x)
+int profile_apply_caps(struct apply_ctx *x)
 {
-  return caps_check_process(x, x->c->process);
+  return profile_caps_check_process(x, x->c->process);
 }

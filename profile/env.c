@@ -43,10 +43,11 @@ static bool home_writable(const struct agent_profile *p, const char *home)
   if (!p->rootfs_readonly)
     return true;
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL &&
-      path_is_under(h, p->workspace.path))
+      profile_path_is_under(h, p->workspace.path))
     return true;
   for (size_t i = 0; i < p->n_scratch; i++)
-    if (streq(p->scratch[i].path, PROFILE_HOME_TOKEN) || path_is_under(h, p->scratch[i].path))
+    if (streq(p->scratch[i].path, PROFILE_HOME_TOKEN) ||
+        profile_path_is_under(h, p->scratch[i].path))
       return true;
   return false;
 }
@@ -109,8 +110,8 @@ static void env_apply(struct apply_ctx *x, const struct agent_profile *p, struct
     strv_push(&proc->env, val);
     if (x != NULL) {
       field = xfmt("process.env[%.*s]", (int)n, d);
-      change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, val + n + 1,
-                 "the root is read-only: \"global\" installs go to the writable home");
+      profile_change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, val + n + 1,
+                         "the root is read-only: \"global\" installs go to the writable home");
     }
   }
   at = env_find(proc->env, "PATH", 4);
@@ -139,13 +140,13 @@ static void env_apply(struct apply_ctx *x, const struct agent_profile *p, struct
       free(kv);
     }
     if (x != NULL)
-      change_add(x, PROFILE_CHANGE_CONFIG, "process.env[PATH]", at >= 0 ? old : NULL, now,
-                 "the bin directories of the home's installs are on PATH");
+      profile_change_add(x, PROFILE_CHANGE_CONFIG, "process.env[PATH]", at >= 0 ? old : NULL, now,
+                         "the bin directories of the home's installs are on PATH");
     free(now);
   }
 }
 
-void apply_env(struct apply_ctx *x)
+void profile_apply_env(struct apply_ctx *x)
 {
   if (x->c->process == NULL)
     return;
@@ -167,10 +168,10 @@ static char *scratch_list(struct apply_ctx *x, const char *home)
     const struct profile_scratch *s = &x->p->scratch[i];
     bool is_home = streq(s->path, PROFILE_HOME_TOKEN);
     const char *path = is_home ? home : s->path;
-    cleanup_free char *size = fmt_size(s->size);
+    cleanup_free char *size = profile_fmt_size(s->size);
     char *prev = out;
 
-    if (path == NULL || mount_find(x->c, path) < 0)
+    if (path == NULL || profile_mount_find(x->c, path) < 0)
       continue;
     out = xfmt("%s%s%s%s %s", prev ? prev : "", prev ? ", " : "", path, is_home ? " (home)" : "",
                size);
@@ -179,7 +180,7 @@ static char *scratch_list(struct apply_ctx *x, const char *home)
   return out;
 }
 
-void apply_writes_summary(struct apply_ctx *x)
+void profile_apply_writes_summary(struct apply_ctx *x)
 {
   const char *home = x->c->process ? env_home(x->c->process->env, x->c->process->user.uid) : NULL;
   cleanup_free char *h = home ? path_normalize(home) : NULL;
@@ -203,9 +204,9 @@ void apply_writes_summary(struct apply_ctx *x)
   default:
     break;
   }
-  change_add(x, PROFILE_CHANGE_RUNTIME, "writes", NULL, "read-only root",
-             "the root filesystem is read-only; writes go to %s%s%s; \"global\" installs "
-             "(npm -g, pip --user, go install, cargo install) go to %s",
-             ws ? ws : "", ws && scratch ? ", " : "", scratch ? scratch : "",
-             home_writable(x->p, h) && x->p->env.defaults ? h : "(no writable home)");
+  profile_change_add(x, PROFILE_CHANGE_RUNTIME, "writes", NULL, "read-only root",
+                     "the root filesystem is read-only; writes go to %s%s%s; \"global\" installs "
+                     "(npm -g, pip --user, go install, cargo install) go to %s",
+                     ws ? ws : "", ws && scratch ? ", " : "", scratch ? scratch : "",
+                     home_writable(x->p, h) && x->p->env.defaults ? h : "(no writable home)");
 }

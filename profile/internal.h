@@ -9,10 +9,10 @@
 #include "profile/profile.h"
 
 /* units.c */
-bool path_is_under(const char *path, const char *dir);
-bool path_is_normal_abs(const char *path);
-char *fmt_size(uint64_t v);
-char *fmt_cpus(uint64_t milli);
+bool profile_path_is_under(const char *path, const char *dir);
+bool profile_path_is_normal_abs(const char *path);
+char *profile_fmt_size(uint64_t v);
+char *profile_fmt_cpus(uint64_t milli);
 
 /* parse.c */
 void profile_egress_copy(struct profile_egress *d, const struct profile_egress *s);
@@ -32,9 +32,9 @@ struct profile_annotations {
   bool egress_deny;     /* run.agentrt.egress.default=deny */
   char **ingress_allow; /* run.agentrt.ingress, checked against allowLoosen.ingressAllow */
 };
-int annotations_parse(const struct oci_config *c, const struct agent_profile *p,
-                      struct profile_annotations *ret, struct error *err);
-void annotations_clear(struct profile_annotations *a);
+int profile_annotations_parse(const struct oci_config *c, const struct agent_profile *p,
+                              struct profile_annotations *ret, struct error *err);
+void profile_annotations_clear(struct profile_annotations *a);
 
 /* apply.c: the state one profile_apply() call works on. */
 struct apply_ctx {
@@ -44,37 +44,37 @@ struct apply_ctx {
   struct profile_annotations a;
   struct error *err;
 };
-void change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
-                const char *old_value, const char *new_value, const char *reason_fmt, ...)
+void profile_change_add(struct apply_ctx *x, enum profile_change_kind kind, const char *field,
+                        const char *old_value, const char *new_value, const char *reason_fmt, ...)
     __attribute__((format(printf, 6, 7)));
 /* Fill err with "<profile> profile: <msg>" and return -1. */
-int refuse(struct apply_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int profile_refuse(struct apply_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The steps, each in its own file. */
-int apply_caps(struct apply_ctx *x); /* caps.c */
-int caps_check_process(struct apply_ctx *x, struct oci_process *proc);
-int apply_namespaces(struct apply_ctx *x); /* linux.c */
-int apply_devices(struct apply_ctx *x);
-int apply_masks(struct apply_ctx *x);
-int apply_resources(struct apply_ctx *x);                                 /* resources.c */
-int apply_mounts(struct apply_ctx *x);                                    /* mounts.c */
-int apply_workspace(struct apply_ctx *x);                                 /* workspace.c */
+int profile_apply_caps(struct apply_ctx *x); /* caps.c */
+int profile_caps_check_process(struct apply_ctx *x, struct oci_process *proc);
+int profile_apply_namespaces(struct apply_ctx *x); /* linux.c */
+int profile_apply_devices(struct apply_ctx *x);
+int profile_apply_masks(struct apply_ctx *x);
+int profile_apply_resources(struct apply_ctx *x);                         /* resources.c */
+int profile_apply_mounts(struct apply_ctx *x);                            /* mounts.c */
+int profile_apply_workspace(struct apply_ctx *x);                         /* workspace.c */
 struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p); /* seccomp.c */
-void apply_env(struct apply_ctx *x);                                      /* env.c */
-void apply_writes_summary(struct apply_ctx *x);
+void profile_apply_env(struct apply_ctx *x);                              /* env.c */
+void profile_apply_writes_summary(struct apply_ctx *x);
 
 /* mounts.c helpers shared with workspace.c */
-bool mount_is_bind(const struct oci_mount *m);
-bool mount_has_opt(const struct oci_mount *m, const char *opt);
+bool profile_mount_is_bind(const struct oci_mount *m);
+bool profile_mount_has_opt(const struct oci_mount *m, const char *opt);
 /* Add opt unless present; drop its opposite ("suid" for "nosuid"). Returns
  * true when something changed. */
-bool mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite);
-char *mount_describe(const struct oci_mount *m);
-void mount_clear(struct oci_mount *m);
-struct oci_mount *mount_insert(struct oci_config *c, size_t at);
-void mount_remove(struct oci_config *c, size_t at);
+bool profile_mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite);
+char *profile_mount_describe(const struct oci_mount *m);
+void profile_mount_clear(struct oci_mount *m);
+struct oci_mount *profile_mount_insert(struct oci_config *c, size_t at);
+void profile_mount_remove(struct oci_config *c, size_t at);
 /* Index of the last mount whose normalised destination is dest, or -1. */
-ssize_t mount_find(const struct oci_config *c, const char *dest);
-const char *process_home(const struct oci_config *c);
+ssize_t profile_mount_find(const struct oci_config *c, const char *dest);
+const char *profile_process_home(const struct oci_config *c);
 
 #endif

@@ -43,16 +43,17 @@ static int check_joined(struct apply_ctx *x, const struct oci_namespace *ns)
   if (!(x->p->namespaces.required & bit))
     return 0;
   if (host_ns_path(ns->path))
-    return refuse(x, "joining the host %s namespace (`%s`) is not allowed", name, ns->path);
+    return profile_refuse(x, "joining the host %s namespace (`%s`) is not allowed", name, ns->path);
   if (!(x->p->namespaces.joinable & bit))
-    return refuse(x, "joining an existing %s namespace (`%s`) is not allowed", name, ns->path);
+    return profile_refuse(x, "joining an existing %s namespace (`%s`) is not allowed", name,
+                          ns->path);
   x->r->check_joined_ns = true;
-  change_add(x, PROFILE_CHANGE_RUNTIME, field, ns->path, ns->path,
-             "joined by path (a pod's namespace); checked at create not to be the host's");
+  profile_change_add(x, PROFILE_CHANGE_RUNTIME, field, ns->path, ns->path,
+                     "joined by path (a pod's namespace); checked at create not to be the host's");
   return 0;
 }
 
-int apply_namespaces(struct apply_ctx *x)
+int profile_apply_namespaces(struct apply_ctx *x)
 {
   unsigned required = x->p->namespaces.required, seen = 0;
   struct oci_linux *l;
@@ -66,9 +67,9 @@ int apply_namespaces(struct apply_ctx *x)
       return -1;
   }
   if ((required & ~seen) & (1u << OCI_NS_NETWORK))
-    return refuse(x, "joining the host network namespace is not allowed");
+    return profile_refuse(x, "joining the host network namespace is not allowed");
   if ((required & ~seen) & (1u << OCI_NS_PID))
-    return refuse(x, "joining the host pid namespace is not allowed");
+    return profile_refuse(x, "joining the host pid namespace is not allowed");
   for (int t = 0; t < OCI_NS_COUNT; t++) {
     cleanup_free char *field = NULL;
 
@@ -77,8 +78,9 @@ int apply_namespaces(struct apply_ctx *x)
     l->namespaces = xrealloc(l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
     l->namespaces[l->n_namespaces++] = (struct oci_namespace){.type = (enum oci_ns_type)t};
     field = xfmt("linux.namespaces[%s]", oci_ns_name((enum oci_ns_type)t));
-    change_add(x, PROFILE_CHANGE_CONFIG, field, "host", "new",
-               "a new %s namespace instead of the host's", oci_ns_name((enum oci_ns_type)t));
+    profile_change_add(x, PROFILE_CHANGE_CONFIG, field, "host", "new",
+                       "a new %s namespace instead of the host's",
+                       oci_ns_name((enum oci_ns_type)t));
   }
   return 0;
 }
@@ -111,11 +113,12 @@ static int check_device_nodes(struct apply_ctx *x, const struct oci_linux *l)
       ok = d->type == 'c' && streq(d->path, default_devices[j].path) &&
            d->major == default_devices[j].major && d->minor == default_devices[j].minor;
     if (!ok)
-      return refuse(x,
-                    "linux.devices[%zu]: host device `%s` (%c %" PRId64 ":%" PRId64
-                    ") is not allowed; only null, zero, full, random, urandom, tty, console "
-                    "and ptmx",
-                    i, d->path ? d->path : "", d->type ? d->type : '?', d->major, d->minor);
+      return profile_refuse(
+          x,
+          "linux.devices[%zu]: host device `%s` (%c %" PRId64 ":%" PRId64
+          ") is not allowed; only null, zero, full, random, urandom, tty, console "
+          "and ptmx",
+          i, d->path ? d->path : "", d->type ? d->type : '?', d->major, d->minor);
   }
   return 0;
 }
@@ -165,11 +168,11 @@ static int apply_device_rules(struct apply_ctx *x, struct oci_resources *res)
     cleanup_free char *text = rule_text(r);
 
     if (rule_grants_rw(r) && (r->type == 0 || r->type == 'a' || !r->has_major))
-      return refuse(x, "linux.resources.devices[%zu]: `%s` gives access to every host device", i,
-                    text);
+      return profile_refuse(
+          x, "linux.resources.devices[%zu]: `%s` gives access to every host device", i, text);
     if (rule_grants_rw(r) && !rule_is_default(r)) {
-      change_add(x, PROFILE_CHANGE_CONFIG, "linux.resources.devices", text, NULL,
-                 "access to devices beyond the default set is removed");
+      profile_change_add(x, PROFILE_CHANGE_CONFIG, "linux.resources.devices", text, NULL,
+                         "access to devices beyond the default set is removed");
       free(r->access);
       continue;
     }
@@ -183,12 +186,12 @@ static int apply_device_rules(struct apply_ctx *x, struct oci_resources *res)
   res->devices[0] =
       (struct oci_device_cgroup){.allow = false, .type = 'a', .access = xstrdup("rwm")};
   res->n_devices = o + 1;
-  change_add(x, PROFILE_CHANGE_CONFIG, "linux.resources.devices", NULL, "deny a *:* rwm",
-             "device access starts from deny-all");
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, "linux.resources.devices", NULL, "deny a *:* rwm",
+                     "device access starts from deny-all");
   return 0;
 }
 
-int apply_devices(struct apply_ctx *x)
+int profile_apply_devices(struct apply_ctx *x)
 {
   struct oci_linux *l;
 
@@ -230,10 +233,10 @@ static void union_paths(struct apply_ctx *x, char ***dst, char **add, const char
   if (!changed)
     return;
   now = join_paths(*dst);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s", reason);
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s", reason);
 }
 
-int apply_masks(struct apply_ctx *x)
+int profile_apply_masks(struct apply_ctx *x)
 {
   struct oci_linux *l;
 

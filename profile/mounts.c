@@ -16,14 +16,15 @@
 
 #include "common/util.h"
 
-bool mount_has_opt(const struct oci_mount *m, const char *opt)
+bool profile_mount_has_opt(const struct oci_mount *m, const char *opt)
 {
   return strv_contains(m->options, opt);
 }
 
-bool mount_is_bind(const struct oci_mount *m)
+bool profile_mount_is_bind(const struct oci_mount *m)
 {
-  return streq(m->type, "bind") || mount_has_opt(m, "bind") || mount_has_opt(m, "rbind");
+  return streq(m->type, "bind") || profile_mount_has_opt(m, "bind") ||
+         profile_mount_has_opt(m, "rbind");
 }
 
 static void opt_remove(struct oci_mount *m, const char *opt, bool prefix)
@@ -40,15 +41,15 @@ static void opt_remove(struct oci_mount *m, const char *opt, bool prefix)
     m->options[o] = NULL;
 }
 
-bool mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite)
+bool profile_mount_set_opt(struct oci_mount *m, const char *opt, const char *opposite)
 {
   bool changed = false;
 
-  if (opposite != NULL && mount_has_opt(m, opposite)) {
+  if (opposite != NULL && profile_mount_has_opt(m, opposite)) {
     opt_remove(m, opposite, false);
     changed = true;
   }
-  if (!mount_has_opt(m, opt)) {
+  if (!profile_mount_has_opt(m, opt)) {
     strv_push(&m->options, opt);
     changed = true;
   }
@@ -67,14 +68,14 @@ static char *opts_text(char **v)
   return s;
 }
 
-char *mount_describe(const struct oci_mount *m)
+char *profile_mount_describe(const struct oci_mount *m)
 {
   cleanup_free char *o = opts_text(m->options);
 
   return xfmt("%s %s (%s)", m->type ? m->type : "(none)", m->source ? m->source : "(none)", o);
 }
 
-void mount_clear(struct oci_mount *m)
+void profile_mount_clear(struct oci_mount *m)
 {
   free(m->destination);
   free(m->type);
@@ -83,7 +84,7 @@ void mount_clear(struct oci_mount *m)
   memset(m, 0, sizeof *m);
 }
 
-struct oci_mount *mount_insert(struct oci_config *c, size_t at)
+struct oci_mount *profile_mount_insert(struct oci_config *c, size_t at)
 {
   c->mounts = xrealloc(c->mounts, (c->n_mounts + 1) * sizeof *c->mounts);
   memmove(c->mounts + at + 1, c->mounts + at, (c->n_mounts - at) * sizeof *c->mounts);
@@ -92,14 +93,14 @@ struct oci_mount *mount_insert(struct oci_config *c, size_t at)
   return &c->mounts[at];
 }
 
-void mount_remove(struct oci_config *c, size_t at)
+void profile_mount_remove(struct oci_config *c, size_t at)
 {
-  mount_clear(&c->mounts[at]);
+  profile_mount_clear(&c->mounts[at]);
   memmove(c->mounts + at, c->mounts + at + 1, (c->n_mounts - at - 1) * sizeof *c->mounts);
   c->n_mounts--;
 }
 
-ssize_t mount_find(const struct oci_config *c, const char *dest)
+ssize_t profile_mount_find(const struct oci_config *c, const char *dest)
 {
   for (size_t i = c->n_mounts; i-- > 0;) {
     cleanup_free char *d = path_normalize(c->mounts[i].destination ? c->mounts[i].destination : "");
@@ -110,7 +111,7 @@ ssize_t mount_find(const struct oci_config *c, const char *dest)
   return -1;
 }
 
-const char *process_home(const struct oci_config *c)
+const char *profile_process_home(const struct oci_config *c)
 {
   char **env = c->process ? c->process->env : NULL;
 
@@ -134,20 +135,21 @@ static int check_socket(struct apply_ctx *x, size_t i, const struct oci_mount *m
   char **socks = x->p->mounts.deny_sockets;
   cleanup_free char *src = NULL;
 
-  if (m->source == NULL || !mount_is_bind(m))
+  if (m->source == NULL || !profile_mount_is_bind(m))
     return 0;
   src = path_normalize(m->source);
   if (strv_contains(x->p->mounts.deny_basenames, basename_of(src)))
-    return refuse(x, "mounts[%zu]: bind of the engine socket `%s` at `%s` is not allowed", i,
-                  m->source, m->destination);
+    return profile_refuse(x, "mounts[%zu]: bind of the engine socket `%s` at `%s` is not allowed",
+                          i, m->source, m->destination);
   if (m->source[0] != '/')
     return 0;
   for (size_t k = 0; socks != NULL && socks[k] != NULL; k++)
-    if (path_is_under(socks[k], src))
-      return refuse(x,
-                    "mounts[%zu]: bind of `%s` at `%s` would expose the engine socket `%s`; "
-                    "it is not allowed",
-                    i, m->source, m->destination, socks[k]);
+    if (profile_path_is_under(socks[k], src))
+      return profile_refuse(
+          x,
+          "mounts[%zu]: bind of `%s` at `%s` would expose the engine socket `%s`; "
+          "it is not allowed",
+          i, m->source, m->destination, socks[k]);
   return 0;
 }
 
@@ -158,7 +160,7 @@ static bool is_workspace_dest(const struct apply_ctx *x, const char *dest)
 
 static void harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *dest)
 {
-  cleanup_free char *old = mount_describe(m);
+  cleanup_free char *old = profile_mount_describe(m);
   bool ro = x->p->mounts.readonly_binds && !is_workspace_dest(x, dest) &&
             !strv_contains(x->p->mounts.writable_binds, dest);
   bool changed = false;
@@ -168,17 +170,17 @@ static void harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *de
   if (is_workspace_dest(x, dest))
     return; /* workspace.c decides */
   if (x->p->mounts.harden_binds) {
-    changed |= mount_set_opt(m, "nosuid", "suid");
-    changed |= mount_set_opt(m, "nodev", "dev");
+    changed |= profile_mount_set_opt(m, "nosuid", "suid");
+    changed |= profile_mount_set_opt(m, "nodev", "dev");
   }
   if (ro)
-    changed |= mount_set_opt(m, "ro", "rw");
+    changed |= profile_mount_set_opt(m, "ro", "rw");
   if (!changed)
     return;
-  now = mount_describe(m);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s",
-             ro ? "host binds are read-only outside the workspace, and nosuid,nodev"
-                : "host binds are nosuid,nodev");
+  now = profile_mount_describe(m);
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s",
+                     ro ? "host binds are read-only outside the workspace, and nosuid,nodev"
+                        : "host binds are nosuid,nodev");
 }
 
 static void scratch_opts(struct oci_mount *m, const struct profile_scratch *s, bool home,
@@ -206,7 +208,7 @@ static void scratch_opts(struct oci_mount *m, const struct profile_scratch *s, b
 static void clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct profile_scratch *s,
                         const char *dest)
 {
-  cleanup_free char *old = mount_describe(m);
+  cleanup_free char *old = profile_mount_describe(m);
   cleanup_free char *field = xfmt("mounts[%s]", dest);
   cleanup_free char *now = NULL;
   uint64_t size = 0;
@@ -215,8 +217,8 @@ static void clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct p
   for (size_t i = 0; m->options != NULL && m->options[i] != NULL; i++)
     if (str_has_prefix(m->options[i], "size="))
       ok_size = profile_parse_size(m->options[i] + 5, &size) == 0 && size > 0 && size <= s->size;
-  changed |= mount_set_opt(m, "nosuid", "suid");
-  changed |= mount_set_opt(m, "nodev", "dev");
+  changed |= profile_mount_set_opt(m, "nosuid", "suid");
+  changed |= profile_mount_set_opt(m, "nodev", "dev");
   if (!ok_size) {
     cleanup_free char *opt = xfmt("size=%" PRIu64, s->size);
     opt_remove(m, "size=", true);
@@ -225,15 +227,16 @@ static void clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct p
   }
   if (!changed)
     return;
-  now = mount_describe(m);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
-             "scratch space is size-limited (scratch size %" PRIu64 ") and nosuid,nodev", s->size);
+  now = profile_mount_describe(m);
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
+                     "scratch space is size-limited (scratch size %" PRIu64 ") and nosuid,nodev",
+                     s->size);
 }
 
 static void apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
 {
   bool home = streq(s->path, PROFILE_HOME_TOKEN);
-  const char *path = home ? process_home(x->c) : s->path;
+  const char *path = home ? profile_process_home(x->c) : s->path;
   cleanup_free char *dest = NULL;
   cleanup_free char *field = NULL;
   cleanup_free char *now = NULL;
@@ -244,27 +247,29 @@ static void apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
   if (path == NULL)
     return;
   dest = path_normalize(path);
-  if (streq(dest, "/") || (ws != NULL && (path_is_under(dest, ws) || path_is_under(ws, dest))))
+  if (streq(dest, "/") ||
+      (ws != NULL && (profile_path_is_under(dest, ws) || profile_path_is_under(ws, dest))))
     return; /* e.g. HOME=/workspace: the workspace rules apply */
-  idx = mount_find(x->c, dest);
+  idx = profile_mount_find(x->c, dest);
   if (idx >= 0) {
     m = &x->c->mounts[idx];
-    if (streq(m->type, "tmpfs") && !mount_is_bind(m))
+    if (streq(m->type, "tmpfs") && !profile_mount_is_bind(m))
       clamp_tmpfs(x, m, s, dest);
     return; /* binds were handled by harden_bind */
   }
-  m = mount_insert(x->c, x->c->n_mounts);
+  m = profile_mount_insert(x->c, x->c->n_mounts);
   m->destination = xstrdup(dest);
   m->type = xstrdup("tmpfs");
   m->source = xstrdup("tmpfs");
   scratch_opts(m, s, home, x->c);
   field = xfmt("mounts[%s]", dest);
-  now = mount_describe(m);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, now,
-             "writable scratch space%s on a read-only root, size-limited", home ? " (home)" : "");
+  now = profile_mount_describe(m);
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, now,
+                     "writable scratch space%s on a read-only root, size-limited",
+                     home ? " (home)" : "");
 }
 
-int apply_mounts(struct apply_ctx *x)
+int profile_apply_mounts(struct apply_ctx *x)
 {
   for (size_t i = 0; i < x->c->n_mounts; i++) {
     struct oci_mount *m = &x->c->mounts[i];
@@ -272,7 +277,7 @@ int apply_mounts(struct apply_ctx *x)
 
     if (check_socket(x, i, m) < 0)
       return -1;
-    if (mount_is_bind(m) && (x->p->mounts.readonly_binds || x->p->mounts.harden_binds))
+    if (profile_mount_is_bind(m) && (x->p->mounts.readonly_binds || x->p->mounts.harden_binds))
       harden_bind(x, m, dest);
   }
   for (size_t i = 0; i < x->p->n_scratch; i++)

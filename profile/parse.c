@@ -14,7 +14,7 @@
 
 #include "common/util.h"
 
-int pfail(struct pctx *c, const char *path, const char *fmt, ...)
+int profile_pfail(struct pctx *c, const char *path, const char *fmt, ...)
 {
   char msg[512];
   va_list ap;
@@ -25,20 +25,20 @@ int pfail(struct pctx *c, const char *path, const char *fmt, ...)
   return error_set(c->err, 0, "%s: %s: %s", c->file, path, msg);
 }
 
-char *path_join(const char *path, const char *key)
+char *profile_path_join(const char *path, const char *key)
 {
   return path[0] ? xfmt("%s.%s", path, key) : xstrdup(key);
 }
 
-int get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
+int profile_get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret)
 {
   if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
-    return pfail(c, path, "expected true or false");
+    return profile_pfail(c, path, "expected true or false");
   *ret = YAJL_IS_TRUE(v);
   return 0;
 }
 
-int get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
+int profile_get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
 {
   if (YAJL_IS_NULL(v)) {
     free(*ret);
@@ -46,24 +46,24 @@ int get_string(struct pctx *c, const char *path, yajl_val v, char **ret)
     return 0;
   }
   if (!YAJL_IS_STRING(v))
-    return pfail(c, path, "expected a string");
+    return profile_pfail(c, path, "expected a string");
   free(*ret);
   *ret = xstrdup(YAJL_GET_STRING(v));
   return 0;
 }
 
-int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
+int profile_get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
 {
   cleanup_strv char **r = xmalloc0(sizeof(char *));
 
   if (!YAJL_IS_ARRAY(v))
-    return pfail(c, path, "expected an array of strings");
+    return profile_pfail(c, path, "expected an array of strings");
   for (size_t i = 0; i < v->u.array.len; i++) {
     yajl_val e = v->u.array.values[i];
 
     if (!YAJL_IS_STRING(e) || YAJL_GET_STRING(e)[0] == '\0') {
       cleanup_free char *p = xfmt("%s[%zu]", path, i);
-      return pfail(c, p, "expected a non-empty string");
+      return profile_pfail(c, p, "expected a non-empty string");
     }
     strv_push(&r, YAJL_GET_STRING(e));
   }
@@ -73,7 +73,7 @@ int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret)
 }
 
 /* A size as "512m" or a number of bytes. */
-int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int profile_get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -81,10 +81,10 @@ int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   }
   if (YAJL_IS_STRING(v) && profile_parse_size(YAJL_GET_STRING(v), ret) == 0)
     return 0;
-  return pfail(c, path, "expected a size such as \"512m\" or a number of bytes");
+  return profile_pfail(c, path, "expected a size such as \"512m\" or a number of bytes");
 }
 
-int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int profile_get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) > 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -92,11 +92,11 @@ int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   }
   if (YAJL_IS_STRING(v) && parse_u64(YAJL_GET_STRING(v), ret) == 0 && *ret > 0)
     return 0;
-  return pfail(c, path, "expected a positive integer");
+  return profile_pfail(c, path, "expected a positive integer");
 }
 
 /* CPUs as 2, 1.5 or "1.5" -> millicpus. */
-int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int profile_get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   char buf[64];
   const char *s = NULL;
@@ -109,10 +109,10 @@ int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   }
   if (s != NULL && profile_parse_cpus(s, ret) == 0)
     return 0;
-  return pfail(c, path, "expected a CPU count such as 2 or \"1.5\"");
+  return profile_pfail(c, path, "expected a CPU count such as 2 or \"1.5\"");
 }
 
-int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int profile_get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   if (YAJL_IS_INTEGER(v) && YAJL_GET_INTEGER(v) >= 0) {
     *ret = (uint64_t)YAJL_GET_INTEGER(v);
@@ -120,22 +120,23 @@ int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   }
   if (YAJL_IS_STRING(v) && profile_parse_duration(YAJL_GET_STRING(v), ret) == 0)
     return 0;
-  return pfail(c, path, "expected a duration such as \"7d\", \"12h\" or seconds");
+  return profile_pfail(c, path, "expected a duration such as \"7d\", \"12h\" or seconds");
 }
 
-int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
+int profile_get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
 {
   uint64_t mask = 0;
 
   if (!YAJL_IS_ARRAY(v))
-    return pfail(c, path, "expected an array of capability names");
+    return profile_pfail(c, path, "expected an array of capability names");
   for (size_t i = 0; i < v->u.array.len; i++) {
     yajl_val e = v->u.array.values[i];
     int cap = YAJL_IS_STRING(e) ? oci_cap_from_name(YAJL_GET_STRING(e)) : -1;
 
     if (cap < 0 || cap > 63) {
       cleanup_free char *p = xfmt("%s[%zu]", path, i);
-      return pfail(c, p, "unknown capability %s", YAJL_IS_STRING(e) ? YAJL_GET_STRING(e) : "");
+      return profile_pfail(c, p, "unknown capability %s",
+                           YAJL_IS_STRING(e) ? YAJL_GET_STRING(e) : "");
     }
     mask |= UINT64_C(1) << cap;
   }
@@ -143,19 +144,20 @@ int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret)
   return 0;
 }
 
-int get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
+int profile_get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret)
 {
   unsigned mask = 0;
 
   if (!YAJL_IS_ARRAY(v))
-    return pfail(c, path, "expected an array of namespace types");
+    return profile_pfail(c, path, "expected an array of namespace types");
   for (size_t i = 0; i < v->u.array.len; i++) {
     yajl_val e = v->u.array.values[i];
     int t = YAJL_IS_STRING(e) ? oci_ns_from_name(YAJL_GET_STRING(e)) : -1;
 
     if (t < 0) {
       cleanup_free char *p = xfmt("%s[%zu]", path, i);
-      return pfail(c, p, "unknown namespace type %s", YAJL_IS_STRING(e) ? YAJL_GET_STRING(e) : "");
+      return profile_pfail(c, p, "unknown namespace type %s",
+                           YAJL_IS_STRING(e) ? YAJL_GET_STRING(e) : "");
     }
     mask |= 1u << t;
   }
@@ -179,46 +181,46 @@ static int walk_member(struct pctx *c, const char *path, yajl_val v, const struc
   case P_SKIP:
     return 0;
   case P_BOOL:
-    return get_bool(c, path, v, dst);
+    return profile_get_bool(c, path, v, dst);
   case P_STR:
-    return get_string(c, path, v, dst);
+    return profile_get_string(c, path, v, dst);
   case P_STRV:
-    return get_strv(c, path, v, dst);
+    return profile_get_strv(c, path, v, dst);
   case P_SIZE:
-    return get_size(c, path, v, dst);
+    return profile_get_size(c, path, v, dst);
   case P_COUNT:
-    return get_count(c, path, v, dst);
+    return profile_get_count(c, path, v, dst);
   case P_CPUS:
-    return get_cpus(c, path, v, dst);
+    return profile_get_cpus(c, path, v, dst);
   case P_DURATION:
-    return get_duration(c, path, v, dst);
+    return profile_get_duration(c, path, v, dst);
   case P_CAPS:
-    return get_caps(c, path, v, dst);
+    return profile_get_caps(c, path, v, dst);
   case P_NS:
-    return get_ns_set(c, path, v, dst);
+    return profile_get_ns_set(c, path, v, dst);
   case P_OBJECT:
-    return walk_object(c, path, v, f->sub, p);
+    return profile_walk_object(c, path, v, f->sub, p);
   case P_FN:
     return f->fn(c, path, v, p);
   }
-  return pfail(c, path, "internal error: bad field type");
+  return profile_pfail(c, path, "internal error: bad field type");
 }
 
 /* Walk an object's members through a table; unknown members are errors. */
-int walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
-                struct agent_profile *p)
+int profile_walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
+                        struct agent_profile *p)
 {
   if (!YAJL_IS_OBJECT(v))
-    return pfail(c, path[0] ? path : "(document)", "expected an object");
+    return profile_pfail(c, path[0] ? path : "(document)", "expected an object");
   for (size_t i = 0; i < v->u.object.len; i++) {
     const char *key = v->u.object.keys[i];
-    cleanup_free char *sub = path_join(path, key);
+    cleanup_free char *sub = profile_path_join(path, key);
     const struct pfield *f = fields;
 
     while (f->name != NULL && !streq(f->name, key))
       f++;
     if (f->name == NULL)
-      return pfail(c, sub, "unknown field");
+      return profile_pfail(c, sub, "unknown field");
     if (walk_member(c, sub, v->u.object.values[i], f, p) < 0)
       return -1;
   }
@@ -312,9 +314,9 @@ static int overlay(const char *json, size_t len, const char *file, struct agent_
 
   if (tree_parse(json, len, file, &tree, err) < 0)
     return -1;
-  ret = parse_document(&c, tree, p);
+  ret = profile_parse_document(&c, tree, p);
   if (ret == 0 && !is_base)
-    ret = validate_profile(&c, p);
+    ret = profile_validate_profile(&c, p);
   yajl_tree_free(tree);
   return ret;
 }

@@ -37,25 +37,25 @@ struct pfield {
   int (*fn)(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p);
 };
 
-int pfail(struct pctx *c, const char *path, const char *fmt, ...)
+int profile_pfail(struct pctx *c, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-char *path_join(const char *path, const char *key);
-int walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
-                struct agent_profile *p);
+char *profile_path_join(const char *path, const char *key);
+int profile_walk_object(struct pctx *c, const char *path, yajl_val v, const struct pfield *fields,
+                        struct agent_profile *p);
 
-int get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret);
-int get_string(struct pctx *c, const char *path, yajl_val v, char **ret);
-int get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret);
-int get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
-int get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
-int get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
-int get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
-int get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
-int get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret);
+int profile_get_bool(struct pctx *c, const char *path, yajl_val v, bool *ret);
+int profile_get_string(struct pctx *c, const char *path, yajl_val v, char **ret);
+int profile_get_strv(struct pctx *c, const char *path, yajl_val v, char ***ret);
+int profile_get_size(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int profile_get_count(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int profile_get_cpus(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int profile_get_duration(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int profile_get_caps(struct pctx *c, const char *path, yajl_val v, uint64_t *ret);
+int profile_get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *ret);
 
 /* sections.c */
-int parse_document(struct pctx *c, yajl_val v, struct agent_profile *p);
+int profile_parse_document(struct pctx *c, yajl_val v, struct agent_profile *p);
 /* validate.c: cross-field checks on the final profile. */
-int validate_profile(struct pctx *c, const struct agent_profile *p);
+int profile_validate_profile(struct pctx *c, const struct agent_profile *p);
 
 #endif

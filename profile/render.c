@@ -17,7 +17,7 @@
 
 #include "common/util.h"
 
-void gen_str(yajl_gen g, const char *s)
+void profile_gen_str(yajl_gen g, const char *s)
 {
   if (s == NULL)
     yajl_gen_null(g);
@@ -25,34 +25,34 @@ void gen_str(yajl_gen g, const char *s)
     yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-void gen_key_str(yajl_gen g, const char *k, const char *v)
+void profile_gen_key_str(yajl_gen g, const char *k, const char *v)
 {
-  gen_str(g, k);
-  gen_str(g, v);
+  profile_gen_str(g, k);
+  profile_gen_str(g, v);
 }
 
-void gen_key_u64(yajl_gen g, const char *k, uint64_t v)
+void profile_gen_key_u64(yajl_gen g, const char *k, uint64_t v)
 {
-  gen_str(g, k);
+  profile_gen_str(g, k);
   yajl_gen_integer(g, v > INT64_MAX ? INT64_MAX : (long long)v);
 }
 
-void gen_key_bool(yajl_gen g, const char *k, bool v)
+void profile_gen_key_bool(yajl_gen g, const char *k, bool v)
 {
-  gen_str(g, k);
+  profile_gen_str(g, k);
   yajl_gen_bool(g, v);
 }
 
-void gen_key_strv(yajl_gen g, const char *k, char **v)
+void profile_gen_key_strv(yajl_gen g, const char *k, char **v)
 {
-  gen_str(g, k);
+  profile_gen_str(g, k);
   yajl_gen_array_open(g);
   for (size_t i = 0; v != NULL && v[i] != NULL; i++)
-    gen_str(g, v[i]);
+    profile_gen_str(g, v[i]);
   yajl_gen_array_close(g);
 }
 
-int gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
+int profile_gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
 {
   const unsigned char *buf = NULL;
   size_t len = 0;
@@ -68,90 +68,90 @@ int gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err)
   return 0;
 }
 
-const char *egress_default_name(enum profile_egress_default d)
+const char *profile_egress_default_name(enum profile_egress_default d)
 {
   return d == PROFILE_EGRESS_DENY ? "deny" : d == PROFILE_EGRESS_ALLOW ? "allow" : "off";
 }
 
-void gen_egress(yajl_gen g, const struct profile_egress *e)
+void profile_gen_egress(yajl_gen g, const struct profile_egress *e)
 {
   yajl_gen_map_open(g);
-  gen_key_str(g, "default", egress_default_name(e->def));
-  gen_key_strv(g, "allow", e->allow);
-  gen_str(g, "dns");
+  profile_gen_key_str(g, "default", profile_egress_default_name(e->def));
+  profile_gen_key_strv(g, "allow", e->allow);
+  profile_gen_str(g, "dns");
   yajl_gen_map_open(g);
-  gen_key_strv(g, "upstream", e->dns_upstream);
+  profile_gen_key_strv(g, "upstream", e->dns_upstream);
   if (e->has_ttl_min)
-    gen_key_u64(g, "ttlMin", e->ttl_min);
+    profile_gen_key_u64(g, "ttlMin", e->ttl_min);
   if (e->has_ttl_max)
-    gen_key_u64(g, "ttlMax", e->ttl_max);
+    profile_gen_key_u64(g, "ttlMax", e->ttl_max);
   yajl_gen_map_close(g);
-  gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
-  yajl_gen_map_close(g);
-}
-
-void gen_ingress(yajl_gen g, const struct profile_egress *e)
-{
-  yajl_gen_map_open(g);
-  gen_key_str(g, "default", e->ingress_default_allow ? "allow" : "deny");
-  gen_key_strv(g, "allow", e->ingress_allow);
+  profile_gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
   yajl_gen_map_close(g);
 }
 
-void gen_audit(yajl_gen g, const struct profile_audit *a)
+void profile_gen_ingress(yajl_gen g, const struct profile_egress *e)
 {
   yajl_gen_map_open(g);
-  gen_key_bool(g, "enabled", a->enabled);
-  gen_key_str(g, "dir", a->dir);
-  gen_key_u64(g, "maxSize", a->max_size);
-  gen_key_u64(g, "maxAge", a->max_age);
+  profile_gen_key_str(g, "default", e->ingress_default_allow ? "allow" : "deny");
+  profile_gen_key_strv(g, "allow", e->ingress_allow);
   yajl_gen_map_close(g);
 }
 
-void gen_retention(yajl_gen g, const struct profile_retention *r)
+void profile_gen_audit(yajl_gen g, const struct profile_audit *a)
 {
-  gen_str(g, "retention");
   yajl_gen_map_open(g);
-  gen_key_u64(g, "maxSize", r->max_size);
-  gen_key_u64(g, "maxAge", r->max_age);
+  profile_gen_key_bool(g, "enabled", a->enabled);
+  profile_gen_key_str(g, "dir", a->dir);
+  profile_gen_key_u64(g, "maxSize", a->max_size);
+  profile_gen_key_u64(g, "maxAge", a->max_age);
+  yajl_gen_map_close(g);
+}
+
+void profile_gen_retention(yajl_gen g, const struct profile_retention *r)
+{
+  profile_gen_str(g, "retention");
+  yajl_gen_map_open(g);
+  profile_gen_key_u64(g, "maxSize", r->max_size);
+  profile_gen_key_u64(g, "maxAge", r->max_age);
   yajl_gen_map_close(g);
 }
 
 static void gen_change(yajl_gen g, const struct profile_change *c)
 {
   yajl_gen_map_open(g);
-  gen_key_str(g, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
-  gen_key_str(g, "field", c->field);
-  gen_key_str(g, "old", c->old_value);
-  gen_key_str(g, "new", c->new_value);
-  gen_key_str(g, "reason", c->reason);
+  profile_gen_key_str(g, "kind", c->kind == PROFILE_CHANGE_CONFIG ? "config" : "runtime");
+  profile_gen_key_str(g, "field", c->field);
+  profile_gen_key_str(g, "old", c->old_value);
+  profile_gen_key_str(g, "new", c->new_value);
+  profile_gen_key_str(g, "reason", c->reason);
   yajl_gen_map_close(g);
 }
 
 static void gen_workspace(yajl_gen g, const struct profile_result *r)
 {
-  gen_str(g, "workspace");
+  profile_gen_str(g, "workspace");
   yajl_gen_map_open(g);
-  gen_key_str(g, "mode", profile_ws_mode_name(r->workspace.mode));
-  gen_key_str(g, "path", r->workspace.path);
-  gen_key_str(g, "lowerdir", r->workspace.lowerdir);
-  gen_key_u64(g, "size", r->workspace.size);
-  gen_key_bool(g, "readonly", r->workspace.readonly);
-  gen_str(g, "protected");
+  profile_gen_key_str(g, "mode", profile_ws_mode_name(r->workspace.mode));
+  profile_gen_key_str(g, "path", r->workspace.path);
+  profile_gen_key_str(g, "lowerdir", r->workspace.lowerdir);
+  profile_gen_key_u64(g, "size", r->workspace.size);
+  profile_gen_key_bool(g, "readonly", r->workspace.readonly);
+  profile_gen_str(g, "protected");
   yajl_gen_array_open(g);
   for (size_t i = 0; i < r->workspace.n_protected; i++) {
     yajl_gen_map_open(g);
-    gen_key_str(g, "path", r->workspace.protected[i].path);
-    gen_key_str(g, "type", r->workspace.protected[i].dir ? "dir" : "file");
+    profile_gen_key_str(g, "path", r->workspace.protected[i].path);
+    profile_gen_key_str(g, "type", r->workspace.protected[i].dir ? "dir" : "file");
     yajl_gen_map_close(g);
   }
   yajl_gen_array_close(g);
-  gen_str(g, "reviewProtected");
+  profile_gen_str(g, "reviewProtected");
   yajl_gen_array_open(g);
   for (size_t i = 0; r->workspace.review_protected && r->workspace.review_protected[i]; i++)
-    gen_str(g, r->workspace.review_protected[i]);
+    profile_gen_str(g, r->workspace.review_protected[i]);
   yajl_gen_array_close(g);
-  gen_retention(g, &r->workspace.retention);
+  profile_gen_retention(g, &r->workspace.retention);
   yajl_gen_map_close(g);
 }
 
@@ -162,27 +162,27 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
 
   yajl_gen_config(g, yajl_gen_beautify, 0);
   yajl_gen_map_open(g);
-  gen_key_str(g, "profile", r->profile);
-  gen_str(g, "changes");
+  profile_gen_key_str(g, "profile", r->profile);
+  profile_gen_str(g, "changes");
   yajl_gen_array_open(g);
   for (size_t i = 0; i < r->n_changes; i++)
     gen_change(g, &r->changes[i]);
   yajl_gen_array_close(g);
   gen_workspace(g, r);
-  gen_str(g, "egress");
-  gen_egress(g, &r->egress);
-  gen_str(g, "ingress");
-  gen_ingress(g, &r->egress);
-  gen_str(g, "audit");
-  gen_audit(g, &r->audit);
-  gen_str(g, "seccomp");
+  profile_gen_str(g, "egress");
+  profile_gen_egress(g, &r->egress);
+  profile_gen_str(g, "ingress");
+  profile_gen_ingress(g, &r->egress);
+  profile_gen_str(g, "audit");
+  profile_gen_audit(g, &r->audit);
+  profile_gen_str(g, "seccomp");
   yajl_gen_map_open(g);
-  gen_key_bool(g, "stacked", r->extra_seccomp != NULL);
-  gen_key_u64(g, "rules", r->extra_seccomp ? r->extra_seccomp->n_syscalls : 0);
+  profile_gen_key_bool(g, "stacked", r->extra_seccomp != NULL);
+  profile_gen_key_u64(g, "rules", r->extra_seccomp ? r->extra_seccomp->n_syscalls : 0);
   yajl_gen_map_close(g);
-  gen_key_bool(g, "checkJoinedNamespaces", r->check_joined_ns);
+  profile_gen_key_bool(g, "checkJoinedNamespaces", r->check_joined_ns);
   yajl_gen_map_close(g);
-  return gen_finish(g, ret_json, ret_len, err);
+  return profile_gen_finish(g, ret_json, ret_len, err);
 }
 
 char *profile_changes_text(const struct profile_result *r)

@@ -6,17 +6,17 @@
 
 #include "profile/internal.h"
 
-void gen_str(yajl_gen g, const char *s);
-void gen_key_str(yajl_gen g, const char *k, const char *v);
-void gen_key_u64(yajl_gen g, const char *k, uint64_t v);
-void gen_key_bool(yajl_gen g, const char *k, bool v);
-void gen_key_strv(yajl_gen g, const char *k, char **v);
-void gen_egress(yajl_gen g, const struct profile_egress *e);
-void gen_ingress(yajl_gen g, const struct profile_egress *e);
-void gen_audit(yajl_gen g, const struct profile_audit *a);
-void gen_retention(yajl_gen g, const struct profile_retention *r);
-const char *egress_default_name(enum profile_egress_default d);
+void profile_gen_str(yajl_gen g, const char *s);
+void profile_gen_key_str(yajl_gen g, const char *k, const char *v);
+void profile_gen_key_u64(yajl_gen g, const char *k, uint64_t v);
+void profile_gen_key_bool(yajl_gen g, const char *k, bool v);
+void profile_gen_key_strv(yajl_gen g, const char *k, char **v);
+void profile_gen_egress(yajl_gen g, const struct profile_egress *e);
+void profile_gen_ingress(yajl_gen g, const struct profile_egress *e);
+void profile_gen_audit(yajl_gen g, const struct profile_audit *a);
+void profile_gen_retention(yajl_gen g, const struct profile_retention *r);
+const char *profile_egress_default_name(enum profile_egress_default d);
 /* Hands out the buffer and frees g. */
-int gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err);
+int profile_gen_finish(yajl_gen g, char **ret_json, size_t *ret_len, struct error *err);
 
 #endif

@@ -40,10 +40,11 @@ static int decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_s
     if (set && r->ann > v && !within_loosen) {
       a = r->fmt(r->ann);
       b = r->fmt(v);
-      return refuse(x,
-                    "annotation %s=%s would raise %s above %s, beyond what the profile allows "
-                    "(annotations.allowLoosen.%s)",
-                    r->annotation, a, r->field, b, r->profile_key);
+      return profile_refuse(
+          x,
+          "annotation %s=%s would raise %s above %s, beyond what the profile allows "
+          "(annotations.allowLoosen.%s)",
+          r->annotation, a, r->field, b, r->profile_key);
     }
     set = true;
     v = r->ann;
@@ -56,8 +57,8 @@ static int decide(struct apply_ctx *x, const struct limit_rule *r, bool engine_s
   if (set && r->l->has_max && v > r->l->max) {
     a = r->fmt(v);
     b = r->fmt(r->l->max);
-    return refuse(x, "%s %s is above the profile's ceiling %s (resources.%s.max)", r->field, a, b,
-                  r->profile_key);
+    return profile_refuse(x, "%s %s is above the profile's ceiling %s (resources.%s.max)", r->field,
+                          a, b, r->profile_key);
   }
   *ret_set = set;
   *ret = v;
@@ -73,10 +74,10 @@ static void record(struct apply_ctx *x, const struct limit_rule *r, bool was_set
   if (was_set && was == now)
     return;
   if (r->has_ann)
-    change_add(x, PROFILE_CHANGE_CONFIG, r->field, o, n, "annotation %s", r->annotation);
+    profile_change_add(x, PROFILE_CHANGE_CONFIG, r->field, o, n, "annotation %s", r->annotation);
   else
-    change_add(x, PROFILE_CHANGE_CONFIG, r->field, o, n, "the profile's default (resources.%s)",
-               r->profile_key);
+    profile_change_add(x, PROFILE_CHANGE_CONFIG, r->field, o, n,
+                       "the profile's default (resources.%s)", r->profile_key);
 }
 
 static int do_memory(struct apply_ctx *x, struct oci_resources *res)
@@ -90,7 +91,7 @@ static int do_memory(struct apply_ctx *x, struct oci_resources *res)
                          x->a.has_memory,
                          lo->memory,
                          x->a.memory,
-                         fmt_size};
+                         profile_fmt_size};
   bool was_set = res->has_memory_limit && res->memory_limit > 0, set = false;
   uint64_t v = 0;
 
@@ -102,11 +103,11 @@ static int do_memory(struct apply_ctx *x, struct oci_resources *res)
   res->has_memory_limit = true;
   res->memory_limit = (int64_t)v;
   if (res->has_memory_swap && res->memory_swap > 0 && res->memory_swap < res->memory_limit) {
-    cleanup_free char *o = fmt_size((uint64_t)res->memory_swap);
-    cleanup_free char *n = fmt_size(v);
+    cleanup_free char *o = profile_fmt_size((uint64_t)res->memory_swap);
+    cleanup_free char *n = profile_fmt_size(v);
 
-    change_add(x, PROFILE_CHANGE_CONFIG, "linux.resources.memory.swap", o, n,
-               "memory+swap cannot be below the memory limit");
+    profile_change_add(x, PROFILE_CHANGE_CONFIG, "linux.resources.memory.swap", o, n,
+                       "memory+swap cannot be below the memory limit");
     res->memory_swap = res->memory_limit;
   }
   return 0;
@@ -148,7 +149,7 @@ static int do_cpus(struct apply_ctx *x, struct oci_resources *res)
                          x->a.has_cpus,
                          lo->cpus,
                          x->a.cpus,
-                         fmt_cpus};
+                         profile_fmt_cpus};
   uint64_t period =
       res->has_cpu_period && res->cpu_period > 0 ? res->cpu_period : DEFAULT_CPU_PERIOD;
   bool was_set = res->has_cpu_quota && res->cpu_quota > 0, set = false;
@@ -170,7 +171,7 @@ static int do_cpus(struct apply_ctx *x, struct oci_resources *res)
   return 0;
 }
 
-int apply_resources(struct apply_ctx *x)
+int profile_apply_resources(struct apply_ctx *x)
 {
   const struct agent_profile *p = x->p;
   struct oci_resources *res;

@@ -1,4 +1,4 @@
-/* sections.c - the profile document's fields, as tables for walk_object().
+/* sections.c - the profile document's fields, as tables for profile_walk_object().
  *
  * Every field a profile may set is listed here; the meaning of each is in
  * profile.h (struct agent_profile) and the `agent` profile in builtin.c.
@@ -36,7 +36,8 @@ static int ws_mode(struct pctx *c, const char *path, yajl_val v, struct agent_pr
   int m = YAJL_IS_STRING(v) ? profile_ws_mode_from_name(YAJL_GET_STRING(v)) : -1;
 
   if (m < 0)
-    return pfail(c, path, "expected \"auto\", \"tmpfs\", \"overlay\", \"bind\" or \"none\"");
+    return profile_pfail(c, path,
+                         "expected \"auto\", \"tmpfs\", \"overlay\", \"bind\" or \"none\"");
   p->workspace.mode = (enum profile_ws_mode)m;
   return 0;
 }
@@ -46,14 +47,14 @@ static int ws_modes(struct pctx *c, const char *path, yajl_val v, struct agent_p
   unsigned mask = 0;
 
   if (!YAJL_IS_ARRAY(v))
-    return pfail(c, path, "expected an array of workspace modes");
+    return profile_pfail(c, path, "expected an array of workspace modes");
   for (size_t i = 0; i < v->u.array.len; i++) {
     yajl_val e = v->u.array.values[i];
     int m = YAJL_IS_STRING(e) ? profile_ws_mode_from_name(YAJL_GET_STRING(e)) : -1;
 
     if (m != PROFILE_WS_TMPFS && m != PROFILE_WS_OVERLAY && m != PROFILE_WS_BIND) {
       cleanup_free char *sub = xfmt("%s[%zu]", path, i);
-      return pfail(c, sub, "expected \"tmpfs\", \"overlay\" or \"bind\"");
+      return profile_pfail(c, sub, "expected \"tmpfs\", \"overlay\" or \"bind\"");
     }
     mask |= 1u << m;
   }
@@ -69,7 +70,7 @@ static int octal_mode(struct pctx *c, const char *path, yajl_val v, uint32_t *re
 
   m = strtoul(s, &end, 8);
   if (s[0] < '0' || s[0] > '7' || *end != '\0' || m > 07777)
-    return pfail(c, path, "expected an octal mode string such as \"1777\"");
+    return profile_pfail(c, path, "expected an octal mode string such as \"1777\"");
   *ret = (uint32_t)m;
   return 0;
 }
@@ -80,29 +81,29 @@ static int scratch_entry(struct pctx *c, const char *path, yajl_val v, struct pr
   static const char *const keys[] = {"path", "size", "mode", "noexec"};
 
   if (!YAJL_IS_OBJECT(v))
-    return pfail(c, path, "expected an object");
+    return profile_pfail(c, path, "expected an object");
   s->mode = 01777;
   for (size_t i = 0; i < v->u.object.len; i++) {
     const char *k = v->u.object.keys[i];
     yajl_val m = v->u.object.values[i];
-    cleanup_free char *sub = path_join(path, k);
+    cleanup_free char *sub = profile_path_join(path, k);
     int r = 0;
 
     if (streq(k, keys[0]))
-      r = get_string(c, sub, m, &s->path);
+      r = profile_get_string(c, sub, m, &s->path);
     else if (streq(k, keys[1]))
-      r = get_size(c, sub, m, &s->size);
+      r = profile_get_size(c, sub, m, &s->size);
     else if (streq(k, keys[2]))
       r = octal_mode(c, sub, m, &s->mode);
     else if (streq(k, keys[3]))
-      r = get_bool(c, sub, m, &s->noexec);
+      r = profile_get_bool(c, sub, m, &s->noexec);
     else
-      r = pfail(c, sub, "unknown field");
+      r = profile_pfail(c, sub, "unknown field");
     if (r < 0)
       return -1;
   }
   if (s->path == NULL || s->size == 0)
-    return pfail(c, path, "needs \"path\" and a non-zero \"size\"");
+    return profile_pfail(c, path, "needs \"path\" and a non-zero \"size\"");
   return 0;
 }
 
@@ -112,7 +113,7 @@ static int scratch(struct pctx *c, const char *path, yajl_val v, struct agent_pr
   size_t n;
 
   if (!YAJL_IS_ARRAY(v))
-    return pfail(c, path, "expected an array of {\"path\", \"size\"} objects");
+    return profile_pfail(c, path, "expected an array of {\"path\", \"size\"} objects");
   n = v->u.array.len;
   list = xmalloc0((n ? n : 1) * sizeof *list);
   for (size_t i = 0; i < n; i++) {
@@ -136,7 +137,7 @@ static int scratch(struct pctx *c, const char *path, yajl_val v, struct agent_pr
 static int seccomp_errno(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
 {
   if (!YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 1 || YAJL_GET_INTEGER(v) > 4095)
-    return pfail(c, path, "expected an errno number between 1 and 4095");
+    return profile_pfail(c, path, "expected an errno number between 1 and 4095");
   p->seccomp.errno_ret = (uint32_t)YAJL_GET_INTEGER(v);
   return 0;
 }
@@ -152,7 +153,7 @@ static int egress_default(struct pctx *c, const char *path, yajl_val v, struct a
   else if (streq(s, "off"))
     p->egress.def = PROFILE_EGRESS_OFF;
   else
-    return pfail(c, path, "expected \"deny\", \"allow\" or \"off\"");
+    return profile_pfail(c, path, "expected \"deny\", \"allow\" or \"off\"");
   return 0;
 }
 
@@ -161,7 +162,7 @@ static int ingress_default(struct pctx *c, const char *path, yajl_val v, struct 
   const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
 
   if (!streq(s, "deny") && !streq(s, "allow"))
-    return pfail(c, path, "expected \"deny\" or \"allow\"");
+    return profile_pfail(c, path, "expected \"deny\" or \"allow\"");
   p->egress.ingress_default_allow = streq(s, "allow");
   return 0;
 }
@@ -308,7 +309,7 @@ static const struct pfield top_fields[] = {
     FEND,
 };
 
-int parse_document(struct pctx *c, yajl_val v, struct agent_profile *p)
+int profile_parse_document(struct pctx *c, yajl_val v, struct agent_profile *p)
 {
-  return walk_object(c, "", v, top_fields, p);
+  return profile_walk_object(c, "", v, top_fields, p);
 }

@@ -148,7 +148,7 @@ int profile_ws_mode_from_name(const char *s)
   return -1;
 }
 
-bool path_is_under(const char *path, const char *dir)
+bool profile_path_is_under(const char *path, const char *dir)
 {
   size_t n = strlen(dir);
 
@@ -157,7 +157,7 @@ bool path_is_under(const char *path, const char *dir)
   return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-bool path_is_normal_abs(const char *path)
+bool profile_path_is_normal_abs(const char *path)
 {
   char *n;
   bool ok;
@@ -170,7 +170,7 @@ bool path_is_normal_abs(const char *path)
   return ok;
 }
 
-char *fmt_size(uint64_t v)
+char *profile_fmt_size(uint64_t v)
 {
   static const char units[] = "kmgt";
   int u = -1;
@@ -182,7 +182,7 @@ char *fmt_size(uint64_t v)
   return u < 0 ? xfmt("%" PRIu64, v) : xfmt("%" PRIu64 "%c", v, units[u]);
 }
 
-char *fmt_cpus(uint64_t milli)
+char *profile_fmt_cpus(uint64_t milli)
 {
   if (milli % 1000 == 0)
     return xfmt("%" PRIu64, milli / 1000);

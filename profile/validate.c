@@ -13,9 +13,9 @@
 static int check_abs_list(struct pctx *c, const char *field, char **v)
 {
   for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
-    if (!path_is_normal_abs(v[i])) {
+    if (!profile_path_is_normal_abs(v[i])) {
       cleanup_free char *sub = xfmt("%s[%zu]", field, i);
-      return pfail(c, sub, "`%s` is not a normalised absolute path", v[i]);
+      return profile_pfail(c, sub, "`%s` is not a normalised absolute path", v[i]);
     }
   }
   return 0;
@@ -40,17 +40,17 @@ static int check_workspace(struct pctx *c, const struct agent_profile *p)
 
   if (p->workspace.mode == PROFILE_WS_NONE)
     return 0;
-  if (p->workspace.path == NULL || !path_is_normal_abs(p->workspace.path) ||
+  if (p->workspace.path == NULL || !profile_path_is_normal_abs(p->workspace.path) ||
       streq(p->workspace.path, "/"))
-    return pfail(c, "workspace.path", "expected a normalised absolute path other than /");
+    return profile_pfail(c, "workspace.path", "expected a normalised absolute path other than /");
   if ((p->workspace.mode == PROFILE_WS_AUTO || p->workspace.mode == PROFILE_WS_TMPFS) &&
       p->workspace.size == 0)
-    return pfail(c, "workspace.size", "a tmpfs workspace needs a non-zero size");
+    return profile_pfail(c, "workspace.size", "a tmpfs workspace needs a non-zero size");
   for (size_t i = 0; prot != NULL && prot[i] != NULL; i++) {
     if (!relative_ok(prot[i])) {
       cleanup_free char *sub = xfmt("workspace.protected[%zu]", i);
-      return pfail(c, sub, "`%s` must be a relative path inside the workspace, without ..",
-                   prot[i]);
+      return profile_pfail(c, sub, "`%s` must be a relative path inside the workspace, without ..",
+                           prot[i]);
     }
   }
   return 0;
@@ -61,10 +61,10 @@ static int check_scratch(struct pctx *c, const struct agent_profile *p)
   for (size_t i = 0; i < p->n_scratch; i++) {
     const char *path = p->scratch[i].path;
 
-    if (streq(path, PROFILE_HOME_TOKEN) || (path_is_normal_abs(path) && !streq(path, "/")))
+    if (streq(path, PROFILE_HOME_TOKEN) || (profile_path_is_normal_abs(path) && !streq(path, "/")))
       continue;
     cleanup_free char *sub = xfmt("scratch[%zu].path", i);
-    return pfail(c, sub, "`%s` is not an absolute path or \"$HOME\"", path);
+    return profile_pfail(c, sub, "`%s` is not an absolute path or \"$HOME\"", path);
   }
   return 0;
 }
@@ -77,11 +77,12 @@ static int check_seccomp(struct pctx *c, const struct agent_profile *p)
     cleanup_free char *sub = xfmt("seccomp.deny[%zu]", i);
 
     if (streq(deny[i], "clone") || streq(deny[i], "clone3"))
-      return pfail(c, sub, "%s cannot be denied outright (use denyCloneNamespaces)", deny[i]);
+      return profile_pfail(c, sub, "%s cannot be denied outright (use denyCloneNamespaces)",
+                           deny[i]);
     if (streq(deny[i], "ioctl"))
-      return pfail(c, sub, "ioctl cannot be denied outright (use denyTiocsti)");
+      return profile_pfail(c, sub, "ioctl cannot be denied outright (use denyTiocsti)");
     if (seccomp_syscall_resolve_name(deny[i]) == __NR_SCMP_ERROR)
-      return pfail(c, sub, "unknown syscall %s", deny[i]);
+      return profile_pfail(c, sub, "unknown syscall %s", deny[i]);
   }
   return 0;
 }
@@ -102,16 +103,16 @@ static int check_env(struct pctx *c, const struct agent_profile *p)
       ok = d[i][k] == '_' || (d[i][k] >= 'A' && d[i][k] <= 'Z') ||
            (d[i][k] >= 'a' && d[i][k] <= 'z') || (d[i][k] >= '0' && d[i][k] <= '9');
     if (!ok)
-      return pfail(c, sub, "`%s` is not NAME=VALUE", d[i]);
+      return profile_pfail(c, sub, "`%s` is not NAME=VALUE", d[i]);
     if (n == 4 && strncmp(d[i], "PATH", 4) == 0)
-      return pfail(c, sub, "PATH is extended with env.pathAppend, not set");
+      return profile_pfail(c, sub, "PATH is extended with env.pathAppend, not set");
   }
   for (size_t i = 0; pa != NULL && pa[i] != NULL; i++) {
     const char *rest = str_has_prefix(pa[i], PROFILE_HOME_TOKEN "/") ? pa[i] + 5 : pa[i];
     cleanup_free char *sub = xfmt("env.pathAppend[%zu]", i);
 
-    if (strchr(pa[i], ':') != NULL || !path_is_normal_abs(rest))
-      return pfail(c, sub, "`%s` is not an absolute directory or \"$HOME/...\"", pa[i]);
+    if (strchr(pa[i], ':') != NULL || !profile_path_is_normal_abs(rest))
+      return profile_pfail(c, sub, "`%s` is not an absolute directory or \"$HOME/...\"", pa[i]);
   }
   return 0;
 }
@@ -122,13 +123,13 @@ static int check_caps(struct pctx *c, const struct agent_profile *p)
   uint64_t both = p->caps.ceiling & p->caps.trim;
 
   if (both != 0)
-    return pfail(c, "capabilities.trim", "CAP_%s is also in capabilities.ceiling",
-                 profile_cap_name(__builtin_ctzll(both)));
+    return profile_pfail(c, "capabilities.trim", "CAP_%s is also in capabilities.ceiling",
+                         profile_cap_name(__builtin_ctzll(both)));
   if (p->egress.def == PROFILE_EGRESS_DENY && net_admin >= 0 &&
       (p->caps.ceiling & (UINT64_C(1) << net_admin)))
-    return pfail(c, "capabilities.ceiling",
-                 "NET_ADMIN is not allowed while egress.default is deny (the agent could "
-                 "rewrite its own egress rules)");
+    return profile_pfail(c, "capabilities.ceiling",
+                         "NET_ADMIN is not allowed while egress.default is deny (the agent could "
+                         "rewrite its own egress rules)");
   return 0;
 }
 
@@ -145,34 +146,35 @@ static int check_egress(struct pctx *c, const struct agent_profile *p)
     struct egress_entry ent;
     cleanup_free char *sub = xfmt("egress.allow[%zu]", i);
     if (i >= EGRESS_MAX_ENTRIES)
-      return pfail(c, "egress.allow", "more than %d entries", EGRESS_MAX_ENTRIES);
+      return profile_pfail(c, "egress.allow", "more than %d entries", EGRESS_MAX_ENTRIES);
     if (egress_entry_parse(e->allow[i], &ent, &err) < 0)
-      return pfail(c, sub, "%s", err.msg);
+      return profile_pfail(c, sub, "%s", err.msg);
   }
   for (i = 0; e->dns_upstream != NULL && e->dns_upstream[i] != NULL; i++) {
     struct egress_upstream u;
     cleanup_free char *sub = xfmt("egress.dns.upstream[%zu]", i);
     if (i >= EGRESS_MAX_UPSTREAM)
-      return pfail(c, "egress.dns.upstream", "more than %d resolvers", EGRESS_MAX_UPSTREAM);
+      return profile_pfail(c, "egress.dns.upstream", "more than %d resolvers", EGRESS_MAX_UPSTREAM);
     if (egress_upstream_parse(e->dns_upstream[i], &u, &err) < 0)
-      return pfail(c, sub, "%s", err.msg);
+      return profile_pfail(c, sub, "%s", err.msg);
   }
   {
     uint64_t lo, hi;
     egress_ttl_bounds(e->has_ttl_min, e->ttl_min, e->has_ttl_max, e->ttl_max, &lo, &hi);
     if (lo > 7 * 86400 || hi > 7 * 86400)
-      return pfail(c, "egress.dns", "ttlMin and ttlMax are at most 7 days");
+      return profile_pfail(c, "egress.dns", "ttlMin and ttlMax are at most 7 days");
     if (hi == 0 || lo > hi)
-      return pfail(c, "egress.dns", "ttlMin (%llu s) is above ttlMax (%llu s), or ttlMax is 0",
-                   (unsigned long long)lo, (unsigned long long)hi);
+      return profile_pfail(c, "egress.dns",
+                           "ttlMin (%llu s) is above ttlMax (%llu s), or ttlMax is 0",
+                           (unsigned long long)lo, (unsigned long long)hi);
   }
   for (i = 0; e->ingress_allow != NULL && e->ingress_allow[i] != NULL; i++) {
     struct egress_port port;
     cleanup_free char *sub = xfmt("ingress.allow[%zu]", i);
     if (i >= EGRESS_MAX_ENTRIES)
-      return pfail(c, "ingress.allow", "more than %d entries", EGRESS_MAX_ENTRIES);
+      return profile_pfail(c, "ingress.allow", "more than %d entries", EGRESS_MAX_ENTRIES);
     if (egress_port_parse(e->ingress_allow[i], &port, &err) < 0)
-      return pfail(c, sub, "%s", err.msg);
+      return profile_pfail(c, sub, "%s", err.msg);
   }
   return 0;
 }
@@ -180,11 +182,11 @@ static int check_egress(struct pctx *c, const struct agent_profile *p)
 static int check_limit(struct pctx *c, const char *field, const struct profile_limit *l)
 {
   if (l->has_default && l->has_max && l->def > l->max)
-    return pfail(c, field, "default is above max");
+    return profile_pfail(c, field, "default is above max");
   return 0;
 }
 
-int validate_profile(struct pctx *c, const struct agent_profile *p)
+int profile_validate_profile(struct pctx *c, const struct agent_profile *p)
 {
   if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
       check_env(c, p) < 0 || check_caps(c, p) < 0 || check_egress(c, p) < 0)

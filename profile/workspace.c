@@ -63,11 +63,11 @@ static int choose_mode(struct apply_ctx *x, struct ws_state *w)
   if (x->a.has_ws_mode) {
     if (strictness(x->a.ws_mode) > strictness(m) &&
         !(x->p->annotations.loosen.workspace_modes & (1u << x->a.ws_mode)))
-      return refuse(x,
-                    "annotation run.agentrt.workspace.mode=%s is looser than the profile's "
-                    "%s mode, which the profile does not allow "
-                    "(annotations.allowLoosen.workspaceModes)",
-                    profile_ws_mode_name(x->a.ws_mode), profile_ws_mode_name(m));
+      return profile_refuse(x,
+                            "annotation run.agentrt.workspace.mode=%s is looser than the profile's "
+                            "%s mode, which the profile does not allow "
+                            "(annotations.allowLoosen.workspaceModes)",
+                            profile_ws_mode_name(x->a.ws_mode), profile_ws_mode_name(m));
     m = x->a.ws_mode;
   }
   if (m != PROFILE_WS_TMPFS && w->host == NULL)
@@ -92,20 +92,20 @@ static void set_tmpfs(struct apply_ctx *x, struct ws_state *w)
     m = &x->c->mounts[w->idx];
     if (streq(m->type, "tmpfs") && m->options != NULL) {
       cleanup_free char *want = xfmt("size=%" PRIu64, size);
-      if (strv_contains(m->options, want) && mount_has_opt(m, "nosuid") &&
-          (!w->readonly || mount_has_opt(m, "ro")))
+      if (strv_contains(m->options, want) && profile_mount_has_opt(m, "nosuid") &&
+          (!w->readonly || profile_mount_has_opt(m, "ro")))
         goto done; /* already ours */
     }
-    old = mount_describe(m);
-    mount_clear(m);
+    old = profile_mount_describe(m);
+    profile_mount_clear(m);
   } else {
     for (size_t i = 0; i < x->c->n_mounts && at == x->c->n_mounts; i++) {
       cleanup_free char *d =
           path_normalize(x->c->mounts[i].destination ? x->c->mounts[i].destination : "");
-      if (path_is_under(d, w->path))
+      if (profile_path_is_under(d, w->path))
         at = i; /* before the first mount nested in the workspace */
     }
-    m = mount_insert(x->c, at);
+    m = profile_mount_insert(x->c, at);
   }
   m->destination = xstrdup(w->path);
   m->type = xstrdup("tmpfs");
@@ -125,10 +125,10 @@ static void set_tmpfs(struct apply_ctx *x, struct ws_state *w)
   }
   if (w->readonly)
     strv_push(&m->options, "ro");
-  now = mount_describe(m);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
-             old ? "the workspace is a size-limited tmpfs (no host directory to review)"
-                 : "a size-limited tmpfs workspace");
+  now = profile_mount_describe(m);
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
+                     old ? "the workspace is a size-limited tmpfs (no host directory to review)"
+                         : "a size-limited tmpfs workspace");
 done:
   x->r->workspace.size = size;
 }
@@ -136,7 +136,7 @@ done:
 static void set_bind(struct apply_ctx *x, struct ws_state *w)
 {
   struct oci_mount *m = &x->c->mounts[w->idx];
-  cleanup_free char *old = mount_describe(m);
+  cleanup_free char *old = profile_mount_describe(m);
   cleanup_free char *field = xfmt("mounts[%s]", w->path);
   cleanup_free char *now = NULL;
   bool changed = false;
@@ -149,15 +149,16 @@ static void set_bind(struct apply_ctx *x, struct ws_state *w)
     strv_push(&m->options, "rbind");
     changed = true;
   }
-  changed |= mount_set_opt(m, "nosuid", "suid");
-  changed |= mount_set_opt(m, "nodev", "dev");
+  changed |= profile_mount_set_opt(m, "nosuid", "suid");
+  changed |= profile_mount_set_opt(m, "nodev", "dev");
   if (w->readonly)
-    changed |= mount_set_opt(m, "ro", "rw");
+    changed |= profile_mount_set_opt(m, "ro", "rw");
   if (!changed)
     return;
-  now = mount_describe(m);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s",
-             w->readonly ? "the workspace is read-only" : "the workspace bind is nosuid,nodev");
+  now = profile_mount_describe(m);
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, old, now, "%s",
+                     w->readonly ? "the workspace is read-only"
+                                 : "the workspace bind is nosuid,nodev");
 }
 
 static void set_overlay(struct apply_ctx *x, struct ws_state *w)
@@ -166,11 +167,11 @@ static void set_overlay(struct apply_ctx *x, struct ws_state *w)
   cleanup_free char *old = NULL;
   cleanup_free char *field = xfmt("mounts[%s]", w->path);
   cleanup_free char *now = NULL;
-  bool noexec = mount_has_opt(m, "noexec");
+  bool noexec = profile_mount_has_opt(m, "noexec");
 
   if (profile_mount_is_workspace(m))
     return;
-  old = mount_describe(m);
+  old = profile_mount_describe(m);
   free(m->type);
   m->type = xstrdup("overlay");
   strv_free(m->options);
@@ -180,10 +181,11 @@ static void set_overlay(struct apply_ctx *x, struct ws_state *w)
   strv_push(&m->options, "nodev");
   if (noexec)
     strv_push(&m->options, "noexec");
-  now = mount_describe(m);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, old, now,
-             "the host directory is the overlay's read-only lower layer; the agent's writes "
-             "reach it only on `agentrt workspace ID commit`");
+  now = profile_mount_describe(m);
+  profile_change_add(
+      x, PROFILE_CHANGE_CONFIG, field, old, now,
+      "the host directory is the overlay's read-only lower layer; the agent's writes "
+      "reach it only on `agentrt workspace ID commit`");
 }
 
 /* What bind mode can protect with mounts: git's configuration, hooks and
@@ -200,7 +202,7 @@ static void add_one_bind(struct apply_ctx *x, const char *ws, const char *rel)
   size_t len = strlen(rel);
   bool dir = rel[len - 1] == '/';
   cleanup_free char *dest = xfmt("%s/%.*s", ws, (int)(dir ? len - 1 : len), rel);
-  ssize_t idx = mount_find(x->c, dest);
+  ssize_t idx = profile_mount_find(x->c, dest);
   cleanup_free char *field = NULL;
   struct oci_mount *m;
 
@@ -214,7 +216,7 @@ static void add_one_bind(struct apply_ctx *x, const char *ws, const char *rel)
       (struct profile_protected){.path = xstrdup(dest), .dir = dir};
   if (idx >= 0 && profile_mount_protect_kind(&x->c->mounts[idx]) == (dir ? 'd' : 'f'))
     return;
-  m = mount_insert(x->c, x->c->n_mounts);
+  m = profile_mount_insert(x->c, x->c->n_mounts);
   m->destination = xstrdup(dest);
   m->type = xstrdup(PROFILE_PROTECT_TYPE);
   m->source = xstrdup(PROFILE_PROTECT_TYPE);
@@ -225,9 +227,9 @@ static void add_one_bind(struct apply_ctx *x, const char *ws, const char *rel)
   strv_push(&m->options, "nodev");
   strv_push(&m->options, "noexec");
   field = xfmt("mounts[%s]", dest);
-  change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, "read-only if it exists at create",
-             "bind mode: protected path (a new file, repository or `.git` redirection made "
-             "later is NOT protected in bind mode)");
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, "read-only if it exists at create",
+                     "bind mode: protected path (a new file, repository or `.git` redirection made "
+                     "later is NOT protected in bind mode)");
 }
 
 static void add_bind_protected(struct apply_ctx *x, const char *ws)
@@ -246,11 +248,12 @@ static void add_review_protected(struct apply_ctx *x, const struct ws_state *w)
   x->r->workspace.review_protected = strv_dup(x->p->workspace.protected);
   if (x->r->workspace.review_protected == NULL)
     x->r->workspace.review_protected = xmalloc0(sizeof(char *));
-  change_add(x, PROFILE_CHANGE_RUNTIME, "workspace.protected", NULL, "at review",
-             "%s: `workspace diff` marks and `commit` leaves out (unless "
-             "--include-protected PATH) changes below any `.git` other than objects, refs, "
-             "logs and the index, `.git` files, `.gitmodules` and the profile's protected list",
-             w->path);
+  profile_change_add(
+      x, PROFILE_CHANGE_RUNTIME, "workspace.protected", NULL, "at review",
+      "%s: `workspace diff` marks and `commit` leaves out (unless "
+      "--include-protected PATH) changes below any `.git` other than objects, refs, "
+      "logs and the index, `.git` files, `.gitmodules` and the profile's protected list",
+      w->path);
 }
 
 static void record_mode(struct apply_ctx *x, const struct ws_state *w)
@@ -262,24 +265,24 @@ static void record_mode(struct apply_ctx *x, const struct ws_state *w)
       [PROFILE_WS_BIND] = "writes land on the host directory at once",
   };
 
-  change_add(x, PROFILE_CHANGE_RUNTIME, "workspace", NULL, profile_ws_mode_name(w->mode),
-             "%s %s%s%s: %s", w->path, w->host ? "over " : "", w->host ? w->host : "",
-             w->readonly ? " (read-only)" : "", why[w->mode]);
+  profile_change_add(x, PROFILE_CHANGE_RUNTIME, "workspace", NULL, profile_ws_mode_name(w->mode),
+                     "%s %s%s%s: %s", w->path, w->host ? "over " : "", w->host ? w->host : "",
+                     w->readonly ? " (read-only)" : "", why[w->mode]);
 }
 
-int apply_workspace(struct apply_ctx *x)
+int profile_apply_workspace(struct apply_ctx *x)
 {
   struct ws_state w = {.path = x->p->workspace.path, .idx = -1};
   const struct oci_mount *em;
 
   if (x->p->workspace.mode == PROFILE_WS_NONE)
     return 0;
-  w.idx = mount_find(x->c, w.path);
+  w.idx = profile_mount_find(x->c, w.path);
   em = w.idx >= 0 ? &x->c->mounts[w.idx] : NULL;
   if (em != NULL && em->source != NULL && em->source[0] == '/' &&
-      (mount_is_bind(em) || profile_mount_is_workspace(em)))
+      (profile_mount_is_bind(em) || profile_mount_is_workspace(em)))
     w.host = em->source;
-  w.readonly = x->a.readonly_ws || (em != NULL && mount_has_opt(em, "ro"));
+  w.readonly = x->a.readonly_ws || (em != NULL && profile_mount_has_opt(em, "ro"));
   if (choose_mode(x, &w) < 0)
     return -1;
   if (w.mode == PROFILE_WS_TMPFS) {
