@@ -92,6 +92,8 @@ static bool listed(const char *list, const char *name)
 {
   size_t n = strlen(name);
 
+  if (n == 0) /* strstr would find "" at the same place for ever */
+    return false;
   for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
     if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
       return true;
@@ -101,6 +103,9 @@ static bool listed(const char *list, const char *name)
 static void note_unknown_cap(struct oci_caps *k, const char *name)
 {
   size_t used = strlen(k->unknown);
+
+  if (name[0] == '\0')
+    name = "\"\""; /* an empty name, shown as such */
 
   if (listed(k->unknown, name))
     return;

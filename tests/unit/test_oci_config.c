@@ -659,6 +659,16 @@ static void test_process_doc(void)
            "unknown capability names are skipped and listed: %s", p ? p->caps.unknown : err.msg);
     oci_process_free(p);
   }
+  {
+    /* fuzz_process found it: an empty name after another unknown one looped for ever */
+    const char *caps = "{\"cwd\":\"/\",\"args\":[\"x\"],\"capabilities\":{\"bounding\":"
+                       "[\"*AP_KILL\"],\"effective\":[\"\",\"\"],\"permitted\":[\"cap_kill\"]}}";
+    p = NULL;
+    tap_ok(oci_process_parse(caps, strlen(caps), "process.json", &p, &err) == 0 && p != NULL &&
+               p->caps.n_unknown == 2 && strstr(p->caps.unknown, "\"\"") != NULL,
+           "an empty capability name is listed, not looped on: %s", p ? p->caps.unknown : err.msg);
+    oci_process_free(p);
+  }
 }
 
 static void test_resources_doc(void)
