@@ -387,3 +387,11 @@ print("started", n)'
 	[[ "$output" == *"missing  user namespaces"* ]]
 	[[ "$output" == *"agentrt cannot run containers on this host"* ]]
 }
+
+@test "sandbox and doctor are in agentrt --help, the man page and the completion" {
+	run "$AGENTRT" --help
+	[[ "$output" == *"  sandbox "* ]] && [[ "$output" == *"  doctor "* ]]
+	grep -q '^\.B sandbox' "$REPO_ROOT/docs/agentrt.1"
+	grep -q '^\.B doctor' "$REPO_ROOT/docs/agentrt.1"
+	grep -q 'sandbox doctor' "$REPO_ROOT/contrib/completion/agentrt.bash"
+}
