@@ -14,6 +14,9 @@ case "$AGENTRT" in /*) ;; *) AGENTRT=$REPO_ROOT/${AGENTRT#./} ;; esac
 WORKLOAD_PROFILE=${WORKLOAD_PROFILE:-agent}
 WROOT=/run/agentrt-workload-${BATS_ROOT_PID:-$$}
 RT_TIMEOUT=${RT_TIMEOUT:-600}
+# agentrt's data directory (workspaces, trails) of this file, removed at its end: the suite
+# never writes to the host's /var/lib/agentrt
+export AGENTRT_DATA_DIR=$WROOT-data AGENTRT_CONFIG=$WROOT-data.conf
 
 setup_file() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -26,11 +29,11 @@ setup_file() {
 
 teardown_file() {
 	local id
-	[ -d "$WROOT" ] || return 0
+	[ -d "$WROOT" ] || { rm -rf --one-file-system "$AGENTRT_DATA_DIR"; return 0; }
 	for id in $("$AGENTRT" --root "$WROOT" list -q 2>/dev/null); do
 		"$AGENTRT" --root "$WROOT" delete --force "$id" >/dev/null 2>&1
 	done
-	rm -rf --one-file-system "$WROOT"
+	rm -rf --one-file-system "$WROOT" "$AGENTRT_DATA_DIR"
 }
 
 setup() {
