@@ -440,14 +440,16 @@ static void rules_deny(struct nft_batch_buf *b, int log_group)
  * not logged again) goes to the NFLOG group with the flow prefix: the audit
  * trail counts connections per destination, at no cost per packet after the
  * first.  DNS to the resolver never gets here (loopback, accepted earlier). */
-static void rules_allowed(struct nft_batch_buf *b, int log_group)
+/* In CHAIN: log the first packet of a flow (ct state new, not yet confirmed)
+ * to the NFLOG group with PREFIX, then accept. */
+static void rules_flow_accept(struct nft_batch_buf *b, const char *chain, int log_group,
+                              const char *prefix)
 {
   uint32_t new = NF_CT_STATE_BIT(IP_CT_NEW), confirmed = IPS_CONFIRMED, zero = 0;
-  struct nftnl_rule *r;
 
   if (log_group >= 0) {
+    struct nftnl_rule *r = rule_new(chain);
     struct nftnl_expr *e;
-    r = rule_new("allowed");
     ct_get(r, NFT_CT_STATE);
     bitwise(r, &new, 4);
     cmp(r, NFT_CMP_NEQ, &zero, 4);
@@ -456,10 +458,15 @@ static void rules_allowed(struct nft_batch_buf *b, int log_group)
     cmp(r, NFT_CMP_EQ, &zero, 4);
     e = expr(r, "log");
     nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
-    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_FLOW_PREFIX);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
     rule_emit(b, r, "ct state new log");
   }
-  rule_simple(b, "allowed", NF_ACCEPT, NULL, "accept");
+  rule_simple(b, chain, NF_ACCEPT, NULL, "accept");
+}
+
+static void rules_allowed(struct nft_batch_buf *b, int log_group)
+{
+  rules_flow_accept(b, "allowed", log_group, EGRESS_LOG_FLOW_PREFIX);
 }
 
 /* ------------------------------------------------------------- ingress */
@@ -532,24 +539,9 @@ static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
  * dropped (no ICMP error that a scan could read). */
 static void rules_in_chains(struct nft_batch_buf *b, int log_group)
 {
-  uint32_t new = NF_CT_STATE_BIT(IP_CT_NEW), confirmed = IPS_CONFIRMED, zero = 0;
   struct nftnl_rule *r;
 
-  if (log_group >= 0) {
-    struct nftnl_expr *e;
-    r = rule_new("in_allowed");
-    ct_get(r, NFT_CT_STATE);
-    bitwise(r, &new, 4);
-    cmp(r, NFT_CMP_NEQ, &zero, 4);
-    ct_get(r, NFT_CT_STATUS);
-    bitwise(r, &confirmed, 4);
-    cmp(r, NFT_CMP_EQ, &zero, 4);
-    e = expr(r, "log");
-    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
-    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_IN_FLOW_PREFIX);
-    rule_emit(b, r, "ct state new log");
-  }
-  rule_simple(b, "in_allowed", NF_ACCEPT, NULL, "accept");
+  rules_flow_accept(b, "in_allowed", log_group, EGRESS_LOG_IN_FLOW_PREFIX);
   r = rule_new("in_deny");
   expr(r, "counter");
   if (log_group >= 0) {
