@@ -59,7 +59,8 @@ int secrets_tls_prepare(struct container *c, struct oci_config *cfg, const char 
   struct tls_ca *ca = NULL;
 
   *ret_ca = NULL;
-  if (pres == NULL || pres->n_secrets == 0)
+  if (pres == NULL || (pres->n_secrets == 0 && pres->egress.n_http == 0) ||
+      pres->egress.def == PROFILE_EGRESS_OFF)
     return 0;
   if (tls_ca_new(c->id, &ca, err) < 0)
     return -1;

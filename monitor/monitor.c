@@ -624,13 +624,14 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     fail_main(chan, &err);
   }
   /* while the init sets up its root: the netns and the pid are final */
-  if (eg != NULL && m.secrets.n > 0)
+  if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0))
     egress_helper_set_proxy(eg, TLS_PROXY_PORT, TLS_PROXY_MARK);
   if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
     fail_main(chan, &err);
   /* the secrets' proxy, listening in the netns before the init runs */
-  if (eg != NULL && m.secrets.n > 0) {
+  if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0)) {
     struct tls_proxy_opts po = {.id = o->id,
+                                .egress = &o->profile->egress,
                                 .init_pid = m.init_pid,
                                 .secrets = &m.secrets,
                                 .ca = o->tls_ca,

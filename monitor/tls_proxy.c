@@ -492,6 +492,35 @@ static void http_record(struct proxy *px, const struct http_msg *m, const char *
   jb_free(&b);
 }
 
+/* egress.http: the method and path must be listed for the host.  The path
+ * is compared as sent; one a server could read as another (dot segments,
+ * percent-encoded dots, slashes or backslashes) is refused outright. */
+static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *sni,
+                        const char **why)
+{
+  const struct profile_http_rule *r =
+      px->o->egress ? profile_http_rule_find(px->o->egress, sni) : NULL;
+  const char *q = memchr(m->target, '?', m->target_len);
+  size_t plen = q ? (size_t)(q - m->target) : m->target_len;
+  cleanup_free char *path = NULL;
+
+  if (r == NULL)
+    return true;
+  path = xstrndup(m->target, plen);
+  if (strstr(path, "/./") || strstr(path, "/../") || (plen >= 2 && streq(path + plen - 2, "/.")) ||
+      (plen >= 3 && streq(path + plen - 3, "/..")) || strcasestr(path, "%2e") ||
+      strcasestr(path, "%2f") || strcasestr(path, "%5c") || strchr(path, '\\') ||
+      strstr(path, "//")) {
+    *why = "the path is not in normal form (dot segments or encoded separators)";
+    return false;
+  }
+  if (!profile_http_rule_allows(r, m->method, m->method_len, path, plen)) {
+    *why = "method or path not in the profile's egress.http rule for the host";
+    return false;
+  }
+  return true;
+}
+
 /* Request by request until either side closes. */
 static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni)
 {
@@ -521,6 +550,12 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       http_record(px, &req, sni, 421, 0, 0, NULL, "Host is not the TLS server name");
       reply_error(c, 421, "Misdirected Request",
                   "agentrt egress proxy: the Host field is not the TLS server name\n");
+      return;
+    }
+    if (!rule_allows(px, &req, sni, &why)) {
+      http_record(px, &req, sni, 403, 0, 0, NULL, why);
+      reply_error(c, 403, "Forbidden",
+                  "agentrt egress proxy: refused by the profile's HTTP rules\n");
       return;
     }
     for (size_t i = 0; i < req.n; i++)
@@ -635,7 +670,7 @@ static void terminate(struct proxy *px, int cfd, const struct sockaddr_storage *
                 "agentrt egress proxy: the upstream's certificate did not verify\n");
     goto out;
   }
-  flow_record(px, sni, dst, true, "terminated (a secret is bound to the name)");
+  flow_record(px, sni, dst, true, "terminated (a secret or an HTTP rule is bound to the name)");
   serve_http(px, c, u, sni);
 out:
   if (u->ssl != NULL) {
@@ -739,7 +774,8 @@ static void connection(struct proxy *px, int cfd)
     return;
   }
   free(buf);
-  if (port == 443 && secret_for(px, peek_name) != NULL) {
+  if (port == 443 && (secret_for(px, peek_name) != NULL ||
+                      (px->o->egress && profile_http_rule_find(px->o->egress, peek_name)))) {
     if (!name_resolves_to(peek_name, &dst)) {
       flow_record(px, peek_name, &dst, false,
                   "the server name does not resolve to this address (or is not allowed)");

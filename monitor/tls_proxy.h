@@ -43,6 +43,7 @@
 #include "common/error.h"
 #include "monitor/secret_store.h"
 #include "monitor/tls_ca.h"
+#include "profile/profile.h"
 
 #define TLS_PROXY_PORT 15001
 #define TLS_PROXY_MARK 0x61677274u /* "agrt" */
@@ -53,8 +54,9 @@ struct tls_proxy_opts {
   pid_t init_pid; /* its network namespace */
   const struct secret_store *secrets;
   const struct tls_ca *ca;
-  const char *upstream_ca; /* PEM file, NULL = the host's store only */
-  const char *trail;       /* the audit trail, NULL = none */
+  const char *upstream_ca;             /* PEM file, NULL = the host's store only */
+  const char *trail;                   /* the audit trail, NULL = none */
+  const struct profile_egress *egress; /* egress.http rules */
 };
 
 /* Fork the proxy; returns once it listens (or with its error).  It exits

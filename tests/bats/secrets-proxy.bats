@@ -313,6 +313,45 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 	[ "$after" -lt 100 ] || fail "ran to the end: $after"
 }
 
+@test "secrets-proxy: HTTP rules allow and refuse as written, with no way around them by path tricks" {
+	jq '.name = "px-rules" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/v1/"]},
+		{"host": "other.test", "methods": ["POST"]}]' "$PX_PROFILE" >"$PX_DIR/rules.json"
+	px_run "$PX_DIR/rules.json"
+	for c in "GET /v1/models 200" "GET /v1/ 200" "GET /v1?x=1 403" "GET /v2/x 403" "POST /v1/x 403" \
+		"GET /v1/../admin 403" "GET /v1/%2e%2e/admin 403" "GET /v1/..%2fadmin 403" "GET /v1//x 403" \
+		"GET /v1/./x 403" "GET /V1/x 403" "GET /v1/a?p=/v2 200"; do
+		read -r m p want <<<"$c"
+		run in_ctr sh -c "curl -sS --max-time 10 --path-as-is -X $m -o /dev/null -w '%{http_code}' 'https://api.example.test$p'"
+		[ "$output" = "$want" ] || fail "$m $p: got $output, want $want"
+	done
+	# refused requests never reached the upstream
+	! grep -q "^GET /v2/x\|/admin\|^POST /v1/x" "$PX_DIR/api.log" || fail "a refused request went out: $(cat "$PX_DIR/api.log")"
+	grep -q "^GET /v1/models" "$PX_DIR/api.log" || fail "the allowed one did not"
+	# a host with a rule but no secret is terminated too: POST only
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST -d x https://other.test/p"
+	[ "$output" = 200 ] || fail "POST other.test: $output"
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' https://other.test/p"
+	[ "$output" = 403 ] || fail "GET other.test: $output"
+	# keep-alive: an allowed request then a refused one on the same connection
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -o /dev/null -w '%{http_code} ' https://api.example.test/v1/a https://api.example.test/v9/b"
+	[[ "$output" == "200 403"* ]] || fail "keep-alive: $output"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"http"'*'"path":"/v2/x"'*'"status":403'*'"refused":'* ]] || fail "no refusal record"
+}
+
+@test "secrets-proxy: profile check refuses bad HTTP rules, naming the field" {
+	for c in '.egress.http = [{"methods": ["GET"]}]|egress.http[0]: needs "host"' \
+		'.egress.http = [{"host": "a.test", "methods": ["get"]}]|egress.http[0].methods[0]: `get` is not an upper-case method name' \
+		'.egress.http = [{"host": "a.test", "paths": ["v1"]}]|egress.http[0].paths[0]: `v1` is not a plain path prefix' \
+		'.egress.http = [{"host": "a.test", "paths": ["/v1/../x"]}]|egress.http[0].paths[0]:' \
+		'.egress.http = [{"host": "1.2.3.4"}]|egress.http[0].host[0]: `1.2.3.4` is not a host name' \
+		'.egress.http = [{"host": "a.test", "x": 1}]|egress.http[0].x: unknown field'; do
+		jq "${c%%|*}" "$PX_PROFILE" >"$PX_DIR/bad.json"
+		run rt profile check "$PX_DIR/bad.json"
+		[ "$status" -ne 0 ] && [[ "$output" == *"${c#*|}"* ]] || fail "${c%%|*}: $output"
+	done
+}
+
 @test "secrets-proxy: after delete no proxy is left" {
 	px_run
 	mpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
