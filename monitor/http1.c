@@ -336,3 +336,70 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
   }
   return (long)i;
 }
+
+/* ---- the TLS ClientHello (tls_client_hello_sni in http1.h) */
+
+static unsigned rd16(const unsigned char *p)
+{
+  return (unsigned)p[0] << 8 | p[1];
+}
+
+int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256])
+{
+  size_t rec, i, end, n;
+
+  if (len < 5)
+    return 0;
+  if (buf[0] != 0x16 || buf[1] != 3)
+    return -1;
+  rec = rd16(buf + 3);
+  if (rec < 4 || rec > 16384)
+    return -1;
+  if (len < 5 + rec)
+    return 0;
+  buf += 5;
+  if (buf[0] != 1) /* client_hello */
+    return -1;
+  n = (size_t)buf[1] << 16 | rd16(buf + 2);
+  if (n + 4 > rec) /* a hello across records: not from a client we serve */
+    return -1;
+  end = 4 + n;
+  i = 4 + 2 + 32; /* version, random */
+  if (i + 1 > end)
+    return -1;
+  i += 1 + buf[i]; /* session id */
+  if (i + 2 > end)
+    return -1;
+  i += 2 + rd16(buf + i); /* cipher suites */
+  if (i + 1 > end)
+    return -1;
+  i += 1 + buf[i]; /* compression */
+  if (i + 2 > end)
+    return -1;
+  end = i + 2 + rd16(buf + i) < end ? i + 2 + rd16(buf + i) : end;
+  i += 2;
+  while (i + 4 <= end) {
+    unsigned type = rd16(buf + i), elen = rd16(buf + i + 2);
+    size_t e = i + 4;
+    if (e + elen > end)
+      return -1;
+    if (type == 0 && elen >= 5) { /* server_name: list, type host_name */
+      size_t hl = rd16(buf + e + 3);
+      if (buf[e + 2] != 0 || hl == 0 || hl > 253 || e + 5 + hl > e + elen)
+        return -1;
+      for (size_t k = 0; k < hl; k++) {
+        unsigned char ch = buf[e + 5 + k];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_'))
+          return -1;
+        name[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
+      }
+      name[hl] = '\0';
+      if (hl > 0 && name[hl - 1] == '.')
+        name[hl - 1] = '\0';
+      return name[0] ? 1 : -1;
+    }
+    i = e + elen;
+  }
+  return -1;
+}

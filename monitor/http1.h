@@ -61,6 +61,11 @@ struct http_chunked {
 long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool *done,
                        const char **why);
 
+/* The server name of a TLS ClientHello record in buf (len bytes, the
+ * record header included).  1 found (name NUL-terminated, lower case), 0
+ * more bytes needed, -1 not a ClientHello or none in it.  Pure. */
+int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256]);
+
 /* Case-insensitive comparison of a field name. */
 bool http_field_is(const struct http_field *f, const char *name);
 

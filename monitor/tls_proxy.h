@@ -63,9 +63,4 @@ struct tls_proxy_opts {
  * when the monitor does (parent-death signal). */
 int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error *err);
 
-/* The server name of a TLS ClientHello record in buf (len bytes, the
- * record header included).  1 found (name NUL-terminated, lower case), 0
- * more bytes needed, -1 not a ClientHello or none in it.  Pure. */
-int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256]);
-
 #endif

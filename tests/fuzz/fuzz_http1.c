@@ -1,6 +1,7 @@
 /* fuzz_http1.c - libFuzzer target for the TLS proxy's HTTP/1.1 framing
  * (monitor/http1.c): request and response heads, then the rest as a
- * chunked body fed in pieces of every size the input picks.
+ * chunked body fed in pieces of every size the input picks; the same bytes as
+ * a TLS ClientHello (its server name).
  *
  * Invariants: a parsed head's length is within the input and ends in
  * CRLFCRLF; every field points inside the head; a failure has a reason; the
@@ -50,6 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       fuzz_fail("http1", "a status out of range");
   } else if (n < 0 && why == NULL) {
     fuzz_fail("http1", "response refused without a reason");
+  }
+  {
+    char name[256];
+    int r = tls_client_hello_sni(data, size, name);
+    if (r == 1 && (name[0] == '\0' || strlen(name) > 253))
+      fuzz_fail("http1", "a server name empty or too long");
   }
   for (off = n > 0 ? (size_t)n : 0; off < size && !done;) {
     size_t len = size - off < step ? size - off : step;
