@@ -4,7 +4,7 @@
 Every request's head is appended to LOG (host side: the test reads what arrived).  The answer
 is JSON with the path, the method, the request body's length and the SHA-256 of the
 Authorization and X-Api-Key values (never the values: the container must not get them back).
-/sse streams three server-sent events; /ws answers a WebSocket upgrade with 101 and then
+/bulk/N sends N bytes; /sse streams three server-sent events; /ws answers a WebSocket upgrade with 101 and then
 echoes bytes; /slow sends a line every 0.2 s for 30 s.  Plain HTTP when CERT is "-".
 """
 import hashlib, json, socketserver, ssl, sys, time
@@ -19,6 +19,7 @@ def sha(v):
 
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
 
     def log_message(self, *a):
         pass
@@ -66,6 +67,17 @@ class H(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.2)
             self.close_connection = True
+            return
+        if self.path.startswith("/bulk/"):
+            total = int(self.path.split("/")[2])
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(total))
+            self.end_headers()
+            chunk = b"x" * 65536
+            while total > 0:
+                self.wfile.write(chunk[:min(total, len(chunk))])
+                total -= min(total, len(chunk))
             return
         n = self.body()
         out = json.dumps({"method": self.command, "path": self.path, "body_len": n,
