@@ -289,6 +289,10 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 	[[ "$output" == *"SSL certificate problem"* || "$output" == *"certificate"* ]] || fail "$output"
 	run rt audit "$ID"
 	[[ "$output" == *'"kind":"tls_error"'*'"name":"api.example.test"'* ]] || fail "not recorded"
+	# explain says what such a client meets, and where the bundle is
+	run rt explain "$ID"
+	assert_output_contains "a client that pins certificates or uses its own CA store fails there"
+	assert_output_contains "/dev/agentrt-ca-bundle.crt"
 }
 
 @test "secrets-proxy: a live egress deny of the host ends the proxied connection" {
