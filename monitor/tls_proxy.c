@@ -690,6 +690,8 @@ static void connection(struct proxy *px, int cfd)
   char a[INET6_ADDRSTRLEN];
   int ufd;
 
+  /* heads and bodies are separate writes: no Nagle wait between them */
+  setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
   getsockname(cfd, (struct sockaddr *)&self, &ml);
   if (self.ss_family == AF_INET6 ? getsockopt(cfd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &dst, &sl)
                                  : getsockopt(cfd, SOL_IP, SO_ORIGINAL_DST, &dst, &sl)) {

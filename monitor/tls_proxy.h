@@ -47,7 +47,7 @@
 
 #define TLS_PROXY_PORT 15001
 #define TLS_PROXY_MARK 0x61677274u /* "agrt" */
-#define TLS_PROXY_MAX_CONNS 256
+#define TLS_PROXY_MAX_CONNS 128    /* connection processes at once; more are closed */
 
 struct tls_proxy_opts {
   const char *id;
