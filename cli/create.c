@@ -497,6 +497,11 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       goto fail;
     so.notify_bpf = notify;
     so.notify_fd = mh.notify_fd;
+    /* and its notify variant, with a listener for the monitor of its own */
+    if (notify != NULL &&
+        write_file_atomic_at(c->dirfd, "seccomp-notify.bpf", (const char *)notify->filter,
+                             notify->len * sizeof(struct sock_filter), err) < 0)
+      goto fail;
   }
   /* SCMP_ACT_NOTIFY: connected now, used by the init when it loads its
    * filter (it cannot reach the host's socket from inside) */

@@ -628,6 +628,11 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     monitor_record(&m, "monitor", jb_str(&f));
     jb_free(&f);
   }
+  /* before "OK": an `exec` right after create finds the socket */
+  if (m.seccomp != NULL && monitor_seccomp_listen(&m, o->state_dirfd, &err) < 0) {
+    monitor_error(&m, "syscall", &err);
+    error_clear(&err);
+  }
   if (m.warning != NULL)
     tell(chan, "OK %s", m.warning);
   else

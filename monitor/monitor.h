@@ -75,6 +75,14 @@ struct monitor_handle {
   int notify_fd;
 };
 
+/* `exec` with the trail on: its process's seccomp listener goes to the
+ * monitor over a connection to this socket in the container's state
+ * directory (monitor/monitor_seccomp.c): one message, "L" with the fd as
+ * SCM_RIGHTS (or "OFF why"), answered "OK" once the monitor polls it. */
+#define MONITOR_SECCOMP_SOCKET "monitor.sock"
+/* Connected (SOCK_SEQPACKET, O_CLOEXEC), or -1 with err set (no monitor). */
+int monitor_seccomp_connect(int state_dirfd, struct error *err);
+
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);
 /* The init exists in its final namespaces (spawn_opts.on_clone, ud = the
  * handle): hand its pid over; the monitor records "create" and opens what
