@@ -8,8 +8,11 @@
  *
  *   root        the host's /, read-only (or --rootfs DIR)
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
- *               user's home is an empty scratch tmpfs, with the dotfiles of
- *               --dotfile (default .gitconfig, .config/git) bound read-only
+ *               user's home is an empty scratch tmpfs, with the files the
+ *               profile lists (sandbox.home) and --dotfile adds bound
+ *               read-only, never what the home's deny list names
+ *               (profile/home.c: keys, cloud and registry credentials,
+ *               browser profiles, shell histories)
  *   workspace   the current directory (or --workspace DIR) at its own path,
  *               the profile's reviewed overlay (or --write-through: a bind
  *               with the protected paths read-only)
@@ -23,7 +26,10 @@
  * agent's files keep their owner; where the host forbids that, the error says
  * why and what to change (`agentrt doctor` checks it beforehand).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -45,6 +51,7 @@
 #include "common/util.h"
 #include "container/container.h"
 #include "os/fsutil.h"
+#include "profile/profile.h"
 
 extern char **environ;
 
@@ -121,7 +128,25 @@ static const char *const env_drop[] = {
 };
 
 static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
-static const char *const default_dotfiles[] = {".gitconfig", ".config/git", NULL};
+
+/* At most this many files of the home are bound (a directory is bound file
+ * by file), and directories are walked this deep. */
+#define HOME_MAX_FILES 256
+#define HOME_MAX_DEPTH 8
+
+/* One file of the home bound read-only: opened once (O_PATH), checked on
+ * what it really is, and bound from that descriptor (/proc/self/fd/N), so
+ * a path changed between the check and the bind changes nothing. */
+struct home_bind {
+  char *dest; /* $HOME/rel, where the sandbox sees it */
+  int fd;
+};
+
+struct home_binds {
+  struct home_bind *v;
+  size_t n;
+  size_t skipped; /* denied or refused below a listed directory */
+};
 
 struct sandbox_opts {
   const char *name;
@@ -134,8 +159,8 @@ struct sandbox_opts {
   const char *cpus;
   bool keep;
   char **env;      /* --env */
-  char **dotfiles; /* --dotfile, relative to $HOME */
-  bool dotfiles_set;
+  char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
+  const struct home_binds *binds;
   char **allow; /* --allow: egress entries; the sandbox gets a network */
   char **dns;   /* --dns: upstream resolvers */
   char **cmd;
@@ -235,7 +260,7 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
   const char *const home_opts[] = {"nosuid", "nodev", "mode=700", "size=256m", NULL};
-  const char *const ro_bind[] = {"rbind", "ro", "nosuid", "nodev", NULL};
+  const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
   const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
   bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 
@@ -310,12 +335,10 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   /* The home: an empty scratch tmpfs, then the dotfiles read-only, then the
    * workspace (which may lie below it). */
   gmount(y, home, "tmpfs", "tmpfs", home_opts);
-  for (char **d = o->dotfiles; d != NULL && *d != NULL; d++) {
-    cleanup_free char *src = xfmt("%s/%s", home, *d);
-    struct stat st;
-    if (lstat(src, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-      continue; /* missing, or a symlink that could point anywhere */
-    gmount(y, src, "bind", src, ro_bind);
+  for (size_t i = 0; o->binds != NULL && i < o->binds->n; i++) {
+    char src[64];
+    snprintf(src, sizeof src, "/proc/self/fd/%d", o->binds->v[i].fd);
+    gmount(y, o->binds->v[i].dest, "bind", src, ro_bind);
   }
   gmount(y, ws, "bind", ws, ws_bind);
   yajl_gen_array_close(y);
@@ -411,57 +434,205 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   return r;
 }
 
-/* The profile: the chosen one, with the workspace at its path. */
-static int write_profile(int dirfd, const struct sandbox_opts *o, const char *ws, struct error *err)
+/* The profile: the chosen one (loaded, so that an operator's file or
+ * agent-strict works as well as a built-in), with the workspace at its path
+ * and the egress entries of --allow; written out in full ("extends":
+ * "none"), as `agentrt profile show` does. */
+static int write_profile(int dirfd, const struct sandbox_opts *o, struct agent_profile *p,
+                         const char *ws, struct error *err)
 {
-  yajl_gen y = yajl_gen_alloc(NULL);
-  const unsigned char *buf;
-  size_t len;
-  int r;
-  const char *base = o->profile ? o->profile : "agent";
+  cleanup_free char *json = NULL;
+  size_t len = 0;
 
-  if (!streq(base, "agent") && !streq(base, "oci")) {
-    yajl_gen_free(y);
-    return error_set(err, 0, "sandbox: --profile: `%s`: the sandbox extends `agent` or `oci`",
-                     base);
-  }
-  yajl_gen_map_open(y);
-  gkv(y, "name", "sandbox");
-  gkv(y, "extends", base);
-  gstr(y, "workspace");
-  yajl_gen_map_open(y);
-  gkv(y, "path", ws);
-  gkv(y, "mode", o->write_through ? "bind" : "overlay");
-  yajl_gen_map_close(y);
+  free(p->name);
+  p->name = xstrdup("sandbox");
+  free(p->workspace.path);
+  p->workspace.path = xstrdup(ws);
+  p->workspace.mode = o->write_through ? PROFILE_WS_BIND : PROFILE_WS_OVERLAY;
   if (o->allow != NULL) {
-    gstr(y, "egress");
-    yajl_gen_map_open(y);
-    gkv(y, "default", "deny");
-    gstr(y, "allow");
-    yajl_gen_array_open(y);
+    if (p->egress.def == PROFILE_EGRESS_OFF)
+      p->egress.def = PROFILE_EGRESS_DENY;
     for (char **a = o->allow; *a != NULL; a++)
-      gstr(y, *a);
-    yajl_gen_array_close(y);
+      strv_push(&p->egress.allow, *a);
     if (o->dns != NULL) {
-      gstr(y, "dns");
-      yajl_gen_map_open(y);
-      gstr(y, "upstream");
-      yajl_gen_array_open(y);
-      for (char **a = o->dns; *a != NULL; a++)
-        gstr(y, *a);
-      yajl_gen_array_close(y);
-      yajl_gen_map_close(y);
+      strv_free(p->egress.dns_upstream);
+      p->egress.dns_upstream = strv_dup(o->dns);
     }
-    yajl_gen_map_close(y);
   }
-  yajl_gen_map_close(y);
-  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
-    yajl_gen_free(y);
-    return error_set(err, 0, "sandbox: cannot write the profile");
+  if (profile_to_json(p, &json, &len, err) < 0)
+    return error_prefix(err, "sandbox: the profile");
+  return write_file_atomic_at(dirfd, "profile.json", json, len, err);
+}
+
+/* `path` is `dir` or below it; *rest the part after dir ("" for dir). */
+static bool path_under(const char *path, const char *dir, const char **rest)
+{
+  size_t n = strlen(dir);
+
+  if (strncmp(path, dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+    return false;
+  *rest = path[n] == '/' ? path + n + 1 : path + n;
+  return true;
+}
+
+/* What an opened file of the home really is, as a reason to refuse it, or
+ * NULL: the path the kernel has for the descriptor (after every symlink) must
+ * be in the home and not denied, or outside the directories the sandbox hides
+ * (the host's root is readable in the sandbox anyway); a regular file must
+ * have no other hard link (the other name could be a key). */
+static char *home_refusal(int fd, const char *home, char *const *deny, const struct stat *st)
+{
+  char lnk[64], real[PATH_MAX];
+  const char *rest, *why;
+  ssize_t n;
+
+  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd);
+  n = readlink(lnk, real, sizeof real - 1);
+  if (n <= 0)
+    return xfmt("cannot tell what it is (%s)", strerror(errno));
+  real[n] = '\0';
+  if (real[0] != '/')
+    return xfmt("it is `%s`, not a file of a file system", real);
+  if (path_under(real, home, &rest)) {
+    if (*rest == '\0')
+      return xstrdup("it is the home itself");
+    if ((why = profile_home_denied(rest, deny)) != NULL)
+      return xfmt("it is ~/%s, on the home's deny list (`%s`)", rest, why);
+  } else {
+    for (size_t i = 0; hidden_dirs[i] != NULL; i++)
+      if (path_under(real, hidden_dirs[i], &rest))
+        return xfmt("it is %s, in %s, which the sandbox hides", real, hidden_dirs[i]);
   }
-  r = write_file_atomic_at(dirfd, "profile.json", (const char *)buf, len, err);
-  yajl_gen_free(y);
-  return r;
+  if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+    return xfmt("it has %ju hard links (another name of it may be a credential)",
+                (uintmax_t)st->st_nlink);
+  return NULL;
+}
+
+static void binds_free(struct home_binds *b)
+{
+  for (size_t i = 0; i < b->n; i++) {
+    free(b->v[i].dest);
+    close(b->v[i].fd);
+  }
+  free(b->v);
+  *b = (struct home_binds){0};
+}
+
+static bool binds_have(const struct home_binds *b, const char *dest)
+{
+  for (size_t i = 0; i < b->n; i++)
+    if (streq(b->v[i].dest, dest))
+      return true;
+  return false;
+}
+
+/* Bind the opened file `fd` (owned) of the home at ~/rel, or, for a
+ * directory, each file below it.  strict (a --dotfile itself): a refusal is
+ * the error; else a refused file is skipped with a warning. */
+static int home_add(struct home_binds *b, int fd, const char *rel, const char *home,
+                    char *const *deny, bool strict, int depth, struct error *err)
+{
+  struct stat st;
+  cleanup_free char *why = NULL;
+  const char *d;
+
+  if (fstat(fd, &st) < 0) {
+    close(fd);
+    return 0;
+  }
+  if ((d = profile_home_denied(rel, deny)) != NULL)
+    why = xfmt("on the home's deny list (`%s`)", d);
+  else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    why = home_refusal(fd, home, deny, &st);
+  else {
+    close(fd); /* a socket, a fifo, a device: nothing to read */
+    return 0;
+  }
+  if (why == NULL && S_ISDIR(st.st_mode) && depth >= HOME_MAX_DEPTH)
+    why = xfmt("deeper than %d directories", HOME_MAX_DEPTH);
+  if (why == NULL && S_ISREG(st.st_mode) && b->n >= HOME_MAX_FILES)
+    why = xfmt("more than %d files of the home", HOME_MAX_FILES);
+  if (why != NULL) {
+    close(fd);
+    if (strict)
+      return error_set(err, 0, "sandbox: --dotfile `%s`: %s; it is not bound", rel, why);
+    b->skipped++;
+    log_warning("sandbox: ~/%s is not bound: %s", rel, why);
+    return 0;
+  }
+  if (S_ISREG(st.st_mode)) {
+    cleanup_free char *dest = xfmt("%s/%s", home, rel);
+    if (binds_have(b, dest)) {
+      close(fd);
+      return 0;
+    }
+    b->v = xrealloc(b->v, (b->n + 1) * sizeof *b->v);
+    b->v[b->n++] = (struct home_bind){.dest = take_ptr(dest), .fd = fd};
+    return 0;
+  }
+  {
+    int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+    struct dirent *e;
+    int r = 0;
+
+    if (dir == NULL) {
+      if (dfd >= 0)
+        close(dfd);
+      close(fd);
+      return 0;
+    }
+    while (r == 0 && (e = readdir(dir)) != NULL) {
+      cleanup_free char *sub = NULL;
+      int cfd;
+      if (streq(e->d_name, ".") || streq(e->d_name, ".."))
+        continue;
+      sub = xfmt("%s/%s", rel, e->d_name);
+      /* the child of this very directory, following a symlink it is (what
+       * it resolves to is checked as any other file) */
+      cfd = openat(fd, e->d_name, O_PATH | O_CLOEXEC);
+      if (cfd < 0)
+        continue;
+      r = home_add(b, cfd, sub, home, deny, false, depth + 1, err);
+    }
+    closedir(dir);
+    close(fd);
+    return r;
+  }
+}
+
+/* The home's files for the sandbox: the profile's sandbox.home, then
+ * --dotfile; missing ones are skipped. */
+static int home_collect(struct home_binds *b, const char *home, const struct agent_profile *p,
+                        char **dotfiles, struct error *err)
+{
+  cleanup_close int hfd = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  char *const *deny = p->sandbox.home_deny;
+
+  if (hfd < 0)
+    return 0; /* no home on the host: nothing to bind */
+  for (int pass = 0; pass < 2; pass++) {
+    char **list = pass == 0 ? p->sandbox.home : dotfiles;
+    for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+      cleanup_free char *rel = profile_home_normalize(list[i]);
+      int fd;
+      if (rel == NULL)
+        continue; /* the profile's are validated, --dotfile's checked at parse */
+      fd = openat(hfd, rel, O_PATH | O_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+          continue;
+        if (pass == 1)
+          return error_errno(err, "sandbox: --dotfile `%s`", rel);
+        log_warning("sandbox: ~/%s is not bound: %s", rel, strerror(errno));
+        continue;
+      }
+      if (home_add(b, fd, rel, home, deny, pass == 1, 0, err) < 0)
+        return -1;
+    }
+  }
+  return 0;
 }
 
 static bool have_slirp(void)
@@ -604,6 +775,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
   cleanup_close int dirfd = -1;
+  struct home_binds binds = {0};
+  struct agent_profile *prof = NULL;
   const char *val;
   int id, n, code;
   char *run_argv[8];
@@ -642,15 +815,16 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
         return error_set(err, 0, "sandbox: --env: expected KEY=VALUE, got `%s`", val);
       strv_push(&env, val);
       break;
-    case S_DOTFILE:
-      if (val[0] == '/' || strstr(val, "..") != NULL || val[0] == '\0')
+    case S_DOTFILE: {
+      cleanup_free char *rel = profile_home_normalize(val);
+      if (rel == NULL)
         return error_set(err, 0,
                          "sandbox: --dotfile: `%s`: a path relative to the home, "
                          "without `..`",
                          val);
-      o.dotfiles_set = true;
-      strv_push(&dots, val);
+      strv_push(&dots, rel);
       break;
+    }
     case S_ALLOW:
       strv_push(&allow, val);
       break;
@@ -682,10 +856,19 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                        "sandbox: --allow needs slirp4netns (Debian package "
                        "`slirp4netns`) on PATH, for the sandbox's network");
   }
-  if (!o.dotfiles_set)
-    for (size_t i = 0; default_dotfiles[i] != NULL; i++)
-      strv_push(&dots, default_dotfiles[i]);
   o.dotfiles = dots;
+  if (profile_load(o.profile ? o.profile : "agent", &prof, err) < 0)
+    return error_prefix(err, "sandbox: --profile");
+  /* a denied --dotfile is refused by its name first (what it resolves to is
+   * checked once it is opened) */
+  for (char **d = dots; d != NULL && *d != NULL; d++) {
+    const char *why = profile_home_denied(*d, prof->sandbox.home_deny);
+    if (why != NULL)
+      return error_set(err, 0,
+                       "sandbox: --dotfile `%s`: on the home's deny list (`%s`): credentials, "
+                       "browser profiles and shell histories are never bound",
+                       *d, why);
+  }
   if (o.rootfs == NULL)
     o.shim = shim = realpath("/proc/self/exe", NULL);
 
@@ -714,6 +897,20 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   }
   if (streq(home, "/"))
     return error_set(err, 0, "sandbox: HOME=/ cannot be hidden: set HOME");
+  {
+    /* the workspace is shown whole: not the home, nor above it, nor in
+     * what the home's deny list names */
+    const char *rest, *why;
+    if (path_under(home, ws, &rest))
+      return error_set(err, 0,
+                       "sandbox: the workspace `%s` %s the home, whose keys and "
+                       "credentials the sandbox hides (run it from a project directory, or "
+                       "give --workspace DIR)",
+                       ws, *rest == '\0' ? "is" : "holds");
+    if (path_under(ws, home, &rest) && (why = profile_home_denied(rest, prof->sandbox.home_deny)))
+      return error_set(err, 0, "sandbox: the workspace `%s` is on the home's deny list (`%s`)", ws,
+                       why);
+  }
 
   if (geteuid() != 0 && !g.in_userns) {
     if (enter_userns(err) < 0)
@@ -746,7 +943,10 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     error_errno(err, "sandbox: open `%s`", dir);
     goto fail_dir;
   }
-  if (write_config(dirfd, &o, ws, home, err) < 0 || write_profile(dirfd, &o, ws, err) < 0)
+  if (home_collect(&binds, home, prof, dots, err) < 0)
+    goto fail_files;
+  o.binds = &binds;
+  if (write_config(dirfd, &o, ws, home, err) < 0 || write_profile(dirfd, &o, prof, ws, err) < 0)
     goto fail_files;
   profile_path = xfmt("%s/profile.json", dir);
   g.profile = profile_path;
@@ -761,6 +961,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   run_argv[n++] = name;
   run_argv[n] = NULL;
   code = cmd_run(&g, n, run_argv, err);
+  binds_free(&binds);
+  profile_free(take_ptr(prof));
   if (!o.keep) {
     unlinkat(dirfd, "config.json", 0);
     unlinkat(dirfd, "profile.json", 0);
@@ -772,6 +974,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   return code;
 
 fail_files:
+  binds_free(&binds);
+  profile_free(take_ptr(prof));
   unlinkat(dirfd, "config.json", 0);
   unlinkat(dirfd, "profile.json", 0);
 fail_dir:

@@ -25,6 +25,8 @@
  *   mounts.*                   engine sockets refused; other host binds read-only
  *   resources.*                default when unset, ceiling (refusal) above max
  *   egress/audit               carried to the runtime (netfilter/, audit)
+ *   sandbox.home/homeDeny      `agentrt sandbox`: the home's files bound read-only (no
+ *                              credentials: the deny list of home.c wins over them)
  *   annotations.allowLoosen    what run.agentrt.* may loosen, and how far
  */
 #include "profile/profile.h"
@@ -122,6 +124,9 @@ static const char agent_json[] =
     "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}},\n"
     "  \"ingress\": {\"default\": \"deny\", \"allow\": []},\n"
     "  \"audit\": {\"enabled\": true, \"maxSize\": \"100m\", \"maxAge\": \"30d\"},\n"
+    "  \"sandbox\": {\"home\": [\".gitconfig\", \".config/git\", \".gitignore_global\", "
+    "\".editorconfig\",\n"
+    "    \".inputrc\"], \"homeDeny\": []},\n"
     "  \"annotations\": {\n"
     "    \"apply\": true,\n"
     "    \"allowLoosen\": {\n"

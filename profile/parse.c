@@ -271,6 +271,8 @@ void profile_free(struct agent_profile *p)
   strv_free(p->mounts.writable_binds);
   profile_egress_clear(&p->egress);
   free(p->audit.dir);
+  strv_free(p->sandbox.home);
+  strv_free(p->sandbox.home_deny);
   strv_free(p->annotations.loosen.egress_allow);
   strv_free(p->annotations.loosen.ingress_allow);
   free(p);

@@ -266,6 +266,12 @@ static const struct pfield audit_fields[] = {
     FEND,
 };
 
+static const struct pfield sandbox_fields[] = {
+    F("home", P_STRV, sandbox.home),
+    F("homeDeny", P_STRV, sandbox.home_deny),
+    FEND,
+};
+
 #define L(member) annotations.loosen.member
 static const struct pfield loosen_fields[] = {
     FH("memory", P_SIZE, L(memory), L(has_memory)),
@@ -305,6 +311,7 @@ static const struct pfield top_fields[] = {
     FOBJ("egress", egress_fields),
     FOBJ("ingress", ingress_fields),
     FOBJ("audit", audit_fields),
+    FOBJ("sandbox", sandbox_fields),
     FOBJ("annotations", annotations_fields),
     FEND,
 };
