@@ -47,6 +47,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "cli/cli.h"
+#include "cli/create.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "container/container.h"
@@ -243,13 +244,13 @@ static int parse_size(const char *s, uint64_t *ret)
   return 0;
 }
 
-static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws, const char *home,
-                        struct error *err)
+/* The sandbox's config.json, in memory (*ret: malloc'd, *ret_len bytes). */
+static int build_config(const struct sandbox_opts *o, const char *ws, const char *home, char **ret,
+                        size_t *ret_len, struct error *err)
 {
   yajl_gen y = yajl_gen_alloc(NULL);
   const unsigned char *buf;
   size_t len;
-  int r;
   char num[32];
   const char *const proc_opts[] = {"nosuid", "noexec", "nodev", NULL};
   const char *const dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
@@ -427,28 +428,30 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
 
   if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
     yajl_gen_free(y);
-    return error_set(err, 0, "sandbox: cannot write config.json");
+    return error_set(err, 0, "sandbox: cannot build config.json");
   }
-  r = write_file_atomic_at(dirfd, "config.json", (const char *)buf, len, err);
+  *ret = xmalloc(len + 1);
+  memcpy(*ret, buf, len);
+  (*ret)[len] = '\0';
+  *ret_len = len;
   yajl_gen_free(y);
-  return r;
+  return 0;
 }
 
 /* The profile: the chosen one (loaded, so that an operator's file or
  * agent-strict works as well as a built-in), with the workspace at its path
- * and the egress entries of --allow; written out in full ("extends":
- * "none"), as `agentrt profile show` does. */
-static int write_profile(int dirfd, const struct sandbox_opts *o, struct agent_profile *p,
-                         const char *ws, struct error *err)
+ * and the egress entries of --allow; handed to create in memory. */
+static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *p, const char *ws)
 {
-  cleanup_free char *json = NULL;
-  size_t len = 0;
-
   free(p->name);
   p->name = xstrdup("sandbox");
   free(p->workspace.path);
   p->workspace.path = xstrdup(ws);
   p->workspace.mode = o->write_through ? PROFILE_WS_BIND : PROFILE_WS_OVERLAY;
+  /* No syncs of the upper layer: its unmount would otherwise flush the whole
+   * file system it is on (2-50 ms here, growing with everybody's dirty data);
+   * the changes wait in the page cache like any other write. */
+  p->workspace.volatile_upper = true;
   if (o->allow != NULL) {
     if (p->egress.def == PROFILE_EGRESS_OFF)
       p->egress.def = PROFILE_EGRESS_DENY;
@@ -459,9 +462,6 @@ static int write_profile(int dirfd, const struct sandbox_opts *o, struct agent_p
       p->egress.dns_upstream = strv_dup(o->dns);
     }
   }
-  if (profile_to_json(p, &json, &len, err) < 0)
-    return error_prefix(err, "sandbox: the profile");
-  return write_file_atomic_at(dirfd, "profile.json", json, len, err);
 }
 
 /* `path` is `dir` or below it; *rest the part after dir ("" for dir). */
@@ -767,19 +767,17 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *ws = NULL;
   cleanup_free char *home = NULL;
   cleanup_free char *dir = NULL;
-  cleanup_free char *profile_path = NULL;
-  cleanup_free char *bundle_arg = NULL;
+  cleanup_free char *cfg_json = NULL;
+  size_t cfg_len = 0;
   cleanup_free char *shim = NULL;
   cleanup_strv char **env = NULL;
   cleanup_strv char **dots = NULL;
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
-  cleanup_close int dirfd = -1;
   struct home_binds binds = {0};
   struct agent_profile *prof = NULL;
   const char *val;
   int id, n, code;
-  char *run_argv[8];
 
   while ((n = opt_next(&it, sandbox_specs, &id, &val, "sandbox", err)) == 1) {
     switch (id) {
@@ -927,59 +925,33 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
   }
 
-  /* A private directory beside the state root (ROOT-sandbox/NAME) for the
-   * generated bundle. */
-  {
-    cleanup_free char *parent = xfmt("%s-sandbox", g.root);
-    if (state_root_prepare(parent, err) < 0)
-      return error_prefix(err, "sandbox");
-  }
-  dir = xfmt("%s-sandbox/%s", g.root, name);
-  if (mkdir(dir, 0700) < 0)
-    return error_errno(err, "sandbox `%s`: mkdir `%s`%s", name, dir,
-                       errno == EEXIST ? " (a sandbox of that name exists; --name)" : "");
-  dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) {
-    error_errno(err, "sandbox: open `%s`", dir);
-    goto fail_dir;
-  }
+  /* No bundle on disk: the config and the profile go to create in memory,
+   * the workspace stands for the bundle directory (nothing is written
+   * there; the state directory keeps its own copy of the config). */
   if (home_collect(&binds, home, prof, dots, err) < 0)
-    goto fail_files;
+    goto fail;
   o.binds = &binds;
-  if (write_config(dirfd, &o, ws, home, err) < 0 || write_profile(dirfd, &o, prof, ws, err) < 0)
-    goto fail_files;
-  profile_path = xfmt("%s/profile.json", dir);
-  g.profile = profile_path;
-
-  bundle_arg = xstrdup(dir);
-  n = 0;
-  run_argv[n++] = "run";
-  run_argv[n++] = "--bundle";
-  run_argv[n++] = bundle_arg;
-  if (o.keep)
-    run_argv[n++] = "--keep";
-  run_argv[n++] = name;
-  run_argv[n] = NULL;
-  code = cmd_run(&g, n, run_argv, err);
+  if (build_config(&o, ws, home, &cfg_json, &cfg_len, err) < 0)
+    goto fail;
+  sandbox_profile(&o, prof, ws);
+  /* the state records the base profile's name (exec applies its process
+   * rules, which the sandbox does not change) */
+  g.profile = o.profile ? o.profile : "agent";
+  {
+    struct create_opts co = {
+        .id = name, .bundle = ws, .config_json = cfg_json, .config_len = cfg_len, .profile = prof};
+    code = run_foreground(&g, &co, o.keep, err);
+  }
   binds_free(&binds);
   profile_free(take_ptr(prof));
-  if (!o.keep) {
-    unlinkat(dirfd, "config.json", 0);
-    unlinkat(dirfd, "profile.json", 0);
-    rmdir(dir);
-  }
   if (code < 0)
     return error_prefix(err, "sandbox `%s`", name);
   print_summary(&g, name, ws, o.write_through);
   return code;
 
-fail_files:
+fail:
   binds_free(&binds);
   profile_free(take_ptr(prof));
-  unlinkat(dirfd, "config.json", 0);
-  unlinkat(dirfd, "profile.json", 0);
-fail_dir:
-  rmdir(dir);
   return error_prefix(err, "sandbox `%s`", name);
 }
 

@@ -9,6 +9,8 @@
  * Field reference (struct agent_profile in profile.h):
  *   rootfs.readonly            root.readonly forced true
  *   workspace.path/mode/size   auto = overlay over an engine's bind, else tmpfs
+ *   workspace.volatile         overlay "volatile": no syncs of the upper layer (faster start and
+ *                              exit; a host crash may lose changes still waiting for review)
  *   workspace.protected        files tools run or load by themselves: overlay mode leaves
  *                              changes to them out of commit, bind mode binds them read-only
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)

@@ -139,6 +139,7 @@ struct agent_profile {
     uint64_t size;    /* tmpfs mode */
     char **protected; /* relative; trailing '/' = directory, else file */
     struct profile_retention retention;
+    bool volatile_upper; /* overlay "volatile": no syncs of the upper layer's file system */
   } workspace;
   struct profile_scratch *scratch;
   size_t n_scratch;
@@ -226,6 +227,7 @@ struct profile_result {
     size_t n_protected;
     char **review_protected; /* OVERLAY: the profile's list, relative (workspace/protect.c) */
     struct profile_retention retention;
+    bool volatile_upper; /* OVERLAY: mount it "volatile" */
   } workspace;
   struct profile_egress egress; /* annotations applied */
   struct profile_audit audit;

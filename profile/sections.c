@@ -176,9 +176,13 @@ static const struct pfield retention_fields[] = {
 };
 
 static const struct pfield workspace_fields[] = {
-    F("path", P_STR, workspace.path),    FFN("mode", ws_mode),
-    F("size", P_SIZE, workspace.size),   F("protected", P_STRV, workspace.protected),
-    FOBJ("retention", retention_fields), FEND,
+    F("path", P_STR, workspace.path),
+    FFN("mode", ws_mode),
+    F("size", P_SIZE, workspace.size),
+    F("protected", P_STRV, workspace.protected),
+    FOBJ("retention", retention_fields),
+    F("volatile", P_BOOL, workspace.volatile_upper),
+    FEND,
 };
 
 static const struct pfield caps_fields[] = {

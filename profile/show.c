@@ -77,6 +77,7 @@ static void gen_workspace(yajl_gen g, const struct agent_profile *p)
   gen_size(g, "size", p->workspace.size);
   profile_gen_key_strv(g, "protected", p->workspace.protected);
   profile_gen_retention(g, &p->workspace.retention);
+  profile_gen_key_bool(g, "volatile", p->workspace.volatile_upper);
   yajl_gen_map_close(g);
   profile_gen_str(g, "scratch");
   yajl_gen_array_open(g);
