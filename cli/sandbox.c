@@ -162,7 +162,8 @@ struct sandbox_opts {
   char **env;      /* --env */
   char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
   const struct home_binds *binds;
-  char **allow; /* --allow: egress entries; the sandbox gets a network */
+  char **allow; /* --allow: egress entries */
+  bool network; /* slirp4netns and the egress policy (--allow, the profile's allowlist) */
   char **dns;   /* --dns: upstream resolvers */
   char **cmd;
   const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
@@ -344,7 +345,7 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   gmount(y, ws, "bind", ws, ws_bind);
   yajl_gen_array_close(y);
 
-  if (o->allow != NULL) {
+  if (o->network) {
     /* The network helper, started once the sandbox's network namespace exists. */
     gstr(y, "hooks");
     yajl_gen_map_open(y);
@@ -452,7 +453,11 @@ static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *
    * file system it is on (2-50 ms here, growing with everybody's dirty data);
    * the changes wait in the page cache like any other write. */
   p->workspace.volatile_upper = true;
-  if (o->allow != NULL) {
+  if (!o->network) {
+    /* loopback only: there is nowhere to go, so no rules to install (and
+     * nothing needs the init's network namespace: see cmd_sandbox) */
+    p->egress.def = PROFILE_EGRESS_OFF;
+  } else {
     if (p->egress.def == PROFILE_EGRESS_OFF)
       p->egress.def = PROFILE_EGRESS_DENY;
     for (char **a = o->allow; *a != NULL; a++)
@@ -728,6 +733,11 @@ static int keep_caps_over_exec(struct error *err)
   return 0;
 }
 
+static void profile_freep(struct agent_profile **p)
+{
+  profile_free(*p);
+}
+
 static char *random_name(void)
 {
   unsigned char b[4] = {0};
@@ -775,7 +785,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
   struct home_binds binds = {0};
-  struct agent_profile *prof = NULL;
+  __attribute__((cleanup(profile_freep))) struct agent_profile *prof = NULL;
   const char *val;
   int id, n, code;
 
@@ -844,19 +854,24 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   o.env = env;
   o.allow = allow;
   o.dns = dns;
-  if (allow != NULL) {
-    if (o.rootfs != NULL)
-      return error_set(err, 0,
-                       "sandbox: --allow with --rootfs: the network helper runs from "
-                       "the host's root");
-    if (!have_slirp())
-      return error_set(err, 0,
-                       "sandbox: --allow needs slirp4netns (Debian package "
-                       "`slirp4netns`) on PATH, for the sandbox's network");
-  }
   o.dotfiles = dots;
   if (profile_load(o.profile ? o.profile : "agent", &prof, err) < 0)
     return error_prefix(err, "sandbox: --profile");
+  /* A network (slirp4netns) only for something to reach: --allow, the
+   * profile's allowlist, or a profile that allows everything.  Without one
+   * the sandbox has loopback only and no egress policy to keep. */
+  o.network = allow != NULL || prof->egress.def == PROFILE_EGRESS_ALLOW ||
+              (prof->egress.def == PROFILE_EGRESS_DENY && strv_len(prof->egress.allow) > 0);
+  if (o.network) {
+    if (o.rootfs != NULL)
+      return error_set(err, 0,
+                       "sandbox: a network (--allow, or the profile's egress.allow) with "
+                       "--rootfs: the network helper runs from the host's root");
+    if (!have_slirp())
+      return error_set(err, 0,
+                       "sandbox: a network (--allow, or the profile's egress.allow) needs "
+                       "slirp4netns (Debian package `slirp4netns`) on PATH");
+  }
   /* a denied --dotfile is refused by its name first (what it resolves to is
    * checked once it is opened) */
   for (char **d = dots; d != NULL && *d != NULL; d++) {
@@ -913,16 +928,22 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   if (geteuid() != 0 && !g.in_userns) {
     if (enter_userns(err) < 0)
       return -1;
-    /* Again from the start, inside: a process's memory belongs to the user
-     * namespace it was executed in, and only from there can it open the
-     * /proc/PID/ns files of the (non-dumpable) container init.  We are not
-     * root in there (we kept our uid), so the namespace's capabilities go
-     * through the exec as ambient ones; the container's process gets only
-     * what its config says. */
-    if (keep_caps_over_exec(err) < 0)
-      return -1;
-    execv("/proc/self/exe", g.argv);
-    return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
+    g.in_userns = true;
+    /* With a network: again from the start, inside.  A process's memory
+     * belongs to the user namespace it was executed in, and only from there
+     * can the monitor open the /proc/PID/ns/net of the (non-dumpable)
+     * container init to install the egress rules.  We are not root in there
+     * (we kept our uid), so the namespace's capabilities go through the exec
+     * as ambient ones; the container's process gets only what its config
+     * says.  Without a network nothing opens the init's namespaces (file
+     * records need a fanotify mark a user cannot have anyway), and the exec
+     * is saved. */
+    if (o.network) {
+      if (keep_caps_over_exec(err) < 0)
+        return -1;
+      execv("/proc/self/exe", g.argv);
+      return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
+    }
   }
 
   /* No bundle on disk: the config and the profile go to create in memory,
