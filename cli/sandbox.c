@@ -18,8 +18,9 @@
  *               with the protected paths read-only)
  *   network     a network namespace of its own with loopback only: the
  *               host's loopback services are unreachable
- *   profile     `agent` (or --profile), with the limits of --memory/--pids/
- *               --cpus
+ *   profile     `agent` (or --profile: any profile), with the limits of
+ *               --memory/--pids/--cpus; handed to create in memory, with the
+ *               config (no bundle on disk)
  *
  * As an unprivileged user agentrt first enters a user namespace of its own in
  * which the user keeps its uid and gid (as a rootless engine does), so the
@@ -101,9 +102,12 @@ static const char sandbox_usage[] =
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
     "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
+    "home empty but for the profile's sandbox.home files and --dotfile PATH (relative to\n"
+    "the home), read-only, never keys, credentials, browser profiles or histories (the\n"
+    "built-in deny list, plus the profile's sandbox.homeDeny), the\n"
     "current directory (or --workspace) as the reviewed workspace, no network but\n"
-    "loopback (with --allow: slirp4netns, and only the entries leave), the profile's\n"
-    "seccomp, capability and audit rules and its limits.\n"
+    "loopback (with --allow or the profile's egress.allow: slirp4netns, and only the\n"
+    "entries leave), the profile's seccomp, capability and audit rules and its limits.\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents
