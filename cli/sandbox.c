@@ -929,6 +929,19 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                        why);
   }
 
+  /* A user's sandbox gets no cgroup of its own yet (placing it in a
+   * delegated cgroup v2 is not done): the limits are dropped, loudly. */
+  if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
+    /* the values are checked all the same */
+    cleanup_free char *scratch = NULL;
+    size_t scratch_len = 0;
+    struct sandbox_opts lim = {.memory = o.memory, .pids = o.pids, .cpus = o.cpus, .cmd = o.cmd};
+    if (build_config(&lim, ws, home, &scratch, &scratch_len, err) < 0)
+      return -1;
+    log_warning("sandbox: --memory, --pids and --cpus are NOT enforced in a user's sandbox (it "
+                "gets no cgroup of its own yet; as root they are)");
+    o.memory = o.pids = o.cpus = NULL;
+  }
   if (geteuid() != 0 && !g.in_userns) {
     if (enter_userns(err) < 0)
       return -1;
