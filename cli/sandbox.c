@@ -133,6 +133,10 @@ static const char *const env_drop[] = {
 };
 
 static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
+/* What a file of the home may not lead to either: the sandbox's own private
+ * /tmp, /var/tmp and /dev hide the host's, and /proc and /sys files are not
+ * dotfiles (a link to /proc/1/environ, say). */
+static const char *const hidden_too[] = {"/tmp", "/var/tmp", "/dev", "/proc", "/sys", NULL};
 
 /* At most this many files of the home are bound (a directory is bound file
  * by file), and directories are walked this deep. */
@@ -489,7 +493,8 @@ static bool path_under(const char *path, const char *dir, const char **rest)
  * be in the home and not denied, or outside the directories the sandbox hides
  * (the host's root is readable in the sandbox anyway); a regular file must
  * have no other hard link (the other name could be a key). */
-static char *home_refusal(int fd, const char *home, char *const *deny, const struct stat *st)
+static char *home_refusal(int fd, const char *home, const char *home_real, char *const *deny,
+                          const struct stat *st)
 {
   char lnk[64], real[PATH_MAX];
   const char *rest, *why;
@@ -502,7 +507,9 @@ static char *home_refusal(int fd, const char *home, char *const *deny, const str
   real[n] = '\0';
   if (real[0] != '/')
     return xfmt("it is `%s`, not a file of a file system", real);
-  if (path_under(real, home, &rest)) {
+  /* the home by its own name, or by the path it really has (a home that is
+   * a symlink: /home/u -> /data/u) */
+  if (path_under(real, home, &rest) || path_under(real, home_real, &rest)) {
     if (*rest == '\0')
       return xstrdup("it is the home itself");
     if ((why = profile_home_denied(rest, deny)) != NULL)
@@ -511,6 +518,9 @@ static char *home_refusal(int fd, const char *home, char *const *deny, const str
     for (size_t i = 0; hidden_dirs[i] != NULL; i++)
       if (path_under(real, hidden_dirs[i], &rest))
         return xfmt("it is %s, in %s, which the sandbox hides", real, hidden_dirs[i]);
+    for (size_t i = 0; hidden_too[i] != NULL; i++)
+      if (path_under(real, hidden_too[i], &rest))
+        return xfmt("it is %s, in %s, which the sandbox has a private one of", real, hidden_too[i]);
   }
   if (S_ISREG(st->st_mode) && st->st_nlink > 1)
     return xfmt("it has %ju hard links (another name of it may be a credential)",
@@ -540,7 +550,8 @@ static bool binds_have(const struct home_binds *b, const char *dest)
  * directory, each file below it.  strict (a --dotfile itself): a refusal is
  * the error; else a refused file is skipped with a warning. */
 static int home_add(struct home_binds *b, int fd, const char *rel, const char *home,
-                    char *const *deny, bool strict, int depth, struct error *err)
+                    const char *home_real, char *const *deny, bool strict, int depth,
+                    struct error *err)
 {
   struct stat st;
   cleanup_free char *why = NULL;
@@ -553,7 +564,7 @@ static int home_add(struct home_binds *b, int fd, const char *rel, const char *h
   if ((d = profile_home_denied(rel, deny)) != NULL)
     why = xfmt("on the home's deny list (`%s`)", d);
   else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
-    why = home_refusal(fd, home, deny, &st);
+    why = home_refusal(fd, home, home_real, deny, &st);
   else {
     close(fd); /* a socket, a fifo, a device: nothing to read */
     return 0;
@@ -603,7 +614,7 @@ static int home_add(struct home_binds *b, int fd, const char *rel, const char *h
       cfd = openat(fd, e->d_name, O_PATH | O_CLOEXEC);
       if (cfd < 0)
         continue;
-      r = home_add(b, cfd, sub, home, deny, false, depth + 1, err);
+      r = home_add(b, cfd, sub, home, home_real, deny, false, depth + 1, err);
     }
     closedir(dir);
     close(fd);
@@ -618,9 +629,16 @@ static int home_collect(struct home_binds *b, const char *home, const struct age
 {
   cleanup_close int hfd = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC);
   char *const *deny = p->sandbox.home_deny;
+  char lnk[64], home_real[PATH_MAX];
+  ssize_t n;
 
   if (hfd < 0)
     return 0; /* no home on the host: nothing to bind */
+  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", hfd);
+  n = readlink(lnk, home_real, sizeof home_real - 1);
+  if (n <= 0 || home_real[0] != '/')
+    return error_errno(err, "sandbox: the home `%s`: what is its path", home);
+  home_real[n] = '\0';
   for (int pass = 0; pass < 2; pass++) {
     char **list = pass == 0 ? p->sandbox.home : dotfiles;
     for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
@@ -637,7 +655,7 @@ static int home_collect(struct home_binds *b, const char *home, const struct age
         log_warning("sandbox: ~/%s is not bound: %s", rel, strerror(errno));
         continue;
       }
-      if (home_add(b, fd, rel, home, deny, pass == 1, 0, err) < 0)
+      if (home_add(b, fd, rel, home, home_real, deny, pass == 1, 0, err) < 0)
         return -1;
     }
   }

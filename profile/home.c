@@ -99,6 +99,8 @@ const char *const profile_home_deny_builtin[] = {
     ".rediscli_history",
     ".irb_history",
     ".Rhistory",
+    /* agentrt's own data: other sandboxes' workspaces and trails */
+    ".local/share/agentrt",
     NULL,
 };
 

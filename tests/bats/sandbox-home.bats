@@ -257,3 +257,33 @@ while time.time() < end:
 	[ "$seen" -gt 0 ]
 	[ "$bound" -gt 0 ] || [ "$refused" -gt 0 ]
 }
+
+@test "sandbox home: a home that is itself a symlink gets the same checks" {
+	as_owner ln -s .ssh/id_rsa "$H/.gitconfig"
+	ln -s home "$SBX/linkhome"
+	run bash -c "cd '$SBX/ws' && timeout 60 setpriv --reuid $SBX_UID --regid $SBX_UID --clear-groups \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME='$SBX/linkhome' XDG_RUNTIME_DIR='$SBX/run' \
+		XDG_DATA_HOME='$H/.local/share' '$AGENTRT' sandbox --name hl2 -- sh -c 'cat \$HOME/.gitconfig; true'"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *SECRET-KEY* ]]
+	[[ "$output" == *"~/.gitconfig is not bound: it is ~/.ssh/id_rsa"* ]]
+}
+
+@test "sandbox home: links to the host's /tmp, /proc or /dev are not bound" {
+	echo "SECRET-KEY-tmp" >"$SBX/tmpfile"
+	chown "$SBX_UID" "$SBX/tmpfile"
+	local t
+	t=$(mktemp /tmp/agentrt-sbxh-XXXXXX)
+	echo "SECRET-KEY-hosttmp" >"$t"
+	chmod 644 "$t"
+	as_owner ln -s "$t" "$H/.gitconfig"
+	as_owner ln -s /proc/self/environ "$H/.inputrc"
+	as_owner ln -s /dev/zero "$H/.editorconfig"
+	run env SECRETVAR=SECRET-KEY-env setpriv --reuid "$SBX_UID" --regid "$SBX_UID" --clear-groups \
+		env HOME="$H" XDG_RUNTIME_DIR="$SBX/run" XDG_DATA_HOME="$H/.local/share" \
+		sh -c "cd '$SBX/ws' && '$AGENTRT' sandbox --name ht1 -- sh -c 'cat \$HOME/.gitconfig \$HOME/.inputrc 2>/dev/null | tr \"\\\\0\" \"\\\\n\" | grep SECRET-KEY-hosttmp; ls -A \$HOME'"
+	rm -f "$t"
+	[[ "$output" != *SECRET-KEY-hosttmp* ]]
+	[[ "$output" == *"~/.gitconfig is not bound: it is /tmp/agentrt-sbxh-"*"private one"* ]]
+	[[ "$output" == *"~/.inputrc is not bound: it is /proc/"* ]]
+}
