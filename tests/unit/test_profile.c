@@ -834,6 +834,7 @@ static void test_home_deny(void)
       ".local/share/fish/fish_history",
       "projects/x/.env",
       ".config/x/auth.json",
+      ".local/share/agentrt/roots",
       NULL,
   };
   static const char *const allowed[] = {
