@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "audit/jbuf.h"
@@ -168,6 +169,17 @@ static int record_protected(struct container *c, const struct workspace *w, stru
   return r;
 }
 
+/* overlayfs takes "volatile" since Linux 5.10 */
+static bool overlay_has_volatile(void)
+{
+  struct utsname u;
+  unsigned maj = 0, min = 0;
+
+  if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+    return false;
+  return maj > 5 || (maj == 5 && min >= 10);
+}
+
 /* The agent profile's overlay workspace (profile.h): the engine's bind of a
  * host directory becomes an overlay whose upper layer agentrt keeps under
  * <data-dir>/roots/<key>/.workspaces/<id>, so the host directory only changes when the
@@ -201,6 +213,8 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     m->type = xstrdup("overlay");
     m->source = xstrdup("overlay");
     m->options = strv_dup(w->mount_optv);
+    if (c->profile && c->profile->workspace.volatile_upper && overlay_has_volatile())
+      strv_push(&m->options, "volatile");
     workspace_free(w);
   }
   return 0;
@@ -423,13 +437,15 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
 
   if (validate_container_id(o->id, err) < 0)
     return -1;
-  if (load_bundle_config(bundle, o->config, &cfg, err) < 0)
+  if (o->config_json != NULL
+          ? oci_config_parse(o->config_json, o->config_len, "config.json", &cfg, err) < 0
+          : load_bundle_config(bundle, o->config, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
   if (cfg->process != NULL && cfg->process->caps.n_unknown > 0)
     log_warning("create `%s`: process.capabilities: %u unknown (%s), ignoring", o->id,
                 cfg->process->caps.n_unknown, cfg->process->caps.unknown);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
-  if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
+  if (policy_apply(g, o->profile, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
   }

@@ -276,6 +276,8 @@ void profile_free(struct agent_profile *p)
     profile_secret_clear(&p->secrets[i]);
   free(p->secrets);
   free(p->audit.dir);
+  strv_free(p->sandbox.home);
+  strv_free(p->sandbox.home_deny);
   strv_free(p->annotations.loosen.egress_allow);
   strv_free(p->annotations.loosen.ingress_allow);
   free(p);

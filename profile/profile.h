@@ -158,6 +158,7 @@ struct agent_profile {
     uint64_t size;    /* tmpfs mode */
     char **protected; /* relative; trailing '/' = directory, else file */
     struct profile_retention retention;
+    bool volatile_upper; /* overlay "volatile": no syncs of the upper layer's file system */
   } workspace;
   struct profile_scratch *scratch;
   size_t n_scratch;
@@ -201,6 +202,13 @@ struct agent_profile {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  /* `agentrt sandbox`: what of the user's home is bound in, read-only
+   * (relative paths; a directory is bound file by file), and what is never
+   * bound, on top of the built-in list (profile_home_denied). */
+  struct {
+    char **home;
+    char **home_deny;
+  } sandbox;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
     struct profile_loosen loosen;
@@ -240,6 +248,7 @@ struct profile_result {
     size_t n_protected;
     char **review_protected; /* OVERLAY: the profile's list, relative (workspace/protect.c) */
     struct profile_retention retention;
+    bool volatile_upper; /* OVERLAY: mount it "volatile" */
   } workspace;
   struct profile_egress egress; /* annotations applied */
   /* the secrets this container gets (the profile's, or those named by
@@ -322,6 +331,20 @@ int profile_parse_duration(const char *s, uint64_t *ret);
 /* "1.5" -> 1500 millicpus. */
 int profile_parse_cpus(const char *s, uint64_t *ret);
 const char *profile_ws_mode_name(enum profile_ws_mode m);
+
+/* The home's deny list (home.c), which wins over sandbox.home and
+ * `sandbox --dotfile`: credentials (.ssh, .aws, .config/gcloud, .kube,
+ * .docker, .netrc, .git-credentials, .npmrc, .gnupg ...), browser profiles and
+ * shell histories, matched on whole path components without regard to case,
+ * plus credential file names anywhere below the home (id_rsa*, *_history,
+ * credentials ...).  rel is relative to the home; extra is the profile's
+ * sandbox.homeDeny.  Returns the entry or pattern that denies rel, or NULL. */
+const char *profile_home_denied(const char *rel, char *const *extra);
+/* rel as a normalised relative path ("a/b": no leading '/', no `.`, `..` or
+ * empty components); NULL when it cannot be one. */
+char *profile_home_normalize(const char *rel);
+/* The built-in deny list, NULL-terminated (for `--help` and the docs). */
+extern const char *const profile_home_deny_builtin[];
 int profile_ws_mode_from_name(const char *s); /* -1 unknown */
 
 #endif

@@ -176,9 +176,13 @@ static const struct pfield retention_fields[] = {
 };
 
 static const struct pfield workspace_fields[] = {
-    F("path", P_STR, workspace.path),    FFN("mode", ws_mode),
-    F("size", P_SIZE, workspace.size),   F("protected", P_STRV, workspace.protected),
-    FOBJ("retention", retention_fields), FEND,
+    F("path", P_STR, workspace.path),
+    FFN("mode", ws_mode),
+    F("size", P_SIZE, workspace.size),
+    F("protected", P_STRV, workspace.protected),
+    FOBJ("retention", retention_fields),
+    F("volatile", P_BOOL, workspace.volatile_upper),
+    FEND,
 };
 
 static const struct pfield caps_fields[] = {
@@ -272,6 +276,12 @@ static const struct pfield audit_fields[] = {
     FEND,
 };
 
+static const struct pfield sandbox_fields[] = {
+    F("home", P_STRV, sandbox.home),
+    F("homeDeny", P_STRV, sandbox.home_deny),
+    FEND,
+};
+
 #define L(member) annotations.loosen.member
 static const struct pfield loosen_fields[] = {
     FH("memory", P_SIZE, L(memory), L(has_memory)),
@@ -312,6 +322,7 @@ static const struct pfield top_fields[] = {
     FOBJ("ingress", ingress_fields),
     FFN("secrets", profile_parse_secrets),
     FOBJ("audit", audit_fields),
+    FOBJ("sandbox", sandbox_fields),
     FOBJ("annotations", annotations_fields),
     FEND,
 };

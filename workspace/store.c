@@ -361,6 +361,20 @@ void workspace_abandon(const char *root, const char *id)
   workspace_free(w);
 }
 
+/* A "volatile" overlay leaves work/work/incompat/volatile behind, and
+ * overlayfs refuses to mount the layers again while it is there.  Once the
+ * init is gone the overlay was unmounted cleanly and its writes are in the
+ * page cache of the upper file system, so the mark goes (after a host crash
+ * it stays, and the next mount fails: workspace discard or purge). */
+static void clear_volatile_mark(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/work/work", w->dir);
+  cleanup_close int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd >= 0)
+    ws_rm_tree(fd, "incompat");
+}
+
 void workspace_release(const char *root, const char *id)
 {
   struct workspace *w = NULL;
@@ -370,6 +384,7 @@ void workspace_release(const char *root, const char *id)
     return;
   workspace_set_mounted(w, false);
   workspace_gc(w);
+  clear_volatile_mark(w);
   workspace_free(w);
 }
 
