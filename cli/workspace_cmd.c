@@ -463,6 +463,7 @@ static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct er
     return 0;
   }
   if (streq(verb, "purge")) {
+    workspace_unmount(x->w); /* the image's device goes with the last mount */
     if (refuse_in_use(x, verb, err) < 0 || workspace_purge(x->g->store, x->w->id, err) < 0)
       return -1;
     printf("purged workspace %s\n", x->w->id);

@@ -37,7 +37,7 @@
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  size_t cap = OCI_NS_COUNT + 5 + CGROUP_JOIN_MAX + (a->bind_fds ? a->config->n_mounts : 0);
+  size_t cap = OCI_NS_COUNT + 6 + CGROUP_JOIN_MAX + (a->bind_fds ? a->config->n_mounts : 0);
   cleanup_free int *keep = xmalloc(cap * sizeof *keep);
   size_t n = 0;
   int from = 3 + a->preserve_fds;
@@ -47,6 +47,8 @@ static void close_inherited(struct init_args *a)
       keep[n++] = a->bind_fds[i];
 
   keep[n++] = a->sock;
+  if (a->ws_fs_path != NULL)
+    keep[n++] = a->ws_fs_fd;
   if (a->listener_fd >= 0)
     keep[n++] = a->listener_fd;
   for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
@@ -236,6 +238,8 @@ void init_main(struct init_args *a)
       .pty_peer_fd = -1,
       .rootfd = -1,
       .bind_fds = a->bind_fds,
+      .ws_fs_path = a->ws_fs_path,
+      .ws_fs_fd = a->ws_fs_fd,
   };
   struct process_opts po = {0};
   char *path = NULL;

@@ -169,6 +169,8 @@ static void set_overlay(struct apply_ctx *x, struct ws_state *w)
   cleanup_free char *now = NULL;
   bool noexec = profile_mount_has_opt(m, "noexec");
 
+  x->r->workspace.size = x->a.has_ws_size ? x->a.ws_size : x->p->workspace.size;
+  x->r->workspace.size_explicit = x->a.has_ws_size;
   if (profile_mount_is_workspace(m))
     return;
   old = profile_mount_describe(m);
