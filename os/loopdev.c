@@ -26,9 +26,15 @@ struct loop_config {
 bool loopdev_available(const char **why)
 {
   int fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+  struct stat st;
 
   if (fd < 0) {
     *why = errno == ENOENT ? "no /dev/loop-control" : "/dev/loop-control cannot be opened";
+    return false;
+  }
+  if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+    close(fd);
+    *why = "/dev/loop-control is not the loop control device";
     return false;
   }
   close(fd);

@@ -340,10 +340,10 @@ static int choose_storage(struct workspace *w, int dfd, const struct ws_limits *
   }
   if (!ws_image_supported(&why)) {
     if (lim->size_required)
-      return error_set(err, ENODEV,
-                       "workspace `%s`: workspace.size %" PRIu64 " cannot be enforced on this "
-                       "host (%s): the overlay's upper layer needs a loop device",
-                       w->id, lim->size, why);
+      return error_set(err, 0,
+                       "workspace.size %" PRIu64 " cannot be enforced on this host (%s): the "
+                       "overlay's upper layer needs a loop device",
+                       lim->size, why);
     w->warning = xfmt("workspace.size is not enforced (%s): the overlay's upper layer grows in "
                       "the data directory without a limit",
                       why);
@@ -360,6 +360,7 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
   cleanup_close int dfd = -1, ufd = -1;
   struct workspace *w = NULL;
+  bool fresh = false;
 
   if (!ws_valid_name(id) || dest[0] != '/')
     return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
@@ -370,6 +371,7 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
     return error_errno(err, "workspace `%s`: mkdir `%s`", id, base);
   if (open_or_new(root, id, lower, dest, &w, err) < 0)
     return -1;
+  fresh = access(w->dir, F_OK) < 0;
   if (mkdir(w->dir, 0700) < 0 && errno != EEXIST) {
     error_errno(err, "workspace `%s`: mkdir `%s`", id, w->dir);
     goto fail;
@@ -398,6 +400,12 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
   *ret = w;
   return 0;
 fail:
+  if (fresh) { /* nothing half-made is left */
+    cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    workspace_unmount(w);
+    if (basefd >= 0)
+      ws_rm_tree(basefd, id);
+  }
   workspace_free(w);
   return -1;
 }
