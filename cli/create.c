@@ -184,7 +184,8 @@ static bool overlay_has_volatile(void)
  * host directory becomes an overlay whose upper layer agentrt keeps under
  * <data-dir>/roots/<key>/.workspaces/<id>, so the host directory only changes when the
  * operator commits (`agentrt workspace ID commit`). */
-static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
+static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
+                              char **ret_fspath, struct error *err)
 {
   struct oci_config *cfg = c->config;
 
@@ -199,10 +200,22 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     if (c->profile) {
       lim.max_size = c->profile->workspace.retention.max_size;
       lim.max_age = c->profile->workspace.retention.max_age;
+      lim.size = c->profile->workspace.size;
+      lim.size_required = c->profile->workspace.size_explicit;
     }
     if (workspace_prepare(g->store, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
+    if (w->warning != NULL)
+      log_warning("create `%s`: workspace `%s`: %s", c->id, m->destination, w->warning);
+    if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL) { /* one workspace per profile */
+      *ret_fsfd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
+      if (*ret_fsfd < 0) {
+        workspace_free(w);
+        return error_errno(err, "workspace `%s`: the image's mount", m->destination);
+      }
+      *ret_fspath = workspace_fs_path(w);
+    }
     if (record_protected(c, w, err) < 0) {
       workspace_free(w);
       return -1;
@@ -433,6 +446,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct stat st;
   size_t cfg_len = 0;
   cleanup_strv char **removed = NULL;
+  cleanup_free char *ws_fs_path = NULL;
+  cleanup_close int ws_fs_fd = -1;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
@@ -468,7 +483,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
-  if (prepare_data(g, c, &removed, err) < 0 || prepare_workspaces(g, c, err) < 0)
+  if (prepare_data(g, c, &removed, err) < 0 ||
+      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, err) < 0)
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
@@ -500,6 +516,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.preserve_fds = o->preserve_fds;
   so.g = g;
   so.on_clone = monitor_go;
+  so.ws_fs_path = ws_fs_path;
+  so.ws_fs_fd = ws_fs_fd;
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
     if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)

@@ -241,8 +241,9 @@ struct profile_result {
   struct {
     enum profile_ws_mode mode; /* NONE, TMPFS, OVERLAY or BIND */
     char *path;
-    char *lowerdir; /* OVERLAY: the host directory */
-    uint64_t size;  /* TMPFS */
+    char *lowerdir;     /* OVERLAY: the host directory */
+    uint64_t size;      /* TMPFS: the tmpfs; OVERLAY: the upper layer's hard limit */
+    bool size_explicit; /* run.agentrt.workspace.size set it (refuse if not enforceable) */
     bool readonly;
     struct profile_protected *protected; /* BIND: the read-only binds */
     size_t n_protected;
