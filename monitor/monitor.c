@@ -29,6 +29,7 @@
 #include "monitor/egress_helper.h"
 #include "monitor/monitor_internal.h"
 #include "os/fsutil.h"
+#include "os/memory.h"
 #include "os/pid.h"
 #include "os/procfs.h"
 
@@ -634,6 +635,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
+  /* set-up done, off the critical path (create has its OK): what it and the
+   * CLI we were forked from left on the stack and in the heap goes back */
+  mem_release_unused();
   prioritise();
   if (eg != NULL) {
     if (egress_helper_run(eg, m.init_pidfd, m.epfd, dispatch, &m, &err) < 0)
