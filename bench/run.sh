@@ -415,6 +415,16 @@ if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ]; then
   "$here/sandbox.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: sandbox row failed" >&2
 fi
+# The density row: N idle agent containers, the PSS of each one's monitor.
+if [ "$agent_profile" = 1 ]; then
+  {
+    printf '\n## Density: idle agent containers\n\n'
+    printf 'bench/density.sh: N containers running `sleep` under the agent profile with the 20 egress entries and an overlay workspace, all created and started, then each monitor'"'"'s PSS from /proc/PID/smaps_rollup (PSS splits shared pages among their users; Pss_Anon is what one more container adds). Data directory on /run.\n\n'
+    printf '| row | PSS median | notes |\n|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/density.sh" --containers "$([ "$quick" = 1 ] && echo 3 || echo 20)" \
+    --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 || echo "run.sh: density row failed" >&2
+fi
 cp "$out/$name.md" "$out/latest.md"
 cp "$out/$name.svg" "$out/latest.svg"
 cat "$out/$name.md"

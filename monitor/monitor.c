@@ -29,6 +29,7 @@
 #include "monitor/egress_helper.h"
 #include "monitor/monitor_internal.h"
 #include "os/fsutil.h"
+#include "os/memory.h"
 #include "os/pid.h"
 #include "os/procfs.h"
 
@@ -191,6 +192,27 @@ static void arm_tick(struct monitor *m, bool pending)
     return;
   if (timerfd_settime(m->tick_fd, 0, &its, NULL) == 0)
     m->tick_armed = true;
+}
+
+/* A second after ready: what the set-up and the CLI we were forked from left
+ * on the stack and in the heap goes back (os/memory.c).  Not at once: then
+ * the container's first programs start, whose argv must be read before they
+ * exec again. */
+static void on_settled(struct monitor *m, int fd, short revents, void *ctx)
+{
+  monitor_drop_fd(m, fd);
+  mem_release_unused();
+}
+
+static void arm_settled(struct monitor *m)
+{
+  struct itimerspec its = {.it_value = {.tv_sec = 1}};
+  int fd;
+
+  if (m->epfd < 0 || (fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
+    return;
+  if (timerfd_settime(fd, 0, &its, NULL) < 0 || monitor_add_fd(m, fd, POLLIN, on_settled, NULL) < 0)
+    close(fd);
 }
 
 /* Everything ready in the epoll set, then the flushes.  > 0: stop. */
@@ -661,6 +683,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
+  arm_settled(&m);
+  prioritise();
   if (eg != NULL) {
     if (egress_helper_run(eg, m.init_pidfd, m.epfd, dispatch, &m, &err) < 0)
       monitor_error(&m, "dns", &err);
