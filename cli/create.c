@@ -20,6 +20,7 @@
 
 #include "audit/jbuf.h"
 #include "cli/profile_policy.h"
+#include "cli/secrets_tls.h"
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -441,6 +442,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct spawn_opts so = {0};
   struct monitor_opts mo = {0};
   struct monitor_handle mh = {.fd = -1, .notify_fd = -1};
+  struct tls_ca *tls_ca = NULL;
   cleanup_free char *pod_sandbox = NULL;
   cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   struct stat st;
@@ -484,7 +486,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
   if (prepare_data(g, c, &removed, err) < 0 ||
-      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, err) < 0)
+      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, err) < 0 ||
+      secrets_tls_prepare(c, cfg, rootfs, pres, &tls_ca, err) < 0)
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
@@ -494,6 +497,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres && egress_check(c, &pres->egress, err) < 0)
     goto fail;
   monitor_options(g, c, bundle, &mo);
+  mo.tls_ca = tls_ca;
   /* a pod's container: the sandbox's policy, with our entries added */
   if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
     if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
@@ -506,6 +510,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
+  /* the monitor has its copy of the CA's key; ours goes */
+  tls_ca_free(tls_ca);
+  tls_ca = NULL;
   for (size_t i = 0; removed && removed[i]; i++)
     audit_cli_event(g->root, c->id, "retention", removed[i]);
   so.c = c;
@@ -589,6 +596,7 @@ fail_early:
   profile_result_free(pres);
   return -1;
 fail:
+  tls_ca_free(tls_ca);
   error_prefix(err, "create `%s`", o->id);
   if (ret_r->pty_master >= 0)
     close(ret_r->pty_master);

@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "monitor/egress_helper.h"
+#include "monitor/tls_proxy.h"
 #include "monitor/monitor_internal.h"
 #include "os/fsutil.h"
 #include "os/memory.h"
@@ -646,8 +647,27 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     fail_main(chan, &err);
   }
   /* while the init sets up its root: the netns and the pid are final */
+  if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0))
+    egress_helper_set_proxy(eg, TLS_PROXY_PORT, TLS_PROXY_MARK);
   if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
     fail_main(chan, &err);
+  /* the secrets' proxy, listening in the netns before the init runs */
+  if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0)) {
+    struct tls_proxy_opts po = {.id = o->id,
+                                .egress = &o->profile->egress,
+                                .init_pid = m.init_pid,
+                                .secrets = &m.secrets,
+                                .ca = o->tls_ca,
+                                .upstream_ca = o->profile->egress.tls_upstream_ca,
+                                .trail = trail};
+    pid_t ppid;
+    if (o->tls_ca == NULL) {
+      error_set(&err, 0, "secrets: no CA for the TLS proxy");
+      fail_main(chan, &err);
+    }
+    if (tls_proxy_start(&po, &ppid, &err) < 0)
+      fail_main(chan, &err);
+  }
   if (m.log != NULL)
     open_ns_sources(&m, o);
   if (!recv_root(chan))
@@ -684,7 +704,6 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   close(chan);
   close(o->state_dirfd);
   arm_settled(&m);
-  prioritise();
   if (eg != NULL) {
     if (egress_helper_run(eg, m.init_pidfd, m.epfd, dispatch, &m, &err) < 0)
       monitor_error(&m, "dns", &err);

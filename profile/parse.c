@@ -233,6 +233,12 @@ void profile_egress_clear(struct profile_egress *e)
   strv_free(e->dns_upstream);
   strv_free(e->ingress_allow);
   free(e->tls_upstream_ca);
+  for (size_t i = 0; i < e->n_http; i++) {
+    free(e->http[i].host);
+    strv_free(e->http[i].methods);
+    strv_free(e->http[i].paths);
+  }
+  free(e->http);
   memset(e, 0, sizeof *e);
 }
 
@@ -243,6 +249,12 @@ void profile_egress_copy(struct profile_egress *d, const struct profile_egress *
   d->dns_upstream = strv_dup(s->dns_upstream);
   d->ingress_allow = strv_dup(s->ingress_allow);
   d->tls_upstream_ca = xstrdup(s->tls_upstream_ca);
+  d->http = s->n_http ? xmalloc0(s->n_http * sizeof *d->http) : NULL;
+  for (size_t i = 0; i < s->n_http; i++) {
+    d->http[i].host = xstrdup(s->http[i].host);
+    d->http[i].methods = strv_dup(s->http[i].methods);
+    d->http[i].paths = strv_dup(s->http[i].paths);
+  }
 }
 
 void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)

@@ -98,6 +98,15 @@ struct profile_retention {
   uint64_t max_age;  /* seconds, 0 = unbounded */
 };
 
+/* egress.http: what terminated requests to a host may be (the TLS proxy,
+ * monitor/tls_proxy.h, terminates the hosts named here as it does those of
+ * secrets).  Empty methods or paths: any. */
+struct profile_http_rule {
+  char *host;     /* a name or "*." + a domain, as secrets' hosts */
+  char **methods; /* "GET", "POST" */
+  char **paths;   /* prefixes of the path ("/v1/"), the query not included */
+};
+
 struct profile_egress {
   enum profile_egress_default def;
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
@@ -114,6 +123,8 @@ struct profile_egress {
   /* egress.tls.upstreamCA: a host file of PEM certificates the monitor's
    * TLS proxy trusts for upstreams besides the host's store; NULL = none */
   char *tls_upstream_ca;
+  struct profile_http_rule *http;
+  size_t n_http;
 };
 
 /* One entry of the "secrets" section: a credential the container sees only as
@@ -315,6 +326,12 @@ const struct profile_secret *profile_secret_find(const struct agent_profile *p, 
 /* host (a server name, any case, no port) is one of s->hosts: equal, or below
  * a "*." entry ("*.example.org" matches "a.example.org", not "example.org"). */
 bool profile_secret_host_match(const struct profile_secret *s, const char *host);
+/* The rule for host (a server name), NULL = none. */
+const struct profile_http_rule *profile_http_rule_find(const struct profile_egress *e,
+                                                       const char *host);
+/* A request (method, path without the query) the rule allows. */
+bool profile_http_rule_allows(const struct profile_http_rule *r, const char *method,
+                              size_t method_len, const char *path, size_t path_len);
 void profile_secret_copy(struct profile_secret *d, const struct profile_secret *s);
 void profile_secret_clear(struct profile_secret *s);
 

@@ -258,6 +258,7 @@ static const struct pfield egress_fields[] = {
     F("allow", P_STRV, egress.allow),
     FOBJ("dns", dns_fields),
     FOBJ("tls", tls_fields),
+    FFN("http", profile_parse_http_rules),
     F("allowPrivateAnswers", P_BOOL, egress.allow_private_answers),
     FEND,
 };
