@@ -61,6 +61,12 @@ struct monitor_opts {
    * table, resolver or NFLOG of its own; NULL = none */
   const char *egress_sandbox;
   bool in_userns; /* the runtime runs in a user namespace (a rootless engine) */
+  /* sub-agents (monitor/subagents.h): the listening agent.sock, -1 = off */
+  int agent_fd;
+  const char *data_dir;
+  const char *rootfs;
+  const char *profile_name;
+  const struct oci_config *config;
 };
 
 struct monitor_handle {

@@ -20,6 +20,7 @@
 #include "audit/jbuf.h"
 #include "cgroups/cgroup.h"
 #include "monitor/monitor.h"
+#include "monitor/subagents.h"
 
 #define MONITOR_MAX_SOURCES 16
 #define MONITOR_TICK_MS 250
@@ -59,8 +60,9 @@ struct monitor {
   int exit_status; /* wait status from the proc connector */
   bool stop;
   unsigned write_errors;
-  int epfd;    /* the sources' epoll set */
-  int tick_fd; /* timerfd: the flush tick, armed while events are pending */
+  struct subagent_parent sub; /* the sub-agent API's view of us (.exe NULL: off) */
+  int epfd;                   /* the sources' epoll set */
+  int tick_fd;                /* timerfd: the flush tick, armed while events are pending */
   bool tick_armed;
   struct monitor_source src[MONITOR_MAX_SOURCES];
   size_t n_src;

@@ -166,6 +166,7 @@ static int run_steps(struct apply_ctx *x)
   apply_seccomp(x);
   fill_egress(x);
   profile_audit_copy(&x->r->audit, &x->p->audit);
+  x->r->subagents = x->p->subagents;
   x->r->workspace.retention = x->p->workspace.retention;
   profile_apply_writes_summary(x);
   return 0;

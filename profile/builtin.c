@@ -122,6 +122,7 @@ static const char agent_json[] =
     "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}},\n"
     "  \"ingress\": {\"default\": \"deny\", \"allow\": []},\n"
     "  \"audit\": {\"enabled\": true, \"maxSize\": \"100m\", \"maxAge\": \"30d\"},\n"
+    "  \"subagents\": {\"enabled\": true, \"maxChildren\": 8, \"maxDepth\": 2},\n"
     "  \"annotations\": {\n"
     "    \"apply\": true,\n"
     "    \"allowLoosen\": {\n"

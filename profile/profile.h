@@ -113,6 +113,15 @@ struct profile_egress {
   char **ingress_allow; /* "8080/tcp", "8000-8100/udp", "9090" */
 };
 
+/* The in-container API for sub-agents (docs/subagents.md): off, or on
+ * with at most max_children live children and max_depth generations
+ * below this container (a child gets max_depth - 1). */
+struct profile_subagents {
+  bool enabled;
+  uint64_t max_children;
+  uint64_t max_depth;
+};
+
 struct profile_audit {
   bool enabled;
   char *dir; /* NULL = in the data directory (datadir/datadir.h) */
@@ -180,6 +189,7 @@ struct agent_profile {
   } resources;
   struct profile_egress egress;
   struct profile_audit audit;
+  struct profile_subagents subagents;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
     struct profile_loosen loosen;
@@ -222,6 +232,7 @@ struct profile_result {
   } workspace;
   struct profile_egress egress; /* annotations applied */
   struct profile_audit audit;
+  struct profile_subagents subagents;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;

@@ -108,6 +108,15 @@ void profile_gen_audit(yajl_gen g, const struct profile_audit *a)
   yajl_gen_map_close(g);
 }
 
+void profile_gen_subagents(yajl_gen g, const struct profile_subagents *s)
+{
+  yajl_gen_map_open(g);
+  profile_gen_key_bool(g, "enabled", s->enabled);
+  profile_gen_key_u64(g, "maxChildren", s->max_children);
+  profile_gen_key_u64(g, "maxDepth", s->max_depth);
+  yajl_gen_map_close(g);
+}
+
 void profile_gen_retention(yajl_gen g, const struct profile_retention *r)
 {
   profile_gen_str(g, "retention");
@@ -175,6 +184,8 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   profile_gen_ingress(g, &r->egress);
   profile_gen_str(g, "audit");
   profile_gen_audit(g, &r->audit);
+  profile_gen_str(g, "subagents");
+  profile_gen_subagents(g, &r->subagents);
   profile_gen_str(g, "seccomp");
   yajl_gen_map_open(g);
   profile_gen_key_bool(g, "stacked", r->extra_seccomp != NULL);

@@ -266,6 +266,13 @@ static const struct pfield audit_fields[] = {
     FEND,
 };
 
+static const struct pfield subagents_fields[] = {
+    F("enabled", P_BOOL, subagents.enabled),
+    F("maxChildren", P_COUNT, subagents.max_children),
+    F("maxDepth", P_COUNT, subagents.max_depth),
+    FEND,
+};
+
 #define L(member) annotations.loosen.member
 static const struct pfield loosen_fields[] = {
     FH("memory", P_SIZE, L(memory), L(has_memory)),
@@ -305,6 +312,7 @@ static const struct pfield top_fields[] = {
     FOBJ("egress", egress_fields),
     FOBJ("ingress", ingress_fields),
     FOBJ("audit", audit_fields),
+    FOBJ("subagents", subagents_fields),
     FOBJ("annotations", annotations_fields),
     FEND,
 };
