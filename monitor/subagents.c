@@ -65,7 +65,8 @@ int subagent_listen(int state_dirfd, struct error *err)
 int subagent_client_path(const char *data_dir, char **ret, struct error *err)
 {
   cleanup_free char *dir = xfmt("%s/cache", data_dir);
-  cleanup_free char *path = xfmt("%s/%s-%zu", dir, SUBAGENT_CLIENT_NAME, agentrt_subclient_blob_len);
+  cleanup_free char *path =
+      xfmt("%s/%s-%zu", dir, SUBAGENT_CLIENT_NAME, agentrt_subclient_blob_len);
   cleanup_free char *tmp = NULL;
   struct stat st;
   int fd;
@@ -190,7 +191,8 @@ static void frame(struct conn *c, int type, const char *data, size_t n)
     write_all(c->fd, data, n);
 }
 
-static void say(struct conn *c, int type, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(struct conn *c, int type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void say(struct conn *c, int type, const char *fmt, ...)
 {
   cleanup_free char *s = NULL;
@@ -357,9 +359,8 @@ static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool
       unsigned char h[5];
       char num[16] = {0};
       uint32_t n;
-      if (read_all(c->fd, h, 5) == 0 && h[4] == SUBPROTO_SIGNAL &&
-          (n = subproto_get_len(h)) >= 2 && n < sizeof num &&
-          read_all(c->fd, num, n - 1) == 0) {
+      if (read_all(c->fd, h, 5) == 0 && h[4] == SUBPROTO_SIGNAL && (n = subproto_get_len(h)) >= 2 &&
+          n < sizeof num && read_all(c->fd, num, n - 1) == 0) {
         int sig = atoi(num);
         if (sig > 0 && sig < 65)
           kill(pid, sig);
@@ -696,8 +697,7 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
       if (profile_parse_cpus(v, &r->cpus_milli) < 0 || r->cpus_milli == 0)
         return refuse(c, "--cpus `%s`: not a number of CPUs", v);
       if (pr && pr->has_cpu_quota && pr->cpu_quota > 0 && pr->has_cpu_period &&
-          pr->cpu_period > 0 &&
-          r->cpus_milli * pr->cpu_period > (uint64_t)pr->cpu_quota * 1000)
+          pr->cpu_period > 0 && r->cpus_milli * pr->cpu_period > (uint64_t)pr->cpu_quota * 1000)
         return refuse(c, "--cpus `%s`: above the parent's cpu limit (%.3g)", v,
                       (double)pr->cpu_quota / (double)pr->cpu_period);
       r->has_cpus = true;
