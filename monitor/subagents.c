@@ -436,6 +436,9 @@ static void gmount(yajl_gen y, const char *dest, const char *type, const char *s
   yajl_gen_map_close(y);
 }
 
+static const char *const env_pass[] = {"PATH=", "HOME=", "LANG=", "LC_",
+                                       "TERM=", "TZ=",   "USER=", NULL};
+
 struct run_req {
   const char *name;
   const char *workspace; /* in the parent's view, absolute */
@@ -495,9 +498,13 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   yajl_gen_array_close(y);
   gstr(y, "env");
   yajl_gen_array_open(y);
+  /* the parent's environment may hold its credentials: only these pass */
   for (char **e = pp ? pp->env : NULL; e && *e; e++)
-    if (!str_has_prefix(*e, "AGENTRT_SUBAGENT="))
-      gstr(y, *e);
+    for (const char *const *k = env_pass; *k; k++)
+      if (str_has_prefix(*e, *k)) {
+        gstr(y, *e);
+        break;
+      }
   {
     cleanup_free char *e = xfmt("AGENTRT_SUBAGENT=%s", r->name);
     gstr(y, e);
@@ -816,7 +823,6 @@ static int verb_run(struct conn *c)
   argv = cli_argv(p, profile, "run");
   strv_push(&argv, "--bundle");
   strv_push(&argv, dir);
-  strv_push(&argv, "--keep");
   if (r.detach) {
     strv_push(&argv, "--detach");
     strv_push(&argv, "--pid-file");
@@ -850,16 +856,8 @@ static int verb_run(struct conn *c)
   jb_key_i64(&b, "code", rc);
   parent_record(p, "subagent_end", jb_str(&b));
   jb_free(&b);
-  /* the container ends with its process; its workspace and trail stay */
-  {
-    cleanup_strv char **del = cli_argv(p, NULL, "delete");
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    strv_push(&del, "--force");
-    strv_push(&del, id);
-    c->io[0] = null;
-    c->io[1] = c->io[2] = null;
-    run_cli(c, del, -1, NULL, true);
-  }
+  /* run deleted the container with its process; its workspace and trail
+   * stay for diff/commit/discard and audit */
   return rc;
 }
 
@@ -918,7 +916,27 @@ static int verb_simple(struct conn *c, const char *verb)
       if (!streq(c->words[i], "--"))
         strv_push(&argv, c->words[i]);
   }
+  if (streq(verb, "discard")) {
+    /* a stopped (or still running) child's container goes first */
+    cleanup_strv char **del = cli_argv(p, NULL, "delete");
+    strv_push(&del, "--force");
+    strv_push(&del, id);
+    run_cli(c, del, -1, NULL, true);
+  }
   rc = run_cli(c, argv, -1, NULL, true);
+  if (streq(verb, "discard") && rc == 0) {
+    /* forget it: the name is free again */
+    cleanup_free char *dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, c->words[1]);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      for (const char *const *f = (const char *const[]){"config.json", "profile.json", "id", "exit",
+                                                        "output", "pid", NULL};
+           *f; f++)
+        unlinkat(dfd, *f, 0);
+      close(dfd);
+    }
+    rmdir(dir);
+  }
   if (streq(verb, "commit") || streq(verb, "discard") || streq(verb, "kill")) {
     jb_key_str(&b, "name", c->words[1]);
     jb_key_str(&b, "id", id);
