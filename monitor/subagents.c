@@ -538,6 +538,28 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   gmount(y, r->workspace, "bind", ws_src, ws_bind);
   yajl_gen_array_close(y);
 
+  if (r->allow != NULL) {
+    /* the child's own table and resolver police its namespace; slirp4netns
+     * carries what they let out from the parent's, where the parent's do */
+    gstr(y, "hooks");
+    yajl_gen_map_open(y);
+    gstr(y, "createRuntime");
+    yajl_gen_array_open(y);
+    yajl_gen_map_open(y);
+    gkv(y, "path", p->exe);
+    gstr(y, "args");
+    yajl_gen_array_open(y);
+    gstr(y, "agentrt");
+    gstr(y, "sandbox-net");
+    gstr(y, "--netns");
+    gstr(y, netns);
+    yajl_gen_array_close(y);
+    gstr(y, "timeout");
+    yajl_gen_integer(y, 20);
+    yajl_gen_map_close(y);
+    yajl_gen_array_close(y);
+    yajl_gen_map_close(y);
+  }
   gstr(y, "annotations");
   yajl_gen_map_open(y);
   gkv(y, "io.agentrt.parent", p->id);
@@ -554,13 +576,10 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
     gkv(y, "type", *t);
     yajl_gen_map_close(y);
   }
-  /* egress: with --allow the parent's network namespace, whose table (the
-   * parent's allowlist, enforced by the kernel) bounds the child; without,
-   * a namespace of its own with loopback only */
+  /* a network namespace of its own: loopback only, or with --allow
+   * slirp4netns run from the parent's namespace (below) */
   yajl_gen_map_open(y);
   gkv(y, "type", "network");
-  if (r->allow != NULL)
-    gkv(y, "path", netns);
   yajl_gen_map_close(y);
   yajl_gen_array_close(y);
   if (p->cgroup_path != NULL && *p->cgroup_path) {
@@ -624,11 +643,24 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
   free(ap->workspace.path);
   ap->workspace.path = xstrdup(r->workspace);
   ap->workspace.mode = PROFILE_WS_OVERLAY;
-  ap->egress.def = PROFILE_EGRESS_OFF;
+  /* its own allowlist, in its own namespace; its resolver asks the parent's
+   * (127.0.0.1:53 in the parent's namespace), so a name must pass both and
+   * is pinned in both tables */
+  strv_free(ap->egress.allow);
+  ap->egress.allow = strv_dup(r->allow);
+  ap->egress.def = r->allow ? PROFILE_EGRESS_DENY : PROFILE_EGRESS_OFF;
+  if (r->allow && p->profile->egress.def != PROFILE_EGRESS_OFF) {
+    strv_free(ap->egress.dns_upstream);
+    ap->egress.dns_upstream = NULL;
+    strv_push(&ap->egress.dns_upstream, "127.0.0.1");
+    free(ap->egress.dns_upstream_netns);
+    ap->egress.dns_upstream_netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
+  }
   s = &ap->subagents;
-  s->max_depth = p->profile->subagents.max_depth > 0 ? p->profile->subagents.max_depth - 1 : 0;
+  /* one generation less; none left: off (maxDepth itself is at least 1) */
+  s->enabled = p->profile->subagents.max_depth > 1;
+  s->max_depth = s->enabled ? p->profile->subagents.max_depth - 1 : 1;
   s->max_children = p->profile->subagents.max_children;
-  s->enabled = s->max_depth > 0;
   rc = profile_to_json(ap, &json, &len, err);
   profile_free(ap);
   if (rc < 0)

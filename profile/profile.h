@@ -102,6 +102,10 @@ struct profile_egress {
   enum profile_egress_default def;
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
+  /* dns.upstreamNetns: the network namespace (a path) the resolver's upstream
+   * sockets are made in, NULL = the runtime's; a sub-agent's resolver asks
+   * its parent's at 127.0.0.1 there (monitor/subagents.h) */
+  char *dns_upstream_netns;
   bool allow_private_answers;
   /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
    * the upstream's TTL clamped to it; unset = 5 and 3600 */

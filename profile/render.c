@@ -81,6 +81,8 @@ void profile_gen_egress(yajl_gen g, const struct profile_egress *e)
   profile_gen_str(g, "dns");
   yajl_gen_map_open(g);
   profile_gen_key_strv(g, "upstream", e->dns_upstream);
+  if (e->dns_upstream_netns)
+    profile_gen_key_str(g, "upstreamNetns", e->dns_upstream_netns);
   if (e->has_ttl_min)
     profile_gen_key_u64(g, "ttlMin", e->ttl_min);
   if (e->has_ttl_max)

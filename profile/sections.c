@@ -239,6 +239,7 @@ static const struct pfield resources_fields[] = {
 
 static const struct pfield dns_fields[] = {
     F("upstream", P_STRV, egress.dns_upstream),
+    F("upstreamNetns", P_STR, egress.dns_upstream_netns),
     FH("ttlMin", P_DURATION, egress.ttl_min, egress.has_ttl_min),
     FH("ttlMax", P_DURATION, egress.ttl_max, egress.has_ttl_max),
     FEND,
