@@ -838,7 +838,7 @@ static int verb_run(struct conn *c)
   pidf = xfmt("%s/pid", dir);
 
   jb_key_str(&b, "name", name);
-  jb_key_str(&b, "id", id);
+  jb_key_str(&b, "child", id);
   jb_key_strv(&b, "argv", r.cmd, strv_len(r.cmd));
   jb_key_str(&b, "workspace", r.workspace);
   jb_key_strv(&b, "allow", allow, allow ? strv_len(allow) : 0);
@@ -971,7 +971,7 @@ static int verb_simple(struct conn *c, const char *verb)
   }
   if (streq(verb, "commit") || streq(verb, "discard") || streq(verb, "kill")) {
     jb_key_str(&b, "name", c->words[1]);
-    jb_key_str(&b, "id", id);
+    jb_key_str(&b, "child", id);
     if (streq(verb, "commit"))
       jb_key_strv(&b, "paths", c->words + 2, strv_len(c->words + 2));
     jb_key_i64(&b, "code", rc);

@@ -348,13 +348,16 @@ cg_dir() {
 	[ "$(jq -rs '[.[] | select(.kind == "subagent_end")][0].code' <<<"$j")" = 3 ]
 	[ "$(jq -rs '[.[] | select(.kind == "subagent_commit")] | length' <<<"$j")" = 1 ]
 	[ "$(jq -rs '[.[] | select(.kind == "subagent_discard")] | length' <<<"$j")" = 1 ]
-	run rt audit "$ID.t" --verify
+	run rt audit verify "$ID.t"
 	[ "$status" -eq 0 ]
 	run rt audit "$ID.t" --format json
 	[[ "$output" == *'"kind":"exit"'* ]] || [[ "$output" == *'"kind": "exit"'* ]]
 	run rt audit "$ID" --tree
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"$ID.t"* ]] && [[ "$output" == *"subagent_start"* ]]
+	[[ "$output" == *"== $ID"* ]] && [[ "$output" == *"subagent_start"* ]]
+	# the children's own trails, indented below their parent's
+	grep -q "^  == $ID.t\$" <<<"$output" || fail "no child trail in the tree: $output"
+	grep -q "^  .* #[0-9]* exit " <<<"$output" || fail "no child exit in the tree: $output"
 }
 
 @test "sub: a malformed request, unknown verbs and names are refused with one line" {
