@@ -341,7 +341,7 @@ static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool
         d = fcntl(er, F_DUPFD_CLOEXEC, 3);
     if (a < 0 || b < 0 || d < 0 || dup2(a, 0) < 0 || dup2(b, 1) < 0 || dup2(d, 2) < 0)
       _exit(125);
-    close_fds_except(3, NULL, 0);
+    close_fds_except(3, (int[]){-1}, 0);
     setpgid(0, 0);
     execv(c->p->exe, argv);
     _exit(127);
@@ -1116,7 +1116,7 @@ void subagent_reap_children(const char *exe, const char *root, const char *data_
         dup2(null, 1);
         dup2(null, 2);
       }
-      close_fds_except(3, NULL, 0);
+      close_fds_except(3, (int[]){-1}, 0);
       if (data_dir)
         execl(exe, "agentrt", "--root", root, "--data-dir", data_dir, "delete", "--force", cid,
               (char *)NULL);

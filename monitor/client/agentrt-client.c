@@ -66,15 +66,15 @@ static int read_all(int fd, void *buf, size_t n)
   return 0;
 }
 
-static int usage(void)
+static int usage(FILE *f)
 {
   fputs("Usage: agentrt sub run [--name N] [--workspace PATH] [--allow ENTRY]... [--memory M]\n"
         "                       [--pids N] [--cpus C] [--secret NAME]... [--detach] -- CMD...\n"
         "       agentrt sub exec N -- CMD...\n"
         "       agentrt sub list | kill N | diff N | commit N [PATH...] | discard N | audit N\n"
         "The sub-agent API of the agentrt container this runs in (docs/subagents.md).\n",
-        stderr);
-  return 2;
+        f);
+  return f == stdout ? 0 : 2;
 }
 
 static int send_request(int s, int argc, char **argv)
@@ -155,10 +155,11 @@ int main(int argc, char **argv)
   static unsigned char frame[SUBPROTO_MAX + 1];
   int s;
 
-  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
-    return usage() - 2;
+  for (int i = 1; i < argc && i < 3; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+      return usage(stdout);
   if (argc < 3 || strcmp(argv[1], "sub") != 0)
-    return usage();
+    return usage(stderr);
   if (path == NULL || *path == '\0')
     path = SUBPROTO_SOCK;
   if (strlen(path) >= sizeof sa.sun_path) {
