@@ -233,6 +233,7 @@ void profile_egress_clear(struct profile_egress *e)
   strv_free(e->dns_upstream);
   free(e->dns_upstream_netns);
   strv_free(e->ingress_allow);
+  free(e->tls_upstream_ca);
   memset(e, 0, sizeof *e);
 }
 
@@ -243,6 +244,7 @@ void profile_egress_copy(struct profile_egress *d, const struct profile_egress *
   d->dns_upstream = strv_dup(s->dns_upstream);
   d->dns_upstream_netns = s->dns_upstream_netns ? xstrdup(s->dns_upstream_netns) : NULL;
   d->ingress_allow = strv_dup(s->ingress_allow);
+  d->tls_upstream_ca = xstrdup(s->tls_upstream_ca);
 }
 
 void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
@@ -272,6 +274,9 @@ void profile_free(struct agent_profile *p)
   strv_free(p->mounts.deny_basenames);
   strv_free(p->mounts.writable_binds);
   profile_egress_clear(&p->egress);
+  for (size_t i = 0; i < p->n_secrets; i++)
+    profile_secret_clear(&p->secrets[i]);
+  free(p->secrets);
   free(p->audit.dir);
   strv_free(p->annotations.loosen.egress_allow);
   strv_free(p->annotations.loosen.ingress_allow);
