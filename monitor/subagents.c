@@ -443,6 +443,7 @@ struct run_req {
   const char *name;
   const char *workspace; /* in the parent's view, absolute */
   char **allow;
+  char **secrets; /* among the parent's; the child gets only these */
   bool has_memory, has_pids, has_cpus;
   uint64_t memory, pids, cpus_milli;
   bool detach;
@@ -643,12 +644,26 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
   free(ap->workspace.path);
   ap->workspace.path = xstrdup(r->workspace);
   ap->workspace.mode = PROFILE_WS_OVERLAY;
+  /* only the secrets asked for (each one the parent has: parse_run); the
+   * child's create gives it placeholders of its own */
+  {
+    size_t kept = 0;
+    for (size_t i = 0; i < ap->n_secrets; i++) {
+      if (strv_contains(r->secrets, ap->secrets[i].name))
+        ap->secrets[kept++] = ap->secrets[i];
+      else
+        profile_secret_clear(&ap->secrets[i]);
+    }
+    ap->n_secrets = kept;
+  }
   /* its own allowlist, in its own namespace; its resolver asks the parent's
    * (127.0.0.1:53 in the parent's namespace), so a name must pass both and
    * is pinned in both tables */
   strv_free(ap->egress.allow);
   ap->egress.allow = strv_dup(r->allow);
-  ap->egress.def = r->allow ? PROFILE_EGRESS_DENY : PROFILE_EGRESS_OFF;
+  /* secrets are substituted by the egress policy's proxy: a child with
+   * secrets and no --allow gets a policy that lets nothing out */
+  ap->egress.def = r->allow || r->secrets ? PROFILE_EGRESS_DENY : PROFILE_EGRESS_OFF;
   if (r->allow && p->profile->egress.def != PROFILE_EGRESS_OFF) {
     strv_free(ap->egress.dns_upstream);
     ap->egress.dns_upstream = NULL;
@@ -741,7 +756,13 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
                       (double)pr->cpu_quota / (double)pr->cpu_period);
       r->has_cpus = true;
     } else if (streq(o, "--secret")) {
-      return refuse(c, "--secret `%s`: the parent has no secret `%s`", v, v);
+      bool have = false;
+      for (size_t k = 0; k < p->profile->n_secrets; k++)
+        have = have || streq(p->profile->secrets[k].name, v);
+      if (!have)
+        return refuse(c, "--secret `%s`: the parent has no secret `%s`", v, v);
+      if (!strv_contains(r->secrets, v))
+        strv_push(&r->secrets, v);
     } else if (streq(o, "--cap-add") || streq(o, "--privileged")) {
       return refuse(c, "%s: widens the parent's capabilities", o);
     } else {
@@ -842,6 +863,7 @@ static int verb_run(struct conn *c)
   jb_key_strv(&b, "argv", r.cmd, strv_len(r.cmd));
   jb_key_str(&b, "workspace", r.workspace);
   jb_key_strv(&b, "allow", allow, allow ? strv_len(allow) : 0);
+  jb_key_strv(&b, "secrets", r.secrets, r.secrets ? strv_len(r.secrets) : 0);
   if (r.has_memory)
     jb_key_i64(&b, "memory", (int64_t)r.memory);
   if (r.has_pids)

@@ -62,6 +62,11 @@ setup_file() {
 	jq '.name = "sub-flat" | .subagents.maxDepth = 1' "$SNT_PROFILE" >"$SNT_DIR/flat.json"
 	jq '.name = "sub-off" | .subagents.enabled = false' "$SNT_PROFILE" >"$SNT_DIR/off.json"
 	jq '.name = "sub-two" | .subagents.maxChildren = 2' "$SNT_PROFILE" >"$SNT_DIR/two.json"
+	printf 'sub-secret-value-0123456789\n' >"$SNT_DIR/api"
+	chmod 0600 "$SNT_DIR/api"
+	jq --arg f "$SNT_DIR/api" '.name = "sub-sec" |
+		.secrets = [{"name": "API_TOKEN", "file": $f, "hosts": ["allowed.test"]}]' \
+		"$SNT_PROFILE" >"$SNT_DIR/sec.json"
 }
 
 teardown_file() {
@@ -227,6 +232,24 @@ cg_dir() {
 	[ "$status" -eq 0 ] || fail "narrower refused: $output"
 	# nothing was started for the refusals: one child, in the parent's trail
 	[ "$(rt audit "$ID" --format json | jq -s '[.[] | select(.kind == "subagent_start")] | length')" = 1 ]
+}
+
+@test "sub run --secret: only a secret the parent has, as a placeholder of the child's own" {
+	parent "$SNT_DIR/sec.json"
+	pph=$(rt exec "$ID" sh -c 'echo "$API_TOKEN"')
+	[[ "$pph" =~ ^agentrt-secret- ]] || fail "parent: $pph"
+	run sub run --secret API_TOKEN -- sh -c 'echo "$API_TOKEN"'
+	[ "$status" -eq 0 ] && [[ "$output" =~ ^agentrt-secret-[0-9a-f]{32}$ ]] || fail "child: $output"
+	[ "$output" != "$pph" ]
+	# not asked for: not given
+	run sub run -- sh -c 'echo "[$API_TOKEN]"'
+	[ "$output" = "[]" ]
+	run sub run --secret GH_TOKEN -- true
+	[ "$status" -eq 125 ] && [[ "$output" == *"the parent has no secret \`GH_TOKEN\`"* ]]
+	# the value is in no child's state, bundle or environment
+	sub run --name s --detach --secret API_TOKEN -- sleep 60
+	! grep -r sub-secret-value "$TEST_ROOT/$ID/sub" "$TEST_ROOT/$ID.s" 2>/dev/null
+	! tr '\0' '\n' <"/proc/$(host_pid "$ID.s")/environ" | grep -q sub-secret-value
 }
 
 @test "sub run: the child's capabilities are none and its seccomp filter is the parent's profile's" {
