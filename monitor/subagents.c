@@ -966,9 +966,24 @@ static int verb_simple(struct conn *c, const char *verb)
     strv_push(&argv, verb);
     if (streq(verb, "discard"))
       strv_push(&argv, "--force");
-    for (size_t i = 2; !streq(verb, "diff") && c->words[i]; i++)
-      if (!streq(c->words[i], "--"))
-        strv_push(&argv, c->words[i]);
+    /* only what the review takes: diff --patch; commit [--include-protected
+     * PATH]... [PATH...] (never --lower or --dest: another directory) */
+    for (size_t i = 2; c->words[i]; i++) {
+      const char *w = c->words[i];
+      if (streq(w, "--"))
+        continue;
+      if (streq(verb, "diff") && streq(w, "--patch")) {
+        strv_push(&argv, w);
+      } else if (streq(verb, "commit") && streq(w, "--include-protected") && c->words[i + 1] &&
+                 c->words[i + 1][0] != '-') {
+        strv_push(&argv, w);
+        strv_push(&argv, c->words[++i]);
+      } else if (streq(verb, "commit") && w[0] != '-') {
+        strv_push(&argv, w);
+      } else {
+        return refuse(c, "`%s`: not an option or path of sub %s", w, verb);
+      }
+    }
   }
   if (streq(verb, "discard")) {
     /* a stopped (or still running) child's container goes first */

@@ -393,6 +393,15 @@ cg_dir() {
 	[ "$status" -eq 125 ]
 	run sub kill nosuch
 	[ "$status" -eq 125 ] && [[ "$output" == *"no child \`nosuch\`"* ]]
+	# the review takes only paths and --include-protected: never another directory
+	sub run --name r -- sh -c 'echo x >r.txt'
+	for opt in --lower --dest --force -p; do
+		run sub commit r "$opt" /etc
+		[ "$status" -eq 125 ] && [[ "$output" == *"not an option or path of sub commit"* ]] || fail "$opt: $output"
+	done
+	[ ! -e /etc/r.txt ]
+	run sub commit r r.txt
+	[ "$status" -eq 0 ]
 	# raw garbage on the socket from inside: the monitor answers or closes, and still serves
 	rt exec "$ID" sh -c 'printf "\377\377\377\377garbage" | nc -U -w 1 /run/agentrt/agent.sock; true' || true
 	run sub list
