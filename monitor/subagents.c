@@ -350,12 +350,14 @@ static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool
     *ret_pid = pid;
   if (!wait_it)
     return 0;
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   for (;;) {
-    struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+    struct pollfd pf[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid)
       break;
-    if (poll(&pf, 1, 100) > 0 && (pf.revents & POLLIN)) {
+    /* the pidfd wakes us when it ends; without one, look every 100 ms */
+    if (poll(pf, 2, pidfd >= 0 ? -1 : 100) > 0 && (pf[0].revents & POLLIN)) {
       unsigned char h[5];
       char num[16] = {0};
       uint32_t n;
@@ -367,14 +369,17 @@ static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool
       } else {
         c->fd = -1; /* gone: the child goes on, as with a detached docker client */
       }
-    } else if (pf.revents & (POLLHUP | POLLERR)) {
+    } else if (pf[0].revents & (POLLHUP | POLLERR)) {
       /* the client is gone; keep waiting so the end is recorded */
+      c->fd = -1;
     }
     if (c->fd < 0) {
       waitpid(pid, &status, 0);
       break;
     }
   }
+  if (pidfd >= 0)
+    close(pidfd);
   if (WIFSIGNALED(status))
     return 128 + WTERMSIG(status);
   return WEXITSTATUS(status);
