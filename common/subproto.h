@@ -20,6 +20,8 @@
 #ifndef AGENTRT_SUBPROTO_H
 #define AGENTRT_SUBPROTO_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SUBPROTO_SOCK "/run/agentrt/agent.sock"
@@ -47,5 +49,16 @@ static inline uint32_t subproto_get_len(const unsigned char *h)
 {
   return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
 }
+
+/* Not in the client (it has no runtime library; common/subproto.c): */
+/* body[0..n) as NUL-ended words (at most SUBPROTO_MAX_WORDS, the last one
+ * ended by body[n-1]); *ret a NULL-terminated copy.  -1 when malformed. */
+int subproto_split_words(const char *body, size_t n, char ***ret);
+/* Is `entry` (an egress allow entry, common/egress_grammar.h) covered by
+ * one of `parent` (the parent's allowlist): the same or a narrower CIDR, a
+ * name equal to the parent's or below its "*." wildcard, a port range
+ * inside the parent's, the parent's protocol or any?  false when `entry`
+ * does not parse. */
+bool subproto_allow_covered(const char *entry, char *const *parent);
 
 #endif

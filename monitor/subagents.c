@@ -95,65 +95,6 @@ int subagent_client_path(const char *data_dir, char **ret, struct error *err)
   return 0;
 }
 
-/* ---- narrowing */
-
-static bool cidr_covers(const struct egress_entry *p, const struct egress_entry *c)
-{
-  unsigned bits = p->prefix;
-
-  if (p->kind != c->kind || c->prefix < p->prefix)
-    return false;
-  for (unsigned i = 0; i < 16 && bits > 0; i++) {
-    unsigned take = bits >= 8 ? 8 : bits;
-    uint8_t mask = (uint8_t)(0xff << (8 - take));
-    if ((c->addr[i] & mask) != (p->addr[i] & mask))
-      return false;
-    bits -= take;
-  }
-  return true;
-}
-
-static bool domain_covers(const struct egress_entry *p, const struct egress_entry *c)
-{
-  size_t pl = strlen(p->domain), cl = strlen(c->domain);
-
-  if (!p->wildcard)
-    return !c->wildcard && streq(p->domain, c->domain);
-  /* "*.x" covers "a.x", "*.a.x" and "*.x", never "x" */
-  if (c->wildcard && streq(p->domain, c->domain))
-    return true;
-  return cl > pl + 1 && c->domain[cl - pl - 1] == '.' && streq(c->domain + cl - pl, p->domain);
-}
-
-static bool entry_covers(const struct egress_entry *p, const struct egress_entry *c)
-{
-  bool ok = c->kind == EGRESS_DOMAIN ? p->kind == EGRESS_DOMAIN && domain_covers(p, c)
-                                     : p->kind == c->kind && cidr_covers(p, c);
-
-  if (!ok)
-    return false;
-  if (p->proto != 0 && p->proto != c->proto)
-    return false;
-  if (p->port_min == 0 && p->port_max == 0)
-    return true;
-  if (c->port_min == 0 && c->port_max == 0)
-    return false;
-  return c->port_min >= p->port_min && c->port_max <= p->port_max;
-}
-
-bool subagent_allow_covered(const char *entry, char *const *parent)
-{
-  struct egress_entry c, p;
-  struct error e = {0};
-
-  if (egress_entry_parse(entry, &c, &e) < 0)
-    return false;
-  for (size_t i = 0; parent && parent[i]; i++)
-    if (egress_entry_parse(parent[i], &p, &e) == 0 && entry_covers(&p, &c))
-      return true;
-  return false;
-}
-
 /* ---- one connection */
 
 struct conn {
@@ -259,7 +200,6 @@ static int read_request(struct conn *c)
   uint32_t n;
   cleanup_free char *body = NULL;
   ssize_t r;
-  size_t got = 0;
 
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
@@ -289,15 +229,7 @@ static int read_request(struct conn *c)
   body = xmalloc(n);
   if (read_all(c->fd, body, n - 1) < 0)
     return -1;
-  body[n - 1] = '\0';
-  if (body[n - 2] != '\0')
-    return -1; /* the last word is not ended */
-  for (size_t i = 0; i + 1 < n; i += strlen(body + i) + 1) {
-    if (++got > SUBPROTO_MAX_WORDS)
-      return -1;
-    strv_push(&c->words, body + i);
-  }
-  return c->words ? 0 : -1;
+  return subproto_split_words(body, n - 1, &c->words);
 }
 
 static bool valid_name(const char *s)
@@ -734,7 +666,7 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
       if (egress_entry_parse(v, &en, &e) < 0)
         return refuse(c, "--allow `%s`: %s", v, e.msg);
       if (p->profile->egress.def != PROFILE_EGRESS_OFF &&
-          !subagent_allow_covered(v, p->profile->egress.allow))
+          !subproto_allow_covered(v, p->profile->egress.allow))
         return refuse(c, "--allow `%s`: widens the parent's egress allowlist (egress.allow)", v);
       strv_push(allow, v);
     } else if (streq(o, "--memory")) {

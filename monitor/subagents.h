@@ -57,8 +57,4 @@ int subagent_serve(const struct subagent_parent *p, int conn);
 void subagent_reap_children(const char *exe, const char *root, const char *data_dir,
                             const char *id);
 
-/* Checks (exported for the unit test): is `entry` (an egress allow entry)
- * covered by one of `parent` (an entry of the parent's allowlist)? */
-bool subagent_allow_covered(const char *entry, char *const *parent);
-
 #endif
