@@ -162,6 +162,21 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+@test "sub run: a signal to the client reaches the child in the foreground" {
+	parent
+	(rc=0; rt exec "$ID" "$SUB" sub run --name sig -- sh -c 'trap "echo got-term; exit 42" TERM; sleep 100 & wait' \
+		>"$BUNDLE/sig.out" 2>&1 || rc=$?; echo "rc=$rc" >>"$BUNDLE/sig.out") &
+	for _ in $(seq 50); do
+		cp=$(pgrep -f "^$SUB sub run --name sig" | head -n1)
+		[ -n "$cp" ] && [ -d "$TEST_ROOT/$ID.sig" ] && break
+		sleep 0.1
+	done
+	sleep 0.3
+	kill -TERM "$cp"
+	for _ in $(seq 100); do grep -q '^rc=' "$BUNDLE/sig.out" && break; sleep 0.1; done
+	grep -q got-term "$BUNDLE/sig.out" && grep -q '^rc=42$' "$BUNDLE/sig.out" || fail "$(cat "$BUNDLE/sig.out")"
+}
+
 @test "sub run: the child's writes reach the parent's view only by sub commit; a protected path is held back; discard drops" {
 	parent
 	run sub run --name w -- sh -c 'echo changed >>a.txt; echo n >new.txt; mkdir -p .git/hooks; echo evil >.git/hooks/pre-commit'
