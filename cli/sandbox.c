@@ -433,6 +433,13 @@ static int write_profile(int dirfd, const struct sandbox_opts *o, const char *ws
   gkv(y, "path", ws);
   gkv(y, "mode", o->write_through ? "bind" : "overlay");
   yajl_gen_map_close(y);
+  /* no sub-agent API in a sandbox yet: its children would need its hidden
+   * directories and its user namespace (monitor/subagents.h) */
+  gstr(y, "subagents");
+  yajl_gen_map_open(y);
+  gstr(y, "enabled");
+  yajl_gen_bool(y, 0);
+  yajl_gen_map_close(y);
   if (o->allow != NULL) {
     gstr(y, "egress");
     yajl_gen_map_open(y);

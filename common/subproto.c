@@ -26,7 +26,6 @@ int subproto_split_words(const char *body, size_t n, char ***ret)
   return 0;
 }
 
-
 static bool cidr_covers(const struct egress_entry *p, const struct egress_entry *c)
 {
   unsigned bits = p->prefix;
@@ -83,4 +82,3 @@ bool subproto_allow_covered(const char *entry, char *const *parent)
       return true;
   return false;
 }
-

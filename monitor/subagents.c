@@ -410,6 +410,7 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   const char *const tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=256m", NULL};
   const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
+  const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
   cleanup_free char *ws_src = xfmt("/proc/%d/root%s", (int)p->init_pid, r->workspace);
   cleanup_free char *cg = NULL;
   cleanup_free char *netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
@@ -471,6 +472,17 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   gmount(y, "/sys", "sysfs", "sysfs", sys_opts);
   if (!streq(r->workspace, "/tmp") && !str_has_prefix(r->workspace, "/tmp/"))
     gmount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
+  /* what the parent hides under an empty tmpfs stays hidden (an engine's
+   * --tmpfs, a sandbox's /home): an empty one of the child's own */
+  for (size_t i = 0; i < p->config->n_mounts; i++) {
+    const struct oci_mount *m = &p->config->mounts[i];
+    const char *d = m->destination;
+    if (!streq(m->type, "tmpfs") || d == NULL || streq(d, "/dev") || streq(d, "/dev/shm") ||
+        streq(d, "/tmp") || str_has_prefix(d, "/run/agentrt") || streq(d, r->workspace) ||
+        str_has_prefix(r->workspace, d))
+      continue;
+    gmount(y, d, "tmpfs", "tmpfs", hide_opts);
+  }
   /* the parent's current view of its workspace, through its init's root:
    * the child's profile makes it the lower layer of its own overlay */
   gmount(y, r->workspace, "bind", ws_src, ws_bind);

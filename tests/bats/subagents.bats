@@ -162,6 +162,19 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+@test "sub run: what the parent hides under a tmpfs stays hidden from its child (the root is the same image)" {
+	mkdir -p "$ROOTFS/hidden"
+	echo image-secret >"$ROOTFS/hidden/key"
+	update_config '.mounts += [{"destination": "/hidden", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}]'
+	parent
+	run rt exec "$ID" ls -A /hidden
+	[ -z "$output" ]
+	run sub run -- sh -c 'ls -A /hidden; cat /hidden/key 2>&1'
+	[[ "$output" != *image-secret* ]] || fail "the child sees what the parent hides: $output"
+	# the control: the image has it
+	[ "$(cat "$ROOTFS/hidden/key")" = image-secret ]
+}
+
 @test "sub run: a signal to the client reaches the child in the foreground" {
 	parent
 	(rc=0; rt exec "$ID" "$SUB" sub run --name sig -- sh -c 'trap "echo got-term; exit 42" TERM; sleep 100 & wait' \
