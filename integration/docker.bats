@@ -117,7 +117,7 @@ it_pty() { timeout 30 script -qec "$1" /dev/null; }
 }
 
 @test "agentrt (default profile): sub-agents inside a Docker container: a child's exit code, its work committed into the parent's view, no child left after docker rm -f" {
-	local host=$IT_TMP/sub-host root=$IT_TMP/docker/exec/runtime-agentrt/moby
+	local host=$IT_TMP/sub-host root
 	mkdir -p "$host"
 	echo hello >"$host/a.txt"
 	dsleep subp agentrt -v "$host:/workspace" -w /workspace
@@ -131,7 +131,9 @@ it_pty() { timeout 30 script -qec "$1" /dev/null; }
 	[ ! -e "$host/c.txt" ]
 	docker exec subp /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600
 	cid=$(inspect subp '{{.Id}}')
-	[ -d "$root/$cid.d" ] || { ls "$root"; return 1; }
+	# the child is a container in the runtime root Docker gave agentrt, beside its parent
+	root=$(dirname "$(find "$IT_TMP/docker" -maxdepth 6 -type d -name "$cid.d" | head -n1)")
+	[ -d "$root/$cid" ] && [ -d "$root/$cid.d" ] || { echo "no child state: $root"; return 1; }
 	cpid=$(jq -r .pid "$root/$cid.d/state.json")
 	kill -0 "$cpid"
 	docker rm -f subp >/dev/null
