@@ -34,6 +34,8 @@
 #include "container/seccomp_filter.h"
 #include "container/seccomp_notify.h"
 #include "monitor/monitor.h"
+#include "monitor/subagents.h"
+#include "common/subproto.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 #include "datadir/datadir.h"
@@ -295,6 +297,56 @@ void container_abort(struct container *c, const struct global_opts *g)
   }
 }
 
+static void add_mount(struct oci_config *cfg, const char *dest, const char *type, const char *src,
+                      const char *const *opts)
+{
+  struct oci_mount *m;
+
+  cfg->mounts = xrealloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof *cfg->mounts);
+  m = &cfg->mounts[cfg->n_mounts++];
+  m->destination = xstrdup(dest);
+  m->type = xstrdup(type);
+  m->source = xstrdup(src);
+  m->options = NULL;
+  for (size_t i = 0; opts[i]; i++)
+    strv_push(&m->options, opts[i]);
+}
+
+/* Sub-agents (monitor/subagents.h): the socket the monitor will serve, the
+ * static client, both under a tmpfs at /run/agentrt; the parent's effective
+ * profile for its children to narrow.  Returns the listening fd, -1 = off. */
+static int prepare_subagents(const struct global_opts *g, struct container *c, struct error *err)
+{
+  cleanup_free char *client = NULL, *sock = NULL, *json = NULL;
+  struct agent_profile *p = NULL;
+  const char *const run_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
+  const char *const bin_opts[] = {"bind", "ro", "nosuid", "nodev", NULL};
+  const char *const sock_opts[] = {"bind", "nosuid", "nodev", "noexec", NULL};
+  size_t len = 0;
+  int fd;
+
+  if (c->profile == NULL || !c->profile->subagents.enabled)
+    return -1;
+  if (profile_load(policy_profile_name(g), &p, err) < 0)
+    return -2;
+  if (profile_to_json(p, &json, &len, err) < 0 ||
+      write_file_atomic_at(c->dirfd, "subagent-profile.json", json, len, err) < 0) {
+    profile_free(p);
+    return -2;
+  }
+  profile_free(p);
+  if (subagent_client_path(g->data_dir, &client, err) < 0)
+    return -2;
+  fd = subagent_listen(c->dirfd, err);
+  if (fd < 0)
+    return -2;
+  sock = xfmt("%s/%s", c->dir, SUBAGENT_SOCK);
+  add_mount(c->config, "/run/agentrt", "tmpfs", "tmpfs", run_opts);
+  add_mount(c->config, SUBPROTO_CLIENT, "bind", client, bin_opts);
+  add_mount(c->config, SUBPROTO_SOCK, "bind", sock, sock_opts);
+  return fd;
+}
+
 /* The monitor: the audit trail and the egress policy's resolver (none when
  * the profile has neither).  Denied packets are listened for in any
  * network namespace but the host's. */
@@ -443,6 +495,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct monitor_opts mo = {0};
   struct monitor_handle mh = {.fd = -1, .notify_fd = -1};
   struct tls_ca *tls_ca = NULL;
+  cleanup_close int agent_fd = -1;
   cleanup_free char *pod_sandbox = NULL;
   cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   struct stat st;
@@ -489,6 +542,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, err) < 0 ||
       secrets_tls_prepare(c, cfg, rootfs, pres, &tls_ca, err) < 0)
     goto fail;
+  agent_fd = prepare_subagents(g, c, err);
+  if (agent_fd == -2)
+    goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
@@ -498,6 +554,11 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     goto fail;
   monitor_options(g, c, bundle, &mo);
   mo.tls_ca = tls_ca;
+  mo.agent_fd = agent_fd;
+  mo.data_dir = g->data_dir;
+  mo.rootfs = rootfs;
+  mo.profile_name = c->state->profile;
+  mo.config = c->config;
   /* a pod's container: the sandbox's policy, with our entries added */
   if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
     if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
@@ -580,6 +641,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (mh.warning != NULL)
     log_warning("create `%s`: %s", c->id, mh.warning);
   monitor_handle_close(&mh);
+  if (agent_fd >= 0) { /* the monitor serves it */
+    close(agent_fd);
+    agent_fd = -1;
+  }
   if (o->console_socket && ret_r->pty_master >= 0) {
     if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)
       goto fail;

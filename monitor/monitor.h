@@ -65,6 +65,12 @@ struct monitor_opts {
   /* the per-container CA of the TLS proxy (profile secrets), NULL = none;
    * the monitor keeps it in memory only */
   const struct tls_ca *tls_ca;
+  /* sub-agents (monitor/subagents.h): the listening agent.sock, -1 = off */
+  int agent_fd;
+  const char *data_dir;
+  const char *rootfs;
+  const char *profile_name;
+  const struct oci_config *config;
 };
 
 struct monitor_handle {

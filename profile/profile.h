@@ -111,6 +111,10 @@ struct profile_egress {
   enum profile_egress_default def;
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
+  /* dns.upstreamNetns: the network namespace (a path) the resolver's upstream
+   * sockets are made in, NULL = the runtime's; a sub-agent's resolver asks
+   * its parent's at 127.0.0.1 there (monitor/subagents.h) */
+  char *dns_upstream_netns;
   bool allow_private_answers;
   /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
    * the upstream's TTL clamped to it; unset = 5 and 3600 */
@@ -127,6 +131,14 @@ struct profile_egress {
   size_t n_http;
 };
 
+/* The in-container API for sub-agents (docs/subagents.md): off, or on
+ * with at most max_children live children and max_depth generations
+ * below this container (a child gets max_depth - 1). */
+struct profile_subagents {
+  bool enabled;
+  uint64_t max_children;
+  uint64_t max_depth;
+};
 /* One entry of the "secrets" section: a credential the container sees only as
  * a placeholder.  The value is in `file` on the host; the monitor reads it
  * (profile/ never does) and substitutes it for the placeholder in request
@@ -220,6 +232,7 @@ struct agent_profile {
     char **home;
     char **home_deny;
   } sandbox;
+  struct profile_subagents subagents;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
     struct profile_loosen loosen;
@@ -268,6 +281,7 @@ struct profile_result {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  struct profile_subagents subagents;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;
