@@ -300,7 +300,10 @@ cg() {
 	[[ "$output" == *'"argv":["sh","-c","echo streamed; echo to-err >&2; exit 5"]'* ]]
 	run -0 "$AGENTRT" audit --kind delete "$c"
 	[[ "$output" == *'"kind":"delete"'* ]]
-	# all of it in the suite's data directory, nothing in the host's
-	[ -d "$AGENTRT_DATA_DIR/roots" ]
-	! grep -rqs "$c" /var/lib/agentrt/roots/*/root 2>/dev/null
+	# all of it in the suite's data directory (the store of the handler's Root), nothing in
+	# the host's
+	store=$AGENTRT_DATA_DIR/roots/$(sed 's|^/||; s|/|+|g' <<<"$CRI_AGENTRT_ROOT/k8s.io")
+	[ "$(cat "$store/root")" = "$CRI_AGENTRT_ROOT/k8s.io" ]
+	[ -d "$store/.audit/$c" ] && [ -d "$store/.audit/$(idof p1.pod)" ] && [ -d "$store/.workspaces/$c" ]
+	[ -z "$(ls -d /var/lib/agentrt/roots/*/.audit/"$c" /var/lib/agentrt/roots/*/.workspaces/"$c" 2>/dev/null)" ]
 }

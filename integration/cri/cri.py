@@ -215,6 +215,7 @@ def pod_config(name, uid, args):
 
 def start_pod(c, handler, name, uid, args):
     cfg = pod_config(name, uid, args)
+    os.makedirs(cfg["log_directory"], exist_ok=True)
     pod = c.call("RuntimeService/RunPodSandbox", {"config": cfg, "runtime_handler": handler})
     ctr = c.call("RuntimeService/CreateContainer", {
         "pod_sandbox_id": pod.pod_sandbox_id,
