@@ -356,7 +356,8 @@ cri_images() {
 # veths and the stream server live there and nothing touches the host's network.  Root,
 # state, sockets, the CNI config and IPAM data are under DIR; the pods' netns are bind-mounted
 # under the state dir.  Runtime handlers: `runc` (the default) and `agentrt` from
-# contrib/containerd/config.toml (appended), its BinaryName and Root rewritten.  Imports both images into
+# contrib/containerd/config.toml (appended; $CRI_CONTRIB names another fragment of that
+# directory, e.g. config-systemd.toml), its BinaryName and Root rewritten.  Imports both images into
 # the k8s.io namespace.  Exports CRI_SOCK, CTRD_SOCK, CTRD_PID, CRI_NETNS, CRI_DIR,
 # CRI_AGENTRT_ROOT.
 cri_start() {
@@ -380,7 +381,7 @@ cri_start() {
 		            "ranges": [[{"subnet": "$CRI_SUBNET.0/24", "gateway": "$CRI_GW"}]]}}]}
 	EOF
 	sed -e "s|/usr/local/bin/agentrt|$AGENTRT|" -e "s|/run/containerd/agentrt|$CRI_AGENTRT_ROOT|" \
-		"$IT_SRC/contrib/containerd/config.toml" >"$c/agentrt.toml"
+		"$IT_SRC/contrib/containerd/${CRI_CONTRIB:-config.toml}" >"$c/agentrt.toml"
 	cat >"$c/config.toml" <<-EOF
 		version = 2
 		root = "$c/root"
@@ -481,12 +482,15 @@ docker_start() {
 		"$IT_SRC/contrib/docker/daemon.json" >"$d/daemon.json" || return 1
 	DOCKER_CGROUP_PARENT=agentrt-it-docker-$$
 	export DOCKER_HOST=unix://$d/docker.sock DOCKER_CONFIG=$d/cli DOCKER_CGROUP_PARENT
+	# DOCKER_CGROUP_DRIVER=systemd (the VM lane): Docker's default parent, system.slice
+	local cgopts=(--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$DOCKER_CGROUP_PARENT")
+	[ "${DOCKER_CGROUP_DRIVER:-cgroupfs}" = systemd ] && cgopts=(--exec-opt native.cgroupdriver=systemd)
 	dockerd --config-file "$d/daemon.json" \
 		--data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
 		-H "$DOCKER_HOST" --containerd "$CTRD_SOCK" \
 		--iptables=false --ip-masq=false --bridge=none \
 		--default-ulimit nofile=1024:1024 --default-ulimit nproc=1024:1024 \
-		--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$DOCKER_CGROUP_PARENT" \
+		"${cgopts[@]}" \
 		--add-runtime "agentrt-cli=$AGENTRT" \
 		>"$d/dockerd.log" 2>&1 3>&- &
 	DOCKERD_PID=$!
