@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +82,43 @@ static int refuse_socket_dirs(const struct oci_config *c, const struct agent_pro
   return 0;
 }
 
+/* Each secret's placeholder: "agentrt-secret-" and 32 random hex digits, new
+ * for every container, set as NAME=<placeholder> in the process's
+ * environment (an engine's own NAME is replaced: the profile says the
+ * container gets no real value).  The monitor maps it back (it inherits
+ * the result); the value itself is read by the monitor only. */
+static int secret_placeholders(struct oci_config *c, struct profile_result *r, struct error *err)
+{
+  for (size_t i = 0; i < r->n_secrets; i++) {
+    struct profile_secret *s = &r->secrets[i];
+    unsigned char raw[16];
+    char hex[sizeof raw * 2 + 1];
+    cleanup_free char *kv = NULL;
+    size_t n = strlen(s->name);
+    bool replaced = false;
+
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+      return error_errno(err, "secret %s: getrandom", s->name);
+    for (size_t k = 0; k < sizeof raw; k++)
+      snprintf(hex + 2 * k, 3, "%02x", raw[k]);
+    free(s->placeholder);
+    s->placeholder = xfmt("agentrt-secret-%s", hex);
+    if (c->process == NULL)
+      continue;
+    kv = xfmt("%s=%s", s->name, s->placeholder);
+    for (size_t k = 0; c->process->env != NULL && c->process->env[k] != NULL; k++) {
+      if (strncmp(c->process->env[k], s->name, n) == 0 && c->process->env[k][n] == '=') {
+        free(c->process->env[k]);
+        c->process->env[k] = xstrdup(kv);
+        replaced = true;
+      }
+    }
+    if (!replaced)
+      strv_push(&c->process->env, kv);
+  }
+  return 0;
+}
+
 int policy_apply(const struct global_opts *g, const char *id, struct oci_config **cfg,
                  struct profile_result **ret_result, struct error *err)
 {
@@ -95,7 +133,8 @@ int policy_apply(const struct global_opts *g, const char *id, struct oci_config 
   r = profile_apply(*cfg, p, &out, ret_result, err);
   if (r == 0)
     profile_apply_apparmor(out, p, lsm_apparmor_enabled(), *ret_result);
-  if (r < 0 || refuse_socket_dirs(out, p, err) < 0) {
+  if (r < 0 || refuse_socket_dirs(out, p, err) < 0 ||
+      secret_placeholders(out, *ret_result, err) < 0) {
     profile_free(p);
     oci_config_free(out);
     profile_result_free(*ret_result);

@@ -591,6 +591,20 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   /* while create spawns the init: parse the policy, subscribe, open */
   if (o->egress_sandbox == NULL && egress_helper_new(&o->profile->egress, &eg, &err) < 0)
     fail_main(chan, &err);
+  /* the secrets' values: read here, on the host, kept in this process only
+   * (not dumpable: no core file, no ptrace by a same-uid process) */
+  if (o->profile->n_secrets > 0) {
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (o->egress_sandbox != NULL) {
+      error_set(&err, 0,
+                "secrets: a pod's container is policed by its sandbox `%s`, whose monitor "
+                "holds no secrets of this container",
+                o->egress_sandbox);
+      fail_main(chan, &err);
+    }
+    if (secret_store_load(o->profile, &m.secrets, &err) < 0)
+      fail_main(chan, &err);
+  }
   open_early(&m, o);
   if (notify_chan >= 0 && m.log != NULL &&
       monitor_seccomp_open(&m, notify_chan, profile_errno(o->profile->extra_seccomp), &err) < 0)

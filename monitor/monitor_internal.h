@@ -20,6 +20,7 @@
 #include "audit/jbuf.h"
 #include "cgroups/cgroup.h"
 #include "monitor/monitor.h"
+#include "monitor/secret_store.h"
 
 #define MONITOR_MAX_SOURCES 16
 #define MONITOR_TICK_MS 250
@@ -62,6 +63,7 @@ struct monitor {
   int epfd;    /* the sources' epoll set */
   int tick_fd; /* timerfd: the flush tick, armed while events are pending */
   bool tick_armed;
+  struct secret_store secrets; /* the values (secret_store.h); never written anywhere */
   struct monitor_source src[MONITOR_MAX_SOURCES];
   size_t n_src;
 };

@@ -13,6 +13,8 @@
  *   run.agentrt.egress.default=deny
  *   run.agentrt.ingress=8080/tcp,9090  inbound ports, only those matching
  *                                      allowLoosen.ingressAllow
+ *   run.agentrt.secrets=API_TOKEN,GH   only these of the profile's secrets
+ *                                      ("" or "none": none); never a path
  *
  * Comparisons that need the engine's config (is 512m below what the engine
  * asked?) are made by the steps in resources.c and workspace.c; the bounds
@@ -120,6 +122,28 @@ static int parse_ingress(const struct agent_profile *p, const char *key, const c
   return 0;
 }
 
+/* Select among the profile's secrets: a name it does not offer is refused
+ * (an annotation cannot name a file or a host). */
+static int parse_secrets(const struct agent_profile *p, const char *key, const char *value,
+                         struct profile_annotations *a, struct error *err)
+{
+  cleanup_free char *copy = xstrdup(value);
+  char *save = NULL;
+
+  a->has_secrets = true;
+  if (a->secrets == NULL)
+    a->secrets = xmalloc0(sizeof(char *));
+  if (streq(value, "none"))
+    return 0;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (profile_secret_find(p, tok) == NULL)
+      return error_set(err, 0, "annotation %s: the profile has no secret `%s`", key, tok);
+    if (!strv_contains(a->secrets, tok))
+      strv_push(&a->secrets, tok);
+  }
+  return 0;
+}
+
 static int parse_one(const struct agent_profile *p, const char *key, const char *value,
                      struct profile_annotations *a, struct error *err)
 {
@@ -173,6 +197,8 @@ static int parse_one(const struct agent_profile *p, const char *key, const char 
     return parse_egress_allow(p, key, value, a, err);
   if (streq(k, "ingress"))
     return parse_ingress(p, key, value, a, err);
+  if (streq(k, "secrets"))
+    return parse_secrets(p, key, value, a, err);
   if (streq(k, "egress.default")) {
     if (streq(value, "deny") && p->egress.def != PROFILE_EGRESS_OFF) {
       a->egress_deny = true;
@@ -207,5 +233,6 @@ void profile_annotations_clear(struct profile_annotations *a)
 {
   strv_free(a->egress_allow);
   strv_free(a->ingress_allow);
+  strv_free(a->secrets);
   memset(a, 0, sizeof *a);
 }

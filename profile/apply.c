@@ -148,6 +148,34 @@ static void fill_egress(struct apply_ctx *x)
       e->ingress_default_allow ? "accepted" : "refused unless listed", list ? list : "(nothing)");
 }
 
+/* The profile's secrets, or those run.agentrt.secrets names; the
+ * placeholder and the environment entry are create's (random per
+ * container: profile/ makes no syscall). */
+static void fill_secrets(struct apply_ctx *x)
+{
+  const struct agent_profile *p = x->p;
+  struct profile_result *r = x->r;
+
+  r->secrets = xmalloc0((p->n_secrets ? p->n_secrets : 1) * sizeof *r->secrets);
+  for (size_t i = 0; i < p->n_secrets; i++) {
+    const struct profile_secret *s = &p->secrets[i];
+    cleanup_free char *hosts = NULL;
+
+    if (x->a.has_secrets && !strv_contains(x->a.secrets, s->name))
+      continue;
+    profile_secret_copy(&r->secrets[r->n_secrets++], s);
+    for (size_t j = 0; s->hosts[j] != NULL; j++) {
+      char *prev = hosts;
+      hosts = prev ? xfmt("%s,%s", prev, s->hosts[j]) : xstrdup(s->hosts[j]);
+      free(prev);
+    }
+    profile_change_add(x, PROFILE_CHANGE_RUNTIME, "secrets", NULL, s->name,
+                       "%s holds a placeholder; the egress proxy puts the real value (from %s on "
+                       "the host) in the %s header of HTTPS requests to %s only",
+                       s->name, s->file, s->header, hosts);
+  }
+}
+
 static int run_steps(struct apply_ctx *x)
 {
   if (profile_annotations_parse(x->c, x->p, &x->a, x->err) < 0)
@@ -165,6 +193,7 @@ static int run_steps(struct apply_ctx *x)
   profile_apply_env(x);
   apply_seccomp(x);
   fill_egress(x);
+  fill_secrets(x);
   profile_audit_copy(&x->r->audit, &x->p->audit);
   x->r->workspace.retention = x->p->workspace.retention;
   profile_apply_writes_summary(x);
@@ -243,6 +272,9 @@ void profile_result_free(struct profile_result *r)
   free(r->workspace.protected);
   strv_free(r->workspace.review_protected);
   profile_egress_clear(&r->egress);
+  for (size_t i = 0; i < r->n_secrets; i++)
+    profile_secret_clear(&r->secrets[i]);
+  free(r->secrets);
   free(r->audit.dir);
   free(r);
 }

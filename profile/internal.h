@@ -31,6 +31,8 @@ struct profile_annotations {
   char **egress_allow;  /* already checked against allowLoosen.egressAllow */
   bool egress_deny;     /* run.agentrt.egress.default=deny */
   char **ingress_allow; /* run.agentrt.ingress, checked against allowLoosen.ingressAllow */
+  bool has_secrets;     /* run.agentrt.secrets: only these of the profile's secrets */
+  char **secrets;       /* names, each one the profile has; empty = none */
 };
 int profile_annotations_parse(const struct oci_config *c, const struct agent_profile *p,
                               struct profile_annotations *ret, struct error *err);

@@ -232,6 +232,7 @@ void profile_egress_clear(struct profile_egress *e)
   strv_free(e->allow);
   strv_free(e->dns_upstream);
   strv_free(e->ingress_allow);
+  free(e->tls_upstream_ca);
   memset(e, 0, sizeof *e);
 }
 
@@ -241,6 +242,7 @@ void profile_egress_copy(struct profile_egress *d, const struct profile_egress *
   d->allow = strv_dup(s->allow);
   d->dns_upstream = strv_dup(s->dns_upstream);
   d->ingress_allow = strv_dup(s->ingress_allow);
+  d->tls_upstream_ca = xstrdup(s->tls_upstream_ca);
 }
 
 void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
@@ -270,6 +272,9 @@ void profile_free(struct agent_profile *p)
   strv_free(p->mounts.deny_basenames);
   strv_free(p->mounts.writable_binds);
   profile_egress_clear(&p->egress);
+  for (size_t i = 0; i < p->n_secrets; i++)
+    profile_secret_clear(&p->secrets[i]);
+  free(p->secrets);
   free(p->audit.dir);
   strv_free(p->annotations.loosen.egress_allow);
   strv_free(p->annotations.loosen.ingress_allow);

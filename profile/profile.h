@@ -111,7 +111,26 @@ struct profile_egress {
    * table): new inbound connections refused unless the port is listed */
   bool ingress_default_allow;
   char **ingress_allow; /* "8080/tcp", "8000-8100/udp", "9090" */
+  /* egress.tls.upstreamCA: a host file of PEM certificates the monitor's
+   * TLS proxy trusts for upstreams besides the host's store; NULL = none */
+  char *tls_upstream_ca;
 };
+
+/* One entry of the "secrets" section: a credential the container sees only as
+ * a placeholder.  The value is in `file` on the host; the monitor reads it
+ * (profile/ never does) and substitutes it for the placeholder in request
+ * headers to `hosts` only.  NAME=<placeholder> is added to the process's
+ * environment by create (a random value per container, placeholder below). */
+struct profile_secret {
+  char *name;        /* environment variable name */
+  char *file;        /* absolute host path */
+  char **hosts;      /* "api.example.com", "*.example.org" (any name below it) */
+  char *header;      /* request header the value goes in; default "Authorization" */
+  char *format;      /* the header's value with one "%s" for the secret, NULL = "%s" */
+  char *placeholder; /* profile_result only: set by create, NULL in a profile */
+};
+#define PROFILE_SECRETS_MAX 32
+#define PROFILE_SECRET_HEADER_DEFAULT "Authorization"
 
 struct profile_audit {
   bool enabled;
@@ -179,6 +198,8 @@ struct agent_profile {
     struct profile_limit memory, pids, cpus;
   } resources;
   struct profile_egress egress;
+  struct profile_secret *secrets;
+  size_t n_secrets;
   struct profile_audit audit;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
@@ -221,6 +242,10 @@ struct profile_result {
     struct profile_retention retention;
   } workspace;
   struct profile_egress egress; /* annotations applied */
+  /* the secrets this container gets (the profile's, or those named by
+   * run.agentrt.secrets); placeholder NULL until create sets it */
+  struct profile_secret *secrets;
+  size_t n_secrets;
   struct profile_audit audit;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
@@ -271,6 +296,17 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
 /* The text of profile_changes_text from what profile_changes_json wrote:
  * the state dir keeps profile.json only, `explain` renders the text. */
 int profile_changes_text_from_json(const char *json, char **ret, struct error *err);
+
+/* The names of the profile's secrets, NULL-terminated (free with
+ * strv_free); an empty list when it has none. */
+char **profile_secret_names(const struct agent_profile *p);
+/* The entry named `name`, NULL when the profile has none of that name. */
+const struct profile_secret *profile_secret_find(const struct agent_profile *p, const char *name);
+/* host (a server name, any case, no port) is one of s->hosts: equal, or below
+ * a "*." entry ("*.example.org" matches "a.example.org", not "example.org"). */
+bool profile_secret_host_match(const struct profile_secret *s, const char *host);
+void profile_secret_copy(struct profile_secret *d, const struct profile_secret *s);
+void profile_secret_clear(struct profile_secret *s);
 
 /* Marker helpers for the runtime. */
 bool profile_mount_is_workspace(const struct oci_mount *m);

@@ -8,6 +8,7 @@
  *                  "reviewProtected": [...] (overlay mode: left out of commit), "retention"},
  *    "egress": {"default", "allow", "dns": {"upstream"}, "allowPrivateAnswers"},
  *    "ingress": {"default", "allow"},
+ *    "secrets": [{"name", "file", "hosts", "header", "format"}] (never a value),
  *    "audit": {...}, "seccomp": {"stacked", "rules"}, "checkJoinedNamespaces"}
  */
 #include <stdio.h>
@@ -87,7 +88,32 @@ void profile_gen_egress(yajl_gen g, const struct profile_egress *e)
     profile_gen_key_u64(g, "ttlMax", e->ttl_max);
   yajl_gen_map_close(g);
   profile_gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
+  if (e->tls_upstream_ca != NULL) {
+    profile_gen_str(g, "tls");
+    yajl_gen_map_open(g);
+    profile_gen_key_str(g, "upstreamCA", e->tls_upstream_ca);
+    yajl_gen_map_close(g);
+  }
   yajl_gen_map_close(g);
+}
+
+/* Names, files, hosts, header and format; never a value, never the
+ * placeholder (config.json has that). */
+void profile_gen_secrets(yajl_gen g, const struct profile_secret *s, size_t n)
+{
+  profile_gen_str(g, "secrets");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < n; i++) {
+    yajl_gen_map_open(g);
+    profile_gen_key_str(g, "name", s[i].name);
+    profile_gen_key_str(g, "file", s[i].file);
+    profile_gen_key_strv(g, "hosts", s[i].hosts);
+    profile_gen_key_str(g, "header", s[i].header);
+    if (s[i].format != NULL)
+      profile_gen_key_str(g, "format", s[i].format);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
 }
 
 void profile_gen_ingress(yajl_gen g, const struct profile_egress *e)
@@ -173,6 +199,7 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   profile_gen_egress(g, &r->egress);
   profile_gen_str(g, "ingress");
   profile_gen_ingress(g, &r->egress);
+  profile_gen_secrets(g, r->secrets, r->n_secrets);
   profile_gen_str(g, "audit");
   profile_gen_audit(g, &r->audit);
   profile_gen_str(g, "seccomp");

@@ -13,6 +13,7 @@ void profile_gen_key_bool(yajl_gen g, const char *k, bool v);
 void profile_gen_key_strv(yajl_gen g, const char *k, char **v);
 void profile_gen_egress(yajl_gen g, const struct profile_egress *e);
 void profile_gen_ingress(yajl_gen g, const struct profile_egress *e);
+void profile_gen_secrets(yajl_gen g, const struct profile_secret *s, size_t n);
 void profile_gen_audit(yajl_gen g, const struct profile_audit *a);
 void profile_gen_retention(yajl_gen g, const struct profile_retention *r);
 const char *profile_egress_default_name(enum profile_egress_default d);

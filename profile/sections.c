@@ -244,10 +244,16 @@ static const struct pfield dns_fields[] = {
     FEND,
 };
 
+static const struct pfield tls_fields[] = {
+    F("upstreamCA", P_STR, egress.tls_upstream_ca),
+    FEND,
+};
+
 static const struct pfield egress_fields[] = {
     FFN("default", egress_default),
     F("allow", P_STRV, egress.allow),
     FOBJ("dns", dns_fields),
+    FOBJ("tls", tls_fields),
     F("allowPrivateAnswers", P_BOOL, egress.allow_private_answers),
     FEND,
 };
@@ -304,6 +310,7 @@ static const struct pfield top_fields[] = {
     FOBJ("resources", resources_fields),
     FOBJ("egress", egress_fields),
     FOBJ("ingress", ingress_fields),
+    FFN("secrets", profile_parse_secrets),
     FOBJ("audit", audit_fields),
     FOBJ("annotations", annotations_fields),
     FEND,

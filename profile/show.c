@@ -191,6 +191,7 @@ int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_
   profile_gen_egress(g, &p->egress);
   profile_gen_str(g, "ingress");
   profile_gen_ingress(g, &p->egress);
+  profile_gen_secrets(g, p->secrets, p->n_secrets);
   profile_gen_str(g, "audit");
   profile_gen_audit(g, &p->audit);
   gen_annotations(g, p);

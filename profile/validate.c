@@ -189,7 +189,8 @@ static int check_limit(struct pctx *c, const char *field, const struct profile_l
 int profile_validate_profile(struct pctx *c, const struct agent_profile *p)
 {
   if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
-      check_env(c, p) < 0 || check_caps(c, p) < 0 || check_egress(c, p) < 0)
+      check_env(c, p) < 0 || check_caps(c, p) < 0 || check_egress(c, p) < 0 ||
+      profile_validate_secrets(c, p) < 0)
     return -1;
   if (check_abs_list(c, "maskedPaths", p->masked_paths) < 0 ||
       check_abs_list(c, "readonlyPaths", p->readonly_paths) < 0 ||

@@ -701,6 +701,77 @@ static void test_env_validation(void)
   profile_free(p);
 }
 
+/* The secrets section: parsed, shown without values, selected by annotation. */
+static void test_secrets(void)
+{
+  static const char doc[] =
+      "{'egress': {'allow': ['a.test']}, 'secrets': ["
+      " {'name': 'API', 'file': '/s/api', 'hosts': ['a.test', '*.b.test'], 'format': 'Bearer %s'},"
+      " {'name': 'GH', 'file': '/s/gh', 'hosts': ['gh.test'], 'header': 'X-Key'}]}";
+  struct error err = {0};
+  struct agent_profile *p = profile_str(doc, &err);
+  struct oci_config *c, *out = NULL;
+  struct profile_result *r;
+  char msg[ERROR_MSG_MAX];
+  char **names;
+  char *json = NULL;
+  size_t len = 0;
+
+  if (!tap_ok(p != NULL, "secrets: a valid section parses (%s)", err.msg))
+    return;
+  names = profile_secret_names(p);
+  tap_ok(names[0] && streq(names[0], "API") && names[1] && streq(names[1], "GH") && !names[2],
+         "secrets: profile_secret_names lists them in order");
+  strv_free(names);
+  tap_ok(streq(profile_secret_find(p, "API")->header, "Authorization") &&
+             streq(profile_secret_find(p, "GH")->header, "X-Key") &&
+             profile_secret_find(p, "NONE") == NULL,
+         "secrets: header defaults to Authorization");
+  {
+    const struct profile_secret *s = profile_secret_find(p, "API");
+    tap_ok(profile_secret_host_match(s, "a.test") && profile_secret_host_match(s, "A.TEST.") &&
+               profile_secret_host_match(s, "x.b.test") &&
+               profile_secret_host_match(s, "y.x.b.test"),
+           "secrets: exact names, any case, a final dot, and below a *. entry match");
+    tap_ok(!profile_secret_host_match(s, "b.test") && !profile_secret_host_match(s, "xa.test") &&
+               !profile_secret_host_match(s, "a.test.evil") &&
+               !profile_secret_host_match(s, "xb.test") && !profile_secret_host_match(s, "") &&
+               !profile_secret_host_match(s, NULL) && !profile_secret_host_match(s, "."),
+           "secrets: the *. base, suffix look-alikes and empty names do not");
+  }
+  tap_ok(profile_to_json(p, &json, &len, &err) == 0 && strstr(json, "\"Bearer %s\"") &&
+             strstr(json, "\"/s/gh\""),
+         "secrets: profile show lists them");
+  free(json);
+  c = docker_cfg();
+  r = run(c, p, &out, msg, sizeof msg);
+  oci_config_free(out);
+  tap_ok(r && r->n_secrets == 2 && r->secrets[0].placeholder == NULL && change_for(r, "secrets"),
+         "secrets: all of them by default, recorded; no placeholder from profile/");
+  profile_result_free(r);
+  add_annotation(c, "run.agentrt.secrets", "GH");
+  r = run(c, p, &out, msg, sizeof msg);
+  oci_config_free(out);
+  tap_ok(r && r->n_secrets == 1 && streq(r->secrets[0].name, "GH"),
+         "secrets: run.agentrt.secrets narrows the list");
+  profile_result_free(r);
+  oci_config_free(c);
+  c = docker_cfg();
+  add_annotation(c, "run.agentrt.secrets", "/etc/shadow");
+  expect_refusal(c, p, "the profile has no secret `/etc/shadow`", "secrets: a path is no name");
+  oci_config_free(c);
+  profile_free(p);
+  p = profile_str("{'secrets': [{'name': 'A', 'file': '/s', 'hosts': ['*.x']}]}", &err);
+  tap_ok(p != NULL, "secrets: a one-label wildcard parses (%s)", err.msg);
+  profile_free(p);
+  p = profile_str("{'egress': {'default': 'off'}, 'secrets': [{'name': 'A', 'file': '/s', "
+                  "'hosts': ['x.test']}]}",
+                  &err);
+  tap_ok(p == NULL && strstr(err.msg, "secrets[0]: secrets need an egress policy"),
+         "secrets: refused without an egress policy (%s)", err.msg);
+  profile_free(p);
+}
+
 static void test_dup(void)
 {
   const char *dir = getenv("AGENTRT_SRCDIR");
@@ -745,6 +816,7 @@ int main(void)
   test_ptrace();
   test_env_defaults();
   test_env_validation();
+  test_secrets();
   test_dup();
   return tap_done();
 }
