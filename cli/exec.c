@@ -39,6 +39,7 @@
 #include "container/audit_cli.h"
 #include "container/console.h"
 #include "container/seccomp_notify.h"
+#include "monitor/monitor.h"
 #include "container/container.h"
 #include "container/lsm.h"
 #include "container/process.h"
@@ -122,6 +123,8 @@ struct exec_child {
   int cgroup_fds[CGROUP_JOIN_MAX]; /* v1: joined with cgroup_join_self after GO */
   size_t n_cgroup_fds;
   int listener_fd;               /* connected to linux.seccomp.listenerPath, or < 0 */
+  const void *notify_bpf;        /* seccomp-notify.bpf, its listener for the monitor */
+  int notify_fd;                 /* connected to the monitor, or < 0 */
   const struct oci_state *state; /* for the listener's state document */
 };
 
@@ -173,6 +176,9 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.in_userns = x->ns[OCI_NS_USER] >= 0;
   po.seccomp = x->seccomp;
   po.extra_bpf = x->extra_bpf;
+  po.notify_bpf = x->notify_bpf;
+  po.notify_fd = x->notify_fd;
+  po.notify_ack = true;
   if (x->listener_fd >= 0) {
     po.has_listener = true;
     po.listener_fd = x->listener_fd;
@@ -273,6 +279,10 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
   if (x->listener_fd >= 0) {
     close(x->listener_fd);
     x->listener_fd = -1;
+  }
+  if (x->notify_fd >= 0) {
+    close(x->notify_fd);
+    x->notify_fd = -1;
   }
   if (pid < 0) {
     close(sv[0]);
@@ -383,15 +393,17 @@ static int exec_apply_profile(struct container *c, struct oci_process *proc, str
   return 0;
 }
 
-/* The profile's seccomp filter recorded at create (absent: none). */
-static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct error *err)
+/* The profile's seccomp filter recorded at create (absent: none):
+ * seccomp-extra.bpf, or its notify variant seccomp-notify.bpf. */
+static int load_bpf(struct container *c, const char *name, struct sock_fprog **ret,
+                    struct error *err)
 {
   cleanup_free char *data = NULL;
   size_t len = 0;
   struct sock_fprog *p;
 
   *ret = NULL;
-  if (read_file_at(c->dirfd, "seccomp-extra.bpf", 1 << 20, &data, &len, err) < 0) {
+  if (read_file_at(c->dirfd, name, 1 << 20, &data, &len, err) < 0) {
     if (err->code == ENOENT) {
       error_clear(err);
       return 0;
@@ -399,7 +411,7 @@ static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct e
     return -1;
   }
   if (len == 0 || len % sizeof(struct sock_filter) != 0)
-    return error_set(err, 0, "container `%s`: seccomp-extra.bpf is corrupt", c->id);
+    return error_set(err, 0, "container `%s`: %s is corrupt", c->id, name);
   p = xmalloc(sizeof *p + len);
   memcpy(p + 1, data, len);
   p->filter = (struct sock_filter *)(p + 1);
@@ -408,13 +420,36 @@ static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct e
   return 0;
 }
 
+/* Refused-syscall records (monitor/monitor_seccomp.c): when create left
+ * the notify variant, the process loads it with a listener of its own
+ * (its filter chain is not the init's) and sends that to the monitor on a
+ * connection opened here, on the host.  No monitor to take it (it died):
+ * the plain filter, the same refusals, unrecorded. */
+static int load_notify(struct container *c, struct exec_child *x, struct sock_fprog **ret,
+                       struct error *err)
+{
+  struct error why = {0};
+
+  if (load_bpf(c, "seccomp-notify.bpf", ret, err) < 0)
+    return -1;
+  if (*ret == NULL)
+    return 0; /* the trail is off, or the config's filter has the listener */
+  x->notify_fd = monitor_seccomp_connect(c->dirfd, &why);
+  if (x->notify_fd < 0) {
+    log_debug("exec `%s`: refused calls not recorded: %s", c->id, why.msg);
+    free(*ret);
+    *ret = NULL;
+  }
+  return 0;
+}
+
 int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct exec_opts eo;
   struct container *c = NULL;
   struct oci_process *proc = NULL;
-  struct exec_child x = {.listener_fd = -1};
-  cleanup_free struct sock_fprog *extra = NULL;
+  struct exec_child x = {.listener_fd = -1, .notify_fd = -1};
+  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   int master = -1, sigfd = -1, ret = -1;
   pid_t pid;
 
@@ -488,9 +523,11 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out_ns;
   }
   x.preserve_fds = eo.preserve_fds;
-  if (load_extra_bpf(c, &extra, err) < 0)
+  if (load_bpf(c, "seccomp-extra.bpf", &extra, err) < 0 ||
+      (extra != NULL && load_notify(c, &x, &notify, err) < 0))
     goto out_ns;
   x.extra_bpf = extra;
+  x.notify_bpf = notify;
   if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
     goto out_ns;
   /* recorded before the process runs, so it precedes the process's records */
@@ -512,6 +549,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
 out_ns:
   if (x.listener_fd >= 0)
     close(x.listener_fd);
+  if (x.notify_fd >= 0)
+    close(x.notify_fd);
   close_ns(x.ns);
 out:
   if (sigfd >= 0)

@@ -253,6 +253,10 @@ struct egress_resolver_opts {
   void (*on_tick)(void *ud); /* after every loop turn (at least once a second); NULL = none */
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */
+  /* has_upstream_netns: upstream sockets are made in that netns, not in the
+   * caller's (the host's) */
+  bool has_upstream_netns;
+  int upstream_netns_fd;
 };
 
 /* Open the resolver's sockets inside the container netns: netlink, UDP and

@@ -211,7 +211,9 @@ static int run_steps(struct apply_ctx *x)
   fill_secrets(x);
   note_proxy(x);
   profile_audit_copy(&x->r->audit, &x->p->audit);
+  x->r->subagents = x->p->subagents;
   x->r->workspace.retention = x->p->workspace.retention;
+  x->r->workspace.volatile_upper = x->p->workspace.volatile_upper;
   profile_apply_writes_summary(x);
   return 0;
 }

@@ -231,6 +231,7 @@ void profile_egress_clear(struct profile_egress *e)
 {
   strv_free(e->allow);
   strv_free(e->dns_upstream);
+  free(e->dns_upstream_netns);
   strv_free(e->ingress_allow);
   free(e->tls_upstream_ca);
   for (size_t i = 0; i < e->n_http; i++) {
@@ -247,6 +248,7 @@ void profile_egress_copy(struct profile_egress *d, const struct profile_egress *
   *d = *s;
   d->allow = strv_dup(s->allow);
   d->dns_upstream = strv_dup(s->dns_upstream);
+  d->dns_upstream_netns = s->dns_upstream_netns ? xstrdup(s->dns_upstream_netns) : NULL;
   d->ingress_allow = strv_dup(s->ingress_allow);
   d->tls_upstream_ca = xstrdup(s->tls_upstream_ca);
   d->http = s->n_http ? xmalloc0(s->n_http * sizeof *d->http) : NULL;
@@ -288,6 +290,8 @@ void profile_free(struct agent_profile *p)
     profile_secret_clear(&p->secrets[i]);
   free(p->secrets);
   free(p->audit.dir);
+  strv_free(p->sandbox.home);
+  strv_free(p->sandbox.home_deny);
   strv_free(p->annotations.loosen.egress_allow);
   strv_free(p->annotations.loosen.ingress_allow);
   free(p);

@@ -111,6 +111,10 @@ struct profile_egress {
   enum profile_egress_default def;
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
+  /* dns.upstreamNetns: the network namespace (a path) the resolver's upstream
+   * sockets are made in, NULL = the runtime's; a sub-agent's resolver asks
+   * its parent's at 127.0.0.1 there (monitor/subagents.h) */
+  char *dns_upstream_netns;
   bool allow_private_answers;
   /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
    * the upstream's TTL clamped to it; unset = 5 and 3600 */
@@ -127,6 +131,14 @@ struct profile_egress {
   size_t n_http;
 };
 
+/* The in-container API for sub-agents (docs/subagents.md): off, or on
+ * with at most max_children live children and max_depth generations
+ * below this container (a child gets max_depth - 1). */
+struct profile_subagents {
+  bool enabled;
+  uint64_t max_children;
+  uint64_t max_depth;
+};
 /* One entry of the "secrets" section: a credential the container sees only as
  * a placeholder.  The value is in `file` on the host; the monitor reads it
  * (profile/ never does) and substitutes it for the placeholder in request
@@ -169,6 +181,7 @@ struct agent_profile {
     uint64_t size;    /* tmpfs mode */
     char **protected; /* relative; trailing '/' = directory, else file */
     struct profile_retention retention;
+    bool volatile_upper; /* overlay "volatile": no syncs of the upper layer's file system */
   } workspace;
   struct profile_scratch *scratch;
   size_t n_scratch;
@@ -212,6 +225,14 @@ struct agent_profile {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  /* `agentrt sandbox`: what of the user's home is bound in, read-only
+   * (relative paths; a directory is bound file by file), and what is never
+   * bound, on top of the built-in list (profile_home_denied). */
+  struct {
+    char **home;
+    char **home_deny;
+  } sandbox;
+  struct profile_subagents subagents;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
     struct profile_loosen loosen;
@@ -244,13 +265,15 @@ struct profile_result {
   struct {
     enum profile_ws_mode mode; /* NONE, TMPFS, OVERLAY or BIND */
     char *path;
-    char *lowerdir; /* OVERLAY: the host directory */
-    uint64_t size;  /* TMPFS */
+    char *lowerdir;     /* OVERLAY: the host directory */
+    uint64_t size;      /* TMPFS: the tmpfs; OVERLAY: the upper layer's hard limit */
+    bool size_explicit; /* run.agentrt.workspace.size set it (refuse if not enforceable) */
     bool readonly;
     struct profile_protected *protected; /* BIND: the read-only binds */
     size_t n_protected;
     char **review_protected; /* OVERLAY: the profile's list, relative (workspace/protect.c) */
     struct profile_retention retention;
+    bool volatile_upper; /* OVERLAY: mount it "volatile" */
   } workspace;
   struct profile_egress egress; /* annotations applied */
   /* the secrets this container gets (the profile's, or those named by
@@ -258,6 +281,7 @@ struct profile_result {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  struct profile_subagents subagents;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;
@@ -339,6 +363,20 @@ int profile_parse_duration(const char *s, uint64_t *ret);
 /* "1.5" -> 1500 millicpus. */
 int profile_parse_cpus(const char *s, uint64_t *ret);
 const char *profile_ws_mode_name(enum profile_ws_mode m);
+
+/* The home's deny list (home.c), which wins over sandbox.home and
+ * `sandbox --dotfile`: credentials (.ssh, .aws, .config/gcloud, .kube,
+ * .docker, .netrc, .git-credentials, .npmrc, .gnupg ...), browser profiles and
+ * shell histories, matched on whole path components without regard to case,
+ * plus credential file names anywhere below the home (id_rsa*, *_history,
+ * credentials ...).  rel is relative to the home; extra is the profile's
+ * sandbox.homeDeny.  Returns the entry or pattern that denies rel, or NULL. */
+const char *profile_home_denied(const char *rel, char *const *extra);
+/* rel as a normalised relative path ("a/b": no leading '/', no `.`, `..` or
+ * empty components); NULL when it cannot be one. */
+char *profile_home_normalize(const char *rel);
+/* The built-in deny list, NULL-terminated (for `--help` and the docs). */
+extern const char *const profile_home_deny_builtin[];
 int profile_ws_mode_from_name(const char *s); /* -1 unknown */
 
 #endif
