@@ -129,6 +129,7 @@ static const char *const env_drop[] = {
     "SYSTEMD_EXEC_PID=",
     "INVOCATION_ID=",
     "AGENTRT_DATA_DIR=",
+    "AGENTRT_SANDBOX_CGROUP=",
     NULL,
 };
 
@@ -938,6 +939,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **dns = NULL;
   struct home_binds binds = {0};
   cleanup_free char *user_cgroup_path = NULL;
+  bool warned_limits = false;
+  const char *c;
   __attribute__((cleanup(profile_freep))) struct agent_profile *prof = NULL;
   const char *val;
   int id, n, code;
@@ -1081,7 +1084,14 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   /* A user's limits: in a cgroup below the user's delegated one, else
    * dropped, loudly (before the user namespace: the cgroup files are the
    * host user's). */
-  if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
+  if (geteuid() != 0 && g.in_userns && (c = getenv("AGENTRT_SANDBOX_CGROUP")) != NULL) {
+    /* executed again in our user namespace: what was decided before */
+    if (*c != '\0')
+      o.cgroup = user_cgroup_path = xstrdup(c);
+    else
+      o.memory = o.pids = o.cpus = NULL;
+    unsetenv("AGENTRT_SANDBOX_CGROUP");
+  } else if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
     /* the values are checked all the same */
     cleanup_free char *scratch = NULL;
     cleanup_free char *why = NULL;
@@ -1093,9 +1103,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     if (o.cgroup == NULL) {
       log_warning("sandbox: --memory, --pids and --cpus are NOT enforced: %s", why);
       o.memory = o.pids = o.cpus = NULL;
+      warned_limits = true;
     }
   }
   if (geteuid() != 0 && !g.in_userns) {
+    bool limits_asked = user_cgroup_path != NULL || warned_limits;
     if (enter_userns(err) < 0)
       return -1;
     g.in_userns = true;
@@ -1111,6 +1123,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     if (o.network) {
       if (keep_caps_over_exec(err) < 0)
         return -1;
+      if (limits_asked)
+        setenv("AGENTRT_SANDBOX_CGROUP", o.cgroup ? o.cgroup : "", 1);
       execv("/proc/self/exe", g.argv);
       return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
     }

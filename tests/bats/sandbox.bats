@@ -406,3 +406,16 @@ print("started", n)'
 	run sbx --name upl2 --pids lots -- true
 	[ "$status" -eq 1 ]
 }
+
+@test "sandbox: a user's --pids with --allow (executed again in the user namespace): the warning once, and it runs" {
+	requires slirp4netns unshare
+	run unshare -n sh -c "cd '$SBX/ws' && exec timeout 60 setpriv --reuid $SBX_UID --regid $SBX_UID \
+		--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME='$SBX/home' \
+		XDG_RUNTIME_DIR='$SBX/run' XDG_DATA_HOME='$SBX/home/.local/share' '$AGENTRT' sandbox \
+		--name upl3 --allow 192.0.2.1:80 --pids 20 -- sh -c 'echo ran; env | grep -c AGENTRT_SANDBOX_CGROUP || true'"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+	[ "$(grep -c 'NOT enforced' <<<"$output")" -eq 1 ]
+	# what agentrt told itself across the exec does not reach the command
+	[[ "$output" == *"ran"$'\n'"0"* ]]
+}
