@@ -42,6 +42,7 @@ static const struct command commands[] = {
     {"explain", cmd_explain},
     {"profile", cmd_profile},
     {"sandbox", cmd_sandbox},
+    {"sub", cmd_sub},
     {"doctor", cmd_doctor},
     {"sandbox-init", cmd_sandbox_init},
     {"sandbox-net", cmd_sandbox_net},

@@ -470,6 +470,9 @@ static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *
    * make device nodes; /dev holds the default ones only). */
   if (geteuid() != 0)
     p->devices_restrict = false;
+  /* no sub-agent API in a sandbox yet: its children would need its hidden
+   * directories and its user namespace (monitor/subagents.h) */
+  p->subagents.enabled = false;
   if (!o->network) {
     /* loopback only: there is nowhere to go, so no rules to install (and
      * nothing needs the init's network namespace: see cmd_sandbox) */
@@ -1248,7 +1251,7 @@ static pid_t state_pid(struct error *err)
 
 /* The babysitter: starts slirp4netns for the init's network namespace, says
  * when it is up, and ends it when the init is gone. */
-static void babysit(pid_t init, int up)
+static void babysit(pid_t init, int up, const char *netns, bool host_loopback)
 {
   int ready[2];
   pid_t slirp;
@@ -1264,14 +1267,26 @@ static void babysit(pid_t init, int up)
     _exit(1);
   if (slirp == 0) {
     int wfd = dup(ready[1]); /* without O_CLOEXEC: slirp4netns writes it */
+    if (netns != NULL) {
+      /* a sub-agent's: slirp4netns connects out from its parent's namespace,
+       * where the parent's table decides (monitor/subagents.h) */
+      int nfd = open(netns, O_RDONLY | O_CLOEXEC);
+      if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0)
+        _exit(126);
+      close(nfd);
+    }
     dup2(null, STDIN_FILENO);
     dup2(null, STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
     snprintf(pidstr, sizeof pidstr, "%d", (int)init);
     snprintf(fdarg, sizeof fdarg, "--ready-fd=%d", wfd);
     /* 10.0.2.2 would be the host's loopback; --disable-host-loopback refuses it */
-    execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
-           fdarg, pidstr, "tap0", (char *)NULL);
+    if (host_loopback) /* 10.0.2.2: the parent's loopback, its resolver */
+      execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", fdarg, pidstr, "tap0",
+             (char *)NULL);
+    else
+      execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+             fdarg, pidstr, "tap0", (char *)NULL);
     _exit(127);
   }
   close(ready[1]);
@@ -1310,9 +1325,18 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
   char c;
   struct pollfd p;
 
+  const char *netns = NULL;
+  bool host_loopback = false;
+
   (void)g;
-  (void)argc;
-  (void)argv;
+  for (int i = 1; i < argc; i++) {
+    if (streq(argv[i], "--netns") && i + 1 < argc && argv[i + 1][0] == '/')
+      netns = argv[++i];
+    else if (streq(argv[i], "--host-loopback"))
+      host_loopback = true;
+    else
+      return error_set(err, 0, "sandbox-net: unknown argument `%s`", argv[i]);
+  }
   if ((init = state_pid(err)) < 0)
     return -1;
   if (pipe2(up, O_CLOEXEC) < 0)
@@ -1325,7 +1349,7 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
     /* detached from the hook: the runtime waits for the hook, not for us */
     if (fork() != 0)
       _exit(0);
-    babysit(init, up[1]);
+    babysit(init, up[1], netns, host_loopback);
   }
   close(up[1]);
   waitpid(sitter, NULL, 0);

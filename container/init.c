@@ -38,7 +38,7 @@
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  size_t cap = OCI_NS_COUNT + 5 + CGROUP_JOIN_MAX + 2 * a->config->n_mounts;
+  size_t cap = OCI_NS_COUNT + 6 + CGROUP_JOIN_MAX + 2 * a->config->n_mounts;
   cleanup_free int *keep = xmalloc(cap * sizeof *keep);
   size_t n = 0;
   int from = 3 + a->preserve_fds;
@@ -63,6 +63,8 @@ static void close_inherited(struct init_args *a)
   }
 
   keep[n++] = a->sock;
+  if (a->ws_fs_path != NULL)
+    keep[n++] = a->ws_fs_fd;
   if (a->listener_fd >= 0)
     keep[n++] = a->listener_fd;
   for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
@@ -252,6 +254,8 @@ void init_main(struct init_args *a)
       .pty_peer_fd = -1,
       .rootfd = -1,
       .bind_fds = a->bind_fds,
+      .ws_fs_path = a->ws_fs_path,
+      .ws_fs_fd = a->ws_fs_fd,
   };
   struct process_opts po = {0};
   char *path = NULL;

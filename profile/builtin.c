@@ -129,6 +129,7 @@ static const char agent_json[] =
     "  \"sandbox\": {\"home\": [\".gitconfig\", \".config/git\", \".gitignore_global\", "
     "\".editorconfig\",\n"
     "    \".inputrc\"], \"homeDeny\": []},\n"
+    "  \"subagents\": {\"enabled\": true, \"maxChildren\": 8, \"maxDepth\": 2},\n"
     "  \"annotations\": {\n"
     "    \"apply\": true,\n"
     "    \"allowLoosen\": {\n"

@@ -98,10 +98,23 @@ struct profile_retention {
   uint64_t max_age;  /* seconds, 0 = unbounded */
 };
 
+/* egress.http: what terminated requests to a host may be (the TLS proxy,
+ * monitor/tls_proxy.h, terminates the hosts named here as it does those of
+ * secrets).  Empty methods or paths: any. */
+struct profile_http_rule {
+  char *host;     /* a name or "*." + a domain, as secrets' hosts */
+  char **methods; /* "GET", "POST" */
+  char **paths;   /* prefixes of the path ("/v1/"), the query not included */
+};
+
 struct profile_egress {
   enum profile_egress_default def;
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
+  /* dns.upstreamNetns: the network namespace (a path) the resolver's upstream
+   * sockets are made in, NULL = the runtime's; a sub-agent's resolver asks
+   * its parent's at 127.0.0.1 there (monitor/subagents.h) */
+  char *dns_upstream_netns;
   bool allow_private_answers;
   /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
    * the upstream's TTL clamped to it; unset = 5 and 3600 */
@@ -114,8 +127,18 @@ struct profile_egress {
   /* egress.tls.upstreamCA: a host file of PEM certificates the monitor's
    * TLS proxy trusts for upstreams besides the host's store; NULL = none */
   char *tls_upstream_ca;
+  struct profile_http_rule *http;
+  size_t n_http;
 };
 
+/* The in-container API for sub-agents (docs/subagents.md): off, or on
+ * with at most max_children live children and max_depth generations
+ * below this container (a child gets max_depth - 1). */
+struct profile_subagents {
+  bool enabled;
+  uint64_t max_children;
+  uint64_t max_depth;
+};
 /* One entry of the "secrets" section: a credential the container sees only as
  * a placeholder.  The value is in `file` on the host; the monitor reads it
  * (profile/ never does) and substitutes it for the placeholder in request
@@ -209,6 +232,7 @@ struct agent_profile {
     char **home;
     char **home_deny;
   } sandbox;
+  struct profile_subagents subagents;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
     struct profile_loosen loosen;
@@ -241,8 +265,9 @@ struct profile_result {
   struct {
     enum profile_ws_mode mode; /* NONE, TMPFS, OVERLAY or BIND */
     char *path;
-    char *lowerdir; /* OVERLAY: the host directory */
-    uint64_t size;  /* TMPFS */
+    char *lowerdir;     /* OVERLAY: the host directory */
+    uint64_t size;      /* TMPFS: the tmpfs; OVERLAY: the upper layer's hard limit */
+    bool size_explicit; /* run.agentrt.workspace.size set it (refuse if not enforceable) */
     bool readonly;
     struct profile_protected *protected; /* BIND: the read-only binds */
     size_t n_protected;
@@ -256,6 +281,7 @@ struct profile_result {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  struct profile_subagents subagents;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;
@@ -314,6 +340,12 @@ const struct profile_secret *profile_secret_find(const struct agent_profile *p, 
 /* host (a server name, any case, no port) is one of s->hosts: equal, or below
  * a "*." entry ("*.example.org" matches "a.example.org", not "example.org"). */
 bool profile_secret_host_match(const struct profile_secret *s, const char *host);
+/* The rule for host (a server name), NULL = none. */
+const struct profile_http_rule *profile_http_rule_find(const struct profile_egress *e,
+                                                       const char *host);
+/* A request (method, path without the query) the rule allows. */
+bool profile_http_rule_allows(const struct profile_http_rule *r, const char *method,
+                              size_t method_len, const char *path, size_t path_len);
 void profile_secret_copy(struct profile_secret *d, const struct profile_secret *s);
 void profile_secret_clear(struct profile_secret *s);
 

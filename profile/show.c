@@ -200,6 +200,8 @@ int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_
   profile_gen_key_strv(g, "home", p->sandbox.home);
   profile_gen_key_strv(g, "homeDeny", p->sandbox.home_deny);
   yajl_gen_map_close(g);
+  profile_gen_str(g, "subagents");
+  profile_gen_subagents(g, &p->subagents);
   gen_annotations(g, p);
   yajl_gen_map_close(g);
   return profile_gen_finish(g, ret_json, ret_len, err);
