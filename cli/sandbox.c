@@ -129,6 +129,7 @@ static const char *const env_drop[] = {
     "SYSTEMD_EXEC_PID=",
     "INVOCATION_ID=",
     "AGENTRT_DATA_DIR=",
+    "AGENTRT_SANDBOX_CGROUP=",
     NULL,
 };
 
@@ -166,6 +167,7 @@ struct sandbox_opts {
   const char *memory;
   const char *pids;
   const char *cpus;
+  const char *cgroup; /* a user's sandbox: its cgroup in the user's delegated one */
   bool keep;
   char **env;      /* --env */
   char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
@@ -375,6 +377,8 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
 
   gstr(y, "linux");
   yajl_gen_map_open(y);
+  if (o->cgroup != NULL)
+    gkv(y, "cgroupsPath", o->cgroup);
   gstr(y, "namespaces");
   yajl_gen_array_open(y);
   for (const char *const *t =
@@ -461,6 +465,11 @@ static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *
    * file system it is on (2-50 ms here, growing with everybody's dirty data);
    * the changes wait in the page cache like any other write. */
   p->workspace.volatile_upper = true;
+  /* A user's sandbox: the device cgroup's filter is an eBPF program only the
+   * host's root may attach, and adds nothing there (a user namespace cannot
+   * make device nodes; /dev holds the default ones only). */
+  if (geteuid() != 0)
+    p->devices_restrict = false;
   /* no sub-agent API in a sandbox yet: its children would need its hidden
    * directories and its user namespace (monitor/subagents.h) */
   p->subagents.enabled = false;
@@ -758,6 +767,128 @@ static int keep_caps_over_exec(struct error *err)
   return 0;
 }
 
+#define SUPERVISOR_CGROUP "agentrt-supervisor"
+
+/* word is one of the blank-separated words of s */
+static bool has_word(const char *s, const char *word)
+{
+  size_t n = strlen(word);
+
+  for (const char *p = s; (p = strstr(p, word)) != NULL; p += n)
+    if ((p == s || p[-1] == ' ' || p[-1] == '\n') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+      return true;
+  return false;
+}
+
+static bool only_us_in(const char *procs_file)
+{
+  cleanup_free char *s = NULL;
+  size_t len = 0;
+  struct error e = {0};
+
+  if (read_file_at(AT_FDCWD, procs_file, 1 << 20, &s, &len, &e) < 0)
+    return false;
+  for (char *save = NULL, *t = strtok_r(s, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+    if (atoi(t) != (int)getpid())
+      return false;
+  return true;
+}
+
+/* The cgroup of a user's sandbox with --memory/--pids/--cpus: a child of
+ * the user's own cgroup when it is a delegated cgroup v2 (what `systemd-run
+ * --user --scope -p Delegate=yes` gives: /proc/self/cgroup names only the
+ * unified hierarchy, and its cgroup.subtree_control and cgroup.procs are the
+ * user's).  cgroup v2 lets a cgroup that hands controllers to its children
+ * hold no process of its own, so agentrt first moves itself into a leaf,
+ * OWN/agentrt-supervisor (and finds OWN again from there the next time);
+ * that only works when nothing else runs in OWN.  Returns "OWN/NAME", or
+ * NULL with *why saying what is missing. */
+static char *user_cgroup(const char *name, const struct sandbox_opts *o, char **why)
+{
+  cleanup_free char *self = NULL;
+  cleanup_free char *own = NULL;
+  cleanup_free char *dir = NULL;
+  cleanup_free char *f = NULL;
+  cleanup_free char *avail = NULL;
+  size_t len = 0;
+  struct error e = {0};
+  char *nl, *slash;
+  const char *want[3] = {o->memory ? "memory" : NULL, o->pids ? "pids" : NULL,
+                         o->cpus ? "cpu" : NULL};
+
+  if (read_file_at(AT_FDCWD, "/proc/self/cgroup", 65536, &self, &len, &e) < 0 ||
+      !str_has_prefix(self, "0::/") || ((nl = strchr(self, '\n')) != NULL && nl[1] != '\0')) {
+    *why = xstrdup("this host is not cgroup v2 only");
+    return NULL;
+  }
+  if (nl != NULL)
+    *nl = '\0';
+  own = xstrdup(self + 3);
+  slash = strrchr(own, '/');
+  if (slash != NULL && streq(slash + 1, SUPERVISOR_CGROUP))
+    *(slash == own ? slash + 1 : slash) = '\0'; /* a sandbox before us moved us there */
+  dir = xfmt("/sys/fs/cgroup%s", streq(own, "/") ? "" : own);
+  f = xfmt("%s/cgroup.subtree_control", dir);
+  if (streq(own, "/") || access(f, W_OK) != 0) {
+    *why = xfmt("the user's cgroup %s is not delegated to it", own);
+    return NULL;
+  }
+  free(f);
+  f = xfmt("%s/cgroup.controllers", dir);
+  if (read_file_at(AT_FDCWD, f, 4096, &avail, &len, &e) < 0)
+    avail = xstrdup("");
+  for (size_t i = 0; i < 3; i++) {
+    if (want[i] == NULL)
+      continue;
+    bool found = has_word(avail, want[i]);
+    if (!found) {
+      *why = xfmt("the user's cgroup %s has no %s controller", own, want[i]);
+      return NULL;
+    }
+  }
+  free(f);
+  f = xfmt("%s/" SUPERVISOR_CGROUP, dir);
+  {
+    cleanup_free char *procs = xfmt("%s/cgroup.procs", dir);
+    cleanup_free char *leaf = xfmt("%s/cgroup.procs", f);
+    cleanup_close int fd = -1;
+    char pid[24];
+    int n;
+    if (!only_us_in(procs)) {
+      *why = xfmt("other processes share the user's cgroup %s (run it under `systemd-run "
+                  "--user --scope -p Delegate=yes`)",
+                  own);
+      return NULL;
+    }
+    if (mkdir(f, 0755) < 0 && errno != EEXIST) {
+      *why = xfmt("mkdir %s: %s", f, strerror(errno));
+      return NULL;
+    }
+    n = snprintf(pid, sizeof pid, "%d", (int)getpid());
+    fd = open(leaf, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid, (size_t)n) != n) {
+      *why = xfmt("move agentrt into %s: %s", f, strerror(errno));
+      return NULL;
+    }
+  }
+  for (size_t i = 0; i < 3; i++) {
+    cleanup_close int fd = -1;
+    char w[16];
+    int n;
+    if (want[i] == NULL)
+      continue;
+    free(f);
+    f = xfmt("%s/cgroup.subtree_control", dir);
+    n = snprintf(w, sizeof w, "+%s", want[i]);
+    fd = open(f, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, w, (size_t)n) != n) {
+      *why = xfmt("enable %s in %s: %s", want[i], own, strerror(errno));
+      return NULL;
+    }
+  }
+  return xfmt("%s/%s", streq(own, "/") ? "" : own, name);
+}
+
 static void profile_freep(struct agent_profile **p)
 {
   profile_free(*p);
@@ -810,6 +941,9 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
   struct home_binds binds = {0};
+  cleanup_free char *user_cgroup_path = NULL;
+  bool warned_limits = false;
+  const char *c;
   __attribute__((cleanup(profile_freep))) struct agent_profile *prof = NULL;
   const char *val;
   int id, n, code;
@@ -950,20 +1084,33 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                        why);
   }
 
-  /* A user's sandbox gets no cgroup of its own yet (placing it in a
-   * delegated cgroup v2 is not done): the limits are dropped, loudly. */
-  if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
+  /* A user's limits: in a cgroup below the user's delegated one, else
+   * dropped, loudly (before the user namespace: the cgroup files are the
+   * host user's). */
+  if (geteuid() != 0 && g.in_userns && (c = getenv("AGENTRT_SANDBOX_CGROUP")) != NULL) {
+    /* executed again in our user namespace: what was decided before */
+    if (*c != '\0')
+      o.cgroup = user_cgroup_path = xstrdup(c);
+    else
+      o.memory = o.pids = o.cpus = NULL;
+    unsetenv("AGENTRT_SANDBOX_CGROUP");
+  } else if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
     /* the values are checked all the same */
     cleanup_free char *scratch = NULL;
+    cleanup_free char *why = NULL;
     size_t scratch_len = 0;
     struct sandbox_opts lim = {.memory = o.memory, .pids = o.pids, .cpus = o.cpus, .cmd = o.cmd};
     if (build_config(&lim, ws, home, &scratch, &scratch_len, err) < 0)
       return -1;
-    log_warning("sandbox: --memory, --pids and --cpus are NOT enforced in a user's sandbox (it "
-                "gets no cgroup of its own yet; as root they are)");
-    o.memory = o.pids = o.cpus = NULL;
+    o.cgroup = user_cgroup_path = user_cgroup(name, &o, &why);
+    if (o.cgroup == NULL) {
+      log_warning("sandbox: --memory, --pids and --cpus are NOT enforced: %s", why);
+      o.memory = o.pids = o.cpus = NULL;
+      warned_limits = true;
+    }
   }
   if (geteuid() != 0 && !g.in_userns) {
+    bool limits_asked = user_cgroup_path != NULL || warned_limits;
     if (enter_userns(err) < 0)
       return -1;
     g.in_userns = true;
@@ -979,6 +1126,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     if (o.network) {
       if (keep_caps_over_exec(err) < 0)
         return -1;
+      if (limits_asked)
+        setenv("AGENTRT_SANDBOX_CGROUP", o.cgroup ? o.cgroup : "", 1);
       execv("/proc/self/exe", g.argv);
       return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
     }

@@ -265,6 +265,8 @@ static void finish(struct monitor *m)
   for (size_t i = 0; i < m->n_src; i++)
     if (m->src[i].fd >= 0 && m->src[i].fn != on_signal && m->src[i].fn != on_tick)
       m->src[i].fn(m, m->src[i].fd, POLLIN, m->src[i].ctx);
+  if (init_gone)
+    monitor_proc_await_exit(m, 200);
   flush_all(m, true);
   monitor_check_oom(m);
   monitor_check_pids(m);

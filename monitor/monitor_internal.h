@@ -102,6 +102,9 @@ int64_t monitor_now_ms(void);
 int monitor_proc_open(struct monitor *m, struct error *err);
 void monitor_proc_attach(struct monitor *m);
 void monitor_proc_close(struct monitor *m);
+/* The kernel sends a process's exit event after it wakes the process's
+ * pidfd: wait up to ms for the init's (m->have_exit) once its pidfd fired. */
+void monitor_proc_await_exit(struct monitor *m, int ms);
 int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
 /* the channel on which the init sends its seccomp listener (or "OFF why");

@@ -540,6 +540,17 @@ void monitor_proc_attach(struct monitor *m)
     track_add(m->init_pid, 0);
 }
 
+void monitor_proc_await_exit(struct monitor *m, int ms)
+{
+  int64_t end = monitor_now_ms() + ms;
+
+  while (proc_fd >= 0 && !m->have_exit && monitor_now_ms() < end) {
+    struct pollfd p = {.fd = proc_fd, .events = POLLIN};
+    if (poll(&p, 1, 5) > 0)
+      proc_read(m, proc_fd, POLLIN, NULL);
+  }
+}
+
 void monitor_proc_close(struct monitor *m)
 {
   if (proc_fd < 0)

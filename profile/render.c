@@ -152,8 +152,11 @@ void profile_gen_subagents(yajl_gen g, const struct profile_subagents *s)
 {
   yajl_gen_map_open(g);
   profile_gen_key_bool(g, "enabled", s->enabled);
-  profile_gen_key_u64(g, "maxChildren", s->max_children);
-  profile_gen_key_u64(g, "maxDepth", s->max_depth);
+  /* 0 is "never set" (the oci base): the parser takes positive counts only */
+  if (s->max_children > 0)
+    profile_gen_key_u64(g, "maxChildren", s->max_children);
+  if (s->max_depth > 0)
+    profile_gen_key_u64(g, "maxDepth", s->max_depth);
   yajl_gen_map_close(g);
 }
 
