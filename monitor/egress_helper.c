@@ -68,9 +68,22 @@ static int policy_from_profile(const struct profile_egress *pe, struct egress_po
   return 0;
 }
 
+static uint16_t proxy_port;
+static uint32_t proxy_mark;
+
+void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark)
+{
+  proxy_port = port;
+  proxy_mark = mark;
+}
+
 static int send_batch(int nl_fd, const struct egress_policy *p, bool update, struct error *err)
 {
-  struct nft_build_opts bo = {.seq_base = 1, .dns_port = 53, .update = update};
+  struct nft_build_opts bo = {.seq_base = 1,
+                              .dns_port = 53,
+                              .update = update,
+                              .proxy_port = proxy_port,
+                              .proxy_mark = proxy_mark};
   struct nft_batch_buf b;
   int r;
 

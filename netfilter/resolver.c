@@ -64,7 +64,7 @@ struct pending {
   socklen_t up_len;
   struct client c;
   /* kept across uses (not cleared with the fields above) */
-  struct dns_msg *q; /* header and question only */
+  struct dns_msg *q; /* header and question only; made at the first use */
   uint8_t *tcp_buf;  /* 2 + 65535, made at the first TCP retry */
 };
 
@@ -342,6 +342,10 @@ static void handle_query(struct rstate *s, const uint8_t *buf, size_t len, const
   p->fd = -1;
   p->used = true;
   p->c = *c;
+  /* made at a slot's first use: 64 of them (16 KiB each, answers included)
+   * made up front touched a page each in every idle monitor */
+  if (p->q == NULL)
+    p->q = xmalloc(sizeof *p->q);
   memcpy(p->q, q, offsetof(struct dns_msg, answers));
   p->q->n_answers = 0;
   if (upstream_send(s, p) < 0) {
@@ -736,10 +740,8 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
 
   memset(&s, 0, sizeof s);
   s.o = o;
-  for (size_t i = 0; i < MAX_PENDING; i++) {
-    s.pend[i].q = xmalloc(sizeof *s.pend[i].q);
+  for (size_t i = 0; i < MAX_PENDING; i++)
     s.pend[i].fd = -1;
-  }
   for (size_t i = 0; i < MAX_CONNS; i++)
     s.conns[i].fd = -1;
   s.scratch = xmalloc(sizeof *s.scratch);

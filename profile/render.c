@@ -90,6 +90,18 @@ void profile_gen_egress(yajl_gen g, const struct profile_egress *e)
     profile_gen_key_u64(g, "ttlMax", e->ttl_max);
   yajl_gen_map_close(g);
   profile_gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
+  if (e->n_http > 0) {
+    profile_gen_str(g, "http");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < e->n_http; i++) {
+      yajl_gen_map_open(g);
+      profile_gen_key_str(g, "host", e->http[i].host);
+      profile_gen_key_strv(g, "methods", e->http[i].methods);
+      profile_gen_key_strv(g, "paths", e->http[i].paths);
+      yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+  }
   if (e->tls_upstream_ca != NULL) {
     profile_gen_str(g, "tls");
     yajl_gen_map_open(g);

@@ -2,6 +2,7 @@
  * options, discard, purge, retention.  Layout and rules: workspace.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -66,6 +67,8 @@ void workspace_free(struct workspace *w)
   ws_manifest_free(&w->manifest);
   free(w->mount_data);
   strv_free(w->mount_optv);
+  ws_fs_free(w->fs);
+  free(w->warning);
   free(w);
 }
 
@@ -78,6 +81,7 @@ int workspace_load(const char *root, const char *id, struct workspace **ret, str
   w = xmalloc0(sizeof *w);
   w->id = xstrdup(id);
   w->dir = ws_dir(root, id);
+  w->fs = ws_fs_new();
   if (access(w->dir, F_OK) < 0) {
     error_set(err, ENOENT, "workspace `%s` does not exist", id);
     workspace_free(w);
@@ -220,7 +224,8 @@ static char *view_layers(const char *lowerdir, struct error *err)
 int workspace_mount_options(struct workspace *w, struct error *err)
 {
   bool userxattr = in_child_userns();
-
+  /* with an image the init mounts it on <dir>/fs first (image.c) */
+  const char *up = workspace_has_image(w) ? "/fs" : "";
   cleanup_free char *lower = xstrdup("");
 
   for (size_t i = 0; w->layers && w->layers[i]; i++) {
@@ -245,8 +250,8 @@ int workspace_mount_options(struct workspace *w, struct error *err)
   w->mount_optv = NULL;
   w->mount_optv = xmalloc0(4 * sizeof *w->mount_optv);
   w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, view ? view : w->lowerdir);
-  w->mount_optv[1] = xfmt("upperdir=%s/upper", w->dir);
-  w->mount_optv[2] = xfmt("workdir=%s/work", w->dir);
+  w->mount_optv[1] = xfmt("upperdir=%s%s/upper", w->dir, up);
+  w->mount_optv[2] = xfmt("workdir=%s%s/work", w->dir, up);
   /* No redirects created, none followed ("off" is refused in a user namespace,
    * "nofollow" is as strict) */
   strv_push(&w->mount_optv, userxattr ? "redirect_dir=nofollow" : "redirect_dir=off");
@@ -282,13 +287,22 @@ void workspace_set_mounted(struct workspace *w, bool on)
   }
 }
 
+/* "upper": bytes of the files in the upper layer (in the image, if any);
+ * "." or a snapshot: bytes on the host disk, where the sparse image counts
+ * by its blocks, not its size. */
 uint64_t workspace_du(const struct workspace *w, const char *sub)
 {
-  cleanup_close int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  uint64_t files = 0, bytes = 0;
+  struct error e = {0};
+  cleanup_close int fd =
+      streq(sub, "upper") ? ws_upper_base(w, &e) : open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  uint64_t files = 0, bytes = 0, apparent = 0, disk;
 
   if (fd >= 0)
     ws_tree_size(fd, sub, &files, &bytes);
+  if (streq(sub, ".")) {
+    disk = ws_image_disk_bytes(w, &apparent);
+    bytes = bytes >= apparent ? bytes - apparent + disk : disk;
+  }
   return bytes;
 }
 
@@ -323,7 +337,10 @@ bool workspace_pending(const struct workspace *w)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-  return dfd < 0 || w->n_snaps > 0 || !dir_empty(dfd, "upper");
+  struct error e = {0};
+  cleanup_close int ufd = dfd < 0 ? -1 : ws_upper_base(w, &e);
+
+  return dfd < 0 || ufd < 0 || w->n_snaps > 0 || !dir_empty(ufd, "upper");
 }
 
 static int record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
@@ -366,6 +383,7 @@ static int open_or_new(const char *root, const char *id, const char *lower, cons
   w->lowerdir = xstrdup(lower);
   w->dest = xstrdup(dest);
   w->layers = xmalloc0(sizeof *w->layers);
+  w->fs = ws_fs_new();
   *ret = w;
   return 0;
 }
@@ -397,12 +415,46 @@ static bool sweep_due(int basefd)
   return true;
 }
 
+/* The upper layer of a workspace with a size limit lives in an image
+ * (image.c).  A workspace that already has one keeps it (and its size); an
+ * older one whose plain upper holds changes keeps that until commit or
+ * discard; without loop devices or mkfs the limit is not enforced: a
+ * warning (w->warning), or a refusal when lim->size_required. */
+static int choose_storage(struct workspace *w, int dfd, const struct ws_limits *lim,
+                          struct error *err)
+{
+  const char *why = NULL;
+
+  if (lim == NULL || lim->size == 0 || workspace_has_image(w))
+    return 0;
+  if (!dir_empty(dfd, "upper")) {
+    w->warning = xfmt("workspace.size is not enforced: the workspace holds changes made before "
+                      "its size limit (commit or discard them)");
+    return 0;
+  }
+  if (!ws_image_supported(&why)) {
+    if (lim->size_required)
+      return error_set(err, 0,
+                       "workspace.size %" PRIu64 " cannot be enforced on this host (%s): the "
+                       "overlay's upper layer needs a loop device",
+                       lim->size, why);
+    w->warning = xfmt("workspace.size is not enforced (%s): the overlay's upper layer grows in "
+                      "the data directory without a limit",
+                      why);
+    return 0;
+  }
+  if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0)
+    return error_errno(err, "workspace `%s`: remove the empty upper", w->id);
+  return ws_image_create(w, lim->size, err);
+}
+
 int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
                       const struct ws_limits *lim, struct workspace **ret, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
-  cleanup_close int dfd = -1;
+  cleanup_close int dfd = -1, ufd = -1;
   struct workspace *w = NULL;
+  bool fresh = false;
 
   if (!ws_valid_name(id) || dest[0] != '/')
     return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
@@ -422,6 +474,7 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
     return error_errno(err, "workspace `%s`: mkdir `%s`", id, base);
   if (open_or_new(root, id, lower, dest, &w, err) < 0)
     return -1;
+  fresh = access(w->dir, F_OK) < 0;
   if (mkdir(w->dir, 0700) < 0 && errno != EEXIST) {
     error_errno(err, "workspace `%s`: mkdir `%s`", id, w->dir);
     goto fail;
@@ -431,7 +484,10 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
     error_errno(err, "workspace `%s`: open `%s`", id, w->dir);
     goto fail;
   }
-  if (make_upper(w, dfd, err) < 0)
+  if (choose_storage(w, dfd, lim, err) < 0)
+    goto fail;
+  ufd = ws_upper_base(w, err);
+  if (ufd < 0 || make_upper(w, ufd, err) < 0)
     goto fail;
   workspace_gc(w);
   if (lim != NULL && (lim->max_age > 0 || lim->max_size > 0)) {
@@ -447,6 +503,12 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
   *ret = w;
   return 0;
 fail:
+  if (fresh) { /* nothing half-made is left */
+    cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    workspace_unmount(w);
+    if (basefd >= 0)
+      ws_rm_tree(basefd, id);
+  }
   workspace_free(w);
   return -1;
 }
@@ -464,6 +526,20 @@ void workspace_abandon(const char *root, const char *id)
   workspace_free(w);
 }
 
+/* A "volatile" overlay leaves work/work/incompat/volatile behind, and
+ * overlayfs refuses to mount the layers again while it is there.  Once the
+ * init is gone the overlay was unmounted cleanly and its writes are in the
+ * page cache of the upper file system, so the mark goes (after a host crash
+ * it stays, and the next mount fails: workspace discard or purge). */
+static void clear_volatile_mark(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/work/work", w->dir);
+  cleanup_close int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd >= 0)
+    ws_rm_tree(fd, "incompat");
+}
+
 void workspace_release(const char *root, const char *id)
 {
   struct workspace *w = NULL;
@@ -473,28 +549,52 @@ void workspace_release(const char *root, const char *id)
     return;
   workspace_set_mounted(w, false);
   workspace_gc(w);
+  clear_volatile_mark(w);
   workspace_free(w);
 }
 
+/* In an image, retired uppers are looked for only when the `retired`
+ * marker says a rollback left some (gc runs at every delete: mounting the
+ * image there would cost every container a loop device). */
 void workspace_gc(struct workspace *w)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int ufd = -1;
+  struct error e = {0};
 
-  if (dfd >= 0)
+  if (dfd < 0)
+    return;
+  if (!workspace_has_image(w)) {
     ws_rm_tree(dfd, "retired");
+    return;
+  }
+  if (faccessat(dfd, WS_RETIRED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
+      (ufd = ws_upper_base(w, &e)) < 0)
+    return;
+  if (ws_rm_tree(ufd, "retired") == 0)
+    unlinkat(dfd, WS_RETIRED_MARK, 0);
 }
 
 int workspace_discard(struct workspace *w, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+  cleanup_close int ufd = -1;
+  uint64_t size = workspace_image_size(w);
+
   if (dfd < 0)
     return error_errno(err, "workspace `%s`: open", w->id);
+  /* an image is replaced by a fresh copy of the template: its blocks go back
+   * to the host at once */
+  if (size > 0 && (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0))
+    return error_prefix(err, "discard");
+  unlinkat(dfd, WS_RETIRED_MARK, 0);
   if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0 ||
       ws_rm_tree(dfd, "snapshots") < 0 || ws_rm_tree(dfd, "retired") < 0)
     return error_errno(err, "workspace `%s`: discard", w->id);
-  if (mkdirat(dfd, "snapshots", 0700) < 0 || make_upper(w, dfd, err) < 0)
-    return error_errno(err, "workspace `%s`: discard: recreate upper", w->id);
+  if (mkdirat(dfd, "snapshots", 0700) < 0 || (ufd = ws_upper_base(w, err)) < 0 ||
+      make_upper(w, ufd, err) < 0)
+    return error_prefix(err, "workspace `%s`: discard: recreate upper", w->id);
   strv_free(w->layers);
   w->layers = xmalloc0(sizeof *w->layers);
   for (size_t i = 0; i < w->n_snaps; i++) {
