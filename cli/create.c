@@ -190,11 +190,31 @@ static bool overlay_has_volatile(void)
 static int attach_parent_fs(const struct global_opts *g, const struct container *c, int *ret_fsfd,
                             char **ret_fspath, struct error *err)
 {
-  const char *parent = oci_config_annotation(c->config, "io.agentrt.parent");
+  const char *p0 = oci_config_annotation(c->config, "io.agentrt.parent");
+  cleanup_free char *parent = p0 ? xstrdup(p0) : NULL;
   struct workspace *pw = NULL;
 
-  if (parent == NULL || workspace_load(g->store, parent, &pw, err) < 0)
-    return parent == NULL ? 0 : -1;
+  /* the nearest ancestor with an image: children have none ("P.a.b" ->
+   * "P.a" -> "P"), so one attached image serves the whole stack */
+  for (int depth = 0; parent != NULL && depth < 16; depth++) {
+    char *dot;
+    if (workspace_load(g->store, parent, &pw, err) < 0) {
+      if (depth == 0)
+        return -1;
+      error_clear(err); /* "a.b" was a container's own id: no ancestor */
+      return 0;
+    }
+    if (workspace_has_image(pw))
+      break;
+    workspace_free(pw);
+    pw = NULL;
+    dot = strrchr(parent, '.');
+    if (dot == NULL)
+      return 0;
+    *dot = '\0';
+  }
+  if (pw == NULL)
+    return 0;
   if (workspace_fs_open(pw, err) < 0) {
     workspace_free(pw);
     return -1;
