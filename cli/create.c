@@ -187,6 +187,50 @@ static bool overlay_has_volatile(void)
  * host directory becomes an overlay whose upper layer agentrt keeps under
  * <data-dir>/roots/<key>/.workspaces/<id>, so the host directory only changes when the
  * operator commits (`agentrt workspace ID commit`). */
+static int attach_parent_fs(const struct global_opts *g, const struct container *c, int *ret_fsfd,
+                            char **ret_fspath, struct error *err)
+{
+  const char *p0 = oci_config_annotation(c->config, "io.agentrt.parent");
+  cleanup_free char *parent = p0 ? xstrdup(p0) : NULL;
+  struct workspace *pw = NULL;
+
+  /* the nearest ancestor with an image: children have none ("P.a.b" ->
+   * "P.a" -> "P"), so one attached image serves the whole stack */
+  for (int depth = 0; parent != NULL && depth < 16; depth++) {
+    char *dot;
+    if (workspace_load(g->store, parent, &pw, err) < 0) {
+      if (depth == 0)
+        return -1;
+      error_clear(err); /* "a.b" was a container's own id: no ancestor */
+      return 0;
+    }
+    if (workspace_has_image(pw))
+      break;
+    workspace_free(pw);
+    pw = NULL;
+    dot = strrchr(parent, '.');
+    if (dot == NULL)
+      return 0;
+    *dot = '\0';
+  }
+  if (pw == NULL)
+    return 0;
+  if (workspace_fs_open(pw, err) < 0) {
+    workspace_free(pw);
+    return -1;
+  }
+  if (workspace_fs_fd(pw) >= 0) {
+    *ret_fsfd = fcntl(workspace_fs_fd(pw), F_DUPFD_CLOEXEC, 3);
+    if (*ret_fsfd < 0) {
+      workspace_free(pw);
+      return error_errno(err, "the parent's workspace image");
+    }
+    *ret_fspath = workspace_fs_path(pw);
+  }
+  workspace_free(pw);
+  return 0;
+}
+
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
                               char **ret_fspath, struct error *err)
 {
@@ -211,6 +255,14 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     c->has_workspace = true;
     if (w->warning != NULL)
       log_warning("create `%s`: workspace `%s`: %s", c->id, m->destination, w->warning);
+    /* a sub-agent without an image of its own: its parent's, whose upper is
+     * its overlay's top lower layer, attached at the same path (the parent's
+     * init attached it in the parent's namespace only) */
+    if (workspace_fs_fd(w) < 0 && *ret_fspath == NULL && str_has_prefix(m->source, "/proc/") &&
+        attach_parent_fs(g, c, ret_fsfd, ret_fspath, err) < 0) {
+      workspace_free(w);
+      return error_prefix(err, "workspace `%s`", m->destination);
+    }
     if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL) { /* one workspace per profile */
       *ret_fsfd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
       if (*ret_fsfd < 0) {

@@ -593,6 +593,10 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
   free(ap->workspace.path);
   ap->workspace.path = xstrdup(r->workspace);
   ap->workspace.mode = PROFILE_WS_OVERLAY;
+  /* no image of its own: create attaches the parent's (one per container),
+   * whose upper is the child's top lower layer; its writes go to a plain
+   * upper in the data directory (not size-limited: docs/subagents.md) */
+  ap->workspace.size = 0;
   /* only the secrets asked for (each one the parent has: parse_run); the
    * child's create gives it placeholders of its own */
   {
@@ -848,6 +852,34 @@ static int verb_run(struct conn *c)
       return rc;
     }
     say(c, SUBPROTO_STDOUT, "%s\n", name);
+    finish(c, 0);
+    close(c->fd);
+    c->fd = -1;
+    /* nor the client's stdio: whoever reads its output waits for their EOF */
+    for (int i = 0; i < 3; i++)
+      if (c->io[i] > 2)
+        close(c->io[i]);
+    /* the client has its answer; we stay to record the child's end in the
+     * parent's trail (its code is in the child's own trail) */
+    {
+      cleanup_free char *text = NULL;
+      size_t len = 0;
+      int64_t cpid = 0;
+      int pfd;
+      if (read_file_at(dirfd, "pid", 64, &text, &len, &err) == 0 &&
+          (text[strcspn(text, "\n")] = '\0', parse_i64(text, &cpid) == 0) && cpid > 0 &&
+          (pfd = (int)syscall(SYS_pidfd_open, (pid_t)cpid, 0)) >= 0) {
+        struct pollfd pf = {.fd = pfd, .events = POLLIN};
+        while (poll(&pf, 1, -1) < 0 && errno == EINTR) {
+        }
+        close(pfd);
+        jb_key_str(&b, "name", name);
+        jb_key_str(&b, "child", id);
+        jb_key_bool(&b, "detach", true);
+        parent_record(p, "subagent_end", jb_str(&b));
+        jb_free(&b);
+      }
+    }
     return 0;
   }
   {

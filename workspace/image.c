@@ -199,6 +199,11 @@ int ws_fs_mount(const struct workspace *w, struct error *err)
   return w->fs->mfd < 0 ? -1 : 0;
 }
 
+int workspace_fs_open(struct workspace *w, struct error *err)
+{
+  return workspace_has_image(w) ? ws_fs_mount(w, err) : 0;
+}
+
 int workspace_fs_fd(const struct workspace *w)
 {
   return w->fs != NULL ? w->fs->mfd : -1;

@@ -180,6 +180,10 @@ uint64_t workspace_image_size(const struct workspace *w);
 int workspace_fs_fd(const struct workspace *w);
 /* <dir>/fs: where the container's init attaches that mount. */
 char *workspace_fs_path(const struct workspace *w);
+/* Mount the image (detached) if it is not yet: a sub-agent's create needs
+ * its parent's, whose upper is a lower layer of the child's overlay
+ * (monitor/subagents.h).  0 without an image (workspace_fs_fd stays -1). */
+int workspace_fs_open(struct workspace *w, struct error *err);
 /* Close this process's mount of the image (the device goes with the last). */
 void workspace_unmount(struct workspace *w);
 

@@ -228,6 +228,12 @@ cg_dir() {
 	for _ in $(seq 50); do [[ "$(sub list)" == *"c "*stopped* ]] && break; sleep 0.1; done
 	run sub list
 	[[ "$output" == *stopped* ]]
+	# the parent's trail has the detached child's end too
+	for _ in $(seq 50); do
+		rt audit "$ID" --kind subagent_end --format json | grep -q '"child":"'"$ID.c"'"' && break
+		sleep 0.1
+	done
+	rt audit "$ID" --kind subagent_end --format json | grep '"child":"'"$ID.c"'"' | grep -q '"detach":true'
 	run sub diff c
 	[[ "$output" == *part.txt* ]]
 	run sub audit c
