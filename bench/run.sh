@@ -443,8 +443,9 @@ if [ "$agent_profile" = 1 ]; then
   "$here/subagents.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: sub-agent row failed" >&2
 fi
-# The cri row: a pod start through containerd's CRI plugin, handler agentrt against runc.
-if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ] && command -v containerd >/dev/null; then
+# The cri row: a pod start through containerd's CRI plugin, handler agentrt against runc
+# (not in --quick: the suite's bench-smoke stays short; integration/cri.bats drives the path).
+if [ "$quick" = 0 ] && [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ] && command -v containerd >/dev/null; then
   {
     printf '\n## Kubernetes pod start through the CRI\n\n'
     printf 'bench/cri.sh: a private containerd 1.6 with its CRI plugin (in a netns of its own, CNI bridge), RunPodSandbox+CreateContainer+StartContainer of a busybox `sleep` until StartContainer returns, runtime handler agentrt (agent profile) against runc, alternated, medians and the paired ratio.\n\n'

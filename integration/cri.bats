@@ -256,10 +256,14 @@ cg() {
 	[[ "$output" != *"$c"* ]]
 	[[ "$output" == *"$(idof p1.pod)"* ]]
 	[ ! -d "$cgdir" ]
-	! grep -q "$c" /proc/self/mountinfo
+	[ -z "$(grep -F "$c" /proc/self/mountinfo)" ]
 }
 
 @test "cri: StopPodSandbox and RemovePodSandbox leave nothing: no container, process, cgroup, mount or netns" {
+	# (the ids from a file: grep's own command line must not hold them)
+	cat "$IT_TMP"/{p1.pod,c1.ctr,r1.pod,rc1.ctr} >"$IT_TMP/ids"
+	# the control: while the pods run, their shims and monitors are found this way
+	[ -n "$(grep -lsaFf "$IT_TMP/ids" /proc/[0-9]*/cmdline)" ]
 	for p in p1 r1; do
 		cri RuntimeService/StopPodSandbox "{\"pod_sandbox_id\": \"$(idof $p.pod)\"}"
 		cri RuntimeService/RemovePodSandbox "{\"pod_sandbox_id\": \"$(idof $p.pod)\"}"
@@ -267,16 +271,14 @@ cg() {
 	run -0 cri RuntimeService/ListPodSandbox '{}'
 	[ "$(jq '.items | length' <<<"$output")" = 0 ]
 	[ -z "$($ART list -q)" ]
-	# no shim or container process of ours is left
-	for p in /proc/[0-9]*; do
-		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
-		[[ "$cmd" != *"$(idof p1.pod)"* && "$cmd" != *"$(idof r1.pod)"* ]] || { echo "left: $cmd"; false; }
-	done
+	# no shim, monitor or container process of ours is left (their command lines name the ids)
+	left=$(grep -lsaFf "$IT_TMP/ids" /proc/[0-9]*/cmdline || true)
+	[ -z "$left" ] || { for f in $left; do tr '\0' ' ' <"$f"; echo; done; false; }
 	# no cgroup below the pods' parent in any hierarchy
 	[ -z "$(find /sys/fs/cgroup/*/"$CRI_PARENT" /sys/fs/cgroup/"$CRI_PARENT" -mindepth 1 -type d 2>/dev/null)" ]
 	# no mount of the pods: rootfs overlays, /dev/shm, the netns bind mounts
 	for i in $(idof p1.pod) $(idof c1.ctr) $(idof r1.pod) $(idof rc1.ctr); do
-		! grep -q "$i" /proc/self/mountinfo
+		[ -z "$(grep -F "$i" /proc/self/mountinfo)" ]
 	done
 	[ -z "$(ls "$CRI_DIR/state/io.containerd.grpc.v1.cri/netns" 2>/dev/null)" ]
 	# the veths are gone from containerd's namespace: only lo and the bridge

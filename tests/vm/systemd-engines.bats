@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # systemd-engines.bats - the engines' systemd cgroup driver with agentrt, against a real
-# systemd: run by tests/vm/run-systemd.sh in the same VM boot as systemd-cgroup.bats (systemd
-# as PID 1 on cgroup v2).  Docker 20.10 with `native.cgroupdriver=systemd` (cgroupsPath
+# systemd: run by `AGENTRT_VM_ENGINES=1 tests/vm/run-systemd.sh` in the same VM boot as
+# systemd-cgroup.bats (systemd as PID 1 on cgroup v2).  Docker 20.10 with `native.cgroupdriver=systemd` (cgroupsPath
 # `system.slice:docker:<id>`) and containerd's CRI plugin with `SystemdCgroup = true`
 # (contrib/containerd/config-systemd.toml; cgroupsPath `<pod slice>:cri-containerd:<id>`)
 # each start agentrt containers; the transient scope is read from systemd (`systemctl show`,
@@ -9,6 +9,7 @@
 # one /tmp/agentrt-it-* dir, stopped by PID.
 
 load ../../integration/lib
+bats_require_minimum_version 1.5.0
 
 setup_file() {
 	[ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] ||
@@ -16,7 +17,15 @@ setup_file() {
 	[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] || skip "not cgroup v2"
 	it_need_bin containerd dockerd ctr
 	it_tmp sdeng
-	it_build_image "$IT_TMP/img"
+	# built on the host by run-systemd.sh (slow under TCG), else here
+	IMG=$IT_SRC/build/vm-engines-img
+	if [ -f "$IMG/oci.tar" ] && [ -f "$IMG/pause.tar" ] && [ -f "$IMG/py/runtime_pb2.py" ]; then
+		export PYTHONPATH=$IMG/py
+	else
+		IMG=$IT_TMP/img
+		cri_images "$IMG"
+	fi
+	export IMG
 }
 
 teardown_file() {
@@ -54,9 +63,11 @@ scope_holds() {
 }
 
 @test "systemd engines: Docker with native.cgroupdriver=systemd runs agentrt in a transient scope, gone after rm" {
+	it_log "docker: start ($SECONDS s)"
 	DOCKER_CGROUP_DRIVER=systemd docker_start
+	it_log "docker: run ($SECONDS s)"
 	[ "$(docker info --format '{{.CgroupDriver}}')" = systemd ]
-	docker import "$IT_TMP/img/rootfs.tar" agentrt-it/busybox >/dev/null
+	docker import "$IMG/rootfs.tar" agentrt-it/busybox >/dev/null
 	run -0 docker run -d --runtime agentrt --network none agentrt-it/busybox sleep 300
 	id=${output##*$'\n'}
 	unit=docker-$id.scope
@@ -64,8 +75,8 @@ scope_holds() {
 	[ "$pid" -gt 0 ]
 	scope_holds "$unit" "$pid"
 	[ "$(prop "$unit" Slice)" = system.slice ]
-	# agentrt, not runc, runs it: its state under dockerd's runtime root
-	ls -d "$IT_TMP"/docker/exec/runtime-agentrt/moby/"$id"
+	# agentrt, not runc, runs it: the agent profile's trail in the suite's data directory
+	"$AGENTRT" audit list | grep -q "^$id "
 	# the agent profile's memory default is a unit property as well as the cgroup file
 	[ "$(prop "$unit" MemoryMax)" = "$(cat "/sys/fs/cgroup$(prop "$unit" ControlGroup)/memory.max")" ]
 	run -0 docker exec "$id" sh -c 'echo in-scope'
@@ -74,16 +85,18 @@ scope_holds() {
 	docker rm -f "$id" >/dev/null
 	it_wait 20 unit_gone "$unit"
 	[ ! -d "$cg" ]
+	it_log "docker: stop ($SECONDS s)"
 	docker_stop
 	unset DOCKERD_PID
 }
 
 @test "systemd engines: containerd's CRI plugin with SystemdCgroup = true: pod and container scopes under the pod slice, gone after RemovePodSandbox" {
 	cri_need
-	cri_images "$IT_TMP/cimg"
+	it_log "cri: containerd ($SECONDS s)"
 	SD_SLICE=agentrt-it$$.slice
-	CRI_CONTRIB=config-systemd.toml cri_start "$IT_TMP/ctrd" "agrt-sdcri-$$" "$SD_SLICE" "$IT_TMP/cimg"
+	CRI_CONTRIB=config-systemd.toml cri_start "$IT_TMP/ctrd" "agrt-sdcri-$$" "$SD_SLICE" "$IMG"
 	grep -q 'SystemdCgroup = true' "$CRI_DIR/config.toml"
+	it_log "cri: RunPodSandbox ($SECONDS s)"
 	mkdir -p "$IT_TMP/logs/p"
 	pcfg=$(jq -nc --arg logs "$IT_TMP/logs/p" --arg s "$SD_SLICE" \
 		'{metadata: {name: "p", uid: "uid-p", namespace: "agentrt-it"}, log_directory: $logs,
@@ -94,6 +107,7 @@ scope_holds() {
 		'{pod_sandbox_id: $p, sandbox_config: $s, config: {metadata: {name: "c"}, image: {image: $img},
 		  command: ["sleep", "300"], log_path: "c.log"}}')"
 	c=$(jq -r .container_id <<<"$output")
+	it_log "cri: StartContainer ($SECONDS s)"
 	run -0 cri RuntimeService/StartContainer "{\"container_id\": \"$c\"}"
 	art="$AGENTRT --root $CRI_AGENTRT_ROOT/k8s.io"
 	for i in "$sb" "$c"; do
@@ -103,6 +117,7 @@ scope_holds() {
 	done
 	sbcg=/sys/fs/cgroup$(prop "cri-containerd-$sb.scope" ControlGroup)
 	ccg=/sys/fs/cgroup$(prop "cri-containerd-$c.scope" ControlGroup)
+	it_log "cri: StopPodSandbox ($SECONDS s)"
 	run -0 cri RuntimeService/StopPodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
 	run -0 cri RuntimeService/RemovePodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
 	[ -z "$($art list -q)" ]
