@@ -272,6 +272,13 @@ no_leak() {
   [[ "$output" == *"cannot be enforced"* ]]
   [ ! -e "$STORE/.workspaces/$ID" ] || fail "the refused create left a workspace"
   [ ! -e "$ROOT/$ID" ] || fail "the refused create left a state dir"
+  # doctor says so (and says ok with the device there: the control)
+  run unshare -m sh -c "mount --bind '$T/not-a-device' /dev/loop-control && exec \"\$@\"" sh \
+    "$AGENTRT" doctor
+  [[ "$output" == *"missing  loop devices, mkfs.ext4: /dev/loop-control is not the loop control device"* ]] ||
+    fail "doctor: $output"
+  run "$AGENTRT" doctor
+  [[ "$output" == *"ok       loop devices, mkfs.ext4"* ]] || fail "doctor: $output"
 }
 
 @test "real tools: a git clone and many files written by python stay within the limit" {
