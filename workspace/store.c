@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "os/fsutil.h"
 #include "workspace/internal.h"
 
 static char *now_rfc3339(int64_t *ret_s)
@@ -135,6 +136,91 @@ static bool in_child_userns(void)
   return !(a == 0 && b == 0 && n == 4294967295UL);
 }
 
+/* A sub-agent's lower, /proc/PID/root/DIR (its parent's view): overlayfs
+ * cannot take a lower layer from another mount namespace, so the mount gets
+ * the layers of the parent's overlay at (or above) DIR instead, as its
+ * mountinfo lists them (upper first), each with the rest of the path.  The
+ * host dir stays the /proc path: commit writes through the parent's mount. */
+static char *view_layers(const char *lowerdir, struct error *err)
+{
+  const char *p = lowerdir + strlen("/proc/"), *rest;
+  cleanup_free char *mi = NULL, *best_opts = NULL, *out = NULL;
+  size_t best = 0, len = 0;
+  char *line, *save = NULL;
+  unsigned pid = 0;
+
+  while (*p >= '0' && *p <= '9')
+    pid = pid * 10 + (unsigned)(*p++ - '0');
+  if (pid == 0 || !str_has_prefix(p, "/root/"))
+    return NULL;
+  rest = p + strlen("/root");
+  {
+    cleanup_free char *f = xfmt("/proc/%u/mountinfo", pid);
+    if (read_file_at(AT_FDCWD, f, 4 << 20, &mi, &len, err) < 0)
+      return NULL;
+  }
+  for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *f[5] = {0}, *sep = strstr(line, " - "), *q = line, *type, *src, *opts;
+    size_t n;
+    for (int i = 0; i < 5 && q; i++) {
+      f[i] = q;
+      q = strchr(q, ' ');
+      if (q)
+        *q++ = '\0';
+    }
+    if (sep == NULL || f[4] == NULL)
+      continue;
+    type = sep + 3;
+    src = strchr(type, ' ');
+    if (src == NULL)
+      continue;
+    *src++ = '\0';
+    opts = strchr(src, ' ');
+    if (opts == NULL || !streq(type, "overlay"))
+      continue;
+    opts++;
+    n = strlen(f[4]);
+    if (!(streq(f[4], "/") || (strncmp(rest, f[4], n) == 0 && (rest[n] == '/' || rest[n] == '\0'))))
+      continue;
+    if (n >= best) {
+      best = streq(f[4], "/") ? 1 : n;
+      free(best_opts);
+      best_opts = xstrdup(opts);
+    }
+  }
+  if (best_opts == NULL) {
+    error_set(err, EINVAL, "`%s`: the parent's workspace is not an overlay", lowerdir);
+    return NULL;
+  }
+  {
+    const char *sub = rest + (best == 1 ? 0 : best);
+    char *up = strstr(best_opts, "upperdir="), *lo = strstr(best_opts, "lowerdir=");
+    if (lo == NULL) {
+      error_set(err, EINVAL, "`%s`: no lowerdir in the parent's overlay", lowerdir);
+      return NULL;
+    }
+    out = xstrdup("");
+    if (up != NULL) {
+      char *e = strchr(up, ',');
+      cleanup_free char *u = xstrndup(up + 9, e ? (size_t)(e - up - 9) : strlen(up + 9));
+      char *t = xfmt("%s%s", u, sub);
+      free(out);
+      out = t;
+    }
+    {
+      char *e = strchr(lo, ',');
+      cleanup_free char *l = xstrndup(lo + 9, e ? (size_t)(e - lo - 9) : strlen(lo + 9));
+      char *s2 = NULL;
+      for (char *tok = strtok_r(l, ":", &s2); tok; tok = strtok_r(NULL, ":", &s2)) {
+        char *t = xfmt("%s%s%s%s", out, *out ? ":" : "", tok, sub);
+        free(out);
+        out = t;
+      }
+    }
+  }
+  return xstrdup(out);
+}
+
 int workspace_mount_options(struct workspace *w, struct error *err)
 {
   bool userxattr = in_child_userns();
@@ -152,10 +238,18 @@ int workspace_mount_options(struct workspace *w, struct error *err)
                      "workspace `%s`: `%s` or `%s` holds `,`, `:`, `\\` or `\"`, which overlayfs "
                      "options cannot carry",
                      w->id, w->dir, w->lowerdir);
+  cleanup_free char *view = NULL;
+  if (str_has_prefix(w->lowerdir, "/proc/")) {
+    view = view_layers(w->lowerdir, err);
+    if (view == NULL)
+      return err->msg[0] ? error_prefix(err, "workspace `%s`", w->id)
+                         : error_set(err, EINVAL, "workspace `%s`: `%s`: not a parent's view",
+                                     w->id, w->lowerdir);
+  }
   strv_free(w->mount_optv);
   w->mount_optv = NULL;
   w->mount_optv = xmalloc0(4 * sizeof *w->mount_optv);
-  w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, w->lowerdir);
+  w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, view ? view : w->lowerdir);
   w->mount_optv[1] = xfmt("upperdir=%s%s/upper", w->dir, up);
   w->mount_optv[2] = xfmt("workdir=%s%s/work", w->dir, up);
   /* No redirects created, none followed ("off" is refused in a user namespace,
@@ -364,7 +458,16 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
 
   if (!ws_valid_name(id) || dest[0] != '/')
     return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
-  lower = realpath(lowerdir, NULL);
+  /* a sub-agent's lower is its parent's view, /proc/PID/root/DIR: a magic
+   * link that realpath would collapse to the host's DIR */
+  if (str_has_prefix(lowerdir, "/proc/")) {
+    struct stat st;
+    if (stat(lowerdir, &st) < 0 || !S_ISDIR(st.st_mode))
+      return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
+    lower = xstrdup(lowerdir);
+  } else {
+    lower = realpath(lowerdir, NULL);
+  }
   if (lower == NULL)
     return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
   if ((mkdir(root, 0700) < 0 && errno != EEXIST) || (mkdir(base, 0700) < 0 && errno != EEXIST))
@@ -423,6 +526,20 @@ void workspace_abandon(const char *root, const char *id)
   workspace_free(w);
 }
 
+/* A "volatile" overlay leaves work/work/incompat/volatile behind, and
+ * overlayfs refuses to mount the layers again while it is there.  Once the
+ * init is gone the overlay was unmounted cleanly and its writes are in the
+ * page cache of the upper file system, so the mark goes (after a host crash
+ * it stays, and the next mount fails: workspace discard or purge). */
+static void clear_volatile_mark(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/work/work", w->dir);
+  cleanup_close int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd >= 0)
+    ws_rm_tree(fd, "incompat");
+}
+
 void workspace_release(const char *root, const char *id)
 {
   struct workspace *w = NULL;
@@ -432,6 +549,7 @@ void workspace_release(const char *root, const char *id)
     return;
   workspace_set_mounted(w, false);
   workspace_gc(w);
+  clear_volatile_mark(w);
   workspace_free(w);
 }
 
