@@ -35,6 +35,7 @@
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "workspace/workspace.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -395,6 +396,17 @@ static void check_overlay(struct check *c)
   set_detail(c, "%s", e == 0 ? "an overlay mounts" : strerror(e));
 }
 
+static void check_loop(struct check *c)
+{
+  const char *why = NULL;
+
+  c->name = "loop devices, mkfs.ext4";
+  c->disables = "the hard workspace.size limit of overlay workspaces (create warns, or refuses "
+                "when run.agentrt.workspace.size asks for it)";
+  c->ok = workspace_size_limit_supported(&why);
+  set_detail(c, "%s", c->ok ? "an upper layer of workspace.size can be made" : why);
+}
+
 static void check_fanotify(struct check *c)
 {
   int fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_REPORT_DFID_NAME, O_RDONLY);
@@ -567,6 +579,7 @@ int cmd_doctor(const struct global_opts *g, int argc, char **argv, struct error 
   n += 2;
   check_nftables(&checks[n++]);
   check_overlay(&checks[n++]);
+  check_loop(&checks[n++]);
   check_fanotify(&checks[n++]);
   check_proc_connector(&checks[n++]);
   check_apparmor(&checks[n++]);

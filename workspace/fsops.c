@@ -77,25 +77,70 @@ int ws_open_dir(int dirfd, const char *name)
   return openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* Where fd's next data at or after pos begins (size: none); -1 when the
+ * file system cannot say. */
+static off_t next_data(int fd, off_t pos, off_t size)
+{
+  off_t d = lseek(fd, pos, SEEK_DATA);
+
+  if (d < 0)
+    return errno == ENXIO ? size : -1;
+  return d < size ? d : size;
+}
+
+static bool same_range(int a, int b, off_t off, off_t end)
+{
+  static char ba[65536], bb[65536];
+
+  while (off < end) {
+    size_t want = (size_t)(end - off) < sizeof ba ? (size_t)(end - off) : sizeof ba;
+    ssize_t na = pread(a, ba, want, off), nb;
+    if (na <= 0)
+      return false;
+    nb = pread(b, bb, (size_t)na, off);
+    if (nb != na || memcmp(ba, bb, (size_t)na) != 0)
+      return false;
+    off += na;
+  }
+  return true;
+}
+
+/* Compared where either file has data: what is a hole in both is zeros in
+ * both, so a sparse file of huge apparent size costs its data, not its size
+ * (an agent's 1 TiB file with one byte must not stall a review). */
 bool ws_same_content(int adir, const char *aname, int bdir, const char *bname, uint64_t size)
 {
   cleanup_close int a = openat(adir, aname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int b = openat(bdir, bname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  static char ba[65536], bb[65536];
-  uint64_t off = 0;
+  off_t pos = 0, end = (off_t)size;
+  struct stat sa, sb;
+  char c;
 
-  if (a < 0 || b < 0)
+  if (a < 0 || b < 0 || fstat(a, &sa) < 0 || fstat(b, &sb) < 0 || sa.st_size != end ||
+      sb.st_size != end)
     return false;
-  while (off < size) {
-    ssize_t na = pread(a, ba, sizeof ba, (off_t)off), nb;
-    if (na <= 0)
+  while (pos < end) {
+    off_t da = next_data(a, pos, end), db = next_data(b, pos, end), d, e, ha, hb;
+    if (da < 0 || db < 0) {
+      if (!same_range(a, b, pos, end))
+        return false;
+      break;
+    }
+    d = da < db ? da : db;
+    if (d >= end)
+      break;
+    ha = da == d ? lseek(a, d, SEEK_HOLE) : da;
+    hb = db == d ? lseek(b, d, SEEK_HOLE) : db;
+    if (ha < 0 || hb < 0)
       return false;
-    nb = pread(b, bb, (size_t)na, (off_t)off);
-    if (nb != na || memcmp(ba, bb, (size_t)na) != 0)
+    e = ha < hb ? ha : hb;
+    if (e > end || e <= d)
+      e = end;
+    if (!same_range(a, b, d, e))
       return false;
-    off += (uint64_t)na;
+    pos = e;
   }
-  return pread(a, ba, 1, (off_t)off) == 0 && pread(b, bb, 1, (off_t)off) == 0;
+  return pread(a, &c, 1, end) == 0 && pread(b, &c, 1, end) == 0;
 }
 
 bool ws_same_link(int adir, const char *aname, int bdir, const char *bname)
@@ -313,33 +358,68 @@ int ws_rm_tree(int dirfd, const char *name)
 /* --- layer copy ---------------------------------------------------------- */
 
 /* Copy all of in to out: copy_file_range, or read/write where it cannot. */
-int ws_copy_data(int in, int out)
+/* Bytes [from, to) of in to the same offsets of out: copy_file_range, else
+ * pread/pwrite.  A source that shrinks ends the copy early. */
+static int copy_range(int in, int out, off_t from, off_t to, bool *cfr)
 {
   char buf[65536];
 
-  for (int i = 0; i < (1 << 24); i++) {
-    ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
-    if (n == 0)
-      return 0;
-    if (n > 0)
-      continue;
-    if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-      return -1;
-    break;
-  }
-  for (;;) { /* plain copy fallback */
-    ssize_t n = read(in, buf, sizeof buf), w = 0;
+  while (from < to) {
+    ssize_t n, w = 0;
+    if (*cfr) {
+      loff_t i = from, o = from;
+      n = copy_file_range(in, &i, out, &o, (size_t)(to - from), 0);
+      if (n > 0) {
+        from += n;
+        continue;
+      }
+      if (n == 0)
+        return 0;
+      if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        return -1;
+      *cfr = false;
+    }
+    n = pread(in, buf, (size_t)(to - from) < sizeof buf ? (size_t)(to - from) : sizeof buf, from);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       return (int)n;
     while (w < n) {
-      ssize_t k = write(out, buf + w, (size_t)(n - w));
+      ssize_t k = pwrite(out, buf + w, (size_t)(n - w), from + w);
       if (k < 0)
         return -1;
       w += k;
     }
+    from += n;
   }
+  return 0;
+}
+
+/* Only the data: holes stay holes (SEEK_DATA / SEEK_HOLE), so a sparse file
+ * of huge apparent size written by the agent costs the host its blocks, not
+ * its size, when it is snapshotted, committed or moved. */
+int ws_copy_data(int in, int out)
+{
+  struct stat st;
+  off_t pos = 0, end;
+  bool cfr = true;
+
+  if (fstat(in, &st) < 0)
+    return -1;
+  end = st.st_size;
+  while (pos < end) {
+    off_t data = lseek(in, pos, SEEK_DATA), hole;
+    if (data < 0 && errno == ENXIO)
+      break; /* only a hole is left */
+    if (data < 0)
+      data = pos, hole = end; /* no SEEK_DATA here: copy it all */
+    else if ((hole = lseek(in, data, SEEK_HOLE)) < 0 || hole > end)
+      hole = end;
+    if (copy_range(in, out, data, hole, &cfr) < 0)
+      return -1;
+    pos = hole;
+  }
+  return ftruncate(out, end);
 }
 
 /* The overlay markers a layer needs; other xattrs (origin, impure) refer to

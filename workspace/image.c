@@ -251,6 +251,11 @@ bool ws_image_supported(const char **why)
   return true;
 }
 
+bool workspace_size_limit_supported(const char **why)
+{
+  return ws_image_supported(why);
+}
+
 static int run_mkfs(const char *mkfs, const char *path, struct error *err)
 {
   /* lazy inode tables and journal: a sparse template of ~1 MiB whatever the

@@ -186,6 +186,9 @@ char *workspace_fs_path(const struct workspace *w);
 int workspace_fs_open(struct workspace *w, struct error *err);
 /* Close this process's mount of the image (the device goes with the last). */
 void workspace_unmount(struct workspace *w);
+/* Can this host enforce workspace.size on an overlay (loop devices that
+ * this process may bind, mkfs.ext4)?  *why (a few words) when not. */
+bool workspace_size_limit_supported(const char **why);
 
 /* --- loading and storage (store.c) -------------------------------------- */
 

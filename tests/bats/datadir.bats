@@ -108,8 +108,10 @@ kinds() {
 	update_config '.hostname = "two"'
 	"$AGENTRT" --root "$R2" --profile agent run --bundle "$BUNDLE" same-id </dev/null >/dev/null
 	# two stores, each with its own workspace and trail
-	[ "$(cat "$(store_of "$R1")/.workspaces/same-id/upper/who.txt")" = from-one ]
-	[ "$(cat "$(store_of "$R2")/.workspaces/same-id/upper/who.txt")" = from-two ]
+	# (read through review: the upper layer is in the workspace's image)
+	"$AGENTRT" --root "$R1" workspace same-id diff --patch | grep -qx '+from-one'
+	"$AGENTRT" --root "$R2" workspace same-id diff --patch | grep -qx '+from-two'
+	[ -f "$(store_of "$R1")/.workspaces/same-id/upper.img" ] && [ -f "$(store_of "$R2")/.workspaces/same-id/upper.img" ]
 	for r in "$R1" "$R2"; do [ -f "$(store_of "$r")/.audit/same-id/head" ]; done
 	# without --root: an error listing both candidates with their roots
 	for cmd in "workspace same-id diff" "workspace same diff" "audit verify same-id"; do
@@ -167,7 +169,7 @@ kinds() {
 	AGENTRT_PROFILE=agent create_container live
 	[ "$status" -eq 0 ] || fail "create live: $output"
 	rt start live
-	for _ in $(seq 50); do [ -s "$s/live/upper/live.bin" ] && break; sleep 0.1; done
+	for _ in $(seq 50); do rt workspace live diff 2>/dev/null | grep -q live.bin && break; sleep 0.1; done
 	touch -d '5 hours ago' "$s/live/meta.json"
 	# 80 KiB unused + 100 KiB in use > 96 KiB: the oldest unused go, the live one stays
 	set_cmd 'echo small >/workspace/n.txt'
@@ -175,8 +177,9 @@ kinds() {
 	[ "$status" -eq 0 ] || fail "run: $output"
 	[ ! -e "$s/old-1" ] || fail "old-1 kept"
 	[ ! -e "$s/old-2" ] || fail "old-2 kept (still over the cap after old-1)"
-	[ -f "$s/live/upper/live.bin" ] || fail "a workspace in use was removed"
-	[ -f "$s/fresh/upper/n.txt" ]
+	[ -f "$s/live/upper.img" ] && rt workspace live diff | grep -q live.bin ||
+		fail "a workspace in use was removed"
+	rt workspace fresh diff | grep -q n.txt
 	# the creating container's trail and the data dir's retention trail record each removal
 	run ar audit --format json --kind retention fresh
 	[ "$status" -eq 0 ]

@@ -123,6 +123,14 @@ no_leak() {
   echo "$output"
   has_line "fill=1" || fail "the fill did not stop at the limit"
   [ "$(store_kib)" -le $((64 * 1024 + 1024)) ] || fail "the store holds more than 64 MiB"
+  # snapshot and commit copy only its data: the host gets its blocks, not 1 TiB
+  ar workspace "$ID" snapshot s1
+  [ "$(du -sk "$STORE/.workspaces/$ID/snapshots/s1" | cut -f1)" -le $((64 * 1024 + 1024)) ] ||
+    fail "the snapshot wrote the sparse file out"
+  ar workspace "$ID" commit sparse
+  [ "$(stat -c %s "$HOST/sparse")" = 1099511627776 ] || fail "the committed file lost its size"
+  [ "$(du -sk "$HOST/sparse" | cut -f1)" -le 1024 ] || fail "commit wrote the holes of the sparse file"
+  rm -f "$HOST/sparse"
   if command -v fallocate >/dev/null; then
     "$AGENTRT" --root "$ROOT" workspace "$ID" discard
     # the host's fallocate(1) through a borrowed /usr
@@ -264,6 +272,13 @@ no_leak() {
   [[ "$output" == *"cannot be enforced"* ]]
   [ ! -e "$STORE/.workspaces/$ID" ] || fail "the refused create left a workspace"
   [ ! -e "$ROOT/$ID" ] || fail "the refused create left a state dir"
+  # doctor says so (and says ok with the device there: the control)
+  run unshare -m sh -c "mount --bind '$T/not-a-device' /dev/loop-control && exec \"\$@\"" sh \
+    "$AGENTRT" doctor
+  [[ "$output" == *"missing  loop devices, mkfs.ext4: /dev/loop-control is not the loop control device"* ]] ||
+    fail "doctor: $output"
+  run "$AGENTRT" doctor
+  [[ "$output" == *"ok       loop devices, mkfs.ext4"* ]] || fail "doctor: $output"
 }
 
 @test "real tools: a git clone and many files written by python stay within the limit" {

@@ -492,6 +492,55 @@ static void test_quote(void)
          "quote: control bytes, quotes and bytes >= 0x80 as git quotes them (%s %s %s)", b, c, d);
 }
 
+/* A 1 TiB file with 3 bytes of data, as an agent would make it. */
+static int make_sparse(const char *rel, off_t size, off_t at, const char *data)
+{
+  int fd = open(P(rel), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+  if (fd < 0 || ftruncate(fd, size) < 0 ||
+      pwrite(fd, data, strlen(data), at) != (ssize_t)strlen(data)) {
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+static void test_sparse(void)
+{
+  const off_t tib = (off_t)1 << 40;
+  cleanup_close int d = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int in = -1, out = -1;
+  struct stat st;
+
+  if (make_sparse("sp-a", tib, tib / 2, "abc") < 0 ||
+      make_sparse("sp-b", tib, tib / 2, "abc") < 0 ||
+      make_sparse("sp-c", tib, tib / 2, "abd") < 0 || make_sparse("sp-d", tib, 4096, "abc") < 0 ||
+      make_sparse("sp-e", tib - 1, tib / 2, "abc") < 0) {
+    tap_ok(false, "sparse: make the files: %s", strerror(errno));
+    return;
+  }
+  tap_ok(ws_same_content(d, "sp-a", d, "sp-b", (uint64_t)tib),
+         "sparse: equal 1 TiB files compare equal");
+  tap_ok(!ws_same_content(d, "sp-a", d, "sp-c", (uint64_t)tib),
+         "sparse: a byte differs in the data");
+  tap_ok(!ws_same_content(d, "sp-a", d, "sp-d", (uint64_t)tib),
+         "sparse: data where the other has a hole differs");
+  tap_ok(!ws_same_content(d, "sp-a", d, "sp-e", (uint64_t)tib), "sparse: a shorter file differs");
+  in = openat(d, "sp-a", O_RDONLY | O_CLOEXEC);
+  out = openat(d, "sp-copy", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  tap_ok(in >= 0 && out >= 0 && ws_copy_data(in, out) == 0 && fstat(out, &st) == 0 &&
+             st.st_size == tib && st.st_blocks * 512 <= 1 << 20,
+         "sparse: the copy keeps the size and the holes (%lld blocks)", (long long)st.st_blocks);
+  tap_ok(ws_same_content(d, "sp-a", d, "sp-copy", (uint64_t)tib), "sparse: the copy is equal");
+  for (const char *n = "abcde"; *n; n++) {
+    cleanup_free char *name = xfmt("sp-%c", *n);
+    unlinkat(d, name, 0);
+  }
+  unlinkat(d, "sp-copy", 0);
+}
+
 int main(void)
 {
   test_sha256();
@@ -508,6 +557,7 @@ int main(void)
   test_scan();
   test_manifest();
   test_commit();
+  test_sparse();
   {
     cleanup_close int t = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ws_rm_tree(t, tmp + strlen("/tmp/"));
