@@ -102,6 +102,89 @@ for i in 1 2 3; do
   done
 done
 
+# `agentrt exec` of /bin/true into a running container, trail on / off: with the trail on
+# each exec'd process loads the notify variant of the profile's filter and hands its
+# listener to the monitor (monitor.sock), which answers before the program runs
+for mode in on off; do
+  prof=agent
+  [ "$mode" = off ] && prof=$work/noaudit.json
+  jq --arg cg "/$cg/exec-$mode" '.process.args = ["/bin/sh", "-c", "sleep 1000"] |
+    .process.terminal = false | .linux.cgroupsPath = $cg' "$work/bundle/config.json" >"$work/bundle/c.json"
+  mv "$work/bundle/c.json" "$work/bundle/config.json"
+  ln -sf busybox "$work/bundle/rootfs/bin/sleep"
+  timeout 60 "$rt" --root "$root" --profile "$prof" run -d --bundle "$work/bundle" "exec-$mode" \
+    </dev/null >/dev/null 2>&1 || { echo "audit.sh: run -d exec-$mode failed" >&2; exit 1; }
+  : >"$work/exec-$mode.us"
+done
+exec_rounds=$((rounds * 3))
+for i in $(seq 0 "$exec_rounds"); do
+  for mode in $([ $((i % 2)) = 1 ] && echo on off || echo off on); do
+    t0=$(ms_now)
+    timeout 30 "$rt" --root "$root" exec "exec-$mode" /bin/true </dev/null >/dev/null 2>&1 ||
+      { echo "audit.sh: exec ($mode) failed" >&2; exit 1; }
+    t1=$(ms_now)
+    [ "$i" = 0 ] || echo $(((t1 - t0) / 1000)) >>"$work/exec-$mode.us" # round 0 warms up
+  done
+done
+for mode in on off; do
+  timeout 20 "$rt" --root "$root" delete --force "exec-$mode" >/dev/null 2>&1 || true
+  "$rt" --root "$root" audit --purge "exec-$mode" >/dev/null 2>&1 || true
+done
+
+# Idle monitors while the host writes files on the filesystem of their workspaces' upper
+# layers (the data directory's): N containers with an overlay workspace (a host directory
+# bound at /workspace) sleep while the host creates 10,000 files (a tenth renamed) in two
+# directories of that filesystem; the CPU ticks the N monitors used meanwhile, from
+# /proc/PID/stat.  Their fanotify mark is on the whole filesystem; each ignores a directory
+# outside its tree in the kernel after its first event there.
+idle_n=4
+mkdir -p "$work/host" "$AGENTRT_DATA_DIR/churn/a/b"
+jq --arg h "$work/host" '.process.args = ["/bin/sh", "-c", "sleep 1000"] | .process.terminal = false |
+  .mounts += [{"destination": "/workspace", "type": "bind", "source": $h, "options": ["rbind", "rw"]}]' \
+  "$work/bundle/config.json" >"$work/bundle/c.json"
+mv "$work/bundle/c.json" "$work/bundle/config.json"
+mons=""
+for i in $(seq 1 "$idle_n"); do
+  jq --arg cg "/$cg/idle-$i" '.linux.cgroupsPath = $cg' "$work/bundle/config.json" >"$work/bundle/c.json"
+  mv "$work/bundle/c.json" "$work/bundle/config.json"
+  timeout 60 "$rt" --root "$root" --profile agent run -d --bundle "$work/bundle" "idle-$i" \
+    </dev/null >/dev/null 2>&1 || { echo "audit.sh: run -d idle-$i failed" >&2; exit 1; }
+  mons="$mons $(cut -d' ' -f1 "$root/idle-$i/monitor.pid")"
+done
+ticks() { local t=0 p; for p in $mons; do t=$((t + $(awk '{ print $14 + $15 }' /proc/"$p"/stat))); done; echo $t; }
+churn() {
+  python3 - "$AGENTRT_DATA_DIR/churn" "$1" <<'PY'
+import os, sys
+base, tag = sys.argv[1], sys.argv[2]
+for i in range(10000):
+    d = os.path.join(base, "a", "b") if i % 2 else base
+    p = os.path.join(d, "%s-%d" % (tag, i))
+    with open(p, "w") as f:
+        f.write("x")
+    if i % 10 == 0:
+        os.rename(p, p + ".moved")
+PY
+}
+t_idle0=$(ticks); sleep 2; t_idle1=$(ticks)
+idle_ticks=() churn_ms=()
+for i in 1 2 3; do
+  t0=$(ticks); c0=$(ms_now)
+  churn "r$i"
+  c1=$(ms_now); t1=$(ticks)
+  idle_ticks+=($((t1 - t0))) churn_ms+=($(((c1 - c0) / 1000000)))
+done
+for i in $(seq 1 "$idle_n"); do
+  timeout 20 "$rt" --root "$root" delete --force "idle-$i" >/dev/null 2>&1 || true
+  "$rt" --root "$root" workspace "idle-$i" purge >/dev/null 2>&1 || true
+done
+med3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+printf 'audit: %d idle monitors while the host writes 10,000 files on their upper layers'"'"' filesystem: %s CPU ticks in all (runs: %s; %s ms of writing each), %s ticks in 2 s without writes\n' \
+  "$idle_n" "$(med3 "${idle_ticks[@]}")" "${idle_ticks[*]}" "$(med3 "${churn_ms[@]}")" "$((t_idle1 - t_idle0))"
+if [ -n "$out" ]; then
+  printf '| audit: %d idle monitors, host writes 10,000 files on their filesystem | %s CPU ticks (median of 3; %s ms of writing) | %s ticks in 2 s idle | 3 runs |\n' \
+    "$idle_n" "$(med3 "${idle_ticks[@]}")" "$(med3 "${churn_ms[@]}")" "$((t_idle1 - t_idle0))" >>"$out"
+fi
+
 stat() { # FILE -> "median p90" in ms
   sort -n "$1" | awk '{v[NR] = $1} END {
     m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
@@ -127,6 +210,7 @@ row() {
 }
 row run '`run` of /bin/true'
 row execs '`run` of 1,000 short programs (exec-heavy)'
+row exec '`exec` of /bin/true into a running container (per exec)'
 # syscall-loop printed ns per call; a denied call that succeeded failed its run above
 nsmed() { sort -n "$work/$1.out" | awk '{v[NR] = $1} END { print v[int((NR + 1) / 2)] }'; }
 printf 'audit: per call inside the container, median of 3 runs: allowed (getppid) %s ns on / %s ns off; denied (unshare) %s ns on (seccomp listener in the monitor) / %s ns off (errno filter)\n' \

@@ -39,6 +39,7 @@
 #include "container/audit_cli.h"
 #include "container/console.h"
 #include "container/seccomp_notify.h"
+#include "monitor/monitor.h"
 #include "container/container.h"
 #include "container/lsm.h"
 #include "container/process.h"
@@ -122,6 +123,8 @@ struct exec_child {
   int cgroup_fds[CGROUP_JOIN_MAX]; /* v1: joined with cgroup_join_self after GO */
   size_t n_cgroup_fds;
   int listener_fd;               /* connected to linux.seccomp.listenerPath, or < 0 */
+  const void *notify_bpf;        /* seccomp-notify.bpf, its listener for the monitor */
+  int notify_fd;                 /* connected to the monitor, or < 0 */
   const struct oci_state *state; /* for the listener's state document */
 };
 
@@ -173,6 +176,9 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.in_userns = x->ns[OCI_NS_USER] >= 0;
   po.seccomp = x->seccomp;
   po.extra_bpf = x->extra_bpf;
+  po.notify_bpf = x->notify_bpf;
+  po.notify_fd = x->notify_fd;
+  po.notify_ack = true;
   if (x->listener_fd >= 0) {
     po.has_listener = true;
     po.listener_fd = x->listener_fd;
@@ -274,6 +280,10 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     close(x->listener_fd);
     x->listener_fd = -1;
   }
+  if (x->notify_fd >= 0) {
+    close(x->notify_fd);
+    x->notify_fd = -1;
+  }
   if (pid < 0) {
     close(sv[0]);
     return error_errno(err, "fork");
@@ -333,6 +343,29 @@ fail_child:
   return -1;
 }
 
+/* NAME=VALUE of the created process's env into proc's (replacing its own):
+ * the secrets' placeholders and the proxy's CA bundle variables, so that a
+ * process an engine passes with --process (its own env) gets them too. */
+static void exec_inherit_env(const struct container *c, struct oci_process *proc, const char *name)
+{
+  const struct oci_process *init = c->config ? c->config->process : NULL;
+  size_t n = strlen(name);
+  const char *kv = NULL;
+
+  for (size_t i = 0; init != NULL && init->env != NULL && init->env[i] != NULL; i++)
+    if (strncmp(init->env[i], name, n) == 0 && init->env[i][n] == '=')
+      kv = init->env[i];
+  if (kv == NULL)
+    return;
+  for (size_t i = 0; proc->env != NULL && proc->env[i] != NULL; i++)
+    if (strncmp(proc->env[i], name, n) == 0 && proc->env[i][n] == '=') {
+      free(proc->env[i]);
+      proc->env[i] = xstrdup(kv);
+      return;
+    }
+  strv_push(&proc->env, kv);
+}
+
 /* The container's profile also bounds what an exec may ask for (--cap,
  * --process with capabilities, no_new_privileges). */
 static int exec_apply_profile(struct container *c, struct oci_process *proc, struct error *err)
@@ -346,21 +379,31 @@ static int exec_apply_profile(struct container *c, struct oci_process *proc, str
   if (profile_load(name, &p, err) < 0)
     return error_prefix(err, "exec `%s`: profile `%s`", c->id, name);
   r = profile_apply_process(proc, p, err);
+  if (r == 0 && (p->n_secrets > 0 || p->egress.n_http > 0)) {
+    static const char *const vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                       "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+    for (size_t i = 0; i < p->n_secrets; i++)
+      exec_inherit_env(c, proc, p->secrets[i].name);
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+      exec_inherit_env(c, proc, vars[i]);
+  }
   profile_free(p);
   if (r < 0)
     return error_prefix(err, "exec `%s`", c->id);
   return 0;
 }
 
-/* The profile's seccomp filter recorded at create (absent: none). */
-static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct error *err)
+/* The profile's seccomp filter recorded at create (absent: none):
+ * seccomp-extra.bpf, or its notify variant seccomp-notify.bpf. */
+static int load_bpf(struct container *c, const char *name, struct sock_fprog **ret,
+                    struct error *err)
 {
   cleanup_free char *data = NULL;
   size_t len = 0;
   struct sock_fprog *p;
 
   *ret = NULL;
-  if (read_file_at(c->dirfd, "seccomp-extra.bpf", 1 << 20, &data, &len, err) < 0) {
+  if (read_file_at(c->dirfd, name, 1 << 20, &data, &len, err) < 0) {
     if (err->code == ENOENT) {
       error_clear(err);
       return 0;
@@ -368,7 +411,7 @@ static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct e
     return -1;
   }
   if (len == 0 || len % sizeof(struct sock_filter) != 0)
-    return error_set(err, 0, "container `%s`: seccomp-extra.bpf is corrupt", c->id);
+    return error_set(err, 0, "container `%s`: %s is corrupt", c->id, name);
   p = xmalloc(sizeof *p + len);
   memcpy(p + 1, data, len);
   p->filter = (struct sock_filter *)(p + 1);
@@ -377,13 +420,36 @@ static int load_extra_bpf(struct container *c, struct sock_fprog **ret, struct e
   return 0;
 }
 
+/* Refused-syscall records (monitor/monitor_seccomp.c): when create left
+ * the notify variant, the process loads it with a listener of its own
+ * (its filter chain is not the init's) and sends that to the monitor on a
+ * connection opened here, on the host.  No monitor to take it (it died):
+ * the plain filter, the same refusals, unrecorded. */
+static int load_notify(struct container *c, struct exec_child *x, struct sock_fprog **ret,
+                       struct error *err)
+{
+  struct error why = {0};
+
+  if (load_bpf(c, "seccomp-notify.bpf", ret, err) < 0)
+    return -1;
+  if (*ret == NULL)
+    return 0; /* the trail is off, or the config's filter has the listener */
+  x->notify_fd = monitor_seccomp_connect(c->dirfd, &why);
+  if (x->notify_fd < 0) {
+    log_debug("exec `%s`: refused calls not recorded: %s", c->id, why.msg);
+    free(*ret);
+    *ret = NULL;
+  }
+  return 0;
+}
+
 int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct exec_opts eo;
   struct container *c = NULL;
   struct oci_process *proc = NULL;
-  struct exec_child x = {.listener_fd = -1};
-  cleanup_free struct sock_fprog *extra = NULL;
+  struct exec_child x = {.listener_fd = -1, .notify_fd = -1};
+  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   int master = -1, sigfd = -1, ret = -1;
   pid_t pid;
 
@@ -457,9 +523,11 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out_ns;
   }
   x.preserve_fds = eo.preserve_fds;
-  if (load_extra_bpf(c, &extra, err) < 0)
+  if (load_bpf(c, "seccomp-extra.bpf", &extra, err) < 0 ||
+      (extra != NULL && load_notify(c, &x, &notify, err) < 0))
     goto out_ns;
   x.extra_bpf = extra;
+  x.notify_bpf = notify;
   if (!eo.detach && (sigfd = fwd_signals_block(err)) < 0)
     goto out_ns;
   /* recorded before the process runs, so it precedes the process's records */
@@ -481,6 +549,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
 out_ns:
   if (x.listener_fd >= 0)
     close(x.listener_fd);
+  if (x.notify_fd >= 0)
+    close(x.notify_fd);
   close_ns(x.ns);
 out:
   if (sigfd >= 0)

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -32,6 +33,7 @@
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DEFAULT_UMASK 0022
+#define NOTIFY_ACK_TIMEOUT_MS 5000 /* the monitor polls under load too */
 
 /* Go's (and so runc's) error texts are lower-case; engines match them. */
 static const char *lc_strerror(int e, char *buf, size_t n)
@@ -349,6 +351,30 @@ static void send_listener(int sock, int fd, const char *msg)
   }
 }
 
+/* exec: the monitor answers "OK" once it polls the listener (a denied call
+ * before would wait for it), "NO why" when it cannot. */
+static int wait_ack(int sock, struct error *err)
+{
+  struct pollfd p = {.fd = sock, .events = POLLIN};
+  char buf[128];
+  ssize_t n = -1;
+  int r;
+
+  while ((r = poll(&p, 1, NOTIFY_ACK_TIMEOUT_MS)) < 0 && errno == EINTR)
+    ;
+  if (r > 0)
+    while ((n = recv(sock, buf, sizeof buf - 1, MSG_DONTWAIT)) < 0 && errno == EINTR)
+      ;
+  if (n == 2 && memcmp(buf, "OK", 2) == 0)
+    return 0;
+  if (n > 3 && memcmp(buf, "NO ", 3) == 0) {
+    buf[n] = '\0';
+    return error_set(err, 0, "audit monitor: refused-syscall records: %s", buf + 3);
+  }
+  return error_set(err, 0, "audit monitor: refused-syscall records: %s",
+                   r == 0 ? "no answer for the seccomp listener" : "gone");
+}
+
 /* The profile's filter with a listener for the monitor (refused-syscall
  * records).  The listener never stays here: sent, then closed, before the
  * program runs (the container answering its own notifications would let
@@ -362,6 +388,10 @@ static int load_notify(const struct process_opts *o, struct error *err)
   if (fd >= 0) {
     send_listener(o->notify_fd, fd, "L");
     close(fd);
+    if (o->notify_ack && wait_ack(o->notify_fd, err) < 0) {
+      close(o->notify_fd);
+      return -1;
+    }
     close(o->notify_fd);
     return 0;
   }

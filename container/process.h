@@ -43,6 +43,8 @@ struct process_opts {
    * has a listener already (EBUSY) extra_bpf is loaded and "OFF ..." sent. */
   const void *notify_bpf;
   int notify_fd;
+  bool notify_ack;   /* exec: wait for the monitor's "OK" (it polls the
+                        listener) before going on; anything else fails */
   bool has_listener; /* seccomp uses SCMP_ACT_NOTIFY: after loading it, send */
   int listener_fd;   /* listener_msg and the notify fd on this socket (connected
                         to listenerPath by the runtime), then close it */

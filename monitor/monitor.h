@@ -39,6 +39,7 @@
 #include <sys/types.h>
 
 #include "common/error.h"
+#include "monitor/tls_ca.h"
 #include "profile/profile.h"
 
 /* The egress ruleset logs denied packets to this NFLOG group unless the
@@ -61,6 +62,15 @@ struct monitor_opts {
    * table, resolver or NFLOG of its own; NULL = none */
   const char *egress_sandbox;
   bool in_userns; /* the runtime runs in a user namespace (a rootless engine) */
+  /* the per-container CA of the TLS proxy (profile secrets), NULL = none;
+   * the monitor keeps it in memory only */
+  const struct tls_ca *tls_ca;
+  /* sub-agents (monitor/subagents.h): the listening agent.sock, -1 = off */
+  int agent_fd;
+  const char *data_dir;
+  const char *rootfs;
+  const char *profile_name;
+  const struct oci_config *config;
 };
 
 struct monitor_handle {
@@ -74,6 +84,14 @@ struct monitor_handle {
    * sends "OFF <why>" on it. */
   int notify_fd;
 };
+
+/* `exec` with the trail on: its process's seccomp listener goes to the
+ * monitor over a connection to this socket in the container's state
+ * directory (monitor/monitor_seccomp.c): one message, "L" with the fd as
+ * SCM_RIGHTS (or "OFF why"), answered "OK" once the monitor polls it. */
+#define MONITOR_SECCOMP_SOCKET "monitor.sock"
+/* Connected (SOCK_SEQPACKET, O_CLOEXEC), or -1 with err set (no monitor). */
+int monitor_seccomp_connect(int state_dirfd, struct error *err);
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);
 /* The init exists in its final namespaces (spawn_opts.on_clone, ud = the

@@ -24,6 +24,11 @@
  *                copy-up (no record unless it was then modified), one that
  *                appears from the overlay's work dir over a whiteout is a
  *                create, a whiteout left at a path is a delete.
+ * A filesystem mark sees the whole filesystem: the host's activity and
+ * other containers'.  The first event from a directory outside the tree
+ * adds an evictable ignore mark on it (ignore_dir), after which the kernel
+ * drops that directory's events for this group: unrelated activity costs
+ * one event per directory, not one per file.
  * A source that cannot be set up is an "audit_error" and a warning at
  * create; the summary then calls the file list incomplete.
  *
@@ -53,8 +58,11 @@
 #include "workspace/workspace.h"
 
 #define FILES_MAX_PENDING 256
-#define FILES_CACHE 1024   /* directories by handle (a power of two) */
-#define FILES_READ_MAX 256 /* reads per wake-up */
+#define FILES_CACHE 1024          /* directories by handle (a power of two) */
+#define FILES_READ_MAX 256        /* reads per wake-up */
+#define FILES_IGNORE_MAX 8192     /* outside directories ignored in the kernel */
+#define FILES_IGNORE_LIMITED 1024 /* ... when the marks count against root's */
+#define FILES_IGNORE_AGAIN 64     /* events of an ignored directory: mark it again */
 
 #ifndef FAN_RENAME
 #define FAN_RENAME 0x10000000
@@ -85,7 +93,8 @@ struct dir_entry {
   uint8_t key[MAX_HANDLE_SZ + 8];
   size_t klen;
   bool used;
-  char *rel; /* NULL: outside the watched tree */
+  char *rel;     /* NULL: outside the watched tree */
+  uint16_t hits; /* outside: events seen since its ignore mark (evicted?) */
 };
 
 struct files {
@@ -93,6 +102,12 @@ struct files {
   char *ws_path;        /* inside the container, e.g. /workspace */
   char base_link[4096]; /* the watched tree as our /proc/self/fd shows it */
   size_t base_link_len;
+  size_t keep_len;         /* never ignored: base_link[0, keep_len) and below,
+                              its ancestors (overlay: the workspace's directory,
+                              with the work dir) */
+  unsigned n_ignores;      /* ignore marks added */
+  unsigned max_ignores;    /* FILES_IGNORE_MAX, less without FAN_UNLIMITED_MARKS */
+  uint64_t ignore_mask;    /* the events of mark()'s mask */
   bool overlay;            /* base_fd is the overlay's upper layer */
   struct ws_layers layers; /* overlay: upper first, then the lower ones */
   bool have_rename;        /* FAN_RENAME (else MOVED_FROM/TO, one name each) */
@@ -133,8 +148,37 @@ static size_t key_slot(const uint8_t *key, size_t klen)
   return h & (FILES_CACHE - 1);
 }
 
+/* Is path (length len) prefix or below it (a path component boundary)? */
+static bool under(const char *path, size_t len, const char *prefix, size_t plen)
+{
+  return len >= plen && memcmp(path, prefix, plen) == 0 &&
+         (path[plen] == '/' || path[plen] == '\0' || plen == 0);
+}
+
+/* A directory outside the tree: the kernel drops its events for this group
+ * from now on (an ignore mark for its entries and its children's writes).
+ * Evictable: it pins no inode; evicted, the directory's events come again
+ * and it is marked again.  Never the tree's ancestors nor, for an overlay,
+ * the workspace's own directory (the work dir's entries move into upper).
+ * The directory is named through /proc/self/fd: the O_PATH fd itself is
+ * refused by fanotify_mark. */
+static void ignore_dir(struct files *f, int fd, const char *path, size_t len)
+{
+  char name[16];
+
+  if (f->n_ignores >= f->max_ignores || under(path, len, f->base_link, f->keep_len) ||
+      under(f->base_link, f->base_link_len, path, len))
+    return;
+  snprintf(name, sizeof name, "%d", fd);
+  if (fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_IGNORE_SURV | FAN_MARK_EVICTABLE,
+                    f->ignore_mask | FAN_ONDIR | FAN_EVENT_ON_CHILD, f->fd_dir, name) == 0)
+    f->n_ignores++;
+  else
+    f->max_ignores = 0; /* a kernel before 6.0, or the user's marks are used up */
+}
+
 /* Where the handle's directory lies under the watched tree: "" for its
- * top, "/a/b" below; NULL when outside or gone. */
+ * top, "/a/b" below; NULL when outside (then ignored) or gone. */
 static const char *resolve_dir(struct files *f, int fd)
 {
   char path[4096];
@@ -142,9 +186,10 @@ static const char *resolve_dir(struct files *f, int fd)
 
   if (!fd_path(f, fd, path, sizeof path, &len))
     return NULL;
-  if (len < f->base_link_len || memcmp(path, f->base_link, f->base_link_len) != 0 ||
-      (path[f->base_link_len] != '/' && path[f->base_link_len] != '\0'))
+  if (!under(path, len, f->base_link, f->base_link_len)) {
+    ignore_dir(f, fd, path, len);
     return NULL;
+  }
   return xstrdup(strcmp(path + f->base_link_len, "/") == 0 ? "" : path + f->base_link_len);
 }
 
@@ -161,7 +206,8 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
   memcpy(key, &h->handle_type, sizeof h->handle_type);
   memcpy(key + sizeof h->handle_type, h->f_handle, h->handle_bytes);
   e = &f->cache[key_slot(key, klen)];
-  if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0)
+  if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0 &&
+      (e->rel != NULL || ++e->hits < FILES_IGNORE_AGAIN))
     return e->rel;
   fd = (int)syscall(SYS_open_by_handle_at, f->base_fd, h, O_PATH | O_CLOEXEC);
   if (fd < 0)
@@ -172,6 +218,7 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
   memcpy(e->key, key, klen);
   e->klen = klen;
   e->used = true;
+  e->hits = 0;
   return e->rel;
 }
 
@@ -503,6 +550,7 @@ static int mark(struct files *f)
   uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_RENAME | FAN_ONDIR;
 
   f->have_rename = true;
+  f->ignore_mask = mask & ~(uint64_t)FAN_ONDIR;
   if (fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, f->base_fd, ".") == 0)
     return 0;
   if (errno != EINVAL)
@@ -510,6 +558,7 @@ static int mark(struct files *f)
   /* a kernel before FAN_RENAME (5.17): one name per event */
   f->have_rename = false;
   mask = (mask & ~(uint64_t)FAN_RENAME) | FAN_MOVED_FROM | FAN_MOVED_TO;
+  f->ignore_mask = mask & ~(uint64_t)FAN_ONDIR;
   return fanotify_mark(f->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, f->base_fd, ".");
 }
 
@@ -539,8 +588,17 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
     error_set(err, EOPNOTSUPP, "fanotify_init: failpoint");
     goto fail;
   }
-  f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
+  /* the ignore marks of outside directories do not count against root's
+   * marks (shared by every monitor) when we may say so */
+  f->max_ignores = FILES_IGNORE_MAX;
+  f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME |
+                             FAN_UNLIMITED_MARKS,
                          O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+  if (f->fan < 0 && errno == EPERM) {
+    f->max_ignores = FILES_IGNORE_LIMITED;
+    f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
+                           O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+  }
   if (f->fan < 0) {
     error_errno(err, "fanotify_init");
     goto fail;
@@ -561,6 +619,10 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
   }
   if (strcmp(f->base_link, "/") == 0)
     f->base_link_len = 0; /* every path starts with it: compare against "" */
+  f->keep_len = f->base_link_len;
+  if (f->overlay) /* <store>/.workspaces/<id>: upper's parent, with work */
+    while (f->keep_len > 0 && f->base_link[--f->keep_len] != '/')
+      ;
   if (mark(f) < 0) {
     error_errno(err, "fanotify_mark the filesystem of workspace `%s`%s", workspace,
                 f->overlay ? " (its upper layer)" : "");

@@ -20,6 +20,7 @@
 #include "audit/jbuf.h"
 #include "cgroups/cgroup.h"
 #include "monitor/monitor.h"
+#include "monitor/subagents.h"
 #include "monitor/secret_store.h"
 
 #define MONITOR_MAX_SOURCES 16
@@ -60,9 +61,11 @@ struct monitor {
   int exit_status; /* wait status from the proc connector */
   bool stop;
   unsigned write_errors;
-  int epfd;    /* the sources' epoll set */
-  int tick_fd; /* timerfd: the flush tick, armed while events are pending */
+  struct subagent_parent sub; /* the sub-agent API's view of us (.exe NULL: off) */
+  int epfd;                   /* the sources' epoll set */
+  int tick_fd;                /* timerfd: the flush tick, armed while events are pending */
   bool tick_armed;
+  struct seccomp_src *seccomp; /* monitor_seccomp.c, NULL = off */
   struct secret_store secrets; /* the values (secret_store.h); never written anywhere */
   struct monitor_source src[MONITOR_MAX_SOURCES];
   size_t n_src;
@@ -104,5 +107,7 @@ int monitor_net_open(struct monitor *m, int group, struct error *err);
 /* the channel on which the init sends its seccomp listener (or "OFF why");
  * denied calls are answered with -eno and recorded as "syscall" */
 int monitor_seccomp_open(struct monitor *m, int chan, int eno, struct error *err);
+/* then: <state dir>/monitor.sock, on which `exec` sends its processes' */
+int monitor_seccomp_listen(struct monitor *m, int state_dirfd, struct error *err);
 
 #endif

@@ -10,7 +10,11 @@
  * the init's wait status (the monitor is not its parent) and, for a SIGKILL
  * death, prompts an OOM counter check.  Listening needs CAP_NET_ADMIN in the
  * initial user namespace: the monitor runs as host root.  On kernels >= 6.6
- * the subscription asks for EXEC and EXIT events only.  Messages not sent by
+ * the subscription asks for EXEC and EXIT events only.  The whole host's
+ * events reach every monitor: each wake-up reads what is queued and handles
+ * the container's known processes before the rest (handle_batch), and an
+ * unknown pid is checked against the container before anything else of it
+ * is read.  Messages not sent by
  * the kernel (nl_pid != 0) are ignored: a local process could unicast fakes.
  *
  * The runtime starts every container process through its sealed memfd stub
@@ -249,6 +253,14 @@ static bool incomplete_take(pid_t pid)
   return false;
 }
 
+static bool incomplete_has(pid_t pid)
+{
+  for (size_t i = 0; i < n_incomplete; i++)
+    if (incomplete[i].pid == pid)
+      return true;
+  return false;
+}
+
 static bool incomplete_add(pid_t pid)
 {
   if (n_incomplete == INCOMPLETE_MAX)
@@ -334,11 +346,12 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
    * already see the next exec (stub -> program), never an earlier one, so
    * a stub name is only trusted when the file opened before it is the
    * stub (opening it after could find the program and record the stub). */
+  /* an unknown pid is most often the host's: checked before anything is read */
+  if (!owned && !monitor_owns_procdir(m, dir))
+    return;
   exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
   elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
   clen = read_at(dir, "cmdline", cmd, sizeof cmd);
-  if (!owned && !monitor_owns_procdir(m, dir))
-    return;
   if (elen > 0 && is_stub(exe_fd, exe, elen))
     return;
   track_add(pid, 0);
@@ -422,35 +435,63 @@ static void on_loss(struct monitor *m)
   monitor_error(m, "process", &err);
 }
 
-static void handle(struct monitor *m, const uint8_t *buf, size_t len)
+/* The events of one wake-up, in the order the kernel sent them. */
+static struct proc_event batch[PROC_DRAIN_MAX];
+static bool batch_done[PROC_DRAIN_MAX];
+static size_t n_batch;
+
+static void collect(const uint8_t *buf, size_t len)
 {
   int n = (int)len;
 
   for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
     const struct cn_msg *cn = NLMSG_DATA(nl);
-    struct proc_event evbuf; /* cn->data is only 4-byte aligned: copy (UBSan) */
-    const struct proc_event *ev = &evbuf;
 
-    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof *ev) || cn->id.idx != CN_IDX_PROC ||
-        cn->id.val != CN_VAL_PROC)
+    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)) ||
+        cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC || n_batch == PROC_DRAIN_MAX)
       continue;
-    memcpy(&evbuf, cn->data, sizeof evbuf);
+    /* cn->data is only 4-byte aligned: copy (UBSan) */
+    memcpy(&batch[n_batch], cn->data, sizeof batch[n_batch]);
+    batch_done[n_batch++] = false;
+  }
+}
+
+/* The container's own processes first: the whole host's execs reach every
+ * monitor, and a backlog of them (a build beside it, other containers)
+ * read in order would leave a short program of ours reaped before its
+ * argv is read.  Pass 1, in order: forks (tracking), exits, and the execs
+ * of processes known to be ours; pass 2: the other execs, each checked
+ * against the container (its pid namespace, its cgroup) through /proc. */
+static void handle_batch(struct monitor *m)
+{
+  for (size_t i = 0; i < n_batch; i++) {
+    const struct proc_event *ev = &batch[i];
+
     if (ev->what == PROC_EVENT_FORK) {
       const struct fork_proc_event *f = &ev->event_data.fork;
       if (f->child_pid == f->child_tgid && track_find(f->parent_tgid) != NULL)
         track_add(f->child_tgid, f->parent_tgid);
-    } else if (ev->what == PROC_EVENT_EXEC)
-      on_exec(m, ev->event_data.exec.process_tgid);
-    else if (ev->what == PROC_EVENT_EXIT)
+    } else if (ev->what == PROC_EVENT_EXEC) {
+      pid_t pid = ev->event_data.exec.process_tgid;
+      if (track_find(pid) == NULL && !incomplete_has(pid))
+        continue;
+      on_exec(m, pid);
+    } else if (ev->what == PROC_EVENT_EXIT) {
       on_exit_event(m, ev);
+    }
+    batch_done[i] = true;
   }
+  for (size_t i = 0; i < n_batch; i++)
+    if (!batch_done[i] && batch[i].what == PROC_EVENT_EXEC)
+      on_exec(m, batch[i].event_data.exec.process_tgid);
+  n_batch = 0;
 }
 
 static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
 
-  for (int i = 0; i < PROC_DRAIN_MAX; i++) {
+  for (int i = 0; i < PROC_DRAIN_MAX && n_batch < PROC_DRAIN_MAX; i++) {
     struct sockaddr_nl from;
     socklen_t flen = sizeof from;
     ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
@@ -462,11 +503,12 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
-      return;
+      break;
     if (flen != sizeof from || from.nl_pid != 0)
       continue; /* not from the kernel */
-    handle(m, buf, (size_t)n);
+    collect(buf, (size_t)n);
   }
+  handle_batch(m);
 }
 
 int monitor_proc_open(struct monitor *m, struct error *err)

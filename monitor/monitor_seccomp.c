@@ -1,23 +1,35 @@
-/* monitor_seccomp.c - refused system calls, from a seccomp listener.
+/* monitor_seccomp.c - refused system calls, from seccomp listeners.
  *
- * The profile's deny-list filter (profile/seccomp.c) is loaded by the
- * container's init with its denied calls as SCMP_ACT_NOTIFY and a new
- * listener (container/process.c), which the init sends here over a
- * socketpair made by monitor_launch and closes before the program runs.
- * Allowed calls never reach us: the filter's default is ALLOW.  Each
- * notification is answered at once with the profile's errno (never
- * "continue": nothing the container sends can make a denied call succeed),
- * then recorded as {"syscall":"unshare","nr":272,"verdict":"refused",
- * "errno":1,"pid":P,"program":"/usr/bin/x","count":1}, coalesced per
- * program and call under a flood (monitor_flood.c).  If the monitor dies,
- * the kernel fails every denied call with ENOSYS: still refused.
+ * The profile's deny-list filter (profile/seccomp.c) is loaded with its
+ * denied calls as SCMP_ACT_NOTIFY and a new listener (container/process.c)
+ * by the container's init and by every `exec`'d process, each in its own
+ * filter chain (an exec'd process is not the init's child: it does not
+ * inherit the init's filters, so its listener is a new one and the kernel's
+ * one-listener-per-chain rule holds).  The listener comes here with
+ * SCM_RIGHTS and is closed in the process before its program runs:
+ *   init  over a socketpair made by monitor_launch;
+ *   exec  over a connection to <state dir>/monitor.sock (SOCK_SEQPACKET,
+ *         mode 0600 under the 0700 state directory, the peer's uid checked),
+ *         which `exec` opens on the host before it forks; the process waits
+ *         for our "OK" before it goes on, so it never runs with a listener
+ *         nobody polls, and an exec whose listener we cannot take fails.
+ * Each connection carries one message ("L" with the fd, or "OFF why") and is
+ * closed after it.  Allowed calls never reach us: the filter's default is
+ * ALLOW.  Each notification is answered at once with the profile's errno
+ * (never "continue": nothing the container sends can make a denied call
+ * succeed), then recorded as {"syscall":"unshare","nr":272,"verdict":
+ * "refused","errno":1,"pid":P,"program":"/usr/bin/x","count":1}, coalesced
+ * per program and call under a flood (monitor_flood.c).  A listener is
+ * closed when the kernel hangs it up (no process uses its filter any more),
+ * so a finished exec leaves no fd here.  If the monitor dies, the kernel
+ * fails every denied call with ENOSYS: still refused.
  *
- * Off, with an "audit_error" (source "syscall") saying why, when the init
- * could not get a listener (a filter chain has one listener at most: a
- * config whose SCMP_ACT_NOTIFY goes to its own linux.seccomp.listenerPath
- * keeps it) or create did not ask for one.  `exec` processes load the
- * plain errno filter: their refused calls fail the same way but are not
- * recorded.
+ * The listeners, channels and the listening socket sit in an epoll set of
+ * their own, one source of the monitor's loop: as many execs as fds.
+ *
+ * Off, with an "audit_error" (source "syscall") saying why, when a process
+ * could not get a listener (a config whose SCMP_ACT_NOTIFY goes to its own
+ * linux.seccomp.listenerPath keeps it) or create did not ask for one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,22 +39,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
 #include "os/procfs.h"
 
-#define SECCOMP_READ_MAX 256 /* notifications per wake-up */
+#define SECCOMP_READ_MAX 256 /* notifications per wake-up and listener */
+#define SECCOMP_EVENTS 64    /* epoll events per wake-up */
 
-struct listener {
-  int chan, fd;
-  int eno;
+enum item_kind { ITEM_CHAN, ITEM_ACCEPT, ITEM_NOTIFY };
+
+struct item {
+  enum item_kind kind;
+  int fd;
+  bool ack; /* a channel from exec: answer "OK" or "NO why" */
 };
 
-static void record(struct monitor *m, const struct listener *l, const struct seccomp_notif *req)
+struct seccomp_src {
+  int ep;
+  int eno;
+  size_t n_items; /* live ones (tests read the monitor's fds) */
+};
+
+static void record(struct monitor *m, int eno, const struct seccomp_notif *req)
 {
   char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
   char rel[24], exe[4096] = "?";
@@ -59,7 +85,7 @@ static void record(struct monitor *m, const struct listener *l, const struct sec
     jb_key_str(&b, "syscall", name ? name : "?");
     jb_key_i64(&b, "nr", req->data.nr);
     jb_key_str(&b, "verdict", "refused");
-    jb_key_i64(&b, "errno", l->eno);
+    jb_key_i64(&b, "errno", eno);
     jb_key_i64(&b, "pid", req->pid);
     jb_key_str(&b, "program", exe);
     jb_key_i64(&b, "count", 1);
@@ -69,84 +95,231 @@ static void record(struct monitor *m, const struct listener *l, const struct sec
   free(name);
 }
 
-static void on_notify(struct monitor *m, int fd, short revents, void *ctx)
+static void item_close(struct seccomp_src *s, struct item *it)
 {
-  struct listener *l = ctx;
+  epoll_ctl(s->ep, EPOLL_CTL_DEL, it->fd, NULL);
+  close(it->fd);
+  free(it);
+  s->n_items--;
+}
 
+static int item_add(struct seccomp_src *s, enum item_kind kind, int fd, bool ack)
+{
+  struct item *it = xmalloc0(sizeof *it);
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = it};
+
+  *it = (struct item){.kind = kind, .fd = fd, .ack = ack};
+  if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    free(it);
+    return -1;
+  }
+  s->n_items++;
+  return 0;
+}
+
+/* true: the listener is done (hung up) */
+static bool on_notify(struct monitor *m, struct seccomp_src *s, int fd)
+{
   for (int i = 0; i < SECCOMP_READ_MAX; i++) {
     struct seccomp_notif req;
     struct seccomp_notif_resp resp;
     struct pollfd p = {.fd = fd, .events = POLLIN};
 
     if (poll(&p, 1, 0) <= 0)
-      return;
-    if (!(p.revents & POLLIN)) {
+      return false;
+    if (!(p.revents & POLLIN))
       /* POLLHUP: no process uses the filter any more (for ever) */
-      if (p.revents & (POLLHUP | POLLERR)) {
-        monitor_drop_fd(m, fd);
-        l->fd = -1;
-      }
-      return; /* RECV blocks: only when one is pending */
-    }
+      return (p.revents & (POLLHUP | POLLERR)) != 0;
     memset(&req, 0, sizeof req);
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
       if (errno == EINTR || errno == ENOENT)
         continue; /* the caller died meanwhile */
-      return;
+      return false;
     }
     /* answer first: the caller waits; flags 0 = fail it with -eno */
-    resp = (struct seccomp_notif_resp){.id = req.id, .error = -l->eno};
+    resp = (struct seccomp_notif_resp){.id = req.id, .error = -s->eno};
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT) {
       /* the kernel fails the call itself when we cannot answer */
     }
-    record(m, l, &req);
+    record(m, s->eno, &req);
+  }
+  return false;
+}
+
+/* A seccomp listener, not some other fd a peer passed us. */
+static bool is_listener(int fd)
+{
+  char name[32], link[64];
+  ssize_t n;
+
+  snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+  n = readlink(name, link, sizeof link - 1);
+  if (n <= 0)
+    return false;
+  link[n] = '\0';
+  return strcmp(link, "anon_inode:seccomp notify") == 0;
+}
+
+static void answer(int fd, const char *msg)
+{
+  if (send(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+    /* the process is gone: its listener hangs up */
   }
 }
 
-static void on_chan(struct monitor *m, int fd, short revents, void *ctx)
+/* One message, then the channel is done (true). */
+static bool on_chan(struct monitor *m, struct seccomp_src *s, struct item *it)
 {
-  struct listener *l = ctx;
   char buf[256], cbuf[CMSG_SPACE(sizeof(int))];
   struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
   struct msghdr mh = {
       .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
   struct error err = {0};
-  ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  ssize_t n = recvmsg(it->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   struct cmsghdr *c;
+  int lfd = -1;
 
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return;
-  if (n <= 0) { /* EOF: the init is past its exec (or create asked for nothing) */
-    monitor_drop_fd(m, fd);
-    l->chan = -1;
-    return;
-  }
+    return false;
+  if (n <= 0) /* EOF: the process is past its exec (or create asked for nothing) */
+    return true;
   buf[n] = '\0';
   c = CMSG_FIRSTHDR(&mh);
-  if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && l->fd < 0) {
-    memcpy(&l->fd, CMSG_DATA(c), sizeof l->fd);
-    if (monitor_add_fd(m, l->fd, POLLIN, on_notify, l) < 0) {
-      error_set(&err, 0, "refused-syscall records are off: too many monitor sources");
-      monitor_error(m, "syscall", &err);
+  if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+      c->cmsg_len == CMSG_LEN(sizeof(int)))
+    memcpy(&lfd, CMSG_DATA(c), sizeof lfd);
+  if (lfd >= 0) {
+    if (!is_listener(lfd)) {
+      close(lfd);
+      if (it->ack)
+        answer(it->fd, "NO not a seccomp listener");
+      return true;
     }
-    return;
+    if (item_add(s, ITEM_NOTIFY, lfd, false) < 0) {
+      error_errno(&err, "refused-syscall records: a listener cannot be polled");
+      monitor_error(m, "syscall", &err);
+      close(lfd);
+      if (it->ack)
+        answer(it->fd, "NO the audit monitor cannot poll another listener");
+      return true;
+    }
+    if (it->ack)
+      answer(it->fd, "OK");
+    return true;
   }
   if (strncmp(buf, "OFF ", 4) == 0) {
     error_set(&err, 0, "refused-syscall records are off: %s", buf + 4);
     monitor_error(m, "syscall", &err);
   }
+  return true;
+}
+
+static void on_accept(struct seccomp_src *s, int lsock)
+{
+  for (int i = 0; i < SECCOMP_EVENTS; i++) {
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    int fd = accept4(lsock, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+    if (fd < 0)
+      return; /* EAGAIN; EMFILE: the exec times out waiting for "OK" and fails */
+    /* the state directory is ours alone already; the uid is a second lock */
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != geteuid() ||
+        item_add(s, ITEM_CHAN, fd, true) < 0)
+      close(fd);
+  }
+}
+
+static void on_events(struct monitor *m, int fd, short revents, void *ctx)
+{
+  struct seccomp_src *s = ctx;
+  struct epoll_event ev[SECCOMP_EVENTS];
+  int n = epoll_wait(s->ep, ev, SECCOMP_EVENTS, 0);
+
+  for (int i = 0; i < n; i++) {
+    struct item *it = ev[i].data.ptr;
+    bool done = false;
+
+    switch (it->kind) {
+    case ITEM_NOTIFY:
+      done = on_notify(m, s, it->fd);
+      break;
+    case ITEM_CHAN:
+      done = on_chan(m, s, it);
+      break;
+    case ITEM_ACCEPT:
+      on_accept(s, it->fd);
+      break;
+    }
+    if (done)
+      item_close(s, it);
+  }
 }
 
 int monitor_seccomp_open(struct monitor *m, int chan, int eno, struct error *err)
 {
-  struct listener *l = xmalloc0(sizeof *l);
+  struct seccomp_src *s = xmalloc0(sizeof *s);
 
-  l->chan = chan;
-  l->fd = -1;
-  l->eno = eno > 0 ? eno : EPERM;
-  if (monitor_add_fd(m, chan, POLLIN, on_chan, l) < 0) {
-    free(l);
-    return error_set(err, 0, "too many monitor sources");
+  s->eno = eno > 0 ? eno : EPERM;
+  s->ep = epoll_create1(EPOLL_CLOEXEC);
+  if (s->ep < 0 || item_add(s, ITEM_CHAN, chan, false) < 0 ||
+      monitor_add_fd(m, s->ep, POLLIN, on_events, s) < 0) {
+    if (s->ep >= 0)
+      close(s->ep);
+    free(s);
+    close(chan);
+    return error_set(err, 0, "refused-syscall records are off: too many monitor sources");
+  }
+  m->seccomp = s;
+  return 0;
+}
+
+int monitor_seccomp_listen(struct monitor *m, int state_dirfd, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  struct rlimit rl;
+  int fd;
+
+  if (m->seccomp == NULL)
+    return 0;
+  /* one fd per live exec'd process tree: take what the hard limit allows */
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" MONITOR_SECCOMP_SOCKET,
+           state_dirfd);
+  unlinkat(state_dirfd, MONITOR_SECCOMP_SOCKET, 0); /* a kept state dir's old one */
+  fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return error_errno(err, "refused-syscall records of exec: socket");
+  /* umask 077 (reset_process): srwx------ */
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 64) < 0) {
+    error_errno(err, "refused-syscall records of exec: listen on " MONITOR_SECCOMP_SOCKET);
+    close(fd);
+    return -1;
+  }
+  if (item_add(m->seccomp, ITEM_ACCEPT, fd, false) < 0) {
+    close(fd);
+    return error_errno(err, "refused-syscall records of exec: epoll");
   }
   return 0;
+}
+
+int monitor_seccomp_connect(int state_dirfd, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  int fd;
+
+  snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" MONITOR_SECCOMP_SOCKET,
+           state_dirfd);
+  fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return error_errno(err, "socket");
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    error_errno(err, "connect to the audit monitor's " MONITOR_SECCOMP_SOCKET);
+    close(fd);
+    return -1;
+  }
+  return fd;
 }

@@ -158,7 +158,7 @@ has_program() { # ID NAME ARG0
 	for pair in "c1 c2" "c2 c1"; do
 		set -- $pair
 		[ "$(records "$1" "select(.kind == \"process\" and .argv[1] == \"only-$1\") | .pid" | wc -l)" -eq 3 ] ||
-			fail "$1: own programs: $(records "$1" 'select(.kind == "process")')"
+			fail "$1: own programs: $(records "$1" "select(.kind != \"file\") | [.seq, .kind, .pid, .argv, .gone, .source, .error, .coalesced] | tostring")"
 		[ -z "$(records "$1" "select(.kind == \"process\" and .argv[1] == \"only-$2\")")" ] ||
 			fail "$1 has $2's programs"
 		[ "$(records "$1" "select(.kind == \"file\") | .path" | grep -c "/workspace/$1-")" -eq 3 ]
