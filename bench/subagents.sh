@@ -37,6 +37,10 @@ cleanup() {
   for id in $("$rt" --root "$root" list -q 2>/dev/null); do
     "$rt" --root "$root" delete --force "$id" >/dev/null 2>&1 || true
   done
+  # the parent cgroup of the containers' (agentrt removes only their own leaves)
+  for d in /sys/fs/cgroup/*/agentrt-bench-sub-$$ /sys/fs/cgroup/agentrt-bench-sub-$$; do
+    [ -d "$d" ] && rmdir "$d"/*/ "$d" 2>/dev/null || true
+  done
   [ -n "$(awk -v d="$work" 'index($5, d) == 1' /proc/self/mountinfo)" ] && return
   rm -rf --one-file-system "$work"
 }
