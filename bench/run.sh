@@ -415,6 +415,36 @@ if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ]; then
   "$here/sandbox.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: sandbox row failed" >&2
 fi
+# The density row: N idle agent containers, the PSS of each one's monitor.
+if [ "$agent_profile" = 1 ]; then
+  {
+    printf '\n## Density: idle agent containers\n\n'
+    printf 'bench/density.sh: N containers running `sleep` under the agent profile with the 20 egress entries and an overlay workspace, all created and started, then each monitor'"'"'s PSS from /proc/PID/smaps_rollup (PSS splits shared pages among their users; Pss_Anon is what one more container adds). Data directory on /run.\n\n'
+    printf '| row | PSS median | notes |\n|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/density.sh" --containers "$([ "$quick" = 1 ] && echo 3 || echo 20)" \
+    --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 || echo "run.sh: density row failed" >&2
+fi
+# The sub-agent row: `sub run /bin/true` from inside a parent against a host `agentrt run`.
+if [ "$agent_profile" = 1 ]; then
+  {
+    printf '\n## Sub-agents\n\n'
+    printf 'bench/subagents.sh: `sub run -- /bin/true` asked from inside a parent container (less the `agentrt exec` that carries the client in) against a host `agentrt run` of /bin/true, both under the agent profile, order alternated; medians, paired ratio; the memory of an idle child.\n\n'
+    printf '| row | sub run / child | host run / monitor | ratio |\n|---|---|---|---|\n'
+  } >>"$out/$name.md"
+  "$here/subagents.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+    echo "run.sh: sub-agent row failed" >&2
+fi
+# The cri row: a pod start through containerd's CRI plugin, handler agentrt against runc.
+if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ] && command -v containerd >/dev/null; then
+  {
+    printf '\n## Kubernetes pod start through the CRI\n\n'
+    printf 'bench/cri.sh: a private containerd 1.6 with its CRI plugin (in a netns of its own, CNI bridge), RunPodSandbox+CreateContainer+StartContainer of a busybox `sleep` until StartContainer returns, runtime handler agentrt (agent profile) against runc, alternated, medians and the paired ratio.\n\n'
+    printf '| row | runc | agentrt | agentrt/runc (paired) |\n|---|---:|---:|---:|\n'
+  } >>"$out/$name.md"
+  "$here/cri.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+    echo "run.sh: cri row failed" >&2
+fi
 cp "$out/$name.md" "$out/latest.md"
 cp "$out/$name.svg" "$out/latest.svg"
 cat "$out/$name.md"

@@ -31,22 +31,18 @@
 
 #define FOLLOW_POLL_MS 200
 
-enum { A_FOLLOW = 1, A_SINCE, A_KIND, A_FORMAT, A_SUMMARY, A_PURGE, A_DIR, A_HELP };
+enum { A_FOLLOW = 1, A_SINCE, A_KIND, A_FORMAT, A_SUMMARY, A_PURGE, A_DIR, A_TREE, A_HELP };
 
 static const struct opt_spec audit_specs[] = {
-    {"follow", 'f', false, A_FOLLOW},
-    {"since", 0, true, A_SINCE},
-    {"kind", 'k', true, A_KIND},
-    {"format", 0, true, A_FORMAT},
-    {"summary", 0, false, A_SUMMARY},
-    {"purge", 0, false, A_PURGE},
-    {"dir", 0, true, A_DIR},
-    {"help", 'h', false, A_HELP},
-    {NULL, 0, false, 0},
+    {"follow", 'f', false, A_FOLLOW}, {"since", 0, true, A_SINCE},
+    {"kind", 'k', true, A_KIND},      {"format", 0, true, A_FORMAT},
+    {"summary", 0, false, A_SUMMARY}, {"purge", 0, false, A_PURGE},
+    {"dir", 0, true, A_DIR},          {"tree", 0, false, A_TREE},
+    {"help", 'h', false, A_HELP},     {NULL, 0, false, 0},
 };
 
 struct audit_args {
-  bool follow, summary, purge, text, verify;
+  bool follow, summary, purge, text, verify, tree;
   const char *dir, *id;
   struct audit_filter filter;
 };
@@ -54,13 +50,15 @@ struct audit_args {
 static void usage(void)
 {
   printf("Usage: agentrt audit [--follow] [--since TIME|DURATION] [--kind K[,K...]]\n"
-         "                     [--format json|text] [--summary] [--purge] [--dir DIR] ID\n"
+         "                     [--format json|text] [--summary] [--purge] [--dir DIR] [--tree] ID\n"
          "       agentrt audit verify [--dir DIR] ID\n"
          "       agentrt audit list [--format json|text]\n"
          "ID: a container id or a unique prefix of it, found in the data directory\n"
          "whichever engine root ran it (only --root's when given).\n"
          "Kinds: create start exec pause resume kill exit delete oom pids_limit process file\n"
-         "       syscall dns denied flow cut monitor audit_error retention\n"
+         "       syscall dns denied flow cut monitor audit_error retention subagent_start\n"
+         "       subagent_end subagent_commit subagent_discard subagent_kill\n"
+         "--tree: the trail as text, each sub-agent's trail indented below it.\n"
          "verify says `ok` for a complete trail, `intact but incomplete` (exit 0) with how many\n"
          "records retention dropped and how many events were coalesced into counted records;\n"
          "a removed or altered record fails (exit 1).\n");
@@ -107,6 +105,9 @@ again:
       break;
     case A_DIR:
       a->dir = val;
+      break;
+    case A_TREE:
+      a->tree = true;
       break;
     case A_HELP:
       usage();
@@ -211,6 +212,65 @@ static int show(int fd, const struct audit_args *a, struct error *err)
 fail:
   audit_summary_free(p.sum);
   return -1;
+}
+
+/* --tree: the trail as text, then each sub-agent's (the ids of its
+ * "subagent_start" records, monitor/subagents.h), indented below it. */
+struct tree_printer {
+  const struct audit_args *a;
+  int depth;
+  char **children;
+};
+
+static int tree_line(void *ctx, const char *line, size_t len)
+{
+  struct tree_printer *p = ctx;
+  cleanup_free char *t = NULL;
+  static const char start[] = "\"kind\":\"subagent_start\"", child[] = "\"child\":\"";
+
+  if (memmem(line, len, start, sizeof start - 1) != NULL) {
+    const size_t n = sizeof child - 1;
+    const char *k = memmem(line, len, child, n);
+    const char *e = k ? memchr(k + n, '"', len - (size_t)(k + n - line)) : NULL;
+    if (e != NULL) {
+      cleanup_free char *id = xstrndup(k + n, (size_t)(e - k - n));
+      if (!strv_contains(p->children, id))
+        strv_push(&p->children, id);
+    }
+  }
+  if (!audit_record_match(line, len, &p->a->filter))
+    return 0;
+  t = audit_record_text(line, len);
+  printf("%*s%s\n", 2 * p->depth, "", t);
+  return 0;
+}
+
+static int show_tree(const struct global_opts *g, const struct audit_args *a0, int fd, int depth,
+                     struct error *err)
+{
+  struct tree_printer p = {.a = a0, .depth = depth};
+  struct audit_pos pos = {0};
+  int r;
+
+  printf("%*s== %s\n", 2 * depth, "", a0->id);
+  r = audit_scan(fd, &pos, tree_line, &p, err);
+  for (size_t i = 0; r == 0 && depth < 16 && p.children && p.children[i]; i++) {
+    struct audit_args a = *a0;
+    struct datadir_hit hit = {0};
+    cleanup_free char *trail = NULL;
+    cleanup_close int cfd = -1;
+    const char *root;
+    struct error e = {0};
+    a.id = p.children[i];
+    a.dir = NULL;
+    if (find_trail(g, &a, &trail, &root, &hit, &e) < 0 || (cfd = open_trail(trail, a.id, &e)) < 0)
+      printf("%*s== %s: %s\n", 2 * (depth + 1), "", p.children[i], e.msg);
+    else
+      r = show_tree(g, &a, cfd, depth + 1, err);
+    datadir_hit_free(&hit);
+  }
+  strv_free(p.children);
+  return r;
 }
 
 static int verify(int fd, const char *id, struct error *err)
@@ -345,6 +405,8 @@ int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *
     r = verify(fd, a.id, err);
   else if (a.purge)
     r = purge(root, trail, a.id, err);
+  else if (a.tree)
+    r = show_tree(g, &a, fd, 0, err);
   else
     r = show(fd, &a, err);
 out:

@@ -59,6 +59,8 @@ int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error 
 int cmd_workspace(const struct global_opts *g, int argc, char **argv, struct error *err);
 /* `agentrt sandbox [OPTIONS] -- CMD`: an agent CLI in a sandbox, no bundle, no engine */
 int cmd_sandbox(const struct global_opts *g, int argc, char **argv, struct error *err);
+/* `agentrt sub ...`: the sub-agent client (docs/subagents.md), inside a container */
+int cmd_sub(const struct global_opts *g, int argc, char **argv, struct error *err);
 /* `agentrt doctor`: what the host has of what agentrt needs */
 int cmd_doctor(const struct global_opts *g, int argc, char **argv, struct error *err);
 /* the pid 1 of a sandbox on the host root (internal) */

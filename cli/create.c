@@ -15,10 +15,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "audit/jbuf.h"
 #include "cli/profile_policy.h"
+#include "cli/secrets_tls.h"
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -32,6 +34,8 @@
 #include "container/seccomp_filter.h"
 #include "container/seccomp_notify.h"
 #include "monitor/monitor.h"
+#include "monitor/subagents.h"
+#include "common/subproto.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 #include "datadir/datadir.h"
@@ -168,11 +172,23 @@ static int record_protected(struct container *c, const struct workspace *w, stru
   return r;
 }
 
+/* overlayfs takes "volatile" since Linux 5.10 */
+static bool overlay_has_volatile(void)
+{
+  struct utsname u;
+  unsigned maj = 0, min = 0;
+
+  if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+    return false;
+  return maj > 5 || (maj == 5 && min >= 10);
+}
+
 /* The agent profile's overlay workspace (profile.h): the engine's bind of a
  * host directory becomes an overlay whose upper layer agentrt keeps under
  * <data-dir>/roots/<key>/.workspaces/<id>, so the host directory only changes when the
  * operator commits (`agentrt workspace ID commit`). */
-static int prepare_workspaces(const struct global_opts *g, struct container *c, struct error *err)
+static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
+                              char **ret_fspath, struct error *err)
 {
   struct oci_config *cfg = c->config;
 
@@ -187,10 +203,22 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     if (c->profile) {
       lim.max_size = c->profile->workspace.retention.max_size;
       lim.max_age = c->profile->workspace.retention.max_age;
+      lim.size = c->profile->workspace.size;
+      lim.size_required = c->profile->workspace.size_explicit;
     }
     if (workspace_prepare(g->store, c->id, m->source, m->destination, &lim, &w, err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
+    if (w->warning != NULL)
+      log_warning("create `%s`: workspace `%s`: %s", c->id, m->destination, w->warning);
+    if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL) { /* one workspace per profile */
+      *ret_fsfd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
+      if (*ret_fsfd < 0) {
+        workspace_free(w);
+        return error_errno(err, "workspace `%s`: the image's mount", m->destination);
+      }
+      *ret_fspath = workspace_fs_path(w);
+    }
     if (record_protected(c, w, err) < 0) {
       workspace_free(w);
       return -1;
@@ -201,6 +229,8 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     m->type = xstrdup("overlay");
     m->source = xstrdup("overlay");
     m->options = strv_dup(w->mount_optv);
+    if (c->profile && c->profile->workspace.volatile_upper && overlay_has_volatile())
+      strv_push(&m->options, "volatile");
     workspace_free(w);
   }
   return 0;
@@ -265,6 +295,56 @@ void container_abort(struct container *c, const struct global_opts *g)
     rm_rf_at(pfd, slash + 1);
     close(pfd);
   }
+}
+
+static void add_mount(struct oci_config *cfg, const char *dest, const char *type, const char *src,
+                      const char *const *opts)
+{
+  struct oci_mount *m;
+
+  cfg->mounts = xrealloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof *cfg->mounts);
+  m = &cfg->mounts[cfg->n_mounts++];
+  m->destination = xstrdup(dest);
+  m->type = xstrdup(type);
+  m->source = xstrdup(src);
+  m->options = NULL;
+  for (size_t i = 0; opts[i]; i++)
+    strv_push(&m->options, opts[i]);
+}
+
+/* Sub-agents (monitor/subagents.h): the socket the monitor will serve, the
+ * static client, both under a tmpfs at /run/agentrt; the parent's effective
+ * profile for its children to narrow.  Returns the listening fd, -1 = off. */
+static int prepare_subagents(const struct global_opts *g, struct container *c, struct error *err)
+{
+  cleanup_free char *client = NULL, *sock = NULL, *json = NULL;
+  struct agent_profile *p = NULL;
+  const char *const run_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
+  const char *const bin_opts[] = {"bind", "ro", "nosuid", "nodev", NULL};
+  const char *const sock_opts[] = {"bind", "nosuid", "nodev", "noexec", NULL};
+  size_t len = 0;
+  int fd;
+
+  if (c->profile == NULL || !c->profile->subagents.enabled)
+    return -1;
+  if (profile_load(policy_profile_name(g), &p, err) < 0)
+    return -2;
+  if (profile_to_json(p, &json, &len, err) < 0 ||
+      write_file_atomic_at(c->dirfd, "subagent-profile.json", json, len, err) < 0) {
+    profile_free(p);
+    return -2;
+  }
+  profile_free(p);
+  if (subagent_client_path(g->data_dir, &client, err) < 0)
+    return -2;
+  fd = subagent_listen(c->dirfd, err);
+  if (fd < 0)
+    return -2;
+  sock = xfmt("%s/%s", c->dir, SUBAGENT_SOCK);
+  add_mount(c->config, "/run/agentrt", "tmpfs", "tmpfs", run_opts);
+  add_mount(c->config, SUBPROTO_CLIENT, "bind", client, bin_opts);
+  add_mount(c->config, SUBPROTO_SOCK, "bind", sock, sock_opts);
+  return fd;
 }
 
 /* The monitor: the audit trail and the egress policy's resolver (none when
@@ -414,22 +494,28 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct spawn_opts so = {0};
   struct monitor_opts mo = {0};
   struct monitor_handle mh = {.fd = -1, .notify_fd = -1};
+  struct tls_ca *tls_ca = NULL;
+  cleanup_close int agent_fd = -1;
   cleanup_free char *pod_sandbox = NULL;
   cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   struct stat st;
   size_t cfg_len = 0;
   cleanup_strv char **removed = NULL;
+  cleanup_free char *ws_fs_path = NULL;
+  cleanup_close int ws_fs_fd = -1;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
     return -1;
-  if (load_bundle_config(bundle, o->config, &cfg, err) < 0)
+  if (o->config_json != NULL
+          ? oci_config_parse(o->config_json, o->config_len, "config.json", &cfg, err) < 0
+          : load_bundle_config(bundle, o->config, &cfg, err) < 0)
     return error_prefix(err, "create `%s`: bundle `%s`", o->id, bundle);
   if (cfg->process != NULL && cfg->process->caps.n_unknown > 0)
     log_warning("create `%s`: process.capabilities: %u unknown (%s), ignoring", o->id,
                 cfg->process->caps.n_unknown, cfg->process->caps.unknown);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
-  if (policy_apply(g, o->id, &cfg, &pres, err) < 0) {
+  if (policy_apply(g, o->profile, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
   }
@@ -452,7 +538,12 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   fill_state(c, bundle, rootfs);
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
-  if (prepare_data(g, c, &removed, err) < 0 || prepare_workspaces(g, c, err) < 0)
+  if (prepare_data(g, c, &removed, err) < 0 ||
+      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, err) < 0 ||
+      secrets_tls_prepare(c, cfg, rootfs, pres, &tls_ca, err) < 0)
+    goto fail;
+  agent_fd = prepare_subagents(g, c, err);
+  if (agent_fd == -2)
     goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
@@ -462,6 +553,12 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres && egress_check(c, &pres->egress, err) < 0)
     goto fail;
   monitor_options(g, c, bundle, &mo);
+  mo.tls_ca = tls_ca;
+  mo.agent_fd = agent_fd;
+  mo.data_dir = g->data_dir;
+  mo.rootfs = rootfs;
+  mo.profile_name = c->state->profile;
+  mo.config = c->config;
   /* a pod's container: the sandbox's policy, with our entries added */
   if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
     if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
@@ -474,6 +571,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
+  /* the monitor has its copy of the CA's key; ours goes */
+  tls_ca_free(tls_ca);
+  tls_ca = NULL;
   for (size_t i = 0; removed && removed[i]; i++)
     audit_cli_event(g->root, c->id, "retention", removed[i]);
   so.c = c;
@@ -484,6 +584,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.preserve_fds = o->preserve_fds;
   so.g = g;
   so.on_clone = monitor_go;
+  so.ws_fs_path = ws_fs_path;
+  so.ws_fs_fd = ws_fs_fd;
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
     if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)
@@ -539,6 +641,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (mh.warning != NULL)
     log_warning("create `%s`: %s", c->id, mh.warning);
   monitor_handle_close(&mh);
+  if (agent_fd >= 0) { /* the monitor serves it */
+    close(agent_fd);
+    agent_fd = -1;
+  }
   if (o->console_socket && ret_r->pty_master >= 0) {
     if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)
       goto fail;
@@ -555,6 +661,7 @@ fail_early:
   profile_result_free(pres);
   return -1;
 fail:
+  tls_ca_free(tls_ca);
   error_prefix(err, "create `%s`", o->id);
   if (ret_r->pty_master >= 0)
     close(ret_r->pty_master);

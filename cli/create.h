@@ -8,6 +8,8 @@
 #include "container/container.h"
 #include "container/spawn.h"
 
+struct agent_profile;
+
 struct create_opts {
   const char *id;
   const char *bundle; /* NULL = cwd */
@@ -19,6 +21,11 @@ struct create_opts {
   int preserve_fds;
   bool run_mode;   /* run: no fifo, the caller sends START */
   bool foreground; /* run without --detach: the pty stays with us */
+  /* `agentrt sandbox`: the config and the profile in memory (NULL: the
+   * bundle's config.json, the profile the global options name) */
+  const char *config_json;
+  size_t config_len;
+  const struct agent_profile *profile;
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o,
@@ -26,6 +33,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
 /* Undo a create that failed half-way (no poststop hooks). */
 void container_abort(struct container *c, const struct global_opts *g);
 int write_pid_file(const char *path, pid_t pid, struct error *err);
+/* `run` in the foreground from o (run_mode and foreground are set here);
+ * keep: no delete at exit.  Returns the container's exit code. */
+int run_foreground(const struct global_opts *g, struct create_opts *o, bool keep,
+                   struct error *err);
 int run_poststart_hooks(struct container *c);
 
 #endif

@@ -12,6 +12,7 @@
 #include "common/failpoint.h"
 #include "common/log.h"
 #include "container/container.h"
+#include "monitor/subagents.h"
 
 static const struct opt_spec delete_specs[] = {
     {"force", 'f', false, 1},
@@ -59,6 +60,9 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
     container_free(c);
     return -1;
   }
+  /* its sub-agents first: their cgroups are nested in its own, and a child
+   * must not outlive its parent (monitor/subagents.h) */
+  subagent_reap_children("/proc/self/exe", g->root, g->data_dir, c->id);
   FAILPOINT("delete-before-destroy");
   ret = container_destroy(c, g, err);
   container_free(c);

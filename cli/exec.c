@@ -343,6 +343,29 @@ fail_child:
   return -1;
 }
 
+/* NAME=VALUE of the created process's env into proc's (replacing its own):
+ * the secrets' placeholders and the proxy's CA bundle variables, so that a
+ * process an engine passes with --process (its own env) gets them too. */
+static void exec_inherit_env(const struct container *c, struct oci_process *proc, const char *name)
+{
+  const struct oci_process *init = c->config ? c->config->process : NULL;
+  size_t n = strlen(name);
+  const char *kv = NULL;
+
+  for (size_t i = 0; init != NULL && init->env != NULL && init->env[i] != NULL; i++)
+    if (strncmp(init->env[i], name, n) == 0 && init->env[i][n] == '=')
+      kv = init->env[i];
+  if (kv == NULL)
+    return;
+  for (size_t i = 0; proc->env != NULL && proc->env[i] != NULL; i++)
+    if (strncmp(proc->env[i], name, n) == 0 && proc->env[i][n] == '=') {
+      free(proc->env[i]);
+      proc->env[i] = xstrdup(kv);
+      return;
+    }
+  strv_push(&proc->env, kv);
+}
+
 /* The container's profile also bounds what an exec may ask for (--cap,
  * --process with capabilities, no_new_privileges). */
 static int exec_apply_profile(struct container *c, struct oci_process *proc, struct error *err)
@@ -356,6 +379,14 @@ static int exec_apply_profile(struct container *c, struct oci_process *proc, str
   if (profile_load(name, &p, err) < 0)
     return error_prefix(err, "exec `%s`: profile `%s`", c->id, name);
   r = profile_apply_process(proc, p, err);
+  if (r == 0 && (p->n_secrets > 0 || p->egress.n_http > 0)) {
+    static const char *const vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+                                       "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"};
+    for (size_t i = 0; i < p->n_secrets; i++)
+      exec_inherit_env(c, proc, p->secrets[i].name);
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+      exec_inherit_env(c, proc, vars[i]);
+  }
   profile_free(p);
   if (r < 0)
     return error_prefix(err, "exec `%s`", c->id);

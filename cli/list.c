@@ -1,11 +1,13 @@
 /* list.c - `agentrt list [--format table|json] [--quiet]`. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "os/fsutil.h"
 #include "container/container.h"
 
 static const struct opt_spec list_specs[] = {
@@ -14,6 +16,17 @@ static const struct opt_spec list_specs[] = {
     {"help", 'h', false, 3},
     {NULL, 0, false, 0},
 };
+
+/* Is `id` a sub-agent of `parent`: its sub/ directory names it? */
+static bool is_subagent_of(const struct global_opts *g, const char *id, const char *parent)
+{
+  cleanup_free char *p = xfmt("%s/%s/sub/%s/id", g->root, parent, id + strlen(parent) + 1);
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  struct error e = {0};
+
+  return read_file_at(AT_FDCWD, p, 4096, &text, &len, &e) == 0 && streq(text, id);
+}
 
 static int id_cmp(const void *a, const void *b)
 {
@@ -59,6 +72,8 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     closedir(d);
   if (ids)
     qsort(ids, strv_len(ids), sizeof *ids, id_cmp);
+  /* sub-agents ("<parent>.<name>", monitor/subagents.h) sort right after
+   * their parent: the table indents them below it */
   if (strcmp(format, "json") == 0)
     printf("[");
   else if (!quiet)
@@ -80,7 +95,17 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
         first = false;
       }
     } else {
-      printf("%-12s %-8d %-10s %-40s %-30s %s\n", c->id, c->state->pid,
+      cleanup_free char *shown = NULL;
+      int depth = 0;
+      for (size_t j = 0; j < i; j++) {
+        size_t l = strlen(ids[j]);
+        if (strncmp(ids[i], ids[j], l) == 0 && ids[i][l] == '.' &&
+            is_subagent_of(g, ids[i], ids[j]))
+          depth++;
+      }
+      if (depth > 0)
+        shown = xfmt("%*s└─ %s", 3 * (depth - 1), "", c->id);
+      printf("%-12s %-8d %-10s %-40s %-30s %s\n", shown ? shown : c->id, c->state->pid,
              container_status_name(c->status), c->state->bundle ? c->state->bundle : "",
              c->state->created ? c->state->created : "", "root");
     }

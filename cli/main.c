@@ -42,6 +42,7 @@ static const struct command commands[] = {
     {"explain", cmd_explain},
     {"profile", cmd_profile},
     {"sandbox", cmd_sandbox},
+    {"sub", cmd_sub},
     {"doctor", cmd_doctor},
     {"sandbox-init", cmd_sandbox_init},
     {"sandbox-net", cmd_sandbox_net},
@@ -212,6 +213,15 @@ int main(int argc, char **argv)
   int id, r;
   const char *val;
 
+  /* The sandbox's pid 1 (cli/sandbox.c) runs inside the sandbox: none of
+   * the runtime's set-up below (options, log, state root, data directory)
+   * is its business, and it is on the path of every sandbox's start. */
+  if (argc > 1 && strcmp(argv[1], "sandbox-init") == 0) {
+    r = cmd_sandbox_init(&g, argc - 1, argv + 1, &err);
+    if (r < 0)
+      fprintf(stderr, "agentrt: %s\n", err.msg);
+    return r < 0 ? 1 : r;
+  }
   while ((r = opt_next(&it, global_specs, &id, &val, "agentrt", &err)) == 1) {
     switch (id) {
     case G_ROOT:

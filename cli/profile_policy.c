@@ -119,29 +119,33 @@ static int secret_placeholders(struct oci_config *c, struct profile_result *r, s
   return 0;
 }
 
-int policy_apply(const struct global_opts *g, const char *id, struct oci_config **cfg,
-                 struct profile_result **ret_result, struct error *err)
+int policy_apply(const struct global_opts *g, const struct agent_profile *given, const char *id,
+                 struct oci_config **cfg, struct profile_result **ret_result, struct error *err)
 {
-  struct agent_profile *p = NULL;
+  struct agent_profile *loaded = NULL;
+  const struct agent_profile *p = given;
   struct oci_config *out = NULL;
   const char *name = policy_profile_name(g);
   int r;
 
   *ret_result = NULL;
-  if (profile_load(name, &p, err) < 0)
-    return error_prefix(err, "profile `%s`", name);
+  if (p == NULL) {
+    if (profile_load(name, &loaded, err) < 0)
+      return error_prefix(err, "profile `%s`", name);
+    p = loaded;
+  }
   r = profile_apply(*cfg, p, &out, ret_result, err);
   if (r == 0)
     profile_apply_apparmor(out, p, lsm_apparmor_enabled(), *ret_result);
   if (r < 0 || refuse_socket_dirs(out, p, err) < 0 ||
       secret_placeholders(out, *ret_result, err) < 0) {
-    profile_free(p);
+    profile_free(loaded);
     oci_config_free(out);
     profile_result_free(*ret_result);
     *ret_result = NULL;
     return -1;
   }
-  profile_free(p);
+  profile_free(loaded);
   oci_config_free(*cfg);
   *cfg = out;
   return 0;

@@ -12,9 +12,10 @@
 /* The profile named by the global options (default "agent"). */
 const char *policy_profile_name(const struct global_opts *g);
 /* Replaces *cfg with the final config (or refuses it); *ret_result gets
- * the changes and runtime directives. */
-int policy_apply(const struct global_opts *g, const char *id, struct oci_config **cfg,
-                 struct profile_result **ret_result, struct error *err);
+ * the changes and runtime directives.  given: the profile itself (`agentrt
+ * sandbox` builds one in memory), else the one g names is loaded. */
+int policy_apply(const struct global_opts *g, const struct agent_profile *given, const char *id,
+                 struct oci_config **cfg, struct profile_result **ret_result, struct error *err);
 /* Save the changes as <state dir>/profile.json (for `explain`) and log them. */
 int policy_record(int dirfd, const char *id, const struct profile_result *r, struct error *err);
 

@@ -55,15 +55,16 @@ static int mark_running(struct container *c)
   return 0;
 }
 
+static int run_container(const struct global_opts *g, const struct create_opts *op, bool keep,
+                         struct error *err);
+
 int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
   struct create_opts o = {.run_mode = true, .foreground = true};
-  struct container *c = NULL;
-  struct spawn_result r;
   bool keep = false;
   const char *val;
-  int id, n, sigfd = -1, code;
+  int id, n;
 
   while ((n = opt_next(&it, run_specs, &id, &val, "run", err)) == 1) {
     switch (id) {
@@ -112,6 +113,24 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
   o.id = argv[it.i];
   if (keep && !o.foreground)
     return error_set(err, 0, "run: --keep cannot be used with --detach");
+  return run_container(g, &o, keep, err);
+}
+
+int run_foreground(const struct global_opts *g, struct create_opts *o, bool keep, struct error *err)
+{
+  o->run_mode = true;
+  o->foreground = true;
+  return run_container(g, o, keep, err);
+}
+
+static int run_container(const struct global_opts *g, const struct create_opts *op, bool keep,
+                         struct error *err)
+{
+  const struct create_opts o = *op;
+  struct container *c = NULL;
+  struct spawn_result r;
+  int sigfd = -1, code;
+
   if (o.foreground && (sigfd = fwd_signals_block(err)) < 0)
     return -1;
   if (container_create(g, &o, &c, &r, err) < 0) {

@@ -8,22 +8,29 @@
  *
  *   root        the host's /, read-only (or --rootfs DIR)
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
- *               user's home is an empty scratch tmpfs, with the dotfiles of
- *               --dotfile (default .gitconfig, .config/git) bound read-only
+ *               user's home is an empty scratch tmpfs, with the files the
+ *               profile lists (sandbox.home) and --dotfile adds bound
+ *               read-only, never what the home's deny list names
+ *               (profile/home.c: keys, cloud and registry credentials,
+ *               browser profiles, shell histories)
  *   workspace   the current directory (or --workspace DIR) at its own path,
  *               the profile's reviewed overlay (or --write-through: a bind
  *               with the protected paths read-only)
  *   network     a network namespace of its own with loopback only: the
  *               host's loopback services are unreachable
- *   profile     `agent` (or --profile), with the limits of --memory/--pids/
- *               --cpus
+ *   profile     `agent` (or --profile: any profile), with the limits of
+ *               --memory/--pids/--cpus; handed to create in memory, with the
+ *               config (no bundle on disk)
  *
  * As an unprivileged user agentrt first enters a user namespace of its own in
  * which the user keeps its uid and gid (as a rootless engine does), so the
  * agent's files keep their owner; where the host forbids that, the error says
  * why and what to change (`agentrt doctor` checks it beforehand).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -41,10 +48,12 @@
 #include <yajl/yajl_gen.h>
 
 #include "cli/cli.h"
+#include "cli/create.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "container/container.h"
 #include "os/fsutil.h"
+#include "profile/profile.h"
 
 extern char **environ;
 
@@ -93,9 +102,12 @@ static const char sandbox_usage[] =
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
     "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
+    "home empty but for the profile's sandbox.home files and --dotfile PATH (relative to\n"
+    "the home), read-only, never keys, credentials, browser profiles or histories (the\n"
+    "built-in deny list, plus the profile's sandbox.homeDeny), the\n"
     "current directory (or --workspace) as the reviewed workspace, no network but\n"
-    "loopback (with --allow: slirp4netns, and only the entries leave), the profile's\n"
-    "seccomp, capability and audit rules and its limits.\n"
+    "loopback (with --allow or the profile's egress.allow: slirp4netns, and only the\n"
+    "entries leave), the profile's seccomp, capability and audit rules and its limits.\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents
@@ -121,7 +133,29 @@ static const char *const env_drop[] = {
 };
 
 static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
-static const char *const default_dotfiles[] = {".gitconfig", ".config/git", NULL};
+/* What a file of the home may not lead to either: the sandbox's own private
+ * /tmp, /var/tmp and /dev hide the host's, and /proc and /sys files are not
+ * dotfiles (a link to /proc/1/environ, say). */
+static const char *const hidden_too[] = {"/tmp", "/var/tmp", "/dev", "/proc", "/sys", NULL};
+
+/* At most this many files of the home are bound (a directory is bound file
+ * by file), and directories are walked this deep. */
+#define HOME_MAX_FILES 256
+#define HOME_MAX_DEPTH 8
+
+/* One file of the home bound read-only: opened once (O_PATH), checked on
+ * what it really is, and bound from that descriptor (/proc/self/fd/N), so
+ * a path changed between the check and the bind changes nothing. */
+struct home_bind {
+  char *dest; /* $HOME/rel, where the sandbox sees it */
+  int fd;
+};
+
+struct home_binds {
+  struct home_bind *v;
+  size_t n;
+  size_t skipped; /* denied or refused below a listed directory */
+};
 
 struct sandbox_opts {
   const char *name;
@@ -134,9 +168,10 @@ struct sandbox_opts {
   const char *cpus;
   bool keep;
   char **env;      /* --env */
-  char **dotfiles; /* --dotfile, relative to $HOME */
-  bool dotfiles_set;
-  char **allow; /* --allow: egress entries; the sandbox gets a network */
+  char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
+  const struct home_binds *binds;
+  char **allow; /* --allow: egress entries */
+  bool network; /* slirp4netns and the egress policy (--allow, the profile's allowlist) */
   char **dns;   /* --dns: upstream resolvers */
   char **cmd;
   const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
@@ -218,13 +253,13 @@ static int parse_size(const char *s, uint64_t *ret)
   return 0;
 }
 
-static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws, const char *home,
-                        struct error *err)
+/* The sandbox's config.json, in memory (*ret: malloc'd, *ret_len bytes). */
+static int build_config(const struct sandbox_opts *o, const char *ws, const char *home, char **ret,
+                        size_t *ret_len, struct error *err)
 {
   yajl_gen y = yajl_gen_alloc(NULL);
   const unsigned char *buf;
   size_t len;
-  int r;
   char num[32];
   const char *const proc_opts[] = {"nosuid", "noexec", "nodev", NULL};
   const char *const dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
@@ -235,7 +270,7 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
   const char *const home_opts[] = {"nosuid", "nodev", "mode=700", "size=256m", NULL};
-  const char *const ro_bind[] = {"rbind", "ro", "nosuid", "nodev", NULL};
+  const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
   const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
   bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 
@@ -310,17 +345,15 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
   /* The home: an empty scratch tmpfs, then the dotfiles read-only, then the
    * workspace (which may lie below it). */
   gmount(y, home, "tmpfs", "tmpfs", home_opts);
-  for (char **d = o->dotfiles; d != NULL && *d != NULL; d++) {
-    cleanup_free char *src = xfmt("%s/%s", home, *d);
-    struct stat st;
-    if (lstat(src, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-      continue; /* missing, or a symlink that could point anywhere */
-    gmount(y, src, "bind", src, ro_bind);
+  for (size_t i = 0; o->binds != NULL && i < o->binds->n; i++) {
+    char src[64];
+    snprintf(src, sizeof src, "/proc/self/fd/%d", o->binds->v[i].fd);
+    gmount(y, o->binds->v[i].dest, "bind", src, ro_bind);
   }
   gmount(y, ws, "bind", ws, ws_bind);
   yajl_gen_array_close(y);
 
-  if (o->allow != NULL) {
+  if (o->network) {
     /* The network helper, started once the sandbox's network namespace exists. */
     gstr(y, "hooks");
     yajl_gen_map_open(y);
@@ -404,64 +437,232 @@ static int write_config(int dirfd, const struct sandbox_opts *o, const char *ws,
 
   if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
     yajl_gen_free(y);
-    return error_set(err, 0, "sandbox: cannot write config.json");
+    return error_set(err, 0, "sandbox: cannot build config.json");
   }
-  r = write_file_atomic_at(dirfd, "config.json", (const char *)buf, len, err);
+  *ret = xmalloc(len + 1);
+  memcpy(*ret, buf, len);
+  (*ret)[len] = '\0';
+  *ret_len = len;
   yajl_gen_free(y);
-  return r;
+  return 0;
 }
 
-/* The profile: the chosen one, with the workspace at its path. */
-static int write_profile(int dirfd, const struct sandbox_opts *o, const char *ws, struct error *err)
+/* The profile: the chosen one (loaded, so that an operator's file or
+ * agent-strict works as well as a built-in), with the workspace at its path
+ * and the egress entries of --allow; handed to create in memory. */
+static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *p, const char *ws)
 {
-  yajl_gen y = yajl_gen_alloc(NULL);
-  const unsigned char *buf;
-  size_t len;
-  int r;
-  const char *base = o->profile ? o->profile : "agent";
-
-  if (!streq(base, "agent") && !streq(base, "oci")) {
-    yajl_gen_free(y);
-    return error_set(err, 0, "sandbox: --profile: `%s`: the sandbox extends `agent` or `oci`",
-                     base);
-  }
-  yajl_gen_map_open(y);
-  gkv(y, "name", "sandbox");
-  gkv(y, "extends", base);
-  gstr(y, "workspace");
-  yajl_gen_map_open(y);
-  gkv(y, "path", ws);
-  gkv(y, "mode", o->write_through ? "bind" : "overlay");
-  yajl_gen_map_close(y);
-  if (o->allow != NULL) {
-    gstr(y, "egress");
-    yajl_gen_map_open(y);
-    gkv(y, "default", "deny");
-    gstr(y, "allow");
-    yajl_gen_array_open(y);
+  free(p->name);
+  p->name = xstrdup("sandbox");
+  free(p->workspace.path);
+  p->workspace.path = xstrdup(ws);
+  p->workspace.mode = o->write_through ? PROFILE_WS_BIND : PROFILE_WS_OVERLAY;
+  /* No syncs of the upper layer: its unmount would otherwise flush the whole
+   * file system it is on (2-50 ms here, growing with everybody's dirty data);
+   * the changes wait in the page cache like any other write. */
+  p->workspace.volatile_upper = true;
+  /* no sub-agent API in a sandbox yet: its children would need its hidden
+   * directories and its user namespace (monitor/subagents.h) */
+  p->subagents.enabled = false;
+  if (!o->network) {
+    /* loopback only: there is nowhere to go, so no rules to install (and
+     * nothing needs the init's network namespace: see cmd_sandbox) */
+    p->egress.def = PROFILE_EGRESS_OFF;
+  } else {
+    if (p->egress.def == PROFILE_EGRESS_OFF)
+      p->egress.def = PROFILE_EGRESS_DENY;
     for (char **a = o->allow; *a != NULL; a++)
-      gstr(y, *a);
-    yajl_gen_array_close(y);
+      strv_push(&p->egress.allow, *a);
     if (o->dns != NULL) {
-      gstr(y, "dns");
-      yajl_gen_map_open(y);
-      gstr(y, "upstream");
-      yajl_gen_array_open(y);
-      for (char **a = o->dns; *a != NULL; a++)
-        gstr(y, *a);
-      yajl_gen_array_close(y);
-      yajl_gen_map_close(y);
+      strv_free(p->egress.dns_upstream);
+      p->egress.dns_upstream = strv_dup(o->dns);
     }
-    yajl_gen_map_close(y);
   }
-  yajl_gen_map_close(y);
-  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok) {
-    yajl_gen_free(y);
-    return error_set(err, 0, "sandbox: cannot write the profile");
+}
+
+/* `path` is `dir` or below it; *rest the part after dir ("" for dir). */
+static bool path_under(const char *path, const char *dir, const char **rest)
+{
+  size_t n = strlen(dir);
+
+  if (strncmp(path, dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+    return false;
+  *rest = path[n] == '/' ? path + n + 1 : path + n;
+  return true;
+}
+
+/* What an opened file of the home really is, as a reason to refuse it, or
+ * NULL: the path the kernel has for the descriptor (after every symlink) must
+ * be in the home and not denied, or outside the directories the sandbox hides
+ * (the host's root is readable in the sandbox anyway); a regular file must
+ * have no other hard link (the other name could be a key). */
+static char *home_refusal(int fd, const char *home, const char *home_real, char *const *deny,
+                          const struct stat *st)
+{
+  char lnk[64], real[PATH_MAX];
+  const char *rest, *why;
+  ssize_t n;
+
+  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", fd);
+  n = readlink(lnk, real, sizeof real - 1);
+  if (n <= 0)
+    return xfmt("cannot tell what it is (%s)", strerror(errno));
+  real[n] = '\0';
+  if (real[0] != '/')
+    return xfmt("it is `%s`, not a file of a file system", real);
+  /* the home by its own name, or by the path it really has (a home that is
+   * a symlink: /home/u -> /data/u) */
+  if (path_under(real, home, &rest) || path_under(real, home_real, &rest)) {
+    if (*rest == '\0')
+      return xstrdup("it is the home itself");
+    if ((why = profile_home_denied(rest, deny)) != NULL)
+      return xfmt("it is ~/%s, on the home's deny list (`%s`)", rest, why);
+  } else {
+    for (size_t i = 0; hidden_dirs[i] != NULL; i++)
+      if (path_under(real, hidden_dirs[i], &rest))
+        return xfmt("it is %s, in %s, which the sandbox hides", real, hidden_dirs[i]);
+    for (size_t i = 0; hidden_too[i] != NULL; i++)
+      if (path_under(real, hidden_too[i], &rest))
+        return xfmt("it is %s, in %s, which the sandbox has a private one of", real, hidden_too[i]);
   }
-  r = write_file_atomic_at(dirfd, "profile.json", (const char *)buf, len, err);
-  yajl_gen_free(y);
-  return r;
+  if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+    return xfmt("it has %ju hard links (another name of it may be a credential)",
+                (uintmax_t)st->st_nlink);
+  return NULL;
+}
+
+static void binds_free(struct home_binds *b)
+{
+  for (size_t i = 0; i < b->n; i++) {
+    free(b->v[i].dest);
+    close(b->v[i].fd);
+  }
+  free(b->v);
+  *b = (struct home_binds){0};
+}
+
+static bool binds_have(const struct home_binds *b, const char *dest)
+{
+  for (size_t i = 0; i < b->n; i++)
+    if (streq(b->v[i].dest, dest))
+      return true;
+  return false;
+}
+
+/* Bind the opened file `fd` (owned) of the home at ~/rel, or, for a
+ * directory, each file below it.  strict (a --dotfile itself): a refusal is
+ * the error; else a refused file is skipped with a warning. */
+static int home_add(struct home_binds *b, int fd, const char *rel, const char *home,
+                    const char *home_real, char *const *deny, bool strict, int depth,
+                    struct error *err)
+{
+  struct stat st;
+  cleanup_free char *why = NULL;
+  const char *d;
+
+  if (fstat(fd, &st) < 0) {
+    close(fd);
+    return 0;
+  }
+  if ((d = profile_home_denied(rel, deny)) != NULL)
+    why = xfmt("on the home's deny list (`%s`)", d);
+  else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    why = home_refusal(fd, home, home_real, deny, &st);
+  else {
+    close(fd); /* a socket, a fifo, a device: nothing to read */
+    return 0;
+  }
+  if (why == NULL && S_ISDIR(st.st_mode) && depth >= HOME_MAX_DEPTH)
+    why = xfmt("deeper than %d directories", HOME_MAX_DEPTH);
+  if (why == NULL && S_ISREG(st.st_mode) && b->n >= HOME_MAX_FILES)
+    why = xfmt("more than %d files of the home", HOME_MAX_FILES);
+  if (why != NULL) {
+    close(fd);
+    if (strict)
+      return error_set(err, 0, "sandbox: --dotfile `%s`: %s; it is not bound", rel, why);
+    b->skipped++;
+    log_warning("sandbox: ~/%s is not bound: %s", rel, why);
+    return 0;
+  }
+  if (S_ISREG(st.st_mode)) {
+    cleanup_free char *dest = xfmt("%s/%s", home, rel);
+    if (binds_have(b, dest)) {
+      close(fd);
+      return 0;
+    }
+    b->v = xrealloc(b->v, (b->n + 1) * sizeof *b->v);
+    b->v[b->n++] = (struct home_bind){.dest = take_ptr(dest), .fd = fd};
+    return 0;
+  }
+  {
+    int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+    struct dirent *e;
+    int r = 0;
+
+    if (dir == NULL) {
+      if (dfd >= 0)
+        close(dfd);
+      close(fd);
+      return 0;
+    }
+    while (r == 0 && (e = readdir(dir)) != NULL) {
+      cleanup_free char *sub = NULL;
+      int cfd;
+      if (streq(e->d_name, ".") || streq(e->d_name, ".."))
+        continue;
+      sub = xfmt("%s/%s", rel, e->d_name);
+      /* the child of this very directory, following a symlink it is (what
+       * it resolves to is checked as any other file) */
+      cfd = openat(fd, e->d_name, O_PATH | O_CLOEXEC);
+      if (cfd < 0)
+        continue;
+      r = home_add(b, cfd, sub, home, home_real, deny, false, depth + 1, err);
+    }
+    closedir(dir);
+    close(fd);
+    return r;
+  }
+}
+
+/* The home's files for the sandbox: the profile's sandbox.home, then
+ * --dotfile; missing ones are skipped. */
+static int home_collect(struct home_binds *b, const char *home, const struct agent_profile *p,
+                        char **dotfiles, struct error *err)
+{
+  cleanup_close int hfd = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  char *const *deny = p->sandbox.home_deny;
+  char lnk[64], home_real[PATH_MAX];
+  ssize_t n;
+
+  if (hfd < 0)
+    return 0; /* no home on the host: nothing to bind */
+  snprintf(lnk, sizeof lnk, "/proc/self/fd/%d", hfd);
+  n = readlink(lnk, home_real, sizeof home_real - 1);
+  if (n <= 0 || home_real[0] != '/')
+    return error_errno(err, "sandbox: the home `%s`: what is its path", home);
+  home_real[n] = '\0';
+  for (int pass = 0; pass < 2; pass++) {
+    char **list = pass == 0 ? p->sandbox.home : dotfiles;
+    for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+      cleanup_free char *rel = profile_home_normalize(list[i]);
+      int fd;
+      if (rel == NULL)
+        continue; /* the profile's are validated, --dotfile's checked at parse */
+      fd = openat(hfd, rel, O_PATH | O_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+          continue;
+        if (pass == 1)
+          return error_errno(err, "sandbox: --dotfile `%s`", rel);
+        log_warning("sandbox: ~/%s is not bound: %s", rel, strerror(errno));
+        continue;
+      }
+      if (home_add(b, fd, rel, home, home_real, deny, pass == 1, 0, err) < 0)
+        return -1;
+    }
+  }
+  return 0;
 }
 
 static bool have_slirp(void)
@@ -557,6 +758,11 @@ static int keep_caps_over_exec(struct error *err)
   return 0;
 }
 
+static void profile_freep(struct agent_profile **p)
+{
+  profile_free(*p);
+}
+
 static char *random_name(void)
 {
   unsigned char b[4] = {0};
@@ -596,17 +802,17 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *ws = NULL;
   cleanup_free char *home = NULL;
   cleanup_free char *dir = NULL;
-  cleanup_free char *profile_path = NULL;
-  cleanup_free char *bundle_arg = NULL;
+  cleanup_free char *cfg_json = NULL;
+  size_t cfg_len = 0;
   cleanup_free char *shim = NULL;
   cleanup_strv char **env = NULL;
   cleanup_strv char **dots = NULL;
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
-  cleanup_close int dirfd = -1;
+  struct home_binds binds = {0};
+  __attribute__((cleanup(profile_freep))) struct agent_profile *prof = NULL;
   const char *val;
   int id, n, code;
-  char *run_argv[8];
 
   while ((n = opt_next(&it, sandbox_specs, &id, &val, "sandbox", err)) == 1) {
     switch (id) {
@@ -642,15 +848,16 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
         return error_set(err, 0, "sandbox: --env: expected KEY=VALUE, got `%s`", val);
       strv_push(&env, val);
       break;
-    case S_DOTFILE:
-      if (val[0] == '/' || strstr(val, "..") != NULL || val[0] == '\0')
+    case S_DOTFILE: {
+      cleanup_free char *rel = profile_home_normalize(val);
+      if (rel == NULL)
         return error_set(err, 0,
                          "sandbox: --dotfile: `%s`: a path relative to the home, "
                          "without `..`",
                          val);
-      o.dotfiles_set = true;
-      strv_push(&dots, val);
+      strv_push(&dots, rel);
       break;
+    }
     case S_ALLOW:
       strv_push(&allow, val);
       break;
@@ -672,20 +879,34 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   o.env = env;
   o.allow = allow;
   o.dns = dns;
-  if (allow != NULL) {
+  o.dotfiles = dots;
+  if (profile_load(o.profile ? o.profile : "agent", &prof, err) < 0)
+    return error_prefix(err, "sandbox: --profile");
+  /* A network (slirp4netns) only for something to reach: --allow, the
+   * profile's allowlist, or a profile that allows everything.  Without one
+   * the sandbox has loopback only and no egress policy to keep. */
+  o.network = allow != NULL || prof->egress.def == PROFILE_EGRESS_ALLOW ||
+              (prof->egress.def == PROFILE_EGRESS_DENY && strv_len(prof->egress.allow) > 0);
+  if (o.network) {
     if (o.rootfs != NULL)
       return error_set(err, 0,
-                       "sandbox: --allow with --rootfs: the network helper runs from "
-                       "the host's root");
+                       "sandbox: a network (--allow, or the profile's egress.allow) with "
+                       "--rootfs: the network helper runs from the host's root");
     if (!have_slirp())
       return error_set(err, 0,
-                       "sandbox: --allow needs slirp4netns (Debian package "
-                       "`slirp4netns`) on PATH, for the sandbox's network");
+                       "sandbox: a network (--allow, or the profile's egress.allow) needs "
+                       "slirp4netns (Debian package `slirp4netns`) on PATH");
   }
-  if (!o.dotfiles_set)
-    for (size_t i = 0; default_dotfiles[i] != NULL; i++)
-      strv_push(&dots, default_dotfiles[i]);
-  o.dotfiles = dots;
+  /* a denied --dotfile is refused by its name first (what it resolves to is
+   * checked once it is opened) */
+  for (char **d = dots; d != NULL && *d != NULL; d++) {
+    const char *why = profile_home_denied(*d, prof->sandbox.home_deny);
+    if (why != NULL)
+      return error_set(err, 0,
+                       "sandbox: --dotfile `%s`: on the home's deny list (`%s`): credentials, "
+                       "browser profiles and shell histories are never bound",
+                       *d, why);
+  }
   if (o.rootfs == NULL)
     o.shim = shim = realpath("/proc/self/exe", NULL);
 
@@ -714,68 +935,82 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   }
   if (streq(home, "/"))
     return error_set(err, 0, "sandbox: HOME=/ cannot be hidden: set HOME");
+  {
+    /* the workspace is shown whole: not the home, nor above it, nor in
+     * what the home's deny list names */
+    const char *rest, *why;
+    if (path_under(home, ws, &rest))
+      return error_set(err, 0,
+                       "sandbox: the workspace `%s` %s the home, whose keys and "
+                       "credentials the sandbox hides (run it from a project directory, or "
+                       "give --workspace DIR)",
+                       ws, *rest == '\0' ? "is" : "holds");
+    if (path_under(ws, home, &rest) && (why = profile_home_denied(rest, prof->sandbox.home_deny)))
+      return error_set(err, 0, "sandbox: the workspace `%s` is on the home's deny list (`%s`)", ws,
+                       why);
+  }
 
+  /* A user's sandbox gets no cgroup of its own yet (placing it in a
+   * delegated cgroup v2 is not done): the limits are dropped, loudly. */
+  if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
+    /* the values are checked all the same */
+    cleanup_free char *scratch = NULL;
+    size_t scratch_len = 0;
+    struct sandbox_opts lim = {.memory = o.memory, .pids = o.pids, .cpus = o.cpus, .cmd = o.cmd};
+    if (build_config(&lim, ws, home, &scratch, &scratch_len, err) < 0)
+      return -1;
+    log_warning("sandbox: --memory, --pids and --cpus are NOT enforced in a user's sandbox (it "
+                "gets no cgroup of its own yet; as root they are)");
+    o.memory = o.pids = o.cpus = NULL;
+  }
   if (geteuid() != 0 && !g.in_userns) {
     if (enter_userns(err) < 0)
       return -1;
-    /* Again from the start, inside: a process's memory belongs to the user
-     * namespace it was executed in, and only from there can it open the
-     * /proc/PID/ns files of the (non-dumpable) container init.  We are not
-     * root in there (we kept our uid), so the namespace's capabilities go
-     * through the exec as ambient ones; the container's process gets only
-     * what its config says. */
-    if (keep_caps_over_exec(err) < 0)
-      return -1;
-    execv("/proc/self/exe", g.argv);
-    return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
+    g.in_userns = true;
+    /* With a network: again from the start, inside.  A process's memory
+     * belongs to the user namespace it was executed in, and only from there
+     * can the monitor open the /proc/PID/ns/net of the (non-dumpable)
+     * container init to install the egress rules.  We are not root in there
+     * (we kept our uid), so the namespace's capabilities go through the exec
+     * as ambient ones; the container's process gets only what its config
+     * says.  Without a network nothing opens the init's namespaces (file
+     * records need a fanotify mark a user cannot have anyway), and the exec
+     * is saved. */
+    if (o.network) {
+      if (keep_caps_over_exec(err) < 0)
+        return -1;
+      execv("/proc/self/exe", g.argv);
+      return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
+    }
   }
 
-  /* A private directory beside the state root (ROOT-sandbox/NAME) for the
-   * generated bundle. */
+  /* No bundle on disk: the config and the profile go to create in memory,
+   * the workspace stands for the bundle directory (nothing is written
+   * there; the state directory keeps its own copy of the config). */
+  if (home_collect(&binds, home, prof, dots, err) < 0)
+    goto fail;
+  o.binds = &binds;
+  if (build_config(&o, ws, home, &cfg_json, &cfg_len, err) < 0)
+    goto fail;
+  sandbox_profile(&o, prof, ws);
+  /* the state records the base profile's name (exec applies its process
+   * rules, which the sandbox does not change) */
+  g.profile = o.profile ? o.profile : "agent";
   {
-    cleanup_free char *parent = xfmt("%s-sandbox", g.root);
-    if (state_root_prepare(parent, err) < 0)
-      return error_prefix(err, "sandbox");
+    struct create_opts co = {
+        .id = name, .bundle = ws, .config_json = cfg_json, .config_len = cfg_len, .profile = prof};
+    code = run_foreground(&g, &co, o.keep, err);
   }
-  dir = xfmt("%s-sandbox/%s", g.root, name);
-  if (mkdir(dir, 0700) < 0)
-    return error_errno(err, "sandbox `%s`: mkdir `%s`%s", name, dir,
-                       errno == EEXIST ? " (a sandbox of that name exists; --name)" : "");
-  dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) {
-    error_errno(err, "sandbox: open `%s`", dir);
-    goto fail_dir;
-  }
-  if (write_config(dirfd, &o, ws, home, err) < 0 || write_profile(dirfd, &o, ws, err) < 0)
-    goto fail_files;
-  profile_path = xfmt("%s/profile.json", dir);
-  g.profile = profile_path;
-
-  bundle_arg = xstrdup(dir);
-  n = 0;
-  run_argv[n++] = "run";
-  run_argv[n++] = "--bundle";
-  run_argv[n++] = bundle_arg;
-  if (o.keep)
-    run_argv[n++] = "--keep";
-  run_argv[n++] = name;
-  run_argv[n] = NULL;
-  code = cmd_run(&g, n, run_argv, err);
-  if (!o.keep) {
-    unlinkat(dirfd, "config.json", 0);
-    unlinkat(dirfd, "profile.json", 0);
-    rmdir(dir);
-  }
+  binds_free(&binds);
+  profile_free(take_ptr(prof));
   if (code < 0)
     return error_prefix(err, "sandbox `%s`", name);
   print_summary(&g, name, ws, o.write_through);
   return code;
 
-fail_files:
-  unlinkat(dirfd, "config.json", 0);
-  unlinkat(dirfd, "profile.json", 0);
-fail_dir:
-  rmdir(dir);
+fail:
+  binds_free(&binds);
+  profile_free(take_ptr(prof));
   return error_prefix(err, "sandbox `%s`", name);
 }
 
@@ -867,7 +1102,7 @@ static pid_t state_pid(struct error *err)
 
 /* The babysitter: starts slirp4netns for the init's network namespace, says
  * when it is up, and ends it when the init is gone. */
-static void babysit(pid_t init, int up)
+static void babysit(pid_t init, int up, const char *netns, bool host_loopback)
 {
   int ready[2];
   pid_t slirp;
@@ -883,14 +1118,26 @@ static void babysit(pid_t init, int up)
     _exit(1);
   if (slirp == 0) {
     int wfd = dup(ready[1]); /* without O_CLOEXEC: slirp4netns writes it */
+    if (netns != NULL) {
+      /* a sub-agent's: slirp4netns connects out from its parent's namespace,
+       * where the parent's table decides (monitor/subagents.h) */
+      int nfd = open(netns, O_RDONLY | O_CLOEXEC);
+      if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0)
+        _exit(126);
+      close(nfd);
+    }
     dup2(null, STDIN_FILENO);
     dup2(null, STDOUT_FILENO);
     dup2(null, STDERR_FILENO);
     snprintf(pidstr, sizeof pidstr, "%d", (int)init);
     snprintf(fdarg, sizeof fdarg, "--ready-fd=%d", wfd);
     /* 10.0.2.2 would be the host's loopback; --disable-host-loopback refuses it */
-    execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
-           fdarg, pidstr, "tap0", (char *)NULL);
+    if (host_loopback) /* 10.0.2.2: the parent's loopback, its resolver */
+      execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", fdarg, pidstr, "tap0",
+             (char *)NULL);
+    else
+      execlp("slirp4netns", "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+             fdarg, pidstr, "tap0", (char *)NULL);
     _exit(127);
   }
   close(ready[1]);
@@ -929,9 +1176,18 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
   char c;
   struct pollfd p;
 
+  const char *netns = NULL;
+  bool host_loopback = false;
+
   (void)g;
-  (void)argc;
-  (void)argv;
+  for (int i = 1; i < argc; i++) {
+    if (streq(argv[i], "--netns") && i + 1 < argc && argv[i + 1][0] == '/')
+      netns = argv[++i];
+    else if (streq(argv[i], "--host-loopback"))
+      host_loopback = true;
+    else
+      return error_set(err, 0, "sandbox-net: unknown argument `%s`", argv[i]);
+  }
   if ((init = state_pid(err)) < 0)
     return -1;
   if (pipe2(up, O_CLOEXEC) < 0)
@@ -944,7 +1200,7 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
     /* detached from the hook: the runtime waits for the hook, not for us */
     if (fork() != 0)
       _exit(0);
-    babysit(init, up[1]);
+    babysit(init, up[1], netns, host_loopback);
   }
   close(up[1]);
   waitpid(sitter, NULL, 0);

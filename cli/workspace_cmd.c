@@ -61,7 +61,9 @@ static const char usage[] =
     "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
     "       agentrt workspace ID list [--format text|json]\n"
     "ID: a container id or a unique prefix of it, found in the data directory\n"
-    "whichever engine root ran it (only --root's when given).\n";
+    "whichever engine root ran it (only --root's when given).\n"
+    "The upper layer is an ext4 image of workspace.size (upper.img): the agent's\n"
+    "writes past it fail with ENOSPC; these commands mount it only in this process.\n";
 
 /* Options may come before or after positionals. */
 static int parse(int argc, char **argv, int start, struct wopts *o, struct error *err)
@@ -463,6 +465,7 @@ static int run_verb(struct wctx *x, const char *verb, struct wopts *o, struct er
     return 0;
   }
   if (streq(verb, "purge")) {
+    workspace_unmount(x->w); /* the image's device goes with the last mount */
     if (refuse_in_use(x, verb, err) < 0 || workspace_purge(x->g->store, x->w->id, err) < 0)
       return -1;
     printf("purged workspace %s\n", x->w->id);

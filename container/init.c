@@ -18,6 +18,7 @@
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -37,7 +38,7 @@
  * the fds of the protocol.  (runc gets this from re-executing itself.) */
 static void close_inherited(struct init_args *a)
 {
-  size_t cap = OCI_NS_COUNT + 5 + CGROUP_JOIN_MAX + (a->bind_fds ? a->config->n_mounts : 0);
+  size_t cap = OCI_NS_COUNT + 6 + CGROUP_JOIN_MAX + 2 * a->config->n_mounts;
   cleanup_free int *keep = xmalloc(cap * sizeof *keep);
   size_t n = 0;
   int from = 3 + a->preserve_fds;
@@ -45,8 +46,25 @@ static void close_inherited(struct init_args *a)
   for (size_t i = 0; a->bind_fds && i < a->config->n_mounts; i++)
     if (a->bind_fds[i] >= 0)
       keep[n++] = a->bind_fds[i];
+  /* A bind source /proc/self/fd/N names a descriptor the runtime holds
+   * (`agentrt sandbox` binds the home's files that way, so that what it
+   * checked is what is bound): kept for the mount, closed at the exec. */
+  for (size_t i = 0; i < a->config->n_mounts; i++) {
+    const char *src = a->config->mounts[i].source;
+    char *end;
+    long fd;
+    if ((a->bind_fds && a->bind_fds[i] >= 0) || src == NULL ||
+        !str_has_prefix(src, "/proc/self/fd/"))
+      continue;
+    errno = 0;
+    fd = strtol(src + strlen("/proc/self/fd/"), &end, 10);
+    if (errno == 0 && *end == '\0' && fd >= 3 && fd < INT_MAX)
+      keep[n++] = (int)fd;
+  }
 
   keep[n++] = a->sock;
+  if (a->ws_fs_path != NULL)
+    keep[n++] = a->ws_fs_fd;
   if (a->listener_fd >= 0)
     keep[n++] = a->listener_fd;
   for (size_t i = 0; i < a->n_cgroup_join && i < CGROUP_JOIN_MAX; i++)
@@ -236,6 +254,8 @@ void init_main(struct init_args *a)
       .pty_peer_fd = -1,
       .rootfd = -1,
       .bind_fds = a->bind_fds,
+      .ws_fs_path = a->ws_fs_path,
+      .ws_fs_fd = a->ws_fs_fd,
   };
   struct process_opts po = {0};
   char *path = NULL;

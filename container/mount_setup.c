@@ -4,13 +4,19 @@
  * Each destination is resolved inside the rootfs with safepath.h, created
  * there when missing (a directory, or an empty file when a bind source is not
  * a directory), and the mount is attached to that fd (mount_ops.c).  Bind
- * sources are host paths; relative ones are relative to the bundle.
+ * sources are host paths; relative ones are relative to the bundle.  A
+ * source /proc/self/fd/N names a file the runtime's caller opened and checked
+ * (`agentrt sandbox` binds the home's files that way): the path that file has
+ * is bound, and must still be that very file (device and inode), or the
+ * mount fails; a path changed between the check and the bind changes nothing.
  */
 #include "container/mounts.h"
 #include "profile/profile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <linux/magic.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -116,6 +122,51 @@ static char *bind_source(const char *bundle, const char *src)
   return xfmt("%s/%s", bundle, src);
 }
 
+/* A descriptor named by a /proc/self/fd/N source, or -1. */
+static int fd_source(const char *src)
+{
+  char *end;
+  long fd;
+
+  if (!str_has_prefix(src, "/proc/self/fd/"))
+    return -1;
+  errno = 0;
+  fd = strtol(src + strlen("/proc/self/fd/"), &end, 10);
+  if (errno != 0 || *end != '\0' || fd < 3 || fd > 1 << 20)
+    return -1;
+  return (int)fd;
+}
+
+/* The detached clone of a bind source.  For /proc/self/fd/N the magic link
+ * leads to the mount of the namespace the file was opened in, which a clone
+ * from another one refuses: the path the descriptor has is cloned here, and
+ * checked to be the same file. */
+static int clone_source(const char *src, bool recursive, struct error *err)
+{
+  int fd = fd_source(src), tree;
+  char real[PATH_MAX];
+  struct stat want, got;
+  ssize_t n;
+
+  if (fd < 0)
+    return mnt_clone(AT_FDCWD, src, recursive, src, err);
+  if (fstat(fd, &want) < 0)
+    return error_errno(err, "bind `%s`", src);
+  n = readlink(src, real, sizeof real - 1);
+  if (n <= 0 || real[0] != '/')
+    return error_set(err, ENOENT, "bind `%s`: the file it names has no path", src);
+  real[n] = '\0';
+  tree = mnt_clone(AT_FDCWD, real, recursive, real, err);
+  if (tree < 0)
+    return -1;
+  if (fstat(tree, &got) < 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+    close(tree);
+    return error_set(err, EXDEV, "bind `%s` (%s): the path is another file than the one checked",
+                     src, real);
+  }
+  return tree;
+}
+
 /* In the runtime, before the init goes into a new user namespace: the
  * source of each bind, cloned (open_tree) with the runtime's credentials,
  * so that a source below a directory only the host's root may search still
@@ -137,7 +188,7 @@ int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, int
       continue;
     if (is_bind(m, &o) && !(o.flags & MS_REMOUNT)) {
       src = bind_source(bundle, m->source);
-      fds[i] = mnt_clone(AT_FDCWD, src, (o.flags & MS_REC) != 0, src, &e);
+      fds[i] = clone_source(src, (o.flags & MS_REC) != 0, &e);
       n += fds[i] >= 0;
     }
     mount_opts_free(&o);
@@ -158,7 +209,7 @@ static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struc
   if (m->source == NULL || *m->source == '\0')
     return error_set(err, EINVAL, "bind mount on `%s`: no source", dest);
   src = bind_source(ctx->bundle, m->source);
-  tree = pre >= 0 ? pre : mnt_clone(AT_FDCWD, src, (o->flags & MS_REC) != 0, src, err);
+  tree = pre >= 0 ? pre : clone_source(src, (o->flags & MS_REC) != 0, err);
   if (tree < 0)
     return -1;
   if (fstat(tree, &st) < 0)

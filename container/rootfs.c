@@ -138,6 +138,28 @@ static int make_cwd(struct setup_ctx *ctx, struct error *err)
   return 0;
 }
 
+/* The workspace image's detached mount (spawn.h), on its host path in our
+ * mount namespace (rslave by now: nothing reaches the host): the overlay's
+ * upperdir names it.  The pivot takes it out of the container's tree. */
+static int attach_ws_fs(struct setup_ctx *ctx, struct error *err)
+{
+  int target;
+
+  if (ctx->ws_fs_path == NULL)
+    return 0;
+  target = open(ctx->ws_fs_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (target < 0)
+    return error_errno(err, "workspace image: open `%s`", ctx->ws_fs_path);
+  if (mnt_attach(ctx->ws_fs_fd, target, "the workspace image", ctx->ws_fs_path, err) < 0) {
+    close(target);
+    return -1;
+  }
+  close(target);
+  close(ctx->ws_fs_fd);
+  ctx->ws_fs_path = NULL;
+  return 0;
+}
+
 int rootfs_setup(struct setup_ctx *ctx, struct error *err)
 {
   cleanup_free char *real = NULL;
@@ -153,7 +175,7 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
     return error_errno(err, "rootfs `%s`", ctx->rootfs);
   if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
     return error_prefix(err, "rootfs `%s`", real);
-  if (bind_rootfs(ctx, real, err) < 0)
+  if (bind_rootfs(ctx, real, err) < 0 || attach_ws_fs(ctx, err) < 0)
     return -1;
   if (mounts_setup(ctx, err) < 0 || devices_setup(ctx, err) < 0)
     return -1;

@@ -40,6 +40,8 @@ struct setup_ctx {
   int pty_peer_fd;    /* out: the pty's peer (TIOCGPTPEER) for the process's stdio, or -1 */
   int rootfd;         /* O_PATH fd of the rootfs, opened by rootfs_setup() */
   char *cgroup_table; /* /proc/self/cgroup read before the cgroup ns was unshared, or NULL */
+  const char *ws_fs_path; /* a detached mount to attach at this host path first, or NULL */
+  int ws_fs_fd;
 };
 
 /* rootfs.c / mount_setup.c / devices.c */

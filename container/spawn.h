@@ -37,6 +37,11 @@ struct spawn_opts {
   const void *notify_bpf; /* its notify variant (process_opts), NULL = none */
   int notify_fd;          /* the monitor's socket for the listener (with notify_bpf) */
   int listener_fd;        /* connected to linux.seccomp.listenerPath, or < 0 (the init uses it) */
+  /* An overlay workspace's size-limited upper layer (workspace/image.c): a
+   * detached mount the init attaches at ws_fs_path (a host path) in its
+   * mount namespace before the config's mounts.  NULL: none. */
+  const char *ws_fs_path;
+  int ws_fs_fd;
   /* Called right after the clone when the init got a new network
    * namespace from it (one joined by path, or unshared under a joined user
    * namespace, comes later), while it sets up its root: the monitor starts

@@ -4,6 +4,8 @@
 # Idempotent: packages already installed are left alone and `apt-get update` runs only when
 # something is missing and the package lists do not know it.  Optional groups:
 #   --engines   docker.io containerd podman uidmap slirp4netns fuse-overlayfs kubernetes-client
+#               containernetworking-plugins python3-grpcio python3-protobuf protobuf-compiler
+#               (the CRI suite: CNI bridge for the pods, a CRI v1 client over gRPC)
 #   --vm        qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor
 #               (apparmor: apparmor_parser, to load the VM lane's test profiles)
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
@@ -15,10 +17,11 @@
 # does not carry them.
 set -euo pipefail
 
-BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev
+BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev libssl-dev
 	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace
 	util-linux tmux valgrind git ca-certificates python3 file golang-go libsystemd-dev)
-ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs)
+ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs containernetworking-plugins
+	python3-grpcio python3-protobuf protobuf-compiler)
 ENGINES_OPTIONAL=(kubernetes-client)
 VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor)
 NET=(dnsmasq-base socat)
@@ -26,7 +29,7 @@ BENCH=(gnuplot-nox hyperfine bubblewrap)
 WORKLOAD=(mmdebstrap)
 
 usage() {
-	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 

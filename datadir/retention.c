@@ -35,7 +35,7 @@ struct item {
   bool in_use, removed;
 };
 
-/* Bytes of regular files below dirfd/name (same device, bounded). */
+/* Bytes of regular files below dirfd/name on the disk (same device, bounded). */
 static void du_at(int at, const char *name, dev_t dev, int depth, uint64_t *bytes,
                   uint64_t *entries)
 {
@@ -48,8 +48,11 @@ static void du_at(int at, const char *name, dev_t dev, int depth, uint64_t *byte
       fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
     return;
   (*entries)++;
+  /* what the disk holds: a sparse file (an overlay workspace's upper.img,
+   * workspace/image.c) counts by its blocks, not its size */
   if (S_ISREG(st.st_mode))
-    *bytes += (uint64_t)st.st_size;
+    *bytes += (uint64_t)st.st_size < (uint64_t)st.st_blocks * 512 ? (uint64_t)st.st_size
+                                                                  : (uint64_t)st.st_blocks * 512;
   if (!S_ISDIR(st.st_mode))
     return;
   fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

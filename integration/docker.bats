@@ -116,6 +116,33 @@ it_pty() { timeout 30 script -qec "$1" /dev/null; }
 	"$AGENTRT" audit --purge "$cid" >/dev/null 2>&1
 }
 
+@test "agentrt (default profile): sub-agents inside a Docker container: a child's exit code, its work committed into the parent's view, no child left after docker rm -f" {
+	local host=$IT_TMP/sub-host root
+	mkdir -p "$host"
+	echo hello >"$host/a.txt"
+	dsleep subp agentrt -v "$host:/workspace" -w /workspace
+	run docker exec subp /run/agentrt/bin/agentrt sub run --name c -- sh -c 'echo from-child; echo x >c.txt; exit 5'
+	[ "$status" -eq 5 ] && [ "$output" = from-child ] || { echo "sub run: $status $output"; return 1; }
+	run docker exec subp ls /workspace
+	[[ "$output" != *c.txt* ]]
+	run docker exec subp /run/agentrt/bin/agentrt sub commit c
+	[ "$status" -eq 0 ] || { echo "commit: $output"; return 1; }
+	[ "$(docker exec subp cat /workspace/c.txt)" = x ]
+	[ ! -e "$host/c.txt" ]
+	docker exec subp /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600
+	cid=$(inspect subp '{{.Id}}')
+	# the child is a container in the runtime root Docker gave agentrt, beside its parent
+	root=$(dirname "$(find "$IT_TMP/docker" -maxdepth 6 -type d -name "$cid.d" | head -n1)")
+	[ -d "$root/$cid" ] && [ -d "$root/$cid.d" ] || { echo "no child state: $root"; return 1; }
+	cpid=$(jq -r .pid "$root/$cid.d/state.json")
+	kill -0 "$cpid"
+	docker rm -f subp >/dev/null
+	! kill -0 "$cpid" 2>/dev/null
+	[ ! -e "$root/$cid.d" ] && [ ! -e "$root/$cid" ]
+	"$AGENTRT" workspace "$cid" purge >/dev/null 2>&1 || true
+	"$AGENTRT" audit --purge "$cid" >/dev/null 2>&1 || true
+}
+
 @test "agentrt-cli (--add-runtime): runs" {
 	run drun agentrt-cli "$IMG" true
 	[ "$status" -eq 0 ]

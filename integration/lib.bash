@@ -122,11 +122,12 @@ it_rm_cgroups() {
 # 1.6 shim sockets in /run/containerd/s, dockerd's /run/docker/plugins,
 # Podman's /run/containers/networks and its blob-info cache in
 # /var/lib/containers/cache, agentrt's default state root /run/agentrt (Podman
-# passes no --root).  it_hostdirs_note records which existed before;
+# passes no --root), the CNI result cache /var/lib/cni/results (libcni's, which
+# containerd 1.6 does not let us move).  it_hostdirs_note records which existed before;
 # it_hostdirs_clean removes those we created (files by name, dirs if empty).
 IT_HOSTDIRS="/run/containerd/s /run/containerd/fifo /run/containerd /run/docker/plugins /run/docker
 /run/containers/networks /run/containers /var/lib/containers/cache/blob-info-cache-v1.boltdb
-/var/lib/containers/cache /var/lib/containers /run/agentrt /var/lib/agentrt"
+/var/lib/containers/cache /var/lib/containers /run/agentrt /var/lib/agentrt /var/lib/cni/results /var/lib/cni"
 it_hostdirs_note() {
 	local d
 	IT_HOSTDIRS_NEW=""
@@ -243,15 +244,24 @@ it_build_rootfs() {
 # `docker import` / `podman import`) and $DIR/oci.tar (an OCI image
 # archive named docker.io/agentrt-it/busybox:latest, for `ctr image import`).
 it_build_image() {
-	local d=$1 layer cfg man lsz csz msz
+	local d=$1
 	it_build_rootfs "$d/rootfs" || return 1
 	tar --numeric-owner -C "$d/rootfs" -cf "$d/rootfs.tar" . || return 1
+	it_oci_archive "$d/rootfs.tar" docker.io/agentrt-it/busybox:latest '"Cmd":["sh"]' "$d/oci.tar"
+}
+
+# it_oci_archive LAYER.tar NAME CONFIG-FIELDS OUT.tar: a one-layer OCI image archive named
+# NAME (`ctr image import` takes the name from the index); CONFIG-FIELDS is JSON put into the
+# image config's "config" beside Env, e.g. '"Cmd":["sh"]' or '"Entrypoint":["/pause"]'.
+it_oci_archive() {
+	local tar=$1 name=$2 fields=$3 out=$4 d layer cfg man lsz csz msz
+	d=$(mktemp -d "$out.XXXXXX") || return 1
 	mkdir -p "$d/oci/blobs/sha256"
-	layer=$(sha256sum "$d/rootfs.tar" | cut -d' ' -f1)
-	cp "$d/rootfs.tar" "$d/oci/blobs/sha256/$layer"
-	lsz=$(stat -c %s "$d/rootfs.tar")
-	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["sh"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$(it_goarch)" "$layer" >"$d/config.json"
+	layer=$(sha256sum "$tar" | cut -d' ' -f1)
+	cp "$tar" "$d/oci/blobs/sha256/$layer"
+	lsz=$(stat -c %s "$tar")
+	printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/usr/sbin:/usr/bin:/sbin:/bin"],%s},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+		"$(it_goarch)" "$fields" "$layer" >"$d/config.json"
 	cfg=$(sha256sum "$d/config.json" | cut -d' ' -f1)
 	csz=$(stat -c %s "$d/config.json")
 	mv "$d/config.json" "$d/oci/blobs/sha256/$cfg"
@@ -260,11 +270,11 @@ it_build_image() {
 	man=$(sha256sum "$d/manifest.json" | cut -d' ' -f1)
 	msz=$(stat -c %s "$d/manifest.json")
 	mv "$d/manifest.json" "$d/oci/blobs/sha256/$man"
-	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"docker.io/agentrt-it/busybox:latest","org.opencontainers.image.ref.name":"latest"}}]}' \
-		"$man" "$msz" "$(it_goarch)" >"$d/oci/index.json"
+	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"platform":{"architecture":"%s","os":"linux"},"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
+		"$man" "$msz" "$(it_goarch)" "$name" "${name##*:}" >"$d/oci/index.json"
 	echo '{"imageLayoutVersion":"1.0.0"}' >"$d/oci/oci-layout"
-	tar -C "$d/oci" -cf "$d/oci.tar" . || return 1
-	rm -rf "$d/oci"
+	tar -C "$d/oci" -cf "$out" . || return 1
+	rm -rf "$d"
 }
 
 it_goarch() {
@@ -309,6 +319,148 @@ containerd_stop() {
 	it_stop_pid "${CTRD_PID:-}" 20
 }
 
+# --- containerd's CRI plugin ---------------------------------------------
+
+CRI_PAUSE_IMG=docker.io/agentrt-it/pause:1
+CRI_BUSYBOX_IMG=docker.io/agentrt-it/busybox:latest
+CRI_SUBNET=198.51.100
+CRI_GW=$CRI_SUBNET.1
+# Debian's python3 (python3-grpcio, python3-protobuf), not one a version manager put first on PATH
+CRI_PYTHON=${CRI_PYTHON:-$(if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else command -v python3; fi)}
+
+# cri_need: skip unless everything the CRI suite uses is installed.
+cri_need() {
+	it_need_root
+	it_need_bin containerd ctr containerd-shim-runc-v2 protoc gcc nsenter ip runc
+	[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/loopback ] ||
+		skip "containernetworking-plugins not installed"
+	"$CRI_PYTHON" -c 'import grpc, google.protobuf' 2>/dev/null || skip "python3-grpcio or python3-protobuf not installed"
+}
+
+# cri_images DIR: the pause image (integration/cri/pause.c, static) and the busybox image
+# as OCI archives: DIR/pause.tar, DIR/oci.tar.  The stubs of integration/cri/runtime.proto
+# go to DIR/py (exported on PYTHONPATH for cri.py).
+cri_images() {
+	local d=$1
+	it_build_image "$d" || return 1
+	mkdir -p "$d/pause-root" "$d/py"
+	gcc -static -O2 -s -o "$d/pause-root/pause" "$IT_SRC/integration/cri/pause.c" || return 1
+	tar --numeric-owner -C "$d/pause-root" -cf "$d/pause-layer.tar" . || return 1
+	it_oci_archive "$d/pause-layer.tar" "$CRI_PAUSE_IMG" '"Entrypoint":["/pause"]' "$d/pause.tar" || return 1
+	protoc -I "$IT_SRC/integration/cri" --python_out="$d/py" runtime.proto || return 1
+	export PYTHONPATH=$d/py${PYTHONPATH:+:$PYTHONPATH}
+}
+
+# cri_start DIR NETNS CGROUP-PARENT: containerd with its CRI plugin, running in the network
+# namespace NETNS that this function creates (loopback up), so the CNI bridge, the pods'
+# veths and the stream server live there and nothing touches the host's network.  Root,
+# state, sockets, the CNI config and IPAM data are under DIR; the pods' netns are bind-mounted
+# under the state dir.  Runtime handlers: `runc` (the default) and `agentrt` from
+# contrib/containerd/config.toml (appended; $CRI_CONTRIB names another fragment of that
+# directory, e.g. config-systemd.toml), its BinaryName and Root rewritten.  Imports both images into
+# the k8s.io namespace.  Exports CRI_SOCK, CTRD_SOCK, CTRD_PID, CRI_NETNS, CRI_DIR,
+# CRI_AGENTRT_ROOT.
+cri_start() {
+	local c=$1 ns=$2 parent=$3 img=${4:-}
+	mkdir -p "$c/cni" "$c/ipam"
+	# the sandbox asks for oom_score_adj -998, which needs CAP_SYS_RESOURCE; where this
+	# machine's bounding set lacks it (runc fails the same way), containerd is told to keep
+	# scores at or above its own
+	CRI_RESTRICT_OOM=false
+	grep -q '^CapBnd:' /proc/self/status &&
+		[ $((0x$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) >> 24 & 1)) -eq 0 ] &&
+		CRI_RESTRICT_OOM=true
+	CRI_DIR=$c CRI_NETNS=$ns CRI_AGENTRT_ROOT=$c/agentrt-root CRI_PARENT=$parent
+	export CRI_DIR CRI_NETNS CRI_AGENTRT_ROOT CRI_PARENT
+	ip netns add "$ns" || return 1
+	ip -n "$ns" link set lo up || return 1
+	cat >"$c/cni/10-agentrt-it.conflist" <<-EOF
+		{"cniVersion": "1.0.0", "name": "agentrt-it-cri", "plugins": [
+		  {"type": "bridge", "bridge": "agrtcri0", "isGateway": true, "ipMasq": false,
+		   "ipam": {"type": "host-local", "dataDir": "$c/ipam",
+		            "ranges": [[{"subnet": "$CRI_SUBNET.0/24", "gateway": "$CRI_GW"}]]}}]}
+	EOF
+	sed -e "s|/usr/local/bin/agentrt|$AGENTRT|" -e "s|/run/containerd/agentrt|$CRI_AGENTRT_ROOT|" \
+		"$IT_SRC/contrib/containerd/${CRI_CONTRIB:-config.toml}" >"$c/agentrt.toml"
+	cat >"$c/config.toml" <<-EOF
+		version = 2
+		root = "$c/root"
+		state = "$c/state"
+		disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.internal.v1.opt", "io.containerd.tracing.processor.v1.otlp"]
+		[grpc]
+		  address = "$c/containerd.sock"
+		[ttrpc]
+		  address = "$c/containerd.sock.ttrpc"
+		[debug]
+		  address = ""
+		[metrics]
+		  address = ""
+		[plugins."io.containerd.grpc.v1.cri"]
+		  sandbox_image = "$CRI_PAUSE_IMG"
+		  disable_apparmor = true
+		  restrict_oom_score_adj = $CRI_RESTRICT_OOM
+		  enable_selinux = false
+		  netns_mounts_under_state_dir = true
+		  stream_server_address = "127.0.0.1"
+		  stream_server_port = "0"
+		  enable_tls_streaming = false
+		  disable_hugetlb_controller = true
+		  tolerate_missing_hugetlb_controller = true
+		  [plugins."io.containerd.grpc.v1.cri".containerd]
+		    default_runtime_name = "runc"
+		    snapshotter = "overlayfs"
+		    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+		      runtime_type = "io.containerd.runc.v2"
+		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+		        BinaryName = "$(command -v runc)"
+		        Root = "$c/runc-root"
+		  [plugins."io.containerd.grpc.v1.cri".cni]
+		    bin_dir = "/usr/lib/cni"
+		    conf_dir = "$c/cni"
+		    max_conf_num = 1
+		  [plugins."io.containerd.grpc.v1.cri".registry]
+		    config_path = "$c/certs.d"
+	EOF
+	# the fragment as an operator pastes it (an `imports` file would replace the whole CRI
+	# plugin table: containerd merges imported plugin tables by key, not deeply)
+	grep -v '^version' "$c/agentrt.toml" >>"$c/config.toml"
+	CRI_SOCK=$c/containerd.sock CTRD_SOCK=$c/containerd.sock
+	nsenter --net="/run/netns/$ns" containerd --config "$c/config.toml" --log-level info \
+		>"$c/containerd.log" 2>&1 3>&- &
+	CTRD_PID=$!
+	export CRI_SOCK CTRD_SOCK CTRD_PID
+	if ! it_wait 30 ctr --address "$CTRD_SOCK" version; then
+		echo "containerd did not start; its log:" >&2
+		tail -n 30 "$c/containerd.log" >&2
+		return 1
+	fi
+	if [ -n "$img" ]; then
+		ctr --address "$CTRD_SOCK" -n k8s.io images import --all-platforms "$img/pause.tar" >/dev/null &&
+			ctr --address "$CTRD_SOCK" -n k8s.io images import --all-platforms "$img/oci.tar" >/dev/null ||
+			return 1
+	fi
+}
+
+# cri CALL [JSON]: one CRI call (cri.py call), the response as JSON on stdout.
+cri() { timeout 90 "$CRI_PYTHON" "$IT_SRC/integration/cri/cri.py" --addr "$CRI_SOCK" call "$@"; }
+
+# cri_stop: remove every pod (containers with them), stop containerd by PID, then remove
+# what is left: processes naming the dir, mounts under it, the netns, our cgroups.
+cri_stop() {
+	local p rc=0
+	if [ -n "${CTRD_PID:-}" ] && kill -0 "$CTRD_PID" 2>/dev/null; then
+		for p in $(cri RuntimeService/ListPodSandbox '{}' 2>/dev/null | jq -r '.items[].id'); do
+			cri RuntimeService/StopPodSandbox "{\"pod_sandbox_id\": \"$p\"}" >/dev/null 2>&1
+			cri RuntimeService/RemovePodSandbox "{\"pod_sandbox_id\": \"$p\"}" >/dev/null 2>&1
+		done
+		it_stop_pid "$CTRD_PID" 20
+	fi
+	it_kill_under "$CRI_DIR" || rc=1
+	[ -n "${CRI_NETNS:-}" ] && [ -e "/run/netns/$CRI_NETNS" ] && ip netns del "$CRI_NETNS"
+	[ -n "${CRI_PARENT:-}" ] && it_rm_cgroups "$CRI_PARENT"
+	return $rc
+}
+
 # --- docker --------------------------------------------------------------
 
 docker() { command "$DOCKER_CLI" "$@"; }
@@ -330,12 +482,15 @@ docker_start() {
 		"$IT_SRC/contrib/docker/daemon.json" >"$d/daemon.json" || return 1
 	DOCKER_CGROUP_PARENT=agentrt-it-docker-$$
 	export DOCKER_HOST=unix://$d/docker.sock DOCKER_CONFIG=$d/cli DOCKER_CGROUP_PARENT
+	# DOCKER_CGROUP_DRIVER=systemd (the VM lane): Docker's default parent, system.slice
+	local cgopts=(--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$DOCKER_CGROUP_PARENT")
+	[ "${DOCKER_CGROUP_DRIVER:-cgroupfs}" = systemd ] && cgopts=(--exec-opt native.cgroupdriver=systemd)
 	dockerd --config-file "$d/daemon.json" \
 		--data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
 		-H "$DOCKER_HOST" --containerd "$CTRD_SOCK" \
 		--iptables=false --ip-masq=false --bridge=none \
 		--default-ulimit nofile=1024:1024 --default-ulimit nproc=1024:1024 \
-		--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$DOCKER_CGROUP_PARENT" \
+		"${cgopts[@]}" \
 		--add-runtime "agentrt-cli=$AGENTRT" \
 		>"$d/dockerd.log" 2>&1 3>&- &
 	DOCKERD_PID=$!

@@ -1,6 +1,6 @@
 # mk/fuzz.mk - libFuzzer targets for the parsers (clang, ASan + UBSan): oci/ (config,
 # state, process, resources), profile files, `--user` specs, signal names, mount options,
-# the host config (/etc/agentrt/agentrt.conf).
+# the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
 #   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 10) each (part of `make check`;
@@ -18,8 +18,8 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 8
-FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry \
-	hostconf
+FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
+	hostconf subproto
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -30,6 +30,8 @@ FUZZ_SRCS_mountopts := container/mount_options.c
 FUZZ_SRCS_dns := netfilter/dns.c netfilter/policy.c
 FUZZ_SRCS_egress_entry := netfilter/dns.c netfilter/policy.c netfilter/upstream.c
 FUZZ_SRCS_hostconf := datadir/hostconf.c profile/units.c
+FUZZ_SRCS_http1 := monitor/http1.c
+FUZZ_SRCS_subproto := common/subproto.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -I. -Itests/fuzz $(shell pkg-config --cflags yajl 2>/dev/null) \
@@ -43,7 +45,7 @@ fuzz-build: $(FUZZ_BINS)
 
 .SECONDEXPANSION:
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_SRCS) \
-		$$(FUZZ_SRCS_$$*) $(wildcard common/*.h oci/*.h profile/*.h container/*.h os/*.h datadir/*.h)
+		$$(FUZZ_SRCS_$$*) $(wildcard common/*.h oci/*.h profile/*.h container/*.h os/*.h datadir/*.h monitor/http1.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_LIBS)
 

@@ -68,9 +68,22 @@ static int policy_from_profile(const struct profile_egress *pe, struct egress_po
   return 0;
 }
 
+static uint16_t proxy_port;
+static uint32_t proxy_mark;
+
+void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark)
+{
+  proxy_port = port;
+  proxy_mark = mark;
+}
+
 static int send_batch(int nl_fd, const struct egress_policy *p, bool update, struct error *err)
 {
-  struct nft_build_opts bo = {.seq_base = 1, .dns_port = 53, .update = update};
+  struct nft_build_opts bo = {.seq_base = 1,
+                              .dns_port = 53,
+                              .update = update,
+                              .proxy_port = proxy_port,
+                              .proxy_mark = proxy_mark};
   struct nft_batch_buf b;
   int r;
 
@@ -468,6 +481,15 @@ int egress_helper_new(const struct profile_egress *pe, struct egress_helper **re
   h->o.stop_fd = h->o.ctl_fd = h->o.aux_fd = -1;
   h->policy = xmalloc0(sizeof *h->policy);
   h->o.policy = h->policy;
+  if (pe->dns_upstream_netns != NULL) {
+    h->o.upstream_netns_fd = open(pe->dns_upstream_netns, O_RDONLY | O_CLOEXEC);
+    if (h->o.upstream_netns_fd < 0) {
+      error_errno(err, "egress: dns.upstreamNetns `%s`", pe->dns_upstream_netns);
+      egress_helper_free(h);
+      return -1;
+    }
+    h->o.has_upstream_netns = true;
+  }
   if (policy_from_profile(pe, h->policy, err) < 0) {
     egress_helper_free(h);
     return -1;
@@ -538,6 +560,8 @@ void egress_helper_free(struct egress_helper *h)
   if (h->diag_fd >= 0)
     close(h->diag_fd);
   egress_resolver_close(&h->o);
+  if (h->o.has_upstream_netns)
+    close(h->o.upstream_netns_fd);
   egress_policy_free(h->policy);
   free(h->policy);
   free(h);

@@ -40,6 +40,10 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
 int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),
                       void *aux_ud, struct error *err);
 void egress_helper_free(struct egress_helper *h);
+/* Before attach: the table redirects new TCP connections to ports 443 and 80
+ * to the TLS proxy at port inside the netns (monitor/tls_proxy.h); sockets
+ * with the mark are not redirected. */
+void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark);
 /* One control request to a container's egress.sock ("list", "allow E1 E2
  * ...", "deny E1 ..."); its reply (but "ok") to out, NULL = none. */
 int egress_ctl(int dirfd, const char *id, const char *req, FILE *out, struct error *err);

@@ -27,8 +27,11 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "monitor/egress_helper.h"
+#include "monitor/tls_proxy.h"
 #include "monitor/monitor_internal.h"
+#include "monitor/subagents.h"
 #include "os/fsutil.h"
+#include "os/memory.h"
 #include "os/pid.h"
 #include "os/procfs.h"
 
@@ -193,6 +196,27 @@ static void arm_tick(struct monitor *m, bool pending)
     m->tick_armed = true;
 }
 
+/* A second after ready: what the set-up and the CLI we were forked from left
+ * on the stack and in the heap goes back (os/memory.c).  Not at once: then
+ * the container's first programs start, whose argv must be read before they
+ * exec again. */
+static void on_settled(struct monitor *m, int fd, short revents, void *ctx)
+{
+  monitor_drop_fd(m, fd);
+  mem_release_unused();
+}
+
+static void arm_settled(struct monitor *m)
+{
+  struct itimerspec its = {.it_value = {.tv_sec = 1}};
+  int fd;
+
+  if (m->epfd < 0 || (fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
+    return;
+  if (timerfd_settime(fd, 0, &its, NULL) < 0 || monitor_add_fd(m, fd, POLLIN, on_settled, NULL) < 0)
+    close(fd);
+}
+
 /* Everything ready in the epoll set, then the flushes.  > 0: stop. */
 static int dispatch(void *ud)
 {
@@ -259,9 +283,48 @@ static void finish(struct monitor *m)
   monitor_proc_close(m);
 }
 
+/* ---- sub-agents (subagents.h) */
+
+static void on_agent_conn(struct monitor *m, int fd, short revents, void *ctx)
+{
+  for (int i = 0; i < 16; i++) {
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0)
+      return; /* EAGAIN */
+    if (subagent_serve(&m->sub, c) < 0) {
+      struct error e = {0};
+      error_errno(&e, "fork a handler");
+      monitor_error(m, "subagents", &e);
+    }
+    close(c);
+  }
+}
+
+static void open_subagents(struct monitor *m, const struct monitor_opts *o, const char *trail)
+{
+  m->sub = (struct subagent_parent){
+      .exe = realpath("/proc/self/exe", NULL),
+      .root = o->root,
+      .data_dir = o->data_dir,
+      .id = o->id,
+      .rootfs = o->rootfs,
+      .profile_name = o->profile_name,
+      .trail = trail,
+      .cgroup_path = o->cgroup_path,
+      .config = o->config,
+      .profile = o->profile,
+      .init_pid = m->init_pid,
+  };
+  if (m->sub.exe == NULL || monitor_add_fd(m, o->agent_fd, POLLIN, on_agent_conn, NULL) < 0) {
+    struct error e = {0};
+    error_set(&e, 0, "cannot serve %s", SUBAGENT_SOCK);
+    monitor_error(m, "subagents", &e);
+  }
+}
+
 /* ---- the monitor process */
 
-static void reset_process(int chan, int dirfd, int notify_chan)
+static void reset_process(int chan, int dirfd, int notify_chan, int agent_fd)
 {
   sigset_t all;
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -279,9 +342,17 @@ static void reset_process(int chan, int dirfd, int notify_chan)
   for (int fd = 0; fd < 3; fd++)
     if (null >= 0 && null != fd)
       dup2(null, fd);
-  close_fds_except(3, (int[]){chan, dirfd, notify_chan}, notify_chan >= 0 ? 3 : 2);
+  {
+    int keep[4] = {chan, dirfd}, n = 2;
+    if (notify_chan >= 0)
+      keep[n++] = notify_chan;
+    if (agent_fd >= 0)
+      keep[n++] = agent_fd;
+    close_fds_except(3, keep, (size_t)n);
+  }
   /* the log's fd number must not be reused by one of our files */
-  if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd && log_fd() != notify_chan)
+  if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd && log_fd() != notify_chan &&
+      log_fd() != agent_fd)
     dup2(0, log_fd());
   if (chdir("/") < 0) {
     /* nothing depends on the cwd */
@@ -579,7 +650,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   struct jbuf f = {0};
   uint64_t start = 0;
 
-  reset_process(chan, o->state_dirfd, notify_chan);
+  reset_process(chan, o->state_dirfd, notify_chan, o->agent_fd);
   m.id = xstrdup(o->id);
   m.root = o->store; /* the workspaces live in the store */
   m.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -624,8 +695,27 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     fail_main(chan, &err);
   }
   /* while the init sets up its root: the netns and the pid are final */
+  if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0))
+    egress_helper_set_proxy(eg, TLS_PROXY_PORT, TLS_PROXY_MARK);
   if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
     fail_main(chan, &err);
+  /* the secrets' proxy, listening in the netns before the init runs */
+  if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0)) {
+    struct tls_proxy_opts po = {.id = o->id,
+                                .egress = &o->profile->egress,
+                                .init_pid = m.init_pid,
+                                .secrets = &m.secrets,
+                                .ca = o->tls_ca,
+                                .upstream_ca = o->profile->egress.tls_upstream_ca,
+                                .trail = trail};
+    pid_t ppid;
+    if (o->tls_ca == NULL) {
+      error_set(&err, 0, "secrets: no CA for the TLS proxy");
+      fail_main(chan, &err);
+    }
+    if (tls_proxy_start(&po, &ppid, &err) < 0)
+      fail_main(chan, &err);
+  }
   if (m.log != NULL)
     open_ns_sources(&m, o);
   if (!recv_root(chan))
@@ -655,12 +745,15 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
    * 6 of 25 without this, 4 of 30 without proc_read's batch order, 0 of 50
    * with both).  The init is past its setup: it waits for start. */
   prioritise();
+  if (o->agent_fd >= 0)
+    open_subagents(&m, o, trail);
   if (m.warning != NULL)
     tell(chan, "OK %s", m.warning);
   else
     tell(chan, "OK");
   close(chan);
   close(o->state_dirfd);
+  arm_settled(&m);
   if (eg != NULL) {
     if (egress_helper_run(eg, m.init_pidfd, m.epfd, dispatch, &m, &err) < 0)
       monitor_error(&m, "dns", &err);
@@ -669,6 +762,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   }
   if (m.log != NULL)
     finish(&m);
+  /* a child cannot outlive its parent */
+  if (o->agent_fd >= 0)
+    subagent_reap_children(m.sub.exe, o->root, o->data_dir, o->id);
   /* the trail is complete; closing the fanotify group waits for an SRCU
    * grace period (5-18 ms here), the netfilter socket for the kernel's RCU
    * clean-up of the transaction (~13 ms), and `delete` waits for our exit */
@@ -682,8 +778,8 @@ static bool wants_monitor(const struct monitor_opts *o)
 {
   const struct profile_result *p = o->profile;
 
-  return p != NULL &&
-         (p->audit.enabled || (p->egress.def != PROFILE_EGRESS_OFF && o->egress_sandbox == NULL));
+  return p != NULL && (p->audit.enabled || o->agent_fd >= 0 ||
+                       (p->egress.def != PROFILE_EGRESS_OFF && o->egress_sandbox == NULL));
 }
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err)

@@ -39,6 +39,7 @@
 #include <sys/types.h>
 
 #include "common/error.h"
+#include "monitor/tls_ca.h"
 #include "profile/profile.h"
 
 /* The egress ruleset logs denied packets to this NFLOG group unless the
@@ -61,6 +62,15 @@ struct monitor_opts {
    * table, resolver or NFLOG of its own; NULL = none */
   const char *egress_sandbox;
   bool in_userns; /* the runtime runs in a user namespace (a rootless engine) */
+  /* the per-container CA of the TLS proxy (profile secrets), NULL = none;
+   * the monitor keeps it in memory only */
+  const struct tls_ca *tls_ca;
+  /* sub-agents (monitor/subagents.h): the listening agent.sock, -1 = off */
+  int agent_fd;
+  const char *data_dir;
+  const char *rootfs;
+  const char *profile_name;
+  const struct oci_config *config;
 };
 
 struct monitor_handle {

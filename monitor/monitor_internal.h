@@ -20,6 +20,7 @@
 #include "audit/jbuf.h"
 #include "cgroups/cgroup.h"
 #include "monitor/monitor.h"
+#include "monitor/subagents.h"
 #include "monitor/secret_store.h"
 
 #define MONITOR_MAX_SOURCES 16
@@ -60,8 +61,9 @@ struct monitor {
   int exit_status; /* wait status from the proc connector */
   bool stop;
   unsigned write_errors;
-  int epfd;    /* the sources' epoll set */
-  int tick_fd; /* timerfd: the flush tick, armed while events are pending */
+  struct subagent_parent sub; /* the sub-agent API's view of us (.exe NULL: off) */
+  int epfd;                   /* the sources' epoll set */
+  int tick_fd;                /* timerfd: the flush tick, armed while events are pending */
   bool tick_armed;
   struct seccomp_src *seccomp; /* monitor_seccomp.c, NULL = off */
   struct secret_store secrets; /* the values (secret_store.h); never written anywhere */

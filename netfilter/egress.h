@@ -124,8 +124,13 @@ bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *add
 struct nft_build_opts {
   uint32_t seq_base; /* first sequence number (tests: 1) */
   uint16_t dns_port; /* resolver port inside the netns; 0 = no redirect */
-  bool update;       /* refill allow4/allow6/allow_ll/allow_ports of an
-                        existing table, keep dns* sets (live allow/deny) */
+  /* the TLS proxy's port inside the netns (monitor/tls_proxy.h), 0 = none:
+   * new TCP connections to ports 443 and 80 but loopback's and those of
+   * sockets marked proxy_mark (the proxy's own) are redirected there */
+  uint16_t proxy_port;
+  uint32_t proxy_mark;
+  bool update; /* refill allow4/allow6/allow_ll/allow_ports of an
+                  existing table, keep dns* sets (live allow/deny) */
 };
 
 /* What each message of a batch is, for error reports. */
@@ -248,6 +253,10 @@ struct egress_resolver_opts {
   void (*on_tick)(void *ud); /* after every loop turn (at least once a second); NULL = none */
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */
+  /* has_upstream_netns: upstream sockets are made in that netns, not in the
+   * caller's (the host's) */
+  bool has_upstream_netns;
+  int upstream_netns_fd;
 };
 
 /* Open the resolver's sockets inside the container netns: netlink, UDP and

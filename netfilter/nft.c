@@ -576,6 +576,39 @@ static void rules_nat(struct nft_batch_buf *b, uint16_t port)
   }
 }
 
+/* the TLS proxy: after the DNS rules (port 53 keeps its own redirect) */
+static void rules_nat_proxy(struct nft_batch_buf *b, uint16_t port, uint32_t mark)
+{
+  static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
+  struct nftnl_rule *r = rule_new("nat_out");
+
+  meta(r, NFT_META_MARK, NFT_REG_1);
+  cmp(r, NFT_CMP_EQ, &mark, 4);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "meta mark proxy accept");
+  r = rule_new("nat_out");
+  match_daddr(r, false, lo4, 8);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ip daddr 127.0.0.0/8 accept");
+  r = rule_new("nat_out");
+  match_daddr(r, true, lo6, 128);
+  verdict(r, NF_ACCEPT, NULL);
+  rule_emit(b, r, "ip6 daddr ::1 accept");
+  for (int i = 0; i < 2; i++) {
+    uint16_t p = htons(port);
+    struct nftnl_expr *e;
+
+    r = rule_new("nat_out");
+    match_l4(r, IPPROTO_TCP, i == 0 ? 443 : 80, i == 0 ? 443 : 80);
+    e = expr(r, "immediate");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
+    e = expr(r, "redir");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    rule_emit(b, r, i == 0 ? "tcp dport 443 redirect to proxy" : "tcp dport 80 redirect to proxy");
+  }
+}
+
 /* ------------------------------------------------------- tables and chains */
 
 static void table_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags)
@@ -685,6 +718,8 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   if (o->dns_port != 0) {
     chain_msg(b, "nat_out", "nat", -100, NF_ACCEPT);
     rules_nat(b, o->dns_port);
+    if (o->proxy_port != 0)
+      rules_nat_proxy(b, o->proxy_port, o->proxy_mark);
   }
   return 0;
 }

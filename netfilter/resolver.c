@@ -23,7 +23,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -60,7 +64,7 @@ struct pending {
   socklen_t up_len;
   struct client c;
   /* kept across uses (not cleared with the fields above) */
-  struct dns_msg *q; /* header and question only */
+  struct dns_msg *q; /* header and question only; made at the first use */
   uint8_t *tcp_buf;  /* 2 + 65535, made at the first TCP retry */
 };
 
@@ -218,6 +222,32 @@ static void pending_done(struct pending *p)
   p->used = false;
 }
 
+/* socket(2) in the upstream netns when there is one (a sub-agent's resolver
+ * asks its parent's in the parent's namespace), else in ours. */
+static int upstream_socket(const struct rstate *s, int family, int type)
+{
+  int fd, e, own;
+
+  if (!s->o->has_upstream_netns)
+    return socket(family, type, 0);
+  own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (own < 0)
+    return -1;
+  if (setns(s->o->upstream_netns_fd, CLONE_NEWNET) < 0) {
+    close(own);
+    return -1;
+  }
+  fd = socket(family, type, 0);
+  e = errno;
+  if (setns(own, CLONE_NEWNET) < 0) {
+    /* cannot come back: the resolver must not go on in the wrong netns */
+    abort();
+  }
+  close(own);
+  errno = e;
+  return fd;
+}
+
 static long upstream_deadline(const struct rstate *s)
 {
   return now_ms() + (s->o->upstream_timeout_ms ? s->o->upstream_timeout_ms : 2000);
@@ -253,7 +283,7 @@ static int upstream_send(struct rstate *s, struct pending *p)
   len = dns_build_query(s->tx, RX_BUF, p->up_id, p->q->qname, p->q->qtype, &err);
   if (len < 0)
     return -1;
-  p->fd = socket(u->family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  p->fd = upstream_socket(s, u->family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (p->fd < 0 || connect(p->fd, (struct sockaddr *)&p->up, p->up_len) < 0)
     return -1;
   return send(p->fd, s->tx, (size_t)len, MSG_DONTWAIT) < 0 ? -1 : 0;
@@ -266,7 +296,7 @@ static int upstream_tcp(struct rstate *s, struct pending *p)
   if (p->tcp_buf == NULL)
     p->tcp_buf = xmalloc(2 + 65535);
   p->deadline = upstream_deadline(s);
-  p->fd = socket(p->up.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  p->fd = upstream_socket(s, p->up.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (p->fd < 0)
     return -1;
   p->tcp = true;
@@ -312,6 +342,10 @@ static void handle_query(struct rstate *s, const uint8_t *buf, size_t len, const
   p->fd = -1;
   p->used = true;
   p->c = *c;
+  /* made at a slot's first use: 64 of them (16 KiB each, answers included)
+   * made up front touched a page each in every idle monitor */
+  if (p->q == NULL)
+    p->q = xmalloc(sizeof *p->q);
   memcpy(p->q, q, offsetof(struct dns_msg, answers));
   p->q->n_answers = 0;
   if (upstream_send(s, p) < 0) {
@@ -706,10 +740,8 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
 
   memset(&s, 0, sizeof s);
   s.o = o;
-  for (size_t i = 0; i < MAX_PENDING; i++) {
-    s.pend[i].q = xmalloc(sizeof *s.pend[i].q);
+  for (size_t i = 0; i < MAX_PENDING; i++)
     s.pend[i].fd = -1;
-  }
   for (size_t i = 0; i < MAX_CONNS; i++)
     s.conns[i].fd = -1;
   s.scratch = xmalloc(sizeof *s.scratch);

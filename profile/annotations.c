@@ -8,7 +8,8 @@
  *   run.agentrt.readonly-workspace=true
  *   run.agentrt.workspace.mode=tmpfs|overlay|bind   (looser than the profile's
  *                                      mode only if in allowLoosen.workspaceModes)
- *   run.agentrt.workspace.size=256m    tmpfs workspace size
+ *   run.agentrt.workspace.size=256m    workspace size (tmpfs, or the overlay's upper
+ *                                      image: then a hard requirement)
  *   run.agentrt.egress.allow=a.org,b.org   only entries matching allowLoosen.egressAllow
  *   run.agentrt.egress.default=deny
  *   run.agentrt.ingress=8080/tcp,9090  inbound ports, only those matching

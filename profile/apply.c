@@ -176,6 +176,21 @@ static void fill_secrets(struct apply_ctx *x)
   }
 }
 
+/* The proxy's line in explain: who terminates what, and what fails. */
+static void note_proxy(struct apply_ctx *x)
+{
+  if (x->r->egress.def == PROFILE_EGRESS_OFF || (x->r->n_secrets == 0 && x->r->egress.n_http == 0))
+    return;
+  profile_change_add(
+      x, PROFILE_CHANGE_RUNTIME, "egress.tls", NULL, "proxy",
+      "HTTPS to the secrets' and HTTP rules' hosts is terminated by the egress proxy with a "
+      "per-container CA (in /dev/agentrt-ca-bundle.crt and the distribution bundle paths; "
+      "SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, CURL_CA_BUNDLE, GIT_SSL_CAINFO): a "
+      "client that pins certificates or uses its own CA store fails there with a certificate "
+      "error (a tls_error record in the trail); every other HTTPS flow must name (SNI) an allowed "
+      "host that resolves to the address it connects to");
+}
+
 static int run_steps(struct apply_ctx *x)
 {
   if (profile_annotations_parse(x->c, x->p, &x->a, x->err) < 0)
@@ -194,8 +209,11 @@ static int run_steps(struct apply_ctx *x)
   apply_seccomp(x);
   fill_egress(x);
   fill_secrets(x);
+  note_proxy(x);
   profile_audit_copy(&x->r->audit, &x->p->audit);
+  x->r->subagents = x->p->subagents;
   x->r->workspace.retention = x->p->workspace.retention;
+  x->r->workspace.volatile_upper = x->p->workspace.volatile_upper;
   profile_apply_writes_summary(x);
   return 0;
 }

@@ -9,6 +9,8 @@
  * Field reference (struct agent_profile in profile.h):
  *   rootfs.readonly            root.readonly forced true
  *   workspace.path/mode/size   auto = overlay over an engine's bind, else tmpfs
+ *   workspace.volatile         overlay "volatile": no syncs of the upper layer (faster start and
+ *                              exit; a host crash may lose changes still waiting for review)
  *   workspace.protected        files tools run or load by themselves: overlay mode leaves
  *                              changes to them out of commit, bind mode binds them read-only
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
@@ -25,6 +27,8 @@
  *   mounts.*                   engine sockets refused; other host binds read-only
  *   resources.*                default when unset, ceiling (refusal) above max
  *   egress/audit               carried to the runtime (netfilter/, audit)
+ *   sandbox.home/homeDeny      `agentrt sandbox`: the home's files bound read-only (no
+ *                              credentials: the deny list of home.c wins over them)
  *   annotations.allowLoosen    what run.agentrt.* may loosen, and how far
  */
 #include "profile/profile.h"
@@ -122,6 +126,10 @@ static const char agent_json[] =
     "  \"egress\": {\"default\": \"deny\", \"allow\": [], \"dns\": {\"upstream\": []}},\n"
     "  \"ingress\": {\"default\": \"deny\", \"allow\": []},\n"
     "  \"audit\": {\"enabled\": true, \"maxSize\": \"100m\", \"maxAge\": \"30d\"},\n"
+    "  \"sandbox\": {\"home\": [\".gitconfig\", \".config/git\", \".gitignore_global\", "
+    "\".editorconfig\",\n"
+    "    \".inputrc\"], \"homeDeny\": []},\n"
+    "  \"subagents\": {\"enabled\": true, \"maxChildren\": 8, \"maxDepth\": 2},\n"
     "  \"annotations\": {\n"
     "    \"apply\": true,\n"
     "    \"allowLoosen\": {\n"

@@ -231,8 +231,15 @@ void profile_egress_clear(struct profile_egress *e)
 {
   strv_free(e->allow);
   strv_free(e->dns_upstream);
+  free(e->dns_upstream_netns);
   strv_free(e->ingress_allow);
   free(e->tls_upstream_ca);
+  for (size_t i = 0; i < e->n_http; i++) {
+    free(e->http[i].host);
+    strv_free(e->http[i].methods);
+    strv_free(e->http[i].paths);
+  }
+  free(e->http);
   memset(e, 0, sizeof *e);
 }
 
@@ -241,8 +248,15 @@ void profile_egress_copy(struct profile_egress *d, const struct profile_egress *
   *d = *s;
   d->allow = strv_dup(s->allow);
   d->dns_upstream = strv_dup(s->dns_upstream);
+  d->dns_upstream_netns = s->dns_upstream_netns ? xstrdup(s->dns_upstream_netns) : NULL;
   d->ingress_allow = strv_dup(s->ingress_allow);
   d->tls_upstream_ca = xstrdup(s->tls_upstream_ca);
+  d->http = s->n_http ? xmalloc0(s->n_http * sizeof *d->http) : NULL;
+  for (size_t i = 0; i < s->n_http; i++) {
+    d->http[i].host = xstrdup(s->http[i].host);
+    d->http[i].methods = strv_dup(s->http[i].methods);
+    d->http[i].paths = strv_dup(s->http[i].paths);
+  }
 }
 
 void profile_audit_copy(struct profile_audit *d, const struct profile_audit *s)
@@ -276,6 +290,8 @@ void profile_free(struct agent_profile *p)
     profile_secret_clear(&p->secrets[i]);
   free(p->secrets);
   free(p->audit.dir);
+  strv_free(p->sandbox.home);
+  strv_free(p->sandbox.home_deny);
   strv_free(p->annotations.loosen.egress_allow);
   strv_free(p->annotations.loosen.ingress_allow);
   free(p);

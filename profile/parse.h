@@ -57,6 +57,7 @@ int profile_get_ns_set(struct pctx *c, const char *path, yajl_val v, unsigned *r
 int profile_parse_document(struct pctx *c, yajl_val v, struct agent_profile *p);
 /* secrets.c */
 int profile_parse_secrets(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p);
+int profile_parse_http_rules(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p);
 int profile_validate_secrets(struct pctx *c, const struct agent_profile *p);
 /* validate.c: cross-field checks on the final profile. */
 int profile_validate_profile(struct pctx *c, const struct agent_profile *p);

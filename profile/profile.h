@@ -98,10 +98,23 @@ struct profile_retention {
   uint64_t max_age;  /* seconds, 0 = unbounded */
 };
 
+/* egress.http: what terminated requests to a host may be (the TLS proxy,
+ * monitor/tls_proxy.h, terminates the hosts named here as it does those of
+ * secrets).  Empty methods or paths: any. */
+struct profile_http_rule {
+  char *host;     /* a name or "*." + a domain, as secrets' hosts */
+  char **methods; /* "GET", "POST" */
+  char **paths;   /* prefixes of the path ("/v1/"), the query not included */
+};
+
 struct profile_egress {
   enum profile_egress_default def;
   char **allow;        /* entries as written: "pypi.org", "*.x.org:443", "192.0.2.0/24" */
   char **dns_upstream; /* NULL/empty = the host's resolvers */
+  /* dns.upstreamNetns: the network namespace (a path) the resolver's upstream
+   * sockets are made in, NULL = the runtime's; a sub-agent's resolver asks
+   * its parent's at 127.0.0.1 there (monitor/subagents.h) */
+  char *dns_upstream_netns;
   bool allow_private_answers;
   /* dns.ttlMin/ttlMax (seconds): how long a resolved address stays pinned,
    * the upstream's TTL clamped to it; unset = 5 and 3600 */
@@ -114,8 +127,18 @@ struct profile_egress {
   /* egress.tls.upstreamCA: a host file of PEM certificates the monitor's
    * TLS proxy trusts for upstreams besides the host's store; NULL = none */
   char *tls_upstream_ca;
+  struct profile_http_rule *http;
+  size_t n_http;
 };
 
+/* The in-container API for sub-agents (docs/subagents.md): off, or on
+ * with at most max_children live children and max_depth generations
+ * below this container (a child gets max_depth - 1). */
+struct profile_subagents {
+  bool enabled;
+  uint64_t max_children;
+  uint64_t max_depth;
+};
 /* One entry of the "secrets" section: a credential the container sees only as
  * a placeholder.  The value is in `file` on the host; the monitor reads it
  * (profile/ never does) and substitutes it for the placeholder in request
@@ -158,6 +181,7 @@ struct agent_profile {
     uint64_t size;    /* tmpfs mode */
     char **protected; /* relative; trailing '/' = directory, else file */
     struct profile_retention retention;
+    bool volatile_upper; /* overlay "volatile": no syncs of the upper layer's file system */
   } workspace;
   struct profile_scratch *scratch;
   size_t n_scratch;
@@ -201,6 +225,14 @@ struct agent_profile {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  /* `agentrt sandbox`: what of the user's home is bound in, read-only
+   * (relative paths; a directory is bound file by file), and what is never
+   * bound, on top of the built-in list (profile_home_denied). */
+  struct {
+    char **home;
+    char **home_deny;
+  } sandbox;
+  struct profile_subagents subagents;
   struct {
     bool apply; /* false: run.agentrt.* annotations are ignored (the `oci` profile) */
     struct profile_loosen loosen;
@@ -233,13 +265,15 @@ struct profile_result {
   struct {
     enum profile_ws_mode mode; /* NONE, TMPFS, OVERLAY or BIND */
     char *path;
-    char *lowerdir; /* OVERLAY: the host directory */
-    uint64_t size;  /* TMPFS */
+    char *lowerdir;     /* OVERLAY: the host directory */
+    uint64_t size;      /* TMPFS: the tmpfs; OVERLAY: the upper layer's hard limit */
+    bool size_explicit; /* run.agentrt.workspace.size set it (refuse if not enforceable) */
     bool readonly;
     struct profile_protected *protected; /* BIND: the read-only binds */
     size_t n_protected;
     char **review_protected; /* OVERLAY: the profile's list, relative (workspace/protect.c) */
     struct profile_retention retention;
+    bool volatile_upper; /* OVERLAY: mount it "volatile" */
   } workspace;
   struct profile_egress egress; /* annotations applied */
   /* the secrets this container gets (the profile's, or those named by
@@ -247,6 +281,7 @@ struct profile_result {
   struct profile_secret *secrets;
   size_t n_secrets;
   struct profile_audit audit;
+  struct profile_subagents subagents;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;
@@ -305,6 +340,12 @@ const struct profile_secret *profile_secret_find(const struct agent_profile *p, 
 /* host (a server name, any case, no port) is one of s->hosts: equal, or below
  * a "*." entry ("*.example.org" matches "a.example.org", not "example.org"). */
 bool profile_secret_host_match(const struct profile_secret *s, const char *host);
+/* The rule for host (a server name), NULL = none. */
+const struct profile_http_rule *profile_http_rule_find(const struct profile_egress *e,
+                                                       const char *host);
+/* A request (method, path without the query) the rule allows. */
+bool profile_http_rule_allows(const struct profile_http_rule *r, const char *method,
+                              size_t method_len, const char *path, size_t path_len);
 void profile_secret_copy(struct profile_secret *d, const struct profile_secret *s);
 void profile_secret_clear(struct profile_secret *s);
 
@@ -322,6 +363,20 @@ int profile_parse_duration(const char *s, uint64_t *ret);
 /* "1.5" -> 1500 millicpus. */
 int profile_parse_cpus(const char *s, uint64_t *ret);
 const char *profile_ws_mode_name(enum profile_ws_mode m);
+
+/* The home's deny list (home.c), which wins over sandbox.home and
+ * `sandbox --dotfile`: credentials (.ssh, .aws, .config/gcloud, .kube,
+ * .docker, .netrc, .git-credentials, .npmrc, .gnupg ...), browser profiles and
+ * shell histories, matched on whole path components without regard to case,
+ * plus credential file names anywhere below the home (id_rsa*, *_history,
+ * credentials ...).  rel is relative to the home; extra is the profile's
+ * sandbox.homeDeny.  Returns the entry or pattern that denies rel, or NULL. */
+const char *profile_home_denied(const char *rel, char *const *extra);
+/* rel as a normalised relative path ("a/b": no leading '/', no `.`, `..` or
+ * empty components); NULL when it cannot be one. */
+char *profile_home_normalize(const char *rel);
+/* The built-in deny list, NULL-terminated (for `--help` and the docs). */
+extern const char *const profile_home_deny_builtin[];
 int profile_ws_mode_from_name(const char *s); /* -1 unknown */
 
 #endif

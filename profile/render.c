@@ -82,12 +82,26 @@ void profile_gen_egress(yajl_gen g, const struct profile_egress *e)
   profile_gen_str(g, "dns");
   yajl_gen_map_open(g);
   profile_gen_key_strv(g, "upstream", e->dns_upstream);
+  if (e->dns_upstream_netns)
+    profile_gen_key_str(g, "upstreamNetns", e->dns_upstream_netns);
   if (e->has_ttl_min)
     profile_gen_key_u64(g, "ttlMin", e->ttl_min);
   if (e->has_ttl_max)
     profile_gen_key_u64(g, "ttlMax", e->ttl_max);
   yajl_gen_map_close(g);
   profile_gen_key_bool(g, "allowPrivateAnswers", e->allow_private_answers);
+  if (e->n_http > 0) {
+    profile_gen_str(g, "http");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < e->n_http; i++) {
+      yajl_gen_map_open(g);
+      profile_gen_key_str(g, "host", e->http[i].host);
+      profile_gen_key_strv(g, "methods", e->http[i].methods);
+      profile_gen_key_strv(g, "paths", e->http[i].paths);
+      yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+  }
   if (e->tls_upstream_ca != NULL) {
     profile_gen_str(g, "tls");
     yajl_gen_map_open(g);
@@ -131,6 +145,15 @@ void profile_gen_audit(yajl_gen g, const struct profile_audit *a)
   profile_gen_key_str(g, "dir", a->dir);
   profile_gen_key_u64(g, "maxSize", a->max_size);
   profile_gen_key_u64(g, "maxAge", a->max_age);
+  yajl_gen_map_close(g);
+}
+
+void profile_gen_subagents(yajl_gen g, const struct profile_subagents *s)
+{
+  yajl_gen_map_open(g);
+  profile_gen_key_bool(g, "enabled", s->enabled);
+  profile_gen_key_u64(g, "maxChildren", s->max_children);
+  profile_gen_key_u64(g, "maxDepth", s->max_depth);
   yajl_gen_map_close(g);
 }
 
@@ -202,6 +225,8 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   profile_gen_secrets(g, r->secrets, r->n_secrets);
   profile_gen_str(g, "audit");
   profile_gen_audit(g, &r->audit);
+  profile_gen_str(g, "subagents");
+  profile_gen_subagents(g, &r->subagents);
   profile_gen_str(g, "seccomp");
   yajl_gen_map_open(g);
   profile_gen_key_bool(g, "stacked", r->extra_seccomp != NULL);

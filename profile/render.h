@@ -15,6 +15,7 @@ void profile_gen_egress(yajl_gen g, const struct profile_egress *e);
 void profile_gen_ingress(yajl_gen g, const struct profile_egress *e);
 void profile_gen_secrets(yajl_gen g, const struct profile_secret *s, size_t n);
 void profile_gen_audit(yajl_gen g, const struct profile_audit *a);
+void profile_gen_subagents(yajl_gen g, const struct profile_subagents *s);
 void profile_gen_retention(yajl_gen g, const struct profile_retention *r);
 const char *profile_egress_default_name(enum profile_egress_default d);
 /* Hands out the buffer and frees g. */

@@ -210,8 +210,130 @@ int profile_parse_secrets(struct pctx *c, const char *path, yajl_val v, struct a
   return 0;
 }
 
+static int http_rule(struct pctx *c, const char *path, yajl_val v, struct profile_http_rule *r)
+{
+  if (!YAJL_IS_OBJECT(v))
+    return profile_pfail(c, path, "expected an object {\"host\", \"methods\", \"paths\"}");
+  for (size_t i = 0; i < v->u.object.len; i++) {
+    const char *k = v->u.object.keys[i];
+    yajl_val m = v->u.object.values[i];
+    cleanup_free char *sub = profile_path_join(path, k);
+    int rr;
+
+    if (streq(k, "host"))
+      rr = profile_get_string(c, sub, m, &r->host);
+    else if (streq(k, "methods"))
+      rr = profile_get_strv(c, sub, m, &r->methods);
+    else if (streq(k, "paths"))
+      rr = profile_get_strv(c, sub, m, &r->paths);
+    else
+      rr = profile_pfail(c, sub, "unknown field");
+    if (rr < 0)
+      return -1;
+  }
+  if (r->host == NULL)
+    return profile_pfail(c, path, "needs \"host\"");
+  return 0;
+}
+
+int profile_parse_http_rules(struct pctx *c, const char *path, yajl_val v, struct agent_profile *p)
+{
+  struct profile_egress *e = &p->egress;
+  struct profile_http_rule *list;
+  size_t n;
+
+  if (!YAJL_IS_ARRAY(v))
+    return profile_pfail(c, path, "expected an array of {\"host\", \"methods\", \"paths\"}");
+  n = v->u.array.len;
+  if (n > PROFILE_SECRETS_MAX)
+    return profile_pfail(c, path, "more than %d rules", PROFILE_SECRETS_MAX);
+  list = xmalloc0((n ? n : 1) * sizeof *list);
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *sub = xfmt("%s[%zu]", path, i);
+    if (http_rule(c, sub, v->u.array.values[i], &list[i]) < 0) {
+      for (size_t j = 0; j <= i; j++) {
+        free(list[j].host);
+        strv_free(list[j].methods);
+        strv_free(list[j].paths);
+      }
+      free(list);
+      return -1;
+    }
+  }
+  for (size_t i = 0; i < e->n_http; i++) {
+    free(e->http[i].host);
+    strv_free(e->http[i].methods);
+    strv_free(e->http[i].paths);
+  }
+  free(e->http);
+  e->http = list;
+  e->n_http = n;
+  return 0;
+}
+
+const struct profile_http_rule *profile_http_rule_find(const struct profile_egress *e,
+                                                       const char *host)
+{
+  for (size_t i = 0; i < e->n_http; i++) {
+    char *hosts[2] = {e->http[i].host, NULL};
+    struct profile_secret s = {.hosts = hosts};
+    if (profile_secret_host_match(&s, host))
+      return &e->http[i];
+  }
+  return NULL;
+}
+
+bool profile_http_rule_allows(const struct profile_http_rule *r, const char *method,
+                              size_t method_len, const char *path, size_t path_len)
+{
+  bool ok = r->methods == NULL || r->methods[0] == NULL;
+
+  for (size_t i = 0; !ok && r->methods[i] != NULL; i++)
+    ok = strlen(r->methods[i]) == method_len && strncmp(r->methods[i], method, method_len) == 0;
+  if (!ok)
+    return false;
+  if (r->paths == NULL || r->paths[0] == NULL)
+    return true;
+  for (size_t i = 0; r->paths[i] != NULL; i++) {
+    size_t n = strlen(r->paths[i]);
+    if (path_len >= n && strncmp(path, r->paths[i], n) == 0)
+      return true;
+  }
+  return false;
+}
+
+static int check_http_rules(struct pctx *c, const struct profile_egress *e)
+{
+  for (size_t i = 0; i < e->n_http; i++) {
+    const struct profile_http_rule *r = &e->http[i];
+    char *one[2] = {r->host, NULL};
+    cleanup_free char *sub = xfmt("egress.http[%zu]", i);
+    cleanup_free char *f_host = xfmt("%s.host", sub);
+
+    if (check_hosts(c, f_host, one) < 0)
+      return -1;
+    for (size_t k = 0; r->methods && r->methods[k]; k++) {
+      cleanup_free char *fm = xfmt("%s.methods[%zu]", sub, k);
+      for (const char *s = r->methods[k]; *s; s++)
+        if (!(*s >= 'A' && *s <= 'Z'))
+          return profile_pfail(c, fm, "`%s` is not an upper-case method name", r->methods[k]);
+    }
+    for (size_t k = 0; r->paths && r->paths[k]; k++) {
+      cleanup_free char *fp = xfmt("%s.paths[%zu]", sub, k);
+      if (r->paths[k][0] != '/' || strpbrk(r->paths[k], "?#%\\ ") != NULL ||
+          strstr(r->paths[k], "/.") != NULL)
+        return profile_pfail(c, fp, "`%s` is not a plain path prefix starting with /", r->paths[k]);
+    }
+    if (e->def == PROFILE_EGRESS_OFF)
+      return profile_pfail(c, sub, "HTTP rules need an egress policy");
+  }
+  return 0;
+}
+
 int profile_validate_secrets(struct pctx *c, const struct agent_profile *p)
 {
+  if (check_http_rules(c, &p->egress) < 0)
+    return -1;
   for (size_t i = 0; i < p->n_secrets; i++) {
     const struct profile_secret *s = &p->secrets[i];
     cleanup_free char *sub = xfmt("secrets[%zu]", i);

@@ -176,9 +176,13 @@ static const struct pfield retention_fields[] = {
 };
 
 static const struct pfield workspace_fields[] = {
-    F("path", P_STR, workspace.path),    FFN("mode", ws_mode),
-    F("size", P_SIZE, workspace.size),   F("protected", P_STRV, workspace.protected),
-    FOBJ("retention", retention_fields), FEND,
+    F("path", P_STR, workspace.path),
+    FFN("mode", ws_mode),
+    F("size", P_SIZE, workspace.size),
+    F("protected", P_STRV, workspace.protected),
+    FOBJ("retention", retention_fields),
+    F("volatile", P_BOOL, workspace.volatile_upper),
+    FEND,
 };
 
 static const struct pfield caps_fields[] = {
@@ -239,6 +243,7 @@ static const struct pfield resources_fields[] = {
 
 static const struct pfield dns_fields[] = {
     F("upstream", P_STRV, egress.dns_upstream),
+    F("upstreamNetns", P_STR, egress.dns_upstream_netns),
     FH("ttlMin", P_DURATION, egress.ttl_min, egress.has_ttl_min),
     FH("ttlMax", P_DURATION, egress.ttl_max, egress.has_ttl_max),
     FEND,
@@ -254,6 +259,7 @@ static const struct pfield egress_fields[] = {
     F("allow", P_STRV, egress.allow),
     FOBJ("dns", dns_fields),
     FOBJ("tls", tls_fields),
+    FFN("http", profile_parse_http_rules),
     F("allowPrivateAnswers", P_BOOL, egress.allow_private_answers),
     FEND,
 };
@@ -269,6 +275,19 @@ static const struct pfield audit_fields[] = {
     F("dir", P_STR, audit.dir),
     F("maxSize", P_SIZE, audit.max_size),
     F("maxAge", P_DURATION, audit.max_age),
+    FEND,
+};
+
+static const struct pfield sandbox_fields[] = {
+    F("home", P_STRV, sandbox.home),
+    F("homeDeny", P_STRV, sandbox.home_deny),
+    FEND,
+};
+
+static const struct pfield subagents_fields[] = {
+    F("enabled", P_BOOL, subagents.enabled),
+    F("maxChildren", P_COUNT, subagents.max_children),
+    F("maxDepth", P_COUNT, subagents.max_depth),
     FEND,
 };
 
@@ -312,6 +331,8 @@ static const struct pfield top_fields[] = {
     FOBJ("ingress", ingress_fields),
     FFN("secrets", profile_parse_secrets),
     FOBJ("audit", audit_fields),
+    FOBJ("sandbox", sandbox_fields),
+    FOBJ("subagents", subagents_fields),
     FOBJ("annotations", annotations_fields),
     FEND,
 };

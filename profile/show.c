@@ -77,6 +77,7 @@ static void gen_workspace(yajl_gen g, const struct agent_profile *p)
   gen_size(g, "size", p->workspace.size);
   profile_gen_key_strv(g, "protected", p->workspace.protected);
   profile_gen_retention(g, &p->workspace.retention);
+  profile_gen_key_bool(g, "volatile", p->workspace.volatile_upper);
   yajl_gen_map_close(g);
   profile_gen_str(g, "scratch");
   yajl_gen_array_open(g);
@@ -194,6 +195,13 @@ int profile_to_json(const struct agent_profile *p, char **ret_json, size_t *ret_
   profile_gen_secrets(g, p->secrets, p->n_secrets);
   profile_gen_str(g, "audit");
   profile_gen_audit(g, &p->audit);
+  profile_gen_str(g, "sandbox");
+  yajl_gen_map_open(g);
+  profile_gen_key_strv(g, "home", p->sandbox.home);
+  profile_gen_key_strv(g, "homeDeny", p->sandbox.home_deny);
+  yajl_gen_map_close(g);
+  profile_gen_str(g, "subagents");
+  profile_gen_subagents(g, &p->subagents);
   gen_annotations(g, p);
   yajl_gen_map_close(g);
   return profile_gen_finish(g, ret_json, ret_len, err);

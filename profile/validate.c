@@ -179,6 +179,37 @@ static int check_egress(struct pctx *c, const struct agent_profile *p)
   return 0;
 }
 
+/* sandbox.home: relative paths, none of them denied (the deny list wins;
+ * saying so here is clearer than a path that is silently never bound). */
+static int check_sandbox(struct pctx *c, const struct agent_profile *p)
+{
+  char **home = p->sandbox.home, **deny = p->sandbox.home_deny;
+  size_t i;
+
+  for (i = 0; deny != NULL && deny[i] != NULL; i++) {
+    cleanup_free char *n = profile_home_normalize(deny[i]);
+    if (n == NULL) {
+      cleanup_free char *sub = xfmt("sandbox.homeDeny[%zu]", i);
+      return profile_pfail(c, sub, "`%s` must be a relative path inside the home, without ..",
+                           deny[i]);
+    }
+  }
+  for (i = 0; home != NULL && home[i] != NULL; i++) {
+    cleanup_free char *n = profile_home_normalize(home[i]);
+    cleanup_free char *sub = xfmt("sandbox.home[%zu]", i);
+    const char *why;
+    if (i >= 256)
+      return profile_pfail(c, "sandbox.home", "more than 256 entries");
+    if (n == NULL)
+      return profile_pfail(c, sub, "`%s` must be a relative path inside the home, without ..",
+                           home[i]);
+    if ((why = profile_home_denied(n, deny)) != NULL)
+      return profile_pfail(c, sub, "`%s` is on the home's deny list (`%s`): it is never bound",
+                           home[i], why);
+  }
+  return 0;
+}
+
 static int check_limit(struct pctx *c, const char *field, const struct profile_limit *l)
 {
   if (l->has_default && l->has_max && l->def > l->max)
@@ -190,7 +221,7 @@ int profile_validate_profile(struct pctx *c, const struct agent_profile *p)
 {
   if (check_workspace(c, p) < 0 || check_scratch(c, p) < 0 || check_seccomp(c, p) < 0 ||
       check_env(c, p) < 0 || check_caps(c, p) < 0 || check_egress(c, p) < 0 ||
-      profile_validate_secrets(c, p) < 0)
+      check_sandbox(c, p) < 0 || profile_validate_secrets(c, p) < 0)
     return -1;
   if (check_abs_list(c, "maskedPaths", p->masked_paths) < 0 ||
       check_abs_list(c, "readonlyPaths", p->readonly_paths) < 0 ||

@@ -169,6 +169,8 @@ static void set_overlay(struct apply_ctx *x, struct ws_state *w)
   cleanup_free char *now = NULL;
   bool noexec = profile_mount_has_opt(m, "noexec");
 
+  x->r->workspace.size = x->a.has_ws_size ? x->a.ws_size : x->p->workspace.size;
+  x->r->workspace.size_explicit = x->a.has_ws_size;
   if (profile_mount_is_workspace(m))
     return;
   old = profile_mount_describe(m);
@@ -242,6 +244,20 @@ static void add_bind_protected(struct apply_ctx *x, const char *ws)
     add_one_bind(x, ws, prot[i]);
 }
 
+/* Overlay mode: the upper layer's limit (an ext4 image, workspace/image.c). */
+static void add_size_limit(struct apply_ctx *x)
+{
+  cleanup_free char *v = xfmt("%" PRIu64, x->r->workspace.size);
+
+  profile_change_add(x, PROFILE_CHANGE_RUNTIME, "workspace.size", NULL, v,
+                     "the overlay's upper layer is an ext4 image of this size: writes past it "
+                     "fail with ENOSPC%s",
+                     x->r->workspace.size_explicit
+                         ? " (asked for by annotation: create is refused where it cannot be "
+                           "enforced)"
+                         : " (not enforced, with a warning, on a host without loop devices)");
+}
+
 /* Overlay mode: nothing is mounted; commit leaves protected changes out. */
 static void add_review_protected(struct apply_ctx *x, const struct ws_state *w)
 {
@@ -299,9 +315,11 @@ int profile_apply_workspace(struct apply_ctx *x)
   if (w.mode == PROFILE_WS_OVERLAY)
     x->r->workspace.lowerdir = xstrdup(w.host);
   record_mode(x, &w);
-  if (w.mode == PROFILE_WS_OVERLAY)
+  if (w.mode == PROFILE_WS_OVERLAY) {
     add_review_protected(x, &w);
-  else if (w.mode == PROFILE_WS_BIND && !w.readonly)
+    if (x->r->workspace.size > 0)
+      add_size_limit(x);
+  } else if (w.mode == PROFILE_WS_BIND && !w.readonly)
     add_bind_protected(x, w.path);
   return 0;
 }

@@ -70,4 +70,23 @@ char *ws_now(int64_t *ret_s);
 bool ws_valid_name(const char *s);
 void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
 
+/* image.c: the size-limited upper layer (an ext4 image on a loop device). */
+struct ws_fs *ws_fs_new(void);
+void ws_fs_free(struct ws_fs *fs);
+/* Mount the image of w (detached) unless it is mounted already. */
+int ws_fs_mount(const struct workspace *w, struct error *err);
+/* A new fd of the directory that holds upper/, work/ and retired/: the
+ * image's root, or w->dir when the workspace has no image. */
+int ws_upper_base(const struct workspace *w, struct error *err);
+/* Can this host make and mount images?  *why when not. */
+bool ws_image_supported(const char **why);
+/* <dir>/upper.img: a sparse copy of the template of that size (made once). */
+int ws_image_create(const struct workspace *w, uint64_t size, struct error *err);
+/* <dir>/retired.mark: a rollback left retired uppers in the image. */
+#define WS_RETIRED_MARK "retired.mark"
+/* Unmount and delete <dir>/upper.img. */
+int ws_image_remove(struct workspace *w, struct error *err);
+/* Blocks of the image on the host disk (bytes); *ret_apparent: its size. */
+uint64_t ws_image_disk_bytes(const struct workspace *w, uint64_t *ret_apparent);
+
 #endif

@@ -26,8 +26,9 @@ struct rec {
 
 void ws_limits_default(struct ws_limits *l)
 {
-  *l = (struct ws_limits){WS_DEFAULT_MAX_FILES, WS_DEFAULT_MAX_HASH_BYTES, WS_DEFAULT_MAX_FILE_HASH,
-                          0, 0};
+  *l = (struct ws_limits){.max_files = WS_DEFAULT_MAX_FILES,
+                          .max_hash_bytes = WS_DEFAULT_MAX_HASH_BYTES,
+                          .max_file_hash = WS_DEFAULT_MAX_FILE_HASH};
 }
 
 static void fill_entry(struct ws_mentry *e, int fd, const struct stat *st, bool hash)

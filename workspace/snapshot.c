@@ -4,9 +4,11 @@
  * A snapshot is a full copy of upper (whiteouts and opaque markers included)
  * plus the layer stack it was taken on.  Rollback makes it (and that stack)
  * the lower layers under a fresh, empty upper.  For a running container the
- * new overlay is created here, in our own mount namespace, as a detached
- * mount (fsopen/fsmount: the layer paths resolve on the host), then a forked
- * child joins the container's mount namespace and attaches it over the
+ * new overlay is created by a forked child, in our mount namespace, as a
+ * detached mount (fsopen/fsmount: the layer paths resolve on the host; an
+ * image's upper layer is first mounted on <dir>/fs in a private mount
+ * namespace of the child, image.c), then the child joins the container's
+ * mount namespace and attaches it over the
  * workspace path (move_mount onto an O_PATH fd resolved inside the container
  * root with safepath).  The old mount stays underneath: processes holding
  * files open in it keep them, new lookups see the snapshot.
@@ -39,7 +41,7 @@ const struct ws_snapshot *workspace_find_snapshot(const struct workspace *w, con
 int workspace_snapshot(struct workspace *w, const char *name, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_close int sfd = -1;
+  cleanup_close int sfd = -1, ufd = -1;
   cleanup_free char *tmp = xfmt(".tmp-%s", name);
   struct ws_snapshot *s;
 
@@ -52,7 +54,9 @@ int workspace_snapshot(struct workspace *w, const char *name, struct error *err)
   if (dfd < 0 || (sfd = ws_open_dir(dfd, "snapshots")) < 0)
     return error_errno(err, "workspace `%s`: open snapshots", w->id);
   ws_rm_tree(sfd, tmp);
-  if (ws_copy_tree(dfd, "upper", sfd, tmp, err) < 0) {
+  if ((ufd = ws_upper_base(w, err)) < 0)
+    return -1;
+  if (ws_copy_tree(ufd, "upper", sfd, tmp, err) < 0) {
     ws_rm_tree(sfd, tmp);
     return error_prefix(err, "workspace `%s`: snapshot `%s`", w->id, name);
   }
@@ -81,6 +85,13 @@ static int retire_upper(struct workspace *w, int dfd, bool running, struct error
       return error_errno(err, "workspace `%s`: remove upper", w->id);
     return 0;
   }
+  if (workspace_has_image(w)) { /* workspace_gc looks into the image only then */
+    cleanup_free char *mark = xfmt("%s/%s", w->dir, WS_RETIRED_MARK);
+    int fd = open(mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return error_errno(err, "workspace `%s`: create `%s`", w->id, mark);
+    close(fd);
+  }
   if (mkdirat(dfd, "retired", 0700) < 0 && errno != EEXIST)
     return error_errno(err, "workspace `%s`: mkdir retired", w->id);
   rfd = ws_open_dir(dfd, "retired");
@@ -100,14 +111,14 @@ int workspace_rollback_layers(struct workspace *w, const char *name, bool runnin
                               struct error *err)
 {
   const struct ws_snapshot *s = workspace_find_snapshot(w, name);
-  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int dfd = -1;
   struct stat st;
   char **layers;
 
   if (s == NULL)
     return error_set(err, ENOENT, "workspace `%s`: no snapshot `%s`", w->id, name);
-  if (dfd < 0)
-    return error_errno(err, "workspace `%s`: open", w->id);
+  if ((dfd = ws_upper_base(w, err)) < 0)
+    return -1;
   if (retire_upper(w, dfd, running, err) < 0)
     return -1;
   if (stat(w->lowerdir, &st) < 0)
@@ -173,12 +184,40 @@ char **workspace_protected(const struct workspace *w)
   return ret;
 }
 
-/* In the child: join the namespace and attach; the message goes to pipefd. */
-static __attribute__((noreturn)) void attach_child(int nsfd, int mfd, const char *dest, int pipefd)
+/* An image's upper layer is reached by path (upperdir=<dir>/fs/upper): in
+ * a private mount namespace of the child, whose mounts go with it. */
+static int attach_image(struct workspace *w, struct error *err)
+{
+  cleanup_free char *at = workspace_fs_path(w);
+  cleanup_close int target = -1, clone = -1;
+
+  if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return error_errno(err, "a private mount namespace");
+  target = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (target < 0)
+    return error_errno(err, "open `%s`", at);
+  /* a clone: the caller's mount stays detached, usable after we are gone */
+  clone = (int)syscall(SYS_open_tree, workspace_fs_fd(w), "",
+                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (clone < 0 || syscall(SYS_move_mount, clone, "", target, "",
+                           MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return error_errno(err, "mount the image on `%s`", at);
+  return 0;
+}
+
+/* In the child: build the overlay, join the namespace and attach; the
+ * message goes to pipefd. */
+static __attribute__((noreturn)) void attach_child(int nsfd, struct workspace *w, int pipefd)
 {
   struct error e = {0};
-  int rootfd, target;
+  const char *dest = w->dest;
+  int rootfd, target, mfd;
 
+  if (workspace_has_image(w) && attach_image(w, &e) < 0)
+    goto fail;
+  mfd = overlay_fsmount(w, &e);
+  if (mfd < 0)
+    goto fail;
   if (setns(nsfd, CLONE_NEWNS) < 0) {
     error_errno(&e, "setns into the container's mount namespace");
     goto fail;
@@ -205,7 +244,6 @@ fail:
 
 int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 {
-  cleanup_close int mfd = -1;
   int p[2], status = 0;
   char msg[ERROR_MSG_MAX] = "";
   ssize_t n;
@@ -213,8 +251,7 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 
   if (w->mount_optv == NULL && workspace_mount_options(w, err) < 0)
     return -1;
-  mfd = overlay_fsmount(w, err);
-  if (mfd < 0)
+  if (workspace_has_image(w) && ws_fs_mount(w, err) < 0)
     return -1;
   if (pipe2(p, O_CLOEXEC) < 0)
     return error_errno(err, "workspace `%s`: pipe", w->id);
@@ -225,7 +262,7 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
   }
   if (pid == 0) {
     close(p[0]);
-    attach_child(nsfd, mfd, w->dest, p[1]);
+    attach_child(nsfd, w, p[1]);
   }
   close(p[1]);
   n = read(p[0], msg, sizeof msg - 1);
@@ -243,15 +280,17 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_close int sfd = -1;
+  cleanup_close int sfd = -1, ufd = -1;
   size_t n = 1 + strv_len(w->layers);
 
   memset(ret, 0, sizeof *ret);
   ret->hostfd = -1;
   if (dfd < 0 || (sfd = ws_open_dir(dfd, "snapshots")) < 0)
     return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
+  if ((ufd = ws_upper_base(w, err)) < 0)
+    return -1;
   ret->fds = xmalloc(n * sizeof *ret->fds);
-  ret->fds[ret->n] = ws_open_dir(dfd, "upper");
+  ret->fds[ret->n] = ws_open_dir(ufd, "upper");
   if (ret->fds[ret->n] < 0)
     goto fail;
   ret->n++;
@@ -284,7 +323,8 @@ void ws_layers_close(struct ws_layers *l)
 
 int workspace_rollback_undo(struct workspace *w, char **old_layers, struct error *err)
 {
-  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct error e = {0};
+  cleanup_close int dfd = ws_upper_base(w, &e);
   cleanup_close int rfd = -1, qfd = -1;
   cleanup_free char *seq = xfmt("%llu", (unsigned long long)w->retired_seq);
 

@@ -2,6 +2,7 @@
  * options, discard, purge, retention.  Layout and rules: workspace.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "os/fsutil.h"
 #include "workspace/internal.h"
 
 static char *now_rfc3339(int64_t *ret_s)
@@ -65,6 +67,8 @@ void workspace_free(struct workspace *w)
   ws_manifest_free(&w->manifest);
   free(w->mount_data);
   strv_free(w->mount_optv);
+  ws_fs_free(w->fs);
+  free(w->warning);
   free(w);
 }
 
@@ -77,6 +81,7 @@ int workspace_load(const char *root, const char *id, struct workspace **ret, str
   w = xmalloc0(sizeof *w);
   w->id = xstrdup(id);
   w->dir = ws_dir(root, id);
+  w->fs = ws_fs_new();
   if (access(w->dir, F_OK) < 0) {
     error_set(err, ENOENT, "workspace `%s` does not exist", id);
     workspace_free(w);
@@ -131,10 +136,96 @@ static bool in_child_userns(void)
   return !(a == 0 && b == 0 && n == 4294967295UL);
 }
 
+/* A sub-agent's lower, /proc/PID/root/DIR (its parent's view): overlayfs
+ * cannot take a lower layer from another mount namespace, so the mount gets
+ * the layers of the parent's overlay at (or above) DIR instead, as its
+ * mountinfo lists them (upper first), each with the rest of the path.  The
+ * host dir stays the /proc path: commit writes through the parent's mount. */
+static char *view_layers(const char *lowerdir, struct error *err)
+{
+  const char *p = lowerdir + strlen("/proc/"), *rest;
+  cleanup_free char *mi = NULL, *best_opts = NULL, *out = NULL;
+  size_t best = 0, len = 0;
+  char *line, *save = NULL;
+  unsigned pid = 0;
+
+  while (*p >= '0' && *p <= '9')
+    pid = pid * 10 + (unsigned)(*p++ - '0');
+  if (pid == 0 || !str_has_prefix(p, "/root/"))
+    return NULL;
+  rest = p + strlen("/root");
+  {
+    cleanup_free char *f = xfmt("/proc/%u/mountinfo", pid);
+    if (read_file_at(AT_FDCWD, f, 4 << 20, &mi, &len, err) < 0)
+      return NULL;
+  }
+  for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *f[5] = {0}, *sep = strstr(line, " - "), *q = line, *type, *src, *opts;
+    size_t n;
+    for (int i = 0; i < 5 && q; i++) {
+      f[i] = q;
+      q = strchr(q, ' ');
+      if (q)
+        *q++ = '\0';
+    }
+    if (sep == NULL || f[4] == NULL)
+      continue;
+    type = sep + 3;
+    src = strchr(type, ' ');
+    if (src == NULL)
+      continue;
+    *src++ = '\0';
+    opts = strchr(src, ' ');
+    if (opts == NULL || !streq(type, "overlay"))
+      continue;
+    opts++;
+    n = strlen(f[4]);
+    if (!(streq(f[4], "/") || (strncmp(rest, f[4], n) == 0 && (rest[n] == '/' || rest[n] == '\0'))))
+      continue;
+    if (n >= best) {
+      best = streq(f[4], "/") ? 1 : n;
+      free(best_opts);
+      best_opts = xstrdup(opts);
+    }
+  }
+  if (best_opts == NULL) {
+    error_set(err, EINVAL, "`%s`: the parent's workspace is not an overlay", lowerdir);
+    return NULL;
+  }
+  {
+    const char *sub = rest + (best == 1 ? 0 : best);
+    char *up = strstr(best_opts, "upperdir="), *lo = strstr(best_opts, "lowerdir=");
+    if (lo == NULL) {
+      error_set(err, EINVAL, "`%s`: no lowerdir in the parent's overlay", lowerdir);
+      return NULL;
+    }
+    out = xstrdup("");
+    if (up != NULL) {
+      char *e = strchr(up, ',');
+      cleanup_free char *u = xstrndup(up + 9, e ? (size_t)(e - up - 9) : strlen(up + 9));
+      char *t = xfmt("%s%s", u, sub);
+      free(out);
+      out = t;
+    }
+    {
+      char *e = strchr(lo, ',');
+      cleanup_free char *l = xstrndup(lo + 9, e ? (size_t)(e - lo - 9) : strlen(lo + 9));
+      char *s2 = NULL;
+      for (char *tok = strtok_r(l, ":", &s2); tok; tok = strtok_r(NULL, ":", &s2)) {
+        char *t = xfmt("%s%s%s%s", out, *out ? ":" : "", tok, sub);
+        free(out);
+        out = t;
+      }
+    }
+  }
+  return xstrdup(out);
+}
+
 int workspace_mount_options(struct workspace *w, struct error *err)
 {
   bool userxattr = in_child_userns();
-
+  /* with an image the init mounts it on <dir>/fs first (image.c) */
+  const char *up = workspace_has_image(w) ? "/fs" : "";
   cleanup_free char *lower = xstrdup("");
 
   for (size_t i = 0; w->layers && w->layers[i]; i++) {
@@ -147,12 +238,20 @@ int workspace_mount_options(struct workspace *w, struct error *err)
                      "workspace `%s`: `%s` or `%s` holds `,`, `:`, `\\` or `\"`, which overlayfs "
                      "options cannot carry",
                      w->id, w->dir, w->lowerdir);
+  cleanup_free char *view = NULL;
+  if (str_has_prefix(w->lowerdir, "/proc/")) {
+    view = view_layers(w->lowerdir, err);
+    if (view == NULL)
+      return err->msg[0] ? error_prefix(err, "workspace `%s`", w->id)
+                         : error_set(err, EINVAL, "workspace `%s`: `%s`: not a parent's view",
+                                     w->id, w->lowerdir);
+  }
   strv_free(w->mount_optv);
   w->mount_optv = NULL;
   w->mount_optv = xmalloc0(4 * sizeof *w->mount_optv);
-  w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, w->lowerdir);
-  w->mount_optv[1] = xfmt("upperdir=%s/upper", w->dir);
-  w->mount_optv[2] = xfmt("workdir=%s/work", w->dir);
+  w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, view ? view : w->lowerdir);
+  w->mount_optv[1] = xfmt("upperdir=%s%s/upper", w->dir, up);
+  w->mount_optv[2] = xfmt("workdir=%s%s/work", w->dir, up);
   /* No redirects created, none followed ("off" is refused in a user namespace,
    * "nofollow" is as strict) */
   strv_push(&w->mount_optv, userxattr ? "redirect_dir=nofollow" : "redirect_dir=off");
@@ -188,13 +287,22 @@ void workspace_set_mounted(struct workspace *w, bool on)
   }
 }
 
+/* "upper": bytes of the files in the upper layer (in the image, if any);
+ * "." or a snapshot: bytes on the host disk, where the sparse image counts
+ * by its blocks, not its size. */
 uint64_t workspace_du(const struct workspace *w, const char *sub)
 {
-  cleanup_close int fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  uint64_t files = 0, bytes = 0;
+  struct error e = {0};
+  cleanup_close int fd =
+      streq(sub, "upper") ? ws_upper_base(w, &e) : open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  uint64_t files = 0, bytes = 0, apparent = 0, disk;
 
   if (fd >= 0)
     ws_tree_size(fd, sub, &files, &bytes);
+  if (streq(sub, ".")) {
+    disk = ws_image_disk_bytes(w, &apparent);
+    bytes = bytes >= apparent ? bytes - apparent + disk : disk;
+  }
   return bytes;
 }
 
@@ -229,7 +337,10 @@ bool workspace_pending(const struct workspace *w)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-  return dfd < 0 || w->n_snaps > 0 || !dir_empty(dfd, "upper");
+  struct error e = {0};
+  cleanup_close int ufd = dfd < 0 ? -1 : ws_upper_base(w, &e);
+
+  return dfd < 0 || ufd < 0 || w->n_snaps > 0 || !dir_empty(ufd, "upper");
 }
 
 static int record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
@@ -272,6 +383,7 @@ static int open_or_new(const char *root, const char *id, const char *lower, cons
   w->lowerdir = xstrdup(lower);
   w->dest = xstrdup(dest);
   w->layers = xmalloc0(sizeof *w->layers);
+  w->fs = ws_fs_new();
   *ret = w;
   return 0;
 }
@@ -303,22 +415,66 @@ static bool sweep_due(int basefd)
   return true;
 }
 
+/* The upper layer of a workspace with a size limit lives in an image
+ * (image.c).  A workspace that already has one keeps it (and its size); an
+ * older one whose plain upper holds changes keeps that until commit or
+ * discard; without loop devices or mkfs the limit is not enforced: a
+ * warning (w->warning), or a refusal when lim->size_required. */
+static int choose_storage(struct workspace *w, int dfd, const struct ws_limits *lim,
+                          struct error *err)
+{
+  const char *why = NULL;
+
+  if (lim == NULL || lim->size == 0 || workspace_has_image(w))
+    return 0;
+  if (!dir_empty(dfd, "upper")) {
+    w->warning = xfmt("workspace.size is not enforced: the workspace holds changes made before "
+                      "its size limit (commit or discard them)");
+    return 0;
+  }
+  if (!ws_image_supported(&why)) {
+    if (lim->size_required)
+      return error_set(err, 0,
+                       "workspace.size %" PRIu64 " cannot be enforced on this host (%s): the "
+                       "overlay's upper layer needs a loop device",
+                       lim->size, why);
+    w->warning = xfmt("workspace.size is not enforced (%s): the overlay's upper layer grows in "
+                      "the data directory without a limit",
+                      why);
+    return 0;
+  }
+  if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0)
+    return error_errno(err, "workspace `%s`: remove the empty upper", w->id);
+  return ws_image_create(w, lim->size, err);
+}
+
 int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
                       const struct ws_limits *lim, struct workspace **ret, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
-  cleanup_close int dfd = -1;
+  cleanup_close int dfd = -1, ufd = -1;
   struct workspace *w = NULL;
+  bool fresh = false;
 
   if (!ws_valid_name(id) || dest[0] != '/')
     return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
-  lower = realpath(lowerdir, NULL);
+  /* a sub-agent's lower is its parent's view, /proc/PID/root/DIR: a magic
+   * link that realpath would collapse to the host's DIR */
+  if (str_has_prefix(lowerdir, "/proc/")) {
+    struct stat st;
+    if (stat(lowerdir, &st) < 0 || !S_ISDIR(st.st_mode))
+      return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
+    lower = xstrdup(lowerdir);
+  } else {
+    lower = realpath(lowerdir, NULL);
+  }
   if (lower == NULL)
     return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
   if ((mkdir(root, 0700) < 0 && errno != EEXIST) || (mkdir(base, 0700) < 0 && errno != EEXIST))
     return error_errno(err, "workspace `%s`: mkdir `%s`", id, base);
   if (open_or_new(root, id, lower, dest, &w, err) < 0)
     return -1;
+  fresh = access(w->dir, F_OK) < 0;
   if (mkdir(w->dir, 0700) < 0 && errno != EEXIST) {
     error_errno(err, "workspace `%s`: mkdir `%s`", id, w->dir);
     goto fail;
@@ -328,7 +484,10 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
     error_errno(err, "workspace `%s`: open `%s`", id, w->dir);
     goto fail;
   }
-  if (make_upper(w, dfd, err) < 0)
+  if (choose_storage(w, dfd, lim, err) < 0)
+    goto fail;
+  ufd = ws_upper_base(w, err);
+  if (ufd < 0 || make_upper(w, ufd, err) < 0)
     goto fail;
   workspace_gc(w);
   if (lim != NULL && (lim->max_age > 0 || lim->max_size > 0)) {
@@ -344,6 +503,12 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
   *ret = w;
   return 0;
 fail:
+  if (fresh) { /* nothing half-made is left */
+    cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    workspace_unmount(w);
+    if (basefd >= 0)
+      ws_rm_tree(basefd, id);
+  }
   workspace_free(w);
   return -1;
 }
@@ -361,6 +526,20 @@ void workspace_abandon(const char *root, const char *id)
   workspace_free(w);
 }
 
+/* A "volatile" overlay leaves work/work/incompat/volatile behind, and
+ * overlayfs refuses to mount the layers again while it is there.  Once the
+ * init is gone the overlay was unmounted cleanly and its writes are in the
+ * page cache of the upper file system, so the mark goes (after a host crash
+ * it stays, and the next mount fails: workspace discard or purge). */
+static void clear_volatile_mark(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/work/work", w->dir);
+  cleanup_close int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd >= 0)
+    ws_rm_tree(fd, "incompat");
+}
+
 void workspace_release(const char *root, const char *id)
 {
   struct workspace *w = NULL;
@@ -370,28 +549,52 @@ void workspace_release(const char *root, const char *id)
     return;
   workspace_set_mounted(w, false);
   workspace_gc(w);
+  clear_volatile_mark(w);
   workspace_free(w);
 }
 
+/* In an image, retired uppers are looked for only when the `retired`
+ * marker says a rollback left some (gc runs at every delete: mounting the
+ * image there would cost every container a loop device). */
 void workspace_gc(struct workspace *w)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int ufd = -1;
+  struct error e = {0};
 
-  if (dfd >= 0)
+  if (dfd < 0)
+    return;
+  if (!workspace_has_image(w)) {
     ws_rm_tree(dfd, "retired");
+    return;
+  }
+  if (faccessat(dfd, WS_RETIRED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
+      (ufd = ws_upper_base(w, &e)) < 0)
+    return;
+  if (ws_rm_tree(ufd, "retired") == 0)
+    unlinkat(dfd, WS_RETIRED_MARK, 0);
 }
 
 int workspace_discard(struct workspace *w, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+  cleanup_close int ufd = -1;
+  uint64_t size = workspace_image_size(w);
+
   if (dfd < 0)
     return error_errno(err, "workspace `%s`: open", w->id);
+  /* an image is replaced by a fresh copy of the template: its blocks go back
+   * to the host at once */
+  if (size > 0 && (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0))
+    return error_prefix(err, "discard");
+  unlinkat(dfd, WS_RETIRED_MARK, 0);
   if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0 ||
       ws_rm_tree(dfd, "snapshots") < 0 || ws_rm_tree(dfd, "retired") < 0)
     return error_errno(err, "workspace `%s`: discard", w->id);
-  if (mkdirat(dfd, "snapshots", 0700) < 0 || make_upper(w, dfd, err) < 0)
-    return error_errno(err, "workspace `%s`: discard: recreate upper", w->id);
+  if (mkdirat(dfd, "snapshots", 0700) < 0 || (ufd = ws_upper_base(w, err)) < 0 ||
+      make_upper(w, ufd, err) < 0)
+    return error_prefix(err, "workspace `%s`: discard: recreate upper", w->id);
   strv_free(w->layers);
   w->layers = xmalloc0(sizeof *w->layers);
   for (size_t i = 0; i < w->n_snaps; i++) {

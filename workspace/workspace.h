@@ -17,7 +17,13 @@
  *                        manifest of the host dir at start (path, type, size,
  *                        mtime ns, mode, SHA-256 for small files) used to
  *                        detect host changes made since (conflicts)
- *     upper/ work/       the live overlay upper and work dirs
+ *     upper/ work/       the live overlay upper and work dirs, or, with a
+ *                        size limit (workspace.size), in:
+ *     upper.img          a sparse ext4 image of that size holding upper/,
+ *                        work/ and retired/ (image.c); loop: the loop
+ *                        device last bound to it; fs/: the empty directory
+ *                        the container's init mounts it on in its own
+ *                        mount namespace
  *     snapshots/<name>/  read-only layers (full copies of upper at the time)
  *     retired/<n>/       uppers replaced by a rollback while the container
  *                        ran; removed once nothing can use them
@@ -91,6 +97,8 @@ struct ws_limits {
   uint64_t max_file_hash;  /* larger files are recorded by mtime + size */
   uint64_t max_size;       /* retention: bytes of upper + snapshots, 0 = none */
   uint64_t max_age;        /* retention: seconds since created, 0 = none */
+  uint64_t size;           /* the upper layer's hard limit (image.c), 0 = none */
+  bool size_required;      /* refuse, rather than warn, when it cannot be enforced */
 };
 #define WS_DEFAULT_MAX_FILES 100000
 #define WS_DEFAULT_MAX_HASH_BYTES ((uint64_t)64 << 20)
@@ -137,6 +145,8 @@ struct workspace {
   /* Filled by workspace_prepare / workspace_mount_options: */
   char *mount_data;  /* "lowerdir=...,upperdir=...,workdir=...,redirect_dir=off,..." */
   char **mount_optv; /* the same as a config mount "options" array + nosuid, nodev */
+  struct ws_fs *fs;  /* image.c: the mounted upper image, if any */
+  char *warning;     /* workspace_prepare: why the size limit is not enforced, or NULL */
 };
 
 /* --- the interface `create` uses (in the parent, before the init) ------- */
@@ -159,6 +169,19 @@ void workspace_abandon(const char *root, const char *id);
  * after the init is dead): drop the `mounted` marker and retired uppers.
  * The changes stay until commit/discard/purge.  No-op without a workspace. */
 void workspace_release(const char *root, const char *id);
+
+/* --- the size-limited upper layer (image.c) ------------------------------ */
+
+/* Does the upper layer live in <dir>/upper.img? */
+bool workspace_has_image(const struct workspace *w);
+/* Its size in bytes (the limit), 0 without an image. */
+uint64_t workspace_image_size(const struct workspace *w);
+/* The detached mount of the image (prepare mounted it), or -1; borrowed. */
+int workspace_fs_fd(const struct workspace *w);
+/* <dir>/fs: where the container's init attaches that mount. */
+char *workspace_fs_path(const struct workspace *w);
+/* Close this process's mount of the image (the device goes with the last). */
+void workspace_unmount(struct workspace *w);
 
 /* --- loading and storage (store.c) -------------------------------------- */
 

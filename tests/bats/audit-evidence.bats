@@ -40,6 +40,12 @@ ra() {
 	rt --profile agent "$@"
 }
 
+# The number the agent wrote to /workspace/count, read through review (the
+# upper layer is in the workspace's image, not a host directory).
+ws_count() {
+	ra workspace "$ID" diff --patch | sed -n 's/^+\([0-9][0-9]*\)$/\1/p' | tail -1
+}
+
 # The engine's view of a workspace: the host directory bound at /workspace.
 bind_workspace() {
 	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$HOSTDIR\", \"options\": [\"rbind\", \"rw\"]}]"
@@ -167,7 +173,7 @@ file_ops() {
 		fail "last program not recorded"
 	# the flood: counted records name the program and add up, with what was written in full,
 	# to every exec that ran (the retention records say how many were dropped)
-	execs=$(cat "$TEST_STORE/.workspaces/$ID/upper/count")
+	execs=$(ws_count)
 	[ "$execs" -ge 5000 ] || fail "only $execs execs ran"
 	full=$(jq -s '[.[] | select(.kind == "process" and .argv[0] == "try-syscall")] | length' <<<"$json")
 	counted=$(jq -s '[.[] | select(.kind == "process" and .coalesced and .program == "/usr/local/bin/try-syscall") | .coalesced] | add // 0' <<<"$json")
@@ -206,7 +212,7 @@ file_ops() {
 		echo $i >/workspace/count'
 	run ra run --bundle "$BUNDLE" "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	execs=$(cat "$TEST_STORE/.workspaces/$ID/upper/count")
+	execs=$(ws_count)
 	json=$(ra audit --format json --kind process "$ID")
 	# try-syscall's records; one read only after it was gone is "?" (shared with the few others)
 	total=$(jq -s '[.[] | select(.program == "/usr/local/bin/try-syscall" or .program == "?" or

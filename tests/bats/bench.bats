@@ -50,6 +50,10 @@ runtimes_found() {
   for m in '`create`' '`exec` of /bin/true' '`delete --force`' 'throughput' 'peak RSS' 'binary size'; do
     grep -q "^| $m" "$md"
   done
+  # the density row (--quick: 3 idle agent containers), a number in KiB
+  if [ -x "${AGENTRT:-$REPO/agentrt}" ]; then
+    grep -q '^| density: monitor PSS per idle agent container (3 containers) | [0-9][0-9]* KiB' "$md"
+  fi
 
   # Nothing left behind, and the host's mount namespace untouched.
   ls -d /run/agentrt-bench-* /sys/fs/cgroup/*/agentrt-bench-* 2>/dev/null | sort >"$OUT/after" || true

@@ -170,3 +170,29 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ "$status" -eq 0 ] || fail "$output"
 	[ "$output" = visible ]
 }
+
+# A bind source /proc/self/fd/N (how `agentrt sandbox` binds the home's files): the file the
+# caller's descriptor N holds is bound; when the path that file had now holds another file
+# (swapped between the caller's check and the bind), the mount fails instead of binding it.
+@test "bind source /proc/self/fd/N: the descriptor's file, and never another one at its path" {
+	agentrt_only "fd bind sources"
+	echo checked-file >"$BUNDLE/dot"
+	update_config '.mounts += [{"destination": "/dot", "type": "bind", "source": "/proc/self/fd/7", "options": ["bind", "ro"]}]'
+	set_args cat /dot
+	run rt run --bundle "$BUNDLE" c1 7<"$BUNDLE/dot"
+	[ "$status" -eq 0 ]
+	[ "$output" = checked-file ]
+	rt delete -f c1 >/dev/null 2>&1 || true
+	# the checked file is replaced at its path; the kernel then names the descriptor
+	# "<path> (deleted)", and an attacker made a file of exactly that name
+	exec 7<"$BUNDLE/dot"
+	echo SECRET-KEY >"$BUNDLE/other"
+	mv "$BUNDLE/other" "$BUNDLE/dot"
+	echo SECRET-KEY >"$BUNDLE/dot (deleted)"
+	run rt run --bundle "$BUNDLE" c2
+	exec 7<&-
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"another file than the one checked"* ]]
+	[[ "$output" != *SECRET-KEY* ]]
+	rt delete -f c2 >/dev/null 2>&1 || true
+}

@@ -395,3 +395,13 @@ print("started", n)'
 	grep -q '^\.B doctor' "$REPO_ROOT/docs/agentrt.1"
 	grep -q 'sandbox doctor' "$REPO_ROOT/contrib/completion/agentrt.bash"
 }
+
+@test "sandbox: a user's --pids is not enforced, and one line says so (no cgroup of its own yet)" {
+	run sbx --name upl1 --pids 5 -- sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; echo started; kill $(jobs -p) 2>/dev/null; true'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--pids and --cpus are NOT enforced in a user's sandbox"* ]]
+	[[ "$output" == *started* ]]
+	# the bad value is still refused
+	run sbx --name upl2 --pids lots -- true
+	[ "$status" -eq 1 ]
+}

@@ -266,3 +266,18 @@ assert_value_not_in_environ() {
 	run rt profile check "$SEC_DIR/c.json"
 	[ "$status" -eq 0 ] || fail "$output"
 }
+
+@test "secrets: exec --process (an engine's own env) gets the placeholder, never an engine value" {
+	sec_run
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ph=$(rt exec "$ID" sh -c 'echo "$API_TOKEN"')
+	cat >"$BUNDLE/process.json" <<-JSON
+		{"terminal": false, "user": {"uid": 0, "gid": 0}, "cwd": "/",
+		 "args": ["sh", "-c", "echo \$API_TOKEN \$GH_TOKEN \$SSL_CERT_FILE"],
+		 "env": ["PATH=/usr/bin:/bin", "API_TOKEN=$SEC_VALUE"]}
+	JSON
+	run rt exec --process "$BUNDLE/process.json" "$ID"
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == "$ph agentrt-secret-"*" /dev/agentrt-ca-bundle.crt" ]] || fail "got: $output (init's: $ph)"
+	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the engine's value reached the process"
+}

@@ -600,7 +600,8 @@ check_git_output() {
   [[ "$output" == *"is running and uses it"* ]]
   run ar workspace "$ID" purge
   [ "$status" -ne 0 ]
-  [ -d "$STORE/.workspaces/$ID/upper" ]
+  # the upper layer is in the size-limited image (workspace-size.bats)
+  [ -f "$STORE/.workspaces/$ID/upper.img" ] && [ -f "$STORE/.workspaces/$ID/meta.json" ]
 }
 
 @test "workspace: the prepared overlay options mount by hand in a private mount namespace" {

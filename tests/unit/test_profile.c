@@ -801,8 +801,98 @@ static void test_dup(void)
   free(path);
 }
 
+/* sandbox.home and the home's deny list (profile/home.c) */
+static void test_home_deny(void)
+{
+  static const char *const denied[] = {
+      ".ssh",
+      ".ssh/id_rsa",
+      "./.ssh//id_ed25519",
+      ".SSH/id_rsa",
+      ".Ssh",
+      ".aws/credentials",
+      ".config/gcloud/application_default_credentials.json",
+      ".config/GCLOUD",
+      ".kube/config",
+      ".docker/config.json",
+      ".netrc",
+      ".git-credentials",
+      ".config/git/credentials",
+      ".gnupg",
+      ".mozilla/firefox/x.default/logins.json",
+      ".config/google-chrome/Default",
+      ".config/chromium",
+      ".bash_history",
+      ".zsh_history",
+      ".python_history",
+      ".node_repl_history",
+      ".password-store",
+      ".npmrc",
+      ".config/foo/id_rsa.bak",
+      ".config/foo/credentials",
+      ".config/tool/Credentials.json",
+      ".local/share/fish/fish_history",
+      "projects/x/.env",
+      ".config/x/auth.json",
+      ".local/share/agentrt/roots",
+      NULL,
+  };
+  static const char *const allowed[] = {
+      ".gitconfig",  ".config/git",       ".config/git/config", ".config/git/ignore", ".config",
+      ".sshd_notes", ".config/gcloudish", ".editorconfig",      "projects/x/README",  ".awsome",
+      NULL,
+  };
+  char *extra[] = {".secret-tool", NULL};
+  struct agent_profile *p = NULL;
+  struct error err = {0};
+  char *n;
+
+  for (size_t i = 0; denied[i] != NULL; i++)
+    tap_ok(profile_home_denied(denied[i], NULL) != NULL, "home: `%s` is denied", denied[i]);
+  for (size_t i = 0; allowed[i] != NULL; i++)
+    tap_ok(profile_home_denied(allowed[i], NULL) == NULL, "home: `%s` is not denied (%s)",
+           allowed[i], profile_home_denied(allowed[i], NULL));
+  tap_ok(profile_home_denied(".secret-tool/x", extra) != NULL &&
+             profile_home_denied(".secret-tool/x", NULL) == NULL,
+         "home: sandbox.homeDeny adds to the list");
+  tap_ok(profile_home_denied("../.ssh", NULL) != NULL && profile_home_denied("/x", NULL) != NULL &&
+             profile_home_denied("", NULL) != NULL,
+         "home: `..`, absolute and empty paths are never allowed");
+  n = profile_home_normalize("./a//b/./c/");
+  tap_ok(n != NULL && streq(n, "a/b/c"), "home: normalise ./a//b/./c/ -> %s", n ? n : "(null)");
+  free(n);
+  tap_ok(profile_home_normalize("a/../b") == NULL && profile_home_normalize("/a") == NULL &&
+             profile_home_normalize(".") == NULL,
+         "home: normalise refuses .., absolute paths and nothing");
+  /* the agent profile's list, and a profile listing a denied path is refused */
+  tap_ok(profile_builtin("agent", &p, &err) == 0 && p->sandbox.home != NULL &&
+             strv_contains(p->sandbox.home, ".gitconfig") &&
+             !strv_contains(p->sandbox.home, ".npmrc"),
+         "home: agent lists .gitconfig and not .npmrc");
+  for (size_t i = 0; p && p->sandbox.home && p->sandbox.home[i]; i++)
+    tap_ok(profile_home_denied(p->sandbox.home[i], NULL) == NULL, "home: agent's `%s` is allowed",
+           p->sandbox.home[i]);
+  profile_free(p);
+  p = NULL;
+  {
+    const char *j = "{\"sandbox\": {\"home\": [\".gitconfig\", \".ssh/config\"]}}";
+    error_clear(&err);
+    tap_ok(profile_parse(j, strlen(j), "t.json", &p, &err) < 0 &&
+               strstr(err.msg, "sandbox.home[1]") != NULL && strstr(err.msg, "deny list"),
+           "home: a profile listing .ssh/config is refused (%s)", err.msg);
+    profile_free(p);
+    p = NULL;
+    j = "{\"sandbox\": {\"home\": [\"a/../.ssh\"]}}";
+    error_clear(&err);
+    tap_ok(profile_parse(j, strlen(j), "t.json", &p, &err) < 0 && strstr(err.msg, "without .."),
+           "home: a profile entry with .. is refused (%s)", err.msg);
+    profile_free(p);
+  }
+}
+
 int main(void)
 {
+  test_home_deny();
   test_units();
   test_builtins();
   test_strict_file();

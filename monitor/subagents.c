@@ -1,0 +1,1128 @@
+/* subagents.c - the server of the in-container sub-agent API (subagents.h,
+ * docs/subagents.md): one forked handler per request, which checks that the
+ * child narrows its parent and runs this binary's CLI for it. */
+#include "monitor/subagents.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
+#include "common/egress_grammar.h"
+#include "common/log.h"
+#include "common/subproto.h"
+#include "common/util.h"
+#include "os/fsutil.h"
+
+extern const unsigned char agentrt_subclient_blob[];
+extern const size_t agentrt_subclient_blob_len;
+
+#define CHILD_NAME_MAX 64
+
+int subagent_listen(int state_dirfd, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  char path[64];
+  int fd;
+
+  snprintf(path, sizeof path, "/proc/self/fd/%d/%s", state_dirfd, SUBAGENT_SOCK);
+  if (strlen(path) >= sizeof sa.sun_path)
+    return error_set(err, ENAMETOOLONG, "sub-agents: socket path");
+  strcpy(sa.sun_path, path);
+  unlinkat(state_dirfd, SUBAGENT_SOCK, 0);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return error_errno(err, "sub-agents: socket");
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 16) < 0) {
+    error_errno(err, "sub-agents: bind %s", SUBAGENT_SOCK);
+    close(fd);
+    return -1;
+  }
+  /* the container's processes may run as any user */
+  if (fchmodat(state_dirfd, SUBAGENT_SOCK, 0666, 0) < 0) {
+    error_errno(err, "sub-agents: chmod %s", SUBAGENT_SOCK);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int subagent_client_path(const char *data_dir, char **ret, struct error *err)
+{
+  cleanup_free char *dir = xfmt("%s/cache", data_dir);
+  cleanup_free char *path =
+      xfmt("%s/%s-%zu", dir, SUBAGENT_CLIENT_NAME, agentrt_subclient_blob_len);
+  cleanup_free char *tmp = NULL;
+  struct stat st;
+  int fd;
+
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+      (size_t)st.st_size == agentrt_subclient_blob_len) {
+    *ret = path;
+    path = NULL;
+    return 0;
+  }
+  if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+    return error_errno(err, "sub-agents: mkdir `%s`", dir);
+  tmp = xfmt("%s.%d", path, (int)getpid());
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0555);
+  if (fd < 0)
+    return error_errno(err, "sub-agents: write `%s`", tmp);
+  if (write(fd, agentrt_subclient_blob, agentrt_subclient_blob_len) !=
+          (ssize_t)agentrt_subclient_blob_len ||
+      fchmod(fd, 0555) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+    error_errno(err, "sub-agents: write `%s`", path);
+    unlink(tmp);
+    return -1;
+  }
+  *ret = path;
+  path = NULL;
+  return 0;
+}
+
+/* ---- one connection */
+
+struct conn {
+  int fd;
+  int io[3]; /* the client's stdin, stdout, stderr (or /dev/null) */
+  char **words;
+  const struct subagent_parent *p;
+};
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+  const char *s = buf;
+
+  while (n > 0) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return -1;
+    s += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static void frame(struct conn *c, int type, const char *data, size_t n)
+{
+  unsigned char h[5];
+
+  if (n > SUBPROTO_MAX - 1)
+    n = SUBPROTO_MAX - 1;
+  subproto_put_len(h, (uint32_t)n + 1);
+  h[4] = (unsigned char)type;
+  if (write_all(c->fd, h, 5) == 0)
+    write_all(c->fd, data, n);
+}
+
+static void say(struct conn *c, int type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(struct conn *c, int type, const char *fmt, ...)
+{
+  cleanup_free char *s = NULL;
+  va_list ap;
+
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) < 0)
+    s = NULL;
+  va_end(ap);
+  if (s != NULL)
+    frame(c, type, s, strlen(s));
+}
+
+static void finish(struct conn *c, int status)
+{
+  char b[16];
+
+  snprintf(b, sizeof b, "%d", status & 0xff);
+  frame(c, SUBPROTO_EXIT, b, strlen(b));
+}
+
+/* A refusal: one line on the client's stderr, status 125 (as `docker run`
+ * for a daemon error). */
+static int refuse(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(struct conn *c, const char *fmt, ...)
+{
+  cleanup_free char *s = NULL;
+  va_list ap;
+
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) < 0)
+    s = NULL;
+  va_end(ap);
+  say(c, SUBPROTO_STDERR, "agentrt: sub %s: %s\n", c->words[0], s ? s : "refused");
+  return 125;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+  char *s = buf;
+
+  while (n > 0) {
+    ssize_t r = read(fd, s, n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return -1;
+    s += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* The 'Q' frame and its fds. */
+static int read_request(struct conn *c)
+{
+  unsigned char h[5];
+  struct msghdr mh = {0};
+  struct iovec iov = {.iov_base = h, .iov_len = sizeof h};
+  union {
+    char b[CMSG_SPACE(3 * sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  uint32_t n;
+  cleanup_free char *body = NULL;
+  ssize_t r;
+
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = u.b;
+  mh.msg_controllen = sizeof u.b;
+  do {
+    r = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  } while (r < 0 && errno == EINTR);
+  if (r <= 0)
+    return -1;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+      continue;
+    size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    int fds[3];
+    memcpy(fds, CMSG_DATA(cm), (k > 3 ? 3 : k) * sizeof(int));
+    for (size_t i = 0; i < k && i < 3; i++)
+      c->io[i] = fds[i];
+  }
+  if (mh.msg_flags & MSG_CTRUNC)
+    return -1;
+  if ((size_t)r < sizeof h && read_all(c->fd, h + r, sizeof h - (size_t)r) < 0)
+    return -1;
+  n = subproto_get_len(h);
+  if (h[4] != SUBPROTO_REQUEST || n < 2 || n > SUBPROTO_MAX)
+    return -1;
+  body = xmalloc(n);
+  if (read_all(c->fd, body, n - 1) < 0)
+    return -1;
+  return subproto_split_words(body, n - 1, &c->words);
+}
+
+static bool valid_name(const char *s)
+{
+  size_t n = strlen(s);
+
+  if (n == 0 || n > CHILD_NAME_MAX)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+          (i > 0 && (ch == '-' || ch == '_'))))
+      return false;
+  }
+  return true;
+}
+
+static char *state_path(const struct subagent_parent *p, const char *rel)
+{
+  return xfmt("%s/%s/%s", p->root, p->id, rel);
+}
+
+static char *child_id(const struct subagent_parent *p, const char *name)
+{
+  return xfmt("%s.%s", p->id, name);
+}
+
+/* Run this binary's CLI with the client's stdio; its exit status (128+N on
+ * a signal).  While it runs, 'S' frames are sent on to it. */
+static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool wait_it)
+{
+  pid_t pid = fork();
+  int status = 0;
+
+  if (pid < 0)
+    return refuse(c, "fork: %s", strerror(errno));
+  if (pid == 0) {
+    int in = c->io[0], out = out_fd >= 0 ? out_fd : c->io[1], er = out_fd >= 0 ? out_fd : c->io[2];
+    /* above 2 first: a passed fd may be numbered 0..2 */
+    int a = fcntl(in, F_DUPFD_CLOEXEC, 3), b = fcntl(out, F_DUPFD_CLOEXEC, 3),
+        d = fcntl(er, F_DUPFD_CLOEXEC, 3);
+    if (a < 0 || b < 0 || d < 0 || dup2(a, 0) < 0 || dup2(b, 1) < 0 || dup2(d, 2) < 0)
+      _exit(125);
+    close_fds_except(3, (int[]){-1}, 0);
+    setpgid(0, 0);
+    execv(c->p->exe, argv);
+    _exit(127);
+  }
+  if (ret_pid)
+    *ret_pid = pid;
+  if (!wait_it)
+    return 0;
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  for (;;) {
+    struct pollfd pf[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid)
+      break;
+    /* the pidfd wakes us when it ends; without one, look every 100 ms */
+    if (poll(pf, 2, pidfd >= 0 ? -1 : 100) > 0 && (pf[0].revents & POLLIN)) {
+      unsigned char h[5];
+      char num[16] = {0};
+      uint32_t n;
+      if (read_all(c->fd, h, 5) == 0 && h[4] == SUBPROTO_SIGNAL && (n = subproto_get_len(h)) >= 2 &&
+          n < sizeof num && read_all(c->fd, num, n - 1) == 0) {
+        int sig = atoi(num);
+        if (sig > 0 && sig < 65)
+          kill(pid, sig);
+      } else {
+        c->fd = -1; /* gone: the child goes on, as with a detached docker client */
+      }
+    } else if (pf[0].revents & (POLLHUP | POLLERR)) {
+      /* the client is gone; keep waiting so the end is recorded */
+      c->fd = -1;
+    }
+    if (c->fd < 0) {
+      waitpid(pid, &status, 0);
+      break;
+    }
+  }
+  if (pidfd >= 0)
+    close(pidfd);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+/* argv for `agentrt --root R --data-dir D [--profile P] VERB ...` */
+static char **cli_argv(const struct subagent_parent *p, const char *profile, const char *verb)
+{
+  char **v = NULL;
+
+  strv_push(&v, "agentrt");
+  strv_push(&v, "--root");
+  strv_push(&v, p->root);
+  if (p->data_dir) {
+    strv_push(&v, "--data-dir");
+    strv_push(&v, p->data_dir);
+  }
+  if (profile) {
+    strv_push(&v, "--profile");
+    strv_push(&v, profile);
+  }
+  strv_push(&v, verb);
+  return v;
+}
+
+static void parent_record(const struct subagent_parent *p, const char *kind, const char *fields)
+{
+  struct error e = {0};
+
+  if (p->trail != NULL && audit_append_event(p->trail, p->id, kind, fields, &e) < 0)
+    log_warning("sub-agents: record %s: %s", kind, e.msg);
+}
+
+/* ---- the child's bundle */
+
+static void gstr(yajl_gen y, const char *s)
+{
+  yajl_gen_string(y, (const unsigned char *)s, strlen(s));
+}
+
+static void gkv(yajl_gen y, const char *k, const char *v)
+{
+  gstr(y, k);
+  gstr(y, v);
+}
+
+static void gmount(yajl_gen y, const char *dest, const char *type, const char *src,
+                   const char *const *opts)
+{
+  yajl_gen_map_open(y);
+  gkv(y, "destination", dest);
+  gkv(y, "type", type);
+  gkv(y, "source", src);
+  gstr(y, "options");
+  yajl_gen_array_open(y);
+  for (size_t i = 0; opts[i] != NULL; i++)
+    gstr(y, opts[i]);
+  yajl_gen_array_close(y);
+  yajl_gen_map_close(y);
+}
+
+static const char *const env_pass[] = {"PATH=", "HOME=", "LANG=", "LC_",
+                                       "TERM=", "TZ=",   "USER=", NULL};
+
+struct run_req {
+  const char *name;
+  const char *workspace; /* in the parent's view, absolute */
+  char **allow;
+  char **secrets; /* among the parent's; the child gets only these */
+  bool has_memory, has_pids, has_cpus;
+  uint64_t memory, pids, cpus_milli;
+  bool detach;
+  char **cmd;
+};
+
+static int write_gen(int dirfd, const char *file, yajl_gen y, struct error *err)
+{
+  const unsigned char *buf;
+  size_t len;
+
+  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok)
+    return error_set(err, 0, "cannot write %s", file);
+  return write_file_atomic_at(dirfd, file, (const char *)buf, len, err);
+}
+
+static int write_child_config(const struct subagent_parent *p, const struct run_req *r, int dirfd,
+                              const char *id, struct error *err)
+{
+  yajl_gen y = yajl_gen_alloc(NULL);
+  const struct oci_process *pp = p->config->process;
+  const char *const proc_opts[] = {"nosuid", "noexec", "nodev", NULL};
+  const char *const dev_opts[] = {"nosuid", "strictatime", "mode=755", "size=65536k", NULL};
+  const char *const pts_opts[] = {"nosuid",        "noexec",    "newinstance",
+                                  "ptmxmode=0666", "mode=0620", NULL};
+  const char *const shm_opts[] = {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL};
+  const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
+  const char *const tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=256m", NULL};
+  const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
+  const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
+  cleanup_free char *ws_src = xfmt("/proc/%d/root%s", (int)p->init_pid, r->workspace);
+  cleanup_free char *cg = NULL;
+  cleanup_free char *netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
+  int rc;
+
+  yajl_gen_config(y, yajl_gen_beautify, 1);
+  yajl_gen_map_open(y);
+  gkv(y, "ociVersion", "1.2.0");
+  gstr(y, "process");
+  yajl_gen_map_open(y);
+  gstr(y, "terminal");
+  yajl_gen_bool(y, 0);
+  gstr(y, "user");
+  yajl_gen_map_open(y);
+  gstr(y, "uid");
+  yajl_gen_integer(y, pp ? pp->user.uid : 0);
+  gstr(y, "gid");
+  yajl_gen_integer(y, pp ? pp->user.gid : 0);
+  yajl_gen_map_close(y);
+  gstr(y, "args");
+  yajl_gen_array_open(y);
+  for (char **a = r->cmd; *a; a++)
+    gstr(y, *a);
+  yajl_gen_array_close(y);
+  gstr(y, "env");
+  yajl_gen_array_open(y);
+  /* the parent's environment may hold its credentials: only these pass */
+  for (char **e = pp ? pp->env : NULL; e && *e; e++)
+    for (const char *const *k = env_pass; *k; k++)
+      if (str_has_prefix(*e, *k)) {
+        gstr(y, *e);
+        break;
+      }
+  {
+    cleanup_free char *e = xfmt("AGENTRT_SUBAGENT=%s", r->name);
+    gstr(y, e);
+  }
+  yajl_gen_array_close(y);
+  gkv(y, "cwd", r->workspace);
+  /* no capabilities: at least as strict as any parent's */
+  gstr(y, "noNewPrivileges");
+  yajl_gen_bool(y, 1);
+  yajl_gen_map_close(y);
+
+  gstr(y, "root");
+  yajl_gen_map_open(y);
+  gkv(y, "path", p->rootfs);
+  gstr(y, "readonly");
+  yajl_gen_bool(y, 1);
+  yajl_gen_map_close(y);
+  gkv(y, "hostname", r->name);
+
+  gstr(y, "mounts");
+  yajl_gen_array_open(y);
+  gmount(y, "/proc", "proc", "proc", proc_opts);
+  gmount(y, "/dev", "tmpfs", "tmpfs", dev_opts);
+  gmount(y, "/dev/pts", "devpts", "devpts", pts_opts);
+  gmount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
+  gmount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  if (!streq(r->workspace, "/tmp") && !str_has_prefix(r->workspace, "/tmp/"))
+    gmount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
+  /* what the parent hides under an empty tmpfs stays hidden (an engine's
+   * --tmpfs, a sandbox's /home): an empty one of the child's own */
+  for (size_t i = 0; i < p->config->n_mounts; i++) {
+    const struct oci_mount *m = &p->config->mounts[i];
+    const char *d = m->destination;
+    if (!streq(m->type, "tmpfs") || d == NULL || streq(d, "/dev") || streq(d, "/dev/shm") ||
+        streq(d, "/tmp") || str_has_prefix(d, "/run/agentrt") || streq(d, r->workspace) ||
+        str_has_prefix(r->workspace, d))
+      continue;
+    gmount(y, d, "tmpfs", "tmpfs", hide_opts);
+  }
+  /* the parent's current view of its workspace, through its init's root:
+   * the child's profile makes it the lower layer of its own overlay */
+  gmount(y, r->workspace, "bind", ws_src, ws_bind);
+  yajl_gen_array_close(y);
+
+  if (r->allow != NULL) {
+    /* the child's own table and resolver police its namespace; slirp4netns
+     * carries what they let out from the parent's, where the parent's do */
+    gstr(y, "hooks");
+    yajl_gen_map_open(y);
+    gstr(y, "createRuntime");
+    yajl_gen_array_open(y);
+    yajl_gen_map_open(y);
+    gkv(y, "path", p->exe);
+    gstr(y, "args");
+    yajl_gen_array_open(y);
+    gstr(y, "agentrt");
+    gstr(y, "sandbox-net");
+    gstr(y, "--netns");
+    gstr(y, netns);
+    yajl_gen_array_close(y);
+    gstr(y, "timeout");
+    yajl_gen_integer(y, 20);
+    yajl_gen_map_close(y);
+    yajl_gen_array_close(y);
+    yajl_gen_map_close(y);
+  }
+  gstr(y, "annotations");
+  yajl_gen_map_open(y);
+  gkv(y, "io.agentrt.parent", p->id);
+  gkv(y, "io.agentrt.subagent", r->name);
+  yajl_gen_map_close(y);
+
+  gstr(y, "linux");
+  yajl_gen_map_open(y);
+  gstr(y, "namespaces");
+  yajl_gen_array_open(y);
+  for (const char *const *t = (const char *const[]){"pid", "ipc", "uts", "mount", "cgroup", NULL};
+       *t; t++) {
+    yajl_gen_map_open(y);
+    gkv(y, "type", *t);
+    yajl_gen_map_close(y);
+  }
+  /* a network namespace of its own: loopback only, or with --allow
+   * slirp4netns run from the parent's namespace (below) */
+  yajl_gen_map_open(y);
+  gkv(y, "type", "network");
+  yajl_gen_map_close(y);
+  yajl_gen_array_close(y);
+  if (p->cgroup_path != NULL && *p->cgroup_path) {
+    /* nested: the parent's limits bound the whole family */
+    cg = xfmt("%s/%s", p->cgroup_path, id);
+    gkv(y, "cgroupsPath", cg);
+  }
+  if (r->has_memory || r->has_pids || r->has_cpus) {
+    gstr(y, "resources");
+    yajl_gen_map_open(y);
+    if (r->has_memory) {
+      gstr(y, "memory");
+      yajl_gen_map_open(y);
+      gstr(y, "limit");
+      yajl_gen_integer(y, (long long)r->memory);
+      yajl_gen_map_close(y);
+    }
+    if (r->has_pids) {
+      gstr(y, "pids");
+      yajl_gen_map_open(y);
+      gstr(y, "limit");
+      yajl_gen_integer(y, (long long)r->pids);
+      yajl_gen_map_close(y);
+    }
+    if (r->has_cpus) {
+      gstr(y, "cpu");
+      yajl_gen_map_open(y);
+      gstr(y, "period");
+      yajl_gen_integer(y, 100000);
+      gstr(y, "quota");
+      yajl_gen_integer(y, (long long)(r->cpus_milli * 100));
+      yajl_gen_map_close(y);
+    }
+    yajl_gen_map_close(y);
+  }
+  yajl_gen_map_close(y);
+  yajl_gen_map_close(y);
+  rc = write_gen(dirfd, "config.json", y, err);
+  yajl_gen_free(y);
+  return rc;
+}
+
+/* The parent's effective profile (create wrote it), narrowed: the
+ * workspace at the child's path, no egress table of its own, one generation
+ * less of sub-agents. */
+static int write_child_profile(const struct subagent_parent *p, const struct run_req *r, int dirfd,
+                               struct error *err)
+{
+  cleanup_free char *path = state_path(p, "subagent-profile.json");
+  cleanup_free char *text = NULL, *json = NULL;
+  struct agent_profile *ap = NULL;
+  struct profile_subagents *s;
+  size_t len = 0;
+  int rc;
+
+  if (read_file_at(AT_FDCWD, path, 1 << 20, &text, &len, err) < 0 ||
+      profile_parse(text, len, "subagent-profile.json", &ap, err) < 0)
+    return -1;
+  free(ap->name);
+  ap->name = xstrdup("subagent");
+  free(ap->workspace.path);
+  ap->workspace.path = xstrdup(r->workspace);
+  ap->workspace.mode = PROFILE_WS_OVERLAY;
+  /* only the secrets asked for (each one the parent has: parse_run); the
+   * child's create gives it placeholders of its own */
+  {
+    size_t kept = 0;
+    for (size_t i = 0; i < ap->n_secrets; i++) {
+      if (strv_contains(r->secrets, ap->secrets[i].name))
+        ap->secrets[kept++] = ap->secrets[i];
+      else
+        profile_secret_clear(&ap->secrets[i]);
+    }
+    ap->n_secrets = kept;
+  }
+  /* its own allowlist, in its own namespace; its resolver asks the parent's
+   * (127.0.0.1:53 in the parent's namespace), so a name must pass both and
+   * is pinned in both tables */
+  strv_free(ap->egress.allow);
+  ap->egress.allow = strv_dup(r->allow);
+  /* secrets are substituted by the egress policy's proxy: a child with
+   * secrets and no --allow gets a policy that lets nothing out */
+  ap->egress.def = r->allow || r->secrets ? PROFILE_EGRESS_DENY : PROFILE_EGRESS_OFF;
+  if (r->allow && p->profile->egress.def != PROFILE_EGRESS_OFF) {
+    strv_free(ap->egress.dns_upstream);
+    ap->egress.dns_upstream = NULL;
+    strv_push(&ap->egress.dns_upstream, "127.0.0.1");
+    free(ap->egress.dns_upstream_netns);
+    ap->egress.dns_upstream_netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
+  }
+  s = &ap->subagents;
+  /* one generation less; none left: off (maxDepth itself is at least 1) */
+  s->enabled = p->profile->subagents.max_depth > 1;
+  s->max_depth = s->enabled ? p->profile->subagents.max_depth - 1 : 1;
+  s->max_children = p->profile->subagents.max_children;
+  rc = profile_to_json(ap, &json, &len, err);
+  profile_free(ap);
+  if (rc < 0)
+    return -1;
+  return write_file_atomic_at(dirfd, "profile.json", json, len, err);
+}
+
+/* ---- the verbs */
+
+static int parse_run(struct conn *c, struct run_req *r, char ***allow)
+{
+  char **w = c->words;
+  const struct subagent_parent *p = c->p;
+  const struct oci_resources *pr = p->config->linux ? p->config->linux->resources : NULL;
+  const char *ws = p->profile->workspace.path;
+  size_t i = 1;
+
+  for (; w[i] != NULL; i++) {
+    const char *o = w[i], *v = w[i + 1];
+    if (streq(o, "--")) {
+      i++;
+      break;
+    }
+    if (o[0] != '-')
+      break;
+    if (streq(o, "--detach") || streq(o, "-d")) {
+      r->detach = true;
+      continue;
+    }
+    if (v == NULL)
+      return refuse(c, "%s: expected a value", o);
+    i++;
+    if (streq(o, "--name")) {
+      if (!valid_name(v))
+        return refuse(c, "--name `%s`: letters, digits, `-` and `_`, at most %d", v,
+                      CHILD_NAME_MAX);
+      r->name = v;
+    } else if (streq(o, "--workspace")) {
+      cleanup_free char *abs = v[0] == '/' ? path_normalize(v) : NULL;
+      if (abs == NULL) {
+        cleanup_free char *j = xfmt("%s/%s", ws ? ws : "", v);
+        abs = path_normalize(j);
+      }
+      if (ws == NULL || !(streq(abs, ws) || (str_has_prefix(abs, ws) && abs[strlen(ws)] == '/')))
+        return refuse(c, "--workspace `%s`: not in the parent's workspace %s", v,
+                      ws ? ws : "(none)");
+      r->workspace = xstrdup(abs); /* freed with the process */
+    } else if (streq(o, "--allow")) {
+      struct error e = {0};
+      struct egress_entry en;
+      if (egress_entry_parse(v, &en, &e) < 0)
+        return refuse(c, "--allow `%s`: %s", v, e.msg);
+      if (p->profile->egress.def != PROFILE_EGRESS_OFF &&
+          !subproto_allow_covered(v, p->profile->egress.allow))
+        return refuse(c, "--allow `%s`: widens the parent's egress allowlist (egress.allow)", v);
+      strv_push(allow, v);
+    } else if (streq(o, "--memory")) {
+      if (profile_parse_size(v, &r->memory) < 0 || r->memory == 0)
+        return refuse(c, "--memory `%s`: not a size", v);
+      if (pr && pr->has_memory_limit && pr->memory_limit > 0 &&
+          r->memory > (uint64_t)pr->memory_limit)
+        return refuse(c, "--memory `%s`: above the parent's memory limit (%lld bytes)", v,
+                      (long long)pr->memory_limit);
+      r->has_memory = true;
+    } else if (streq(o, "--pids")) {
+      if (parse_u64(v, &r->pids) < 0 || r->pids == 0)
+        return refuse(c, "--pids `%s`: not a positive number", v);
+      if (pr && pr->has_pids_limit && pr->pids_limit > 0 && r->pids > (uint64_t)pr->pids_limit)
+        return refuse(c, "--pids `%s`: above the parent's pids limit (%lld)", v,
+                      (long long)pr->pids_limit);
+      r->has_pids = true;
+    } else if (streq(o, "--cpus")) {
+      if (profile_parse_cpus(v, &r->cpus_milli) < 0 || r->cpus_milli == 0)
+        return refuse(c, "--cpus `%s`: not a number of CPUs", v);
+      if (pr && pr->has_cpu_quota && pr->cpu_quota > 0 && pr->has_cpu_period &&
+          pr->cpu_period > 0 && r->cpus_milli * pr->cpu_period > (uint64_t)pr->cpu_quota * 1000)
+        return refuse(c, "--cpus `%s`: above the parent's cpu limit (%.3g)", v,
+                      (double)pr->cpu_quota / (double)pr->cpu_period);
+      r->has_cpus = true;
+    } else if (streq(o, "--secret")) {
+      bool have = false;
+      for (size_t k = 0; k < p->profile->n_secrets; k++)
+        have = have || streq(p->profile->secrets[k].name, v);
+      if (!have)
+        return refuse(c, "--secret `%s`: the parent has no secret `%s`", v, v);
+      if (!strv_contains(r->secrets, v))
+        strv_push(&r->secrets, v);
+    } else if (streq(o, "--cap-add") || streq(o, "--privileged")) {
+      return refuse(c, "%s: widens the parent's capabilities", o);
+    } else {
+      return refuse(c, "unknown option `%s`", o);
+    }
+  }
+  if (w[i] == NULL)
+    return refuse(c, "expected a command (agentrt sub run [OPTIONS] -- CMD...)");
+  r->cmd = w + i;
+  r->allow = *allow;
+  if (r->workspace == NULL) {
+    if (ws == NULL)
+      return refuse(c, "the parent has no workspace to give a child");
+    r->workspace = xstrdup(ws);
+  }
+  return 0;
+}
+
+static size_t live_children(const struct subagent_parent *p)
+{
+  cleanup_free char *dir = state_path(p, SUBAGENT_DIR);
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  size_t n = 0;
+
+  if (d == NULL)
+    return 0;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    cleanup_free char *st = xfmt("%s/%s.%s", p->root, p->id, de->d_name);
+    if (access(st, F_OK) == 0)
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static char *next_name(const struct subagent_parent *p)
+{
+  for (unsigned i = 1; i < 100000; i++) {
+    cleanup_free char *n = xfmt("%s/%s/sub%u", p->id, SUBAGENT_DIR, i);
+    cleanup_free char *full = xfmt("%s/%s", p->root, n);
+    if (access(full, F_OK) < 0)
+      return xfmt("sub%u", i);
+  }
+  return NULL;
+}
+
+static int verb_run(struct conn *c)
+{
+  const struct subagent_parent *p = c->p;
+  struct run_req r = {0};
+  cleanup_strv char **allow = NULL;
+  cleanup_free char *name = NULL, *id = NULL, *dir = NULL, *profile = NULL, *pidf = NULL;
+  cleanup_strv char **argv = NULL;
+  cleanup_close int dirfd = -1;
+  struct error err = {0};
+  struct jbuf b = {0};
+  int rc, out = -1;
+  pid_t pid;
+
+  if (!p->profile->subagents.enabled)
+    return refuse(c, "sub-agents are not enabled for this container");
+  rc = parse_run(c, &r, &allow);
+  if (rc != 0)
+    return rc;
+  if (p->profile->subagents.max_depth < 1)
+    return refuse(c, "the depth limit is reached (subagents.maxDepth)");
+  if (p->profile->subagents.max_children > 0 &&
+      live_children(p) >= p->profile->subagents.max_children)
+    return refuse(c, "%zu children run already (subagents.maxChildren)", live_children(p));
+  {
+    cleanup_free char *sub = state_path(p, SUBAGENT_DIR);
+    if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+      return refuse(c, "mkdir: %s", strerror(errno));
+  }
+  name = r.name ? xstrdup(r.name) : next_name(p);
+  if (name == NULL)
+    return refuse(c, "no free name");
+  r.name = name;
+  id = child_id(p, name);
+  dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, name);
+  if (mkdir(dir, 0700) < 0)
+    return refuse(c, "--name `%s`: %s", name,
+                  errno == EEXIST ? "a child of that name exists (sub discard it first)"
+                                  : strerror(errno));
+  dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0 || write_child_config(p, &r, dirfd, id, &err) < 0 ||
+      write_child_profile(p, &r, dirfd, &err) < 0 ||
+      write_file_atomic_at(dirfd, "id", id, strlen(id), &err) < 0)
+    return refuse(c, "%s", err.msg[0] ? err.msg : strerror(errno));
+  profile = xfmt("%s/profile.json", dir);
+  pidf = xfmt("%s/pid", dir);
+
+  jb_key_str(&b, "name", name);
+  jb_key_str(&b, "child", id);
+  jb_key_strv(&b, "argv", r.cmd, strv_len(r.cmd));
+  jb_key_str(&b, "workspace", r.workspace);
+  jb_key_strv(&b, "allow", allow, allow ? strv_len(allow) : 0);
+  jb_key_strv(&b, "secrets", r.secrets, r.secrets ? strv_len(r.secrets) : 0);
+  if (r.has_memory)
+    jb_key_i64(&b, "memory", (int64_t)r.memory);
+  if (r.has_pids)
+    jb_key_i64(&b, "pids", (int64_t)r.pids);
+  if (r.has_cpus)
+    jb_key_i64(&b, "millicpus", (int64_t)r.cpus_milli);
+  jb_key_bool(&b, "detach", r.detach);
+  parent_record(p, "subagent_start", jb_str(&b));
+  jb_free(&b);
+
+  argv = cli_argv(p, profile, "run");
+  strv_push(&argv, "--bundle");
+  strv_push(&argv, dir);
+  if (r.detach) {
+    strv_push(&argv, "--detach");
+    strv_push(&argv, "--pid-file");
+    strv_push(&argv, pidf);
+    out = openat(dirfd, "output", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (out < 0 || nul < 0)
+      return refuse(c, "open the output file: %s", strerror(errno));
+    c->io[0] = nul;
+  }
+  strv_push(&argv, id);
+  rc = run_cli(c, argv, out, &pid, true);
+  if (r.detach) {
+    close(out);
+    if (rc != 0) {
+      jb_key_str(&b, "name", name);
+      jb_key_i64(&b, "code", rc);
+      parent_record(p, "subagent_end", jb_str(&b));
+      jb_free(&b);
+      return rc;
+    }
+    say(c, SUBPROTO_STDOUT, "%s\n", name);
+    return 0;
+  }
+  {
+    char code[16];
+    snprintf(code, sizeof code, "%d", rc);
+    write_file_atomic_at(dirfd, "exit", code, strlen(code), &err);
+  }
+  jb_key_str(&b, "name", name);
+  jb_key_i64(&b, "code", rc);
+  parent_record(p, "subagent_end", jb_str(&b));
+  jb_free(&b);
+  /* run deleted the container with its process; its workspace and trail
+   * stay for diff/commit/discard and audit */
+  return rc;
+}
+
+/* The child named by words[1]: its dir under sub/ must exist. */
+static char *known_child(struct conn *c, const char *verb)
+{
+  const char *n = c->words[1];
+  cleanup_free char *dir = NULL;
+
+  if (n == NULL || !valid_name(n)) {
+    refuse(c, "expected a child's name (agentrt sub %s NAME)", verb);
+    return NULL;
+  }
+  dir = xfmt("%s/%s/%s/%s", c->p->root, c->p->id, SUBAGENT_DIR, n);
+  if (access(dir, F_OK) < 0) {
+    refuse(c, "no child `%s`", n);
+    return NULL;
+  }
+  return child_id(c->p, n);
+}
+
+static int verb_simple(struct conn *c, const char *verb)
+{
+  const struct subagent_parent *p = c->p;
+  cleanup_free char *id = known_child(c, verb);
+  cleanup_strv char **argv = NULL;
+  struct jbuf b = {0};
+  int rc;
+
+  if (id == NULL)
+    return 125;
+  if (streq(verb, "exec")) {
+    size_t i = 2;
+    if (c->words[i] && streq(c->words[i], "--"))
+      i++;
+    if (c->words[i] == NULL)
+      return refuse(c, "expected a command (agentrt sub exec NAME -- CMD...)");
+    argv = cli_argv(p, NULL, "exec");
+    strv_push(&argv, id);
+    for (; c->words[i]; i++)
+      strv_push(&argv, c->words[i]);
+  } else if (streq(verb, "kill")) {
+    argv = cli_argv(p, NULL, "kill");
+    strv_push(&argv, id);
+    strv_push(&argv, c->words[2] ? c->words[2] : "KILL");
+  } else if (streq(verb, "audit")) {
+    argv = cli_argv(p, NULL, "audit");
+    strv_push(&argv, id);
+  } else { /* diff, commit [PATH...], discard */
+    argv = cli_argv(p, NULL, "workspace");
+    strv_push(&argv, id);
+    strv_push(&argv, verb);
+    if (streq(verb, "discard"))
+      strv_push(&argv, "--force");
+    /* only what the review takes: diff --patch; commit [--include-protected
+     * PATH]... [PATH...] (never --lower or --dest: another directory) */
+    for (size_t i = 2; c->words[i]; i++) {
+      const char *w = c->words[i];
+      if (streq(w, "--"))
+        continue;
+      if (streq(verb, "diff") && streq(w, "--patch")) {
+        strv_push(&argv, w);
+      } else if (streq(verb, "commit") && streq(w, "--include-protected") && c->words[i + 1] &&
+                 c->words[i + 1][0] != '-') {
+        strv_push(&argv, w);
+        strv_push(&argv, c->words[++i]);
+      } else if (streq(verb, "commit") && w[0] != '-') {
+        strv_push(&argv, w);
+      } else {
+        return refuse(c, "`%s`: not an option or path of sub %s", w, verb);
+      }
+    }
+  }
+  if (streq(verb, "discard")) {
+    /* a stopped (or still running) child's container goes first */
+    cleanup_strv char **del = cli_argv(p, NULL, "delete");
+    strv_push(&del, "--force");
+    strv_push(&del, id);
+    run_cli(c, del, -1, NULL, true);
+  }
+  rc = run_cli(c, argv, -1, NULL, true);
+  if (streq(verb, "discard") && rc == 0) {
+    /* forget it: the name is free again */
+    cleanup_free char *dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, c->words[1]);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      for (const char *const *f = (const char *const[]){"config.json", "profile.json", "id", "exit",
+                                                        "output", "pid", NULL};
+           *f; f++)
+        unlinkat(dfd, *f, 0);
+      close(dfd);
+    }
+    rmdir(dir);
+  }
+  if (streq(verb, "commit") || streq(verb, "discard") || streq(verb, "kill")) {
+    jb_key_str(&b, "name", c->words[1]);
+    jb_key_str(&b, "child", id);
+    if (streq(verb, "commit"))
+      jb_key_strv(&b, "paths", c->words + 2, strv_len(c->words + 2));
+    jb_key_i64(&b, "code", rc);
+    cleanup_free char *kind = xfmt("subagent_%s", verb);
+    parent_record(p, kind, jb_str(&b));
+    jb_free(&b);
+  }
+  return rc;
+}
+
+/* "NAME STATUS ID" lines: running/created while the container exists, else
+ * "exited N" (its workspace and trail wait for diff/commit/discard). */
+static int verb_list(struct conn *c)
+{
+  const struct subagent_parent *p = c->p;
+  cleanup_free char *dir = state_path(p, SUBAGENT_DIR);
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  struct jbuf out = {0};
+
+  say(c, SUBPROTO_STDOUT, "%-20s %-10s %s\n", "NAME", "STATUS", "ID");
+  if (d == NULL)
+    return 0;
+  while ((de = readdir(d)) != NULL) {
+    cleanup_free char *id = NULL, *st = NULL, *text = NULL, *code = NULL, *ex = NULL;
+    const char *status = "exited";
+    size_t len;
+    struct error e = {0};
+    if (de->d_name[0] == '.' || !valid_name(de->d_name))
+      continue;
+    id = child_id(p, de->d_name);
+    st = xfmt("%s/%s/state.json", p->root, id);
+    if (read_file_at(AT_FDCWD, st, 1 << 20, &text, &len, &e) == 0) {
+      /* state.json's init pid: alive or not */
+      const char *pp = strstr(text, "\"pid\"");
+      const char *colon = pp ? strchr(pp, ':') : NULL;
+      int pid = colon ? atoi(colon + 1) : 0;
+      status = pid > 0 && kill(pid, 0) == 0 ? "running" : "stopped";
+    } else {
+      ex = xfmt("%s/%s", dir, de->d_name);
+      cleanup_free char *ef = xfmt("%s/exit", ex);
+      if (read_file_at(AT_FDCWD, ef, 64, &code, &len, &e) == 0) {
+        free(ex);
+        ex = xfmt("exited(%s)", code);
+        status = ex;
+      }
+    }
+    say(c, SUBPROTO_STDOUT, "%-20s %-10s %s\n", de->d_name, status, id);
+  }
+  closedir(d);
+  jb_free(&out);
+  return 0;
+}
+
+static int dispatch_verb(struct conn *c)
+{
+  const char *v = c->words[0];
+
+  if (streq(v, "run"))
+    return verb_run(c);
+  if (streq(v, "list") || streq(v, "ls"))
+    return verb_list(c);
+  if (streq(v, "exec") || streq(v, "kill") || streq(v, "diff") || streq(v, "commit") ||
+      streq(v, "discard") || streq(v, "audit"))
+    return verb_simple(c, v);
+  return refuse(c, "unknown command (run, exec, list, kill, diff, commit, discard, audit)");
+}
+
+static void handle(const struct subagent_parent *p, int fd)
+{
+  struct conn c = {.fd = fd, .io = {-1, -1, -1}, .p = p};
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  int rc;
+  struct timeval tv = {.tv_sec = 10};
+
+  /* a client that never sends its request does not keep us */
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (read_request(&c) < 0) {
+    struct conn bad = {.fd = fd, .words = (char *[]){"request", NULL}, .p = p};
+    finish(&bad, refuse(&bad, "a malformed request (docs/subagents.md)"));
+    return;
+  }
+  tv.tv_sec = 0;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  for (int i = 0; i < 3; i++)
+    if (c.io[i] < 0)
+      c.io[i] = null;
+  rc = dispatch_verb(&c);
+  if (c.fd >= 0)
+    finish(&c, rc);
+  strv_free(c.words);
+}
+
+int subagent_serve(const struct subagent_parent *p, int conn)
+{
+  pid_t pid = fork();
+  int status;
+
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    pid_t g = fork();
+    if (g != 0)
+      _exit(g < 0 ? 1 : 0);
+    /* the handler: nothing of the monitor's but the connection */
+    close_fds_except(3, (int[]){conn}, 1);
+    int fl = fcntl(conn, F_GETFL);
+    if (fl >= 0)
+      fcntl(conn, F_SETFL, fl & ~O_NONBLOCK);
+    prctl(PR_SET_NAME, "agentrt-sub", 0, 0, 0);
+    handle(p, conn);
+    _exit(0);
+  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return 0;
+}
+
+void subagent_reap_children(const char *exe, const char *root, const char *data_dir, const char *id)
+{
+  cleanup_free char *dir = xfmt("%s/%s/%s", root, id, SUBAGENT_DIR);
+  DIR *d = opendir(dir);
+  struct dirent *de;
+
+  if (d == NULL)
+    return;
+  while ((de = readdir(d)) != NULL) {
+    cleanup_free char *cid = NULL, *st = NULL;
+    pid_t pid;
+    int status;
+    if (de->d_name[0] == '.' || !valid_name(de->d_name))
+      continue;
+    cid = xfmt("%s.%s", id, de->d_name);
+    st = xfmt("%s/%s", root, cid);
+    if (access(st, F_OK) < 0)
+      continue;
+    pid = fork();
+    if (pid == 0) {
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+      }
+      close_fds_except(3, (int[]){-1}, 0);
+      if (data_dir)
+        execl(exe, "agentrt", "--root", root, "--data-dir", data_dir, "delete", "--force", cid,
+              (char *)NULL);
+      else
+        execl(exe, "agentrt", "--root", root, "delete", "--force", cid, (char *)NULL);
+      _exit(127);
+    }
+    if (pid > 0) {
+      /* bounded: 10 s per child */
+      for (int i = 0; i < 1000; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+          break;
+        if (i == 999) {
+          kill(pid, SIGKILL);
+          waitpid(pid, &status, 0);
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+      }
+    }
+  }
+  closedir(d);
+}

@@ -1,0 +1,910 @@
+/* tls_proxy.c - see tls_proxy.h */
+#include "monitor/tls_proxy.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "audit/jbuf.h"
+#include "common/util.h"
+#include "monitor/http1.h"
+#include "netfilter/dns.h"
+#include "os/fsutil.h"
+#include "os/procfs.h"
+
+#define IO_BUF 65536
+#define HELLO_MAX 16389 /* one TLS record */
+#define HELLO_TIMEOUT_MS 10000
+
+struct proxy {
+  const struct tls_proxy_opts *o;
+  SSL_CTX *server_ctx, *client_ctx;
+  EVP_PKEY *leaf_key;
+  struct audit_log *log; /* opened per connection (its own lock file description) */
+};
+
+/* ------------------------------------------------------------ records */
+
+static void record(struct proxy *px, const char *kind, struct jbuf *b)
+{
+  struct error err = {0};
+
+  if (px->o->trail == NULL)
+    return;
+  if (px->log == NULL && audit_log_open(px->o->trail, px->o->id, NULL, false, &px->log, &err) < 0)
+    return;
+  audit_log_append(px->log, kind, jb_str(b), &err);
+}
+
+static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len, uint16_t *port)
+{
+  if (ss->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const void *)ss;
+    inet_ntop(AF_INET6, &s6->sin6_addr, buf, (socklen_t)len);
+    *port = ntohs(s6->sin6_port);
+  } else {
+    const struct sockaddr_in *s4 = (const void *)ss;
+    inet_ntop(AF_INET, &s4->sin_addr, buf, (socklen_t)len);
+    *port = ntohs(s4->sin_port);
+  }
+}
+
+static void flow_record(struct proxy *px, const char *name, const struct sockaddr_storage *dst,
+                        bool allowed, const char *why)
+{
+  struct jbuf b = {0};
+  char a[INET6_ADDRSTRLEN] = "";
+  uint16_t port = 0;
+
+  addr_text(dst, a, sizeof a, &port);
+  jb_key_str(&b, "name", name);
+  jb_key_str(&b, "addr", a);
+  jb_key_u64(&b, "port", port);
+  jb_key_str(&b, "verdict", allowed ? "allowed" : "refused");
+  if (why != NULL)
+    jb_key_str(&b, "reason", why);
+  record(px, "tls_flow", &b);
+  jb_free(&b);
+}
+
+/* ------------------------------------------------------------ name check */
+
+/* Does `name` resolve, through the container's resolver (the redirect of
+ * port 53 in this namespace), to dst's address?  The resolver answers only
+ * allowed names (NXDOMAIN otherwise) and pins what it answers. */
+static bool name_resolves_to(const char *name, const struct sockaddr_storage *dst)
+{
+  bool v6 = dst->ss_family == AF_INET6;
+  const void *want = v6 ? (const void *)&((const struct sockaddr_in6 *)dst)->sin6_addr
+                        : (const void *)&((const struct sockaddr_in *)dst)->sin_addr;
+  struct sockaddr_in ns = {.sin_family = AF_INET, .sin_port = htons(53)};
+  uint8_t q[512], a[4096];
+  struct dns_msg m;
+  struct error err = {0};
+  struct timeval tv = {.tv_sec = 3};
+  uint16_t id;
+  int fd, qn;
+  ssize_t n;
+  bool ok = false;
+
+  ns.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (getrandom(&id, sizeof id, 0) != sizeof id)
+    id = (uint16_t)getpid();
+  qn = dns_build_query(q, sizeof q, id, name, v6 ? DNS_TYPE_AAAA : DNS_TYPE_A, &err);
+  if (qn < 0)
+    return false;
+  fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return false;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&ns, sizeof ns) == 0 && send(fd, q, (size_t)qn, 0) == qn) {
+    for (int tries = 0; tries < 4 && !ok; tries++) {
+      n = recv(fd, a, sizeof a, 0);
+      if (n <= 0)
+        break;
+      if (dns_parse(a, (size_t)n, &m, &err) < 0 || m.id != id)
+        continue;
+      for (size_t i = 0; i < m.n_answers; i++)
+        if (m.answers[i].type == (v6 ? DNS_TYPE_AAAA : DNS_TYPE_A) &&
+            memcmp(m.answers[i].data.addr, want, v6 ? 16 : 4) == 0)
+          ok = true;
+      break;
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+/* ------------------------------------------------------------ sockets */
+
+static int upstream_connect(const struct sockaddr_storage *dst)
+{
+  uint32_t mark = TLS_PROXY_MARK;
+  int one = 1;
+  int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+  if (fd < 0)
+    return -1;
+  /* not redirected to us again; judged by the allowlist as usual */
+  if (setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) < 0 ||
+      connect(fd, (const struct sockaddr *)dst,
+              dst->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                         : sizeof(struct sockaddr_in)) < 0) {
+    close(fd);
+    return -1;
+  }
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+/* Copy both ways until either side closes (its other direction is shut
+ * down, so that a half-close passes through). */
+static void splice_plain(int a, int b)
+{
+  struct pollfd p[2] = {{.fd = a, .events = POLLIN}, {.fd = b, .events = POLLIN}};
+  char buf[IO_BUF];
+  bool open[2] = {true, true};
+
+  while (open[0] || open[1]) {
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return;
+    }
+    for (int i = 0; i < 2; i++) {
+      ssize_t n;
+      if (!open[i] || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      n = read(p[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (n < 0 && errno != EINTR && errno != EAGAIN)
+          return; /* reset or cut: the other side goes with it */
+        if (n == 0) {
+          open[i] = false;
+          p[i].fd = -1;
+          shutdown(i == 0 ? b : a, SHUT_WR);
+        }
+        continue;
+      }
+      if (!write_all(i == 0 ? b : a, buf, (size_t)n))
+        return;
+    }
+  }
+}
+
+/* ------------------------------------------------------------ TLS streams */
+
+struct stream {
+  SSL *ssl;
+  int fd;
+  char buf[IO_BUF];
+  size_t len; /* bytes read, not yet consumed */
+  bool eof;
+};
+
+static ssize_t s_read(struct stream *s)
+{
+  int n;
+
+  if (s->len == sizeof s->buf)
+    return -1;
+  n = SSL_read(s->ssl, s->buf + s->len, (int)(sizeof s->buf - s->len));
+  if (n <= 0) {
+    int e = SSL_get_error(s->ssl, n);
+    if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+      s->eof = true;
+      ERR_clear_error();
+      return 0;
+    }
+    ERR_clear_error();
+    return -1;
+  }
+  s->len += (size_t)n;
+  return n;
+}
+
+static bool s_write(struct stream *s, const void *buf, size_t len)
+{
+  while (len > 0) {
+    int n = SSL_write(s->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
+    if (n <= 0) {
+      ERR_clear_error();
+      return false;
+    }
+    buf = (const char *)buf + n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+static void s_consume(struct stream *s, size_t n)
+{
+  memmove(s->buf, s->buf + n, s->len - n);
+  s->len -= n;
+}
+
+/* Forward a body of the given framing from `from` to `to`; the bytes
+ * counted in *bytes.  false on an error or an early end. */
+static bool forward_body(struct stream *from, struct stream *to, const struct http_msg *m,
+                         uint64_t *bytes)
+{
+  struct http_chunked ch = {0};
+  uint64_t left = m->length;
+  bool done = m->body == HTTP_BODY_NONE || (m->body == HTTP_BODY_LENGTH && left == 0);
+
+  while (!done) {
+    size_t take;
+    if (from->len == 0) {
+      ssize_t n = s_read(from);
+      if (n < 0)
+        return false;
+      if (n == 0)
+        return m->body == HTTP_BODY_CLOSE;
+    }
+    if (m->body == HTTP_BODY_LENGTH) {
+      take = from->len < left ? from->len : (size_t)left;
+      left -= take;
+      done = left == 0;
+    } else if (m->body == HTTP_BODY_CHUNKED) {
+      const char *why = NULL;
+      long used = http_chunked_feed(&ch, from->buf, from->len, &done, &why);
+      if (used < 0)
+        return false;
+      take = (size_t)used;
+    } else {
+      take = from->len;
+    }
+    if (!s_write(to, from->buf, take))
+      return false;
+    *bytes += take;
+    s_consume(from, take);
+  }
+  return true;
+}
+
+/* Copy both TLS streams as they are (after a 101) until either ends. */
+static void splice_tls(struct stream *a, struct stream *b)
+{
+  struct stream *s[2] = {a, b};
+
+  for (int i = 0; i < 2; i++)
+    if (s[i]->len > 0 && s_write(s[1 - i], s[i]->buf, s[i]->len))
+      s[i]->len = 0;
+  for (;;) {
+    struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = b->fd, .events = POLLIN}};
+    bool any = false;
+    for (int i = 0; i < 2; i++)
+      if (SSL_pending(s[i]->ssl) > 0)
+        any = true;
+    if (!any && poll(p, 2, -1) < 0 && errno != EINTR)
+      return;
+    for (int i = 0; i < 2; i++) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) && SSL_pending(s[i]->ssl) == 0)
+        continue;
+      if (s_read(s[i]) <= 0)
+        return;
+      if (!s_write(s[1 - i], s[i]->buf, s[i]->len))
+        return;
+      s[i]->len = 0;
+    }
+  }
+}
+
+/* ------------------------------------------------------------ substitution */
+
+/* The head to send upstream: the request line as it came, each field as
+ * "name: value", the secret's value in place of its placeholder where it
+ * may go.  *used names the secret put in (NULL = none); a placeholder left
+ * as it is is recorded. */
+static char *rewrite_head(struct proxy *px, const char *head, const struct http_msg *m,
+                          const char *sni, const struct secret **used)
+{
+  const struct secret_store *st = px->o->secrets;
+  const char *eol = strstr(head, "\r\n");
+  struct jbuf out = {0};
+
+  *used = NULL;
+  jb_raw(&out, head, (size_t)(eol - head) + 2);
+  for (size_t i = 0; i < m->n; i++) {
+    const struct http_field *f = &m->f[i];
+    cleanup_free char *value = xstrndup(f->value, f->value_len);
+
+    if (http_field_is(f, "expect"))
+      continue; /* answered by us (100 Continue) */
+    for (size_t k = 0; k < st->n; k++) {
+      const struct secret *s = &st->v[k];
+      const char *ph = s->def->placeholder, *at = strstr(value, ph);
+      bool here =
+          at != NULL && http_field_is(f, s->def->header) && profile_secret_host_match(s->def, sni);
+
+      if (at == NULL)
+        continue;
+      if (here) {
+        cleanup_free char *real = NULL;
+        char *prev = value;
+        /* the whole value is the placeholder: the profile's format */
+        if (streq(value, ph))
+          real = secret_header_value(s);
+        else
+          real = xfmt("%.*s%s%s", (int)(at - value), value, s->value, at + strlen(ph));
+        value = take_ptr(real);
+        free(prev);
+        *used = s;
+      } else {
+        struct jbuf b = {0};
+        jb_key_str(&b, "secret", s->def->name);
+        jb_key_str(&b, "host", sni);
+        jb_key_strn(&b, "header", f->name, f->name_len);
+        jb_key_str(&b, "action", "sent unchanged (not the secret's header or host)");
+        record(px, "secret_placeholder", &b);
+        jb_free(&b);
+      }
+    }
+    jb_raw(&out, f->name, f->name_len);
+    jb_puts(&out, ": ");
+    jb_puts(&out, value);
+    explicit_bzero(value, strlen(value));
+    jb_puts(&out, "\r\n");
+  }
+  jb_puts(&out, "\r\n");
+  return jb_take(&out);
+}
+
+static bool host_is(const struct http_msg *m, const char *sni)
+{
+  size_t n = m->host_len;
+  const char *colon = memchr(m->host, ':', n);
+
+  if (colon != NULL)
+    n = (size_t)(colon - m->host);
+  if (n > 0 && m->host[n - 1] == '.')
+    n--;
+  return n == strlen(sni) && strncasecmp(m->host, sni, n) == 0;
+}
+
+static void reply_error(struct stream *c, int status, const char *reason, const char *text)
+{
+  cleanup_free char *r = xfmt("HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: "
+                              "%zu\r\nConnection: close\r\n\r\n%s",
+                              status, reason, strlen(text), text);
+  s_write(c, r, strlen(r));
+}
+
+static void http_record(struct proxy *px, const struct http_msg *m, const char *sni, int status,
+                        uint64_t up, uint64_t down, const struct secret *used, const char *why)
+{
+  struct jbuf b = {0};
+  const char *q = memchr(m->target, '?', m->target_len);
+
+  jb_key_strn(&b, "method", m->method, m->method_len);
+  jb_key_str(&b, "host", sni);
+  jb_key_strn(&b, "path", m->target, q ? (size_t)(q - m->target) : m->target_len);
+  jb_key_u64(&b, "status", (uint64_t)status);
+  jb_key_u64(&b, "bytes_out", up);
+  jb_key_u64(&b, "bytes_in", down);
+  if (used != NULL)
+    jb_key_str(&b, "secret", used->def->name);
+  if (why != NULL)
+    jb_key_str(&b, "refused", why);
+  record(px, "http", &b);
+  jb_free(&b);
+}
+
+/* egress.http: the method and path must be listed for the host.  The path
+ * is compared as sent; one a server could read as another (dot segments,
+ * percent-encoded dots, slashes or backslashes) is refused outright. */
+static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *sni,
+                        const char **why)
+{
+  const struct profile_http_rule *r =
+      px->o->egress ? profile_http_rule_find(px->o->egress, sni) : NULL;
+  const char *q = memchr(m->target, '?', m->target_len);
+  size_t plen = q ? (size_t)(q - m->target) : m->target_len;
+  cleanup_free char *path = NULL;
+
+  if (r == NULL)
+    return true;
+  path = xstrndup(m->target, plen);
+  if (strstr(path, "/./") || strstr(path, "/../") || (plen >= 2 && streq(path + plen - 2, "/.")) ||
+      (plen >= 3 && streq(path + plen - 3, "/..")) || strcasestr(path, "%2e") ||
+      strcasestr(path, "%2f") || strcasestr(path, "%5c") || strchr(path, '\\') ||
+      strstr(path, "//")) {
+    *why = "the path is not in normal form (dot segments or encoded separators)";
+    return false;
+  }
+  if (!profile_http_rule_allows(r, m->method, m->method_len, path, plen)) {
+    *why = "method or path not in the profile's egress.http rule for the host";
+    return false;
+  }
+  return true;
+}
+
+/* Request by request until either side closes. */
+static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni)
+{
+  for (;;) {
+    struct http_msg req, resp;
+    const char *why = NULL;
+    const struct secret *used = NULL;
+    cleanup_free char *head = NULL, *out = NULL;
+    uint64_t up = 0, down = 0;
+    bool head_req, expect = false;
+    long n;
+
+    while ((n = http_request_parse(c->buf, c->len, &req, &why)) == 0) {
+      ssize_t r = s_read(c);
+      if (r <= 0)
+        return; /* closed between requests, or reset */
+    }
+    if (n < 0) {
+      reply_error(c, 400, "Bad Request", "agentrt egress proxy: malformed request\n");
+      return;
+    }
+    head = xstrndup(c->buf, (size_t)n);
+    if (http_request_parse(head, (size_t)n, &req, &why) <= 0)
+      return;
+    s_consume(c, (size_t)n);
+    if (!host_is(&req, sni)) {
+      http_record(px, &req, sni, 421, 0, 0, NULL, "Host is not the TLS server name");
+      reply_error(c, 421, "Misdirected Request",
+                  "agentrt egress proxy: the Host field is not the TLS server name\n");
+      return;
+    }
+    if (!rule_allows(px, &req, sni, &why)) {
+      http_record(px, &req, sni, 403, 0, 0, NULL, why);
+      reply_error(c, 403, "Forbidden",
+                  "agentrt egress proxy: refused by the profile's HTTP rules\n");
+      return;
+    }
+    for (size_t i = 0; i < req.n; i++)
+      if (http_field_is(&req.f[i], "expect") && req.f[i].value_len == 12 &&
+          strncasecmp(req.f[i].value, "100-continue", 12) == 0)
+        expect = true;
+    out = rewrite_head(px, head, &req, sni, &used);
+    if (!s_write(u, out, strlen(out))) {
+      explicit_bzero(out, strlen(out));
+      return;
+    }
+    explicit_bzero(out, strlen(out));
+    if (expect && req.body != HTTP_BODY_NONE && !s_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25))
+      return;
+    if (!forward_body(c, u, &req, &up))
+      return;
+    head_req = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
+    for (;;) {
+      while ((n = http_response_parse(u->buf, u->len, head_req, &resp, &why)) == 0) {
+        if (s_read(u) <= 0) {
+          http_record(px, &req, sni, 502, up, 0, used, "upstream closed before a response");
+          reply_error(c, 502, "Bad Gateway", "agentrt egress proxy: no response upstream\n");
+          return;
+        }
+      }
+      if (n < 0) {
+        http_record(px, &req, sni, 502, up, 0, used, why);
+        reply_error(c, 502, "Bad Gateway", "agentrt egress proxy: malformed response\n");
+        return;
+      }
+      if (!s_write(c, u->buf, (size_t)n))
+        return;
+      s_consume(u, (size_t)n);
+      if (resp.status / 100 != 1 || resp.status == 101)
+        break;
+    }
+    if (resp.status == 101 && req.upgrade) {
+      http_record(px, &req, sni, 101, up, 0, used, NULL);
+      splice_tls(c, u);
+      return;
+    }
+    if (!forward_body(u, c, &resp, &down)) {
+      http_record(px, &req, sni, resp.status, up, down, used, "cut during the response");
+      return;
+    }
+    http_record(px, &req, sni, resp.status, up, down, used, NULL);
+    if (req.conn_close || resp.conn_close || resp.body == HTTP_BODY_CLOSE)
+      return;
+  }
+}
+
+/* ------------------------------------------------------------ one connection */
+
+static const struct secret *secret_for(const struct proxy *px, const char *sni)
+{
+  for (size_t i = 0; i < px->o->secrets->n; i++)
+    if (profile_secret_host_match(px->o->secrets->v[i].def, sni))
+      return &px->o->secrets->v[i];
+  return NULL;
+}
+
+static void tls_error_record(struct proxy *px, const char *sni, const char *where)
+{
+  struct jbuf b = {0};
+  char buf[256] = "";
+  unsigned long e = ERR_get_error();
+
+  ERR_error_string_n(e, buf, sizeof buf);
+  ERR_clear_error();
+  jb_key_str(&b, "name", sni);
+  jb_key_str(&b, "side", where);
+  jb_key_str(&b, "error", e ? buf : "connection closed");
+  record(px, "tls_error", &b);
+  jb_free(&b);
+}
+
+static void terminate(struct proxy *px, int cfd, const struct sockaddr_storage *dst,
+                      const char *sni)
+{
+  struct stream *c = xmalloc0(sizeof *c), *u = xmalloc0(sizeof *u);
+  struct error err = {0};
+  X509 *leaf = NULL;
+  long vr;
+
+  c->fd = cfd;
+  u->fd = -1;
+  if (tls_ca_leaf(px->o->ca, px->leaf_key, sni, &leaf, &err) < 0)
+    goto out;
+  c->ssl = SSL_new(px->server_ctx);
+  if (c->ssl == NULL || SSL_use_certificate(c->ssl, leaf) != 1 ||
+      SSL_use_PrivateKey(c->ssl, px->leaf_key) != 1 || SSL_set_fd(c->ssl, cfd) != 1)
+    goto out;
+  if (SSL_accept(c->ssl) != 1) {
+    /* a client that pins its certificates ends here: recorded */
+    tls_error_record(px, sni, "client (the container refused the proxy's certificate?)");
+    goto out;
+  }
+  u->fd = upstream_connect(dst);
+  if (u->fd < 0) {
+    flow_record(px, sni, dst, false, "upstream connect failed (not allowed, or unreachable)");
+    reply_error(c, 502, "Bad Gateway", "agentrt egress proxy: cannot connect upstream\n");
+    goto out;
+  }
+  u->ssl = SSL_new(px->client_ctx);
+  if (u->ssl == NULL || SSL_set_fd(u->ssl, u->fd) != 1 ||
+      SSL_set_tlsext_host_name(u->ssl, sni) != 1 || SSL_set1_host(u->ssl, sni) != 1)
+    goto out;
+  if (SSL_connect(u->ssl) != 1) {
+    vr = SSL_get_verify_result(u->ssl);
+    tls_error_record(px, sni, vr != X509_V_OK ? X509_verify_cert_error_string(vr) : "upstream");
+    reply_error(c, 502, "Bad Gateway",
+                "agentrt egress proxy: the upstream's certificate did not verify\n");
+    goto out;
+  }
+  flow_record(px, sni, dst, true, "terminated (a secret or an HTTP rule is bound to the name)");
+  serve_http(px, c, u, sni);
+out:
+  if (u->ssl != NULL) {
+    SSL_shutdown(u->ssl);
+    SSL_free(u->ssl);
+  }
+  if (c->ssl != NULL) {
+    SSL_shutdown(c->ssl);
+    SSL_free(c->ssl);
+  }
+  if (u->fd >= 0)
+    close(u->fd);
+  X509_free(leaf);
+  explicit_bzero(c->buf, sizeof c->buf);
+  explicit_bzero(u->buf, sizeof u->buf);
+  free(c);
+  free(u);
+}
+
+/* Peek at the first bytes without consuming them: the ClientHello, or a
+ * plain HTTP request head. */
+static ssize_t peek_until(int fd, unsigned char *buf, size_t cap, int (*done)(const void *, size_t))
+{
+  struct timespec start;
+  ssize_t n = 0;
+
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    struct timespec now;
+    long ms;
+    int r;
+
+    n = recv(fd, buf, cap, MSG_PEEK);
+    if (n <= 0)
+      return -1;
+    r = done(buf, (size_t)n);
+    if (r != 0 || (size_t)n == cap)
+      return r > 0 ? n : -1;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (ms > HELLO_TIMEOUT_MS)
+      return -1;
+    /* more is coming: wait for it without spinning on the same bytes */
+    usleep(2000);
+    if (poll(&p, 1, (int)(HELLO_TIMEOUT_MS - ms)) <= 0)
+      return -1;
+  }
+}
+
+static char peek_name[256];
+
+static int hello_done(const void *buf, size_t len)
+{
+  return tls_client_hello_sni(buf, len, peek_name);
+}
+
+static int head_done(const void *buf, size_t len)
+{
+  struct http_msg m;
+  const char *why = NULL;
+  long n = http_request_parse(buf, len, &m, &why);
+  size_t hl;
+
+  if (n <= 0)
+    return n < 0 ? -1 : 0;
+  hl = m.host_len;
+  if (memchr(m.host, ':', hl))
+    hl = (size_t)((const char *)memchr(m.host, ':', hl) - m.host);
+  if (hl == 0 || hl > 253)
+    return -1;
+  for (size_t i = 0; i < hl; i++)
+    peek_name[i] = (char)(m.host[i] >= 'A' && m.host[i] <= 'Z' ? m.host[i] | 0x20 : m.host[i]);
+  peek_name[hl] = '\0';
+  return 1;
+}
+
+static void connection(struct proxy *px, int cfd)
+{
+  struct sockaddr_storage dst = {0}, self = {0};
+  socklen_t sl = sizeof dst, ml = sizeof self;
+  unsigned char *buf = xmalloc0(HTTP_HEAD_MAX);
+  uint16_t port = 0;
+  char a[INET6_ADDRSTRLEN];
+  int ufd;
+
+  /* heads and bodies are separate writes: no Nagle wait between them */
+  setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+  getsockname(cfd, (struct sockaddr *)&self, &ml);
+  if (self.ss_family == AF_INET6 ? getsockopt(cfd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &dst, &sl)
+                                 : getsockopt(cfd, SOL_IP, SO_ORIGINAL_DST, &dst, &sl)) {
+    free(buf);
+    return;
+  }
+  addr_text(&dst, a, sizeof a, &port);
+  peek_name[0] = '\0';
+  if (peek_until(cfd, buf, port == 443 ? HELLO_MAX : HTTP_HEAD_MAX,
+                 port == 443 ? hello_done : head_done) < 0) {
+    flow_record(px, peek_name[0] ? peek_name : NULL, &dst, false,
+                port == 443 ? "no TLS server name (SNI) in the ClientHello"
+                            : "no HTTP request with a Host field");
+    free(buf);
+    return;
+  }
+  free(buf);
+  if (port == 443 && (secret_for(px, peek_name) != NULL ||
+                      (px->o->egress && profile_http_rule_find(px->o->egress, peek_name)))) {
+    if (!name_resolves_to(peek_name, &dst)) {
+      flow_record(px, peek_name, &dst, false,
+                  "the server name does not resolve to this address (or is not allowed)");
+      return;
+    }
+    terminate(px, cfd, &dst, peek_name);
+    return;
+  }
+  if (!name_resolves_to(peek_name, &dst)) {
+    flow_record(px, peek_name, &dst, false,
+                port == 443 ? "the TLS server name does not resolve to this address (or is "
+                              "not allowed)"
+                            : "the Host field does not resolve to this address (or is not "
+                              "allowed)");
+    return;
+  }
+  ufd = upstream_connect(&dst);
+  if (ufd < 0) {
+    flow_record(px, peek_name, &dst, false, "upstream connect failed");
+    return;
+  }
+  flow_record(px, peek_name, &dst, true, NULL);
+  splice_plain(cfd, ufd);
+  close(ufd);
+}
+
+/* ------------------------------------------------------------ the listener */
+
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned inlen, void *arg)
+{
+  static const unsigned char h11[] = "\x08http/1.1";
+
+  if (SSL_select_next_proto((unsigned char **)out, outlen, h11, sizeof h11 - 1, in, inlen) ==
+      OPENSSL_NPN_NEGOTIATED)
+    return SSL_TLSEXT_ERR_OK;
+  return SSL_TLSEXT_ERR_NOACK; /* h2 only: no ALPN, HTTP/1.1 it is */
+}
+
+static int contexts(struct proxy *px, struct error *err)
+{
+  static const unsigned char h11[] = "\x08http/1.1";
+
+  px->server_ctx = SSL_CTX_new(TLS_server_method());
+  px->client_ctx = SSL_CTX_new(TLS_client_method());
+  px->leaf_key = tls_key_new();
+  if (px->server_ctx == NULL || px->client_ctx == NULL || px->leaf_key == NULL)
+    return error_set(err, 0, "TLS proxy: OpenSSL contexts");
+  SSL_CTX_set_min_proto_version(px->server_ctx, TLS1_2_VERSION);
+  SSL_CTX_set_min_proto_version(px->client_ctx, TLS1_2_VERSION);
+  SSL_CTX_set_alpn_select_cb(px->server_ctx, alpn_select, NULL);
+  SSL_CTX_set_options(px->server_ctx, SSL_OP_NO_TICKET);
+  SSL_CTX_set_verify(px->client_ctx, SSL_VERIFY_PEER, NULL);
+  if (SSL_CTX_set_default_verify_paths(px->client_ctx) != 1)
+    return error_set(err, 0, "TLS proxy: the host's trust store");
+  if (px->o->upstream_ca != NULL &&
+      SSL_CTX_load_verify_locations(px->client_ctx, px->o->upstream_ca, NULL) != 1) {
+    ERR_clear_error();
+    return error_set(err, 0, "egress.tls.upstreamCA `%s`: no PEM certificates", px->o->upstream_ca);
+  }
+  SSL_CTX_set_alpn_protos(px->client_ctx, h11, sizeof h11 - 1);
+  return 0;
+}
+
+static int listen_on(int family, struct error *err)
+{
+  int one = 1, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons(TLS_PROXY_PORT)};
+  struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(TLS_PROXY_PORT)};
+
+  if (fd < 0)
+    return error_errno(err, "TLS proxy: socket");
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  s4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  s6.sin6_addr = in6addr_loopback;
+  if (family == AF_INET6)
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if ((family == AF_INET ? bind(fd, (struct sockaddr *)&s4, sizeof s4)
+                         : bind(fd, (struct sockaddr *)&s6, sizeof s6)) < 0 ||
+      listen(fd, 128) < 0) {
+    int e = errno;
+    close(fd);
+    /* no IPv6 in the namespace: IPv4 only */
+    if (family == AF_INET6 && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT))
+      return -2;
+    return error_set(err, e, "TLS proxy: listen on %s port %d",
+                     family == AF_INET ? "127.0.0.1" : "::1", TLS_PROXY_PORT);
+  }
+  return fd;
+}
+
+__attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
+{
+  unsigned live = 0;
+
+  for (;;) {
+    struct pollfd p[2] = {{.fd = lfd[0], .events = POLLIN}, {.fd = lfd[1], .events = POLLIN}};
+    pid_t dead;
+
+    while ((dead = waitpid(-1, NULL, WNOHANG)) > 0)
+      live--;
+    if (poll(p, 2, 1000) <= 0)
+      continue;
+    for (int i = 0; i < 2; i++) {
+      int cfd;
+      pid_t pid;
+      if (!(p[i].revents & POLLIN))
+        continue;
+      cfd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
+      if (cfd < 0)
+        continue;
+      if (live >= TLS_PROXY_MAX_CONNS) {
+        close(cfd); /* bounded: a flood costs connections, not the host */
+        continue;
+      }
+      pid = fork();
+      if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        close(lfd[0]);
+        if (lfd[1] >= 0)
+          close(lfd[1]);
+        connection(px, cfd);
+        if (px->log != NULL)
+          audit_log_close(px->log);
+        _exit(0);
+      }
+      if (pid > 0)
+        live++;
+      close(cfd);
+    }
+  }
+}
+
+int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error *err)
+{
+  int ready[2];
+  pid_t pid;
+  char msg[ERROR_MSG_MAX] = "";
+  ssize_t n;
+
+  if (pipe2(ready, O_CLOEXEC) < 0)
+    return error_errno(err, "TLS proxy: pipe");
+  pid = fork();
+  if (pid < 0) {
+    close(ready[0]);
+    close(ready[1]);
+    return error_errno(err, "TLS proxy: fork");
+  }
+  if (pid == 0) {
+    static struct proxy px;
+    struct error e = {0};
+    char who[24];
+    int netns, lfd[2] = {-1, -1};
+
+    close(ready[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    prctl(PR_SET_NAME, "agentrt-proxy", 0, 0, 0);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    signal(SIGCHLD, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+    px.o = o;
+    snprintf(who, sizeof who, "%d", o->init_pid);
+    netns = procfs_open_ns(who, "net", &e);
+    if (netns < 0 || setns(netns, CLONE_NEWNET) < 0) {
+      if (netns >= 0)
+        error_errno(&e, "TLS proxy: setns");
+      goto fail;
+    }
+    close(netns);
+    if (contexts(&px, &e) < 0 || (lfd[0] = listen_on(AF_INET, &e)) < 0)
+      goto fail;
+    lfd[1] = listen_on(AF_INET6, &e);
+    if (lfd[1] == -1)
+      goto fail;
+    if (lfd[1] < 0)
+      lfd[1] = -1;
+    if (write(ready[1], "", 1) != 1)
+      _exit(1);
+    close(ready[1]);
+    proxy_main(&px, lfd);
+  fail:
+    if (write(ready[1], e.msg, strlen(e.msg) + 1) < 0)
+      _exit(1);
+    _exit(1);
+  }
+  close(ready[1]);
+  while ((n = read(ready[0], msg, sizeof msg - 1)) < 0 && errno == EINTR)
+    ;
+  close(ready[0]);
+  if (n == 1 && msg[0] == '\0') {
+    *ret_pid = pid;
+    return 0;
+  }
+  waitpid(pid, NULL, 0);
+  msg[n > 0 ? n : 0] = '\0';
+  return error_set(err, 0, "%s", n > 0 && msg[0] ? msg : "TLS proxy: exited during setup");
+}

@@ -1,0 +1,28 @@
+/* loopdev.h - loop block devices for the runtime's own image files (the
+ * size-limited upper layer of an overlay workspace, workspace/image.c).
+ *
+ * Devices are bound with LOOP_CONFIGURE and LO_FLAGS_AUTOCLEAR: the kernel
+ * detaches one when its last opener (an fd or a mounted superblock) goes, so
+ * a process that dies, a container whose mount namespace ends, or a reboot
+ * leaves no device behind.  Nothing here mounts anything.
+ */
+#ifndef AGENTRT_LOOPDEV_H
+#define AGENTRT_LOOPDEV_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "common/error.h"
+
+/* Can this process bind loop devices at all (/dev/loop-control opens)?
+ * When not, *why says why in a few words. */
+bool loopdev_available(const char **why);
+/* Bind a free loop device to backing_fd (open read-write), autoclear; the
+ * device stays bound while *ret_fd (open read-write) is.  *ret_nr: N of
+ * /dev/loopN. */
+int loopdev_attach(int backing_fd, int *ret_nr, int *ret_fd, struct error *err);
+/* Open /dev/loop<nr> when it is bound to the file st describes (same
+ * device and inode); -1 otherwise.  The open fd keeps it bound. */
+int loopdev_open_bound(int nr, const struct stat *st);
+
+#endif

@@ -1,0 +1,372 @@
+#!/usr/bin/env bats
+# secrets-proxy.bats - the egress TLS proxy of a container with secrets (monitor/tls_proxy.c),
+# end to end on a fake internet built here (the namespaces of egress.bats, TEST-NET only):
+#   agentrt-t-ctr-N   the container's netns, 192.0.2.2/30
+#   agentrt-t-inet-N  the internet: 203.0.113.10 (api.example.test), 203.0.113.20 (other.test,
+#                     front.test and hidden.test share it), HTTPS echo servers with a test CA
+#                     made here by openssl (tests/helpers/https-echo.py), plain HTTP on :80,
+#                     dnsmasq at 192.0.2.53
+#   agentrt-t-host-N  agentrt runs here (nsenter --net), as in egress.bats
+# The clients inside are the host's curl, node and git, bound read-only into the container
+# with the host's libraries (nothing is copied into the rootfs).  What the upstream received
+# is read from its log on the host; the real value must be there and nowhere inside.
+
+load helpers
+
+SEC_VALUE=sk-live-5e1f0a9d3c7b2e4f6a8d0c1b3e5f7a9d
+SEC_RE='sk-live-5e1f0a9d3c7b2e4f6a8[d]0c1b3e5f7a9d'
+
+px_bg() { # NS CMD...
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@" </dev/null >/dev/null 2>>"$PX_DIR/servers.err" &
+	echo $! >>"$PX_DIR/pids"
+}
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	for t in ip nsenter dnsmasq openssl python3 curl; do
+		command -v "$t" >/dev/null || skip "needs $t"
+	done
+	ensure_rootfs
+	export PX_TAG=$$
+	export PX_CTR=agentrt-t-ctr-$PX_TAG PX_INET=agentrt-t-inet-$PX_TAG PX_HOST=agentrt-t-host-$PX_TAG
+	export PX_DIR
+	PX_DIR=$(mktemp -d /tmp/agentrt-secrets-proxy.XXXXXX)
+	chmod 0755 "$PX_DIR"
+	: >"$PX_DIR/pids"
+	fake_links "$PX_CTR" "$PX_INET" "$PX_HOST" 203.0.113.10 203.0.113.20 192.0.2.53 ||
+		fail "fake internet: links"
+	# the test CA and the upstreams' certificates
+	(
+		cd "$PX_DIR" || exit 1
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj "/CN=agentrt test upstream CA" -keyout ca.key -out ca.pem 2>/dev/null || exit 1
+		for n in api.example.test other.test; do
+			openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$n" \
+				-addext "subjectAltName=DNS:$n,DNS:front.test,DNS:hidden.test" \
+				-keyout "$n.key" -out "$n.csr" 2>/dev/null || exit 1
+			printf 'subjectAltName=DNS:%s,DNS:front.test,DNS:hidden.test\n' "$n" >"$n.ext"
+			openssl x509 -req -in "$n.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+				-extfile "$n.ext" -out "$n.pem" 2>/dev/null || exit 1
+		done
+		chmod 0644 ./*.pem
+	) || fail "openssl: test CA"
+	local echo=$REPO_ROOT/tests/helpers/https-echo.py
+	px_bg "$PX_INET" python3 "$echo" 203.0.113.10 443 "$PX_DIR/api.example.test.pem" \
+		"$PX_DIR/api.example.test.key" "$PX_DIR/api.log"
+	px_bg "$PX_INET" python3 "$echo" 203.0.113.20 443 "$PX_DIR/other.test.pem" \
+		"$PX_DIR/other.test.key" "$PX_DIR/other.log"
+	px_bg "$PX_INET" python3 "$echo" 203.0.113.20 80 - - "$PX_DIR/other80.log"
+	px_bg "$PX_INET" python3 "$echo" 203.0.113.10 80 - - "$PX_DIR/api80.log"
+	cat >"$PX_DIR/dns.conf" <<-EOF
+		no-resolv
+		no-hosts
+		bind-interfaces
+		listen-address=192.0.2.53
+		port=53
+		local=/test/
+		local-ttl=300
+		host-record=api.example.test,203.0.113.10
+		host-record=other.test,203.0.113.20
+		host-record=front.test,203.0.113.20
+		host-record=hidden.test,203.0.113.20
+	EOF
+	px_bg "$PX_INET" dnsmasq -k -C "$PX_DIR/dns.conf" --pid-file= --user=root
+	for _ in $(seq 50); do
+		ip netns exec "$PX_INET" curl -s --cacert "$PX_DIR/ca.pem" --resolve api.example.test:443:203.0.113.10 \
+			https://api.example.test/ready >/dev/null 2>&1 &&
+			ip netns exec "$PX_INET" curl -s http://203.0.113.20/ready >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ip netns exec "$PX_INET" curl -s --cacert "$PX_DIR/ca.pem" --resolve api.example.test:443:203.0.113.10 \
+		https://api.example.test/ready >/dev/null || fail "upstream not up: $(cat "$PX_DIR/servers.err")"
+	printf '%s\n' "$SEC_VALUE" >"$PX_DIR/api.secret"
+	chmod 0600 "$PX_DIR/api.secret"
+	export PX_PROFILE=$PX_DIR/p.json
+	cat >"$PX_PROFILE" <<-EOF
+		{"name": "secrets-proxy", "extends": "agent",
+		 "egress": {"allow": ["api.example.test", "other.test", "front.test"],
+		            "dns": {"upstream": ["192.0.2.53"]},
+		            "tls": {"upstreamCA": "$PX_DIR/ca.pem"}},
+		 "secrets": [{"name": "API_TOKEN", "file": "$PX_DIR/api.secret",
+		              "hosts": ["api.example.test"]}]}
+	EOF
+}
+
+teardown_file() {
+	local pid
+	if [ -n "${PX_DIR:-}" ] && [ -f "$PX_DIR/pids" ]; then
+		for pid in $(cat "$PX_DIR/pids"); do kill "$pid" 2>/dev/null; done
+		for pid in $(cat "$PX_DIR/pids"); do
+			for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+			kill -9 "$pid" 2>/dev/null
+		done
+	fi
+	for ns in "${PX_CTR:-}" "${PX_INET:-}" "${PX_HOST:-}"; do
+		[ -n "$ns" ] && ip netns delete "$ns" 2>/dev/null
+	done
+	[ -n "${PX_DIR:-}" ] && rm -rf "$PX_DIR"
+	local left=
+	if [ -d "$TEST_ROOT" ]; then
+		left=$(root_leftovers "$TEST_ROOT")
+		rm -rf --one-file-system "$TEST_ROOT"
+	fi
+	remove_data_dir
+	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
+	done
+	! ip netns list | grep -q "agentrt-t-[a-z]*-${PX_TAG:-none}\b" || fail "test namespaces left"
+	[ -z "$left" ] || fail "left in $TEST_ROOT: $left"
+}
+
+setup() {
+	setup_bundle
+	ID=px-$BATS_TEST_NUMBER
+	# the host's clients and their libraries, read-only (the rootfs is busybox)
+	local binds='[]' d
+	for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/bin/curl /usr/bin/node /usr/bin/git \
+		/usr/lib/git-core /usr/share/git-core /etc/ssl/openssl.cnf; do
+		[ -e "$d" ] && binds=$(jq --arg d "$d" '. + [{"destination": $d, "type": "bind",
+			"source": $d, "options": ["rbind", "ro", "nosuid", "nodev"]}]' <<<"$binds")
+	done
+	# the host's merged /usr layout: /lib and /lib64 are links into /usr
+	mkdir -p "$ROOTFS/usr/lib" "$ROOTFS/usr/lib64"
+	[ -e "$ROOTFS/lib" ] || ln -s usr/lib "$ROOTFS/lib"
+	[ -e "$ROOTFS/lib64" ] || ln -s usr/lib64 "$ROOTFS/lib64"
+	cp "$PX_DIR/ca.pem" "$ROOTFS/upstream-ca.pem"
+	update_config ".process.args = [\"sleep\", \"600\"] | .mounts += $binds |
+		.linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$PX_CTR\" else . end)"
+	echo "nameserver 192.0.2.99" >"$ROOTFS/etc/resolv.conf"
+	: >"$PX_DIR/api.log"
+	: >"$PX_DIR/other.log"
+}
+
+teardown() {
+	local r=0
+	teardown_bundle || r=1
+	if ip netns exec "$PX_CTR" nft list tables 2>/dev/null | grep -q agentrt; then
+		ip netns exec "$PX_CTR" nft delete table inet agentrt
+		r=1
+	fi
+	return $r
+}
+
+px_run() {
+	local profile=${1:-$PX_PROFILE}
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$PX_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$profile" run -d --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/$ID.out" 2>"$BUNDLE/$ID.err" || status=$?
+	output=$(cat "$BUNDLE/$ID.err")
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+}
+
+in_ctr() { rt exec "$ID" "$@"; }
+
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+@test "secrets-proxy: curl's Authorization: Bearer \$API_TOKEN arrives upstream with the real value" {
+	px_run
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/v1/models'
+	[ "$status" -eq 0 ] || fail "curl: $output"
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "upstream did not get the value: $output"
+	grep -qF "Authorization: Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "log: $(cat "$PX_DIR/api.log")"
+	# the control: without the header nothing is added
+	run in_ctr sh -c 'curl -sS --max-time 10 https://api.example.test/none'
+	[[ "$output" == *'"auth_sha256": null'* ]] || fail "$output"
+	# the trail: one record per request, never the value
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"http"'*'"path":"/v1/models"'*'"status":200'*'"secret":"API_TOKEN"'* ]] ||
+		fail "no http record: $(grep '"http"' <<<"$output")"
+	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the value is in the trail"
+}
+
+@test "secrets-proxy: the value is nowhere inside after use; the CA key is not readable" {
+	px_run
+	in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/x' >/dev/null
+	grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "not substituted"
+	run in_ctr sh -c "v='$SEC_RE'
+		for d in /*; do case \$d in /proc|/sys|/dev|/usr|/lib|/lib64) ;; *) grep -rlE -- \"\$v\" \"\$d\" 2>/dev/null ;; esac; done
+		for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do grep -lE -- \"\$v\" \$f 2>/dev/null; done
+		grep -rlE -- \"\$v\" /dev/shm /dev/agentrt-ca-bundle.crt 2>/dev/null; echo done"
+	[ "$output" = done ] || fail "found inside: $output"
+	# the bundle inside holds the CA's certificate, no private key; none in the state dir
+	run in_ctr sh -c 'grep -c "BEGIN CERTIFICATE" /dev/agentrt-ca-bundle.crt; grep -c "PRIVATE [K]EY" /dev/agentrt-ca-bundle.crt'
+	[ "$(sed -n 2p <<<"$output")" = 0 ] || fail "$output"
+	run grep -rl "PRIVATE KEY" "$TEST_ROOT/$ID" "$AGENTRT_DATA_DIR"
+	[ -z "$output" ] || fail "a key on disk: $output"
+	# the proxy and the monitor are host processes the container cannot see
+	run in_ctr sh -c 'ls /proc | grep -c "^[0-9]"; cat /proc/[0-9]*/comm'
+	[[ "$output" != *agentrt-proxy* && "$output" != *agentrt-monitor* ]] || fail "$output"
+}
+
+@test "secrets-proxy: the placeholder sent to another allowed host stays a placeholder" {
+	px_run
+	run in_ctr sh -c 'curl -sS --max-time 10 --cacert /upstream-ca.pem -H "Authorization: Bearer $API_TOKEN" https://other.test/leak'
+	[ "$status" -eq 0 ] || fail "curl: $output"
+	grep -q "Authorization: Bearer agentrt-secret-[0-9a-f]\{32\}" "$PX_DIR/other.log" || fail "log: $(cat "$PX_DIR/other.log")"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/other.log" || fail "the value went to other.test"
+	# in another header of the secret's own host: unchanged too, and recorded
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "X-Api-Key: $API_TOKEN" https://api.example.test/other-header'
+	grep -q "X-Api-Key: agentrt-secret-" "$PX_DIR/api.log" || fail "$(cat "$PX_DIR/api.log")"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "substituted in another header"
+	# plain HTTP to the secret's host: never substituted
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" http://api.example.test/plain'
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api80.log" || fail "substituted in plain HTTP"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"secret_placeholder"'*'"header":"X-Api-Key"'* ]] || fail "not recorded"
+}
+
+@test "secrets-proxy: a server name or Host that does not resolve to the address is refused" {
+	px_run
+	in_ctr nslookup front.test >/dev/null
+	# SNI hidden.test (not allowed) to front.test's address: refused (domain fronting)
+	run in_ctr sh -c 'curl -sS --max-time 10 --cacert /upstream-ca.pem --resolve hidden.test:443:203.0.113.20 https://hidden.test/'
+	[ "$status" -ne 0 ] || fail "fronting with SNI hidden.test got through: $output"
+	# the control: the allowed name on the same address works
+	run in_ctr sh -c 'curl -sS --max-time 10 --cacert /upstream-ca.pem https://front.test/ok'
+	[ "$status" -eq 0 ] && [[ "$output" == *'"path": "/ok"'* ]] || fail "control: $output"
+	# the secret's name to another allowed address: refused before any TLS
+	run in_ctr sh -c 'curl -sS --max-time 10 --resolve api.example.test:443:203.0.113.20 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/'
+	[ "$status" -ne 0 ] || fail "api.example.test at other.test's address: $output"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/other.log" || fail "the value went to the wrong address"
+	# plain HTTP: Host hidden.test to that address
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Host: hidden.test" http://203.0.113.20/'
+	[ "$status" -ne 0 ] || [ -z "$output" ] || fail "Host hidden.test answered: $output"
+	run in_ctr sh -c 'curl -sS --max-time 10 http://front.test/plain-ok'
+	[[ "$output" == *'"path": "/plain-ok"'* ]] || fail "plain control: $output"
+	# inside a terminated flow: Host other than the server name gets 421
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Host: other.test" -H "Authorization: Bearer $API_TOKEN" https://api.example.test/'
+	[[ "$output" == *"not the TLS server name"* ]] || fail "Host fronting inside TLS: $output"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/other.log" "$PX_DIR/api.log" || fail "value sent"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"tls_flow"'*'"name":"hidden.test"'*'"verdict":"refused"'* ]] || fail "not recorded"
+}
+
+@test "secrets-proxy: keep-alive, a chunked upload, server-sent events, a WebSocket upgrade" {
+	px_run
+	# two requests on one connection: both substituted
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/a https://api.example.test/b'
+	[ "$(grep -c "\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\"" <<<"$output")" -eq 2 ] || fail "$output"
+	# chunked upload of 200 KiB
+	run in_ctr sh -c 'head -c 204800 /dev/zero | curl -sS --max-time 10 -H "Transfer-Encoding: chunked" -H "Authorization: Bearer $API_TOKEN" --data-binary @- https://api.example.test/up'
+	[[ "$output" == *'"body_len": 204800'* ]] || fail "chunked: $output"
+	# server-sent events arrive as a stream
+	run in_ctr sh -c 'curl -sSN --max-time 10 https://api.example.test/sse'
+	[ "$(grep -c '^data: tick' <<<"$output")" -eq 3 ] || fail "sse: $output"
+	# WebSocket: 101, then bytes both ways (node's tls against the container's bundle)
+	run in_ctr node -e '
+		const tls = require("tls"), fs = require("fs");
+		const s = tls.connect({host: "api.example.test", port: 443, servername: "api.example.test",
+			ca: fs.readFileSync(process.env.SSL_CERT_FILE)}, () => {
+			s.write("GET /ws HTTP/1.1\r\nHost: api.example.test\r\nConnection: Upgrade\r\n" +
+				"Upgrade: websocket\r\nAuthorization: Bearer " + process.env.API_TOKEN + "\r\n\r\n");
+		});
+		let got = "", sent = false;
+		s.on("data", d => { got += d; if (!sent && got.includes("\r\n\r\n")) { sent = true; s.write("hello-ws"); }
+			if (got.includes("echo:hello-ws")) { console.log(got.split("\r\n")[0], "echo:hello-ws"); s.destroy(); } });
+		s.on("error", e => { console.log("ERR", e.message); process.exit(1); });
+		setTimeout(() => { console.log("TIMEOUT", JSON.stringify(got)); process.exit(1); }, 5000);'
+	[[ "$output" == "HTTP/1.1 101"*"echo:hello-ws"* ]] || fail "websocket: $output"
+	grep -q "Upgrade: websocket" "$PX_DIR/api.log" || fail "upgrade not forwarded"
+}
+
+@test "secrets-proxy: node fetch and git over https carry the value to the secret's host" {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	px_run
+	run in_ctr node -e 'fetch("https://api.example.test/node", {headers: {Authorization: "Bearer " + process.env.API_TOKEN}}).then(r => r.text()).then(t => console.log(t)).catch(e => {console.log("ERR", e.cause || e); process.exit(1)})'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "node: $output"
+	run in_ctr sh -c 'HOME=/tmp git -c http.extraHeader="Authorization: Bearer $API_TOKEN" ls-remote https://api.example.test/repo.git 2>&1; true'
+	grep -q "GET /repo.git/info/refs" "$PX_DIR/api.log" || fail "git: $output"
+	grep -qF "Authorization: Bearer $SEC_VALUE" <(grep -A20 "GET /repo.git" "$PX_DIR/api.log") || fail "git header: $(cat "$PX_DIR/api.log")"
+}
+
+@test "secrets-proxy: a client that does not trust the CA fails with a TLS error, recorded" {
+	px_run
+	run in_ctr sh -c 'curl -sS --max-time 10 --cacert /upstream-ca.pem https://api.example.test/'
+	[ "$status" -ne 0 ] || fail "a client pinning another CA accepted the proxy: $output"
+	[[ "$output" == *"SSL certificate problem"* || "$output" == *"certificate"* ]] || fail "$output"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"tls_error"'*'"name":"api.example.test"'* ]] || fail "not recorded"
+	# explain says what such a client meets, and where the bundle is
+	run rt explain "$ID"
+	assert_output_contains "a client that pins certificates or uses its own CA store fails there"
+	assert_output_contains "/dev/agentrt-ca-bundle.crt"
+}
+
+@test "secrets-proxy: a live egress deny of the host ends the proxied connection" {
+	px_run
+	in_ctr sh -c 'curl -sSN --max-time 40 https://api.example.test/slow >/tmp/slow.out 2>&1 & echo $! >/tmp/slow.pid'
+	for _ in $(seq 50); do
+		[ "$(in_ctr sh -c 'grep -c tick /tmp/slow.out' 2>/dev/null)" -ge 3 ] 2>/dev/null && break
+		sleep 0.1
+	done
+	run rt egress "$ID" deny api.example.test
+	[ "$status" -eq 0 ] || fail "deny: $output"
+	before=$(in_ctr sh -c 'grep -c tick /tmp/slow.out')
+	ended=0
+	for _ in $(seq 50); do
+		# curl's parent is gone: a zombie under the init (sleep does not reap) has ended
+		st=$(in_ctr sh -c 'cut -d" " -f3 /proc/$(cat /tmp/slow.pid)/stat 2>/dev/null')
+		if [ -z "$st" ] || [ "$st" = Z ]; then ended=1; break; fi
+		sleep 0.1
+	done
+	[ "$ended" = 1 ] || fail "the stream goes on after deny ($(in_ctr sh -c 'grep -c tick /tmp/slow.out') ticks, $before at deny)"
+	after=$(in_ctr sh -c 'grep -c tick /tmp/slow.out')
+	[ "$after" -lt 100 ] || fail "ran to the end: $after"
+}
+
+@test "secrets-proxy: HTTP rules allow and refuse as written, with no way around them by path tricks" {
+	jq '.name = "px-rules" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/v1/"]},
+		{"host": "other.test", "methods": ["POST"]}]' "$PX_PROFILE" >"$PX_DIR/rules.json"
+	px_run "$PX_DIR/rules.json"
+	for c in "GET /v1/models 200" "GET /v1/ 200" "GET /v1?x=1 403" "GET /v2/x 403" "POST /v1/x 403" \
+		"GET /v1/../admin 403" "GET /v1/%2e%2e/admin 403" "GET /v1/..%2fadmin 403" "GET /v1//x 403" \
+		"GET /v1/./x 403" "GET /V1/x 403" "GET /v1/a?p=/v2 200"; do
+		read -r m p want <<<"$c"
+		run in_ctr sh -c "curl -sS --max-time 10 --path-as-is -X $m -o /dev/null -w '%{http_code}' 'https://api.example.test$p'"
+		[ "$output" = "$want" ] || fail "$m $p: got $output, want $want"
+	done
+	# refused requests never reached the upstream
+	! grep -q "^GET /v2/x\|/admin\|^POST /v1/x" "$PX_DIR/api.log" || fail "a refused request went out: $(cat "$PX_DIR/api.log")"
+	grep -q "^GET /v1/models" "$PX_DIR/api.log" || fail "the allowed one did not"
+	# a host with a rule but no secret is terminated too: POST only
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST -d x https://other.test/p"
+	[ "$output" = 200 ] || fail "POST other.test: $output"
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' https://other.test/p"
+	[ "$output" = 403 ] || fail "GET other.test: $output"
+	# keep-alive: an allowed request then a refused one on the same connection
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -o /dev/null -w '%{http_code} ' https://api.example.test/v1/a https://api.example.test/v9/b"
+	[[ "$output" == "200 403"* ]] || fail "keep-alive: $output"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"http"'*'"path":"/v2/x"'*'"status":403'*'"refused":'* ]] || fail "no refusal record"
+}
+
+@test "secrets-proxy: profile check refuses bad HTTP rules, naming the field" {
+	for c in '.egress.http = [{"methods": ["GET"]}]|egress.http[0]: needs "host"' \
+		'.egress.http = [{"host": "a.test", "methods": ["get"]}]|egress.http[0].methods[0]: `get` is not an upper-case method name' \
+		'.egress.http = [{"host": "a.test", "paths": ["v1"]}]|egress.http[0].paths[0]: `v1` is not a plain path prefix' \
+		'.egress.http = [{"host": "a.test", "paths": ["/v1/../x"]}]|egress.http[0].paths[0]:' \
+		'.egress.http = [{"host": "1.2.3.4"}]|egress.http[0].host[0]: `1.2.3.4` is not a host name' \
+		'.egress.http = [{"host": "a.test", "x": 1}]|egress.http[0].x: unknown field'; do
+		jq "${c%%|*}" "$PX_PROFILE" >"$PX_DIR/bad.json"
+		run rt profile check "$PX_DIR/bad.json"
+		[ "$status" -ne 0 ] && [[ "$output" == *"${c#*|}"* ]] || fail "${c%%|*}: $output"
+	done
+}
+
+@test "secrets-proxy: after delete no proxy is left" {
+	px_run
+	mpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	ppids=$(pgrep -P "$mpid" -x agentrt-proxy || true)
+	[ -n "$ppids" ] || fail "no proxy under monitor $mpid"
+	rt delete --force "$ID"
+	for _ in $(seq 30); do
+		alive=0
+		for p in $ppids; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	[ "$alive" = 0 ] || fail "proxy $ppids left"
+}

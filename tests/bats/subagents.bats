@@ -1,0 +1,437 @@
+#!/usr/bin/env bats
+# subagents.bats - an agent starts sandboxes for its sub-agents that can only narrow its own
+# (docs/subagents.md, monitor/subagents.h).  Everything is asked from INSIDE a parent
+# container (`agentrt exec P /run/agentrt/bin/agentrt sub ...`), as an agent would, and
+# checked from outside: the host's cgroup files, /proc, mountinfo, the trails, packets that
+# arrive or not at a fake internet built here (TEST-NET only, as egress.bats):
+#   agentrt-t-sctr-N   the parent's network namespace (joined by path), 192.0.2.2/30
+#   agentrt-t-sinet-N  the internet: 203.0.113.10:80 (allowed.test), 198.51.100.20:80
+#                      (other.test), dnsmasq 192.0.2.53
+#   agentrt-t-shost-N  plays the host: agentrt runs in it (nsenter --net)
+
+load helpers
+
+SUB=/run/agentrt/bin/agentrt
+
+sn_bg() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@" </dev/null >/dev/null 2>>"$SNT_DIR/servers.err" &
+	echo $! >>"$SNT_DIR/pids"
+}
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	for t in ip nsenter socat dnsmasq slirp4netns jq; do
+		command -v "$t" >/dev/null || skip "needs $t"
+	done
+	ensure_rootfs
+	export SNT_TAG=$$
+	export SNT_CTR=agentrt-t-sctr-$SNT_TAG SNT_INET=agentrt-t-sinet-$SNT_TAG SNT_HOST=agentrt-t-shost-$SNT_TAG
+	export SNT_DIR
+	SNT_DIR=$(mktemp -d /tmp/agentrt-sub-bats.XXXXXX)
+	chmod 0755 "$SNT_DIR"
+	: >"$SNT_DIR/pids"
+	fake_links "$SNT_CTR" "$SNT_INET" "$SNT_HOST" 203.0.113.10 198.51.100.20 192.0.2.53 ||
+		fail "fake internet: links"
+	sn_bg "$SNT_INET" socat TCP-LISTEN:80,bind=203.0.113.10,fork,reuseaddr SYSTEM:"echo hello-allowed"
+	sn_bg "$SNT_INET" socat TCP-LISTEN:80,bind=198.51.100.20,fork,reuseaddr SYSTEM:"echo hello-other"
+	cat >"$SNT_DIR/dns.conf" <<-EOF
+		no-resolv
+		no-hosts
+		bind-interfaces
+		listen-address=192.0.2.53
+		port=53
+		local=/test/
+		host-record=allowed.test,203.0.113.10
+		host-record=other.test,198.51.100.20
+		log-queries
+		log-facility=$SNT_DIR/dns.log
+	EOF
+	sn_bg "$SNT_INET" dnsmasq -k -C "$SNT_DIR/dns.conf" --pid-file= --user=root
+	for _ in $(seq 50); do
+		ip netns exec "$SNT_INET" busybox nslookup allowed.test 192.0.2.53 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	# the parent may reach both names; the agent profile otherwise
+	export SNT_PROFILE=$SNT_DIR/parent.json
+	cat >"$SNT_PROFILE" <<-'EOF'
+		{"name": "sub-parent", "extends": "agent",
+		 "egress": {"allow": ["allowed.test", "other.test"], "dns": {"upstream": ["192.0.2.53"]}}}
+	EOF
+	jq '.name = "sub-flat" | .subagents.maxDepth = 1' "$SNT_PROFILE" >"$SNT_DIR/flat.json"
+	jq '.name = "sub-off" | .subagents.enabled = false' "$SNT_PROFILE" >"$SNT_DIR/off.json"
+	jq '.name = "sub-two" | .subagents.maxChildren = 2' "$SNT_PROFILE" >"$SNT_DIR/two.json"
+	printf 'sub-secret-value-0123456789\n' >"$SNT_DIR/api"
+	chmod 0600 "$SNT_DIR/api"
+	jq --arg f "$SNT_DIR/api" '.name = "sub-sec" |
+		.secrets = [{"name": "API_TOKEN", "file": $f, "hosts": ["allowed.test"]}]' \
+		"$SNT_PROFILE" >"$SNT_DIR/sec.json"
+}
+
+teardown_file() {
+	local pid
+	if [ -n "${SNT_DIR:-}" ] && [ -f "$SNT_DIR/pids" ]; then
+		for pid in $(cat "$SNT_DIR/pids"); do kill "$pid" 2>/dev/null; done
+		for pid in $(cat "$SNT_DIR/pids"); do
+			for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+			kill -9 "$pid" 2>/dev/null
+		done
+	fi
+	for ns in "${SNT_CTR:-}" "${SNT_INET:-}" "${SNT_HOST:-}"; do
+		[ -n "$ns" ] && ip netns delete "$ns" 2>/dev/null
+	done
+	[ -n "${SNT_DIR:-}" ] && rm -rf "$SNT_DIR"
+	local left=
+	if [ -d "$TEST_ROOT" ]; then
+		left=$(root_leftovers "$TEST_ROOT")
+		rm -rf --one-file-system "$TEST_ROOT"
+	fi
+	remove_data_dir
+	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -d "$ctrl$CG_PARENT" ] && rmdir "$ctrl$CG_PARENT"/*/*/ "$ctrl$CG_PARENT"/*/ "$ctrl$CG_PARENT" 2>/dev/null
+	done
+	! ip netns list | grep -q "agentrt-t-s[a-z]*-${SNT_TAG:-none}\b" || fail "test namespaces left"
+	[ -z "$left" ] || fail "left in $TEST_ROOT: $left"
+}
+
+setup() {
+	setup_bundle
+	ID=sub-$BATS_TEST_NUMBER
+	WS=$BUNDLE/ws
+	mkdir -p "$WS" "$ROOTFS/workspace" "$ROOTFS/run"
+	echo hello >"$WS/a.txt"
+	update_config ".process.args = [\"sleep\", \"600\"] | .process.cwd = \"/workspace\" |
+		.mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$WS\", \"options\": [\"rbind\", \"rw\"]}] |
+		.linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$SNT_CTR\" else . end)"
+}
+
+teardown() {
+	teardown_bundle
+}
+
+# parent [PROFILE]: run -d $ID (the runtime in the host-role netns)
+parent() {
+	local profile=${1:-$SNT_PROFILE}
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$SNT_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$profile" run -d --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/$ID.out" 2>"$BUNDLE/$ID.err" || status=$?
+	[ "$status" -eq 0 ] || fail "run -d: $(cat "$BUNDLE/$ID.err")"
+}
+
+# sub ARGS...: the client inside the parent
+sub() { rt exec "$ID" "$SUB" sub "$@"; }
+
+host_pid() { jq -r .pid "$TEST_ROOT/$1/state.json"; }
+
+# the host's cgroup directory of a container (the pids controller's, or the unified one)
+cg_dir() {
+	local p
+	p=$(jq -r '[.. | .cgroupPath? // empty][0]' "$TEST_ROOT/$1/state.json")
+	if [ -d /sys/fs/cgroup/pids ]; then echo "/sys/fs/cgroup/pids$p"; else echo "/sys/fs/cgroup$p"; fi
+}
+
+@test "sub run: the child's stdio and exit status; its own pid, mount, ipc, uts namespaces; the parent's root read-only" {
+	parent
+	run sub run -- sh -c 'echo out; echo err >&2; hostname; exit 7'
+	[ "$status" -eq 7 ]
+	[[ "$output" == *out* ]] && [[ "$output" == *err* ]] && [[ "$output" == *sub1* ]]
+	# a detached child, seen from the host: namespaces other than the parent's
+	run sub run --name d1 --detach -- sleep 300
+	[ "$status" -eq 0 ] && [ "$output" = d1 ]
+	ppid=$(host_pid "$ID")
+	cpid=$(host_pid "$ID.d1")
+	for ns in pid mnt ipc uts net; do
+		[ "$(readlink /proc/$ppid/ns/$ns)" != "$(readlink /proc/$cpid/ns/$ns)" ] || fail "$ns shared"
+	done
+	# the root is the parent's rootfs, read-only
+	run rt exec "$ID.d1" touch /x
+	[ "$status" -ne 0 ] && [[ "$output" == *"Read-only file system"* ]]
+	[ "$(awk '$5 == "/" {print $6}' /proc/$cpid/mountinfo | cut -d, -f1)" = ro ]
+	[ "$(stat -L -c %i /proc/$cpid/root/bin)" = "$(stat -c %i "$ROOTFS/bin")" ]
+	# the child's processes are not in the parent's pid namespace
+	run rt exec "$ID" ps
+	[[ "$output" != *"sleep 300"* ]]
+	run sub list
+	[[ "$output" == *"d1"*running* ]] && [[ "$output" == *sub1*exited* ]]
+	# the operator sees the child under its parent
+	run rt list
+	[[ "$output" == *"$ID"* ]] && [[ "$output" == *"└─ $ID.d1"* ]]
+	run sub kill d1
+	[ "$status" -eq 0 ]
+}
+
+@test "sub run: what the parent hides under a tmpfs stays hidden from its child (the root is the same image)" {
+	mkdir -p "$ROOTFS/hidden"
+	echo image-secret >"$ROOTFS/hidden/key"
+	update_config '.mounts += [{"destination": "/hidden", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}]'
+	parent
+	run rt exec "$ID" ls -A /hidden
+	[ -z "$output" ]
+	run sub run -- sh -c 'ls -A /hidden; cat /hidden/key 2>&1'
+	[[ "$output" != *image-secret* ]] || fail "the child sees what the parent hides: $output"
+	# the control: the image has it
+	[ "$(cat "$ROOTFS/hidden/key")" = image-secret ]
+}
+
+@test "sub run: a signal to the client reaches the child in the foreground" {
+	parent
+	(rc=0; rt exec "$ID" "$SUB" sub run --name sig -- sh -c 'trap "echo got-term; exit 42" TERM; sleep 100 & wait' \
+		>"$BUNDLE/sig.out" 2>&1 || rc=$?; echo "rc=$rc" >>"$BUNDLE/sig.out") &
+	for _ in $(seq 50); do
+		cp=$(pgrep -f "^$SUB sub run --name sig" | head -n1)
+		[ -n "$cp" ] && [ -d "$TEST_ROOT/$ID.sig" ] && break
+		sleep 0.1
+	done
+	sleep 0.3
+	kill -TERM "$cp"
+	for _ in $(seq 100); do grep -q '^rc=' "$BUNDLE/sig.out" && break; sleep 0.1; done
+	grep -q got-term "$BUNDLE/sig.out" && grep -q '^rc=42$' "$BUNDLE/sig.out" || fail "$(cat "$BUNDLE/sig.out")"
+}
+
+@test "sub run: the child's writes reach the parent's view only by sub commit; a protected path is held back; discard drops" {
+	parent
+	run sub run --name w -- sh -c 'echo changed >>a.txt; echo n >new.txt; mkdir -p .git/hooks; echo evil >.git/hooks/pre-commit'
+	[ "$status" -eq 0 ]
+	# nothing in the parent's view yet (nor on the host)
+	run rt exec "$ID" sh -c 'cat /workspace/a.txt; ls -a /workspace'
+	[ "$(head -n1 <<<"$output")" = hello ] && [[ "$output" != *new.txt* ]] && [[ "$output" != *.git* ]]
+	run sub diff w
+	[ "$status" -eq 0 ] && [[ "$output" == *"new.txt"* ]]
+	run sub commit w
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"left out .git/hooks/pre-commit"* ]] || [[ "$output" == *"left out .git"* ]]
+	run rt exec "$ID" sh -c 'cat /workspace/a.txt /workspace/new.txt; ls -a /workspace'
+	[[ "$output" == *changed* ]] && [[ "$output" == *n* ]] && [[ "$output" != *".git"* ]]
+	# the host's directory still waits for the operator's review of the parent
+	[ "$(cat "$WS/a.txt")" = hello ] && [ ! -e "$WS/new.txt" ]
+	# another child's work, discarded: gone, and the name is free again
+	run sub run --name w2 -- sh -c 'echo junk >junk.txt'
+	run sub discard w2
+	[ "$status" -eq 0 ]
+	run sub diff w2
+	[ "$status" -ne 0 ]
+	run rt exec "$ID" ls /workspace
+	[[ "$output" != *junk* ]]
+	run sub run --name w2 -- true
+	[ "$status" -eq 0 ]
+}
+
+@test "sub run: a child that crashed keeps its changes and trail for the parent" {
+	parent
+	run sub run --name c --detach -- sh -c 'echo partial >part.txt; sleep 300'
+	[ "$status" -eq 0 ]
+	for _ in $(seq 50); do [ -n "$(sub diff c 2>/dev/null | grep part.txt)" ] && break; sleep 0.1; done
+	run sub kill c
+	[ "$status" -eq 0 ]
+	for _ in $(seq 50); do [[ "$(sub list)" == *"c "*stopped* ]] && break; sleep 0.1; done
+	run sub list
+	[[ "$output" == *stopped* ]]
+	run sub diff c
+	[[ "$output" == *part.txt* ]]
+	run sub audit c
+	[ "$status" -eq 0 ] && [[ "$output" == *exit* ]]
+}
+
+@test "sub run: a request that widens anything is refused, naming the field" {
+	update_config '.linux.resources.memory.limit = 268435456 | .linux.resources.pids.limit = 200 |
+		.linux.resources.cpu = {"quota": 50000, "period": 100000}'
+	parent
+	check() { # WANT ARGS...
+		local want=$1
+		shift
+		run sub run "$@" -- true
+		[ "$status" -eq 125 ] || fail "$* was not refused: $output"
+		[[ "$output" == *"$want"* ]] || fail "$*: expected '$want' in: $output"
+	}
+	check "--allow \`example.com\`: widens the parent's egress allowlist" --allow example.com
+	check "widens the parent's egress allowlist" --allow '*.test'
+	check "widens the parent's egress allowlist" --allow 203.0.113.0/24
+	check "above the parent's memory limit" --memory 512m
+	check "above the parent's pids limit" --pids 201
+	check "above the parent's cpu limit" --cpus 1
+	check "the parent has no secret \`TOKEN\`" --secret TOKEN
+	check "not in the parent's workspace" --workspace /etc
+	check "not in the parent's workspace" --workspace ../..
+	check "widens the parent's capabilities" --cap-add SYS_ADMIN
+	# the control: the same fields, narrower, are accepted
+	run sub run --allow allowed.test --memory 128m --pids 100 --cpus 0.25 -- true
+	[ "$status" -eq 0 ] || fail "narrower refused: $output"
+	# nothing was started for the refusals: one child, in the parent's trail
+	[ "$(rt audit "$ID" --format json | jq -s '[.[] | select(.kind == "subagent_start")] | length')" = 1 ]
+}
+
+@test "sub run --secret: only a secret the parent has, as a placeholder of the child's own" {
+	parent "$SNT_DIR/sec.json"
+	pph=$(rt exec "$ID" sh -c 'echo "$API_TOKEN"')
+	[[ "$pph" =~ ^agentrt-secret- ]] || fail "parent: $pph"
+	run sub run --secret API_TOKEN -- sh -c 'echo "$API_TOKEN"'
+	[ "$status" -eq 0 ] && [[ "$output" =~ ^agentrt-secret-[0-9a-f]{32}$ ]] || fail "child: $output"
+	[ "$output" != "$pph" ]
+	# not asked for: not given
+	run sub run -- sh -c 'echo "[$API_TOKEN]"'
+	[ "$output" = "[]" ]
+	run sub run --secret GH_TOKEN -- true
+	[ "$status" -eq 125 ] && [[ "$output" == *"the parent has no secret \`GH_TOKEN\`"* ]]
+	# the value is in no child's state, bundle or environment
+	sub run --name s --detach --secret API_TOKEN -- sleep 60
+	! grep -r sub-secret-value "$TEST_ROOT/$ID/sub" "$TEST_ROOT/$ID.s" 2>/dev/null
+	! tr '\0' '\n' <"/proc/$(host_pid "$ID.s")/environ" | grep -q sub-secret-value
+}
+
+@test "sub run: the child's capabilities are none and its seccomp filter is the parent's profile's" {
+	parent
+	run sub run -- sh -c 'grep -E "^Cap(Eff|Bnd)|^Seccomp:|^NoNewPrivs" /proc/self/status'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"CapEff:	0000000000000000"* ]] && [[ "$output" == *"CapBnd:	0000000000000000"* ]]
+	[[ "$output" == *"Seccomp:	2"* ]] && [[ "$output" == *"NoNewPrivs:	1"* ]]
+}
+
+@test "sub run --allow: the child resolves and reaches only its narrower allowlist (the kernel enforces both tables)" {
+	parent
+	# the control: the parent reaches both names
+	run rt exec "$ID" sh -c 'nc -w 3 allowed.test 80 </dev/null; nc -w 3 other.test 80 </dev/null'
+	[[ "$output" == *hello-allowed* ]] && [[ "$output" == *hello-other* ]] || fail "parent: $output"
+	run sub run --allow allowed.test -- sh -c 'nc -w 3 allowed.test 80 </dev/null; echo rc=$?'
+	[[ "$output" == *hello-allowed* ]] || fail "child cannot reach its allowed name: $output"
+	# the other name: not resolved for the child, and its address not reachable by IP either
+	run sub run --allow allowed.test -- sh -c 'nslookup other.test 2>&1; nc -w 3 198.51.100.20 80 </dev/null 2>&1; echo rc=$?'
+	[[ "$output" != *hello-other* ]] || fail "child reached other.test: $output"
+	[[ "$output" != *"198.51.100.20"*"Address"* ]]
+	# and the parent still can: it was the child's table, not the network
+	run rt exec "$ID" sh -c 'nc -w 3 198.51.100.20 80 </dev/null'
+	[[ "$output" == *hello-other* ]]
+	# without --allow a child has loopback only
+	run sub run -- sh -c 'nc -w 2 203.0.113.10 80 </dev/null 2>&1; ip -o link 2>/dev/null | grep -vc " lo:"; cat /proc/net/dev | grep -c :'
+	[[ "$output" != *hello-allowed* ]]
+}
+
+@test "sub run: a child's fork bomb is bounded by the parent's pids limit" {
+	update_config '.linux.resources.pids.limit = 64'
+	parent
+	# the control: the child's cgroup is nested in the parent's, its own limit (the profile's
+	# default, 1024) is above the parent's
+	sub run --name idle --detach -- sleep 120
+	pcg=$(cg_dir "$ID")
+	ccg=$(cg_dir "$ID.idle")
+	[ -d "$ccg" ] && [[ "$ccg" == "$pcg"/* ]] || fail "child cgroup $ccg not under $pcg"
+	[ "$(cat "$ccg/pids.max")" = 1024 ]
+	sub kill idle
+	# the bomb: 300 sleeps asked for, each counted; the family stops at the parent's 64
+	run sub run --name bomb -- sh -c 'i=0; while [ $i -lt 300 ]; do sleep 30 & i=$((i+1)); echo $i; done'
+	[ "$status" -ne 0 ]
+	last=$(grep -E '^[0-9]+$' <<<"$output" | tail -n1)
+	[ -n "$last" ] && [ "$last" -lt 64 ] || fail "the child started $last processes"
+	[[ "$output" == *"fork"* ]] || [[ "$output" == *"Resource temporarily unavailable"* ]]
+	# what stopped it was not its own limit (1024, above) but its parent's
+	[ "$(cat "$pcg/pids.max")" = 64 ]
+}
+
+@test "sub run: maxChildren and maxDepth; the socket is not there where sub-agents are off" {
+	parent "$SNT_DIR/two.json"
+	sub run --name a --detach -- sleep 120
+	sub run --name b --detach -- sleep 120
+	run sub run --name c -- true
+	[ "$status" -eq 125 ] && [[ "$output" == *"subagents.maxChildren"* ]]
+	# a child may start its own (maxDepth 2 -> 1), a grandchild may not (-> 0): no socket in it
+	run rt exec "$ID.a" "$SUB" sub run --name g -- sh -c "ls -la /run/agentrt/ 2>&1; $SUB sub list; echo rc=\$?"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *agent.sock* ]] && [[ "$output" =~ rc=12[57] ]]
+	[ -d "$TEST_ROOT/$ID.a.g" ] || [ -d "$TEST_ROOT/$ID.a/sub/g" ]
+	# the parent's socket is not reachable from a child's mount namespace either
+	cpid=$(host_pid "$ID.b")
+	run nsenter -t "$cpid" -m ls /run/agentrt
+	[[ "$output" == *agent.sock* ]] # the child's own (depth 1)
+	[ "$(stat -L -c %i /proc/$cpid/root/run/agentrt/agent.sock)" != "$(stat -c %i "$TEST_ROOT/$ID/agent.sock")" ]
+	rt delete --force "$ID"
+	ID=$ID-flat
+	parent "$SNT_DIR/flat.json"
+	run sub run -- sh -c "ls -A /run/agentrt 2>&1; $SUB sub list 2>&1; echo rc=\$?"
+	[[ "$output" != *agent.sock* ]] && [[ "$output" =~ rc=12[57] ]]
+	# an agent that brings its own client finds no socket to talk to
+	run sub run -- sh -c "cat /proc/net/unix | grep -c agent.sock"
+	[ "$output" = 0 ]
+	rt delete --force "$ID"
+	ID=${ID%-flat}-off
+	parent "$SNT_DIR/off.json"
+	run rt exec "$ID" ls -A /run/agentrt
+	[ -z "$output" ] || [[ "$output" == *"No such file"* ]]
+	[ ! -e "$TEST_ROOT/$ID/agent.sock" ]
+}
+
+@test "sub run: deleting the parent kills and cleans up its children (no state, cgroup, mount, process or netns left)" {
+	parent
+	sub run --name k1 --detach --allow allowed.test -- sleep 301
+	sub run --name k2 --detach -- sleep 302
+	c1=$(host_pid "$ID.k1")
+	c2=$(host_pid "$ID.k2")
+	netns1=$(readlink /proc/$c1/ns/net)
+	pcg=$(cg_dir "$ID")
+	[ -d "$pcg/$ID.k1" ] || ls "$pcg" | grep -q k1
+	rt delete --force "$ID"
+	[ ! -e "$TEST_ROOT/$ID.k1" ] && [ ! -e "$TEST_ROOT/$ID.k2" ] && [ ! -e "$TEST_ROOT/$ID" ]
+	! kill -0 "$c1" 2>/dev/null && ! kill -0 "$c2" 2>/dev/null
+	for ctrl in /sys/fs/cgroup/*/; do
+		[ ! -d "$ctrl${pcg#/sys/fs/cgroup/pids}" ] || fail "cgroup left: $ctrl"
+	done
+	! grep -q "$ID" /proc/self/mountinfo
+	! pgrep -f "sleep 30[12]" >/dev/null
+	# no slirp4netns left for the child's namespace, no process in it
+	for p in $(pgrep slirp4netns); do
+		[ "$(readlink /proc/$p/ns/net)" != "$netns1" ] || fail "a process left in the child's netns"
+		grep -q "$c1" /proc/$p/cmdline && fail "slirp4netns of the child left"
+	done
+	# no nftables table left in the parent's netns (the parent's own went with it)
+	! ip netns exec "$SNT_CTR" nft list tables 2>/dev/null | grep -q agentrt
+}
+
+@test "sub run: the parent's trail records start, end, commit and discard; the child's trail is its own and verifies; audit --tree" {
+	parent
+	sub run --name t -- sh -c 'echo x >t.txt; exit 3' || true
+	sub commit t
+	sub run --name u -- true
+	sub discard u
+	run rt audit "$ID" --format json
+	[ "$status" -eq 0 ]
+	j=$output
+	[ "$(jq -rs '[.[] | select(.kind == "subagent_start")][0].argv | join(" ")' <<<"$j")" = "sh -c echo x >t.txt; exit 3" ]
+	[ "$(jq -rs '[.[] | select(.kind == "subagent_end")][0].code' <<<"$j")" = 3 ]
+	[ "$(jq -rs '[.[] | select(.kind == "subagent_commit")] | length' <<<"$j")" = 1 ]
+	[ "$(jq -rs '[.[] | select(.kind == "subagent_discard")] | length' <<<"$j")" = 1 ]
+	run rt audit verify "$ID.t"
+	[ "$status" -eq 0 ]
+	run rt audit "$ID.t" --format json
+	[[ "$output" == *'"kind":"exit"'* ]] || [[ "$output" == *'"kind": "exit"'* ]]
+	run rt audit "$ID" --tree
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"== $ID"* ]] && [[ "$output" == *"subagent_start"* ]]
+	# the children's own trails, indented below their parent's
+	grep -q "^  == $ID.t\$" <<<"$output" || fail "no child trail in the tree: $output"
+	grep -q "^  .* #[0-9]* exit " <<<"$output" || fail "no child exit in the tree: $output"
+}
+
+@test "sub: a malformed request, unknown verbs and names are refused with one line" {
+	parent
+	run sub frobnicate
+	[ "$status" -eq 125 ] && [[ "$output" == *"unknown command"* ]]
+	run sub diff ../../etc
+	[ "$status" -eq 125 ] && [[ "$output" == *"expected a child's name"* ]]
+	run sub run --name '../x' -- true
+	[ "$status" -eq 125 ]
+	run sub kill nosuch
+	[ "$status" -eq 125 ] && [[ "$output" == *"no child \`nosuch\`"* ]]
+	# the review takes only paths and --include-protected: never another directory
+	sub run --name r -- sh -c 'echo x >r.txt'
+	for opt in --lower --dest --force -p; do
+		run sub commit r "$opt" /etc
+		[ "$status" -eq 125 ] && [[ "$output" == *"not an option or path of sub commit"* ]] || fail "$opt: $output"
+	done
+	[ ! -e /etc/r.txt ]
+	run sub commit r r.txt
+	[ "$status" -eq 0 ]
+	# raw garbage on the socket from inside: the monitor answers or closes, and still serves
+	rt exec "$ID" sh -c 'printf "\377\377\377\377garbage" | nc -U -w 1 /run/agentrt/agent.sock; true' || true
+	run sub list
+	[ "$status" -eq 0 ]
+}

@@ -1,0 +1,301 @@
+#!/usr/bin/env bats
+# workspace-size.bats - workspace.size is a hard limit on an overlay
+# workspace: the upper layer lives in a sparse ext4 image of that size on a
+# loop device (workspace/image.c).  What an agent that tries to fill the host
+# disk would do, seen from outside: ENOSPC inside, the store's blocks on the
+# host (du), losetup and mountinfo after the container is gone, and review
+# from a fresh process once nothing has the image mounted (a reboot).
+
+setup() {
+  [ "$(id -u)" = 0 ] || skip "needs root"
+  [ -x /bin/busybox ] || skip "needs busybox-static"
+  [ -e /dev/loop-control ] || skip "needs loop devices"
+  REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+  AGENTRT=${AGENTRT:-$REPO/agentrt}
+  T=$(mktemp -d /tmp/agentrt-wssize-bats.XXXXXX)
+  ROOT=$T/root
+  export AGENTRT_DATA_DIR=$T/data AGENTRT_CONFIG=$T/agentrt.conf
+  STORE=$AGENTRT_DATA_DIR/roots/$(printf '%s' "${ROOT#/}" | tr / +)
+  HOST=$T/host
+  BUNDLE=$T/bundle
+  ID=wssize-$$-$BATS_TEST_NUMBER
+  mkdir -p "$BUNDLE/rootfs/bin" "$HOST"
+  cp /bin/busybox "$BUNDLE/rootfs/bin/"
+  for a in sh ls cat echo rm mkdir sleep dd df du ln mv sync head seq printf; do
+    ln -s busybox "$BUNDLE/rootfs/bin/$a"
+  done
+  mkdir -p "$BUNDLE/rootfs/proc" "$BUNDLE/rootfs/dev" "$BUNDLE/rootfs/sys" "$BUNDLE/rootfs/workspace"
+  "$AGENTRT" spec --bundle "$BUNDLE"
+  echo hello >"$HOST/a.txt"
+}
+
+teardown() {
+  [ -n "${T:-}" ] || return 0
+  for id in "$ID" "$ID-b"; do
+    "$AGENTRT" --root "$ROOT" delete --force "$id" >/dev/null 2>&1 || true
+    "$AGENTRT" --root "$ROOT" workspace "$id" purge >/dev/null 2>&1 || true
+  done
+  no_leak || true
+  rm -rf "$T"
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  return 1
+}
+
+ar() {
+  "$AGENTRT" --root "$ROOT" --profile agent "$@"
+}
+
+# has_line LINE: $output has exactly that line.
+has_line() {
+  grep -qxF -- "$1" <<<"$output"
+}
+
+# bundle_for SCRIPT [SIZE]: `sh -c SCRIPT` over the host dir at /workspace,
+# with run.agentrt.workspace.size=SIZE (default 64m; "" = the profile's).
+bundle_for() {
+  local args size=${2-64m}
+  args=$(jq -cn --arg s "$1" '["sh", "-c", $s]')
+  jq --arg h "$HOST" --argjson a "$args" --arg size "$size" \
+    '.process.terminal = false | .process.args = $a |
+     .mounts += [{"destination": "/workspace", "type": "bind", "source": $h, "options": ["rbind", "rw"]}] |
+     if $size != "" then .annotations["run.agentrt.workspace.size"] = $size else . end' \
+    "$BUNDLE/config.json" >"$T/config.json"
+  mv "$T/config.json" "$BUNDLE/config.json"
+}
+
+# KiB the workspace store takes on the host disk (blocks, not apparent size).
+store_kib() {
+  du -sk "$STORE/.workspaces/${1:-$ID}" | cut -f1
+}
+
+# No loop device bound to an image under $T, no mount of $T in a fresh
+# process's mountinfo.  The monitor leaves right after its init: wait for it
+# (bounded).
+no_leak() {
+  local i
+  for i in $(seq 50); do
+    if ! losetup -a | grep -q "$T" && ! grep -q "$T" /proc/self/mountinfo; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  losetup -a | grep "$T" >&2
+  grep "$T" /proc/self/mountinfo >&2
+  return 1
+}
+
+@test "dd past the limit: ENOSPC inside, the store holds at most the limit (control: 32 MiB fit)" {
+  bundle_for 'cd /workspace && dd if=/dev/zero of=ok bs=1M count=32 2>&1 && echo OK32 &&
+    dd if=/dev/zero of=big bs=1M count=200 2>&1; echo "rc=$?"; sync; df -k .'
+  run ar run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  [[ "$output" == *OK32* ]] || fail "32 MiB did not fit in a 64 MiB workspace"
+  [[ "$output" == *"No space left on device"* ]] || fail "no ENOSPC past the limit"
+  has_line "rc=1" || fail "dd past the limit did not fail"
+  kib=$(store_kib)
+  echo "store: $kib KiB"
+  [ "$kib" -le $((64 * 1024 + 1024)) ] || fail "the store holds $kib KiB, more than the 64 MiB limit"
+  [ "$kib" -ge $((40 * 1024)) ] || fail "the store holds $kib KiB: the data is not there"
+  no_leak || fail "a loop device or mount is left after the run"
+}
+
+@test "inode exhaustion: many small files end with ENOSPC, the store stays bounded" {
+  bundle_for 'cd /workspace && mkdir d && cd d && i=0
+    while [ $i -lt 20000 ]; do echo x >f$i 2>/dev/null || break; i=$((i+1)); done
+    echo "made=$i"; echo y >last; echo "rc=$?"' 16m
+  run ar run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  made=$(sed -n 's/^made=//p' <<<"$output")
+  [ -n "$made" ] && [ "$made" -gt 100 ] && [ "$made" -lt 20000 ] ||
+    fail "expected the file system to fill before 20000 files, made $made"
+  [[ "$output" == *"No space left on device"* ]] || fail "no ENOSPC"
+  [ "$(store_kib)" -le $((16 * 1024 + 1024)) ] || fail "the store holds more than 16 MiB"
+}
+
+@test "a sparse file of 1 TiB apparent size and fallocate: blocks stay bounded" {
+  bundle_for 'cd /workspace && dd if=/dev/zero of=sparse bs=1 count=1 seek=1099511627775 2>&1
+    echo "sparse=$?"; ls -l sparse
+    dd if=/dev/zero of=fill bs=1M count=200 2>/dev/null; echo "fill=$?"; sync'
+  run ar run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  has_line "fill=1" || fail "the fill did not stop at the limit"
+  [ "$(store_kib)" -le $((64 * 1024 + 1024)) ] || fail "the store holds more than 64 MiB"
+  if command -v fallocate >/dev/null; then
+    "$AGENTRT" --root "$ROOT" workspace "$ID" discard
+    # the host's fallocate(1) through a borrowed /usr
+    jq '.mounts += [{"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]}] |
+        .process.args = ["/bin/sh", "-c", "cd /workspace && /usr/bin/fallocate -l 500M pre; echo fa=$?; rm -f pre; /usr/bin/fallocate -l 40M small; echo fb=$?"]' \
+      "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
+    mkdir -p "$BUNDLE/rootfs/usr"
+    for l in lib lib64; do [ -e "/$l" ] && ln -sfn "usr/$l" "$BUNDLE/rootfs/$l"; done
+    run ar run --bundle "$BUNDLE" "$ID"
+    echo "$output"
+    has_line "fa=1" || fail "fallocate of 500M in 64 MiB did not fail"
+    has_line "fb=0" || fail "fallocate of 40M in 64 MiB failed (control)"
+    [ "$(store_kib)" -le $((64 * 1024 + 1024)) ] || fail "the store holds more than 64 MiB"
+  fi
+}
+
+@test "copy-up counts: appending to hard-linked and renamed host files fills the limit" {
+  head -c $((40 << 20)) /dev/zero >"$HOST/big1"
+  head -c $((40 << 20)) /dev/zero >"$HOST/big2"
+  head -c $((40 << 20)) /dev/zero >"$HOST/big3"
+  bundle_for 'cd /workspace && ln big1 link1 && echo x >>link1; echo "first=$?"
+    mv big2 moved2; echo "mv=$?"; echo x >>big3; echo "third=$?"; sync'
+  run ar run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  has_line "first=0" || fail "the first copy-up (40 MiB of 64) failed"
+  [[ "$output" == *"mv=1"* || "$output" == *"third=1"* ]] ||
+    fail "a second 40 MiB copy-up into 64 MiB succeeded"
+  [ "$(store_kib)" -le $((64 * 1024 + 1024)) ] || fail "the store holds more than 64 MiB"
+}
+
+@test "two containers, each its own limit, at the same time" {
+  bundle_for 'cd /workspace && dd if=/dev/zero of=f bs=1M count=200 2>/dev/null; du -k f; sleep 1' 32m
+  cp -a "$BUNDLE" "$T/bundle-b"
+  jq '.annotations["run.agentrt.workspace.size"] = "64m"' "$BUNDLE/config.json" >"$T/bundle-b/config.json"
+  ar run --bundle "$BUNDLE" "$ID" >"$T/a.out" 2>&1 &
+  pa=$!
+  ar run --bundle "$T/bundle-b" "$ID-b" >"$T/b.out" 2>&1 &
+  pb=$!
+  wait "$pa" || true
+  wait "$pb" || true
+  cat "$T/a.out" "$T/b.out"
+  a=$(cut -f1 <"$T/a.out" | tail -1)
+  b=$(cut -f1 <"$T/b.out" | tail -1)
+  [ "$a" -gt $((20 * 1024)) ] && [ "$a" -le $((32 * 1024)) ] || fail "the 32m one wrote $a KiB"
+  [ "$b" -gt $((48 * 1024)) ] && [ "$b" -le $((64 * 1024)) ] || fail "the 64m one wrote $b KiB"
+  [ "$(store_kib "$ID")" -le $((33 * 1024)) ] || fail "store of the 32m one too big"
+  [ "$(store_kib "$ID-b")" -le $((65 * 1024)) ] || fail "store of the 64m one too big"
+}
+
+@test "deleting files frees the space, inside and on the host" {
+  bundle_for 'cd /workspace && dd if=/dev/zero of=f1 bs=1M count=45 2>/dev/null; echo "w1=$?"
+    rm f1 && sync && sleep 0.2; dd if=/dev/zero of=f2 bs=1M count=45 2>/dev/null; echo "w2=$?"
+    rm f2 && sync'
+  run ar run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  has_line "w1=0" || fail "the first 45 MiB failed"
+  has_line "w2=0" || fail "45 MiB after deleting 45 MiB failed: space not freed"
+  no_leak || fail "the image is still mounted" # its last discards come with the unmount
+  kib=$(store_kib)
+  echo "store after rm: $kib KiB"
+  [ "$kib" -le $((20 * 1024)) ] || fail "the host still holds $kib KiB after the files were deleted"
+}
+
+@test "review after exit, after a monitor crash and after a reboot: diff, list, commit, purge" {
+  bundle_for 'cd /workspace && echo new >n.txt && echo more >>a.txt && mkdir -p sub && echo x >sub/x &&
+    echo ready && sleep 30' ""
+  ar run --detach --bundle "$BUNDLE" "$ID" >/dev/null 2>&1 </dev/null
+  for i in $(seq 100); do [ -f "$STORE/.workspaces/$ID/upper.img" ] && ar workspace "$ID" diff | grep -q sub/x && break; sleep 0.1; done
+  # review while it runs shares the container's loop device (one superblock)
+  run ar workspace "$ID" diff
+  echo "$output"
+  [[ "$output" == *"n.txt"* && "$output" == *"sub/x"* ]] || fail "diff while running"
+  [ "$(losetup -a | grep -c "$STORE/.workspaces/$ID/upper.img")" = 1 ] ||
+    fail "more than one loop device on one image"
+  # a monitor crash
+  mon=
+  for p in $(pgrep -x agentrt-monitor); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- " $ID"; then mon=$p; fi
+  done
+  [ -n "$mon" ] || fail "no monitor found"
+  kill -9 "$mon"
+  ar kill "$ID" KILL || true
+  for i in $(seq 50); do ar state "$ID" 2>/dev/null | grep -q stopped && break; sleep 0.1; done
+  ar delete --force "$ID"
+  no_leak || fail "a loop device or mount is left after delete"
+  # a reboot: nothing has the image mounted; review from a fresh process
+  run ar workspace "$ID" diff --format json
+  echo "$output"
+  [ "$(jq -r '[.changes[].path] | sort | join(",")' <<<"$output")" = "a.txt,n.txt,sub,sub/x" ] ||
+    fail "diff after the reboot does not show every change"
+  run ar workspace list --format json
+  echo "$output"
+  [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .upper_bytes > 0 and .disk_bytes < 8388608' <<<"$output")" = true ] ||
+    fail "list: upper bytes missing or disk bytes counted by the image's apparent size"
+  run ar workspace "$ID" commit
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/n.txt")" = new ] && [ "$(cat "$HOST/sub/x")" = x ] &&
+    [ "$(cat "$HOST/a.txt")" = "$(printf 'hello\nmore')" ] || fail "commit did not apply the changes"
+  run ar workspace "$ID" purge
+  [ "$status" -eq 0 ]
+  [ ! -e "$STORE/.workspaces/$ID" ] || fail "purge left the workspace"
+  no_leak || fail "review left a loop device or a mount"
+}
+
+@test "discard gives the image's blocks back; retention counts blocks, not the sparse size" {
+  bundle_for 'cd /workspace && dd if=/dev/zero of=f bs=1M count=30 2>/dev/null; sync' 1g
+  ar run --bundle "$BUNDLE" "$ID"
+  [ "$(store_kib)" -ge $((25 * 1024)) ] || fail "the data is not in the store"
+  ar workspace "$ID" discard
+  [ "$(store_kib)" -le 4096 ] || fail "discard left $(store_kib) KiB"
+  [ "$(ar workspace "$ID" diff --format json | jq '.changes | length')" = 0 ]
+  # a 1 GiB sparse image is not 1 GiB for a retention cap of 100 MiB
+  printf 'workspaces.max-total-size = 100m\n' >"$AGENTRT_CONFIG"
+  run ar purge --dry-run
+  echo "$output"
+  [[ "$output" != *"$ID"* ]] || fail "retention would purge a nearly empty image"
+}
+
+@test "no loop device: a warning and an unlimited upper, or a refusal when the size was asked for" {
+  : >"$T/not-a-device"
+  bundle_for 'cd /workspace && echo x >f && echo done' ""
+  run unshare -m sh -c "mount --bind '$T/not-a-device' /dev/loop-control && exec \"\$@\"" sh \
+    "$AGENTRT" --root "$ROOT" --profile agent run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"done"* ]]
+  [[ "$output" == *"workspace.size is not enforced"* ]] || fail "no warning"
+  [ -d "$STORE/.workspaces/$ID/upper" ] && [ ! -e "$STORE/.workspaces/$ID/upper.img" ] ||
+    fail "not the plain upper layer"
+  ar workspace "$ID" purge
+  bundle_for 'echo ran' 64m
+  run unshare -m sh -c "mount --bind '$T/not-a-device' /dev/loop-control && exec \"\$@\"" sh \
+    "$AGENTRT" --root "$ROOT" --profile agent run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *ran* ]]
+  [ "$(grep -c . <<<"$output")" = 1 ] || fail "the error is not one line"
+  [[ "$output" == *"cannot be enforced"* ]]
+  [ ! -e "$STORE/.workspaces/$ID" ] || fail "the refused create left a workspace"
+  [ ! -e "$ROOT/$ID" ] || fail "the refused create left a state dir"
+}
+
+@test "real tools: a git clone and many files written by python stay within the limit" {
+  [ -x /usr/bin/git ] && [ -x /usr/bin/python3 ] || skip "needs /usr/bin/git and /usr/bin/python3"
+  git -C "$T" init -q -b main up && git -C "$T/up" -c user.name=u -c user.email=u@example.com \
+    commit -q --allow-empty -m up
+  for i in $(seq 200); do head -c 4096 /dev/urandom >"$T/up/f$i"; done
+  git -C "$T/up" add -A && git -C "$T/up" -c user.name=u -c user.email=u@example.com commit -q -m files
+  r=$BUNDLE/rootfs
+  rm -rf "$r" && mkdir -p "$r"/{proc,dev,sys,workspace,tmp,root,etc,usr,up}
+  for l in bin lib lib64 sbin; do ln -s "usr/$l" "$r/$l"; done
+  py=/usr/bin/python3
+  bundle_for "cd /workspace && git clone -q /up clone && echo cloned && ls clone | wc -l &&
+    $py -c 'import os
+n = 0
+try:
+    for i in range(100000):
+        with open(\"many%d\" % i, \"wb\") as f:
+            f.write(os.urandom(8192))
+        n += 1
+except OSError as e:
+    print(\"stopped\", n, e.errno)'" 32m
+  jq --arg up "$T/up" '.process.env += ["HOME=/root", "GIT_CONFIG_NOSYSTEM=1"] |
+      .mounts = [{"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]},
+                 {"destination": "/up", "type": "bind", "source": $up, "options": ["rbind", "ro"]}] + .mounts' \
+    "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
+  run ar run --bundle "$BUNDLE" "$ID"
+  echo "$output"
+  [[ "$output" == *cloned* ]] || fail "git clone failed"
+  [[ "$output" == *"stopped"*" 28"* ]] || fail "python did not stop with ENOSPC (28)"
+  [ "$(store_kib)" -le $((33 * 1024)) ] || fail "the store holds more than 32 MiB"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq '[.changes[] | select(.path | startswith("clone/"))] | length' <<<"$output")" -gt 200 ] ||
+    fail "the clone is not in the diff"
+}

@@ -1,0 +1,76 @@
+/* fuzz_http1.c - libFuzzer target for the TLS proxy's HTTP/1.1 framing
+ * (monitor/http1.c): request and response heads, then the rest as a
+ * chunked body fed in pieces of every size the input picks; the same bytes as
+ * a TLS ClientHello (its server name).
+ *
+ * Invariants: a parsed head's length is within the input and ends in
+ * CRLFCRLF; every field points inside the head; a failure has a reason; the
+ * chunked decoder never claims more bytes than it was given. */
+#include <stdint.h>
+#include <string.h>
+
+#include "monitor/http1.h"
+#include "tests/fuzz/fuzz_common.h"
+
+static void check_msg(const char *buf, long n, const struct http_msg *m)
+{
+  if (n < 4 || memcmp(buf + n - 4, "\r\n\r\n", 4) != 0)
+    fuzz_fail("http1", "a head that does not end in CRLFCRLF");
+  for (size_t i = 0; i < m->n; i++) {
+    const struct http_field *f = &m->f[i];
+    if (f->name < buf || f->name + f->name_len > buf + n || f->value < buf ||
+        f->value + f->value_len > buf + n)
+      fuzz_fail("http1", "a field outside the head");
+  }
+  if (m->host && (m->host < buf || m->host + m->host_len > buf + n))
+    fuzz_fail("http1", "Host outside the head");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  const char *buf = (const char *)data, *why = NULL;
+  struct http_msg m;
+  struct http_chunked ch = {0};
+  long n;
+  size_t off, step;
+  bool done = false;
+
+  if (size == 0)
+    return 0;
+  step = (size_t)(data[0] % 17) + 1;
+  n = http_request_parse(buf, size, &m, &why);
+  if (n > 0)
+    check_msg(buf, n, &m);
+  else if (n < 0 && why == NULL)
+    fuzz_fail("http1", "request refused without a reason");
+  why = NULL;
+  n = http_response_parse(buf, size, data[0] & 1, &m, &why);
+  if (n > 0) {
+    check_msg(buf, n, &m);
+    if (m.status < 100 || m.status > 599)
+      fuzz_fail("http1", "a status out of range");
+  } else if (n < 0 && why == NULL) {
+    fuzz_fail("http1", "response refused without a reason");
+  }
+  {
+    char name[256];
+    int r = tls_client_hello_sni(data, size, name);
+    if (r == 1 && (name[0] == '\0' || strlen(name) > 253))
+      fuzz_fail("http1", "a server name empty or too long");
+  }
+  for (off = n > 0 ? (size_t)n : 0; off < size && !done;) {
+    size_t len = size - off < step ? size - off : step;
+    long used;
+    why = NULL;
+    used = http_chunked_feed(&ch, buf + off, len, &done, &why);
+    if (used < 0) {
+      if (why == NULL)
+        fuzz_fail("http1", "chunked refused without a reason");
+      break;
+    }
+    if ((size_t)used > len || (!done && (size_t)used != len))
+      fuzz_fail("http1", "chunked consumed a wrong count");
+    off += (size_t)used;
+  }
+  return 0;
+}

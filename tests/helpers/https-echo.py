@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""https-echo.py ADDR PORT CERT KEY LOG - the fake internet's HTTPS upstream for secrets.bats.
+
+Every request's head is appended to LOG (host side: the test reads what arrived).  The answer
+is JSON with the path, the method, the request body's length and the SHA-256 of the
+Authorization and X-Api-Key values (never the values: the container must not get them back).
+/bulk/N sends N bytes; /sse streams three server-sent events; /ws answers a WebSocket upgrade with 101 and then
+echoes bytes; /slow sends a line every 0.2 s for 30 s.  Plain HTTP when CERT is "-".
+"""
+import hashlib, json, socketserver, ssl, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+addr, port, cert, key, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+
+
+def sha(v):
+    return hashlib.sha256(v.encode()).hexdigest() if v is not None else None
+
+
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, *a):
+        pass
+
+    def body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            n = 0
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return n
+                self.rfile.read(size)
+                self.rfile.readline()
+                n += size
+        n = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(n)
+        return n
+
+    def handle_one(self):
+        with open(log, "a") as f:
+            f.write("%s %s %s\n%s\n" % (self.command, self.path, self.headers.get("Host"), str(self.headers)))
+        if self.path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", "x")
+            self.end_headers()
+            self.wfile.flush()
+            for _ in range(100):
+                d = self.connection.recv(4096)
+                if not d:
+                    break
+                self.connection.sendall(b"echo:" + d)
+            self.close_connection = True
+            return
+        if self.path in ("/sse", "/slow"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for i in range(3 if self.path == "/sse" else 150):
+                self.wfile.write(b"data: tick %d\n\n" % i)
+                self.wfile.flush()
+                time.sleep(0.2)
+            self.close_connection = True
+            return
+        if self.path.startswith("/bulk/"):
+            total = int(self.path.split("/")[2])
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(total))
+            self.end_headers()
+            chunk = b"x" * 65536
+            while total > 0:
+                self.wfile.write(chunk[:min(total, len(chunk))])
+                total -= min(total, len(chunk))
+            return
+        n = self.body()
+        out = json.dumps({"method": self.command, "path": self.path, "body_len": n,
+                          "auth_sha256": sha(self.headers.get("Authorization")),
+                          "xkey_sha256": sha(self.headers.get("X-Api-Key")),
+                          "server": addr}).encode() + b"\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(out)
+
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = handle_one
+
+
+class S(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+srv = S((addr, port), H)
+if cert != "-":
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()

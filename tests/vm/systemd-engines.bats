@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# systemd-engines.bats - the engines' systemd cgroup driver with agentrt, against a real
+# systemd: run by tests/vm/run-systemd.sh in the same VM boot as systemd-cgroup.bats (systemd
+# as PID 1 on cgroup v2).  Docker 20.10 with `native.cgroupdriver=systemd` (cgroupsPath
+# `system.slice:docker:<id>`) and containerd's CRI plugin with `SystemdCgroup = true`
+# (contrib/containerd/config-systemd.toml; cgroupsPath `<pod slice>:cri-containerd:<id>`)
+# each start agentrt containers; the transient scope is read from systemd (`systemctl show`,
+# `busctl`), and after delete it is gone.  Daemons are private (integration/lib.bash), under
+# one /tmp/agentrt-it-* dir, stopped by PID.
+
+load ../../integration/lib
+
+setup_file() {
+	[ "$(cat /proc/1/comm 2>/dev/null)" = systemd ] ||
+		skip "systemd is not PID 1 (run it through tests/vm/run-systemd.sh)"
+	[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ] || skip "not cgroup v2"
+	it_need_bin containerd dockerd ctr
+	it_tmp sdeng
+	it_build_image "$IT_TMP/img"
+}
+
+teardown_file() {
+	[ -n "${IT_TMP:-}" ] || return 0
+	local rc=0
+	[ -n "${DOCKERD_PID:-}" ] && { docker_stop || rc=1; }
+	[ -n "${CRI_DIR:-}" ] && { cri_stop || rc=1; }
+	[ -n "${SD_SLICE:-}" ] && systemctl stop "$SD_SLICE" >/dev/null 2>&1
+	it_cleanup_tmp || rc=1
+	return $rc
+}
+
+prop() { # UNIT PROPERTY -> value
+	systemctl show -P "$2" "$1"
+}
+
+unit_gone() {
+	[ "$(prop "$1" ActiveState)" = inactive ] || [ "$(prop "$1" LoadState)" = not-found ]
+}
+
+# scope_holds UNIT PID: systemd's unit is active with Delegate=yes and its cgroup holds PID.
+scope_holds() {
+	local cg
+	[ "$(prop "$1" ActiveState)" = active ] || { systemctl status "$1" >&2; return 1; }
+	[ "$(prop "$1" Delegate)" = yes ] || { echo "Delegate=$(prop "$1" Delegate)" >&2; return 1; }
+	cg=$(prop "$1" ControlGroup)
+	[ -n "$cg" ] || return 1
+	[ "$(awk -F: '$1 == "0" { print $3 }' "/proc/$2/cgroup")" = "$cg" ] ||
+		{ echo "pid $2 in $(cat "/proc/$2/cgroup"), unit's cgroup $cg" >&2; return 1; }
+	# the same unit over D-Bus, as the engines' own libraries see it
+	busctl --system get-property org.freedesktop.systemd1 \
+		"$(busctl --system call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
+			org.freedesktop.systemd1.Manager GetUnit s "$1" | awk '{ print $2 }' | tr -d '"')" \
+		org.freedesktop.systemd1.Scope ControlGroup | grep -qF "\"$cg\""
+}
+
+@test "systemd engines: Docker with native.cgroupdriver=systemd runs agentrt in a transient scope, gone after rm" {
+	DOCKER_CGROUP_DRIVER=systemd docker_start
+	[ "$(docker info --format '{{.CgroupDriver}}')" = systemd ]
+	docker import "$IT_TMP/img/rootfs.tar" agentrt-it/busybox >/dev/null
+	run -0 docker run -d --runtime agentrt --network none agentrt-it/busybox sleep 300
+	id=${output##*$'\n'}
+	unit=docker-$id.scope
+	pid=$(docker inspect -f '{{.State.Pid}}' "$id")
+	[ "$pid" -gt 0 ]
+	scope_holds "$unit" "$pid"
+	[ "$(prop "$unit" Slice)" = system.slice ]
+	# agentrt, not runc, runs it: its state under dockerd's runtime root
+	ls -d "$IT_TMP"/docker/exec/runtime-agentrt/moby/"$id"
+	# the agent profile's memory default is a unit property as well as the cgroup file
+	[ "$(prop "$unit" MemoryMax)" = "$(cat "/sys/fs/cgroup$(prop "$unit" ControlGroup)/memory.max")" ]
+	run -0 docker exec "$id" sh -c 'echo in-scope'
+	[ "$output" = in-scope ]
+	cg=/sys/fs/cgroup$(prop "$unit" ControlGroup)
+	docker rm -f "$id" >/dev/null
+	it_wait 20 unit_gone "$unit"
+	[ ! -d "$cg" ]
+	docker_stop
+	unset DOCKERD_PID
+}
+
+@test "systemd engines: containerd's CRI plugin with SystemdCgroup = true: pod and container scopes under the pod slice, gone after RemovePodSandbox" {
+	cri_need
+	cri_images "$IT_TMP/cimg"
+	SD_SLICE=agentrt-it$$.slice
+	CRI_CONTRIB=config-systemd.toml cri_start "$IT_TMP/ctrd" "agrt-sdcri-$$" "$SD_SLICE" "$IT_TMP/cimg"
+	grep -q 'SystemdCgroup = true' "$CRI_DIR/config.toml"
+	mkdir -p "$IT_TMP/logs/p"
+	pcfg=$(jq -nc --arg logs "$IT_TMP/logs/p" --arg s "$SD_SLICE" \
+		'{metadata: {name: "p", uid: "uid-p", namespace: "agentrt-it"}, log_directory: $logs,
+		  linux: {cgroup_parent: $s, security_context: {namespace_options: {pid: "CONTAINER"}}}}')
+	run -0 cri RuntimeService/RunPodSandbox "$(jq -nc --argjson c "$pcfg" '{config: $c, runtime_handler: "agentrt"}')"
+	sb=$(jq -r .pod_sandbox_id <<<"$output")
+	run -0 cri RuntimeService/CreateContainer "$(jq -nc --arg p "$sb" --argjson s "$pcfg" --arg img "$CRI_BUSYBOX_IMG" \
+		'{pod_sandbox_id: $p, sandbox_config: $s, config: {metadata: {name: "c"}, image: {image: $img},
+		  command: ["sleep", "300"], log_path: "c.log"}}')"
+	c=$(jq -r .container_id <<<"$output")
+	run -0 cri RuntimeService/StartContainer "{\"container_id\": \"$c\"}"
+	art="$AGENTRT --root $CRI_AGENTRT_ROOT/k8s.io"
+	for i in "$sb" "$c"; do
+		unit=cri-containerd-$i.scope
+		scope_holds "$unit" "$($art state "$i" | jq .pid)"
+		[ "$(prop "$unit" Slice)" = "$SD_SLICE" ]
+	done
+	sbcg=/sys/fs/cgroup$(prop "cri-containerd-$sb.scope" ControlGroup)
+	ccg=/sys/fs/cgroup$(prop "cri-containerd-$c.scope" ControlGroup)
+	run -0 cri RuntimeService/StopPodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
+	run -0 cri RuntimeService/RemovePodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
+	[ -z "$($art list -q)" ]
+	it_wait 20 unit_gone "cri-containerd-$sb.scope"
+	it_wait 20 unit_gone "cri-containerd-$c.scope"
+	[ ! -d "$sbcg" ] && [ ! -d "$ccg" ]
+}

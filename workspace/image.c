@@ -1,0 +1,390 @@
+/* image.c - the size-limited upper layer of an overlay workspace.
+ *
+ * With a size limit (workspace.size) the upper and work dirs live in an
+ * ext4 file system in a sparse image, <dir>/upper.img, of exactly that size.
+ * The agent's writes fill that file system and fail with ENOSPC (inodes
+ * too) when it is full; the host disk holding the data directory gains at
+ * most the image's size, whatever the agent writes.  The image is a regular
+ * file of the data directory, so the work survives a reboot.
+ *
+ * Nothing is ever mounted in the host's mount namespace.  A process that
+ * needs the layer (create, the monitor, `agentrt workspace ...`) binds the
+ * image to a loop device (autoclear) and mounts it as a *detached* mount
+ * (fsopen/fsmount): no mount namespace holds it, it goes with the last fd.
+ * The container's init attaches that mount at <dir>/fs inside its own mount
+ * namespace before the overlay is mounted (upperdir=<dir>/fs/upper); the
+ * pivot then drops it from the container's tree while the overlay keeps it.
+ *
+ * One image, one loop device: two devices on one image would be two ext4
+ * instances writing the same blocks.  The device bound last is recorded in
+ * <dir>/loop and reused when it is still bound to the same inode; finding
+ * or binding it happens under an flock of the image, so two commands at
+ * once share one device (and one superblock).
+ *
+ * A new image is a sparse copy of a template, <store>/.workspaces/
+ * .upper-<bytes>.img, made once per size with mkfs.ext4 (lazy inode tables
+ * and journal, no reserved blocks): the copy costs well under a millisecond,
+ * mkfs about 25 ms (bench/workspace.sh).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "os/fsutil.h"
+#include "os/loopdev.h"
+#include "workspace/internal.h"
+
+extern char **environ;
+
+struct ws_fs {
+  int mfd; /* the detached ext4 mount, or -1 */
+};
+
+#define IMAGE_NAME "upper.img"
+#define LOOP_NAME "loop"
+#define FS_DIR "fs"
+
+struct ws_fs *ws_fs_new(void)
+{
+  struct ws_fs *fs = xmalloc0(sizeof *fs);
+
+  fs->mfd = -1;
+  return fs;
+}
+
+void ws_fs_free(struct ws_fs *fs)
+{
+  if (fs == NULL)
+    return;
+  if (fs->mfd >= 0)
+    close(fs->mfd);
+  free(fs);
+}
+
+void workspace_unmount(struct workspace *w)
+{
+  if (w->fs != NULL && w->fs->mfd >= 0) {
+    close(w->fs->mfd);
+    w->fs->mfd = -1;
+  }
+}
+
+bool workspace_has_image(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/%s", w->dir, IMAGE_NAME);
+  struct stat st;
+
+  return lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+uint64_t workspace_image_size(const struct workspace *w)
+{
+  cleanup_free char *p = xfmt("%s/%s", w->dir, IMAGE_NAME);
+  struct stat st;
+
+  return lstat(p, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+}
+
+uint64_t ws_image_disk_bytes(const struct workspace *w, uint64_t *ret_apparent)
+{
+  cleanup_free char *p = xfmt("%s/%s", w->dir, IMAGE_NAME);
+  struct stat st;
+
+  *ret_apparent = 0;
+  if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode))
+    return 0;
+  *ret_apparent = (uint64_t)st.st_size;
+  return (uint64_t)st.st_blocks * 512;
+}
+
+char *workspace_fs_path(const struct workspace *w)
+{
+  return xfmt("%s/%s", w->dir, FS_DIR);
+}
+
+static int read_loop_nr(int dfd)
+{
+  char *data = NULL;
+  size_t len = 0;
+  int nr = -1;
+  struct error e = {0};
+
+  if (read_file_at(dfd, LOOP_NAME, 64, &data, &len, &e) == 0) {
+    if (len > 0 && data[len - 1] == '\n')
+      data[len - 1] = '\0';
+    if (parse_int(data, &nr) < 0 || nr < 0)
+      nr = -1;
+  }
+  free(data);
+  return nr;
+}
+
+/* fsopen/fsmount of the ext4 on /dev/loop<nr>: the superblock already
+ * there when another process has it mounted, a new one otherwise. */
+static int mount_ext4(const struct workspace *w, int nr, struct error *err)
+{
+  cleanup_close int fsfd = (int)syscall(SYS_fsopen, "ext4", FSOPEN_CLOEXEC);
+  char src[32];
+  int mfd;
+
+  snprintf(src, sizeof src, "/dev/loop%d", nr);
+  if (fsfd < 0)
+    return error_errno(err, "workspace `%s`: fsopen ext4", w->id);
+  if (syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "source", src, 0) < 0 ||
+      syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_FLAG, "discard", NULL, 0) < 0 ||
+      syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_FLAG, "noinit_itable", NULL, 0) < 0 ||
+      syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "errors", "remount-ro", 0) < 0)
+    return error_errno(err, "workspace `%s`: configure the ext4 of `%s`", w->id, src);
+  if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return error_errno(err, "workspace `%s`: mount the image `%s/%s` (on `%s`)", w->id, w->dir,
+                       IMAGE_NAME, src);
+  mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  if (mfd < 0)
+    return error_errno(err, "workspace `%s`: fsmount the image", w->id);
+  return mfd;
+}
+
+int ws_fs_mount(const struct workspace *w, struct error *err)
+{
+  cleanup_close int dfd = -1, imgfd = -1, lfd = -1, lockfd = -1;
+  struct stat st;
+  int nr;
+
+  if (w->fs->mfd >= 0)
+    return 0;
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
+  imgfd = openat(dfd, IMAGE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (imgfd < 0 || fstat(imgfd, &st) < 0)
+    return error_errno(err, "workspace `%s`: open the image `%s/%s`", w->id, w->dir, IMAGE_NAME);
+  if (!S_ISREG(st.st_mode))
+    return error_set(err, EINVAL, "workspace `%s`: `%s/%s` is not a regular file", w->id, w->dir,
+                     IMAGE_NAME);
+  /* the lock on an open of its own: the loop device keeps the file it was
+   * given open for as long as it is bound (and a lock on it with it) */
+  lockfd = openat(dfd, IMAGE_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0)
+    return error_errno(err, "workspace `%s`: lock the image", w->id);
+  nr = read_loop_nr(dfd);
+  lfd = loopdev_open_bound(nr, &st);
+  if (lfd < 0) {
+    struct error e = {0};
+    const char *why = NULL;
+    cleanup_free char *line = NULL;
+    if (!loopdev_available(&why))
+      return error_set(err, ENODEV,
+                       "workspace `%s`: its upper layer is in the image `%s/%s` and this host "
+                       "has no loop devices (%s)",
+                       w->id, w->dir, IMAGE_NAME, why);
+    if (loopdev_attach(imgfd, &nr, &lfd, &e) < 0)
+      return error_set(err, e.code, "workspace `%s`: %s", w->id, e.msg);
+    line = xfmt("%d\n", nr);
+    if (write_file_atomic_at(dfd, LOOP_NAME, line, strlen(line), err) < 0)
+      return error_prefix(err, "workspace `%s`", w->id);
+  }
+  w->fs->mfd = mount_ext4(w, nr, err);
+  return w->fs->mfd < 0 ? -1 : 0;
+}
+
+int workspace_fs_fd(const struct workspace *w)
+{
+  return w->fs != NULL ? w->fs->mfd : -1;
+}
+
+int ws_upper_base(const struct workspace *w, struct error *err)
+{
+  int fd;
+
+  if (!workspace_has_image(w)) {
+    fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
+    return fd;
+  }
+  if (ws_fs_mount(w, err) < 0)
+    return -1;
+  fd = openat(w->fs->mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return error_errno(err, "workspace `%s`: open the image's root", w->id);
+  return fd;
+}
+
+/* --- new images ----------------------------------------------------------- */
+
+static const char *find_mkfs(void)
+{
+  static const char *const cand[] = {"/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4", "/usr/sbin/mke2fs",
+                                     "/sbin/mke2fs"};
+
+  for (size_t i = 0; i < ARRAY_SIZE(cand); i++)
+    if (access(cand[i], X_OK) == 0)
+      return cand[i];
+  return NULL;
+}
+
+bool ws_image_supported(const char **why)
+{
+  if (!loopdev_available(why))
+    return false;
+  if (find_mkfs() == NULL) {
+    *why = "no mkfs.ext4 (e2fsprogs)";
+    return false;
+  }
+  return true;
+}
+
+static int run_mkfs(const char *mkfs, const char *path, struct error *err)
+{
+  /* lazy inode tables and journal: a sparse template of ~1 MiB whatever the
+   * size; no blocks reserved for root; an inode per 8 KiB (trees of small
+   * files run out of space, not inodes, first) */
+  char *argv[] = {(char *)mkfs,
+                  "-q",
+                  "-F",
+                  "-t",
+                  "ext4",
+                  "-m",
+                  "0",
+                  "-i",
+                  "8192",
+                  "-E",
+                  "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
+                  (char *)path,
+                  NULL};
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  int status = 0, r;
+
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  r = posix_spawn(&pid, mkfs, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (r != 0)
+    return error_set(err, r, "run `%s`", mkfs);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return error_set(err, 0, "`%s` on `%s` failed (status %d)", mkfs, path,
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  return 0;
+}
+
+/* <base>/.upper-<size>.img, made once (under <base>/.upper.lock). */
+static char *ensure_template(const char *base, uint64_t size, struct error *err)
+{
+  char *tmpl = xfmt("%s/.upper-%" PRIu64 ".img", base, size);
+  cleanup_free char *lock = xfmt("%s/.upper.lock", base);
+  cleanup_free char *tmp = NULL;
+  cleanup_close int lfd = -1, fd = -1;
+  const char *mkfs = find_mkfs();
+
+  if (access(tmpl, F_OK) == 0)
+    return tmpl;
+  if (mkfs == NULL) {
+    error_set(err, ENOENT, "no mkfs.ext4 (e2fsprogs) to make the workspace image");
+    goto fail;
+  }
+  lfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+    error_errno(err, "lock `%s`", lock);
+    goto fail;
+  }
+  if (access(tmpl, F_OK) == 0)
+    return tmpl;
+  tmp = xfmt("%s.%d", tmpl, (int)getpid());
+  fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+    error_errno(err, "create `%s`", tmp);
+    goto fail_tmp;
+  }
+  if (run_mkfs(mkfs, tmp, err) < 0)
+    goto fail_tmp;
+  if (fsync(fd) < 0 || rename(tmp, tmpl) < 0) {
+    error_errno(err, "create `%s`", tmpl);
+    goto fail_tmp;
+  }
+  return tmpl;
+fail_tmp:
+  unlink(tmp);
+fail:
+  free(tmpl);
+  return NULL;
+}
+
+/* Copy only the data of in (FICLONE when the file system shares blocks). */
+static int copy_sparse(int in, int out, uint64_t size)
+{
+  off_t pos = 0;
+
+  if (ioctl(out, FICLONE, in) == 0)
+    return 0;
+  if (ftruncate(out, (off_t)size) < 0)
+    return -1;
+  for (;;) {
+    off_t data = lseek(in, pos, SEEK_DATA), hole;
+    if (data < 0)
+      return errno == ENXIO ? 0 : -1;
+    hole = lseek(in, data, SEEK_HOLE);
+    if (hole < 0)
+      return -1;
+    while (data < hole) {
+      off_t o_in = data, o_out = data;
+      ssize_t n = copy_file_range(in, &o_in, out, &o_out, (size_t)(hole - data), 0);
+      if (n <= 0)
+        return n == 0 ? (errno = EIO, -1) : -1;
+      data += n;
+    }
+    pos = hole;
+  }
+}
+
+int ws_image_create(const struct workspace *w, uint64_t size, struct error *err)
+{
+  /* w->dir is <store>/.workspaces/<id>: the templates are its siblings */
+  cleanup_free char *base = xstrndup(w->dir, (size_t)(strrchr(w->dir, '/') - w->dir));
+  cleanup_free char *tmpl = ensure_template(base, size, err);
+  cleanup_close int in = -1, out = -1, dfd = -1;
+  static const char tmp[] = ".upper.img.tmp";
+
+  if (tmpl == NULL)
+    return error_prefix(err, "workspace `%s`", w->id);
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  in = open(tmpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0 || in < 0)
+    return error_errno(err, "workspace `%s`: open `%s`", w->id, tmpl);
+  out = openat(dfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0 || copy_sparse(in, out, size) < 0 || fsync(out) < 0 ||
+      renameat(dfd, tmp, dfd, IMAGE_NAME) < 0) {
+    error_errno(err, "workspace `%s`: copy the image `%s`", w->id, tmpl);
+    unlinkat(dfd, tmp, 0);
+    return -1;
+  }
+  if (mkdirat(dfd, FS_DIR, 0700) < 0 && errno != EEXIST)
+    return error_errno(err, "workspace `%s`: mkdir `%s/%s`", w->id, w->dir, FS_DIR);
+  return 0;
+}
+
+int ws_image_remove(struct workspace *w, struct error *err)
+{
+  cleanup_free char *p = xfmt("%s/%s", w->dir, IMAGE_NAME);
+
+  workspace_unmount(w);
+  if (unlink(p) < 0 && errno != ENOENT)
+    return error_errno(err, "workspace `%s`: remove the image", w->id);
+  return 0;
+}
