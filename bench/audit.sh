@@ -141,8 +141,13 @@ done
 # bound at /workspace) sleep while the host creates 10,000 files (a tenth renamed) in two
 # directories of that filesystem; the CPU ticks the N monitors used meanwhile, from
 # /proc/PID/stat.  Their fanotify mark is on the whole filesystem; each ignores a directory
-# outside its tree in the kernel after its first event there.
+# outside its tree in the kernel after its first event there.  The agent profile's
+# workspace.size puts each upper layer in an ext4 image of its own, whose filesystem mark
+# sees nothing of the host's: these containers use a profile without it (a plain upper, as
+# on a host without loop devices), the case the ignore marks are for.
 idle_n=4
+printf '{"name": "agent-plain-upper", "extends": "agent", "workspace": {"mode": "overlay", "size": "0"}}\n' \
+  >"$work/plain-upper.json"
 mkdir -p "$work/host" "$AGENTRT_DATA_DIR/churn/a/b"
 jq --arg h "$work/host" '.process.args = ["/bin/sh", "-c", "sleep 1000"] | .process.terminal = false |
   .mounts += [{"destination": "/workspace", "type": "bind", "source": $h, "options": ["rbind", "rw"]}]' \
@@ -152,7 +157,7 @@ mons=""
 for i in $(seq 1 "$idle_n"); do
   jq --arg cg "/$cg/idle-$i" '.linux.cgroupsPath = $cg' "$work/bundle/config.json" >"$work/bundle/c.json"
   mv "$work/bundle/c.json" "$work/bundle/config.json"
-  timeout 60 "$rt" --root "$root" --profile agent run -d --bundle "$work/bundle" "idle-$i" \
+  timeout 60 "$rt" --root "$root" --profile "$work/plain-upper.json" run -d --bundle "$work/bundle" "idle-$i" \
     </dev/null >/dev/null 2>&1 || { echo "audit.sh: run -d idle-$i failed" >&2; exit 1; }
   mons="$mons $(cut -d' ' -f1 "$root/idle-$i/monitor.pid")"
 done
