@@ -478,8 +478,11 @@ PY
 	[ -z "$(ra audit --format json --kind audit_error "$ID" | jq -r 'select(.source == "file")')" ] ||
 		fail "file events lost: $(ra audit --format json --kind audit_error "$ID")"
 	# ~21,000 events on the filesystem: before the ignore marks the monitor read and looked up
-	# every one (50 ticks here); now the kernel drops them after the first of each directory
-	[ "$((used - idle))" -le 10 ] ||
+	# every one (50 ticks more than idle on a quiet machine); now the kernel drops them after
+	# the first of each directory.  The idle window is noisy where other jobs exec a lot (the
+	# monitor reads every exec on the host and looks up every new directory): as much again is
+	# allowed on top; the ignore marks above are the exact check
+	[ "$((used - idle))" -le $((10 + idle)) ] ||
 		fail "the monitor used $used clock ticks during the host's files ($idle in the same time idle)"
 }
 
