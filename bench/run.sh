@@ -405,6 +405,14 @@ if [ "$agent_profile" = 1 ]; then
   "$here/egress.sh" --rounds "$rounds" --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: egress row failed" >&2
 fi
+# The secrets rows: HTTPS through the secrets' TLS proxy against direct (not in --quick: a
+# fake internet with an HTTPS server, about a minute).
+if [ "$agent_profile" = 1 ] && [ "$quick" = 0 ] && command -v openssl >/dev/null &&
+  command -v python3 >/dev/null && command -v curl >/dev/null && command -v dnsmasq >/dev/null; then
+  printf '\n## The secrets proxy\n\nbench/secrets.sh: see bench/README.md, "The secrets rows".\n' >>"$out/$name.md"
+  "$here/secrets.sh" --rounds $((rounds < 10 ? rounds : 10)) --agentrt "$(cat "$work/agentrt/bin")" \
+    --out "$out/$name.md" >&2 || echo "run.sh: secrets rows failed" >&2
+fi
 # The sandbox row: `agentrt sandbox -- /bin/true` as a user against bwrap and unshare.
 if [ -n "$(cat "$work/agentrt/bin" 2>/dev/null)" ]; then
   {
