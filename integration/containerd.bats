@@ -139,8 +139,9 @@ crt() {
 	[ ! -e "$host/c.txt" ]
 	cx e6 /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600 >/dev/null
 	[ -d "$root/subp" ] && [ -d "$root/subp.d" ] || it_die "no child state under $root"
+	# the child, listed below its parent
 	run "$AGENTRT" --root "$root" list
-	[[ "$output" == *subp* ]] || it_die "agentrt list: $output"
+	[[ "$output" == *"└─ subp.d"* ]] || it_die "agentrt list: $output"
 	cpid=$(jq -r .pid "$root/subp.d/state.json")
 	kill -0 "$cpid"
 	ccg=$(awk -F: '$2 == "pids" { print $3 }' "/proc/$cpid/cgroup")
@@ -154,8 +155,10 @@ crt() {
 	[ ! -e "/sys/fs/cgroup/pids$ccg" ] || it_die "child cgroup left: $ccg"
 	run "$AGENTRT" --root "$root" list
 	[[ "$output" != *subp* ]] || it_die "agentrt list after delete: $output"
-	"$AGENTRT" workspace subp purge >/dev/null 2>&1 || true
-	"$AGENTRT" audit --purge subp >/dev/null 2>&1 || true
+	for n in subp subp.c subp.w subp.d; do
+		"$AGENTRT" workspace "$n" purge >/dev/null 2>&1 || true
+		"$AGENTRT" audit --purge "$n" >/dev/null 2>&1 || true
+	done
 }
 
 # cx EXEC-ID CMD...: `ctr task exec` in the container subp.

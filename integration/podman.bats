@@ -220,8 +220,9 @@ it_pty_podman() {
 	cid=$(pm inspect -f '{{.Id}}' subp)
 	root=/run/agentrt
 	[ -d "$root/$cid" ] && [ -d "$root/$cid.d" ] || it_die "no child state under $root"
+	# the child, listed below its parent
 	run "$AGENTRT" --root "$root" list
-	[[ "$output" == *"$cid"* ]] || it_die "agentrt list: $output"
+	[[ "$output" == *"└─ $cid.d"* ]] || it_die "agentrt list: $output"
 	cpid=$(jq -r .pid "$root/$cid.d/state.json")
 	kill -0 "$cpid"
 	ccg=$(awk -F: '$2 == "pids" { print $3 }' "/proc/$cpid/cgroup")
@@ -232,6 +233,8 @@ it_pty_podman() {
 	[ ! -e "/sys/fs/cgroup/pids$ccg" ] || it_die "child cgroup left: $ccg"
 	run "$AGENTRT" --root "$root" list
 	[[ "$output" != *"$cid"* ]] || it_die "agentrt list after rm: $output"
-	"$AGENTRT" workspace "$cid" purge >/dev/null 2>&1 || true
-	"$AGENTRT" audit --purge "$cid" >/dev/null 2>&1 || true
+	for n in "$cid" "$cid.c" "$cid.w" "$cid.d"; do
+		"$AGENTRT" workspace "$n" purge >/dev/null 2>&1 || true
+		"$AGENTRT" audit --purge "$n" >/dev/null 2>&1 || true
+	done
 }
