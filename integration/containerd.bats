@@ -116,3 +116,54 @@ crt() {
 	echo "$output" | grep -A12 'runtimes.agentrt\]' | grep -q 'runtime_type = "io.containerd.runc.v2"'
 	echo "$output" | grep -A3 'runtimes.agentrt.options\]' | grep -q "BinaryName = \"$AGENTRT\""
 }
+
+# the socket and the client are mounts agentrt's create adds under the default (agent)
+# profile; the child is a container beside its parent in the shim's --runc-root/<namespace>
+@test "ctr run --runc-binary agentrt (default profile): sub-agents inside the container: a child's exit code, its work committed into the parent's view, no child left after task delete" {
+	local host=$IT_TMP/sub-host root=$IT_TMP/ctrd/runc-root/$CTR_NS cpid ccg
+	mkdir -p "$host"
+	echo hello >"$host/a.txt"
+	crt -d --mount "type=bind,src=$host,dst=/workspace,options=rbind:rw" --cwd /workspace \
+		"$IMG" subp sleep 1000 >/dev/null
+	run cx e0 sh -c 'test -S /run/agentrt/agent.sock && test -x /run/agentrt/bin/agentrt && echo ok'
+	[ "$output" = ok ] || it_die "no socket or client in the container: $output"
+	run cx e1 /run/agentrt/bin/agentrt sub run --name c -- sh -c 'exit 5'
+	[ "$status" -eq 5 ] || it_die "sub run: $status $output"
+	run cx e2 /run/agentrt/bin/agentrt sub run --name w -- sh -c 'echo from-child; echo x >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = from-child ] || it_die "sub run: $status $output"
+	run cx e3 ls /workspace
+	[[ "$output" == *a.txt* && "$output" != *c.txt* ]] || it_die "parent's view before commit: $output"
+	run cx e4 /run/agentrt/bin/agentrt sub commit w
+	[ "$status" -eq 0 ] || it_die "commit: $output"
+	[ "$(cx e5 cat /workspace/c.txt)" = x ]
+	[ ! -e "$host/c.txt" ]
+	cx e6 /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600 >/dev/null
+	[ -d "$root/subp" ] && [ -d "$root/subp.d" ] || it_die "no child state under $root"
+	# the child, listed below its parent
+	run "$AGENTRT" --root "$root" list
+	[[ "$output" == *"└─ subp.d"* ]] || it_die "agentrt list: $output"
+	cpid=$(jq -r .pid "$root/subp.d/state.json")
+	kill -0 "$cpid"
+	ccg=$(awk -F: '$2 == "pids" { print $3 }' "/proc/$cpid/cgroup")
+	[[ "$ccg" == "/$CTR_NS/subp/"* ]] && [ -d "/sys/fs/cgroup/pids$ccg" ] || it_die "child cgroup: $ccg"
+	c task kill -s SIGKILL subp >/dev/null
+	it_wait 10 eval '[ "$(c task ls | awk "\$1 == \"subp\" { print \$3 }")" = STOPPED ]'
+	c task delete subp >/dev/null
+	c container rm subp
+	! kill -0 "$cpid" 2>/dev/null
+	[ ! -e "$root/subp.d" ] && [ ! -e "$root/subp" ]
+	[ ! -e "/sys/fs/cgroup/pids$ccg" ] || it_die "child cgroup left: $ccg"
+	run "$AGENTRT" --root "$root" list
+	[[ "$output" != *subp* ]] || it_die "agentrt list after delete: $output"
+	for n in subp subp.c subp.w subp.d; do
+		"$AGENTRT" workspace "$n" purge >/dev/null 2>&1 || true
+		"$AGENTRT" audit --purge "$n" >/dev/null 2>&1 || true
+	done
+}
+
+# cx EXEC-ID CMD...: `ctr task exec` in the container subp.
+cx() {
+	local id=$1
+	shift
+	c task exec --fifo-dir "$IT_TMP/ctrd/fifo" --exec-id "$id" subp "$@"
+}

@@ -193,3 +193,48 @@ it_pty_podman() {
 	run "$AGENTRT" state "$infra"
 	[ "$status" -ne 0 ]
 }
+
+# the socket and the client are mounts agentrt's create adds under the default (agent)
+# profile; the child is a container beside its parent in the root Podman gave agentrt
+# (none: agentrt's default, /run/agentrt)
+@test "podman --runtime agentrt (default profile): sub-agents inside the container: a child's exit code, its work committed into the parent's view, no child left after podman rm -f" {
+	local host=$IT_TMP/sub-host root cid cpid ccg
+	mkdir -p "$host"
+	echo hello >"$host/a.txt"
+	pm --runtime agentrt run -d --name subp --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" \
+		--ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+		-v "$host:/workspace" -w /workspace "$IMG" sleep 1000 >/dev/null
+	run pm exec subp sh -c 'test -S /run/agentrt/agent.sock && test -x /run/agentrt/bin/agentrt && echo ok'
+	[ "$output" = ok ] || it_die "no socket or client in the container: $output"
+	run pm exec subp /run/agentrt/bin/agentrt sub run --name c -- sh -c 'exit 5'
+	[ "$status" -eq 5 ] || it_die "sub run: $status $output"
+	run pm exec subp /run/agentrt/bin/agentrt sub run --name w -- sh -c 'echo from-child; echo x >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = from-child ] || it_die "sub run: $status $output"
+	run pm exec subp ls /workspace
+	[[ "$output" == *a.txt* && "$output" != *c.txt* ]] || it_die "parent's view before commit: $output"
+	run pm exec subp /run/agentrt/bin/agentrt sub commit w
+	[ "$status" -eq 0 ] || it_die "commit: $output"
+	[ "$(pm exec subp cat /workspace/c.txt)" = x ]
+	[ ! -e "$host/c.txt" ]
+	pm exec subp /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600 >/dev/null
+	cid=$(pm inspect -f '{{.Id}}' subp)
+	root=/run/agentrt
+	[ -d "$root/$cid" ] && [ -d "$root/$cid.d" ] || it_die "no child state under $root"
+	# the child, listed below its parent
+	run "$AGENTRT" --root "$root" list
+	[[ "$output" == *"└─ $cid.d"* ]] || it_die "agentrt list: $output"
+	cpid=$(jq -r .pid "$root/$cid.d/state.json")
+	kill -0 "$cpid"
+	ccg=$(awk -F: '$2 == "pids" { print $3 }' "/proc/$cpid/cgroup")
+	[[ "$ccg" == "/$PODMAN_CGROUP_PARENT/"* ]] && [ -d "/sys/fs/cgroup/pids$ccg" ] || it_die "child cgroup: $ccg"
+	pm --runtime agentrt rm -f -t 0 subp >/dev/null
+	! kill -0 "$cpid" 2>/dev/null
+	[ ! -e "$root/$cid.d" ] && [ ! -e "$root/$cid" ]
+	[ ! -e "/sys/fs/cgroup/pids$ccg" ] || it_die "child cgroup left: $ccg"
+	run "$AGENTRT" --root "$root" list
+	[[ "$output" != *"$cid"* ]] || it_die "agentrt list after rm: $output"
+	for n in "$cid" "$cid.c" "$cid.w" "$cid.d"; do
+		"$AGENTRT" workspace "$n" purge >/dev/null 2>&1 || true
+		"$AGENTRT" audit --purge "$n" >/dev/null 2>&1 || true
+	done
+}
