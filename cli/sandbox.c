@@ -18,6 +18,8 @@
  *               with the protected paths read-only)
  *   network     a network namespace of its own with loopback only: the
  *               host's loopback services are unreachable
+ *   secrets     --secret NAME: only those of the profile's secrets (none
+ *               without it), through the egress TLS proxy as in any container
  *   profile     `agent` (or --profile: any profile), with the limits of
  *               --memory/--pids/--cpus; handed to create in memory, with the
  *               config (no bundle on disk)
@@ -101,7 +103,7 @@ static const char sandbox_usage[] =
     "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
     "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
     "                       [--env K=V]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
-    "                       [--keep] -- CMD [ARGS...]\n"
+    "                       [--secret NAME]... [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
     "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
@@ -111,6 +113,10 @@ static const char sandbox_usage[] =
     "current directory (or --workspace) as the reviewed workspace, no network but\n"
     "loopback (with --allow or the profile's egress.allow: slirp4netns, and only the\n"
     "entries leave), the profile's seccomp, capability and audit rules and its limits.\n"
+    "--secret NAME: one of the profile's secrets (by name; none without it): CMD gets\n"
+    "$NAME as a placeholder, the egress TLS proxy puts the real value in requests to\n"
+    "the secret's hosts, which --allow or the profile's egress.allow must already let\n"
+    "out (a secret never widens egress).\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents

@@ -132,3 +132,28 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 	[ ! -d "$TEST_ROOT-ss/sec3" ] && [ ! -d "$TEST_ROOT-ss/sec5" ]
 	[[ "$output" != *"$SEC_VALUE"* ]]
 }
+
+@test "sandbox --secret: as an unprivileged user, the same (the proxy in the user's namespace)" {
+	requires setpriv
+	local u=65534 d
+	d=$(mktemp -d /tmp/agentrt-sbx-secrets-user.XXXXXX)
+	mkdir -p "$d/home" "$d/run" "$d/ws"
+	printf '%s\n' "$SEC_VALUE" >"$d/api.secret"
+	sed "s|$SS_DIR/api.secret|$d/api.secret|" "$SS_DIR/p.json" >"$d/p.json"
+	chown -R "$u:$u" "$d"
+	chmod 0600 "$d/api.secret"
+	chmod 0700 "$d/home" "$d/run"
+	chmod 0755 "$d"
+	run nsenter --net="/run/netns/$SS_C" setpriv --reuid "$u" --regid "$u" --clear-groups \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$d/home" XDG_RUNTIME_DIR="$d/run" \
+		XDG_DATA_HOME="$d/home/.local/share" API_TOKEN=host-env-value sh -c "cd '$d/ws' && \
+		timeout 60 '$AGENTRT' sandbox --name usec1 --profile '$d/p.json' --dns 192.0.2.1 \
+		--secret API_TOKEN --allow api.example.test:443 -- sh -c '
+			curl -sS --max-time 10 -H \"Authorization: Bearer \$API_TOKEN\" https://api.example.test/v1/u; echo
+			env | grep -c -- $SEC_VALUE || true; echo tok=\${API_TOKEN%%-*}'"
+	rm -rf --one-file-system "$d"
+	[ "$status" -eq 0 ] || fail "sandbox: $output"
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "no value upstream: $output"
+	grep -qF "Authorization: Bearer $SEC_VALUE" "$SS_DIR/api.log" || fail "log: $(cat "$SS_DIR/api.log")"
+	[[ "$output" == *$'\n0\n'*"tok=agentrt"* ]] || fail "environment: $output"
+}
