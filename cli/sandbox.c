@@ -922,15 +922,26 @@ static bool entry_covers(const struct egress_entry *e, const char *h)
  * egress.allow, or a profile that allows everything) must already let out:
  * a secret never widens egress.  The caller's own variables of those names
  * (selected or not) are not passed in: the profile says the agent gets no
- * real value of them (the selected ones hold their placeholder). */
+ * real value of them (the selected ones hold their placeholder), nor are
+ * the secrets' files visible. */
 static int select_secrets(struct agent_profile *p, const char *pname, char **names, char **allow,
                           struct error *err)
 {
   struct profile_secret *kept = xmalloc0((p->n_secrets ? p->n_secrets : 1) * sizeof *kept);
   size_t n = 0;
 
-  for (size_t i = 0; i < p->n_secrets; i++)
+  for (size_t i = 0; i < p->n_secrets; i++) {
+    /* the root is the host's: a secret's file outside the hidden
+     * directories would be readable by the agent (the monitor reads it
+     * outside the sandbox); masked, by its path and by what it resolves to */
+    cleanup_free char *real = realpath(p->secrets[i].file, NULL);
     unsetenv(p->secrets[i].name);
+    if (p->masked_paths == NULL)
+      p->masked_paths = xmalloc0(sizeof(char *));
+    strv_push(&p->masked_paths, p->secrets[i].file);
+    if (real != NULL && !streq(real, p->secrets[i].file))
+      strv_push(&p->masked_paths, real);
+  }
   for (char **s = names; s != NULL && *s != NULL; s++)
     if (profile_secret_find(p, *s) == NULL) {
       free(kept);

@@ -92,7 +92,7 @@ teardown() {
 ss() {
 	(cd "$WS" && API_TOKEN=host-env-value timeout --kill-after=5 "$RT_TIMEOUT" \
 		nsenter --net="/run/netns/$SS_C" "$AGENTRT" --root "$TEST_ROOT-ss" sandbox \
-		--profile "$SS_DIR/p.json" --dns 192.0.2.1 "$@")
+		--profile "${SS_PROFILE:-$SS_DIR/p.json}" --dns 192.0.2.1 "$@")
 }
 
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
@@ -156,4 +156,24 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "no value upstream: $output"
 	grep -qF "Authorization: Bearer $SEC_VALUE" "$SS_DIR/api.log" || fail "log: $(cat "$SS_DIR/api.log")"
 	[[ "$output" == *$'\n0\n'*"tok=agentrt"* ]] || fail "environment: $output"
+}
+
+@test "sandbox --secret: the secret's file is masked where the host's root shows it (regression: file in the workspace)" {
+	mkdir -p "$WS/.keys"
+	printf '%s\n' "$SEC_VALUE" >"$WS/.keys/api"
+	chmod 0600 "$WS/.keys/api"
+	ln -s .keys/api "$WS/api-link"
+	sed "s|$SS_DIR/api.secret|$WS/api-link|" "$SS_DIR/p.json" >"$WS/p.json"
+	local n=0 sel
+	for sel in "--secret API_TOKEN" ""; do
+		n=$((n + 1))
+		# shellcheck disable=SC2086
+		SS_PROFILE=$WS/p.json run ss --name "sec6-$n" $sel --allow api.example.test:443 -- sh -c \
+			"cat '$WS/.keys/api' '$WS/api-link'; grep -rl -- '${SEC_VALUE:0:24}' '$WS' /proc/self/environ; echo end"
+		[[ "$output" == *end* ]] || fail "[$sel] $output"
+		[[ "$output" != *"${SEC_VALUE:0:24}"* ]] || fail "[$sel] the value is readable inside: $output"
+	done
+	# the control: the same file is readable without a profile that names it
+	SS_PROFILE=agent run ss --name sec7 --allow api.example.test:443 -- cat "$WS/.keys/api"
+	[[ "$output" == *"$SEC_VALUE"* ]] || fail "control: $output"
 }
