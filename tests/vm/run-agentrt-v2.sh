@@ -39,7 +39,7 @@ VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 DEFAULT_BATS="tests/vm/cgroups-v2.bats tests/vm/apparmor.bats tests/vm/sandbox-cgroup.bats"
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
-out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-600} \
+out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-1200} \
 	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
 	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-$DEFAULT_BATS} 2>&1)
 rc=$?
