@@ -18,6 +18,8 @@
  *               with the protected paths read-only)
  *   network     a network namespace of its own with loopback only: the
  *               host's loopback services are unreachable
+ *   secrets     --secret NAME: only those of the profile's secrets (none
+ *               without it), through the egress TLS proxy as in any container
  *   profile     `agent` (or --profile: any profile), with the limits of
  *               --memory/--pids/--cpus; handed to create in memory, with the
  *               config (no bundle on disk)
@@ -32,10 +34,12 @@
 #include <limits.h>
 #include <stdint.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -49,6 +53,7 @@
 
 #include "cli/cli.h"
 #include "cli/create.h"
+#include "common/egress_grammar.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "container/container.h"
@@ -98,7 +103,7 @@ static const char sandbox_usage[] =
     "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
     "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
     "                       [--env K=V]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
-    "                       [--keep] -- CMD [ARGS...]\n"
+    "                       [--secret NAME]... [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
     "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
@@ -108,6 +113,10 @@ static const char sandbox_usage[] =
     "current directory (or --workspace) as the reviewed workspace, no network but\n"
     "loopback (with --allow or the profile's egress.allow: slirp4netns, and only the\n"
     "entries leave), the profile's seccomp, capability and audit rules and its limits.\n"
+    "--secret NAME: one of the profile's secrets (by name; none without it): CMD gets\n"
+    "$NAME as a placeholder, the egress TLS proxy puts the real value in requests to\n"
+    "the secret's hosts, which --allow or the profile's egress.allow must already let\n"
+    "out (a secret never widens egress).\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents
@@ -889,6 +898,96 @@ static char *user_cgroup(const char *name, const struct sandbox_opts *o, char **
   return xfmt("%s/%s", streq(own, "/") ? "" : own, name);
 }
 
+/* An allow entry that lets HTTPS (tcp 443) to the secret's host `h` (a name,
+ * or "*." and a domain) out: the same name, or a wildcard over it. */
+static bool entry_covers(const struct egress_entry *e, const char *h)
+{
+  bool wild = str_has_prefix(h, "*.");
+  const char *name = wild ? h + 2 : h;
+  size_t hn = strlen(name), dn = strlen(e->domain);
+
+  if (e->kind != EGRESS_DOMAIN || (e->proto != 0 && e->proto != IPPROTO_TCP) ||
+      (e->port_min != 0 && (e->port_min > 443 || e->port_max < 443)))
+    return false;
+  if (!e->wildcard)
+    return !wild && strcasecmp(name, e->domain) == 0;
+  /* "*.x" covers the names below x, and "*.y" for y below x or y = x */
+  return (hn > dn && name[hn - dn - 1] == '.' && strcasecmp(name + hn - dn, e->domain) == 0) ||
+         (wild && strcasecmp(name, e->domain) == 0);
+}
+
+/* --secret NAME...: only these of the profile's secrets (none without one:
+ * a sandbox gets a credential only when asked for it by name, never by a
+ * path), each of whose hosts the allowlist (--allow, the profile's
+ * egress.allow, or a profile that allows everything) must already let out:
+ * a secret never widens egress.  The caller's own variables of those names
+ * (selected or not) are not passed in: the profile says the agent gets no
+ * real value of them (the selected ones hold their placeholder), nor are
+ * the secrets' files visible. */
+static int select_secrets(struct agent_profile *p, const char *pname, char **names, char **allow,
+                          struct error *err)
+{
+  struct profile_secret *kept = xmalloc0((p->n_secrets ? p->n_secrets : 1) * sizeof *kept);
+  size_t n = 0;
+
+  for (size_t i = 0; i < p->n_secrets; i++) {
+    /* the root is the host's: a secret's file outside the hidden
+     * directories would be readable by the agent (the monitor reads it
+     * outside the sandbox); masked, by its path and by what it resolves to */
+    cleanup_free char *real = realpath(p->secrets[i].file, NULL);
+    unsetenv(p->secrets[i].name);
+    if (p->masked_paths == NULL)
+      p->masked_paths = xmalloc0(sizeof(char *));
+    strv_push(&p->masked_paths, p->secrets[i].file);
+    if (real != NULL && !streq(real, p->secrets[i].file))
+      strv_push(&p->masked_paths, real);
+  }
+  for (char **s = names; s != NULL && *s != NULL; s++)
+    if (profile_secret_find(p, *s) == NULL) {
+      free(kept);
+      return error_set(err, 0, "sandbox: --secret `%s`: the profile `%s` has no secret `%s`", *s,
+                       pname, *s);
+    }
+  for (size_t i = 0; i < p->n_secrets; i++) {
+    struct profile_secret *s = &p->secrets[i];
+    if (!strv_contains(names, s->name)) {
+      profile_secret_clear(s);
+      continue;
+    }
+    for (size_t j = 0; p->egress.def != PROFILE_EGRESS_ALLOW && s->hosts[j] != NULL; j++) {
+      bool ok = false;
+      for (int l = 0; l < 2 && !ok; l++)
+        for (char **a = l ? p->egress.allow : allow; a != NULL && *a != NULL && !ok; a++) {
+          struct egress_entry e;
+          struct error ignore = {0};
+          ok = egress_entry_parse(*a, &e, &ignore) == 0 && entry_covers(&e, s->hosts[j]);
+        }
+      if (!ok) {
+        int r = error_set(err, 0,
+                          "sandbox: --secret `%s`: its host `%s` is not in the allowlist (give "
+                          "--allow %s:443, or list it in the profile's egress.allow): a secret "
+                          "never widens egress",
+                          s->name, s->hosts[j], s->hosts[j]);
+        for (size_t k = 0; k < n; k++)
+          profile_secret_clear(&kept[k]);
+        for (size_t k = i; k < p->n_secrets; k++)
+          profile_secret_clear(&p->secrets[k]);
+        free(kept);
+        free(p->secrets);
+        p->secrets = NULL;
+        p->n_secrets = 0;
+        return r;
+      }
+    }
+    kept[n++] = *s;
+    memset(s, 0, sizeof *s);
+  }
+  free(p->secrets);
+  p->secrets = kept;
+  p->n_secrets = n;
+  return 0;
+}
+
 static void profile_freep(struct agent_profile **p)
 {
   profile_free(*p);
@@ -940,6 +1039,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **dots = NULL;
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
+  cleanup_strv char **secrets = NULL;
   struct home_binds binds = {0};
   cleanup_free char *user_cgroup_path = NULL;
   bool warned_limits = false;
@@ -999,7 +1099,9 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       strv_push(&dns, val);
       break;
     case S_SECRET:
-      return error_set(err, 0, "sandbox: --secret `%s`: secrets are not supported yet", val);
+      if (!strv_contains(secrets, val))
+        strv_push(&secrets, val);
+      break;
     case S_HELP:
       fputs(sandbox_usage, stdout);
       return 0;
@@ -1016,20 +1118,23 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   o.dotfiles = dots;
   if (profile_load(o.profile ? o.profile : "agent", &prof, err) < 0)
     return error_prefix(err, "sandbox: --profile");
+  if (select_secrets(prof, o.profile ? o.profile : "agent", secrets, allow, err) < 0)
+    return -1;
   /* A network (slirp4netns) only for something to reach: --allow, the
    * profile's allowlist, or a profile that allows everything.  Without one
    * the sandbox has loopback only and no egress policy to keep. */
-  o.network = allow != NULL || prof->egress.def == PROFILE_EGRESS_ALLOW ||
+  o.network = allow != NULL || prof->n_secrets > 0 || prof->egress.def == PROFILE_EGRESS_ALLOW ||
               (prof->egress.def == PROFILE_EGRESS_DENY && strv_len(prof->egress.allow) > 0);
   if (o.network) {
     if (o.rootfs != NULL)
       return error_set(err, 0,
-                       "sandbox: a network (--allow, or the profile's egress.allow) with "
+                       "sandbox: a network (--allow, --secret, or the profile's egress.allow) with "
                        "--rootfs: the network helper runs from the host's root");
     if (!have_slirp())
-      return error_set(err, 0,
-                       "sandbox: a network (--allow, or the profile's egress.allow) needs "
-                       "slirp4netns (Debian package `slirp4netns`) on PATH");
+      return error_set(
+          err, 0,
+          "sandbox: a network (--allow, --secret, or the profile's egress.allow) needs "
+          "slirp4netns (Debian package `slirp4netns`) on PATH");
   }
   /* a denied --dotfile is refused by its name first (what it resolves to is
    * checked once it is opened) */

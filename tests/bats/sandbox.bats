@@ -167,10 +167,10 @@ except OSError as e: print("refused", e.errno)' "$port"
 	[[ "$output" != *REACHED* ]]
 }
 
-@test "sandbox: --secret is refused with a clear line (not supported yet)" {
+@test "sandbox: --secret NAME the profile does not offer is refused in one line" {
 	run sbx --name al1 --secret API_TOKEN -- true
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"--secret"*"not supported"* ]]
+	[[ "$output" == *"--secret \`API_TOKEN\`: the profile \`agent\` has no secret"* ]] || fail "$output"
 	[ ! -d "$SBX/run/agentrt/al1" ]
 }
 
