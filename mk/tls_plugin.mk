@@ -13,6 +13,13 @@ TLS_PLUGIN_LIBS := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -
 LIBDIR = $(PREFIX)/lib/agentrt
 CFLAGS += -DAGENTRT_LIBDIR='"$(LIBDIR)"'
 
+# The plugin takes what it calls from libagentrt.a's -fPIE objects; those link
+# into a shared object while they reference no outside data directly, which
+# the sanitizers' instrumentation does (__asan_option_*): their build is -fPIC.
+ifneq ($(SANITIZE),)
+CFLAGS += -fPIC
+endif
+
 $(TLS_PLUGIN_OBJS): CFLAGS += $(TLS_PLUGIN_CFLAGS) -fPIC
 
 all: $(BUILDDIR)/agentrt-tls.so
@@ -30,3 +37,8 @@ $(BUILDDIR)/agentrt-tls.so: $(TLS_PLUGIN_OBJS) $(BUILDDIR)/libagentrt.a mk/tls_p
 	chmod 0755 $@
 
 -include $(TLS_PLUGIN_OBJS:.o=.d)
+
+# The loader and the plugin compare AGENTRT_COMMIT: both are rebuilt when it
+# changes, so that a rebuild after a commit never pairs two builds.
+$(shell mkdir -p $(BUILDDIR); echo '$(COMMIT)' | cmp -s - $(BUILDDIR)/tls-commit.stamp || echo '$(COMMIT)' >$(BUILDDIR)/tls-commit.stamp)
+$(BUILDDIR)/monitor/tls_plugin.o $(BUILDDIR)/monitor/tls_plugin_entry.o: $(BUILDDIR)/tls-commit.stamp
