@@ -56,8 +56,7 @@ static int plugin_open(const char *path, struct error *err)
     return error_set(err, 0,
                      "TLS plugin %s: refused: not a regular file owned by root or uid %u, or "
                      "group/world writable (mode %04o, owner %u)",
-                     path, (unsigned)getuid(), (unsigned)(st.st_mode & 07777),
-                     (unsigned)st.st_uid);
+                     path, (unsigned)getuid(), (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
   }
   snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", fd);
   h = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
