@@ -15,7 +15,7 @@ PROFILEDIR ?= /etc/agentrt/profiles
 VERSION := 0.1.0
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-PKGS = libseccomp yajl libmnl libnftnl openssl
+PKGS = libseccomp yajl libmnl libnftnl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # libsystemd (sd-bus, libsystemd-dev): cgroups/systemd.c needs its headers and
@@ -57,7 +57,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILDDIR)/tests/%)
 .DEFAULT_GOAL := all
 -include mk/*.mk
 
-.PHONY: all clean install check check-unit check-bats check-layers fmt fmt-check bench fuzz deps
+.PHONY: all clean install uninstall check check-unit check-bats check-layers fmt fmt-check bench fuzz deps
 all: agentrt
 
 ifeq ($(SANITIZE),)
@@ -96,8 +96,10 @@ check-layers:
 check: all check-unit
 	tests/run-all.sh $(BUILDDIR)/agentrt
 
-install: agentrt
+install: agentrt agentrt-tls.so
 	install -D -m 0755 agentrt $(DESTDIR)$(BINDIR)/agentrt
+	# the TLS proxy plugin (monitor/tls_plugin.h), loaded for containers with secrets only
+	install -D -m 0755 agentrt-tls.so $(DESTDIR)$(LIBDIR)/agentrt-tls.so
 	if [ -f docs/agentrt.1 ]; then install -D -m 0644 docs/agentrt.1 $(DESTDIR)$(MANDIR)/man1/agentrt.1; fi
 	if [ -f contrib/completion/agentrt.bash ]; then install -D -m 0644 contrib/completion/agentrt.bash $(DESTDIR)$(BASHCOMPDIR)/agentrt; fi
 	# example operator profiles (e.g. agent-strict, used by contrib/docker/daemon.json);
@@ -109,6 +111,11 @@ install: agentrt
 	  [ -e "$$t" ] || install -D -m 0644 "$$p" "$$t"; \
 	done
 
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/agentrt $(DESTDIR)$(LIBDIR)/agentrt-tls.so
+	rm -f $(DESTDIR)$(MANDIR)/man1/agentrt.1 $(DESTDIR)$(BASHCOMPDIR)/agentrt
+	-rmdir $(DESTDIR)$(LIBDIR) 2>/dev/null
+
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -119,6 +126,6 @@ deps:
 	contrib/install-deps.sh
 
 clean:
-	rm -rf build build-san agentrt
+	rm -rf build build-san agentrt agentrt-tls.so
 
 -include $(LIB_OBJS:.o=.d) $(BUILDDIR)/cli/main.d

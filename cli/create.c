@@ -624,7 +624,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
   /* the monitor has its copy of the CA's key; ours goes */
-  tls_ca_free(tls_ca);
+  tls_plugin_ca_free(tls_ca);
   tls_ca = NULL;
   for (size_t i = 0; removed && removed[i]; i++)
     audit_cli_event(g->root, c->id, "retention", removed[i]);
@@ -713,7 +713,7 @@ fail_early:
   profile_result_free(pres);
   return -1;
 fail:
-  tls_ca_free(tls_ca);
+  tls_plugin_ca_free(tls_ca);
   error_prefix(err, "create `%s`", o->id);
   if (ret_r->pty_master >= 0)
     close(ret_r->pty_master);

@@ -62,9 +62,9 @@ int secrets_tls_prepare(struct container *c, struct oci_config *cfg, const char 
   if (pres == NULL || (pres->n_secrets == 0 && pres->egress.n_http == 0) ||
       pres->egress.def == PROFILE_EGRESS_OFF)
     return 0;
-  if (tls_ca_new(c->id, &ca, err) < 0)
+  if (tls_plugin_ca_new(c->id, &ca, err) < 0)
     return -1;
-  pem = tls_ca_cert_pem(ca);
+  pem = tls_plugin_ca_cert_pem(ca);
   /* the host's store, so that flows the proxy does not terminate verify too */
   for (size_t i = 0; i < sizeof paths / sizeof *paths && host == NULL; i++)
     if (read_file_at(AT_FDCWD, paths[i], 8 << 20, &host, &hlen, &ignore) < 0)
@@ -74,7 +74,7 @@ int secrets_tls_prepare(struct container *c, struct oci_config *cfg, const char 
   if (pem == NULL ||
       write_file_atomic_at(c->dirfd, "ca-bundle.crt", bundle, strlen(bundle), err) < 0 ||
       fchmodat(c->dirfd, "ca-bundle.crt", 0644, 0) < 0) {
-    tls_ca_free(ca);
+    tls_plugin_ca_free(ca);
     return err->msg[0] ? -1 : error_errno(err, "TLS proxy CA bundle");
   }
   src = xfmt("%s/ca-bundle.crt", c->dir);

@@ -16,7 +16,7 @@
 
 #include "common/error.h"
 #include "container/container.h"
-#include "monitor/tls_ca.h"
+#include "monitor/tls_plugin.h"
 #include "profile/profile.h"
 
 #define SECRETS_TLS_BUNDLE "/dev/agentrt-ca-bundle.crt"

@@ -715,7 +715,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
       error_set(&err, 0, "secrets: no CA for the TLS proxy");
       fail_main(chan, &err);
     }
-    if (tls_proxy_start(&po, &ppid, &err) < 0)
+    if (tls_plugin_proxy_start(&po, &ppid, &err) < 0)
       fail_main(chan, &err);
   }
   if (m.log != NULL)

@@ -39,7 +39,7 @@
 #include <sys/types.h>
 
 #include "common/error.h"
-#include "monitor/tls_ca.h"
+#include "monitor/tls_plugin.h"
 #include "profile/profile.h"
 
 /* The egress ruleset logs denied packets to this NFLOG group unless the

@@ -1,6 +1,8 @@
 /* tls_proxy.c - see tls_proxy.h */
 #include "monitor/tls_proxy.h"
 
+#include "monitor/tls_ca.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -42,7 +42,7 @@
 
 #include "common/error.h"
 #include "monitor/secret_store.h"
-#include "monitor/tls_ca.h"
+struct tls_ca; /* monitor/tls_ca.h (the plugin only) */
 #include "profile/profile.h"
 
 #define TLS_PROXY_PORT 15001
