@@ -868,6 +868,16 @@ int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error
     int netns, lfd[2] = {-1, -1};
 
     close(ready[0]);
+    /* Nothing of the monitor's: its state directory's descriptor holds
+     * create's lock (a `delete -f` of a created container waited on it for
+     * ever), and the trail, netlink, fanotify and listener descriptors are
+     * the monitor's alone.  The proxy opens what it needs itself. */
+    if (ready[1] != 3) {
+      if (dup2(ready[1], 3) < 0)
+        _exit(1);
+      ready[1] = 3;
+    }
+    close_range(4, ~0U, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prctl(PR_SET_NAME, "agentrt-proxy", 0, 0, 0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);

@@ -283,3 +283,30 @@ assert_value_not_in_environ() {
 	[[ "$output" == "$ph agentrt-secret-"*" /dev/agentrt-ca-bundle.crt" ]] || fail "got: $output (init's: $ph)"
 	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the engine's value reached the process"
 }
+
+@test "secrets: proxy-holds-create-lock: delete -f of a created, never started container returns and leaves no proxy" {
+	# the proxy was forked with the monitor's descriptors, among them the state
+	# directory's, on which create's lock lives: delete -f waited for ever
+	sec_run "" create
+	[ "$status" -eq 0 ] || fail "create: $output"
+	local init ns p proxies=
+	init=$(state_field "$ID" .pid)
+	ns=$(readlink "/proc/$init/ns/net")
+	# ours: the proxies in the container's network namespace
+	for p in $(pgrep -x agentrt-proxy); do
+		[ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$ns" ] && proxies="$proxies $p"
+	done
+	[ -n "$proxies" ] || fail "no agentrt-proxy running (the test would not test anything)"
+	for p in $proxies; do
+		! ls -l "/proc/$p/fd" 2>/dev/null | grep -qF -- "$TEST_ROOT/$ID" ||
+			fail "proxy $p holds a descriptor of the state directory"
+	done
+	status=0
+	timeout --kill-after=5 20 "$AGENTRT" --root "$TEST_ROOT" delete -f "$ID" || status=$?
+	[ "$status" -eq 0 ] || fail "delete -f: status $status (124: it hung)"
+	[ ! -e "$TEST_ROOT/$ID" ]
+	for p in $proxies; do
+		for _ in $(seq 50); do [ -d "/proc/$p" ] || break; sleep 0.1; done
+		[ ! -d "/proc/$p" ] || fail "proxy $p left after delete"
+	done
+}
