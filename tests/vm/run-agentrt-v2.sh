@@ -5,7 +5,7 @@
 # (ok / not ok / #) for the suite runner; without qemu-system-x86_64 or
 # vm-run.sh it prints a single "ok - # SKIP" line.
 #   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), BATS_FILTER (bats -f),
-#       VM_BATS (the bats files, space-separated, default tests/vm/cgroups-v2.bats;
+#       VM_BATS (the bats files, space-separated, default tests/vm/cgroups-v2.bats tests/vm/subagents-v2.bats;
 #       run-apparmor.sh and run-systemd.sh set it), VM_WRAP (a command inside the VM that runs bats, e.g.
 #       tests/helpers/vm-systemd-boot.sh for systemd as PID 1)
 set -u
@@ -38,7 +38,7 @@ filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
 out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-600} \
 	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
-	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-tests/vm/cgroups-v2.bats} 2>&1)
+	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-tests/vm/cgroups-v2.bats tests/vm/subagents-v2.bats} 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
 if [ $rc = 125 ]; then
