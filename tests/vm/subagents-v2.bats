@@ -18,9 +18,11 @@ setup() {
 	agentrt_only "sub-agents"
 	setup_bundle
 	ID=subv2-$BATS_TEST_NUMBER
-	mkdir -p "$ROOTFS/workspace" "$ROOTFS/run"
-	update_config '.process.args = ["sleep", "600"] | .process.cwd = "/workspace" |
-		.linux.resources.pids.limit = 64'
+	WS=$BUNDLE/ws
+	mkdir -p "$WS" "$ROOTFS/workspace" "$ROOTFS/run"
+	update_config ".process.args = [\"sleep\", \"600\"] | .process.cwd = \"/workspace\" |
+		.mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$WS\", \"options\": [\"rbind\", \"rw\"]}] |
+		.linux.resources.pids.limit = 64"
 }
 
 teardown() {
