@@ -24,8 +24,10 @@
  *                copy-up (no record unless it was then modified), one that
  *                appears from the overlay's work dir over a whiteout is a
  *                create, a whiteout left at a path is a delete.
- * A filesystem mark sees the whole filesystem: the host's activity and
- * other containers'.  The first event from a directory outside the tree
+ * With workspace.size the upper is an ext4 image of its own (workspace/
+ * image.c): its filesystem is the workspace's alone.  A plain upper shares
+ * the store's filesystem, and the mark sees the host's activity and other
+ * containers'.  The first event from a directory outside the tree
  * adds an evictable ignore mark on it (ignore_dir), after which the kernel
  * drops that directory's events for this group: unrelated activity costs
  * one event per directory, not one per file.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # apparmor.bats - process.apparmorProfile on a host with AppArmor enabled: the
-# VM lane (tests/vm/run-apparmor.sh boots one VM, whose kernel has AppArmor,
+# VM lane (tests/vm/run-agentrt-v2.sh boots one VM, whose kernel has AppArmor,
 # and runs this file in it; apparmor_parser comes from Debian's `apparmor`,
 # contrib/install-deps.sh --vm).  A test profile is loaded; the container's
 # init and an exec'd process are seen in it from outside
@@ -15,7 +15,7 @@ aa_enabled() {
 }
 
 setup_file() {
-	aa_enabled || skip "AppArmor is not enabled (run it through tests/vm/run-apparmor.sh)"
+	aa_enabled || skip "AppArmor is not enabled (run it through tests/vm/run-agentrt-v2.sh)"
 	command -v apparmor_parser >/dev/null || skip "no apparmor_parser (contrib/install-deps.sh --vm)"
 	if [ ! -e /sys/kernel/security/apparmor/profiles ]; then
 		mount -t securityfs securityfs /sys/kernel/security || return 1

@@ -1,12 +1,12 @@
 #!/bin/bash
 # run-agentrt-v2.sh - agentrt's cgroup v2 path through the CLI in the VM lane
 # (../shared/VM.md): builds ./agentrt and the test rootfs on the host, then
-# one VM boot runs tests/vm/cgroups-v2.bats as TAP.  Prints the TAP lines
+# one VM boot runs the cgroup v2 bats files as TAP.  Prints the TAP lines
 # (ok / not ok / #) for the suite runner; without qemu-system-x86_64 or
 # vm-run.sh it prints a single "ok - # SKIP" line.
 #   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), BATS_FILTER (bats -f),
-#       VM_BATS (the bats files, space-separated, default tests/vm/cgroups-v2.bats tests/vm/subagents-v2.bats;
-#       run-apparmor.sh and run-systemd.sh set it), VM_WRAP (a command inside the VM that runs bats, e.g.
+#       VM_BATS (the bats files, space-separated, default: cgroups-v2, apparmor,
+#       sandbox-cgroup and subagents-v2; run-systemd.sh sets it), VM_WRAP (a command inside the VM that runs bats, e.g.
 #       tests/helpers/vm-systemd-boot.sh for systemd as PID 1)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -34,11 +34,14 @@ case "$AGENTRT" in /*) ;; */*) AGENTRT=$ROOT/${AGENTRT#./} ;; *) AGENTRT=$(comma
 # The VM's devtmpfs has no /dev/fd (bats needs it for process substitution).
 VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 	[ -e /dev/${f%%:*} ] || ln -s /proc/self/${f#*:} /dev/${f%%:*}; done;'
+# The default boot runs every bats file that needs only a cgroup v2 kernel with AppArmor (one
+# boot costs 1-4 minutes under TCG): systemd as PID 1 has a boot of its own (run-systemd.sh).
+DEFAULT_BATS="tests/vm/cgroups-v2.bats tests/vm/apparmor.bats tests/vm/sandbox-cgroup.bats tests/vm/subagents-v2.bats"
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
-out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-600} \
+out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-1200} \
 	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
-	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-tests/vm/cgroups-v2.bats tests/vm/subagents-v2.bats} 2>&1)
+	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-$DEFAULT_BATS} 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
 if [ $rc = 125 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # sandbox-cgroup.bats - a user's `agentrt sandbox --pids/--memory` in the user's delegated
-# cgroup v2, on a pure cgroup v2 host: the VM lane (tests/vm/run-sandbox-cgroup.sh boots one VM
+# cgroup v2, on a pure cgroup v2 host: the VM lane (tests/vm/run-agentrt-v2.sh boots one VM
 # and runs this file in it).  Root makes a cgroup, hands it to uid 65534 (as systemd does with
 # Delegate=yes) and starts the user's shell in it; what is checked is the sandbox's cgroup
 # files seen from outside while it runs, the effect of the limit, and what is left afterwards.
@@ -12,7 +12,7 @@ SBX_UID=65534
 setup() {
 	requires root setpriv
 	if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]; then
-		skip "not a cgroup v2 host (run it through tests/vm/run-sandbox-cgroup.sh)"
+		skip "not a cgroup v2 host (run it through tests/vm/run-agentrt-v2.sh)"
 	fi
 	SBX=$(mktemp -d /tmp/agentrt-test-sbxcg.XXXXXX)
 	mkdir -p "$SBX/home" "$SBX/ws" "$SBX/run"
