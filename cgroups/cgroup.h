@@ -97,6 +97,14 @@ int cgroup_is_frozen(struct cgroup_manager *m, struct error *err);
 /* Signal every process in the cgroup (cgroup.kill for SIGKILL on v2). */
 int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err);
 int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct error *err);
+/* Before a nested cgroup is made below this one (a sub-agent's): on v2 move
+ * the container's processes into the leaf CGROUP_NEST_LEAF ("agentrt-parent")
+ * and enable the controllers in its subtree_control (the kernel refuses that
+ * for a cgroup with processes).  The container's cgroup, and the path in
+ * state.json, stay the same: its limits bound the whole family; add_pid and
+ * clone_fd then use the leaf, cgroup_pids and kill_all the subtree.
+ * Idempotent; nothing to do on v1. */
+int cgroup_make_nestable(struct cgroup_manager *m, struct error *err);
 /* Kill what is left and remove the cgroup; missing cgroup is not an error. */
 int cgroup_destroy(struct cgroup_manager *m, struct error *err);
 

@@ -262,3 +262,53 @@ int cg_read_pids(const char *dir, pid_t **ret, size_t *ret_n, struct error *err)
   *ret_n = n;
   return 0;
 }
+
+/* cg_read_pids over dir and every cgroup below it (bounded depth): on v2 a
+ * container with sub-agents keeps its own processes in a leaf beside its
+ * children's cgroups (cgroup_make_nestable), so its processes are the
+ * subtree's. */
+static int read_pids_tree(const char *dir, int depth, pid_t **pids, size_t *n, struct error *err)
+{
+  cleanup_free pid_t *mine = NULL;
+  size_t k = 0;
+  DIR *d;
+  struct dirent *de;
+
+  if (cg_read_pids(dir, &mine, &k, err) < 0)
+    return -1;
+  if (k > 0) {
+    *pids = xrealloc(*pids, (*n + k) * sizeof **pids);
+    memcpy(*pids + *n, mine, k * sizeof *mine);
+    *n += k;
+  }
+  if (depth >= 16 || (d = opendir(dir)) == NULL)
+    return 0;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_type != DT_DIR || de->d_name[0] == '.')
+      continue;
+    cleanup_free char *sub = xfmt("%s/%s", dir, de->d_name);
+    struct error e = {0};
+    /* a cgroup removed meanwhile is not an error */
+    if (read_pids_tree(sub, depth + 1, pids, n, &e) < 0 && e.code != ENOENT) {
+      *err = e;
+      closedir(d);
+      return -1;
+    }
+  }
+  closedir(d);
+  return 0;
+}
+
+int cg_read_pids_tree(const char *dir, pid_t **ret, size_t *ret_n, struct error *err)
+{
+  pid_t *pids = NULL;
+  size_t n = 0;
+
+  if (read_pids_tree(dir, 0, &pids, &n, err) < 0) {
+    free(pids);
+    return -1;
+  }
+  *ret = pids;
+  *ret_n = n;
+  return 0;
+}

@@ -25,6 +25,7 @@ struct cgroup_hier {
   char *dir;    /* mount + rel */
   char *mroot;  /* the mount's root inside the hierarchy (mountinfo field 4) */
   bool made;    /* cgroup_create made the leaf (remove it on failure) */
+  char *leaf;   /* v2: dir/CGROUP_NEST_LEAF, kept for cgroup_v2_procs_target */
 };
 
 /* The "controller" name of a hybrid host's cgroup2 hierarchy in a v1 manager. */
@@ -81,6 +82,14 @@ struct cgroup_manager {
 extern const struct cgroup_ops cgroup_v1_ops;
 extern const struct cgroup_ops cgroup_v2_ops;
 
+/* v2: the leaf a container's own processes move to when its first
+ * sub-agent's cgroup is made beside it (cgroup_make_nestable). */
+#define CGROUP_NEST_LEAF "agentrt-parent"
+/* v2: where a new process of the container goes: the leaf when it exists,
+ * else the container's cgroup. */
+const char *cgroup_v2_procs_target(struct cgroup_manager *m);
+void cgroup_v2_enable_controllers(struct cgroup_manager *m, const char *dir);
+
 /* The v1 hierarchy carrying controller c, or NULL. */
 struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c);
 
@@ -113,6 +122,7 @@ int cg_mkdir_p(const char *base, const char *rel, struct error *err);
 int cg_rmdir_tree(const struct cgroup_manager *m, const char *dir, struct error *err);
 /* Read the pids of dir/cgroup.procs. */
 int cg_read_pids(const char *dir, pid_t **ret, size_t *ret_n, struct error *err);
+int cg_read_pids_tree(const char *dir, pid_t **ret, size_t *ret_n, struct error *err);
 void cg_sleep_ms(unsigned ms);
 
 /* ---- convert.c (pure) ---- */

@@ -448,6 +448,7 @@ void cgroup_manager_free(struct cgroup_manager *m)
     free(m->hier[i].mroot);
     free(m->hier[i].rel);
     free(m->hier[i].dir);
+    free(m->hier[i].leaf);
     strv_free(m->hier[i].ctrls);
   }
   cg_sd_close(m);
@@ -594,7 +595,7 @@ int cgroup_clone_fd(struct cgroup_manager *m)
 {
   if (m->version != 2 || m->fake || (m->systemd && !m->sd_started))
     return -1;
-  return open(m->hier[0].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return open(cgroup_v2_procs_target(m), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* The unit with the container's first process, then the cgroupfs part as
@@ -641,9 +642,48 @@ int cgroup_is_frozen(struct cgroup_manager *m, struct error *err)
   return m->ops->is_frozen(m, err);
 }
 
+/* v2: the whole subtree (the container's own leaf and its sub-agents'
+ * cgroups, see cgroup_make_nestable); v1: the container's cgroup. */
+static int read_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct error *err)
+{
+  if (m->version == 2 && !m->fake)
+    return cg_read_pids_tree(m->ops->procs_dir(m), ret, ret_n, err);
+  return cg_read_pids(m->ops->procs_dir(m), ret, ret_n, err);
+}
+
 int cgroup_pids(struct cgroup_manager *m, pid_t **ret, size_t *ret_n, struct error *err)
 {
-  return cg_read_pids(m->ops->procs_dir(m), ret, ret_n, err);
+  return read_pids(m, ret, ret_n, err);
+}
+
+int cgroup_make_nestable(struct cgroup_manager *m, struct error *err)
+{
+  cleanup_free char *leaf = NULL;
+
+  if (m->version != 2 || m->fake)
+    return 0;
+  leaf = xfmt("%s/%s", m->hier[0].dir, CGROUP_NEST_LEAF);
+  if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+    return error_errno(err, "cgroup: mkdir `%s`", leaf);
+  /* bounded: a process forking meanwhile lands in the parent cgroup and is
+   * moved on the next pass */
+  for (int pass = 0; pass < 50; pass++) {
+    cleanup_free pid_t *pids = NULL;
+    size_t n = 0;
+    if (cg_read_pids(m->hier[0].dir, &pids, &n, err) < 0)
+      return -1;
+    if (n == 0)
+      break;
+    for (size_t i = 0; i < n; i++) {
+      struct error e = {0};
+      if (cg_writef(m, leaf, "cgroup.procs", &e, "%d", (int)pids[i]) < 0 && e.code != ESRCH) {
+        *err = e;
+        return -1;
+      }
+    }
+  }
+  cgroup_v2_enable_controllers(m, m->hier[0].dir);
+  return 0;
 }
 
 /* Signal pid by pid with the cgroup frozen, so that nothing forks past the
@@ -664,7 +704,7 @@ int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
   }
   if (sig != 0 && m->ops->is_frozen(m, &e2) == 0)
     froze = m->ops->freeze(m, true, &e2) == 0;
-  if (cg_read_pids(m->ops->procs_dir(m), &pids, &n, err) < 0) {
+  if (read_pids(m, &pids, &n, err) < 0) {
     if (froze)
       m->ops->freeze(m, false, &e2);
     return err->code == ENOENT ? 0 : -1;
@@ -693,7 +733,7 @@ static void wait_empty(struct cgroup_manager *m)
     cleanup_free pid_t *pids = NULL;
     size_t n = 0;
     struct error e = {0};
-    if (cg_read_pids(m->ops->procs_dir(m), &pids, &n, &e) < 0 || n == 0)
+    if (read_pids(m, &pids, &n, &e) < 0 || n == 0)
       return;
     cg_sleep_ms(20);
   }

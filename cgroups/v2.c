@@ -35,7 +35,7 @@ static char **split_words(const char *s)
 /* Enable in dir's subtree_control each controller dir has (errors are not
  * fatal here: a controller that cannot be enabled is reported by apply when
  * a value for it is requested). */
-static void enable_controllers(struct cgroup_manager *m, const char *dir)
+void cgroup_v2_enable_controllers(struct cgroup_manager *m, const char *dir)
 {
   cleanup_free char *avail = NULL;
   cleanup_free char *on = NULL;
@@ -69,7 +69,7 @@ static int v2_create(struct cgroup_manager *m, struct error *err)
   while (*p != '\0') {
     size_t len = strcspn(p, "/");
     char *next = xfmt("%s/%.*s", dir, (int)len, p);
-    enable_controllers(m, dir);
+    cgroup_v2_enable_controllers(m, dir);
     free(dir);
     dir = next;
     if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -81,9 +81,18 @@ static int v2_create(struct cgroup_manager *m, struct error *err)
   return 0;
 }
 
+const char *cgroup_v2_procs_target(struct cgroup_manager *m)
+{
+  struct cgroup_hier *h = &m->hier[0];
+
+  free(h->leaf); /* dir may have changed (cgroup_use_sub) */
+  h->leaf = xfmt("%s/%s", h->dir, CGROUP_NEST_LEAF);
+  return !m->fake && access(h->leaf, F_OK) == 0 ? h->leaf : h->dir;
+}
+
 static int v2_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
 {
-  return cg_writef(m, dir_of(m), "cgroup.procs", err, "%d", (int)pid);
+  return cg_writef(m, cgroup_v2_procs_target(m), "cgroup.procs", err, "%d", (int)pid);
 }
 
 /* The controllers the container's cgroup has (a fake tree may give them at

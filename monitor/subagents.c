@@ -23,6 +23,7 @@
 
 #include "audit/audit.h"
 #include "audit/jbuf.h"
+#include "cgroups/cgroup.h"
 #include "common/egress_grammar.h"
 #include "common/log.h"
 #include "common/subproto.h"
@@ -734,6 +735,25 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
   return 0;
 }
 
+/* The child's cgroup goes below the parent's: on cgroup v2 the parent's
+ * processes first move to a leaf beside it (cgroup_make_nestable), done here
+ * on the first child so that a container that never starts one keeps the
+ * plain layout engines expect. */
+static int make_nestable(const struct subagent_parent *p, struct error *err)
+{
+  struct cgroup_opts co = {.id = p->id};
+  struct cgroup_manager *m = NULL;
+  int r;
+
+  if (p->cgroup_path == NULL || *p->cgroup_path == '\0' || strchr(p->cgroup_path, ':'))
+    return 0;
+  if (cgroup_manager_load(p->cgroup_path, &co, &m, err) < 0)
+    return -1;
+  r = cgroup_make_nestable(m, err);
+  cgroup_manager_free(m);
+  return r;
+}
+
 static size_t live_children(const struct subagent_parent *p)
 {
   cleanup_free char *dir = state_path(p, SUBAGENT_DIR);
@@ -799,6 +819,8 @@ static int verb_run(struct conn *c)
   r.name = name;
   id = child_id(p, name);
   dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, name);
+  if (make_nestable(p, &err) < 0)
+    return refuse(c, "%s", err.msg);
   if (mkdir(dir, 0700) < 0)
     return refuse(c, "--name `%s`: %s", name,
                   errno == EEXIST ? "a child of that name exists (sub discard it first)"
