@@ -48,12 +48,20 @@ includes=$(
 )
 # --mode=root: we are root and want the files owned as in the image.  No recommends: the
 # package list above is what the suite needs.
+# Without the caller's descriptors: under bats the pipe mmdebstrap hands apt lands on fd 10 or
+# above, and Debian's /bin/sh (dash) refuses `cat >&11` ("Bad fd number"): the download fails.
 # shellcheck disable=SC2086
-mmdebstrap --mode=root --variant="$VARIANT" --include="$includes" \
+(
+	for fd in /proc/self/fd/*; do
+		fd=${fd##*/}
+		if [ "$fd" -gt 2 ] && [ "$fd" -lt 255 ]; then eval "exec $fd>&-"; fi
+	done
+	exec mmdebstrap --mode=root --variant="$VARIANT" --include="$includes" \
 	--aptopt='APT::Install-Recommends "false"' \
 	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
 	"$SUITE" "$tmp" $MIRROR >&2
+)
 rm -rf "$dest"
 echo "$(($(date +%s) - start))" >"$tmp/.build-seconds"
 printf '%s\n' "${PACKAGES[@]}" >"$tmp/.packages"
