@@ -283,6 +283,7 @@ static void finish(struct monitor *m)
   }
   jb_free(&b);
   monitor_proc_close(m);
+  monitor_files_release(m);
 }
 
 /* ---- sub-agents (subagents.h) */

@@ -640,3 +640,25 @@ fail:
   files_free(f);
   return -1;
 }
+
+/* At the end: the descriptors that name the workspace's mounts go now, so
+ * that its layers (an image's loop device with workspace.size) are released
+ * when the monitor exits, before `run` or `delete` returns; the fanotify group,
+ * whose close waits for the kernel, is left to the exit. */
+void monitor_files_release(struct monitor *m)
+{
+  for (size_t i = 0; i < m->n_src; i++) {
+    struct files *f;
+
+    if (m->src[i].fn != files_read || (f = m->src[i].ctx) == NULL)
+      continue;
+    if (f->ws_fd >= 0)
+      close(f->ws_fd);
+    if (f->base_fd >= 0 && f->base_fd != f->ws_fd)
+      close(f->base_fd);
+    if (f->fd_dir >= 0)
+      close(f->fd_dir);
+    f->ws_fd = f->base_fd = f->fd_dir = -1;
+    ws_layers_close(&f->layers);
+  }
+}

@@ -106,6 +106,7 @@ void monitor_proc_close(struct monitor *m);
  * pidfd: wait up to ms for the init's (m->have_exit) once its pidfd fired. */
 void monitor_proc_await_exit(struct monitor *m, int ms);
 int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
+void monitor_files_release(struct monitor *m);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
 /* the channel on which the init sends its seccomp listener (or "OFF why");
  * denied calls are answered with -eno and recorded as "syscall" */

@@ -314,3 +314,21 @@ except OSError as e:
   [ "$(jq '[.changes[] | select(.path | startswith("clone/"))] | length' <<<"$output")" -gt 200 ] ||
     fail "the clone is not in the diff"
 }
+
+@test "loop-held-after-run: the image's loop device is released when run returns, so review and migrate see a clean image" {
+  # the monitor's descriptors of the workspace's mounts outlived it in its
+  # teardown child: the loop device (and the image, mounted) stayed a moment
+  # after `run` returned, and a `data migrate` copying it then made a
+  # workspace whose layers could not be opened (datadir.bats, under load)
+  bundle_for 'echo x >/workspace/new.txt'
+  local i
+  for i in 1 2 3; do
+    run ar run --bundle "$BUNDLE" "$ID"
+    [ "$status" -eq 0 ] || fail "run: $output"
+    ! losetup -a | grep -F "$STORE/.workspaces/$ID/upper.img" ||
+      fail "round $i: the loop device is still bound when run has returned"
+    ! grep -qF "$STORE/.workspaces/$ID" /proc/self/mountinfo || fail "round $i: a mount is left"
+    run "$AGENTRT" --root "$ROOT" workspace "$ID" purge
+    [ "$status" -eq 0 ] || fail "purge: $output"
+  done
+}
