@@ -51,6 +51,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "profile/render.h"
 #include "cli/cli.h"
 #include "cli/create.h"
 #include "common/egress_grammar.h"
@@ -188,32 +189,6 @@ struct sandbox_opts {
   const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
 };
 
-static void gstr(yajl_gen y, const char *s)
-{
-  yajl_gen_string(y, (const unsigned char *)s, strlen(s));
-}
-
-static void gkv(yajl_gen y, const char *k, const char *v)
-{
-  gstr(y, k);
-  gstr(y, v);
-}
-
-static void gmount(yajl_gen y, const char *dest, const char *type, const char *src,
-                   const char *const *opts)
-{
-  yajl_gen_map_open(y);
-  gkv(y, "destination", dest);
-  gkv(y, "type", type);
-  gkv(y, "source", src);
-  gstr(y, "options");
-  yajl_gen_array_open(y);
-  for (size_t i = 0; opts[i] != NULL; i++)
-    gstr(y, opts[i]);
-  yajl_gen_array_close(y);
-  yajl_gen_map_close(y);
-}
-
 static bool env_dropped(const char *e)
 {
   for (size_t i = 0; env_drop[i] != NULL; i++)
@@ -287,119 +262,119 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
 
   yajl_gen_config(y, yajl_gen_beautify, 1);
   yajl_gen_map_open(y);
-  gkv(y, "ociVersion", "1.2.0");
+  profile_gen_key_str(y, "ociVersion", "1.2.0");
 
-  gstr(y, "process");
+  profile_gen_str(y, "process");
   yajl_gen_map_open(y);
-  gstr(y, "terminal");
+  profile_gen_str(y, "terminal");
   yajl_gen_bool(y, tty);
-  gstr(y, "user");
+  profile_gen_str(y, "user");
   yajl_gen_map_open(y);
-  gstr(y, "uid");
+  profile_gen_str(y, "uid");
   yajl_gen_integer(y, getuid());
-  gstr(y, "gid");
+  profile_gen_str(y, "gid");
   yajl_gen_integer(y, getgid());
   yajl_gen_map_close(y);
-  gstr(y, "args");
+  profile_gen_str(y, "args");
   yajl_gen_array_open(y);
   if (o->shim != NULL) {
-    gstr(y, o->shim);
-    gstr(y, "sandbox-init");
-    gstr(y, "--");
+    profile_gen_str(y, o->shim);
+    profile_gen_str(y, "sandbox-init");
+    profile_gen_str(y, "--");
   }
   for (char **a = o->cmd; *a != NULL; a++)
-    gstr(y, *a);
+    profile_gen_str(y, *a);
   yajl_gen_array_close(y);
-  gstr(y, "env");
+  profile_gen_str(y, "env");
   yajl_gen_array_open(y);
   for (char **e = environ; e != NULL && *e != NULL; e++) {
     if (env_dropped(*e) || strchr(*e, '=') == NULL)
       continue;
     if (str_has_prefix(*e, "HOME="))
       continue;
-    gstr(y, *e);
+    profile_gen_str(y, *e);
   }
   {
     cleanup_free char *h = xfmt("HOME=%s", home);
-    gstr(y, h);
+    profile_gen_str(y, h);
   }
-  gstr(y, "AGENTRT_SANDBOX=1");
+  profile_gen_str(y, "AGENTRT_SANDBOX=1");
   for (char **e = o->env; e != NULL && *e != NULL; e++)
-    gstr(y, *e);
+    profile_gen_str(y, *e);
   yajl_gen_array_close(y);
-  gkv(y, "cwd", ws);
-  gstr(y, "noNewPrivileges");
+  profile_gen_key_str(y, "cwd", ws);
+  profile_gen_str(y, "noNewPrivileges");
   yajl_gen_bool(y, 1);
   yajl_gen_map_close(y);
 
-  gstr(y, "root");
+  profile_gen_str(y, "root");
   yajl_gen_map_open(y);
-  gkv(y, "path", o->rootfs ? o->rootfs : "/");
-  gstr(y, "readonly");
+  profile_gen_key_str(y, "path", o->rootfs ? o->rootfs : "/");
+  profile_gen_str(y, "readonly");
   yajl_gen_bool(y, 1);
   yajl_gen_map_close(y);
-  gkv(y, "hostname", "sandbox");
+  profile_gen_key_str(y, "hostname", "sandbox");
 
-  gstr(y, "mounts");
+  profile_gen_str(y, "mounts");
   yajl_gen_array_open(y);
-  gmount(y, "/proc", "proc", "proc", proc_opts);
-  gmount(y, "/dev", "tmpfs", "tmpfs", dev_opts);
-  gmount(y, "/dev/pts", "devpts", "devpts", pts_opts);
-  gmount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
-  gmount(y, "/dev/mqueue", "mqueue", "mqueue", mq_opts);
-  gmount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  profile_gen_mount(y, "/proc", "proc", "proc", proc_opts);
+  profile_gen_mount(y, "/dev", "tmpfs", "tmpfs", dev_opts);
+  profile_gen_mount(y, "/dev/pts", "devpts", "devpts", pts_opts);
+  profile_gen_mount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
+  profile_gen_mount(y, "/dev/mqueue", "mqueue", "mqueue", mq_opts);
+  profile_gen_mount(y, "/sys", "sysfs", "sysfs", sys_opts);
   if (o->rootfs == NULL) {
     for (size_t i = 0; hidden_dirs[i] != NULL; i++)
       if (is_dir(hidden_dirs[i]))
-        gmount(y, hidden_dirs[i], "tmpfs", "tmpfs", hide_opts);
+        profile_gen_mount(y, hidden_dirs[i], "tmpfs", "tmpfs", hide_opts);
   }
   /* The home: an empty scratch tmpfs, then the dotfiles read-only, then the
    * workspace (which may lie below it). */
-  gmount(y, home, "tmpfs", "tmpfs", home_opts);
+  profile_gen_mount(y, home, "tmpfs", "tmpfs", home_opts);
   for (size_t i = 0; o->binds != NULL && i < o->binds->n; i++) {
     char src[64];
     snprintf(src, sizeof src, "/proc/self/fd/%d", o->binds->v[i].fd);
-    gmount(y, o->binds->v[i].dest, "bind", src, ro_bind);
+    profile_gen_mount(y, o->binds->v[i].dest, "bind", src, ro_bind);
   }
-  gmount(y, ws, "bind", ws, ws_bind);
+  profile_gen_mount(y, ws, "bind", ws, ws_bind);
   yajl_gen_array_close(y);
 
   if (o->network) {
     /* The network helper, started once the sandbox's network namespace exists. */
-    gstr(y, "hooks");
+    profile_gen_str(y, "hooks");
     yajl_gen_map_open(y);
-    gstr(y, "createRuntime");
+    profile_gen_str(y, "createRuntime");
     yajl_gen_array_open(y);
     yajl_gen_map_open(y);
-    gkv(y, "path", o->shim);
-    gstr(y, "args");
+    profile_gen_key_str(y, "path", o->shim);
+    profile_gen_str(y, "args");
     yajl_gen_array_open(y);
-    gstr(y, "agentrt");
-    gstr(y, "sandbox-net");
+    profile_gen_str(y, "agentrt");
+    profile_gen_str(y, "sandbox-net");
     yajl_gen_array_close(y);
-    gstr(y, "timeout");
+    profile_gen_str(y, "timeout");
     yajl_gen_integer(y, 20);
     yajl_gen_map_close(y);
     yajl_gen_array_close(y);
     yajl_gen_map_close(y);
   }
 
-  gstr(y, "linux");
+  profile_gen_str(y, "linux");
   yajl_gen_map_open(y);
   if (o->cgroup != NULL)
-    gkv(y, "cgroupsPath", o->cgroup);
-  gstr(y, "namespaces");
+    profile_gen_key_str(y, "cgroupsPath", o->cgroup);
+  profile_gen_str(y, "namespaces");
   yajl_gen_array_open(y);
   for (const char *const *t =
            (const char *const[]){"pid", "network", "ipc", "uts", "mount", "cgroup", NULL};
        *t != NULL; t++) {
     yajl_gen_map_open(y);
-    gkv(y, "type", *t);
+    profile_gen_key_str(y, "type", *t);
     yajl_gen_map_close(y);
   }
   yajl_gen_array_close(y);
   if (o->memory || o->pids || o->cpus) {
-    gstr(y, "resources");
+    profile_gen_str(y, "resources");
     yajl_gen_map_open(y);
     if (o->memory) {
       uint64_t v;
@@ -407,9 +382,9 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
         yajl_gen_free(y);
         return error_set(err, 0, "sandbox: --memory: invalid size `%s`", o->memory);
       }
-      gstr(y, "memory");
+      profile_gen_str(y, "memory");
       yajl_gen_map_open(y);
-      gstr(y, "limit");
+      profile_gen_str(y, "limit");
       snprintf(num, sizeof num, "%llu", (unsigned long long)v);
       yajl_gen_number(y, num, strlen(num));
       yajl_gen_map_close(y);
@@ -420,9 +395,9 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
         yajl_gen_free(y);
         return error_set(err, 0, "sandbox: --pids: invalid number `%s`", o->pids);
       }
-      gstr(y, "pids");
+      profile_gen_str(y, "pids");
       yajl_gen_map_open(y);
-      gstr(y, "limit");
+      profile_gen_str(y, "limit");
       yajl_gen_integer(y, v);
       yajl_gen_map_close(y);
     }
@@ -435,11 +410,11 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
         yajl_gen_free(y);
         return error_set(err, 0, "sandbox: --cpus: invalid number `%s`", o->cpus);
       }
-      gstr(y, "cpu");
+      profile_gen_str(y, "cpu");
       yajl_gen_map_open(y);
-      gstr(y, "period");
+      profile_gen_str(y, "period");
       yajl_gen_integer(y, 100000);
-      gstr(y, "quota");
+      profile_gen_str(y, "quota");
       yajl_gen_integer(y, (long long)(v * 100000));
       yajl_gen_map_close(y);
     }

@@ -1,6 +1,7 @@
 /* subagents.c - the server of the in-container sub-agent API (subagents.h,
  * docs/subagents.md): one forked handler per request, which checks that the
  * child narrows its parent and runs this binary's CLI for it. */
+#include "profile/render.h"
 #include "monitor/subagents.h"
 
 #include <dirent.h>
@@ -348,32 +349,6 @@ static void parent_record(const struct subagent_parent *p, const char *kind, con
 
 /* ---- the child's bundle */
 
-static void gstr(yajl_gen y, const char *s)
-{
-  yajl_gen_string(y, (const unsigned char *)s, strlen(s));
-}
-
-static void gkv(yajl_gen y, const char *k, const char *v)
-{
-  gstr(y, k);
-  gstr(y, v);
-}
-
-static void gmount(yajl_gen y, const char *dest, const char *type, const char *src,
-                   const char *const *opts)
-{
-  yajl_gen_map_open(y);
-  gkv(y, "destination", dest);
-  gkv(y, "type", type);
-  gkv(y, "source", src);
-  gstr(y, "options");
-  yajl_gen_array_open(y);
-  for (size_t i = 0; opts[i] != NULL; i++)
-    gstr(y, opts[i]);
-  yajl_gen_array_close(y);
-  yajl_gen_map_close(y);
-}
-
 static const char *const env_pass[] = {"PATH=", "HOME=", "LANG=", "LC_",
                                        "TERM=", "TZ=",   "USER=", NULL};
 
@@ -419,60 +394,60 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
 
   yajl_gen_config(y, yajl_gen_beautify, 1);
   yajl_gen_map_open(y);
-  gkv(y, "ociVersion", "1.2.0");
-  gstr(y, "process");
+  profile_gen_key_str(y, "ociVersion", "1.2.0");
+  profile_gen_str(y, "process");
   yajl_gen_map_open(y);
-  gstr(y, "terminal");
+  profile_gen_str(y, "terminal");
   yajl_gen_bool(y, 0);
-  gstr(y, "user");
+  profile_gen_str(y, "user");
   yajl_gen_map_open(y);
-  gstr(y, "uid");
+  profile_gen_str(y, "uid");
   yajl_gen_integer(y, pp ? pp->user.uid : 0);
-  gstr(y, "gid");
+  profile_gen_str(y, "gid");
   yajl_gen_integer(y, pp ? pp->user.gid : 0);
   yajl_gen_map_close(y);
-  gstr(y, "args");
+  profile_gen_str(y, "args");
   yajl_gen_array_open(y);
   for (char **a = r->cmd; *a; a++)
-    gstr(y, *a);
+    profile_gen_str(y, *a);
   yajl_gen_array_close(y);
-  gstr(y, "env");
+  profile_gen_str(y, "env");
   yajl_gen_array_open(y);
   /* the parent's environment may hold its credentials: only these pass */
   for (char **e = pp ? pp->env : NULL; e && *e; e++)
     for (const char *const *k = env_pass; *k; k++)
       if (str_has_prefix(*e, *k)) {
-        gstr(y, *e);
+        profile_gen_str(y, *e);
         break;
       }
   {
     cleanup_free char *e = xfmt("AGENTRT_SUBAGENT=%s", r->name);
-    gstr(y, e);
+    profile_gen_str(y, e);
   }
   yajl_gen_array_close(y);
-  gkv(y, "cwd", r->workspace);
+  profile_gen_key_str(y, "cwd", r->workspace);
   /* no capabilities: at least as strict as any parent's */
-  gstr(y, "noNewPrivileges");
+  profile_gen_str(y, "noNewPrivileges");
   yajl_gen_bool(y, 1);
   yajl_gen_map_close(y);
 
-  gstr(y, "root");
+  profile_gen_str(y, "root");
   yajl_gen_map_open(y);
-  gkv(y, "path", p->rootfs);
-  gstr(y, "readonly");
+  profile_gen_key_str(y, "path", p->rootfs);
+  profile_gen_str(y, "readonly");
   yajl_gen_bool(y, 1);
   yajl_gen_map_close(y);
-  gkv(y, "hostname", r->name);
+  profile_gen_key_str(y, "hostname", r->name);
 
-  gstr(y, "mounts");
+  profile_gen_str(y, "mounts");
   yajl_gen_array_open(y);
-  gmount(y, "/proc", "proc", "proc", proc_opts);
-  gmount(y, "/dev", "tmpfs", "tmpfs", dev_opts);
-  gmount(y, "/dev/pts", "devpts", "devpts", pts_opts);
-  gmount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
-  gmount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  profile_gen_mount(y, "/proc", "proc", "proc", proc_opts);
+  profile_gen_mount(y, "/dev", "tmpfs", "tmpfs", dev_opts);
+  profile_gen_mount(y, "/dev/pts", "devpts", "devpts", pts_opts);
+  profile_gen_mount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
+  profile_gen_mount(y, "/sys", "sysfs", "sysfs", sys_opts);
   if (!streq(r->workspace, "/tmp") && !str_has_prefix(r->workspace, "/tmp/"))
-    gmount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
+    profile_gen_mount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
   /* what the parent hides under an empty tmpfs stays hidden (an engine's
    * --tmpfs, a sandbox's /home): an empty one of the child's own */
   for (size_t i = 0; i < p->config->n_mounts; i++) {
@@ -482,85 +457,85 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
         streq(d, "/tmp") || str_has_prefix(d, "/run/agentrt") || streq(d, r->workspace) ||
         str_has_prefix(r->workspace, d))
       continue;
-    gmount(y, d, "tmpfs", "tmpfs", hide_opts);
+    profile_gen_mount(y, d, "tmpfs", "tmpfs", hide_opts);
   }
   /* the parent's current view of its workspace, through its init's root:
    * the child's profile makes it the lower layer of its own overlay */
-  gmount(y, r->workspace, "bind", ws_src, ws_bind);
+  profile_gen_mount(y, r->workspace, "bind", ws_src, ws_bind);
   yajl_gen_array_close(y);
 
   if (r->allow != NULL) {
     /* the child's own table and resolver police its namespace; slirp4netns
      * carries what they let out from the parent's, where the parent's do */
-    gstr(y, "hooks");
+    profile_gen_str(y, "hooks");
     yajl_gen_map_open(y);
-    gstr(y, "createRuntime");
+    profile_gen_str(y, "createRuntime");
     yajl_gen_array_open(y);
     yajl_gen_map_open(y);
-    gkv(y, "path", p->exe);
-    gstr(y, "args");
+    profile_gen_key_str(y, "path", p->exe);
+    profile_gen_str(y, "args");
     yajl_gen_array_open(y);
-    gstr(y, "agentrt");
-    gstr(y, "sandbox-net");
-    gstr(y, "--netns");
-    gstr(y, netns);
+    profile_gen_str(y, "agentrt");
+    profile_gen_str(y, "sandbox-net");
+    profile_gen_str(y, "--netns");
+    profile_gen_str(y, netns);
     yajl_gen_array_close(y);
-    gstr(y, "timeout");
+    profile_gen_str(y, "timeout");
     yajl_gen_integer(y, 20);
     yajl_gen_map_close(y);
     yajl_gen_array_close(y);
     yajl_gen_map_close(y);
   }
-  gstr(y, "annotations");
+  profile_gen_str(y, "annotations");
   yajl_gen_map_open(y);
-  gkv(y, "io.agentrt.parent", p->id);
-  gkv(y, "io.agentrt.subagent", r->name);
+  profile_gen_key_str(y, "io.agentrt.parent", p->id);
+  profile_gen_key_str(y, "io.agentrt.subagent", r->name);
   yajl_gen_map_close(y);
 
-  gstr(y, "linux");
+  profile_gen_str(y, "linux");
   yajl_gen_map_open(y);
-  gstr(y, "namespaces");
+  profile_gen_str(y, "namespaces");
   yajl_gen_array_open(y);
   for (const char *const *t = (const char *const[]){"pid", "ipc", "uts", "mount", "cgroup", NULL};
        *t; t++) {
     yajl_gen_map_open(y);
-    gkv(y, "type", *t);
+    profile_gen_key_str(y, "type", *t);
     yajl_gen_map_close(y);
   }
   /* a network namespace of its own: loopback only, or with --allow
    * slirp4netns run from the parent's namespace (below) */
   yajl_gen_map_open(y);
-  gkv(y, "type", "network");
+  profile_gen_key_str(y, "type", "network");
   yajl_gen_map_close(y);
   yajl_gen_array_close(y);
   if (p->cgroup_path != NULL && *p->cgroup_path) {
     /* nested: the parent's limits bound the whole family */
     cg = xfmt("%s/%s", p->cgroup_path, id);
-    gkv(y, "cgroupsPath", cg);
+    profile_gen_key_str(y, "cgroupsPath", cg);
   }
   if (r->has_memory || r->has_pids || r->has_cpus) {
-    gstr(y, "resources");
+    profile_gen_str(y, "resources");
     yajl_gen_map_open(y);
     if (r->has_memory) {
-      gstr(y, "memory");
+      profile_gen_str(y, "memory");
       yajl_gen_map_open(y);
-      gstr(y, "limit");
+      profile_gen_str(y, "limit");
       yajl_gen_integer(y, (long long)r->memory);
       yajl_gen_map_close(y);
     }
     if (r->has_pids) {
-      gstr(y, "pids");
+      profile_gen_str(y, "pids");
       yajl_gen_map_open(y);
-      gstr(y, "limit");
+      profile_gen_str(y, "limit");
       yajl_gen_integer(y, (long long)r->pids);
       yajl_gen_map_close(y);
     }
     if (r->has_cpus) {
-      gstr(y, "cpu");
+      profile_gen_str(y, "cpu");
       yajl_gen_map_open(y);
-      gstr(y, "period");
+      profile_gen_str(y, "period");
       yajl_gen_integer(y, 100000);
-      gstr(y, "quota");
+      profile_gen_str(y, "quota");
       yajl_gen_integer(y, (long long)(r->cpus_milli * 100));
       yajl_gen_map_close(y);
     }

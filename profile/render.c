@@ -32,6 +32,22 @@ void profile_gen_key_str(yajl_gen g, const char *k, const char *v)
   profile_gen_str(g, v);
 }
 
+/* An OCI mount object: {"destination", "type", "source", "options": [...]}. */
+void profile_gen_mount(yajl_gen g, const char *dest, const char *type, const char *src,
+                       const char *const *opts)
+{
+  yajl_gen_map_open(g);
+  profile_gen_key_str(g, "destination", dest);
+  profile_gen_key_str(g, "type", type);
+  profile_gen_key_str(g, "source", src);
+  profile_gen_str(g, "options");
+  yajl_gen_array_open(g);
+  for (size_t i = 0; opts[i] != NULL; i++)
+    profile_gen_str(g, opts[i]);
+  yajl_gen_array_close(g);
+  yajl_gen_map_close(g);
+}
+
 void profile_gen_key_u64(yajl_gen g, const char *k, uint64_t v)
 {
   profile_gen_str(g, k);

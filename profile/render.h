@@ -8,6 +8,8 @@
 
 void profile_gen_str(yajl_gen g, const char *s);
 void profile_gen_key_str(yajl_gen g, const char *k, const char *v);
+void profile_gen_mount(yajl_gen g, const char *dest, const char *type, const char *src,
+                       const char *const *opts);
 void profile_gen_key_u64(yajl_gen g, const char *k, uint64_t v);
 void profile_gen_key_bool(yajl_gen g, const char *k, bool v);
 void profile_gen_key_strv(yajl_gen g, const char *k, char **v);
