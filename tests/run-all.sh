@@ -44,12 +44,15 @@ wanted() {
 	[[ " $RUN_SUITES " == *" $1 "* ]]
 }
 
-# add SUITE PASSED FAILED SKIPPED
+# add SUITE PASSED FAILED SKIPPED: the counts, and the seconds since the previous add (or since
+# the start), so the summary says where CI's time goes.
+last_add=$SECONDS
 add() {
 	total_p=$((total_p + $2))
 	total_f=$((total_f + $3))
 	total_s=$((total_s + $4))
-	summary+=("$(printf '%-24s %4d passed, %3d failed, %3d skipped' "$1" "$2" "$3" "$4")")
+	summary+=("$(printf '%-24s %4d passed, %3d failed, %3d skipped %5ds' "$1" "$2" "$3" "$4" $((SECONDS - last_add)))")
+	last_add=$SECONDS
 }
 
 # Count TAP results in LOG: `ok`, `not ok`, `ok ... # skip`.
@@ -171,7 +174,7 @@ fi
 
 echo
 echo "# runtime: $AGENTRT ($("$AGENTRT" --version 2>/dev/null | head -n1))"
-echo "# summary (logs in $logdir):"
+echo "# summary (logs in $logdir; ${SECONDS}s in all):"
 printf '#   %s\n' "${summary[@]}"
 if [ -s "$logdir/failures.txt" ]; then
 	echo "# failures:"
