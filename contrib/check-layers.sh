@@ -44,53 +44,82 @@ fail() {
 }
 
 declare -A edges=()
+# the tree's C files, listed once
+mapfile -t files < <(list_c)
 for dir in "${!rank[@]}"; do
 	[ -d "$dir" ] || fail "$dir: layer folder missing (update contrib/check-layers.sh)"
 done
 for d in */; do
 	d=${d%/}
 	case $d in build | build-* | tests | bench | contrib | integration | docs | mk) continue ;; esac
-	if [ -n "$(list_c "$d")" ] && [ -z "${rank[$d]:-}" ]; then
+	if [ -z "${rank[$d]:-}" ] && printf '%s\n' "${files[@]}" | grep -q "^$d/"; then
 		fail "$d: C sources in a folder that is not a layer (add it to contrib/check-layers.sh)"
 	fi
 done
 
-while IFS= read -r f; do
-	src=${f%%/*}
-	while IFS=: read -r line inc; do
-		inc=${inc#*\"}
-		inc=${inc%%\"*}
-		case $inc in
-		../* | */../* | ./*) fail "$f:$line: \"$inc\": include as \"folder/file.h\", not relative" ;;
-		*/*) ;;
-		*) fail "$f:$line: \"$inc\": include as \"folder/file.h\"" ;;
-		esac
-		[ -e "$inc" ] || [[ $inc == ../* ]] || fail "$f:$line: \"$inc\": no such file (from the top of the tree)"
-		dst=${inc%%/*}
-		[ -n "${rank[$src]:-}" ] || continue
-		[ "$dst" = "$src" ] && continue
-		if [ -z "${rank[$dst]:-}" ]; then
-			fail "$f:$line: \"$inc\": $dst/ is not a layer"
-		elif [ "${rank[$dst]}" -ge "${rank[$src]}" ]; then
-			fail "$f:$line: \"$inc\": $src/ (layer ${rank[$src]}) must not include from $dst/ (layer ${rank[$dst]})"
-		fi
-		edges["$src -> $dst"]=$((${edges["$src -> $dst"]:-0} + 1))
-	done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | cut -d: -f1,2- || true)
-done < <(list_c)
+# Every include of every file in one pass (grep, then awk): the style, the file's existence and
+# the direction of each edge between layer folders.
+ranks=$(for d in "${!rank[@]}"; do printf '%s=%s ' "$d" "${rank[$d]}"; done)
+incs=$(printf '%s\0' "${files[@]}" | xargs -0 -r grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' || true)
+# the includes that name no file (from the top of the tree), checked once each
+missing=$(sed -E 's/^[^"]*"([^"]*)".*/\1/' <<<"$incs" | sort -u | while IFS= read -r inc; do
+	[ -n "$inc" ] && [ ! -e "$inc" ] && [[ $inc != ../* ]] && printf '%s\n' "$inc"
+done || true)
+report=$(awk -v ranks="$ranks" -v missing="$missing" '
+	BEGIN {
+		n = split(ranks, kv, " ")
+		for (i = 1; i <= n; i++) { split(kv[i], p, "="); rank[p[1]] = p[2] }
+		m = split(missing, ms, "\n")
+		for (i = 1; i <= m; i++) if (ms[i] != "") miss[ms[i]] = 1
+	}
+	{
+		f = $0; sub(/:.*/, "", f)
+		rest = substr($0, length(f) + 2)
+		line = rest; sub(/:.*/, "", line)
+		inc = rest; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+		if (inc ~ /^\.\.\// || inc ~ /\/\.\.\// || inc ~ /^\.\//)
+			print "BAD " f ":" line ": \"" inc "\": include as \"folder/file.h\", not relative"
+		else if (inc !~ /\//)
+			print "BAD " f ":" line ": \"" inc "\": include as \"folder/file.h\""
+		if (inc in miss)
+			print "BAD " f ":" line ": \"" inc "\": no such file (from the top of the tree)"
+		src = f; sub(/\/.*/, "", src)
+		dst = inc; sub(/\/.*/, "", dst)
+		if (!(src in rank) || dst == src) next
+		if (!(dst in rank))
+			print "BAD " f ":" line ": \"" inc "\": " dst "/ is not a layer"
+		else if (rank[dst] + 0 >= rank[src] + 0)
+			print "BAD " f ":" line ": \"" inc "\": " src "/ (layer " rank[src] ") must not include from " dst "/ (layer " rank[dst] ")"
+		edges[src " -> " dst]++
+	}
+	END { for (e in edges) print "EDGE " e " " edges[e] }' <<<"$incs")
+while IFS= read -r r; do
+	case $r in
+	"BAD "*) fail "${r#BAD }" ;;
+	"EDGE "*)
+		r=${r#EDGE }
+		edges["${r% *}"]=${r##* }
+		;;
+	esac
+done <<<"$report"
 
 # Unique file names across the layer folders (but internal.h, each folder's private header).
-dups=$(list_c "${!rank[@]}" | xargs -n1 basename | grep -vx internal.h | sort | uniq -d)
+layer_re="^($(IFS='|'; echo "${!rank[*]}"))/"
+layer_files=$(printf '%s\n' "${files[@]}" | grep -E "$layer_re" || true)
+dups=$(sed 's|.*/||' <<<"$layer_files" | grep -vx internal.h | sort | uniq -d || true)
 for n in $dups; do
-	fail "$n: the same file name in $(list_c "${!rank[@]}" | grep -E "(^|/)$n\$" | tr '\n' ' ')"
+	fail "$n: the same file name in $(grep -E "(^|/)$n\$" <<<"$layer_files" | tr '\n' ' ')"
 done
 
 # No folder above a quarter of the C code.
-total=$(list_c | xargs cat | wc -l)
 declare -A size=()
-while IFS= read -r f; do
+total=0
+while read -r n f; do
+	[ "$f" = total ] && continue
 	d=${f%%/*}
-	size[$d]=$((${size[$d]:-0} + $(wc -l <"$f")))
-done < <(list_c)
+	size[$d]=$((${size[$d]:-0} + n))
+	total=$((total + n))
+done < <(printf '%s\0' "${files[@]}" | xargs -0 -r wc -l)
 for d in "${!size[@]}"; do
 	if [ $((size[$d] * 4)) -gt "$total" ]; then
 		fail "$d/: ${size[$d]} of $total lines of C, more than a quarter"
