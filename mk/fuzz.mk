@@ -3,8 +3,8 @@
 # the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
-#   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 10) each (part of `make check`;
-#                       keep targets x seconds under ~2 minutes)
+#   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 6) each (part of `make check`;
+#                       keep targets x seconds / FUZZ_JOBS under ~1 minute)
 #   make fuzz-build     just build build/fuzz/fuzz_<target>
 # Seeds live in tests/fuzz/corpus/<target>/ (committed; crashing inputs that
 # were fixed are kept there as regressions); new inputs found while fuzzing
@@ -17,7 +17,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
-FUZZ_SMOKE_SECONDS ?= 8
+FUZZ_SMOKE_SECONDS ?= 6
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
 	hostconf subproto
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
@@ -43,23 +43,35 @@ FUZZ_FLAGS ?= -max_len=65536 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/oci
 
 fuzz-build: $(FUZZ_BINS)
 
-.SECONDEXPANSION:
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_LIB_SRCS) \
-		$$(FUZZ_SRCS_$$*) $(wildcard common/*.h oci/*.h profile/*.h container/*.h os/*.h datadir/*.h monitor/http1.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_LIBS)
+# Every source is compiled once into $(FUZZ_DIR)/obj (the library's files are shared by all the
+# targets), each target links its own objects.
+FUZZ_OBJ := $(FUZZ_DIR)/obj
+fuzz_objs = $(patsubst %.c,$(FUZZ_OBJ)/%.o,$(1))
 
-# Each run: fresh inputs into corpus-work, seeds read from corpus.
+$(FUZZ_OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+
+.SECONDEXPANSION:
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_OBJ)/tests/fuzz/fuzz_%.o $(call fuzz_objs,$(FUZZ_LIB_SRCS)) \
+		$$(call fuzz_objs,$$(FUZZ_SRCS_$$*))
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIBS)
+
+-include $(shell find $(FUZZ_OBJ) -name '*.d' 2>/dev/null)
+
+# Each run: fresh inputs into corpus-work, seeds read from corpus; FUZZ_JOBS targets at a time
+# (each libFuzzer run is one process), every target's last line printed when it ends.
+FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 fuzz: $(FUZZ_BINS)
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  mkdir -p tests/fuzz/corpus-work/$$t tests/fuzz/corpus/$$t; \
-	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	  $(FUZZ_DIR)/fuzz_$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} sh -c ' \
+	  t={}; mkdir -p tests/fuzz/corpus-work/$$t tests/fuzz/corpus/$$t; \
+	  if $(FUZZ_DIR)/fuzz_$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
 	    -artifact_prefix=$(FUZZ_DIR)/crash-$$t- -print_final_stats=0 \
-	    tests/fuzz/corpus-work/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_DIR)/fuzz_$$t.log \
-	  || { tail -40 $(FUZZ_DIR)/fuzz_$$t.log; echo "fuzz_$$t: FAILED"; exit 1; }; \
-	  grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_DIR)/fuzz_$$t.log | tail -1; \
-	done
+	    tests/fuzz/corpus-work/$$t tests/fuzz/corpus/$$t 2>$(FUZZ_DIR)/fuzz_$$t.log; then \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s: $$(grep -E "^#[0-9]+[[:space:]]+DONE" $(FUZZ_DIR)/fuzz_$$t.log | tail -1)"; \
+	  else tail -40 $(FUZZ_DIR)/fuzz_$$t.log; echo "fuzz_$$t: FAILED"; exit 1; fi' \
+	|| { echo "fuzz: a target failed (its log is above)"; exit 1; }
 
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS)

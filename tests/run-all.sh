@@ -114,7 +114,7 @@ fi
 if wanted fuzz; then
 	if make -n fuzz-smoke >/dev/null 2>&1; then
 		echo "# fuzz: make fuzz-smoke"
-		make fuzz-smoke 2>&1 | tee "$logdir/fuzz.log"
+		make -j"$(nproc)" fuzz-smoke 2>&1 | tee "$logdir/fuzz.log"
 		rc=${PIPESTATUS[0]}
 		p=$(grep -cE '^ok\b' "$logdir/fuzz.log")
 		f=$(grep -cE '^not ok\b' "$logdir/fuzz.log")
