@@ -69,7 +69,7 @@ run_bats() {
 	local suite=$1 file=$2 log rc p f s
 	log=$logdir/$suite-$(basename "$file" .bats).tap
 	echo "# $suite: $file"
-	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap "$file" 2>&1 | tee "$log"
+	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap --timing "$file" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	read -r p f s < <(tap_counts "$log")
 	grep -E '^not ok' "$log" | sed "s|^|$file: |" >>"$logdir/failures.txt"
