@@ -15,6 +15,14 @@
 # BUILDDIR defaults to the runtime binary's directory when that is build/ or build-san/.
 # Logs go to $BUILDDIR/test-logs/.  The last line is `N passed, N failed[, N skipped]`;
 # the exit status is 1 when anything failed.
+#
+# TEST_JOBS (default: the number of CPUs) bats files run at a time: every file has its own
+# --root, data directory, cgroup parent, temp dirs and network namespaces (helpers.bash), so
+# files do not share state.  The engine suites (integration, workload: private daemons) run
+# one after the other in one job, the VM lanes in another; a file that looks at host-wide
+# state (the whole mount table) says `# run-all: alone` in its first lines and runs after the
+# others, by itself.  Each file's TAP is printed whole when it ends; the summary keeps the
+# order above.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,23 +44,25 @@ logdir=$BUILDDIR/test-logs
 mkdir -p "$logdir"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-total_p=0 total_f=0 total_s=0
-summary=()
-failures=()
+TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+resdir=$logdir/results
+rm -rf "$resdir"
+mkdir -p "$resdir"
+: >"$logdir/failures.txt"
+outlock=$logdir/.output.lock
 
 wanted() {
 	[[ " $RUN_SUITES " == *" $1 "* ]]
 }
 
-# add SUITE PASSED FAILED SKIPPED: the counts, and the seconds since the previous add (or since
-# the start), so the summary says where CI's time goes.
-last_add=$SECONDS
-add() {
-	total_p=$((total_p + $2))
-	total_f=$((total_f + $3))
-	total_s=$((total_s + $4))
-	summary+=("$(printf '%-24s %4d passed, %3d failed, %3d skipped %5ds' "$1" "$2" "$3" "$4" $((SECONDS - last_add)))")
-	last_add=$SECONDS
+# under_lock CMD...: CMD with the output lock held (whole logs, not interleaved lines).
+under_lock() {
+	flock "$outlock" "$@"
+}
+
+# record KEY NAME PASSED FAILED SKIPPED T0: one result, summed and printed in KEY order.
+record() {
+	printf '%s %s %s %s %s\n' "$2" "$3" "$4" "$5" $((SECONDS - $6)) >"$resdir/$1"
 }
 
 # Count TAP results in LOG: `ok`, `not ok`, `ok ... # skip`.
@@ -64,36 +74,78 @@ tap_counts() {
 	echo "$p $f $s"
 }
 
-# run_bats SUITE FILE: one bats file, TAP to the log and to stdout.
+# run_bats KEY SUITE FILE: one bats file, TAP to its log, then printed whole.
 run_bats() {
-	local suite=$1 file=$2 log rc p f s
+	local key=$1 suite=$2 file=$3 log rc p f s t0=$SECONDS
 	log=$logdir/$suite-$(basename "$file" .bats).tap
-	echo "# $suite: $file"
-	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap --timing "$file" 2>&1 | tee "$log"
-	rc=${PIPESTATUS[0]}
+	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap --timing "$file" >"$log" 2>&1
+	rc=$?
 	read -r p f s < <(tap_counts "$log")
-	grep -E '^not ok' "$log" | sed "s|^|$file: |" >>"$logdir/failures.txt"
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		# bats itself failed (syntax error, timeout, a failing setup_file/teardown_file).
-		echo "not ok - $file: bats exited with status $rc"
-		echo "$file: bats exited with status $rc" >>"$logdir/failures.txt"
+		echo "not ok - $file: bats exited with status $rc" >>"$log"
 		f=1
 	fi
-	add "$suite/$(basename "$file" .bats)" "$p" "$f" "$s"
+	under_lock sh -c 'echo "# $1: $2 ($3 s)"; cat "$4"; grep -E "^not ok" "$4" | sed "s|^|$2: |" >>"$5"' \
+		- "$suite" "$file" $((SECONDS - t0)) "$log" "$logdir/failures.txt"
+	record "$key" "$suite/$(basename "$file" .bats)" "$p" "$f" "$s" "$t0"
 }
 
-: >"$logdir/failures.txt"
+# run_vm KEY SCRIPT: one VM lane (tests/vm/*.sh), TAP from inside the VM.
+run_vm() {
+	local key=$1 v=$2 log rc p f s t0=$SECONDS
+	log=$logdir/vm-$(basename "$v" .sh).log
+	timeout --kill-after=10 "${VM_TIMEOUT:-1200}" "$v" >"$log" 2>&1
+	rc=$?
+	read -r p f s < <(tap_counts "$log")
+	if [ $((p + f + s)) -eq 0 ] && [ "$rc" -eq 0 ] && grep -qE '^ok - # (skip|SKIP)' "$log"; then
+		s=1 # the lane could not run here (no qemu, no vm-run.sh): skipped, not passed
+	elif [ $((p + f + s)) -eq 0 ]; then
+		[ "$rc" -eq 0 ] && p=1 || f=1
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	under_lock sh -c 'echo "# vm: $1 ($2 s)"; cat "$3"' - "$v" $((SECONDS - t0)) "$log"
+	[ "$f" -gt 0 ] && under_lock sh -c 'echo "$1: failed (status $2)" >>"$3"' - "$v" "$rc" "$logdir/failures.txt"
+	record "$key" "vm/$(basename "$v" .sh)" "$p" "$f" "$s" "$t0"
+}
+
+run_fuzz() {
+	local key=$1 rc p f t0=$SECONDS
+	# one job of the pool: the targets one at a time
+	make -j"$(nproc)" fuzz-smoke FUZZ_JOBS=1 >"$logdir/fuzz.log" 2>&1
+	rc=$?
+	p=$(grep -cE '^ok\b' "$logdir/fuzz.log")
+	f=$(grep -cE '^not ok\b' "$logdir/fuzz.log")
+	if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		[ "$rc" -eq 0 ] && p=1 || f=1
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	under_lock sh -c 'echo "# fuzz: make fuzz-smoke ($1 s)"; grep -E "^fuzz_|FAILED|ERROR|^==" "$2"' - $((SECONDS - t0)) "$logdir/fuzz.log"
+	[ "$f" -gt 0 ] && under_lock sh -c 'echo "fuzz: make fuzz-smoke failed (status $1)" >>"$2"' - "$rc" "$logdir/failures.txt"
+	record "$key" fuzz "$p" "$f" 0 "$t0"
+}
+
+# in_pool CMD...: CMD as a background job once fewer than TEST_JOBS run.
+in_pool() {
+	while [ "$(jobs -rp | wc -l)" -ge "$TEST_JOBS" ]; do
+		wait -n
+	done
+	"$@" &
+}
 
 # The test rootfs and helpers (cached; cheap when up to date).
 if wanted bats || wanted security || wanted integration; then
 	if ! make -s test-rootfs >"$logdir/rootfs.log" 2>&1; then
 		cat "$logdir/rootfs.log"
 		echo "rootfs: build failed" >>"$logdir/failures.txt"
-		add rootfs 0 1 0
+		record 000 rootfs 0 1 0 "$SECONDS"
 	fi
 fi
 
 if wanted unit; then
+	t0=$SECONDS
 	shopt -s nullglob
 	units=("$BUILDDIR"/tests/test_*)
 	shopt -u nullglob
@@ -105,31 +157,46 @@ if wanted unit; then
 		p=$(grep -cE '^[^ ]+: ok\b' "$logdir/unit.log")
 		f=$(grep -cE '^([^ ]+: )?not ok\b' "$logdir/unit.log")
 		grep -E '^([^ ]+: )?not ok\b' "$logdir/unit.log" >>"$logdir/failures.txt"
-		add unit "$p" "$f" 0
+		record 010 unit "$p" "$f" 0 "$t0"
 	else
 		echo "# unit: no unit-test binaries in $BUILDDIR/tests"
 	fi
 fi
 
-if wanted fuzz; then
-	if make -n fuzz-smoke >/dev/null 2>&1; then
-		echo "# fuzz: make fuzz-smoke"
-		make -j"$(nproc)" fuzz-smoke 2>&1 | tee "$logdir/fuzz.log"
-		rc=${PIPESTATUS[0]}
-		p=$(grep -cE '^ok\b' "$logdir/fuzz.log")
-		f=$(grep -cE '^not ok\b' "$logdir/fuzz.log")
-		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-			[ "$rc" -eq 0 ] && p=1 || f=1
-		elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-			f=1
-		fi
-		[ "$f" -gt 0 ] && echo "fuzz: make fuzz-smoke failed (status $rc)" >>"$logdir/failures.txt"
-		add fuzz "$p" "$f" 0
-	else
-		echo "# fuzz: no fuzz-smoke target, skipped"
+# The pool's work, longest first: the VM lanes and the engines' daemons are each one job of
+# files run in turn; every other bats file is a job of its own.
+# alone FILE: true when FILE asks to run by itself.
+alone() {
+	head -n 20 "$1" | grep -q '^# run-all: alone'
+}
+
+vm_lanes() {
+	local v i=0
+	for v in "$@"; do
+		run_vm "$(printf '900-%03d' $i)" "$v"
+		i=$((i + 1))
+	done
+}
+
+engines() {
+	local e
+	for e in "$@"; do
+		run_bats "${e%%|*}" "$(cut -d'|' -f2 <<<"$e")" "${e##*|}"
+	done
+}
+
+vms=()
+if wanted vm; then
+	shopt -s nullglob
+	vms=(tests/vm/*.sh)
+	shopt -u nullglob
+	if [ "${#vms[@]}" -gt 0 ] && ! command -v qemu-system-x86_64 >/dev/null; then
+		echo "# vm: qemu-system-x86_64 not installed, skipped"
+		vms=()
 	fi
 fi
-
+files=() engine_files=() alone_files=()
+n=0
 for suite in bats security integration workload; do
 	wanted "$suite" || continue
 	case $suite in
@@ -139,42 +206,51 @@ for suite in bats security integration workload; do
 	workload) dir=tests/workload ;;
 	esac
 	shopt -s nullglob
-	files=("$dir"/*.bats)
-	shopt -u nullglob
-	for f in "${files[@]}"; do
-		run_bats "$suite" "$f"
+	for f in "$dir"/*.bats; do
+		key=$(printf '%03d' $((100 + n)))
+		n=$((n + 1))
+		if [ "$suite" = integration ] || [ "$suite" = workload ]; then
+			engine_files+=("$key|$suite|$f")
+		elif alone "$f"; then
+			alone_files+=("$key|$suite|$f")
+		else
+			# largest first: file size stands for its length
+			files+=("$(stat -c %s "$f") $key $suite $f")
+		fi
 	done
+	shopt -u nullglob
 done
 
-if wanted vm; then
-	shopt -s nullglob
-	vms=(tests/vm/*.sh)
-	shopt -u nullglob
-	if [ "${#vms[@]}" -gt 0 ] && command -v qemu-system-x86_64 >/dev/null; then
-		for v in "${vms[@]}"; do
-			log=$logdir/vm-$(basename "$v" .sh).log
-			echo "# vm: $v"
-			timeout --kill-after=10 "${VM_TIMEOUT:-1200}" "$v" 2>&1 | tee "$log"
-			rc=${PIPESTATUS[0]}
-			read -r p f s < <(tap_counts "$log")
-			if [ $((p + f + s)) -eq 0 ] && [ "$rc" -eq 0 ] && grep -qE '^ok - # (skip|SKIP)' "$log"; then
-				s=1 # the lane could not run here (no qemu, no vm-run.sh): skipped, not passed
-			elif [ $((p + f + s)) -eq 0 ]; then
-				[ "$rc" -eq 0 ] && p=1 || f=1
-			elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-				f=1
-			fi
-			[ "$f" -gt 0 ] && echo "$v: failed (status $rc)" >>"$logdir/failures.txt"
-			add "vm/$(basename "$v" .sh)" "$p" "$f" "$s"
-		done
-	elif [ "${#vms[@]}" -gt 0 ]; then
-		echo "# vm: qemu-system-x86_64 not installed, skipped"
+[ "${#vms[@]}" -eq 0 ] || in_pool vm_lanes "${vms[@]}"
+[ "${#engine_files[@]}" -eq 0 ] || in_pool engines "${engine_files[@]}"
+if wanted fuzz; then
+	if make -n fuzz-smoke >/dev/null 2>&1; then
+		in_pool run_fuzz 020
+	else
+		echo "# fuzz: no fuzz-smoke target, skipped"
 	fi
 fi
+while read -r _ key suite f; do
+	[ -n "$key" ] && in_pool run_bats "$key" "$suite" "$f"
+done < <(printf '%s\n' "${files[@]}" | sort -rn)
+wait
+for e in "${alone_files[@]}"; do
+	engines "$e"
+done
+
+total_p=0 total_f=0 total_s=0
+summary=()
+for r in $(ls "$resdir" | sort); do
+	read -r name p f s secs <"$resdir/$r"
+	total_p=$((total_p + p))
+	total_f=$((total_f + f))
+	total_s=$((total_s + s))
+	summary+=("$(printf '%-24s %4d passed, %3d failed, %3d skipped %5ds' "$name" "$p" "$f" "$s" "$secs")")
+done
 
 echo
 echo "# runtime: $AGENTRT ($("$AGENTRT" --version 2>/dev/null | head -n1))"
-echo "# summary (logs in $logdir; ${SECONDS}s in all):"
+echo "# summary (logs in $logdir; ${SECONDS}s in all, $TEST_JOBS jobs at a time):"
 printf '#   %s\n' "${summary[@]}"
 if [ -s "$logdir/failures.txt" ]; then
 	echo "# failures:"

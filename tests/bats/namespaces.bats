@@ -2,6 +2,8 @@
 # namespaces.bats - new namespaces differ from the host's, joined namespaces (by path) are
 # the ones named, user namespaces get their mappings.  Compared through readlink of
 # /proc/<pid>/ns/* from the host.
+# run-all: alone (a test compares the whole host mount table before and after: another file
+# mounting at the same time would change it)
 
 load helpers
 

@@ -4,6 +4,8 @@
 # vulnerable runtime FAILS the test without harming the machine: canaries live in /tmp, procfs
 # values are written back unchanged, the host's sysrq-trigger is never touched, and an attack
 # on the runtime binary only ever targets a private copy of it.
+# run-all: alone (tests count the lines of the whole host mount table: another file mounting at
+# the same time would change them)
 
 load helpers
 
