@@ -133,7 +133,7 @@ in_pool() {
 	while [ "$(jobs -rp | wc -l)" -ge "$TEST_JOBS" ]; do
 		wait -n
 	done
-	"$@" &
+	"$@" </dev/null &
 }
 
 # The test rootfs and helpers (cached; cheap when up to date).
@@ -232,9 +232,12 @@ if wanted fuzz; then
 		echo "# fuzz: no fuzz-smoke target, skipped"
 	fi
 fi
-while read -r _ key suite f; do
+# (the list is read first: a job started inside a `while read` loop would inherit its input)
+mapfile -t order < <(printf '%s\n' "${files[@]}" | sort -rn)
+for o in "${order[@]}"; do
+	read -r _ key suite f <<<"$o"
 	[ -n "$key" ] && in_pool run_bats "$key" "$suite" "$f"
-done < <(printf '%s\n' "${files[@]}" | sort -rn)
+done
 wait
 for e in "${alone_files[@]}"; do
 	engines "$e"
