@@ -30,6 +30,7 @@
 #include "common/subproto.h"
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "workspace/workspace.h"
 
 extern const unsigned char agentrt_subclient_blob[];
 extern const size_t agentrt_subclient_blob_len;
@@ -614,6 +615,60 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
 
 /* ---- the verbs */
 
+/* Is there a file or symlink HEAD in the directory dir of the parent's
+ * view (git takes such a directory for a bare repository)? */
+static bool view_has_head(const struct subagent_parent *p, const char *dir)
+{
+  cleanup_free char *view = xfmt("/proc/%d/root%s", (int)p->init_pid, dir);
+  cleanup_close int fd = workspace_open_host(view, O_PATH);
+  struct stat st;
+
+  return fd >= 0 && fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
+         (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
+/* Why the directory abs (normalized, ws or below it) cannot be a child's
+ * workspace, or NULL: it must be a directory of the parent's view reached
+ * without a symlink (the child's create resolves it from the host, where an
+ * absolute symlink or a `..` leads out of the parent's root), and the
+ * child's changes are reviewed relative to it, so it must not lie in a
+ * protected path or below a bare repository, whose hooks would be the
+ * child's plain files there. */
+static char *workspace_refusal(const struct subagent_parent *p, const char *ws, const char *abs)
+{
+  const char *rel = abs + strlen(ws), *pat = NULL, *why;
+  cleanup_free char *view = xfmt("/proc/%d/root%s", (int)p->init_pid, abs);
+  cleanup_free char *dir = NULL;
+  int fd;
+
+  while (*rel == '/')
+    rel++;
+  why = ws_protect_subdir_reason(rel, p->profile->workspace.review_protected, &pat);
+  if (why != NULL)
+    return pat ? xfmt("%s (`%s`)", why, pat) : xstrdup(why);
+  fd = workspace_open_host(view, O_PATH);
+  if (fd < 0)
+    return xfmt("%s in the parent's view",
+                errno == ELOOP     ? "a symlink on the way (a child's workspace is not reached "
+                                     "through one)"
+                : errno == ENOENT  ? "no such directory"
+                : errno == ENOTDIR ? "not a directory"
+                                   : strerror(errno));
+  close(fd);
+  dir = xstrdup(abs);
+  while (*rel != '\0') {
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+      break;
+    slash[slash == dir ? 1 : 0] = '\0';
+    if (view_has_head(p, dir))
+      return xfmt("below `%s`, which git takes for a bare repository (it holds HEAD)", dir);
+    if (strlen(dir) <= strlen(ws))
+      break;
+  }
+  return NULL;
+}
+
 static int parse_run(struct conn *c, struct run_req *r, char ***allow)
 {
   char **w = c->words;
@@ -651,6 +706,11 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
       if (ws == NULL || !(streq(abs, ws) || (str_has_prefix(abs, ws) && abs[strlen(ws)] == '/')))
         return refuse(c, "--workspace `%s`: not in the parent's workspace %s", v,
                       ws ? ws : "(none)");
+      {
+        cleanup_free char *why = workspace_refusal(p, ws, abs);
+        if (why != NULL)
+          return refuse(c, "--workspace `%s`: %s", v, why);
+      }
       r->workspace = xstrdup(abs); /* freed with the process */
     } else if (streq(o, "--allow")) {
       struct error e = {0};

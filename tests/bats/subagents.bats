@@ -441,3 +441,63 @@ cg_dir() {
 	run sub list
 	[ "$status" -eq 0 ]
 }
+
+# ---- attacks from inside the parent (each fails on the binary before its fix)
+
+@test "sub run --workspace through a symlink the parent planted (absolute, or .. out of its root) never reaches the host's files, nor does a commit after the parent swaps a directory for one; a directory only the parent made, or only the host dir has, is a workspace" {
+	out=$BUNDLE/outside
+	mkdir -p "$out/lib" "$out/d"
+	echo host-secret >"$out/lib/secret"
+	# the host dir has the names; the parent replaces their top directory with a symlink
+	mkdir -p "$WS/pkg/lib" "$WS/up/lib" "$WS/sw/d" "$WS/hostonly/d" "$WS/op/old"
+	echo from-host >"$WS/hostonly/d/h"
+	parent
+	rt exec "$ID" sh -c "rm -rf /workspace/pkg /workspace/up && ln -s $out /workspace/pkg &&
+		ln -s ../../../../../../../../../../../../../../..$out /workspace/up"
+	for w in pkg/lib up/lib; do
+		run sub run --workspace "/workspace/$w" -- sh -c 'cat secret; echo planted >planted'
+		[ "$status" -eq 125 ] && [[ "$output" == *"a symlink on the way"* ]] || fail "$w: $status $output"
+		[[ "$output" != *host-secret* ]] || fail "$w: the child read the host's file"
+	done
+	# a child on a real directory; the parent then makes its path a symlink to the host's
+	run sub run --name sw --workspace /workspace/sw/d -- sh -c 'echo planted >planted'
+	[ "$status" -eq 0 ] || fail "sw: $output"
+	rt exec "$ID" sh -c "rm -rf /workspace/sw && ln -s $out /workspace/sw"
+	run sub commit sw
+	[ "$status" -ne 0 ]
+	[ ! -e "$out/d/planted" ] && [ ! -e "$out/lib/planted" ] || fail "the commit wrote into the host's directory"
+	[ -z "$(ls -A "$out/d")" ] && [ "$(ls -A "$out/lib")" = secret ]
+	# the controls: a directory only the parent made, one only the host dir has (a layer
+	# without it is left out), one the parent emptied (opaque: the layers below are hidden)
+	rt exec "$ID" sh -c 'mkdir -p /workspace/mine && echo p >/workspace/mine/f && rm -rf /workspace/op && mkdir -p /workspace/op/new'
+	run sub run --name m --workspace /workspace/mine -- sh -c 'cat f; echo c >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = p ] || fail "mine: $status $output"
+	run sub run --name h --workspace /workspace/hostonly/d -- sh -c 'cat h; echo c >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = from-host ] || fail "hostonly: $status $output"
+	run sub run --workspace /workspace/op -- ls -A
+	[ "$status" -eq 0 ] && [ "$output" = new ] || fail "op: $status $output"
+	sub commit m && sub commit h
+	[ "$(rt exec "$ID" cat /workspace/mine/c.txt /workspace/hostonly/d/c.txt)" = "$(printf 'c\nc')" ]
+	[ ! -e "$WS/hostonly/d/c.txt" ]
+}
+
+@test "sub run --workspace inside .git, a protected path or below a bare repository is refused (the child's hook would be reviewed as a plain file and committed)" {
+	mkdir -p "$WS/proj/.git/hooks" "$WS/.vscode/x" "$WS/bare/hooks"
+	echo 'ref: refs/heads/main' >"$WS/proj/.git/HEAD"
+	echo 'ref: refs/heads/main' >"$WS/bare/HEAD"
+	parent
+	# the parent's own writes there (its upper holds the directories too)
+	rt exec "$ID" sh -c 'for d in proj/.git/hooks .vscode/x bare/hooks; do touch /workspace/$d/.k && rm /workspace/$d/.k; done'
+	for w in proj/.git/hooks proj/.git .vscode/x bare/hooks; do
+		run sub run --workspace "/workspace/$w" -- sh -c 'printf "#!/bin/sh\necho pwned\n" >pre-commit; chmod +x pre-commit'
+		[ "$status" -eq 125 ] || fail "$w: $status $output"
+		[[ "$output" == *".git"* ]] || [[ "$output" == *"protected"* ]] || [[ "$output" == *"bare repository"* ]] || fail "$w: $output"
+	done
+	[ -z "$(rt exec "$ID" find /workspace -name pre-commit)" ]
+	# the control: the work tree is a child's workspace, and a hook it writes is held back
+	run sub run --name ok --workspace /workspace/proj -- sh -c 'echo x >x.txt; printf "#!/bin/sh\n" >.git/hooks/pre-commit'
+	[ "$status" -eq 0 ]
+	run sub commit ok
+	[ "$status" -eq 0 ] && [[ "$output" == *"left out .git/hooks/pre-commit"* ]] || fail "$output"
+	[ "$(rt exec "$ID" sh -c 'cat /workspace/proj/x.txt; ls /workspace/proj/.git/hooks')" = x ]
+}
