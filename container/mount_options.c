@@ -18,6 +18,7 @@ enum opt_kind {
   OPT_REC_ATIME, /* flag = the atime mode of the whole tree */
   OPT_IGNORE,
   OPT_TMPCOPYUP,
+  OPT_LOWER_BENEATH,
 };
 
 struct opt_word {
@@ -31,6 +32,8 @@ struct opt_word {
 static const struct opt_word words[] = {
     {"defaults", OPT_IGNORE, 0},
     {"tmpcopyup", OPT_TMPCOPYUP, 0},
+    /* agentrt's own: a sub-agent's overlay (workspace/view.c) */
+    {"x-agentrt.lower-beneath", OPT_LOWER_BENEATH, 0},
     {"ro", OPT_SET, MS_RDONLY},
     {"rw", OPT_CLEAR, MS_RDONLY},
     {"nosuid", OPT_SET, MS_NOSUID},
@@ -132,6 +135,9 @@ static void apply_word(struct mount_opts *o, const struct opt_word *w)
     break;
   case OPT_TMPCOPYUP:
     o->tmpcopyup = true;
+    break;
+  case OPT_LOWER_BENEATH:
+    o->lower_beneath = true;
     break;
   }
 }

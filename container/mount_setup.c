@@ -26,6 +26,7 @@
 #include "common/util.h"
 #include "os/procfs.h"
 #include "os/safepath.h"
+#include "workspace/workspace.h"
 
 #define MAX_SB_WORDS 8
 
@@ -286,18 +287,66 @@ static char *labelled_data(const struct setup_ctx *ctx, const char *type, const 
   return xfmt("%s,context=\"%s\"", data, label);
 }
 
+/* data with its lowerdir= entries ROOT//REL opened below ROOT without a
+ * symlink, here, in the mount namespace that mounts (a sub-agent's layers:
+ * the parent could have swapped a directory for a symlink since its create
+ * chose them); *ret_fds to close once mounted.  NULL and err on failure. */
+static char *beneath_data(const char *data, int **ret_fds, size_t *ret_n, struct error *err)
+{
+  cleanup_free char *copy = xstrdup(data);
+  char *out = NULL, *save = NULL;
+
+  *ret_fds = NULL;
+  *ret_n = 0;
+  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    cleanup_free char *nw = NULL;
+    char *next;
+    if (str_has_prefix(w, "lowerdir=")) {
+      cleanup_free char *v = NULL;
+      if (*ret_fds != NULL) {
+        free(out);
+        error_set(err, EINVAL, "two lowerdir options");
+        return NULL;
+      }
+      v = workspace_lowerdir_beneath(w + strlen("lowerdir="), ret_fds, ret_n, err);
+      if (v == NULL) {
+        free(out);
+        return NULL;
+      }
+      nw = xfmt("lowerdir=%s", v);
+    }
+    next = xfmt("%s%s%s", out ? out : "", out ? "," : "", nw ? nw : w);
+    free(out);
+    out = next;
+  }
+  return out ? out : xstrdup("");
+}
+
 static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
                   uint64_t set, struct error *err)
 {
   const char *sb[MAX_SB_WORDS];
   size_t n_sb = mount_opts_sb_words(o, sb, MAX_SB_WORDS);
   bool userns = ctx->new_userns || ctx->in_userns;
-  cleanup_free char *labelled = labelled_data(ctx, m->type, o->data);
+  cleanup_free char *beneath = NULL;
+  cleanup_free int *fds = NULL;
+  size_t n_fds = 0;
+  const char *data = o->data;
+  cleanup_free char *labelled = NULL;
   int fd;
 
+  if (o->lower_beneath && streq(m->type, "overlay") && data != NULL) {
+    beneath = beneath_data(data, &fds, &n_fds, err);
+    if (beneath == NULL)
+      return -1;
+    data = beneath;
+  }
+  labelled = labelled_data(ctx, m->type, data);
   if (streq(m->type, "sysfs") && userns && !config_has_new_ns(ctx->config, OCI_NS_NETWORK))
     return host_rbind("/sys", set, err);
-  fd = mnt_new_fs(m->type, m->source, labelled ? labelled : o->data, sb, n_sb, set, err);
+  fd = mnt_new_fs(m->type, m->source, labelled ? labelled : data, sb, n_sb, set, err);
+  for (size_t i = 0; i < n_fds; i++)
+    close(fds[i]);
   if (fd >= 0 || err->code != EPERM)
     return fd;
   if (streq(m->type, "sysfs") || (streq(m->type, "mqueue") && userns)) {

@@ -22,6 +22,9 @@ struct mount_opts {
   uint64_t rec_attr_clr;
   char *data;     /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
   bool tmpcopyup; /* "tmpcopyup": fill a new tmpfs with what it covers (copyup.c) */
+  /* "x-agentrt.lower-beneath": an overlay's lowerdir entries ROOT//REL are
+   * opened as REL below ROOT without a symlink (workspace/view.c) */
+  bool lower_beneath;
 };
 
 /* Parse a NULL-terminated options vector (NULL = none).  Later words win

@@ -309,6 +309,7 @@ static void open_subagents(struct monitor *m, const struct monitor_opts *o, cons
       .exe = realpath("/proc/self/exe", NULL),
       .root = o->root,
       .data_dir = o->data_dir,
+      .store = o->store,
       .id = o->id,
       .rootfs = o->rootfs,
       .profile_name = o->profile_name,

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -30,11 +31,25 @@
 #include "common/subproto.h"
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "workspace/workspace.h"
 
 extern const unsigned char agentrt_subclient_blob[];
 extern const size_t agentrt_subclient_blob_len;
 
 #define CHILD_NAME_MAX 64
+/* A child's container id ("PARENT.NAME") is a workspace's name too. */
+#define CHILD_ID_MAX 128
+/* Requests served at once (each is a process on the host, outside the
+ * container's pids limit): past it a connection is answered "busy". */
+#define MAX_HANDLERS 64
+#define MAX_HANDLERS_S "64"
+/* The whole 'Q' frame must arrive within this. */
+#define REQUEST_SECONDS 10
+/* A detached child's output kept in sub/NAME/output (the state directory,
+ * often a tmpfs): the rest is read and dropped. */
+#define OUTPUT_MAX (256u << 10)
+/* Children kept (running, or ended and not discarded) at once. */
+#define MAX_KEPT 256
 
 int subagent_listen(int state_dirfd, struct error *err)
 {
@@ -173,6 +188,37 @@ static int refuse(struct conn *c, const char *fmt, ...)
   return 125;
 }
 
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* read_all, bounded by a deadline (now_ms) for all of it: a client that
+ * sends a byte now and then does not keep the handler. */
+static int read_by(int fd, void *buf, size_t n, int64_t deadline)
+{
+  char *s = buf;
+
+  while (n > 0) {
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int64_t left = deadline - now_ms();
+    ssize_t r;
+    if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+      return -1;
+    r = read(fd, s, n);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (r <= 0)
+      return -1;
+    s += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
 static int read_all(int fd, void *buf, size_t n)
 {
   char *s = buf;
@@ -190,7 +236,7 @@ static int read_all(int fd, void *buf, size_t n)
 }
 
 /* The 'Q' frame and its fds. */
-static int read_request(struct conn *c)
+static int read_request(struct conn *c, int64_t deadline)
 {
   unsigned char h[5];
   struct msghdr mh = {0};
@@ -223,13 +269,13 @@ static int read_request(struct conn *c)
   }
   if (mh.msg_flags & MSG_CTRUNC)
     return -1;
-  if ((size_t)r < sizeof h && read_all(c->fd, h + r, sizeof h - (size_t)r) < 0)
+  if ((size_t)r < sizeof h && read_by(c->fd, h + r, sizeof h - (size_t)r, deadline) < 0)
     return -1;
   n = subproto_get_len(h);
   if (h[4] != SUBPROTO_REQUEST || n < 2 || n > SUBPROTO_MAX)
     return -1;
   body = xmalloc(n);
-  if (read_all(c->fd, body, n - 1) < 0)
+  if (read_by(c->fd, body, n - 1, deadline) < 0)
     return -1;
   return subproto_split_words(body, n - 1, &c->words);
 }
@@ -548,6 +594,25 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   return rc;
 }
 
+/* A limit of the child's profile at most the parent's: its default (what a
+ * child asking for none gets) and its ceiling.  For the CPU quota only:
+ * cgroup v1 refuses a child's cpu.cfs_quota_us above its parent's, while a
+ * child's memory or pids limit above the parent's is allowed, and bounded
+ * by the parent's (the nesting shows in subagents.bats' fork bomb). */
+static void clamp_limit(struct profile_limit *l, uint64_t parent)
+{
+  if (parent == 0)
+    return;
+  if (!l->has_default || l->def > parent) {
+    l->def = parent;
+    l->has_default = true;
+  }
+  if (!l->has_max || l->max > parent) {
+    l->max = parent;
+    l->has_max = true;
+  }
+}
+
 /* The parent's effective profile (create wrote it), narrowed: the
  * workspace at the child's path, no egress table of its own, one generation
  * less of sub-agents. */
@@ -600,6 +665,12 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
     free(ap->egress.dns_upstream_netns);
     ap->egress.dns_upstream_netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
   }
+  {
+    const struct oci_resources *pr = p->config->linux ? p->config->linux->resources : NULL;
+    if (pr && pr->has_cpu_quota && pr->cpu_quota > 0 && pr->has_cpu_period && pr->cpu_period > 0)
+      clamp_limit(&ap->resources.cpus,
+                  (uint64_t)((unsigned __int128)pr->cpu_quota * 1000 / pr->cpu_period));
+  }
   s = &ap->subagents;
   /* one generation less; none left: off (maxDepth itself is at least 1) */
   s->enabled = p->profile->subagents.max_depth > 1;
@@ -613,6 +684,60 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
 }
 
 /* ---- the verbs */
+
+/* Is there a file or symlink HEAD in the directory dir of the parent's
+ * view (git takes such a directory for a bare repository)? */
+static bool view_has_head(const struct subagent_parent *p, const char *dir)
+{
+  cleanup_free char *view = xfmt("/proc/%d/root%s", (int)p->init_pid, dir);
+  cleanup_close int fd = workspace_open_host(view, O_PATH);
+  struct stat st;
+
+  return fd >= 0 && fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
+         (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
+/* Why the directory abs (normalized, ws or below it) cannot be a child's
+ * workspace, or NULL: it must be a directory of the parent's view reached
+ * without a symlink (the child's create resolves it from the host, where an
+ * absolute symlink or a `..` leads out of the parent's root), and the
+ * child's changes are reviewed relative to it, so it must not lie in a
+ * protected path or below a bare repository, whose hooks would be the
+ * child's plain files there. */
+static char *workspace_refusal(const struct subagent_parent *p, const char *ws, const char *abs)
+{
+  const char *rel = abs + strlen(ws), *pat = NULL, *why;
+  cleanup_free char *view = xfmt("/proc/%d/root%s", (int)p->init_pid, abs);
+  cleanup_free char *dir = NULL;
+  int fd;
+
+  while (*rel == '/')
+    rel++;
+  why = ws_protect_subdir_reason(rel, p->profile->workspace.review_protected, &pat);
+  if (why != NULL)
+    return pat ? xfmt("%s (`%s`)", why, pat) : xstrdup(why);
+  fd = workspace_open_host(view, O_PATH);
+  if (fd < 0)
+    return xfmt("%s in the parent's view",
+                errno == ELOOP     ? "a symlink on the way (a child's workspace is not reached "
+                                     "through one)"
+                : errno == ENOENT  ? "no such directory"
+                : errno == ENOTDIR ? "not a directory"
+                                   : strerror(errno));
+  close(fd);
+  dir = xstrdup(abs);
+  while (*rel != '\0') {
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL)
+      break;
+    slash[slash == dir ? 1 : 0] = '\0';
+    if (view_has_head(p, dir))
+      return xfmt("below `%s`, which git takes for a bare repository (it holds HEAD)", dir);
+    if (strlen(dir) <= strlen(ws))
+      break;
+  }
+  return NULL;
+}
 
 static int parse_run(struct conn *c, struct run_req *r, char ***allow)
 {
@@ -641,6 +766,9 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
       if (!valid_name(v))
         return refuse(c, "--name `%s`: letters, digits, `-` and `_`, at most %d", v,
                       CHILD_NAME_MAX);
+      if (strlen(p->id) + 1 + strlen(v) > CHILD_ID_MAX)
+        return refuse(c, "--name `%s`: the child's id `%s.%s` would be longer than %d", v, p->id, v,
+                      CHILD_ID_MAX);
       r->name = v;
     } else if (streq(o, "--workspace")) {
       cleanup_free char *abs = v[0] == '/' ? path_normalize(v) : NULL;
@@ -651,6 +779,11 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
       if (ws == NULL || !(streq(abs, ws) || (str_has_prefix(abs, ws) && abs[strlen(ws)] == '/')))
         return refuse(c, "--workspace `%s`: not in the parent's workspace %s", v,
                       ws ? ws : "(none)");
+      {
+        cleanup_free char *why = workspace_refusal(p, ws, abs);
+        if (why != NULL)
+          return refuse(c, "--workspace `%s`: %s", v, why);
+      }
       r->workspace = xstrdup(abs); /* freed with the process */
     } else if (streq(o, "--allow")) {
       struct error e = {0};
@@ -662,7 +795,7 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
         return refuse(c, "--allow `%s`: widens the parent's egress allowlist (egress.allow)", v);
       strv_push(allow, v);
     } else if (streq(o, "--memory")) {
-      if (profile_parse_size(v, &r->memory) < 0 || r->memory == 0)
+      if (profile_parse_size(v, &r->memory) < 0 || r->memory == 0 || r->memory > INT64_MAX)
         return refuse(c, "--memory `%s`: not a size", v);
       if (pr && pr->has_memory_limit && pr->memory_limit > 0 &&
           r->memory > (uint64_t)pr->memory_limit)
@@ -670,17 +803,21 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
                       (long long)pr->memory_limit);
       r->has_memory = true;
     } else if (streq(o, "--pids")) {
-      if (parse_u64(v, &r->pids) < 0 || r->pids == 0)
+      if (parse_u64(v, &r->pids) < 0 || r->pids == 0 || r->pids > INT64_MAX)
         return refuse(c, "--pids `%s`: not a positive number", v);
       if (pr && pr->has_pids_limit && pr->pids_limit > 0 && r->pids > (uint64_t)pr->pids_limit)
         return refuse(c, "--pids `%s`: above the parent's pids limit (%lld)", v,
                       (long long)pr->pids_limit);
       r->has_pids = true;
     } else if (streq(o, "--cpus")) {
-      if (profile_parse_cpus(v, &r->cpus_milli) < 0 || r->cpus_milli == 0)
+      if (profile_parse_cpus(v, &r->cpus_milli) < 0 || r->cpus_milli == 0 ||
+          r->cpus_milli > INT64_MAX / 100)
         return refuse(c, "--cpus `%s`: not a number of CPUs", v);
+      /* in 128 bits: a product that wraps around in 64 must not pass */
       if (pr && pr->has_cpu_quota && pr->cpu_quota > 0 && pr->has_cpu_period &&
-          pr->cpu_period > 0 && r->cpus_milli * pr->cpu_period > (uint64_t)pr->cpu_quota * 1000)
+          pr->cpu_period > 0 &&
+          (unsigned __int128)r->cpus_milli * pr->cpu_period >
+              (unsigned __int128)pr->cpu_quota * 1000)
         return refuse(c, "--cpus `%s`: above the parent's cpu limit (%.3g)", v,
                       (double)pr->cpu_quota / (double)pr->cpu_period);
       r->has_cpus = true;
@@ -729,23 +866,49 @@ static int make_nestable(const struct subagent_parent *p, struct error *err)
   return r;
 }
 
-static size_t live_children(const struct subagent_parent *p)
+/* A handler creating a child leaves sub/NAME/starting (its pid) from the
+ * name's reservation until `run` returns: the child counts from then on,
+ * before its container exists. */
+#define STARTING "starting"
+
+static bool starting(const char *dir)
+{
+  cleanup_free char *f = xfmt("%s/%s", dir, STARTING), *text = NULL;
+  size_t len = 0;
+  struct error e = {0};
+  int64_t pid = 0;
+
+  if (read_file_at(AT_FDCWD, f, 64, &text, &len, &e) < 0)
+    return false;
+  text[strcspn(text, "\n")] = '\0';
+  return parse_i64(text, &pid) == 0 && pid > 0 && kill((pid_t)pid, 0) == 0;
+}
+
+/* Children whose container exists or is being made; *ret_kept: every
+ * child not discarded. */
+static size_t live_children(const struct subagent_parent *p, size_t *ret_kept)
 {
   cleanup_free char *dir = state_path(p, SUBAGENT_DIR);
   DIR *d = opendir(dir);
   struct dirent *de;
-  size_t n = 0;
+  size_t n = 0, kept = 0;
 
+  if (ret_kept)
+    *ret_kept = 0;
   if (d == NULL)
     return 0;
   while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] == '.')
+    if (de->d_name[0] == '.' || !valid_name(de->d_name))
       continue;
     cleanup_free char *st = xfmt("%s/%s.%s", p->root, p->id, de->d_name);
-    if (access(st, F_OK) == 0)
+    cleanup_free char *sd = xfmt("%s/%s", dir, de->d_name);
+    kept++;
+    if (access(st, F_OK) == 0 || starting(sd))
       n++;
   }
   closedir(d);
+  if (ret_kept)
+    *ret_kept = kept;
   return n;
 }
 
@@ -760,6 +923,54 @@ static char *next_name(const struct subagent_parent *p)
   return NULL;
 }
 
+/* A detached child's output: the first OUTPUT_MAX bytes to sub/NAME/output,
+ * the rest read and dropped, until the pipe's writers are gone (the child's
+ * processes die with its init, in its own pid namespace) or, its init
+ * ended (pidfd), a second later. */
+static void keep_output(int dirfd, int in, int pidfd)
+{
+  int out = openat(dirfd, "output", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  size_t kept = 0;
+  char buf[16384];
+  int64_t until = -1;
+
+  for (;;) {
+    struct pollfd pf[2] = {{.fd = in, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    int64_t left = until < 0 ? -1 : until - now_ms();
+    int n;
+    if (until >= 0 && left <= 0)
+      break;
+    n = poll(pf, pidfd >= 0 && until < 0 ? 2 : 1, (int)left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 || (n == 0 && until >= 0))
+      break;
+    if (pidfd >= 0 && until < 0 && (pf[1].revents & POLLIN))
+      until = now_ms() + 1000;
+    if (pf[0].revents & (POLLIN | POLLHUP)) {
+      ssize_t r = read(in, buf, sizeof buf);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      if (out >= 0 && kept < OUTPUT_MAX) {
+        size_t take = (size_t)r < OUTPUT_MAX - kept ? (size_t)r : OUTPUT_MAX - kept;
+        if (write_all(out, buf, take) < 0) {
+          close(out);
+          out = -1;
+        }
+        kept += take;
+        if (kept == OUTPUT_MAX && out >= 0) {
+          static const char cut[] = "\n[agentrt: the rest of the output was dropped]\n";
+          write_all(out, cut, sizeof cut - 1);
+        }
+      }
+    }
+  }
+  if (out >= 0)
+    close(out);
+}
+
 static int verb_run(struct conn *c)
 {
   const struct subagent_parent *p = c->p;
@@ -767,7 +978,7 @@ static int verb_run(struct conn *c)
   cleanup_strv char **allow = NULL;
   cleanup_free char *name = NULL, *id = NULL, *dir = NULL, *profile = NULL, *pidf = NULL;
   cleanup_strv char **argv = NULL;
-  cleanup_close int dirfd = -1;
+  cleanup_close int dirfd = -1, lockfd = -1, outr = -1;
   struct error err = {0};
   struct jbuf b = {0};
   int rc, out = -1;
@@ -780,27 +991,44 @@ static int verb_run(struct conn *c)
     return rc;
   if (p->profile->subagents.max_depth < 1)
     return refuse(c, "the depth limit is reached (subagents.maxDepth)");
-  if (p->profile->subagents.max_children > 0 &&
-      live_children(p) >= p->profile->subagents.max_children)
-    return refuse(c, "%zu children run already (subagents.maxChildren)", live_children(p));
   {
     cleanup_free char *sub = state_path(p, SUBAGENT_DIR);
     if (mkdir(sub, 0700) < 0 && errno != EEXIST)
       return refuse(c, "mkdir: %s", strerror(errno));
+    lockfd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  /* the count and the reservation of the name under one lock: requests
+   * made at once must not each see room for one more */
+  if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0)
+    return refuse(c, "lock: %s", strerror(errno));
+  {
+    size_t kept = 0, live = live_children(p, &kept);
+    if (p->profile->subagents.max_children > 0 && live >= p->profile->subagents.max_children)
+      return refuse(c, "%zu children run already (subagents.maxChildren)", live);
+    if (kept >= MAX_KEPT)
+      return refuse(c, "%zu children are kept (at most %d): sub discard the ones done with", kept,
+                    MAX_KEPT);
   }
   name = r.name ? xstrdup(r.name) : next_name(p);
-  if (name == NULL)
+  if (name == NULL || strlen(p->id) + 1 + strlen(name) > CHILD_ID_MAX)
     return refuse(c, "no free name");
   r.name = name;
   id = child_id(p, name);
   dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, name);
-  if (make_nestable(p, &err) < 0)
-    return refuse(c, "%s", err.msg);
   if (mkdir(dir, 0700) < 0)
     return refuse(c, "--name `%s`: %s", name,
                   errno == EEXIST ? "a child of that name exists (sub discard it first)"
                                   : strerror(errno));
   dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  {
+    char me[24];
+    snprintf(me, sizeof me, "%d", (int)getpid());
+    if (dirfd < 0 || write_file_atomic_at(dirfd, STARTING, me, strlen(me), &err) < 0)
+      return refuse(c, "%s", err.msg[0] ? err.msg : strerror(errno));
+  }
+  flock(lockfd, LOCK_UN);
+  if (make_nestable(p, &err) < 0)
+    return refuse(c, "%s", err.msg);
   if (dirfd < 0 || write_child_config(p, &r, dirfd, id, &err) < 0 ||
       write_child_profile(p, &r, dirfd, &err) < 0 ||
       write_file_atomic_at(dirfd, "id", id, strlen(id), &err) < 0)
@@ -828,17 +1056,21 @@ static int verb_run(struct conn *c)
   strv_push(&argv, "--bundle");
   strv_push(&argv, dir);
   if (r.detach) {
+    /* through a pipe that we copy, bounded, to the output file */
+    int pfd[2];
     strv_push(&argv, "--detach");
     strv_push(&argv, "--pid-file");
     strv_push(&argv, pidf);
-    out = openat(dirfd, "output", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (out < 0 || nul < 0)
-      return refuse(c, "open the output file: %s", strerror(errno));
+    if (nul < 0 || pipe2(pfd, O_CLOEXEC) < 0)
+      return refuse(c, "the output pipe: %s", strerror(errno));
+    outr = pfd[0];
+    out = pfd[1];
     c->io[0] = nul;
   }
   strv_push(&argv, id);
   rc = run_cli(c, argv, out, &pid, true);
+  unlinkat(dirfd, STARTING, 0);
   if (r.detach) {
     close(out);
     if (rc != 0) {
@@ -856,19 +1088,19 @@ static int verb_run(struct conn *c)
     for (int i = 0; i < 3; i++)
       if (c->io[i] > 2)
         close(c->io[i]);
-    /* the client has its answer; we stay to record the child's end in the
-     * parent's trail (its code is in the child's own trail) */
+    /* the client has its answer; we stay to keep the child's output and to
+     * record its end in the parent's trail (its code is in the child's own
+     * trail) */
     {
       cleanup_free char *text = NULL;
       size_t len = 0;
       int64_t cpid = 0;
-      int pfd;
+      int pfd = -1;
       if (read_file_at(dirfd, "pid", 64, &text, &len, &err) == 0 &&
-          (text[strcspn(text, "\n")] = '\0', parse_i64(text, &cpid) == 0) && cpid > 0 &&
-          (pfd = (int)syscall(SYS_pidfd_open, (pid_t)cpid, 0)) >= 0) {
-        struct pollfd pf = {.fd = pfd, .events = POLLIN};
-        while (poll(&pf, 1, -1) < 0 && errno == EINTR) {
-        }
+          (text[strcspn(text, "\n")] = '\0', parse_i64(text, &cpid) == 0) && cpid > 0)
+        pfd = (int)syscall(SYS_pidfd_open, (pid_t)cpid, 0);
+      keep_output(dirfd, outr, pfd);
+      if (pfd >= 0) {
         close(pfd);
         jb_key_str(&b, "name", name);
         jb_key_str(&b, "child", id);
@@ -911,16 +1143,29 @@ static char *known_child(struct conn *c, const char *verb)
   return child_id(c->p, n);
 }
 
+/* Does the child have a workspace (its create got that far)?  The review
+ * commands take an id prefix too: `P.a` must not reach `P.ab`'s. */
+static bool has_workspace(const struct subagent_parent *p, const char *id)
+{
+  cleanup_free char *d = p->store ? xfmt("%s/%s/%s", p->store, WS_DIR, id) : NULL;
+
+  return d == NULL || access(d, F_OK) == 0;
+}
+
 static int verb_simple(struct conn *c, const char *verb)
 {
   const struct subagent_parent *p = c->p;
   cleanup_free char *id = known_child(c, verb);
   cleanup_strv char **argv = NULL;
   struct jbuf b = {0};
+  bool no_ws;
   int rc;
 
   if (id == NULL)
     return 125;
+  no_ws = !has_workspace(p, id);
+  if (no_ws && (streq(verb, "diff") || streq(verb, "commit")))
+    return refuse(c, "the child `%s` has no workspace (its create failed)", c->words[1]);
   if (streq(verb, "exec")) {
     size_t i = 2;
     if (c->words[i] && streq(c->words[i], "--"))
@@ -941,9 +1186,9 @@ static int verb_simple(struct conn *c, const char *verb)
   } else { /* diff, commit [PATH...], discard */
     argv = cli_argv(p, NULL, "workspace");
     strv_push(&argv, id);
-    strv_push(&argv, verb);
-    if (streq(verb, "discard"))
-      strv_push(&argv, "--force");
+    /* discard: the whole workspace goes, so that the name is free for a
+     * child with another --workspace */
+    strv_push(&argv, streq(verb, "discard") ? "purge" : verb);
     /* only what the review takes: diff --patch; commit [--include-protected
      * PATH]... [PATH...] (never --lower or --dest: another directory) */
     for (size_t i = 2; c->words[i]; i++) {
@@ -970,14 +1215,15 @@ static int verb_simple(struct conn *c, const char *verb)
     strv_push(&del, id);
     run_cli(c, del, -1, NULL, true);
   }
-  rc = run_cli(c, argv, -1, NULL, true);
+  /* a child whose create failed has nothing to discard but its name */
+  rc = streq(verb, "discard") && no_ws ? 0 : run_cli(c, argv, -1, NULL, true);
   if (streq(verb, "discard") && rc == 0) {
     /* forget it: the name is free again */
     cleanup_free char *dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, c->words[1]);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
       for (const char *const *f = (const char *const[]){"config.json", "profile.json", "id", "exit",
-                                                        "output", "pid", NULL};
+                                                        "output", "pid", STARTING, NULL};
            *f; f++)
         unlinkat(dfd, *f, 0);
       close(dfd);
@@ -1060,11 +1306,11 @@ static void handle(const struct subagent_parent *p, int fd)
   struct conn c = {.fd = fd, .io = {-1, -1, -1}, .p = p};
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   int rc;
-  struct timeval tv = {.tv_sec = 10};
+  struct timeval tv = {.tv_sec = REQUEST_SECONDS};
 
   /* a client that never sends its request does not keep us */
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (read_request(&c) < 0) {
+  if (read_request(&c, now_ms() + REQUEST_SECONDS * 1000) < 0) {
     struct conn bad = {.fd = fd, .words = (char *[]){"request", NULL}, .p = p};
     finish(&bad, refuse(&bad, "a malformed request (docs/subagents.md)"));
     return;
@@ -1080,17 +1326,50 @@ static void handle(const struct subagent_parent *p, int fd)
   strv_free(c.words);
 }
 
+/* The handlers running (our children; reaped when the next connection
+ * comes). */
+static pid_t handlers[MAX_HANDLERS];
+static size_t n_handlers;
+
+static void reap_handlers(void)
+{
+  for (size_t i = 0; i < n_handlers;) {
+    if (waitpid(handlers[i], NULL, WNOHANG) != 0)
+      handlers[i] = handlers[--n_handlers];
+    else
+      i++;
+  }
+}
+
 int subagent_serve(const struct subagent_parent *p, int conn)
 {
-  pid_t pid = fork();
-  int status;
+  pid_t pid;
 
+  reap_handlers();
+  if (n_handlers >= MAX_HANDLERS) {
+    /* answered here, without a process: a small frame into an empty socket
+     * buffer, never waited for */
+    static const char msg[] = "agentrt: sub: busy: " MAX_HANDLERS_S " requests are served "
+                              "already (try again when one has ended)\n";
+    unsigned char f[5 + sizeof msg + 5 + 3];
+    size_t n = 0;
+    subproto_put_len(f, (uint32_t)sizeof msg);
+    f[4] = SUBPROTO_STDERR;
+    memcpy(f + 5, msg, sizeof msg - 1);
+    n = 5 + sizeof msg - 1;
+    subproto_put_len(f + n, 4);
+    f[n + 4] = SUBPROTO_EXIT;
+    memcpy(f + n + 5, "125", 3);
+    n += 8;
+    if (send(conn, f, n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+      /* the client went already */
+    }
+    return 0;
+  }
+  pid = fork();
   if (pid < 0)
     return -1;
   if (pid == 0) {
-    pid_t g = fork();
-    if (g != 0)
-      _exit(g < 0 ? 1 : 0);
     /* the handler: nothing of the monitor's but the connection */
     close_fds_except(3, (int[]){conn}, 1);
     int fl = fcntl(conn, F_GETFL);
@@ -1100,8 +1379,7 @@ int subagent_serve(const struct subagent_parent *p, int conn)
     handle(p, conn);
     _exit(0);
   }
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  handlers[n_handlers++] = pid;
   return 0;
 }
 

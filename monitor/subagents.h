@@ -38,6 +38,7 @@ struct subagent_parent {
   const char *exe; /* this binary */
   const char *root;
   const char *data_dir;
+  const char *store; /* the root's store in the data directory (workspaces) */
   const char *id;
   const char *rootfs;
   const char *profile_name; /* what the parent was created with (name or path) */

@@ -153,7 +153,10 @@ static int do_cpus(struct apply_ctx *x, struct oci_resources *res)
   uint64_t period =
       res->has_cpu_period && res->cpu_period > 0 ? res->cpu_period : DEFAULT_CPU_PERIOD;
   bool was_set = res->has_cpu_quota && res->cpu_quota > 0, set = false;
-  uint64_t was = was_set ? (uint64_t)res->cpu_quota * 1000 / period : 0, v = 0;
+  /* in 128 bits, saturated: a quota whose product wraps around must not
+   * pass under the ceiling */
+  unsigned __int128 w128 = was_set ? (unsigned __int128)res->cpu_quota * 1000 / period : 0;
+  uint64_t was = w128 > UINT64_MAX ? UINT64_MAX : (uint64_t)w128, v = 0;
   uint64_t quota;
 
   if (decide(x, &r, was_set, was, &set, &v) < 0)

@@ -70,6 +70,12 @@ char *ws_now(int64_t *ret_s);
 bool ws_valid_name(const char *s);
 void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
 
+/* view.c: the lowerdir option of a sub-agent's overlay (w->lowerdir a
+ * view), from its parent's workspace record; records the layers in
+ * <dir>/view for its own children.  NULL and err when a layer's path
+ * holds a symlink or is otherwise not the parent's view. */
+char *ws_view_layers(struct workspace *w, struct error *err);
+
 /* image.c: the size-limited upper layer (an ext4 image on a loop device). */
 struct ws_fs *ws_fs_new(void);
 void ws_fs_free(struct ws_fs *fs);

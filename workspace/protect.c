@@ -262,3 +262,37 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
   free(p.heads);
   free(p.last);
 }
+
+const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
+                                     const char **ret_pattern)
+{
+  static struct comp v[MAX_COMPONENTS];
+  size_t n = split(rel, v, MAX_COMPONENTS);
+
+  *ret_pattern = NULL;
+  if (n == MAX_COMPONENTS)
+    return "a path too deep to check";
+  for (size_t i = 0; i < n; i++) {
+    if (ws_is_git_name(v[i].s, v[i].n))
+      return "inside a `.git` directory (git's configuration and hooks)";
+    if (comp_ieq(v[i], ".gitmodules"))
+      return "inside `.gitmodules`";
+  }
+  /* a pattern that starts at one of rel's components and lies inside rel or
+   * goes on below it: the child's changes would be below a protected path */
+  for (size_t k = 0; patterns && patterns[k]; k++) {
+    struct comp p[64];
+    size_t pn = split(patterns[k], p, ARRAY_SIZE(p));
+    for (size_t i = 0; pn > 0 && i < n; i++) {
+      size_t j = 0;
+      while (j < pn && i + j < n && v[i + j].n == p[j].n &&
+             strncasecmp(v[i + j].s, p[j].s, p[j].n) == 0)
+        j++;
+      if (j == pn || i + j == n) {
+        *ret_pattern = patterns[k];
+        return "inside a path of the profile's protected list";
+      }
+    }
+  }
+  return NULL;
+}

@@ -121,8 +121,11 @@ int workspace_rollback_layers(struct workspace *w, const char *name, bool runnin
     return -1;
   if (retire_upper(w, dfd, running, err) < 0)
     return -1;
-  if (stat(w->lowerdir, &st) < 0)
-    return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
+  {
+    cleanup_close int hfd = workspace_open_host(w->lowerdir, O_PATH);
+    if (hfd < 0 || fstat(hfd, &st) < 0)
+      return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
+  }
   if (mkdirat(dfd, "upper", 0700) < 0 || mkdirat(dfd, "work", 0700) < 0)
     return error_errno(err, "workspace `%s`: mkdir upper", w->id);
   {
@@ -153,9 +156,20 @@ static int overlay_fsmount(struct workspace *w, struct error *err)
     return error_errno(err, "workspace `%s`: overlay source", w->id);
   for (size_t i = 0; i < 6 && w->mount_optv[i]; i++) {
     cleanup_free char *key = xstrdup(w->mount_optv[i]);
+    cleanup_free char *val = NULL;
+    cleanup_free int *fds = NULL;
+    size_t n = 0;
     char *eq = strchr(key, '=');
+    long r;
     *eq = '\0';
-    if (syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, key, eq + 1, 0) < 0)
+    /* a sub-agent's layers, ROOT//REL: opened without a symlink (view.c) */
+    if (streq(key, "lowerdir") && strv_contains(w->mount_optv, WORKSPACE_OPT_BENEATH) &&
+        (val = workspace_lowerdir_beneath(eq + 1, &fds, &n, err)) == NULL)
+      return error_prefix(err, "workspace `%s`", w->id);
+    r = syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, key, val ? val : eq + 1, 0);
+    for (size_t k = 0; k < n; k++)
+      close(fds[k]);
+    if (r < 0)
       return error_errno(err, "workspace `%s`: overlay option `%s`", w->id, w->mount_optv[i]);
   }
   if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -300,7 +314,7 @@ int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, stru
       goto fail;
     ret->n++;
   }
-  ret->hostfd = open(w->lowerdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  ret->hostfd = workspace_open_host(w->lowerdir, O_RDONLY);
   if (ret->hostfd < 0)
     goto fail;
   return 0;

@@ -136,91 +136,6 @@ static bool in_child_userns(void)
   return !(a == 0 && b == 0 && n == 4294967295UL);
 }
 
-/* A sub-agent's lower, /proc/PID/root/DIR (its parent's view): overlayfs
- * cannot take a lower layer from another mount namespace, so the mount gets
- * the layers of the parent's overlay at (or above) DIR instead, as its
- * mountinfo lists them (upper first), each with the rest of the path.  The
- * host dir stays the /proc path: commit writes through the parent's mount. */
-static char *view_layers(const char *lowerdir, struct error *err)
-{
-  const char *p = lowerdir + strlen("/proc/"), *rest;
-  cleanup_free char *mi = NULL, *best_opts = NULL, *out = NULL;
-  size_t best = 0, len = 0;
-  char *line, *save = NULL;
-  unsigned pid = 0;
-
-  while (*p >= '0' && *p <= '9')
-    pid = pid * 10 + (unsigned)(*p++ - '0');
-  if (pid == 0 || !str_has_prefix(p, "/root/"))
-    return NULL;
-  rest = p + strlen("/root");
-  {
-    cleanup_free char *f = xfmt("/proc/%u/mountinfo", pid);
-    if (read_file_at(AT_FDCWD, f, 4 << 20, &mi, &len, err) < 0)
-      return NULL;
-  }
-  for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    char *f[5] = {0}, *sep = strstr(line, " - "), *q = line, *type, *src, *opts;
-    size_t n;
-    for (int i = 0; i < 5 && q; i++) {
-      f[i] = q;
-      q = strchr(q, ' ');
-      if (q)
-        *q++ = '\0';
-    }
-    if (sep == NULL || f[4] == NULL)
-      continue;
-    type = sep + 3;
-    src = strchr(type, ' ');
-    if (src == NULL)
-      continue;
-    *src++ = '\0';
-    opts = strchr(src, ' ');
-    if (opts == NULL || !streq(type, "overlay"))
-      continue;
-    opts++;
-    n = strlen(f[4]);
-    if (!(streq(f[4], "/") || (strncmp(rest, f[4], n) == 0 && (rest[n] == '/' || rest[n] == '\0'))))
-      continue;
-    if (n >= best) {
-      best = streq(f[4], "/") ? 1 : n;
-      free(best_opts);
-      best_opts = xstrdup(opts);
-    }
-  }
-  if (best_opts == NULL) {
-    error_set(err, EINVAL, "`%s`: the parent's workspace is not an overlay", lowerdir);
-    return NULL;
-  }
-  {
-    const char *sub = rest + (best == 1 ? 0 : best);
-    char *up = strstr(best_opts, "upperdir="), *lo = strstr(best_opts, "lowerdir=");
-    if (lo == NULL) {
-      error_set(err, EINVAL, "`%s`: no lowerdir in the parent's overlay", lowerdir);
-      return NULL;
-    }
-    out = xstrdup("");
-    if (up != NULL) {
-      char *e = strchr(up, ',');
-      cleanup_free char *u = xstrndup(up + 9, e ? (size_t)(e - up - 9) : strlen(up + 9));
-      char *t = xfmt("%s%s", u, sub);
-      free(out);
-      out = t;
-    }
-    {
-      char *e = strchr(lo, ',');
-      cleanup_free char *l = xstrndup(lo + 9, e ? (size_t)(e - lo - 9) : strlen(lo + 9));
-      char *s2 = NULL;
-      for (char *tok = strtok_r(l, ":", &s2); tok; tok = strtok_r(NULL, ":", &s2)) {
-        char *t = xfmt("%s%s%s%s", out, *out ? ":" : "", tok, sub);
-        free(out);
-        out = t;
-      }
-    }
-  }
-  return xstrdup(out);
-}
-
 int workspace_mount_options(struct workspace *w, struct error *err)
 {
   bool userxattr = in_child_userns();
@@ -239,12 +154,10 @@ int workspace_mount_options(struct workspace *w, struct error *err)
                      "options cannot carry",
                      w->id, w->dir, w->lowerdir);
   cleanup_free char *view = NULL;
-  if (str_has_prefix(w->lowerdir, "/proc/")) {
-    view = view_layers(w->lowerdir, err);
+  if (workspace_is_view(w->lowerdir)) {
+    view = ws_view_layers(w, err);
     if (view == NULL)
-      return err->msg[0] ? error_prefix(err, "workspace `%s`", w->id)
-                         : error_set(err, EINVAL, "workspace `%s`: `%s`: not a parent's view",
-                                     w->id, w->lowerdir);
+      return error_prefix(err, "workspace `%s`", w->id);
   }
   strv_free(w->mount_optv);
   w->mount_optv = NULL;
@@ -265,6 +178,8 @@ int workspace_mount_options(struct workspace *w, struct error *err)
            w->mount_optv[2], userxattr ? "nofollow" : "off", userxattr ? ",userxattr" : "");
   strv_push(&w->mount_optv, "nosuid");
   strv_push(&w->mount_optv, "nodev");
+  if (view != NULL)
+    strv_push(&w->mount_optv, WORKSPACE_OPT_BENEATH);
   return 0;
 }
 
@@ -312,8 +227,9 @@ static int make_upper(struct workspace *w, int dfd, struct error *err)
 {
   struct stat st;
   cleanup_close int ufd = -1;
+  cleanup_close int hfd = workspace_open_host(w->lowerdir, O_PATH);
 
-  if (stat(w->lowerdir, &st) < 0 || !S_ISDIR(st.st_mode))
+  if (hfd < 0 || fstat(hfd, &st) < 0 || !S_ISDIR(st.st_mode))
     return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
   if ((mkdirat(dfd, "upper", 0700) < 0 && errno != EEXIST) ||
       (mkdirat(dfd, "work", 0700) < 0 && errno != EEXIST))
@@ -345,7 +261,7 @@ bool workspace_pending(const struct workspace *w)
 
 static int record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
 {
-  cleanup_close int hfd = open(w->lowerdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int hfd = workspace_open_host(w->lowerdir, O_RDONLY);
 
   if (hfd < 0)
     return error_errno(err, "workspace `%s`: open host dir `%s`", w->id, w->lowerdir);
@@ -460,9 +376,10 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
     return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
   /* a sub-agent's lower is its parent's view, /proc/PID/root/DIR: a magic
    * link that realpath would collapse to the host's DIR */
-  if (str_has_prefix(lowerdir, "/proc/")) {
+  if (workspace_is_view(lowerdir)) {
     struct stat st;
-    if (stat(lowerdir, &st) < 0 || !S_ISDIR(st.st_mode))
+    cleanup_close int hfd = workspace_open_host(lowerdir, O_PATH);
+    if (hfd < 0 || fstat(hfd, &st) < 0 || !S_ISDIR(st.st_mode))
       return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
     lower = xstrdup(lowerdir);
   } else {

@@ -170,6 +170,26 @@ void workspace_abandon(const char *root, const char *id);
  * The changes stay until commit/discard/purge.  No-op without a workspace. */
 void workspace_release(const char *root, const char *id);
 
+/* --- a sub-agent's view of its parent (view.c) -------------------------- */
+
+/* Is lowerdir a sub-agent's host dir, /proc/PID/root/DIR (its parent's
+ * view)? */
+bool workspace_is_view(const char *lowerdir);
+/* The host dir as a directory fd (flags: O_RDONLY or O_PATH): a view is
+ * resolved inside the parent's root with no symlink on the way
+ * (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS), any other path with no symlink as
+ * its last component.  -1 and errno. */
+int workspace_open_host(const char *lowerdir, int flags);
+/* A sub-agent's overlay names its lower layers ROOT//REL (view.c) and
+ * carries this option word, which is not the kernel's: */
+#define WORKSPACE_OPT_BENEATH "x-agentrt.lower-beneath"
+/* The value of such a lowerdir option with each ROOT//REL opened (O_PATH)
+ * as REL below ROOT without following a symlink, and named
+ * /proc/self/fd/N; *ret_fds the descriptors to close once mounted.  NULL
+ * and err when one is not there that way. */
+char *workspace_lowerdir_beneath(const char *lowerdir, int **ret_fds, size_t *ret_n,
+                                 struct error *err);
+
 /* --- the size-limited upper layer (image.c) ------------------------------ */
 
 /* Does the upper layer live in <dir>/upper.img? */
@@ -303,6 +323,13 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
 /* Set c->v[i].protect for every change (path and renamed-from path); a
  * directory holding a regular file HEAD in c or below hostfd (-1: none) is
  * a bare repository. */
+/* Would a sub-agent whose workspace is the directory rel (relative to its
+ * parent's) write below a protected path, whatever it writes (a `.git` or
+ * `.gitmodules` component, or an entry of patterns that starts in rel and
+ * ends in it or below it)?  Its changes are reviewed relative to its own
+ * root, where those components are not seen.  The reason, or NULL. */
+const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
+                                     const char **ret_pattern);
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd);
 /* ".git" or a name a case-folding file system resolves to it. */
 bool ws_is_git_name(const char *s, size_t n);

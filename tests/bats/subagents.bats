@@ -436,8 +436,194 @@ cg_dir() {
 	[ ! -e /etc/r.txt ]
 	run sub commit r r.txt
 	[ "$status" -eq 0 ]
-	# raw garbage on the socket from inside: the monitor answers or closes, and still serves
-	rt exec "$ID" sh -c 'printf "\377\377\377\377garbage" | nc -U -w 1 /run/agentrt/agent.sock; true' || true
+	# raw frames from inside (usock: nc -U), in one exec: garbage, a frame too long, a partial
+	# frame then EOF, a request with 200 descriptors (each answered `malformed` or closed), and
+	# the control, the same request with its 3 descriptors, served
+	run rt exec "$ID" sh -c 'u() { usock "$@" /run/agentrt/agent.sock | tr "\000" .; echo; echo =end; }
+		for f in "\377\377\377\377garbage" "\001\000\002\000Qx" "\006\000\000\000Qli"; do
+			printf "$f" | u
+		done
+		printf "\006\000\000\000Qlist\000" | u -f 200
+		printf "\006\000\000\000Qlist\000" | u -f 3'
+	[ "$(grep -c '^=end$' <<<"$output")" -eq 5 ] || fail "$output"
+	[ "$(grep -c 'malformed request' <<<"$output")" -ge 3 ] || fail "$output"
+	awk '/=end/ {n++} n == 3 && /malformed request/ {ok = 1} END {exit !ok}' <<<"$output" ||
+		fail "200 descriptors: $output"
+	awk '/=end/ {n++} n == 4 && /NAME.*STATUS/ {ok = 1} END {exit !ok}' <<<"$output" ||
+		fail "3 descriptors: $output"
 	run sub list
 	[ "$status" -eq 0 ]
+}
+
+# ---- attacks from inside the parent (each fails on the binary before its fix)
+
+@test "sub run --workspace through a symlink the parent planted (absolute, or .. out of its root) never reaches the host's files, nor does a commit after the parent swaps a directory for one; a directory only the parent made, or only the host dir has, is a workspace" {
+	out=$BUNDLE/outside
+	mkdir -p "$out/lib" "$out/d"
+	echo host-secret >"$out/lib/secret"
+	# the host dir has the names; the parent replaces their top directory with a symlink
+	mkdir -p "$WS/pkg/lib" "$WS/up/lib" "$WS/sw/d" "$WS/hostonly/d" "$WS/op/old"
+	echo from-host >"$WS/hostonly/d/h"
+	parent
+	rt exec "$ID" sh -c "rm -rf /workspace/pkg /workspace/up && ln -s $out /workspace/pkg &&
+		ln -s ../../../../../../../../../../../../../../..$out /workspace/up"
+	for w in pkg/lib up/lib; do
+		run sub run --workspace "/workspace/$w" -- sh -c 'cat secret; echo planted >planted'
+		[ "$status" -eq 125 ] && [[ "$output" == *"a symlink on the way"* ]] || fail "$w: $status $output"
+		[[ "$output" != *host-secret* ]] || fail "$w: the child read the host's file"
+	done
+	# a child on a real directory; the parent then makes its path a symlink to the host's
+	run sub run --name sw --workspace /workspace/sw/d -- sh -c 'echo planted >planted'
+	[ "$status" -eq 0 ] || fail "sw: $output"
+	rt exec "$ID" sh -c "rm -rf /workspace/sw && ln -s $out /workspace/sw"
+	run sub commit sw
+	[ "$status" -ne 0 ]
+	[ ! -e "$out/d/planted" ] && [ ! -e "$out/lib/planted" ] || fail "the commit wrote into the host's directory"
+	[ -z "$(ls -A "$out/d")" ] && [ "$(ls -A "$out/lib")" = secret ]
+	# the controls: a directory only the parent made, one only the host dir has (a layer
+	# without it is left out), one the parent emptied (opaque: the layers below are hidden)
+	rt exec "$ID" sh -c 'mkdir -p /workspace/mine && echo p >/workspace/mine/f && rm -rf /workspace/op && mkdir -p /workspace/op/new'
+	run sub run --name m --workspace /workspace/mine -- sh -c 'cat f; echo c >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = p ] || fail "mine: $status $output"
+	run sub run --name h --workspace /workspace/hostonly/d -- sh -c 'cat h; echo c >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = from-host ] || fail "hostonly: $status $output"
+	run sub run --workspace /workspace/op -- ls -A
+	[ "$status" -eq 0 ] && [ "$output" = new ] || fail "op: $status $output"
+	sub commit m && sub commit h
+	[ "$(rt exec "$ID" cat /workspace/mine/c.txt /workspace/hostonly/d/c.txt)" = "$(printf 'c\nc')" ]
+	[ ! -e "$WS/hostonly/d/c.txt" ]
+}
+
+@test "sub run --workspace inside .git, a protected path or below a bare repository is refused (the child's hook would be reviewed as a plain file and committed)" {
+	mkdir -p "$WS/proj/.git/hooks" "$WS/.vscode/x" "$WS/bare/hooks"
+	echo 'ref: refs/heads/main' >"$WS/proj/.git/HEAD"
+	echo 'ref: refs/heads/main' >"$WS/bare/HEAD"
+	parent
+	# the parent's own writes there (its upper holds the directories too)
+	rt exec "$ID" sh -c 'for d in proj/.git/hooks .vscode/x bare/hooks; do touch /workspace/$d/.k && rm /workspace/$d/.k; done'
+	for w in proj/.git/hooks proj/.git .vscode/x bare/hooks; do
+		run sub run --workspace "/workspace/$w" -- sh -c 'printf "#!/bin/sh\necho pwned\n" >pre-commit; chmod +x pre-commit'
+		[ "$status" -eq 125 ] || fail "$w: $status $output"
+		[[ "$output" == *".git"* ]] || [[ "$output" == *"protected"* ]] || [[ "$output" == *"bare repository"* ]] || fail "$w: $output"
+	done
+	[ -z "$(rt exec "$ID" find /workspace -name pre-commit)" ]
+	# the control: the work tree is a child's workspace, and a hook it writes is held back
+	run sub run --name ok --workspace /workspace/proj -- sh -c 'echo x >x.txt; printf "#!/bin/sh\n" >.git/hooks/pre-commit'
+	[ "$status" -eq 0 ]
+	run sub commit ok
+	[ "$status" -eq 0 ] && [[ "$output" == *"left out .git/hooks/pre-commit"* ]] || fail "$output"
+	[ "$(rt exec "$ID" sh -c 'cat /workspace/proj/x.txt; ls /workspace/proj/.git/hooks')" = x ]
+}
+
+@test "sub run: requests made at once do not start more children than maxChildren" {
+	parent "$SNT_DIR/two.json"
+	# six clients started together from one shell inside the parent
+	run rt exec "$ID" sh -c "for i in 1 2 3 4 5 6; do
+		($SUB sub run --name r\$i --detach -- sleep 120 >/tmp/r\$i 2>&1; echo rc=\$? >>/tmp/r\$i) &
+		done; wait; cat /tmp/r?"
+	started=$(grep -c '^rc=0$' <<<"$output")
+	[ "$started" -eq 2 ] || fail "$started children started: $output"
+	[ "$(grep -c 'subagents.maxChildren' <<<"$output")" -eq 4 ]
+	# seen from the host: two child containers
+	[ "$(find "$TEST_ROOT" -maxdepth 1 -name "$ID.r*" | wc -l)" -eq 2 ]
+}
+
+@test "sub run: --cpus whose quota wraps around 64 bits is refused; a child asking for no CPU limit gets at most its parent's (cgroup v1 refused the profile's 2 CPUs below a parent's half)" {
+	update_config '.linux.resources.cpu = {"quota": 50000, "period": 100000} |
+		.linux.resources.memory.limit = 268435456 | .linux.resources.pids.limit = 200'
+	parent
+	# 184467440737096 millicpus x 100000 is 48384 modulo 2^64: under the parent's 50000 x 1000
+	run sub run --cpus 184467440737.096 -- true
+	[ "$status" -eq 125 ] && [[ "$output" == *"above the parent's cpu limit"* ]] || fail "$status $output"
+	run sub run --cpus 1e3 -- true
+	[ "$status" -eq 125 ]
+	run sub run --name dflt --detach -- sleep 60
+	[ "$status" -eq 0 ] || fail "a child with no limits: $output"
+	[ "$(jq -r '.linux.resources.cpu.quota' "$TEST_ROOT/$ID.dflt/config.json")" -le 50000 ]
+	# seen from the host: the child's quota in its cgroup, below its parent's
+	p=$(jq -r '[.. | .cgroupPath? // empty][0]' "$TEST_ROOT/$ID.dflt/state.json")
+	if [ -f "/sys/fs/cgroup/cpu$p/cpu.cfs_quota_us" ]; then
+		[ "$(cat "/sys/fs/cgroup/cpu$p/cpu.cfs_quota_us")" -le 50000 ]
+	else
+		[ "$(cut -d' ' -f1 "/sys/fs/cgroup$p/cpu.max")" -le 50000 ]
+	fi
+	sub kill dflt
+}
+
+@test "sub: past 64 requests at once a connection is answered busy, not served by one more host process; a request trickled in is cut off at 10 s" {
+	parent
+	# the handlers: forks of the parent's monitor (its command line names the bundle), named
+	# agentrt-sub; two processes, whatever their number
+	handlers() {
+		local pids
+		pids=$(grep -lzxF -- "$BUNDLE" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3)
+		[ -n "$pids" ] || { echo 0; return; }
+		# shellcheck disable=SC2046
+		grep -lx agentrt-sub $(printf '/proc/%s/comm ' $pids) 2>/dev/null | wc -l
+	}
+	# a client that sends its request a few bytes at a time, each within 10 s
+	(rt exec "$ID" sh -c '(printf "\006\000\000\000Q"; sleep 5.5; printf "li"; sleep 5.5; printf "st\000") |
+		usock /run/agentrt/agent.sock' >"$BUNDLE/slow.out" 2>&1 || true; echo end >>"$BUNDLE/slow.out") &
+	slow=$!
+	for _ in $(seq 50); do [ "$(handlers)" -ge 1 ] && break; sleep 0.1; done
+	# 70 clients that connect and send nothing (each held until its handler gives up, then again)
+	rt exec -d "$ID" sh -c 'ln -s /usr/local/bin/usock /tmp/flood; for i in $(seq 70); do
+		(while [ ! -e /tmp/stop ]; do /tmp/flood /run/agentrt/agent.sock </dev/null >/dev/null 2>&1; sleep 0.2; done) &
+		done; wait' </dev/null >/dev/null 2>&1
+	max=0 busy=
+	for _ in $(seq 60); do
+		n=$(handlers)
+		[ "$n" -gt "$max" ] && max=$n
+		if [ "$n" -ge 64 ]; then
+			run sub list
+			[ "$status" -eq 125 ] && [[ "$output" == *busy* ]] && busy=1 && break
+		fi
+		sleep 0.2
+	done
+	n=$(handlers)
+	[ "$n" -gt "$max" ] && max=$n
+	[ "$max" -eq 64 ] && [ -n "$busy" ] || fail "$max handlers, busy: ${busy:-no} ($output)"
+	# the flood stops (the container's own processes, in its pid namespace): served again
+	rt exec "$ID" sh -c 'touch /tmp/stop; kill $(pidof flood) 2>/dev/null; true'
+	for _ in $(seq 50); do sub list >/dev/null 2>&1 && break; sleep 0.2; done
+	run sub list
+	[ "$status" -eq 0 ] && [[ "$output" == NAME* ]] || fail "after the flood: $output"
+	wait "$slow"
+	grep -q 'malformed request' "$BUNDLE/slow.out" || fail "the trickled request was served: $(cat "$BUNDLE/slow.out")"
+}
+
+@test "sub run --detach: the child's output kept on the host stops at 256 KiB" {
+	parent
+	sub run --name o --detach -- sh -c 'head -c 3000000 /dev/zero | tr "\0" x; echo; echo last-line'
+	for _ in $(seq 100); do [[ "$(sub list)" == *"o "*stopped* ]] && break; sleep 0.1; done
+	f=$TEST_ROOT/$ID/sub/o/output
+	for _ in $(seq 50); do grep -q 'output was dropped' "$f" && break; sleep 0.1; done
+	size=$(stat -c %s "$f")
+	[ "$size" -ge 262144 ] && [ "$size" -le 262300 ] || fail "output: $size bytes"
+	grep -q 'the rest of the output was dropped' "$f"
+	! grep -q last-line "$f"
+}
+
+@test "sub discard frees the name for another workspace; a child whose create failed is discarded; its name does not reach a sibling's workspace (P.a is a prefix of P.ab)" {
+	parent
+	# 1 byte of memory: the child's init is killed during its create
+	run sub run --name a --memory 1 -- true
+	[ "$status" -ne 0 ] && [ "$status" -ne 125 ] || fail "a: $status $output"
+	sub run --name ab -- sh -c 'echo ab >ab.txt'
+	for verb in diff commit; do
+		run sub "$verb" a
+		[ "$status" -eq 125 ] && [[ "$output" == *"has no workspace"* ]] && [[ "$output" != *ab.txt* ]] || fail "$verb: $output"
+	done
+	[ -z "$(rt exec "$ID" ls /workspace/ab.txt 2>/dev/null)" ]
+	run sub discard a
+	[ "$status" -eq 0 ] || fail "discard a: $output"
+	[[ "$(sub list)" != *"a "* ]]
+	run sub diff ab
+	[[ "$output" == *ab.txt* ]]
+	# a name discarded is free, whatever workspace its next child has
+	rt exec "$ID" mkdir -p /workspace/dd
+	sub run --name q --workspace /workspace/dd -- true
+	sub discard q
+	run sub run --name q -- true
+	[ "$status" -eq 0 ] || fail "q again: $output"
 }

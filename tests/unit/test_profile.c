@@ -485,6 +485,14 @@ static void test_refusals(void)
   c->linux->resources->cpu_quota = 3200000;
   expect_refusal(c, a, "32 is above the profile's ceiling 16", "cpus above ceiling");
   oci_config_free(c);
+  /* quota x 1000 is 48384000 modulo 2^64: under the ceiling unless computed wider */
+  c = docker_cfg();
+  c->linux->resources->has_cpu_quota = true;
+  c->linux->resources->cpu_quota = 18446744073709600;
+  c->linux->resources->has_cpu_period = true;
+  c->linux->resources->cpu_period = 100000;
+  expect_refusal(c, a, "is above the profile's ceiling 16", "cpus whose quota x 1000 wraps around");
+  oci_config_free(c);
   profile_free(a);
 }
 

@@ -478,6 +478,25 @@ static void test_protect(void)
          "protect: gitdir files and links, a .git dir itself; not the objects dir");
   tap_ok(ws_protect_reason("x/.vscode", WS_T_DIR, false, patterns, &pat) && streq(pat, ".vscode/"),
          "protect: the profile's list matches at any depth and names the entry");
+  {
+    /* a sub-agent's workspace directory, relative to its parent's: its own
+     * changes are reviewed relative to it, where these are not seen */
+    static const char *const in[] = {".git",        "p/.git/hooks", "p/.GIT/info",
+                                     "x/git~1",     ".gitmodules",  "a/.vscode",
+                                     ".vscode/x/y", "b/.envrc",     NULL};
+    static const char *const out[] = {"", "p", "src/git", "a.git/hooks", "docs/envrc", NULL};
+    char *pat2[] = {".envrc", ".vscode/", ".config/git", NULL};
+    bool ok = true;
+    for (size_t i = 0; in[i]; i++)
+      ok = ok && ws_protect_subdir_reason(in[i], patterns, &pat) != NULL;
+    for (size_t i = 0; out[i]; i++)
+      ok = ok && ws_protect_subdir_reason(out[i], patterns, &pat) == NULL;
+    /* a pattern that begins in the directory and goes on below it */
+    ok = ok && ws_protect_subdir_reason("home/.config", pat2, &pat) != NULL &&
+         streq(pat, ".config/git") &&
+         ws_protect_subdir_reason("home/.config/gitx", pat2, &pat) == NULL;
+    tap_ok(ok, "protect: a sub-agent's workspace in or at the start of a protected path");
+  }
 }
 
 static void test_quote(void)
@@ -541,6 +560,45 @@ static void test_sparse(void)
   unlinkat(d, "sp-copy", 0);
 }
 
+/* A sub-agent's lower layers ROOT//REL (workspace/view.c): REL opened below
+ * ROOT, never through a symlink nor out of ROOT. */
+static void test_beneath(void)
+{
+  int *fds = NULL;
+  size_t n = 0;
+  struct error e = {0};
+  char link[64] = "";
+  cleanup_free char *ok = NULL, *bad1 = NULL, *bad2 = NULL, *bad3 = NULL;
+  cleanup_free char *in = xfmt("%s//bn/a/b:%s/bn", tmp, tmp);
+
+  mk("bn");
+  mk("bn/a");
+  mk("bn/a/b");
+  if (symlink("/etc", P("bn/l")) < 0 || symlink("a", P("bn/rel")) < 0)
+    printf("# symlink: %s\n", strerror(errno));
+  ok = workspace_lowerdir_beneath(in, &fds, &n, &e);
+  if (ok != NULL && n == 1) {
+    cleanup_free char *fdp = xfmt("/proc/self/fd/%d", fds[0]);
+    ssize_t k = readlink(fdp, link, sizeof link - 1);
+    link[k > 0 ? k : 0] = '\0';
+  }
+  tap_ok(ok != NULL && n == 1 && str_has_prefix(ok, "/proc/self/fd/") && strchr(ok, ':') &&
+             streq(strchr(ok, ':') + 1, P("bn")) && streq(link, P("bn/a/b")),
+         "beneath: ROOT//REL is the directory REL below ROOT, by descriptor; a plain path stays");
+  for (size_t i = 0; i < n; i++)
+    close(fds[i]);
+  free(fds);
+  {
+    cleanup_free char *a = xfmt("%s//bn/l", tmp), *b = xfmt("%s//bn/rel/b", tmp),
+                      *c = xfmt("%s/bn//../../etc", tmp);
+    bad1 = workspace_lowerdir_beneath(a, &fds, &n, &e);
+    bad2 = workspace_lowerdir_beneath(b, &fds, &n, &e);
+    bad3 = workspace_lowerdir_beneath(c, &fds, &n, &e);
+  }
+  tap_ok(bad1 == NULL && bad2 == NULL && bad3 == NULL && n == 0,
+         "beneath: an absolute or a relative symlink, or `..` out of ROOT, is refused");
+}
+
 int main(void)
 {
   test_sha256();
@@ -558,6 +616,7 @@ int main(void)
   test_manifest();
   test_commit();
   test_sparse();
+  test_beneath();
   {
     cleanup_close int t = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ws_rm_tree(t, tmp + strlen("/tmp/"));
