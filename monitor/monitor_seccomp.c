@@ -68,19 +68,35 @@ struct seccomp_src {
   size_t n_items; /* live ones (tests read the monitor's fds) */
 };
 
-static void record(struct monitor *m, int eno, const struct seccomp_notif *req)
+/* The program of the caller of REQ, into EXE (size N), read while the caller
+ * still waits for our answer: once answered it may exit at once (try-syscall
+ * does) and its /proc entry is gone.  The notification's id, checked after the
+ * read, says the pid was still that caller's (not reused). */
+static void caller_program(int fd, const struct seccomp_notif *req, char *exe, size_t n)
 {
-  char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
-  char rel[24], exe[4096] = "?";
+  char rel[24];
   struct error ignore = {0};
   cleanup_close int dir = -1;
-  ssize_t n;
-  struct jbuf b = {0};
+  __u64 id = req->id;
+  ssize_t len;
 
+  snprintf(exe, n, "?");
   snprintf(rel, sizeof rel, "%u", req->pid);
   dir = procfs_open(rel, O_PATH | O_DIRECTORY, &ignore);
-  if (dir >= 0 && (n = readlinkat(dir, "exe", exe, sizeof exe - 1)) > 0)
-    exe[n] = '\0';
+  if (dir < 0 || (len = readlinkat(dir, "exe", exe, n - 1)) <= 0) {
+    snprintf(exe, n, "?");
+    return;
+  }
+  exe[len] = '\0';
+  if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0)
+    snprintf(exe, n, "?");
+}
+
+static void record(struct monitor *m, int eno, const struct seccomp_notif *req, const char *exe)
+{
+  char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+  struct jbuf b = {0};
+
   if (monitor_flood_admit(m, "syscall", exe, name ? name : "?", (pid_t)req->pid)) {
     jb_key_str(&b, "syscall", name ? name : "?");
     jb_key_i64(&b, "nr", req->data.nr);
@@ -120,6 +136,8 @@ static int item_add(struct seccomp_src *s, enum item_kind kind, int fd, bool ack
 /* true: the listener is done (hung up) */
 static bool on_notify(struct monitor *m, struct seccomp_src *s, int fd)
 {
+  char exe[4096];
+
   for (int i = 0; i < SECCOMP_READ_MAX; i++) {
     struct seccomp_notif req;
     struct seccomp_notif_resp resp;
@@ -136,12 +154,13 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, int fd)
         continue; /* the caller died meanwhile */
       return false;
     }
-    /* answer first: the caller waits; flags 0 = fail it with -eno */
+    caller_program(fd, &req, exe, sizeof exe);
+    /* then answer (the caller waits); flags 0 = fail it with -eno */
     resp = (struct seccomp_notif_resp){.id = req.id, .error = -s->eno};
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT) {
       /* the kernel fails the call itself when we cannot answer */
     }
-    record(m, s->eno, &req);
+    record(m, s->eno, &req, exe);
   }
   return false;
 }
