@@ -885,6 +885,27 @@ int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start
   return send_msg(h, "ROOT", err);
 }
 
+/* The monitor left without a word: say how (it is still our child; the
+ * status is peeked at, not reaped, so the caller's cleanup finds it). */
+static int monitor_died(struct monitor_handle *h, struct error *err)
+{
+  siginfo_t si;
+
+  for (int i = 0; i < 100; i++) {
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)h->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+      break;
+    if (si.si_pid == h->pid) {
+      if (si.si_code == CLD_EXITED)
+        return error_set(err, 0, "monitor: exited during setup (status %d)", si.si_status);
+      return error_set(err, 0, "monitor: killed during setup by signal %d (%s)", si.si_status,
+                       strsignal(si.si_status));
+    }
+    usleep(10000);
+  }
+  return error_set(err, 0, "monitor: exited during setup");
+}
+
 int monitor_wait_ready(struct monitor_handle *h, struct error *err)
 {
   char buf[ERROR_MSG_MAX + 32];
@@ -895,8 +916,13 @@ int monitor_wait_ready(struct monitor_handle *h, struct error *err)
     return 0;
   if (poll(&p, 1, MONITOR_READY_TIMEOUT_MS) == 0)
     return error_set(err, ETIMEDOUT, "monitor: not ready");
-  while ((n = recv(h->fd, buf, sizeof buf - 1, 0)) < 0 && errno == EINTR)
-    ;
+  /* a monitor that fails leaves "ROOT" unread: its close then reports
+   * ECONNRESET once, ahead of its "ERR" message, which the next recv reads */
+  for (int reset = 0;;) {
+    n = recv(h->fd, buf, sizeof buf - 1, 0);
+    if (n >= 0 || !(errno == EINTR || (errno == ECONNRESET && reset++ == 0)))
+      break;
+  }
   buf[n > 0 ? n : 0] = '\0';
   if (strcmp(buf, "OK") == 0)
     return 0;
@@ -907,7 +933,7 @@ int monitor_wait_ready(struct monitor_handle *h, struct error *err)
   }
   if (strncmp(buf, "ERR ", 4) == 0)
     return error_set(err, 0, "%s", buf + 4);
-  return error_set(err, 0, "monitor: exited during setup");
+  return monitor_died(h, err);
 }
 
 void monitor_handle_close(struct monitor_handle *h)
