@@ -412,7 +412,6 @@ static void test_enosys_newer(void)
   }
 }
 
-
 #if defined(__x86_64__)
 /* A call through the i386 ABI (int 0x80); pointer arguments must be below 4 GiB
  * (only NULLs and small numbers here). */
@@ -451,7 +450,7 @@ static int try_other_abis(void)
 static void test_other_abis(void)
 {
   char msg[ERROR_MSG_MAX];
-  char *names[] = {"umount2",         "umount", "settimeofday", "stime", "clock_settime",
+  char *names[] = {"umount2",         "umount",        "settimeofday",    "stime", "clock_settime",
                    "clock_settime64", "clock_adjtime", "clock_adjtime64", NULL};
   char *arches[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", NULL};
   struct oci_seccomp_syscall sc = {

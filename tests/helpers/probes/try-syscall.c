@@ -1,17 +1,19 @@
 /* try-syscall - probe whether a privileged system call is allowed, without side effects.
  *
  * Usage: try-syscall NAME [ARG]
- *        try-syscall i386:CALL | x32:CALL      the call through the other ABIs of x86-64
- *        try-syscall --abi-list                the CALLs those accept, one a line
+ *        try-syscall i386:CALL [ARG] | x32:CALL [ARG]   CALL through another ABI of x86-64
+ *        try-syscall --abi-list                         those CALLs and their numbers
  * Prints one line: "ok" when the call succeeded, else the errno's symbolic name (EPERM, ...).
- * Always exits 0 (2 on a usage error).  i386:CALL enters the kernel with `int 0x80` and the
- * i386 number of CALL (umount, stime, clock_settime64... exist only there); x32:CALL with the
- * x86-64 number (or the x32 one, 512..547) ORed with 0x40000000.  A kernel without x32
- * answers ENOSYS to every x32 call a seccomp filter lets through.  Each probe is chosen so that it changes nothing even
- * when it is allowed: nonexistent paths, invalid magic numbers, fds closed at once, namespaces
- * that die with this process.  Tests read the errno: EPERM/EACCES (or the seccomp errno) means
- * "denied"; anything else means the kernel got as far as argument checking.
- * Built statically into the test rootfs (tests/rootfs/build.sh). */
+ * Always exits 0 (2 on a usage error or a CALL the ABI lacks).  Each probe is chosen so that
+ * it changes nothing even when it is allowed: nonexistent paths, invalid magic numbers, fds
+ * closed at once, namespaces that die with this process.  Tests read the errno: EPERM/EACCES
+ * (or the seccomp errno) means "denied"; anything else means the kernel got as far as argument
+ * checking.  Built statically into the test rootfs (tests/rootfs/build.sh).
+ *
+ * i386:CALL enters the kernel with `int 0x80` and CALL's i386 number (umount, stime,
+ * clock_settime64... exist only there); x32:CALL with the x86-64 number (or x32's own,
+ * 512..547) ORed with 0x40000000.  A kernel without x32 answers ENOSYS to every x32 call that
+ * a seccomp filter lets through. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -345,7 +347,6 @@ static int p_openat2(void)
   return fdres(syscall(437 /* SYS_openat2 */, AT_FDCWD, "/nonexistent-try-syscall", NULL, 0));
 }
 
-
 /* ---- the i386 and x32 ABIs of an x86-64 kernel
  *
  * Every pointer passed through `int 0x80` is truncated to 32 bits, so the arguments live in
@@ -364,9 +365,9 @@ static char buf4[4], tio_c = ' ';
 static union bpf_attr bpf_a;
 static struct perf_event_attr perf_a;
 static struct io_uring_params uring_p;
-static int ts32[2] = {0, 2000000000};             /* i386's old timespec, invalid nsec */
-static long long ts64[2] = {0, 2000000000LL};     /* __kernel_timespec, invalid nsec */
-static long long timex_buf[64];                    /* modes 0: a read, nothing is set */
+static int ts32[2] = {0, 2000000000};         /* i386's old timespec, invalid nsec */
+static long long ts64[2] = {0, 2000000000LL}; /* __kernel_timespec, invalid nsec */
+static long long timex_buf[64];               /* modes 0: a read, nothing is set */
 
 static long sys_i386(long nr, const long a[6])
 {
@@ -406,7 +407,7 @@ static const struct abi_call {
     {"unshare", 310, 272, 0, {CLONE_NEWUSER}}, /* the namespace dies with us */
     {"clone-newuser", 120, 56, 2, {CLONE_NEWUSER | SIGCHLD}},
     {"setns", 346, 308, 0, {-1, 0}},                                  /* EBADF */
-    {"mount", 21, 165, 0, {P(s_none), P(s_root), P(s_fs), 0, 0}},    /* ENODEV */
+    {"mount", 21, 165, 0, {P(s_none), P(s_root), P(s_fs), 0, 0}},     /* ENODEV */
     {"umount", 22, NONE, 0, {P(s_fd)}},                               /* EINVAL */
     {"umount2", 52, 166, 0, {P(s_fd), 0}},                            /* EINVAL */
     {"fsopen", 430, 430, 1, {P(s_tmpfs), 1}},                         /* an fd */
@@ -421,7 +422,7 @@ static const struct abi_call {
     {"perf_event_open", 336, 298, 1, {P(&perf_a), 0, -1, -1, 0}},     /* an fd */
     {"keyctl", 288, 250, 0, {0 /* GET_KEYRING_ID */, -3 /* session */, 0}},
     {"add_key", 286, 248, 0, {P(s_user), P(s_desc), P(s_x), 1, -2 /* process keyring */}},
-    {"request_key", 287, 249, 0, {P(s_user), P(s_nokey), 0, 0}},      /* ENOKEY */
+    {"request_key", 287, 249, 0, {P(s_user), P(s_nokey), 0, 0}}, /* ENOKEY */
     {"ptrace", 26, 521, 0, {0x4206 /* PTRACE_SEIZE */, 0 /* our child */}},
     {"process_vm_readv", 347, 539, 0, {0 /* us */, 0, 0, 0, 0, 0}},   /* 0 bytes */
     {"process_vm_writev", 348, 540, 0, {0, 0, 0, 0, 0, 0}},           /* 0 bytes */
