@@ -17,8 +17,9 @@
  * closed after it.  Allowed calls never reach us: the filter's default is
  * ALLOW.  Each notification is answered at once with the profile's errno
  * (never "continue": nothing the container sends can make a denied call
- * succeed), then recorded as {"syscall":"unshare","nr":272,"verdict":
- * "refused","errno":1,"pid":P,"program":"/usr/bin/x","count":1}, coalesced
+ * succeed), then recorded as {"syscall":"unshare","nr":272,"arch":"x86_64",
+ * "verdict":"refused","errno":1,"pid":P,"program":"/usr/bin/x","count":1}
+ * (name and number as on the caller's ABI: i386's unshare is 310), coalesced
  * per program and call under a flood (monitor_flood.c).  A listener is
  * closed when the kernel hangs it up (no process uses its filter any more),
  * so a finished exec leaves no fd here.  If the monitor dies, the kernel
@@ -92,14 +93,43 @@ static void caller_program(int fd, const struct seccomp_notif *req, char *exe, s
     snprintf(exe, n, "?");
 }
 
+#define X32_SYSCALL_BIT 0x40000000
+
+/* The ABI of a call, as linux.seccomp names architectures (SCMP_ARCH_X86 ->
+ * "x86"), and the libseccomp token to resolve its number with: x32 calls come
+ * with x86_64's audit arch and 0x40000000 in the number. */
+static const char *call_abi(const struct seccomp_data *d, uint32_t *token)
+{
+  *token = d->arch;
+  switch (d->arch) {
+  case SCMP_ARCH_X86_64:
+    if ((uint32_t)d->nr & X32_SYSCALL_BIT) {
+      *token = SCMP_ARCH_X32;
+      return "x32";
+    }
+    return "x86_64";
+  case SCMP_ARCH_X86:
+    return "x86";
+  case SCMP_ARCH_AARCH64:
+    return "aarch64";
+  case SCMP_ARCH_ARM:
+    return "arm";
+  default:
+    return "?";
+  }
+}
+
 static void record(struct monitor *m, int eno, const struct seccomp_notif *req, const char *exe)
 {
-  char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
+  uint32_t token;
+  const char *abi = call_abi(&req->data, &token);
+  char *name = seccomp_syscall_resolve_num_arch(token, req->data.nr);
   struct jbuf b = {0};
 
   if (monitor_flood_admit(m, "syscall", exe, name ? name : "?", (pid_t)req->pid)) {
     jb_key_str(&b, "syscall", name ? name : "?");
     jb_key_i64(&b, "nr", req->data.nr);
+    jb_key_str(&b, "arch", abi);
     jb_key_str(&b, "verdict", "refused");
     jb_key_i64(&b, "errno", eno);
     jb_key_i64(&b, "pid", req->pid);

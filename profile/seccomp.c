@@ -12,7 +12,15 @@
  *   - ioctl(fd, TIOCSTI)                    -> ERRNO (CVE-2017-5226, H19); the
  *     command is compared on its low 32 bits, as the kernel reads it.
  * Architectures: the native ones of the build (a deny list must cover every
- * ABI the kernel accepts, or the other ABI would bypass it).
+ * ABI the kernel accepts, or the other ABI would bypass it).  libseccomp
+ * gives each name its number on every one of them (mount is 165 on x86_64,
+ * 21 on i386, 0x40000000|165 on x32), but some operations have other names
+ * on the 32-bit ABIs only: i386's umount, stime, clock_settime64 and
+ * clock_adjtime64 reached the kernel from a 64-bit process through `int 0x80`
+ * while umount2, settimeofday, clock_settime and clock_adjtime were denied
+ * (tests/bats/audit-evidence.bats, abi-i386-bypass).  A denied name therefore
+ * brings the other names of its operation (same_call) into its rule; names an
+ * architecture lacks are skipped for it (container/seccomp_filter.c).
  */
 #include <errno.h>
 #include <sched.h>
@@ -42,6 +50,15 @@ static const char *const native_arches[] = {
     NULL,
 };
 
+/* Names of one operation: denying one denies all (each is a name on some ABI
+ * the filter admits; see the comment at the top). */
+static const char *const same_call[][3] = {
+    {"umount2", "umount", NULL},
+    {"settimeofday", "stime", NULL},
+    {"clock_settime", "clock_settime64", NULL},
+    {"clock_adjtime", "clock_adjtime64", NULL},
+};
+
 static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *name,
                                             uint32_t errno_ret)
 {
@@ -55,6 +72,22 @@ static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *n
   sc->has_errno_ret = true;
   sc->errno_ret = errno_ret;
   return sc;
+}
+
+/* The other names of SC's operation, unless DENY lists them itself. */
+static void add_other_names(struct oci_seccomp_syscall *sc, char **deny)
+{
+  for (size_t g = 0; g < ARRAY_SIZE(same_call); g++) {
+    bool member = false;
+
+    for (size_t k = 0; k < ARRAY_SIZE(same_call[g]) && same_call[g][k] != NULL; k++)
+      member |= streq(same_call[g][k], sc->names[0]);
+    if (!member)
+      continue;
+    for (size_t k = 0; k < ARRAY_SIZE(same_call[g]) && same_call[g][k] != NULL; k++)
+      if (!strv_contains(deny, same_call[g][k]))
+        strv_push(&sc->names, same_call[g][k]);
+  }
 }
 
 static void add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t value)
@@ -77,7 +110,7 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
   for (size_t i = 0; native_arches[i] != NULL; i++)
     strv_push(&s->architectures, native_arches[i]);
   for (size_t i = 0; p->seccomp.deny != NULL && p->seccomp.deny[i] != NULL; i++)
-    add_rule(s, p->seccomp.deny[i], eno);
+    add_other_names(add_rule(s, p->seccomp.deny[i], eno), p->seccomp.deny);
   if (p->seccomp.deny_clone_namespaces) {
     for (size_t i = 0; i < ARRAY_SIZE(clone_ns_flags); i++)
       add_arg(add_rule(s, "clone", eno), 0, clone_ns_flags[i], clone_ns_flags[i]);

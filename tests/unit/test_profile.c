@@ -343,6 +343,14 @@ static void check_seccomp(const struct profile_result *r)
     }
   }
   tap_ok(all, "seccomp: all %zu listed syscalls denied with EPERM", ARRAY_SIZE(denied));
+  /* the names of the same operations on i386 (int 0x80 from a 64-bit process) */
+  tap_ok(rule_for(s, "umount", 0) == rule_for(s, "umount2", 0) &&
+             rule_for(s, "stime", 0) == rule_for(s, "settimeofday", 0) &&
+             rule_for(s, "clock_settime64", 0) == rule_for(s, "clock_settime", 0) &&
+             rule_for(s, "clock_adjtime64", 0) == rule_for(s, "clock_adjtime", 0) &&
+             rule_for(s, "umount", 0) != NULL && rule_for(s, "umount", 1) == NULL,
+         "seccomp: abi-i386-bypass: umount, stime, clock_settime64, clock_adjtime64 denied "
+         "with the x86_64 names of their operations");
   for (size_t k = 0; (sc = rule_for(s, "clone", k)) != NULL; k++)
     clones += sc->n_args == 1 && streq(sc->args[0].op, "SCMP_CMP_MASKED_EQ") &&
               sc->args[0].index == 0 && sc->args[0].value == sc->args[0].value_two &&

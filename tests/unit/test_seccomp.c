@@ -412,6 +412,62 @@ static void test_enosys_newer(void)
   }
 }
 
+#if defined(__x86_64__)
+/* A call through the i386 ABI (int 0x80); pointer arguments must be below 4 GiB
+ * (only NULLs and small numbers here). */
+static long sys_i386(long nr, long a0, long a1)
+{
+  long r;
+  register long r8 __asm__("r8") = 0;
+  register long r9 __asm__("r9") = 0;
+  register long r10 __asm__("r10") = 0;
+  register long r11 __asm__("r11") = 0;
+
+  __asm__ volatile("int $0x80"
+                   : "=a"(r), "+r"(r8), "+r"(r9), "+r"(r10), "+r"(r11)
+                   : "a"(nr), "b"(a0), "c"(a1)
+                   : "memory", "cc");
+  return r;
+}
+
+/* i386 umount(NULL) 22, stime(NULL) 25, clock_settime64(0, NULL) 404 and
+ * clock_adjtime64(0, NULL) 405 answer EFAULT when they reach the kernel; x32
+ * settimeofday (164|0x40000000) is ENOSYS on a kernel without x32. */
+static int try_other_abis(void)
+{
+  static const long i386_nr[] = {22, 25, 404, 405};
+
+  for (size_t i = 0; i < ARRAY_SIZE(i386_nr); i++)
+    if (sys_i386(i386_nr[i], 0, 0) != -EXDEV)
+      return 10 + (int)i;
+  if (sys_i386(20 /* getpid */, 0, 0) != getpid())
+    return 20;
+  if (syscall(0x40000000L | 164, NULL, NULL) != -1 || errno != EXDEV)
+    return 21;
+  return 0;
+}
+
+static void test_other_abis(void)
+{
+  char msg[ERROR_MSG_MAX];
+  char *names[] = {"umount2",         "umount",        "settimeofday",    "stime", "clock_settime",
+                   "clock_settime64", "clock_adjtime", "clock_adjtime64", NULL};
+  char *arches[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", NULL};
+  struct oci_seccomp_syscall sc = {
+      .names = names, .action = "SCMP_ACT_ERRNO", .has_errno_ret = true, .errno_ret = EXDEV};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW",
+                          .architectures = arches,
+                          .syscalls = &sc,
+                          .n_syscalls = 1};
+  int st = run_filtered(&s, LOAD_BPF, try_other_abis, msg, sizeof msg);
+
+  tap_ok(exited_with(st, 0),
+         "names of one ABI only (i386 umount, stime, clock_*64) are denied there, x32 through "
+         "its own number (%s)",
+         msg);
+}
+#endif
+
 int main(void)
 {
   if (mkdtemp(tmpdir) == NULL) {
@@ -428,6 +484,9 @@ int main(void)
   test_internal_notify();
   test_load_bpf_errors();
   test_enosys_newer();
+#if defined(__x86_64__)
+  test_other_abis();
+#endif
   {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -1,12 +1,19 @@
 /* try-syscall - probe whether a privileged system call is allowed, without side effects.
  *
  * Usage: try-syscall NAME [ARG]
+ *        try-syscall i386:CALL [ARG] | x32:CALL [ARG]   CALL through another ABI of x86-64
+ *        try-syscall --abi-list                         those CALLs and their numbers
  * Prints one line: "ok" when the call succeeded, else the errno's symbolic name (EPERM, ...).
- * Always exits 0 (2 on a usage error).  Each probe is chosen so that it changes nothing even
- * when it is allowed: nonexistent paths, invalid magic numbers, fds closed at once, namespaces
- * that die with this process.  Tests read the errno: EPERM/EACCES (or the seccomp errno) means
- * "denied"; anything else means the kernel got as far as argument checking.
- * Built statically into the test rootfs (tests/rootfs/build.sh). */
+ * Always exits 0 (2 on a usage error or a CALL the ABI lacks).  Each probe is chosen so that
+ * it changes nothing even when it is allowed: nonexistent paths, invalid magic numbers, fds
+ * closed at once, namespaces that die with this process.  Tests read the errno: EPERM/EACCES
+ * (or the seccomp errno) means "denied"; anything else means the kernel got as far as argument
+ * checking.  Built statically into the test rootfs (tests/rootfs/build.sh).
+ *
+ * i386:CALL enters the kernel with `int 0x80` and CALL's i386 number (umount, stime,
+ * clock_settime64... exist only there); x32:CALL with the x86-64 number (or x32's own,
+ * 512..547) ORed with 0x40000000.  A kernel without x32 answers ENOSYS to every x32 call that
+ * a seccomp filter lets through. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +22,8 @@
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +347,212 @@ static int p_openat2(void)
   return fdres(syscall(437 /* SYS_openat2 */, AT_FDCWD, "/nonexistent-try-syscall", NULL, 0));
 }
 
+/* ---- the i386 and x32 ABIs of an x86-64 kernel
+ *
+ * Every pointer passed through `int 0x80` is truncated to 32 bits, so the arguments live in
+ * static storage (this program is linked statically without PIE: below 4 GiB; checked). */
+#if defined(__x86_64__)
+#define X32_BIT 0x40000000L
+#define CLOCK_RT 0
+#define AT_CWD (-100L)
+
+static char s_none[] = "none", s_root[] = "/", s_fs[] = "agentrt-no-such-fs",
+            s_fd[] = "/proc/self/fd", s_a[] = "/nonexistent-agentrt-a",
+            s_b[] = "/nonexistent-agentrt-b", s_tmpfs[] = "tmpfs", s_user[] = "user",
+            s_desc[] = "agentrt-probe", s_nokey[] = "agentrt-no-such-key", s_x[] = "x",
+            s_empty[] = "", s_mod[] = "agentrt_no_such_module";
+static char buf4[4], tio_c = ' ';
+static union bpf_attr bpf_a;
+static struct perf_event_attr perf_a;
+static struct io_uring_params uring_p;
+static int ts32[2] = {0, 2000000000};         /* i386's old timespec, invalid nsec */
+static long long ts64[2] = {0, 2000000000LL}; /* __kernel_timespec, invalid nsec */
+static long long timex_buf[64];               /* modes 0: a read, nothing is set */
+
+static long sys_i386(long nr, const long a[6])
+{
+  long r;
+  register long r8 __asm__("r8") = 0; /* older kernels cleared r8-r11 in int 0x80 */
+  register long r9 __asm__("r9") = 0;
+  register long r10 __asm__("r10") = 0;
+  register long r11 __asm__("r11") = 0;
+  register long r12 __asm__("r12") = a[5]; /* the 6th argument goes in ebp */
+
+  __asm__ volatile("mov %%rbp, %%r13\n\tmov %%r12, %%rbp\n\tint $0x80\n\tmov %%r13, %%rbp"
+                   : "=a"(r), "+r"(r8), "+r"(r9), "+r"(r10), "+r"(r11)
+                   : "a"(nr), "b"(a[0]), "c"(a[1]), "d"(a[2]), "S"(a[3]), "D"(a[4]), "r"(r12)
+                   : "r13", "memory", "cc");
+  if (r < 0 && r > -4096) {
+    errno = (int)-r;
+    return -1;
+  }
+  return r;
+}
+
+static long sys_x32(long nr, const long a[6])
+{
+  return syscall(nr | X32_BIT, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+#define P(x) ((long)(uintptr_t)(x))
+#define NONE (-1)
+
+/* A call with harmless arguments: what it returns when allowed is in the comment. */
+static const struct abi_call {
+  const char *name;
+  int i386, x32; /* numbers; x32 without its 0x40000000 bit; NONE: no such call there */
+  int kind;      /* 0 status, 1 an fd to close, 2 a child to reap, 3 run in a new session */
+  long a[6];
+} abi_calls[] = {
+    {"unshare", 310, 272, 0, {CLONE_NEWUSER}}, /* the namespace dies with us */
+    {"clone-newuser", 120, 56, 2, {CLONE_NEWUSER | SIGCHLD}},
+    {"setns", 346, 308, 0, {-1, 0}},                                  /* EBADF */
+    {"mount", 21, 165, 0, {P(s_none), P(s_root), P(s_fs), 0, 0}},     /* ENODEV */
+    {"umount", 22, NONE, 0, {P(s_fd)}},                               /* EINVAL */
+    {"umount2", 52, 166, 0, {P(s_fd), 0}},                            /* EINVAL */
+    {"fsopen", 430, 430, 1, {P(s_tmpfs), 1}},                         /* an fd */
+    {"fsconfig", 431, 431, 0, {-1, 0, 0, 0, 0}},                      /* EBADF */
+    {"fsmount", 432, 432, 0, {-1, 0, 0}},                             /* EBADF */
+    {"fspick", 433, 433, 0, {AT_CWD, P(s_a), 0}},                     /* ENOENT */
+    {"move_mount", 429, 429, 0, {AT_CWD, P(s_a), AT_CWD, P(s_b), 0}}, /* ENOENT */
+    {"open_tree", 428, 428, 1, {AT_CWD, P(s_a), 0}},                  /* ENOENT */
+    {"pivot_root", 217, 155, 0, {P(s_a), P(s_b)}},                    /* ENOENT */
+    {"mount_setattr", 442, 442, 0, {-1, P(s_a), 0, 0, 0}},            /* EINVAL */
+    {"bpf", 357, 321, 1, {BPF_MAP_CREATE, P(&bpf_a), sizeof bpf_a}},  /* an fd */
+    {"perf_event_open", 336, 298, 1, {P(&perf_a), 0, -1, -1, 0}},     /* an fd */
+    {"keyctl", 288, 250, 0, {0 /* GET_KEYRING_ID */, -3 /* session */, 0}},
+    {"add_key", 286, 248, 0, {P(s_user), P(s_desc), P(s_x), 1, -2 /* process keyring */}},
+    {"request_key", 287, 249, 0, {P(s_user), P(s_nokey), 0, 0}}, /* ENOKEY */
+    {"ptrace", 26, 521, 0, {0x4206 /* PTRACE_SEIZE */, 0 /* our child */}},
+    {"process_vm_readv", 347, 539, 0, {0 /* us */, 0, 0, 0, 0, 0}},   /* 0 bytes */
+    {"process_vm_writev", 348, 540, 0, {0, 0, 0, 0, 0, 0}},           /* 0 bytes */
+    {"userfaultfd", 374, 323, 1, {O_CLOEXEC}},                        /* an fd */
+    {"io_uring_setup", 425, 425, 1, {1, P(&uring_p)}},                /* an fd */
+    {"io_uring_enter", 426, 426, 0, {-1, 0, 0, 0, 0, 0}},             /* EBADF */
+    {"io_uring_register", 427, 427, 0, {-1, 0, 0, 0}},                /* EBADF */
+    {"init_module", 128, 175, 0, {P(buf4), sizeof buf4, P(s_empty)}}, /* ENOEXEC */
+    {"finit_module", 350, 313, 0, {-1, P(s_empty), 0}},               /* EBADF */
+    {"delete_module", 129, 176, 0, {P(s_mod), O_NONBLOCK}},           /* ENOENT */
+    {"kexec_load", 283, 528, 0, {0, 1000, 0, 0}},                     /* EINVAL */
+    {"kexec_file_load", NONE, 320, 0, {-1, -1, 0, 0, 0x80000000L}},   /* EINVAL */
+    {"open_by_handle_at", 342, 304, 0, {-1, 0, 0}},                   /* EBADF */
+    {"name_to_handle_at", 341, 303, 0, {AT_CWD, P(s_a), 0, 0, 0}},    /* ENOENT */
+    {"clock_settime", 264, 227, 0, {CLOCK_RT, 0 /* ts */}},           /* EINVAL */
+    {"clock_settime64", 404, NONE, 0, {CLOCK_RT, P(ts64)}},           /* EINVAL */
+    {"clock_adjtime", 343, 305, 0, {CLOCK_RT, P(timex_buf)}},         /* a read */
+    {"clock_adjtime64", 405, NONE, 0, {CLOCK_RT, P(timex_buf)}},      /* a read */
+    {"settimeofday", 79, 164, 0, {0, 0}},                             /* nothing to set */
+    {"stime", 25, NONE, 0, {0}},                                      /* EFAULT */
+    {"adjtimex", 124, 159, 0, {P(timex_buf)}},                        /* a read */
+    {"reboot", 88, 169, 0, {0x12345678, 0x12345678, 0x4321fedc, 0}},  /* EINVAL */
+    {"swapon", 87, 167, 0, {P(s_a), 0}},                              /* ENOENT */
+    {"swapoff", 115, 168, 0, {P(s_a)}},                               /* ENOENT */
+    {"acct", 51, 163, 0, {P(s_a)}},                                   /* ENOENT */
+    {"syslog", 103, 103, 0, {10 /* SIZE_BUFFER */, 0, 0}},            /* a read */
+    {"kcmp", 349, 312, 0, {0 /* us */, 0, 0 /* KCMP_FILE */, 0, 0}},  /* a compare */
+    {"personality", 136, 135, 0, {0xffffffffL}},                      /* a query */
+    {"quotactl", 131, 179, 0, {0, 0, 0, 0}},                          /* EINVAL */
+    {"lookup_dcookie", 253, 212, 0, {0, 0, 0}},                       /* EINVAL/ENOSYS */
+    {"vhangup", 111, 153, 3, {0}}, /* no controlling terminal: nothing to hang up */
+    {"tiocsti", 54, 514, 0, {0 /* ARG or stdin */, TIOCSTI, P(&tio_c)}},
+    {"getpid", 20, 39, 0, {0}}, /* allowed everywhere: the control */
+};
+
+static const struct abi_call *abi_find(const char *name)
+{
+  for (size_t i = 0; i < sizeof(abi_calls) / sizeof(abi_calls[0]); i++)
+    if (strcmp(abi_calls[i].name, name) == 0)
+      return &abi_calls[i];
+  return NULL;
+}
+
+/* 0 / -errno; 1: no such probe; 2: no such call on that ABI, or it cannot run here */
+static int run_abi(bool i386, const char *name)
+{
+  const struct abi_call *c = abi_find(name);
+  long a[6], r;
+  pid_t child = -1;
+  int nr;
+
+  if (c == NULL)
+    return 1;
+  if ((nr = i386 ? c->i386 : c->x32) == NONE) {
+    fprintf(stderr, "try-syscall: no %s on the %s ABI\n", name, i386 ? "i386" : "x32");
+    return 2;
+  }
+  if ((uintptr_t)&timex_buf > 0xffffffffu) {
+    fprintf(stderr, "try-syscall: static data above 4 GiB: build without PIE\n");
+    return 2;
+  }
+  memcpy(a, c->a, sizeof a);
+  ts32[1] = 2000000000;
+  if (strcmp(name, "clock_settime") == 0)
+    a[1] = i386 ? P(ts32) : P(ts64);
+  bpf_a.map_type = BPF_MAP_TYPE_ARRAY;
+  bpf_a.key_size = bpf_a.value_size = bpf_a.max_entries = 4;
+  perf_a.type = PERF_TYPE_SOFTWARE;
+  perf_a.size = sizeof perf_a;
+  perf_a.config = PERF_COUNT_SW_CPU_CLOCK;
+  perf_a.disabled = 1;
+  if (strcmp(name, "process_vm_readv") == 0 || strcmp(name, "process_vm_writev") == 0 ||
+      strcmp(name, "kcmp") == 0)
+    a[0] = getpid(), a[1] = strcmp(name, "kcmp") == 0 ? getpid() : 0;
+  if (strcmp(name, "tiocsti") == 0 && arg) {
+    int fd;
+    if (parse_num(arg, 0, 1 << 20, &fd) < 0)
+      return -EINVAL;
+    a[0] = fd;
+  }
+  if (strcmp(name, "ptrace") == 0) {
+    child = fork();
+    if (child < 0)
+      return -errno;
+    if (child == 0) {
+      pause();
+      _exit(0);
+    }
+    a[1] = child;
+  }
+  if (c->kind == 3) {
+    int st;
+    child = fork();
+    if (child < 0)
+      return -errno;
+    if (child == 0) {
+      if (setsid() < 0)
+        _exit(255);
+      r = i386 ? sys_i386(nr, a) : sys_x32(nr, a);
+      _exit(r < 0 ? (errno & 0xff) : 0);
+    }
+    if (waitpid(child, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 255)
+      return -ECHILD;
+    return -WEXITSTATUS(st);
+  }
+  r = i386 ? sys_i386(nr, a) : sys_x32(nr, a);
+  if (r < 0)
+    r = -errno;
+  if (child > 0) {
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+  }
+  if (r >= 0 && c->kind == 1)
+    close((int)r);
+  if (r == 0 && c->kind == 2)
+    syscall(SYS_exit, 0); /* the child of clone: nothing of ours may run in it */
+  if (r > 0 && c->kind == 2)
+    waitpid((pid_t)r, NULL, 0);
+  return r < 0 ? (int)r : 0;
+}
+#else
+static int run_abi(bool i386, const char *name)
+{
+  (void)i386;
+  (void)name;
+  fprintf(stderr, "try-syscall: the i386 and x32 probes are for x86-64\n");
+  return 2;
+}
+#endif
+
 static const struct probe {
   const char *name;
   int (*fn)(void);
@@ -380,6 +595,10 @@ static const struct probe {
 
 static int run(const char *name)
 {
+  if (strncmp(name, "i386:", 5) == 0)
+    return run_abi(true, name + 5);
+  if (strncmp(name, "x32:", 4) == 0)
+    return run_abi(false, name + 4);
   if (strcmp(name, "unshare-user") == 0)
     return p_unshare(CLONE_NEWUSER);
   if (strcmp(name, "unshare-net") == 0)
@@ -401,8 +620,17 @@ int main(int argc, char **argv)
     fputc('\n', stderr);
     return 2;
   }
+  if (strcmp(argv[1], "--abi-list") == 0) {
+#if defined(__x86_64__)
+    for (size_t i = 0; i < sizeof(abi_calls) / sizeof(abi_calls[0]); i++)
+      printf("%s i386=%d x32=%d\n", abi_calls[i].name, abi_calls[i].i386, abi_calls[i].x32);
+#endif
+    return 0;
+  }
   arg = argc == 3 ? argv[2] : NULL;
   int r = run(argv[1]);
+  if (r == 2)
+    return 2;
   if (r == 1) {
     fprintf(stderr, "try-syscall: unknown probe `%s'\n", argv[1]);
     return 2;
