@@ -16,6 +16,7 @@
  *   workspace   the current directory (or --workspace DIR) at its own path,
  *               the profile's reviewed overlay (or --write-through: a bind
  *               with the protected paths read-only)
+ *   session     its own session and process group, with or without a terminal
  *   network     a network namespace of its own with loopback only: the
  *               host's loopback services are unreachable
  *   secrets     --secret NAME: only those of the profile's secrets (none
@@ -1227,7 +1228,12 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   g.profile = o.profile ? o.profile : "agent";
   {
     struct create_opts co = {
-        .id = name, .bundle = ws, .config_json = cfg_json, .config_len = cfg_len, .profile = prof};
+        .id = name,
+        .bundle = ws,
+        .config_json = cfg_json,
+        .config_len = cfg_len,
+        .profile = prof,
+        .new_session = true};
     code = run_foreground(&g, &co, o.keep, err);
   }
   binds_free(&binds);

@@ -364,6 +364,50 @@ print("started", n)'
 	[[ "$output" == *interactive* ]]
 }
 
+@test "sandbox: kill(0) from inside does not reach the caller's process group (regression: same pgid, user)" {
+	# The caller is a shell of the same user (a signal from the sandbox may reach it); before,
+	# the sandbox's program was in its process group and session, and `kill 0` signalled it.
+	run as_user sh -c 'trap "echo CALLER-SIGNALLED" USR1
+		"$0" sandbox --name pg1 -- sh -c "cut -d\" \" -f5,6 /proc/self/stat; kill -USR1 0; sleep 0.5"
+		echo rc=$?' "$AGENTRT"
+	[[ "$output" != *CALLER-SIGNALLED* ]]
+	# a session and process group of its own: the ones of the sandbox's pid 1, not invisible (0)
+	[[ "$output" == *$'\n1 1'* || "$output" == "1 1"* ]]
+	[[ "$output" == *rc=138* ]]
+}
+
+@test "sandbox: kill(0) from inside does not reach the caller's process group (regression: same pgid, root)" {
+	run setsid sh -c 'trap "echo CALLER-SIGNALLED" USR1
+		cd "$1" && "$0" --root "$2" sandbox --name pg2 -- sh -c "kill -USR1 0; sleep 0.5"
+		echo rc=$?' "$AGENTRT" "$SBX/ws" "$SBX_ROOT"
+	[[ "$output" != *CALLER-SIGNALLED* ]]
+	[[ "$output" == *rc=138* ]]
+	"$AGENTRT" --root "$SBX_ROOT" workspace pg2 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: TIOCSTI on the caller's terminal is refused (stdin a terminal, stdout not)" {
+	requires script perl
+	printf 'ioctl(STDIN, 0x5412, my $c = "x") ? print "INJECTED\n" : print "refused: $!\n";\n' >"$SBX/sti.pl"
+	chmod 644 "$SBX/sti.pl"
+	run as_user script -qec "$AGENTRT sandbox --name sti1 -- perl $SBX/sti.pl >$SBX/ws/sti.out 2>&1" /dev/null
+	run cat "$SBX/ws/sti.out"
+	[[ "$output" == *refused* ]]
+	[[ "$output" != *INJECTED* ]]
+}
+
+@test "sandbox: ^C on a terminal reaches the program, and job control works in bash" {
+	requires script bash
+	# ^C typed while the program waits: it gets SIGINT (through the pty)
+	run as_user script -qec "$AGENTRT sandbox --name cc1 -- sh -c 'trap \"echo got-INT; exit 3\" INT; echo ready; sleep 5 & wait'" /dev/null < <(sleep 2; printf '\003'; sleep 3)
+	[[ "$output" == *got-INT* ]]
+	[ "$status" -eq 3 ]
+	# bash -i on the pty: a job stopped and brought back (fg) needs it to be the terminal's
+	run as_user script -qec "$AGENTRT sandbox --name jc1 -- bash --norc -i" /dev/null < <(sleep 2; printf 'sleep 2; echo SLEPT\n'; sleep 1; printf '\032'; sleep 1; printf 'fg; echo JOBS-DONE; exit 5\n'; sleep 4)
+	[[ "$output" == *Stopped* ]]
+	[[ "$output" == *JOBS-DONE* ]]
+	[ "$status" -eq 5 ]
+}
+
 @test "doctor: everything a container needs is found on this host" {
 	run "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
