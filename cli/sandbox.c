@@ -30,6 +30,7 @@
  * agent's files keep their owner; where the host forbids that, the error says
  * why and what to change (`agentrt doctor` checks it beforehand).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -104,7 +105,7 @@ static const struct opt_spec sandbox_specs[] = {
 static const char sandbox_usage[] =
     "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
     "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
-    "                       [--env K=V]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
+    "                       [--env K=V|NAME]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
     "                       [--secret NAME]... [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
@@ -119,6 +120,9 @@ static const char sandbox_usage[] =
     "$NAME as a placeholder, the egress TLS proxy puts the real value in requests to\n"
     "the secret's hosts, which --allow or the profile's egress.allow must already let\n"
     "out (a secret never widens egress).\n"
+    "The caller's environment is passed in without its credentials: AWS_*, AZURE_*,\n"
+    "GOOGLE_*, names with TOKEN, SECRET, PASSWORD, API_KEY, CREDENTIAL..., SSH_AUTH_SOCK;\n"
+    "--env NAME passes the caller's NAME all the same, --env K=V sets one.\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents
@@ -143,6 +147,20 @@ static const char *const env_drop[] = {
     "AGENTRT_SANDBOX_CGROUP=",
     NULL,
 };
+
+/* Variables whose name says they hold a credential: a cloud's (by prefix),
+ * or a token, key, password or secret (by a word of the name, in any case).
+ * They are not passed in unless named with --env NAME. */
+static const char *const cred_prefix[] = {
+    "AWS_",     "AZURE_",         "ARM_",      "GOOGLE_",       "GCLOUD_", "GCP_",   "CLOUDSDK_",
+    "OCI_CLI_", "ALIBABA_CLOUD_", "ALICLOUD_", "DIGITALOCEAN_", "HCLOUD_", "VAULT_", NULL,
+};
+static const char *const cred_word[] = {
+    "TOKEN",      "SECRET",      "PASSWORD",   "PASSWD", "PASSPHRASE", "API_KEY", "APIKEY",
+    "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "COOKIE", "AUTH_",      NULL,
+};
+/* and a name ending in one of these */
+static const char *const cred_suffix[] = {"_KEY", "_PAT", "_AUTH", "_DSN", "DATABASE_URL", NULL};
 
 static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
 /* What a file of the home may not lead to either: the sandbox's own private
@@ -180,7 +198,8 @@ struct sandbox_opts {
   const char *cpus;
   const char *cgroup; /* a user's sandbox: its cgroup in the user's delegated one */
   bool keep;
-  char **env;      /* --env */
+  char **env;      /* --env K=V */
+  char **env_pass; /* --env NAME: the caller's value of NAME, credential or not */
   char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
   const struct home_binds *binds;
   char **allow; /* --allow: egress entries */
@@ -196,6 +215,54 @@ static bool env_dropped(const char *e)
     if (str_has_prefix(e, env_drop[i]))
       return true;
   return false;
+}
+
+/* `e` (NAME=VALUE) holds a credential by its name (cred_prefix, cred_word,
+ * cred_suffix). */
+static bool env_credential(const char *e)
+{
+  const char *eq = strchr(e, '=');
+  size_t n = eq != NULL ? (size_t)(eq - e) : strlen(e);
+  char name[256];
+
+  if (n >= sizeof name)
+    return true; /* nobody names a variable like that: not passed in */
+  for (size_t i = 0; i < n; i++)
+    name[i] = (char)toupper((unsigned char)e[i]);
+  name[n] = '\0';
+  for (size_t i = 0; cred_prefix[i] != NULL; i++)
+    if (str_has_prefix(name, cred_prefix[i]))
+      return true;
+  for (size_t i = 0; cred_word[i] != NULL; i++)
+    if (strstr(name, cred_word[i]) != NULL)
+      return true;
+  for (size_t i = 0; cred_suffix[i] != NULL; i++) {
+    size_t k = strlen(cred_suffix[i]);
+    if (n >= k && streq(name + n - k, cred_suffix[i]))
+      return true;
+  }
+  return false;
+}
+
+/* `e` (NAME=VALUE) is named by a --env NAME */
+static bool env_named(char *const *names, const char *e)
+{
+  size_t n = strcspn(e, "=");
+
+  for (size_t i = 0; names != NULL && names[i] != NULL; i++)
+    if (strlen(names[i]) == n && strncmp(names[i], e, n) == 0)
+      return true;
+  return false;
+}
+
+static bool env_name_ok(const char *s)
+{
+  if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  for (const char *c = s; *c != '\0'; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_'))
+      return false;
+  return true;
 }
 
 static bool is_dir(const char *p)
@@ -289,7 +356,9 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   profile_gen_str(y, "env");
   yajl_gen_array_open(y);
   for (char **e = environ; e != NULL && *e != NULL; e++) {
-    if (env_dropped(*e) || strchr(*e, '=') == NULL)
+    if (strchr(*e, '=') == NULL || env_named(o->env_pass, *e))
+      continue;
+    if (env_dropped(*e) || env_credential(*e))
       continue;
     if (str_has_prefix(*e, "HOME="))
       continue;
@@ -300,6 +369,9 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
     profile_gen_str(y, h);
   }
   profile_gen_str(y, "AGENTRT_SANDBOX=1");
+  for (char **e = environ; e != NULL && *e != NULL; e++)
+    if (strchr(*e, '=') != NULL && env_named(o->env_pass, *e))
+      profile_gen_str(y, *e);
   for (char **e = o->env; e != NULL && *e != NULL; e++)
     profile_gen_str(y, *e);
   yajl_gen_array_close(y);
@@ -1012,6 +1084,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   size_t cfg_len = 0;
   cleanup_free char *shim = NULL;
   cleanup_strv char **env = NULL;
+  cleanup_strv char **env_pass = NULL;
   cleanup_strv char **dots = NULL;
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
@@ -1054,8 +1127,12 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       o.keep = true;
       break;
     case S_ENV:
+      if (strchr(val, '=') == NULL && env_name_ok(val)) {
+        strv_push(&env_pass, val);
+        break;
+      }
       if (strchr(val, '=') == NULL || val[0] == '=')
-        return error_set(err, 0, "sandbox: --env: expected KEY=VALUE, got `%s`", val);
+        return error_set(err, 0, "sandbox: --env: expected KEY=VALUE or NAME, got `%s`", val);
       strv_push(&env, val);
       break;
     case S_DOTFILE: {
@@ -1089,6 +1166,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     return error_set(err, 0, "sandbox: expected a command (agentrt sandbox [OPTIONS] -- CMD)");
   o.cmd = argv + it.i;
   o.env = env;
+  o.env_pass = env_pass;
   o.allow = allow;
   o.dns = dns;
   o.dotfiles = dots;
@@ -1227,13 +1305,12 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
    * rules, which the sandbox does not change) */
   g.profile = o.profile ? o.profile : "agent";
   {
-    struct create_opts co = {
-        .id = name,
-        .bundle = ws,
-        .config_json = cfg_json,
-        .config_len = cfg_len,
-        .profile = prof,
-        .new_session = true};
+    struct create_opts co = {.id = name,
+                             .bundle = ws,
+                             .config_json = cfg_json,
+                             .config_len = cfg_len,
+                             .profile = prof,
+                             .new_session = true};
     code = run_foreground(&g, &co, o.keep, err);
   }
   binds_free(&binds);

@@ -408,6 +408,28 @@ print("started", n)'
 	[ "$status" -eq 5 ]
 }
 
+@test "sandbox: the caller's credential variables are not passed in (regression: env leaked GITHUB_TOKEN, AWS_*, *_API_KEY)" {
+	run as_user env GITHUB_TOKEN=ghp-leak GH_TOKEN=gh-leak AWS_ACCESS_KEY_ID=AKIA-leak \
+		AWS_SECRET_ACCESS_KEY=aws-leak OPENAI_API_KEY=sk-leak NPM_TOKEN=npm-leak PGPASSWORD=pg-leak \
+		GOOGLE_APPLICATION_CREDENTIALS=/x/leak.json my_service_secret=s-leak GIT_AUTHOR_NAME=kept \
+		"$AGENTRT" sandbox --name env1 -- env
+	[ "$status" -eq 0 ]
+	[[ "$output" != *leak* ]]
+	[[ "$output" != *SSH_AUTH_SOCK* ]]
+	[[ "$output" == *GIT_AUTHOR_NAME=kept* ]]
+	[[ "$output" == *TERM=dumb* ]]
+	# named explicitly, it is passed; K=V sets one; a bad name is refused in one line
+	run as_user env GH_TOKEN=gh-asked OPENAI_API_KEY=sk-not "$AGENTRT" sandbox --name env2 --env GH_TOKEN \
+		--env X_TOKEN=given -- env
+	[ "$status" -eq 0 ]
+	[[ "$output" == *GH_TOKEN=gh-asked* ]]
+	[[ "$output" == *X_TOKEN=given* ]]
+	[[ "$output" != *sk-not* ]]
+	run sbx --env 1BAD -- true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--env: expected KEY=VALUE or NAME, got \`1BAD\`"* ]]
+}
+
 @test "doctor: everything a container needs is found on this host" {
 	run "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
