@@ -7,6 +7,9 @@
  * pass through):
  *
  *   root        the host's /, read-only (or --rootfs DIR)
+ *   private     /tmp, /var/tmp: tmpfs mounts of its own, also when the
+ *               workspace is below one; the state root and the data
+ *               directory are masked
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
  *               user's home is an empty scratch tmpfs, with the files the
  *               profile lists (sandbox.home) and --dotfile adds bound
@@ -109,7 +112,8 @@ static const char sandbox_usage[] =
     "                       [--secret NAME]... [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
-    "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
+    "unprivileged user: the host's root read-only, /home, /root and /run hidden, /tmp\n"
+    "and /var/tmp private, agentrt's state root and data directory masked, the\n"
     "home empty but for the profile's sandbox.home files and --dotfile PATH (relative to\n"
     "the home), read-only, never keys, credentials, browser profiles or histories (the\n"
     "built-in deny list, plus the profile's sandbox.homeDeny), the\n"
@@ -202,6 +206,8 @@ struct sandbox_opts {
   char **env_pass; /* --env NAME: the caller's value of NAME, credential or not */
   char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
   const struct home_binds *binds;
+  char **hide; /* agentrt's state root and data directory, where the sandbox would see them:
+                  masked (after every mount: the workspace's layers are in there) */
   char **allow; /* --allow: egress entries */
   bool network; /* slirp4netns and the egress policy (--allow, the profile's allowlist) */
   char **dns;   /* --dns: upstream resolvers */
@@ -271,6 +277,14 @@ static bool is_dir(const char *p)
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* `path` (absolute) is a directory of the sandbox's root: the host's
+ * (rootfs NULL) or --rootfs */
+static bool in_root_is_dir(const char *rootfs, const char *path)
+{
+  cleanup_free char *p = xfmt("%s%s", rootfs != NULL ? rootfs : "", path);
+  return is_dir(p);
+}
+
 /* A size for the limits: digits with an optional k/m/g suffix, in bytes. */
 static int parse_size(const char *s, uint64_t *ret)
 {
@@ -324,6 +338,8 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
   const char *const home_opts[] = {"nosuid", "nodev", "mode=700", "size=256m", NULL};
+  const char *const tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=512m", NULL};
+  const char *const var_tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=256m", NULL};
   const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
   const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
   bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
@@ -396,6 +412,13 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   profile_gen_mount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
   profile_gen_mount(y, "/dev/mqueue", "mqueue", "mqueue", mq_opts);
   profile_gen_mount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  /* /tmp and /var/tmp are the sandbox's own even when the workspace is below
+   * one (the profile's scratch leaves those out): the host's hold other
+   * programs' files and sockets */
+  if (in_root_is_dir(o->rootfs, "/tmp"))
+    profile_gen_mount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
+  if (in_root_is_dir(o->rootfs, "/var/tmp"))
+    profile_gen_mount(y, "/var/tmp", "tmpfs", "tmpfs", var_tmp_opts);
   if (o->rootfs == NULL) {
     for (size_t i = 0; hidden_dirs[i] != NULL; i++)
       if (is_dir(hidden_dirs[i]))
@@ -530,6 +553,11 @@ static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *
   /* no sub-agent API in a sandbox yet: its children would need its hidden
    * directories and its user namespace (monitor/subagents.h) */
   p->subagents.enabled = false;
+  for (char **h = o->hide; h != NULL && *h != NULL; h++) {
+    if (p->masked_paths == NULL)
+      p->masked_paths = xmalloc0(sizeof(char *));
+    strv_push(&p->masked_paths, *h);
+  }
   if (!o->network) {
     /* loopback only: there is nowhere to go, so no rules to install (and
      * nothing needs the init's network namespace: see cmd_sandbox) */
@@ -1053,6 +1081,44 @@ static char *random_name(void)
   return xfmt("sandbox-%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
 }
 
+/* agentrt's state root and data directory, as the sandbox would see them on
+ * the host's root (other containers' state, workspaces' layers, the audit
+ * trails): hidden (*ret: the ones not already in a hidden directory, /tmp,
+ * /var/tmp or the home).  A workspace in one of them, or holding one, is
+ * refused. */
+static int hide_state_dirs(const struct global_opts *g, const char *ws, const char *home,
+                           char ***ret, struct error *err)
+{
+  const char *const dirs[] = {g->root, g->data_dir};
+  const char *const what[] = {"state root (--root)", "data directory"};
+
+  for (size_t i = 0; i < 2; i++) {
+    cleanup_free char *d = dirs[i] != NULL ? realpath(dirs[i], NULL) : NULL;
+    const char *rest;
+    bool covered = false;
+
+    if (dirs[i] == NULL)
+      continue;
+    if (d == NULL) {
+      /* not made yet: where it will be */
+      cleanup_free char *cwd = getcwd(NULL, 0);
+      cleanup_free char *abs =
+          dirs[i][0] == '/' ? xstrdup(dirs[i]) : xfmt("%s/%s", cwd ? cwd : "/", dirs[i]);
+      d = path_normalize(abs);
+    }
+    if (path_under(ws, d, &rest) || path_under(d, ws, &rest))
+      return error_set(err, 0, "sandbox: the workspace `%s` %s agentrt's %s `%s`", ws,
+                       path_under(d, ws, &rest) ? "holds" : "is in", what[i], d);
+    for (size_t j = 0; hidden_dirs[j] != NULL && !covered; j++)
+      covered = path_under(d, hidden_dirs[j], &rest);
+    covered = covered || path_under(d, "/tmp", &rest) || path_under(d, "/var/tmp", &rest) ||
+              path_under(d, home, &rest);
+    if (!covered && !strv_contains(*ret, d))
+      strv_push(ret, d);
+  }
+  return 0;
+}
+
 /* The one line at exit: what changed and how to review it. */
 static void print_summary(const struct global_opts *g, const char *name, const char *ws,
                           bool write_through)
@@ -1085,6 +1151,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *shim = NULL;
   cleanup_strv char **env = NULL;
   cleanup_strv char **env_pass = NULL;
+  cleanup_strv char **hide = NULL;
   cleanup_strv char **dots = NULL;
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
@@ -1214,10 +1281,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   }
   if (!is_dir(ws))
     return error_set(err, 0, "sandbox: workspace `%s`: not a directory", ws);
-  if (streq(ws, "/"))
+  if (streq(ws, "/") || streq(ws, "/tmp") || streq(ws, "/var/tmp"))
     return error_set(err, 0,
-                     "sandbox: the workspace cannot be `/` (run it from a project "
-                     "directory, or give --workspace DIR)");
+                     "sandbox: the workspace cannot be `%s` (run it from a project "
+                     "directory, or give --workspace DIR)",
+                     ws);
   if (o.rootfs != NULL && !is_dir(o.rootfs))
     return error_set(err, 0, "sandbox: --rootfs `%s`: not a directory", o.rootfs);
   {
@@ -1242,6 +1310,10 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       return error_set(err, 0, "sandbox: the workspace `%s` is on the home's deny list (`%s`)", ws,
                        why);
   }
+
+  if (hide_state_dirs(&g, ws, home, &hide, err) < 0)
+    return -1;
+  o.hide = hide;
 
   /* A user's limits: in a cgroup below the user's delegated one, else
    * dropped, loudly (before the user namespace: the cgroup files are the

@@ -430,6 +430,54 @@ print("started", n)'
 	[[ "$output" == *"--env: expected KEY=VALUE or NAME, got \`1BAD\`"* ]]
 }
 
+@test "sandbox: /tmp is private even with the workspace below it (regression: the host's /tmp was visible, user)" {
+	# the test's workspace is below /tmp ($SBX): the profile's /tmp scratch left it out
+	local f=/tmp/agentrt-test-sbx-host-$BATS_ROOT_PID
+	echo HOST-TMP-SECRET >"$f"
+	chmod 644 "$f"
+	run sbx_out --name tmp1 -- sh -c "cat $f; ls /tmp; echo scratch >/tmp/s && cat /tmp/s; echo w >ws-file && cat ws-file"
+	rm -f "$f"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *HOST-TMP-SECRET* ]]
+	[[ "$output" != *agentrt-test-sbx-host* ]]
+	[[ "$output" == *scratch* ]]
+	[[ "$output" == *$'\nw'* ]]
+	[ ! -e /tmp/s ]
+	"$AGENTRT" --root "$SBX/run/agentrt" workspace tmp1 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: agentrt's state root and data directory are hidden inside (regression: --root and the data dir were readable, root)" {
+	local st=/var/lib/agentrt-test-sbx-st-$BATS_ROOT_PID dd=/var/lib/agentrt-test-sbx-dd-$BATS_ROOT_PID
+	mkdir -p /srv && local ws
+	ws=$(mktemp -d /srv/agentrt-test-sbx-ws.XXXXXX)
+	run sh -c 'cd "$1" && "$2" --root "$3" --data-dir "$4" sandbox --name hid1 -- sh -c "ls -A \"\$0\" \"\$1\"; echo end" "$3" "$4"' \
+		sh "$ws" "$AGENTRT" "$st" "$dd"
+	"$AGENTRT" --root "$st" --data-dir "$dd" workspace hid1 purge >/dev/null 2>&1 || true
+	rm -rf --one-file-system "$st" "$dd" "$ws"
+	[ "$status" -eq 0 ]
+	# the state directory of the sandbox itself (hid1) and the data directory's roots/ are not listed
+	local listed=${output%%end*}
+	[[ "$listed" != *hid1* ]]
+	[[ "$listed" != *roots* ]]
+	[[ "$output" == *end* ]]
+}
+
+@test "sandbox: the workspace cannot be /, /tmp or /var/tmp, nor hold agentrt's state root" {
+	run sbx --workspace /tmp -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the workspace cannot be \`/tmp\`"* ]]
+	run sbx --workspace /var/tmp -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot be \`/var/tmp\`"* ]]
+	run sbx --workspace / -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot be \`/\`"* ]]
+	run as_user "$AGENTRT" --root "$SBX/ws/state" sandbox -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"holds agentrt's state root (--root) \`$SBX/ws/state\`"* ]]
+	[ ! -e "$SBX/ws/state" ]
+}
+
 @test "doctor: everything a container needs is found on this host" {
 	run "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
