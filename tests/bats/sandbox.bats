@@ -199,7 +199,7 @@ def serve(a):
         c.send(b"HELLO " + a.encode() + b"\n"); c.close()
 for a in ("192.0.2.1", "198.51.100.1"): threading.Thread(target=serve, args=(a,)).start()' &
 	SBX_SRV=$!
-	cat >"$SBX/probe.py" <<-'PY'
+	cat >"$SBX/ws/probe.py" <<-'PY'
 		import socket, sys
 		for a in sys.argv[1:]:
 		    h, p = a.rsplit(":", 1)
@@ -209,11 +209,11 @@ for a in ("192.0.2.1", "198.51.100.1"): threading.Thread(target=serve, args=(a,)
 		    except OSError as e:
 		        print(a, "-> refused", e.errno)
 	PY
-	chmod 644 "$SBX/probe.py"
+	chmod 644 "$SBX/ws/probe.py"
 	# until both listen (bounded: 10 s)
 	local i
 	for i in $(seq 50); do
-		ip netns exec "$SBX_C" python3 "$SBX/probe.py" 192.0.2.1:8080 198.51.100.1:8080 2>/dev/null |
+		ip netns exec "$SBX_C" python3 "$SBX/ws/probe.py" 192.0.2.1:8080 198.51.100.1:8080 2>/dev/null |
 			grep -c HELLO | grep -qx 2 && return 0
 		sleep 0.2
 	done
@@ -247,7 +247,7 @@ sbx_net_teardown() {
 	run nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" \
 		--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
 		XDG_RUNTIME_DIR="$SBX/run" sh -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' sandbox --name net1 \
-		--allow 192.0.2.1:8080/tcp -- python3 '$SBX/probe.py' 192.0.2.1:8080 198.51.100.1:8080 \
+		--allow 192.0.2.1:8080/tcp -- python3 '$SBX/ws/probe.py' 192.0.2.1:8080 198.51.100.1:8080 \
 		10.0.2.2:8080 192.0.2.1:22"
 	local out=$output left
 	# no helper is left once the sandbox is gone (its babysitter ends it at once)
@@ -299,7 +299,7 @@ for h in (\"allowed.test\", \"other.test\"):
 	sbx_net_setup
 	cd "$SBX/ws"
 	run nsenter --net=/run/netns/"$SBX_C" timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name net2 \
-		--allow 198.51.100.1:8080/tcp -- python3 "$SBX/probe.py" 198.51.100.1:8080 192.0.2.1:8080
+		--allow 198.51.100.1:8080/tcp -- python3 "$SBX/ws/probe.py" 198.51.100.1:8080 192.0.2.1:8080
 	local out=$output left
 	left=$(slirp_left)
 	sbx_net_teardown
@@ -387,9 +387,9 @@ print("started", n)'
 
 @test "sandbox: TIOCSTI on the caller's terminal is refused (stdin a terminal, stdout not)" {
 	requires script perl
-	printf 'ioctl(STDIN, 0x5412, my $c = "x") ? print "INJECTED\n" : print "refused: $!\n";\n' >"$SBX/sti.pl"
-	chmod 644 "$SBX/sti.pl"
-	run as_user script -qec "$AGENTRT sandbox --name sti1 -- perl $SBX/sti.pl >$SBX/ws/sti.out 2>&1" /dev/null
+	printf 'ioctl(STDIN, 0x5412, my $c = "x") ? print "INJECTED\n" : print "refused: $!\n";\n' >"$SBX/ws/sti.pl"
+	chmod 644 "$SBX/ws/sti.pl"
+	run as_user script -qec "$AGENTRT sandbox --name sti1 -- perl $SBX/ws/sti.pl >$SBX/ws/sti.out 2>&1" /dev/null
 	run cat "$SBX/ws/sti.out"
 	[[ "$output" == *refused* ]]
 	[[ "$output" != *INJECTED* ]]
