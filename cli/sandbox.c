@@ -59,6 +59,7 @@
 #include "profile/render.h"
 #include "cli/cli.h"
 #include "cli/create.h"
+#include "cli/tty.h"
 #include "common/egress_grammar.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -1383,7 +1384,12 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                              .config_len = cfg_len,
                              .profile = prof,
                              .new_session = true};
+    struct tty_saved tty;
+    /* without a pty of its own the program holds the caller's terminal:
+     * whatever it leaves it in (raw, non-blocking), it gets back as it was */
+    tty_save(&tty);
     code = run_foreground(&g, &co, o.keep, err);
+    tty_restore(&tty);
   }
   binds_free(&binds);
   profile_free(take_ptr(prof));

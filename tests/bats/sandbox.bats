@@ -478,6 +478,27 @@ print("started", n)'
 	[ ! -e "$SBX/ws/state" ]
 }
 
+@test "sandbox: the terminal's modes come back when the program leaves it raw or non-blocking (regression: stdin a terminal, stdout not)" {
+	requires script python3
+	# stdout to a file: no pty of its own, the program holds the caller's terminal
+	cat >"$SBX/ws/tty.sh" <<-EOF
+		show() { stty -a | grep -o -- '-\\?icanon\\|-\\?echo ' | tr '\\n' ' '; python3 -c 'import fcntl, os; print("nonblock" if fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK else "block")'; }
+		show
+		"$AGENTRT" sandbox --name raw1 -- python3 -c 'import fcntl, os, tty; tty.setraw(0); fcntl.fcntl(0, fcntl.F_SETFL, os.O_NONBLOCK)' >/dev/null 2>&1
+		echo "raw1 rc=\$?"; show
+		"$AGENTRT" sandbox --name raw2 -- sh -c 'stty raw -echo; kill -9 \$\$' >/dev/null 2>&1
+		echo "raw2 rc=\$?"; show
+	EOF
+	chmod 644 "$SBX/ws/tty.sh"
+	run as_user script -qec "sh $SBX/ws/tty.sh" /dev/null
+	[[ "$output" == *"raw1 rc=0"* ]]
+	[[ "$output" == *"raw2 rc=137"* ]]
+	[[ "$output" != *-icanon* ]]
+	[[ "$output" != *-echo* ]]
+	[[ "$output" != *nonblock* ]]
+	[ "$(echo "$output" | grep -c "icanon echo")" -eq 3 ]
+}
+
 @test "doctor: everything a container needs is found on this host" {
 	run "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
