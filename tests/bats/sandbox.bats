@@ -499,6 +499,34 @@ print("started", n)'
 	[ "$(echo "$output" | grep -c "icanon echo")" -eq 3 ]
 }
 
+@test "sandbox: audit and ps text output escape the agent's control characters (regression: raw ESC from argv and file names)" {
+	mkdir "$SBX/rws"
+	cd "$SBX/rws"
+	# a program named with a terminal's escape sequences (set the title, clear the screen)
+	"$AGENTRT" --root "$SBX_ROOT" sandbox --name esc1 --keep -- sh -c \
+		'n=$(printf "x\033]0;PWNED\007y"); cp /bin/sh "$PWD/$n"; "$PWD/$n" -c "sleep 6" "$(printf "\033[2J\302\233")"' \
+		>"$SBX/esc.log" 2>&1 &
+	local pid=$! out i
+	for i in $(seq 50); do
+		grep -q PWNED "$SBX_ROOT/esc1/state.json" 2>/dev/null && break
+		[ -n "$(PATH=/nonexistent "$AGENTRT" --root "$SBX_ROOT" ps esc1 2>/dev/null | grep PWNED)" ] && break
+		sleep 0.2
+	done
+	# ps without ps(1) on PATH: agentrt's own table of the command lines
+	out=$(PATH=/nonexistent "$AGENTRT" --root "$SBX_ROOT" ps esc1 2>&1 || true)
+	wait "$pid" || true
+	[[ "$out" == *PWNED* ]]
+	[[ "$out" != *$'\033'* && "$out" != *$'\007'* && "$out" != *$'\302\233'* ]]
+	run "$AGENTRT" --root "$SBX_ROOT" audit esc1 --format text
+	[[ "$output" == *PWNED* ]]
+	[[ "$output" != *$'\033'* && "$output" != *$'\007'* && "$output" != *$'\302\233'* ]]
+	run "$AGENTRT" --root "$SBX_ROOT" audit esc1 --summary
+	[[ "$output" == *'x\x1b]0;PWNED\x07y'* ]]
+	[[ "$output" != *$'\033'* && "$output" != *$'\007'* ]]
+	"$AGENTRT" --root "$SBX_ROOT" delete -f esc1 >/dev/null 2>&1 || true
+	"$AGENTRT" --root "$SBX_ROOT" workspace esc1 purge >/dev/null 2>&1 || true
+}
+
 @test "doctor: everything a container needs is found on this host" {
 	run "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
