@@ -109,7 +109,8 @@ static const struct opt_spec sandbox_specs[] = {
 static const char sandbox_usage[] =
     "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
     "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
-    "                       [--env K=V|NAME]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
+    "                       [--env K=V|NAME]... [--dotfile PATH]... [--allow ENTRY]... [--dns "
+    "ADDR]...\n"
     "                       [--secret NAME]... [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
@@ -207,8 +208,8 @@ struct sandbox_opts {
   char **env_pass; /* --env NAME: the caller's value of NAME, credential or not */
   char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
   const struct home_binds *binds;
-  char **hide; /* agentrt's state root and data directory, where the sandbox would see them:
-                  masked (after every mount: the workspace's layers are in there) */
+  char **hide;  /* agentrt's state root and data directory, where the sandbox would see them:
+                   masked (after every mount: the workspace's layers are in there) */
   char **allow; /* --allow: egress entries */
   bool network; /* slirp4netns and the egress policy (--allow, the profile's allowlist) */
   char **dns;   /* --dns: upstream resolvers */
@@ -783,6 +784,19 @@ static int write_id_map(const char *file, const char *line, struct error *err)
   return 0;
 }
 
+static long read_sysctl(const char *path)
+{
+  FILE *f = fopen(path, "re");
+  long v = -1;
+
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &v) != 1)
+      v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
 /* Enter a user namespace in which we keep our uid and gid (an unprivileged
  * user; the CAP_SYS_ADMIN we get there is what the container set-up needs). */
 static int enter_userns(struct error *err)
@@ -794,19 +808,32 @@ static int enter_userns(struct error *err)
 
   if (unshare(CLONE_NEWUSER) < 0) {
     int e = errno;
-    FILE *f = fopen("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "re");
-    int restrict_flag = 0;
-    if (f != NULL) {
-      if (fscanf(f, "%d", &restrict_flag) != 1)
-        restrict_flag = 0;
-      fclose(f);
-    }
+    long max = read_sysctl("/proc/sys/user/max_user_namespaces");
+    long aa = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    long clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
     errno = e;
-    if (restrict_flag)
+    if (aa > 0)
       return error_errno(err, "sandbox: cannot create a user namespace "
                               "(kernel.apparmor_restrict_unprivileged_userns=1 forbids it: set it "
                               "to 0, or allow agentrt with an AppArmor profile that has `userns,`; "
                               "see `agentrt doctor`)");
+    if (e == ENOSPC && max == 0)
+      return error_errno(err, "sandbox: cannot create a user namespace (user.max_user_namespaces=0 "
+                              "forbids it: set it above 0, e.g. `sysctl -w "
+                              "user.max_user_namespaces=15000`; see `agentrt doctor`)");
+    if (e == ENOSPC)
+      return error_errno(
+          err,
+          "sandbox: cannot create a user namespace (the limit user.max_user_namespaces=%ld "
+          "is reached)",
+          max);
+    if (e == EUSERS)
+      return error_errno(err, "sandbox: cannot create a user namespace (user namespaces are nested "
+                              "32 deep already)");
+    if (e == EPERM && clone == 0)
+      return error_errno(err, "sandbox: cannot create a user namespace "
+                              "(kernel.unprivileged_userns_clone=0 forbids it: set it to 1; see "
+                              "`agentrt doctor`)");
     return error_errno(err, "sandbox: cannot create a user namespace (check "
                             "user.max_user_namespaces and kernel.unprivileged_userns_clone; "
                             "see `agentrt doctor`)");
@@ -827,6 +854,22 @@ static int enter_userns(struct error *err)
   if (write_id_map("/proc/self/gid_map", line, err) < 0)
     return -1;
   return 0;
+}
+
+/* A user without the capabilities the set-up needs: not root, and not
+ * agentrt executed again in the user namespace it made (which holds them).
+ * A user already in some other user namespace (a rootless container, a
+ * toolbox) needs one of its own all the same. */
+static bool needs_userns(void)
+{
+  struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct d[2] = {{0}};
+
+  if (geteuid() == 0)
+    return false;
+  if (syscall(SYS_capget, &h, d) < 0)
+    return true;
+  return (d[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32))) == 0;
 }
 
 static int keep_caps_over_exec(struct error *err)
@@ -1326,7 +1369,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     else
       o.memory = o.pids = o.cpus = NULL;
     unsetenv("AGENTRT_SANDBOX_CGROUP");
-  } else if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
+  } else if (needs_userns() && (o.memory || o.pids || o.cpus)) {
     /* the values are checked all the same */
     cleanup_free char *scratch = NULL;
     cleanup_free char *why = NULL;
@@ -1341,7 +1384,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       warned_limits = true;
     }
   }
-  if (geteuid() != 0 && !g.in_userns) {
+  if (needs_userns()) {
     bool limits_asked = user_cgroup_path != NULL || warned_limits;
     if (enter_userns(err) < 0)
       return -1;

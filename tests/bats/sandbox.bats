@@ -527,6 +527,49 @@ print("started", n)'
 	"$AGENTRT" --root "$SBX_ROOT" workspace esc1 purge >/dev/null 2>&1 || true
 }
 
+# in_new_userns SCRIPT: sh SCRIPT as root of a new user namespace that maps 0..65535 to the host's
+# (so the test user is there too); its user.max_user_namespaces is its own to change.
+in_new_userns() {
+	local fifo=$SBX/userns.fifo p i
+	mkfifo "$fifo"
+	unshare --user sh -c 'read x <"$0"; exec sh "$1"' "$fifo" "$1" &
+	p=$!
+	for i in $(seq 50); do
+		[ "$(readlink /proc/$p/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break
+		sleep 0.1
+	done
+	echo "0 0 65536" >/proc/$p/uid_map
+	echo "0 0 65536" >/proc/$p/gid_map
+	echo go >"$fifo"
+	wait $p
+}
+
+@test "sandbox: user.max_user_namespaces=0 gives one clear line (regression: clone container init: Operation not permitted)" {
+	requires unshare
+	cat >"$SBX/limit.sh" <<-EOF
+		echo 0 >/proc/sys/user/max_user_namespaces || exit 99
+		cd "$SBX/ws" && exec setpriv --reuid $SBX_UID --regid $SBX_UID --clear-groups env -i \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" \
+			"$AGENTRT" sandbox --name uns1 -- true
+	EOF
+	run in_new_userns "$SBX/limit.sh"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"cannot create a user namespace (user.max_user_namespaces=0 forbids it"* ]]
+}
+
+@test "sandbox: a user already in another user namespace (a rootless container) gets one of its own (regression: clone container init: Operation not permitted)" {
+	requires unshare
+	cat >"$SBX/nested.sh" <<-EOF
+		cd "$SBX/ws" && exec setpriv --reuid $SBX_UID --regid $SBX_UID --clear-groups env -i \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" \
+			"$AGENTRT" sandbox --name uns2 -- sh -c 'echo uid=\$(id -u); exit 3'
+	EOF
+	run in_new_userns "$SBX/nested.sh"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *uid=$SBX_UID* ]]
+}
+
 @test "doctor: everything a container needs is found on this host" {
 	run "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
