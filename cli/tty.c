@@ -71,8 +71,8 @@ static void restore_mode(void)
 void tty_save(struct tty_saved *s)
 {
   for (int fd = 0; fd < 3; fd++) {
-    s->is_tty[fd] = isatty(fd) && tcgetattr(fd, &s->tio[fd]) == 0 &&
-                    (s->flags[fd] = fcntl(fd, F_GETFL)) >= 0;
+    s->is_tty[fd] =
+        isatty(fd) && tcgetattr(fd, &s->tio[fd]) == 0 && (s->flags[fd] = fcntl(fd, F_GETFL)) >= 0;
   }
 }
 

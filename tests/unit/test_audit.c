@@ -330,8 +330,9 @@ static void test_read(void)
   tap_ok(strcmp(text, "2024-05-01T10:00:00.5Z #3 process  argv=[ls -l]") == 0, "text: %s", text);
   {
     /* the agent's control characters (ESC, BEL, C1 CSI) never reach the terminal raw */
-    const char esc[] = "{\"seq\":4,\"time\":\"t\",\"kind\":\"file\",\"path\":\"x\\u001b]0;T\\u0007\\u009b\","
-                       "\"k\\u001b\":1}";
+    const char esc[] =
+        "{\"seq\":4,\"time\":\"t\",\"kind\":\"file\",\"path\":\"x\\u001b]0;T\\u0007\\u009b\","
+        "\"k\\u001b\":1}";
     struct jbuf b = {0};
     char *esc_t;
     cleanup_free char *esc_text = audit_record_text(esc, strlen(esc));
