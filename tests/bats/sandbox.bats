@@ -448,8 +448,8 @@ print("started", n)'
 
 @test "sandbox: agentrt's state root and data directory are hidden inside (regression: --root and the data dir were readable, root)" {
 	local st=/var/lib/agentrt-test-sbx-st-$BATS_ROOT_PID dd=/var/lib/agentrt-test-sbx-dd-$BATS_ROOT_PID
-	mkdir -p /srv && local ws
-	ws=$(mktemp -d /srv/agentrt-test-sbx-ws.XXXXXX)
+	local ws
+	ws=$(mktemp -d /var/tmp/agentrt-test-sbx-ws.XXXXXX)
 	run sh -c 'cd "$1" && "$2" --root "$3" --data-dir "$4" sandbox --name hid1 -- sh -c "ls -A \"\$0\" \"\$1\"; echo end" "$3" "$4"' \
 		sh "$ws" "$AGENTRT" "$st" "$dd"
 	"$AGENTRT" --root "$st" --data-dir "$dd" workspace hid1 purge >/dev/null 2>&1 || true
