@@ -101,6 +101,43 @@ static size_t utf8_len(const unsigned char *s, size_t n)
   return len;
 }
 
+/* the character at p (l bytes, 0: not UTF-8) is a control: C0, DEL, or
+ * C1 (U+0080..U+009F, which some terminals take as CSI and the like) */
+static bool is_control(const unsigned char *p, size_t l)
+{
+  return l == 0 || p[0] < 0x20 || p[0] == 0x7f || (l == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+}
+
+bool jb_has_control(const char *s, size_t n)
+{
+  const unsigned char *p = (const unsigned char *)s;
+
+  for (size_t i = 0, l; i < n; i += l ? l : 1) {
+    l = utf8_len(p + i, n - i);
+    if (is_control(p + i, l))
+      return true;
+  }
+  return false;
+}
+
+void jb_text(struct jbuf *b, const char *s, size_t n)
+{
+  const unsigned char *p = (const unsigned char *)s;
+
+  for (size_t i = 0, l; i < n; i += l) {
+    l = utf8_len(p + i, n - i);
+    if (is_control(p + i, l)) {
+      l = l ? l : 1;
+      for (size_t k = 0; k < l; k++)
+        jb_printf(b, "\\x%02x", p[i + k]);
+    } else if (p[i] == '\\') {
+      jb_raw(b, "\\\\", 2);
+    } else {
+      jb_raw(b, s + i, l);
+    }
+  }
+}
+
 void jb_quote(struct jbuf *b, const char *s, size_t n)
 {
   const unsigned char *p = (const unsigned char *)s;
@@ -121,6 +158,8 @@ void jb_quote(struct jbuf *b, const char *s, size_t n)
     } else if (c < 0x20 || c == 0x7f || l == 0) {
       jb_printf(b, "\\u%04x", c);
       l = 1;
+    } else if (is_control(p + i, l)) {
+      jb_printf(b, "\\u%04x", p[i + 1]); /* C1: U+0080..U+009F */
     } else {
       jb_raw(b, s + i, l);
     }

@@ -25,6 +25,11 @@ void jb_puts(struct jbuf *b, const char *s);
 void jb_printf(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A quoted, escaped JSON string (n bytes of s). */
 void jb_quote(struct jbuf *b, const char *s, size_t n);
+/* s has a byte a terminal would act on: a C0 or C1 control, DEL, or one that
+ * is not UTF-8 */
+bool jb_has_control(const char *s, size_t n);
+/* s for a terminal, unquoted: those bytes as \xNN (and `\` as `\\`) */
+void jb_text(struct jbuf *b, const char *s, size_t n);
 /* Members: a comma is added before the key unless the buffer is empty or
  * ends with '{' or '['. */
 void jb_key(struct jbuf *b, const char *key);

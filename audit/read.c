@@ -247,7 +247,7 @@ static void text_value(struct jbuf *b, yajl_val v)
 {
   if (YAJL_IS_STRING(v)) {
     const char *s = YAJL_GET_STRING(v);
-    if (*s == '\0' || strpbrk(s, " \t\n\"=") != NULL)
+    if (*s == '\0' || strpbrk(s, " \t\n\"=") != NULL || jb_has_control(s, strlen(s)))
       jb_quote(b, s, strlen(s));
     else
       jb_puts(b, s);
@@ -262,7 +262,9 @@ static void text_value(struct jbuf *b, yajl_val v)
   } else if (YAJL_IS_OBJECT(v)) {
     jb_puts(b, "{");
     for (size_t i = 0; i < v->u.object.len; i++) {
-      jb_printf(b, "%s%s=", i > 0 ? " " : "", v->u.object.keys[i]);
+      jb_puts(b, i > 0 ? " " : "");
+      jb_text(b, v->u.object.keys[i], strlen(v->u.object.keys[i]));
+      jb_puts(b, "=");
       text_value(b, v->u.object.values[i]);
     }
     jb_puts(b, "}");
@@ -283,7 +285,7 @@ char *audit_record_text(const char *line, size_t len)
     if (v)
       yajl_tree_free(v);
     jb_puts(&b, "(unparsable record) ");
-    jb_raw(&b, line, len);
+    jb_text(&b, line, len);
     return jb_take(&b);
   }
   jb_printf(&b, "%s #%" PRIu64 " %-8s", rec_str(v, "time") ? rec_str(v, "time") : "?",
@@ -294,7 +296,9 @@ char *audit_record_text(const char *line, size_t len)
       skipped |= strcmp(v->u.object.keys[i], skip[k]) == 0;
     if (skipped)
       continue;
-    jb_printf(&b, " %s=", v->u.object.keys[i]);
+    jb_puts(&b, " ");
+    jb_text(&b, v->u.object.keys[i], strlen(v->u.object.keys[i]));
+    jb_puts(&b, "=");
     text_value(&b, v->u.object.values[i]);
   }
   yajl_tree_free(v);

@@ -283,9 +283,14 @@ static void render_list(struct jbuf *b, const char *title, const struct list *l,
     jb_puts(b, " none");
   jb_puts(b, "\n");
   for (size_t i = 0; i < l->n && i < SUMMARY_SHOW; i++) {
-    jb_printf(b, "  %s", l->v[i].key);
-    if (l->v[i].extra)
-      jb_printf(b, " (%s)", l->v[i].extra);
+    /* what the agent named (programs, paths, hosts): escaped for the terminal */
+    jb_puts(b, "  ");
+    jb_text(b, l->v[i].key, strlen(l->v[i].key));
+    if (l->v[i].extra) {
+      jb_puts(b, " (");
+      jb_text(b, l->v[i].extra, strlen(l->v[i].extra));
+      jb_puts(b, ")");
+    }
     if (l->v[i].n > 1)
       jb_printf(b, " x%u", l->v[i].n);
     jb_puts(b, "\n");

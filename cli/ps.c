@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit/jbuf.h"
 #include "cli/cli.h"
 #include "common/util.h"
 #include "container/container.h"
@@ -38,7 +39,14 @@ static void print_cmdline(pid_t pid)
   for (ssize_t i = 0; i < n - 1; i++)
     if (buf[i] == '\0')
       buf[i] = ' ';
-  printf("%s\n", buf);
+  {
+    /* the container's own words: its control characters escaped for the terminal */
+    struct jbuf b = {0};
+    cleanup_free char *t = NULL;
+    jb_text(&b, buf, strnlen(buf, (size_t)n));
+    t = jb_take(&b);
+    printf("%s\n", t);
+  }
 }
 
 /* Column of the header's `PID` field (0-based), -1 when there is none. */

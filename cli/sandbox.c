@@ -7,6 +7,9 @@
  * pass through):
  *
  *   root        the host's /, read-only (or --rootfs DIR)
+ *   private     /tmp, /var/tmp: tmpfs mounts of its own, also when the
+ *               workspace is below one; the state root and the data
+ *               directory are masked
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
  *               user's home is an empty scratch tmpfs, with the files the
  *               profile lists (sandbox.home) and --dotfile adds bound
@@ -16,6 +19,7 @@
  *   workspace   the current directory (or --workspace DIR) at its own path,
  *               the profile's reviewed overlay (or --write-through: a bind
  *               with the protected paths read-only)
+ *   session     its own session and process group, with or without a terminal
  *   network     a network namespace of its own with loopback only: the
  *               host's loopback services are unreachable
  *   secrets     --secret NAME: only those of the profile's secrets (none
@@ -29,6 +33,7 @@
  * agent's files keep their owner; where the host forbids that, the error says
  * why and what to change (`agentrt doctor` checks it beforehand).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -54,6 +59,7 @@
 #include "profile/render.h"
 #include "cli/cli.h"
 #include "cli/create.h"
+#include "cli/tty.h"
 #include "common/egress_grammar.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -103,11 +109,13 @@ static const struct opt_spec sandbox_specs[] = {
 static const char sandbox_usage[] =
     "Usage: agentrt sandbox [--name N] [--profile P] [--workspace DIR] [--write-through]\n"
     "                       [--rootfs DIR] [--memory M] [--pids N] [--cpus C]\n"
-    "                       [--env K=V]... [--dotfile PATH]... [--allow ENTRY]... [--dns ADDR]...\n"
+    "                       [--env K=V|NAME]... [--dotfile PATH]... [--allow ENTRY]... [--dns "
+    "ADDR]...\n"
     "                       [--secret NAME]... [--keep] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD in an agent sandbox, with no bundle and no engine, as root or as an\n"
-    "unprivileged user: the host's root read-only, /home, /root and /run hidden, the\n"
+    "unprivileged user: the host's root read-only, /home, /root and /run hidden, /tmp\n"
+    "and /var/tmp private, agentrt's state root and data directory masked, the\n"
     "home empty but for the profile's sandbox.home files and --dotfile PATH (relative to\n"
     "the home), read-only, never keys, credentials, browser profiles or histories (the\n"
     "built-in deny list, plus the profile's sandbox.homeDeny), the\n"
@@ -118,6 +126,9 @@ static const char sandbox_usage[] =
     "$NAME as a placeholder, the egress TLS proxy puts the real value in requests to\n"
     "the secret's hosts, which --allow or the profile's egress.allow must already let\n"
     "out (a secret never widens egress).\n"
+    "The caller's environment is passed in without its credentials: AWS_*, AZURE_*,\n"
+    "GOOGLE_*, names with TOKEN, SECRET, PASSWORD, API_KEY, CREDENTIAL..., SSH_AUTH_SOCK;\n"
+    "--env NAME passes the caller's NAME all the same, --env K=V sets one.\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
 /* Environment variables that hand the sandbox a way out to the host's agents
@@ -142,6 +153,20 @@ static const char *const env_drop[] = {
     "AGENTRT_SANDBOX_CGROUP=",
     NULL,
 };
+
+/* Variables whose name says they hold a credential: a cloud's (by prefix),
+ * or a token, key, password or secret (by a word of the name, in any case).
+ * They are not passed in unless named with --env NAME. */
+static const char *const cred_prefix[] = {
+    "AWS_",     "AZURE_",         "ARM_",      "GOOGLE_",       "GCLOUD_", "GCP_",   "CLOUDSDK_",
+    "OCI_CLI_", "ALIBABA_CLOUD_", "ALICLOUD_", "DIGITALOCEAN_", "HCLOUD_", "VAULT_", NULL,
+};
+static const char *const cred_word[] = {
+    "TOKEN",      "SECRET",      "PASSWORD",   "PASSWD", "PASSPHRASE", "API_KEY", "APIKEY",
+    "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "COOKIE", "AUTH_",      NULL,
+};
+/* and a name ending in one of these */
+static const char *const cred_suffix[] = {"_KEY", "_PAT", "_AUTH", "_DSN", "DATABASE_URL", NULL};
 
 static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
 /* What a file of the home may not lead to either: the sandbox's own private
@@ -179,9 +204,12 @@ struct sandbox_opts {
   const char *cpus;
   const char *cgroup; /* a user's sandbox: its cgroup in the user's delegated one */
   bool keep;
-  char **env;      /* --env */
+  char **env;      /* --env K=V */
+  char **env_pass; /* --env NAME: the caller's value of NAME, credential or not */
   char **dotfiles; /* --dotfile, relative to $HOME (normalised, checked) */
   const struct home_binds *binds;
+  char **hide;  /* agentrt's state root and data directory, where the sandbox would see them:
+                   masked (after every mount: the workspace's layers are in there) */
   char **allow; /* --allow: egress entries */
   bool network; /* slirp4netns and the egress policy (--allow, the profile's allowlist) */
   char **dns;   /* --dns: upstream resolvers */
@@ -197,10 +225,66 @@ static bool env_dropped(const char *e)
   return false;
 }
 
+/* `e` (NAME=VALUE) holds a credential by its name (cred_prefix, cred_word,
+ * cred_suffix). */
+static bool env_credential(const char *e)
+{
+  const char *eq = strchr(e, '=');
+  size_t n = eq != NULL ? (size_t)(eq - e) : strlen(e);
+  char name[256];
+
+  if (n >= sizeof name)
+    return true; /* nobody names a variable like that: not passed in */
+  for (size_t i = 0; i < n; i++)
+    name[i] = (char)toupper((unsigned char)e[i]);
+  name[n] = '\0';
+  for (size_t i = 0; cred_prefix[i] != NULL; i++)
+    if (str_has_prefix(name, cred_prefix[i]))
+      return true;
+  for (size_t i = 0; cred_word[i] != NULL; i++)
+    if (strstr(name, cred_word[i]) != NULL)
+      return true;
+  for (size_t i = 0; cred_suffix[i] != NULL; i++) {
+    size_t k = strlen(cred_suffix[i]);
+    if (n >= k && streq(name + n - k, cred_suffix[i]))
+      return true;
+  }
+  return false;
+}
+
+/* `e` (NAME=VALUE) is named by a --env NAME */
+static bool env_named(char *const *names, const char *e)
+{
+  size_t n = strcspn(e, "=");
+
+  for (size_t i = 0; names != NULL && names[i] != NULL; i++)
+    if (strlen(names[i]) == n && strncmp(names[i], e, n) == 0)
+      return true;
+  return false;
+}
+
+static bool env_name_ok(const char *s)
+{
+  if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  for (const char *c = s; *c != '\0'; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '_'))
+      return false;
+  return true;
+}
+
 static bool is_dir(const char *p)
 {
   struct stat st;
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* `path` (absolute) is a directory of the sandbox's root: the host's
+ * (rootfs NULL) or --rootfs */
+static bool in_root_is_dir(const char *rootfs, const char *path)
+{
+  cleanup_free char *p = xfmt("%s%s", rootfs != NULL ? rootfs : "", path);
+  return is_dir(p);
 }
 
 /* A size for the limits: digits with an optional k/m/g suffix, in bytes. */
@@ -256,6 +340,8 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
   const char *const home_opts[] = {"nosuid", "nodev", "mode=700", "size=256m", NULL};
+  const char *const tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=512m", NULL};
+  const char *const var_tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=256m", NULL};
   const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
   const char *const ws_bind[] = {"rbind", "nosuid", "nodev", NULL};
   bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
@@ -288,7 +374,9 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   profile_gen_str(y, "env");
   yajl_gen_array_open(y);
   for (char **e = environ; e != NULL && *e != NULL; e++) {
-    if (env_dropped(*e) || strchr(*e, '=') == NULL)
+    if (strchr(*e, '=') == NULL || env_named(o->env_pass, *e))
+      continue;
+    if (env_dropped(*e) || env_credential(*e))
       continue;
     if (str_has_prefix(*e, "HOME="))
       continue;
@@ -299,6 +387,9 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
     profile_gen_str(y, h);
   }
   profile_gen_str(y, "AGENTRT_SANDBOX=1");
+  for (char **e = environ; e != NULL && *e != NULL; e++)
+    if (strchr(*e, '=') != NULL && env_named(o->env_pass, *e))
+      profile_gen_str(y, *e);
   for (char **e = o->env; e != NULL && *e != NULL; e++)
     profile_gen_str(y, *e);
   yajl_gen_array_close(y);
@@ -323,6 +414,13 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   profile_gen_mount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
   profile_gen_mount(y, "/dev/mqueue", "mqueue", "mqueue", mq_opts);
   profile_gen_mount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  /* /tmp and /var/tmp are the sandbox's own even when the workspace is below
+   * one (the profile's scratch leaves those out): the host's hold other
+   * programs' files and sockets */
+  if (in_root_is_dir(o->rootfs, "/tmp"))
+    profile_gen_mount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
+  if (in_root_is_dir(o->rootfs, "/var/tmp"))
+    profile_gen_mount(y, "/var/tmp", "tmpfs", "tmpfs", var_tmp_opts);
   if (o->rootfs == NULL) {
     for (size_t i = 0; hidden_dirs[i] != NULL; i++)
       if (is_dir(hidden_dirs[i]))
@@ -457,6 +555,11 @@ static void sandbox_profile(const struct sandbox_opts *o, struct agent_profile *
   /* no sub-agent API in a sandbox yet: its children would need its hidden
    * directories and its user namespace (monitor/subagents.h) */
   p->subagents.enabled = false;
+  for (char **h = o->hide; h != NULL && *h != NULL; h++) {
+    if (p->masked_paths == NULL)
+      p->masked_paths = xmalloc0(sizeof(char *));
+    strv_push(&p->masked_paths, *h);
+  }
   if (!o->network) {
     /* loopback only: there is nowhere to go, so no rules to install (and
      * nothing needs the init's network namespace: see cmd_sandbox) */
@@ -681,6 +784,19 @@ static int write_id_map(const char *file, const char *line, struct error *err)
   return 0;
 }
 
+static long read_sysctl(const char *path)
+{
+  FILE *f = fopen(path, "re");
+  long v = -1;
+
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &v) != 1)
+      v = -1;
+    fclose(f);
+  }
+  return v;
+}
+
 /* Enter a user namespace in which we keep our uid and gid (an unprivileged
  * user; the CAP_SYS_ADMIN we get there is what the container set-up needs). */
 static int enter_userns(struct error *err)
@@ -692,19 +808,32 @@ static int enter_userns(struct error *err)
 
   if (unshare(CLONE_NEWUSER) < 0) {
     int e = errno;
-    FILE *f = fopen("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "re");
-    int restrict_flag = 0;
-    if (f != NULL) {
-      if (fscanf(f, "%d", &restrict_flag) != 1)
-        restrict_flag = 0;
-      fclose(f);
-    }
+    long max = read_sysctl("/proc/sys/user/max_user_namespaces");
+    long aa = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+    long clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
     errno = e;
-    if (restrict_flag)
+    if (aa > 0)
       return error_errno(err, "sandbox: cannot create a user namespace "
                               "(kernel.apparmor_restrict_unprivileged_userns=1 forbids it: set it "
                               "to 0, or allow agentrt with an AppArmor profile that has `userns,`; "
                               "see `agentrt doctor`)");
+    if (e == ENOSPC && max == 0)
+      return error_errno(err, "sandbox: cannot create a user namespace (user.max_user_namespaces=0 "
+                              "forbids it: set it above 0, e.g. `sysctl -w "
+                              "user.max_user_namespaces=15000`; see `agentrt doctor`)");
+    if (e == ENOSPC)
+      return error_errno(
+          err,
+          "sandbox: cannot create a user namespace (the limit user.max_user_namespaces=%ld "
+          "is reached)",
+          max);
+    if (e == EUSERS)
+      return error_errno(err, "sandbox: cannot create a user namespace (user namespaces are nested "
+                              "32 deep already)");
+    if (e == EPERM && clone == 0)
+      return error_errno(err, "sandbox: cannot create a user namespace "
+                              "(kernel.unprivileged_userns_clone=0 forbids it: set it to 1; see "
+                              "`agentrt doctor`)");
     return error_errno(err, "sandbox: cannot create a user namespace (check "
                             "user.max_user_namespaces and kernel.unprivileged_userns_clone; "
                             "see `agentrt doctor`)");
@@ -725,6 +854,22 @@ static int enter_userns(struct error *err)
   if (write_id_map("/proc/self/gid_map", line, err) < 0)
     return -1;
   return 0;
+}
+
+/* A user without the capabilities the set-up needs: not root, and not
+ * agentrt executed again in the user namespace it made (which holds them).
+ * A user already in some other user namespace (a rootless container, a
+ * toolbox) needs one of its own all the same. */
+static bool needs_userns(void)
+{
+  struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct d[2] = {{0}};
+
+  if (geteuid() == 0)
+    return false;
+  if (syscall(SYS_capget, &h, d) < 0)
+    return true;
+  return (d[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32))) == 0;
 }
 
 static int keep_caps_over_exec(struct error *err)
@@ -980,6 +1125,44 @@ static char *random_name(void)
   return xfmt("sandbox-%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
 }
 
+/* agentrt's state root and data directory, as the sandbox would see them on
+ * the host's root (other containers' state, workspaces' layers, the audit
+ * trails): hidden (*ret: the ones not already in a hidden directory, /tmp,
+ * /var/tmp or the home).  A workspace in one of them, or holding one, is
+ * refused. */
+static int hide_state_dirs(const struct global_opts *g, const char *ws, const char *home,
+                           char ***ret, struct error *err)
+{
+  const char *const dirs[] = {g->root, g->data_dir};
+  const char *const what[] = {"state root (--root)", "data directory"};
+
+  for (size_t i = 0; i < 2; i++) {
+    cleanup_free char *d = dirs[i] != NULL ? realpath(dirs[i], NULL) : NULL;
+    const char *rest;
+    bool covered = false;
+
+    if (dirs[i] == NULL)
+      continue;
+    if (d == NULL) {
+      /* not made yet: where it will be */
+      cleanup_free char *cwd = getcwd(NULL, 0);
+      cleanup_free char *abs =
+          dirs[i][0] == '/' ? xstrdup(dirs[i]) : xfmt("%s/%s", cwd ? cwd : "/", dirs[i]);
+      d = path_normalize(abs);
+    }
+    if (path_under(ws, d, &rest) || path_under(d, ws, &rest))
+      return error_set(err, 0, "sandbox: the workspace `%s` %s agentrt's %s `%s`", ws,
+                       path_under(d, ws, &rest) ? "holds" : "is in", what[i], d);
+    for (size_t j = 0; hidden_dirs[j] != NULL && !covered; j++)
+      covered = path_under(d, hidden_dirs[j], &rest);
+    covered = covered || path_under(d, "/tmp", &rest) || path_under(d, "/var/tmp", &rest) ||
+              path_under(d, home, &rest);
+    if (!covered && !strv_contains(*ret, d))
+      strv_push(ret, d);
+  }
+  return 0;
+}
+
 /* The one line at exit: what changed and how to review it. */
 static void print_summary(const struct global_opts *g, const char *name, const char *ws,
                           bool write_through)
@@ -1011,6 +1194,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   size_t cfg_len = 0;
   cleanup_free char *shim = NULL;
   cleanup_strv char **env = NULL;
+  cleanup_strv char **env_pass = NULL;
+  cleanup_strv char **hide = NULL;
   cleanup_strv char **dots = NULL;
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
@@ -1053,8 +1238,12 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       o.keep = true;
       break;
     case S_ENV:
+      if (strchr(val, '=') == NULL && env_name_ok(val)) {
+        strv_push(&env_pass, val);
+        break;
+      }
       if (strchr(val, '=') == NULL || val[0] == '=')
-        return error_set(err, 0, "sandbox: --env: expected KEY=VALUE, got `%s`", val);
+        return error_set(err, 0, "sandbox: --env: expected KEY=VALUE or NAME, got `%s`", val);
       strv_push(&env, val);
       break;
     case S_DOTFILE: {
@@ -1088,6 +1277,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     return error_set(err, 0, "sandbox: expected a command (agentrt sandbox [OPTIONS] -- CMD)");
   o.cmd = argv + it.i;
   o.env = env;
+  o.env_pass = env_pass;
   o.allow = allow;
   o.dns = dns;
   o.dotfiles = dots;
@@ -1135,10 +1325,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   }
   if (!is_dir(ws))
     return error_set(err, 0, "sandbox: workspace `%s`: not a directory", ws);
-  if (streq(ws, "/"))
+  if (streq(ws, "/") || streq(ws, "/tmp") || streq(ws, "/var/tmp"))
     return error_set(err, 0,
-                     "sandbox: the workspace cannot be `/` (run it from a project "
-                     "directory, or give --workspace DIR)");
+                     "sandbox: the workspace cannot be `%s` (run it from a project "
+                     "directory, or give --workspace DIR)",
+                     ws);
   if (o.rootfs != NULL && !is_dir(o.rootfs))
     return error_set(err, 0, "sandbox: --rootfs `%s`: not a directory", o.rootfs);
   {
@@ -1164,6 +1355,10 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                        why);
   }
 
+  if (hide_state_dirs(&g, ws, home, &hide, err) < 0)
+    return -1;
+  o.hide = hide;
+
   /* A user's limits: in a cgroup below the user's delegated one, else
    * dropped, loudly (before the user namespace: the cgroup files are the
    * host user's). */
@@ -1174,7 +1369,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     else
       o.memory = o.pids = o.cpus = NULL;
     unsetenv("AGENTRT_SANDBOX_CGROUP");
-  } else if (geteuid() != 0 && !g.in_userns && (o.memory || o.pids || o.cpus)) {
+  } else if (needs_userns() && (o.memory || o.pids || o.cpus)) {
     /* the values are checked all the same */
     cleanup_free char *scratch = NULL;
     cleanup_free char *why = NULL;
@@ -1189,7 +1384,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
       warned_limits = true;
     }
   }
-  if (geteuid() != 0 && !g.in_userns) {
+  if (needs_userns()) {
     bool limits_asked = user_cgroup_path != NULL || warned_limits;
     if (enter_userns(err) < 0)
       return -1;
@@ -1226,9 +1421,18 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
    * rules, which the sandbox does not change) */
   g.profile = o.profile ? o.profile : "agent";
   {
-    struct create_opts co = {
-        .id = name, .bundle = ws, .config_json = cfg_json, .config_len = cfg_len, .profile = prof};
+    struct create_opts co = {.id = name,
+                             .bundle = ws,
+                             .config_json = cfg_json,
+                             .config_len = cfg_len,
+                             .profile = prof,
+                             .new_session = true};
+    struct tty_saved tty;
+    /* without a pty of its own the program holds the caller's terminal:
+     * whatever it leaves it in (raw, non-blocking), it gets back as it was */
+    tty_save(&tty);
     code = run_foreground(&g, &co, o.keep, err);
+    tty_restore(&tty);
   }
   binds_free(&binds);
   profile_free(take_ptr(prof));

@@ -68,6 +68,25 @@ static void restore_mode(void)
   tio_saved = false;
 }
 
+void tty_save(struct tty_saved *s)
+{
+  for (int fd = 0; fd < 3; fd++) {
+    s->is_tty[fd] =
+        isatty(fd) && tcgetattr(fd, &s->tio[fd]) == 0 && (s->flags[fd] = fcntl(fd, F_GETFL)) >= 0;
+  }
+}
+
+void tty_restore(const struct tty_saved *s)
+{
+  for (int fd = 0; fd < 3; fd++) {
+    if (!s->is_tty[fd])
+      continue;
+    /* a terminal of the caller's: nothing to say if it has gone (hung up) */
+    (void)tcsetattr(fd, TCSANOW, &s->tio[fd]);
+    (void)fcntl(fd, F_SETFL, s->flags[fd]);
+  }
+}
+
 static bool pump(int from, int to)
 {
   char buf[8192];

@@ -282,6 +282,10 @@ void init_main(struct init_args *a)
       _exit(1);
     }
     ctx.pty_peer_fd = -1;
+  } else if (a->new_session && setsid() < 0) {
+    error_errno(&err, "setsid");
+    sync_send_error(a->sock, &err);
+    _exit(1);
   }
   if (sync_send(a->sock, SYNC_READY, -1, &err) < 0)
     _exit(1);

@@ -19,6 +19,7 @@ struct init_args {
   const char *rootfs;
   bool no_pivot;
   int preserve_fds;
+  bool new_session; /* setsid() without a terminal too (create_opts.new_session) */
   bool new_userns;
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
   const void *notify_bpf;     /* its notify variant, or NULL (process_opts) */

@@ -309,6 +309,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .rootfs = o->rootfs,
         .no_pivot = o->no_pivot,
         .preserve_fds = o->preserve_fds,
+        .new_session = o->new_session,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .extra_bpf = o->extra_bpf,
         .notify_bpf = o->notify_bpf,

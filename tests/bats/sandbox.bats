@@ -199,7 +199,7 @@ def serve(a):
         c.send(b"HELLO " + a.encode() + b"\n"); c.close()
 for a in ("192.0.2.1", "198.51.100.1"): threading.Thread(target=serve, args=(a,)).start()' &
 	SBX_SRV=$!
-	cat >"$SBX/probe.py" <<-'PY'
+	cat >"$SBX/ws/probe.py" <<-'PY'
 		import socket, sys
 		for a in sys.argv[1:]:
 		    h, p = a.rsplit(":", 1)
@@ -209,11 +209,11 @@ for a in ("192.0.2.1", "198.51.100.1"): threading.Thread(target=serve, args=(a,)
 		    except OSError as e:
 		        print(a, "-> refused", e.errno)
 	PY
-	chmod 644 "$SBX/probe.py"
+	chmod 644 "$SBX/ws/probe.py"
 	# until both listen (bounded: 10 s)
 	local i
 	for i in $(seq 50); do
-		ip netns exec "$SBX_C" python3 "$SBX/probe.py" 192.0.2.1:8080 198.51.100.1:8080 2>/dev/null |
+		ip netns exec "$SBX_C" python3 "$SBX/ws/probe.py" 192.0.2.1:8080 198.51.100.1:8080 2>/dev/null |
 			grep -c HELLO | grep -qx 2 && return 0
 		sleep 0.2
 	done
@@ -247,7 +247,7 @@ sbx_net_teardown() {
 	run nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" \
 		--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
 		XDG_RUNTIME_DIR="$SBX/run" sh -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' sandbox --name net1 \
-		--allow 192.0.2.1:8080/tcp -- python3 '$SBX/probe.py' 192.0.2.1:8080 198.51.100.1:8080 \
+		--allow 192.0.2.1:8080/tcp -- python3 '$SBX/ws/probe.py' 192.0.2.1:8080 198.51.100.1:8080 \
 		10.0.2.2:8080 192.0.2.1:22"
 	local out=$output left
 	# no helper is left once the sandbox is gone (its babysitter ends it at once)
@@ -299,7 +299,7 @@ for h in (\"allowed.test\", \"other.test\"):
 	sbx_net_setup
 	cd "$SBX/ws"
 	run nsenter --net=/run/netns/"$SBX_C" timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name net2 \
-		--allow 198.51.100.1:8080/tcp -- python3 "$SBX/probe.py" 198.51.100.1:8080 192.0.2.1:8080
+		--allow 198.51.100.1:8080/tcp -- python3 "$SBX/ws/probe.py" 198.51.100.1:8080 192.0.2.1:8080
 	local out=$output left
 	left=$(slirp_left)
 	sbx_net_teardown
@@ -362,6 +362,212 @@ print("started", n)'
 	[ "$status" -eq 4 ]
 	[[ "$output" == *"/dev/pts/"* ]]
 	[[ "$output" == *interactive* ]]
+}
+
+@test "sandbox: kill(0) from inside does not reach the caller's process group (regression: same pgid, user)" {
+	# The caller is a shell of the same user (a signal from the sandbox may reach it); before,
+	# the sandbox's program was in its process group and session, and `kill 0` signalled it.
+	run as_user sh -c 'trap "echo CALLER-SIGNALLED" USR1
+		"$0" sandbox --name pg1 -- sh -c "cut -d\" \" -f5,6 /proc/self/stat; kill -USR1 0; sleep 0.5"
+		echo rc=$?' "$AGENTRT"
+	[[ "$output" != *CALLER-SIGNALLED* ]]
+	# a session and process group of its own: the ones of the sandbox's pid 1, not invisible (0)
+	[[ "$output" == *$'\n1 1'* || "$output" == "1 1"* ]]
+	[[ "$output" == *rc=138* ]]
+}
+
+@test "sandbox: kill(0) from inside does not reach the caller's process group (regression: same pgid, root)" {
+	run setsid sh -c 'trap "echo CALLER-SIGNALLED" USR1
+		cd "$1" && "$0" --root "$2" sandbox --name pg2 -- sh -c "kill -USR1 0; sleep 0.5"
+		echo rc=$?' "$AGENTRT" "$SBX/ws" "$SBX_ROOT"
+	[[ "$output" != *CALLER-SIGNALLED* ]]
+	[[ "$output" == *rc=138* ]]
+	"$AGENTRT" --root "$SBX_ROOT" workspace pg2 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: TIOCSTI on the caller's terminal is refused (stdin a terminal, stdout not)" {
+	requires script perl
+	printf 'ioctl(STDIN, 0x5412, my $c = "x") ? print "INJECTED\n" : print "refused: $!\n";\n' >"$SBX/ws/sti.pl"
+	chmod 644 "$SBX/ws/sti.pl"
+	run as_user script -qec "$AGENTRT sandbox --name sti1 -- perl $SBX/ws/sti.pl >$SBX/ws/sti.out 2>&1" /dev/null
+	run cat "$SBX/ws/sti.out"
+	[[ "$output" == *refused* ]]
+	[[ "$output" != *INJECTED* ]]
+}
+
+@test "sandbox: ^C on a terminal reaches the program, and job control works in bash" {
+	requires script bash
+	# ^C typed while the program waits: it gets SIGINT (through the pty)
+	run as_user script -qec "$AGENTRT sandbox --name cc1 -- sh -c 'trap \"echo got-INT; exit 3\" INT; echo ready; sleep 5 & wait'" /dev/null < <(sleep 2; printf '\003'; sleep 3)
+	[[ "$output" == *got-INT* ]]
+	[ "$status" -eq 3 ]
+	# bash -i on the pty: a job stopped and brought back (fg) needs it to be the terminal's
+	run as_user script -qec "$AGENTRT sandbox --name jc1 -- bash --norc -i" /dev/null < <(sleep 2; printf 'sleep 2; echo SLEPT\n'; sleep 1; printf '\032'; sleep 1; printf 'fg; echo JOBS-DONE; exit 5\n'; sleep 4)
+	[[ "$output" == *Stopped* ]]
+	[[ "$output" == *JOBS-DONE* ]]
+	[ "$status" -eq 5 ]
+}
+
+@test "sandbox: the caller's credential variables are not passed in (regression: env leaked GITHUB_TOKEN, AWS_*, *_API_KEY)" {
+	run as_user env GITHUB_TOKEN=ghp-leak GH_TOKEN=gh-leak AWS_ACCESS_KEY_ID=AKIA-leak \
+		AWS_SECRET_ACCESS_KEY=aws-leak OPENAI_API_KEY=sk-leak NPM_TOKEN=npm-leak PGPASSWORD=pg-leak \
+		GOOGLE_APPLICATION_CREDENTIALS=/x/leak.json my_service_secret=s-leak GIT_AUTHOR_NAME=kept \
+		"$AGENTRT" sandbox --name env1 -- env
+	[ "$status" -eq 0 ]
+	[[ "$output" != *leak* ]]
+	[[ "$output" != *SSH_AUTH_SOCK* ]]
+	[[ "$output" == *GIT_AUTHOR_NAME=kept* ]]
+	[[ "$output" == *TERM=dumb* ]]
+	# named explicitly, it is passed; K=V sets one; a bad name is refused in one line
+	run as_user env GH_TOKEN=gh-asked OPENAI_API_KEY=sk-not "$AGENTRT" sandbox --name env2 --env GH_TOKEN \
+		--env X_TOKEN=given -- env
+	[ "$status" -eq 0 ]
+	[[ "$output" == *GH_TOKEN=gh-asked* ]]
+	[[ "$output" == *X_TOKEN=given* ]]
+	[[ "$output" != *sk-not* ]]
+	run sbx --env 1BAD -- true
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--env: expected KEY=VALUE or NAME, got \`1BAD\`"* ]]
+}
+
+@test "sandbox: /tmp is private even with the workspace below it (regression: the host's /tmp was visible, user)" {
+	# the test's workspace is below /tmp ($SBX): the profile's /tmp scratch left it out
+	local f=/tmp/agentrt-test-sbx-host-$BATS_ROOT_PID
+	echo HOST-TMP-SECRET >"$f"
+	chmod 644 "$f"
+	run sbx_out --name tmp1 -- sh -c "cat $f; ls /tmp; echo scratch >/tmp/s && cat /tmp/s; echo w >ws-file && cat ws-file"
+	rm -f "$f"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *HOST-TMP-SECRET* ]]
+	[[ "$output" != *agentrt-test-sbx-host* ]]
+	[[ "$output" == *scratch* ]]
+	[[ "$output" == *$'\nw'* ]]
+	[ ! -e /tmp/s ]
+	"$AGENTRT" --root "$SBX/run/agentrt" workspace tmp1 purge >/dev/null 2>&1 || true
+}
+
+@test "sandbox: agentrt's state root and data directory are hidden inside (regression: --root and the data dir were readable, root)" {
+	local st=/var/lib/agentrt-test-sbx-st-$BATS_ROOT_PID dd=/var/lib/agentrt-test-sbx-dd-$BATS_ROOT_PID
+	local ws
+	ws=$(mktemp -d /var/tmp/agentrt-test-sbx-ws.XXXXXX)
+	run sh -c 'cd "$1" && "$2" --root "$3" --data-dir "$4" sandbox --name hid1 -- sh -c "ls -A \"\$0\" \"\$1\"; echo end" "$3" "$4"' \
+		sh "$ws" "$AGENTRT" "$st" "$dd"
+	"$AGENTRT" --root "$st" --data-dir "$dd" workspace hid1 purge >/dev/null 2>&1 || true
+	rm -rf --one-file-system "$st" "$dd" "$ws"
+	[ "$status" -eq 0 ]
+	# the state directory of the sandbox itself (hid1) and the data directory's roots/ are not listed
+	local listed=${output%%end*}
+	[[ "$listed" != *hid1* ]]
+	[[ "$listed" != *roots* ]]
+	[[ "$output" == *end* ]]
+}
+
+@test "sandbox: the workspace cannot be /, /tmp or /var/tmp, nor hold agentrt's state root" {
+	run sbx --workspace /tmp -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the workspace cannot be \`/tmp\`"* ]]
+	run sbx --workspace /var/tmp -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot be \`/var/tmp\`"* ]]
+	run sbx --workspace / -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot be \`/\`"* ]]
+	run as_user "$AGENTRT" --root "$SBX/ws/state" sandbox -- true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"holds agentrt's state root (--root) \`$SBX/ws/state\`"* ]]
+	[ ! -e "$SBX/ws/state" ]
+}
+
+@test "sandbox: the terminal's modes come back when the program leaves it raw or non-blocking (regression: stdin a terminal, stdout not)" {
+	requires script python3
+	# stdout to a file: no pty of its own, the program holds the caller's terminal
+	cat >"$SBX/ws/tty.sh" <<-EOF
+		show() { stty -a | grep -o -- '-\\?icanon\\|-\\?echo ' | tr '\\n' ' '; python3 -c 'import fcntl, os; print("nonblock" if fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK else "block")'; }
+		show
+		"$AGENTRT" sandbox --name raw1 -- python3 -c 'import fcntl, os, tty; tty.setraw(0); fcntl.fcntl(0, fcntl.F_SETFL, os.O_NONBLOCK)' >/dev/null 2>&1
+		echo "raw1 rc=\$?"; show
+		"$AGENTRT" sandbox --name raw2 -- sh -c 'stty raw -echo; kill -9 \$\$' >/dev/null 2>&1
+		echo "raw2 rc=\$?"; show
+	EOF
+	chmod 644 "$SBX/ws/tty.sh"
+	run as_user script -qec "sh $SBX/ws/tty.sh" /dev/null
+	[[ "$output" == *"raw1 rc=0"* ]]
+	[[ "$output" == *"raw2 rc=137"* ]]
+	[[ "$output" != *-icanon* ]]
+	[[ "$output" != *-echo* ]]
+	[[ "$output" != *nonblock* ]]
+	[ "$(echo "$output" | grep -c "icanon echo")" -eq 3 ]
+}
+
+@test "sandbox: audit and ps text output escape the agent's control characters (regression: raw ESC from argv and file names)" {
+	mkdir "$SBX/rws"
+	cd "$SBX/rws"
+	# a program named with a terminal's escape sequences (set the title, clear the screen)
+	"$AGENTRT" --root "$SBX_ROOT" sandbox --name esc1 --keep -- sh -c \
+		'n=$(printf "x\033]0;PWNED\007y"); cp /bin/sh "$PWD/$n"; "$PWD/$n" -c "sleep 6" "$(printf "\033[2J\302\233")"' \
+		>"$SBX/esc.log" 2>&1 &
+	local pid=$! out i
+	for i in $(seq 50); do
+		grep -q PWNED "$SBX_ROOT/esc1/state.json" 2>/dev/null && break
+		[ -n "$(PATH=/nonexistent "$AGENTRT" --root "$SBX_ROOT" ps esc1 2>/dev/null | grep PWNED)" ] && break
+		sleep 0.2
+	done
+	# ps without ps(1) on PATH: agentrt's own table of the command lines
+	out=$(PATH=/nonexistent "$AGENTRT" --root "$SBX_ROOT" ps esc1 2>&1 || true)
+	wait "$pid" || true
+	[[ "$out" == *PWNED* ]]
+	[[ "$out" != *$'\033'* && "$out" != *$'\007'* && "$out" != *$'\302\233'* ]]
+	run "$AGENTRT" --root "$SBX_ROOT" audit esc1 --format text
+	[[ "$output" == *PWNED* ]]
+	[[ "$output" != *$'\033'* && "$output" != *$'\007'* && "$output" != *$'\302\233'* ]]
+	run "$AGENTRT" --root "$SBX_ROOT" audit esc1 --summary
+	[[ "$output" == *'x\x1b]0;PWNED\x07y'* ]]
+	[[ "$output" != *$'\033'* && "$output" != *$'\007'* ]]
+	"$AGENTRT" --root "$SBX_ROOT" delete -f esc1 >/dev/null 2>&1 || true
+	"$AGENTRT" --root "$SBX_ROOT" workspace esc1 purge >/dev/null 2>&1 || true
+}
+
+# in_new_userns SCRIPT: sh SCRIPT as root of a new user namespace that maps 0..65535 to the host's
+# (so the test user is there too); its user.max_user_namespaces is its own to change.
+in_new_userns() {
+	local fifo=$SBX/userns.fifo p i
+	mkfifo "$fifo"
+	unshare --user sh -c 'read x <"$0"; exec sh "$1"' "$fifo" "$1" &
+	p=$!
+	for i in $(seq 50); do
+		[ "$(readlink /proc/$p/ns/user)" != "$(readlink /proc/self/ns/user)" ] && break
+		sleep 0.1
+	done
+	echo "0 0 65536" >/proc/$p/uid_map
+	echo "0 0 65536" >/proc/$p/gid_map
+	echo go >"$fifo"
+	wait $p
+}
+
+@test "sandbox: user.max_user_namespaces=0 gives one clear line (regression: clone container init: Operation not permitted)" {
+	requires unshare
+	cat >"$SBX/limit.sh" <<-EOF
+		echo 0 >/proc/sys/user/max_user_namespaces || exit 99
+		cd "$SBX/ws" && exec setpriv --reuid $SBX_UID --regid $SBX_UID --clear-groups env -i \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" \
+			"$AGENTRT" sandbox --name uns1 -- true
+	EOF
+	run in_new_userns "$SBX/limit.sh"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == *"cannot create a user namespace (user.max_user_namespaces=0 forbids it"* ]]
+}
+
+@test "sandbox: a user already in another user namespace (a rootless container) gets one of its own (regression: clone container init: Operation not permitted)" {
+	requires unshare
+	cat >"$SBX/nested.sh" <<-EOF
+		cd "$SBX/ws" && exec setpriv --reuid $SBX_UID --regid $SBX_UID --clear-groups env -i \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" \
+			"$AGENTRT" sandbox --name uns2 -- sh -c 'echo uid=\$(id -u); exit 3'
+	EOF
+	run in_new_userns "$SBX/nested.sh"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *uid=$SBX_UID* ]]
 }
 
 @test "doctor: everything a container needs is found on this host" {

@@ -328,6 +328,21 @@ static void test_read(void)
   tap_ok(audit_record_match(rec, strlen(rec), &f), "since filter includes a later record");
   text = audit_record_text(rec, strlen(rec));
   tap_ok(strcmp(text, "2024-05-01T10:00:00.5Z #3 process  argv=[ls -l]") == 0, "text: %s", text);
+  {
+    /* the agent's control characters (ESC, BEL, C1 CSI) never reach the terminal raw */
+    const char esc[] =
+        "{\"seq\":4,\"time\":\"t\",\"kind\":\"file\",\"path\":\"x\\u001b]0;T\\u0007\\u009b\","
+        "\"k\\u001b\":1}";
+    struct jbuf b = {0};
+    char *esc_t;
+    cleanup_free char *esc_text = audit_record_text(esc, strlen(esc));
+    tap_ok(strpbrk(esc_text, "\033\007") == NULL && strstr(esc_text, "\302\233") == NULL,
+           "text: control characters escaped: %s", esc_text);
+    jb_text(&b, "a\033b\302\233c\\\377", 8);
+    esc_t = jb_take(&b);
+    tap_ok(strcmp(esc_t, "a\\x1bb\\xc2\\x9bc\\\\\\xff") == 0, "jb_text: %s", esc_t);
+    free(esc_t);
+  }
   if (system(cmd) != 0)
     printf("# cleanup failed\n");
 }
