@@ -13,7 +13,7 @@
 #                                           with mmdebstrap and cached, see build-rootfs.sh)
 #   vm           tests/vm/*.sh              (only when qemu-system-x86_64 exists)
 # BUILDDIR defaults to the runtime binary's directory when that is build/ or build-san/.
-# Logs go to $BUILDDIR/test-logs/.  The last line is `N passed, N failed[, N skipped]`;
+# Logs go to $BUILDDIR/test-logs/ (RUN_LOGDIR: elsewhere, for a second run beside this one).  The last line is `N passed, N failed[, N skipped]`;
 # the exit status is 1 when anything failed.
 #
 # RUN_EXCLUDE: names of bats files (without .bats) to leave out.
@@ -41,7 +41,7 @@ fi
 case "$BUILDDIR" in /*) ;; *) BUILDDIR=$repo/$BUILDDIR ;; esac
 RUN_SUITES=${RUN_SUITES:-unit fuzz bats security integration workload vm}
 BATS_FILE_TIMEOUT=${BATS_FILE_TIMEOUT:-900}
-logdir=$BUILDDIR/test-logs
+logdir=${RUN_LOGDIR:-$BUILDDIR/test-logs}
 mkdir -p "$logdir"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
