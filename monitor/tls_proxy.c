@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
@@ -387,13 +388,20 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
   return jb_take(&out);
 }
 
+/* Host is the server name, any case, a final dot allowed, no port or 443
+ * (the parser has checked it is host[:port], nothing else). */
 static bool host_is(const struct http_msg *m, const char *sni)
 {
   size_t n = m->host_len;
-  const char *colon = memchr(m->host, ':', n);
+  const char *colon = m->host ? memchr(m->host, ':', n) : NULL;
 
-  if (colon != NULL)
+  if (m->host == NULL)
+    return false;
+  if (colon != NULL) {
+    if (m->host + n - colon != 4 || memcmp(colon, ":443", 4) != 0)
+      return false;
     n = (size_t)(colon - m->host);
+  }
   if (n > 0 && m->host[n - 1] == '.')
     n--;
   return n == strlen(sni) && strncasecmp(m->host, sni, n) == 0;
@@ -532,6 +540,11 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       splice_tls(c, u);
       return;
     }
+    if (resp.status == 101) {
+      /* the upstream speaks another protocol now: what follows is no request */
+      http_record(px, &req, sni, 101, up, 0, used, "101 to a request that asked no upgrade");
+      return;
+    }
     if (!forward_body(u, c, &resp, &down)) {
       http_record(px, &req, sni, resp.status, up, down, used, "cut during the response");
       return;
@@ -657,10 +670,12 @@ static ssize_t peek_until(int fd, unsigned char *buf, size_t cap, int (*done)(co
 }
 
 static char peek_name[256];
+static bool peek_ech;
+static long peek_port; /* Host's port, -1 none */
 
 static int hello_done(const void *buf, size_t len)
 {
-  return tls_client_hello_sni(buf, len, peek_name);
+  return tls_client_hello_sni(buf, len, peek_name, &peek_ech);
 }
 
 static int head_done(const void *buf, size_t len)
@@ -672,9 +687,14 @@ static int head_done(const void *buf, size_t len)
 
   if (n <= 0)
     return n < 0 ? -1 : 0;
+  if (m.host == NULL)
+    return -1;
   hl = m.host_len;
-  if (memchr(m.host, ':', hl))
+  peek_port = -1;
+  if (memchr(m.host, ':', hl)) {
     hl = (size_t)((const char *)memchr(m.host, ':', hl) - m.host);
+    peek_port = strtol(m.host + hl + 1, NULL, 10); /* digits up to the CR: the parser's check */
+  }
   if (hl == 0 || hl > 253)
     return -1;
   for (size_t i = 0; i < hl; i++)
@@ -702,6 +722,8 @@ static void connection(struct proxy *px, int cfd)
   }
   addr_text(&dst, a, sizeof a, &port);
   peek_name[0] = '\0';
+  peek_ech = false;
+  peek_port = -1;
   if (peek_until(cfd, buf, port == 443 ? HELLO_MAX : HTTP_HEAD_MAX,
                  port == 443 ? hello_done : head_done) < 0) {
     flow_record(px, peek_name[0] ? peek_name : NULL, &dst, false,
@@ -711,6 +733,10 @@ static void connection(struct proxy *px, int cfd)
     return;
   }
   free(buf);
+  if (port != 443 && peek_port >= 0 && peek_port != port) {
+    flow_record(px, peek_name, &dst, false, "the Host field names another port");
+    return;
+  }
   if (port == 443 && (secret_for(px, peek_name) != NULL ||
                       (px->o->egress && profile_http_rule_find(px->o->egress, peek_name)))) {
     if (!name_resolves_to(peek_name, &dst)) {
@@ -719,6 +745,11 @@ static void connection(struct proxy *px, int cfd)
       return;
     }
     terminate(px, cfd, &dst, peek_name);
+    return;
+  }
+  if (port == 443 && peek_ech) {
+    flow_record(px, peek_name, &dst, false,
+                "an encrypted ClientHello (ECH): the server name that counts is hidden");
     return;
   }
   if (!name_resolves_to(peek_name, &dst)) {
