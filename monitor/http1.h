@@ -5,8 +5,11 @@
  * HTTP rules apply from what it parses, so anything two parsers could read
  * two ways (request smuggling) is refused: a bare LF or CR, obsolete line
  * folding, a NUL, Content-Length with Transfer-Encoding, two different
- * Content-Lengths, a Transfer-Encoding other than "chunked", no Host or
- * two of them, a target that is not origin-form ("/path").
+ * Content-Lengths, a Transfer-Encoding other than "chunked" (or any in an
+ * HTTP/1.0 request), no Host or two of them, a Host that is not
+ * name-or-[address][:port], a target that is not origin-form ("/path") or
+ * starts with "//", CONNECT and PRI; in chunked bodies, anything but ";"
+ * extensions after a size, control bytes, trailers that are no field lines.
  */
 #ifndef AGENTRT_MONITOR_HTTP1_H
 #define AGENTRT_MONITOR_HTTP1_H
