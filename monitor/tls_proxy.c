@@ -226,6 +226,16 @@ static ssize_t s_read(struct stream *s)
 
   if (s->len == sizeof s->buf)
     return -1;
+  if (s->ssl == NULL) { /* plain HTTP */
+    ssize_t r;
+    while ((r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len)) < 0 && errno == EINTR)
+      ;
+    if (r == 0)
+      s->eof = true;
+    if (r > 0)
+      s->len += (size_t)r;
+    return r < 0 ? -1 : r;
+  }
   n = SSL_read(s->ssl, s->buf + s->len, (int)(sizeof s->buf - s->len));
   if (n <= 0) {
     int e = SSL_get_error(s->ssl, n);
@@ -243,6 +253,8 @@ static ssize_t s_read(struct stream *s)
 
 static bool s_write(struct stream *s, const void *buf, size_t len)
 {
+  if (s->ssl == NULL)
+    return write_all(s->fd, buf, len);
   while (len > 0) {
     int n = SSL_write(s->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
     if (n <= 0) {
@@ -300,7 +312,7 @@ static bool forward_body(struct stream *from, struct stream *to, const struct ht
   return true;
 }
 
-/* Copy both TLS streams as they are (after a 101) until either ends. */
+/* Copy both streams as they are (after a 101) until either ends. */
 static void splice_tls(struct stream *a, struct stream *b)
 {
   struct stream *s[2] = {a, b};
@@ -312,12 +324,13 @@ static void splice_tls(struct stream *a, struct stream *b)
     struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = b->fd, .events = POLLIN}};
     bool any = false;
     for (int i = 0; i < 2; i++)
-      if (SSL_pending(s[i]->ssl) > 0)
+      if (s[i]->ssl != NULL && SSL_pending(s[i]->ssl) > 0)
         any = true;
     if (!any && poll(p, 2, -1) < 0 && errno != EINTR)
       return;
     for (int i = 0; i < 2; i++) {
-      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) && SSL_pending(s[i]->ssl) == 0)
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+          (s[i]->ssl == NULL || SSL_pending(s[i]->ssl) == 0))
         continue;
       if (s_read(s[i]) <= 0)
         return;
@@ -335,7 +348,7 @@ static void splice_tls(struct stream *a, struct stream *b)
  * may go.  *used names the secret put in (NULL = none); a placeholder left
  * as it is is recorded. */
 static char *rewrite_head(struct proxy *px, const char *head, const struct http_msg *m,
-                          const char *sni, const struct secret **used)
+                          const char *sni, bool plain, const struct secret **used)
 {
   const struct secret_store *st = px->o->secrets;
   const char *eol = strstr(head, "\r\n");
@@ -352,8 +365,8 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
     for (size_t k = 0; k < st->n; k++) {
       const struct secret *s = &st->v[k];
       const char *ph = s->def->placeholder, *at = strstr(value, ph);
-      bool here =
-          at != NULL && http_field_is(f, s->def->header) && profile_secret_host_match(s->def, sni);
+      bool here = at != NULL && !plain && http_field_is(f, s->def->header) &&
+                  profile_secret_host_match(s->def, sni);
 
       if (at == NULL)
         continue;
@@ -373,7 +386,8 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
         jb_key_str(&b, "secret", s->def->name);
         jb_key_str(&b, "host", sni);
         jb_key_strn(&b, "header", f->name, f->name_len);
-        jb_key_str(&b, "action", "sent unchanged (not the secret's header or host)");
+        jb_key_str(&b, "action", plain ? "sent unchanged (plain HTTP)"
+                                       : "sent unchanged (not the secret's header or host)");
         record(px, "secret_placeholder", &b);
         jb_free(&b);
       }
@@ -388,17 +402,20 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
   return jb_take(&out);
 }
 
-/* Host is the server name, any case, a final dot allowed, no port or 443
- * (the parser has checked it is host[:port], nothing else). */
-static bool host_is(const struct http_msg *m, const char *sni)
+/* Host is the server name, any case, a final dot allowed, no port or the
+ * one connected to (the parser has checked it is host[:port], nothing
+ * else). */
+static bool host_is(const struct http_msg *m, const char *sni, uint16_t port)
 {
   size_t n = m->host_len;
   const char *colon = m->host ? memchr(m->host, ':', n) : NULL;
+  char want[8];
 
   if (m->host == NULL)
     return false;
   if (colon != NULL) {
-    if (m->host + n - colon != 4 || memcmp(colon, ":443", 4) != 0)
+    snprintf(want, sizeof want, ":%u", (unsigned)port);
+    if ((size_t)(m->host + n - colon) != strlen(want) || memcmp(colon, want, strlen(want)) != 0)
       return false;
     n = (size_t)(colon - m->host);
   }
@@ -464,8 +481,11 @@ static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *
   return true;
 }
 
-/* Request by request until either side closes. */
-static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni)
+/* Request by request until either side closes.  plain: port 80, not
+ * terminated: the same Host on every request (another name sharing the
+ * address would be reached behind the first), never a secret. */
+static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni,
+                       uint16_t port, bool plain)
 {
   for (;;) {
     struct http_msg req, resp;
@@ -489,10 +509,12 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     if (http_request_parse(head, (size_t)n, &req, &why) <= 0)
       return;
     s_consume(c, (size_t)n);
-    if (!host_is(&req, sni)) {
-      http_record(px, &req, sni, 421, 0, 0, NULL, "Host is not the TLS server name");
+    if (!host_is(&req, sni, port)) {
+      http_record(px, &req, sni, 421, 0, 0, NULL,
+                  plain ? "Host is not the connection's first Host" : "Host is not the TLS server name");
       reply_error(c, 421, "Misdirected Request",
-                  "agentrt egress proxy: the Host field is not the TLS server name\n");
+                  plain ? "agentrt egress proxy: the Host field is not the connection's first Host\n"
+                        : "agentrt egress proxy: the Host field is not the TLS server name\n");
       return;
     }
     if (!rule_allows(px, &req, sni, &why)) {
@@ -505,7 +527,7 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       if (http_field_is(&req.f[i], "expect") && req.f[i].value_len == 12 &&
           strncasecmp(req.f[i].value, "100-continue", 12) == 0)
         expect = true;
-    out = rewrite_head(px, head, &req, sni, &used);
+    out = rewrite_head(px, head, &req, sni, plain, &used);
     if (!s_write(u, out, strlen(out))) {
       explicit_bzero(out, strlen(out));
       return;
@@ -619,7 +641,7 @@ static void terminate(struct proxy *px, int cfd, const struct sockaddr_storage *
     goto out;
   }
   flow_record(px, sni, dst, true, "terminated (a secret or an HTTP rule is bound to the name)");
-  serve_http(px, c, u, sni);
+  serve_http(px, c, u, sni, 443, false);
 out:
   if (u->ssl != NULL) {
     SSL_shutdown(u->ssl);
@@ -766,7 +788,18 @@ static void connection(struct proxy *px, int cfd)
     return;
   }
   flow_record(px, peek_name, &dst, true, NULL);
-  splice_plain(cfd, ufd);
+  if (port == 443) {
+    splice_plain(cfd, ufd);
+  } else {
+    struct stream *c = xmalloc0(sizeof *c), *u = xmalloc0(sizeof *u);
+    c->fd = cfd;
+    u->fd = ufd;
+    serve_http(px, c, u, peek_name, port, true);
+    explicit_bzero(c->buf, sizeof c->buf);
+    explicit_bzero(u->buf, sizeof u->buf);
+    free(c);
+    free(u);
+  }
   close(ufd);
 }
 

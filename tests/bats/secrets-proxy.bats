@@ -166,10 +166,11 @@ in_ctr() { rt exec "$ID" "$@"; }
 
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 
-# raw PAYLOAD [SNI [ALPN]]: PAYLOAD as it is to api.example.test:443 from inside (tests/helpers/raw-tls.js)
+# raw PAYLOAD [SNI [ALPN [HOST]]]: PAYLOAD as it is to HOST (api.example.test):443 from inside
+# (tests/helpers/raw-tls.js); SNI "plain": to port 80 without TLS
 raw() {
 	[ -x /usr/bin/node ] || skip "no node on the host"
-	run in_ctr node /raw-tls.js api.example.test "${2:-api.example.test}" "${3:--}" "$1"
+	run in_ctr node /raw-tls.js "${4:-api.example.test}" "${2:-api.example.test}" "${3:--}" "$1"
 }
 
 # hello_to ADDR SNI... [ech]: a hand-made ClientHello from the container's namespace, naming each
@@ -498,4 +499,35 @@ hello_to() {
 	sleep 0.3
 	run rt audit "$ID"
 	grep '"kind":"tls_flow"' <<<"$output" | grep -q '"name":"front.test".*"verdict":"allowed"' || fail "control: $(grep tls_flow <<<"$output")"
+}
+
+@test "secrets-proxy: plain HTTP keep-alive: a second request with another Host on the connection is refused" {
+	px_run
+	: >"$PX_DIR/other80.log"
+	# the first request's Host (front.test) is checked; hidden.test shares its address, is not allowed
+	raw 'GET /first HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}GET /second HTTP/1.1\r\nHost: hidden.test\r\n\r\n' plain - front.test
+	[[ "$output" == *'"path": "/first"'* ]] || fail "the first request: $output"
+	[[ "$output" != *'"path": "/second"'* ]] || fail "hidden.test reached behind front.test: $output"
+	! grep -q "hidden.test" "$PX_DIR/other80.log" || fail "upstream got: $(cat "$PX_DIR/other80.log")"
+	# a Host naming another port than the one connected to
+	raw 'GET /port HTTP/1.1\r\nHost: front.test:8080\r\n\r\n' plain - front.test
+	! grep -q "^GET /port" "$PX_DIR/other80.log" || fail "front.test:8080 went out"
+	# the control: two requests to the same name on one connection
+	raw 'GET /a HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}GET /b HTTP/1.1\r\nHost: FRONT.test:80\r\nConnection: close\r\n\r\n' plain - front.test
+	[[ "$output" == *'"path": "/a"'*'"path": "/b"'* ]] || fail "control: $output"
+}
+
+@test "secrets-proxy: plain HTTP to a host with HTTP rules: the rules hold there too" {
+	jq '.name = "px-rules80" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/v1/"]}]' \
+		"$PX_PROFILE" >"$PX_DIR/rules80.json"
+	px_run "$PX_DIR/rules80.json"
+	: >"$PX_DIR/api80.log"
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://api.example.test/v2/x"
+	[ "$output" = 403 ] || fail "GET /v2/x over plain HTTP: $output"
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST -d x http://api.example.test/v1/x"
+	[ "$output" = 403 ] || fail "POST /v1/x over plain HTTP: $output"
+	! grep -q "^GET /v2/x\|^POST" "$PX_DIR/api80.log" || fail "went out: $(cat "$PX_DIR/api80.log")"
+	# the control
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://api.example.test/v1/x"
+	[ "$output" = 200 ] || fail "control: $output"
 }
