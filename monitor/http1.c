@@ -62,6 +62,19 @@ static bool list_has(const char *v, size_t n, const char *word)
   return false;
 }
 
+/* The field's name is `name` when each '_' in it is read as '-'. */
+static bool dashed_is(const struct http_field *f, const char *name)
+{
+  if (strlen(name) != f->name_len)
+    return false;
+  for (size_t i = 0; i < f->name_len; i++) {
+    char c = f->name[i] == '_' ? '-' : f->name[i];
+    if ((c | 0x20) != name[i] && c != name[i])
+      return false;
+  }
+  return true;
+}
+
 /* Header lines from p (after the start line) to end (the final CRLF). */
 static int fields(const char *p, const char *end, struct http_msg *m, const char **why)
 {
@@ -108,6 +121,12 @@ static int fields(const char *p, const char *end, struct http_msg *m, const char
       }
     f = &m->f[m->n++];
     *f = (struct http_field){p, v, (size_t)(colon - p), (size_t)(ve - v)};
+    if (memchr(p, '_', (size_t)(colon - p)) &&
+        (dashed_is(f, "content-length") || dashed_is(f, "transfer-encoding"))) {
+      /* CGI-style servers read "Content_Length" as Content-Length */
+      *why = "a Content-Length or Transfer-Encoding spelt with '_'";
+      return -1;
+    }
     if (http_field_is(f, "content-length")) {
       uint64_t n = 0;
       if (f->value_len == 0 || f->value_len > 15) {

@@ -828,7 +828,7 @@ static int contexts(struct proxy *px, struct error *err)
   SSL_CTX_set_min_proto_version(px->server_ctx, TLS1_2_VERSION);
   SSL_CTX_set_min_proto_version(px->client_ctx, TLS1_2_VERSION);
   SSL_CTX_set_alpn_select_cb(px->server_ctx, alpn_select, NULL);
-  SSL_CTX_set_options(px->server_ctx, SSL_OP_NO_TICKET);
+  SSL_CTX_set_options(px->server_ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_verify(px->client_ctx, SSL_VERIFY_PEER, NULL);
   if (SSL_CTX_set_default_verify_paths(px->client_ctx) != 1)
     return error_set(err, 0, "TLS proxy: the host's trust store");

@@ -415,7 +415,7 @@ hello_to() {
 	for h in 'Content-Length: 4\r\nTransfer-Encoding: chunked' 'Transfer-Encoding: xchunked' \
 		'Transfer-Encoding: chunked, identity' 'Transfer-Encoding : chunked' 'Transfer-Encoding\t: chunked' \
 		'Transfer-Encoding:\r\n chunked' 'X: y\r\n\tTransfer-Encoding: chunked' 'Content-Length: 4\r\nContent-Length: 40' \
-		'Content-Length: +4' 'Content-Length: 4, 4'; do
+		'Content-Length: +4' 'Content-Length: 4, 4' 'Content_Length: 4' 'Transfer_Encoding: chunked'; do
 		raw "POST /smuggle HTTP/1.1\r\nHost: api.example.test\r\n$h\r\n\r\n0\r\n\r\n$after"
 		[[ "$output" == "HTTP/1.1 400"* ]] || fail "$h: not refused: $output"
 	done

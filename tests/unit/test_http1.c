@@ -56,6 +56,8 @@ static void test_requests(void)
       "CONNECT evil.test:443 HTTP/1.1\r\nHost: a\r\n\r\n",
       "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
       "PRI * HTTP/1.1\r\nHost: a\r\n\r\n",
+      "POST / HTTP/1.1\r\nHost: a\r\nContent_Length: 5\r\n\r\n",
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer_Encoding: chunked\r\n\r\n",
   };
   struct http_msg m;
   const char *why;
@@ -73,6 +75,8 @@ static void test_requests(void)
          "a chunked upgrade request parses (%s)", why ? why : "");
   n = req("GET / HTTP/1.1\r\nHost: API.Example.test.:443\r\n\r\n", &m, &why);
   tap_ok(n > 0, "Host in upper case with a final dot and a port parses (%s)", why ? why : "");
+  n = req("GET / HTTP/1.1\r\nHost: a\r\nX_Api_Key: k\r\n\r\n", &m, &why);
+  tap_ok(n > 0, "another name with '_' parses (%s)", why ? why : "");
   n = req("GET / HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\n\r\n", &m, &why);
   tap_ok(n > 0, "Host as an IPv6 address with a port parses (%s)", why ? why : "");
   n = req("GET / HTTP/1.1\r\nHost: a\r\n", &m, &why);
