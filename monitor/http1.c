@@ -405,8 +405,9 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
       if (ch == '\r' && (c->line == 0 || c->colon)) {
         c->state = CH_TRAILER_LF;
       } else if (++c->line > 8192 ||
-                 (c->colon ? ((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f
-                           : ch == ':' ? c->line == 1 : !tchar((unsigned char)ch))) {
+                 (c->colon    ? ((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f
+                  : ch == ':' ? c->line == 1
+                              : !tchar((unsigned char)ch))) {
         *why = "a bad trailer line";
         return -1;
       } else if (ch == ':') {

@@ -386,8 +386,9 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
         jb_key_str(&b, "secret", s->def->name);
         jb_key_str(&b, "host", sni);
         jb_key_strn(&b, "header", f->name, f->name_len);
-        jb_key_str(&b, "action", plain ? "sent unchanged (plain HTTP)"
-                                       : "sent unchanged (not the secret's header or host)");
+        jb_key_str(&b, "action",
+                   plain ? "sent unchanged (plain HTTP)"
+                         : "sent unchanged (not the secret's header or host)");
         record(px, "secret_placeholder", &b);
         jb_free(&b);
       }
@@ -511,10 +512,12 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     s_consume(c, (size_t)n);
     if (!host_is(&req, sni, port)) {
       http_record(px, &req, sni, 421, 0, 0, NULL,
-                  plain ? "Host is not the connection's first Host" : "Host is not the TLS server name");
+                  plain ? "Host is not the connection's first Host"
+                        : "Host is not the TLS server name");
       reply_error(c, 421, "Misdirected Request",
-                  plain ? "agentrt egress proxy: the Host field is not the connection's first Host\n"
-                        : "agentrt egress proxy: the Host field is not the TLS server name\n");
+                  plain
+                      ? "agentrt egress proxy: the Host field is not the connection's first Host\n"
+                      : "agentrt egress proxy: the Host field is not the TLS server name\n");
       return;
     }
     if (!rule_allows(px, &req, sni, &why)) {

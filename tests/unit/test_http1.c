@@ -121,16 +121,16 @@ static void test_responses_and_chunks(void)
     static const char *const bad_chunks[] = {
         "5 6\r\nhello\r\n0\r\n\r\n",           /* a second number after the size */
         "5 x\r\nhello\r\n0\r\n\r\n",           /* junk after blanks */
-        "5;a\x01\r\nhello\r\n0\r\n\r\n",      /* a control byte in an extension */
+        "5;a\x01\r\nhello\r\n0\r\n\r\n",       /* a control byte in an extension */
         "5;a\nhello\r\n0\r\n\r\n",             /* a bare LF ends an extension */
         "5\nhello\r\n0\r\n\r\n",               /* a bare LF ends the size */
-        "5;a\rb\r\nhello\r\n0\r\n\r\n",       /* a bare CR in an extension */
+        "5;a\rb\r\nhello\r\n0\r\n\r\n",        /* a bare CR in an extension */
         "5\r\nhello\n0\r\n\r\n",               /* data ended by a bare LF */
-        "0\r\nno colon\r\n\r\n",                 /* a trailer that is no field */
-        "0\r\n folded: x\r\n\r\n",               /* obs-fold in the trailers */
-        "0\r\n: x\r\n\r\n",                      /* a trailer without a name */
-        "0\r\nX: a\x01\r\n\r\n",                /* a control byte in a trailer */
-        "0\r\nX: a\nGET / HTTP/1.1\r\n\r\n",    /* a bare LF in a trailer */
+        "0\r\nno colon\r\n\r\n",               /* a trailer that is no field */
+        "0\r\n folded: x\r\n\r\n",             /* obs-fold in the trailers */
+        "0\r\n: x\r\n\r\n",                    /* a trailer without a name */
+        "0\r\nX: a\x01\r\n\r\n",               /* a control byte in a trailer */
+        "0\r\nX: a\nGET / HTTP/1.1\r\n\r\n",   /* a bare LF in a trailer */
         "00000000000000001\r\nx\r\n0\r\n\r\n", /* 17 digits, leading zeros */
         "0x5\r\nhello\r\n0\r\n\r\n",           /* a 0x prefix */
         "-5\r\nhello\r\n0\r\n\r\n",
@@ -169,9 +169,9 @@ static size_t hello(unsigned char *out, const unsigned char *ext, size_t elen)
   out[i++] = 3, out[i++] = 3;
   memset(out + i, 0x11, 32);
   i += 32;
-  out[i++] = 0;                                     /* session id */
+  out[i++] = 0;                                              /* session id */
   out[i++] = 0, out[i++] = 2, out[i++] = 0x13, out[i++] = 1; /* one suite */
-  out[i++] = 1, out[i++] = 0;                       /* null compression */
+  out[i++] = 1, out[i++] = 0;                                /* null compression */
   out[i++] = (unsigned char)(elen >> 8), out[i++] = (unsigned char)elen;
   memcpy(out + i, ext, elen);
   return i + elen;
@@ -181,12 +181,12 @@ static void test_hello_tricks(void)
 {
   /* server_name: list of 2 bytes' length, then type 0, length, name */
   static const unsigned char one[] = {0, 0, 0, 8, 0, 6, 0, 0, 3, 'a', '.', 't'};
-  static const unsigned char two_in_list[] = {0, 0, 0, 14, 0, 12, 0, 0, 3, 'a', '.', 't',
-                                              0, 0, 3, 'e', '.', 't'};
+  static const unsigned char two_in_list[] = {0,   0,   0,   14, 0, 12, 0,   0,   3,
+                                              'a', '.', 't', 0,  0, 3,  'e', '.', 't'};
   static const unsigned char twice[] = {0, 0, 0, 8, 0, 6, 0, 0, 3, 'a', '.', 't',
                                         0, 0, 0, 8, 0, 6, 0, 0, 3, 'e', '.', 't'};
-  static const unsigned char with_ech[] = {0, 0, 0, 8, 0, 6, 0, 0, 3, 'a', '.', 't',
-                                           0xfe, 0x0d, 0, 2, 0, 0};
+  static const unsigned char with_ech[] = {0,   0,   0,   8,    0,    6, 0, 0, 3,
+                                           'a', '.', 't', 0xfe, 0x0d, 0, 2, 0, 0};
   unsigned char buf[512];
   char name[256];
   bool ech = true;
@@ -196,7 +196,8 @@ static void test_hello_tricks(void)
   tap_ok(tls_client_hello_sni(buf, n, name, &ech) == 1 && streq(name, "a.t") && !ech,
          "a hello with one name: that name, no ECH");
   n = hello(buf, two_in_list, sizeof two_in_list);
-  tap_ok(tls_client_hello_sni(buf, n, name, &ech) == -1, "two names in the server_name list: refused");
+  tap_ok(tls_client_hello_sni(buf, n, name, &ech) == -1,
+         "two names in the server_name list: refused");
   n = hello(buf, twice, sizeof twice);
   tap_ok(tls_client_hello_sni(buf, n, name, &ech) == -1, "two server_name extensions: refused");
   n = hello(buf, with_ech, sizeof with_ech);
