@@ -210,6 +210,76 @@ static void splice_plain(int a, int b)
   }
 }
 
+/* One whole TLS record from fd into buf (at most cap bytes, the header
+ * included), within HELLO_TIMEOUT_MS; its length, or -1. */
+static ssize_t read_record(int fd, unsigned char *buf, size_t cap)
+{
+  size_t have = 0, want = 5;
+
+  while (have < want) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    ssize_t n;
+    if (poll(&p, 1, HELLO_TIMEOUT_MS) <= 0)
+      return -1;
+    n = read(fd, buf + have, want - have);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return -1;
+    have += (size_t)n;
+    if (have == 5 && want == 5) {
+      want = 5 + ((size_t)buf[3] << 8 | buf[4]);
+      if (want > cap)
+        return -1;
+    }
+  }
+  return (ssize_t)have;
+}
+
+/* A passthrough TLS flow's handshake up to where the server has answered:
+ * the first ClientHello (checked already), the server's first record; after
+ * a HelloRetryRequest the client's second ClientHello must name the same
+ * server (a server could pick its certificate, and route, by the second).
+ * false: refused (recorded) or cut. */
+static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
+                              const struct sockaddr_storage *dst, const char *sni)
+{
+  static const unsigned char hrr[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11,
+                                        0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+                                        0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e,
+                                        0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+  unsigned char *buf = xmalloc0(HELLO_MAX + 2048);
+  char name[256];
+  bool ech = false, ok = false;
+  ssize_t n;
+
+  n = read_record(cfd, buf, HELLO_MAX);
+  if (n < 0 || !write_all(ufd, buf, (size_t)n))
+    goto out;
+  n = read_record(ufd, buf, HELLO_MAX + 2048);
+  if (n < 0 || !write_all(cfd, buf, (size_t)n))
+    goto out;
+  /* a ServerHello (handshake record, type 2) with the HelloRetryRequest random */
+  if (!(n >= 5 + 4 + 2 + 32 && buf[0] == 0x16 && buf[5] == 2 && memcmp(buf + 11, hrr, 32) == 0)) {
+    ok = true;
+    goto out;
+  }
+  do { /* a change_cipher_spec (middlebox compatibility) or early data may come first */
+    n = read_record(cfd, buf, HELLO_MAX + 2048);
+  } while (n > 0 && (buf[0] == 0x14 || buf[0] == 0x17) && write_all(ufd, buf, (size_t)n));
+  if (n < 0)
+    goto out;
+  if (tls_client_hello_sni(buf, (size_t)n, name, &ech) != 1 || ech || !streq(name, sni)) {
+    flow_record(px, sni, dst, false,
+                "the ClientHello after a HelloRetryRequest names another server");
+    goto out;
+  }
+  ok = write_all(ufd, buf, (size_t)n);
+out:
+  free(buf);
+  return ok;
+}
+
 /* ------------------------------------------------------------ TLS streams */
 
 struct stream {
@@ -792,7 +862,8 @@ static void connection(struct proxy *px, int cfd)
   }
   flow_record(px, peek_name, &dst, true, NULL);
   if (port == 443) {
-    splice_plain(cfd, ufd);
+    if (passthrough_hello(px, cfd, ufd, &dst, peek_name))
+      splice_plain(cfd, ufd);
   } else {
     struct stream *c = xmalloc0(sizeof *c), *u = xmalloc0(sizeof *u);
     c->fd = cfd;

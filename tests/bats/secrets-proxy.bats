@@ -173,22 +173,40 @@ raw() {
 	run in_ctr node /raw-tls.js "${4:-api.example.test}" "${2:-api.example.test}" "${3:--}" "$1"
 }
 
-# hello_to ADDR SNI... [ech]: a hand-made ClientHello from the container's namespace, naming each
-# SNI in one server_name list (the nft redirect takes it to the proxy like the container's own)
+# hello_to ADDR SNI... [ech] [hrr:NAME]: a hand-made ClientHello from the container's namespace,
+# naming each SNI in one server_name list (the nft redirect takes it to the proxy like the
+# container's own); hrr:NAME: a TLS 1.3 hello with no key share (the server answers with a
+# HelloRetryRequest), then a second ClientHello naming NAME
 hello_to() {
 	ip netns exec "$PX_CTR" python3 - "$@" <<-'PYEOF'
 		import socket, struct, sys
-		addr, names = sys.argv[1], [a for a in sys.argv[2:] if a != "ech"]
-		lst = b"".join(b"\0" + struct.pack(">H", len(n)) + n.encode() for n in names)
-		ext = struct.pack(">HHH", 0, len(lst) + 2, len(lst)) + lst
-		if "ech" in sys.argv[2:]:
-		    ext += struct.pack(">HH", 0xFE0D, 4) + b"\0\0\1\0"
-		body = b"\3\3" + b"\x11" * 32 + b"\0" + b"\0\2\x13\1" + b"\1\0" + struct.pack(">H", len(ext)) + ext
-		hs = b"\1" + struct.pack(">I", len(body))[1:] + body
+		args = sys.argv[2:]
+		addr, names = sys.argv[1], [a for a in args if a != "ech" and not a.startswith("hrr:")]
+		second = [a[4:] for a in args if a.startswith("hrr:")]
+		def ext(t, d):
+		    return struct.pack(">HH", t, len(d)) + d
+		def hello(names, tls13, share):
+		    lst = b"".join(b"\0" + struct.pack(">H", len(n)) + n.encode() for n in names)
+		    e = ext(0, struct.pack(">H", len(lst)) + lst)
+		    if "ech" in args:
+		        e += ext(0xFE0D, b"\0\0\1\0")
+		    if tls13:
+		        e += ext(43, b"\2\3\4") + ext(10, b"\0\2\0\x17") + ext(13, b"\0\4\4\3\x08\4")
+		        e += ext(51, struct.pack(">H", len(share)) + share)
+		    body = b"\3\3" + b"\x11" * 32 + b"\0" + b"\0\2\x13\1" + b"\1\0" + struct.pack(">H", len(e)) + e
+		    hs = b"\1" + struct.pack(">I", len(body))[1:] + body
+		    return b"\x16\3\1" + struct.pack(">H", len(hs)) + hs
 		s = socket.create_connection((addr, 443), timeout=5)
-		s.sendall(b"\x16\3\1" + struct.pack(">H", len(hs)) + hs)
+		s.sendall(hello(names, bool(second), b""))
 		try:
-		    s.recv(100)
+		    got = s.recv(5)
+		    if second and len(got) == 5:
+		        rest = struct.unpack(">H", got[3:5])[0]
+		        while rest > 0:
+		            rest -= len(s.recv(rest))
+		        p256 = b"\0\x17\0\x41\4" + b"\x22" * 64
+		        s.sendall(hello(second, True, p256))
+		        s.recv(100)
 		except OSError:
 		    pass
 	PYEOF
@@ -530,4 +548,19 @@ hello_to() {
 	# the control
 	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://api.example.test/v1/x"
 	[ "$output" = 200 ] || fail "control: $output"
+}
+
+@test "secrets-proxy: a second ClientHello after a HelloRetryRequest naming another server is refused" {
+	px_run
+	in_ctr nslookup front.test >/dev/null
+	hello_to 203.0.113.20 front.test hrr:hidden.test
+	sleep 0.3
+	run rt audit "$ID"
+	[[ "$output" == *'"reason":"the ClientHello after a HelloRetryRequest names another server"'* ]] ||
+		fail "not refused: $(grep tls_flow <<<"$output")"
+	# the control: the same name again goes on to the server
+	hello_to 203.0.113.20 front.test hrr:front.test
+	sleep 0.3
+	run rt audit "$ID"
+	[ "$(grep -c 'HelloRetryRequest' <<<"$output")" -eq 1 ] || fail "control refused: $(grep tls_flow <<<"$output")"
 }
