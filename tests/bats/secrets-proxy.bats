@@ -527,6 +527,11 @@ hello_to() {
 	[[ "$output" == *'"path": "/first"'* ]] || fail "the first request: $output"
 	[[ "$output" != *'"path": "/second"'* ]] || fail "hidden.test reached behind front.test: $output"
 	! grep -q "hidden.test" "$PX_DIR/other80.log" || fail "upstream got: $(cat "$PX_DIR/other80.log")"
+	# a second request in absolute form or CONNECT (an open forward proxy behind an allowed name)
+	raw 'GET /first HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}GET http://hidden.test/abs HTTP/1.1\r\nHost: front.test\r\n\r\n' plain - front.test
+	[[ "$output" != *'"path": "http://hidden.test/abs"'* ]] || fail "absolute form went out: $output"
+	raw 'GET /first HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}CONNECT hidden.test:443 HTTP/1.1\r\nHost: hidden.test:443\r\n\r\n' plain - front.test
+	! grep -q "^CONNECT\|^GET http://hidden" "$PX_DIR/other80.log" || fail "upstream got: $(cat "$PX_DIR/other80.log")"
 	# a Host naming another port than the one connected to
 	raw 'GET /port HTTP/1.1\r\nHost: front.test:8080\r\n\r\n' plain - front.test
 	! grep -q "^GET /port" "$PX_DIR/other80.log" || fail "front.test:8080 went out"
