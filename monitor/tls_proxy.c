@@ -795,7 +795,9 @@ static int head_done(const void *buf, size_t len)
   for (size_t i = 0; i < hl; i++)
     peek_name[i] = (char)(m.host[i] >= 'A' && m.host[i] <= 'Z' ? m.host[i] | 0x20 : m.host[i]);
   peek_name[hl] = '\0';
-  return 1;
+  if (peek_name[hl - 1] == '.') /* "front.test." is front.test, as for the SNI */
+    peek_name[hl - 1] = '\0';
+  return peek_name[0] ? 1 : -1;
 }
 
 static void connection(struct proxy *px, int cfd)

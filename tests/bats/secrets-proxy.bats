@@ -536,7 +536,7 @@ hello_to() {
 	raw 'GET /port HTTP/1.1\r\nHost: front.test:8080\r\n\r\n' plain - front.test
 	! grep -q "^GET /port" "$PX_DIR/other80.log" || fail "front.test:8080 went out"
 	# the control: two requests to the same name on one connection
-	raw 'GET /a HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}GET /b HTTP/1.1\r\nHost: FRONT.test:80\r\nConnection: close\r\n\r\n' plain - front.test
+	raw 'GET /a HTTP/1.1\r\nHost: front.test.\r\n\r\n{PAUSE}GET /b HTTP/1.1\r\nHost: FRONT.test:80\r\nConnection: close\r\n\r\n' plain - front.test
 	[[ "$output" == *'"path": "/a"'*'"path": "/b"'* ]] || fail "control: $output"
 }
 
