@@ -62,6 +62,19 @@ static bool list_has(const char *v, size_t n, const char *word)
   return false;
 }
 
+/* The field's name is `name` when each '_' in it is read as '-'. */
+static bool dashed_is(const struct http_field *f, const char *name)
+{
+  if (strlen(name) != f->name_len)
+    return false;
+  for (size_t i = 0; i < f->name_len; i++) {
+    char c = f->name[i] == '_' ? '-' : f->name[i];
+    if ((c | 0x20) != name[i] && c != name[i])
+      return false;
+  }
+  return true;
+}
+
 /* Header lines from p (after the start line) to end (the final CRLF). */
 static int fields(const char *p, const char *end, struct http_msg *m, const char **why)
 {
@@ -108,6 +121,12 @@ static int fields(const char *p, const char *end, struct http_msg *m, const char
       }
     f = &m->f[m->n++];
     *f = (struct http_field){p, v, (size_t)(colon - p), (size_t)(ve - v)};
+    if (memchr(p, '_', (size_t)(colon - p)) &&
+        (dashed_is(f, "content-length") || dashed_is(f, "transfer-encoding"))) {
+      /* CGI-style servers read "Content_Length" as Content-Length */
+      *why = "a Content-Length or Transfer-Encoding spelt with '_'";
+      return -1;
+    }
     if (http_field_is(f, "content-length")) {
       uint64_t n = 0;
       if (f->value_len == 0 || f->value_len > 15) {
@@ -160,6 +179,39 @@ static int fields(const char *p, const char *end, struct http_msg *m, const char
   return 0;
 }
 
+/* host [ ":" port ]: a name of letters, digits, '-', '.' and '_', or an
+ * address in brackets; the port 1 to 5 digits.  Nothing a server could read
+ * as userinfo ("name:@other"), a list ("name, other") or a path. */
+static bool host_syntax(const char *h, size_t n)
+{
+  size_t i = 0, d;
+
+  if (n > 0 && h[0] == '[') {
+    for (i = 1; i < n && h[i] != ']'; i++)
+      if (!((h[i] >= '0' && h[i] <= '9') || ((h[i] | 0x20) >= 'a' && (h[i] | 0x20) <= 'f') ||
+            h[i] == ':' || h[i] == '.'))
+        return false;
+    if (i == n || i == 1)
+      return false;
+    i++;
+  } else {
+    for (; i < n && h[i] != ':'; i++)
+      if (!((h[i] >= '0' && h[i] <= '9') || ((h[i] | 0x20) >= 'a' && (h[i] | 0x20) <= 'z') ||
+            h[i] == '-' || h[i] == '.' || h[i] == '_'))
+        return false;
+    if (i == 0 || i > 254)
+      return false;
+  }
+  if (i == n)
+    return true;
+  if (h[i] != ':')
+    return false;
+  for (d = i + 1; d < n; d++)
+    if (h[d] < '0' || h[d] > '9')
+      return false;
+  return n - i - 1 >= 1 && n - i - 1 <= 5;
+}
+
 static int version(const char *p, const char *end, struct http_msg *m)
 {
   if (end - p != 8 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1'))
@@ -192,6 +244,16 @@ long http_request_parse(const char *buf, size_t len, struct http_msg *m, const c
     *why = "a target that is not a path (absolute or authority form)";
     return -1;
   }
+  if (sp2 - sp1 > 2 && sp1[2] == '/') {
+    /* "//name/path": some servers read the name as the authority */
+    *why = "a target that starts with \"//\"";
+    return -1;
+  }
+  if ((sp1 - buf == 7 && strncasecmp(buf, "CONNECT", 7) == 0) ||
+      (sp1 - buf == 3 && memcmp(buf, "PRI", 3) == 0)) {
+    *why = "a CONNECT or PRI (HTTP/2 preface) request";
+    return -1;
+  }
   for (const char *c = sp1 + 1; c < sp2; c++)
     if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f) {
       *why = "a byte in the target that must be percent-encoded";
@@ -205,6 +267,15 @@ long http_request_parse(const char *buf, size_t len, struct http_msg *m, const c
     return -1;
   if (m->host == NULL && m->minor == 1) {
     *why = "no Host field";
+    return -1;
+  }
+  if (m->host != NULL && !host_syntax(m->host, m->host_len)) {
+    *why = "a Host that is not a name or address with an optional port";
+    return -1;
+  }
+  if (m->minor == 0 && m->body == HTTP_BODY_CHUNKED) {
+    /* an HTTP/1.0 server may not know chunked and read the body as requests */
+    *why = "Transfer-Encoding in an HTTP/1.0 request";
     return -1;
   }
   return n;
@@ -236,7 +307,17 @@ long http_response_parse(const char *buf, size_t len, bool head_request, struct 
   return n;
 }
 
-enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_TRAILER, CH_TRAILER_LF };
+enum {
+  CH_SIZE,
+  CH_EXT,
+  CH_SIZE_LF,
+  CH_DATA,
+  CH_DATA_CR,
+  CH_DATA_LF,
+  CH_TRAILER,
+  CH_TRAILER_LF,
+  CH_BWS
+};
 
 long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool *done,
                        const char **why)
@@ -263,7 +344,7 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
         return -1;
       }
       if (ch == ';' || ch == ' ' || ch == '\t') {
-        c->state = CH_EXT;
+        c->state = CH_BWS;
         break;
       }
       if (ch != '\r') {
@@ -273,10 +354,21 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
       c->state = CH_SIZE_LF;
       i++;
       break;
+    case CH_BWS: /* after the size: blanks, then ";" extensions or the CRLF */
+      if (ch == ';') {
+        c->state = CH_EXT;
+      } else if (ch == '\r') {
+        c->state = CH_SIZE_LF;
+      } else if ((ch != ' ' && ch != '\t') || ++c->line > 4096) {
+        *why = "a chunk size followed by other than \";\" extensions";
+        return -1;
+      }
+      i++;
+      break;
     case CH_EXT:
       if (ch == '\r') {
         c->state = CH_SIZE_LF;
-      } else if (ch == '\n' || ch == '\0' || ++c->line > 4096) {
+      } else if (((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f || ++c->line > 4096) {
         *why = "a bad chunk extension";
         return -1;
       }
@@ -309,12 +401,17 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
       i++;
       c->state = c->state == CH_DATA_CR ? CH_DATA_LF : CH_SIZE;
       break;
-    case CH_TRAILER:
-      if (ch == '\r') {
+    case CH_TRAILER: /* a field line (name ":" value) or the empty line */
+      if (ch == '\r' && (c->line == 0 || c->colon)) {
         c->state = CH_TRAILER_LF;
-      } else if (ch == '\n' || ch == '\0' || ++c->line > 8192) {
+      } else if (++c->line > 8192 ||
+                 (c->colon    ? ((unsigned char)ch < 0x20 && ch != '\t') || ch == 0x7f
+                  : ch == ':' ? c->line == 1
+                              : !tchar((unsigned char)ch))) {
         *why = "a bad trailer line";
         return -1;
+      } else if (ch == ':') {
+        c->colon = true;
       }
       i++;
       break;
@@ -330,6 +427,7 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
         return (long)i;
       }
       c->line = 0;
+      c->colon = false;
       c->state = CH_TRAILER;
       break;
     }
@@ -344,7 +442,7 @@ static unsigned rd16(const unsigned char *p)
   return (unsigned)p[0] << 8 | p[1];
 }
 
-int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256])
+int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256], bool *ech)
 {
   size_t rec, i, end, n;
 
@@ -378,14 +476,22 @@ int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256])
     return -1;
   end = i + 2 + rd16(buf + i) < end ? i + 2 + rd16(buf + i) : end;
   i += 2;
+  *ech = false;
+  name[0] = '\0';
   while (i + 4 <= end) {
     unsigned type = rd16(buf + i), elen = rd16(buf + i + 2);
-    size_t e = i + 4;
+    size_t e = i + 4, hl;
     if (e + elen > end)
       return -1;
-    if (type == 0 && elen >= 5) { /* server_name: list, type host_name */
-      size_t hl = rd16(buf + e + 3);
-      if (buf[e + 2] != 0 || hl == 0 || hl > 253 || e + 5 + hl > e + elen)
+    if (type == 0xfe0d) /* encrypted_client_hello: the name that counts is hidden */
+      *ech = true;
+    if (type == 0) {
+      /* one list of exactly one host_name: a server reading another entry
+       * (or another extension) would see another name */
+      if (name[0] != '\0' || elen < 5 || rd16(buf + e) != elen - 2 || buf[e + 2] != 0)
+        return -1;
+      hl = rd16(buf + e + 3);
+      if (hl == 0 || hl > 253 || 5 + hl != elen)
         return -1;
       for (size_t k = 0; k < hl; k++) {
         unsigned char ch = buf[e + 5 + k];
@@ -395,11 +501,12 @@ int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256])
         name[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch | 0x20 : ch);
       }
       name[hl] = '\0';
-      if (hl > 0 && name[hl - 1] == '.')
+      if (name[hl - 1] == '.')
         name[hl - 1] = '\0';
-      return name[0] ? 1 : -1;
+      if (name[0] == '\0')
+        return -1;
     }
     i = e + elen;
   }
-  return -1;
+  return name[0] ? 1 : -1;
 }

@@ -5,8 +5,11 @@
  * HTTP rules apply from what it parses, so anything two parsers could read
  * two ways (request smuggling) is refused: a bare LF or CR, obsolete line
  * folding, a NUL, Content-Length with Transfer-Encoding, two different
- * Content-Lengths, a Transfer-Encoding other than "chunked", no Host or
- * two of them, a target that is not origin-form ("/path").
+ * Content-Lengths, a Transfer-Encoding other than "chunked" (or any in an
+ * HTTP/1.0 request), no Host or two of them, a Host that is not
+ * name-or-[address][:port], a target that is not origin-form ("/path") or
+ * starts with "//", CONNECT and PRI; in chunked bodies, anything but ";"
+ * extensions after a size, control bytes, trailers that are no field lines.
  */
 #ifndef AGENTRT_MONITOR_HTTP1_H
 #define AGENTRT_MONITOR_HTTP1_H
@@ -57,14 +60,18 @@ struct http_chunked {
   uint64_t left;
   unsigned line; /* bytes in the current size or trailer line */
   unsigned digits;
+  bool colon; /* a trailer line's name has ended */
 };
 long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool *done,
                        const char **why);
 
 /* The server name of a TLS ClientHello record in buf (len bytes, the
  * record header included).  1 found (name NUL-terminated, lower case), 0
- * more bytes needed, -1 not a ClientHello or none in it.  Pure. */
-int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256]);
+ * more bytes needed, -1 not a ClientHello, none in it, or a server_name
+ * extension that is not one list of one name (or comes twice).  *ech: the
+ * hello has an encrypted_client_hello extension (the name is then only the
+ * outer one; the server may route by a hidden inner one).  Pure. */
+int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256], bool *ech);
 
 /* Case-insensitive comparison of a field name. */
 bool http_field_is(const struct http_field *f, const char *name);

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
@@ -209,6 +210,76 @@ static void splice_plain(int a, int b)
   }
 }
 
+/* One whole TLS record from fd into buf (at most cap bytes, the header
+ * included), within HELLO_TIMEOUT_MS; its length, or -1. */
+static ssize_t read_record(int fd, unsigned char *buf, size_t cap)
+{
+  size_t have = 0, want = 5;
+
+  while (have < want) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    ssize_t n;
+    if (poll(&p, 1, HELLO_TIMEOUT_MS) <= 0)
+      return -1;
+    n = read(fd, buf + have, want - have);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return -1;
+    have += (size_t)n;
+    if (have == 5 && want == 5) {
+      want = 5 + ((size_t)buf[3] << 8 | buf[4]);
+      if (want > cap)
+        return -1;
+    }
+  }
+  return (ssize_t)have;
+}
+
+/* A passthrough TLS flow's handshake up to where the server has answered:
+ * the first ClientHello (checked already), the server's first record; after
+ * a HelloRetryRequest the client's second ClientHello must name the same
+ * server (a server could pick its certificate, and route, by the second).
+ * false: refused (recorded) or cut. */
+static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
+                              const struct sockaddr_storage *dst, const char *sni)
+{
+  static const unsigned char hrr[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11,
+                                        0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+                                        0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e,
+                                        0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+  unsigned char *buf = xmalloc0(HELLO_MAX + 2048);
+  char name[256];
+  bool ech = false, ok = false;
+  ssize_t n;
+
+  n = read_record(cfd, buf, HELLO_MAX);
+  if (n < 0 || !write_all(ufd, buf, (size_t)n))
+    goto out;
+  n = read_record(ufd, buf, HELLO_MAX + 2048);
+  if (n < 0 || !write_all(cfd, buf, (size_t)n))
+    goto out;
+  /* a ServerHello (handshake record, type 2) with the HelloRetryRequest random */
+  if (!(n >= 5 + 4 + 2 + 32 && buf[0] == 0x16 && buf[5] == 2 && memcmp(buf + 11, hrr, 32) == 0)) {
+    ok = true;
+    goto out;
+  }
+  do { /* a change_cipher_spec (middlebox compatibility) or early data may come first */
+    n = read_record(cfd, buf, HELLO_MAX + 2048);
+  } while (n > 0 && (buf[0] == 0x14 || buf[0] == 0x17) && write_all(ufd, buf, (size_t)n));
+  if (n < 0)
+    goto out;
+  if (tls_client_hello_sni(buf, (size_t)n, name, &ech) != 1 || ech || !streq(name, sni)) {
+    flow_record(px, sni, dst, false,
+                "the ClientHello after a HelloRetryRequest names another server");
+    goto out;
+  }
+  ok = write_all(ufd, buf, (size_t)n);
+out:
+  free(buf);
+  return ok;
+}
+
 /* ------------------------------------------------------------ TLS streams */
 
 struct stream {
@@ -225,6 +296,16 @@ static ssize_t s_read(struct stream *s)
 
   if (s->len == sizeof s->buf)
     return -1;
+  if (s->ssl == NULL) { /* plain HTTP */
+    ssize_t r;
+    while ((r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len)) < 0 && errno == EINTR)
+      ;
+    if (r == 0)
+      s->eof = true;
+    if (r > 0)
+      s->len += (size_t)r;
+    return r < 0 ? -1 : r;
+  }
   n = SSL_read(s->ssl, s->buf + s->len, (int)(sizeof s->buf - s->len));
   if (n <= 0) {
     int e = SSL_get_error(s->ssl, n);
@@ -242,6 +323,8 @@ static ssize_t s_read(struct stream *s)
 
 static bool s_write(struct stream *s, const void *buf, size_t len)
 {
+  if (s->ssl == NULL)
+    return write_all(s->fd, buf, len);
   while (len > 0) {
     int n = SSL_write(s->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
     if (n <= 0) {
@@ -299,7 +382,7 @@ static bool forward_body(struct stream *from, struct stream *to, const struct ht
   return true;
 }
 
-/* Copy both TLS streams as they are (after a 101) until either ends. */
+/* Copy both streams as they are (after a 101) until either ends. */
 static void splice_tls(struct stream *a, struct stream *b)
 {
   struct stream *s[2] = {a, b};
@@ -311,12 +394,13 @@ static void splice_tls(struct stream *a, struct stream *b)
     struct pollfd p[2] = {{.fd = a->fd, .events = POLLIN}, {.fd = b->fd, .events = POLLIN}};
     bool any = false;
     for (int i = 0; i < 2; i++)
-      if (SSL_pending(s[i]->ssl) > 0)
+      if (s[i]->ssl != NULL && SSL_pending(s[i]->ssl) > 0)
         any = true;
     if (!any && poll(p, 2, -1) < 0 && errno != EINTR)
       return;
     for (int i = 0; i < 2; i++) {
-      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) && SSL_pending(s[i]->ssl) == 0)
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
+          (s[i]->ssl == NULL || SSL_pending(s[i]->ssl) == 0))
         continue;
       if (s_read(s[i]) <= 0)
         return;
@@ -334,7 +418,7 @@ static void splice_tls(struct stream *a, struct stream *b)
  * may go.  *used names the secret put in (NULL = none); a placeholder left
  * as it is is recorded. */
 static char *rewrite_head(struct proxy *px, const char *head, const struct http_msg *m,
-                          const char *sni, const struct secret **used)
+                          const char *sni, bool plain, const struct secret **used)
 {
   const struct secret_store *st = px->o->secrets;
   const char *eol = strstr(head, "\r\n");
@@ -351,8 +435,8 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
     for (size_t k = 0; k < st->n; k++) {
       const struct secret *s = &st->v[k];
       const char *ph = s->def->placeholder, *at = strstr(value, ph);
-      bool here =
-          at != NULL && http_field_is(f, s->def->header) && profile_secret_host_match(s->def, sni);
+      bool here = at != NULL && !plain && http_field_is(f, s->def->header) &&
+                  profile_secret_host_match(s->def, sni);
 
       if (at == NULL)
         continue;
@@ -372,7 +456,9 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
         jb_key_str(&b, "secret", s->def->name);
         jb_key_str(&b, "host", sni);
         jb_key_strn(&b, "header", f->name, f->name_len);
-        jb_key_str(&b, "action", "sent unchanged (not the secret's header or host)");
+        jb_key_str(&b, "action",
+                   plain ? "sent unchanged (plain HTTP)"
+                         : "sent unchanged (not the secret's header or host)");
         record(px, "secret_placeholder", &b);
         jb_free(&b);
       }
@@ -387,13 +473,23 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
   return jb_take(&out);
 }
 
-static bool host_is(const struct http_msg *m, const char *sni)
+/* Host is the server name, any case, a final dot allowed, no port or the
+ * one connected to (the parser has checked it is host[:port], nothing
+ * else). */
+static bool host_is(const struct http_msg *m, const char *sni, uint16_t port)
 {
   size_t n = m->host_len;
-  const char *colon = memchr(m->host, ':', n);
+  const char *colon = m->host ? memchr(m->host, ':', n) : NULL;
+  char want[8];
 
-  if (colon != NULL)
+  if (m->host == NULL)
+    return false;
+  if (colon != NULL) {
+    snprintf(want, sizeof want, ":%u", (unsigned)port);
+    if ((size_t)(m->host + n - colon) != strlen(want) || memcmp(colon, want, strlen(want)) != 0)
+      return false;
     n = (size_t)(colon - m->host);
+  }
   if (n > 0 && m->host[n - 1] == '.')
     n--;
   return n == strlen(sni) && strncasecmp(m->host, sni, n) == 0;
@@ -456,8 +552,11 @@ static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *
   return true;
 }
 
-/* Request by request until either side closes. */
-static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni)
+/* Request by request until either side closes.  plain: port 80, not
+ * terminated: the same Host on every request (another name sharing the
+ * address would be reached behind the first), never a secret. */
+static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni,
+                       uint16_t port, bool plain)
 {
   for (;;) {
     struct http_msg req, resp;
@@ -481,10 +580,14 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     if (http_request_parse(head, (size_t)n, &req, &why) <= 0)
       return;
     s_consume(c, (size_t)n);
-    if (!host_is(&req, sni)) {
-      http_record(px, &req, sni, 421, 0, 0, NULL, "Host is not the TLS server name");
+    if (!host_is(&req, sni, port)) {
+      http_record(px, &req, sni, 421, 0, 0, NULL,
+                  plain ? "Host is not the connection's first Host"
+                        : "Host is not the TLS server name");
       reply_error(c, 421, "Misdirected Request",
-                  "agentrt egress proxy: the Host field is not the TLS server name\n");
+                  plain
+                      ? "agentrt egress proxy: the Host field is not the connection's first Host\n"
+                      : "agentrt egress proxy: the Host field is not the TLS server name\n");
       return;
     }
     if (!rule_allows(px, &req, sni, &why)) {
@@ -497,7 +600,7 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       if (http_field_is(&req.f[i], "expect") && req.f[i].value_len == 12 &&
           strncasecmp(req.f[i].value, "100-continue", 12) == 0)
         expect = true;
-    out = rewrite_head(px, head, &req, sni, &used);
+    out = rewrite_head(px, head, &req, sni, plain, &used);
     if (!s_write(u, out, strlen(out))) {
       explicit_bzero(out, strlen(out));
       return;
@@ -530,6 +633,11 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     if (resp.status == 101 && req.upgrade) {
       http_record(px, &req, sni, 101, up, 0, used, NULL);
       splice_tls(c, u);
+      return;
+    }
+    if (resp.status == 101) {
+      /* the upstream speaks another protocol now: what follows is no request */
+      http_record(px, &req, sni, 101, up, 0, used, "101 to a request that asked no upgrade");
       return;
     }
     if (!forward_body(u, c, &resp, &down)) {
@@ -606,7 +714,7 @@ static void terminate(struct proxy *px, int cfd, const struct sockaddr_storage *
     goto out;
   }
   flow_record(px, sni, dst, true, "terminated (a secret or an HTTP rule is bound to the name)");
-  serve_http(px, c, u, sni);
+  serve_http(px, c, u, sni, 443, false);
 out:
   if (u->ssl != NULL) {
     SSL_shutdown(u->ssl);
@@ -657,10 +765,12 @@ static ssize_t peek_until(int fd, unsigned char *buf, size_t cap, int (*done)(co
 }
 
 static char peek_name[256];
+static bool peek_ech;
+static long peek_port; /* Host's port, -1 none */
 
 static int hello_done(const void *buf, size_t len)
 {
-  return tls_client_hello_sni(buf, len, peek_name);
+  return tls_client_hello_sni(buf, len, peek_name, &peek_ech);
 }
 
 static int head_done(const void *buf, size_t len)
@@ -672,15 +782,22 @@ static int head_done(const void *buf, size_t len)
 
   if (n <= 0)
     return n < 0 ? -1 : 0;
+  if (m.host == NULL)
+    return -1;
   hl = m.host_len;
-  if (memchr(m.host, ':', hl))
+  peek_port = -1;
+  if (memchr(m.host, ':', hl)) {
     hl = (size_t)((const char *)memchr(m.host, ':', hl) - m.host);
+    peek_port = strtol(m.host + hl + 1, NULL, 10); /* digits up to the CR: the parser's check */
+  }
   if (hl == 0 || hl > 253)
     return -1;
   for (size_t i = 0; i < hl; i++)
     peek_name[i] = (char)(m.host[i] >= 'A' && m.host[i] <= 'Z' ? m.host[i] | 0x20 : m.host[i]);
   peek_name[hl] = '\0';
-  return 1;
+  if (peek_name[hl - 1] == '.') /* "front.test." is front.test, as for the SNI */
+    peek_name[hl - 1] = '\0';
+  return peek_name[0] ? 1 : -1;
 }
 
 static void connection(struct proxy *px, int cfd)
@@ -702,6 +819,8 @@ static void connection(struct proxy *px, int cfd)
   }
   addr_text(&dst, a, sizeof a, &port);
   peek_name[0] = '\0';
+  peek_ech = false;
+  peek_port = -1;
   if (peek_until(cfd, buf, port == 443 ? HELLO_MAX : HTTP_HEAD_MAX,
                  port == 443 ? hello_done : head_done) < 0) {
     flow_record(px, peek_name[0] ? peek_name : NULL, &dst, false,
@@ -711,6 +830,10 @@ static void connection(struct proxy *px, int cfd)
     return;
   }
   free(buf);
+  if (port != 443 && peek_port >= 0 && peek_port != port) {
+    flow_record(px, peek_name, &dst, false, "the Host field names another port");
+    return;
+  }
   if (port == 443 && (secret_for(px, peek_name) != NULL ||
                       (px->o->egress && profile_http_rule_find(px->o->egress, peek_name)))) {
     if (!name_resolves_to(peek_name, &dst)) {
@@ -719,6 +842,11 @@ static void connection(struct proxy *px, int cfd)
       return;
     }
     terminate(px, cfd, &dst, peek_name);
+    return;
+  }
+  if (port == 443 && peek_ech) {
+    flow_record(px, peek_name, &dst, false,
+                "an encrypted ClientHello (ECH): the server name that counts is hidden");
     return;
   }
   if (!name_resolves_to(peek_name, &dst)) {
@@ -735,7 +863,19 @@ static void connection(struct proxy *px, int cfd)
     return;
   }
   flow_record(px, peek_name, &dst, true, NULL);
-  splice_plain(cfd, ufd);
+  if (port == 443) {
+    if (passthrough_hello(px, cfd, ufd, &dst, peek_name))
+      splice_plain(cfd, ufd);
+  } else {
+    struct stream *c = xmalloc0(sizeof *c), *u = xmalloc0(sizeof *u);
+    c->fd = cfd;
+    u->fd = ufd;
+    serve_http(px, c, u, peek_name, port, true);
+    explicit_bzero(c->buf, sizeof c->buf);
+    explicit_bzero(u->buf, sizeof u->buf);
+    free(c);
+    free(u);
+  }
   close(ufd);
 }
 
@@ -764,7 +904,7 @@ static int contexts(struct proxy *px, struct error *err)
   SSL_CTX_set_min_proto_version(px->server_ctx, TLS1_2_VERSION);
   SSL_CTX_set_min_proto_version(px->client_ctx, TLS1_2_VERSION);
   SSL_CTX_set_alpn_select_cb(px->server_ctx, alpn_select, NULL);
-  SSL_CTX_set_options(px->server_ctx, SSL_OP_NO_TICKET);
+  SSL_CTX_set_options(px->server_ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_verify(px->client_ctx, SSL_VERIFY_PEER, NULL);
   if (SSL_CTX_set_default_verify_paths(px->client_ctx) != 1)
     return error_set(err, 0, "TLS proxy: the host's trust store");

@@ -134,6 +134,7 @@ setup() {
 	[ -e "$ROOTFS/lib" ] || ln -s usr/lib "$ROOTFS/lib"
 	[ -e "$ROOTFS/lib64" ] || ln -s usr/lib64 "$ROOTFS/lib64"
 	cp "$PX_DIR/ca.pem" "$ROOTFS/upstream-ca.pem"
+	cp "$REPO_ROOT/tests/helpers/raw-tls.js" "$ROOTFS/raw-tls.js"
 	update_config ".process.args = [\"sleep\", \"600\"] | .mounts += $binds |
 		.linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$PX_CTR\" else . end)"
 	echo "nameserver 192.0.2.99" >"$ROOTFS/etc/resolv.conf"
@@ -164,6 +165,52 @@ px_run() {
 in_ctr() { rt exec "$ID" "$@"; }
 
 sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+# raw PAYLOAD [SNI [ALPN [HOST]]]: PAYLOAD as it is to HOST (api.example.test):443 from inside
+# (tests/helpers/raw-tls.js); SNI "plain": to port 80 without TLS
+raw() {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	run in_ctr node /raw-tls.js "${4:-api.example.test}" "${2:-api.example.test}" "${3:--}" "$1"
+}
+
+# hello_to ADDR SNI... [ech] [hrr:NAME]: a hand-made ClientHello from the container's namespace,
+# naming each SNI in one server_name list (the nft redirect takes it to the proxy like the
+# container's own); hrr:NAME: a TLS 1.3 hello with no key share (the server answers with a
+# HelloRetryRequest), then a second ClientHello naming NAME
+hello_to() {
+	ip netns exec "$PX_CTR" python3 - "$@" <<-'PYEOF'
+		import socket, struct, sys
+		args = sys.argv[2:]
+		addr, names = sys.argv[1], [a for a in args if a != "ech" and not a.startswith("hrr:")]
+		second = [a[4:] for a in args if a.startswith("hrr:")]
+		def ext(t, d):
+		    return struct.pack(">HH", t, len(d)) + d
+		def hello(names, tls13, share):
+		    lst = b"".join(b"\0" + struct.pack(">H", len(n)) + n.encode() for n in names)
+		    e = ext(0, struct.pack(">H", len(lst)) + lst)
+		    if "ech" in args:
+		        e += ext(0xFE0D, b"\0\0\1\0")
+		    if tls13:
+		        e += ext(43, b"\2\3\4") + ext(10, b"\0\2\0\x17") + ext(13, b"\0\4\4\3\x08\4")
+		        e += ext(51, struct.pack(">H", len(share)) + share)
+		    body = b"\3\3" + b"\x11" * 32 + b"\0" + b"\0\2\x13\1" + b"\1\0" + struct.pack(">H", len(e)) + e
+		    hs = b"\1" + struct.pack(">I", len(body))[1:] + body
+		    return b"\x16\3\1" + struct.pack(">H", len(hs)) + hs
+		s = socket.create_connection((addr, 443), timeout=5)
+		s.sendall(hello(names, bool(second), b""))
+		try:
+		    got = s.recv(5)
+		    if second and len(got) == 5:
+		        rest = struct.unpack(">H", got[3:5])[0]
+		        while rest > 0:
+		            rest -= len(s.recv(rest))
+		        p256 = b"\0\x17\0\x41\4" + b"\x22" * 64
+		        s.sendall(hello(second, True, p256))
+		        s.recv(100)
+		except OSError:
+		    pass
+	PYEOF
+}
 
 @test "secrets-proxy: curl's Authorization: Bearer \$API_TOKEN arrives upstream with the real value" {
 	px_run
@@ -369,4 +416,156 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 		sleep 0.1
 	done
 	[ "$alive" = 0 ] || fail "proxy $ppids left"
+}
+
+@test "secrets-proxy: smuggling: Transfer-Encoding in HTTP/1.0 is refused, its body never read as a request" {
+	px_run
+	# an HTTP/1.0 server may ignore chunked and read the chunk as the next request (Host other.test)
+	smuggled='GET /smuggled HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	raw "POST /te10 HTTP/1.0\r\nHost: api.example.test\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n4a\r\n$smuggled\r\n0\r\n\r\nGET /after HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n"
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "not refused: $output"
+	! grep -q "/te10\|/smuggled\|/after" "$PX_DIR/api.log" || fail "went upstream: $(cat "$PX_DIR/api.log")"
+}
+
+@test "secrets-proxy: smuggling: CL with TE, obfuscated TE, folding, a hidden second request: refused, nothing after read" {
+	px_run
+	local after='GET /after HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\nConnection: close\r\n\r\n' h
+	for h in 'Content-Length: 4\r\nTransfer-Encoding: chunked' 'Transfer-Encoding: xchunked' \
+		'Transfer-Encoding: chunked, identity' 'Transfer-Encoding : chunked' 'Transfer-Encoding\t: chunked' \
+		'Transfer-Encoding:\r\n chunked' 'X: y\r\n\tTransfer-Encoding: chunked' 'Content-Length: 4\r\nContent-Length: 40' \
+		'Content-Length: +4' 'Content-Length: 4, 4' 'Content_Length: 4' 'Transfer_Encoding: chunked'; do
+		raw "POST /smuggle HTTP/1.1\r\nHost: api.example.test\r\n$h\r\n\r\n0\r\n\r\n$after"
+		[[ "$output" == "HTTP/1.1 400"* ]] || fail "$h: not refused: $output"
+	done
+	# the chunk framing: a size with junk, a control byte in an extension, a bare LF, an oversized size:
+	# the proxy ends the connection at the bad line and reads nothing after it as a request
+	for b in '4 4\r\nabcd\r\n0\r\n\r\n' '4;x\x01\r\nabcd\r\n0\r\n\r\n' '4\nabcd\r\n0\r\n\r\n' \
+		'10000000000000004\r\nabcd\r\n0\r\n\r\n' '4\r\nabcd\r\n0\r\nno-colon\r\n\r\n'; do
+		raw "POST /chunks HTTP/1.1\r\nHost: api.example.test\r\nTransfer-Encoding: chunked\r\n\r\n$b$after"
+		[[ "$output" != *"HTTP/1.1 200"*"HTTP/1.1 200"* ]] || fail "$b: a request after it was answered: $output"
+	done
+	! grep -q "^GET /after" "$PX_DIR/api.log" || fail "a request after a bad body went upstream: $(cat "$PX_DIR/api.log")"
+	# the control: a well-formed chunked body with an extension and a trailer, then the next request
+	raw "POST /ok HTTP/1.1\r\nHost: api.example.test\r\nTransfer-Encoding: chunked\r\n\r\n4;a=\"b c\"\r\nabcd\r\n0\r\nX-T: v\r\n\r\n$after"
+	[[ "$output" == *'"body_len": 4'*'"path": "/after"'* ]] || fail "control: $output"
+	grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "control not substituted"
+}
+
+@test "secrets-proxy: Host with userinfo, a list or another port after the name (api.example.test:@other.test) gets no secret" {
+	px_run
+	for h in 'api.example.test:@other.test' 'api.example.test:443@other.test' 'api.example.test:443, other.test' \
+		'api.example.test:443 other.test' 'api.example.test:8443' 'api.example.test@other.test' \
+		'api.example.test:443/x'; do
+		raw "GET /host HTTP/1.1\r\nHost: $h\r\nAuthorization: Bearer {PH}\r\n\r\n"
+		[[ "$output" == "HTTP/1.1 400"* || "$output" == "HTTP/1.1 421"* ]] || fail "Host $h: $output"
+	done
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "the value went out: $(grep -B3 -F "$SEC_VALUE" "$PX_DIR/api.log")"
+	# two Host fields, an absolute-form target naming another host: refused as before
+	raw 'GET /host HTTP/1.1\r\nHost: api.example.test\r\nHost: other.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "two Hosts: $output"
+	raw 'GET http://other.test/ HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "absolute form: $output"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "the value went out"
+	# the control: any case, a final dot, port 443
+	raw 'GET /host-ok HTTP/1.1\r\nHost: API.Example.TEST.:443\r\nAuthorization: Bearer {PH}\r\nConnection: close\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 200"*"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "control: $output"
+}
+
+@test "secrets-proxy: a target //other.test/x, CONNECT and the HTTP/2 preface get no secret" {
+	px_run
+	raw 'GET //other.test/x HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "//other.test: $output"
+	raw 'CONNECT /x HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "CONNECT /x: $output"
+	raw 'CONNECT other.test:443 HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "CONNECT other.test: $output"
+	# a client offering only h2: no ALPN agreed; its preface is no HTTP/1.1 request
+	raw 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' api.example.test h2
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "h2 preface: $output"
+	! grep -q "other.test\|^PRI\|^CONNECT" "$PX_DIR/api.log" || fail "went upstream: $(cat "$PX_DIR/api.log")"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "the value went out"
+}
+
+@test "secrets-proxy: a 101 to a request without Connection: upgrade ends the flow, what follows gets no secret" {
+	px_run
+	# the upstream switches (its WebSocket echo), the proxy did not see an upgrade asked for
+	raw 'GET /ws HTTP/1.1\r\nHost: api.example.test\r\nUpgrade: websocket\r\n\r\n{PAUSE}GET /next HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 101"* ]] || fail "no 101: $output"
+	[[ "$output" != *"502"* && "$output" != *"echo:"* ]] || fail "the next request went into the upgraded stream: $output"
+	run rt audit "$ID"
+	[[ "$output" == *'"refused":"101 to a request that asked no upgrade"'* ]] || fail "not recorded"
+}
+
+@test "secrets-proxy: placeholder split across writes is substituted in a header, never in the request line or body" {
+	px_run
+	raw 'POST /split?t={PH} HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer agentrt-{PAUSE}'"$(in_ctr sh -c 'printf %s "${API_TOKEN#agentrt-}"')"'\r\nContent-Length: 53\r\nConnection: close\r\n\r\nbody:{PH}:'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "split header not substituted: $output"
+	grep -q "^POST /split?t=agentrt-secret-" "$PX_DIR/api.log" || fail "request line: $(cat "$PX_DIR/api.log")"
+}
+
+@test "secrets-proxy: a ClientHello with two server names, or with ECH on a passthrough flow, is refused" {
+	px_run
+	in_ctr nslookup front.test >/dev/null
+	hello_to 203.0.113.20 front.test hidden.test
+	hello_to 203.0.113.20 front.test ech
+	sleep 0.3
+	run rt audit "$ID"
+	! grep '"kind":"tls_flow"' <<<"$output" | grep -q '"verdict":"allowed"' || fail "let through: $(grep tls_flow <<<"$output")"
+	[[ "$output" == *'"reason":"an encrypted ClientHello (ECH)'* ]] || fail "ECH not recorded: $(grep tls_flow <<<"$output")"
+	# the control: the same hello with one name goes through
+	hello_to 203.0.113.20 front.test
+	sleep 0.3
+	run rt audit "$ID"
+	grep '"kind":"tls_flow"' <<<"$output" | grep -q '"name":"front.test".*"verdict":"allowed"' || fail "control: $(grep tls_flow <<<"$output")"
+}
+
+@test "secrets-proxy: plain HTTP keep-alive: a second request with another Host on the connection is refused" {
+	px_run
+	: >"$PX_DIR/other80.log"
+	# the first request's Host (front.test) is checked; hidden.test shares its address, is not allowed
+	raw 'GET /first HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}GET /second HTTP/1.1\r\nHost: hidden.test\r\n\r\n' plain - front.test
+	[[ "$output" == *'"path": "/first"'* ]] || fail "the first request: $output"
+	[[ "$output" != *'"path": "/second"'* ]] || fail "hidden.test reached behind front.test: $output"
+	! grep -q "hidden.test" "$PX_DIR/other80.log" || fail "upstream got: $(cat "$PX_DIR/other80.log")"
+	# a second request in absolute form or CONNECT (an open forward proxy behind an allowed name)
+	raw 'GET /first HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}GET http://hidden.test/abs HTTP/1.1\r\nHost: front.test\r\n\r\n' plain - front.test
+	[[ "$output" != *'"path": "http://hidden.test/abs"'* ]] || fail "absolute form went out: $output"
+	raw 'GET /first HTTP/1.1\r\nHost: front.test\r\n\r\n{PAUSE}CONNECT hidden.test:443 HTTP/1.1\r\nHost: hidden.test:443\r\n\r\n' plain - front.test
+	! grep -q "^CONNECT\|^GET http://hidden" "$PX_DIR/other80.log" || fail "upstream got: $(cat "$PX_DIR/other80.log")"
+	# a Host naming another port than the one connected to
+	raw 'GET /port HTTP/1.1\r\nHost: front.test:8080\r\n\r\n' plain - front.test
+	! grep -q "^GET /port" "$PX_DIR/other80.log" || fail "front.test:8080 went out"
+	# the control: two requests to the same name on one connection
+	raw 'GET /a HTTP/1.1\r\nHost: front.test.\r\n\r\n{PAUSE}GET /b HTTP/1.1\r\nHost: FRONT.test:80\r\nConnection: close\r\n\r\n' plain - front.test
+	[[ "$output" == *'"path": "/a"'*'"path": "/b"'* ]] || fail "control: $output"
+}
+
+@test "secrets-proxy: plain HTTP to a host with HTTP rules: the rules hold there too" {
+	jq '.name = "px-rules80" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/v1/"]}]' \
+		"$PX_PROFILE" >"$PX_DIR/rules80.json"
+	px_run "$PX_DIR/rules80.json"
+	: >"$PX_DIR/api80.log"
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://api.example.test/v2/x"
+	[ "$output" = 403 ] || fail "GET /v2/x over plain HTTP: $output"
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST -d x http://api.example.test/v1/x"
+	[ "$output" = 403 ] || fail "POST /v1/x over plain HTTP: $output"
+	! grep -q "^GET /v2/x\|^POST" "$PX_DIR/api80.log" || fail "went out: $(cat "$PX_DIR/api80.log")"
+	# the control
+	run in_ctr sh -c "curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://api.example.test/v1/x"
+	[ "$output" = 200 ] || fail "control: $output"
+}
+
+@test "secrets-proxy: a second ClientHello after a HelloRetryRequest naming another server is refused" {
+	px_run
+	in_ctr nslookup front.test >/dev/null
+	hello_to 203.0.113.20 front.test hrr:hidden.test
+	sleep 0.3
+	run rt audit "$ID"
+	[[ "$output" == *'"reason":"the ClientHello after a HelloRetryRequest names another server"'* ]] ||
+		fail "not refused: $(grep tls_flow <<<"$output")"
+	# the control: the same name again goes on to the server
+	hello_to 203.0.113.20 front.test hrr:front.test
+	sleep 0.3
+	run rt audit "$ID"
+	[ "$(grep -c 'HelloRetryRequest' <<<"$output")" -eq 1 ] || fail "control refused: $(grep tls_flow <<<"$output")"
 }

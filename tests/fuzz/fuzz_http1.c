@@ -54,7 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   }
   {
     char name[256];
-    int r = tls_client_hello_sni(data, size, name);
+    bool ech;
+    int r = tls_client_hello_sni(data, size, name, &ech);
     if (r == 1 && (name[0] == '\0' || strlen(name) > 253))
       fuzz_fail("http1", "a server name empty or too long");
   }
