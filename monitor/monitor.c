@@ -318,6 +318,7 @@ static void open_subagents(struct monitor *m, const struct monitor_opts *o, cons
       .config = o->config,
       .profile = o->profile,
       .init_pid = m->init_pid,
+      .init_start = m->init_start,
   };
   if (m->sub.exe == NULL || monitor_add_fd(m, o->agent_fd, POLLIN, on_agent_conn, NULL) < 0) {
     struct error e = {0};
@@ -687,6 +688,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     monitor_error(&m, "syscall", &err);
   if (!recv_go(chan, &m.init_pid, &start))
     _exit(0);
+  m.init_start = start;
   /* the trail's first record: what the profile changed */
   if (m.log != NULL) {
     cleanup_free char *fields = create_fields(o, m.init_pid);

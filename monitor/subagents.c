@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include "common/subproto.h"
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "os/procfs.h"
 #include "workspace/workspace.h"
 
 extern const unsigned char agentrt_subclient_blob[];
@@ -535,6 +537,13 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   profile_gen_str(y, "annotations");
   yajl_gen_map_open(y);
   profile_gen_key_str(y, "io.agentrt.parent", p->id);
+  {
+    /* the workspace record keeps it: /proc/PID/root is used only while PID
+     * is this init (workspace_open_host) */
+    char st[24];
+    snprintf(st, sizeof st, "%" PRIu64, p->init_start);
+    profile_gen_key_str(y, "io.agentrt.parent-start", st);
+  }
   profile_gen_key_str(y, "io.agentrt.subagent", r->name);
   yajl_gen_map_close(y);
 
@@ -690,7 +699,7 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
 static bool view_has_head(const struct subagent_parent *p, const char *dir)
 {
   cleanup_free char *view = xfmt("/proc/%d/root%s", (int)p->init_pid, dir);
-  cleanup_close int fd = workspace_open_host(view, O_PATH);
+  cleanup_close int fd = workspace_open_host(view, p->init_start, O_PATH);
   struct stat st;
 
   return fd >= 0 && fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
@@ -716,10 +725,11 @@ static char *workspace_refusal(const struct subagent_parent *p, const char *ws, 
   why = ws_protect_subdir_reason(rel, p->profile->workspace.review_protected, &pat);
   if (why != NULL)
     return pat ? xfmt("%s (`%s`)", why, pat) : xstrdup(why);
-  fd = workspace_open_host(view, O_PATH);
+  fd = workspace_open_host(view, p->init_start, O_PATH);
   if (fd < 0)
     return xfmt("%s in the parent's view",
-                errno == ELOOP     ? "a symlink on the way (a child's workspace is not reached "
+                errno == ESRCH     ? "the parent's process is gone"
+                : errno == ELOOP   ? "a symlink on the way (a child's workspace is not reached "
                                      "through one)"
                 : errno == ENOENT  ? "no such directory"
                 : errno == ENOTDIR ? "not a directory"
@@ -1370,7 +1380,9 @@ int subagent_serve(const struct subagent_parent *p, int conn)
   if (pid < 0)
     return -1;
   if (pid == 0) {
-    /* the handler: nothing of the monitor's but the connection */
+    /* the handler: nothing of the monitor's but the connection (its procfs
+     * handle too: a fresh one is opened when needed, not a stale number) */
+    procfs_reset();
     close_fds_except(3, (int[]){conn}, 1);
     int fl = fcntl(conn, F_GETFL);
     if (fl >= 0)

@@ -47,6 +47,7 @@ struct subagent_parent {
   const struct oci_config *config;
   const struct profile_result *profile;
   pid_t init_pid;
+  uint64_t init_start; /* its start time: what /proc/PID is checked by */
 };
 
 /* A connection accepted by the monitor: handle it in a process of its own

@@ -627,3 +627,35 @@ cg_dir() {
 	run sub run --name q -- true
 	[ "$status" -eq 0 ] || fail "q again: $output"
 }
+
+@test "pid reuse: a child's workspace commit or diff after its parent died never reaches the root of another process that took the parent's pid" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	parent
+	sub run --name r -- sh -c 'echo from-child >planted.txt'
+	ppid=$(host_pid "$ID")
+	rt delete --force "$ID"
+	for _ in $(seq 50); do [ -d "/proc/$ppid" ] || break; sleep 0.1; done
+	# another process takes the pid: its root has the same workspace path
+	victim=$BUNDLE/victim
+	mkdir -p "$victim/workspace"
+	"$HELPER_DIR/pidat" "$ppid" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	helper=$!
+	for _ in $(seq 50); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.05; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		wait "$helper" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $ppid was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	[ "$(readlink /proc/$ppid/root)" = "$victim" ]
+	run rt workspace "$ID.r" diff
+	d_status=$status d_out=$output
+	run rt workspace "$ID.r" commit
+	c_status=$status c_out=$output
+	kill "$ppid"
+	wait "$helper" || true
+	[ ! -e "$victim/workspace/planted.txt" ] || fail "commit wrote into another process's root: $c_out"
+	[ "$c_status" -ne 0 ] && [[ "$c_out" == *"$ID.r"*"has ended"* ]] || fail "commit: $c_status $c_out"
+	[ "$d_status" -ne 0 ] || fail "diff read another process's root: $d_out"
+	# the changes stay for a purge
+	rt workspace "$ID.r" purge
+}
