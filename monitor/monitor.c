@@ -303,8 +303,15 @@ static void on_agent_conn(struct monitor *m, int fd, short revents, void *ctx)
   }
 }
 
+static void on_handler_end(struct monitor *m, int fd, short revents, void *ctx)
+{
+  subagent_reap_handlers();
+}
+
 static void open_subagents(struct monitor *m, const struct monitor_opts *o, const char *trail)
 {
+  int reaper;
+
   m->sub = (struct subagent_parent){
       .exe = realpath("/proc/self/exe", NULL),
       .root = o->root,
@@ -323,6 +330,13 @@ static void open_subagents(struct monitor *m, const struct monitor_opts *o, cons
   if (m->sub.exe == NULL || monitor_add_fd(m, o->agent_fd, POLLIN, on_agent_conn, NULL) < 0) {
     struct error e = {0};
     error_set(&e, 0, "cannot serve %s", SUBAGENT_SOCK);
+    monitor_error(m, "subagents", &e);
+    return;
+  }
+  reaper = subagent_reaper_fd();
+  if (reaper < 0 || monitor_add_fd(m, reaper, POLLIN, on_handler_end, NULL) < 0) {
+    struct error e = {0};
+    error_set(&e, 0, "no reaper for the handlers: each is reaped at the next connection");
     monitor_error(m, "subagents", &e);
   }
 }

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -1336,26 +1337,61 @@ static void handle(const struct subagent_parent *p, int fd)
   strv_free(c.words);
 }
 
-/* The handlers running (our children; reaped when the next connection
- * comes). */
-static pid_t handlers[MAX_HANDLERS];
+/* The handlers running (our children), each with a pidfd in one epoll set
+ * of its own (subagent_reaper_fd), which the monitor watches: a handler is
+ * reaped when it ends, not when the next connection comes (until then each
+ * one that ended was a zombie, up to MAX_HANDLERS of them). */
+static struct handler {
+  pid_t pid;
+  int pidfd; /* -1: no pidfd, reaped at the next connection */
+} handlers[MAX_HANDLERS];
 static size_t n_handlers;
+static int reaper_fd = -1;
 
-static void reap_handlers(void)
+int subagent_reaper_fd(void)
 {
-  for (size_t i = 0; i < n_handlers;) {
-    if (waitpid(handlers[i], NULL, WNOHANG) != 0)
-      handlers[i] = handlers[--n_handlers];
-    else
-      i++;
+  if (reaper_fd < 0)
+    reaper_fd = epoll_create1(EPOLL_CLOEXEC);
+  return reaper_fd;
+}
+
+void subagent_reap_handlers(void)
+{
+  if (reaper_fd >= 0) {
+    struct epoll_event ev[MAX_HANDLERS];
+    /* level-triggered: emptied by closing the reaped ones' pidfds below */
+    while (epoll_wait(reaper_fd, ev, MAX_HANDLERS, 0) < 0 && errno == EINTR)
+      ;
   }
+  for (size_t i = 0; i < n_handlers;) {
+    if (waitpid(handlers[i].pid, NULL, WNOHANG) != 0) {
+      if (handlers[i].pidfd >= 0)
+        close(handlers[i].pidfd); /* and out of the epoll set */
+      handlers[i] = handlers[--n_handlers];
+    } else {
+      i++;
+    }
+  }
+}
+
+static void track_handler(pid_t pid)
+{
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  struct epoll_event ev = {.events = EPOLLIN, .data.fd = pidfd};
+
+  if (pidfd >= 0 &&
+      (subagent_reaper_fd() < 0 || epoll_ctl(reaper_fd, EPOLL_CTL_ADD, pidfd, &ev) < 0)) {
+    close(pidfd);
+    pidfd = -1;
+  }
+  handlers[n_handlers++] = (struct handler){pid, pidfd};
 }
 
 int subagent_serve(const struct subagent_parent *p, int conn)
 {
   pid_t pid;
 
-  reap_handlers();
+  subagent_reap_handlers();
   if (n_handlers >= MAX_HANDLERS) {
     /* answered here, without a process: a small frame into an empty socket
      * buffer, never waited for */
@@ -1391,7 +1427,7 @@ int subagent_serve(const struct subagent_parent *p, int conn)
     handle(p, conn);
     _exit(0);
   }
-  handlers[n_handlers++] = pid;
+  track_handler(pid);
   return 0;
 }
 

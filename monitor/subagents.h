@@ -54,6 +54,12 @@ struct subagent_parent {
  * (double fork; the caller closes conn afterwards).  Returns -1 when the
  * fork failed. */
 int subagent_serve(const struct subagent_parent *p, int conn);
+/* An fd (epoll) that is readable when a handler has ended: the monitor
+ * then calls subagent_reap_handlers, so no handler stays a zombie.  -1
+ * when it cannot be made (handlers are then reaped at the next
+ * connection). */
+int subagent_reaper_fd(void);
+void subagent_reap_handlers(void);
 /* The parent is gone: delete every child (bounded), for the monitor's end
  * and `delete`. */
 void subagent_reap_children(const char *exe, const char *root, const char *data_dir,

@@ -659,3 +659,29 @@ cg_dir() {
 	# the changes stay for a purge
 	rt workspace "$ID.r" purge
 }
+
+@test "handler reaping: after 200 quick sub list calls the parent's monitor has no zombie children" {
+	parent
+	# the monitor: the process of comm agentrt-monitor whose command line names the bundle
+	mon=
+	for p in $(grep -lzxF -- "$BUNDLE" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = agentrt-monitor ] && mon=$p && break
+	done
+	[ -n "$mon" ] || fail "no monitor found"
+	zombies() {
+		local n=0 f
+		for f in /proc/[0-9]*/stat; do
+			# fields after comm: state ppid
+			read -r _ _ st pp _ < <(sed 's/^.*) /x x /' "$f" 2>/dev/null) || continue
+			[ "$pp" = "$mon" ] && [ "$st" = Z ] && n=$((n + 1))
+		done
+		echo "$n"
+	}
+	# 200 calls from inside, one after another, then 50 at once
+	rt exec "$ID" sh -c 'i=0; while [ $i -lt 200 ]; do /run/agentrt/bin/agentrt sub list >/dev/null || exit 1; i=$((i+1)); done'
+	rt exec "$ID" sh -c 'for i in $(seq 50); do /run/agentrt/bin/agentrt sub list >/dev/null & done; wait'
+	# what has ended is reaped without waiting for another request
+	for _ in $(seq 20); do [ "$(zombies)" -eq 0 ] && break; sleep 0.1; done
+	n=$(zombies)
+	[ "$n" -eq 0 ] || fail "$n zombie children of the monitor $mon"
+}
