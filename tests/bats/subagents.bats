@@ -6,7 +6,7 @@
 # arrive or not at a fake internet built here (TEST-NET only, as egress.bats):
 #   agentrt-t-sctr-N   the parent's network namespace (joined by path), 192.0.2.2/30
 #   agentrt-t-sinet-N  the internet: 203.0.113.10:80 (allowed.test), 198.51.100.20:80
-#                      (other.test), dnsmasq 192.0.2.53
+#                      (other.test), [2001:db8:203::10]:80, [2001:db8:198::20]:80, dnsmasq 192.0.2.53
 #   agentrt-t-shost-N  plays the host: agentrt runs in it (nsenter --net)
 
 load helpers
@@ -32,10 +32,12 @@ setup_file() {
 	SNT_DIR=$(mktemp -d /tmp/agentrt-sub-bats.XXXXXX)
 	chmod 0755 "$SNT_DIR"
 	: >"$SNT_DIR/pids"
-	fake_links "$SNT_CTR" "$SNT_INET" "$SNT_HOST" 203.0.113.10 198.51.100.20 192.0.2.53 ||
-		fail "fake internet: links"
+	fake_links "$SNT_CTR" "$SNT_INET" "$SNT_HOST" 203.0.113.10 198.51.100.20 192.0.2.53 \
+		2001:db8:203::10 2001:db8:198::20 || fail "fake internet: links"
 	sn_bg "$SNT_INET" socat TCP-LISTEN:80,bind=203.0.113.10,fork,reuseaddr SYSTEM:"echo hello-allowed"
 	sn_bg "$SNT_INET" socat TCP-LISTEN:80,bind=198.51.100.20,fork,reuseaddr SYSTEM:"echo hello-other"
+	sn_bg "$SNT_INET" socat "TCP6-LISTEN:80,bind=[2001:db8:203::10],fork,reuseaddr" SYSTEM:"echo hello6-allowed"
+	sn_bg "$SNT_INET" socat "TCP6-LISTEN:80,bind=[2001:db8:198::20],fork,reuseaddr" SYSTEM:"echo hello6-other"
 	cat >"$SNT_DIR/dns.conf" <<-EOF
 		no-resolv
 		no-hosts
@@ -62,6 +64,8 @@ setup_file() {
 	jq '.name = "sub-flat" | .subagents.maxDepth = 1' "$SNT_PROFILE" >"$SNT_DIR/flat.json"
 	jq '.name = "sub-off" | .subagents.enabled = false' "$SNT_PROFILE" >"$SNT_DIR/off.json"
 	jq '.name = "sub-two" | .subagents.maxChildren = 2' "$SNT_PROFILE" >"$SNT_DIR/two.json"
+	jq '.name = "sub-v6" | .egress.allow += ["2001:db8:203::10", "2001:db8:198::20"]' \
+		"$SNT_PROFILE" >"$SNT_DIR/v6.json"
 	printf 'sub-secret-value-0123456789\n' >"$SNT_DIR/api"
 	chmod 0600 "$SNT_DIR/api"
 	jq --arg f "$SNT_DIR/api" '.name = "sub-sec" |
@@ -684,4 +688,22 @@ cg_dir() {
 	for _ in $(seq 20); do [ "$(zombies)" -eq 0 ] && break; sleep 0.1; done
 	n=$(zombies)
 	[ "$n" -eq 0 ] || fail "$n zombie children of the monitor $mon"
+}
+
+@test "sub run --allow: IPv6: a child reaches no v6 address that its allowlist leaves out and its parent reaches" {
+	parent "$SNT_DIR/v6.json"
+	# the control: the parent reaches both v6 servers
+	run rt exec "$ID" sh -c 'nc -w 3 2001:db8:203::10 80 </dev/null; nc -w 3 2001:db8:198::20 80 </dev/null'
+	[[ "$output" == *hello6-allowed* ]] && [[ "$output" == *hello6-other* ]] || fail "parent: $output"
+	# a child allowed one v6 address (and one name, to show that its network is up)
+	run sub run --allow 2001:db8:203::10 --allow allowed.test -- sh -c '
+		nc -w 3 allowed.test 80 </dev/null; nc -w 3 2001:db8:198::20 80 </dev/null 2>&1; echo rc=$?'
+	[[ "$output" == *hello-allowed* ]] || fail "the child's network is not up: $output"
+	[[ "$output" != *hello6-other* ]] || fail "the child reached a v6 address only its parent may: $output"
+	# and the parent still does: it was the child's policy, not the network
+	run rt exec "$ID" sh -c 'nc -w 3 2001:db8:198::20 80 </dev/null'
+	[[ "$output" == *hello6-other* ]] || fail "parent after: $output"
+	# a child's v6 goes nowhere at all (docs/subagents.md): not even to its own allowed address
+	run sub run --allow 2001:db8:203::10 -- sh -c 'nc -w 3 2001:db8:203::10 80 </dev/null 2>&1; echo rc=$?'
+	[[ "$output" != *hello6-allowed* ]] || fail "the child reached v6 (update docs/subagents.md): $output"
 }
