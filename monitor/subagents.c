@@ -32,7 +32,9 @@
 #include "common/log.h"
 #include "common/subproto.h"
 #include "common/util.h"
+#include "oci/state.h"
 #include "os/fsutil.h"
+#include "os/pid.h"
 #include "os/procfs.h"
 #include "workspace/workspace.h"
 
@@ -1136,6 +1138,26 @@ static int verb_run(struct conn *c)
   return rc;
 }
 
+/* Does the child's container exist with its init alive (1), exist with its
+ * init gone (0), or not exist (-1)?  From its state.json's init pid and
+ * start time. */
+static int child_live(const struct subagent_parent *p, const char *id)
+{
+  cleanup_free char *st = xfmt("%s/%s/state.json", p->root, id), *text = NULL;
+  struct oci_state *s = NULL;
+  struct error e = {0};
+  size_t len = 0;
+  int r;
+
+  if (read_file_at(AT_FDCWD, st, 1 << 20, &text, &len, &e) < 0)
+    return -1;
+  if (oci_state_parse(text, len, "state.json", &s, &e) < 0)
+    return 0;
+  r = s->pid > 0 && proc_alive(s->pid, s->pid_start_time); /* 0: any start */
+  oci_state_free(s);
+  return r;
+}
+
 /* The child named by words[1]: its dir under sub/ must exist. */
 static char *known_child(struct conn *c, const char *verb)
 {
@@ -1177,6 +1199,18 @@ static int verb_simple(struct conn *c, const char *verb)
   no_ws = !has_workspace(p, id);
   if (no_ws && (streq(verb, "diff") || streq(verb, "commit")))
     return refuse(c, "the child `%s` has no workspace (its create failed)", c->words[1]);
+  /* a child that runs may be half-way through its writes (a file half
+   * written, a tree half moved): its changes are committed only once it
+   * has ended, and its diff says that it may still change */
+  if (streq(verb, "commit") && child_live(p, id) == 1)
+    return refuse(c,
+                  "the child `%s` is running: its writes may be half done (wait for its end or "
+                  "sub kill it, then commit)",
+                  c->words[1]);
+  if (streq(verb, "diff") && child_live(p, id) == 1)
+    say(c, SUBPROTO_STDERR,
+        "agentrt: sub diff: the child `%s` is running: its changes may still change\n",
+        c->words[1]);
   if (streq(verb, "exec")) {
     size_t i = 2;
     if (c->words[i] && streq(c->words[i], "--"))
@@ -1268,20 +1302,16 @@ static int verb_list(struct conn *c)
   if (d == NULL)
     return 0;
   while ((de = readdir(d)) != NULL) {
-    cleanup_free char *id = NULL, *st = NULL, *text = NULL, *code = NULL, *ex = NULL;
+    cleanup_free char *id = NULL, *code = NULL, *ex = NULL;
     const char *status = "exited";
     size_t len;
     struct error e = {0};
     if (de->d_name[0] == '.' || !valid_name(de->d_name))
       continue;
     id = child_id(p, de->d_name);
-    st = xfmt("%s/%s/state.json", p->root, id);
-    if (read_file_at(AT_FDCWD, st, 1 << 20, &text, &len, &e) == 0) {
-      /* state.json's init pid: alive or not */
-      const char *pp = strstr(text, "\"pid\"");
-      const char *colon = pp ? strchr(pp, ':') : NULL;
-      int pid = colon ? atoi(colon + 1) : 0;
-      status = pid > 0 && kill(pid, 0) == 0 ? "running" : "stopped";
+    int live = child_live(p, id);
+    if (live >= 0) {
+      status = live ? "running" : "stopped";
     } else {
       ex = xfmt("%s/%s", dir, de->d_name);
       cleanup_free char *ef = xfmt("%s/exit", ex);

@@ -707,3 +707,22 @@ cg_dir() {
 	run sub run --allow 2001:db8:203::10 -- sh -c 'nc -w 3 2001:db8:203::10 80 </dev/null 2>&1; echo rc=$?'
 	[[ "$output" != *hello6-allowed* ]] || fail "the child reached v6 (update docs/subagents.md): $output"
 }
+
+@test "running commit: sub commit of a child that still runs is refused (its writes may be half done); diff says it runs; after its end both work" {
+	parent
+	run sub run --name rc --detach -- sh -c 'echo part1 >half.txt; sleep 300; echo part2 >>half.txt'
+	[ "$status" -eq 0 ]
+	for _ in $(seq 50); do sub diff rc 2>/dev/null | grep -q half.txt && break; sleep 0.1; done
+	run sub commit rc
+	c_status=$status c_out=$output
+	run rt exec "$ID" cat /workspace/half.txt
+	[ "$status" -ne 0 ] || fail "a running child's half-written file was committed: $output ($c_status $c_out)"
+	[ "$c_status" -eq 125 ] && [[ "$c_out" == *running* ]] || fail "commit: $c_status $c_out"
+	run sub diff rc
+	[ "$status" -eq 0 ] && [[ "$output" == *half.txt* ]] && [[ "$output" == *running* ]] || fail "diff: $status $output"
+	sub kill rc
+	for _ in $(seq 50); do [[ "$(sub list)" == *"rc "*stopped* ]] && break; sleep 0.1; done
+	run sub commit rc
+	[ "$status" -eq 0 ] || fail "commit after the end: $output"
+	[ "$(rt exec "$ID" cat /workspace/half.txt)" = part1 ]
+}
