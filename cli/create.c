@@ -231,6 +231,19 @@ static int attach_parent_fs(const struct global_opts *g, const struct container 
   return 0;
 }
 
+/* A sub-agent's workspace is a view of its parent's, /proc/PID/root/DIR:
+ * the parent's monitor names the start time of that PID (its init), which
+ * the workspace record keeps against pid reuse (workspace_open_host). */
+static uint64_t view_start(const struct oci_config *cfg)
+{
+  const char *s = oci_config_annotation(cfg, "io.agentrt.parent-start");
+  uint64_t v = 0;
+
+  if (s == NULL || parse_u64(s, &v) < 0)
+    return 0;
+  return v;
+}
+
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
                               char **ret_fspath, struct error *err)
 {
@@ -250,7 +263,8 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
       lim.size = c->profile->workspace.size;
       lim.size_required = c->profile->workspace.size_explicit;
     }
-    if (workspace_prepare(g->store, c->id, m->source, m->destination, &lim, &w, err) < 0)
+    if (workspace_prepare(g->store, c->id, m->source, view_start(cfg), m->destination, &lim, &w,
+                          err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
     if (w->warning != NULL)

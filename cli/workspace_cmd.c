@@ -439,7 +439,7 @@ static int do_prepare(const struct global_opts *g, const char *id, const struct 
   if (o->lower == NULL || o->dest == NULL)
     return error_set(err, 0, "workspace prepare: --lower DIR and --dest PATH are required");
   if (datadir_store_prepare(g->data_dir, g->root, err) < 0 ||
-      workspace_prepare(g->store, id, o->lower, o->dest, NULL, &w, err) < 0)
+      workspace_prepare(g->store, id, o->lower, 0, o->dest, NULL, &w, err) < 0)
     return -1;
   ret = ws_show_mount_entry(stdout, w, err);
   workspace_free(w);

@@ -1,6 +1,6 @@
 # mk/testhelpers.mk - test helpers and the cached busybox test rootfs.
 #
-#   make test-helpers   static probes (try-syscall, fdleak, xchg, ptrace-race, usock) and the host-side recvtty, seccomp-agent
+#   make test-helpers   static probes (try-syscall, fdleak, xchg, ptrace-race, usock) and the host-side recvtty, seccomp-agent, pidat
 #   make test-rootfs    build/rootfs: busybox-static + probes (rebuilt only when inputs change)
 # The helpers are built without the sanitizer flags so SANITIZE=... builds share them.
 
@@ -12,7 +12,7 @@ HELPER_CC ?= gcc
 HELPER_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter
 PROBES := try-syscall fdleak xchg ptrace-race usock
 PROBE_BINS := $(PROBES:%=$(HELPER_DIR)/%)
-HOST_HELPERS := $(HELPER_DIR)/recvtty $(HELPER_DIR)/seccomp-agent
+HOST_HELPERS := $(HELPER_DIR)/recvtty $(HELPER_DIR)/seccomp-agent $(HELPER_DIR)/pidat
 TEST_ROOTFS ?= build/rootfs
 
 .PHONY: test-helpers test-rootfs
@@ -24,6 +24,10 @@ $(HELPER_DIR)/%: tests/helpers/probes/%.c
 	$(HELPER_CC) $(HELPER_CFLAGS) -static -o $@ $<
 
 $(HELPER_DIR)/recvtty: tests/helpers/recvtty.c
+	@mkdir -p $(dir $@)
+	$(HELPER_CC) $(HELPER_CFLAGS) -o $@ $<
+
+$(HELPER_DIR)/pidat: tests/helpers/pidat.c
 	@mkdir -p $(dir $@)
 	$(HELPER_CC) $(HELPER_CFLAGS) -o $@ $<
 

@@ -303,8 +303,15 @@ static void on_agent_conn(struct monitor *m, int fd, short revents, void *ctx)
   }
 }
 
+static void on_handler_end(struct monitor *m, int fd, short revents, void *ctx)
+{
+  subagent_reap_handlers();
+}
+
 static void open_subagents(struct monitor *m, const struct monitor_opts *o, const char *trail)
 {
+  int reaper;
+
   m->sub = (struct subagent_parent){
       .exe = realpath("/proc/self/exe", NULL),
       .root = o->root,
@@ -318,10 +325,18 @@ static void open_subagents(struct monitor *m, const struct monitor_opts *o, cons
       .config = o->config,
       .profile = o->profile,
       .init_pid = m->init_pid,
+      .init_start = m->init_start,
   };
   if (m->sub.exe == NULL || monitor_add_fd(m, o->agent_fd, POLLIN, on_agent_conn, NULL) < 0) {
     struct error e = {0};
     error_set(&e, 0, "cannot serve %s", SUBAGENT_SOCK);
+    monitor_error(m, "subagents", &e);
+    return;
+  }
+  reaper = subagent_reaper_fd();
+  if (reaper < 0 || monitor_add_fd(m, reaper, POLLIN, on_handler_end, NULL) < 0) {
+    struct error e = {0};
+    error_set(&e, 0, "no reaper for the handlers: each is reaped at the next connection");
     monitor_error(m, "subagents", &e);
   }
 }
@@ -687,6 +702,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     monitor_error(&m, "syscall", &err);
   if (!recv_go(chan, &m.init_pid, &start))
     _exit(0);
+  m.init_start = start;
   /* the trail's first record: what the profile changed */
   if (m.log != NULL) {
     cleanup_free char *fields = create_fields(o, m.init_pid);

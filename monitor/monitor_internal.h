@@ -46,6 +46,7 @@ struct monitor {
   const char *root; /* the store in the data directory (the workspaces) */
   char *warning;    /* for create's stderr: a source that failed */
   pid_t init_pid;
+  uint64_t init_start; /* its /proc/PID/stat start time, 0 = unknown */
   int init_pidfd;
   uint64_t pidns_ino; /* the init's pid namespace (0: shares ours -> cgroup check) */
   char *cgroup_path;

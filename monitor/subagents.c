@@ -6,12 +6,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -30,7 +32,10 @@
 #include "common/log.h"
 #include "common/subproto.h"
 #include "common/util.h"
+#include "oci/state.h"
 #include "os/fsutil.h"
+#include "os/pid.h"
+#include "os/procfs.h"
 #include "workspace/workspace.h"
 
 extern const unsigned char agentrt_subclient_blob[];
@@ -535,6 +540,13 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   profile_gen_str(y, "annotations");
   yajl_gen_map_open(y);
   profile_gen_key_str(y, "io.agentrt.parent", p->id);
+  {
+    /* the workspace record keeps it: /proc/PID/root is used only while PID
+     * is this init (workspace_open_host) */
+    char st[24];
+    snprintf(st, sizeof st, "%" PRIu64, p->init_start);
+    profile_gen_key_str(y, "io.agentrt.parent-start", st);
+  }
   profile_gen_key_str(y, "io.agentrt.subagent", r->name);
   yajl_gen_map_close(y);
 
@@ -690,7 +702,7 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
 static bool view_has_head(const struct subagent_parent *p, const char *dir)
 {
   cleanup_free char *view = xfmt("/proc/%d/root%s", (int)p->init_pid, dir);
-  cleanup_close int fd = workspace_open_host(view, O_PATH);
+  cleanup_close int fd = workspace_open_host(view, p->init_start, O_PATH);
   struct stat st;
 
   return fd >= 0 && fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) == 0 &&
@@ -716,10 +728,11 @@ static char *workspace_refusal(const struct subagent_parent *p, const char *ws, 
   why = ws_protect_subdir_reason(rel, p->profile->workspace.review_protected, &pat);
   if (why != NULL)
     return pat ? xfmt("%s (`%s`)", why, pat) : xstrdup(why);
-  fd = workspace_open_host(view, O_PATH);
+  fd = workspace_open_host(view, p->init_start, O_PATH);
   if (fd < 0)
     return xfmt("%s in the parent's view",
-                errno == ELOOP     ? "a symlink on the way (a child's workspace is not reached "
+                errno == ESRCH     ? "the parent's process is gone"
+                : errno == ELOOP   ? "a symlink on the way (a child's workspace is not reached "
                                      "through one)"
                 : errno == ENOENT  ? "no such directory"
                 : errno == ENOTDIR ? "not a directory"
@@ -1125,6 +1138,26 @@ static int verb_run(struct conn *c)
   return rc;
 }
 
+/* Does the child's container exist with its init alive (1), exist with its
+ * init gone (0), or not exist (-1)?  From its state.json's init pid and
+ * start time. */
+static int child_live(const struct subagent_parent *p, const char *id)
+{
+  cleanup_free char *st = xfmt("%s/%s/state.json", p->root, id), *text = NULL;
+  struct oci_state *s = NULL;
+  struct error e = {0};
+  size_t len = 0;
+  int r;
+
+  if (read_file_at(AT_FDCWD, st, 1 << 20, &text, &len, &e) < 0)
+    return -1;
+  if (oci_state_parse(text, len, "state.json", &s, &e) < 0)
+    return 0;
+  r = s->pid > 0 && proc_alive(s->pid, s->pid_start_time); /* 0: any start */
+  oci_state_free(s);
+  return r;
+}
+
 /* The child named by words[1]: its dir under sub/ must exist. */
 static char *known_child(struct conn *c, const char *verb)
 {
@@ -1166,6 +1199,18 @@ static int verb_simple(struct conn *c, const char *verb)
   no_ws = !has_workspace(p, id);
   if (no_ws && (streq(verb, "diff") || streq(verb, "commit")))
     return refuse(c, "the child `%s` has no workspace (its create failed)", c->words[1]);
+  /* a child that runs may be half-way through its writes (a file half
+   * written, a tree half moved): its changes are committed only once it
+   * has ended, and its diff says that it may still change */
+  if (streq(verb, "commit") && child_live(p, id) == 1)
+    return refuse(c,
+                  "the child `%s` is running: its writes may be half done (wait for its end or "
+                  "sub kill it, then commit)",
+                  c->words[1]);
+  if (streq(verb, "diff") && child_live(p, id) == 1)
+    say(c, SUBPROTO_STDERR,
+        "agentrt: sub diff: the child `%s` is running: its changes may still change\n",
+        c->words[1]);
   if (streq(verb, "exec")) {
     size_t i = 2;
     if (c->words[i] && streq(c->words[i], "--"))
@@ -1257,20 +1302,16 @@ static int verb_list(struct conn *c)
   if (d == NULL)
     return 0;
   while ((de = readdir(d)) != NULL) {
-    cleanup_free char *id = NULL, *st = NULL, *text = NULL, *code = NULL, *ex = NULL;
+    cleanup_free char *id = NULL, *code = NULL, *ex = NULL;
     const char *status = "exited";
     size_t len;
     struct error e = {0};
     if (de->d_name[0] == '.' || !valid_name(de->d_name))
       continue;
     id = child_id(p, de->d_name);
-    st = xfmt("%s/%s/state.json", p->root, id);
-    if (read_file_at(AT_FDCWD, st, 1 << 20, &text, &len, &e) == 0) {
-      /* state.json's init pid: alive or not */
-      const char *pp = strstr(text, "\"pid\"");
-      const char *colon = pp ? strchr(pp, ':') : NULL;
-      int pid = colon ? atoi(colon + 1) : 0;
-      status = pid > 0 && kill(pid, 0) == 0 ? "running" : "stopped";
+    int live = child_live(p, id);
+    if (live >= 0) {
+      status = live ? "running" : "stopped";
     } else {
       ex = xfmt("%s/%s", dir, de->d_name);
       cleanup_free char *ef = xfmt("%s/exit", ex);
@@ -1326,26 +1367,61 @@ static void handle(const struct subagent_parent *p, int fd)
   strv_free(c.words);
 }
 
-/* The handlers running (our children; reaped when the next connection
- * comes). */
-static pid_t handlers[MAX_HANDLERS];
+/* The handlers running (our children), each with a pidfd in one epoll set
+ * of its own (subagent_reaper_fd), which the monitor watches: a handler is
+ * reaped when it ends, not when the next connection comes (until then each
+ * one that ended was a zombie, up to MAX_HANDLERS of them). */
+static struct handler {
+  pid_t pid;
+  int pidfd; /* -1: no pidfd, reaped at the next connection */
+} handlers[MAX_HANDLERS];
 static size_t n_handlers;
+static int reaper_fd = -1;
 
-static void reap_handlers(void)
+int subagent_reaper_fd(void)
 {
-  for (size_t i = 0; i < n_handlers;) {
-    if (waitpid(handlers[i], NULL, WNOHANG) != 0)
-      handlers[i] = handlers[--n_handlers];
-    else
-      i++;
+  if (reaper_fd < 0)
+    reaper_fd = epoll_create1(EPOLL_CLOEXEC);
+  return reaper_fd;
+}
+
+void subagent_reap_handlers(void)
+{
+  if (reaper_fd >= 0) {
+    struct epoll_event ev[MAX_HANDLERS];
+    /* level-triggered: emptied by closing the reaped ones' pidfds below */
+    while (epoll_wait(reaper_fd, ev, MAX_HANDLERS, 0) < 0 && errno == EINTR)
+      ;
   }
+  for (size_t i = 0; i < n_handlers;) {
+    if (waitpid(handlers[i].pid, NULL, WNOHANG) != 0) {
+      if (handlers[i].pidfd >= 0)
+        close(handlers[i].pidfd); /* and out of the epoll set */
+      handlers[i] = handlers[--n_handlers];
+    } else {
+      i++;
+    }
+  }
+}
+
+static void track_handler(pid_t pid)
+{
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  struct epoll_event ev = {.events = EPOLLIN, .data.fd = pidfd};
+
+  if (pidfd >= 0 &&
+      (subagent_reaper_fd() < 0 || epoll_ctl(reaper_fd, EPOLL_CTL_ADD, pidfd, &ev) < 0)) {
+    close(pidfd);
+    pidfd = -1;
+  }
+  handlers[n_handlers++] = (struct handler){pid, pidfd};
 }
 
 int subagent_serve(const struct subagent_parent *p, int conn)
 {
   pid_t pid;
 
-  reap_handlers();
+  subagent_reap_handlers();
   if (n_handlers >= MAX_HANDLERS) {
     /* answered here, without a process: a small frame into an empty socket
      * buffer, never waited for */
@@ -1370,7 +1446,9 @@ int subagent_serve(const struct subagent_parent *p, int conn)
   if (pid < 0)
     return -1;
   if (pid == 0) {
-    /* the handler: nothing of the monitor's but the connection */
+    /* the handler: nothing of the monitor's but the connection (its procfs
+     * handle too: a fresh one is opened when needed, not a stale number) */
+    procfs_reset();
     close_fds_except(3, (int[]){conn}, 1);
     int fl = fcntl(conn, F_GETFL);
     if (fl >= 0)
@@ -1379,7 +1457,7 @@ int subagent_serve(const struct subagent_parent *p, int conn)
     handle(p, conn);
     _exit(0);
   }
-  handlers[n_handlers++] = pid;
+  track_handler(pid);
   return 0;
 }
 

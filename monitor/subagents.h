@@ -47,12 +47,19 @@ struct subagent_parent {
   const struct oci_config *config;
   const struct profile_result *profile;
   pid_t init_pid;
+  uint64_t init_start; /* its start time: what /proc/PID is checked by */
 };
 
 /* A connection accepted by the monitor: handle it in a process of its own
  * (double fork; the caller closes conn afterwards).  Returns -1 when the
  * fork failed. */
 int subagent_serve(const struct subagent_parent *p, int conn);
+/* An fd (epoll) that is readable when a handler has ended: the monitor
+ * then calls subagent_reap_handlers, so no handler stays a zombie.  -1
+ * when it cannot be made (handlers are then reaped at the next
+ * connection). */
+int subagent_reaper_fd(void);
+void subagent_reap_handlers(void);
 /* The parent is gone: delete every child (bounded), for the monitor's end
  * and `delete`. */
 void subagent_reap_children(const char *exe, const char *root, const char *data_dir,

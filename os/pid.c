@@ -2,6 +2,7 @@
 #include "os/pid.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,23 +12,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "os/procfs.h"
 
-int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state)
+/* Field 22 (the start time) and field 3 (the state) of a stat line; comm
+ * may contain spaces and parentheses: fields restart after the last ')'. */
+static int parse_stat(char *buf, uint64_t *ret, char *ret_state)
 {
-  char path[64], buf[1024];
-  struct error err = {0};
-  ssize_t n;
-  char *p;
+  char *p = strrchr(buf, ')');
   int field;
 
-  snprintf(path, sizeof path, "%d/stat", pid);
-  n = procfs_read(path, buf, sizeof buf, &err);
-  if (n <= 0)
-    return -1;
-  /* comm may contain spaces and parentheses: fields restart after the last ')' */
-  p = strrchr(buf, ')');
-  if (p == NULL)
+  if (p == NULL || p[1] == '\0')
     return -1;
   p += 2;
   if (ret_state)
@@ -41,6 +36,46 @@ int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state)
     return -1;
   *ret = strtoull(p, NULL, 10);
   return 0;
+}
+
+int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state)
+{
+  char path[64], buf[1024];
+  struct error err = {0};
+
+  snprintf(path, sizeof path, "%d/stat", pid);
+  if (procfs_read(path, buf, sizeof buf, &err) <= 0)
+    return -1;
+  return parse_stat(buf, ret, ret_state);
+}
+
+int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err)
+{
+  char name[24], buf[1024];
+  cleanup_close int dfd = -1, sfd = -1;
+  uint64_t st = 0;
+  char state = 0;
+  ssize_t n;
+
+  if (pid <= 0 || start_time == 0)
+    return error_set(err, ESRCH, "process %d: no start time to check it by", (int)pid);
+  snprintf(name, sizeof name, "%d", (int)pid);
+  dfd = procfs_open(name, O_PATH | O_DIRECTORY, err);
+  if (dfd < 0)
+    return error_set(err, ESRCH, "process %d is gone", (int)pid);
+  /* through dfd: if pid ended and was taken since, this fails */
+  sfd = openat(dfd, "stat", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  n = sfd < 0 ? -1 : read(sfd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return error_set(err, ESRCH, "process %d is gone", (int)pid);
+  buf[n] = '\0';
+  if (parse_stat(buf, &st, &state) < 0 || st != start_time || state == 'Z' || state == 'X')
+    return error_set(err, ESRCH,
+                     "process %d is gone (the pid now names another process, or a zombie)",
+                     (int)pid);
+  n = dfd;
+  dfd = -1;
+  return (int)n;
 }
 
 bool proc_alive(pid_t pid, uint64_t start_time)

@@ -7,7 +7,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/error.h"
+
 int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state);
+/* An O_PATH fd of /proc/PID (the verified procfs) for the process pid
+ * started at start_time (stat field 22), read through that fd, so that the
+ * entries opened from it (root, ns/...) are that process's even if pid is
+ * reused later: they fail once it is gone.  -1 and err (ESRCH) when pid is
+ * gone, a zombie, or now another process; start_time 0 is never matched. */
+int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err);
 /* Is pid alive (not a zombie) with this start time? */
 bool proc_alive(pid_t pid, uint64_t start_time);
 /* Send sig (SIGKILL; 0 only waits) and wait (bounded) for the process to be gone. */

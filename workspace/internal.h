@@ -75,6 +75,9 @@ void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
  * <dir>/view for its own children.  NULL and err when a layer's path
  * holds a symlink or is otherwise not the parent's view. */
 char *ws_view_layers(struct workspace *w, struct error *err);
+/* The error of a failed workspace_open_host (errno) of w's host dir: for a
+ * view whose process is gone (ESRCH), says so. */
+int ws_host_error(const struct workspace *w, struct error *err);
 
 /* image.c: the size-limited upper layer (an ext4 image on a loop device). */
 struct ws_fs *ws_fs_new(void);

@@ -78,6 +78,8 @@ static void gen_meta(yajl_gen g, const struct workspace *w)
   gs(g, "version"), gnum(g, 1);
   gs(g, "id"), gs(g, w->id);
   gs(g, "lowerdir"), gpath(g, w->lowerdir);
+  if (w->view_start != 0)
+    gs(g, "view_start"), gnum(g, (int64_t)w->view_start);
   gs(g, "dest"), gpath(g, w->dest);
   gs(g, "created"), gs(g, w->created);
   gs(g, "created_s"), gnum(g, w->created_s);
@@ -306,6 +308,7 @@ int ws_meta_read(struct workspace *w, struct error *err)
     goto out;
   }
   w->lowerdir = ws_path_decode(lower);
+  w->view_start = (uint64_t)jkint(root, "view_start");
   w->dest = ws_path_decode(dest);
   w->created = xstrdup(created ? created : "");
   w->created_s = jkint(root, "created_s");

@@ -117,15 +117,16 @@ int workspace_rollback_layers(struct workspace *w, const char *name, bool runnin
 
   if (s == NULL)
     return error_set(err, ENOENT, "workspace `%s`: no snapshot `%s`", w->id, name);
+  {
+    /* before the upper is retired: a view whose process is gone stops here */
+    cleanup_close int hfd = workspace_open_host(w->lowerdir, w->view_start, O_PATH);
+    if (hfd < 0 || fstat(hfd, &st) < 0)
+      return ws_host_error(w, err);
+  }
   if ((dfd = ws_upper_base(w, err)) < 0)
     return -1;
   if (retire_upper(w, dfd, running, err) < 0)
     return -1;
-  {
-    cleanup_close int hfd = workspace_open_host(w->lowerdir, O_PATH);
-    if (hfd < 0 || fstat(hfd, &st) < 0)
-      return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
-  }
   if (mkdirat(dfd, "upper", 0700) < 0 || mkdirat(dfd, "work", 0700) < 0)
     return error_errno(err, "workspace `%s`: mkdir upper", w->id);
   {
@@ -314,9 +315,12 @@ int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, stru
       goto fail;
     ret->n++;
   }
-  ret->hostfd = workspace_open_host(w->lowerdir, O_RDONLY);
-  if (ret->hostfd < 0)
-    goto fail;
+  ret->hostfd = workspace_open_host(w->lowerdir, w->view_start, O_RDONLY);
+  if (ret->hostfd < 0) {
+    ws_host_error(w, err);
+    ws_layers_close(ret);
+    return -1;
+  }
   return 0;
 fail:
   error_errno(err, "workspace `%s`: open layers", w->id);

@@ -227,10 +227,10 @@ static int make_upper(struct workspace *w, int dfd, struct error *err)
 {
   struct stat st;
   cleanup_close int ufd = -1;
-  cleanup_close int hfd = workspace_open_host(w->lowerdir, O_PATH);
+  cleanup_close int hfd = workspace_open_host(w->lowerdir, w->view_start, O_PATH);
 
   if (hfd < 0 || fstat(hfd, &st) < 0 || !S_ISDIR(st.st_mode))
-    return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
+    return ws_host_error(w, err);
   if ((mkdirat(dfd, "upper", 0700) < 0 && errno != EEXIST) ||
       (mkdirat(dfd, "work", 0700) < 0 && errno != EEXIST))
     return error_errno(err, "workspace `%s`: mkdir upper/work", w->id);
@@ -261,10 +261,10 @@ bool workspace_pending(const struct workspace *w)
 
 static int record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
 {
-  cleanup_close int hfd = workspace_open_host(w->lowerdir, O_RDONLY);
+  cleanup_close int hfd = workspace_open_host(w->lowerdir, w->view_start, O_RDONLY);
 
   if (hfd < 0)
-    return error_errno(err, "workspace `%s`: open host dir `%s`", w->id, w->lowerdir);
+    return ws_host_error(w, err);
   ws_manifest_free(&w->manifest);
   free(w->created);
   w->created = now_rfc3339(&w->created_s);
@@ -273,14 +273,16 @@ static int record_manifest(struct workspace *w, const struct ws_limits *lim, str
 
 /* Load the existing workspace of id (same host dir and destination) or
  * start a new one. */
-static int open_or_new(const char *root, const char *id, const char *lower, const char *dest,
-                       struct workspace **ret, struct error *err)
+static int open_or_new(const char *root, const char *id, const char *lower, uint64_t view_start,
+                       const char *dest, struct workspace **ret, struct error *err)
 {
   struct workspace *w = NULL;
   struct error e2 = {0};
 
   if (workspace_load(root, id, &w, &e2) == 0) {
-    if (!streq(w->lowerdir, lower) || !streq(w->dest, dest)) {
+    /* a view of another process than the one with that pid before is
+     * another host dir */
+    if (!streq(w->lowerdir, lower) || !streq(w->dest, dest) || w->view_start != view_start) {
       error_set(err, EEXIST,
                 "workspace `%s` holds changes to `%s` mounted at `%s`: commit, discard or purge "
                 "it first (`agentrt workspace %s discard`)",
@@ -297,6 +299,7 @@ static int open_or_new(const char *root, const char *id, const char *lower, cons
   w->id = xstrdup(id);
   w->dir = ws_dir(root, id);
   w->lowerdir = xstrdup(lower);
+  w->view_start = view_start;
   w->dest = xstrdup(dest);
   w->layers = xmalloc0(sizeof *w->layers);
   w->fs = ws_fs_new();
@@ -364,8 +367,9 @@ static int choose_storage(struct workspace *w, int dfd, const struct ws_limits *
   return ws_image_create(w, lim->size, err);
 }
 
-int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
-                      const struct ws_limits *lim, struct workspace **ret, struct error *err)
+int workspace_prepare(const char *root, const char *id, const char *lowerdir, uint64_t view_start,
+                      const char *dest, const struct ws_limits *lim, struct workspace **ret,
+                      struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
   cleanup_close int dfd = -1, ufd = -1;
@@ -378,18 +382,25 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, co
    * link that realpath would collapse to the host's DIR */
   if (workspace_is_view(lowerdir)) {
     struct stat st;
-    cleanup_close int hfd = workspace_open_host(lowerdir, O_PATH);
+    cleanup_close int hfd = -1;
+    if (view_start == 0 && workspace_view_start(lowerdir, &view_start) < 0)
+      return error_set(err, ESRCH, "workspace `%s`: host dir `%s`: its process is gone", id,
+                       lowerdir);
+    hfd = workspace_open_host(lowerdir, view_start, O_PATH);
     if (hfd < 0 || fstat(hfd, &st) < 0 || !S_ISDIR(st.st_mode))
-      return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
+      return error_errno(err, "workspace `%s`: host dir `%s`%s", id, lowerdir,
+                         errno == ESRCH ? " (its process is gone, or the pid is another's now)"
+                                        : "");
     lower = xstrdup(lowerdir);
   } else {
+    view_start = 0;
     lower = realpath(lowerdir, NULL);
   }
   if (lower == NULL)
     return error_errno(err, "workspace `%s`: host dir `%s`", id, lowerdir);
   if ((mkdir(root, 0700) < 0 && errno != EEXIST) || (mkdir(base, 0700) < 0 && errno != EEXIST))
     return error_errno(err, "workspace `%s`: mkdir `%s`", id, base);
-  if (open_or_new(root, id, lower, dest, &w, err) < 0)
+  if (open_or_new(root, id, lower, view_start, dest, &w, err) < 0)
     return -1;
   fresh = access(w->dir, F_OK) < 0;
   if (mkdir(w->dir, 0700) < 0 && errno != EEXIST) {

@@ -42,6 +42,7 @@
 
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "os/pid.h"
 #include "workspace/internal.h"
 
 #define VIEW_FILE "view"
@@ -75,12 +76,24 @@ bool workspace_is_view(const char *lowerdir)
   return lowerdir != NULL && parse_proc_root(lowerdir, &pid, &rest);
 }
 
-int workspace_open_host(const char *lowerdir, int flags)
+int workspace_view_start(const char *lowerdir, uint64_t *ret)
 {
   unsigned pid;
   const char *rest;
-  cleanup_free char *root = NULL;
-  cleanup_close int rfd = -1;
+
+  if (!parse_proc_root(lowerdir, &pid, &rest) || proc_start_time((pid_t)pid, ret, NULL) < 0) {
+    errno = ESRCH;
+    return -1;
+  }
+  return 0;
+}
+
+int workspace_open_host(const char *lowerdir, uint64_t view_start, int flags)
+{
+  unsigned pid;
+  const char *rest;
+  struct error e = {0};
+  cleanup_close int pfd = -1, rfd = -1;
   struct open_how how = {
       .flags = (uint64_t)(flags | O_DIRECTORY | O_CLOEXEC),
       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
@@ -89,10 +102,19 @@ int workspace_open_host(const char *lowerdir, int flags)
 
   if (!parse_proc_root(lowerdir, &pid, &rest))
     return open(lowerdir, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  root = xfmt("/proc/%u/root", pid);
-  rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rfd < 0)
+  /* pid reuse: once the parent is gone its pid may name any process, and
+   * /proc/PID/root that process's root (the host's own for a host process):
+   * the root is taken only from the process recorded at create */
+  pfd = proc_open_identified((pid_t)pid, view_start, &e);
+  if (pfd < 0) {
+    errno = ESRCH;
     return -1;
+  }
+  rfd = openat(pfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rfd < 0) {
+    errno = errno == ENOENT ? ESRCH : errno;
+    return -1;
+  }
   while (*rest == '/')
     rest++;
   for (int i = 0; i < 64; i++) {
@@ -101,6 +123,21 @@ int workspace_open_host(const char *lowerdir, int flags)
       return (int)fd;
   }
   return -1;
+}
+
+int ws_host_error(const struct workspace *w, struct error *err)
+{
+  if (errno == ESRCH && workspace_is_view(w->lowerdir) && w->view_start == 0)
+    return error_set(err, ESRCH,
+                     "workspace `%s`: host dir `%s`: no start time of its process recorded (made "
+                     "by an older agentrt): nothing is read or written there",
+                     w->id, w->lowerdir);
+  if (errno == ESRCH && workspace_is_view(w->lowerdir))
+    return error_set(err, ESRCH,
+                     "workspace `%s`: host dir `%s`: the process whose view it is has ended (its "
+                     "pid may be another process's now): nothing is read or written there",
+                     w->id, w->lowerdir);
+  return error_errno(err, "workspace `%s`: host dir `%s`", w->id, w->lowerdir);
 }
 
 /* ---- the lower layers */

@@ -132,10 +132,11 @@ struct ws_snapshot {
 
 struct workspace {
   char *id;
-  char *dir;      /* <store>/.workspaces/<id> */
-  char *lowerdir; /* host dir */
-  char *dest;     /* absolute path inside the container */
-  char *created;  /* RFC 3339 */
+  char *dir;           /* <store>/.workspaces/<id> */
+  char *lowerdir;      /* host dir */
+  uint64_t view_start; /* a view (/proc/PID/root/DIR): PID's start time, 0 = none */
+  char *dest;          /* absolute path inside the container */
+  char *created;       /* RFC 3339 */
   int64_t created_s;
   char **layers; /* snapshot names of the current lower stack, top first */
   struct ws_snapshot *snaps;
@@ -157,10 +158,14 @@ struct workspace {
  * (*ret)->mount_optv: the options of the config mount entry
  *   { type: "overlay", source: "overlay", destination: dest, options }
  * that replaces the engine's bind at dest.  lim may be NULL (defaults).
+ * A sub-agent's lowerdir is a view, /proc/PID/root/DIR: view_start is
+ * PID's start time as its parent's monitor knows it (0: PID's now), kept in
+ * the record and checked at every later use (workspace_open_host).
  * Also runs the retention sweep for the other workspaces, at most once a
  * minute (store.c: sweep_due). */
-int workspace_prepare(const char *root, const char *id, const char *lowerdir, const char *dest,
-                      const struct ws_limits *lim, struct workspace **ret, struct error *err);
+int workspace_prepare(const char *root, const char *id, const char *lowerdir, uint64_t view_start,
+                      const char *dest, const struct ws_limits *lim, struct workspace **ret,
+                      struct error *err);
 /* A failed create: drop the `mounted` marker (and the workspace itself when
  * it was new and holds nothing). */
 void workspace_abandon(const char *root, const char *id);
@@ -177,9 +182,15 @@ void workspace_release(const char *root, const char *id);
 bool workspace_is_view(const char *lowerdir);
 /* The host dir as a directory fd (flags: O_RDONLY or O_PATH): a view is
  * resolved inside the parent's root with no symlink on the way
- * (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS), any other path with no symlink as
- * its last component.  -1 and errno. */
-int workspace_open_host(const char *lowerdir, int flags);
+ * (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS), and only while PID is the
+ * process that started at view_start (its /proc/PID/stat field 22, which
+ * the workspace records: a pid reused by another process after the parent
+ * died must not lead into that process's root); any other path with no
+ * symlink as its last component (view_start unused).  -1 and errno
+ * (ESRCH: the parent is gone). */
+int workspace_open_host(const char *lowerdir, uint64_t view_start, int flags);
+/* A view's PID's start time now (for a view prepared without one). */
+int workspace_view_start(const char *lowerdir, uint64_t *ret);
 /* A sub-agent's overlay names its lower layers ROOT//REL (view.c) and
  * carries this option word, which is not the kernel's: */
 #define WORKSPACE_OPT_BENEATH "x-agentrt.lower-beneath"

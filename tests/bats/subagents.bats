@@ -6,7 +6,7 @@
 # arrive or not at a fake internet built here (TEST-NET only, as egress.bats):
 #   agentrt-t-sctr-N   the parent's network namespace (joined by path), 192.0.2.2/30
 #   agentrt-t-sinet-N  the internet: 203.0.113.10:80 (allowed.test), 198.51.100.20:80
-#                      (other.test), dnsmasq 192.0.2.53
+#                      (other.test), [2001:db8:203::10]:80, [2001:db8:198::20]:80, dnsmasq 192.0.2.53
 #   agentrt-t-shost-N  plays the host: agentrt runs in it (nsenter --net)
 
 load helpers
@@ -32,10 +32,12 @@ setup_file() {
 	SNT_DIR=$(mktemp -d /tmp/agentrt-sub-bats.XXXXXX)
 	chmod 0755 "$SNT_DIR"
 	: >"$SNT_DIR/pids"
-	fake_links "$SNT_CTR" "$SNT_INET" "$SNT_HOST" 203.0.113.10 198.51.100.20 192.0.2.53 ||
-		fail "fake internet: links"
+	fake_links "$SNT_CTR" "$SNT_INET" "$SNT_HOST" 203.0.113.10 198.51.100.20 192.0.2.53 \
+		2001:db8:203::10 2001:db8:198::20 || fail "fake internet: links"
 	sn_bg "$SNT_INET" socat TCP-LISTEN:80,bind=203.0.113.10,fork,reuseaddr SYSTEM:"echo hello-allowed"
 	sn_bg "$SNT_INET" socat TCP-LISTEN:80,bind=198.51.100.20,fork,reuseaddr SYSTEM:"echo hello-other"
+	sn_bg "$SNT_INET" socat "TCP6-LISTEN:80,bind=[2001:db8:203::10],fork,reuseaddr" SYSTEM:"echo hello6-allowed"
+	sn_bg "$SNT_INET" socat "TCP6-LISTEN:80,bind=[2001:db8:198::20],fork,reuseaddr" SYSTEM:"echo hello6-other"
 	cat >"$SNT_DIR/dns.conf" <<-EOF
 		no-resolv
 		no-hosts
@@ -62,6 +64,8 @@ setup_file() {
 	jq '.name = "sub-flat" | .subagents.maxDepth = 1' "$SNT_PROFILE" >"$SNT_DIR/flat.json"
 	jq '.name = "sub-off" | .subagents.enabled = false' "$SNT_PROFILE" >"$SNT_DIR/off.json"
 	jq '.name = "sub-two" | .subagents.maxChildren = 2' "$SNT_PROFILE" >"$SNT_DIR/two.json"
+	jq '.name = "sub-v6" | .egress.allow += ["2001:db8:203::10", "2001:db8:198::20"]' \
+		"$SNT_PROFILE" >"$SNT_DIR/v6.json"
 	printf 'sub-secret-value-0123456789\n' >"$SNT_DIR/api"
 	chmod 0600 "$SNT_DIR/api"
 	jq --arg f "$SNT_DIR/api" '.name = "sub-sec" |
@@ -626,4 +630,99 @@ cg_dir() {
 	sub discard q
 	run sub run --name q -- true
 	[ "$status" -eq 0 ] || fail "q again: $output"
+}
+
+@test "pid reuse: a child's workspace commit or diff after its parent died never reaches the root of another process that took the parent's pid" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	parent
+	sub run --name r -- sh -c 'echo from-child >planted.txt'
+	ppid=$(host_pid "$ID")
+	rt delete --force "$ID"
+	for _ in $(seq 50); do [ -d "/proc/$ppid" ] || break; sleep 0.1; done
+	# another process takes the pid: its root has the same workspace path
+	victim=$BUNDLE/victim
+	mkdir -p "$victim/workspace"
+	"$HELPER_DIR/pidat" "$ppid" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	helper=$!
+	for _ in $(seq 50); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.05; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		wait "$helper" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $ppid was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	[ "$(readlink /proc/$ppid/root)" = "$victim" ]
+	run rt workspace "$ID.r" diff
+	d_status=$status d_out=$output
+	run rt workspace "$ID.r" commit
+	c_status=$status c_out=$output
+	kill "$ppid"
+	wait "$helper" || true
+	[ ! -e "$victim/workspace/planted.txt" ] || fail "commit wrote into another process's root: $c_out"
+	[ "$c_status" -ne 0 ] && [[ "$c_out" == *"$ID.r"*"has ended"* ]] || fail "commit: $c_status $c_out"
+	[ "$d_status" -ne 0 ] || fail "diff read another process's root: $d_out"
+	# the changes stay for a purge
+	rt workspace "$ID.r" purge
+}
+
+@test "handler reaping: after 200 quick sub list calls the parent's monitor has no zombie children" {
+	parent
+	# the monitor: the process of comm agentrt-monitor whose command line names the bundle
+	mon=
+	for p in $(grep -lzxF -- "$BUNDLE" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = agentrt-monitor ] && mon=$p && break
+	done
+	[ -n "$mon" ] || fail "no monitor found"
+	zombies() {
+		local n=0 f
+		for f in /proc/[0-9]*/stat; do
+			# fields after comm: state ppid
+			read -r _ _ st pp _ < <(sed 's/^.*) /x x /' "$f" 2>/dev/null) || continue
+			[ "$pp" = "$mon" ] && [ "$st" = Z ] && n=$((n + 1))
+		done
+		echo "$n"
+	}
+	# 200 calls from inside, one after another, then 50 at once
+	rt exec "$ID" sh -c 'i=0; while [ $i -lt 200 ]; do /run/agentrt/bin/agentrt sub list >/dev/null || exit 1; i=$((i+1)); done'
+	rt exec "$ID" sh -c 'for i in $(seq 50); do /run/agentrt/bin/agentrt sub list >/dev/null & done; wait'
+	# what has ended is reaped without waiting for another request
+	for _ in $(seq 20); do [ "$(zombies)" -eq 0 ] && break; sleep 0.1; done
+	n=$(zombies)
+	[ "$n" -eq 0 ] || fail "$n zombie children of the monitor $mon"
+}
+
+@test "sub run --allow: IPv6: a child reaches no v6 address that its allowlist leaves out and its parent reaches" {
+	parent "$SNT_DIR/v6.json"
+	# the control: the parent reaches both v6 servers
+	run rt exec "$ID" sh -c 'nc -w 3 2001:db8:203::10 80 </dev/null; nc -w 3 2001:db8:198::20 80 </dev/null'
+	[[ "$output" == *hello6-allowed* ]] && [[ "$output" == *hello6-other* ]] || fail "parent: $output"
+	# a child allowed one v6 address (and one name, to show that its network is up)
+	run sub run --allow 2001:db8:203::10 --allow allowed.test -- sh -c '
+		nc -w 3 allowed.test 80 </dev/null; nc -w 3 2001:db8:198::20 80 </dev/null 2>&1; echo rc=$?'
+	[[ "$output" == *hello-allowed* ]] || fail "the child's network is not up: $output"
+	[[ "$output" != *hello6-other* ]] || fail "the child reached a v6 address only its parent may: $output"
+	# and the parent still does: it was the child's policy, not the network
+	run rt exec "$ID" sh -c 'nc -w 3 2001:db8:198::20 80 </dev/null'
+	[[ "$output" == *hello6-other* ]] || fail "parent after: $output"
+	# a child's v6 goes nowhere at all (docs/subagents.md): not even to its own allowed address
+	run sub run --allow 2001:db8:203::10 -- sh -c 'nc -w 3 2001:db8:203::10 80 </dev/null 2>&1; echo rc=$?'
+	[[ "$output" != *hello6-allowed* ]] || fail "the child reached v6 (update docs/subagents.md): $output"
+}
+
+@test "running commit: sub commit of a child that still runs is refused (its writes may be half done); diff says it runs; after its end both work" {
+	parent
+	run sub run --name rc --detach -- sh -c 'echo part1 >half.txt; sleep 300; echo part2 >>half.txt'
+	[ "$status" -eq 0 ]
+	for _ in $(seq 50); do sub diff rc 2>/dev/null | grep -q half.txt && break; sleep 0.1; done
+	run sub commit rc
+	c_status=$status c_out=$output
+	run rt exec "$ID" cat /workspace/half.txt
+	[ "$status" -ne 0 ] || fail "a running child's half-written file was committed: $output ($c_status $c_out)"
+	[ "$c_status" -eq 125 ] && [[ "$c_out" == *running* ]] || fail "commit: $c_status $c_out"
+	run sub diff rc
+	[ "$status" -eq 0 ] && [[ "$output" == *half.txt* ]] && [[ "$output" == *running* ]] || fail "diff: $status $output"
+	sub kill rc
+	for _ in $(seq 50); do [[ "$(sub list)" == *"rc "*stopped* ]] && break; sleep 0.1; done
+	run sub commit rc
+	[ "$status" -eq 0 ] || fail "commit after the end: $output"
+	[ "$(rt exec "$ID" cat /workspace/half.txt)" = part1 ]
 }

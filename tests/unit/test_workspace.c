@@ -599,6 +599,32 @@ static void test_beneath(void)
          "beneath: an absolute or a relative symlink, or `..` out of ROOT, is refused");
 }
 
+/* A view's host dir (workspace/view.c) is opened only while its pid is the
+ * process that started at the recorded time: a pid reused after the parent
+ * died names another process's root. */
+static void test_view_identity(void)
+{
+  cleanup_free char *view = xfmt("/proc/%d/root/tmp", (int)getpid());
+  uint64_t start = 0;
+  int good, other, none;
+  int e_other, e_none;
+
+  if (workspace_view_start(view, &start) < 0) {
+    tap_ok(false, "view identity: the start time of our own pid");
+    return;
+  }
+  good = workspace_open_host(view, start, O_PATH);
+  other = workspace_open_host(view, start + 1, O_PATH);
+  e_other = errno;
+  none = workspace_open_host(view, 0, O_PATH);
+  e_none = errno;
+  tap_ok(good >= 0 && other < 0 && e_other == ESRCH && none < 0 && e_none == ESRCH,
+         "view identity: /proc/PID/root is opened for the recorded start time only (another, or "
+         "none: ESRCH)");
+  if (good >= 0)
+    close(good);
+}
+
 int main(void)
 {
   test_sha256();
@@ -606,6 +632,7 @@ int main(void)
   test_paths();
   test_protect();
   test_quote();
+  test_view_identity();
   if (geteuid() != 0 || mkdtemp(tmp) == NULL) {
     printf("# skipping layer tests (need root)\n");
     return tap_done();
