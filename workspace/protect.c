@@ -25,11 +25,12 @@
  *     component;
  *   - contains the components of an entry of the profile's protected list
  *     (".envrc", ".vscode/", ...) as a run at any depth.
- * Names match case-insensitively (ASCII), and `.git` also as the aliases a
- * case-folding host file system resolves to it (trailing dots or spaces,
- * the 8.3 name `git~1`), so a case-insensitive host is covered too.
+ * Names are compared by their key (name_key): what a case-folding host file
+ * system could resolve them to, so a case-insensitive host is covered too.
+ * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
  */
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -46,9 +47,99 @@ struct comp {
   size_t n;
 };
 
+/* Bytes of a code point at s (n left) that HFS+ ignores in names (U+200C to
+ * U+200F, U+202A to U+202E, U+206A to U+206F, U+FEFF), or 0. */
+static size_t ignorable_len(const unsigned char *s, size_t n)
+{
+  if (n >= 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+      ((s[2] >= 0x8c && s[2] <= 0x8f) || (s[2] >= 0xaa && s[2] <= 0xae)))
+    return 3;
+  if (n >= 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xaa && s[2] <= 0xaf)
+    return 3;
+  if (n >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
+    return 3;
+  return 0;
+}
+
+/* The key of a name: what case-folding and Unicode-normalising host file
+ * systems could resolve it to.  HFS+ ignorable code points dropped, ASCII
+ * lower-cased (and U+017F, U+212A folded to s and k, as ext4's casefold
+ * does), cut at a `:` (an NTFS stream of the name), trailing dots and spaces
+ * dropped (NTFS).  A name that would become empty ("..") is kept as it is.
+ * buf has room for n + 1 bytes; returns the key's length. */
+static size_t name_key(const char *name, size_t n, char *buf)
+{
+  const unsigned char *s = (const unsigned char *)name;
+  size_t k = 0, skip;
+
+  for (size_t i = 0; i < n; i++) {
+    if ((skip = ignorable_len(s + i, n - i)) > 0) {
+      i += skip - 1;
+      continue;
+    }
+    if (s[i] == ':')
+      break;
+    if (i + 1 < n && s[i] == 0xc5 && s[i + 1] == 0xbf) { /* U+017F long s */
+      buf[k++] = 's';
+      i++;
+    } else if (i + 2 < n && s[i] == 0xe2 && s[i + 1] == 0x84 && s[i + 2] == 0xaa) { /* Kelvin */
+      buf[k++] = 'k';
+      i += 2;
+    } else {
+      buf[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    }
+  }
+  while (k > 0 && (buf[k - 1] == '.' || buf[k - 1] == ' '))
+    k--;
+  if (k == 0) {
+    memcpy(buf, name, n);
+    k = n;
+  }
+  buf[k] = '\0';
+  return k;
+}
+
+/* Does c's key equal lit (lower case) or, when given, its 8.3 name short? */
+/* A key's buffer: on the stack for names up to NAME_MAX bytes. */
+struct key {
+  char small[256];
+  char *heap;
+  const char *s;
+};
+
+static const char *key_of(struct key *k, struct comp c)
+{
+  char *buf = c.n < sizeof k->small ? k->small : (k->heap = xmalloc(c.n + 1));
+
+  name_key(c.s, c.n, buf);
+  return k->s = buf;
+}
+
+static bool comp_is(struct comp c, const char *lit, const char *short_name)
+{
+  struct key k = {.heap = NULL};
+  const char *s = key_of(&k, c);
+  bool res = strcmp(s, lit) == 0 || (short_name && strcmp(s, short_name) == 0);
+
+  free(k.heap);
+  return res;
+}
+
 static bool comp_ieq(struct comp c, const char *lit)
 {
-  return c.n == strlen(lit) && strncasecmp(c.s, lit, c.n) == 0;
+  return comp_is(c, lit, NULL);
+}
+
+/* Does c match the pattern component p (a name, or a glob with `*`, `?`,
+ * `[...]`), both compared by their keys? */
+static bool comp_match(struct comp c, struct comp p)
+{
+  struct key a = {.heap = NULL}, b = {.heap = NULL};
+  bool res = fnmatch(key_of(&b, p), key_of(&a, c), FNM_PERIOD) == 0;
+
+  free(a.heap);
+  free(b.heap);
+  return res;
 }
 
 static bool comp_eq(struct comp c, const char *lit)
@@ -58,9 +149,12 @@ static bool comp_eq(struct comp c, const char *lit)
 
 bool ws_is_git_name(const char *s, size_t n)
 {
-  while (n > 4 && (s[n - 1] == '.' || s[n - 1] == ' '))
-    n--;
-  return (n == 4 && strncasecmp(s, ".git", 4) == 0) || (n == 5 && strncasecmp(s, "git~1", 5) == 0);
+  return comp_is((struct comp){s, n}, ".git", "git~1");
+}
+
+static bool is_gitmodules(struct comp c)
+{
+  return comp_is(c, ".gitmodules", "gitmod~1");
 }
 
 /* Split path on '/' into v (at most max); returns the count. */
@@ -100,7 +194,7 @@ static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
 static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type, bool deleted)
 {
   for (size_t i = 0; i < n; i++) {
-    if (comp_ieq(v[i], ".gitmodules"))
+    if (is_gitmodules(v[i]))
       return "`.gitmodules` (submodule URLs and paths)";
     if (!ws_is_git_name(v[i].s, v[i].n))
       continue;
@@ -128,7 +222,7 @@ static bool pattern_match(const struct comp *v, size_t n, const char *pattern)
     return false;
   for (size_t i = 0; i + k <= n; i++) {
     size_t j = 0;
-    while (j < k && v[i + j].n == p[j].n && strncasecmp(v[i + j].s, p[j].s, p[j].n) == 0)
+    while (j < k && comp_match(v[i + j], p[j]))
       j++;
     if (j == k)
       return true;
@@ -275,7 +369,7 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
   for (size_t i = 0; i < n; i++) {
     if (ws_is_git_name(v[i].s, v[i].n))
       return "inside a `.git` directory (git's configuration and hooks)";
-    if (comp_ieq(v[i], ".gitmodules"))
+    if (is_gitmodules(v[i]))
       return "inside `.gitmodules`";
   }
   /* a pattern that starts at one of rel's components and lies inside rel or
@@ -285,8 +379,7 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
     size_t pn = split(patterns[k], p, ARRAY_SIZE(p));
     for (size_t i = 0; pn > 0 && i < n; i++) {
       size_t j = 0;
-      while (j < pn && i + j < n && v[i + j].n == p[j].n &&
-             strncasecmp(v[i + j].s, p[j].s, p[j].n) == 0)
+      while (j < pn && i + j < n && comp_match(v[i + j], p[j]))
         j++;
       if (j == pn || i + j == n) {
         *ret_pattern = patterns[k];
