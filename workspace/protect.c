@@ -272,6 +272,54 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
   return NULL;
 }
 
+/* Why a symlink at path with this target could lead a host tool out of the
+ * workspace or into a protected path, or NULL.  The target is resolved by
+ * name against the link's directory (whose components are real directories:
+ * no change lies below a symlink); a `..` that steps back out of a component
+ * the target itself named is refused, since that component may be a symlink
+ * (the host's or another change) and `..` then leaves from where it leads. */
+const char *ws_protect_link_reason(const char *path, const char *target, char *const *patterns,
+                                   const char **ret_pattern)
+{
+  static struct comp v[MAX_COMPONENTS];
+  const char *slash = strrchr(path, '/');
+  cleanup_free char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
+  size_t n = split(dir, v, MAX_COMPONENTS), base = n, t;
+  static struct comp tv[MAX_COMPONENTS];
+
+  *ret_pattern = NULL;
+  if (target[0] == '/')
+    return "a symlink to an absolute path (host tools that follow it leave the workspace)";
+  t = split(target, tv, MAX_COMPONENTS);
+  if (n == MAX_COMPONENTS || t == MAX_COMPONENTS)
+    return "a path too deep to check";
+  for (size_t i = 0; i < t; i++) {
+    if (comp_eq(tv[i], "."))
+      continue;
+    if (!comp_eq(tv[i], "..")) {
+      if (n == MAX_COMPONENTS)
+        return "a path too deep to check";
+      v[n++] = tv[i];
+      continue;
+    }
+    if (n == 0)
+      return "a symlink whose target climbs out of the workspace (`..`)";
+    if (n > base)
+      return "a symlink whose target steps back out of a directory it names (`dir/..`)";
+    n--;
+    base--;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (ws_is_git_name(v[i].s, v[i].n) || is_gitmodules(v[i]))
+      return "a symlink into `.git` or to `.gitmodules`";
+  for (size_t i = 0; patterns && patterns[i]; i++)
+    if (pattern_match(v, n, patterns[i])) {
+      *ret_pattern = patterns[i];
+      return "a symlink into a path of the profile's protected list";
+    }
+  return NULL;
+}
+
 const char *ws_protect_reason(const char *path, enum ws_ftype type, bool deleted,
                               char *const *patterns, const char **ret_pattern)
 {
@@ -348,6 +396,8 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
     if (why == NULL && ch->old_path) /* the rename's source: deleted as a file */
       why = ws_protect_reason_in(ch->old_path, ch->old_type ? ch->old_type : ch->type, true,
                                  patterns, &probe, &pat);
+    if (why == NULL && ch->target && ch->kind != WS_DELETED)
+      why = ws_protect_link_reason(ch->path, ch->target, patterns, &pat);
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
   }

@@ -281,6 +281,9 @@ struct ws_change {
   uint64_t n_files;  /* deleted directory: regular files below it */
   char *protect;     /* why a host tool could run or read something because of
                         it (protect.c), NULL when it is an ordinary change */
+  char *target;      /* a symlink's target (not WS_DELETED), else NULL */
+  uint64_t ino;      /* the new object's inode and change time in its layer: */
+  int64_t ctime_ns;  /* what the reviewed digest covers (workspace_review_digest) */
 };
 
 struct ws_changes {
@@ -331,6 +334,12 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
 const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
                                      const char **ret_pattern);
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd);
+/* Why a symlink at path pointing at target could lead a host tool that
+ * follows it out of the workspace (absolute, `..` past the root, `dir/..`)
+ * or into `.git`, `.gitmodules` or a path of patterns; NULL when it stays
+ * among ordinary files. */
+const char *ws_protect_link_reason(const char *path, const char *target, char *const *patterns,
+                                   const char **ret_pattern);
 /* ".git" or a name a case-folding file system resolves to it. */
 bool ws_is_git_name(const char *s, size_t n);
 const char *ws_ftype_name(enum ws_ftype t);

@@ -352,6 +352,64 @@ escape() {
   [ ! -e "$HOST/other/.GIT/config" ] && [ ! -L "$HOST/x/.git" ]
 }
 
+# marked JSON-PATH...: each path (jq string, may hold escapes) is in the diff and protected.
+marked() {
+  local p
+  run ar workspace "$ID" diff --format json
+  for p in "$@"; do
+    [ "$(jq -r --argjson p "\"$p\"" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" != none ] ||
+      fail "$p not protected: $output"
+  done
+}
+
+# HFS+ drops U+200C and other ignorable code points from names, NTFS drops
+# trailing dots and spaces and reads `name:stream` as name: on such a host
+# these are `.git` and `.gitmodules`.
+@test "escape: .git aliases a case-folding host resolves (.g\u200cit/hooks, .git::\$INDEX_ALLOCATION/config, .gitmodules.)" {
+  host_repo plain
+  sum_git=$(tar -C "$HOST" -cf - .git | sha256sum)
+  bundle_for 'cd /workspace && z=$(printf "\342\200\214") && mkdir -p ".g${z}it/hooks" ".git::\$INDEX_ALLOCATION" &&
+    echo x >".g${z}it/hooks/pre-commit" && echo "[core]" >".git::\$INDEX_ALLOCATION/config" &&
+    echo x >.gitmodules. && echo x >"GIT~1" && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  marked '.g\u200cit/hooks/pre-commit' '.git::$INDEX_ALLOCATION/config' .gitmodules. 'GIT~1'
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  [ "$(tar -C "$HOST" -cf - .git | sha256sum)" = "$sum_git" ]
+  [ "$(find "$HOST" -maxdepth 1 -name '*it*' ! -name .git | wc -l)" = 0 ] || fail "an alias reached the host: $(ls -a "$HOST")"
+}
+
+# A symlink the agent commits is followed by host tools (an editor, a build
+# that writes its output, a host agent reading files): one that leads out of
+# the workspace or into .git is marked and left out; its target is shown.
+@test "escape: symlinks out of the workspace or into .git (absolute, ../.., dir/.., .git/hooks)" {
+  host_repo plain
+  bundle_for 'cd /workspace && mkdir -p d lib && ln -s /etc/shadow abs && ln -s ../../.. d/up &&
+    ln -s src/../../x through && ln -s ../.git/hooks d/hooks && ln -s ../lib d/ok &&
+    ln -s "$(printf "a\nadded     forged.txt  (file, 1 bytes)")" forged'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  marked abs d/up through d/hooks
+  run ar workspace "$ID" diff
+  [[ "$output" == *'abs  (symlink, 11 bytes) -> "/etc/shadow"  [protected: a symlink to an absolute path'* ]] ||
+    fail "no target shown: $output"
+  [[ "$output" == *'-> "a\nadded     forged.txt  (file, 1 bytes)"'* ]] || fail "target not quoted: $output"
+  ! grep -q '^added     forged.txt' <<<"$output" || fail "a target forged a line: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == "abs") | .target' <<<"$output")" = /etc/shadow ]
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  for p in abs d/up through d/hooks; do
+    [ ! -L "$HOST/$p" ] || fail "$p reached the host"
+  done
+  [ "$(readlink "$HOST/d/ok")" = ../lib ]
+  run ar workspace "$ID" commit --include-protected abs
+  [ "$status" -eq 0 ]
+  [ "$(readlink "$HOST/abs")" = /etc/shadow ]
+}
+
 @test "workspace: the profile's protected list (.envrc, .vscode/, .mcp.json, .claude/, shell rc) at any depth" {
   bundle_for 'cd /workspace && mkdir -p .vscode pkg/.claude && echo "touch /x" >.envrc && echo "{}" >.vscode/tasks.json &&
     echo "{}" >.mcp.json && echo "{}" >pkg/.claude/settings.json && echo "rm -rf ~" >src/.bashrc && echo ok >ok.txt'

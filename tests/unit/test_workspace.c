@@ -513,6 +513,38 @@ static void test_protect(void)
            "protect: Unicode-ignorable, NTFS and casefold aliases of .git, .gitmodules and listed names");
   }
   {
+    /* symlinks: a target outside the workspace, into .git or a listed path */
+    static const char *const bad_link[][2] = {{"x", "/etc/passwd"},
+                                         {"a/b/x", "../../../up"},
+                                         {"x", ".."},
+                                         {"a/x", "d/../../../y"},
+                                         {"a/x", "d/../y"},
+                                         {"x", ".git/hooks"},
+                                         {"a/x", "../.GIT/config"},
+                                         {"x", "sub/.g\xe2\x80\x8cit"},
+                                         {"x", ".gitmodules"},
+                                         {"a/x", "../.envrc"},
+                                         {"x", "./.vscode/tasks.json"},
+                                         {NULL, NULL}};
+    static const char *const good[][2] = {{"node_modules/.bin/tsc", "../typescript/bin/tsc"},
+                                          {"a/b/x", "../../c"},
+                                          {"x", "./y"},
+                                          {"x", "gitx/config"},
+                                          {NULL, NULL}};
+    int wrong = 0;
+    for (size_t i = 0; bad_link[i][0]; i++)
+      if (ws_protect_link_reason(bad_link[i][0], bad_link[i][1], patterns, &pat) == NULL) {
+        printf("# link not protected: %s -> %s\n", bad_link[i][0], bad_link[i][1]);
+        wrong++;
+      }
+    for (size_t i = 0; good[i][0]; i++)
+      if (ws_protect_link_reason(good[i][0], good[i][1], patterns, &pat) != NULL) {
+        printf("# link protected: %s -> %s\n", good[i][0], good[i][1]);
+        wrong++;
+      }
+    tap_ok(wrong == 0, "protect: symlinks out of the workspace, into .git or a listed path");
+  }
+  {
     /* a sub-agent's workspace directory, relative to its parent's: its own
      * changes are reviewed relative to it, where these are not seen */
     static const char *const in[] = {".git",        "p/.git/hooks", "p/.GIT/info",
