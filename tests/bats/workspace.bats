@@ -427,6 +427,42 @@ marked() {
   [ "$(cat "$HOST/.envrc")" = "touch /x" ] && [ ! -e "$HOST/.vscode" ]
 }
 
+# Files host tools run or load by themselves, beyond git's: a venv's `.pth`
+# files run on every start of its python (checked for real below), cargo's
+# config sets rustc wrappers, rust-toolchain a toolchain path, `.gitattributes`
+# routes files through the operator's filters (git-lfs, to `.lfsconfig`'s URL),
+# pre-commit and husky run hooks, `.env` is loaded by direnv and editors.
+@test "escape: files host tools load by themselves (.pth in a venv, pyvenv.cfg, .cargo/config.toml, rust-toolchain.toml, .npmrc, .gitattributes, .pre-commit-config.yaml, .husky/, .env)" {
+  command -v python3 >/dev/null && python3 -m venv "$HOST/.venv" >/dev/null 2>&1 || skip "needs python3 -m venv"
+  sp=$(cd "$HOST/.venv" && echo lib/python3*/site-packages)
+  [ -d "$HOST/.venv/$sp" ] || skip "no site-packages in the venv"
+  MARK=$T/marker-pth
+  bundle_for "cd /workspace && echo 'import os; open(\"$MARK\", \"w\")' >.venv/$sp/zz-evil.pth &&
+    echo 'home = /tmp/evil' >>.venv/pyvenv.cfg && mkdir -p .cargo .husky pkg &&
+    printf '[build]\nrustc-wrapper = \"/tmp/w\"\n' >.cargo/config.toml && echo x >.cargo/config &&
+    printf '[toolchain]\npath = \"/tmp/tc\"\n' >rust-toolchain.toml && echo 'script-shell=/tmp/s' >pkg/.npmrc &&
+    echo '* filter=lfs' >.gitattributes && echo 'repos: []' >.pre-commit-config.yaml &&
+    echo 'touch /x' >.husky/pre-commit && echo 'NODE_OPTIONS=--require=/tmp/x.js' >.env &&
+    echo 'import os' >sitecustomize.py && echo ok >ok.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked ".venv/$sp/zz-evil.pth" .venv/pyvenv.cfg .cargo/config.toml .cargo/config rust-toolchain.toml pkg/.npmrc \
+    .gitattributes .pre-commit-config.yaml .husky/pre-commit .env sitecustomize.py
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  for p in ".venv/$sp/zz-evil.pth" .cargo rust-toolchain.toml pkg/.npmrc .gitattributes .pre-commit-config.yaml .husky .env sitecustomize.py; do
+    [ ! -e "$HOST/$p" ] || fail "$p reached the host"
+  done
+  ! grep -q evil "$HOST/.venv/pyvenv.cfg" || fail "pyvenv.cfg reached the host"
+  "$HOST/.venv/bin/python" -c pass
+  [ ! -e "$MARK" ] || fail "the agent's .pth ran on the host after commit"
+  run ar workspace "$ID" commit --include-protected ".venv/$sp/zz-evil.pth"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  "$HOST/.venv/bin/python" -c pass
+  [ -e "$MARK" ] || fail "control: the .pth did not run even when committed"
+}
+
 # --- honest work inside: a container whose root borrows the host's /usr (real
 # git, go, python3), under the default profile.  Nothing git or go does in the
 # workspace may fail, and nothing may print an error.
