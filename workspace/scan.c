@@ -132,8 +132,6 @@ static int emit_new(struct scan *s, enum ws_kind kind, const char *path, int lay
       0)
     return -1;
   last(s)->layer = layer;
-  last(s)->ino = (uint64_t)st->st_ino;
-  last(s)->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
   last(s)->mode = st->st_mode & 07777;
   last(s)->size = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
   if (hst) {

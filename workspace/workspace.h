@@ -282,8 +282,6 @@ struct ws_change {
   char *protect;     /* why a host tool could run or read something because of
                         it (protect.c), NULL when it is an ordinary change */
   char *target;      /* a symlink's target (not WS_DELETED), else NULL */
-  uint64_t ino;      /* the new object's inode and change time in its layer: */
-  int64_t ctime_ns;  /* what the reviewed digest covers (workspace_review_digest) */
 };
 
 struct ws_changes {
@@ -392,6 +390,19 @@ int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
                     char *const *paths, char *const *incl, size_t *ret_n, char ***ret_skipped,
                     struct error *err);
+/* --- review (review.c) ---------------------------------------------------- */
+
+/* Record the fingerprint (kind, paths, mode, size, target, content) of every
+ * change `diff` showed, in <dir>/reviewed. */
+int workspace_review_record(const struct workspace *w, const struct ws_layers *l,
+                            const struct ws_changes *c, struct error *err);
+/* The changes commit would apply (paths, incl as ws_commit_selected) whose
+ * fingerprint the last recorded diff did not show, into *ret_unseen (NULL:
+ * none); *ret_recorded is false when no diff was recorded. */
+int workspace_review_unseen(const struct workspace *w, const struct ws_layers *l,
+                            const struct ws_changes *c, char *const *paths, char *const *incl,
+                            bool *ret_recorded, char ***ret_unseen, struct error *err);
+
 /* Remove entries of upper that equal the host (after a commit; the workspace
  * must not be mounted and must have no snapshot layers). */
 int ws_prune_upper(const struct ws_layers *l, struct error *err);

@@ -685,6 +685,42 @@ check_git_output() {
   [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .upper_bytes > 0' <<<"$output")" = true ]
 }
 
+# The reviewer diffs a running container; the agent then rewrites a reviewed
+# file and adds one: commit must not apply what diff never showed.
+@test "escape: a running container rewrites a file between diff and commit" {
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  ar exec "$ID" sh -c 'echo reviewed >/workspace/a.txt && echo ok >/workspace/ok.txt'
+  run ar workspace "$ID" diff --patch
+  [ "$status" -eq 0 ] && [[ "$output" == *"+reviewed"* ]]
+  ar exec "$ID" sh -c 'echo evil >/workspace/a.txt && echo new >/workspace/unseen.txt'
+  run ar workspace "$ID" commit
+  [ "$status" -ne 0 ] || fail "commit applied what diff never showed: $(cat "$HOST/a.txt")"
+  [[ "$output" == *"not reviewed: a.txt"* && "$output" == *"not reviewed: unseen.txt"* ]] || fail "$output"
+  [[ "$output" == *"2 change(s) differ from what the last \`diff\` showed"* ]] || fail "$output"
+  [ "$(host_sum)" = "$SUM0" ] || fail "the host changed"
+  # what was shown and is unchanged still commits by path
+  run ar workspace "$ID" commit ok.txt
+  [ "$status" -eq 0 ] && [ "$(cat "$HOST/ok.txt")" = ok ]
+  # reviewed again, it commits
+  ar workspace "$ID" diff >/dev/null
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(cat "$HOST/a.txt")" = evil ] && [ "$(cat "$HOST/unseen.txt")" = new ]
+}
+
+@test "workspace: commit of a running container without a diff is refused" {
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  ar exec "$ID" sh -c 'echo x >/workspace/x.txt'
+  run ar workspace "$ID" commit
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"run \`workspace $ID diff\` first"* ]] || fail "$output"
+  [ ! -e "$HOST/x.txt" ]
+}
+
 @test "workspace: discard and purge refuse while the container runs" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
