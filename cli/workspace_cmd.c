@@ -60,6 +60,8 @@ static const char usage[] =
     "       agentrt workspace ID discard | purge\n"
     "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
     "       agentrt workspace ID list [--format text|json]\n"
+    "commit applies only changes the last diff showed (diff records them; a change\n"
+    "written since is refused: diff again), and leaves protected ones out unless named.\n"
     "ID: a container id or a unique prefix of it, found in the data directory\n"
     "whichever engine root ran it (only --root's when given).\n"
     "The upper layer is an ext4 image of workspace.size (upper.img): the agent's\n"
