@@ -45,6 +45,8 @@
 struct comp {
   const char *s;
   size_t n;
+  const char *k; /* its key (name_key) */
+  bool glob;     /* the key holds `*`, `?` or `[` (a pattern's component) */
 };
 
 /* Bytes of a code point at s (n left) that HFS+ ignores in names (U+200C to
@@ -100,29 +102,9 @@ static size_t name_key(const char *name, size_t n, char *buf)
 }
 
 /* Does c's key equal lit (lower case) or, when given, its 8.3 name short? */
-/* A key's buffer: on the stack for names up to NAME_MAX bytes. */
-struct key {
-  char small[256];
-  char *heap;
-  const char *s;
-};
-
-static const char *key_of(struct key *k, struct comp c)
-{
-  char *buf = c.n < sizeof k->small ? k->small : (k->heap = xmalloc(c.n + 1));
-
-  name_key(c.s, c.n, buf);
-  return k->s = buf;
-}
-
 static bool comp_is(struct comp c, const char *lit, const char *short_name)
 {
-  struct key k = {.heap = NULL};
-  const char *s = key_of(&k, c);
-  bool res = strcmp(s, lit) == 0 || (short_name && strcmp(s, short_name) == 0);
-
-  free(k.heap);
-  return res;
+  return strcmp(c.k, lit) == 0 || (short_name && strcmp(c.k, short_name) == 0);
 }
 
 static bool comp_ieq(struct comp c, const char *lit)
@@ -130,16 +112,10 @@ static bool comp_ieq(struct comp c, const char *lit)
   return comp_is(c, lit, NULL);
 }
 
-/* Does c match the pattern component p (a name, or a glob with `*`, `?`,
- * `[...]`), both compared by their keys? */
+/* Does c match the pattern component p (a name, or a glob), by their keys? */
 static bool comp_match(struct comp c, struct comp p)
 {
-  struct key a = {.heap = NULL}, b = {.heap = NULL};
-  bool res = fnmatch(key_of(&b, p), key_of(&a, c), FNM_PERIOD) == 0;
-
-  free(a.heap);
-  free(b.heap);
-  return res;
+  return p.glob ? fnmatch(p.k, c.k, FNM_PERIOD) == 0 : strcmp(p.k, c.k) == 0;
 }
 
 static bool comp_eq(struct comp c, const char *lit)
@@ -149,7 +125,20 @@ static bool comp_eq(struct comp c, const char *lit)
 
 bool ws_is_git_name(const char *s, size_t n)
 {
-  return comp_is((struct comp){s, n}, ".git", "git~1");
+  char small[256];
+  char *buf = n < sizeof small ? small : xmalloc(n + 1);
+  bool res;
+
+  name_key(s, n, buf);
+  res = comp_is((struct comp){s, n, buf, false}, ".git", "git~1");
+  if (buf != small)
+    free(buf);
+  return res;
+}
+
+static bool is_git(struct comp c)
+{
+  return comp_is(c, ".git", "git~1");
 }
 
 static bool is_gitmodules(struct comp c)
@@ -157,21 +146,30 @@ static bool is_gitmodules(struct comp c)
   return comp_is(c, ".gitmodules", "gitmod~1");
 }
 
-/* Split path on '/' into v (at most max); returns the count. */
-static size_t split(const char *path, struct comp *v, size_t max)
+/* Split path on '/' into v (at most max), with each component's key in
+ * arena (room for 2 * strlen(path) + 2 bytes); returns the count. */
+static size_t split(const char *path, struct comp *v, size_t max, char *arena)
 {
   size_t n = 0;
 
   for (const char *p = path; *p && n < max;) {
     const char *e = strchr(p, '/');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len > 0)
-      v[n++] = (struct comp){p, len};
+    if (len > 0) {
+      size_t kn = name_key(p, len, arena);
+      v[n++] = (struct comp){p, len, arena, strpbrk(arena, "*?[") != NULL};
+      arena += kn + 1;
+    }
     p += len;
     while (*p == '/')
       p++;
   }
   return n;
+}
+
+static char *arena_for(const char *path)
+{
+  return xmalloc(2 * strlen(path) + 2);
 }
 
 /* rest (the components after a .git directory) is git's data, not config. */
@@ -196,7 +194,7 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
   for (size_t i = 0; i < n; i++) {
     if (is_gitmodules(v[i]))
       return "`.gitmodules` (submodule URLs and paths)";
-    if (!ws_is_git_name(v[i].s, v[i].n))
+    if (!is_git(v[i]))
       continue;
     if (i == n - 1 && type != WS_T_DIR)
       return "a `.git` that is not a directory (a gitdir: file or link points git elsewhere)";
@@ -212,12 +210,52 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
   return NULL;
 }
 
-/* Does the run of components of pattern occur in v? */
-static bool pattern_match(const struct comp *v, size_t n, const char *pattern)
-{
-  struct comp p[64];
-  size_t k = split(pattern, p, ARRAY_SIZE(p));
+/* The protected list split into keyed components, kept between calls while
+ * the list (compared by content) stays the same: a scan checks every change
+ * against every entry. */
+static struct {
+  char **src; /* a copy of the list */
+  size_t n;
+  struct comp *c; /* the components of entry i: c[start[i]], count[i] of them */
+  size_t *start, *count;
+  char *arena;
+} pk;
 
+static void keyed(char *const *patterns)
+{
+  size_t n = 0, total = 0, m = 0;
+  bool same;
+  char *a;
+
+  while (patterns[n])
+    total += 2 * strlen(patterns[n++]) + 2;
+  same = pk.src != NULL && pk.n == n;
+  for (size_t i = 0; same && i < n; i++)
+    same = strcmp(pk.src[i], patterns[i]) == 0;
+  if (same)
+    return;
+  strv_free(pk.src);
+  free(pk.c);
+  free(pk.start);
+  free(pk.count);
+  free(pk.arena);
+  pk.src = strv_dup((char **)patterns);
+  pk.n = n;
+  pk.c = xmalloc((total + 1) * sizeof *pk.c);
+  pk.start = xmalloc((n + 1) * sizeof *pk.start);
+  pk.count = xmalloc((n + 1) * sizeof *pk.count);
+  pk.arena = a = xmalloc(total + 1);
+  for (size_t i = 0; i < n; i++) {
+    pk.start[i] = m;
+    pk.count[i] = split(pk.src[i], pk.c + m, 64, a);
+    m += pk.count[i];
+    a += 2 * strlen(pk.src[i]) + 2;
+  }
+}
+
+/* Does the run of components p (k of them) occur in v? */
+static bool run_match(const struct comp *v, size_t n, const struct comp *p, size_t k)
+{
   if (k == 0 || k > n)
     return false;
   for (size_t i = 0; i + k <= n; i++) {
@@ -228,6 +266,18 @@ static bool pattern_match(const struct comp *v, size_t n, const char *pattern)
       return true;
   }
   return false;
+}
+
+/* The entry of patterns whose run of components occurs in v, or NULL. */
+static const char *listed(const struct comp *v, size_t n, char *const *patterns)
+{
+  if (patterns == NULL)
+    return NULL;
+  keyed(patterns);
+  for (size_t i = 0; i < pk.n; i++)
+    if (run_match(v, n, pk.c + pk.start[i], pk.count[i]))
+      return patterns[i];
+  return NULL;
 }
 
 /* Is a directory above path (components v[0..n-2]) a bare repository? */
@@ -247,13 +297,15 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
                                  const char **ret_pattern)
 {
   static struct comp v[MAX_COMPONENTS];
+  cleanup_free char *arena = NULL;
   size_t n;
   const char *why;
 
   *ret_pattern = NULL;
   if (path == NULL)
     return NULL;
-  n = split(path, v, MAX_COMPONENTS);
+  arena = arena_for(path);
+  n = split(path, v, MAX_COMPONENTS, arena);
   if (n == 0)
     return NULL;
   if (n == MAX_COMPONENTS)
@@ -264,11 +316,8 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
   if (below_bare_repo(v, n, path, type, probe))
     return "configuration or hooks of a directory git takes for a bare repository (it holds "
            "HEAD)";
-  for (size_t i = 0; patterns && patterns[i]; i++)
-    if (pattern_match(v, n, patterns[i])) {
-      *ret_pattern = patterns[i];
-      return "the profile's protected list";
-    }
+  if ((*ret_pattern = listed(v, n, patterns)) != NULL)
+    return "the profile's protected list";
   return NULL;
 }
 
@@ -284,13 +333,14 @@ const char *ws_protect_link_reason(const char *path, const char *target, char *c
   static struct comp v[MAX_COMPONENTS];
   const char *slash = strrchr(path, '/');
   cleanup_free char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
-  size_t n = split(dir, v, MAX_COMPONENTS), base = n, t;
+  cleanup_free char *arena = arena_for(dir), *tarena = arena_for(target);
+  size_t n = split(dir, v, MAX_COMPONENTS, arena), base = n, t;
   static struct comp tv[MAX_COMPONENTS];
 
   *ret_pattern = NULL;
   if (target[0] == '/')
     return "a symlink to an absolute path (host tools that follow it leave the workspace)";
-  t = split(target, tv, MAX_COMPONENTS);
+  t = split(target, tv, MAX_COMPONENTS, tarena);
   if (n == MAX_COMPONENTS || t == MAX_COMPONENTS)
     return "a path too deep to check";
   for (size_t i = 0; i < t; i++) {
@@ -310,13 +360,10 @@ const char *ws_protect_link_reason(const char *path, const char *target, char *c
     base--;
   }
   for (size_t i = 0; i < n; i++)
-    if (ws_is_git_name(v[i].s, v[i].n) || is_gitmodules(v[i]))
+    if (is_git(v[i]) || is_gitmodules(v[i]))
       return "a symlink into `.git` or to `.gitmodules`";
-  for (size_t i = 0; patterns && patterns[i]; i++)
-    if (pattern_match(v, n, patterns[i])) {
-      *ret_pattern = patterns[i];
-      return "a symlink into a path of the profile's protected list";
-    }
+  if ((*ret_pattern = listed(v, n, patterns)) != NULL)
+    return "a symlink into a path of the profile's protected list";
   return NULL;
 }
 
@@ -411,13 +458,14 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
                                      const char **ret_pattern)
 {
   static struct comp v[MAX_COMPONENTS];
-  size_t n = split(rel, v, MAX_COMPONENTS);
+  cleanup_free char *arena = arena_for(rel);
+  size_t n = split(rel, v, MAX_COMPONENTS, arena);
 
   *ret_pattern = NULL;
   if (n == MAX_COMPONENTS)
     return "a path too deep to check";
   for (size_t i = 0; i < n; i++) {
-    if (ws_is_git_name(v[i].s, v[i].n))
+    if (is_git(v[i]))
       return "inside a `.git` directory (git's configuration and hooks)";
     if (is_gitmodules(v[i]))
       return "inside `.gitmodules`";
@@ -426,7 +474,8 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
    * goes on below it: the child's changes would be below a protected path */
   for (size_t k = 0; patterns && patterns[k]; k++) {
     struct comp p[64];
-    size_t pn = split(patterns[k], p, ARRAY_SIZE(p));
+    cleanup_free char *parena = arena_for(patterns[k]);
+    size_t pn = split(patterns[k], p, ARRAY_SIZE(p), parena);
     for (size_t i = 0; pn > 0 && i < n; i++) {
       size_t j = 0;
       while (j < pn && i + j < n && comp_match(v[i + j], p[j]))
