@@ -123,17 +123,23 @@ static bool comp_eq(struct comp c, const char *lit)
   return c.n == strlen(lit) && strncmp(c.s, lit, c.n) == 0;
 }
 
-bool ws_is_git_name(const char *s, size_t n)
+/* Is the name s (n bytes) lit or short_name (may be NULL) by its key? */
+static bool name_is(const char *s, size_t n, const char *lit, const char *short_name)
 {
   char small[256];
   char *buf = n < sizeof small ? small : xmalloc(n + 1);
   bool res;
 
   name_key(s, n, buf);
-  res = comp_is((struct comp){s, n, buf, false}, ".git", "git~1");
+  res = comp_is((struct comp){s, n, buf, false}, lit, short_name);
   if (buf != small)
     free(buf);
   return res;
+}
+
+bool ws_is_git_name(const char *s, size_t n)
+{
+  return name_is(s, n, ".git", "git~1");
 }
 
 static bool is_git(struct comp c)
@@ -425,9 +431,11 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
 
   for (size_t i = 0; i < c->n; i++) {
     const char *base = strrchr(c->v[i].path, '/');
-    /* git takes a symlinked HEAD too (refs/heads/x, the old symbolic-ref form) */
+    const char *name = base ? base + 1 : c->v[i].path;
+    /* git takes a symlinked HEAD too (refs/heads/x, the old symbolic-ref form),
+     * and `head` where the host folds case */
     if (c->v[i].kind == WS_DELETED || (c->v[i].type != WS_T_FILE && c->v[i].type != WS_T_SYMLINK) ||
-        strcmp(base ? base + 1 : c->v[i].path, "HEAD") != 0)
+        !name_is(name, strlen(name), "head", NULL))
       continue;
     p.heads = xrealloc(p.heads, (p.n_heads + 1) * sizeof *p.heads);
     p.heads[p.n_heads++] = xstrndup(c->v[i].path, base ? (size_t)(base - c->v[i].path) : 0);

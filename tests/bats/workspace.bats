@@ -381,6 +381,19 @@ marked() {
   [ "$(find "$HOST" -maxdepth 1 -name '*it*' ! -name .git | wc -l)" = 0 ] || fail "an alias reached the host: $(ls -a "$HOST")"
 }
 
+# On a case-folding host git opens `head` for HEAD: the directory is a bare
+# repository there, and its config is git's configuration.
+@test "escape: an embedded bare repository whose HEAD is spelled head (a case-folding host)" {
+  bundle_for 'cd /workspace && mkdir -p b/objects b/refs/heads && echo "ref: refs/heads/master" >b/head &&
+    printf "[core]\n\tfsmonitor = touch /x\n" >b/config && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  marked b/config
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ ! -e "$HOST/b/config" ] && [ "$(cat "$HOST/ok.txt")" = ok ]
+}
+
 # A symlink the agent commits is followed by host tools (an editor, a build
 # that writes its output, a host agent reading files): one that leads out of
 # the workspace or into .git is marked and left out; its target is shown.
