@@ -225,6 +225,7 @@ static struct {
   struct comp *c; /* the components of entry i: c[start[i]], count[i] of them */
   size_t *start, *count;
   char *arena;
+  char *const *trusted; /* ws_mark_protected's list, checked once for all its changes */
 } pk;
 
 static void keyed(char *const *patterns)
@@ -279,7 +280,8 @@ static const char *listed(const struct comp *v, size_t n, char *const *patterns)
 {
   if (patterns == NULL)
     return NULL;
-  keyed(patterns);
+  if (patterns != pk.trusted)
+    keyed(patterns);
   for (size_t i = 0; i < pk.n; i++)
     if (run_match(v, n, pk.c + pk.start[i], pk.count[i]))
       return patterns[i];
@@ -442,6 +444,10 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
   }
   if (p.n_heads > 1)
     qsort(p.heads, p.n_heads, sizeof *p.heads, str_cmp);
+  if (patterns) {
+    keyed(patterns);
+    pk.trusted = patterns;
+  }
   for (size_t i = 0; i < c->n; i++) {
     struct ws_change *ch = &c->v[i];
     const char *pat = NULL, *why;
@@ -456,6 +462,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
   }
+  pk.trusted = NULL;
   for (size_t i = 0; i < p.n_heads; i++)
     free(p.heads[i]);
   free(p.heads);
