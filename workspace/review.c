@@ -101,8 +101,7 @@ static int fingerprint(const struct ws_layers *l, const struct ws_change *c, int
     cleanup_close int fd =
         ws_open_beneath(l->fds[c->layer], c->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-        put_content(&s, fd, st.st_size) < 0)
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || put_content(&s, fd, st.st_size) < 0)
       return -1;
     put_u64(&s, (uint64_t)st.st_size);
   }

@@ -496,9 +496,11 @@ static void test_protect(void)
                                         ".env\xe2\x80\x8crc",
                                         ".ENVRC.",
                                         "p/.VSCODE /tasks.json",
-                                        ".\xe2\x84\xaa" "x",
+                                        ".\xe2\x84\xaa"
+                                        "x",
                                         ".git/objects/info./alternates",
-                                        ".git/objects/in\xe2\x80\x8c" "fo/alternates",
+                                        ".git/objects/in\xe2\x80\x8c"
+                                        "fo/alternates",
                                         NULL};
     char *pat3[] = {".envrc", ".vscode/", ".kx", NULL};
     int missed = 0;
@@ -510,22 +512,23 @@ static void test_protect(void)
     tap_ok(missed == 0 && ws_protect_reason(".gi\xe2\x80\x8ct", WS_T_FILE, false, NULL, &pat) &&
                !ws_protect_reason("a.g\xe2\x80\x8cit/config", WS_T_FILE, false, NULL, &pat) &&
                !ws_protect_reason(".gitx/config", WS_T_FILE, false, NULL, &pat),
-           "protect: Unicode-ignorable, NTFS and casefold aliases of .git, .gitmodules and listed names");
+           "protect: Unicode-ignorable, NTFS and casefold aliases of .git, .gitmodules and listed "
+           "names");
   }
   {
     /* symlinks: a target outside the workspace, into .git or a listed path */
     static const char *const bad_link[][2] = {{"x", "/etc/passwd"},
-                                         {"a/b/x", "../../../up"},
-                                         {"x", ".."},
-                                         {"a/x", "d/../../../y"},
-                                         {"a/x", "d/../y"},
-                                         {"x", ".git/hooks"},
-                                         {"a/x", "../.GIT/config"},
-                                         {"x", "sub/.g\xe2\x80\x8cit"},
-                                         {"x", ".gitmodules"},
-                                         {"a/x", "../.envrc"},
-                                         {"x", "./.vscode/tasks.json"},
-                                         {NULL, NULL}};
+                                              {"a/b/x", "../../../up"},
+                                              {"x", ".."},
+                                              {"a/x", "d/../../../y"},
+                                              {"a/x", "d/../y"},
+                                              {"x", ".git/hooks"},
+                                              {"a/x", "../.GIT/config"},
+                                              {"x", "sub/.g\xe2\x80\x8cit"},
+                                              {"x", ".gitmodules"},
+                                              {"a/x", "../.envrc"},
+                                              {"x", "./.vscode/tasks.json"},
+                                              {NULL, NULL}};
     static const char *const good[][2] = {{"node_modules/.bin/tsc", "../typescript/bin/tsc"},
                                           {"a/b/x", "../../c"},
                                           {"x", "./y"},
