@@ -479,6 +479,18 @@ static void test_protect(void)
   tap_ok(ws_protect_reason("x/.vscode", WS_T_DIR, false, patterns, &pat) && streq(pat, ".vscode/"),
          "protect: the profile's list matches at any depth and names the entry");
   {
+    char *globs[] = {"site-packages/*.pth", ".env.*", NULL};
+    tap_ok(ws_protect_reason(".venv/lib/python3.11/site-packages/zz.pth", WS_T_FILE, false, globs,
+                             &pat) &&
+               streq(pat, "site-packages/*.pth") &&
+               ws_protect_reason("app/.env.local", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason("site-packages/a/b.pth", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason("site-packages/.pth", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason("x.pth", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason(".envx", WS_T_FILE, false, globs, &pat),
+           "protect: a glob component matches one component, not a leading dot");
+  }
+  {
     /* names a case-folding host resolves to a protected one: HFS+ drops
      * ignorable code points (U+200C..U+200F, U+202A..U+202E, U+206A..U+206F,
      * U+FEFF), NTFS trailing dots and spaces and a `:stream` suffix, ext4's
