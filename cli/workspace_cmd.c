@@ -60,6 +60,8 @@ static const char usage[] =
     "       agentrt workspace ID discard | purge\n"
     "       agentrt workspace ID snapshot [NAME] | rollback NAME\n"
     "       agentrt workspace ID list [--format text|json]\n"
+    "commit applies only changes the last diff showed (diff records them; a change\n"
+    "written since is refused: diff again), and leaves protected ones out unless named.\n"
     "ID: a container id or a unique prefix of it, found in the data directory\n"
     "whichever engine root ran it (only --root's when given).\n"
     "The upper layer is an ext4 image of workspace.size (upper.img): the agent's\n"
@@ -183,15 +185,24 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
 
 static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
 {
+  struct error e = {0};
   struct ws_layers l;
   struct ws_changes c;
   int ret;
 
   if (strv_len(o->args) != 0)
     return error_set(err, 0, "workspace diff: takes no arguments");
+  /* frozen while it reads, so that what it records is what it shows; diff
+   * only reads, so it goes on where the container cannot be frozen */
+  if (wctx_freeze(x, &e) < 0) {
+    log_warning("%s; the container may write while diff reads", e.msg);
+    e = (struct error){0};
+  }
   if (scan(x->w, &l, &c, err) < 0)
     return -1;
   ret = ws_show_diff(stdout, x->w, &l, &c, o->json, o->patch, err);
+  if (ret == 0 && workspace_review_record(x->w, &l, &c, &e) < 0)
+    log_warning("%s; commit will refuse what it cannot match", e.msg);
   ws_changes_free(&c);
   ws_layers_close(&l);
   return ret;
@@ -241,6 +252,36 @@ static size_t warn_left_out(const struct wctx *x, const struct ws_changes *c, co
   return n;
 }
 
+/* Commit applies only what the last `diff` showed (review.c): a change the
+ * container made or rewrote since is refused; with no diff recorded, a
+ * container still using the workspace must be reviewed first. */
+static int check_reviewed(const struct wctx *x, const struct ws_layers *l,
+                          const struct ws_changes *c, const struct wopts *o, struct error *err)
+{
+  cleanup_strv char **unseen = NULL;
+  bool recorded;
+  size_t n;
+
+  if (workspace_review_unseen(x->w, l, c, o->args, o->incl, &recorded, &unseen, err) < 0)
+    return -1;
+  if (!recorded && x->in_use)
+    return error_set(err, 0,
+                     "workspace `%s`: commit: the container is %s and uses it: run `workspace "
+                     "%s diff` first (commit applies only what diff showed)",
+                     x->w->id, x->state, x->w->id);
+  if (unseen == NULL)
+    return 0;
+  n = strv_len(unseen);
+  for (size_t i = 0; i < n && i < 20; i++) {
+    cleanup_free char *q = ws_quote_path(unseen[i]);
+    fprintf(stderr, "not reviewed: %s\n", q);
+  }
+  return error_set(err, 0,
+                   "workspace `%s`: commit: %zu change(s) differ from what the last `diff` "
+                   "showed (written since); run diff again and review them",
+                   x->w->id, n);
+}
+
 static int commit_changes(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_strv char **conflicts = NULL, **skipped = NULL;
@@ -270,6 +311,8 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
     error_set(err, ENOENT, "workspace `%s`: commit: no change matches the paths given", x->w->id);
     goto out;
   }
+  if (check_reviewed(x, &l, &c, o, err) < 0)
+    goto out;
   left = warn_left_out(x, &c, o);
   ws_commit_conflicts(x->w, &l, &c, o->args, o->incl, &conflicts, err);
   if (conflicts[0] && !o->force) {

@@ -147,6 +147,11 @@ static void text_line(FILE *out, const struct ws_change *c)
     fprintf(out, "%s -> %s  (%llu bytes)", old, path, (unsigned long long)c->size);
     break;
   }
+  if (c->target && c->kind != WS_DELETED) {
+    cleanup_free char *t = ws_quote_path(c->target);
+    /* always in quotes: a target may hold spaces or brackets */
+    fprintf(out, t[0] == '"' ? " -> %s" : " -> \"%s\"", t);
+  }
   if (c->type == WS_T_OTHER)
     fprintf(out, "  [special file: never committed]");
   if (c->protect)
@@ -207,6 +212,8 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
   gks(g, "type", ws_ftype_name(c->type));
   gkpath(g, "path", c->path);
   gkpath(g, "old_path", c->old_path);
+  if (c->kind != WS_DELETED)
+    gkpath(g, "target", c->target);
   gks(g, "protected", c->protect);
   if (c->kind != WS_DELETED) {
     gku(g, "size", c->size);

@@ -11,8 +11,10 @@
  *   workspace.path/mode/size   auto = overlay over an engine's bind, else tmpfs
  *   workspace.volatile         overlay "volatile": no syncs of the upper layer (faster start and
  *                              exit; a host crash may lose changes still waiting for review)
- *   workspace.protected        files tools run or load by themselves: overlay mode leaves
- *                              changes to them out of commit, bind mode binds them read-only
+ *   workspace.protected        files tools run or load by themselves (runs of path
+ *                              components, `*` globs allowed): overlay mode leaves changes
+ *                              to them out of commit, bind mode binds them read-only (not
+ *                              the globs)
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
  *   capabilities.ceiling       may be kept; anything requested beyond ceiling+trim is refused
  *   capabilities.trim          dropped quietly (in Docker's default set, not in the ceiling)
@@ -44,11 +46,21 @@ static const char agent_json[] =
     "  \"rootfs\": {\"readonly\": true},\n"
     "  \"workspace\": {\n"
     "    \"path\": \"/workspace\", \"mode\": \"auto\", \"size\": \"1g\",\n"
-    "    \"protected\": [\".envrc\", \".vscode/\", \".idea/\", \".devcontainer/\", "
-    "\".mcp.json\",\n"
-    "      \".claude/\", \".cursor/\", \".gemini/\", \".codex/\", \".continue/\", "
+    "    \"protected\": [\".envrc\", \".env\", \".env.*\",\n"
+    "      \".vscode/\", \".idea/\", \".zed/\", \".devcontainer/\", \".mcp.json\", \".claude/\", "
+    "\".cursor/\",\n"
+    "      \".windsurf/\", \".gemini/\", \".codex/\", \".continue/\", \".roo/\", "
     "\".aider.conf.yml\",\n"
-    "      \".npmrc\", \".yarnrc\", \".yarnrc.yml\", \".pnpmfile.cjs\", \".tool-versions\", "
+    "      \".exrc\", \".vimrc\", \".nvimrc\", \".nvim.lua\", \".gdbinit\", \".lldbinit\", "
+    "\".pdbrc\",\n"
+    "      \".gitattributes\", \".lfsconfig\", \".pre-commit-config.yaml\", \".husky/\", "
+    "\".hg/\", \".jj/\",\n"
+    "      \".npmrc\", \".yarnrc\", \".yarnrc.yml\", \".yarn/releases/\", \".yarn/plugins/\",\n"
+    "      \".pnpmfile.cjs\", \"bunfig.toml\", \".cargo/\", \"rust-toolchain\", "
+    "\"rust-toolchain.toml\",\n"
+    "      \"pyvenv.cfg\", \"site-packages/*.pth\", \"dist-packages/*.pth\", "
+    "\"sitecustomize.py\",\n"
+    "      \"usercustomize.py\", \".mvn/\", \".bazelrc\", \".bazeliskrc\", \".tool-versions\", "
     "\".mise.toml\",\n"
     "      \".bashrc\", \".bash_profile\", \".bash_login\", \".bash_logout\", \".profile\", "
     "\".zshrc\",\n"

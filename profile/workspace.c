@@ -241,7 +241,8 @@ static void add_bind_protected(struct apply_ctx *x, const char *ws)
   for (size_t i = 0; i < ARRAY_SIZE(bind_git_paths); i++)
     add_one_bind(x, ws, bind_git_paths[i]);
   for (size_t i = 0; prot && prot[i]; i++)
-    add_one_bind(x, ws, prot[i]);
+    if (strpbrk(prot[i], "*?[") == NULL) /* a glob names no one path to bind */
+      add_one_bind(x, ws, prot[i]);
 }
 
 /* Overlay mode: the upper layer's limit (an ext4 image, workspace/image.c). */

@@ -25,11 +25,12 @@
  *     component;
  *   - contains the components of an entry of the profile's protected list
  *     (".envrc", ".vscode/", ...) as a run at any depth.
- * Names match case-insensitively (ASCII), and `.git` also as the aliases a
- * case-folding host file system resolves to it (trailing dots or spaces,
- * the 8.3 name `git~1`), so a case-insensitive host is covered too.
+ * Names are compared by their key (name_key): what a case-folding host file
+ * system could resolve them to, so a case-insensitive host is covered too.
+ * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
  */
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -44,11 +45,77 @@
 struct comp {
   const char *s;
   size_t n;
+  const char *k; /* its key (name_key) */
+  bool glob;     /* the key holds `*`, `?` or `[` (a pattern's component) */
 };
+
+/* Bytes of a code point at s (n left) that HFS+ ignores in names (U+200C to
+ * U+200F, U+202A to U+202E, U+206A to U+206F, U+FEFF), or 0. */
+static size_t ignorable_len(const unsigned char *s, size_t n)
+{
+  if (n >= 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+      ((s[2] >= 0x8c && s[2] <= 0x8f) || (s[2] >= 0xaa && s[2] <= 0xae)))
+    return 3;
+  if (n >= 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xaa && s[2] <= 0xaf)
+    return 3;
+  if (n >= 3 && s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf)
+    return 3;
+  return 0;
+}
+
+/* The key of a name: what case-folding and Unicode-normalising host file
+ * systems could resolve it to.  HFS+ ignorable code points dropped, ASCII
+ * lower-cased (and U+017F, U+212A folded to s and k, as ext4's casefold
+ * does), cut at a `:` (an NTFS stream of the name), trailing dots and spaces
+ * dropped (NTFS).  A name that would become empty ("..") is kept as it is.
+ * buf has room for n + 1 bytes; returns the key's length. */
+static size_t name_key(const char *name, size_t n, char *buf)
+{
+  const unsigned char *s = (const unsigned char *)name;
+  size_t k = 0, skip;
+
+  for (size_t i = 0; i < n; i++) {
+    if ((skip = ignorable_len(s + i, n - i)) > 0) {
+      i += skip - 1;
+      continue;
+    }
+    if (s[i] == ':')
+      break;
+    if (i + 1 < n && s[i] == 0xc5 && s[i + 1] == 0xbf) { /* U+017F long s */
+      buf[k++] = 's';
+      i++;
+    } else if (i + 2 < n && s[i] == 0xe2 && s[i + 1] == 0x84 && s[i + 2] == 0xaa) { /* Kelvin */
+      buf[k++] = 'k';
+      i += 2;
+    } else {
+      buf[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    }
+  }
+  while (k > 0 && (buf[k - 1] == '.' || buf[k - 1] == ' '))
+    k--;
+  if (k == 0) {
+    memcpy(buf, name, n);
+    k = n;
+  }
+  buf[k] = '\0';
+  return k;
+}
+
+/* Does c's key equal lit (lower case) or, when given, its 8.3 name short? */
+static bool comp_is(struct comp c, const char *lit, const char *short_name)
+{
+  return strcmp(c.k, lit) == 0 || (short_name && strcmp(c.k, short_name) == 0);
+}
 
 static bool comp_ieq(struct comp c, const char *lit)
 {
-  return c.n == strlen(lit) && strncasecmp(c.s, lit, c.n) == 0;
+  return comp_is(c, lit, NULL);
+}
+
+/* Does c match the pattern component p (a name, or a glob), by their keys? */
+static bool comp_match(struct comp c, struct comp p)
+{
+  return p.glob ? fnmatch(p.k, c.k, FNM_PERIOD) == 0 : strcmp(p.k, c.k) == 0;
 }
 
 static bool comp_eq(struct comp c, const char *lit)
@@ -56,28 +123,59 @@ static bool comp_eq(struct comp c, const char *lit)
   return c.n == strlen(lit) && strncmp(c.s, lit, c.n) == 0;
 }
 
-bool ws_is_git_name(const char *s, size_t n)
+/* Is the name s (n bytes) lit or short_name (may be NULL) by its key? */
+static bool name_is(const char *s, size_t n, const char *lit, const char *short_name)
 {
-  while (n > 4 && (s[n - 1] == '.' || s[n - 1] == ' '))
-    n--;
-  return (n == 4 && strncasecmp(s, ".git", 4) == 0) || (n == 5 && strncasecmp(s, "git~1", 5) == 0);
+  char small[256];
+  char *buf = n < sizeof small ? small : xmalloc(n + 1);
+  bool res;
+
+  name_key(s, n, buf);
+  res = comp_is((struct comp){s, n, buf, false}, lit, short_name);
+  if (buf != small)
+    free(buf);
+  return res;
 }
 
-/* Split path on '/' into v (at most max); returns the count. */
-static size_t split(const char *path, struct comp *v, size_t max)
+bool ws_is_git_name(const char *s, size_t n)
+{
+  return name_is(s, n, ".git", "git~1");
+}
+
+static bool is_git(struct comp c)
+{
+  return comp_is(c, ".git", "git~1");
+}
+
+static bool is_gitmodules(struct comp c)
+{
+  return comp_is(c, ".gitmodules", "gitmod~1");
+}
+
+/* Split path on '/' into v (at most max), with each component's key in
+ * arena (room for 2 * strlen(path) + 2 bytes); returns the count. */
+static size_t split(const char *path, struct comp *v, size_t max, char *arena)
 {
   size_t n = 0;
 
   for (const char *p = path; *p && n < max;) {
     const char *e = strchr(p, '/');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len > 0)
-      v[n++] = (struct comp){p, len};
+    if (len > 0) {
+      size_t kn = name_key(p, len, arena);
+      v[n++] = (struct comp){p, len, arena, strpbrk(arena, "*?[") != NULL};
+      arena += kn + 1;
+    }
     p += len;
     while (*p == '/')
       p++;
   }
   return n;
+}
+
+static char *arena_for(const char *path)
+{
+  return xmalloc(2 * strlen(path) + 2);
 }
 
 /* rest (the components after a .git directory) is git's data, not config. */
@@ -100,9 +198,9 @@ static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
 static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type, bool deleted)
 {
   for (size_t i = 0; i < n; i++) {
-    if (comp_ieq(v[i], ".gitmodules"))
+    if (is_gitmodules(v[i]))
       return "`.gitmodules` (submodule URLs and paths)";
-    if (!ws_is_git_name(v[i].s, v[i].n))
+    if (!is_git(v[i]))
       continue;
     if (i == n - 1 && type != WS_T_DIR)
       return "a `.git` that is not a directory (a gitdir: file or link points git elsewhere)";
@@ -118,22 +216,76 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
   return NULL;
 }
 
-/* Does the run of components of pattern occur in v? */
-static bool pattern_match(const struct comp *v, size_t n, const char *pattern)
-{
-  struct comp p[64];
-  size_t k = split(pattern, p, ARRAY_SIZE(p));
+/* The protected list split into keyed components, kept between calls while
+ * the list (compared by content) stays the same: a scan checks every change
+ * against every entry. */
+static struct {
+  char **src; /* a copy of the list */
+  size_t n;
+  struct comp *c; /* the components of entry i: c[start[i]], count[i] of them */
+  size_t *start, *count;
+  char *arena;
+  char *const *trusted; /* ws_mark_protected's list, checked once for all its changes */
+} pk;
 
+static void keyed(char *const *patterns)
+{
+  size_t n = 0, total = 0, m = 0;
+  bool same;
+  char *a;
+
+  while (patterns[n])
+    total += 2 * strlen(patterns[n++]) + 2;
+  same = pk.src != NULL && pk.n == n;
+  for (size_t i = 0; same && i < n; i++)
+    same = strcmp(pk.src[i], patterns[i]) == 0;
+  if (same)
+    return;
+  strv_free(pk.src);
+  free(pk.c);
+  free(pk.start);
+  free(pk.count);
+  free(pk.arena);
+  pk.src = strv_dup((char **)patterns);
+  pk.n = n;
+  pk.c = xmalloc((total + 1) * sizeof *pk.c);
+  pk.start = xmalloc((n + 1) * sizeof *pk.start);
+  pk.count = xmalloc((n + 1) * sizeof *pk.count);
+  pk.arena = a = xmalloc(total + 1);
+  for (size_t i = 0; i < n; i++) {
+    pk.start[i] = m;
+    pk.count[i] = split(pk.src[i], pk.c + m, 64, a);
+    m += pk.count[i];
+    a += 2 * strlen(pk.src[i]) + 2;
+  }
+}
+
+/* Does the run of components p (k of them) occur in v? */
+static bool run_match(const struct comp *v, size_t n, const struct comp *p, size_t k)
+{
   if (k == 0 || k > n)
     return false;
   for (size_t i = 0; i + k <= n; i++) {
     size_t j = 0;
-    while (j < k && v[i + j].n == p[j].n && strncasecmp(v[i + j].s, p[j].s, p[j].n) == 0)
+    while (j < k && comp_match(v[i + j], p[j]))
       j++;
     if (j == k)
       return true;
   }
   return false;
+}
+
+/* The entry of patterns whose run of components occurs in v, or NULL. */
+static const char *listed(const struct comp *v, size_t n, char *const *patterns)
+{
+  if (patterns == NULL)
+    return NULL;
+  if (patterns != pk.trusted)
+    keyed(patterns);
+  for (size_t i = 0; i < pk.n; i++)
+    if (run_match(v, n, pk.c + pk.start[i], pk.count[i]))
+      return patterns[i];
+  return NULL;
 }
 
 /* Is a directory above path (components v[0..n-2]) a bare repository? */
@@ -153,13 +305,15 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
                                  const char **ret_pattern)
 {
   static struct comp v[MAX_COMPONENTS];
+  cleanup_free char *arena = NULL;
   size_t n;
   const char *why;
 
   *ret_pattern = NULL;
   if (path == NULL)
     return NULL;
-  n = split(path, v, MAX_COMPONENTS);
+  arena = arena_for(path);
+  n = split(path, v, MAX_COMPONENTS, arena);
   if (n == 0)
     return NULL;
   if (n == MAX_COMPONENTS)
@@ -170,11 +324,54 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
   if (below_bare_repo(v, n, path, type, probe))
     return "configuration or hooks of a directory git takes for a bare repository (it holds "
            "HEAD)";
-  for (size_t i = 0; patterns && patterns[i]; i++)
-    if (pattern_match(v, n, patterns[i])) {
-      *ret_pattern = patterns[i];
-      return "the profile's protected list";
+  if ((*ret_pattern = listed(v, n, patterns)) != NULL)
+    return "the profile's protected list";
+  return NULL;
+}
+
+/* Why a symlink at path with this target could lead a host tool out of the
+ * workspace or into a protected path, or NULL.  The target is resolved by
+ * name against the link's directory (whose components are real directories:
+ * no change lies below a symlink); a `..` that steps back out of a component
+ * the target itself named is refused, since that component may be a symlink
+ * (the host's or another change) and `..` then leaves from where it leads. */
+const char *ws_protect_link_reason(const char *path, const char *target, char *const *patterns,
+                                   const char **ret_pattern)
+{
+  static struct comp v[MAX_COMPONENTS];
+  const char *slash = strrchr(path, '/');
+  cleanup_free char *dir = xstrndup(path, slash ? (size_t)(slash - path) : 0);
+  cleanup_free char *arena = arena_for(dir), *tarena = arena_for(target);
+  size_t n = split(dir, v, MAX_COMPONENTS, arena), base = n, t;
+  static struct comp tv[MAX_COMPONENTS];
+
+  *ret_pattern = NULL;
+  if (target[0] == '/')
+    return "a symlink to an absolute path (host tools that follow it leave the workspace)";
+  t = split(target, tv, MAX_COMPONENTS, tarena);
+  if (n == MAX_COMPONENTS || t == MAX_COMPONENTS)
+    return "a path too deep to check";
+  for (size_t i = 0; i < t; i++) {
+    if (comp_eq(tv[i], "."))
+      continue;
+    if (!comp_eq(tv[i], "..")) {
+      if (n == MAX_COMPONENTS)
+        return "a path too deep to check";
+      v[n++] = tv[i];
+      continue;
     }
+    if (n == 0)
+      return "a symlink whose target climbs out of the workspace (`..`)";
+    if (n > base)
+      return "a symlink whose target steps back out of a directory it names (`dir/..`)";
+    n--;
+    base--;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (is_git(v[i]) || is_gitmodules(v[i]))
+      return "a symlink into `.git` or to `.gitmodules`";
+  if ((*ret_pattern = listed(v, n, patterns)) != NULL)
+    return "a symlink into a path of the profile's protected list";
   return NULL;
 }
 
@@ -236,15 +433,21 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
 
   for (size_t i = 0; i < c->n; i++) {
     const char *base = strrchr(c->v[i].path, '/');
-    /* git takes a symlinked HEAD too (refs/heads/x, the old symbolic-ref form) */
+    const char *name = base ? base + 1 : c->v[i].path;
+    /* git takes a symlinked HEAD too (refs/heads/x, the old symbolic-ref form),
+     * and `head` where the host folds case */
     if (c->v[i].kind == WS_DELETED || (c->v[i].type != WS_T_FILE && c->v[i].type != WS_T_SYMLINK) ||
-        strcmp(base ? base + 1 : c->v[i].path, "HEAD") != 0)
+        !name_is(name, strlen(name), "head", NULL))
       continue;
     p.heads = xrealloc(p.heads, (p.n_heads + 1) * sizeof *p.heads);
     p.heads[p.n_heads++] = xstrndup(c->v[i].path, base ? (size_t)(base - c->v[i].path) : 0);
   }
   if (p.n_heads > 1)
     qsort(p.heads, p.n_heads, sizeof *p.heads, str_cmp);
+  if (patterns) {
+    keyed(patterns);
+    pk.trusted = patterns;
+  }
   for (size_t i = 0; i < c->n; i++) {
     struct ws_change *ch = &c->v[i];
     const char *pat = NULL, *why;
@@ -254,9 +457,12 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
     if (why == NULL && ch->old_path) /* the rename's source: deleted as a file */
       why = ws_protect_reason_in(ch->old_path, ch->old_type ? ch->old_type : ch->type, true,
                                  patterns, &probe, &pat);
+    if (why == NULL && ch->target && ch->kind != WS_DELETED)
+      why = ws_protect_link_reason(ch->path, ch->target, patterns, &pat);
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
   }
+  pk.trusted = NULL;
   for (size_t i = 0; i < p.n_heads; i++)
     free(p.heads[i]);
   free(p.heads);
@@ -267,26 +473,27 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
                                      const char **ret_pattern)
 {
   static struct comp v[MAX_COMPONENTS];
-  size_t n = split(rel, v, MAX_COMPONENTS);
+  cleanup_free char *arena = arena_for(rel);
+  size_t n = split(rel, v, MAX_COMPONENTS, arena);
 
   *ret_pattern = NULL;
   if (n == MAX_COMPONENTS)
     return "a path too deep to check";
   for (size_t i = 0; i < n; i++) {
-    if (ws_is_git_name(v[i].s, v[i].n))
+    if (is_git(v[i]))
       return "inside a `.git` directory (git's configuration and hooks)";
-    if (comp_ieq(v[i], ".gitmodules"))
+    if (is_gitmodules(v[i]))
       return "inside `.gitmodules`";
   }
   /* a pattern that starts at one of rel's components and lies inside rel or
    * goes on below it: the child's changes would be below a protected path */
   for (size_t k = 0; patterns && patterns[k]; k++) {
     struct comp p[64];
-    size_t pn = split(patterns[k], p, ARRAY_SIZE(p));
+    cleanup_free char *parena = arena_for(patterns[k]);
+    size_t pn = split(patterns[k], p, ARRAY_SIZE(p), parena);
     for (size_t i = 0; pn > 0 && i < n; i++) {
       size_t j = 0;
-      while (j < pn && i + j < n && v[i + j].n == p[j].n &&
-             strncasecmp(v[i + j].s, p[j].s, p[j].n) == 0)
+      while (j < pn && i + j < n && comp_match(v[i + j], p[j]))
         j++;
       if (j == pn || i + j == n) {
         *ret_pattern = patterns[k];

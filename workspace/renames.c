@@ -151,6 +151,7 @@ int ws_detect_renames(const struct ws_layers *l, struct ws_changes *ch, struct e
     if (drop[i]) {
       free(ch->v[i].path);
       free(ch->v[i].old_path);
+      free(ch->v[i].target);
       continue;
     }
     ch->v[u++] = ch->v[i];

@@ -141,6 +141,24 @@ static int emit_new(struct scan *s, enum ws_kind kind, const char *path, int lay
   return 0;
 }
 
+/* emit_new for a non-directory lfd/name, with a symlink's target. */
+static int emit_leaf(struct scan *s, enum ws_kind kind, const char *path, int layer,
+                     const struct stat *st, const struct stat *hst, int lfd, const char *name)
+{
+  char t[4097];
+  ssize_t n;
+
+  if (emit_new(s, kind, path, layer, st, hst) < 0)
+    return -1;
+  if (!S_ISLNK(st->st_mode))
+    return 0;
+  n = readlinkat(lfd, name, t, sizeof t - 1);
+  if (n < 0)
+    return error_errno(s->err, "workspace scan: read the symlink `%s`", path);
+  last(s)->target = xstrndup(t, (size_t)n);
+  return 0;
+}
+
 /* A non-directory at the top: compare it with the host's entry. */
 static int visit_leaf(struct scan *s, int lfd, int layer, const char *name, const char *path,
                       int hostfd, const struct stat *hst)
@@ -151,14 +169,14 @@ static int visit_leaf(struct scan *s, int lfd, int layer, const char *name, cons
   if (fstatat(lfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return error_errno(s->err, "workspace scan: stat `%s`", path);
   if (hst == NULL)
-    return emit_new(s, WS_ADDED, path, layer, &st, NULL);
+    return emit_leaf(s, WS_ADDED, path, layer, &st, NULL, lfd, name);
   if (S_ISDIR(hst->st_mode)) {
     if (emit_deleted(s, hostfd, name, path, hst) < 0)
       return -1;
-    return emit_new(s, WS_ADDED, path, layer, &st, NULL);
+    return emit_leaf(s, WS_ADDED, path, layer, &st, NULL, lfd, name);
   }
   if ((st.st_mode & S_IFMT) != (hst->st_mode & S_IFMT))
-    return emit_new(s, WS_MODIFIED, path, layer, &st, hst);
+    return emit_leaf(s, WS_MODIFIED, path, layer, &st, hst, lfd, name);
   if (S_ISREG(st.st_mode))
     same = st.st_size == hst->st_size &&
            ws_same_content(lfd, name, hostfd, name, (uint64_t)st.st_size);
@@ -168,7 +186,7 @@ static int visit_leaf(struct scan *s, int lfd, int layer, const char *name, cons
     same = st.st_rdev == hst->st_rdev;
   if (same && (S_ISLNK(st.st_mode) || (st.st_mode & 07777) == (hst->st_mode & 07777)))
     return 0;
-  if (emit_new(s, WS_MODIFIED, path, layer, &st, hst) < 0)
+  if (emit_leaf(s, WS_MODIFIED, path, layer, &st, hst, lfd, name) < 0)
     return -1;
   last(s)->content_same = same;
   return 0;
@@ -391,6 +409,7 @@ void ws_changes_free(struct ws_changes *c)
     free(c->v[i].path);
     free(c->v[i].old_path);
     free(c->v[i].protect);
+    free(c->v[i].target);
   }
   free(c->v);
   memset(c, 0, sizeof *c);

@@ -292,6 +292,7 @@ struct ws_change {
   uint64_t n_files;  /* deleted directory: regular files below it */
   char *protect;     /* why a host tool could run or read something because of
                         it (protect.c), NULL when it is an ordinary change */
+  char *target;      /* a symlink's target (not WS_DELETED), else NULL */
 };
 
 struct ws_changes {
@@ -342,6 +343,12 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
 const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
                                      const char **ret_pattern);
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd);
+/* Why a symlink at path pointing at target could lead a host tool that
+ * follows it out of the workspace (absolute, `..` past the root, `dir/..`)
+ * or into `.git`, `.gitmodules` or a path of patterns; NULL when it stays
+ * among ordinary files. */
+const char *ws_protect_link_reason(const char *path, const char *target, char *const *patterns,
+                                   const char **ret_pattern);
 /* ".git" or a name a case-folding file system resolves to it. */
 bool ws_is_git_name(const char *s, size_t n);
 const char *ws_ftype_name(enum ws_ftype t);
@@ -394,6 +401,19 @@ int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
                     char *const *paths, char *const *incl, size_t *ret_n, char ***ret_skipped,
                     struct error *err);
+/* --- review (review.c) ---------------------------------------------------- */
+
+/* Record the fingerprint (kind, paths, mode, size, target, content) of every
+ * change `diff` showed, in <dir>/reviewed. */
+int workspace_review_record(const struct workspace *w, const struct ws_layers *l,
+                            const struct ws_changes *c, struct error *err);
+/* The changes commit would apply (paths, incl as ws_commit_selected) whose
+ * fingerprint the last recorded diff did not show, into *ret_unseen (NULL:
+ * none); *ret_recorded is false when no diff was recorded. */
+int workspace_review_unseen(const struct workspace *w, const struct ws_layers *l,
+                            const struct ws_changes *c, char *const *paths, char *const *incl,
+                            bool *ret_recorded, char ***ret_unseen, struct error *err);
+
 /* Remove entries of upper that equal the host (after a commit; the workspace
  * must not be mounted and must have no snapshot layers). */
 int ws_prune_upper(const struct ws_layers *l, struct error *err);

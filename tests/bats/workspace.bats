@@ -352,6 +352,77 @@ escape() {
   [ ! -e "$HOST/other/.GIT/config" ] && [ ! -L "$HOST/x/.git" ]
 }
 
+# marked JSON-PATH...: each path (jq string, may hold escapes) is in the diff and protected.
+marked() {
+  local p
+  run ar workspace "$ID" diff --format json
+  for p in "$@"; do
+    [ "$(jq -r --argjson p "\"$p\"" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" != none ] ||
+      fail "$p not protected: $output"
+  done
+}
+
+# HFS+ drops U+200C and other ignorable code points from names, NTFS drops
+# trailing dots and spaces and reads `name:stream` as name: on such a host
+# these are `.git` and `.gitmodules`.
+@test "escape: .git aliases a case-folding host resolves (.g\u200cit/hooks, .git::\$INDEX_ALLOCATION/config, .gitmodules.)" {
+  host_repo plain
+  sum_git=$(tar -C "$HOST" -cf - .git | sha256sum)
+  bundle_for 'cd /workspace && z=$(printf "\342\200\214") && mkdir -p ".g${z}it/hooks" ".git::\$INDEX_ALLOCATION" &&
+    echo x >".g${z}it/hooks/pre-commit" && echo "[core]" >".git::\$INDEX_ALLOCATION/config" &&
+    echo x >.gitmodules. && echo x >"GIT~1" && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  marked '.g\u200cit/hooks/pre-commit' '.git::$INDEX_ALLOCATION/config' .gitmodules. 'GIT~1'
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  [ "$(tar -C "$HOST" -cf - .git | sha256sum)" = "$sum_git" ]
+  [ "$(find "$HOST" -maxdepth 1 -name '*it*' ! -name .git | wc -l)" = 0 ] || fail "an alias reached the host: $(ls -a "$HOST")"
+}
+
+# On a case-folding host git opens `head` for HEAD: the directory is a bare
+# repository there, and its config is git's configuration.
+@test "escape: an embedded bare repository whose HEAD is spelled head (a case-folding host)" {
+  bundle_for 'cd /workspace && mkdir -p b/objects b/refs/heads && echo "ref: refs/heads/master" >b/head &&
+    printf "[core]\n\tfsmonitor = touch /x\n" >b/config && echo ok >ok.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  marked b/config
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  [ ! -e "$HOST/b/config" ] && [ "$(cat "$HOST/ok.txt")" = ok ]
+}
+
+# A symlink the agent commits is followed by host tools (an editor, a build
+# that writes its output, a host agent reading files): one that leads out of
+# the workspace or into .git is marked and left out; its target is shown.
+@test "escape: symlinks out of the workspace or into .git (absolute, ../.., dir/.., .git/hooks)" {
+  host_repo plain
+  bundle_for 'cd /workspace && mkdir -p d lib && ln -s /etc/shadow abs && ln -s ../../.. d/up &&
+    ln -s src/../../x through && ln -s ../.git/hooks d/hooks && ln -s ../lib d/ok &&
+    ln -s "$(printf "a\nadded     forged.txt  (file, 1 bytes)")" forged'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ]
+  marked abs d/up through d/hooks
+  run ar workspace "$ID" diff
+  [[ "$output" == *'abs  (symlink, 11 bytes) -> "/etc/shadow"  [protected: a symlink to an absolute path'* ]] ||
+    fail "no target shown: $output"
+  [[ "$output" == *'-> "a\nadded     forged.txt  (file, 1 bytes)"'* ]] || fail "target not quoted: $output"
+  ! grep -q '^added     forged.txt' <<<"$output" || fail "a target forged a line: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == "abs") | .target' <<<"$output")" = /etc/shadow ]
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ]
+  for p in abs d/up through d/hooks; do
+    [ ! -L "$HOST/$p" ] || fail "$p reached the host"
+  done
+  [ "$(readlink "$HOST/d/ok")" = ../lib ]
+  run ar workspace "$ID" commit --include-protected abs
+  [ "$status" -eq 0 ]
+  [ "$(readlink "$HOST/abs")" = /etc/shadow ]
+}
+
 @test "workspace: the profile's protected list (.envrc, .vscode/, .mcp.json, .claude/, shell rc) at any depth" {
   bundle_for 'cd /workspace && mkdir -p .vscode pkg/.claude && echo "touch /x" >.envrc && echo "{}" >.vscode/tasks.json &&
     echo "{}" >.mcp.json && echo "{}" >pkg/.claude/settings.json && echo "rm -rf ~" >src/.bashrc && echo ok >ok.txt'
@@ -367,6 +438,42 @@ escape() {
   run ar workspace "$ID" commit --include-protected .envrc
   [ "$status" -eq 0 ]
   [ "$(cat "$HOST/.envrc")" = "touch /x" ] && [ ! -e "$HOST/.vscode" ]
+}
+
+# Files host tools run or load by themselves, beyond git's: a venv's `.pth`
+# files run on every start of its python (checked for real below), cargo's
+# config sets rustc wrappers, rust-toolchain a toolchain path, `.gitattributes`
+# routes files through the operator's filters (git-lfs, to `.lfsconfig`'s URL),
+# pre-commit and husky run hooks, `.env` is loaded by direnv and editors.
+@test "escape: files host tools load by themselves (.pth in a venv, pyvenv.cfg, .cargo/config.toml, rust-toolchain.toml, .npmrc, .gitattributes, .pre-commit-config.yaml, .husky/, .env)" {
+  command -v python3 >/dev/null && python3 -m venv "$HOST/.venv" >/dev/null 2>&1 || skip "needs python3 -m venv"
+  sp=$(cd "$HOST/.venv" && echo lib/python3*/site-packages)
+  [ -d "$HOST/.venv/$sp" ] || skip "no site-packages in the venv"
+  MARK=$T/marker-pth
+  bundle_for "cd /workspace && echo 'import os; open(\"$MARK\", \"w\")' >.venv/$sp/zz-evil.pth &&
+    echo 'home = /tmp/evil' >>.venv/pyvenv.cfg && mkdir -p .cargo .husky pkg &&
+    printf '[build]\nrustc-wrapper = \"/tmp/w\"\n' >.cargo/config.toml && echo x >.cargo/config &&
+    printf '[toolchain]\npath = \"/tmp/tc\"\n' >rust-toolchain.toml && echo 'script-shell=/tmp/s' >pkg/.npmrc &&
+    echo '* filter=lfs' >.gitattributes && echo 'repos: []' >.pre-commit-config.yaml &&
+    echo 'touch /x' >.husky/pre-commit && echo 'NODE_OPTIONS=--require=/tmp/x.js' >.env &&
+    echo 'import os' >sitecustomize.py && echo ok >ok.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked ".venv/$sp/zz-evil.pth" .venv/pyvenv.cfg .cargo/config.toml .cargo/config rust-toolchain.toml pkg/.npmrc \
+    .gitattributes .pre-commit-config.yaml .husky/pre-commit .env sitecustomize.py
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cat "$HOST/ok.txt")" = ok ]
+  for p in ".venv/$sp/zz-evil.pth" .cargo rust-toolchain.toml pkg/.npmrc .gitattributes .pre-commit-config.yaml .husky .env sitecustomize.py; do
+    [ ! -e "$HOST/$p" ] || fail "$p reached the host"
+  done
+  ! grep -q evil "$HOST/.venv/pyvenv.cfg" || fail "pyvenv.cfg reached the host"
+  "$HOST/.venv/bin/python" -c pass
+  [ ! -e "$MARK" ] || fail "the agent's .pth ran on the host after commit"
+  run ar workspace "$ID" commit --include-protected ".venv/$sp/zz-evil.pth"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  "$HOST/.venv/bin/python" -c pass
+  [ -e "$MARK" ] || fail "control: the .pth did not run even when committed"
 }
 
 # --- honest work inside: a container whose root borrows the host's /usr (real
@@ -589,6 +696,42 @@ check_git_output() {
   run ar workspace list --format json
   [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .changes' <<<"$output")" = "$n" ]
   [ "$(jq -r --arg id "$ID" '.[] | select(.id == $id) | .upper_bytes > 0' <<<"$output")" = true ]
+}
+
+# The reviewer diffs a running container; the agent then rewrites a reviewed
+# file and adds one: commit must not apply what diff never showed.
+@test "escape: a running container rewrites a file between diff and commit" {
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  ar exec "$ID" sh -c 'echo reviewed >/workspace/a.txt && echo ok >/workspace/ok.txt'
+  run ar workspace "$ID" diff --patch
+  [ "$status" -eq 0 ] && [[ "$output" == *"+reviewed"* ]]
+  ar exec "$ID" sh -c 'echo evil >/workspace/a.txt && echo new >/workspace/unseen.txt'
+  run ar workspace "$ID" commit
+  [ "$status" -ne 0 ] || fail "commit applied what diff never showed: $(cat "$HOST/a.txt")"
+  [[ "$output" == *"not reviewed: a.txt"* && "$output" == *"not reviewed: unseen.txt"* ]] || fail "$output"
+  [[ "$output" == *"2 change(s) differ from what the last \`diff\` showed"* ]] || fail "$output"
+  [ "$(host_sum)" = "$SUM0" ] || fail "the host changed"
+  # what was shown and is unchanged still commits by path
+  run ar workspace "$ID" commit ok.txt
+  [ "$status" -eq 0 ] && [ "$(cat "$HOST/ok.txt")" = ok ]
+  # reviewed again, it commits
+  ar workspace "$ID" diff >/dev/null
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "$output"
+  [ "$(cat "$HOST/a.txt")" = evil ] && [ "$(cat "$HOST/unseen.txt")" = new ]
+}
+
+@test "workspace: commit of a running container without a diff is refused" {
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  ar exec "$ID" sh -c 'echo x >/workspace/x.txt'
+  run ar workspace "$ID" commit
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"run \`workspace $ID diff\` first"* ]] || fail "$output"
+  [ ! -e "$HOST/x.txt" ]
 }
 
 @test "workspace: discard and purge refuse while the container runs" {

@@ -479,6 +479,87 @@ static void test_protect(void)
   tap_ok(ws_protect_reason("x/.vscode", WS_T_DIR, false, patterns, &pat) && streq(pat, ".vscode/"),
          "protect: the profile's list matches at any depth and names the entry");
   {
+    char *globs[] = {"site-packages/*.pth", ".env.*", NULL};
+    tap_ok(ws_protect_reason(".venv/lib/python3.11/site-packages/zz.pth", WS_T_FILE, false, globs,
+                             &pat) &&
+               streq(pat, "site-packages/*.pth") &&
+               ws_protect_reason("app/.env.local", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason("site-packages/a/b.pth", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason("site-packages/.pth", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason("x.pth", WS_T_FILE, false, globs, &pat) &&
+               !ws_protect_reason(".envx", WS_T_FILE, false, globs, &pat),
+           "protect: a glob component matches one component, not a leading dot");
+  }
+  {
+    /* names a case-folding host resolves to a protected one: HFS+ drops
+     * ignorable code points (U+200C..U+200F, U+202A..U+202E, U+206A..U+206F,
+     * U+FEFF), NTFS trailing dots and spaces and a `:stream` suffix, ext4's
+     * casefold maps U+017F to s and U+212A to k */
+    static const char *const alias[] = {".g\xe2\x80\x8cit/config",
+                                        ".git\xe2\x80\x8d/hooks/pre-commit",
+                                        "\xef\xbb\xbf.GIT/config",
+                                        "a/.G\xe2\x81\xaait/hooks/x",
+                                        ".git::$INDEX_ALLOCATION/config",
+                                        ".git . :x/config",
+                                        "GIT~1/hooks/x",
+                                        ".gitmodules.",
+                                        ".gitm\xe2\x80\x8eodules",
+                                        "gitmod~1",
+                                        ".env\xe2\x80\x8crc",
+                                        ".ENVRC.",
+                                        "p/.VSCODE /tasks.json",
+                                        ".\xe2\x84\xaa"
+                                        "x",
+                                        ".git/objects/info./alternates",
+                                        ".git/objects/in\xe2\x80\x8c"
+                                        "fo/alternates",
+                                        NULL};
+    char *pat3[] = {".envrc", ".vscode/", ".kx", NULL};
+    int missed = 0;
+    for (size_t i = 0; alias[i]; i++)
+      if (ws_protect_reason(alias[i], WS_T_FILE, false, pat3, &pat) == NULL) {
+        printf("# alias not protected: %s\n", alias[i]);
+        missed++;
+      }
+    tap_ok(missed == 0 && ws_protect_reason(".gi\xe2\x80\x8ct", WS_T_FILE, false, NULL, &pat) &&
+               !ws_protect_reason("a.g\xe2\x80\x8cit/config", WS_T_FILE, false, NULL, &pat) &&
+               !ws_protect_reason(".gitx/config", WS_T_FILE, false, NULL, &pat),
+           "protect: Unicode-ignorable, NTFS and casefold aliases of .git, .gitmodules and listed "
+           "names");
+  }
+  {
+    /* symlinks: a target outside the workspace, into .git or a listed path */
+    static const char *const bad_link[][2] = {{"x", "/etc/passwd"},
+                                              {"a/b/x", "../../../up"},
+                                              {"x", ".."},
+                                              {"a/x", "d/../../../y"},
+                                              {"a/x", "d/../y"},
+                                              {"x", ".git/hooks"},
+                                              {"a/x", "../.GIT/config"},
+                                              {"x", "sub/.g\xe2\x80\x8cit"},
+                                              {"x", ".gitmodules"},
+                                              {"a/x", "../.envrc"},
+                                              {"x", "./.vscode/tasks.json"},
+                                              {NULL, NULL}};
+    static const char *const good[][2] = {{"node_modules/.bin/tsc", "../typescript/bin/tsc"},
+                                          {"a/b/x", "../../c"},
+                                          {"x", "./y"},
+                                          {"x", "gitx/config"},
+                                          {NULL, NULL}};
+    int wrong = 0;
+    for (size_t i = 0; bad_link[i][0]; i++)
+      if (ws_protect_link_reason(bad_link[i][0], bad_link[i][1], patterns, &pat) == NULL) {
+        printf("# link not protected: %s -> %s\n", bad_link[i][0], bad_link[i][1]);
+        wrong++;
+      }
+    for (size_t i = 0; good[i][0]; i++)
+      if (ws_protect_link_reason(good[i][0], good[i][1], patterns, &pat) != NULL) {
+        printf("# link protected: %s -> %s\n", good[i][0], good[i][1]);
+        wrong++;
+      }
+    tap_ok(wrong == 0, "protect: symlinks out of the workspace, into .git or a listed path");
+  }
+  {
     /* a sub-agent's workspace directory, relative to its parent's: its own
      * changes are reviewed relative to it, where these are not seen */
     static const char *const in[] = {".git",        "p/.git/hooks", "p/.GIT/info",
