@@ -215,7 +215,13 @@ struct sandbox_opts {
   char **dns;   /* --dns: upstream resolvers */
   char **cmd;
   const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
+  int shim_fd;      /* the same, O_PATH: bound at SANDBOX_INIT inside */
 };
+
+/* Where the sandbox's pid 1 (this binary) is inside: bound from an fd of it,
+ * since its own path may be below what the sandbox hides or makes private
+ * (~/.local/bin, /tmp, /run). */
+#define SANDBOX_INIT "/dev/.agentrt-init"
 
 static bool env_dropped(const char *e)
 {
@@ -364,7 +370,7 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   profile_gen_str(y, "args");
   yajl_gen_array_open(y);
   if (o->shim != NULL) {
-    profile_gen_str(y, o->shim);
+    profile_gen_str(y, SANDBOX_INIT);
     profile_gen_str(y, "sandbox-init");
     profile_gen_str(y, "--");
   }
@@ -414,6 +420,11 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   profile_gen_mount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
   profile_gen_mount(y, "/dev/mqueue", "mqueue", "mqueue", mq_opts);
   profile_gen_mount(y, "/sys", "sysfs", "sysfs", sys_opts);
+  if (o->shim != NULL) {
+    char src[64];
+    snprintf(src, sizeof src, "/proc/self/fd/%d", o->shim_fd);
+    profile_gen_mount(y, SANDBOX_INIT, "bind", src, ro_bind);
+  }
   /* /tmp and /var/tmp are the sandbox's own even when the workspace is below
    * one (the profile's scratch leaves those out): the host's hold other
    * programs' files and sockets */
@@ -1193,6 +1204,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *cfg_json = NULL;
   size_t cfg_len = 0;
   cleanup_free char *shim = NULL;
+  cleanup_close int shim_fd = -1;
   cleanup_strv char **env = NULL;
   cleanup_strv char **env_pass = NULL;
   cleanup_strv char **hide = NULL;
@@ -1311,8 +1323,12 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                        "browser profiles and shell histories are never bound",
                        *d, why);
   }
-  if (o.rootfs == NULL)
+  if (o.rootfs == NULL) {
     o.shim = shim = realpath("/proc/self/exe", NULL);
+    o.shim_fd = shim_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    if (shim == NULL || shim_fd < 0)
+      return error_errno(err, "sandbox: this binary (/proc/self/exe)");
+  }
 
   name = o.name ? xstrdup(o.name) : random_name();
   if (validate_container_id(name, err) < 0)

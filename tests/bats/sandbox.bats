@@ -588,7 +588,10 @@ in_new_userns() {
 	[[ "$output" == *"disables: file records in the audit trail"* ]]
 	# inside a sandbox the agent profile refuses new namespaces
 	# (a sanitizer build's leak check is not what this test is about)
-	run sbx --name doc1 --env ASAN_OPTIONS=detect_leaks=0 -- "$AGENTRT" doctor
+	# (agentrt from the workspace: its own path may be under /tmp, private inside)
+	cp "$AGENTRT" "$SBX/ws/agentrt-doctor"
+	run sbx --name doc1 --env ASAN_OPTIONS=detect_leaks=0 -- ./agentrt-doctor doctor
+	rm -f "$SBX/ws/agentrt-doctor"
 	[[ "$output" == *"MISSING  namespaces"* ]]
 	[[ "$output" == *"missing  user namespaces"* ]]
 	[[ "$output" == *"agentrt cannot run containers on this host"* ]]
@@ -624,4 +627,21 @@ in_new_userns() {
 	[ "$(grep -c 'NOT enforced' <<<"$output")" -eq 1 ]
 	# what agentrt told itself across the exec does not reach the command
 	[[ "$output" == *"ran"$'\n'"0"* ]]
+}
+
+@test "sandbox: agentrt installed below what the sandbox hides runs (regression: exec of its own path under /tmp or ~/.local/bin: no such file)" {
+	# the binary in the user's home (hidden inside) and so below /tmp (private inside)
+	mkdir -p "$SBX/home/.local/bin"
+	cp "$AGENTRT" "$SBX/home/.local/bin/agentrt"
+	[ ! -e "$(dirname "$AGENTRT")/agentrt-tls.so" ] || cp "$(dirname "$AGENTRT")/agentrt-tls.so" "$SBX/home/.local/bin/"
+	chown -R "$SBX_UID:$SBX_UID" "$SBX/home/.local"
+	run as_user "$SBX/home/.local/bin/agentrt" sandbox --name inst1 -- sh -c 'echo pid1=$(tr "\0" " " </proc/1/cmdline); ls /tmp /home'
+	[ "$status" -eq 0 ] || fail "user: $output"
+	[[ "$output" == *"pid1=/dev/.agentrt-init sandbox-init -- sh"* ]] || fail "user: $output"
+	[[ "$output" != *.local* ]] || fail "the home shows inside: $output"
+	# as root too
+	run "$SBX/home/.local/bin/agentrt" --root "$SBX_ROOT" sandbox --name inst2 --workspace "$SBX/ws" -- true
+	[ "$status" -eq 0 ] || fail "root: $output"
+	"$AGENTRT" --root "$SBX_ROOT" workspace inst2 purge >/dev/null 2>&1 || true
+	rm -rf "$SBX/home/.local"
 }
