@@ -46,7 +46,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/fanotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -645,6 +647,25 @@ fail:
  * that its layers (an image's loop device with workspace.size) are released
  * when the monitor exits, before `run` or `delete` returns; the fanotify group,
  * whose close waits for the kernel, is left to the exit. */
+/* The upper layer's image (ext4 on a loop device, workspace.size): its free
+ * blocks are discarded once more before it goes, so the host's file gets them
+ * back.  Mounted with `discard`, ext4 still left the blocks of files deleted
+ * just before the end in the image (25-27 MiB of 90 written and deleted, in 2
+ * runs of 3 here).  Nothing else is trimmed: only ext4 on a loop device. */
+static void trim_image(int fd)
+{
+  struct fstrim_range r = {.start = 0, .len = UINT64_MAX, .minlen = 0};
+  struct statfs sf;
+  struct stat st;
+
+  if (fd < 0 || fstat(fd, &st) < 0 || major(st.st_dev) != 7 || fstatfs(fd, &sf) < 0 ||
+      sf.f_type != EXT4_SUPER_MAGIC)
+    return;
+  if (ioctl(fd, FITRIM, &r) < 0) {
+    /* not ours to have (a user's namespace): the image keeps those blocks */
+  }
+}
+
 void monitor_files_release(struct monitor *m)
 {
   for (size_t i = 0; i < m->n_src; i++) {
@@ -652,6 +673,8 @@ void monitor_files_release(struct monitor *m)
 
     if (m->src[i].fn != files_read || (f = m->src[i].ctx) == NULL)
       continue;
+    if (f->layers.n > 0)
+      trim_image(f->layers.fds[0]);
     if (f->ws_fd >= 0)
       close(f->ws_fd);
     if (f->base_fd >= 0 && f->base_fd != f->ws_fd)
