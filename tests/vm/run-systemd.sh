@@ -6,7 +6,7 @@
 # native.cgroupdriver=systemd, containerd's CRI plugin with SystemdCgroup = true).  Under
 # TCG systemd needs about 80 s to reach the test unit (3-4 min at a host load of ~10).
 cd "$(dirname "$0")" || exit 1
-# systemd-engines.bats only on request (AGENTRT_VM_ENGINES=1): under TCG it adds minutes
+# systemd-engines.bats with AGENTRT_VM_ENGINES=1 (.ci/run sets it): under TCG it adds minutes
 # (measured at a host load of ~10: Docker's test 225 s, the CRI test ~190 s)
 if [ "${AGENTRT_VM_ENGINES:-0}" = 1 ]; then
 	VM_BATS=${VM_BATS:-"tests/vm/systemd-cgroup.bats tests/vm/systemd-engines.bats"}
