@@ -32,20 +32,6 @@ void cg_sleep_ms(unsigned ms)
     ;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-  while (len > 0) {
-    ssize_t n = write(fd, buf, len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return -1;
-    buf += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 int cg_write(const struct cgroup_manager *m, const char *dir, const char *file, const char *val,
              struct error *err)
 {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void oom(void)
 {
@@ -270,4 +271,23 @@ void rfc3339_now(char buf[RFC3339_NANO_SIZE], int64_t *ret_s)
            (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), (int)ts.tv_nsec);
   if (ret_s)
     *ret_s = (int64_t)ts.tv_sec;
+}
+
+int write_all(int fd, const void *buf, size_t n)
+{
+  const char *s = buf;
+
+  while (n > 0) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      if (w == 0)
+        errno = EIO;
+      return -1;
+    }
+    s += w;
+    n -= (size_t)w;
+  }
+  return 0;
 }

@@ -62,6 +62,10 @@ int parse_i64(const char *s, int64_t *ret);
 int parse_u32(const char *s, uint32_t *ret);
 int parse_int(const char *s, int *ret);
 
+/* Write all N bytes of BUF to FD (retrying short writes and EINTR): 0, or -1
+ * with errno set (EIO for a write that wrote nothing). */
+int write_all(int fd, const void *buf, size_t n);
+
 /* cleanup helpers */
 static inline void cleanup_freep(void *p)
 {

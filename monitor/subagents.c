@@ -126,22 +126,6 @@ struct conn {
   const struct subagent_parent *p;
 };
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-  const char *s = buf;
-
-  while (n > 0) {
-    ssize_t w = write(fd, s, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    s += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 static void frame(struct conn *c, int type, const char *data, size_t n)
 {
   unsigned char h[5];

@@ -159,22 +159,6 @@ static int upstream_connect(const struct sockaddr_storage *dst)
   return fd;
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
-{
-  const char *p = buf;
-
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    len -= (size_t)n;
-  }
-  return true;
-}
-
 /* Copy both ways until either side closes (its other direction is shut
  * down, so that a half-close passes through). */
 static void splice_plain(int a, int b)
@@ -204,7 +188,7 @@ static void splice_plain(int a, int b)
         }
         continue;
       }
-      if (!write_all(i == 0 ? b : a, buf, (size_t)n))
+      if (write_all(i == 0 ? b : a, buf, (size_t)n) < 0)
         return;
     }
   }
@@ -254,10 +238,10 @@ static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
   ssize_t n;
 
   n = read_record(cfd, buf, HELLO_MAX);
-  if (n < 0 || !write_all(ufd, buf, (size_t)n))
+  if (n < 0 || write_all(ufd, buf, (size_t)n) < 0)
     goto out;
   n = read_record(ufd, buf, HELLO_MAX + 2048);
-  if (n < 0 || !write_all(cfd, buf, (size_t)n))
+  if (n < 0 || write_all(cfd, buf, (size_t)n) < 0)
     goto out;
   /* a ServerHello (handshake record, type 2) with the HelloRetryRequest random */
   if (!(n >= 5 + 4 + 2 + 32 && buf[0] == 0x16 && buf[5] == 2 && memcmp(buf + 11, hrr, 32) == 0)) {
@@ -266,7 +250,7 @@ static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
   }
   do { /* a change_cipher_spec (middlebox compatibility) or early data may come first */
     n = read_record(cfd, buf, HELLO_MAX + 2048);
-  } while (n > 0 && (buf[0] == 0x14 || buf[0] == 0x17) && write_all(ufd, buf, (size_t)n));
+  } while (n > 0 && (buf[0] == 0x14 || buf[0] == 0x17) && write_all(ufd, buf, (size_t)n) == 0);
   if (n < 0)
     goto out;
   if (tls_client_hello_sni(buf, (size_t)n, name, &ech) != 1 || ech || !streq(name, sni)) {
@@ -274,7 +258,7 @@ static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
                 "the ClientHello after a HelloRetryRequest names another server");
     goto out;
   }
-  ok = write_all(ufd, buf, (size_t)n);
+  ok = write_all(ufd, buf, (size_t)n) == 0;
 out:
   free(buf);
   return ok;
@@ -324,7 +308,7 @@ static ssize_t s_read(struct stream *s)
 static bool s_write(struct stream *s, const void *buf, size_t len)
 {
   if (s->ssl == NULL)
-    return write_all(s->fd, buf, len);
+    return write_all(s->fd, buf, len) == 0;
   while (len > 0) {
     int n = SSL_write(s->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
     if (n <= 0) {

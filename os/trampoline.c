@@ -31,20 +31,6 @@ static int memfd_exec_create(void)
   return fd;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 int trampoline_prepare(struct error *err)
 {
   cleanup_close int fd = memfd_exec_create();

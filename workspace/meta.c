@@ -101,19 +101,6 @@ static void gen_meta(yajl_gen g, const struct workspace *w)
   yajl_gen_map_close(g);
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-  while (n > 0) {
-    ssize_t k = write(fd, p, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k < 0)
-      return -1;
-    p += k, n -= (size_t)k;
-  }
-  return 0;
-}
-
 int workspace_save(struct workspace *w, struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
