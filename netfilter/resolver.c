@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "common/util.h"
+#include "os/memory.h"
 
 #define MAX_PENDING 64
 #define MAX_CONNS 16
@@ -728,9 +729,9 @@ static void state_free(struct rstate *s)
   }
   for (size_t i = 0; i < MAX_CONNS; i++)
     conn_close(&s->conns[i]);
-  free(s->scratch);
-  free(s->rx);
-  free(s->tx);
+  mem_pages_free(s->scratch, sizeof *s->scratch);
+  mem_pages_free(s->rx, RX_BUF);
+  mem_pages_free(s->tx, RX_BUF);
 }
 
 int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
@@ -744,9 +745,10 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
     s.pend[i].fd = -1;
   for (size_t i = 0; i < MAX_CONNS; i++)
     s.conns[i].fd = -1;
-  s.scratch = xmalloc(sizeof *s.scratch);
-  s.rx = xmalloc(RX_BUF);
-  s.tx = xmalloc(RX_BUF);
+  /* written only where a message lands: an idle resolver keeps ~0 of them */
+  s.scratch = mem_pages_alloc(sizeof *s.scratch);
+  s.rx = mem_pages_alloc(RX_BUF);
+  s.tx = mem_pages_alloc(RX_BUF);
   while ((r = loop_once(&s, err)) == 0)
     ;
   state_free(&s);

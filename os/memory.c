@@ -55,3 +55,22 @@ __attribute__((noinline)) void mem_release_unused(void)
   (void)here;
   malloc_trim(0);
 }
+
+void *mem_pages_alloc(size_t n)
+{
+  static const char msg[] = "agentrt: out of memory\n";
+  void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+  if (p == MAP_FAILED) {
+    ssize_t r = write(2, msg, sizeof msg - 1);
+    (void)r;
+    abort();
+  }
+  return p;
+}
+
+void mem_pages_free(void *p, size_t n)
+{
+  if (p != NULL)
+    munmap(p, n ? n : 1);
+}

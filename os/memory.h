@@ -2,6 +2,8 @@
 #ifndef AGENTRT_MEMORY_H
 #define AGENTRT_MEMORY_H
 
+#include <stddef.h>
+
 /* For a process that has finished its set-up and now mostly waits (the
  * monitor of an idle container): the stack pages below the caller's frame
  * (dead frames of the set-up, and of the CLI it was forked from) and the
@@ -9,5 +11,14 @@
  * PSS.  Signals are blocked meanwhile (no handler runs on the pages being
  * dropped).  Best effort: a failure leaves the memory as it was. */
 void mem_release_unused(void);
+
+/* N zeroed bytes in pages of their own, straight from the kernel (mmap):
+ * for a long-lived helper's large buffers and tables, which then count in
+ * its RSS only where they are written.  From malloc they would reuse heap
+ * pages the forking CLI had already touched, and calloc writes every byte.
+ * Aborts when out of memory, as xmalloc does.  Free with mem_pages_free and
+ * the same size. */
+void *mem_pages_alloc(size_t n);
+void mem_pages_free(void *p, size_t n);
 
 #endif
