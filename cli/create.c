@@ -393,14 +393,22 @@ static int prepare_subagents(const struct global_opts *g, struct container *c, s
 
   if (c->profile == NULL || !c->profile->subagents.enabled)
     return -1;
-  if (profile_load(policy_profile_name(g), &p, err) < 0)
-    return -2;
-  if (profile_to_json(p, &json, &len, err) < 0 ||
-      write_file_atomic_at(c->dirfd, "subagent-profile.json", json, len, err) < 0) {
+  if (c->profile->subagent_json != NULL) { /* rendered by policy_apply */
+    if (write_file_atomic_at(c->dirfd, "subagent-profile.json", c->profile->subagent_json,
+                             c->profile->subagent_len, err) < 0)
+      return -2;
+    free(c->profile->subagent_json); /* not the monitor's to keep */
+    c->profile->subagent_json = NULL;
+  } else {
+    if (profile_load(policy_profile_name(g), &p, err) < 0)
+      return -2;
+    if (profile_to_json(p, &json, &len, err) < 0 ||
+        write_file_atomic_at(c->dirfd, "subagent-profile.json", json, len, err) < 0) {
+      profile_free(p);
+      return -2;
+    }
     profile_free(p);
-    return -2;
   }
-  profile_free(p);
   if (subagent_client_path(g->data_dir, &client, err) < 0)
     return -2;
   fd = subagent_listen(c->dirfd, err);

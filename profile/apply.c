@@ -294,5 +294,6 @@ void profile_result_free(struct profile_result *r)
     profile_secret_clear(&r->secrets[i]);
   free(r->secrets);
   free(r->audit.dir);
+  free(r->subagent_json);
   free(r);
 }

@@ -282,6 +282,11 @@ struct profile_result {
   size_t n_secrets;
   struct profile_audit audit;
   struct profile_subagents subagents;
+  /* With sub-agents on: the profile as loaded by name, rendered (the
+   * children's profile, <state dir>/subagent-profile.json), so create need
+   * not load it a second time; NULL when the caller gave the profile. */
+  char *subagent_json;
+  size_t subagent_len;
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;
