@@ -140,8 +140,8 @@ int policy_apply(const struct global_opts *g, const struct agent_profile *given,
   if (r < 0 || refuse_socket_dirs(out, p, err) < 0 ||
       secret_placeholders(out, *ret_result, err) < 0 ||
       (loaded != NULL && (*ret_result)->subagents.enabled &&
-       profile_to_json(loaded, &(*ret_result)->subagent_json, &(*ret_result)->subagent_len,
-                       err) < 0)) {
+       profile_to_json(loaded, &(*ret_result)->subagent_json, &(*ret_result)->subagent_len, err) <
+           0)) {
     profile_free(loaded);
     oci_config_free(out);
     profile_result_free(*ret_result);
