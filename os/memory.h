@@ -17,7 +17,7 @@ void mem_release_unused(void);
  * its RSS only where they are written.  From malloc they would reuse heap
  * pages the forking CLI had already touched, and calloc writes every byte.
  * Aborts when out of memory, as xmalloc does.  Free with mem_pages_free and
- * the same size. */
+ * the same size.  The ASan build takes them from the heap (redzones). */
 void *mem_pages_alloc(size_t n);
 void mem_pages_free(void *p, size_t n);
 
