@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void oom(void)
+void die_oom(void)
 {
   static const char m[] = "agentrt: out of memory\n";
   ssize_t r = write(2, m, sizeof m - 1);
@@ -21,7 +21,7 @@ void *xmalloc(size_t n)
 {
   void *p = malloc(n ? n : 1);
   if (p == NULL)
-    oom();
+    die_oom();
   return p;
 }
 
@@ -29,7 +29,7 @@ void *xmalloc0(size_t n)
 {
   void *p = calloc(1, n ? n : 1);
   if (p == NULL)
-    oom();
+    die_oom();
   return p;
 }
 
@@ -37,7 +37,7 @@ void *xrealloc(void *p, size_t n)
 {
   p = realloc(p, n ? n : 1);
   if (p == NULL)
-    oom();
+    die_oom();
   return p;
 }
 
@@ -48,7 +48,7 @@ char *xstrdup(const char *s)
     return NULL;
   r = strdup(s);
   if (r == NULL)
-    oom();
+    die_oom();
   return r;
 }
 
@@ -56,7 +56,7 @@ char *xstrndup(const char *s, size_t n)
 {
   char *r = strndup(s, n);
   if (r == NULL)
-    oom();
+    die_oom();
   return r;
 }
 
@@ -69,7 +69,7 @@ int xasprintf(char **ret, const char *fmt, ...)
   n = vasprintf(ret, fmt, ap);
   va_end(ap);
   if (n < 0)
-    oom();
+    die_oom();
   return n;
 }
 
@@ -80,7 +80,7 @@ char *xfmt(const char *fmt, ...)
 
   va_start(ap, fmt);
   if (vasprintf(&r, fmt, ap) < 0)
-    oom();
+    die_oom();
   va_end(ap);
   return r;
 }

@@ -17,6 +17,8 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* "agentrt: out of memory" on stderr, then abort (what the x* allocators do) */
+__attribute__((noreturn)) void die_oom(void);
 void *xmalloc(size_t n);
 void *xmalloc0(size_t n);
 void *xrealloc(void *p, size_t n);

@@ -30,9 +30,9 @@
 
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
-#include "os/memory.h"
 #include "monitor/netlog.h"
 #include "netfilter/egress.h"
+#include "os/memory.h"
 #include "os/procfs.h"
 
 #define NET_COPY_RANGE 96 /* bytes of each packet: IP + transport headers */

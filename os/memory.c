@@ -72,14 +72,10 @@ void mem_pages_free(void *p, size_t n)
 #else
 void *mem_pages_alloc(size_t n)
 {
-  static const char msg[] = "agentrt: out of memory\n";
   void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-  if (p == MAP_FAILED) {
-    ssize_t r = write(2, msg, sizeof msg - 1);
-    (void)r;
-    abort();
-  }
+  if (p == MAP_FAILED)
+    die_oom();
   return p;
 }
 
