@@ -389,26 +389,23 @@ static int prepare_subagents(const struct global_opts *g, struct container *c, s
   const char *const bin_opts[] = {"bind", "ro", "nosuid", "nodev", NULL};
   const char *const sock_opts[] = {"bind", "nosuid", "nodev", "noexec", NULL};
   size_t len = 0;
-  int fd;
+  int fd, r;
 
   if (c->profile == NULL || !c->profile->subagents.enabled)
     return -1;
-  if (c->profile->subagent_json != NULL) { /* rendered by policy_apply */
-    if (write_file_atomic_at(c->dirfd, "subagent-profile.json", c->profile->subagent_json,
-                             c->profile->subagent_len, err) < 0)
-      return -2;
-    free(c->profile->subagent_json); /* not the monitor's to keep */
-    c->profile->subagent_json = NULL;
-  } else {
+  json = c->profile->subagent_json; /* rendered by policy_apply, else NULL */
+  len = c->profile->subagent_len;
+  c->profile->subagent_json = NULL; /* ours now: not the monitor's to keep */
+  if (json == NULL) {
     if (profile_load(policy_profile_name(g), &p, err) < 0)
       return -2;
-    if (profile_to_json(p, &json, &len, err) < 0 ||
-        write_file_atomic_at(c->dirfd, "subagent-profile.json", json, len, err) < 0) {
-      profile_free(p);
-      return -2;
-    }
+    r = profile_to_json(p, &json, &len, err);
     profile_free(p);
+    if (r < 0)
+      return -2;
   }
+  if (write_file_atomic_at(c->dirfd, "subagent-profile.json", json, len, err) < 0)
+    return -2;
   if (subagent_client_path(g->data_dir, &client, err) < 0)
     return -2;
   fd = subagent_listen(c->dirfd, err);
