@@ -78,7 +78,12 @@ static int plugin_open(const char *path, struct error *err)
     dlclose(h);
     return -1;
   }
-  plugin = t; /* never closed: the CA and the proxy live in it */
+  if (t->fork_hook == NULL || t->str_free == NULL) {
+    dlclose(h);
+    return error_set(err, 0, "TLS plugin %s: an incomplete table", path);
+  }
+  *t->fork_hook = fork; /* this fork is agentrt's libc's: tls_plugin.h */
+  plugin = t;           /* never closed: the CA and the proxy live in it */
   return 0;
 }
 
@@ -108,7 +113,13 @@ int tls_plugin_ca_new(const char *id, struct tls_ca **ret, struct error *err)
 
 char *tls_plugin_ca_cert_pem(const struct tls_ca *ca)
 {
-  return plugin != NULL && ca != NULL ? plugin->ca_cert_pem(ca) : NULL;
+  char *theirs, *ours;
+
+  if (plugin == NULL || ca == NULL || (theirs = plugin->ca_cert_pem(ca)) == NULL)
+    return NULL;
+  ours = xstrdup(theirs);
+  plugin->str_free(theirs);
+  return ours;
 }
 
 void tls_plugin_ca_free(struct tls_ca *ca)

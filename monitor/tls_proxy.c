@@ -34,6 +34,12 @@
 #include "os/fsutil.h"
 #include "os/procfs.h"
 
+/* The fork the proxy and its connections use: agentrt's, set by the loader
+ * (tls_plugin.h).  In a static agentrt the plugin's libc.so cannot fork: its
+ * fork reaches for the dynamic loader's thread lists, which only the
+ * static binary's own libc keeps. */
+pid_t (*tls_proxy_fork)(void) = fork;
+
 #define IO_BUF 65536
 #define HELLO_MAX 16389 /* one TLS record */
 #define HELLO_TIMEOUT_MS 10000
@@ -952,7 +958,7 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
         close(cfd); /* bounded: a flood costs connections, not the host */
         continue;
       }
-      pid = fork();
+      pid = tls_proxy_fork();
       if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         close(lfd[0]);
@@ -979,7 +985,7 @@ int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error
 
   if (pipe2(ready, O_CLOEXEC) < 0)
     return error_errno(err, "TLS proxy: pipe");
-  pid = fork();
+  pid = tls_proxy_fork();
   if (pid < 0) {
     close(ready[0]);
     close(ready[1]);

@@ -63,4 +63,8 @@ struct tls_proxy_opts {
  * when the monitor does (parent-death signal). */
 int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error *err);
 
+/* fork() for the proxy and each connection (tls_proxy.c; the plugin's
+ * loader points it at agentrt's own). */
+extern pid_t (*tls_proxy_fork)(void);
+
 #endif
