@@ -37,7 +37,9 @@ HARDEN = -fstack-protector-strong -fPIE -fstack-clash-protection
 CFLAGS ?=
 CFLAGS += -std=gnu11 -Ulinux $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS) \
 	-DAGENTRT_VERSION='"$(VERSION)"' -DAGENTRT_COMMIT='"$(COMMIT)"' -I.
-LDFLAGS += -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--as-needed
+# LINK_PIE: -static-pie for agentrt itself when glibc links statically (mk/perf.mk)
+LINK_PIE = -pie
+LDFLAGS += $(LINK_PIE) -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 ifneq ($(SANITIZE),)
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif

@@ -1,16 +1,30 @@
-# perf.mk - link the helper libraries statically where Debian ships an archive (bench/README.md).
-#   make STATIC_LIBS=0   link libseccomp, yajl, libnftnl dynamically as before
-# glibc (and libmnl, which has no .a in Debian) stay dynamic.  Static archives
-# save the loader's work at every start (fewer mmap/openat, no symbol lookups
-# across libraries) and the pages of the mapped libraries in RSS.
+# perf.mk - link agentrt statically (bench/README.md, "Static glibc").
+#   make STATIC_LIBS=0   link libseccomp, yajl, libnftnl and glibc dynamically as before
+# libmnl is not linked at all: netfilter/mnl.c carries the libmnl functions
+# libnftnl and the monitor call (Debian ships no libmnl.a).  With
+# STATIC_LIBS=1 (the default, not with SANITIZE: the sanitizers need the
+# shared glibc) agentrt is a static PIE: no ld.so, no libc.so mapped and
+# relocated at every start, and only the libc functions it calls in its
+# pages.  It still dlopen()s libsystemd.so.0 (--systemd-cgroup) and
+# agentrt-tls.so (secrets): those get the system's libc.so.6 as their own,
+# so nothing allocated on one side is freed on the other
+# (monitor/tls_plugin.h).
 STATIC_LIBS ?= 1
+# -u: take netfilter/mnl.o out of libagentrt.a even when the objects before
+# libnftnl on the command line call no libmnl function themselves
+LIBS := -Wl,-u,mnl_cb_run $(filter-out -lmnl,$(LIBS))
 ifeq ($(STATIC_LIBS),1)
 # `gcc -print-file-name=libX.a` prints the bare name when there is no archive.
 perf_static = $(foreach a,$(1),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),$(shell $(CC) -print-file-name=$(a))))
 perf_pairs := -lseccomp:libseccomp.a -lyajl:libyajl_s.a -lnftnl:libnftnl.a
 perf_found := $(foreach p,$(perf_pairs),$(if $(call perf_static,$(word 2,$(subst :, ,$(p)))),$(p)))
 PERF_STATIC_ARCHIVES := $(foreach p,$(perf_found),$(call perf_static,$(word 2,$(subst :, ,$(p)))))
-LIBS := $(PERF_STATIC_ARCHIVES) $(filter-out $(foreach p,$(perf_found),$(word 1,$(subst :, ,$(p)))),$(PKG_LIBS))
+LIBS := $(PERF_STATIC_ARCHIVES) $(filter-out $(foreach p,$(perf_found),$(word 1,$(subst :, ,$(p)))),$(LIBS))
+ifeq ($(SANITIZE),)
+ifneq ($(call perf_static,libc.a),)
+$(BUILDDIR)/agentrt: LINK_PIE = -static-pie
+endif
+endif
 endif
 
 # Hot text first (peak RSS, bench/README.md): every function gets its own section
