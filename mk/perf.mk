@@ -23,6 +23,11 @@ LIBS := $(PERF_STATIC_ARCHIVES) $(filter-out $(foreach p,$(perf_found),$(word 1,
 ifeq ($(SANITIZE),)
 ifneq ($(call perf_static,libc.a),)
 $(BUILDDIR)/agentrt: LINK_PIE = -static-pie
+# The same objects with glibc shared, for valgrind (tests/security/valgrind.bats): memcheck
+# replaces malloc only in a dynamically linked program.  One link step; never installed.
+all: $(BUILDDIR)/agentrt-dynamic
+$(BUILDDIR)/agentrt-dynamic: $(BUILDDIR)/cli/main.o $(BUILDDIR)/libagentrt.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LIBS)
 endif
 endif
 endif
