@@ -41,4 +41,6 @@ $(BUILDDIR)/agentrt-tls.so: $(TLS_PLUGIN_OBJS) $(BUILDDIR)/libagentrt.a mk/tls_p
 # The loader and the plugin compare AGENTRT_COMMIT: both are rebuilt when it
 # changes, so that a rebuild after a commit never pairs two builds.
 $(shell mkdir -p $(BUILDDIR); echo '$(COMMIT)' | cmp -s - $(BUILDDIR)/tls-commit.stamp || echo '$(COMMIT)' >$(BUILDDIR)/tls-commit.stamp)
+# (main.o and spec_default.o print it: `agentrt --version`, `agentrt spec`'s annotation)
 $(BUILDDIR)/monitor/tls_plugin.o $(BUILDDIR)/monitor/tls_plugin_entry.o: $(BUILDDIR)/tls-commit.stamp
+$(BUILDDIR)/cli/main.o $(BUILDDIR)/oci/spec_default.o: $(BUILDDIR)/tls-commit.stamp
