@@ -64,6 +64,18 @@ int cgroup_manager_version(const struct cgroup_manager *m);
 int cgroup_create(struct cgroup_manager *m, struct error *err);
 /* An O_DIRECTORY fd of the v2 cgroup for clone3(CLONE_INTO_CGROUP), or -1. */
 int cgroup_clone_fd(struct cgroup_manager *m);
+/* A hybrid host (v1 controllers, a cgroup2 mount without controllers): an
+ * O_DIRECTORY fd of the container's cgroup in that cgroup2 hierarchy, for
+ * clone3(CLONE_INTO_CGROUP), or -1 (v2, pure v1, a fake tree, a systemd
+ * unit not made yet).  Joining it by a write to cgroup.procs takes the
+ * kernel's threadgroup lock, whose write side waits for an RCU grace
+ * period: 5-8 ms on this host for a `create` that follows no other within a
+ * few ms.  While cgroup_unified_at_clone(m, true) is in force,
+ * cgroup_join_fds and cgroup_add_pid leave that hierarchy out; a clone that
+ * was refused the flag joins it with cgroup_unified_add_pid. */
+int cgroup_unified_clone_fd(struct cgroup_manager *m);
+void cgroup_unified_at_clone(struct cgroup_manager *m, bool at_clone);
+int cgroup_unified_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
 int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
 /* cgroup v1: open each hierarchy's `tasks` file (O_WRONLY) into fds[0..*n)
  * for a forked, still single-threaded child to join with cgroup_join_self

@@ -61,11 +61,12 @@ struct cgroup_manager {
   int version;
   bool fake; /* a test tree: files are created on write, nothing is probed */
   bool rootless;
-  bool created; /* cgroup_create made it (or it existed) */
-  bool shared;  /* it had processes before cgroup_create: not ours to kill */
-  bool refused; /* create refused a cgroup that exists: never remove it */
-  char *root;   /* /sys/fs/cgroup or the test tree */
-  char *path;   /* the form saved in state.json */
+  bool created;          /* cgroup_create made it (or it existed) */
+  bool shared;           /* it had processes before cgroup_create: not ours to kill */
+  bool refused;          /* create refused a cgroup that exists: never remove it */
+  bool unified_at_clone; /* hybrid: the clone put the process in the unified hierarchy */
+  char *root;            /* /sys/fs/cgroup or the test tree */
+  char *path;            /* the form saved in state.json */
   struct cgroup_hier hier[CGROUP_MAX_HIER];
   size_t n_hier;
   const struct oci_resources *requested; /* borrowed from the opts */

@@ -598,6 +598,32 @@ int cgroup_clone_fd(struct cgroup_manager *m)
   return open(cgroup_v2_procs_target(m), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+int cgroup_unified_clone_fd(struct cgroup_manager *m)
+{
+  if (m->version != 1 || m->fake || (m->systemd && !m->sd_started))
+    return -1;
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (cgroup_hier_unified(&m->hier[i]))
+      return open(m->hier[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return -1;
+}
+
+void cgroup_unified_at_clone(struct cgroup_manager *m, bool at_clone)
+{
+  m->unified_at_clone = at_clone;
+}
+
+/* The unified hierarchy is a bonus on v1 (v1_create): a failed write is
+ * ignored, as in v1_add_pid. */
+int cgroup_unified_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
+{
+  for (size_t i = 0; i < m->n_hier; i++)
+    if (cgroup_hier_unified(&m->hier[i]) &&
+        cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0)
+      error_clear(err);
+  return 0;
+}
+
 /* The unit with the container's first process, then the cgroupfs part as
  * on any host: hierarchies systemd does not manage (v1), the pid where
  * systemd did not put it (a slice unit), every limit (cgroup_apply). */

@@ -108,7 +108,8 @@ static int v1_create(struct cgroup_manager *m, struct error *err)
 static int v1_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err)
 {
   for (size_t i = 0; i < m->n_hier; i++)
-    if (cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0) {
+    if (!(m->unified_at_clone && cgroup_hier_unified(&m->hier[i])) &&
+        cg_writef(m, m->hier[i].dir, "cgroup.procs", err, "%d", (int)pid) < 0) {
       if (!cgroup_hier_unified(&m->hier[i]))
         return -1;
       error_clear(err); /* a bonus, see v1_create */
@@ -124,6 +125,8 @@ int cgroup_join_fds(struct cgroup_manager *m, int fds[CGROUP_JOIN_MAX], size_t *
   if (m->version != 1 || m->fake || m->n_hier > CGROUP_JOIN_MAX || (m->systemd && !m->sd_started))
     return 0;
   for (size_t i = 0; i < m->n_hier; i++) {
+    if (m->unified_at_clone && cgroup_hier_unified(&m->hier[i]))
+      continue;
     cleanup_free char *path =
         xfmt("%s/%s", m->hier[i].dir, cgroup_hier_unified(&m->hier[i]) ? "cgroup.procs" : "tasks");
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -196,17 +196,21 @@ fail:
   _exit(127);
 }
 
+static bool forked_into; /* fork_into's last fork used CLONE_INTO_CGROUP */
+
 static pid_t fork_into(int cgfd)
 {
   struct clone_args a;
   pid_t pid;
 
+  forked_into = false;
   memset(&a, 0, sizeof a);
   a.exit_signal = SIGCHLD;
   if (cgfd >= 0) {
     a.flags = CLONE_INTO_CGROUP;
     a.cgroup = (uint64_t)cgfd;
     pid = (pid_t)syscall(SYS_clone3, &a, sizeof a);
+    forked_into = pid >= 0;
     if (pid >= 0 || (errno != ENOSYS && errno != EINVAL && errno != E2BIG))
       return pid;
   }
@@ -231,7 +235,9 @@ static pid_t fork_nondumpable(pid_t (*forker)(int), int cgfd)
 static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *console_socket,
                         int *ret_master, struct error *err)
 {
-  int sv[2], saved_pid = -1, saved_time = -1, cgfd = -1, fd;
+  int sv[2], saved_pid = -1, saved_time = -1, fd;
+  cleanup_close int cgfd = -1, ufd = -1;
+  bool unified_late = false;
   struct sync_msg m;
   pid_t pid;
   int n;
@@ -240,6 +246,9 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     return error_errno(err, "socketpair");
   if (c->cgroup)
     cgfd = cgroup_clone_fd(c->cgroup);
+  /* hybrid: into the cgroup2 hierarchy at the fork (cgroup_unified_clone_fd) */
+  if (c->cgroup && cgfd < 0 && (ufd = cgroup_unified_clone_fd(c->cgroup)) >= 0)
+    cgroup_unified_at_clone(c->cgroup, true);
   x->n_cgroup_fds = 0;
   if (c->cgroup && cgfd < 0 &&
       cgroup_join_fds(c->cgroup, x->cgroup_fds, &x->n_cgroup_fds, err) < 0) {
@@ -257,7 +266,11 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     if (saved_time < 0 || setns(x->ns[OCI_NS_TIME], CLONE_NEWTIME) < 0)
       goto fail_ns;
   }
-  pid = fork_nondumpable(fork_into, cgfd);
+  pid = fork_nondumpable(fork_into, cgfd >= 0 ? cgfd : ufd);
+  if (pid > 0 && ufd >= 0 && !forked_into) { /* refused: joined below, from here */
+    cgroup_unified_at_clone(c->cgroup, false);
+    unified_late = true;
+  }
   if (pid == 0) {
     close(sv[0]);
     x->sock = sv[1];
@@ -288,7 +301,12 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     close(sv[0]);
     return error_errno(err, "fork");
   }
-  if (c->cgroup && cgfd < 0 && x->n_cgroup_fds == 0 && cgroup_add_pid(c->cgroup, pid, err) < 0)
+  /* v2 with CLONE_INTO_CGROUP refused (fork_into fell back to fork): the
+   * process is still in ours, move it as on v1 */
+  if (c->cgroup && (cgfd < 0 || !forked_into) && x->n_cgroup_fds == 0 &&
+      cgroup_add_pid(c->cgroup, pid, err) < 0)
+    goto fail_child;
+  if (unified_late && x->n_cgroup_fds > 0 && cgroup_unified_add_pid(c->cgroup, pid, err) < 0)
     goto fail_child;
   FAILPOINT("exec-after-fork");
   if (sync_send_code(sv[0], SYNC_GO, pid, err) < 0)

@@ -214,11 +214,11 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   const struct oci_config *cfg = o->c->config;
   cleanup_ns_plan struct ns_plan plan;
   int sv[2] = {-1, -1};
-  int saved_pid = -1, saved_time = -1, cgfd = -1;
-  cleanup_close int fifo_fd = -1;
+  int saved_pid = -1, saved_time = -1;
+  cleanup_close int fifo_fd = -1, cgfd = -1, ufd = -1;
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
-  bool self_join = false;
+  bool self_join = false, unified_late = false;
   int *bind_fds = NULL;
   int flags, dumpable;
   pid_t pid;
@@ -253,6 +253,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   if (o->c->cgroup)
     cgfd = cgroup_clone_fd(o->c->cgroup);
+  /* hybrid: the clone puts the init in the cgroup2 hierarchy as well (no
+   * write to its cgroup.procs, no wait for an RCU grace period) */
+  if (o->c->cgroup && cgfd < 0 && (ufd = cgroup_unified_clone_fd(o->c->cgroup)) >= 0)
+    cgroup_unified_at_clone(o->c->cgroup, true);
   /* v1: the init moves itself (cgroup_join_fds); not when a user namespace
    * is involved, where the parent's write keeps the host's credentials. */
   if (o->c->cgroup && cgfd < 0 && !plan.new_ns[OCI_NS_USER] && plan.join_fd[OCI_NS_USER] < 0 &&
@@ -286,14 +290,22 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
    * namespace it joins must not trace it before its own prctl). */
   dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  pid = clone_init(flags, cgfd);
+  pid = clone_init(flags, cgfd >= 0 ? cgfd : ufd);
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
       flags &= ~CLONE_NEWCGROUP;
       plan.unshare_flags |= CLONE_NEWCGROUP;
     }
+    if (cgfd >= 0)
+      close(cgfd);
     cgfd = -1;
     pid = clone_init(flags, -1);
+    if (ufd >= 0) { /* joined below, from here */
+      close(ufd);
+      ufd = -1;
+      cgroup_unified_at_clone(o->c->cgroup, false);
+      unified_late = true;
+    }
   }
   if (pid != 0 && dumpable > 0)
     prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
@@ -347,6 +359,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   if (plan.new_ns[OCI_NS_USER] && ns_write_id_maps(pid, cfg, err) < 0)
     goto fail_child;
   if (o->c->cgroup && cgfd < 0 && !self_join && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
+    goto fail_child;
+  /* hybrid, the clone refused CLONE_INTO_CGROUP: the init's joins left the
+   * unified hierarchy out (opened before the clone) */
+  if (unified_late && self_join && cgroup_unified_add_pid(o->c->cgroup, pid, err) < 0)
     goto fail_child;
   if (proc_start_time(pid, &r->start_time, NULL) < 0) {
     error_set(err, 0, "container init %d vanished", pid);

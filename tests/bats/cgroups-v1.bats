@@ -267,6 +267,38 @@ cgval() { # CTRL FILE
 	[ "$status" -eq 0 ] || fail "exec -d: $output"
 	grep -qx "$(cat "$BUNDLE/exec.pid")" "$uni$rel/cgroup.procs" ||
 		fail "exec'd process not in the unified cgroup: $(cat "$uni$rel/cgroup.procs")"
+	# the v1 hierarchies too (the unified one came with the clone, the others by `tasks`)
+	grep -qx "0::$rel" "/proc/$pid/cgroup" || fail "$(cat "/proc/$pid/cgroup")"
+	grep -q ":pids:$rel\$" "/proc/$pid/cgroup" || fail "$(cat "/proc/$pid/cgroup")"
+	grep -q ":memory:$rel\$" "/proc/$(cat "$BUNDLE/exec.pid")/cgroup" || fail "$(cat "/proc/$(cat "$BUNDLE/exec.pid")/cgroup")"
 	rt delete --force hy
 	[ ! -d "$uni$rel" ] || fail "$uni$rel left behind"
+}
+
+# Joining the unified hierarchy by a write to cgroup.procs waits for an RCU grace period
+# (5-8 ms here when no other migration happened in the last few ms): create and exec put the
+# process there with clone3(CLONE_INTO_CGROUP) and write only the v1 `tasks` files.  The join
+# fds are opened by the runtime before the clone, so tracing it alone (no -f: the init waits
+# for start) shows them.
+@test "cgroups v1: on a hybrid host create and exec join the unified hierarchy at the clone, never through cgroup.procs" {
+	local uni=/sys/fs/cgroup/unified rel
+	[ "$(stat -f -c %T "$uni" 2>/dev/null)" = cgroup2fs ] || skip "not a hybrid host"
+	requires strace
+	rel=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+	set_args sleep 100
+	strace -qq -e trace=clone3,openat -o "$BUNDLE/create.st" \
+		"$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" uj </dev/null >/dev/null 2>&1 3>&- ||
+		fail "create: $(tail -5 "$BUNDLE/create.st")"
+	grep -q 'clone3({flags=[^}]*CLONE_INTO_CGROUP' "$BUNDLE/create.st" || fail "$(grep clone3 "$BUNDLE/create.st")"
+	! grep -E "openat\(.*unified$rel/cgroup.procs\", O_WRONLY" "$BUNDLE/create.st" ||
+		fail "the unified cgroup.procs was opened for writing"
+	strace -qq -e trace=clone3,openat -o "$BUNDLE/exec.st" \
+		"$AGENTRT" --root "$TEST_ROOT" exec uj true </dev/null >/dev/null 2>&1 3>&- || fail "exec failed"
+	grep -q 'clone3({flags=CLONE_INTO_CGROUP' "$BUNDLE/exec.st" || fail "$(grep clone3 "$BUNDLE/exec.st")"
+	! grep -E "openat\(.*unified$rel/cgroup.procs\", O_WRONLY" "$BUNDLE/exec.st" ||
+		fail "exec opened the unified cgroup.procs for writing"
+	pid=$(container_pid uj)
+	grep -qx "0::$rel" "/proc/$pid/cgroup" || fail "$(cat "/proc/$pid/cgroup")"
+	grep -qx "$pid" "$uni$rel/cgroup.procs" || fail "init $pid not in $uni$rel"
+	rt delete --force uj
 }
