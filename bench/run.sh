@@ -385,6 +385,8 @@ fi
 
 # ---- report ----------------------------------------------------------------
 name=$(date +%F)-$(hostname -s)
+# a second run the same day keeps the first one's files (the hour and minute go in the name)
+[ ! -e "$out/$name.md" ] || name=$(date +%F-%H%M)-$(hostname -s)
 cp "$work/raw.tsv" "$out/$name.tsv"
 "$bencher" report "$out/$name.tsv" --md "$out/$name.md" --svg "$out/$name.svg"
 # The audit row: agentrt alone, its agent profile with the trail on vs off, alternated.
