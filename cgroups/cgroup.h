@@ -85,6 +85,13 @@ int cgroup_add_pid(struct cgroup_manager *m, pid_t pid, struct error *err);
  * thread writing "0" to `tasks` moves only itself and skips that lock.
  * The kernel checks permission against the opener (us).  *n = 0 on v2 and
  * in a fake tree: use CLONE_INTO_CGROUP or cgroup_add_pid there. */
+/* cgroup v1 (and a hybrid host's cgroup2): the host directory of the
+ * container's cgroup in the hierarchy that a line of /proc/self/cgroup names
+ * `field` ("cpu,cpuacct", "name=systemd"; "" for cgroup2), when `own` (that
+ * line's path) is the cgroup this manager made there; else NULL.  The init
+ * binds it for a config mount of type "cgroup" instead of mounting the
+ * whole hierarchy to take a subtree of it. */
+const char *cgroup_v1_own_dir(struct cgroup_manager *m, const char *field, const char *own);
 /* exec --cgroup [CTRL[,CTRL]:]SUB: from now on the manager's cgroup is the
  * existing sub-cgroup SUB of the container's (for the matching v1
  * controllers, or all); `..` is refused. */

@@ -171,6 +171,30 @@ struct cgroup_hier *cgroup_v1_hier(struct cgroup_manager *m, const char *c)
   return NULL;
 }
 
+const char *cgroup_v1_own_dir(struct cgroup_manager *m, const char *field, const char *own)
+{
+  char first[64];
+  size_t n = strcspn(field, ",");
+  const struct cgroup_hier *h;
+  const char *rel;
+
+  if (m == NULL || m->version != 1 || m->fake || n >= sizeof(first))
+    return NULL;
+  memcpy(first, field, n);
+  first[n] = '\0';
+  h = cgroup_v1_hier(m, n ? first : CGROUP_UNIFIED);
+  if (h == NULL || h->dir == NULL || h->rel == NULL || h->mroot == NULL)
+    return NULL;
+  /* own = the mount's root in the hierarchy, then our path below it */
+  rel = own;
+  if (!streq(h->mroot, "/")) {
+    if (!str_has_prefix(own, h->mroot))
+      return NULL;
+    rel = own + strlen(h->mroot);
+  }
+  return streq(rel, h->rel) ? h->dir : NULL;
+}
+
 static int detect_version(const struct cgroup_manager *m)
 {
   struct statfs st;

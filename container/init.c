@@ -250,6 +250,7 @@ void init_main(struct init_args *a)
       .new_userns = a->new_userns,
       .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->in_userns,
       .new_cgroupns = a->plan->new_ns[OCI_NS_CGROUP],
+      .cgroup = a->cgroup,
       .pty_master_fd = -1,
       .pty_peer_fd = -1,
       .rootfd = -1,

@@ -29,7 +29,8 @@ struct init_args {
   bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;
-  const char *ws_fs_path; /* attach ws_fs_fd there before the mounts (spawn.h), or NULL */
+  struct cgroup_manager *cgroup; /* the runtime's, or NULL: mounts_cgroup binds its dirs */
+  const char *ws_fs_path;        /* attach ws_fs_fd there before the mounts (spawn.h), or NULL */
   int ws_fs_fd;
 };
 

@@ -8,9 +8,11 @@
  * and, for every hierarchy listed in the init's /proc/self/cgroup, the
  * container's own cgroup directory of that hierarchy bound under it ("cpu",
  * "memory", "systemd", "unified", ...), with symlinks for co-mounted
- * controllers ("cpu" -> "cpu,cpuacct").  The directory comes from a fresh
- * v1 mount of that hierarchy when we may mount one (it honours a cgroup
- * namespace), else from the host's /sys/fs/cgroup/<hierarchy>.  The tmpfs
+ * controllers ("cpu" -> "cpu,cpuacct").  The directory is the one the
+ * runtime's cgroup manager made when it vouches for it (own_dir_tree), else
+ * comes from a fresh v1 mount of that hierarchy when we may mount one (it
+ * honours a cgroup namespace), else from the host's
+ * /sys/fs/cgroup/<hierarchy>.  The tmpfs
  * is made read-only last when the mount asks for "ro".
  */
 #include "container/mounts.h"
@@ -23,6 +25,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include "cgroups/cgroup.h"
 #include "common/util.h"
 #include "os/procfs.h"
 
@@ -112,6 +115,34 @@ static int hierarchy_tree(const char *ctrls, const char *dir, const char *own, b
   return mnt_clone(AT_FDCWD, host, true, host, err);
 }
 
+/* The container's cgroup directory of that hierarchy as the runtime made it
+ * (it is already in it): a bind of it is the subtree a fresh mount of the
+ * hierarchy would give, without mounting the whole hierarchy and dropping it
+ * again (an RCU grace period per hierarchy).  Not in a private cgroup
+ * namespace or a user namespace; -1 when the runtime's manager cannot vouch
+ * for the directory, and hierarchy_tree() then does it the long way. */
+static int own_dir_tree(struct setup_ctx *ctx, const char *ctrls, const char *own)
+{
+  const char *dir;
+  struct statfs sfs;
+  int tree;
+
+  if (ctx->cgroup == NULL || ctx->new_cgroupns || ctx->new_userns || ctx->in_userns)
+    return -1;
+  dir = cgroup_v1_own_dir(ctx->cgroup, ctrls, own);
+  if (dir == NULL)
+    return -1;
+  tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0)
+    return -1;
+  if (fstatfs(tree, &sfs) < 0 ||
+      sfs.f_type != (*ctrls == '\0' ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC)) {
+    close(tree);
+    return -1;
+  }
+  return tree;
+}
+
 /* Link each co-mounted controller to the directory: "cpu" -> "cpu,cpuacct". */
 static int comount_links(int tmpfd, const char *dir, const char *dest, struct error *err)
 {
@@ -131,6 +162,7 @@ static int bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, c
 {
   bool userns = ctx->new_userns || ctx->in_userns;
   const char *dir = *ctrls == '\0' ? "unified" : ctrls;
+  uint64_t clr = 0;
   cleanup_close int tree = -1;
   cleanup_close int dirfd = -1;
 
@@ -140,10 +172,17 @@ static int bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, c
     return 0;
   if (strchr(dir, '/') != NULL || strcmp(dir, "..") == 0 || strcmp(dir, ".") == 0)
     return error_set(err, EINVAL, "cgroup hierarchy `%s`: bad name", dir);
-  tree = hierarchy_tree(ctrls, dir, own, !userns, err);
-  if (tree < 0)
-    return error_prefix(err, "mount cgroup `%s` on `%s`", dir, dest);
-  if (mnt_setattr(tree, true, set, 0, 0, dest, err) < 0)
+  tree = own_dir_tree(ctx, ctrls, own);
+  /* a bind keeps the host mount's flags: clear a read-only one the config
+   * did not ask for, as a fresh mount would not have it */
+  if (tree >= 0) {
+    clr = (set & MOUNT_ATTR_RDONLY) ? 0 : MOUNT_ATTR_RDONLY;
+  } else {
+    tree = hierarchy_tree(ctrls, dir, own, !userns, err);
+    if (tree < 0)
+      return error_prefix(err, "mount cgroup `%s` on `%s`", dir, dest);
+  }
+  if (mnt_setattr(tree, true, set, clr, 0, dest, err) < 0)
     return -1;
   if (mkdirat(tmpfd, dir, 0755) < 0 && errno != EEXIST)
     return error_errno(err, "mkdir `%s/%s`", dest, dir);

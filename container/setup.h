@@ -24,6 +24,8 @@
 #include "common/error.h"
 #include "oci/config.h"
 
+struct cgroup_manager;
+
 struct setup_ctx {
   const struct oci_config *config;
   const char *id;
@@ -40,7 +42,8 @@ struct setup_ctx {
   int pty_peer_fd;    /* out: the pty's peer (TIOCGPTPEER) for the process's stdio, or -1 */
   int rootfd;         /* O_PATH fd of the rootfs, opened by rootfs_setup() */
   char *cgroup_table; /* /proc/self/cgroup read before the cgroup ns was unshared, or NULL */
-  const char *ws_fs_path; /* a detached mount to attach at this host path first, or NULL */
+  struct cgroup_manager *cgroup; /* the runtime's (a copy: we are its clone), or NULL */
+  const char *ws_fs_path;        /* a detached mount to attach at this host path first, or NULL */
   int ws_fs_fd;
 };
 

@@ -331,6 +331,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .in_userns = o->g != NULL && o->g->in_userns,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,
+        .cgroup = o->c->cgroup,
         .ws_fs_path = o->ws_fs_path,
         .ws_fs_fd = o->ws_fs_path ? o->ws_fs_fd : -1,
     };

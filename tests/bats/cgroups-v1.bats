@@ -303,3 +303,86 @@ cgval() { # CTRL FILE
 	grep -qx "$pid" "$uni$rel/cgroup.procs" || fail "init $pid not in $uni$rel"
 	rt delete --force uj
 }
+
+# The container's own view of /sys/fs/cgroup: for every hierarchy it is in, the directory is its
+# own cgroup (the limits it was given, its processes only), bound read-only when the mount asks
+# for "ro", writable when it does not; the same with a private cgroup namespace, where the
+# runtime takes the directory from a fresh mount of each hierarchy instead of binding the one
+# it made.  What an agent tries: write a limit away, climb to the host's hierarchy through the
+# mount, find another container's cgroup.
+cgview_cmd='for d in /sys/fs/cgroup/*/; do echo "DIR $d"; done
+grep " /sys/fs/cgroup/" /proc/self/mountinfo | while read -r _ _ _ root mp opts _; do echo "MNT $mp $root $opts"; done
+echo "PIDSMAX $(cat /sys/fs/cgroup/pids/pids.max)"
+echo "MEMLIM $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes)"
+echo "TASKS $(wc -l </sys/fs/cgroup/pids/tasks)"
+echo "UP $(ls /sys/fs/cgroup/pids/.. | tr "\n" " ")"
+if echo 5 >/sys/fs/cgroup/pids/pids.max 2>/dev/null; then echo WRITE ok; else echo WRITE refused; fi
+echo "PIDSMAX2 $(cat /sys/fs/cgroup/pids/pids.max)"'
+
+cgview_check() { # ID MODE(ro|rw) CGROUPNS(0|1)
+	local id=$1 mode=$2 ns=$3 out cgp h dir hier
+	out=$(cat "$BUNDLE/$id.out")
+	cgp=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+	# every v1 hierarchy the host mounts under /sys/fs/cgroup is there, once
+	for h in /sys/fs/cgroup/*/; do
+		hier=$(basename "$h")
+		[ "$(stat -f -c %T "$h")" = cgroupfs ] || continue
+		[ -L "${h%/}" ] && continue
+		grep -qx "DIR /sys/fs/cgroup/$hier/" <<<"$out" || fail "no /sys/fs/cgroup/$hier inside: $out"
+		# the bind's root: the container's cgroup (its namespace root with cgroupns)
+		dir=$(awk -v m="/sys/fs/cgroup/$hier" '$1 == "MNT" && $2 == m {print $3}' <<<"$out")
+		if [ "$ns" = 1 ]; then
+			[ "$dir" = / ] || fail "$hier: root $dir in a cgroup namespace"
+		else
+			[ "$dir" = "$cgp" ] || fail "$hier: root \`$dir', expected $cgp"
+		fi
+		awk -v m="/sys/fs/cgroup/$hier" -v mode="$mode" '$1 == "MNT" && $2 == m {
+			split($4, o, ","); if (o[1] != mode) exit 1 }' <<<"$out" || fail "$hier not $mode: $out"
+	done
+	grep -qx "PIDSMAX 77" <<<"$out" || fail "pids.max inside is not the container's: $out"
+	grep -qx "MEMLIM 67108864" <<<"$out" || fail "memory limit inside is not the container's: $out"
+	# only the container's own processes: sh and the one running wc
+	[ "$(awk '$1 == "TASKS" {print $2}' <<<"$out")" -le 3 ] || fail "foreign tasks: $out"
+	# above the bind is the tmpfs of /sys/fs/cgroup, not the host's hierarchy
+	grep -q '^UP .*pids' <<<"$out" || fail "..: $out"
+	if grep -q '^UP .*pids.max' <<<"$out"; then fail "the host's hierarchy is reachable: $out"; fi
+	if [ "$mode" = ro ]; then
+		grep -qx "WRITE refused" <<<"$out" || fail "a read-only cgroup was written: $out"
+		grep -qx "PIDSMAX2 77" <<<"$out" || fail "pids.max changed: $out"
+	else
+		grep -qx "WRITE ok" <<<"$out" || fail "a rw cgroup mount refused a write: $out"
+		[ "$(cgval pids pids.max)" = 5 ]
+	fi
+}
+
+@test "cgroups v1: /sys/fs/cgroup inside shows the container's own cgroups, read-only" {
+	update_config '.linux.resources.pids = {"limit": 77} | .linux.resources.memory = {"limit": 67108864}
+		| .linux.namespaces |= map(select(.type != "cgroup"))
+		| (.mounts[] | select(.destination == "/sys/fs/cgroup")) |= (.type = "cgroup" | .options = ["nosuid", "noexec", "nodev", "relatime", "ro"])'
+	set_cmd "$cgview_cmd"
+	rt run --bundle "$BUNDLE" cgview >"$BUNDLE/cgview.out" 2>&1
+	cgview_check cgview ro 0
+}
+
+@test "cgroups v1: a cgroup mount without ro lets the container write its own limits" {
+	update_config '.linux.resources.pids = {"limit": 77} | .linux.resources.memory = {"limit": 67108864}
+		| .linux.namespaces |= map(select(.type != "cgroup"))
+		| (.mounts[] | select(.destination == "/sys/fs/cgroup")) |= (.type = "cgroup" | .options = ["nosuid", "noexec", "nodev", "relatime", "rw"])'
+	set_cmd "$cgview_cmd; sleep 100"
+	run_detached cgrw
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$BUNDLE/cgrw.out"
+	local i
+	for ((i = 0; i < 50; i++)); do grep -q PIDSMAX2 "$BUNDLE/cgrw.out" && break; sleep 0.1; done
+	cgview_check cgrw rw 0
+}
+
+@test "cgroups v1: in a private cgroup namespace /sys/fs/cgroup shows the container's cgroups" {
+	requires cgroupns
+	update_config '.linux.resources.pids = {"limit": 77} | .linux.resources.memory = {"limit": 67108864}
+		| .linux.namespaces |= (map(select(.type != "cgroup")) + [{"type": "cgroup"}])
+		| (.mounts[] | select(.destination == "/sys/fs/cgroup")) |= (.type = "cgroup" | .options = ["nosuid", "noexec", "nodev", "relatime", "ro"])'
+	set_cmd "$cgview_cmd"
+	rt run --bundle "$BUNDLE" cgns >"$BUNDLE/cgns.out" 2>&1
+	cgview_check cgns ro 1
+}
