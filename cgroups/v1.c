@@ -25,36 +25,51 @@ static struct cgroup_hier *need(struct cgroup_manager *m, const char *c, struct 
 }
 
 /* Fill empty cpuset.cpus/mems from the parent, from the top down to the
- * leaf: a task cannot join a cpuset that has none (ENOSPC). */
+ * leaf: a task cannot join a cpuset that has none (ENOSPC).  A level's
+ * values, once read or written, are the next level's parent values; the
+ * leaf we just made is empty unless the parent has cgroup.clone_children,
+ * and then writing the parent's values again changes nothing. */
 static int cpuset_fill(struct cgroup_manager *m, struct cgroup_hier *h, struct error *err)
 {
   static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
   cleanup_free char *dir = xstrdup(h->mount);
+  char *known[ARRAY_SIZE(files)] = {NULL, NULL}; /* the parent level's values */
   const char *p = h->rel;
+  int rc = -1;
 
   while (*p == '/')
     p++;
   while (*p != '\0') {
     size_t len = strcspn(p, "/");
     cleanup_free char *parent = dir;
+    bool leaf;
     dir = xfmt("%s/%.*s", parent, (int)len, p);
-    for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-      cleanup_free char *cur = NULL;
-      cleanup_free char *up = NULL;
-      struct error e = {0};
-      if (cg_read(dir, files[i], &cur, &e) == 0 && strspn(cur, " \n") != strlen(cur))
-        continue;
-      if (cg_read(parent, files[i], &up, err) < 0)
-        return -1;
-      up[strcspn(up, "\n")] = '\0';
-      if (cg_write(m, dir, files[i], up, err) < 0)
-        return -1;
-    }
     p += len;
     while (*p == '/')
       p++;
+    leaf = *p == '\0';
+    for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+      char *cur = NULL;
+      struct error e = {0};
+      if (!(leaf && h->made && known[i] != NULL) && cg_read(dir, files[i], &cur, &e) == 0 &&
+          strspn(cur, " \n") != strlen(cur)) {
+        free(known[i]);
+        known[i] = cur;
+        continue;
+      }
+      free(cur);
+      if (known[i] == NULL && cg_read(parent, files[i], &known[i], err) < 0)
+        goto out;
+      known[i][strcspn(known[i], "\n")] = '\0';
+      if (cg_write(m, dir, files[i], known[i], err) < 0)
+        goto out;
+    }
   }
-  return 0;
+  rc = 0;
+out:
+  for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+    free(known[i]);
+  return rc;
 }
 
 static void drop_hier(struct cgroup_manager *m, size_t i)
