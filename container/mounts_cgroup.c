@@ -118,17 +118,27 @@ static int hierarchy_tree(const char *ctrls, const char *dir, const char *own, b
 /* The container's cgroup directory of that hierarchy as the runtime made it
  * (it is already in it): a bind of it is the subtree a fresh mount of the
  * hierarchy would give, without mounting the whole hierarchy and dropping it
- * again (an RCU grace period per hierarchy).  Not in a private cgroup
- * namespace or a user namespace; -1 when the runtime's manager cannot vouch
- * for the directory, and hierarchy_tree() then does it the long way. */
+ * again (an RCU grace period per hierarchy).  In a private cgroup namespace,
+ * unshared once the init was in its cgroups, that directory is the
+ * namespace's root, which is what a fresh mount there shows; its real path
+ * is the one /proc/self/cgroup gave before the unshare.  Not in a user
+ * namespace; -1 when the runtime's manager cannot vouch for the directory,
+ * and hierarchy_tree() then does it the long way. */
 static int own_dir_tree(struct setup_ctx *ctx, const char *ctrls, const char *own)
 {
+  cleanup_free char *real = NULL;
   const char *dir;
   struct statfs sfs;
   int tree;
 
-  if (ctx->cgroup == NULL || ctx->new_cgroupns || ctx->new_userns || ctx->in_userns)
+  if (ctx->cgroup == NULL || ctx->new_userns || ctx->in_userns)
     return -1;
+  if (ctx->new_cgroupns) {
+    if (ctx->cgroup_table == NULL || strcmp(own, "/") != 0 ||
+        (real = own_cgroup(ctx->cgroup_table, ctrls)) == NULL)
+      return -1;
+    own = real;
+  }
   dir = cgroup_v1_own_dir(ctx->cgroup, ctrls, own);
   if (dir == NULL)
     return -1;
