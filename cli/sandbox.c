@@ -42,10 +42,12 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <linux/capability.h>
+#include <linux/netlink.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <poll.h>
@@ -64,6 +66,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "container/container.h"
+#include "monitor/monitor.h"
 #include "os/fsutil.h"
 #include "profile/profile.h"
 
@@ -151,6 +154,7 @@ static const char *const env_drop[] = {
     "INVOCATION_ID=",
     "AGENTRT_DATA_DIR=",
     "AGENTRT_SANDBOX_CGROUP=",
+    "AGENTRT_SANDBOX_PROC_FD=",
     NULL,
 };
 
@@ -808,6 +812,53 @@ static long read_sysctl(const char *path)
   return v;
 }
 
+/* The trail's process records: the kernel takes a subscription to process
+ * events only from its initial user namespace, so a user's sandbox makes it
+ * before entering its own and hands the socket to its monitor (over the
+ * exec into the namespace too, in AGENTRT_SANDBOX_PROC_FD).  Without it the
+ * monitor records programs only while something else on the host listens. */
+#define PROC_FD_ENV "AGENTRT_SANDBOX_PROC_FD"
+
+static void proc_events_subscribe(const struct agent_profile *prof)
+{
+  struct error e = {0};
+  int fd;
+
+  if (!prof->audit.enabled || monitor_proc_adopted() >= 0)
+    return;
+  fd = monitor_proc_subscribe(&e);
+  if (fd < 0) {
+    log_debug("sandbox: %s", e.msg);
+    return;
+  }
+  monitor_proc_adopt(fd);
+}
+
+/* Executed again in our user namespace: the socket from before, if it is
+ * one (a netlink connector socket); the variable goes either way. */
+static void proc_events_inherit(void)
+{
+  const char *v = getenv(PROC_FD_ENV);
+  int fd, dom = 0, proto = 0;
+  socklen_t l1 = sizeof dom, l2 = sizeof proto;
+  char *end = NULL;
+  long n;
+
+  if (v == NULL)
+    return;
+  errno = 0;
+  n = strtol(v, &end, 10);
+  unsetenv(PROC_FD_ENV);
+  if (errno != 0 || end == v || *end != '\0' || n < 3 || n > INT_MAX)
+    return;
+  fd = (int)n;
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l1) < 0 ||
+      getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l2) < 0 || dom != AF_NETLINK ||
+      proto != NETLINK_CONNECTOR || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+    return;
+  monitor_proc_adopt(fd);
+}
+
 /* Enter a user namespace in which we keep our uid and gid (an unprivileged
  * user; the CAP_SYS_ADMIN we get there is what the container set-up needs). */
 static int enter_userns(struct error *err)
@@ -1378,6 +1429,10 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   /* A user's limits: in a cgroup below the user's delegated one, else
    * dropped, loudly (before the user namespace: the cgroup files are the
    * host user's). */
+  if (geteuid() != 0 && g.in_userns)
+    proc_events_inherit();
+  else
+    unsetenv(PROC_FD_ENV);
   if (geteuid() != 0 && g.in_userns && (c = getenv("AGENTRT_SANDBOX_CGROUP")) != NULL) {
     /* executed again in our user namespace: what was decided before */
     if (*c != '\0')
@@ -1402,6 +1457,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   }
   if (needs_userns()) {
     bool limits_asked = user_cgroup_path != NULL || warned_limits;
+    proc_events_subscribe(prof);
     if (enter_userns(err) < 0)
       return -1;
     g.in_userns = true;
@@ -1419,6 +1475,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
         return -1;
       if (limits_asked)
         setenv("AGENTRT_SANDBOX_CGROUP", o.cgroup ? o.cgroup : "", 1);
+      if (monitor_proc_adopted() >= 0 && fcntl(monitor_proc_adopted(), F_SETFD, 0) == 0) {
+        char num[16];
+        snprintf(num, sizeof num, "%d", monitor_proc_adopted());
+        setenv(PROC_FD_ENV, num, 1);
+      }
       execv("/proc/self/exe", g.argv);
       return error_errno(err, "sandbox: re-execute agentrt in its user namespace");
     }

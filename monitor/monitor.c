@@ -362,16 +362,18 @@ static void reset_process(int chan, int dirfd, int notify_chan, int agent_fd)
     if (null >= 0 && null != fd)
       dup2(null, fd);
   {
-    int keep[4] = {chan, dirfd}, n = 2;
+    int keep[5] = {chan, dirfd}, n = 2;
     if (notify_chan >= 0)
       keep[n++] = notify_chan;
     if (agent_fd >= 0)
       keep[n++] = agent_fd;
+    if (monitor_proc_adopted() >= 0) /* monitor_proc_open takes it */
+      keep[n++] = monitor_proc_adopted();
     close_fds_except(3, keep, (size_t)n);
   }
   /* the log's fd number must not be reused by one of our files */
   if (log_fd() >= 0 && log_fd() != chan && log_fd() != dirfd && log_fd() != notify_chan &&
-      log_fd() != agent_fd)
+      log_fd() != agent_fd && log_fd() != monitor_proc_adopted())
     dup2(0, log_fd());
   if (chdir("/") < 0) {
     /* nothing depends on the cwd */
@@ -482,11 +484,23 @@ static void open_cgroup(struct monitor *m, const struct monitor_opts *o)
   watch_pids(m);
 }
 
+/* A warning for the runtime to print (several are joined). */
+static void add_warning(struct monitor *m, char *w)
+{
+  if (m->warning != NULL) {
+    char *both = xfmt("%s; %s", m->warning, w);
+    free(m->warning);
+    free(w);
+    w = both;
+  }
+  m->warning = w;
+}
+
 /* Before the init exists: the sources that do not need it. */
 static void open_early(struct monitor *m, const struct monitor_opts *o)
 {
   sigset_t set;
-  int sfd;
+  int sfd, r;
 
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
@@ -501,8 +515,13 @@ static void open_early(struct monitor *m, const struct monitor_opts *o)
   if (m->log == NULL)
     return;
   /* recorded after "create", the trail's first record */
-  if (monitor_proc_open(m, &m->early_err) == 0)
+  /* a failure is an audit_error in the trail (recorded after "create");
+   * a subscription the kernel ignored is said at create too */
+  r = monitor_proc_open(m, &m->early_err);
+  if (r >= 0)
     m->have_proc = true;
+  if (r > 0)
+    add_warning(m, xfmt("audit: incomplete process records: %s", m->early_err.msg));
   open_cgroup(m, o);
 }
 
@@ -540,9 +559,8 @@ static void open_root_sources(struct monitor *m, const struct monitor_opts *o, s
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
     if (monitor_files_open(m, p->workspace.path, &err) < 0) {
       monitor_error(m, "file", &err);
-      free(m->warning);
-      m->warning =
-          xfmt("audit: no file records for workspace `%s`: %s", p->workspace.path, err.msg);
+      add_warning(
+          m, xfmt("audit: no file records for workspace `%s`: %s", p->workspace.path, err.msg));
     } else
       add_name(names, "file");
   }

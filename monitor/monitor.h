@@ -114,4 +114,14 @@ void monitor_abandon(struct monitor_handle *h);
  * KILL.  No pid file: nothing to do. */
 int monitor_stop(int state_dirfd, int timeout_ms, struct error *err);
 
+/* The kernel takes a subscription to process events only from its initial
+ * user namespace.  A caller about to enter another (the rootless `sandbox`)
+ * subscribes first: monitor_proc_subscribe() returns such a socket (or -1,
+ * err saying why) and monitor_proc_adopt() hands it to the next monitor this
+ * process starts, which then owns it; monitor_proc_adopted() is that fd or
+ * -1 (to carry it over an exec). */
+int monitor_proc_subscribe(struct error *err);
+void monitor_proc_adopt(int fd);
+int monitor_proc_adopted(void);
+
 #endif

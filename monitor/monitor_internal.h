@@ -99,7 +99,9 @@ int64_t monitor_now_ms(void);
 
 /* Sources (each returns < 0 with err set when it cannot be used). */
 /* subscribes to the kernel's process events (before the init exists;
- * they queue until the loop runs); _attach then tracks the init */
+ * they queue until the loop runs), or takes the socket monitor_proc_adopt()
+ * was given; _attach then tracks the init.  1: open, but the kernel did not
+ * take the subscription (a user namespace; err says so). */
 int monitor_proc_open(struct monitor *m, struct error *err);
 void monitor_proc_attach(struct monitor *m);
 void monitor_proc_close(struct monitor *m);

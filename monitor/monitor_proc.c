@@ -75,19 +75,22 @@ static bool kernel_filters_events(void)
   return major > 6 || (major == 6 && minor >= 6);
 }
 
-static int send_op(int fd, uint32_t op)
+/* filtered: with the event types we want (Linux 6.6), else the plain op
+ * (every type, the acknowledgement included) */
+static int send_op(int fd, uint32_t op, bool filtered)
 {
   uint8_t buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct proc_input_v2))] = {0};
   struct nlmsghdr *nl = (struct nlmsghdr *)buf;
   struct cn_msg *cn = NLMSG_DATA(nl);
   struct proc_input_v2 in = {op, PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT};
-  size_t plen = kernel_filters_events() ? sizeof in : sizeof(uint32_t);
+  size_t plen = filtered && kernel_filters_events() ? sizeof in : sizeof(uint32_t);
 
   nl->nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof *cn + plen);
   nl->nlmsg_type = NLMSG_DONE;
   nl->nlmsg_pid = (uint32_t)getpid();
   cn->id.idx = CN_IDX_PROC;
   cn->id.val = CN_VAL_PROC;
+  cn->ack = (uint32_t)getpid(); /* the kernel answers with it + 1 (listen_answer) */
   cn->len = (uint16_t)plen;
   memcpy(cn->data, &in, plen);
   return send(fd, buf, nl->nlmsg_len, 0) < 0 ? -1 : 0;
@@ -436,6 +439,9 @@ static void on_loss(struct monitor *m)
 }
 
 /* The events of one wake-up, in the order the kernel sent them. */
+static bool proc_acked;     /* the kernel answered our LISTEN */
+static bool proc_seen;      /* an event came (acked or not) */
+static int adopted_fd = -1; /* monitor_proc_adopt() */
 static struct proc_event batch[PROC_DRAIN_MAX];
 static bool batch_done[PROC_DRAIN_MAX];
 static size_t n_batch;
@@ -453,6 +459,7 @@ static void collect(const uint8_t *buf, size_t len)
     /* cn->data is only 4-byte aligned: copy (UBSan) */
     memcpy(&batch[n_batch], cn->data, sizeof batch[n_batch]);
     batch_done[n_batch++] = false;
+    proc_seen = true;
   }
 }
 
@@ -511,7 +518,70 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
   handle_batch(m);
 }
 
-int monitor_proc_open(struct monitor *m, struct error *err)
+/* The kernel answers a LISTEN with an acknowledgement (PROC_EVENT_NONE, the
+ * request's ack + 1, ack.err) as it handles the request, in our send(), so
+ * the answer is queued when send() returns; a socket that asked for some
+ * event types only never sees it (its filter drops type 0), so the first
+ * LISTEN is the plain one.  From a user namespace other than the initial one
+ * the request is ignored without an answer: such a monitor gets events only
+ * while another socket on the host listens (the kernel counts listeners, and
+ * sends to every socket bound to the group while the count is not zero).
+ * Events queued before the answer go to the batch (m NULL: dropped).
+ * Returns 0, the kernel's error, or ETIMEDOUT when nothing answered. */
+#define LISTEN_ANSWER_MS 2 /* in case a kernel answers later */
+static int listen_answer(struct monitor *m, int fd)
+{
+  uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+  bool waited = false;
+
+  for (int i = 0; i < PROC_DRAIN_MAX; i++) {
+    struct sockaddr_nl from;
+    socklen_t flen = sizeof from;
+    ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+    int len;
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN && !waited) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      waited = true;
+      if (poll(&p, 1, LISTEN_ANSWER_MS) > 0)
+        continue;
+    }
+    if (n < 0 && errno == ENOBUFS)
+      continue;
+    if (n <= 0)
+      break;
+    if (flen != sizeof from || from.nl_pid != 0)
+      continue;
+    len = (int)n;
+    for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, len);
+         nl = NLMSG_NEXT(nl, len)) {
+      const struct cn_msg *cn = NLMSG_DATA(nl);
+      struct proc_event ev;
+
+      if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof ev) || cn->id.idx != CN_IDX_PROC ||
+          cn->id.val != CN_VAL_PROC)
+        continue;
+      memcpy(&ev, cn->data, sizeof ev);
+      if (ev.what == PROC_EVENT_NONE && cn->ack == (uint32_t)getpid() + 1) {
+        if (m != NULL)
+          handle_batch(m);
+        return (int)ev.event_data.ack.err;
+      }
+      if (m != NULL && ev.what != PROC_EVENT_NONE && n_batch < PROC_DRAIN_MAX) {
+        batch[n_batch] = ev;
+        batch_done[n_batch++] = false;
+        proc_seen = true;
+      }
+    }
+  }
+  if (m != NULL)
+    handle_batch(m);
+  return ETIMEDOUT;
+}
+
+static int proc_socket(struct error *err)
 {
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
   int size = 4 << 20;
@@ -525,13 +595,82 @@ int monitor_proc_open(struct monitor *m, struct error *err)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
     return error_errno(err, "bind proc connector");
-  if (send_op(fd, PROC_CN_MCAST_LISTEN) < 0)
-    return error_errno(err, "subscribe to process events");
+  return take_fd(&fd);
+}
+
+/* The plain LISTEN and its answer, then (Linux 6.6) only the types we read:
+ * the kernel counts one listener per socket.  0, the kernel's refusal, or
+ * ETIMEDOUT (no answer: it ignored us). */
+static int subscribe(struct monitor *m, int fd)
+{
+  int r;
+
+  if (send_op(fd, PROC_CN_MCAST_LISTEN, false) < 0)
+    return errno;
+  r = listen_answer(m, fd);
+  if (r == 0 && kernel_filters_events() && send_op(fd, PROC_CN_MCAST_LISTEN, true) < 0)
+    return errno;
+  return r;
+}
+
+int monitor_proc_subscribe(struct error *err)
+{
+  cleanup_close int fd = proc_socket(err);
+  int r;
+
+  if (fd < 0)
+    return -1;
+  r = subscribe(NULL, fd);
+  if (r == ETIMEDOUT)
+    return error_set(err, 0, "subscribe to process events: the kernel did not answer");
+  if (r != 0)
+    return error_set(err, r, "subscribe to process events");
+  return take_fd(&fd);
+}
+
+void monitor_proc_adopt(int fd)
+{
+  if (adopted_fd >= 0 && adopted_fd != fd)
+    close(adopted_fd);
+  adopted_fd = fd;
+}
+
+int monitor_proc_adopted(void)
+{
+  return adopted_fd;
+}
+
+int monitor_proc_open(struct monitor *m, struct error *err)
+{
+  cleanup_close int fd = -1;
+  int r = 0;
+
+  if (adopted_fd >= 0) {
+    /* subscribed by our caller before it entered a user namespace */
+    fd = adopted_fd;
+    adopted_fd = -1;
+  } else {
+    fd = proc_socket(err);
+    if (fd < 0)
+      return -1;
+    r = subscribe(m, fd);
+    if (r != 0 && r != ETIMEDOUT)
+      return error_set(err, r, "subscribe to process events");
+  }
+  proc_acked = r == 0;
   if (monitor_add_fd(m, fd, POLLIN, proc_read, NULL) < 0)
     return error_set(err, 0, "too many monitor sources");
   monitor_set_flush(m, fd, proc_flush);
   proc_fd = take_fd(&fd);
-  return 0;
+  if (proc_acked)
+    return 0;
+  /* a user namespace: events still reach every socket bound to the group
+   * while another process on the host listens, so keep reading */
+  error_set(err, 0,
+            "subscribe to process events: the kernel takes subscriptions only from the initial "
+            "user namespace; programs are recorded only while another process on the host "
+            "listens");
+  return 1;
 }
 
 void monitor_proc_attach(struct monitor *m)
@@ -544,6 +683,9 @@ void monitor_proc_await_exit(struct monitor *m, int ms)
 {
   int64_t end = monitor_now_ms() + ms;
 
+  /* nothing subscribed and nothing came: no exit event will come either */
+  if (!proc_acked && !proc_seen)
+    return;
   while (proc_fd >= 0 && !m->have_exit && monitor_now_ms() < end) {
     struct pollfd p = {.fd = proc_fd, .events = POLLIN};
     if (poll(&p, 1, 5) > 0)
@@ -555,7 +697,7 @@ void monitor_proc_close(struct monitor *m)
 {
   if (proc_fd < 0)
     return;
-  send_op(proc_fd, PROC_CN_MCAST_IGNORE);
+  send_op(proc_fd, PROC_CN_MCAST_IGNORE, true);
   close(proc_fd);
   proc_fd = -1;
 }
