@@ -170,8 +170,9 @@ sbx_out() {
 		# one process opens the connector socket, before it enters the user namespace
 		who=$(grep 'socket(AF_NETLINK, .*NETLINK_CONNECTOR' "$log" | awk '{print $1}' | sort -u)
 		[ "$(wc -w <<<"$who")" -eq 1 ] || fail "$net: connector sockets by: $who"
-		sock=$(grep -n "^$who socket(AF_NETLINK, .*NETLINK_CONNECTOR" "$log" | head -n1 | cut -d: -f1)
-		unsh=$(grep -n "^$who .*unshare(CLONE_NEWUSER" "$log" | head -n1 | cut -d: -f1)
+		# (strace pads the pid column: compare it as a field)
+		sock=$(awk -v p="$who" '$1 == p && /socket\(AF_NETLINK, .*NETLINK_CONNECTOR/ {print NR; exit}' "$log")
+		unsh=$(awk -v p="$who" '$1 == p && /unshare\(CLONE_NEWUSER/ {print NR; exit}' "$log")
 		[ -n "$sock" ] && [ -n "$unsh" ] && [ "$sock" -lt "$unsh" ] ||
 			fail "$net: socket at line $sock, unshare at $unsh"
 		[[ "$output" != *"process records"* ]] || fail "$net: $output"
