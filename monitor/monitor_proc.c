@@ -446,21 +446,37 @@ static struct proc_event batch[PROC_DRAIN_MAX];
 static bool batch_done[PROC_DRAIN_MAX];
 static size_t n_batch;
 
-static void collect(const uint8_t *buf, size_t len)
+/* The events of one datagram into the batch (keep false: dropped).  The
+ * kernel's answer to our LISTEN (PROC_EVENT_NONE with our ack + 1) is not an
+ * event: true when the datagram held it, its error in *ack_err. */
+static bool collect(const uint8_t *buf, size_t len, bool keep, int *ack_err)
 {
   int n = (int)len;
+  bool answered = false;
 
   for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, n); nl = NLMSG_NEXT(nl, n)) {
     const struct cn_msg *cn = NLMSG_DATA(nl);
+    struct proc_event ev;
 
-    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof(struct proc_event)) ||
-        cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC || n_batch == PROC_DRAIN_MAX)
+    if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof ev) || cn->id.idx != CN_IDX_PROC ||
+        cn->id.val != CN_VAL_PROC)
       continue;
     /* cn->data is only 4-byte aligned: copy (UBSan) */
-    memcpy(&batch[n_batch], cn->data, sizeof batch[n_batch]);
+    memcpy(&ev, cn->data, sizeof ev);
+    if (ev.what == PROC_EVENT_NONE) {
+      if (cn->ack == (uint32_t)getpid() + 1) {
+        *ack_err = (int)ev.event_data.ack.err;
+        answered = true;
+      }
+      continue;
+    }
+    if (!keep || n_batch == PROC_DRAIN_MAX)
+      continue;
+    batch[n_batch] = ev;
     batch_done[n_batch++] = false;
     proc_seen = true;
   }
+  return answered;
 }
 
 /* The container's own processes first: the whole host's execs reach every
@@ -497,6 +513,7 @@ static void handle_batch(struct monitor *m)
 static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
+  int ack_err;
 
   for (int i = 0; i < PROC_DRAIN_MAX && n_batch < PROC_DRAIN_MAX; i++) {
     struct sockaddr_nl from;
@@ -513,7 +530,7 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
       break;
     if (flen != sizeof from || from.nl_pid != 0)
       continue; /* not from the kernel */
-    collect(buf, (size_t)n);
+    collect(buf, (size_t)n, true, &ack_err);
   }
   handle_batch(m);
 }
@@ -533,12 +550,12 @@ static int listen_answer(struct monitor *m, int fd)
 {
   uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
   bool waited = false;
+  int ack_err = 0;
 
   for (int i = 0; i < PROC_DRAIN_MAX; i++) {
     struct sockaddr_nl from;
     socklen_t flen = sizeof from;
     ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
-    int len;
 
     if (n < 0 && errno == EINTR)
       continue;
@@ -554,26 +571,10 @@ static int listen_answer(struct monitor *m, int fd)
       break;
     if (flen != sizeof from || from.nl_pid != 0)
       continue;
-    len = (int)n;
-    for (const struct nlmsghdr *nl = (const void *)buf; NLMSG_OK(nl, len);
-         nl = NLMSG_NEXT(nl, len)) {
-      const struct cn_msg *cn = NLMSG_DATA(nl);
-      struct proc_event ev;
-
-      if (nl->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof ev) || cn->id.idx != CN_IDX_PROC ||
-          cn->id.val != CN_VAL_PROC)
-        continue;
-      memcpy(&ev, cn->data, sizeof ev);
-      if (ev.what == PROC_EVENT_NONE && cn->ack == (uint32_t)getpid() + 1) {
-        if (m != NULL)
-          handle_batch(m);
-        return (int)ev.event_data.ack.err;
-      }
-      if (m != NULL && ev.what != PROC_EVENT_NONE && n_batch < PROC_DRAIN_MAX) {
-        batch[n_batch] = ev;
-        batch_done[n_batch++] = false;
-        proc_seen = true;
-      }
+    if (collect(buf, (size_t)n, m != NULL, &ack_err)) {
+      if (m != NULL)
+        handle_batch(m);
+      return ack_err;
     }
   }
   if (m != NULL)
