@@ -340,3 +340,69 @@ except OSError as e:
     [ "$status" -eq 0 ] || fail "purge: $output"
   done
 }
+
+# store_settles MAX_KIB: the store's host blocks fall to MAX_KIB or less
+# (the loop device punches discarded blocks from its work queue: bounded, 30 s).
+store_settles() {
+  local i
+  for i in $(seq 300); do
+    kib=$(store_kib)
+    [ "$kib" -le "$1" ] && return 0
+    sleep 0.1
+  done
+  echo "store: $kib KiB" >&2
+  return 1
+}
+
+# image_clean: the image's ext4 says it was unmounted cleanly (no journal to
+# replay, state "clean"): the agent's work is in the image, not in a cache.
+image_clean() {
+  local img=$STORE/.workspaces/$ID/upper.img
+  dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *clean$' ||
+    { dumpe2fs -h "$img" 2>&1 | grep -E 'state|features' >&2; return 1; }
+  ! dumpe2fs -h "$img" 2>/dev/null | grep '^Filesystem features:' | grep -qw needs_recovery
+}
+
+@test "trim-after-other-frees: a later run that only truncates or renames over a big file gives its blocks back too" {
+  # the image is trimmed at the end only when its file system changed; a run
+  # whose one change frees blocks without a delete (a truncate, a rename over
+  # a file) must count as a change
+  command -v dumpe2fs >/dev/null || skip "needs dumpe2fs (e2fsprogs)"
+  local how
+  for how in 'truncate -s 0 big' 'echo small >s && mv s big'; do
+    bundle_for 'cd /workspace && dd if=/dev/zero of=big bs=1M count=40 2>/dev/null && sync && echo wrote'
+    run ar run --bundle "$BUNDLE" "$ID"
+    [ "$status" -eq 0 ] && has_line wrote || fail "write: $output"
+    no_leak || fail "the image is still mounted"
+    [ "$(store_kib)" -ge $((30 * 1024)) ] || fail "the 40 MiB file is not in the store ($(store_kib) KiB)"
+    bundle_for "cd /workspace && $how && echo freed"
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=ioctl -o "$T/strace" "$AGENTRT" --root "$ROOT" --profile agent \
+      run --bundle "$BUNDLE" "$ID" >"$T/out" 2>&1 || { cat "$T/out"; fail "$how: run failed"; }
+    grep -q freed "$T/out" || fail "$how: $(cat "$T/out")"
+    grep -q 'FITRIM' "$T/strace" || fail "$how: the image was not trimmed after it"
+    no_leak || fail "$how: the image is still mounted"
+    image_clean || fail "$how: the image was not left clean"
+    store_settles $((20 * 1024)) || fail "$how: the host still holds the freed blocks"
+    run "$AGENTRT" --root "$ROOT" workspace "$ID" purge
+    [ "$status" -eq 0 ] || fail "purge: $output"
+  done
+}
+
+@test "an unchanged workspace image: no trim, and still unmounted clean before run returns" {
+  command -v dumpe2fs >/dev/null || skip "needs dumpe2fs (e2fsprogs)"
+  bundle_for 'cat /workspace/a.txt'
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=ioctl -o "$T/strace" "$AGENTRT" --root "$ROOT" --profile agent \
+    run --bundle "$BUNDLE" "$ID" >"$T/out" 2>&1 || { cat "$T/out"; fail "run failed"; }
+  grep -qx hello "$T/out" || fail "output: $(cat "$T/out")"
+  ! grep -q FITRIM "$T/strace" || fail "an image nothing changed was trimmed"
+  ! losetup -a | grep -F "$STORE/.workspaces/$ID/upper.img" || fail "the loop device is still bound"
+  image_clean || fail "the image was not left clean"
+  # and a file written in a second run is in the image, read back by review
+  bundle_for 'echo kept >/workspace/new.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  image_clean || fail "the image was not left clean after a write"
+  run "$AGENTRT" --root "$ROOT" workspace "$ID" diff --format json
+  [ "$(jq -r '[.changes[] | select(.path == "new.txt")] | length' <<<"$output")" = 1 ] ||
+    fail "new.txt is not in the diff: $output"
+}
