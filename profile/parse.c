@@ -325,63 +325,59 @@ static int tree_parse(const char *json, size_t len, const char *file, yajl_val *
   return error_set(err, 0, "%s: invalid JSON: %s", file, ebuf[0] ? ebuf : "parse error");
 }
 
-/* Lay the document `json` over *p (already holding the base). */
-static int overlay(const char *json, size_t len, const char *file, struct agent_profile *p,
-                   bool is_base, struct error *err)
+/* Lay the parsed document over *p (already holding the base). */
+static int overlay(yajl_val tree, const char *file, struct agent_profile *p, bool is_base,
+                   struct error *err)
 {
   struct pctx c = {.file = file, .err = err};
-  yajl_val tree = NULL;
-  int ret;
+  int ret = profile_parse_document(&c, tree, p);
 
-  if (tree_parse(json, len, file, &tree, err) < 0)
-    return -1;
-  ret = profile_parse_document(&c, tree, p);
   if (ret == 0 && !is_base)
     ret = profile_validate_profile(&c, p);
-  yajl_tree_free(tree);
   return ret;
 }
 
-/* The base named by "extends" in an already parsed document. */
-static int base_for(const char *json, size_t len, const char *file, struct agent_profile **ret,
-                    struct error *err)
+/* The base named by "extends" in the parsed document. */
+static int base_for(yajl_val tree, const char *file, struct agent_profile **ret, struct error *err)
 {
-  yajl_val tree = NULL, ext;
-  cleanup_free char *base = NULL;
-  int r = 0;
+  yajl_val ext = find_member(tree, "extends");
+  const char *base = PROFILE_DEFAULT;
+  yajl_val btree = NULL;
+  int r;
 
-  if (tree_parse(json, len, file, &tree, err) < 0)
-    return -1;
-  ext = find_member(tree, "extends");
   if (ext != NULL && !YAJL_IS_STRING(ext))
-    r = error_set(err, 0, "%s: extends: expected \"agent\", \"oci\" or \"none\"", file);
-  else
-    base = xstrdup(ext ? YAJL_GET_STRING(ext) : PROFILE_DEFAULT);
-  yajl_tree_free(tree);
-  if (r < 0)
-    return -1;
+    return error_set(err, 0, "%s: extends: expected \"agent\", \"oci\" or \"none\"", file);
+  if (ext != NULL)
+    base = YAJL_GET_STRING(ext);
+  if (!streq(base, "none") && !streq(base, "oci") && !streq(base, "agent"))
+    return error_set(err, 0, "%s: extends: unknown base profile `%s` (expected agent, oci or none)",
+                     file, base);
   *ret = xmalloc0(sizeof **ret);
-  if (streq(base, "none") || streq(base, "oci"))
+  if (!streq(base, "agent"))
     return 0;
-  if (streq(base, "agent"))
-    return overlay(profile_builtin_json("agent"), strlen(profile_builtin_json("agent")),
-                   "builtin:agent", *ret, true, err);
-  profile_free(take_ptr(*ret));
-  return error_set(err, 0, "%s: extends: unknown base profile `%s` (expected agent, oci or none)",
-                   file, base);
+  /* the built-in agent profile extends none: parsed once, laid over nothing */
+  if (tree_parse(profile_builtin_json("agent"), strlen(profile_builtin_json("agent")),
+                 "builtin:agent", &btree, err) < 0)
+    return -1;
+  r = overlay(btree, "builtin:agent", *ret, true, err);
+  yajl_tree_free(btree);
+  return r;
 }
 
 int profile_parse(const char *json, size_t len, const char *file, struct agent_profile **ret,
                   struct error *err)
 {
   struct agent_profile *p = NULL;
+  yajl_val tree = NULL;
 
-  if (base_for(json, len, file, &p, err) < 0)
+  if (tree_parse(json, len, file, &tree, err) < 0)
     return -1;
-  if (overlay(json, len, file, p, false, err) < 0) {
+  if (base_for(tree, file, &p, err) < 0 || overlay(tree, file, p, false, err) < 0) {
     profile_free(p);
+    yajl_tree_free(tree);
     return -1;
   }
+  yajl_tree_free(tree);
   if (p->name == NULL)
     p->name = xstrdup("custom");
   *ret = p;
