@@ -245,7 +245,7 @@ static uint64_t view_start(const struct oci_config *cfg)
 }
 
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
-                              char **ret_fspath, struct error *err)
+                              char **ret_fspath, struct workspace **ret_later, struct error *err)
 {
   struct oci_config *cfg = c->config;
 
@@ -272,10 +272,22 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     /* a sub-agent without an image of its own: its parent's, whose upper is
      * its overlay's top lower layer, attached at the same path (the parent's
      * init attached it in the parent's namespace only) */
-    if (workspace_fs_fd(w) < 0 && *ret_fspath == NULL && str_has_prefix(m->source, "/proc/") &&
+    if (!w->upper_later && workspace_fs_fd(w) < 0 && *ret_fspath == NULL &&
+        str_has_prefix(m->source, "/proc/") &&
         attach_parent_fs(g, c, ret_fsfd, ret_fspath, err) < 0) {
       workspace_free(w);
       return error_prefix(err, "workspace `%s`", m->destination);
+    }
+    if (w->upper_later && *ret_fspath == NULL) {
+      /* mounted while the init sets up (late_upper): the init waits for it
+       * where its mounts reach the workspace's */
+      *ret_fspath = workspace_fs_path(w);
+    } else if (w->upper_later) {
+      workspace_free(w);
+      return error_set(err, EINVAL,
+                       "workspace `%s`: one workspace with a size limit per "
+                       "container",
+                       m->destination);
     }
     if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL) { /* one workspace per profile */
       *ret_fsfd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
@@ -297,9 +309,31 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     m->options = strv_dup(w->mount_optv);
     if (c->profile && c->profile->workspace.volatile_upper && overlay_has_volatile())
       strv_push(&m->options, "volatile");
-    workspace_free(w);
+    if (w->upper_later)
+      *ret_later = w;
+    else
+      workspace_free(w);
   }
   return 0;
+}
+
+/* spawn_opts.ws_fs_late: the new image's mount and its upper/ and work/,
+ * made while the init is in its namespaces (workspace_finish_upper). */
+static int late_upper(void *ud, struct error *err)
+{
+  struct workspace *w = ud;
+  int fd;
+
+  if (FAILPOINT_FAILS("create-late-upper"))
+    return error_set(err, EIO, "workspace `%s`: mount the image: failpoint", w->dest);
+  if (workspace_finish_upper(w, err) < 0)
+    return error_prefix(err, "workspace `%s`", w->dest);
+  fd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
+  if (fd < 0)
+    return error_errno(err, "workspace `%s`: the image's mount", w->dest);
+  /* ours goes: the init's copy (and later the monitor's) hold the mount */
+  workspace_unmount(w);
+  return fd;
 }
 
 /* Does the container keep anything in the data directory (a workspace, a
@@ -574,6 +608,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_strv char **removed = NULL;
   cleanup_free char *ws_fs_path = NULL;
   cleanup_close int ws_fs_fd = -1;
+  struct workspace *ws_later = NULL;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
@@ -610,7 +645,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
   if (prepare_data(g, c, &removed, err) < 0 ||
-      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, err) < 0 ||
+      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, &ws_later, err) < 0 ||
       secrets_tls_prepare(c, cfg, rootfs, pres, &tls_ca, err) < 0)
     goto fail;
   agent_fd = prepare_subagents(g, c, err);
@@ -658,6 +693,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.on_clone = monitor_go;
   so.ws_fs_path = ws_fs_path;
   so.ws_fs_fd = ws_fs_fd;
+  if (ws_later != NULL) {
+    so.ws_fs_late = late_upper;
+    so.ws_fs_ud = ws_later;
+  }
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
     if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)
@@ -684,6 +723,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (so.listener_fd == -1)
     goto fail;
   r = spawn_init(&so, ret_r, err);
+  workspace_free(ws_later);
+  ws_later = NULL;
   if (so.listener_fd >= 0)
     close(so.listener_fd);
   if (r < 0)
@@ -733,6 +774,7 @@ fail_early:
   profile_result_free(pres);
   return -1;
 fail:
+  workspace_free(ws_later);
   tls_plugin_ca_free(tls_ca);
   error_prefix(err, "create `%s`", o->id);
   if (ret_r->pty_master >= 0)

@@ -63,7 +63,7 @@ static void close_inherited(struct init_args *a)
   }
 
   keep[n++] = a->sock;
-  if (a->ws_fs_path != NULL)
+  if (a->ws_fs_path != NULL && a->ws_fs_fd >= 0)
     keep[n++] = a->ws_fs_fd;
   if (a->listener_fd >= 0)
     keep[n++] = a->listener_fd;
@@ -257,6 +257,8 @@ void init_main(struct init_args *a)
       .bind_fds = a->bind_fds,
       .ws_fs_path = a->ws_fs_path,
       .ws_fs_fd = a->ws_fs_fd,
+      .ws_fs_late = a->ws_fs_late,
+      .sync_sock = a->sock,
   };
   struct process_opts po = {0};
   char *path = NULL;

@@ -32,6 +32,7 @@ struct init_args {
   struct cgroup_manager *cgroup; /* the runtime's, or NULL: mounts_cgroup binds its dirs */
   const char *ws_fs_path;        /* attach ws_fs_fd there before the mounts (spawn.h), or NULL */
   int ws_fs_fd;
+  bool ws_fs_late; /* ws_fs_fd arrives as WS_FS on sock, before the mount that needs it */
 };
 
 __attribute__((noreturn)) void init_main(struct init_args *a);

@@ -418,10 +418,31 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, int pre, 
   return r;
 }
 
+/* Does an overlay mount name the late workspace image's path (its
+ * upperdir=<ws_fs_path>/upper)? */
+static bool names_ws_fs(const struct oci_mount *m, const char *path)
+{
+  size_t n = strlen(path);
+
+  if (m->type == NULL || !streq(m->type, "overlay"))
+    return false;
+  for (size_t i = 0; m->options && m->options[i]; i++) {
+    const char *v = strchr(m->options[i], '=');
+    for (const char *p = v ? strstr(v + 1, path) : NULL; p != NULL; p = strstr(p + 1, path))
+      if (p[n] == '/' || p[n] == ':' || p[n] == '\0')
+        return true;
+  }
+  return false;
+}
+
 int mounts_setup(struct setup_ctx *ctx, struct error *err)
 {
-  for (size_t i = 0; i < ctx->config->n_mounts; i++)
+  for (size_t i = 0; i < ctx->config->n_mounts; i++) {
+    const struct oci_mount *m = &ctx->config->mounts[i];
+    if (ctx->ws_fs_late && names_ws_fs(m, ctx->ws_fs_path) && rootfs_attach_ws_fs(ctx, err) < 0)
+      return -1;
     if (mount_one(ctx, &ctx->config->mounts[i], ctx->bind_fds ? ctx->bind_fds[i] : -1, err) < 0)
       return -1;
+  }
   return 0;
 }

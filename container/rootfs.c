@@ -20,6 +20,7 @@
 
 #include "common/util.h"
 #include "container/mounts.h"
+#include "container/sync.h"
 #include "os/procfs.h"
 #include "os/safepath.h"
 
@@ -140,13 +141,21 @@ static int make_cwd(struct setup_ctx *ctx, struct error *err)
 
 /* The workspace image's detached mount (spawn.h), on its host path in our
  * mount namespace (rslave by now: nothing reaches the host): the overlay's
- * upperdir names it.  The pivot takes it out of the container's tree. */
-static int attach_ws_fs(struct setup_ctx *ctx, struct error *err)
+ * upperdir names it.  The pivot takes it out of the container's tree.  A
+ * late one is taken from the parent here first (WS_FS). */
+int rootfs_attach_ws_fs(struct setup_ctx *ctx, struct error *err)
 {
   int target;
 
   if (ctx->ws_fs_path == NULL)
     return 0;
+  if (ctx->ws_fs_late) {
+    if (sync_expect(ctx->sync_sock, SYNC_WS_FS, &ctx->ws_fs_fd, err) < 0)
+      return error_prefix(err, "workspace image");
+    ctx->ws_fs_late = false;
+    if (ctx->ws_fs_fd < 0)
+      return error_set(err, EBADF, "workspace image: no mount from the runtime");
+  }
   target = open(ctx->ws_fs_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0)
     return error_errno(err, "workspace image: open `%s`", ctx->ws_fs_path);
@@ -175,9 +184,11 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
     return error_errno(err, "rootfs `%s`", ctx->rootfs);
   if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
     return error_prefix(err, "rootfs `%s`", real);
-  if (bind_rootfs(ctx, real, err) < 0 || attach_ws_fs(ctx, err) < 0)
+  /* a late image is attached where the mounts reach it (mounts_setup) */
+  if (bind_rootfs(ctx, real, err) < 0 || (!ctx->ws_fs_late && rootfs_attach_ws_fs(ctx, err) < 0))
     return -1;
-  if (mounts_setup(ctx, err) < 0 || devices_setup(ctx, err) < 0)
+  if (mounts_setup(ctx, err) < 0 || rootfs_attach_ws_fs(ctx, err) < 0 ||
+      devices_setup(ctx, err) < 0)
     return -1;
   if (ctx->config->process != NULL && ctx->config->process->terminal && console_setup(ctx, err) < 0)
     return -1;

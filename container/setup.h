@@ -43,12 +43,18 @@ struct setup_ctx {
   int rootfd;         /* O_PATH fd of the rootfs, opened by rootfs_setup() */
   char *cgroup_table; /* /proc/self/cgroup read before the cgroup ns was unshared, or NULL */
   struct cgroup_manager *cgroup; /* the runtime's (a copy: we are its clone), or NULL */
-  const char *ws_fs_path;        /* a detached mount to attach at this host path first, or NULL */
+  const char *ws_fs_path;        /* a detached mount to attach at this host path before the first
+                                    mount that names it (or after the mounts), or NULL */
   int ws_fs_fd;
+  bool ws_fs_late; /* ws_fs_fd comes as WS_FS on sync_sock when needed (spawn.h) */
+  int sync_sock;   /* the init's end of the create protocol */
 };
 
 /* rootfs.c / mount_setup.c / devices.c */
 int rootfs_setup(struct setup_ctx *ctx, struct error *err);
+/* ws_fs_fd attached at ws_fs_path (taken from the parent first when late);
+ * no-op once done or without one. */
+int rootfs_attach_ws_fs(struct setup_ctx *ctx, struct error *err);
 int rootfs_pivot(struct setup_ctx *ctx, struct error *err);
 int rootfs_finalize(struct setup_ctx *ctx, struct error *err);
 

@@ -166,6 +166,18 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
   /* while the init sets up its root */
   if (o->on_clone && final_ns && o->on_clone(o->ud, r->pid, r->start_time, err) < 0)
     return -1;
+  if (o->ws_fs_late != NULL) {
+    int wfd = o->ws_fs_late(o->ws_fs_ud, err);
+    if (wfd < 0)
+      return -1;
+    /* an init that is gone already has its error (or its death) queued */
+    if (sync_send(sock, SYNC_WS_FS, wfd, err) < 0 && errno != EPIPE && errno != ECONNRESET) {
+      close(wfd);
+      return -1;
+    }
+    error_clear(err);
+    close(wfd);
+  }
   for (;;) {
     int n = sync_recv(sock, &m, &fd, err);
     if (n < 0)
@@ -334,6 +346,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .cgroup = o->c->cgroup,
         .ws_fs_path = o->ws_fs_path,
         .ws_fs_fd = o->ws_fs_path ? o->ws_fs_fd : -1,
+        .ws_fs_late = o->ws_fs_path != NULL && o->ws_fs_late != NULL,
     };
     close(sv[0]);
     init_main(&ia); /* never returns */

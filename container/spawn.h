@@ -4,7 +4,8 @@
  *
  *   parent                          init (cloned into new namespaces)
  *   id maps, cgroup  -- GO -->
- *                                   join ns, sysctl, rootfs_setup
+ *   (workspace image) -- WS_FS(fd) -> join ns, sysctl, rootfs_setup (takes
+ *                                   WS_FS before the mount that needs it)
  *                    <-- HOOKS --   (when prestart/createRuntime hooks exist)
  *   run those hooks  -- HOOKS_DONE ->
  *                                   createContainer hooks, pivot, finalize
@@ -43,6 +44,12 @@ struct spawn_opts {
    * mount namespace before the config's mounts.  NULL: none. */
   const char *ws_fs_path;
   int ws_fs_fd;
+  /* Or, with ws_fs_fd -1: made by this right after GO, while the init sets
+   * up, and passed to it (WS_FS); the init waits for it before the first
+   * mount that names ws_fs_path.  Returns the mount's fd (ours to close) or
+   * -1 with err, which fails the spawn. */
+  int (*ws_fs_late)(void *ud, struct error *err);
+  void *ws_fs_ud;
   /* Called right after the clone when the init got a new network
    * namespace from it (one joined by path, or unshared under a joined user
    * namespace, comes later), while it sets up its root: the monitor starts

@@ -13,6 +13,7 @@ enum sync_type {
   SYNC_READY,
   SYNC_START,
   SYNC_ERROR,
+  SYNC_WS_FS, /* the workspace image's mount (fd), made after GO (spawn.h) */
 };
 
 struct sync_msg {

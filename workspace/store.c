@@ -414,16 +414,20 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
   }
   if (choose_storage(w, dfd, lim, err) < 0)
     goto fail;
-  ufd = ws_upper_base(w, err);
-  if (ufd < 0 || make_upper(w, ufd, err) < 0)
-    goto fail;
+  /* a new image holds nothing yet: mounted later (workspace_finish_upper) */
+  w->upper_later = fresh && workspace_has_image(w);
+  if (!w->upper_later) {
+    ufd = ws_upper_base(w, err);
+    if (ufd < 0 || make_upper(w, ufd, err) < 0)
+      goto fail;
+  }
   workspace_gc(w);
   if (lim != NULL && (lim->max_age > 0 || lim->max_size > 0)) {
     cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (basefd >= 0 && sweep_due(basefd))
       workspace_retention_sweep(root, lim, id, NULL);
   }
-  if (!workspace_pending(w) && record_manifest(w, lim, err) < 0)
+  if ((w->upper_later || !workspace_pending(w)) && record_manifest(w, lim, err) < 0)
     goto fail;
   if (workspace_mount_options(w, err) < 0 || workspace_save(w, err) < 0)
     goto fail;
@@ -439,6 +443,19 @@ fail:
   }
   workspace_free(w);
   return -1;
+}
+
+int workspace_finish_upper(struct workspace *w, struct error *err)
+{
+  cleanup_close int ufd = -1;
+
+  if (!w->upper_later)
+    return 0;
+  ufd = ws_upper_base(w, err);
+  if (ufd < 0 || make_upper(w, ufd, err) < 0)
+    return -1;
+  w->upper_later = false;
+  return 0;
 }
 
 void workspace_abandon(const char *root, const char *id)

@@ -168,3 +168,38 @@ known_leak() { # ID WHERE
 	fp delete-after-cgroup delete --force c1
 	must_recover c1
 }
+
+@test "fault: the workspace image's mount fails while the init sets up: create fails, nothing is left" {
+	# create mounts a new workspace image after the init is cloned (the init waits for it
+	# where its mounts reach the workspace): its failure must end the init and leave no
+	# cgroup, loop device, mount or half-made workspace
+	[ -e /dev/loop-control ] || skip "needs loop devices"
+	local host=$BUNDLE/host out
+	mkdir -p "$host" "$ROOTFS/workspace"
+	echo data >"$host/a.txt"
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
+		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
+		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
+	set_args sleep 100
+	status=0
+	AGENTRT_FAILPOINT=create-late-upper AGENTRT_FP_MARK=$FP_MARK timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" c1 </dev/null \
+		>"$BUNDLE/fp.out" 2>&1 || status=$?
+	out=$(cat "$BUNDLE/fp.out")
+	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
+	[[ "$out" == *"create \`c1\`"*"workspace \`/workspace\`: mount the image: failpoint"* ]] ||
+		fail "error does not name the workspace's mount: $out"
+	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
+	[ ! -e "$TEST_ROOT/c1" ] || fail "state dir left: $(ls -A "$TEST_ROOT/c1")"
+	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+	[ -z "$(leftover_cgroups)" ] || fail "cgroups left: $(leftover_cgroups)"
+	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
+	! grep -F "$AGENTRT_DATA_DIR" /proc/self/mountinfo || fail "a mount is left"
+	[ ! -e "$TEST_STORE/.workspaces/c1" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/c1")"
+	# and without the failpoint the same bundle runs, its workspace on the image
+	set_args sh -c 'echo new >/workspace/b.txt && cat /workspace/a.txt'
+	run rt run --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] && [ "$output" = data ] || fail "run: $status: $output"
+	[ -s "$TEST_STORE/.workspaces/c2/upper.img" ] || fail "no image for c2"
+	[ ! -e "$host/b.txt" ] || fail "the write reached the host directory"
+}
