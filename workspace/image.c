@@ -22,9 +22,9 @@
  * once share one device (and one superblock).
  *
  * A new image is a sparse copy of a template, <store>/.workspaces/
- * .upper-<bytes>.img, made once per size with mkfs.ext4 (lazy inode tables
- * and journal, no reserved blocks): the copy costs well under a millisecond,
- * mkfs about 25 ms (bench/workspace.sh).
+ * .upper2-<bytes>.img, made once per size with mkfs.ext4 (lazy inode tables
+ * and journal, no reserved blocks, no resize inode): the copy costs well
+ * under a millisecond, mkfs about 25 ms (bench/workspace.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -258,14 +258,18 @@ bool workspace_size_limit_supported(const char **why)
 
 static int run_mkfs(const char *mkfs, const char *path, struct error *err)
 {
-  /* lazy inode tables and journal: a sparse template of ~1 MiB whatever the
-   * size; no blocks reserved for root; an inode per 8 KiB (trees of small
-   * files run out of space, not inodes, first) */
+  /* lazy inode tables and journal: a sparse template of ~150 KiB whatever
+   * the size; no blocks reserved for root; an inode per 8 KiB (trees of
+   * small files run out of space, not inodes, first); no blocks reserved
+   * for growing it online (resize_inode: 512 KiB of the 1g template's 664,
+   * copied into every new workspace, and nothing here resizes an image) */
   char *argv[] = {(char *)mkfs,
                   "-q",
                   "-F",
                   "-t",
                   "ext4",
+                  "-O",
+                  "^resize_inode",
                   "-m",
                   "0",
                   "-i",
@@ -294,10 +298,12 @@ static int run_mkfs(const char *mkfs, const char *path, struct error *err)
   return 0;
 }
 
-/* <base>/.upper-<size>.img, made once (under <base>/.upper.lock). */
+/* <base>/.upper2-<size>.img, made once (under <base>/.upper.lock); the
+ * previous layout's .upper-<size>.img (with resize_inode) goes then. */
 static char *ensure_template(const char *base, uint64_t size, struct error *err)
 {
-  char *tmpl = xfmt("%s/.upper-%" PRIu64 ".img", base, size);
+  char *tmpl = xfmt("%s/.upper2-%" PRIu64 ".img", base, size);
+  cleanup_free char *old = xfmt("%s/.upper-%" PRIu64 ".img", base, size);
   cleanup_free char *lock = xfmt("%s/.upper.lock", base);
   cleanup_free char *tmp = NULL;
   cleanup_close int lfd = -1, fd = -1;
@@ -328,6 +334,7 @@ static char *ensure_template(const char *base, uint64_t size, struct error *err)
     error_errno(err, "create `%s`", tmpl);
     goto fail_tmp;
   }
+  unlink(old);
   return tmpl;
 fail_tmp:
   unlink(tmp);
