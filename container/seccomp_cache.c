@@ -30,6 +30,9 @@ static void h_u64(struct sha256 *h, uint64_t v)
   sha256_update(h, &v, sizeof v);
 }
 
+/* what seccomp_build makes of the same filter: 2 = a binary tree (a list before) */
+#define SECCOMP_CACHE_LAYOUT 2
+
 static void filter_hash(const struct oci_seccomp *s, char out[SHA256_HEX_LEN + 1])
 {
   const struct scmp_version *v = seccomp_version();
@@ -39,6 +42,7 @@ static void filter_hash(const struct oci_seccomp *s, char out[SHA256_HEX_LEN + 1
 
   sha256_init(&h);
   h_u64(&h, v ? v->major * 10000 + v->minor * 100 + v->micro : 0);
+  h_u64(&h, SECCOMP_CACHE_LAYOUT);
   h_str(&h, s->default_action);
   h_u64(&h, s->has_default_errno_ret ? s->default_errno_ret + 1ULL : 0);
   h_u64(&h, strv_len(s->architectures));

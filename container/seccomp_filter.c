@@ -284,6 +284,13 @@ int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct erro
     r = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
   if (r < 0)
     return error_set(err, -r, "seccomp: set filter attributes");
+  /* a binary tree of the syscall numbers instead of a list: fewer
+   * instructions per call, and the kernel's per-syscall action cache, which
+   * runs the filter for every syscall number when it is loaded, builds
+   * faster.  libseccomp before 2.5 has no such attribute: a list then. */
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) {
+    /* the default layout */
+  }
   if (add_architectures(ctx, s->architectures, err) < 0 || apply_flags(ctx, s->flags, err) < 0 ||
       add_rules(ctx, def_action, s, err) < 0)
     return -1;
