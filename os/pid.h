@@ -23,10 +23,11 @@ int proc_kill_wait(pid_t pid, uint64_t start_time, int sig, int timeout_ms);
 /* SIGKILL a child of ours and reap it (the unwind of a failed set-up). */
 void proc_kill_reap(pid_t pid);
 /* For a helper about to exit whose fds are slow to release (a fanotify
- * group, a netfilter netlink socket: a grace period each): a child inherits
- * them and exits only once we are gone, so whoever waits for our exit (a
- * pidfd) does not wait for that teardown.  Best effort; returns in the
- * caller, which then exits. */
+ * group, a netfilter netlink socket: a grace period each): a child shares
+ * them (and our memory) and exits only once we are gone, so whoever waits
+ * for our exit (a pidfd) does not wait for that teardown.  Best effort;
+ * returns in the caller, which must then exit at once (_exit), closing
+ * nothing: the descriptor table is the child's too. */
 void proc_leave_fd_teardown_to_child(void);
 
 #endif
