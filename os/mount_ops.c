@@ -14,8 +14,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -176,6 +179,39 @@ int mnt_bind_fd(int srcfd, int targetfd, bool ro, const char *what, const char *
  * (nothing is created in the host directory); else it is created first.  An
  * existing path of the other kind (a file where a dir was listed) is
  * protected as what it is. */
+/* Is the directory target the one dest is in, or one above it (a name such
+ * as `.envrc -> .`)?  Bound read-only it would cover the workspace itself. */
+static bool holds_parent(int rootfd, const char *dest, int target)
+{
+  cleanup_free char *dir = xstrdup(dest);
+  char *slash = strrchr(dir, '/');
+  struct error e = {0};
+  struct stat t, r, p;
+  int fd;
+
+  if (fstat(target, &t) < 0 || !S_ISDIR(t.st_mode) || fstat(rootfd, &r) < 0 || slash == NULL)
+    return false;
+  *slash = '\0';
+  fd = safe_walk(rootfd, *dir ? dir : "/", SAFE_OPEN, false, &e);
+  for (int i = 0; fd >= 0 && i < 256; i++) {
+    int up;
+    if (fstat(fd, &p) < 0)
+      break;
+    if (p.st_dev == t.st_dev && p.st_ino == t.st_ino) {
+      close(fd);
+      return true;
+    }
+    if (p.st_dev == r.st_dev && p.st_ino == r.st_ino)
+      break;
+    up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    close(fd);
+    fd = up;
+  }
+  if (fd >= 0)
+    close(fd);
+  return false;
+}
+
 int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, struct error *err)
 {
   enum safe_create how = only_existing ? SAFE_OPEN : is_dir ? SAFE_MKDIR : SAFE_MKFILE;
@@ -183,13 +219,29 @@ int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, s
   cleanup_close int tree = -1;
   struct error e = {0};
 
-  target = safe_walk(rootfd, dest, how, true, &e);
+  /* bind mode lists ~70 names of which a workspace has a few: one lookup
+   * scoped to the root (as safe_walk resolves, but in one call) tells an
+   * absent one; whatever it finds is walked and bound as before */
+  if (only_existing) {
+    struct open_how oh = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+    int fd = (int)syscall(SYS_openat2, rootfd, dest, &oh, sizeof oh);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+      return 0;
+    if (fd >= 0)
+      close(fd);
+  }
+  /* an existing name that is a symlink: what it names (in the root) is
+   * bound read-only, so that a write through either name fails; a new one
+   * is made where the name is, never through a link */
+  target = safe_walk(rootfd, dest, how, !only_existing, &e);
   if (target < 0 && only_existing && (e.code == ENOENT || e.code == ENOTDIR))
     return 0;
   if (target < 0) {
     *err = e;
     return error_prefix(err, "protect `%s`", dest);
   }
+  if (only_existing && holds_parent(rootfd, dest, target))
+    return 0; /* nothing of its own to protect */
   tree = mnt_clone(target, "", false, dest, err);
   if (tree < 0)
     return -1;

@@ -582,6 +582,40 @@ check_git_output() {
   ar delete --force "$ID"
 }
 
+@test "workspace: bind-protect-via-symlink: protected names that are symlinks inside the workspace stay read-only" {
+  # other names for a protected thing: .git a relative symlink to the real git dir,
+  # .envrc a relative one into a subdirectory, .vimrc an absolute one (resolved in
+  # the container's root); each target is bound read-only as the name itself would be
+  mkdir -p "$HOST/realgit/hooks" "$HOST/env"
+  echo '[core]' >"$HOST/realgit/config"
+  echo 'export A=1' >"$HOST/env/real"
+  echo 'set nocp' >"$HOST/vimrc.real"
+  ln -s realgit "$HOST/.git"
+  ln -s env/real "$HOST/.envrc"
+  ln -s /workspace/vimrc.real "$HOST/.vimrc"
+  bundle_for 'cd /workspace; echo x >>.git/config 2>/dev/null && echo CONFIG-WRITTEN;
+    echo x >.git/hooks/pre-commit 2>/dev/null && echo HOOK-WRITTEN;
+    echo x >>.envrc 2>/dev/null && echo ENVRC-WRITTEN; echo x >>.vimrc 2>/dev/null && echo VIMRC-WRITTEN;
+    echo x >>env/real 2>/dev/null && echo REAL-ENVRC-WRITTEN; echo ok >ok.txt'
+  jq '.annotations["run.agentrt.workspace.mode"] = "bind"' "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "$output"
+  [[ "$output" != *WRITTEN* ]] || fail "a protected file was written through its symlink: $output"
+  [ "$(cat "$HOST/ok.txt")" = ok ] || fail "the workspace itself is not writable"
+  [ "$(cat "$HOST/realgit/config")" = '[core]' ] && [ ! -e "$HOST/realgit/hooks/pre-commit" ] &&
+    [ "$(cat "$HOST/env/real")" = 'export A=1' ] && [ "$(cat "$HOST/vimrc.real")" = 'set nocp' ] ||
+    fail "the host's protected files changed"
+  # a protected name for the workspace itself, one above it, a device or a proc file: the
+  # run starts and the workspace stays writable (nothing of its own to protect there)
+  local t
+  for t in . /workspace / ../../.. /dev/null /proc/self/environ; do
+    rm -f "$HOST/.envrc" "$HOST/ok.txt"
+    ln -s "$t" "$HOST/.envrc"
+    run ar run --bundle "$BUNDLE" "$ID-$RANDOM"
+    [ "$status" -eq 0 ] && [ "$(cat "$HOST/ok.txt")" = ok ] || fail ".envrc -> $t: $status: $output"
+  done
+}
+
 # --- any tree the agent can build
 
 @test "workspace: a 400-deep tree diffs, commits, snapshots and purges completely" {
