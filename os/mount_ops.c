@@ -212,37 +212,11 @@ static bool holds_parent(int rootfd, const char *dest, int target)
   return false;
 }
 
-int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, struct error *err)
+/* target (an O_PATH fd) bound read-only onto itself. */
+static int bind_ro(int target, const char *dest, struct error *err)
 {
-  enum safe_create how = only_existing ? SAFE_OPEN : is_dir ? SAFE_MKDIR : SAFE_MKFILE;
-  cleanup_close int target = -1;
-  cleanup_close int tree = -1;
-  struct error e = {0};
+  cleanup_close int tree = mnt_clone(target, "", false, dest, err);
 
-  /* bind mode lists ~70 names of which a workspace has a few: one lookup
-   * scoped to the root (as safe_walk resolves, but in one call) tells an
-   * absent one; whatever it finds is walked and bound as before */
-  if (only_existing) {
-    struct open_how oh = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
-    int fd = (int)syscall(SYS_openat2, rootfd, dest, &oh, sizeof oh);
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-      return 0;
-    if (fd >= 0)
-      close(fd);
-  }
-  /* an existing name that is a symlink: what it names (in the root) is
-   * bound read-only, so that a write through either name fails; a new one
-   * is made where the name is, never through a link */
-  target = safe_walk(rootfd, dest, how, !only_existing, &e);
-  if (target < 0 && only_existing && (e.code == ENOENT || e.code == ENOTDIR))
-    return 0;
-  if (target < 0) {
-    *err = e;
-    return error_prefix(err, "protect `%s`", dest);
-  }
-  if (only_existing && holds_parent(rootfd, dest, target))
-    return 0; /* nothing of its own to protect */
-  tree = mnt_clone(target, "", false, dest, err);
   if (tree < 0)
     return -1;
   if (mnt_setattr(tree, false,
@@ -250,4 +224,43 @@ int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, s
                   0, dest, err) < 0)
     return -1;
   return mnt_attach(tree, target, dest, dest, err);
+}
+
+int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, struct error *err)
+{
+  enum safe_create how = only_existing ? SAFE_OPEN : is_dir ? SAFE_MKDIR : SAFE_MKFILE;
+  cleanup_close int target = -1, named = -1;
+  struct error e = {0};
+  struct stat st;
+
+  /* bind mode lists ~70 names of which a workspace has a few: one lookup
+   * scoped to the root (as safe_walk resolves, but in one call) tells an
+   * absent one; whatever it finds is walked and bound as before */
+  if (only_existing) {
+    struct open_how oh = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+    int fd = (int)syscall(SYS_openat2, rootfd, dest, &oh, sizeof oh);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+      return 0;
+    if (fd >= 0)
+      close(fd);
+  }
+  target = safe_walk(rootfd, dest, how, true, &e);
+  if (target < 0 && only_existing && (e.code == ENOENT || e.code == ENOTDIR))
+    return 0;
+  if (target < 0) {
+    *err = e;
+    return error_prefix(err, "protect `%s`", dest);
+  }
+  /* an existing name that is a symlink: what it names (in the root) is
+   * bound read-only too, so that a write through either name fails, unless
+   * it holds the name's own directory (`.envrc -> .`); a link that leads
+   * nowhere (dangling, a loop) keeps only the bind of the link, which stops
+   * its replacement */
+  if (only_existing && fstat(target, &st) == 0 && S_ISLNK(st.st_mode)) {
+    struct error e2 = {0};
+    named = safe_walk(rootfd, dest, SAFE_OPEN, false, &e2);
+    if (named >= 0 && !holds_parent(rootfd, dest, named) && bind_ro(named, dest, err) < 0)
+      return -1;
+  }
+  return bind_ro(target, dest, err);
 }

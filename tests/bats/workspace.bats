@@ -593,14 +593,19 @@ check_git_output() {
   ln -s realgit "$HOST/.git"
   ln -s env/real "$HOST/.envrc"
   ln -s /workspace/vimrc.real "$HOST/.vimrc"
+  ln -s .exrc "$HOST/.exrc"             # a loop: create must not fail on it
+  ln -s missing/nvimrc "$HOST/.nvimrc" # dangling
   bundle_for 'cd /workspace; echo x >>.git/config 2>/dev/null && echo CONFIG-WRITTEN;
     echo x >.git/hooks/pre-commit 2>/dev/null && echo HOOK-WRITTEN;
     echo x >>.envrc 2>/dev/null && echo ENVRC-WRITTEN; echo x >>.vimrc 2>/dev/null && echo VIMRC-WRITTEN;
-    echo x >>env/real 2>/dev/null && echo REAL-ENVRC-WRITTEN; echo ok >ok.txt'
+    echo x >>env/real 2>/dev/null && echo REAL-ENVRC-WRITTEN; echo ok >ok.txt;
+    rm -f .envrc 2>/dev/null && echo ENVRC-REMOVED; mv .vimrc vv 2>/dev/null && echo VIMRC-MOVED;
+    rm -f .exrc 2>/dev/null && echo EXRC-REMOVED; rm -f .nvimrc 2>/dev/null && echo NVIMRC-REMOVED; true'
   jq '.annotations["run.agentrt.workspace.mode"] = "bind"' "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] || fail "$output"
   [[ "$output" != *WRITTEN* ]] || fail "a protected file was written through its symlink: $output"
+  [[ "$output" != *REMOVED* && "$output" != *MOVED* ]] || fail "a protected name was replaced: $output"
   [ "$(cat "$HOST/ok.txt")" = ok ] || fail "the workspace itself is not writable"
   [ "$(cat "$HOST/realgit/config")" = '[core]' ] && [ ! -e "$HOST/realgit/hooks/pre-commit" ] &&
     [ "$(cat "$HOST/env/real")" = 'export A=1' ] && [ "$(cat "$HOST/vimrc.real")" = 'set nocp' ] ||
