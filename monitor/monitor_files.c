@@ -667,6 +667,9 @@ static bool on_image(int fd)
  * a change (any event, or lost ones): blocks are freed by a delete, a
  * truncate, a punched hole or a rename over a file, each an event; a file
  * system nothing touched has nothing to give back (FITRIM: 0.1-0.7 ms).
+ * Not an event of the mark: an extended attribute's own block freed by its
+ * removal (FAN_ATTRIB); alone in a run, its blocks wait for the next trim,
+ * and the image never holds more than workspace.size either way.
  * A commit first: what the last transaction freed is not free before it. */
 static void trim_image(struct files *f)
 {
