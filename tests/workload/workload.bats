@@ -309,6 +309,30 @@ git log --oneline | wc -l
 		fail "host repo changed before commit"
 }
 
+@test "workspace: bind mode, .git a symlink to the real git dir: git commits, its hooks and config stay read-only" {
+	# bind-protect-via-symlink with the real tool: the protected names are reached through
+	# the link (and the link's target is bound read-only), and an honest agent's commit works
+	git init -q -b main "$W/ws" && mv "$W/ws/.git" "$W/ws/realgit" && ln -s realgit "$W/ws/.git"
+	git -C "$W/ws" -c user.email=h@example.invalid -c user.name=h commit -q --allow-empty -m host-commit
+	jq '.annotations["run.agentrt.workspace.mode"] = "bind"' "$W/bundle/config.json" >"$W/bundle/c" &&
+		mv "$W/bundle/c" "$W/bundle/config.json"
+	ok_inside 'git -c user.email=a@example.invalid -c user.name=a commit -q --allow-empty -m agent-commit
+git log --format=%s | head -n1
+for f in .git/hooks/pre-commit realgit/hooks/post-commit; do
+	printf "#!/bin/sh\necho pwned\n" >"$f" 2>/dev/null && echo "WRITTEN $f" || echo "refused $f"
+done
+git config user.name x 2>/dev/null && echo CONFIG-WRITTEN || echo config-refused'
+	has "agent-commit"
+	has "refused .git/hooks/pre-commit"
+	has "refused realgit/hooks/post-commit"
+	has "config-refused"
+	[[ "$output" != *WRITTEN* ]] || fail "$output"
+	# the commit reached the host repository (bind mode writes through), the hooks did not
+	[ "$(git -C "$W/ws" log --format=%s | head -n1)" = agent-commit ] || fail "no commit on the host"
+	[ ! -e "$W/ws/realgit/hooks/pre-commit" ] && [ ! -e "$W/ws/realgit/hooks/post-commit" ] ||
+		fail "a hook reached the host"
+}
+
 # ---------------------------------------------------------------- Go
 
 @test "workspace: go build, test and build -race in a workspace that is not a git repository" {
