@@ -14,11 +14,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -234,15 +232,15 @@ int mnt_protect(int rootfd, const char *dest, bool is_dir, bool only_existing, s
   struct stat st;
 
   /* bind mode lists ~70 names of which a workspace has a few: one lookup
-   * scoped to the root (as safe_walk resolves, but in one call) tells an
-   * absent one; whatever it finds is walked and bound as before */
+   * in the root (openat2, where safe_walk takes a call per component) tells
+   * an absent one; whatever it finds is walked and bound as before */
   if (only_existing) {
-    struct open_how oh = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
-    int fd = (int)syscall(SYS_openat2, rootfd, dest, &oh, sizeof oh);
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+    int fd = safe_openat(rootfd, dest, O_PATH | O_NOFOLLOW, 0, &e);
+    if (fd < 0 && (e.code == ENOENT || e.code == ENOTDIR))
       return 0;
     if (fd >= 0)
       close(fd);
+    error_clear(&e);
   }
   target = safe_walk(rootfd, dest, how, true, &e);
   if (target < 0 && only_existing && (e.code == ENOENT || e.code == ENOTDIR))
