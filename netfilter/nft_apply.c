@@ -14,6 +14,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -90,28 +91,47 @@ static void handle_ack(const struct nft_batch_buf *b, const struct nlmsghdr *nlh
     st->acked = b->n_msgs; /* the batch itself was refused: nothing else comes */
 }
 
+/* Each ack is a datagram of its own: up to ACK_BATCH of them per call
+ * (a batch of the egress policy is ~60 objects: 60 recv calls before). */
+#define ACK_BATCH 32
+#define ACK_SLOT (RECV_BUF / ACK_BATCH)
+
 static int drain_acks(int fd, const struct nft_batch_buf *b, struct error *err)
 {
   cleanup_free char *buf = xmalloc(RECV_BUF);
+  struct mmsghdr mm[ACK_BATCH];
+  struct iovec iov[ACK_BATCH];
   struct ack_state st = {0};
   long deadline = now_ms() + ACK_TIMEOUT_MS;
 
   while (st.acked < b->n_msgs) {
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     long left = deadline - now_ms();
-    ssize_t len;
-    len = recv(fd, buf, RECV_BUF, MSG_DONTWAIT); /* acks are usually queued already */
-    if (len < 0 && (errno == EINTR || errno == EAGAIN)) {
+    int n;
+    memset(mm, 0, sizeof mm);
+    for (int i = 0; i < ACK_BATCH; i++) {
+      iov[i] = (struct iovec){.iov_base = buf + (size_t)i * ACK_SLOT, .iov_len = ACK_SLOT};
+      mm[i].msg_hdr.msg_iov = &iov[i];
+      mm[i].msg_hdr.msg_iovlen = 1;
+    }
+    /* acks are usually queued already */
+    n = recvmmsg(fd, mm, ACK_BATCH, MSG_DONTWAIT, NULL);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
       if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
         return error_set(err, ETIMEDOUT, "nftables: %zu of %zu acks", st.acked, b->n_msgs);
       continue;
     }
-    if (len < 0)
+    if (n < 0)
       return error_errno(err, "nftables: receive acks");
-    for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, (size_t)len);
-         nlh = NLMSG_NEXT(nlh, len))
-      if (nlh->nlmsg_type == NLMSG_ERROR)
-        handle_ack(b, nlh, &st, err);
+    for (int i = 0; i < n; i++) {
+      ssize_t len = (ssize_t)mm[i].msg_len;
+      /* a datagram larger than its slot (not an ack of ours) is cut: only
+       * whole messages in it are read */
+      for (struct nlmsghdr *nlh = iov[i].iov_base; NLMSG_OK(nlh, (size_t)len);
+           nlh = NLMSG_NEXT(nlh, len))
+        if (nlh->nlmsg_type == NLMSG_ERROR)
+          handle_ack(b, nlh, &st, err);
+    }
   }
   return st.failed ? -1 : 0;
 }
