@@ -91,7 +91,8 @@ file_ops() {
 	jq -se 'any(.[]; .path == "/workspace/b.txt" and .to == "/workspace/b2.txt")' <<<"$records" >/dev/null
 	# a deleted host file (a whiteout in upper) is a delete
 	[ "$(file_ops "$ID" /workspace/data/rows.txt)" = '["delete"]' ] || fail "rows: $(file_ops "$ID" /workspace/data/rows.txt)"
-	[ "$(file_ops "$ID" /workspace/tmpd/t)" = '["create","modify","delete"]' ]
+	[ "$(file_ops "$ID" /workspace/tmpd/t)" = '["create","modify","delete"]' ] ||
+		fail "tmpd/t: $(file_ops "$ID" /workspace/tmpd/t); records: $records"
 	# from exec, deep in the tree
 	jq -se 'any(.[]; .path == "/workspace/x/y/renamed.txt" and .from == "/workspace/x/y/from-exec.txt")' <<<"$records" >/dev/null ||
 		fail "exec rename: $records"

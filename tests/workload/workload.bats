@@ -317,7 +317,7 @@ git log --oneline | wc -l
 	jq '.annotations["run.agentrt.workspace.mode"] = "bind"' "$W/bundle/config.json" >"$W/bundle/c" &&
 		mv "$W/bundle/c" "$W/bundle/config.json"
 	ok_inside 'git -c user.email=a@example.invalid -c user.name=a commit -q --allow-empty -m agent-commit
-git log --format=%s | head -n1
+git log -1 --format=%s
 for f in .git/hooks/pre-commit realgit/hooks/post-commit; do
 	printf "#!/bin/sh\necho pwned\n" >"$f" 2>/dev/null && echo "WRITTEN $f" || echo "refused $f"
 done
