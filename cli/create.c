@@ -284,9 +284,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
       *ret_fspath = workspace_fs_path(w);
     } else if (w->upper_later) {
       workspace_free(w);
-      return error_set(err, EINVAL,
-                       "workspace `%s`: one workspace with a size limit per "
-                       "container",
+      return error_set(err, EINVAL, "workspace `%s`: one workspace with a size limit per container",
                        m->destination);
     }
     if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL) { /* one workspace per profile */

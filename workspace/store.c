@@ -240,6 +240,14 @@ static int make_upper(struct workspace *w, int dfd, struct error *err)
   return 0;
 }
 
+/* The upper layer's base (the image mounted, if any) with upper/ and work/. */
+static int mount_upper(struct workspace *w, struct error *err)
+{
+  cleanup_close int ufd = ws_upper_base(w, err);
+
+  return ufd < 0 ? -1 : make_upper(w, ufd, err);
+}
+
 static bool dir_empty(int dfd, const char *name)
 {
   cleanup_close int fd = ws_open_dir(dfd, name);
@@ -372,7 +380,7 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
                       struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR), *lower = NULL;
-  cleanup_close int dfd = -1, ufd = -1;
+  cleanup_close int dfd = -1;
   struct workspace *w = NULL;
   bool fresh = false;
 
@@ -416,11 +424,8 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
     goto fail;
   /* a new image holds nothing yet: mounted later (workspace_finish_upper) */
   w->upper_later = fresh && workspace_has_image(w);
-  if (!w->upper_later) {
-    ufd = ws_upper_base(w, err);
-    if (ufd < 0 || make_upper(w, ufd, err) < 0)
-      goto fail;
-  }
+  if (!w->upper_later && mount_upper(w, err) < 0)
+    goto fail;
   workspace_gc(w);
   if (lim != NULL && (lim->max_age > 0 || lim->max_size > 0)) {
     cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -447,12 +452,9 @@ fail:
 
 int workspace_finish_upper(struct workspace *w, struct error *err)
 {
-  cleanup_close int ufd = -1;
-
   if (!w->upper_later)
     return 0;
-  ufd = ws_upper_base(w, err);
-  if (ufd < 0 || make_upper(w, ufd, err) < 0)
+  if (mount_upper(w, err) < 0)
     return -1;
   w->upper_later = false;
   return 0;
