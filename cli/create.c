@@ -607,6 +607,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_free char *ws_fs_path = NULL;
   cleanup_close int ws_fs_fd = -1;
   struct workspace *ws_later = NULL;
+  __attribute__((cleanup(netns_early_close))) struct netns_early netns = NETNS_EARLY_INIT;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
@@ -623,6 +624,12 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
   }
+  /* the kernel makes the network namespace while we do the rest; only
+   * where the rest (the monitor, its trail and policy, the workspace) is
+   * longer than the thread's own start and end (netns_early.h) */
+  if (pres != NULL && (pres->audit.enabled || pres->egress.def != PROFILE_EGRESS_OFF) &&
+      netns_early_wanted(cfg, g->in_userns))
+    netns_early_start(&netns);
   rootfs = rootfs_path(bundle, cfg);
   if (stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode)) {
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
@@ -689,6 +696,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.new_session = o->new_session;
   so.g = g;
   so.on_clone = monitor_go;
+  so.netns_early = &netns;
   so.ws_fs_path = ws_fs_path;
   so.ws_fs_fd = ws_fs_fd;
   if (ws_later != NULL) {

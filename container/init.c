@@ -189,7 +189,7 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   if (a->plan->unshare_flags && unshare(a->plan->unshare_flags) < 0)
     return error_errno(err, "unshare namespaces");
   procfs_reset();
-  if (a->plan->new_ns[OCI_NS_NETWORK] && loopback_up(err) < 0)
+  if (a->plan->new_ns[OCI_NS_NETWORK] && !a->netns_early && loopback_up(err) < 0)
     return -1;
   if (set_names(c, a->plan, err) < 0 || set_personality(c, err) < 0)
     return -1;

@@ -232,7 +232,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   size_t njoin = 0;
   bool self_join = false, unified_late = false;
   int *bind_fds = NULL;
-  int flags, dumpable;
+  int flags, dumpable, own_net = -1;
   pid_t pid;
 
   r->pid = -1;
@@ -298,6 +298,21 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     leave_for_children(saved_pid, saved_time);
     goto fail;
   }
+  /* the network namespace made beside create's work: the init is born in
+   * it (we enter it around the clone); without it the clone makes one */
+  if ((flags & CLONE_NEWNET) && o->netns_early != NULL && !plan.new_ns[OCI_NS_USER] &&
+      plan.join_fd[OCI_NS_USER] < 0 && !(o->g != NULL && o->g->in_userns)) {
+    int nfd = netns_early_take(o->netns_early);
+    struct error e = {0};
+    if (nfd >= 0 && (own_net = own_ns_fd("net", &e)) >= 0) {
+      if (setns(nfd, CLONE_NEWNET) == 0) {
+        flags &= ~CLONE_NEWNET;
+      } else {
+        close(own_net);
+        own_net = -1;
+      }
+    }
+  }
   /* CVE-2016-9962: the init is born non-dumpable (a container whose pid
    * namespace it joins must not trace it before its own prctl). */
   dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
@@ -321,6 +336,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   if (pid != 0 && dumpable > 0)
     prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+  /* back to our own network namespace; nothing of ours may run on in the
+   * container's (only root of the initial user namespace gets here) */
+  if (pid != 0 && own_net >= 0 && setns(own_net, CLONE_NEWNET) < 0)
+    abort();
   if (pid == 0) {
     struct init_args ia = {
         .config = cfg,
@@ -335,6 +354,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .preserve_fds = o->preserve_fds,
         .new_session = o->new_session,
         .new_userns = plan.new_ns[OCI_NS_USER],
+        .netns_early = own_net >= 0,
         .extra_bpf = o->extra_bpf,
         .notify_bpf = o->notify_bpf,
         .notify_fd = o->notify_bpf != NULL ? o->notify_fd : -1,
@@ -349,9 +369,16 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .ws_fs_late = o->ws_fs_path != NULL && o->ws_fs_late != NULL,
     };
     close(sv[0]);
+    if (own_net >= 0)
+      close(own_net);
     init_main(&ia); /* never returns */
   }
   leave_for_children(saved_pid, saved_time);
+  if (own_net >= 0) {
+    close(own_net);
+    own_net = -1;
+    flags |= CLONE_NEWNET; /* for the monitor below: the netns is final */
+  }
   close_bind_fds(&bind_fds, cfg->n_mounts);
   self_join = njoin > 0; /* the init writes itself into the cgroup after GO */
   cgroup_join_fds_close(joinfds, njoin);

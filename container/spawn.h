@@ -25,6 +25,7 @@
 
 #include "common/error.h"
 #include "container/container.h"
+#include "container/netns_early.h"
 
 struct spawn_opts {
   struct container *c; /* state (for hooks' JSON); c->config is the final config */
@@ -57,6 +58,9 @@ struct spawn_opts {
    * spawn. */
   int (*on_clone)(void *ud, pid_t pid, uint64_t start_time, struct error *err);
   void *ud;
+  /* A new network namespace made beside create's work (netns_early.h): the
+   * init is cloned inside it instead of with CLONE_NEWNET.  NULL = none. */
+  struct netns_early *netns_early;
 };
 
 struct spawn_result {

@@ -150,3 +150,62 @@ start_sleeper() {
 	run rt exec c1 cut -d. -f1 /proc/uptime
 	[ "$output" -ge $((host_up + 86000)) ] || fail "uptime inside $output, host $host_up"
 }
+
+# The inode of the user namespace that owns PID's network namespace (NS_GET_USERNS).
+netns_owner() {
+	python3 - "$1" <<'PY'
+import fcntl, os, sys
+fd = os.open("/proc/%s/ns/net" % sys.argv[1], os.O_RDONLY)
+print(os.fstat(fcntl.ioctl(fd, 0xb701)).st_ino)
+PY
+}
+
+# A profile with a monitor (trail, egress) gets its network namespace from a thread of
+# create (container/netns_early.c), entered around the clone: the init must be born in it,
+# and nothing of the runtime may stay there.
+@test "netns-early: the network namespace made beside create is the init's own, with lo up; the runtime's hooks and monitor stay in the host's" {
+	agentrt_only "the agent profile"
+	export AGENTRT_PROFILE=agent
+	host_net=$(readlink /proc/self/ns/net)
+	update_config '.hooks.createRuntime = [{"path": "/bin/sh", "args": ["sh", "-c", "readlink /proc/self/ns/net >'"$BUNDLE"'/hook-net"]}]'
+	set_args sleep 1000
+	# the path under test: the init cloned without CLONE_NEWNET between two setns (strace
+	# without -f: the CLI's main thread only; the thread's unshare is not seen)
+	strace -qq -e trace=clone3,setns -o "$BUNDLE/strace" "$AGENTRT" --root "$TEST_ROOT" run -d \
+		--bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/c1.out" 2>&1 || fail "run -d: $(cat "$BUNDLE/c1.out")"
+	init_clone=$(grep 'clone3({flags=CLONE_NEWNS|' "$BUNDLE/strace") || fail "$(cat "$BUNDLE/strace")"
+	[[ "$init_clone" == *CLONE_NEWPID* && "$init_clone" != *CLONE_NEWNET* ]] || fail "$init_clone"
+	[ "$(grep -cE 'setns\(.*CLONE_NEWNET\) += 0' "$BUNDLE/strace")" -eq 2 ] || fail "$(cat "$BUNDLE/strace")"
+	PID=$(container_pid c1)
+	[ "$(ns_of "$PID" net)" != "$host_net" ] || fail "the init is in the host's network namespace"
+	[ "$(cat "$BUNDLE/hook-net")" = "$host_net" ] || fail "createRuntime hook in $(cat "$BUNDLE/hook-net")"
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/c1/monitor.pid")
+	[ "$(ns_of "$mon" net)" = "$host_net" ] || fail "the monitor is in $(ns_of "$mon" net)"
+	# owned by the host's user namespace, as one made by the clone would be
+	[ "$(netns_owner "$PID")" = "$(stat -L -c %i /proc/self/ns/user)" ]
+	run rt exec c1 sh -c 'readlink /proc/self/ns/net; ls /sys/class/net; cat /sys/class/net/lo/flags'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = "$(ns_of "$PID" net)" ] || fail "exec in ${lines[0]}"
+	[ "${lines[1]}" = lo ] && [ "${#lines[@]}" -eq 3 ] || fail "interfaces: $output"
+	# IFF_UP | IFF_LOOPBACK (| IFF_RUNNING is not shown in flags)
+	[ $((${lines[2]} & 1)) -eq 1 ] || fail "lo is down: ${lines[2]}"
+	# a second container gets a namespace of its own
+	set_args sleep 1000
+	run_detached c2
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$(ns_of "$(container_pid c2)" net)" != "$(ns_of "$PID" net)" ]
+}
+
+@test "netns-early: with a user namespace the network namespace is that user namespace's (made by the clone)" {
+	agentrt_only "a profile with a monitor"
+	requires userns
+	# the agent profile's /workspace cannot be made by the mapped root in this rootfs
+	echo '{"name": "ns-trail", "extends": "oci", "audit": {"enabled": true}}' >"$BUNDLE/p.json"
+	export AGENTRT_PROFILE=$BUNDLE/p.json
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+	start_sleeper
+	[ "$(netns_owner "$PID")" = "$(stat -L -c %i "/proc/$PID/ns/user")" ] || fail "owned by $(netns_owner "$PID")"
+	[ "$(ns_of "$PID" net)" != "$(ns_of $$ net)" ]
+}
