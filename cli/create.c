@@ -584,6 +584,42 @@ static int check_no_pivot(const struct create_opts *o, const struct oci_config *
                    "add a /proc mount or drop --no-pivot");
 }
 
+struct early_start {
+  struct container *c;
+  const struct create_opts *o;
+};
+
+/* state.json (and the pid file) for the init, cloned and known by pid */
+static int record_init(void *ud, pid_t pid, uint64_t start_time, struct error *err)
+{
+  struct early_start *e = ud;
+  struct container *c = e->c;
+
+  c->state->pid = pid;
+  c->state->pid_start_time = start_time;
+  free(c->state->status);
+  /* run has no exec.fifo: its container reads as running from here on, so
+   * record that now and run need not rewrite state.json after START. */
+  c->state->status = xstrdup(e->o->run_mode ? "running" : "created");
+  c->state->started = e->o->run_mode;
+  c->status = STATUS_CREATED;
+  if (container_save_state(c, err) < 0 || write_pid_file(e->o->pid_file, pid, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* run's init may go on from READY to its exec without waiting for us when
+ * nothing of ours comes between: no monitor (whose sources must be open
+ * before the first exec), no console socket or terminal to hand over, no
+ * prestart or createRuntime hooks (they run between the init's own steps) */
+static bool can_start_early(const struct create_opts *o, const struct oci_config *cfg,
+                            const struct monitor_handle *mh)
+{
+  return o->run_mode && mh->pid <= 0 && o->console_socket == NULL &&
+         !(cfg->process != NULL && cfg->process->terminal) &&
+         cfg->hooks.n[OCI_HOOK_PRESTART] == 0 && cfg->hooks.n[OCI_HOOK_CREATE_RUNTIME] == 0;
+}
+
 int container_create(const struct global_opts *g, const struct create_opts *o,
                      struct container **ret_c, struct spawn_result *ret_r, struct error *err)
 {
@@ -608,6 +644,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_close int ws_fs_fd = -1;
   struct workspace *ws_later = NULL;
   __attribute__((cleanup(netns_early_close))) struct netns_early netns = NETNS_EARLY_INIT;
+  struct early_start early;
   int r;
 
   if (validate_container_id(o->id, err) < 0)
@@ -697,6 +734,11 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.g = g;
   so.on_clone = monitor_go;
   so.netns_early = &netns;
+  early = (struct early_start){.c = c, .o = o};
+  if (can_start_early(o, cfg, &mh)) {
+    so.start_early = record_init;
+    so.start_ud = &early;
+  }
   so.ws_fs_path = ws_fs_path;
   so.ws_fs_fd = ws_fs_fd;
   if (ws_later != NULL) {
@@ -747,13 +789,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (monitor_attach(&mh, ret_r->pid, ret_r->start_time, err) < 0 &&
       monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
-  free(c->state->status);
-  /* run has no exec.fifo: its container reads as running from here on, so
-   * record that now and run need not rewrite state.json after START. */
-  c->state->status = xstrdup(o->run_mode ? "running" : "created");
-  c->state->started = o->run_mode;
-  c->status = STATUS_CREATED;
-  if (container_save_state(c, err) < 0 || write_pid_file(o->pid_file, ret_r->pid, err) < 0)
+  if (!ret_r->started && record_init(&early, ret_r->pid, ret_r->start_time, err) < 0)
     goto fail;
   if (monitor_wait_ready(&mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;

@@ -178,6 +178,15 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
     error_clear(err);
     close(wfd);
   }
+  if (o->start_early != NULL) {
+    if (o->start_early(o->start_ud, r->pid, r->start_time, err) < 0)
+      return -1;
+    /* as above: a gone init's word is read below */
+    if (sync_send(sock, SYNC_START, -1, err) < 0 && errno != EPIPE && errno != ECONNRESET)
+      return -1;
+    error_clear(err);
+    r->started = true;
+  }
   for (;;) {
     int n = sync_recv(sock, &m, &fd, err);
     if (n < 0)
@@ -238,6 +247,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   r->pid = -1;
   r->pty_master = -1;
   r->sync_fd = -1;
+  r->started = false;
   if (ns_plan_build(cfg, &plan, err) < 0)
     return -1;
   if (o->c->profile && o->c->profile->check_joined_ns && refuse_host_ns(&plan, err) < 0)
@@ -435,7 +445,7 @@ fail:
 int spawn_start(struct spawn_result *r, struct error *err)
 {
   struct sync_msg m;
-  int ret = sync_send(r->sync_fd, SYNC_START, -1, err);
+  int ret = r->started ? 0 : sync_send(r->sync_fd, SYNC_START, -1, err);
 
   /* the socket is close-on-exec in the init: EOF = the program runs */
   if (ret == 0) {

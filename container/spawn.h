@@ -6,6 +6,7 @@
  *   id maps, cgroup  -- GO -->
  *   (workspace image) -- WS_FS(fd) -> join ns, sysctl, rootfs_setup (takes
  *                                   WS_FS before the mount that needs it)
+ *   (run, start_early) -- START ->
  *                    <-- HOOKS --   (when prestart/createRuntime hooks exist)
  *   run those hooks  -- HOOKS_DONE ->
  *                                   createContainer hooks, pivot, finalize
@@ -61,6 +62,13 @@ struct spawn_opts {
   /* A new network namespace made beside create's work (netns_early.h): the
    * init is cloned inside it instead of with CLONE_NEWNET.  NULL = none. */
   struct netns_early *netns_early;
+  /* run, when nothing is to happen between the init's READY and its START
+   * (no monitor, console socket, terminal, prestart or createRuntime hooks):
+   * called right after GO to record the state, whereupon START is queued at
+   * once and the init goes on to exec without a round trip through us.
+   * NULL = START comes from spawn_start. */
+  int (*start_early)(void *ud, pid_t pid, uint64_t start_time, struct error *err);
+  void *start_ud;
 };
 
 struct spawn_result {
@@ -68,6 +76,7 @@ struct spawn_result {
   uint64_t start_time;
   int pty_master; /* -1 unless process.terminal */
   int sync_fd;    /* run: the parent's end, to send START */
+  bool started;   /* START queued already (spawn_opts.start_early) */
 };
 
 int spawn_init(const struct spawn_opts *o, struct spawn_result *ret, struct error *err);

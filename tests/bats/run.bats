@@ -69,6 +69,23 @@ echo ready > /tmp/ready; while :; do sleep 0.1; done'
 	[ "$(cat "$BUNDLE/pid")" = "$(container_pid c1)" ]
 }
 
+# Without a monitor, hooks or a terminal, run queues START with GO (spawn.h, start_early):
+# the state and the pid file must still be there before the program's first instruction.
+@test "run-early-start: state.json and --pid-file exist, saying running, when the program starts" {
+	update_config '.mounts += [
+		{"destination": "/b", "type": "bind", "source": "'"$BUNDLE"'", "options": ["rbind", "ro"]},
+		{"destination": "/r", "type": "bind", "source": "'"$TEST_ROOT"'", "options": ["rbind", "ro"]}]'
+	set_cmd 'cat /b/pid; echo; cat /r/c1/state.json'
+	run rt run --pid-file "$BUNDLE/pid" --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	pid=$(head -n1 <<<"$output")
+	state=$(tail -n1 <<<"$output")
+	[[ "$pid" =~ ^[0-9]+$ ]] || fail "no pid file when the program ran: $output"
+	[ "$(jq -r .pid <<<"$state")" = "$pid" ] || fail "state.json: $state, pid file $pid"
+	[ "$(jq -r .status <<<"$state")" = running ] || fail "state.json: $state"
+	[ -z "$(ls -A "$TEST_ROOT")" ] || fail "left in --root: $(ls -A "$TEST_ROOT")"
+}
+
 @test "run --keep keeps the stopped container" {
 	set_cmd 'exit 3'
 	run rt run --keep --bundle "$BUNDLE" c1
