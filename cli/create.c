@@ -733,6 +733,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.new_session = o->new_session;
   so.g = g;
   so.on_clone = monitor_go;
+  so.on_rooted = monitor_root;
   so.netns_early = &netns;
   early = (struct early_start){.c = c, .o = o};
   if (can_start_early(o, cfg, &mh)) {

@@ -205,7 +205,11 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   if (has_hooks(c, OCI_HOOK_CREATE_CONTAINER) &&
       run_own_hooks(a, OCI_HOOK_CREATE_CONTAINER, "createContainer", "created", err) < 0)
     return -1;
-  if (rootfs_pivot(ctx, err) < 0 || rootfs_finalize(ctx, err) < 0)
+  /* the monitor may open the workspace through our root from here on,
+   * while we finish (masks, read-only paths) */
+  if (rootfs_pivot(ctx, err) < 0 ||
+      (a->tell_rooted && sync_send(a->sock, SYNC_ROOTED, -1, err) < 0) ||
+      rootfs_finalize(ctx, err) < 0)
     return -1;
   procfs_reset();
   if (ctx->pty_master_fd >= 0) {

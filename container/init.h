@@ -22,6 +22,7 @@ struct init_args {
   bool new_session; /* setsid() without a terminal too (create_opts.new_session) */
   bool new_userns;
   bool netns_early;           /* born in a network namespace made before the clone, `lo` up */
+  bool tell_rooted;           /* send ROOTED right after the pivot */
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
   const void *notify_bpf;     /* its notify variant, or NULL (process_opts) */
   int notify_fd;              /* the monitor's socket for the listener, -1 */

@@ -200,6 +200,10 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
       if (sync_send(sock, SYNC_HOOKS_DONE, -1, err) < 0)
         return -1;
       break;
+    case SYNC_ROOTED:
+      if (o->on_rooted != NULL)
+        o->on_rooted(o->ud);
+      break;
     case SYNC_PTY:
       if (r->pty_master >= 0)
         close(r->pty_master);
@@ -365,6 +369,9 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .new_session = o->new_session,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .netns_early = own_net >= 0,
+        /* as parent_protocol's on_clone: the netns is final at the clone */
+        .tell_rooted = o->on_rooted != NULL && o->on_clone != NULL &&
+                       ((flags & CLONE_NEWNET) != 0 || own_net >= 0),
         .extra_bpf = o->extra_bpf,
         .notify_bpf = o->notify_bpf,
         .notify_fd = o->notify_bpf != NULL ? o->notify_fd : -1,

@@ -9,7 +9,9 @@
  *   (run, start_early) -- START ->
  *                    <-- HOOKS --   (when prestart/createRuntime hooks exist)
  *   run those hooks  -- HOOKS_DONE ->
- *                                   createContainer hooks, pivot, finalize
+ *                                   createContainer hooks, pivot
+ *   (on_rooted)      <-- ROOTED --  (with on_clone and on_rooted)
+ *                                   finalize
  *                    <-- PTY(fd) -- (terminal)
  *                    <-- READY --   executable resolved; now waits for start
  *   (create exits; `start` writes exec.fifo / `run` sends START)
@@ -58,6 +60,10 @@ struct spawn_opts {
    * the work that needs only its namespaces.  NULL = none; < 0 fails the
    * spawn. */
   int (*on_clone)(void *ud, pid_t pid, uint64_t start_time, struct error *err);
+  /* Called when the init's root is final (after its pivot, before its
+   * masks and READY), with on_clone's ud; only where on_clone ran.  NULL =
+   * none. */
+  void (*on_rooted)(void *ud);
   void *ud;
   /* A new network namespace made beside create's work (netns_early.h): the
    * init is cloned inside it instead of with CLONE_NEWNET.  NULL = none. */

@@ -13,7 +13,8 @@ enum sync_type {
   SYNC_READY,
   SYNC_START,
   SYNC_ERROR,
-  SYNC_WS_FS, /* the workspace image's mount (fd), made after GO (spawn.h) */
+  SYNC_WS_FS,  /* the workspace image's mount (fd), made after GO (spawn.h) */
+  SYNC_ROOTED, /* the init's root is final (pivoted); spawn_opts.on_rooted */
 };
 
 struct sync_msg {

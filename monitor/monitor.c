@@ -909,6 +909,15 @@ int monitor_go(void *ud, pid_t init_pid, uint64_t init_start_time, struct error 
   return send_msg(h, buf, err);
 }
 
+void monitor_root(void *ud)
+{
+  struct monitor_handle *h = ud;
+
+  if (h->pid > 0 && h->go_sent && !h->root_sent &&
+      send(h->fd, "ROOT", 4, MSG_NOSIGNAL | MSG_DONTWAIT) == 4)
+    h->root_sent = true;
+}
+
 int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start_time,
                    struct error *err)
 {
@@ -916,6 +925,9 @@ int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start
     return 0;
   if (monitor_go(h, init_pid, init_start_time, err) < 0)
     return -1;
+  if (h->root_sent)
+    return 0;
+  h->root_sent = true;
   return send_msg(h, "ROOT", err);
 }
 

@@ -77,6 +77,7 @@ struct monitor_handle {
   pid_t pid; /* 0 = none */
   int fd;    /* our end of its channel */
   bool go_sent;
+  bool root_sent;
   char *trail;
   char *warning; /* set by monitor_wait_ready: a source that failed */
   /* For the init's seccomp listener (spawn_opts.notify_fd), -1 = none: the
@@ -98,8 +99,14 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
  * handle): hand its pid over; the monitor records "create" and opens what
  * needs only the namespaces (NFLOG, the resolver, the nftables table). */
 int monitor_go(void *ud, pid_t init_pid, uint64_t init_start_time, struct error *err);
+/* The init's root is final (spawn_opts.on_rooted, ud = the handle): ROOT
+ * now, when GO went at the clone, so that the monitor opens the workspace
+ * while the init finishes its set-up.  Nothing is said on failure:
+ * monitor_attach sends it again and reports. */
+void monitor_root(void *ud);
 /* Its root is in place, it waits before exec: GO if not sent yet, then
- * ROOT; the monitor opens the workspace's fanotify mark and gets ready. */
+ * ROOT (unless monitor_root did); the monitor opens the workspace's
+ * fanotify mark and gets ready. */
 int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start_time,
                    struct error *err);
 /* Bounded wait for "ready"; the monitor's error otherwise.  A source that
