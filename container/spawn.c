@@ -245,7 +245,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   size_t njoin = 0;
   bool self_join = false, unified_late = false;
   int *bind_fds = NULL;
-  int flags, dumpable, own_net = -1;
+  int flags, dumpable, own_net = -1, net_errno = 0;
   pid_t pid;
 
   r->pid = -1;
@@ -353,7 +353,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   /* back to our own network namespace; nothing of ours may run on in the
    * container's (only root of the initial user namespace gets here) */
   if (pid != 0 && own_net >= 0 && setns(own_net, CLONE_NEWNET) < 0)
-    abort();
+    net_errno = errno;
   if (pid == 0) {
     struct init_args ia = {
         .config = cfg,
@@ -405,6 +405,11 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     goto fail;
   }
   r->pid = pid;
+  if (net_errno != 0) {
+    errno = net_errno;
+    error_errno(err, "return to our network namespace after the clone");
+    goto fail_child;
+  }
   FAILPOINT("spawn-after-clone");
   close(sv[1]);
   sv[1] = -1;
