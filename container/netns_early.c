@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
+
 bool netns_early_wanted(const struct oci_config *c, bool in_userns)
 {
   const struct oci_namespace *net, *user;
@@ -31,6 +33,10 @@ static void *make_netns(void *arg)
   struct ifreq ifr;
   int fd, s;
 
+  if (FAILPOINT_FAILS("netns-early")) { /* the clone makes it then */
+    n->error = ENOSPC;
+    return NULL;
+  }
   /* a thread has namespaces of its own: the process's stay as they are */
   if (unshare(CLONE_NEWNET) < 0) {
     n->error = errno;

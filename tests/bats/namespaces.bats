@@ -211,3 +211,26 @@ PY
 	[ "$(netns_owner "$PID")" = "$(stat -L -c %i "/proc/$PID/ns/user")" ] || fail "owned by $(netns_owner "$PID")"
 	[ "$(ns_of "$PID" net)" != "$(ns_of $$ net)" ]
 }
+
+# The thread's namespace is an optimisation: when it cannot be made (here a failpoint of
+# build-fp/agentrt, as if unshare had failed) the clone makes one, as for a plain profile.
+@test "netns-early: when the thread cannot make the namespace, the clone does, with lo up" {
+	agentrt_only "the agent profile"
+	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
+	if [ ! -x "$FP_AGENTRT" ] || [ "$FP_AGENTRT" -ot "$AGENTRT" ]; then
+		make -s -C "$REPO_ROOT" build-fp >&2 || fail "cannot build build-fp/agentrt"
+	fi
+	set_args sleep 1000
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 AGENTRT_FAILPOINT=netns-early \
+		strace -qq -e trace=clone3,setns -o "$BUNDLE/strace" "$FP_AGENTRT" --root "$TEST_ROOT" \
+		--profile agent run -d --bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/c1.out" 2>&1 ||
+		fail "run -d: $(cat "$BUNDLE/c1.out")"
+	init_clone=$(grep 'clone3({flags=CLONE_NEWNS|' "$BUNDLE/strace") || fail "$(cat "$BUNDLE/strace")"
+	[[ "$init_clone" == *CLONE_NEWNET* ]] || fail "$init_clone"
+	! grep -q 'setns(.*CLONE_NEWNET)' "$BUNDLE/strace" || fail "$(cat "$BUNDLE/strace")"
+	PID=$(container_pid c1)
+	[ "$(ns_of "$PID" net)" != "$(ns_of $$ net)" ]
+	run rt exec c1 sh -c 'ls /sys/class/net; cat /sys/class/net/lo/flags'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = lo ] && [ $((${lines[1]} & 1)) -eq 1 ] || fail "$output"
+}
