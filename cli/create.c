@@ -733,7 +733,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.new_session = o->new_session;
   so.g = g;
   so.on_clone = monitor_go;
-  so.on_rooted = monitor_root;
+  if (mh.pid > 0) /* else the init need not say ROOTED */
+    so.on_rooted = monitor_root;
   so.netns_early = &netns;
   early = (struct early_start){.c = c, .o = o};
   if (can_start_early(o, cfg, &mh)) {
