@@ -2,7 +2,7 @@
 #include "container/netns_early.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdio.h>
@@ -42,22 +42,18 @@ static void *make_netns(void *arg)
     n->error = errno;
     return NULL;
   }
-  fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    n->error = errno;
-    return NULL;
-  }
   /* A new network namespace starts with `lo` down; runc and crun bring it
-   * up (the init does for one made by the clone). */
+   * up (the init does for one made by the clone).  The namespace's fd
+   * comes from that socket (SIOCGSKNS): no path under /proc to trust. */
   s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   memset(&ifr, 0, sizeof ifr);
   snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
   if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
-      (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(s, SIOCSIFFLAGS, &ifr) < 0)) {
+      (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(s, SIOCSIFFLAGS, &ifr) < 0) ||
+      (fd = ioctl(s, SIOCGSKNS)) < 0) {
     n->error = errno;
     if (s >= 0)
       close(s);
-    close(fd);
     return NULL;
   }
   close(s);
