@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cgroups/cgroup.h"
+#include "common/failpoint.h"
 #include "common/util.h"
 #include "container/console.h"
 #include "container/process.h"
@@ -242,6 +243,18 @@ static int wait_for_start(struct init_args *a, struct error *err)
   return sync_expect(a->sock, SYNC_START, NULL, err);
 }
 
+/* build-fp's init-fails-late: a set-up error that comes after run's START
+ * was queued (spawn_opts.start_early), while run does not read (it sleeps
+ * longer, spawn.c): we close with START unread */
+static bool init_fails_late(struct error *err)
+{
+  if (!FAILPOINT_FAILS("init-fails-late"))
+    return false;
+  usleep(50000);
+  error_set(err, 0, "failpoint init-fails-late");
+  return true;
+}
+
 void init_main(struct init_args *a)
 {
   struct error err = {0};
@@ -276,7 +289,7 @@ void init_main(struct init_args *a)
     close(a->lock_fd);
   close_inherited(a);
   reset_signals();
-  if (init_setup(a, &ctx, &path, &err) < 0) {
+  if (init_setup(a, &ctx, &path, &err) < 0 || init_fails_late(&err)) {
     sync_send_error(a->sock, &err);
     _exit(1);
   }

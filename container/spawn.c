@@ -186,6 +186,9 @@ static int parent_protocol(const struct spawn_opts *o, struct spawn_result *r, i
       return -1;
     error_clear(err);
     r->started = true;
+    /* build-fp: not reading while the init fails (init.c, init_fails_late) */
+    if (FAILPOINT_FAILS("init-fails-late"))
+      usleep(150000);
   }
   for (;;) {
     int n = sync_recv(sock, &m, &fd, err);

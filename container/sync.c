@@ -64,13 +64,17 @@ int sync_recv(int sock, struct sync_msg *m, int *ret_fd, struct error *err)
   struct msghdr mh = {
       .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
   ssize_t n;
+  int resets = 0;
 
   if (ret_fd)
     *ret_fd = -1;
   memset(m, 0, sizeof *m);
+  /* A peer that closed with a message of ours unread (an init that failed
+   * with START already queued) makes the kernel report ECONNRESET once,
+   * ahead of what the peer sent before it closed: read on. */
   do
     n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
   if (n < 0)
     return error_errno(err, "sync: receive");
   if (n == 0)

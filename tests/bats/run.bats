@@ -86,6 +86,26 @@ echo ready > /tmp/ready; while :; do sleep 0.1; done'
 	[ -z "$(ls -A "$TEST_ROOT")" ] || fail "left in --root: $(ls -A "$TEST_ROOT")"
 }
 
+# An init that fails with START already queued closes its end with our message unread: the
+# kernel reports ECONNRESET once, ahead of the init's ERROR (seen in CI as "sync: receive:
+# Connection reset by peer" instead of the init's message).
+@test "run-early-start: an init failing after START was queued reports its own error, leaves nothing" {
+	agentrt_only "a failpoint of build-fp/agentrt"
+	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
+	if [ ! -x "$FP_AGENTRT" ] || [ "$FP_AGENTRT" -ot "$AGENTRT" ]; then
+		make -s -C "$REPO_ROOT" build-fp >&2 || fail "cannot build build-fp/agentrt"
+	fi
+	set_args true
+	for i in 1 2 3; do
+		run env AGENTRT_FAILPOINT=init-fails-late timeout 30 "$FP_AGENTRT" --root "$TEST_ROOT" \
+			run --bundle "$BUNDLE" "late$i"
+		[ "$status" -ne 0 ] || fail "run succeeded"
+		[ "${#lines[@]}" -eq 1 ] || fail "$output"
+		assert_output_contains "failpoint init-fails-late"
+		[ -z "$(ls -A "$TEST_ROOT")" ] || fail "left in --root: $(ls -A "$TEST_ROOT")"
+	done
+}
+
 @test "run --keep keeps the stopped container" {
 	set_cmd 'exit 3'
 	run rt run --keep --bundle "$BUNDLE" c1
