@@ -61,8 +61,9 @@ for i in range(100):
         print("refused errno", e.errno); break
 print("started", n)' >"$SBX/out" 2>&1 &
 	local pid=$! i max mem procs n out
+	# the cgroup exists before its first process is in it (create makes it, then clones)
 	for i in $(seq 100); do
-		[ -r "$DCG/dc1/pids.max" ] && break
+		[ -r "$DCG/dc1/pids.max" ] && [ -n "$(cat "$DCG/dc1/cgroup.procs" 2>/dev/null)" ] && break
 		sleep 0.1
 	done
 	read -r max <"$DCG/dc1/pids.max" || true
