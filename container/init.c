@@ -13,8 +13,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -30,6 +28,7 @@
 #include "container/process.h"
 #include "container/setup.h"
 #include "container/sync.h"
+#include "netfilter/egress.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 
@@ -128,20 +127,10 @@ static int set_personality(const struct oci_config *c, struct error *err)
 /* A new network namespace starts with `lo` down; runc and crun bring it up. */
 static int loopback_up(struct error *err)
 {
-  struct ifreq ifr;
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  cleanup_close int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-  if (fd < 0)
-    return error_errno(err, "bring up lo: socket");
-  memset(&ifr, 0, sizeof ifr);
-  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-  if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
-      (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)) {
-    error_errno(err, "bring up lo");
-    close(fd);
-    return -1;
-  }
-  close(fd);
+  if (fd < 0 || netns_lo_up(fd) < 0)
+    return error_errno(err, "bring up lo");
   return 0;
 }
 

@@ -1,17 +1,14 @@
 /* netns_early.c - see netns_early.h */
 #include "container/netns_early.h"
 
-#include <errno.h>
 #include <linux/sockios.h>
-#include <net/if.h>
 #include <sched.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/failpoint.h"
+#include "netfilter/egress.h"
 
 bool netns_early_wanted(const struct oci_config *c, bool in_userns)
 {
@@ -30,34 +27,23 @@ bool netns_early_wanted(const struct oci_config *c, bool in_userns)
 static void *make_netns(void *arg)
 {
   struct netns_early *n = arg;
-  struct ifreq ifr;
-  int fd, s;
+  int s;
 
-  if (FAILPOINT_FAILS("netns-early")) { /* the clone makes it then */
-    n->error = ENOSPC;
+  /* on failure the clone makes the namespace (build-fp: netns-early) */
+  if (FAILPOINT_FAILS("netns-early"))
     return NULL;
-  }
   /* a thread has namespaces of its own: the process's stay as they are */
-  if (unshare(CLONE_NEWNET) < 0) {
-    n->error = errno;
+  if (unshare(CLONE_NEWNET) < 0)
     return NULL;
-  }
   /* A new network namespace starts with `lo` down; runc and crun bring it
    * up (the init does for one made by the clone).  The namespace's fd
    * comes from that socket (SIOCGSKNS): no path under /proc to trust. */
   s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  memset(&ifr, 0, sizeof ifr);
-  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0 ||
-      (ifr.ifr_flags |= IFF_UP | IFF_RUNNING, ioctl(s, SIOCSIFFLAGS, &ifr) < 0) ||
-      (fd = ioctl(s, SIOCGSKNS)) < 0) {
-    n->error = errno;
-    if (s >= 0)
-      close(s);
+  if (s < 0)
     return NULL;
-  }
+  if (netns_lo_up(s) == 0)
+    n->fd = ioctl(s, SIOCGSKNS);
   close(s);
-  n->fd = fd;
   return NULL;
 }
 
@@ -66,7 +52,6 @@ void netns_early_start(struct netns_early *n)
   pthread_attr_t a;
 
   n->fd = -1;
-  n->error = 0;
   n->started = false;
   if (pthread_attr_init(&a) != 0)
     return;

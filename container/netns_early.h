@@ -29,8 +29,7 @@
 struct netns_early {
   pthread_t thread;
   bool started;
-  int fd;    /* the namespace, once the thread is joined; -1 = none */
-  int error; /* errno of the step that failed (the clone makes one then) */
+  int fd; /* the namespace, once the thread is joined; -1 = none (the clone makes one) */
 };
 
 #define NETNS_EARLY_INIT                                                                           \

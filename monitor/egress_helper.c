@@ -7,8 +7,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -102,16 +100,7 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update, str
  * lives in it (the ioctl acts on the socket's netns, never ours). */
 static int loopback_up_in(int fd_in_netns, struct error *err)
 {
-  struct ifreq ifr;
-
-  memset(&ifr, 0, sizeof ifr);
-  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-  if (ioctl(fd_in_netns, SIOCGIFFLAGS, &ifr) < 0)
-    return error_errno(err, "egress: flags of `lo`");
-  if (ifr.ifr_flags & IFF_UP)
-    return 0;
-  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-  if (ioctl(fd_in_netns, SIOCSIFFLAGS, &ifr) < 0)
+  if (netns_lo_up(fd_in_netns) < 0)
     return error_errno(err, "egress: bring up `lo`");
   return 0;
 }

@@ -194,6 +194,11 @@ int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
 /* Create n sockets inside the netns of netns_fd: socket(domain[i], type[i],
  * proto[i]) in a forked child that did setns(CLONE_NEWNET), passed back over
  * SCM_RIGHTS.  Sockets keep their netns for life. */
+/* Bring `lo` up in the network namespace the socket sock lives in (the
+ * ioctl acts on the socket's namespace, never the caller's); nothing when
+ * it is up.  0, or -1 with errno (no allocation: callable from a thread
+ * beside a fork). */
+int netns_lo_up(int sock);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 

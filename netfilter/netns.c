@@ -8,8 +8,11 @@
 #include "netfilter/egress.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -90,4 +93,18 @@ int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, co
       errno = a.errs[i]; /* the caller sees the last failure when an fd is -1 */
   }
   return 0;
+}
+
+int netns_lo_up(int sock)
+{
+  struct ifreq ifr;
+
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+  if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0)
+    return -1;
+  if (ifr.ifr_flags & IFF_UP)
+    return 0;
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  return ioctl(sock, SIOCSIFFLAGS, &ifr);
 }
