@@ -356,17 +356,61 @@ static int new_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct
   return -1;
 }
 
+static bool data_has_word(const char *data, const char *prefix)
+{
+  size_t n = strlen(prefix);
+
+  for (const char *w = data; w != NULL && *w != '\0';
+       w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL)
+    if (strncmp(w, prefix, n) == 0)
+      return true;
+  return false;
+}
+
+/* A tmpfs without "mode=" over a directory the rootfs already has takes that
+ * directory's mode (its sticky and set-id bits too), as runc and crun do: an
+ * image's /tmp stays 1777, its private dirs stay private.  Over a directory
+ * made here it gets the kernel's default (1777).  NULL: no change. */
+static char *tmpfs_mode_data(struct setup_ctx *ctx, const struct oci_mount *m,
+                             const struct mount_opts *o, const char *dest)
+{
+  struct error e = {0};
+  struct stat st;
+  int fd;
+
+  if (!streq(m->type, "tmpfs") || data_has_word(o->data, "mode="))
+    return NULL;
+  fd = safe_walk(ctx->rootfd, dest, SAFE_OPEN, false, &e);
+  if (fd < 0)
+    return NULL;
+  if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    close(fd);
+    return NULL;
+  }
+  close(fd);
+  return xfmt("mode=%04o%s%s", (unsigned)(st.st_mode & 07777), o->data ? "," : "",
+              o->data ? o->data : "");
+}
+
 static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
                  const char *dest, struct error *err)
 {
   cleanup_close int target = -1;
   cleanup_close int mfd = -1;
+  cleanup_free char *tmpfs_data = NULL;
+  struct mount_opts with_mode;
   uint64_t set, clr;
 
   if (m->type == NULL || *m->type == '\0')
     return error_set(err, EINVAL, "mount on `%s`: no type", dest);
   if (check_proc_dest(m, dest, -1, err) < 0)
     return -1;
+  tmpfs_data = tmpfs_mode_data(ctx, m, o, dest);
+  if (tmpfs_data != NULL) {
+    with_mode = *o;
+    with_mode.data = tmpfs_data;
+    o = &with_mode;
+  }
   target = open_target(ctx, m, dest, true, err);
   if (target < 0)
     return -1;

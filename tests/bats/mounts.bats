@@ -53,6 +53,27 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ -f "$ROOTFS/etc/injected" ]
 }
 
+@test "tmpfs without mode= takes the mode of the directory it covers, as runc; a new one gets 1777" {
+	mkdir "$ROOTFS/priv" "$ROOTFS/stk" "$ROOTFS/given"
+	chmod 0710 "$ROOTFS/priv"
+	chmod 'a=rwx,ug+s,+t' "$ROOTFS/stk"
+	start_with_mounts '[{"destination": "/priv", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]},
+		{"destination": "/stk", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]},
+		{"destination": "/given", "type": "tmpfs", "source": "tmpfs", "options": ["mode=0444"]},
+		{"destination": "/made/here", "type": "tmpfs", "source": "tmpfs"}]'
+	# the kernel's record of each superblock, read from the host
+	[[ "$(mnt_line "$PID" /priv | awk '{print $NF}')" =~ (^|,)mode=710(,|$) ]] ||
+		fail "/priv: $(mnt_line "$PID" /priv)"
+	[[ "$(mnt_line "$PID" /stk | awk '{print $NF}')" =~ (^|,)mode=7777(,|$) ]] ||
+		fail "/stk: $(mnt_line "$PID" /stk)"
+	run rt exec c1 stat -c '%a %A' /priv /stk /given /made/here
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = "710 drwx--x---" ] || fail "/priv: ${lines[0]}"
+	[ "${lines[1]}" = "7777 drwsrwsrwt" ] || fail "/stk: ${lines[1]}"
+	[ "${lines[2]}" = "444 dr--r--r--" ] || fail "/given (mode= wins): ${lines[2]}"
+	[ "${lines[3]}" = "1777 drwxrwxrwt" ] || fail "/made/here (new): ${lines[3]}"
+}
+
 @test "nosuid, nodev and noexec are applied" {
 	mkdir "$BUNDLE/vol"
 	cp "$ROOTFS/bin/busybox" "$BUNDLE/vol/bb"
