@@ -171,6 +171,11 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
     if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
       return error_errno(err, "setresuid in user namespace");
   }
+  /* our real cgroup paths, before a joined cgroup namespace makes them
+   * relative to another container's (mounts_cgroup.c binds ours) */
+  if (a->plan->join_fd[OCI_NS_CGROUP] >= 0 &&
+      procfs_read_all("self/cgroup", &ctx->cgroup_table, err) < 0)
+    return -1;
   if (ns_join_paths(a->plan, true, err) < 0)
     return -1;
   if ((a->plan->unshare_flags & CLONE_NEWCGROUP) &&
@@ -256,6 +261,7 @@ void init_main(struct init_args *a)
       .new_userns = a->new_userns,
       .in_userns = a->new_userns || a->plan->join_fd[OCI_NS_USER] >= 0 || a->in_userns,
       .new_cgroupns = a->plan->new_ns[OCI_NS_CGROUP],
+      .joined_cgroupns = a->plan->join_fd[OCI_NS_CGROUP] >= 0,
       .cgroup = a->cgroup,
       .pty_master_fd = -1,
       .pty_peer_fd = -1,

@@ -188,7 +188,8 @@ static int bind_hierarchy(struct setup_ctx *ctx, int tmpfd, const char *ctrls, c
   if (tree >= 0) {
     clr = (set & MOUNT_ATTR_RDONLY) ? 0 : MOUNT_ATTR_RDONLY;
   } else {
-    tree = hierarchy_tree(ctrls, dir, own, !userns, err);
+    /* a fresh mount in a joined namespace shows the other's root, not ours */
+    tree = hierarchy_tree(ctrls, dir, own, !userns && !ctx->joined_cgroupns, err);
     if (tree < 0)
       return error_prefix(err, "mount cgroup `%s` on `%s`", dir, dest);
   }
@@ -214,8 +215,10 @@ static int bind_hierarchies(struct setup_ctx *ctx, int tmpfd, uint64_t set, cons
   bool userns = ctx->new_userns || ctx->in_userns;
 
   /* In a user namespace the host's hierarchies are bound: that needs our
-   * real cgroup paths, read by the init before it unshared its cgroup ns. */
-  if (userns && ctx->new_cgroupns && ctx->cgroup_table != NULL)
+   * real cgroup paths, read by the init before it unshared its cgroup ns.
+   * In a joined cgroup namespace /proc/self/cgroup names ours from the other
+   * container's root ("/../c2"): the paths read before the join are bound. */
+  if (((userns && ctx->new_cgroupns) || ctx->joined_cgroupns) && ctx->cgroup_table != NULL)
     table = xstrdup(ctx->cgroup_table);
   else if (procfs_read_all("self/cgroup", &table, err) < 0)
     return -1;

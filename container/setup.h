@@ -35,7 +35,8 @@ struct setup_ctx {
   bool new_userns; /* we created a user namespace: mknod fails, bind devices instead */
   bool in_userns;  /* running in any non-initial user namespace (rootless engines) */
   bool new_cgroupns;
-  bool dev_readonly; /* a config mount of /dev asked for ro: mounted rw, made ro at the end */
+  bool joined_cgroupns; /* by path: /proc/self/cgroup is then relative to another root */
+  bool dev_readonly;    /* a config mount of /dev asked for ro: mounted rw, made ro at the end */
   const int
       *bind_fds;      /* per config mount: a bind source cloned by the runtime, or -1; NULL: none */
   int pty_master_fd;  /* out: set by rootfs_setup() when process.terminal, else -1 */

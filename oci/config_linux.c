@@ -17,6 +17,15 @@ static int conv_ns_type(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+/* An empty path is no path, as runc and the Go spec types read it (omitempty):
+ * a new namespace of that type. */
+static int conv_ns_path(struct jctx *c, const struct jnode *v, void *ret)
+{
+  if (v->type == JT_STRING && v->s[0] == '\0')
+    return 0;
+  return j_abspath(c, v, ret);
+}
+
 static int conv_ns(struct jctx *c, const struct jnode *v, void *ret)
 {
   struct oci_namespace *ns = ret;
@@ -24,7 +33,7 @@ static int conv_ns(struct jctx *c, const struct jnode *v, void *ret)
   if (jexpect(c, v, JT_OBJECT) < 0)
     return -1;
   if (jfield_req(c, v, "type", conv_ns_type, &ns->type) < 0 ||
-      jfield(c, v, "path", j_abspath, &ns->path, NULL) < 0)
+      jfield(c, v, "path", conv_ns_path, &ns->path, NULL) < 0)
     return -1;
   return 0;
 }

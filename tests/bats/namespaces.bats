@@ -87,6 +87,33 @@ start_sleeper() {
 	[ "$(ns_of "$second" mnt)" != "$(ns_of "$first" mnt)" ]
 }
 
+@test "an empty namespace path is a new namespace, as runc reads it (other containers' namespaces joined beside it)" {
+	start_sleeper c1
+	first=$PID
+	b2=$BUNDLE/b2
+	make_bundle "$b2"
+	# runc's own tests write this: every namespace joined by path but the mount one, ""
+	jq --arg p "/proc/$first/ns" '.process.args = ["sleep", "1000"] |
+		.linux.namespaces |= map_values(.path = if .type == "mount" then "" else
+			($p + "/" + ({"network": "net"}[.type] // .type)) end)' "$b2/config.json" >"$b2/c.json"
+	mv "$b2/c.json" "$b2/config.json"
+	rt_bg run -d --bundle "$b2" c2
+	[ "$status" -eq 0 ] || fail "run c2: $output"
+	second=$(container_pid c2)
+	for n in net ipc uts pid cgroup; do
+		[ "$(ns_of "$second" $n)" = "$(ns_of "$first" $n)" ] || fail "$n not joined"
+	done
+	[ "$(ns_of "$second" mnt)" != "$(ns_of "$first" mnt)" ] || fail "mount namespace joined"
+	[ "$(ns_of "$second" mnt)" != "$(ns_of $$ mnt)" ] || fail "mount namespace is the host's"
+	# in c1's cgroup namespace c2 still sees its own cgroup at /sys/fs/cgroup
+	# (on v1 a bind of its directory: the mount's root is c2's cgroup, read from the host)
+	if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+		own=$(awk -F: '$2 == "pids" {print $3}' "/proc/$second/cgroup")
+		root=$(awk '$5 == "/sys/fs/cgroup/pids" {print $4}' "/proc/$second/mountinfo")
+		[ -n "$own" ] && [ "$root" = "$own" ] || fail "pids bound from '$root', c2 is in '$own'"
+	fi
+}
+
 @test "joining a namespace path that is not a namespace fails" {
 	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"$BUNDLE/config.json\" else . end)"
 	set_args true

@@ -625,6 +625,26 @@ static void test_duplicates_and_null(void)
   oci_config_free(c);
 }
 
+/* runc and the Go spec types read an empty namespace path as none (omitempty);
+ * runc's own tests write "path": "" for a namespace to create */
+static void test_empty_ns_path(void)
+{
+  struct error err = {0};
+  struct oci_config *c = NULL;
+  const char *doc = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},\"linux\":{"
+                    "\"namespaces\":[{\"type\":\"mount\",\"path\":\"\"},"
+                    "{\"type\":\"network\",\"path\":\"/proc/1/ns/net\"}]}}";
+
+  tap_ok(parse(doc, &c, &err) == 0, "an empty namespace path parses (%s)", err.msg);
+  if (c == NULL)
+    return;
+  tap_ok(oci_config_namespace(c, OCI_NS_MOUNT) != NULL &&
+             oci_config_namespace(c, OCI_NS_MOUNT)->path == NULL &&
+             streq(oci_config_namespace(c, OCI_NS_NETWORK)->path, "/proc/1/ns/net"),
+         "an empty namespace path is a new namespace, a non-empty one is kept");
+  oci_config_free(c);
+}
+
 static void test_process_doc(void)
 {
   struct error err = {0};
@@ -849,6 +869,7 @@ int main(void)
   test_truncated();
   test_bounds();
   test_duplicates_and_null();
+  test_empty_ns_path();
   test_process_doc();
   test_resources_doc();
   test_names();
