@@ -144,7 +144,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   /* GO carries our pid in the runtime's pid namespace */
   if (sync_expect_code(x->sock, SYNC_GO, &host_pid, &err) < 0)
     _exit(1);
-  if (cgroup_join_self(x->cgroup_fds, x->n_cgroup_fds, &err) < 0)
+  if (process_apply_cpu_initial(x->proc, &err) < 0 ||
+      cgroup_join_self(x->cgroup_fds, x->n_cgroup_fds, &err) < 0)
     goto fail;
   for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
     enum oci_ns_type t = order[i];

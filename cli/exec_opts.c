@@ -200,6 +200,14 @@ static struct oci_process *process_from_config(const struct oci_process *base)
   }
   p->apparmor_profile = xstrdup(base->apparmor_profile);
   p->selinux_label = xstrdup(base->selinux_label);
+  /* as runc: an exec runs with the container's scheduling and CPU affinity */
+  p->has_scheduler = base->has_scheduler;
+  p->scheduler = base->scheduler;
+  p->has_io_priority = base->has_io_priority;
+  p->io_priority_class = base->io_priority_class;
+  p->io_priority = base->io_priority;
+  p->exec_cpu_initial = xstrdup(base->exec_cpu_initial);
+  p->exec_cpu_final = xstrdup(base->exec_cpu_final);
   return p;
 }
 

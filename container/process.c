@@ -10,6 +10,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -154,6 +155,75 @@ static int apply_rlimit(const struct oci_rlimit *r, struct error *err)
   return error_set(err, e, "setrlimit %s", name);
 }
 
+/* execCPUAffinity's `what` list, or with none every CPU (the kernel keeps
+ * what the cpuset allows): a runtime started under taskset must not pass its
+ * own affinity on, as runc resets it too.  The reset is best effort. */
+static int cpu_affinity(const char *list, const char *what, struct error *err)
+{
+  cpu_set_t set;
+
+  if (list == NULL)
+    memset(&set, 0xff, sizeof set);
+  else {
+    CPU_ZERO(&set);
+    if (oci_cpu_list_parse(list, set.__bits, CPU_SETSIZE) < 0)
+      return error_set(err, EINVAL, "process.execCPUAffinity.%s `%s`: not a CPU list", what, list);
+  }
+  if (sched_setaffinity(0, sizeof set, &set) == 0 || list == NULL)
+    return 0;
+  return error_errno(err, "process.execCPUAffinity.%s `%s`", what, list);
+}
+
+int process_apply_cpu_initial(const struct oci_process *p, struct error *err)
+{
+  if (p->exec_cpu_initial == NULL)
+    return 0;
+  return cpu_affinity(p->exec_cpu_initial, "initial", err);
+}
+
+/* sched_setattr(2)'s argument (linux/sched/types.h clashes with sched.h) */
+struct sched_attr_v1 {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+static int apply_scheduler(const struct oci_scheduler *s, struct error *err)
+{
+  static const char *const names[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",      "SCHED_BATCH",
+                                      "SCHED_ISO",   "SCHED_IDLE", "SCHED_DEADLINE"};
+  struct sched_attr_v1 attr = {
+      .size = sizeof attr,
+      .sched_policy = (uint32_t)s->policy,
+      .sched_flags = s->flags,
+      .sched_nice = s->nice,
+      .sched_priority = (uint32_t)s->priority,
+      .sched_runtime = s->runtime,
+      .sched_deadline = s->deadline,
+      .sched_period = s->period,
+  };
+  const char *name = (size_t)s->policy < ARRAY_SIZE(names) ? names[s->policy] : "?";
+
+  if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
+    return 0;
+  if (errno == EPERM && s->policy == SCHED_DEADLINE)
+    return error_set(err, 0,
+                     "process.scheduler: %s: Operation not permitted (it needs a CPU affinity of "
+                     "every CPU: not with linux.resources.cpu.cpus or execCPUAffinity)",
+                     name);
+  if (errno == EPERM && (s->policy == SCHED_FIFO || s->policy == SCHED_RR))
+    return error_set(err, 0,
+                     "process.scheduler: %s (priority %d): Operation not permitted (on cgroup v1 "
+                     "the container's cgroup needs a real-time budget: "
+                     "linux.resources.cpu.realtimeRuntime)",
+                     name, s->priority);
+  return error_errno(err, "process.scheduler: %s (nice %d, priority %d)", name, s->nice,
+                     s->priority);
+}
+
 int process_apply_limits(const struct oci_process *p, struct error *err)
 {
   char buf[32];
@@ -161,6 +231,15 @@ int process_apply_limits(const struct oci_process *p, struct error *err)
   for (size_t i = 0; i < p->n_rlimits; i++)
     if (apply_rlimit(&p->rlimits[i], err) < 0)
       return -1;
+  if (cpu_affinity(p->exec_cpu_final, "final", err) < 0)
+    return -1;
+  if (p->has_scheduler && apply_scheduler(&p->scheduler, err) < 0)
+    return -1;
+  /* ioprio_set(IOPRIO_WHO_PROCESS, self, class << IOPRIO_CLASS_SHIFT | level) */
+  if (p->has_io_priority &&
+      syscall(SYS_ioprio_set, 1, 0, (p->io_priority_class << 13) | p->io_priority) < 0)
+    return error_errno(err, "process.ioPriority: class %d, priority %d", p->io_priority_class,
+                       p->io_priority);
   if (!p->has_oom_score_adj)
     return 0;
   snprintf(buf, sizeof buf, "%d", p->oom_score_adj);

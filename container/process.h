@@ -56,8 +56,12 @@ struct process_opts {
  * "exec: \"x\": executable file not found in $PATH", "no such file or
  * directory", "permission denied". ret_path receives the absolute path. */
 int process_resolve_executable(const struct oci_process *p, char **ret_path, struct error *err);
-/* rlimits, oom_score_adj: may run early (before waiting for start). */
+/* rlimits, CPU affinity (execCPUAffinity.final, else every CPU), scheduler,
+ * I/O priority, oom_score_adj: may run early (before waiting for start), in
+ * the container's cgroups. */
 int process_apply_limits(const struct oci_process *p, struct error *err);
+/* execCPUAffinity.initial: an exec's affinity before it joins the cgroups. */
+int process_apply_cpu_initial(const struct oci_process *p, struct error *err);
 /* Everything else and execve; returns only on failure. */
 int process_exec(const struct oci_process *p, const char *resolved_path,
                  const struct process_opts *opts, struct error *err);

@@ -57,6 +57,15 @@ struct oci_user {
   char *username; /* informational */
 };
 
+/* process.scheduler (sched_setattr(2)); policy and flags as the kernel's values */
+struct oci_scheduler {
+  int policy; /* SCHED_OTHER, SCHED_FIFO, ... */
+  int nice;
+  int priority;
+  uint64_t flags; /* SCHED_FLAG_* */
+  uint64_t runtime, deadline, period;
+};
+
 struct oci_process {
   bool terminal;
   bool has_console_size;
@@ -74,7 +83,19 @@ struct oci_process {
   bool no_new_privileges;
   bool has_oom_score_adj;
   int oom_score_adj;
+  bool has_scheduler;
+  struct oci_scheduler scheduler;
+  bool has_io_priority;
+  int io_priority_class; /* IOPRIO_CLASS_RT 1, _BE 2, _IDLE 3 */
+  int io_priority;       /* 0-7 */
+  /* execCPUAffinity: CPU lists ("0-3,7"), checked by oci_cpu_list_parse */
+  char *exec_cpu_initial;
+  char *exec_cpu_final;
 };
+
+/* A CPU list ("0-3,7", "5"): set each CPU's bit in mask (nbits bits wide);
+ * -1 on a malformed list or a CPU at or above nbits. */
+int oci_cpu_list_parse(const char *s, unsigned long *mask, size_t nbits);
 
 struct oci_mount {
   char *destination;

@@ -51,6 +51,8 @@ static void process_copy(struct oci_process *d, const struct oci_process *s)
     d->rlimits[i].type = xstrdup(s->rlimits[i].type);
   d->apparmor_profile = xstrdup(s->apparmor_profile);
   d->selinux_label = xstrdup(s->selinux_label);
+  d->exec_cpu_initial = xstrdup(s->exec_cpu_initial);
+  d->exec_cpu_final = xstrdup(s->exec_cpu_final);
 }
 
 static struct oci_mount *mounts_dup(const struct oci_mount *m, size_t n)

@@ -6,7 +6,9 @@
  * names known (unknown names are rejected rather than silently dropped, so
  * a typo never runs a container with fewer or more privileges than meant).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 
 #include "common/util.h"
@@ -157,6 +159,159 @@ static int conv_caps(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+static const char *const sched_policies[] = {
+    [0] = "SCHED_OTHER", [1] = "SCHED_FIFO", [2] = "SCHED_RR",       [3] = "SCHED_BATCH",
+    [4] = "SCHED_ISO",   [5] = "SCHED_IDLE", [6] = "SCHED_DEADLINE",
+};
+static const char *const sched_flags[] = {
+    "SCHED_FLAG_RESET_ON_FORK",  "SCHED_FLAG_RECLAIM",     "SCHED_FLAG_DL_OVERRUN",
+    "SCHED_FLAG_KEEP_POLICY",    "SCHED_FLAG_KEEP_PARAMS", "SCHED_FLAG_UTIL_CLAMP_MIN",
+    "SCHED_FLAG_UTIL_CLAMP_MAX",
+};
+
+static int conv_sched_policy(struct jctx *c, const struct jnode *v, void *ret)
+{
+  if (jexpect(c, v, JT_STRING) < 0)
+    return -1;
+  for (size_t i = 0; i < ARRAY_SIZE(sched_policies); i++)
+    if (streq(v->s, sched_policies[i])) {
+      *(int *)ret = (int)i;
+      return 0;
+    }
+  return jfail(c, "unknown scheduling policy `%s`", v->s);
+}
+
+static int conv_sched_flags(struct jctx *c, const struct jnode *v, void *ret)
+{
+  uint64_t *flags = ret;
+
+  if (jexpect(c, v, JT_ARRAY) < 0)
+    return -1;
+  for (size_t i = 0; i < v->n; i++) {
+    size_t m = jpush_index(c, i);
+    size_t k;
+
+    if (jexpect(c, v->items[i], JT_STRING) < 0)
+      return -1;
+    for (k = 0; k < ARRAY_SIZE(sched_flags); k++)
+      if (streq(v->items[i]->s, sched_flags[k]))
+        break;
+    if (k == ARRAY_SIZE(sched_flags))
+      return jfail(c, "unknown scheduler flag `%s`", v->items[i]->s);
+    *flags |= 1ULL << k;
+    jpop(c, m);
+  }
+  return 0;
+}
+
+static int conv_scheduler(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_scheduler *s = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield_req(c, v, "policy", conv_sched_policy, &s->policy) < 0 ||
+      jfield(c, v, "nice", j_int, &s->nice, NULL) < 0 ||
+      jfield(c, v, "priority", j_int, &s->priority, NULL) < 0 ||
+      jfield(c, v, "flags", conv_sched_flags, &s->flags, NULL) < 0 ||
+      jfield(c, v, "runtime", j_u64, &s->runtime, NULL) < 0 ||
+      jfield(c, v, "deadline", j_u64, &s->deadline, NULL) < 0 ||
+      jfield(c, v, "period", j_u64, &s->period, NULL) < 0)
+    return -1;
+  if (s->nice < -20 || s->nice > 19)
+    return jfail_at(c, "nice", "out of range (-20 to 19)");
+  if (s->priority < 0 || s->priority > 99)
+    return jfail_at(c, "priority", "out of range (0 to 99)");
+  return 0;
+}
+
+static int conv_ioprio_class(struct jctx *c, const struct jnode *v, void *ret)
+{
+  static const char *const classes[] = {"IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"};
+
+  if (jexpect(c, v, JT_STRING) < 0)
+    return -1;
+  for (size_t i = 0; i < ARRAY_SIZE(classes); i++)
+    if (streq(v->s, classes[i])) {
+      *(int *)ret = (int)i + 1;
+      return 0;
+    }
+  return jfail(c, "unknown I/O priority class `%s`", v->s);
+}
+
+static int conv_ioprio(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_process *p = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield_req(c, v, "class", conv_ioprio_class, &p->io_priority_class) < 0 ||
+      jfield(c, v, "priority", j_int, &p->io_priority, NULL) < 0)
+    return -1;
+  if (p->io_priority < 0 || p->io_priority > 7)
+    return jfail_at(c, "priority", "out of range (0 to 7)");
+  return 0;
+}
+
+int oci_cpu_list_parse(const char *s, unsigned long *mask, size_t nbits)
+{
+  const size_t w = 8 * sizeof *mask;
+
+  if (s == NULL || *s == '\0')
+    return -1;
+  for (;;) {
+    char *end;
+    unsigned long a, b;
+
+    if (*s < '0' || *s > '9')
+      return -1;
+    errno = 0;
+    a = b = strtoul(s, &end, 10);
+    if (errno != 0)
+      return -1;
+    if (*end == '-') {
+      s = end + 1;
+      if (*s < '0' || *s > '9')
+        return -1;
+      b = strtoul(s, &end, 10);
+      if (errno != 0 || b < a)
+        return -1;
+    }
+    if (b >= nbits)
+      return -1;
+    for (unsigned long i = a; i <= b; i++)
+      mask[i / w] |= 1UL << (i % w);
+    if (*end == '\0')
+      return 0;
+    if (*end != ',')
+      return -1;
+    s = end + 1;
+  }
+}
+
+static int conv_cpu_list(struct jctx *c, const struct jnode *v, void *ret)
+{
+  unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
+
+  if (j_str(c, v, ret) < 0)
+    return -1;
+  if (oci_cpu_list_parse(*(char **)ret, mask, 1024) < 0)
+    return jfail(c, "`%s` is not a CPU list (\"0-3,7\")", *(char **)ret);
+  return 0;
+}
+
+static int conv_exec_cpu(struct jctx *c, const struct jnode *v, void *ret)
+{
+  struct oci_process *p = ret;
+
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  return jfield(c, v, "initial", conv_cpu_list, &p->exec_cpu_initial, NULL) < 0 ||
+                 jfield(c, v, "final", conv_cpu_list, &p->exec_cpu_final, NULL) < 0
+             ? -1
+             : 0;
+}
+
 static int check_env(struct jctx *c, char **env)
 {
   for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
@@ -187,7 +342,10 @@ static int process_fields(struct jctx *c, const struct jnode *v, struct oci_proc
       jfield(c, v, "selinuxLabel", j_str, &p->selinux_label, NULL) < 0 ||
       jfield(c, v, "capabilities", conv_caps, &p->caps, &p->has_caps) < 0 ||
       jfield(c, v, "noNewPrivileges", j_bool, &p->no_new_privileges, NULL) < 0 ||
-      jfield(c, v, "oomScoreAdj", j_int, &p->oom_score_adj, &p->has_oom_score_adj) < 0)
+      jfield(c, v, "oomScoreAdj", j_int, &p->oom_score_adj, &p->has_oom_score_adj) < 0 ||
+      jfield(c, v, "scheduler", conv_scheduler, &p->scheduler, &p->has_scheduler) < 0 ||
+      jfield(c, v, "ioPriority", conv_ioprio, p, &p->has_io_priority) < 0 ||
+      jfield(c, v, "execCPUAffinity", conv_exec_cpu, p, NULL) < 0)
     return -1;
   if (p->args[0] == NULL)
     return jfail_at(c, "args", "must not be empty");
@@ -235,6 +393,8 @@ void oci_process_free(struct oci_process *p)
   free(p->rlimits);
   free(p->apparmor_profile);
   free(p->selinux_label);
+  free(p->exec_cpu_initial);
+  free(p->exec_cpu_final);
   free(p);
 }
 
@@ -285,6 +445,52 @@ static void gen_rlimits(struct jgen *j, const struct oci_process *p)
   jg_aclose(j);
 }
 
+static void gen_sched(struct jgen *j, const struct oci_process *p)
+{
+  static const char *const classes[] = {"", "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE",
+                                        "IOPRIO_CLASS_IDLE"};
+  const struct oci_scheduler *s = &p->scheduler;
+
+  if (p->has_scheduler) {
+    jg_key(j, "scheduler");
+    jg_open(j);
+    jg_kstr(j, "policy", sched_policies[s->policy]);
+    if (s->nice)
+      jg_ki64(j, "nice", s->nice);
+    if (s->priority)
+      jg_ki64(j, "priority", s->priority);
+    if (s->flags) {
+      jg_key(j, "flags");
+      jg_aopen(j);
+      for (size_t k = 0; k < ARRAY_SIZE(sched_flags); k++)
+        if (s->flags & (1ULL << k))
+          jg_str(j, sched_flags[k]);
+      jg_aclose(j);
+    }
+    if (s->runtime)
+      jg_ku64(j, "runtime", s->runtime);
+    if (s->deadline)
+      jg_ku64(j, "deadline", s->deadline);
+    if (s->period)
+      jg_ku64(j, "period", s->period);
+    jg_close(j);
+  }
+  if (p->has_io_priority) {
+    jg_key(j, "ioPriority");
+    jg_open(j);
+    jg_kstr(j, "class", classes[p->io_priority_class]);
+    jg_ki64(j, "priority", p->io_priority);
+    jg_close(j);
+  }
+  if (p->exec_cpu_initial != NULL || p->exec_cpu_final != NULL) {
+    jg_key(j, "execCPUAffinity");
+    jg_open(j);
+    jg_kstr(j, "initial", p->exec_cpu_initial);
+    jg_kstr(j, "final", p->exec_cpu_final);
+    jg_close(j);
+  }
+}
+
 void oci_process_gen(struct jgen *j, const struct oci_process *p)
 {
   jg_open(j);
@@ -318,6 +524,7 @@ void oci_process_gen(struct jgen *j, const struct oci_process *p)
   if (p->has_oom_score_adj)
     jg_ki64(j, "oomScoreAdj", p->oom_score_adj);
   jg_kstr(j, "selinuxLabel", p->selinux_label);
+  gen_sched(j, p);
   jg_close(j);
 }
 

@@ -102,6 +102,32 @@ static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t kee
     profile_change_add(x, PROFILE_CHANGE_CONFIG, field, o, n, "%s", drop_reason);
 }
 
+/* Real-time scheduling, a higher priority (negative nice) and the real-time
+ * I/O class need CAP_SYS_NICE (or SYS_ADMIN) in the process itself; the
+ * runtime, which could set them for it, does not give more than the
+ * profile's ceiling would: refused, as a capability above it is. */
+static int refuse_sched(struct apply_ctx *x, const struct oci_process *proc, uint64_t allowed)
+{
+  static const char *const rt[] = {[1] = "SCHED_FIFO", [2] = "SCHED_RR", [6] = "SCHED_DEADLINE"};
+  const struct oci_scheduler *s = &proc->scheduler;
+  const char *what = NULL;
+
+  if (allowed & (UINT64_C(1) << oci_cap_from_name("CAP_SYS_NICE")))
+    return 0;
+  if (proc->has_scheduler && (size_t)s->policy < ARRAY_SIZE(rt) && rt[s->policy] != NULL)
+    what = rt[s->policy];
+  else if (proc->has_scheduler && s->nice < 0)
+    what = "a negative nice";
+  else if (proc->has_io_priority && proc->io_priority_class == 1)
+    what = "IOPRIO_CLASS_RT";
+  if (what == NULL)
+    return 0;
+  return profile_refuse(x,
+                        "process.%s: %s needs CAP_SYS_NICE, which is above the profile's "
+                        "capability ceiling (a real-time agent could starve the host)",
+                        proc->has_io_priority && what[0] == 'I' ? "ioPriority" : "scheduler", what);
+}
+
 int profile_caps_check_process(struct apply_ctx *x, struct oci_process *proc)
 {
   const struct agent_profile *p = x->p;
@@ -110,7 +136,11 @@ int profile_caps_check_process(struct apply_ctx *x, struct oci_process *proc)
   cleanup_free char *trimmed = caps_list(p->caps.trim);
   cleanup_free char *reason = NULL;
 
-  if (!p->caps.enforce || proc == NULL || !proc->has_caps)
+  if (!p->caps.enforce || proc == NULL)
+    return 0;
+  if (refuse_sched(x, proc, p->caps.ceiling & ~drop) < 0)
+    return -1;
+  if (!proc->has_caps)
     return 0;
   if (refuse_over(x, &proc->caps, p->caps.ceiling | p->caps.trim, drop) < 0)
     return -1;

@@ -176,6 +176,101 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$(cat "/proc/$PID/oom_score_adj")" = 500 ]
 }
 
+# spec 1.2: process.scheduler, process.ioPriority, process.execCPUAffinity; read from the
+# host (util-linux's chrt and ionice, /proc/PID/status and stat)
+sched_of() { # PID: "POLICY nice N ioprio CLASS-LEVEL"
+	printf '%s nice %s io %s\n' "$(chrt -p "$1" | sed -n 's/.*policy: //p')" \
+		"$(awk '{print $19}' "/proc/$1/stat")" "$(ionice -p "$1")"
+}
+
+@test "process.scheduler and process.ioPriority apply to the init and to an exec'd process" {
+	update_config '.process.scheduler = {"policy": "SCHED_BATCH", "nice": 5}
+		| .process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 4}'
+	start_sleeper
+	[ "$(sched_of "$PID")" = "SCHED_BATCH nice 5 io best-effort: prio 4" ] || fail "init: $(sched_of "$PID")"
+	rt_bg exec -d --pid-file "$BUNDLE/exec.pid" c1 sleep 1000
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	epid=$(cat "$BUNDLE/exec.pid")
+	[ "$(sched_of "$epid")" = "SCHED_BATCH nice 5 io best-effort: prio 4" ] || fail "exec: $(sched_of "$epid")"
+	# written back into the state's config as given
+	jq -e '.process.scheduler.policy == "SCHED_BATCH" and .process.ioPriority.priority == 4' \
+		"$TEST_ROOT/c1/config.json" >/dev/null || fail "state config: $(jq -c .process "$TEST_ROOT/c1/config.json")"
+}
+
+@test "CPU affinity: a runtime under taskset does not pass it on; execCPUAffinity pins init and exec" {
+	[ "$(nproc --all)" -ge 2 ] || skip "needs two CPUs"
+	all=$(cat /sys/devices/system/cpu/online)
+	set_args sleep 1000
+	status=0
+	taskset -c 0 "$AGENTRT" --root "$TEST_ROOT" run -d --bundle "$BUNDLE" c1 </dev/null >/dev/null 2>"$BUNDLE/err" || status=$?
+	[ "$status" -eq 0 ] || fail "run: $(cat "$BUNDLE/err")"
+	PID=$(container_pid c1)
+	[ "$(status_field Cpus_allowed_list)" = "$all" ] || fail "init kept the runtime's: $(status_field Cpus_allowed_list)"
+	taskset -c 0 "$AGENTRT" --root "$TEST_ROOT" exec -d --pid-file "$BUNDLE/e.pid" c1 sleep 1000 </dev/null >/dev/null 2>&1
+	[ "$(sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$(cat "$BUNDLE/e.pid")/status")" = "$all" ] || fail "exec kept it"
+	rt delete --force c1
+	update_config '.process.execCPUAffinity = {"initial": "0", "final": "1"}'
+	start_sleeper
+	[ "$(status_field Cpus_allowed_list)" = 1 ] || fail "init: $(status_field Cpus_allowed_list)"
+	rt_bg exec -d --pid-file "$BUNDLE/e2.pid" c1 sleep 1000
+	[ "$(sed -n 's/^Cpus_allowed_list:\t//p' "/proc/$(cat "$BUNDLE/e2.pid")/status")" = 1 ] || fail "exec not pinned"
+}
+
+@test "process.scheduler: SCHED_DEADLINE with linux.resources.cpu.cpus fails create naming it, leaves nothing" {
+	[ "$(nproc --all)" -ge 2 ] || skip "needs two CPUs"
+	update_config '.linux.resources.cpu.cpus = "0"
+		| .process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 42000, "deadline": 1000000, "period": 1000000}'
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -ne 0 ] || fail "ran"
+	[[ "$output" == *"process.scheduler: SCHED_DEADLINE: Operation not permitted (it needs a CPU affinity of every CPU"* ]] || fail "$output"
+	[ "$(wc -l <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	run rt state c1
+	[ "$status" -ne 0 ]
+}
+
+@test "process.scheduler, ioPriority and execCPUAffinity: bad values are refused at the field" {
+	cp "$BUNDLE/config.json" "$BUNDLE/orig.json"
+	for bad in '.process.scheduler = {"policy": "SCHED_NOPE"}|unknown scheduling policy `SCHED_NOPE`' \
+		'.process.scheduler = {"policy": "SCHED_OTHER", "nice": 20}|process.scheduler.nice: out of range' \
+		'.process.scheduler = {"policy": "SCHED_OTHER", "flags": ["SCHED_FLAG_X"]}|unknown scheduler flag' \
+		'.process.scheduler = {"nice": 1}|process.scheduler.policy: is required' \
+		'.process.ioPriority = {"class": "IOPRIO_CLASS_X", "priority": 1}|unknown I/O priority class' \
+		'.process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 8}|process.ioPriority.priority: out of range' \
+		'.process.execCPUAffinity = {"final": "3-1"}|is not a CPU list' \
+		'.process.execCPUAffinity = {"initial": "0,"}|is not a CPU list' \
+		'.process.execCPUAffinity = {"final": "4096"}|is not a CPU list'; do
+		cp "$BUNDLE/orig.json" "$BUNDLE/config.json"
+		update_config "${bad%%|*}"
+		run rt run --bundle "$BUNDLE" c1
+		[ "$status" -ne 0 ] && [[ "$output" == *"${bad#*|}"* ]] || fail "${bad%%|*}: $status: $output"
+	done
+}
+
+@test "agent profile: real-time scheduling, a negative nice and IOPRIO_CLASS_RT are refused (create and exec)" {
+	for bad in '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 10}|process.scheduler: SCHED_FIFO needs CAP_SYS_NICE' \
+		'.process.scheduler = {"policy": "SCHED_RR", "priority": 1}|process.scheduler: SCHED_RR needs CAP_SYS_NICE' \
+		'.process.scheduler = {"policy": "SCHED_DEADLINE", "runtime": 1000, "deadline": 2000, "period": 2000}|SCHED_DEADLINE needs CAP_SYS_NICE' \
+		'.process.scheduler = {"policy": "SCHED_OTHER", "nice": -5}|a negative nice needs CAP_SYS_NICE' \
+		'.process.ioPriority = {"class": "IOPRIO_CLASS_RT", "priority": 0}|process.ioPriority: IOPRIO_CLASS_RT needs CAP_SYS_NICE'; do
+		cp "$BUNDLE/config.json" "$BUNDLE/orig.json"
+		update_config "${bad%%|*}"
+		run rt --profile agent run --bundle "$BUNDLE" c1
+		[ "$status" -ne 0 ] && [[ "$output" == *"${bad#*|}"* ]] || fail "${bad%%|*}: $status: $output"
+		cp "$BUNDLE/orig.json" "$BUNDLE/config.json"
+	done
+	# an exec's own process document is held to the same ceiling
+	update_config '.process.scheduler = {"policy": "SCHED_IDLE"}'
+	set_args sleep 1000
+	rt_bg --profile agent run -d --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] || fail "run (SCHED_IDLE is allowed): $output"
+	[[ "$(chrt -p "$(container_pid c2)")" == *SCHED_IDLE* ]] || fail "not SCHED_IDLE"
+	jq '.process | .args = ["true"] | .scheduler = {"policy": "SCHED_FIFO", "priority": 1}' \
+		"$BUNDLE/config.json" >"$BUNDLE/p.json"
+	run rt --profile agent exec --process "$BUNDLE/p.json" c2
+	[ "$status" -ne 0 ] && [[ "$output" == *"SCHED_FIFO needs CAP_SYS_NICE"* ]] || fail "exec: $status: $output"
+}
+
 @test "hostname in a new UTS namespace" {
 	update_config '.hostname = "agentrt-host"'
 	host_before=$(hostname)

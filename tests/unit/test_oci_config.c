@@ -76,6 +76,11 @@ static void check_full(const struct oci_config *c)
              p->has_oom_score_adj && p->oom_score_adj == -500 &&
              streq(p->selinux_label, "system_u:system_r:container_t:s0:c1,c2"),
          "full: nnp, apparmor, oomScoreAdj, selinux");
+  tap_ok(p->has_scheduler && p->scheduler.policy == 3 && p->scheduler.nice == 3 &&
+             p->scheduler.flags == 0x10 && p->has_io_priority && p->io_priority_class == 2 &&
+             p->io_priority == 6 && streq(p->exec_cpu_initial, "0") &&
+             streq(p->exec_cpu_final, "0-1"),
+         "full: scheduler, ioPriority, execCPUAffinity");
   tap_ok(streq(c->hostname, "4f0e2c1b9a77") && streq(c->domainname, "example.internal"),
          "full: hostname, domainname");
   tap_ok(c->n_mounts == 11 && streq(c->mounts[7].destination, "/etc/resolv.conf") &&
@@ -240,7 +245,7 @@ static void test_struct_sizes(void)
       {"oci_rlimit", sizeof(struct oci_rlimit), 32},
       {"oci_caps", sizeof(struct oci_caps), 216},
       {"oci_user", sizeof(struct oci_user), 40},
-      {"oci_process", sizeof(struct oci_process), 344},
+      {"oci_process", sizeof(struct oci_process), 432},
       {"oci_mount", sizeof(struct oci_mount), 32},
       {"oci_hook", sizeof(struct oci_hook), 32},
       {"oci_hooks", sizeof(struct oci_hooks), 96},
@@ -645,6 +650,47 @@ static void test_empty_ns_path(void)
   oci_config_free(c);
 }
 
+/* spec 1.2's scheduler, ioPriority and execCPUAffinity: parsed, written back
+ * as given, and CPU lists checked */
+static void test_sched_fields(void)
+{
+  struct error err = {0};
+  struct oci_process *p = NULL, *q = NULL;
+  const char *doc =
+      "{\"cwd\":\"/\",\"args\":[\"x\"],\"scheduler\":{\"policy\":\"SCHED_DEADLINE\",\"nice\":-3,"
+      "\"priority\":0,\"flags\":[\"SCHED_FLAG_RESET_ON_FORK\",\"SCHED_FLAG_UTIL_CLAMP_MAX\"],"
+      "\"runtime\":42000,\"deadline\":1000000,\"period\":2000000},"
+      "\"ioPriority\":{\"class\":\"IOPRIO_CLASS_IDLE\",\"priority\":7},"
+      "\"execCPUAffinity\":{\"initial\":\"0-3,7\",\"final\":\"5\"}}";
+  char *out = NULL;
+  unsigned long m[2] = {0};
+
+  tap_ok(oci_process_parse(doc, strlen(doc), "p.json", &p, &err) == 0 && p->has_scheduler &&
+             p->scheduler.policy == 6 && p->scheduler.nice == -3 &&
+             p->scheduler.flags == (0x01 | 0x40) && p->scheduler.runtime == 42000 &&
+             p->scheduler.period == 2000000 && p->has_io_priority && p->io_priority_class == 3 &&
+             p->io_priority == 7 && streq(p->exec_cpu_initial, "0-3,7") &&
+             streq(p->exec_cpu_final, "5"),
+         "scheduler, ioPriority, execCPUAffinity parse (%s)", err.msg);
+  tap_ok(p != NULL && oci_process_to_json(p, &out, NULL, &err) == 0 &&
+             oci_process_parse(out, strlen(out), "p.json", &q, &err) == 0 &&
+             q->scheduler.policy == 6 && q->scheduler.flags == (0x01 | 0x40) &&
+             q->scheduler.deadline == 1000000 && q->io_priority_class == 3 &&
+             streq(q->exec_cpu_final, "5"),
+         "written back and read again: %s", out ? out : err.msg);
+  free(out);
+  oci_process_free(p);
+  oci_process_free(q);
+  tap_ok(oci_cpu_list_parse("0-3,7,64", m, 128) == 0 && m[0] == 0x8f && m[1] == 1,
+         "cpu list 0-3,7,64");
+  tap_ok(oci_cpu_list_parse("", m, 128) < 0 && oci_cpu_list_parse("1-", m, 128) < 0 &&
+             oci_cpu_list_parse("3-1", m, 128) < 0 && oci_cpu_list_parse("1,,2", m, 128) < 0 &&
+             oci_cpu_list_parse("-1", m, 128) < 0 && oci_cpu_list_parse("128", m, 128) < 0 &&
+             oci_cpu_list_parse("0x1", m, 128) < 0 && oci_cpu_list_parse("1 ", m, 128) < 0 &&
+             oci_cpu_list_parse("99999999999999999999999", m, 128) < 0,
+         "bad cpu lists are refused");
+}
+
 static void test_process_doc(void)
 {
   struct error err = {0};
@@ -870,6 +916,7 @@ int main(void)
   test_bounds();
   test_duplicates_and_null();
   test_empty_ns_path();
+  test_sched_fields();
   test_process_doc();
   test_resources_doc();
   test_names();
