@@ -807,6 +807,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       goto fail;
     close(ret_r->pty_master);
     ret_r->pty_master = -1;
+  } else if (ret_r->pty_master >= 0) {
+    console_clear_onlcr(ret_r->pty_master); /* before START: no output yet */
   }
   FAILPOINT("create-after-state");
   log_debug("create `%s`: init %d ready", c->id, ret_r->pid);

@@ -126,6 +126,7 @@ struct exec_child {
   const void *notify_bpf;        /* seccomp-notify.bpf, its listener for the monitor */
   int notify_fd;                 /* connected to the monitor, or < 0 */
   const struct oci_state *state; /* for the listener's state document */
+  bool relayed;                  /* we relay its pty (no console socket): no CR added */
 };
 
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
@@ -163,6 +164,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
       error_errno(&err, "terminal: set window size (process.consoleSize)");
       goto fail;
     }
+    if (x->relayed)
+      console_clear_onlcr(master); /* before any output: we have not exec'd yet */
     if (sync_send(x->sock, SYNC_PTY, master, &err) < 0)
       goto fail;
     close(master);
@@ -533,6 +536,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out;
   }
   x.proc = proc;
+  x.relayed = !eo.detach;
   x.seccomp = c->config->linux ? c->config->linux->seccomp : NULL;
   x.state = c->state;
   /* SCMP_ACT_NOTIFY: connected here, on the host; the process sends */

@@ -156,6 +156,16 @@ static void pty_name(int master, char *buf, size_t n)
     snprintf(buf, n, "agentrt-pty");
 }
 
+void console_clear_onlcr(int master_fd)
+{
+  struct termios tio;
+
+  if (tcgetattr(master_fd, &tio) == 0 && (tio.c_oflag & ONLCR)) {
+    tio.c_oflag &= ~(tcflag_t)ONLCR;
+    tcsetattr(master_fd, TCSANOW, &tio);
+  }
+}
+
 int console_send_fd(const char *socket_path, int master_fd, struct error *err)
 {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};

@@ -16,6 +16,10 @@ int console_make_stdio(int peer_or_slave_fd, struct error *err);
  * ONE sendmsg: a non-empty name payload (the pty's name) and exactly one
  * SCM_RIGHTS fd (what containerd's go-runc and conmon accept). */
 int console_send_fd(const char *socket_path, int master_fd, struct error *err);
+/* A pty agentrt relays itself (run/exec in the foreground, no console
+ * socket): no "\n" -> "\r\n" on its output, as runc does, so a pipe or a file
+ * gets the program's bytes.  A terminal on our side adds its own \r. */
+void console_clear_onlcr(int master_fd);
 /* TIOCSWINSZ; returns -1 with errno set on failure. */
 int console_set_size(int fd, unsigned int height, unsigned int width);
 

@@ -93,6 +93,28 @@ load helpers
 	grep -qE '/dev/(pts/[0-9]+|console)' <<<"$output"
 }
 
+@test "terminal relayed by agentrt: a pipe gets the program's bytes, no CR added (as runc); a console socket's pty is left as it is" {
+	update_config '.process.terminal = true'
+	set_cmd 'printf "a\nb\n"'
+	# foreground run, stdout a pipe: agentrt relays the pty
+	out=$(timeout 30 "$AGENTRT" --root "$TEST_ROOT" run --bundle "$BUNDLE" c1 </dev/null | od -An -tx1 | tr -d ' \n')
+	[ "$out" = 610a620a ] || fail "run: $out"
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_detached c3
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	out=$(timeout 30 "$AGENTRT" --root "$TEST_ROOT" exec -t c3 printf 'x\ny\n' </dev/null | od -An -tx1 | tr -d ' \n')
+	[ "$out" = 780a790a ] || fail "exec -t: $out"
+	# the engine's pty (through a console socket) keeps the kernel's default: LF -> CR LF
+	jq '.process | .terminal = true | .args = ["sh", "-c", "printf \"p\\n\"; sleep 2"]' \
+		"$BUNDLE/config.json" >"$BUNDLE/process.json"
+	start_recvtty
+	run rt exec -d --console-socket "$CONSOLE_SOCKET" --process "$BUNDLE/process.json" c3
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	for i in $(seq 50); do grep -q p "$BUNDLE/tty.out" 2>/dev/null && break; sleep 0.1; done
+	[ "$(od -An -tx1 <"$BUNDLE/tty.out" | tr -d ' \n')" = 700d0a ] || fail "console socket pty: $(od -c "$BUNDLE/tty.out" | head -3)"
+}
+
 @test "no terminal: stdio is the runtime's own (pipes pass through)" {
 	set_cmd 'ls -l /proc/self/fd/0 /proc/self/fd/1'
 	run bash -c "echo | timeout 30 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 | cat"
