@@ -122,11 +122,12 @@ struct exec_child {
   int preserve_fds;
   int cgroup_fds[CGROUP_JOIN_MAX]; /* v1: joined with cgroup_join_self after GO */
   size_t n_cgroup_fds;
-  int listener_fd;               /* connected to linux.seccomp.listenerPath, or < 0 */
-  const void *notify_bpf;        /* seccomp-notify.bpf, its listener for the monitor */
-  int notify_fd;                 /* connected to the monitor, or < 0 */
-  const struct oci_state *state; /* for the listener's state document */
-  bool relayed;                  /* we relay its pty (no console socket): no CR added */
+  int listener_fd;                   /* connected to linux.seccomp.listenerPath, or < 0 */
+  const void *notify_bpf;            /* seccomp-notify.bpf, its listener for the monitor */
+  int notify_fd;                     /* connected to the monitor, or < 0 */
+  const struct oci_state *state;     /* for the listener's state document */
+  bool relayed;                      /* we relay its pty (no console socket): no CR added */
+  const struct oci_linux *linux_cfg; /* the container's: its personality */
 };
 
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
@@ -170,7 +171,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
       goto fail;
     close(master);
   }
-  if (process_apply_limits(x->proc, &err) < 0 ||
+  if (process_apply_limits(x->proc, &err) < 0 || process_set_personality(x->linux_cfg, &err) < 0 ||
       process_resolve_executable(x->proc, &path, &err) < 0)
     goto fail;
   if (peer >= 0 && console_make_stdio(peer, &err) < 0)
@@ -537,6 +538,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   }
   x.proc = proc;
   x.relayed = !eo.detach;
+  x.linux_cfg = c->config->linux;
   x.seccomp = c->config->linux ? c->config->linux->seccomp : NULL;
   x.state = c->state;
   /* SCMP_ACT_NOTIFY: connected here, on the host; the process sends */
@@ -584,5 +586,11 @@ out:
     oci_process_free(proc);
   exec_opts_free(&eo);
   container_free(c);
+  /* as runc: exec's own failures exit 255, so that no status the program
+   * could return (0-254) is taken for one of ours; a bad command line is 1 */
+  if (ret < 0) {
+    log_fatal_error(err->msg[0] ? err->msg : "unknown error");
+    return 255;
+  }
   return ret;
 }

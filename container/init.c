@@ -108,22 +108,6 @@ static int set_names(const struct oci_config *c, const struct ns_plan *p, struct
   return 0;
 }
 
-static int set_personality(const struct oci_config *c, struct error *err)
-{
-  const char *d;
-
-  if (c->linux == NULL || !c->linux->has_personality)
-    return 0;
-  d = c->linux->personality_domain;
-  if (d && strcmp(d, "LINUX32") == 0) {
-    if (personality(PER_LINUX32) < 0)
-      return error_errno(err, "personality LINUX32");
-  } else if (personality(PER_LINUX) < 0) {
-    return error_errno(err, "personality LINUX");
-  }
-  return 0;
-}
-
 /* A new network namespace starts with `lo` down; runc and crun bring it up. */
 static int loopback_up(struct error *err)
 {
@@ -186,7 +170,7 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   procfs_reset();
   if (a->plan->new_ns[OCI_NS_NETWORK] && !a->netns_early && loopback_up(err) < 0)
     return -1;
-  if (set_names(c, a->plan, err) < 0 || set_personality(c, err) < 0)
+  if (set_names(c, a->plan, err) < 0 || process_set_personality(c->linux, err) < 0)
     return -1;
   if (sysctl_apply(c, err) < 0)
     return -1;

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -153,6 +154,22 @@ static int apply_rlimit(const struct oci_rlimit *r, struct error *err)
     return error_set(err, 0, "setrlimit %s: soft limit %llu is above the hard limit %llu", name,
                      (unsigned long long)want.rlim_cur, (unsigned long long)want.rlim_max);
   return error_set(err, e, "setrlimit %s", name);
+}
+
+int process_set_personality(const struct oci_linux *l, struct error *err)
+{
+  const char *d;
+
+  if (l == NULL || !l->has_personality)
+    return 0;
+  d = l->personality_domain;
+  if (d && strcmp(d, "LINUX32") == 0) {
+    if (personality(PER_LINUX32) < 0)
+      return error_errno(err, "personality LINUX32");
+  } else if (personality(PER_LINUX) < 0) {
+    return error_errno(err, "personality LINUX");
+  }
+  return 0;
 }
 
 /* execCPUAffinity's `what` list, or with none every CPU (the kernel keeps

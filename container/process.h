@@ -60,6 +60,8 @@ int process_resolve_executable(const struct oci_process *p, char **ret_path, str
  * I/O priority, oom_score_adj: may run early (before waiting for start), in
  * the container's cgroups. */
 int process_apply_limits(const struct oci_process *p, struct error *err);
+/* linux.personality, for the init and (as runc) every exec'd process. */
+int process_set_personality(const struct oci_linux *l, struct error *err);
 /* execCPUAffinity.initial: an exec's affinity before it joins the cgroups. */
 int process_apply_cpu_initial(const struct oci_process *p, struct error *err);
 /* Everything else and execve; returns only on failure. */

@@ -26,6 +26,24 @@ start_sleeper() {
 	done
 }
 
+@test "exec: its own failures exit 255 with one line (as runc), the program's statuses pass through, a bad command line is 1" {
+	start_sleeper
+	for code in 0 1 42 254; do
+		run rt exec c1 sh -c "exit $code"
+		[ "$status" -eq "$code" ] || fail "exit $code gave $status"
+	done
+	for args in "--pid-file /non-existent/directory/pid c1 true" "c1 no-such-binary" \
+		"no_such_container true" "--cwd relative c1 true"; do
+		# shellcheck disable=SC2086
+		run rt exec $args
+		[ "$status" -eq 255 ] || fail "exec $args: $status: $output"
+		[ "$(wc -l <<<"$output")" -eq 1 ] && [[ "$output" == "agentrt: "* ]] || fail "exec $args: $output"
+	done
+	run rt exec
+	[ "$status" -eq 1 ] || fail "no arguments: $status: $output"
+	[ "$(container_status c1)" = running ]
+}
+
 @test "exec joins every namespace of the container" {
 	start_sleeper
 	run rt exec c1 sh -c 'for n in pid net ipc uts mnt; do readlink /proc/self/ns/$n; done'

@@ -469,11 +469,18 @@ stop_seccomp_agent() {
 	[ "$(tail -n1 <<<"$output")" = x86_64 ]
 }
 
-@test "personality LINUX32" {
+@test "personality LINUX32, for the init and an exec'd process" {
 	agentrt_only "runc 1.1 ignores linux.personality"
 	update_config '.linux.personality = {"domain": "LINUX32"}'
 	set_args uname -m
 	run rt run --bundle "$BUNDLE" c1
 	[ "$status" -eq 0 ] || fail "$output"
 	[ "$output" = i686 ] || fail "uname -m: $output"
+	# an exec'd process gets the container's personality too (as runc)
+	set_args sleep 1000
+	run_detached c2
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt exec c2 uname -m
+	[ "$status" -eq 0 ] && [ "$output" = i686 ] || fail "exec: uname -m: $output"
+	[ "$(cat "/proc/$(container_pid c2)/personality")" = 00000008 ] || fail "init: $(cat "/proc/$(container_pid c2)/personality")"
 }
