@@ -110,7 +110,7 @@ static int open_target(struct setup_ctx *ctx, const struct oci_mount *m, const c
     return fd;
   if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
     close(fd);
-    return error_set(err, 0, "mount `%s` on `%s`: must be mounted on an ordinary directory",
+    return error_set(err, 0, "mount `%s` on `%s`: must be mounted on ordinary directory",
                      m->type != NULL ? m->type : "bind", dest);
   }
   return fd;

@@ -233,6 +233,8 @@ assert_no_proc_file_mount() {
 	set_args true
 	run rt run --bundle "$BUNDLE" c1
 	assert_clean_failure
+	# runc's words, which tools and suites look for
+	[[ "$output" == *"must be mounted on ordinary directory"* ]] || fail "$output"
 	[ -z "$(ls -A "$ROOTFS/bad-proc")" ]
 	! grep -q bad-proc /proc/self/mountinfo
 	[ -z "$(rt list -q)" ]
