@@ -837,20 +837,21 @@ fail:
   return -1;
 }
 
-int run_poststart_hooks(struct container *c)
+int run_poststart_hooks(struct container *c, struct error *err)
 {
   const struct oci_hooks *h = &c->config->hooks;
   cleanup_free char *sj = NULL;
-  struct error e = {0};
 
   if (h->n[OCI_HOOK_POSTSTART] == 0)
     return 0;
   free(c->state->status);
   c->state->status = xstrdup("running");
-  if (container_state_json(c, &sj, &e) == 0 &&
+  if (container_state_json(c, &sj, err) < 0 ||
       hooks_run(h->list[OCI_HOOK_POSTSTART], h->n[OCI_HOOK_POSTSTART], "poststart",
-                c->state->bundle, sj, &e) < 0)
-    log_warning("start `%s`: %s", c->id, e.msg);
+                c->state->bundle, sj, err) < 0) {
+    proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
+    return -1;
+  }
   return 0;
 }
 

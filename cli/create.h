@@ -41,6 +41,9 @@ int write_pid_file(const char *path, pid_t pid, struct error *err);
  * keep: no delete at exit.  Returns the container's exit code. */
 int run_foreground(const struct global_opts *g, struct create_opts *o, bool keep,
                    struct error *err);
-int run_poststart_hooks(struct container *c);
+/* The poststart hooks, with state "running".  One failing (runtime spec
+ * 1.1+, runc 1.2): the container's process is killed and -1 returned with
+ * the hook's error; the caller fails its command. */
+int run_poststart_hooks(struct container *c, struct error *err);
 
 #endif

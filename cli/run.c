@@ -46,15 +46,6 @@ static const struct opt_spec run_specs[] = {
     {NULL, 0, false, 0},
 };
 
-/* state.json already says started/running (create in run mode). */
-static int mark_running(struct container *c)
-{
-  run_poststart_hooks(c);
-  free(c->state->status);
-  c->state->status = xstrdup("running");
-  return 0;
-}
-
 static int run_container(const struct global_opts *g, const struct create_opts *op, bool keep,
                          struct error *err);
 
@@ -145,7 +136,17 @@ static int run_container(const struct global_opts *g, const struct create_opts *
     container_free(c);
     return -1;
   }
-  mark_running(c);
+  /* state.json already says started/running (create in run mode) */
+  if (run_poststart_hooks(c, err) < 0) {
+    error_prefix(err, "run `%s`", c->id);
+    if (sigfd >= 0)
+      close(sigfd);
+    container_destroy(c, g, &(struct error){0});
+    container_free(c);
+    return -1;
+  }
+  free(c->state->status);
+  c->state->status = xstrdup("running");
   flock(c->dirfd, LOCK_UN); /* pause/delete from other shells must not wait for us */
   if (!o.foreground) {
     container_free(c);

@@ -55,7 +55,11 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
   }
   FAILPOINT("start-after-fifo");
   c->state->started = true;
-  run_poststart_hooks(c);
+  if (run_poststart_hooks(c, err) < 0) {
+    error_prefix(err, "start `%s`", c->id);
+    container_save_state(c, &(struct error){0}); /* started: delete runs poststop */
+    goto out;
+  }
   free(c->state->status);
   c->state->status = strdup("running");
   ret = container_save_state(c, err);

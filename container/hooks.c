@@ -26,8 +26,8 @@
 
 struct hook_run {
   const struct oci_hook *hook;
-  const char *phase;
-  const char *dir; /* the hook's cwd (the bundle), NULL = ours */
+  const char *phase; /* "prestart hook #0": the phase and the hook's index, as runc names it */
+  const char *dir;   /* the hook's cwd (the bundle), NULL = ours */
   pid_t pid;
   int pidfd;        /* -1 without pidfd_open(): then poll in slices */
   int wfd;          /* write end of the hook's stdin, -1 once done */
@@ -77,16 +77,16 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
   ssize_t n;
 
   if (pipe2(fds, O_CLOEXEC) < 0)
-    return error_errno(err, "%s hook `%s`: pipe", hr->phase, hr->hook->path);
+    return error_errno(err, "%s `%s`: pipe", hr->phase, hr->hook->path);
   rfd = fds[0];
   wfd = fds[1];
   if (pipe2(fds, O_CLOEXEC) < 0)
-    return error_errno(err, "%s hook `%s`: pipe", hr->phase, hr->hook->path);
+    return error_errno(err, "%s `%s`: pipe", hr->phase, hr->hook->path);
   erd = fds[0];
   ewr = fds[1];
   hr->pid = fork();
   if (hr->pid < 0)
-    return error_errno(err, "%s hook `%s`: fork", hr->phase, hr->hook->path);
+    return error_errno(err, "%s `%s`: fork", hr->phase, hr->hook->path);
   if (hr->pid == 0)
     hook_child(hr->hook, hr->dir, rfd, ewr);
   close(take_fd(&ewr));
@@ -95,7 +95,7 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
   while (n < 0 && errno == EINTR);
   if (n == (ssize_t)sizeof e) {
     waitpid(hr->pid, NULL, 0);
-    return error_set(err, e, "%s hook `%s`: exec", hr->phase, hr->hook->path);
+    return error_set(err, e, "error running %s `%s`: exec", hr->phase, hr->hook->path);
   }
   fcntl(wfd, F_SETFL, O_NONBLOCK);
   hr->wfd = take_fd(&wfd);
@@ -149,10 +149,10 @@ static int hook_result(const struct hook_run *hr, int status, struct error *err)
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return 0;
   if (WIFEXITED(status))
-    return error_set(err, 0, "%s hook `%s` failed: exit status %d", hr->phase, hr->hook->path,
+    return error_set(err, 0, "error running %s `%s`: exit status %d", hr->phase, hr->hook->path,
                      WEXITSTATUS(status));
-  return error_set(err, 0, "%s hook `%s` failed: killed by signal %d", hr->phase, hr->hook->path,
-                   WTERMSIG(status));
+  return error_set(err, 0, "error running %s `%s`: killed by signal %d (%s)", hr->phase,
+                   hr->hook->path, WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
 static int run_one(const struct oci_hook *h, const char *phase, const char *dir, const char *state,
@@ -168,14 +168,14 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   int status = 0, r;
 
   if (h->path == NULL || h->path[0] != '/')
-    return error_set(err, 0, "%s hook `%s`: path must be absolute", phase, h->path ? h->path : "");
+    return error_set(err, 0, "%s `%s`: path must be absolute", phase, h->path ? h->path : "");
   hr.deadline = h->has_timeout && h->timeout > 0 ? now_ms() + (long long)h->timeout * 1000 : -1;
   if (hook_spawn(&hr, err) < 0)
     return -1;
   hr.pidfd = (int)syscall(SYS_pidfd_open, hr.pid, 0);
   r = hook_wait(&hr, &status);
   if (r < 0)
-    error_errno(err, "%s hook `%s`: wait", phase, h->path);
+    error_errno(err, "%s `%s`: wait", phase, h->path);
   if (hr.wfd >= 0)
     close(hr.wfd);
   if (r == 0) {
@@ -187,7 +187,8 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   if (r < 0)
     return -1;
   if (r == 0)
-    return error_set(err, 0, "%s hook `%s` timed out after %d s", phase, h->path, h->timeout);
+    return error_set(err, 0, "error running %s `%s`: timed out after %d s", phase, h->path,
+                     h->timeout);
   return hook_result(&hr, status, err);
 }
 
@@ -202,8 +203,10 @@ int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const c
   /* a hook closing its stdin early must not kill the runtime */
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old);
-  for (size_t i = 0; i < n && r == 0; i++)
-    r = run_one(&hooks[i], phase, dir, state_json, err);
+  for (size_t i = 0; i < n && r == 0; i++) {
+    cleanup_free char *label = xfmt("%s hook #%zu", phase, i);
+    r = run_one(&hooks[i], label, dir, state_json, err);
+  }
   sigaction(SIGPIPE, &old, NULL);
   return r;
 }

@@ -174,6 +174,43 @@ all_hooks() {
 	[ -z "$(rt list -q)" ]
 }
 
+@test "a failing hook is named by its phase and index, as runc (error running createRuntime hook #1)" {
+	for ph in prestart createRuntime createContainer; do
+		update_config ".hooks = {\"$ph\": [{\"path\": \"/bin/true\"}, {\"path\": \"/bin/false\"}]}"
+		set_args true
+		create_container c1
+		assert_clean_failure
+		[[ "$output" == *"error running $ph hook #1 \`/bin/false\`: exit status 1"* ]] || fail "$ph: $output"
+		[ -z "$(rt list -q)" ] || fail "$ph: container left"
+	done
+}
+
+@test "a failing poststart hook stops the container and fails start and run (spec 1.1+, runc 1.2); poststop still runs" {
+	update_config ".hooks = {\"poststart\": [{\"path\": \"/bin/false\"}],
+		\"poststop\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo stopped >> $BUNDLE/poststop\"]}]}"
+	set_args sleep 1000
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	run rt start c1
+	[ "$status" -ne 0 ] && [[ "$output" == *"start \`c1\`: error running poststart hook #0 \`/bin/false\`: exit status 1"* ]] ||
+		fail "start: $status: $output"
+	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$pid" 2>/dev/null || fail "the container's process still runs"
+	[ "$(container_status c1)" = stopped ]
+	run rt delete c1
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	[ "$(cat "$BUNDLE/poststop")" = stopped ]
+	# run, detached and in the foreground: the same error, nothing left, poststop ran
+	for mode in -d ""; do
+		rm -f "$BUNDLE/poststop"
+		run rt run $mode --bundle "$BUNDLE" c2
+		[ "$status" -ne 0 ] && [[ "$output" == *"error running poststart hook #0"* ]] || fail "run $mode: $status: $output"
+		[ -z "$(rt list -q)" ] || fail "run $mode: container left"
+		[ "$(cat "$BUNDLE/poststop")" = stopped ] || fail "run $mode: no poststop"
+	done
+}
+
 @test "a nonexistent hook path fails create" {
 	update_config '.hooks.prestart = [{"path": "/nonexistent/agentrt-hook"}]'
 	set_args true
