@@ -19,6 +19,8 @@ enum {
   U_MEMORY_RES,
   U_KMEM,
   U_CPU_SHARES,
+  U_CPU_BURST,
+  U_CPU_IDLE,
   U_CPU_PERIOD,
   U_CPU_QUOTA,
   U_CPU_RT_PERIOD,
@@ -38,7 +40,10 @@ static const struct opt_spec update_specs[] = {
     {"memory-reservation", 0, true, U_MEMORY_RES},
     {"kernel-memory", 0, true, U_KMEM},
     {"kernel-memory-tcp", 0, true, U_KMEM},
+    {"cpu-share", 0, true, U_CPU_SHARES}, /* runc's name */
     {"cpu-shares", 0, true, U_CPU_SHARES},
+    {"cpu-burst", 0, true, U_CPU_BURST},
+    {"cpu-idle", 0, true, U_CPU_IDLE},
     {"cpu-period", 0, true, U_CPU_PERIOD},
     {"cpu-quota", 0, true, U_CPU_QUOTA},
     {"cpu-rt-period", 0, true, U_CPU_RT_PERIOD},
@@ -120,6 +125,18 @@ static int apply_flag(struct oci_resources *r, int id, const char *val, struct e
     r->has_cpu_shares = true;
     r->cpu_shares = (uint64_t)v;
     return 0;
+  case U_CPU_BURST:
+    if (parse_num("--cpu-burst", val, &v, err) < 0 || v < 0)
+      return error_set(err, 0, "update: --cpu-burst: invalid value `%s`", val);
+    r->has_cpu_burst = true;
+    r->cpu_burst = (uint64_t)v;
+    return 0;
+  case U_CPU_IDLE:
+    if (parse_num("--cpu-idle", val, &v, err) < 0 || (v != 0 && v != 1))
+      return error_set(err, 0, "update: --cpu-idle: expected 0 or 1, got `%s`", val);
+    r->has_cpu_idle = true;
+    r->cpu_idle = v;
+    return 0;
   case U_CPU_PERIOD:
     if (parse_num("--cpu-period", val, &v, err) < 0 || v < 0)
       return error_set(err, 0, "update: --cpu-period: invalid value `%s`", val);
@@ -180,7 +197,8 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
     }
     if (id == U_HELP) {
       printf("Usage: agentrt update [--resources FILE|-] [--memory N] [--memory-swap N]\n"
-             "       [--memory-reservation N] [--cpu-shares N] [--cpu-period N] [--cpu-quota N]\n"
+             "       [--memory-reservation N] [--cpu-share N] [--cpu-period N] [--cpu-quota N]\n"
+             "       [--cpu-burst N] [--cpu-idle 0|1] [--cpu-rt-period N] [--cpu-rt-runtime N]\n"
              "       [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID "
              "[FLAGS]\n");
       return 0;

@@ -202,6 +202,24 @@ cgval() { # CTRL FILE
 	assert_clean_failure
 }
 
+@test "cgroups v1: update takes runc's --cpu-share, --cpu-burst and --cpu-idle" {
+	[ -e /sys/fs/cgroup/cpu/cpu.cfs_burst_us ] && [ -e /sys/fs/cgroup/cpu/cpu.idle ] || skip "no cpu.cfs_burst_us or cpu.idle"
+	set_args sleep 100
+	run_detached up3
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt update up3 --cpu-share 200 --cpu-period 900000 --cpu-quota 600000 --cpu-burst 500000
+	[ "$status" -eq 0 ] || fail "update: $output"
+	[ "$(cgval cpu cpu.shares)" = 200 ] || fail "shares $(cgval cpu cpu.shares)"
+	[ "$(cgval cpu cpu.cfs_burst_us)" = 500000 ] || fail "burst $(cgval cpu cpu.cfs_burst_us)"
+	run rt update up3 --cpu-idle 1
+	[ "$status" -eq 0 ] || fail "update --cpu-idle: $output"
+	[ "$(cgval cpu cpu.idle)" = 1 ] || fail "idle $(cgval cpu cpu.idle)"
+	run rt update up3 --cpu-idle 2
+	assert_clean_failure
+	[[ "$output" == *"--cpu-idle: expected 0 or 1"* ]] || fail "$output"
+	[ "$(cgval cpu cpu.idle)" = 1 ]
+}
+
 # runc's exec --cgroup [CTRL:]SUB: the process joins an existing sub-cgroup of the container's;
 # a path that leaves the container's cgroup is refused.
 @test "cgroups v1: exec --cgroup joins a sub-cgroup and refuses paths with .." {
