@@ -525,7 +525,9 @@ static int refuse_frozen(struct cgroup_manager *m, struct error *err)
   if (m->ops->is_frozen(m, &e) != 1)
     return 0;
   m->refused = true;
-  return error_set(err, 0, "cgroup `%s` exists and is frozen: thaw it or use another cgroupsPath",
+  return error_set(err, 0,
+                   "cgroup `%s`: container's cgroup unexpectedly frozen (it exists and is "
+                   "frozen): thaw it or use another cgroupsPath",
                    m->path);
 }
 

@@ -519,7 +519,8 @@ static int v1_apply(struct cgroup_manager *m, const struct oci_resources *r, boo
 {
   if (r != NULL && r->n_unified > 0)
     return cg_fail(err, ENOTSUP,
-                   "cgroup: unified resources need cgroup v2 (this host uses cgroup v1)");
+                   "cgroup: invalid configuration: unified resources need cgroup v2 (this host "
+                   "uses cgroup v1)");
   if (r != NULL && (v1_memory(m, r, err) < 0 || v1_cpu(m, r, err) < 0 || v1_cpuset(m, r, err) < 0 ||
                     v1_pids(m, r, err) < 0 || v1_blkio(m, r, err) < 0 ||
                     v1_hugetlb(m, r, err) < 0 || v1_network(m, r, err) < 0))
