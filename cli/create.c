@@ -402,6 +402,7 @@ static void add_mount(struct oci_config *cfg, const char *dest, const char *type
 
   cfg->mounts = xrealloc(cfg->mounts, (cfg->n_mounts + 1) * sizeof *cfg->mounts);
   m = &cfg->mounts[cfg->n_mounts++];
+  memset(m, 0, sizeof *m);
   m->destination = xstrdup(dest);
   m->type = xstrdup(type);
   m->source = xstrdup(src);

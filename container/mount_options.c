@@ -94,9 +94,6 @@ static const struct opt_word words[] = {
     {"rnostrictatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
 };
 
-/* Words we recognise but cannot honour: failing beats silently ignoring. */
-static const char *const unsupported[] = {"idmap", "ridmap", NULL};
-
 static const struct opt_word *find_word(const char *w)
 {
   for (size_t i = 0; i < ARRAY_SIZE(words); i++)
@@ -159,9 +156,10 @@ int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error 
 
     if (*w == '\0')
       continue;
-    if (strv_contains((char *const *)unsupported, w)) {
-      mount_opts_free(ret);
-      return error_set(err, EINVAL, "mount option `%s` is not supported", w);
+    if (strcmp(w, "idmap") == 0 || strcmp(w, "ridmap") == 0) {
+      ret->idmap = true;
+      ret->idmap_rec = w[0] == 'r';
+      continue;
     }
     known = find_word(w);
     if (known != NULL)

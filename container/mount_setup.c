@@ -11,6 +11,7 @@
  * mount fails; a path changed between the check and the bind changes nothing.
  */
 #include "container/mounts.h"
+#include "container/namespaces.h"
 #include "profile/profile.h"
 
 #include <errno.h>
@@ -173,29 +174,98 @@ static int clone_source(const char *src, bool recursive, struct error *err)
  * so that a source below a directory only the host's root may search still
  * binds (as crun does); the init attaches the clone.  A source that fails
  * here is left to the init (-1), which then reports the error. */
-int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, int **ret_fds)
+static bool wants_idmap(const struct oci_mount *m, const struct mount_opts *o)
+{
+  return o->idmap || m->uid_mappings != NULL;
+}
+
+bool mounts_any_idmap(const struct oci_config *c)
+{
+  /* on every create: the words compared, not the options parsed */
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    if (c->mounts[i].uid_mappings != NULL)
+      return true;
+    for (char **w = c->mounts[i].options; w != NULL && *w != NULL; w++)
+      if (streq(*w, "idmap") || streq(*w, "ridmap"))
+        return true;
+  }
+  return false;
+}
+
+/* The mount's own mappings, else (runc's "idmap" alone) the container's. */
+static int idmap_source(const struct oci_config *c, const struct oci_mount *m,
+                        const struct mount_opts *o, int tree, const char *dest, struct error *err)
+{
+  const struct oci_linux *l = c->linux;
+  int ns;
+
+  if (!is_bind(m, o))
+    return error_set(err, EINVAL, "mount on `%s`: an idmapped mount must be a bind mount", dest);
+  if (m->uid_mappings != NULL)
+    ns = ns_userns_fd(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
+  else if (l != NULL && l->n_uid_mappings > 0 && l->n_gid_mappings > 0)
+    ns = ns_userns_fd(l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
+  else
+    return error_set(err, EINVAL,
+                     "mount on `%s`: `idmap` without uidMappings and gidMappings needs the "
+                     "container's (linux.uidMappings, linux.gidMappings)",
+                     dest);
+  if (ns < 0)
+    return error_prefix(err, "mount on `%s`", dest);
+  if (mnt_set_idmap(tree, ns, o->idmap_rec, dest, err) < 0) {
+    close(ns);
+    return -1;
+  }
+  close(ns);
+  return 0;
+}
+
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, bool idmap_only,
+                             int **ret_fds, struct error *err)
 {
   int *fds = xmalloc((c->n_mounts ? c->n_mounts : 1) * sizeof *fds);
   int n = 0;
 
+  for (size_t i = 0; i < c->n_mounts; i++)
+    fds[i] = -1;
   for (size_t i = 0; i < c->n_mounts; i++) {
     const struct oci_mount *m = &c->mounts[i];
     struct mount_opts o;
     struct error e = {0};
     cleanup_free char *src = NULL;
+    cleanup_free char *dest = path_normalize(m->destination ? m->destination : "");
+    bool idmap;
 
-    fds[i] = -1;
-    if (m->source == NULL || *m->source == '\0' || mount_options_parse(m->options, &o, &e) < 0)
+    if (mount_options_parse(m->options, &o, &e) < 0)
       continue;
-    if (is_bind(m, &o) && !(o.flags & MS_REMOUNT)) {
+    idmap = wants_idmap(m, &o);
+    if (idmap && (!is_bind(m, &o) || m->source == NULL || *m->source == '\0')) {
+      error_set(err, EINVAL, "mount on `%s`: an idmapped mount must be a bind mount of a source",
+                dest);
+      mount_opts_free(&o);
+      goto fail;
+    }
+    if ((idmap || !idmap_only) && m->source != NULL && *m->source != '\0' && is_bind(m, &o) &&
+        !(o.flags & MS_REMOUNT)) {
       src = bind_source(bundle, m->source);
-      fds[i] = clone_source(src, (o.flags & MS_REC) != 0, &e);
+      fds[i] = clone_source(src, (o.flags & MS_REC) != 0, idmap ? err : &e);
+      if (idmap && (fds[i] < 0 || idmap_source(c, m, &o, fds[i], dest, err) < 0)) {
+        mount_opts_free(&o);
+        goto fail;
+      }
       n += fds[i] >= 0;
     }
     mount_opts_free(&o);
   }
   *ret_fds = fds;
   return n;
+fail:
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  free(fds);
+  *ret_fds = NULL;
+  return -1;
 }
 
 static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
@@ -210,6 +280,8 @@ static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struc
   if (m->source == NULL || *m->source == '\0')
     return error_set(err, EINVAL, "bind mount on `%s`: no source", dest);
   src = bind_source(ctx->bundle, m->source);
+  if (pre < 0 && wants_idmap(m, o)) /* made by the runtime with its mapping, or refused */
+    return error_set(err, EINVAL, "idmapped mount on `%s`: no source prepared", dest);
   tree = pre >= 0 ? pre : clone_source(src, (o->flags & MS_REC) != 0, err);
   if (tree < 0)
     return -1;

@@ -22,6 +22,8 @@ struct mount_opts {
   uint64_t rec_attr_clr;
   char *data;     /* words the kernel must interpret ("size=64m,mode=755"), NULL if none */
   bool tmpcopyup; /* "tmpcopyup": fill a new tmpfs with what it covers (copyup.c) */
+  bool idmap;     /* "idmap" (this mount) or "ridmap" (and its submounts, idmap_rec) */
+  bool idmap_rec;
   /* "x-agentrt.lower-beneath": an overlay's lowerdir entries ROOT//REL are
    * opened as REL below ROOT without a symlink (workspace/view.c) */
   bool lower_beneath;
@@ -29,7 +31,7 @@ struct mount_opts {
 
 /* Parse a NULL-terminated options vector (NULL = none).  Later words win
  * over earlier ones ("ro" then "rw" is rw).  Unknown words go to ->data.
- * Words that cannot be honoured ("idmap") are an error naming them. */
+ * Words that cannot be honoured are an error naming them. */
 int mount_options_parse(char *const *opts, struct mount_opts *ret, struct error *err);
 void mount_opts_free(struct mount_opts *o);
 /* The per-mount attributes (non-recursive) of o as mount_setattr() wants
@@ -46,8 +48,13 @@ int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err
 /* mount_setup.c: every mount of config->mounts, in order. */
 int mounts_setup(struct setup_ctx *ctx, struct error *err);
 /* The runtime's clones of the bind sources (*ret_fds[i] per config mount,
- * -1 for others or on failure); returns how many were cloned. */
-int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, int **ret_fds);
+ * -1 for others or on failure; with idmap_only, of the idmapped ones only),
+ * an idmapped one given its mapping here; returns how many were cloned, -1
+ * (err set, nothing left open) when an idmapped one cannot be made. */
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, bool idmap_only,
+                             int **ret_fds, struct error *err);
+/* Does a mount of the config ask for an idmapped bind (spec 1.2)? */
+bool mounts_any_idmap(const struct oci_config *c);
 /* Does the config mount something at `dest` (cleaned path)?  ret_bind says
  * whether it is a bind mount. */
 bool mounts_has_dest(const struct oci_config *c, const char *dest, bool *ret_bind);

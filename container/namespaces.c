@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -86,6 +87,56 @@ static int write_map(pid_t pid, const char *file, const struct oci_idmap *m, siz
   r = procfs_write(path, buf, err);
   free(buf);
   return r;
+}
+
+int ns_userns_fd(const struct oci_idmap *uids, size_t nu, const struct oci_idmap *gids, size_t ng,
+                 struct error *err)
+{
+  int ready[2], go[2], fd = -1;
+  char c = 0, who[32];
+  pid_t pid;
+
+  if (pipe2(ready, O_CLOEXEC) < 0)
+    return error_errno(err, "idmap: pipe");
+  if (pipe2(go, O_CLOEXEC) < 0) {
+    close(ready[0]);
+    close(ready[1]);
+    return error_errno(err, "idmap: pipe");
+  }
+  pid = fork();
+  if (pid == 0) { /* only async-signal-safe calls from here */
+    close(ready[0]);
+    close(go[1]);
+    if (unshare(CLONE_NEWUSER) < 0)
+      _exit(1);
+    if (write(ready[1], &c, 1) != 1)
+      _exit(1);
+    while (read(go[0], &c, 1) < 0 && errno == EINTR)
+      ;
+    _exit(0);
+  }
+  close(ready[1]);
+  close(go[0]);
+  if (pid < 0) {
+    error_errno(err, "idmap: fork");
+    goto out;
+  }
+  if (read(ready[0], &c, 1) != 1) {
+    error_set(err, 0, "idmap: the helper could not make a user namespace");
+    goto out;
+  }
+  snprintf(who, sizeof who, "%d", (int)pid);
+  if (write_map(pid, "uid_map", uids, nu, err) < 0 || write_map(pid, "gid_map", gids, ng, err) < 0)
+    error_prefix(err, "idmap");
+  else
+    fd = procfs_open_ns(who, "user", err);
+out:
+  close(ready[0]);
+  close(go[1]); /* the helper leaves; its namespace lives on in fd */
+  if (pid > 0)
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  return fd;
 }
 
 int ns_write_id_maps(pid_t pid, const struct oci_config *c, struct error *err)

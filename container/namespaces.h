@@ -28,6 +28,10 @@ void ns_plan_close(struct ns_plan *p);
 int ns_join_paths(struct ns_plan *p, bool skip_pid_time, struct error *err);
 /* In the parent: write /proc/<pid>/{uid_map,gid_map} (and setgroups). */
 int ns_write_id_maps(pid_t pid, const struct oci_config *c, struct error *err);
+/* A new user namespace with these mappings, held by nothing but the
+ * returned fd (for an idmapped mount). */
+int ns_userns_fd(const struct oci_idmap *uids, size_t nu, const struct oci_idmap *gids, size_t ng,
+                 struct error *err);
 /* In the parent: /proc/self/timens_offsets before the init enters a new time ns. */
 int ns_write_time_offsets(const struct oci_config *c, struct error *err);
 

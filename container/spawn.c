@@ -305,11 +305,20 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     plan.unshare_flags |= CLONE_NEWCGROUP;
   }
   /* a user namespace: the init would open the bind sources with the
-   * mapped credentials; clone them here with ours */
-  if ((plan.new_ns[OCI_NS_USER] || plan.join_fd[OCI_NS_USER] >= 0) &&
-      mounts_open_bind_sources(cfg, o->bundle, &bind_fds) == 0) {
-    free(bind_fds);
-    bind_fds = NULL;
+   * mapped credentials; clone them here with ours.  An idmapped bind is
+   * cloned and given its mapping here too (host root, a detached mount). */
+  {
+    bool userns = plan.new_ns[OCI_NS_USER] || plan.join_fd[OCI_NS_USER] >= 0;
+    int nb = 0;
+
+    if (userns || mounts_any_idmap(cfg))
+      nb = mounts_open_bind_sources(cfg, o->bundle, !userns, &bind_fds, err);
+    if (nb < 0)
+      goto fail;
+    if (nb == 0) {
+      free(bind_fds);
+      bind_fds = NULL;
+    }
   }
   if (enter_for_children(&plan, cfg, &saved_pid, &saved_time, err) < 0) {
     leave_for_children(saved_pid, saved_time);

@@ -52,12 +52,18 @@ static int conv_mount(struct jctx *c, const struct jnode *v, void *ret)
       jfield(c, v, "source", j_str, &m->source, NULL) < 0 ||
       jfield(c, v, "options", j_strv, &m->options, NULL) < 0)
     return -1;
-  /* features reports idmap mounts as unsupported: refuse rather than mount
-   * without the mapping (files would show up with the wrong owners) */
-  if (jget(v, "uidMappings") != NULL)
-    return jfail_at(c, "uidMappings", "idmapped mounts are not supported");
-  if (jget(v, "gidMappings") != NULL)
-    return jfail_at(c, "gidMappings", "idmapped mounts are not supported");
+  if (jfield_array(c, v, "uidMappings", sizeof(struct oci_idmap), oci_idmap_node, &m->uid_mappings,
+                   &m->n_uid_mappings) < 0 ||
+      jfield_array(c, v, "gidMappings", sizeof(struct oci_idmap), oci_idmap_node, &m->gid_mappings,
+                   &m->n_gid_mappings) < 0)
+    return -1;
+  /* a mapping of one kind alone would show the other's ids as nobody */
+  if ((m->uid_mappings != NULL) != (m->gid_mappings != NULL))
+    return jfail_at(c, m->uid_mappings ? "gidMappings" : "uidMappings",
+                    "an idmapped mount needs both uidMappings and gidMappings");
+  if ((m->uid_mappings != NULL && m->n_uid_mappings == 0) ||
+      (m->gid_mappings != NULL && m->n_gid_mappings == 0))
+    return jfail_at(c, m->n_uid_mappings == 0 ? "uidMappings" : "gidMappings", "must not be empty");
   return 0;
 }
 
@@ -163,6 +169,8 @@ void oci_config_free(struct oci_config *c)
     free(c->mounts[i].type);
     free(c->mounts[i].source);
     strv_free(c->mounts[i].options);
+    free(c->mounts[i].uid_mappings);
+    free(c->mounts[i].gid_mappings);
   }
   free(c->mounts);
   for (int k = 0; k < OCI_HOOK_KINDS; k++) {
@@ -207,6 +215,8 @@ static void gen_mounts(struct jgen *j, const struct oci_config *c)
     jg_kstr(j, "type", c->mounts[i].type);
     jg_kstr(j, "source", c->mounts[i].source);
     jg_kstrv(j, "options", c->mounts[i].options);
+    oci_idmaps_gen(j, "uidMappings", c->mounts[i].uid_mappings, c->mounts[i].n_uid_mappings);
+    oci_idmaps_gen(j, "gidMappings", c->mounts[i].gid_mappings, c->mounts[i].n_gid_mappings);
     jg_close(j);
   }
   jg_aclose(j);

@@ -102,6 +102,9 @@ struct oci_mount {
   char *type;     /* may be NULL (bind when options contain bind/rbind) */
   char *source;   /* may be NULL */
   char **options; /* NULL-terminated, verbatim */
+  /* an idmapped bind mount (spec 1.2): both or neither */
+  struct oci_idmap *uid_mappings, *gid_mappings;
+  size_t n_uid_mappings, n_gid_mappings;
 };
 
 struct oci_hook {

@@ -64,6 +64,8 @@ static struct oci_mount *mounts_dup(const struct oci_mount *m, size_t n)
     r[i].type = xstrdup(m[i].type);
     r[i].source = xstrdup(m[i].source);
     r[i].options = vdup(m[i].options);
+    r[i].uid_mappings = DUP_ARRAY(r[i].uid_mappings, m[i].uid_mappings, m[i].n_uid_mappings);
+    r[i].gid_mappings = DUP_ARRAY(r[i].gid_mappings, m[i].gid_mappings, m[i].n_gid_mappings);
   }
   return r;
 }

@@ -65,7 +65,7 @@ static bool has_ns(const struct oci_linux *l, enum oci_ns_type t)
   return false;
 }
 
-static int conv_idmap(struct jctx *c, const struct jnode *v, void *ret)
+int oci_idmap_node(struct jctx *c, const struct jnode *v, void *ret)
 {
   struct oci_idmap *m = ret;
 
@@ -212,9 +212,9 @@ int oci_linux_node(struct jctx *c, const struct jnode *v, void *ret)
   l = *out = xmalloc0(sizeof **out);
   if (jfield_array(c, v, "namespaces", sizeof(struct oci_namespace), conv_ns, &l->namespaces,
                    &l->n_namespaces) < 0 ||
-      jfield_array(c, v, "uidMappings", msz, conv_idmap, &l->uid_mappings, &l->n_uid_mappings) <
+      jfield_array(c, v, "uidMappings", msz, oci_idmap_node, &l->uid_mappings, &l->n_uid_mappings) <
           0 ||
-      jfield_array(c, v, "gidMappings", msz, conv_idmap, &l->gid_mappings, &l->n_gid_mappings) <
+      jfield_array(c, v, "gidMappings", msz, oci_idmap_node, &l->gid_mappings, &l->n_gid_mappings) <
           0 ||
       jfield(c, v, "timeOffsets", conv_time_offsets, l, NULL) < 0 ||
       jfield_array(c, v, "devices", sizeof(struct oci_device), conv_device, &l->devices,
@@ -259,7 +259,7 @@ void oci_linux_free(struct oci_linux *l)
   free(l);
 }
 
-static void gen_idmaps(struct jgen *j, const char *key, const struct oci_idmap *m, size_t n)
+void oci_idmaps_gen(struct jgen *j, const char *key, const struct oci_idmap *m, size_t n)
 {
   if (m == NULL)
     return;
@@ -336,8 +336,8 @@ static void gen_devices(struct jgen *j, const struct oci_linux *l)
 void oci_linux_gen(struct jgen *j, const struct oci_linux *l)
 {
   jg_open(j);
-  gen_idmaps(j, "uidMappings", l->uid_mappings, l->n_uid_mappings);
-  gen_idmaps(j, "gidMappings", l->gid_mappings, l->n_gid_mappings);
+  oci_idmaps_gen(j, "uidMappings", l->uid_mappings, l->n_uid_mappings);
+  oci_idmaps_gen(j, "gidMappings", l->gid_mappings, l->n_gid_mappings);
   jg_kkv(j, "sysctl", l->sysctl, l->n_sysctl);
   if (l->resources != NULL) {
     jg_key(j, "resources");

@@ -18,6 +18,9 @@ int oci_process_node(struct jctx *c, const struct jnode *v, void *ret);
 int oci_linux_node(struct jctx *c, const struct jnode *v, void *ret);
 int oci_resources_node(struct jctx *c, const struct jnode *v, void *ret);
 int oci_seccomp_node(struct jctx *c, const struct jnode *v, void *ret);
+/* one LinuxIDMapping; and an array of them written under key */
+int oci_idmap_node(struct jctx *c, const struct jnode *v, void *ret);
+void oci_idmaps_gen(struct jgen *j, const char *key, const struct oci_idmap *m, size_t n);
 
 void oci_config_gen(struct jgen *j, const struct oci_config *c);
 void oci_process_gen(struct jgen *j, const struct oci_process *p);

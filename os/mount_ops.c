@@ -141,6 +141,18 @@ int mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t 
   return 0;
 }
 
+int mnt_set_idmap(int mntfd, int usernsfd, bool recursive, const char *dest, struct error *err)
+{
+  struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)usernsfd};
+  unsigned int flags = AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0);
+
+  if (mount_setattr(mntfd, "", flags, &a, sizeof a) < 0)
+    return error_errno(err, "idmapped mount on `%s`%s", dest,
+                       errno == EINVAL ? " (the source's file system cannot be idmapped here)"
+                                       : "");
+  return 0;
+}
+
 int mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, struct error *err)
 {
   unsigned long type = propagation & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE);

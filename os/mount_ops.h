@@ -30,6 +30,9 @@ int mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t 
                 const char *dest, struct error *err);
 /* Propagation flags (MS_SHARED... | MS_REC) applied to an attached mount. */
 int mnt_set_propagation(int mntfd, unsigned long propagation, const char *dest, struct error *err);
+/* Make the detached mount mntfd (and with recursive its submounts) show ids
+ * through the user namespace usernsfd (an idmapped mount). */
+int mnt_set_idmap(int mntfd, int usernsfd, bool recursive, const char *dest, struct error *err);
 /* Attach detached mntfd onto the O_PATH fd targetfd. */
 int mnt_attach(int mntfd, int targetfd, const char *what, const char *dest, struct error *err);
 /* Bind the object open at srcfd (any fd, "" path) onto targetfd, read-only if ro. */

@@ -269,6 +269,31 @@ static void apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
                      home ? " (home)" : "");
 }
 
+/* An idmapped mount that shows a container id other than 0 as host root 0
+ * (uid or gid): what that id writes there is owned by root on the host,
+ * its set-id bits included, for host tools to run later. */
+static int check_idmap(struct apply_ctx *x, size_t i, const struct oci_mount *m)
+{
+  const struct {
+    const char *kind;
+    const struct oci_idmap *map;
+    size_t n;
+  } maps[] = {{"uid", m->uid_mappings, m->n_uid_mappings},
+              {"gid", m->gid_mappings, m->n_gid_mappings}};
+
+  for (size_t k = 0; k < ARRAY_SIZE(maps); k++)
+    for (size_t j = 0; j < maps[k].n; j++) {
+      const struct oci_idmap *e = &maps[k].map[j];
+      if (e->host_id == 0 && e->container_id != 0)
+        return profile_refuse(x,
+                              "mounts[%zu]: an idmapped mount that maps container %s %u to "
+                              "host root is not allowed (what it writes there would be root's "
+                              "on the host)",
+                              i, maps[k].kind, e->container_id);
+    }
+  return 0;
+}
+
 int profile_apply_mounts(struct apply_ctx *x)
 {
   for (size_t i = 0; i < x->c->n_mounts; i++) {
@@ -276,6 +301,8 @@ int profile_apply_mounts(struct apply_ctx *x)
     cleanup_free char *dest = path_normalize(m->destination ? m->destination : "");
 
     if (check_socket(x, i, m) < 0)
+      return -1;
+    if ((x->p->mounts.readonly_binds || x->p->mounts.harden_binds) && check_idmap(x, i, m) < 0)
       return -1;
     if (profile_mount_is_bind(m) && (x->p->mounts.readonly_binds || x->p->mounts.harden_binds))
       harden_bind(x, m, dest);

@@ -74,6 +74,68 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ "${lines[3]}" = "1777 drwxrwxrwt" ] || fail "/made/here (new): ${lines[3]}"
 }
 
+@test "idmapped bind mount (spec 1.2): on-disk ids shown through the mapping, new files owned on disk as mapped back" {
+	requires root
+	mkdir "$BUNDLE/vol"
+	echo zero >"$BUNDLE/vol/f0"
+	echo thousand >"$BUNDLE/vol/f1000"
+	chown 1000:1000 "$BUNDLE/vol/f1000"
+	update_config '.process.user = {"uid": 1000, "gid": 1000}'
+	start_with_mounts "[{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"bind\", \"idmap\"],
+		\"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}],
+		\"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]}]"
+	[[ "$(mnt_line "$PID" /vol | awk '{print $6}')" =~ (^|,)idmapped(,|$) ]] || fail "not idmapped: $(mnt_line "$PID" /vol)"
+	run rt exec c1 stat -c '%n %u:%g' /vol /vol/f0 /vol/f1000
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = "/vol 1000:1000" ] && [ "${lines[1]}" = "/vol/f0 1000:1000" ] &&
+		[ "${lines[2]}" = "/vol/f1000 65534:65534" ] || fail "ids inside: $output"
+	# the container's uid 1000 writes: on the host the file is owned by 0, as the mapping says
+	run rt exec c1 sh -c 'echo new > /vol/new'
+	[ "$status" -eq 0 ] || fail "write: $output"
+	[ "$(stat -c %u:%g "$BUNDLE/vol/new")" = 0:0 ] || fail "on the host: $(stat -c %u:%g "$BUNDLE/vol/new")"
+	# the host's own view is not idmapped
+	[ "$(stat -c %u "$BUNDLE/vol/f1000")" = 1000 ]
+	[ -z "$(mounts_below "$BUNDLE/vol")" ]
+}
+
+@test "idmapped bind mount in a user namespace: idmap alone uses the container's mappings (a volume owned by host root is root's inside)" {
+	requires userns
+	mkdir "$BUNDLE/vol" "$ROOTFS/vol" # the mapped root cannot make the mount point in the rootfs
+	echo zero >"$BUNDLE/vol/f0"
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	start_with_mounts "[{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"rbind\", \"idmap\"]}]"
+	run rt exec c1 sh -c 'stat -c "%u:%g" /vol/f0; echo new > /vol/new && stat -c "%u:%g" /vol/new'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = 0:0 ] && [ "${lines[1]}" = 0:0 ] || fail "inside: $output"
+	# written by the container's root: on disk as host root, not as host 100000
+	[ "$(stat -c %u:%g "$BUNDLE/vol/new")" = 0:0 ] || fail "on the host: $(stat -c %u:%g "$BUNDLE/vol/new")"
+}
+
+@test "idmapped mounts: bad requests fail create naming the mount, leaving nothing" {
+	mkdir "$BUNDLE/vol"
+	set_args true
+	for m in '{"destination": "/vol", "type": "tmpfs", "source": "tmpfs", "options": ["idmap"], "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}], "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}|an idmapped mount must be a bind mount' \
+		'{"destination": "/vol", "type": "bind", "source": "VOL", "options": ["bind", "idmap"]}|`idmap` without uidMappings and gidMappings needs the container'"'"'s' \
+		'{"destination": "/vol", "type": "bind", "source": "VOL", "options": ["bind"], "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}|needs both uidMappings and gidMappings' \
+		'{"destination": "/vol", "type": "bind", "source": "/nonexistent/agentrt-vol", "options": ["bind", "idmap"], "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}], "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}|/nonexistent/agentrt-vol'; do
+		cp "$BUNDLE/config.json" "$BUNDLE/orig.json"
+		update_config ".mounts += [${m%%|*}]"
+		sed -i "s|\"VOL\"|\"$BUNDLE/vol\"|" "$BUNDLE/config.json"
+		run rt run --bundle "$BUNDLE" c1
+		[ "$status" -ne 0 ] && [[ "$output" == *"${m#*|}"* ]] || fail "${m%%|*}: $status: $output"
+		[ "$(wc -l <<<"$output")" -eq 1 ] || fail "not one line: $output"
+		[ -z "$(rt list -q)" ] && [ -z "$(mounts_below "$BUNDLE")" ] || fail "left behind"
+		cp "$BUNDLE/orig.json" "$BUNDLE/config.json"
+	done
+	# the agent profile: a mapping that makes a container user host root on the volume
+	update_config ".mounts += [{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"bind\", \"idmap\"],
+		\"uidMappings\": [{\"containerID\": 1000, \"hostID\": 0, \"size\": 1}], \"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]}]"
+	run rt --profile agent run --bundle "$BUNDLE" c1
+	[ "$status" -ne 0 ] && [[ "$output" == *"maps container uid 1000 to host root is not allowed"* ]] || fail "agent: $status: $output"
+}
+
 @test "nosuid, nodev and noexec are applied" {
 	mkdir "$BUNDLE/vol"
 	cp "$ROOTFS/bin/busybox" "$BUNDLE/vol/bb"

@@ -121,13 +121,16 @@ static void test_sb_words(void)
 
 static void test_errors_and_edge(void)
 {
-  const char *bad[] = {"rbind", "idmap", NULL};
+  const char *idm[] = {"rbind", "idmap", NULL}, *ridm[] = {"ridmap", "bind", NULL};
   const char *empty[] = {"", "defaults", NULL};
   struct error err = {0};
   struct mount_opts o;
 
-  tap_ok(mount_options_parse((char *const *)bad, &o, &err) < 0 && strstr(err.msg, "idmap"),
-         "idmap rejected with a message naming it (%s)", err.msg);
+  tap_ok(parse(idm, &o) && o.idmap && !o.idmap_rec && o.data == NULL,
+         "idmap: an idmapped mount, not a data word");
+  mount_opts_free(&o);
+  tap_ok(parse(ridm, &o) && o.idmap && o.idmap_rec, "ridmap: recursively idmapped");
+  mount_opts_free(&o);
   tap_ok(mount_options_parse(NULL, &o, &err) == 0 && o.flags == 0 && o.data == NULL,
          "NULL options vector");
   tap_ok(parse(empty, &o) && o.flags == 0 && o.data == NULL, "empty word and defaults ignored");

@@ -83,10 +83,15 @@ static void check_full(const struct oci_config *c)
          "full: scheduler, ioPriority, execCPUAffinity");
   tap_ok(streq(c->hostname, "4f0e2c1b9a77") && streq(c->domainname, "example.internal"),
          "full: hostname, domainname");
-  tap_ok(c->n_mounts == 11 && streq(c->mounts[7].destination, "/etc/resolv.conf") &&
+  tap_ok(c->n_mounts == 12 && streq(c->mounts[7].destination, "/etc/resolv.conf") &&
              streq(c->mounts[7].type, "bind") && strv_len(c->mounts[7].options) == 2 &&
-             c->mounts[10].type == NULL && streq(c->mounts[10].source, "/srv/agent/ws"),
+             c->mounts[10].type == NULL && streq(c->mounts[10].source, "/srv/agent/ws") &&
+             c->mounts[10].uid_mappings == NULL,
          "full: mounts");
+  tap_ok(c->mounts[11].n_uid_mappings == 1 && c->mounts[11].uid_mappings[0].host_id == 1000 &&
+             c->mounts[11].n_gid_mappings == 2 && c->mounts[11].gid_mappings[1].container_id == 1 &&
+             c->mounts[11].gid_mappings[1].size == 10,
+         "full: an idmapped mount's mappings");
   tap_ok(c->hooks.n[OCI_HOOK_PRESTART] == 1 &&
              streq(c->hooks.list[OCI_HOOK_PRESTART][0].args[0], "libnetwork-setkey") &&
              c->hooks.list[OCI_HOOK_CREATE_RUNTIME][0].has_timeout &&
@@ -246,7 +251,7 @@ static void test_struct_sizes(void)
       {"oci_caps", sizeof(struct oci_caps), 216},
       {"oci_user", sizeof(struct oci_user), 40},
       {"oci_process", sizeof(struct oci_process), 432},
-      {"oci_mount", sizeof(struct oci_mount), 32},
+      {"oci_mount", sizeof(struct oci_mount), 64},
       {"oci_hook", sizeof(struct oci_hook), 32},
       {"oci_hooks", sizeof(struct oci_hooks), 96},
       {"oci_namespace", sizeof(struct oci_namespace), 16},
@@ -349,7 +354,13 @@ static const struct {
     {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"options\":[\"ro\",false]}]}",
      "config.json: mounts[0].options[1]: expected string"},
     {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[]}]}",
-     "config.json: mounts[0].uidMappings: idmapped mounts are not supported"},
+     "config.json: mounts[0].gidMappings: an idmapped mount needs both uidMappings and "
+     "gidMappings"},
+    {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[],\"gidMappings\":[]}]}",
+     "config.json: mounts[0].uidMappings: must not be empty"},
+    {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"uidMappings\":[{\"containerID\":0,"
+     "\"hostID\":1,\"size\":0}],\"gidMappings\":[]}]}",
+     "config.json: mounts[0].uidMappings[0].size: must be greater than 0"},
     {"{" BASE ",\"mounts\":{}}", "config.json: mounts: expected array"},
     /* hooks */
     {"{" BASE ",\"hooks\":{\"prestart\":[{\"path\":\"hook\"}]}}",
@@ -880,7 +891,7 @@ static void test_features(void)
              streq(YAJL_GET_STRING(yajl_tree_get(v, p_max, yajl_t_string)), "1.2.0"),
          "features: ociVersionMax 1.2.0");
   tap_ok(caps != NULL && caps->u.array.len == 41, "features: 41 capabilities");
-  tap_ok(YAJL_IS_FALSE(yajl_tree_get(v, p_idmap, yajl_t_any)), "features: idmap disabled");
+  tap_ok(YAJL_IS_TRUE(yajl_tree_get(v, p_idmap, yajl_t_any)), "features: idmap enabled");
   tap_ok(yajl_tree_get(v, p_ann, yajl_t_string) != NULL, "features: run.agentrt.version");
   tap_ok(strstr(json, "\"rro\"") != NULL && strstr(json, "\"rdma\": false") != NULL,
          "features: mount options and cgroup");
