@@ -162,6 +162,15 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
     return -1;
   if (ns_join_paths(a->plan, true, err) < 0)
     return -1;
+  if (a->plan->join_fd[OCI_NS_USER] >= 0) {
+    /* root of the joined user namespace, as of a new one (runc too): our
+     * host ids are not mapped there, so nothing could be made in the
+     * filesystems mounted below (EOVERFLOW) */
+    if (setresgid(0, 0, 0) < 0 && errno != EINVAL)
+      return error_errno(err, "setresgid in the joined user namespace");
+    if (setresuid(0, 0, 0) < 0 && errno != EINVAL)
+      return error_errno(err, "setresuid in the joined user namespace");
+  }
   if ((a->plan->unshare_flags & CLONE_NEWCGROUP) &&
       procfs_read_all("self/cgroup", &ctx->cgroup_table, err) < 0)
     return -1;

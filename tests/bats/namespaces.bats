@@ -114,6 +114,31 @@ start_sleeper() {
 	fi
 }
 
+@test "joining another container's user namespace (and the rest but mount): the init is that namespace's root and makes its mounts" {
+	requires userns
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 100}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 200}]'
+	start_sleeper c1
+	first=$PID
+	b2=$BUNDLE/b2
+	make_bundle "$b2"
+	jq --arg p "/proc/$first/ns" '.process.args = ["sleep", "1000"] |
+		.linux.namespaces = ([.linux.namespaces[] | select(.type != "cgroup")] + [{"type": "user"}]) |
+		.linux.namespaces |= map_values(.path = if .type == "mount" then "" else
+			($p + "/" + ({"network": "net"}[.type] // .type)) end)' "$b2/config.json" >"$b2/c.json"
+	mv "$b2/c.json" "$b2/config.json"
+	rt_bg run -d --bundle "$b2" c2
+	[ "$status" -eq 0 ] || fail "run c2: $output"
+	second=$(container_pid c2)
+	for n in user net ipc uts pid; do
+		[ "$(ns_of "$second" $n)" = "$(ns_of "$first" $n)" ] || fail "$n not joined"
+	done
+	[ "$(awk '/^Uid:/{print $2}' "/proc/$second/status")" = 100000 ] || fail "uid: $(grep Uid "/proc/$second/status")"
+	run rt exec c2 sh -c 'id -u; ls -d /dev/pts /dev/shm'
+	[ "$status" -eq 0 ] && [ "${lines[0]}" = 0 ] || fail "exec: $output"
+}
+
 @test "joining a namespace path that is not a namespace fails" {
 	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"$BUNDLE/config.json\" else . end)"
 	set_args true
