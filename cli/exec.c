@@ -494,7 +494,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out;
   }
   if (c->status == STATUS_PAUSED && !eo.ignore_paused) {
-    error_set(err, 0, "exec `%s`: container paused (use --ignore-paused)", c->id);
+    error_set(err, 0, "exec `%s`: cannot exec in a paused container (use --ignore-paused)", c->id);
     goto out;
   }
   /* --ignore-paused: the process starts frozen and runs at `resume`, which
