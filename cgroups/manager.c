@@ -593,7 +593,10 @@ int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err
   if (colon != NULL)
     ctrls = xstrndup(spec, (size_t)(colon - spec));
   if (*sub == '\0' || !sub_is_inside(sub))
-    return error_set(err, 0, "--cgroup `%s`: must name a sub-cgroup inside the container's", spec);
+    return error_set(err, 0,
+                     "--cgroup `%s`: %s is not a sub cgroup path (it must name a sub-cgroup "
+                     "inside the container's)",
+                     spec, sub);
   if (ctrls != NULL && m->version == 2)
     return error_set(err, 0, "--cgroup `%s`: a controller prefix needs cgroup v1", spec);
   for (size_t i = 0; i < m->n_hier; i++) {

@@ -251,6 +251,8 @@ cgval() { # CTRL FILE
 	done
 	run rt exec --cgroup ../ sub true
 	assert_clean_failure
+	run rt exec --cgroup .. sub true
+	[[ "$output" == *" .. is not a sub cgroup path"* ]] || fail "runc's words: $output"
 	[ -z "$(cat "$(cg pids)/inner/cgroup.procs")" ] || sleep 0.5
 	rmdir "${dirs[@]}"
 }
