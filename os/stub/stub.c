@@ -104,9 +104,13 @@ static const char *errno_text(long e)
   }
 }
 
+/* "agentrt-stub: " names us, except on the program's exec failure, which
+ * reads as runc's ("exec /x: no such file or directory"): it is the
+ * container's own error, on its stderr. */
 static __attribute__((noreturn)) void die(const char *what, const char *arg, const char *why)
 {
-  put("agentrt-stub: ");
+  if (what[0] != 'e')
+    put("agentrt-stub: ");
   put(what);
   if (arg) {
     put(" ");

@@ -3,6 +3,18 @@
 
 load helpers
 
+@test "the program's exec failing late (a missing interpreter) says so on its stderr in runc's words, exit 127" {
+	printf '#!/nonexistent/interpreter\necho ran\n' >"$ROOTFS/run.sh"
+	chmod 755 "$ROOTFS/run.sh"
+	set_args /run.sh
+	status=0
+	output=$(rt run --bundle "$BUNDLE" c1 2>&1) || status=$?
+	[ "$status" -eq 127 ] || fail "status $status: $output"
+	mapfile -t lines <<<"$output"
+	[ "${lines[0]}" = "exec /run.sh: no such file or directory" ] || fail "$output"
+	[ -z "$(rt list -q)" ]
+}
+
 @test "run prints the container's output and removes it afterwards" {
 	set_args echo hello-from-agentrt
 	run rt run --bundle "$BUNDLE" c1
