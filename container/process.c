@@ -210,8 +210,6 @@ struct sched_attr_v1 {
 
 static int apply_scheduler(const struct oci_scheduler *s, struct error *err)
 {
-  static const char *const names[] = {"SCHED_OTHER", "SCHED_FIFO", "SCHED_RR",      "SCHED_BATCH",
-                                      "SCHED_ISO",   "SCHED_IDLE", "SCHED_DEADLINE"};
   struct sched_attr_v1 attr = {
       .size = sizeof attr,
       .sched_policy = (uint32_t)s->policy,
@@ -222,7 +220,7 @@ static int apply_scheduler(const struct oci_scheduler *s, struct error *err)
       .sched_deadline = s->deadline,
       .sched_period = s->period,
   };
-  const char *name = (size_t)s->policy < ARRAY_SIZE(names) ? names[s->policy] : "?";
+  const char *name = oci_sched_policy_name(s->policy);
 
   if (syscall(SYS_sched_setattr, 0, &attr, 0) == 0)
     return 0;

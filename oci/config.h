@@ -93,6 +93,8 @@ struct oci_process {
   char *exec_cpu_final;
 };
 
+/* "SCHED_FIFO" for 1, ...; "?" for a value no policy has. */
+const char *oci_sched_policy_name(int policy);
 /* A CPU list ("0-3,7", "5"): set each CPU's bit in mask (nbits bits wide);
  * -1 on a malformed list or a CPU at or above nbits. */
 int oci_cpu_list_parse(const char *s, unsigned long *mask, size_t nbits);

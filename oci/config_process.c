@@ -169,16 +169,31 @@ static const char *const sched_flags[] = {
     "SCHED_FLAG_UTIL_CLAMP_MAX",
 };
 
-static int conv_sched_policy(struct jctx *c, const struct jnode *v, void *ret)
+static const char *const ioprio_classes[] = {"", "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE",
+                                             "IOPRIO_CLASS_IDLE"};
+
+const char *oci_sched_policy_name(int policy)
+{
+  return policy >= 0 && (size_t)policy < ARRAY_SIZE(sched_policies) ? sched_policies[policy] : "?";
+}
+
+/* v, a string, as its index in names[0..n) (the kernel's value), or an error */
+static int name_index(struct jctx *c, const struct jnode *v, const char *const *names, size_t n,
+                      const char *what, int *ret)
 {
   if (jexpect(c, v, JT_STRING) < 0)
     return -1;
-  for (size_t i = 0; i < ARRAY_SIZE(sched_policies); i++)
-    if (streq(v->s, sched_policies[i])) {
-      *(int *)ret = (int)i;
+  for (size_t i = 0; i < n; i++)
+    if (names[i][0] != '\0' && streq(v->s, names[i])) {
+      *ret = (int)i;
       return 0;
     }
-  return jfail(c, "unknown scheduling policy `%s`", v->s);
+  return jfail(c, "unknown %s `%s`", what, v->s);
+}
+
+static int conv_sched_policy(struct jctx *c, const struct jnode *v, void *ret)
+{
+  return name_index(c, v, sched_policies, ARRAY_SIZE(sched_policies), "scheduling policy", ret);
 }
 
 static int conv_sched_flags(struct jctx *c, const struct jnode *v, void *ret)
@@ -189,15 +204,10 @@ static int conv_sched_flags(struct jctx *c, const struct jnode *v, void *ret)
     return -1;
   for (size_t i = 0; i < v->n; i++) {
     size_t m = jpush_index(c, i);
-    size_t k;
+    int k;
 
-    if (jexpect(c, v->items[i], JT_STRING) < 0)
+    if (name_index(c, v->items[i], sched_flags, ARRAY_SIZE(sched_flags), "scheduler flag", &k) < 0)
       return -1;
-    for (k = 0; k < ARRAY_SIZE(sched_flags); k++)
-      if (streq(v->items[i]->s, sched_flags[k]))
-        break;
-    if (k == ARRAY_SIZE(sched_flags))
-      return jfail(c, "unknown scheduler flag `%s`", v->items[i]->s);
     *flags |= 1ULL << k;
     jpop(c, m);
   }
@@ -227,16 +237,7 @@ static int conv_scheduler(struct jctx *c, const struct jnode *v, void *ret)
 
 static int conv_ioprio_class(struct jctx *c, const struct jnode *v, void *ret)
 {
-  static const char *const classes[] = {"IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE"};
-
-  if (jexpect(c, v, JT_STRING) < 0)
-    return -1;
-  for (size_t i = 0; i < ARRAY_SIZE(classes); i++)
-    if (streq(v->s, classes[i])) {
-      *(int *)ret = (int)i + 1;
-      return 0;
-    }
-  return jfail(c, "unknown I/O priority class `%s`", v->s);
+  return name_index(c, v, ioprio_classes, ARRAY_SIZE(ioprio_classes), "I/O priority class", ret);
 }
 
 static int conv_ioprio(struct jctx *c, const struct jnode *v, void *ret)
@@ -447,14 +448,12 @@ static void gen_rlimits(struct jgen *j, const struct oci_process *p)
 
 static void gen_sched(struct jgen *j, const struct oci_process *p)
 {
-  static const char *const classes[] = {"", "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE",
-                                        "IOPRIO_CLASS_IDLE"};
   const struct oci_scheduler *s = &p->scheduler;
 
   if (p->has_scheduler) {
     jg_key(j, "scheduler");
     jg_open(j);
-    jg_kstr(j, "policy", sched_policies[s->policy]);
+    jg_kstr(j, "policy", oci_sched_policy_name(s->policy));
     if (s->nice)
       jg_ki64(j, "nice", s->nice);
     if (s->priority)
@@ -478,7 +477,7 @@ static void gen_sched(struct jgen *j, const struct oci_process *p)
   if (p->has_io_priority) {
     jg_key(j, "ioPriority");
     jg_open(j);
-    jg_kstr(j, "class", classes[p->io_priority_class]);
+    jg_kstr(j, "class", ioprio_classes[p->io_priority_class]);
     jg_ki64(j, "priority", p->io_priority);
     jg_close(j);
   }

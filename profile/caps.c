@@ -108,14 +108,14 @@ static void cut_set(struct apply_ctx *x, struct oci_caps *c, int i, uint64_t kee
  * profile's ceiling would: refused, as a capability above it is. */
 static int refuse_sched(struct apply_ctx *x, const struct oci_process *proc, uint64_t allowed)
 {
-  static const char *const rt[] = {[1] = "SCHED_FIFO", [2] = "SCHED_RR", [6] = "SCHED_DEADLINE"};
   const struct oci_scheduler *s = &proc->scheduler;
   const char *what = NULL;
 
   if (allowed & (UINT64_C(1) << oci_cap_from_name("CAP_SYS_NICE")))
     return 0;
-  if (proc->has_scheduler && (size_t)s->policy < ARRAY_SIZE(rt) && rt[s->policy] != NULL)
-    what = rt[s->policy];
+  /* SCHED_FIFO 1, SCHED_RR 2, SCHED_DEADLINE 6 */
+  if (proc->has_scheduler && (s->policy == 1 || s->policy == 2 || s->policy == 6))
+    what = oci_sched_policy_name(s->policy);
   else if (proc->has_scheduler && s->nice < 0)
     what = "a negative nice";
   else if (proc->has_io_priority && proc->io_priority_class == 1)

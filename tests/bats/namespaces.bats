@@ -18,6 +18,21 @@ start_sleeper() {
 	PID=$(container_pid "${1:-c1}")
 }
 
+# start_joiner JQ-PREFIX: c2 from a second bundle whose namespaces all join c1's ($first) by
+# path, but the mount one, whose path is "" (a new one: runc's own tests write that); the
+# JQ-PREFIX filter runs first on c2's config.  Sets $second.
+start_joiner() {
+	local b2=$BUNDLE/b2
+	make_bundle "$b2"
+	jq --arg p "/proc/$first/ns" "$1"' | .process.args = ["sleep", "1000"] |
+		.linux.namespaces |= map_values(.path = if .type == "mount" then "" else
+			($p + "/" + ({"network": "net"}[.type] // .type)) end)' "$b2/config.json" >"$b2/c.json"
+	mv "$b2/c.json" "$b2/config.json"
+	rt_bg run -d --bundle "$b2" c2
+	[ "$status" -eq 0 ] || fail "run c2: $output"
+	second=$(container_pid c2)
+}
+
 @test "every configured namespace is new" {
 	update_config '.linux.namespaces = [{"type": "pid"}, {"type": "network"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "cgroup"}]'
 	start_sleeper
@@ -90,16 +105,7 @@ start_sleeper() {
 @test "an empty namespace path is a new namespace, as runc reads it (other containers' namespaces joined beside it)" {
 	start_sleeper c1
 	first=$PID
-	b2=$BUNDLE/b2
-	make_bundle "$b2"
-	# runc's own tests write this: every namespace joined by path but the mount one, ""
-	jq --arg p "/proc/$first/ns" '.process.args = ["sleep", "1000"] |
-		.linux.namespaces |= map_values(.path = if .type == "mount" then "" else
-			($p + "/" + ({"network": "net"}[.type] // .type)) end)' "$b2/config.json" >"$b2/c.json"
-	mv "$b2/c.json" "$b2/config.json"
-	rt_bg run -d --bundle "$b2" c2
-	[ "$status" -eq 0 ] || fail "run c2: $output"
-	second=$(container_pid c2)
+	start_joiner .
 	for n in net ipc uts pid cgroup; do
 		[ "$(ns_of "$second" $n)" = "$(ns_of "$first" $n)" ] || fail "$n not joined"
 	done
@@ -121,16 +127,7 @@ start_sleeper() {
 		.linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 200}]'
 	start_sleeper c1
 	first=$PID
-	b2=$BUNDLE/b2
-	make_bundle "$b2"
-	jq --arg p "/proc/$first/ns" '.process.args = ["sleep", "1000"] |
-		.linux.namespaces = ([.linux.namespaces[] | select(.type != "cgroup")] + [{"type": "user"}]) |
-		.linux.namespaces |= map_values(.path = if .type == "mount" then "" else
-			($p + "/" + ({"network": "net"}[.type] // .type)) end)' "$b2/config.json" >"$b2/c.json"
-	mv "$b2/c.json" "$b2/config.json"
-	rt_bg run -d --bundle "$b2" c2
-	[ "$status" -eq 0 ] || fail "run c2: $output"
-	second=$(container_pid c2)
+	start_joiner '.linux.namespaces = ([.linux.namespaces[] | select(.type != "cgroup")] + [{"type": "user"}])'
 	for n in user net ipc uts pid; do
 		[ "$(ns_of "$second" $n)" = "$(ns_of "$first" $n)" ] || fail "$n not joined"
 	done
