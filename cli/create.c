@@ -134,7 +134,8 @@ static void fill_state(struct container *c, const char *bundle, const char *root
     }
     s->n_annotations = cfg->n_annotations;
   }
-  s->has_pidns = oci_config_namespace(cfg, OCI_NS_PID) != NULL;
+  s->has_pidns = oci_config_namespace(cfg, OCI_NS_PID) != NULL &&
+                 oci_config_namespace(cfg, OCI_NS_PID)->path == NULL; /* a new one */
 }
 
 int write_pid_file(const char *path, pid_t pid, struct error *err)

@@ -69,6 +69,11 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
     return error_prefix(err, "kill");
   if (container_load(g, argv[it.i], 0, &c, err) < 0)
     return -1;
+  /* SIGKILL to a container without a pid namespace of its own: its init is
+   * nothing special there, the others would live on; every process of its
+   * cgroup goes, also once the init is gone (runc 1.2) */
+  if (!all && sig == SIGKILL && !c->state->has_pidns)
+    all = true;
   if (all) {
     if (container_cgroup(c, g, err) < 0)
       goto out;

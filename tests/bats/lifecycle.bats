@@ -170,6 +170,34 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	wait_for_status c1 stopped
 }
 
+@test "kill KILL without a pid namespace of its own kills every process of the container, also once its init is gone (as runc 1.2)" {
+	update_config '.linux.namespaces |= map(select(.type != "pid"))'
+	set_args sleep 1000
+	for init_gone in no yes; do
+		run_detached c1
+		[ "$status" -eq 0 ] || fail "run -d: $output"
+		init=$(container_pid c1)
+		for i in 1 2 3; do rt_bg exec -d c1 sleep 1000; done
+		cg=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+		procs=/sys/fs/cgroup/pids$cg/cgroup.procs
+		[ -e "$procs" ] || procs=/sys/fs/cgroup$cg/cgroup.procs
+		pids=$(tr '\n' ' ' <"$procs")
+		[ "$(wc -w <<<"$pids")" -eq 4 ] || fail "processes: $pids"
+		if [ "$init_gone" = yes ]; then
+			kill -9 "$init"
+			for i in $(seq 50); do kill -0 "$init" 2>/dev/null || break; sleep 0.1; done
+		fi
+		run rt kill c1 KILL
+		[ "$status" -eq 0 ] || fail "kill (init gone: $init_gone): $output"
+		for p in $pids; do
+			for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+			! kill -0 "$p" 2>/dev/null || fail "process $p lives on (init gone: $init_gone)"
+		done
+		run rt delete c1
+		[ "$status" -eq 0 ] || fail "delete: $output"
+	done
+}
+
 @test "delete of a running container without --force fails and keeps it" {
 	set_args sleep 1000
 	run_detached c1
