@@ -77,16 +77,16 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
   ssize_t n;
 
   if (pipe2(fds, O_CLOEXEC) < 0)
-    return error_errno(err, "%s `%s`: pipe", hr->phase, hr->hook->path);
+    return error_errno(err, "%s: `%s`: pipe", hr->phase, hr->hook->path);
   rfd = fds[0];
   wfd = fds[1];
   if (pipe2(fds, O_CLOEXEC) < 0)
-    return error_errno(err, "%s `%s`: pipe", hr->phase, hr->hook->path);
+    return error_errno(err, "%s: `%s`: pipe", hr->phase, hr->hook->path);
   erd = fds[0];
   ewr = fds[1];
   hr->pid = fork();
   if (hr->pid < 0)
-    return error_errno(err, "%s `%s`: fork", hr->phase, hr->hook->path);
+    return error_errno(err, "%s: `%s`: fork", hr->phase, hr->hook->path);
   if (hr->pid == 0)
     hook_child(hr->hook, hr->dir, rfd, ewr);
   close(take_fd(&ewr));
@@ -95,7 +95,7 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
   while (n < 0 && errno == EINTR);
   if (n == (ssize_t)sizeof e) {
     waitpid(hr->pid, NULL, 0);
-    return error_set(err, e, "error running %s `%s`: exec", hr->phase, hr->hook->path);
+    return error_set(err, e, "error running %s: `%s`: exec", hr->phase, hr->hook->path);
   }
   fcntl(wfd, F_SETFL, O_NONBLOCK);
   hr->wfd = take_fd(&wfd);
@@ -149,9 +149,9 @@ static int hook_result(const struct hook_run *hr, int status, struct error *err)
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return 0;
   if (WIFEXITED(status))
-    return error_set(err, 0, "error running %s `%s`: exit status %d", hr->phase, hr->hook->path,
+    return error_set(err, 0, "error running %s: `%s`: exit status %d", hr->phase, hr->hook->path,
                      WEXITSTATUS(status));
-  return error_set(err, 0, "error running %s `%s`: killed by signal %d (%s)", hr->phase,
+  return error_set(err, 0, "error running %s: `%s`: killed by signal %d (%s)", hr->phase,
                    hr->hook->path, WTERMSIG(status), strsignal(WTERMSIG(status)));
 }
 
@@ -168,14 +168,14 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   int status = 0, r;
 
   if (h->path == NULL || h->path[0] != '/')
-    return error_set(err, 0, "%s `%s`: path must be absolute", phase, h->path ? h->path : "");
+    return error_set(err, 0, "%s: `%s`: path must be absolute", phase, h->path ? h->path : "");
   hr.deadline = h->has_timeout && h->timeout > 0 ? now_ms() + (long long)h->timeout * 1000 : -1;
   if (hook_spawn(&hr, err) < 0)
     return -1;
   hr.pidfd = (int)syscall(SYS_pidfd_open, hr.pid, 0);
   r = hook_wait(&hr, &status);
   if (r < 0)
-    error_errno(err, "%s `%s`: wait", phase, h->path);
+    error_errno(err, "%s: `%s`: wait", phase, h->path);
   if (hr.wfd >= 0)
     close(hr.wfd);
   if (r == 0) {
@@ -187,7 +187,7 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   if (r < 0)
     return -1;
   if (r == 0)
-    return error_set(err, 0, "error running %s `%s`: timed out after %d s", phase, h->path,
+    return error_set(err, 0, "error running %s: `%s`: timed out after %d s", phase, h->path,
                      h->timeout);
   return hook_result(&hr, status, err);
 }

@@ -180,7 +180,7 @@ all_hooks() {
 		set_args true
 		create_container c1
 		assert_clean_failure
-		[[ "$output" == *"error running $ph hook #1 \`/bin/false\`: exit status 1"* ]] || fail "$ph: $output"
+		[[ "$output" == *"error running $ph hook #1: \`/bin/false\`: exit status 1"* ]] || fail "$ph: $output"
 		[ -z "$(rt list -q)" ] || fail "$ph: container left"
 	done
 }
@@ -193,7 +193,7 @@ all_hooks() {
 	[ "$status" -eq 0 ] || fail "create: $output"
 	pid=$(container_pid c1)
 	run rt start c1
-	[ "$status" -ne 0 ] && [[ "$output" == *"start \`c1\`: error running poststart hook #0 \`/bin/false\`: exit status 1"* ]] ||
+	[ "$status" -ne 0 ] && [[ "$output" == *"start \`c1\`: error running poststart hook #0: \`/bin/false\`: exit status 1"* ]] ||
 		fail "start: $status: $output"
 	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	! kill -0 "$pid" 2>/dev/null || fail "the container's process still runs"

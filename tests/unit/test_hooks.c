@@ -85,14 +85,14 @@ static void test_failures(void)
   int r;
 
   r = hooks_run(&h, 1, "createRuntime", NULL, "{}", &err);
-  tap_ok(r < 0 && streq(err.msg, "error running createRuntime hook #0 `/bin/sh`: exit status 3"),
+  tap_ok(r < 0 && streq(err.msg, "error running createRuntime hook #0: `/bin/sh`: exit status 3"),
          "%s", err.msg);
 
   h.args = selfkill;
   r = hooks_run(&h, 1, "poststart", NULL, "{}", &err);
   tap_ok(r < 0 &&
              streq(err.msg,
-                   "error running poststart hook #0 `/bin/sh`: killed by signal 15 (Terminated)"),
+                   "error running poststart hook #0: `/bin/sh`: killed by signal 15 (Terminated)"),
          "%s", err.msg);
 
   h.args = sleepy;
@@ -100,7 +100,8 @@ static void test_failures(void)
   h.timeout = 1;
   t0 = time(NULL);
   r = hooks_run(&h, 1, "prestart", NULL, "{}", &err);
-  tap_ok(r < 0 && streq(err.msg, "error running prestart hook #0 `/bin/sh`: timed out after 1 s") &&
+  tap_ok(r < 0 &&
+             streq(err.msg, "error running prestart hook #0: `/bin/sh`: timed out after 1 s") &&
              time(NULL) - t0 < 4,
          "%s (%ld s)", err.msg, (long)(time(NULL) - t0));
 
@@ -108,7 +109,7 @@ static void test_failures(void)
   h.args = NULL;
   r = hooks_run(&h, 1, "createContainer", NULL, "{}", &err);
   tap_ok(r < 0 &&
-             strstr(err.msg, "error running createContainer hook #0 `/nonexistent-agentrt-hook`: "
+             strstr(err.msg, "error running createContainer hook #0: `/nonexistent-agentrt-hook`: "
                              "exec: No such file or directory"),
          "%s", err.msg);
   h.path = "relative/hook";
@@ -135,7 +136,7 @@ static void test_order_and_big_stdin(void)
 
   r = hooks_run(hooks, 3, "prestart", NULL, "{}", &err);
   tap_ok(r < 0 && streq(slurp(out), "one\n") &&
-             str_has_prefix(err.msg, "error running prestart hook #1 "),
+             str_has_prefix(err.msg, "error running prestart hook #1: "),
          "hooks run in order, stop at the first failure, named by its index (%s)", err.msg);
   memset(state, 'x', big);
   state[big] = '\0';
@@ -177,7 +178,7 @@ static void test_sigchld_ignored(void)
   sigaction(SIGCHLD, &ign, &old);
   r = hooks_run(&h, 1, "poststop", NULL, "{}", &err);
   sigaction(SIGCHLD, &old, NULL);
-  tap_ok(r < 0 && strstr(err.msg, "poststop hook #0 `/bin/true`: wait") != NULL, "%s", err.msg);
+  tap_ok(r < 0 && strstr(err.msg, "poststop hook #0: `/bin/true`: wait") != NULL, "%s", err.msg);
 }
 
 int main(void)
