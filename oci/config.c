@@ -41,13 +41,31 @@ static int conv_root(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+/* A mount's destination: a relative one is taken from the container's /,
+ * as runc and crun do (older configs have them); stored absolute. */
+static int conv_mount_dest(struct jctx *c, const struct jnode *v, void *ret)
+{
+  char **out = ret;
+
+  if (j_str(c, v, ret) < 0)
+    return -1;
+  if (**out == '\0')
+    return jfail(c, "must not be empty");
+  if (**out != '/') {
+    char *abs = xfmt("/%s", *out);
+    free(*out);
+    *out = abs;
+  }
+  return 0;
+}
+
 static int conv_mount(struct jctx *c, const struct jnode *v, void *ret)
 {
   struct oci_mount *m = ret;
 
   if (jexpect(c, v, JT_OBJECT) < 0)
     return -1;
-  if (jfield_req(c, v, "destination", j_abspath, &m->destination) < 0 ||
+  if (jfield_req(c, v, "destination", conv_mount_dest, &m->destination) < 0 ||
       jfield(c, v, "type", j_str, &m->type, NULL) < 0 ||
       jfield(c, v, "source", j_str, &m->source, NULL) < 0 ||
       jfield(c, v, "options", j_strv, &m->options, NULL) < 0)

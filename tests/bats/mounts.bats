@@ -136,6 +136,12 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ "$status" -ne 0 ] && [[ "$output" == *"maps container uid 1000 to host root is not allowed"* ]] || fail "agent: $status: $output"
 }
 
+@test "a relative mount destination is taken from the container's / (as runc and crun)" {
+	start_with_mounts '[{"destination": "rel/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
+	[ -n "$(mnt_line "$PID" /rel/scratch)" ] || fail "not at /rel/scratch: $(awk '{print $5}' "/proc/$PID/mountinfo" | tr '\n' ' ')"
+	[ -d "$ROOTFS/rel/scratch" ] && [ ! -e "$BUNDLE/rel" ]
+}
+
 @test "nosuid, nodev and noexec are applied" {
 	mkdir "$BUNDLE/vol"
 	cp "$ROOTFS/bin/busybox" "$BUNDLE/vol/bb"

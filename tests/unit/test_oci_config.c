@@ -347,8 +347,8 @@ static const struct {
     {PROC("\"noNewPrivileges\":\"true\""),
      "config.json: process.noNewPrivileges: expected boolean"},
     /* mounts */
-    {"{" BASE ",\"mounts\":[{\"destination\":\"/a\"},{\"destination\":\"b\"}]}",
-     "config.json: mounts[1].destination: must be an absolute path"},
+    {"{" BASE ",\"mounts\":[{\"destination\":\"/a\"},{\"destination\":\"\"}]}",
+     "config.json: mounts[1].destination: must not be empty"},
     {"{" BASE ",\"mounts\":[{\"type\":\"tmpfs\"}]}",
      "config.json: mounts[0].destination: is required"},
     {"{" BASE ",\"mounts\":[{\"destination\":\"/a\",\"options\":[\"ro\",false]}]}",
@@ -702,6 +702,19 @@ static void test_sched_fields(void)
          "bad cpu lists are refused");
 }
 
+/* a relative mount destination is taken from the container's / (runc, crun) */
+static void test_relative_mount_dest(void)
+{
+  struct error err = {0};
+  struct oci_config *c = NULL;
+  const char *doc = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},\"mounts\":["
+                    "{\"destination\":\"mnt/x\",\"type\":\"tmpfs\",\"source\":\"tmpfs\"}]}";
+
+  tap_ok(parse(doc, &c, &err) == 0 && c->n_mounts == 1 && streq(c->mounts[0].destination, "/mnt/x"),
+         "a relative mount destination is read from / (%s)", err.msg);
+  oci_config_free(c);
+}
+
 static void test_process_doc(void)
 {
   struct error err = {0};
@@ -928,6 +941,7 @@ int main(void)
   test_duplicates_and_null();
   test_empty_ns_path();
   test_sched_fields();
+  test_relative_mount_dest();
   test_process_doc();
   test_resources_doc();
   test_names();
