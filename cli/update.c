@@ -105,6 +105,18 @@ static int parse_num(const char *flag, const char *s, int64_t *ret, struct error
   return 0;
 }
 
+/* A flag that takes a number >= 0: the field and its has_ flag set. */
+static int set_u64(const char *flag, const char *val, bool *has, uint64_t *out, struct error *err)
+{
+  int64_t v = 0;
+
+  if (parse_num(flag, val, &v, err) < 0 || v < 0)
+    return error_set(err, 0, "update: %s: invalid value `%s`", flag, val);
+  *has = true;
+  *out = (uint64_t)v;
+  return 0;
+}
+
 static int apply_flag(struct oci_resources *r, int id, const char *val, struct error *err)
 {
   int64_t v = 0;
@@ -120,17 +132,9 @@ static int apply_flag(struct oci_resources *r, int id, const char *val, struct e
     r->has_memory_reservation = true;
     return parse_bytes("--memory-reservation", val, &r->memory_reservation, err);
   case U_CPU_SHARES:
-    if (parse_num("--cpu-shares", val, &v, err) < 0 || v < 0)
-      return error_set(err, 0, "update: --cpu-shares: invalid value `%s`", val);
-    r->has_cpu_shares = true;
-    r->cpu_shares = (uint64_t)v;
-    return 0;
+    return set_u64("--cpu-shares", val, &r->has_cpu_shares, &r->cpu_shares, err);
   case U_CPU_BURST:
-    if (parse_num("--cpu-burst", val, &v, err) < 0 || v < 0)
-      return error_set(err, 0, "update: --cpu-burst: invalid value `%s`", val);
-    r->has_cpu_burst = true;
-    r->cpu_burst = (uint64_t)v;
-    return 0;
+    return set_u64("--cpu-burst", val, &r->has_cpu_burst, &r->cpu_burst, err);
   case U_CPU_IDLE:
     if (parse_num("--cpu-idle", val, &v, err) < 0 || (v != 0 && v != 1))
       return error_set(err, 0, "update: --cpu-idle: expected 0 or 1, got `%s`", val);
@@ -138,20 +142,13 @@ static int apply_flag(struct oci_resources *r, int id, const char *val, struct e
     r->cpu_idle = v;
     return 0;
   case U_CPU_PERIOD:
-    if (parse_num("--cpu-period", val, &v, err) < 0 || v < 0)
-      return error_set(err, 0, "update: --cpu-period: invalid value `%s`", val);
-    r->has_cpu_period = true;
-    r->cpu_period = (uint64_t)v;
-    return 0;
+    return set_u64("--cpu-period", val, &r->has_cpu_period, &r->cpu_period, err);
   case U_CPU_QUOTA:
     r->has_cpu_quota = true;
     return parse_num("--cpu-quota", val, &r->cpu_quota, err);
   case U_CPU_RT_PERIOD:
-    if (parse_num("--cpu-rt-period", val, &v, err) < 0 || v < 0)
-      return error_set(err, 0, "update: --cpu-rt-period: invalid value `%s`", val);
-    r->has_cpu_realtime_period = true;
-    r->cpu_realtime_period = (uint64_t)v;
-    return 0;
+    return set_u64("--cpu-rt-period", val, &r->has_cpu_realtime_period, &r->cpu_realtime_period,
+                   err);
   case U_CPU_RT_RUNTIME:
     r->has_cpu_realtime_runtime = true;
     return parse_num("--cpu-rt-runtime", val, &r->cpu_realtime_runtime, err);
