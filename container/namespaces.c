@@ -60,6 +60,8 @@ int ns_join_paths(struct ns_plan *p, bool skip_pid_time, struct error *err)
       continue;
     if (skip_pid_time && (t == OCI_NS_PID || t == OCI_NS_TIME))
       continue;
+    if (t == OCI_NS_USER && p->user_joined)
+      continue;
     if (setns(p->join_fd[t], oci_ns_clone_flag(t)) < 0)
       return error_errno(err, "join %s namespace", oci_ns_name(t));
   }

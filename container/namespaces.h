@@ -15,6 +15,7 @@ struct ns_plan {
   int join_fd[OCI_NS_COUNT]; /* fds of namespaces joined by path, -1 otherwise */
   bool new_ns[OCI_NS_COUNT];
   bool has_ns[OCI_NS_COUNT]; /* listed in the config at all */
+  bool user_joined;          /* the user namespace of join_fd was joined before the clone */
 };
 
 /* Validate linux.namespaces and open every path (errors name the path). */

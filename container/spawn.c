@@ -34,7 +34,9 @@ static pid_t clone_init(int flags, int cgroup_fd)
 
   memset(&a, 0, sizeof a);
   a.flags = (uint64_t)flags;
-  a.exit_signal = SIGCHLD;
+  /* with CLONE_PARENT the child signals our parent as we do (clone3
+   * takes no exit_signal then) */
+  a.exit_signal = (flags & CLONE_PARENT) ? 0 : SIGCHLD;
   if (cgroup_fd >= 0) {
     a.flags |= CLONE_INTO_CGROUP;
     a.cgroup = (uint64_t)cgroup_fd;
@@ -45,6 +47,57 @@ static pid_t clone_init(int flags, int cgroup_fd)
       return -2; /* caller retries without CLONE_INTO_CGROUP */
     pid = (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD, 0, 0, 0, 0);
   }
+  return pid;
+}
+
+/* A new pid namespace inside a user namespace joined by path must belong to
+ * that user namespace (its /proc is mounted from there), and a pid namespace
+ * is owned by its creator's user namespace: a helper joins the user
+ * namespace and clones the init as *our* child (CLONE_PARENT), hands us its
+ * pid and exits.  Returns like fork(): 0 in the init, its pid here, -1 with
+ * errno set. */
+static pid_t clone_init_in_userns(int flags, int userns_fd)
+{
+  int p[2], status, e = 0;
+  pid_t helper, pid = -1;
+  ssize_t n;
+
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return -1;
+  helper = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0, 0, 0, 0);
+  if (helper == 0) { /* only async-signal-safe calls from here */
+    pid_t c = -1;
+    close(p[0]);
+    if (setns(userns_fd, CLONE_NEWUSER) == 0)
+      c = clone_init(flags | CLONE_PARENT, -1);
+    if (c == 0) {
+      close(p[1]);
+      return 0;
+    }
+    if (c < 0)
+      c = -errno;
+    _exit(write(p[1], &c, sizeof c) == (ssize_t)sizeof c ? 0 : 1);
+  }
+  if (helper < 0)
+    e = errno;
+  close(p[1]);
+  if (helper > 0) {
+    do
+      n = read(p[0], &pid, sizeof pid);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof pid) {
+      pid = -1;
+      e = EIO;
+    } else if (pid < 0) {
+      e = -pid;
+      pid = -1;
+    }
+    while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
+      ;
+  }
+  close(p[0]);
+  if (pid < 0)
+    errno = e;
   return pid;
 }
 
@@ -246,7 +299,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   cleanup_close int fifo_fd = -1, cgfd = -1, ufd = -1;
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
-  bool self_join = false, unified_late = false;
+  bool self_join = false, unified_late = false, via_userns;
   int *bind_fds = NULL;
   int flags, dumpable, own_net = -1, net_errno = 0;
   pid_t pid;
@@ -263,10 +316,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     return error_set(err, 0,
                      "config.json: linux.namespaces: a mount namespace is required (agentrt never "
                      "mounts the root filesystem in the caller's mount namespace)");
-  if (plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID])
-    return error_set(err, 0,
-                     "config.json: linux.namespaces: a new pid namespace inside a user "
-                     "namespace joined by path is not supported");
+  via_userns = plan.join_fd[OCI_NS_USER] >= 0 && plan.new_ns[OCI_NS_PID];
   if (o->use_fifo) {
     if (mkfifoat(o->c->dirfd, "exec.fifo", 0600) < 0)
       return error_errno(err, "create exec.fifo");
@@ -280,11 +330,11 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     error_errno(err, "socketpair");
     goto fail;
   }
-  if (o->c->cgroup)
+  if (o->c->cgroup && !via_userns)
     cgfd = cgroup_clone_fd(o->c->cgroup);
   /* hybrid: the clone puts the init in the cgroup2 hierarchy as well (no
    * write to its cgroup.procs, no wait for an RCU grace period) */
-  if (o->c->cgroup && cgfd < 0 && (ufd = cgroup_unified_clone_fd(o->c->cgroup)) >= 0)
+  if (o->c->cgroup && !via_userns && cgfd < 0 && (ufd = cgroup_unified_clone_fd(o->c->cgroup)) >= 0)
     cgroup_unified_at_clone(o->c->cgroup, true);
   /* v1: the init moves itself (cgroup_join_fds); not when a user namespace
    * is involved, where the parent's write keeps the host's credentials. */
@@ -343,7 +393,13 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
    * namespace it joins must not trace it before its own prctl). */
   dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  pid = clone_init(flags, cgfd >= 0 ? cgfd : ufd);
+  if (via_userns) {
+    pid = clone_init_in_userns(flags, plan.join_fd[OCI_NS_USER]);
+    if (pid == 0)
+      plan.user_joined = true; /* by the helper */
+  } else {
+    pid = clone_init(flags, cgfd >= 0 ? cgfd : ufd);
+  }
   if (pid == -2) {
     if (flags & CLONE_NEWCGROUP) {
       flags &= ~CLONE_NEWCGROUP;

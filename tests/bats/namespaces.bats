@@ -11,6 +11,19 @@ ns_of() { # PID NS
 	readlink "/proc/$1/ns/$2"
 }
 
+# The inode of the user namespace that owns PID's namespace NS (NS_GET_USERNS).
+ns_owner() { # PID NS
+	python3 - "$1" "$2" <<'PY'
+import fcntl, os, sys
+fd = os.open("/proc/%s/ns/%s" % (sys.argv[1], sys.argv[2]), os.O_RDONLY)
+print(os.fstat(fcntl.ioctl(fd, 0xb701)).st_ino)
+PY
+}
+
+netns_owner() {
+	ns_owner "$1" net
+}
+
 start_sleeper() {
 	set_args sleep 1000
 	run_detached "${1:-c1}"
@@ -18,15 +31,15 @@ start_sleeper() {
 	PID=$(container_pid "${1:-c1}")
 }
 
-# start_joiner JQ-PREFIX: c2 from a second bundle whose namespaces all join c1's ($first) by
-# path, but the mount one, whose path is "" (a new one: runc's own tests write that); the
-# JQ-PREFIX filter runs first on c2's config.  Sets $second.
+# start_joiner JQ-PREFIX [JQ-SUFFIX]: c2 from a second bundle whose namespaces all join c1's
+# ($first) by path, but the mount one, whose path is "" (a new one: runc's own tests write
+# that); the JQ-PREFIX filter runs first on c2's config, JQ-SUFFIX last.  Sets $second.
 start_joiner() {
 	local b2=$BUNDLE/b2
 	make_bundle "$b2"
 	jq --arg p "/proc/$first/ns" "$1"' | .process.args = ["sleep", "1000"] |
 		.linux.namespaces |= map_values(.path = if .type == "mount" then "" else
-			($p + "/" + ({"network": "net"}[.type] // .type)) end)' "$b2/config.json" >"$b2/c.json"
+			($p + "/" + ({"network": "net"}[.type] // .type)) end) | '"${2:-.}" "$b2/config.json" >"$b2/c.json"
 	mv "$b2/c.json" "$b2/config.json"
 	rt_bg run -d --bundle "$b2" c2
 	[ "$status" -eq 0 ] || fail "run c2: $output"
@@ -136,6 +149,53 @@ start_joiner() {
 	[ "$status" -eq 0 ] && [ "${lines[0]}" = 0 ] || fail "exec: $output"
 }
 
+# Podman pods and Kubernetes pods with user namespaces: each container joins the pod's user
+# namespace and gets a pid namespace of its own, which must belong to that user namespace
+# (its /proc is mounted from inside it).  It was refused.
+@test "joined-userns-new-pidns: a container joining another's user namespace gets its own pid namespace, owned by that user namespace" {
+	requires userns
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	start_sleeper c1
+	first=$PID
+	# c2 joins only c1's user and network namespaces: pid, ipc, uts, mount, cgroup are new
+	start_joiner '.linux.namespaces = [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "cgroup"}, {"type": "network"}, {"type": "user"}]' \
+		'.linux.namespaces |= map(if .type == "user" or .type == "network" then . else .path = "" end)'
+	for n in user net; do
+		[ "$(ns_of "$second" $n)" = "$(ns_of "$first" $n)" ] || fail "$n not joined"
+	done
+	for n in pid ipc uts mnt cgroup; do
+		[ "$(ns_of "$second" $n)" != "$(ns_of "$first" $n)" ] || fail "$n shared with c1"
+		[ "$(ns_of "$second" $n)" != "$(ns_of $$ $n)" ] || fail "$n shared with the host"
+		[ "$(ns_owner "$second" $n)" = "$(stat -L -c %i "/proc/$first/ns/user")" ] ||
+			fail "$n owned by user namespace $(ns_owner "$second" $n)"
+	done
+	# in a cgroup of its own (the runtime writes it there: no CLONE_INTO_CGROUP from the helper)
+	cg_of() { awk -F: '$2 == "pids" {print $3; f = 1} END {exit !f}' "/proc/$1/cgroup" ||
+		awk -F: '$1 == 0 {print $3}' "/proc/$1/cgroup"; }
+	[ "$(cg_of "$second")" != "$(cg_of $$)" ] && [ "$(cg_of "$second")" != "$(cg_of "$first")" ] ||
+		fail "c2 in cgroup $(cg_of "$second")"
+	# pid 1 of its namespace, root of the user namespace
+	[ "$(awk '/^NSpid:/{print $3}' "/proc/$second/status")" = 1 ] || fail "$(grep NSpid "/proc/$second/status")"
+	[ "$(awk '/^Uid:/{print $2}' "/proc/$second/status")" = 100000 ] || fail "uid: $(grep Uid "/proc/$second/status")"
+	run rt exec c2 sh -c 'id -u; echo $$; ls /proc | grep -c "^[0-9]"; touch /tmp/x && echo ok'
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "${lines[0]}" = 0 ] || fail "exec id: $output"
+	# its own /proc: sleep (1), the shell and ls/grep only, none of c1's
+	[ "${lines[2]}" -le 4 ] && [ "${lines[3]}" = ok ] || fail "exec: $output"
+	rt kill c2 KILL
+	wait_for_status c2 stopped
+	rt delete c2
+	# in the foreground: `run` waits for the init (its child, not the helper's) and gives
+	# back its exit status
+	jq '.process.args = ["sh", "-c", "echo $$; exit 7"]' "$BUNDLE/b2/config.json" >"$BUNDLE/b2/c.json"
+	mv "$BUNDLE/b2/c.json" "$BUNDLE/b2/config.json"
+	run rt run --bundle "$BUNDLE/b2" c3 </dev/null
+	[ "$status" -eq 7 ] && [ "$output" = 1 ] || fail "run c3: $status: $output"
+	[ -z "$(rt list -q | grep -v -x c1)" ] || fail "left: $(rt list -q)"
+}
+
 @test "joining a namespace path that is not a namespace fails" {
 	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"$BUNDLE/config.json\" else . end)"
 	set_args true
@@ -200,14 +260,6 @@ start_joiner() {
 	[ "$output" -ge $((host_up + 86000)) ] || fail "uptime inside $output, host $host_up"
 }
 
-# The inode of the user namespace that owns PID's network namespace (NS_GET_USERNS).
-netns_owner() {
-	python3 - "$1" <<'PY'
-import fcntl, os, sys
-fd = os.open("/proc/%s/ns/net" % sys.argv[1], os.O_RDONLY)
-print(os.fstat(fcntl.ioctl(fd, 0xb701)).st_ino)
-PY
-}
 
 # A profile with a monitor (trail, egress) gets its network namespace from a thread of
 # create (container/netns_early.c), entered around the clone: the init must be born in it,
