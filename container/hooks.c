@@ -10,10 +10,12 @@
  * the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on
  * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -151,8 +153,14 @@ static int hook_result(const struct hook_run *hr, int status, struct error *err)
   if (WIFEXITED(status))
     return error_set(err, 0, "error running %s: `%s`: exit status %d", hr->phase, hr->hook->path,
                      WEXITSTATUS(status));
-  return error_set(err, 0, "error running %s: `%s`: killed by signal %d (%s)", hr->phase,
-                   hr->hook->path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+  {
+    /* lower case, as Go's runtimes print it ("bad system call") */
+    char what[64];
+    snprintf(what, sizeof what, "%s", strsignal(WTERMSIG(status)));
+    what[0] = (char)tolower((unsigned char)what[0]);
+    return error_set(err, 0, "error running %s: `%s`: killed by signal %d (%s)", hr->phase,
+                     hr->hook->path, WTERMSIG(status), what);
+  }
 }
 
 static int run_one(const struct oci_hook *h, const char *phase, const char *dir, const char *state,

@@ -118,6 +118,14 @@ static int loopback_up(struct error *err)
   return 0;
 }
 
+static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const char *phase,
+                         const char *status, struct error *err);
+
+static int start_hooks(const void *ud, struct error *err)
+{
+  return run_own_hooks(ud, OCI_HOOK_START_CONTAINER, "startContainer", "running", err);
+}
+
 static bool has_hooks(const struct oci_config *c, enum oci_hook_kind k)
 {
   return c->hooks.n[k] > 0;
@@ -303,9 +311,12 @@ void init_main(struct init_args *a)
     error_set(&err, 0, "config.json: process: required to start a container");
     goto fail;
   }
-  if (has_hooks(a->config, OCI_HOOK_START_CONTAINER) &&
-      run_own_hooks(a, OCI_HOOK_START_CONTAINER, "startContainer", "running", &err) < 0)
-    goto fail;
+  /* startContainer hooks run in the container as its program would: with
+   * its user, capabilities, seccomp filter and LSM label (runc's order) */
+  if (has_hooks(a->config, OCI_HOOK_START_CONTAINER)) {
+    po.before_exec = start_hooks;
+    po.before_exec_ud = a;
+  }
   po.preserve_fds = a->preserve_fds;
   /* close-on-exec: `run` sees EOF once the program runs, or our ERROR */
   po.keep_fd = a->sock;

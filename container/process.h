@@ -49,6 +49,11 @@ struct process_opts {
   int listener_fd;   /* listener_msg and the notify fd on this socket (connected
                         to listenerPath by the runtime), then close it */
   const char *listener_msg;
+  /* Run last, with the process's user, capabilities, no_new_privs, seccomp
+   * filter and LSM exec label in place (the init's startContainer hooks, as
+   * runc runs them); failing fails the exec.  NULL = none. */
+  int (*before_exec)(const void *ud, struct error *err);
+  const void *before_exec_ud;
 };
 
 /* Resolve args[0] against the process PATH (in the current root) the way

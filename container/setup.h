@@ -10,7 +10,8 @@
  *   rootfs_finalize()       masked paths, readonly paths, read-only root
  *   process_check_executable()
  *   -- wait for `start` --
- *   startContainer hooks, process_exec()
+ *   process_exec(): user, capabilities, seccomp, LSM label, then the
+ *                   startContainer hooks under all of them, then the exec
  *
  * struct setup_ctx carries what those steps share.  Nothing here is
  * allowed to resolve a path inside the rootfs without safepath.h.

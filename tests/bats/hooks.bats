@@ -99,6 +99,36 @@ all_hooks() {
 	[ "$(cat "$ROOTFS/ns-startContainer")" = "$cns" ]
 }
 
+# A startContainer hook is a program of the container's: it must not run with more than
+# the container's program gets (runc runs it last, under the same restrictions).
+@test "startContainer-restricted: a startContainer hook runs with the process's user, capabilities and seccomp filter" {
+	mkdir -p "$ROOTFS/out"
+	chmod 0777 "$ROOTFS/out"
+	update_config '.process.user = {"uid": 1000, "gid": 1000} |
+		.process.capabilities = {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"]} |
+		.process.noNewPrivileges = true |
+		.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "id -u > /out/uid; grep -E \"^(CapEff|CapBnd|NoNewPrivs|Seccomp):\" /proc/self/status > /out/status"]}]'
+	set_args true
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "$(cat "$ROOTFS/out/uid")" = 1000 ] || fail "uid $(cat "$ROOTFS/out/uid")"
+	grep -qx 'CapEff:	0000000000000000' "$ROOTFS/out/status" || fail "$(cat "$ROOTFS/out/status")"
+	grep -qx 'CapBnd:	0000000000000020' "$ROOTFS/out/status" || fail "$(cat "$ROOTFS/out/status")"
+	grep -qx 'NoNewPrivs:	1' "$ROOTFS/out/status" || fail "$(cat "$ROOTFS/out/status")"
+	# runc's own test: the filter kills the hook's mkdir
+	update_config '.process.user = {"uid": 0, "gid": 0} | del(.process.capabilities) |
+		.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
+			"syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL"}]} |
+		.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "mkdir /out/foo"]}]'
+	run rt run --bundle "$BUNDLE" c2
+	[ "$status" -ne 0 ] || fail "the hook's mkdir was allowed: $output"
+	# (runc 1.1: "error running hook #0: ...")
+	is_runc || assert_output_contains "error running startContainer hook #0"
+	assert_output_contains "bad system call"
+	[ ! -e "$ROOTFS/out/foo" ]
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list -q)"
+}
+
 @test "hook argv is passed verbatim" {
 	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"printf '%s|' \\\"\$0\\\" \\\"\$@\\\" > $BUNDLE/argv\", \"zero\", \"a b\", \"\$HOME\", \"\"]}]"
 	set_args true

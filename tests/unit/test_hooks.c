@@ -92,7 +92,7 @@ static void test_failures(void)
   r = hooks_run(&h, 1, "poststart", NULL, "{}", &err);
   tap_ok(r < 0 &&
              streq(err.msg,
-                   "error running poststart hook #0: `/bin/sh`: killed by signal 15 (Terminated)"),
+                   "error running poststart hook #0: `/bin/sh`: killed by signal 15 (terminated)"),
          "%s", err.msg);
 
   h.args = sleepy;
