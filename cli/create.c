@@ -63,6 +63,28 @@ static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
   return xfmt("%s/%s", bundle, cfg->root_path);
 }
 
+/* A mount destination that spells out the rootfs's host path names the
+ * path below it (runc reads it so; its tests write such configs): made
+ * relative to the container's / before the profile or anything else looks
+ * at it. */
+static void mounts_dest_from_rootfs(struct oci_config *cfg, const char *rootfs)
+{
+  cleanup_free char *root = path_normalize(rootfs);
+  size_t n = strlen(root);
+
+  if (n <= 1)
+    return;
+  for (size_t i = 0; i < cfg->n_mounts; i++) {
+    char *d = cfg->mounts[i].destination;
+    cleanup_free char *norm = d != NULL ? path_normalize(d) : NULL;
+
+    if (norm == NULL || strncmp(norm, root, n) != 0 || norm[n] != '/')
+      continue;
+    cfg->mounts[i].destination = xstrdup(norm + n);
+    free(d);
+  }
+}
+
 /* engine_asked: the engine's config (not only the profile's defaults)
  * asked for limits; a rootless engine without a delegated cgroup then gets
  * a clear error, while the profile's defaults alone are skipped with a
@@ -659,6 +681,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     log_warning("create `%s`: process.capabilities: %u unknown (%s), ignoring", o->id,
                 cfg->process->caps.n_unknown, cfg->process->caps.unknown);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
+  {
+    cleanup_free char *root = rootfs_path(bundle, cfg);
+    mounts_dest_from_rootfs(cfg, root);
+  }
   if (policy_apply(g, o->profile, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);

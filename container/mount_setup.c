@@ -4,7 +4,9 @@
  * Each destination is resolved inside the rootfs with safepath.h, created
  * there when missing (a directory, or an empty file when a bind source is not
  * a directory), and the mount is attached to that fd (mount_ops.c).  Bind
- * sources are host paths; relative ones are relative to the bundle.  A
+ * sources are host paths; relative ones are relative to the bundle; one
+ * inside the rootfs is what the earlier mounts made there (the init clones
+ * it in its own mount namespace, where the rootfs is bound at its path).  A
  * source /proc/self/fd/N names a file the runtime's caller opened and checked
  * (`agentrt sandbox` binds the home's files that way): the path that file has
  * is bound, and must still be that very file (device and inode), or the
@@ -220,10 +222,19 @@ static int idmap_source(const struct oci_config *c, const struct oci_mount *m,
   return 0;
 }
 
-int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, bool idmap_only,
-                             int **ret_fds, struct error *err)
+/* PATH names ROOT or something below it (both normalized). */
+static bool path_below(const char *path, const char *root)
+{
+  size_t n = strlen(root);
+
+  return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, const char *rootfs,
+                             bool idmap_only, int **ret_fds, struct error *err)
 {
   int *fds = xmalloc((c->n_mounts ? c->n_mounts : 1) * sizeof *fds);
+  cleanup_free char *root = path_normalize(rootfs);
   int n = 0;
 
   for (size_t i = 0; i < c->n_mounts; i++)
@@ -248,6 +259,13 @@ int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, boo
     if ((idmap || !idmap_only) && m->source != NULL && *m->source != '\0' && is_bind(m, &o) &&
         !(o.flags & MS_REMOUNT)) {
       src = bind_source(bundle, m->source);
+      if (!idmap) {
+        cleanup_free char *norm = path_normalize(src);
+        if (path_below(norm, root)) {
+          mount_opts_free(&o);
+          continue;
+        }
+      }
       fds[i] = clone_source(src, (o.flags & MS_REC) != 0, idmap ? err : &e);
       if (idmap && (fds[i] < 0 || idmap_source(c, m, &o, fds[i], dest, err) < 0)) {
         mount_opts_free(&o);

@@ -50,9 +50,11 @@ int mounts_setup(struct setup_ctx *ctx, struct error *err);
 /* The runtime's clones of the bind sources (*ret_fds[i] per config mount,
  * -1 for others or on failure; with idmap_only, of the idmapped ones only),
  * an idmapped one given its mapping here; returns how many were cloned, -1
- * (err set, nothing left open) when an idmapped one cannot be made. */
-int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, bool idmap_only,
-                             int **ret_fds, struct error *err);
+ * (err set, nothing left open) when an idmapped one cannot be made.  A
+ * source inside the rootfs is left to the init (it names the tree the
+ * earlier mounts made, as runc reads it). */
+int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, const char *rootfs,
+                             bool idmap_only, int **ret_fds, struct error *err);
 /* Does a mount of the config ask for an idmapped bind (spec 1.2)? */
 bool mounts_any_idmap(const struct oci_config *c);
 /* Does the config mount something at `dest` (cleaned path)?  ret_bind says

@@ -362,7 +362,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     int nb = 0;
 
     if (userns || mounts_any_idmap(cfg))
-      nb = mounts_open_bind_sources(cfg, o->bundle, !userns, &bind_fds, err);
+      nb = mounts_open_bind_sources(cfg, o->bundle, o->rootfs, !userns, &bind_fds, err);
     if (nb < 0)
       goto fail;
     if (nb == 0) {

@@ -285,3 +285,46 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[[ "$output" != *SECRET-KEY* ]]
 	rt delete -f c2 >/dev/null 2>&1 || true
 }
+
+# mount_order_tree [userns]: a tree of binds whose later sources are paths inside the rootfs
+# (written with the rootfs's host path, destinations too, as runc's own tests write them):
+# each such source is what the earlier mounts made there, not the host's directory.
+mount_order_tree() {
+	local src=$BUNDLE/bind-src d
+	for d in a/x b/y c/z; do
+		mkdir -p "$src/$d"
+		echo "$d" >"$src/$d/file"
+		ln -s "$(dirname "$d")" "$src/sym-$(dirname "$d")"
+	done
+	chmod o-rwx "$src" # a userns root cannot reach it: the runtime's clones must be used
+	mkdir -p "$ROOTFS/mnt" "$ROOTFS/final"
+	local m='[]' r=$ROOTFS
+	add() { m=$(jq -c --arg s "$1" --arg d "$2" --arg o "$3" '. + [{source: $s, destination: $d, type: "bind", options: [$o, "rprivate"]}]' <<<"$m"); }
+	add "$src/a" /mnt bind
+	add "$src/sym-b" /mnt/x bind
+	add "$src/c" /mnt/x/y bind
+	add "$src/sym-a" /mnt/x/y/z bind
+	add "$r/mnt/x" "$r/mnt/x/y/z/x" rbind
+	add "$r/mnt/x/y" "$r/mnt/x/y/z" rbind
+	add "$r/mnt" "$r/final" rbind
+	update_config ".mounts += $m"
+	set_args cat /final/x/y/z/z/x/y/z/x/file
+	run rt run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "$output" = a/x ] || fail "read $output"
+	# nothing made inside the rootfs under its own host path
+	[ ! -e "$ROOTFS/${ROOTFS#/}" ] || fail "destination taken literally"
+	[ -z "$(mounts_below "$ROOTFS")" ]
+}
+
+@test "mount-order: bind sources inside the rootfs name the tree the earlier mounts made (as runc)" {
+	mount_order_tree
+}
+
+@test "mount-order: the same in a user namespace (those sources are the init's, not the runtime's clones)" {
+	requires userns
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	mount_order_tree
+}
