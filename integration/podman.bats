@@ -169,6 +169,29 @@ it_pty_podman() {
 # Podman 4.3 marks a pod's containers with CRI-O's annotations (ContainerType "container",
 # SandboxID = the infra container); with the default (agent) profile the infra container polices
 # the pod's network namespace and the others add to its policy instead of a second one.
+# Podman pods with a user namespace: every container joins the infra container's user
+# namespace (by path) and, without --share pid, gets a pid namespace of its own, which must
+# belong to that user namespace.  agentrt refused that pair before.
+@test "podman pod --uidmap (profile oci): containers join the pod's user namespace with pid namespaces of their own" {
+	pm --runtime "$AGENTRT" --runtime-flag profile=oci pod create --name upod --network none \
+		--cgroup-parent "/$PODMAN_CGROUP_PARENT" --infra-image "$PAUSE_IMG" --infra-command /pause \
+		--uidmap 0:200000:65536 --gidmap 0:200000:65536 >/dev/null
+	pm --runtime "$AGENTRT" --runtime-flag profile=oci pod start upod >/dev/null
+	infra=$(pm pod inspect -f '{{.InfraContainerID}}' upod)
+	run pm --runtime "$AGENTRT" --runtime-flag profile=oci run -d --name uapp --pod upod "$IMG" sleep 1000
+	[ "$status" -eq 0 ] || it_die "run --pod: $output"
+	ipid=$(pm inspect -f '{{.State.Pid}}' "$infra")
+	apid=$(pm inspect -f '{{.State.Pid}}' uapp)
+	[ "$(readlink "/proc/$apid/ns/user")" = "$(readlink "/proc/$ipid/ns/user")" ] || it_die "user namespace not the pod's"
+	[ "$(readlink "/proc/$apid/ns/pid")" != "$(readlink "/proc/$ipid/ns/pid")" ] || it_die "pid namespace shared"
+	[ "$(awk '/^Uid:/{print $2}' "/proc/$apid/status")" = 200000 ] || it_die "$(grep Uid "/proc/$apid/status")"
+	run pm --runtime "$AGENTRT" --runtime-flag profile=oci exec uapp sh -c 'id -u; ps -o pid,comm | wc -l'
+	[ "$status" -eq 0 ] && [ "${lines[0]}" = 0 ] || it_die "exec: $output"
+	# its /proc shows its own processes only (sleep, sh, ps, wc and the header)
+	[ "${lines[1]}" -le 5 ] || it_die "exec: $output"
+	pm --runtime "$AGENTRT" pod rm -f -t 0 upod >/dev/null
+}
+
 @test "podman pod (default profile): the containers share the infra container's egress policy" {
 	pm --runtime agentrt pod create --name pod1 --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" \
 		--infra-image "$PAUSE_IMG" --infra-command /pause >/dev/null
