@@ -56,49 +56,53 @@ static pid_t clone_init(int flags, int cgroup_fd)
  * namespace and clones the init as *our* child (CLONE_PARENT), hands us its
  * pid and exits.  Returns like fork(): 0 in the init, its pid here, -1 with
  * errno set. */
-static pid_t clone_init_in_userns(int flags, int userns_fd)
+static pid_t clone_init_in_userns(int flags, int userns_fd, bool *ret_setns_failed)
 {
   int p[2], status, e = 0;
-  pid_t helper, pid = -1;
+  /* [0]: the init's pid, else -errno; [1]: 1 when the setns failed */
+  pid_t r[2] = {-EIO, 0}, helper;
   ssize_t n;
 
+  *ret_setns_failed = false;
   if (pipe2(p, O_CLOEXEC) < 0)
     return -1;
   helper = (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0, 0, 0, 0);
   if (helper == 0) { /* only async-signal-safe calls from here */
-    pid_t c = -1;
+    pid_t w[2] = {0, 0};
     close(p[0]);
-    if (setns(userns_fd, CLONE_NEWUSER) == 0)
-      c = clone_init(flags | CLONE_PARENT, -1);
-    if (c == 0) {
+    if (setns(userns_fd, CLONE_NEWUSER) < 0)
+      w[1] = 1;
+    else
+      w[0] = clone_init(flags | CLONE_PARENT, -1);
+    if (w[1] == 0 && w[0] == 0) {
       close(p[1]);
       return 0;
     }
-    if (c < 0)
-      c = -errno;
-    _exit(write(p[1], &c, sizeof c) == (ssize_t)sizeof c ? 0 : 1);
+    if (w[1] != 0 || w[0] < 0)
+      w[0] = -errno;
+    _exit(write(p[1], w, sizeof w) == (ssize_t)sizeof w ? 0 : 1);
   }
   if (helper < 0)
     e = errno;
   close(p[1]);
   if (helper > 0) {
     do
-      n = read(p[0], &pid, sizeof pid);
+      n = read(p[0], r, sizeof r);
     while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof pid) {
-      pid = -1;
-      e = EIO;
-    } else if (pid < 0) {
-      e = -pid;
-      pid = -1;
-    }
+    if (n != (ssize_t)sizeof r)
+      r[0] = -EIO;
+    if (r[0] < 0)
+      e = -r[0];
+    *ret_setns_failed = r[1] != 0;
     while (waitpid(helper, &status, 0) < 0 && errno == EINTR)
       ;
   }
   close(p[0]);
-  if (pid < 0)
+  if (helper < 0 || r[0] < 0) {
     errno = e;
-  return pid;
+    return -1;
+  }
+  return r[0];
 }
 
 static int own_ns_fd(const char *name, struct error *err)
@@ -299,7 +303,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   cleanup_close int fifo_fd = -1, cgfd = -1, ufd = -1;
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
-  bool self_join = false, unified_late = false, via_userns;
+  bool self_join = false, unified_late = false, via_userns, userns_failed = false;
   int *bind_fds = NULL;
   int flags, dumpable, own_net = -1, net_errno = 0;
   pid_t pid;
@@ -394,7 +398,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (via_userns) {
-    pid = clone_init_in_userns(flags, plan.join_fd[OCI_NS_USER]);
+    pid = clone_init_in_userns(flags, plan.join_fd[OCI_NS_USER], &userns_failed);
     if (pid == 0)
       plan.user_joined = true; /* by the helper */
   } else {
@@ -469,7 +473,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   cgroup_join_fds_close(joinfds, njoin);
   njoin = 0;
   if (pid < 0) {
-    error_errno(err, "clone container init");
+    error_errno(err, userns_failed ? "join user namespace" : "clone container init");
     goto fail;
   }
   r->pid = pid;

@@ -196,6 +196,16 @@ start_joiner() {
 	[ -z "$(rt list -q | grep -v -x c1)" ] || fail "left: $(rt list -q)"
 }
 
+@test "joined-userns-new-pidns: a user namespace that cannot be joined (the caller's own) fails create with one line, nothing left" {
+	agentrt_only "runc's message differs"
+	update_config '.linux.namespaces += [{"type": "user", "path": "/proc/self/ns/user"}]'
+	set_args true
+	create_container c1
+	assert_clean_failure
+	assert_output_contains "join user namespace: Invalid argument"
+	[ -z "$(rt list -q)" ]
+}
+
 @test "joining a namespace path that is not a namespace fails" {
 	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"$BUNDLE/config.json\" else . end)"
 	set_args true
