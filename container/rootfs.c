@@ -80,28 +80,37 @@ static char *containing_mount(char *mountinfo, const char *path)
   return best != NULL ? xstrdup(best) : NULL;
 }
 
-/* pivot_root(2) refuses a new root whose parent mount is shared, and an
- * unbindable parent cannot be bound at all: with a "shared" or "unbindable"
- * rootfsPropagation make the mount holding the rootfs private first (runc
- * does this for shared); the asked propagation is applied to the new "/"
- * after the pivot. */
-static int parent_mount_private(const char *rootfs, struct error *err)
+static int mount_holding_private(const char *path, struct error *err)
 {
   cleanup_free char *info = NULL;
-  cleanup_free char *parent = xstrdup(rootfs);
   cleanup_free char *mp = NULL;
+
+  if (procfs_read_all("self/mountinfo", &info, err) < 0)
+    return -1;
+  mp = containing_mount(info, path);
+  if (mp == NULL)
+    return error_set(err, ENOENT, "no mount contains `%s`", path);
+  if (mount(NULL, mp, NULL, MS_PRIVATE, NULL) < 0)
+    return error_errno(err, "make `%s` private", mp);
+  return 0;
+}
+
+/* pivot_root(2) refuses a new root that is shared or whose parent mount is,
+ * and an unbindable mount cannot be bound at all: with a "shared" or
+ * "unbindable" rootfsPropagation make the mount holding the rootfs private
+ * first, and the mount *at* the rootfs when it is a mount point (an engine's
+ * overlay: our bind of it would join its peer group), as runc does; the
+ * asked propagation is applied to the new "/" after the pivot. */
+static int parent_mount_private(const char *rootfs, struct error *err)
+{
+  cleanup_free char *parent = xstrdup(rootfs);
   char *slash = strrchr(parent, '/');
 
   if (slash != NULL && slash != parent)
     *slash = '\0';
-  if (procfs_read_all("self/mountinfo", &info, err) < 0)
+  if (mount_holding_private(parent, err) < 0)
     return -1;
-  mp = containing_mount(info, parent);
-  if (mp == NULL)
-    return error_set(err, ENOENT, "no mount contains `%s`", parent);
-  if (mount(NULL, mp, NULL, MS_PRIVATE, NULL) < 0)
-    return error_errno(err, "make `%s` private", mp);
-  return 0;
+  return mount_holding_private(rootfs, err);
 }
 
 /* Bind the rootfs onto itself (recursively) so that it is a mount point

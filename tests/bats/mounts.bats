@@ -225,6 +225,34 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	grep -q 'shared:' <<<"$line" || fail "root not shared: $line"
 }
 
+# containerd (a Kubernetes pod with a Bidirectional mount): the caller's / is rshared, the
+# rootfs is a mount point of its own (the image's overlay) and rootfsPropagation is rshared.
+# pivot_root refuses a shared new root: the mount at the rootfs itself must be made private
+# first (its parent directory's mount is not enough), / is made rshared again after the pivot.
+@test "rshared-rootfs-mountpoint: rootfsPropagation rshared with the rootfs a shared mount point (containerd's overlay) runs, and a mount made inside reaches the caller" {
+	mkdir -p "$BUNDLE/prop" "$ROOTFS/prop"
+	update_config '.linux.rootfsPropagation = "rshared" |
+		.process.capabilities = {"bounding": ["CAP_SYS_ADMIN"], "effective": ["CAP_SYS_ADMIN"], "permitted": ["CAP_SYS_ADMIN"]} |
+		del(.linux.seccomp) |
+		.mounts += [{"destination": "/prop", "type": "bind", "source": "'"$BUNDLE/prop"'", "options": ["rbind", "rshared"]}]'
+	cat >"$ROOTFS/inner.sh" <<-'EOF'
+		mkdir -p /prop/in && mount -t tmpfs -o size=1m t /prop/in || exit 1
+		awk '$5 == "/" && / shared:/ {f = 1} END {exit !f}' /proc/self/mountinfo && echo inside-ok
+	EOF
+	set_args sh /inner.sh
+	# all of it in a mount namespace of the test's own (made private first: nothing reaches the host's)
+	cat >"$BUNDLE/outer.sh" <<-'EOF'
+		mount --make-rshared / &&
+			mount --bind "$1" "$1" && mount --bind "$2" "$2" &&
+			"$3" --root "$4" run --bundle "$5" c1 </dev/null || exit 1
+		grep -q " $2/in " /proc/self/mountinfo && echo propagated
+	EOF
+	run timeout 60 unshare -m --propagation private bash "$BUNDLE/outer.sh" "$ROOTFS" "$BUNDLE/prop" "$AGENTRT" "$TEST_ROOT" "$BUNDLE"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = inside-ok ] && [ "${lines[1]}" = propagated ] || fail "$output"
+	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
+}
+
 @test "the container's mounts do not appear in the host's mount namespace" {
 	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
