@@ -227,6 +227,57 @@ static int pivot(int rootfd, struct error *err)
   return 0;
 }
 
+/* --no-pivot leaves the caller's tree below the chroot, and the kernel lets
+ * a nested user namespace mount a fresh procfs (or sysfs) wherever a fully
+ * visible one is in the mount namespace: every procfs and sysfs mount
+ * outside the rootfs is detached first (covered by an empty tmpfs where that
+ * is refused), as runc does.  Only in our mount namespace (rslave first). */
+static int hide_outer_procfs(const char *rootfs, struct error *err)
+{
+  cleanup_free char *info = NULL;
+  cleanup_free char *real = realpath(rootfs, NULL);
+  char *save = NULL;
+  size_t n;
+
+  if (real == NULL)
+    return error_errno(err, "rootfs `%s`", rootfs);
+  n = strlen(real);
+  if (procfs_read_all("self/mountinfo", &info, err) < 0)
+    return -1;
+  for (char *l = strtok_r(info, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+    char *f[5], *sep = strstr(l, " - "), *type, *p = l;
+    int i;
+
+    if (sep == NULL)
+      continue;
+    *sep = '\0';
+    type = sep + 3;
+    *strchrnul(type, ' ') = '\0';
+    /* id parent major:minor root mount-point ... */
+    for (i = 0; i < 5 && p != NULL; i++) {
+      f[i] = p;
+      p = strchr(p, ' ');
+      if (p != NULL)
+        *p++ = '\0';
+    }
+    if (i < 5)
+      continue;
+    if ((strcmp(type, "proc") != 0 && strcmp(type, "sysfs") != 0) || strcmp(f[3], "/") != 0)
+      continue;
+    unescape(f[4]);
+    if (strncmp(f[4], real, n) == 0 && (f[4][n] == '/' || f[4][n] == '\0'))
+      continue;
+    if (mount(NULL, f[4], NULL, MS_SLAVE | MS_REC, NULL) < 0)
+      continue; /* gone with a mount above it */
+    if (umount2(f[4], MNT_DETACH) == 0)
+      continue;
+    if ((errno != EINVAL && errno != EPERM) ||
+        mount("tmpfs", f[4], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,mode=0555") < 0)
+      return error_errno(err, "--no-pivot: hide `%s` (%s)", f[4], type);
+  }
+  return 0;
+}
+
 /* --no-pivot: move the rootfs mount onto "/" and chroot into it. */
 static int move_root(int rootfd, struct error *err)
 {
@@ -244,6 +295,8 @@ int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
   unsigned long prop;
 
   if (root_propagation(ctx, &prop, err) < 0)
+    return -1;
+  if (ctx->no_pivot && hide_outer_procfs(ctx->rootfs, err) < 0)
     return -1;
   if ((ctx->no_pivot ? move_root(ctx->rootfd, err) : pivot(ctx->rootfd, err)) < 0)
     return -1;

@@ -259,6 +259,23 @@ start_joiner() {
 	[[ "$output" != *MOUNTED* ]]
 }
 
+# The caller's /proc and /sys would stay below the chrooted root, fully visible to the kernel,
+# which then lets a user namespace made inside mount a fresh procfs (mount_too_revealing).
+@test "no-pivot-bare-proc: with --no-pivot a user namespace made inside cannot mount a procfs; the container's own /proc and /sys work" {
+	update_config '.process.capabilities.bounding += ["CAP_SETFCAP"] | .process.capabilities.permitted += ["CAP_SETFCAP"] | del(.linux.seccomp)'
+	set_args unshare -mrpf sh -c 'mount -t proc none /proc && echo MOUNTED'
+	run rt run --no-pivot --bundle "$BUNDLE" np1
+	[ "$status" -ne 0 ] && [[ "$output" != *MOUNTED* ]] || fail "$status: $output"
+	[[ "$output" == *"ermission denied"* ]] || fail "$output"
+	# with pivot_root (the default) the same
+	run rt run --bundle "$BUNDLE" np2
+	[ "$status" -ne 0 ] && [[ "$output" != *MOUNTED* ]] || fail "$status: $output"
+	set_cmd 'grep -c . /proc/self/status >/dev/null && ls /sys/kernel >/dev/null && awk "\$5 == \"/proc\" || \$5 == \"/sys\" {n++} END {print n}" /proc/self/mountinfo'
+	run rt run --no-pivot --bundle "$BUNDLE" np3
+	[ "$status" -eq 0 ] && [ "$output" = 2 ] || fail "$status: $output"
+	[ -z "$(rt list -q)" ]
+}
+
 @test "time namespace" {
 	agentrt_only "runc 1.1 has no time namespace"
 	requires timens
