@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -17,6 +19,15 @@ static const struct opt_spec spec_specs[] = {
 };
 
 /* The default spec with a profile applied: a ready agent config. */
+/* The host's /sys/fs/cgroup is cgroup v2 (unified): the spec then gets a
+ * cgroup namespace, as runc's does. */
+static bool cgroup2_host(void)
+{
+  struct statfs st;
+
+  return statfs("/sys/fs/cgroup", &st) == 0 && (unsigned long)st.f_type == CGROUP2_SUPER_MAGIC;
+}
+
 static int profiled_spec(const char *name, char **json, struct error *err)
 {
   struct agent_profile *p = NULL;
@@ -73,7 +84,7 @@ int cmd_spec(const struct global_opts *g, int argc, char **argv, struct error *e
     return -1;
   if (argc - it.i != 0)
     return error_set(err, 0, "spec: takes no arguments");
-  if (oci_default_spec_json(rootless, getuid(), getgid(), &json, err) < 0)
+  if (oci_default_spec_json(rootless, cgroup2_host(), getuid(), getgid(), &json, err) < 0)
     return -1;
   if (profile != NULL && profiled_spec(profile, &json, err) < 0)
     return -1;

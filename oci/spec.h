@@ -14,7 +14,8 @@
  * (the caller passes getuid()/getgid()), no network namespace, /sys bound
  * read-only instead of a fresh sysfs, no gid=5 on devpts.  uid/gid are
  * ignored when rootless is false. */
-int oci_default_spec_json(bool rootless, uint32_t uid, uint32_t gid, char **ret, struct error *err);
+int oci_default_spec_json(bool rootless, bool cgroupns, uint32_t uid, uint32_t gid, char **ret,
+                          struct error *err);
 
 /* The OCI runtime features document (runtime-spec features.md). */
 int oci_features_json(char **ret, struct error *err);

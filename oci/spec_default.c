@@ -68,23 +68,29 @@ static const char masked_readonly[] =
     "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\",\"/proc/sys\","
     "\"/proc/sysrq-trigger\"]";
 
-static char *linux_json(bool rootless, uint32_t uid, uint32_t gid)
+/* A cgroup namespace only where the host has cgroup v2 (as runc's spec): on
+ * v1 engines run without one, and a config adding its own must not find a
+ * duplicate. */
+static char *linux_json(bool rootless, bool cgroupns, uint32_t uid, uint32_t gid)
 {
+  const char *cg = cgroupns ? ",{\"type\":\"cgroup\"}" : "";
+
   if (!rootless)
     return xfmt("\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},"
                 "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},"
-                "{\"type\":\"uts\"},{\"type\":\"mount\"},{\"type\":\"cgroup\"}],%s}",
-                masked_readonly);
+                "{\"type\":\"uts\"},{\"type\":\"mount\"}%s],%s}",
+                cg, masked_readonly);
   return xfmt("\"linux\":{\"uidMappings\":[{\"containerID\":0,\"hostID\":%u,\"size\":1}],"
               "\"gidMappings\":[{\"containerID\":0,\"hostID\":%u,\"size\":1}],"
               "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},"
-              "{\"type\":\"mount\"},{\"type\":\"cgroup\"},{\"type\":\"user\"}],%s}",
-              uid, gid, masked_readonly);
+              "{\"type\":\"mount\"}%s,{\"type\":\"user\"}],%s}",
+              uid, gid, cg, masked_readonly);
 }
 
-int oci_default_spec_json(bool rootless, uint32_t uid, uint32_t gid, char **ret, struct error *err)
+int oci_default_spec_json(bool rootless, bool cgroupns, uint32_t uid, uint32_t gid, char **ret,
+                          struct error *err)
 {
-  cleanup_free char *lx = linux_json(rootless, uid, gid);
+  cleanup_free char *lx = linux_json(rootless, cgroupns, uid, gid);
   cleanup_free char *text = NULL;
   struct oci_config *cfg = NULL;
   int r;

@@ -14,6 +14,21 @@ load helpers
 	jq -e '.linux.namespaces | map(.type) | index("mount") != null and index("pid") != null' config.json >/dev/null
 }
 
+# runc's spec has a cgroup namespace only on a cgroup v2 host; runc's own tests add one to
+# the spec on v1, and a second entry of the same type is an error.
+@test "spec: a cgroup namespace only on a cgroup v2 host (as runc's spec)" {
+	d=$BUNDLE/new
+	mkdir "$d"
+	run "$AGENTRT" spec --bundle "$d"
+	[ "$status" -eq 0 ] || fail "$output"
+	has=$(jq '.linux.namespaces | map(.type) | index("cgroup") != null' "$d/config.json")
+	if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		[ "$has" = true ] || fail "no cgroup namespace on a cgroup v2 host"
+	else
+		[ "$has" = false ] || fail "a cgroup namespace on a v1 host"
+	fi
+}
+
 @test "spec --bundle writes into the bundle" {
 	d=$BUNDLE/other
 	mkdir "$d"

@@ -843,7 +843,7 @@ static void test_default_spec(void)
   struct oci_config *c = NULL;
   char *json = NULL;
 
-  tap_ok(oci_default_spec_json(false, 0, 0, &json, &err) == 0, "default spec (%s)", err.msg);
+  tap_ok(oci_default_spec_json(false, true, 0, 0, &json, &err) == 0, "default spec (%s)", err.msg);
   tap_ok(json != NULL && oci_config_parse(json, strlen(json), "config.json", &c, &err) == 0,
          "default spec parses back");
   if (c != NULL) {
@@ -863,7 +863,7 @@ static void test_default_spec(void)
   c = NULL;
   free(json);
   json = NULL;
-  tap_ok(oci_default_spec_json(true, 1234, 5678, &json, &err) == 0 &&
+  tap_ok(oci_default_spec_json(true, true, 1234, 5678, &json, &err) == 0 &&
              oci_config_parse(json, strlen(json), "config.json", &c, &err) == 0,
          "rootless spec parses back (%s)", err.msg);
   if (c != NULL) {
@@ -876,7 +876,22 @@ static void test_default_spec(void)
            "rootless spec: userns mapping, no netns, /sys rbind, no gid=5");
   }
   oci_config_free(c);
+  c = NULL;
   free(json);
+  json = NULL;
+  /* cgroup v1 hosts: no cgroup namespace (runc's spec), rootful and rootless */
+  for (int rootless = 0; rootless <= 1; rootless++) {
+    tap_ok(oci_default_spec_json(rootless, false, 0, 0, &json, &err) == 0 &&
+               oci_config_parse(json, strlen(json), "config.json", &c, &err) == 0 &&
+               oci_config_namespace(c, OCI_NS_CGROUP) == NULL &&
+               oci_config_namespace(c, OCI_NS_MOUNT) != NULL &&
+               (oci_config_namespace(c, OCI_NS_USER) != NULL) == rootless,
+           "spec without a cgroup namespace (rootless %d)", rootless);
+    oci_config_free(c);
+    c = NULL;
+    free(json);
+    json = NULL;
+  }
 }
 
 static void test_features(void)
