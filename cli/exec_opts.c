@@ -185,10 +185,10 @@ static struct oci_process *process_from_config(const struct oci_process *base)
     memcpy(p->user.additional_gids, base->user.additional_gids, sz);
     p->user.n_additional_gids = base->user.n_additional_gids;
   }
+  /* the config's sets, inheritable and ambient too when it lists them (an
+   * unlisted set stays empty: CVE-2022-29162) */
   p->has_caps = base->has_caps;
   p->caps = base->caps;
-  p->caps.has_inheritable = false; /* CVE-2022-29162 */
-  p->caps.inheritable = 0;
   p->no_new_privileges = base->no_new_privileges;
   if (base->n_rlimits) {
     p->rlimits = xmalloc0(base->n_rlimits * sizeof *p->rlimits);
@@ -261,12 +261,17 @@ static int apply_flags(const struct exec_opts *o, struct oci_process *p, struct 
       log_warning("exec: --cap `%s`: unknown capability, ignoring", *c);
       continue;
     }
-    /* never inheritable (CVE-2022-29162) */
+    /* never inheritable (CVE-2022-29162); ambient, as runc, only where the
+     * config has an inheritable set (the kernel needs the bit there too) */
     p->has_caps = true;
     p->caps.has_bounding = p->caps.has_effective = p->caps.has_permitted = true;
     p->caps.bounding |= 1ULL << cap;
     p->caps.effective |= 1ULL << cap;
     p->caps.permitted |= 1ULL << cap;
+    if (p->caps.has_inheritable) {
+      p->caps.has_ambient = true;
+      p->caps.ambient |= 1ULL << cap;
+    }
   }
   if (o->no_new_privs)
     p->no_new_privileges = true;

@@ -181,6 +181,23 @@ JSON
 	grep -qP '^CapAmb:\t0{16}$' <<<"$output"
 }
 
+# runc's exec takes all five sets from the config; --cap then adds to ambient only where the
+# config has an inheritable set (the kernel needs the bit there as well).
+@test "exec: the config's inheritable and ambient sets as listed; --cap adds ambient only with an inheritable set" {
+	update_config '.process.capabilities = {"inheritable": ["CAP_CHOWN", "CAP_SYSLOG"],
+		"permitted": ["CAP_KILL", "CAP_CHOWN"], "effective": ["CAP_KILL"],
+		"bounding": ["CAP_KILL", "CAP_CHOWN", "CAP_SYSLOG"], "ambient": ["CAP_CHOWN"]}'
+	start_sleeper
+	run rt exec c1 grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status
+	[ "$status" -eq 0 ] || fail "$output"
+	want=$(printf 'CapInh:\t0000000400000001\nCapPrm:\t0000000000000021\nCapEff:\t0000000000000021\nCapBnd:\t0000000400000021\nCapAmb:\t0000000000000001')
+	[ "$output" = "$want" ] || fail "$output"
+	run rt exec --cap CAP_SYSLOG c1 grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status
+	[ "$status" -eq 0 ] || fail "$output"
+	want=$(printf 'CapInh:\t0000000400000001\nCapPrm:\t0000000400000021\nCapEff:\t0000000400000021\nCapBnd:\t0000000400000021\nCapAmb:\t0000000400000001')
+	[ "$output" = "$want" ] || fail "$output"
+}
+
 @test "exec --no-new-privs sets NoNewPrivs" {
 	update_config '.process.noNewPrivileges = false'
 	start_sleeper
