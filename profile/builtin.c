@@ -22,7 +22,7 @@
  *                              `agent` allows ptrace inside the container, `agent-strict` not
  *   env.defaults/pathAppend    NAME=VALUE set when the engine did not, PATH entries added;
  *                              "$HOME" is the process's writable home (skipped without one)
- *   namespaces.required        must not be the host's: missing network/pid is refused,
+ *   namespaces.required        must not be the host's: missing network/pid/ipc is refused,
  *                              the others are added; joinable may be joined by path
  *   devices.restrict           only null zero full random urandom tty console ptmx
  *   maskedPaths/readonlyPaths  added to the engine's

@@ -70,6 +70,9 @@ int profile_apply_namespaces(struct apply_ctx *x)
     return profile_refuse(x, "joining the host network namespace is not allowed");
   if ((required & ~seen) & (1u << OCI_NS_PID))
     return profile_refuse(x, "joining the host pid namespace is not allowed");
+  /* the host's System V and POSIX message queues and shared memory */
+  if ((required & ~seen) & (1u << OCI_NS_IPC))
+    return profile_refuse(x, "joining the host ipc namespace is not allowed");
   for (int t = 0; t < OCI_NS_COUNT; t++) {
     cleanup_free char *field = NULL;
 

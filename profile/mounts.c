@@ -233,6 +233,26 @@ static void clamp_tmpfs(struct apply_ctx *x, struct oci_mount *m, const struct p
                      s->size);
 }
 
+/* Where a new mount at DEST goes in the list: before the first mount below
+ * it (an engine's volume at /tmp/vol, which it would cover otherwise), and
+ * after the last one it lies below. */
+static size_t scratch_position(const struct oci_config *c, const char *dest)
+{
+  size_t first_below = c->n_mounts, after_above = 0;
+
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    cleanup_free char *d = path_normalize(c->mounts[i].destination);
+
+    if (streq(d, dest))
+      continue;
+    if (first_below == c->n_mounts && profile_path_is_under(d, dest))
+      first_below = i;
+    if (profile_path_is_under(dest, d))
+      after_above = i + 1;
+  }
+  return first_below < after_above ? after_above : first_below;
+}
+
 static void apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
 {
   bool home = streq(s->path, PROFILE_HOME_TOKEN);
@@ -257,7 +277,7 @@ static void apply_scratch(struct apply_ctx *x, const struct profile_scratch *s)
       clamp_tmpfs(x, m, s, dest);
     return; /* binds were handled by harden_bind */
   }
-  m = profile_mount_insert(x->c, x->c->n_mounts);
+  m = profile_mount_insert(x->c, scratch_position(x->c, dest));
   m->destination = xstrdup(dest);
   m->type = xstrdup("tmpfs");
   m->source = xstrdup("tmpfs");

@@ -222,6 +222,30 @@ load helpers
 	assert_clean_failure
 }
 
+@test "H12: host-ipc: an engine config without an ipc namespace (--ipc host, hostIPC) is refused with one line" {
+	update_config '.linux.namespaces |= map(select(.type != "ipc"))'
+	in_agent true
+	assert_clean_failure
+	assert_output_contains "joining the host ipc namespace is not allowed"
+	[ -z "$(rt list -q)" ]
+}
+
+# An engine volume below a scratch path (/tmp/vol, a pod's emptyDir under /tmp): the profile's
+# scratch tmpfs must be mounted before it, not over it (critest "starting container with volume").
+@test "scratch-under-volume: a volume below /tmp, /var/tmp or the home stays visible above the scratch tmpfs" {
+	mkdir -p "$BUNDLE/v1" "$BUNDLE/v2" "$BUNDLE/v3"
+	echo one >"$BUNDLE/v1/f"
+	echo two >"$BUNDLE/v2/f"
+	echo three >"$BUNDLE/v3/f"
+	update_config '.process.env += ["HOME=/home/agent"] |
+		.mounts += [{"destination": "/tmp/vol", "type": "bind", "source": "'"$BUNDLE/v1"'", "options": ["rbind"]},
+		{"destination": "/var/tmp/a/b", "type": "bind", "source": "'"$BUNDLE/v2"'", "options": ["rbind"]},
+		{"destination": "/home/agent/.cache/x", "type": "bind", "source": "'"$BUNDLE/v3"'", "options": ["rbind"]}]'
+	in_agent 'cat /tmp/vol/f /var/tmp/a/b/f /home/agent/.cache/x/f; touch /tmp/scratch-ok && echo writable'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "$(printf 'one\ntwo\nthree\nwritable')" ] || fail "$output"
+}
+
 # The agent profile does not require a user namespace : root in the container is the
 # host's uid 0, limited by capabilities, seccomp and no_new_privs.  Reported, not hidden.
 @test "H12: user namespace (CIS 5.30)" {

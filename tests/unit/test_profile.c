@@ -436,6 +436,10 @@ static void test_refusals(void)
   expect_refusal(c, a, "joining the host pid namespace is not allowed", "--pid host");
   oci_config_free(c);
   c = docker_cfg();
+  drop_ns(c, OCI_NS_IPC);
+  expect_refusal(c, a, "joining the host ipc namespace is not allowed", "--ipc host");
+  oci_config_free(c);
+  c = docker_cfg();
   set_ns_path(c, OCI_NS_NETWORK, "/proc/1/ns/net");
   expect_refusal(c, a, "joining the host network namespace (`/proc/1/ns/net`)", "netns of pid 1");
   oci_config_free(c);
