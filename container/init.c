@@ -268,6 +268,7 @@ void init_main(struct init_args *a)
       .pty_peer_fd = -1,
       .rootfd = -1,
       .bind_fds = a->bind_fds,
+      .keep_bind_flags = a->keep_bind_flags,
       .ws_fs_path = a->ws_fs_path,
       .ws_fs_fd = a->ws_fs_fd,
       .ws_fs_late = a->ws_fs_late,

@@ -29,6 +29,7 @@ struct init_args {
   int listener_fd;            /* connected to linux.seccomp.listenerPath, or < 0 */
   const int *bind_fds;        /* bind sources cloned by the runtime (per mount, -1), or NULL */
   bool in_userns;             /* already in a non-initial user namespace (rootless engine) */
+  bool keep_bind_flags;       /* profile_result.keep_bind_flags */
   const int *cgroup_join_fds; /* v1 `tasks` fds to join right after GO (cgroup_join_self) */
   size_t n_cgroup_join;
   struct cgroup_manager *cgroup; /* the runtime's, or NULL: mounts_cgroup binds its dirs */

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -286,6 +287,85 @@ fail:
   return -1;
 }
 
+#ifndef ST_NOSYMFOLLOW
+#define ST_NOSYMFOLLOW 0x2000
+#endif
+
+/* A bind's per-mount flags, as runc 1.2 makes them.  With no flag in its
+ * options it keeps the source's.  Otherwise, as its bind remount does, ro,
+ * nosuid, nodev, noexec and nosymfollow are what the options name and the
+ * rest cleared; the atime mode and nodiratime change only when an option
+ * sets one (noatime > strictatime > relatime, the default).  In a user
+ * namespace the kernel locks the source's ro, nosuid, nodev, noexec and
+ * atime flags: unnamed ones are kept, and clearing one is refused, as the
+ * kernel refuses it there (our clone, made outside, would allow it).  A
+ * profile that hardens binds keeps every flag the options do not name. */
+static int bind_attrs(const struct setup_ctx *ctx, const struct mount_opts *o, int tree,
+                      const char *dest, uint64_t *ret_set, uint64_t *ret_clr, struct error *err)
+{
+  static const struct {
+    unsigned long ms, st;
+    uint64_t attr;
+    bool lockable;
+  } plain[] = {
+      {MS_RDONLY, ST_RDONLY, MOUNT_ATTR_RDONLY, true},
+      {MS_NOSUID, ST_NOSUID, MOUNT_ATTR_NOSUID, true},
+      {MS_NODEV, ST_NODEV, MOUNT_ATTR_NODEV, true},
+      {MS_NOEXEC, ST_NOEXEC, MOUNT_ATTR_NOEXEC, true},
+      {MS_NOSYMFOLLOW, ST_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW, false},
+  };
+  const unsigned long atimes = MS_NOATIME | MS_RELATIME | MS_STRICTATIME | MS_NODIRATIME;
+  bool userns = ctx->new_userns || ctx->in_userns;
+  uint64_t set = 0, clr = 0;
+  struct statfs sf;
+
+  if (ctx->keep_bind_flags ||
+      ((o->flags | o->cleared) &
+       (atimes | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOSYMFOLLOW)) == 0) {
+    mount_opts_attr(o, ret_set, ret_clr);
+    return 0;
+  }
+  if (fstatfs(tree, &sf) < 0)
+    return error_errno(err, "bind on `%s`: statfs", dest);
+  for (size_t i = 0; i < ARRAY_SIZE(plain); i++) {
+    bool src = (sf.f_flags & plain[i].st) != 0, want;
+
+    if (o->flags & plain[i].ms)
+      want = true;
+    else
+      want = userns && plain[i].lockable && src;
+    if (userns && plain[i].lockable && src && (o->cleared & plain[i].ms))
+      return error_set(err, EPERM,
+                       "error mounting `%s` on `%s`: clearing a flag the source has in a user "
+                       "namespace: operation not permitted",
+                       dest, dest);
+    if (want)
+      set |= plain[i].attr;
+    else
+      clr |= plain[i].attr;
+  }
+  if (o->flags & atimes) {
+    uint64_t mode = (o->flags & MS_NOATIME)       ? MOUNT_ATTR_NOATIME
+                    : (o->flags & MS_STRICTATIME) ? MOUNT_ATTR_STRICTATIME
+                                                  : MOUNT_ATTR_RELATIME;
+    uint64_t src = (sf.f_flags & ST_NOATIME)    ? MOUNT_ATTR_NOATIME
+                   : (sf.f_flags & ST_RELATIME) ? MOUNT_ATTR_RELATIME
+                                                : MOUNT_ATTR_STRICTATIME;
+    bool nodir = (o->flags & MS_NODIRATIME) != 0;
+
+    if (userns && (mode != src || nodir != ((sf.f_flags & ST_NODIRATIME) != 0)))
+      return error_set(err, EPERM,
+                       "error mounting `%s` on `%s`: changing the source's atime flags in a "
+                       "user namespace: operation not permitted",
+                       dest, dest);
+    clr |= MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME;
+    set |= mode | (nodir ? MOUNT_ATTR_NODIRATIME : 0);
+  }
+  *ret_set = set;
+  *ret_clr = clr & ~set;
+  return 0;
+}
+
 static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
                    const char *dest, int pre, struct error *err)
 {
@@ -311,7 +391,8 @@ static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struc
   if (target < 0)
     return -1;
   /* a ro bind is made ro on the detached clone, before anyone sees it rw */
-  mount_opts_attr(o, &set, &clr);
+  if (bind_attrs(ctx, o, tree, dest, &set, &clr, err) < 0)
+    return -1;
   if (mnt_setattr(tree, false, set, clr, 0, dest, err) < 0 ||
       mnt_setattr(tree, true, o->rec_attr_set, o->rec_attr_clr, 0, dest, err) < 0)
     return -1;

@@ -33,8 +33,9 @@ struct setup_ctx {
   const char *bundle; /* absolute */
   const char *rootfs; /* absolute host path (root.path resolved against the bundle) */
   bool no_pivot;
-  bool new_userns; /* we created a user namespace: mknod fails, bind devices instead */
-  bool in_userns;  /* running in any non-initial user namespace (rootless engines) */
+  bool new_userns;      /* we created a user namespace: mknod fails, bind devices instead */
+  bool in_userns;       /* running in any non-initial user namespace (rootless engines) */
+  bool keep_bind_flags; /* a bind keeps the source's flags its options do not name */
   bool new_cgroupns;
   bool joined_cgroupns; /* by path: /proc/self/cgroup is then relative to another root */
   bool dev_readonly;    /* a config mount of /dev asked for ro: mounted rw, made ro at the end */

@@ -450,6 +450,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .listener_fd = o->listener_fd,
         .bind_fds = bind_fds,
         .in_userns = o->g != NULL && o->g->in_userns,
+        .keep_bind_flags = o->c->profile != NULL && o->c->profile->keep_bind_flags,
         .cgroup_join_fds = joinfds,
         .n_cgroup_join = njoin,
         .cgroup = o->c->cgroup,

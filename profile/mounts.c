@@ -329,5 +329,6 @@ int profile_apply_mounts(struct apply_ctx *x)
   }
   for (size_t i = 0; i < x->p->n_scratch; i++)
     apply_scratch(x, &x->p->scratch[i]);
+  x->r->keep_bind_flags = x->p->mounts.readonly_binds || x->p->mounts.harden_binds;
   return 0;
 }

@@ -290,6 +290,9 @@ struct profile_result {
   /* A namespace is joined by path: the runtime must check (by inode) that it
    * is not one of its own, i.e. not the host's. */
   bool check_joined_ns;
+  /* The profile hardens binds: a bind keeps its source's flags that the
+   * options do not name (runc's bind remount would clear them). */
+  bool keep_bind_flags;
 };
 
 /* Parse a profile document.  `file` names it in errors ("profile.json:

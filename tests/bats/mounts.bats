@@ -356,3 +356,78 @@ mount_order_tree() {
 		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
 	mount_order_tree
 }
+
+# bind_flags SOURCE-FLAGS BIND-OPTIONS [userns]: the flags (/proc/self/mounts) a container sees
+# on /mnt, a bind of a tmpfs whose mount has SOURCE-FLAGS (set with a bind remount, as
+# runc's tests do), made in a mount namespace of the test's own.  Sets $status and $output.
+bind_flags() {
+	local opts
+	opts=$(jq -cR 'split(",")' <<<"$2")
+	mkdir -p "$BUNDLE/src" "$ROOTFS/mnt"
+	update_config '.mounts = ([.mounts[] | select(.destination != "/mnt")] + [{"destination": "/mnt", "type": "bind", "source": "'"$BUNDLE/src"'", "options": '"$opts"'}]) |
+		.process.args = ["awk", "$2 == \"/mnt\" {print $4}", "/proc/self/mounts"]'
+	if [ "${3:-}" = userns ]; then
+		update_config '.linux.namespaces = ([.linux.namespaces[] | select(.type != "user")] + [{"type": "user"}]) |
+			.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+			.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	fi
+	cat >"$BUNDLE/outer.sh" <<-'EOS'
+		mount -t tmpfs -o size=1m,rw,suid,dev,exec,strictatime t "$1" &&
+			mount --bind -o "remount,$2" "$1" || exit 99
+		"$3" --root "$4" run --bundle "$5" bf </dev/null
+	EOS
+	run timeout 60 unshare -m --propagation private bash "$BUNDLE/outer.sh" "$BUNDLE/src" "$1" \
+		"$AGENTRT" "$TEST_ROOT" "$BUNDLE"
+	[ "$status" -ne 99 ] || fail "source set-up: $output"
+}
+
+has_flag() { grep -qw -- "$1" <<<"$(tr , ' ' <<<"$output")"; }
+
+@test "bind-flags: no flag keeps the source's; a flag makes the rest runc's remount defaults (cleared), atime kept unless set" {
+	known_broken '^runc version 1\.(0|1)\.' "bind flags as runc 1.2 makes them"
+	bind_flags ro,noexec,nosymfollow,nodiratime bind
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag ro && has_flag noexec && has_flag nosymfollow && has_flag nodiratime || fail "$output"
+	bind_flags ro,noexec,nosymfollow,nodiratime bind,dev
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag rw && ! has_flag noexec && ! has_flag nosymfollow && has_flag nodiratime || fail "$output"
+	bind_flags ro bind,nosuid,nodev,rprivate
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag rw && has_flag nosuid && has_flag nodev || fail "$output"
+	bind_flags nosuid,nodev,noexec,noatime bind,dev,suid,exec,atime
+	[ "$status" -eq 0 ] || fail "$output"
+	! has_flag nosuid && ! has_flag nodev && ! has_flag noexec && has_flag noatime || fail "$output"
+	bind_flags noatime bind,relatime
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag relatime && ! has_flag noatime || fail "$output"
+	bind_flags noatime bind,nodiratime
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag nodiratime && has_flag relatime && ! has_flag noatime || fail "$output"
+}
+
+@test "bind-flags: in a user namespace the source's locked flags are kept, and clearing one is refused (as the kernel does)" {
+	known_broken '^runc version 1\.(0|1)\.' "bind flags as runc 1.2 makes them"
+	requires userns
+	bind_flags rw,nodev,nosuid,noexec,noatime bind,ro userns
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag ro && has_flag nosuid && has_flag nodev && has_flag noexec && has_flag noatime || fail "$output"
+	bind_flags ro,noexec,nosymfollow,nodiratime bind,dev userns
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag ro && has_flag noexec && has_flag nodiratime && ! has_flag nosymfollow || fail "$output"
+	bind_flags ro bind,rw,nosuid,nodev userns
+	[ "$status" -ne 0 ] || fail "rw over a ro source allowed: $output"
+	assert_output_contains "operation not permitted"
+	bind_flags nodiratime bind,strictatime userns
+	[ "$status" -ne 0 ] || fail "atime changed: $output"
+	[ -z "$(rt list -q)" ]
+}
+
+@test "bind-flags: a profile that hardens binds keeps what the source has (a ro source stays ro under nosuid,nodev)" {
+	agentrt_only "the agent profile"
+	cat >"$BUNDLE/p.json" <<-'EOF'
+		{"extends": "oci", "mounts": {"hardenBinds": true}}
+	EOF
+	AGENTRT_PROFILE=$BUNDLE/p.json bind_flags ro,noexec bind
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag ro && has_flag noexec && has_flag nosuid && has_flag nodev || fail "$output"
+}
