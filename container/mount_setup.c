@@ -204,14 +204,24 @@ static int idmap_source(const struct oci_config *c, const struct oci_mount *m,
 
   if (!is_bind(m, o))
     return error_set(err, EINVAL, "mount on `%s`: an idmapped mount must be a bind mount", dest);
+  const struct oci_namespace *joined = oci_config_namespace(c, OCI_NS_USER);
+
+  if (joined != NULL && (joined->path == NULL || *joined->path == '\0'))
+    joined = NULL;
   if (m->uid_mappings != NULL)
     ns = ns_userns_fd(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
   else if (l != NULL && l->n_uid_mappings > 0 && l->n_gid_mappings > 0)
     ns = ns_userns_fd(l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
-  else
+  else if (joined != NULL) {
+    /* the user namespace joined by path: its mappings are the container's */
+    ns = open(joined->path, O_RDONLY | O_CLOEXEC);
+    if (ns < 0)
+      error_errno(err, "idmap: user namespace `%s`", joined->path);
+  } else
     return error_set(err, EINVAL,
                      "mount on `%s`: `idmap` without uidMappings and gidMappings needs the "
-                     "container's (linux.uidMappings, linux.gidMappings)",
+                     "container's (linux.uidMappings, linux.gidMappings, or a user namespace "
+                     "joined by path)",
                      dest);
   if (ns < 0)
     return error_prefix(err, "mount on `%s`", dest);

@@ -113,6 +113,28 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ "$(stat -c %u:%g "$BUNDLE/vol/new")" = 0:0 ] || fail "on the host: $(stat -c %u:%g "$BUNDLE/vol/new")"
 }
 
+@test "idmapped bind mount, user namespace joined by path: idmap alone uses that namespace's mappings (as runc 1.2)" {
+	requires userns
+	mkdir "$BUNDLE/vol" "$ROOTFS/vol"
+	echo zero >"$BUNDLE/vol/f0"
+	chown 100:211 "$BUNDLE/vol/f0"
+	update_config '.linux.namespaces += [{"type": "user"}] |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.process.args = ["sleep", "1000"]'
+	run_detached target
+	[ "$status" -eq 0 ] || fail "$output"
+	tpid=$(container_pid target)
+	update_config '.linux.namespaces |= map(if .type == "user" then .path = "/proc/'"$tpid"'/ns/user" else . end) |
+		del(.linux.uidMappings) | del(.linux.gidMappings) | .linux.cgroupsPath += "-c2" |
+		.mounts += [{"destination": "/vol", "type": "bind", "source": "'"$BUNDLE/vol"'", "options": ["rbind", "idmap"]}] |
+		.process.args = ["sh", "-c", "stat -c %u:%g /vol/f0; echo new > /vol/new"]'
+	run rt run --bundle "$BUNDLE" c2 </dev/null
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = 100:211 ] || fail "inside: $output"
+	[ "$(stat -c %u:%g "$BUNDLE/vol/new")" = 0:0 ] || fail "on the host: $(stat -c %u:%g "$BUNDLE/vol/new")"
+}
+
 @test "idmapped mounts: bad requests fail create naming the mount, leaving nothing" {
 	mkdir "$BUNDLE/vol"
 	set_args true
