@@ -758,7 +758,6 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.no_pivot = o->no_pivot;
   so.use_fifo = !o->run_mode;
   so.preserve_fds = o->preserve_fds;
-  so.new_session = o->new_session;
   so.g = g;
   so.on_clone = monitor_go;
   if (mh.pid > 0) /* else the init need not say ROOTED */

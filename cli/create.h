@@ -19,10 +19,6 @@ struct create_opts {
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
-  /* the init in a session of its own even without process.terminal (sandbox):
-   * the program cannot signal the caller's process group, nor reach its
-   * terminal as a controlling one (TIOCSTI) */
-  bool new_session;
   bool run_mode;   /* run: no fifo, the caller sends START */
   bool foreground; /* run without --detach: the pty stays with us */
   /* `agentrt sandbox`: the config and the profile in memory (NULL: the

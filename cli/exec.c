@@ -176,6 +176,12 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
     goto fail;
   if (peer >= 0 && console_make_stdio(peer, &err) < 0)
     goto fail;
+  /* without a terminal too, a session of its own (runc's): kill(0) inside
+   * must not reach the caller's process group */
+  if (peer < 0 && setsid() < 0 && getsid(0) != getpid()) {
+    error_errno(&err, "setsid");
+    goto fail;
+  }
   po.preserve_fds = x->preserve_fds;
   po.keep_fd = x->sock;
   po.in_userns = x->ns[OCI_NS_USER] >= 0;

@@ -1498,12 +1498,13 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
    * rules, which the sandbox does not change) */
   g.profile = o.profile ? o.profile : "agent";
   {
-    struct create_opts co = {.id = name,
-                             .bundle = ws,
-                             .config_json = cfg_json,
-                             .config_len = cfg_len,
-                             .profile = prof,
-                             .new_session = true};
+    struct create_opts co = {
+        .id = name,
+        .bundle = ws,
+        .config_json = cfg_json,
+        .config_len = cfg_len,
+        .profile = prof,
+    };
     struct tty_saved tty;
     /* without a pty of its own the program holds the caller's terminal:
      * whatever it leaves it in (raw, non-blocking), it gets back as it was */

@@ -299,7 +299,10 @@ void init_main(struct init_args *a)
       _exit(1);
     }
     ctx.pty_peer_fd = -1;
-  } else if (a->new_session && setsid() < 0) {
+  } else if (setsid() < 0) {
+    /* a session of its own, as runc's init: the program cannot signal the
+     * caller's process group (kill(0)) nor use its terminal as a
+     * controlling one */
     error_errno(&err, "setsid");
     sync_send_error(a->sock, &err);
     _exit(1);

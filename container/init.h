@@ -19,7 +19,6 @@ struct init_args {
   const char *rootfs;
   bool no_pivot;
   int preserve_fds;
-  bool new_session; /* setsid() without a terminal too (create_opts.new_session) */
   bool new_userns;
   bool netns_early;           /* born in a network namespace made before the clone, `lo` up */
   bool tell_rooted;           /* send ROOTED right after the pivot */

@@ -438,7 +438,6 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .rootfs = o->rootfs,
         .no_pivot = o->no_pivot,
         .preserve_fds = o->preserve_fds,
-        .new_session = o->new_session,
         .new_userns = plan.new_ns[OCI_NS_USER],
         .netns_early = own_net >= 0,
         /* as parent_protocol's on_clone: the netns is final at the clone */

@@ -37,7 +37,6 @@ struct spawn_opts {
   bool no_pivot;
   bool use_fifo; /* create: wait on <dir>/exec.fifo; run: wait for START */
   int preserve_fds;
-  bool new_session; /* create_opts.new_session */
   const struct global_opts *g;
   const void *extra_bpf;  /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
   const void *notify_bpf; /* its notify variant (process_opts), NULL = none */

@@ -172,3 +172,24 @@ echo ready > /tmp/ready; while :; do sleep 0.1; done'
 	assert_clean_failure
 	assert_output_contains "/nonexistent-$$.json"
 }
+
+# runc's init and exec'd processes are session leaders: without a terminal the container's
+# program was in the caller's process group and session, and `kill 0` inside signalled the
+# caller (a script running `agentrt run`, a shim).
+@test "kill0-caller-pgid: kill(0) in a container without a terminal (run and exec) does not reach the caller's process group" {
+	set_args sh -c 'cut -d" " -f6 /proc/self/stat; kill -USR1 0; sleep 0.3'
+	run setsid sh -c 'trap "echo CALLER-SIGNALLED" USR1
+		"$0" --root "$1" run --bundle "$2" k0 </dev/null; echo rc=$?' "$AGENTRT" "$TEST_ROOT" "$BUNDLE"
+	[[ "$output" != *CALLER-SIGNALLED* ]] || fail "$output"
+	# the session is the init's own (pid 1 in its namespace)
+	[ "${lines[0]}" = 1 ] || fail "$output"
+	set_args sleep 1000
+	run_detached k1
+	[ "$status" -eq 0 ] || fail "$output"
+	run setsid sh -c 'trap "echo CALLER-SIGNALLED" USR1
+		"$0" --root "$1" exec k1 sh -c "kill -USR1 0; sleep 0.3" </dev/null; echo rc=$?' "$AGENTRT" "$TEST_ROOT"
+	[[ "$output" != *CALLER-SIGNALLED* ]] || fail "$output"
+	[[ "$output" == *rc=138* ]] || fail "$output"
+	run rt exec k1 sh -c 'cut -d" " -f6 /proc/self/stat; echo $$'
+	[ "${lines[0]}" = "${lines[1]}" ] || fail "exec not a session leader: $output"
+}
