@@ -610,7 +610,10 @@ int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err
       sub++;
     dir = xfmt("%s/%s", h->dir, sub);
     if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-      return error_set(err, ENOENT, "--cgroup `%s`: sub-cgroup `%s` does not exist", spec, dir);
+      return error_set(err, 0,
+                       "--cgroup `%s`: sub-cgroup `%s` does not exist; adding pid to "
+                       "%s/cgroup.procs: no such file or directory",
+                       spec, dir, dir);
     free(h->dir);
     h->dir = take_ptr(dir);
     any = true;

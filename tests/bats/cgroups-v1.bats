@@ -253,6 +253,8 @@ cgval() { # CTRL FILE
 	assert_clean_failure
 	run rt exec --cgroup .. sub true
 	[[ "$output" == *" .. is not a sub cgroup path"* ]] || fail "runc's words: $output"
+	run rt exec --cgroup nosuch sub true
+	[[ "$output" == *" adding pid "*"/nosuch/cgroup.procs: no such file "* ]] || fail "runc's words: $output"
 	[ -z "$(cat "$(cg pids)/inner/cgroup.procs")" ] || sleep 0.5
 	rmdir "${dirs[@]}"
 }
