@@ -255,6 +255,14 @@ update_config() {
 	mv "$file.new" "$file"
 }
 
+# add_userns: a new user namespace in the config, container ids 0-65535 mapped to host
+# 100000-165535 (uids and gids), replacing any user namespace entry and mappings.
+add_userns() {
+	update_config '.linux.namespaces = ([.linux.namespaces[] | select(.type != "user")] + [{"type": "user"}]) |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+}
+
 # set_args ARG...: process.args
 set_args() {
 	local args

@@ -102,9 +102,7 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	requires userns
 	mkdir "$BUNDLE/vol" "$ROOTFS/vol" # the mapped root cannot make the mount point in the rootfs
 	echo zero >"$BUNDLE/vol/f0"
-	update_config '.linux.namespaces += [{"type": "user"}] |
-		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
-		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	add_userns
 	start_with_mounts "[{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"rbind\", \"idmap\"]}]"
 	run rt exec c1 sh -c 'stat -c "%u:%g" /vol/f0; echo new > /vol/new && stat -c "%u:%g" /vol/new'
 	[ "$status" -eq 0 ] || fail "$output"
@@ -373,9 +371,7 @@ mount_order_tree() {
 
 @test "mount-order: the same in a user namespace (those sources are the init's, not the runtime's clones)" {
 	requires userns
-	update_config '.linux.namespaces += [{"type": "user"}] |
-		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
-		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	add_userns
 	mount_order_tree
 }
 
@@ -388,11 +384,7 @@ bind_flags() {
 	mkdir -p "$BUNDLE/src" "$ROOTFS/mnt"
 	update_config '.mounts = ([.mounts[] | select(.destination != "/mnt")] + [{"destination": "/mnt", "type": "bind", "source": "'"$BUNDLE/src"'", "options": '"$opts"'}]) |
 		.process.args = ["awk", "$2 == \"/mnt\" {print $4}", "/proc/self/mounts"]'
-	if [ "${3:-}" = userns ]; then
-		update_config '.linux.namespaces = ([.linux.namespaces[] | select(.type != "user")] + [{"type": "user"}]) |
-			.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
-			.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
-	fi
+	[ "${3:-}" != userns ] || add_userns
 	cat >"$BUNDLE/outer.sh" <<-'EOS'
 		mount -t tmpfs -o size=1m,rw,suid,dev,exec,strictatime t "$1" &&
 			mount --bind -o "remount,$2" "$1" || exit 99

@@ -154,9 +154,7 @@ start_joiner() {
 # (its /proc is mounted from inside it).  It was refused.
 @test "joined-userns-new-pidns: a container joining another's user namespace gets its own pid namespace, owned by that user namespace" {
 	requires userns
-	update_config '.linux.namespaces += [{"type": "user"}] |
-		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
-		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	add_userns
 	start_sleeper c1
 	first=$PID
 	# c2 joins only c1's user and network namespaces: pid, ipc, uts, mount, cgroup are new
