@@ -619,7 +619,7 @@ int cgroup_use_sub(struct cgroup_manager *m, const char *spec, struct error *err
     any = true;
   }
   if (!any)
-    return error_set(err, 0, "--cgroup `%s`: no such controller", spec);
+    return error_set(err, 0, "--cgroup `%s`: unknown controller `%s`", spec, ctrls ? ctrls : "");
   return 0;
 }
 

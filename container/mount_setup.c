@@ -371,8 +371,10 @@ static int bind_attrs(const struct setup_ctx *ctx, const struct mount_opts *o, i
     clr |= MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME;
     set |= mode | (nodir ? MOUNT_ATTR_NODIRATIME : 0);
   }
+  /* (the atime mode is a field: MOUNT_ATTR__ATIME whole in clr, its value
+   * in set) */
   *ret_set = set;
-  *ret_clr = clr & ~set;
+  *ret_clr = clr;
   return 0;
 }
 

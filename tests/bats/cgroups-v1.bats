@@ -255,6 +255,8 @@ cgval() { # CTRL FILE
 	[[ "$output" == *" .. is not a sub cgroup path"* ]] || fail "runc's words: $output"
 	run rt exec --cgroup nosuch sub true
 	[[ "$output" == *" adding pid "*"/nosuch/cgroup.procs: no such file "* ]] || fail "runc's words: $output"
+	run rt exec --cgroup whaaat:/ sub true
+	[[ "$output" == *"unknown controller "* ]] || fail "runc's words: $output"
 	[ -z "$(cat "$(cg pids)/inner/cgroup.procs")" ] || sleep 0.5
 	rmdir "${dirs[@]}"
 }

@@ -417,6 +417,12 @@ has_flag() { grep -qw -- "$1" <<<"$(tr , ' ' <<<"$output")"; }
 	bind_flags noatime bind,nodiratime
 	[ "$status" -eq 0 ] || fail "$output"
 	has_flag nodiratime && has_flag relatime && ! has_flag noatime || fail "$output"
+	bind_flags nodiratime bind,strictatime
+	[ "$status" -eq 0 ] || fail "$output"
+	! has_flag nodiratime && ! has_flag relatime && ! has_flag noatime || fail "$output"
+	bind_flags relatime bind,noatime,nodiratime
+	[ "$status" -eq 0 ] || fail "$output"
+	has_flag noatime && has_flag nodiratime && ! has_flag relatime || fail "$output"
 }
 
 @test "bind-flags: in a user namespace the source's locked flags are kept, and clearing one is refused (as the kernel does)" {
