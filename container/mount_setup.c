@@ -270,7 +270,9 @@ int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, con
     if ((idmap || !idmap_only) && m->source != NULL && *m->source != '\0' && is_bind(m, &o) &&
         !(o.flags & MS_REMOUNT)) {
       src = bind_source(bundle, m->source);
-      if (!idmap) {
+      /* inside the rootfs: the init's view; an idmapped one there is made
+       * by the init only when it is not in a user namespace (idmap_only) */
+      if (!idmap || idmap_only) {
         cleanup_free char *norm = path_normalize(src);
         if (path_below(norm, root)) {
           mount_opts_free(&o);
@@ -390,10 +392,14 @@ static int do_bind(struct setup_ctx *ctx, const struct oci_mount *m, const struc
   if (m->source == NULL || *m->source == '\0')
     return error_set(err, EINVAL, "bind mount on `%s`: no source", dest);
   src = bind_source(ctx->bundle, m->source);
-  if (pre < 0 && wants_idmap(m, o)) /* made by the runtime with its mapping, or refused */
+  /* made by the runtime with its mapping; one inside the rootfs, by us
+   * where we are host root (no user namespace), else refused */
+  if (pre < 0 && wants_idmap(m, o) && (ctx->new_userns || ctx->in_userns))
     return error_set(err, EINVAL, "idmapped mount on `%s`: no source prepared", dest);
   tree = pre >= 0 ? pre : clone_source(src, (o->flags & MS_REC) != 0, err);
   if (tree < 0)
+    return -1;
+  if (pre < 0 && wants_idmap(m, o) && idmap_source(ctx->config, m, o, tree, dest, err) < 0)
     return -1;
   if (fstat(tree, &st) < 0)
     return error_errno(err, "bind `%s`: stat", src);

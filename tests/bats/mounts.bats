@@ -346,20 +346,32 @@ mount_order_tree() {
 	done
 	chmod o-rwx "$src" # a userns root cannot reach it: the runtime's clones must be used
 	mkdir -p "$ROOTFS/mnt" "$ROOTFS/final"
-	local m='[]' r=$ROOTFS
+	local m='[]' r=$ROOTFS idmap=${1:-}
 	add() { m=$(jq -c --arg s "$1" --arg d "$2" --arg o "$3" '. + [{source: $s, destination: $d, type: "bind", options: [$o, "rprivate"]}]' <<<"$m"); }
+	# the sources inside the rootfs idmapped too (host 100000 shown as 0)
+	addc() {
+		add "$@"
+		[ -z "$idmap" ] || m=$(jq -c '.[-1] += {uidMappings: [{containerID: 0, hostID: 100000, size: 65536}],
+			gidMappings: [{containerID: 0, hostID: 100000, size: 65536}]} | .[-1].options += ["idmap"]' <<<"$m")
+	}
 	add "$src/a" /mnt bind
 	add "$src/sym-b" /mnt/x bind
 	add "$src/c" /mnt/x/y bind
 	add "$src/sym-a" /mnt/x/y/z bind
-	add "$r/mnt/x" "$r/mnt/x/y/z/x" rbind
-	add "$r/mnt/x/y" "$r/mnt/x/y/z" rbind
-	add "$r/mnt" "$r/final" rbind
+	addc "$r/mnt/x" "$r/mnt/x/y/z/x" rbind
+	addc "$r/mnt/x/y" "$r/mnt/x/y/z" rbind
+	addc "$r/mnt" "$r/final" rbind
 	update_config ".mounts += $m"
-	set_args cat /final/x/y/z/z/x/y/z/x/file
+	set_args sh -c 'cat /final/x/y/z/z/x/y/z/x/file; stat -c %u /final'
 	run rt run --bundle "$BUNDLE" c1
 	[ "$status" -eq 0 ] || fail "run: $output"
-	[ "$output" = a/x ] || fail "read $output"
+	[ "${lines[0]}" = a/x ] || fail "read $output"
+	# host root's directory through the idmapped mount (container 0 = host 100000): on disk 0
+	# is seen as 100000 from outside any user namespace (the top mount only: "idmap" is not
+	# recursive)
+	if [ -n "$idmap" ]; then
+		[ "${lines[1]}" = 100000 ] || fail "not idmapped: $output"
+	fi
 	# nothing made inside the rootfs under its own host path
 	[ ! -e "$ROOTFS/${ROOTFS#/}" ] || fail "destination taken literally"
 	[ -z "$(mounts_below "$ROOTFS")" ]
@@ -367,6 +379,10 @@ mount_order_tree() {
 
 @test "mount-order: bind sources inside the rootfs name the tree the earlier mounts made (as runc)" {
 	mount_order_tree
+}
+
+@test "mount-order: idmapped sources inside the rootfs are made in the mount order too (as runc 1.2)" {
+	mount_order_tree idmap
 }
 
 @test "mount-order: the same in a user namespace (those sources are the init's, not the runtime's clones)" {
