@@ -78,7 +78,7 @@ static void mounts_dest_from_rootfs(struct oci_config *cfg, const char *rootfs)
     char *d = cfg->mounts[i].destination;
     cleanup_free char *norm = d != NULL ? path_normalize(d) : NULL;
 
-    if (norm == NULL || strncmp(norm, root, n) != 0 || norm[n] != '/')
+    if (norm == NULL || !path_is_below(norm, root) || norm[n] != '/')
       continue;
     cfg->mounts[i].destination = xstrdup(norm + n);
     free(d);

@@ -50,6 +50,15 @@ static inline bool str_has_prefix(const char *s, const char *p)
  * absolute, ".." never above "/".  No symlinks are followed (nothing here
  * touches the filesystem); resolving inside a root is os/safepath.h's job. */
 char *path_normalize(const char *path);
+/* PATH is DIR or below it (both normalized; DIR "/" holds every absolute path). */
+static inline bool path_is_below(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+
+  if (strcmp(dir, "/") == 0)
+    return path[0] == '/';
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
 
 /* Strict number parsing: whole string, no sign surprises, range checked.
  * Return 0 on success, -1 (errno = EINVAL or ERANGE) otherwise. */

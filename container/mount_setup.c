@@ -195,17 +195,17 @@ bool mounts_any_idmap(const struct oci_config *c)
   return false;
 }
 
-/* The mount's own mappings, else (runc's "idmap" alone) the container's. */
+/* The mount's own mappings, else (runc's "idmap" alone) the container's:
+ * its mappings, or the user namespace it joins by path. */
 static int idmap_source(const struct oci_config *c, const struct oci_mount *m,
                         const struct mount_opts *o, int tree, const char *dest, struct error *err)
 {
   const struct oci_linux *l = c->linux;
+  const struct oci_namespace *joined = oci_config_namespace(c, OCI_NS_USER);
   int ns;
 
   if (!is_bind(m, o))
     return error_set(err, EINVAL, "mount on `%s`: an idmapped mount must be a bind mount", dest);
-  const struct oci_namespace *joined = oci_config_namespace(c, OCI_NS_USER);
-
   if (joined != NULL && (joined->path == NULL || *joined->path == '\0'))
     joined = NULL;
   if (m->uid_mappings != NULL)
@@ -213,7 +213,6 @@ static int idmap_source(const struct oci_config *c, const struct oci_mount *m,
   else if (l != NULL && l->n_uid_mappings > 0 && l->n_gid_mappings > 0)
     ns = ns_userns_fd(l->uid_mappings, l->n_uid_mappings, l->gid_mappings, l->n_gid_mappings, err);
   else if (joined != NULL) {
-    /* the user namespace joined by path: its mappings are the container's */
     ns = open(joined->path, O_RDONLY | O_CLOEXEC);
     if (ns < 0)
       error_errno(err, "idmap: user namespace `%s`", joined->path);
@@ -231,14 +230,6 @@ static int idmap_source(const struct oci_config *c, const struct oci_mount *m,
   }
   close(ns);
   return 0;
-}
-
-/* PATH names ROOT or something below it (both normalized). */
-static bool path_below(const char *path, const char *root)
-{
-  size_t n = strlen(root);
-
-  return strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, const char *rootfs,
@@ -274,7 +265,8 @@ int mounts_open_bind_sources(const struct oci_config *c, const char *bundle, con
        * by the init only when it is not in a user namespace (idmap_only) */
       if (!idmap || idmap_only) {
         cleanup_free char *norm = path_normalize(src);
-        if (path_below(norm, root)) {
+        /* (a rootfs of "/", the sandbox's, holds every source: not that) */
+        if (strcmp(root, "/") != 0 && path_is_below(norm, root)) {
           mount_opts_free(&o);
           continue;
         }
@@ -347,10 +339,10 @@ static int bind_attrs(const struct setup_ctx *ctx, const struct mount_opts *o, i
     else
       want = userns && plain[i].lockable && src;
     if (userns && plain[i].lockable && src && (o->cleared & plain[i].ms))
-      return error_set(err, EPERM,
-                       "error mounting `%s` on `%s`: clearing a flag the source has in a user "
+      return error_set(err, 0,
+                       "error mounting on `%s`: clearing a flag its source has, in a user "
                        "namespace: operation not permitted",
-                       dest, dest);
+                       dest);
     if (want)
       set |= plain[i].attr;
     else
@@ -366,10 +358,10 @@ static int bind_attrs(const struct setup_ctx *ctx, const struct mount_opts *o, i
     bool nodir = (o->flags & MS_NODIRATIME) != 0;
 
     if (userns && (mode != src || nodir != ((sf.f_flags & ST_NODIRATIME) != 0)))
-      return error_set(err, EPERM,
-                       "error mounting `%s` on `%s`: changing the source's atime flags in a "
-                       "user namespace: operation not permitted",
-                       dest, dest);
+      return error_set(err, 0,
+                       "error mounting on `%s`: changing its source's atime flags, in a user "
+                       "namespace: operation not permitted",
+                       dest);
     clr |= MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME;
     set |= mode | (nodir ? MOUNT_ATTR_NODIRATIME : 0);
   }

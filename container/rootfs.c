@@ -237,11 +237,9 @@ static int hide_outer_procfs(const char *rootfs, struct error *err)
   cleanup_free char *info = NULL;
   cleanup_free char *real = realpath(rootfs, NULL);
   char *save = NULL;
-  size_t n;
 
   if (real == NULL)
     return error_errno(err, "rootfs `%s`", rootfs);
-  n = strlen(real);
   if (procfs_read_all("self/mountinfo", &info, err) < 0)
     return -1;
   for (char *l = strtok_r(info, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
@@ -265,7 +263,7 @@ static int hide_outer_procfs(const char *rootfs, struct error *err)
     if ((strcmp(type, "proc") != 0 && strcmp(type, "sysfs") != 0) || strcmp(f[3], "/") != 0)
       continue;
     unescape(f[4]);
-    if (strncmp(f[4], real, n) == 0 && (f[4][n] == '/' || f[4][n] == '\0'))
+    if (path_is_below(f[4], real))
       continue;
     if (mount(NULL, f[4], NULL, MS_SLAVE | MS_REC, NULL) < 0)
       continue; /* gone with a mount above it */

@@ -150,11 +150,7 @@ int profile_ws_mode_from_name(const char *s)
 
 bool profile_path_is_under(const char *path, const char *dir)
 {
-  size_t n = strlen(dir);
-
-  if (streq(dir, "/"))
-    return path[0] == '/';
-  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+  return path_is_below(path, dir);
 }
 
 bool profile_path_is_normal_abs(const char *path)
