@@ -181,6 +181,23 @@ static void test_path_normalize(void)
   }
 }
 
+static void test_path_is_below(void)
+{
+  static const struct {
+    const char *path, *dir;
+    bool want;
+  } cases[] = {
+      {"/a/b", "/a", true},     {"/a", "/a", true},       {"/ab", "/a", false},
+      {"/a", "/a/b", false},    {"/anything", "/", true}, {"/", "/", true},
+      {"/a/b/c", "/a/b", true}, {"/a/bc", "/a/b", false},
+  };
+
+  for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+    tap_ok(path_is_below(cases[i].path, cases[i].dir) == cases[i].want,
+           "path_is_below(\"%s\", \"%s\") is %s", cases[i].path, cases[i].dir,
+           cases[i].want ? "true" : "false");
+}
+
 int main(void)
 {
   test_basic_flags();
@@ -193,5 +210,6 @@ int main(void)
   test_errors_and_edge();
   test_propagation_parse();
   test_path_normalize();
+  test_path_is_below();
   return tap_done();
 }
