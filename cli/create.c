@@ -681,10 +681,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     log_warning("create `%s`: process.capabilities: %u unknown (%s), ignoring", o->id,
                 cfg->process->caps.n_unknown, cfg->process->caps.unknown);
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
-  {
-    cleanup_free char *root = rootfs_path(bundle, cfg);
-    mounts_dest_from_rootfs(cfg, root);
-  }
+  rootfs = rootfs_path(bundle, cfg);
+  mounts_dest_from_rootfs(cfg, rootfs);
   if (policy_apply(g, o->profile, o->id, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
@@ -695,7 +693,6 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres != NULL && (pres->audit.enabled || pres->egress.def != PROFILE_EGRESS_OFF) &&
       netns_early_wanted(cfg, g->in_userns))
     netns_early_start(&netns);
-  rootfs = rootfs_path(bundle, cfg);
   if (stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode)) {
     error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
