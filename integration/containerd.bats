@@ -135,7 +135,8 @@ crt() {
 	[[ "$output" == *a.txt* && "$output" != *c.txt* ]] || it_die "parent's view before commit: $output"
 	run cx e4 /run/agentrt/bin/agentrt sub commit w
 	[ "$status" -eq 0 ] || it_die "commit: $output"
-	[ "$(cx e5 cat /workspace/c.txt)" = x ]
+	run cx e5 cat /workspace/c.txt
+	[ "$status" -eq 0 ] && [ "$output" = x ] || it_die "parent's view after commit: $status $output"
 	[ ! -e "$host/c.txt" ]
 	cx e6 /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600 >/dev/null
 	[ -d "$root/subp" ] && [ -d "$root/subp.d" ] || it_die "no child state under $root"
