@@ -400,30 +400,70 @@ static int str_cmp(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Does the host dir hold a regular file or symlink HEAD in dir (len bytes
+ * of path, "" = the root)? */
+static bool host_has_head(int hostfd, const char *path, size_t len)
+{
+  cleanup_free char *head = len ? xfmt("%.*s/HEAD", (int)len, path) : xstrdup("HEAD");
+  struct stat st;
+  int fd;
+  bool res;
+
+  if (hostfd < 0)
+    return false;
+  fd = ws_open_beneath(hostfd, head, O_PATH | O_NOFOLLOW, 0);
+  res = fd >= 0 && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+  if (fd >= 0)
+    close(fd);
+  return res;
+}
+
 static bool probe_gitdir(void *vctx, const char *path, size_t len)
 {
   struct probe_ctx *p = vctx;
   cleanup_free char *dir = xstrndup(path, len);
-  cleanup_free char *head = NULL;
-  struct stat st;
-  int fd;
   bool res;
 
   if (p->last && p->last_len == len && strncmp(p->last, path, len) == 0)
     return p->last_res;
   res = p->n_heads > 0 && bsearch(&dir, p->heads, p->n_heads, sizeof *p->heads, str_cmp) != NULL;
-  if (!res && p->hostfd >= 0) {
-    head = len ? xfmt("%s/HEAD", dir) : xstrdup("HEAD");
-    fd = ws_open_beneath(p->hostfd, head, O_PATH | O_NOFOLLOW, 0);
-    res = fd >= 0 && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
-    if (fd >= 0)
-      close(fd);
-  }
+  if (!res)
+    res = host_has_head(p->hostfd, path, len);
   free(p->last);
   p->last = xstrndup(path, len);
   p->last_len = len;
   p->last_res = res;
   return res;
+}
+
+/* A HEAD that ch brings to a directory which had none on the host makes it a
+ * repository git finds (a bare one, unless it is a `.git`): whatever the
+ * directory already holds on the host, committed before as ordinary files
+ * (`config` with core.fsmonitor, `hooks/`), becomes git's configuration.  Not
+ * for a `.git` directory's own HEAD (its configuration is protected anyway),
+ * nor for the HEADs of its refs/ and logs/ (refs/remotes/origin/HEAD). */
+static const char *new_head_reason(const struct ws_change *ch, int hostfd)
+{
+  static struct comp v[MAX_COMPONENTS];
+  cleanup_free char *arena = NULL;
+  size_t n;
+
+  if (ch->kind == WS_DELETED || (ch->type != WS_T_FILE && ch->type != WS_T_SYMLINK) ||
+      (ch->kind == WS_MODIFIED && (ch->old_type == WS_T_FILE || ch->old_type == WS_T_SYMLINK)))
+    return NULL;
+  arena = arena_for(ch->path);
+  n = split(ch->path, v, MAX_COMPONENTS, arena);
+  if (n == 0 || !comp_ieq(v[n - 1], "head"))
+    return NULL;
+  if (n >= 2 && is_git(v[n - 2]))
+    return NULL;
+  for (size_t i = 0; i + 2 < n; i++)
+    if (is_git(v[i]) && (comp_eq(v[i + 1], "refs") || comp_eq(v[i + 1], "logs")))
+      return NULL;
+  if (host_has_head(hostfd, ch->path, n == 1 ? 0 : (size_t)(v[n - 2].s + v[n - 2].n - ch->path)))
+    return NULL;
+  return "a new HEAD: git takes its directory for a bare repository and reads the `config` "
+         "and `hooks/` already there";
 }
 
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
@@ -459,6 +499,8 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
                                  patterns, &probe, &pat);
     if (why == NULL && ch->target && ch->kind != WS_DELETED)
       why = ws_protect_link_reason(ch->path, ch->target, patterns, &pat);
+    if (why == NULL)
+      why = new_head_reason(ch, hostfd);
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
   }

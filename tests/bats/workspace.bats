@@ -301,7 +301,7 @@ escape() {
 @test "escape: a gitdir: file pointing at a directory of the agent's" {
   escape gitdir-file 'mkdir -p sub evilg/objects evilg/refs/heads && echo "ref: refs/heads/master" >evilg/HEAD &&
     { printf "[core]\n\trepositoryformatversion = 0\n"; eval "$FSMON"; } >evilg/config &&
-    echo "gitdir: ../evilg" >sub/.git' "sub evilg" sub/.git evilg/config
+    echo "gitdir: ../evilg" >sub/.git' "sub evilg" sub/.git evilg/config evilg/HEAD
 }
 
 @test "escape: a nested repository's sub/.git/hooks/pre-commit" {
@@ -319,13 +319,42 @@ escape() {
 @test "escape: an embedded bare repository (HEAD, objects, refs, config with core.worktree and core.fsmonitor)" {
   escape bare-repo 'mkdir -p b/objects b/refs/heads && echo "ref: refs/heads/master" >b/HEAD &&
     { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
-    b b/config
+    b b/config b/HEAD
 }
 
 @test "escape: an embedded bare repository whose HEAD is a symlink (git accepts a symlinked HEAD)" {
   escape bare-repo-symlink-head 'mkdir -p b/objects b/refs/heads && ln -s refs/heads/master b/HEAD &&
     { printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"; eval "$FSMON"; } >b/config' \
     b b/config b/HEAD
+}
+
+# The bare repository in two steps: its config, objects/ and refs/ are
+# ordinary files while the directory has no HEAD; the HEAD committed later
+# makes the config git's.  A new HEAD outside `.git` is protected itself.
+@test "escape: a bare repository assembled over two commits (config first, HEAD later)" {
+  host_repo plain
+  MARK=$T/marker-bare-later
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  ar exec "$ID" sh -c "cd /workspace && mkdir -p b/objects/pack b/refs/heads &&
+    printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"touch $MARK; false\"\n' >b/config"
+  ar workspace "$ID" diff >/dev/null
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [ -f "$HOST/b/config" ] || fail "first commit: $output"
+  ar exec "$ID" sh -c 'echo "ref: refs/heads/master" >/workspace/b/HEAD && echo ok >/workspace/ok.txt'
+  marked b/HEAD
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [[ "$output" == *"left out b/HEAD"* ]] || fail "$output"
+  [ "$(cat "$HOST/ok.txt")" = ok ] && [ ! -e "$HOST/b/HEAD" ]
+  host_git b
+  [ ! -e "$MARK" ] || fail "the agent's core.fsmonitor ran on the host"
+  ar workspace "$ID" diff >/dev/null
+  run ar workspace "$ID" commit --include-protected b/HEAD
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  host_git b
+  [ -e "$MARK" ] || fail "control: the agent's core.fsmonitor did not run even with b/HEAD committed"
 }
 
 # No command of the agent's runs through these, but git reads them: objects
