@@ -178,7 +178,7 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
   }
   {
     cleanup_strv char **patterns = workspace_protected(w);
-    ws_mark_protected(c, patterns, l->hostfd);
+    ws_mark_protected(c, patterns, l);
   }
   return 0;
 }

@@ -69,6 +69,11 @@ char *ws_now(int64_t *ret_s);
 /* Ids and snapshot names: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 128 bytes. */
 bool ws_valid_name(const char *s);
 void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
+/* gitindex.c: why the git index open at fd could make git write where it
+ * never would (an entry's path with a `.git`, `.` or `..` component; an
+ * index it cannot read), or NULL; *ret_path: the first such path (freed by
+ * the caller), or NULL. */
+const char *ws_git_index_reason(int fd, char **ret_path);
 
 /* view.c: the lowerdir option of a sub-agent's overlay (w->lowerdir a
  * view), from its parent's workspace record; records the layers in

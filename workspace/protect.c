@@ -466,8 +466,39 @@ static const char *new_head_reason(const struct ws_change *ch, int hostfd)
          "and `hooks/` already there";
 }
 
-void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
+/* A git index (`index` in a `.git` or a bare repository) that names a path
+ * git would never write: `git checkout -- .` on the host writes it there
+ * (gitindex.c).  *ret_detail: the path, quoted. */
+static const char *index_reason(const struct ws_change *ch, const struct ws_layers *l,
+                                const struct ws_gitdir_probe *probe, char **ret_detail)
 {
+  const char *base = strrchr(ch->path, '/');
+  size_t dlen = base ? (size_t)(base - ch->path) : 0;
+  const char *dname = dlen ? memrchr(ch->path, '/', dlen) : NULL, *why;
+  cleanup_close int fd = -1;
+  cleanup_free char *bad = NULL;
+
+  if (l == NULL || ch->kind == WS_DELETED || ch->type != WS_T_FILE)
+    return NULL;
+  base = base ? base + 1 : ch->path;
+  if (!name_is(base, strlen(base), "index", NULL))
+    return NULL;
+  dname = dname ? dname + 1 : ch->path; /* the name of index's directory */
+  if (!(dlen > 0 && ws_is_git_name(dname, dlen - (size_t)(dname - ch->path))) &&
+      !probe->is_gitdir(probe->ctx, ch->path, dlen))
+    return NULL;
+  fd = ws_open_beneath(l->fds[ch->layer], ch->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  if (fd < 0)
+    return "a git index agentrt cannot read (git checks none of its paths)";
+  why = ws_git_index_reason(fd, &bad);
+  if (why && bad)
+    *ret_detail = ws_quote_path(bad);
+  return why;
+}
+
+void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l)
+{
+  int hostfd = l ? l->hostfd : -1;
   struct probe_ctx p = {.c = c, .hostfd = hostfd};
   struct ws_gitdir_probe probe = {probe_gitdir, &p};
 
@@ -491,6 +522,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
   for (size_t i = 0; i < c->n; i++) {
     struct ws_change *ch = &c->v[i];
     const char *pat = NULL, *why;
+    cleanup_free char *detail = NULL;
     free(ch->protect);
     ch->protect = NULL;
     why = ws_protect_reason_in(ch->path, ch->type, ch->kind == WS_DELETED, patterns, &probe, &pat);
@@ -501,6 +533,8 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd)
       why = ws_protect_link_reason(ch->path, ch->target, patterns, &pat);
     if (why == NULL)
       why = new_head_reason(ch, hostfd);
+    if (why == NULL && (why = index_reason(ch, l, &probe, &detail)) != NULL && detail)
+      pat = detail;
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
   }

@@ -340,9 +340,7 @@ struct ws_gitdir_probe {
 const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool deleted,
                                  char *const *patterns, const struct ws_gitdir_probe *probe,
                                  const char **ret_pattern);
-/* Set c->v[i].protect for every change (path and renamed-from path); a
- * directory holding a regular file HEAD in c or below hostfd (-1: none) is
- * a bare repository. */
+
 /* Would a sub-agent whose workspace is the directory rel (relative to its
  * parent's) write below a protected path, whatever it writes (a `.git` or
  * `.gitmodules` component, or an entry of patterns that starts in rel and
@@ -350,7 +348,11 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
  * root, where those components are not seen.  The reason, or NULL. */
 const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
                                      const char **ret_pattern);
-void ws_mark_protected(struct ws_changes *c, char *const *patterns, int hostfd);
+/* Set c->v[i].protect for every change (path and renamed-from path); a
+ * directory holding a regular file HEAD in c or below l->hostfd (l NULL or
+ * l->hostfd -1: none) is a bare repository; a git index in c is read from
+ * its layer in l. */
+void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l);
 /* Why a symlink at path pointing at target could lead a host tool that
  * follows it out of the workspace (absolute, `..` past the root, `dir/..`)
  * or into `.git`, `.gitmodules` or a path of patterns; NULL when it stays

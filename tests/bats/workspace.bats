@@ -505,6 +505,35 @@ marked() {
   [ -e "$MARK" ] || fail "control: the .pth did not run even when committed"
 }
 
+# git does not check the paths of an index it reads: an index of the agent's
+# that stages `.git/hooks/post-checkout` (its blob in the agent's objects) makes
+# the operator's `git checkout -- .` (undo what `git status` shows as deleted)
+# write the hook, and the next checkout runs it.  Such an index is protected.
+@test "escape: a forged .git/index staging .git/hooks/post-checkout (git checkout -- . writes it)" {
+  host_repo plain
+  MARK=$T/marker-index
+  bundle_usr "set -e; cd /workspace && mkdir -p .xit/hooks && printf '#!/bin/sh\ntouch $MARK\n' >.xit/hooks/post-checkout &&
+    chmod +x .xit/hooks/post-checkout && git add .xit && rm -rf .xit && python3 /etc/forge.py && git ls-files"
+  cat >"$BUNDLE/rootfs/etc/forge.py" <<'PY'
+import hashlib
+d = open(".git/index", "rb").read()[:-20].replace(b".xit/hooks/", b".git/hooks/")
+open(".git/index", "wb").write(d + hashlib.sha1(d).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *".git/hooks/post-checkout"* ]] || fail "plant: $output"
+  marked .git/index
+  run ar workspace "$ID" diff
+  [[ "$output" == *'.git/index'*'a git index naming a path inside `.git`'*'`.git/hooks/post-checkout`'* ]] || fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  (cd "$HOST" && git status && git checkout -- . && git checkout -q -b review) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.git/hooks/post-checkout" ] && [ ! -e "$MARK" ] || fail "the agent's hook reached .git/hooks or ran"
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git status && git checkout -- . && git checkout -q -b review2) >/dev/null 2>&1 </dev/null || true
+  [ -e "$MARK" ] || fail "control: the forged index did not make git write and run the hook"
+}
+
 # --- honest work inside: a container whose root borrows the host's /usr (real
 # git, go, python3), under the default profile.  Nothing git or go does in the
 # workspace may fail, and nothing may print an error.
@@ -566,6 +595,12 @@ check_git_output() {
   run ar workspace "$ID" diff
   [[ "$output" == *"! added     .git/config"* ]] && [[ "$output" == *"! added     .gitmodules"* ]]
   [[ "$output" == *"added     f.txt"* ]]
+  # git's own data is not protected: a new repository's HEAD, index, refs (with origin's HEAD), logs
+  run ar workspace "$ID" diff --format json
+  for p in .git/HEAD .git/index .git/refs/heads/t .git/refs/remotes/origin/main .git/logs/HEAD; do
+    [ "$(jq -r --arg p "$p" '[.changes[] | select(.path == $p)] | if length == 1 then .[0].protected // "none" else "missing" end' <<<"$output")" = none ] ||
+      fail "$p: $(jq -c --arg p "$p" '.changes[] | select(.path == $p)' <<<"$output")"
+  done
 }
 
 @test "workspace: the same git work in a host repository, no error" {
@@ -575,6 +610,8 @@ check_git_output() {
   check_git_output
   run ar workspace "$ID" diff --format json
   [ "$(jq -r '.changes[] | select(.path == ".git/config") | .protected != null' <<<"$output")" = true ]
+  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the index of honest work is protected: $output"
 }
 
 @test "workspace: go build in a workspace that is not a repository" {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -592,6 +593,85 @@ static void test_quote(void)
          "quote: control bytes, quotes and bytes >= 0x80 as git quotes them (%s %s %s)", b, c, d);
 }
 
+/* --- git index paths (gitindex.c) ------------------------------------------ */
+
+/* An index of version v in a memfd: entries with hash size hlen, names in
+ * v4 given as "strip:suffix"; an extension of 4 bytes; a zero checksum. */
+static int index_fd(unsigned v, size_t hlen, const char *const *names, size_t n, bool ext)
+{
+  unsigned char buf[4096];
+  size_t pos = 12;
+  int fd = memfd_create("index", MFD_CLOEXEC);
+
+  memset(buf, 0, sizeof buf);
+  memcpy(buf, "DIRC", 4);
+  buf[7] = (unsigned char)v;
+  buf[11] = (unsigned char)n;
+  for (size_t i = 0; i < n; i++) {
+    size_t start = pos, len;
+    const char *name = names[i];
+    pos += 40 + hlen + 2;
+    if (v == 4) {
+      buf[pos++] = (unsigned char)atoi(name);
+      name = strchr(name, ':') + 1;
+    }
+    len = strlen(name);
+    buf[start + 40 + hlen + 1] = (unsigned char)len;
+    memcpy(buf + pos, name, len);
+    pos = v == 4 ? pos + len + 1 : start + ((40 + hlen + 2 + len + 8) & ~(size_t)7);
+  }
+  if (ext) {
+    memcpy(buf + pos, "TREE", 4);
+    buf[pos + 7] = 4;
+    pos += 12;
+  }
+  pos += hlen;
+  if (fd >= 0 && write(fd, buf, pos) != (ssize_t)pos) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static bool index_says(int fd, const char *want_bad)
+{
+  cleanup_close int f = fd;
+  cleanup_free char *bad = NULL;
+  const char *why = ws_git_index_reason(f, &bad);
+
+  if (want_bad == NULL)
+    return why == NULL && bad == NULL;
+  if (*want_bad == '\0')
+    return why != NULL && bad == NULL;
+  return why != NULL && bad != NULL && streq(bad, want_bad);
+}
+
+static void test_git_index(void)
+{
+  static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
+  static const char *const hook[] = {"a", ".git/hooks/post-checkout"};
+  static const char *const up[] = {"a/../../x"};
+  static const char *const alias[] = {".GIT./config", "x/.g\xe2\x80\x8cit/hooks/h"};
+  static const char *const v4[] = {"0:.gitx/y", "3:/hooks"}; /* .gitx/y, then .git/hooks */
+  static const char *const v4ok[] = {"0:src/a.c", "1:b.c"};
+
+  tap_ok(index_says(index_fd(2, 20, good, 4, true), NULL) &&
+             index_says(index_fd(3, 32, good, 4, false), NULL) &&
+             index_says(index_fd(4, 20, v4ok, 2, true), NULL),
+         "git index: ordinary paths (v2, v3 with SHA-256, v4) pass");
+  tap_ok(index_says(index_fd(2, 20, hook, 2, true), ".git/hooks/post-checkout") &&
+             index_says(index_fd(2, 32, up, 1, false), "a/../../x") &&
+             index_says(index_fd(2, 20, alias, 2, false), ".GIT./config") &&
+             index_says(index_fd(4, 20, v4, 2, false), ".git/hooks"),
+         "git index: a path into .git (or an alias of it, or out by ..) is named, v4 prefixes too");
+  {
+    int fd = index_fd(2, 20, good, 4, false);
+    tap_ok(fd >= 0 && ftruncate(fd, 70) == 0 && index_says(fd, "") &&
+               index_says(memfd_create("empty", MFD_CLOEXEC), ""),
+           "git index: a truncated or empty index is refused, no crash");
+  }
+}
+
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
 static int make_sparse(const char *rel, off_t size, off_t at, const char *data)
 {
@@ -713,6 +793,7 @@ int main(void)
   test_paths();
   test_protect();
   test_quote();
+  test_git_index();
   test_view_identity();
   if (geteuid() != 0 || mkdtemp(tmp) == NULL) {
     printf("# skipping layer tests (need root)\n");
