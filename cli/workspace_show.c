@@ -263,8 +263,9 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
   }
   for (size_t i = 0; patch && i < c->n; i++) {
     cleanup_free char *p = patch_of(l, &c->v[i]);
-    if (p)
-      fprintf(out, "\n%s", p);
+    cleanup_free char *q = p ? ws_quote_text(p) : NULL;
+    if (q)
+      fprintf(out, "\n%s", q);
   }
   if (c->n == 0)
     fprintf(out, "no changes to %s\n", w->lowerdir);

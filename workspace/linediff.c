@@ -62,9 +62,12 @@ static void __attribute__((format(printf, 2, 3))) bprintf(struct buf *b, const c
     bputn(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* A NUL anywhere (not only in the first 8 KiB, as git looks): the patch is
+ * printed as a C string, and a NUL after the first 8 KiB cut off the lines
+ * after it from the review. */
 static bool looks_binary(const char *s, size_t n)
 {
-  return memchr(s, '\0', n < 8192 ? n : 8192) != NULL;
+  return memchr(s, '\0', n) != NULL;
 }
 
 static int split(const char *s, size_t n, struct text *t)

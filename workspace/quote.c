@@ -41,3 +41,47 @@ char *ws_quote_path(const char *path)
   *p = '\0';
   return out;
 }
+
+/* Bytes of a code point at s that a terminal acts on instead of showing: a C1
+ * control (U+0080 to U+009F: 0x9b is CSI) or a bidirectional override or
+ * isolate (U+202A to U+202E, U+2066 to U+2069: a line shown in another order
+ * than it is read), or 0.  *cp: the code point. */
+static size_t hidden_cp(const unsigned char *s, unsigned *cp)
+{
+  if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) {
+    *cp = s[1];
+    return 2;
+  }
+  if (s[0] == 0xe2 && s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) {
+    *cp = 0x2000 + (s[2] - 0x80);
+    return 3;
+  }
+  if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9) {
+    *cp = 0x2040 + (s[2] - 0x80);
+    return 3;
+  }
+  return 0;
+}
+
+char *ws_quote_text(const char *text)
+{
+  const unsigned char *s = (const unsigned char *)(text ? text : "");
+  size_t n = strlen((const char *)s);
+  char *out = xmalloc(8 * n + 1), *p = out;
+  unsigned cp;
+
+  for (size_t i = 0; i < n; i++) {
+    size_t k = hidden_cp(s + i, &cp);
+    if (k > 0) {
+      p += sprintf(p, "<U+%04X>", cp);
+      i += k - 1;
+    } else if ((s[i] < 0x20 && s[i] != '\t' && s[i] != '\n') || s[i] == 0x7f) {
+      *p++ = '^';
+      *p++ = (char)(s[i] ^ 0x40);
+    } else {
+      *p++ = (char)s[i];
+    }
+  }
+  *p = '\0';
+  return out;
+}

@@ -435,6 +435,11 @@ int ws_prune_upper(const struct ws_layers *l, struct error *err);
  * with C escapes (\n, \t, \", \\, ...) and octal \ooo for every other
  * control byte and every byte >= 0x80, so a name cannot forge a line. */
 char *ws_quote_path(const char *path);
+/* Text (a patch's lines) as a terminal shows it harmlessly: control bytes
+ * other than tab and newline as ^X (ESC ^[, CR ^M, DEL ^?), C1 controls and
+ * bidirectional overrides as <U+XXXX>.  The review shows what the file holds,
+ * not what an escape sequence in it paints over it. */
+char *ws_quote_text(const char *text);
 
 void ws_sha256(const void *data, size_t len, unsigned char out[32]);
 /* SHA-256 of a regular file open at fd (read from offset 0). */

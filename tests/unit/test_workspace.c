@@ -591,6 +591,23 @@ static void test_quote(void)
   tap_ok(streq(a, "plain name.txt") && streq(b, "\"x\\nadded    y\"") &&
              streq(c, "\"\\033[2Kq\\\"\\\\\"") && streq(d, "\"caf\\303\\251\\377\""),
          "quote: control bytes, quotes and bytes >= 0x80 as git quotes them (%s %s %s)", b, c, d);
+  {
+    cleanup_free char *t = ws_quote_text("a\tb\r\n\x1b[2K\x7f \xc2\x9b"
+                                         "2K \xe2\x80\xae \xe2\x81\xa6 caf\xc3\xa9\n");
+    tap_ok(streq(t, "a\tb^M\n^[[2K^? <U+009B>2K <U+202E> <U+2066> caf\xc3\xa9\n"),
+           "quote: patch text shows CR, ESC, DEL, C1 and bidi controls visibly (%s)", t);
+  }
+  {
+    size_t n = 9000;
+    cleanup_free char *big = xmalloc(n + 1);
+    cleanup_free char *bin = NULL;
+    memset(big, 'x', n);
+    big[n - 2] = '\0';
+    big[n - 1] = '\n';
+    bin = ws_unified_diff("", 0, big, n, "a/f", "b/f");
+    tap_ok(bin == NULL,
+           "diff: a NUL after the first 8 KiB is binary (the patch would be cut there)");
+  }
 }
 
 /* --- git index paths (gitindex.c) ------------------------------------------ */
