@@ -614,6 +614,30 @@ check_git_output() {
     fail "the index of honest work is protected: $output"
 }
 
+# An honest agent's day in the operator's repository: branch, commit, rebase,
+# stash, a worktree.  The default commit brings its objects, refs, logs and
+# index; the host's git sees the agent's history and a clean tree.
+@test "workspace: an honest agent's branch/rebase/stash/worktree commits, and the host's git sees its history" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace
+    git checkout -q -b feature && echo one >f.txt && git add f.txt && git commit -q -m one
+    git checkout -q master && echo base2 >g.txt && git add g.txt && git commit -q -m base2
+    git checkout -q feature && git rebase -q master && echo wip >>f.txt && git stash -q && git stash pop -q &&
+    git commit -q -am two && git worktree add -q /tmp/wt master >/dev/null 2>&1 && git worktree remove /tmp/wt
+    git status --porcelain; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '[.changes[] | select(.protected) | .path | select(test("^\\.git/(objects|refs|logs)/|^\\.git/(index|HEAD|ORIG_HEAD)$"))] | length' <<<"$output")" = 0 ] ||
+    fail "git data protected: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s feature | head -3 | tr '\n' ' ')" = "two one base2 " ] || fail "$(git -C "$HOST" log --oneline --all)"
+  [ "$(git -C "$HOST" rev-parse --abbrev-ref HEAD)" = feature ]
+  [ -z "$(git -C "$HOST" status --porcelain)" ] || fail "host tree not clean: $(git -C "$HOST" status --porcelain)"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
+}
+
 @test "workspace: go build in a workspace that is not a repository" {
   command -v go >/dev/null || skip "needs golang-go"
   bundle_usr 'set -e; cd /workspace && printf "package main\n\nfunc main() { println(\"built\") }\n" >main.go &&
