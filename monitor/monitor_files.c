@@ -31,6 +31,17 @@
  * adds an evictable ignore mark on it (ignore_dir), after which the kernel
  * drops that directory's events for this group: unrelated activity costs
  * one event per directory, not one per file.
+ * Without privilege (a user's sandbox: no file system mark, no
+ * open_by_handle_at, and the init's root cannot be opened) an overlay's upper
+ * layer is watched directory by directory instead (per_dir): an inode mark on
+ * each directory of upper, its handle and path kept in a table that events
+ * are looked up in.  A directory that appears (made, or moved in from the
+ * overlay's work dir by a copy-up) is marked and read at once, and what it
+ * already holds is noted as created, so nothing written before its mark is
+ * missed; a directory renamed inside moves its table entries.  The kernel
+ * reports no pid to an unprivileged group.  A directory that cannot be
+ * marked (the user's marks used up, or made unreadable before its mark) is an
+ * "audit_error" naming it, and the file list is incomplete.
  * A source that cannot be set up is an "audit_error" and a warning at
  * create; the summary then calls the file list incomplete.
  *
@@ -39,6 +50,7 @@
  * rename: moved_from with "to" on the old path, moved_to with "from" on the
  * new one), so a busy build does not flood the trail.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -67,6 +79,8 @@
 #define FILES_IGNORE_MAX 8192     /* outside directories ignored in the kernel */
 #define FILES_IGNORE_LIMITED 1024 /* ... when the marks count against root's */
 #define FILES_IGNORE_AGAIN 64     /* events of an ignored directory: mark it again */
+#define FILES_DIRS_MAX 65536      /* per_dir: directories marked at once */
+#define FILES_UNWATCHED_MAX 8     /* per_dir: directories not marked, each a record */
 
 #ifndef FAN_RENAME
 #define FAN_RENAME 0x10000000
@@ -101,6 +115,13 @@ struct dir_entry {
   uint16_t hits; /* outside: events seen since its ignore mark (evicted?) */
 };
 
+/* per_dir: one marked directory of upper */
+struct dir_mark {
+  uint8_t key[MAX_HANDLE_SZ + 8];
+  size_t klen;
+  char *rel; /* "" for upper itself, "/a/b" below */
+};
+
 struct files {
   int fan, ws_fd, base_fd, fd_dir;
   char *ws_path;        /* inside the container, e.g. /workspace */
@@ -116,6 +137,14 @@ struct files {
   struct ws_layers layers; /* overlay: upper first, then the lower ones */
   bool have_rename;        /* FAN_RENAME (else MOVED_FROM/TO, one name each) */
   bool changed;            /* an event (or a lost one) on the marked filesystem */
+  bool per_dir;            /* inode marks on upper's directories (no privilege) */
+  struct dir_mark *dirs;   /* per_dir: the marked directories */
+  size_t n_dirs, cap_dirs;
+  uint64_t dir_mask;    /* per_dir: each directory's mark */
+  uint32_t *buckets;    /* per_dir: index + 1 of a chain's first entry */
+  uint32_t *next;       /* per_dir: index + 1 of the chain's next entry */
+  size_t n_live;        /* per_dir: entries with a path (the others are gone) */
+  unsigned n_unwatched; /* per_dir: directories that could not be marked */
   struct pending_file pend[FILES_MAX_PENDING];
   size_t n;
   struct dir_entry cache[FILES_CACHE];
@@ -198,18 +227,129 @@ static const char *resolve_dir(struct files *f, int fd)
   return xstrdup(strcmp(path + f->base_link_len, "/") == 0 ? "" : path + f->base_link_len);
 }
 
+/* A handle's key (its type and bytes), as the tables keep it. */
+static size_t handle_key(const struct file_handle *h, uint8_t *key)
+{
+  memcpy(key, &h->handle_type, sizeof h->handle_type);
+  memcpy(key + sizeof h->handle_type, h->f_handle, h->handle_bytes);
+  return sizeof h->handle_type + h->handle_bytes;
+}
+
+/* ---- per_dir: the table of marked directories, by handle */
+
+static size_t dirs_slot(const struct files *f, const uint8_t *key, size_t klen)
+{
+  uint32_t h = 2166136261u; /* FNV-1a */
+
+  for (size_t i = 0; i < klen; i++)
+    h = (h ^ key[i]) * 16777619u;
+  return h & (f->cap_dirs - 1);
+}
+
+static struct dir_mark *dirs_find(const struct files *f, const uint8_t *key, size_t klen)
+{
+  if (f->cap_dirs == 0)
+    return NULL;
+  for (uint32_t i = f->buckets[dirs_slot(f, key, klen)]; i != 0; i = f->next[i - 1]) {
+    struct dir_mark *d = &f->dirs[i - 1];
+    if (d->klen == klen && memcmp(d->key, key, klen) == 0)
+      return d;
+  }
+  return NULL;
+}
+
+/* Rebuild the table with room for twice the live entries (at least 64),
+ * dropping the entries of directories that are gone. */
+static void dirs_rebuild(struct files *f)
+{
+  size_t cap = 64, kept = 0;
+
+  while (cap < 2 * (f->n_live + 1))
+    cap *= 2;
+  for (size_t i = 0; i < f->n_dirs; i++) {
+    if (f->dirs[i].rel == NULL)
+      continue;
+    f->dirs[kept++] = f->dirs[i];
+  }
+  f->n_dirs = kept;
+  f->dirs = xrealloc(f->dirs, cap * sizeof *f->dirs);
+  free(f->buckets);
+  free(f->next);
+  f->buckets = xmalloc0(cap * sizeof *f->buckets);
+  f->next = xmalloc0(cap * sizeof *f->next);
+  f->cap_dirs = cap;
+  for (size_t i = 0; i < f->n_dirs; i++) {
+    size_t slot = dirs_slot(f, f->dirs[i].key, f->dirs[i].klen);
+    f->next[i] = f->buckets[slot];
+    f->buckets[slot] = (uint32_t)i + 1;
+  }
+}
+
+static void dirs_put(struct files *f, const uint8_t *key, size_t klen, const char *rel)
+{
+  struct dir_mark *d = dirs_find(f, key, klen);
+  size_t slot;
+
+  if (d != NULL) { /* marked before: moved, or back after it was forgotten */
+    if (d->rel == NULL)
+      f->n_live++;
+    free(d->rel);
+    d->rel = xstrdup(rel);
+    return;
+  }
+  if (f->n_dirs == f->cap_dirs)
+    dirs_rebuild(f);
+  d = &f->dirs[f->n_dirs];
+  *d = (struct dir_mark){.klen = klen, .rel = xstrdup(rel)};
+  memcpy(d->key, key, klen);
+  slot = dirs_slot(f, key, klen);
+  f->next[f->n_dirs] = f->buckets[slot];
+  f->buckets[slot] = (uint32_t)++f->n_dirs;
+  f->n_live++;
+}
+
+/* A directory deleted or moved out of upper: it and what was below it. */
+static void dirs_forget(struct files *f, const char *rel)
+{
+  size_t len = strlen(rel);
+
+  for (size_t i = 0; i < f->n_dirs; i++) {
+    struct dir_mark *d = &f->dirs[i];
+    if (d->rel != NULL && under(d->rel, strlen(d->rel), rel, len)) {
+      free(d->rel);
+      d->rel = NULL;
+      f->n_live--;
+    }
+  }
+}
+
+static void dirs_free(struct files *f)
+{
+  for (size_t i = 0; i < f->n_dirs; i++)
+    free(f->dirs[i].rel);
+  free(f->dirs);
+  free(f->buckets);
+  free(f->next);
+  f->dirs = NULL;
+  f->buckets = f->next = NULL;
+  f->n_dirs = f->cap_dirs = f->n_live = 0;
+}
+
 /* The directory of an event, relative to the watched tree, or NULL. */
 static const char *dir_rel(struct files *f, struct file_handle *h)
 {
   uint8_t key[MAX_HANDLE_SZ + 8];
-  size_t klen = sizeof h->handle_type + h->handle_bytes;
+  size_t klen;
   struct dir_entry *e;
   int fd;
 
   if (h->handle_bytes > MAX_HANDLE_SZ)
     return NULL;
-  memcpy(key, &h->handle_type, sizeof h->handle_type);
-  memcpy(key + sizeof h->handle_type, h->f_handle, h->handle_bytes);
+  klen = handle_key(h, key);
+  if (f->per_dir) {
+    struct dir_mark *d = dirs_find(f, key, klen);
+    return d ? d->rel : NULL;
+  }
   e = &f->cache[key_slot(key, klen)];
   if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0 &&
       (e->rel != NULL || ++e->hits < FILES_IGNORE_AGAIN))
@@ -403,6 +543,121 @@ static char *entry_path(const struct files *f, const char *rel, const char *name
   return xfmt("%s%s/%s", strcmp(f->ws_path, "/") == 0 ? "" : f->ws_path, rel, name);
 }
 
+/* ---- per_dir: marking upper's directories */
+
+/* A directory that could not be marked: its changes are not recorded, and
+ * the trail says so (the first few by name). */
+static void unwatched(struct monitor *m, struct files *f, const char *rel, int errnum)
+{
+  struct error err = {0};
+
+  if (f->n_unwatched++ >= FILES_UNWATCHED_MAX)
+    return;
+  error_set(&err, errnum, "changes below %s%s not recorded: its directory could not be watched%s",
+            *rel ? "" : "the workspace", rel,
+            f->n_unwatched == FILES_UNWATCHED_MAX ? " (further ones not reported)" : "");
+  monitor_error(m, "file", &err);
+}
+
+/* Mark the directory fd (rel in upper).  1: it was not marked before (or
+ * was forgotten), 2: it was, at another path (moved: updated), 0: it was,
+ * at rel; -1: not marked. */
+static int mark_dir(struct files *f, int fd, const char *rel)
+{
+  struct {
+    struct file_handle h;
+    uint8_t bytes[MAX_HANDLE_SZ];
+  } fh;
+  uint8_t key[MAX_HANDLE_SZ + 8];
+  struct dir_mark *d;
+  size_t klen;
+  int mnt;
+
+  fh.h.handle_bytes = MAX_HANDLE_SZ;
+  if (name_to_handle_at(fd, "", &fh.h, &mnt, AT_EMPTY_PATH) < 0)
+    return -1;
+  klen = handle_key(&fh.h, key);
+  d = dirs_find(f, key, klen);
+  if (d != NULL && d->rel != NULL) {
+    if (strcmp(d->rel, rel) == 0)
+      return 0;
+    free(d->rel);
+    d->rel = xstrdup(rel);
+    return 2;
+  }
+  if (f->n_live >= FILES_DIRS_MAX) {
+    errno = ENOSPC;
+    return -1;
+  }
+  if (fanotify_mark(f->fan, FAN_MARK_ADD, f->dir_mask, fd, NULL) < 0)
+    return -1;
+  dirs_put(f, key, klen, rel);
+  return 1;
+}
+
+/* A directory that appeared in upper at rel (made, moved in from the
+ * overlay's work dir, or moved inside upper), and every directory below it,
+ * one at a time from a list (no recursion: the agent chooses the depth).
+ * Each one not marked before is marked and what it holds is noted as
+ * created: it may have been written before the mark (a directory moved
+ * inside upper only changes its path, and its subdirectories').  What is
+ * below a directory marked before at the same path was walked then. */
+static void mark_tree(struct monitor *m, struct files *f, const char *top, bool note_content)
+{
+  struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                    RESOLVE_NO_XDEV};
+  char **todo = xmalloc(sizeof *todo);
+  size_t n = 1, cap = 1;
+
+  todo[0] = xstrdup(top);
+  for (size_t next = 0; next < n; next++) {
+    const char *rel = todo[next];
+    int fd = (int)syscall(SYS_openat2, f->base_fd, *rel ? rel + 1 : ".", &how, sizeof how);
+    int r;
+    DIR *d;
+    struct dirent *e;
+
+    if (fd < 0) {
+      if (errno != ENOENT) /* gone again: its delete is an event of its parent */
+        unwatched(m, f, rel, errno);
+      continue;
+    }
+    r = mark_dir(f, fd, rel);
+    if (r < 0) {
+      unwatched(m, f, rel, errno);
+      close(fd);
+      continue;
+    }
+    if (r == 0 && next > 0) { /* a subdirectory marked at this path before */
+      close(fd);
+      continue;
+    }
+    if ((d = fdopendir(fd)) == NULL) {
+      unwatched(m, f, rel, errno);
+      close(fd);
+      continue;
+    }
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+        continue;
+      if (e->d_type == DT_DIR) {
+        if (n == cap)
+          todo = xrealloc(todo, (cap *= 2) * sizeof *todo);
+        todo[n++] = xfmt("%s/%s", rel, e->d_name);
+      }
+      if (note_content && r == 1) {
+        cleanup_free char *path = entry_path(f, rel, e->d_name);
+        note(m, f, path, FAN_CREATE | (e->d_type == DT_DIR ? FAN_ONDIR : 0), 0);
+      }
+    }
+    closedir(d);
+  }
+  for (size_t i = 0; i < n; i++)
+    free(todo[i]);
+  free(todo);
+}
+
 /* One FAN_RENAME event: old and new name, either may lie outside. */
 static void on_rename(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md,
                       const char *from, const char *to)
@@ -431,13 +686,13 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
                      const uint8_t *ev)
 {
   const uint8_t *p = ev + md->metadata_len, *end = ev + md->event_len;
-  cleanup_free char *from = NULL, *to = NULL;
+  cleanup_free char *from = NULL, *to = NULL, *from_rel = NULL, *to_rel = NULL;
 
   while (p + sizeof(struct fanotify_event_info_header) <= end) {
     const struct fanotify_event_info_fid *info = (const void *)p;
     struct file_handle *h = (struct file_handle *)info->handle;
     const char *name, *rel;
-    char *path;
+    char *path, *erel;
 
     if (info->hdr.len == 0 || p + info->hdr.len > end)
       return;
@@ -450,23 +705,45 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
     if ((rel = dir_rel(f, h)) == NULL)
       continue;
     path = entry_path(f, rel, name);
+    /* (per_dir: rel is the table's, which marking below may change) */
+    erel = xfmt("%s/%s", rel, name);
     if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_OLD_DFID_NAME) {
       free(from);
+      free(from_rel);
       from = path;
+      from_rel = erel;
       continue;
     }
     if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_NEW_DFID_NAME) {
       free(to);
+      free(to_rel);
       to = path;
+      to_rel = erel;
       continue;
     }
     if ((md->mask & FAN_ONDIR) && (md->mask & (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)))
       cache_clear(f);
     note(m, f, path, md->mask & ~(uint64_t)FAN_RENAME, md->pid);
+    if (f->per_dir && (md->mask & FAN_ONDIR)) {
+      if (md->mask & (FAN_CREATE | FAN_MOVED_TO))
+        mark_tree(m, f, erel, true);
+      else if (md->mask & (FAN_DELETE | FAN_MOVED_FROM))
+        dirs_forget(f, erel);
+    }
     free(path);
+    free(erel);
   }
-  if (md->mask & FAN_RENAME)
+  if (md->mask & FAN_RENAME) {
     on_rename(m, f, md, from, to);
+    /* a directory moved inside keeps its marks (its path is updated);
+     * one moved in is new; one moved out is forgotten */
+    if (f->per_dir && (md->mask & FAN_ONDIR)) {
+      if (to_rel != NULL)
+        mark_tree(m, f, to_rel, true);
+      else if (from_rel != NULL)
+        dirs_forget(f, from_rel);
+    }
+  }
 }
 
 static void files_read(struct monitor *m, int fd, short revents, void *ctx)
@@ -499,6 +776,9 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
           error_set(&err, ENOBUFS, "file events lost (queue overflow)");
           monitor_error(m, "file", &err);
         }
+        /* a directory made among the lost events is not marked yet */
+        if (f->per_dir)
+          mark_tree(m, f, "", true);
         continue;
       }
       on_event(m, f, md, buf + off - md->event_len);
@@ -579,6 +859,7 @@ static void files_free(struct files *f)
   if (f->fd_dir >= 0)
     close(f->fd_dir);
   ws_layers_close(&f->layers);
+  dirs_free(f);
   free(f->ws_path);
   free(f);
 }
@@ -609,10 +890,16 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
     error_errno(err, "fanotify_init");
     goto fail;
   }
-  if ((f->ws_fd = open_workspace(m->init_pid, workspace, err)) < 0 ||
-      (f->fd_dir = procfs_open("self/fd", O_PATH | O_DIRECTORY, err)) < 0)
+  if ((f->fd_dir = procfs_open("self/fd", O_PATH | O_DIRECTORY, err)) < 0)
     goto fail;
-  if (fstatfs(f->ws_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC) {
+  if ((f->ws_fd = open_workspace(m->init_pid, workspace, err)) < 0) {
+    struct error e2 = {0};
+    /* a user's sandbox: the init's root is not the monitor's to open, an
+     * overlay's upper layer in the user's data directory is */
+    if ((err->code != EACCES && err->code != EPERM) || open_upper(f, m->root, m->id, &e2) < 0)
+      goto fail;
+    f->per_dir = true;
+  } else if (fstatfs(f->ws_fd, &sfs) == 0 && sfs.f_type == OVERLAYFS_SUPER_MAGIC) {
     if (open_upper(f, m->root, m->id, err) < 0)
       goto fail;
   } else if ((f->base_fd = fcntl(f->ws_fd, F_DUPFD_CLOEXEC, 3)) < 0) {
@@ -629,14 +916,31 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
   if (f->overlay) /* <store>/.workspaces/<id>: upper's parent, with work */
     while (f->keep_len > 0 && f->base_link[--f->keep_len] != '/')
       ;
-  if (mark(f) < 0) {
-    error_errno(err, "fanotify_mark the filesystem of workspace `%s`%s", workspace,
-                f->overlay ? " (its upper layer)" : "");
-    goto fail;
+  /* no file system mark without privilege: an overlay's upper layer is
+   * marked directory by directory */
+  if (!f->per_dir && mark(f) < 0) {
+    if (errno != EPERM || !f->overlay) {
+      error_errno(err, "fanotify_mark the filesystem of workspace `%s`%s", workspace,
+                  f->overlay ? " (its upper layer)" : "");
+      goto fail;
+    }
+    f->per_dir = true;
   }
   if (monitor_add_fd(m, f->fan, POLLIN, files_read, f) < 0) {
     error_set(err, 0, "too many monitor sources");
     goto fail;
+  }
+  if (f->per_dir) {
+    f->dir_mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_ONDIR | FAN_EVENT_ON_CHILD |
+                  FAN_MOVED_FROM | FAN_MOVED_TO;
+    f->have_rename = false;
+    if (mark_dir(f, f->base_fd, "") < 0) {
+      error_errno(err, "fanotify_mark the upper layer of workspace `%s`", workspace);
+      goto fail;
+    }
+    if (fanotify_mark(f->fan, FAN_MARK_ADD, f->dir_mask | FAN_RENAME, f->base_fd, NULL) == 0)
+      f->dir_mask |= FAN_RENAME, f->have_rename = true;
+    mark_tree(m, f, "", false);
   }
   monitor_set_flush(m, f->fan, files_flush);
   return 0;

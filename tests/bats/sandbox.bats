@@ -146,6 +146,59 @@ sbx_out() {
 	[[ "$output" == *"sleep"* ]]
 }
 
+# Without privilege the monitor can neither mark a file system nor open the init's root, and a
+# user's sandbox had no file records at all ("files changed (incomplete: 0 recorded; open the
+# container's root: Permission denied)").  It now marks the overlay's upper layer directory by
+# directory.  What an agent would try so that a change goes unrecorded: a file deep below
+# directories made faster than the monitor marks them, a directory renamed and then written
+# into, directories made and removed by the thousand before the write, a host file changed or
+# removed through the overlay (a copy-up and a whiteout), and the same with a network (the
+# monitor then runs inside the user namespace).
+@test "sandbox: a user's sandbox records its file changes (regression: no file records without privilege)" {
+	local net n trail
+	mkdir -p "$SBX/ws/lower/sub"
+	echo a >"$SBX/ws/lower/sub/gone.txt"
+	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/lower"
+	for net in none allow; do
+		n=fr$net
+		if [ "$net" = allow ]; then
+			requires slirp4netns
+			set -- --allow 192.0.2.1
+		else
+			set --
+		fi
+		run sbx --name "$n" "$@" -- sh -c '
+			p=deep; for i in $(seq 1 80); do p=$p/d; done
+			mkdir -p "$p" && echo bottom >"$p/bottom.txt"
+			mkdir -p mv1/in && mv mv1 mv2 && echo after >mv2/in/after.txt
+			i=0; while [ $i -lt 1500 ]; do mkdir f$i && rmdir f$i; i=$((i + 1)); done
+			mkdir -p late/x && echo late >late/x/late.txt
+			echo more >>file.txt
+			rm lower/sub/gone.txt'
+		[ "$status" -eq 0 ] || fail "$net: $output"
+		[[ "$output" != *"no file records"* ]] || fail "$net: $output"
+		trail=$SBX/trail-$n.json
+		as_user "$AGENTRT" audit "$n" --format json >"$trail" 2>/dev/null
+		jq -e -s 'map(select(.kind == "audit_error" and .source == "file")) | length == 0' "$trail" >/dev/null ||
+			fail "$net: $(jq -c -s 'map(select(.kind == "audit_error"))' "$trail")"
+		for want in "bottom.txt create" "mv2/in/after.txt create" "late/x/late.txt create" \
+			"file.txt modify" "lower/sub/gone.txt delete" "mv1 moved_from" "mv2 moved_to"; do
+			jq -e -s --arg p "$SBX/ws/" --arg f "${want% *}" --arg op "${want#* }" \
+				'map(select(.kind == "file" and (.path | startswith($p)) and (.path | endswith("/" + $f)) and (.ops | index($op)))) | length == 1' \
+				"$trail" >/dev/null || fail "$net: no record: $want: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$trail" | cut -c1-3000)"
+		done
+		# the bottom of the tree at its full path, 80 levels down
+		jq -e -s --arg p "$SBX/ws/deep$(printf '/d%.0s' $(seq 1 80))/bottom.txt" \
+			'map(select(.kind == "file" and .path == $p)) | length == 1' "$trail" >/dev/null ||
+			fail "$net: the deep file's path"
+		# the summary gives a count, not "incomplete"
+		run as_user "$AGENTRT" audit "$n" --summary
+		[[ "$output" == *"files changed ("[0-9]* ]] && [[ "$output" != *"files changed (incomplete"* ]] ||
+			fail "$net: $output"
+		as_user "$AGENTRT" workspace "$n" purge >/dev/null 2>&1 || true
+	done
+}
+
 # The kernel takes a subscription to process events only from its initial user namespace; one
 # sent from inside the sandbox's is ignored without an answer.  The trail then had process
 # records only while something else on the host listened (a root container's monitor, a leak),
@@ -624,11 +677,13 @@ in_new_userns() {
 }
 
 @test "doctor: reports what it is made to miss, and what that disables" {
-	# unprivileged: no fanotify file-system mark, no delegated cgroup on this host
+	# unprivileged: no delegated cgroup on this host; no fanotify file-system mark, so the
+	# trail marks an overlay's directories one by one
 	run as_user "$AGENTRT" doctor
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"missing  fanotify"* ]]
-	[[ "$output" == *"disables: file records in the audit trail"* ]]
+	[[ "$output" == *"missing  cgroup delegation"* ]]
+	[[ "$output" == *"disables: memory, pids and cpu limits"* ]]
+	[[ "$output" == *"ok       fanotify (directory entry events): directory marks"* ]]
 	# inside a sandbox the agent profile refuses new namespaces
 	# (a sanitizer build's leak check is not what this test is about)
 	# (agentrt from the workspace: its own path may be under /tmp, private inside)
