@@ -476,7 +476,9 @@ static int prepare_subagents(const struct global_opts *g, struct container *c, s
 
 /* The monitor: the audit trail and the egress policy's resolver (none when
  * the profile has neither).  Denied packets are listened for in any
- * network namespace but the host's. */
+ * network namespace but the host's where an egress policy logs them (none
+ * without one: a user's sandbox without a network has loopback only, and
+ * its monitor may not enter that namespace). */
 static void monitor_options(const struct global_opts *g, struct container *c, const char *bundle,
                             struct monitor_opts *mo)
 {
@@ -490,8 +492,10 @@ static void monitor_options(const struct global_opts *g, struct container *c, co
       .systemd_cgroup = g->systemd_cgroup,
       .in_userns = g->in_userns,
       .profile = c->profile,
-      .nflog_group =
-          oci_config_namespace(c->config, OCI_NS_NETWORK) ? MONITOR_NFLOG_GROUP_DEFAULT : -1,
+      .nflog_group = oci_config_namespace(c->config, OCI_NS_NETWORK) && c->profile != NULL &&
+                             c->profile->egress.def != PROFILE_EGRESS_OFF
+                         ? MONITOR_NFLOG_GROUP_DEFAULT
+                         : -1,
   };
 }
 
