@@ -35,11 +35,12 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
   memset(ret, 0, sizeof *ret);
   ret->inbound = prefix != NULL && (strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0 ||
                                     strcmp(prefix, EGRESS_LOG_IN_DENY_PREFIX) == 0);
+  ret->spoofed = prefix != NULL && strcmp(prefix, EGRESS_LOG_SPOOF_PREFIX) == 0;
   if (len >= 20 && (p[0] >> 4) == 4) {
     l4 = (size_t)(p[0] & 0x0f) * 4;
     proto = p[9];
     inet_ntop(AF_INET, p + 16, ret->dst, sizeof ret->dst);
-    if (ret->inbound)
+    if (ret->inbound || ret->spoofed)
       inet_ntop(AF_INET, p + 12, ret->src, sizeof ret->src);
   } else if (len >= 40 && (p[0] >> 4) == 6) {
     l4 = 40;
@@ -51,7 +52,7 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
       l4 += (size_t)(p[l4 + 1] + 1) * 8;
     }
     inet_ntop(AF_INET6, p + 24, ret->dst, sizeof ret->dst);
-    if (ret->inbound)
+    if (ret->inbound || ret->spoofed)
       inet_ntop(AF_INET6, p + 8, ret->src, sizeof ret->src);
   } else {
     return false;
@@ -85,7 +86,7 @@ static void emit(struct netlog *t, struct netlog_entry *e)
   if (e->count == 0)
     return;
   jb_key_str(&b, "direction", e->ev.inbound ? "in" : "out");
-  if (e->ev.inbound)
+  if (e->ev.inbound || e->ev.spoofed)
     jb_key_str(&b, "src", e->ev.src);
   jb_key_str(&b, "dst", e->ev.dst);
   jb_key_str(&b, "proto", e->ev.proto);
@@ -95,6 +96,8 @@ static void emit(struct netlog *t, struct netlog_entry *e)
     jb_key_i64(&b, "icmp_type", e->ev.icmp_type);
   jb_key_u64(&b, "count", e->count);
   jb_key_str(&b, "at", e->at);
+  if (e->ev.spoofed)
+    jb_key_str(&b, "reason", "source address not the container's");
   t->emit(t->ud, e->ev.kind == NETLOG_FLOW ? "flow" : "denied", jb_str(&b));
   jb_free(&b);
   e->count = 0;
@@ -102,9 +105,9 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 
 static bool same(const struct netlog_event *a, const struct netlog_event *b)
 {
-  return a->kind == b->kind && a->inbound == b->inbound && a->proto == b->proto &&
-         a->port == b->port && a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0 &&
-         strcmp(a->src, b->src) == 0;
+  return a->kind == b->kind && a->inbound == b->inbound && a->spoofed == b->spoofed &&
+         a->proto == b->proto && a->port == b->port && a->icmp_type == b->icmp_type &&
+         strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

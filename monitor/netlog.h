@@ -27,7 +27,8 @@ enum netlog_kind { NETLOG_DENIED, NETLOG_FLOW };
 struct netlog_event {
   enum netlog_kind kind;
   bool inbound;               /* a flow the container did not start (chains in_*) */
-  char src[INET6_ADDRSTRLEN]; /* inbound only: the peer */
+  bool spoofed;               /* outbound from an address not the container's (chain spoofed) */
+  char src[INET6_ADDRSTRLEN]; /* inbound: the peer; spoofed: the forged source */
   char dst[INET6_ADDRSTRLEN];
   const char *proto; /* "tcp", "udp", "icmp", "icmpv6", "sctp", "other" */
   int port;          /* -1 = none */

@@ -17,6 +17,9 @@
  * Ruleset (family inet, table `agentrt`):
  *   chain output  { type filter hook output priority 0; policy drop (accept
  *                   for default allow);
+ *     ct state new,invalid,untracked ip saddr != 0.0.0.0
+ *       fib saddr type != local goto spoofed;   (ip6 saddr != :: likewise)
+ *                                         # IPV6_FREEBIND sends from any address
  *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
  *     ct state related accept; ct direction reply accept;
  *                                         # every packet of the container's own
@@ -48,6 +51,8 @@
  *   chain deny    { counter log prefix "agentrt-deny: " group N;
  *                   meta l4proto tcp reject with tcp reset;
  *                   reject with icmpx admin-prohibited }
+ *   chain spoofed { counter log prefix "agentrt-spoof: " group N; drop }
+ *                                         # no ICMP error to the forged source
  *   chain nat_out { type nat hook output priority -100;
  *                   udp/tcp dport 53 redirect to :dns_port }   # when dns_port != 0
  * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
@@ -89,6 +94,8 @@ struct egress_policy {
 #define EGRESS_LOG_FLOW_PREFIX "agentrt-flow: "
 #define EGRESS_LOG_IN_DENY_PREFIX "agentrt-in-deny: "
 #define EGRESS_LOG_IN_FLOW_PREFIX "agentrt-in-flow: "
+/* outbound packets whose source address is not the container's (dropped) */
+#define EGRESS_LOG_SPOOF_PREFIX "agentrt-spoof: "
 
 /* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
  * live in chain allow_ll, before the metadata block. */

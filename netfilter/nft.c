@@ -15,6 +15,7 @@
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -305,14 +306,54 @@ static void ct_get(struct nftnl_rule *r, uint32_t key)
   nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
 }
 
+/* fib saddr type != local: the packet's source is none of the netns's
+ * own addresses.  IP_FREEBIND (no capability) lets an IPv6 socket send
+ * from any address: a packet "from" a refused host to the container's own
+ * address goes through lo and leaves a conntrack entry whose reply
+ * direction is the refused host, which "ct direction reply" would then let
+ * out; a reject of a spoofed packet is an ICMPv6 error carrying its payload
+ * to the spoofed source.  Such packets are dropped (never rejected) and
+ * logged.  Only packets that start something (ct state new, invalid or
+ * untracked) are judged: the TCP reset chain deny sends to a local socket
+ * comes from the refused peer's address, but as related to the flow; a
+ * spoofed packet never gets a confirmed flow of its own.  The unspecified
+ * source (DAD, MLD before an address) is left to the rules below. */
+static void rule_spoofed(struct nft_batch_buf *b, bool v6)
+{
+  static const uint8_t any[16];
+  uint32_t local = RTN_LOCAL, zero = 0,
+           state = NF_CT_STATE_BIT(IP_CT_NEW) | NF_CT_STATE_INVALID_BIT | NF_CT_STATE_UNTRACKED_BIT;
+  struct nftnl_rule *r = rule_new("output");
+  struct nftnl_expr *e;
+
+  match_nfproto(r, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+  ct_get(r, NFT_CT_STATE);
+  bitwise(r, &state, 4);
+  cmp(r, NFT_CMP_NEQ, &zero, 4);
+  payload(r, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 8 : 12, v6 ? 16 : 4, NFT_REG_1);
+  cmp(r, NFT_CMP_NEQ, any, v6 ? 16 : 4);
+  e = expr(r, "fib");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_SADDR);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_FIB_DREG, NFT_REG_1);
+  cmp(r, NFT_CMP_NEQ, &local, 4);
+  verdict(r, NFT_GOTO, "spoofed");
+  rule_emit(b, r,
+            v6 ? "ct state new,invalid,untracked ip6 saddr != :: fib saddr type != local"
+               : "ct state new,invalid,untracked ip saddr != 0.0.0.0 fib saddr type != local");
+}
+
 static void rules_output_head(struct nft_batch_buf *b)
 {
   static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
   static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
   static const uint8_t ec2[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
   uint32_t lo = 1, ctmask = NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
-  struct nftnl_rule *r = rule_new("output");
+  struct nftnl_rule *r;
 
+  rule_spoofed(b, false);
+  rule_spoofed(b, true);
+  r = rule_new("output");
   meta(r, NFT_META_OIF, NFT_REG_1); /* lo is ifindex 1 in every netns */
   cmp(r, NFT_CMP_EQ, &lo, 4);
   verdict(r, NF_ACCEPT, NULL);
@@ -431,6 +472,23 @@ static void rules_deny(struct nft_batch_buf *b, int log_group)
   r = rule_new("deny");
   reject(r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
   rule_emit(b, r, "reject with icmpx admin-prohibited");
+}
+
+/* A packet from an address that is not the container's: counted, logged
+ * (its own prefix: the record names the source), dropped without an error
+ * (an ICMP error would go to the spoofed source). */
+static void rules_spoofed(struct nft_batch_buf *b, int log_group)
+{
+  struct nftnl_rule *r = rule_new("spoofed");
+
+  expr(r, "counter");
+  if (log_group >= 0) {
+    struct nftnl_expr *e = expr(r, "log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_SPOOF_PREFIX);
+  }
+  rule_emit(b, r, "counter log");
+  rule_simple(b, "spoofed", NF_DROP, NULL, "drop");
 }
 
 /* Every accepted packet that is not part of a known connection ends here.
@@ -702,6 +760,7 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
       nftb_allow_elems(b, p, EGRESS_CIDR6, err) < 0)
     return -1;
   chain_msg(b, "deny", NULL, 0, 0);
+  chain_msg(b, "spoofed", NULL, 0, 0);
   chain_msg(b, "allowed", NULL, 0, 0);
   chain_msg(b, "allow_ll", NULL, 0, 0);
   chain_msg(b, "allow_ports", NULL, 0, 0);
@@ -710,6 +769,7 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   chain_msg(b, "in_allowed", NULL, 0, 0);
   chain_msg(b, "input", "filter", 0, p->ingress_default_allow ? NF_ACCEPT : NF_DROP);
   rules_deny(b, p->log_group);
+  rules_spoofed(b, p->log_group);
   rules_in_chains(b, p->log_group);
   rules_input(b, p);
   rules_allowed(b, p->log_group);

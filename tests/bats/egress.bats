@@ -871,3 +871,42 @@ stream_cut_within() {
 	# the pin runs out at 2000 ms, the monitor looks once a second at least; exec polling adds
 	[ "$total" -le 3600 ] || fail "cut only after $total ms (pin lifetime 2000 ms)"
 }
+
+
+@test "egress: spoof-reply: a packet forged from a refused address opens no way back to it, and is recorded" {
+	local f=$BUNDLE/sniff w hx
+	egress_run
+	sniff_start "$f"
+	# IPv6: IP_FREEBIND (no capability) binds a UDP socket to the refused 2001:db8:198::20;
+	# its packet to the container's own address goes through lo.  Before the fix conntrack
+	# then took the container's packet back to 2001:db8:198::20:5555 for the reply
+	# direction ("ct direction reply accept"), unlogged, and the kernel's ICMPv6 error for
+	# the closed port 6666 carried the first payload there too
+	in_ctr sh -c 'echo spoofprime6 | socat -u - "UDP6-SENDTO:[2001:db8:2::2]:6666,bind=[2001:db8:198::20]:5555,freebind"' || true
+	in_ctr sh -c 'echo spoofreply6 | socat -u - "UDP6-SENDTO:[2001:db8:198::20]:5555,bind=[2001:db8:2::2]:6666"' || true
+	# a forged source to a refused address: chain deny's ICMPv6 error (with the payload)
+	# went to the forged source, off the container
+	in_ctr sh -c 'echo spoofreject6 | socat -u - "UDP6-SENDTO:[2001:db8:203::10]:9999,bind=[2001:db8:198::20]:5558,freebind"' || true
+	# IPv4: the kernel refuses a non-local source without IP_TRANSPARENT (CAP_NET_ADMIN)
+	in_ctr sh -c 'echo spoofprime4 | socat -u - "UDP4-SENDTO:192.0.2.2:6667,bind=198.51.100.20:5556,freebind"' || true
+	in_ctr sh -c 'echo spoofreply4 | socat -u - "UDP4-SENDTO:198.51.100.20:5556,bind=192.0.2.2:6667"' || true
+	connect 203.0.113.10 443 >/dev/null # allowed: the sniffer must see this one
+	sniff_stop
+	[[ "$(hex_of "$f")" == *cb00710a* ]] || fail "the sniffer saw no allowed packet either"
+	for w in spoofprime6 spoofreply6 spoofreject6 spoofprime4 spoofreply4; do
+		hx=$(printf %s "$w" | od -An -tx1 | tr -d ' \n')
+		[[ "$(hex_of "$f")" != *$hx* ]] || fail "$w reached the next hop"
+	done
+	sleep 1.2
+	for a in 2001:db8:2::2 2001:db8:203::10; do
+		records "select(.kind == \"denied\" and .direction == \"out\" and .src == \"2001:db8:198::20\" and .dst == \"$a\")" |
+			grep -q '"reason"' || fail "no record of the forged packet to $a: $(records 'select(.kind == "denied")')"
+	done
+	egt_ns "$EGT_CTR" nft list chain inet agentrt spoofed | grep -Eq 'counter packets [1-9]' ||
+		fail "spoofed counter: $(egt_ns "$EGT_CTR" nft list chain inet agentrt spoofed)"
+	# the container's own traffic still flows, over lo and out
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "$output"
+	refused_fast 198.51.100.20 80
+	refused_fast 2001:db8:198::20 80
+}

@@ -56,6 +56,10 @@ static void test_parse(void)
   tap_ok(netlog_parse(udp6, sizeof udp6, EGRESS_LOG_IN_DENY_PREFIX, &ev) && ev.inbound &&
              ev.kind == NETLOG_DENIED && strcmp(ev.src, "::") == 0 && ev.port == 443,
          "the in-deny prefix is a refused inbound packet (v6)");
+  tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_SPOOF_PREFIX, &ev) && !ev.inbound &&
+             ev.spoofed && ev.kind == NETLOG_DENIED && strcmp(ev.src, "192.0.2.2") == 0 &&
+             strcmp(ev.dst, "203.0.113.10") == 0,
+         "the spoof prefix is a denied outbound packet naming its forged source");
 }
 
 /* Inbound and outbound of the same addresses are different records, each
