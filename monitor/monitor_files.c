@@ -90,10 +90,14 @@
 #define FAN_EVENT_INFO_TYPE_NEW_DFID_NAME 12
 #endif
 
-enum { OP_CREATE, OP_MODIFY, OP_DELETE, OP_MOVED_FROM, OP_MOVED_TO, OP_N };
-static const char *const op_names[OP_N] = {"create", "modify", "delete", "moved_from", "moved_to"};
-static const uint64_t op_masks[OP_N] = {FAN_CREATE, FAN_MODIFY, FAN_DELETE, FAN_MOVED_FROM,
-                                        FAN_MOVED_TO};
+/* attrib: mode, owner, times or xattrs of a file (chmod +x, setuid, a
+ * security xattr): `workspace commit` applies those too.  Not kept for
+ * directories: overlayfs sets its own xattrs on upper directories. */
+enum { OP_CREATE, OP_MODIFY, OP_DELETE, OP_MOVED_FROM, OP_MOVED_TO, OP_ATTRIB, OP_N };
+static const char *const op_names[OP_N] = {"create",     "modify",   "delete",
+                                           "moved_from", "moved_to", "attrib"};
+static const uint64_t op_masks[OP_N] = {FAN_CREATE,     FAN_MODIFY,   FAN_DELETE,
+                                        FAN_MOVED_FROM, FAN_MOVED_TO, FAN_ATTRIB};
 
 struct pending_file {
   char *path;
@@ -687,6 +691,7 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
 {
   const uint8_t *p = ev + md->metadata_len, *end = ev + md->event_len;
   cleanup_free char *from = NULL, *to = NULL, *from_rel = NULL, *to_rel = NULL;
+  uint64_t mask;
 
   while (p + sizeof(struct fanotify_event_info_header) <= end) {
     const struct fanotify_event_info_fid *info = (const void *)p;
@@ -723,7 +728,11 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
     }
     if ((md->mask & FAN_ONDIR) && (md->mask & (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)))
       cache_clear(f);
-    note(m, f, path, md->mask & ~(uint64_t)FAN_RENAME, md->pid);
+    mask = md->mask & ~(uint64_t)FAN_RENAME;
+    if (mask & FAN_ONDIR)
+      mask &= ~(uint64_t)FAN_ATTRIB;
+    if (mask & ~(uint64_t)FAN_ONDIR)
+      note(m, f, path, mask, md->pid);
     if (f->per_dir && (md->mask & FAN_ONDIR)) {
       if (md->mask & (FAN_CREATE | FAN_MOVED_TO))
         mark_tree(m, f, erel, true);
@@ -833,7 +842,7 @@ static int open_upper(struct files *f, const char *root, const char *id, struct 
 
 static int mark(struct files *f)
 {
-  uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_RENAME | FAN_ONDIR;
+  uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_ATTRIB | FAN_RENAME | FAN_ONDIR;
 
   f->have_rename = true;
   f->ignore_mask = mask & ~(uint64_t)FAN_ONDIR;

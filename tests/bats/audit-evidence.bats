@@ -114,6 +114,39 @@ file_ops() {
 	[ "$status" -eq 0 ] || fail "verify: $output"
 }
 
+@test "audit-evidence: attrib-unrecorded: a mode change of a host file (chmod +x, setuid), which commit applies, is in the trail" {
+	bind_workspace
+	printf '#!/bin/sh\necho hi\n' >"$HOSTDIR/run.sh"
+	chmod 0644 "$HOSTDIR/run.sh" "$HOSTDIR/a.txt" "$HOSTDIR/b.txt"
+	# before the fix the monitor marked no FAN_ATTRIB: a copy-up with no write is no
+	# change of its own, so these three left no record while `workspace diff` lists them
+	set_cmd 'cd /workspace && chmod +x run.sh && chmod 4755 a.txt && echo n >new.txt && chmod 0755 new.txt &&
+		mkdir d && chmod 0700 d && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
+		sleep 0.1
+	done
+	run rt exec "$ID" chmod 0600 /workspace/b.txt
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	run ra workspace "$ID" diff
+	[[ "$output" == *"run.sh  (mode 0644 -> 0755)"* && "$output" == *"a.txt  (mode 0644 -> 4755)"* ]] ||
+		fail "diff: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	[ "$(file_ops "$ID" /workspace/run.sh)" = '["attrib"]' ] || fail "run.sh: $(file_ops "$ID" /workspace/run.sh)"
+	[ "$(file_ops "$ID" /workspace/a.txt)" = '["attrib"]' ] || fail "a.txt: $(file_ops "$ID" /workspace/a.txt)"
+	[ "$(file_ops "$ID" /workspace/b.txt)" = '["attrib"]' ] || fail "b.txt (exec): $(file_ops "$ID" /workspace/b.txt)"
+	[ "$(file_ops "$ID" /workspace/new.txt)" = '["create","modify","attrib"]' ] || fail "new.txt: $(file_ops "$ID" /workspace/new.txt)"
+	# directories: their creation only (overlayfs sets xattrs of its own on them)
+	[ "$(file_ops "$ID" /workspace/d)" = '["create"]' ] || fail "d: $(file_ops "$ID" /workspace/d)"
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/run.sh (attrib)"
+	[ "$(cat "$HOSTDIR/run.sh")" = "$(printf '#!/bin/sh\necho hi')" ] && [ ! -x "$HOSTDIR/run.sh" ]
+}
+
 @test "audit-evidence: a file source that cannot start is an audit_error, a warning and an incomplete file list" {
 	# build-fp/agentrt (make FAILPOINTS=1) fails the file source on request
 	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
