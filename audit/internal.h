@@ -35,6 +35,10 @@ bool audit_prune(int dirfd, const struct audit_limits *lim, uint64_t current,
 uint64_t audit_pin_max(const struct audit_limits *lim);
 /* Size at which a file is rotated (a quarter of max_size, 1 KiB..64 MiB). */
 uint64_t audit_file_max(const struct audit_limits *lim);
+/* Every string and key of a parsed record: the bytes jb_quote wrote as
+ * \uDC80..\uDCFF (not UTF-8) back to the bytes (jb_bytes_unescape). */
+struct yajl_val_s;
+void audit_tree_bytes(struct yajl_val_s *v);
 /* seq of a record line ({"seq":N,...), 0 when malformed. */
 uint64_t audit_line_seq(const char *line, size_t len);
 

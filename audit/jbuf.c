@@ -155,9 +155,14 @@ void jb_quote(struct jbuf *b, const char *s, size_t n)
       jb_raw(b, "\\n", 2);
     } else if (c == '\t') {
       jb_raw(b, "\\t", 2);
-    } else if (c < 0x20 || c == 0x7f || l == 0) {
-      jb_printf(b, "\\u%04x", c);
+    } else if (l == 0) {
+      /* not UTF-8: U+DC80..U+DCFF, a lone surrogate no valid text can
+       * hold (\u00XX would read back as the character U+00XX, another
+       * name); jb_bytes_unescape makes it the byte again */
+      jb_printf(b, "\\u%04x", 0xdc00 | c);
       l = 1;
+    } else if (c < 0x20 || c == 0x7f) {
+      jb_printf(b, "\\u%04x", c);
     } else if (is_control(p + i, l)) {
       jb_printf(b, "\\u%04x", p[i + 1]); /* C1: U+0080..U+009F */
     } else {
@@ -166,6 +171,24 @@ void jb_quote(struct jbuf *b, const char *s, size_t n)
     i += l ? l : 1;
   }
   jb_raw(b, "\"", 1);
+}
+
+size_t jb_bytes_unescape(char *s)
+{
+  unsigned char *p = (unsigned char *)s;
+  size_t i = 0, o = 0;
+
+  for (; p[i] != '\0'; i++) {
+    /* U+DC80..U+DCFF as a JSON parser writes it: ED B2|B3 80..BF */
+    if (p[i] == 0xed && (p[i + 1] == 0xb2 || p[i + 1] == 0xb3) && (p[i + 2] & 0xc0) == 0x80) {
+      p[o++] = (unsigned char)(((p[i + 1] & 0x01) << 6 | (p[i + 2] & 0x3f)) + 0x80);
+      i += 2;
+    } else {
+      p[o++] = p[i];
+    }
+  }
+  p[o] = '\0';
+  return o;
 }
 
 void jb_key(struct jbuf *b, const char *key)

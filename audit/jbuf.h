@@ -2,8 +2,10 @@
  *
  * The audit trail's records are built as text ("k":v members joined by
  * commas) so the hash covers exactly the bytes written.  Strings are escaped
- * for JSON; bytes that are not valid UTF-8 become \u00XX so a file name or an
- * argv with arbitrary bytes still yields a valid document. */
+ * for JSON; a byte that is not valid UTF-8 becomes \uDCXX (XX the byte, a lone
+ * surrogate that no valid text holds) so a file name or an argv with arbitrary
+ * bytes still yields a valid document and is told apart from a name with the
+ * character U+00XX. */
 #ifndef AGENTRT_AUDIT_JBUF_H
 #define AGENTRT_AUDIT_JBUF_H
 
@@ -25,6 +27,9 @@ void jb_puts(struct jbuf *b, const char *s);
 void jb_printf(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A quoted, escaped JSON string (n bytes of s). */
 void jb_quote(struct jbuf *b, const char *s, size_t n);
+/* In place: the bytes jb_quote wrote as \uDC80..\uDCFF, in the UTF-8 form a
+ * JSON parser decodes them to, back to the bytes; the new length. */
+size_t jb_bytes_unescape(char *s);
 /* s has a byte a terminal would act on: a C0 or C1 control, DEL, or one that
  * is not UTF-8 */
 bool jb_has_control(const char *s, size_t n);

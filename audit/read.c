@@ -215,10 +215,29 @@ static const char *rec_str(yajl_val v, const char *key)
   return s ? YAJL_GET_STRING(s) : NULL;
 }
 
+void audit_tree_bytes(yajl_val v)
+{
+  if (v == NULL)
+    return;
+  if (YAJL_IS_STRING(v)) {
+    jb_bytes_unescape(v->u.string);
+  } else if (YAJL_IS_ARRAY(v)) {
+    for (size_t i = 0; i < v->u.array.len; i++)
+      audit_tree_bytes(v->u.array.values[i]);
+  } else if (YAJL_IS_OBJECT(v)) {
+    for (size_t i = 0; i < v->u.object.len; i++) {
+      jb_bytes_unescape((char *)v->u.object.keys[i]);
+      audit_tree_bytes(v->u.object.values[i]);
+    }
+  }
+}
+
 static yajl_val parse_line(const char *line, size_t len)
 {
   cleanup_free char *copy = xstrndup(line, len);
-  return yajl_tree_parse(copy, NULL, 0);
+  yajl_val v = yajl_tree_parse(copy, NULL, 0);
+  audit_tree_bytes(v);
+  return v;
 }
 
 bool audit_record_match(const char *line, size_t len, const struct audit_filter *f)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "audit/internal.h"
 #include "audit/jbuf.h"
 #include "common/util.h"
 
@@ -228,6 +229,7 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
 
   if (v == NULL)
     return;
+  audit_tree_bytes(v);
   s->records++;
   {
     long long seq = get_int(v, "seq", 0), n = get_int(v, "coalesced", 0);

@@ -147,6 +147,46 @@ file_ops() {
 	[ "$(cat "$HOSTDIR/run.sh")" = "$(printf '#!/bin/sh\necho hi')" ] && [ ! -x "$HOSTDIR/run.sh" ]
 }
 
+@test "audit-evidence: name-bytes: a name with a byte that is not UTF-8 is not recorded as its look-alike, and no name forges a record" {
+	bind_workspace
+	# caf\351 (Latin-1) and café (UTF-8) are two files; before the fix the trail wrote the
+	# byte as \u00e9, which every reader (jq, `audit --format text`) takes for é
+	cat >"$ROOTFS/names.sh" <<-'EOF'
+		cd /workspace
+		echo 1 >"$(printf 'caf\351')"
+		echo 2 >"$(printf 'caf\303\251')"
+		echo 3 >"$(printf 'n\n{"seq":1,"kind":"file","path":"FORGED1"}')"
+		echo 4 >"$(printf 'q","path":"FORGED2')"
+		touch /workspace/ready
+		exec sleep 30
+	EOF
+	set_cmd 'sh /names.sh'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
+		sleep 0.1
+	done
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	json=$(ra audit --format json --kind file "$ID")
+	grep -qF '"path":"/workspace/caf\udce9"' <<<"$json" || fail "the byte: $json"
+	[ "$(jq -r 'select(.path | startswith("/workspace/caf")) | .path' <<<"$json" | sort -u | wc -l)" = 2 ] ||
+		fail "one name for two files: $json"
+	text=$(ra audit --format text --kind file "$ID")
+	grep -qF 'path="/workspace/caf\udce9"' <<<"$text" || fail "text: $text"
+	grep -qF "path=/workspace/café " <<<"$text" || fail "text: $text"
+	# every line is one record of the chain; the names stay inside their own
+	[ "$(jq -c . <<<"$json" | wc -l)" = "$(wc -l <<<"$json")" ] || fail "a line that is no record: $json"
+	[ "$(grep -c FORGED <<<"$json")" = 2 ] || fail "the names with FORGED: $json"
+	[ -z "$(jq -r 'select(.path == "FORGED1" or .path == "FORGED2") | .path' <<<"$json")" ] ||
+		fail "a forged record: $json"
+	[ "$(grep -c '"kind":"file"' <<<"$json")" = "$(wc -l <<<"$json")" ]
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+}
+
 @test "audit-evidence: a file source that cannot start is an audit_error, a warning and an incomplete file list" {
 	# build-fp/agentrt (make FAILPOINTS=1) fails the file source on request
 	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}

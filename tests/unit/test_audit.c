@@ -61,7 +61,7 @@ static void test_jbuf(void)
   jb_key_str(&b, "s", bad);
   jb_key_strv(&b, "argv", argv, 2);
   jb_key_i64(&b, "n", -3);
-  tap_ok(strcmp(jb_str(&b), "\"s\":\"a\\\"\\\\\\n\\u0001\\u00ff\xc3\xa9\",\"argv\":[\"ls\",\"-l\"],"
+  tap_ok(strcmp(jb_str(&b), "\"s\":\"a\\\"\\\\\\n\\u0001\\udcff\xc3\xa9\",\"argv\":[\"ls\",\"-l\"],"
                             "\"n\":-3") == 0,
          "jbuf escapes control and invalid bytes, keeps UTF-8: %s", jb_str(&b));
   jb_free(&b);
@@ -342,6 +342,28 @@ static void test_read(void)
     esc_t = jb_take(&b);
     tap_ok(strcmp(esc_t, "a\\x1bb\\xc2\\x9bc\\\\\\xff") == 0, "jb_text: %s", esc_t);
     free(esc_t);
+  }
+  {
+    /* a name with a byte that is not UTF-8 (caf\351) and one with U+00E9 (caf\303\251)
+     * are two names in the trail and in its text */
+    struct jbuf b = {0};
+    char *rec1, *rec2;
+    cleanup_free char *t1 = NULL, *t2 = NULL;
+    jb_puts(&b, "{\"seq\":5,\"time\":\"t\",\"kind\":\"file\"");
+    jb_key_str(&b, "path", "caf\351");
+    jb_puts(&b, "}");
+    rec1 = jb_take(&b);
+    jb_puts(&b, "{\"seq\":6,\"time\":\"t\",\"kind\":\"file\"");
+    jb_key_str(&b, "path", "caf\303\251");
+    jb_puts(&b, "}");
+    rec2 = jb_take(&b);
+    t1 = audit_record_text(rec1, strlen(rec1));
+    t2 = audit_record_text(rec2, strlen(rec2));
+    tap_ok(strstr(rec1, "caf\\udce9") != NULL && strstr(t1, "path=\"caf\\udce9\"") != NULL &&
+               strstr(t2, "path=caf\303\251") != NULL,
+           "an invalid byte is not the character of its value: %s / %s / %s", rec1, t1, t2);
+    free(rec1);
+    free(rec2);
   }
   if (system(cmd) != 0)
     printf("# cleanup failed\n");
