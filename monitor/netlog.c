@@ -48,6 +48,7 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
     /* MLD and other packets with options: walk the extension headers
      * (hop-by-hop, routing, destination options; a few at most) */
     for (int i = 0; i < 4 && (proto == 0 || proto == 43 || proto == 60) && len >= l4 + 8; i++) {
+      ret->routed |= proto == 43;
       proto = p[l4];
       l4 += (size_t)(p[l4 + 1] + 1) * 8;
     }
@@ -98,6 +99,8 @@ static void emit(struct netlog *t, struct netlog_entry *e)
   jb_key_str(&b, "at", e->at);
   if (e->ev.spoofed)
     jb_key_str(&b, "reason", "source address not the container's");
+  else if (e->ev.routed)
+    jb_key_str(&b, "reason", "IPv6 routing header (dst is its first hop)");
   t->emit(t->ud, e->ev.kind == NETLOG_FLOW ? "flow" : "denied", jb_str(&b));
   jb_free(&b);
   e->count = 0;
@@ -106,8 +109,8 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 static bool same(const struct netlog_event *a, const struct netlog_event *b)
 {
   return a->kind == b->kind && a->inbound == b->inbound && a->spoofed == b->spoofed &&
-         a->proto == b->proto && a->port == b->port && a->icmp_type == b->icmp_type &&
-         strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0;
+         a->routed == b->routed && a->proto == b->proto && a->port == b->port &&
+         a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

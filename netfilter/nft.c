@@ -343,6 +343,29 @@ static void rule_spoofed(struct nft_batch_buf *b, bool v6)
                : "ct state new,invalid,untracked ip saddr != 0.0.0.0 fib saddr type != local");
 }
 
+/* exthdr rt exists goto deny: a routing header (type 4, SRv6, can be set
+ * with IPV6_RTHDR without a capability) makes the address judged here only
+ * the first hop; the destination the socket named rides in the header, and
+ * a node of an allowed address that processes segment routing forwards the
+ * packet there. */
+static void rule_rthdr(struct nft_batch_buf *b)
+{
+  struct nftnl_rule *r = rule_new("output");
+  struct nftnl_expr *e;
+
+  match_nfproto(r, NFPROTO_IPV6);
+  e = expr(r, "exthdr");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_DREG, NFT_REG_1);
+  nftnl_expr_set_u8(e, NFTNL_EXPR_EXTHDR_TYPE, IPPROTO_ROUTING);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OFFSET, 0);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_LEN, 1);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_FLAGS, NFT_EXTHDR_F_PRESENT);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OP, NFT_EXTHDR_OP_IPV6);
+  cmp_u8(r, 1);
+  verdict(r, NFT_GOTO, "deny");
+  rule_emit(b, r, "exthdr rt exists");
+}
+
 static void rules_output_head(struct nft_batch_buf *b)
 {
   static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
@@ -353,6 +376,7 @@ static void rules_output_head(struct nft_batch_buf *b)
 
   rule_spoofed(b, false);
   rule_spoofed(b, true);
+  rule_rthdr(b);
   r = rule_new("output");
   meta(r, NFT_META_OIF, NFT_REG_1); /* lo is ifindex 1 in every netns */
   cmp(r, NFT_CMP_EQ, &lo, 4);

@@ -910,3 +910,32 @@ stream_cut_within() {
 	refused_fast 198.51.100.20 80
 	refused_fast 2001:db8:198::20 80
 }
+
+@test "egress: srh-first-hop: an IPv6 routing header cannot carry a refused destination past an allowed first hop" {
+	local got=$BUNDLE/srh.got l
+	# the allowed host processes segment routing (as an SRv6 router would)
+	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.seg6_enabled=1 net.ipv6.conf.i0.seg6_enabled=1
+	egt_ns "$EGT_INET" timeout 30 socat -u "UDP6-RECV:5555,bind=[2001:db8:198::20]" "OPEN:$got,creat,append" </dev/null >/dev/null 2>&1 &
+	l=$!
+	sleep 0.3
+	# control, no policy yet: the header's last segment is where the datagram lands
+	egt_ns "$EGT_CTR" "$ROOTFS/usr/local/bin/srh-send" 2001:db8:203::10 2001:db8:198::20 5555 srh-control
+	egress_run
+	run in_ctr nslookup allowed6.test
+	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
+	# IPV6_RTHDR needs no capability: before the fix the packet's IPv6 destination (the
+	# allowed, pinned first hop) was all the rules saw, and the allowed host forwarded it
+	run in_ctr srh-send 2001:db8:203::10 2001:db8:198::20 5555 srh-leak
+	[ "$status" -ne 0 ] || fail "sent: $output"
+	run connect 2001:db8:203::10 80
+	[[ "$output" == *hello-allowed6-80* ]] || fail "the allowed address without a routing header: $output"
+	sleep 1.2
+	kill "$l" 2>/dev/null || true
+	wait "$l" 2>/dev/null || true
+	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.seg6_enabled=0 net.ipv6.conf.i0.seg6_enabled=0
+	grep -q srh-control "$got" || fail "control: the fake internet did not route the header: $(cat "$got")"
+	! grep -q srh-leak "$got" || fail "the refused destination got the datagram"
+	records 'select(.kind == "denied" and .dst == "2001:db8:203::10" and .port == 5555) | .reason' | grep -q 'routing header' ||
+		fail "no record: $(records 'select(.kind == "denied" or .kind == "flow")')"
+	[ -z "$(records 'select(.kind == "flow" and .port == 5555)')" ] || fail "recorded as a flow to the first hop"
+}
