@@ -60,6 +60,15 @@ static void test_parse(void)
              ev.spoofed && ev.kind == NETLOG_DENIED && strcmp(ev.src, "192.0.2.2") == 0 &&
              strcmp(ev.dst, "203.0.113.10") == 0,
          "the spoof prefix is a denied outbound packet naming its forged source");
+  {
+    /* IPv6, routing header (43, type 4, 2 segments) then UDP to port 5555 */
+    uint8_t rh[40 + 40 + 8] = {
+        0x60, [6] = 43, [24] = 0x20,     0x01,           0x0d, 0xb8, [39] = 0x10, [40] = 17, 4, 4,
+        1,    1,        [80 + 2] = 0x15, [80 + 3] = 0xb3};
+    tap_ok(netlog_parse(rh, sizeof rh, EGRESS_LOG_DENY_PREFIX, &ev) && ev.routed &&
+               strcmp(ev.proto, "udp") == 0 && ev.port == 5555,
+           "a routing header is walked and said");
+  }
 }
 
 /* Inbound and outbound of the same addresses are different records, each
