@@ -114,7 +114,9 @@ struct egress_helper {
   struct egress_policy *policy;
   int listen_fd;           /* <state dir>/egress.sock */
   struct audit_log *audit; /* the container's trail, NULL = none */
-  int diag_fd;             /* NETLINK_SOCK_DIAG in the container's netns, -1 = none */
+  bool (*admit)(void *ud, const char *kind, const char *detail); /* NULL = always */
+  void *admit_ud;
+  int diag_fd; /* NETLINK_SOCK_DIAG in the container's netns, -1 = none */
   /* when pins made by the resolver run out (monotonic ms): then the
    * sockets to addresses no longer allowed are cut */
   long expiries[MAX_EXPIRIES];
@@ -259,6 +261,14 @@ static void on_tick(void *ud)
     cut_disallowed(h, "pin expired");
 }
 
+void egress_helper_set_admit(struct egress_helper *h,
+                             bool (*admit)(void *ud, const char *kind, const char *detail),
+                             void *ud)
+{
+  h->admit = admit;
+  h->admit_ud = ud;
+}
+
 /* Every DNS decision of the resolver is a "dns" record in the audit trail. */
 static void on_dns_event(void *ud, const struct egress_dns_event *ev)
 {
@@ -277,6 +287,10 @@ static void on_dns_event(void *ud, const struct egress_dns_event *ev)
       note_expiry(h, mono_ms() + longest + 20); /* + the kernel's own timer slack */
   }
   if (h->audit == NULL)
+    return;
+  if (h->admit != NULL &&
+      !h->admit(h->admit_ud, "dns",
+                (size_t)ev->verdict < ARRAY_SIZE(verdicts) ? verdicts[ev->verdict] : "?"))
     return;
   jb_key_str(&b, "name", ev->name);
   jb_key_i64(&b, "qtype", ev->qtype);

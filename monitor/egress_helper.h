@@ -35,6 +35,11 @@ int egress_helper_new(const struct profile_egress *pe, struct egress_helper **re
  * to `audit` (NULL: not recorded). */
 int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirfd,
                          struct audit_log *audit, struct error *err);
+/* Asked before each "dns" record is written (kind "dns", detail its verdict):
+ * false = counted elsewhere (a flood of lookups), not written. */
+void egress_helper_set_admit(struct egress_helper *h,
+                             bool (*admit)(void *ud, const char *kind, const char *detail),
+                             void *ud);
 /* Resolve until stop_fd is readable or on_aux (called when aux_fd is
  * readable; NULL = none) returns > 0. */
 int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),

@@ -196,6 +196,18 @@ static void arm_tick(struct monitor *m, bool pending)
     m->tick_armed = true;
 }
 
+/* The resolver's records under a flood of lookups (per verdict): those
+ * counted are written by the next flush, which the tick makes sure of. */
+static bool dns_admit(void *ud, const char *kind, const char *detail)
+{
+  struct monitor *m = ud;
+
+  if (monitor_flood_admit_n(m, kind, "", "verdict", detail, 0, 1))
+    return true;
+  arm_tick(m, true);
+  return false;
+}
+
 /* A second after ready: what the set-up and the CLI we were forked from left
  * on the stack and in the heap goes back (os/memory.c).  Not at once: then
  * the container's first programs start, whose argv must be read before they
@@ -737,6 +749,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     egress_helper_set_proxy(eg, TLS_PROXY_PORT, TLS_PROXY_MARK);
   if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
     fail_main(chan, &err);
+  if (eg != NULL)
+    egress_helper_set_admit(eg, dns_admit, &m);
   /* the secrets' proxy, listening in the netns before the init runs */
   if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0)) {
     struct tls_proxy_opts po = {.id = o->id,

@@ -10,6 +10,11 @@
  * earlier evidence out; `audit verify` and `--summary` add the counts up.
  * Pairs live in a small table; when it is full the least recently used one
  * (its count written first) makes room.
+ *
+ * The network's records have no program: "dns" per verdict, "denied" and
+ * "flow" per direction, each standing for the events it counts (a netlog
+ * record's packets), so a flood of lookups of random names or of packets to
+ * random ports cannot rotate the trail's earlier evidence out either.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +30,11 @@ struct flood_key {
   bool used;
   char kind[24];
   char program[256];
-  char detail[64];    /* "syscall": which one (refused-syscall records) */
-  int64_t tokens_mil; /* tokens x 1000 */
+  char detail_key[16]; /* the member detail is written as ("syscall", "verdict", ...) */
+  char detail[64];     /* "syscall": which one (refused-syscall records) */
+  int64_t tokens_mil;  /* tokens x 1000 */
   int64_t refill_ms, used_ms;
-  uint64_t held; /* refused since the last counted record */
+  uint64_t held; /* events refused since the last counted record */
   pid_t first_pid, last_pid;
   int64_t since_ms;
   char since[40];
@@ -45,11 +51,14 @@ static void write_counted(struct monitor *m, struct flood_key *k)
     return;
   audit_timestamp(until, sizeof until);
   jb_printf(&b, "\"coalesced\":%llu", (unsigned long long)k->held);
-  jb_key_str(&b, "program", k->program);
+  if (k->program[0] != '\0')
+    jb_key_str(&b, "program", k->program);
   if (k->detail[0] != '\0')
-    jb_key_str(&b, "syscall", k->detail);
-  jb_key_i64(&b, "first_pid", k->first_pid);
-  jb_key_i64(&b, "last_pid", k->last_pid);
+    jb_key_str(&b, k->detail_key, k->detail);
+  if (k->first_pid > 0) {
+    jb_key_i64(&b, "first_pid", k->first_pid);
+    jb_key_i64(&b, "last_pid", k->last_pid);
+  }
   jb_key_str(&b, "since", k->since);
   jb_key_str(&b, "until", until);
   monitor_record(m, k->kind, jb_str(&b));
@@ -58,7 +67,7 @@ static void write_counted(struct monitor *m, struct flood_key *k)
 }
 
 static struct flood_key *find(struct monitor *m, const char *kind, const char *program,
-                              const char *detail, int64_t now)
+                              const char *detail_key, const char *detail, int64_t now)
 {
   struct flood_key *lru = &keys[0];
 
@@ -75,6 +84,7 @@ static struct flood_key *find(struct monitor *m, const char *kind, const char *p
   *lru = (struct flood_key){.used = true, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
   snprintf(lru->kind, sizeof lru->kind, "%s", kind);
   snprintf(lru->program, sizeof lru->program, "%s", program);
+  snprintf(lru->detail_key, sizeof lru->detail_key, "%s", detail_key);
   snprintf(lru->detail, sizeof lru->detail, "%s", detail);
   return lru;
 }
@@ -82,8 +92,14 @@ static struct flood_key *find(struct monitor *m, const char *kind, const char *p
 bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,
                          const char *detail, pid_t pid)
 {
+  return monitor_flood_admit_n(m, kind, program ? program : "?", "syscall", detail, pid, 1);
+}
+
+bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *program,
+                           const char *detail_key, const char *detail, pid_t pid, uint64_t n)
+{
   int64_t now = monitor_now_ms();
-  struct flood_key *k = find(m, kind, program ? program : "?", detail ? detail : "", now);
+  struct flood_key *k = find(m, kind, program, detail_key, detail ? detail : "", now);
 
   k->used_ms = now;
   k->tokens_mil += (now - k->refill_ms) * FLOOD_RATE;
@@ -94,11 +110,12 @@ bool monitor_flood_admit(struct monitor *m, const char *kind, const char *progra
     k->tokens_mil -= 1000;
     return true;
   }
-  if (k->held++ == 0) {
+  if (k->held == 0) {
     k->first_pid = pid;
     k->since_ms = now;
     audit_timestamp(k->since, sizeof k->since);
   }
+  k->held += n;
   k->last_pid = pid;
   return false;
 }

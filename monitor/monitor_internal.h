@@ -92,6 +92,10 @@ void monitor_check_pids(struct monitor *m);
  * written in full?  false: it was counted into a coalesced record. */
 bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,
                          const char *detail, pid_t pid);
+/* The same for a record that stands for n events, whose detail (may be
+ * NULL) is written as member detail_key; program "" = none. */
+bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *program,
+                           const char *detail_key, const char *detail, pid_t pid, uint64_t n);
 /* Write the counted records older than the window (all when final). */
 bool monitor_flood_flush(struct monitor *m, bool final);
 /* Milliseconds of CLOCK_MONOTONIC. */

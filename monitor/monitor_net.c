@@ -47,6 +47,12 @@ static void net_emit(void *ud, const char *kind, const char *fields)
   monitor_record(ud, kind, fields);
 }
 
+/* per kind and direction, as many events as the record counts */
+static bool net_admit(void *ud, const char *kind, const struct netlog_event *ev, unsigned count)
+{
+  return monitor_flood_admit_n(ud, kind, "", "direction", ev->inbound ? "in" : "out", 0, count);
+}
+
 static bool net_flush(struct monitor *m, void *ctx, bool final)
 {
   struct net *n = ctx;
@@ -211,6 +217,7 @@ int monitor_net_open(struct monitor *m, int group, struct error *err)
   n = mem_pages_alloc(sizeof *n); /* ~45 KiB of flow table, untouched while idle */
   n->nl = nl;
   netlog_init(&n->log, MONITOR_COALESCE_MS, net_emit, m);
+  n->log.admit = net_admit;
   if (monitor_add_fd(m, fd, POLLIN, net_read, n) < 0) {
     mnl_socket_close(nl);
     mem_pages_free(n, sizeof *n);

@@ -77,6 +77,7 @@ void netlog_init(struct netlog *t, int64_t window_ms, netlog_emit_fn emit, void 
   t->n = 0;
   t->window_ms = window_ms;
   t->emit = emit;
+  t->admit = NULL;
   t->ud = ud;
 }
 
@@ -86,6 +87,11 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 
   if (e->count == 0)
     return;
+  if (t->admit != NULL &&
+      !t->admit(t->ud, e->ev.kind == NETLOG_FLOW ? "flow" : "denied", &e->ev, e->count)) {
+    e->count = 0;
+    return;
+  }
   jb_key_str(&b, "direction", e->ev.inbound ? "in" : "out");
   if (e->ev.inbound || e->ev.spoofed)
     jb_key_str(&b, "src", e->ev.src);

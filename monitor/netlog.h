@@ -50,12 +50,17 @@ struct netlog_entry {
 
 /* Called for each record: kind "denied" or "flow" and its JSON members. */
 typedef void (*netlog_emit_fn)(void *ud, const char *kind, const char *fields);
+/* Asked before each record (NULL: always written): false = the caller
+ * counted its `count` events elsewhere (a flood), the record is not written. */
+typedef bool (*netlog_admit_fn)(void *ud, const char *kind, const struct netlog_event *ev,
+                                unsigned count);
 
 struct netlog {
   struct netlog_entry pend[NETLOG_MAX_PENDING];
   size_t n;
   int64_t window_ms;
   netlog_emit_fn emit;
+  netlog_admit_fn admit;
   void *ud;
 };
 

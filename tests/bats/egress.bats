@@ -939,3 +939,62 @@ stream_cut_within() {
 		fail "no record: $(records 'select(.kind == "denied" or .kind == "flow")')"
 	[ -z "$(records 'select(.kind == "flow" and .port == 5555)')" ] || fail "recorded as a flow to the first hop"
 }
+
+# dns_queries FILE N TAG: N DNS queries (A, id 0) for distinct refused names TAG-NNNNNNN.test
+# (TAG: 3 characters), 34 bytes each, one after another (socat -b 34 sends each as a datagram)
+dns_queries() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		printf '\0\0\1\0\0\1\0\0\0\0\0\0\013%s-%07d\004test\0\0\1\0\1' "$3" "$i"
+	done >"$1"
+}
+
+@test "egress: flood-rotation: a flood of lookups and refused packets cannot rotate earlier evidence out, and is counted" {
+	local sent=0 b total verified
+	jq '.name = "egress-small-trail" | .audit = {"enabled": true, "maxSize": "1m"}' "$EGT_PROFILE" >"$EGT_DIR/small.json"
+	egress_run --profile "$EGT_DIR/small.json"
+	# lookups of refused names, then the evidence (an allowed connection and a refused one),
+	# then more lookups.  Before the fix every lookup was a record of its own (~260 bytes):
+	# the first 1,000 fill the trail's first file (kept, 128 KiB here), the next 7,000 are
+	# twice the trail's 1 MiB, so retention removed the files after it, the evidence's too
+	# (declared as dropped, but gone)
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *203.0.113.10* ]] || fail "$output"
+	for b in $(seq 16); do
+		dns_queries "$ROOTFS/q$b" 500 "f$(printf %02d "$b")"
+		in_ctr socat -u -b 34 "OPEN:/q$b" UDP4-SENDTO:192.0.2.99:53
+		sent=$((sent + 500))
+		sleep 0.1
+		if [ "$b" = 2 ]; then
+			run connect 203.0.113.10 80
+			[ "$output" = hello-allowed-80 ] || fail "$output"
+			refused_fast 198.51.100.20 80
+		fi
+	done
+	# and refused packets to 600 ports (each its own netlog key)
+	in_ctr sh -c 't0=$(date +%s); for p in $(seq 20001 20600); do echo x | socat -u - UDP4-SENDTO:198.51.100.20:$p 2>/dev/null; done; echo "# ports in $(($(date +%s) - t0)) s" >&2' || true
+	sleep 2.5 # the counted records of the last second
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	rt delete "$ID"
+	run rt audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	echo "# $output" >&3
+	verified=$output
+	[ -n "$(records 'select(.kind == "flow" and .dst == "203.0.113.10" and .port == 80)')" ] ||
+		fail "the flow is gone ($verified)"
+	[ -n "$(records 'select(.kind == "denied" and .dst == "198.51.100.20" and .port == 80)')" ] ||
+		fail "the refusal is gone ($verified)"
+	[[ "$verified" != *"dropped by retention"* ]] || fail "retention dropped records: $verified"
+	# honest counts: full records plus counted ones are every refused lookup the resolver
+	# answered (at most what was sent; a datagram the socket dropped is no lookup)
+	total=$(records 'select(.kind == "dns" and (.verdict == "refused" or (.coalesced != null and .verdict == "refused"))) | (.coalesced // 1)' |
+		awk '{n += $1} END {print n + 0}')
+	echo "# $sent lookups sent, $total counted in the trail" >&3
+	[ "$total" -le "$sent" ] && [ "$total" -ge $((sent * 9 / 10)) ] || fail "$total of $sent lookups in the trail"
+	[ -n "$(records 'select(.kind == "dns" and .coalesced != null and .verdict == "refused")')" ] ||
+		fail "no counted dns record"
+	echo "# $(records 'select(.kind == "denied")' | wc -l) denied records" >&3
+	[ -n "$(records 'select(.kind == "denied" and .coalesced != null and .direction == "out")')" ] ||
+		fail "no counted denied record"
+}
