@@ -5,8 +5,9 @@
  * them) were made by egress_resolver_open; upstream sockets are made here,
  * in the caller's netns (the host's), so the container never talks to the
  * upstream itself.  For an allowed name the query is rebuilt from the parsed
- * question only (no client EDNS options or extra records reach upstream: no
- * DNS exfiltration), the answer's CNAME chain is followed from the question,
+ * question only, its name in lower case (no client EDNS options, extra
+ * records or 0x20 case bits reach upstream: no DNS exfiltration beyond the
+ * choice of name and type), the answer's CNAME chain is followed from the question,
  * private addresses are dropped (DNS rebinding), and the addresses left are
  * added to the dns sets with the clamped TTL as timeout BEFORE the client
  * gets the answer.
@@ -21,6 +22,7 @@
 #include "netfilter/egress.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
@@ -249,6 +251,23 @@ static int upstream_socket(const struct rstate *s, int family, int type)
   return fd;
 }
 
+/* The upstream query's name: the question's in lower case.  The case of
+ * its letters is the client's to choose (0x20), and the upstream and every
+ * server after it would read it: a bit per letter of an allowed name, a
+ * channel out with no wildcard needed.  The client's answer keeps its
+ * question as it was asked. */
+static int build_upstream_query(uint8_t *buf, size_t cap, const struct pending *p,
+                                struct error *err)
+{
+  char name[DNS_NAME_BUF];
+  size_t i;
+
+  for (i = 0; p->q->qname[i] != '\0' && i < sizeof name - 1; i++)
+    name[i] = (char)tolower((unsigned char)p->q->qname[i]);
+  name[i] = '\0';
+  return dns_build_query(buf, cap, p->up_id, name, p->q->qtype, err);
+}
+
 static long upstream_deadline(const struct rstate *s)
 {
   return now_ms() + (s->o->upstream_timeout_ms ? s->o->upstream_timeout_ms : 2000);
@@ -281,7 +300,7 @@ static int upstream_send(struct rstate *s, struct pending *p)
   p->up_id = random_id();
   p->tries++;
   p->deadline = upstream_deadline(s);
-  len = dns_build_query(s->tx, RX_BUF, p->up_id, p->q->qname, p->q->qtype, &err);
+  len = build_upstream_query(s->tx, RX_BUF, p, &err);
   if (len < 0)
     return -1;
   p->fd = upstream_socket(s, u->family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -551,7 +570,7 @@ static void handle_upstream_tcp(struct rstate *s, struct pending *p, short reven
     if (getsockopt(p->fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e != 0)
       goto fail;
     p->up_id = random_id();
-    len = dns_build_query(s->tx + 2, RX_BUF - 2, p->up_id, p->q->qname, p->q->qtype, &err);
+    len = build_upstream_query(s->tx + 2, RX_BUF - 2, p, &err);
     if (len < 0)
       goto fail;
     s->tx[0] = (uint8_t)(len >> 8);

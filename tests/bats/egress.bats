@@ -998,3 +998,20 @@ dns_queries() {
 	[ -n "$(records 'select(.kind == "denied" and .coalesced != null and .direction == "out")')" ] ||
 		fail "no counted denied record"
 }
+
+@test "egress: dns-case-channel: the case of an allowed name's letters does not reach the upstream" {
+	egress_run
+	: >"$EGT_DIR/upstream.log"
+	# 0x20: the letters' case is a bit each the resolver forwarded as it was asked
+	run in_ctr nslookup AlLoWeD.TeSt
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
+	run in_ctr nslookup -type=AAAA ALLOWED6.TEST
+	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
+	sleep 0.3
+	grep -q "query\[A\] allowed.test from" "$EGT_DIR/upstream.log" || fail "$(cat "$EGT_DIR/upstream.log")"
+	grep -q "query\[AAAA\] allowed6.test from" "$EGT_DIR/upstream.log" || fail "$(cat "$EGT_DIR/upstream.log")"
+	! grep -q 'AlLoWeD\|ALLOWED6' "$EGT_DIR/upstream.log" || fail "the case reached the upstream: $(cat "$EGT_DIR/upstream.log")"
+	# the trail keeps the name as the agent asked it
+	sleep 0.2
+	[ -n "$(records 'select(.kind == "dns" and .name == "AlLoWeD.TeSt")')" ] || fail "$(records 'select(.kind == "dns")')"
+}
