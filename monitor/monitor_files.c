@@ -92,12 +92,24 @@
 
 /* attrib: mode, owner, times or xattrs of a file (chmod +x, setuid, a
  * security xattr): `workspace commit` applies those too.  Not kept for
- * directories: overlayfs sets its own xattrs on upper directories. */
-enum { OP_CREATE, OP_MODIFY, OP_DELETE, OP_MOVED_FROM, OP_MOVED_TO, OP_ATTRIB, OP_N };
-static const char *const op_names[OP_N] = {"create",     "modify",   "delete",
-                                           "moved_from", "moved_to", "attrib"};
-static const uint64_t op_masks[OP_N] = {FAN_CREATE,     FAN_MODIFY,   FAN_DELETE,
-                                        FAN_MOVED_FROM, FAN_MOVED_TO, FAN_ATTRIB};
+ * directories: overlayfs sets its own xattrs on upper directories.
+ * close_write: a file opened for writing was closed with no write or create
+ * seen: it was changed through a shared mapping (fanotify sees no page
+ * writes), or not at all; kept only then, a write says more. */
+enum {
+  OP_CREATE,
+  OP_MODIFY,
+  OP_DELETE,
+  OP_MOVED_FROM,
+  OP_MOVED_TO,
+  OP_ATTRIB,
+  OP_CLOSE_WRITE,
+  OP_N
+};
+static const char *const op_names[OP_N] = {"create",   "modify", "delete",     "moved_from",
+                                           "moved_to", "attrib", "close_write"};
+static const uint64_t op_masks[OP_N] = {FAN_CREATE,   FAN_MODIFY, FAN_DELETE,     FAN_MOVED_FROM,
+                                        FAN_MOVED_TO, FAN_ATTRIB, FAN_CLOSE_WRITE};
 
 struct pending_file {
   char *path;
@@ -466,6 +478,9 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 
   if (f->overlay && !classify(f, p))
     goto out;
+  /* after classify: a copy-up's create is not the agent's */
+  if (has_op(p, OP_CLOSE_WRITE) && (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE)))
+    drop_op(p, OP_CLOSE_WRITE);
   jb_key_str(&b, "path", p->path);
   jb_key(&b, "ops");
   jb_puts(&b, "[");
@@ -730,7 +745,7 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
       cache_clear(f);
     mask = md->mask & ~(uint64_t)FAN_RENAME;
     if (mask & FAN_ONDIR)
-      mask &= ~(uint64_t)FAN_ATTRIB;
+      mask &= ~(uint64_t)(FAN_ATTRIB | FAN_CLOSE_WRITE);
     if (mask & ~(uint64_t)FAN_ONDIR)
       note(m, f, path, mask, md->pid);
     if (f->per_dir && (md->mask & FAN_ONDIR)) {
@@ -842,7 +857,8 @@ static int open_upper(struct files *f, const char *root, const char *id, struct 
 
 static int mark(struct files *f)
 {
-  uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_ATTRIB | FAN_RENAME | FAN_ONDIR;
+  uint64_t mask =
+      FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_ATTRIB | FAN_CLOSE_WRITE | FAN_RENAME | FAN_ONDIR;
 
   f->have_rename = true;
   f->ignore_mask = mask & ~(uint64_t)FAN_ONDIR;

@@ -147,6 +147,35 @@ file_ops() {
 	[ "$(cat "$HOSTDIR/run.sh")" = "$(printf '#!/bin/sh\necho hi')" ] && [ ! -x "$HOSTDIR/run.sh" ]
 }
 
+@test "audit-evidence: mmap-unrecorded: a host file changed only through a shared mapping leaves a record" {
+	bind_workspace
+	echo original >"$HOSTDIR/m.txt"
+	echo original >"$HOSTDIR/ro.txt"
+	set_cmd 'touch /workspace/ready; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
+		sleep 0.1
+	done
+	# no write(2): fanotify has no modify for it, and before the fix nothing else was marked,
+	# so the change commit applies left no record at all
+	run rt exec "$ID" mmap-write /workspace/m.txt CHANGED
+	[ "$status" -eq 0 ] || fail "mmap-write: $output"
+	run rt exec "$ID" cat /workspace/m.txt /workspace/ro.txt
+	[ "$output" = "$(printf 'CHANGEDl\noriginal')" ] || fail "$output"
+	run ra workspace "$ID" diff
+	[[ "$output" == *"modified  m.txt"* ]] || fail "diff: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	[ "$(file_ops "$ID" /workspace/m.txt)" = '["close_write"]' ] || fail "m.txt: $(file_ops "$ID" /workspace/m.txt)"
+	# a file only read: nothing
+	[ -z "$(file_ops "$ID" /workspace/ro.txt)" ] || fail "ro.txt: $(file_ops "$ID" /workspace/ro.txt)"
+	# a file written: its create and modify, no close_write beside them
+	[ "$(file_ops "$ID" /workspace/ready)" = '["create"]' ] || fail "ready: $(file_ops "$ID" /workspace/ready)"
+}
+
 @test "audit-evidence: name-bytes: a name with a byte that is not UTF-8 is not recorded as its look-alike, and no name forges a record" {
 	bind_workspace
 	# caf\351 (Latin-1) and café (UTF-8) are two files; before the fix the trail wrote the
