@@ -22,6 +22,10 @@ static const char *proto_name(int p)
     return "icmpv6";
   case IPPROTO_SCTP:
     return "sctp";
+  case IPPROTO_UDPLITE:
+    return "udplite";
+  case IPPROTO_DCCP:
+    return "dccp";
   default:
     return "other";
   }
@@ -63,8 +67,11 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
                   ? NETLOG_FLOW
                   : NETLOG_DENIED;
   ret->proto = proto_name(proto);
+  ret->ipproto = proto;
   ret->port = ret->icmp_type = -1;
-  if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP) && len >= l4 + 4)
+  if ((proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP ||
+       proto == IPPROTO_UDPLITE || proto == IPPROTO_DCCP) &&
+      len >= l4 + 4)
     ret->port = p[l4 + 2] << 8 | p[l4 + 3];
   else if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && len > l4 &&
            ret->kind == NETLOG_DENIED)
@@ -97,6 +104,8 @@ static void emit(struct netlog *t, struct netlog_entry *e)
     jb_key_str(&b, "src", e->ev.src);
   jb_key_str(&b, "dst", e->ev.dst);
   jb_key_str(&b, "proto", e->ev.proto);
+  if (strcmp(e->ev.proto, "other") == 0)
+    jb_key_i64(&b, "ipproto", e->ev.ipproto);
   if (e->ev.port >= 0)
     jb_key_i64(&b, "port", e->ev.port);
   if (e->ev.icmp_type >= 0)
@@ -115,8 +124,9 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 static bool same(const struct netlog_event *a, const struct netlog_event *b)
 {
   return a->kind == b->kind && a->inbound == b->inbound && a->spoofed == b->spoofed &&
-         a->routed == b->routed && a->proto == b->proto && a->port == b->port &&
-         a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0;
+         a->routed == b->routed && a->proto == b->proto && a->ipproto == b->ipproto &&
+         a->port == b->port && a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0 &&
+         strcmp(a->src, b->src) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

@@ -1015,3 +1015,20 @@ dns_queries() {
 	sleep 0.2
 	[ -n "$(records 'select(.kind == "dns" and .name == "AlLoWeD.TeSt")')" ] || fail "$(records 'select(.kind == "dns")')"
 }
+
+@test "egress: udplite-record: UDP-Lite flows and refusals are recorded with their protocol and port" {
+	egress_run
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *203.0.113.10* ]] || fail "$output"
+	# socat's generic socket: AF_INET, SOCK_DGRAM, protocol 136, sockaddr data (port, address).
+	# Before the fix both were "proto":"other" with no port: one record for every port
+	run in_ctr sh -c 'echo a | socat -u - SOCKET-SENDTO:2:2:136:x15b3c63364140000000000000000'
+	[ "$status" -ne 0 ] || fail "UDP-Lite to a refused address was sent"
+	in_ctr sh -c 'echo b | socat -u - SOCKET-SENDTO:2:2:136:x15b3cb00710a0000000000000000'
+	in_ctr sh -c 'echo c | socat -u - SOCKET-SENDTO:2:2:136:x1a0acb00710a0000000000000000'
+	sleep 0.3
+	[ -n "$(records 'select(.kind == "denied" and .dst == "198.51.100.20" and .proto == "udplite" and .port == 5555)')" ] ||
+		fail "$(records 'select(.kind == "denied" or .kind == "flow")')"
+	[ "$(records 'select(.kind == "flow" and .dst == "203.0.113.10" and .proto == "udplite") | .port' | sort -n | tr '\n' ' ')" = "5555 6666 " ] ||
+		fail "$(records 'select(.kind == "flow")')"
+}

@@ -69,6 +69,16 @@ static void test_parse(void)
                strcmp(ev.proto, "udp") == 0 && ev.port == 5555,
            "a routing header is walked and said");
   }
+  {
+    uint8_t lite[28] = {0x45, [9] = 136, [16] = 203, 0, 113, 10, [22] = 0x15, [23] = 0xb3};
+    uint8_t gre[24] = {0x45, [9] = 47, [16] = 203, 0, 113, 10};
+    tap_ok(netlog_parse(lite, sizeof lite, EGRESS_LOG_FLOW_PREFIX, &ev) &&
+               strcmp(ev.proto, "udplite") == 0 && ev.port == 5555,
+           "UDP-Lite is named, with its port");
+    tap_ok(netlog_parse(gre, sizeof gre, EGRESS_LOG_FLOW_PREFIX, &ev) &&
+               strcmp(ev.proto, "other") == 0 && ev.ipproto == 47 && ev.port == -1,
+           "another protocol keeps its number");
+  }
 }
 
 /* Inbound and outbound of the same addresses are different records, each
