@@ -20,6 +20,8 @@ static const char *proto_name(int p)
     return "icmp";
   case IPPROTO_ICMPV6:
     return "icmpv6";
+  case IPPROTO_IGMP:
+    return "igmp";
   case IPPROTO_SCTP:
     return "sctp";
   case IPPROTO_UDPLITE:

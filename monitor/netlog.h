@@ -31,7 +31,8 @@ struct netlog_event {
   bool spoofed;               /* outbound from an address not the container's (chain spoofed) */
   char src[INET6_ADDRSTRLEN]; /* inbound: the peer; spoofed: the forged source */
   char dst[INET6_ADDRSTRLEN];
-  const char *proto; /* "tcp", "udp", "icmp", "icmpv6", "sctp", "udplite", "dccp", "other" */
+  const char *proto; /* "tcp", "udp", "icmp", "icmpv6", "sctp", "udplite", "dccp", "igmp",
+                        "other" */
   int ipproto;       /* its number (recorded for "other") */
   int port;          /* -1 = none */
   int icmp_type;     /* -1 = none (always for flows) */

@@ -658,6 +658,25 @@ listeners() {
 		fail "deny counter: $(egt_ns "$EGT_CTR" nft list chain inet agentrt deny)"
 }
 
+@test "egress: igmp-leak: IGMP reports (the IPv4 side of mld-leak) never carry a group's bytes to the next hop" {
+	local group=239.103.116.114 secret=ef677472 f=$BUNDLE/sniff
+	# control: the same join in the bare namespace, no policy yet, is seen by the sniffer
+	sniff_start "$f.control"
+	egt_ns "$EGT_CTR" timeout 2.5 socat -u "UDP4-RECV:5001,ip-add-membership=$group:c0" /dev/null || true
+	sniff_stop
+	[[ "$(hex_of "$f.control")" == *$secret* ]] || fail "control: no IGMP report reached the sniffer"
+	egress_run
+	sniff_start "$f"
+	in_ctr timeout 2.5 socat -u "UDP4-RECV:5001,ip-add-membership=$group:c0" /dev/null || true
+	connect 203.0.113.10 443 >/dev/null # allowed: the sniffer must see this one
+	sniff_stop
+	[[ "$(hex_of "$f")" == *cb00710a* ]] || fail "the sniffer saw no allowed packet either"
+	[[ "$(hex_of "$f")" != *$secret* ]] || fail "the group's bytes reached the next hop"
+	sleep 1.2
+	records 'select(.kind == "denied" and .proto == "igmp") | .dst' | grep -qx '"224.0.0.22"' ||
+		fail "no igmp refusal: $(records 'select(.kind == "denied")')"
+}
+
 @test "egress: IPv6: an allowed name's AAAA connects, a denied v6 address is refused at once" {
 	egress_run
 	run connect 2001:db8:203::10 80
