@@ -8,7 +8,7 @@
 #   agentrt-t-ctr-N   the container's (joined by path in config.json, as a pod's would be)
 #                     c0 192.0.2.2/30, default route via 192.0.2.1
 #   agentrt-t-inet-N  the internet: 203.0.113.10 (:80, :443), 198.51.100.20 (:80),
-#                     169.254.169.254 (:80, metadata canary), dnsmasq upstream 192.0.2.53
+#                     169.254.169.254 and fd00:ec2::254 (:80, metadata canaries), dnsmasq upstream 192.0.2.53
 #                     (allowed.test, denied.test, rebind.test -> 10.0.0.1), a rogue
 #                     resolver 192.0.2.99 that answers everything and logs it
 #   agentrt-t-host-N  plays the host: agentrt runs in it (nsenter --net), so the egress
@@ -35,7 +35,7 @@ egt_network() {
 	# driver, and lo delivers locally just the same
 	fake_links "$EGT_CTR" "$EGT_INET" "$EGT_HOST" \
 		203.0.113.10 198.51.100.20 192.0.2.53 192.0.2.54 192.0.2.99 169.254.169.254 \
-		2001:db8:203::10 2001:db8:198::20
+		2001:db8:203::10 2001:db8:198::20 fd00:ec2::254
 }
 
 egt_servers() {
@@ -51,7 +51,7 @@ egt_servers() {
 		SYSTEM:'for i in $(seq 150); do echo tick; sleep 0.2; done'
 	egt_bg "$EGT_INET" socat "TCP6-LISTEN:8000,bind=[2001:db8:203::10],fork,reuseaddr" \
 		SYSTEM:'for i in $(seq 150); do echo tick; sleep 0.2; done'
-	for l in 2001:db8:203::10/80/allowed6-80 2001:db8:198::20/80/denied6-80; do
+	for l in 2001:db8:203::10/80/allowed6-80 2001:db8:198::20/80/denied6-80 fd00:ec2::254/80/metadata6; do
 		IFS=/ read -r addr port word <<<"$l"
 		egt_bg "$EGT_INET" socat "TCP6-LISTEN:$port,bind=[$addr],fork,reuseaddr" \
 			SYSTEM:"echo hello-$word"
@@ -268,7 +268,7 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 # ---------------------------------------------------------------- tests
 
 @test "egress: baseline, the fake internet is reachable without a policy" {
-	for hp in "203.0.113.10 80" "203.0.113.10 443" "198.51.100.20 80" "169.254.169.254 80"; do
+	for hp in "203.0.113.10 80" "203.0.113.10 443" "198.51.100.20 80" "169.254.169.254 80" "fd00:ec2::254 80"; do
 		run egt_ns "$EGT_CTR" busybox nc -w 2 $hp </dev/null
 		[[ "$output" == hello-* ]] || fail "baseline $hp: $output"
 	done
@@ -351,6 +351,10 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 @test "egress: the metadata address is unreachable (H17)" {
 	egress_run
 	refused_fast 169.254.169.254 80
+	# and EC2's IPv6 one, and a link-local peer
+	refused_fast fd00:ec2::254 80
+	run in_ctr sh -c 'echo x | socat -u - "UDP6-SENDTO:[fe80::1%c0]:9999"'
+	[ "$status" -ne 0 ] || fail "fe80::1 was sent to"
 	run in_ctr wget -T 2 -q -O- http://169.254.169.254/
 	[ "$status" -ne 0 ]
 	[[ "$output" != *hello-metadata* ]] || fail "$output"
