@@ -956,8 +956,8 @@ int monitor_files_open(struct monitor *m, const char *workspace, struct error *e
     goto fail;
   }
   if (f->per_dir) {
-    f->dir_mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_ONDIR | FAN_EVENT_ON_CHILD |
-                  FAN_MOVED_FROM | FAN_MOVED_TO;
+    f->dir_mask = FAN_CREATE | FAN_DELETE | FAN_MODIFY | FAN_ATTRIB | FAN_CLOSE_WRITE | FAN_ONDIR |
+                  FAN_EVENT_ON_CHILD | FAN_MOVED_FROM | FAN_MOVED_TO;
     f->have_rename = false;
     if (mark_dir(f, f->base_fd, "") < 0) {
       error_errno(err, "fanotify_mark the upper layer of workspace `%s`", workspace);

@@ -158,6 +158,7 @@ sbx_out() {
 	local net n trail
 	mkdir -p "$SBX/ws/lower/sub"
 	echo a >"$SBX/ws/lower/sub/gone.txt"
+	echo 'echo hi' >"$SBX/ws/lower/sub/tool.sh"
 	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/lower"
 	for net in none allow; do
 		n=fr$net
@@ -174,7 +175,8 @@ sbx_out() {
 			i=0; while [ $i -lt 1500 ]; do mkdir f$i && rmdir f$i; i=$((i + 1)); done
 			mkdir -p late/x && echo late >late/x/late.txt
 			echo more >>file.txt
-			rm lower/sub/gone.txt'
+			rm lower/sub/gone.txt
+			chmod +x lower/sub/tool.sh'
 		[ "$status" -eq 0 ] || fail "$net: $output"
 		[[ "$output" != *"no file records"* ]] || fail "$net: $output"
 		trail=$SBX/trail-$n.json
@@ -188,7 +190,8 @@ sbx_out() {
 				fail "$net: $(jq -c -s 'map(select(.kind == "audit_error"))' "$trail")"
 		fi
 		for want in "bottom.txt create" "mv2/in/after.txt create" "late/x/late.txt create" \
-			"file.txt modify" "lower/sub/gone.txt delete" "mv1 moved_from" "mv2 moved_to"; do
+			"file.txt modify" "lower/sub/gone.txt delete" "mv1 moved_from" "mv2 moved_to" \
+			"lower/sub/tool.sh attrib"; do
 			jq -e -s --arg p "$SBX/ws/" --arg f "${want% *}" --arg op "${want#* }" \
 				'map(select(.kind == "file" and (.path | startswith($p)) and (.path | endswith("/" + $f)) and (.ops | index($op)))) | length == 1' \
 				"$trail" >/dev/null || fail "$net: no record: $want: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$trail" | cut -c1-3000)"
