@@ -131,7 +131,12 @@ static void add_file(struct audit_summary *s, yajl_val v)
 {
   const char *path = get_str(v, "path");
   yajl_val ops = get(v, "ops", yajl_t_array);
+  long long n = get_int(v, "coalesced", 0);
 
+  if (n > 0) { /* a counted record: n changes under a flood, their paths not kept */
+    s->files.dropped += (size_t)n;
+    return;
+  }
   if (path == NULL)
     return;
   list_add(&s->files, path, NULL, 1);

@@ -569,7 +569,7 @@ static void open_root_sources(struct monitor *m, const struct monitor_opts *o, s
   if (m->have_proc)
     add_name(names, "process");
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
-    if (monitor_files_open(m, p->workspace.path, &err) < 0) {
+    if (monitor_files_open(m, p->workspace.path, p->workspace.review_protected, &err) < 0) {
       monitor_error(m, "file", &err);
       add_warning(
           m, xfmt("audit: no file records for workspace `%s`: %s", p->workspace.path, err.msg));

@@ -141,6 +141,7 @@ struct dir_mark {
 struct files {
   int fan, ws_fd, base_fd, fd_dir;
   char *ws_path;        /* inside the container, e.g. /workspace */
+  char **protected;     /* the review's list: never coalesced (emit) */
   char base_link[4096]; /* the watched tree as our /proc/self/fd shows it */
   size_t base_link_len;
   size_t keep_len;         /* never ignored: base_link[0, keep_len) and below,
@@ -472,11 +473,40 @@ static bool classify(const struct files *f, struct pending_file *p)
   return p->n_ops > 0;
 }
 
+/* Would the review hold this change back (workspace/protect.c)? */
+static bool is_protected(const struct files *f, const struct pending_file *p)
+{
+  size_t n = strcmp(f->ws_path, "/") == 0 ? 0 : strlen(f->ws_path);
+  enum ws_ftype type = p->dir ? WS_T_DIR : WS_T_FILE;
+  const char *const paths[3] = {p->path, p->from, p->to};
+  const char *pat;
+
+  for (int i = 0; i < 3; i++) {
+    const char *rel = paths[i];
+    if (rel == NULL || strncmp(rel, f->ws_path, n) != 0)
+      continue;
+    rel += n;
+    while (*rel == '/')
+      rel++;
+    if (*rel != '\0' && ws_protect_reason(rel, type, i == 1 || (i == 0 && has_op(p, OP_DELETE)),
+                                          f->protected, &pat) != NULL)
+      return true;
+  }
+  return false;
+}
+
 static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 {
   struct jbuf b = {0};
 
   if (f->overlay && !classify(f, p))
+    goto out;
+  /* Under a flood of changes (a loop making files with new names), records
+   * beyond a rate are counted, not written one by one, so that they cannot
+   * rotate the trail's earlier evidence out (monitor_flood.c); a change the
+   * review would hold back (git's configuration, hooks, the files host
+   * tools load) is always written in full. */
+  if (!is_protected(f, p) && !monitor_flood_admit_n(m, "file", "", "", NULL, p->pid, 1))
     goto out;
   /* after classify: a copy-up's create is not the agent's */
   if (has_op(p, OP_CLOSE_WRITE) && (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE)))
@@ -885,17 +915,20 @@ static void files_free(struct files *f)
     close(f->fd_dir);
   ws_layers_close(&f->layers);
   dirs_free(f);
+  strv_free(f->protected);
   free(f->ws_path);
   free(f);
 }
 
-int monitor_files_open(struct monitor *m, const char *workspace, struct error *err)
+int monitor_files_open(struct monitor *m, const char *workspace, char *const *protected,
+                       struct error *err)
 {
   struct files *f = xmalloc0(sizeof *f);
   struct statfs sfs;
 
   f->fan = f->ws_fd = f->base_fd = f->fd_dir = f->layers.hostfd = -1;
   f->ws_path = xstrdup(workspace);
+  f->protected = strv_dup(protected);
   if (FAILPOINT_FAILS("monitor-files-open")) {
     error_set(err, EOPNOTSUPP, "fanotify_init: failpoint");
     goto fail;

@@ -112,7 +112,10 @@ void monitor_proc_close(struct monitor *m);
 /* The kernel sends a process's exit event after it wakes the process's
  * pidfd: wait up to ms for the init's (m->have_exit) once its pidfd fired. */
 void monitor_proc_await_exit(struct monitor *m, int ms);
-int monitor_files_open(struct monitor *m, const char *workspace, struct error *err);
+/* protected: the profile's review list (workspace/protect.c): changes to
+ * such paths are always recorded in full, also under a flood. */
+int monitor_files_open(struct monitor *m, const char *workspace, char *const *protected,
+                       struct error *err);
 void monitor_files_release(struct monitor *m);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
 /* the channel on which the init sends its seccomp listener (or "OFF why");

@@ -147,6 +147,41 @@ file_ops() {
 	[ "$(cat "$HOSTDIR/run.sh")" = "$(printf '#!/bin/sh\necho hi')" ] && [ ! -x "$HOSTDIR/run.sh" ]
 }
 
+@test "audit-evidence: file-flood-rotation: files made with new names by the thousand cannot rotate earlier evidence out, and a protected file amid them is recorded in full" {
+	# a 1 MiB trail (its first file 128 KiB): 12,000 file records of ~250 bytes each were three
+	# times that, and retention removed every file after the first, the evidence's too
+	# (declared as dropped, but gone)
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-file-flood", "extends": "agent", "audit": { "maxSize": "1m" } }
+	JSON
+	bind_workspace
+	set_cmd 'cd /workspace && i=0; while [ $i -lt 1000 ]; do : >pre$i; i=$((i + 1)); done
+		sleep 1.2; echo secret >evidence.txt; sleep 1.2
+		i=0; while [ $i -lt 12000 ]; do : >f$i; i=$((i + 1))
+			[ $i -ne 6000 ] || echo "export X=1" >.envrc; done
+		sleep 1.5; echo done >last.txt'
+	timeout --kill-after=5 200 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	json=$(ra audit --format json "$ID")
+	for f in evidence.txt .envrc; do
+		jq -se --arg p "/workspace/$f" 'any(.[]; .kind == "file" and .path == $p)' <<<"$json" >/dev/null ||
+			fail "no record of $f"
+	done
+	# honest counts: the full file records and the counted ones add up to every file made
+	full=$(jq -s '[.[] | select(.kind == "file" and .path != null and (.path | test("^/workspace/(pre|f)[0-9]+$")))] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "file" and .coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# $full full records, $counted counted" >&3
+	[ "$counted" -gt 0 ] || fail "nothing coalesced"
+	[ $((full + counted)) -ge 13000 ] || fail "full $full + counted $counted of 13000"
+	run ra audit --summary "$ID"
+	assert_output_contains "events coalesced into"
+	assert_output_contains "files changed ("
+	grep -q "^files changed ([0-9]*+)" <<<"$output" || fail "the file list does not say it is partial: $output"
+}
+
 @test "audit-evidence: mmap-unrecorded: a host file changed only through a shared mapping leaves a record" {
 	bind_workspace
 	echo original >"$HOSTDIR/m.txt"
