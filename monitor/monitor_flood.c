@@ -15,6 +15,9 @@
  * "flow" per direction, each standing for the events it counts (a netlog
  * record's packets), so a flood of lookups of random names or of packets to
  * random ports cannot rotate the trail's earlier evidence out either.
+ * File changes ("file", no program: the kernel does not say which one made
+ * them) are one bucket; a change the review would hold back is written in
+ * full whatever the bucket says (monitor_files.c).
  */
 #include <stdio.h>
 #include <string.h>
