@@ -477,17 +477,27 @@ static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p)
   rule_simple(b, "output", NFT_GOTO, "deny", "goto deny");
 }
 
-static void rules_deny(struct nft_batch_buf *b, int log_group)
+/* The first rule of a chain that ends a packet: counted, and logged to the
+ * monitor's group (when there is one) with prefix. */
+static void rule_count_log(struct nft_batch_buf *b, const char *chain, int log_group,
+                           const char *prefix)
 {
-  struct nftnl_rule *r = rule_new("deny");
+  struct nftnl_rule *r = rule_new(chain);
 
   expr(r, "counter");
   if (log_group >= 0) {
     struct nftnl_expr *e = expr(r, "log");
     nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
-    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_DENY_PREFIX);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
   }
   rule_emit(b, r, "counter log");
+}
+
+static void rules_deny(struct nft_batch_buf *b, int log_group)
+{
+  struct nftnl_rule *r;
+
+  rule_count_log(b, "deny", log_group, EGRESS_LOG_DENY_PREFIX);
   r = rule_new("deny");
   meta(r, NFT_META_L4PROTO, NFT_REG_1);
   cmp_u8(r, IPPROTO_TCP);
@@ -503,15 +513,7 @@ static void rules_deny(struct nft_batch_buf *b, int log_group)
  * (an ICMP error would go to the spoofed source). */
 static void rules_spoofed(struct nft_batch_buf *b, int log_group)
 {
-  struct nftnl_rule *r = rule_new("spoofed");
-
-  expr(r, "counter");
-  if (log_group >= 0) {
-    struct nftnl_expr *e = expr(r, "log");
-    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
-    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, EGRESS_LOG_SPOOF_PREFIX);
-  }
-  rule_emit(b, r, "counter log");
+  rule_count_log(b, "spoofed", log_group, EGRESS_LOG_SPOOF_PREFIX);
   rule_simple(b, "spoofed", NF_DROP, NULL, "drop");
 }
 
