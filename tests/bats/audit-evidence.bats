@@ -51,6 +51,14 @@ bind_workspace() {
 	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$HOSTDIR\", \"options\": [\"rbind\", \"rw\"]}]"
 }
 
+# wait_ready: until the trail has the container's /workspace/ready (up to 10 s)
+wait_ready() {
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/ready)" ] && return
+		sleep 0.1
+	done
+}
+
 # file_ops ID PATH: the ops of PATH's file records, one JSON array a line
 file_ops() {
 	ra audit --format json --kind file "$1" | jq -c --arg p "$2" 'select(.path == $p) | .ops'
@@ -64,10 +72,7 @@ file_ops() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	! grep -qi "warning" "$BUNDLE/$ID.err" || fail "warning at create: $(cat "$BUNDLE/$ID.err")"
-	for _ in $(seq 100); do
-		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
-		sleep 0.1
-	done
+	wait_ready
 	run rt exec "$ID" sh -c 'cd /workspace/x/y && echo e >from-exec.txt && mv from-exec.txt renamed.txt &&
 		rm /workspace/data/deep/gone.txt'
 	[ "$status" -eq 0 ] || fail "exec: $output"
@@ -124,10 +129,7 @@ file_ops() {
 		mkdir d && chmod 0700 d && touch /workspace/ready && sleep 30'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	for _ in $(seq 100); do
-		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
-		sleep 0.1
-	done
+	wait_ready
 	run rt exec "$ID" chmod 0600 /workspace/b.txt
 	[ "$status" -eq 0 ] || fail "exec: $output"
 	run ra workspace "$ID" diff
@@ -189,10 +191,7 @@ file_ops() {
 	set_cmd 'touch /workspace/ready; sleep 30'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	for _ in $(seq 100); do
-		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
-		sleep 0.1
-	done
+	wait_ready
 	# no write(2): fanotify has no modify for it, and before the fix nothing else was marked,
 	# so the change commit applies left no record at all
 	run rt exec "$ID" mmap-write /workspace/m.txt CHANGED
@@ -227,10 +226,7 @@ file_ops() {
 	set_cmd 'sh /names.sh'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	for _ in $(seq 100); do
-		[ -n "$(file_ops "$ID" /workspace/ready)" ] && break
-		sleep 0.1
-	done
+	wait_ready
 	rt kill "$ID" KILL
 	wait_for_status "$ID" stopped 20
 	ra delete "$ID"
