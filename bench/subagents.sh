@@ -59,28 +59,13 @@ jq '.process.args = ["/bin/true"] | del(.linux.cgroupsPath)' "$work/h/config.jso
 mv "$work/c.json" "$work/h/config.json"
 "$rt" --root "$root" --profile agent run -d --bundle "$work/b" parent </dev/null >/dev/null 2>&1
 
-python3 - "$rt" "$root" "$rounds" "$work/h" >"$work/report" <<'PY'
-import signal, statistics, subprocess, sys, time
+python3 - "$rt" "$root" "$rounds" "$work/h" "$here" >"$work/report" <<'PY'
+import statistics, subprocess, sys
 rt, root, rounds, hb = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+sys.dont_write_bytecode = True  # nothing written into the tree
+sys.path.insert(0, sys.argv[5])
+from timed import timed as t  # a blocking wait: bench/timed.py says why
 A = [rt, "--root", root, "--profile", "agent"]
-# blocking waitpid, a hang ended by an alarm (subprocess.run(timeout=...) polls with
-# doubling sleeps, which rounds every time up to 0.5, 1.5, 3.5, 7.5, 15.5 ms ...)
-child = None
-def on_alarm(sig, frame):
-    if child is not None:
-        child.kill()
-signal.signal(signal.SIGALRM, on_alarm)
-def t(argv):
-    global child
-    signal.alarm(60)
-    s = time.perf_counter()
-    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    rc = child.wait()
-    d = (time.perf_counter() - s) * 1000
-    signal.alarm(0)
-    child = None
-    return d, rc
 def sub_once(i):
     e, rc0 = t(A + ["exec", "parent", "/bin/true"])
     s, rc1 = t(A + ["exec", "parent", "/run/agentrt/bin/agentrt", "sub", "run", "--name",
