@@ -119,8 +119,9 @@ int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
 
 struct staged {
   const struct ws_change *c;
-  int pfd;   /* O_PATH fd of the host parent (shared: see parent_fd) */
-  char *tmp; /* temporary name in pfd, NULL for directories and deletions */
+  int pfd;       /* O_PATH fd of the host parent (shared: see parent_fd) */
+  char *tmp;     /* temporary name in pfd, NULL for directories and deletions */
+  bool dir_done; /* a directory in place: its mode is set at the end */
 };
 
 struct applier {
@@ -361,13 +362,12 @@ static int finish_one(struct applier *a, struct staged *s)
     return remove_host(a, c->path);
   parent = ws_split_path(c->path, &base);
   if (c->type == WS_T_DIR) {
-    cleanup_close int dfd = -1;
     if (fstatat(s->pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
         (unlinkat(s->pfd, base, 0) < 0 || mkdirat(s->pfd, base, 0700) < 0))
       return error_errno(a->err, "commit `%s`: replace the file by a directory", c->path);
-    dfd = ws_open_beneath(s->pfd, base, O_RDONLY | O_DIRECTORY, 0);
-    if (dfd < 0 || fchmod(dfd, c->mode & 01777) < 0)
-      return error_errno(a->err, "commit `%s`: set mode", c->path);
+    /* its mode once everything below it is in place (set_dir_modes): a
+     * user cannot write into a directory of mode 0555 (Go's module cache) */
+    s->dir_done = true;
     return 0;
   }
   if (fstatat(s->pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
@@ -380,6 +380,27 @@ static int finish_one(struct applier *a, struct staged *s)
   if (c->kind == WS_RENAMED)
     r = remove_host(a, c->old_path);
   return r;
+}
+
+/* The modes of the directories committed, the deepest first, after their
+ * contents: through an O_PATH descriptor, so a mode without r or x for the
+ * owner (0311, 0000) is set as well without privilege. */
+static int set_dir_modes(struct applier *a)
+{
+  for (size_t i = a->n; i > 0; i--) {
+    struct staged *s = &a->v[i - 1];
+    cleanup_free char *parent = NULL;
+    cleanup_close int dfd = -1;
+    const char *base;
+
+    if (!s->dir_done)
+      continue;
+    parent = ws_split_path(s->c->path, &base);
+    dfd = ws_open_beneath(s->pfd, base, O_PATH | O_DIRECTORY, 0);
+    if (dfd < 0 || ws_chmod_fd(dfd, s->c->mode & 01777) < 0)
+      return error_errno(a->err, "commit `%s`: set mode", s->c->path);
+  }
+  return 0;
 }
 
 int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct ws_changes *c,
@@ -417,6 +438,8 @@ int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct
     if (ret == 0)
       (*ret_n)++;
   }
+  if (ret == 0)
+    ret = set_dir_modes(&a);
   for (size_t i = 0; i < a.n; i++) {
     if (a.v[i].tmp) /* after a failure in the second pass */
       unlinkat(a.v[i].pfd, a.v[i].tmp, 0);

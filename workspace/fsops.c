@@ -19,7 +19,12 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "os/procfs.h"
 #include "workspace/internal.h"
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
 
 enum ws_ftype ws_mode_type(mode_t m)
 {
@@ -302,6 +307,42 @@ struct rm_ctx {
   dev_t dev;
 };
 
+int ws_chmod_fd(int fd, mode_t mode)
+{
+  char rel[48];
+  int proc;
+
+  if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+    return 0;
+  if (errno != ENOSYS && errno != EINVAL)
+    return -1;
+  /* kernels before 6.6: through the descriptor's procfs link */
+  if ((proc = procfs_root(NULL)) < 0)
+    return -1;
+  snprintf(rel, sizeof rel, "thread-self/fd/%d", fd);
+  return fchmodat(proc, rel, mode, 0);
+}
+
+/* A directory of ours that its owner may not list or empty: overlayfs makes
+ * its work/work mode 0 when a user mounts it, Go's module cache is 0555, an
+ * agent can chmod 000 its own.  Without CAP_DAC_OVERRIDE nothing below it
+ * could be removed, so it is made 0700 first: through a descriptor of that
+ * directory (O_NOFOLLOW, checked to be the inode seen), never by a path a
+ * rename could turn into a symlink meanwhile.  When that fails, the walk
+ * reports the directory it cannot open. */
+static void rm_unlock_dir(int dirfd, const char *name, const struct stat *st)
+{
+  cleanup_close int fd = -1;
+  struct stat now;
+
+  if ((st->st_mode & 0700) == 0700 || st->st_uid != geteuid() || geteuid() == 0)
+    return;
+  fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev)
+    return;
+  (void)!ws_chmod_fd(fd, 0700);
+}
+
 static int rm_entry(void *vctx, int dirfd, const char *name, const struct stat *st,
                     const char *path, size_t depth)
 {
@@ -312,8 +353,10 @@ static int rm_entry(void *vctx, int dirfd, const char *name, const struct stat *
       c->first_errno = EXDEV; /* another file system mounted here: never entered */
     return 0;
   }
-  if (S_ISDIR(st->st_mode))
+  if (S_ISDIR(st->st_mode)) {
+    rm_unlock_dir(dirfd, name, st);
     return 1;
+  }
   if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT && c->first_errno == 0)
     c->first_errno = errno;
   return 0;
@@ -346,6 +389,7 @@ int ws_rm_tree(int dirfd, const char *name)
     return -1;
   }
   c.dev = st.st_dev;
+  rm_unlock_dir(dirfd, name, &st);
   if (ws_walk(dirfd, name, &w) < 0 && c.first_errno == 0)
     c.first_errno = errno ? errno : EIO;
   if (c.first_errno) {

@@ -30,6 +30,9 @@ void ws_tree_size(int dirfd, const char *name, uint64_t *ret_files, uint64_t *re
  * remove and removes everything else; -1 (errno of the first failure) when
  * something is left.  ENOENT is success. */
 int ws_rm_tree(int dirfd, const char *name);
+/* chmod the file of fd, an O_PATH descriptor too (fchmodat2, or its procfs
+ * link on kernels before 6.6). */
+int ws_chmod_fd(int fd, mode_t mode);
 /* The walks keep one fd per directory level: raise RLIMIT_NOFILE to what we
  * may (the hard limit, for root up to fs.nr_open).  Only `agentrt workspace`
  * calls it: a container created by this process must not inherit it. */

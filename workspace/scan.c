@@ -271,7 +271,7 @@ static int visit_dir(struct scan *s, struct level *p, size_t top, const char *na
                      const struct stat *hst)
 {
   struct level sub = {.hostfd = -1, .hs = H_NONE, .path_len = strlen(s->path)};
-  bool stopped = false;
+  bool stopped = false, in_layer = true;
   struct stat st;
 
   if (fstatat(p->fds[top], name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -292,6 +292,7 @@ static int visit_dir(struct scan *s, struct level *p, size_t top, const char *na
     stopped = e == WS_E_OPAQUE_DIR;
   }
   if (hst && S_ISDIR(hst->st_mode)) {
+    in_layer = false;
     sub.hostfd = ws_open_dir(p->hostfd, name);
     if (sub.hostfd < 0)
       goto fail_open;
@@ -312,6 +313,11 @@ fail_open:
   if (errno == EMFILE || errno == ENFILE)
     error_set(s->err, errno, "workspace scan: `%s`: nested deeper than the open-file limit allows",
               s->path);
+  else if (errno == EACCES && in_layer && geteuid() != 0)
+    error_set(s->err, EACCES,
+              "workspace scan: `%s` cannot be listed (mode %04o, set inside the sandbox): a "
+              "review needs to read it; discard drops the changes",
+              s->path, (unsigned)(st.st_mode & 07777));
   else
     error_errno(s->err, "workspace scan: open `%s`", s->path);
 fail:

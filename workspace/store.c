@@ -557,10 +557,29 @@ int workspace_purge(const char *root, const char *id, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR);
   cleanup_close int fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int idfd = -1;
+  char **names = NULL;
+  size_t n = 0;
 
   if (!ws_valid_name(id))
     return error_set(err, EINVAL, "workspace `%s`: invalid id", id);
-  if (fd < 0 || ws_rm_tree(fd, id) < 0)
+  if (fd < 0)
+    return error_errno(err, "workspace `%s`: purge", id);
+  /* meta.json last: a purge that fails half way leaves a workspace that is
+   * still found by its id, and purged by the next try */
+  idfd = openat(fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (idfd >= 0 && ws_list_dir(idfd, &names, &n) == 0) {
+    for (size_t i = 0; i < n; i++) {
+      if (strcmp(names[i], "meta.json") != 0 && ws_rm_tree(idfd, names[i]) < 0) {
+        int saved = errno;
+        error_set(err, saved, "workspace `%s`: purge `%s`: %s", id, names[i], strerror(saved));
+        strv_free(names);
+        return -1;
+      }
+    }
+    strv_free(names);
+  }
+  if (ws_rm_tree(fd, id) < 0)
     return error_errno(err, "workspace `%s`: purge", id);
   return 0;
 }

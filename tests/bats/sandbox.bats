@@ -128,6 +128,61 @@ sbx_out() {
 	as_user "$AGENTRT" workspace ws1 purge >/dev/null 2>&1 || true
 }
 
+# A user has no CAP_DAC_OVERRIDE: overlayfs makes the work dir's work/ mode 0 when a user mounts
+# it, Go's module cache is 0555, and an agent can chmod 000 its own directories.  `purge` and
+# `discard` then failed with "Permission denied" after every user's sandbox, having removed
+# meta.json first, so the rest (its work/ dir, the agent's files) stayed behind under a
+# workspace no command could name any more.  And a directory the agent made unreadable stopped
+# the review with a bare "open: Permission denied".
+@test "sandbox: a user's purge and discard remove what the agent made unremovable (regression: purge left work/work and the agent's files)" {
+	local wsd
+	run sbx --name pg0 -- sh -c 'mkdir -p locked/in ro/mod/pkg wx; echo x >locked/in/f
+		echo y >ro/mod/pkg/g.go; echo z >wx/h; chmod 000 locked; chmod 0555 ro/mod/pkg ro/mod ro; chmod 0311 wx'
+	[ "$status" -eq 0 ] || fail "$output"
+	wsd=$(find "$SBX/home/.local/share/agentrt" -maxdepth 4 -type d -path '*/.workspaces/pg0')
+	[ -n "$wsd" ] && [ -d "$wsd/work/work" ] || fail "no workspace dir: $wsd"
+	# the review says which directory it cannot read and what to do, not a bare errno
+	run as_user "$AGENTRT" workspace pg0 diff
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'`locked` cannot be listed (mode 0000, set inside the sandbox)'* ]] || fail "$output"
+	run as_user "$AGENTRT" workspace pg0 discard
+	[ "$status" -eq 0 ] || fail "discard: $output"
+	[ -z "$(ls -A "$wsd/upper")" ] || fail "discard left: $(ls -A "$wsd/upper")"
+	run as_user "$AGENTRT" workspace pg0 diff
+	[ "$status" -eq 0 ] || fail "diff after discard: $output"
+	# a second sandbox in the same workspace, then purge: nothing of it stays
+	run sbx --name pg1 -- sh -c 'mkdir -p a/b; chmod 000 a'
+	[ "$status" -eq 0 ] || fail "$output"
+	for id in pg0 pg1; do
+		run as_user "$AGENTRT" workspace "$id" purge
+		[ "$status" -eq 0 ] || fail "purge $id: $output"
+		[ ! -e "${wsd%/*}/$id" ] || fail "purge $id left: $(find "${wsd%/*}/$id" | head)"
+	done
+	# the host directory was never touched
+	[ ! -e "$SBX/ws/locked" ] && [ ! -e "$SBX/ws/a" ]
+}
+
+# Go's module cache is read-only (0555 directories).  A user's commit set each directory's mode
+# before writing into it: the first file below a 0555 directory failed ("Permission denied"),
+# half the tree and a `.agentrt-ws.*` temporary file stayed in the user's directory.  Modes are
+# set after the contents now, the deepest first.
+@test "sandbox: a user commits a read-only tree such as Go's module cache (regression: commit stopped half way, a temporary file left)" {
+	run sbx --name ro1 -- sh -c 'mkdir -p gomod/cache/mod/x@v1/sub; echo "package x" >gomod/cache/mod/x@v1/sub/x.go
+		echo go >gomod/cache/mod/x@v1/go.mod; chmod -R a-w gomod; chmod 0711 gomod/cache'
+	[ "$status" -eq 0 ] || fail "$output"
+	run as_user "$AGENTRT" workspace ro1 commit
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(cat "$SBX/ws/gomod/cache/mod/x@v1/sub/x.go")" = "package x" ]
+	[ "$(stat -c %a "$SBX/ws/gomod/cache/mod/x@v1/sub")" = 555 ]
+	[ "$(stat -c %a "$SBX/ws/gomod/cache")" = 711 ]
+	[ "$(stat -c %a "$SBX/ws/gomod/cache/mod/x@v1/go.mod")" = 444 ]
+	[ -z "$(find "$SBX/ws" -name '.agentrt-ws.*')" ] || fail "left: $(find "$SBX/ws" -name '.agentrt-ws.*')"
+	run as_user "$AGENTRT" workspace ro1 diff
+	[ "$status" -eq 0 ] && [[ "$output" == *"no changes to"* ]] || fail "diff after commit: $output"
+	as_user "$AGENTRT" workspace ro1 purge >/dev/null
+	chmod -R u+w "$SBX/ws/gomod"
+}
+
 @test "sandbox: --write-through writes the host directory, protected paths stay read-only" {
 	mkdir -p "$SBX/ws/.git/hooks"
 	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/.git"
