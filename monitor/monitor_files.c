@@ -714,6 +714,47 @@ static int mark_dir(struct files *f, int fd, const char *rel)
   return 1;
 }
 
+/* A file found in a directory marked late: one made by a copy-up in the
+ * same system call as the change (`echo x >>a/b/f` where a/b was only in
+ * a lower layer), so that none of the change's events came.  Its change is
+ * told from the lower file it was copied from: FAN_CREATE where there is
+ * none (new, or over a whiteout), a mode that differs FAN_ATTRIB, a size or
+ * mtime that differs FAN_MODIFY (a copy-up keeps the mtime), and 0 for a
+ * copy-up that changed neither (opened for writing, nothing written). */
+static uint64_t late_file_ops(const struct files *f, int dfd, const char *rel, const char *name)
+{
+  struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                    RESOLVE_NO_XDEV};
+  cleanup_free char *lrel = *rel ? xfmt("%s/%s", rel + 1, name) : xstrdup(name);
+  struct stat up, lo;
+  uint64_t ops = 0;
+
+  if (!f->overlay || fstatat(dfd, name, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
+      (S_ISCHR(up.st_mode) && up.st_rdev == makedev(0, 0)))
+    return FAN_CREATE; /* a whiteout: classify() makes it a delete */
+  for (size_t i = 1; i <= f->layers.n; i++) {
+    int layer = i < f->layers.n ? f->layers.fds[i] : f->layers.hostfd;
+    cleanup_close int fd = -1;
+    if (layer < 0)
+      continue;
+    fd = (int)syscall(SYS_openat2, layer, lrel, &how, sizeof how);
+    if (fd < 0)
+      continue;
+    if (fstat(fd, &lo) < 0 || (S_ISCHR(lo.st_mode) && lo.st_rdev == makedev(0, 0)))
+      return FAN_CREATE;
+    if ((up.st_mode & S_IFMT) != (lo.st_mode & S_IFMT))
+      return FAN_CREATE | FAN_MODIFY;
+    if ((up.st_mode & 07777) != (lo.st_mode & 07777))
+      ops |= FAN_ATTRIB;
+    if (up.st_size != lo.st_size || up.st_mtim.tv_sec != lo.st_mtim.tv_sec ||
+        up.st_mtim.tv_nsec != lo.st_mtim.tv_nsec)
+      ops |= FAN_MODIFY;
+    return ops;
+  }
+  return FAN_CREATE;
+}
+
 /* A directory that appeared in upper at rel (made, moved in from the
  * overlay's work dir, or moved inside upper), and every directory below it,
  * one at a time from a list (no recursion: the agent chooses the depth).
@@ -767,7 +808,10 @@ static void mark_tree(struct monitor *m, struct files *f, const char *top, bool 
       }
       if (note_content && r == 1) {
         cleanup_free char *path = entry_path(f, rel, e->d_name);
-        note(m, f, path, FAN_CREATE | (e->d_type == DT_DIR ? FAN_ONDIR : 0), 0);
+        uint64_t ops = e->d_type == DT_DIR ? FAN_CREATE | FAN_ONDIR
+                                           : late_file_ops(f, dirfd(d), rel, e->d_name);
+        if (ops != 0)
+          note(m, f, path, ops, 0);
       }
     }
     closedir(d);

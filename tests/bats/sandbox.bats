@@ -263,6 +263,35 @@ sbx_out() {
 	done
 }
 
+# A user's monitor marks upper's directories one by one, after it sees them appear.  A change to
+# a host file whose directory exists only in the lower layer copies that directory up and changes
+# the file in one system call (`echo x >>a/b/f`): none of its events could come, and the scan of
+# the new directory took the file for a copy-up and dropped it.  Appending to a host file, as the
+# agent's first act in that directory, left no record at all (the review showed it).  A file
+# found in a directory marked late is compared with the lower file it was copied from.
+@test "sandbox: leak: a host file changed in the system call that copies its directory up is recorded (user)" {
+	local d
+	for d in a b c e; do mkdir -p "$SBX/ws/l/$d/in"; done
+	echo orig >"$SBX/ws/l/a/in/file"
+	echo 'echo hi' >"$SBX/ws/l/b/in/tool.sh"
+	echo gone >"$SBX/ws/l/c/in/gone"
+	echo long >"$SBX/ws/l/e/in/trunc"
+	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/l"
+	run sbx --name late1 -- sh -c 'echo evil >>l/a/in/file; chmod +x l/b/in/tool.sh; rm l/c/in/gone; : >l/e/in/trunc'
+	[ "$status" -eq 0 ] || fail "$output"
+	as_user "$AGENTRT" audit late1 --format json >"$SBX/late1.json" 2>/dev/null
+	for want in "l/a/in/file modify" "l/b/in/tool.sh attrib" "l/c/in/gone delete" "l/e/in/trunc modify"; do
+		jq -e -s --arg p "$SBX/ws/${want% *}" --arg op "${want#* }" \
+			'map(select(.kind == "file" and .path == $p and (.ops | index($op)))) | length == 1' \
+			"$SBX/late1.json" >/dev/null ||
+			fail "no record: $want: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$SBX/late1.json")"
+	done
+	# a copy-up alone is not a change: the directories copied up are not recorded as made
+	jq -e -s --arg p "$SBX/ws/l/a" 'map(select(.kind == "file" and (.path == $p or .path == $p + "/in"))) | length == 0' \
+		"$SBX/late1.json" >/dev/null || fail "copy-up recorded: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$SBX/late1.json")"
+	as_user "$AGENTRT" workspace late1 purge >/dev/null
+}
+
 # A user's monitor knows upper's directories by handle and by path; a directory removed is found
 # by its path (rm -rf of 30,000 directories was 30,000 scans of the whole table: the sandbox's
 # end waited seconds for the monitor).  Entries moved, removed and made again, past the table's
