@@ -413,6 +413,10 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
   const struct secret_store *st = px->o->secrets;
   const char *eol = strstr(head, "\r\n");
   struct jbuf out = {0};
+  /* TRACE (and IIS's TRACK) answers with the request as received: a client
+   * must not put secrets in it (RFC 9110 9.3.8); any case, as servers read it */
+  bool echoes = m->method_len == 5 && (strncasecmp(m->method, "TRACE", 5) == 0 ||
+                                       strncasecmp(m->method, "TRACK", 5) == 0);
 
   *used = NULL;
   jb_raw(&out, head, (size_t)(eol - head) + 2);
@@ -425,7 +429,7 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
     for (size_t k = 0; k < st->n; k++) {
       const struct secret *s = &st->v[k];
       const char *ph = s->def->placeholder, *at = strstr(value, ph);
-      bool here = at != NULL && !plain && http_field_is(f, s->def->header) &&
+      bool here = at != NULL && !plain && !echoes && http_field_is(f, s->def->header) &&
                   profile_secret_host_match(s->def, sni);
 
       if (at == NULL)
@@ -447,8 +451,9 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
         jb_key_str(&b, "host", sni);
         jb_key_strn(&b, "header", f->name, f->name_len);
         jb_key_str(&b, "action",
-                   plain ? "sent unchanged (plain HTTP)"
-                         : "sent unchanged (not the secret's header or host)");
+                   plain    ? "sent unchanged (plain HTTP)"
+                   : echoes ? "sent unchanged (TRACE echoes the request)"
+                            : "sent unchanged (not the secret's header or host)");
         record(px, "secret_placeholder", &b);
         jb_free(&b);
       }
@@ -590,16 +595,21 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       if (http_field_is(&req.f[i], "expect") && req.f[i].value_len == 12 &&
           strncasecmp(req.f[i].value, "100-continue", 12) == 0)
         expect = true;
+    /* From here the head (with the secret) is upstream's: every way out is
+     * recorded, a client that resets before the answer too. */
     out = rewrite_head(px, head, &req, sni, plain, &used);
     if (!s_write(u, out, strlen(out))) {
       explicit_bzero(out, strlen(out));
+      http_record(px, &req, sni, 0, 0, 0, used, "upstream closed during the request");
       return;
     }
     explicit_bzero(out, strlen(out));
-    if (expect && req.body != HTTP_BODY_NONE && !s_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25))
+    if ((expect && req.body != HTTP_BODY_NONE &&
+         !s_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25)) ||
+        !forward_body(c, u, &req, &up)) {
+      http_record(px, &req, sni, 0, up, 0, used, "cut during the request");
       return;
-    if (!forward_body(c, u, &req, &up))
-      return;
+    }
     head_req = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
     for (;;) {
       while ((n = http_response_parse(u->buf, u->len, head_req, &resp, &why)) == 0) {
@@ -614,8 +624,10 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
         reply_error(c, 502, "Bad Gateway", "agentrt egress proxy: malformed response\n");
         return;
       }
-      if (!s_write(c, u->buf, (size_t)n))
+      if (!s_write(c, u->buf, (size_t)n)) {
+        http_record(px, &req, sni, resp.status, up, 0, used, "the client left before the answer");
         return;
+      }
       s_consume(u, (size_t)n);
       if (resp.status / 100 != 1 || resp.status == 101)
         break;

@@ -575,3 +575,54 @@ hello_to() {
 	run rt audit "$ID"
 	[ "$(grep -c 'HelloRetryRequest' <<<"$output")" -eq 1 ] || fail "control refused: $(grep tls_flow <<<"$output")"
 }
+
+# reset_after SECONDS REQUEST: REQUEST ({PH} the placeholder) over TLS to api.example.test from
+# the container's namespace, then a reset (SO_LINGER 0) after SECONDS, before any answer
+reset_after() {
+	local ph
+	ph=$(in_ctr sh -c 'printf %s "$API_TOKEN"')
+	ip netns exec "$PX_CTR" python3 - "$1" "${2//\{PH\}/$ph}" <<-'PYEOF'
+		import socket, ssl, struct, sys, time
+		ctx = ssl.create_default_context()
+		ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+		raw = socket.create_connection(("203.0.113.10", 443), timeout=5)
+		s = ctx.wrap_socket(raw, server_hostname="api.example.test")
+		s.sendall(sys.argv[2].encode().decode("unicode_escape").encode())
+		time.sleep(float(sys.argv[1]))
+		s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+		s.close()
+	PYEOF
+}
+
+@test "secrets-proxy: unrecorded-reset: a request with the secret whose client resets before the answer is recorded" {
+	px_run
+	# the upstream acts on it (answers after 1 s); the client is gone by then
+	reset_after 0.3 'DELETE /delay/resource HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	# a head with the secret and half a body
+	reset_after 0.3 'POST /half HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\nContent-Length: 100\r\n\r\n0123456789'
+	sleep 1.5
+	grep -q "^DELETE /delay/resource" "$PX_DIR/api.log" && grep -q "^POST /half" "$PX_DIR/api.log" &&
+		grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "upstream log: $(cat "$PX_DIR/api.log")"
+	run rt audit "$ID"
+	grep '"kind":"http"' <<<"$output" | grep '"method":"DELETE"' | grep '"path":"/delay/resource"' |
+		grep -q '"secret":"API_TOKEN"' || fail "the DELETE is not in the trail: $(grep '"http"' <<<"$output")"
+	grep '"kind":"http"' <<<"$output" | grep '"method":"POST"' | grep '"path":"/half"' |
+		grep -q '"refused":"cut during the request"' || fail "the POST is not in the trail: $(grep '"http"' <<<"$output")"
+}
+
+@test "secrets-proxy: leak: TRACE echoes the request: no secret put into a TRACE or TRACK, any case" {
+	px_run
+	local m
+	for m in TRACE TRACK trace; do
+		run in_ctr sh -c "curl -sS --max-time 10 -X $m -H \"Authorization: Bearer \$API_TOKEN\" https://api.example.test/echo"
+		[ "$status" -eq 0 ] || fail "curl -X $m: $output"
+		[[ "$output" != *"$SEC_VALUE"* ]] || fail "$m echoed the value: $output"
+		[[ "$output" == *"Authorization: Bearer agentrt-secret-"* ]] || fail "$m not echoed: $output"
+	done
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "the value went out in a TRACE: $(cat "$PX_DIR/api.log")"
+	run rt audit "$ID"
+	[[ "$output" == *'"action":"sent unchanged (TRACE echoes the request)"'* ]] || fail "not recorded"
+	# the control: the same request as GET gets the value
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/echo'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "control: $output"
+}

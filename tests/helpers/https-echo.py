@@ -5,7 +5,8 @@ Every request's head is appended to LOG (host side: the test reads what arrived)
 is JSON with the path, the method, the request body's length and the SHA-256 of the
 Authorization and X-Api-Key values (never the values: the container must not get them back).
 /bulk/N sends N bytes; /sse streams three server-sent events; /ws answers a WebSocket upgrade with 101 and then
-echoes bytes; /slow sends a line every 0.2 s for 30 s.  Plain HTTP when CERT is "-".
+echoes bytes; /slow sends a line every 0.2 s for 30 s; /delay answers after 1 s.
+TRACE answers with the request as received, as Apache does by default.  Plain HTTP when CERT is "-".
 """
 import hashlib, json, socketserver, ssl, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -80,6 +81,8 @@ class H(BaseHTTPRequestHandler):
                 total -= min(total, len(chunk))
             return
         n = self.body()
+        if self.path.startswith("/delay"):
+            time.sleep(1)
         out = json.dumps({"method": self.command, "path": self.path, "body_len": n,
                           "auth_sha256": sha(self.headers.get("Authorization")),
                           "xkey_sha256": sha(self.headers.get("X-Api-Key")),
@@ -92,6 +95,19 @@ class H(BaseHTTPRequestHandler):
             self.wfile.write(out)
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = handle_one
+
+    def do_TRACE(self):
+        """the request as received (Apache's default, TraceEnable on): what a TRACE exposes"""
+        with open(log, "a") as f:
+            f.write("%s %s %s\n%s\n" % (self.command, self.path, self.headers.get("Host"), str(self.headers)))
+        out = ("%s\r\n%s" % (self.requestline, str(self.headers))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "message/http")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    do_TRACK = do_trace = do_TRACE
 
 
 class S(ThreadingHTTPServer):
