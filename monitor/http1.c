@@ -79,7 +79,7 @@ static bool dashed_is(const struct http_field *f, const char *name)
 static int fields(const char *p, const char *end, struct http_msg *m, const char **why)
 {
   bool has_cl = false, has_te = false, conn_upgrade = false, has_upgrade = false;
-  bool keep_alive = false;
+  bool keep_alive = false, websocket = false;
 
   while (p < end) {
     const char *eol = memchr(p, '\r', (size_t)(end - p));
@@ -164,6 +164,9 @@ static int fields(const char *p, const char *end, struct http_msg *m, const char
       m->conn_close |= list_has(f->value, f->value_len, "close");
       keep_alive |= list_has(f->value, f->value_len, "keep-alive");
     } else if (http_field_is(f, "upgrade")) {
+      /* one field naming websocket alone: offered a list, a server may pick
+       * h2c and then read HTTP/2 requests the proxy never sees */
+      websocket = !has_upgrade && f->value_len == 9 && strncasecmp(f->value, "websocket", 9) == 0;
       has_upgrade = true;
     }
     p = eol + 2;
@@ -173,7 +176,7 @@ static int fields(const char *p, const char *end, struct http_msg *m, const char
     return -1;
   }
   m->body = has_te ? HTTP_BODY_CHUNKED : has_cl ? HTTP_BODY_LENGTH : HTTP_BODY_NONE;
-  m->upgrade = has_upgrade && conn_upgrade;
+  m->upgrade = websocket && conn_upgrade;
   if (m->minor == 0 && !keep_alive)
     m->conn_close = true;
   return 0;

@@ -40,7 +40,7 @@ struct http_msg {
   size_t n;
   enum http_body body;
   uint64_t length;
-  bool upgrade;    /* a request with Upgrade (and Connection: upgrade) */
+  bool upgrade;    /* a request with Upgrade: websocket (only) and Connection: upgrade */
   bool conn_close; /* Connection: close, or HTTP/1.0 without keep-alive */
 };
 

@@ -426,6 +426,8 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
 
     if (http_field_is(f, "expect"))
       continue; /* answered by us (100 Continue) */
+    if (!m->upgrade && (http_field_is(f, "upgrade") || http_field_is(f, "http2-settings")))
+      continue; /* an upgrade to other than WebSocket (h2c): HTTP/1.1 it stays */
     for (size_t k = 0; k < st->n; k++) {
       const struct secret *s = &st->v[k];
       const char *ph = s->def->placeholder, *at = strstr(value, ph);

@@ -626,3 +626,25 @@ reset_after() {
 	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/echo'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "control: $output"
 }
+
+@test "secrets-proxy: h2c upgrade: only a WebSocket upgrade opens a tunnel, HTTP rules and Host hold after an Upgrade: h2c" {
+	jq '.name = "px-h2c" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/ws"]}]' \
+		"$PX_PROFILE" >"$PX_DIR/h2c.json"
+	px_run "$PX_DIR/h2c.json"
+	local up='GET /ws HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: %s\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n{PAUSE}'
+	# a server that speaks HTTP/2 after the 101 takes any method and path: past the rules
+	# (the echo stands for it)
+	raw "$(printf "$up" api.example.test h2c)DELETE /admin HTTP/1.1\r\nHost: api.example.test\r\n\r\n"
+	[[ "$output" != *"101"* && "$output" != *"echo:DELETE /admin"* ]] || fail "h2c tunnel past the rules: $output"
+	[[ "$output" == *'"path": "/ws"'* && "$output" == *"403 Forbidden"* ]] || fail "not refused as HTTP/1.1: $output"
+	# offered with websocket, the server may pick h2c
+	raw "$(printf "$up" api.example.test 'h2c, websocket')DELETE /admin HTTP/1.1\r\nHost: api.example.test\r\n\r\n"
+	[[ "$output" != *"echo:DELETE /admin"* ]] || fail "h2c in a list: $output"
+	! grep -q "^Upgrade: h2c" "$PX_DIR/api.log" || fail "the upstream was offered h2c: $(cat "$PX_DIR/api.log")"
+	# plain HTTP: behind front.test's upgrade, hidden.test (same address, not allowed)
+	raw "$(printf "$up" front.test h2c)GET /x HTTP/1.1\r\nHost: hidden.test\r\n\r\n" plain - front.test
+	[[ "$output" != *"echo:GET /x HTTP/1.1"* ]] || fail "fronted through an h2c tunnel: $output"
+	# the control: a WebSocket upgrade still opens one
+	raw 'GET /ws HTTP/1.1\r\nHost: api.example.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n{PAUSE}hello-ws'
+	[[ "$output" == "HTTP/1.1 101"*"echo:hello-ws"* ]] || fail "websocket: $output"
+}

@@ -73,6 +73,15 @@ static void test_requests(void)
   tap_ok(n > 0 && m.body == HTTP_BODY_CHUNKED && m.upgrade && !m.conn_close && m.host_len == 12 &&
              strncmp(m.target, "/v1/x?y=1", m.target_len) == 0,
          "a chunked upgrade request parses (%s)", why ? why : "");
+  n = req("GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n", &m, &why);
+  tap_ok(n > 0 && !m.upgrade, "an h2c upgrade is no upgrade for the proxy");
+  n = req("GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket, h2c\r\n\r\n", &m,
+          &why);
+  tap_ok(n > 0 && !m.upgrade, "websocket in a list with h2c is no upgrade either");
+  n = req("GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+          "Upgrade: h2c\r\n\r\n",
+          &m, &why);
+  tap_ok(n > 0 && !m.upgrade, "nor two Upgrade fields");
   n = req("GET / HTTP/1.1\r\nHost: API.Example.test.:443\r\n\r\n", &m, &why);
   tap_ok(n > 0, "Host in upper case with a final dot and a port parses (%s)", why ? why : "");
   n = req("GET / HTTP/1.1\r\nHost: a\r\nX_Api_Key: k\r\n\r\n", &m, &why);
