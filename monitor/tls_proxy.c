@@ -520,30 +520,64 @@ static void http_record(struct proxy *px, const struct http_msg *m, const char *
   jb_free(&b);
 }
 
+/* A method override header (X-HTTP-Method-Override and its kin), which
+ * many servers obey on a POST: its value, in upper case, must be allowed as
+ * the method is. */
+static bool override_allowed(const struct profile_http_rule *r, const struct http_msg *m,
+                             const char *path, size_t plen)
+{
+  for (size_t i = 0; i < m->n; i++) {
+    const struct http_field *f = &m->f[i];
+    char up[32];
+
+    if (!http_field_is(f, "x-http-method-override") && !http_field_is(f, "x-http-method") &&
+        !http_field_is(f, "x-method-override"))
+      continue;
+    if (f->value_len == 0 || f->value_len >= sizeof up)
+      return false;
+    for (size_t k = 0; k < f->value_len; k++)
+      up[k] = (char)(f->value[k] >= 'a' && f->value[k] <= 'z' ? f->value[k] - 32 : f->value[k]);
+    if (!profile_http_rule_allows(r, up, f->value_len, path, plen))
+      return false;
+  }
+  return true;
+}
+
 /* egress.http: the method and path must be listed for the host.  The path
  * is compared as sent; one a server could read as another (dot segments,
- * percent-encoded dots, slashes or backslashes) is refused outright. */
+ * also Tomcat's "..;" and ".;", percent-encoded dots, slashes or
+ * backslashes, IIS's %u and overlong UTF-8 forms, those encoded twice) is
+ * refused outright. */
 static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *sni,
                         const char **why)
 {
+  static const char *const odd[] = {"/./",   "/../",  "/.;", "/..;", "%2e",    "%2f",
+                                    "%5c",   "%u",    "%c0", "%c1",  "%e0%80", "%252e",
+                                    "%252f", "%255c", "\\",  "//"};
   const struct profile_http_rule *r =
       px->o->egress ? profile_http_rule_find(px->o->egress, sni) : NULL;
   const char *q = memchr(m->target, '?', m->target_len);
   size_t plen = q ? (size_t)(q - m->target) : m->target_len;
   cleanup_free char *path = NULL;
+  bool normal;
 
   if (r == NULL)
     return true;
   path = xstrndup(m->target, plen);
-  if (strstr(path, "/./") || strstr(path, "/../") || (plen >= 2 && streq(path + plen - 2, "/.")) ||
-      (plen >= 3 && streq(path + plen - 3, "/..")) || strcasestr(path, "%2e") ||
-      strcasestr(path, "%2f") || strcasestr(path, "%5c") || strchr(path, '\\') ||
-      strstr(path, "//")) {
+  normal =
+      !(plen >= 2 && streq(path + plen - 2, "/.")) && !(plen >= 3 && streq(path + plen - 3, "/.."));
+  for (size_t i = 0; normal && i < sizeof odd / sizeof *odd; i++)
+    normal = strcasestr(path, odd[i]) == NULL;
+  if (!normal) {
     *why = "the path is not in normal form (dot segments or encoded separators)";
     return false;
   }
   if (!profile_http_rule_allows(r, m->method, m->method_len, path, plen)) {
     *why = "method or path not in the profile's egress.http rule for the host";
+    return false;
+  }
+  if (!override_allowed(r, m, path, plen)) {
+    *why = "a method override header naming a method not in the egress.http rule";
     return false;
   }
   return true;

@@ -648,3 +648,23 @@ reset_after() {
 	raw 'GET /ws HTTP/1.1\r\nHost: api.example.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n{PAUSE}hello-ws'
 	[[ "$output" == "HTTP/1.1 101"*"echo:hello-ws"* ]] || fail "websocket: $output"
 }
+
+@test "secrets-proxy: rule bypass: ..; segments, %u and overlong dots, a method override header: refused as the rules say" {
+	jq '.name = "px-bypass" | .egress.http = [{"host": "api.example.test", "methods": ["GET", "POST"], "paths": ["/v1/"]}]' \
+		"$PX_PROFILE" >"$PX_DIR/bypass.json"
+	px_run "$PX_DIR/bypass.json"
+	local c m p h want
+	# Tomcat and Spring read "..;" as "..", IIS reads %u002e and %c0%ae as "."
+	for c in "GET /v1/..;/admin 403 -" "GET /v1/.;/../admin 403 -" "GET /v1/%u002e%u002e/admin 403 -" \
+		"GET /v1/%c0%ae%c0%ae/admin 403 -" "GET /v1/%252e%252e/admin 403 -" \
+		"POST /v1/x 403 X-HTTP-Method-Override:DELETE" "POST /v1/x 403 X-HTTP-Method:delete" \
+		"POST /v1/x 403 X-Method-Override:PUT" "POST /v1/x 200 X-HTTP-Method-Override:GET" \
+		"GET /v1/a;b=c 200 -" "GET /v1/x 200 -"; do
+		read -r m p want h <<<"$c"
+		[ "$h" = - ] && h="X-Nothing: 1"
+		run in_ctr sh -c "curl -sS --max-time 10 --path-as-is -X $m -H '$h' -o /dev/null -w '%{http_code}' 'https://api.example.test$p'"
+		[ "$output" = "$want" ] || fail "$m $p $h: got $output, want $want"
+	done
+	! grep -qi "admin\|Override: \(DELETE\|PUT\)\|X-HTTP-Method: delete" "$PX_DIR/api.log" ||
+		fail "went out: $(cat "$PX_DIR/api.log")"
+}
