@@ -44,6 +44,21 @@ pid_t (*tls_proxy_fork)(void) = fork;
 #define HELLO_MAX 16389 /* one TLS record */
 #define HELLO_TIMEOUT_MS 10000
 
+/* Set in a connection's process when the proxy ends under it (its parent's
+ * death signal: the container's monitor, then the proxy, are gone).  Blocked
+ * reads and writes return EINTR, so the exchange under way is recorded as
+ * cut (before, a request that had gone upstream was never recorded), and the
+ * process ends within STOP_GRACE_S whatever it was doing. */
+static volatile sig_atomic_t stopping;
+#define STOP_GRACE_S 2
+
+static void on_stop(int sig)
+{
+  (void)sig;
+  stopping = 1;
+  alarm(STOP_GRACE_S); /* SIGALRM's default: the end */
+}
+
 struct proxy {
   const struct tls_proxy_opts *o;
   SSL_CTX *server_ctx, *client_ctx;
@@ -288,7 +303,8 @@ static ssize_t s_read(struct stream *s)
     return -1;
   if (s->ssl == NULL) { /* plain HTTP */
     ssize_t r;
-    while ((r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len)) < 0 && errno == EINTR)
+    while ((r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len)) < 0 && errno == EINTR &&
+           !stopping)
       ;
     if (r == 0)
       s->eof = true;
@@ -313,9 +329,16 @@ static ssize_t s_read(struct stream *s)
 
 static bool s_write(struct stream *s, const void *buf, size_t len)
 {
-  if (s->ssl == NULL)
-    return write_all(s->fd, buf, len) == 0;
-  while (len > 0) {
+  while (s->ssl == NULL && len > 0 && !stopping) {
+    ssize_t w = write(s->fd, buf, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    buf = (const char *)buf + w;
+    len -= (size_t)w;
+  }
+  while (len > 0 && !stopping) {
     int n = SSL_write(s->ssl, buf, (int)(len > INT32_MAX ? INT32_MAX : len));
     if (n <= 0) {
       ERR_clear_error();
@@ -324,7 +347,7 @@ static bool s_write(struct stream *s, const void *buf, size_t len)
     buf = (const char *)buf + n;
     len -= (size_t)n;
   }
-  return true;
+  return len == 0;
 }
 
 static void s_consume(struct stream *s, size_t n)
@@ -514,6 +537,8 @@ static void http_record(struct proxy *px, const struct http_msg *m, const char *
   jb_key_u64(&b, "bytes_in", down);
   if (used != NULL)
     jb_key_str(&b, "secret", used->def->name);
+  if (why != NULL && stopping)
+    why = "the proxy stopped (its container ended) before the exchange did";
   if (why != NULL)
     jb_key_str(&b, "refused", why);
   record(px, "http", &b);
@@ -650,7 +675,8 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     for (;;) {
       while ((n = http_response_parse(u->buf, u->len, head_req, &resp, &why)) == 0) {
         if (s_read(u) <= 0) {
-          http_record(px, &req, sni, 502, up, 0, used, "upstream closed before a response");
+          http_record(px, &req, sni, stopping ? 0 : 502, up, 0, used,
+                      "upstream closed before a response");
           reply_error(c, 502, "Bad Gateway", "agentrt egress proxy: no response upstream\n");
           return;
         }
@@ -985,6 +1011,7 @@ static int listen_on(int family, struct error *err)
 __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
 {
   unsigned live = 0;
+  pid_t self = getpid();
 
   for (;;) {
     struct pollfd p[2] = {{.fd = lfd[0], .events = POLLIN}, {.fd = lfd[1], .events = POLLIN}};
@@ -1008,7 +1035,18 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
       }
       pid = tls_proxy_fork();
       if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: I/O returns EINTR */
+        sigset_t set;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
+        signal(SIGALRM, SIG_DFL);
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM); /* blocked in the monitor (its signalfd) */
+        sigaddset(&set, SIGALRM);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        if (getppid() != self)
+          _exit(0); /* the proxy ended before the death signal was set */
         close(lfd[0]);
         if (lfd[1] >= 0)
           close(lfd[1]);

@@ -495,7 +495,7 @@ hello_to() {
 @test "secrets-proxy: a 101 to a request without Connection: upgrade ends the flow, what follows gets no secret" {
 	px_run
 	# the upstream switches (its WebSocket echo), the proxy did not see an upgrade asked for
-	raw 'GET /ws HTTP/1.1\r\nHost: api.example.test\r\nUpgrade: websocket\r\n\r\n{PAUSE}GET /next HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	raw 'GET /ws-unasked HTTP/1.1\r\nHost: api.example.test\r\nUpgrade: websocket\r\n\r\n{PAUSE}GET /next HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
 	[[ "$output" == "HTTP/1.1 101"* ]] || fail "no 101: $output"
 	[[ "$output" != *"502"* && "$output" != *"echo:"* ]] || fail "the next request went into the upgraded stream: $output"
 	run rt audit "$ID"
@@ -667,4 +667,45 @@ reset_after() {
 	done
 	! grep -qi "admin\|Override: \(DELETE\|PUT\)\|X-HTTP-Method: delete" "$PX_DIR/api.log" ||
 		fail "went out: $(cat "$PX_DIR/api.log")"
+}
+
+@test "secrets-proxy: in-flight: a request with the secret still waiting for its answer when the container ends is recorded" {
+	px_run
+	local ph
+	ph=$(in_ctr sh -c 'printf %s "$API_TOKEN"')
+	# the upstream answers after 3 s; the container is deleted after 0.5 s
+	ip netns exec "$PX_CTR" timeout 8 python3 - "$ph" <<-'PYEOF' &
+		import socket, ssl, sys, time
+		ctx = ssl.create_default_context()
+		ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+		s = ctx.wrap_socket(socket.create_connection(("203.0.113.10", 443), timeout=5),
+		                    server_hostname="api.example.test")
+		s.sendall(("DELETE /delay/3/thing HTTP/1.1\r\nHost: api.example.test\r\n"
+		           "Authorization: Bearer " + sys.argv[1] + "\r\n\r\n").encode())
+		time.sleep(6)
+	PYEOF
+	local client=$! mpid procs p alive
+	sleep 0.5
+	mpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	procs=$(pgrep -P "$mpid" -x agentrt-proxy)
+	procs="$procs $(for p in $procs; do pgrep -P "$p"; done)"
+	rt delete --force "$ID"
+	wait "$client" || true
+	grep -q "^DELETE /delay/3/thing" "$PX_DIR/api.log" && grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" ||
+		fail "upstream log: $(cat "$PX_DIR/api.log")"
+	run rt audit "$ID"
+	grep '"kind":"http"' <<<"$output" | grep '"method":"DELETE"' | grep '"path":"/delay/3/thing"' |
+		grep '"secret":"API_TOKEN"' | grep -q '"refused":"the proxy stopped (its container ended)' ||
+		fail "the DELETE is not in the trail: $(grep '"http"\|tls_flow' <<<"$output")"
+	run rt audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "audit verify: $output"
+	# the connection's process was there, and none is left (its grace is bounded)
+	[ "$(wc -w <<<"$procs")" -ge 2 ] || fail "no connection process: $procs"
+	for _ in $(seq 30); do
+		alive=0
+		for p in $procs; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	[ "$alive" = 0 ] || fail "proxy processes left: $procs"
 }

@@ -4,8 +4,9 @@
 Every request's head is appended to LOG (host side: the test reads what arrived).  The answer
 is JSON with the path, the method, the request body's length and the SHA-256 of the
 Authorization and X-Api-Key values (never the values: the container must not get them back).
-/bulk/N sends N bytes; /sse streams three server-sent events; /ws answers an upgrade (to any protocol asked for first) with 101
-and then echoes bytes; /slow sends a line every 0.2 s for 30 s; /delay answers after 1 s.
+/bulk/N sends N bytes; /sse streams three server-sent events; /ws answers an upgrade (to the
+first protocol asked for) with 101 and then echoes bytes, /ws-unasked does so to any request;
+/slow sends a line every 0.2 s for 30 s; /delay answers after 1 s, /delay/N/... after N s.
 TRACE answers with the request as received, as Apache does by default.  Plain HTTP when CERT is "-".
 """
 import hashlib, json, socketserver, ssl, sys, time
@@ -44,10 +45,11 @@ class H(BaseHTTPRequestHandler):
     def handle_one(self):
         with open(log, "a") as f:
             f.write("%s %s %s\n%s\n" % (self.command, self.path, self.headers.get("Host"), str(self.headers)))
-        if self.path == "/ws" and self.headers.get("Upgrade"):
-            # any protocol asked for (h2c too: a server that then reads HTTP/2 requests)
+        if (self.path == "/ws" and self.headers.get("Upgrade")) or self.path == "/ws-unasked":
+            # any protocol asked for (h2c too: a server that then reads HTTP/2 requests);
+            # /ws-unasked: a 101 to whatever came
             self.send_response(101)
-            self.send_header("Upgrade", self.headers.get("Upgrade").split(",")[0].strip())
+            self.send_header("Upgrade", self.headers.get("Upgrade", "websocket").split(",")[0].strip())
             self.send_header("Connection", "Upgrade")
             self.send_header("Sec-WebSocket-Accept", "x")
             self.end_headers()
@@ -83,7 +85,8 @@ class H(BaseHTTPRequestHandler):
             return
         n = self.body()
         if self.path.startswith("/delay"):
-            time.sleep(1)
+            p = self.path.split("/")
+            time.sleep(int(p[2]) if len(p) > 3 and p[2].isdigit() else 1)
         out = json.dumps({"method": self.command, "path": self.path, "body_len": n,
                           "auth_sha256": sha(self.headers.get("Authorization")),
                           "xkey_sha256": sha(self.headers.get("X-Api-Key")),
