@@ -457,9 +457,18 @@ static void rules_output_head(struct nft_batch_buf *b)
   rule_emit(b, r, "ip6 daddr fd00:ec2::254");
 }
 
-static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p)
+static void rules_output(struct nft_batch_buf *b, const struct egress_policy *p, bool proxy)
 {
   rules_output_head(b);
+  if (proxy) {
+    /* HTTP/3 (QUIC, UDP 443) would reach a secret's or a ruled host past the
+     * proxy (its HTTP rules and its server name check): refused, so that
+     * clients fall back to TCP, which the proxy sees */
+    struct nftnl_rule *r = rule_new("output");
+    match_l4(r, IPPROTO_UDP, 443, 443);
+    verdict(r, NFT_GOTO, "deny");
+    rule_emit(b, r, "udp dport 443 (QUIC past the proxy)");
+  }
   if (p->default_allow) {
     /* what the policy would accept anyway, through the flow log */
     rule_simple(b, "output", NFT_GOTO, "allowed", "goto allowed");
@@ -800,7 +809,7 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   rules_input(b, p);
   rules_allowed(b, p->log_group);
   rules_static(b, p);
-  rules_output(b, p);
+  rules_output(b, p, o->dns_port != 0 && o->proxy_port != 0);
   if (o->dns_port != 0) {
     chain_msg(b, "nat_out", "nat", -100, NF_ACCEPT);
     rules_nat(b, o->dns_port);

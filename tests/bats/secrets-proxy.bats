@@ -709,3 +709,31 @@ reset_after() {
 	done
 	[ "$alive" = 0 ] || fail "proxy processes left: $procs"
 }
+
+@test "secrets-proxy: quic-bypass: HTTP/3 (UDP 443) to the secret's host is refused and recorded; other UDP as the allowlist says" {
+	px_run
+	local p
+	for p in 443 4433; do
+		px_bg "$PX_INET" timeout 20 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("203.0.113.10", int(sys.argv[1])))
+while True:
+    d, _ = s.recvfrom(2048)
+    open(sys.argv[2], "ab").write(d + b"\n")' "$p" "$PX_DIR/udp$p.log"
+	done
+	sleep 0.3
+	in_ctr nslookup api.example.test >/dev/null
+	# a datagram each (an HTTP/3 client's Initial would carry any method and path)
+	run in_ctr node -e '
+		const s = require("dgram").createSocket("udp4");
+		let n = 0;
+		for (const p of [443, 4433])
+			s.send("quic-probe-" + p, p, "203.0.113.10", () => { if (++n === 2) setTimeout(() => process.exit(0), 300); });'
+	sleep 0.5
+	[ ! -s "$PX_DIR/udp443.log" ] || fail "UDP 443 went past the proxy: $(cat "$PX_DIR/udp443.log")"
+	grep -q "quic-probe-4433" "$PX_DIR/udp4433.log" 2>/dev/null || fail "control: UDP 4433 did not arrive"
+	run rt audit "$ID"
+	grep '"kind":"denied"' <<<"$output" | grep '"proto":"udp"' | grep -q '"port":443' ||
+		fail "not recorded: $(grep -v '"kind":"program"' <<<"$output" | tail -5)"
+}
