@@ -568,32 +568,61 @@ static bool override_allowed(const struct profile_http_rule *r, const struct htt
   return true;
 }
 
-/* egress.http: the method and path must be listed for the host.  The path
- * is compared as sent; one a server could read as another (dot segments,
- * also Tomcat's "..;" and ".;", percent-encoded dots, slashes or
- * backslashes, IIS's %u and overlong UTF-8 forms, those encoded twice) is
- * refused outright. */
-static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *sni,
-                        const char **why)
+/* The path as a server reads it is the path as sent: no dot segments (also
+ * Tomcat's "..;" and ".;"), percent-encoded dots, slashes or backslashes,
+ * IIS's %u and overlong UTF-8 forms, nor those encoded twice. */
+static bool path_normal(const char *path, size_t plen)
 {
   static const char *const odd[] = {"/./",   "/../",  "/.;", "/..;", "%2e",    "%2f",
                                     "%5c",   "%u",    "%c0", "%c1",  "%e0%80", "%252e",
                                     "%252f", "%255c", "\\",  "//"};
+
+  if ((plen >= 2 && streq(path + plen - 2, "/.")) || (plen >= 3 && streq(path + plen - 3, "/..")))
+    return false;
+  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++)
+    if (strcasestr(path, odd[i]) != NULL)
+      return false;
+  return true;
+}
+
+/* X-Original-URL and X-Rewrite-URL, which IIS's URL rewriting and some
+ * frameworks serve instead of the request's own path: each must be a path
+ * the rule allows, as the target must. */
+static bool rewrite_allowed(const struct profile_http_rule *r, const struct http_msg *m)
+{
+  for (size_t i = 0; i < m->n; i++) {
+    const struct http_field *f = &m->f[i];
+    const char *q;
+    cleanup_free char *path = NULL;
+
+    if (!http_field_is(f, "x-original-url") && !http_field_is(f, "x-rewrite-url"))
+      continue;
+    q = memchr(f->value, '?', f->value_len);
+    path = xstrndup(f->value, q ? (size_t)(q - f->value) : f->value_len);
+    if (path[0] != '/' || !path_normal(path, strlen(path)) ||
+        !profile_http_rule_allows(r, m->method, m->method_len, path, strlen(path)))
+      return false;
+  }
+  return true;
+}
+
+/* egress.http: the method and path must be listed for the host.  The path
+ * is compared as sent; one a server could read as another is refused
+ * outright (path_normal), and so are headers that name another method or
+ * path for servers that obey them. */
+static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *sni,
+                        const char **why)
+{
   const struct profile_http_rule *r =
       px->o->egress ? profile_http_rule_find(px->o->egress, sni) : NULL;
   const char *q = memchr(m->target, '?', m->target_len);
   size_t plen = q ? (size_t)(q - m->target) : m->target_len;
   cleanup_free char *path = NULL;
-  bool normal;
 
   if (r == NULL)
     return true;
   path = xstrndup(m->target, plen);
-  normal =
-      !(plen >= 2 && streq(path + plen - 2, "/.")) && !(plen >= 3 && streq(path + plen - 3, "/.."));
-  for (size_t i = 0; normal && i < sizeof odd / sizeof *odd; i++)
-    normal = strcasestr(path, odd[i]) == NULL;
-  if (!normal) {
+  if (!path_normal(path, plen)) {
     *why = "the path is not in normal form (dot segments or encoded separators)";
     return false;
   }
@@ -603,6 +632,10 @@ static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *
   }
   if (!override_allowed(r, m, path, plen)) {
     *why = "a method override header naming a method not in the egress.http rule";
+    return false;
+  }
+  if (!rewrite_allowed(r, m)) {
+    *why = "an X-Original-URL or X-Rewrite-URL naming a path not in the egress.http rule";
     return false;
   }
   return true;

@@ -649,7 +649,7 @@ reset_after() {
 	[[ "$output" == "HTTP/1.1 101"*"echo:hello-ws"* ]] || fail "websocket: $output"
 }
 
-@test "secrets-proxy: rule bypass: ..; segments, %u and overlong dots, a method override header: refused as the rules say" {
+@test "secrets-proxy: rule bypass: ..; segments, %u and overlong dots, method override and X-Original-URL headers: refused as the rules say" {
 	jq '.name = "px-bypass" | .egress.http = [{"host": "api.example.test", "methods": ["GET", "POST"], "paths": ["/v1/"]}]' \
 		"$PX_PROFILE" >"$PX_DIR/bypass.json"
 	px_run "$PX_DIR/bypass.json"
@@ -659,6 +659,8 @@ reset_after() {
 		"GET /v1/%c0%ae%c0%ae/admin 403 -" "GET /v1/%252e%252e/admin 403 -" \
 		"POST /v1/x 403 X-HTTP-Method-Override:DELETE" "POST /v1/x 403 X-HTTP-Method:delete" \
 		"POST /v1/x 403 X-Method-Override:PUT" "POST /v1/x 200 X-HTTP-Method-Override:GET" \
+		"GET /v1/x 403 X-Original-URL:/admin" "GET /v1/x 403 X-Rewrite-URL:/v1/../admin" \
+		"GET /v1/x 200 X-Original-URL:/v1/y?z=1" \
 		"GET /v1/a;b=c 200 -" "GET /v1/x 200 -"; do
 		read -r m p want h <<<"$c"
 		[ "$h" = - ] && h="X-Nothing: 1"
