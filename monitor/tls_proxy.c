@@ -430,6 +430,20 @@ static void splice_tls(struct stream *a, struct stream *b)
  * "name: value", the secret's value in place of its placeholder where it
  * may go.  *used names the secret put in (NULL = none); a placeholder left
  * as it is is recorded. */
+static void placeholder_record(struct proxy *px, const struct secret *s, const char *sni,
+                               const struct http_field *f, const char *action)
+{
+  struct jbuf b = {0};
+
+  jb_key_str(&b, "secret", s->def->name);
+  jb_key_str(&b, "host", sni);
+  if (f != NULL)
+    jb_key_strn(&b, "header", f->name, f->name_len);
+  jb_key_str(&b, "action", action);
+  record(px, "secret_placeholder", &b);
+  jb_free(&b);
+}
+
 static char *rewrite_head(struct proxy *px, const char *head, const struct http_msg *m,
                           const char *sni, bool plain, const struct secret **used)
 {
@@ -442,6 +456,10 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
                                        strncasecmp(m->method, "TRACK", 5) == 0);
 
   *used = NULL;
+  for (size_t k = 0; k < st->n; k++) /* the target, its query: never substituted */
+    if (memmem(head, (size_t)(eol - head), st->v[k].def->placeholder,
+               strlen(st->v[k].def->placeholder)) != NULL)
+      placeholder_record(px, &st->v[k], sni, NULL, "sent unchanged (in the request target)");
   jb_raw(&out, head, (size_t)(eol - head) + 2);
   for (size_t i = 0; i < m->n; i++) {
     const struct http_field *f = &m->f[i];
@@ -471,16 +489,10 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
         free(prev);
         *used = s;
       } else {
-        struct jbuf b = {0};
-        jb_key_str(&b, "secret", s->def->name);
-        jb_key_str(&b, "host", sni);
-        jb_key_strn(&b, "header", f->name, f->name_len);
-        jb_key_str(&b, "action",
-                   plain    ? "sent unchanged (plain HTTP)"
-                   : echoes ? "sent unchanged (TRACE echoes the request)"
-                            : "sent unchanged (not the secret's header or host)");
-        record(px, "secret_placeholder", &b);
-        jb_free(&b);
+        placeholder_record(px, s, sni, f,
+                           plain    ? "sent unchanged (plain HTTP)"
+                           : echoes ? "sent unchanged (TRACE echoes the request)"
+                                    : "sent unchanged (not the secret's header or host)");
       }
     }
     jb_raw(&out, f->name, f->name_len);

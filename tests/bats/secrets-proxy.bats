@@ -739,3 +739,17 @@ while True:
 	grep '"kind":"denied"' <<<"$output" | grep '"proto":"udp"' | grep -q '"port":443' ||
 		fail "not recorded: $(grep -v '"kind":"program"' <<<"$output" | tail -5)"
 }
+
+@test "secrets-proxy: placeholder-in-target: the placeholder in a request's query is sent unchanged and recorded" {
+	px_run
+	# the secret's own host (never substituted in the target), and plain HTTP to another host
+	run in_ctr sh -c 'curl -sS --max-time 10 "https://api.example.test/collect?k=$API_TOKEN"; curl -sS --max-time 10 "http://front.test/c?k=$API_TOKEN"'
+	grep -q "^GET /collect?k=agentrt-secret-" "$PX_DIR/api.log" && grep -q "^GET /c?k=agentrt-secret-" "$PX_DIR/other80.log" ||
+		fail "not sent: $(cat "$PX_DIR/api.log" "$PX_DIR/other80.log")"
+	run rt audit "$ID"
+	for h in api.example.test front.test; do
+		grep '"kind":"secret_placeholder"' <<<"$output" | grep "\"host\":\"$h\"" |
+			grep -q '"action":"sent unchanged (in the request target)"' ||
+			fail "$h not recorded: $(grep -v '"kind":"program"' <<<"$output" | tail -6)"
+	done
+}
