@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -79,6 +80,144 @@ static void record(struct proxy *px, const char *kind, struct jbuf *b)
   audit_log_append(px->log, kind, jb_str(b), &err);
 }
 
+/* ------------------------------------------------------------ floods
+ *
+ * As the monitor's records (monitor_flood.c), the proxy's are coalesced
+ * under a flood: per (kind, name, refused or not) FLOOD_BURST records in
+ * full, then FLOOD_RATE a second; the rest are counted and written as one
+ * {"coalesced":N, <name>, "verdict", "since", "until"} record a second (by
+ * the proxy's main process) or when a key makes room.  Before, every
+ * request was a record of its own, from its connection's process: a flood of
+ * requests on one keep-alive connection rotated the trail's earlier
+ * evidence out.  The table is shared by the connections' processes
+ * (MAP_SHARED), under a spin lock that a process dying in it cannot hold for
+ * ever (taken over after a bounded wait). */
+
+#define FLOOD_KEYS 32
+#define FLOOD_BURST 200
+#define FLOOD_RATE 20
+#define FLOOD_COALESCE_MS 1000
+
+struct flood_key {
+  bool used, refused;
+  char kind[24];
+  char name[256];
+  int64_t tokens_mil, refill_ms, used_ms, since_ms;
+  uint64_t held;
+  char since[40];
+};
+
+struct flood {
+  char lock;
+  struct flood_key k[FLOOD_KEYS];
+};
+
+static struct flood *flood; /* NULL: no table, every record in full */
+
+static int64_t mono_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void flood_lock(void)
+{
+  for (unsigned i = 0; __atomic_test_and_set(&flood->lock, __ATOMIC_ACQUIRE); i++)
+    if (i > 200000)
+      break; /* its holder died in it */
+    else if (i > 100)
+      sched_yield();
+}
+
+static void flood_unlock(void)
+{
+  __atomic_clear(&flood->lock, __ATOMIC_RELEASE);
+}
+
+/* The counted record of k (under the lock); its count back to 0. */
+static void flood_write(struct proxy *px, struct flood_key *k)
+{
+  struct jbuf b = {0};
+  char until[40];
+  bool host = streq(k->kind, "http") || streq(k->kind, "secret_placeholder");
+
+  if (k->held == 0)
+    return;
+  audit_timestamp(until, sizeof until);
+  jb_printf(&b, "\"coalesced\":%llu", (unsigned long long)k->held);
+  jb_key_str(&b, host ? "host" : "name", k->name);
+  jb_key_str(&b, "verdict", k->refused ? "refused" : "allowed");
+  jb_key_str(&b, "since", k->since);
+  jb_key_str(&b, "until", until);
+  record(px, k->kind, &b);
+  jb_free(&b);
+  k->held = 0;
+}
+
+/* May this record be written in full?  false: counted. */
+static bool flood_admit(struct proxy *px, const char *kind, const char *name, bool refused)
+{
+  int64_t now = mono_ms();
+  struct flood_key *k = NULL, *lru = NULL;
+  bool ok;
+
+  if (flood == NULL || stopping)
+    return true; /* ending: nobody would write the count */
+  name = name ? name : "";
+  flood_lock();
+  for (size_t i = 0; i < FLOOD_KEYS && k == NULL; i++) {
+    struct flood_key *x = &flood->k[i];
+    if (x->used && x->refused == refused && streq(x->kind, kind) &&
+        strncmp(x->name, name, sizeof x->name - 1) == 0)
+      k = x;
+    else if (lru == NULL || !x->used || (lru->used && x->used_ms < lru->used_ms))
+      lru = x;
+  }
+  if (k == NULL) {
+    k = lru;
+    flood_write(px, k);
+    *k = (struct flood_key){
+        .used = true, .refused = refused, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
+    snprintf(k->kind, sizeof k->kind, "%s", kind);
+    snprintf(k->name, sizeof k->name, "%s", name);
+  }
+  k->used_ms = now;
+  k->tokens_mil += (now - k->refill_ms) * FLOOD_RATE;
+  if (k->tokens_mil > FLOOD_BURST * 1000)
+    k->tokens_mil = FLOOD_BURST * 1000;
+  k->refill_ms = now;
+  ok = k->tokens_mil >= 1000;
+  if (ok) {
+    k->tokens_mil -= 1000;
+  } else {
+    if (k->held++ == 0) {
+      k->since_ms = now;
+      audit_timestamp(k->since, sizeof k->since);
+    }
+  }
+  flood_unlock();
+  return ok;
+}
+
+/* The counts a second old (all of them when final); the main process's. */
+static void flood_flush(struct proxy *px, bool final)
+{
+  int64_t now = mono_ms();
+
+  if (flood == NULL)
+    return;
+  flood_lock();
+  for (size_t i = 0; i < FLOOD_KEYS; i++)
+    if (flood->k[i].held > 0 && (final || now - flood->k[i].since_ms >= FLOOD_COALESCE_MS))
+      flood_write(px, &flood->k[i]);
+  flood_unlock();
+  if (px->log != NULL) { /* not inherited by the next connection's process */
+    audit_log_close(px->log);
+    px->log = NULL;
+  }
+}
+
 static void addr_text(const struct sockaddr_storage *ss, char *buf, size_t len, uint16_t *port)
 {
   if (ss->ss_family == AF_INET6) {
@@ -106,7 +245,8 @@ static void flow_record(struct proxy *px, const char *name, const struct sockadd
   jb_key_str(&b, "verdict", allowed ? "allowed" : "refused");
   if (why != NULL)
     jb_key_str(&b, "reason", why);
-  record(px, "tls_flow", &b);
+  if (flood_admit(px, "tls_flow", name, !allowed))
+    record(px, "tls_flow", &b);
   jb_free(&b);
 }
 
@@ -440,7 +580,8 @@ static void placeholder_record(struct proxy *px, const struct secret *s, const c
   if (f != NULL)
     jb_key_strn(&b, "header", f->name, f->name_len);
   jb_key_str(&b, "action", action);
-  record(px, "secret_placeholder", &b);
+  if (flood_admit(px, "secret_placeholder", sni, false))
+    record(px, "secret_placeholder", &b);
   jb_free(&b);
 }
 
@@ -553,7 +694,8 @@ static void http_record(struct proxy *px, const struct http_msg *m, const char *
     why = "the proxy stopped (its container ended) before the exchange did";
   if (why != NULL)
     jb_key_str(&b, "refused", why);
-  record(px, "http", &b);
+  if (flood_admit(px, "http", sni, why != NULL))
+    record(px, "http", &b);
   jb_free(&b);
 }
 
@@ -780,7 +922,8 @@ static void tls_error_record(struct proxy *px, const char *sni, const char *wher
   jb_key_str(&b, "name", sni);
   jb_key_str(&b, "side", where);
   jb_key_str(&b, "error", e ? buf : "connection closed");
-  record(px, "tls_error", &b);
+  if (flood_admit(px, "tls_error", sni, true))
+    record(px, "tls_error", &b);
   jb_free(&b);
 }
 
@@ -1064,6 +1207,11 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
 
     while ((dead = waitpid(-1, NULL, WNOHANG)) > 0)
       live--;
+    if (stopping) { /* the monitor is gone: the counts held, then the end */
+      flood_flush(px, true);
+      _exit(0);
+    }
+    flood_flush(px, false);
     if (poll(p, 2, 1000) <= 0)
       continue;
     for (int i = 0; i < 2; i++) {
@@ -1080,15 +1228,8 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
       }
       pid = tls_proxy_fork();
       if (pid == 0) {
-        struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: I/O returns EINTR */
-        sigset_t set;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGTERM, &sa, NULL);
-        signal(SIGALRM, SIG_DFL);
-        sigemptyset(&set);
-        sigaddset(&set, SIGTERM); /* blocked in the monitor (its signalfd) */
-        sigaddset(&set, SIGALRM);
-        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        /* on_stop for SIGTERM (no SA_RESTART: blocked I/O returns EINTR),
+         * unblocked, as in the proxy's main process */
         prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
         if (getppid() != self)
           _exit(0); /* the proxy ended before the death signal was set */
@@ -1139,12 +1280,29 @@ int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error
       ready[1] = 3;
     }
     close_range(4, ~0U, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    {
+      /* the monitor's end: its death signal, unblocked (the monitor blocks
+       * it for its signalfd), so that the counts held and the exchanges
+       * under way are written; no SA_RESTART: blocked I/O returns EINTR */
+      struct sigaction sa = {.sa_handler = on_stop};
+      sigset_t set;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGTERM, &sa, NULL);
+      signal(SIGALRM, SIG_DFL);
+      sigemptyset(&set);
+      sigaddset(&set, SIGTERM);
+      sigaddset(&set, SIGALRM);
+      sigprocmask(SIG_UNBLOCK, &set, NULL);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
     prctl(PR_SET_NAME, "agentrt-proxy", 0, 0, 0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     signal(SIGCHLD, SIG_DFL);
     signal(SIGPIPE, SIG_IGN);
     px.o = o;
+    flood = mmap(NULL, sizeof *flood, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (flood == MAP_FAILED)
+      flood = NULL;
     snprintf(who, sizeof who, "%d", o->init_pid);
     netns = procfs_open_ns(who, "net", &e);
     if (netns < 0 || setns(netns, CLONE_NEWNET) < 0) {

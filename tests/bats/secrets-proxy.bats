@@ -753,3 +753,32 @@ while True:
 			fail "$h not recorded: $(grep -v '"kind":"program"' <<<"$output" | tail -6)"
 	done
 }
+
+@test "secrets-proxy: proxy-flood-rotation: a flood of proxied requests cannot rotate earlier evidence out, and is counted" {
+	jq '.name = "px-small-trail" | .audit = {"enabled": true, "maxSize": "1m"}' "$PX_PROFILE" >"$PX_DIR/small.json"
+	px_run "$PX_DIR/small.json"
+	local verified total
+	# plain HTTP requests on one connection, each an http record of the proxy (~350 bytes):
+	# the first thousand fill the trail's first file (kept); then the evidence; then 8,000
+	# more, three times the trail's 1 MiB
+	in_ctr sh -c 'curl -sS --max-time 60 -o /dev/null "http://front.test/f1/[1-1000]"' || fail "flood 1"
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/evidence'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "evidence: $output"
+	in_ctr sh -c 'curl -sS --max-time 120 -o /dev/null "http://front.test/f2/[1-8000]"' || fail "flood 2"
+	sleep 2.5 # the counted records of the last second
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	rt delete "$ID"
+	run rt audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	verified=$output
+	echo "# $verified" >&3
+	[ -n "$(rt audit --format json "$ID" | jq -c 'select(.kind == "http" and .path == "/evidence" and .secret == "API_TOKEN")')" ] ||
+		fail "the evidence is gone ($verified)"
+	[[ "$verified" != *"dropped by retention"* ]] || fail "retention dropped records: $verified"
+	# honest counts: full records plus counted ones are every request
+	total=$(rt audit --format json "$ID" | jq -r 'select(.kind == "http" and .host == "front.test") | (.coalesced // 1)' |
+		awk '{n += $1} END {print n + 0}')
+	echo "# 9000 requests, $total counted in the trail" >&3
+	[ "$total" -eq 9000 ] || fail "$total of 9000 requests in the trail"
+}
