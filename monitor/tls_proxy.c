@@ -83,9 +83,10 @@ static void record(struct proxy *px, const char *kind, struct jbuf *b)
 /* ------------------------------------------------------------ floods
  *
  * As the monitor's records (monitor_flood.c), the proxy's are coalesced
- * under a flood: per (kind, name, refused or not) FLOOD_BURST records in
+ * under a flood: per kind, verdict (refused or not) and the secret put in
+ * (not per name, which the agent could vary at will) FLOOD_BURST records in
  * full, then FLOOD_RATE a second; the rest are counted and written as one
- * {"coalesced":N, <name>, "verdict", "since", "until"} record a second (by
+ * {"coalesced":N, "verdict", "secret", "since", "until"} record a second (by
  * the proxy's main process) or when a key makes room.  Before, every
  * request was a record of its own, from its connection's process: a flood of
  * requests on one keep-alive connection rotated the trail's earlier
@@ -101,7 +102,7 @@ static void record(struct proxy *px, const char *kind, struct jbuf *b)
 struct flood_key {
   bool used, refused;
   char kind[24];
-  char name[256];
+  char secret[64]; /* the secret's name, "" none */
   int64_t tokens_mil, refill_ms, used_ms, since_ms;
   uint64_t held;
   char since[40];
@@ -140,14 +141,14 @@ static void flood_write(struct proxy *px, struct flood_key *k)
 {
   struct jbuf b = {0};
   char until[40];
-  bool host = streq(k->kind, "http") || streq(k->kind, "secret_placeholder");
 
   if (k->held == 0)
     return;
   audit_timestamp(until, sizeof until);
   jb_printf(&b, "\"coalesced\":%llu", (unsigned long long)k->held);
-  jb_key_str(&b, host ? "host" : "name", k->name);
   jb_key_str(&b, "verdict", k->refused ? "refused" : "allowed");
+  if (k->secret[0] != '\0')
+    jb_key_str(&b, "secret", k->secret);
   jb_key_str(&b, "since", k->since);
   jb_key_str(&b, "until", until);
   record(px, k->kind, &b);
@@ -156,20 +157,20 @@ static void flood_write(struct proxy *px, struct flood_key *k)
 }
 
 /* May this record be written in full?  false: counted. */
-static bool flood_admit(struct proxy *px, const char *kind, const char *name, bool refused)
+static bool flood_admit(struct proxy *px, const char *kind, bool refused, const struct secret *used)
 {
   int64_t now = mono_ms();
   struct flood_key *k = NULL, *lru = NULL;
+  const char *sname = used != NULL ? used->def->name : "";
   bool ok;
 
   if (flood == NULL || stopping)
     return true; /* ending: nobody would write the count */
-  name = name ? name : "";
   flood_lock();
   for (size_t i = 0; i < FLOOD_KEYS && k == NULL; i++) {
     struct flood_key *x = &flood->k[i];
     if (x->used && x->refused == refused && streq(x->kind, kind) &&
-        strncmp(x->name, name, sizeof x->name - 1) == 0)
+        strncmp(x->secret, sname, sizeof x->secret - 1) == 0)
       k = x;
     else if (lru == NULL || !x->used || (lru->used && x->used_ms < lru->used_ms))
       lru = x;
@@ -180,7 +181,7 @@ static bool flood_admit(struct proxy *px, const char *kind, const char *name, bo
     *k = (struct flood_key){
         .used = true, .refused = refused, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
     snprintf(k->kind, sizeof k->kind, "%s", kind);
-    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->secret, sizeof k->secret, "%s", sname);
   }
   k->used_ms = now;
   k->tokens_mil += (now - k->refill_ms) * FLOOD_RATE;
@@ -245,7 +246,7 @@ static void flow_record(struct proxy *px, const char *name, const struct sockadd
   jb_key_str(&b, "verdict", allowed ? "allowed" : "refused");
   if (why != NULL)
     jb_key_str(&b, "reason", why);
-  if (flood_admit(px, "tls_flow", name, !allowed))
+  if (flood_admit(px, "tls_flow", !allowed, NULL))
     record(px, "tls_flow", &b);
   jb_free(&b);
 }
@@ -580,7 +581,7 @@ static void placeholder_record(struct proxy *px, const struct secret *s, const c
   if (f != NULL)
     jb_key_strn(&b, "header", f->name, f->name_len);
   jb_key_str(&b, "action", action);
-  if (flood_admit(px, "secret_placeholder", sni, false))
+  if (flood_admit(px, "secret_placeholder", false, s))
     record(px, "secret_placeholder", &b);
   jb_free(&b);
 }
@@ -694,7 +695,7 @@ static void http_record(struct proxy *px, const struct http_msg *m, const char *
     why = "the proxy stopped (its container ended) before the exchange did";
   if (why != NULL)
     jb_key_str(&b, "refused", why);
-  if (flood_admit(px, "http", sni, why != NULL))
+  if (flood_admit(px, "http", why != NULL, used))
     record(px, "http", &b);
   jb_free(&b);
 }
@@ -922,7 +923,7 @@ static void tls_error_record(struct proxy *px, const char *sni, const char *wher
   jb_key_str(&b, "name", sni);
   jb_key_str(&b, "side", where);
   jb_key_str(&b, "error", e ? buf : "connection closed");
-  if (flood_admit(px, "tls_error", sni, true))
+  if (flood_admit(px, "tls_error", true, NULL))
     record(px, "tls_error", &b);
   jb_free(&b);
 }

@@ -765,6 +765,20 @@ while True:
 	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/evidence'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "evidence: $output"
 	in_ctr sh -c 'curl -sS --max-time 120 -o /dev/null "http://front.test/f2/[1-8000]"' || fail "flood 2"
+	# and 1,500 connections refused, each naming another Host (a key per name would never fill)
+	in_ctr node -e '
+		let left = 1500, open = 0;
+		const net = require("net");
+		const one = () => {
+			if (left-- <= 0) { if (open === 0) process.exit(0); return; }
+			open++;
+			const s = net.connect(80, "203.0.113.20", () =>
+				s.write("GET / HTTP/1.1\r\nHost: r" + left + ".invalid\r\n\r\n"));
+			s.on("error", () => {});
+			s.on("close", () => { open--; one(); });
+		};
+		for (let i = 0; i < 20; i++) one();
+		setTimeout(() => process.exit(1), 60000);' || fail "refused connections"
 	sleep 2.5 # the counted records of the last second
 	rt kill "$ID" KILL
 	wait_for_status "$ID" stopped 20
@@ -777,8 +791,12 @@ while True:
 		fail "the evidence is gone ($verified)"
 	[[ "$verified" != *"dropped by retention"* ]] || fail "retention dropped records: $verified"
 	# honest counts: full records plus counted ones are every request
-	total=$(rt audit --format json "$ID" | jq -r 'select(.kind == "http" and .host == "front.test") | (.coalesced // 1)' |
-		awk '{n += $1} END {print n + 0}')
+	total=$(rt audit --format json "$ID" | jq -r 'select(.kind == "http" and .secret == null and
+		(.host == "front.test" or .coalesced != null)) | (.coalesced // 1)' | awk '{n += $1} END {print n + 0}')
 	echo "# 9000 requests, $total counted in the trail" >&3
 	[ "$total" -eq 9000 ] || fail "$total of 9000 requests in the trail"
+	total=$(rt audit --format json "$ID" | jq -r 'select(.kind == "tls_flow" and .verdict == "refused") | (.coalesced // 1)' |
+		awk '{n += $1} END {print n + 0}')
+	echo "# 1500 refused connections, $total counted in the trail" >&3
+	[ "$total" -eq 1500 ] || fail "$total of 1500 refused connections in the trail"
 }
