@@ -137,7 +137,9 @@ static void flood_unlock(void)
 }
 
 /* The counted record of k (under the lock); its count back to 0. */
-static void flood_write(struct proxy *px, struct flood_key *k)
+/* The counted record of a key copied out of the table (written after the
+ * lock is let go: an audit write is no spin lock's business). */
+static void flood_write(struct proxy *px, const struct flood_key *k)
 {
   struct jbuf b = {0};
   char until[40];
@@ -153,14 +155,13 @@ static void flood_write(struct proxy *px, struct flood_key *k)
   jb_key_str(&b, "until", until);
   record(px, k->kind, &b);
   jb_free(&b);
-  k->held = 0;
 }
 
 /* May this record be written in full?  false: counted. */
 static bool flood_admit(struct proxy *px, const char *kind, bool refused, const struct secret *used)
 {
   int64_t now = mono_ms();
-  struct flood_key *k = NULL, *lru = NULL;
+  struct flood_key *k = NULL, *lru = NULL, evicted = {0};
   const char *sname = used != NULL ? used->def->name : "";
   bool ok;
 
@@ -177,7 +178,7 @@ static bool flood_admit(struct proxy *px, const char *kind, bool refused, const 
   }
   if (k == NULL) {
     k = lru;
-    flood_write(px, k);
+    evicted = *k; /* its count, written below */
     *k = (struct flood_key){
         .used = true, .refused = refused, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
     snprintf(k->kind, sizeof k->kind, "%s", kind);
@@ -198,6 +199,7 @@ static bool flood_admit(struct proxy *px, const char *kind, bool refused, const 
     }
   }
   flood_unlock();
+  flood_write(px, &evicted);
   return ok;
 }
 
@@ -205,14 +207,20 @@ static bool flood_admit(struct proxy *px, const char *kind, bool refused, const 
 static void flood_flush(struct proxy *px, bool final)
 {
   int64_t now = mono_ms();
+  struct flood_key due[FLOOD_KEYS];
+  size_t n = 0;
 
   if (flood == NULL)
     return;
   flood_lock();
   for (size_t i = 0; i < FLOOD_KEYS; i++)
-    if (flood->k[i].held > 0 && (final || now - flood->k[i].since_ms >= FLOOD_COALESCE_MS))
-      flood_write(px, &flood->k[i]);
+    if (flood->k[i].held > 0 && (final || now - flood->k[i].since_ms >= FLOOD_COALESCE_MS)) {
+      due[n++] = flood->k[i];
+      flood->k[i].held = 0;
+    }
   flood_unlock();
+  for (size_t i = 0; i < n; i++)
+    flood_write(px, &due[i]);
   if (px->log != NULL) { /* not inherited by the next connection's process */
     audit_log_close(px->log);
     px->log = NULL;
