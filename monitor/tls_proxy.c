@@ -136,7 +136,6 @@ static void flood_unlock(void)
   __atomic_clear(&flood->lock, __ATOMIC_RELEASE);
 }
 
-/* The counted record of k (under the lock); its count back to 0. */
 /* The counted record of a key copied out of the table (written after the
  * lock is let go: an audit write is no spin lock's business). */
 static void flood_write(struct proxy *px, const struct flood_key *k)
@@ -575,10 +574,6 @@ static void splice_tls(struct stream *a, struct stream *b)
 
 /* ------------------------------------------------------------ substitution */
 
-/* The head to send upstream: the request line as it came, each field as
- * "name: value", the secret's value in place of its placeholder where it
- * may go.  *used names the secret put in (NULL = none); a placeholder left
- * as it is is recorded. */
 static void placeholder_record(struct proxy *px, const struct secret *s, const char *sni,
                                const struct http_field *f, const char *action)
 {
@@ -594,6 +589,10 @@ static void placeholder_record(struct proxy *px, const struct secret *s, const c
   jb_free(&b);
 }
 
+/* The head to send upstream: the request line as it came, each field as
+ * "name: value", the secret's value in place of its placeholder where it
+ * may go.  *used names the secret put in (NULL = none); a placeholder left
+ * as it is is recorded. */
 static char *rewrite_head(struct proxy *px, const char *head, const struct http_msg *m,
                           const char *sni, bool plain, const struct secret **used)
 {
