@@ -294,8 +294,27 @@ static char *child_id(const struct subagent_parent *p, const char *name)
   return xfmt("%s.%s", p->id, name);
 }
 
+/* Is sig one that the CLI we run relays to the child (cli/tty.c,
+ * fwd_signals_block)?  The others would end that host process, not the
+ * child: SIGKILL or SIGSTOP, or a fault signal's default action, left the
+ * child running with no one to delete it and its end recorded in the
+ * parent's trail while it went on (sub-signal-supervisor). */
+static bool relayed_signal(int sig)
+{
+  static const int own[] = {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL,
+                            SIGFPE,  SIGABRT, SIGTRAP, SIGSYS};
+
+  if (sig <= 0 || sig > SIGRTMAX)
+    return false;
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (sig == own[i])
+      return false;
+  return true;
+}
+
 /* Run this binary's CLI with the client's stdio; its exit status (128+N on
- * a signal).  While it runs, 'S' frames are sent on to it. */
+ * a signal).  While it runs, 'S' frames are sent on to it: those it relays
+ * (relayed_signal). */
 static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool wait_it)
 {
   pid_t pid = fork();
@@ -333,7 +352,7 @@ static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool
       if (read_all(c->fd, h, 5) == 0 && h[4] == SUBPROTO_SIGNAL && (n = subproto_get_len(h)) >= 2 &&
           n < sizeof num && read_all(c->fd, num, n - 1) == 0) {
         int sig = atoi(num);
-        if (sig > 0 && sig < 65)
+        if (relayed_signal(sig))
           kill(pid, sig);
       } else {
         c->fd = -1; /* gone: the child goes on, as with a detached docker client */

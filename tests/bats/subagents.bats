@@ -726,3 +726,25 @@ cg_dir() {
 	[ "$status" -eq 0 ] || fail "commit after the end: $output"
 	[ "$(rt exec "$ID" cat /workspace/half.txt)" = part1 ]
 }
+
+@test "sub-signal-supervisor: an S frame of SIGKILL, SIGSTOP or a fault signal does not end the host process that runs the child (the child went on running, unsupervised, its end recorded early)" {
+	parent
+	# the agent's own client (usock, raw frames): `run --name k -- sleep 3`, then signal
+	# frames the shipped client never sends
+	printf 'run\0--name\0k\0--\0sleep\0%s\0' 3 >"$WS/q.body"
+	{
+		n=$(($(stat -c %s "$WS/q.body") + 1))
+		printf "\\$(printf %03o "$n")\\000\\000\\000Q"
+		cat "$WS/q.body"
+	} >"$WS/q.bin"
+	run rt exec "$ID" sh -c '(cat /workspace/q.bin; sleep 1
+		for s in 9 19 11 6; do printf "\00$((${#s} + 1))\000\000\000S$s"; done) |
+		usock /run/agentrt/agent.sock | tr "\000" .'
+	[[ "$output" == *X0* ]] || fail "the run ended with: $output"
+	run sub list
+	[[ "$output" == *"k "*"exited(0)"* ]] || fail "$output"
+	# nothing of it is left running, and the trail's end is its real one
+	[ ! -e "$TEST_ROOT/$ID.k" ] || fail "the child's container outlived its run: $(sub list)"
+	rt audit "$ID" --format json | jq -se '[.[] | select(.kind == "subagent_end" and .name == "k")] |
+		length == 1 and .[0].code == 0' >/dev/null || fail "$(rt audit "$ID" | grep subagent)"
+}
