@@ -130,7 +130,8 @@ static const char sandbox_usage[] =
     "the secret's hosts, which --allow or the profile's egress.allow must already let\n"
     "out (a secret never widens egress).\n"
     "The caller's environment is passed in without its credentials: AWS_*, AZURE_*,\n"
-    "GOOGLE_*, names with TOKEN, SECRET, PASSWORD, API_KEY, CREDENTIAL..., SSH_AUTH_SOCK;\n"
+    "GOOGLE_*, names with TOKEN, SECRET, PASSWORD, API_KEY, CREDENTIAL..., SSH_AUTH_SOCK,\n"
+    "values with a URL's user or password (https://u:pw@host) or an Authorization header;\n"
     "--env NAME passes the caller's NAME all the same, --env K=V sets one.\n"
     "Afterwards: agentrt workspace N diff|commit|discard, agentrt audit N.\n";
 
@@ -159,8 +160,9 @@ static const char *const env_drop[] = {
 };
 
 /* Variables whose name says they hold a credential: a cloud's (by prefix),
- * or a token, key, password or secret (by a word of the name, in any case).
- * They are not passed in unless named with --env NAME. */
+ * or a token, key, password or secret (by a word of the name, in any case),
+ * or whose value carries one (cred_value, value_has_userinfo).  They are
+ * not passed in unless named with --env NAME. */
 static const char *const cred_prefix[] = {
     "AWS_",     "AZURE_",         "ARM_",      "GOOGLE_",       "GCLOUD_", "GCP_",   "CLOUDSDK_",
     "OCI_CLI_", "ALIBABA_CLOUD_", "ALICLOUD_", "DIGITALOCEAN_", "HCLOUD_", "VAULT_", NULL,
@@ -170,7 +172,26 @@ static const char *const cred_word[] = {
     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "COOKIE", "AUTH_",      NULL,
 };
 /* and a name ending in one of these */
-static const char *const cred_suffix[] = {"_KEY", "_PAT", "_AUTH", "_DSN", "DATABASE_URL", NULL};
+static const char *const cred_suffix[] = {"_KEY", "_PAT",  "_AUTH", "_DSN", "DATABASE_URL",
+                                          "_PWD", "_PASS", "_JWT",  NULL};
+/* A value that carries a credential whatever the name: an HTTP
+ * Authorization header (GIT_CONFIG_PARAMETERS' http.extraHeader,
+ * GIT_CONFIG_VALUE_N) or a bearer token, matched in any case. */
+static const char *const cred_value[] = {"AUTHORIZATION:", "BEARER ", NULL};
+
+/* Does the value hold a URL with a user or password before its host
+ * (https://user:password@host/, redis://:password@host, https://TOKEN@host:
+ * PIP_INDEX_URL, HTTPS_PROXY, REDIS_URL, a git remote)? */
+static bool value_has_userinfo(const char *v)
+{
+  for (const char *p = strstr(v, "://"); p != NULL; p = strstr(p, "://")) {
+    p += 3;
+    size_t n = strcspn(p, "/?#@ \t\n");
+    if (p[n] == '@')
+      return true;
+  }
+  return false;
+}
 
 static const char *const hidden_dirs[] = {"/home", "/root", "/run", "/mnt", "/media", NULL};
 /* What a file of the home may not lead to either: the sandbox's own private
@@ -259,7 +280,12 @@ static bool env_credential(const char *e)
     if (n >= k && streq(name + n - k, cred_suffix[i]))
       return true;
   }
-  return false;
+  if (eq == NULL)
+    return false;
+  for (size_t i = 0; cred_value[i] != NULL; i++)
+    if (strcasestr(eq + 1, cred_value[i]) != NULL)
+      return true;
+  return value_has_userinfo(eq + 1);
 }
 
 /* `e` (NAME=VALUE) is named by a --env NAME */

@@ -651,6 +651,27 @@ print("started", n)'
 	[[ "$output" == *"--env: expected KEY=VALUE or NAME, got \`1BAD\`"* ]]
 }
 
+@test "leak: credentials spelled otherwise in the caller's environment are not passed in (MYSQL_PWD, a JWT, a URL's user:password, an Authorization header)" {
+	run as_user env MYSQL_PWD=pwd-leak SMTP_PASS=pass-leak CI_JOB_JWT=jwt-leak \
+		PIP_INDEX_URL=https://u:url-leak@pypi.example/simple HTTPS_PROXY=http://u:proxy-leak@192.0.2.1:3128 \
+		REDIS_URL=redis://:redis-leak@192.0.2.2:6379/0 GIT_REMOTE=https://tok-leak@git.example/r.git \
+		GIT_CONFIG_PARAMETERS="'http.extraheader=AUTHORIZATION: basic hdr-leak'" CURL_HDR="bearer b-leak" \
+		HTTP_PROXY=http://192.0.2.1:3128 NPM_SCOPE_URL=https://registry.example/@scope/pkg \
+		GIT_AUTHOR_EMAIL=dev@example.org OLDPWD=/kept-oldpwd \
+		"$AGENTRT" sandbox --name envx -- env
+	[ "$status" -eq 0 ]
+	[[ "$output" != *leak* ]] || fail "passed in: $(grep leak <<<"$output")"
+	# honest values are kept: a proxy without a password, an @ in a URL's path, an address
+	[[ "$output" == *HTTP_PROXY=http://192.0.2.1:3128* ]] || fail "$output"
+	[[ "$output" == *NPM_SCOPE_URL=https://registry.example/@scope/pkg* ]] || fail "$output"
+	[[ "$output" == *GIT_AUTHOR_EMAIL=dev@example.org* ]] || fail "$output"
+	[[ "$output" == *OLDPWD=/kept-oldpwd* ]] || fail "$output"
+	# --env NAME passes one all the same
+	run as_user env PIP_INDEX_URL=https://u:asked@pypi.example/simple "$AGENTRT" sandbox --name envy \
+		--env PIP_INDEX_URL -- env
+	[[ "$output" == *PIP_INDEX_URL=https://u:asked@pypi.example/simple* ]] || fail "$output"
+}
+
 @test "sandbox: /tmp is private even with the workspace below it (regression: the host's /tmp was visible, user)" {
 	# the test's workspace is below /tmp ($SBX): the profile's /tmp scratch left it out
 	local f=/tmp/agentrt-test-sbx-host-$BATS_ROOT_PID
