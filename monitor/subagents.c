@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -628,6 +629,39 @@ static void clamp_limit(struct profile_limit *l, uint64_t parent)
   }
 }
 
+/* The nameservers of the parent's /etc/resolv.conf, read inside its root
+ * (the parent's to change: a symlink resolves within it, a FIFO or a huge
+ * file is not read), at most EGRESS_MAX_UPSTREAM; none when unreadable. */
+static void parent_nameservers(const struct subagent_parent *p, char ***ret)
+{
+  struct error e = {0};
+  cleanup_close int pfd = proc_open_identified(p->init_pid, p->init_start, &e);
+  cleanup_close int rfd = pfd >= 0 ? openat(pfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+                         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+  cleanup_close int fd = -1;
+  cleanup_free char *text = NULL;
+  size_t len = 0, n = 0;
+  struct stat st;
+  char *save = NULL;
+
+  if (rfd < 0)
+    return;
+  fd = (int)syscall(SYS_openat2, rfd, "etc/resolv.conf", &how, sizeof how);
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      read_fd_all(fd, 65536, &text, &len, &e) < 0)
+    return;
+  for (char *l = strtok_r(text, "\n", &save); l && n < EGRESS_MAX_UPSTREAM;
+       l = strtok_r(NULL, "\n", &save)) {
+    char addr[128];
+    struct egress_upstream u;
+    if (sscanf(l, " nameserver %127s", addr) == 1 && egress_upstream_parse(addr, &u, &e) == 0) {
+      strv_push(ret, addr);
+      n++;
+    }
+  }
+}
+
 /* The parent's effective profile (create wrote it), narrowed: the
  * workspace at the child's path, no egress table of its own, one generation
  * less of sub-agents. */
@@ -673,12 +707,21 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
   /* secrets are substituted by the egress policy's proxy: a child with
    * secrets and no --allow gets a policy that lets nothing out */
   ap->egress.def = r->allow || r->secrets ? PROFILE_EGRESS_DENY : PROFILE_EGRESS_OFF;
+  /* the resolver's upstream sockets are made in the parent's namespace
+   * whatever the parent's policy: made in the runtime's (the host's), a
+   * child of a parent with no network at all sent its queries, names of its
+   * choosing, out of the host (sub-dns-host-netns) */
+  if (r->allow) {
+    free(ap->egress.dns_upstream_netns);
+    ap->egress.dns_upstream_netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
+  }
   if (r->allow && p->profile->egress.def != PROFILE_EGRESS_OFF) {
     strv_free(ap->egress.dns_upstream);
     ap->egress.dns_upstream = NULL;
     strv_push(&ap->egress.dns_upstream, "127.0.0.1");
-    free(ap->egress.dns_upstream_netns);
-    ap->egress.dns_upstream_netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
+  } else if (r->allow && strv_len(ap->egress.dns_upstream) == 0) {
+    /* no policy, no upstream of the profile's: the parent's own resolvers */
+    parent_nameservers(p, &ap->egress.dns_upstream);
   }
   {
     const struct oci_resources *pr = p->config->linux ? p->config->linux->resources : NULL;

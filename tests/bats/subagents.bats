@@ -748,3 +748,30 @@ cg_dir() {
 	rt audit "$ID" --format json | jq -se '[.[] | select(.kind == "subagent_end" and .name == "k")] |
 		length == 1 and .[0].code == 0' >/dev/null || fail "$(rt audit "$ID" | grep subagent)"
 }
+
+@test "sub-dns-host-netns: a child of a parent with no network and no egress policy sends no DNS query out of the host (its resolver's upstream was the host's namespace)" {
+	jq '.name = "sub-nopolicy" | .egress = {"default": "off", "dns": {"upstream": ["192.0.2.53"]}}' \
+		"$SNT_PROFILE" >"$SNT_DIR/nopolicy.json"
+	# the parent: a network namespace of its own with loopback only (docker --network none)
+	update_config '.linux.namespaces |= map(if .type == "network" then del(.path) else . end)'
+	parent "$SNT_DIR/nopolicy.json"
+	run rt exec "$ID" nslookup allowed.test 192.0.2.53
+	[ "$status" -ne 0 ] || fail "the control: the parent reaches the resolver: $output"
+	# with no policy any --allow is narrower; the names asked for carry the data
+	run sub run --allow '*.test' -- sh -c 'nslookup leak-4242.allowed.test; nslookup leak-4343.test 127.0.0.1'
+	! grep -q 'leak-4[23]4[23]' "$SNT_DIR/dns.log" ||
+		fail "the child's queries left the host: $(grep leak- "$SNT_DIR/dns.log")"
+}
+
+@test "sub-dns-host-netns: a child of a parent with a network and no egress policy resolves through the parent's resolv.conf, in the parent's namespace" {
+	jq '.name = "sub-nopolicy2" | .egress = {"default": "off"}' "$SNT_PROFILE" >"$SNT_DIR/nopolicy2.json"
+	printf 'search example\nnameserver 192.0.2.53\n' >"$ROOTFS/etc/resolv.conf"
+	parent "$SNT_DIR/nopolicy2.json"
+	seen=$(wc -l <"$SNT_DIR/dns.log")
+	run sub run --allow allowed.test -- sh -c 'nc -w 3 allowed.test 80 </dev/null; echo rc=$?'
+	[[ "$output" == *hello-allowed* ]] || fail "the child cannot reach its allowed name: $output"
+	# its query came from the parent's namespace (192.0.2.2), not the host's (192.0.2.6)
+	new=$(tail -n +$((seen + 1)) "$SNT_DIR/dns.log")
+	grep -q 'allowed.test from 192.0.2.2' <<<"$new" || fail "$new"
+	! grep -q 'allowed.test from 192.0.2.6' <<<"$new" || fail "$new"
+}
