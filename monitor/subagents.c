@@ -711,7 +711,7 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
    * whatever the parent's policy: made in the runtime's (the host's), a
    * child of a parent with no network at all sent its queries, names of its
    * choosing, out of the host (sub-dns-host-netns) */
-  if (r->allow) {
+  if (r->allow || r->secrets) {
     free(ap->egress.dns_upstream_netns);
     ap->egress.dns_upstream_netns = xfmt("/proc/%d/ns/net", (int)p->init_pid);
   }
