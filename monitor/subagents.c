@@ -501,16 +501,21 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   profile_gen_mount(y, "/dev/pts", "devpts", "devpts", pts_opts);
   profile_gen_mount(y, "/dev/shm", "tmpfs", "shm", shm_opts);
   profile_gen_mount(y, "/sys", "sysfs", "sysfs", sys_opts);
-  if (!streq(r->workspace, "/tmp") && !str_has_prefix(r->workspace, "/tmp/"))
+  /* its own /tmp, also when the workspace is below it (mounted after) */
+  if (!streq(r->workspace, "/tmp"))
     profile_gen_mount(y, "/tmp", "tmpfs", "tmpfs", tmp_opts);
   /* what the parent hides under an empty tmpfs stays hidden (an engine's
-   * --tmpfs, a sandbox's /home): an empty one of the child's own */
+   * --tmpfs, a sandbox's /home): an empty one of the child's own, also when
+   * it holds the workspace (mounted after it, on top).  A prefix of the
+   * workspace's path that is not a directory of it (/work, /workspace) was
+   * left out, and so was one that holds it: the child saw the image's files
+   * there (tmpfs-prefix). */
   for (size_t i = 0; i < p->config->n_mounts; i++) {
     const struct oci_mount *m = &p->config->mounts[i];
     const char *d = m->destination;
     if (!streq(m->type, "tmpfs") || d == NULL || streq(d, "/dev") || streq(d, "/dev/shm") ||
-        streq(d, "/tmp") || str_has_prefix(d, "/run/agentrt") || streq(d, r->workspace) ||
-        str_has_prefix(r->workspace, d))
+        streq(d, "/tmp") || streq(d, "/run/agentrt") || str_has_prefix(d, "/run/agentrt/") ||
+        streq(d, r->workspace))
       continue;
     profile_gen_mount(y, d, "tmpfs", "tmpfs", hide_opts);
   }

@@ -775,3 +775,32 @@ cg_dir() {
 	grep -q 'allowed.test from 192.0.2.2' <<<"$new" || fail "$new"
 	! grep -q 'allowed.test from 192.0.2.6' <<<"$new" || fail "$new"
 }
+
+@test "tmpfs-prefix: what the parent hides under a tmpfs whose path begins the workspace's (/work, /workspace) or holds it stays hidden from its child" {
+	mkdir -p "$ROOTFS/work" "$ROOTFS/srv/other" "$ROOTFS/srv/ws"
+	echo image-secret-work >"$ROOTFS/work/key"
+	echo image-secret-srv >"$ROOTFS/srv/other/key"
+	mkdir -p "$BUNDLE/ws2"
+	echo in-ws2 >"$BUNDLE/ws2/f.txt"
+	update_config '.mounts += [{"destination": "/work", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}]'
+	parent
+	run sub run -- sh -c 'cat /work/key 2>&1'
+	[[ "$output" != *image-secret* ]] || fail "the child sees what the parent hides at /work: $output"
+	rt delete -f "$ID"
+	ID=$ID-b
+	# a workspace below the tmpfs: the child gets the tmpfs, empty, and its workspace in it
+	jq '.name = "sub-srv" | .workspace.path = "/srv/ws"' "$SNT_PROFILE" >"$SNT_DIR/srv.json"
+	update_config ".mounts |= map(select(.destination != \"/work\")) |
+		.mounts += [{\"destination\": \"/srv\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"nosuid\"]},
+			{\"destination\": \"/srv/ws\", \"type\": \"bind\", \"source\": \"$BUNDLE/ws2\", \"options\": [\"rbind\", \"rw\"]}] |
+		.process.cwd = \"/srv/ws\""
+	parent "$SNT_DIR/srv.json"
+	run rt exec "$ID" sh -c 'cat /srv/other/key 2>&1; cat /srv/ws/f.txt'
+	[[ "$output" != *image-secret* ]] && [[ "$output" == *in-ws2* ]] || fail "the control: $output"
+	run sub run --name s -- sh -c 'cat /srv/other/key 2>&1; cat /srv/ws/f.txt; echo w >/srv/ws/g.txt'
+	[[ "$output" != *image-secret* ]] || fail "the child sees what the parent hides at /srv: $output"
+	[[ "$output" == *in-ws2* ]] || fail "the child's workspace: $output"
+	run sub commit s
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(rt exec "$ID" cat /srv/ws/g.txt)" = w ]
+}
