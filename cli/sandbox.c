@@ -9,7 +9,8 @@
  *   root        the host's /, read-only (or --rootfs DIR)
  *   private     /tmp, /var/tmp: tmpfs mounts of its own, also when the
  *               workspace is below one; the state root and the data
- *               directory are masked
+ *               directory are masked, and so are the host's UNIX sockets
+ *               at a path it shows (hide_host_sockets)
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
  *               user's home is an empty scratch tmpfs, with the files the
  *               profile lists (sandbox.home) and --dotfile adds bound
@@ -1251,6 +1252,68 @@ static int hide_state_dirs(const struct global_opts *g, const char *ws, const ch
   return 0;
 }
 
+/* At most this many of the host's sockets are masked (a bind each). */
+#define HOST_SOCKETS_MAX 512
+
+/* The host's bound UNIX sockets at a path the sandbox shows (the host's
+ * root, read-only; connect(2) needs no write): masked.  A daemon's socket
+ * outside /run (LXD's in /var/snap, Incus's in /var/lib) that the caller may
+ * reach, by its supplementary groups too (a user namespace keeps them), was
+ * the agent's to connect to (host-socket).  Listed from /proc/net/unix of
+ * the host's network namespace, where they are bound: one bound later is not
+ * masked. */
+static void hide_host_sockets(const char *ws, const char *home, char ***hide)
+{
+  FILE *f = fopen("/proc/self/net/unix", "re");
+  char line[PATH_MAX + 128];
+  size_t n = 0, more = 0;
+
+  if (f == NULL)
+    return;
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *p = line, *path;
+    const char *rest;
+    bool shown = true;
+    /* Num RefCount Protocol Flags Type St Inode Path */
+    for (int field = 0; field < 7 && p != NULL; field++) {
+      p += strspn(p, " ");
+      p = strchr(p, ' ');
+    }
+    if (p == NULL)
+      continue;
+    path = p + strspn(p, " ");
+    path[strcspn(path, "\n")] = '\0';
+    if (path[0] != '/') /* abstract (@...) or unnamed: the netns is the sandbox's own */
+      continue;
+    {
+      cleanup_free char *real = realpath(path, NULL);
+      const char *const names[] = {path, real, NULL};
+      for (size_t k = 0; k < 2 && shown; k++) {
+        const char *q = names[k];
+        if (q == NULL)
+          continue;
+        for (size_t i = 0; hidden_dirs[i] != NULL && shown; i++)
+          shown = !path_under(q, hidden_dirs[i], &rest);
+        for (size_t i = 0; hidden_too[i] != NULL && shown; i++)
+          shown = !path_under(q, hidden_too[i], &rest);
+        shown = shown && !path_under(q, home, &rest) && !path_under(q, ws, &rest);
+      }
+    }
+    if (!shown || strv_contains(*hide, path))
+      continue;
+    if (n >= HOST_SOCKETS_MAX) {
+      more++;
+      continue;
+    }
+    strv_push(hide, path);
+    n++;
+  }
+  fclose(f);
+  if (more > 0)
+    log_warning("sandbox: %zu more of the host's UNIX sockets are not masked (at most %d)", more,
+                HOST_SOCKETS_MAX);
+}
+
 /* The one line at exit: what changed and how to review it. */
 static void print_summary(const struct global_opts *g, const char *name, const char *ws,
                           bool write_through)
@@ -1450,6 +1513,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
 
   if (hide_state_dirs(&g, ws, home, &hide, err) < 0)
     return -1;
+  hide_host_sockets(ws, home, &hide);
   o.hide = hide;
 
   /* A user's limits: in a cgroup below the user's delegated one, else

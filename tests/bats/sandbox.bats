@@ -672,6 +672,32 @@ print("started", n)'
 	[[ "$output" == *PIP_INDEX_URL=https://u:asked@pypi.example/simple* ]] || fail "$output"
 }
 
+@test "host-socket: a host daemon's UNIX socket outside the hidden directories (LXD's in /var/snap, Incus's in /var/lib) is masked, also from the caller's supplementary groups" {
+	requires socat
+	# a daemon of the host's, its socket root:users 0660 where the sandbox shows the root
+	D=$(mktemp -d /var/lib/agentrt-test-sock.XXXXXX)
+	chmod 0755 "$D"
+	socat UNIX-LISTEN:"$D/daemon.sock",mode=660,group=100,fork SYSTEM:'echo root-daemon-answers' \
+		</dev/null >/dev/null 2>&1 &
+	lp=$!
+	for _ in $(seq 50); do [ -S "$D/daemon.sock" ] && break; sleep 0.1; done
+	# the control: the caller (uid 65534, in group 100) reaches it on the host
+	run timeout 10 setpriv --reuid "$SBX_UID" --regid "$SBX_UID" --groups 100 \
+		socat -T 2 - UNIX-CONNECT:"$D/daemon.sock" </dev/null
+	ctl=$output
+	run timeout --kill-after=5 "$RT_TIMEOUT" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" --groups 100 \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" \
+		XDG_DATA_HOME="$SBX/home/.local/share" TERM=dumb sh -c "cd '$SBX/ws' && '$AGENTRT' sandbox --name sock1 -- \
+		sh -c 'socat -T 2 - UNIX-CONNECT:$D/daemon.sock </dev/null 2>&1; ls $D'"
+	kill "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null || true
+	rm -rf "$D"
+	[[ "$ctl" == *root-daemon-answers* ]] || fail "the control: $ctl"
+	[[ "$output" != *root-daemon-answers* ]] || fail "the sandbox reached the host's daemon: $output"
+	# the name is still there (the root is the host's), the socket behind it is not
+	[[ "$output" == *daemon.sock* ]] || fail "$output"
+}
+
 @test "sandbox: /tmp is private even with the workspace below it (regression: the host's /tmp was visible, user)" {
 	# the test's workspace is below /tmp ($SBX): the profile's /tmp scratch left it out
 	local f=/tmp/agentrt-test-sbx-host-$BATS_ROOT_PID
