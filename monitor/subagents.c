@@ -418,14 +418,82 @@ struct run_req {
   char **cmd;
 };
 
-static int write_gen(int dirfd, const char *file, yajl_gen y, struct error *err)
+/* The parent's own seccomp filter, the engine's (docker's default allowlist,
+ * or one the operator gave it), for a child: a notify action has no
+ * listener there and is a refusal (EPERM). */
+static struct oci_seccomp *engine_seccomp(const struct oci_seccomp *parent)
 {
-  const unsigned char *buf;
-  size_t len;
+  struct oci_seccomp *sc = oci_seccomp_dup(parent);
 
-  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok)
-    return error_set(err, 0, "cannot write %s", file);
-  return write_file_atomic_at(dirfd, file, (const char *)buf, len, err);
+  free(sc->listener_path);
+  free(sc->listener_metadata);
+  sc->listener_path = sc->listener_metadata = NULL;
+  if (sc->default_action != NULL && streq(sc->default_action, "SCMP_ACT_NOTIFY")) {
+    free(sc->default_action);
+    sc->default_action = xstrdup("SCMP_ACT_ERRNO");
+    sc->has_default_errno_ret = true;
+    sc->default_errno_ret = EPERM;
+  }
+  for (size_t i = 0; i < sc->n_syscalls; i++) {
+    struct oci_seccomp_syscall *s = &sc->syscalls[i];
+    if (s->action != NULL && streq(s->action, "SCMP_ACT_NOTIFY")) {
+      free(s->action);
+      s->action = xstrdup("SCMP_ACT_ERRNO");
+      s->has_errno_ret = true;
+      s->errno_ret = EPERM;
+    }
+  }
+  return sc;
+}
+
+/* The child's config (in y) with what of its parent's config holds the
+ * parent's process beyond the profile: the engine's seccomp filter (under
+ * the profile's stacked one, as in the parent), its rlimits and its LSM
+ * labels.  Without them a child called what its parent's engine refused,
+ * and ran with the host runtime's rlimits (engine-seccomp). */
+static int write_child_config_json(const struct subagent_parent *p, int dirfd, yajl_gen y,
+                                   struct error *err)
+{
+  const struct oci_process *pp = p->config->process;
+  const struct oci_linux *pl = p->config->linux;
+  const unsigned char *buf;
+  size_t len = 0;
+  struct oci_config *c = NULL;
+  cleanup_free char *json = NULL;
+  int rc;
+
+  if (yajl_gen_get_buf(y, &buf, &len) != yajl_gen_status_ok ||
+      oci_config_parse((const char *)buf, len, "config.json", &c, err) < 0 || c->linux == NULL ||
+      c->process == NULL) {
+    oci_config_free(c);
+    return err->msg[0] ? -1 : error_set(err, 0, "cannot write config.json");
+  }
+  if (pl != NULL && pl->seccomp != NULL) {
+    if (c->linux->seccomp != NULL)
+      oci_seccomp_free(c->linux->seccomp);
+    c->linux->seccomp = engine_seccomp(pl->seccomp);
+  }
+  if (pl != NULL && pl->mount_label != NULL)
+    c->linux->mount_label = xstrdup(pl->mount_label);
+  if (pp != NULL) {
+    if (pp->n_rlimits > 0) {
+      c->process->rlimits = xmalloc0(pp->n_rlimits * sizeof *pp->rlimits);
+      for (size_t i = 0; i < pp->n_rlimits; i++) {
+        c->process->rlimits[i] = pp->rlimits[i];
+        c->process->rlimits[i].type = xstrdup(pp->rlimits[i].type);
+      }
+      c->process->n_rlimits = pp->n_rlimits;
+    }
+    if (pp->apparmor_profile != NULL)
+      c->process->apparmor_profile = xstrdup(pp->apparmor_profile);
+    if (pp->selinux_label != NULL)
+      c->process->selinux_label = xstrdup(pp->selinux_label);
+  }
+  rc = oci_config_to_json_pretty(c, &json, &len, err);
+  oci_config_free(c);
+  if (rc < 0)
+    return -1;
+  return write_file_atomic_at(dirfd, "config.json", json, len, err);
 }
 
 static int write_child_config(const struct subagent_parent *p, const struct run_req *r, int dirfd,
@@ -610,7 +678,7 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   }
   yajl_gen_map_close(y);
   yajl_gen_map_close(y);
-  rc = write_gen(dirfd, "config.json", y, err);
+  rc = write_child_config_json(p, dirfd, y, err);
   yajl_gen_free(y);
   return rc;
 }
@@ -1083,6 +1151,16 @@ static int verb_run(struct conn *c)
     return refuse(c, "--name `%s`: %s", name,
                   errno == EEXIST ? "a child of that name exists (sub discard it first)"
                                   : strerror(errno));
+  {
+    /* the id may be another container's, or its workspace's: the name is
+     * not reserved then, or its verbs would reach them (foreign-child) */
+    cleanup_free char *st = xfmt("%s/%s", p->root, id);
+    cleanup_free char *ws = p->store ? xfmt("%s/%s/%s", p->store, WS_DIR, id) : NULL;
+    if (access(st, F_OK) == 0 || (ws != NULL && access(ws, F_OK) == 0)) {
+      rmdir(dir);
+      return refuse(c, "--name `%s`: `%s` is another container's id or workspace", name, id);
+    }
+  }
   dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   {
     char me[24];
@@ -1209,11 +1287,37 @@ static int child_live(const struct subagent_parent *p, const char *id)
   return r;
 }
 
-/* The child named by words[1]: its dir under sub/ must exist. */
+/* Is the container `id` (PARENT.NAME), when it exists, this parent's child
+ * `name`: do its annotations say so?  Another container of the same root
+ * may be named PARENT.NAME (ids are the operator's or the engine's to
+ * choose); it is not ours to exec into, kill or delete (foreign-child). */
+static bool container_is_child(const struct subagent_parent *p, const char *id, const char *name)
+{
+  cleanup_free char *st = xfmt("%s/%s/state.json", p->root, id), *text = NULL;
+  struct oci_state *s = NULL;
+  struct error e = {0};
+  size_t len = 0;
+  bool parent = false, sub = false;
+
+  if (read_file_at(AT_FDCWD, st, 1 << 20, &text, &len, &e) < 0)
+    return errno == ENOENT;
+  if (oci_state_parse(text, len, "state.json", &s, &e) < 0)
+    return false;
+  for (size_t i = 0; i < s->n_annotations; i++) {
+    const struct oci_kv *kv = &s->annotations[i];
+    parent = parent || (streq(kv->key, "io.agentrt.parent") && streq(kv->value, p->id));
+    sub = sub || (streq(kv->key, "io.agentrt.subagent") && streq(kv->value, name));
+  }
+  oci_state_free(s);
+  return parent && sub;
+}
+
+/* The child named by words[1]: its dir under sub/ must exist, and a
+ * container of its id must be the child (container_is_child). */
 static char *known_child(struct conn *c, const char *verb)
 {
   const char *n = c->words[1];
-  cleanup_free char *dir = NULL;
+  cleanup_free char *dir = NULL, *id = NULL;
 
   if (n == NULL || !valid_name(n)) {
     refuse(c, "expected a child's name (agentrt sub %s NAME)", verb);
@@ -1224,7 +1328,12 @@ static char *known_child(struct conn *c, const char *verb)
     refuse(c, "no child `%s`", n);
     return NULL;
   }
-  return child_id(c->p, n);
+  id = child_id(c->p, n);
+  if (!container_is_child(c->p, id, n)) {
+    refuse(c, "the container `%s` is not this container's child `%s`", id, n);
+    return NULL;
+  }
+  return take_ptr(id);
 }
 
 /* Does the child have a workspace (its create got that far)?  The review

@@ -804,3 +804,51 @@ cg_dir() {
 	[ "$status" -eq 0 ] || fail "commit: $output"
 	[ "$(rt exec "$ID" cat /srv/ws/g.txt)" = w ]
 }
+
+@test "engine-seccomp: a child is held by its parent's engine seccomp filter and rlimits too (the engine's filter denies what the profile's allows)" {
+	# the engine's filter (docker --security-opt seccomp=...): chmod denied; docker --ulimit nofile=64
+	update_config '.process.rlimits = [{"type": "RLIMIT_NOFILE", "soft": 64, "hard": 64}]'
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+		"syscalls": [{"names": ["chmod", "fchmod", "fchmodat", "fchmodat2"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+	parent
+	run rt exec "$ID" sh -c 'chmod 600 /workspace/a.txt 2>&1; echo rc=$?'
+	[[ "$output" == *rc=1* ]] || fail "the control: the parent's chmod: $output"
+	run sub run -- sh -c 'echo x >b.txt; chmod 600 b.txt 2>&1; echo rc=$?'
+	[[ "$output" == *rc=1* ]] || fail "the child escaped its parent's engine filter: $output"
+	# the profile's own filter stays stacked on it: unshare is refused as in the parent
+	run sub run -- sh -c 'unshare -U true 2>&1; echo rc=$?'
+	[[ "$output" != *rc=0* ]] || fail "the profile's filter: $output"
+	[ "$(rt exec "$ID" sh -c 'ulimit -Hn')" = 64 ] || fail "the control: the parent's nofile"
+	run sub run -- sh -c 'ulimit -Hn'
+	[ "$output" = 64 ] || fail "the child's hard nofile limit: $output"
+}
+
+@test "foreign-child: a container of another's whose id is PARENT.NAME is not the parent's child (sub exec, kill, diff, commit, discard never reach it)" {
+	# the operator's other container, named as a child of ours would be, with a pending change
+	V=$BUNDLE/victim
+	make_bundle "$V"
+	mkdir -p "$V/ws"
+	echo victim-secret >"$V/rootfs/victim-secret"
+	jq --arg ws "$V/ws" '.process.args = ["sleep", "600"] |
+		.mounts += [{"destination": "/workspace", "type": "bind", "source": $ws, "options": ["rbind", "rw"]}]' \
+		"$V/config.json" >"$V/c.json" && mv "$V/c.json" "$V/config.json"
+	rt --profile agent run -d --bundle "$V" "$ID.victim" </dev/null >/dev/null 2>&1 || fail "the victim"
+	rt exec "$ID.victim" sh -c 'echo pending >/workspace/pending.txt'
+	parent
+	run sub run --name victim -- true
+	[ "$status" -ne 0 ] || fail "a child named over another container ran: $output"
+	run sub exec victim -- cat /victim-secret
+	[[ "$output" != *victim-secret* ]] || fail "sub exec reached the other container: $output"
+	run sub diff victim
+	[[ "$output" != *pending.txt* ]] || fail "sub diff showed the other container's changes: $output"
+	run sub commit victim
+	run sub discard victim
+	run sub kill victim
+	# the other container runs on, its change still pending, the host dir untouched
+	[ "$(jq -r .status "$TEST_ROOT/$ID.victim/state.json" 2>/dev/null)" = running ] || fail "the victim was killed or deleted"
+	[ ! -e "$V/ws/pending.txt" ] || fail "the victim's change was committed to its host dir"
+	run rt workspace "$ID.victim" diff
+	[[ "$output" == *pending.txt* ]] || fail "the victim's change was discarded: $output"
+	rt delete -f "$ID.victim"
+	rt workspace "$ID.victim" purge >/dev/null 2>&1 || true
+}
