@@ -448,9 +448,10 @@ static struct oci_seccomp *engine_seccomp(const struct oci_seccomp *parent)
 
 /* The child's config (in y) with what of its parent's config holds the
  * parent's process beyond the profile: the engine's seccomp filter (under
- * the profile's stacked one, as in the parent), its rlimits and its LSM
- * labels.  Without them a child called what its parent's engine refused,
- * and ran with the host runtime's rlimits (engine-seccomp). */
+ * the profile's stacked one, as in the parent), its rlimits, its LSM labels
+ * and its masked and read-only paths.  Without them a child called what its
+ * parent's engine refused, ran with the host runtime's rlimits
+ * (engine-seccomp) and read what the parent's config masked (config-masks). */
 static int write_child_config_json(const struct subagent_parent *p, int dirfd, yajl_gen y,
                                    struct error *err)
 {
@@ -475,6 +476,12 @@ static int write_child_config_json(const struct subagent_parent *p, int dirfd, y
   }
   if (pl != NULL && pl->mount_label != NULL)
     c->linux->mount_label = xstrdup(pl->mount_label);
+  /* what the parent's config masks or makes read-only (the engine's, the
+   * operator's) is so for the child too; the child's profile adds its own */
+  if (pl != NULL && pl->masked_paths != NULL)
+    c->linux->masked_paths = strv_dup(pl->masked_paths);
+  if (pl != NULL && pl->readonly_paths != NULL)
+    c->linux->readonly_paths = strv_dup(pl->readonly_paths);
   if (pp != NULL) {
     if (pp->n_rlimits > 0) {
       c->process->rlimits = xmalloc0(pp->n_rlimits * sizeof *pp->rlimits);

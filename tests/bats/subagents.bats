@@ -852,3 +852,14 @@ cg_dir() {
 	rt delete -f "$ID.victim"
 	rt workspace "$ID.victim" purge >/dev/null 2>&1 || true
 }
+
+@test "config-masks: what the parent's config masks or makes read-only (the operator's linux.maskedPaths, readonlyPaths) is so for its child" {
+	echo image-secret-masked >"$ROOTFS/masked-secret"
+	update_config '.linux.maskedPaths += ["/masked-secret"] | .linux.readonlyPaths += ["/dev/shm"]'
+	parent
+	run rt exec "$ID" sh -c 'cat /masked-secret; touch /dev/shm/x 2>&1; echo rc=$?'
+	[[ "$output" != *image-secret* ]] && [[ "$output" != *rc=0* ]] || fail "the control: $output"
+	run sub run -- sh -c 'cat /masked-secret; touch /dev/shm/x 2>&1; echo rc=$?'
+	[[ "$output" != *image-secret* ]] || fail "the child reads what its parent's config masks: $output"
+	[[ "$output" != *rc=0* ]] || fail "the child writes where its parent's config is read-only: $output"
+}
