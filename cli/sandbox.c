@@ -1299,7 +1299,8 @@ static void hide_host_sockets(const char *ws, const char *home, char ***hide)
         shown = shown && !path_under(q, home, &rest) && !path_under(q, ws, &rest);
       }
     }
-    if (!shown || strv_contains(*hide, path))
+    /* the name service's own (SSSD): users and groups must still resolve */
+    if (!shown || strv_contains(*hide, path) || streq(path, "/var/lib/sss/pipes/nss"))
       continue;
     if (n >= HOST_SOCKETS_MAX) {
       more++;
@@ -1498,17 +1499,27 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     return error_set(err, 0, "sandbox: HOME=/ cannot be hidden: set HOME");
   {
     /* the workspace is shown whole: not the home, nor above it, nor in
-     * what the home's deny list names */
-    const char *rest, *why;
-    if (path_under(home, ws, &rest))
-      return error_set(err, 0,
-                       "sandbox: the workspace `%s` %s the home, whose keys and "
-                       "credentials the sandbox hides (run it from a project directory, or "
-                       "give --workspace DIR)",
-                       ws, *rest == '\0' ? "is" : "holds");
-    if (path_under(ws, home, &rest) && (why = profile_home_denied(rest, prof->sandbox.home_deny)))
-      return error_set(err, 0, "sandbox: the workspace `%s` is on the home's deny list (`%s`)", ws,
-                       why);
+     * what the home's deny list names; by the home's name and by what it
+     * resolves to (the workspace is a resolved path: under a HOME that is
+     * a symlink, the home itself or its .ssh passed, keys and all:
+     * home-symlink-workspace) */
+    cleanup_free char *home_real = realpath(home, NULL);
+    const char *const homes[] = {home, home_real};
+    for (size_t i = 0; i < 2; i++) {
+      const char *rest, *why;
+      if (homes[i] == NULL)
+        continue;
+      if (path_under(homes[i], ws, &rest))
+        return error_set(err, 0,
+                         "sandbox: the workspace `%s` %s the home, whose keys and "
+                         "credentials the sandbox hides (run it from a project directory, or "
+                         "give --workspace DIR)",
+                         ws, *rest == '\0' ? "is" : "holds");
+      if (path_under(ws, homes[i], &rest) &&
+          (why = profile_home_denied(rest, prof->sandbox.home_deny)))
+        return error_set(err, 0, "sandbox: the workspace `%s` is on the home's deny list (`%s`)",
+                         ws, why);
+    }
   }
 
   if (hide_state_dirs(&g, ws, home, &hide, err) < 0)

@@ -288,3 +288,15 @@ while time.time() < end:
 	[[ "$output" == *"~/.gitconfig is not bound: it is /tmp/agentrt-sbxh-"*"private one"* ]]
 	[[ "$output" == *"~/.inputrc is not bound: it is /proc/"* ]]
 }
+
+@test "home-symlink-workspace: under a HOME that is a symlink, the workspace cannot be the home or its .ssh by the resolved name" {
+	ln -s home "$SBX/linkhome"
+	# the data directory outside the home: nothing else refuses the home as a workspace
+	for cwd in "$H" "$H/.ssh"; do
+		run bash -c "cd '$cwd' && timeout 60 setpriv --reuid $SBX_UID --regid $SBX_UID --clear-groups \
+			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME='$SBX/linkhome' XDG_RUNTIME_DIR='$SBX/run' \
+			XDG_DATA_HOME='$SBX/run/data' '$AGENTRT' sandbox --name hs -- sh -c 'cat id_rsa .ssh/id_rsa 2>/dev/null; true'"
+		[[ "$output" != *SECRET-KEY* ]] || fail "$cwd: the key was shown: $output"
+		[ "$status" -eq 1 ] && [[ "$output" == *"is the home"* || "$output" == *"deny list"* ]] || fail "$cwd: $output"
+	done
+}
