@@ -173,8 +173,10 @@ static const char *const cred_word[] = {
     "ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "COOKIE", "AUTH_",      NULL,
 };
 /* and a name ending in one of these */
-static const char *const cred_suffix[] = {"_KEY", "_PAT",  "_AUTH", "_DSN", "DATABASE_URL",
-                                          "_PWD", "_PASS", "_JWT",  NULL};
+static const char *const cred_suffix[] = {
+    "_KEY", "_PAT", "_AUTH", "_DSN", "DATABASE_URL", "_PWD", "_PASS", "_JWT",
+    /* files of keys and tokens: the variable, and the file it names */
+    "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "NETRC", NULL};
 /* A value that carries a credential whatever the name: an HTTP
  * Authorization header (GIT_CONFIG_PARAMETERS' http.extraHeader,
  * GIT_CONFIG_VALUE_N) or a bearer token, matched in any case. */
@@ -1252,6 +1254,60 @@ static int hide_state_dirs(const struct global_opts *g, const char *ws, const ch
   return 0;
 }
 
+/* Does the sandbox show path (by its name and by what it resolves to) on
+ * the host's root: not in a hidden or private directory, the home or the
+ * workspace? */
+static bool shown_path(const char *path, const char *ws, const char *home)
+{
+  cleanup_free char *real = realpath(path, NULL);
+  const char *const names[] = {path, real};
+  const char *rest;
+
+  for (size_t k = 0; k < 2; k++) {
+    const char *q = names[k];
+    if (q == NULL)
+      continue;
+    for (size_t i = 0; hidden_dirs[i] != NULL; i++)
+      if (path_under(q, hidden_dirs[i], &rest))
+        return false;
+    for (size_t i = 0; hidden_too[i] != NULL; i++)
+      if (path_under(q, hidden_too[i], &rest))
+        return false;
+    if (path_under(q, home, &rest) || path_under(q, ws, &rest))
+      return false;
+  }
+  return true;
+}
+
+/* A credential variable held back (env_credential) that names files or
+ * directories (GOOGLE_APPLICATION_CREDENTIALS=/opt/keys/sa.json,
+ * AWS_SHARED_CREDENTIALS_FILE, KUBECONFIG=a:b): the root is the host's, so
+ * the files themselves were readable where the sandbox shows them; masked,
+ * by their names and by what they resolve to (cred-file). */
+static void hide_credential_files(char *const *env_pass, const char *ws, const char *home,
+                                  char ***hide)
+{
+  for (char **e = environ; e != NULL && *e != NULL; e++) {
+    const char *eq = strchr(*e, '=');
+    cleanup_free char *v = NULL;
+    char *save = NULL;
+    if (eq == NULL || env_named(env_pass, *e) || !env_credential(*e))
+      continue;
+    v = xstrdup(eq + 1);
+    for (char *p = strtok_r(v, ":", &save); p != NULL; p = strtok_r(NULL, ":", &save)) {
+      struct stat st;
+      cleanup_free char *real = NULL;
+      if (p[0] != '/' || stat(p, &st) < 0 || !shown_path(p, ws, home))
+        continue;
+      real = realpath(p, NULL);
+      if (!strv_contains(*hide, p))
+        strv_push(hide, p);
+      if (real != NULL && !strv_contains(*hide, real))
+        strv_push(hide, real);
+    }
+  }
+}
+
 /* At most this many of the host's sockets are masked (a bind each). */
 #define HOST_SOCKETS_MAX 512
 
@@ -1272,8 +1328,7 @@ static void hide_host_sockets(const char *ws, const char *home, char ***hide)
     return;
   while (fgets(line, sizeof line, f) != NULL) {
     char *p = line, *path;
-    const char *rest;
-    bool shown = true;
+    bool shown;
     /* Num RefCount Protocol Flags Type St Inode Path */
     for (int field = 0; field < 7 && p != NULL; field++) {
       p += strspn(p, " ");
@@ -1285,20 +1340,7 @@ static void hide_host_sockets(const char *ws, const char *home, char ***hide)
     path[strcspn(path, "\n")] = '\0';
     if (path[0] != '/') /* abstract (@...) or unnamed: the netns is the sandbox's own */
       continue;
-    {
-      cleanup_free char *real = realpath(path, NULL);
-      const char *const names[] = {path, real, NULL};
-      for (size_t k = 0; k < 2 && shown; k++) {
-        const char *q = names[k];
-        if (q == NULL)
-          continue;
-        for (size_t i = 0; hidden_dirs[i] != NULL && shown; i++)
-          shown = !path_under(q, hidden_dirs[i], &rest);
-        for (size_t i = 0; hidden_too[i] != NULL && shown; i++)
-          shown = !path_under(q, hidden_too[i], &rest);
-        shown = shown && !path_under(q, home, &rest) && !path_under(q, ws, &rest);
-      }
-    }
+    shown = shown_path(path, ws, home);
     /* the name service's own (SSSD): users and groups must still resolve */
     if (!shown || strv_contains(*hide, path) || streq(path, "/var/lib/sss/pipes/nss"))
       continue;
@@ -1525,6 +1567,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   if (hide_state_dirs(&g, ws, home, &hide, err) < 0)
     return -1;
   hide_host_sockets(ws, home, &hide);
+  hide_credential_files(env_pass, ws, home, &hide);
   o.hide = hide;
 
   /* A user's limits: in a cgroup below the user's delegated one, else

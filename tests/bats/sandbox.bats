@@ -698,6 +698,22 @@ print("started", n)'
 	[[ "$output" == *daemon.sock* ]] || fail "$output"
 }
 
+@test "cred-file: the file a held-back credential variable names (GOOGLE_APPLICATION_CREDENTIALS, KUBECONFIG) is masked where the host's root shows it" {
+	D=$(mktemp -d /var/lib/agentrt-test-cred.XXXXXX)
+	chmod 0755 "$D"
+	echo '{"private_key": "SA-SECRET-leak"}' >"$D/sa.json"
+	echo 'token: KUBE-SECRET-leak' >"$D/kubeconfig"
+	chown "$SBX_UID" "$D/sa.json" "$D/kubeconfig"
+	chmod 0600 "$D/sa.json" "$D/kubeconfig"
+	ln -s sa.json "$D/link.json"
+	run as_user env GOOGLE_APPLICATION_CREDENTIALS="$D/link.json" KUBECONFIG="/nonexistent:$D/kubeconfig" \
+		"$AGENTRT" sandbox --name cred1 -- sh -c "cat $D/sa.json $D/link.json $D/kubeconfig; env"
+	rm -rf "$D"
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" != *leak* ]] || fail "a credential file was shown: $output"
+	[[ "$output" != *KUBECONFIG=* ]] || fail "$output"
+}
+
 @test "sandbox: /tmp is private even with the workspace below it (regression: the host's /tmp was visible, user)" {
 	# the test's workspace is below /tmp ($SBX): the profile's /tmp scratch left it out
 	local f=/tmp/agentrt-test-sbx-host-$BATS_ROOT_PID
