@@ -446,14 +446,46 @@ static struct oci_seccomp *engine_seccomp(const struct oci_seccomp *parent)
   return sc;
 }
 
+/* Is path strictly below dir (a directory of it, not a prefix of its name)? */
+static bool strictly_below(const char *path, const char *dir)
+{
+  size_t n = strlen(dir);
+
+  if (n == 1 && dir[0] == '/')
+    return path[0] == '/' && path[1] != '\0';
+  return strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+}
+
+/* A mount of the parent's config inside its workspace that hides what is
+ * there (a tmpfs, an empty directory or /dev/null bound over a subdirectory
+ * or a file such as .env): the child's workspace layers are the parent's
+ * workspace record, its host directory included, so the child saw what the
+ * mount hides from the parent (ws-mount-hidden).  Not one that binds the
+ * host directory's own content there (a protected path made read-only). */
+static bool hides_in_workspace(const struct subagent_parent *p, const struct oci_mount *m)
+{
+  const char *ws = p->profile->workspace.path;
+  const char *src = NULL;
+
+  if (ws == NULL || m->destination == NULL || !strictly_below(m->destination, ws))
+    return false;
+  for (size_t i = 0; i < p->config->n_mounts; i++)
+    if (p->config->mounts[i].destination != NULL && streq(p->config->mounts[i].destination, ws))
+      src = p->config->mounts[i].source;
+  if (src != NULL && m->source != NULL && str_has_prefix(m->source, src) &&
+      streq(m->source + strlen(src), m->destination + strlen(ws)))
+    return false;
+  return true;
+}
+
 /* The child's config (in y) with what of its parent's config holds the
  * parent's process beyond the profile: the engine's seccomp filter (under
  * the profile's stacked one, as in the parent), its rlimits, its LSM labels
  * and its masked and read-only paths.  Without them a child called what its
  * parent's engine refused, ran with the host runtime's rlimits
  * (engine-seccomp) and read what the parent's config masked (config-masks). */
-static int write_child_config_json(const struct subagent_parent *p, int dirfd, yajl_gen y,
-                                   struct error *err)
+static int write_child_config_json(const struct subagent_parent *p, const struct run_req *r,
+                                   int dirfd, yajl_gen y, struct error *err)
 {
   const struct oci_process *pp = p->config->process;
   const struct oci_linux *pl = p->config->linux;
@@ -482,6 +514,17 @@ static int write_child_config_json(const struct subagent_parent *p, int dirfd, y
     c->linux->masked_paths = strv_dup(pl->masked_paths);
   if (pl != NULL && pl->readonly_paths != NULL)
     c->linux->readonly_paths = strv_dup(pl->readonly_paths);
+  /* what a mount of the parent's hides in its workspace stays hidden: masked
+   * (after the child's own mounts, its workspace overlay among them) */
+  for (size_t i = 0; i < p->config->n_mounts; i++) {
+    const struct oci_mount *m = &p->config->mounts[i];
+    if (hides_in_workspace(p, m) && strictly_below(m->destination, r->workspace) &&
+        !strv_contains(c->linux->masked_paths, m->destination)) {
+      if (c->linux->masked_paths == NULL)
+        c->linux->masked_paths = xmalloc0(sizeof(char *));
+      strv_push(&c->linux->masked_paths, m->destination);
+    }
+  }
   if (pp != NULL) {
     if (pp->n_rlimits > 0) {
       c->process->rlimits = xmalloc0(pp->n_rlimits * sizeof *pp->rlimits);
@@ -685,7 +728,7 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   }
   yajl_gen_map_close(y);
   yajl_gen_map_close(y);
-  rc = write_child_config_json(p, dirfd, y, err);
+  rc = write_child_config_json(p, r, dirfd, y, err);
   yajl_gen_free(y);
   return rc;
 }
@@ -851,6 +894,13 @@ static char *workspace_refusal(const struct subagent_parent *p, const char *ws, 
 
   while (*rel == '/')
     rel++;
+  for (size_t i = 0; i < p->config->n_mounts; i++) {
+    const struct oci_mount *m = &p->config->mounts[i];
+    if (hides_in_workspace(p, m) &&
+        (streq(abs, m->destination) || strictly_below(abs, m->destination)))
+      return xfmt("`%s` is a mount of the parent's that hides what the workspace has there",
+                  m->destination);
+  }
   why = ws_protect_subdir_reason(rel, p->profile->workspace.review_protected, &pat);
   if (why != NULL)
     return pat ? xfmt("%s (`%s`)", why, pat) : xstrdup(why);

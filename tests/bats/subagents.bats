@@ -863,3 +863,25 @@ cg_dir() {
 	[[ "$output" != *image-secret* ]] || fail "the child reads what its parent's config masks: $output"
 	[[ "$output" != *rc=0* ]] || fail "the child writes where its parent's config is read-only: $output"
 }
+
+@test "ws-mount-hidden: what a mount of the parent's hides inside its workspace (a tmpfs, an empty directory, /dev/null over .env) stays hidden from its child" {
+	mkdir -p "$WS/secrets" "$WS/ro" "$BUNDLE/empty"
+	echo ws-secret-tmpfs >"$WS/secrets/key"
+	echo ws-secret-ro >"$WS/ro/key"
+	echo ws-secret-env >"$WS/.env"
+	update_config ".mounts += [{\"destination\": \"/workspace/secrets\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"nosuid\"]},
+		{\"destination\": \"/workspace/ro\", \"type\": \"bind\", \"source\": \"$BUNDLE/empty\", \"options\": [\"rbind\", \"ro\"]},
+		{\"destination\": \"/workspace/.env\", \"type\": \"bind\", \"source\": \"/dev/null\", \"options\": [\"bind\"]}]"
+	parent
+	run rt exec "$ID" sh -c 'cat /workspace/secrets/key /workspace/ro/key /workspace/.env 2>&1'
+	[[ "$output" != *ws-secret* ]] || fail "the control: the parent reads it: $output"
+	run sub run --name h -- sh -c 'cat /workspace/secrets/key /workspace/ro/key /workspace/.env 2>&1; cat a.txt; echo n >new.txt'
+	[[ "$output" != *ws-secret* ]] || fail "the child reads what the parent's mounts hide: $output"
+	[[ "$output" == *hello* ]] || fail "the child's workspace: $output"
+	run sub commit h
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(rt exec "$ID" cat /workspace/new.txt)" = n ]
+	# a workspace at or below such a mount is refused
+	run sub run --workspace /workspace/secrets -- cat key
+	[ "$status" -eq 125 ] && [[ "$output" != *ws-secret* ]] && [[ "$output" == *"hides"* ]] || fail "$output"
+}
