@@ -30,8 +30,9 @@ static void h_u64(struct sha256 *h, uint64_t v)
   sha256_update(h, &v, sizeof v);
 }
 
-/* what seccomp_build makes of the same filter: 2 = a binary tree (a list before) */
-#define SECCOMP_CACHE_LAYOUT 2
+/* what seccomp_export makes of the same filter: 2 = a binary tree (a list before), 3 = with
+ * the prefix of calls newer than libseccomp (os/syscall_late.h) */
+#define SECCOMP_CACHE_LAYOUT 3
 
 static void filter_hash(const struct oci_seccomp *s, char out[SHA256_HEX_LEN + 1])
 {

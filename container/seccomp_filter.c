@@ -25,6 +25,7 @@
 #include "common/util.h"
 #include "container/process.h"
 #include "container/seccomp_filter.h"
+#include "os/syscall_late.h"
 
 #define MAX_SYSCALL_ARGS 6
 
@@ -226,7 +227,14 @@ static int add_syscall(scmp_filter_ctx ctx, uint32_t action, const struct oci_se
   int r = 0;
 
   if (nr == __NR_SCMP_ERROR) {
-    log_debug("seccomp: unknown syscall `%s`, ignoring", name);
+    if (syscall_late_nr(name) >= 0 && sc->n_args > 0)
+      return error_set(err, 0,
+                       "seccomp: syscall `%s`: newer than libseccomp, it takes no argument "
+                       "conditions",
+                       name);
+    /* a call newer than libseccomp: late_prefix() has it */
+    if (syscall_late_nr(name) < 0)
+      log_debug("seccomp: unknown syscall `%s`, ignoring", name);
     return 0;
   }
   if (sc->n_args > ARRAY_SIZE(cmp))
@@ -424,19 +432,123 @@ static void enosys_prefix(const struct oci_seccomp *s, uint32_t def_action, stru
   *ret_n = pc;
 }
 
-/* libseccomp's program with the ENOSYS prefix in front (when it needs one). */
+/* ---- calls newer than libseccomp (os/syscall_late.h)
+ *
+ * libseccomp cannot name them, so its program has no rule for them: a rule
+ * of the filter that names one is put in a prefix of our own, in front of
+ * the ENOSYS one (an allowlist naming such a call allows it instead of
+ * answering ENOSYS).  Layout: ld arch; jeq per architecture of the filter
+ * whose numbers are the shared ones (x86_64 and x32, i386, arm, aarch64);
+ * ld nr; jeq per rule (on x86_64 also with the x32 bit); one ret per rule;
+ * anything else falls through. */
+
+#define LATE_RULES_MAX 32
+
+struct late_rule {
+  uint32_t nr, action;
+};
+
+static size_t late_rules(const struct oci_seccomp *s, uint32_t def_action, struct late_rule *out)
+{
+  size_t n = 0;
+
+  for (size_t i = 0; i < s->n_syscalls; i++) {
+    const struct oci_seccomp_syscall *sc = &s->syscalls[i];
+    struct error e = {0};
+    uint32_t action;
+
+    if (sc->n_args > 0 ||
+        parse_action(sc->action, sc->has_errno_ret, sc->errno_ret, "rule", &action, &e) < 0 ||
+        action == def_action)
+      continue;
+    for (size_t j = 0; sc->names && sc->names[j] && n < LATE_RULES_MAX; j++) {
+      int nr = syscall_late_nr(sc->names[j]);
+      bool dup = false;
+      if (nr < 0 || seccomp_syscall_resolve_name(sc->names[j]) != __NR_SCMP_ERROR)
+        continue;
+      for (size_t k = 0; k < n; k++)
+        dup |= out[k].nr == (uint32_t)nr; /* the first rule wins, as in libseccomp */
+      if (!dup)
+        out[n++] = (struct late_rule){(uint32_t)nr, action};
+    }
+  }
+  return n;
+}
+
+static bool late_arch(const struct oci_seccomp *s, uint32_t arch)
+{
+  if (arch == seccomp_arch_native())
+    return true;
+  for (size_t i = 0; s->architectures && s->architectures[i]; i++)
+    for (size_t j = 0; j < ARRAY_SIZE(arch_names); j++)
+      if (streq(s->architectures[i], arch_names[j].name) &&
+          (arch_names[j].arch == arch ||
+           (arch == SCMP_ARCH_X86_64 && arch_names[j].arch == SCMP_ARCH_X32)))
+        return true;
+  return false;
+}
+
+#define LATE_PREFIX_MAX (1 + 4 + 1 + 1 + 2 * LATE_RULES_MAX + 1 + LATE_RULES_MAX)
+
+static void late_prefix(const struct oci_seccomp *s, uint32_t def_action, struct sock_filter *out,
+                        size_t *ret_n)
+{
+  static const uint32_t shared[] = {SCMP_ARCH_X86_64, SCMP_ARCH_X86, SCMP_ARCH_ARM,
+                                    SCMP_ARCH_AARCH64};
+  struct late_rule r[LATE_RULES_MAX];
+  uint32_t arches[ARRAY_SIZE(shared)];
+  size_t nr_rules = late_rules(s, def_action, r), na = 0, pc = 0, ld_nr, rets, end, per;
+  bool x86_64 = false;
+
+  *ret_n = 0;
+  for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
+    if (late_arch(s, shared[i])) {
+      arches[na++] = shared[i];
+      x86_64 |= shared[i] == SCMP_ARCH_X86_64;
+    }
+  if (nr_rules == 0 || na == 0)
+    return;
+  per = x86_64 ? 2 : 1;
+  ld_nr = 1 + na + 1;                    /* after ld arch, the jeqs and `ja end` */
+  rets = ld_nr + 1 + per * nr_rules + 1; /* after ld nr, the jeqs and `ja end` */
+  end = rets + nr_rules;
+  out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  for (size_t k = 0; k < na; k++, pc++)
+    out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, arches[k], pc, ld_nr, pc + 1);
+  out[pc] = stmt(BPF_JMP | BPF_JA, (uint32_t)(end - pc - 1));
+  pc++;
+  out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  for (size_t i = 0; i < nr_rules; i++) {
+    out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, r[i].nr, pc, rets + i, pc + 1);
+    pc++;
+    if (x86_64) {
+      out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, r[i].nr | X32_SYSCALL_BIT, pc, rets + i, pc + 1);
+      pc++;
+    }
+  }
+  out[pc] = stmt(BPF_JMP | BPF_JA, (uint32_t)(end - pc - 1));
+  pc++;
+  for (size_t i = 0; i < nr_rules; i++)
+    out[pc++] = stmt(BPF_RET | BPF_K, r[i].action);
+  *ret_n = pc;
+}
+
+/* libseccomp's program with the ENOSYS prefix in front (when it needs one),
+ * and the prefix of calls newer than libseccomp in front of that. */
 static int add_enosys_prefix(const struct oci_seccomp *s, void **bpf, size_t *len,
                              struct error *err)
 {
-  struct sock_filter pre[4 * (ARRAY_SIZE(arch_names) + 1) + 3];
+  struct sock_filter pre[4 * (ARRAY_SIZE(arch_names) + 1) + 3 + LATE_PREFIX_MAX];
   uint32_t def_action;
   unsigned char *out;
-  size_t n;
+  size_t n, nl;
 
   if (parse_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
                    "defaultAction", &def_action, err) < 0)
     return -1;
-  enosys_prefix(s, def_action, pre, &n);
+  late_prefix(s, def_action, pre, &nl);
+  enosys_prefix(s, def_action, pre + nl, &n);
+  n += nl;
   if (n == 0)
     return 0;
   if (*len / sizeof(struct sock_filter) + n > BPF_MAXINSNS)

@@ -51,6 +51,7 @@
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
 #include "os/procfs.h"
+#include "os/syscall_late.h"
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -131,6 +132,10 @@ static void record(struct monitor *m, int eno, const struct seccomp_notif *req, 
   uint32_t token;
   const char *abi = call_abi(&req->data, &token);
   char *name = seccomp_syscall_resolve_num_arch(token, req->data.nr);
+  const char *late = syscall_late_name((long)((uint32_t)req->data.nr & ~X32_SYSCALL_BIT));
+
+  if (name == NULL && late != NULL) /* newer than libseccomp: os/syscall_late.h */
+    name = xstrdup(late);
   struct jbuf b = {0};
 
   if (monitor_flood_admit(m, "syscall", exe, name ? name : "?", (pid_t)req->pid)) {

@@ -94,7 +94,7 @@ static const char agent_json[] =
     "    \"deny\": [\"unshare\", \"setns\",\n"
     "      \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", \"fsmount\", \"fspick\", "
     "\"move_mount\",\n"
-    "      \"open_tree\", \"pivot_root\", \"mount_setattr\",\n"
+    "      \"open_tree\", \"open_tree_attr\", \"pivot_root\", \"mount_setattr\",\n"
     "      \"bpf\", \"perf_event_open\", \"keyctl\", \"add_key\", \"request_key\",\n"
     "      \"userfaultfd\",\n"
     "      \"io_uring_setup\", \"io_uring_enter\", \"io_uring_register\",\n"

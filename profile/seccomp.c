@@ -57,6 +57,7 @@ static const char *const same_call[][3] = {
     {"settimeofday", "stime", NULL},
     {"clock_settime", "clock_settime64", NULL},
     {"clock_adjtime", "clock_adjtime64", NULL},
+    {"open_tree", "open_tree_attr", NULL}, /* open_tree + mount_setattr in one (Linux 6.15) */
 };
 
 static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *name,

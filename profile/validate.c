@@ -9,6 +9,7 @@
 
 #include "common/util.h"
 #include "common/egress_grammar.h"
+#include "os/syscall_late.h"
 
 static int check_abs_list(struct pctx *c, const char *field, char **v)
 {
@@ -81,7 +82,7 @@ static int check_seccomp(struct pctx *c, const struct agent_profile *p)
                            deny[i]);
     if (streq(deny[i], "ioctl"))
       return profile_pfail(c, sub, "ioctl cannot be denied outright (use denyTiocsti)");
-    if (seccomp_syscall_resolve_name(deny[i]) == __NR_SCMP_ERROR)
+    if (seccomp_syscall_resolve_name(deny[i]) == __NR_SCMP_ERROR && syscall_late_nr(deny[i]) < 0)
       return profile_pfail(c, sub, "unknown syscall %s", deny[i]);
   }
   return 0;

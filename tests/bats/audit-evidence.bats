@@ -601,6 +601,41 @@ abi_sweep() {
 	abi_sweep agent-strict x32
 }
 
+@test "audit-evidence: open-tree-attr-bypass: open_tree under its Linux 6.15 name (467, unknown to libseccomp 2.5) is refused and recorded as open_tree is, on every ABI, also in a profile that names only open_tree" {
+	# before: libseccomp dropped a rule it could not name and the deny-list filter let 467
+	# through, so `open_tree_attr(AT_FDCWD, "/", 0)` gave an fd where open_tree was refused
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "only-open-tree", "extends": "agent",
+		  "seccomp": { "deny": ["open_tree", "mount"] } }
+	JSON
+	loop='for p in open_tree_attr i386:open_tree_attr x32:open_tree_attr open_tree i386:getpid; do printf "%s=%s\n" $p "$(try-syscall $p)"; done'
+	for prof in agent "$BUNDLE/profile.json"; do
+		rt delete -f "$ID" >/dev/null 2>&1
+		rm -rf "${TEST_STORE:?}/.audit/$ID"
+		set_cmd "$loop; sleep 30"
+		rt_bg --profile "$prof" run -d --bundle "$BUNDLE" "$ID"
+		[ "$status" -eq 0 ] || fail "run ($prof): $output"
+		run rt exec "$ID" sh -c "$loop"
+		[ "$status" -eq 0 ] || fail "exec ($prof): $output"
+		for p in open_tree_attr i386:open_tree_attr x32:open_tree_attr open_tree; do
+			grep -qx "$p=EPERM" <<<"$output" || fail "$prof: $p not refused: $output"
+		done
+		grep -qx "i386:getpid=ok" <<<"$output" || fail "$prof: the control: $output"
+		for _ in $(seq 50); do [ "$(refused "$ID" open_tree_attr)" -ge 6 ] && break; sleep 0.1; done
+		recs=$(syscall_recs "$ID")
+		for arch in x86_64 x86 x32; do
+			[ "$(jq -s --arg a "$arch" '[.[] | select(.syscall == "open_tree_attr" and .nr % 1073741824 == 467 and .arch == $a and .errno == 1)] | length' <<<"$recs")" -eq 2 ] ||
+				fail "$prof: open_tree_attr on $arch not recorded twice (process and exec): $recs"
+		done
+	done
+	# the agent profile names it, and a profile may name it itself
+	run rt profile show agent
+	jq -e '.seccomp.deny | index("open_tree_attr")' <<<"$output" >/dev/null || fail "not in the agent profile: $output"
+	echo '{ "name": "named", "extends": "agent", "seccomp": { "deny": ["open_tree_attr"] } }' >"$BUNDLE/named.json"
+	run rt profile check "$BUNDLE/named.json"
+	[ "$status" -eq 0 ] || fail "profile check: $output"
+}
+
 @test "audit-evidence: the listener of an exec that ended is closed: 200 execs leave the monitor's fds as they were" {
 	set_cmd 'sleep 120'
 	run_detached "$ID"

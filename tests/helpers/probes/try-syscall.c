@@ -153,6 +153,13 @@ static int p_open_tree(void)
   return fdres(syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
 }
 
+/* open_tree under its Linux 6.15 name (467 on every ABI), without a clone: an
+ * O_PATH fd of / when allowed, ENOSYS on older kernels. */
+static int p_open_tree_attr(void)
+{
+  return fdres(syscall(467, AT_FDCWD, "/", OPEN_TREE_CLOEXEC, NULL, 0));
+}
+
 static int p_move_mount(void)
 {
   return res(syscall(SYS_move_mount, AT_FDCWD, "/nonexistent-agentrt-a", AT_FDCWD,
@@ -416,6 +423,7 @@ static const struct abi_call {
     {"fspick", 433, 433, 0, {AT_CWD, P(s_a), 0}},                     /* ENOENT */
     {"move_mount", 429, 429, 0, {AT_CWD, P(s_a), AT_CWD, P(s_b), 0}}, /* ENOENT */
     {"open_tree", 428, 428, 1, {AT_CWD, P(s_a), 0}},                  /* ENOENT */
+    {"open_tree_attr", 467, 467, 1, {AT_CWD, P(s_a), 0, 0, 0}},       /* ENOENT */
     {"pivot_root", 217, 155, 0, {P(s_a), P(s_b)}},                    /* ENOENT */
     {"mount_setattr", 442, 442, 0, {-1, P(s_a), 0, 0, 0}},            /* EINVAL */
     {"bpf", 357, 321, 1, {BPF_MAP_CREATE, P(&bpf_a), sizeof bpf_a}},  /* an fd */
@@ -570,6 +578,7 @@ static const struct probe {
     {"pivot_root", p_pivot_root},
     {"fsopen", p_fsopen},
     {"open_tree", p_open_tree},
+    {"open_tree_attr", p_open_tree_attr},
     {"move_mount", p_move_mount},
     {"ptrace", p_ptrace},
     {"process_vm_readv", p_process_vm_readv},
