@@ -18,6 +18,15 @@
  * File changes ("file", no program: the kernel does not say which one made
  * them) are one bucket; a change the review would hold back is written in
  * full whatever the bucket says (monitor_files.c).
+ *
+ * Records of a program (process, syscall) also take a token of their kind's
+ * own bucket, all programs together (FLOOD_KIND_BURST, then FLOOD_KIND_RATE
+ * a second), kept outside the table: a program of a new name is a new pair
+ * with a full burst, and so is one the table evicted, so 12,000 hard links
+ * of one binary run once each, or 129 programs run in turn, were every one
+ * a full record and rotated every file of the trail but the first out
+ * (audit-evidence.bats program-flood-rotation).  What that bucket refuses is
+ * counted under the program "(various programs)".
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +35,12 @@
 #include "monitor/monitor_internal.h"
 
 #define FLOOD_KEYS 128
-#define FLOOD_BURST 200 /* full records of one kind and program before coalescing */
-#define FLOOD_RATE 20   /* then this many a second */
+#define FLOOD_BURST 200       /* full records of one kind and program before coalescing */
+#define FLOOD_RATE 20         /* then this many a second */
+#define FLOOD_KIND_BURST 1000 /* full records of one kind, every program together */
+#define FLOOD_KIND_RATE 20
+#define FLOOD_KINDS 4
+#define KIND_PROGRAM "(various programs)" /* longer than a comm, and not a path */
 
 struct flood_key {
   bool used;
@@ -44,6 +57,7 @@ struct flood_key {
 };
 
 static struct flood_key keys[FLOOD_KEYS];
+static struct flood_key kind_keys[FLOOD_KINDS]; /* never evicted */
 
 static void write_counted(struct monitor *m, struct flood_key *k)
 {
@@ -98,16 +112,33 @@ bool monitor_flood_admit(struct monitor *m, const char *kind, const char *progra
   return monitor_flood_admit_n(m, kind, program ? program : "?", "syscall", detail, pid, 1);
 }
 
-bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *program,
-                           const char *detail_key, const char *detail, pid_t pid, uint64_t n)
+/* The bucket of every program of kind together, or NULL when all are taken. */
+static struct flood_key *kind_find(const char *kind, const char *detail_key, int64_t now)
 {
-  int64_t now = monitor_now_ms();
-  struct flood_key *k = find(m, kind, program, detail_key, detail ? detail : "", now);
+  for (size_t i = 0; i < FLOOD_KINDS; i++) {
+    struct flood_key *k = &kind_keys[i];
+    if (k->used && strcmp(k->kind, kind) == 0)
+      return k;
+    if (!k->used) {
+      *k =
+          (struct flood_key){.used = true, .tokens_mil = FLOOD_KIND_BURST * 1000, .refill_ms = now};
+      snprintf(k->kind, sizeof k->kind, "%s", kind);
+      snprintf(k->program, sizeof k->program, "%s", KIND_PROGRAM);
+      snprintf(k->detail_key, sizeof k->detail_key, "%s", detail_key);
+      return k;
+    }
+  }
+  return NULL;
+}
 
+/* One token of k's bucket, or the event counted in k. */
+static bool take(struct flood_key *k, int64_t burst, int64_t rate, pid_t pid, uint64_t n,
+                 int64_t now)
+{
   k->used_ms = now;
-  k->tokens_mil += (now - k->refill_ms) * FLOOD_RATE;
-  if (k->tokens_mil > FLOOD_BURST * 1000)
-    k->tokens_mil = FLOOD_BURST * 1000;
+  k->tokens_mil += (now - k->refill_ms) * rate;
+  if (k->tokens_mil > burst * 1000)
+    k->tokens_mil = burst * 1000;
   k->refill_ms = now;
   if (k->tokens_mil >= 1000) {
     k->tokens_mil -= 1000;
@@ -123,16 +154,30 @@ bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *prog
   return false;
 }
 
+bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *program,
+                           const char *detail_key, const char *detail, pid_t pid, uint64_t n)
+{
+  int64_t now = monitor_now_ms();
+  struct flood_key *k = find(m, kind, program, detail_key, detail ? detail : "", now);
+
+  if (!take(k, FLOOD_BURST, FLOOD_RATE, pid, n, now))
+    return false;
+  if (program[0] == '\0' || (k = kind_find(kind, detail_key, now)) == NULL)
+    return true; /* no program: the pair is the kind's one bucket already */
+  return take(k, FLOOD_KIND_BURST, FLOOD_KIND_RATE, pid, n, now);
+}
+
 bool monitor_flood_flush(struct monitor *m, bool final)
 {
   int64_t now = monitor_now_ms();
   bool pending = false;
 
-  for (size_t i = 0; i < FLOOD_KEYS; i++) {
-    if (keys[i].held == 0)
+  for (size_t i = 0; i < FLOOD_KEYS + FLOOD_KINDS; i++) {
+    struct flood_key *k = i < FLOOD_KEYS ? &keys[i] : &kind_keys[i - FLOOD_KEYS];
+    if (k->held == 0)
       continue;
-    if (final || now - keys[i].since_ms >= MONITOR_COALESCE_MS)
-      write_counted(m, &keys[i]);
+    if (final || now - k->since_ms >= MONITOR_COALESCE_MS)
+      write_counted(m, k);
     else
       pending = true;
   }

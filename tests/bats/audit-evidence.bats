@@ -184,6 +184,42 @@ file_ops() {
 	grep -q "^files changed ([0-9]*+)" <<<"$output" || fail "the file list does not say it is partial: $output"
 }
 
+@test "audit-evidence: program-flood-rotation: programs run under new names by the thousand cannot rotate earlier evidence out" {
+	# a 1 MiB trail (its first file 128 KiB): every exec of a program of a name not seen before
+	# was a fresh bucket of the flood limit, so 12,000 hard links of one binary, each run once,
+	# were 12,000 full records, and retention removed every file after the first, the
+	# evidence's too (declared as dropped, but gone)
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-program-flood", "extends": "agent", "audit": { "maxSize": "1m" } }
+	JSON
+	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && i=0; while [ $i -lt 600 ]; do ln base pre$i; ./pre$i x 2>/dev/null; i=$((i + 1)); done
+		sleep 1.2; ln base evidence-prog; ./evidence-prog x 2>/dev/null; sleep 1.2
+		i=0; t0=$(date +%s); while [ $i -lt 12000 ]; do ln base p$i; ./p$i x 2>/dev/null; i=$((i + 1))
+			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 150 ] || break; done
+		echo $i >/tmp/count; sleep 1.5; /bin/sh -c "sleep 0.1" marker-last'
+	timeout --kill-after=5 250 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	json=$(ra audit --format json --kind process "$ID")
+	for p in /tmp/evidence-prog /tmp/pre0; do
+		jq -se --arg p "$p" 'any(.[]; .exe == $p)' <<<"$json" >/dev/null || fail "no record of $p"
+	done
+	jq -se 'any(.[]; any(.argv[]?; . == "marker-last"))' <<<"$json" >/dev/null || fail "no record after the flood"
+	# honest counts: every run of the links is in the trail, in full or counted
+	# (a run read only after it was gone is a record without its exe)
+	full=$(jq -s '[.[] | select((.exe != null and (.exe | test("^/tmp/p(re)?[0-9]+$"))) or .gone)] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# $full full records, $counted counted" >&3
+	[ "$counted" -gt 0 ] || fail "nothing coalesced"
+	[ $((full + counted)) -ge 12600 ] || fail "full $full + counted $counted of 12600"
+	jq -se 'any(.[]; .coalesced and .program == "(various programs)")' <<<"$json" >/dev/null ||
+		fail "no counted record of the kind's own bucket"
+	run ra audit --summary "$ID"
+	assert_output_contains "events coalesced into"
+}
+
 @test "audit-evidence: mmap-unrecorded: a host file changed only through a shared mapping leaves a record" {
 	bind_workspace
 	echo original >"$HOSTDIR/m.txt"
