@@ -227,14 +227,10 @@ static int add_syscall(scmp_filter_ctx ctx, uint32_t action, const struct oci_se
   int r = 0;
 
   if (nr == __NR_SCMP_ERROR) {
-    if (syscall_late_nr(name) >= 0 && sc->n_args > 0)
-      return error_set(err, 0,
-                       "seccomp: syscall `%s`: newer than libseccomp, it takes no argument "
-                       "conditions",
-                       name);
-    /* a call newer than libseccomp: late_prefix() has it */
-    if (syscall_late_nr(name) < 0)
-      log_debug("seccomp: unknown syscall `%s`, ignoring", name);
+    /* a call newer than libseccomp without conditions: late_prefix() has it */
+    if (syscall_late_nr(name) < 0 || sc->n_args > 0)
+      log_debug("seccomp: unknown syscall `%s`%s, ignoring", name,
+                sc->n_args > 0 ? " with argument conditions" : "");
     return 0;
   }
   if (sc->n_args > ARRAY_SIZE(cmp))
