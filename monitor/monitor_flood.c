@@ -26,7 +26,8 @@
  * of one binary run once each, or 129 programs run in turn, were every one
  * a full record and rotated every file of the trail but the first out
  * (audit-evidence.bats program-flood-rotation).  What that bucket refuses is
- * counted under the program "(various programs)".
+ * counted under the program "(various programs)" (refused calls: of the
+ * syscall "(various)").
  */
 #include <stdio.h>
 #include <string.h>
@@ -125,6 +126,8 @@ static struct flood_key *kind_find(const char *kind, const char *detail_key, int
       snprintf(k->kind, sizeof k->kind, "%s", kind);
       snprintf(k->program, sizeof k->program, "%s", KIND_PROGRAM);
       snprintf(k->detail_key, sizeof k->detail_key, "%s", detail_key);
+      if (strcmp(kind, "syscall") == 0) /* refused calls of every name too */
+        snprintf(k->detail, sizeof k->detail, "(various)");
       return k;
     }
   }
