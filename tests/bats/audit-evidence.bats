@@ -220,6 +220,30 @@ file_ops() {
 	assert_output_contains "events coalesced into"
 }
 
+@test "audit-evidence: program-flood-rotation: 200 programs run in turn (more than the flood table holds) cannot rotate earlier evidence out" {
+	# the table of (kind, program) buckets holds 128: each of 200 names run in turn found its
+	# bucket evicted and started again with a full burst, so every run was a full record
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-program-cycle", "extends": "agent", "audit": { "maxSize": "1m" } }
+	JSON
+	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && i=0; while [ $i -lt 200 ]; do ln base c$i; i=$((i + 1)); done
+		ln base evidence-prog; ./evidence-prog x 2>/dev/null; sleep 1.2
+		r=0; t0=$(date +%s); while [ $r -lt 60 ]; do i=0; while [ $i -lt 200 ]; do ./c$i x 2>/dev/null; i=$((i + 1)); done; r=$((r + 1))
+			[ $(($(date +%s) - t0)) -lt 150 ] || break; done
+		echo $r >/tmp/count; sleep 1.5'
+	timeout --kill-after=5 250 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	json=$(ra audit --format json --kind process "$ID")
+	jq -se 'any(.[]; .exe == "/tmp/evidence-prog")' <<<"$json" >/dev/null || fail "no record of the evidence"
+	full=$(jq -s '[.[] | select((.exe != null and (.exe | test("^/tmp/c[0-9]+$"))) or .gone)] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# $full full records, $counted counted" >&3
+	[ $((full + counted)) -ge 12000 ] || fail "full $full + counted $counted of 12000"
+}
+
 @test "audit-evidence: mmap-unrecorded: a host file changed only through a shared mapping leaves a record" {
 	bind_workspace
 	echo original >"$HOSTDIR/m.txt"
