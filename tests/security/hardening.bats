@@ -90,6 +90,20 @@ load helpers
 	done <<<"$output"
 }
 
+@test "H4: leak: /proc/kpageflags, kpagecount, kpagecgroup and vmallocinfo (every host page's flags, map count and memory cgroup; the host's physical addresses) read empty" {
+	# 0400 root only, no capability check: root in a container without a user namespace read
+	# the flags and owning cgroup of every physical page of the host (what Rowhammer and
+	# cross-container page tracking need; pagemap hides frame numbers without CAP_SYS_ADMIN)
+	# and vmallocinfo's phys= addresses
+	in_agent 'for p in /proc/kpageflags /proc/kpagecount /proc/kpagecgroup /proc/vmallocinfo; do
+		[ -e "$p" ] || continue; echo "$p $(head -c 4096 "$p" 2>/dev/null | wc -c)"; done'
+	[ "$status" -eq 0 ] || fail "$output"
+	[ -n "$output" ] || skip "none of them on this kernel"
+	while read -r p n; do
+		[ "$n" -eq 0 ] || fail "$p read $n bytes: $output"
+	done <<<"$output"
+}
+
 @test "H5: /proc/sys and friends read-only: writing core_pattern back fails, sysrq not writable" {
 	in_agent 'v=$(cat /proc/sys/kernel/core_pattern); printf "%s\n" "$v" > /proc/sys/kernel/core_pattern && echo WROTE
 		for p in /proc/sysrq-trigger /proc/sys/kernel/hostname /proc/sys/vm/overcommit_memory \

@@ -243,7 +243,8 @@ static void check_agent_rules(const struct oci_config *out, const struct profile
   tap_ok(strv_contains(out->linux->masked_paths, "/proc/sched_debug") &&
              strv_contains(out->linux->masked_paths, "/sys/firmware") &&
              strv_contains(out->linux->masked_paths, "/sys/devices/virtual/powercap") &&
-             strv_len(out->linux->masked_paths) == 11,
+             strv_contains(out->linux->masked_paths, "/proc/kpagecgroup") &&
+             strv_len(out->linux->masked_paths) == 15,
          "rule: masked paths are the union (no duplicates)");
   tap_ok(strv_contains(out->linux->readonly_paths, "/proc/sysrq-trigger") &&
              strv_contains(out->linux->readonly_paths, "/proc/irq") &&
