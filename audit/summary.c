@@ -145,10 +145,32 @@ static void add_file(struct audit_summary *s, yajl_val v)
       list_add(&s->files, path, YAJL_GET_STRING(ops->u.array.values[i]), 0);
 }
 
+static const char *base_name(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+
+  return slash ? slash + 1 : path;
+}
+
+/* Is argv0 exe itself, or its bare name with exe in a system directory? */
+static bool plain_name_of(const char *argv0, const char *exe)
+{
+  static const char *const sys[] = {"/usr/", "/bin/", "/sbin/"};
+
+  if (streq(argv0, exe))
+    return true;
+  if (strchr(argv0, '/') != NULL || !streq(argv0, base_name(exe)))
+    return false;
+  for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
+    if (strncmp(exe, sys[i], strlen(sys[i])) == 0)
+      return true;
+  return false;
+}
+
 static void add_program(struct audit_summary *s, yajl_val v)
 {
   yajl_val argv = get(v, "argv", yajl_t_array);
-  const char *name = get_str(v, "exe");
+  const char *exe = get_str(v, "exe"), *name = exe;
   long long n = get_int(v, "coalesced", 0);
 
   if (n > 0) { /* a counted record: n starts of one program */
@@ -160,6 +182,14 @@ static void add_program(struct audit_summary *s, yajl_val v)
     name = YAJL_GET_STRING(argv->u.array.values[0]);
   else if (get_str(v, "comm"))
     name = get_str(v, "comm");
+  /* argv[0] is the program's own choice (exec -a git /tmp/exfil listed
+   * "git"): the file that ran is named too, unless argv[0] is its path or
+   * the bare name of a file in a system directory (argv0-spoof) */
+  if (name != NULL && exe != NULL && name != exe && !plain_name_of(name, exe)) {
+    cleanup_free char *key = xfmt("%s (exe %s)", name, exe);
+    list_add(&s->programs, key, NULL, 1);
+    return;
+  }
   list_add(&s->programs, name ? name : "?", NULL, 1);
 }
 

@@ -144,6 +144,25 @@ has_program() { # ID NAME ARG0
 	assert_output_contains "exit code 0"
 }
 
+@test "audit: argv0-spoof: --summary names the file that ran when argv[0] names another program" {
+	# argv[0] is the program's own choice: `exec -a git /tmp/exfil` was listed as "git"
+	set_cmd 'cp /usr/local/bin/try-syscall /tmp/exfil; (exec -a git /tmp/exfil x) 2>/dev/null
+		(exec -a /usr/bin/git /tmp/exfil x) 2>/dev/null; /usr/local/bin/try-syscall x 2>/dev/null; true'
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 50); do
+		[ "$(ra audit --format json --kind process c1 | jq -s '[.[] | select(.exe == "/tmp/exfil")] | length')" -eq 2 ] && break
+		sleep 0.1
+	done
+	run ra audit --summary c1
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_output_contains "  git (exe /tmp/exfil)"
+	assert_output_contains "  /usr/bin/git (exe /tmp/exfil)"
+	! grep -qx "  git" <<<"$output" || fail "argv[0] alone: $output"
+	# a program started by its path or by its plain name from a system directory: as before
+	assert_output_contains "  /usr/local/bin/try-syscall"$'\n'
+}
+
 @test "audit: two containers at once, each record attributed to its own container" {
 	set_cmd 'for i in 1 2 3; do /bin/echo only-c1 >/workspace/c1-$i; done; sleep 1'
 	run_detached c1
