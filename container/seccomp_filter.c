@@ -433,12 +433,13 @@ static void enosys_prefix(const struct oci_seccomp *s, uint32_t def_action, stru
  * libseccomp cannot name them, so its program has no rule for them: a rule
  * of the filter that names one is put in a prefix of our own, in front of
  * the ENOSYS one (an allowlist naming such a call allows it instead of
- * answering ENOSYS).  Layout: ld arch; jeq per architecture of the filter
- * whose numbers are the shared ones (x86_64 and x32, i386, arm, aarch64);
- * ld nr; jeq per rule (on x86_64 also with the x32 bit); one ret per rule;
- * anything else falls through. */
+ * answering ENOSYS).  Layout: ld arch; a jeq per architecture of the filter
+ * whose numbers are the shared ones (x86_64 with x32, i386, arm, aarch64) to
+ * a block of its own: ld nr; a jeq per rule (x86_64's audit arch: the number
+ * if the filter has x86_64, with the x32 bit if it has x32); one ret per
+ * rule; anything else falls through. */
 
-#define LATE_RULES_MAX 32
+#define LATE_RULES_MAX 16 /* the table has 13: jumps stay below 256 */
 
 struct late_rule {
   uint32_t nr, action;
@@ -477,53 +478,65 @@ static bool late_arch(const struct oci_seccomp *s, uint32_t arch)
     return true;
   for (size_t i = 0; s->architectures && s->architectures[i]; i++)
     for (size_t j = 0; j < ARRAY_SIZE(arch_names); j++)
-      if (streq(s->architectures[i], arch_names[j].name) &&
-          (arch_names[j].arch == arch ||
-           (arch == SCMP_ARCH_X86_64 && arch_names[j].arch == SCMP_ARCH_X32)))
+      if (streq(s->architectures[i], arch_names[j].name) && arch_names[j].arch == arch)
         return true;
   return false;
 }
 
-#define LATE_PREFIX_MAX (1 + 4 + 1 + 1 + 2 * LATE_RULES_MAX + 1 + LATE_RULES_MAX)
+/* blocks: x86_64 (x86_64 and x32 share its audit arch), i386, arm, aarch64 */
+#define LATE_BLOCKS 4
+#define LATE_PREFIX_MAX (2 + LATE_BLOCKS * (3 + 2 * LATE_RULES_MAX) + LATE_RULES_MAX)
+
+struct late_block {
+  uint32_t arch;
+  bool plain, x32; /* compare the number as it is, with the x32 bit */
+};
 
 static void late_prefix(const struct oci_seccomp *s, uint32_t def_action, struct sock_filter *out,
                         size_t *ret_n)
 {
-  static const uint32_t shared[] = {SCMP_ARCH_X86_64, SCMP_ARCH_X86, SCMP_ARCH_ARM,
-                                    SCMP_ARCH_AARCH64};
+  struct late_block b[LATE_BLOCKS] = {
+      {SCMP_ARCH_X86_64, late_arch(s, SCMP_ARCH_X86_64), late_arch(s, SCMP_ARCH_X32)},
+      {SCMP_ARCH_X86, late_arch(s, SCMP_ARCH_X86), false},
+      {SCMP_ARCH_ARM, late_arch(s, SCMP_ARCH_ARM), false},
+      {SCMP_ARCH_AARCH64, late_arch(s, SCMP_ARCH_AARCH64), false},
+  };
   struct late_rule r[LATE_RULES_MAX];
-  uint32_t arches[ARRAY_SIZE(shared)];
-  size_t nr_rules = late_rules(s, def_action, r), na = 0, pc = 0, ld_nr, rets, end, per;
-  bool x86_64 = false;
+  size_t nr_rules = late_rules(s, def_action, r), nb = 0, pc = 0, start[LATE_BLOCKS], rets, end;
 
   *ret_n = 0;
-  for (size_t i = 0; i < ARRAY_SIZE(shared); i++)
-    if (late_arch(s, shared[i])) {
-      arches[na++] = shared[i];
-      x86_64 |= shared[i] == SCMP_ARCH_X86_64;
-    }
-  if (nr_rules == 0 || na == 0)
+  for (size_t k = 0; k < LATE_BLOCKS; k++)
+    if (b[k].plain || b[k].x32)
+      b[nb++] = b[k];
+  if (nr_rules == 0 || nb == 0)
     return;
-  per = x86_64 ? 2 : 1;
-  ld_nr = 1 + na + 1;                    /* after ld arch, the jeqs and `ja end` */
-  rets = ld_nr + 1 + per * nr_rules + 1; /* after ld nr, the jeqs and `ja end` */
+  /* ld arch, a jeq per block, ja end; per block: ld nr, its jeqs, ja end; the rets */
+  rets = 1 + nb + 1;
+  for (size_t k = 0; k < nb; k++) {
+    start[k] = rets;
+    rets += 1 + nr_rules * ((b[k].plain ? 1 : 0) + (b[k].x32 ? 1 : 0)) + 1;
+  }
   end = rets + nr_rules;
   out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-  for (size_t k = 0; k < na; k++, pc++)
-    out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, arches[k], pc, ld_nr, pc + 1);
+  for (size_t k = 0; k < nb; k++, pc++)
+    out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, b[k].arch, pc, start[k], pc + 1);
   out[pc] = stmt(BPF_JMP | BPF_JA, (uint32_t)(end - pc - 1));
   pc++;
-  out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-  for (size_t i = 0; i < nr_rules; i++) {
-    out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, r[i].nr, pc, rets + i, pc + 1);
-    pc++;
-    if (x86_64) {
-      out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, r[i].nr | X32_SYSCALL_BIT, pc, rets + i, pc + 1);
-      pc++;
+  for (size_t k = 0; k < nb; k++) {
+    out[pc++] = stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    for (size_t i = 0; i < nr_rules; i++) {
+      if (b[k].plain) {
+        out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, r[i].nr, pc, rets + i, pc + 1);
+        pc++;
+      }
+      if (b[k].x32) {
+        out[pc] = jump(BPF_JMP | BPF_JEQ | BPF_K, r[i].nr | X32_SYSCALL_BIT, pc, rets + i, pc + 1);
+        pc++;
+      }
     }
+    out[pc] = stmt(BPF_JMP | BPF_JA, (uint32_t)(end - pc - 1));
+    pc++;
   }
-  out[pc] = stmt(BPF_JMP | BPF_JA, (uint32_t)(end - pc - 1));
-  pc++;
   for (size_t i = 0; i < nr_rules; i++)
     out[pc++] = stmt(BPF_RET | BPF_K, r[i].action);
   *ret_n = pc;

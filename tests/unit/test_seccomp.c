@@ -436,6 +436,27 @@ static void test_late_names(void)
          msg);
   st = run_filtered(&s, LOAD_BPF, try_open_tree_attr, msg, sizeof msg);
   tap_ok(exited_with(st, 0), "... also through the exported BPF (%s)", msg);
+#if defined(__x86_64__)
+  {
+    /* the x32 number only in a filter that has x32 */
+    char *x86_64[] = {"SCMP_ARCH_X86_64", NULL}, *with_x32[] = {"SCMP_ARCH_X32", NULL};
+    for (int k = 0; k < 2; k++) {
+      struct error err = {0};
+      cleanup_free void *bpf = NULL;
+      size_t len = 0;
+      bool x32 = false;
+      s.architectures = k == 0 ? x86_64 : with_x32;
+      if (seccomp_export(&s, &bpf, &len, &err) < 0) {
+        tap_ok(false, "export: %s", err.msg);
+        continue;
+      }
+      for (size_t i = 0; i < len / sizeof(struct sock_filter); i++)
+        x32 |= ((const struct sock_filter *)bpf)[i].k == (467u | 0x40000000u);
+      tap_ok(x32 == (k == 1), "open_tree_attr's x32 number compared %s",
+             k == 1 ? "with x32 in the filter" : "not without it");
+    }
+  }
+#endif
 }
 
 #if defined(__x86_64__)
