@@ -96,7 +96,8 @@ static void apply_seccomp(struct apply_ctx *x)
   profile_change_add(x, PROFILE_CHANGE_RUNTIME, "ptrace", NULL,
                      profile_denies_ptrace(x->p) ? "denied" : "within the container",
                      profile_denies_ptrace(x->p)
-                         ? "ptrace and process_vm_readv/writev are refused: no gdb, strace or "
+                         ? "ptrace, process_vm_readv/writev and pidfd_getfd are refused: no gdb, "
+                           "strace or "
                            "LeakSanitizer inside"
                          : "gdb, strace and sanitizers may trace the container's own processes "
                            "(same uid, no CAP_SYS_PTRACE; agentrt's init and exec helper are "

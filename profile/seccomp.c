@@ -58,6 +58,8 @@ static const char *const same_call[][3] = {
     {"clock_settime", "clock_settime64", NULL},
     {"clock_adjtime", "clock_adjtime64", NULL},
     {"open_tree", "open_tree_attr", NULL}, /* open_tree + mount_setattr in one (Linux 6.15) */
+    {"quotactl", "quotactl_fd", NULL},     /* the same commands, on a file's filesystem */
+    {"ptrace", "pidfd_getfd", NULL},       /* another process's fd, by ptrace's access check */
 };
 
 static struct oci_seccomp_syscall *add_rule(struct oci_seccomp *s, const char *name,

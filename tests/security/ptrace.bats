@@ -34,6 +34,22 @@ runtime_attached() {
 	assert_denied "$(awk '$1 == "pvr" {print $2}' <<<"$output")" process_vm_readv
 }
 
+@test "agent-strict: pidfd-getfd: another process's fd cannot be taken with pidfd_getfd either (ptrace's access check, not refused before)" {
+	# pidfd_open + pidfd_getfd duplicate a descriptor of any process the caller may ptrace
+	# attach to: with ptrace refused, it still handed over a sibling's fd (ok on the binary
+	# before); profiles that deny ptrace deny it too
+	AGENT_PROFILE=agent-strict in_agent 'sleep 30 </etc/hostname & p=$!; sleep 0.2
+		echo "child $(try-syscall pidfd_getfd)"; echo "sibling $(try-syscall pidfd_getfd $p)"
+		echo "i386 $(try-syscall i386:pidfd_getfd)"; kill $p'
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_denied "$(awk '$1 == "child" {print $2}' <<<"$output")" pidfd_getfd
+	assert_denied "$(awk '$1 == "sibling" {print $2}' <<<"$output")" pidfd_getfd
+	assert_denied "$(awk '$1 == "i386" {print $2}' <<<"$output")" pidfd_getfd
+	# the agent profile allows ptrace, and so this
+	in_agent 'echo "child $(try-syscall pidfd_getfd)"'
+	grep -qx 'child ok' <<<"$output" || fail "agent: $output"
+}
+
 @test "explain says whether ptrace is allowed (agent) or denied (agent-strict)" {
 	set_args true
 	rt create --bundle "$BUNDLE" pa >/dev/null 2>&1 || fail "create under agent"

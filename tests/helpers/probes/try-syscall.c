@@ -189,6 +189,35 @@ static int p_ptrace(void)
   return r;
 }
 
+/* Another process's fd 0 (a child's, or ARG's): what ptrace would give, by
+ * pidfd_getfd (438), which takes the same access check (PTRACE_MODE_ATTACH). */
+static int p_pidfd_getfd(void)
+{
+  pid_t pid;
+  int r;
+  if (arg) {
+    if (parse_num(arg, 1, 4194304, &pid) < 0)
+      return -EINVAL;
+  } else {
+    pid = fork();
+    if (pid < 0)
+      return -errno;
+    if (pid == 0) {
+      pause();
+      _exit(0);
+    }
+  }
+  long pidfd = syscall(434 /* pidfd_open */, pid, 0);
+  r = pidfd < 0 ? -errno : fdres(syscall(438, (int)pidfd, 0, 0));
+  if (pidfd >= 0)
+    close((int)pidfd);
+  if (!arg) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+  }
+  return r;
+}
+
 static int p_process_vm_readv(void)
 {
   char src[8] = "agentrt", dst[8];
@@ -434,6 +463,8 @@ static const struct abi_call {
     {"ptrace", 26, 521, 0, {0x4206 /* PTRACE_SEIZE */, 0 /* our child */}},
     {"process_vm_readv", 347, 539, 0, {0 /* us */, 0, 0, 0, 0, 0}},   /* 0 bytes */
     {"process_vm_writev", 348, 540, 0, {0, 0, 0, 0, 0, 0}},           /* 0 bytes */
+    {"pidfd_getfd", 438, 438, 0, {-1, 0, 0}},                         /* EBADF */
+    {"process_madvise", 440, 440, 0, {-1, 0, 0, 0, 0}},               /* EBADF */
     {"userfaultfd", 374, 323, 1, {O_CLOEXEC}},                        /* an fd */
     {"io_uring_setup", 425, 425, 1, {1, P(&uring_p)}},                /* an fd */
     {"io_uring_enter", 426, 426, 0, {-1, 0, 0, 0, 0, 0}},             /* EBADF */
@@ -460,6 +491,7 @@ static const struct abi_call {
     {"kcmp", 349, 312, 0, {0 /* us */, 0, 0 /* KCMP_FILE */, 0, 0}},  /* a compare */
     {"personality", 136, 135, 0, {0xffffffffL}},                      /* a query */
     {"quotactl", 131, 179, 0, {0, 0, 0, 0}},                          /* EINVAL */
+    {"quotactl_fd", 443, 443, 0, {-1, 0, 0, 0}},                      /* EBADF */
     {"lookup_dcookie", 253, 212, 0, {0, 0, 0}},                       /* EINVAL/ENOSYS */
     {"vhangup", 111, 153, 3, {0}}, /* no controlling terminal: nothing to hang up */
     {"tiocsti", 54, 514, 0, {0 /* ARG or stdin */, TIOCSTI, P(&tio_c)}},
@@ -582,6 +614,7 @@ static const struct probe {
     {"move_mount", p_move_mount},
     {"ptrace", p_ptrace},
     {"process_vm_readv", p_process_vm_readv},
+    {"pidfd_getfd", p_pidfd_getfd},
     {"perf_event_open", p_perf_event_open},
     {"keyctl", p_keyctl},
     {"add_key", p_add_key},
