@@ -68,6 +68,7 @@
 #include "common/util.h"
 #include "container/container.h"
 #include "monitor/monitor.h"
+#include "os/procfs.h"
 #include "os/fsutil.h"
 #include "profile/profile.h"
 
@@ -1321,13 +1322,14 @@ static void hide_credential_files(char *const *env_pass, const char *ws, const c
  * masked. */
 static void hide_host_sockets(const char *ws, const char *home, char ***hide)
 {
-  FILE *f = fopen("/proc/self/net/unix", "re");
-  char line[PATH_MAX + 128];
+  cleanup_free char *all = NULL;
+  struct error e = {0};
+  char *save = NULL;
   size_t n = 0, more = 0;
 
-  if (f == NULL)
+  if (procfs_read_all("self/net/unix", &all, &e) < 0)
     return;
-  while (fgets(line, sizeof line, f) != NULL) {
+  for (char *line = strtok_r(all, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
     char *p = line, *path;
     bool shown;
     /* Num RefCount Protocol Flags Type St Inode Path */
@@ -1352,7 +1354,6 @@ static void hide_host_sockets(const char *ws, const char *home, char ***hide)
     strv_push(hide, path);
     n++;
   }
-  fclose(f);
   if (more > 0)
     log_warning("sandbox: %zu more of the host's UNIX sockets are not masked (at most %d)", more,
                 HOST_SOCKETS_MAX);

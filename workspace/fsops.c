@@ -309,6 +309,7 @@ struct rm_ctx {
 
 int ws_chmod_fd(int fd, mode_t mode)
 {
+  struct error e = {0};
   char rel[48];
   int proc;
 
@@ -317,7 +318,7 @@ int ws_chmod_fd(int fd, mode_t mode)
   if (errno != ENOSYS && errno != EINVAL)
     return -1;
   /* kernels before 6.6: through the descriptor's procfs link */
-  if ((proc = procfs_root(NULL)) < 0)
+  if ((proc = procfs_root(&e)) < 0)
     return -1;
   snprintf(rel, sizeof rel, "thread-self/fd/%d", fd);
   return fchmodat(proc, rel, mode, 0);
