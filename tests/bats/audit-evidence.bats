@@ -184,6 +184,16 @@ file_ops() {
 	grep -q "^files changed ([0-9]*+)" <<<"$output" || fail "the file list does not say it is partial: $output"
 }
 
+# run_flood_verified: run the container with $BUNDLE/profile.json (up to 250 s); its trail
+# must verify with nothing dropped by retention.
+run_flood_verified() {
+	timeout --kill-after=5 250 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+}
+
 @test "audit-evidence: program-flood-rotation: programs run under new names by the thousand cannot rotate earlier evidence out" {
 	# a 1 MiB trail (its first file 128 KiB): every exec of a program of a name not seen before
 	# was a fresh bucket of the flood limit, so 12,000 hard links of one binary, each run once,
@@ -197,11 +207,7 @@ file_ops() {
 		i=0; t0=$(date +%s); while [ $i -lt 12000 ]; do ln base p$i; ./p$i x 2>/dev/null; i=$((i + 1))
 			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 150 ] || break; done
 		echo $i >/tmp/count; sleep 1.5; /bin/sh -c "sleep 0.1" marker-last'
-	timeout --kill-after=5 250 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
-		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
-	run ra audit verify "$ID"
-	[ "$status" -eq 0 ] || fail "verify: $output"
-	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	run_flood_verified
 	json=$(ra audit --format json --kind process "$ID")
 	for p in /tmp/evidence-prog /tmp/pre0; do
 		jq -se --arg p "$p" 'any(.[]; .exe == $p)' <<<"$json" >/dev/null || fail "no record of $p"
@@ -231,11 +237,7 @@ file_ops() {
 		r=0; t0=$(date +%s); while [ $r -lt 60 ]; do i=0; while [ $i -lt 200 ]; do ./c$i x 2>/dev/null; i=$((i + 1)); done; r=$((r + 1))
 			[ $(($(date +%s) - t0)) -lt 150 ] || break; done
 		echo $r >/tmp/count; sleep 1.5'
-	timeout --kill-after=5 250 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
-		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
-	run ra audit verify "$ID"
-	[ "$status" -eq 0 ] || fail "verify: $output"
-	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	run_flood_verified
 	json=$(ra audit --format json --kind process "$ID")
 	jq -se 'any(.[]; .exe == "/tmp/evidence-prog")' <<<"$json" >/dev/null || fail "no record of the evidence"
 	full=$(jq -s '[.[] | select((.exe != null and (.exe | test("^/tmp/c[0-9]+$"))) or .gone)] | length' <<<"$json")

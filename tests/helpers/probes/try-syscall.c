@@ -166,6 +166,21 @@ static int p_move_mount(void)
                      "/nonexistent-agentrt-b", 0));
 }
 
+/* A child that waits in pause() until killed, to point a call at; -errno when
+ * fork fails. */
+static pid_t paused_child(void)
+{
+  pid_t pid = fork();
+
+  if (pid < 0)
+    return -errno;
+  if (pid == 0) {
+    pause();
+    _exit(0);
+  }
+  return pid;
+}
+
 /* PTRACE_SEIZE does not stop the tracee; it is detached when we exit.  Without a pid, a
  * child of ours is traced (needs no capability, so only a filter can deny it). */
 static int p_ptrace(void)
@@ -176,13 +191,9 @@ static int p_ptrace(void)
       return -EINVAL;
     return res(ptrace(PTRACE_SEIZE, pid, 0, 0));
   }
-  pid = fork();
+  pid = paused_child();
   if (pid < 0)
-    return -errno;
-  if (pid == 0) {
-    pause();
-    _exit(0);
-  }
+    return pid;
   int r = res(ptrace(PTRACE_SEIZE, pid, 0, 0));
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
@@ -198,14 +209,8 @@ static int p_pidfd_getfd(void)
   if (arg) {
     if (parse_num(arg, 1, 4194304, &pid) < 0)
       return -EINVAL;
-  } else {
-    pid = fork();
-    if (pid < 0)
-      return -errno;
-    if (pid == 0) {
-      pause();
-      _exit(0);
-    }
+  } else if ((pid = paused_child()) < 0) {
+    return pid;
   }
   long pidfd = syscall(434 /* pidfd_open */, pid, 0);
   r = pidfd < 0 ? -errno : fdres(syscall(438, (int)pidfd, 0, 0));
@@ -544,13 +549,9 @@ static int run_abi(bool i386, const char *name)
     a[0] = fd;
   }
   if (strcmp(name, "ptrace") == 0) {
-    child = fork();
+    child = paused_child();
     if (child < 0)
-      return -errno;
-    if (child == 0) {
-      pause();
-      _exit(0);
-    }
+      return child;
     a[1] = child;
   }
   if (c->kind == 3) {
