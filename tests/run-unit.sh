@@ -4,7 +4,9 @@
 # Usage: tests/run-unit.sh [-k PATTERN] [BINARY|NAME...]   (default: build/tests/test_*)
 # Each binary prints `ok - name` / `not ok - name: detail` lines (tests/unit/tap.h).  A binary
 # that exits non-zero without reporting a failure (a crash, a sanitizer report) counts as one
-# failed test.  Prints every result line, then `unit: N passed, N failed`; exit 1 on failure.
+# failed test.  A check the machine cannot make prints `ok - # SKIP why` (tap_skip) and counts as
+# skipped.  Prints every result line, then `unit: N passed, N failed, N skipped`; exit 1 on
+# failure.
 #   NAME        a binary by name (test_cgroups), looked up in $BUILDDIR/tests (default build/)
 #   -k PATTERN  report (and count) only the checks whose line matches the extended regex
 #               PATTERN; the binary still runs all its checks (milliseconds), and its exit
@@ -34,6 +36,7 @@ fi
 
 passed=0
 failed=0
+skipped=0
 for b in "${bins[@]}"; do
 	[ -x "$b" ] || { echo "not ok - $(basename "$b"): not built"; failed=$((failed + 1)); continue; }
 	out=$(timeout --kill-after=5 "${UNIT_TIMEOUT:-120}" "$b" 2>&1)
@@ -43,7 +46,8 @@ for b in "${bins[@]}"; do
 		[ -n "$out" ] || { echo "not ok - $(basename "$b"): no check matches \`$pattern'"; failed=$((failed + 1)); }
 	fi
 	[ -z "$out" ] || printf '%s\n' "$out" | sed "s|^|$(basename "$b"): |"
-	p=$(grep -c '^ok\b' <<<"$out")
+	s=$(grep -c '^ok - # SKIP' <<<"$out")
+	p=$(($(grep -c '^ok\b' <<<"$out") - s))
 	f=$(grep -c '^not ok\b' <<<"$out")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $(basename "$b"): exited with status $rc${pattern:+ (a crash, or a check outside -k failed)}"
@@ -51,6 +55,7 @@ for b in "${bins[@]}"; do
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 done
-echo "unit: $passed passed, $failed failed"
+echo "unit: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

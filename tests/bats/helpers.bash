@@ -82,6 +82,15 @@ known_broken() { # RUNTIME-REGEX REASON
 	fi
 }
 
+# i386_abi: true when `int 0x80` reaches this kernel (some guest kernels fault it: then no i386
+# call is a way in, and the i386 checks run in the VM lane); else false, the reason in I386_WHY.
+i386_abi() {
+	local r
+	r=$("$HELPER_DIR/try-syscall" --abi-usable i386 2>&1)
+	I386_WHY=${r#no: }
+	[ "$r" = yes ]
+}
+
 requires() {
 	local r
 	for r in "$@"; do
@@ -92,6 +101,7 @@ requires() {
 		cgroupns) [ -e /proc/self/ns/cgroup ] || skip "needs cgroup namespaces" ;;
 		netns) command -v ip >/dev/null && ip netns help 2>&1 | grep -q add || skip "needs ip netns" ;;
 		recvtty) [ -x "$RECVTTY" ] || skip "recvtty not built (make test-helpers)" ;;
+		i386) i386_abi || skip "the i386 ABI: $I386_WHY (tests/vm/abi-i386.bats runs this in the VM lane)" ;;
 		*) command -v "$r" >/dev/null || skip "needs $r" ;;
 		esac
 	done

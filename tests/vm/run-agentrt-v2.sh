@@ -6,7 +6,7 @@
 # vm-run.sh it prints a single "ok - # SKIP" line.
 #   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), BATS_FILTER (bats -f),
 #       VM_BATS (the bats files, space-separated, default: cgroups-v2, apparmor,
-#       sandbox-cgroup and subagents-v2; run-systemd.sh sets it), VM_WRAP (a command inside the VM that runs bats, e.g.
+#       sandbox-cgroup, subagents-v2 and abi-i386; run-systemd.sh sets it), VM_WRAP (a command inside the VM that runs bats, e.g.
 #       tests/helpers/vm-systemd-boot.sh for systemd as PID 1)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -36,7 +36,7 @@ VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 	[ -e /dev/${f%%:*} ] || ln -s /proc/self/${f#*:} /dev/${f%%:*}; done;'
 # The default boot runs every bats file that needs only a cgroup v2 kernel with AppArmor (one
 # boot costs 1-4 minutes under TCG): systemd as PID 1 has a boot of its own (run-systemd.sh).
-DEFAULT_BATS="tests/vm/cgroups-v2.bats tests/vm/apparmor.bats tests/vm/sandbox-cgroup.bats tests/vm/subagents-v2.bats"
+DEFAULT_BATS="tests/vm/cgroups-v2.bats tests/vm/apparmor.bats tests/vm/sandbox-cgroup.bats tests/vm/subagents-v2.bats tests/vm/abi-i386.bats"
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
 out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-1200} \

@@ -3,6 +3,7 @@
  * Usage: try-syscall NAME [ARG]
  *        try-syscall i386:CALL [ARG] | x32:CALL [ARG]   CALL through another ABI of x86-64
  *        try-syscall --abi-list                         those CALLs and their numbers
+ *        try-syscall --abi-usable i386                  "yes", or "no: why" (exit 0 either way)
  * Prints one line: "ok" when the call succeeded, else the errno's symbolic name (EPERM, ...).
  * Always exits 0 (2 on a usage error or a CALL the ABI lacks).  Each probe is chosen so that
  * it changes nothing even when it is allowed: nonexistent paths, invalid magic numbers, fds
@@ -13,7 +14,9 @@
  * i386:CALL enters the kernel with `int 0x80` and CALL's i386 number (umount, stime,
  * clock_settime64... exist only there); x32:CALL with the x86-64 number (or x32's own,
  * 512..547) ORed with 0x40000000.  A kernel without x32 answers ENOSYS to every x32 call that
- * a seccomp filter lets through. */
+ * a seccomp filter lets through.  Some kernels (a hypervisor's guest kernel) make `int 0x80`
+ * from user space a general protection fault: no i386 call reaches them, and i386:CALL dies of
+ * SIGSEGV there; --abi-usable says so beforehand (in a child). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -584,7 +587,29 @@ static int run_abi(bool i386, const char *name)
     waitpid((pid_t)r, NULL, 0);
   return r < 0 ? (int)r : 0;
 }
+/* Does `int 0x80` reach the kernel here?  NULL when it does, else why not. */
+static const char *i386_unusable(void)
+{
+  static const long none[6];
+  int status = 0;
+  pid_t pid = fork();
+
+  if (pid == 0) {
+    signal(SIGSEGV, SIG_DFL);
+    _exit(sys_i386(20 /* getpid */, none) == getpid() ? 0 : 1);
+  }
+  if (pid < 0 || waitpid(pid, &status, 0) < 0)
+    return "fork failed";
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+    return "int 0x80 faults on this kernel (no i386 entry from user space)";
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? NULL : "int 0x80 getpid gave another pid";
+}
 #else
+static const char *i386_unusable(void)
+{
+  return "not x86-64";
+}
+
 static int run_abi(bool i386, const char *name)
 {
   (void)i386;
@@ -668,6 +693,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof(abi_calls) / sizeof(abi_calls[0]); i++)
       printf("%s i386=%d x32=%d\n", abi_calls[i].name, abi_calls[i].i386, abi_calls[i].x32);
 #endif
+    return 0;
+  }
+  if (strcmp(argv[1], "--abi-usable") == 0 && argc == 3 && strcmp(argv[2], "i386") == 0) {
+    const char *why = i386_unusable();
+    if (why == NULL)
+      puts("yes");
+    else
+      printf("no: %s\n", why);
     return 0;
   }
   arg = argc == 3 ? argv[2] : NULL;

@@ -1,0 +1,73 @@
+# syscall-trail.bash - the trail's refused system calls, for audit-evidence.bats and the VM
+# lane's tests/vm/abi-i386.bats: counts, records, and the sweep of a profile's denied calls
+# through another ABI of x86-64.
+
+# ra ARGS...: the runtime with the agent profile
+ra() {
+	rt --profile agent "$@"
+}
+
+# refused ID NAME: how many refused calls of NAME the trail has (counted ones included)
+refused() {
+	ra audit --format json --kind syscall "$1" |
+		jq -s --arg n "$2" '[.[] | select(.syscall == $n and .verdict == "refused" or (.coalesced and .syscall == $n)) | (.coalesced // .count)] | add // 0'
+}
+
+# syscall_recs ID: the trail's syscall records, one JSON object a line
+syscall_recs() {
+	ra audit --format json --kind syscall "$1"
+}
+
+# abi_calls PROFILE ABI: the calls to try through ABI (i386 or x32): every name of PROFILE's
+# deny list that the ABI has, the ABI's own names of the same operations (i386: umount, stime,
+# clock_settime64, clock_adjtime64), clone with CLONE_NEWUSER and ioctl TIOCSTI.  A denied name
+# try-syscall has no probe for fails the test: a new deny-list entry gets one.
+abi_calls() {
+	local known line n
+	known=$("$HELPER_DIR/try-syscall" --abi-list)
+	for n in $(rt profile show "$1" | jq -r '.seccomp.deny[]') \
+		umount stime clock_settime64 clock_adjtime64 clone-newuser tiocsti; do
+		line=$(grep "^$n " <<<"$known") || fail "try-syscall has no i386/x32 probe for $n"
+		grep -q " $2=-1" <<<"$line" || echo "$n"
+	done
+}
+
+# abi_sweep PROFILE ABI: every call of abi_calls from the process of a container of PROFILE and
+# from one exec; each
+# must fail with the profile's errno (EPERM) and be in the trail as refused, under its name on
+# that ABI and with the ABI named; getpid through the same ABI is the control (not refused).
+abi_sweep() {
+	local profile=$1 abi=$2 calls n rec bad= unrecorded= recs arch loop results init_results
+	calls=$(abi_calls "$profile" "$abi" | tr '\n' ' ')
+	[ "$(wc -w <<<"$calls")" -ge 30 ] || fail "too few calls: $calls"
+	loop="for p in $calls getpid; do printf '%s=%s\n' \$p \"\$(try-syscall $abi:\$p)\"; done"
+	# from the container's process (the init's filter) and from exec (the one exec loads)
+	set_cmd "$loop >/tmp/init.res; mv /tmp/init.res /tmp/init.done; sleep 60"
+	AGENTRT_PROFILE=$profile run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	run rt exec "$ID" sh -c "$loop"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	results=$output
+	for _ in $(seq 100); do rt exec "$ID" test -e /tmp/init.done && break; sleep 0.1; done
+	init_results=$(rt exec "$ID" cat /tmp/init.done) || fail "no results from the container's process"
+	for n in $calls; do
+		grep -qx "$n=EPERM" <<<"$results" || bad+=" exec:$(grep "^$n=" <<<"$results")"
+		grep -qx "$n=EPERM" <<<"$init_results" || bad+=" init:$(grep "^$n=" <<<"$init_results")"
+	done
+	[ -z "$bad" ] || fail "$abi calls not refused with EPERM:$bad"
+	# the control went through the filter: i386's getpid works, x32's is ENOSYS without x32
+	grep -qx "getpid=ok" <<<"$results" || { [ "$abi" = x32 ] && grep -qx "getpid=ENOSYS" <<<"$results"; } ||
+		fail "getpid: $results"
+	for _ in $(seq 50); do [ "$(refused "$ID" ioctl)" -ge 2 ] && break; sleep 0.1; done
+	recs=$(syscall_recs "$ID")
+	[ "$abi" = i386 ] && arch=x86 || arch=x32
+	for n in $calls; do
+		rec=$n
+		[ "$n" = clone-newuser ] && rec=clone
+		[ "$n" = tiocsti ] && rec=ioctl
+		jq -se --arg n "$rec" --arg a "$arch" 'any(.[]; .syscall == $n and .verdict == "refused" and .arch == $a and .errno == 1)' \
+			<<<"$recs" >/dev/null || unrecorded+=" $rec"
+	done
+	[ -z "$unrecorded" ] || fail "$abi calls refused without a record of their own:$unrecorded; trail: $recs"
+	! jq -se 'any(.[]; .syscall == "getpid")' <<<"$recs" >/dev/null || fail "getpid recorded: $recs"
+}
