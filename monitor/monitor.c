@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "monitor/egress_helper.h"
@@ -799,6 +800,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   prioritise();
   if (o->agent_fd >= 0)
     open_subagents(&m, o, trail);
+  /* build-fp: a monitor that never answers (faults.bats "monitor-stall") */
+  while (FAILPOINT_FAILS("monitor-stall"))
+    pause();
   if (m.warning != NULL)
     tell(chan, "OK %s", m.warning);
   else
@@ -966,6 +970,43 @@ static int monitor_died(struct monitor_handle *h, struct error *err)
   return error_set(err, 0, "monitor: exited during setup");
 }
 
+/* Where a monitor that does not answer is: its state, the kernel function it
+ * sleeps in and the top of its kernel stack (root only), for the error. */
+static void monitor_where(pid_t pid, char *buf, size_t size)
+{
+  char path[64], stat[512], wchan[64] = "", raw[512], stack[256] = "", *p, *line, *save = NULL;
+  size_t len = 0;
+  struct error e = {0};
+  ssize_t n;
+  char state = '?';
+
+  snprintf(path, sizeof path, "%d/stat", (int)pid);
+  n = procfs_read(path, stat, sizeof stat - 1, &e);
+  if (n > 0) {
+    stat[n] = '\0';
+    p = strrchr(stat, ')');
+    if (p != NULL && p[1] == ' ' && p[2] != '\0')
+      state = p[2];
+  }
+  snprintf(path, sizeof path, "%d/wchan", (int)pid);
+  n = procfs_read(path, wchan, sizeof wchan - 1, &e);
+  wchan[n > 0 ? n : 0] = '\0';
+  snprintf(path, sizeof path, "%d/stack", (int)pid);
+  n = procfs_read(path, raw, sizeof raw - 1, &e);
+  raw[n > 0 ? n : 0] = '\0';
+  /* "[<0>] func+0x../0x..\n" lines: "func+0x../0x.. < caller..." */
+  for (line = strtok_r(raw, "\n", &save); line != NULL && len < sizeof stack - 1;
+       line = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(line, "[<", 2) == 0 && (p = strstr(line, "] ")) != NULL)
+      line = p + 2;
+    n = snprintf(stack + len, sizeof stack - len, "%s%s", len ? " < " : "", line);
+    len += n > 0 ? (size_t)n : 0;
+  }
+  if (snprintf(buf, size, "pid %d, state %c%s%s%s%s", (int)pid, state, wchan[0] ? ", in " : "",
+               wchan, stack[0] ? ", kernel stack: " : "", stack) >= (int)size)
+    buf[size - 1] = '\0'; /* cut (as snprintf did): a deep kernel stack */
+}
+
 int monitor_wait_ready(struct monitor_handle *h, struct error *err)
 {
   char buf[ERROR_MSG_MAX + 32];
@@ -974,8 +1015,11 @@ int monitor_wait_ready(struct monitor_handle *h, struct error *err)
 
   if (h->pid <= 0)
     return 0;
-  if (poll(&p, 1, MONITOR_READY_TIMEOUT_MS) == 0)
-    return error_set(err, ETIMEDOUT, "monitor: not ready");
+  if (poll(&p, 1, MONITOR_READY_TIMEOUT_MS) == 0) {
+    monitor_where(h->pid, buf, 200);
+    return error_set(err, ETIMEDOUT, "monitor: not ready after %d s (%s)",
+                     MONITOR_READY_TIMEOUT_MS / 1000, buf);
+  }
   /* a monitor that fails leaves "ROOT" unread: its close then reports
    * ECONNRESET once, ahead of its "ERR" message, which the next recv reads */
   for (int reset = 0;;) {

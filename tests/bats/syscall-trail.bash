@@ -13,6 +13,19 @@ refused() {
 		jq -s --arg n "$2" '[.[] | select(.syscall == $n and .verdict == "refused" or (.coalesced and .syscall == $n)) | (.coalesced // .count)] | add // 0'
 }
 
+# monitor_where ID: the container's monitor as seen from outside (state, kernel function,
+# kernel stack, its user stack when gdb is there), for a failure's message: an exec whose
+# denied calls are not answered waits on the monitor
+monitor_where() {
+	local mon
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$1/monitor.pid" 2>/dev/null) || { echo "no monitor.pid"; return; }
+	echo "monitor $mon: $(grep -E '^State' "/proc/$mon/status" 2>/dev/null | tr -s '\t ' ' ') in $(cat "/proc/$mon/wchan" 2>/dev/null);" \
+		"kernel: $(sed 's/^\[<0>\] //' "/proc/$mon/stack" 2>/dev/null | tr '\n' ' ')"
+	if command -v gdb >/dev/null; then
+		echo "user: $(timeout 20 gdb -p "$mon" -batch -ex bt 2>/dev/null | grep '^#' | head -12 | tr '\n' ' ')"
+	fi
+}
+
 # syscall_recs ID: the trail's syscall records, one JSON object a line
 syscall_recs() {
 	ra audit --format json --kind syscall "$1"

@@ -203,3 +203,21 @@ known_leak() { # ID WHERE
 	[ -s "$TEST_STORE/.workspaces/c2/upper.img" ] || fail "no image for c2"
 	[ ! -e "$host/b.txt" ] || fail "the write reached the host directory"
 }
+
+@test "fault: monitor-stall: a monitor that never answers fails create after its 10 s, with where it is; nothing is left" {
+	# the error says the monitor's state and kernel function, so that a stall seen once in a
+	# CI log can be told from a slow machine
+	set_args sleep 100
+	status=0
+	AGENTRT_FAILPOINT=monitor-stall AGENTRT_FP_MARK=$FP_MARK timeout --kill-after=5 40 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" c1 </dev/null \
+		>"$BUNDLE/fp.out" 2>&1 || status=$?
+	out=$(cat "$BUNDLE/fp.out")
+	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
+	[[ "$out" == *"create \`c1\`"*"monitor: not ready after 10 s (pid "[0-9]*", state S, in "*"pause"* ]] ||
+		fail "error does not say where the monitor is: $out"
+	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
+	[ ! -e "$TEST_ROOT/c1" ] || fail "state dir left: $(ls -A "$TEST_ROOT/c1")"
+	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+	[ -z "$(leftover_cgroups)" ] || fail "cgroups left: $(leftover_cgroups)"
+}
