@@ -686,11 +686,17 @@ reset_after() {
 		           "Authorization: Bearer " + sys.argv[1] + "\r\n\r\n").encode())
 		time.sleep(6)
 	PYEOF
-	local client=$! mpid procs p alive
-	sleep 0.5
+	local client=$! mpid procs p alive conn= i
 	mpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	procs=$(pgrep -P "$mpid" -x agentrt-proxy)
-	procs="$procs $(for p in $procs; do pgrep -P "$p"; done)"
+	procs=$(pgrep -P "$mpid" -x agentrt-proxy) || fail "no proxy process under the monitor $mpid"
+	# until the proxy has forked the connection's process and sent the request upstream (0.5 s
+	# when the machine is idle; a fixed wait missed it on a busy CI machine)
+	for i in $(seq 100); do
+		conn=$(for p in $procs; do pgrep -P "$p"; done || true)
+		[ -n "$conn" ] && grep -q "^DELETE /delay/3/thing" "$PX_DIR/api.log" 2>/dev/null && break
+		sleep 0.05
+	done
+	procs="$procs $conn"
 	rt delete --force "$ID"
 	wait "$client" || true
 	grep -q "^DELETE /delay/3/thing" "$PX_DIR/api.log" && grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" ||
@@ -724,7 +730,11 @@ while True:
     d, _ = s.recvfrom(2048)
     open(sys.argv[2], "ab").write(d + b"\n")' "$p" "$PX_DIR/udp$p.log"
 	done
-	sleep 0.3
+	# until both are bound (python's start took more than a fixed 0.3 s on a busy machine)
+	for _ in $(seq 100); do
+		[ "$(ip netns exec "$PX_INET" ss -Hlun src 203.0.113.10 | grep -c ':443 \|:4433 ')" -eq 2 ] && break
+		sleep 0.05
+	done
 	in_ctr nslookup api.example.test >/dev/null
 	# a datagram each (an HTTP/3 client's Initial would carry any method and path)
 	run in_ctr node -e '
