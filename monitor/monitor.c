@@ -280,6 +280,10 @@ static void finish(struct monitor *m)
       m->src[i].fn(m, m->src[i].fd, POLLIN, m->src[i].ctx);
   if (init_gone)
     monitor_proc_await_exit(m, 200);
+  /* no exit event (a user's sandbox on a kernel that refuses it process
+   * events): the status from the init's pidfd, once its parent reaped it */
+  if (init_gone && !m->have_exit && pidfd_exit_status(m->init_pidfd, 200, &m->exit_status) == 0)
+    m->have_exit = true;
   flush_all(m, true);
   monitor_check_oom(m);
   monitor_check_pids(m);

@@ -594,8 +594,14 @@ static int proc_socket(struct error *err)
   /* bursts of exec (a build) must not overflow the queue */
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    if (errno == EPERM && geteuid() != 0)
+      return error_set(err, 0,
+                       "process events: this kernel lets only privileged processes subscribe "
+                       "(the proc connector refused the bind: Operation not permitted); no "
+                       "program records, the exit status from the init's pidfd");
     return error_errno(err, "bind proc connector");
+  }
   return take_fd(&fd);
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,4 +151,33 @@ void proc_leave_fd_teardown_to_child(void)
   if (clone(teardown_wait, teardown_stack + sizeof teardown_stack, CLONE_VM | CLONE_FILES | SIGCHLD,
             &teardown_pfd) < 0)
     close(self);
+}
+
+/* Linux 6.15's uapi (linux/pidfd.h), not in the headers we build with: the
+ * first version of the structure (64 bytes); the kernel reads the size from
+ * the command and fills what both know. */
+struct pidfd_info_v0 {
+  uint64_t mask;
+  uint64_t cgroupid;
+  uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+  int32_t exit_code;
+};
+#define PIDFD_INFO_EXIT_ (1ULL << 3)
+#define PIDFD_GET_INFO_ _IOWR(0xFF, 11, struct pidfd_info_v0)
+
+int pidfd_exit_status(int pidfd, int timeout_ms, int *ret_status)
+{
+  for (int waited = 0;; waited += 5) {
+    struct pidfd_info_v0 info = {.mask = PIDFD_INFO_EXIT_};
+    int r = ioctl(pidfd, PIDFD_GET_INFO_, &info);
+    if (r == 0 && (info.mask & PIDFD_INFO_EXIT_)) {
+      *ret_status = info.exit_code;
+      return 0;
+    }
+    /* alive (r == 0), or gone but not reaped yet (ESRCH): wait; else the
+     * kernel has no such call */
+    if ((r < 0 && errno != ESRCH) || waited >= timeout_ms)
+      return -1;
+    usleep(5000);
+  }
 }

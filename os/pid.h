@@ -30,4 +30,11 @@ void proc_kill_reap(pid_t pid);
  * nothing: the descriptor table is the child's too. */
 void proc_leave_fd_teardown_to_child(void);
 
+/* The wait status of the process of PIDFD once it has exited and been reaped
+ * by its parent (any process holding a pidfd may ask: Linux 6.15's
+ * PIDFD_GET_INFO with PIDFD_INFO_EXIT), waiting up to timeout_ms for the
+ * reap.  0 with *ret_status set; -1 when the kernel cannot tell (older
+ * kernels: EINVAL/ENOTTY) or not in time. */
+int pidfd_exit_status(int pidfd, int timeout_ms, int *ret_status);
+
 #endif
