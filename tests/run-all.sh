@@ -17,6 +17,8 @@
 # the exit status is 1 when anything failed.
 #
 # RUN_EXCLUDE: names of bats files (without .bats) to leave out.
+# RUN_BATS_TAGS: bats --filter-tags for every bats file (e.g. '!flood': leave out the tests
+# tagged `# bats test_tags=flood`, the minutes-long floods, which the sanitizer pass skips).
 # TEST_JOBS (default: the number of CPUs) bats files run at a time: every file has its own
 # --root, data directory, cgroup parent, temp dirs and network namespaces (helpers.bash), so
 # files do not share state.  The engine suites (integration, workload: private daemons) run
@@ -79,7 +81,8 @@ tap_counts() {
 run_bats() {
 	local key=$1 suite=$2 file=$3 log rc p f s t0=$SECONDS
 	log=$logdir/$suite-$(basename "$file" .bats).tap
-	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap --timing "$file" >"$log" 2>&1
+	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap --timing \
+		${RUN_BATS_TAGS:+--filter-tags "$RUN_BATS_TAGS"} "$file" >"$log" 2>&1
 	rc=$?
 	read -r p f s < <(tap_counts "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then

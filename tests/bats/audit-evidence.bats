@@ -191,6 +191,7 @@ run_flood_verified() {
 	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
 }
 
+# bats test_tags=flood
 @test "audit-evidence: program-flood-rotation: programs run under new names by the thousand cannot rotate earlier evidence out" {
 	# (the flood stops after 60 s: the bucket's 20 a second for longer fills any size of trail,
 	# declared in THREAT-MODEL; a slow CI machine took 140 s for the 12,000 and retention dropped)
@@ -228,6 +229,7 @@ run_flood_verified() {
 	assert_output_contains "events coalesced into"
 }
 
+# bats test_tags=flood
 @test "audit-evidence: program-flood-rotation: 200 programs run in turn (more than the flood table holds) cannot rotate earlier evidence out" {
 	# the table of (kind, program) buckets holds 128: each of 200 names run in turn found its
 	# bucket evicted and started again with a full burst, so every run was a full record
@@ -337,6 +339,7 @@ run_flood_verified() {
 	! grep -q "files changed (0)" <<<"$output" || fail "$output"
 }
 
+# bats test_tags=flood
 @test "audit-evidence: a flood of 40,000 execs (4 KB of arguments each) keeps create and the first programs and says what it coalesced and dropped" {
 	# a small cap (128 KiB: the first file keeps 64 KiB) so that retention has to drop however
 	# short the flooding programs live (records of programs gone before they are read are small)
