@@ -173,6 +173,10 @@ static void add_program(struct audit_summary *s, yajl_val v)
   const char *exe = get_str(v, "exe"), *name = exe;
   long long n = get_int(v, "coalesced", 0);
 
+  /* an exec call whose file was not there (monitor_exec.c): a PATH
+   * search's miss, not a program that ran; the JSON trail keeps it */
+  if (yajl_tree_get(v, (const char *[]){"found", NULL}, yajl_t_false) != NULL)
+    return;
   if (n > 0) { /* a counted record: n starts of one program */
     list_add(&s->programs, get_str(v, "program") ? get_str(v, "program") : "?", "counted",
              (unsigned)n);

@@ -518,9 +518,53 @@ static bool monitor_optional(const struct global_opts *g, const struct container
  * listener for the monitor.  Not when the trail is off, nor when the
  * config's own seccomp names a listener (one per filter chain): then the
  * monitor is told why and records it. */
+/* Does the filter name sc? */
+static bool seccomp_names(const struct oci_seccomp *f, const char *sc)
+{
+  for (size_t i = 0; f != NULL && i < f->n_syscalls; i++)
+    for (char **n = f->syscalls[i].names; n != NULL && *n != NULL; n++)
+      if (streq(*n, sc))
+        return true;
+  return false;
+}
+
+/* Programs from their exec calls (monitor/monitor_exec.c): where the kernel
+ * refuses process events to an unprivileged runtime (a user's sandbox, a
+ * rootless engine), when the trail has a refused-call listener and the
+ * profile refuses no exec call itself (the monitor lets exec calls go on). */
+static bool want_exec_records(const struct global_opts *g, const struct oci_config *cfg,
+                              const struct profile_result *pres)
+{
+  const struct oci_seccomp *own = cfg->linux ? cfg->linux->seccomp : NULL;
+
+  if (pres == NULL || !pres->audit.enabled || pres->extra_seccomp == NULL ||
+      (geteuid() == 0 && !g->in_userns) || monitor_proc_adopted() >= 0)
+    return false;
+  if (own != NULL && own->listener_path != NULL && oci_seccomp_uses_notify(own))
+    return false;
+  if (seccomp_names(pres->extra_seccomp, "execve") ||
+      seccomp_names(pres->extra_seccomp, "execveat"))
+    return false;
+  return monitor_proc_refused();
+}
+
+/* The rule that stops exec calls for the monitor (want_exec_records). */
+static void add_exec_rule(struct oci_seccomp *n)
+{
+  struct oci_seccomp_syscall *sc;
+
+  n->syscalls = xrealloc(n->syscalls, (n->n_syscalls + 1) * sizeof *n->syscalls);
+  sc = &n->syscalls[n->n_syscalls++];
+  *sc = (struct oci_seccomp_syscall){.action = xstrdup(SECCOMP_ACT_NOTIFY_INTERNAL)};
+  sc->names = xmalloc(3 * sizeof *sc->names);
+  sc->names[0] = xstrdup("execve");
+  sc->names[1] = xstrdup("execveat");
+  sc->names[2] = NULL;
+}
+
 static int notify_variant(const struct global_opts *g, const struct oci_config *cfg,
                           const struct profile_result *pres, struct monitor_handle *mh,
-                          struct sock_fprog **ret, struct error *err)
+                          bool exec_records, struct sock_fprog **ret, struct error *err)
 {
   const struct oci_seccomp *own = cfg->linux ? cfg->linux->seccomp : NULL;
   struct oci_seccomp *n;
@@ -547,6 +591,8 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
     free(sc->action);
     sc->action = xstrdup(SECCOMP_ACT_NOTIFY_INTERNAL);
   }
+  if (exec_records)
+    add_exec_rule(n);
   r = seccomp_cache_get(g->data_dir, n, ret, err);
   oci_seccomp_free(n);
   return r;
@@ -736,6 +782,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   mo.rootfs = rootfs;
   mo.profile_name = c->state->profile;
   mo.config = c->config;
+  mo.exec_records = want_exec_records(g, cfg, pres);
   /* a pod's container: the sandbox's policy, with our entries added */
   if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
     if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
@@ -784,7 +831,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
                              extra->len * sizeof(struct sock_filter), err) < 0)
       goto fail;
     so.extra_bpf = extra;
-    if (notify_variant(g, cfg, pres, &mh, &notify, err) < 0)
+    if (notify_variant(g, cfg, pres, &mh, mo.exec_records, &notify, err) < 0)
       goto fail;
     so.notify_bpf = notify;
     so.notify_fd = mh.notify_fd;

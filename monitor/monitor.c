@@ -537,6 +537,15 @@ static void open_early(struct monitor *m, const struct monitor_opts *o)
   r = monitor_proc_open(m, &m->early_err);
   if (r >= 0)
     m->have_proc = true;
+  if (r < 0 && monitor_proc_refused()) {
+    char why[sizeof m->early_err.msg];
+
+    snprintf(why, sizeof why, "%s", m->early_err.msg);
+    error_set(&m->early_err, 0, "%s; %s", why,
+              o->exec_records ? "programs recorded from their exec calls (the path and argv "
+                                "asked for), the exit status from the init's pidfd"
+                              : "no program records, the exit status from the init's pidfd");
+  }
   if (r > 0)
     add_warning(m, xfmt("audit: incomplete process records: %s", m->early_err.msg));
   open_cgroup(m, o);
@@ -733,7 +742,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   }
   open_early(&m, o);
   if (notify_chan >= 0 && m.log != NULL &&
-      monitor_seccomp_open(&m, notify_chan, profile_errno(o->profile->extra_seccomp), &err) < 0)
+      monitor_seccomp_open(&m, notify_chan, profile_errno(o->profile->extra_seccomp),
+                           o->exec_records, &err) < 0)
     monitor_error(&m, "syscall", &err);
   if (!recv_go(chan, &m.init_pid, &start))
     _exit(0);

@@ -71,6 +71,10 @@ struct monitor_opts {
   const char *rootfs;
   const char *profile_name;
   const struct oci_config *config;
+  /* the kernel refuses us process events (monitor_proc_refused): the
+   * profile's notify filter stops exec calls too, for the monitor to record
+   * (monitor_exec.c) */
+  bool exec_records;
 };
 
 struct monitor_handle {
@@ -130,5 +134,8 @@ int monitor_stop(int state_dirfd, int timeout_ms, struct error *err);
 int monitor_proc_subscribe(struct error *err);
 void monitor_proc_adopt(int fd);
 int monitor_proc_adopted(void);
+/* Does this kernel refuse us process events (the proc connector takes
+ * only privileged subscribers)?  Then create asks for exec_records. */
+bool monitor_proc_refused(void);
 
 #endif

@@ -85,6 +85,25 @@ void monitor_error(struct monitor *m, const char *source, const struct error *er
 /* Is the process whose verified /proc/<pid> directory is `dir` one of the
  * container's?  (its pid namespace, else its cgroup) */
 bool monitor_owns_procdir(struct monitor *m, int dir);
+/* A process record's argv (monitor_proc.c): cmd is NUL-separated, len bytes,
+ * at most ARGV_MAX_ARGS of ARG_MAX_LEN bytes each ("truncated" beyond, or
+ * when the caller says so). */
+#define ARGV_MAX_BYTES 4096 /* of /proc/<pid>/cmdline */
+#define ARGV_MAX_ARGS 64
+#define ARG_MAX_LEN 512
+void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncated);
+/* "cpid", "ppid" and "uid" of the process whose /proc/<pid> directory is dir */
+void monitor_proc_ids(struct jbuf *b, int dir);
+/* Is the open file exe_fd (named exe, elen bytes) the runtime's sealed exec
+ * stub (os/trampoline.h)?  Its exec is not recorded; the next one is. */
+bool monitor_is_stub(int exe_fd, const char *exe, ssize_t elen);
+/* An exec call (at: execveat) that stopped at the seccomp listener fd
+ * (monitor_exec.c): let it go on, and record it unless it is the runtime's
+ * exec of its stub (stub).  For a container whose kernel refuses us process
+ * events (monitor_opts.exec_records). */
+struct seccomp_notif;
+void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *req, bool at,
+                       bool stub);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);
@@ -119,8 +138,10 @@ int monitor_files_open(struct monitor *m, const char *workspace, char *const *pr
 void monitor_files_release(struct monitor *m);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
 /* the channel on which the init sends its seccomp listener (or "OFF why");
- * denied calls are answered with -eno and recorded as "syscall" */
-int monitor_seccomp_open(struct monitor *m, int chan, int eno, struct error *err);
+ * denied calls are answered with -eno and recorded as "syscall"; with
+ * exec_records, exec calls go on and are recorded as "process" */
+int monitor_seccomp_open(struct monitor *m, int chan, int eno, bool exec_records,
+                         struct error *err);
 /* then: <state dir>/monitor.sock, on which `exec` sends its processes' */
 int monitor_seccomp_listen(struct monitor *m, int state_dirfd, struct error *err);
 

@@ -43,9 +43,6 @@
 #include "os/procfs.h"
 #include "os/trampoline.h"
 
-#define ARGV_MAX_BYTES 4096 /* of /proc/<pid>/cmdline */
-#define ARGV_MAX_ARGS 64
-#define ARG_MAX_LEN 512
 #define PROC_DRAIN_MAX 1024 /* datagrams per wake-up */
 #define RECENT_MAX 64       /* last record per pid, for the duplicate check */
 
@@ -143,7 +140,18 @@ static long long first_num(const char *s, bool last)
   return v;
 }
 
-static void add_argv(struct jbuf *b, const char *cmd, ssize_t len)
+void monitor_proc_ids(struct jbuf *b, int dir)
+{
+  char status[2048];
+
+  if (read_at(dir, "status", status, sizeof status) < 0)
+    status[0] = '\0';
+  jb_key_i64(b, "cpid", first_num(status_field(status, "NSpid"), true));
+  jb_key_i64(b, "ppid", first_num(status_field(status, "PPid"), false));
+  jb_key_i64(b, "uid", first_num(status_field(status, "Uid"), false));
+}
+
+void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncated)
 {
   size_t n = 0;
 
@@ -157,7 +165,7 @@ static void add_argv(struct jbuf *b, const char *cmd, ssize_t len)
     i += (ssize_t)l + 1;
   }
   jb_puts(b, "]");
-  if (len >= ARGV_MAX_BYTES - 1 || n == ARGV_MAX_ARGS)
+  if (truncated || len >= ARGV_MAX_BYTES - 1 || n == ARGV_MAX_ARGS)
     jb_key_bool(b, "truncated", true);
 }
 
@@ -274,7 +282,7 @@ static bool incomplete_add(pid_t pid)
 }
 
 /* Is the process's executable our own exec stub? */
-static bool is_stub(int exe_fd, const char *exe, ssize_t elen)
+bool monitor_is_stub(int exe_fd, const char *exe, ssize_t elen)
 {
   static const char prefix[] = "/memfd:agentrt-stub";
   size_t len = agentrt_stub_blob_len;
@@ -332,7 +340,7 @@ static void record_reaped(struct monitor *m, pid_t pid)
 /* Record the program pid runs now.  force: no more waiting for its argv. */
 static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
 {
-  char rel[24], cmd[ARGV_MAX_BYTES], status[2048], exe[4096], comm[32] = "", state = 0;
+  char rel[24], cmd[ARGV_MAX_BYTES], exe[4096], comm[32] = "", state = 0;
   struct error err = {0};
   cleanup_close int dir = -1, exe_fd = -1;
   struct jbuf b = {0};
@@ -355,7 +363,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
   elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
   clen = read_at(dir, "cmdline", cmd, sizeof cmd);
-  if (elen > 0 && is_stub(exe_fd, exe, elen))
+  if (elen > 0 && monitor_is_stub(exe_fd, exe, elen))
     return;
   track_add(pid, 0);
   read_comm(dir, comm, &state);
@@ -366,16 +374,12 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
     exe[elen] = '\0';
   if (!monitor_flood_admit(m, "process", elen > 0 ? exe : comm, NULL, pid))
     return;
-  if (read_at(dir, "status", status, sizeof status) < 0)
-    status[0] = '\0';
   jb_key_i64(&b, "pid", pid);
-  jb_key_i64(&b, "cpid", first_num(status_field(status, "NSpid"), true));
-  jb_key_i64(&b, "ppid", first_num(status_field(status, "PPid"), false));
-  jb_key_i64(&b, "uid", first_num(status_field(status, "Uid"), false));
+  monitor_proc_ids(&b, dir);
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
   if (clen > 0) {
-    add_argv(&b, cmd, clen);
+    monitor_add_argv(&b, cmd, clen, false);
   } else {
     jb_key(&b, "argv");
     jb_puts(&b, "[]");
@@ -582,6 +586,8 @@ static int listen_answer(struct monitor *m, int fd)
   return ETIMEDOUT;
 }
 
+static int refused = -1; /* proc_socket: the bind refused (1), taken (0), unknown */
+
 static int proc_socket(struct error *err)
 {
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
@@ -595,14 +601,26 @@ static int proc_socket(struct error *err)
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-    if (errno == EPERM && geteuid() != 0)
+    if (errno == EPERM && geteuid() != 0) {
+      refused = 1;
       return error_set(err, 0,
                        "process events: this kernel lets only privileged processes subscribe "
-                       "(the proc connector refused the bind: Operation not permitted); no "
-                       "program records, the exit status from the init's pidfd");
+                       "(the proc connector refused the bind: Operation not permitted)");
+    }
     return error_errno(err, "bind proc connector");
   }
+  refused = 0;
   return take_fd(&fd);
+}
+
+bool monitor_proc_refused(void)
+{
+  struct error ignore = {0};
+  int fd;
+
+  if (refused < 0 && (fd = proc_socket(&ignore)) >= 0)
+    close(fd);
+  return refused == 1;
 }
 
 /* The plain LISTEN and its answer, then (Linux 6.6) only the types we read:

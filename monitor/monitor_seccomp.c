@@ -68,13 +68,15 @@ enum item_kind { ITEM_CHAN, ITEM_ACCEPT, ITEM_NOTIFY };
 struct item {
   enum item_kind kind;
   int fd;
-  bool ack; /* a channel from exec: answer "OK" or "NO why" */
+  bool ack;       /* a channel from exec: answer "OK" or "NO why" */
+  bool stub_seen; /* a listener: the runtime's exec of its stub came (exec_records) */
 };
 
 struct seccomp_src {
   int ep;
   int eno;
-  size_t n_items; /* live ones (tests read the monitor's fds) */
+  bool exec_records; /* exec calls come too: let go on and recorded (monitor_exec.c) */
+  size_t n_items;    /* live ones (tests read the monitor's fds) */
 };
 
 /* The program of the caller of REQ, into EXE (size N), read while the caller
@@ -127,6 +129,22 @@ static const char *call_abi(const struct seccomp_data *d, uint32_t *token)
   }
 }
 
+/* Is the call execve (*at false) or execveat (*at true)?  The kernel says
+ * which call it is, not the container. */
+static bool exec_call(const struct seccomp_data *d, bool *at)
+{
+  uint32_t token;
+  char *name;
+  bool r;
+
+  call_abi(d, &token);
+  name = seccomp_syscall_resolve_num_arch(token, d->nr);
+  r = name != NULL && (streq(name, "execve") || streq(name, "execveat"));
+  *at = r && streq(name, "execveat");
+  free(name);
+  return r;
+}
+
 static void record(struct monitor *m, int eno, const struct seccomp_notif *req, const char *exe)
 {
   uint32_t token;
@@ -175,15 +193,30 @@ static int item_add(struct seccomp_src *s, enum item_kind kind, int fd, bool ack
   return 0;
 }
 
+/* The first exec call on a listener is the runtime's own: the process that
+ * loaded the filter (the init, or an exec'd process) runs its sealed stub
+ * with execveat(fd, "", AT_EMPTY_PATH) before anything of the container can
+ * run under that filter.  Its memory is not ours to read (the runtime is
+ * not dumpable then), so the kernel's arguments are what we check. */
+static bool stub_call(struct item *it, const struct seccomp_data *d, bool at)
+{
+  if (it->stub_seen)
+    return false;
+  it->stub_seen = true;
+  return at && (d->args[4] & AT_EMPTY_PATH);
+}
+
 /* true: the listener is done (hung up) */
-static bool on_notify(struct monitor *m, struct seccomp_src *s, int fd)
+static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
 {
   char exe[4096];
+  int fd = it->fd;
 
   for (int i = 0; i < SECCOMP_READ_MAX; i++) {
     struct seccomp_notif req;
     struct seccomp_notif_resp resp;
     struct pollfd p = {.fd = fd, .events = POLLIN};
+    bool at;
 
     if (poll(&p, 1, 0) <= 0)
       return false;
@@ -195,6 +228,10 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, int fd)
       if (errno == EINTR || errno == ENOENT)
         continue; /* the caller died meanwhile */
       return false;
+    }
+    if (s->exec_records && exec_call(&req.data, &at)) {
+      monitor_exec_call(m, fd, &req, at, stub_call(it, &req.data, at));
+      continue;
     }
     caller_program(fd, &req, exe, sizeof exe);
     /* then answer (the caller waits); flags 0 = fail it with -eno */
@@ -308,7 +345,7 @@ static void on_events(struct monitor *m, int fd, short revents, void *ctx)
 
     switch (it->kind) {
     case ITEM_NOTIFY:
-      done = on_notify(m, s, it->fd);
+      done = on_notify(m, s, it);
       break;
     case ITEM_CHAN:
       done = on_chan(m, s, it);
@@ -322,11 +359,12 @@ static void on_events(struct monitor *m, int fd, short revents, void *ctx)
   }
 }
 
-int monitor_seccomp_open(struct monitor *m, int chan, int eno, struct error *err)
+int monitor_seccomp_open(struct monitor *m, int chan, int eno, bool exec_records, struct error *err)
 {
   struct seccomp_src *s = xmalloc0(sizeof *s);
 
   s->eno = eno > 0 ? eno : EPERM;
+  s->exec_records = exec_records;
   s->ep = epoll_create1(EPOLL_CLOEXEC);
   if (s->ep < 0 || item_add(s, ITEM_CHAN, chan, false) < 0 ||
       monitor_add_fd(m, s->ep, POLLIN, on_events, s) < 0) {

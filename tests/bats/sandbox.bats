@@ -45,8 +45,9 @@ as_user() {
 }
 
 # user_proc_events: true when this kernel lets the test user subscribe to process events (the
-# proc connector; some kernels refuse every unprivileged bind: then a user's sandbox records no
-# programs, says so in its trail, and takes the exit status from the init's pidfd)
+# proc connector; some kernels refuse every unprivileged bind: then a user's sandbox records its
+# programs from their exec calls, says so in its trail, and takes the exit status from the init's
+# pidfd)
 user_proc_events() {
 	! as_user "$AGENTRT" doctor 2>&1 | grep -q '^missing  proc connector'
 }
@@ -208,15 +209,72 @@ sbx_out() {
 	run as_user "$AGENTRT" audit au1 --summary
 	[ "$status" -eq 0 ] || fail "$output"
 	[[ "$output" == *"exit code 3"* ]] || fail "no exit code: $output"
-	if user_proc_events; then
-		[[ "$output" == *"sleep"* ]] || fail "no programs: $output"
-	else
-		# a kernel that refuses process events to users: the trail says so, in one record
+	[[ "$output" == *"sleep"* ]] || fail "no programs: $output"
+	if ! user_proc_events; then
+		# a kernel that refuses process events to users: the programs come from their exec
+		# calls, and the trail says so, in one record
 		local trail
 		trail=$(as_user "$AGENTRT" audit au1 --format json 2>/dev/null)
-		[ "$(jq -s '[.[] | select(.kind == "audit_error" and .source == "process" and (.error | test("lets only privileged processes subscribe")))] | length' <<<"$trail")" -eq 1 ] ||
+		[ "$(jq -s '[.[] | select(.kind == "audit_error" and .source == "process" and (.error | test("lets only privileged processes subscribe.*programs recorded from their exec calls")))] | length' <<<"$trail")" -eq 1 ] ||
 			fail "the refusal is not in the trail: $trail"
 	fi
+}
+
+# On a kernel that refuses process events to users, a user's sandbox had no program records at
+# all; its monitor now records programs from their exec calls (the filter stops execve and
+# execveat for it: monitor/monitor_exec.c).  What an agent would try so that a program it runs
+# is missing from the trail or listed under another name: a program in a memfd run by its fd
+# (fexecve), argv[0] set to a harmless name, a symlink to the program, a name with a newline, a
+# relative path; with and without a network (the monitor then runs inside the user namespace).
+# The misses of a PATH search are in the JSON trail (`found: false`), not listed as programs run.
+@test "sandbox: exec-call-records: a user's sandbox names the programs it runs (regression: no program records without process events)" {
+	local net n json sum want
+	cat >"$SBX/ws/t.py" <<'EOF'
+import os
+fd = os.memfd_create("agent-tool")
+os.write(fd, open("/usr/bin/true", "rb").read())
+pid = os.fork()
+if pid == 0:
+    os.execve(fd, ["hidden-tool"], {})
+os.waitpid(pid, 0)
+pid = os.fork()
+if pid == 0:
+    os.execv("/usr/bin/true", ["git", "push", "--force"])
+os.waitpid(pid, 0)
+os.symlink("/usr/bin/id", "/tmp/ln")
+os.chdir("/usr")
+os.system("/tmp/ln -u >/dev/null; bin/id -g >/dev/null; cp /usr/bin/true '/tmp/a\nb'; '/tmp/a\nb'")
+EOF
+	chown "$SBX_UID:$SBX_UID" "$SBX/ws/t.py"
+	for net in none allow; do
+		n=ex$net
+		set --
+		if [ "$net" = allow ]; then
+			command -v slirp4netns >/dev/null || continue
+			set -- --allow 192.0.2.1
+		fi
+		run sbx --name "$n" "$@" -- python3 t.py
+		[ "$status" -eq 0 ] || fail "$net: $output"
+		json=$(as_user "$AGENTRT" audit "$n" --format json 2>/dev/null)
+		sum=$(as_user "$AGENTRT" audit "$n" --summary 2>/dev/null)
+		for want in 'python3 (exe /usr/bin/python3.11)' 'hidden-tool (exe /memfd:agent-tool (deleted))' \
+			'git (exe /usr/bin/true)' '/tmp/ln (exe /usr/bin/id)' 'bin/id (exe /usr/bin/id)' 'cp' \
+			'/tmp/a\x0ab'; do
+			grep -qxF "  $want" <<<"$sum" || fail "$net: \`$want' is not among the programs run: $sum"
+		done
+		# the runtime's own exec of its stub is not a record, and every record names its file
+		jq -e -s 'map(select(.kind == "process" and (.exe == null or .exe == "?" or (.exe | test("agentrt-stub"))))) | length == 0' \
+			<<<"$json" >/dev/null || fail "$net: a record without its program: $json"
+		if ! user_proc_events; then
+			jq -e -s 'map(select(.kind == "process")) | all(.via == "exec call")' <<<"$json" >/dev/null ||
+				fail "$net: not from exec calls: $json"
+			# PATH=/usr/sbin:... : python3 was looked for in /usr/sbin first
+			jq -e -s 'map(select(.kind == "process" and .found == false and .exe == "/usr/sbin/python3")) | length == 1' \
+				<<<"$json" >/dev/null || fail "$net: the PATH search's miss is not in the trail: $json"
+			[[ "$sum" != *"/usr/sbin/python3"* ]] || fail "$net: a miss listed as a program run: $sum"
+		fi
+		as_user "$AGENTRT" workspace "$n" discard >/dev/null 2>&1 || true
+	done
 }
 
 # Without privilege the monitor can neither mark a file system nor open the init's root, and a
