@@ -20,8 +20,12 @@
  * say: the path and argv are read before the kernel reads them, so another
  * thread of the caller can change those bytes in between (THREAT-MODEL.md,
  * "Programs from exec calls").  The proc connector's records read what ran,
- * after the exec.  The runtime's own exec of its sealed stub is not
- * recorded (the next one is).
+ * after the exec.  The caller's memory is read with process_vm_readv (a
+ * caller that made itself not dumpable has a root-owned /proc/PID/mem, but
+ * the monitor has CAP_SYS_PTRACE in a user's sandbox's user namespace); a
+ * caller we still cannot read is recorded as "exe":"?" with
+ * "unreadable":true and its comm, which `--summary` lists.  The runtime's
+ * own exec of its sealed stub is not recorded (the next one is).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -48,10 +53,19 @@
 
 #define PAGE 4096u
 
-/* A NUL-terminated string at addr of the caller (mem: its /proc/PID/mem)
- * into buf (size > 1), read a page at a time (a string may end just before
- * an unmapped page).  Its length, or -1: unreadable, or longer than buf. */
-static ssize_t mem_str(int mem, uint64_t addr, char *buf, size_t size)
+/* len bytes at addr of the caller into buf: the count read, or -1. */
+static ssize_t mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+  struct iovec local = {.iov_base = buf, .iov_len = len};
+  struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+
+  return process_vm_readv(pid, &local, 1, &remote, 1, 0);
+}
+
+/* A NUL-terminated string at addr of the caller pid into buf (size > 1),
+ * read a page at a time (a string may end just before an unmapped page).
+ * Its length, or -1: unreadable, or longer than buf. */
+static ssize_t mem_str(pid_t pid, uint64_t addr, char *buf, size_t size)
 {
   size_t off = 0;
 
@@ -64,7 +78,7 @@ static ssize_t mem_str(int mem, uint64_t addr, char *buf, size_t size)
 
     if (want > size - 1 - off)
       want = size - 1 - off;
-    n = pread(mem, buf + off, want, (off_t)(addr + off));
+    n = mem_read(pid, addr + off, buf + off, want);
     if (n <= 0)
       return -1;
     nul = memchr(buf + off, '\0', (size_t)n);
@@ -78,7 +92,7 @@ static ssize_t mem_str(int mem, uint64_t addr, char *buf, size_t size)
 
 /* argv at addr (pointers of psz bytes) as NUL-separated strings into cmd;
  * its length.  *more: there were more arguments or bytes than kept. */
-static ssize_t mem_argv(int mem, uint64_t addr, size_t psz, char *cmd, size_t size, bool *more)
+static ssize_t mem_argv(pid_t pid, uint64_t addr, size_t psz, char *cmd, size_t size, bool *more)
 {
   size_t off = 0;
 
@@ -93,9 +107,9 @@ static ssize_t mem_argv(int mem, uint64_t addr, size_t psz, char *cmd, size_t si
       *more = true;
       break;
     }
-    if (pread(mem, &p, psz, (off_t)(addr + i * psz)) != (ssize_t)psz || p == 0)
+    if (mem_read(pid, addr + i * psz, &p, psz) != (ssize_t)psz || p == 0)
       break;
-    l = mem_str(mem, p, cmd + off, size - off);
+    l = mem_str(pid, p, cmd + off, size - off);
     if (l < 0) { /* unreadable, or cut at the end of cmd */
       *more = true;
       break;
@@ -189,6 +203,21 @@ static bool lookup(int dir, const char *full, bool nofollow, char *exe, size_t s
   return true;
 }
 
+/* name (a /proc/PID file) into buf (size > 1): its length, or -1. */
+static ssize_t read_file_at(int dir, const char *name, char *buf, size_t size)
+{
+  cleanup_close int f = openat(dir, name, O_RDONLY | O_CLOEXEC);
+  size_t off = 0;
+  ssize_t n = 0;
+
+  if (f < 0)
+    return -1;
+  while (off < size - 1 && (n = read(f, buf + off, size - 1 - off)) > 0)
+    off += (size_t)n;
+  buf[off] = '\0';
+  return n < 0 ? -1 : (ssize_t)off;
+}
+
 static void answer(int fd, uint64_t id)
 {
   struct seccomp_notif_resp resp = {.id = id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
@@ -208,22 +237,22 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
   uint64_t flags = at ? d->args[4] : 0;
   char rel[24], path[PATH_MAX], full[PATH_MAX], exe[PATH_MAX], cmd[ARGV_MAX_BYTES];
   struct error ignore = {0};
-  cleanup_close int dir = -1, mem = -1;
+  cleanup_close int dir = -1;
+  pid_t pid = (pid_t)req->pid;
   __u64 id = req->id;
   struct jbuf b = {0};
-  bool more = false, found = false;
+  bool more = false, found = false, unreadable;
   ssize_t clen = -1;
 
   if (d->arch == SCMP_ARCH_AARCH64)
     psz = 8;
   snprintf(rel, sizeof rel, "%u", req->pid);
   dir = procfs_open(rel, O_PATH | O_DIRECTORY, &ignore);
-  if (dir >= 0)
-    mem = openat(dir, "mem", O_RDONLY | O_CLOEXEC);
-  if (dir < 0 || mem < 0 || mem_str(mem, at ? d->args[1] : d->args[0], path, sizeof path) < 0)
+  unreadable = dir < 0 || mem_str(pid, at ? d->args[1] : d->args[0], path, sizeof path) < 0;
+  if (unreadable)
     snprintf(path, sizeof path, "?");
   else
-    clen = mem_argv(mem, at ? d->args[2] : d->args[1], psz, cmd, sizeof cmd, &more);
+    clen = mem_argv(pid, at ? d->args[2] : d->args[1], psz, cmd, sizeof cmd, &more);
   /* the reads were of that caller's memory (its pid not reused) */
   if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
     answer(fd, req->id);
@@ -257,8 +286,16 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
     jb_puts(&b, "[]");
     jb_key_bool(&b, "argv_unavailable", true);
   }
-  if (!found)
+  if (unreadable) {
+    char comm[32];
+    if (dir >= 0 && read_file_at(dir, "comm", comm, sizeof comm) > 0) {
+      comm[strcspn(comm, "\n")] = '\0';
+      jb_key_str(&b, "caller", comm);
+    }
+    jb_key_bool(&b, "unreadable", true);
+  } else if (!found) {
     jb_key_bool(&b, "found", false);
+  }
   jb_key_str(&b, "via", "exec call");
   monitor_record(m, "process", jb_str(&b));
   jb_free(&b);

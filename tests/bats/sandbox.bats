@@ -224,7 +224,8 @@ sbx_out() {
 # all; its monitor now records programs from their exec calls (the filter stops execve and
 # execveat for it: monitor/monitor_exec.c).  What an agent would try so that a program it runs
 # is missing from the trail or listed under another name: a program in a memfd run by its fd
-# (fexecve), argv[0] set to a harmless name, a symlink to the program, a name with a newline, a
+# (fexecve), argv[0] set to a harmless name, an exec from a process that made itself not dumpable
+# (its memory closed to same-uid readers), a symlink to the program, a name with a newline, a
 # relative path; with and without a network (the monitor then runs inside the user namespace).
 # The misses of a PATH search are in the JSON trail (`found: false`), not listed as programs run.
 @test "sandbox: exec-call-records: a user's sandbox names the programs it runs (regression: no program records without process events)" {
@@ -240,6 +241,12 @@ os.waitpid(pid, 0)
 pid = os.fork()
 if pid == 0:
     os.execv("/usr/bin/true", ["git", "push", "--force"])
+os.waitpid(pid, 0)
+pid = os.fork()
+if pid == 0:
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/PID/mem becomes root's
+    os.execv("/usr/bin/true", ["sneaky"])
 os.waitpid(pid, 0)
 os.symlink("/usr/bin/id", "/tmp/ln")
 os.chdir("/usr")
@@ -258,7 +265,7 @@ EOF
 		json=$(as_user "$AGENTRT" audit "$n" --format json 2>/dev/null)
 		sum=$(as_user "$AGENTRT" audit "$n" --summary 2>/dev/null)
 		for want in 'python3 (exe /usr/bin/python3.11)' 'hidden-tool (exe /memfd:agent-tool (deleted))' \
-			'git (exe /usr/bin/true)' '/tmp/ln (exe /usr/bin/id)' 'bin/id (exe /usr/bin/id)' 'cp' \
+			'git (exe /usr/bin/true)' 'sneaky (exe /usr/bin/true)' '/tmp/ln (exe /usr/bin/id)' 'bin/id (exe /usr/bin/id)' 'cp' \
 			'/tmp/a\x0ab'; do
 			grep -qxF "  $want" <<<"$sum" || fail "$net: \`$want' is not among the programs run: $sum"
 		done
