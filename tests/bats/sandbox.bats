@@ -284,6 +284,28 @@ EOF
 	done
 }
 
+# The monitor answers every exec call where it records them: with the monitor killed, an exec
+# fails (the kernel answers ENOSYS) instead of running unrecorded.
+@test "sandbox: exec-call-records: with the monitor killed an exec fails instead of running unrecorded" {
+	user_proc_events && skip "this kernel gives users process events: programs are not recorded from exec calls"
+	local mon="" i
+	(sbx --name mk -- sh -c 'sleep 3; /bin/true; echo "rc=$?"' >"$SBX/mk.out" 2>&1 &)
+	# once the shell's sleep runs (its exec was answered), the monitor goes
+	for i in $(seq 1 150); do
+		pgrep -u "$SBX_UID" -x sleep >/dev/null && mon=$(pgrep -u "$SBX_UID" -x agentrt-monitor | head -n1) && break
+		sleep 0.1
+	done
+	[ -n "$mon" ] || fail "no sleep or no monitor: $(cat "$SBX/mk.out")"
+	kill -9 "$mon"
+	for i in $(seq 1 100); do
+		grep -q '^rc=' "$SBX/mk.out" && break
+		sleep 0.2
+	done
+	grep -q '^rc=126$' "$SBX/mk.out" || fail "the exec did not fail: $(cat "$SBX/mk.out")"
+	grep -q 'Function not implemented' "$SBX/mk.out" || fail "$(cat "$SBX/mk.out")"
+	as_user "$AGENTRT" workspace mk purge >/dev/null 2>&1 || true
+}
+
 # Without privilege the monitor can neither mark a file system nor open the init's root, and a
 # user's sandbox had no file records at all ("files changed (incomplete: 0 recorded; open the
 # container's root: Permission denied)").  It now marks the overlay's upper layer directory by
