@@ -203,21 +203,6 @@ static bool lookup(int dir, const char *full, bool nofollow, char *exe, size_t s
   return true;
 }
 
-/* name (a /proc/PID file) into buf (size > 1): its length, or -1. */
-static ssize_t read_file_at(int dir, const char *name, char *buf, size_t size)
-{
-  cleanup_close int f = openat(dir, name, O_RDONLY | O_CLOEXEC);
-  size_t off = 0;
-  ssize_t n = 0;
-
-  if (f < 0)
-    return -1;
-  while (off < size - 1 && (n = read(f, buf + off, size - 1 - off)) > 0)
-    off += (size_t)n;
-  buf[off] = '\0';
-  return n < 0 ? -1 : (ssize_t)off;
-}
-
 static void answer(int fd, uint64_t id)
 {
   struct seccomp_notif_resp resp = {.id = id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
@@ -288,7 +273,7 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
   }
   if (unreadable) {
     char comm[32];
-    if (dir >= 0 && read_file_at(dir, "comm", comm, sizeof comm) > 0) {
+    if (dir >= 0 && monitor_read_at(dir, "comm", comm, sizeof comm) > 0) {
       comm[strcspn(comm, "\n")] = '\0';
       jb_key_str(&b, "caller", comm);
     }

@@ -92,6 +92,9 @@ bool monitor_owns_procdir(struct monitor *m, int dir);
 #define ARGV_MAX_ARGS 64
 #define ARG_MAX_LEN 512
 void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncated);
+/* The file name below dirfd (a /proc/<pid> directory) into buf (size > 1),
+ * NUL-terminated: its length, or -1. */
+ssize_t monitor_read_at(int dirfd, const char *name, char *buf, size_t size);
 /* "cpid", "ppid" and "uid" of the process whose /proc/<pid> directory is dir */
 void monitor_proc_ids(struct jbuf *b, int dir);
 /* Is the open file exe_fd (named exe, elen bytes) the runtime's sealed exec

@@ -95,7 +95,7 @@ static int send_op(int fd, uint32_t op, bool filtered)
 
 /* ---- reading a process */
 
-static ssize_t read_at(int dirfd, const char *name, char *buf, size_t size)
+ssize_t monitor_read_at(int dirfd, const char *name, char *buf, size_t size)
 {
   int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   size_t off = 0;
@@ -144,7 +144,7 @@ void monitor_proc_ids(struct jbuf *b, int dir)
 {
   char status[2048];
 
-  if (read_at(dir, "status", status, sizeof status) < 0)
+  if (monitor_read_at(dir, "status", status, sizeof status) < 0)
     status[0] = '\0';
   jb_key_i64(b, "cpid", first_num(status_field(status, "NSpid"), true));
   jb_key_i64(b, "ppid", first_num(status_field(status, "PPid"), false));
@@ -232,9 +232,9 @@ static bool read_comm(int dirfd, char comm[32], char *ret_state)
   char *open_paren, *close_paren;
   size_t n;
 
-  if (read_at(dirfd, "stat", stat, sizeof stat) <= 0 || (open_paren = strchr(stat, '(')) == NULL ||
-      (close_paren = strrchr(stat, ')')) == NULL || close_paren < open_paren ||
-      close_paren[1] == '\0')
+  if (monitor_read_at(dirfd, "stat", stat, sizeof stat) <= 0 ||
+      (open_paren = strchr(stat, '(')) == NULL || (close_paren = strrchr(stat, ')')) == NULL ||
+      close_paren < open_paren || close_paren[1] == '\0')
     return false;
   n = (size_t)(close_paren - open_paren - 1);
   n = n > 31 ? 31 : n;
@@ -362,7 +362,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
     return;
   exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
   elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
-  clen = read_at(dir, "cmdline", cmd, sizeof cmd);
+  clen = monitor_read_at(dir, "cmdline", cmd, sizeof cmd);
   if (elen > 0 && monitor_is_stub(exe_fd, exe, elen))
     return;
   track_add(pid, 0);
