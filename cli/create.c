@@ -513,11 +513,6 @@ static bool monitor_optional(const struct global_opts *g, const struct container
 
 /* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
  * then the trail says why the rest is missing and create goes on. */
-/* Refused-syscall records (monitor/monitor_seccomp.c): the profile's filter
- * with its denied calls as SCMP_ACT_NOTIFY, for the init to load with a
- * listener for the monitor.  Not when the trail is off, nor when the
- * config's own seccomp names a listener (one per filter chain): then the
- * monitor is told why and records it. */
 /* Does the filter name sc? */
 static bool seccomp_names(const struct oci_seccomp *f, const char *sc)
 {
@@ -562,6 +557,11 @@ static void add_exec_rule(struct oci_seccomp *n)
   sc->names[2] = NULL;
 }
 
+/* Refused-syscall records (monitor/monitor_seccomp.c): the profile's filter
+ * with its denied calls as SCMP_ACT_NOTIFY, for the init to load with a
+ * listener for the monitor.  Not when the trail is off, nor when the
+ * config's own seccomp names a listener (one per filter chain): then the
+ * monitor is told why and records it. */
 static int notify_variant(const struct global_opts *g, const struct oci_config *cfg,
                           const struct profile_result *pres, struct monitor_handle *mh,
                           bool exec_records, struct sock_fprog **ret, struct error *err)
