@@ -511,8 +511,6 @@ static bool monitor_optional(const struct global_opts *g, const struct container
           mo->egress_sandbox != NULL);
 }
 
-/* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
- * then the trail says why the rest is missing and create goes on. */
 /* Does the filter name sc? */
 static bool seccomp_names(const struct oci_seccomp *f, const char *sc)
 {
@@ -598,6 +596,8 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
   return r;
 }
 
+/* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
+ * then the trail says why the rest is missing and create goes on. */
 static int monitor_failed(const struct global_opts *g, struct container *c,
                           const struct monitor_opts *mo, struct monitor_handle *mh,
                           struct error *err)
