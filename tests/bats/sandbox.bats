@@ -289,13 +289,16 @@ EOF
 @test "sandbox: exec-call-records: with the monitor killed an exec fails instead of running unrecorded" {
 	user_proc_events && skip "this kernel gives users process events: programs are not recorded from exec calls"
 	local mon="" i
-	(sbx --name mk -- sh -c 'sleep 3; /bin/true; echo "rc=$?"' >"$SBX/mk.out" 2>&1 &)
-	# once the shell's sleep runs (its exec was answered), the monitor goes
+	(sbx --name mk -- sh -c 'sleep 3.25; /bin/true; echo "rc=$?"' >"$SBX/mk.out" 2>&1 &)
+	# once the shell's sleep runs (its exec was answered), this sandbox's monitor goes (by its
+	# pid file: a process of an earlier test may still be ending)
 	for i in $(seq 1 150); do
-		pgrep -u "$SBX_UID" -x sleep >/dev/null && mon=$(pgrep -u "$SBX_UID" -x agentrt-monitor | head -n1) && break
+		pgrep -u "$SBX_UID" -xf 'sleep 3.25' >/dev/null &&
+			mon=$(cut -d' ' -f1 "$SBX/run/agentrt/mk/monitor.pid" 2>/dev/null) && [ -n "$mon" ] && break
 		sleep 0.1
 	done
 	[ -n "$mon" ] || fail "no sleep or no monitor: $(cat "$SBX/mk.out")"
+	[ "$(cat "/proc/$mon/comm")" = agentrt-monitor ] || fail "pid $mon is $(cat "/proc/$mon/comm")"
 	kill -9 "$mon"
 	for i in $(seq 1 100); do
 		grep -q '^rc=' "$SBX/mk.out" && break
