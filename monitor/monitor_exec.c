@@ -25,7 +25,8 @@
  * the monitor has CAP_SYS_PTRACE in a user's sandbox's user namespace); a
  * caller we still cannot read is recorded as "exe":"?" with
  * "unreadable":true and its comm, which `--summary` lists.  The runtime's
- * own exec of its sealed stub is not recorded (the next one is).
+ * own exec of its sealed stub (the first exec call on each listener,
+ * monitor_seccomp.c) is answered at once and not recorded (the next one is).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -130,20 +131,6 @@ static bool link_at(int dir, const char *rel, char *buf, size_t size)
   return true;
 }
 
-/* The exec of the runtime's stub: execveat(fd, "", AT_EMPTY_PATH) of a
- * sealed memfd whose bytes are the stub's. */
-static bool stub_exec(int dir, int dirfd)
-{
-  char rel[32], name[256];
-  cleanup_close int fd = -1;
-
-  snprintf(rel, sizeof rel, "fd/%d", dirfd);
-  if (!link_at(dir, rel, name, sizeof name))
-    return false;
-  fd = openat(dir, rel, O_RDONLY | O_CLOEXEC);
-  return monitor_is_stub(fd, name, (ssize_t)strlen(name));
-}
-
 /* The file the call names, as an absolute path in the caller's root, into
  * full: relative to its cwd, or to execveat's dirfd. */
 static bool absolute(int dir, const char *path, bool at, int dirfd, char *full, size_t size)
@@ -229,6 +216,10 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
   bool more = false, found = false, unreadable;
   ssize_t clen = -1;
 
+  if (stub) { /* the runtime's own: nothing to read */
+    answer(fd, req->id);
+    return;
+  }
   if (d->arch == SCMP_ARCH_AARCH64)
     psz = 8;
   snprintf(rel, sizeof rel, "%u", req->pid);
@@ -240,10 +231,6 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
     clen = mem_argv(pid, at ? d->args[2] : d->args[1], psz, cmd, sizeof cmd, &more);
   /* the reads were of that caller's memory (its pid not reused) */
   if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0) {
-    answer(fd, req->id);
-    return;
-  }
-  if (stub || (at && (flags & AT_EMPTY_PATH) && path[0] == '\0' && stub_exec(dir, dirfd))) {
     answer(fd, req->id);
     return;
   }
@@ -259,7 +246,7 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
     monitor_proc_ids(&b, dir);
   /* the caller waits for this answer, not for the record */
   answer(fd, req->id);
-  if (!monitor_flood_admit(m, "process", found ? exe : full, NULL, (pid_t)req->pid)) {
+  if (!monitor_flood_admit(m, "process", found ? exe : full, NULL, pid)) {
     jb_free(&b);
     return;
   }

@@ -97,9 +97,6 @@ void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncat
 ssize_t monitor_read_at(int dirfd, const char *name, char *buf, size_t size);
 /* "cpid", "ppid" and "uid" of the process whose /proc/<pid> directory is dir */
 void monitor_proc_ids(struct jbuf *b, int dir);
-/* Is the open file exe_fd (named exe, elen bytes) the runtime's sealed exec
- * stub (os/trampoline.h)?  Its exec is not recorded; the next one is. */
-bool monitor_is_stub(int exe_fd, const char *exe, ssize_t elen);
 /* An exec call (at: execveat) that stopped at the seccomp listener fd
  * (monitor_exec.c): let it go on, and record it unless it is the runtime's
  * exec of its stub (stub).  For a container whose kernel refuses us process

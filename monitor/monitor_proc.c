@@ -282,7 +282,7 @@ static bool incomplete_add(pid_t pid)
 }
 
 /* Is the process's executable our own exec stub? */
-bool monitor_is_stub(int exe_fd, const char *exe, ssize_t elen)
+static bool is_stub(int exe_fd, const char *exe, ssize_t elen)
 {
   static const char prefix[] = "/memfd:agentrt-stub";
   size_t len = agentrt_stub_blob_len;
@@ -363,7 +363,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   exe_fd = openat(dir, "exe", O_RDONLY | O_CLOEXEC);
   elen = readlinkat(dir, "exe", exe, sizeof exe - 1);
   clen = monitor_read_at(dir, "cmdline", cmd, sizeof cmd);
-  if (elen > 0 && monitor_is_stub(exe_fd, exe, elen))
+  if (elen > 0 && is_stub(exe_fd, exe, elen))
     return;
   track_add(pid, 0);
   read_comm(dir, comm, &state);
