@@ -12,6 +12,17 @@
  * dropped).  Best effort: a failure leaves the memory as it was. */
 void mem_release_unused(void);
 
+/* In a child just forked: copy now, one call per run of pages, every
+ * private writable page it shares with its parent, instead of taking one
+ * copy-on-write fault per page as it writes them.  Only pages already
+ * resident are taken: the child's resident memory does not grow.  For a
+ * child that writes much of what it inherited (the monitor: bench/README.md,
+ * "page faults"); one that writes little (the init) pays more for the copies
+ * than the faults cost.  First thing in the child, while it is still
+ * single-threaded.  Best effort: a kernel before 5.14 (no
+ * MADV_POPULATE_WRITE) leaves the faults as they were. */
+void mem_take_shared_pages(void);
+
 /* N zeroed bytes in pages of their own, straight from the kernel (mmap):
  * for a long-lived helper's large buffers and tables, which then count in
  * its RSS only where they are written.  From malloc they would reuse heap
