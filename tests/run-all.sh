@@ -47,6 +47,22 @@ logdir=${RUN_LOGDIR:-$BUILDDIR/test-logs}
 mkdir -p "$logdir"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# The bats suites' state roots (/run), data directories and bundles (/tmp): on a tmpfs, as a
+# host's /run is, when this one's /run or /tmp is on a disk; /dev/shm then (helpers.bash,
+# AGENTRT_TEST_RUN and AGENTRT_TEST_TMP; set either to keep it).  Measured on this VM, whose
+# /run and /tmp are on its ext4: lifecycle.bats and mounts.bats 55.9 s -> 49.0 s.
+on_tmpfs() {
+	[ "$(stat -f -c %T "$1" 2>/dev/null)" = tmpfs ]
+}
+if on_tmpfs /dev/shm && [ -w /dev/shm ]; then
+	if [ -z "${AGENTRT_TEST_RUN:-}" ] && ! on_tmpfs /run; then
+		export AGENTRT_TEST_RUN=/dev/shm
+	fi
+	if [ -z "${AGENTRT_TEST_TMP:-}" ] && ! on_tmpfs /tmp; then
+		export AGENTRT_TEST_TMP=/dev/shm
+	fi
+fi
+
 TEST_JOBS=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 resdir=$logdir/results
 rm -rf "$resdir"

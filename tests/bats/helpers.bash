@@ -33,15 +33,18 @@ RT_TIMEOUT=${RT_TIMEOUT:-60}
 
 # One --root, one data directory and one cgroup parent per test file (and per bats run):
 # the suites never write to the host's /var/lib/agentrt.  $TEST_STORE is where the data dir
-# keeps the workspaces and audit trails of $TEST_ROOT (datadir/datadir.h).
+# keeps the workspaces and audit trails of $TEST_ROOT (datadir/datadir.h).  The --root is
+# under $AGENTRT_TEST_RUN (default /run), the data directory and the bundles under
+# $AGENTRT_TEST_TMP (default /tmp): tests/run-all.sh points both at /dev/shm on a host whose
+# /run and /tmp are on a disk (tests/README.md).
 _file_tag=$(basename "$BATS_TEST_FILENAME" .bats)
-TEST_ROOT=/run/agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
-export AGENTRT_DATA_DIR=${TEST_DATA_DIR:-/tmp/agentrt-data-${BATS_ROOT_PID:-$$}-$_file_tag}
+TEST_ROOT=${AGENTRT_TEST_RUN:-/run}/agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
+export AGENTRT_DATA_DIR=${TEST_DATA_DIR:-${AGENTRT_TEST_TMP:-/tmp}/agentrt-data-${BATS_ROOT_PID:-$$}-$_file_tag}
 TEST_STORE=$AGENTRT_DATA_DIR/roots/$(printf '%s' "${TEST_ROOT#/}" | tr / +)
 # No host config from /etc unless a test writes one of its own.
 export AGENTRT_CONFIG=${AGENTRT_CONFIG:-$AGENTRT_DATA_DIR.conf}
 CG_PARENT=agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
-TEST_TMP_PREFIX=/tmp/agentrt-test-
+TEST_TMP_PREFIX=${AGENTRT_TEST_TMP:-/tmp}/agentrt-test-
 
 # ---------------------------------------------------------------- runtime identity and skips
 
@@ -218,23 +221,39 @@ ensure_rootfs() {
 
 _cg_counter=0
 
-# make_bundle DIR: a bundle with a copy of the rootfs and a normalised config.json.
-make_bundle() {
-	local dir=$1 cg
-	mkdir -p "$dir"
-	cp -a "$TEST_ROOTFS" "$dir/rootfs"
-	if [ "${AGENTRT_TEST_SPEC:-runtime}" = runtime ] && (cd "$dir" && "$AGENTRT" spec) >/dev/null 2>&1 &&
-		jq -e .process "$dir/config.json" >/dev/null 2>&1; then
+# config_template: the path of this runtime's normalised config.json with @CGROUP@ for its
+# cgroupsPath, made once per test file (`spec` and two jq runs cost more than many a test on a
+# slow machine): the runtime's `spec` (or tests/data/config-base.json when it has none, or with
+# AGENTRT_TEST_SPEC=base), no terminal, args `sh`, a writable rootfs.
+config_template() {
+	local key=${AGENTRT//[^A-Za-z0-9]/_}-${AGENTRT_TEST_SPEC:-runtime} d
+	CONFIG_TEMPLATE=${BATS_FILE_TMPDIR:-$TEST_ROOT}/config-$key.json
+	[ -s "$CONFIG_TEMPLATE" ] && return 0
+	d=$(mktemp -d "${TEST_TMP_PREFIX}spec-XXXXXX")
+	if [ "${AGENTRT_TEST_SPEC:-runtime}" = runtime ] && (cd "$d" && "$AGENTRT" spec) >/dev/null 2>&1 &&
+		jq -e .process "$d/config.json" >/dev/null 2>&1; then
 		:
 	else
-		cp "$REPO_ROOT/tests/data/config-base.json" "$dir/config.json"
+		cp "$REPO_ROOT/tests/data/config-base.json" "$d/config.json"
 	fi
+	jq '.process.terminal = false | .process.args = ["sh"] | .root.readonly = false |
+		.linux.cgroupsPath = "@CGROUP@"' "$d/config.json" >"$CONFIG_TEMPLATE.new" &&
+		mv "$CONFIG_TEMPLATE.new" "$CONFIG_TEMPLATE"
+	rm -rf "$d"
+	[ -s "$CONFIG_TEMPLATE" ] || fail "config_template: cannot make $CONFIG_TEMPLATE"
+}
+
+# make_bundle DIR: a bundle with a copy of the rootfs and a normalised config.json (no
+# terminal, a writable rootfs, args `sh`, our own cgroup).
+make_bundle() {
+	local dir=$1 cg cfg
+	mkdir -p "$dir"
+	cp -a "$TEST_ROOTFS" "$dir/rootfs"
+	config_template
 	_cg_counter=$((_cg_counter + 1))
-	cg="/$CG_PARENT/$(basename "$BUNDLE")-$_cg_counter"
-	# Normalise what the suites rely on: no terminal, a writable rootfs, our own cgroup.
-	jq --arg cg "$cg" '.process.terminal = false | .process.args = ["sh"] |
-		.root.readonly = false | .linux.cgroupsPath = $cg' \
-		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	cg="/$CG_PARENT/${BUNDLE##*/}-$_cg_counter"
+	cfg=$(<"$CONFIG_TEMPLATE")
+	printf '%s\n' "${cfg//@CGROUP@/$cg}" >"$dir/config.json"
 }
 
 setup_bundle() {
@@ -395,10 +414,12 @@ teardown_file() {
 	fi
 }
 
-# The file's data directory (never one that is not ours: it must be under /tmp).
+# The file's data directory (never one that is not ours: it must be named as ours are).
 remove_data_dir() {
 	case "$AGENTRT_DATA_DIR" in
-	/tmp/agentrt-data-*) rm -rf --one-file-system "$AGENTRT_DATA_DIR" "$AGENTRT_DATA_DIR.conf" ;;
+	"${AGENTRT_TEST_TMP:-/tmp}"/agentrt-data-*)
+		rm -rf --one-file-system "$AGENTRT_DATA_DIR" "$AGENTRT_DATA_DIR.conf"
+		;;
 	esac
 }
 
