@@ -9,8 +9,10 @@
  * line), config templates `true.json` and `sleep.json` (and optionally
  * `agent.json` with `agent-flags`, and `docker-runtime` plus DIR/docker-image),
  * `rootfs/`.  Templates hold the string @CGROUP@ where each container gets
- * its own cgroupsPath.  Runtimes alternate metric by metric inside each round
- * (A B C, A B C, ...) so drift on the machine hits all of them alike.  Every
+ * its own cgroupsPath.  Runtimes alternate metric by metric inside each round,
+ * in an order that turns every round (B C A, C A B, ...), so drift on the
+ * machine, and what one runtime's teardown leaves the kernel to do during the
+ * next one's run, hit all of them alike.  Every
  * sample is appended to RAW.tsv at once: `sample METRIC RUNTIME ROUND VALUE`.
  *
  * The process forks first: the parent becomes a child subreaper that only
@@ -824,29 +826,41 @@ static void write_meta(struct bench *b)
   fflush(b->out);
 }
 
+/* The runtime at place j of round r: the order turns every round, since a
+ * runtime's run pays for the teardown the one before it left to the kernel
+ * (bench/README.md, ninth round). */
+static struct runtime *nth(struct bench *b, int r, int j)
+{
+  return &b->rt[(j + r) % b->nrt];
+}
+
 static int measure(struct bench *b)
 {
   write_meta(b);
   for (int i = 0; i < b->nrt; i++)
     m_run(b, &b->rt[i], 0, b->rt[i].tpl_true, b->rt[i].flags, NULL, false);
   for (int r = 1; r <= b->rounds; r++) {
-    for (int i = 0; i < b->nrt; i++)
-      m_run(b, &b->rt[i], r, b->rt[i].tpl_true, b->rt[i].flags, "run", true);
-    for (int i = 0; i < b->nrt; i++)
-      m_lifecycle(b, &b->rt[i], r);
-    for (int i = 0; i < b->nrt; i++)
-      m_force(b, &b->rt[i], r);
-    for (int i = 0; i < b->nrt; i++)
-      if (b->rt[i].has_egress)
-        m_egress(b, &b->rt[i], r);
-    for (int i = 0; i < b->nrt; i++)
-      m_throughput(b, &b->rt[i], r);
-    for (int i = 0; i < b->nrt; i++)
-      if (b->rt[i].tpl_agent)
-        m_run(b, &b->rt[i], r, b->rt[i].tpl_agent, b->rt[i].agent_flags, "agent_run", false);
-    for (int i = 0; i < b->nrt; i++)
-      if (b->rt[i].docker[0] && b->docker_image[0])
-        m_docker(b, &b->rt[i], r);
+    for (int j = 0; j < b->nrt; j++) {
+      struct runtime *rt = nth(b, r, j);
+      m_run(b, rt, r, rt->tpl_true, rt->flags, "run", true);
+    }
+    for (int j = 0; j < b->nrt; j++)
+      m_lifecycle(b, nth(b, r, j), r);
+    for (int j = 0; j < b->nrt; j++)
+      m_force(b, nth(b, r, j), r);
+    for (int j = 0; j < b->nrt; j++)
+      if (nth(b, r, j)->has_egress)
+        m_egress(b, nth(b, r, j), r);
+    for (int j = 0; j < b->nrt; j++)
+      m_throughput(b, nth(b, r, j), r);
+    for (int j = 0; j < b->nrt; j++) {
+      struct runtime *rt = nth(b, r, j);
+      if (rt->tpl_agent)
+        m_run(b, rt, r, rt->tpl_agent, rt->agent_flags, "agent_run", false);
+    }
+    for (int j = 0; j < b->nrt; j++)
+      if (nth(b, r, j)->docker[0] && b->docker_image[0])
+        m_docker(b, nth(b, r, j), r);
     fprintf(stderr, "bencher: round %d/%d done\n", r, b->rounds);
   }
   for (int k = 1; k <= b->strace_runs; k++)
@@ -1195,7 +1209,8 @@ static void md_write(FILE *f, const struct data *d)
   fprintf(f, "\n\n- date: %s, host: %s\n", meta_get(d, "date") ?: "?", meta_get(d, "host") ?: "?");
   fprintf(f, "- kernel: %s; cpu: %s\n", meta_get(d, "kernel") ?: "?", meta_get(d, "cpu") ?: "?");
   fprintf(f,
-          "- %s rounds; runtimes alternated metric by metric within each round; "
+          "- %s rounds; runtimes alternated metric by metric within each round, the order turning "
+          "every round; "
           "ratio columns are paired: the ratio per round, then its median\n",
           meta_get(d, "rounds") ?: "?");
   for (int r = 0; r < d->nrt; r++) {

@@ -56,10 +56,10 @@ static int run_child(volatile char *buf, size_t page, bool take)
 int main(void)
 {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  volatile char *buf = mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  char *untouched = mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  volatile char *buf =
+      mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *untouched =
+      mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   unsigned char vec[PAGES];
   int without, with, status = 0, resident = -1;
   pid_t pid;
@@ -98,8 +98,9 @@ int main(void)
   }
   if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
     resident = WEXITSTATUS(status);
-  tap_ok(resident == 0, "a mapping nobody wrote stays absent in the child (%d of %d pages resident)",
-         resident, PAGES);
+  tap_ok(resident == 0,
+         "a mapping nobody wrote stays absent in the child (%d of %d pages resident)", resident,
+         PAGES);
 
   /* called with nothing to take (no child): harmless */
   mem_take_shared_pages();
