@@ -2,7 +2,6 @@
 #include "os/memory.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
@@ -17,26 +16,50 @@
 #include "common/util.h"
 #include "os/procfs.h"
 
-/* The lowest address of the main thread's stack mapping, from
- * /proc/self/maps ("[stack]"); 0 when not found. */
-static uintptr_t stack_low(void)
+/* Each mapping of /proc/self/maps: its bounds, its permissions ("rw-p")
+ * and the rest of its line; fn returns true to stop.  False when the file
+ * cannot be read. */
+static bool maps_each(bool (*fn)(uintptr_t lo, uintptr_t hi, const char *perms, const char *rest,
+                                 void *ud),
+                      void *ud)
 {
   cleanup_free char *maps = NULL;
   struct error err = {0};
-  uintptr_t lo = 0, hi = 0;
 
   if (procfs_read_all("self/maps", &maps, &err) < 0)
-    return 0;
+    return false;
   for (char *l = maps; l != NULL && *l != '\0';) {
     char *nl = strchr(l, '\n');
+    uintptr_t lo, hi;
+    char perms[5];
+    int end = 0;
 
     if (nl != NULL)
       *nl = '\0';
-    if (strstr(l, "[stack]") != NULL && sscanf(l, "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) == 2)
-      return lo;
+    if (sscanf(l, "%" SCNxPTR "-%" SCNxPTR " %4s%n", &lo, &hi, perms, &end) == 3 &&
+        fn(lo, hi, perms, l + end, ud))
+      break;
     l = nl != NULL ? nl + 1 : NULL;
   }
-  return 0;
+  return true;
+}
+
+static bool find_stack(uintptr_t lo, uintptr_t hi, const char *perms, const char *rest, void *ud)
+{
+  (void)hi, (void)perms;
+  if (strstr(rest, "[stack]") == NULL)
+    return false;
+  *(uintptr_t *)ud = lo;
+  return true;
+}
+
+/* The lowest address of the main thread's stack mapping; 0 when not found. */
+static uintptr_t stack_low(void)
+{
+  uintptr_t lo = 0;
+
+  maps_each(find_stack, &lo);
+  return lo;
 }
 
 __attribute__((noinline)) void mem_release_unused(void)
@@ -65,39 +88,19 @@ __attribute__((noinline)) void mem_release_unused(void)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* The hex number at *p (lower case, as /proc/self/maps has it), up to stop. */
-static bool hex_until(const char **p, char stop, uintptr_t *ret)
+/* A private writable mapping's pages that are resident, written in place
+ * (MADV_POPULATE_WRITE breaks their sharing); true (stop) on a kernel
+ * without it. */
+static bool take_mapping(uintptr_t lo, uintptr_t hi, const char *perms, const char *rest, void *ud)
 {
-  uintptr_t v = 0;
-  const char *s = *p;
-
-  for (; *s != stop; s++) {
-    if (*s >= '0' && *s <= '9')
-      v = v * 16 + (uintptr_t)(*s - '0');
-    else if (*s >= 'a' && *s <= 'f')
-      v = v * 16 + (uintptr_t)(*s - 'a' + 10);
-    else
-      return false;
-  }
-  *p = s + 1;
-  *ret = v;
-  return true;
-}
-
-/* One line of /proc/self/maps: a private writable mapping's pages that are
- * resident, written in place (MADV_POPULATE_WRITE breaks their sharing). */
-static void take_line(const char *p, uintptr_t page)
-{
+  uintptr_t page = *(const uintptr_t *)ud;
   unsigned char vec[256];
-  uintptr_t lo, hi;
 
-  /* "lo-hi rw-p ...": writable and private (a shared mapping has no copy to take) */
-  if (!hex_until(&p, '-', &lo) || !hex_until(&p, ' ', &hi) || p[0] != 'r' || p[1] != 'w' ||
-      p[2] == '\0' || p[3] != 'p' || lo >= hi)
-    return;
-  /* a sanitizer's shadow (terabytes, reserved): nothing of ours is that large */
-  if (hi - lo > TAKE_MAX)
-    return;
+  (void)rest;
+  /* "rw-p": a shared mapping has no copy to take; a sanitizer's shadow
+   * (terabytes, reserved) is not ours to walk */
+  if (strcmp(perms, "rw-p") != 0 || lo >= hi || hi - lo > TAKE_MAX)
+    return false;
   for (uintptr_t at = lo; at < hi;) {
     size_t n = (size_t)((hi - at) / page);
     size_t run = 0;
@@ -105,7 +108,7 @@ static void take_line(const char *p, uintptr_t page)
     if (n > sizeof vec)
       n = sizeof vec;
     if (mincore((void *)at, n * page, vec) < 0)
-      return;
+      return false;
     for (size_t i = 0; i <= n; i++) {
       if (i < n && (vec[i] & 1)) {
         run++;
@@ -114,42 +117,19 @@ static void take_line(const char *p, uintptr_t page)
       if (run > 0 &&
           madvise((void *)(at + (i - run) * page), run * page, MADV_POPULATE_WRITE) < 0 &&
           errno == EINVAL)
-        return; /* a kernel before 5.14 */
+        return true; /* a kernel before 5.14 */
       run = 0;
     }
     at += n * page;
   }
+  return false;
 }
 
 void mem_take_shared_pages(void)
 {
-  char buf[2048];
-  size_t have = 0;
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-  struct error err = {0};
-  int fd = procfs_open("self/maps", O_RDONLY | O_CLOEXEC, &err);
 
-  if (fd < 0)
-    return;
-  for (;;) {
-    ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
-    char *l = buf, *nl;
-
-    if (n <= 0)
-      break;
-    have += (size_t)n;
-    buf[have] = '\0';
-    while ((nl = strchr(l, '\n')) != NULL) {
-      *nl = '\0';
-      take_line(l, page);
-      l = nl + 1;
-    }
-    have -= (size_t)(l - buf);
-    memmove(buf, l, have);
-    if (have == sizeof buf - 1)
-      have = 0; /* a line longer than the buffer: dropped */
-  }
-  close(fd);
+  maps_each(take_mapping, &page);
 }
 
 #ifdef __SANITIZE_ADDRESS__

@@ -17,7 +17,7 @@ void mem_release_unused(void);
  * copy-on-write fault per page as it writes them.  Only pages already
  * resident are taken: the child's resident memory does not grow.  For a
  * child that writes much of what it inherited (the monitor: bench/README.md,
- * "page faults"); one that writes little (the init) pays more for the copies
+ * "ninth round"); one that writes little (the init) pays more for the copies
  * than the faults cost.  First thing in the child, while it is still
  * single-threaded.  Best effort: a kernel before 5.14 (no
  * MADV_POPULATE_WRITE) leaves the faults as they were. */
