@@ -37,10 +37,14 @@ RT_TIMEOUT=${RT_TIMEOUT:-60}
 # under $AGENTRT_TEST_RUN (default /run), the data directory and the bundles under
 # $AGENTRT_TEST_TMP (default /tmp): tests/run-all.sh points both at /dev/shm on a host whose
 # /run and /tmp are on a disk (tests/README.md).
-_file_tag=$(basename "$BATS_TEST_FILENAME" .bats)
+# (bash expansions here, not basename or tr: this file is read again for every test, and a
+# process costs a few milliseconds on a slow machine, tests/README.md)
+_file_tag=${BATS_TEST_FILENAME##*/}
+_file_tag=${_file_tag%.bats}
 TEST_ROOT=${AGENTRT_TEST_RUN:-/run}/agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
 export AGENTRT_DATA_DIR=${TEST_DATA_DIR:-${AGENTRT_TEST_TMP:-/tmp}/agentrt-data-${BATS_ROOT_PID:-$$}-$_file_tag}
-TEST_STORE=$AGENTRT_DATA_DIR/roots/$(printf '%s' "${TEST_ROOT#/}" | tr / +)
+_root_key=${TEST_ROOT#/}
+TEST_STORE=$AGENTRT_DATA_DIR/roots/${_root_key//\//+}
 # No host config from /etc unless a test writes one of its own.
 export AGENTRT_CONFIG=${AGENTRT_CONFIG:-$AGENTRT_DATA_DIR.conf}
 CG_PARENT=agentrt-test-${BATS_ROOT_PID:-$$}-$_file_tag
@@ -98,7 +102,7 @@ requires() {
 	local r
 	for r in "$@"; do
 		case "$r" in
-		root) [ "$(id -u)" -eq 0 ] || skip "needs root" ;;
+		root) [ "$EUID" -eq 0 ] || skip "needs root" ;;
 		userns) [ -e /proc/self/ns/user ] && unshare -U true 2>/dev/null || skip "needs user namespaces" ;;
 		timens) [ -e /proc/self/ns/time ] || skip "needs time namespaces" ;;
 		cgroupns) [ -e /proc/self/ns/cgroup ] || skip "needs cgroup namespaces" ;;
@@ -247,7 +251,7 @@ config_template() {
 # terminal, a writable rootfs, args `sh`, our own cgroup).
 make_bundle() {
 	local dir=$1 cg cfg
-	mkdir -p "$dir"
+	[ -d "$dir" ] || mkdir -p "$dir"
 	cp -a "$TEST_ROOTFS" "$dir/rootfs"
 	config_template
 	_cg_counter=$((_cg_counter + 1))
@@ -259,9 +263,15 @@ make_bundle() {
 setup_bundle() {
 	requires root
 	ensure_rootfs
-	mkdir -p "$TEST_ROOT"
-	BUNDLE=$(mktemp -d "${TEST_TMP_PREFIX}XXXXXX")
-	chmod 0755 "$BUNDLE"
+	local try
+	[ -d "$TEST_ROOT" ] || mkdir -p "$TEST_ROOT"
+	# a new directory (mkdir fails on anything that exists, a link too), 0755 for the
+	# container's users; named in bash rather than by mktemp and chmod (two processes a test)
+	for try in 1 2 3 4 5 6 7 8; do
+		BUNDLE=${TEST_TMP_PREFIX}${BASHPID}-$RANDOM
+		mkdir -m 0755 -- "$BUNDLE" 2>/dev/null && break
+		[ "$try" -lt 8 ] || fail "setup_bundle: cannot make a bundle directory"
+	done
 	make_bundle "$BUNDLE"
 	ROOTFS=$BUNDLE/rootfs
 	NETNS_CREATED=()
@@ -357,8 +367,10 @@ teardown_bundle() {
 		for id in $ids; do
 			rt delete --force "$id" >/dev/null 2>&1 || problems+=("delete --force $id failed")
 		done
-		left=$(rt list -q 2>/dev/null)
-		[ -z "$left" ] || problems+=("containers left after delete --force: $left")
+		if [ -n "$ids" ]; then
+			left=$(rt list -q 2>/dev/null)
+			[ -z "$left" ] || problems+=("containers left after delete --force: $left")
+		fi
 	fi
 	for m in "${NETNS_CREATED[@]}"; do
 		ip netns delete "$m" 2>/dev/null
@@ -379,8 +391,9 @@ teardown_bundle() {
 			problems+=("mounts left in the host namespace: $m")
 			# Never recurse into a leaked bind mount of a host directory.
 			for m in $(echo "$m" | sort -r); do umount -l "$m" 2>/dev/null; done
+			m=$(mounts_below "$BUNDLE")
 		fi
-		[ -z "$(mounts_below "$BUNDLE")" ] && rm -rf --one-file-system "$BUNDLE"
+		[ -z "$m" ] && rm -rf --one-file-system "$BUNDLE"
 	fi
 	if [ "${#problems[@]}" -gt 0 ]; then
 		printf 'teardown: %s\n' "${problems[@]}" >&2
