@@ -18,7 +18,7 @@
 set -euo pipefail
 
 BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev libssl-dev
-	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace
+	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace linux-perf
 	util-linux tmux valgrind git ca-certificates python3 file golang-go libsystemd-dev)
 ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs containernetworking-plugins
 	python3-grpcio python3-protobuf protobuf-compiler)

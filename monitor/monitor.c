@@ -72,6 +72,16 @@ void monitor_drop_fd(struct monitor *m, int fd)
   }
 }
 
+int monitor_rearm_fd(struct monitor *m, int fd, uint32_t events)
+{
+  for (size_t i = 0; i < m->n_src; i++) {
+    struct epoll_event ev = {.events = events, .data.u32 = (uint32_t)i};
+    if (m->src[i].fd == fd)
+      return epoll_ctl(m->epfd, EPOLL_CTL_MOD, fd, &ev);
+  }
+  return -1;
+}
+
 void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
 {
   for (size_t i = 0; i < m->n_src; i++)

@@ -75,6 +75,8 @@ struct monitor {
 /* Register a source: fd (may be -1 for a flush-only source). */
 int monitor_add_fd(struct monitor *m, int fd, short events, monitor_fd_fn fn, void *ctx);
 void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush);
+/* epoll events of fd again (EPOLL_CTL_MOD), e.g. EPOLLIN | EPOLLONESHOT. */
+int monitor_rearm_fd(struct monitor *m, int fd, uint32_t events);
 /* Remove a source (its fd is closed): one at EOF or hung up, which a
  * level-triggered epoll would otherwise report for ever. */
 void monitor_drop_fd(struct monitor *m, int fd);

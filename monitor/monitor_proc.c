@@ -9,12 +9,18 @@
  * is recorded with its comm from the zombie's stat).  PROC_EVENT_EXIT gives
  * the init's wait status (the monitor is not its parent) and, for a SIGKILL
  * death, prompts an OOM counter check.  Listening needs CAP_NET_ADMIN in the
- * initial user namespace: the monitor runs as host root.  On kernels >= 6.6
- * the subscription asks for EXEC and EXIT events only.  The whole host's
+ * initial user namespace: the monitor runs as host root.  The whole host's
  * events reach every monitor: each wake-up reads what is queued and handles
  * the container's known processes before the rest (handle_batch), and an
  * unknown pid is checked against the container before anything else of it
- * is read.  Messages not sent by
+ * is read.  On kernels >= 6.6, which filter event types per socket, only
+ * exec events wake the monitor: forks and exits come on a second socket
+ * that is read after the exec socket on every wake-up (each fork and exit
+ * that happened before a queued exec is queued on it by then) and, so that
+ * it cannot fill up, armed one-shot in the epoll set at most every
+ * MONITOR_TICK_MS; the two are handled in the order of their timestamps.
+ * A host's forks and exits no longer wake every idle monitor (bench/README,
+ * "the exec-heavy row").  Messages not sent by
  * the kernel (nl_pid != 0) are ignored: a local process could unicast fakes.
  *
  * The runtime starts every container process through its sealed memfd stub
@@ -32,6 +38,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -53,7 +60,10 @@ struct recent {
 static struct recent recent[RECENT_MAX];
 static size_t recent_next;
 
-static int proc_fd = -1;
+static int proc_fd = -1; /* every event, or only execs when side_fd is open */
+static int side_fd = -1; /* forks and exits (kernels >= 6.6), one-shot in the epoll set */
+static bool side_armed;
+static int64_t side_fired_ms;
 static int64_t last_loss_ms;
 
 /* struct proc_input of kernels >= 6.6 (linux/cn_proc.h there) */
@@ -72,15 +82,18 @@ static bool kernel_filters_events(void)
   return major > 6 || (major == 6 && minor >= 6);
 }
 
-/* filtered: with the event types we want (Linux 6.6), else the plain op
- * (every type, the acknowledgement included) */
-static int send_op(int fd, uint32_t op, bool filtered)
+#define PROC_TYPES_ALL (PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT)
+#define PROC_TYPES_SIDE (PROC_EVENT_FORK | PROC_EVENT_EXIT)
+
+/* types: the event types this socket wants (Linux 6.6), else 0: the plain
+ * op (every type, the acknowledgement included) */
+static int send_op(int fd, uint32_t op, uint32_t types)
 {
   uint8_t buf[NLMSG_SPACE(sizeof(struct cn_msg) + sizeof(struct proc_input_v2))] = {0};
   struct nlmsghdr *nl = (struct nlmsghdr *)buf;
   struct cn_msg *cn = NLMSG_DATA(nl);
-  struct proc_input_v2 in = {op, PROC_EVENT_FORK | PROC_EVENT_EXEC | PROC_EVENT_EXIT};
-  size_t plen = filtered && kernel_filters_events() ? sizeof in : sizeof(uint32_t);
+  struct proc_input_v2 in = {op, types};
+  size_t plen = types != 0 && kernel_filters_events() ? sizeof in : sizeof(uint32_t);
 
   nl->nlmsg_len = (uint32_t)NLMSG_LENGTH(sizeof *cn + plen);
   nl->nlmsg_type = NLMSG_DONE;
@@ -401,6 +414,16 @@ static void on_exec(struct monitor *m, pid_t pid)
 static bool proc_flush(struct monitor *m, void *ctx, bool final)
 {
   int64_t now = monitor_now_ms();
+  bool side_waits = false;
+
+  /* the fork/exit socket fired a while ago: let it wake us again */
+  if (side_fd >= 0 && !side_armed && !final) {
+    if (now - side_fired_ms >= MONITOR_TICK_MS &&
+        monitor_rearm_fd(m, side_fd, EPOLLIN | EPOLLONESHOT) == 0)
+      side_armed = true;
+    else
+      side_waits = true;
+  }
 
   for (size_t i = 0; i < n_incomplete;) {
     pid_t pid = incomplete[i].pid;
@@ -411,7 +434,7 @@ static bool proc_flush(struct monitor *m, void *ctx, bool final)
     incomplete[i] = incomplete[--n_incomplete];
     record_exec(m, pid, true, true);
   }
-  return n_incomplete > 0;
+  return n_incomplete > 0 || side_waits;
 }
 
 static void on_exit_event(struct monitor *m, const struct proc_event *ev)
@@ -514,12 +537,13 @@ static void handle_batch(struct monitor *m)
   n_batch = 0;
 }
 
-static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
+/* The datagrams queued on fd into the batch, until it holds limit events. */
+static void drain(struct monitor *m, int fd, size_t limit)
 {
   uint8_t buf[16384] __attribute__((aligned(NLMSG_ALIGNTO)));
   int ack_err;
 
-  for (int i = 0; i < PROC_DRAIN_MAX && n_batch < PROC_DRAIN_MAX; i++) {
+  for (int i = 0; i < PROC_DRAIN_MAX && n_batch < limit; i++) {
     struct sockaddr_nl from;
     socklen_t flen = sizeof from;
     ssize_t n = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
@@ -536,6 +560,39 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
       continue; /* not from the kernel */
     collect(buf, (size_t)n, true, &ack_err);
   }
+}
+
+/* The batch in the order of the events' timestamps (stable: equal times
+ * keep their order).  Two runs, each in its socket's order: few moves. */
+static void sort_batch(void)
+{
+  for (size_t i = 1; i < n_batch; i++) {
+    struct proc_event ev = batch[i];
+    size_t j = i;
+    while (j > 0 && batch[j - 1].timestamp_ns > ev.timestamp_ns) {
+      batch[j] = batch[j - 1];
+      j--;
+    }
+    batch[j] = ev;
+  }
+}
+
+static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
+{
+  if (side_fd < 0) {
+    drain(m, fd, PROC_DRAIN_MAX);
+    handle_batch(m);
+    return;
+  }
+  if (fd == side_fd) { /* one-shot: quiet until proc_flush arms it again */
+    side_armed = false;
+    side_fired_ms = monitor_now_ms();
+  }
+  /* the execs first: a fork or exit before any of them is queued on the
+   * side socket by then (a child's fork event is sent before it runs) */
+  drain(m, proc_fd, PROC_DRAIN_MAX / 2);
+  drain(m, side_fd, PROC_DRAIN_MAX);
+  sort_batch();
   handle_batch(m);
 }
 
@@ -626,14 +683,14 @@ bool monitor_proc_refused(void)
 /* The plain LISTEN and its answer, then (Linux 6.6) only the types we read:
  * the kernel counts one listener per socket.  0, the kernel's refusal, or
  * ETIMEDOUT (no answer: it ignored us). */
-static int subscribe(struct monitor *m, int fd)
+static int subscribe(struct monitor *m, int fd, uint32_t types)
 {
   int r;
 
-  if (send_op(fd, PROC_CN_MCAST_LISTEN, false) < 0)
+  if (send_op(fd, PROC_CN_MCAST_LISTEN, 0) < 0)
     return errno;
   r = listen_answer(m, fd);
-  if (r == 0 && kernel_filters_events() && send_op(fd, PROC_CN_MCAST_LISTEN, true) < 0)
+  if (r == 0 && kernel_filters_events() && send_op(fd, PROC_CN_MCAST_LISTEN, types) < 0)
     return errno;
   return r;
 }
@@ -645,7 +702,7 @@ int monitor_proc_subscribe(struct error *err)
 
   if (fd < 0)
     return -1;
-  r = subscribe(NULL, fd);
+  r = subscribe(NULL, fd, PROC_TYPES_ALL);
   if (r == ETIMEDOUT)
     return error_set(err, 0, "subscribe to process events: the kernel did not answer");
   if (r != 0)
@@ -665,6 +722,36 @@ int monitor_proc_adopted(void)
   return adopted_fd;
 }
 
+/* The fork/exit socket, then proc_fd narrowed to execs (in that order, so
+ * that every type reaches one socket at every moment; one that reaches both
+ * meanwhile is handled twice, which changes nothing).  Without it proc_fd
+ * keeps every type, as on kernels before 6.6. */
+static void open_side(struct monitor *m)
+{
+  struct error ignore = {0};
+  cleanup_close int fd = proc_socket(&ignore);
+
+  if (fd < 0)
+    return;
+  if (subscribe(m, fd, PROC_TYPES_SIDE) != 0) {
+    send_op(fd, PROC_CN_MCAST_IGNORE, PROC_TYPES_SIDE);
+    return;
+  }
+  if (monitor_add_fd(m, fd, POLLIN, proc_read, NULL) < 0) {
+    send_op(fd, PROC_CN_MCAST_IGNORE, PROC_TYPES_SIDE);
+    return;
+  }
+  if (monitor_rearm_fd(m, fd, EPOLLIN | EPOLLONESHOT) < 0 ||
+      send_op(proc_fd, PROC_CN_MCAST_LISTEN, PROC_EVENT_EXEC) < 0) {
+    send_op(fd, PROC_CN_MCAST_IGNORE, PROC_TYPES_SIDE);
+    monitor_drop_fd(m, fd);
+    fd = -1;
+    return;
+  }
+  side_armed = true;
+  side_fd = take_fd(&fd);
+}
+
 int monitor_proc_open(struct monitor *m, struct error *err)
 {
   cleanup_close int fd = -1;
@@ -678,7 +765,7 @@ int monitor_proc_open(struct monitor *m, struct error *err)
     fd = proc_socket(err);
     if (fd < 0)
       return -1;
-    r = subscribe(m, fd);
+    r = subscribe(m, fd, PROC_TYPES_ALL);
     if (r != 0 && r != ETIMEDOUT)
       return error_set(err, r, "subscribe to process events");
   }
@@ -687,6 +774,8 @@ int monitor_proc_open(struct monitor *m, struct error *err)
     return error_set(err, 0, "too many monitor sources");
   monitor_set_flush(m, fd, proc_flush);
   proc_fd = take_fd(&fd);
+  if (proc_acked && kernel_filters_events())
+    open_side(m);
   if (proc_acked)
     return 0;
   /* a user namespace: events still reach every socket bound to the group
@@ -712,17 +801,24 @@ void monitor_proc_await_exit(struct monitor *m, int ms)
   if (!proc_acked && !proc_seen)
     return;
   while (proc_fd >= 0 && !m->have_exit && monitor_now_ms() < end) {
-    struct pollfd p = {.fd = proc_fd, .events = POLLIN};
+    /* exit events come on the side socket when there is one */
+    int fd = side_fd >= 0 ? side_fd : proc_fd;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, 1, 5) > 0)
-      proc_read(m, proc_fd, POLLIN, NULL);
+      proc_read(m, fd, POLLIN, NULL);
   }
 }
 
 void monitor_proc_close(struct monitor *m)
 {
+  if (side_fd >= 0) {
+    send_op(side_fd, PROC_CN_MCAST_IGNORE, PROC_TYPES_SIDE);
+    close(side_fd);
+    side_fd = -1;
+  }
   if (proc_fd < 0)
     return;
-  send_op(proc_fd, PROC_CN_MCAST_IGNORE, true);
+  send_op(proc_fd, PROC_CN_MCAST_IGNORE, PROC_TYPES_ALL);
   close(proc_fd);
   proc_fd = -1;
 }
