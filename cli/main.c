@@ -15,6 +15,7 @@
 #include "cli/help.h"
 #include "cli/workspace_cmd.h"
 #include "common/log.h"
+#include "common/sanitizer.h"
 #include "common/util.h"
 #include "datadir/datadir.h"
 

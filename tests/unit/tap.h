@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "common/sanitizer.h"
+
 static int tap_failed_;
 static int tap_count_;
 static int tap_skipped_;
