@@ -5,8 +5,11 @@
 # and the per-call cost of an allowed and of a denied system call inside the container
 # (with the trail on, denied calls go through the monitor's seccomp listener).
 #
-#   bench/audit.sh [--rounds N] [--agentrt PATH] [--out FILE]
+#   bench/audit.sh [--rounds N] [--quick] [--agentrt PATH] [--out FILE]
 #
+# --quick (bench/run.sh --quick, the suite's bench-smoke): every row runs, each a tenth as long
+# (100 programs, a tenth of the system calls, one run of 1,000 host files): it proves the rows
+# work, its numbers are not the table's.
 # "off" is the agent profile with "audit": {"enabled": false} (a profile file extending it).
 # The order alternates round by round (on-off, off-on, ...) so neither mode always runs first.
 # Prints median and p90 wall time per mode, the ratio of the medians and the paired ratio (the
@@ -17,13 +20,14 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
-rounds=30 out="" rt=${AGENTRT:-$repo/agentrt}
+rounds=30 out="" rt=${AGENTRT:-$repo/agentrt} quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
     --agentrt) rt=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '3,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "audit.sh: unknown argument \`$1'" >&2; exit 2 ;;
   esac
 done
@@ -90,15 +94,18 @@ alternate() {
   done
 }
 
+# the sizes of the rows (--quick: a tenth)
+programs=1000 allowed=200000 denied=20000 files=10000 churn_runs=3
+[ "$quick" = 0 ] || programs=100 allowed=20000 denied=2000 files=1000 churn_runs=1
 alternate run "$rounds"
 execs_rounds=$(((rounds + 2) / 3))
 alternate execs "$execs_rounds" \
-  '["/bin/sh", "-c", "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i + 1)); done"]'
-# the syscall costs: 200,000 allowed and 20,000 denied calls per run, 3 runs a mode
+  '["/bin/sh", "-c", "i=0; while [ $i -lt '"$programs"' ]; do /bin/true; i=$((i + 1)); done"]'
+# the syscall costs: $allowed allowed and $denied denied calls per run (200,000 and 20,000), 3 runs a mode
 for i in 1 2 3; do
   for mode in on off; do
-    one "$mode" "$i-sys" "sys-allowed" '["/bin/syscall-loop", "allowed", "200000"]'
-    one "$mode" "$i-sys" "sys-denied" '["/bin/syscall-loop", "denied", "20000"]'
+    one "$mode" "$i-sys" "sys-allowed" '["/bin/syscall-loop", "allowed", "'"$allowed"'"]'
+    one "$mode" "$i-sys" "sys-denied" '["/bin/syscall-loop", "denied", "'"$denied"'"]'
   done
 done
 
@@ -163,10 +170,10 @@ for i in $(seq 1 "$idle_n"); do
 done
 ticks() { local t=0 p; for p in $mons; do t=$((t + $(awk '{ print $14 + $15 }' /proc/"$p"/stat))); done; echo $t; }
 churn() {
-  python3 - "$AGENTRT_DATA_DIR/churn" "$1" <<'PY'
+  python3 - "$AGENTRT_DATA_DIR/churn" "$1" "$files" <<'PY'
 import os, sys
-base, tag = sys.argv[1], sys.argv[2]
-for i in range(10000):
+base, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for i in range(n):
     d = os.path.join(base, "a", "b") if i % 2 else base
     p = os.path.join(d, "%s-%d" % (tag, i))
     with open(p, "w") as f:
@@ -177,7 +184,7 @@ PY
 }
 t_idle0=$(ticks); sleep 2; t_idle1=$(ticks)
 idle_ticks=() churn_ms=()
-for i in 1 2 3; do
+for i in $(seq 1 "$churn_runs"); do
   t0=$(ticks); c0=$(ms_now)
   churn "r$i"
   c1=$(ms_now); t1=$(ticks)
@@ -187,12 +194,12 @@ for i in $(seq 1 "$idle_n"); do
   timeout 20 "$rt" --root "$root" delete --force "idle-$i" >/dev/null 2>&1 || true
   "$rt" --root "$root" workspace "idle-$i" purge >/dev/null 2>&1 || true
 done
-med3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
-printf 'audit: %d idle monitors while the host writes 10,000 files on their upper layers'"'"' filesystem: %s CPU ticks in all (runs: %s; %s ms of writing each), %s ticks in 2 s without writes\n' \
-  "$idle_n" "$(med3 "${idle_ticks[@]}")" "${idle_ticks[*]}" "$(med3 "${churn_ms[@]}")" "$((t_idle1 - t_idle0))"
+med() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END { print v[int((NR + 1) / 2)] }'; }
+printf 'audit: %d idle monitors while the host writes %d files on their upper layers'"'"' filesystem: %s CPU ticks in all (runs: %s; %s ms of writing each), %s ticks in 2 s without writes\n' \
+  "$idle_n" "$files" "$(med "${idle_ticks[@]}")" "${idle_ticks[*]}" "$(med "${churn_ms[@]}")" "$((t_idle1 - t_idle0))"
 if [ -n "$out" ]; then
-  printf '| audit: %d idle monitors, host writes 10,000 files on their filesystem | %s CPU ticks (median of 3; %s ms of writing) | %s ticks in 2 s idle | 3 runs |\n' \
-    "$idle_n" "$(med3 "${idle_ticks[@]}")" "$(med3 "${churn_ms[@]}")" "$((t_idle1 - t_idle0))" >>"$out"
+  printf '| audit: %d idle monitors, host writes %d files on their filesystem | %s CPU ticks (median of %d; %s ms of writing) | %s ticks in 2 s idle | %d runs |\n' \
+    "$idle_n" "$files" "$(med "${idle_ticks[@]}")" "$churn_runs" "$(med "${churn_ms[@]}")" "$((t_idle1 - t_idle0))" "$churn_runs" >>"$out"
 fi
 
 stat() { # FILE -> "median p90" in ms
@@ -219,7 +226,7 @@ row() {
   fi
 }
 row run '`run` of /bin/true'
-row execs '`run` of 1,000 short programs (exec-heavy)'
+row execs "\`run\` of $programs short programs (exec-heavy)"
 row exec '`exec` of /bin/true into a running container (per exec)'
 row execl '`exec` of /bin/true with its refused calls recorded (on) / not (plain filter, off), both with the trail'
 # syscall-loop printed ns per call; a denied call that succeeded failed its run above

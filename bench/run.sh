@@ -399,7 +399,7 @@ if [ "$agent_profile" = 1 ]; then
     printf '| row | on / off | ratio | rounds |\n|---|---|---|---|\n'
   } >>"$out/$name.md"
   # twice the rounds: one agentrt run is cheap and the two modes differ by a few percent
-  "$here/audit.sh" --rounds $((rounds * 2)) --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
+  "$here/audit.sh" --rounds $((rounds * 2)) $([ "$quick" = 1 ] && echo --quick) --agentrt "$(cat "$work/agentrt/bin")" --out "$out/$name.md" >&2 ||
     echo "run.sh: audit row failed" >&2
 fi
 # The egress row: create with a 200-entry policy against an empty one and the oci profile.
