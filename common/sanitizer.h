@@ -16,7 +16,7 @@ const char *__asan_default_options(void);
 
 __attribute__((used)) const char *__asan_default_options(void)
 {
-	return "handle_sigill=1";
+  return "handle_sigill=1";
 }
 #endif
 
