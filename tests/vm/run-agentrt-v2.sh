@@ -4,7 +4,7 @@
 # one VM boot runs the cgroup v2 bats files as TAP.  Prints the TAP lines
 # (ok / not ok / #) for the suite runner; without qemu-system-x86_64 or
 # vm-run.sh it prints a single "ok - # SKIP" line.
-#   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), BATS_FILTER (bats -f),
+#   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), VM_CPUS (default 1), BATS_FILTER (bats -f),
 #       VM_BATS (the bats files, space-separated, default: cgroups-v2, apparmor,
 #       sandbox-cgroup, subagents-v2 and abi-i386; run-systemd.sh sets it), VM_WRAP (a command inside the VM that runs bats, e.g.
 #       tests/helpers/vm-systemd-boot.sh for systemd as PID 1)
@@ -39,7 +39,10 @@ VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 DEFAULT_BATS="tests/vm/cgroups-v2.bats tests/vm/apparmor.bats tests/vm/sandbox-cgroup.bats tests/vm/subagents-v2.bats tests/vm/abi-i386.bats"
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
-out=$(VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-1200} \
+# One vCPU (VM_CPUS sets more): beside CI's two passes a two-vCPU guest under TCG spent about
+# twice the host CPU time of the same lane on an idle host (the systemd lane 738 CPU-s against
+# 380; a vCPU waiting for the other one, descheduled, still spins), and the passes are CPU-bound
+out=$(VM_CPUS=${VM_CPUS:-1} VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-1200} \
 	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
 	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-$DEFAULT_BATS} 2>&1)
 rc=$?

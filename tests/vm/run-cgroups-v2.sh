@@ -18,7 +18,8 @@ if ! command -v qemu-system-x86_64 >/dev/null || [ ! -x "$VM_RUN" ]; then
 fi
 export CGROUP_DRIVER=${CGROUP_DRIVER:-build/tests/cgroup-driver}
 [ -x "$CGROUP_DRIVER" ] || make -s cgroup-driver >/dev/null || { echo "not ok - build cgroup-driver"; exit 1; }
-out=$("$VM_RUN" --hostroot "$ROOT" env CGROUP_DRIVER="$CGROUP_DRIVER" \
+# one vCPU, as run-agentrt-v2.sh (VM_CPUS sets more)
+out=$(VM_CPUS=${VM_CPUS:-1} "$VM_RUN" --hostroot "$ROOT" env CGROUP_DRIVER="$CGROUP_DRIVER" \
   tests/helpers/cgroups-selftest.sh v2 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
