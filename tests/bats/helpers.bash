@@ -356,6 +356,18 @@ mounts_below() {
 	awk -v d="$1" '$5 == d || index($5, d "/") == 1 {print $5}' /proc/self/mountinfo
 }
 
+# mounted_below DIR...: true when a mount point is one of the DIRs or below one (mounts_below
+# as a test, in builtins: for checks run hundreds of times, e.g. bad-input.bats)
+mounted_below() {
+	local id parent dev root mp rest d
+	while read -r id parent dev root mp rest; do
+		for d; do
+			[[ $mp == "$d" || $mp == "$d"/* ]] && return 0
+		done
+	done </proc/self/mountinfo
+	return 1
+}
+
 teardown_bundle() {
 	local problems=() id ids left m cg ctrl
 	if [ -n "${RECVTTY_PID:-}" ]; then

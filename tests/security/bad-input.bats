@@ -57,17 +57,6 @@ root_entries() {
 	[ "$nullglob" = 1 ] || shopt -u nullglob
 }
 
-# mounted_below DIR...: true when a mount point is one of the DIRs or below one
-mounted_below() {
-	local id parent dev root mp rest d
-	while read -r id parent dev root mp rest; do
-		for d; do
-			[[ $mp == "$d" || $mp == "$d"/* ]] && return 0
-		done
-	done </proc/self/mountinfo
-	return 1
-}
-
 report() {
 	if [ "${#ERRS[@]}" -gt 0 ]; then
 		printf '%s\n' "${ERRS[@]}" >&2
