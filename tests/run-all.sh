@@ -115,7 +115,9 @@ run_bats() {
 run_vm() {
 	local key=$1 v=$2 log rc p f s t0=$SECONDS
 	log=$logdir/vm-$(basename "$v" .sh).log
-	timeout --kill-after=10 "${VM_TIMEOUT:-1200}" "$v" >"$log" 2>&1
+	# VM_DEADLINE: the lane's VM stops itself before this kills it, and says so
+	VM_DEADLINE=$(($(date +%s) + ${VM_TIMEOUT:-1200})) \
+		timeout --kill-after=10 "${VM_TIMEOUT:-1200}" "$v" >"$log" 2>&1
 	rc=$?
 	read -r p f s < <(tap_counts "$log")
 	if [ $((p + f + s)) -eq 0 ] && [ "$rc" -eq 0 ] && grep -qE '^ok - # (skip|SKIP)' "$log"; then
@@ -184,20 +186,14 @@ if wanted unit; then
 	fi
 fi
 
-# The pool's work, longest first: the VM lanes and the engines' daemons are each one job of
-# files run in turn; every other bats file is a job of its own.
+# The pool's work, longest first: each VM lane is a job (a lane marked `# run-all: first`, the
+# longest, before the others); the engines' daemons are one job of files run in turn; every
+# other bats file is a job of its own.
 # alone FILE: true when FILE asks to run by itself.
 alone() {
 	head -n 20 "$1" | grep -q '^# run-all: alone'
 }
 
-vm_lanes() {
-	local v i=0
-	for v in "$@"; do
-		run_vm "$(printf '900-%03d' $i)" "$v"
-		i=$((i + 1))
-	done
-}
 
 engines() {
 	local e
@@ -209,7 +205,9 @@ engines() {
 vms=()
 if wanted vm; then
 	shopt -s nullglob
-	vms=(tests/vm/*.sh)
+	for v in tests/vm/*.sh; do
+		if head -n 20 "$v" | grep -q '^# run-all: first'; then vms=("$v" "${vms[@]}"); else vms+=("$v"); fi
+	done
 	shopt -u nullglob
 	if [ "${#vms[@]}" -gt 0 ] && ! command -v qemu-system-x86_64 >/dev/null; then
 		echo "# vm: qemu-system-x86_64 not installed, skipped"
@@ -243,7 +241,9 @@ for suite in bats security integration workload; do
 	shopt -u nullglob
 done
 
-[ "${#vms[@]}" -eq 0 ] || in_pool vm_lanes "${vms[@]}"
+for i in "${!vms[@]}"; do
+	in_pool run_vm "$(printf '900-%03d' "$i")" "${vms[$i]}"
+done
 [ "${#engine_files[@]}" -eq 0 ] || in_pool engines "${engine_files[@]}"
 if wanted fuzz; then
 	if make -n fuzz-smoke >/dev/null 2>&1; then

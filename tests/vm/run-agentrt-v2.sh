@@ -7,7 +7,7 @@
 #   env VM_RUN (vm-run.sh), VM_MEM (MiB, default 1536), VM_CPUS (default 1), BATS_FILTER (bats -f),
 #       VM_BATS (the bats files, space-separated, default: cgroups-v2, apparmor,
 #       sandbox-cgroup, subagents-v2 and abi-i386; run-systemd.sh sets it), VM_WRAP (a command inside the VM that runs bats, e.g.
-#       tests/helpers/vm-systemd-boot.sh for systemd as PID 1)
+#       tests/helpers/vm-systemd-boot.sh for systemd as PID 1), VM_LANE (its name in a failure)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -39,21 +39,34 @@ VM_PREP='for f in fd:fd stdin:fd/0 stdout:fd/1 stderr:fd/2; do
 DEFAULT_BATS="tests/vm/cgroups-v2.bats tests/vm/apparmor.bats tests/vm/sandbox-cgroup.bats tests/vm/subagents-v2.bats tests/vm/abi-i386.bats"
 filter=()
 [ -n "${BATS_FILTER:-}" ] && filter=(-f "$BATS_FILTER")
+# The VM's own timeout ends before the lane's (tests/run-all.sh exports VM_DEADLINE, the epoch
+# second its `timeout` kills the lane): a lane that runs out of time then says so, with the
+# console's tail, rather than being killed with nothing printed
+tmo=${VM_TIMEOUT:-1200}
+if [ -n "${VM_DEADLINE:-}" ]; then
+	tmo=$((VM_DEADLINE - $(date +%s) - 30))
+	[ "$tmo" -ge 60 ] || tmo=60
+fi
+# The TAP lines are passed on as they come (a lane killed from outside still shows how far it got)
+raw=$(mktemp)
 # One vCPU (VM_CPUS sets more): beside CI's two passes a two-vCPU guest under TCG spent about
 # twice the host CPU time of the same lane on an idle host (the systemd lane 738 CPU-s against
 # 380; a vCPU waiting for the other one, descheduled, still spins), and the passes are CPU-bound
-out=$(VM_CPUS=${VM_CPUS:-1} VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=${VM_TIMEOUT:-1200} \
+VM_CPUS=${VM_CPUS:-1} VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=$tmo \
 	"$VM_RUN" --hostroot "$ROOT" bash -c "$VM_PREP"' exec "$@"' \
-	bats ${VM_WRAP:-} env AGENTRT="$AGENTRT" bats --tap "${filter[@]}" ${VM_BATS:-$DEFAULT_BATS} 2>&1)
-rc=$?
-printf '%s\n' "$out" | grep -E '^(ok|not ok|#)'
+	bats ${VM_WRAP:+env SD_TIMEOUT=$((tmo > 240 ? tmo - 120 : tmo / 2)) $VM_WRAP} env AGENTRT="$AGENTRT" bats --tap --timing "${filter[@]}" ${VM_BATS:-$DEFAULT_BATS} 2>&1 |
+	tee "$raw" | grep --line-buffered -E '^(ok|not ok|#)'
+rc=${PIPESTATUS[0]}
+out=$(cat "$raw")
+rm -f "$raw"
 if [ $rc = 125 ]; then
-	echo "not ok - agentrt v2 VM lane: the VM failed"
-	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
+	# (vm-run.sh prints the tails of the console and of virtiofsd's log: the console's is what says why)
+	echo "not ok - ${VM_LANE:-agentrt v2} VM lane: the VM failed or ran out of its $tmo s"
+	printf '%s\n' "$out" | sed -n '/^vm-run: /,$p' | sed '/^==> .*virtiofsd.log <==/,$d' | tail -30 | sed 's/^/# /'
 	exit 1
 fi
 if [ $rc != 0 ] && ! grep -q '^not ok' <<<"$out"; then
-	echo "not ok - agentrt v2 VM lane: bats exited $rc"
+	echo "not ok - ${VM_LANE:-agentrt v2} VM lane: bats exited $rc"
 	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
 fi
 exit $rc

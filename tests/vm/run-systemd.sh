@@ -5,6 +5,8 @@
 # from a unit, with AGENTRT_VM_ENGINES=1 also tests/vm/systemd-engines.bats (Docker with
 # native.cgroupdriver=systemd, containerd's CRI plugin with SystemdCgroup = true).  Under
 # TCG systemd needs about 80 s to reach the test unit (3-4 min at a host load of ~10).
+# run-all: first (the longest lane: 324 s with one vCPU on an idle host, over 1,800 s in a CI
+# run where it started after the other lanes, beside both passes)
 cd "$(dirname "$0")" || exit 1
 # systemd-engines.bats with AGENTRT_VM_ENGINES=1 (.ci/run sets it): under TCG it adds minutes
 # (measured at a host load of ~10: Docker's test 225 s, the CRI test ~190 s)
@@ -20,6 +22,6 @@ if [[ " $VM_BATS " == *systemd-engines.bats* ]] && [ -x /usr/bin/containerd ]; t
 	(cd ../.. && bash -c '. integration/lib.bash && cri_images build/vm-engines-img' >/dev/null 2>&1) ||
 		rm -rf ../../build/vm-engines-img
 fi
-VM_TIMEOUT=${VM_TIMEOUT:-900} VM_WRAP=tests/helpers/vm-systemd-boot.sh \
+VM_LANE=systemd VM_TIMEOUT=${VM_TIMEOUT:-900} VM_WRAP=tests/helpers/vm-systemd-boot.sh \
 	VM_BATS=$VM_BATS \
 	exec ./run-agentrt-v2.sh "$@"
