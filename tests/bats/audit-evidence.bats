@@ -813,13 +813,19 @@ host_forks() {
 	ipid=$(rt state "$ID" | jq .pid)
 	run rt delete -f "$ID"
 	json=$(ra audit --format json --kind process "$ID")
-	# the init's children: try-syscall in full, or gone before they were read (a reaped
-	# one has no exe and no comm left to read), or counted under its program
-	full=$(jq -s --argjson p "$ipid" '[.[] | select(.ppid == $p and (.argv[0]? == "try-syscall" or
-		(.gone and (.comm == null or .comm == "try-syscall") and .exe == null)))] | length' <<<"$json")
+	# the init's children: try-syscall in full, or with what was left to read when it had
+	# exited (its exe, or its comm, or nothing: then its ppid from the fork event; one that
+	# exited after its exe was read has no status left, so no ppid: CI's ASan pass saw 299
+	# when such a record was not counted), or counted under its program.  No other program
+	# of this container runs try-syscall.
+	full=$(jq -s --argjson p "$ipid" '[.[] | select(.coalesced | not) | select(.argv[0]? == "try-syscall" or
+		.exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall" or
+		(.ppid == $p and .gone and .comm == null and .exe == null))] | length' <<<"$json")
 	counted=$(jq -s '[.[] | select(.coalesced and .program == "/usr/local/bin/try-syscall") | .coalesced] | add // 0' <<<"$json")
 	echo "# 300 programs: $full full records, $counted counted" >&3
-	[ $((full + counted)) -ge 300 ] || fail "full $full + counted $counted of 300"
+	[ $((full + counted)) -ge 300 ] ||
+		fail "full $full + counted $counted of 300; the trail's other process records and errors: $(ra audit --format json "$ID" |
+			jq -c 'select((.kind == "process" and .argv[0]? != "try-syscall") or .kind == "audit_error")' | head -c 3000)"
 }
 
 @test "audit-evidence: with workspace.size (the agent profile's default) the upper layer is a filesystem of its own: the host's writes beside the store never reach the monitor" {
