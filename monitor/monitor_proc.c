@@ -123,45 +123,30 @@ ssize_t monitor_read_at(int dirfd, const char *name, char *buf, size_t size)
   return n < 0 ? -1 : (ssize_t)off;
 }
 
-/* "Key:\tvalue..." line of /proc/<pid>/status; returns the value text. */
-static const char *status_field(const char *status, const char *key)
+/* One read of the process's status: what procfs_parse_status() finds, or
+ * nothing (-1, no name, no state) when the process is gone. */
+static void read_status(int dir, struct procfs_status *st)
 {
-  size_t klen = strlen(key);
+  char status[2048];
 
-  for (const char *p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-    if (strncmp(p, key, klen) == 0 && p[klen] == ':')
-      return p + klen + 1;
-  return NULL;
+  if (monitor_read_at(dir, "status", status, sizeof status) <= 0)
+    status[0] = '\0';
+  procfs_parse_status(status, st);
 }
 
-static long long first_num(const char *s, bool last)
+static void add_ids(struct jbuf *b, const struct procfs_status *st)
 {
-  long long v = -1;
-
-  while (s && *s && *s != '\n') {
-    char *end;
-    long long x = strtoll(s, &end, 10);
-    if (end == s) {
-      s++;
-      continue;
-    }
-    v = x;
-    if (!last)
-      break;
-    s = end;
-  }
-  return v;
+  jb_key_i64(b, "cpid", st->cpid);
+  jb_key_i64(b, "ppid", st->ppid);
+  jb_key_i64(b, "uid", st->uid);
 }
 
 void monitor_proc_ids(struct jbuf *b, int dir)
 {
-  char status[2048];
+  struct procfs_status st;
 
-  if (monitor_read_at(dir, "status", status, sizeof status) < 0)
-    status[0] = '\0';
-  jb_key_i64(b, "cpid", first_num(status_field(status, "NSpid"), true));
-  jb_key_i64(b, "ppid", first_num(status_field(status, "PPid"), false));
-  jb_key_i64(b, "uid", first_num(status_field(status, "Uid"), false));
+  read_status(dir, &st);
+  add_ids(b, &st);
 }
 
 void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncated)
@@ -236,25 +221,6 @@ static void track_del(pid_t pid)
       i = j;
     }
   }
-}
-
-/* comm and state of a process from its stat (works for a zombie too). */
-static bool read_comm(int dirfd, char comm[32], char *ret_state)
-{
-  char stat[512];
-  char *open_paren, *close_paren;
-  size_t n;
-
-  if (monitor_read_at(dirfd, "stat", stat, sizeof stat) <= 0 ||
-      (open_paren = strchr(stat, '(')) == NULL || (close_paren = strrchr(stat, ')')) == NULL ||
-      close_paren < open_paren || close_paren[1] == '\0')
-    return false;
-  n = (size_t)(close_paren - open_paren - 1);
-  n = n > 31 ? 31 : n;
-  memcpy(comm, open_paren + 1, n);
-  comm[n] = '\0';
-  *ret_state = close_paren[2];
-  return true;
 }
 
 /* A live process with an empty cmdline is between two execs (or wiped its
@@ -353,7 +319,8 @@ static void record_reaped(struct monitor *m, pid_t pid)
 /* Record the program pid runs now.  force: no more waiting for its argv. */
 static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
 {
-  char rel[24], cmd[ARGV_MAX_BYTES], exe[4096], comm[32] = "", state = 0;
+  char rel[24], cmd[ARGV_MAX_BYTES], exe[4096];
+  struct procfs_status st;
   struct error err = {0};
   cleanup_close int dir = -1, exe_fd = -1;
   struct jbuf b = {0};
@@ -379,16 +346,18 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   if (elen > 0 && is_stub(exe_fd, exe, elen))
     return;
   track_add(pid, 0);
-  read_comm(dir, comm, &state);
-  if (clen <= 0 && state != 'Z' && state != 'X' && !force && incomplete_add(pid))
+  /* name, state and ids from one read (a process reaped between two reads
+   * left records with its name but no parent) */
+  read_status(dir, &st);
+  if (clen <= 0 && st.state != 'Z' && st.state != 'X' && !force && incomplete_add(pid))
     return;
   /* under a flood of one program: counted, nothing more to read */
   if (elen > 0)
     exe[elen] = '\0';
-  if (!monitor_flood_admit(m, "process", elen > 0 ? exe : comm, NULL, pid))
+  if (!monitor_flood_admit(m, "process", elen > 0 ? exe : st.comm, NULL, pid))
     return;
   jb_key_i64(&b, "pid", pid);
-  monitor_proc_ids(&b, dir);
+  add_ids(&b, &st);
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
   if (clen > 0) {
@@ -396,8 +365,8 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   } else {
     jb_key(&b, "argv");
     jb_puts(&b, "[]");
-    jb_key_str(&b, "comm", comm);
-    jb_key_bool(&b, state == 'Z' || state == 'X' ? "gone" : "argv_unavailable", true);
+    jb_key_str(&b, "comm", st.comm);
+    jb_key_bool(&b, st.state == 'Z' || st.state == 'X' ? "gone" : "argv_unavailable", true);
   }
   if (!seen(pid, jb_str(&b)))
     monitor_record(m, "process", jb_str(&b));

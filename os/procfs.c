@@ -16,6 +16,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -274,4 +275,73 @@ int procfs_open_ns(const char *who, const char *name, struct error *err)
   if (dir < 0)
     return -1;
   return procfs_open_ns_at(dir, who, name, err);
+}
+
+/* ---- /proc/<pid>/status */
+
+/* The value of a "Key:\tvalue" line, or NULL. */
+static const char *status_value(const char *text, const char *key)
+{
+  size_t klen = strlen(key);
+
+  for (const char *p = text; p != NULL && *p != '\0';) {
+    if (strncmp(p, key, klen) == 0 && p[klen] == ':')
+      return p + klen + 1 + (p[klen + 1] == '\t');
+    p = strchr(p, '\n');
+    if (p != NULL)
+      p++;
+  }
+  return NULL;
+}
+
+/* The first (or, last: the last) number of a value, -1 when there is none. */
+static long long status_num(const char *s, bool last)
+{
+  long long v = -1;
+
+  while (s != NULL && *s != '\0' && *s != '\n') {
+    char *end;
+    long long x;
+
+    if (*s < '0' || *s > '9') {
+      s++;
+      continue;
+    }
+    errno = 0;
+    x = strtoll(s, &end, 10);
+    if (errno != 0)
+      return -1;
+    v = x;
+    if (!last)
+      break;
+    s = end;
+  }
+  return v;
+}
+
+void procfs_parse_status(const char *text, struct procfs_status *st)
+{
+  const char *name = status_value(text, "Name"), *state = status_value(text, "State");
+  size_t n = 0;
+
+  st->comm[0] = '\0';
+  st->state = 0;
+  if (name != NULL) {
+    for (const char *p = name; *p != '\0' && *p != '\n' && n < sizeof st->comm - 1; p++) {
+      char c = *p;
+      if (c == '\\' && p[1] == 'n')
+        c = '\n', p++;
+      else if (c == '\\' && p[1] == '\\')
+        p++;
+      st->comm[n++] = c;
+    }
+    st->comm[n] = '\0';
+  }
+  while (state != NULL && (*state == ' ' || *state == '\t'))
+    state++;
+  if (state != NULL && *state >= 'A' && *state <= 'Z')
+    st->state = *state;
+  st->cpid = status_num(status_value(text, "NSpid"), true);
+  st->ppid = status_num(status_value(text, "PPid"), false);
+  st->uid = status_num(status_value(text, "Uid"), false);
 }

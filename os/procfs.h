@@ -41,4 +41,17 @@ int procfs_reopen(int fd, int flags, struct error *err);
 /* Is fd on procfs? */
 bool fd_is_procfs(int fd);
 
+/* What one read of /proc/<pid>/status says about a process (a zombie's too):
+ * its name (the Name line unescaped: the kernel writes a newline in it as
+ * "\n" and a backslash as "\\"), its state letter, and its ids; -1 and 0
+ * for what the text does not have. */
+struct procfs_status {
+  char comm[32];
+  char state;
+  long long cpid; /* the last NSpid: its pid in its own pid namespace */
+  long long ppid;
+  long long uid; /* the real uid */
+};
+void procfs_parse_status(const char *text, struct procfs_status *st);
+
 #endif
