@@ -186,14 +186,22 @@ if wanted unit; then
 	fi
 fi
 
-# The pool's work, longest first: each VM lane is a job (a lane marked `# run-all: first`, the
-# longest, before the others); the engines' daemons are one job of files run in turn; every
+# The pool's work, longest first: the VM lanes are one job of lanes run in turn (a lane marked
+# `# run-all: first`, the longest, before the others: two VMs at once beside CI's first pass
+# slowed its floods and listeners enough to fail them), the engines' daemons another; every
 # other bats file is a job of its own.
 # alone FILE: true when FILE asks to run by itself.
 alone() {
 	head -n 20 "$1" | grep -q '^# run-all: alone'
 }
 
+
+vm_lanes() {
+	local i
+	for i in $(seq 0 $(($# - 1))); do
+		run_vm "$(printf '900-%03d' "$i")" "${@:i+1:1}"
+	done
+}
 
 engines() {
 	local e
@@ -241,9 +249,7 @@ for suite in bats security integration workload; do
 	shopt -u nullglob
 done
 
-for i in "${!vms[@]}"; do
-	in_pool run_vm "$(printf '900-%03d' "$i")" "${vms[$i]}"
-done
+[ "${#vms[@]}" -eq 0 ] || in_pool vm_lanes "${vms[@]}"
 [ "${#engine_files[@]}" -eq 0 ] || in_pool engines "${engine_files[@]}"
 if wanted fuzz; then
 	if make -n fuzz-smoke >/dev/null 2>&1; then

@@ -633,7 +633,14 @@ listeners() {
 		in_ctr sh -c "socat TCP6-LISTEN:$p,fork,reuseaddr SYSTEM:'echo listener-$p' </dev/null >/dev/null 2>&1 &
 			socat UDP6-RECVFROM:$p,fork SYSTEM:'echo udp-listener-$p' </dev/null >/dev/null 2>&1 &"
 	done
-	sleep 0.5
+	# until both listen (a fixed 0.5 s was too short once on a loaded CI machine), at most 5 s
+	for p in "$@"; do
+		for _ in $(seq 50); do
+			[ -n "$(egt_ns "$EGT_CTR" ss -Hltn "sport = :$p")" ] &&
+				[ -n "$(egt_ns "$EGT_CTR" ss -Hlun "sport = :$p")" ] && break
+			sleep 0.1
+		done
+	done
 }
 
 @test "egress: mld-leak: MLD reports (v1 and v2) never carry a group's bytes to the next hop" {
