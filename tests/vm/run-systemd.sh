@@ -22,6 +22,8 @@ if [[ " $VM_BATS " == *systemd-engines.bats* ]] && [ -x /usr/bin/containerd ]; t
 	(cd ../.. && bash -c '. integration/lib.bash && cri_images build/vm-engines-img' >/dev/null 2>&1) ||
 		rm -rf ../../build/vm-engines-img
 fi
-VM_LANE=systemd VM_TIMEOUT=${VM_TIMEOUT:-900} VM_WRAP=tests/helpers/vm-systemd-boot.sh \
+# Two vCPUs here (the other lanes boot one): with one, beside a loaded host, containerd's
+# RunPodSandbox failed once in CI; Docker, containerd, the shim and systemd run side by side
+VM_CPUS=${VM_CPUS:-2} VM_LANE=systemd VM_TIMEOUT=${VM_TIMEOUT:-900} VM_WRAP=tests/helpers/vm-systemd-boot.sh \
 	VM_BATS=$VM_BATS \
 	exec ./run-agentrt-v2.sh "$@"

@@ -90,6 +90,16 @@ scope_holds() {
 	unset DOCKERD_PID
 }
 
+# cri_ok METHOD JSON: a CRI call that must succeed; on failure its answer and containerd's last
+# log lines are in the TAP output (one CI run's RunPodSandbox exited 2 and showed nothing else)
+cri_ok() {
+	run cri "$@"
+	[ "$status" -eq 0 ] && return 0
+	echo "# cri $1: status $status: $output" >&3
+	tail -n 15 "$CRI_DIR/containerd.log" 2>/dev/null | sed 's/^/#   containerd: /' >&3
+	return 1
+}
+
 @test "systemd engines: containerd's CRI plugin with SystemdCgroup = true: pod and container scopes under the pod slice, gone after RemovePodSandbox" {
 	cri_need
 	it_log "cri: containerd ($SECONDS s)"
@@ -101,14 +111,14 @@ scope_holds() {
 	pcfg=$(jq -nc --arg logs "$IT_TMP/logs/p" --arg s "$SD_SLICE" \
 		'{metadata: {name: "p", uid: "uid-p", namespace: "agentrt-it"}, log_directory: $logs,
 		  linux: {cgroup_parent: $s, security_context: {namespace_options: {pid: "CONTAINER"}}}}')
-	run -0 cri RuntimeService/RunPodSandbox "$(jq -nc --argjson c "$pcfg" '{config: $c, runtime_handler: "agentrt"}')"
+	cri_ok RuntimeService/RunPodSandbox "$(jq -nc --argjson c "$pcfg" '{config: $c, runtime_handler: "agentrt"}')"
 	sb=$(jq -r .pod_sandbox_id <<<"$output")
-	run -0 cri RuntimeService/CreateContainer "$(jq -nc --arg p "$sb" --argjson s "$pcfg" --arg img "$CRI_BUSYBOX_IMG" \
+	cri_ok RuntimeService/CreateContainer "$(jq -nc --arg p "$sb" --argjson s "$pcfg" --arg img "$CRI_BUSYBOX_IMG" \
 		'{pod_sandbox_id: $p, sandbox_config: $s, config: {metadata: {name: "c"}, image: {image: $img},
 		  command: ["sleep", "300"], log_path: "c.log"}}')"
 	c=$(jq -r .container_id <<<"$output")
 	it_log "cri: StartContainer ($SECONDS s)"
-	run -0 cri RuntimeService/StartContainer "{\"container_id\": \"$c\"}"
+	cri_ok RuntimeService/StartContainer "{\"container_id\": \"$c\"}"
 	art="$AGENTRT --root $CRI_AGENTRT_ROOT/k8s.io"
 	for i in "$sb" "$c"; do
 		unit=cri-containerd-$i.scope
@@ -118,8 +128,8 @@ scope_holds() {
 	sbcg=/sys/fs/cgroup$(prop "cri-containerd-$sb.scope" ControlGroup)
 	ccg=/sys/fs/cgroup$(prop "cri-containerd-$c.scope" ControlGroup)
 	it_log "cri: StopPodSandbox ($SECONDS s)"
-	run -0 cri RuntimeService/StopPodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
-	run -0 cri RuntimeService/RemovePodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
+	cri_ok RuntimeService/StopPodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
+	cri_ok RuntimeService/RemovePodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
 	[ -z "$($art list -q)" ]
 	it_wait 20 unit_gone "cri-containerd-$sb.scope"
 	it_wait 20 unit_gone "cri-containerd-$c.scope"
