@@ -195,11 +195,11 @@ alone() {
 	head -n 20 "$1" | grep -q '^# run-all: alone'
 }
 
-
 vm_lanes() {
-	local i
-	for i in $(seq 0 $(($# - 1))); do
-		run_vm "$(printf '900-%03d' "$i")" "${@:i+1:1}"
+	local v i=0
+	for v in "$@"; do
+		run_vm "$(printf '900-%03d' $i)" "$v"
+		i=$((i + 1))
 	done
 }
 

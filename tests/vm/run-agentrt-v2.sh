@@ -49,6 +49,7 @@ if [ -n "${VM_DEADLINE:-}" ]; then
 fi
 # The TAP lines are passed on as they come (a lane killed from outside still shows how far it got)
 raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
 # One vCPU (VM_CPUS sets more): beside CI's two passes a two-vCPU guest under TCG spent about
 # twice the host CPU time of the same lane on an idle host (the systemd lane 738 CPU-s against
 # 380; a vCPU waiting for the other one, descheduled, still spins), and the passes are CPU-bound
@@ -58,7 +59,6 @@ VM_CPUS=${VM_CPUS:-1} VM_MEM=${VM_MEM:-1536} VM_TIMEOUT=$tmo \
 	tee "$raw" | grep --line-buffered -E '^(ok|not ok|#)'
 rc=${PIPESTATUS[0]}
 out=$(cat "$raw")
-rm -f "$raw"
 if [ $rc = 125 ]; then
 	# (vm-run.sh prints the tails of the console and of virtiofsd's log: the console's is what says why)
 	echo "not ok - ${VM_LANE:-agentrt v2} VM lane: the VM failed or ran out of its $tmo s"
