@@ -18,7 +18,9 @@
  * that is read after the exec socket on every wake-up (each fork and exit
  * that happened before a queued exec is queued on it by then) and, so that
  * it cannot fill up, armed one-shot in the epoll set at most every
- * MONITOR_TICK_MS; the two are handled in the order of their timestamps.
+ * MONITOR_TICK_MS, or again at once while a storm keeps it full; the two
+ * are handled in the order of their timestamps, a batch at a time when
+ * more are queued than a batch holds (proc_read).
  * A host's forks and exits no longer wake every idle monitor (bench/README,
  * "the exec-heavy row").  Messages not sent by
  * the kernel (nl_pid != 0) are ignored: a local process could unicast fakes.
@@ -52,6 +54,7 @@
 
 #define PROC_DRAIN_MAX 1024 /* datagrams per wake-up */
 #define RECENT_MAX 64       /* last record per pid, for the duplicate check */
+#define SIDE_ROUNDS_MAX 64  /* batches of forks and exits per wake-up (then the next one) */
 
 struct recent {
   pid_t pid;
@@ -63,6 +66,7 @@ static size_t recent_next;
 static int proc_fd = -1; /* every event, or only execs when side_fd is open */
 static int side_fd = -1; /* forks and exits (kernels >= 6.6), one-shot in the epoll set */
 static bool side_armed;
+static bool side_busy; /* its last read filled a batch: read it again at once */
 static int64_t side_fired_ms;
 static int64_t last_loss_ms;
 
@@ -227,7 +231,7 @@ static void track_del(pid_t pid)
  * arguments): look again at the next tick, then record its comm. */
 #define INCOMPLETE_MAX 32
 static struct {
-  pid_t pid;
+  pid_t pid, ppid;
   int64_t since;
 } incomplete[INCOMPLETE_MAX];
 static size_t n_incomplete;
@@ -251,11 +255,12 @@ static bool incomplete_has(pid_t pid)
   return false;
 }
 
-static bool incomplete_add(pid_t pid)
+static bool incomplete_add(pid_t pid, pid_t ppid)
 {
   if (n_incomplete == INCOMPLETE_MAX)
     return false;
   incomplete[n_incomplete].pid = pid;
+  incomplete[n_incomplete].ppid = ppid;
   incomplete[n_incomplete++].since = monitor_now_ms();
   return true;
 }
@@ -299,15 +304,24 @@ static bool seen(pid_t pid, const char *fields)
   return false;
 }
 
-/* A process of ours that was reaped before we could read anything. */
-static void record_reaped(struct monitor *m, pid_t pid)
+/* The parent a fork event named for pid (ppid: one kept from before, when
+ * its exit has since dropped it from the table), or 0. */
+static pid_t tracked_parent(pid_t pid, pid_t ppid)
 {
   struct tracked *t = track_find(pid);
+
+  return t != NULL && t->ppid > 0 ? t->ppid : ppid;
+}
+
+/* A process of ours that was reaped before we could read anything. */
+static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
+{
   struct jbuf b = {0};
 
   jb_key_i64(&b, "pid", pid);
-  if (t != NULL && t->ppid > 0)
-    jb_key_i64(&b, "ppid", t->ppid);
+  ppid = tracked_parent(pid, ppid);
+  if (ppid > 0)
+    jb_key_i64(&b, "ppid", ppid);
   jb_key(&b, "argv");
   jb_puts(&b, "[]");
   jb_key_bool(&b, "gone", true);
@@ -316,8 +330,9 @@ static void record_reaped(struct monitor *m, pid_t pid)
   jb_free(&b);
 }
 
-/* Record the program pid runs now.  force: no more waiting for its argv. */
-static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
+/* Record the program pid runs now.  force: no more waiting for its argv;
+ * ppid: its parent when known from before (a deferred one, see flush). */
+static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pid_t ppid)
 {
   char rel[24], cmd[ARGV_MAX_BYTES], exe[4096];
   struct procfs_status st;
@@ -325,12 +340,13 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   cleanup_close int dir = -1, exe_fd = -1;
   struct jbuf b = {0};
   ssize_t clen, elen;
+  bool gone;
 
   snprintf(rel, sizeof rel, "%d", pid);
   dir = procfs_open(rel, O_PATH | O_DIRECTORY, &err);
   if (dir < 0) {
     if (owned)
-      record_reaped(m, pid);
+      record_reaped(m, pid, ppid);
     return;
   }
   /* The exe file first, then its name, then cmdline: each read may
@@ -347,14 +363,22 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
     return;
   track_add(pid, 0);
   /* name, state and ids from one read (a process reaped between two reads
-   * left records with its name but no parent) */
+   * left records with its name but no parent).  No status: reaped after
+   * the directory was opened; its parent is the fork event's. */
   read_status(dir, &st);
-  if (clen <= 0 && st.state != 'Z' && st.state != 'X' && !force && incomplete_add(pid))
+  gone = st.state == 'Z' || st.state == 'X' || st.state == '\0';
+  if (st.state == '\0' && st.ppid <= 0)
+    st.ppid = tracked_parent(pid, ppid);
+  if (clen <= 0 && !gone && !force && incomplete_add(pid, tracked_parent(pid, st.ppid)))
     return;
   /* under a flood of one program: counted, nothing more to read */
   if (elen > 0)
     exe[elen] = '\0';
-  if (!monitor_flood_admit(m, "process", elen > 0 ? exe : st.comm, NULL, pid))
+  if (!monitor_flood_admit(m, "process",
+                           elen > 0             ? exe
+                           : st.comm[0] != '\0' ? st.comm
+                                                : "?",
+                           NULL, pid))
     return;
   jb_key_i64(&b, "pid", pid);
   add_ids(&b, &st);
@@ -365,8 +389,9 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force)
   } else {
     jb_key(&b, "argv");
     jb_puts(&b, "[]");
-    jb_key_str(&b, "comm", st.comm);
-    jb_key_bool(&b, st.state == 'Z' || st.state == 'X' ? "gone" : "argv_unavailable", true);
+    if (st.comm[0] != '\0')
+      jb_key_str(&b, "comm", st.comm);
+    jb_key_bool(&b, gone ? "gone" : "argv_unavailable", true);
   }
   if (!seen(pid, jb_str(&b)))
     monitor_record(m, "process", jb_str(&b));
@@ -377,7 +402,7 @@ static void on_exec(struct monitor *m, pid_t pid)
 {
   bool known = incomplete_take(pid) || track_find(pid) != NULL;
 
-  record_exec(m, pid, known, false);
+  record_exec(m, pid, known, false, 0);
 }
 
 static bool proc_flush(struct monitor *m, void *ctx, bool final)
@@ -387,7 +412,7 @@ static bool proc_flush(struct monitor *m, void *ctx, bool final)
 
   /* the fork/exit socket fired a while ago: let it wake us again */
   if (side_fd >= 0 && !side_armed && !final) {
-    if (now - side_fired_ms >= MONITOR_TICK_MS &&
+    if ((side_busy || now - side_fired_ms >= MONITOR_TICK_MS) &&
         monitor_rearm_fd(m, side_fd, EPOLLIN | EPOLLONESHOT) == 0)
       side_armed = true;
     else
@@ -395,13 +420,13 @@ static bool proc_flush(struct monitor *m, void *ctx, bool final)
   }
 
   for (size_t i = 0; i < n_incomplete;) {
-    pid_t pid = incomplete[i].pid;
+    pid_t pid = incomplete[i].pid, ppid = incomplete[i].ppid;
     if (!final && now - incomplete[i].since < MONITOR_TICK_MS) {
       i++;
       continue;
     }
     incomplete[i] = incomplete[--n_incomplete];
-    record_exec(m, pid, true, true);
+    record_exec(m, pid, true, true, ppid);
   }
   return n_incomplete > 0 || side_waits;
 }
@@ -481,9 +506,9 @@ static bool collect(const uint8_t *buf, size_t len, bool keep, int *ack_err)
  * argv is read.  Pass 1, in order: forks (tracking), exits, and the execs
  * of processes known to be ours; pass 2: the other execs, each checked
  * against the container (its pid namespace, its cgroup) through /proc. */
-static void handle_batch(struct monitor *m)
+static void handle_first(struct monitor *m, size_t n)
 {
-  for (size_t i = 0; i < n_batch; i++) {
+  for (size_t i = 0; i < n; i++) {
     const struct proc_event *ev = &batch[i];
 
     if (ev->what == PROC_EVENT_FORK) {
@@ -500,10 +525,18 @@ static void handle_batch(struct monitor *m)
     }
     batch_done[i] = true;
   }
-  for (size_t i = 0; i < n_batch; i++)
+  for (size_t i = 0; i < n; i++)
     if (!batch_done[i] && batch[i].what == PROC_EVENT_EXEC)
       on_exec(m, batch[i].event_data.exec.process_tgid);
-  n_batch = 0;
+  /* what is left waits for the events before it */
+  memmove(batch, batch + n, (n_batch - n) * sizeof *batch);
+  n_batch -= n;
+  memset(batch_done, 0, n_batch * sizeof *batch_done);
+}
+
+static void handle_batch(struct monitor *m)
+{
+  handle_first(m, n_batch);
 }
 
 /* The datagrams queued on fd into the batch, until it holds limit events. */
@@ -560,8 +593,29 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
   /* the execs first: a fork or exit before any of them is queued on the
    * side socket by then (a child's fork event is sent before it runs) */
   drain(m, proc_fd, PROC_DRAIN_MAX / 2);
-  drain(m, side_fd, PROC_DRAIN_MAX);
-  sort_batch();
+  /* A host's fork storm can queue more forks and exits than the batch
+   * holds: while it fills up, what happened up to the last side event read
+   * is handled (later events on that socket are later still) and the
+   * execs after it wait, so an exec is never handled before its fork. */
+  side_busy = false;
+  for (int round = 0; round < SIDE_ROUNDS_MAX; round++) {
+    size_t first = n_batch, n = 0;
+    uint64_t cut = 0;
+
+    drain(m, side_fd, PROC_DRAIN_MAX);
+    for (size_t i = first; i < n_batch; i++)
+      if (batch[i].timestamp_ns > cut)
+        cut = batch[i].timestamp_ns;
+    sort_batch();
+    if (n_batch < PROC_DRAIN_MAX || first == n_batch)
+      break;
+    /* a storm: no waiting for the tick before the next read, or its
+     * queue overflows (the kernel drops what does not fit) */
+    side_busy = true;
+    while (n < n_batch && batch[n].timestamp_ns <= cut)
+      n++;
+    handle_first(m, n);
+  }
   handle_batch(m);
 }
 
