@@ -202,14 +202,15 @@ run_flood_verified() {
 	cat >"$BUNDLE/profile.json" <<-'JSON'
 		{ "name": "audit-program-flood", "extends": "agent", "audit": { "maxSize": "1m" } }
 	JSON
-	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && i=0; while [ $i -lt 600 ]; do ln base pre$i; ./pre$i x 2>/dev/null; i=$((i + 1)); done
+	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && s0=$(date +%s) i=0; while [ $i -lt 600 ]; do ln base pre$i; ./pre$i x 2>/dev/null; i=$((i + 1)); done
 		sleep 1.2; ln base evidence-prog; ./evidence-prog x 2>/dev/null; sleep 1.2
 		i=0; t0=$(date +%s); while [ $i -lt 12000 ]; do ln base p$i; ./p$i x 2>/dev/null; i=$((i + 1))
 			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 60 ] || break; done
-		echo "count=$i"; sleep 1.5; /bin/sh -c "sleep 0.1" marker-last'
+		echo "count=$i secs=$(($(date +%s) - s0 + 1))"; sleep 1.5; /bin/sh -c "sleep 0.1" marker-last'
 	run_flood_verified
-	local ran
-	ran=$(sed -n 's/^count=\([0-9][0-9]*\)$/\1/p' "$BUNDLE/out")
+	local ran secs
+	ran=$(sed -n 's/^count=\([0-9][0-9]*\) .*$/\1/p' "$BUNDLE/out")
+	secs=$(sed -n 's/^count=[0-9]* secs=\([0-9][0-9]*\)$/\1/p' "$BUNDLE/out")
 	[ -n "$ran" ] && [ "$ran" -ge 2000 ] || fail "the flood ran ${ran:-no} programs: $(cat "$BUNDLE/out")"
 	json=$(ra audit --format json --kind process "$ID")
 	for p in /tmp/evidence-prog /tmp/pre0; do
@@ -220,9 +221,16 @@ run_flood_verified() {
 	# (a run read only after it was gone is a record without its exe)
 	full=$(jq -s '[.[] | select((.exe != null and (.exe | test("^/tmp/p(re)?[0-9]+$"))) or .gone)] | length' <<<"$json")
 	counted=$(jq -s '[.[] | select(.coalesced) | .coalesced] | add // 0' <<<"$json")
-	echo "# $full full records, $counted counted" >&3
-	[ "$counted" -gt 0 ] || fail "nothing coalesced"
+	echo "# $((600 + ran)) programs in $secs s: $full full records, $counted counted" >&3
 	[ $((full + counted)) -ge $((600 + ran)) ] || fail "full $full + counted $counted of $((600 + ran))"
+	# the kind's bucket (1,000, then 20 a second) must have refused some: unless the machine
+	# ran them so slowly that it did not have to (seen once: 2,600 in about 80 s)
+	if [ $((600 + ran)) -le $((1000 + 20 * secs + 50)) ]; then
+		echo "# under the flood limit: $((600 + ran)) programs in $secs s (<= 1,000 + 20 a second)" >&3
+		[ "$counted" -eq 0 ] || [ "$full" -ge 1000 ] || fail "counted $counted under the limit with $full full records"
+		return
+	fi
+	[ "$counted" -gt 0 ] || fail "nothing coalesced"
 	jq -se 'any(.[]; .coalesced and .program == "(various programs)")' <<<"$json" >/dev/null ||
 		fail "no counted record of the kind's own bucket"
 	run ra audit --summary "$ID"
