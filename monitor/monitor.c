@@ -592,6 +592,14 @@ static void open_root_sources(struct monitor *m, const struct monitor_opts *o, s
 
   if (m->have_proc)
     add_name(names, "process");
+  /* the files exec opens, named for the programs gone before /proc is read
+   * (a user's sandbox cannot mark mounts: it records exec calls) */
+  if (m->have_proc && !m->in_userns) {
+    if (monitor_execfan_open(m, &err) == 0)
+      add_name(names, "exec_opens");
+    else
+      error_clear(&err);
+  }
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
     if (monitor_files_open(m, p->workspace.path, p->workspace.review_protected, &err) < 0) {
       monitor_error(m, "file", &err);

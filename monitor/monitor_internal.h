@@ -106,6 +106,15 @@ void monitor_proc_ids(struct jbuf *b, int dir);
 struct seccomp_notif;
 void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *req, bool at,
                        bool stub);
+/* The files exec opened on the container's mounts, by pid (monitor_execfan.c):
+ * open marks them (after the init's root is set up); drain reads what is
+ * queued; take gives the first file pid opened since its last take into exe
+ * (when not NULL) and any others as a JSON array into more (when not
+ * NULL), and forgets them: false when it opened none. */
+int monitor_execfan_open(struct monitor *m, struct error *err);
+void monitor_execfan_drain(void);
+bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more);
+void monitor_execfan_close(void);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);

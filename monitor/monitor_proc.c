@@ -6,7 +6,8 @@
  * PROC_EVENT_EXEC: when the process belongs to the container (known from
  * forks, else its pid namespace, else its cgroup), record pid, container pid, ppid, uid, argv
  * (bounded) and exe, read from /proc at once (a process that is already gone
- * is recorded with its comm from the zombie's stat).  PROC_EVENT_EXIT gives
+ * is recorded with its comm from the zombie's status, and with the file its
+ * exec opened: monitor_execfan.c).  PROC_EVENT_EXIT gives
  * the init's wait status (the monitor is not its parent) and, for a SIGKILL
  * death, prompts an OOM counter check.  Listening needs CAP_NET_ADMIN in the
  * initial user namespace: the monitor runs as host root.  The whole host's
@@ -138,11 +139,15 @@ static void read_status(int dir, struct procfs_status *st)
   procfs_parse_status(status, st);
 }
 
+/* The ids the status held (one it did not hold is left out, not -1) */
 static void add_ids(struct jbuf *b, const struct procfs_status *st)
 {
-  jb_key_i64(b, "cpid", st->cpid);
-  jb_key_i64(b, "ppid", st->ppid);
-  jb_key_i64(b, "uid", st->uid);
+  if (st->cpid >= 0)
+    jb_key_i64(b, "cpid", st->cpid);
+  if (st->ppid >= 0)
+    jb_key_i64(b, "ppid", st->ppid);
+  if (st->uid >= 0)
+    jb_key_i64(b, "uid", st->uid);
 }
 
 void monitor_proc_ids(struct jbuf *b, int dir)
@@ -316,17 +321,25 @@ static pid_t tracked_parent(pid_t pid, pid_t ppid)
 /* A process of ours that was reaped before we could read anything. */
 static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
 {
-  struct jbuf b = {0};
+  struct jbuf b = {0}, more = {0};
+  char exe[4096];
+  bool opened = monitor_execfan_take(pid, exe, sizeof exe, &more);
 
   jb_key_i64(&b, "pid", pid);
   ppid = tracked_parent(pid, ppid);
   if (ppid > 0)
     jb_key_i64(&b, "ppid", ppid);
+  /* what its exec opened, the one thing left of it */
+  if (opened)
+    jb_key_str(&b, "exe", exe);
   jb_key(&b, "argv");
   jb_puts(&b, "[]");
   jb_key_bool(&b, "gone", true);
-  if (monitor_flood_admit(m, "process", "?", NULL, pid))
+  if (more.len > 0)
+    jb_key_raw(&b, "exec_opened", jb_str(&more));
+  if (monitor_flood_admit(m, "process", opened ? exe : "?", NULL, pid))
     monitor_record(m, "process", jb_str(&b));
+  jb_free(&more);
   jb_free(&b);
 }
 
@@ -338,7 +351,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   struct procfs_status st;
   struct error err = {0};
   cleanup_close int dir = -1, exe_fd = -1;
-  struct jbuf b = {0};
+  struct jbuf b = {0}, more = {0};
   ssize_t clen, elen;
   bool gone;
 
@@ -367,10 +380,16 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
    * the directory was opened; its parent is the fork event's. */
   read_status(dir, &st);
   gone = st.state == 'Z' || st.state == 'X' || st.state == '\0';
-  if (st.state == '\0' && st.ppid <= 0)
+  if (st.state == '\0' && st.ppid <= 0 && tracked_parent(pid, ppid) > 0)
     st.ppid = tracked_parent(pid, ppid);
   if (clen <= 0 && !gone && !force && incomplete_add(pid, tracked_parent(pid, st.ppid)))
     return;
+  /* what its exec opened: the exe of a program /proc no longer has
+   * (taken either way, so that the next exec of this pid starts afresh) */
+  if (elen > 0)
+    monitor_execfan_take(pid, NULL, 0, NULL);
+  else if (monitor_execfan_take(pid, exe, sizeof exe, &more))
+    elen = (ssize_t)strlen(exe);
   /* under a flood of one program: counted, nothing more to read */
   if (elen > 0)
     exe[elen] = '\0';
@@ -378,12 +397,16 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
                            elen > 0             ? exe
                            : st.comm[0] != '\0' ? st.comm
                                                 : "?",
-                           NULL, pid))
+                           NULL, pid)) {
+    jb_free(&more);
     return;
+  }
   jb_key_i64(&b, "pid", pid);
   add_ids(&b, &st);
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
+  if (more.len > 0)
+    jb_key_raw(&b, "exec_opened", jb_str(&more));
   if (clen > 0) {
     monitor_add_argv(&b, cmd, clen, false);
   } else {
@@ -395,6 +418,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   }
   if (!seen(pid, jb_str(&b)))
     monitor_record(m, "process", jb_str(&b));
+  jb_free(&more);
   jb_free(&b);
 }
 
@@ -611,6 +635,7 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   if (side_fd < 0) {
     drain(m, fd, PROC_DRAIN_MAX);
+    monitor_execfan_drain(); /* the opens of the execs read (they come first) */
     handle_batch(m);
     return;
   }
@@ -621,6 +646,7 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
   /* the execs first: a fork or exit before any of them is queued on the
    * side socket by then (a child's fork event is sent before it runs) */
   drain(m, proc_fd, PROC_DRAIN_MAX / 2);
+  monitor_execfan_drain(); /* the opens of the execs read (they come first) */
   /* A host's fork storm can queue more forks and exits than the batch
    * holds: while it fills up, what happened up to the last side event read
    * is handled (later events on that socket are later still) and the

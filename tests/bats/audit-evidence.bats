@@ -25,6 +25,8 @@ setup() {
 }
 
 teardown() {
+	# a monitor a test stopped (exec-opens) runs again before the container is deleted
+	[ -z "${STOPPED_MON:-}" ] || kill -CONT "$STOPPED_MON" 2>/dev/null || true
 	teardown_bundle
 	local rc=$?
 	rt workspace "$ID" purge >/dev/null 2>&1
@@ -873,6 +875,85 @@ host_forks() {
 		fail "$kids of 80 programs in the trail; its errors, then the records other than the sleeps: $(ra audit --format json "$ID" |
 			jq -c 'select(.kind == "audit_error")' | head -c 1500) $(jq -c 'select(.argv != ["sleep", "0.2"] and
 				.argv != ["sleep", "0.1"] and .argv[0]? != "try-syscall") | del(.prev, .hash, .id)' <<<"$json" | head -c 4000)"
+}
+
+@test "audit-evidence: exec-opens: programs run and reaped while the monitor could not run are named in the trail by the files their exec opened" {
+	# The proc connector says that a pid exec'd, not what; /proc says what, until the program
+	# is reaped.  With the monitor stopped (a loaded host's scheduler, in the extreme) every
+	# short program is gone before it is read: before, each left a record with its parent and
+	# nothing else, so an agent's one-shot program run at the right moment went unnamed.
+	# a mount point whose name the mount table escapes (a space, a tab)
+	update_config '.mounts += [{"destination": "/opt/a b\tc", "type": "tmpfs", "source": "tmpfs", "options": ["exec", "mode=755"]}]'
+	set_cmd 'sleep 1.5; i=0; while [ $i -lt 20 ]; do try-syscall stopped-$i 2>/dev/null; i=$((i + 1)); done
+		cp /usr/local/bin/try-syscall "/tmp/renamed prog"; "/tmp/renamed prog" x 2>/dev/null
+		d=$(printf "/opt/a b\tc"); cp /usr/local/bin/try-syscall "$d/tool"; "$d/tool" x 2>/dev/null
+		printf "#!/bin/sh\nexit 0\n" >/tmp/script.sh; chmod +x /tmp/script.sh; /tmp/script.sh
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$mon"
+	STOPPED_MON=$mon
+	# (not `exec`: an exec with the trail on waits for the monitor)
+	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
+	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped: $(grep State "/proc/$mon/status")"
+	kill -CONT "$mon"
+	STOPPED_MON=
+	sleep 1
+	run rt delete -f "$ID"
+	json=$(ra audit --format json --kind process "$ID")
+	grep -q '"exec_opens"' <<<"$(ra audit --format json "$ID" | jq -c 'select(.kind == "monitor")')" ||
+		fail "no exec_opens source: $(ra audit --format json "$ID" | jq -c 'select(.kind == "monitor" or .kind == "audit_error")')"
+	# every one gone by the time it was read (the monitor was stopped), each named
+	named=$(jq -s '[.[] | select(.gone and .exe == "/usr/local/bin/try-syscall" and .ppid == '"$ipid"')] | length' <<<"$json")
+	anon=$(jq -s '[.[] | select(.gone and .exe == null)] | length' <<<"$json")
+	echo "# 20 programs run while the monitor was stopped: $named named, $anon without a name" >&3
+	[ "$named" -ge 20 ] && [ "$anon" -eq 0 ] ||
+		fail "$named of 20 named, $anon without a name: $(jq -c 'select(.gone) | del(.prev, .hash, .id, .time)' <<<"$json" | head -c 3000)"
+	# a copy under a name of its own (with a space), and a script: the script's file first,
+	# then its interpreter
+	jq -se 'any(.[]; .exe == "/tmp/renamed prog" and .gone)' <<<"$json" >/dev/null ||
+		fail "no record naming the copy: $(jq -c 'select(.exe | tostring | test("tmp"))' <<<"$json")"
+	jq -se 'any(.[]; .exe == "/opt/a b\tc/tool" and .gone)' <<<"$json" >/dev/null ||
+		fail "no record naming the program on the escaped mount: $(jq -c 'select(.exe | tostring | test("opt"))' <<<"$json")"
+	jq -se 'any(.[]; .exe == "/tmp/script.sh" and .exec_opened == ["/bin/busybox"])' <<<"$json" >/dev/null ||
+		fail "no record naming the script: $(jq -c 'select(.exe | tostring | test("tmp|busybox"))' <<<"$json" | tail -5)"
+}
+
+# bats test_tags=flood
+@test "audit-evidence: fork-storm-inside: the agent's own storm of forks does not hide the programs it runs meanwhile" {
+	# the same storm from inside: each of its children is one of the container's (tracked
+	# from its fork, dropped at its exit), none runs a program
+	local major minor
+	IFS=. read -r major minor _ <<<"$(uname -r)"
+	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 6 ]; } ||
+		skip "the fork and exit socket needs Linux 6.6 (this is $(uname -r))"
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		forkstorm 10 10000 >/tmp/forks & i=0; while [ $i -lt 40 ]; do sleep 0.2; try-syscall inside-$i 2>/dev/null; i=$((i + 1)); done
+		wait; echo $i >/tmp/count; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	rt exec "$ID" touch /tmp/go
+	for _ in $(seq 300); do rt exec "$ID" test -e /tmp/count && break; sleep 0.1; done
+	[ "$(rt exec "$ID" cat /tmp/count)" = 40 ] || fail "the programs did not finish"
+	forks=$(rt exec "$ID" cat /tmp/forks)
+	run rt delete -f "$ID"
+	json=$(ra audit --format json --kind process "$ID")
+	kids=$(jq -s --argjson p "$ipid" '[.[] | select(.coalesced | not) | select(.argv == ["sleep", "0.2"] or
+		.argv[0]? == "try-syscall" or .exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall" or
+		(.ppid == $p and .gone and .comm == null and .exe == null))] | length' <<<"$json")
+	echo "# 80 programs beside ${forks:-no} forks of the container's own in 10 s: $kids in the trail" >&3
+	[ "${forks:-0}" -ge 10000 ] || fail "the storm forked ${forks:-no} times"
+	[ "$kids" -ge 80 ] ||
+		fail "$kids of 80 programs in the trail; its errors, then the records other than the sleeps: $(ra audit --format json "$ID" |
+			jq -c 'select(.kind == "audit_error")' | head -c 1500) $(jq -c 'select(.argv != ["sleep", "0.2"] and
+				.argv != ["sleep", "0.1"] and .argv[0]? != "try-syscall") | del(.prev, .hash, .id)' <<<"$json" | head -c 4000)"
+	# the storm's children ran no program: none of them is a record
+	[ "$(jq -s '[.[] | select(.argv[0]? == "forkstorm")] | length' <<<"$json")" -eq 1 ] ||
+		fail "forkstorm's records: $(jq -c 'select(.argv[0]? == "forkstorm")' <<<"$json" | head -5)"
 }
 
 @test "audit-evidence: with workspace.size (the agent profile's default) the upper layer is a filesystem of its own: the host's writes beside the store never reach the monitor" {

@@ -1,0 +1,229 @@
+/* monitor_execfan.c - the file each program was exec'd from, taken at its
+ * exec, for the records of programs gone before /proc could be read.
+ *
+ * The proc connector says that a pid exec'd, not what: monitor_proc.c reads
+ * the executable from /proc/<pid>/exe afterwards, and a short program that
+ * has exited and been reaped by then left a record with its parent and
+ * nothing else (THREAT-MODEL.md, "Gaps in the audit trail").  Here a
+ * fanotify group (file descriptors, notification class) has FAN_OPEN_EXEC
+ * on every mount of the container, marked through the init's root once it
+ * is set up: when exec opens a file on one of them the kernel queues the
+ * opener's pid with an open descriptor of the file, whose path we read at
+ * once (a program's file cannot be read back from a pid that is gone, but
+ * its descriptor names it).  An exec's open comes before its proc
+ * connector event, so monitor_proc.c drains this queue after reading its
+ * exec events and before handling them, and takes what a pid opened when
+ * /proc no longer has it.  One exec can open more than one file (a script,
+ * then its interpreter; a dynamic program, then its loader), and an exec
+ * that fails after its open leaves one too: the files a pid opened since
+ * its last record are kept in order (EXECFAN_PER_PID), the first is the
+ * record's "exe", the others its "exec_opened".
+ * Needs CAP_SYS_ADMIN (fanotify mount marks): not in a user's sandbox,
+ * which records programs from their exec calls instead (monitor_exec.c).
+ * Mounts made after the marks (the agent profile lets the container make
+ * none) are not marked.  A queue overflow loses names only, never records.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "monitor/monitor_internal.h"
+#include "os/procfs.h"
+
+#define EXECFAN_PIDS 256   /* pids with opens not yet taken (oldest replaced) */
+#define EXECFAN_PER_PID 4  /* files kept per pid */
+#define EXECFAN_MOUNTS 256 /* mounts marked at most */
+
+struct opened {
+  pid_t pid;
+  unsigned n;
+  char *path[EXECFAN_PER_PID];
+};
+
+static int fan = -1;
+static int fd_dir = -1; /* our /proc/self/fd */
+static struct opened opened[EXECFAN_PIDS];
+static size_t next_slot;
+
+static void slot_clear(struct opened *o)
+{
+  for (unsigned i = 0; i < o->n; i++)
+    free(o->path[i]);
+  *o = (struct opened){0};
+}
+
+static struct opened *slot_find(pid_t pid)
+{
+  for (size_t i = 0; i < EXECFAN_PIDS; i++)
+    if (opened[i].pid == pid)
+      return &opened[i];
+  return NULL;
+}
+
+static void note_open(pid_t pid, const char *path)
+{
+  struct opened *o = slot_find(pid);
+
+  if (o == NULL) {
+    o = &opened[next_slot++ % EXECFAN_PIDS];
+    slot_clear(o);
+    o->pid = pid;
+  }
+  if (o->n < EXECFAN_PER_PID)
+    o->path[o->n++] = xstrdup(path);
+}
+
+/* A mountinfo field with its octal escapes (\040 and the like) undone, in place. */
+static void unescape(char *s)
+{
+  char *w = s;
+
+  for (char *r = s; *r != '\0'; r++) {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+        r[3] <= '7') {
+      *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+      r += 3;
+    } else {
+      *w++ = *r;
+    }
+  }
+  *w = '\0';
+}
+
+/* Mark every mount in the init's mount table (its 5th field, the mount
+ * point), each opened inside the init's root.  The count marked. */
+static int mark_mounts(pid_t init, struct error *err)
+{
+  struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+  cleanup_free char *table = NULL;
+  cleanup_close int piddir = -1, root = -1;
+  char rel[32];
+  int marked = 0, tried = 0;
+
+  snprintf(rel, sizeof rel, "%d/mountinfo", init);
+  if (procfs_read_all(rel, &table, err) < 0)
+    return -1;
+  snprintf(rel, sizeof rel, "%d", init);
+  if ((piddir = procfs_open(rel, O_PATH | O_DIRECTORY, err)) < 0)
+    return -1;
+  root = openat(piddir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return error_errno(err, "open the container's root");
+  for (char *line = table, *end; line != NULL && *line != '\0' && tried < EXECFAN_MOUNTS;
+       line = end) {
+    char *field[5] = {0}, *save = NULL;
+    int fd;
+
+    end = strchr(line, '\n');
+    if (end != NULL)
+      *end++ = '\0';
+    field[0] = strtok_r(line, " ", &save);
+    for (int i = 1; i < 5 && field[i - 1] != NULL; i++)
+      field[i] = strtok_r(NULL, " ", &save);
+    if (field[4] == NULL)
+      continue;
+    unescape(field[4]);
+    tried++;
+    fd = (int)syscall(SYS_openat2, root, field[4], &how, sizeof how);
+    if (fd < 0)
+      continue; /* not a directory, hidden under another mount, or gone */
+    if (fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_EXEC, fd, ".") == 0)
+      marked++;
+    close(fd);
+  }
+  return marked;
+}
+
+int monitor_execfan_open(struct monitor *m, struct error *err)
+{
+  int marked;
+
+  fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
+                      O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+  if (fan < 0)
+    return error_errno(err, "fanotify_init (exec opens)");
+  if ((fd_dir = procfs_open("self/fd", O_PATH | O_DIRECTORY, err)) < 0 ||
+      (marked = mark_mounts(m->init_pid, err)) < 0) {
+    monitor_execfan_close();
+    return -1;
+  }
+  if (marked == 0) {
+    monitor_execfan_close();
+    return error_set(err, 0, "no mount of the container could be marked for exec opens");
+  }
+  return 0;
+}
+
+void monitor_execfan_drain(void)
+{
+  char buf[4096] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+
+  if (fan < 0)
+    return;
+  for (int round = 0; round < 64; round++) {
+    ssize_t n = read(fan, buf, sizeof buf);
+
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return;
+    for (struct fanotify_event_metadata *ev = (void *)buf; FAN_EVENT_OK(ev, n);
+         ev = FAN_EVENT_NEXT(ev, n)) {
+      char name[16], path[PATH_MAX];
+      ssize_t len;
+
+      if (ev->vers != FANOTIFY_METADATA_VERSION)
+        return;
+      if (ev->fd < 0)
+        continue; /* FAN_Q_OVERFLOW: names lost, the records are not */
+      snprintf(name, sizeof name, "%d", ev->fd);
+      len = readlinkat(fd_dir, name, path, sizeof path - 1);
+      close(ev->fd);
+      if (len <= 0 || ev->pid <= 0 || !(ev->mask & FAN_OPEN_EXEC))
+        continue;
+      path[len] = '\0';
+      note_open(ev->pid, path);
+    }
+  }
+}
+
+bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more)
+{
+  struct opened *o;
+
+  if (fan < 0 || pid <= 0 || (o = slot_find(pid)) == NULL)
+    return false;
+  if (exe != NULL && o->n > 0)
+    snprintf(exe, size, "%s", o->path[0]);
+  if (more != NULL && o->n > 1) {
+    jb_puts(more, "[");
+    for (unsigned i = 1; i < o->n; i++) {
+      if (i > 1)
+        jb_puts(more, ",");
+      jb_quote(more, o->path[i], strlen(o->path[i]));
+    }
+    jb_puts(more, "]");
+  }
+  slot_clear(o);
+  return true;
+}
+
+void monitor_execfan_close(void)
+{
+  if (fan >= 0)
+    close(fan);
+  if (fd_dir >= 0)
+    close(fd_dir);
+  fan = fd_dir = -1;
+  for (size_t i = 0; i < EXECFAN_PIDS; i++)
+    slot_clear(&opened[i]);
+}
