@@ -21,7 +21,9 @@
  * Needs CAP_SYS_ADMIN (fanotify mount marks): not in a user's sandbox,
  * which records programs from their exec calls instead (monitor_exec.c).
  * Mounts made after the marks (the agent profile lets the container make
- * none) are not marked.  A queue overflow loses names only, never records.
+ * none) are not marked, nor mounts that are not directories (fanotify_mark
+ * takes no O_PATH descriptor of a file), nor FUSE mounts (mark_mounts).  A
+ * queue overflow loses names only, never records.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,7 +122,7 @@ static int mark_mounts(pid_t init, struct error *err)
     return error_errno(err, "open the container's root");
   for (char *line = table, *end; line != NULL && *line != '\0' && tried < EXECFAN_MOUNTS;
        line = end) {
-    char *field[5] = {0}, *save = NULL;
+    char *field[5] = {0}, *save = NULL, *fstype = NULL;
     int fd;
 
     end = strchr(line, '\n');
@@ -130,6 +132,16 @@ static int mark_mounts(pid_t init, struct error *err)
     for (int i = 1; i < 5 && field[i - 1] != NULL; i++)
       field[i] = strtok_r(NULL, " ", &save);
     if (field[4] == NULL)
+      continue;
+    /* the file system type follows " - ": the kernel opens each file
+     * exec opened for us, and a FUSE server (the container's, perhaps)
+     * could leave that open, and so us, waiting */
+    for (char *f = strtok_r(NULL, " ", &save); f != NULL; f = strtok_r(NULL, " ", &save))
+      if (strcmp(f, "-") == 0) {
+        fstype = strtok_r(NULL, " ", &save);
+        break;
+      }
+    if (fstype == NULL || strncmp(fstype, "fuse", 4) == 0)
       continue;
     unescape(field[4]);
     tried++;
