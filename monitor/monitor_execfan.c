@@ -177,7 +177,8 @@ int monitor_execfan_open(struct monitor *m, struct error *err)
 
 void monitor_execfan_drain(void)
 {
-  char buf[4096] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+  /* about 40 events a read: each is a new descriptor of ours until it is closed */
+  char buf[1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 
   if (fan < 0)
     return;
