@@ -616,19 +616,43 @@ static void drain(struct monitor *m, int fd, size_t limit)
   }
 }
 
-/* The batch in the order of the events' timestamps (stable: equal times
- * keep their order).  Two runs, each in its socket's order: few moves. */
-static void sort_batch(void)
+/* batch[from..to) in the order of the events' timestamps, by insertion
+ * (stable: equal times keep their order); a socket's events come nearly in
+ * order, so few moves. */
+static void sort_run(size_t from, size_t to)
 {
-  for (size_t i = 1; i < n_batch; i++) {
+  for (size_t i = from + 1; i < to; i++) {
     struct proc_event ev = batch[i];
     size_t j = i;
-    while (j > 0 && batch[j - 1].timestamp_ns > ev.timestamp_ns) {
+    while (j > from && batch[j - 1].timestamp_ns > ev.timestamp_ns) {
       batch[j] = batch[j - 1];
       j--;
     }
     batch[j] = ev;
   }
+}
+
+/* The batch in the order of the events' timestamps: what it held (in
+ * order already, or the exec socket's run) and the side socket's run read
+ * after it (from first on), each sorted, then merged (stable, the earlier
+ * run first).  By insertion alone, each of a storm's forks moved past every
+ * exec that waited before it. */
+static struct proc_event merged[PROC_DRAIN_MAX];
+static void sort_batch(size_t first)
+{
+  size_t a = 0, b = first, k = 0;
+
+  sort_run(0, first);
+  sort_run(first, n_batch);
+  if (first == 0 || first == n_batch || batch[first - 1].timestamp_ns <= batch[first].timestamp_ns)
+    return; /* already in order */
+  while (a < first && b < n_batch)
+    merged[k++] = batch[b].timestamp_ns < batch[a].timestamp_ns ? batch[b++] : batch[a++];
+  while (a < first)
+    merged[k++] = batch[a++];
+  while (b < n_batch)
+    merged[k++] = batch[b++];
+  memcpy(batch, merged, n_batch * sizeof *batch);
 }
 
 static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
@@ -660,7 +684,7 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
     for (size_t i = first; i < n_batch; i++)
       if (batch[i].timestamp_ns > cut)
         cut = batch[i].timestamp_ns;
-    sort_batch();
+    sort_batch(first);
     if (n_batch < PROC_DRAIN_MAX || first == n_batch)
       break;
     /* a storm: no waiting for the tick before the next read, or its
