@@ -568,7 +568,7 @@ static void handle_batch(struct monitor *m)
  * one event is one datagram of under 100 bytes (one that does not fit
  * DRAIN_DGRAM is not an event: dropped). */
 #define DRAIN_VEC 64
-#define DRAIN_DGRAM 256
+#define DRAIN_DGRAM 128
 static void drain(struct monitor *m, int fd, size_t limit)
 {
   uint8_t buf[DRAIN_VEC][DRAIN_DGRAM] __attribute__((aligned(NLMSG_ALIGNTO)));
