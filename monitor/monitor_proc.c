@@ -637,7 +637,7 @@ static void sort_run(size_t from, size_t to)
  * after it (from first on), each sorted, then merged (stable, the earlier
  * run first).  By insertion alone, each of a storm's forks moved past every
  * exec that waited before it. */
-static struct proc_event merged[PROC_DRAIN_MAX];
+static struct proc_event *merged; /* made at the first merge: a storm's */
 static void sort_batch(size_t first)
 {
   size_t a = 0, b = first, k = 0;
@@ -646,6 +646,13 @@ static void sort_batch(size_t first)
   sort_run(first, n_batch);
   if (first == 0 || first == n_batch || batch[first - 1].timestamp_ns <= batch[first].timestamp_ns)
     return; /* already in order */
+  /* one run short: inserting it costs at most 64 moves an event, and no buffer */
+  if (first <= 64 || n_batch - first <= 64) {
+    sort_run(0, n_batch);
+    return;
+  }
+  if (merged == NULL)
+    merged = xmalloc(PROC_DRAIN_MAX * sizeof *merged);
   while (a < first && b < n_batch)
     merged[k++] = batch[b].timestamp_ns < batch[a].timestamp_ns ? batch[b++] : batch[a++];
   while (a < first)
