@@ -736,7 +736,7 @@ PY
 	sleep "$(awk -v n=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", n / 1e9 }')"
 	idle=$(($(cpu_ticks "$mon") - after))
 	# what the kernel holds for the monitor: ignore marks on the host's directories
-	fan=$(ls -l /proc/"$mon"/fd | awk '/anon_inode:\[fanotify\]/ { print $9 }')
+	fan=$(files_fan "$mon")
 	[ -n "$fan" ] || fail "no fanotify group in the monitor"
 	if [ -f "$TEST_STORE/.workspaces/$ID/upper.img" ]; then
 		# the upper layer is the workspace's own size-limited file system (an image): the
@@ -772,6 +772,15 @@ PY
 	# allowed on top; the ignore marks above are the exact check
 	[ "$((used - idle))" -le $((10 + idle)) ] ||
 		fail "the monitor used $used clock ticks during the host's files ($idle in the same time idle)"
+}
+
+# files_fan PID: the monitor's fanotify group of the workspace's files (not that of exec
+# opens, whose marks are on mounts)
+files_fan() {
+	local fd
+	for fd in $(ls -l /proc/"$1"/fd | awk '/anon_inode:\[fanotify\]/ { print $9 }'); do
+		grep -q '^fanotify mnt_id:' /proc/"$1"/fdinfo/"$fd" || echo "$fd"
+	done
 }
 
 # host_forks N [COMM]: N forks of one host process named COMM (default agrt-forker), each
@@ -974,7 +983,7 @@ for i in range(2000):
     with open(os.path.join(sys.argv[1], "host-%d.txt" % i), "w") as f:
         f.write("x")
 PY
-	fan=$(ls -l /proc/"$mon"/fd | awk '/anon_inode:\[fanotify\]/ { print $9 }')
+	fan=$(files_fan "$mon")
 	[ -n "$fan" ] || fail "no fanotify group in the monitor"
 	# the filesystem mark is on the image's ext4, not the store's: nothing to ignore
 	ino=$(printf '%x' "$(stat -c %i "$churn")")
