@@ -425,8 +425,18 @@ cri_start() {
 	# plugin table: containerd merges imported plugin tables by key, not deeply)
 	grep -v '^version' "$c/agentrt.toml" >>"$c/config.toml"
 	CRI_SOCK=$c/containerd.sock CTRD_SOCK=$c/containerd.sock
-	nsenter --net="/run/netns/$ns" containerd --config "$c/config.toml" --log-level info \
-		>"$c/containerd.log" 2>&1 3>&- &
+	if [ -n "${CRI_PRIVATE_VARLIB:-}" ]; then
+		# (a VM lane whose root is the host's) containerd in a mount namespace of its own with
+		# an empty tmpfs on /var/lib: libcni's cache (/var/lib/cni, which containerd 1.6 cannot
+		# move) is then its own, not the host's directory that the host suite makes and
+		# removes beside it (seen as ESTALE through virtiofs).  Same pid: each step execs.
+		unshare -m --propagation private sh -c 'mount -t tmpfs -o size=16m,mode=755 agentrt-it-varlib /var/lib &&
+			exec nsenter --net="/run/netns/$1" containerd --config "$2/config.toml" --log-level info' \
+			sh "$ns" "$c" >"$c/containerd.log" 2>&1 3>&- &
+	else
+		nsenter --net="/run/netns/$ns" containerd --config "$c/config.toml" --log-level info \
+			>"$c/containerd.log" 2>&1 3>&- &
+	fi
 	CTRD_PID=$!
 	export CRI_SOCK CTRD_SOCK CTRD_PID
 	if ! it_wait 30 ctr --address "$CTRD_SOCK" version; then

@@ -92,18 +92,8 @@ scope_holds() {
 
 # cri_ok METHOD JSON: a CRI call that must succeed; on failure its answer and containerd's last
 # log lines are in the TAP output (one CI run's RunPodSandbox exited 2 and showed nothing else).
-# This VM's root is the host's (virtiofs), and containerd 1.6 keeps libcni's cache in
-# /var/lib/cni, which it cannot be told to move: the host suite's cri.bats, running beside this
-# lane in CI, makes and removes that directory too, and a call that meets the removal fails with
-# ESTALE ("mkdir /var/lib/cni: stale NFS file handle", 107c517's CI).  Such a call is made once
-# more (the failed lookup dropped the stale entry); any other failure is a failure.
 cri_ok() {
 	run cri "$@"
-	if [ "$status" -ne 0 ] && [[ $output == *"stale NFS file handle"* ]]; then
-		echo "# cri $1: $output; once more" >&3
-		sleep 1
-		run cri "$@"
-	fi
 	[ "$status" -eq 0 ] && return 0
 	echo "# cri $1: status $status: $output" >&3
 	tail -n 15 "$CRI_DIR/containerd.log" 2>/dev/null | sed 's/^/#   containerd: /' >&3
@@ -114,7 +104,12 @@ cri_ok() {
 	cri_need
 	it_log "cri: containerd ($SECONDS s)"
 	SD_SLICE=agentrt-it$$.slice
-	CRI_CONTRIB=config-systemd.toml cri_start "$IT_TMP/ctrd" "agrt-sdcri-$$" "$SD_SLICE" "$IMG"
+	# This VM's root is the host's (virtiofs), and containerd 1.6 keeps libcni's cache in
+	# /var/lib/cni, which it cannot be told to move: the host suite's cri.bats, running beside
+	# this lane in CI, makes and removes that directory too, and RunPodSandbox failed with
+	# "mkdir /var/lib/cni: stale NFS file handle" (107c517's and 2ef0630's CIs; a second try 28 s
+	# later met it again).  containerd gets a /var/lib of its own here.
+	CRI_PRIVATE_VARLIB=1 CRI_CONTRIB=config-systemd.toml cri_start "$IT_TMP/ctrd" "agrt-sdcri-$$" "$SD_SLICE" "$IMG"
 	grep -q 'SystemdCgroup = true' "$CRI_DIR/config.toml"
 	it_log "cri: RunPodSandbox ($SECONDS s)"
 	mkdir -p "$IT_TMP/logs/p"
