@@ -774,6 +774,24 @@ PY
 		fail "the monitor used $used clock ticks during the host's files ($idle in the same time idle)"
 }
 
+# needs_side_socket: skip unless the kernel filters proc connector events per socket (Linux
+# 6.6), which the monitor's socket of forks and exits needs
+needs_side_socket() {
+	local major minor
+	IFS=. read -r major minor _ <<<"$(uname -r)"
+	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 6 ]; } ||
+		skip "event filters per socket need Linux 6.6 (this is $(uname -r))"
+}
+
+# storm_kids IPID < TRAIL: how many of the init's `sleep 0.2` and try-syscall children (the
+# fork-storm tests' 80) are in the process records of TRAIL (JSON lines): each in full, or with
+# its exe or comm, or (reaped before anything was read) nothing but its parent
+storm_kids() {
+	jq -s --argjson p "$1" '[.[] | select(.coalesced | not) | select(.argv == ["sleep", "0.2"] or
+		.argv[0]? == "try-syscall" or .exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall" or
+		(.ppid == $p and .gone and .comm == null and .exe == null))] | length'
+}
+
 # files_fan PID: the monitor's fanotify group of the workspace's files (not that of exec
 # opens, whose marks are on mounts)
 files_fan() {
@@ -795,10 +813,7 @@ host_forks() {
 	# Linux 6.6 filters the proc connector's events per socket: the monitor's exec socket
 	# wakes it, forks and exits wait on a second one (armed at most every 250 ms).  Before,
 	# every fork and exit on the host woke every monitor.
-	local major minor
-	IFS=. read -r major minor _ <<<"$(uname -r)"
-	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 6 ]; } ||
-		skip "event filters per socket need Linux 6.6 (this is $(uname -r))"
+	needs_side_socket
 	requires perf perl
 	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
 		i=0; while [ $i -lt 300 ]; do try-syscall quiet-$i 2>/dev/null; i=$((i + 1)); done
@@ -857,11 +872,7 @@ host_forks() {
 	# batches of 1,024 events.  After 0.2 s of a host storm of 10,000 forks a second, four
 	# times as many are queued: an exec read before its own fork event was handled as a
 	# stranger's and, with the program already reaped, left no record at all.
-	local major minor
-	IFS=. read -r major minor _ <<<"$(uname -r)"
-	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 6 ]; } ||
-		skip "the fork and exit socket needs Linux 6.6 (this is $(uname -r))"
-	requires perl
+	needs_side_socket
 	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
 		i=0; while [ $i -lt 40 ]; do sleep 0.2; try-syscall storm-$i 2>/dev/null; i=$((i + 1)); done
 		echo $i >/tmp/count; sleep 600'
@@ -874,11 +885,7 @@ host_forks() {
 	[ "$(rt exec "$ID" cat /tmp/count)" = 40 ] || fail "the programs did not finish"
 	run rt delete -f "$ID"
 	json=$(ra audit --format json --kind process "$ID")
-	# the init's 80 children after go: 40 `sleep 0.2` and 40 try-syscall, each in full, or
-	# with its exe or comm, or (reaped before anything was read) nothing but its parent
-	kids=$(jq -s --argjson p "$ipid" '[.[] | select(.coalesced | not) | select(.argv == ["sleep", "0.2"] or
-		.argv[0]? == "try-syscall" or .exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall" or
-		(.ppid == $p and .gone and .comm == null and .exe == null))] | length' <<<"$json")
+	kids=$(storm_kids "$ipid" <<<"$json")
 	echo "# 80 programs beside $forks host forks in 12 s: $kids in the trail" >&3
 	[ "$kids" -ge 80 ] ||
 		fail "$kids of 80 programs in the trail; its errors, then the records other than the sleeps: $(ra audit --format json "$ID" |
@@ -935,10 +942,7 @@ host_forks() {
 @test "audit-evidence: fork-storm-inside: the agent's own storm of forks does not hide the programs it runs meanwhile" {
 	# the same storm from inside: each of its children is one of the container's (tracked
 	# from its fork, dropped at its exit), none runs a program
-	local major minor
-	IFS=. read -r major minor _ <<<"$(uname -r)"
-	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 6 ]; } ||
-		skip "the fork and exit socket needs Linux 6.6 (this is $(uname -r))"
+	needs_side_socket
 	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
 		forkstorm 10 10000 >/tmp/forks & i=0; while [ $i -lt 40 ]; do sleep 0.2; try-syscall inside-$i 2>/dev/null; i=$((i + 1)); done
 		wait; echo $i >/tmp/count; sleep 600'
@@ -951,9 +955,7 @@ host_forks() {
 	forks=$(rt exec "$ID" cat /tmp/forks)
 	run rt delete -f "$ID"
 	json=$(ra audit --format json --kind process "$ID")
-	kids=$(jq -s --argjson p "$ipid" '[.[] | select(.coalesced | not) | select(.argv == ["sleep", "0.2"] or
-		.argv[0]? == "try-syscall" or .exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall" or
-		(.ppid == $p and .gone and .comm == null and .exe == null))] | length' <<<"$json")
+	kids=$(storm_kids "$ipid" <<<"$json")
 	echo "# 80 programs beside ${forks:-no} forks of the container's own in 10 s: $kids in the trail" >&3
 	[ "${forks:-0}" -ge 10000 ] || fail "the storm forked ${forks:-no} times"
 	[ "$kids" -ge 80 ] ||
