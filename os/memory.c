@@ -88,9 +88,24 @@ __attribute__((noinline)) void mem_release_unused(void)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* A private writable mapping's pages that are resident, written in place
- * (MADV_POPULATE_WRITE breaks their sharing); true (stop) on a kernel
- * without it. */
+/* Whether the page at p holds only zeros.  A page only ever read is mapped
+ * to the kernel's shared zero page, which mincore reports resident like any
+ * other: taking it would give the child a page of its own where it had none
+ * (a table the parent only scanned).  A real page of zeros is left to fault
+ * too, if it is ever written. */
+static bool page_zero(const void *p, uintptr_t page)
+{
+  const uint64_t *w = p;
+
+  for (size_t i = 0; i < page / sizeof *w; i += 8)
+    if ((w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] | w[i + 5] | w[i + 6] | w[i + 7]) != 0)
+      return false;
+  return true;
+}
+
+/* A private writable mapping's pages that are resident and not zero, written
+ * in place (MADV_POPULATE_WRITE breaks their sharing); true (stop) on a
+ * kernel without it. */
 static bool take_mapping(uintptr_t lo, uintptr_t hi, const char *perms, const char *rest, void *ud)
 {
   uintptr_t page = *(const uintptr_t *)ud;
@@ -110,7 +125,7 @@ static bool take_mapping(uintptr_t lo, uintptr_t hi, const char *perms, const ch
     if (mincore((void *)at, n * page, vec) < 0)
       return false;
     for (size_t i = 0; i <= n; i++) {
-      if (i < n && (vec[i] & 1)) {
+      if (i < n && (vec[i] & 1) && !page_zero((const void *)(at + i * page), page)) {
         run++;
         continue;
       }

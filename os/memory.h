@@ -15,7 +15,8 @@ void mem_release_unused(void);
 /* In a child just forked: copy now, one call per run of pages, every
  * private writable page it shares with its parent, instead of taking one
  * copy-on-write fault per page as it writes them.  Only pages already
- * resident are taken: the child's resident memory does not grow.  For a
+ * resident and not all zeros are taken: the child's resident memory does
+ * not grow (a page the parent only read is the kernel's zero page).  For a
  * child that writes much of what it inherited (the monitor: bench/README.md,
  * "ninth round"); one that writes little (the init) pays more for the copies
  * than the faults cost.  First thing in the child, while it is still
