@@ -57,7 +57,12 @@ struct flood_key {
   char since[40];
 };
 
+/* keys[0..n_keys) are taken, in the order they were first needed (never
+ * given back, only reused): lookups and flushes read no further, so an idle
+ * monitor's few keys keep the rest of the 57 KiB table untouched (a read
+ * makes a page resident too) */
 static struct flood_key keys[FLOOD_KEYS];
+static size_t n_keys;
 static struct flood_key kind_keys[FLOOD_KINDS]; /* never evicted */
 
 static void write_counted(struct monitor *m, struct flood_key *k)
@@ -89,16 +94,18 @@ static struct flood_key *find(struct monitor *m, const char *kind, const char *p
 {
   struct flood_key *lru = &keys[0];
 
-  for (size_t i = 0; i < FLOOD_KEYS; i++) {
+  for (size_t i = 0; i < n_keys; i++) {
     struct flood_key *k = &keys[i];
-    if (k->used && strcmp(k->kind, kind) == 0 &&
-        strncmp(k->program, program, sizeof k->program - 1) == 0 &&
+    if (strcmp(k->kind, kind) == 0 && strncmp(k->program, program, sizeof k->program - 1) == 0 &&
         strncmp(k->detail, detail, sizeof k->detail - 1) == 0)
       return k;
-    if (lru->used && (!k->used || k->used_ms < lru->used_ms))
+    if (k->used_ms < lru->used_ms)
       lru = k;
   }
-  write_counted(m, lru);
+  if (n_keys < FLOOD_KEYS)
+    lru = &keys[n_keys++];
+  else
+    write_counted(m, lru);
   *lru = (struct flood_key){.used = true, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
   snprintf(lru->kind, sizeof lru->kind, "%s", kind);
   snprintf(lru->program, sizeof lru->program, "%s", program);
@@ -175,8 +182,8 @@ bool monitor_flood_flush(struct monitor *m, bool final)
   int64_t now = monitor_now_ms();
   bool pending = false;
 
-  for (size_t i = 0; i < FLOOD_KEYS + FLOOD_KINDS; i++) {
-    struct flood_key *k = i < FLOOD_KEYS ? &keys[i] : &kind_keys[i - FLOOD_KEYS];
+  for (size_t i = 0; i < n_keys + FLOOD_KINDS; i++) {
+    struct flood_key *k = i < n_keys ? &keys[i] : &kind_keys[i - n_keys];
     if (k->held == 0)
       continue;
     if (final || now - k->since_ms >= MONITOR_COALESCE_MS)

@@ -178,11 +178,16 @@ void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncat
 
 /* The container's processes known from fork events (a child of a known
  * process is known at once, before it can exit and be reaped), with their
- * parent.  Open addressing, linear probing, backward-shift deletion. */
+ * parent.  Open addressing, linear probing, backward-shift deletion.  Every
+ * host fork is looked up by its parent: the 512-byte occupancy bitmap is
+ * read first, so those misses leave the 32 KiB table's pages untouched (on
+ * a kernel that gives a read fault a page of its own, an idle monitor made
+ * all of it resident). */
 #define TRACK_MAX 4096
 static struct tracked {
   pid_t pid, ppid;
 } track[TRACK_MAX];
+static uint64_t track_used[TRACK_MAX / 64];
 static size_t n_track;
 
 static size_t slot_of(pid_t pid)
@@ -190,10 +195,22 @@ static size_t slot_of(pid_t pid)
   return ((uint32_t)pid * 2654435761u) % TRACK_MAX;
 }
 
+static bool slot_used(size_t i)
+{
+  return (track_used[i / 64] >> (i % 64)) & 1;
+}
+
+static void slot_set(size_t i, bool used)
+{
+  if (used)
+    track_used[i / 64] |= (uint64_t)1 << (i % 64);
+  else
+    track_used[i / 64] &= ~((uint64_t)1 << (i % 64));
+}
+
 static struct tracked *track_find(pid_t pid)
 {
-  for (size_t i = slot_of(pid), n = 0; n < TRACK_MAX && track[i].pid != 0;
-       i = (i + 1) % TRACK_MAX, n++)
+  for (size_t i = slot_of(pid), n = 0; n < TRACK_MAX && slot_used(i); i = (i + 1) % TRACK_MAX, n++)
     if (track[i].pid == pid)
       return &track[i];
   return NULL;
@@ -205,9 +222,10 @@ static void track_add(pid_t pid, pid_t ppid)
 
   if (pid <= 0 || track_find(pid) != NULL || n_track >= TRACK_MAX * 3 / 4)
     return; /* full: the /proc check still attributes live processes */
-  while (track[i].pid != 0)
+  while (slot_used(i))
     i = (i + 1) % TRACK_MAX;
   track[i] = (struct tracked){pid, ppid};
+  slot_set(i, true);
   n_track++;
 }
 
@@ -220,13 +238,16 @@ static void track_del(pid_t pid)
     return;
   i = (size_t)(t - track);
   track[i].pid = 0;
+  slot_set(i, false);
   n_track--;
   /* move later members of the cluster back so lookups still find them */
-  for (j = (i + 1) % TRACK_MAX; track[j].pid != 0; j = (j + 1) % TRACK_MAX) {
+  for (j = (i + 1) % TRACK_MAX; slot_used(j); j = (j + 1) % TRACK_MAX) {
     size_t home = slot_of(track[j].pid);
     if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
       track[i] = track[j];
+      slot_set(i, true);
       track[j].pid = 0;
+      slot_set(j, false);
       i = j;
     }
   }

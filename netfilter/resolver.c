@@ -80,10 +80,14 @@ struct conn {
   uint8_t buf[2 + DNS_UDP_MAX];
 };
 
+/* pend[0..n_pend) and conns[0..n_conns) have been used: the loop looks no
+ * further, so an idle resolver's state (~32 KiB, in pages of its own)
+ * stays mostly untouched, not resident */
 struct rstate {
   const struct egress_resolver_opts *o;
   struct pending pend[MAX_PENDING];
   struct conn conns[MAX_CONNS];
+  size_t n_pend, n_conns;
   unsigned serial;
   struct dns_msg *scratch;
   uint8_t *rx, *tx;
@@ -125,7 +129,7 @@ static void conn_close(struct conn *c)
 
 static struct conn *conn_of(struct rstate *s, const struct client *c)
 {
-  for (size_t i = 0; i < MAX_CONNS; i++)
+  for (size_t i = 0; i < s->n_conns; i++)
     if (s->conns[i].fd == c->fd && s->conns[i].serial == c->conn_serial)
       return &s->conns[i];
   return NULL; /* closed meanwhile */
@@ -204,10 +208,13 @@ static void reply_rcode(struct rstate *s, const struct client *c, const struct d
 
 static struct pending *pending_new(struct rstate *s)
 {
-  for (size_t i = 0; i < MAX_PENDING; i++)
+  for (size_t i = 0; i < s->n_pend; i++)
     if (!s->pend[i].used)
       return &s->pend[i];
-  return NULL;
+  if (s->n_pend == MAX_PENDING)
+    return NULL;
+  s->pend[s->n_pend].fd = -1;
+  return &s->pend[s->n_pend++];
 }
 
 static void pending_close_fd(struct pending *p)
@@ -618,9 +625,11 @@ static void handle_accept(struct rstate *s, int lfd)
 
   if (fd < 0)
     return;
-  for (size_t i = 0; i < MAX_CONNS; i++) {
+  for (size_t i = 0; i <= s->n_conns && i < MAX_CONNS; i++) {
     struct conn *c = &s->conns[i];
-    if (c->fd >= 0)
+    if (i == s->n_conns)
+      s->n_conns++;
+    else if (c->fd >= 0)
       continue;
     c->fd = fd;
     c->serial = ++s->serial;
@@ -659,7 +668,7 @@ static void handle_conn(struct rstate *s, struct conn *c)
 
 static void expire(struct rstate *s, long now)
 {
-  for (size_t i = 0; i < MAX_PENDING; i++) {
+  for (size_t i = 0; i < s->n_pend; i++) {
     struct pending *p = &s->pend[i];
     if (!p->used || p->deadline > now)
       continue;
@@ -669,7 +678,7 @@ static void expire(struct rstate *s, long now)
     emit(s, EGRESS_DNS_FAILED, p->q, NULL, 0, "upstream timeout");
     reply_rcode(s, &p->c, p->q, DNS_RCODE_SERVFAIL);
   }
-  for (size_t i = 0; i < MAX_CONNS; i++)
+  for (size_t i = 0; i < s->n_conns; i++)
     if (s->conns[i].fd >= 0 && s->conns[i].deadline <= now)
       conn_close(&s->conns[i]);
 }
@@ -677,7 +686,7 @@ static void expire(struct rstate *s, long now)
 static int next_timeout(const struct rstate *s, long now)
 {
   long t = now + 1000;
-  for (size_t i = 0; i < MAX_PENDING; i++)
+  for (size_t i = 0; i < s->n_pend; i++)
     if (s->pend[i].used && s->pend[i].deadline < t)
       t = s->pend[i].deadline;
   return t > now ? (int)(t - now) : 0;
@@ -696,13 +705,14 @@ static int loop_once(struct rstate *s, struct error *err)
 
   for (int i = 0; i < FD_CONN0; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
-  for (int i = 0; i < MAX_CONNS; i++)
-    pfd[FD_CONN0 + i] =
-        (struct pollfd){.fd = s->conns[i].fd, .events = s->conns[i].busy ? 0 : POLLIN};
-  for (int i = 0; i < MAX_PENDING; i++) {
+  for (size_t i = 0; i < MAX_CONNS; i++)
+    pfd[FD_CONN0 + i] = i < s->n_conns ? (struct pollfd){.fd = s->conns[i].fd,
+                                                         .events = s->conns[i].busy ? 0 : POLLIN}
+                                       : (struct pollfd){.fd = -1};
+  for (size_t i = 0; i < MAX_PENDING; i++) {
     const struct pending *p = &s->pend[i];
-    short ev = p->tcp && !p->tcp_sent ? POLLOUT : POLLIN;
-    pfd[FD_PEND0 + i] = (struct pollfd){.fd = p->used ? p->fd : -1, .events = ev};
+    short ev = i < s->n_pend && p->tcp && !p->tcp_sent ? POLLOUT : POLLIN;
+    pfd[FD_PEND0 + i] = (struct pollfd){.fd = i < s->n_pend && p->used ? p->fd : -1, .events = ev};
   }
   if (poll(pfd, N_FDS, next_timeout(s, now_ms())) < 0)
     return errno == EINTR ? 0 : error_errno(err, "resolver: poll");
@@ -712,7 +722,7 @@ static int loop_once(struct rstate *s, struct error *err)
     return error_set(err, 0, "resolver: control request failed");
   if (pfd[FD_AUX].revents && o->on_aux != NULL && o->on_aux(o->aux_ud) > 0)
     return 1;
-  for (int i = 0; i < MAX_PENDING; i++) {
+  for (size_t i = 0; i < s->n_pend; i++) {
     struct pending *p = &s->pend[i];
     short rev = pfd[FD_PEND0 + i].revents;
     if (rev == 0 || !p->used || p->fd != pfd[FD_PEND0 + i].fd)
@@ -730,7 +740,7 @@ static int loop_once(struct rstate *s, struct error *err)
   for (int i = FD_TCP4; i <= FD_TCP6; i++)
     if (pfd[i].revents & POLLIN)
       handle_accept(s, pfd[i].fd);
-  for (int i = 0; i < MAX_CONNS; i++)
+  for (size_t i = 0; i < s->n_conns; i++)
     if (pfd[FD_CONN0 + i].revents && s->conns[i].fd >= 0)
       handle_conn(s, &s->conns[i]);
   expire(s, now_ms());
@@ -741,12 +751,12 @@ static int loop_once(struct rstate *s, struct error *err)
 
 static void state_free(struct rstate *s)
 {
-  for (size_t i = 0; i < MAX_PENDING; i++) {
+  for (size_t i = 0; i < s->n_pend; i++) {
     pending_close_fd(&s->pend[i]);
     free(s->pend[i].q);
     free(s->pend[i].tcp_buf);
   }
-  for (size_t i = 0; i < MAX_CONNS; i++)
+  for (size_t i = 0; i < s->n_conns; i++)
     conn_close(&s->conns[i]);
   mem_pages_free(s->scratch, sizeof *s->scratch);
   mem_pages_free(s->rx, RX_BUF);
@@ -755,21 +765,19 @@ static void state_free(struct rstate *s)
 
 int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
 {
-  struct rstate s;
+  /* zeroed pages of its own, written only where used (on the stack its
+   * 32 KiB were all resident: the memset, and the probes of a large frame) */
+  struct rstate *s = mem_pages_alloc(sizeof *s);
   int r = 0;
 
-  memset(&s, 0, sizeof s);
-  s.o = o;
-  for (size_t i = 0; i < MAX_PENDING; i++)
-    s.pend[i].fd = -1;
-  for (size_t i = 0; i < MAX_CONNS; i++)
-    s.conns[i].fd = -1;
+  s->o = o;
   /* written only where a message lands: an idle resolver keeps ~0 of them */
-  s.scratch = mem_pages_alloc(sizeof *s.scratch);
-  s.rx = mem_pages_alloc(RX_BUF);
-  s.tx = mem_pages_alloc(RX_BUF);
-  while ((r = loop_once(&s, err)) == 0)
+  s->scratch = mem_pages_alloc(sizeof *s->scratch);
+  s->rx = mem_pages_alloc(RX_BUF);
+  s->tx = mem_pages_alloc(RX_BUF);
+  while ((r = loop_once(s, err)) == 0)
     ;
-  state_free(&s);
+  state_free(s);
+  mem_pages_free(s, sizeof *s);
   return r < 0 ? -1 : 0;
 }
