@@ -574,7 +574,8 @@ run_flood_verified() {
 	set_cmd 'sleep 60'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	run rt exec -d --pid-file "$BUNDLE/d.pid" "$ID" sh -c 'try-syscall bpf >/tmp/d.res; exec sleep 30'
+	# (sleep's stdio away from `run`'s pipe, which it would hold open for its 30 s)
+	run rt exec -d --pid-file "$BUNDLE/d.pid" "$ID" sh -c 'try-syscall bpf >/tmp/d.res; exec sleep 30 </dev/null >/dev/null 2>&1'
 	[ "$status" -eq 0 ] || fail "exec -d: $output"
 	dpid=$(cat "$BUNDLE/d.pid")
 	for _ in $(seq 50); do [ "$(refused "$ID" bpf)" -ge 1 ] && break; sleep 0.1; done
