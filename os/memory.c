@@ -93,7 +93,9 @@ __attribute__((noinline)) void mem_release_unused(void)
  * other: taking it would give the child a page of its own where it had none
  * (a table the parent only scanned).  A real page of zeros is left to fault
  * too, if it is ever written. */
-static bool page_zero(const void *p, uintptr_t page)
+/* (it reads whole pages of the process, redzones and freed blocks too: not
+ * the sanitizer's business) */
+__attribute__((no_sanitize_address)) static bool page_zero(const void *p, uintptr_t page)
 {
   const uint64_t *w = p;
 
