@@ -3,7 +3,7 @@
 # the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
-#   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 6) each (part of `make check`;
+#   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 4) each (part of `make check`;
 #                       keep targets x seconds / FUZZ_JOBS under ~1 minute)
 #   make fuzz-build     just build build/fuzz/fuzz_<target>
 # Seeds live in tests/fuzz/corpus/<target>/ (committed; crashing inputs that
@@ -17,7 +17,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
-FUZZ_SMOKE_SECONDS ?= 6
+FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
 	hostconf subproto gitindex
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)

@@ -195,8 +195,10 @@ run_flood_verified() {
 
 # bats test_tags=flood
 @test "audit-evidence: program-flood-rotation: programs run under new names by the thousand cannot rotate earlier evidence out" {
-	# (the flood stops after 60 s: the bucket's 20 a second for longer fills any size of trail,
-	# declared in THREAT-MODEL; a slow CI machine took 140 s for the 12,000 and retention dropped)
+	# (the flood stops after 40 s: the bucket's 20 a second for longer fills any size of trail,
+	# declared in THREAT-MODEL; a slow CI machine took 140 s for the 12,000 and retention dropped.
+	# A process record is ~310 bytes: 40 s here run ~4,000 programs, 1.2 MB as full records,
+	# and the limit lets ~1,800 through, ~560 KB)
 	# a 1 MiB trail (its first file 128 KiB): every exec of a program of a name not seen before
 	# was a fresh bucket of the flood limit, so 12,000 hard links of one binary, each run once,
 	# were 12,000 full records, and retention removed every file after the first, the
@@ -207,7 +209,7 @@ run_flood_verified() {
 	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && s0=$(date +%s) i=0; while [ $i -lt 600 ]; do ln base pre$i; ./pre$i x 2>/dev/null; i=$((i + 1)); done
 		sleep 1.2; ln base evidence-prog; ./evidence-prog x 2>/dev/null; sleep 1.2
 		i=0; t0=$(date +%s); while [ $i -lt 12000 ]; do ln base p$i; ./p$i x 2>/dev/null; i=$((i + 1))
-			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 60 ] || break; done
+			[ $((i % 1000)) -ne 0 ] || [ $(($(date +%s) - t0)) -lt 40 ] || break; done
 		echo "count=$i secs=$(($(date +%s) - s0 + 1))"; sleep 1.5; /bin/sh -c "sleep 0.1" marker-last'
 	run_flood_verified
 	local ran secs
@@ -243,16 +245,18 @@ run_flood_verified() {
 @test "audit-evidence: program-flood-rotation: 200 programs run in turn (more than the flood table holds) cannot rotate earlier evidence out" {
 	# the table of (kind, program) buckets holds 128: each of 200 names run in turn found its
 	# bucket evicted and started again with a full burst, so every run was a full record
-	# (the cycles stop after 60 s, as the flood above: 20 counted records a second for longer
+	# (the cycles stop after 40 s, as the flood above: 20 counted records a second for longer
 	# fill any size of trail, declared in THREAT-MODEL; on a slow CI machine 112 s of cycles
-	# filled the 1 MiB trail and retention dropped 822 records)
+	# filled a 1 MiB trail and retention dropped 822 records. A 768 KiB trail, ~2,500 records of
+	# ~310 bytes: with every run a full record, 13 cycles or more overflow it (the CI machine
+	# runs ~19 in 40 s), and the limit lets ~1,800 through in 40 s)
 	cat >"$BUNDLE/profile.json" <<-'JSON'
-		{ "name": "audit-program-cycle", "extends": "agent", "audit": { "maxSize": "1m" } }
+		{ "name": "audit-program-cycle", "extends": "agent", "audit": { "maxSize": "768k" } }
 	JSON
 	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && i=0; while [ $i -lt 200 ]; do ln base c$i; i=$((i + 1)); done
 		ln base evidence-prog; ./evidence-prog x 2>/dev/null; sleep 1.2
 		r=0; t0=$(date +%s); while [ $r -lt 60 ]; do i=0; while [ $i -lt 200 ]; do ./c$i x 2>/dev/null; i=$((i + 1)); done; r=$((r + 1))
-			[ $(($(date +%s) - t0)) -lt 60 ] || break; done
+			[ $(($(date +%s) - t0)) -lt 40 ] || break; done
 		echo "cycles=$r"; sleep 1.5'
 	run_flood_verified
 	local cycles
