@@ -144,4 +144,4 @@ deps:
 clean:
 	rm -rf build build-san agentrt agentrt-tls.so
 
--include $(LIB_OBJS:.o=.d) $(BUILDDIR)/cli/main.d
+-include $(LIB_OBJS:.o=.d) $(BUILDDIR)/cli/main.d $(UNIT_BINS:=.d)
