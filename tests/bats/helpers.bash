@@ -302,20 +302,27 @@ add_userns() {
 		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
 }
 
-# set_args ARG...: process.args
+# set_args ARG...: process.args, in one jq: the arguments reach it on its stdin, each ended by
+# a NUL, then an `E` (jq 1.6 drops a NUL that ends its input); safe for any bytes but NUL.  (As
+# jq's own arguments, `-c` and `--` would be taken for its options.)
 set_args() {
-	local args
-	args=$(json_array "$@")
-	update_config ".process.args = $args"
+	local file=$BUNDLE/config.json
+	[ $# -gt 0 ] || { update_config '.process.args = []'; return; }
+	{
+		printf '%s\0' "$@"
+		printf E
+	} | jq --rawfile a /dev/stdin '.process.args = ($a | split("\u0000") | .[:-1])' \
+		"$file" >"$file.new" || fail "set_args: jq failed"
+	mv "$file.new" "$file"
 }
 
-# json_array ARG...: a JSON array of strings (safe for any bytes but NUL).
+# json_array ARG...: a JSON array of strings (as set_args)
 json_array() {
-	local a out=
-	for a in "$@"; do
-		out+=${out:+,}$(printf '%s' "$a" | jq -Rs .)
-	done
-	echo "[$out]"
+	[ $# -gt 0 ] || { echo '[]'; return; }
+	{
+		printf '%s\0' "$@"
+		printf E
+	} | jq -c -R -s 'split("\u0000") | .[:-1]'
 }
 
 # set_cmd 'SHELL COMMAND': process.args = sh -c 'COMMAND'
@@ -374,7 +381,8 @@ teardown_bundle() {
 		kill "$RECVTTY_PID" 2>/dev/null
 		wait "$RECVTTY_PID" 2>/dev/null
 	fi
-	if [ -d "$TEST_ROOT" ]; then
+	# (`list` only when the root holds anything: compgen is a builtin, `list` two processes)
+	if [ -d "$TEST_ROOT" ] && compgen -G "$TEST_ROOT/*" >/dev/null; then
 		ids=$(rt list -q 2>/dev/null)
 		for id in $ids; do
 			rt delete --force "$id" >/dev/null 2>&1 || problems+=("delete --force $id failed")
@@ -387,18 +395,22 @@ teardown_bundle() {
 	for m in "${NETNS_CREATED[@]}"; do
 		ip netns delete "$m" 2>/dev/null
 	done
-	# Leaf cgroups the runtime should have removed, then our per-file parent.
+	# Leaf cgroups the runtime should have removed, then our per-file parent: one rmdir for
+	# all of them (a process each hierarchy was ten forks a test)
+	local cgdirs=()
 	for ctrl in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
 		[ -d "$ctrl$CG_PARENT" ] || continue
 		for cg in "$ctrl$CG_PARENT"/*/; do
 			[ -d "$cg" ] || continue
-			rmdir "$cg" 2>/dev/null
+			cgdirs+=("$cg")
 			problems+=("cgroup left behind: $cg")
 		done
-		rmdir "$ctrl$CG_PARENT" 2>/dev/null
+		cgdirs+=("$ctrl$CG_PARENT")
 	done
+	[ "${#cgdirs[@]}" -eq 0 ] || rmdir "${cgdirs[@]}" 2>/dev/null
 	if [ -n "${BUNDLE:-}" ] && [ -d "$BUNDLE" ]; then
-		m=$(mounts_below "$BUNDLE")
+		m=
+		mounted_below "$BUNDLE" && m=$(mounts_below "$BUNDLE")
 		if [ -n "$m" ]; then
 			problems+=("mounts left in the host namespace: $m")
 			# Never recurse into a leaked bind mount of a host directory.
