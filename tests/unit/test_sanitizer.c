@@ -69,10 +69,11 @@ int main(int argc, char **argv)
     return 0;
   }
   st = run_mode("hold");
-  tap_ok(st == 0, "blocks held by a static, a global and libc's environ are not leaks (exit %d)", st);
+  tap_ok(st == 0, "blocks held by a static, a global and libc's environ are not leaks (exit %d)",
+         st);
   st = run_mode("lose");
-  tap_ok(st == LSAN_LEAK_STATUS, "a block whose last pointer is lost is a leak (exit %d, want %d)", st,
-         LSAN_LEAK_STATUS);
+  tap_ok(st == LSAN_LEAK_STATUS, "a block whose last pointer is lost is a leak (exit %d, want %d)",
+         st, LSAN_LEAK_STATUS);
   return tap_done();
 }
 #else
