@@ -302,27 +302,27 @@ add_userns() {
 		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
 }
 
-# set_args ARG...: process.args, in one jq: the arguments reach it on its stdin, each ended by
-# a NUL, then an `E` (jq 1.6 drops a NUL that ends its input); safe for any bytes but NUL.  (As
-# jq's own arguments, `-c` and `--` would be taken for its options.)
+# nul_args ARG...: the arguments for jq's stdin, each ended by a NUL, then an `E` (jq 1.6 drops
+# a NUL that ends its input); `split("\u0000") | .[:-1]` gives them back, any bytes but NUL.
+# (As jq's own arguments, `-c` and `--` would be taken for its options.)
+nul_args() {
+	printf '%s\0' "$@"
+	printf E
+}
+
+# set_args ARG...: process.args, in one jq
 set_args() {
 	local file=$BUNDLE/config.json
 	[ $# -gt 0 ] || { update_config '.process.args = []'; return; }
-	{
-		printf '%s\0' "$@"
-		printf E
-	} | jq --rawfile a /dev/stdin '.process.args = ($a | split("\u0000") | .[:-1])' \
+	nul_args "$@" | jq --rawfile a /dev/stdin '.process.args = ($a | split("\u0000") | .[:-1])' \
 		"$file" >"$file.new" || fail "set_args: jq failed"
 	mv "$file.new" "$file"
 }
 
-# json_array ARG...: a JSON array of strings (as set_args)
+# json_array ARG...: a JSON array of strings
 json_array() {
 	[ $# -gt 0 ] || { echo '[]'; return; }
-	{
-		printf '%s\0' "$@"
-		printf E
-	} | jq -c -R -s 'split("\u0000") | .[:-1]'
+	nul_args "$@" | jq -c -R -s 'split("\u0000") | .[:-1]'
 }
 
 # set_cmd 'SHELL COMMAND': process.args = sh -c 'COMMAND'
