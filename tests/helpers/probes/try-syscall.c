@@ -2,6 +2,8 @@
  *
  * Usage: try-syscall NAME [ARG]
  *        try-syscall i386:CALL [ARG] | x32:CALL [ARG]   CALL through another ABI of x86-64
+ *        try-syscall --each NAME...                     each NAME (no ARG) in a child of its
+ *                                                       own, in turn: "NAME=RESULT" lines
  *        try-syscall --abi-list                         those CALLs and their numbers
  *        try-syscall --abi-usable i386                  "yes", or "no: why" (exit 0 either way)
  * Prints one line: "ok" when the call succeeded, else the errno's symbolic name (EPERM, ...).
@@ -16,7 +18,12 @@
  * 512..547) ORed with 0x40000000.  A kernel without x32 answers ENOSYS to every x32 call that
  * a seccomp filter lets through.  Some kernels (a hypervisor's guest kernel) make `int 0x80`
  * from user space a general protection fault: no i386 call reaches them, and i386:CALL dies of
- * SIGSEGV there; --abi-usable says so beforehand (in a child). */
+ * SIGSEGV there; --abi-usable says so beforehand (in a child).
+ *
+ * --each is a sweep's probes from one exec: under emulation (the VM lanes) an exec and the
+ * shell's fork around it cost far more than the call.  Each NAME still runs in a fresh child,
+ * so one that was wrongly allowed (personality, a namespace) cannot change what the next one
+ * meets; a child killed by a signal prints NAME=SIGNAME. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -679,10 +686,71 @@ static int run(const char *name)
   return 1;
 }
 
+/* report NAME: run probe NAME and print its result ("ok", the errno's name), prefixed by
+ * "NAME=" when each is set.  0, or 2 for a usage error. */
+static int report(const char *name, bool each)
+{
+  int r = run(name);
+
+  if (r == 2)
+    return 2;
+  if (r == 1) {
+    fprintf(stderr, "try-syscall: unknown probe `%s'\n", name);
+    return 2;
+  }
+  if (each)
+    printf("%s=", name);
+  if (r == 0) {
+    puts("ok");
+    return 0;
+  }
+  const char *n = strerrorname_np(-r);
+  if (n)
+    puts(n);
+  else
+    printf("E%d\n", -r);
+  return 0;
+}
+
+static int run_each(int n, char **names)
+{
+  int rc = 0;
+
+  for (int i = 0; i < n; i++) {
+    int st;
+    pid_t pid;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0) {
+      perror("try-syscall: fork");
+      return 2;
+    }
+    if (pid == 0) {
+      int r = report(names[i], true);
+      fflush(stdout);
+      _exit(r);
+    }
+    if (waitpid(pid, &st, 0) < 0) {
+      perror("try-syscall: waitpid");
+      return 2;
+    }
+    if (WIFSIGNALED(st)) {
+      const char *sig = sigabbrev_np(WTERMSIG(st));
+      printf("%s=SIG%s\n", names[i], sig ? sig : "?");
+    } else if (WEXITSTATUS(st) != 0) {
+      rc = 2;
+    }
+  }
+  return rc;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc >= 2 && strcmp(argv[1], "--each") == 0)
+    return run_each(argc - 2, argv + 2);
   if (argc < 2 || argc > 3 || strcmp(argv[1], "--help") == 0) {
-    fprintf(stderr, "usage: try-syscall NAME [ARG]\nnames:");
+    fprintf(stderr, "usage: try-syscall NAME [ARG] | --each NAME...\nnames:");
     for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
       fprintf(stderr, " %s", probes[i].name);
     fputc('\n', stderr);
@@ -704,21 +772,5 @@ int main(int argc, char **argv)
     return 0;
   }
   arg = argc == 3 ? argv[2] : NULL;
-  int r = run(argv[1]);
-  if (r == 2)
-    return 2;
-  if (r == 1) {
-    fprintf(stderr, "try-syscall: unknown probe `%s'\n", argv[1]);
-    return 2;
-  }
-  if (r == 0) {
-    puts("ok");
-    return 0;
-  }
-  const char *n = strerrorname_np(-r);
-  if (n)
-    puts(n);
-  else
-    printf("E%d\n", -r);
-  return 0;
+  return report(argv[1], false);
 }
