@@ -79,9 +79,26 @@ under_lock() {
 	flock "$outlock" "$@"
 }
 
-# record KEY NAME PASSED FAILED SKIPPED T0: one result, summed and printed in KEY order.
+# child_cpu VAR: VAR = the CPU seconds (user + system) of every child this job has waited for,
+# as bash's `times` reports them (to a file, and no $(...) here: a subshell's children are not
+# this job's); a file's or lane's is the difference across it.  On a machine whose CPUs the
+# passes and the VM lanes keep busy, this, not the wall time, is what a test costs the CI.
+child_cpu() {
+	local f=$logdir/.times.$BASHPID l u s re='^([0-9]+)m([0-9]+)\.[0-9]+s$' n=0
+	times >"$f"
+	{ read -r l; read -r u s; } <"$f"
+	rm -f "$f"
+	[[ $u =~ $re ]] && n=$((n + BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]}))
+	[[ $s =~ $re ]] && n=$((n + BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]}))
+	printf -v "$1" %d "$n"
+}
+
+# record KEY NAME PASSED FAILED SKIPPED T0 [CPU0]: one result, summed and printed in KEY order;
+# with CPU0 (child_cpu at the start) the CPU seconds of the job's children since then
 record() {
-	printf '%s %s %s %s %s\n' "$2" "$3" "$4" "$5" $((SECONDS - $6)) >"$resdir/$1"
+	local cpu=- c1
+	[ -z "${7:-}" ] || { child_cpu c1; cpu=$((c1 - $7)); }
+	printf '%s %s %s %s %s %s\n' "$2" "$3" "$4" "$5" $((SECONDS - $6)) "$cpu" >"$resdir/$1"
 }
 
 # Count TAP results in LOG: `ok`, `not ok`, `ok ... # skip`.
@@ -95,7 +112,8 @@ tap_counts() {
 
 # run_bats KEY SUITE FILE: one bats file, TAP to its log, then printed whole.
 run_bats() {
-	local key=$1 suite=$2 file=$3 log rc p f s t0=$SECONDS
+	local key=$1 suite=$2 file=$3 log rc p f s t0=$SECONDS c0
+	child_cpu c0
 	log=$logdir/$suite-$(basename "$file" .bats).tap
 	timeout --kill-after=10 "$BATS_FILE_TIMEOUT" bats --tap --timing \
 		${RUN_BATS_TAGS:+--filter-tags "$RUN_BATS_TAGS"} "$file" >"$log" 2>&1
@@ -108,12 +126,13 @@ run_bats() {
 	fi
 	under_lock sh -c 'echo "# $1: $2 ($3 s)"; cat "$4"; grep -E "^not ok" "$4" | sed "s|^|$2: |" >>"$5"' \
 		- "$suite" "$file" $((SECONDS - t0)) "$log" "$logdir/failures.txt"
-	record "$key" "$suite/$(basename "$file" .bats)" "$p" "$f" "$s" "$t0"
+	record "$key" "$suite/$(basename "$file" .bats)" "$p" "$f" "$s" "$t0" "$c0"
 }
 
 # run_vm KEY SCRIPT: one VM lane (tests/vm/*.sh), TAP from inside the VM.
 run_vm() {
-	local key=$1 v=$2 log rc p f s t0=$SECONDS
+	local key=$1 v=$2 log rc p f s t0=$SECONDS c0
+	child_cpu c0
 	log=$logdir/vm-$(basename "$v" .sh).log
 	# VM_DEADLINE: the lane's VM stops itself before this kills it, and says so
 	VM_DEADLINE=$(($(date +%s) + ${VM_TIMEOUT:-1200})) \
@@ -129,11 +148,12 @@ run_vm() {
 	fi
 	under_lock sh -c 'echo "# vm: $1 ($2 s)"; cat "$3"' - "$v" $((SECONDS - t0)) "$log"
 	[ "$f" -gt 0 ] && under_lock sh -c 'echo "$1: failed (status $2)" >>"$3"' - "$v" "$rc" "$logdir/failures.txt"
-	record "$key" "vm/$(basename "$v" .sh)" "$p" "$f" "$s" "$t0"
+	record "$key" "vm/$(basename "$v" .sh)" "$p" "$f" "$s" "$t0" "$c0"
 }
 
 run_fuzz() {
-	local key=$1 rc p f t0=$SECONDS
+	local key=$1 rc p f t0=$SECONDS c0
+	child_cpu c0
 	# one job of the pool: the targets one at a time
 	make -j"$(nproc)" fuzz-smoke FUZZ_JOBS=1 >"$logdir/fuzz.log" 2>&1
 	rc=$?
@@ -146,7 +166,7 @@ run_fuzz() {
 	fi
 	under_lock sh -c 'echo "# fuzz: make fuzz-smoke ($1 s)"; grep -E "^fuzz_|FAILED|ERROR|^==" "$2"' - $((SECONDS - t0)) "$logdir/fuzz.log"
 	[ "$f" -gt 0 ] && under_lock sh -c 'echo "fuzz: make fuzz-smoke failed (status $1)" >>"$2"' - "$rc" "$logdir/failures.txt"
-	record "$key" fuzz "$p" "$f" 0 "$t0"
+	record "$key" fuzz "$p" "$f" 0 "$t0" "$c0"
 }
 
 # in_pool CMD...: CMD as a background job once fewer than TEST_JOBS run.
@@ -269,19 +289,20 @@ for e in "${alone_files[@]}"; do
 	engines "$e"
 done
 
-total_p=0 total_f=0 total_s=0
+total_p=0 total_f=0 total_s=0 total_cpu=0
 summary=()
 for r in $(ls "$resdir" | sort); do
-	read -r name p f s secs <"$resdir/$r"
+	read -r name p f s secs cpu <"$resdir/$r"
 	total_p=$((total_p + p))
 	total_f=$((total_f + f))
 	total_s=$((total_s + s))
-	summary+=("$(printf '%-24s %4d passed, %3d failed, %3d skipped %5ds' "$name" "$p" "$f" "$s" "$secs")")
+	summary+=("$(printf '%-24s %4d passed, %3d failed, %3d skipped %5ds  cpu %4ss' "$name" "$p" "$f" "$s" "$secs" "${cpu:--}")")
+	[[ ${cpu:--} == - ]] || total_cpu=$((total_cpu + cpu))
 done
 
 echo
 echo "# runtime: $AGENTRT ($("$AGENTRT" --version 2>/dev/null | head -n1))"
-echo "# summary (logs in $logdir; ${SECONDS}s in all, $TEST_JOBS jobs at a time):"
+echo "# summary (logs in $logdir; ${SECONDS}s in all, $TEST_JOBS jobs at a time; cpu: the CPU time of each file's processes that its bats waited for, ${total_cpu}s together):"
 printf '#   %s\n' "${summary[@]}"
 if [ -s "$logdir/failures.txt" ]; then
 	echo "# failures:"
