@@ -52,17 +52,35 @@ TEST_TMP_PREFIX=${AGENTRT_TEST_TMP:-/tmp}/agentrt-test-
 
 # ---------------------------------------------------------------- runtime identity and skips
 
+# rt_version: the first line of `$AGENTRT --version`, asked once a bats run and runtime (a
+# file in BATS_RUN_TMPDIR; files ask in every test's setup, and it was four processes a time).
+# rt_version_load sets _RTV without a subshell.
+rt_version_load() {
+	[ "${_RTV_FOR:-}" != "$AGENTRT" ] || return 0
+	local f=${BATS_RUN_TMPDIR:-/nonexistent}/rt-version${AGENTRT//\//_}
+	if [ -s "$f" ]; then
+		read -r _RTV <"$f"
+	else
+		_RTV=$("$AGENTRT" --version 2>/dev/null | head -n1)
+		[ -z "${BATS_RUN_TMPDIR:-}" ] || printf '%s\n' "$_RTV" >"$f"
+	fi
+	_RTV_FOR=$AGENTRT
+}
+
 rt_version() {
-	"$AGENTRT" --version 2>/dev/null | head -n1
+	rt_version_load
+	printf '%s\n' "$_RTV"
 }
 
 # True when $AGENTRT is agentrt itself (not runc, crun, ...).
 is_agentrt() {
-	rt_version | grep -qi '^agentrt'
+	rt_version_load
+	[[ ${_RTV,,} == agentrt* ]]
 }
 
 is_runc() {
-	rt_version | grep -qi '^runc'
+	rt_version_load
+	[[ ${_RTV,,} == runc* ]]
 }
 
 # A test of behaviour where agentrt deliberately differs from runc (error texts, extra
