@@ -17,4 +17,4 @@ check-cgroups: $(CGROUP_DRIVER)
 	CGROUP_DRIVER=$(CGROUP_DRIVER) tests/helpers/cgroups-selftest.sh
 
 check-cgroups-vm: $(CGROUP_DRIVER)
-	CGROUP_DRIVER=$(CGROUP_DRIVER) tests/vm/run-cgroups-v2.sh
+	VM_BATS=tests/vm/cgroups-selftest.bats tests/vm/run-agentrt-v2.sh

@@ -2,7 +2,7 @@
 # cgroups-v1.bats - resource limits on a cgroup v1 / hybrid host, seen from
 # outside: the cgroup files, exit statuses, process states, `events --stats`.
 # Runs against any runc-compatible $AGENTRT (AGENTRT=runc bats ... works).
-# The cgroup v2 twin runs in the VM lane (tests/vm/run-cgroups-v2.sh).
+# The cgroup v2 twin runs in the VM lane (tests/vm/cgroups-v2.bats).
 
 if [ -f "$BATS_TEST_DIRNAME/helpers.bash" ]; then
 	load helpers
