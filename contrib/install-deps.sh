@@ -11,6 +11,8 @@
 #   --net       dnsmasq-base socat (the egress tests; dnsmasq-base: no host service)
 #   --bench     gnuplot-nox hyperfine bubblewrap
 #   --workload  mmdebstrap (the Debian rootfs of tests/workload/)
+#   --ci        ccache (.ci/run compiles through it: a clean clone's builds from the objects
+#               of the run before)
 #   --all       every group
 #   --dry-run   print what would be installed, install nothing
 # Packages listed as optional (kubernetes-client) are skipped with a warning when the archive
@@ -27,9 +29,10 @@ VM=(qemu-system-x86 qemu-system-common lz4 linux-image-cloud-amd64 apparmor)
 NET=(dnsmasq-base socat)
 BENCH=(gnuplot-nox hyperfine bubblewrap)
 WORKLOAD=(mmdebstrap)
+CI=(ccache)
 
 usage() {
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -43,7 +46,8 @@ for arg in "$@"; do
 	--net) want+=("${NET[@]}") ;;
 	--bench) want+=("${BENCH[@]}") ;;
 	--workload) want+=("${WORKLOAD[@]}") ;;
-	--all) want+=("${ENGINES[@]}" "${VM[@]}" "${NET[@]}" "${BENCH[@]}" "${WORKLOAD[@]}"); optional+=("${ENGINES_OPTIONAL[@]}") ;;
+	--ci) want+=("${CI[@]}") ;;
+	--all) want+=("${ENGINES[@]}" "${VM[@]}" "${NET[@]}" "${BENCH[@]}" "${WORKLOAD[@]}" "${CI[@]}"); optional+=("${ENGINES_OPTIONAL[@]}") ;;
 	--dry-run) dry=1 ;;
 	-h | --help) usage 0 ;;
 	*) echo "install-deps.sh: unknown option \`$arg'" >&2; usage 2 >&2 ;;
