@@ -84,12 +84,13 @@ under_lock() {
 # this job's); a file's or lane's is the difference across it.  On a machine whose CPUs the
 # passes and the VM lanes keep busy, this, not the wall time, is what a test costs the CI.
 child_cpu() {
-	local f=$logdir/.times.$BASHPID l u s re='^([0-9]+)m([0-9]+)\.[0-9]+s$' n=0
+	local f=$logdir/.times.$BASHPID l u s t re='^([0-9]+)m([0-9]+)\.[0-9]+s$' n=0
 	times >"$f"
 	{ read -r l; read -r u s; } <"$f"
 	rm -f "$f"
-	[[ $u =~ $re ]] && n=$((n + BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]}))
-	[[ $s =~ $re ]] && n=$((n + BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]}))
+	for t in "$u" "$s"; do
+		[[ $t =~ $re ]] && n=$((n + BASH_REMATCH[1] * 60 + 10#${BASH_REMATCH[2]}))
+	done
 	printf -v "$1" %d "$n"
 }
 

@@ -47,12 +47,20 @@ abi_calls() {
 	done
 }
 
+# abi_results ARRAY ABI TEXT: ARRAY[call] = result for each "ABI:call=result" line of
+# `try-syscall --each` in TEXT
+abi_results() {
+	local -n into=$1
+	local k v
+	while IFS="=" read -r k v; do [ -z "$k" ] || into[${k#"$2:"}]=$v; done <<<"$3"
+}
+
 # abi_sweep PROFILE ABI: every call of abi_calls from the process of a container of PROFILE and
 # from one exec; each
 # must fail with the profile's errno (EPERM) and be in the trail as refused, under its name on
 # that ABI and with the ABI named; getpid through the same ABI is the control (not refused).
 abi_sweep() {
-	local profile=$1 abi=$2 calls n rec bad= unrecorded= recs arch loop results init_results k v
+	local profile=$1 abi=$2 calls n rec bad= unrecorded= recs arch loop results init_results
 	local -A in_exec=() in_init=() recorded=()
 	calls=$(abi_calls "$profile" "$abi" | tr '\n' ' ')
 	[ "$(wc -w <<<"$calls")" -ge 30 ] || fail "too few calls: $calls"
@@ -68,8 +76,8 @@ abi_sweep() {
 	results=$output
 	for _ in $(seq 100); do rt exec "$ID" test -e /tmp/init.done && break; sleep 0.1; done
 	init_results=$(rt exec "$ID" cat /tmp/init.done) || fail "no results from the container's process"
-	while IFS="=" read -r k v; do [ -z "$k" ] || in_exec[${k#"$abi:"}]=$v; done <<<"$results"
-	while IFS="=" read -r k v; do [ -z "$k" ] || in_init[${k#"$abi:"}]=$v; done <<<"$init_results"
+	abi_results in_exec "$abi" "$results"
+	abi_results in_init "$abi" "$init_results"
 	for n in $calls; do
 		[ "${in_exec[$n]:-}" = EPERM ] || bad+=" exec:$n=${in_exec[$n]:-(no result)}"
 		[ "${in_init[$n]:-}" = EPERM ] || bad+=" init:$n=${in_init[$n]:-(no result)}"

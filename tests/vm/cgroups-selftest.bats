@@ -11,7 +11,7 @@ setup_file() {
 }
 
 @test "cgroups v2: the cgroup module's selftest through cgroup-driver" {
-	local root=$BATS_TEST_DIRNAME/../.. out
+	local root=$BATS_TEST_DIRNAME/../..
 	export CGROUP_DRIVER=${CGROUP_DRIVER:-$root/build/tests/cgroup-driver}
 	[ -x "$CGROUP_DRIVER" ] || { echo "no $CGROUP_DRIVER (make cgroup-driver)" >&2; return 1; }
 	run "$root/tests/helpers/cgroups-selftest.sh" v2
