@@ -1,7 +1,19 @@
-/* sha256.c - SHA-256 as specified in FIPS 180-4 section 6.2 (see sha256.h). */
+/* sha256.c - SHA-256 as specified in FIPS 180-4 section 6.2 (see sha256.h).
+ *
+ * Two compression functions: the portable one below, and on x86 CPUs with
+ * the SHA extensions (Intel since Goldmont and Ice Lake, AMD since Zen) one
+ * that runs each pair of rounds as one SHA256RNDS2 and the message schedule
+ * as SHA256MSG1/MSG2.  Which one runs is decided once, from CPUID. */
 #include "common/sha256.h"
 
+#include <stdbool.h>
 #include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SHA256_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -19,7 +31,7 @@ static inline uint32_t rotr(uint32_t x, unsigned n)
   return (x >> n) | (x << (32 - n));
 }
 
-static void block(uint32_t h[8], const uint8_t *p)
+static void block_generic(uint32_t h[8], const uint8_t *p)
 {
   uint32_t w[64], a, b, c, d, e, f, g, hh;
 
@@ -39,6 +51,103 @@ static void block(uint32_t h[8], const uint8_t *p)
     hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
   }
   h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+#ifdef SHA256_X86
+/* n blocks with the SHA extensions.  The rounds instruction keeps the
+ * working variables as two vectors, ABEF and CDGH (A in the highest lane);
+ * the chaining value h[] is A..H in order, so it is rearranged on the way in
+ * and back on the way out. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void blocks_x86(uint32_t h[8], const uint8_t *p,
+                                                                   size_t n)
+{
+  /* the bytes of each 32-bit word reversed: the message is big-endian */
+  const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i abcd = _mm_loadu_si128((const __m128i *)&h[0]);
+  __m128i efgh = _mm_loadu_si128((const __m128i *)&h[4]);
+  __m128i badc = _mm_shuffle_epi32(abcd, 0xB1);     /* lanes B A D C */
+  __m128i hgfe = _mm_shuffle_epi32(efgh, 0x1B);     /* lanes H G F E */
+  __m128i abef = _mm_alignr_epi8(badc, hgfe, 8);    /* lanes F E B A */
+  __m128i cdgh = _mm_blend_epi16(hgfe, badc, 0xF0); /* lanes H G D C */
+
+  for (; n > 0; n--, p += 64) {
+    __m128i w[4], t, save_abef = abef, save_cdgh = cdgh;
+
+    for (int i = 0; i < 4; i++)
+      w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+    /* sixteen groups of four rounds; w[] holds the last sixteen words */
+    for (int g = 0; g < 16; g++) {
+      __m128i *cur = &w[g & 3];
+      if (g >= 4) {
+        /* W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16], four at a time */
+        t = _mm_sha256msg1_epu32(*cur, w[(g + 1) & 3]);
+        t = _mm_add_epi32(t, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+        *cur = _mm_sha256msg2_epu32(t, w[(g + 3) & 3]);
+      }
+      t = _mm_add_epi32(*cur, _mm_loadu_si128((const __m128i *)&K[4 * g]));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, t);
+      t = _mm_shuffle_epi32(t, 0x0E);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, t);
+    }
+    abef = _mm_add_epi32(abef, save_abef);
+    cdgh = _mm_add_epi32(cdgh, save_cdgh);
+  }
+  {
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B); /* lanes A B E F */
+    __m128i ghcd = _mm_shuffle_epi32(cdgh, 0xB1); /* lanes G H C D */
+    _mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(feba, ghcd, 0xF0));
+    _mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(ghcd, feba, 8));
+  }
+}
+
+static bool cpu_has_sha(void)
+{
+  unsigned a, b, c, d;
+
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
+    return false;
+  if (__get_cpuid_max(0, NULL) < 7)
+    return false;
+  __cpuid_count(7, 0, a, b, c, d);
+  return (b & bit_SHA) != 0;
+}
+#endif
+
+/* -1: not decided yet; else whether blocks() uses the SHA extensions */
+static int accel = -1;
+
+bool sha256_accelerated(void)
+{
+  if (accel < 0) {
+#ifdef SHA256_X86
+    accel = cpu_has_sha();
+#else
+    accel = 0;
+#endif
+  }
+  return accel > 0;
+}
+
+bool sha256_set_accelerated(bool on)
+{
+  accel = 0;
+#ifdef SHA256_X86
+  if (on)
+    accel = cpu_has_sha();
+#endif
+  return accel > 0;
+}
+
+static void blocks(uint32_t h[8], const uint8_t *p, size_t n)
+{
+#ifdef SHA256_X86
+  if (sha256_accelerated()) {
+    blocks_x86(h, p, n);
+    return;
+  }
+#endif
+  for (; n > 0; n--, p += 64)
+    block_generic(h, p);
 }
 
 void sha256_init(struct sha256 *s)
@@ -62,11 +171,14 @@ void sha256_update(struct sha256 *s, const void *data, size_t len)
     s->n += take, p += take, len -= take;
     if (s->n < 64)
       return;
-    block(s->h, s->buf);
+    blocks(s->h, s->buf, 1);
     s->n = 0;
   }
-  for (; len >= 64; p += 64, len -= 64)
-    block(s->h, p);
+  if (len >= 64) {
+    blocks(s->h, p, len / 64);
+    p += len & ~(size_t)63;
+    len &= 63;
+  }
   memcpy(s->buf, p, len);
   s->n = len;
 }
@@ -78,13 +190,13 @@ void sha256_final(struct sha256 *s, uint8_t out[SHA256_LEN])
   s->buf[s->n++] = 0x80;
   if (s->n > 56) {
     memset(s->buf + s->n, 0, 64 - s->n);
-    block(s->h, s->buf);
+    blocks(s->h, s->buf, 1);
     s->n = 0;
   }
   memset(s->buf + s->n, 0, 56 - s->n);
   for (int i = 0; i < 8; i++)
     s->buf[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-  block(s->h, s->buf);
+  blocks(s->h, s->buf, 1);
   for (int i = 0; i < 8; i++) {
     out[4 * i] = (uint8_t)(s->h[i] >> 24);
     out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
