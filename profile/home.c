@@ -151,11 +151,14 @@ static bool under_entry(const char *rel, const char *entry)
   return rel[n] == '\0' || rel[n] == '/';
 }
 
-static const char *denied_by_list(const char *rel, const char *const *list)
+/* normalised: the list's entries are in normal form already (the built-in
+ * one is: test_profile checks each against profile_home_normalize) */
+static const char *denied_by_list(const char *rel, const char *const *list, bool normalised)
 {
   for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
-    cleanup_free char *e = profile_home_normalize(list[i]);
-    if (e != NULL && under_entry(rel, e))
+    cleanup_free char *e = normalised ? NULL : profile_home_normalize(list[i]);
+    const char *entry = normalised ? list[i] : e;
+    if (entry != NULL && under_entry(rel, entry))
       return list[i];
   }
   return NULL;
@@ -168,8 +171,8 @@ const char *profile_home_denied(const char *rel, char *const *extra)
 
   if (n == NULL)
     return "(not a path inside the home)";
-  if ((why = denied_by_list(n, profile_home_deny_builtin)) != NULL ||
-      (why = denied_by_list(n, (const char *const *)extra)) != NULL)
+  if ((why = denied_by_list(n, profile_home_deny_builtin, true)) != NULL ||
+      (why = denied_by_list(n, (const char *const *)extra, false)) != NULL)
     return why;
   /* every component's name, not only the last: a directory called
    * `credentials` is as telling as a file */

@@ -885,6 +885,18 @@ static void test_home_deny(void)
   tap_ok(profile_home_normalize("a/../b") == NULL && profile_home_normalize("/a") == NULL &&
              profile_home_normalize(".") == NULL,
          "home: normalise refuses .., absolute paths and nothing");
+  /* the built-in list is compared as it is written (home.c): each entry
+   * must be its own normal form */
+  {
+    size_t bad = 0, i;
+    for (i = 0; profile_home_deny_builtin[i] != NULL; i++) {
+      cleanup_free char *e = profile_home_normalize(profile_home_deny_builtin[i]);
+      if (e == NULL || !streq(e, profile_home_deny_builtin[i]))
+        bad++;
+    }
+    tap_ok(bad == 0 && i > 0, "home: the %zu built-in deny entries are in normal form (%zu not)", i,
+           bad);
+  }
   /* the agent profile's list, and a profile listing a denied path is refused */
   tap_ok(profile_builtin("agent", &p, &err) == 0 && p->sandbox.home != NULL &&
              strv_contains(p->sandbox.home, ".gitconfig") &&
