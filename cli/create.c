@@ -555,31 +555,30 @@ static void add_exec_rule(struct oci_seccomp *n)
   sc->names[2] = NULL;
 }
 
-/* Refused-syscall records (monitor/monitor_seccomp.c): the profile's filter
- * with its denied calls as SCMP_ACT_NOTIFY, for the init to load with a
- * listener for the monitor.  Not when the trail is off, nor when the
- * config's own seccomp names a listener (one per filter chain): then the
- * monitor is told why and records it. */
-static int notify_variant(const struct global_opts *g, const struct oci_config *cfg,
-                          const struct profile_result *pres, struct monitor_handle *mh,
-                          bool exec_records, struct sock_fprog **ret, struct error *err)
+/* Does the config's own seccomp name a listener?  (one per filter chain) */
+static bool own_listener(const struct oci_config *cfg)
 {
   const struct oci_seccomp *own = cfg->linux ? cfg->linux->seccomp : NULL;
+
+  return own != NULL && own->listener_path != NULL && oci_seccomp_uses_notify(own);
+}
+
+/* Refused-syscall records (monitor/monitor_seccomp.c): the profile's filter
+ * with its denied calls as SCMP_ACT_NOTIFY, for the init to load with a
+ * listener for the monitor.  Not when the trail is off (no listener channel,
+ * monitor_launch), nor when the config's own seccomp names a listener.  Made
+ * before the monitor's fork (notify_hand_over decides after it): then every
+ * page it writes is still only ours, not a copy-on-write fault. */
+static int notify_variant(const struct global_opts *g, const struct oci_config *cfg,
+                          const struct profile_result *pres, bool exec_records,
+                          struct sock_fprog **ret, struct error *err)
+{
   struct oci_seccomp *n;
   int r;
 
   *ret = NULL;
-  if (mh->notify_fd < 0)
+  if (!pres->audit.enabled || pres->extra_seccomp == NULL || own_listener(cfg))
     return 0;
-  if (own != NULL && own->listener_path != NULL && oci_seccomp_uses_notify(own)) {
-    static const char off[] = "OFF the config's seccomp has its own listener (listenerPath)";
-    if (send(mh->notify_fd, off, sizeof off - 1, MSG_NOSIGNAL) < 0) {
-      /* the monitor is gone: create fails at its ready check */
-    }
-    close(mh->notify_fd);
-    mh->notify_fd = -1;
-    return 0;
-  }
   n = oci_seccomp_dup(pres->extra_seccomp);
   for (size_t i = 0; i < n->n_syscalls; i++) {
     struct oci_seccomp_syscall *sc = &n->syscalls[i];
@@ -594,6 +593,26 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
   r = seccomp_cache_get(g->data_dir, n, ret, err);
   oci_seccomp_free(n);
   return r;
+}
+
+/* After the monitor's launch: a config with its own listener has the
+ * monitor told why there are no records; without a listener channel (no
+ * monitor after all) the notify variant goes. */
+static void notify_hand_over(const struct oci_config *cfg, struct monitor_handle *mh,
+                             struct sock_fprog **notify)
+{
+  if (mh->notify_fd >= 0 && own_listener(cfg)) {
+    static const char off[] = "OFF the config's seccomp has its own listener (listenerPath)";
+    if (send(mh->notify_fd, off, sizeof off - 1, MSG_NOSIGNAL) < 0) {
+      /* the monitor is gone: create fails at its ready check */
+    }
+    close(mh->notify_fd);
+    mh->notify_fd = -1;
+  }
+  if (mh->notify_fd < 0) {
+    free(*notify);
+    *notify = NULL;
+  }
 }
 
 /* A monitor that failed: fatal (-1, err kept) unless monitor_optional();
@@ -793,6 +812,17 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       mo.nflog_group = -1; /* the sandbox's monitor has the group */
     }
   }
+  /* the filters before the monitor's fork (notify_variant) */
+  if (pres && pres->extra_seccomp) {
+    if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)
+      goto fail;
+    /* exec loads the same filter from here */
+    if (write_file_atomic_at(c->dirfd, "seccomp-extra.bpf", (const char *)extra->filter,
+                             extra->len * sizeof(struct sock_filter), err) < 0)
+      goto fail;
+    if (notify_variant(g, cfg, pres, mo.exec_records, &notify, err) < 0)
+      goto fail;
+  }
   if (monitor_launch(&mo, &mh, err) < 0 && monitor_failed(g, c, &mo, &mh, err) < 0)
     goto fail;
   /* the monitor has its copy of the CA's key; ours goes */
@@ -824,15 +854,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
-    if (seccomp_cache_get(g->data_dir, pres->extra_seccomp, &extra, err) < 0)
-      goto fail;
-    /* exec loads the same filter from here */
-    if (write_file_atomic_at(c->dirfd, "seccomp-extra.bpf", (const char *)extra->filter,
-                             extra->len * sizeof(struct sock_filter), err) < 0)
-      goto fail;
     so.extra_bpf = extra;
-    if (notify_variant(g, cfg, pres, &mh, mo.exec_records, &notify, err) < 0)
-      goto fail;
+    notify_hand_over(cfg, &mh, &notify);
     so.notify_bpf = notify;
     so.notify_fd = mh.notify_fd;
     /* and its notify variant, with a listener for the monitor of its own */
