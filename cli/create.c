@@ -565,8 +565,8 @@ static bool own_listener(const struct oci_config *cfg)
 
 /* Refused-syscall records (monitor/monitor_seccomp.c): the profile's filter
  * with its denied calls as SCMP_ACT_NOTIFY, for the init to load with a
- * listener for the monitor.  Not when the trail is off (no listener channel,
- * monitor_launch), nor when the config's own seccomp names a listener.  Made
+ * listener for the monitor.  Only where monitor_launch makes a listener
+ * channel, and not when the config's own seccomp names a listener.  Made
  * before the monitor's fork (notify_hand_over decides after it): then every
  * page it writes is still only ours, not a copy-on-write fault. */
 static int notify_variant(const struct global_opts *g, const struct oci_config *cfg,
@@ -577,7 +577,7 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
   int r;
 
   *ret = NULL;
-  if (!pres->audit.enabled || pres->extra_seccomp == NULL || own_listener(cfg))
+  if (!monitor_wants_listener(pres) || own_listener(cfg))
     return 0;
   n = oci_seccomp_dup(pres->extra_seccomp);
   for (size_t i = 0; i < n->n_syscalls; i++) {

@@ -870,6 +870,11 @@ static bool wants_monitor(const struct monitor_opts *o)
                        (p->egress.def != PROFILE_EGRESS_OFF && o->egress_sandbox == NULL));
 }
 
+bool monitor_wants_listener(const struct profile_result *p)
+{
+  return p != NULL && p->audit.enabled && p->extra_seccomp != NULL;
+}
+
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err)
 {
   const struct profile_result *p = o->profile;
@@ -895,8 +900,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
       return -1;
   }
   /* the init's seccomp listener comes on its own channel (monitor_seccomp.c) */
-  if (p->audit.enabled && p->extra_seccomp != NULL &&
-      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nv) < 0)
+  if (monitor_wants_listener(p) && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nv) < 0)
     return error_errno(err, "monitor: socketpair");
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
     if (nv[0] >= 0) {

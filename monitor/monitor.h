@@ -99,6 +99,9 @@ struct monitor_handle {
 int monitor_seccomp_connect(int state_dirfd, struct error *err);
 
 int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struct error *err);
+/* Does monitor_launch give the init's seccomp listener a channel to the
+ * monitor (monitor_handle.notify_fd)?  The trail on and a profile filter. */
+bool monitor_wants_listener(const struct profile_result *p);
 /* The init exists in its final namespaces (spawn_opts.on_clone, ud = the
  * handle): hand its pid over; the monitor records "create" and opens what
  * needs only the namespaces (NFLOG, the resolver, the nftables table). */
