@@ -53,10 +53,8 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
   }
   container_refresh_status(c);
   if ((c->status == STATUS_RUNNING || c->status == STATUS_PAUSED) && !force) {
-    error_set(err, 0,
-              "delete `%s`: cannot delete a container that is not stopped: container "
-              "still running",
-              c->id);
+    error_set(err, 0, "delete `%s`: cannot delete a container that is not stopped: container %s",
+              c->id, c->status == STATUS_PAUSED ? "paused" : "still running");
     container_free(c);
     return -1;
   }

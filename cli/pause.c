@@ -20,7 +20,7 @@ static int freeze(const struct global_opts *g, int argc, char **argv, bool on, s
     return error_set(err, 0, "%s: expected exactly one container id", verb);
   if (container_load(g, argv[1], LOCK_EX, &c, err) < 0)
     return -1;
-  if (on && c->status != STATUS_RUNNING) {
+  if (on && c->status != STATUS_RUNNING && c->status != STATUS_CREATED) {
     error_set(err, 0, "pause `%s`: container not running", c->id);
     goto out;
   }

@@ -34,6 +34,9 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
   case STATUS_CREATING:
     error_set(err, 0, "start `%s`: container is still being created", c->id);
     goto out;
+  case STATUS_PAUSED: /* frozen before its start: its init could not answer */
+    error_set(err, 0, "start `%s`: cannot start a container in the paused state", c->id);
+    goto out;
   default:
     error_set(err, 0, "start `%s`: cannot start an already running container", c->id);
     goto out;

@@ -208,10 +208,12 @@ enum container_status container_refresh_status(struct container *c)
     }
   } else if (!proc_alive(s->pid, s->pid_start_time)) {
     c->status = STATUS_STOPPED;
-  } else if (fstatat(c->dirfd, "exec.fifo", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    c->status = STATUS_CREATED;
   } else {
-    c->status = STATUS_RUNNING;
+    /* a created container can be paused too (runc and crun allow it):
+     * frozen before its start, it is "paused" until resumed, then
+     * "created" again */
+    c->status = fstatat(c->dirfd, "exec.fifo", &st, AT_SYMLINK_NOFOLLOW) == 0 ? STATUS_CREATED
+                                                                              : STATUS_RUNNING;
     if (c->state->cgroup_path && c->cgroup == NULL)
       container_cgroup(c, NULL, &err);
     if (c->cgroup && cgroup_is_frozen(c->cgroup, &err) == 1)

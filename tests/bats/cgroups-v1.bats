@@ -97,6 +97,55 @@ cgval() { # CTRL FILE
 	[ "$(wc -c <"$ROOTFS/tmp/ticks")" -gt "$s2" ]
 }
 
+# runc and crun let a created container be paused: its init frozen before
+# start, "paused" until resumed (then "created" again), and start refused
+# meanwhile (a frozen init could not take START: start would wait forever).
+@test "cgroups v1: a created container can be paused; start waits for resume" {
+	set_cmd 'echo started >> /tmp/started; sleep 100'
+	create_container cp
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt pause cp
+	[ "$status" -eq 0 ] || fail "pause: $output"
+	[ "$(cgval freezer freezer.state)" = FROZEN ]
+	[ "$(container_status cp)" = paused ]
+	local pid
+	pid=$(container_pid cp)
+	[ "$(awk '{print $3}' /proc/"$pid"/stat)" = D ]
+	run rt start cp
+	[ "$status" -ne 0 ] || fail "start of a paused container succeeded"
+	[[ "$output" == *"paused state"* ]] || fail "start: $output"
+	[ ! -e "$ROOTFS/tmp/started" ] || fail "the program ran while paused"
+	run rt delete cp
+	[ "$status" -ne 0 ] || fail "delete without --force of a paused container succeeded"
+	[[ "$output" == *paused* ]] || fail "delete: $output"
+	[ "$(container_status cp)" = paused ]
+	run rt resume cp
+	[ "$status" -eq 0 ] || fail "resume: $output"
+	[ "$(cgval freezer freezer.state)" = THAWED ]
+	[ "$(container_status cp)" = created ]
+	run rt start cp
+	[ "$status" -eq 0 ] || fail "start after resume: $output"
+	wait_for_file "$ROOTFS/tmp/started"
+	[ "$(container_status cp)" = running ]
+}
+
+@test "cgroups v1: delete --force removes a paused created container" {
+	set_args sleep 100
+	create_container cpf
+	[ "$status" -eq 0 ] || fail "create: $output"
+	local pid dir
+	pid=$(container_pid cpf)
+	dir=$(cg freezer)
+	run rt pause cpf
+	[ "$status" -eq 0 ] || fail "pause: $output"
+	run rt delete --force cpf
+	[ "$status" -eq 0 ] || fail "delete --force: $output"
+	[ ! -d "/proc/$pid" ] || [ "$(awk '{print $3}' /proc/"$pid"/stat)" = Z ] || fail "init $pid alive"
+	[ ! -d "$dir" ] || fail "freezer cgroup $dir left"
+	run rt state cpf
+	[ "$status" -ne 0 ]
+}
+
 @test "cgroups v1: update changes live values (flags and --resources)" {
 	update_config '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 50}'
 	set_args sleep 100
