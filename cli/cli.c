@@ -56,3 +56,19 @@ int opt_next(struct opt_iter *it, const struct opt_spec *specs, int *ret_id, con
   }
   return error_set(err, 0, "%s: unknown option `%s`", cmd, arg);
 }
+
+const char *cli_one_id(const char *verb, int argc, char **argv, struct error *err)
+{
+  static const struct opt_spec none[] = {{0}};
+  struct opt_iter it = {argc, argv, 1};
+  const char *val;
+  int id;
+
+  if (opt_next(&it, none, &id, &val, verb, err) < 0)
+    return NULL;
+  if (argc - it.i != 1) {
+    error_set(err, 0, "%s: expected exactly one container id", verb);
+    return NULL;
+  }
+  return argv[it.i];
+}

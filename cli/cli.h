@@ -31,6 +31,11 @@ struct opt_iter {
 int opt_next(struct opt_iter *it, const struct opt_spec *specs, int *ret_id, const char **ret_val,
              const char *cmd, struct error *err);
 
+/* The container id of a verb that takes nothing else (state, start, pause,
+ * resume): an option is reported as unknown, "--" ends them; NULL (err set)
+ * unless exactly one id follows. */
+const char *cli_one_id(const char *verb, int argc, char **argv, struct error *err);
+
 typedef int (*command_fn)(const struct global_opts *g, int argc, char **argv, struct error *err);
 
 int cmd_create(const struct global_opts *g, int argc, char **argv, struct error *err);

@@ -10,15 +10,16 @@ static int freeze(const struct global_opts *g, int argc, char **argv, bool on, s
 {
   const char *verb = on ? "pause" : "resume";
   struct container *c = NULL;
+  const char *id;
   int ret = -1;
 
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     printf("Usage: agentrt %s ID\n", verb);
     return 0;
   }
-  if (argc != 2)
-    return error_set(err, 0, "%s: expected exactly one container id", verb);
-  if (container_load(g, argv[1], LOCK_EX, &c, err) < 0)
+  if ((id = cli_one_id(verb, argc, argv, err)) == NULL)
+    return -1;
+  if (container_load(g, id, LOCK_EX, &c, err) < 0)
     return -1;
   if (on && c->status != STATUS_RUNNING && c->status != STATUS_CREATED) {
     error_set(err, 0, "pause `%s`: container not running", c->id);

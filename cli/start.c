@@ -15,15 +15,16 @@
 int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct container *c = NULL;
+  const char *id;
   int ret = -1;
 
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     printf("Usage: agentrt start ID\n");
     return 0;
   }
-  if (argc != 2)
-    return error_set(err, 0, "start: expected exactly one container id");
-  if (container_load(g, argv[1], LOCK_EX, &c, err) < 0)
+  if ((id = cli_one_id("start", argc, argv, err)) == NULL)
+    return -1;
+  if (container_load(g, id, LOCK_EX, &c, err) < 0)
     return -1;
   switch (c->status) {
   case STATUS_CREATED:

@@ -10,15 +10,16 @@
 int cmd_state(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct container *c = NULL;
+  const char *id;
   cleanup_free char *json = NULL;
 
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     printf("Usage: agentrt state ID\n");
     return 0;
   }
-  if (argc != 2)
-    return error_set(err, 0, "state: expected exactly one container id");
-  if (container_load(g, argv[1], 0, &c, err) < 0)
+  if ((id = cli_one_id("state", argc, argv, err)) == NULL)
+    return -1;
+  if (container_load(g, id, 0, &c, err) < 0)
     return -1;
   if (c->status == STATUS_STOPPED)
     c->state->pid = 0;

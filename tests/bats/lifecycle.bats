@@ -275,6 +275,24 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	done
 }
 
+# A mistyped flag is named as such (urfave/cli says "flag provided but not
+# defined"), not taken for a container id or a second argument.
+@test "an unknown option is reported as one by every verb" {
+	set_args sleep 100
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	for cmd in state start "kill" delete pause resume ps events update; do
+		run rt $cmd --no-such-flag c1
+		assert_clean_failure
+		if is_agentrt; then
+			assert_output_contains "unknown option \`--no-such-flag\`"
+		else
+			assert_output_contains "no-such-flag"
+		fi
+	done
+	[ "$(container_status c1)" = created ]
+}
+
 @test "delete --force of an unknown id exits 0" {
 	run rt delete --force nosuch
 	[ "$status" -eq 0 ] || fail "delete --force nosuch: $output"
