@@ -223,8 +223,31 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
   return process_resolve_executable(c->process, ret_path, err);
 }
 
+static void die_of(int sig)
+{
+  _exit(128 + sig);
+}
+
+/* A created container's init waits for start as its namespace's pid 1, and
+ * the kernel drops a signal that such a process has no handler for, even
+ * from outside: `kill ID TERM` did nothing, and an engine stopping a
+ * container that never started (Podman: TERM, then KILL after its timeout)
+ * waited the whole timeout.  runc's init (a Go program) dies of HUP, INT and
+ * TERM; so does ours from here to its exec, which resets the handlers (a
+ * signal ignored by whoever started us stays ignored, as before). */
+static void die_of_stop_signals(void)
+{
+  static const int sigs[] = {SIGHUP, SIGINT, SIGTERM};
+  struct sigaction sa = {.sa_handler = die_of}, old;
+
+  for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+      sigaction(sigs[i], &sa, NULL);
+}
+
 static int wait_for_start(struct init_args *a, struct error *err)
 {
+  die_of_stop_signals();
   if (a->fifo_fd >= 0) {
     char b;
     ssize_t n;

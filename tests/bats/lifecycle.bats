@@ -293,6 +293,58 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "$(container_status c1)" = created ]
 }
 
+# The init of a created container is its pid namespace's pid 1, which the
+# kernel spares any signal it has no handler for: TERM did nothing, and an
+# engine stopping a never-started container waited for its KILL timeout.
+# As with runc, HUP, INT and TERM end it before start.
+@test "kill TERM ends a created container (created-init-ignores-term)" {
+	set_cmd 'echo ran > /tmp/ran; sleep 100'
+	local sig id pid
+	for sig in TERM INT HUP; do
+		id=kt-$sig
+		create_container "$id"
+		[ "$status" -eq 0 ] || fail "create: $output"
+		pid=$(container_pid "$id")
+		run rt kill "$id" "$sig"
+		[ "$status" -eq 0 ] || fail "kill $sig: $output"
+		wait_for_status "$id" stopped 5
+		[ ! -d "/proc/$pid" ] || [ "$(awk '{print $3}' "/proc/$pid/stat")" = Z ] ||
+			fail "init $pid still alive after $sig: $(grep State "/proc/$pid/status")"
+		[ ! -e "$ROOTFS/tmp/ran" ] || fail "the program ran"
+		run rt delete "$id"
+		[ "$status" -eq 0 ] || fail "delete: $output"
+	done
+}
+
+# ... and the handler is gone at the exec: the program starts with TERM at its
+# default (caught by nobody), or ignored when whoever started the runtime
+# ignored it.
+@test "the container's program does not inherit the init's TERM handler" {
+	set_args sleep 100
+	create_container kh
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt start kh
+	[ "$status" -eq 0 ] || fail "start: $output"
+	local pid cgt ign
+	pid=$(container_pid kh)
+	cgt=$(awk '/^SigCgt/ {print $2}' "/proc/$pid/status")
+	[ $((0x$cgt & (1 << 14))) -eq 0 ] || fail "TERM caught by the program: SigCgt $cgt"
+	# agentrt keeps what its caller ignored (runc's Go runtime does not);
+	# `timeout` (rt) would catch TERM itself, so the runtime is called directly
+	is_agentrt || return 0
+	(
+		trap '' TERM
+		exec "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" ki </dev/null >/dev/null 2>&1
+	) || fail "create with TERM ignored"
+	run rt start ki
+	[ "$status" -eq 0 ] || fail "start: $output"
+	pid=$(container_pid ki)
+	ign=$(awk '/^SigIgn/ {print $2}' "/proc/$pid/status")
+	[ $((0x$ign & (1 << 14))) -ne 0 ] || fail "TERM not ignored any more: SigIgn $ign"
+	cgt=$(awk '/^SigCgt/ {print $2}' "/proc/$pid/status")
+	[ $((0x$cgt & (1 << 14))) -eq 0 ] || fail "TERM caught: SigCgt $cgt"
+}
+
 @test "delete --force of an unknown id exits 0" {
 	run rt delete --force nosuch
 	[ "$status" -eq 0 ] || fail "delete --force nosuch: $output"
