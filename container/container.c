@@ -131,6 +131,14 @@ int container_load(const struct global_opts *g, const char *id, int lock, struct
     return -1;
   }
   if (read_file_at(c->dirfd, "state.json", 1 << 20, &json, &len, err) < 0) {
+    struct stat st;
+    /* removed while we waited for its lock (a delete): gone, not creating */
+    if (err->code == ENOENT && fstat(c->dirfd, &st) == 0 && st.st_nlink == 0) {
+      container_free(c);
+      error_set(err, 0, "container `%s` does not exist", id);
+      err->code = ENOENT;
+      return -1;
+    }
     if (err->code == ENOENT) {
       /* a create in progress (or one that died before writing its state) */
       c->state = xmalloc0(sizeof *c->state);

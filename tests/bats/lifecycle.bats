@@ -345,6 +345,36 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ $((0x$cgt & (1 << 14))) -eq 0 ] || fail "TERM caught: SigCgt $cgt"
 }
 
+# A verb that waited for the container's lock while a delete removed it found
+# a state directory without state.json and said "still being created"
+# (start-after-delete-creating).  Both wait on the lock held here; whichever
+# goes first, start either ran the container or says it does not exist.
+@test "start racing delete --force: started, or \"does not exist\" (start-after-delete-creating)" {
+	set_args sleep 100
+	local i out lost=0
+	for i in 1 2 3 4 5; do
+		create_container sd$i
+		[ "$status" -eq 0 ] || fail "create: $output"
+		flock -x "$TEST_ROOT/sd$i" sleep 0.6 &
+		sleep 0.1
+		(rt delete --force sd$i >"$BUNDLE/del$i.out" 2>&1 || echo "rc=$?" >>"$BUNDLE/del$i.out") &
+		sleep 0.2
+		(rt start sd$i >"$BUNDLE/start$i.out" 2>&1 && echo "rc=0" >>"$BUNDLE/start$i.out" ||
+			echo "rc=$?" >>"$BUNDLE/start$i.out") &
+		wait
+		out=$(cat "$BUNDLE/start$i.out")
+		case $out in
+		*rc=0*) ;;
+		*"does not exist"*) lost=$((lost + 1)) ;;
+		*) fail "start after a delete: $out" ;;
+		esac
+		grep -q . "$BUNDLE/del$i.out" && fail "delete --force: $(cat "$BUNDLE/del$i.out")"
+		run rt state sd$i
+		[ "$status" -ne 0 ] || fail "sd$i still exists"
+	done
+	echo "# start lost the race $lost of 5 times" >&3
+}
+
 @test "delete --force of an unknown id exits 0" {
 	run rt delete --force nosuch
 	[ "$status" -eq 0 ] || fail "delete --force nosuch: $output"
