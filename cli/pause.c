@@ -1,10 +1,12 @@
 /* pause.c - `agentrt pause ID` / `agentrt resume ID` through the freezer. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "container/audit_cli.h"
 #include "container/container.h"
+#include "os/fsutil.h"
 
 static int freeze(const struct global_opts *g, int argc, char **argv, bool on, struct error *err)
 {
@@ -35,10 +37,20 @@ static int freeze(const struct global_opts *g, int argc, char **argv, bool on, s
     error_set(err, 0, "%s `%s`: the container has no cgroup", verb, c->id);
     goto out;
   }
-  if (cgroup_freeze(c->cgroup, on, err) < 0) {
+  /* a created one: its mark first, so that its status reads the freezer */
+  if (on && c->status == STATUS_CREATED &&
+      write_file_atomic_at(c->dirfd, CONTAINER_PAUSED_MARK, "", 0, err) < 0) {
     error_prefix(err, "%s `%s`", verb, c->id);
     goto out;
   }
+  if (cgroup_freeze(c->cgroup, on, err) < 0) {
+    error_prefix(err, "%s `%s`", verb, c->id);
+    if (on)
+      unlinkat(c->dirfd, CONTAINER_PAUSED_MARK, 0);
+    goto out;
+  }
+  if (!on)
+    unlinkat(c->dirfd, CONTAINER_PAUSED_MARK, 0);
   audit_cli_event(g->root, c->id, verb, NULL);
   ret = 0;
 out:

@@ -202,11 +202,19 @@ void container_free(struct container *c)
   free(c);
 }
 
+static bool frozen(struct container *c)
+{
+  struct error err = {0};
+
+  if (c->state->cgroup_path && c->cgroup == NULL)
+    container_cgroup(c, NULL, &err);
+  return c->cgroup && cgroup_is_frozen(c->cgroup, &err) == 1;
+}
+
 enum container_status container_refresh_status(struct container *c)
 {
   struct oci_state *s = c->state;
   struct stat st;
-  struct error err = {0};
 
   if (c->status == STATUS_CREATING && s->pid == 0) {
     /* keep "creating" only while a create holds the lock */
@@ -216,16 +224,16 @@ enum container_status container_refresh_status(struct container *c)
     }
   } else if (!proc_alive(s->pid, s->pid_start_time)) {
     c->status = STATUS_STOPPED;
-  } else {
+  } else if (fstatat(c->dirfd, "exec.fifo", &st, AT_SYMLINK_NOFOLLOW) == 0) {
     /* a created container can be paused too (runc and crun allow it):
      * frozen before its start, it is "paused" until resumed, then
-     * "created" again */
-    c->status = fstatat(c->dirfd, "exec.fifo", &st, AT_SYMLINK_NOFOLLOW) == 0 ? STATUS_CREATED
-                                                                              : STATUS_RUNNING;
-    if (c->state->cgroup_path && c->cgroup == NULL)
-      container_cgroup(c, NULL, &err);
-    if (c->cgroup && cgroup_is_frozen(c->cgroup, &err) == 1)
+     * "created" again.  Its freezer is read only when `pause` left its
+     * mark: start, on every container's path, does not pay for it. */
+    c->status = STATUS_CREATED;
+    if (fstatat(c->dirfd, CONTAINER_PAUSED_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0 && frozen(c))
       c->status = STATUS_PAUSED;
+  } else {
+    c->status = frozen(c) ? STATUS_PAUSED : STATUS_RUNNING;
   }
   free(s->status);
   s->status = xstrdup(container_status_name(c->status));
