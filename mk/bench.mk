@@ -2,8 +2,9 @@
 #   make bench         full run: agentrt (when built), crun and runc side by side
 #   make bench-smoke   a few rounds into $(BUILDDIR)/bench-smoke, only proves it runs
 BENCHER := $(BUILDDIR)/bench/bencher
-# Measure the current tree's agentrt when its CLI exists.
-BENCH_DEPS := $(BENCHER) $(if $(wildcard cli/main.c),agentrt)
+# Measure the current tree's agentrt when its CLI exists, with its TLS plugin
+# (the secrets rows: agentrt refuses a plugin of another build).
+BENCH_DEPS := $(BENCHER) $(if $(wildcard cli/main.c),agentrt agentrt-tls.so)
 
 .PHONY: bench bench-smoke
 
