@@ -64,8 +64,9 @@ for id in $ids; do
 	*) problem "container $id: status \`$status'" ;;
 	esac
 	[ "$alive" = 1 ] && alive_pids+=" $pid"
-	# The init/process of a live container holds no fds beyond its stdio.
-	if [ "$alive" = 1 ] && [ "$status" != created ]; then
+	# The init/process of a live container holds no fds beyond its stdio, once it has
+	# started (a created one's init, paused too, still holds its set-up fds: exec.fifo)
+	if [ "$alive" = 1 ] && [ "$status" != created ] && [ ! -e "$root/$id/exec.fifo" ]; then
 		n=$(ls /proc/$pid/fd 2>/dev/null | wc -l)
 		[ "$n" -le 3 ] || problem "container $id: pid $pid has $n open fds"
 	fi

@@ -251,6 +251,31 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	[ "$(stat -c %s "$ROOTFS/tmp/ticks")" -gt "$s2" ] || fail "ticks did not resume"
 }
 
+# The v1 twin is in tests/bats/cgroups-v1.bats: runc and crun pause a created
+# container; start is refused until resume, which leaves it created.
+@test "cgroups v2: a created container can be paused; start waits for resume" {
+	cfg . sh -c 'echo started >>/tmp/started; sleep 100'
+	create_container cp
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt pause cp
+	[ "$status" -eq 0 ] || fail "pause: $output"
+	cgis cgroup.freeze 1
+	keyed cgroup.events frozen
+	[ "$REPLY" = 1 ] || fail "cgroup.events frozen $REPLY"
+	[ "$(container_status cp)" = paused ] || fail "status $(container_status cp) while frozen"
+	run rt start cp
+	[ "$status" -ne 0 ] || fail "start of a paused container succeeded"
+	[[ "$output" == *"paused state"* ]] || fail "start: $output"
+	[ ! -e "$ROOTFS/tmp/started" ] || fail "the program ran while paused"
+	run rt resume cp
+	[ "$status" -eq 0 ] || fail "resume: $output"
+	cgis cgroup.freeze 0
+	[ "$(container_status cp)" = created ] || fail "status $(container_status cp) after resume"
+	run rt start cp
+	[ "$status" -eq 0 ] || fail "start after resume: $output"
+	wait_for_file "$ROOTFS/tmp/started"
+}
+
 @test "cgroups v2: update changes live values (flags and --resources -)" {
 	cfg '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 50}' sleep 100
 	run_detached up
