@@ -64,10 +64,11 @@ void container_free(struct container *c);
 int container_load_damaged(const struct global_opts *g, const char *id, struct container **ret,
                            struct error *err);
 
-/* Recompute c->status (and c->state->status / pid). */
 /* In the state directory while `pause` has frozen a created container (its
  * freezer is read for its status only then; cli/pause.c). */
 #define CONTAINER_PAUSED_MARK "paused"
+
+/* Recompute c->status (and c->state->status / pid). */
 enum container_status container_refresh_status(struct container *c);
 int container_save_state(struct container *c, struct error *err);
 int container_save_config(struct container *c, const char *json, size_t len, struct error *err);
