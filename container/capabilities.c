@@ -175,6 +175,76 @@ static int set_ambient(uint64_t amb, int last, struct error *err)
   return 0;
 }
 
+/* The kernel's capset() rules (and PR_CAPBSET_DROP's), applied before the
+ * init waits for start: a set that caps_apply() would be refused is
+ * create's error, as runc's and crun's, not a container that starts and
+ * dies with the message on its stderr.  Nothing between here and
+ * caps_apply() adds a capability (setresuid() keeps the permitted set:
+ * PR_SET_KEEPCAPS). */
+int caps_check(const struct oci_caps *caps, bool has_caps, struct error *err)
+{
+  static const struct oci_caps none;
+  const struct oci_caps *c = has_caps && caps != NULL ? caps : &none;
+  int last = cap_last();
+  uint64_t known = cap_known_mask(last);
+  uint64_t perm = (c->has_permitted ? c->permitted : 0) & known;
+  uint64_t inh = (c->has_inheritable ? c->inheritable : 0) & known;
+  uint64_t bnd = (c->has_bounding ? c->bounding : 0) & known;
+  bool setpcap;
+  struct cap_sets cur;
+  uint64_t bad;
+  char label[64];
+
+  bad = (c->has_effective ? c->effective : 0) & ~(c->has_permitted ? c->permitted : 0);
+  if (bad != 0) {
+    cap_label(__builtin_ctzll(bad), label, sizeof label);
+    return error_set(err, 0, "capabilities: %s is in the effective but not in the permitted set",
+                     label);
+  }
+  if (caps_get(&cur) < 0)
+    return error_errno(err, "capabilities: read current sets");
+  setpcap = cur.perm & (1ULL << CAP_SETPCAP);
+  bad = perm & ~cur.perm;
+  if (bad != 0) {
+    cap_label(__builtin_ctzll(bad), label, sizeof label);
+    return error_set(err, EPERM,
+                     "process.capabilities.permitted: %s is not in the runtime's own permitted "
+                     "set",
+                     label);
+  }
+  bad = inh & ~(cur.inh | cur.perm);
+  if (bad != 0 && !setpcap) {
+    cap_label(__builtin_ctzll(bad), label, sizeof label);
+    return error_set(err, EPERM,
+                     "process.capabilities.inheritable: %s is neither inheritable nor permitted "
+                     "for the runtime (and it has no CAP_SETPCAP)",
+                     label);
+  }
+  /* drop_bounding needs CAP_SETPCAP for a capability still in the set */
+  for (int i = 0; !setpcap && i <= last && i < 64; i++) {
+    if (!(bnd & (1ULL << i)) && prctl(PR_CAPBSET_READ, i, 0, 0, 0) == 1) {
+      cap_label(i, label, sizeof label);
+      return error_set(err, EPERM,
+                       "process.capabilities.bounding: %s cannot be dropped without CAP_SETPCAP",
+                       label);
+    }
+  }
+  /* the bounding set after drop_bounding: the config's, where we have it */
+  bad = inh & ~cur.inh;
+  for (int i = 0; i <= last && i < 64; i++) {
+    if (!(bad & (1ULL << i)))
+      continue;
+    if (!(bnd & (1ULL << i)) || prctl(PR_CAPBSET_READ, i, 0, 0, 0) != 1) {
+      cap_label(i, label, sizeof label);
+      return error_set(err, EPERM,
+                       "process.capabilities.inheritable: %s is not in the bounding set it "
+                       "would have",
+                       label);
+    }
+  }
+  return 0;
+}
+
 int caps_apply(const struct oci_caps *caps, bool has_caps, struct error *err)
 {
   static const struct oci_caps none;

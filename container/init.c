@@ -218,7 +218,10 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
    * and an init released anyway leaves without running anything */
   if (c->process == NULL)
     return 0;
-  if (process_apply_limits(c->process, err) < 0)
+  /* what would be refused after start is create's error (as runc's) */
+  if (process_apply_limits(c->process, err) < 0 ||
+      (ctx->in_userns && user_check_mapped(&c->process->user, err) < 0) ||
+      caps_check(&c->process->caps, c->process->has_caps, err) < 0)
     return -1;
   return process_resolve_executable(c->process, ret_path, err);
 }

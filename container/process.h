@@ -75,6 +75,8 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
 
 /* capabilities.c */
 int caps_apply(const struct oci_caps *caps, bool has_caps, struct error *err);
+/* Would caps_apply() be refused (capset's rules)?  For create's checks. */
+int caps_check(const struct oci_caps *caps, bool has_caps, struct error *err);
 /* effective := permitted (after setresuid() with PR_SET_KEEPCAPS cleared it),
  * e.g. to load a seccomp filter without no_new_privs (needs CAP_SYS_ADMIN). */
 int caps_raise_effective(struct error *err);
@@ -92,6 +94,10 @@ int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const c
 /* user.c: parse `exec --user uid[:gid]` strictly (CVE-2026-30892). */
 int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
                     struct error *err);
+/* In a user namespace: are process.user's uid, gid and additional gids
+ * mapped there?  (setresuid() and setgroups() would refuse them after
+ * start; runc refuses at create.) */
+int user_check_mapped(const struct oci_user *u, struct error *err);
 /* signals.c: "KILL", "SIGKILL", "9" -> 9; unknown -> error naming it. */
 int parse_signal(const char *s, int *ret, struct error *err);
 

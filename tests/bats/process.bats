@@ -160,6 +160,114 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$(stat -c %u "$ROOTFS/tmp/f")" = 0 ]
 }
 
+# caps-refused-at-start: capabilities the kernel will refuse (capset's rules) were applied only
+# after START, so `create` and `start` both succeeded and the container stopped at once with the
+# error on its own stderr (runtime-tools' process_capabilities read that as a silent pass).  runc
+# and crun refuse at create; so does agentrt now, leaving nothing behind.
+caps_refused_at_create() { # JQ-CAPS-OBJECT [setpriv args...]
+	local obj=$1
+	shift
+	update_config ".process.capabilities = $obj"
+	set_cmd 'touch /tmp/ran'
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" setpriv "$@" "$AGENTRT" --root "$TEST_ROOT" create \
+		--bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/c1.out" 2>"$BUNDLE/c1.err" || status=$?
+	output=$(cat "$BUNDLE/c1.err")
+	assert_clean_failure
+	local create_output=$output
+	run rt state c1
+	[ "$status" -ne 0 ] || fail "the refused container exists: $output"
+	rt start c1 2>/dev/null && fail "start of a refused container succeeded"
+	[ ! -e "$ROOTFS/tmp/ran" ] || fail "the program ran"
+	output=$create_output
+}
+
+@test "caps-refused-at-start: a permitted capability the runtime lacks fails create" {
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	# the runtime runs without CAP_MAC_ADMIN in its bounding (so permitted) set
+	caps_refused_at_create '{"bounding": ["CAP_CHOWN", "CAP_MAC_ADMIN"],
+		"effective": ["CAP_CHOWN", "CAP_MAC_ADMIN"], "permitted": ["CAP_CHOWN", "CAP_MAC_ADMIN"]}' \
+		--bounding-set -mac_admin
+	if is_agentrt; then
+		assert_output_contains "CAP_MAC_ADMIN"
+		assert_output_contains "create \`c1\`"
+	fi
+}
+
+@test "caps-refused-at-start: inheritable outside the bounding set fails create" {
+	caps_refused_at_create '{"bounding": ["CAP_CHOWN"], "effective": ["CAP_CHOWN"],
+		"permitted": ["CAP_CHOWN"], "inheritable": ["CAP_KILL"]}'
+	! is_agentrt || assert_output_contains "CAP_KILL"
+}
+
+@test "caps-refused-at-start: effective outside permitted fails create" {
+	caps_refused_at_create '{"bounding": ["CAP_CHOWN", "CAP_KILL"], "effective": ["CAP_KILL"],
+		"permitted": ["CAP_CHOWN"]}'
+	! is_agentrt || assert_output_contains "CAP_KILL"
+}
+
+@test "caps-refused-at-start: what the runtime has is still granted, bounding beyond it ignored" {
+	command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+	# asking for a bounding capability the runtime lacks is not an error (it can only drop)
+	update_config '.process.capabilities = {"bounding": ["CAP_CHOWN", "CAP_MAC_ADMIN"],
+		"effective": ["CAP_CHOWN"], "permitted": ["CAP_CHOWN"]}'
+	set_args sleep 1000
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" setpriv --bounding-set -mac_admin "$AGENTRT" \
+		--root "$TEST_ROOT" run -d --bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/c1.out" \
+		2>"$BUNDLE/c1.err" || status=$?
+	[ "$status" -eq 0 ] || fail "run -d: $(cat "$BUNDLE/c1.err")"
+	PID=$(container_pid c1)
+	[ "$(status_field CapPrm)" = 0000000000000001 ] || fail "CapPrm $(status_field CapPrm)"
+	[ "$(status_field CapBnd)" = 0000000000000001 ] || fail "CapBnd $(status_field CapBnd)"
+}
+
+# user-unmapped-at-start: in a user namespace, a process.user id the namespace does not map made
+# setresuid()/setgroups() fail only after START (create and start succeeded, the container
+# stopped with "Invalid argument" on its stderr); runc refuses at create, and so does agentrt.
+user_refused_at_create() { # JQ-USER-OBJECT
+	add_userns
+	update_config ".linux.uidMappings[0].size = 1000 | .linux.gidMappings[0].size = 1000 |
+		.process.user = $1"
+	set_cmd 'touch /tmp/ran'
+	create_container c1
+	assert_clean_failure
+	local create_output=$output
+	run rt state c1
+	[ "$status" -ne 0 ] || fail "the refused container exists: $output"
+	[ ! -e "$ROOTFS/tmp/ran" ] || fail "the program ran"
+	output=$create_output
+}
+
+@test "user-unmapped-at-start: an unmapped uid fails create" {
+	requires userns
+	user_refused_at_create '{"uid": 1000, "gid": 0}'
+	! is_agentrt || assert_output_contains "process.user.uid: 1000 is not mapped"
+}
+
+@test "user-unmapped-at-start: an unmapped gid fails create" {
+	requires userns
+	user_refused_at_create '{"uid": 0, "gid": 4294967294}'
+	! is_agentrt || assert_output_contains "process.user.gid: 4294967294 is not mapped"
+}
+
+@test "user-unmapped-at-start: an unmapped additional gid fails create" {
+	requires userns
+	user_refused_at_create '{"uid": 0, "gid": 0, "additionalGids": [5, 1000]}'
+	! is_agentrt || assert_output_contains "process.user.additionalGids: 1000 is not mapped"
+}
+
+@test "user-unmapped-at-start: the last mapped ids are accepted" {
+	requires userns
+	add_userns
+	update_config '.linux.uidMappings[0].size = 1000 | .linux.gidMappings[0].size = 1000 |
+		.process.user = {"uid": 999, "gid": 999, "additionalGids": [0, 998]}'
+	start_sleeper
+	[ "$(awk '/^Uid:/{print $2}' "/proc/$PID/status")" = 100999 ] || fail "$(grep Uid "/proc/$PID/status")"
+	[ "$(awk '/^Groups:/{print $2, $3}' "/proc/$PID/status")" = "100000 100998" ] ||
+		fail "$(grep Groups "/proc/$PID/status")"
+}
+
 @test "noNewPrivileges true and false" {
 	update_config '.process.noNewPrivileges = true'
 	start_sleeper
