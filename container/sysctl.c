@@ -3,7 +3,9 @@
  * As runc validates: a key is only allowed when it belongs to a namespace
  * the container has (net.* -> network; the SysV IPC keys and fs.mqueue.* ->
  * ipc; kernel.hostname/domainname -> uts), and that namespace is not the
- * host's (joined by a path to it); anything else would change the host.  Keys are dotted names; "/"
+ * host's (joined by a path to it); anything else would change the host.
+ * kernel.hostname is refused (the OCI hostname field sets it, as runc
+ * says), kernel.domainname when it contradicts the domainname field.  Keys are dotted names; "/"
  * and empty or ".." components are refused so that a key cannot name a file outside /proc/sys.  The
  * write goes through procfs_write() (CVE-2025-52881: no path in /proc can be redirected).
  */
@@ -110,6 +112,18 @@ static int apply_one(const struct oci_config *c, const struct oci_kv *kv, struct
   if (!config_has_ns(c, (enum oci_ns_type)ns))
     return error_set(err, EPERM, "linux.sysctl: `%s` requires a private %s namespace", kv->key,
                      ns_word(ns));
+  /* as runc: the hostname belongs to the OCI field; a domainname that
+   * contradicts the field would leave the container with either */
+  if (streq(kv->key, "kernel.hostname"))
+    return error_set(err, 0,
+                     "linux.sysctl: `kernel.hostname` conflicts with the OCI `hostname` field "
+                     "(set that instead)");
+  if (streq(kv->key, "kernel.domainname") && c->domainname != NULL &&
+      !streq(c->domainname, kv->value != NULL ? kv->value : ""))
+    return error_set(err, 0,
+                     "linux.sysctl: `kernel.domainname` = `%s` conflicts with the OCI "
+                     "`domainname` field `%s`",
+                     kv->value != NULL ? kv->value : "", c->domainname);
   path = xfmt("sys/%s", kv->key);
   for (char *p = path; *p != '\0'; p++)
     if (*p == '.')

@@ -429,6 +429,33 @@ sched_of() { # PID: "POLICY nice N ioprio CLASS-LEVEL"
 	[ "$(cat /proc/sys/kernel/domainname)" = "$host_dn" ]
 }
 
+# sysctl-hostname-conflict: kernel.hostname was written even in a private UTS namespace, where
+# the OCI hostname field owns it (runc refuses it always, crun too); a kernel.domainname that
+# contradicts the domainname field left the container with one of the two.  Both fail create now;
+# the same domainname in both places is allowed.
+@test "sysctl-hostname-conflict: kernel.hostname is refused, with or without the hostname field" {
+	set_args true
+	for cfg in '.hostname = "h1"' 'del(.hostname)'; do
+		update_config "$cfg"' | .linux.sysctl = {"kernel.hostname": "foo"}'
+		run_detached "c$RANDOM"
+		assert_clean_failure
+		! is_agentrt || assert_output_contains "conflicts with the OCI \`hostname\` field"
+	done
+}
+
+@test "sysctl-hostname-conflict: a kernel.domainname other than the domainname field is refused" {
+	agentrt_only "runc 1.1 ignores domainname"
+	update_config '.domainname = "one.test" | .linux.sysctl = {"kernel.domainname": "two.test"}'
+	set_args cat /proc/sys/kernel/domainname
+	run rt run --bundle "$BUNDLE" c1
+	assert_clean_failure
+	assert_output_contains "conflicts with the OCI \`domainname\` field \`one.test\`"
+	update_config '.linux.sysctl = {"kernel.domainname": "one.test"}'
+	run rt run --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] || fail "the same value twice: $output"
+	[ "$output" = one.test ] || fail "$output"
+}
+
 # A uts entry whose path is the host's own namespace is not private either.  (The domainname,
 # not the hostname, so that a regression renames nothing that matters; it is put back at once.)
 @test "linux.sysctl kernel.domainname in the host's UTS namespace joined by path is refused" {
