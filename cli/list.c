@@ -85,6 +85,13 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     cleanup_free char *json = NULL;
     if (container_load(g, ids[i], 0, &c, &e2) < 0)
       continue;
+    /* no state.json: a create in progress, or one that died (stopped) */
+    if (c->status == STATUS_CREATING && container_refresh_status(c) != STATUS_CREATING)
+      c->state->pid = 0;
+    if (c->state->bundle == NULL && strcmp(format, "json") == 0) {
+      container_free(c); /* no state document to give (as `state`) */
+      continue;
+    }
     if (c->status == STATUS_STOPPED)
       c->state->pid = 0;
     if (quiet && strcmp(format, "table") == 0) {

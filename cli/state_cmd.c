@@ -21,6 +21,18 @@ int cmd_state(const struct global_opts *g, int argc, char **argv, struct error *
     return -1;
   if (container_load(g, id, 0, &c, err) < 0)
     return -1;
+  if (c->status == STATUS_CREATING) {
+    /* no state.json yet: no bundle, no pid, nothing the spec's state
+     * requires (runc says the container does not exist yet) */
+    bool creating = container_refresh_status(c) == STATUS_CREATING;
+    error_set(err, 0,
+              creating ? "container `%s` is still being created"
+                       : "container `%s` has no state: its create did not finish (delete removes "
+                         "it)",
+              id);
+    container_free(c);
+    return -1;
+  }
   if (c->status == STATUS_STOPPED)
     c->state->pid = 0;
   if (container_state_json(c, &json, err) < 0) {

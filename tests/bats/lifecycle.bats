@@ -375,6 +375,50 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	echo "# start lost the race $lost of 5 times" >&3
 }
 
+# state-while-creating: `state` during a create printed a state document with every field
+# empty ("status": "", no bundle, ociVersion ""), and `list --format json` the same entry; a poller
+# (crun's test suite) took it for the container's state.  Now `state` fails until create has
+# written it (runc: "does not exist"), then says created; `list --format json` leaves it out.
+@test "state-while-creating: no empty state document while create runs" {
+	update_config '.hooks = {"createRuntime": [{"path": "/bin/sleep", "args": ["sleep", "1"]}]}'
+	set_args true
+	(create_container cw) &
+	local i got_error=0 seen_created=0 out
+	for i in $(seq 1 40); do
+		sleep 0.1
+		if out=$(rt state cw 2>&1); then
+			[ "$(jq -r .status <<<"$out")" = created ] || fail "state while creating: $out"
+			jq -e '.bundle != "" and .pid > 0 and .ociVersion != ""' <<<"$out" >/dev/null ||
+				fail "incomplete state: $out"
+			seen_created=1
+			break
+		fi
+		got_error=1
+		if is_agentrt; then
+			grep -q "still being created" <<<"$out" || fail "state error: $out"
+			run rt list --format json
+			[ "$status" -eq 0 ] && jq -e 'all(.[]; .status != "" and .bundle != "")' <<<"$output" >/dev/null ||
+				fail "list --format json while creating: $output"
+		fi
+	done
+	wait
+	[ "$seen_created" = 1 ] || fail "never created"
+	[ "$got_error" = 1 ] || echo "# create finished before the first poll" >&3
+}
+
+@test "state-while-creating: a state directory left by a dead create is stopped, not creating" {
+	agentrt_only "agentrt's state directory layout"
+	mkdir "$TEST_ROOT/dead"
+	run rt state dead
+	assert_clean_failure
+	assert_output_contains "its create did not finish"
+	run rt list
+	grep -E '^dead +0 +stopped' <<<"$output" || fail "list: $output"
+	run rt delete dead
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	[ ! -e "$TEST_ROOT/dead" ]
+}
+
 @test "delete --force of an unknown id exits 0" {
 	run rt delete --force nosuch
 	[ "$status" -eq 0 ] || fail "delete --force nosuch: $output"
