@@ -128,11 +128,12 @@ static int mknod_device(int parent, const char *base, const struct dev_spec *d, 
   return 0;
 }
 
-/* The host's node bind-mounted onto an empty file (user namespaces). */
+/* The host's node bind-mounted onto an empty file (user namespaces),
+ * nosuid and noexec. */
 static int bind_device(int parent, const char *base, const struct dev_spec *d, struct error *err)
 {
   cleanup_close int src = open(d->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_close int target = -1;
+  cleanup_close int target = -1, tree = -1;
   struct stat st;
   int fd;
 
@@ -153,7 +154,13 @@ static int bind_device(int parent, const char *base, const struct dev_spec *d, s
   target = openat(parent, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0)
     return error_errno(err, "open `%s`", d->path);
-  return mnt_bind_fd(src, target, false, d->path, d->path, err);
+  /* a device node is neither a program nor a set-id one (crun binds them
+   * nosuid,noexec too; runc keeps the host mount's flags) */
+  tree = mnt_clone(src, "", false, d->path, err);
+  if (tree < 0 ||
+      mnt_setattr(tree, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, 0, 0, d->path, err) < 0)
+    return -1;
+  return mnt_attach(tree, target, d->path, d->path, err);
 }
 
 static int make_device(struct setup_ctx *ctx, int devfd, const struct dev_spec *d,

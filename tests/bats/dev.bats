@@ -28,6 +28,26 @@ start_sleeper() {
 	[ "$status" -ne 0 ]
 }
 
+# userns-device-binds-exec: in a user namespace the devices are the host's nodes bind-mounted,
+# and the binds kept the host mount's flags (exec and, off devtmpfs, suid allowed).  They are
+# nosuid,noexec now (as crun's), and still work.
+@test "userns-device-binds-exec: default devices bound in a user namespace are nosuid,noexec" {
+	requires userns
+	known_broken '^runc' "keeps the host mount's flags on device binds"
+	add_userns
+	start_sleeper
+	local d n=0 opts
+	for d in null zero full random urandom tty; do
+		opts=$(awk -v m="/dev/$d" '$5 == m {print $6}' "/proc/$PID/mountinfo")
+		[ -n "$opts" ] || fail "/dev/$d is not a bind mount: $(grep " /dev/" "/proc/$PID/mountinfo")"
+		[[ ",$opts," == *,nosuid,* && ",$opts," == *,noexec,* ]] || fail "/dev/$d: $opts"
+		n=$((n + 1))
+	done
+	[ "$n" = 6 ]
+	run rt exec c1 sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c'
+	[ "$status" -eq 0 ] && [ "$output" = 4 ] || fail "devices after the bind: $output"
+}
+
 @test "/dev contains no host devices" {
 	start_sleeper
 	allowed=" null zero full random urandom tty console ptmx pts shm mqueue fd stdin stdout stderr core "
