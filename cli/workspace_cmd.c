@@ -128,8 +128,10 @@ static int wctx_open(const struct global_opts *g, const char *arg, struct wctx *
   if (x->lockfd < 0 || flock(x->lockfd, LOCK_EX) < 0)
     return error_errno(err, "workspace `%s`: lock", id);
   if (container_load(g, id, LOCK_EX, &x->c, &e) < 0) {
-    if (e.code != ENOENT)
-      return error_set(err, e.code, "workspace `%s`: %s", id, e.msg);
+    if (e.code != ENOENT) {
+      *err = e;
+      return error_prefix(err, "workspace `%s`", id);
+    }
   } else {
     x->state = container_status_name(x->c->status);
     x->in_use = x->c->status != STATUS_STOPPED && workspace_marked_mounted(x->w);

@@ -381,7 +381,8 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
   if (c->cgroup) {
     error_clear(&e2);
     if (cgroup_destroy(c->cgroup, &e2) < 0) {
-      error_set(err, e2.code, "delete `%s`: %s", c->id, e2.msg);
+      *err = e2;
+      error_prefix(err, "delete `%s`", c->id);
       ret = -1;
     }
   }

@@ -189,8 +189,10 @@ int ws_fs_mount(const struct workspace *w, struct error *err)
                        "workspace `%s`: its upper layer is in the image `%s/%s` and this host "
                        "has no loop devices (%s)",
                        w->id, w->dir, IMAGE_NAME, why);
-    if (loopdev_attach(imgfd, &nr, &lfd, &e) < 0)
-      return error_set(err, e.code, "workspace `%s`: %s", w->id, e.msg);
+    if (loopdev_attach(imgfd, &nr, &lfd, &e) < 0) {
+      *err = e;
+      return error_prefix(err, "workspace `%s`", w->id);
+    }
     line = xfmt("%d\n", nr);
     if (write_file_atomic_at(dfd, LOOP_NAME, line, strlen(line), err) < 0)
       return error_prefix(err, "workspace `%s`", w->id);

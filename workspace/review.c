@@ -158,7 +158,8 @@ int workspace_review_unseen(const struct workspace *w, const struct ws_layers *l
   if (read_file_at(AT_FDCWD, path, (size_t)WS_MAX_CHANGES * (FP_HEX + 1), &data, &len, &e) < 0) {
     if (e.code == ENOENT)
       return 0;
-    return error_set(err, e.code, "workspace `%s`: what diff showed: %s", w->id, e.msg);
+    *err = e;
+    return error_prefix(err, "workspace `%s`: what diff showed", w->id);
   }
   if (len % (FP_HEX + 1) != 0)
     return error_set(err, EINVAL, "workspace `%s`: `%s`: a bad record", w->id, path);

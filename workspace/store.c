@@ -301,8 +301,10 @@ static int open_or_new(const char *root, const char *id, const char *lower, uint
     *ret = w;
     return 0;
   }
-  if (e2.code != ENOENT)
-    return error_set(err, e2.code, "%s", e2.msg);
+  if (e2.code != ENOENT) {
+    *err = e2;
+    return -1;
+  }
   w = xmalloc0(sizeof *w);
   w->id = xstrdup(id);
   w->dir = ws_dir(root, id);
