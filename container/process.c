@@ -557,6 +557,45 @@ static int restrict_process(const struct oci_process *p, const struct process_op
   return 0;
 }
 
+/* Does a line "inside outside count" of /proc/self/{uid,gid}_map cover id? */
+static bool id_mapped(const char *map, uint32_t id)
+{
+  for (const char *p = map; p != NULL && *p != '\0';) {
+    unsigned long long in, out, count;
+    const char *nl = strchr(p, '\n');
+
+    if (sscanf(p, "%llu %llu %llu", &in, &out, &count) == 3 && id >= in && id - in < count)
+      return true;
+    p = nl ? nl + 1 : NULL;
+  }
+  return false;
+}
+
+int user_check_mapped(const struct oci_user *u, struct error *err)
+{
+  cleanup_free char *uids = NULL, *gids = NULL;
+
+  /* unreadable maps (no procfs to open): setresuid() will say it later */
+  if (procfs_read_all("self/uid_map", &uids, err) < 0 ||
+      procfs_read_all("self/gid_map", &gids, err) < 0) {
+    error_clear(err);
+    return 0;
+  }
+  if (!id_mapped(uids, u->uid))
+    return error_set(err, 0, "process.user.uid: %u is not mapped in the container's user namespace",
+                     u->uid);
+  if (!id_mapped(gids, u->gid))
+    return error_set(err, 0, "process.user.gid: %u is not mapped in the container's user namespace",
+                     u->gid);
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    if (!id_mapped(gids, u->additional_gids[i]))
+      return error_set(err, 0,
+                       "process.user.additionalGids: %u is not mapped in the container's user "
+                       "namespace",
+                       u->additional_gids[i]);
+  return 0;
+}
+
 /* [path, args...] for the trampoline (allocated before seccomp). */
 static char **stub_argv(const char *path, char *const *args)
 {

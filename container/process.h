@@ -65,6 +65,10 @@ int process_resolve_executable(const struct oci_process *p, char **ret_path, str
  * I/O priority, oom_score_adj: may run early (before waiting for start), in
  * the container's cgroups. */
 int process_apply_limits(const struct oci_process *p, struct error *err);
+/* In a user namespace: are process.user's uid, gid and additional gids
+ * mapped there?  (setresuid() and setgroups() would refuse them after
+ * start; runc refuses at create.) */
+int user_check_mapped(const struct oci_user *u, struct error *err);
 /* linux.personality, for the init and (as runc) every exec'd process. */
 int process_set_personality(const struct oci_linux *l, struct error *err);
 /* execCPUAffinity.initial: an exec's affinity before it joins the cgroups. */
@@ -94,10 +98,6 @@ int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const c
 /* user.c: parse `exec --user uid[:gid]` strictly (CVE-2026-30892). */
 int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *ret_has_gid,
                     struct error *err);
-/* In a user namespace: are process.user's uid, gid and additional gids
- * mapped there?  (setresuid() and setgroups() would refuse them after
- * start; runc refuses at create.) */
-int user_check_mapped(const struct oci_user *u, struct error *err);
 /* signals.c: "KILL", "SIGKILL", "9" -> 9; unknown -> error naming it. */
 int parse_signal(const char *s, int *ret, struct error *err);
 

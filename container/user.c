@@ -8,14 +8,12 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "container/process.h"
-#include "os/procfs.h"
 
 #define ID_INVALID UINT32_MAX
 
@@ -70,44 +68,5 @@ int parse_user_spec(const char *s, uint32_t *ret_uid, uint32_t *ret_gid, bool *r
   *ret_uid = uid;
   *ret_gid = gid;
   *ret_has_gid = colon != NULL;
-  return 0;
-}
-
-/* Does a line "inside outside count" of /proc/self/{uid,gid}_map cover id? */
-static bool id_mapped(const char *map, uint32_t id)
-{
-  for (const char *p = map; p != NULL && *p != '\0';) {
-    unsigned long long in, out, count;
-    const char *nl = strchr(p, '\n');
-
-    if (sscanf(p, "%llu %llu %llu", &in, &out, &count) == 3 && id >= in && id - in < count)
-      return true;
-    p = nl ? nl + 1 : NULL;
-  }
-  return false;
-}
-
-int user_check_mapped(const struct oci_user *u, struct error *err)
-{
-  cleanup_free char *uids = NULL, *gids = NULL;
-
-  /* unreadable maps (no procfs to open): setresuid() will say it later */
-  if (procfs_read_all("self/uid_map", &uids, err) < 0 ||
-      procfs_read_all("self/gid_map", &gids, err) < 0) {
-    error_clear(err);
-    return 0;
-  }
-  if (!id_mapped(uids, u->uid))
-    return error_set(err, 0, "process.user.uid: %u is not mapped in the container's user namespace",
-                     u->uid);
-  if (!id_mapped(gids, u->gid))
-    return error_set(err, 0, "process.user.gid: %u is not mapped in the container's user namespace",
-                     u->gid);
-  for (size_t i = 0; i < u->n_additional_gids; i++)
-    if (!id_mapped(gids, u->additional_gids[i]))
-      return error_set(err, 0,
-                       "process.user.additionalGids: %u is not mapped in the container's user "
-                       "namespace",
-                       u->additional_gids[i]);
   return 0;
 }
