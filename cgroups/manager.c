@@ -511,8 +511,8 @@ static void check_shared(struct cgroup_manager *m)
     return;
   m->shared = true;
   cg_warn(m,
-          "cgroup `%s` is not empty (%zu processes): sharing a cgroup with another "
-          "container; deleting either kills both",
+          "container's cgroup is not empty: `%s` has %zu processes (sharing a cgroup with "
+          "another container; deleting either kills both)",
           m->path, n);
 }
 

@@ -270,8 +270,18 @@ static int v1_cpu(struct cgroup_manager *m, const struct oci_resources *r, struc
     return -1;
   if (shares && cg_writef(m, h->dir, "cpu.shares", err, "%" PRIu64, r->cpu_shares) < 0)
     return -1;
-  if (period && cg_writef(m, h->dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0)
-    return -1;
+  /* the kernel checks quota/period against the parent's at each write: a
+   * new period may only fit after the new quota (lowering both under a
+   * parent's limit), so on EINVAL the quota goes first (as runc) */
+  if (period && cg_writef(m, h->dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0) {
+    if (!quota || err->code != EINVAL)
+      return -1;
+    error_clear(err);
+    if (wr_i64(m, h->dir, "cpu.cfs_quota_us", r->cpu_quota, err) < 0 ||
+        cg_writef(m, h->dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0)
+      return -1;
+    quota = false;
+  }
   if (quota && wr_i64(m, h->dir, "cpu.cfs_quota_us", r->cpu_quota, err) < 0)
     return -1;
   if (burst && cg_writef(m, h->dir, "cpu.cfs_burst_us", err, "%" PRIu64, r->cpu_burst) < 0)

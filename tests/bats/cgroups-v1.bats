@@ -251,6 +251,44 @@ cgval() { # CTRL FILE
 	assert_clean_failure
 }
 
+# cpu-period-under-parent-quota: with a parent (a pod) capped at 50 %, lowering period and quota
+# together failed: the new period went first, against the old quota, and the ratio passed the
+# parent's (EINVAL).  Now the quota goes first when the period is refused (as runc).
+@test "cgroups v1: cpu-period-under-parent-quota: period and quota lowered together under a capped parent" {
+	local pod
+	pod=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+	update_config ".linux.cgroupsPath = \"$pod/ctr\" |
+		.linux.resources.cpu = {\"quota\": 500000, \"period\": 1000000}"
+	mkdir -p "/sys/fs/cgroup/cpu$pod"
+	echo 50000 >"/sys/fs/cgroup/cpu$pod/cpu.cfs_quota_us"
+	set_args sleep 100
+	run_detached pq
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt update --cpu-quota 600000 pq
+	[ "$status" -ne 0 ] || fail "60 % under a 50 % parent was accepted"
+	run rt update --cpu-period 10000 --cpu-quota 3000 pq
+	[ "$status" -eq 0 ] || fail "update: $output"
+	[ "$(cgval cpu cpu.cfs_period_us)" = 10000 ] && [ "$(cgval cpu cpu.cfs_quota_us)" = 3000 ] ||
+		fail "period $(cgval cpu cpu.cfs_period_us) quota $(cgval cpu cpu.cfs_quota_us)"
+	rt delete --force pq
+	local d
+	for d in /sys/fs/cgroup/*"$pod"; do
+		rmdir "$d" 2>/dev/null || true
+	done
+}
+
+# cgroup-nonempty-warning: a container put in a cgroup that already holds another's processes is
+# warned about in runc's words ("container's cgroup is not empty"), naming the cgroup.
+@test "cgroups v1: cgroup-nonempty-warning: a shared cgroup is named in the warning" {
+	set_args sleep 100
+	run_detached w1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run_detached w2
+	[ "$status" -eq 0 ] || fail "run -d w2: $output"
+	assert_output_contains "container's cgroup is not empty"
+	! is_agentrt || assert_output_contains "$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")"
+}
+
 @test "cgroups v1: update takes runc's --cpu-share, --cpu-burst and --cpu-idle" {
 	[ -e /sys/fs/cgroup/cpu/cpu.cfs_burst_us ] && [ -e /sys/fs/cgroup/cpu/cpu.idle ] || skip "no cpu.cfs_burst_us or cpu.idle"
 	set_args sleep 100
