@@ -13,13 +13,22 @@ static int conv_devtype(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+/* r, w and m; other letters beside them are dropped, as runc reads the
+ * field ("rwa" is "rw"), a string with none of the three is refused */
 static int conv_access(struct jctx *c, const struct jnode *v, void *ret)
 {
+  char *a, *d;
+
   if (j_str(c, v, ret) < 0)
     return -1;
-  for (const char *s = *(char **)ret; *s; s++)
-    if (*s != 'r' && *s != 'w' && *s != 'm')
-      return jfail(c, "must be a combination of r, w and m");
+  a = *(char **)ret;
+  if (*a != '\0' && strpbrk(a, "rwm") == NULL)
+    return jfail(c, "must be a combination of r, w and m");
+  d = a;
+  for (const char *s = a; *s; s++)
+    if (*s == 'r' || *s == 'w' || *s == 'm')
+      *d++ = *s;
+  *d = '\0';
   return 0;
 }
 

@@ -451,7 +451,7 @@ static const struct {
      "config.json: linux.resources.devices[0].allow: is required"},
     {RES("\"devices\":[{\"allow\":true,\"type\":\"x\"}]"),
      "config.json: linux.resources.devices[0].type: must be \"a\", \"c\" or \"b\""},
-    {RES("\"devices\":[{\"allow\":true,\"access\":\"rwx\"}]"),
+    {RES("\"devices\":[{\"allow\":true,\"access\":\"xyz\"}]"),
      "config.json: linux.resources.devices[0].access: must be a combination of r, w and m"},
     {RES("\"blockIO\":{\"weight\":65536}"),
      "config.json: linux.resources.blockIO.weight: out of range (maximum 65535)"},
@@ -798,6 +798,16 @@ static void test_resources_doc(void)
   tap_ok(oci_resources_parse("{\"memory\":{\"limit\":true}}", 25, "-", &r, &err) < 0 &&
              strcmp(err.msg, "-: memory.limit: expected integer") == 0,
          "resources errors name the path: %s", err.msg);
+  {
+    /* runc reads only r, w and m of an access string (its test suite writes "rwa") */
+    const char *acc = "{\"devices\":[{\"allow\":false,\"type\":\"c\",\"major\":1,"
+                      "\"minor\":11,\"access\":\"rwa\"},{\"allow\":true,\"access\":\"\"}]}";
+    tap_ok(oci_resources_parse(acc, strlen(acc), "-", &r, &err) == 0 && r->n_devices == 2 &&
+               streq(r->devices[0].access, "rw") && streq(r->devices[1].access, ""),
+           "device access: letters other than r, w, m are dropped (%s)", err.msg);
+    oci_resources_free(r);
+    r = NULL;
+  }
   tap_ok(oci_resources_parse("{}", 2, "-", &r, &err) == 0 && r != NULL,
          "empty resources document is valid");
   oci_resources_free(r);
