@@ -25,7 +25,8 @@ int seccomp_listener_connect(const struct oci_seccomp *s, struct error *err)
   if (fd < 0)
     return error_errno(err, "seccomp: listenerPath: socket");
   if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-    error_errno(err, "seccomp: connect to listenerPath `%s`", s->listener_path);
+    error_errno(err, "seccomp: failed to connect with seccomp agent at listenerPath `%s`",
+                s->listener_path);
     close(fd);
     return -1;
   }

@@ -144,6 +144,19 @@ int oci_seccomp_node(struct jctx *c, const struct jnode *v, void *ret)
     return -1;
   if (s->listener_path == NULL && oci_seccomp_uses_notify(s))
     return jfail_at(c, "listenerPath", "is required when SCMP_ACT_NOTIFY is used");
+  /* as runc: the runtime's own last writes (its errors, the listener's
+   * hand-over) would wait on the agent, and every call would be the
+   * agent's to answer */
+  if (strcmp(s->default_action, "SCMP_ACT_NOTIFY") == 0)
+    return jfail_at(c, "defaultAction", "SCMP_ACT_NOTIFY cannot be used as the default action");
+  for (size_t i = 0; i < s->n_syscalls; i++) {
+    const struct oci_seccomp_syscall *sc = &s->syscalls[i];
+    if (strcmp(sc->action, "SCMP_ACT_NOTIFY") != 0)
+      continue;
+    for (size_t j = 0; sc->names != NULL && sc->names[j] != NULL; j++)
+      if (strcmp(sc->names[j], "write") == 0)
+        return jfail_at(c, "syscalls", "SCMP_ACT_NOTIFY cannot be used for the write syscall");
+  }
   return 0;
 }
 

@@ -572,8 +572,23 @@ stop_seccomp_agent() {
 	set_args true
 	run_detached c1
 	assert_clean_failure
+	# runc's words, which its own suite looks for
+	assert_output_contains "failed to connect with seccomp agent"
 	run rt state c1
 	[ "$status" -ne 0 ] || fail "container left: $output"
+}
+
+# notify-write: SCMP_ACT_NOTIFY on write (the runtime's own last writes would wait on the agent)
+# or as the default action is refused at create, as runc refuses it.
+@test "seccomp: notify-write: SCMP_ACT_NOTIFY for write or as the default action fails create" {
+	for sc in '"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "write"], "action": "SCMP_ACT_NOTIFY"}]' \
+		'"defaultAction": "SCMP_ACT_NOTIFY"'; do
+		update_config ".linux.seccomp = {\"listenerPath\": \"$BUNDLE/nobody.sock\", $sc}"
+		set_args true
+		run_detached "c$RANDOM"
+		assert_clean_failure
+		assert_output_contains "SCMP_ACT_NOTIFY cannot be used"
+	done
 }
 
 @test "seccomp: when the agent is gone, notified syscalls fail with ENOSYS" {

@@ -481,6 +481,12 @@ static const struct {
      "config.json: linux.seccomp.listenerPath: must be an absolute path"},
     {SECCOMP("\"syscalls\":[{\"names\":[\"read\"],\"action\":\"SCMP_ACT_NOTIFY\"}]"),
      "config.json: linux.seccomp.listenerPath: is required when SCMP_ACT_NOTIFY is used"},
+    {SECCOMP("\"listenerPath\":\"/a\",\"syscalls\":[{\"names\":[\"read\",\"write\"],"
+             "\"action\":\"SCMP_ACT_NOTIFY\"}]"),
+     "config.json: linux.seccomp.syscalls: SCMP_ACT_NOTIFY cannot be used for the write syscall"},
+    {LNX("\"seccomp\":{\"defaultAction\":\"SCMP_ACT_NOTIFY\",\"listenerPath\":\"/a\"}"),
+     "config.json: linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be used as the default "
+     "action"},
     {SECCOMP("\"syscalls\":[{\"action\":\"SCMP_ACT_ERRNO\"}]"),
      "config.json: linux.seccomp.syscalls[0].names: is required"},
     {SECCOMP("\"syscalls\":[{\"names\":[],\"action\":\"SCMP_ACT_ERRNO\"}]"),
