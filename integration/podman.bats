@@ -112,6 +112,16 @@ prun() {
 	[ "$(echo $output)" = "67108864 20 CapEff: 0000000000000000" ]
 }
 
+# Podman's --privileged passes every host device with its st_mode (type bits
+# included) as fileMode: agentrt refused that config, so --privileged failed at create.
+@test "podman run --privileged (profile oci): host devices with the host's modes" {
+	local want
+	want=$(stat -c '%F %t:%T %a' /dev/loop-control)
+	run prun --rm --privileged "$IMG" stat -c '%F %t:%T %a' /dev/loop-control
+	[ "$status" -eq 0 ] || it_die "$output"
+	[ "$output" = "$want" ] || it_die "in the container: $output, on the host: $want"
+}
+
 @test "podman run -it through a real pty" {
 	run it_pty_podman
 	[ "$status" -eq 4 ]

@@ -1,6 +1,8 @@
 /* config_linux.c - the "linux" object of config.json: namespaces, id mappings,
  * time offsets, devices, cgroups path, resources, propagation, masked and
  * read-only paths, sysctl, seccomp (config_seccomp.c) and personality. */
+#include <sys/stat.h>
+
 #include "common/util.h"
 #include "oci/internal.h"
 
@@ -134,6 +136,18 @@ static int conv_devnum(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+static uint32_t dev_type_ifmt(char type)
+{
+  switch (type) {
+  case 'b':
+    return S_IFBLK;
+  case 'p':
+    return S_IFIFO;
+  default:
+    return S_IFCHR;
+  }
+}
+
 static int conv_device(struct jctx *c, const struct jnode *v, void *ret)
 {
   struct oci_device *d = ret;
@@ -153,8 +167,17 @@ static int conv_device(struct jctx *c, const struct jnode *v, void *ret)
     return jfail_at(c, "major", "is required");
   if (d->type != 'p' && !has_minor)
     return jfail_at(c, "minor", "is required");
-  if (d->has_file_mode && d->file_mode > 07777)
-    return jfail_at(c, "fileMode", "out of range (maximum 07777)");
+  if (d->has_file_mode) {
+    /* Podman's --privileged passes each host device's st_mode, type bits and all
+     * (020666): runc and crun take them; they must name the device's own type. */
+    uint32_t fmt = d->file_mode & S_IFMT;
+
+    if (fmt != 0 && fmt != dev_type_ifmt(d->type))
+      return jfail_at(c, "fileMode", "file type bits 0%o do not match type \"%c\"", fmt, d->type);
+    d->file_mode &= ~(uint32_t)S_IFMT;
+    if (d->file_mode > 07777)
+      return jfail_at(c, "fileMode", "out of range (maximum 07777)");
+  }
   return 0;
 }
 

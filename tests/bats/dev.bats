@@ -100,6 +100,31 @@ start_sleeper() {
 	[ ! -e /dev/agentrt-null ]
 }
 
+# Podman's --privileged passes each host device with its st_mode as fileMode,
+# type bits included (020620 for a tty); runc and crun take them. agentrt
+# refused the config, so `podman run --privileged` failed at create.
+@test "podman-privileged-filemode: fileMode with the device's own type bits" {
+	update_config '.linux.devices = [
+		{"path": "/dev/agentrt-null", "type": "c", "major": 1, "minor": 3, "fileMode": 8592, "uid": 0, "gid": 5},
+		{"path": "/dev/agentrt-loop", "type": "b", "major": 7, "minor": 200, "fileMode": 25008}]'
+	start_sleeper
+	run stat -c '%F %t:%T %a %u:%g' "$CROOT/dev/agentrt-null"
+	[ "$output" = "character special file 1:3 620 0:5" ] || fail "$output"
+	run stat -c '%F %t:%T %a' "$CROOT/dev/agentrt-loop"
+	[ "$output" = "block special file 7:c8 660" ] || fail "$output"
+	rt delete -f c1
+	# another type's bits: a block device's mode on a character device is refused, naming
+	# the field (runc ORs the bits together and makes a block device)
+	is_agentrt || return 0
+	update_config '.linux.devices = [{"path": "/dev/agentrt-x", "type": "c", "major": 1, "minor": 3, "fileMode": 25008}]'
+	set_args true
+	run rt run --bundle "$BUNDLE" c2
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"linux.devices[0].fileMode: file type bits 060000 do not match type \"c\""* ]] || fail "$output"
+	run rt state c2
+	[ "$status" -ne 0 ]
+}
+
 @test "maskedPaths: files read empty, directories are empty, both read-only" {
 	mkdir -p "$ROOTFS/etc/secret-dir"
 	echo secret >"$ROOTFS/etc/secret-dir/key"

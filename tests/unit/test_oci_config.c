@@ -418,7 +418,13 @@ static const struct {
      "config.json: linux.devices[0].major: must not be negative"},
     {LNX("\"devices\":[{\"path\":\"/dev/"
          "x\",\"type\":\"c\",\"major\":1,\"minor\":1,\"fileMode\":4096}]"),
-     "config.json: linux.devices[0].fileMode: out of range (maximum 07777)"},
+     "config.json: linux.devices[0].fileMode: file type bits 010000 do not match type \"c\""},
+    {LNX("\"devices\":[{\"path\":\"/dev/"
+         "x\",\"type\":\"c\",\"major\":1,\"minor\":1,\"fileMode\":33188}]"),
+     "config.json: linux.devices[0].fileMode: file type bits 0100000 do not match type \"c\""},
+    {LNX("\"devices\":[{\"path\":\"/dev/"
+         "x\",\"type\":\"b\",\"major\":1,\"minor\":1,\"fileMode\":8630}]"),
+     "config.json: linux.devices[0].fileMode: file type bits 020000 do not match type \"b\""},
     {LNX("\"rootfsPropagation\":\"sideways\""),
      "config.json: linux.rootfsPropagation: unknown propagation `sideways`"},
     {LNX("\"maskedPaths\":[\"/proc/kcore\",\"proc/keys\"]"),
@@ -664,6 +670,31 @@ static void test_empty_ns_path(void)
              oci_config_namespace(c, OCI_NS_MOUNT)->path == NULL &&
              streq(oci_config_namespace(c, OCI_NS_NETWORK)->path, "/proc/1/ns/net"),
          "an empty namespace path is a new namespace, a non-empty one is kept");
+  oci_config_free(c);
+}
+
+/* Podman's --privileged passes each host device's st_mode: the type bits of the
+ * device's own type are taken off, the permission bits kept */
+static void test_device_mode_type_bits(void)
+{
+  struct error err = {0};
+  struct oci_config *c = NULL;
+  const char *doc =
+      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},\"linux\":{\"devices\":["
+      "{\"path\":\"/dev/tty1\",\"type\":\"c\",\"major\":4,\"minor\":1,\"fileMode\":8592},"
+      "{\"path\":\"/dev/loop0\",\"type\":\"b\",\"major\":7,\"minor\":0,\"fileMode\":25008},"
+      "{\"path\":\"/dev/p\",\"type\":\"p\",\"fileMode\":4516},"
+      "{\"path\":\"/dev/u\",\"type\":\"u\",\"major\":1,\"minor\":3,\"fileMode\":8630}]}}";
+
+  tap_ok(parse(doc, &c, &err) == 0, "device modes with their own type bits parse (%s)", err.msg);
+  if (c == NULL)
+    return;
+  tap_ok(c->linux->n_devices == 4 && c->linux->devices[0].file_mode == 0620 &&
+             c->linux->devices[1].file_mode == 0660 && c->linux->devices[2].file_mode == 0644 &&
+             c->linux->devices[3].file_mode == 0666,
+         "device modes keep the permission bits only (%o %o %o %o)", c->linux->devices[0].file_mode,
+         c->linux->devices[1].file_mode, c->linux->devices[2].file_mode,
+         c->linux->devices[3].file_mode);
   oci_config_free(c);
 }
 
@@ -971,6 +1002,7 @@ int main(void)
   test_bounds();
   test_duplicates_and_null();
   test_empty_ns_path();
+  test_device_mode_type_bits();
   test_sched_fields();
   test_relative_mount_dest();
   test_process_doc();
