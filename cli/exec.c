@@ -138,11 +138,9 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   struct process_opts po = {0};
   cleanup_free char *path = NULL;
   int master = -1, peer = -1, host_pid = 0;
-  sigset_t none;
 
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  process_reset_signals();
   /* GO carries our pid in the runtime's pid namespace */
   if (sync_expect_code(x->sock, SYNC_GO, &host_pid, &err) < 0)
     _exit(1);

@@ -52,13 +52,9 @@ static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, const
                                                  int errfd)
 {
   char *const fallback[] = {h->path, NULL};
-  sigset_t all;
   int e;
 
-  sigemptyset(&all);
-  sigprocmask(SIG_SETMASK, &all, NULL);
-  for (int sig = 1; sig < NSIG; sig++)
-    signal(sig, SIG_DFL);
+  process_reset_signals();
   if (dup2(rfd, 0) < 0 || dup2(2, 1) < 0)
     _exit(127);
   syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);

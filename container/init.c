@@ -80,17 +80,6 @@ static void close_inherited(struct init_args *a)
   procfs_reset(); /* its fd may have been among them */
 }
 
-/* agentrt installs no signal handlers, so only the mask (run/exec block
- * the signals they forward) needs resetting; dispositions the engine set
- * (e.g. SIGPIPE ignored) are inherited as with runc. */
-static void reset_signals(void)
-{
-  sigset_t all;
-
-  sigemptyset(&all);
-  sigprocmask(SIG_SETMASK, &all, NULL);
-}
-
 static int set_names(const struct oci_config *c, const struct ns_plan *p, struct error *err)
 {
   if (c->hostname && *c->hostname) {
@@ -311,7 +300,8 @@ void init_main(struct init_args *a)
   if (a->lock_fd >= 0)
     close(a->lock_fd);
   close_inherited(a);
-  reset_signals();
+  /* before GO: the parent is usually still at its part */
+  process_reset_signals();
   if (init_setup(a, &ctx, &path, &err) < 0 || init_fails_late(&err)) {
     sync_send_error(a->sock, &err);
     _exit(1);

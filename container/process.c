@@ -11,6 +11,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/personality.h>
@@ -662,4 +663,19 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
 fail:
   lsm_exec_close(&lsm);
   return -1;
+}
+
+/* As runc and crun: an engine's ignored signals (conmon ignores SIGPIPE) would
+ * otherwise reach the program through execve, and a shell cannot trap a signal
+ * that was ignored when it started. Handlers need nothing: execve resets them. */
+void process_reset_signals(void)
+{
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigset_t none;
+
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      (void)sigaction(sig, &dfl, NULL); /* glibc's own two fail with EINVAL */
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
 }
