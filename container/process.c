@@ -125,15 +125,31 @@ int process_resolve_executable(const struct oci_process *p, char **ret_path, str
 {
   const char *name = p->args != NULL ? p->args[0] : NULL;
   const char *path;
+  int r;
 
   if (name == NULL || *name == '\0')
     return error_set(err, 0, "process.args must not be empty");
-  if (strchr(name, '/') != NULL)
-    return check_path(name, p->cwd, ret_path, err);
-  path = env_get(p->env, "PATH");
-  if (path == NULL)
-    path = DEFAULT_PATH;
-  return search_path(name, path, p->cwd, ret_path, err);
+  if (strchr(name, '/') != NULL) {
+    r = check_path(name, p->cwd, ret_path, err);
+  } else {
+    path = env_get(p->env, "PATH");
+    if (path == NULL)
+      path = DEFAULT_PATH;
+    r = search_path(name, path, p->cwd, ret_path, err);
+  }
+  if (r < 0)
+    return r;
+  /* The mode bits say nothing of a noexec mount (a volume mounted noexec): the
+   * kernel would refuse the execve after start, so refuse it now, as runc and
+   * crun do (and engines map "permission denied" to exit status 126). */
+  if (faccessat(AT_FDCWD, *ret_path, X_OK, AT_EACCESS) < 0 && errno == EACCES) {
+    free(*ret_path);
+    *ret_path = NULL;
+    error_set(err, 0, "exec: \"%s\": permission denied", name);
+    err->code = EACCES;
+    return -1;
+  }
+  return 0;
 }
 
 static int apply_rlimit(const struct oci_rlimit *r, struct error *err)

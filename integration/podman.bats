@@ -122,6 +122,18 @@ prun() {
 	[ "$output" = "$want" ] || it_die "in the container: $output, on the host: $want"
 }
 
+# A program on a noexec volume: create fails with "permission denied", which Podman maps
+# to exit status 126 (agentrt failed it after start: the container's 127, "not found").
+@test "podman run: a program on a noexec volume fails with 126 (profile oci)" {
+	mkdir -p "$IT_TMP/noexec"
+	printf '#!/bin/sh\necho ran\n' >"$IT_TMP/noexec/script"
+	chmod 755 "$IT_TMP/noexec/script"
+	run -126 prun --rm -v "$IT_TMP/noexec:/vol:noexec" "$IMG" /vol/script
+	[[ "$output" == *'permission denied'* ]] || it_die "$output"
+	run prun --rm -v "$IT_TMP/noexec:/vol" "$IMG" /vol/script
+	[ "$status" -eq 0 ] && [ "$output" = ran ] || it_die "exec volume: $output"
+}
+
 @test "podman run -it through a real pty" {
 	run it_pty_podman
 	[ "$status" -eq 4 ]

@@ -174,6 +174,38 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ "$status" -ne 0 ] || fail "executed from a noexec mount"
 }
 
+# A program on a noexec mount passed the mode-bit check, so create succeeded and the
+# execve failed after start, as the container's exit status 127 ("not found"); runc
+# and crun refuse it at create with "permission denied" (Podman: exit status 126).
+@test "noexec-program-at-create: a program on a noexec mount fails create, not after start" {
+	mkdir "$BUNDLE/vol"
+	printf '#!/bin/sh\necho ran\n' >"$BUNDLE/vol/script"
+	chmod 755 "$BUNDLE/vol/script"
+	update_config ".mounts += [{\"destination\": \"/vol\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"rbind\", \"noexec\"]}]"
+	set_args /vol/script
+	rt_bg create --bundle "$BUNDLE" c2
+	assert_clean_failure
+	[[ "$output" == *"permission denied"* ]] || fail "$output"
+	is_agentrt && { [[ "$output" == *'exec: "/vol/script": permission denied'* ]] || fail "$output"; }
+	run rt state c2
+	[ "$status" -ne 0 ] || fail "c2 left behind: $output"
+	# found through PATH the same
+	update_config '.process.env += ["PATH=/vol:/bin"]'
+	set_args script
+	rt_bg create --bundle "$BUNDLE" c3
+	assert_clean_failure
+	[[ "$output" == *"permission denied"* ]] || fail "$output"
+	# the same program on an exec mount runs; an exec of it into a container fails
+	update_config '.mounts[-1].options = ["rbind"]'
+	set_args /vol/script
+	run rt run --bundle "$BUNDLE" c4
+	[ "$status" -eq 0 ] && [ "$output" = ran ] || fail "exec mount: $output"
+	start_with_mounts "[{\"destination\": \"/vol2\", \"type\": \"bind\", \"source\": \"$BUNDLE/vol\", \"options\": [\"rbind\", \"noexec\"]}]"
+	run rt exec c1 /vol2/script
+	assert_clean_failure
+	[[ "$output" == *"permission denied"* ]] || fail "exec: $output"
+}
+
 @test "tmpfs with size and mode" {
 	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m", "mode=1770"]}]'
 	line=$(mnt_line "$PID" /scratch)
