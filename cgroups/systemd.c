@@ -169,6 +169,13 @@ int cg_sd_connect(struct cgroup_manager *m, struct error *err)
   r = open_bus(b, m->rootless);
   if (r < 0) {
     bus_free(b);
+    /* no socket: said without ENOENT's text, which engines read as a missing
+     * program (Podman: "command not found", exit status 127) */
+    if (r == -ENOENT || r == -ECONNREFUSED)
+      return cg_fail(err, -r,
+                     "cgroup: --systemd-cgroup: cannot reach systemd over D-Bus (no %s bus: "
+                     "systemd is not running here); leave out --systemd-cgroup (cgroupfs)",
+                     m->rootless ? "user" : "system");
     return cg_fail(err, -r,
                    "cgroup: --systemd-cgroup: cannot reach systemd over D-Bus (%s bus: %s); "
                    "where systemd does not run, leave out --systemd-cgroup (cgroupfs)",
