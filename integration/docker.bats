@@ -366,3 +366,39 @@ it_pty() { timeout 30 script -qec "$1" /dev/null; }
 	[[ "$output" == *"sleep 1000"* ]]
 	docker rm -f sx
 }
+
+# --- parity probes: each prints the same through agentrt (profile oci) and runc ---
+
+# dsame ARGS...: `docker run` ARGS through $RT and runc; both must succeed and print the same.
+dsame() {
+	local a r
+	a=$(drun $RT "$@" 2>&1) || it_die "$RT: $a"
+	r=$(drun runc "$@" 2>&1) || it_die "runc: $r"
+	[ "$a" = "$r" ] || it_die "$(printf '%s:\n%s\nrunc:\n%s' "$RT" "$a" "$r")"
+}
+
+@test "parity: run --device with a new path and permissions" {
+	dsame --device /dev/loop-control:/dev/lc:r "$IMG" sh -c 'stat -c "%n %F %t:%T %a" /dev/lc; cat /sys/fs/cgroup/devices/devices.list 2>/dev/null | grep "10:237" || true'
+}
+
+@test "parity: run --init, --ulimit, --sysctl, --shm-size, --pid host, --ipc host, --uts host" {
+	dsame --init "$IMG" sh -c 'cat /proc/1/comm; grep PPid /proc/$$/status'
+	dsame --ulimit nofile=512:1000 "$IMG" sh -c 'ulimit -n; ulimit -Hn'
+	dsame --sysctl net.ipv4.ip_unprivileged_port_start=80 --network none "$IMG" cat /proc/sys/net/ipv4/ip_unprivileged_port_start
+	dsame --shm-size 8m "$IMG" sh -c 'df -k /dev/shm | tail -1 | awk "{print \$2}"'
+	dsame --pid host "$IMG" sh -c '[ "$(cat /proc/1/comm)" != sh ] && echo host-pid'
+	dsame --ipc host "$IMG" readlink /proc/self/ns/ipc
+	dsame --uts host "$IMG" hostname
+}
+
+@test "parity: run as a user with groups, --group-add, --workdir that does not exist" {
+	dsame -u 1000:1000 --group-add 65534 -w /no/such/dir "$IMG" sh -c 'id; pwd; ls -ld /no/such/dir | cut -c1-10'
+}
+
+@test "parity: run --read-only with a volume and --tmpfs options" {
+	dsame --read-only --tmpfs /run:size=1m,mode=1770 "$IMG" sh -c 'touch /x 2>&1 | sed "s/.*: //"; grep -E " /run " /proc/self/mountinfo | cut -d" " -f5-6,9-'
+	# the mode asked for: runc's copy-up (Docker adds tmpcopyup) gives the tmpfs the
+	# image directory's mode (755) instead
+	run drun $RT --read-only --tmpfs /run:size=1m,mode=1770 "$IMG" stat -c %a /run
+	[ "$status" -eq 0 ] && [ "$output" = 1770 ] || it_die "$output"
+}
