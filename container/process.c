@@ -686,12 +686,15 @@ fail:
  * that was ignored when it started. Handlers need nothing: execve resets them. */
 void process_reset_signals(void)
 {
-  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  /* the kernel's struct sigaction all zero: SIG_DFL, no flags, no mask (larger
+   * than it on every architecture). Not glibc's sigaction(), which refuses its
+   * own two real-time signals (32, 33) while a caller may have ignored them. */
+  static const unsigned long dfl[8];
   sigset_t none;
 
-  for (int sig = 1; sig < NSIG; sig++)
+  for (int sig = 1; sig <= 64; sig++)
     if (sig != SIGKILL && sig != SIGSTOP)
-      (void)sigaction(sig, &dfl, NULL); /* glibc's own two fail with EINVAL */
+      (void)syscall(SYS_rt_sigaction, sig, dfl, NULL, 8);
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
