@@ -71,11 +71,10 @@ int process_apply_limits(const struct oci_process *p, struct error *err);
 int user_check_mapped(const struct oci_user *u, struct error *err);
 /* linux.personality, for the init and (as runc) every exec'd process. */
 int process_set_personality(const struct oci_linux *l, struct error *err);
-/* execCPUAffinity.initial: an exec's affinity before it joins the cgroups. */
 /* Every signal at its default action, none blocked: what a program started
  * by the runtime (the container's process, an exec'd one, a hook) begins with. */
 void process_reset_signals(void);
-
+/* execCPUAffinity.initial: an exec's affinity before it joins the cgroups. */
 int process_apply_cpu_initial(const struct oci_process *p, struct error *err);
 /* Everything else and execve; returns only on failure. */
 int process_exec(const struct oci_process *p, const char *resolved_path,
