@@ -385,7 +385,8 @@ static void rules_output_head(struct nft_batch_buf *b)
 
   /* DNS redirected by nat_out to 127.0.0.1/::1 still shows the original
    * oif here (the hook state is not updated by the reroute): accept
-   * loopback destinations explicitly; they can only ever leave through lo. */
+   * loopback destinations explicitly; chain post drops one that would leave
+   * by another device (a socket bound to it). */
   r = rule_new("output");
   match_daddr(r, false, lo4, 8);
   verdict(r, NF_ACCEPT, NULL);
@@ -515,6 +516,30 @@ static void rules_deny(struct nft_batch_buf *b, int log_group)
   r = rule_new("deny");
   reject(r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
   rule_emit(b, r, "reject with icmpx admin-prohibited");
+}
+
+/* The loopback destinations chain output accepts (the resolver and the
+ * proxy after nat_out's redirect, which the output hook still sees with the
+ * route's first device) must leave through lo.  A socket bound to another
+ * device (SO_BINDTODEVICE needs no capability) sends 127.0.0.0/8 or ::1 out
+ * of it, to whatever listens on the next hop: here, where the device is the
+ * one the packet really leaves by, such a packet is counted, logged as a
+ * refusal and dropped (reject is not allowed at this hook). */
+static void rules_post(struct nft_batch_buf *b, int log_group)
+{
+  static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
+  uint32_t lo = 1;
+
+  rule_count_log(b, "post_deny", log_group, EGRESS_LOG_DENY_PREFIX);
+  rule_simple(b, "post_deny", NF_DROP, NULL, "drop");
+  for (int v6 = 0; v6 < 2; v6++) {
+    struct nftnl_rule *r = rule_new("post");
+    meta(r, NFT_META_OIF, NFT_REG_1);
+    cmp(r, NFT_CMP_NEQ, &lo, 4);
+    match_daddr(r, v6, v6 ? lo6 : lo4, v6 ? 128 : 8);
+    verdict(r, NFT_GOTO, "post_deny");
+    rule_emit(b, r, v6 ? "oif != lo ip6 daddr ::1" : "oif != lo ip daddr 127.0.0.0/8");
+  }
 }
 
 /* A packet from an address that is not the container's: counted, logged
@@ -721,7 +746,7 @@ static void table_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags)
 }
 
 /* type NULL = regular chain; else a base chain on hook output, or input
- * for the `input` chain */
+ * for the `input` chain, postrouting for `post` */
 static void chain_msg(struct nft_batch_buf *b, const char *name, const char *type, int prio,
                       uint32_t policy)
 {
@@ -736,7 +761,9 @@ static void chain_msg(struct nft_batch_buf *b, const char *name, const char *typ
   if (type != NULL) {
     nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
     nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM,
-                        strcmp(name, "input") == 0 ? NF_INET_LOCAL_IN : NF_INET_LOCAL_OUT);
+                        strcmp(name, "input") == 0  ? NF_INET_LOCAL_IN
+                        : strcmp(name, "post") == 0 ? NF_INET_POST_ROUTING
+                                                    : NF_INET_LOCAL_OUT);
     nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
     nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
   }
@@ -780,6 +807,12 @@ static int build_update(const struct egress_policy *p, struct nft_batch_buf *b, 
   flush_chain(b, "input");
   rules_in_chains(b, p->log_group);
   rules_input(b, p);
+  /* (made here for a table from before they existed) */
+  chain_msg(b, "post_deny", NULL, 0, 0);
+  chain_msg(b, "post", "filter", 0, NF_ACCEPT);
+  flush_chain(b, "post_deny");
+  flush_chain(b, "post");
+  rules_post(b, p->log_group);
   return 0;
 }
 
@@ -803,7 +836,10 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   chain_msg(b, "in_deny", NULL, 0, 0);
   chain_msg(b, "in_allowed", NULL, 0, 0);
   chain_msg(b, "input", "filter", 0, p->ingress_default_allow ? NF_ACCEPT : NF_DROP);
+  chain_msg(b, "post_deny", NULL, 0, 0);
+  chain_msg(b, "post", "filter", 0, NF_ACCEPT);
   rules_deny(b, p->log_group);
+  rules_post(b, p->log_group);
   rules_spoofed(b, p->log_group);
   rules_in_chains(b, p->log_group);
   rules_input(b, p);

@@ -688,6 +688,42 @@ listeners() {
 		fail "no igmp refusal: $(records 'select(.kind == "denied")')"
 }
 
+@test "egress: loopback-bindtodevice: 127.0.0.0/8 and ::1 sent out of c0 (SO_BINDTODEVICE) never reach the next hop" {
+	local f=$BUNDLE/sniff s4=4c45414b6c6f34 s6=4c45414b6c6f36 d
+	# control: the same sends in the bare namespace, no policy yet, are seen by the sniffer
+	sniff_start "$f.control"
+	echo LEAKlo4 | egt_ns "$EGT_CTR" socat -u - UDP4-SENDTO:127.0.0.2:9999,so-bindtodevice=c0 || true
+	echo LEAKlo6 | egt_ns "$EGT_CTR" socat -u - "UDP6-SENDTO:[::1]:9999,so-bindtodevice=c0" || true
+	sniff_stop
+	[[ "$(hex_of "$f.control")" == *$s4* && "$(hex_of "$f.control")" == *$s6* ]] ||
+		fail "control: the loopback sends did not reach the sniffer"
+	egress_run
+	sniff_start "$f"
+	for d in 127.0.0.2 127.9.9.9 127.0.0.1; do
+		echo LEAKlo4 | in_ctr socat -u - "UDP4-SENDTO:$d:9999,so-bindtodevice=c0" || true
+	done
+	echo LEAKlo6 | in_ctr socat -u - "UDP6-SENDTO:[::1]:9999,so-bindtodevice=c0" || true
+	in_ctr socat -u /dev/null "TCP4:127.0.0.1:2222,so-bindtodevice=c0,connect-timeout=1" || true
+	# the resolver's redirect from a socket bound to c0: the query must not go out either
+	in_ctr sh -c 'printf "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x07LEAKlo4\x00\x00\x01\x00\x01" |
+		socat -u - UDP4-SENDTO:198.51.100.53:53,so-bindtodevice=c0' || true
+	connect 203.0.113.10 443 >/dev/null # allowed: the sniffer must see this one
+	sniff_stop
+	[[ "$(hex_of "$f")" == *cb00710a* ]] || fail "the sniffer saw no allowed packet either"
+	[[ "$(hex_of "$f")" != *$s4* ]] || fail "an IPv4 loopback payload reached the next hop"
+	[[ "$(hex_of "$f")" != *$s6* ]] || fail "the IPv6 ::1 payload reached the next hop"
+	# 127.0.0.1 in the wire's destination field (7f000001) from the TCP SYN or the redirect
+	[[ "$(hex_of "$f")" != *7f000001* ]] || fail "a packet to 127.0.0.1 reached the next hop"
+	sleep 1.5 # denied packets are coalesced for a second
+	records 'select(.kind == "denied") | .dst' | grep -qx '"127.0.0.2"' ||
+		fail "no refusal recorded for 127.0.0.2: $(records 'select(.kind == "denied")')"
+	records 'select(.kind == "denied") | .dst' | grep -qx '"::1"' ||
+		fail "no refusal recorded for ::1: $(records 'select(.kind == "denied")')"
+	# the resolver still answers through lo
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
+}
+
 @test "egress: IPv6: an allowed name's AAAA connects, a denied v6 address is refused at once" {
 	egress_run
 	run connect 2001:db8:203::10 80
