@@ -125,6 +125,7 @@ struct conn {
   int io[3]; /* the client's stdin, stdout, stderr (or /dev/null) */
   char **words;
   const struct subagent_parent *p;
+  uint32_t uid, gid; /* the caller's, as the container sees them (peer_ids) */
 };
 
 static void frame(struct conn *c, int type, const char *data, size_t n)
@@ -416,6 +417,7 @@ struct run_req {
   uint64_t memory, pids, cpus_milli;
   bool detach;
   char **cmd;
+  uint32_t uid, gid; /* the caller's: the child runs as them */
 };
 
 /* The parent's own seccomp filter, the engine's (docker's default allowlist,
@@ -574,10 +576,12 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   yajl_gen_bool(y, 0);
   profile_gen_str(y, "user");
   yajl_gen_map_open(y);
+  /* the caller's ids, not the parent's process.user: a process of another
+   * user (an `exec --user`, a setuid drop) gets no more than it has */
   profile_gen_str(y, "uid");
-  yajl_gen_integer(y, pp ? pp->user.uid : 0);
+  yajl_gen_integer(y, r->uid);
   profile_gen_str(y, "gid");
-  yajl_gen_integer(y, pp ? pp->user.gid : 0);
+  yajl_gen_integer(y, r->gid);
   yajl_gen_map_close(y);
   profile_gen_str(y, "args");
   yajl_gen_array_open(y);
@@ -1059,6 +1063,8 @@ static int make_nestable(const struct subagent_parent *p, struct error *err)
  * name's reservation until `run` returns: the child counts from then on,
  * before its container exists. */
 #define STARTING "starting"
+/* sub/NAME/owner: the uid (the container's) of the process that started it */
+#define OWNER "owner"
 
 static bool starting(const char *dir)
 {
@@ -1228,7 +1234,15 @@ static int verb_run(struct conn *c)
   flock(lockfd, LOCK_UN);
   if (make_nestable(p, &err) < 0)
     return refuse(c, "%s", err.msg);
-  if (dirfd < 0 || write_child_config(p, &r, dirfd, id, &err) < 0 ||
+  r.uid = c->uid;
+  r.gid = c->gid;
+  {
+    char owner[16];
+    snprintf(owner, sizeof owner, "%u", c->uid);
+    if (dirfd < 0 || write_file_atomic_at(dirfd, OWNER, owner, strlen(owner), &err) < 0)
+      return refuse(c, "%s", err.msg[0] ? err.msg : strerror(errno));
+  }
+  if (write_child_config(p, &r, dirfd, id, &err) < 0 ||
       write_child_profile(p, &r, dirfd, &err) < 0 ||
       write_file_atomic_at(dirfd, "id", id, strlen(id), &err) < 0)
     return refuse(c, "%s", err.msg[0] ? err.msg : strerror(errno));
@@ -1248,6 +1262,8 @@ static int verb_run(struct conn *c)
   if (r.has_cpus)
     jb_key_i64(&b, "millicpus", (int64_t)r.cpus_milli);
   jb_key_bool(&b, "detach", r.detach);
+  jb_key_i64(&b, "uid", (int64_t)r.uid);
+  jb_key_i64(&b, "gid", (int64_t)r.gid);
   parent_record(p, "subagent_start", jb_str(&b));
   jb_free(&b);
 
@@ -1390,6 +1406,20 @@ static char *known_child(struct conn *c, const char *verb)
     refuse(c, "the container `%s` is not this container's child `%s`", id, n);
     return NULL;
   }
+  /* a child is its starter's (and the container's root's): another user's
+   * exec would run as the starter, its commit would write as it */
+  if (c->uid != 0) {
+    cleanup_free char *of = xfmt("%s/%s", dir, OWNER), *owner = NULL;
+    struct error err = {0};
+    char mine[16];
+    size_t len;
+    snprintf(mine, sizeof mine, "%u", c->uid);
+    if (read_file_at(AT_FDCWD, of, 16, &owner, &len, &err) < 0 || !streq(owner, mine)) {
+      refuse(c, "the child `%s` was started by another user (uid %s)", n,
+             owner ? owner : "unknown");
+      return NULL;
+    }
+  }
   return take_ptr(id);
 }
 
@@ -1485,7 +1515,7 @@ static int verb_simple(struct conn *c, const char *verb)
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
       for (const char *const *f = (const char *const[]){"config.json", "profile.json", "id", "exit",
-                                                        "output", "pid", STARTING, NULL};
+                                                        "output", "pid", STARTING, OWNER, NULL};
            *f; f++)
         unlinkat(dfd, *f, 0);
       close(dfd);
@@ -1559,6 +1589,44 @@ static int dispatch_verb(struct conn *c)
   return refuse(c, "unknown command (run, exec, list, kill, diff, commit, discard, audit)");
 }
 
+/* The id that host (an id as this process's user namespace sees it) has in
+ * a uid_map or gid_map text, or false where it is not mapped. */
+static bool map_inside(const char *map, uint32_t host, uint32_t *ret)
+{
+  for (const char *l = map; l != NULL && *l != '\0';) {
+    unsigned long in, out, count;
+    if (sscanf(l, "%lu %lu %lu", &in, &out, &count) == 3 && host >= out && host - out < count) {
+      *ret = (uint32_t)(in + (host - out));
+      return true;
+    }
+    l = strchr(l, '\n');
+    if (l != NULL)
+      l++;
+  }
+  return false;
+}
+
+/* The caller's uid and gid as the container sees them: the socket's peer
+ * credentials (the host's ids) through the init's maps.  Every process of
+ * the container reaches the socket (its mode is 0666), so what a request may
+ * do is decided by who made it, never by the parent's process.user. */
+static int peer_ids(struct conn *c)
+{
+  struct ucred cr;
+  socklen_t len = sizeof cr;
+  cleanup_free char *umap = NULL, *gmap = NULL;
+  cleanup_free char *urel = xfmt("%d/uid_map", (int)c->p->init_pid);
+  cleanup_free char *grel = xfmt("%d/gid_map", (int)c->p->init_pid);
+  struct error err = {0};
+
+  if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof cr ||
+      procfs_read_all(urel, &umap, &err) < 0 || procfs_read_all(grel, &gmap, &err) < 0)
+    return -1;
+  if (!map_inside(umap, cr.uid, &c->uid) || !map_inside(gmap, cr.gid, &c->gid))
+    return -1;
+  return 0;
+}
+
 static void handle(const struct subagent_parent *p, int fd)
 {
   struct conn c = {.fd = fd, .io = {-1, -1, -1}, .p = p};
@@ -1568,6 +1636,12 @@ static void handle(const struct subagent_parent *p, int fd)
 
   /* a client that never sends its request does not keep us */
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (peer_ids(&c) < 0) {
+    struct conn bad = {.fd = fd, .words = (char *[]){"request", NULL}, .p = p};
+    finish(&bad, refuse(&bad, "the caller's user and group are not the container's (no peer "
+                              "credentials, or not mapped in its user namespace)"));
+    return;
+  }
   if (read_request(&c, now_ms() + REQUEST_SECONDS * 1000) < 0) {
     struct conn bad = {.fd = fd, .words = (char *[]){"request", NULL}, .p = p};
     finish(&bad, refuse(&bad, "a malformed request (docs/subagents.md)"));

@@ -241,7 +241,7 @@ cg_dir() {
 	run sub diff c
 	[[ "$output" == *part.txt* ]]
 	run sub audit c
-	[ "$status" -eq 0 ] && [[ "$output" == *exit* ]]
+	[ "$status" -eq 0 ] && [[ "$output" == *exit* ]] || fail "sub audit c: $status $output"
 }
 
 @test "sub run: a request that widens anything is refused, naming the field" {
@@ -851,6 +851,40 @@ cg_dir() {
 	[[ "$output" == *pending.txt* ]] || fail "the victim's change was discarded: $output"
 	rt delete -f "$ID.victim"
 	rt workspace "$ID.victim" purge >/dev/null 2>&1 || true
+}
+
+@test "sub-peer-uid: a process of another user (exec --user 1000) gets a child with its own ids, not the parent's root, and cannot reach root's children" {
+	parent
+	rt exec "$ID" sh -c 'echo TOPSECRET >/workspace/secret.txt && chmod 600 /workspace/secret.txt &&
+		echo orig >/workspace/rootfile && chmod 644 /workspace/rootfile'
+	run sub run --name r1 --detach -- sleep 300
+	[ "$status" -eq 0 ] || fail "root's child: $output"
+	# control: the caller itself can do neither
+	run rt exec --user 1000:1000 "$ID" sh -c 'cat /workspace/secret.txt; echo x >/workspace/rootfile'
+	[[ "$output" != *TOPSECRET* && "$output" == *"Permission denied"* ]] || fail "control: $output"
+	run rt exec --user 1000:1000 "$ID" "$SUB" sub run --name u1 -- sh -c \
+		'echo "ids $(id -u):$(id -g)"; cat /workspace/secret.txt; echo pwned >/workspace/rootfile'
+	[[ "$output" == *"ids 1000:1000"* ]] || fail "the child's ids: $output"
+	[[ "$output" != *TOPSECRET* ]] || fail "the uid-1000 caller's child read root's file: $output"
+	[ "$(jq -r '.process.user | "\(.uid):\(.gid)"' "$TEST_ROOT/$ID/sub/u1/config.json")" = 1000:1000 ] ||
+		fail "the child's config: $(jq -c .process.user "$TEST_ROOT/$ID/sub/u1/config.json")"
+	run rt exec --user 1000:1000 "$ID" "$SUB" sub commit u1
+	[ "$(rt exec "$ID" cat /workspace/rootfile)" = orig ] || fail "root's file was rewritten through the child"
+	# root's child is not another user's to run in, stop or commit
+	for v in "exec r1 -- id -u" "kill r1" "diff r1" "commit r1" "discard r1"; do
+		run rt exec --user 1000:1000 "$ID" "$SUB" sub $v
+		[ "$status" -ne 0 ] && [[ "$output" == *"started by another user (uid 0)"* ]] || fail "sub $v: $status $output"
+	done
+	[ "$(jq -r .status "$TEST_ROOT/$ID.r1/state.json")" = running ] || fail "root's child was stopped"
+	# another uid's neither; root may manage the uid-1000 child
+	run rt exec --user 1001:1001 "$ID" "$SUB" sub diff u1
+	[ "$status" -ne 0 ] && [[ "$output" == *"(uid 1000)"* ]] || fail "uid 1001: $output"
+	run sub diff u1
+	[ "$status" -eq 0 ] || fail "root's diff of u1: $output"
+	# the parent's trail says who started each
+	rt audit --format json "$ID" | jq -se 'map(select(.kind == "subagent_start" and .name == "u1" and .uid == 1000 and .gid == 1000)) | length == 1' >/dev/null ||
+		fail "trail: $(rt audit --format json "$ID" | jq -c 'select(.kind == "subagent_start")')"
+	sub kill r1 >/dev/null
 }
 
 @test "config-masks: what the parent's config masks or makes read-only (the operator's linux.maskedPaths, readonlyPaths) is so for its child" {
