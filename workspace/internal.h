@@ -78,6 +78,25 @@ void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
  * the caller), or NULL. */
 const char *ws_git_index_reason(int fd, char **ret_path);
 
+/* gitconfig.c: the work-tree paths (relative to the host dir) that the
+ * host's `.git/config`, and what it includes from the work tree, makes git
+ * run or read; keys[i] names the key that named paths[i]. */
+struct ws_gitcfg {
+  char **paths;
+  char **keys;
+  size_t n;
+};
+/* Parse one config text; cfgdir: its directory in the work tree (includes
+ * are relative to it); host: the host dir's absolute path (absolute values
+ * below it count), or NULL.  The work-tree files it includes are added to
+ * *ret_includes (may be NULL). */
+void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const char *host,
+                     struct ws_gitcfg *g, char ***ret_includes);
+/* The host dir's `.git/config` and its includes, as above (g empty when
+ * there is none). */
+void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g);
+void ws_gitcfg_free(struct ws_gitcfg *g);
+
 /* view.c: the lowerdir option of a sub-agent's overlay (w->lowerdir a
  * view), from its parent's workspace record; records the layers in
  * <dir>/view for its own children.  NULL and err when a layer's path

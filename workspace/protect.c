@@ -496,11 +496,75 @@ static const char *index_reason(const struct ws_change *ch, const struct ws_laye
   return why;
 }
 
+/* The paths the host repository's configuration names (gitconfig.c), split
+ * into keyed components once for all changes. */
+struct host_named {
+  struct ws_gitcfg g;
+  struct comp **c; /* c[i]: the components of g.paths[i] */
+  size_t *n;
+  char **arena;
+};
+
+static void host_named_read(struct host_named *h, int hostfd)
+{
+  memset(h, 0, sizeof *h);
+  ws_gitcfg_read(hostfd, &h->g);
+  if (h->g.n == 0)
+    return;
+  h->c = xmalloc(h->g.n * sizeof *h->c);
+  h->n = xmalloc(h->g.n * sizeof *h->n);
+  h->arena = xmalloc(h->g.n * sizeof *h->arena);
+  for (size_t i = 0; i < h->g.n; i++) {
+    h->c[i] = xmalloc(64 * sizeof **h->c);
+    h->arena[i] = arena_for(h->g.paths[i]);
+    h->n[i] = split(h->g.paths[i], h->c[i], 64, h->arena[i]);
+  }
+}
+
+static void host_named_free(struct host_named *h)
+{
+  for (size_t i = 0; i < h->g.n; i++) {
+    free(h->c[i]);
+    free(h->arena[i]);
+  }
+  free(h->c);
+  free(h->n);
+  free(h->arena);
+  ws_gitcfg_free(&h->g);
+}
+
+/* The key of the host's configuration that names path or a directory above
+ * it (by keys, as the host file system may fold names), or NULL. */
+static const char *host_named_key(const struct host_named *h, const char *path)
+{
+  static struct comp v[MAX_COMPONENTS];
+  cleanup_free char *arena = NULL;
+  size_t n;
+
+  if (h->g.n == 0 || path == NULL)
+    return NULL;
+  arena = arena_for(path);
+  n = split(path, v, MAX_COMPONENTS, arena);
+  for (size_t i = 0; i < h->g.n; i++) {
+    size_t k = h->n[i], j = 0;
+    if (k == 0 || k > n)
+      continue;
+    while (j < k && strcmp(v[j].k, h->c[i][j].k) == 0)
+      j++;
+    if (j == k)
+      return h->g.keys[i];
+  }
+  return NULL;
+}
+
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l)
 {
   int hostfd = l ? l->hostfd : -1;
   struct probe_ctx p = {.c = c, .hostfd = hostfd};
   struct ws_gitdir_probe probe = {probe_gitdir, &p};
+  struct host_named named;
+
+  host_named_read(&named, hostfd);
 
   for (size_t i = 0; i < c->n; i++) {
     const char *base = strrchr(c->v[i].path, '/');
@@ -535,10 +599,14 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
       why = new_head_reason(ch, hostfd);
     if (why == NULL && (why = index_reason(ch, l, &probe, &detail)) != NULL && detail)
       pat = detail;
+    if (why == NULL && ((pat = host_named_key(&named, ch->path)) != NULL ||
+                        (pat = host_named_key(&named, ch->old_path)) != NULL))
+      why = "a path the host repository's configuration names (git runs or reads it)";
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
   }
   pk.trusted = NULL;
+  host_named_free(&named);
   for (size_t i = 0; i < p.n_heads; i++)
     free(p.heads[i]);
   free(p.heads);

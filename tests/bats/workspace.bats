@@ -517,6 +517,64 @@ marked() {
   [ -e "$MARK" ] || fail "control: the .pth did not run even when committed"
 }
 
+# Python runs a module's cached bytecode instead of its source when the cache's
+# header matches the source's mtime and size: the source reviewed unchanged, the
+# code run another.  A sourceless `mod.pyc` beside no `mod.py` is imported too.
+@test "escape: cached Python bytecode (__pycache__/*.pyc, a sourceless .pyc) runs instead of the reviewed source" {
+  command -v python3 >/dev/null || skip "needs python3"
+  MARK=$T/marker-pyc
+  printf 'def f():\n    return "honest"\n' >"$HOST/mod.py"
+  printf 'import mod\nprint(mod.f())\n' >"$HOST/main.py"
+  touch -d '2026-01-01 00:00:00' "$HOST/mod.py"
+  # the agent's bytecode: compiled from another source, stamped with mod.py's mtime and size
+  mkdir -p "$T/evil" && printf 'import os\nopen("%s", "w")\ndef f():\n    return "honest"\n' "$MARK" >"$T/evil/mod.py"
+  python3 - "$HOST/mod.py" "$T/evil/mod.py" "$T/evil.pyc" <<'PY'
+import importlib.util, marshal, os, sys
+st = os.stat(sys.argv[1])
+code = compile(open(sys.argv[2]).read(), sys.argv[1], "exec")
+hdr = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little") + \
+    (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+open(sys.argv[3], "wb").write(hdr + marshal.dumps(code))
+PY
+  tag=$(python3 -c 'import sys; print(sys.implementation.cache_tag)')
+  mkdir -p "$BUNDLE/rootfs/payload" && cp "$T/evil.pyc" "$BUNDLE/rootfs/payload/"
+  bundle_for "cd /workspace && mkdir -p __pycache__ lib && cp /payload/evil.pyc __pycache__/mod.$tag.pyc &&
+    cp /payload/evil.pyc lib/legacy.pyc && echo '# tidy' >>main.py"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked "__pycache__/mod.$tag.pyc" lib/legacy.pyc
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/main.py")" = '# tidy' ] || fail "main.py not committed"
+  [ ! -e "$HOST/__pycache__/mod.$tag.pyc" ] && [ ! -e "$HOST/lib/legacy.pyc" ] || fail "bytecode reached the host"
+  (cd "$HOST" && python3 main.py) >/dev/null
+  [ ! -e "$MARK" ] || fail "the agent's bytecode ran on the host"
+  # control: the same file, included, does run (the attack is real)
+  run ar workspace "$ID" commit --include-protected "__pycache__/mod.$tag.pyc"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && python3 main.py) >/dev/null
+  [ -e "$MARK" ] || fail "control: the cached bytecode did not run"
+}
+
+@test "workspace: the list's tools beyond git (mise, lefthook, lint-staged, devcontainer, Sapling, agents' MCP files, R, Ruby, Helix)" {
+  bundle_for "cd /workspace && mkdir -p .config/mise .mise .sl .amazonq .kiro/settings .helix sub &&
+    for f in mise.toml mise.local.toml .mise.local.toml .config/mise.toml .config/mise/config.toml .mise/config.toml \
+      lefthook.yml .lefthook.yml sub/lefthook-local.yml .lintstagedrc.json lint-staged.config.js .devcontainer.json \
+      .bazelversion .sl/config .amazonq/mcp.json .kiro/settings/mcp.json opencode.json .helix/languages.toml .lazy.lua \
+      .Rprofile .irbrc .pryrc .gitconfig; do echo x >\$f; done && echo ok >lefty.txt && echo ok >mise.md"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked mise.toml mise.local.toml .mise.local.toml .config/mise.toml .config/mise/config.toml .mise/config.toml \
+    lefthook.yml .lefthook.yml sub/lefthook-local.yml .lintstagedrc.json lint-staged.config.js .devcontainer.json \
+    .bazelversion .sl/config .amazonq/mcp.json .kiro/settings/mcp.json opencode.json .helix/languages.toml .lazy.lua \
+    .Rprofile .irbrc .pryrc .gitconfig
+  run ar workspace "$ID" diff --format json
+  for p in lefty.txt mise.md; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" = none ] ||
+      fail "$p protected"
+  done
+}
+
 # git does not check the paths of an index it reads: an index of the agent's
 # that stages `.git/hooks/post-checkout` (its blob in the agent's objects) makes
 # the operator's `git checkout -- .` (undo what `git status` shows as deleted)
@@ -544,6 +602,45 @@ PY
   [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
   (cd "$HOST" && git status && git checkout -- . && git checkout -q -b review2) >/dev/null 2>&1 </dev/null || true
   [ -e "$MARK" ] || fail "control: the forged index did not make git write and run the hook"
+}
+
+@test "escape: tracked files the host's .git/config runs (core.hooksPath, include.path, a filter's script)" {
+  host_repo plain
+  MARK=$T/marker-hookspath
+  mkdir -p "$HOST/tools/hooks" "$HOST/scripts" "$HOST/conf"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/tools/hooks/pre-commit"
+  printf '#!/bin/sh\ncat\n' >"$HOST/scripts/clean.sh"
+  chmod +x "$HOST/tools/hooks/pre-commit" "$HOST/scripts/clean.sh"
+  printf '[alias]\n\tst = status\n' >"$HOST/conf/git.inc"
+  echo '*.dat filter=tidy' >"$HOST/.gitattributes"
+  git -C "$HOST" config core.hooksPath tools/hooks
+  git -C "$HOST" config include.path ../conf/git.inc
+  git -C "$HOST" config filter.tidy.clean 'sh ./scripts/clean.sh'
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m hooks
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK\n' >tools/hooks/pre-commit &&
+    printf '[core]\n\tfsmonitor = \"touch $MARK.fsmonitor; false\"\n' >>conf/git.inc &&
+    printf '#!/bin/sh\ntouch $MARK.filter; cat\n' >scripts/clean.sh && echo data >x.dat && echo more >>a.txt"
+  echo a >"$HOST/a.txt" && git -C "$HOST" add a.txt && git -C "$HOST" commit -q -m a
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  marked tools/hooks/pre-commit conf/git.inc scripts/clean.sh
+  run ar workspace "$ID" diff
+  [[ "$output" == *"tools/hooks/pre-commit"*"configuration names"*"core.hooksPath"* ]] || fail "diff: $output"
+  [[ "$output" == *"scripts/clean.sh"*"filter.tidy.clean"* ]] || fail "diff: $output"
+  [[ "$output" == *"conf/git.inc"*"include.path"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out tools/hooks/pre-commit"* ]] || fail "commit: $output"
+  # the unnamed changes arrived; the operator's usual git then runs nothing of the agent's
+  [ "$(tail -n1 "$HOST/a.txt")" = more ] || fail "a.txt not committed"
+  (cd "$HOST" && git status && git add -A && git commit -q -m review) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$MARK" ] && [ ! -e "$MARK.fsmonitor" ] && [ ! -e "$MARK.filter" ] ||
+    fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  # control: the same files included by hand do run
+  run ar workspace "$ID" commit --include-protected tools/hooks/pre-commit --include-protected conf/git.inc \
+    --include-protected scripts/clean.sh
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && echo more2 >>a.txt && git status && git add -A && git commit -q -m review2) >/dev/null 2>&1 </dev/null || true
+  [ -e "$MARK" ] && [ -e "$MARK.fsmonitor" ] || fail "control: the included hook and fsmonitor did not run"
 }
 
 # --- honest work inside: a container whose root borrows the host's /usr (real

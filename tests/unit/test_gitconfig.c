@@ -1,0 +1,197 @@
+/* test_gitconfig.c - the work-tree paths named by the host repository's
+ * configuration (workspace/gitconfig.c) and their protection at review
+ * (ws_mark_protected). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "tests/unit/tap.h"
+#include "workspace/internal.h"
+#include "workspace/workspace.h"
+
+static bool has(const struct ws_gitcfg *g, const char *path, const char *key)
+{
+  for (size_t i = 0; i < g->n; i++)
+    if (streq(g->paths[i], path) && (key == NULL || streq(g->keys[i], key)))
+      return true;
+  return false;
+}
+
+static void dump(const struct ws_gitcfg *g)
+{
+  for (size_t i = 0; i < g->n; i++)
+    printf("# %s = %s\n", g->keys[i], g->paths[i]);
+}
+
+static void test_parse(void)
+{
+  static const char cfg[] = "[core]\n"
+                            "\trepositoryformatversion = 0\n"
+                            "\thooksPath = .githooks\n"
+                            "\tfsmonitor = \"./tools/fsmon --fast\" # a comment\n"
+                            "\tpager = less\n"
+                            "[include]\n"
+                            "\tpath = ../.gitconfig\n"
+                            "[includeIf \"gitdir:~/work/\"]\n"
+                            "\tpath = ../conf/extra.inc\n"
+                            "[filter \"lfs\"]\n"
+                            "\tclean = git-lfs clean -- %f\n"
+                            "\tsmudge = sh scripts/smudge.sh %f\n"
+                            "[diff \"img\"]\n"
+                            "\ttextconv = /srv/proj/bin/exif\n"
+                            "[alias]\n"
+                            "\tst = !./bin/st.sh && echo done\n"
+                            "\tco = checkout\n"
+                            "[remote \"origin\"]\n"
+                            "\turl = https://example.com/org/repo.git\n"
+                            "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+                            "[branch \"main\"]\n"
+                            "\tmerge = refs/heads/main\n"
+                            "[hook \"lint\"]\n"
+                            "\tcommand = ./lint/run \\\n"
+                            "\t  --all\n"
+                            "[core] editor = ../../outside/ed\n"
+                            "[Core]\n"
+                            "\tHOOKSPATH = Hooks2\n";
+  struct ws_gitcfg g = {0};
+  cleanup_strv char **inc = NULL;
+  bool ok;
+
+  ws_gitcfg_parse(cfg, sizeof cfg - 1, ".git", "/srv/proj", &g, &inc);
+  ok = has(&g, ".githooks", "core.hooksPath") && has(&g, "tools/fsmon", "core.fsmonitor") &&
+       has(&g, ".gitconfig", "include.path") &&
+       has(&g, "conf/extra.inc", "includeIf.gitdir:~/work/.path") &&
+       has(&g, "scripts/smudge.sh", "filter.lfs.smudge") &&
+       has(&g, "bin/exif", "diff.img.textconv") && has(&g, "bin/st.sh", "alias.st") &&
+       has(&g, "lint/run", "hook.lint.command") && has(&g, "Hooks2", NULL);
+  if (!ok)
+    dump(&g);
+  tap_ok(ok, "gitconfig: hooksPath, includes, filter, diff, alias and hook commands name their "
+             "work-tree files (quoted, commented, continued, absolute below the host dir)");
+  ok = !has(&g, "less", NULL) && !has(&g, "checkout", NULL) && !has(&g, "refs/heads/main", NULL) &&
+       !has(&g, "git-lfs", NULL) && g.n == 9;
+  for (size_t i = 0; i < g.n; i++)
+    ok = ok && strstr(g.paths[i], "..") == NULL && g.paths[i][0] != '/';
+  if (!ok)
+    dump(&g);
+  tap_ok(ok, "gitconfig: programs on PATH, refs, URLs and paths out of the work tree are not "
+             "named");
+  ok = inc != NULL && strv_len(inc) == 2 && strv_contains(inc, ".gitconfig") &&
+       strv_contains(inc, "conf/extra.inc");
+  tap_ok(ok, "gitconfig: the work-tree files it includes are returned to be read in turn");
+  ws_gitcfg_free(&g);
+  {
+    /* whatever bytes: no crash, nothing out of the work tree */
+    static const char junk[] = "[\n]\n[\"\n=\n[a \"b\n x = \"\\\n[core]\thookspath=\\\n";
+    ws_gitcfg_parse(junk, sizeof junk - 1, "", NULL, &g, NULL);
+    ws_gitcfg_free(&g);
+    ws_gitcfg_parse("", 0, "", NULL, &g, NULL);
+    tap_ok(g.n == 0, "gitconfig: broken and empty text parse without a crash");
+    ws_gitcfg_free(&g);
+  }
+}
+
+static char dir[] = "/tmp/agentrt-test-gitcfg.XXXXXX";
+
+static void put(const char *rel, const char *text)
+{
+  cleanup_free char *p = xfmt("%s/%s", dir, rel);
+  char *slash = strrchr(p, '/');
+  FILE *f;
+
+  *slash = '\0';
+  {
+    cleanup_free char *cmd = xfmt("mkdir -p '%s'", p);
+    if (system(cmd) != 0)
+      abort();
+  }
+  *slash = '/';
+  f = fopen(p, "w");
+  if (f == NULL)
+    abort();
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_marked(void)
+{
+  struct ws_changes c = {0};
+  struct ws_layers l = {0};
+  static const char *const paths[] = {".githooks/pre-commit",   ".gitconfig", "tools/fsmon",
+                                      "inc2/deeper.cfg",        "src/main.c", "tools/other",
+                                      ".GITHOOKS/post-checkout"};
+  static const bool want[] = {true, true, true, true, false, false, true};
+  bool ok = true;
+
+  put(".git/config", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../.gitconfig\n");
+  /* the included file, read on the host, names more */
+  put(".gitconfig", "[core]\n\tfsmonitor = ./tools/fsmon\n[include]\n\tpath = inc2/deeper.cfg\n");
+  put("inc2/deeper.cfg", "[alias]\n\tx = !true\n");
+  l.hostfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+    ws_changes_push(&c, &(struct ws_change){.kind = WS_MODIFIED,
+                                            .type = WS_T_FILE,
+                                            .old_type = WS_T_FILE,
+                                            .path = xstrdup(paths[i]),
+                                            .layer = -1});
+  /* a rename away from a named file is its deletion */
+  ws_changes_push(&c, &(struct ws_change){.kind = WS_RENAMED,
+                                          .type = WS_T_FILE,
+                                          .path = xstrdup("elsewhere.sh"),
+                                          .old_path = xstrdup(".githooks/pre-push"),
+                                          .layer = -1});
+  ws_mark_protected(&c, NULL, &l);
+  for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+    if ((c.v[i].protect != NULL) != want[i]) {
+      printf("# %s: %s\n", paths[i], c.v[i].protect ? c.v[i].protect : "(not protected)");
+      ok = false;
+    }
+  ok = ok && c.v[ARRAY_SIZE(paths)].protect != NULL &&
+       strstr(c.v[0].protect, "core.hooksPath") != NULL &&
+       strstr(c.v[2].protect, "core.fsmonitor") != NULL;
+  tap_ok(ok, "gitconfig: a change to a file the host's .git/config (or a file it includes) names "
+             "is protected, by key; other files are not");
+  ws_changes_free(&c);
+  close(l.hostfd);
+  {
+    /* no .git/config on the host: nothing is named */
+    cleanup_free char *cmd = xfmt("rm -rf '%s/.git'", dir);
+    struct ws_gitcfg g;
+    if (system(cmd) != 0)
+      abort();
+    l.hostfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ws_gitcfg_read(l.hostfd, &g);
+    tap_ok(g.n == 0, "gitconfig: a host dir without .git/config names nothing");
+    ws_gitcfg_free(&g);
+    close(l.hostfd);
+  }
+  {
+    /* .git/config a symlink on the host (a work tree's own link): not followed */
+    cleanup_free char *cmd =
+        xfmt("mkdir -p '%s/.git' && ln -s ../.gitconfig '%s/.git/config'", dir, dir);
+    struct ws_gitcfg g;
+    if (system(cmd) != 0)
+      abort();
+    l.hostfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ws_gitcfg_read(l.hostfd, &g);
+    tap_ok(g.n == 0, "gitconfig: a symlinked .git/config is not read through the link");
+    ws_gitcfg_free(&g);
+    close(l.hostfd);
+  }
+}
+
+int main(void)
+{
+  test_parse();
+  if (mkdtemp(dir) != NULL) {
+    test_marked();
+    cleanup_free char *cmd = xfmt("rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+      return 1;
+  }
+  return tap_done();
+}

@@ -1,0 +1,343 @@
+/* gitconfig.c - the workspace paths that the host repository's own
+ * configuration makes git run or read.
+ *
+ * `.git/config` is never committed from the agent (protect.c), but the
+ * host's may name files of the work tree: `core.hooksPath = .githooks`
+ * (tracked hooks, a common setup), `include.path = ../.gitconfig`, a filter
+ * or diff driver whose command is `./scripts/clean.sh`.  The agent may change
+ * those files as ordinary ones, and the host's next `git commit` or `git
+ * status` runs them.  So the host's `.git/config` (and the files it includes
+ * from the work tree, followed on the host) is read here, and each work-tree
+ * path it names is protected like a path of the profile's list.
+ *
+ * The syntax read is git's: `[section]` or `[section "sub"]` headers (also
+ * `[section.sub]`), `key = value` lines, `#` and `;` comments, values in
+ * double quotes with `\` escapes and line continuations.  A path-valued key
+ * (core.hooksPath, core.attributesFile, include.path, includeIf.*.path, ...)
+ * gives its whole value; a key whose value git runs as a command gives the
+ * words of the command that name a file of the work tree: relative ones with
+ * a `/` (`./x`, `scripts/x`), or absolute ones below the host directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "os/fsutil.h"
+#include "workspace/internal.h"
+
+#define MAX_CONFIG_SIZE ((size_t)1 << 20)
+#define MAX_INCLUDE_DEPTH 8
+#define MAX_PATHS 1024
+
+/* Keys whose value is a path (section.key, lower case; `*` = any subsection). */
+static const char *const path_keys[] = {
+    "core.hookspath",  "core.attributesfile", "core.excludesfile",
+    "core.worktree",   "include.path",        "includeif.*.path",
+    "commit.template", "mailmap.file",        "blame.ignorerevsfile",
+};
+
+/* Keys whose value git (or a tool it starts) runs as a command. */
+static const char *const cmd_keys[] = {
+    "core.fsmonitor",
+    "core.pager",
+    "core.editor",
+    "core.sshcommand",
+    "core.askpass",
+    "core.gitproxy",
+    "diff.external",
+    "diff.*.command",
+    "diff.*.textconv",
+    "merge.*.driver",
+    "filter.*.clean",
+    "filter.*.smudge",
+    "filter.*.process",
+    "credential.helper",
+    "credential.*.helper",
+    "gpg.program",
+    "gpg.*.program",
+    "sequence.editor",
+    "alias.*",
+    "pager.*",
+    "uploadpack.packobjectshook",
+    "interactive.difffilter",
+    "mergetool.*.cmd",
+    "mergetool.*.path",
+    "difftool.*.cmd",
+    "difftool.*.path",
+    "hook.*.command",
+    "web.browser",
+    "browser.*.cmd",
+    "browser.*.path",
+    "sendemail.*",
+};
+
+static bool key_in(const char *const *list, size_t n, const char *section, const char *sub,
+                   const char *key)
+{
+  for (size_t i = 0; i < n; i++) {
+    const char *l = list[i], *dot = strchr(l, '.'), *last = strrchr(l, '.');
+    size_t slen = (size_t)(dot - l);
+    if (strlen(section) != slen || strncasecmp(section, l, slen) != 0)
+      continue;
+    if (dot != last) { /* section.*.key: any subsection, sub required */
+      if (sub == NULL)
+        continue;
+    } else if (sub != NULL && strcmp(last + 1, "*") != 0) {
+      /* section.key: a key of [section "sub"] is another key (diff.sub.x) */
+      continue;
+    }
+    if (strcmp(last + 1, "*") == 0 || strcasecmp(last + 1, key) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* Lexically normalised work-tree path of rel (relative to base, "" = the
+ * top), or NULL when it leaves the work tree or names nothing. */
+static char *normalise(const char *base, const char *rel)
+{
+  cleanup_free char *joined = *base ? xfmt("%s/%s", base, rel) : xstrdup(rel);
+  char **parts = NULL;
+  char *res, *save = NULL;
+  size_t n = 0, len = 0;
+
+  for (char *t = strtok_r(joined, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+    if (strcmp(t, ".") == 0)
+      continue;
+    if (strcmp(t, "..") == 0) {
+      if (n == 0) {
+        free(parts);
+        return NULL;
+      }
+      n--;
+      continue;
+    }
+    parts = xrealloc(parts, (n + 1) * sizeof *parts);
+    parts[n++] = t;
+  }
+  if (n == 0) {
+    free(parts);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++)
+    len += strlen(parts[i]) + 1;
+  res = xmalloc(len);
+  res[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    if (i)
+      strcat(res, "/");
+    strcat(res, parts[i]);
+  }
+  free(parts);
+  return res;
+}
+
+static void add_path(struct ws_gitcfg *g, char *path, const char *section, const char *sub,
+                     const char *key)
+{
+  if (path == NULL || g->n >= MAX_PATHS) {
+    free(path);
+    return;
+  }
+  g->paths = xrealloc(g->paths, (g->n + 1) * sizeof *g->paths);
+  g->keys = xrealloc(g->keys, (g->n + 1) * sizeof *g->keys);
+  g->paths[g->n] = path;
+  g->keys[g->n] = sub ? xfmt("%s.%s.%s", section, sub, key) : xfmt("%s.%s", section, key);
+  g->n++;
+}
+
+/* A path word of the value: relative to base, or absolute below host. */
+static char *word_path(const char *w, const char *base, const char *host)
+{
+  size_t hl = host ? strlen(host) : 0;
+
+  if (*w == '\0' || *w == '~' || *w == '-')
+    return NULL;
+  if (*w == '/') {
+    if (hl == 0 || strncmp(w, host, hl) != 0 || w[hl] != '/')
+      return NULL;
+    return normalise("", w + hl + 1);
+  }
+  return normalise(base, w);
+}
+
+/* The words of a command value that name work-tree files (see the top). */
+static void cmd_paths(struct ws_gitcfg *g, const char *val, const char *host, const char *section,
+                      const char *sub, const char *key)
+{
+  cleanup_free char *copy = xstrdup(val);
+  char *save = NULL;
+
+  for (char *w = strtok_r(copy, " \t\n;&|()<>'\"`=!$", &save); w;
+       w = strtok_r(NULL, " \t\n;&|()<>'\"`=!$", &save))
+    if (strchr(w, '/') != NULL)
+      add_path(g, word_path(w, "", host), section, sub, key);
+}
+
+/* Unquote a value (git's rules, one line: continuations are joined by the
+ * caller), cutting an unquoted comment.  Returns a new string. */
+static char *value_of(const char *v)
+{
+  char *out = xmalloc(strlen(v) + 1);
+  size_t k = 0, last_nonspace = 0;
+  bool q = false;
+
+  while (*v == ' ' || *v == '\t')
+    v++;
+  for (; *v; v++) {
+    if (*v == '"') {
+      q = !q;
+      continue;
+    }
+    if (!q && (*v == '#' || *v == ';'))
+      break;
+    if (*v == '\\' && v[1]) {
+      v++;
+      out[k++] = *v == 'n' ? '\n' : *v == 't' ? '\t' : *v;
+      last_nonspace = k;
+      continue;
+    }
+    out[k++] = *v;
+    if (q || (*v != ' ' && *v != '\t'))
+      last_nonspace = k;
+  }
+  out[last_nonspace] = '\0';
+  return out;
+}
+
+void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const char *host,
+                     struct ws_gitcfg *g, char ***ret_includes)
+{
+  cleanup_free char *buf = xstrndup(text, len);
+  cleanup_free char *section = xstrdup(""), *sub = NULL;
+  char *line = buf, *next;
+
+  for (; line != NULL; line = next) {
+    char *p, *eq, *key, *val;
+    next = strchr(line, '\n');
+    if (next)
+      *next++ = '\0';
+    /* a value continued on the next line (`\` at the end) */
+    while (next != NULL && *line && line[strlen(line) - 1] == '\\') {
+      char *n2 = strchr(next, '\n');
+      line[strlen(line) - 1] = '\0';
+      if (n2)
+        *n2++ = '\0';
+      memmove(line + strlen(line), next, strlen(next) + 1);
+      next = n2;
+    }
+    p = line;
+    while (*p == ' ' || *p == '\t' || *p == '\r')
+      p++;
+    if (*p == '\0' || *p == '#' || *p == ';')
+      continue;
+    if (*p == '[') {
+      char *end = strchr(p, ']'), *quote;
+      if (end == NULL)
+        continue;
+      *end = '\0';
+      p++;
+      free(sub);
+      sub = NULL;
+      if ((quote = strchr(p, '"')) != NULL) {
+        char *q2 = strrchr(quote + 1, '"');
+        if (q2)
+          *q2 = '\0';
+        sub = xstrdup(quote + 1);
+        *quote = '\0';
+      } else if ((quote = strchr(p, '.')) != NULL) {
+        sub = xstrdup(quote + 1);
+        *quote = '\0';
+      }
+      free(section);
+      section = xstrdup(p);
+      {
+        size_t sl = strlen(section);
+        while (sl > 0 && (section[sl - 1] == ' ' || section[sl - 1] == '\t'))
+          section[--sl] = '\0';
+      }
+      /* `[section] key = value` on the header's line */
+      p = end + 1;
+      while (*p == ' ' || *p == '\t')
+        p++;
+      if (*p == '\0' || *p == '#' || *p == ';')
+        continue;
+    }
+    key = p;
+    eq = strchr(p, '=');
+    if (eq == NULL)
+      continue; /* a bare boolean key */
+    *eq = '\0';
+    {
+      size_t kl = strlen(key);
+      while (kl > 0 && (key[kl - 1] == ' ' || key[kl - 1] == '\t'))
+        key[--kl] = '\0';
+    }
+    val = value_of(eq + 1);
+    if (key_in(path_keys, ARRAY_SIZE(path_keys), section, sub, key)) {
+      bool incl = strcasecmp(key, "path") == 0 &&
+                  (strcasecmp(section, "include") == 0 || strcasecmp(section, "includeif") == 0);
+      /* an include is relative to the including file; other paths to the top */
+      char *path = word_path(val, incl ? cfgdir : "", host);
+      if (incl && path != NULL && ret_includes != NULL)
+        strv_push(ret_includes, path);
+      add_path(g, path ? xstrdup(path) : NULL, section, sub, key);
+      free(path);
+    } else if (key_in(cmd_keys, ARRAY_SIZE(cmd_keys), section, sub, key)) {
+      cmd_paths(g, val, host, section, sub, key);
+    }
+    free(val);
+  }
+}
+
+void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
+{
+  cleanup_free char *host = NULL;
+  cleanup_strv char **todo = NULL;
+  cleanup_strv char **seen = NULL;
+  char link[64];
+
+  memset(g, 0, sizeof *g);
+  if (hostfd < 0)
+    return;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
+  host = realpath(link, NULL);
+  strv_push(&todo, ".git/config");
+  for (size_t depth = 0; todo != NULL && *todo != NULL && depth < MAX_INCLUDE_DEPTH; depth++) {
+    cleanup_strv char **next = NULL;
+    for (char **t = todo; *t; t++) {
+      cleanup_free char *text = NULL, *dir = NULL;
+      cleanup_close int fd = -1;
+      struct error err = {0};
+      size_t len = 0;
+      const char *slash = strrchr(*t, '/');
+      if (seen && strv_contains(seen, *t))
+        continue;
+      strv_push(&seen, *t);
+      /* the host's file, never through a symlink of the work tree */
+      fd = ws_open_beneath(hostfd, *t, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+      if (fd < 0 || read_fd_all(fd, MAX_CONFIG_SIZE, &text, &len, &err) < 0)
+        continue;
+      dir = xstrndup(*t, slash ? (size_t)(slash - *t) : 0);
+      ws_gitcfg_parse(text, len, dir, host, g, &next);
+    }
+    strv_free(todo);
+    todo = take_ptr(next);
+  }
+}
+
+void ws_gitcfg_free(struct ws_gitcfg *g)
+{
+  for (size_t i = 0; i < g->n; i++) {
+    free(g->paths[i]);
+    free(g->keys[i]);
+  }
+  free(g->paths);
+  free(g->keys);
+  memset(g, 0, sizeof *g);
+}
