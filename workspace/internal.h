@@ -74,9 +74,12 @@ bool ws_valid_name(const char *s);
 void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
 /* gitindex.c: why the git index open at fd could make git write where it
  * never would (an entry's path with a `.git`, `.` or `..` component; an
- * index it cannot read), or NULL; *ret_path: the first such path (freed by
- * the caller), or NULL. */
-const char *ws_git_index_reason(int fd, char **ret_path);
+ * index it cannot read), or write what a change could not bring unmarked
+ * (an entry that the host's index open at host_fd, -1 for none, does not
+ * hold with the same path, mode and object id, and that is a symlink, a
+ * gitlink, or a path ws_protect_reason_in protects with these patterns), or
+ * NULL; *ret_path: the entry's path (freed by the caller), or NULL. */
+const char *ws_git_index_reason(int fd, int host_fd, char *const *patterns, char **ret_path);
 
 /* gitconfig.c: the work-tree paths (relative to the host dir) that the
  * host's `.git/config`, and what it includes from the work tree, makes git

@@ -467,15 +467,17 @@ static const char *new_head_reason(const struct ws_change *ch, int hostfd)
 }
 
 /* A git index (`index` in a `.git` or a bare repository) that names a path
- * git would never write: `git checkout -- .` on the host writes it there
- * (gitindex.c).  *ret_detail: the path, quoted. */
+ * git would never write, or a protected path, symlink or gitlink the host's
+ * index at the same path does not hold: `git checkout -- .` on the host
+ * writes it (gitindex.c).  *ret_detail: the path, quoted. */
 static const char *index_reason(const struct ws_change *ch, const struct ws_layers *l,
-                                const struct ws_gitdir_probe *probe, char **ret_detail)
+                                char *const *patterns, const struct ws_gitdir_probe *probe,
+                                char **ret_detail)
 {
   const char *base = strrchr(ch->path, '/');
   size_t dlen = base ? (size_t)(base - ch->path) : 0;
   const char *dname = dlen ? memrchr(ch->path, '/', dlen) : NULL, *why;
-  cleanup_close int fd = -1;
+  cleanup_close int fd = -1, host = -1;
   cleanup_free char *bad = NULL;
 
   if (l == NULL || ch->kind == WS_DELETED || ch->type != WS_T_FILE)
@@ -490,7 +492,9 @@ static const char *index_reason(const struct ws_change *ch, const struct ws_laye
   fd = ws_open_beneath(l->fds[ch->layer], ch->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
   if (fd < 0)
     return "a git index agentrt cannot read (git checks none of its paths)";
-  why = ws_git_index_reason(fd, &bad);
+  if (l->hostfd >= 0) /* missing or unreadable: no entries were there before */
+    host = ws_open_beneath(l->hostfd, ch->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  why = ws_git_index_reason(fd, host, patterns, &bad);
   if (why && bad)
     *ret_detail = ws_quote_path(bad);
   return why;
@@ -597,7 +601,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
       why = ws_protect_link_reason(ch->path, ch->target, patterns, &pat);
     if (why == NULL)
       why = new_head_reason(ch, hostfd);
-    if (why == NULL && (why = index_reason(ch, l, &probe, &detail)) != NULL && detail)
+    if (why == NULL && (why = index_reason(ch, l, patterns, &probe, &detail)) != NULL && detail)
       pat = detail;
     if (why == NULL && ((pat = host_named_key(&named, ch->path)) != NULL ||
                         (pat = host_named_key(&named, ch->old_path)) != NULL))

@@ -643,6 +643,49 @@ PY
   [ -e "$MARK" ] && [ -e "$MARK.fsmonitor" ] || fail "control: the included hook and fsmonitor did not run"
 }
 
+# A new `.envrc` and a symlink the diff marks and the commit leaves out come
+# back through the agent's own git commit: `.git/index` names them and the
+# host's `git checkout -- .` writes every entry of it.
+@test "escape: protected entries staged in a git index (.envrc, a symlink to /etc/shadow)" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace && echo 'touch $T/marker-envrc' >.envrc && ln -s /etc/shadow notes.txt &&
+    git add -A && git commit -q -m tidy && git ls-files -s"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *"120000 "*"notes.txt"* ]] || fail "plant: $output"
+  marked .git/index .envrc notes.txt
+  run ar workspace "$ID" diff
+  [[ "$output" == *'.git/index'*'a git index with a new or changed entry on the protected list'*'`.envrc`'* ]] ||
+    fail "$output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  [ -e "$HOST/.git/refs/heads/$(git -C "$HOST" symbolic-ref --short HEAD)" ] || fail "the agent's ref was not committed"
+  (cd "$HOST" && git status && git checkout -- .) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.envrc" ] && [ ! -L "$HOST/notes.txt" ] || fail "git checkout -- . wrote the agent's .envrc or symlink"
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git checkout -- .) >/dev/null 2>&1 </dev/null || true
+  grep -q marker-envrc "$HOST/.envrc" && [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] ||
+    fail "control: the index did not make git write the .envrc and the symlink"
+}
+
+@test "workspace: an honest git commit still commits .git/index when the repository already has a .envrc and a symlink" {
+  echo 'export A=1' >"$HOST/.envrc"
+  ln -s a.txt "$HOST/link"
+  host_repo plain
+  bundle_usr "set -e; cd /workspace && echo more >>a.txt && echo new >new.txt && git add -A && git commit -q -m work &&
+    git status --porcelain && echo GIT-OK"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *GIT-OK* ]] || fail "work: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" = none ] ||
+    fail ".git/index protected: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" != *"left out .git/index"* ]] || fail "commit: $output"
+  run git -C "$HOST" status --porcelain
+  [ "$status" -eq 0 ] && [ -z "$output" ] || fail "the host's work tree, index and HEAD differ: $output"
+  [ "$(git -C "$HOST" log -1 --format=%s)" = work ] || fail "the agent's commit is not HEAD"
+}
+
 # --- honest work inside: a container whose root borrows the host's /usr (real
 # git, go, python3), under the default profile.  Nothing git or go does in the
 # workspace may fail, and nothing may print an error.
@@ -704,12 +747,16 @@ check_git_output() {
   run ar workspace "$ID" diff
   [[ "$output" == *"! added     .git/config"* ]] && [[ "$output" == *"! added     .gitmodules"* ]]
   [[ "$output" == *"added     f.txt"* ]]
-  # git's own data is not protected: a new repository's HEAD, index, refs (with origin's HEAD), logs
+  # git's own data is not protected: a new repository's HEAD, refs (with origin's HEAD), logs
   run ar workspace "$ID" diff --format json
-  for p in .git/HEAD .git/index .git/refs/heads/t .git/refs/remotes/origin/main .git/logs/HEAD; do
+  for p in .git/HEAD .git/refs/heads/t .git/refs/remotes/origin/main .git/logs/HEAD; do
     [ "$(jq -r --arg p "$p" '[.changes[] | select(.path == $p)] | if length == 1 then .[0].protected // "none" else "missing" end' <<<"$output")" = none ] ||
       fail "$p: $(jq -c --arg p "$p" '.changes[] | select(.path == $p)' <<<"$output")"
   done
+  # but the index stages the new .gitmodules and gitlink `sub`: `git checkout -- .` would
+  # write the .gitmodules that is left out (see "escape: protected entries staged in a git index")
+  [[ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" == *'new or changed'*'`.gitmodules`' ]] ||
+    fail ".git/index: $(jq -c '.changes[] | select(.path == ".git/index")' <<<"$output")"
 }
 
 @test "workspace: the same git work in a host repository, no error" {
@@ -719,8 +766,9 @@ check_git_output() {
   check_git_output
   run ar workspace "$ID" diff --format json
   [ "$(jq -r '.changes[] | select(.path == ".git/config") | .protected != null' <<<"$output")" = true ]
-  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" = none ] ||
-    fail "the index of honest work is protected: $output"
+  # the index is protected only for the submodule it stages (.gitmodules, the gitlink `sub`)
+  [[ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" == *'new or changed'*'`.gitmodules`' ]] ||
+    fail "the index of honest work is protected for another reason: $output"
 }
 
 # An honest agent's day in the operator's repository: branch, commit, rebase,

@@ -1,9 +1,13 @@
 /* fuzz_gitindex.c - libFuzzer target for the git index reader
- * (workspace/gitindex.c), which reads an index the agent wrote.
+ * (workspace/gitindex.c), which reads an index the agent wrote and compares
+ * it with the host's.
  *
  * Invariants: no crash and no read past the index on any input; a reason
- * comes with the offending path only when the index parsed, and that path
- * is one the reader would refuse again inside a minimal index of its own.
+ * comes with the offending path only when the index parsed, and that path is
+ * one the reader refuses again, for the same reason, inside a minimal index
+ * of its own (with one of the entry types); an empty host index is no host
+ * index; an index checked against itself as the host's has no new or
+ * changed entry.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +17,9 @@
 #include "workspace/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A part of the agent profile's protected list: names, a directory, a glob. */
+static char *const patterns[] = {".envrc", ".env.*", ".vscode/", ".yarn/releases/", NULL};
 
 static int memfd_of(const void *data, size_t size)
 {
@@ -24,42 +31,80 @@ static int memfd_of(const void *data, size_t size)
   return fd;
 }
 
-/* A version 2 index of one entry named path, with a SHA-1 checksum of zeros
- * (the reader does not check the checksum, only the layout). */
-static const char *one_entry(const char *path)
+/* The reason for data (size bytes) against the host's index hdata (hsize
+ * bytes; NULL: none). */
+static const char *reason(const void *data, size_t size, const void *hdata, size_t hsize,
+                          char **ret_bad)
+{
+  int fd = memfd_of(data, size), host = hdata ? memfd_of(hdata, hsize) : -1;
+  const char *why = ws_git_index_reason(fd, host, patterns, ret_bad);
+
+  close(fd);
+  if (host >= 0)
+    close(host);
+  return why;
+}
+
+/* The reason for a version 2 index of one entry named path with this mode,
+ * against no host index, with a SHA-1 checksum of zeros (the reader does not
+ * check the checksum, only the layout). */
+static const char *one_entry(const char *path, uint32_t mode)
 {
   size_t n = strlen(path), ent = (62 + n + 8) & ~(size_t)7, size = 12 + ent + 20;
   unsigned char *p = calloc(1, size);
   const char *why;
   char *bad = NULL;
-  int fd;
 
   if (p == NULL)
     abort();
   memcpy(p, "DIRC\0\0\0\2\0\0\0\1", 12);
+  p[12 + 24] = (unsigned char)(mode >> 24);
+  p[12 + 25] = (unsigned char)(mode >> 16);
+  p[12 + 26] = (unsigned char)(mode >> 8);
+  p[12 + 27] = (unsigned char)mode;
   p[12 + 60] = (unsigned char)(n > 0xfff ? 0x0f : n >> 8);
   p[12 + 61] = (unsigned char)(n > 0xfff ? 0xff : n & 0xff);
   memcpy(p + 12 + 62, path, n);
-  fd = memfd_of(p, size);
-  why = ws_git_index_reason(fd, &bad);
-  close(fd);
+  why = reason(p, size, NULL, 0, &bad);
   free(p);
   free(bad);
   return why;
 }
 
+/* Is path refused for why in an index of its own, as some type of entry? */
+static bool refused_alone(const char *path, const char *why)
+{
+  static const uint32_t modes[] = {0100644, 0040000, 0120000, 0160000};
+
+  for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+    if (one_entry(path, modes[i]) == why)
+      return true;
+  return false;
+}
+
+static bool same_path(const char *a, const char *b)
+{
+  return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  char *bad = NULL;
-  const char *why;
-  int fd = memfd_of(data, size);
+  char *bad = NULL, *bad_empty = NULL, *bad_self = NULL;
+  const char *why = reason(data, size, NULL, 0, &bad);
+  const char *why_empty = reason(data, size, "", 0, &bad_empty);
+  const char *why_self = reason(data, size, data, size, &bad_self);
 
-  why = ws_git_index_reason(fd, &bad);
-  close(fd);
   if (bad != NULL && why == NULL)
     abort();
-  if (bad != NULL && strlen(bad) < 4096 && one_entry(bad) == NULL)
+  if (bad != NULL && strlen(bad) < 4096 && !refused_alone(bad, why))
     abort(); /* the path it named is refused again on its own */
+  if (why_empty != why || !same_path(bad_empty, bad))
+    abort(); /* an empty host index holds no entries */
+  if (why_self != NULL &&
+      (why_self != why || !same_path(bad_self, bad) || strstr(why, "new or changed") != NULL))
+    abort(); /* every entry of an index is in itself */
   free(bad);
+  free(bad_empty);
+  free(bad_self);
   return 0;
 }

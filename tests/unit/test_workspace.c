@@ -613,8 +613,11 @@ static void test_quote(void)
 /* --- git index paths (gitindex.c) ------------------------------------------ */
 
 /* An index of version v in a memfd: entries with hash size hlen, names in
- * v4 given as "strip:suffix"; an extension of 4 bytes; a zero checksum. */
-static int index_fd(unsigned v, size_t hlen, const char *const *names, size_t n, bool ext)
+ * v4 given as "strip:suffix", modes (NULL: all 0100644), object ids of hlen
+ * bytes each the value oids[i] (NULL: all zeros); an extension of 4 bytes
+ * when ext; a zero checksum. */
+static int index_fd_of(unsigned v, size_t hlen, const char *const *names, size_t n, bool ext,
+                       const uint32_t *modes, const unsigned char *oids)
 {
   unsigned char buf[4096];
   size_t pos = 12;
@@ -627,6 +630,12 @@ static int index_fd(unsigned v, size_t hlen, const char *const *names, size_t n,
   for (size_t i = 0; i < n; i++) {
     size_t start = pos, len;
     const char *name = names[i];
+    uint32_t mode = modes ? modes[i] : 0100644;
+    buf[start + 24] = (unsigned char)(mode >> 24);
+    buf[start + 25] = (unsigned char)(mode >> 16);
+    buf[start + 26] = (unsigned char)(mode >> 8);
+    buf[start + 27] = (unsigned char)mode;
+    memset(buf + start + 40, oids ? oids[i] : 0, hlen);
     pos += 40 + hlen + 2;
     if (v == 4) {
       buf[pos++] = (unsigned char)atoi(name);
@@ -650,17 +659,96 @@ static int index_fd(unsigned v, size_t hlen, const char *const *names, size_t n,
   return fd;
 }
 
-static bool index_says(int fd, const char *want_bad)
+static int index_fd(unsigned v, size_t hlen, const char *const *names, size_t n, bool ext)
 {
-  cleanup_close int f = fd;
+  return index_fd_of(v, hlen, names, n, ext, NULL, NULL);
+}
+
+/* Does the index fd (against the host's index host, -1 for none, and the
+ * protected list patterns) name want_bad ("" = a reason without a path,
+ * NULL = pass), with a reason that holds want_why (NULL: any)?  Closes both. */
+static bool index_vs(int fd, int host, char *const *patterns, const char *want_bad,
+                     const char *want_why)
+{
+  cleanup_close int f = fd, h = host;
   cleanup_free char *bad = NULL;
-  const char *why = ws_git_index_reason(f, &bad);
+  const char *why = ws_git_index_reason(f, h, patterns, &bad);
 
   if (want_bad == NULL)
     return why == NULL && bad == NULL;
+  if (want_why && (why == NULL || strstr(why, want_why) == NULL))
+    return false;
   if (*want_bad == '\0')
     return why != NULL && bad == NULL;
   return why != NULL && bad != NULL && streq(bad, want_bad);
+}
+
+static bool index_says(int fd, const char *want_bad)
+{
+  return index_vs(fd, -1, NULL, want_bad, NULL);
+}
+
+/* One risky entry (after an ordinary one) in an index of its own, against
+ * no host index: named, with a reason that holds why. */
+static bool index_names_new(const char *path, uint32_t mode, char *const *patterns, const char *why)
+{
+  const char *names[] = {"Makefile", path};
+  const uint32_t modes[] = {0100644, mode};
+
+  return index_vs(index_fd_of(2, 20, names, 2, false, modes, NULL), -1, patterns, path, why);
+}
+
+/* Entries `git checkout -- .` writes that a change could not bring unmarked:
+ * protected paths (the profile's list, .gitmodules), symlinks, gitlinks. */
+static void test_git_index_entries(void)
+{
+  static char *const pats[] = {".envrc", ".vscode/", NULL};
+  static const char *const names[] = {"Makefile",    ".envrc",    "sub/.vscode/tasks.json",
+                                      ".gitmodules", "notes.txt", "lib"};
+  static const uint32_t modes[] = {0100644, 0100644, 0100644, 0100644, 0120000, 0160000};
+  static const unsigned char oids[] = {1, 2, 3, 4, 5, 6};
+  /* the host's: the same entries in another order, with others between */
+  static const char *const hnames[] = {
+      "lib", "a.c", "notes.txt", "sub/.vscode/tasks.json", ".gitmodules", ".envrc", "z/link"};
+  static const uint32_t hmodes[] = {0160000, 0100644, 0120000, 0100644, 0100644, 0100644, 0120000};
+  static const unsigned char hoids[] = {6, 9, 5, 3, 4, 2, 7};
+  static const char *const v4[] = {"0:src/a.c", "7:.envrc"}; /* src/a.c, then .envrc */
+  static const char *const good[] = {"Makefile", "a/.gitignore", "src/envrc", "vscode/x", "d/"};
+  static const unsigned char oid7[] = {1, 7, 3, 4, 5, 6}, oid8[] = {1, 2, 3, 4, 8, 6};
+  static const uint32_t exe[] = {0100644, 0100755, 0100644, 0100644, 0120000, 0160000};
+  static const uint32_t file[] = {0100644, 0100644, 0100644, 0100644, 0100644, 0160000};
+
+  tap_ok(index_names_new(".envrc", 0100644, pats, "on the protected list") &&
+             index_names_new("sub/.vscode/tasks.json", 0100644, pats, "on the protected list") &&
+             index_names_new(".gitmodules", 0100644, pats, "protected entry") &&
+             index_names_new(".gitmodules", 0100644, NULL, "protected entry") &&
+             index_names_new("notes.txt", 0120000, pats, "symlink entry") &&
+             index_names_new("lib", 0160000, pats, "gitlink") &&
+             index_vs(index_fd_of(4, 32, v4, 2, true, NULL, NULL), -1, pats, ".envrc",
+                      "on the protected list"),
+         "git index: a new .envrc, .vscode/ file, .gitmodules, symlink or gitlink entry is named "
+         "(v2, v4 with SHA-256 too)");
+  tap_ok(index_vs(index_fd_of(2, 20, names, 6, true, modes, oids),
+                  index_fd_of(2, 20, hnames, 7, false, hmodes, hoids), pats, NULL, NULL),
+         "git index: the same entries (path, mode, object id) in the host's index pass");
+  tap_ok(index_vs(index_fd_of(2, 20, names, 6, false, modes, oid7),
+                  index_fd_of(2, 20, hnames, 7, false, hmodes, hoids), pats, ".envrc",
+                  "on the protected list") &&
+             index_vs(index_fd_of(2, 20, names, 6, false, modes, oid8),
+                      index_fd_of(2, 20, hnames, 7, false, hmodes, hoids), pats, "notes.txt",
+                      "symlink entry") &&
+             index_vs(index_fd_of(2, 20, names, 6, false, exe, oids),
+                      index_fd_of(2, 20, hnames, 7, false, hmodes, hoids), pats, ".envrc",
+                      "on the protected list") &&
+             index_vs(index_fd_of(2, 20, names, 6, false, modes, oids),
+                      index_fd_of(2, 20, names, 6, false, file, oids), pats, "notes.txt",
+                      "symlink entry"),
+         "git index: an entry whose object id or mode changed is named again");
+  tap_ok(index_vs(index_fd_of(2, 20, names, 6, false, modes, oids), memfd_create("e", MFD_CLOEXEC),
+                  pats, ".envrc", "on the protected list"),
+         "git index: an unreadable host index holds no entries");
+  tap_ok(index_vs(index_fd_of(2, 20, good, 5, true, NULL, NULL), -1, pats, NULL, NULL),
+         "git index: ordinary entries pass against no host index");
 }
 
 static void test_git_index(void)
@@ -687,6 +775,7 @@ static void test_git_index(void)
                index_says(memfd_create("empty", MFD_CLOEXEC), ""),
            "git index: a truncated or empty index is refused, no crash");
   }
+  test_git_index_entries();
 }
 
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
