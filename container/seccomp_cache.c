@@ -67,6 +67,7 @@ static void filter_hash(const struct oci_seccomp *s, char out[SHA256_HEX_LEN + 1
       h_u64(&h, sc->args[j].value_two);
       h_str(&h, sc->args[j].op);
     }
+    h_u64(&h, sc->direct_only);
   }
   sha256_final(&h, d);
   for (size_t i = 0; i < SHA256_LEN; i++) {

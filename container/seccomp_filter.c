@@ -249,8 +249,32 @@ static int add_syscall(scmp_filter_ctx ctx, uint32_t action, const struct oci_se
   return 0;
 }
 
+/* libseccomp numbers a call that ARCH multiplexes (socket through socketcall,
+ * semop through ipc on i386: -1xx, -2xx) apart from one it lacks (-10000 and
+ * below, skipped by libseccomp itself). */
+static bool multiplexed_on(uint32_t arch, const char *name)
+{
+  int nr = seccomp_syscall_resolve_name_arch(arch, name);
+
+  return nr <= -100 && nr > -10000;
+}
+
+/* ARCH, if a direct_only rule's call is multiplexed on it, else 0: its
+ * filter is built apart, without that rule (oci/config.h). */
+static uint32_t skip_on(const struct oci_seccomp *s, uint32_t arch)
+{
+  for (size_t i = 0; i < s->n_syscalls; i++)
+    for (size_t j = 0;
+         s->syscalls[i].direct_only && s->syscalls[i].names && s->syscalls[i].names[j] != NULL; j++)
+      if (multiplexed_on(arch, s->syscalls[i].names[j]))
+        return arch;
+  return 0;
+}
+
+/* SKIP: the one architecture of CTX on which direct_only rules are left out
+ * where multiplexed, or 0. */
 static int add_rules(scmp_filter_ctx ctx, uint32_t def_action, const struct oci_seccomp *s,
-                     struct error *err)
+                     uint32_t skip, struct error *err)
 {
   for (size_t i = 0; i < s->n_syscalls; i++) {
     const struct oci_seccomp_syscall *sc = &s->syscalls[i];
@@ -262,23 +286,25 @@ static int add_rules(scmp_filter_ctx ctx, uint32_t def_action, const struct oci_
       return -1;
     if (action == def_action) /* libseccomp refuses it; it changes nothing */
       continue;
-    for (size_t j = 0; sc->names != NULL && sc->names[j] != NULL; j++)
+    for (size_t j = 0; sc->names != NULL && sc->names[j] != NULL; j++) {
+      if (skip != 0 && sc->direct_only && multiplexed_on(skip, sc->names[j])) {
+        log_debug("seccomp: `%s` with argument conditions left out where multiplexed",
+                  sc->names[j]);
+        continue;
+      }
       if (add_syscall(ctx, action, sc, sc->names[j], err) < 0)
         return -1;
+    }
   }
   return 0;
 }
 
-int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *err)
+static int new_ctx(const struct oci_seccomp *s, uint32_t def_action, scmp_filter_ctx *ret,
+                   struct error *err)
 {
-  cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
-  uint32_t def_action;
+  cleanup_scmp_ctx scmp_filter_ctx ctx = seccomp_init(def_action);
   int r;
 
-  if (parse_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
-                   "defaultAction", &def_action, err) < 0)
-    return -1;
-  ctx = seccomp_init(def_action);
   if (ctx == NULL)
     return error_set(err, 0, "seccomp: cannot initialise filter for defaultAction `%s`",
                      s->default_action);
@@ -295,9 +321,68 @@ int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct erro
   if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) {
     /* the default layout */
   }
-  if (add_architectures(ctx, s->architectures, err) < 0 || apply_flags(ctx, s->flags, err) < 0 ||
-      add_rules(ctx, def_action, s, err) < 0)
+  if (apply_flags(ctx, s->flags, err) < 0)
     return -1;
+  *ret = take_ptr(ctx);
+  return 0;
+}
+
+/* ARCH, whose direct_only rules are left out (skip_on), in a filter of its
+ * own merged into CTX (which must not have it): libseccomp adds a rule to
+ * every architecture of a filter. */
+static int split_arch(scmp_filter_ctx ctx, const struct oci_seccomp *s, uint32_t def_action,
+                      uint32_t arch, struct error *err)
+{
+  cleanup_scmp_ctx scmp_filter_ctx one = NULL;
+  int r;
+
+  if (new_ctx(s, def_action, &one, err) < 0)
+    return -1;
+  r = seccomp_arch_add(one, arch);
+  if (r == 0)
+    r = seccomp_arch_remove(one, SCMP_ARCH_NATIVE);
+  if (r < 0)
+    return error_set(err, -r, "seccomp: filter apart for architecture %#x", arch);
+  if (add_rules(one, def_action, s, arch, err) < 0)
+    return -1;
+  r = seccomp_merge(ctx, one);
+  if (r < 0)
+    return error_set(err, -r, "seccomp: merge the filter for architecture %#x", arch);
+  one = NULL; /* merged: CTX has it now */
+  return 0;
+}
+
+int seccomp_build(const struct oci_seccomp *s, scmp_filter_ctx *ret, struct error *err)
+{
+  cleanup_scmp_ctx scmp_filter_ctx ctx = NULL;
+  uint32_t native = seccomp_arch_native(), def_action;
+
+  if (parse_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
+                   "defaultAction", &def_action, err) < 0)
+    return -1;
+  if (new_ctx(s, def_action, &ctx, err) < 0 || add_architectures(ctx, s->architectures, err) < 0)
+    return -1;
+  /* rules first, into the architectures that take them all; the native one
+   * cannot leave the filter seccomp_init made (an i386 build's profile
+   * filter has no other: the rules are left out of it in place) */
+  for (size_t i = 0; s->architectures != NULL && s->architectures[i] != NULL; i++)
+    for (size_t j = 0; j < ARRAY_SIZE(arch_names); j++) {
+      uint32_t a = arch_names[j].arch;
+      if (!streq(s->architectures[i], arch_names[j].name) || a == native || skip_on(s, a) == 0 ||
+          seccomp_arch_exist(ctx, a) != 0)
+        continue;
+      if (seccomp_arch_remove(ctx, a) < 0)
+        return error_set(err, 0, "seccomp: filter apart for `%s`", s->architectures[i]);
+    }
+  if (add_rules(ctx, def_action, s, skip_on(s, native), err) < 0)
+    return -1;
+  for (size_t i = 0; s->architectures != NULL && s->architectures[i] != NULL; i++)
+    for (size_t j = 0; j < ARRAY_SIZE(arch_names); j++) {
+      uint32_t a = arch_names[j].arch;
+      if (streq(s->architectures[i], arch_names[j].name) && a != native && skip_on(s, a) != 0 &&
+          seccomp_arch_exist(ctx, a) != 0 && split_arch(ctx, s, def_action, a, err) < 0)
+        return -1;
+    }
   *ret = take_ptr(ctx);
   return 0;
 }

@@ -244,6 +244,10 @@ struct oci_seccomp_syscall {
   uint32_t errno_ret;
   struct oci_seccomp_arg *args;
   size_t n_args;
+  /* never from a config (profile/seccomp.c): an argument rule left out on an
+   * ABI that also reaches the call through socketcall (i386), where libseccomp
+   * cannot compare the arguments and would refuse every call of the kind */
+  bool direct_only;
 };
 
 struct oci_seccomp {

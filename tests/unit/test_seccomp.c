@@ -10,13 +10,17 @@
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "container/process.h"
+#include "container/seccomp_cache.h"
 #include "container/seccomp_filter.h"
 #include "tests/unit/tap.h"
 
@@ -459,6 +463,42 @@ static void test_late_names(void)
 #endif
 }
 
+/* The filter cache (<root>/.cache/seccomp-<hash>.bpf) is keyed by content: a new rule, or a
+ * rule made direct_only, is a new file, not the old filter read back. */
+static void test_cache_key(void)
+{
+  char *names[] = {"socket", NULL}, *ioctl_names[] = {"ioctl", NULL};
+  struct oci_seccomp_arg arg = {
+      .index = 0, .value = 0xffffffffu, .value_two = AF_VSOCK, .op = "SCMP_CMP_MASKED_EQ"};
+  struct oci_seccomp_syscall sc[2] = {
+      {.names = ioctl_names, .action = "SCMP_ACT_ERRNO"},
+      {.names = names, .action = "SCMP_ACT_ERRNO", .args = &arg, .n_args = 1},
+  };
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = sc, .n_syscalls = 1};
+  cleanup_free char *root = xfmt("%s/cache", tmpdir);
+  cleanup_free char *cmd = xfmt("ls '%s/.cache' | grep -c '^seccomp-.*\\.bpf$'", root);
+  char line[32] = "";
+  FILE *ls;
+
+  mkdir(root, 0700);
+  for (int k = 0; k < 4; k++) {
+    struct error err = {0};
+    struct sock_fprog *prog = NULL;
+    s.n_syscalls = k == 0 ? 1 : 2; /* then the socket rule: new; direct_only: new; again: read */
+    sc[1].direct_only = k >= 2;
+    if (seccomp_cache_get(root, &s, &prog, &err) < 0)
+      tap_ok(false, "cache: %s", err.msg);
+    free(prog);
+  }
+  ls = popen(cmd, "r");
+  if (ls != NULL) {
+    if (fgets(line, sizeof line, ls) == NULL)
+      line[0] = '\0';
+    pclose(ls);
+  }
+  tap_ok(atoi(line) == 3, "cache: one file per filter content (a rule, direct_only): %s", line);
+}
+
 #if defined(__x86_64__)
 /* A call through the i386 ABI (int 0x80); pointer arguments must be below 4 GiB
  * (only NULLs and small numbers here). */
@@ -552,6 +592,84 @@ static void test_other_abis(void)
          "its own number (%s)",
          msg);
 }
+
+static bool i386_usable;
+
+/* i386 socketcall(SYS_SOCKET, {AF_UNIX, SOCK_STREAM, 0}): 0, or the errno.  Its arguments are
+ * in memory below 4 GiB (MAP_32BIT), where the i386 ABI can point. */
+static int try_socketcall_unix(void)
+{
+  unsigned *args =
+      mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+  long r;
+
+  if (args == MAP_FAILED)
+    return 99;
+  args[0] = AF_UNIX;
+  args[1] = SOCK_STREAM;
+  args[2] = 0;
+  r = sys_i386(102 /* socketcall */, 1 /* SYS_SOCKET */, (long)(uintptr_t)args);
+  if (r < 0)
+    return (int)-r;
+  close((int)r);
+  return 0;
+}
+
+/* socket(AF_VSOCK) refused with EAFNOSUPPORT (with or without vsock in this kernel), AF_UNIX
+ * not, and i386's socketcall left alone: 0, else which failed. */
+static int try_vsock_rule(void)
+{
+  int fd;
+
+  if (syscall(SYS_socket, AF_VSOCK, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+    return 30;
+  fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0)
+    return 31;
+  close(fd);
+  /* the family in the upper 32 bits is not the kernel's: the rule compares the low ones */
+  if (syscall(SYS_socket, (1L << 32) | AF_VSOCK, SOCK_STREAM, 0) != -1 || errno != EAFNOSUPPORT)
+    return 32;
+  return i386_usable && try_socketcall_unix() != 0 ? 33 : 0;
+}
+
+/* A direct_only rule (the profile's socket(AF_VSOCK)) is left out on i386, where libseccomp
+ * would turn it into a refusal of every socketcall(SYS_SOCKET), whatever the family. */
+static void test_direct_only(void)
+{
+  char msg[ERROR_MSG_MAX];
+  const char *no_i386 = i386_unusable();
+  char *names[] = {"socket", NULL};
+  char *arches[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32", NULL};
+  struct oci_seccomp_arg arg = {
+      .index = 0, .value = 0xffffffffu, .value_two = AF_VSOCK, .op = "SCMP_CMP_MASKED_EQ"};
+  struct oci_seccomp_syscall sc = {.names = names,
+                                   .action = "SCMP_ACT_ERRNO",
+                                   .has_errno_ret = true,
+                                   .errno_ret = EAFNOSUPPORT,
+                                   .args = &arg,
+                                   .n_args = 1,
+                                   .direct_only = true};
+  struct oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW",
+                          .architectures = arches,
+                          .syscalls = &sc,
+                          .n_syscalls = 1};
+  int st;
+
+  i386_usable = no_i386 == NULL;
+  st = run_filtered(&s, LOAD_BPF, try_vsock_rule, msg, sizeof msg);
+  tap_ok(exited_with(st, 0),
+         "direct_only socket(AF_VSOCK): EAFNOSUPPORT, AF_UNIX created, i386 socketcall %s (%s)",
+         no_i386 ? "not tried" : "left alone", msg);
+  if (no_i386 != NULL) {
+    tap_skip("i386 socketcall without direct_only: %s", no_i386);
+    return;
+  }
+  sc.direct_only = false;
+  st = run_filtered(&s, LOAD_BPF, try_socketcall_unix, msg, sizeof msg);
+  tap_ok(exited_with(st, EAFNOSUPPORT),
+         "without direct_only libseccomp refuses every i386 socketcall(SYS_SOCKET) (%s)", msg);
+}
 #endif
 
 int main(void)
@@ -571,8 +689,10 @@ int main(void)
   test_load_bpf_errors();
   test_enosys_newer();
   test_late_names();
+  test_cache_key();
 #if defined(__x86_64__)
   test_other_abis();
+  test_direct_only();
 #endif
   {
     char cmd[128];
