@@ -711,7 +711,8 @@ static void prioritise(void)
 }
 
 /* The errno of the profile filter's denied calls (all of its ERRNO rules
- * but clone3's share it: profile/seccomp.c). */
+ * but clone3's and socket(AF_VSOCK)'s share it: profile/seccomp.c; the
+ * latter's is found by its arguments, monitor_seccomp.c). */
 static int profile_errno(const struct oci_seccomp *s)
 {
   for (size_t i = 0; s != NULL && i < s->n_syscalls; i++)
@@ -760,8 +761,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   }
   open_early(&m, o);
   if (notify_chan >= 0 && m.log != NULL &&
-      monitor_seccomp_open(&m, notify_chan, profile_errno(o->profile->extra_seccomp),
-                           o->exec_records, &err) < 0)
+      monitor_seccomp_open(&m, notify_chan, o->profile->extra_seccomp,
+                           profile_errno(o->profile->extra_seccomp), o->exec_records, &err) < 0)
     monitor_error(&m, "syscall", &err);
   if (!recv_go(chan, &m.init_pid, &start))
     _exit(0);

@@ -149,10 +149,11 @@ int monitor_files_open(struct monitor *m, const char *workspace, char *const *pr
 void monitor_files_release(struct monitor *m);
 int monitor_net_open(struct monitor *m, int group, struct error *err);
 /* the channel on which the init sends its seccomp listener (or "OFF why");
- * denied calls are answered with -eno and recorded as "syscall"; with
+ * denied calls are answered with -eno, or the errno of the FILTER rule with
+ * argument conditions they match, and recorded as "syscall"; with
  * exec_records, exec calls go on and are recorded as "process" */
-int monitor_seccomp_open(struct monitor *m, int chan, int eno, bool exec_records,
-                         struct error *err);
+int monitor_seccomp_open(struct monitor *m, int chan, const struct oci_seccomp *filter, int eno,
+                         bool exec_records, struct error *err);
 /* then: <state dir>/monitor.sock, on which `exec` sends its processes' */
 int monitor_seccomp_listen(struct monitor *m, int state_dirfd, struct error *err);
 

@@ -15,7 +15,8 @@
  *         nobody polls, and an exec whose listener we cannot take fails.
  * Each connection carries one message ("L" with the fd, or "OFF why") and is
  * closed after it.  Allowed calls never reach us: the filter's default is
- * ALLOW.  Each notification is answered at once with the profile's errno
+ * ALLOW.  Each notification is answered at once with the profile's errno, or
+ * the errno of the argument rule it matches (socket(AF_VSOCK): EAFNOSUPPORT)
  * (never "continue": nothing the container sends can make a denied call
  * succeed), then recorded as {"syscall":"unshare","nr":272,"arch":"x86_64",
  * "verdict":"refused","errno":1,"pid":P,"program":"/usr/bin/x","count":1}
@@ -75,6 +76,7 @@ struct item {
 struct seccomp_src {
   int ep;
   int eno;
+  const struct oci_seccomp *filter; /* the profile's, with ERRNO rules (notify_variant's source) */
   bool exec_records; /* exec calls come too: let go on and recorded (monitor_exec.c) */
   size_t n_items;    /* live ones (tests read the monitor's fds) */
 };
@@ -145,15 +147,45 @@ static bool exec_call(const struct seccomp_data *d, bool *at)
   return r;
 }
 
-static void record(struct monitor *m, int eno, const struct seccomp_notif *req, const char *exe)
+/* The name of D's call on its caller's ABI (NULL: unknown); freed by the caller. */
+static char *call_name(const struct seccomp_data *d)
+{
+  uint32_t token;
+  char *name;
+  const char *late = syscall_late_name((long)((uint32_t)d->nr & ~X32_SYSCALL_BIT));
+
+  call_abi(d, &token);
+  name = seccomp_syscall_resolve_num_arch(token, d->nr);
+  if (name == NULL && late != NULL) /* newer than libseccomp: os/syscall_late.h */
+    name = xstrdup(late);
+  return name;
+}
+
+/* The errno to answer D (call NAME) with: that of the profile's rule with
+ * argument conditions it matches (the filter made only MASKED_EQ ones), else
+ * the profile's. */
+static int call_errno(const struct seccomp_src *s, const char *name, const struct seccomp_data *d)
+{
+  for (size_t i = 0; name != NULL && s->filter != NULL && i < s->filter->n_syscalls; i++) {
+    const struct oci_seccomp_syscall *sc = &s->filter->syscalls[i];
+    bool match = sc->n_args > 0 && sc->has_errno_ret && strv_contains(sc->names, name);
+
+    for (size_t j = 0; match && j < sc->n_args; j++) {
+      const struct oci_seccomp_arg *a = &sc->args[j];
+      match = a->index < 6 && streq(a->op, "SCMP_CMP_MASKED_EQ") &&
+              (d->args[a->index] & a->value) == a->value_two;
+    }
+    if (match)
+      return (int)sc->errno_ret;
+  }
+  return s->eno;
+}
+
+static void record(struct monitor *m, int eno, const char *name, const struct seccomp_notif *req,
+                   const char *exe)
 {
   uint32_t token;
   const char *abi = call_abi(&req->data, &token);
-  char *name = seccomp_syscall_resolve_num_arch(token, req->data.nr);
-  const char *late = syscall_late_name((long)((uint32_t)req->data.nr & ~X32_SYSCALL_BIT));
-
-  if (name == NULL && late != NULL) /* newer than libseccomp: os/syscall_late.h */
-    name = xstrdup(late);
   struct jbuf b = {0};
 
   if (monitor_flood_admit(m, "syscall", exe, name ? name : "?", (pid_t)req->pid)) {
@@ -168,7 +200,6 @@ static void record(struct monitor *m, int eno, const struct seccomp_notif *req, 
     monitor_record(m, "syscall", jb_str(&b));
     jb_free(&b);
   }
-  free(name);
 }
 
 static void item_close(struct seccomp_src *s, struct item *it)
@@ -216,7 +247,9 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
     struct seccomp_notif req;
     struct seccomp_notif_resp resp;
     struct pollfd p = {.fd = fd, .events = POLLIN};
+    char *name;
     bool at;
+    int eno;
 
     if (poll(&p, 1, 0) <= 0)
       return false;
@@ -234,12 +267,15 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
       continue;
     }
     caller_program(fd, &req, exe, sizeof exe);
+    name = call_name(&req.data);
+    eno = call_errno(s, name, &req.data);
     /* then answer (the caller waits); flags 0 = fail it with -eno */
-    resp = (struct seccomp_notif_resp){.id = req.id, .error = -s->eno};
+    resp = (struct seccomp_notif_resp){.id = req.id, .error = -eno};
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT) {
       /* the kernel fails the call itself when we cannot answer */
     }
-    record(m, s->eno, &req, exe);
+    record(m, eno, name, &req, exe);
+    free(name);
   }
   return false;
 }
@@ -359,11 +395,13 @@ static void on_events(struct monitor *m, int fd, short revents, void *ctx)
   }
 }
 
-int monitor_seccomp_open(struct monitor *m, int chan, int eno, bool exec_records, struct error *err)
+int monitor_seccomp_open(struct monitor *m, int chan, const struct oci_seccomp *filter, int eno,
+                         bool exec_records, struct error *err)
 {
   struct seccomp_src *s = xmalloc0(sizeof *s);
 
   s->eno = eno > 0 ? eno : EPERM;
+  s->filter = filter;
   s->exec_records = exec_records;
   s->ep = epoll_create1(EPOLL_CLOEXEC);
   if (s->ep < 0 || item_add(s, ITEM_CHAN, chan, false) < 0 ||

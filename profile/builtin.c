@@ -18,7 +18,8 @@
  *   scratch[]                  size-limited nosuid,nodev tmpfs mounts ("$HOME" = user's home)
  *   capabilities.ceiling       may be kept; anything requested beyond ceiling+trim is refused
  *   capabilities.trim          dropped quietly (in Docker's default set, not in the ceiling)
- *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI);
+ *   seccomp.deny               stacked deny-list filter (plus clone namespace flags, TIOCSTI,
+ *                              AF_VSOCK sockets);
  *                              `agent` allows ptrace inside the container, `agent-strict` not
  *   env.defaults/pathAppend    NAME=VALUE set when the engine did not, PATH entries added;
  *                              "$HOME" is the process's writable home (skipped without one)
@@ -96,7 +97,7 @@ static const char agent_json[] =
     "  },\n"
     "  \"seccomp\": {\n"
     "    \"enabled\": true, \"errno\": 1,\n"
-    "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true,\n"
+    "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true, \"denyVsock\": true,\n"
     "    \"deny\": [\"unshare\", \"setns\",\n"
     "      \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", \"fsmount\", \"fspick\", "
     "\"move_mount\",\n"

@@ -11,6 +11,18 @@
  *     memory seccomp cannot read; libc then falls back to clone (H9)
  *   - ioctl(fd, TIOCSTI)                    -> ERRNO (CVE-2017-5226, H19); the
  *     command is compared on its low 32 bits, as the kernel reads it.
+ *   - socket(AF_VSOCK, ...)                 -> ERRNO(EAFNOSUPPORT): vsock has no
+ *     network namespace, so a container's socket reaches the host's ports, the
+ *     hypervisor (CID 2) and other guests past the netns and the egress
+ *     allowlist (a container's listen on a port made the host's bind of it fail
+ *     with EADDRINUSE).  EAFNOSUPPORT, not the profile's errno: it is what a
+ *     kernel without vsock answers, and programs that probe for vsock handle
+ *     it.  The family is compared on its low 32 bits.  On i386 the rule is on
+ *     the direct socket call only (direct_only): socket through socketcall
+ *     passes its arguments in memory, which seccomp cannot read, and refusing
+ *     every socketcall(SYS_SOCKET) would take 32-bit programs' networking (glibc
+ *     on i386 creates sockets that way).  socketcall stays a way to vsock on
+ *     i386, as in Docker's default profile (THREAT-MODEL.md).
  * Architectures: the native ones of the build (a deny list must cover every
  * ABI the kernel accepts, or the other ABI would bypass it).  libseccomp
  * gives each name its number on every one of them (mount is 165 on x86_64,
@@ -25,6 +37,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "profile/internal.h"
 
@@ -104,6 +117,7 @@ static void add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mas
 struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
 {
   uint32_t eno = p->seccomp.errno_ret ? p->seccomp.errno_ret : EPERM;
+  struct oci_seccomp_syscall *sc;
   struct oci_seccomp *s;
 
   if (!p->seccomp.enabled)
@@ -121,6 +135,11 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
   }
   if (p->seccomp.deny_tiocsti)
     add_arg(add_rule(s, "ioctl", eno), 1, UINT32_MAX, TIOCSTI);
+  if (p->seccomp.deny_vsock) {
+    sc = add_rule(s, "socket", EAFNOSUPPORT);
+    add_arg(sc, 0, UINT32_MAX, AF_VSOCK);
+    sc->direct_only = true;
+  }
   return s;
 }
 

@@ -198,6 +198,7 @@ static const struct pfield seccomp_fields[] = {
     F("deny", P_STRV, seccomp.deny),
     F("denyCloneNamespaces", P_BOOL, seccomp.deny_clone_namespaces),
     F("denyTiocsti", P_BOOL, seccomp.deny_tiocsti),
+    F("denyVsock", P_BOOL, seccomp.deny_vsock),
     FEND,
 };
 

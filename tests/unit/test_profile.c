@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <yajl/yajl_tree.h>
 
 #include "tests/unit/profile_helpers.h"
@@ -184,6 +185,9 @@ static void test_profile_overlay_and_show(void)
              profile_parse(j1, n, "shown.json", &q, &err) == 0 &&
              profile_to_json(q, &j2, &n, &err) == 0 && streq(j1, j2),
          "profile show output parses back to the same profile (%s)", err.msg);
+  tap_ok(p && q && p->seccomp.deny_vsock && q->seccomp.deny_vsock && j1 &&
+             strstr(j1, "\"denyVsock\": true") != NULL,
+         "profile show: seccomp.denyVsock inherited from agent, shown and read back");
   free(j1);
   free(j2);
   profile_free(p);
@@ -364,6 +368,12 @@ static void check_seccomp(const struct profile_result *r)
   tap_ok(sc && sc->n_args == 1 && sc->args[0].index == 1 && sc->args[0].value == 0xffffffffu &&
              sc->args[0].value_two == TIOCSTI,
          "seccomp: ioctl TIOCSTI denied");
+  sc = rule_for(s, "socket", 0);
+  tap_ok(sc && streq(sc->action, "SCMP_ACT_ERRNO") && sc->errno_ret == EAFNOSUPPORT &&
+             sc->n_args == 1 && sc->args[0].index == 0 && sc->args[0].value == 0xffffffffu &&
+             sc->args[0].value_two == AF_VSOCK && streq(sc->args[0].op, "SCMP_CMP_MASKED_EQ") &&
+             sc->direct_only && rule_for(s, "socket", 1) == NULL,
+         "seccomp: socket(AF_VSOCK) -> EAFNOSUPPORT, on the direct call only (denyVsock)");
   tap_ok(s->architectures && s->architectures[0], "seccomp: architectures listed");
 }
 
