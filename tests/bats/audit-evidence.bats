@@ -493,6 +493,27 @@ run_flood_verified() {
 	assert_output_contains "unshare by /usr/local/bin/try-syscall x2"
 }
 
+# seccomp.denyVsock's rule has an errno of its own: the monitor answers the notification with the
+# errno of the rule whose arguments the call matches (EAFNOSUPPORT), not the profile's EPERM, and
+# records that one; an AF_INET socket is not notified at all.
+@test "audit-evidence: a refused AF_VSOCK socket is recorded with EAFNOSUPPORT, the errno the program saw" {
+	set_cmd 'for p in socket-vsock socket-inet; do printf "%s=%s\n" "$p" "$(try-syscall $p)"; done >/tmp/results; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do
+		[ "$(refused "$ID" socket)" -ge 1 ] && break
+		sleep 0.1
+	done
+	run rt exec "$ID" cat /tmp/results
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	grep -qx "socket-vsock=EAFNOSUPPORT" <<<"$output" || fail "$output"
+	grep -qx "socket-inet=ok" <<<"$output" || fail "$output"
+	[ "$(refused "$ID" socket)" -eq 1 ] || fail "socket: $(syscall_recs "$ID")"
+	rec=$(syscall_recs "$ID" | jq -c 'select(.syscall == "socket")')
+	[ "$(jq -r .errno <<<"$rec")" = 97 ] || fail "$rec"
+	[ "$(jq -r .program <<<"$rec")" = /usr/local/bin/try-syscall ] || fail "$rec"
+}
+
 @test "audit-evidence: with the monitor dead a denied call still fails (the kernel answers ENOSYS)" {
 	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done; try-syscall unshare-user >/tmp/res; try-syscall mount >>/tmp/res; sleep 30'
 	run_detached "$ID"

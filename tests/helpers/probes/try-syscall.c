@@ -9,9 +9,10 @@
  * Prints one line: "ok" when the call succeeded, else the errno's symbolic name (EPERM, ...).
  * Always exits 0 (2 on a usage error or a CALL the ABI lacks).  Each probe is chosen so that
  * it changes nothing even when it is allowed: nonexistent paths, invalid magic numbers, fds
- * closed at once, namespaces that die with this process.  Tests read the errno: EPERM/EACCES
- * (or the seccomp errno) means "denied"; anything else means the kernel got as far as argument
- * checking.  Built statically into the test rootfs (tests/rootfs/build.sh).
+ * closed at once (socket-vsock, socket-inet, socket-unix: a stream socket of that family,
+ * neither bound nor connected), namespaces that die with this process.  Tests read the errno:
+ * EPERM/EACCES (or the seccomp errno) means "denied"; anything else means the kernel got as far
+ * as argument checking.  Built statically into the test rootfs (tests/rootfs/build.sh).
  *
  * i386:CALL enters the kernel with `int 0x80` and CALL's i386 number (umount, stime,
  * clock_settime64... exist only there); x32:CALL with the x86-64 number (or x32's own,
@@ -40,6 +41,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -370,6 +372,27 @@ static int p_tiocsti(void)
   return res(ioctl(fd, TIOCSTI, &c));
 }
 
+/* socket(FAMILY, SOCK_STREAM, 0), closed at once: nothing bound or connected. */
+static int p_socket(int family)
+{
+  return fdres(socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+}
+
+static int p_socket_vsock(void)
+{
+  return p_socket(AF_VSOCK);
+}
+
+static int p_socket_inet(void)
+{
+  return p_socket(AF_INET);
+}
+
+static int p_socket_unix(void)
+{
+  return p_socket(AF_UNIX);
+}
+
 static int p_chroot(void)
 {
   return res(chroot("/"));
@@ -510,6 +533,8 @@ static const struct abi_call {
     {"lookup_dcookie", 253, 212, 0, {0, 0, 0}},                       /* EINVAL/ENOSYS */
     {"vhangup", 111, 153, 3, {0}}, /* no controlling terminal: nothing to hang up */
     {"tiocsti", 54, 514, 0, {0 /* ARG or stdin */, TIOCSTI, P(&tio_c)}},
+    /* i386's direct socket (Linux 4.3), not socketcall: an fd */
+    {"socket-vsock", 359, 41, 1, {AF_VSOCK, SOCK_STREAM, 0}},
     {"getpid", 20, 39, 0, {0}}, /* allowed everywhere: the control */
 };
 
@@ -664,6 +689,9 @@ static const struct probe {
     {"acct", p_acct},
     {"syslog", p_syslog},
     {"tiocsti", p_tiocsti},
+    {"socket-vsock", p_socket_vsock},
+    {"socket-inet", p_socket_inet},
+    {"socket-unix", p_socket_unix},
     {"chroot", p_chroot},
     {"mknod-block", p_mknod_block},
 };
