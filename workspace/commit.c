@@ -85,16 +85,43 @@ static void check_tree(struct checker *k, const char *path, int depth)
   }
 }
 
+/* Does the i-th change make a directory where the host has a file or a
+ * symlink (the scan gives that as the deletion of the host's object and the
+ * addition of the directory, both selected)? */
+static bool becomes_dir(const struct ws_changes *c, size_t i, char *const *paths, char *const *incl)
+{
+  const struct ws_change *ch = &c->v[i];
+
+  if (ch->kind != WS_ADDED || ch->type != WS_T_DIR || !ws_commit_selected(ch, paths, incl))
+    return false;
+  for (size_t j = 0; j < c->n; j++)
+    if (c->v[j].kind == WS_DELETED && c->v[j].type != WS_T_DIR && streq(c->v[j].path, ch->path))
+      return ws_commit_selected(&c->v[j], paths, incl);
+  return false;
+}
+
 int ws_commit_conflicts(const struct workspace *w, const struct ws_layers *l,
                         const struct ws_changes *c, char *const *paths, char *const *incl,
                         char ***ret, struct error *err)
 {
   char **out = xmalloc0(sizeof *out);
   struct checker k = {w, l->hostfd, &out, 0};
+  cleanup_strv char **replaced = NULL; /* selected files and symlinks made directories */
+  bool below;
 
+  for (size_t i = 0; i < c->n; i++)
+    if (becomes_dir(c, i, paths, incl))
+      strv_push(&replaced, c->v[i].path);
   for (size_t i = 0; i < c->n; i++) {
     const struct ws_change *ch = &c->v[i];
     if (!ws_commit_selected(ch, paths, incl))
+      continue;
+    /* below such a directory the host has no path of its own: the check of
+     * the directory itself covers the host's file or symlink */
+    below = false;
+    for (char **r = replaced; r && *r && !below; r++)
+      below = strncmp(ch->path, *r, strlen(*r)) == 0 && ch->path[strlen(*r)] == '/';
+    if (below)
       continue;
     check(&k, ch->path, ch->kind == WS_DELETED);
     if (ch->kind == WS_DELETED && ch->type == WS_T_DIR)
@@ -136,7 +163,29 @@ struct applier {
   size_t n_fds;
   char *last_parent;
   int last_pfd;
+  /* a file or symlink of the host that becomes a directory: the directory is
+   * staged at a temporary name beside it (repl_to[i], for repl_from[i]), and
+   * what goes below it is staged there */
+  char **repl_from, **repl_to;
+  char **replace_ok; /* the paths where the selected changes do that (becomes_dir) */
 };
+
+/* parent with a replaced prefix swapped for its staging name (a new
+ * string), and *ret_orig_len: the bytes of parent that the swap replaced
+ * (0 when none). */
+static char *staged_path(const struct applier *a, const char *parent, size_t *ret_orig_len)
+{
+  *ret_orig_len = 0;
+  for (size_t i = strv_len(a->repl_from); i > 0; i--) {
+    const char *f = a->repl_from[i - 1];
+    size_t n = strlen(f);
+    if (strncmp(parent, f, n) == 0 && (parent[n] == '\0' || parent[n] == '/')) {
+      *ret_orig_len = n;
+      return xfmt("%s%s", a->repl_to[i - 1], parent + n);
+    }
+  }
+  return xstrdup(parent);
+}
 
 static void keep_fd(struct applier *a, int fd)
 {
@@ -149,7 +198,10 @@ static void keep_fd(struct applier *a, int fd)
  * directory made is recorded for the undo.  Returns an O_PATH fd. */
 static int host_parent(struct applier *a, int layer, const char *parent)
 {
-  cleanup_free char *copy = xstrdup(parent);
+  size_t orig_len;
+  cleanup_free char *host_path = staged_path(a, parent, &orig_len);
+  cleanup_free char *copy = xstrdup(host_path);
+  size_t to_len = orig_len ? strlen(host_path) - (strlen(parent) - orig_len) : 0;
   int fd = ws_open_beneath(a->l->hostfd, "", O_PATH | O_DIRECTORY, 0);
   char *save = NULL;
 
@@ -158,9 +210,13 @@ static int host_parent(struct applier *a, int layer, const char *parent)
     int next = ws_open_beneath(fd, comp, O_PATH | O_DIRECTORY, 0);
     if (next < 0 && errno == ENOENT) {
       struct stat ls = {.st_mode = 0755}, ps;
-      cleanup_free char *sofar = xstrndup(parent, (size_t)(comp - copy) + strlen(comp));
+      cleanup_free char *sofar = xstrndup(host_path, (size_t)(comp - copy) + strlen(comp));
+      /* the same directory in the layer: by its own name, not the staging one */
+      cleanup_free char *in_layer = orig_len && strlen(sofar) >= to_len
+                                        ? xfmt("%.*s%s", (int)orig_len, parent, sofar + to_len)
+                                        : xstrdup(sofar);
       if (layer >= 0)
-        fstatat(a->l->fds[layer], sofar, &ls, AT_SYMLINK_NOFOLLOW);
+        fstatat(a->l->fds[layer], in_layer, &ls, AT_SYMLINK_NOFOLLOW);
       if (mkdirat(fd, comp, (ls.st_mode & 01777) | 0700) == 0) {
         strv_push(&a->made, sofar);
         if (fstat(fd, &ps) < 0 ||
@@ -268,20 +324,45 @@ static int stage_symlink(struct applier *a, const struct ws_change *c, int pfd, 
 
 /* A new directory is made at once (recorded for the undo); its mode is set
  * in the second pass. */
-static int stage_dir(struct applier *a, const struct ws_change *c, int pfd, const char *base)
+static int stage_dir(struct applier *a, const struct ws_change *c, int pfd, const char *parent,
+                     const char *base, char **ret_tmp)
 {
   struct stat st;
   uid_t uid;
   gid_t gid;
+  size_t orig_len;
+  cleanup_free char *sp = staged_path(a, parent, &orig_len); /* parent, as staged */
+  bool exists = fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
-  if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
-    return 0; /* a directory (its mode is set later) or a file (replaced later) */
-  if (errno != ENOENT)
+  if (!exists && errno != ENOENT)
     return error_errno(a->err, "commit `%s`", c->path);
+  if (exists && (S_ISDIR(st.st_mode) || !strv_contains(a->replace_ok, c->path)))
+    return 0; /* its mode is set later; or an object that was not reviewed (failed below) */
+  if (exists) {
+    /* a file or symlink of the host's that becomes a directory: made at a
+     * temporary name, swapped in at the second pass; what goes below it is
+     * staged in it (staged_path), never through the host's symlink */
+    *ret_tmp = tmp_name(a);
+    owner_for(pfd, base, &uid, &gid);
+    if (mkdirat(pfd, *ret_tmp, 0700) < 0)
+      return error_errno(a->err, "commit `%s`: mkdir", c->path);
+    strv_push(&a->repl_from, c->path);
+    {
+      cleanup_free char *to = *sp ? xfmt("%s/%s", sp, *ret_tmp) : xstrdup(*ret_tmp);
+      strv_push(&a->repl_to, to);
+      strv_push(&a->made, to);
+    }
+    if (fchownat(pfd, *ret_tmp, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+      return error_errno(a->err, "commit `%s`: set owner", c->path);
+    return 0;
+  }
   owner_for(pfd, "", &uid, &gid);
   if (mkdirat(pfd, base, 0700) < 0)
     return error_errno(a->err, "commit `%s`: mkdir", c->path);
-  strv_push(&a->made, c->path);
+  {
+    cleanup_free char *made = *sp ? xfmt("%s/%s", sp, base) : xstrdup(base);
+    strv_push(&a->made, made);
+  }
   if (fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
     return error_errno(a->err, "commit `%s`: set owner", c->path);
   return 0;
@@ -311,7 +392,7 @@ static int stage_one(struct applier *a, const struct ws_change *c)
   case WS_T_SYMLINK:
     return stage_symlink(a, c, pfd, base, &s->tmp);
   case WS_T_DIR:
-    return stage_dir(a, c, pfd, base);
+    return stage_dir(a, c, pfd, parent, base, &s->tmp);
   default:
     return error_set(a->err, ENOTSUP, "commit `%s`: a special file", c->path);
   }
@@ -362,9 +443,21 @@ static int finish_one(struct applier *a, struct staged *s)
     return remove_host(a, c->path);
   parent = ws_split_path(c->path, &base);
   if (c->type == WS_T_DIR) {
-    if (fstatat(s->pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
-        (unlinkat(s->pfd, base, 0) < 0 || mkdirat(s->pfd, base, 0700) < 0))
+    if (s->tmp != NULL) {
+      /* the staged directory for the host's file or symlink, in one step */
+      if (renameat2(s->pfd, s->tmp, s->pfd, base, RENAME_EXCHANGE) == 0) {
+        if (unlinkat(s->pfd, s->tmp, 0) < 0)
+          return error_errno(a->err, "commit `%s`: remove the replaced file", c->path);
+      } else if (errno != ENOENT || /* the deletion before it removed the host's */
+                 renameat2(s->pfd, s->tmp, s->pfd, base, RENAME_NOREPLACE) < 0) {
+        return error_errno(a->err, "commit `%s`: replace the file by a directory", c->path);
+      }
+      free(s->tmp);
+      s->tmp = NULL;
+    } else if (fstatat(s->pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+               (unlinkat(s->pfd, base, 0) < 0 || mkdirat(s->pfd, base, 0700) < 0)) {
       return error_errno(a->err, "commit `%s`: replace the file by a directory", c->path);
+    }
     /* its mode once everything below it is in place (set_dir_modes): a
      * user cannot write into a directory of mode 0555 (Go's module cache) */
     s->dir_done = true;
@@ -411,6 +504,9 @@ int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct
   int ret = 0;
 
   *ret_n = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (becomes_dir(c, i, paths, incl))
+      strv_push(&a.replace_ok, c->v[i].path);
   for (size_t i = 0; i < c->n && ret == 0; i++) {
     const struct ws_change *ch = &c->v[i];
     if (!ws_commit_selected(ch, paths, incl))
@@ -442,9 +538,12 @@ int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct
     ret = set_dir_modes(&a);
   for (size_t i = 0; i < a.n; i++) {
     if (a.v[i].tmp) /* after a failure in the second pass */
-      unlinkat(a.v[i].pfd, a.v[i].tmp, 0);
+      unlinkat(a.v[i].pfd, a.v[i].tmp, a.v[i].c->type == WS_T_DIR ? AT_REMOVEDIR : 0);
     free(a.v[i].tmp);
   }
+  strv_free(a.repl_from);
+  strv_free(a.repl_to);
+  strv_free(a.replace_ok);
   for (size_t i = 0; i < a.n_fds; i++)
     close(a.fds[i]);
   free(a.fds);
