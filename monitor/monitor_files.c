@@ -566,6 +566,19 @@ static bool is_protected(const struct files *f, const struct pending_file *p)
   return false;
 }
 
+static bool tmpfile_name(const char *name, unsigned long long *ret_ino);
+
+/* Does the container's path (a record's) name an entry of the watched tree now? */
+static bool named_now(const struct files *f, const char *path)
+{
+  size_t n = strcmp(f->ws_path, "/") == 0 ? 0 : strlen(f->ws_path);
+  struct stat st;
+
+  if (strncmp(path, f->ws_path, n) != 0 || path[n] != '/')
+    return true; /* not below it: nothing to say */
+  return fstatat(f->base_fd, path[n + 1] ? path + n + 1 : ".", &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 {
   struct jbuf b = {0};
@@ -599,6 +612,14 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
     jb_key_bool(&b, "dir", true);
   if (p->pid > 0)
     jb_key_i64(&b, "pid", p->pid);
+  {
+    /* the kernel's name of a file without one, not linked in the window
+     * (or never): said so, so that it is not read as a file of that name */
+    const char *base = strrchr(p->path, '/');
+    unsigned long long ino;
+    if (base && tmpfile_name(base + 1, &ino) && !named_now(f, p->path))
+      jb_key_bool(&b, "unnamed", true);
+  }
   jb_key_str(&b, "at", p->at);
   monitor_record(m, "file", jb_str(&b));
 out:
@@ -647,6 +668,59 @@ static struct pending_file *note(struct monitor *m, struct files *f, const char 
     if (mask & op_masks[op])
       add_op(p, op);
   return p;
+}
+
+/* Is name the kernel's for a file without one (an O_TMPFILE): `#<inode>`? */
+static bool tmpfile_name(const char *name, unsigned long long *ret_ino)
+{
+  char *end;
+
+  if (name[0] != '#' || name[1] < '0' || name[1] > '9')
+    return false;
+  errno = 0;
+  *ret_ino = strtoull(name + 1, &end, 10);
+  return errno == 0 && *end == '\0';
+}
+
+static char *entry_path(const struct files *f, const char *rel, const char *name);
+
+/* A file made without a name (O_TMPFILE) is written under the kernel's name
+ * for it, `#<inode>`, then linked: its create is reported with its real name.
+ * The pending record of `#<inode>` in the same directory (the writes) then
+ * becomes the new name's, so the trail says that file was written, not a
+ * name that never was one. */
+static void adopt_tmpfile(struct monitor *m, struct files *f, const char *rel, const char *name,
+                          const char *path, pid_t pid)
+{
+  cleanup_free char *r = xfmt("%s%s%s", *rel == '/' ? rel + 1 : rel, *rel ? "/" : "", name);
+  cleanup_free char *tmpname = NULL, *tmppath = NULL;
+  struct pending_file *q;
+  struct stat st;
+
+  if (f->n == 0 || fstatat(f->base_fd, r, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+    return;
+  tmpname = xfmt("#%llu", (unsigned long long)st.st_ino);
+  tmppath = entry_path(f, rel, tmpname);
+  for (size_t i = 0; i < f->n; i++) {
+    if (strcmp(f->pend[i].path, tmppath) != 0)
+      continue;
+    q = note(m, f, path, FAN_CREATE, pid);
+    /* (note may have emitted the oldest record: find it again) */
+    for (size_t j = 0; j < f->n; j++) {
+      struct pending_file *t = &f->pend[j];
+      if (strcmp(t->path, tmppath) != 0)
+        continue;
+      for (size_t k = 0; k < t->n_ops; k++)
+        add_op(q, t->ops[k]);
+      free(t->path);
+      free(t->from);
+      free(t->to);
+      memmove(t, t + 1, (f->n - j - 1) * sizeof *t);
+      f->n--;
+      break;
+    }
+    return;
+  }
 }
 
 static void set_other(char **dst, const char *v)
@@ -890,6 +964,8 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
     mask = md->mask & ~(uint64_t)FAN_RENAME;
     if (mask & FAN_ONDIR)
       mask &= ~(uint64_t)(FAN_ATTRIB | FAN_CLOSE_WRITE);
+    if ((mask & FAN_CREATE) && !(mask & FAN_ONDIR))
+      adopt_tmpfile(m, f, rel, name, path, md->pid);
     if (mask & ~(uint64_t)FAN_ONDIR)
       note(m, f, path, mask, md->pid);
     if (f->per_dir && (md->mask & FAN_ONDIR)) {

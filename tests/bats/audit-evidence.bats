@@ -297,6 +297,28 @@ run_flood_verified() {
 	[ "$(file_ops "$ID" /workspace/ready)" = '["create"]' ] || fail "ready: $(file_ops "$ID" /workspace/ready)"
 }
 
+@test "audit-evidence: tmpfile-name: a file written before it had a name (O_TMPFILE, then linkat) is recorded under its name, not the kernel's #<inode>" {
+	bind_workspace
+	set_cmd 'tmpfile-link /workspace tmpbin payload && mkdir /workspace/sub && tmpfile-link /workspace/sub deep payload2 &&
+		tmpfile-link /workspace - gone && touch /workspace/ready; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	run rt exec "$ID" cat /workspace/tmpbin /workspace/sub/deep
+	[ "$output" = "$(printf 'payloadpayload2')" ] || fail "$output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	recs=$(ra audit --format json --kind file "$ID")
+	for f in /workspace/tmpbin /workspace/sub/deep; do
+		ops=$(jq -c --arg p "$f" 'select(.path == $p) | .ops' <<<"$recs")
+		[[ "$ops" == *create* && "$ops" == *modify* ]] || fail "$f: ${ops:-no record}; $recs"
+	done
+	# a file never linked: its writes are recorded under the kernel's name, marked unnamed
+	jq -se 'map(select(.path | test("^/workspace/#[0-9]+$"))) | length == 1 and all(.[]; .unnamed == true)' \
+		<<<"$recs" >/dev/null || fail "the unlinked file's record: $recs"
+}
+
 @test "audit-evidence: name-bytes: a name with a byte that is not UTF-8 is not recorded as its look-alike, and no name forges a record" {
 	bind_workspace
 	# caf\351 (Latin-1) and café (UTF-8) are two files; before the fix the trail wrote the
