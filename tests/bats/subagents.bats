@@ -240,6 +240,10 @@ cg_dir() {
 	rt audit "$ID" --kind subagent_end --format json | grep '"child":"'"$ID.c"'"' | grep -q '"detach":true'
 	run sub diff c
 	[[ "$output" == *part.txt* ]]
+	# the child's monitor writes its exit record once it has the status: without process
+	# events (the proc connector answers only the host's first network namespace, and this
+	# suite runs the parent in one of its own) that is the init's pidfd, a little later
+	for _ in $(seq 50); do [[ "$(sub audit c 2>/dev/null)" == *'"kind":"exit"'* ]] && break; sleep 0.1; done
 	run sub audit c
 	[ "$status" -eq 0 ] && [[ "$output" == *exit* ]] || fail "sub audit c: $status $output"
 }
