@@ -552,6 +552,22 @@ pm() {
 		--cgroup-manager cgroupfs --events-backend file --storage-driver overlay "$@"
 }
 
+# pm_pod_rm ARGS...: `pm ARGS... pod rm -f -t 0 POD...`, once more (up to 3 times, 1 s apart)
+# when Podman's own removal fails with "device or resource busy": Podman 4.3 races its
+# cleanup process (the container's exit command) unmounting the container's shm and root
+# against the removal of its storage, runc or agentrt alike; the retry finds them unmounted.
+# Any other failure is returned at once, with Podman's output on stdout.
+pm_pod_rm() {
+	local out rc i
+	for i in 1 2 3; do
+		out=$(pm "$@" 2>&1) && rc=0 || rc=$?
+		[ "$rc" -ne 0 ] && [[ "$out" == *"device or resource busy"* ]] && [ "$i" -lt 3 ] || break
+		sleep 1
+	done
+	printf '%s\n' "$out"
+	return "$rc"
+}
+
 # podman_teardown: remove every container and the storage (unmounts it).
 podman_teardown() {
 	[ -n "${PODMAN_DIR:-}" ] && [ -d "$PODMAN_DIR/root" ] || return 0

@@ -211,7 +211,7 @@ it_pty_podman() {
 	[ "$status" -eq 0 ] && [ "${lines[0]}" = 0 ] || it_die "exec: $output"
 	# its /proc shows its own processes only (sleep, sh, ps, wc and the header)
 	[ "${lines[1]}" -le 5 ] || it_die "exec: $output"
-	pm --runtime "$AGENTRT" pod rm -f -t 0 upod >/dev/null
+	out=$(pm_pod_rm --runtime "$AGENTRT" pod rm -f -t 0 upod) || it_die "pod rm: $out"
 }
 
 @test "podman pod (default profile): the containers share the infra container's egress policy" {
@@ -233,7 +233,7 @@ it_pty_podman() {
 	# the app's DNS is answered by the infra's resolver: the agent profile allows no name
 	run pm exec app1 nslookup example.org
 	[ "$status" -ne 0 ] && [[ "$output" == *NXDOMAIN* ]] || it_die "$output"
-	run pm --runtime agentrt pod rm -f -t 0 pod1
+	run pm_pod_rm --runtime agentrt pod rm -f -t 0 pod1
 	[ "$status" -eq 0 ] || it_die "$output"
 	run "$AGENTRT" state "$infra"
 	[ "$status" -ne 0 ]
