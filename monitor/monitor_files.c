@@ -111,6 +111,8 @@ static const char *const op_names[OP_N] = {"create",   "modify", "delete",     "
 static const uint64_t op_masks[OP_N] = {FAN_CREATE,   FAN_MODIFY, FAN_DELETE,     FAN_MOVED_FROM,
                                         FAN_MOVED_TO, FAN_ATTRIB, FAN_CLOSE_WRITE};
 
+#define FILES_ADOPTED 16
+
 struct pending_file {
   char *path;
   char *from, *to; /* the other name of a rename (moved_to, moved_from) */
@@ -168,6 +170,14 @@ struct files {
   size_t n;
   struct dir_entry cache[FILES_CACHE];
   int64_t last_loss_ms;
+  /* files made without a name and linked since (adopt_tmpfile): the kernel's
+   * name `#<inode>` (as a record's path) -> the name they got, the latest
+   * FILES_ADOPTED, for the events that still come under the old one (the
+   * close of the descriptor that wrote it) */
+  struct {
+    char *tmp, *name;
+  } adopted[FILES_ADOPTED];
+  unsigned next_adopted;
 };
 
 static void cache_clear(struct files *f)
@@ -697,10 +707,18 @@ static void adopt_tmpfile(struct monitor *m, struct files *f, const char *rel, c
   struct pending_file *q;
   struct stat st;
 
-  if (f->n == 0 || fstatat(f->base_fd, r, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+  if (fstatat(f->base_fd, r, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+      st.st_nlink != 1)
     return;
   tmpname = xfmt("#%llu", (unsigned long long)st.st_ino);
   tmppath = entry_path(f, rel, tmpname);
+  {
+    unsigned k = f->next_adopted++ % FILES_ADOPTED;
+    free(f->adopted[k].tmp);
+    free(f->adopted[k].name);
+    f->adopted[k].tmp = xstrdup(tmppath);
+    f->adopted[k].name = xstrdup(path);
+  }
   for (size_t i = 0; i < f->n; i++) {
     if (strcmp(f->pend[i].path, tmppath) != 0)
       continue;
@@ -721,6 +739,15 @@ static void adopt_tmpfile(struct monitor *m, struct files *f, const char *rel, c
     }
     return;
   }
+}
+
+/* The name a `#<inode>` path (a record's) was linked as, or NULL. */
+static const char *adopted_name(const struct files *f, const char *path)
+{
+  for (unsigned k = 0; k < FILES_ADOPTED; k++)
+    if (f->adopted[k].tmp != NULL && strcmp(f->adopted[k].tmp, path) == 0)
+      return f->adopted[k].name;
+  return NULL;
 }
 
 static void set_other(char **dst, const char *v)
@@ -966,6 +993,14 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
       mask &= ~(uint64_t)(FAN_ATTRIB | FAN_CLOSE_WRITE);
     if ((mask & FAN_CREATE) && !(mask & FAN_ONDIR))
       adopt_tmpfile(m, f, rel, name, path, md->pid);
+    {
+      unsigned long long ino;
+      const char *named = tmpfile_name(name, &ino) ? adopted_name(f, path) : NULL;
+      if (named != NULL) {
+        free(path);
+        path = xstrdup(named);
+      }
+    }
     if (mask & ~(uint64_t)FAN_ONDIR)
       note(m, f, path, mask, md->pid);
     if (f->per_dir && (md->mask & FAN_ONDIR)) {
@@ -1107,6 +1142,10 @@ static void files_free(struct files *f)
     close(f->fd_dir);
   ws_layers_close(&f->layers);
   dirs_free(f);
+  for (unsigned k = 0; k < FILES_ADOPTED; k++) {
+    free(f->adopted[k].tmp);
+    free(f->adopted[k].name);
+  }
   strv_free(f->protected);
   free(f->ws_path);
   free(f);
