@@ -117,6 +117,24 @@ static void put(const char *rel, const char *text)
   fclose(f);
 }
 
+/* The count of paths the host dir names after the shell command cmd (freed
+ * here) ran. */
+static size_t named_after(char *cmd)
+{
+  cleanup_close int fd = -1;
+  struct ws_gitcfg g;
+  size_t n;
+
+  if (system(cmd) != 0)
+    abort();
+  free(cmd);
+  fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ws_gitcfg_read(fd, &g);
+  n = g.n;
+  ws_gitcfg_free(&g);
+  return n;
+}
+
 static void test_marked(void)
 {
   struct ws_changes c = {0};
@@ -157,31 +175,12 @@ static void test_marked(void)
              "is protected, by key; other files are not");
   ws_changes_free(&c);
   close(l.hostfd);
-  {
-    /* no .git/config on the host: nothing is named */
-    cleanup_free char *cmd = xfmt("rm -rf '%s/.git'", dir);
-    struct ws_gitcfg g;
-    if (system(cmd) != 0)
-      abort();
-    l.hostfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ws_gitcfg_read(l.hostfd, &g);
-    tap_ok(g.n == 0, "gitconfig: a host dir without .git/config names nothing");
-    ws_gitcfg_free(&g);
-    close(l.hostfd);
-  }
-  {
-    /* .git/config a symlink on the host (a work tree's own link): not followed */
-    cleanup_free char *cmd =
-        xfmt("mkdir -p '%s/.git' && ln -s ../.gitconfig '%s/.git/config'", dir, dir);
-    struct ws_gitcfg g;
-    if (system(cmd) != 0)
-      abort();
-    l.hostfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    ws_gitcfg_read(l.hostfd, &g);
-    tap_ok(g.n == 0, "gitconfig: a symlinked .git/config is not read through the link");
-    ws_gitcfg_free(&g);
-    close(l.hostfd);
-  }
+  tap_ok(named_after(xfmt("rm -rf '%s/.git'", dir)) == 0,
+         "gitconfig: a host dir without .git/config names nothing");
+  /* .git/config a symlink on the host (a work tree's own link): not followed */
+  tap_ok(named_after(
+             xfmt("mkdir -p '%s/.git' && ln -s ../.gitconfig '%s/.git/config'", dir, dir)) == 0,
+         "gitconfig: a symlinked .git/config is not read through the link");
 }
 
 int main(void)
