@@ -483,10 +483,7 @@ run_flood_verified() {
 			printf "%s=%s\n" "$p" "$(try-syscall $p)"; done >/tmp/results; try-syscall getpid; sleep 30'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	for _ in $(seq 100); do
-		[ "$(refused "$ID" io_uring_setup)" -ge 1 ] && break
-		sleep 0.1
-	done
+	wait_refused "$ID" io_uring_setup
 	run rt exec "$ID" cat /tmp/results
 	[ "$status" -eq 0 ] || fail "exec: $output"
 	# the profile's errno (1, EPERM) reached the program: nothing was let through
@@ -525,10 +522,7 @@ run_flood_verified() {
 	set_cmd 'for p in socket-vsock socket-inet; do printf "%s=%s\n" "$p" "$(try-syscall $p)"; done >/tmp/results; sleep 30'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
-	for _ in $(seq 100); do
-		[ "$(refused "$ID" socket)" -ge 1 ] && break
-		sleep 0.1
-	done
+	wait_refused "$ID" socket
 	run rt exec "$ID" cat /tmp/results
 	[ "$status" -eq 0 ] || fail "exec: $output"
 	grep -qx "socket-vsock=EAFNOSUPPORT" <<<"$output" || fail "$output"

@@ -13,6 +13,15 @@ refused() {
 		jq -s --arg n "$2" '[.[] | select(.syscall == $n and .verdict == "refused" or (.coalesced and .syscall == $n)) | (.coalesced // .count)] | add // 0'
 }
 
+# wait_refused ID NAME: until the trail has a refused call of NAME (up to 10 s; the caller
+# checks what it needs afterwards)
+wait_refused() {
+	for _ in $(seq 100); do
+		[ "$(refused "$1" "$2")" -ge 1 ] && return
+		sleep 0.1
+	done
+}
+
 # monitor_where ID: the container's monitor as seen from outside (state, kernel function,
 # kernel stack, its user stack when gdb is there), for a failure's message: an exec whose
 # denied calls are not answered waits on the monitor
