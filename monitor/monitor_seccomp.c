@@ -29,6 +29,21 @@
  * The listeners, channels and the listening socket sit in an epoll set of
  * their own, one source of the monitor's loop: as many execs as fds.
  *
+ * The monitor runs outside the container's cgroup, and each refused call
+ * costs it a wake-up, a notification read, answered and recorded: a
+ * container held to a quarter of a CPU that looped on a refused call in four
+ * threads made it spend ~0.8 of a CPU (bench/README.md, "Refused calls").
+ * So refused calls are answered within a budget, a token bucket of all the
+ * listeners together (SECCOMP_BURST at once, then SECCOMP_RATE a second):
+ * when it is empty the listeners are not read (EPOLL_CTL_MOD to no events;
+ * a hang-up is still reported) until SECCOMP_RESUME tokens are back (a
+ * timerfd), and the callers wait in the kernel for their answer, so a flood
+ * goes no faster than the budget and the monitor's CPU with it.  The wait
+ * is the kernel's for any notification: a signal ends it (SIGKILL at once;
+ * one with a handler restarts the call, or fails it with EINTR).  Exec
+ * calls (exec_records) ride the same listeners and take no token: under a
+ * flood they wait for the next read too, and are then answered as ever.
+ *
  * Off, with an "audit_error" (source "syscall") saying why, when a process
  * could not get a listener (a config whose SCMP_ACT_NOTIFY goes to its own
  * linux.seccomp.listenerPath keeps it) or create did not ask for one.
@@ -46,9 +61,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
 #include "os/procfs.h"
@@ -63,22 +80,35 @@
 
 #define SECCOMP_READ_MAX 256 /* notifications per wake-up and listener */
 #define SECCOMP_EVENTS 64    /* epoll events per wake-up */
+/* The budget of refused calls, measured (bench/README.md, "Refused calls"):
+ * a refused call costs the monitor ~6 us when they come one after another,
+ * so 1,000 a second keep it near 1% of a CPU, a twenty-fifth of a container
+ * held to a quarter of one, while a program's few refused calls (a sweep of
+ * the whole deny list is ~40) are never held back. */
+#define SECCOMP_BURST 1000 /* refused calls answered at once */
+#define SECCOMP_RATE 1000  /* then this many a second */
+#define SECCOMP_RESUME 10  /* tokens an empty budget waits for (10 ms at the rate) */
 
-enum item_kind { ITEM_CHAN, ITEM_ACCEPT, ITEM_NOTIFY };
+enum item_kind { ITEM_CHAN, ITEM_ACCEPT, ITEM_NOTIFY, ITEM_RESUME };
 
 struct item {
   enum item_kind kind;
   int fd;
-  bool ack;       /* a channel from exec: answer "OK" or "NO why" */
-  bool stub_seen; /* a listener: the runtime's exec of its stub came (exec_records) */
+  bool ack;                 /* a channel from exec: answer "OK" or "NO why" */
+  bool stub_seen;           /* a listener: the runtime's exec of its stub came (exec_records) */
+  struct item *prev, *next; /* a listener: the others (seccomp_src.listeners) */
 };
 
 struct seccomp_src {
   int ep;
   int eno;
   const struct oci_seccomp *filter; /* the profile's, with ERRNO rules (notify_variant's source) */
-  bool exec_records; /* exec calls come too: let go on and recorded (monitor_exec.c) */
-  size_t n_items;    /* live ones (tests read the monitor's fds) */
+  bool exec_records;          /* exec calls come too: let go on and recorded (monitor_exec.c) */
+  size_t n_items;             /* live ones (tests read the monitor's fds) */
+  struct item *listeners;     /* the ITEM_NOTIFY items */
+  struct token_bucket budget; /* refused calls, every listener together */
+  struct item *resume;        /* ITEM_RESUME: a timerfd, armed while paused (NULL: none) */
+  bool paused;                /* the budget is spent: listeners not read */
 };
 
 /* The program of the caller of REQ, into EXE (size N), read while the caller
@@ -204,24 +234,81 @@ static void record(struct monitor *m, int eno, const char *name, const struct se
 
 static void item_close(struct seccomp_src *s, struct item *it)
 {
+  if (it->kind == ITEM_NOTIFY) {
+    if (it->prev != NULL)
+      it->prev->next = it->next;
+    else
+      s->listeners = it->next;
+    if (it->next != NULL)
+      it->next->prev = it->prev;
+  }
   epoll_ctl(s->ep, EPOLL_CTL_DEL, it->fd, NULL);
   close(it->fd);
   free(it);
   s->n_items--;
 }
 
-static int item_add(struct seccomp_src *s, enum item_kind kind, int fd, bool ack)
+static struct item *item_add(struct seccomp_src *s, enum item_kind kind, int fd, bool ack)
 {
   struct item *it = xmalloc0(sizeof *it);
-  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = it};
+  /* a listener added while the budget is spent waits for it as the others do */
+  uint32_t events = kind == ITEM_NOTIFY && s->paused ? 0 : EPOLLIN;
+  struct epoll_event ev = {.events = events, .data.ptr = it};
 
   *it = (struct item){.kind = kind, .fd = fd, .ack = ack};
   if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
     free(it);
-    return -1;
+    return NULL;
+  }
+  if (kind == ITEM_NOTIFY) {
+    it->next = s->listeners;
+    if (s->listeners != NULL)
+      s->listeners->prev = it;
+    s->listeners = it;
   }
   s->n_items++;
-  return 0;
+  return it;
+}
+
+/* Every listener read (EPOLLIN) or not (0: only a hang-up is reported). */
+static void listeners_poll(struct seccomp_src *s, uint32_t events)
+{
+  for (struct item *it = s->listeners; it != NULL; it = it->next) {
+    struct epoll_event ev = {.events = events, .data.ptr = it};
+    epoll_ctl(s->ep, EPOLL_CTL_MOD, it->fd, &ev);
+  }
+}
+
+/* The budget is spent: stop reading the listeners until SECCOMP_RESUME
+ * tokens are back (true).  false: there is no timer to wake us (none could
+ * be made), so they are read on without a budget, as before, rather than
+ * callers left waiting. */
+static bool pause_listeners(struct seccomp_src *s)
+{
+  int64_t ms = token_bucket_wait_ms(&s->budget, SECCOMP_RESUME, monitor_now_ms());
+  struct itimerspec its = {.it_value = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L}};
+
+  if (ms <= 0)
+    its.it_value.tv_nsec = 1000000L;
+  if (s->resume == NULL || timerfd_settime(s->resume->fd, 0, &its, NULL) < 0)
+    return false;
+  s->paused = true;
+  listeners_poll(s, 0);
+  return true;
+}
+
+/* The timer: the budget has tokens again. */
+static void on_resume(struct seccomp_src *s, struct item *it)
+{
+  uint64_t n;
+
+  if (read(it->fd, &n, sizeof n) < 0) {
+    /* EAGAIN: nothing expired */
+  }
+  if (!s->paused)
+    return;
+  s->paused = false;
+  listeners_poll(s, EPOLLIN);
 }
 
 /* The first exec call on a listener is the runtime's own: the process that
@@ -251,6 +338,8 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
     bool at;
     int eno;
 
+    if (!token_bucket_ready(&s->budget, monitor_now_ms()) && pause_listeners(s))
+      return false;
     if (poll(&p, 1, 0) <= 0)
       return false;
     if (!(p.revents & POLLIN))
@@ -266,6 +355,7 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
       monitor_exec_call(m, fd, &req, at, stub_call(it, &req.data, at));
       continue;
     }
+    token_bucket_take(&s->budget, monitor_now_ms()); /* the one seen above (or none: no timer) */
     caller_program(fd, &req, exe, sizeof exe);
     name = call_name(&req.data);
     eno = call_errno(s, name, &req.data);
@@ -334,7 +424,7 @@ static bool on_chan(struct monitor *m, struct seccomp_src *s, struct item *it)
      * Measured (bench/README.md): a refused call's round trip 83-153 us ->
      * 13-18 us on the 2-CPU VM; older kernels refuse the flag, harmlessly. */
     (void)ioctl(lfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (__u64)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
-    if (item_add(s, ITEM_NOTIFY, lfd, false) < 0) {
+    if (item_add(s, ITEM_NOTIFY, lfd, false) == NULL) {
       error_errno(&err, "refused-syscall records: a listener cannot be polled");
       monitor_error(m, "syscall", &err);
       close(lfd);
@@ -364,7 +454,7 @@ static void on_accept(struct seccomp_src *s, int lsock)
       return; /* EAGAIN; EMFILE: the exec times out waiting for "OK" and fails */
     /* the state directory is ours alone already; the uid is a second lock */
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || cr.uid != geteuid() ||
-        item_add(s, ITEM_CHAN, fd, true) < 0)
+        item_add(s, ITEM_CHAN, fd, true) == NULL)
       close(fd);
   }
 }
@@ -381,7 +471,14 @@ static void on_events(struct monitor *m, int fd, short revents, void *ctx)
 
     switch (it->kind) {
     case ITEM_NOTIFY:
-      done = on_notify(m, s, it);
+      /* paused: a hang-up (reported whatever the events) is all it can be */
+      if (s->paused)
+        done = (ev[i].events & (EPOLLHUP | EPOLLERR)) != 0;
+      else
+        done = on_notify(m, s, it);
+      break;
+    case ITEM_RESUME:
+      on_resume(s, it);
       break;
     case ITEM_CHAN:
       done = on_chan(m, s, it);
@@ -399,12 +496,14 @@ int monitor_seccomp_open(struct monitor *m, int chan, const struct oci_seccomp *
                          bool exec_records, struct error *err)
 {
   struct seccomp_src *s = xmalloc0(sizeof *s);
+  int tfd;
 
   s->eno = eno > 0 ? eno : EPERM;
   s->filter = filter;
   s->exec_records = exec_records;
+  token_bucket_init(&s->budget, SECCOMP_BURST, SECCOMP_RATE, monitor_now_ms());
   s->ep = epoll_create1(EPOLL_CLOEXEC);
-  if (s->ep < 0 || item_add(s, ITEM_CHAN, chan, false) < 0 ||
+  if (s->ep < 0 || item_add(s, ITEM_CHAN, chan, false) == NULL ||
       monitor_add_fd(m, s->ep, POLLIN, on_events, s) < 0) {
     if (s->ep >= 0)
       close(s->ep);
@@ -412,6 +511,9 @@ int monitor_seccomp_open(struct monitor *m, int chan, const struct oci_seccomp *
     close(chan);
     return error_set(err, 0, "refused-syscall records are off: too many monitor sources");
   }
+  tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (tfd >= 0 && (s->resume = item_add(s, ITEM_RESUME, tfd, false)) == NULL)
+    close(tfd);
   m->seccomp = s;
   return 0;
 }
@@ -441,7 +543,7 @@ int monitor_seccomp_listen(struct monitor *m, int state_dirfd, struct error *err
     close(fd);
     return -1;
   }
-  if (item_add(m->seccomp, ITEM_ACCEPT, fd, false) < 0) {
+  if (item_add(m->seccomp, ITEM_ACCEPT, fd, false) == NULL) {
     close(fd);
     return error_errno(err, "refused-syscall records of exec: epoll");
   }

@@ -662,6 +662,103 @@ run_flood_verified() {
 	[ -n "$(syscall_recs "$ID" | jq -c 'select(.coalesced and .syscall == "mount")')" ] || fail "no coalesced record"
 }
 
+# mon_cpu_ms PID: the user + system CPU time of process PID, in milliseconds
+mon_cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / hz) }' /proc/"$1"/stat
+}
+
+# flood_field NAME TEXT: NAME's number in callflood's line
+flood_field() {
+	sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"
+}
+
+# The monitor runs outside the container's cgroup and answers each refused call: a container held
+# to a quarter of a CPU that looped on a refused call in four threads made it spend ~0.8 of a CPU
+# (3,310 ms in 4.2 s, 522,068 calls), uncharged to the container and bounded only by the monitor
+# being one thread.  Now it answers them within a budget (monitor_seccomp.c, 1,000 at once, then
+# 1,000 a second): the callers wait in the kernel for their answer.
+@test "audit-evidence: refused-call-flood-cpu: a container held to 0.25 CPU flooding refused calls from four threads keeps its monitor under that CPU; every call gets EPERM and is counted" {
+	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done; callflood 4 4 >/tmp/flood.out; mv /tmp/flood.out /tmp/flood.done; sleep 60'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	rt exec "$ID" touch /tmp/go
+	before=$(mon_cpu_ms "$mon")
+	t0=$(date +%s%N)
+	for _ in $(seq 150); do rt exec "$ID" test -e /tmp/flood.done && break; sleep 0.1; done
+	used=$(($(mon_cpu_ms "$mon") - before))
+	wall=$((($(date +%s%N) - t0) / 1000000))
+	out=$(rt exec "$ID" cat /tmp/flood.done) || fail "the flood did not end: $(monitor_where "$ID")"
+	echo "# the monitor: $used ms of CPU in $wall ms; the flood: $out" >&3
+	calls=$(flood_field calls "$out")
+	# each call failed with the profile's errno, and nothing else
+	[ "${calls:-0}" -gt 0 ] && [ "$(flood_field eperm "$out")" = "$calls" ] && [ "$(flood_field other "$out")" = 0 ] ||
+		fail "not every call failed with EPERM: $out"
+	# the container's own limit (0.25 CPU) bounds its monitor too; it spent 0.8 before
+	[ "$((used * 4))" -lt "$wall" ] || fail "the monitor used $used ms of CPU in $wall ms ($out)"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	# the trail adds up: every call made is a record, in full or counted
+	[ "$(refused "$ID" unshare)" -eq "$calls" ] || fail "$(refused "$ID" unshare) recorded of $calls: $(syscall_recs "$ID" | tail -3)"
+	[ -n "$(syscall_recs "$ID" | jq -c 'select(.coalesced and .syscall == "unshare")')" ] || fail "no coalesced record"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	run ra audit --summary "$ID"
+	assert_output_contains "unshare by /usr/local/bin/callflood x$calls"
+}
+
+# The callers of a refused call wait in the kernel while the monitor's budget is spent: a signal
+# still ends that wait, so stopping a flooding container is as prompt as ever (a container that
+# only sleeps takes ~2 s here from kill to its monitor's end, as the flood's did before the
+# budget), and its monitor ends with it.  The flood would run 30 s.
+@test "audit-evidence: refused-call-flood-cpu: kill and delete --force end a container flooding refused calls at once, and its monitor with it" {
+	local how id mon t0 ms stopped
+	set_cmd 'callflood 30 8 mount >/tmp/flood.out; sleep 60'
+	for how in kill delete; do
+		id=$ID-$how
+		run_detached "$id"
+		[ "$status" -eq 0 ] || fail "run: $output"
+		mon=$(cut -d' ' -f1 "$TEST_ROOT/$id/monitor.pid")
+		# past the budget's burst: the callers are held
+		for _ in $(seq 100); do [ "$(refused "$id" mount)" -gt 1000 ] && break; sleep 0.1; done
+		[ "$(refused "$id" mount)" -gt 1000 ] || fail "$how: the flood did not start: $(syscall_recs "$id" | tail -2)"
+		t0=$(date +%s%N)
+		if [ "$how" = kill ]; then
+			rt kill "$id" KILL || fail "kill"
+			wait_for_status "$id" stopped 10
+		else
+			run rt delete -f "$id"
+			[ "$status" -eq 0 ] || fail "delete -f: $output"
+		fi
+		stopped=$((($(date +%s%N) - t0) / 1000000))
+		for _ in $(seq 200); do kill -0 "$mon" 2>/dev/null || break; sleep 0.05; done
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		echo "# $how: stopped in $stopped ms, its monitor gone in $ms ms" >&3
+		! kill -0 "$mon" 2>/dev/null || fail "$how: the monitor $mon is still there after $ms ms: $(monitor_where "$id")"
+		[ "$ms" -lt 10000 ] || fail "$how took $ms ms"
+		[ "$how" = delete ] || rt delete "$id"
+		# the monitor ended as usual: the container's end is in the trail
+		[ -n "$(ra audit --format json --kind exit "$id")" ] || fail "$how: no exit record: $(ra audit --format json "$id" | tail -3)"
+	done
+}
+
+# The control: the budget holds back only a flood.  A shell's 40 execs of a program that makes a
+# refused call are each a full record, at the pace they came.
+@test "audit-evidence: refused-call-flood-cpu: an ordinary program's few refused calls are each a full record, none held back" {
+	set_cmd 'sleep 60'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	t0=$(date +%s%N)
+	run rt exec "$ID" sh -c 'i=0; while [ $i -lt 40 ]; do try-syscall bpf; i=$((i + 1)); done | sort | uniq -c'
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$(tr -s ' ' <<<"$output" | sed 's/^ //')" = "40 EPERM" ] || fail "$output"
+	for _ in $(seq 50); do [ "$(refused "$ID" bpf)" -ge 40 ] && break; sleep 0.1; done
+	[ "$(syscall_recs "$ID" | jq -s '[.[] | select(.syscall == "bpf" and .verdict == "refused" and .count == 1 and .program == "/usr/local/bin/try-syscall")] | length')" -eq 40 ] ||
+		fail "not 40 full records: $(syscall_recs "$ID" | tail -3)"
+	[ -z "$(syscall_recs "$ID" | jq -c 'select(.coalesced)')" ] || fail "counted: $(syscall_recs "$ID" | jq -c 'select(.coalesced)')"
+}
+
 @test "audit-evidence: abi-i386-bypass: every call the agent profile denies, through int 0x80 with its i386 number, fails with EPERM and is recorded, i386's own umount, stime, clock_settime64, clock_adjtime64 too" {
 	requires i386
 	abi_sweep agent i386

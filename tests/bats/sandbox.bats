@@ -309,6 +309,32 @@ EOF
 	as_user "$AGENTRT" workspace mk purge >/dev/null 2>&1 || true
 }
 
+# Exec calls ride the listener of the refused calls: while a flood of refused calls has spent the
+# monitor's budget (monitor_seccomp.c) the listener is not read, so an exec waits for the next
+# read too, and is then answered and recorded as ever: none fails, none goes unrecorded.
+@test "sandbox: exec-call-records: refused-call-flood-cpu: execs during a flood of refused calls run and are recorded; the flood is counted" {
+	user_proc_events && skip "this kernel gives users process events: programs are not recorded from exec calls"
+	local json calls
+	cp "$HELPER_DIR/callflood" "$SBX/ws/callflood"
+	chown "$SBX_UID:$SBX_UID" "$SBX/ws/callflood"
+	run sbx_out --name fl -- sh -c './callflood 3 4 mount >/tmp/flood.out & sleep 0.5; t0=$(date +%s%N)
+		i=0; while [ $i -lt 30 ]; do /usr/bin/env true || echo "exec $i failed"; i=$((i + 1)); done
+		echo "execs_ms=$((($(date +%s%N) - t0) / 1000000))"; wait; cat /tmp/flood.out'
+	[ "$status" -eq 0 ] || fail "$output"
+	echo "# $(tr '\n' ' ' <<<"$output")" >&3
+	! grep -q failed <<<"$output" || fail "$output"
+	calls=$(sed -n 's/.*calls=\([0-9]*\).*/\1/p' <<<"$output")
+	[ -n "$calls" ] && grep -q "eperm=$calls other=0 " <<<"$output" || fail "not every call failed with EPERM: $output"
+	json=$(as_user "$AGENTRT" audit fl --format json 2>/dev/null)
+	# past the budget's burst: the execs came while the listener was held
+	[ "$calls" -gt 1000 ] || fail "no flood: $output"
+	[ "$(jq -s '[.[] | select(.kind == "process" and .exe == "/usr/bin/env" and .via == "exec call")] | length' <<<"$json")" -eq 30 ] ||
+		fail "not 30 records of env: $(jq -c 'select(.kind == "process")' <<<"$json" | tail -5)"
+	[ "$(jq -s '[.[] | select(.kind == "syscall" and .syscall == "mount") | (.coalesced // .count)] | add' <<<"$json")" -eq "$calls" ] ||
+		fail "the trail does not count $calls mount calls: $(jq -c 'select(.kind == "syscall")' <<<"$json" | tail -3)"
+	as_user "$AGENTRT" workspace fl discard >/dev/null 2>&1 || true
+}
+
 # Without privilege the monitor can neither mark a file system nor open the init's root, and a
 # user's sandbox had no file records at all ("files changed (incomplete: 0 recorded; open the
 # container's root: Permission denied)").  It now marks the overlay's upper layer directory by
