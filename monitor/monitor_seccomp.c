@@ -32,7 +32,7 @@
  * The monitor runs outside the container's cgroup, and each refused call
  * costs it a wake-up, a notification read, answered and recorded: a
  * container held to a quarter of a CPU that looped on a refused call in four
- * threads made it spend ~0.8 of a CPU (bench/README.md, "Refused calls").
+ * threads made it spend ~0.8 of a CPU (bench/README.md, "Refused calls under a flood").
  * So refused calls are answered within a budget, a token bucket of all the
  * listeners together (SECCOMP_BURST at once, then SECCOMP_RATE a second):
  * when it is empty the listeners are not read (EPOLL_CTL_MOD to no events;
@@ -80,11 +80,12 @@
 
 #define SECCOMP_READ_MAX 256 /* notifications per wake-up and listener */
 #define SECCOMP_EVENTS 64    /* epoll events per wake-up */
-/* The budget of refused calls, measured (bench/README.md, "Refused calls"):
- * a refused call costs the monitor ~6 us when they come one after another,
- * so 1,000 a second keep it near 1% of a CPU, a twenty-fifth of a container
- * held to a quarter of one, while a program's few refused calls (a sweep of
- * the whole deny list is ~40) are never held back. */
+/* The budget of refused calls, measured (bench/README.md, "Refused calls under a flood"):
+ * paced, each refused call is a wake-up of its own and costs the monitor
+ * ~10 us, so 1,000 a second keep it near 1% of a CPU (49-52 ms in a 4 s
+ * flood), a twentieth of a container held to a quarter of one; a program's
+ * few refused calls (a sweep of the whole deny list is ~40) are never held
+ * back, nor is a run of 1,000 (a call 8-9 us, as without the budget). */
 #define SECCOMP_BURST 1000 /* refused calls answered at once */
 #define SECCOMP_RATE 1000  /* then this many a second */
 #define SECCOMP_RESUME 10  /* tokens an empty budget waits for (10 ms at the rate) */
