@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
 
@@ -49,8 +50,8 @@ struct flood_key {
   char program[256];
   char detail_key[16]; /* the member detail is written as ("syscall", "verdict", ...) */
   char detail[64];     /* "syscall": which one (refused-syscall records) */
-  int64_t tokens_mil;  /* tokens x 1000 */
-  int64_t refill_ms, used_ms;
+  struct token_bucket bucket;
+  int64_t used_ms;
   uint64_t held; /* events refused since the last counted record */
   pid_t first_pid, last_pid;
   int64_t since_ms;
@@ -59,7 +60,7 @@ struct flood_key {
 
 /* keys[0..n_keys) are taken, in the order they were first needed (never
  * given back, only reused): lookups and flushes read no further, so an idle
- * monitor's few keys keep the rest of the 57 KiB table untouched (a read
+ * monitor's few keys keep the rest of the 59 KiB table untouched (a read
  * makes a page resident too) */
 static struct flood_key keys[FLOOD_KEYS];
 static size_t n_keys;
@@ -106,7 +107,8 @@ static struct flood_key *find(struct monitor *m, const char *kind, const char *p
     lru = &keys[n_keys++];
   else
     write_counted(m, lru);
-  *lru = (struct flood_key){.used = true, .tokens_mil = FLOOD_BURST * 1000, .refill_ms = now};
+  *lru = (struct flood_key){.used = true};
+  token_bucket_init(&lru->bucket, FLOOD_BURST, FLOOD_RATE, now);
   snprintf(lru->kind, sizeof lru->kind, "%s", kind);
   snprintf(lru->program, sizeof lru->program, "%s", program);
   snprintf(lru->detail_key, sizeof lru->detail_key, "%s", detail_key);
@@ -128,8 +130,8 @@ static struct flood_key *kind_find(const char *kind, const char *detail_key, int
     if (k->used && strcmp(k->kind, kind) == 0)
       return k;
     if (!k->used) {
-      *k =
-          (struct flood_key){.used = true, .tokens_mil = FLOOD_KIND_BURST * 1000, .refill_ms = now};
+      *k = (struct flood_key){.used = true};
+      token_bucket_init(&k->bucket, FLOOD_KIND_BURST, FLOOD_KIND_RATE, now);
       snprintf(k->kind, sizeof k->kind, "%s", kind);
       snprintf(k->program, sizeof k->program, "%s", KIND_PROGRAM);
       snprintf(k->detail_key, sizeof k->detail_key, "%s", detail_key);
@@ -142,18 +144,11 @@ static struct flood_key *kind_find(const char *kind, const char *detail_key, int
 }
 
 /* One token of k's bucket, or the event counted in k. */
-static bool take(struct flood_key *k, int64_t burst, int64_t rate, pid_t pid, uint64_t n,
-                 int64_t now)
+static bool take(struct flood_key *k, pid_t pid, uint64_t n, int64_t now)
 {
   k->used_ms = now;
-  k->tokens_mil += (now - k->refill_ms) * rate;
-  if (k->tokens_mil > burst * 1000)
-    k->tokens_mil = burst * 1000;
-  k->refill_ms = now;
-  if (k->tokens_mil >= 1000) {
-    k->tokens_mil -= 1000;
+  if (token_bucket_take(&k->bucket, now))
     return true;
-  }
   if (k->held == 0) {
     k->first_pid = pid;
     k->since_ms = now;
@@ -170,11 +165,11 @@ bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *prog
   int64_t now = monitor_now_ms();
   struct flood_key *k = find(m, kind, program, detail_key, detail ? detail : "", now);
 
-  if (!take(k, FLOOD_BURST, FLOOD_RATE, pid, n, now))
+  if (!take(k, pid, n, now))
     return false;
   if (program[0] == '\0' || (k = kind_find(kind, detail_key, now)) == NULL)
     return true; /* no program: the pair is the kind's one bucket already */
-  return take(k, FLOOD_KIND_BURST, FLOOD_KIND_RATE, pid, n, now);
+  return take(k, pid, n, now);
 }
 
 bool monitor_flood_flush(struct monitor *m, bool final)
