@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/util.h"
 #include "os/safepath.h"
 
@@ -68,8 +69,176 @@ static const char *unquote(char *v)
   return v;
 }
 
+/* fsconfig() copies a string value of at most this many bytes (and its NUL);
+ * mount(2) took a page of options.  An overlay's lowerdir of a few deep
+ * layers is longer: a sub-agent's grandchild names its parent's and its
+ * grandparent's upper layers in the data directory, ~140 bytes each under
+ * an engine's 64-character ids. */
+#define FS_VALUE_MAX 255
+#define MAX_LAYERS 500 /* overlayfs takes at most 500 lower layers */
+
+/* Layers opened for a long overlay option, closed once the file system is
+ * made (mnt_new_fs). */
+struct held {
+  int *fds;
+  size_t n;
+};
+
+static void held_close(struct held *h)
+{
+  for (size_t i = 0; i < h->n; i++)
+    close(h->fds[i]);
+  free(h->fds);
+  *h = (struct held){0};
+}
+
+/* PATH (unescaped) in a value: itself when it fits and !by_fd, else
+ * /proc/self/fd/N of it opened here as the kernel would resolve it (relative
+ * to our working directory, following symlinks).  NULL: it cannot be opened. */
+static char *layer_name(const char *path, bool by_fd, struct held *h)
+{
+  int fd;
+
+  if (!by_fd && strlen(path) <= FS_VALUE_MAX)
+    return xstrdup(path);
+  fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  h->fds = xrealloc(h->fds, (h->n + 1) * sizeof *h->fds);
+  h->fds[h->n++] = fd;
+  return xfmt("/proc/self/fd/%d", fd);
+}
+
+/* An overlay option's path as the kernel reads it: a backslash keeps the
+ * next byte whatever it is.  With layers, also split at each other ':',
+ * those after an empty layer ("a::b") data-only; returns the count. */
+struct layer {
+  char *path;
+  bool data;
+};
+
+static size_t split_layers(const char *v, bool layers, struct layer *out, size_t max)
+{
+  size_t n = 0;
+  bool data = false;
+  char *cur = xmalloc(strlen(v) + 1), *w = cur;
+
+  for (const char *p = v;; p++) {
+    if (*p == '\\' && p[1] != '\0') {
+      *w++ = *++p;
+      continue;
+    }
+    if (*p != '\0' && (*p != ':' || !layers)) {
+      *w++ = *p;
+      continue;
+    }
+    *w = '\0';
+    if (w == cur && *p == ':' && n > 0)
+      data = true;
+    else if (w != cur && n < max)
+      out[n++] = (struct layer){.path = xstrdup(cur), .data = data};
+    w = cur;
+    if (*p == '\0')
+      break;
+  }
+  free(cur);
+  return n;
+}
+
+/* Does this kernel's overlayfs take a lower layer per `lowerdir+` (Linux
+ * 6.8)?  Asked of a context of its own: before Linux 6.5 overlayfs parsed a
+ * mount(2) string made of whatever fsconfig() was given (an unknown key fails
+ * only at create), so an unknown key is tried first. */
+static bool overlay_has_lowerdir_add(void)
+{
+  cleanup_close int fd = -1;
+
+  /* build-fp: a kernel before Linux 6.8 (faults.bats "overlay-long-options") */
+  if (FAILPOINT_FAILS("overlay-no-lowerdir-add"))
+    return false;
+  fd = fsopen("overlay", FSOPEN_CLOEXEC);
+  if (fd < 0 || fsconfig(fd, FSCONFIG_SET_FLAG, "agentrt-probe", NULL, 0) == 0)
+    return false;
+  return fsconfig(fd, FSCONFIG_SET_STRING, "lowerdir+", "/", 0) == 0;
+}
+
+/* An overlay's lowerdir longer than fsconfig() takes: each layer by a key of
+ * its own, `lowerdir+` (`datadir+` for a data-only one), or where the kernel
+ * has no such key, one lowerdir of /proc/self/fd names (resolved at create
+ * before Linux 6.5: held open until then). */
+static int overlay_lowerdir(int fsfd, const char *value, struct held *h, struct error *err)
+{
+  struct layer *v = xmalloc(MAX_LAYERS * sizeof *v);
+  size_t n = split_layers(value, true, v, MAX_LAYERS);
+  bool add = n > 0 && overlay_has_lowerdir_add();
+  char *joined = xstrdup("");
+  int r = n > 0 ? 0 : error_set(err, EINVAL, "mount `overlay`: option `lowerdir`: no layer");
+
+  for (size_t i = 0; r == 0 && i < n; i++) {
+    cleanup_free char *name = layer_name(v[i].path, !add, h);
+    char *next;
+
+    if (name == NULL) {
+      r = error_errno(err, "mount `overlay`: lower layer `%s`", v[i].path);
+    } else if (add) {
+      if (fsconfig(fsfd, FSCONFIG_SET_STRING, v[i].data ? "datadir+" : "lowerdir+", name, 0) < 0)
+        r = fs_error(fsfd, "overlay", v[i].data ? "option `datadir+`" : "option `lowerdir+`", err);
+    } else {
+      next = xfmt("%s%s%s", joined, i == 0 ? "" : v[i].data && !v[i - 1].data ? "::" : ":", name);
+      free(joined);
+      joined = next;
+    }
+  }
+  if (r == 0 && !add) {
+    if (strlen(joined) > FS_VALUE_MAX)
+      r = error_set(err, E2BIG,
+                    "mount `overlay`: %zu lower layers: more than one option holds on this "
+                    "kernel (Linux 6.8 takes each by itself)",
+                    n);
+    else if (fsconfig(fsfd, FSCONFIG_SET_STRING, "lowerdir", joined, 0) < 0)
+      r = fs_error(fsfd, "overlay", "option `lowerdir`", err);
+  }
+  for (size_t i = 0; i < n; i++)
+    free(v[i].path);
+  free(v);
+  free(joined);
+  return r;
+}
+
+/* An overlay option whose value fsconfig() would refuse for its length (see
+ * FS_VALUE_MAX): 1 done, 0 not such an option, -1 failed. */
+static int overlay_long(int fsfd, const char *type, const char *key, const char *value,
+                        struct held *h, struct error *err)
+{
+  struct layer one;
+  cleanup_free char *name = NULL;
+
+  if (strlen(value) <= FS_VALUE_MAX || !streq(type, "overlay"))
+    return 0;
+  if (streq(key, "lowerdir"))
+    return overlay_lowerdir(fsfd, value, h, err) < 0 ? -1 : 1;
+  if (!streq(key, "upperdir") && !streq(key, "workdir"))
+    return 0;
+  if (split_layers(value, false, &one, 1) != 1)
+    return 0;
+  name = layer_name(one.path, true, h);
+  if (name == NULL)
+    error_errno(err, "mount `overlay`: %s `%s`", key, one.path);
+  free(one.path);
+  if (name == NULL)
+    return -1;
+  if (fsconfig(fsfd, FSCONFIG_SET_STRING, key, name, 0) < 0) {
+    char what[64];
+
+    snprintf(what, sizeof what, "option `%s`", key);
+    return fs_error(fsfd, type, what, err);
+  }
+  return 1;
+}
+
 /* Split "a=1,b,c=\"x,y\"" into fsconfig() calls. */
-static int fs_set_data(int fsfd, const char *type, const char *data, struct error *err)
+static int fs_set_data(int fsfd, const char *type, const char *data, struct held *h,
+                       struct error *err)
 {
   cleanup_free char *copy = xstrdup(data);
   char *p = copy;
@@ -88,8 +257,18 @@ static int fs_set_data(int fsfd, const char *type, const char *data, struct erro
       continue;
     eq = strchr(start, '=');
     if (eq != NULL) {
+      const char *value;
+
       *eq = '\0';
-      r = fsconfig(fsfd, FSCONFIG_SET_STRING, start, unquote(eq + 1), 0);
+      value = unquote(eq + 1);
+      r = overlay_long(fsfd, type, start, value, h, err);
+      if (r != 0) {
+        if (r < 0)
+          return -1;
+        *eq = '=';
+        continue;
+      }
+      r = fsconfig(fsfd, FSCONFIG_SET_STRING, start, value, 0);
       *eq = '=';
     } else {
       r = fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0);
@@ -97,7 +276,9 @@ static int fs_set_data(int fsfd, const char *type, const char *data, struct erro
     if (r < 0) {
       char what[256];
 
-      snprintf(what, sizeof what, "option `%s`", start);
+      snprintf(what, sizeof what, "option `%.*s`%s", 200, start,
+               eq != NULL && strlen(eq + 1) > FS_VALUE_MAX ? " (longer than the kernel takes)"
+                                                           : "");
       return fs_error(fsfd, type, what, err);
     }
   }
@@ -108,20 +289,23 @@ int mnt_new_fs(const char *type, const char *source, const char *data, const cha
                size_t n_sb, uint64_t attr, struct error *err)
 {
   cleanup_close int fsfd = fsopen(type, FSOPEN_CLOEXEC);
-  int mfd;
+  struct held h = {0};
+  int mfd, r;
 
   if (fsfd < 0)
     return error_errno(err, "mount `%s`: fsopen", type);
   if (source != NULL && *source != '\0' &&
       fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
     return fs_error(fsfd, type, "source", err);
-  if (data != NULL && fs_set_data(fsfd, type, data, err) < 0)
-    return -1;
-  for (size_t i = 0; i < n_sb; i++)
+  r = data != NULL ? fs_set_data(fsfd, type, data, &h, err) : 0;
+  for (size_t i = 0; r == 0 && i < n_sb; i++)
     if (fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_words[i], NULL, 0) < 0)
-      return fs_error(fsfd, type, sb_words[i], err);
-  if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-    return fs_error(fsfd, type, "create", err);
+      r = fs_error(fsfd, type, sb_words[i], err);
+  if (r == 0 && fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    r = fs_error(fsfd, type, "create", err);
+  held_close(&h); /* the file system holds its layers now */
+  if (r < 0)
+    return -1;
   mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned int)attr);
   if (mfd < 0)
     return error_errno(err, "mount `%s`: fsmount", type);

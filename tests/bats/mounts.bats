@@ -305,6 +305,29 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
 }
 
+# fsconfig() takes an option's value of at most 255 bytes; mount(2), which runc and crun use,
+# took a page.  An overlay of a few deep layers (a sub-agent's grandchild names two upper layers
+# in the data directory, ~140 bytes each under an engine's 64-character ids) is longer.
+@test "overlay-long-options: an overlay whose lowerdir, upperdir and workdir are each longer than fsconfig takes mounts, escaped colons and layer order kept" {
+	local deep=$BUNDLE/ovl/$(printf 'd%.0s' {1..90})/$(printf 'e%.0s' {1..90})/$(printf 'f%.0s' {1..90})
+	mkdir -p "$deep"/{l1,l2,l3,'l:4',u,w}
+	echo top >"$deep/l1/both"
+	echo below >"$deep/l2/both"
+	echo two >"$deep/l2/only2"
+	echo three >"$deep/l3/only3"
+	echo four >"$deep/l:4/only4"
+	local lower="$deep/l1:$deep/l2:$deep/l3:${deep//:/\\:}/l\\:4"
+	[ "${#lower}" -gt 255 ] && [ "${#deep}" -gt 255 ] || fail "not long enough: ${#lower} ${#deep}"
+	start_with_mounts "$(jq -n --arg l "lowerdir=$lower" --arg u "upperdir=$deep/u" --arg w "workdir=$deep/w" \
+		'[{destination: "/ovl", type: "overlay", source: "overlay", options: [$l, $u, $w]}]')"
+	[[ "$(mnt_line "$PID" /ovl)" == *" - overlay "* ]] || fail "no overlay at /ovl: $(mnt_line "$PID" /ovl)"
+	run rt exec c1 cat /ovl/both /ovl/only2 /ovl/only3 /ovl/only4
+	[ "$status" -eq 0 ] && [ "$output" = "$(printf 'top\ntwo\nthree\nfour')" ] || fail "$output"
+	rt exec c1 sh -c 'echo new >/ovl/written'
+	[ "$(cat "$deep/u/written")" = new ] || fail "the write did not reach the upper layer"
+	[ ! -e "$deep/l1/written" ]
+}
+
 @test "the container's mounts do not appear in the host's mount namespace" {
 	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"

@@ -523,6 +523,20 @@ cg_dir() {
 	[ "$(rt exec "$ID" sh -c 'cat /workspace/proj/x.txt; ls /workspace/proj/.git/hooks')" = x ]
 }
 
+# A grandchild's overlay names its parent's and grandparent's upper layers in the data
+# directory; under an engine's 64-character ids that lowerdir is longer than the 255 bytes
+# fsconfig() takes (mounts.bats "overlay-long-options"), and its create failed.
+@test "sub-grandchild-long-ids: a grandchild of a parent with a 64-character id (as Docker's) gets its workspace" {
+	ID=$(printf '%s' "$BATS_TEST_NUMBER-$$" | sha256sum | cut -c1-64)
+	parent "$SNT_DIR/two.json"
+	rt exec "$ID" sh -c 'echo parent >/workspace/p.txt'
+	sub run --name a --detach -- sh -c 'echo child >/workspace/c.txt; sleep 120'
+	for _ in $(seq 50); do rt exec "$ID.a" test -e /workspace/c.txt 2>/dev/null && break; sleep 0.1; done
+	# the grandchild sees each layer: the host dir's, its grandparent's and its parent's writes
+	run rt exec "$ID.a" "$SUB" sub run --name g -- cat /workspace/a.txt /workspace/p.txt /workspace/c.txt
+	[ "$status" -eq 0 ] && [ "$output" = "$(printf 'hello\nparent\nchild')" ] || fail "grandchild: $status: $output"
+}
+
 @test "sub run: requests made at once do not start more children than maxChildren" {
 	parent "$SNT_DIR/two.json"
 	# six clients started together from one shell inside the parent

@@ -204,6 +204,55 @@ known_leak() { # ID WHERE
 	[ ! -e "$host/b.txt" ] || fail "the write reached the host directory"
 }
 
+# overlay-long-options (mounts.bats) on a kernel without overlayfs's `lowerdir+` (before Linux
+# 6.8): the failpoint makes agentrt take this host for one, so the other way is taken, each
+# layer by a /proc/self/fd name in one lowerdir; past what one option holds, one line names it.
+@test "fault: overlay-long-options without lowerdir+ (a kernel before Linux 6.8): the layers by /proc/self/fd names, and too many for one option is one error line" {
+	local deep=$BUNDLE/ovl/$(printf 'd%.0s' {1..90})/$(printf 'e%.0s' {1..90})/$(printf 'f%.0s' {1..90})
+	local lower="" i out arr
+	AGENT_PROFILE=oci # the agent profile has its own rules for a config's mounts
+	for i in 1 2 3; do
+		mkdir -p "$deep/l$i"
+		echo "layer$i" >"$deep/l$i/only$i"
+		lower+="${lower:+:}$deep/l$i"
+	done
+	mkdir -p "$deep/u" "$deep/w"
+	echo top >"$deep/l1/both"
+	echo below >"$deep/l2/both"
+	arr=$(jq -nc --arg l "lowerdir=$lower" --arg u "upperdir=$deep/u" --arg w "workdir=$deep/w" \
+		'[{destination: "/ovl", type: "overlay", source: "overlay", options: [$l, $u, $w]}]')
+	update_config ".mounts += $arr"
+	set_args sleep 100
+	AGENTRT_FAILPOINT=overlay-no-lowerdir-add rt run -d --bundle "$BUNDLE" c1 </dev/null \
+		>"$BUNDLE/out" 2>&1 || fail "run -d: $(cat "$BUNDLE/out")"
+	pid=$(rt state c1 | jq -r .pid)
+	line=$(awk '$5 == "/ovl"' "/proc/$pid/mountinfo")
+	[[ "$line" == *"lowerdir=/proc/self/fd/"*":/proc/self/fd/"* ]] || fail "not by descriptors' names: $line"
+	run rt exec c1 cat /ovl/both /ovl/only1 /ovl/only2 /ovl/only3
+	[ "$output" = "$(printf 'top\nlayer1\nlayer2\nlayer3')" ] || fail "$output"
+	rt delete -f c1
+	# 20 layers: 20 names of 16 bytes are more than one option's 255
+	lower=""
+	for i in $(seq 1 20); do
+		mkdir -p "$deep/m$i"
+		lower+="${lower:+:}$deep/m$i"
+	done
+	update_config "(.mounts[] | select(.destination == \"/ovl\") | .options[0]) = \"lowerdir=$lower\""
+	status=0
+	AGENTRT_FAILPOINT=overlay-no-lowerdir-add rt run -d --bundle "$BUNDLE" c2 </dev/null \
+		>"$BUNDLE/out" 2>&1 || status=$?
+	out=$(cat "$BUNDLE/out")
+	[ "$status" -ne 0 ] || fail "20 layers by descriptors' names mounted"
+	[[ "$out" == *"create \`c2\`"*"20 lower layers: more than one option holds on this kernel"* ]] || fail "$out"
+	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
+	[ ! -e "$TEST_ROOT/c2" ] || fail "state dir left"
+	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+	# without the failpoint (this kernel has lowerdir+) the same 20 layers mount
+	rt run -d --bundle "$BUNDLE" c3 </dev/null >"$BUNDLE/out" 2>&1 ||
+		fail "run -d with lowerdir+: $(cat "$BUNDLE/out")"
+	rt delete -f c3
+}
+
 @test "fault: monitor-stall: a monitor that never answers fails create after its 10 s, with where it is; nothing is left" {
 	# the error says the monitor's state and kernel function, so that a stall seen once in a
 	# CI log can be told from a slow machine
