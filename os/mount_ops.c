@@ -77,25 +77,18 @@ static const char *unquote(char *v)
 #define FS_VALUE_MAX 255
 #define MAX_LAYERS 500 /* overlayfs takes at most 500 lower layers */
 
-/* Layers opened for a long overlay option, closed once the file system is
- * made (mnt_new_fs). */
-struct held {
-  int *fds;
-  size_t n;
-};
-
-static void held_close(struct held *h)
+void mnt_held_close(struct mnt_held *h)
 {
   for (size_t i = 0; i < h->n; i++)
     close(h->fds[i]);
   free(h->fds);
-  *h = (struct held){0};
+  *h = (struct mnt_held){0};
 }
 
 /* PATH (unescaped) in a value: itself when it fits and !by_fd, else
  * /proc/self/fd/N of it opened here as the kernel would resolve it (relative
  * to our working directory, following symlinks).  NULL: it cannot be opened. */
-static char *layer_name(const char *path, bool by_fd, struct held *h)
+static char *layer_name(const char *path, bool by_fd, struct mnt_held *h)
 {
   int fd;
 
@@ -166,7 +159,7 @@ static bool overlay_has_lowerdir_add(void)
  * its own, `lowerdir+` (`datadir+` for a data-only one), or where the kernel
  * has no such key, one lowerdir of /proc/self/fd names (resolved at create
  * before Linux 6.5: held open until then). */
-static int overlay_lowerdir(int fsfd, const char *value, struct held *h, struct error *err)
+static int overlay_lowerdir(int fsfd, const char *value, struct mnt_held *h, struct error *err)
 {
   struct layer *v = xmalloc(MAX_LAYERS * sizeof *v);
   size_t n = split_layers(value, true, v, MAX_LAYERS);
@@ -208,7 +201,7 @@ static int overlay_lowerdir(int fsfd, const char *value, struct held *h, struct 
 /* An overlay option whose value fsconfig() would refuse for its length (see
  * FS_VALUE_MAX): 1 done, 0 not such an option, -1 failed. */
 static int overlay_long(int fsfd, const char *type, const char *key, const char *value,
-                        struct held *h, struct error *err)
+                        struct mnt_held *h, struct error *err)
 {
   struct layer one;
   cleanup_free char *name = NULL;
@@ -236,8 +229,25 @@ static int overlay_long(int fsfd, const char *type, const char *key, const char 
   return 1;
 }
 
+int mnt_fs_set(int fsfd, const char *type, const char *key, const char *value, struct mnt_held *h,
+               struct error *err)
+{
+  int r = overlay_long(fsfd, type, key, value, h, err);
+
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (fsconfig(fsfd, FSCONFIG_SET_STRING, key, value, 0) < 0) {
+    char what[256];
+
+    snprintf(what, sizeof what, "option `%s=%.*s`%s", key, 160, value,
+             strlen(value) > FS_VALUE_MAX ? " (longer than the kernel takes)" : "");
+    return fs_error(fsfd, type, what, err);
+  }
+  return 0;
+}
+
 /* Split "a=1,b,c=\"x,y\"" into fsconfig() calls. */
-static int fs_set_data(int fsfd, const char *type, const char *data, struct held *h,
+static int fs_set_data(int fsfd, const char *type, const char *data, struct mnt_held *h,
                        struct error *err)
 {
   cleanup_free char *copy = xstrdup(data);
@@ -257,28 +267,15 @@ static int fs_set_data(int fsfd, const char *type, const char *data, struct held
       continue;
     eq = strchr(start, '=');
     if (eq != NULL) {
-      const char *value;
-
       *eq = '\0';
-      value = unquote(eq + 1);
-      r = overlay_long(fsfd, type, start, value, h, err);
-      if (r != 0) {
-        if (r < 0)
-          return -1;
-        *eq = '=';
-        continue;
-      }
-      r = fsconfig(fsfd, FSCONFIG_SET_STRING, start, value, 0);
+      r = mnt_fs_set(fsfd, type, start, unquote(eq + 1), h, err);
       *eq = '=';
-    } else {
-      r = fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0);
-    }
-    if (r < 0) {
+      if (r < 0)
+        return -1;
+    } else if (fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0) < 0) {
       char what[256];
 
-      snprintf(what, sizeof what, "option `%.*s`%s", 200, start,
-               eq != NULL && strlen(eq + 1) > FS_VALUE_MAX ? " (longer than the kernel takes)"
-                                                           : "");
+      snprintf(what, sizeof what, "option `%.*s`", 200, start);
       return fs_error(fsfd, type, what, err);
     }
   }
@@ -289,7 +286,7 @@ int mnt_new_fs(const char *type, const char *source, const char *data, const cha
                size_t n_sb, uint64_t attr, struct error *err)
 {
   cleanup_close int fsfd = fsopen(type, FSOPEN_CLOEXEC);
-  struct held h = {0};
+  struct mnt_held h = {0};
   int mfd, r;
 
   if (fsfd < 0)
@@ -303,7 +300,7 @@ int mnt_new_fs(const char *type, const char *source, const char *data, const cha
       r = fs_error(fsfd, type, sb_words[i], err);
   if (r == 0 && fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     r = fs_error(fsfd, type, "create", err);
-  held_close(&h); /* the file system holds its layers now */
+  mnt_held_close(&h); /* the file system holds its layers now */
   if (r < 0)
     return -1;
   mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, (unsigned int)attr);

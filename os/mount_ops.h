@@ -25,6 +25,20 @@ int mnt_clone(int dirfd, const char *path, bool recursive, const char *what, str
  * words, superblock words and the mount attributes attr. */
 int mnt_new_fs(const char *type, const char *source, const char *data, const char *const *sb_words,
                size_t n_sb, uint64_t attr, struct error *err);
+/* Descriptors of layers an overlay option named by /proc/self/fd (below),
+ * to close once the file system is made. */
+struct mnt_held {
+  int *fds;
+  size_t n;
+};
+/* fsconfig() KEY=VALUE on the context fsfd of a TYPE file system.  It takes
+ * at most 255 bytes of a value (mount(2) took a page): an overlay's lowerdir,
+ * upperdir or workdir longer than that is given layer by layer (`lowerdir+`,
+ * Linux 6.8) or by /proc/self/fd names of layers opened here, held in *h
+ * until the file system is made (mnt_held_close after FSCONFIG_CMD_CREATE). */
+int mnt_fs_set(int fsfd, const char *type, const char *key, const char *value, struct mnt_held *h,
+               struct error *err);
+void mnt_held_close(struct mnt_held *h);
 /* mount_setattr() on mntfd (recursive: the whole tree). */
 int mnt_setattr(int mntfd, bool recursive, uint64_t set, uint64_t clr, uint64_t propagation,
                 const char *dest, struct error *err);

@@ -149,7 +149,8 @@ int workspace_rollback_layers(struct workspace *w, const char *name, bool runnin
 static int overlay_fsmount(struct workspace *w, struct error *err)
 {
   cleanup_close int fsfd = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
-  int mfd;
+  struct mnt_held held = {0};
+  int mfd, r;
 
   if (fsfd < 0)
     return error_errno(err, "workspace `%s`: fsopen overlay", w->id);
@@ -161,19 +162,26 @@ static int overlay_fsmount(struct workspace *w, struct error *err)
     cleanup_free int *fds = NULL;
     size_t n = 0;
     char *eq = strchr(key, '=');
-    long r;
     *eq = '\0';
     /* a sub-agent's layers, ROOT//REL: opened without a symlink (view.c) */
     if (streq(key, "lowerdir") && strv_contains(w->mount_optv, WORKSPACE_OPT_BENEATH) &&
-        (val = workspace_lowerdir_beneath(eq + 1, &fds, &n, err)) == NULL)
+        (val = workspace_lowerdir_beneath(eq + 1, &fds, &n, err)) == NULL) {
+      mnt_held_close(&held);
       return error_prefix(err, "workspace `%s`", w->id);
-    r = syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, key, val ? val : eq + 1, 0);
+    }
+    /* a value over fsconfig()'s 255 bytes (several snapshots under a long
+     * id) goes layer by layer (os/mount_ops.h) */
+    r = mnt_fs_set(fsfd, "overlay", key, val ? val : eq + 1, &held, err);
     for (size_t k = 0; k < n; k++)
       close(fds[k]);
-    if (r < 0)
-      return error_errno(err, "workspace `%s`: overlay option `%s`", w->id, w->mount_optv[i]);
+    if (r < 0) {
+      mnt_held_close(&held);
+      return error_prefix(err, "workspace `%s`", w->id);
+    }
   }
-  if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+  r = (int)syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+  mnt_held_close(&held);
+  if (r < 0)
     return error_errno(err, "workspace `%s`: create overlay", w->id);
   mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
   if (mfd < 0)

@@ -171,6 +171,36 @@ changes() {
   [ "$output" = "[]" ]
 }
 
+# After a rollback the overlay's lowerdir names the snapshot in the data directory and the host
+# dir: under an engine's 64-character id and with a snapshot's name of up to 128 characters it
+# is longer than the 255 bytes fsconfig() takes, and the rollback's new overlay failed
+# (mounts.bats "overlay-long-options").
+@test "workspace: snapshot-long-id: snapshots with long names and rollbacks of a running container with a 64-character id (as Docker's)" {
+  local long=before-the-agent-refactors-the-billing-module-and-its-tests-so-that-we-can-come-back-to-this-state-if-needed
+  ID=$(printf '%s' "$BATS_TEST_NUMBER-$$" | sha256sum | cut -c1-64)
+  bundle_for "exec sleep 600"
+  ar create --bundle "$BUNDLE" "$ID"
+  ar start "$ID"
+  for i in 1 2 3; do
+    ar exec "$ID" sh -c "echo v$i >/workspace/a.txt && echo $i >/workspace/f$i.txt"
+    run ar workspace "$ID" snapshot "$long-$i"
+    [ "$status" -eq 0 ] && [ "$output" = "$long-$i" ] || fail "snapshot $i: $output"
+  done
+  ar exec "$ID" sh -c 'echo junk >/workspace/junk'
+  run ar workspace "$ID" rollback "$long-3"
+  [ "$status" -eq 0 ] || fail "rollback 3: $output"
+  run ar exec "$ID" sh -c 'cat /workspace/a.txt /workspace/f1.txt /workspace/f2.txt /workspace/f3.txt; ls /workspace'
+  [[ "$output" == "$(printf 'v3\n1\n2\n3')"* ]] && [[ "$output" != *junk* ]] || fail "after 3: $output"
+  run ar workspace "$ID" rollback "$long-2"
+  [ "$status" -eq 0 ] || fail "rollback 2: $output"
+  run ar exec "$ID" sh -c 'cat /workspace/a.txt; ls /workspace'
+  [[ "$output" == v2* ]] && [[ "$output" != *f3.txt* ]] || fail "after 2: $output"
+  ar delete --force "$ID"
+  run changes
+  [ "$output" = "$(printf '%s\n' added:f1.txt added:f2.txt modified:a.txt)" ] || fail "$output"
+  [ "$(host_sum)" = "$SUM0" ]
+}
+
 # Overlay mode decides protection at review time: nothing is mounted over
 # .git, no placeholder is created, and a hook written after a rollback (on the
 # new overlay) is marked by diff and left out by commit.
