@@ -15,7 +15,7 @@ PROFILEDIR ?= /etc/agentrt/profiles
 VERSION := 0.1.0
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-PKGS = libseccomp yajl libmnl libnftnl
+PKGS = libseccomp yajl libmnl libnftnl zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # libsystemd (sd-bus, libsystemd-dev): cgroups/systemd.c needs its headers and

@@ -19,7 +19,7 @@
 # does not carry them.
 set -euo pipefail
 
-BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev libssl-dev
+BASE=(build-essential pkg-config libseccomp-dev libyajl-dev libmnl-dev libnftnl-dev zlib1g-dev libssl-dev
 	busybox-static bats jq nftables iproute2 clang clang-format runc crun hyperfine strace linux-perf
 	util-linux tmux valgrind git ca-certificates python3 file golang-go libsystemd-dev)
 ENGINES=(docker.io containerd podman uidmap slirp4netns fuse-overlayfs containernetworking-plugins

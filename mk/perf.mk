@@ -1,5 +1,5 @@
 # perf.mk - link agentrt statically (bench/README.md, "Static glibc").
-#   make STATIC_LIBS=0   link libseccomp, yajl, libnftnl and glibc dynamically as before
+#   make STATIC_LIBS=0   link libseccomp, yajl, libnftnl, zlib and glibc dynamically as before
 # libmnl is not linked at all: netfilter/mnl.c carries the libmnl functions
 # libnftnl and the monitor call (Debian ships no libmnl.a).  With
 # STATIC_LIBS=1 (the default, not with SANITIZE: the sanitizers need the
@@ -16,7 +16,7 @@ LIBS := -Wl,-u,mnl_cb_run $(filter-out -lmnl,$(LIBS))
 ifeq ($(STATIC_LIBS),1)
 # `gcc -print-file-name=libX.a` prints the bare name when there is no archive.
 perf_static = $(foreach a,$(1),$(if $(filter /%,$(shell $(CC) -print-file-name=$(a))),$(shell $(CC) -print-file-name=$(a))))
-perf_pairs := -lseccomp:libseccomp.a -lyajl:libyajl_s.a -lnftnl:libnftnl.a
+perf_pairs := -lseccomp:libseccomp.a -lyajl:libyajl_s.a -lnftnl:libnftnl.a -lz:libz.a
 perf_found := $(foreach p,$(perf_pairs),$(if $(call perf_static,$(word 2,$(subst :, ,$(p)))),$(p)))
 PERF_STATIC_ARCHIVES := $(foreach p,$(perf_found),$(call perf_static,$(word 2,$(subst :, ,$(p)))))
 LIBS := $(PERF_STATIC_ARCHIVES) $(filter-out $(foreach p,$(perf_found),$(word 1,$(subst :, ,$(p)))),$(LIBS))
