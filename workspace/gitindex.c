@@ -36,7 +36,7 @@
 
 #define UNREADABLE "a git index agentrt cannot read (git checks none of its paths)"
 
-/* A risky entry (entry_risky) of an index: what makes it the same as the host's. */
+/* A risky entry (ws_git_entry_risky) of an index: what makes it the same as the host's. */
 struct entry {
   char *path;
   uint32_t mode;
@@ -55,7 +55,7 @@ struct scan {
   const struct entry *known; /* SCAN_CHECK: the host's risky entries, sorted */
   size_t n_known;
   char *bad;    /* the first path git would not write, or NULL */
-  size_t risky; /* risky entries (entry_risky) seen */
+  size_t risky; /* risky entries (ws_git_entry_risky) seen */
   struct entry *v;
   size_t n, cap;
 };
@@ -89,8 +89,7 @@ static int entry_cmp(const void *va, const void *vb)
   return memcmp(a->oid, b->oid, a->hlen);
 }
 
-/* May git write a file at path (n bytes)? */
-static bool entry_path_ok(const char *path, size_t n)
+bool ws_git_path_ok(const char *path, size_t n)
 {
   for (size_t i = 0; i <= n;) {
     const char *e = memchr(path + i, '/', n - i);
@@ -117,9 +116,7 @@ static const char *path_reason(const char *path, uint32_t mode, char *const *pat
   return ws_protect_reason_in(path, type, false, patterns, NULL, ret_pattern);
 }
 
-/* Does checking out this entry write something a change could not bring
- * unmarked: a protected path, a symlink, a submodule? */
-static bool entry_risky(const char *path, uint32_t mode, char *const *patterns)
+bool ws_git_entry_risky(const char *path, uint32_t mode, char *const *patterns)
 {
   const char *pat;
 
@@ -134,11 +131,11 @@ static void visit(struct scan *s, const char *name, size_t n, uint32_t mode,
   struct entry e = {.path = (char *)name, .mode = mode, .hlen = hlen};
 
   /* a sparse index's directory entries end in '/' */
-  if (s->bad == NULL && !entry_path_ok(name, n - (n > 0 && name[n - 1] == '/')))
+  if (s->bad == NULL && !ws_git_path_ok(name, n - (n > 0 && name[n - 1] == '/')))
     s->bad = xstrdup(name);
   if (s->mode == SCAN_CHECK && s->n > 0)
     return;
-  if (!entry_risky(name, mode, s->patterns))
+  if (!ws_git_entry_risky(name, mode, s->patterns))
     return;
   s->risky++;
   memcpy(e.oid, oid, hlen);

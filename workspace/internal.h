@@ -80,6 +80,52 @@ void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
  * gitlink, or a path ws_protect_reason_in protects with these patterns), or
  * NULL; *ret_path: the entry's path (freed by the caller), or NULL. */
 const char *ws_git_index_reason(int fd, int host_fd, char *const *patterns, char **ret_path);
+/* May git write a file at path (n bytes): no empty, `.`, `..` or `.git`
+ * (by its key) component? */
+bool ws_git_path_ok(const char *path, size_t n);
+/* Does checking out an entry at path with this mode write what a change
+ * could not bring unmarked: a symlink, a gitlink, or a path
+ * ws_protect_reason_in protects with these patterns? */
+bool ws_git_entry_risky(const char *path, uint32_t mode, char *const *patterns);
+
+/* gitobjects.c: the objects of one git dir (gitdir, relative to each layer
+ * root; "" for the root itself) read from the layers fds (n of them, upper
+ * first, the host dir last; -1 skipped), loose or packed, each copy checked
+ * against its id.  fds must outlive it. */
+struct ws_gitodb;
+struct ws_gitodb *ws_gitodb_open(const int *fds, size_t n, const char *gitdir);
+void ws_gitodb_free(struct ws_gitodb *db);
+/* The object oid (hlen 20 or 32 bytes): its type (1 commit, 2 tree, 3 blob,
+ * 4 tag) and content (freed by the caller); -1 when no layer holds it or a
+ * copy cannot be read, is over the limits or does not match the id. */
+int ws_gitodb_read(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, int *ret_type,
+                   unsigned char **ret_data, size_t *ret_size);
+/* Trees read so far (the comparison's cost). */
+size_t ws_gitodb_trees_read(const struct ws_gitodb *db);
+/* Parse 2 * hlen hex digits (lower case, as git writes them) of s (n bytes). */
+bool ws_git_parse_hex(const char *s, size_t n, size_t hlen, unsigned char *ret_oid);
+/* Why checking out new_id (a commit, a tag of one, or a tree) could make
+ * git write what a change could not bring unmarked, compared with old_id
+ * (NULL: nothing): an entry of its tree with a path git would never write,
+ * or a new or changed entry (not in old_id's tree with the same mode and
+ * id) that ws_git_entry_risky calls risky; only subtrees whose ids differ
+ * are read.  A commit or tree that cannot be read is a reason too.  NULL
+ * when none; *ret_path: the entry's path (freed by the caller), or NULL. */
+const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,
+                                 const unsigned char *old_id, size_t hlen, char *const *patterns,
+                                 char **ret_path);
+/* gitrefs.c: when ch changes a ref file of a git dir (`refs/...`,
+ * `packed-refs`, `HEAD`, `ORIG_HEAD`, `FETCH_HEAD` in a `.git` or a
+ * directory probe calls a bare repository), the reason (a new string:
+ * what, the path found and the ref) that a commit it names and the host's
+ * same ref did not is risky against the host's commit for that ref
+ * (ws_git_commit_reason), or NULL.  *cache keeps the git dir's state
+ * between calls (NULL at first; ws_gitrefs_free after the last). */
+struct ws_gitrefs;
+char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
+                        const struct ws_layers *l, char *const *patterns,
+                        const struct ws_gitdir_probe *probe);
+void ws_gitrefs_free(struct ws_gitrefs *r);
 
 /* gitconfig.c: the work-tree paths (relative to the host dir) that the
  * host's `.git/config`, and what it includes from the work tree, makes git

@@ -24,7 +24,10 @@
  *     only to hold the git data committed into it), or has a `.gitmodules`
  *     component;
  *   - contains the components of an entry of the profile's protected list
- *     (".envrc", ".vscode/", ...) as a run at any depth.
+ *     (".envrc", ".vscode/", ...) as a run at any depth;
+ *   - is git's data that makes the host's git write what the rules above
+ *     hold back: an index staging it (gitindex.c), or a ref naming a commit
+ *     that brings it (gitrefs.c, gitobjects.c).
  * Names are compared by their key (name_key): what a case-folding host file
  * system could resolve them to, so a case-insensitive host is covered too.
  * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
@@ -567,6 +570,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
   struct probe_ctx p = {.c = c, .hostfd = hostfd};
   struct ws_gitdir_probe probe = {probe_gitdir, &p};
   struct host_named named;
+  struct ws_gitrefs *refs = NULL;
 
   host_named_read(&named, hostfd);
 
@@ -608,7 +612,10 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
       why = "a path the host repository's configuration names (git runs or reads it)";
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
+    else
+      ch->protect = ws_git_ref_reason(&refs, ch, l, patterns, &probe);
   }
+  ws_gitrefs_free(refs);
   pk.trusted = NULL;
   host_named_free(&named);
   for (size_t i = 0; i < p.n_heads; i++)

@@ -350,8 +350,9 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
                                      const char **ret_pattern);
 /* Set c->v[i].protect for every change (path and renamed-from path); a
  * directory holding a regular file HEAD in c or below l->hostfd (l NULL or
- * l->hostfd -1: none) is a bare repository; a git index in c is read from
- * its layer in l. */
+ * l->hostfd -1: none) is a bare repository; a git index or ref file in c
+ * is read from its layer in l, and a ref's commits from l's layers and the
+ * host dir. */
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l);
 /* Why a symlink at path pointing at target could lead a host tool that
  * follows it out of the workspace (absolute, `..` past the root, `dir/..`)

@@ -1,0 +1,391 @@
+/* test_gitobjects.c - the git object reader (workspace/gitobjects.c) and the
+ * ref rule (workspace/gitrefs.c) on real repositories made by the host's
+ * git in a temp dir: a host repository and an agent's copy of it, whose
+ * changed ref files ws_mark_protected reads from the copy (the upper layer)
+ * and the host.  Loose and packed objects (OFS_DELTA and REF_DELTA),
+ * SHA-1 and SHA-256, the trees a comparison reads, and truncated or forged
+ * objects.  Skipped without git. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "tests/unit/tap.h"
+#include "workspace/internal.h"
+#include "workspace/workspace.h"
+
+static char dir[] = "/tmp/agentrt-test-gitobj.XXXXXX";
+static void put_file(const char *rel, const char *text)
+{
+  cleanup_free char *p = xfmt("%s/%s", dir, rel);
+  FILE *f = fopen(p, "we");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+static char *const patterns[] = {".envrc", "__pycache__/", "*.pyc", ".vscode/", NULL};
+
+/* Run a shell command (printf-style) in dir with a fixed git identity;
+ * its exit status. */
+static __attribute__((format(printf, 1, 2))) int sh(const char *fmt, ...)
+{
+  va_list ap;
+  char *cmd, *full;
+  int r;
+
+  va_start(ap, fmt);
+  if (vasprintf(&cmd, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  full = xfmt("cd '%s' && export HOME='%s' GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t "
+              "GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e "
+              "GIT_AUTHOR_DATE=@1700000000 GIT_COMMITTER_DATE=@1700000000 && (%s) >/dev/null 2>&1",
+              dir, dir, cmd);
+  r = system(full);
+  free(cmd);
+  free(full);
+  return r;
+}
+
+/* What a shell command run in dir prints. */
+static char *out_of(const char *cmd)
+{
+  cleanup_free char *full = xfmt("cd '%s' && %s", dir, cmd);
+  FILE *f = popen(full, "re");
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+
+  if (f == NULL)
+    return xstrdup("");
+  for (;;) {
+    buf = xrealloc(buf, cap += 65536);
+    size_t k = fread(buf + n, 1, cap - n - 1, f);
+    n += k;
+    if (k == 0)
+      break;
+  }
+  buf[n] = '\0';
+  pclose(f);
+  return buf;
+}
+
+/* A host repository `host` (fmt: "" or "--object-format=sha256") with
+ * d0..d9/s0..s4/f.c, a.txt, and an agent's copy `agent`. */
+static bool make_repos(const char *fmt)
+{
+  return sh("rm -rf host agent && git init -q %s host && cd host && "
+            "for d in 0 1 2 3 4 5 6 7 8 9; do for s in 0 1 2 3 4; do mkdir -p d$d/s$s && "
+            "echo $d$s >d$d/s$s/f.c; done; done && echo a >a.txt && git add -A && "
+            "git commit -q -m base && cd .. && cp -a host agent",
+            fmt) == 0;
+}
+
+/* The protection ws_mark_protected gives the agent's change of path (a file
+ * of agent/), against host/, with a new file `extra` changed too (NULL:
+ * none); NULL when none. */
+static char *ref_protect(const char *path, enum ws_kind kind, const char *extra)
+{
+  struct ws_changes c = {0};
+  struct ws_layers l = {0};
+  cleanup_free char *a = xfmt("%s/agent", dir), *h = xfmt("%s/host", dir);
+  int fd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char *res;
+
+  l.fds = &fd;
+  l.n = 1;
+  l.hostfd = open(h, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (extra)
+    ws_changes_push(&c,
+                    &(struct ws_change){
+                        .kind = WS_ADDED, .type = WS_T_FILE, .path = xstrdup(extra), .layer = 0});
+  ws_changes_push(&c, &(struct ws_change){.kind = kind,
+                                          .type = WS_T_FILE,
+                                          .old_type = kind == WS_ADDED ? WS_T_NONE : WS_T_FILE,
+                                          .path = xstrdup(path),
+                                          .layer = 0});
+  ws_mark_protected(&c, patterns, &l);
+  res = c.v[c.n - 1].protect ? xstrdup(c.v[c.n - 1].protect) : NULL;
+  ws_changes_free(&c);
+  close(fd);
+  close(l.hostfd);
+  return res;
+}
+
+/* Is the agent's ref change protected with a reason that holds want (NULL:
+ * not protected)? */
+static bool ref_says(const char *path, enum ws_kind kind, const char *want)
+{
+  cleanup_free char *p = ref_protect(path, kind, NULL);
+
+  if (want == NULL ? p == NULL : p != NULL && strstr(p, want) != NULL)
+    return true;
+  printf("# %s: %s\n", path, p ? p : "(not protected)");
+  return false;
+}
+
+/* Read every object of agent/ (listed by git) through ws_gitodb_read: do
+ * they all read (their ids checked against their content)? */
+static bool read_all(size_t hlen)
+{
+  cleanup_free char *list = out_of("git -C agent cat-file --batch-all-objects "
+                                   "--batch-check='%(objectname)'");
+  cleanup_free char *a = xfmt("%s/agent", dir);
+  int fd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct ws_gitodb *db = ws_gitodb_open(&fd, 1, ".git");
+  size_t n = 0;
+  bool ok = true;
+
+  for (char *line = strtok(list, "\n"); line && ok; line = strtok(NULL, "\n")) {
+    unsigned char oid[32], *data = NULL;
+    size_t size;
+    int type;
+    ok = ws_git_parse_hex(line, strlen(line), hlen, oid) &&
+         ws_gitodb_read(db, oid, hlen, &type, &data, &size) == 0;
+    if (!ok)
+      printf("# %s: not read\n", line);
+    free(data);
+    n++;
+  }
+  ws_gitodb_free(db);
+  close(fd);
+  return ok && n > 50;
+}
+
+/* How many deltas of a type (6 OFS_DELTA, 7 REF_DELTA) the agent's packs
+ * hold: the type bits of each delta entry verify-pack lists. */
+static int deltas(int type)
+{
+  cleanup_free char *cmd = NULL, *out = NULL;
+
+  put_file("deltas.py", "import sys\nn = 0\nfor l in sys.stdin:\n    p, o = l.split()\n"
+                        "    f = open(p, 'rb')\n    f.seek(int(o))\n"
+                        "    n += ((f.read(1)[0] >> 4) & 7) == int(sys.argv[1])\nprint(n)\n");
+  cmd = xfmt("cd agent && for i in .git/objects/pack/*.idx; do git verify-pack -v $i | awk -v "
+             "p=${i%%.idx}.pack 'NF == 7 { print p, $5 }'; done | python3 ../deltas.py %d",
+             type);
+  out = out_of(cmd);
+  return atoi(out);
+}
+
+static void test_loose(const char *fmt, const char *label)
+{
+  const char *master = ".git/refs/heads/master";
+
+  if (!make_repos(fmt)) {
+    tap_ok(false, "%s: the fixture repositories", label);
+    return;
+  }
+  tap_ok(sh("cd agent && echo x >>d3/s2/f.c && echo n >new.c && git add -A && git commit -q -m "
+            "work") == 0 &&
+             ref_says(master, WS_MODIFIED, NULL),
+         "%s: loose objects: an ordinary commit passes", label);
+  tap_ok(sh("cd agent && echo 'touch /tmp/x' >.envrc && git add .envrc && git commit -q -m e") ==
+                 0 &&
+             ref_says(master, WS_MODIFIED, "on the protected list") &&
+             ref_says(master, WS_MODIFIED, "`.envrc` (ref `refs/heads/master`)"),
+         "%s: loose objects: a committed .envrc protects the ref, named with its path", label);
+  tap_ok(
+      sh("cd agent && git reset -q --hard HEAD~1 && mkdir -p d1/__pycache__ && "
+         "echo b >d1/__pycache__/m.cpython-311.pyc && git add -f d1 && git commit -q -m p") == 0 &&
+          ref_says(master, WS_MODIFIED, "`d1/__pycache__`"),
+      "%s: a __pycache__ directory deep in the tree is found (only its subtree descended)", label);
+  tap_ok(sh("cd agent && git reset -q --hard HEAD~1 && ln -s /etc/shadow notes && git add notes "
+            "&& git commit -q -m l") == 0 &&
+             ref_says(master, WS_MODIFIED, "symlink") &&
+             sh("cd agent && git checkout -q -b side && git checkout -q --detach") == 0 &&
+             ref_says(".git/HEAD", WS_MODIFIED, "symlink") &&
+             ref_says(".git/refs/heads/side", WS_ADDED, "symlink"),
+         "%s: a symlink in a commit: the ref, a detached HEAD and a new branch are protected",
+         label);
+  tap_ok(sh("cd agent && git checkout -q master && git reset -q --hard HEAD~1 && git update-index "
+            "--add --cacheinfo 160000,$(git rev-parse HEAD),lib && git commit -q -m g") == 0 &&
+             ref_says(master, WS_MODIFIED, "submodule (gitlink"),
+         "%s: a gitlink in a commit protects the ref", label);
+}
+
+static void test_packed(const char *fmt, const char *label, size_t hlen)
+{
+  bool ok;
+  int k;
+
+  make_repos(fmt);
+  /* versions of a larger file make deltas; an .envrc the host had passes */
+  sh("cd host && seq 1 3000 >big.txt && echo 'export A=1' >.envrc && ln -s a.txt link && "
+     "git add -A && git commit -q -m big && cd .. && rm -rf agent && cp -a host agent && cd agent "
+     "&& for i in 1 2 3 4 5 6; do echo $i >>big.txt && echo $i >>d$i/s1/f.c && git commit -q -am "
+     "v$i; done");
+  ok = sh("cd agent && git -c repack.useDeltaBaseOffset=false repack -q -a -d -f && git "
+          "pack-refs --all") == 0;
+  k = deltas(7);
+  tap_ok(ok && k > 0 && read_all(hlen),
+         "%s: packs: every object reads through REF_DELTA chains (%d deltas), ids checked", label,
+         k);
+  ok = sh("cd agent && git repack -q -a -d -f && git pack-refs --all && "
+          "test ! -e .git/refs/heads/master") == 0;
+  k = deltas(6);
+  tap_ok(ok && k > 0 && read_all(hlen) && ref_says(".git/packed-refs", WS_ADDED, NULL),
+         "%s: packs: OFS_DELTA chains read (%d deltas); an ordinary history in packed-refs "
+         "passes, the host's own .envrc and symlink too",
+         label, k);
+  tap_ok(sh("cd agent && mkdir -p .vscode && echo '{}' >.vscode/tasks.json && git add -f .vscode "
+            "&& git commit -q -m v && git gc -q && git pack-refs --all") == 0 &&
+             ref_says(".git/packed-refs", WS_ADDED, "`.vscode` (ref `refs/heads/master`)"),
+         "%s: after git gc a protected entry in a packed commit protects packed-refs", label);
+}
+
+/* Trees read to compare a one-file change in a repository of 61 trees. */
+static void test_trees_read(void)
+{
+  cleanup_free char *a = xfmt("%s/agent", dir);
+  cleanup_free char *newid = NULL, *oldid = NULL;
+  unsigned char n[20], o[20];
+  char *path = NULL;
+  int fd;
+  struct ws_gitodb *db;
+  const char *why;
+
+  make_repos("");
+  sh("cd agent && echo y >>d7/s3/f.c && git commit -q -am one");
+  newid = out_of("git -C agent rev-parse HEAD");
+  oldid = out_of("git -C agent rev-parse HEAD~1");
+  fd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  db = ws_gitodb_open(&fd, 1, ".git");
+  why = ws_git_parse_hex(newid, strlen(newid), 20, n) && ws_git_parse_hex(oldid, 40, 20, o)
+            ? ws_git_commit_reason(db, n, o, 20, patterns, &path)
+            : "bad ids";
+  tap_ok(why == NULL && ws_gitodb_trees_read(db) == 6,
+         "trees: a one-file change 3 levels deep reads 6 trees (3 new, 3 old) of 61: %zu",
+         ws_gitodb_trees_read(db));
+  free(path);
+  ws_gitodb_free(db);
+  db = ws_gitodb_open(&fd, 1, ".git");
+  why = ws_git_commit_reason(db, n, NULL, 20, patterns, &path);
+  tap_ok(why == NULL && ws_gitodb_trees_read(db) == 61,
+         "trees: against nothing, the whole tree is read: %zu", ws_gitodb_trees_read(db));
+  free(path);
+  ws_gitodb_free(db);
+  close(fd);
+}
+
+/* A commit on master whose tree has one entry named name (forged: git
+ * writes no such tree). */
+static bool forged_entry(const char *name)
+{
+  put_file("mktree.py", "import sys\nsys.stdout.buffer.write(b'100644 ' + sys.argv[1].encode() "
+                        "+ b'\\0' + bytes.fromhex(sys.argv[2]))\n");
+  return sh("cd agent && b=$(echo x | git hash-object -w --stdin) && "
+            "t=$(python3 ../mktree.py '%s' $b | git hash-object -w -t tree --literally --stdin) "
+            "&& c=$(git commit-tree -m f $t) && git update-ref refs/heads/master $c",
+            name) == 0;
+}
+
+static void test_refused(void)
+{
+  const char *master = ".git/refs/heads/master";
+
+  make_repos("");
+  tap_ok(forged_entry(".git") && ref_says(master, WS_MODIFIED, "inside `.git`") &&
+             forged_entry(".GIT.") && ref_says(master, WS_MODIFIED, "inside `.git`") &&
+             forged_entry("..") && ref_says(master, WS_MODIFIED, "out of the work tree"),
+         "refused: a tree entry .git (or an alias), or .., git would never write");
+  /* a loose tree of the agent's commit, truncated */
+  sh("cd agent && git update-ref refs/heads/master $(cat ../host/.git/refs/heads/master) && "
+     "git reset -q --hard && echo z >>d2/s2/f.c && git commit -q -am t && "
+     "t=$(git rev-parse HEAD:d2/s2) && f=.git/objects/$(echo $t | cut -c1-2)/$(echo $t | cut "
+     "-c3-) && chmod u+w $f && head -c 20 $f >$f.t && mv $f.t $f");
+  tap_ok(ref_says(master, WS_MODIFIED,
+                  "a commit agentrt cannot read (git checks none of its "
+                  "paths) `d2/s2`"),
+         "refused: a truncated tree object (named by its path)");
+  /* the same object id holding other content (a valid zlib stream) */
+  sh("cd agent && t=$(git rev-parse HEAD:d2/s2) && f=.git/objects/$(echo $t | cut -c1-2)/$(echo "
+     "$t | cut -c3-) && python3 -c 'import zlib,sys; d=b\"100644 .envrc\\0\"+bytes(20); "
+     "open(sys.argv[1],\"wb\").write(zlib.compress(b\"tree %%d\\0\" %% len(d) + d))' $f");
+  tap_ok(ref_says(master, WS_MODIFIED, "cannot read"),
+         "refused: an object whose content does not match its id");
+  tap_ok(sh("cd agent && git rev-parse HEAD >.git/refs/heads/master.x && "
+            "echo 0000000000000000000000000000000000000001 >.git/refs/heads/master") == 0 &&
+             ref_says(master, WS_MODIFIED, "cannot read") &&
+             sh("cd agent && echo garbage >.git/refs/heads/master") == 0 &&
+             ref_says(master, WS_MODIFIED, "a ref agentrt cannot read"),
+         "refused: a ref naming a missing object, or no id at all");
+  /* a pack with one byte flipped in the middle: each object read is refused or correct */
+  make_repos("");
+  sh("cd agent && echo 'x' >.envrc && git add .envrc && git commit -q -m e && git gc -q && "
+     "p=$(ls .git/objects/pack/*.pack) && chmod u+w $p && s=$(stat -c %%s $p) && "
+     "printf '\\377' | dd of=$p bs=1 seek=$((s / 2)) conv=notrunc");
+  tap_ok(ref_says(".git/packed-refs", WS_ADDED, "(ref `refs/heads/master`)"),
+         "refused: a corrupt pack (a byte flipped) protects, no crash");
+  sh("cd agent && i=$(ls .git/objects/pack/*.idx) && chmod u+w $i && head -c 600 $i >$i.t && mv "
+     "$i.t $i");
+  tap_ok(ref_says(".git/packed-refs", WS_ADDED, "cannot read"),
+         "refused: a truncated pack index protects, no crash");
+}
+
+static void test_head(void)
+{
+  make_repos("");
+  tap_ok(sh("cd host && git branch other && cd ../agent && git branch other && "
+            "git checkout -q other") == 0 &&
+             ref_says(".git/HEAD", WS_MODIFIED, NULL),
+         "HEAD: switching to a branch the host has (same commit) passes");
+  tap_ok(sh("cd agent && git checkout -q -b evil && echo x >.envrc && git add .envrc && "
+            "git commit -q -m e") == 0 &&
+             ref_says(".git/HEAD", WS_MODIFIED, "`.envrc` (ref `HEAD`)") &&
+             ref_says(".git/refs/heads/evil", WS_ADDED, "`.envrc` (ref `refs/heads/evil`)") &&
+             sh("cd agent && git rev-parse master >.git/ORIG_HEAD") == 0 &&
+             ref_says(".git/ORIG_HEAD", WS_ADDED, NULL),
+         "HEAD: a new branch with a .envrc protects HEAD (resolved through the agent's refs) and "
+         "the branch, compared with the host's HEAD");
+  {
+    cleanup_free char *p = NULL;
+    sh("cd agent && echo 'ref: refs/heads/evil' >HEAD");
+    p = ref_protect(".git/refs/heads/evil", WS_ADDED, "HEAD");
+    tap_ok(ref_says(".git/logs/refs/heads/evil", WS_ADDED, NULL) &&
+               ref_says(".git/logs/HEAD", WS_MODIFIED, NULL) && p != NULL,
+           "HEAD: a reflog (logs/ holds a HEAD) is no repository; a HEAD the agent made at the "
+           "top leaves .git's new ref protected");
+  }
+  tap_ok(sh("cd agent && git tag -a -m t v1 evil && git tag -a -m tt v2 v1") == 0 &&
+             ref_says(".git/refs/tags/v2", WS_ADDED, "`.envrc` (ref `refs/tags/v2`)"),
+         "tags: an annotated tag (of a tag) peels to its commit");
+  tap_ok(sh("cd agent && git rev-parse evil >.git/FETCH_HEAD") == 0 &&
+             ref_says(".git/FETCH_HEAD", WS_ADDED, "(ref `FETCH_HEAD`)"),
+         "FETCH_HEAD: a fetched commit is compared with the host's HEAD");
+  /* a bare repository below the work tree */
+  tap_ok(
+      sh("git clone -q --bare agent host/b.git && cp -a host/b.git agent/b.git && cd agent/b.git "
+         "&& git update-ref refs/heads/master evil") == 0 &&
+          ref_says("b.git/refs/heads/master", WS_MODIFIED, "`.envrc`"),
+      "bare: a ref of a bare repository in the work tree is read the same way");
+}
+
+int main(void)
+{
+  if (system("git --version >/dev/null 2>&1") != 0 ||
+      system("python3 -c '' >/dev/null 2>&1") != 0) {
+    tap_skip("needs git and python3 (the fixtures); the bats escape tests cover the rule too");
+    return tap_done();
+  }
+  if (mkdtemp(dir) == NULL)
+    return 1;
+  test_loose("", "sha1");
+  test_loose("--object-format=sha256", "sha256");
+  test_packed("", "sha1", 20);
+  test_packed("--object-format=sha256", "sha256", 32);
+  test_trees_read();
+  test_refused();
+  test_head();
+  {
+    cleanup_free char *cmd = xfmt("rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+      return 1;
+  }
+  return tap_done();
+}

@@ -1,0 +1,1050 @@
+/* gitobjects.c - the trees of the commits a git ref of the agent's names.
+ *
+ * A ref (`refs/...`, `packed-refs`, `HEAD`, ...) is committed as git's data,
+ * and the operator's `git checkout -- .`, `git restore .` or `git reset
+ * --hard` then writes every entry of the commit it names: a `.envrc`, a
+ * cached Python bytecode (`*.pyc`) or a symlink to /etc/shadow that the review held back
+ * as a file comes back through the agent's history.  So the tree of such a
+ * commit is read here and compared with the tree of the commit the host's
+ * ref named, descending only into subtrees whose object ids differ (the
+ * cost follows the change, not the repository), and an entry is risky as in
+ * a git index (gitindex.c): a path git would never write, or a new or
+ * changed protected path, symlink or gitlink.
+ *
+ * Objects are read from the layers of the review, upper first, then the
+ * host dir: loose objects (zlib) and packs (`.idx` version 2, with
+ * OFS_DELTA and REF_DELTA chains applied iteratively), SHA-1 or SHA-256 (the
+ * width of the ids).  Every copy of an object that the layers hold is read
+ * and its id checked against its content: git reads a pack's copy before a
+ * loose one and checks neither, so a forged copy anywhere would be the one
+ * checked out.  What cannot be read, checked or is over a limit is refused.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/sha256.h"
+#include "common/util.h"
+#include "workspace/internal.h"
+
+#define MAX_OBJECT ((size_t)64 << 20)      /* bytes of one object (or delta) */
+#define MAX_CHAIN_WORK ((uint64_t)1 << 30) /* bytes a delta chain may inflate and produce */
+#define MAX_DELTA_DEPTH 4096               /* git's own limit for `repack --depth` */
+#define MAX_TAG_DEPTH 16
+#define MAX_TREE_DEPTH 4096
+#define MAX_TREE_ENTRIES 10000000 /* entries visited by one comparison */
+#define MAX_PACKS 4096
+#define MAX_COPIES 64 /* copies of one object in the layers */
+
+enum {
+  OBJ_COMMIT = 1,
+  OBJ_TREE = 2,
+  OBJ_BLOB = 3,
+  OBJ_TAG = 4,
+  OBJ_OFS_DELTA = 6,
+  OBJ_REF_DELTA = 7
+};
+
+static const char *const type_names[] = {NULL, "commit", "tree", "blob", "tag"};
+
+/* --- SHA-1 (FIPS 180-4), for ids of SHA-1 repositories ------------------- */
+
+struct sha1 {
+  uint32_t h[5];
+  uint64_t total;
+  unsigned char buf[64];
+  size_t n;
+};
+
+static uint32_t rol(uint32_t x, unsigned k)
+{
+  return x << k | x >> (32 - k);
+}
+
+static void sha1_block(struct sha1 *s, const unsigned char *p)
+{
+  uint32_t w[80], a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4];
+
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
+           p[4 * i + 3];
+  for (int i = 16; i < 80; i++)
+    w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+  for (int i = 0; i < 80; i++) {
+    uint32_t f, k, t;
+    if (i < 20) {
+      f = (b & c) | (~b & d);
+      k = 0x5a827999;
+    } else if (i < 40) {
+      f = b ^ c ^ d;
+      k = 0x6ed9eba1;
+    } else if (i < 60) {
+      f = (b & c) | (b & d) | (c & d);
+      k = 0x8f1bbcdc;
+    } else {
+      f = b ^ c ^ d;
+      k = 0xca62c1d6;
+    }
+    t = rol(a, 5) + f + e + k + w[i];
+    e = d;
+    d = c;
+    c = rol(b, 30);
+    b = a;
+    a = t;
+  }
+  s->h[0] += a;
+  s->h[1] += b;
+  s->h[2] += c;
+  s->h[3] += d;
+  s->h[4] += e;
+}
+
+static void sha1_init(struct sha1 *s)
+{
+  *s = (struct sha1){.h = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0}};
+}
+
+static void sha1_update(struct sha1 *s, const void *data, size_t len)
+{
+  const unsigned char *p = data;
+
+  s->total += len;
+  while (len > 0) {
+    size_t k = 64 - s->n < len ? 64 - s->n : len;
+    memcpy(s->buf + s->n, p, k);
+    s->n += k;
+    p += k;
+    len -= k;
+    if (s->n == 64) {
+      sha1_block(s, s->buf);
+      s->n = 0;
+    }
+  }
+}
+
+static void sha1_final(struct sha1 *s, unsigned char out[20])
+{
+  uint64_t bits = s->total * 8;
+  unsigned char pad[72] = {0x80};
+  size_t padlen = (s->n < 56 ? 56 : 120) - s->n;
+
+  for (int i = 0; i < 8; i++)
+    pad[padlen + i] = (unsigned char)(bits >> (56 - 8 * i));
+  sha1_update(s, pad, padlen + 8);
+  for (int i = 0; i < 5; i++) {
+    out[4 * i] = (unsigned char)(s->h[i] >> 24);
+    out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
+    out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
+    out[4 * i + 3] = (unsigned char)s->h[i];
+  }
+}
+
+/* Is oid (hlen bytes) the id of an object of this type and content? */
+static bool id_matches(const unsigned char *oid, size_t hlen, int type, const unsigned char *data,
+                       size_t size)
+{
+  char hdr[32];
+  int k = snprintf(hdr, sizeof hdr, "%s %zu", type_names[type], size);
+  unsigned char out[32];
+
+  if (hlen == 20) {
+    struct sha1 s;
+    sha1_init(&s);
+    sha1_update(&s, hdr, (size_t)k + 1);
+    sha1_update(&s, data, size);
+    sha1_final(&s, out);
+  } else {
+    struct sha256 s;
+    sha256_init(&s);
+    sha256_update(&s, hdr, (size_t)k + 1);
+    sha256_update(&s, data, size);
+    sha256_final(&s, out);
+  }
+  return memcmp(out, oid, hlen) == 0;
+}
+
+/* --- zlib streams read from a file with pread ---------------------------- */
+
+struct zin {
+  z_stream z;
+  int fd;
+  uint64_t pos, end; /* the next byte to read, the first not to */
+  bool ended;
+  unsigned char buf[16384];
+};
+
+static bool zin_init(struct zin *s, int fd, uint64_t pos, uint64_t end)
+{
+  memset(&s->z, 0, sizeof s->z);
+  s->fd = fd;
+  s->pos = pos;
+  s->end = end;
+  s->ended = false;
+  return inflateInit(&s->z) == Z_OK;
+}
+
+/* More input when the stream has none left: false at the end of the file. */
+static bool zin_fill(struct zin *s)
+{
+  size_t want = s->end - s->pos < sizeof s->buf ? (size_t)(s->end - s->pos) : sizeof s->buf;
+  ssize_t k;
+
+  if (s->z.avail_in > 0)
+    return true;
+  if (want == 0 || (k = pread(s->fd, s->buf, want, (off_t)s->pos)) <= 0)
+    return false;
+  s->pos += (uint64_t)k;
+  s->z.next_in = s->buf;
+  s->z.avail_in = (uInt)k;
+  return true;
+}
+
+/* Inflate up to n bytes into out (exactly n unless the stream ends first):
+ * the count, or -1 on an error. */
+static ssize_t zin_inflate(struct zin *s, unsigned char *out, size_t n)
+{
+  s->z.next_out = out;
+  s->z.avail_out = (uInt)n;
+  while (s->z.avail_out > 0 && !s->ended) {
+    int r;
+    if (!zin_fill(s))
+      return -1;
+    r = inflate(&s->z, Z_NO_FLUSH);
+    if (r == Z_STREAM_END)
+      s->ended = true;
+    else if (r != Z_OK)
+      return -1;
+  }
+  return (ssize_t)(n - s->z.avail_out);
+}
+
+/* Inflate exactly n bytes into out. */
+static bool zin_read(struct zin *s, unsigned char *out, size_t n)
+{
+  return zin_inflate(s, out, n) == (ssize_t)n;
+}
+
+/* Does the stream end here, with no byte more? */
+static bool zin_at_end(struct zin *s)
+{
+  unsigned char c;
+
+  return zin_inflate(s, &c, 1) == 0 && s->ended;
+}
+
+/* n bytes inflated from fd at pos (end: the file's size), which must be the
+ * whole stream; NULL when not. */
+static unsigned char *inflate_at(int fd, uint64_t pos, uint64_t end, size_t n)
+{
+  struct zin *s = xmalloc(sizeof *s);
+  unsigned char *out = xmalloc(n ? n : 1);
+  bool ok = zin_init(s, fd, pos, end);
+
+  ok = ok && zin_read(s, out, n) && zin_at_end(s);
+  inflateEnd(&s->z);
+  free(s);
+  if (!ok) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* --- the object store ---------------------------------------------------- */
+
+struct pack {
+  int idx, pack; /* fds, or -1 before first use */
+  int layer;
+  char *name; /* "pack-<hex>" */
+  bool opened, broken;
+  uint32_t fanout[256];
+  uint64_t idx_size, pack_size;
+};
+
+struct ws_gitodb {
+  const int *fds; /* the layers, upper first, the host dir last */
+  size_t n;
+  char *objdir; /* "<gitdir>/objects" */
+  struct pack *packs;
+  size_t n_packs;
+  bool unlisted; /* a pack directory could not be read */
+  size_t trees_read;
+};
+
+static bool has_suffix(const char *s, const char *suf)
+{
+  size_t n = strlen(s), k = strlen(suf);
+  return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+static bool regular_at(int dirfd, const char *name)
+{
+  struct stat st;
+  return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The packs of one layer: every pack-*.idx beside its pack-*.pack. */
+static void list_packs(struct ws_gitodb *db, int layer)
+{
+  cleanup_free char *path = xfmt("%s/pack", db->objdir);
+  int fd = ws_open_beneath(db->fds[layer], path, O_RDONLY | O_DIRECTORY, 0);
+  DIR *d;
+  struct dirent *e;
+
+  if (fd < 0) {
+    if (errno != ENOENT && errno != ENOTDIR)
+      db->unlisted = true;
+    return;
+  }
+  d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    db->unlisted = true;
+    return;
+  }
+  while ((e = readdir(d)) != NULL) {
+    cleanup_free char *pname = NULL;
+    size_t len = strlen(e->d_name);
+    if (strncmp(e->d_name, "pack-", 5) != 0 || !has_suffix(e->d_name, ".idx") ||
+        !regular_at(dirfd(d), e->d_name))
+      continue;
+    pname = xfmt("%.*s.pack", (int)(len - 4), e->d_name);
+    if (!regular_at(dirfd(d), pname))
+      continue; /* git uses no index without its pack */
+    if (db->n_packs == MAX_PACKS) {
+      db->unlisted = true;
+      break;
+    }
+    db->packs = xrealloc(db->packs, (db->n_packs + 1) * sizeof *db->packs);
+    db->packs[db->n_packs++] =
+        (struct pack){.idx = -1, .pack = -1, .layer = layer, .name = xstrndup(e->d_name, len - 4)};
+  }
+  closedir(d);
+}
+
+struct ws_gitodb *ws_gitodb_open(const int *fds, size_t n, const char *gitdir)
+{
+  struct ws_gitodb *db = xmalloc0(sizeof *db);
+
+  db->fds = fds;
+  db->n = n;
+  db->objdir = *gitdir ? xfmt("%s/objects", gitdir) : xstrdup("objects");
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      list_packs(db, (int)i);
+  return db;
+}
+
+void ws_gitodb_free(struct ws_gitodb *db)
+{
+  if (db == NULL)
+    return;
+  for (size_t i = 0; i < db->n_packs; i++) {
+    if (db->packs[i].idx >= 0)
+      close(db->packs[i].idx);
+    if (db->packs[i].pack >= 0)
+      close(db->packs[i].pack);
+    free(db->packs[i].name);
+  }
+  free(db->packs);
+  free(db->objdir);
+  free(db);
+}
+
+size_t ws_gitodb_trees_read(const struct ws_gitodb *db)
+{
+  return db->trees_read;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static bool pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+  size_t got = 0;
+
+  while (got < n) {
+    ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return false;
+    got += (size_t)k;
+  }
+  return true;
+}
+
+static int open_file(int rootfd, const char *path, uint64_t *ret_size)
+{
+  int fd = ws_open_beneath(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  struct stat st;
+
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  *ret_size = (uint64_t)st.st_size;
+  return fd;
+}
+
+/* Open p's index and pack and check their headers (version 2 index with a
+ * monotonic fan-out; version 2 or 3 pack); p->broken when they are not. */
+static bool pack_open(struct ws_gitodb *db, struct pack *p, size_t hlen)
+{
+  cleanup_free char *ipath = xfmt("%s/pack/%s.idx", db->objdir, p->name);
+  cleanup_free char *ppath = xfmt("%s/pack/%s.pack", db->objdir, p->name);
+  unsigned char hdr[8 + 1024], phdr[12];
+
+  if (p->opened)
+    return !p->broken;
+  p->opened = true;
+  p->broken = true;
+  p->idx = open_file(db->fds[p->layer], ipath, &p->idx_size);
+  p->pack = open_file(db->fds[p->layer], ppath, &p->pack_size);
+  if (p->idx < 0 || p->pack < 0 || !pread_all(p->idx, hdr, sizeof hdr, 0) ||
+      memcmp(hdr, "\377tOc\0\0\0\2", 8) != 0 || !pread_all(p->pack, phdr, sizeof phdr, 0) ||
+      memcmp(phdr, "PACK", 4) != 0 || (be32(phdr + 4) != 2 && be32(phdr + 4) != 3))
+    return false;
+  for (int i = 0; i < 256; i++) {
+    p->fanout[i] = be32(hdr + 8 + 4 * i);
+    if (i > 0 && p->fanout[i] < p->fanout[i - 1])
+      return false;
+  }
+  /* names, CRCs, offsets, the two checksums: the large offsets come after */
+  if ((uint64_t)p->fanout[255] * (hlen + 8) + 1032 + 2 * hlen > p->idx_size ||
+      p->pack_size < 12 + hlen)
+    return false;
+  p->broken = false;
+  return true;
+}
+
+/* The offset of oid in p, 0 when it is not there; -1 on a broken index. */
+static int64_t pack_find(struct pack *p, const unsigned char *oid, size_t hlen)
+{
+  uint64_t n = p->fanout[255], lo = oid[0] ? p->fanout[oid[0] - 1] : 0, hi = p->fanout[oid[0]];
+  uint64_t names = 1032, offsets = names + n * (hlen + 4);
+  unsigned char name[32], ob[8];
+
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    int c;
+    if (!pread_all(p->idx, name, hlen, names + mid * hlen))
+      return -1;
+    c = memcmp(name, oid, hlen);
+    if (c < 0) {
+      lo = mid + 1;
+    } else if (c > 0) {
+      hi = mid;
+    } else {
+      uint64_t off;
+      if (!pread_all(p->idx, ob, 4, offsets + mid * 4))
+        return -1;
+      off = be32(ob);
+      if (off & 0x80000000u) {
+        uint64_t at = offsets + n * 4 + (off & 0x7fffffffu) * 8;
+        if (at + 8 + 2 * hlen > p->idx_size || !pread_all(p->idx, ob, 8, at))
+          return -1;
+        off = (uint64_t)be32(ob) << 32 | be32(ob + 4);
+      }
+      if (off < 12 || off >= p->pack_size - hlen)
+        return -1;
+      return (int64_t)off;
+    }
+  }
+  return 0;
+}
+
+/* One entry's header in a pack: type, size, and for a delta its base. */
+struct entry_hdr {
+  int type;
+  size_t size;
+  uint64_t data;          /* where its zlib stream starts */
+  uint64_t base_off;      /* OFS_DELTA */
+  unsigned char base[32]; /* REF_DELTA */
+};
+
+static bool entry_header(const struct pack *p, uint64_t off, size_t hlen, struct entry_hdr *h)
+{
+  unsigned char b[64];
+  size_t avail =
+      p->pack_size - hlen - off < sizeof b ? (size_t)(p->pack_size - hlen - off) : sizeof b;
+  size_t i = 0;
+  uint64_t size;
+  unsigned shift = 4;
+
+  if (avail == 0 || !pread_all(p->pack, b, avail, off))
+    return false;
+  h->type = (b[0] >> 4) & 7;
+  size = b[0] & 15;
+  while (b[i++] & 0x80) {
+    if (i >= avail || shift > 56)
+      return false;
+    size |= (uint64_t)(b[i] & 0x7f) << shift;
+    shift += 7;
+  }
+  if (size > MAX_OBJECT)
+    return false;
+  h->size = (size_t)size;
+  if (h->type == OBJ_OFS_DELTA) {
+    uint64_t rel;
+    if (i >= avail)
+      return false;
+    rel = b[i] & 0x7f;
+    while (b[i++] & 0x80) {
+      if (i >= avail || rel > (UINT64_MAX >> 8))
+        return false;
+      rel = ((rel + 1) << 7) | (b[i] & 0x7f);
+    }
+    if (rel == 0 || rel > off - 12)
+      return false;
+    h->base_off = off - rel;
+  } else if (h->type == OBJ_REF_DELTA) {
+    if (avail - i < hlen)
+      return false;
+    memcpy(h->base, b + i, hlen);
+    i += hlen;
+  } else if (h->type < OBJ_COMMIT || h->type > OBJ_TAG) {
+    return false;
+  }
+  h->data = off + i;
+  return true;
+}
+
+/* A delta (n bytes) applied to base (bn bytes): the result, or NULL. */
+static unsigned char *delta_apply(const unsigned char *base, size_t bn, const unsigned char *d,
+                                  size_t n, size_t *ret_size)
+{
+  size_t pos = 0, sizes[2], out = 0;
+  unsigned char *r;
+
+  for (int k = 0; k < 2; k++) {
+    uint64_t v = 0;
+    unsigned shift = 0;
+    unsigned char c;
+    do {
+      if (pos >= n || shift > 56)
+        return NULL;
+      c = d[pos++];
+      v |= (uint64_t)(c & 0x7f) << shift;
+      shift += 7;
+    } while (c & 0x80);
+    if (v > MAX_OBJECT)
+      return NULL;
+    sizes[k] = (size_t)v;
+  }
+  if (sizes[0] != bn)
+    return NULL;
+  r = xmalloc(sizes[1] ? sizes[1] : 1);
+  while (pos < n) {
+    unsigned char c = d[pos++];
+    if (c & 0x80) { /* copy from the base: offset and size bytes as the bits say */
+      size_t off = 0, len = 0;
+      for (int b = 0; b < 4; b++)
+        if (c & (1u << b)) {
+          if (pos >= n)
+            goto bad;
+          off |= (size_t)d[pos++] << (8 * b);
+        }
+      for (int b = 0; b < 3; b++)
+        if (c & (1u << (4 + b))) {
+          if (pos >= n)
+            goto bad;
+          len |= (size_t)d[pos++] << (8 * b);
+        }
+      if (len == 0)
+        len = 0x10000;
+      if (off > bn || len > bn - off || len > sizes[1] - out)
+        goto bad;
+      memcpy(r + out, base + off, len);
+      out += len;
+    } else if (c != 0) { /* insert c literal bytes */
+      if (c > n - pos || c > sizes[1] - out)
+        goto bad;
+      memcpy(r + out, d + pos, c);
+      out += c;
+      pos += c;
+    } else {
+      goto bad;
+    }
+  }
+  if (out != sizes[1])
+    goto bad;
+  *ret_size = out;
+  return r;
+bad:
+  free(r);
+  return NULL;
+}
+
+static bool find_packed(struct ws_gitodb *db, const unsigned char *oid, size_t hlen,
+                        struct pack **ret_p, uint64_t *ret_off);
+static bool read_loose(struct ws_gitodb *db, int layer, const unsigned char *oid, size_t hlen,
+                       int *ret_type, unsigned char **ret_data, size_t *ret_size);
+
+/* The object at off in p: deltas are followed to their base (in this pack,
+ * another, or a loose object for a REF_DELTA), then applied from the base
+ * up.  Bounded by depth and by the bytes the chain produces. */
+static bool read_packed(struct ws_gitodb *db, struct pack *p, uint64_t off, size_t hlen,
+                        int *ret_type, unsigned char **ret_data, size_t *ret_size)
+{
+  struct link {
+    struct pack *p;
+    struct entry_hdr h;
+  };
+  cleanup_free struct link *chain = NULL;
+  size_t depth = 0, size = 0;
+  unsigned char *data = NULL;
+  uint64_t work = 0;
+  int type = 0;
+
+  for (;;) {
+    struct entry_hdr h;
+    if (!pack_open(db, p, hlen) || !entry_header(p, off, hlen, &h))
+      return false;
+    if (h.type != OBJ_OFS_DELTA && h.type != OBJ_REF_DELTA) {
+      data = inflate_at(p->pack, h.data, p->pack_size - hlen, h.size);
+      if (data == NULL)
+        return false;
+      type = h.type;
+      size = h.size;
+      break;
+    }
+    if (depth == MAX_DELTA_DEPTH)
+      return false;
+    chain = xrealloc(chain, (depth + 1) * sizeof *chain);
+    chain[depth++] = (struct link){p, h};
+    if (h.type == OBJ_OFS_DELTA) {
+      off = h.base_off;
+      continue;
+    }
+    if (!find_packed(db, h.base, hlen, &p, &off)) {
+      bool found = false;
+      for (size_t i = 0; i < db->n && !found; i++)
+        found = db->fds[i] >= 0 && read_loose(db, (int)i, h.base, hlen, &type, &data, &size);
+      if (!found)
+        return false;
+      break;
+    }
+  }
+  while (depth > 0) {
+    struct link *k = &chain[--depth];
+    unsigned char *d = inflate_at(k->p->pack, k->h.data, k->p->pack_size - hlen, k->h.size);
+    unsigned char *r = d ? delta_apply(data, size, d, k->h.size, &size) : NULL;
+    free(d);
+    free(data);
+    data = r;
+    if (data == NULL || (work += size + k->h.size) > MAX_CHAIN_WORK) {
+      free(data);
+      return false;
+    }
+  }
+  *ret_type = type;
+  *ret_data = data;
+  *ret_size = size;
+  return true;
+}
+
+/* The first pack (in layer order) holding oid. */
+static bool find_packed(struct ws_gitodb *db, const unsigned char *oid, size_t hlen,
+                        struct pack **ret_p, uint64_t *ret_off)
+{
+  for (size_t i = 0; i < db->n_packs; i++) {
+    int64_t off;
+    if (!pack_open(db, &db->packs[i], hlen))
+      continue;
+    off = pack_find(&db->packs[i], oid, hlen);
+    if (off > 0) {
+      *ret_p = &db->packs[i];
+      *ret_off = (uint64_t)off;
+      return true;
+    }
+  }
+  return false;
+}
+
+static void hex_of(const unsigned char *oid, size_t hlen, char *out)
+{
+  static const char digits[] = "0123456789abcdef";
+
+  for (size_t i = 0; i < hlen; i++) {
+    out[2 * i] = digits[oid[i] >> 4];
+    out[2 * i + 1] = digits[oid[i] & 15];
+  }
+  out[2 * hlen] = '\0';
+}
+
+/* The loose object oid in one layer ("type size\0" and the content, zlib),
+ * false when it is not there or does not parse. */
+static bool read_loose(struct ws_gitodb *db, int layer, const unsigned char *oid, size_t hlen,
+                       int *ret_type, unsigned char **ret_data, size_t *ret_size)
+{
+  char hex[65], hdr[32];
+  cleanup_free char *path = NULL;
+  cleanup_close int fd = -1;
+  cleanup_free struct zin *s = NULL;
+  unsigned char *data = NULL;
+  uint64_t fsize, size = 0;
+  size_t i = 0;
+  int type = 0;
+  bool ok;
+
+  hex_of(oid, hlen, hex);
+  path = xfmt("%s/%.2s/%s", db->objdir, hex, hex + 2);
+  if ((fd = open_file(db->fds[layer], path, &fsize)) < 0)
+    return false;
+  s = xmalloc(sizeof *s);
+  if (!zin_init(s, fd, 0, fsize))
+    return false;
+  do {
+    ok = i < sizeof hdr && zin_read(s, (unsigned char *)hdr + i, 1);
+  } while (ok && hdr[i++] != '\0');
+  for (int t = OBJ_COMMIT; ok && t <= OBJ_TAG; t++) {
+    size_t k = strlen(type_names[t]);
+    if (strncmp(hdr, type_names[t], k) == 0 && hdr[k] == ' ')
+      type = t;
+  }
+  ok = ok && type != 0;
+  for (const char *c = ok ? hdr + strlen(type_names[type]) + 1 : ""; ok && *c; c++) {
+    ok = *c >= '0' && *c <= '9' && size <= MAX_OBJECT;
+    size = size * 10 + (uint64_t)(*c - '0');
+  }
+  ok = ok && hdr[strlen(type_names[type]) + 1] != '\0' && size <= MAX_OBJECT;
+  if (ok) {
+    data = xmalloc(size ? (size_t)size : 1);
+    ok = zin_read(s, data, (size_t)size) && zin_at_end(s);
+  }
+  inflateEnd(&s->z);
+  if (!ok) {
+    free(data);
+    return false;
+  }
+  *ret_type = type;
+  *ret_data = data;
+  *ret_size = (size_t)size;
+  return true;
+}
+
+/* Does a layer hold the loose object's file (readable or not)? */
+static bool loose_exists(struct ws_gitodb *db, int layer, const unsigned char *oid, size_t hlen)
+{
+  char hex[65];
+  cleanup_free char *path = NULL;
+  cleanup_close int fd = -1;
+
+  hex_of(oid, hlen, hex);
+  path = xfmt("%s/%.2s/%s", db->objdir, hex, hex + 2);
+  fd = ws_open_beneath(db->fds[layer], path, O_PATH | O_NOFOLLOW, 0);
+  return fd >= 0;
+}
+
+/* Keep the first copy read in *ret_*, free the others; false when a copy
+ * does not match the id. */
+static bool keep_copy(const unsigned char *oid, size_t hlen, int type, unsigned char *data,
+                      size_t size, int *ret_type, unsigned char **ret_data, size_t *ret_size)
+{
+  bool ok = id_matches(oid, hlen, type, data, size);
+
+  if (ok && *ret_data == NULL) {
+    *ret_type = type;
+    *ret_data = data;
+    *ret_size = size;
+    return true;
+  }
+  free(data);
+  return ok;
+}
+
+int ws_gitodb_read(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, int *ret_type,
+                   unsigned char **ret_data, size_t *ret_size)
+{
+  size_t copies = 0;
+  bool ok = !db->unlisted && (hlen == 20 || hlen == 32);
+
+  *ret_data = NULL;
+  for (size_t i = 0; ok && i < db->n_packs; i++) {
+    struct pack *p = &db->packs[i];
+    int64_t off;
+    int type;
+    unsigned char *data;
+    size_t size;
+    if (!pack_open(db, p, hlen)) {
+      ok = false; /* git may read the object from it */
+      break;
+    }
+    if ((off = pack_find(p, oid, hlen)) == 0)
+      continue;
+    ok = off > 0 && ++copies <= MAX_COPIES &&
+         read_packed(db, p, (uint64_t)off, hlen, &type, &data, &size) &&
+         keep_copy(oid, hlen, type, data, size, ret_type, ret_data, ret_size);
+  }
+  for (size_t i = 0; ok && i < db->n; i++) {
+    int type;
+    unsigned char *data;
+    size_t size;
+    if (db->fds[i] < 0 || !loose_exists(db, (int)i, oid, hlen))
+      continue;
+    ok = ++copies <= MAX_COPIES && read_loose(db, (int)i, oid, hlen, &type, &data, &size) &&
+         keep_copy(oid, hlen, type, data, size, ret_type, ret_data, ret_size);
+  }
+  if (!ok || copies == 0) {
+    free(*ret_data);
+    *ret_data = NULL;
+    return -1;
+  }
+  if (*ret_type == OBJ_TREE)
+    db->trees_read++;
+  return 0;
+}
+
+/* --- commits, tags and trees --------------------------------------------- */
+
+static int hexval(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  return -1;
+}
+
+bool ws_git_parse_hex(const char *s, size_t n, size_t hlen, unsigned char *ret_oid)
+{
+  if (n < 2 * hlen)
+    return false;
+  for (size_t i = 0; i < hlen; i++) {
+    int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      return false;
+    ret_oid[i] = (unsigned char)(hi << 4 | lo);
+  }
+  return true;
+}
+
+/* The id after "key " on the first line of data (a commit's tree, a tag's
+ * object). */
+static bool header_id(const unsigned char *data, size_t size, const char *key, size_t hlen,
+                      unsigned char *ret_oid)
+{
+  size_t k = strlen(key);
+
+  return size >= k + 1 + 2 * hlen + 1 && memcmp(data, key, k) == 0 && data[k] == ' ' &&
+         ws_git_parse_hex((const char *)data + k + 1, 2 * hlen, hlen, ret_oid) &&
+         data[k + 1 + 2 * hlen] == '\n';
+}
+
+/* The tree that oid (a commit, a tag of one, or a tree) checks out:
+ * 1 with *ret_tree, 0 for a blob (nothing to check out), -1 unreadable. */
+static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen,
+                   unsigned char *ret_tree)
+{
+  unsigned char cur[32];
+
+  memcpy(cur, oid, hlen);
+  for (int i = 0; i <= MAX_TAG_DEPTH; i++) {
+    int type;
+    cleanup_free unsigned char *data = NULL;
+    size_t size;
+    if (ws_gitodb_read(db, cur, hlen, &type, &data, &size) < 0)
+      return -1;
+    if (type == OBJ_TREE) {
+      db->trees_read--; /* read again by the comparison */
+      memcpy(ret_tree, cur, hlen);
+      return 1;
+    }
+    if (type == OBJ_BLOB)
+      return 0;
+    if (type == OBJ_COMMIT)
+      return header_id(data, size, "tree", hlen, ret_tree) ? 1 : -1;
+    if (!header_id(data, size, "object", hlen, cur))
+      return -1;
+  }
+  return -1;
+}
+
+struct tentry {
+  const char *name;
+  size_t len;
+  uint32_t mode;
+  const unsigned char *oid;
+};
+
+/* The entries of a tree ("mode name\0oid" each), in v (freed by the
+ * caller); false when it does not parse. */
+static bool tree_entries(const unsigned char *p, size_t n, size_t hlen, struct tentry **ret_v,
+                         size_t *ret_n)
+{
+  struct tentry *v = NULL;
+  size_t count = 0, cap = 0, pos = 0;
+
+  while (pos < n) {
+    struct tentry e = {0};
+    const unsigned char *nul;
+    size_t digits = 0;
+    while (pos < n && p[pos] >= '0' && p[pos] <= '7' && digits < 7) {
+      e.mode = e.mode << 3 | (uint32_t)(p[pos++] - '0');
+      digits++;
+    }
+    if (digits == 0 || pos >= n || p[pos++] != ' ' ||
+        (nul = memchr(p + pos, '\0', n - pos)) == NULL || (size_t)(p + n - nul) < 1 + hlen)
+      goto bad;
+    e.name = (const char *)p + pos;
+    e.len = (size_t)(nul - (p + pos));
+    e.oid = nul + 1;
+    pos = (size_t)(nul - p) + 1 + hlen;
+    if (count == cap) {
+      cap = cap ? 2 * cap : 16;
+      v = xrealloc(v, cap * sizeof *v);
+    }
+    v[count++] = e;
+  }
+  *ret_v = v;
+  *ret_n = count;
+  return true;
+bad:
+  free(v);
+  return false;
+}
+
+static int tentry_cmp(const void *va, const void *vb)
+{
+  const struct tentry *a = va, *b = vb;
+  int r = memcmp(a->name, b->name, a->len < b->len ? a->len : b->len);
+
+  return r ? r : (a->len > b->len) - (a->len < b->len);
+}
+
+#define GIT_S_IFMT 0170000
+#define GIT_S_IFDIR 0040000
+#define GIT_S_IFREG 0100000
+#define GIT_S_IFLNK 0120000
+#define GIT_S_IFGITLINK 0160000
+
+/* The mode git checks out for a tree entry's mode: an unknown type is a
+ * gitlink to git. */
+static uint32_t canon_mode(uint32_t mode)
+{
+  uint32_t t = mode & GIT_S_IFMT;
+
+  if (t == GIT_S_IFREG || t == GIT_S_IFDIR || t == GIT_S_IFLNK)
+    return mode;
+  return GIT_S_IFGITLINK;
+}
+
+struct cmp {
+  struct ws_gitodb *db;
+  size_t hlen;
+  char *const *patterns;
+  size_t entries;
+  const char *why;
+  char *path;
+};
+
+#define UNREADABLE "a commit agentrt cannot read (git checks none of its paths)"
+
+static bool same_entry(const struct tentry *a, const struct tentry *b, size_t hlen)
+{
+  return a->mode == b->mode && memcmp(a->oid, b->oid, hlen) == 0;
+}
+
+static const char *entry_why(const char *path, uint32_t mode, char *const *patterns)
+{
+  const char *pat = NULL;
+
+  if ((mode & GIT_S_IFMT) == GIT_S_IFLNK)
+    return "a commit with a new or changed symlink (its target is in git's objects, not "
+           "checked; `git checkout -- .` writes it)";
+  if ((mode & GIT_S_IFMT) == GIT_S_IFGITLINK)
+    return "a commit with a new or changed submodule (gitlink; `git submodule update` checks it "
+           "out)";
+  if (!ws_git_entry_risky(path, mode, patterns))
+    return NULL;
+  ws_protect_reason(path, (mode & GIT_S_IFMT) == GIT_S_IFDIR ? WS_T_DIR : WS_T_FILE, false,
+                    patterns, &pat);
+  if (pat)
+    return "a commit with a new or changed entry on the protected list (`git checkout -- .` or "
+           "`git reset --hard` writes it)";
+  return "a commit with a new or changed protected entry such as `.gitmodules` (`git checkout "
+         "-- .` or `git reset --hard` writes it)";
+}
+
+/* Compare the tree new_oid at prefix with old_oid (NULL: none): the first
+ * risky entry in c->why, c->path.  Only subtrees whose ids differ are read. */
+static bool tree_diff(struct cmp *c, const unsigned char *new_oid, const unsigned char *old_oid,
+                      const char *prefix, size_t depth)
+{
+  cleanup_free unsigned char *nd = NULL, *od = NULL;
+  cleanup_free struct tentry *nv = NULL, *ov = NULL;
+  size_t nn = 0, on = 0, ns, os;
+  int type;
+
+  if (depth > MAX_TREE_DEPTH || ws_gitodb_read(c->db, new_oid, c->hlen, &type, &nd, &ns) < 0 ||
+      type != OBJ_TREE || !tree_entries(nd, ns, c->hlen, &nv, &nn) ||
+      (c->entries += nn) > MAX_TREE_ENTRIES) {
+    c->why = UNREADABLE;
+    c->path = *prefix ? xstrdup(prefix) : NULL;
+    return false;
+  }
+  /* an old tree that is not there (the host's own objects) compares as none */
+  if (old_oid && ws_gitodb_read(c->db, old_oid, c->hlen, &type, &od, &os) == 0 &&
+      type == OBJ_TREE && tree_entries(od, os, c->hlen, &ov, &on) && on > 1)
+    qsort(ov, on, sizeof *ov, tentry_cmp);
+  for (size_t i = 0; i < nn; i++) {
+    const struct tentry *e = &nv[i], *o = on ? bsearch(e, ov, on, sizeof *ov, tentry_cmp) : NULL;
+    uint32_t mode = canon_mode(e->mode);
+    cleanup_free char *path = NULL;
+    bool name_ok =
+        e->len > 0 && memchr(e->name, '/', e->len) == NULL && ws_git_path_ok(e->name, e->len);
+    if (name_ok && o && same_entry(e, o, c->hlen))
+      continue;
+    path = *prefix ? xfmt("%s/%.*s", prefix, (int)e->len, e->name) : xstrndup(e->name, e->len);
+    if (!name_ok) {
+      c->why = "a commit with a path inside `.git` or out of the work tree (`git checkout -- .` "
+               "writes it there)";
+      c->path = take_ptr(path);
+      return false;
+    }
+    if ((c->why = entry_why(path, mode, c->patterns)) != NULL) {
+      c->path = take_ptr(path);
+      return false;
+    }
+    if ((mode & GIT_S_IFMT) == GIT_S_IFDIR &&
+        !tree_diff(c, e->oid,
+                   o && (canon_mode(o->mode) & GIT_S_IFMT) == GIT_S_IFDIR ? o->oid : NULL, path,
+                   depth + 1))
+      return false;
+  }
+  return true;
+}
+
+const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,
+                                 const unsigned char *old_id, size_t hlen, char *const *patterns,
+                                 char **ret_path)
+{
+  unsigned char nt[32], ot[32];
+  struct cmp c = {.db = db, .hlen = hlen, .patterns = patterns};
+  int r;
+
+  *ret_path = NULL;
+  if (old_id && memcmp(new_id, old_id, hlen) == 0)
+    return NULL;
+  if ((r = tree_of(db, new_id, hlen, nt)) <= 0)
+    return r == 0 ? NULL : UNREADABLE;
+  if (old_id && tree_of(db, old_id, hlen, ot) <= 0)
+    old_id = NULL;
+  if (tree_diff(&c, nt, old_id ? ot : NULL, "", 0))
+    return NULL;
+  *ret_path = c.path;
+  return c.why;
+}

@@ -1,0 +1,472 @@
+/* gitrefs.c - the refs of a git dir that the agent changed, and the commits
+ * they name (THREAT-MODEL.md, "Workspace protection rule").
+ *
+ * A ref file (below a git dir's `refs/`, `packed-refs`, `HEAD`,
+ * `ORIG_HEAD`, `FETCH_HEAD`; the git dir a `.git` or a bare repository) is
+ * git's data and committed by default; the operator's `git checkout -- .`,
+ * `git restore .` or `git reset --hard` then writes the tree of the commit
+ * it names.  So each commit a changed ref file names that differs from the
+ * host's value of that ref is compared (gitobjects.c) with the commit the
+ * host's same ref named (for a new ref, the host's HEAD; else nothing), and
+ * the ref file is protected when the commit brings a risky entry.  Only the
+ * tip commit each ref names is read, not its ancestors: the host checks out
+ * tips.  Nothing is read for a review in which no ref file changed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "workspace/internal.h"
+
+#define MAX_REF_FILE ((uint64_t)64 << 20) /* packed-refs, FETCH_HEAD */
+#define MAX_SYMREF_DEPTH 5
+#define UNREADABLE "a ref agentrt cannot read (git checks out what it names)"
+
+struct oid {
+  unsigned char b[32];
+  size_t hlen;
+};
+
+struct packed_ref {
+  char *name;
+  struct oid id;
+};
+
+/* One parsed packed-refs file, sorted by name. */
+struct packed {
+  bool read;
+  bool bad;
+  struct packed_ref *v;
+  size_t n;
+};
+
+/* The git dir whose refs are being checked: kept while the changes (sorted
+ * by path) stay in it. */
+struct ws_gitrefs {
+  char *gitdir;
+  const struct ws_layers *l;
+  int *fds; /* the layers and the host dir, for the objects */
+  struct ws_gitodb *db;
+  struct packed ws, host;
+};
+
+void ws_gitrefs_free(struct ws_gitrefs *r)
+{
+  if (r == NULL)
+    return;
+  for (size_t i = 0; i < r->ws.n; i++)
+    free(r->ws.v[i].name);
+  for (size_t i = 0; i < r->host.n; i++)
+    free(r->host.v[i].name);
+  free(r->ws.v);
+  free(r->host.v);
+  ws_gitodb_free(r->db);
+  free(r->fds);
+  free(r->gitdir);
+  free(r);
+}
+
+/* Is there anything at path below rootfd (a whiteout too)? */
+static bool exists_at(int rootfd, const char *path)
+{
+  cleanup_close int fd = ws_open_beneath(rootfd, path, O_PATH | O_NOFOLLOW, 0);
+  return fd >= 0 || errno != ENOENT;
+}
+
+/* Read the regular file at path below rootfd: 1 with its bytes (NUL
+ * terminated), 0 when it is not there or is not a regular file (a whiteout
+ * or a directory hides what lies below), -1 when it cannot be read. */
+static int read_file(int rootfd, const char *path, char **ret, size_t *ret_n)
+{
+  cleanup_close int fd = ws_open_beneath(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+  cleanup_close int pfd = -1;
+  struct stat st;
+  size_t got = 0;
+  char *p;
+
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      return 0;
+    pfd = ws_open_beneath(rootfd, path, O_PATH | O_NOFOLLOW, 0);
+    if (pfd >= 0 && fstat(pfd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+      return 0; /* a whiteout: the file is deleted in this layer */
+    return -1;
+  }
+  if (fstat(fd, &st) < 0)
+    return -1;
+  if (!S_ISREG(st.st_mode))
+    return 0;
+  if ((uint64_t)st.st_size > MAX_REF_FILE)
+    return -1;
+  p = xmalloc((size_t)st.st_size + 1);
+  while (got < (size_t)st.st_size) {
+    ssize_t k = pread(fd, p + got, (size_t)st.st_size - got, (off_t)got);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      break;
+    got += (size_t)k;
+  }
+  p[got] = '\0';
+  *ret = p;
+  *ret_n = got;
+  return 1;
+}
+
+/* The file gitdir/rel in the workspace (the first layer that holds it, down
+ * to the host dir) or, when host, on the host. */
+static int ref_file_read(const struct ws_gitrefs *r, bool host, const char *rel, char **ret,
+                         size_t *ret_n)
+{
+  cleanup_free char *path = *r->gitdir ? xfmt("%s/%s", r->gitdir, rel) : xstrdup(rel);
+
+  for (size_t i = 0; !host && i < r->l->n; i++) {
+    int k = read_file(r->l->fds[i], path, ret, ret_n);
+    if (k != 0)
+      return k;
+    if (exists_at(r->l->fds[i], path))
+      return 0; /* hidden here (a whiteout) */
+  }
+  return r->l->hostfd >= 0 ? read_file(r->l->hostfd, path, ret, ret_n) : 0;
+}
+
+/* An object id at s (40 or 64 hex digits followed by the end, a newline,
+ * a space or a tab). */
+static bool parse_id(const char *s, size_t n, struct oid *ret)
+{
+  size_t k = 0;
+
+  while (k < n && k <= 64 && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f')))
+    k++;
+  if ((k != 40 && k != 64) || (k < n && s[k] != '\n' && s[k] != ' ' && s[k] != '\t'))
+    return false;
+  ret->hlen = k / 2;
+  return ws_git_parse_hex(s, k, ret->hlen, ret->b);
+}
+
+static int packed_cmp(const void *va, const void *vb)
+{
+  return strcmp(((const struct packed_ref *)va)->name, ((const struct packed_ref *)vb)->name);
+}
+
+/* Parse a packed-refs text ("# pack-refs with:" header, "<id> <name>"
+ * lines, "^<id>" lines peeling the tag above) into p, unsorted; false on a
+ * line of another form. */
+static bool packed_parse(const char *s, size_t n, struct packed *p)
+{
+  for (size_t pos = 0; pos < n;) {
+    const char *nl = memchr(s + pos, '\n', n - pos), *line = s + pos, *sp;
+    size_t len = nl ? (size_t)(nl - line) : n - pos;
+    struct oid id;
+    pos += len + 1;
+    if (len == 0 || line[0] == '#' || (line[0] == '^' && parse_id(line + 1, len - 1, &id)))
+      continue;
+    if (!parse_id(line, len, &id) || (sp = memchr(line, ' ', len)) == NULL || sp + 1 == line + len)
+      return false;
+    p->v = xrealloc(p->v, (p->n + 1) * sizeof *p->v);
+    p->v[p->n++] = (struct packed_ref){xstrndup(sp + 1, (size_t)(line + len - sp - 1)), id};
+  }
+  return true;
+}
+
+static struct packed *packed_of(struct ws_gitrefs *r, bool host)
+{
+  struct packed *p = host ? &r->host : &r->ws;
+  cleanup_free char *text = NULL;
+  size_t n;
+  int k;
+
+  if (p->read)
+    return p;
+  p->read = true;
+  k = ref_file_read(r, host, "packed-refs", &text, &n);
+  if (k < 0 || (k > 0 && !packed_parse(text, n, p)))
+    p->bad = true;
+  if (p->n > 1)
+    qsort(p->v, p->n, sizeof *p->v, packed_cmp);
+  return p;
+}
+
+static const struct oid *packed_find(struct packed *p, const char *name)
+{
+  struct packed_ref key = {.name = (char *)name};
+  const struct packed_ref *e = p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, packed_cmp) : NULL;
+
+  return e ? &e->id : NULL;
+}
+
+/* The id a ref's text names: an id, or "ref: <name>" resolved (depth). */
+static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct oid *ret, int depth);
+
+static int text_value(struct ws_gitrefs *r, bool host, const char *text, size_t n, struct oid *ret,
+                      int depth)
+{
+  cleanup_free char *target = NULL;
+  size_t len;
+
+  if (parse_id(text, n, ret))
+    return 1;
+  if (n < 6 || strncmp(text, "ref: ", 5) != 0 || depth >= MAX_SYMREF_DEPTH)
+    return -1;
+  len = strcspn(text + 5, "\n");
+  target = xstrndup(text + 5, len);
+  if (strncmp(target, "refs/", 5) != 0 || !ws_git_path_ok(target, len))
+    return -1;
+  return ref_value(r, host, target, ret, depth + 1);
+}
+
+/* The value of ref name in the workspace (or on the host): 1 with *ret, 0
+ * when there is none, -1 when it cannot be read. */
+static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct oid *ret, int depth)
+{
+  cleanup_free char *text = NULL;
+  size_t n;
+  int k = ref_file_read(r, host, name, &text, &n);
+  const struct oid *id;
+  struct packed *p;
+
+  if (k != 0)
+    return k < 0 ? -1 : text_value(r, host, text, n, ret, depth);
+  p = packed_of(r, host);
+  if ((id = packed_find(p, name)) != NULL) {
+    *ret = *id;
+    return 1;
+  }
+  return p->bad ? -1 : 0;
+}
+
+static bool same_id(const struct oid *a, const struct oid *b)
+{
+  return a->hlen == b->hlen && memcmp(a->b, b->b, a->hlen) == 0;
+}
+
+/* The reason for the value id of ref name: none when it is one of the
+ * host's values allowed (n of them), else the comparison of its commit
+ * with the host's base (NULL: nothing).  A full reason, or NULL. */
+static char *check_id(struct ws_gitrefs *r, const char *name, const struct oid *id,
+                      const struct oid *allowed, size_t n_allowed, const struct oid *base,
+                      char *const *patterns)
+{
+  cleanup_free char *path = NULL, *qname = NULL, *qpath = NULL;
+  const char *why;
+
+  for (size_t i = 0; i < n_allowed; i++)
+    if (same_id(id, &allowed[i]))
+      return NULL;
+  if (r->db == NULL)
+    r->db = ws_gitodb_open(r->fds, r->l->n + 1, r->gitdir);
+  why = ws_git_commit_reason(r->db, id->b, base && base->hlen == id->hlen ? base->b : NULL,
+                             id->hlen, patterns, &path);
+  if (why == NULL)
+    return NULL;
+  qname = ws_quote_path(name);
+  if (path == NULL)
+    return xfmt("%s (ref `%s`)", why, qname);
+  qpath = ws_quote_path(path);
+  return xfmt("%s `%s` (ref `%s`)", why, qpath, qname);
+}
+
+static char *unreadable(const char *name)
+{
+  cleanup_free char *q = ws_quote_path(name);
+  return xfmt("%s (ref `%s`)", UNREADABLE, q);
+}
+
+/* The host's value of name into allowed (appended) and *ret_base: that
+ * value, else the host's HEAD, else nothing (base->hlen 0). */
+static void host_base(struct ws_gitrefs *r, const char *name, struct oid *allowed,
+                      size_t *n_allowed, struct oid *ret_base)
+{
+  ret_base->hlen = 0;
+  if (ref_value(r, true, name, ret_base, 0) == 1) {
+    allowed[(*n_allowed)++] = *ret_base;
+    return;
+  }
+  if (ref_value(r, true, "HEAD", ret_base, 0) != 1)
+    ret_base->hlen = 0;
+}
+
+/* A changed packed-refs: every line whose id is not the host's value for
+ * that ref (loose or packed). */
+static char *packed_reason(struct ws_gitrefs *r, const char *text, size_t n, char *const *patterns)
+{
+  struct packed mine = {0};
+  char *why = NULL;
+
+  if (!packed_parse(text, n, &mine))
+    why = unreadable("packed-refs");
+  for (size_t i = 0; why == NULL && i < mine.n; i++) {
+    struct oid allowed[2], base;
+    size_t na = 0;
+    const struct oid *hp = packed_find(packed_of(r, true), mine.v[i].name);
+    if (!ws_git_path_ok(mine.v[i].name, strlen(mine.v[i].name)) ||
+        strncmp(mine.v[i].name, "refs/", 5) != 0)
+      continue; /* git takes no such ref */
+    host_base(r, mine.v[i].name, allowed, &na, &base);
+    if (hp)
+      allowed[na++] = *hp;
+    why =
+        check_id(r, mine.v[i].name, &mine.v[i].id, allowed, na, base.hlen ? &base : NULL, patterns);
+  }
+  for (size_t i = 0; i < mine.n; i++)
+    free(mine.v[i].name);
+  free(mine.v);
+  return why;
+}
+
+/* FETCH_HEAD: "<id>\t[not-for-merge]\t<description>" lines; an id the
+ * host's FETCH_HEAD did not hold is compared with the host's HEAD. */
+static char *fetch_head_reason(struct ws_gitrefs *r, const char *text, size_t n,
+                               char *const *patterns)
+{
+  cleanup_free char *htext = NULL;
+  cleanup_free struct oid *allowed = NULL;
+  size_t hn = 0, na = 0;
+  struct oid base = {0};
+  char *why = NULL;
+
+  if (ref_file_read(r, true, "FETCH_HEAD", &htext, &hn) > 0)
+    for (size_t pos = 0; pos < hn;) {
+      const char *nl = memchr(htext + pos, '\n', hn - pos);
+      size_t len = nl ? (size_t)(nl - htext - pos) : hn - pos;
+      allowed = xrealloc(allowed, (na + 1) * sizeof *allowed);
+      if (parse_id(htext + pos, len, &allowed[na]))
+        na++;
+      pos += len + 1;
+    }
+  if (ref_value(r, true, "HEAD", &base, 0) != 1)
+    base.hlen = 0;
+  for (size_t pos = 0; why == NULL && pos < n;) {
+    const char *nl = memchr(text + pos, '\n', n - pos);
+    size_t len = nl ? (size_t)(nl - text - pos) : n - pos;
+    struct oid id;
+    if (len > 0 && !parse_id(text + pos, len, &id))
+      return unreadable("FETCH_HEAD");
+    if (len > 0)
+      why = check_id(r, "FETCH_HEAD", &id, allowed, na, base.hlen ? &base : NULL, patterns);
+    pos += len + 1;
+  }
+  return why;
+}
+
+/* HEAD, ORIG_HEAD or a file below refs/ (rel), with its text. */
+static char *ref_text_reason(struct ws_gitrefs *r, const char *rel, const char *text, size_t n,
+                             char *const *patterns)
+{
+  struct oid id, allowed[3], base;
+  size_t na = 0;
+  int k = text_value(r, false, text, n, &id, 0);
+
+  if (k < 0)
+    return unreadable(rel);
+  if (k == 0)
+    return NULL; /* a branch not born yet: nothing to check out */
+  if (strcmp(rel, "HEAD") == 0) {
+    struct oid target;
+    /* the host's HEAD, or the host's value of the branch HEAD now names */
+    if (ref_value(r, true, "HEAD", &base, 0) == 1)
+      allowed[na++] = base;
+    else
+      base.hlen = 0;
+    if (strncmp(text, "ref: ", 5) == 0 && text_value(r, true, text, n, &target, 0) == 1)
+      allowed[na++] = target;
+  } else {
+    host_base(r, rel, allowed, &na, &base);
+  }
+  return check_id(r, rel, &id, allowed, na, base.hlen ? &base : NULL, patterns);
+}
+
+/* Is rel (what lies below a git dir) a ref file? */
+static bool is_ref_rel(const char *rel)
+{
+  static const char *const files[] = {"packed-refs", "HEAD", "ORIG_HEAD", "FETCH_HEAD"};
+
+  if (strncmp(rel, "refs/", 5) == 0)
+    return rel[5] != '\0';
+  for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+    if (strcmp(rel, files[i]) == 0)
+      return true;
+  return false;
+}
+
+/* The length of the git dir that path's ref file lies in, and what it is
+ * below it (*ret_rel), or false when path is no ref file.  A git dir is a
+ * `.git` or a bare repository (probe), the first whose rest is a ref file;
+ * none is looked for inside another's refs/, logs/ or objects/ (a
+ * `logs/` holding a HEAD is no repository), and a HEAD the agent made
+ * above a `.git` does not hide that `.git`'s refs. */
+static bool ref_path(const char *path, const struct ws_gitdir_probe *probe, size_t *ret_len,
+                     const char **ret_rel)
+{
+  const char *prev = NULL;
+  size_t plen = 0;
+  bool in_data = false;
+
+  for (const char *c = path;;) {
+    size_t dlen = c == path ? 0 : (size_t)(c - path) - 1, clen = strcspn(c, "/");
+    if ((prev && ws_is_git_name(prev, plen)) ||
+        (!in_data && probe->is_gitdir(probe->ctx, path, dlen))) {
+      if (is_ref_rel(c)) {
+        *ret_len = dlen;
+        *ret_rel = c;
+        return true;
+      }
+      in_data = in_data || strncmp(c, "refs/", 5) == 0 || strncmp(c, "logs/", 5) == 0 ||
+                strncmp(c, "objects/", 8) == 0;
+    }
+    if (c[clen] == '\0')
+      return false;
+    prev = c;
+    plen = clen;
+    c += clen + 1;
+  }
+}
+
+/* Could path be a ref file at all (a `refs` component, or one of the
+ * names)?  Spares the probe for every other change. */
+static bool maybe_ref(const char *path)
+{
+  const char *base = strrchr(path, '/');
+
+  base = base ? base + 1 : path;
+  return strncmp(path, "refs/", 5) == 0 || strstr(path, "/refs/") != NULL ||
+         strcmp(base, "packed-refs") == 0 || strcmp(base, "HEAD") == 0 ||
+         strcmp(base, "ORIG_HEAD") == 0 || strcmp(base, "FETCH_HEAD") == 0;
+}
+
+char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
+                        const struct ws_layers *l, char *const *patterns,
+                        const struct ws_gitdir_probe *probe)
+{
+  struct ws_gitrefs *r = *cache;
+  cleanup_free char *text = NULL;
+  const char *rel;
+  size_t dlen, n;
+  int k;
+
+  if (l == NULL || ch->kind == WS_DELETED || ch->type != WS_T_FILE || ch->layer < 0 ||
+      (size_t)ch->layer >= l->n || !maybe_ref(ch->path) || !ref_path(ch->path, probe, &dlen, &rel))
+    return NULL;
+  if (r == NULL || r->l != l || strlen(r->gitdir) != dlen ||
+      strncmp(r->gitdir, ch->path, dlen) != 0) {
+    ws_gitrefs_free(r);
+    r = *cache = xmalloc0(sizeof *r);
+    r->gitdir = xstrndup(ch->path, dlen);
+    r->l = l;
+    r->fds = xmalloc((l->n + 1) * sizeof *r->fds);
+    memcpy(r->fds, l->fds, l->n * sizeof *r->fds);
+    r->fds[l->n] = l->hostfd;
+  }
+  k = read_file(l->fds[ch->layer], ch->path, &text, &n);
+  if (k <= 0)
+    return unreadable(rel);
+  if (strcmp(rel, "packed-refs") == 0)
+    return packed_reason(r, text, n, patterns);
+  if (strcmp(rel, "FETCH_HEAD") == 0)
+    return fetch_head_reason(r, text, n, patterns);
+  return ref_text_reason(r, rel, text, n, patterns);
+}
