@@ -1,6 +1,7 @@
 # mk/fuzz.mk - libFuzzer targets for the parsers (clang, ASan + UBSan): oci/ (config,
 # state, process, resources), profile files, `--user` specs, signal names, mount options,
-# the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing.
+# the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing, the
+# workspace review's git index, config and object readers.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
 #   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 4) each (part of `make check`;
@@ -19,7 +20,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
-	hostconf subproto gitindex gitconfig
+	hostconf subproto gitindex gitconfig gitobjects
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -35,12 +36,13 @@ FUZZ_SRCS_subproto := common/subproto.c
 FUZZ_SRCS_gitconfig := workspace/gitconfig.c workspace/fsops.c workspace/quote.c os/procfs.c \
 	os/fsutil.c
 FUZZ_SRCS_gitindex := workspace/gitindex.c workspace/gitconfig.c workspace/protect.c workspace/fsops.c workspace/quote.c \
-	os/procfs.c os/fsutil.c
+	workspace/gitrefs.c workspace/gitobjects.c common/sha256.c os/procfs.c os/fsutil.c
+FUZZ_SRCS_gitobjects := $(FUZZ_SRCS_gitindex)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -I. -Itests/fuzz $(shell pkg-config --cflags yajl 2>/dev/null) \
 	-DAGENTRT_VERSION='"$(VERSION)"' -DAGENTRT_COMMIT='"$(COMMIT)"'
-FUZZ_LIBS := $(shell pkg-config --libs yajl libseccomp 2>/dev/null || echo -lyajl -lseccomp)
+FUZZ_LIBS := $(shell pkg-config --libs yajl libseccomp zlib 2>/dev/null || echo -lyajl -lseccomp -lz)
 FUZZ_FLAGS ?= -max_len=65536 -timeout=10 -rss_limit_mb=2048 -dict=tests/fuzz/oci.dict
 
 .PHONY: fuzz fuzz-smoke fuzz-build
