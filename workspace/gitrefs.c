@@ -10,7 +10,9 @@
  * host's same ref named (for a new ref, the host's HEAD; else nothing), and
  * the ref file is protected when the commit brings a risky entry.  Only the
  * tip commit each ref names is read, not its ancestors: the host checks out
- * tips.  Nothing is read for a review in which no ref file changed.
+ * tips.  A loose ref deleted beside a new packed-refs (`git gc`) is checked
+ * for its packed value: held back, the host keeps its own.  Nothing is read
+ * for a review in which no ref file changed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -353,13 +355,15 @@ static char *fetch_head_reason(struct ws_gitrefs *r, const char *text, size_t n,
   return why;
 }
 
-/* HEAD, ORIG_HEAD or a file below refs/ (rel), with its text. */
+/* HEAD, ORIG_HEAD or a file below refs/ (rel), with its text (NULL: the
+ * file was deleted, and the ref's value is what the workspace's
+ * packed-refs says). */
 static char *ref_text_reason(struct ws_gitrefs *r, const char *rel, const char *text, size_t n,
                              char *const *patterns)
 {
   struct oid id, allowed[3], base;
   size_t na = 0;
-  int k = text_value(r, false, text, n, &id, 0);
+  int k = text ? text_value(r, false, text, n, &id, 0) : ref_value(r, false, rel, &id, 0);
 
   if (k < 0)
     return unreadable(rel);
@@ -372,7 +376,7 @@ static char *ref_text_reason(struct ws_gitrefs *r, const char *rel, const char *
       allowed[na++] = base;
     else
       base.hlen = 0;
-    if (strncmp(text, "ref: ", 5) == 0 && text_value(r, true, text, n, &target, 0) == 1)
+    if (text && strncmp(text, "ref: ", 5) == 0 && text_value(r, true, text, n, &target, 0) == 1)
       allowed[na++] = target;
   } else {
     host_base(r, rel, allowed, &na, &base);
@@ -448,8 +452,9 @@ char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
   size_t dlen, n;
   int k;
 
-  if (l == NULL || ch->kind == WS_DELETED || ch->type != WS_T_FILE || ch->layer < 0 ||
-      (size_t)ch->layer >= l->n || !maybe_ref(ch->path) || !ref_path(ch->path, probe, &dlen, &rel))
+  if (l == NULL || ch->type != WS_T_FILE || !maybe_ref(ch->path) ||
+      (ch->kind != WS_DELETED && (ch->layer < 0 || (size_t)ch->layer >= l->n)) ||
+      !ref_path(ch->path, probe, &dlen, &rel))
     return NULL;
   if (r == NULL || r->l != l || strlen(r->gitdir) != dlen ||
       strncmp(r->gitdir, ch->path, dlen) != 0) {
@@ -461,6 +466,10 @@ char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
     memcpy(r->fds, l->fds, l->n * sizeof *r->fds);
     r->fds[l->n] = l->hostfd;
   }
+  /* a loose ref deleted (`git gc`, `git pack-refs`): held back, the host
+   * keeps its value; committed, the ref takes the agent's packed one */
+  if (ch->kind == WS_DELETED)
+    return strncmp(rel, "refs/", 5) == 0 ? ref_text_reason(r, rel, NULL, 0, patterns) : NULL;
   k = read_file(l->fds[ch->layer], ch->path, &text, &n);
   if (k <= 0)
     return unreadable(rel);

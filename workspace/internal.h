@@ -119,8 +119,9 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
  * directory probe calls a bare repository), the reason (a new string:
  * what, the path found and the ref) that a commit it names and the host's
  * same ref did not is risky against the host's commit for that ref
- * (ws_git_commit_reason), or NULL.  *cache keeps the git dir's state
- * between calls (NULL at first; ws_gitrefs_free after the last). */
+ * (ws_git_commit_reason), or NULL; a deleted loose ref is checked for the
+ * value the workspace's packed-refs gives it.  *cache keeps the git dir's
+ * state between calls (NULL at first; ws_gitrefs_free after the last). */
 struct ws_gitrefs;
 char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
                         const struct ws_layers *l, char *const *patterns,
