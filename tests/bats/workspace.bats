@@ -698,6 +698,128 @@ PY
     fail "control: the index did not make git write the .envrc and the symlink"
 }
 
+# The agent's commits are read too: a ref it changed names a commit whose
+# tree the host's `git checkout -- .`, `git restore .` or `git reset --hard`
+# writes.  A `.envrc`, cached bytecode or a symlink to a host file held back
+# as a file must not come back through the history: the ref (loose, packed
+# after `git gc`, a new branch, a detached HEAD) is left out.
+# history_escape VARIANT: the agent commits the files, then VARIANT's git
+# work; the review must mark REFS (the variant's ref files); after the
+# default commit the host's git writes none of them and its HEAD is the
+# commit it had; committed with --include-protected REFS, `git reset --hard`
+# (or `git checkout -f BRANCH`) writes them (the control).
+history_escape() {
+  local variant=$1 tag refs=() p head0
+  host_repo plain
+  head0=$(git -C "$HOST" rev-parse HEAD)
+  tag=$(python3 -c 'import sys; print(sys.implementation.cache_tag)' 2>/dev/null || echo cpython-311)
+  PYC="__pycache__/mod.$tag.pyc"
+  local plant="echo 'touch $T/marker-history' >.envrc && mkdir -p __pycache__ && echo bytecode >$PYC &&
+    ln -s /etc/shadow notes.txt && git add -f .envrc __pycache__ notes.txt && git commit -q -m tidy"
+  case $variant in
+  loose) refs=(.git/refs/heads/master) ;;
+  gc) plant="$plant && git gc -q && test ! -e .git/refs/heads/master && test -s .git/packed-refs && ls .git/objects/pack/*.pack"
+    refs=(.git/refs/heads/master .git/packed-refs) ;;
+  branch) plant="git checkout -q -b feature && $plant && git checkout -q master"
+    refs=(.git/refs/heads/feature) ;;
+  detached) plant="git checkout -q --detach && $plant"
+    refs=(.git/HEAD) ;;
+  esac
+  bundle_usr "set -e; cd /workspace && $plant && git log --oneline -1 && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked "${refs[@]}"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"${refs[0]}"*"a commit with a new or changed"*"(ref \`"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  for p in "${refs[@]}"; do
+    [[ "$output" == *"left out $p"* ]] || fail "commit did not leave out $p: $output"
+  done
+  (cd "$HOST" && git status && git checkout -- . && git restore . && git reset -q --hard &&
+    { [ "$variant" != branch ] || git checkout -q feature; }) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.envrc" ] && [ ! -e "$HOST/$PYC" ] && [ ! -L "$HOST/notes.txt" ] ||
+    fail "the host's git wrote the agent's files: $(ls -la "$HOST" "$HOST/__pycache__" 2>&1)"
+  [ "$(git -C "$HOST" rev-parse HEAD)" = "$head0" ] || fail "the host's HEAD moved: $(git -C "$HOST" log --oneline -2)"
+  [ ! -e "$T/marker-history" ] || fail "marker"
+  # control: the refs included, the same host commands write them (the test can fail)
+  local incl=()
+  for p in "${refs[@]}"; do incl+=(--include-protected "$p"); done
+  run ar workspace "$ID" commit "${incl[@]}"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && if [ "$variant" = branch ]; then git checkout -q -f feature; else git reset -q --hard; fi) \
+    >/dev/null 2>&1 </dev/null || true
+  grep -q marker-history "$HOST/.envrc" && [ -e "$HOST/$PYC" ] && [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] ||
+    fail "control: the included ref did not make git write the files: $(ls -la "$HOST")"
+}
+
+@test "escape: protected files committed in the agent's git history (.envrc, __pycache__/*.pyc, a symlink to /etc/shadow)" {
+  history_escape loose
+}
+
+@test "escape: protected files committed in the agent's git history, after git gc (packed objects, packed-refs)" {
+  history_escape gc
+}
+
+@test "escape: protected files committed in the agent's git history, on a new branch the host checks out" {
+  history_escape branch
+}
+
+@test "escape: protected files committed in the agent's git history, on a detached HEAD" {
+  history_escape detached
+}
+
+# The paths of git's objects, refs, logs and index (a jq regex).
+GIT_DATA='^\\.git/(objects/[0-9a-f]{2}/|objects/pack/|refs/|logs/|index$|HEAD$|ORIG_HEAD$|packed-refs$)'
+
+# Honest history passes: ordinary commits of many files, loose and after
+# `git gc`, are not marked, and the host's git shows them after commit.
+@test "workspace: an agent's ordinary commits (many files, then git gc) pass unmarked and the host's git log shows them" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace
+    for d in 0 1 2 3 4 5 6 7 8 9; do mkdir -p pkg$d; for f in 0 1 2 3 4 5 6 7 8 9; do echo "v$d$f" >pkg$d/m$f.c; done; done
+    git add -A && git commit -q -m many && echo more >>src/main.c && git commit -q -am second
+    git checkout -q -b topic && echo t >topic.txt && git add topic.txt && git commit -q -m topic && git checkout -q master
+    git gc -q && echo after >>a.txt && git commit -q -am after-gc && git status --porcelain && echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  # git's data (COMMIT_EDITMSG, info/refs and objects/info/ stay protected as before)
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r "[.changes[] | select(.protected) | .path | select(test(\"$GIT_DATA\"))] | length" <<<"$output")" = 0 ] ||
+    fail "marked: $(jq -c '[.changes[] | select(.protected) | {path, protected}]' <<<"$output")"
+  [ "$(jq -r '[.changes[] | select(.path == ".git/packed-refs")] | length' <<<"$output")" = 1 ] || fail "no packed-refs: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" != *"left out .git/refs"* && "$output" != *"left out .git/packed-refs"* &&
+    "$output" != *"left out .git/HEAD"* && "$output" != *"left out .git/index"* ]] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s | head -4 | tr '\n' ' ')" = "after-gc second many base " ] || fail "$(git -C "$HOST" log --oneline --all)"
+  [ "$(git -C "$HOST" log --format=%s topic -1)" = topic ] || fail "topic: $(git -C "$HOST" log --oneline --all)"
+  [ -z "$(git -C "$HOST" status --porcelain)" ] || fail "host tree not clean: $(git -C "$HOST" status --porcelain)"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
+}
+
+# The review's cost follows the change: in a repository of 2,000 files in 223
+# trees the agent changes one file 3 levels down and commits; the review opens
+# 9 objects (counted with strace, not timed): the 5 new ones (commit, 3 trees,
+# the blob; the diff hashes them as files anyway) and the host's commit and its
+# 3 trees on the changed path.  Before the ref rule it opened the 5 only.
+@test "workspace: one file changed in a large repository: the review reads only the changed trees" {
+  command -v strace >/dev/null || skip "needs strace"
+  host_repo plain
+  (cd "$HOST" && for d in $(seq 0 19); do for s in $(seq 0 9); do mkdir -p "d$d/s$s" &&
+    for f in 0 1 2 3 4 5 6 7 8 9; do echo "$d$s$f" >"d$d/s$s/f$f.c"; done; done; done &&
+    git add -A && git commit -q -m big)
+  [ "$(git -C "$HOST" ls-tree -r -t HEAD | grep -c ' tree ')" -ge 200 ]
+  bundle_usr 'set -e; cd /workspace && echo change >>d7/s3/f5.c && git commit -q -am one && echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=openat2 -o "$T/diff.st" \
+    "$AGENTRT" --root "$ROOT" --profile agent workspace "$ID" diff --format json >"$T/diff.json"
+  [ "$(jq -r "[.changes[] | select(.protected) | .path | select(test(\"$GIT_DATA\"))] | length" "$T/diff.json")" = 0 ] ||
+    fail "$(cat "$T/diff.json")"
+  n=$(grep -oE '"\.git/objects/[0-9a-f]{2}/[0-9a-f]+"' "$T/diff.st" | sort -u | wc -l)
+  [ "$n" = 9 ] || fail "objects opened: $n: $(grep -E 'objects/[0-9a-f]{2}/[0-9a-f]{6}' "$T/diff.st" | head -40)"
+}
+
 @test "workspace: an honest git commit still commits .git/index when the repository already has a .envrc and a symlink" {
   echo 'export A=1' >"$HOST/.envrc"
   ln -s a.txt "$HOST/link"
@@ -813,10 +935,16 @@ check_git_output() {
   run ar workspace "$ID" diff
   [[ "$output" == *"! added     .git/config"* ]] && [[ "$output" == *"! added     .gitmodules"* ]]
   [[ "$output" == *"added     f.txt"* ]]
-  # git's own data is not protected: a new repository's HEAD, refs (with origin's HEAD), logs
+  # git's own data is not protected: a new repository's refs (with origin's), logs
   run ar workspace "$ID" diff --format json
-  for p in .git/HEAD .git/refs/heads/t .git/refs/remotes/origin/main .git/logs/HEAD; do
+  for p in .git/refs/remotes/origin/main .git/logs/HEAD; do
     [ "$(jq -r --arg p "$p" '[.changes[] | select(.path == $p)] | if length == 1 then .[0].protected // "none" else "missing" end' <<<"$output")" = none ] ||
+      fail "$p: $(jq -c --arg p "$p" '.changes[] | select(.path == $p)' <<<"$output")"
+  done
+  # but the branch's commit (and HEAD, which names it) brings the new submodule: `.gitmodules`
+  # (see "escape: protected files committed in the agent's git history")
+  for p in .git/HEAD .git/refs/heads/t; do
+    [[ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" == *'a commit with a new or changed'*'(ref `'* ]] ||
       fail "$p: $(jq -c --arg p "$p" '.changes[] | select(.path == $p)' <<<"$output")"
   done
   # but the index stages the new .gitmodules and gitlink `sub`: `git checkout -- .` would
