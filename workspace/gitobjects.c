@@ -39,7 +39,9 @@
 #define MAX_DELTA_DEPTH 4096               /* git's own limit for `repack --depth` */
 #define MAX_TAG_DEPTH 16
 #define MAX_TREE_DEPTH 4096
-#define MAX_TREE_ENTRIES 10000000 /* entries visited by one comparison */
+#define MAX_TREE_ENTRIES 10000000           /* entries visited by one comparison */
+#define MAX_TREE_HELD ((uint64_t)256 << 20) /* bytes of trees open along one path */
+#define MAX_PATH_LEN 65536
 #define MAX_PACKS 4096
 #define MAX_COPIES 64 /* copies of one object in the layers */
 
@@ -942,13 +944,17 @@ static uint32_t canon_mode(uint32_t mode)
   return GIT_S_IFGITLINK;
 }
 
+/* One comparison: what it looks for, what it holds and what it found. */
 struct cmp {
   struct ws_gitodb *db;
   size_t hlen;
   char *const *patterns;
-  size_t entries;
+  size_t entries;  /* tree entries visited */
+  uint64_t held;   /* bytes of the trees open along the current path */
+  char *path;      /* the current directory's path ("" at the top) */
+  size_t len, cap; /* its length, its buffer's size */
   const char *why;
-  char *path;
+  char *found; /* the entry's path, for why */
 };
 
 #define UNREADABLE "a commit agentrt cannot read (git checks none of its paths)"
@@ -979,53 +985,81 @@ static const char *entry_why(const char *path, uint32_t mode, char *const *patte
          "-- .` or `git reset --hard` writes it)";
 }
 
-/* Compare the tree new_oid at prefix with old_oid (NULL: none): the first
- * risky entry in c->why, c->path.  Only subtrees whose ids differ are read. */
+/* Append "/name" (or name at the top) to c->path: false when too long. */
+static bool path_push(struct cmp *c, const char *name, size_t n)
+{
+  size_t need = c->len + (c->len > 0) + n + 1;
+
+  if (need > MAX_PATH_LEN)
+    return false;
+  if (need > c->cap) {
+    c->cap = need * 2;
+    c->path = xrealloc(c->path, c->cap);
+  }
+  if (c->len > 0)
+    c->path[c->len++] = '/';
+  memcpy(c->path + c->len, name, n);
+  c->len += n;
+  c->path[c->len] = '\0';
+  return true;
+}
+
+static bool found(struct cmp *c, const char *why)
+{
+  c->why = why;
+  c->found = c->len > 0 ? xstrdup(c->path) : NULL;
+  return false;
+}
+
+/* Compare the tree new_oid at c->path with old_oid (NULL: none): the first
+ * risky entry in c->why, c->found.  Only subtrees whose ids differ are read;
+ * one path buffer for the whole walk, and the trees open along the path are
+ * bounded in bytes (a deep chain of large trees, each compressed to little). */
 static bool tree_diff(struct cmp *c, const unsigned char *new_oid, const unsigned char *old_oid,
-                      const char *prefix, size_t depth)
+                      size_t depth)
 {
   cleanup_free unsigned char *nd = NULL, *od = NULL;
   cleanup_free struct tentry *nv = NULL, *ov = NULL;
-  size_t nn = 0, on = 0, ns, os;
+  size_t nn = 0, on = 0, ns = 0, os = 0, base = c->len;
+  uint64_t held = c->held;
+  bool ok = true;
   int type;
 
   if (depth > MAX_TREE_DEPTH || ws_gitodb_read(c->db, new_oid, c->hlen, &type, &nd, &ns) < 0 ||
       type != OBJ_TREE || !tree_entries(nd, ns, c->hlen, &nv, &nn) ||
-      (c->entries += nn) > MAX_TREE_ENTRIES) {
-    c->why = UNREADABLE;
-    c->path = *prefix ? xstrdup(prefix) : NULL;
-    return false;
-  }
+      (c->entries += nn) > MAX_TREE_ENTRIES || (c->held += ns) > MAX_TREE_HELD)
+    return found(c, UNREADABLE);
   /* an old tree that is not there (the host's own objects) compares as none */
   if (old_oid && ws_gitodb_read(c->db, old_oid, c->hlen, &type, &od, &os) == 0 &&
       type == OBJ_TREE && tree_entries(od, os, c->hlen, &ov, &on) && on > 1)
     qsort(ov, on, sizeof *ov, tentry_cmp);
-  for (size_t i = 0; i < nn; i++) {
+  if ((c->held += os) > MAX_TREE_HELD)
+    return found(c, UNREADABLE);
+  for (size_t i = 0; ok && i < nn; i++) {
     const struct tentry *e = &nv[i], *o = on ? bsearch(e, ov, on, sizeof *ov, tentry_cmp) : NULL;
     uint32_t mode = canon_mode(e->mode);
-    cleanup_free char *path = NULL;
+    const char *why;
     bool name_ok =
         e->len > 0 && memchr(e->name, '/', e->len) == NULL && ws_git_path_ok(e->name, e->len);
     if (name_ok && o && same_entry(e, o, c->hlen))
       continue;
-    path = *prefix ? xfmt("%s/%.*s", prefix, (int)e->len, e->name) : xstrndup(e->name, e->len);
-    if (!name_ok) {
-      c->why = "a commit with a path inside `.git` or out of the work tree (`git checkout -- .` "
-               "writes it there)";
-      c->path = take_ptr(path);
-      return false;
-    }
-    if ((c->why = entry_why(path, mode, c->patterns)) != NULL) {
-      c->path = take_ptr(path);
-      return false;
-    }
-    if ((mode & GIT_S_IFMT) == GIT_S_IFDIR &&
-        !tree_diff(c, e->oid,
-                   o && (canon_mode(o->mode) & GIT_S_IFMT) == GIT_S_IFDIR ? o->oid : NULL, path,
-                   depth + 1))
-      return false;
+    if (!path_push(c, e->name, e->len))
+      return found(c, UNREADABLE);
+    if (!name_ok)
+      return found(c, "a commit with a path inside `.git` or out of the work tree (`git "
+                      "checkout -- .` writes it there)");
+    if ((why = entry_why(c->path, mode, c->patterns)) != NULL)
+      return found(c, why);
+    if ((mode & GIT_S_IFMT) == GIT_S_IFDIR)
+      ok = tree_diff(c, e->oid,
+                     o && (canon_mode(o->mode) & GIT_S_IFMT) == GIT_S_IFDIR ? o->oid : NULL,
+                     depth + 1);
+    c->len = base;
+    if (c->path)
+      c->path[base] = '\0';
   }
-  return true;
+  c->held = held;
+  return ok;
 }
 
 const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,
@@ -1043,8 +1077,11 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
     return r == 0 ? NULL : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, ot) <= 0)
     old_id = NULL;
-  if (tree_diff(&c, nt, old_id ? ot : NULL, "", 0))
+  if (tree_diff(&c, nt, old_id ? ot : NULL, 0)) {
+    free(c.path);
     return NULL;
-  *ret_path = c.path;
+  }
+  free(c.path);
+  *ret_path = c.found;
   return c.why;
 }
