@@ -1062,6 +1062,26 @@ static bool tree_diff(struct cmp *c, const unsigned char *new_oid, const unsigne
   return ok;
 }
 
+int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
+                          unsigned char (*ret)[32], size_t max, size_t *ret_n)
+{
+  cleanup_free unsigned char *data = NULL;
+  size_t size, pos = 0;
+  int type;
+
+  *ret_n = 0;
+  if (ws_gitodb_read(db, id, hlen, &type, &data, &size) < 0 || type != OBJ_COMMIT)
+    return -1;
+  /* "tree <id>\n", then one "parent <id>\n" line for each parent */
+  pos = 5 + 2 * hlen + 1;
+  while (*ret_n < max && pos < size &&
+         header_id(data + pos, size - pos, "parent", hlen, ret[*ret_n])) {
+    (*ret_n)++;
+    pos += 7 + 2 * hlen + 1;
+  }
+  return 0;
+}
+
 const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,
                                  const unsigned char *old_id, size_t hlen, char *const *patterns,
                                  char **ret_path)

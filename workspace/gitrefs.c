@@ -254,18 +254,35 @@ static char *check_id(struct ws_gitrefs *r, const char *name, const struct oid *
                       char *const *patterns)
 {
   cleanup_free char *path = NULL, *qname = NULL, *qpath = NULL;
+  unsigned char parents[3][32];
+  size_t np = 0;
   const char *why;
 
   for (size_t i = 0; i < n_allowed; i++)
     if (same_id(id, &allowed[i]))
       return NULL;
+  qname = ws_quote_path(name);
+  /* git puts the object a replace ref names in place of the one its name
+   * names, everywhere (a checkout of the host's own commit, a blob of the
+   * host's .envrc): no comparison of trees can tell what that brings */
+  if (strncmp(name, "refs/replace/", 13) == 0)
+    return xfmt("a replace ref (git substitutes the object it names for another, in every "
+                "checkout) (ref `%s`)",
+                qname);
   if (r->db == NULL)
     r->db = ws_gitodb_open(r->fds, r->l->n + 1, r->gitdir);
   why = ws_git_commit_reason(r->db, id->b, base && base->hlen == id->hlen ? base->b : NULL,
                              id->hlen, patterns, &path);
+  /* a stash's index and untracked files are its second and third parents'
+   * trees: `git stash pop` writes them */
+  if (why == NULL && strcmp(name, "refs/stash") == 0 &&
+      ws_git_commit_parents(r->db, id->b, id->hlen, parents, 3, &np) < 0)
+    why = "a commit agentrt cannot read (git checks none of its paths)";
+  for (size_t i = 1; why == NULL && i < np; i++)
+    why = ws_git_commit_reason(r->db, parents[i], base && base->hlen == id->hlen ? base->b : NULL,
+                               id->hlen, patterns, &path);
   if (why == NULL)
     return NULL;
-  qname = ws_quote_path(name);
   if (path == NULL)
     return xfmt("%s (ref `%s`)", why, qname);
   qpath = ws_quote_path(path);

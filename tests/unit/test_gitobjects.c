@@ -343,6 +343,17 @@ static void test_refused(void)
          "refused: a truncated pack index protects, no crash");
 }
 
+/* Is the agent's one replace ref protected as such? */
+static bool ref_protect_replace(void)
+{
+  cleanup_free char *name = out_of("ls agent/.git/refs/replace | head -1");
+  cleanup_free char *path = NULL;
+
+  name[strcspn(name, "\n")] = '\0';
+  path = xfmt(".git/refs/replace/%s", name);
+  return *name && ref_says(path, WS_ADDED, "a replace ref");
+}
+
 static void test_head(void)
 {
   make_repos("");
@@ -370,6 +381,16 @@ static void test_head(void)
   tap_ok(sh("cd agent && git tag -a -m t v1 evil && git tag -a -m tt v2 v1") == 0 &&
              ref_says(".git/refs/tags/v2", WS_ADDED, "`.envrc` (ref `refs/tags/v2`)"),
          "tags: an annotated tag (of a tag) peels to its commit");
+  tap_ok(sh("cd agent && git checkout -q master && echo w >>a.txt && git stash -q && git stash "
+            "drop -q && echo w >>a.txt && echo 'touch /tmp/x' >.envrc && git stash -q -u") == 0 &&
+             ref_says(".git/refs/stash", WS_ADDED, "`.envrc` (ref `refs/stash`)") &&
+             sh("cd agent && git stash drop -q && echo w >>a.txt && git stash -q") == 0 &&
+             ref_says(".git/refs/stash", WS_ADDED, NULL),
+         "stash: an untracked .envrc stashed (the third parent's tree) protects refs/stash; a "
+         "stash of ordinary changes passes");
+  tap_ok(sh("cd agent && git replace $(git rev-parse master) $(git rev-parse evil)") == 0 &&
+             ref_protect_replace(),
+         "replace: a refs/replace/ ref (git substitutes the object everywhere) is protected");
   tap_ok(sh("cd agent && git rev-parse evil >.git/FETCH_HEAD") == 0 &&
              ref_says(".git/FETCH_HEAD", WS_ADDED, "(ref `FETCH_HEAD`)"),
          "FETCH_HEAD: a fetched commit is compared with the host's HEAD");
