@@ -36,6 +36,7 @@ struct oid {
 struct packed_ref {
   char *name;
   struct oid id;
+  struct oid peeled; /* the "^<id>" line after a tag's, hlen 0 when none */
 };
 
 /* One parsed packed-refs file, sorted by name. */
@@ -165,12 +166,18 @@ static bool packed_parse(const char *s, size_t n, struct packed *p)
     size_t len = nl ? (size_t)(nl - line) : n - pos;
     struct oid id;
     pos += len + 1;
-    if (len == 0 || line[0] == '#' || (line[0] == '^' && parse_id(line + 1, len - 1, &id)))
+    if (len == 0 || line[0] == '#')
       continue;
+    if (line[0] == '^') { /* what git may take for the tag's target without reading it */
+      if (p->n == 0 || !parse_id(line + 1, len - 1, &p->v[p->n - 1].peeled))
+        return false;
+      continue;
+    }
     if (!parse_id(line, len, &id) || (sp = memchr(line, ' ', len)) == NULL || sp + 1 == line + len)
       return false;
     p->v = xrealloc(p->v, (p->n + 1) * sizeof *p->v);
-    p->v[p->n++] = (struct packed_ref){xstrndup(sp + 1, (size_t)(line + len - sp - 1)), id};
+    p->v[p->n++] =
+        (struct packed_ref){xstrndup(sp + 1, (size_t)(line + len - sp - 1)), id, {{0}, 0}};
   }
   return true;
 }
@@ -193,10 +200,16 @@ static struct packed *packed_of(struct ws_gitrefs *r, bool host)
   return p;
 }
 
-static const struct oid *packed_find(struct packed *p, const char *name)
+static const struct packed_ref *packed_entry(struct packed *p, const char *name)
 {
   struct packed_ref key = {.name = (char *)name};
-  const struct packed_ref *e = p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, packed_cmp) : NULL;
+
+  return p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, packed_cmp) : NULL;
+}
+
+static const struct oid *packed_find(struct packed *p, const char *name)
+{
+  const struct packed_ref *e = packed_entry(p, name);
 
   return e ? &e->id : NULL;
 }
@@ -319,17 +332,22 @@ static char *packed_reason(struct ws_gitrefs *r, const char *text, size_t n, cha
   if (!packed_parse(text, n, &mine))
     why = unreadable("packed-refs");
   for (size_t i = 0; why == NULL && i < mine.n; i++) {
-    struct oid allowed[2], base;
+    struct oid allowed[3], base;
     size_t na = 0;
-    const struct oid *hp = packed_find(packed_of(r, true), mine.v[i].name);
+    const struct packed_ref *hp = packed_entry(packed_of(r, true), mine.v[i].name);
     if (!ws_git_path_ok(mine.v[i].name, strlen(mine.v[i].name)) ||
         strncmp(mine.v[i].name, "refs/", 5) != 0)
       continue; /* git takes no such ref */
     host_base(r, mine.v[i].name, allowed, &na, &base);
     if (hp)
-      allowed[na++] = *hp;
+      allowed[na++] = hp->id;
+    if (hp && hp->peeled.hlen)
+      allowed[na++] = hp->peeled;
     why =
         check_id(r, mine.v[i].name, &mine.v[i].id, allowed, na, base.hlen ? &base : NULL, patterns);
+    if (why == NULL && mine.v[i].peeled.hlen)
+      why = check_id(r, mine.v[i].name, &mine.v[i].peeled, allowed, na, base.hlen ? &base : NULL,
+                     patterns);
   }
   for (size_t i = 0; i < mine.n; i++)
     free(mine.v[i].name);

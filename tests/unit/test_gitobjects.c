@@ -394,6 +394,21 @@ static void test_head(void)
   tap_ok(sh("cd agent && git rev-parse evil >.git/FETCH_HEAD") == 0 &&
              ref_says(".git/FETCH_HEAD", WS_ADDED, "(ref `FETCH_HEAD`)"),
          "FETCH_HEAD: a fetched commit is compared with the host's HEAD");
+  /* packed-refs: a tag's "^" line, which git may take without reading the tag */
+  make_repos("");
+  tap_ok(sh("cd agent && git checkout -q -b tmp && echo x >.envrc && git add .envrc && git commit "
+            "-q -m e && git rev-parse tmp >../evil-id && git checkout -q master && git tag -a -m "
+            "t good master && git pack-refs --all") == 0 &&
+             ref_says(".git/packed-refs", WS_ADDED, "(ref `refs/heads/tmp`)") &&
+             sh("cd agent && git update-ref -d refs/heads/tmp && grep -q '^^' .git/packed-refs") ==
+                 0 &&
+             ref_says(".git/packed-refs", WS_ADDED, NULL) &&
+             sh("cd agent && sed -i \"s/^^.*/^$(cat ../evil-id)/\" .git/packed-refs") == 0 &&
+             ref_says(".git/packed-refs", WS_ADDED, "`.envrc` (ref `refs/tags/good`)"),
+         "packed-refs: a tag's peeled line naming another commit than the tag is checked too");
+  make_repos("");
+  sh("cd agent && git checkout -q -b evil && echo x >.envrc && git add .envrc && git commit -q -m "
+     "e");
   /* a bare repository below the work tree */
   tap_ok(
       sh("git clone -q --bare agent host/b.git && cp -a host/b.git agent/b.git && cd agent/b.git "
