@@ -46,6 +46,14 @@ static void fail(const char *what)
   abort();
 }
 
+/* The temp dir goes when the fuzzer exits (not when it aborts: the input is
+ * kept then, and the files with it). */
+static void remove_root(void)
+{
+  ws_rm_tree(rootfd, ".git");
+  rmdir(root);
+}
+
 /* A fresh, empty git dir below root (the previous input's files gone). */
 static void reset(void)
 {
@@ -55,6 +63,7 @@ static void reset(void)
     rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)
       fail("open root");
+    atexit(remove_root);
   }
   if (ws_rm_tree(rootfd, ".git") < 0 || mkdirat(rootfd, ".git", 0755) < 0 ||
       mkdirat(rootfd, ".git/objects", 0755) < 0 || mkdirat(rootfd, ".git/objects/pack", 0755) < 0)
