@@ -254,6 +254,29 @@ static int v1_memory(struct cgroup_manager *m, const struct oci_resources *r, st
   return 0;
 }
 
+/* A period file (when PERIOD is not 0), then the limit beside it (the cfs
+ * quota or the rt runtime, when HAS_LIMIT).  The kernel checks each write
+ * against the other file's current value and the parent's: a new, lower
+ * period may only fit once the new limit is in (an rt runtime above the
+ * period, a quota ratio past a capped parent's), so on EINVAL the limit goes
+ * first (as runc) */
+static int period_then_limit(struct cgroup_manager *m, const char *dir, const char *period_file,
+                             uint64_t period, const char *limit_file, bool has_limit, int64_t limit,
+                             struct error *err)
+{
+  if (period != 0 && cg_writef(m, dir, period_file, err, "%" PRIu64, period) < 0) {
+    if (!has_limit || err->code != EINVAL)
+      return -1;
+    error_clear(err);
+    if (wr_i64(m, dir, limit_file, limit, err) < 0)
+      return -1;
+    return cg_writef(m, dir, period_file, err, "%" PRIu64, period);
+  }
+  if (has_limit && wr_i64(m, dir, limit_file, limit, err) < 0)
+    return -1;
+  return 0;
+}
+
 static int v1_cpu(struct cgroup_manager *m, const struct oci_resources *r, struct error *err)
 {
   bool quota = r->has_cpu_quota && r->cpu_quota != 0;
@@ -270,27 +293,15 @@ static int v1_cpu(struct cgroup_manager *m, const struct oci_resources *r, struc
     return -1;
   if (shares && cg_writef(m, h->dir, "cpu.shares", err, "%" PRIu64, r->cpu_shares) < 0)
     return -1;
-  /* the kernel checks quota/period against the parent's at each write: a
-   * new period may only fit after the new quota (lowering both under a
-   * parent's limit), so on EINVAL the quota goes first (as runc) */
-  if (period && cg_writef(m, h->dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0) {
-    if (!quota || err->code != EINVAL)
-      return -1;
-    error_clear(err);
-    if (wr_i64(m, h->dir, "cpu.cfs_quota_us", r->cpu_quota, err) < 0 ||
-        cg_writef(m, h->dir, "cpu.cfs_period_us", err, "%" PRIu64, r->cpu_period) < 0)
-      return -1;
-    quota = false;
-  }
-  if (quota && wr_i64(m, h->dir, "cpu.cfs_quota_us", r->cpu_quota, err) < 0)
+  if (period_then_limit(m, h->dir, "cpu.cfs_period_us", period ? r->cpu_period : 0,
+                        "cpu.cfs_quota_us", quota, r->cpu_quota, err) < 0)
     return -1;
   if (burst && cg_writef(m, h->dir, "cpu.cfs_burst_us", err, "%" PRIu64, r->cpu_burst) < 0)
     return -1;
-  if (r->has_cpu_realtime_period && r->cpu_realtime_period != 0 &&
-      cg_writef(m, h->dir, "cpu.rt_period_us", err, "%" PRIu64, r->cpu_realtime_period) < 0)
-    return -1;
-  if (r->has_cpu_realtime_runtime && r->cpu_realtime_runtime != 0 &&
-      wr_i64(m, h->dir, "cpu.rt_runtime_us", r->cpu_realtime_runtime, err) < 0)
+  if (period_then_limit(
+          m, h->dir, "cpu.rt_period_us", r->has_cpu_realtime_period ? r->cpu_realtime_period : 0,
+          "cpu.rt_runtime_us", r->has_cpu_realtime_runtime && r->cpu_realtime_runtime != 0,
+          r->cpu_realtime_runtime, err) < 0)
     return -1;
   if (idle && wr_i64(m, h->dir, "cpu.idle", r->cpu_idle, err) < 0)
     return -1;

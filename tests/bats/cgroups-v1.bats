@@ -292,6 +292,41 @@ cgval() { # CTRL FILE
 	done
 }
 
+# rt-period-lowered-below-runtime: the kernel refuses an rt period below the group's current
+# rt runtime (Documentation/scheduler/sched-rt-group.rst: runtime <= period), so lowering both
+# at once failed with EINVAL when the period went first.  Now the runtime goes first when the
+# period is refused, and a raise still writes the period first.  Found by runc 1.2.9's update.bats
+# ("update rt period and runtime", its issue #4094) run against agentrt; runc 1.1.5 fails it too.
+@test "cgroups v1: rt-period-lowered-below-runtime: rt period and runtime lowered, then raised, together" {
+	known_broken 'runc version 1\.1\.' "the rt period is written before the runtime (EINVAL)"
+	local pod parent
+	pod=$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")
+	parent=/sys/fs/cgroup/cpu${pod%/*}
+	[ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] || skip "no cpu.rt_runtime_us (CONFIG_RT_GROUP_SCHED)"
+	# a child's rt runtime must fit in its parent's, and a new group starts with none; a small
+	# share (20 %), as a removed group's share is freed only some time after its rmdir
+	mkdir -p "$parent"
+	echo 200000 >"$parent/cpu.rt_runtime_us" || skip "cannot give $parent an rt runtime"
+	update_config '.linux.resources.cpu = {"realtimePeriod": 1000000, "realtimeRuntime": 100000}'
+	set_args sleep 100
+	run_detached rtp
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	[ "$(cgval cpu cpu.rt_period_us)" = 1000000 ] && [ "$(cgval cpu cpu.rt_runtime_us)" = 100000 ] ||
+		fail "period $(cgval cpu cpu.rt_period_us) runtime $(cgval cpu cpu.rt_runtime_us)"
+	run rt update rtp --cpu-rt-period 10000 --cpu-rt-runtime 1000
+	[ "$status" -eq 0 ] || fail "update to a period below the old runtime: $output"
+	[ "$(cgval cpu cpu.rt_period_us)" = 10000 ] && [ "$(cgval cpu cpu.rt_runtime_us)" = 1000 ] ||
+		fail "period $(cgval cpu cpu.rt_period_us) runtime $(cgval cpu cpu.rt_runtime_us)"
+	run rt update rtp --cpu-rt-period 100000 --cpu-rt-runtime 20000
+	[ "$status" -eq 0 ] || fail "update to a runtime above the old period: $output"
+	[ "$(cgval cpu cpu.rt_period_us)" = 100000 ] && [ "$(cgval cpu cpu.rt_runtime_us)" = 20000 ] ||
+		fail "period $(cgval cpu cpu.rt_period_us) runtime $(cgval cpu cpu.rt_runtime_us)"
+	run rt update rtp --cpu-rt-runtime 600000
+	[ "$status" -ne 0 ] || fail "a runtime above the period was accepted"
+	[ "$(cgval cpu cpu.rt_runtime_us)" = 20000 ]
+	rt delete --force rtp
+}
+
 # cgroup-nonempty-warning: a container put in a cgroup that already holds another's processes is
 # warned about in runc's words ("container's cgroup is not empty"), naming the cgroup.
 @test "cgroups v1: cgroup-nonempty-warning: a shared cgroup is named in the warning" {
