@@ -174,8 +174,14 @@ static int overlay_lowerdir(int fsfd, const char *value, struct mnt_held *h, str
     if (name == NULL) {
       r = error_errno(err, "mount `overlay`: lower layer `%s`", v[i].path);
     } else if (add) {
-      if (fsconfig(fsfd, FSCONFIG_SET_STRING, v[i].data ? "datadir+" : "lowerdir+", name, 0) < 0)
-        r = fs_error(fsfd, "overlay", v[i].data ? "option `datadir+`" : "option `lowerdir+`", err);
+      if (fsconfig(fsfd, FSCONFIG_SET_STRING, v[i].data ? "datadir+" : "lowerdir+", name, 0) < 0) {
+        size_t len = strlen(v[i].path);
+        /* a long path's end: where the layers of one overlay differ */
+        cleanup_free char *what =
+            xfmt("%s layer `%s%s`", v[i].data ? "data" : "lower", len > 200 ? "..." : "",
+                 v[i].path + (len > 200 ? len - 200 : 0));
+        r = fs_error(fsfd, "overlay", what, err);
+      }
     } else {
       next = xfmt("%s%s%s", joined, i == 0 ? "" : v[i].data && !v[i - 1].data ? "::" : ":", name);
       free(joined);

@@ -328,6 +328,23 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ ! -e "$deep/l1/written" ]
 }
 
+@test "overlay-long-options: a missing layer of a long lowerdir fails create with one line naming it, and leaves nothing" {
+	local deep=$BUNDLE/ovl/$(printf 'd%.0s' {1..90})/$(printf 'e%.0s' {1..90})
+	mkdir -p "$deep/l1" "$deep/u" "$deep/w"
+	local arr
+	arr=$(jq -nc --arg l "lowerdir=$deep/l1:$deep/missing-layer:$deep/l1" --arg u "upperdir=$deep/u" \
+		--arg w "workdir=$deep/w" '[{destination: "/ovl", type: "overlay", source: "overlay", options: [$l, $u, $w]}]')
+	update_config ".mounts += $arr"
+	set_args true
+	create_container c1
+	assert_clean_failure
+	is_agentrt || return 0
+	[[ "$output" == *"create \`c1\`"*"missing-layer"* ]] || fail "the error does not name the layer: $output"
+	[ "$(grep -c . <<<"$output")" = 1 ] || fail "more than one line: $output"
+	[ -z "$(rt list -q)" ]
+	[ -z "$(mounts_below "$BUNDLE")" ]
+}
+
 @test "the container's mounts do not appear in the host's mount namespace" {
 	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
