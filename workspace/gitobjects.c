@@ -1062,15 +1062,52 @@ static bool tree_diff(struct cmp *c, const unsigned char *new_oid, const unsigne
   return ok;
 }
 
-int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
-                          unsigned char (*ret)[32], size_t max, size_t *ret_n)
+/* The committer's time of a commit's header (0 when there is none). */
+static int64_t committer_time(const unsigned char *data, size_t size)
+{
+  const unsigned char *end = memmem(data, size, "\n\n", 2), *p, *eol, *sp;
+  int64_t t = 0;
+
+  if (end == NULL)
+    end = data + size;
+  p = memmem(data, (size_t)(end - data), "\ncommitter ", 11);
+  if (p == NULL)
+    return 0;
+  eol = memchr(p + 1, '\n', (size_t)(end - p - 1));
+  if (eol == NULL)
+    eol = end;
+  /* "... <email> <seconds> <zone>": the second to last field */
+  for (sp = eol; sp > p && sp[-1] != ' '; sp--)
+    ;
+  if (sp <= p + 1)
+    return 0;
+  for (sp--; sp > p && sp[-1] != ' '; sp--)
+    ;
+  for (; sp < eol && *sp >= '0' && *sp <= '9' && t < INT64_MAX / 10; sp++)
+    t = t * 10 + (*sp - '0');
+  return t;
+}
+
+int ws_git_commit_info(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
+                       unsigned char (*ret)[32], size_t max, size_t *ret_n, int64_t *ret_time)
 {
   cleanup_free unsigned char *data = NULL;
-  size_t size, pos = 0;
-  int type;
+  unsigned char cur[32];
+  size_t size = 0, pos = 0;
+  int type = 0;
 
   *ret_n = 0;
-  if (ws_gitodb_read(db, id, hlen, &type, &data, &size) < 0 || type != OBJ_COMMIT)
+  memcpy(cur, id, hlen);
+  /* a tag's are those of the commit it names */
+  for (int i = 0; i <= MAX_TAG_DEPTH; i++) {
+    free(data);
+    data = NULL;
+    if (ws_gitodb_read(db, cur, hlen, &type, &data, &size) < 0)
+      return -1;
+    if (type != OBJ_TAG || !header_id(data, size, "object", hlen, cur))
+      break;
+  }
+  if (type != OBJ_COMMIT)
     return -1;
   /* "tree <id>\n", then one "parent <id>\n" line for each parent */
   pos = 5 + 2 * hlen + 1;
@@ -1079,7 +1116,15 @@ int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t 
     (*ret_n)++;
     pos += 7 + 2 * hlen + 1;
   }
+  if (ret_time != NULL)
+    *ret_time = committer_time(data, size);
   return 0;
+}
+
+int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
+                          unsigned char (*ret)[32], size_t max, size_t *ret_n)
+{
+  return ws_git_commit_info(db, id, hlen, ret, max, ret_n, NULL);
 }
 
 const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,

@@ -8,11 +8,11 @@
  * it names.  So each commit a changed ref file names that differs from the
  * host's value of that ref is compared (gitobjects.c) with the commit the
  * host's same ref named (for a new ref, the host's HEAD; else nothing), and
- * the ref file is protected when the commit brings a risky entry.  Only the
- * tip commit each ref names is read, not its ancestors: the host checks out
- * tips.  A loose ref deleted beside a new packed-refs (`git gc`) is checked
- * for its packed value: held back, the host keeps its own.  Nothing is read
- * for a review in which no ref file changed.
+ * the ref file is protected when the commit brings a risky entry, or when
+ * one of the commits below it that the host's does not reach does
+ * (ancestors_reason: `git reset --hard HEAD~2` checks one out).  A loose ref deleted beside a new
+ * packed-refs (`git gc`) is checked for its packed value: held back, the host keeps its own.
+ * Nothing is read for a review in which no ref file changed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +26,9 @@
 
 #define MAX_REF_FILE ((uint64_t)64 << 20) /* packed-refs, FETCH_HEAD */
 #define MAX_SYMREF_DEPTH 5
+#define MAX_PARENTS 16 /* of a merge, read per commit */
+#define MAX_WALK 20000 /* commits read to find the agent's below one tip */
+#define MAX_WALK_S "20,000"
 #define UNREADABLE "a ref agentrt cannot read (git checks out what it names)"
 
 struct oid {
@@ -259,6 +262,166 @@ static bool same_id(const struct oid *a, const struct oid *b)
   return a->hlen == b->hlen && memcmp(a->b, b->b, a->hlen) == 0;
 }
 
+/* The agent's commits below a tip: those it reaches that the host's base
+ * (the host's value of the ref, else its HEAD) does not, compared with base
+ * as the tip is: `git reset --hard HEAD~1`, `git checkout <id>` or `git
+ * cherry-pick` of one writes its tree.  Which commits those are is painted
+ * down from both ends at once, newest committer time first, as git finds a
+ * merge base: a commit reached from the tip only (NEW) is checked, one the
+ * base reaches too (OLD) is the host's history and ends that line.  The walk
+ * stops when no NEW-only commit is left to read.  The objects' place does not
+ * tell (the first `workspace commit` brings the agent's objects to the host
+ * while it holds the ref back).  A commit time the agent set wrongly can make
+ * a commit of the host's be checked too (never one of the agent's skipped).
+ * The first reason, or NULL. */
+enum { W_NEW = 1, W_OLD = 2 };
+
+struct wnode {
+  struct oid id;
+  int64_t time;
+  unsigned flags;
+  bool done; /* popped */
+};
+
+struct walk {
+  struct ws_gitrefs *r;
+  struct wnode *v;
+  size_t n;
+  size_t *tab; /* open addressing: index + 1, 0 empty */
+  size_t tcap;
+  size_t *heap; /* indices into v, newest time first */
+  size_t nh;
+  size_t new_only; /* queued nodes whose flags are W_NEW alone */
+  bool unreadable; /* a NEW commit could not be read */
+};
+
+static size_t oid_hash(const struct oid *id)
+{
+  uint64_t h;
+  memcpy(&h, id->b, sizeof h);
+  return (size_t)h;
+}
+
+static bool heap_before(const struct walk *w, size_t a, size_t b)
+{
+  return w->v[a].time > w->v[b].time;
+}
+
+static void heap_push(struct walk *w, size_t i)
+{
+  size_t k = w->nh++;
+  w->heap[k] = i;
+  while (k > 0 && heap_before(w, w->heap[k], w->heap[(k - 1) / 2])) {
+    size_t t = w->heap[k];
+    w->heap[k] = w->heap[(k - 1) / 2];
+    w->heap[(k - 1) / 2] = t;
+    k = (k - 1) / 2;
+  }
+}
+
+static size_t heap_pop(struct walk *w)
+{
+  size_t top = w->heap[0], k = 0;
+
+  w->heap[0] = w->heap[--w->nh];
+  for (;;) {
+    size_t l = 2 * k + 1, m = k;
+    if (l < w->nh && heap_before(w, w->heap[l], w->heap[m]))
+      m = l;
+    if (l + 1 < w->nh && heap_before(w, w->heap[l + 1], w->heap[m]))
+      m = l + 1;
+    if (m == k)
+      break;
+    size_t t = w->heap[k];
+    w->heap[k] = w->heap[m];
+    w->heap[m] = t;
+    k = m;
+  }
+  return top;
+}
+
+/* The node of id with flags added: read and queued when new.  false: the
+ * walk's limit is reached. */
+static bool walk_add(struct walk *w, const struct oid *id, unsigned flags)
+{
+  size_t k = oid_hash(id) & (w->tcap - 1), i;
+  unsigned char parents[1][32];
+  size_t np;
+
+  for (; w->tab[k] != 0; k = (k + 1) & (w->tcap - 1)) {
+    struct wnode *n = &w->v[w->tab[k] - 1];
+    if (!same_id(&n->id, id))
+      continue;
+    if (!n->done && n->flags == W_NEW && (flags & W_OLD))
+      w->new_only--;
+    n->flags |= flags;
+    return true;
+  }
+  if (w->n == MAX_WALK)
+    return false;
+  i = w->n++;
+  w->tab[k] = i + 1;
+  w->v[i] = (struct wnode){.id = *id, .flags = flags};
+  if (ws_git_commit_info(w->r->db, id->b, id->hlen, parents, 0, &np, &w->v[i].time) < 0) {
+    /* the host's history may be shallow; the agent's must be readable */
+    w->v[i].done = true;
+    if (flags == W_NEW)
+      w->unreadable = true;
+    return true;
+  }
+  if (flags == W_NEW)
+    w->new_only++;
+  heap_push(w, i);
+  return true;
+}
+
+static const char *ancestors_reason(struct ws_gitrefs *r, const struct oid *tip,
+                                    const struct oid *base, char *const *patterns, char **ret_path)
+{
+  struct walk w = {.r = r, .tcap = 1};
+  const char *why = NULL;
+  unsigned char parents[MAX_PARENTS][32];
+  size_t np;
+
+  while (w.tcap < 2 * MAX_WALK)
+    w.tcap *= 2;
+  w.v = xmalloc(MAX_WALK * sizeof *w.v);
+  w.heap = xmalloc(MAX_WALK * sizeof *w.heap);
+  w.tab = xmalloc0(w.tcap * sizeof *w.tab);
+  if (base != NULL && base->hlen == tip->hlen)
+    walk_add(&w, base, W_OLD);
+  walk_add(&w, tip, W_NEW);
+  while (why == NULL && w.new_only > 0 && !w.unreadable) {
+    size_t i = heap_pop(&w);
+    struct wnode *n = &w.v[i];
+    struct oid p = {.hlen = tip->hlen};
+
+    n->done = true;
+    if (n->flags == W_NEW) {
+      w.new_only--;
+      if (i !=
+          (base != NULL && base->hlen == tip->hlen ? 1u : 0u)) /* not the tip: compared already */
+        why = ws_git_commit_reason(r->db, n->id.b, base && base->hlen == tip->hlen ? base->b : NULL,
+                                   tip->hlen, patterns, ret_path);
+    }
+    if (why != NULL ||
+        ws_git_commit_info(r->db, n->id.b, n->id.hlen, parents, MAX_PARENTS, &np, NULL) < 0)
+      continue;
+    for (size_t k = 0; k < np && why == NULL; k++) {
+      memcpy(p.b, parents[k], tip->hlen);
+      if (!walk_add(&w, &p, w.v[i].flags))
+        why = "more history than agentrt reads (" MAX_WALK_S " commits: review the agent's with "
+              "`git log -p`)";
+    }
+  }
+  if (why == NULL && w.unreadable)
+    why = "a commit agentrt cannot read (git checks none of its paths)";
+  free(w.v);
+  free(w.heap);
+  free(w.tab);
+  return why;
+}
+
 /* The reason for the value id of ref name: none when it is one of the
  * host's values allowed (n of them), else the comparison of its commit
  * with the host's base (NULL: nothing).  A full reason, or NULL. */
@@ -294,6 +457,8 @@ static char *check_id(struct ws_gitrefs *r, const char *name, const struct oid *
   for (size_t i = 1; why == NULL && i < np; i++)
     why = ws_git_commit_reason(r->db, parents[i], base && base->hlen == id->hlen ? base->b : NULL,
                                id->hlen, patterns, &path);
+  if (why == NULL)
+    why = ancestors_reason(r, id, base, patterns, &path);
   if (why == NULL)
     return NULL;
   if (path == NULL)

@@ -114,17 +114,21 @@ bool ws_git_parse_hex(const char *s, size_t n, size_t hlen, unsigned char *ret_o
 const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,
                                  const unsigned char *old_id, size_t hlen, char *const *patterns,
                                  char **ret_path);
-/* The first max parents of the commit id into ret (*ret_n of them); -1
- * when it cannot be read or is no commit. */
+/* The first max parents of the commit id (or of the commit a tag names)
+ * into ret (*ret_n of them); -1 when it cannot be read or is no commit. */
 int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
                           unsigned char (*ret)[32], size_t max, size_t *ret_n);
+/* The same, and the committer's time (seconds; 0 when there is none). */
+int ws_git_commit_info(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
+                       unsigned char (*ret)[32], size_t max, size_t *ret_n, int64_t *ret_time);
 /* gitrefs.c: when ch changes a ref file of a git dir (`refs/...`,
  * `packed-refs`, `HEAD`, `ORIG_HEAD`, `FETCH_HEAD` in a `.git` or a
  * directory probe calls a bare repository), the reason (a new string:
  * what, the path found and the ref) that a commit it names and the host's
  * same ref did not is risky against the host's commit for that ref
- * (ws_git_commit_reason; for refs/stash its index and untracked parents
- * too; a new or changed refs/replace/ ref always), or NULL; a deleted
+ * (ws_git_commit_reason; the commits below it that the host's does not reach
+ * too; for refs/stash its index and untracked parents; a new or changed
+ * refs/replace/ ref always), or NULL; a deleted
  * loose ref is checked for the
  * value the workspace's packed-refs gives it.  *cache keeps the git dir's
  * state between calls (NULL at first; ws_gitrefs_free after the last). */

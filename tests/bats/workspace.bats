@@ -724,6 +724,16 @@ history_escape() {
     refs=(.git/refs/heads/feature) ;;
   detached) plant="git checkout -q --detach && $plant"
     refs=(.git/HEAD) ;;
+  ancestor) # the next commit takes them out again: only HEAD~2 has them
+    plant="$plant && git rm -rq --cached .envrc __pycache__ notes.txt && rm -rf .envrc __pycache__ notes.txt &&
+      echo later >>a.txt && git commit -q -am clean && git commit -q --allow-empty -m later"
+    refs=(.git/refs/heads/master) ;;
+  ancestor-1971) # the same, the planting commit dated before the host's whole history
+    plant="export GIT_COMMITTER_DATE=1971-01-01T00:00:00Z GIT_AUTHOR_DATE=1971-01-01T00:00:00Z && $plant &&
+      unset GIT_COMMITTER_DATE GIT_AUTHOR_DATE && git rm -rq --cached .envrc __pycache__ notes.txt &&
+      rm -rf .envrc __pycache__ notes.txt && echo later >>a.txt && git commit -q -am clean &&
+      git commit -q --allow-empty -m later"
+    refs=(.git/refs/heads/master) ;;
   esac
   bundle_usr "set -e; cd /workspace && $plant && git log --oneline -1 && echo PLANTED"
   run ar run --bundle "$BUNDLE" "$ID"
@@ -747,7 +757,8 @@ history_escape() {
   for p in "${refs[@]}"; do incl+=(--include-protected "$p"); done
   run ar workspace "$ID" commit "${incl[@]}"
   [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
-  (cd "$HOST" && if [ "$variant" = branch ]; then git checkout -q -f feature; else git reset -q --hard; fi) \
+  (cd "$HOST" && case $variant in branch) git checkout -q -f feature ;; ancestor*) git reset -q --hard HEAD~2 ;;
+    *) git reset -q --hard ;; esac) \
     >/dev/null 2>&1 </dev/null || true
   grep -q marker-history "$HOST/.envrc" && [ -e "$HOST/$PYC" ] && [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] ||
     fail "control: the included ref did not make git write the files: $(ls -la "$HOST")"
@@ -767,6 +778,35 @@ history_escape() {
 
 @test "escape: protected files committed in the agent's git history, on a detached HEAD" {
   history_escape detached
+}
+
+# The review compares the commits below a tip that the host's history does not hold too; the
+# control's second commit (the objects on the host by then) still finds the ref protected.
+@test "escape: protected files committed in the agent's git history, in an ancestor of a clean tip (git reset --hard HEAD~2)" {
+  history_escape ancestor
+}
+
+@test "escape: protected files committed in the agent's git history, in an ancestor dated 1971 (before the host's history)" {
+  history_escape ancestor-1971
+}
+
+# Honest history with a merge and a commit dated before the host's history (a skewed clock)
+# passes unmarked: the walk below the tip checks the agent's commits, not the host's.
+@test "workspace: an agent's merge and a commit with a skewed date pass unmarked" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace
+    git checkout -q -b side && echo s >side.txt && git add side.txt && git commit -q -m side
+    git checkout -q master && echo m >>a.txt && GIT_COMMITTER_DATE=1990-01-01T00:00:00Z git commit -q -am skewed
+    git merge -q --no-edit side && git log --oneline | wc -l && git status --porcelain && echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *GIT-OK* ]] || fail "git: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '[.changes[] | select(.path | test("^\\.git/(refs/|HEAD$|packed-refs$)")) | select(.protected)] | length' <<<"$output")" = 0 ] ||
+    fail "a ref is protected: $(jq -c '[.changes[] | select(.protected) | {path, protected}]' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --oneline | wc -l)" = 4 ] && [ "$(git -C "$HOST" log -1 --format=%s)" = "Merge branch 'side'" ] ||
+    fail "host log: $(git -C "$HOST" log --oneline)"
 }
 
 # The paths of git's objects, refs, logs and index (a jq regex).

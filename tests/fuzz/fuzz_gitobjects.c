@@ -183,6 +183,14 @@ static void check_objects(const uint8_t *data, size_t size, bool raw)
     fail("an empty path");
   if ((p_none && why_none == NULL) || (p_old && why_old == NULL))
     fail("a path without a reason");
+  /* a commit's parents and committer time (the review's walk below a tip) */
+  {
+    unsigned char parents[16][32];
+    size_t np = 0;
+    int64_t t = -1;
+    if (ws_git_commit_info(db, r[0].id, 32, parents, 16, &np, &t) == 0 && (np > 16 || t < 0))
+      fail("parents or time out of range");
+  }
   free(p_none);
   free(p_old);
   ws_gitodb_free(db);
