@@ -302,9 +302,17 @@ static size_t oid_hash(const struct oid *id)
   return (size_t)h;
 }
 
+/* Newest first; at one time the host's side first, so that it catches up
+ * with a commit before the commit is taken for the agent's (scripted
+ * histories share a second).  A node's flags may grow while it waits: that
+ * only reorders equal times. */
 static bool heap_before(const struct walk *w, size_t a, size_t b)
 {
-  return w->v[a].time > w->v[b].time;
+  const struct wnode *x = &w->v[a], *y = &w->v[b];
+
+  if (x->time != y->time)
+    return x->time > y->time;
+  return (x->flags & W_OLD) && !(y->flags & W_OLD);
 }
 
 static void heap_push(struct walk *w, size_t i)
@@ -340,9 +348,9 @@ static size_t heap_pop(struct walk *w)
   return top;
 }
 
-/* The node of id with flags added: read and queued when new.  false: the
- * walk's limit is reached. */
-static bool walk_add(struct walk *w, const struct oid *id, unsigned flags)
+/* The node of id with flags added: when new, read and queued (or, !queue,
+ * only marked as seen).  false: the walk's limit is reached. */
+static bool walk_add(struct walk *w, const struct oid *id, unsigned flags, bool queue)
 {
   size_t k = oid_hash(id) & (w->tcap - 1), i;
   unsigned char parents[1][32];
@@ -361,7 +369,9 @@ static bool walk_add(struct walk *w, const struct oid *id, unsigned flags)
     return false;
   i = w->n++;
   w->tab[k] = i + 1;
-  w->v[i] = (struct wnode){.id = *id, .flags = flags};
+  w->v[i] = (struct wnode){.id = *id, .flags = flags, .done = !queue};
+  if (!queue)
+    return true;
   if (ws_git_commit_info(w->r->db, id->b, id->hlen, parents, 0, &np, &w->v[i].time) < 0) {
     /* the host's history may be shallow; the agent's must be readable */
     w->v[i].done = true;
@@ -381,35 +391,43 @@ static const char *ancestors_reason(struct ws_gitrefs *r, const struct oid *tip,
   struct walk w = {.r = r, .tcap = 1};
   const char *why = NULL;
   unsigned char parents[MAX_PARENTS][32];
+  struct oid p = {.hlen = tip->hlen};
+  bool has_base = base != NULL && base->hlen == tip->hlen;
   size_t np;
 
+  if ((has_base && same_id(base, tip)) ||
+      ws_git_commit_info(r->db, tip->b, tip->hlen, parents, MAX_PARENTS, &np, NULL) < 0)
+    return NULL; /* nothing new, or what the tip's own comparison said */
   while (w.tcap < 2 * MAX_WALK)
     w.tcap *= 2;
   w.v = xmalloc(MAX_WALK * sizeof *w.v);
   w.heap = xmalloc(MAX_WALK * sizeof *w.heap);
   w.tab = xmalloc0(w.tcap * sizeof *w.tab);
-  if (base != NULL && base->hlen == tip->hlen)
-    walk_add(&w, base, W_OLD);
-  walk_add(&w, tip, W_NEW);
+  if (has_base)
+    walk_add(&w, base, W_OLD, true);
+  /* the tip, compared already, is expanded first whatever its time: a commit
+   * on top of the host's reaches it at once, and nothing more is read */
+  walk_add(&w, tip, W_NEW, false);
+  for (size_t k = 0; k < np; k++) {
+    memcpy(p.b, parents[k], tip->hlen);
+    walk_add(&w, &p, W_NEW, true);
+  }
   while (why == NULL && w.new_only > 0 && !w.unreadable) {
     size_t i = heap_pop(&w);
     struct wnode *n = &w.v[i];
-    struct oid p = {.hlen = tip->hlen};
 
     n->done = true;
     if (n->flags == W_NEW) {
       w.new_only--;
-      if (i !=
-          (base != NULL && base->hlen == tip->hlen ? 1u : 0u)) /* not the tip: compared already */
-        why = ws_git_commit_reason(r->db, n->id.b, base && base->hlen == tip->hlen ? base->b : NULL,
-                                   tip->hlen, patterns, ret_path);
+      why = ws_git_commit_reason(r->db, n->id.b, has_base ? base->b : NULL, tip->hlen, patterns,
+                                 ret_path);
     }
     if (why != NULL ||
         ws_git_commit_info(r->db, n->id.b, n->id.hlen, parents, MAX_PARENTS, &np, NULL) < 0)
       continue;
     for (size_t k = 0; k < np && why == NULL; k++) {
       memcpy(p.b, parents[k], tip->hlen);
-      if (!walk_add(&w, &p, w.v[i].flags))
+      if (!walk_add(&w, &p, w.v[i].flags, true))
         why = "more history than agentrt reads (" MAX_WALK_S " commits: review the agent's with "
               "`git log -p`)";
     }
