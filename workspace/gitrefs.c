@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "os/fsutil.h"
 #include "workspace/internal.h"
 
 #define MAX_REF_FILE ((uint64_t)64 << 20) /* packed-refs, FETCH_HEAD */
@@ -90,9 +91,8 @@ static int read_file(int rootfd, const char *path, char **ret, size_t *ret_n)
 {
   cleanup_close int fd = ws_open_beneath(rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
   cleanup_close int pfd = -1;
+  struct error ignore = {0};
   struct stat st;
-  size_t got = 0;
-  char *p;
 
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR)
@@ -106,21 +106,7 @@ static int read_file(int rootfd, const char *path, char **ret, size_t *ret_n)
     return -1;
   if (!S_ISREG(st.st_mode))
     return 0;
-  if ((uint64_t)st.st_size > MAX_REF_FILE)
-    return -1;
-  p = xmalloc((size_t)st.st_size + 1);
-  while (got < (size_t)st.st_size) {
-    ssize_t k = pread(fd, p + got, (size_t)st.st_size - got, (off_t)got);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      break;
-    got += (size_t)k;
-  }
-  p[got] = '\0';
-  *ret = p;
-  *ret_n = got;
-  return 1;
+  return read_fd_all(fd, MAX_REF_FILE, ret, ret_n, &ignore) < 0 ? -1 : 1;
 }
 
 /* The file gitdir/rel in the workspace (the first layer that holds it, down
