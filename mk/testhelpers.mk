@@ -19,7 +19,7 @@ TEST_ROOTFS ?= build/rootfs
 
 test-helpers: $(PROBE_BINS) $(HOST_HELPERS)
 
-$(HELPER_DIR)/%: tests/helpers/probes/%.c tests/helpers/probes/probe_arg.h
+$(HELPER_DIR)/%: tests/helpers/probes/%.c
 	@mkdir -p $(dir $@)
 	$(HELPER_CC) $(HELPER_CFLAGS) -static -o $@ $<
 

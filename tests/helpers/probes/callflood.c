@@ -21,8 +21,6 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "probe_arg.h"
-
 #define MAX_THREADS 64
 
 struct counts {
@@ -59,7 +57,16 @@ static void *flood(void *arg)
 
 static long arg(const char *s, long max)
 {
-  return probe_arg("callflood", s, max);
+  char *end = NULL;
+  long v;
+
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v <= 0 || v > max) {
+    fprintf(stderr, "callflood: bad number `%s'\n", s);
+    exit(2);
+  }
+  return v;
 }
 
 int main(int argc, char **argv)

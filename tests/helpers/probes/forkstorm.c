@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "probe_arg.h"
-
 static double now(void)
 {
   struct timespec ts;
@@ -36,7 +34,16 @@ static __attribute__((noinline)) pid_t fork_one(void)
 
 static long arg(const char *s, long max)
 {
-  return probe_arg("forkstorm", s, max);
+  char *end = NULL;
+  long v;
+
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v <= 0 || v > max) {
+    fprintf(stderr, "forkstorm: bad number `%s'\n", s);
+    exit(2);
+  }
+  return v;
 }
 
 int main(int argc, char **argv)
