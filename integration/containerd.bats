@@ -125,18 +125,20 @@ crt() {
 	echo hello >"$host/a.txt"
 	crt -d --mount "type=bind,src=$host,dst=/workspace,options=rbind:rw" --cwd /workspace \
 		"$IMG" subp sleep 1000 >/dev/null
-	run cx e0 sh -c 'test -S /run/agentrt/agent.sock && test -x /run/agentrt/bin/agentrt && echo ok'
-	[ "$output" = ok ] || it_die "no socket or client in the container: $output"
+	# what the container prints is compared inside it (cx, below)
+	run cx e0 sh -c 'test -S /run/agentrt/agent.sock && test -x /run/agentrt/bin/agentrt'
+	[ "$status" -eq 0 ] || it_die "no socket or client in the container: $status $output"
 	run cx e1 /run/agentrt/bin/agentrt sub run --name c -- sh -c 'exit 5'
 	[ "$status" -eq 5 ] || it_die "sub run: $status $output"
-	run cx e2 /run/agentrt/bin/agentrt sub run --name w -- sh -c 'echo from-child; echo x >c.txt'
-	[ "$status" -eq 0 ] && [ "$output" = from-child ] || it_die "sub run: $status $output"
-	run cx e3 ls /workspace
-	[[ "$output" == *a.txt* && "$output" != *c.txt* ]] || it_die "parent's view before commit: $output"
+	run cx e2 sh -c 'out=$(/run/agentrt/bin/agentrt sub run --name w -- sh -c "echo from-child; echo x >c.txt") || exit $?
+		[ "$out" = from-child ] || exit 99'
+	[ "$status" -eq 0 ] || it_die "sub run: $status $output (99: not the child's output)"
+	run cx e3 sh -c 'test -e /workspace/a.txt && ! test -e /workspace/c.txt'
+	[ "$status" -eq 0 ] || it_die "parent's view before commit: $status $output"
 	run cx e4 /run/agentrt/bin/agentrt sub commit w
 	[ "$status" -eq 0 ] || it_die "commit: $output"
-	run cx e5 cat /workspace/c.txt
-	[ "$status" -eq 0 ] && [ "$output" = x ] || it_die "parent's view after commit: $status $output"
+	run cx e5 sh -c '[ "$(cat /workspace/c.txt)" = x ]'
+	[ "$status" -eq 0 ] || it_die "parent's view after commit: $status $output"
 	[ ! -e "$host/c.txt" ]
 	cx e6 /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600 >/dev/null
 	[ -d "$root/subp" ] && [ -d "$root/subp.d" ] || it_die "no child state under $root"
@@ -162,7 +164,10 @@ crt() {
 	done
 }
 
-# cx EXEC-ID CMD...: `ctr task exec` in the container subp.
+# cx EXEC-ID CMD...: `ctr task exec` in the container subp.  Its exit code is the test's; its
+# output is only for messages: with containerd 1.6 an exec that prints and exits at once
+# sometimes reaches ctr with no output at all under load: 1 run in 30 of this test, `cat` of a
+# file that held `x` (read again by the next exec) printed nothing and exited 0.
 cx() {
 	local id=$1
 	shift
