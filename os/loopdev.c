@@ -41,50 +41,109 @@ bool loopdev_available(const char **why)
   return true;
 }
 
-int loopdev_attach(int backing_fd, int *ret_nr, int *ret_fd, struct error *err)
+int loopdev_attach_raw(int backing_fd, int *ret_nr, int *ret_fd, int *ret_stage)
 {
-  cleanup_close int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
   struct loop_config cfg;
+  int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC), e;
 
+  *ret_nr = -1;
+  *ret_stage = LOOPDEV_STAGE_CONTROL;
   if (ctl < 0)
-    return error_errno(err, "open /dev/loop-control");
+    return -1;
   memset(&cfg, 0, sizeof cfg);
   cfg.fd = (__u32)backing_fd;
   cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
   /* another process may take the free device first: ask again */
   for (int i = 0; i < LOOP_ATTACH_TRIES; i++) {
-    char path[32];
+    char path[LOOPDEV_PATH_MAX];
     int nr = ioctl(ctl, LOOP_CTL_GET_FREE);
     int fd;
 
+    *ret_stage = LOOPDEV_STAGE_FREE;
     if (nr < 0)
-      return error_errno(err, "find a free loop device");
-    snprintf(path, sizeof path, "/dev/loop%d", nr);
-    fd = open(path, O_RDWR | O_CLOEXEC);
+      goto fail;
+    *ret_nr = nr;
+    *ret_stage = LOOPDEV_STAGE_OPEN;
+    fd = open(loopdev_path(path, nr), O_RDWR | O_CLOEXEC);
     if (fd < 0)
-      return error_errno(err, "open `%s`", path);
+      goto fail;
+    *ret_stage = LOOPDEV_STAGE_BIND;
     if (ioctl(fd, LOOP_CONFIGURE, &cfg) == 0) {
-      *ret_nr = nr;
+      close(ctl);
       *ret_fd = fd;
       return 0;
     }
+    e = errno;
     close(fd);
+    errno = e;
     if (errno != EBUSY)
-      return error_errno(err, "bind `%s`", path);
+      goto fail;
   }
-  return error_set(err, EBUSY, "bind a loop device: every free one was taken first");
+  *ret_stage = LOOPDEV_STAGE_TAKEN;
+  errno = EBUSY;
+fail:
+  e = errno;
+  close(ctl);
+  errno = e;
+  return -1;
+}
+
+int loopdev_attach_error(int stage, int nr, int errnum, struct error *err)
+{
+  char path[LOOPDEV_PATH_MAX];
+
+  errno = errnum;
+  switch (stage) {
+  case LOOPDEV_STAGE_CONTROL:
+    return error_errno(err, "open /dev/loop-control");
+  case LOOPDEV_STAGE_FREE:
+    return error_errno(err, "find a free loop device");
+  case LOOPDEV_STAGE_OPEN:
+    return error_errno(err, "open `%s`", loopdev_path(path, nr));
+  case LOOPDEV_STAGE_BIND:
+    return error_errno(err, "bind `%s`", loopdev_path(path, nr));
+  default:
+    return error_set(err, EBUSY, "bind a loop device: every free one was taken first");
+  }
+}
+
+int loopdev_attach(int backing_fd, int *ret_nr, int *ret_fd, struct error *err)
+{
+  int stage;
+
+  if (loopdev_attach_raw(backing_fd, ret_nr, ret_fd, &stage) == 0)
+    return 0;
+  return loopdev_attach_error(stage, *ret_nr, errno, err);
+}
+
+/* "/dev/loop<nr>" without printf: loopdev_attach_raw runs in a thread
+ * beside a fork (loopdev.h). */
+char *loopdev_path(char buf[static LOOPDEV_PATH_MAX], int nr)
+{
+  char digits[16];
+  size_t n = 0, len = strlen("/dev/loop");
+  unsigned v = nr < 0 ? 0 : (unsigned)nr;
+
+  memcpy(buf, "/dev/loop", len);
+  do {
+    digits[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v > 0 && n < sizeof digits);
+  while (n > 0)
+    buf[len++] = digits[--n];
+  buf[len] = '\0';
+  return buf;
 }
 
 int loopdev_open_bound(int nr, const struct stat *st)
 {
   struct loop_info64 info;
-  char path[32];
+  char path[LOOPDEV_PATH_MAX];
   int fd;
 
   if (nr < 0)
     return -1;
-  snprintf(path, sizeof path, "/dev/loop%d", nr);
-  fd = open(path, O_RDWR | O_CLOEXEC);
+  fd = open(loopdev_path(path, nr), O_RDWR | O_CLOEXEC);
   if (fd < 0)
     return -1;
   memset(&info, 0, sizeof info);

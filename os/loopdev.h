@@ -21,6 +21,21 @@ bool loopdev_available(const char **why);
  * device stays bound while *ret_fd (open read-write) is.  *ret_nr: N of
  * /dev/loopN. */
 int loopdev_attach(int backing_fd, int *ret_nr, int *ret_fd, struct error *err);
+/* The same in system calls only (no allocation, no lock of libc's), for a
+ * thread that runs beside a fork: -1 with errno and *ret_stage (and *ret_nr
+ * from LOOPDEV_STAGE_OPEN on) for loopdev_attach_error's message. */
+enum {
+  LOOPDEV_STAGE_CONTROL,
+  LOOPDEV_STAGE_FREE,
+  LOOPDEV_STAGE_OPEN,
+  LOOPDEV_STAGE_BIND,
+  LOOPDEV_STAGE_TAKEN,
+};
+int loopdev_attach_raw(int backing_fd, int *ret_nr, int *ret_fd, int *ret_stage);
+int loopdev_attach_error(int stage, int nr, int errnum, struct error *err);
+#define LOOPDEV_PATH_MAX 32
+/* "/dev/loop<nr>" in buf, without printf */
+char *loopdev_path(char buf[static LOOPDEV_PATH_MAX], int nr);
 /* Open /dev/loop<nr> when it is bound to the file st describes (same
  * device and inode); -1 otherwise.  The open fd keeps it bound. */
 int loopdev_open_bound(int nr, const struct stat *st);

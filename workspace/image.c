@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/util.h"
 #include "os/fsutil.h"
 #include "os/loopdev.h"
@@ -50,6 +53,18 @@ extern char **environ;
 
 struct ws_fs {
   int mfd; /* the detached ext4 mount, or -1 */
+  /* workspace_mount_start: a new image's device and mount, made by a thread
+   * while create does the rest; ws_fs_mount takes them (early_take) */
+  struct {
+    pthread_t thread;
+    bool started; /* the thread runs or has not been joined */
+    bool armed;   /* started once: its results wait for early_take */
+    int dfd;      /* the workspace's dir, ours */
+    int lockfd;   /* the image's lock, held until the device is recorded */
+    int lfd, nr;  /* the bound loop device */
+    int mfd;
+    int stage, errnum; /* where it failed, for early_error */
+  } early;
 };
 
 #define IMAGE_NAME "upper.img"
@@ -64,10 +79,13 @@ struct ws_fs *ws_fs_new(void)
   return fs;
 }
 
+static void early_drop(struct ws_fs *fs);
+
 void ws_fs_free(struct ws_fs *fs)
 {
   if (fs == NULL)
     return;
+  early_drop(fs);
   if (fs->mfd >= 0)
     close(fs->mfd);
   free(fs);
@@ -75,6 +93,8 @@ void ws_fs_free(struct ws_fs *fs)
 
 void workspace_unmount(struct workspace *w)
 {
+  if (w->fs != NULL)
+    early_drop(w->fs);
   if (w->fs != NULL && w->fs->mfd >= 0) {
     close(w->fs->mfd);
     w->fs->mfd = -1;
@@ -131,29 +151,252 @@ static int read_loop_nr(int dfd)
   return nr;
 }
 
-/* fsopen/fsmount of the ext4 on /dev/loop<nr>: the superblock already
- * there when another process has it mounted, a new one otherwise. */
-static int mount_ext4(const struct workspace *w, int nr, struct error *err)
-{
-  cleanup_close int fsfd = (int)syscall(SYS_fsopen, "ext4", FSOPEN_CLOEXEC);
-  char src[32];
-  int mfd;
+/* fsopen/fsmount of the ext4 on src in system calls only (early_mount's
+ * thread runs it): the mount, or -1 with errno and *stage (EXT4_*). */
+enum { EXT4_OPEN, EXT4_CONFIGURE, EXT4_CREATE, EXT4_MOUNT };
 
-  snprintf(src, sizeof src, "/dev/loop%d", nr);
+/* early_mount's stages: its image, its lock, then LOOPDEV_STAGE_* and EXT4_* */
+enum {
+  EARLY_IMAGE = 1,
+  EARLY_NOT_REG,
+  EARLY_LOCK,
+  EARLY_LOOP = 10,
+  EARLY_EXT4 = 20,
+  EARLY_DONE = 30
+};
+
+static int ext4_fsmount(const char *src, int *stage)
+{
+  int fsfd = (int)syscall(SYS_fsopen, "ext4", FSOPEN_CLOEXEC), mfd = -1, e;
+
+  *stage = EXT4_OPEN;
   if (fsfd < 0)
-    return error_errno(err, "workspace `%s`: fsopen ext4", w->id);
+    return -1;
+  *stage = EXT4_CONFIGURE;
   if (syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "source", src, 0) < 0 ||
       syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_FLAG, "discard", NULL, 0) < 0 ||
       syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_FLAG, "noinit_itable", NULL, 0) < 0 ||
       syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "errors", "remount-ro", 0) < 0)
-    return error_errno(err, "workspace `%s`: configure the ext4 of `%s`", w->id, src);
+    goto out;
+  *stage = EXT4_CREATE;
   if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    goto out;
+  *stage = EXT4_MOUNT;
+  mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+out:
+  e = errno;
+  close(fsfd);
+  errno = e;
+  return mfd;
+}
+
+static int ext4_error(const struct workspace *w, const char *src, int stage, int errnum,
+                      struct error *err)
+{
+  errno = errnum;
+  switch (stage) {
+  case EXT4_OPEN:
+    return error_errno(err, "workspace `%s`: fsopen ext4", w->id);
+  case EXT4_CONFIGURE:
+    return error_errno(err, "workspace `%s`: configure the ext4 of `%s`", w->id, src);
+  case EXT4_CREATE:
     return error_errno(err, "workspace `%s`: mount the image `%s/%s` (on `%s`)", w->id, w->dir,
                        IMAGE_NAME, src);
-  mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-  if (mfd < 0)
+  default:
     return error_errno(err, "workspace `%s`: fsmount the image", w->id);
-  return mfd;
+  }
+}
+
+/* The ext4 on /dev/loop<nr>: the superblock already there when another
+ * process has it mounted, a new one otherwise. */
+static int mount_ext4(const struct workspace *w, int nr, struct error *err)
+{
+  char src[LOOPDEV_PATH_MAX];
+  int stage, mfd = ext4_fsmount(loopdev_path(src, nr), &stage);
+
+  return mfd >= 0 ? mfd : ext4_error(w, src, stage, errno, err);
+}
+
+/* --- a new image's mount, beside create's other work ----------------------
+ *
+ * A new workspace's image is bound and mounted only when the init needs it
+ * (late_upper in create): that is ~1-2 ms of the kernel's (the device, the
+ * ext4 superblock and its journal thread) that the init would wait for.
+ * workspace_mount_start has a thread make them while create does the rest
+ * (its cgroup, the monitor's fork, the init's clone).  The thread only
+ * makes system calls: no allocation, no lock of libc's, so a fork beside it
+ * inherits nothing held (as container/netns_early.c).  Its descriptors are
+ * close-on-exec, and the monitor (glibc's fork) closes what it inherits
+ * before anything else (the lock's copy with it).  It must be joined
+ * (workspace_mount_join) before the init's clone: that clone is no fork of
+ * glibc's, so the init's glibc would still count the thread, and its
+ * setgroups/setresuid would signal it and wait for its answer forever
+ * (glibc makes every thread change its ids with the process). */
+
+static void *early_mount(void *arg)
+{
+  struct ws_fs *fs = arg;
+  struct stat st;
+  char src[LOOPDEV_PATH_MAX];
+  int imgfd, stage;
+
+  /* build-fp: a thread still at work when create reaches the init's
+   * clone, and one whose mount fails (faults.bats) */
+  if (FAILPOINT_FAILS("workspace-mount-early-slow"))
+    nanosleep(&(struct timespec){.tv_nsec = 400 * 1000 * 1000}, NULL);
+  fs->early.stage = EARLY_IMAGE;
+  imgfd = openat(fs->early.dfd, IMAGE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (imgfd < 0 || fstat(imgfd, &st) < 0)
+    goto fail;
+  if (!S_ISREG(st.st_mode)) {
+    fs->early.stage = EARLY_NOT_REG;
+    errno = EINVAL;
+    goto fail;
+  }
+  /* the lock on an open of its own, as ws_fs_mount's */
+  fs->early.stage = EARLY_LOCK;
+  fs->early.lockfd = openat(fs->early.dfd, IMAGE_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fs->early.lockfd < 0 || flock(fs->early.lockfd, LOCK_EX) < 0)
+    goto fail;
+  if (loopdev_attach_raw(imgfd, &fs->early.nr, &fs->early.lfd, &stage) < 0) {
+    fs->early.stage = EARLY_LOOP + stage;
+    goto fail;
+  }
+  fs->early.mfd = ext4_fsmount(loopdev_path(src, fs->early.nr), &stage);
+  if (fs->early.mfd >= 0 && FAILPOINT_FAILS("workspace-mount-early-fails")) {
+    close(fs->early.mfd);
+    fs->early.mfd = -1;
+    stage = EXT4_CREATE;
+    errno = EIO;
+  }
+  if (fs->early.mfd < 0) {
+    fs->early.stage = EARLY_EXT4 + stage;
+    goto fail;
+  }
+  fs->early.stage = EARLY_DONE;
+  close(imgfd);
+  return NULL;
+fail:
+  fs->early.errnum = errno;
+  if (imgfd >= 0)
+    close(imgfd);
+  return NULL;
+}
+
+/* As container/netns_early.c: GCC 12's AddressSanitizer has no fork handler
+ * for the locks its allocator takes when a thread starts and ends; an ASan
+ * build joins the thread at once (the same work, no overlap). */
+#if defined(__SANITIZE_ADDRESS__)
+#define EARLY_JOIN_AT_ONCE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EARLY_JOIN_AT_ONCE 1
+#endif
+#endif
+
+static void early_join(struct ws_fs *fs)
+{
+  if (fs->early.started) {
+    pthread_join(fs->early.thread, NULL);
+    fs->early.started = false;
+  }
+}
+
+void workspace_mount_join(struct workspace *w)
+{
+  if (w != NULL && w->fs != NULL)
+    early_join(w->fs);
+}
+
+void workspace_mount_start(struct workspace *w)
+{
+  struct ws_fs *fs = w->fs;
+  pthread_attr_t a;
+
+  if (fs == NULL || fs->mfd >= 0 || fs->early.armed || FAILPOINT_FAILS("workspace-mount-early"))
+    return;
+  fs->early.armed = true;
+  fs->early.lockfd = fs->early.lfd = fs->early.mfd = fs->early.nr = -1;
+  fs->early.dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fs->early.dfd < 0 || pthread_attr_init(&a) != 0) {
+    early_drop(fs);
+    return;
+  }
+  /* a few system calls: no 8 MiB stack to map */
+  pthread_attr_setstacksize(&a, 64 * 1024);
+  fs->early.started = pthread_create(&fs->early.thread, &a, early_mount, fs) == 0;
+  pthread_attr_destroy(&a);
+  if (!fs->early.started) {
+    early_drop(fs);
+    return;
+  }
+#ifdef EARLY_JOIN_AT_ONCE
+  early_join(fs);
+#endif
+}
+
+/* What the thread made, unused: gone (the device detaches with its last
+ * descriptor, nothing being mounted from it). */
+static void early_drop(struct ws_fs *fs)
+{
+  early_join(fs);
+  if (!fs->early.armed)
+    return;
+  if (fs->early.mfd >= 0)
+    close(fs->early.mfd);
+  if (fs->early.lfd >= 0)
+    close(fs->early.lfd);
+  if (fs->early.lockfd >= 0)
+    close(fs->early.lockfd);
+  if (fs->early.dfd >= 0)
+    close(fs->early.dfd);
+  fs->early.mfd = fs->early.lfd = fs->early.lockfd = fs->early.dfd = -1;
+  fs->early.armed = false;
+}
+
+/* ws_fs_mount with a thread started: its mount, and the device recorded in
+ * <dir>/loop under the lock it still holds; or its failure as the same
+ * one-line error ws_fs_mount would have given. */
+static int early_take(const struct workspace *w, struct error *err)
+{
+  struct ws_fs *fs = w->fs;
+  char src[LOOPDEV_PATH_MAX];
+  int r = -1;
+
+  early_join(fs);
+  errno = fs->early.errnum;
+  if (fs->early.stage == EARLY_DONE) {
+    cleanup_free char *line = xfmt("%d\n", fs->early.nr);
+    if (write_file_atomic_at(fs->early.dfd, LOOP_NAME, line, strlen(line), err) == 0) {
+      fs->mfd = fs->early.mfd;
+      fs->early.mfd = -1;
+      r = 0;
+    } else {
+      error_prefix(err, "workspace `%s`", w->id);
+    }
+  } else if (fs->early.stage == EARLY_IMAGE) {
+    error_errno(err, "workspace `%s`: open the image `%s/%s`", w->id, w->dir, IMAGE_NAME);
+  } else if (fs->early.stage == EARLY_NOT_REG) {
+    error_set(err, EINVAL, "workspace `%s`: `%s/%s` is not a regular file", w->id, w->dir,
+              IMAGE_NAME);
+  } else if (fs->early.stage == EARLY_LOCK) {
+    error_errno(err, "workspace `%s`: lock the image", w->id);
+  } else if (fs->early.stage >= EARLY_EXT4) {
+    ext4_error(w, loopdev_path(src, fs->early.nr), fs->early.stage - EARLY_EXT4, errno, err);
+  } else {
+    const char *why = NULL;
+    if (!loopdev_available(&why))
+      error_set(err, ENODEV,
+                "workspace `%s`: its upper layer is in the image `%s/%s` and this host has no "
+                "loop devices (%s)",
+                w->id, w->dir, IMAGE_NAME, why);
+    else {
+      loopdev_attach_error(fs->early.stage - EARLY_LOOP, fs->early.nr, fs->early.errnum, err);
+      error_prefix(err, "workspace `%s`", w->id);
+    }
+  }
+  early_drop(fs);
+  return r;
 }
 
 int ws_fs_mount(const struct workspace *w, struct error *err)
@@ -164,6 +407,8 @@ int ws_fs_mount(const struct workspace *w, struct error *err)
 
   if (w->fs->mfd >= 0)
     return 0;
+  if (w->fs->early.armed)
+    return early_take(w, err);
   dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0)
     return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);

@@ -174,6 +174,13 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
  * 0.6-0.9 ms of the kernel's time here).  Then workspace_fs_fd(w) is the
  * image's mount.  No-op otherwise. */
 int workspace_finish_upper(struct workspace *w, struct error *err);
+/* Start binding and mounting that new image now, in a thread of its own
+ * (image.c), so that workspace_finish_upper finds it done; anything that
+ * cannot start that way is done by workspace_finish_upper as before.  What
+ * the thread made goes with w when it is not taken.  workspace_mount_join
+ * waits for the thread: before any clone that is not glibc's fork. */
+void workspace_mount_start(struct workspace *w);
+void workspace_mount_join(struct workspace *w);
 /* A failed create: drop the `mounted` marker (and the workspace itself when
  * it was new and holds nothing). */
 void workspace_abandon(const char *root, const char *id);

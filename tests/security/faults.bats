@@ -204,6 +204,57 @@ known_leak() { # ID WHERE
 	[ ! -e "$host/b.txt" ] || fail "the write reached the host directory"
 }
 
+# A new workspace image is bound and mounted by a thread of create's while create does the
+# rest (workspace/image.c).  The init's clone is no fork of glibc's: a thread still counted
+# there makes the init's setgroups/setresuid wait for it forever (glibc changes the ids of
+# every thread).  It first hung workspace-size.bats under `strace -f`, which slowed the thread.
+# The failpoint keeps the thread at work for 0.4 s past the clone's point: create must wait
+# for it there, and a user with supplementary groups must still start.
+@test "fault: workspace-mount-thread-at-clone: a slow image mount at the init's clone, a user with groups still starts" {
+	[ -e /dev/loop-control ] || skip "needs loop devices"
+	local host=$BUNDLE/host out
+	mkdir -p "$host" "$ROOTFS/workspace"
+	echo data >"$host/a.txt"
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
+		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
+		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\"
+		| .process.user = {\"uid\": 1000, \"gid\": 1000, \"additionalGids\": [5, 7]}"
+	set_args sh -c 'id -u; id -G; cat /workspace/a.txt; echo w >/tmp/x && echo ok'
+	status=0
+	out=$(AGENTRT_FAILPOINT=workspace-mount-early-slow timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent run --bundle "$BUNDLE" wsslow </dev/null 2>&1) || status=$?
+	[ "$status" -eq 0 ] || fail "run: $status (124: it hung): $out"
+	[ "$out" = "$(printf '1000\n1000 5 7\ndata\nok')" ] || fail "output: $out"
+	[ -s "$TEST_STORE/.workspaces/wsslow/upper.img" ] || fail "no image for wsslow"
+	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
+	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+	rt workspace wsslow purge >/dev/null
+}
+
+# The thread's mount fails (the failpoint turns its mount into EIO): create fails with the one
+# line the mount would have given, and nothing is left (as the late mount's failure above).
+@test "fault: workspace-mount-thread-fails: create fails with one line naming the image, nothing is left" {
+	[ -e /dev/loop-control ] || skip "needs loop devices"
+	local host=$BUNDLE/host out
+	mkdir -p "$host" "$ROOTFS/workspace"
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
+		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
+		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
+	set_args true
+	status=0
+	out=$(AGENTRT_FAILPOINT=workspace-mount-early-fails timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" wsfail </dev/null 2>&1) || status=$?
+	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
+	[[ "$out" == *"create \`wsfail\`"*"workspace \`wsfail\`: mount the image"*"upper.img"*"Input/output error"* ]] ||
+		fail "error does not name the image's mount: $out"
+	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
+	[ ! -e "$TEST_ROOT/wsfail" ] || fail "state dir left: $(ls -A "$TEST_ROOT/wsfail")"
+	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+	[ -z "$(leftover_cgroups)" ] || fail "cgroups left: $(leftover_cgroups)"
+	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
+	[ ! -e "$TEST_STORE/.workspaces/wsfail" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/wsfail")"
+}
+
 # overlay-long-options (mounts.bats) on a kernel without overlayfs's `lowerdir+` (before Linux
 # 6.8): the failpoint makes agentrt take this host for one, so the other way is taken, each
 # layer by a /proc/self/fd name in one lowerdir; past what one option holds, one line names it.
