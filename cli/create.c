@@ -286,6 +286,9 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
       lim.size = c->profile->workspace.size;
       lim.size_required = c->profile->workspace.size_explicit;
     }
+    /* a new image's copy (its fsync on a disk) goes with its mount, by the
+     * thread container_create starts (workspace_mount_start) */
+    lim.copy_later = true;
     if (workspace_prepare(g->store, c->id, m->source, view_start(cfg), m->destination, &lim, &w,
                           err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);

@@ -64,6 +64,12 @@ struct ws_fs {
     int lfd, nr;  /* the bound loop device */
     int mfd;
     int stage, errnum; /* where it failed, for early_error */
+    /* ws_image_plan: the image is still to be copied from the template
+     * (tmplfd, tmpl, size) first, by the thread or ws_fs_mount */
+    bool make;
+    int tmplfd;
+    char *tmpl;
+    uint64_t size;
   } early;
 };
 
@@ -76,6 +82,7 @@ struct ws_fs *ws_fs_new(void)
   struct ws_fs *fs = xmalloc0(sizeof *fs);
 
   fs->mfd = -1;
+  fs->early.tmplfd = -1;
   return fs;
 }
 
@@ -86,6 +93,9 @@ void ws_fs_free(struct ws_fs *fs)
   if (fs == NULL)
     return;
   early_drop(fs);
+  if (fs->early.tmplfd >= 0)
+    close(fs->early.tmplfd);
+  free(fs->early.tmpl);
   if (fs->mfd >= 0)
     close(fs->mfd);
   free(fs);
@@ -103,9 +113,12 @@ void workspace_unmount(struct workspace *w)
 
 bool workspace_has_image(const struct workspace *w)
 {
-  cleanup_free char *p = xfmt("%s/%s", w->dir, IMAGE_NAME);
+  cleanup_free char *p = NULL;
   struct stat st;
 
+  if (w->fs != NULL && w->fs->early.make) /* ws_image_plan: on its way */
+    return true;
+  p = xfmt("%s/%s", w->dir, IMAGE_NAME);
   return lstat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -157,7 +170,8 @@ enum { EXT4_OPEN, EXT4_CONFIGURE, EXT4_CREATE, EXT4_MOUNT };
 
 /* early_mount's stages: its image, its lock, then LOOPDEV_STAGE_* and EXT4_* */
 enum {
-  EARLY_IMAGE = 1,
+  EARLY_COPY = 1,
+  EARLY_IMAGE,
   EARLY_NOT_REG,
   EARLY_LOCK,
   EARLY_LOOP = 10,
@@ -233,6 +247,31 @@ static int mount_ext4(const struct workspace *w, int nr, struct error *err)
  * setgroups/setresuid would signal it and wait for its answer forever
  * (glibc makes every thread change its ids with the process). */
 
+static int copy_sparse(int in, int out, uint64_t size);
+
+#define IMAGE_TMP ".upper.img.tmp"
+
+/* The image of dfd's workspace, a copy of the template tmplfd of size bytes,
+ * in system calls only: a temporary name, synced before its rename (a crash
+ * never leaves a half-copied image under its name).  -1 with errno. */
+static int make_image(int dfd, int tmplfd, uint64_t size)
+{
+  int out = openat(dfd, IMAGE_TMP, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600), e;
+
+  if (out < 0)
+    return -1;
+  if (copy_sparse(tmplfd, out, size) < 0 || fsync(out) < 0 ||
+      renameat(dfd, IMAGE_TMP, dfd, IMAGE_NAME) < 0) {
+    e = errno;
+    close(out);
+    unlinkat(dfd, IMAGE_TMP, 0);
+    errno = e;
+    return -1;
+  }
+  close(out);
+  return 0;
+}
+
 static void *early_mount(void *arg)
 {
   struct ws_fs *fs = arg;
@@ -241,9 +280,17 @@ static void *early_mount(void *arg)
   int imgfd, stage;
 
   /* build-fp: a thread still at work when create reaches the init's
-   * clone, and one whose mount fails (faults.bats) */
+   * clone, one whose copy and one whose mount fails (faults.bats) */
   if (FAILPOINT_FAILS("workspace-mount-early-slow"))
     nanosleep(&(struct timespec){.tv_nsec = 400 * 1000 * 1000}, NULL);
+  fs->early.stage = EARLY_COPY;
+  imgfd = -1;
+  if (fs->early.make && FAILPOINT_FAILS("workspace-copy-fails")) {
+    errno = ENOSPC;
+    goto fail;
+  }
+  if (fs->early.make && make_image(fs->early.dfd, fs->early.tmplfd, fs->early.size) < 0)
+    goto fail;
   fs->early.stage = EARLY_IMAGE;
   imgfd = openat(fs->early.dfd, IMAGE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (imgfd < 0 || fstat(imgfd, &st) < 0)
@@ -365,7 +412,11 @@ static int early_take(const struct workspace *w, struct error *err)
 
   early_join(fs);
   errno = fs->early.errnum;
-  if (fs->early.stage == EARLY_DONE) {
+  if (fs->early.stage > EARLY_COPY)
+    fs->early.make = false; /* the image is there */
+  if (fs->early.stage == EARLY_COPY) {
+    error_errno(err, "workspace `%s`: copy the image `%s`", w->id, fs->early.tmpl);
+  } else if (fs->early.stage == EARLY_DONE) {
     cleanup_free char *line = xfmt("%d\n", fs->early.nr);
     if (write_file_atomic_at(fs->early.dfd, LOOP_NAME, line, strlen(line), err) == 0) {
       fs->mfd = fs->early.mfd;
@@ -412,6 +463,11 @@ int ws_fs_mount(const struct workspace *w, struct error *err)
   dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0)
     return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
+  if (w->fs->early.make) { /* ws_image_plan without a thread */
+    if (make_image(dfd, w->fs->early.tmplfd, w->fs->early.size) < 0)
+      return error_errno(err, "workspace `%s`: copy the image `%s`", w->id, w->fs->early.tmpl);
+    w->fs->early.make = false;
+  }
   imgfd = openat(dfd, IMAGE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (imgfd < 0 || fstat(imgfd, &st) < 0)
     return error_errno(err, "workspace `%s`: open the image `%s/%s`", w->id, w->dir, IMAGE_NAME);
@@ -617,29 +673,66 @@ static int copy_sparse(int in, int out, uint64_t size)
   }
 }
 
-int ws_image_create(const struct workspace *w, uint64_t size, struct error *err)
+/* mkdir dir/name (0700), there already being fine */
+static int mkdir_in(const char *dir, const char *name)
+{
+  cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (dfd < 0)
+    return -1;
+  return mkdirat(dfd, name, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The template for size and the workspace's fs/ mount point; the template
+ * open in *ret_fd, its path in *ret_tmpl. */
+static int image_prepare(const struct workspace *w, uint64_t size, int *ret_fd, char **ret_tmpl,
+                         struct error *err)
 {
   /* w->dir is <store>/.workspaces/<id>: the templates are its siblings */
   cleanup_free char *base = xstrndup(w->dir, (size_t)(strrchr(w->dir, '/') - w->dir));
-  cleanup_free char *tmpl = ensure_template(base, size, err);
-  cleanup_close int in = -1, out = -1, dfd = -1;
-  static const char tmp[] = ".upper.img.tmp";
+  char *tmpl = ensure_template(base, size, err);
+  int in;
 
   if (tmpl == NULL)
     return error_prefix(err, "workspace `%s`", w->id);
-  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   in = open(tmpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0 || in < 0)
-    return error_errno(err, "workspace `%s`: open `%s`", w->id, tmpl);
-  out = openat(dfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (out < 0 || copy_sparse(in, out, size) < 0 || fsync(out) < 0 ||
-      renameat(dfd, tmp, dfd, IMAGE_NAME) < 0) {
-    error_errno(err, "workspace `%s`: copy the image `%s`", w->id, tmpl);
-    unlinkat(dfd, tmp, 0);
+  if (in < 0) {
+    error_errno(err, "workspace `%s`: open `%s`", w->id, tmpl);
+    free(tmpl);
     return -1;
   }
-  if (mkdirat(dfd, FS_DIR, 0700) < 0 && errno != EEXIST)
-    return error_errno(err, "workspace `%s`: mkdir `%s/%s`", w->id, w->dir, FS_DIR);
+  if (mkdir_in(w->dir, FS_DIR) < 0) {
+    error_errno(err, "workspace `%s`: mkdir `%s/%s`", w->id, w->dir, FS_DIR);
+    close(in);
+    free(tmpl);
+    return -1;
+  }
+  *ret_fd = in;
+  *ret_tmpl = tmpl;
+  return 0;
+}
+
+int ws_image_create(const struct workspace *w, uint64_t size, struct error *err)
+{
+  cleanup_free char *tmpl = NULL;
+  cleanup_close int in = -1, dfd = -1;
+
+  if (image_prepare(w, size, &in, &tmpl, err) < 0)
+    return -1;
+  dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0 || make_image(dfd, in, size) < 0)
+    return error_errno(err, "workspace `%s`: copy the image `%s`", w->id, tmpl);
+  return 0;
+}
+
+int ws_image_plan(struct workspace *w, uint64_t size, struct error *err)
+{
+  struct ws_fs *fs = w->fs;
+
+  if (image_prepare(w, size, &fs->early.tmplfd, &fs->early.tmpl, err) < 0)
+    return -1;
+  fs->early.size = size;
+  fs->early.make = true;
   return 0;
 }
 

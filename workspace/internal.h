@@ -178,6 +178,10 @@ int ws_upper_base(const struct workspace *w, struct error *err);
 bool ws_image_supported(const char **why);
 /* <dir>/upper.img: a sparse copy of the template of that size (made once). */
 int ws_image_create(const struct workspace *w, uint64_t size, struct error *err);
+/* ws_image_create for create's new workspace: the template and fs/ now, the
+ * copy itself by workspace_mount_start's thread (or ws_fs_mount without
+ * one); workspace_has_image is true from here on. */
+int ws_image_plan(struct workspace *w, uint64_t size, struct error *err);
 /* <dir>/retired.mark: a rollback left retired uppers in the image. */
 #define WS_RETIRED_MARK "retired.mark"
 /* Unmount and delete <dir>/upper.img. */

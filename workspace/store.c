@@ -374,7 +374,7 @@ static int choose_storage(struct workspace *w, int dfd, const struct ws_limits *
   }
   if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0)
     return error_errno(err, "workspace `%s`: remove the empty upper", w->id);
-  return ws_image_create(w, lim->size, err);
+  return lim->copy_later ? ws_image_plan(w, lim->size, err) : ws_image_create(w, lim->size, err);
 }
 
 int workspace_prepare(const char *root, const char *id, const char *lowerdir, uint64_t view_start,

@@ -99,6 +99,7 @@ struct ws_limits {
   uint64_t max_age;        /* retention: seconds since created, 0 = none */
   uint64_t size;           /* the upper layer's hard limit (image.c), 0 = none */
   bool size_required;      /* refuse, rather than warn, when it cannot be enforced */
+  bool copy_later;         /* a new image is copied by workspace_mount_start's thread */
 };
 #define WS_DEFAULT_MAX_FILES 100000
 #define WS_DEFAULT_MAX_HASH_BYTES ((uint64_t)64 << 20)

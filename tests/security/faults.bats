@@ -242,8 +242,10 @@ known_leak() { # ID WHERE
 		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
 	set_args true
 	status=0
-	out=$(AGENTRT_FAILPOINT=workspace-mount-early-fails timeout --kill-after=5 30 \
-		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" wsfail </dev/null 2>&1) || status=$?
+	AGENTRT_FAILPOINT=workspace-mount-early-fails timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" wsfail </dev/null \
+		>"$BUNDLE/fp.out" 2>&1 || status=$?
+	out=$(cat "$BUNDLE/fp.out")
 	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
 	[[ "$out" == *"create \`wsfail\`"*"workspace \`wsfail\`: mount the image"*"upper.img"*"Input/output error"* ]] ||
 		fail "error does not name the image's mount: $out"
@@ -253,6 +255,44 @@ known_leak() { # ID WHERE
 	[ -z "$(leftover_cgroups)" ] || fail "cgroups left: $(leftover_cgroups)"
 	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
 	[ ! -e "$TEST_STORE/.workspaces/wsfail" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/wsfail")"
+}
+
+# The image's copy from its template is the thread's first step (its fsync is milliseconds on a
+# disk): a copy that fails (ENOSPC by the failpoint) fails create with one line naming the
+# template, and no half-copied image or workspace is left.  Without the thread (failpoint
+# workspace-mount-early) the late mount copies the image itself and the container runs.
+@test "fault: workspace-copy-fails: the thread's image copy fails, one line, nothing left; without a thread the copy is made at the mount" {
+	[ -e /dev/loop-control ] || skip "needs loop devices"
+	local host=$BUNDLE/host out
+	mkdir -p "$host" "$ROOTFS/workspace"
+	echo data >"$host/a.txt"
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
+		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
+		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
+	set_args sh -c 'cat /workspace/a.txt; echo new >/workspace/b.txt'
+	status=0
+	AGENTRT_FAILPOINT=workspace-copy-fails timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" wscopy </dev/null \
+		>"$BUNDLE/fp.out" 2>&1 || status=$?
+	out=$(cat "$BUNDLE/fp.out")
+	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
+	[[ "$out" == *"create \`wscopy\`"*"workspace \`wscopy\`: copy the image"*".upper2-"*"No space left on device"* ]] ||
+		fail "error does not name the image's copy: $out"
+	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
+	[ ! -e "$TEST_ROOT/wscopy" ] || fail "state dir left: $(ls -A "$TEST_ROOT/wscopy")"
+	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
+	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
+	[ ! -e "$TEST_STORE/.workspaces/wscopy" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/wscopy")"
+	status=0
+	out=$(AGENTRT_FAILPOINT=workspace-mount-early timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent run --bundle "$BUNDLE" wsnothread </dev/null 2>&1) || status=$?
+	[ "$status" -eq 0 ] && [ "$out" = data ] || fail "run without the thread: $status: $out"
+	[ -s "$TEST_STORE/.workspaces/wsnothread/upper.img" ] || fail "no image for wsnothread"
+	[ ! -e "$TEST_STORE/.workspaces/wsnothread/.upper.img.tmp" ] || fail "a temporary image is left"
+	[ ! -e "$host/b.txt" ] || fail "the write reached the host directory"
+	run rt workspace wsnothread diff
+	[[ "$output" == *b.txt* ]] || fail "b.txt is not in the diff: $output"
+	rt workspace wsnothread purge >/dev/null
 }
 
 # overlay-long-options (mounts.bats) on a kernel without overlayfs's `lowerdir+` (before Linux
