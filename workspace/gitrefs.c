@@ -12,7 +12,11 @@
  * one of the commits below it that the host's does not reach does
  * (ancestors_reason: `git reset --hard HEAD~2` checks one out).  A loose ref deleted beside a new
  * packed-refs (`git gc`) is checked for its packed value: held back, the host keeps its own.
- * Nothing is read for a review in which no ref file changed.
+ * A reflog (`logs/HEAD`, `logs/refs/...`) is read too: `git reset --hard HEAD@{1}` or `git
+ * stash pop stash@{1}` checks out what an entry names, so both ids of each entry the agent
+ * added (a line the host's reflog does not hold) are checked as values of its ref; an entry
+ * of another form, or more than MAX_LOG_ADDED of them, protects the file.
+ * Nothing is read for a review in which no ref file or reflog changed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,16 +35,13 @@
 #define MAX_WALK 20000 /* commits read to find the agent's below one tip */
 #define MAX_WALK_S "20,000"
 #define UNREADABLE "a ref agentrt cannot read (git checks out what it names)"
-
-struct oid {
-  unsigned char b[32];
-  size_t hlen;
-};
+#define MAX_LOG_ADDED 4096 /* a reflog's new entries read (two commits each) */
+#define MAX_LOG_ADDED_S "4,096"
 
 struct packed_ref {
   char *name;
-  struct oid id;
-  struct oid peeled; /* the "^<id>" line after a tag's, hlen 0 when none */
+  struct ws_oid id;
+  struct ws_oid peeled; /* the "^<id>" line after a tag's, hlen 0 when none */
 };
 
 /* One parsed packed-refs file, sorted by name. */
@@ -128,7 +129,7 @@ static int ref_file_read(const struct ws_gitrefs *r, bool host, const char *rel,
 
 /* An object id at s (40 or 64 hex digits followed by the end, a newline,
  * a space or a tab). */
-static bool parse_id(const char *s, size_t n, struct oid *ret)
+static bool parse_id(const char *s, size_t n, struct ws_oid *ret)
 {
   size_t k = 0;
 
@@ -153,7 +154,7 @@ static bool packed_parse(const char *s, size_t n, struct packed *p)
   for (size_t pos = 0; pos < n;) {
     const char *nl = memchr(s + pos, '\n', n - pos), *line = s + pos, *sp;
     size_t len = nl ? (size_t)(nl - line) : n - pos;
-    struct oid id;
+    struct ws_oid id;
     pos += len + 1;
     if (len == 0 || line[0] == '#')
       continue;
@@ -196,7 +197,7 @@ static const struct packed_ref *packed_entry(struct packed *p, const char *name)
   return p->n ? bsearch(&key, p->v, p->n, sizeof *p->v, packed_cmp) : NULL;
 }
 
-static const struct oid *packed_find(struct packed *p, const char *name)
+static const struct ws_oid *packed_find(struct packed *p, const char *name)
 {
   const struct packed_ref *e = packed_entry(p, name);
 
@@ -204,10 +205,11 @@ static const struct oid *packed_find(struct packed *p, const char *name)
 }
 
 /* The id a ref's text names: an id, or "ref: <name>" resolved (depth). */
-static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct oid *ret, int depth);
+static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct ws_oid *ret,
+                     int depth);
 
-static int text_value(struct ws_gitrefs *r, bool host, const char *text, size_t n, struct oid *ret,
-                      int depth)
+static int text_value(struct ws_gitrefs *r, bool host, const char *text, size_t n,
+                      struct ws_oid *ret, int depth)
 {
   cleanup_free char *target = NULL;
   size_t len;
@@ -225,12 +227,13 @@ static int text_value(struct ws_gitrefs *r, bool host, const char *text, size_t 
 
 /* The value of ref name in the workspace (or on the host): 1 with *ret, 0
  * when there is none, -1 when it cannot be read. */
-static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct oid *ret, int depth)
+static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct ws_oid *ret,
+                     int depth)
 {
   cleanup_free char *text = NULL;
   size_t n;
   int k = ref_file_read(r, host, name, &text, &n);
-  const struct oid *id;
+  const struct ws_oid *id;
   struct packed *p;
 
   if (k != 0)
@@ -243,7 +246,7 @@ static int ref_value(struct ws_gitrefs *r, bool host, const char *name, struct o
   return p->bad ? -1 : 0;
 }
 
-static bool same_id(const struct oid *a, const struct oid *b)
+static bool same_id(const struct ws_oid *a, const struct ws_oid *b)
 {
   return a->hlen == b->hlen && memcmp(a->b, b->b, a->hlen) == 0;
 }
@@ -263,7 +266,7 @@ static bool same_id(const struct oid *a, const struct oid *b)
 enum { W_NEW = 1, W_OLD = 2 };
 
 struct wnode {
-  struct oid id;
+  struct ws_oid id;
   int64_t time;
   unsigned flags;
   bool done; /* popped */
@@ -281,7 +284,7 @@ struct walk {
   bool unreadable; /* a NEW commit could not be read */
 };
 
-static size_t oid_hash(const struct oid *id)
+static size_t oid_hash(const struct ws_oid *id)
 {
   uint64_t h;
   memcpy(&h, id->b, sizeof h);
@@ -336,7 +339,7 @@ static size_t heap_pop(struct walk *w)
 
 /* The node of id with flags added: when new, read and queued (or, !queue,
  * only marked as seen).  false: the walk's limit is reached. */
-static bool walk_add(struct walk *w, const struct oid *id, unsigned flags, bool queue)
+static bool walk_add(struct walk *w, const struct ws_oid *id, unsigned flags, bool queue)
 {
   size_t k = oid_hash(id) & (w->tcap - 1), i;
   unsigned char parents[1][32];
@@ -371,13 +374,14 @@ static bool walk_add(struct walk *w, const struct oid *id, unsigned flags, bool 
   return true;
 }
 
-static const char *ancestors_reason(struct ws_gitrefs *r, const struct oid *tip,
-                                    const struct oid *base, char *const *patterns, char **ret_path)
+static const char *ancestors_reason(struct ws_gitrefs *r, const struct ws_oid *tip,
+                                    const struct ws_oid *base, char *const *patterns,
+                                    char **ret_path)
 {
   struct walk w = {.r = r, .tcap = 1};
   const char *why = NULL;
   unsigned char parents[MAX_PARENTS][32];
-  struct oid p = {.hlen = tip->hlen};
+  struct ws_oid p = {.hlen = tip->hlen};
   bool has_base = base != NULL && base->hlen == tip->hlen;
   size_t np;
 
@@ -426,12 +430,19 @@ static const char *ancestors_reason(struct ws_gitrefs *r, const struct oid *tip,
   return why;
 }
 
-/* The reason for the value id of ref name: none when it is one of the
- * host's values allowed (n of them), else the comparison of its commit
- * with the host's base (NULL: nothing).  A full reason, or NULL. */
-static char *check_id(struct ws_gitrefs *r, const char *name, const struct oid *id,
-                      const struct oid *allowed, size_t n_allowed, const struct oid *base,
-                      char *const *patterns)
+/* How a reason names the ref: its value, or an entry of its reflog. */
+static const char *ref_label(bool log)
+{
+  return log ? "an entry of the reflog of" : "ref";
+}
+
+/* The reason for the value id of ref name (log: named by an entry of its
+ * reflog): none when it is one of the host's values allowed (n of them),
+ * else the comparison of its commit with the host's base (NULL: nothing).
+ * A full reason, or NULL. */
+static char *check_id(struct ws_gitrefs *r, const char *name, const struct ws_oid *id,
+                      const struct ws_oid *allowed, size_t n_allowed, const struct ws_oid *base,
+                      char *const *patterns, bool log)
 {
   cleanup_free char *path = NULL, *qname = NULL, *qpath = NULL;
   unsigned char parents[3][32];
@@ -447,8 +458,8 @@ static char *check_id(struct ws_gitrefs *r, const char *name, const struct oid *
    * host's .envrc): no comparison of trees can tell what that brings */
   if (strncmp(name, "refs/replace/", 13) == 0)
     return xfmt("a replace ref (git substitutes the object it names for another, in every "
-                "checkout) (ref `%s`)",
-                qname);
+                "checkout) (%s `%s`)",
+                ref_label(log), qname);
   if (r->db == NULL)
     r->db = ws_gitodb_open(r->fds, r->l->n + 1, r->gitdir);
   why = ws_git_commit_reason(r->db, id->b, base && base->hlen == id->hlen ? base->b : NULL,
@@ -466,21 +477,30 @@ static char *check_id(struct ws_gitrefs *r, const char *name, const struct oid *
   if (why == NULL)
     return NULL;
   if (path == NULL)
-    return xfmt("%s (ref `%s`)", why, qname);
+    return xfmt("%s (%s `%s`)", why, ref_label(log), qname);
   qpath = ws_quote_path(path);
-  return xfmt("%s `%s` (ref `%s`)", why, qpath, qname);
+  return xfmt("%s `%s` (%s `%s`)", why, qpath, ref_label(log), qname);
 }
 
-static char *unreadable(const char *name)
+/* rel: a ref file, or a reflog (logs/<ref>). */
+static char *unreadable(const char *rel)
 {
-  cleanup_free char *q = ws_quote_path(name);
+  cleanup_free char *q = NULL;
+
+  if (strncmp(rel, "logs/", 5) == 0) {
+    q = ws_quote_path(rel + 5);
+    return xfmt("a reflog agentrt cannot read (git checks out what its entries name) (reflog of "
+                "`%s`)",
+                q);
+  }
+  q = ws_quote_path(rel);
   return xfmt("%s (ref `%s`)", UNREADABLE, q);
 }
 
 /* The host's value of name into allowed (appended) and *ret_base: that
  * value, else the host's HEAD, else nothing (base->hlen 0). */
-static void host_base(struct ws_gitrefs *r, const char *name, struct oid *allowed,
-                      size_t *n_allowed, struct oid *ret_base)
+static void host_base(struct ws_gitrefs *r, const char *name, struct ws_oid *allowed,
+                      size_t *n_allowed, struct ws_oid *ret_base)
 {
   ret_base->hlen = 0;
   if (ref_value(r, true, name, ret_base, 0) == 1) {
@@ -501,7 +521,7 @@ static char *packed_reason(struct ws_gitrefs *r, const char *text, size_t n, cha
   if (!packed_parse(text, n, &mine))
     why = unreadable("packed-refs");
   for (size_t i = 0; why == NULL && i < mine.n; i++) {
-    struct oid allowed[3], base;
+    struct ws_oid allowed[3], base;
     size_t na = 0;
     const struct packed_ref *hp = packed_entry(packed_of(r, true), mine.v[i].name);
     if (!ws_git_path_ok(mine.v[i].name, strlen(mine.v[i].name)) ||
@@ -512,11 +532,11 @@ static char *packed_reason(struct ws_gitrefs *r, const char *text, size_t n, cha
       allowed[na++] = hp->id;
     if (hp && hp->peeled.hlen)
       allowed[na++] = hp->peeled;
-    why =
-        check_id(r, mine.v[i].name, &mine.v[i].id, allowed, na, base.hlen ? &base : NULL, patterns);
+    why = check_id(r, mine.v[i].name, &mine.v[i].id, allowed, na, base.hlen ? &base : NULL,
+                   patterns, false);
     if (why == NULL && mine.v[i].peeled.hlen)
       why = check_id(r, mine.v[i].name, &mine.v[i].peeled, allowed, na, base.hlen ? &base : NULL,
-                     patterns);
+                     patterns, false);
   }
   for (size_t i = 0; i < mine.n; i++)
     free(mine.v[i].name);
@@ -530,9 +550,9 @@ static char *fetch_head_reason(struct ws_gitrefs *r, const char *text, size_t n,
                                char *const *patterns)
 {
   cleanup_free char *htext = NULL;
-  cleanup_free struct oid *allowed = NULL;
+  cleanup_free struct ws_oid *allowed = NULL;
   size_t hn = 0, na = 0;
-  struct oid base = {0};
+  struct ws_oid base = {0};
   char *why = NULL;
 
   if (ref_file_read(r, true, "FETCH_HEAD", &htext, &hn) > 0)
@@ -549,11 +569,11 @@ static char *fetch_head_reason(struct ws_gitrefs *r, const char *text, size_t n,
   for (size_t pos = 0; why == NULL && pos < n;) {
     const char *nl = memchr(text + pos, '\n', n - pos);
     size_t len = nl ? (size_t)(nl - text - pos) : n - pos;
-    struct oid id;
+    struct ws_oid id;
     if (len > 0 && !parse_id(text + pos, len, &id))
       return unreadable("FETCH_HEAD");
     if (len > 0)
-      why = check_id(r, "FETCH_HEAD", &id, allowed, na, base.hlen ? &base : NULL, patterns);
+      why = check_id(r, "FETCH_HEAD", &id, allowed, na, base.hlen ? &base : NULL, patterns, false);
     pos += len + 1;
   }
   return why;
@@ -565,7 +585,7 @@ static char *fetch_head_reason(struct ws_gitrefs *r, const char *text, size_t n,
 static char *ref_text_reason(struct ws_gitrefs *r, const char *rel, const char *text, size_t n,
                              char *const *patterns)
 {
-  struct oid id, allowed[3], base;
+  struct ws_oid id, allowed[3], base;
   size_t na = 0;
   int k = text ? text_value(r, false, text, n, &id, 0) : ref_value(r, false, rel, &id, 0);
 
@@ -574,7 +594,7 @@ static char *ref_text_reason(struct ws_gitrefs *r, const char *rel, const char *
   if (k == 0)
     return NULL; /* a branch not born yet: nothing to check out */
   if (strcmp(rel, "HEAD") == 0) {
-    struct oid target;
+    struct ws_oid target;
     /* the host's HEAD, or the host's value of the branch HEAD now names */
     if (ref_value(r, true, "HEAD", &base, 0) == 1)
       allowed[na++] = base;
@@ -585,7 +605,186 @@ static char *ref_text_reason(struct ws_gitrefs *r, const char *rel, const char *
   } else {
     host_base(r, rel, allowed, &na, &base);
   }
-  return check_id(r, rel, &id, allowed, na, base.hlen ? &base : NULL, patterns);
+  return check_id(r, rel, &id, allowed, na, base.hlen ? &base : NULL, patterns, false);
+}
+
+/* A line of a reflog text: its bytes with the newline, if it has one. */
+struct line {
+  const char *s;
+  size_t n;
+};
+
+static int line_cmp(const void *va, const void *vb)
+{
+  const struct line *a = va, *b = vb;
+  int c = memcmp(a->s, b->s, a->n < b->n ? a->n : b->n);
+
+  return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+static int oid_cmp(const void *va, const void *vb)
+{
+  const struct ws_oid *a = va, *b = vb;
+
+  if (a->hlen != b->hlen)
+    return a->hlen < b->hlen ? -1 : 1;
+  return memcmp(a->b, b->b, a->hlen);
+}
+
+/* The lines of text (n bytes), in order. */
+static struct line *split_lines(const char *text, size_t n, size_t *ret_n)
+{
+  struct line *v = NULL;
+  size_t k = 0;
+
+  for (size_t pos = 0; pos < n; k++) {
+    const char *nl = memchr(text + pos, '\n', n - pos);
+    size_t len = nl ? (size_t)(nl - text - pos) + 1 : n - pos;
+    if ((k & (k - 1)) == 0)
+      v = xrealloc(v, (k ? 2 * k : 1) * sizeof *v);
+    v[k] = (struct line){text + pos, len};
+    pos += len;
+  }
+  *ret_n = k;
+  return v;
+}
+
+/* Digits at s[*pos], before end: any? */
+static bool skip_digits(const char *s, size_t end, size_t *pos)
+{
+  size_t start = *pos;
+
+  while (*pos < end && s[*pos] >= '0' && s[*pos] <= '9')
+    (*pos)++;
+  return *pos > start;
+}
+
+/* The two ids of a reflog entry (len bytes, without its newline):
+ * "<old> <new> <name> <<email>> <time> <tz>[\t<msg>]", both ids of one
+ * length, as git writes it; false for any other form. */
+static bool reflog_entry(const char *s, size_t len, struct ws_oid *ret_old, struct ws_oid *ret_new)
+{
+  const char *tab = memchr(s, '\t', len), *gt;
+  size_t head = tab ? (size_t)(tab - s) : len, k;
+
+  if (!parse_id(s, head, ret_old) || (k = 2 * ret_old->hlen) >= head || s[k] != ' ' ||
+      !parse_id(s + k + 1, head - k - 1, ret_new) || ret_new->hlen != ret_old->hlen)
+    return false;
+  k += 1 + 2 * ret_new->hlen;
+  if (k >= head || s[k] != ' ' || (gt = memrchr(s + k, '>', head - k)) == NULL)
+    return false;
+  k = (size_t)(gt - s) + 1;
+  if (k >= head || s[k++] != ' ' || !skip_digits(s, head, &k) || k >= head || s[k++] != ' ' ||
+      k >= head || (s[k] != '+' && s[k] != '-'))
+    return false;
+  k++;
+  return skip_digits(s, head, &k) && k == head;
+}
+
+static bool is_zero(const struct ws_oid *id)
+{
+  for (size_t i = 0; i < id->hlen; i++)
+    if (id->b[i])
+      return false;
+  return true;
+}
+
+/* The ids of host's lines (ones of another form skipped: they are the
+ * host's own), sorted. */
+static struct ws_oid *host_log_ids(const struct line *v, size_t n, size_t *ret_n)
+{
+  struct ws_oid *ids = xmalloc((2 * n + 1) * sizeof *ids);
+  size_t k = 0;
+
+  for (size_t i = 0; i < n; i++)
+    if (v[i].n > 0 && v[i].s[v[i].n - 1] == '\n' &&
+        reflog_entry(v[i].s, v[i].n - 1, &ids[k], &ids[k + 1]))
+      k += 2;
+  if (k > 1)
+    qsort(ids, k, sizeof *ids, oid_cmp);
+  *ret_n = k;
+  return ids;
+}
+
+int ws_git_reflog_new_ids(const char *text, size_t n, const char *host, size_t hn, size_t max,
+                          struct ws_oid **ret, size_t *ret_n)
+{
+  size_t nl = 0, nh = 0, nhid = 0, k = 0, added = 0;
+  cleanup_free struct line *lines = split_lines(text, n, &nl);
+  cleanup_free struct line *hlines = host ? split_lines(host, hn, &nh) : NULL;
+  cleanup_free struct ws_oid *hids = host_log_ids(hlines, nh, &nhid);
+  struct ws_oid *ids = NULL;
+
+  *ret = NULL;
+  *ret_n = 0;
+  if (nh > 1)
+    qsort(hlines, nh, sizeof *hlines, line_cmp);
+  for (size_t i = 0; i < nl; i++) {
+    struct ws_oid two[2];
+    if (nh && bsearch(&lines[i], hlines, nh, sizeof *hlines, line_cmp))
+      continue; /* the host's own entry */
+    if (++added > max) {
+      free(ids);
+      return -E2BIG;
+    }
+    if (lines[i].s[lines[i].n - 1] != '\n' ||
+        !reflog_entry(lines[i].s, lines[i].n - 1, &two[0], &two[1])) {
+      free(ids);
+      return -EBADMSG;
+    }
+    for (size_t j = 0; j < 2; j++) {
+      if (is_zero(&two[j]) || (nhid && bsearch(&two[j], hids, nhid, sizeof *hids, oid_cmp) != NULL))
+        continue;
+      if ((k & (k - 1)) == 0)
+        ids = xrealloc(ids, (k ? 2 * k : 1) * sizeof *ids);
+      ids[k++] = two[j];
+    }
+  }
+  if (k > 1)
+    qsort(ids, k, sizeof *ids, oid_cmp);
+  for (size_t i = 0; i < k; i++) /* each once */
+    if (*ret_n == 0 || oid_cmp(&ids[*ret_n - 1], &ids[i]) != 0)
+      ids[(*ret_n)++] = ids[i];
+  *ret = ids;
+  return 0;
+}
+
+/* A reflog (rel: logs/<name>) the agent changed, with its text: each id an
+ * entry it added names (old and new: `git reset --hard HEAD@{1}` undoes
+ * either way) is checked as a value of the ref name would be, against the
+ * host's commit for that ref.  `git reset --hard master@{1}`, `git checkout
+ * HEAD@{2} -- .` or `git stash pop stash@{1}` writes its tree; a commit
+ * left behind by `git reset --hard HEAD~1` is named by the reflogs alone. */
+static char *reflog_reason(struct ws_gitrefs *r, const char *rel, const char *text, size_t n,
+                           char *const *patterns)
+{
+  const char *name = rel + 5;
+  cleanup_free char *htext = NULL, *q = NULL;
+  cleanup_free struct ws_oid *ids = NULL;
+  struct ws_oid allowed[1], base;
+  size_t hn = 0, nids = 0, na = 0;
+  char *why = NULL;
+  int k;
+
+  /* the host's log unreadable: every entry is taken for the agent's */
+  if (ref_file_read(r, true, rel, &htext, &hn) <= 0) {
+    free(htext);
+    htext = NULL;
+    hn = 0;
+  }
+  k = ws_git_reflog_new_ids(text, n, htext, hn, MAX_LOG_ADDED, &ids, &nids);
+  if (k == -E2BIG) {
+    q = ws_quote_path(name);
+    return xfmt("more new reflog entries than agentrt reads (" MAX_LOG_ADDED_S
+                ": review them with `git reflog`) (reflog of `%s`)",
+                q);
+  }
+  if (k < 0)
+    return unreadable(rel);
+  host_base(r, name, allowed, &na, &base);
+  for (size_t i = 0; why == NULL && i < nids; i++)
+    why = check_id(r, name, &ids[i], allowed, na, base.hlen ? &base : NULL, patterns, true);
+  return why;
 }
 
 /* Is rel (what lies below a git dir) a ref file? */
@@ -593,7 +792,7 @@ static bool is_ref_rel(const char *rel)
 {
   static const char *const files[] = {"packed-refs", "HEAD", "ORIG_HEAD", "FETCH_HEAD"};
 
-  if (strncmp(rel, "refs/", 5) == 0)
+  if (strncmp(rel, "refs/", 5) == 0 || strncmp(rel, "logs/", 5) == 0)
     return rel[5] != '\0';
   for (size_t i = 0; i < ARRAY_SIZE(files); i++)
     if (strcmp(rel, files[i]) == 0)
@@ -634,14 +833,16 @@ static bool ref_path(const char *path, const struct ws_gitdir_probe *probe, size
   }
 }
 
-/* Could path be a ref file at all (a `refs` component, or one of the
- * names)?  Spares the probe for every other change. */
+/* Could path be a ref file or a reflog at all (a `refs` or `logs`
+ * component, or one of the names)?  Spares the probe for every other
+ * change. */
 static bool maybe_ref(const char *path)
 {
   const char *base = strrchr(path, '/');
 
   base = base ? base + 1 : path;
   return strncmp(path, "refs/", 5) == 0 || strstr(path, "/refs/") != NULL ||
+         strncmp(path, "logs/", 5) == 0 || strstr(path, "/logs/") != NULL ||
          strcmp(base, "packed-refs") == 0 || strcmp(base, "HEAD") == 0 ||
          strcmp(base, "ORIG_HEAD") == 0 || strcmp(base, "FETCH_HEAD") == 0;
 }
@@ -681,5 +882,7 @@ char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
     return packed_reason(r, text, n, patterns);
   if (strcmp(rel, "FETCH_HEAD") == 0)
     return fetch_head_reason(r, text, n, patterns);
+  if (strncmp(rel, "logs/", 5) == 0)
+    return reflog_reason(r, rel, text, n, patterns);
   return ref_text_reason(r, rel, text, n, patterns);
 }

@@ -121,11 +121,26 @@ int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t 
 /* The same, and the committer's time (seconds; 0 when there is none). */
 int ws_git_commit_info(struct ws_gitodb *db, const unsigned char *id, size_t hlen,
                        unsigned char (*ret)[32], size_t max, size_t *ret_n, int64_t *ret_time);
+/* An object id: hlen bytes (20 SHA-1, 32 SHA-256) of b. */
+struct ws_oid {
+  unsigned char b[32];
+  size_t hlen;
+};
+/* gitrefs.c: the ids a reflog text (n bytes) names that the host's version
+ * of it (host, hn bytes; NULL: none) does not: of each entry (a line
+ * "<old> <new> <name> <<email>> <time> <tz>[\t<msg>]") that is not one of
+ * the host's lines, both ids, less the all-zero one and those any line of
+ * the host's names; sorted, each once, into *ret (*ret_n of them, freed by
+ * the caller).  -EBADMSG when such a line is not of that form (or has no
+ * newline), -E2BIG when there are more than max of them. */
+int ws_git_reflog_new_ids(const char *text, size_t n, const char *host, size_t hn, size_t max,
+                          struct ws_oid **ret, size_t *ret_n);
 /* gitrefs.c: when ch changes a ref file of a git dir (`refs/...`,
  * `packed-refs`, `HEAD`, `ORIG_HEAD`, `FETCH_HEAD` in a `.git` or a
- * directory probe calls a bare repository), the reason (a new string:
- * what, the path found and the ref) that a commit it names and the host's
- * same ref did not is risky against the host's commit for that ref
+ * directory probe calls a bare repository) or a reflog (`logs/<ref>`: the
+ * ids of the entries the agent added, ws_git_reflog_new_ids), the reason (a
+ * new string: what, the path found and the ref) that a commit it names and
+ * the host's same ref did not is risky against the host's commit for that ref
  * (ws_git_commit_reason; the commits below it that the host's does not reach
  * too; for refs/stash its index and untracked parents; a new or changed
  * refs/replace/ ref always), or NULL; a deleted

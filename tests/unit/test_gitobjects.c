@@ -5,6 +5,7 @@
  * and the host.  Loose and packed objects (OFS_DELTA and REF_DELTA),
  * SHA-1 and SHA-256, the trees a comparison reads, and truncated or forged
  * objects.  Skipped without git. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -373,10 +374,13 @@ static void test_head(void)
     cleanup_free char *p = NULL;
     sh("cd agent && echo 'ref: refs/heads/evil' >HEAD");
     p = ref_protect(".git/refs/heads/evil", WS_ADDED, "HEAD");
-    tap_ok(ref_says(".git/logs/refs/heads/evil", WS_ADDED, NULL) &&
-               ref_says(".git/logs/HEAD", WS_MODIFIED, NULL) && p != NULL,
-           "HEAD: a reflog (logs/ holds a HEAD) is no repository; a HEAD the agent made at the "
-           "top leaves .git's new ref protected");
+    tap_ok(ref_says(".git/logs/refs/heads/evil", WS_ADDED,
+                    "`.envrc` (an entry of the reflog of `refs/heads/evil`)") &&
+               ref_says(".git/logs/HEAD", WS_MODIFIED,
+                        "`.envrc` (an entry of the reflog of `HEAD`)") &&
+               p != NULL,
+           "HEAD: a reflog (logs/ holds a HEAD) is no repository but .git's reflog of its ref; "
+           "a HEAD the agent made at the top leaves .git's new ref protected");
   }
   tap_ok(sh("cd agent && git tag -a -m t v1 evil && git tag -a -m tt v2 v1") == 0 &&
              ref_says(".git/refs/tags/v2", WS_ADDED, "`.envrc` (ref `refs/tags/v2`)"),
@@ -417,6 +421,163 @@ static void test_head(void)
       "bare: a ref of a bare repository in the work tree is read the same way");
 }
 
+/* ws_git_reflog_new_ids on texts: which ids are new, and what is refused. */
+static void test_reflog_lines(void)
+{
+  const char *a = "1111111111111111111111111111111111111111",
+             *b = "2222222222222222222222222222222222222222",
+             *c = "3333333333333333333333333333333333333333",
+             *z = "0000000000000000000000000000000000000000";
+  cleanup_free char *host = xfmt("%s %s t <t@e> 1700000000 +0000\tclone: from x\n"
+                                 "%s %s t <t@e> 1700000001 +0000\tcommit: one\n",
+                                 z, a, a, b);
+  cleanup_free char *more = xfmt("%s%s %s t <t@e> 1700000002 -0130\tcommit: two\n", host, b, c);
+  cleanup_free char *rewritten = xfmt("%s %s t <t@e> 1700000000 +0000\tclone: from x\n"
+                                      "%s %s t <t@e> 1700000001 +0000\tcommit: one\n",
+                                      z, a, a, c);
+  cleanup_free char *branch = xfmt("%s %s t <t@e> 1 +0000\n", z, c);
+  cleanup_free char *twice = xfmt("%s %s t <t@e> 1 +0000\n%s %s t <t@e> 2 +0000\n", c, a, a, c);
+  cleanup_free char *many = xstrdup(host);
+  struct ws_oid *ids = NULL;
+  size_t n = 9;
+  bool ok;
+
+  ok = ws_git_reflog_new_ids(host, strlen(host), host, strlen(host), 10, &ids, &n) == 0 && n == 0;
+  free(ids);
+  tap_ok(ok, "reflog lines: the host's own text names nothing new");
+  ok = ws_git_reflog_new_ids(more, strlen(more), host, strlen(host), 10, &ids, &n) == 0 && n == 1 &&
+       ids[0].hlen == 20 && ids[0].b[0] == 0x33;
+  free(ids);
+  tap_ok(ok, "reflog lines: an appended entry names its new id (its old id is the host's)");
+  ok = ws_git_reflog_new_ids(rewritten, strlen(rewritten), host, strlen(host), 10, &ids, &n) == 0 &&
+       n == 1 && ids[0].b[0] == 0x33;
+  free(ids);
+  tap_ok(ok, "reflog lines: a host's line rewritten is the agent's");
+  ok = ws_git_reflog_new_ids(branch, strlen(branch), NULL, 0, 10, &ids, &n) == 0 && n == 1 &&
+       ids[0].b[0] == 0x33;
+  free(ids);
+  tap_ok(ok, "reflog lines: no host log, no message; the all-zero id is skipped");
+  ok = ws_git_reflog_new_ids(twice, strlen(twice), NULL, 0, 10, &ids, &n) == 0 && n == 2 &&
+       ids[0].b[0] == 0x11 && ids[1].b[0] == 0x33;
+  free(ids);
+  tap_ok(ok, "reflog lines: old and new ids, sorted, each once");
+  {
+    char *bad[] = {
+        xstrdup("garbage\n"),
+        xfmt("%s %s t <t@e> 1 +0000", a, c),                           /* no newline */
+        xfmt("%s %s t <t@e> 1 +0000 \n", a, c),                        /* a trailing space */
+        xfmt("%s %s t t@e 1 +0000\n", a, c),                           /* no email */
+        xfmt("%s %s t <t@e> x +0000\n", a, c),                         /* no time */
+        xfmt("%s %s t <t@e> 1 0000\n", a, c),                          /* no zone sign */
+        xfmt("%s  %s t <t@e> 1 +0000\n", a, c),                        /* two spaces */
+        xfmt("%s %s t <t@e> 1 +0000\n\n", a, c),                       /* an empty line */
+        xfmt("%.39s %s t <t@e> 1 +0000\n", a, c),                      /* a short id */
+        xfmt("%s %s000000000000000000000000 t <t@e> 1 +0000\n", a, c), /* 40 and 64 digits */
+        xfmt("%s %s\n", a, c),                                         /* the ids alone */
+    };
+    ok = true;
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+      int k = ws_git_reflog_new_ids(bad[i], strlen(bad[i]), host, strlen(host), 10, &ids, &n);
+      free(ids);
+      if (k != -EBADMSG) {
+        printf("# %s: %d\n", bad[i], k);
+        ok = false;
+      }
+      free(bad[i]);
+    }
+    tap_ok(ok, "reflog lines: an added line of another form is refused (garbage, no newline, "
+               "no email, time or zone, an id cut or of two lengths)");
+  }
+  for (int i = 0; i < 11; i++) {
+    char *next = xfmt("%s%s %s t <t@e> %d +0000\n", many, a, b, 2000 + i);
+    free(many);
+    many = next;
+  }
+  tap_ok(ws_git_reflog_new_ids(many, strlen(many), host, strlen(host), 10, &ids, &n) == -E2BIG &&
+             ids == NULL,
+         "reflog lines: more added lines than the limit are refused");
+}
+
+/* The agent's reflogs, on repositories: the entries it added are checked
+ * as values of their ref, against the host's commit for it. */
+static void test_reflog(const char *fmt, const char *label)
+{
+  const char *logm = ".git/logs/refs/heads/master";
+
+  make_repos(fmt);
+  tap_ok(sh("cd agent && echo x >>a.txt && git commit -q -am one && git checkout -q -b topic && "
+            "echo t >t.c && git add t.c && git commit -q -m t && git checkout -q master && "
+            "git merge -q --no-edit topic && git checkout -q HEAD~1 && git checkout -q master && "
+            "git reset -q --hard HEAD~1 && git commit -q --amend -m amended") == 0 &&
+             ref_says(".git/logs/HEAD", WS_MODIFIED, NULL) && ref_says(logm, WS_MODIFIED, NULL) &&
+             ref_says(".git/logs/refs/heads/topic", WS_ADDED, NULL),
+         "%s: reflog: honest commits, a branch, checkouts, a reset and an amend pass", label);
+  make_repos(fmt);
+  tap_ok(
+      sh("cd agent && echo 'touch /tmp/x' >.envrc && git add .envrc && git commit -q -m e && "
+         "git reset -q --hard HEAD~1 && test ! -e .envrc") == 0 &&
+          ref_says(".git/refs/heads/master", WS_MODIFIED, NULL) &&
+          ref_says(logm, WS_MODIFIED, "`.envrc` (an entry of the reflog of `refs/heads/master`)") &&
+          ref_says(".git/logs/HEAD", WS_MODIFIED, "`.envrc` (an entry of the reflog of `HEAD`)"),
+      "%s: reflog: a commit named by the reflogs alone (git reset --hard HEAD~1) protects "
+      "them, the clean branch passes",
+      label);
+  /* only the reset's entry left: the planted commit is its old id */
+  tap_ok(sh("cd agent && grep -v 'commit: e$' .git/logs/HEAD >l && mv l .git/logs/HEAD && "
+            "test $(wc -l <.git/logs/HEAD) = 2") == 0 &&
+             ref_says(".git/logs/HEAD", WS_MODIFIED, "`.envrc` (an entry of the reflog of `HEAD`)"),
+         "%s: reflog: an entry's old id is checked too", label);
+  /* a host's line rewritten to name the planted commit */
+  tap_ok(sh("cd agent && e=$(git rev-parse HEAD@{1}) && cp ../host/.git/logs/HEAD .git/logs/HEAD "
+            "&& sed -i \"s/ $(git rev-parse HEAD) / $e /\" .git/logs/HEAD && "
+            "grep -q \" $e \" .git/logs/HEAD") == 0 &&
+             ref_says(".git/logs/HEAD", WS_MODIFIED, "`.envrc` (an entry of the reflog of `HEAD`)"),
+         "%s: reflog: a host's entry rewritten to name another commit is checked", label);
+}
+
+/* Reflogs the agent wrote by hand, its stash's, a bare repository's. */
+static void test_reflog_forged(void)
+{
+  const char *logh = ".git/logs/HEAD";
+
+  make_repos("");
+  tap_ok(sh("cd agent && echo garbage >>.git/logs/HEAD") == 0 &&
+             ref_says(logh, WS_MODIFIED, "a reflog agentrt cannot read") &&
+             sh("cd agent && cp ../host/.git/logs/HEAD .git/logs/HEAD && h=$(git rev-parse HEAD) "
+                "&& printf \"$h $h t <t@e> 1 +0000\" >>.git/logs/HEAD") == 0 &&
+             ref_says(logh, WS_MODIFIED, "a reflog agentrt cannot read"),
+         "reflog: a garbage entry, or one without its newline, protects (fail closed)");
+  tap_ok(sh("cd agent && cp ../host/.git/logs/HEAD .git/logs/HEAD && h=$(git rev-parse HEAD) && "
+            "echo \"$h 0000000000000000000000000000000000000001 t <t@e> 1 +0000\" "
+            ">>.git/logs/HEAD") == 0 &&
+             ref_says(logh, WS_MODIFIED, "a commit agentrt cannot read"),
+         "reflog: an entry naming a missing object protects");
+  tap_ok(sh("cd agent && cp ../host/.git/logs/HEAD .git/logs/HEAD && h=$(git rev-parse HEAD) && "
+            "for i in $(seq 1 4100); do echo \"$h $h t <t@e> $i +0000\"; done >>.git/logs/HEAD") ==
+                 0 &&
+             ref_says(logh, WS_MODIFIED, "more new reflog entries than agentrt reads"),
+         "reflog: more than 4,096 new entries protect");
+  /* git stash pop stash@{1}: the stash made with an untracked .envrc, then a clean one */
+  make_repos("");
+  tap_ok(sh("cd agent && echo 'touch /tmp/x' >.envrc && git stash -q -u && echo w >>a.txt && "
+            "git stash -q && test ! -e .envrc") == 0 &&
+             ref_says(".git/refs/stash", WS_ADDED, NULL) &&
+             ref_says(".git/logs/refs/stash", WS_ADDED,
+                      "`.envrc` (an entry of the reflog of `refs/stash`)"),
+         "reflog: a stash below a clean one (stash@{1}) protects logs/refs/stash, not refs/stash");
+  make_repos("");
+  sh("cd agent && git checkout -q -b evil && echo x >.envrc && git add .envrc && git commit -q -m "
+     "e && git checkout -q master");
+  tap_ok(
+      sh("git clone -q --bare agent host/b.git && cp -a host/b.git agent/b.git && cd agent/b.git "
+         "&& git -c core.logAllRefUpdates=always update-ref refs/heads/master evil && "
+         "git -c core.logAllRefUpdates=always update-ref refs/heads/master evil~1") == 0 &&
+          ref_says("b.git/refs/heads/master", WS_MODIFIED, NULL) &&
+          ref_says("b.git/logs/refs/heads/master", WS_ADDED,
+                   "`.envrc` (an entry of the reflog of `refs/heads/master`)"),
+      "reflog: a bare repository's reflog in the work tree is read the same way");
+}
+
 int main(void)
 {
   if (system("git --version >/dev/null 2>&1") != 0 ||
@@ -433,6 +594,10 @@ int main(void)
   test_trees_read();
   test_refused();
   test_head();
+  test_reflog_lines();
+  test_reflog("", "sha1");
+  test_reflog("--object-format=sha256", "sha256");
+  test_reflog_forged();
   {
     cleanup_free char *cmd = xfmt("rm -rf '%s'", dir);
     if (system(cmd) != 0)
