@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
-	hostconf subproto gitindex gitconfig gitobjects
+	hostconf subproto gitindex gitconfig gitobjects gitreflog
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -38,6 +38,7 @@ FUZZ_SRCS_gitconfig := workspace/gitconfig.c workspace/fsops.c workspace/quote.c
 FUZZ_SRCS_gitindex := workspace/gitindex.c workspace/gitconfig.c workspace/protect.c workspace/fsops.c workspace/quote.c \
 	workspace/gitrefs.c workspace/gitobjects.c common/sha256.c os/procfs.c os/fsutil.c
 FUZZ_SRCS_gitobjects := $(FUZZ_SRCS_gitindex)
+FUZZ_SRCS_gitreflog := $(FUZZ_SRCS_gitindex)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-D_GNU_SOURCE -I. -Itests/fuzz $(shell pkg-config --cflags yajl 2>/dev/null) \
