@@ -52,6 +52,12 @@ struct packed {
   size_t n;
 };
 
+/* A set of object ids (open addressing; hlen 0: an empty slot). */
+struct oidset {
+  struct ws_oid *v;
+  size_t cap, n;
+};
+
 /* The git dir whose refs are being checked: kept while the changes (sorted
  * by path) stay in it. */
 struct ws_gitrefs {
@@ -60,6 +66,12 @@ struct ws_gitrefs {
   int *fds; /* the layers and the host dir, for the objects */
   struct ws_gitodb *db;
   struct packed ws, host;
+  /* commits found clean against clean_base (hlen 0: none), with every
+   * commit below them that it does not reach: a walk stops at one, so that
+   * the entries of a reflog (a chain of the agent's commits) are not each
+   * walked down to the host's commit again */
+  struct oidset clean;
+  struct ws_oid clean_base;
 };
 
 void ws_gitrefs_free(struct ws_gitrefs *r)
@@ -72,6 +84,7 @@ void ws_gitrefs_free(struct ws_gitrefs *r)
     free(r->host.v[i].name);
   free(r->ws.v);
   free(r->host.v);
+  free(r->clean.v);
   ws_gitodb_free(r->db);
   free(r->fds);
   free(r->gitdir);
@@ -262,6 +275,9 @@ static bool same_id(const struct ws_oid *a, const struct ws_oid *b)
  * tell (the first `workspace commit` brings the agent's objects to the host
  * while it holds the ref back).  A commit time the agent set wrongly can make
  * a commit of the host's be checked too (never one of the agent's skipped).
+ * A commit an earlier walk against the same base found clean ends a line as
+ * the host's does (it was checked, and so was every commit below it that
+ * the base does not reach): a reflog names a chain of the agent's commits.
  * The first reason, or NULL. */
 enum { W_NEW = 1, W_OLD = 2 };
 
@@ -289,6 +305,36 @@ static size_t oid_hash(const struct ws_oid *id)
   uint64_t h;
   memcpy(&h, id->b, sizeof h);
   return (size_t)h;
+}
+
+static bool oidset_has(const struct oidset *set, const struct ws_oid *id)
+{
+  for (size_t k = set->cap ? oid_hash(id) & (set->cap - 1) : 0; set->cap && set->v[k].hlen;
+       k = (k + 1) & (set->cap - 1))
+    if (same_id(&set->v[k], id))
+      return true;
+  return false;
+}
+
+static void oidset_add(struct oidset *set, const struct ws_oid *id)
+{
+  size_t k;
+
+  if (oidset_has(set, id))
+    return;
+  if (2 * (set->n + 1) > set->cap) {
+    struct oidset grown = {xmalloc0((set->cap ? 2 * set->cap : 64) * sizeof *set->v),
+                           set->cap ? 2 * set->cap : 64, 0};
+    for (size_t i = 0; i < set->cap; i++)
+      if (set->v[i].hlen)
+        oidset_add(&grown, &set->v[i]);
+    free(set->v);
+    *set = grown;
+  }
+  for (k = oid_hash(id) & (set->cap - 1); set->v[k].hlen; k = (k + 1) & (set->cap - 1))
+    ;
+  set->v[k] = *id;
+  set->n++;
 }
 
 /* Newest first; at one time the host's side first, so that it catches up
@@ -358,6 +404,8 @@ static bool walk_add(struct walk *w, const struct ws_oid *id, unsigned flags, bo
     return false;
   i = w->n++;
   w->tab[k] = i + 1;
+  if (oidset_has(&w->r->clean, id))
+    flags |= W_OLD; /* it and what lies below it were checked already */
   w->v[i] = (struct wnode){.id = *id, .flags = flags, .done = !queue};
   if (!queue)
     return true;
@@ -388,6 +436,13 @@ static const char *ancestors_reason(struct ws_gitrefs *r, const struct ws_oid *t
   if ((has_base && same_id(base, tip)) ||
       ws_git_commit_info(r->db, tip->b, tip->hlen, parents, MAX_PARENTS, &np, NULL) < 0)
     return NULL; /* nothing new, or what the tip's own comparison said */
+  if (!same_id(has_base ? base : &(struct ws_oid){.hlen = 0}, &r->clean_base)) {
+    free(r->clean.v);
+    r->clean = (struct oidset){0};
+    r->clean_base = has_base ? *base : (struct ws_oid){.hlen = 0};
+  }
+  if (oidset_has(&r->clean, tip))
+    return NULL;
   while (w.tcap < 2 * MAX_WALK)
     w.tcap *= 2;
   w.v = xmalloc(MAX_WALK * sizeof *w.v);
@@ -424,6 +479,9 @@ static const char *ancestors_reason(struct ws_gitrefs *r, const struct ws_oid *t
   }
   if (why == NULL && w.unreadable)
     why = "a commit agentrt cannot read (git checks none of its paths)";
+  for (size_t i = 0; why == NULL && i < w.n; i++)
+    if (w.v[i].flags == W_NEW)
+      oidset_add(&r->clean, &w.v[i].id);
   free(w.v);
   free(w.heap);
   free(w.tab);
