@@ -780,6 +780,96 @@ history_escape() {
   history_escape detached
 }
 
+# reflog_escape VARIANT: the agent leaves a commit of protected files named
+# by its reflogs alone: committed and undone with `git reset --hard HEAD~1`
+# (reset), or an untracked .envrc stashed below a clean stash (stash).  The
+# refs name clean commits and pass; the review must mark the reflogs, and
+# after the default commit the host's `git reset --hard HEAD@{1}`, `git
+# checkout HEAD@{1} -- .` (`git stash pop stash@{1}`) write none of the files;
+# committed with --include-protected LOGS, the same commands write them (the
+# control).
+reflog_escape() {
+  local variant=$1 logs=() p head0 tag plant undo
+  host_repo plain
+  head0=$(git -C "$HOST" rev-parse HEAD)
+  tag=$(python3 -c 'import sys; print(sys.implementation.cache_tag)' 2>/dev/null || echo cpython-311)
+  PYC="__pycache__/mod.$tag.pyc"
+  case $variant in
+  reset) plant="echo 'touch $T/marker-reflog' >.envrc && mkdir -p __pycache__ && echo bytecode >$PYC &&
+      ln -s /etc/shadow notes.txt && git add -f .envrc __pycache__ notes.txt && git commit -q -m tidy &&
+      git reset -q --hard HEAD~1 && test ! -e .envrc && test \"\$(git rev-parse HEAD)\" = $head0"
+    undo='git reset -q --hard HEAD@{1}; git checkout -q HEAD@{1} -- .'
+    logs=(.git/logs/HEAD .git/logs/refs/heads/master) ;;
+  stash) plant="echo 'touch $T/marker-reflog' >.envrc && git stash -q -u && echo w >>a.txt && git stash -q &&
+      test ! -e .envrc && git stash list | wc -l"
+    undo='git stash pop -q stash@{1}'
+    logs=(.git/logs/refs/stash) ;;
+  esac
+  bundle_usr "set -e; cd /workspace && $plant && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked "${logs[@]}"
+  [ "$(jq -r '[.changes[] | select(.protected) | .path | select(test("^\\.git/(HEAD|refs/.*)$"))] | length' <<<"$output")" = 0 ] ||
+    fail "a ref (naming a clean commit) is protected: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"${logs[0]}"*"a commit with a new or changed"*"(an entry of the reflog of \`"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  for p in "${logs[@]}"; do
+    [[ "$output" == *"left out $p"* ]] || fail "commit did not leave out $p: $output"
+  done
+  (cd "$HOST" && git status && eval "$undo") >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.envrc" ] && [ ! -e "$HOST/$PYC" ] && [ ! -L "$HOST/notes.txt" ] ||
+    fail "the host's git wrote the agent's files: $(ls -la "$HOST")"
+  [ "$(git -C "$HOST" rev-parse HEAD)" = "$head0" ] || fail "the host's HEAD moved: $(git -C "$HOST" log --oneline -2)"
+  [ ! -e "$T/marker-reflog" ] || fail "marker"
+  # control: the reflogs included, the same host commands write them (the test can fail)
+  local incl=()
+  for p in "${logs[@]}"; do incl+=(--include-protected "$p"); done
+  run ar workspace "$ID" commit "${incl[@]}"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git checkout -q -- . && eval "$undo") >/dev/null 2>&1 </dev/null || true
+  grep -q marker-reflog "$HOST/.envrc" || fail "control: the included reflog did not make git write .envrc: $(ls -la "$HOST")"
+  [ "$variant" != reset ] || { [ -e "$HOST/$PYC" ] && [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ]; } ||
+    fail "control: the included reflog did not make git write the files: $(ls -la "$HOST")"
+}
+
+@test "escape: a reflog-only commit (.envrc, __pycache__/*.pyc, a symlink; git reset --hard HEAD~1, then the host's git reset --hard HEAD@{1})" {
+  reflog_escape reset
+}
+
+@test "escape: a reflog-only commit, an untracked .envrc in a stash below a clean one (the host's git stash pop stash@{1})" {
+  reflog_escape stash
+}
+
+# Honest reflogs pass: the agent's commits, branches, checkouts, a merge, a
+# reset of its own commit and an amend add entries that name clean commits;
+# the reflogs are committed and the host's git reads them.
+@test "workspace: an agent's honest reflogs (commits, branches, checkouts, reset, amend) pass unmarked and the host's git reflog shows them" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace
+    echo one >>a.txt && git commit -q -am one && git checkout -q -b topic && echo t >t.txt && git add t.txt &&
+    git commit -q -m topic && git checkout -q master && git merge -q --no-edit topic && git checkout -q HEAD~1 &&
+    git checkout -q master && echo two >>a.txt && git commit -q -am two && git reset -q --hard HEAD~1 &&
+    git commit -q --amend -m amended && git stash list && git status --porcelain && echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r "[.changes[] | select(.protected) | .path | select(test(\"$GIT_DATA\"))] | length" <<<"$output")" = 0 ] ||
+    fail "marked: $(jq -c '[.changes[] | select(.protected) | {path, protected}]' <<<"$output")"
+  for p in .git/logs/HEAD .git/logs/refs/heads/master .git/logs/refs/heads/topic; do
+    [ "$(jq -r --arg p "$p" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ] || fail "no $p: $output"
+  done
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" != *"left out .git/logs"* && "$output" != *"left out .git/refs"* &&
+    "$output" != *"left out .git/HEAD"* ]] || fail "commit: $output"
+  [ "$(git -C "$HOST" log -1 --format=%s)" = amended ] || fail "$(git -C "$HOST" log --oneline --all)"
+  [ "$(git -C "$HOST" reflog | wc -l)" -ge 9 ] && [ "$(git -C "$HOST" reflog show topic | wc -l)" = 2 ] ||
+    fail "host reflog: $(git -C "$HOST" reflog)"
+  git -C "$HOST" reset -q --hard HEAD@{1} && [ -z "$(git -C "$HOST" status --porcelain)" ] ||
+    fail "host reset: $(git -C "$HOST" status --porcelain)"
+}
+
 # The review compares the commits below a tip that the host's history does not hold too; the
 # control's second commit (the objects on the host by then) still finds the ref protected.
 @test "escape: protected files committed in the agent's git history, in an ancestor of a clean tip (git reset --hard HEAD~2)" {
@@ -977,14 +1067,14 @@ check_git_output() {
   [[ "$output" == *"added     f.txt"* ]]
   # git's own data is not protected: a new repository's refs (with origin's), logs
   run ar workspace "$ID" diff --format json
-  for p in .git/refs/remotes/origin/main .git/logs/HEAD; do
+  for p in .git/refs/remotes/origin/main .git/logs/refs/remotes/origin/main; do
     [ "$(jq -r --arg p "$p" '[.changes[] | select(.path == $p)] | if length == 1 then .[0].protected // "none" else "missing" end' <<<"$output")" = none ] ||
       fail "$p: $(jq -c --arg p "$p" '.changes[] | select(.path == $p)' <<<"$output")"
   done
-  # but the branch's commit (and HEAD, which names it) brings the new submodule: `.gitmodules`
-  # (see "escape: protected files committed in the agent's git history")
-  for p in .git/HEAD .git/refs/heads/t; do
-    [[ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" == *'a commit with a new or changed'*'(ref `'* ]] ||
+  # but the branch's commit (and HEAD, and their reflogs, which name it) brings the new
+  # submodule: `.gitmodules` (see "escape: protected files committed in the agent's git history")
+  for p in .git/HEAD .git/refs/heads/t .git/logs/HEAD .git/logs/refs/heads/t; do
+    [[ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" == *'a commit with a new or changed'*'`'* ]] ||
       fail "$p: $(jq -c --arg p "$p" '.changes[] | select(.path == $p)' <<<"$output")"
   done
   # but the index stages the new .gitmodules and gitlink `sub`: `git checkout -- .` would
