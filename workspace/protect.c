@@ -26,8 +26,9 @@
  *   - contains the components of an entry of the profile's protected list
  *     (".envrc", ".vscode/", ...) as a run at any depth;
  *   - is git's data that makes the host's git write what the rules above
- *     hold back: an index staging it (gitindex.c), or a ref naming a commit
- *     that brings it (gitrefs.c, gitobjects.c).
+ *     hold back: an index staging it (gitindex.c), a ref naming a commit
+ *     that brings it, or a reflog (logs/) whose entries the agent added name
+ *     one: `git reset --hard HEAD@{1}` (gitrefs.c, gitobjects.c).
  * Names are compared by their key (name_key): what a case-folding host file
  * system could resolve them to, so a case-insensitive host is covered too.
  * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
