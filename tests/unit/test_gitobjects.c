@@ -512,6 +512,15 @@ static void test_reflog(const char *fmt, const char *label)
              ref_says(".git/logs/HEAD", WS_MODIFIED, NULL) && ref_says(logm, WS_MODIFIED, NULL) &&
              ref_says(".git/logs/refs/heads/topic", WS_ADDED, NULL),
          "%s: reflog: honest commits, a branch, checkouts, a reset and an amend pass", label);
+  /* the clean chain above is walked too: a walk that stops at a commit found clean still
+   * reaches the planted one below a later clean commit */
+  tap_ok(sh("cd agent && git checkout -q -b side HEAD~1 && echo x >.envrc && git add .envrc && "
+            "git commit -q -m e && git rm -q .envrc && git commit -q -m clean && git checkout -q "
+            "master && git branch -q -D side && test ! -e .git/logs/refs/heads/side") == 0 &&
+             ref_says(".git/logs/HEAD", WS_MODIFIED, "`.envrc` (an entry of the reflog of `HEAD`)"),
+         "%s: reflog: a planted commit below a clean one, on a deleted branch off the clean "
+         "chain, protects logs/HEAD",
+         label);
   make_repos(fmt);
   tap_ok(
       sh("cd agent && echo 'touch /tmp/x' >.envrc && git add .envrc && git commit -q -m e && "
