@@ -37,6 +37,7 @@
 #define UNREADABLE "a ref agentrt cannot read (git checks out what it names)"
 #define MAX_LOG_ADDED 4096 /* a reflog's new entries read (two commits each) */
 #define MAX_LOG_ADDED_S "4,096"
+#define MAX_HOST_REFS 100000 /* entries of the host's refs/ read (values allowed in reflogs) */
 
 struct packed_ref {
   char *name;
@@ -72,6 +73,10 @@ struct ws_gitrefs {
    * walked down to the host's commit again */
   struct oidset clean;
   struct ws_oid clean_base;
+  /* the values of the host's refs (loose and packed): a reflog entry
+   * naming one brings nothing the host's git could not check out already */
+  struct oidset host_vals;
+  bool host_vals_read;
 };
 
 void ws_gitrefs_free(struct ws_gitrefs *r)
@@ -85,6 +90,7 @@ void ws_gitrefs_free(struct ws_gitrefs *r)
   free(r->ws.v);
   free(r->host.v);
   free(r->clean.v);
+  free(r->host_vals.v);
   ws_gitodb_free(r->db);
   free(r->fds);
   free(r->gitdir);
@@ -807,10 +813,72 @@ int ws_git_reflog_new_ids(const char *text, size_t n, const char *host, size_t h
   return 0;
 }
 
+/* An entry of the walk of the host's refs/: a loose ref's id into the set
+ * (a symbolic ref is skipped: the ref it names is a file of its own). */
+struct host_walk {
+  struct oidset *set;
+  size_t entries;
+};
+
+static int host_ref_entry(void *ctx, int dirfd, const char *name, const struct stat *st,
+                          const char *path, size_t depth)
+{
+  struct host_walk *hw = ctx;
+  cleanup_close int fd = -1;
+  char buf[128];
+  struct ws_oid id;
+  ssize_t n;
+
+  (void)path;
+  (void)depth;
+  if (++hw->entries > MAX_HOST_REFS)
+    return -1; /* fewer values allowed: more entries checked */
+  if (S_ISDIR(st->st_mode))
+    return 1;
+  if (!S_ISREG(st->st_mode) ||
+      (fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+      (n = read(fd, buf, sizeof buf)) <= 0)
+    return 0;
+  if (parse_id(buf, (size_t)n, &id))
+    oidset_add(hw->set, &id);
+  return 0;
+}
+
+/* The values of the host's refs: its loose refs below refs/, its
+ * packed-refs (tags peeled too) and its HEAD. */
+static const struct oidset *host_values(struct ws_gitrefs *r)
+{
+  struct packed *p;
+  struct host_walk hw = {&r->host_vals, 0};
+  struct ws_walker w = {.entry = host_ref_entry, .ctx = &hw};
+  cleanup_free char *refs = *r->gitdir ? xfmt("%s/refs", r->gitdir) : xstrdup("refs");
+  cleanup_close int fd = -1;
+  struct ws_oid id;
+
+  if (r->host_vals_read)
+    return &r->host_vals;
+  r->host_vals_read = true;
+  if (r->l->hostfd < 0)
+    return &r->host_vals;
+  if (ref_value(r, true, "HEAD", &id, 0) == 1)
+    oidset_add(&r->host_vals, &id);
+  p = packed_of(r, true);
+  for (size_t i = 0; i < p->n; i++) {
+    oidset_add(&r->host_vals, &p->v[i].id);
+    if (p->v[i].peeled.hlen)
+      oidset_add(&r->host_vals, &p->v[i].peeled);
+  }
+  fd = ws_open_beneath(r->l->hostfd, refs, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd >= 0)
+    ws_walk(fd, ".", &w);
+  return &r->host_vals;
+}
+
 /* A reflog (rel: logs/<name>) the agent changed, with its text: each id an
  * entry it added names (old and new: `git reset --hard HEAD@{1}` undoes
- * either way) is checked as a value of the ref name would be, against the
- * host's commit for that ref.  `git reset --hard master@{1}`, `git checkout
+ * either way), unless one of the host's refs names it (a checkout of one of
+ * the host's branches), is checked as a value of the ref name would be,
+ * against the host's commit for that ref.  `git reset --hard master@{1}`, `git checkout
  * HEAD@{2} -- .` or `git stash pop stash@{1}` writes its tree; a commit
  * left behind by `git reset --hard HEAD~1` is named by the reflogs alone. */
 static char *reflog_reason(struct ws_gitrefs *r, const char *rel, const char *text, size_t n,
@@ -841,7 +909,8 @@ static char *reflog_reason(struct ws_gitrefs *r, const char *rel, const char *te
     return unreadable(rel);
   host_base(r, name, allowed, &na, &base);
   for (size_t i = 0; why == NULL && i < nids; i++)
-    why = check_id(r, name, &ids[i], allowed, na, base.hlen ? &base : NULL, patterns, true);
+    if (!oidset_has(host_values(r), &ids[i]))
+      why = check_id(r, name, &ids[i], allowed, na, base.hlen ? &base : NULL, patterns, true);
   return why;
 }
 

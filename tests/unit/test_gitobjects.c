@@ -577,14 +577,26 @@ static void test_reflog_forged(void)
   make_repos("");
   sh("cd agent && git checkout -q -b evil && echo x >.envrc && git add .envrc && git commit -q -m "
      "e && git checkout -q master");
+  tap_ok(sh("git clone -q --bare agent host/b.git && cp -a host/b.git agent/b.git && git -C "
+            "host/b.git update-ref -d refs/heads/evil && cd agent/b.git "
+            "&& git -c core.logAllRefUpdates=always update-ref refs/heads/master evil && "
+            "git -c core.logAllRefUpdates=always update-ref refs/heads/master evil~1") == 0 &&
+             ref_says("b.git/refs/heads/master", WS_MODIFIED, NULL) &&
+             ref_says("b.git/logs/refs/heads/master", WS_ADDED,
+                      "`.envrc` (an entry of the reflog of `refs/heads/master`)"),
+         "reflog: a bare repository's reflog in the work tree is read the same way");
+  /* the host's own branch dev holds a .envrc; its reflogs are empty */
+  make_repos("");
   tap_ok(
-      sh("git clone -q --bare agent host/b.git && cp -a host/b.git agent/b.git && cd agent/b.git "
-         "&& git -c core.logAllRefUpdates=always update-ref refs/heads/master evil && "
-         "git -c core.logAllRefUpdates=always update-ref refs/heads/master evil~1") == 0 &&
-          ref_says("b.git/refs/heads/master", WS_MODIFIED, NULL) &&
-          ref_says("b.git/logs/refs/heads/master", WS_ADDED,
-                   "`.envrc` (an entry of the reflog of `refs/heads/master`)"),
-      "reflog: a bare repository's reflog in the work tree is read the same way");
+      sh("cd host && git checkout -q -b dev && echo x >.envrc && git add .envrc && git commit -q "
+         "-m dev && git checkout -q master && git reflog expire --expire=now --all && cd .. && "
+         "rm -rf agent && cp -a host agent && cd agent && git checkout -q dev && git checkout -q "
+         "master && test -s .git/logs/HEAD") == 0 &&
+          ref_says(".git/logs/HEAD", WS_MODIFIED, NULL) &&
+          sh("git -C host branch -q -D dev") == 0 &&
+          ref_says(".git/logs/HEAD", WS_MODIFIED, "`.envrc` (an entry of the reflog of `HEAD`)"),
+      "reflog: a checkout of one of the host's branches passes (the host's git checks it out "
+      "already); once the host has no such ref, the entry is compared");
 }
 
 int main(void)
