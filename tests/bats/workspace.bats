@@ -843,11 +843,16 @@ reflog_escape() {
 }
 
 # Honest reflogs pass: the agent's commits, branches, checkouts, a merge, a
-# reset of its own commit and an amend add entries that name clean commits;
-# the reflogs are committed and the host's git reads them.
+# reset of its own commit and an amend add entries that name clean commits,
+# and a checkout of the host's own branch dev (whose .vscode/ the host's
+# HEAD lacks; the host's reflogs expired, so only its ref names it); the
+# reflogs are committed and the host's git reads them.
 @test "workspace: an agent's honest reflogs (commits, branches, checkouts, reset, amend) pass unmarked and the host's git reflog shows them" {
   host_repo plain
+  (cd "$HOST" && git checkout -q -b dev && mkdir .vscode && echo '{}' >.vscode/settings.json &&
+    git add .vscode && git commit -q -m dev && git checkout -q master && git reflog expire --expire=now --all)
   bundle_usr 'set -e; cd /workspace
+    git checkout -q dev && test -e .vscode/settings.json && git checkout -q master
     echo one >>a.txt && git commit -q -am one && git checkout -q -b topic && echo t >t.txt && git add t.txt &&
     git commit -q -m topic && git checkout -q master && git merge -q --no-edit topic && git checkout -q HEAD~1 &&
     git checkout -q master && echo two >>a.txt && git commit -q -am two && git reset -q --hard HEAD~1 &&
