@@ -9,6 +9,7 @@
 
 #include "common/failpoint.h"
 #include "netfilter/egress.h"
+#include "os/early_thread.h"
 
 bool netns_early_wanted(const struct oci_config *c, bool in_userns)
 {
@@ -47,37 +48,11 @@ static void *make_netns(void *arg)
   return NULL;
 }
 
-/* AddressSanitizer's allocator (GCC 12's libasan) has no fork handler: a
- * thread that starts or ends takes its locks, and a process forked at that
- * moment (the monitor) inherits one held and hangs at its next malloc or
- * free that needs it.  Seen in CI's ASan pass (the monitor not ready after
- * 10 s; an exec's refused calls unanswered for a minute) and reproduced
- * with a thread and a fork in a loop (about 1 in 100).  glibc's fork takes
- * its malloc locks itself, so the release build keeps the overlap; an ASan
- * build joins the thread at once (the same code, no overlap). */
-#if defined(__SANITIZE_ADDRESS__)
-#define NETNS_EARLY_JOIN_AT_ONCE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NETNS_EARLY_JOIN_AT_ONCE 1
-#endif
-#endif
-
 void netns_early_start(struct netns_early *n)
 {
-  pthread_attr_t a;
-
   n->fd = -1;
-  n->started = false;
-  if (pthread_attr_init(&a) != 0)
-    return;
-  /* it calls a few system calls: no 8 MiB stack to map */
-  pthread_attr_setstacksize(&a, 64 * 1024);
-  n->started = pthread_create(&n->thread, &a, make_netns, n) == 0;
-  pthread_attr_destroy(&a);
-#ifdef NETNS_EARLY_JOIN_AT_ONCE
-  netns_early_take(n);
-#endif
+  /* 0: an ASan build's thread has run already (os/early_thread.h) */
+  n->started = early_thread_start(&n->thread, make_netns, n) == 1;
 }
 
 int netns_early_take(struct netns_early *n)

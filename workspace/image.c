@@ -45,6 +45,7 @@
 
 #include "common/failpoint.h"
 #include "common/util.h"
+#include "os/early_thread.h"
 #include "os/fsutil.h"
 #include "os/loopdev.h"
 #include "workspace/internal.h"
@@ -233,19 +234,18 @@ static int mount_ext4(const struct workspace *w, int nr, struct error *err)
 
 /* --- a new image's mount, beside create's other work ----------------------
  *
- * A new workspace's image is bound and mounted only when the init needs it
- * (late_upper in create): that is ~1-2 ms of the kernel's (the device, the
- * ext4 superblock and its journal thread) that the init would wait for.
+ * A new workspace's image is needed when the init's mounts reach it
+ * (late_upper in create): its copy from the template (whose fsync is ~1 ms
+ * on a disk), its loop device and its ext4 superblock (~1-2 ms of the
+ * kernel's, a journal thread started) would be waited for there.
  * workspace_mount_start has a thread make them while create does the rest
- * (its cgroup, the monitor's fork, the init's clone).  The thread only
- * makes system calls: no allocation, no lock of libc's, so a fork beside it
- * inherits nothing held (as container/netns_early.c).  Its descriptors are
- * close-on-exec, and the monitor (glibc's fork) closes what it inherits
- * before anything else (the lock's copy with it).  It must be joined
- * (workspace_mount_join) before the init's clone: that clone is no fork of
- * glibc's, so the init's glibc would still count the thread, and its
- * setgroups/setresuid would signal it and wait for its answer forever
- * (glibc makes every thread change its ids with the process). */
+ * (its cgroup, the monitor's fork).  The thread only makes system calls
+ * (os/early_thread.h).  Its descriptors are close-on-exec, and the monitor
+ * (glibc's fork) closes what it inherits before anything else (the lock's
+ * copy with it).  It is joined (workspace_mount_join) before the init's
+ * clone, which is no fork of glibc's: a thread the init's glibc still
+ * counted made its setgroups wait forever (workspace-size.bats,
+ * workspace-mount-thread-at-clone). */
 
 static int copy_sparse(int in, int out, uint64_t size);
 
@@ -330,17 +330,6 @@ fail:
   return NULL;
 }
 
-/* As container/netns_early.c: GCC 12's AddressSanitizer has no fork handler
- * for the locks its allocator takes when a thread starts and ends; an ASan
- * build joins the thread at once (the same work, no overlap). */
-#if defined(__SANITIZE_ADDRESS__)
-#define EARLY_JOIN_AT_ONCE 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EARLY_JOIN_AT_ONCE 1
-#endif
-#endif
-
 static void early_join(struct ws_fs *fs)
 {
   if (fs->early.started) {
@@ -358,28 +347,18 @@ void workspace_mount_join(struct workspace *w)
 void workspace_mount_start(struct workspace *w)
 {
   struct ws_fs *fs = w->fs;
-  pthread_attr_t a;
+  int r;
 
   if (fs == NULL || fs->mfd >= 0 || fs->early.armed || FAILPOINT_FAILS("workspace-mount-early"))
     return;
   fs->early.armed = true;
   fs->early.lockfd = fs->early.lfd = fs->early.mfd = fs->early.nr = -1;
   fs->early.dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fs->early.dfd < 0 || pthread_attr_init(&a) != 0) {
-    early_drop(fs);
+  if (fs->early.dfd < 0 || (r = early_thread_start(&fs->early.thread, early_mount, fs)) < 0) {
+    early_drop(fs); /* ws_fs_mount does it all */
     return;
   }
-  /* a few system calls: no 8 MiB stack to map */
-  pthread_attr_setstacksize(&a, 64 * 1024);
-  fs->early.started = pthread_create(&fs->early.thread, &a, early_mount, fs) == 0;
-  pthread_attr_destroy(&a);
-  if (!fs->early.started) {
-    early_drop(fs);
-    return;
-  }
-#ifdef EARLY_JOIN_AT_ONCE
-  early_join(fs);
-#endif
+  fs->early.started = r == 1; /* 0: an ASan build's, done (os/early_thread.h) */
 }
 
 /* What the thread made, unused: gone (the device detaches with its last
