@@ -80,9 +80,15 @@ crt() {
 @test "ctr run -d, task exec (exit code), ps, pause/resume, kill, delete" {
 	crt -d "$IMG" t2 sh -c 'trap "exit 7" TERM; while :; do sleep 0.1; done'
 	[ "$(c task ls | awk '$1 == "t2" { print $3 }')" = RUNNING ]
-	run c task exec --fifo-dir "$IT_TMP/ctrd/fifo" --exec-id e1 t2 sh -c 'echo ex; exit 4'
-	[ "$status" -eq 4 ]
-	[ "$output" = ex ]
+	# the exec's stdout reaches ctr; ctr 1.6 can lose a short exec's output under load (cx,
+	# below; seen in CI with the exit code right), so up to three tries, each its own exec
+	local i
+	for i in 1 2 3; do
+		run c task exec --fifo-dir "$IT_TMP/ctrd/fifo" --exec-id "e1-$i" t2 sh -c 'echo ex; exit 4'
+		[ "$status" -eq 4 ] || it_die "exec: $status $output"
+		[ "$output" = ex ] && break
+	done
+	[ "$output" = ex ] || it_die "no output from 3 execs: [$output]"
 	pid=$(c task ls | awk '$1 == "t2" { print $2 }')
 	run c task ps t2
 	[[ "$output" == *"$pid"* ]]
@@ -167,7 +173,10 @@ crt() {
 # cx EXEC-ID CMD...: `ctr task exec` in the container subp.  Its exit code is the test's; its
 # output is only for messages: with containerd 1.6 an exec that prints and exits at once
 # sometimes reaches ctr with no output at all under load: 1 run in 30 of this test, `cat` of a
-# file that held `x` (read again by the next exec) printed nothing and exited 0.
+# file that held `x` (read again by the next exec) printed nothing and exited 0.  150 execs of
+# `cat /etc/passwd` in a loaded loop lost nothing with runc or agentrt; where ctr loses it (its
+# fifo's open, done by a goroutine, is cancelled once the exit is in) is read from its code,
+# not proven.
 cx() {
 	local id=$1
 	shift
