@@ -169,33 +169,52 @@ known_leak() { # ID WHERE
 	must_recover c1
 }
 
-@test "fault: the workspace image's mount fails while the init sets up: create fails, nothing is left" {
-	# create mounts a new workspace image after the init is cloned (the init waits for it
-	# where its mounts reach the workspace): its failure must end the init and leave no
-	# cgroup, loop device, mount or half-made workspace
+# image_bundle [JQ]: the bundle binds $BUNDLE/host (a.txt: data) at /workspace with a 64m
+# workspace image (a new one at each create), JQ appended to the config's filter.
+image_bundle() {
 	[ -e /dev/loop-control ] || skip "needs loop devices"
-	local host=$BUNDLE/host out
-	mkdir -p "$host" "$ROOTFS/workspace"
-	echo data >"$host/a.txt"
+	mkdir -p "$BUNDLE/host" "$ROOTFS/workspace"
+	echo data >"$BUNDLE/host/a.txt"
 	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
-		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
-		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
-	set_args sleep 100
+		\"source\": \"$BUNDLE/host\", \"options\": [\"rbind\", \"rw\"]}]
+		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\" ${1:-}"
+}
+
+# fp_create_fails NAME ID: create ID with failpoint NAME must fail (1); its output in
+# $BUNDLE/fp.out (a file: a create that wrongly succeeds leaves an init holding a pipe).
+fp_create_fails() {
 	status=0
-	AGENTRT_FAILPOINT=create-late-upper AGENTRT_FP_MARK=$FP_MARK timeout --kill-after=5 30 \
-		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" c1 </dev/null \
+	AGENTRT_FAILPOINT=$1 AGENTRT_FP_MARK=$FP_MARK timeout --kill-after=5 30 \
+		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" "$2" </dev/null \
 		>"$BUNDLE/fp.out" 2>&1 || status=$?
-	out=$(cat "$BUNDLE/fp.out")
-	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
-	[[ "$out" == *"create \`c1\`"*"workspace \`/workspace\`: mount the image: failpoint"* ]] ||
-		fail "error does not name the workspace's mount: $out"
+	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $(cat "$BUNDLE/fp.out")"
+}
+
+# nothing_left ID OUT: a failed create of ID said one line (OUT) and left no state dir,
+# process, cgroup, loop device, mount or workspace.
+nothing_left() {
+	local id=$1 out=$2
 	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
-	[ ! -e "$TEST_ROOT/c1" ] || fail "state dir left: $(ls -A "$TEST_ROOT/c1")"
+	[ ! -e "$TEST_ROOT/$id" ] || fail "state dir left: $(ls -A "$TEST_ROOT/$id")"
 	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
 	[ -z "$(leftover_cgroups)" ] || fail "cgroups left: $(leftover_cgroups)"
 	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
 	! grep -F "$AGENTRT_DATA_DIR" /proc/self/mountinfo || fail "a mount is left"
-	[ ! -e "$TEST_STORE/.workspaces/c1" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/c1")"
+	[ ! -e "$TEST_STORE/.workspaces/$id" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/$id")"
+}
+
+@test "fault: the workspace image's mount fails while the init sets up: create fails, nothing is left" {
+	# create mounts a new workspace image after the init is cloned (the init waits for it
+	# where its mounts reach the workspace): its failure must end the init and leave no
+	# cgroup, loop device, mount or half-made workspace
+	image_bundle
+	local host=$BUNDLE/host out
+	set_args sleep 100
+	fp_create_fails create-late-upper c1
+	out=$(cat "$BUNDLE/fp.out")
+	[[ "$out" == *"create \`c1\`"*"workspace \`/workspace\`: mount the image: failpoint"* ]] ||
+		fail "error does not name the workspace's mount: $out"
+	nothing_left c1 "$out"
 	# and without the failpoint the same bundle runs, its workspace on the image
 	set_args sh -c 'echo new >/workspace/b.txt && cat /workspace/a.txt'
 	run rt run --bundle "$BUNDLE" c2
@@ -211,14 +230,8 @@ known_leak() { # ID WHERE
 # The failpoint keeps the thread at work for 0.4 s past the clone's point: create must wait
 # for it there, and a user with supplementary groups must still start.
 @test "fault: workspace-mount-thread-at-clone: a slow image mount at the init's clone, a user with groups still starts" {
-	[ -e /dev/loop-control ] || skip "needs loop devices"
+	image_bundle '| .process.user = {"uid": 1000, "gid": 1000, "additionalGids": [5, 7]}'
 	local host=$BUNDLE/host out
-	mkdir -p "$host" "$ROOTFS/workspace"
-	echo data >"$host/a.txt"
-	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
-		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
-		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\"
-		| .process.user = {\"uid\": 1000, \"gid\": 1000, \"additionalGids\": [5, 7]}"
 	set_args sh -c 'id -u; id -G; cat /workspace/a.txt; echo w >/tmp/x && echo ok'
 	status=0
 	out=$(AGENTRT_FAILPOINT=workspace-mount-early-slow timeout --kill-after=5 30 \
@@ -234,27 +247,14 @@ known_leak() { # ID WHERE
 # The thread's mount fails (the failpoint turns its mount into EIO): create fails with the one
 # line the mount would have given, and nothing is left (as the late mount's failure above).
 @test "fault: workspace-mount-thread-fails: create fails with one line naming the image, nothing is left" {
-	[ -e /dev/loop-control ] || skip "needs loop devices"
+	image_bundle
 	local host=$BUNDLE/host out
-	mkdir -p "$host" "$ROOTFS/workspace"
-	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
-		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
-		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
 	set_args true
-	status=0
-	AGENTRT_FAILPOINT=workspace-mount-early-fails timeout --kill-after=5 30 \
-		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" wsfail </dev/null \
-		>"$BUNDLE/fp.out" 2>&1 || status=$?
+	fp_create_fails workspace-mount-early-fails wsfail
 	out=$(cat "$BUNDLE/fp.out")
-	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
 	[[ "$out" == *"create \`wsfail\`"*"workspace \`wsfail\`: mount the image"*"upper.img"*"Input/output error"* ]] ||
 		fail "error does not name the image's mount: $out"
-	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
-	[ ! -e "$TEST_ROOT/wsfail" ] || fail "state dir left: $(ls -A "$TEST_ROOT/wsfail")"
-	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
-	[ -z "$(leftover_cgroups)" ] || fail "cgroups left: $(leftover_cgroups)"
-	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
-	[ ! -e "$TEST_STORE/.workspaces/wsfail" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/wsfail")"
+	nothing_left wsfail "$out"
 }
 
 # The image's copy from its template is the thread's first step (its fsync is milliseconds on a
@@ -262,27 +262,14 @@ known_leak() { # ID WHERE
 # template, and no half-copied image or workspace is left.  Without the thread (failpoint
 # workspace-mount-early) the late mount copies the image itself and the container runs.
 @test "fault: workspace-copy-fails: the thread's image copy fails, one line, nothing left; without a thread the copy is made at the mount" {
-	[ -e /dev/loop-control ] || skip "needs loop devices"
+	image_bundle
 	local host=$BUNDLE/host out
-	mkdir -p "$host" "$ROOTFS/workspace"
-	echo data >"$host/a.txt"
-	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
-		\"source\": \"$host\", \"options\": [\"rbind\", \"rw\"]}]
-		| .annotations[\"run.agentrt.workspace.size\"] = \"64m\""
 	set_args sh -c 'cat /workspace/a.txt; echo new >/workspace/b.txt'
-	status=0
-	AGENTRT_FAILPOINT=workspace-copy-fails timeout --kill-after=5 30 \
-		"$AGENTRT" --root "$TEST_ROOT" --profile agent create --bundle "$BUNDLE" wscopy </dev/null \
-		>"$BUNDLE/fp.out" 2>&1 || status=$?
+	fp_create_fails workspace-copy-fails wscopy
 	out=$(cat "$BUNDLE/fp.out")
-	[ "$status" -eq 1 ] || fail "expected create to fail (1), got $status: $out"
 	[[ "$out" == *"create \`wscopy\`"*"workspace \`wscopy\`: copy the image"*".upper2-"*"No space left on device"* ]] ||
 		fail "error does not name the image's copy: $out"
-	[ "$(grep -c . <<<"$out")" = 1 ] || fail "more than one line: $out"
-	[ ! -e "$TEST_ROOT/wscopy" ] || fail "state dir left: $(ls -A "$TEST_ROOT/wscopy")"
-	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
-	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
-	[ ! -e "$TEST_STORE/.workspaces/wscopy" ] || fail "the new workspace is left: $(ls -A "$TEST_STORE/.workspaces/wscopy")"
+	nothing_left wscopy "$out"
 	status=0
 	out=$(AGENTRT_FAILPOINT=workspace-mount-early timeout --kill-after=5 30 \
 		"$AGENTRT" --root "$TEST_ROOT" --profile agent run --bundle "$BUNDLE" wsnothread </dev/null 2>&1) || status=$?
