@@ -786,8 +786,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (prepare_data(g, c, &removed, err) < 0 ||
       prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, &ws_later, err) < 0)
     goto fail;
-  /* a new image's device and mount, by a thread while create does the rest
-   * (late_upper takes them).  Started here, not in workspace_prepare before
+  /* a new image's copy, device and mount, by a thread while create does the
+   * rest (late_upper takes them).  Started here, not in workspace_prepare before
    * the host dir's manifest: beside the early network namespace's thread it
    * made the agent run slower (paired 1.06, bench/README.md). */
   if (ws_later != NULL)
@@ -881,7 +881,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (so.listener_fd == -1)
     goto fail;
   /* a new image's thread (workspace_mount_start) ends before the init's
-   * clone: that clone is no fork of glibc's (workspace/image.c) */
+   * clone: that clone is no fork of glibc's (os/early_thread.h) */
   workspace_mount_join(ws_later);
   r = spawn_init(&so, ret_r, err);
   workspace_free(ws_later);

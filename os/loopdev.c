@@ -107,15 +107,6 @@ int loopdev_attach_error(int stage, int nr, int errnum, struct error *err)
   }
 }
 
-int loopdev_attach(int backing_fd, int *ret_nr, int *ret_fd, struct error *err)
-{
-  int stage;
-
-  if (loopdev_attach_raw(backing_fd, ret_nr, ret_fd, &stage) == 0)
-    return 0;
-  return loopdev_attach_error(stage, *ret_nr, errno, err);
-}
-
 /* "/dev/loop<nr>" without printf: loopdev_attach_raw runs in a thread
  * beside a fork (loopdev.h). */
 char *loopdev_path(char buf[static LOOPDEV_PATH_MAX], int nr)

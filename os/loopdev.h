@@ -19,11 +19,9 @@
 bool loopdev_available(const char **why);
 /* Bind a free loop device to backing_fd (open read-write), autoclear; the
  * device stays bound while *ret_fd (open read-write) is.  *ret_nr: N of
- * /dev/loopN. */
-int loopdev_attach(int backing_fd, int *ret_nr, int *ret_fd, struct error *err);
-/* The same in system calls only (no allocation, no lock of libc's), for a
- * thread that runs beside a fork: -1 with errno and *ret_stage (and *ret_nr
- * from LOOPDEV_STAGE_OPEN on) for loopdev_attach_error's message. */
+ * /dev/loopN.  System calls only (no allocation, no lock of libc's): it runs
+ * in a thread beside a fork too.  -1 with errno and *ret_stage (and *ret_nr
+ * from LOOPDEV_STAGE_OPEN on), which loopdev_attach_error makes a message. */
 enum {
   LOOPDEV_STAGE_CONTROL,
   LOOPDEV_STAGE_FREE,

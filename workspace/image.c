@@ -383,47 +383,61 @@ static void early_drop(struct ws_fs *fs)
 /* ws_fs_mount with a thread started: its mount, and the device recorded in
  * <dir>/loop under the lock it still holds; or its failure as the same
  * one-line error ws_fs_mount would have given. */
+/* The one-line error of a failed step of making the image's mount (early_mount's
+ * stages, errno errnum), whichever process or thread made it. */
+static int image_error(const struct workspace *w, int stage, int errnum, int nr, struct error *err)
+{
+  char src[LOOPDEV_PATH_MAX];
+  const char *why = NULL;
+
+  errno = errnum;
+  if (stage == EARLY_COPY)
+    return error_errno(err, "workspace `%s`: copy the image `%s`", w->id, w->fs->early.tmpl);
+  if (stage == EARLY_IMAGE)
+    return error_errno(err, "workspace `%s`: open the image `%s/%s`", w->id, w->dir, IMAGE_NAME);
+  if (stage == EARLY_NOT_REG)
+    return error_set(err, EINVAL, "workspace `%s`: `%s/%s` is not a regular file", w->id, w->dir,
+                     IMAGE_NAME);
+  if (stage == EARLY_LOCK)
+    return error_errno(err, "workspace `%s`: lock the image", w->id);
+  if (stage >= EARLY_EXT4)
+    return ext4_error(w, loopdev_path(src, nr), stage - EARLY_EXT4, errnum, err);
+  if (!loopdev_available(&why))
+    return error_set(err, ENODEV,
+                     "workspace `%s`: its upper layer is in the image `%s/%s` and this host has "
+                     "no loop devices (%s)",
+                     w->id, w->dir, IMAGE_NAME, why);
+  loopdev_attach_error(stage - EARLY_LOOP, nr, errnum, err);
+  return error_prefix(err, "workspace `%s`", w->id);
+}
+
+/* The device bound last, for the next process that needs the image (read_loop_nr). */
+static int record_loop(const struct workspace *w, int dfd, int nr, struct error *err)
+{
+  cleanup_free char *line = xfmt("%d\n", nr);
+
+  if (write_file_atomic_at(dfd, LOOP_NAME, line, strlen(line), err) < 0)
+    return error_prefix(err, "workspace `%s`", w->id);
+  return 0;
+}
+
+/* ws_fs_mount with a thread started: its mount, and the device recorded in
+ * <dir>/loop under the lock it still holds; or its failure as the same
+ * one-line error ws_fs_mount would have given. */
 static int early_take(const struct workspace *w, struct error *err)
 {
   struct ws_fs *fs = w->fs;
-  char src[LOOPDEV_PATH_MAX];
   int r = -1;
 
   early_join(fs);
-  errno = fs->early.errnum;
   if (fs->early.stage > EARLY_COPY)
     fs->early.make = false; /* the image is there */
-  if (fs->early.stage == EARLY_COPY) {
-    error_errno(err, "workspace `%s`: copy the image `%s`", w->id, fs->early.tmpl);
-  } else if (fs->early.stage == EARLY_DONE) {
-    cleanup_free char *line = xfmt("%d\n", fs->early.nr);
-    if (write_file_atomic_at(fs->early.dfd, LOOP_NAME, line, strlen(line), err) == 0) {
-      fs->mfd = fs->early.mfd;
-      fs->early.mfd = -1;
-      r = 0;
-    } else {
-      error_prefix(err, "workspace `%s`", w->id);
-    }
-  } else if (fs->early.stage == EARLY_IMAGE) {
-    error_errno(err, "workspace `%s`: open the image `%s/%s`", w->id, w->dir, IMAGE_NAME);
-  } else if (fs->early.stage == EARLY_NOT_REG) {
-    error_set(err, EINVAL, "workspace `%s`: `%s/%s` is not a regular file", w->id, w->dir,
-              IMAGE_NAME);
-  } else if (fs->early.stage == EARLY_LOCK) {
-    error_errno(err, "workspace `%s`: lock the image", w->id);
-  } else if (fs->early.stage >= EARLY_EXT4) {
-    ext4_error(w, loopdev_path(src, fs->early.nr), fs->early.stage - EARLY_EXT4, errno, err);
-  } else {
-    const char *why = NULL;
-    if (!loopdev_available(&why))
-      error_set(err, ENODEV,
-                "workspace `%s`: its upper layer is in the image `%s/%s` and this host has no "
-                "loop devices (%s)",
-                w->id, w->dir, IMAGE_NAME, why);
-    else {
-      loopdev_attach_error(fs->early.stage - EARLY_LOOP, fs->early.nr, fs->early.errnum, err);
-      error_prefix(err, "workspace `%s`", w->id);
-    }
+  if (fs->early.stage != EARLY_DONE) {
+    image_error(w, fs->early.stage, fs->early.errnum, fs->early.nr, err);
+  } else if (record_loop(w, fs->early.dfd, fs->early.nr, err) == 0) {
+    fs->mfd = fs->early.mfd;
+    fs->early.mfd = -1;
+    r = 0;
   }
   early_drop(fs);
   return r;
@@ -433,7 +447,7 @@ int ws_fs_mount(const struct workspace *w, struct error *err)
 {
   cleanup_close int dfd = -1, imgfd = -1, lfd = -1, lockfd = -1;
   struct stat st;
-  int nr;
+  int nr, stage;
 
   if (w->fs->mfd >= 0)
     return 0;
@@ -444,38 +458,26 @@ int ws_fs_mount(const struct workspace *w, struct error *err)
     return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
   if (w->fs->early.make) { /* ws_image_plan without a thread */
     if (make_image(dfd, w->fs->early.tmplfd, w->fs->early.size) < 0)
-      return error_errno(err, "workspace `%s`: copy the image `%s`", w->id, w->fs->early.tmpl);
+      return image_error(w, EARLY_COPY, errno, -1, err);
     w->fs->early.make = false;
   }
   imgfd = openat(dfd, IMAGE_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (imgfd < 0 || fstat(imgfd, &st) < 0)
-    return error_errno(err, "workspace `%s`: open the image `%s/%s`", w->id, w->dir, IMAGE_NAME);
+    return image_error(w, EARLY_IMAGE, errno, -1, err);
   if (!S_ISREG(st.st_mode))
-    return error_set(err, EINVAL, "workspace `%s`: `%s/%s` is not a regular file", w->id, w->dir,
-                     IMAGE_NAME);
+    return image_error(w, EARLY_NOT_REG, EINVAL, -1, err);
   /* the lock on an open of its own: the loop device keeps the file it was
    * given open for as long as it is bound (and a lock on it with it) */
   lockfd = openat(dfd, IMAGE_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (lockfd < 0 || flock(lockfd, LOCK_EX) < 0)
-    return error_errno(err, "workspace `%s`: lock the image", w->id);
+    return image_error(w, EARLY_LOCK, errno, -1, err);
   nr = read_loop_nr(dfd);
   lfd = loopdev_open_bound(nr, &st);
   if (lfd < 0) {
-    struct error e = {0};
-    const char *why = NULL;
-    cleanup_free char *line = NULL;
-    if (!loopdev_available(&why))
-      return error_set(err, ENODEV,
-                       "workspace `%s`: its upper layer is in the image `%s/%s` and this host "
-                       "has no loop devices (%s)",
-                       w->id, w->dir, IMAGE_NAME, why);
-    if (loopdev_attach(imgfd, &nr, &lfd, &e) < 0) {
-      *err = e;
-      return error_prefix(err, "workspace `%s`", w->id);
-    }
-    line = xfmt("%d\n", nr);
-    if (write_file_atomic_at(dfd, LOOP_NAME, line, strlen(line), err) < 0)
-      return error_prefix(err, "workspace `%s`", w->id);
+    if (loopdev_attach_raw(imgfd, &nr, &lfd, &stage) < 0)
+      return image_error(w, EARLY_LOOP + stage, errno, nr, err);
+    if (record_loop(w, dfd, nr, err) < 0)
+      return -1;
   }
   w->fs->mfd = mount_ext4(w, nr, err);
   return w->fs->mfd < 0 ? -1 : 0;
