@@ -22,12 +22,14 @@
  * which records programs from their exec calls instead (monitor_exec.c).
  * Mounts made after the marks (the agent profile lets the container make
  * none) are not marked, nor mounts that are not directories (fanotify_mark
- * takes no O_PATH descriptor of a file), nor FUSE mounts (mark_mounts).  A
+ * takes no O_PATH descriptor of a file), nor FUSE mounts, nor noexec ones,
+ * where no exec can open a file (mark_mounts).  A
  * queue overflow loses names only, never records.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +102,19 @@ static void unescape(char *s)
   *w = '\0';
 }
 
+/* Does a mount table's per-mount options field (its 6th) say noexec? */
+static bool mount_noexec(const char *opts)
+{
+  const size_t n = sizeof "noexec" - 1;
+
+  for (const char *o = opts;; o++) {
+    if (strncmp(o, "noexec", n) == 0 && (o[n] == ',' || o[n] == '\0'))
+      return true;
+    if ((o = strchr(o, ',')) == NULL)
+      return false;
+  }
+}
+
 /* Mark every mount in the init's mount table (its 5th field, the mount
  * point), each opened inside the init's root.  The count marked. */
 static int mark_mounts(pid_t init, struct error *err)
@@ -122,16 +137,22 @@ static int mark_mounts(pid_t init, struct error *err)
     return error_errno(err, "open the container's root");
   for (char *line = table, *end; line != NULL && *line != '\0' && tried < EXECFAN_MOUNTS;
        line = end) {
-    char *field[5] = {0}, *save = NULL, *fstype = NULL;
+    char *field[6] = {0}, *save = NULL, *fstype = NULL;
     int fd;
 
     end = strchr(line, '\n');
     if (end != NULL)
       *end++ = '\0';
     field[0] = strtok_r(line, " ", &save);
-    for (int i = 1; i < 5 && field[i - 1] != NULL; i++)
+    for (int i = 1; i < 6 && field[i - 1] != NULL; i++)
       field[i] = strtok_r(NULL, " ", &save);
-    if (field[4] == NULL)
+    if (field[5] == NULL)
+      continue;
+    /* no exec opens a file on a noexec mount (the kernel refuses it before
+     * the open), and the container cannot make one exec again: about half
+     * of an agent container's mounts (/sys, the cgroup hierarchies, /dev/shm,
+     * devpts, mqueue, masked directories) need no mark */
+    if (mount_noexec(field[5]))
       continue;
     /* the file system type follows " - ": the kernel opens each file
      * exec opened for us, and a FUSE server (the container's, perhaps)

@@ -1046,6 +1046,7 @@ host_forks() {
 		cp /usr/local/bin/try-syscall "/tmp/renamed prog"; "/tmp/renamed prog" x 2>/dev/null
 		d=$(printf "/opt/a b\tc"); cp /usr/local/bin/try-syscall "$d/tool"; "$d/tool" x 2>/dev/null
 		printf "#!/bin/sh\nexit 0\n" >/tmp/script.sh; chmod +x /tmp/script.sh; /tmp/script.sh
+		cp /usr/local/bin/try-syscall /dev/shm/prog; /dev/shm/prog x 2>/dev/null; echo $? >/tmp/noexec-rc
 		echo done >/tmp/done; sleep 600'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
@@ -1057,6 +1058,10 @@ host_forks() {
 	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
 	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
 	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped: $(grep State "/proc/$mon/status")"
+	# the monitor leaves noexec mounts (/dev/shm here) unmarked: the kernel refuses an exec there
+	[ "$(cat "/proc/$ipid/root/tmp/noexec-rc")" = 126 ] ||
+		fail "a program on a noexec mount: exit $(cat "/proc/$ipid/root/tmp/noexec-rc"), not 126 (refused)"
+	grep -q ' /dev/shm .*noexec' "/proc/$ipid/mountinfo" || fail "/dev/shm is not noexec: $(grep /dev/shm "/proc/$ipid/mountinfo")"
 	kill -CONT "$mon"
 	STOPPED_MON=
 	sleep 1
