@@ -33,8 +33,10 @@
  * system could resolve them to, so a case-insensitive host is covered too.
  * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -322,6 +324,10 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
     return NULL;
   if (n == MAX_COMPONENTS)
     return "a path too deep to check";
+  /* the host's HEAD of its deepest directory could not be looked for (nor
+   * could a host tool open it by its name) */
+  if (probe && strlen(path) + sizeof "/HEAD" > PATH_MAX)
+    return "a path too long to check (longer than PATH_MAX)";
   why = git_reason(v, n, type, deleted);
   if (why)
     return why;
@@ -405,7 +411,10 @@ static int str_cmp(const void *a, const void *b)
 }
 
 /* Does the host dir hold a regular file or symlink HEAD in dir (len bytes
- * of path, "" = the root)? */
+ * of path, "" = the root)?  Fails closed: only a HEAD that is not there (or
+ * a directory on the way that is not one, or is a symlink git would not
+ * take for it) says no; any other failure to look (a mount point on the
+ * way, EACCES, ENAMETOOLONG) counts as a HEAD. */
 static bool host_has_head(int hostfd, const char *path, size_t len)
 {
   cleanup_free char *head = len ? xfmt("%.*s/HEAD", (int)len, path) : xstrdup("HEAD");
@@ -416,9 +425,10 @@ static bool host_has_head(int hostfd, const char *path, size_t len)
   if (hostfd < 0)
     return false;
   fd = ws_open_beneath(hostfd, head, O_PATH | O_NOFOLLOW, 0);
-  res = fd >= 0 && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
-  if (fd >= 0)
-    close(fd);
+  if (fd < 0)
+    return errno != ENOENT && errno != ENOTDIR && errno != ELOOP;
+  res = fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode);
+  close(fd);
   return res;
 }
 

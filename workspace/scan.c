@@ -227,6 +227,18 @@ static int add_names(int fd, char ***v, size_t *n, size_t *cap)
   return 0;
 }
 
+/* Out of descriptors (errno): a level is open per directory of the path */
+static bool too_deep(struct scan *s, const char *path)
+{
+  if (errno != EMFILE && errno != ENFILE)
+    return false;
+  error_set(s->err, errno,
+            "workspace scan: `%s`: nested deeper than the open-file limit allows (discard drops "
+            "the changes)",
+            path);
+  return true;
+}
+
 /* The sorted, unique names of a level (every layer's, and the host's when
  * an opaque layer hides it: those are deletions). */
 static int level_names(struct scan *s, struct level *v)
@@ -236,9 +248,9 @@ static int level_names(struct scan *s, struct level *v)
 
   for (size_t i = 0; i < v->n; i++)
     if (add_names(v->fds[i], &v->names, &n, &cap) < 0)
-      return error_errno(s->err, "workspace scan: read `%s`", path);
+      return too_deep(s, path) ? -1 : error_errno(s->err, "workspace scan: read `%s`", path);
   if (v->hs == H_HIDDEN && add_names(v->hostfd, &v->names, &n, &cap) < 0)
-    return error_errno(s->err, "workspace scan: read host `%s`", path);
+    return too_deep(s, path) ? -1 : error_errno(s->err, "workspace scan: read host `%s`", path);
   if (n > 1)
     qsort(v->names, n, sizeof *v->names, name_cmp);
   for (size_t i = 0; i < n; i++) { /* unique */
@@ -310,9 +322,8 @@ static int visit_dir(struct scan *s, struct level *p, size_t top, const char *na
   }
   return push(s, &sub);
 fail_open:
-  if (errno == EMFILE || errno == ENFILE)
-    error_set(s->err, errno, "workspace scan: `%s`: nested deeper than the open-file limit allows",
-              s->path);
+  if (too_deep(s, s->path))
+    ;
   else if (errno == EACCES && in_layer && geteuid() != 0)
     error_set(s->err, EACCES,
               "workspace scan: `%s` cannot be listed (mode %04o, set inside the sandbox): a "
