@@ -410,24 +410,30 @@ static int str_cmp(const void *a, const void *b)
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+enum host_head { HEAD_NONE, HEAD_THERE, HEAD_UNKNOWN };
+
 /* Does the host dir hold a regular file or symlink HEAD in dir (len bytes
- * of path, "" = the root)?  Fails closed: only a HEAD that is not there (or
- * a directory on the way that is not one, or is a symlink git would not
- * take for it) says no; any other failure to look (a mount point on the
- * way, EACCES, ENAMETOOLONG) counts as a HEAD. */
-static bool host_has_head(int hostfd, const char *path, size_t len)
+ * of path, "" = the root)?  Only a HEAD that is not there (or a directory
+ * on the way that is not one, or is a symlink, which git would not take
+ * for it) is HEAD_NONE; any other failure to look (a mount point on the
+ * way, EACCES, ENAMETOOLONG) is HEAD_UNKNOWN, which each caller takes the
+ * way that protects. */
+static enum host_head host_head(int hostfd, const char *path, size_t len)
 {
   cleanup_free char *head = len ? xfmt("%.*s/HEAD", (int)len, path) : xstrdup("HEAD");
   struct stat st;
+  enum host_head res;
   int fd;
-  bool res;
 
   if (hostfd < 0)
-    return false;
+    return HEAD_NONE;
   fd = ws_open_beneath(hostfd, head, O_PATH | O_NOFOLLOW, 0);
   if (fd < 0)
-    return errno != ENOENT && errno != ENOTDIR && errno != ELOOP;
-  res = fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode);
+    return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? HEAD_NONE : HEAD_UNKNOWN;
+  if (fstat(fd, &st) < 0)
+    res = HEAD_UNKNOWN;
+  else
+    res = S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ? HEAD_THERE : HEAD_NONE;
   close(fd);
   return res;
 }
@@ -441,8 +447,8 @@ static bool probe_gitdir(void *vctx, const char *path, size_t len)
   if (p->last && p->last_len == len && strncmp(p->last, path, len) == 0)
     return p->last_res;
   res = p->n_heads > 0 && bsearch(&dir, p->heads, p->n_heads, sizeof *p->heads, str_cmp) != NULL;
-  if (!res)
-    res = host_has_head(p->hostfd, path, len);
+  if (!res) /* a bare repository there, unless surely not */
+    res = host_head(p->hostfd, path, len) != HEAD_NONE;
   free(p->last);
   p->last = xstrndup(path, len);
   p->last_len = len;
@@ -474,7 +480,9 @@ static const char *new_head_reason(const struct ws_change *ch, int hostfd)
   for (size_t i = 0; i + 2 < n; i++)
     if (is_git(v[i]) && (comp_eq(v[i + 1], "refs") || comp_eq(v[i + 1], "logs")))
       return NULL;
-  if (host_has_head(hostfd, ch->path, n == 1 ? 0 : (size_t)(v[n - 2].s + v[n - 2].n - ch->path)))
+  /* the host's own HEAD, unless surely so */
+  if (host_head(hostfd, ch->path, n == 1 ? 0 : (size_t)(v[n - 2].s + v[n - 2].n - ch->path)) ==
+      HEAD_THERE)
     return NULL;
   return "a new HEAD: git takes its directory for a bare repository and reads the `config` "
          "and `hooks/` already there";
