@@ -392,17 +392,26 @@ const char *ws_protect_reason(const char *path, enum ws_ftype type, bool deleted
 }
 
 /* The bare-repository probe of ws_mark_protected: dir (len bytes of path)
- * holds a regular file HEAD in the change set or on the host.  Results are
- * cached per directory prefix of the previous path (the scan's order keeps
- * siblings together). */
+ * holds a regular file HEAD in the change set or on the host.  The answers
+ * for the directories of the path probed last are kept (the scan's order
+ * keeps a tree's paths together, and each path's directories are probed
+ * from the top down): a chain of 2,000 new directories was 2 million looks
+ * on the host, one per directory of each path, and is 2,000.  The paths
+ * probed are the changes' own, alive through the pass, so a path is told
+ * from the last by its address; it is compared with the last once. */
+struct probe_dir {
+  size_t len;
+  bool res;
+};
+
 struct probe_ctx {
   const struct ws_changes *c;
   int hostfd;
   char **heads; /* sorted dirs holding an added or modified HEAD */
   size_t n_heads;
-  char *last;
-  size_t last_len;
-  bool last_res;
+  const char *cur;        /* the path probed last */
+  struct probe_dir *dirs; /* its directories' answers, by len */
+  size_t n_dirs, cap_dirs;
 };
 
 static int str_cmp(const void *a, const void *b)
@@ -438,21 +447,53 @@ static enum host_head host_head(int hostfd, const char *path, size_t len)
   return res;
 }
 
+/* A new path: keep the answers of the directories it shares with the last */
+static void probe_switch(struct probe_ctx *p, const char *path)
+{
+  size_t common = 0, keep = 0;
+
+  if (p->cur != NULL)
+    while (path[common] != '\0' && path[common] == p->cur[common])
+      common++;
+  /* a directory of both: its len bytes alike, ended by '/' (or the end) in both */
+  while (keep < p->n_dirs &&
+         (p->dirs[keep].len == 0 ||
+          (p->dirs[keep].len <= common &&
+           (path[p->dirs[keep].len] == '/' || path[p->dirs[keep].len] == '\0') &&
+           (p->cur[p->dirs[keep].len] == '/' || p->cur[p->dirs[keep].len] == '\0'))))
+    keep++;
+  p->n_dirs = keep;
+  p->cur = path;
+}
+
 static bool probe_gitdir(void *vctx, const char *path, size_t len)
 {
   struct probe_ctx *p = vctx;
-  cleanup_free char *dir = xstrndup(path, len);
+  cleanup_free char *dir = NULL;
+  size_t lo = 0, hi;
   bool res;
 
-  if (p->last && p->last_len == len && strncmp(p->last, path, len) == 0)
-    return p->last_res;
+  if (path != p->cur)
+    probe_switch(p, path);
+  for (hi = p->n_dirs; lo < hi;) { /* sorted by len */
+    size_t mid = (lo + hi) / 2;
+    if (p->dirs[mid].len == len)
+      return p->dirs[mid].res;
+    if (p->dirs[mid].len < len)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  dir = xstrndup(path, len);
   res = p->n_heads > 0 && bsearch(&dir, p->heads, p->n_heads, sizeof *p->heads, str_cmp) != NULL;
   if (!res) /* a bare repository there, unless surely not */
     res = host_head(p->hostfd, path, len) != HEAD_NONE;
-  free(p->last);
-  p->last = xstrndup(path, len);
-  p->last_len = len;
-  p->last_res = res;
+  if (p->n_dirs == p->cap_dirs)
+    p->dirs =
+        xrealloc(p->dirs, (p->cap_dirs = p->cap_dirs ? 2 * p->cap_dirs : 64) * sizeof *p->dirs);
+  memmove(p->dirs + lo + 1, p->dirs + lo, (p->n_dirs - lo) * sizeof *p->dirs);
+  p->dirs[lo] = (struct probe_dir){len, res};
+  p->n_dirs++;
   return res;
 }
 
@@ -640,7 +681,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
   for (size_t i = 0; i < p.n_heads; i++)
     free(p.heads[i]);
   free(p.heads);
-  free(p.last);
+  free(p.dirs);
 }
 
 const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
