@@ -229,7 +229,7 @@ static void env_set(char ***env, const char *kv)
 static int apply_flags(const struct exec_opts *o, struct oci_process *p, struct error *err)
 {
   for (char **e = o->env; e && *e; e++) {
-    if (strchr(*e, '=') == NULL)
+    if (strchr(*e, '=') == NULL || **e == '=') /* a name, not empty (runc refuses it too) */
       return error_set(err, 0, "--env `%s`: expected KEY=VALUE", *e);
     env_set(&p->env, *e);
   }

@@ -93,6 +93,17 @@ JSON
 	[ "$output" = override ]
 }
 
+@test "exec --env with an empty name or without = is refused, as runc does, and runs nothing" {
+	start_sleeper
+	for bad in '=x' 'NOEQUALS'; do
+		run rt exec --env "$bad" c1 sh -c 'touch /tmp/ran'
+		[ "$status" -ne 0 ] || fail "--env $bad: accepted"
+		[[ "$output" == *"--env \`$bad\`: expected KEY=VALUE"* ]] || fail "--env $bad: $output"
+	done
+	run rt exec c1 test -e /tmp/ran
+	[ "$status" -ne 0 ] || fail "a refused exec ran its process"
+}
+
 @test "exec --cwd sets the working directory" {
 	start_sleeper
 	run rt exec --cwd /tmp c1 pwd
