@@ -30,6 +30,7 @@
 #include "container/seccomp_filter.h"
 #include "container/seccomp_notify.h"
 #include "os/fsutil.h"
+#include "os/passwd.h"
 #include "os/procfs.h"
 #include "os/safepath.h"
 #include "os/trampoline.h"
@@ -351,7 +352,7 @@ static void give_stdio(uid_t uid)
 
 /* The home directory of uid in the container's /etc/passwd (we are inside
  * its root already); "/" when there is none, as runc and crun do. */
-static char *passwd_home(uid_t uid)
+static char *container_home(uid_t uid)
 {
   struct error e = {0};
   cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -359,7 +360,7 @@ static char *passwd_home(uid_t uid)
   cleanup_free char *data = NULL;
   size_t len = 0;
   struct stat st;
-  char *save = NULL;
+  char *home;
 
   if (root < 0 ||
       (fd = safe_openat(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e)) < 0)
@@ -367,27 +368,8 @@ static char *passwd_home(uid_t uid)
   /* a FIFO or a device planted there must not block or feed us forever */
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || read_fd_all(fd, 4 << 20, &data, &len, &e) < 0)
     return xstrdup("/");
-  for (char *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-    char *f[7] = {0};
-    size_t n = 0;
-    unsigned long v;
-    char *end;
-
-    for (char *c = l; n < 7; c++) {
-      f[n++] = c;
-      c = strchr(c, ':');
-      if (c == NULL)
-        break;
-      *c = '\0';
-    }
-    if (n < 6 || f[2][0] == '\0')
-      continue;
-    errno = 0;
-    v = strtoul(f[2], &end, 10);
-    if (errno == 0 && *end == '\0' && v == uid && f[5][0] == '/')
-      return xstrdup(f[5]);
-  }
-  return xstrdup("/");
+  home = passwd_home(data, len, NULL, uid);
+  return home ? home : xstrdup("/");
 }
 
 /* env plus HOME from /etc/passwd when env has none (runc and crun add it);
@@ -400,7 +382,7 @@ static char **env_with_home(char *const *env, uid_t uid)
 
   if (env_get(env, "HOME") != NULL)
     return NULL;
-  home = passwd_home(uid);
+  home = container_home(uid);
   out = xmalloc((n + 2) * sizeof *out);
   for (size_t i = 0; i < n; i++)
     out[i] = env[i];

@@ -8,7 +8,10 @@
  * those files as ordinary ones, and the host's next `git commit` or `git
  * status` runs them.  So the host's `.git/config` (and the files it includes
  * from the work tree, followed on the host) is read here, and each work-tree
- * path it names is protected like a path of the profile's list.
+ * path it names is protected like a path of the profile's list.  So are the
+ * operator's own files, which git reads first (`core.hooksPath = .hooks` in
+ * ~/.gitconfig runs the work tree's `.hooks/` in every repository), with
+ * what they include (read_operator).
  *
  * The syntax read is git's: `[section]` or `[section "sub"]` headers (also
  * `[section.sub]`), `key = value` lines, `#` and `;` comments, values in
@@ -24,10 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "os/passwd.h"
 #include "workspace/internal.h"
 
 #define MAX_CONFIG_SIZE ((size_t)1 << 20)
@@ -282,16 +287,112 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
     if (key_in(path_keys, ARRAY_SIZE(path_keys), section, sub, key)) {
       bool incl = strcasecmp(key, "path") == 0 &&
                   (strcasecmp(section, "include") == 0 || strcasecmp(section, "includeif") == 0);
-      /* an include is relative to the including file; other paths to the top */
-      char *path = word_path(val, incl ? cfgdir : "", host);
-      if (incl && path != NULL && ret_includes != NULL)
-        strv_push(ret_includes, path);
+      /* an include is relative to the including file (outside the work
+       * tree, cfgdir NULL: only an absolute one names a file of it); other
+       * paths to the top */
+      char *path = incl && cfgdir == NULL && *val != '/'
+                       ? NULL
+                       : word_path(val, incl && cfgdir ? cfgdir : "", host);
+      if (incl && ret_includes != NULL && (cfgdir == NULL || path != NULL))
+        strv_push(ret_includes, cfgdir == NULL ? val : path);
       add_path(g, path ? xstrdup(path) : NULL, section, sub, key);
       free(path);
     } else if (key_in(cmd_keys, ARRAY_SIZE(cmd_keys), section, sub, key)) {
       cmd_paths(g, val, host, section, sub, key);
     }
     free(val);
+  }
+}
+
+/* An include of a file outside the work tree: the absolute path it names
+ * (`~/` is home's, a relative one is the including file's neighbour), or
+ * NULL. */
+static char *outside_path(const char *val, const char *from, const char *home)
+{
+  const char *slash = strrchr(from, '/');
+
+  if (*val == '\0')
+    return NULL;
+  if (*val == '/')
+    return xstrdup(val);
+  if (val[0] == '~' && val[1] == '/')
+    return home ? xfmt("%s/%s", home, val + 2) : NULL;
+  if (*val == '~')
+    return NULL; /* ~user/: not followed */
+  return slash ? xfmt("%.*s/%s", (int)(slash - from), from, val) : NULL;
+}
+
+/* A configuration file outside the work tree (the operator's global or
+ * system one, or one it includes): what it names in the work tree, and the
+ * work-tree files it includes, to be read on the host (*host_todo). */
+static void read_outside(const char *path, const char *home, const char *host, struct ws_gitcfg *g,
+                         char ***host_todo, char ***seen, unsigned depth)
+{
+  cleanup_close int fd = -1;
+  cleanup_free char *text = NULL;
+  cleanup_strv char **incl = NULL;
+  struct error err = {0};
+  struct stat st;
+  size_t len = 0, hl = host ? strlen(host) : 0;
+
+  if (depth >= MAX_INCLUDE_DEPTH || (*seen && strv_contains(*seen, path)))
+    return;
+  strv_push(seen, path);
+  /* not a FIFO or a device: nothing may block the review */
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      read_fd_all(fd, MAX_CONFIG_SIZE, &text, &len, &err) < 0)
+    return;
+  ws_gitcfg_parse(text, len, NULL, host, g, &incl);
+  for (char **i = incl; i && *i; i++) {
+    cleanup_free char *next = NULL;
+    if (hl > 0 && strncmp(*i, host, hl) == 0 && (*i)[hl] == '/') {
+      char *rel = word_path(*i, "", host);
+      if (rel != NULL) {
+        strv_push(host_todo, rel);
+        free(rel);
+      }
+      continue;
+    }
+    if ((next = outside_path(*i, path, home)) != NULL)
+      read_outside(next, home, host, g, host_todo, seen, depth + 1);
+  }
+}
+
+/* The operator's own configuration, which git reads before the
+ * repository's: the system file and the global ones of each home that may
+ * run git in the host dir (ours, the one of the user sudo ran us for, the
+ * host dir owner's); GIT_CONFIG_SYSTEM and GIT_CONFIG_GLOBAL as git takes
+ * them. */
+static void read_operator(int hostfd, const char *host, struct ws_gitcfg *g, char ***host_todo)
+{
+  const char *sys = getenv("GIT_CONFIG_SYSTEM"), *glob = getenv("GIT_CONFIG_GLOBAL");
+  const char *xdg = getenv("XDG_CONFIG_HOME"), *sudo = getenv("SUDO_USER");
+  cleanup_strv char **homes = NULL, **seen = NULL;
+  struct stat st;
+
+  if (getenv("GIT_CONFIG_NOSYSTEM") == NULL)
+    read_outside(sys && *sys ? sys : "/etc/gitconfig", NULL, host, g, host_todo, &seen, 0);
+  if (getenv("HOME") != NULL && getenv("HOME")[0] == '/')
+    strv_push(&homes, getenv("HOME"));
+  if (sudo != NULL && *sudo != '\0') {
+    cleanup_free char *h = passwd_home_file("/etc/passwd", sudo, 0);
+    if (h != NULL && !(homes && strv_contains(homes, h)))
+      strv_push(&homes, h);
+  }
+  if (fstat(hostfd, &st) == 0) {
+    cleanup_free char *h = passwd_home_file("/etc/passwd", NULL, st.st_uid);
+    if (h != NULL && !(homes && strv_contains(homes, h)))
+      strv_push(&homes, h);
+  }
+  if (glob != NULL && *glob != '\0')
+    read_outside(glob, homes ? homes[0] : NULL, host, g, host_todo, &seen, 0);
+  for (char **h = homes; h && *h; h++) {
+    cleanup_free char *dot = xfmt("%s/.gitconfig", *h);
+    cleanup_free char *x = h == homes && xdg && *xdg == '/' ? xfmt("%s/git/config", xdg)
+                                                            : xfmt("%s/.config/git/config", *h);
+    read_outside(x, *h, host, g, host_todo, &seen, 0);
+    read_outside(dot, *h, host, g, host_todo, &seen, 0);
   }
 }
 
@@ -307,6 +408,7 @@ void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
     return;
   snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
   host = realpath(link, NULL);
+  read_operator(hostfd, host, g, &todo);
   strv_push(&todo, ".git/config");
   for (size_t depth = 0; todo != NULL && *todo != NULL && depth < MAX_INCLUDE_DEPTH; depth++) {
     cleanup_strv char **next = NULL;

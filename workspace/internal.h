@@ -154,21 +154,25 @@ char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
 void ws_gitrefs_free(struct ws_gitrefs *r);
 
 /* gitconfig.c: the work-tree paths (relative to the host dir) that the
- * host's `.git/config`, and what it includes from the work tree, makes git
- * run or read; keys[i] names the key that named paths[i]. */
+ * host's `.git/config`, the operator's own (system and global) ones, and
+ * what they include, make git run or read; keys[i] names the key that
+ * named paths[i]. */
 struct ws_gitcfg {
   char **paths;
   char **keys;
   size_t n;
 };
 /* Parse one config text; cfgdir: its directory in the work tree (includes
- * are relative to it); host: the host dir's absolute path (absolute values
- * below it count), or NULL.  The work-tree files it includes are added to
- * *ret_includes (may be NULL). */
+ * are relative to it), or NULL for a file outside it; host: the host dir's
+ * absolute path (absolute values below it count), or NULL.  The work-tree
+ * files it includes are added to *ret_includes (may be NULL); for a file
+ * outside, every include's value as written. */
 void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const char *host,
                      struct ws_gitcfg *g, char ***ret_includes);
-/* The host dir's `.git/config` and its includes, as above (g empty when
- * there is none). */
+/* The host dir's `.git/config`, the operator's system and global files
+ * (/etc/gitconfig or GIT_CONFIG_SYSTEM, GIT_CONFIG_GLOBAL, ~/.gitconfig and
+ * ~/.config/git/config of $HOME, of $SUDO_USER and of the host dir's owner)
+ * and their includes, as above (g empty when none names anything). */
 void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g);
 void ws_gitcfg_free(struct ws_gitcfg *g);
 

@@ -673,6 +673,44 @@ PY
   [ -e "$MARK" ] && [ -e "$MARK.fsmonitor" ] || fail "control: the included hook and fsmonitor did not run"
 }
 
+# The operator's own git configuration names work-tree paths too: git reads the system
+# and global files before the repository's, so `core.hooksPath = .hooks` in ~/.gitconfig
+# runs the work tree's `.hooks/` in every repository, and an include may reach further.
+@test "escape: work-tree files the operator's global git config runs (core.hooksPath in ~/.gitconfig, an alias in a file it includes)" {
+  host_repo plain
+  MARK=$T/marker-global
+  home=$T/operator-home
+  mkdir -p "$home/.config/git" "$HOST/.hooks" "$HOST/tools"
+  printf '[user]\n\tname = op\n\temail = op@example.com\n[core]\n\thooksPath = .hooks\n[include]\n\tpath = ~/.config/git/extra.inc\n' >"$home/.gitconfig"
+  printf '[alias]\n\tci = !sh ./tools/precommit.sh && git commit\n' >"$home/.config/git/extra.inc"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/.hooks/pre-commit"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/tools/precommit.sh"
+  chmod +x "$HOST/.hooks/pre-commit"
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m hooks
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK\n' >.hooks/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK.alias\n' >tools/precommit.sh && echo more >>a.txt"
+  echo a >"$HOST/a.txt" && git -C "$HOST" add a.txt && git -C "$HOST" commit -q -m a
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  # without the operator's files (another HOME), nothing names them: the rule reads git's files
+  run env HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 "$AGENTRT" --root "$ROOT" workspace "$ID" diff
+  [[ "$output" != *".hooks/pre-commit"*"configuration names"* ]] || fail "named without ~/.gitconfig: $output"
+  export HOME=$home
+  run ar workspace "$ID" diff
+  [[ "$output" == *".hooks/pre-commit"*"configuration names"*"core.hooksPath"* ]] || fail "diff: $output"
+  [[ "$output" == *"tools/precommit.sh"*"alias.ci"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .hooks/pre-commit"* ]] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/a.txt")" = more ] || fail "a.txt not committed"
+  (cd "$HOST" && git add -A && git ci -q -m review) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$MARK" ] && [ ! -e "$MARK.alias" ] || fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  # control: included by hand, the operator's next commit runs both
+  run ar workspace "$ID" commit --include-protected .hooks/pre-commit --include-protected tools/precommit.sh
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && echo more2 >>a.txt && git add -A && git ci -q -m review2) >/dev/null 2>&1 </dev/null || true
+  [ -e "$MARK" ] && [ -e "$MARK.alias" ] || fail "control: the included hook and alias did not run"
+}
+
 # A new `.envrc` and a symlink the diff marks and the commit leaves out come
 # back through the agent's own git commit: `.git/index` names them and the
 # host's `git checkout -- .` writes every entry of it.

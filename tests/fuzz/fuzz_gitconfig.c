@@ -1,5 +1,6 @@
 /* fuzz_gitconfig.c - the host repository's git configuration reader
- * (workspace/gitconfig.c): any text parses without a crash, and every path
+ * (workspace/gitconfig.c), as the host repository's file and as the
+ * operator's: any text parses without a crash, and every path
  * it names lies in the work tree (relative, no `..` component, no empty one). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(g.paths[i]);
   for (size_t i = 0; inc != NULL && inc[i] != NULL; i++)
     check(inc[i]);
+  ws_gitcfg_free(&g);
+  strv_free(inc);
+  /* as a file outside the work tree (the operator's): its includes are the
+   * values as written, the paths it names still in the work tree */
+  inc = NULL;
+  g = (struct ws_gitcfg){0};
+  ws_gitcfg_parse((const char *)data, size, NULL, "/srv/proj", &g, &inc);
+  for (size_t i = 0; i < g.n; i++)
+    check(g.paths[i]);
   ws_gitcfg_free(&g);
   strv_free(inc);
   return 0;

@@ -183,10 +183,72 @@ static void test_marked(void)
          "gitconfig: a symlinked .git/config is not read through the link");
 }
 
+/* The operator's own files: system, global (HOME, XDG), their includes
+ * outside the work tree and back into it. */
+static void test_operator(void)
+{
+  cleanup_free char *home = xfmt("%s/home", dir), *sys = xfmt("%s/home/sysconfig", dir);
+  cleanup_free char *xdg = xfmt("%s/home/xdg", dir);
+  cleanup_free char *host = xfmt("%s/host", dir);
+  cleanup_free char *gitdir = xfmt("%s/host/.git", dir);
+  cleanup_free char *real = NULL;
+  cleanup_close int fd = -1;
+  struct ws_gitcfg g;
+  bool hooks = false, fsmon = false, inc = false, back = false, outside = false;
+  FILE *f;
+
+  if (mkdir(home, 0700) < 0 || mkdir(host, 0700) < 0 || mkdir(gitdir, 0700) < 0 ||
+      mkdir(xdg, 0700) < 0) {
+    tap_ok(false, "gitconfig: the operator's files: set up");
+    return;
+  }
+  real = realpath(host, NULL);
+  put("home/.gitconfig", "[core]\n\thooksPath = .hooks\n[include]\n\tpath = ~/more.inc\n");
+  put("home/more.inc", "[alias]\n\tb = !./tools/build.sh\n[include]\n\tpath = sub/deeper.inc\n");
+  put("home/sub/deeper.inc", "[core]\n\tpager = ./pager.sh\n");
+  put("home/xdg/git/config", "[core]\n\texcludesFile = ~/.gitignore\n");
+  f = fopen(sys, "w");
+  if (f != NULL) {
+    fprintf(f, "[core]\n\tfsmonitor = ./fsmon.sh\n[include]\n\tpath = %s/from-system.cfg\n", real);
+    fclose(f);
+  }
+  put("host/from-system.cfg", "[core]\n\tattributesFile = attrs/x\n");
+  setenv("HOME", home, 1);
+  setenv("XDG_CONFIG_HOME", xdg, 1);
+  setenv("GIT_CONFIG_SYSTEM", sys, 1);
+  unsetenv("GIT_CONFIG_GLOBAL");
+  unsetenv("SUDO_USER");
+  fd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ws_gitcfg_read(fd, &g);
+  for (size_t i = 0; i < g.n; i++) {
+    hooks |= strcmp(g.paths[i], ".hooks") == 0;
+    inc |= strcmp(g.paths[i], "tools/build.sh") == 0;
+    back |= strcmp(g.paths[i], "pager.sh") == 0;
+    fsmon |= strcmp(g.paths[i], "fsmon.sh") == 0;
+    outside |= strcmp(g.paths[i], "from-system.cfg") == 0 && strcmp(g.keys[i], "include.path") == 0;
+    outside |= strcmp(g.paths[i], "attrs/x") == 0;
+  }
+  tap_ok(hooks, "gitconfig: ~/.gitconfig's relative core.hooksPath names the work tree's .hooks");
+  tap_ok(inc && back,
+         "gitconfig: a global file's includes outside the work tree (~/, relative) "
+         "are followed (%d %d)",
+         inc, back);
+  tap_ok(fsmon, "gitconfig: the system file (GIT_CONFIG_SYSTEM) is read");
+  tap_ok(outside, "gitconfig: a system include into the work tree is named and read on the host");
+  ws_gitcfg_free(&g);
+  setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  setenv("HOME", "/nonexistent", 1);
+  unsetenv("XDG_CONFIG_HOME");
+  ws_gitcfg_read(fd, &g);
+  tap_ok(g.n == 0, "gitconfig: none of them read when git would not (%zu named)", g.n);
+  ws_gitcfg_free(&g); /* and left so for the tests after: only the host dir's own */
+}
+
 int main(void)
 {
   test_parse();
   if (mkdtemp(dir) != NULL) {
+    test_operator();
     test_marked();
     cleanup_free char *cmd = xfmt("rm -rf '%s'", dir);
     if (system(cmd) != 0)
