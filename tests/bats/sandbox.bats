@@ -849,6 +849,37 @@ print("started", n)'
 	[[ "$output" != *KUBECONFIG=* ]] || fail "$output"
 }
 
+@test "root-only: as root, files and directories only root may read (/etc/shadow, a 0700 data directory, a 0600 key) are masked; the rest of the host's root stays readable" {
+	# the sandbox's agent is uid 0 there, and uid 0 owns what the modes keep from every user: it
+	# read /etc/shadow, /etc/docker/key.json and what /var/lib/docker holds before
+	local D ws st=$TEST_ROOT-ro dd=$TEST_ROOT-ro-data
+	D=$(umask 022 && mktemp -d /var/lib/agentrt-test-ro.XXXXXX)
+	chmod 0755 "$D"
+	ws=$(mktemp -d /var/tmp/agentrt-test-sbx-ws.XXXXXX)
+	mkdir -p "$D/pub" "$D/db/main"
+	echo 'KEY-SECRET-leak' >"$D/server.key"
+	chmod 0600 "$D/server.key"
+	echo 'ROWS-SECRET-leak' >"$D/db/main/table"
+	chmod 0700 "$D/db"
+	echo 'public-ok' >"$D/pub/readme"
+	# another owner's 0600 file is closed to the agent without a mask (no capabilities)
+	echo 'OTHER-SECRET-leak' >"$D/pub/other.key"
+	chown 65534 "$D/pub/other.key"
+	chmod 0600 "$D/pub/other.key"
+	run sh -c 'cd "$1" && "$2" --root "$3" --data-dir "$4" sandbox --name ro1 -- sh -c "
+		cat \"\$0/server.key\" \"\$0/pub/readme\" \"\$0/pub/other.key\" /etc/shadow; ls -A \"\$0/db\"
+		head -c 5 /etc/passwd; echo; echo end" "$5"' \
+		sh "$ws" "$AGENTRT" "$st" "$dd" "$D"
+	"$AGENTRT" --root "$st" --data-dir "$dd" workspace ro1 purge >/dev/null 2>&1 || true
+	"$AGENTRT" --root "$st" --data-dir "$dd" audit --purge ro1 >/dev/null 2>&1 || true
+	rm -rf --one-file-system "$D" "$ws" "$st" "$dd"
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" != *leak* ]] || fail "a root-only file was shown: $output"
+	[[ "$output" != *main* ]] || fail "a root-only directory was listed: $output"
+	[[ "$output" != *'root:*'* && "$output" != *'root:$'* ]] || fail "/etc/shadow was shown: $output"
+	[[ "$output" == *public-ok*"root:"*end* ]] || fail "the readable files are gone too: $output"
+}
+
 @test "sandbox: /tmp is private even with the workspace below it (regression: the host's /tmp was visible, user)" {
 	# the test's workspace is below /tmp ($SBX): the profile's /tmp scratch left it out
 	local f=/tmp/agentrt-test-sbx-host-$BATS_ROOT_PID
