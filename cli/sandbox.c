@@ -10,7 +10,8 @@
  *   private     /tmp, /var/tmp: tmpfs mounts of its own, also when the
  *               workspace is below one; the state root and the data
  *               directory are masked, and so are the host's UNIX sockets
- *               at a path it shows (hide_host_sockets)
+ *               at a path it shows (hide_host_sockets) and, as root, what
+ *               only root may read there (hide_root_only)
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
  *               user's home is an empty scratch tmpfs, with the files the
  *               profile lists (sandbox.home) and --dotfile adds bound
