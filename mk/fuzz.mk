@@ -36,7 +36,7 @@ FUZZ_SRCS_subproto := common/subproto.c
 FUZZ_SRCS_gitconfig := workspace/gitconfig.c workspace/fsops.c workspace/quote.c os/procfs.c os/passwd.c \
 	os/fsutil.c
 FUZZ_SRCS_gitindex := workspace/gitindex.c workspace/gitconfig.c workspace/protect.c workspace/fsops.c workspace/quote.c \
-	workspace/gitrefs.c workspace/gitobjects.c common/sha256.c os/procfs.c os/fsutil.c os/passwd.c
+	workspace/gitrefs.c workspace/gitobjects.c workspace/hashes.c common/sha256.c os/procfs.c os/fsutil.c os/passwd.c
 FUZZ_SRCS_gitobjects := $(FUZZ_SRCS_gitindex)
 FUZZ_SRCS_gitreflog := $(FUZZ_SRCS_gitindex)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \

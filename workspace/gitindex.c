@@ -14,6 +14,12 @@
  *     list: a `.envrc` left out of the commit comes back through the index),
  *     a symlink (its target is a blob in the objects, which agentrt does not
  *     read) or a gitlink (a submodule).
+ * A split index (`git update-index --split-index`, core.splitIndex) holds
+ * only the entries changed since its shared index `sharedindex.<id>` (its
+ * `link` extension names it, with a delete and a replace bitmap); a replaced
+ * entry has no name of its own.  Its entries are checked as git merges them
+ * with the shared one; a shared index that cannot be read, or that the agent
+ * rewrote under the host's name, makes it unreadable.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -124,10 +130,11 @@ bool ws_git_entry_risky(const char *path, uint32_t mode, char *const *patterns)
          path_reason(path, mode, patterns, &pat) != NULL;
 }
 
-/* One entry read: name (n bytes), mode, oid (hlen bytes). */
-static void visit(struct scan *s, const char *name, size_t n, uint32_t mode,
-                  const unsigned char *oid, size_t hlen)
+/* One entry read into the scan vs: name (n bytes), mode, oid (hlen bytes). */
+static void visit(void *vs, const char *name, size_t n, uint32_t mode, const unsigned char *oid,
+                  size_t hlen)
 {
+  struct scan *s = vs;
   struct entry e = {.path = (char *)name, .mode = mode, .hlen = hlen};
 
   /* a sparse index's directory entries end in '/' */
@@ -171,15 +178,23 @@ static bool varint(const unsigned char *p, size_t n, size_t *pos, size_t *ret)
   return true;
 }
 
-/* Walk the index p (n bytes) with hash size hlen into s: does it parse to
- * its trailing checksum? */
-static bool walk(const unsigned char *p, size_t n, size_t hlen, struct scan *s)
+/* An entry of an index being walked: name (n bytes), mode, oid (hlen bytes). */
+typedef void (*entry_fn)(void *ctx, const char *name, size_t n, uint32_t mode,
+                         const unsigned char *oid, size_t hlen);
+
+/* Walk the index p (n bytes) with hash size hlen, each entry to fn: does it
+ * parse to its trailing checksum?  *ret_link, *ret_link_n: the data of its
+ * `link` extension (a split index), or NULL. */
+static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, void *ctx,
+                 const unsigned char **ret_link, size_t *ret_link_n)
 {
   uint32_t version = be32(p + 4), count = be32(p + 8);
   size_t pos = 12, prev_len = 0, name_len;
   cleanup_free char *prev = NULL;
   cleanup_free char *name = NULL;
 
+  *ret_link = NULL;
+  *ret_link_n = 0;
   for (uint32_t i = 0; i < count; i++) {
     size_t start = pos, fixed = STAT_BYTES + hlen + 2;
     unsigned flags;
@@ -215,7 +230,7 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, struct scan *s)
         return false;
     }
     name[name_len] = '\0';
-    visit(s, name, name_len, be32(p + start + MODE_OFFSET), p + start + STAT_BYTES, hlen);
+    fn(ctx, name, name_len, be32(p + start + MODE_OFFSET), p + start + STAT_BYTES, hlen);
     free(prev);
     prev = name;
     prev_len = name_len;
@@ -228,6 +243,10 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, struct scan *s)
     size = be32(p + pos + 4);
     if (size > n - pos - hlen - 8)
       return false;
+    if (memcmp(p + pos, "link", 4) == 0) {
+      *ret_link = p + pos + 8;
+      *ret_link_n = size;
+    }
     pos += 8 + size;
   }
   return n - pos == hlen;
@@ -257,32 +276,233 @@ static bool read_index(int fd, unsigned char **ret_p, size_t *ret_n)
   return true;
 }
 
-/* Walk the index p (n bytes) into s, with SHA-1 entries, else SHA-256:
- * its hash size, or 0 when it does not parse (s reset). */
-static size_t walk_any(const unsigned char *p, size_t n, struct scan *s)
+static void no_entry(void *ctx, const char *name, size_t n, uint32_t mode, const unsigned char *oid,
+                     size_t hlen)
 {
-  uint32_t version;
+  (void)ctx, (void)name, (void)n, (void)mode, (void)oid, (void)hlen;
+}
 
-  if (n < 12 || memcmp(p, "DIRC", 4) != 0 || (version = be32(p + 4)) < 2 || version > 4)
+/* An index to scan: its bytes and hash size; for a split index, its shared
+ * index and one bit per shared entry for those it deletes and replaces. */
+struct idx {
+  const unsigned char *p;
+  size_t n, hlen;
+  unsigned char *base; /* the shared index's bytes, or NULL */
+  size_t base_n;
+  uint32_t count; /* the shared index's entries */
+  unsigned char *del, *rep;
+};
+
+static void idx_free(struct idx *ix)
+{
+  free(ix->base);
+  free(ix->del);
+  free(ix->rep);
+  *ix = (struct idx){0};
+}
+
+static uint64_t be64(const unsigned char *p)
+{
+  return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+
+static bool bit(const unsigned char *bits, uint64_t i)
+{
+  return bits[i / 8] & (1u << (i % 8));
+}
+
+/* Read one EWAH bitmap as git writes it (ewah_io.c: a bit count, a word
+ * count, the 64-bit words, the last run-length word's position) from p (n
+ * bytes) into bits, one per shared entry (count of them): its size, or 0
+ * when it does not parse or sets a bit at or past count (git refuses that). */
+static size_t ewah_read(const unsigned char *p, size_t n, unsigned char *bits, uint32_t count)
+{
+  size_t words, w = 0;
+  uint64_t pos = 0;
+
+  if (n < 12 || (words = be32(p + 4)) > (n - 12) / 8)
     return 0;
-  if (walk(p, n, 20, s))
-    return 20;
-  scan_reset(s);
-  if (walk(p, n, 32, s))
-    return 32;
-  scan_reset(s);
-  return 0;
+  while (w < words) {
+    uint64_t rlw = be64(p + 8 + 8 * w++), run = ((rlw >> 1) & 0xffffffffu) * 64;
+    if ((rlw & 1) && run > count - pos)
+      return 0; /* a run of set bits past count */
+    for (uint64_t k = 0; (rlw & 1) && k < run; k++, pos++)
+      bits[pos / 8] |= (unsigned char)(1u << (pos % 8));
+    if (!(rlw & 1))
+      pos = run < count - pos ? pos + run : count; /* pos stays at most count */
+    for (uint64_t k = 0; k < rlw >> 33; k++) {
+      uint64_t lit;
+      if (w == words)
+        return 0; /* literal words past the end */
+      lit = be64(p + 8 + 8 * w++);
+      for (unsigned c = 0; c < 64; c++, pos++) {
+        if (!(lit >> c & 1))
+          continue;
+        if (pos >= count)
+          return 0;
+        bits[pos / 8] |= (unsigned char)(1u << (pos % 8));
+      }
+      if (pos > count)
+        pos = count; /* any bit from here on is past count too */
+    }
+  }
+  return 12 + 8 * words;
+}
+
+/* Read the shared index named by the link extension (link, link_n bytes) of
+ * ix into it, with the bitmaps, as git does (split-index.c): by sh, in the
+ * agent's workspace unless host, and there the same bytes as the host's file
+ * of that name when the host has one (git never rewrites a shared index: the
+ * host's index may read it).  False when git could not merge it, or it
+ * cannot be read. */
+static bool shared_read(struct idx *ix, const unsigned char *link, size_t link_n,
+                        const struct ws_git_shared *sh, bool host)
+{
+  char name[sizeof "sharedindex." + 2 * MAX_HASH];
+  const unsigned char *blink;
+  size_t blink_n, dn;
+  cleanup_close int fd = -1, hfd = -1;
+
+  memcpy(name, "sharedindex.", sizeof "sharedindex." - 1);
+  ws_hex(link, ix->hlen, name + sizeof "sharedindex." - 1);
+  if (sh == NULL || (fd = sh->open(sh->ctx, name, host)) < 0 ||
+      !read_index(fd, &ix->base, &ix->base_n))
+    return false;
+  if (!host && (hfd = sh->open(sh->ctx, name, true)) >= 0) {
+    cleanup_free unsigned char *hp = NULL;
+    size_t hn;
+    if (!read_index(hfd, &hp, &hn) || hn != ix->base_n || memcmp(hp, ix->base, hn) != 0)
+      return false;
+  }
+  /* git takes it when its checksum is the link's id, and reads no link of its own */
+  if (ix->base_n < 12 + ix->hlen || memcmp(ix->base, "DIRC", 4) != 0 || be32(ix->base + 4) < 2 ||
+      be32(ix->base + 4) > 4 ||
+      !walk(ix->base, ix->base_n, ix->hlen, no_entry, NULL, &blink, &blink_n) || blink != NULL ||
+      memcmp(ix->base + ix->base_n - ix->hlen, link, ix->hlen) != 0)
+    return false;
+  ix->count = be32(ix->base + 8);
+  ix->del = xmalloc0(ix->count / 8 + 1);
+  ix->rep = xmalloc0(ix->count / 8 + 1);
+  link += ix->hlen;
+  link_n -= ix->hlen;
+  if (link_n > 0) {
+    if ((dn = ewah_read(link, link_n, ix->del, ix->count)) == 0 ||
+        ewah_read(link + dn, link_n - dn, ix->rep, ix->count) != link_n - dn)
+      return false;
+  }
+  for (uint32_t i = 0; i <= ix->count / 8; i++)
+    if (ix->del[i] & ix->rep[i])
+      return false; /* deleted and replaced: git refuses it */
+  return true;
+}
+
+/* Prepare ix for the index p (n bytes): its hash size (SHA-1, else
+ * SHA-256) and, for a split index, its shared index (shared_read).  False
+ * when it does not parse or merge. */
+static bool idx_prepare(struct idx *ix, const unsigned char *p, size_t n,
+                        const struct ws_git_shared *sh, bool host)
+{
+  const unsigned char *link = NULL;
+  size_t link_n = 0;
+  uint32_t version;
+  bool split = false;
+
+  *ix = (struct idx){.p = p, .n = n};
+  if (n < 12 || memcmp(p, "DIRC", 4) != 0 || (version = be32(p + 4)) < 2 || version > 4)
+    return false;
+  if (walk(p, n, 20, no_entry, NULL, &link, &link_n))
+    ix->hlen = 20;
+  else if (walk(p, n, 32, no_entry, NULL, &link, &link_n))
+    ix->hlen = 32;
+  else
+    return false;
+  if (link == NULL)
+    return true;
+  if (link_n < ix->hlen)
+    return false;
+  for (size_t i = 0; i < ix->hlen; i++)
+    split = split || link[i] != 0;
+  /* an all-zero id: no shared index, and no entry without a name */
+  return !split || shared_read(ix, link, link_n, sh, host);
+}
+
+/* The merge of a split index's entries with its shared index's. */
+struct merge {
+  struct scan *s;
+  const struct idx *ix;
+  struct repl {
+    uint32_t mode;
+    unsigned char oid[MAX_HASH];
+  } * r; /* the split index's entries without a name, in order */
+  size_t nr, cap, pos, used;
+};
+
+/* An entry of the split index: one without a name replaces a shared entry. */
+static void split_entry(void *vm, const char *name, size_t n, uint32_t mode,
+                        const unsigned char *oid, size_t hlen)
+{
+  struct merge *m = vm;
+
+  if (n > 0) {
+    visit(m->s, name, n, mode, oid, hlen);
+    return;
+  }
+  if (m->nr == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 8;
+    m->r = xrealloc(m->r, m->cap * sizeof *m->r);
+  }
+  m->r[m->nr].mode = mode;
+  memcpy(m->r[m->nr++].oid, oid, hlen);
+}
+
+/* An entry of the shared index: deleted, kept, or replaced by the next
+ * nameless entry of the split index (its path, their mode and id). */
+static void shared_entry(void *vm, const char *name, size_t n, uint32_t mode,
+                         const unsigned char *oid, size_t hlen)
+{
+  struct merge *m = vm;
+  uint64_t i = m->pos++;
+
+  if (bit(m->ix->del, i))
+    return;
+  if (!bit(m->ix->rep, i)) {
+    visit(m->s, name, n, mode, oid, hlen);
+    return;
+  }
+  if (m->used < m->nr)
+    visit(m->s, name, n, m->r[m->used].mode, m->r[m->used].oid, hlen);
+  m->used++;
+}
+
+/* One walk of the entries of ix into s, a split index's merged with its
+ * shared index's as git merges them: false when git would refuse them. */
+static bool scan_pass(struct scan *s, const struct idx *ix)
+{
+  struct merge m = {.s = s, .ix = ix};
+  const unsigned char *link;
+  size_t link_n;
+  bool ok;
+
+  if (ix->base == NULL)
+    return walk(ix->p, ix->n, ix->hlen, visit, s, &link, &link_n);
+  ok = walk(ix->p, ix->n, ix->hlen, split_entry, &m, &link, &link_n) &&
+       walk(ix->base, ix->base_n, ix->hlen, shared_entry, &m, &link, &link_n) && m.used == m.nr;
+  free(m.r);
+  return ok;
 }
 
 /* The risky entries of the host's index open at host_fd into s, sorted
  * (none when there is no index or it does not parse). */
-static void host_entries(int host_fd, struct scan *s)
+static void host_entries(int host_fd, const struct ws_git_shared *sh, struct scan *s)
 {
   cleanup_free unsigned char *p = NULL;
+  struct idx ix = {0};
   size_t n;
 
-  if (host_fd < 0 || !read_index(host_fd, &p, &n) || walk_any(p, n, s) == 0)
-    return;
+  if (host_fd >= 0 && read_index(host_fd, &p, &n) && idx_prepare(&ix, p, n, sh, true) &&
+      !scan_pass(s, &ix))
+    scan_reset(s);
+  idx_free(&ix);
   if (s->n > 1)
     qsort(s->v, s->n, sizeof *s->v, entry_cmp);
 }
@@ -307,35 +527,37 @@ static const char *risk_reason(const struct entry *e, char *const *patterns)
 
 /* The agent's index is walked twice (paths, then its risky entries against
  * the host's), so that only the host's risky entries are kept in memory. */
-const char *ws_git_index_reason(int fd, int host_fd, char *const *patterns, char **ret_path)
+const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
+                                char *const *patterns, char **ret_path)
 {
   cleanup_free unsigned char *p = NULL;
   struct scan s = {.patterns = patterns, .mode = SCAN_PATHS};
   struct scan host = {.patterns = patterns, .mode = SCAN_COLLECT};
+  struct idx ix = {0};
   const char *why = NULL;
-  size_t n, hlen;
+  size_t n;
 
   *ret_path = NULL;
-  if (!read_index(fd, &p, &n) || (hlen = walk_any(p, n, &s)) == 0)
-    return UNREADABLE;
-  if (s.bad) {
+  if (!read_index(fd, &p, &n) || !idx_prepare(&ix, p, n, sh, false) || !scan_pass(&s, &ix))
+    why = UNREADABLE;
+  else if (s.bad) {
     *ret_path = s.bad;
     s.bad = NULL;
+    why = "a git index naming a path inside `.git` or out of the work tree (`git checkout -- .` "
+          "writes it there)";
+  } else if (s.risky > 0) {
+    host_entries(host_fd, sh, &host);
     scan_reset(&s);
-    return "a git index naming a path inside `.git` or out of the work tree (`git checkout -- .` "
-           "writes it there)";
-  }
-  if (s.risky == 0)
-    return NULL;
-  host_entries(host_fd, &host);
-  s = (struct scan){.patterns = patterns, .mode = SCAN_CHECK, .known = host.v, .n_known = host.n};
-  if (!walk(p, n, hlen, &s)) /* it parsed before: not expected */
-    why = UNREADABLE;
-  else if (s.n > 0) {
-    why = risk_reason(&s.v[0], patterns);
-    *ret_path = xstrdup(s.v[0].path);
+    s = (struct scan){.patterns = patterns, .mode = SCAN_CHECK, .known = host.v, .n_known = host.n};
+    if (!scan_pass(&s, &ix)) /* it parsed before: not expected */
+      why = UNREADABLE;
+    else if (s.n > 0) {
+      why = risk_reason(&s.v[0], patterns);
+      *ret_path = xstrdup(s.v[0].path);
+    }
   }
   scan_reset(&s);
   scan_reset(&host);
+  idx_free(&ix);
   return why;
 }

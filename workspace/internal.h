@@ -78,8 +78,18 @@ void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
  * (an entry that the host's index open at host_fd, -1 for none, does not
  * hold with the same path, mode and object id, and that is a symlink, a
  * gitlink, or a path ws_protect_reason_in protects with these patterns), or
- * NULL; *ret_path: the entry's path (freed by the caller), or NULL. */
-const char *ws_git_index_reason(int fd, int host_fd, char *const *patterns, char **ret_path);
+ * NULL; *ret_path: the entry's path (freed by the caller), or NULL.  A split
+ * index's entries are merged with those of its shared index, which sh opens
+ * (NULL: a split index cannot be read). */
+struct ws_git_shared {
+  /* `name` (sharedindex.<id>) beside the index: in the agent's workspace (the
+   * first layer holding a regular file of that name, else the host dir) or,
+   * when host, in the host dir; an fd, or -1 when it is not there */
+  int (*open)(void *ctx, const char *name, bool host);
+  void *ctx;
+};
+const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
+                                char *const *patterns, char **ret_path);
 /* May git write a file at path (n bytes): no empty, `.`, `..` or `.git`
  * (by its key) component? */
 bool ws_git_path_ok(const char *path, size_t n);

@@ -12,10 +12,13 @@
  *   - lies below a `.git` directory (any depth, nested repositories too) and
  *     is not git's object, ref, log or index data: objects/ (but not
  *     objects/info/, whose alternates make git read objects from elsewhere),
- *     refs/, logs/, index, HEAD, ORIG_HEAD, FETCH_HEAD, packed-refs, each a
- *     regular file or directory.  Everything else there (config, hooks/,
- *     info/, commondir, modules/, worktrees/, ...) is configuration or a
- *     redirection: `git status` runs core.fsmonitor, `git commit` runs hooks;
+ *     refs/, logs/, index, HEAD, ORIG_HEAD, FETCH_HEAD, packed-refs, a new
+ *     sharedindex.<id> (read only through a split index, which is checked
+ *     with it; one deleted or rewritten is protected: the host's index may
+ *     read it), each a regular file or directory.  Everything else there
+ *     (config, hooks/, info/, commondir, modules/, worktrees/, ...) is
+ *     configuration or a redirection: `git status` runs core.fsmonitor,
+ *     `git commit` runs hooks;
  *   - lies below a directory that git would take for a repository of its
  *     own (a bare repository: it holds a file or symlink named HEAD, in the
  *     change set or on the host) and is not git's data, as above: `cd dir && git
@@ -184,6 +187,21 @@ static char *arena_for(const char *path)
   return xmalloc(2 * strlen(path) + 2);
 }
 
+/* Is s (n bytes) the name of a split index's shared index, `sharedindex.`
+ * and a SHA-1 or SHA-256 id in lower-case hex (as git writes it)? */
+static bool shared_index_name(const char *s, size_t n)
+{
+  static const char prefix[] = "sharedindex.";
+  size_t k = sizeof prefix - 1;
+
+  if ((n != k + 40 && n != k + 64) || memcmp(s, prefix, k) != 0)
+    return false;
+  for (; k < n; k++)
+    if (!((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f')))
+      return false;
+  return true;
+}
+
 /* rest (the components after a .git directory) is git's data, not config. */
 static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
 {
@@ -191,6 +209,8 @@ static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
 
   if (type != WS_T_FILE && type != WS_T_DIR)
     return false; /* a symlink or a special file anywhere in .git */
+  if (n == 1 && type == WS_T_FILE && shared_index_name(rest[0].s, rest[0].n))
+    return true; /* read only through an index, which is checked with it (gitindex.c) */
   if (comp_eq(rest[0], "objects"))
     return n == 1 || !comp_ieq(rest[1], "info");
   if (comp_eq(rest[0], "refs") || comp_eq(rest[0], "logs"))
@@ -529,6 +549,63 @@ static const char *new_head_reason(const struct ws_change *ch, int hostfd)
          "and `hooks/` already there";
 }
 
+/* Is path in a git dir (a `.git`, or a bare repository the probe finds),
+ * with base its last component? */
+static bool in_gitdir(const char *path, const char *base, const struct ws_gitdir_probe *probe)
+{
+  size_t dlen = base > path ? (size_t)(base - 1 - path) : 0;
+  const char *dname = dlen ? memrchr(path, '/', dlen) : NULL;
+
+  dname = dname ? dname + 1 : path;
+  return (dlen > 0 && ws_is_git_name(dname, dlen - (size_t)(dname - path))) ||
+         probe->is_gitdir(probe->ctx, path, dlen);
+}
+
+/* A shared index (`sharedindex.<id>` of a split index) that the change
+ * deletes or rewrites: the host's own index may read it (git never rewrites
+ * one, and deletes only those it no longer uses), and committed without the
+ * agent's index, which may be left out, it breaks or changes the host's. */
+static const char *shared_index_reason(const char *path, enum ws_kind kind,
+                                       const struct ws_gitdir_probe *probe)
+{
+  const char *base = path ? strrchr(path, '/') : NULL;
+
+  if (path == NULL || kind == WS_ADDED)
+    return NULL;
+  base = base ? base + 1 : path;
+  if (!shared_index_name(base, strlen(base)) || !in_gitdir(path, base, probe))
+    return NULL;
+  return "deletes or rewrites a shared index (`sharedindex.*`), which the host's split index may "
+         "read";
+}
+
+/* The directory of an index being read, for its shared index (ws_git_shared). */
+struct shared_ctx {
+  const struct ws_layers *l;
+  const char *dir;
+  size_t dlen;
+};
+
+/* ws_git_shared's open: name in the index's directory, in the first layer
+ * that holds a regular file of that name, else (or when host) the host dir. */
+static int open_shared(void *vctx, const char *name, bool host)
+{
+  const struct shared_ctx *c = vctx;
+  cleanup_free char *path = c->dlen ? xfmt("%.*s/%s", (int)c->dlen, c->dir, name) : xstrdup(name);
+  struct stat st;
+
+  for (size_t i = 0; !host && i < c->l->n; i++) {
+    int fd = ws_open_beneath(c->l->fds[i], path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+      return fd;
+    if (fd >= 0)
+      close(fd);
+  }
+  if (c->l->hostfd < 0)
+    return -1;
+  return ws_open_beneath(c->l->hostfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+}
+
 /* A git index (`index` in a `.git` or a bare repository) that names a path
  * git would never write, or a protected path, symlink or gitlink the host's
  * index at the same path does not hold: `git checkout -- .` on the host
@@ -537,27 +614,23 @@ static const char *index_reason(const struct ws_change *ch, const struct ws_laye
                                 char *const *patterns, const struct ws_gitdir_probe *probe,
                                 char **ret_detail)
 {
-  const char *base = strrchr(ch->path, '/');
-  size_t dlen = base ? (size_t)(base - ch->path) : 0;
-  const char *dname = dlen ? memrchr(ch->path, '/', dlen) : NULL, *why;
+  const char *base = strrchr(ch->path, '/'), *why;
+  struct shared_ctx sc = {l, ch->path, base ? (size_t)(base - ch->path) : 0};
+  struct ws_git_shared sh = {open_shared, &sc};
   cleanup_close int fd = -1, host = -1;
   cleanup_free char *bad = NULL;
 
   if (l == NULL || ch->kind == WS_DELETED || ch->type != WS_T_FILE)
     return NULL;
   base = base ? base + 1 : ch->path;
-  if (!name_is(base, strlen(base), "index", NULL))
-    return NULL;
-  dname = dname ? dname + 1 : ch->path; /* the name of index's directory */
-  if (!(dlen > 0 && ws_is_git_name(dname, dlen - (size_t)(dname - ch->path))) &&
-      !probe->is_gitdir(probe->ctx, ch->path, dlen))
+  if (!name_is(base, strlen(base), "index", NULL) || !in_gitdir(ch->path, base, probe))
     return NULL;
   fd = ws_open_beneath(l->fds[ch->layer], ch->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
   if (fd < 0)
     return "a git index agentrt cannot read (git checks none of its paths)";
   if (l->hostfd >= 0) /* missing or unreadable: no entries were there before */
     host = ws_open_beneath(l->hostfd, ch->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-  why = ws_git_index_reason(fd, host, patterns, &bad);
+  why = ws_git_index_reason(fd, host, &sh, patterns, &bad);
   if (why && bad)
     *ret_detail = ws_quote_path(bad);
   return why;
@@ -665,6 +738,8 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
       why = ws_protect_link_reason(ch->path, ch->target, patterns, &pat);
     if (why == NULL)
       why = new_head_reason(ch, hostfd);
+    if (why == NULL && (why = shared_index_reason(ch->path, ch->kind, &probe)) == NULL)
+      why = shared_index_reason(ch->old_path, WS_DELETED, &probe);
     if (why == NULL && (why = index_reason(ch, l, patterns, &probe, &detail)) != NULL && detail)
       pat = detail;
     if (why == NULL && ((pat = host_named_key(&named, ch->path)) != NULL ||

@@ -1162,6 +1162,63 @@ check_git_output() {
   git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
 }
 
+# A split index (core.splitIndex, `git update-index --split-index`) holds only the entries
+# changed since its shared index `.git/sharedindex.<id>`, a replaced one without its name.
+# Both are read as git merges them (gitindex.c).  Before, every split index was protected (a
+# nameless entry read as a path inside `.git`) and its sharedindex left out: the host's index
+# stayed behind the committed HEAD (`git status` showed the agent's commits as undone).
+@test "workspace: an honest agent's commits under a split index commit the index and its sharedindex, and the host's git sees them" {
+  host_repo plain
+  git -C "$HOST" config core.splitIndex true
+  echo v1 >>"$HOST/a.txt" && git -C "$HOST" commit -qam v1
+  compgen -G "$HOST/.git/sharedindex.*" >/dev/null || fail "the host's index is not split"
+  bundle_usr 'set -e; cd /workspace
+    echo two >>a.txt && git commit -qam two && echo n >n.txt && git add n.txt && git commit -qm n
+    git update-index --split-index && git mv b.txt b2.txt && git commit -qm mv
+    git status --porcelain; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '[.changes[] | select(.protected) | .path | select(test("^\\.git/(objects|refs|logs|sharedindex)|^\\.git/(index|HEAD)$"))] | length' <<<"$output")" = 0 ] ||
+    fail "git data protected: $output"
+  jq -e '[.changes[] | select(.kind == "added" and (.path | startswith(".git/sharedindex.")))] | length > 0' \
+    <<<"$output" >/dev/null || fail "no new sharedindex: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s -3 | tr '\n' ' ')" = "mv n two " ] || fail "$(git -C "$HOST" log --oneline)"
+  [ -z "$(git -C "$HOST" status --porcelain)" ] || fail "host tree not clean: $(git -C "$HOST" status --porcelain)"
+  git -C "$HOST" ls-files --error-unmatch b2.txt n.txt >/dev/null || fail "$(git -C "$HOST" ls-files)"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
+}
+
+# The merged entries are what is checked: a tracked `.envrc` staged again is a nameless
+# replacement of the shared index's entry (its path comes from there), and a sharedindex the
+# agent rewrote under the host's name (the host's index reads it) is protected.
+@test "escape: a .envrc staged through a split index's replaced entry, and a rewritten sharedindex" {
+  host_repo plain
+  git -C "$HOST" config core.splitIndex true
+  echo 'export A=1' >"$HOST/.envrc" && git -C "$HOST" add .envrc && git -C "$HOST" commit -qm envrc
+  shared=$(cd "$HOST" && ls .git/sharedindex.*)
+  bundle_usr 'set -e; cd /workspace
+    echo "touch /tmp/pwned" >>.envrc && git add .envrc
+    git ls-files -s .envrc; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [[ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" == *'on the protected list'*'`.envrc`' ]] ||
+    fail ".git/index: $output"
+  ar workspace "$ID" purge
+  bundle_usr "set -e; cd /workspace; printf x >>$shared; echo GIT-OK"
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [[ "$(jq -r --arg p "$shared" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" == *'rewrites a shared index'* ]] ||
+    fail "$shared: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  git -C "$HOST" status --porcelain >/dev/null 2>&1 || fail "host git: $(git -C "$HOST" status 2>&1)"
+}
+
 @test "workspace: go build in a workspace that is not a repository" {
   command -v go >/dev/null || skip "needs golang-go"
   bundle_usr 'set -e; cd /workspace && printf "package main\n\nfunc main() { println(\"built\") }\n" >main.go &&

@@ -7,7 +7,8 @@
  * one the reader refuses again, for the same reason, inside a minimal index
  * of its own (with one of the entry types); an empty host index is no host
  * index; an index checked against itself as the host's has no new or
- * changed entry.
+ * changed entry.  A split index (a `link` extension naming
+ * sharedindex.abab...) is read with a fixed shared index of that name.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static const char *reason(const void *data, size_t size, const void *hdata, size
                           char **ret_bad)
 {
   int fd = memfd_of(data, size), host = hdata ? memfd_of(hdata, hsize) : -1;
-  const char *why = ws_git_index_reason(fd, host, patterns, ret_bad);
+  const char *why = ws_git_index_reason(fd, host, NULL, patterns, ret_bad);
 
   close(fd);
   if (host >= 0)
@@ -87,6 +88,29 @@ static bool same_path(const char *a, const char *b)
   return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
 }
 
+/* The shared index every split input names: version 2, entries `a.c` and
+ * `.envrc` (object ids 1 and 2, mode 0100644), checksum bytes of 0xab. */
+static int shared_open(void *ctx, const char *name, bool host)
+{
+  static const char *const names[] = {"a.c", ".envrc"};
+  unsigned char p[12 + 2 * 72 + 20] = "DIRC\0\0\0\2\0\0\0\2";
+  size_t pos = 12;
+
+  (void)ctx;
+  if (host || strcmp(name, "sharedindex.abababababababababababababababababababab") != 0)
+    return -1;
+  for (size_t i = 0; i < 2; i++) {
+    size_t n = strlen(names[i]);
+    p[pos + 26] = 0x81, p[pos + 27] = 0xa4; /* 0100644 */
+    p[pos + 40] = (unsigned char)(i + 1);
+    p[pos + 61] = (unsigned char)n;
+    memcpy(p + pos + 62, names[i], n);
+    pos += (62 + n + 8) & ~(size_t)7;
+  }
+  memset(p + pos, 0xab, 20);
+  return memfd_of(p, pos + 20);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   char *bad = NULL, *bad_empty = NULL, *bad_self = NULL;
@@ -106,5 +130,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   free(bad);
   free(bad_empty);
   free(bad_self);
+  {
+    struct ws_git_shared sh = {shared_open, NULL};
+    int fd = memfd_of(data, size);
+    const char *why_split = ws_git_index_reason(fd, -1, &sh, patterns, &bad);
+    close(fd);
+    if (bad != NULL && why_split == NULL)
+      abort();
+    free(bad);
+  }
   return 0;
 }

@@ -672,7 +672,7 @@ static bool index_vs(int fd, int host, char *const *patterns, const char *want_b
 {
   cleanup_close int f = fd, h = host;
   cleanup_free char *bad = NULL;
-  const char *why = ws_git_index_reason(f, h, patterns, &bad);
+  const char *why = ws_git_index_reason(f, h, NULL, patterns, &bad);
 
   if (want_bad == NULL)
     return why == NULL && bad == NULL;
@@ -751,6 +751,109 @@ static void test_git_index_entries(void)
          "git index: ordinary entries pass against no host index");
 }
 
+/* A split index: the index fd (its zero checksum replaced) with the
+ * extension `link` naming the shared index whose checksum is bytes of 0xab,
+ * an empty delete bitmap and a replace bitmap of one literal word rep (EWAH,
+ * as git's ewah_io.c writes it).  The shared index: fd with that checksum. */
+static int split_of(int fd, uint64_t rep, bool shared)
+{
+  unsigned char buf[4096], ext[8 + 20 + 12 + 28];
+  ssize_t n = pread(fd, buf, sizeof buf - sizeof ext, 0);
+  size_t pos;
+
+  close(fd);
+  if (n < 32)
+    return -1;
+  pos = (size_t)n - 20;
+  if (!shared) {
+    memset(ext, 0, sizeof ext);
+    memcpy(ext, "link", 4);
+    ext[7] = 20 + 12 + 28;
+    memset(ext + 8, 0xab, 20);
+    /* delete: no bits, no words; replace: 64 bits, a run-length word with
+     * one literal word, then that word (big-endian) */
+    ext[8 + 20 + 12 + 3] = 64;
+    ext[8 + 20 + 12 + 7] = 2;
+    ext[8 + 20 + 12 + 11] = 2; /* 1 << 33: one literal word */
+    for (int i = 0; i < 8; i++)
+      ext[8 + 20 + 12 + 16 + i] = (unsigned char)(rep >> (56 - 8 * i));
+    memcpy(buf + pos, ext, sizeof ext);
+    pos += sizeof ext;
+  }
+  memset(buf + pos, shared ? 0xab : 0, 20);
+  fd = memfd_create("split", MFD_CLOEXEC);
+  if (fd >= 0 && write(fd, buf, pos + 20) != (ssize_t)(pos + 20)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* ws_git_shared's open for the tests: the shared index's fd in the
+ * workspace and the host's file of that name (-1: none), found by name only. */
+struct shared_fake {
+  int fd, host_fd;
+};
+
+static int fake_open(void *vctx, const char *name, bool host)
+{
+  const struct shared_fake *f = vctx;
+
+  if (!streq(name, "sharedindex.abababababababababababababababababababab"))
+    return -1;
+  return host ? (f->host_fd >= 0 ? dup(f->host_fd) : -1) : dup(f->fd);
+}
+
+/* The split index whose one nameless entry (object id 9) replaces the
+ * shared entry at the set bit of rep, against the host's index (the shared
+ * entries as they are; the host's shared index: another one when
+ * host_rewritten): why, with which path. */
+static bool split_says(uint64_t rep, bool with_shared, bool host_rewritten, const char *want_bad,
+                       const char *want_why)
+{
+  static char *const pats[] = {".envrc", NULL};
+  static const char *const names[] = {"a.c", ".envrc"}, *const none[] = {""};
+  static const unsigned char oids[] = {1, 2}, nine[] = {9};
+  static const unsigned char other[] = {1, 3};
+  struct shared_fake f = {
+      split_of(index_fd_of(2, 20, names, 2, false, NULL, oids), 0, true),
+      host_rewritten ? split_of(index_fd_of(2, 20, names, 2, false, NULL, other), 0, true) : -1};
+  struct ws_git_shared sh = {fake_open, &f};
+  cleanup_close int fd = split_of(index_fd_of(2, 20, none, 1, false, NULL, nine), rep, false);
+  cleanup_close int host = index_fd_of(2, 20, names, 2, false, NULL, oids);
+  cleanup_free char *bad = NULL;
+  const char *why = ws_git_index_reason(fd, host, with_shared ? &sh : NULL, pats, &bad);
+  bool ok;
+
+  close(f.fd);
+  if (f.host_fd >= 0)
+    close(f.host_fd);
+  if (want_why == NULL)
+    ok = why == NULL && bad == NULL;
+  else
+    ok = why && strstr(why, want_why) && (want_bad ? bad && streq(bad, want_bad) : bad == NULL);
+  if (!ok)
+    printf("# split %llx: %s `%s`\n", (unsigned long long)rep, why ? why : "(none)",
+           bad ? bad : "");
+  return ok;
+}
+
+/* A split index (core.splitIndex): its nameless entries replace those of
+ * the shared index by position, and are checked under the shared path. */
+static void test_git_index_split(void)
+{
+  tap_ok(split_says(1, true, false, NULL, NULL), "git index: a split index replacing `a.c` passes");
+  tap_ok(split_says(2, true, false, ".envrc", "on the protected list"),
+         "git index: a split index replacing `.envrc` (a nameless entry) names `.envrc`");
+  tap_ok(split_says(1, false, false, NULL, "cannot read") &&
+             split_says(4, true, false, NULL, "cannot read") &&
+             split_says(3, true, false, NULL, "cannot read") &&
+             split_says(1, true, true, NULL, "cannot read"),
+         "git index: a split index without its shared index, replacing past its entries or "
+         "more entries than it holds, or whose shared index differs from the host's file of "
+         "that name cannot be read");
+}
+
 static void test_git_index(void)
 {
   static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
@@ -776,6 +879,7 @@ static void test_git_index(void)
            "git index: a truncated or empty index is refused, no crash");
   }
   test_git_index_entries();
+  test_git_index_split();
 }
 
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
