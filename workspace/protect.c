@@ -202,6 +202,30 @@ static bool shared_index_name(const char *s, size_t n)
   return true;
 }
 
+/* A pack and its index (`pack-<id>.pack`, `.idx`) or its `.keep`: what the
+ * object reader checks (gitobjects.c), or nothing git reads objects by.
+ * The other files of objects/pack are indexes git trusts without checking
+ * them against the packs: a multi-pack-index that names another object for
+ * a commit's id (the host's git log showed the other commit, and its HEAD
+ * could no longer be parsed), a reachability bitmap or a reverse index that
+ * `git gc` would repack by.  Left out, they cost the host's git speed only. */
+static bool pack_file_name(const char *s, size_t n)
+{
+  static const char *const ext[] = {".pack", ".idx", ".keep"};
+  size_t k = sizeof "pack-" - 1, h;
+
+  if (n <= k || memcmp(s, "pack-", k) != 0)
+    return false;
+  for (h = k; h < n && ((s[h] >= '0' && s[h] <= '9') || (s[h] >= 'a' && s[h] <= 'f')); h++)
+    ;
+  if (h - k != 40 && h - k != 64)
+    return false;
+  for (size_t i = 0; i < ARRAY_SIZE(ext); i++)
+    if (n - h == strlen(ext[i]) && memcmp(s + h, ext[i], n - h) == 0)
+      return true;
+  return false;
+}
+
 /* rest (the components after a .git directory) is git's data, not config. */
 static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
 {
@@ -211,8 +235,13 @@ static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
     return false; /* a symlink or a special file anywhere in .git */
   if (n == 1 && type == WS_T_FILE && shared_index_name(rest[0].s, rest[0].n))
     return true; /* read only through an index, which is checked with it (gitindex.c) */
-  if (comp_eq(rest[0], "objects"))
-    return n == 1 || !comp_ieq(rest[1], "info");
+  if (comp_eq(rest[0], "objects")) {
+    if (n >= 2 && comp_ieq(rest[1], "info"))
+      return false;
+    if (n >= 2 && comp_eq(rest[1], "pack") && (n > 3 || (n == 3 && type != WS_T_DIR)))
+      return n == 3 && pack_file_name(rest[2].s, rest[2].n);
+    return true;
+  }
   if (comp_eq(rest[0], "refs") || comp_eq(rest[0], "logs"))
     return true;
   for (size_t i = 0; n == 1 && i < ARRAY_SIZE(files); i++)
@@ -235,9 +264,13 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
     if (i == n - 1) /* made on the host only to hold git data committed into it */
       return "a new `.git` directory (an empty one makes tools take the directory for a "
              "broken repository)";
-    if (!git_data(v + i + 1, n - i - 1, type))
+    if (!git_data(v + i + 1, n - i - 1, type)) {
+      if (n - i - 1 >= 3 && comp_eq(v[i + 1], "objects") && comp_eq(v[i + 2], "pack"))
+        return "an index of packs git trusts without checking (multi-pack-index, bitmap, "
+               "reverse index): left out, it costs the host's git speed only";
       return "git configuration, hooks or a redirection below `.git` (only objects, refs, "
              "logs and the index are committed by default)";
+    }
   }
   return NULL;
 }
