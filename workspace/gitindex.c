@@ -43,9 +43,16 @@
 #define UNREADABLE "a git index agentrt cannot read (git checks none of its paths)"
 
 /* A risky entry (ws_git_entry_risky) of an index: what makes it the same as the host's. */
+/* Bits of an entry that keep git status from showing its file: assume
+ * unchanged (`git update-index --assume-unchanged`) and skip-worktree
+ * (sparse-checkout, `--skip-worktree`). */
+#define HIDE_ASSUME_VALID 1u
+#define HIDE_SKIP_WORKTREE 2u
+
 struct entry {
   char *path;
   uint32_t mode;
+  unsigned hide; /* HIDE_* */
   size_t hlen;
   unsigned char oid[MAX_HASH];
 };
@@ -90,6 +97,8 @@ static int entry_cmp(const void *va, const void *vb)
     return r;
   if (a->mode != b->mode)
     return a->mode < b->mode ? -1 : 1;
+  if (a->hide != b->hide)
+    return a->hide < b->hide ? -1 : 1;
   if (a->hlen != b->hlen)
     return a->hlen < b->hlen ? -1 : 1;
   return memcmp(a->oid, b->oid, a->hlen);
@@ -130,19 +139,20 @@ bool ws_git_entry_risky(const char *path, uint32_t mode, char *const *patterns)
          path_reason(path, mode, patterns, &pat) != NULL;
 }
 
-/* One entry read into the scan vs: name (n bytes), mode, oid (hlen bytes). */
+/* One entry read into the scan vs: name (n bytes), mode, oid (hlen bytes),
+ * its HIDE_* bits. */
 static void visit(void *vs, const char *name, size_t n, uint32_t mode, const unsigned char *oid,
-                  size_t hlen)
+                  size_t hlen, unsigned hide)
 {
   struct scan *s = vs;
-  struct entry e = {.path = (char *)name, .mode = mode, .hlen = hlen};
+  struct entry e = {.path = (char *)name, .mode = mode, .hide = hide, .hlen = hlen};
 
   /* a sparse index's directory entries end in '/' */
   if (s->bad == NULL && !ws_git_path_ok(name, n - (n > 0 && name[n - 1] == '/')))
     s->bad = xstrdup(name);
   if (s->mode == SCAN_CHECK && s->n > 0)
     return;
-  if (!ws_git_entry_risky(name, mode, s->patterns))
+  if (hide == 0 && !ws_git_entry_risky(name, mode, s->patterns))
     return;
   s->risky++;
   memcpy(e.oid, oid, hlen);
@@ -178,9 +188,10 @@ static bool varint(const unsigned char *p, size_t n, size_t *pos, size_t *ret)
   return true;
 }
 
-/* An entry of an index being walked: name (n bytes), mode, oid (hlen bytes). */
+/* An entry of an index being walked: name (n bytes), mode, oid (hlen bytes),
+ * HIDE_* bits. */
 typedef void (*entry_fn)(void *ctx, const char *name, size_t n, uint32_t mode,
-                         const unsigned char *oid, size_t hlen);
+                         const unsigned char *oid, size_t hlen, unsigned hide);
 
 /* Walk the index p (n bytes) with hash size hlen, each entry to fn: does it
  * parse to its trailing checksum?  *ret_link, *ret_link_n: the data of its
@@ -197,12 +208,19 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
   *ret_link_n = 0;
   for (uint32_t i = 0; i < count; i++) {
     size_t start = pos, fixed = STAT_BYTES + hlen + 2;
-    unsigned flags;
+    unsigned flags, hide = 0;
     if (n - pos < fixed)
       return false;
     flags = (unsigned)p[pos + fixed - 2] << 8 | p[pos + fixed - 1];
-    if ((flags & 0x4000) && version >= 3)
+    if (flags & 0x8000)
+      hide |= HIDE_ASSUME_VALID;
+    if ((flags & 0x4000) && version >= 3) {
+      if (n - pos < fixed + 2)
+        return false;
+      if (p[pos + fixed] & 0x40) /* the extended flags' skip-worktree, 0x4000 */
+        hide |= HIDE_SKIP_WORKTREE;
       fixed += 2;
+    }
     pos += fixed;
     if (pos > n)
       return false;
@@ -230,7 +248,7 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
         return false;
     }
     name[name_len] = '\0';
-    fn(ctx, name, name_len, be32(p + start + MODE_OFFSET), p + start + STAT_BYTES, hlen);
+    fn(ctx, name, name_len, be32(p + start + MODE_OFFSET), p + start + STAT_BYTES, hlen, hide);
     free(prev);
     prev = name;
     prev_len = name_len;
@@ -277,9 +295,9 @@ static bool read_index(int fd, unsigned char **ret_p, size_t *ret_n)
 }
 
 static void no_entry(void *ctx, const char *name, size_t n, uint32_t mode, const unsigned char *oid,
-                     size_t hlen)
+                     size_t hlen, unsigned hide)
 {
-  (void)ctx, (void)name, (void)n, (void)mode, (void)oid, (void)hlen;
+  (void)ctx, (void)name, (void)n, (void)mode, (void)oid, (void)hlen, (void)hide;
 }
 
 /* An index to scan: its bytes and hash size; for a split index, its shared
@@ -432,6 +450,7 @@ struct merge {
   const struct idx *ix;
   struct repl {
     uint32_t mode;
+    unsigned hide;
     unsigned char oid[MAX_HASH];
   } * r; /* the split index's entries without a name, in order */
   size_t nr, cap, pos, used;
@@ -439,12 +458,12 @@ struct merge {
 
 /* An entry of the split index: one without a name replaces a shared entry. */
 static void split_entry(void *vm, const char *name, size_t n, uint32_t mode,
-                        const unsigned char *oid, size_t hlen)
+                        const unsigned char *oid, size_t hlen, unsigned hide)
 {
   struct merge *m = vm;
 
   if (n > 0) {
-    visit(m->s, name, n, mode, oid, hlen);
+    visit(m->s, name, n, mode, oid, hlen, hide);
     return;
   }
   if (m->nr == m->cap) {
@@ -452,13 +471,14 @@ static void split_entry(void *vm, const char *name, size_t n, uint32_t mode,
     m->r = xrealloc(m->r, m->cap * sizeof *m->r);
   }
   m->r[m->nr].mode = mode;
+  m->r[m->nr].hide = hide;
   memcpy(m->r[m->nr++].oid, oid, hlen);
 }
 
 /* An entry of the shared index: deleted, kept, or replaced by the next
  * nameless entry of the split index (its path, their mode and id). */
 static void shared_entry(void *vm, const char *name, size_t n, uint32_t mode,
-                         const unsigned char *oid, size_t hlen)
+                         const unsigned char *oid, size_t hlen, unsigned hide)
 {
   struct merge *m = vm;
   uint64_t i = m->pos++;
@@ -466,11 +486,11 @@ static void shared_entry(void *vm, const char *name, size_t n, uint32_t mode,
   if (bit(m->ix->del, i))
     return;
   if (!bit(m->ix->rep, i)) {
-    visit(m->s, name, n, mode, oid, hlen);
+    visit(m->s, name, n, mode, oid, hlen, hide);
     return;
   }
   if (m->used < m->nr)
-    visit(m->s, name, n, m->r[m->used].mode, m->r[m->used].oid, hlen);
+    visit(m->s, name, n, m->r[m->used].mode, m->r[m->used].oid, hlen, m->r[m->used].hide);
   m->used++;
 }
 
@@ -511,6 +531,10 @@ static const char *risk_reason(const struct entry *e, char *const *patterns)
 {
   const char *pat = NULL;
 
+  if (e->hide)
+    return "a git index that hides a file from the host's git status (skip-worktree or "
+           "assume-unchanged, as `git sparse-checkout` sets: the host's git would neither show "
+           "its file changed or gone nor restore it)";
   if ((e->mode & GIT_S_IFMT) == GIT_S_IFLNK)
     return "a git index with a new or changed symlink entry (its target is in git's objects, "
            "not checked)";

@@ -1162,6 +1162,33 @@ check_git_output() {
   git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
 }
 
+# An index whose entries keep the host's git status from showing their files: skip-worktree
+# (what `git sparse-checkout set` gives every file outside its cone) and assume-unchanged.
+# Committed, the sparse set's deletions emptied the host's data/ while the host's `git status`
+# said clean, and neither `git checkout -- .` nor `git reset --hard` brought it back.  Now such
+# an index is left out (unless the host's index has the same bits): the deletions and the change
+# show in the host's git status, and git restores them.
+@test "workspace: an index that hides files from the host's git status (sparse-checkout, assume-unchanged) is left out, and the host's git shows and restores them" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace
+    git sparse-checkout set src
+    echo edited >>b.txt && git update-index --assume-unchanged b.txt
+    [ ! -e data/rows.txt ] && git status --porcelain; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  jq -e '.changes[] | select(.path == ".git/index") | .protected | test("hides a file from the host")' \
+    <<<"$output" >/dev/null || fail "index: $(jq -c '.changes[] | select(.path == ".git/index")' <<<"$output")"
+  jq -e '.changes[] | select(.path == "data" and .kind == "deleted")' <<<"$output" >/dev/null ||
+    fail "the sparse set's deletion is not a change: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  st=$(git -C "$HOST" status --porcelain)
+  [[ "$st" == *" D data/rows.txt"* && "$st" == *" M b.txt"* ]] || fail "the host's status hides them: $st"
+  git -C "$HOST" checkout -q -- data && [ "$(cat "$HOST/data/rows.txt")" = rows ] ||
+    fail "git did not restore data/: $(ls -A "$HOST/data" 2>&1)"
+}
+
 # The files of objects/pack that git trusts without checking them against the packs: a
 # multi-pack-index that maps a commit's id to another object (the host's git log showed the
 # other commit's message and its HEAD could no longer be parsed), reachability bitmaps and

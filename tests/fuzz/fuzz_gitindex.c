@@ -46,10 +46,11 @@ static const char *reason(const void *data, size_t size, const void *hdata, size
   return why;
 }
 
-/* The reason for a version 2 index of one entry named path with this mode,
- * against no host index, with a SHA-1 checksum of zeros (the reader does not
- * check the checksum, only the layout). */
-static const char *one_entry(const char *path, uint32_t mode)
+/* The reason for a version 2 index of one entry named path with this mode
+ * (assume-unchanged when hidden), against no host index, with a SHA-1
+ * checksum of zeros (the reader does not check the checksum, only the
+ * layout). */
+static const char *one_entry(const char *path, uint32_t mode, bool hidden)
 {
   size_t n = strlen(path), ent = (62 + n + 8) & ~(size_t)7, size = 12 + ent + 20;
   unsigned char *p = calloc(1, size);
@@ -63,7 +64,7 @@ static const char *one_entry(const char *path, uint32_t mode)
   p[12 + 25] = (unsigned char)(mode >> 16);
   p[12 + 26] = (unsigned char)(mode >> 8);
   p[12 + 27] = (unsigned char)mode;
-  p[12 + 60] = (unsigned char)(n > 0xfff ? 0x0f : n >> 8);
+  p[12 + 60] = (unsigned char)((n > 0xfff ? 0x0f : n >> 8) | (hidden ? 0x80 : 0));
   p[12 + 61] = (unsigned char)(n > 0xfff ? 0xff : n & 0xff);
   memcpy(p + 12 + 62, path, n);
   why = reason(p, size, NULL, 0, &bad);
@@ -78,7 +79,7 @@ static bool refused_alone(const char *path, const char *why)
   static const uint32_t modes[] = {0100644, 0040000, 0120000, 0160000};
 
   for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
-    if (one_entry(path, modes[i]) == why)
+    if (one_entry(path, modes[i], false) == why || one_entry(path, modes[i], true) == why)
       return true;
   return false;
 }
