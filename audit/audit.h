@@ -114,11 +114,14 @@ struct audit_verify_result {
   size_t files;
   uint64_t bad_seq; /* first bad seq (0 when ok) */
   char detail[256];
-  /* complete only when all three are 0: */
+  /* complete only when these are 0: */
   uint64_t dropped;           /* records removed by retention */
   size_t gaps;                /* holes in the chain, each declared by a "retention" record */
   uint64_t coalesced_events;  /* events summarised in counted records ... */
   uint64_t coalesced_records; /* ... that many */
+  uint64_t loss_records;      /* "audit_error" records of events a kernel queue dropped, */
+  uint64_t lost_events;       /* with the events they count (where the kernel told), */
+  char lost_sources[64];      /* and their sources: "process, net" */
 };
 int audit_verify(int trail_fd, struct audit_verify_result *ret, struct error *err);
 

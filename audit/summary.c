@@ -39,7 +39,10 @@ struct audit_summary {
   struct name_of *names;
   size_t n_names;
   char *id, *created, *ended, *exit_how;
-  char *files_gap; /* why the file list is incomplete (a "file" audit_error) */
+  char *files_gap;              /* why the file list is incomplete (a "file" audit_error) */
+  char *programs_gap;           /* process or exec-open events lost */
+  char *net_gap;                /* network events lost: both host lists are incomplete */
+  uint64_t losses, lost_events; /* audit_errors of lost events, the events they count */
   uint64_t records, oom;
   uint64_t last_seq, missing;            /* seqs absent from what was read */
   uint64_t coalesced, coalesced_records; /* events in counted records */
@@ -100,6 +103,8 @@ void audit_summary_free(struct audit_summary *s)
   free(s->ended);
   free(s->exit_how);
   free(s->files_gap);
+  free(s->programs_gap);
+  free(s->net_gap);
   free(s);
 }
 
@@ -248,6 +253,29 @@ static void add_dns(struct audit_summary *s, yajl_val v, const char *name)
       remember_name(s, YAJL_GET_STRING(addrs->u.array.values[i]), name);
 }
 
+/* An "audit_error": a file source that failed, or events a kernel queue
+ * dropped ("lost": true; "events lost" in the error of an older monitor),
+ * which make the lists of their source incomplete. */
+static void add_error(struct audit_summary *s, yajl_val v)
+{
+  const char *source = get_str(v, "source"), *error = get_str(v, "error");
+  bool lost = get(v, "lost", yajl_t_true) != NULL || (error && strstr(error, "events lost"));
+
+  if (error == NULL)
+    error = "?";
+  if (streq(source, "file") && !s->files_gap)
+    set(&s->files_gap, error);
+  if (!lost)
+    return;
+  s->losses++;
+  if (get_int(v, "lost_events", 0) > 0)
+    s->lost_events += (uint64_t)get_int(v, "lost_events", 0);
+  if ((streq(source, "process") || streq(source, "exec_opens")) && !s->programs_gap)
+    set(&s->programs_gap, error);
+  else if (streq(source, "net") && !s->net_gap)
+    set(&s->net_gap, error);
+}
+
 /* "198.51.100.7:80/tcp", "[2001:db8::1]:443/udp", "192.0.2.1/icmp" */
 static char *destination(yajl_val v, const char *dst)
 {
@@ -299,8 +327,8 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
     cleanup_free char *key =
         xfmt("%s by %s", name, get_str(v, "program") ? get_str(v, "program") : "?");
     list_add(&s->syscalls, key, NULL, (unsigned)(n > 0 ? n : get_int(v, "count", 1)));
-  } else if (streq(kind, "audit_error") && streq(get_str(v, "source"), "file") && !s->files_gap)
-    set(&s->files_gap, get_str(v, "error") ? get_str(v, "error") : "?");
+  } else if (streq(kind, "audit_error"))
+    add_error(s, v);
   else if (streq(kind, "dns") && (name = get_str(v, "name")) != NULL)
     add_dns(s, v, name);
   else if (streq(kind, "flow") && (name = get_str(v, "dst")) != NULL) {
@@ -349,22 +377,34 @@ char *audit_summary_render(const struct audit_summary *s)
   jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
   jb_printf(&b, "ended:   %s%s%s%s\n", s->ended ? s->ended : "still running",
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
-  if (s->missing || s->coalesced) {
+  if (s->missing || s->coalesced || s->losses) {
+    const char *sep = "";
     jb_puts(&b, "incomplete:");
-    if (s->missing)
-      jb_printf(&b, " %llu records dropped by retention (the first records are kept)%s",
-                (unsigned long long)s->missing, s->coalesced ? ";" : "");
-    if (s->coalesced)
-      jb_printf(&b, " %llu events coalesced into %llu counted records",
+    if (s->missing) {
+      jb_printf(&b, " %llu records dropped by retention (the first records are kept)",
+                (unsigned long long)s->missing);
+      sep = ";";
+    }
+    if (s->coalesced) {
+      jb_printf(&b, "%s %llu events coalesced into %llu counted records", sep,
                 (unsigned long long)s->coalesced, (unsigned long long)s->coalesced_records);
+      sep = ";";
+    }
+    if (s->losses) {
+      jb_printf(&b, "%s events lost in kernel queue overflows (%llu audit_error records", sep,
+                (unsigned long long)s->losses);
+      if (s->lost_events)
+        jb_printf(&b, ", %llu lost events counted", (unsigned long long)s->lost_events);
+      jb_puts(&b, ")");
+    }
     jb_puts(&b, "\n");
   }
   if (s->oom)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
-  render_list(&b, "programs run", &s->programs, NULL);
+  render_list(&b, "programs run", &s->programs, s->programs_gap);
   render_list(&b, "files changed", &s->files, s->files_gap);
-  render_list(&b, "hosts reached", &s->reached, NULL);
-  render_list(&b, "hosts refused", &s->refused, NULL);
+  render_list(&b, "hosts reached", &s->reached, s->net_gap);
+  render_list(&b, "hosts refused", &s->refused, s->net_gap);
   render_list(&b, "syscalls refused", &s->syscalls, NULL);
   return jb_take(&b);
 }

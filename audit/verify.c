@@ -13,7 +13,10 @@
  * anything else is reported as missing records).  Records removed before
  * the first file was kept (a trail starting after seq 1) are reported too.
  * Counted records ("coalesced":N) are added up: verify says how much of
- * the trail is summarised, not only that it is intact.
+ * the trail is summarised, not only that it is intact.  So are the
+ * monitor's records of events a kernel queue dropped (an "audit_error" with
+ * "lost":true, or, from a monitor before that member, an error saying
+ * "events lost"): a trail with such a record is never a plain ok.
  */
 #include "audit/audit.h"
 
@@ -60,9 +63,33 @@ static uint64_t num_after(const char *line, size_t len, const char *key)
   return 0;
 }
 
+/* A loss record's source into the result's list (once each).  Sources are
+ * the monitor's own words, not the agent's. */
+static void note_loss(struct audit_verify_result *r, const char *rec, size_t len)
+{
+  const char *s = memmem(rec, len, "\"source\":\"", 10), *q;
+  size_t used = strlen(r->lost_sources), n;
+
+  r->loss_records++;
+  r->lost_events += num_after(rec, len, "\"lost_events\":");
+  if (s == NULL || (q = memchr(s + 10, '"', len - (size_t)(s + 10 - rec))) == NULL)
+    return;
+  n = (size_t)(q - (s + 10));
+  for (const char *p = r->lost_sources; (p = memmem(p, strlen(p), s + 10, n)) != NULL; p += n)
+    if ((p == r->lost_sources || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+      return;
+  if (used + n + 3 > sizeof r->lost_sources)
+    return;
+  snprintf(r->lost_sources + used, sizeof r->lost_sources - used, "%s%.*s", used ? ", " : "",
+           (int)n, s + 10);
+}
+
 /* What a record adds to the counts: "retention" declares a dropped range,
- * "coalesced" right after the kind counts summarised events.  The id is a
- * JSON string (no bare quote), so the first ","kind":" is the member. */
+ * "coalesced" right after the kind counts summarised events, an
+ * "audit_error" of lost events counts them.  The id is a JSON string (no
+ * bare quote), so the first ","kind":" is the member; an error message is
+ * one too, so no name in it forges a "lost" member or a count (its quotes
+ * are escaped): at most its words "events lost" add a loss, never hide one. */
 static void note_record(struct walk *w, const char *line, size_t len)
 {
   const char *k = memmem(line, len, "\",\"kind\":\"", 10), *end = line + len, *q;
@@ -74,6 +101,10 @@ static void note_record(struct walk *w, const char *line, size_t len)
     uint64_t to = num_after(q, (size_t)(end - q), "\"dropped_to\":");
     if (from > 0 && to >= from)
       push_range(&w->declared, &w->n_declared, from, to);
+  } else if ((size_t)(q - (k + 10)) == 11 && memcmp(k + 10, "audit_error", 11) == 0) {
+    if (memmem(q, (size_t)(end - q), "\"lost\":true", 11) != NULL ||
+        memmem(q, (size_t)(end - q), "events lost", 11) != NULL)
+      note_loss(w->r, q, (size_t)(end - q));
   } else if (end - q > 14 && memcmp(q, "\",\"coalesced\":", 14) == 0) {
     w->r->coalesced_records++;
     w->r->coalesced_events += strtoull(q + 14, NULL, 10);

@@ -60,7 +60,8 @@ static void usage(void)
          "       subagent_end subagent_commit subagent_discard subagent_kill\n"
          "--tree: the trail as text, each sub-agent's trail indented below it.\n"
          "verify says `ok` for a complete trail, `intact but incomplete` (exit 0) with how many\n"
-         "records retention dropped and how many events were coalesced into counted records;\n"
+         "records retention dropped, how many events were coalesced into counted records and\n"
+         "where a kernel queue overflowed and events were lost;\n"
          "a removed or altered record fails (exit 1).\n");
 }
 
@@ -282,7 +283,7 @@ static int verify(int fd, const char *id, struct error *err)
   if (!r.ok)
     return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
                      r.bad_seq, r.detail);
-  if (r.dropped == 0 && r.coalesced_events == 0) {
+  if (r.dropped == 0 && r.coalesced_events == 0 && r.loss_records == 0) {
     printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s\n", id,
            r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
     return 0;
@@ -297,6 +298,13 @@ static int verify(int fd, const char *id, struct error *err)
   if (r.coalesced_events > 0)
     printf("; %" PRIu64 " events coalesced into %" PRIu64 " counted records", r.coalesced_events,
            r.coalesced_records);
+  if (r.loss_records > 0) {
+    printf("; events lost in kernel queue overflows (%s): %" PRIu64 " audit_error record%s",
+           r.lost_sources[0] ? r.lost_sources : "?", r.loss_records,
+           r.loss_records == 1 ? "" : "s");
+    if (r.lost_events > 0)
+      printf(", %" PRIu64 " lost events counted", r.lost_events);
+  }
   printf("\n");
   return 0;
 }

@@ -495,6 +495,79 @@ static void test_summary_gaps(void)
   audit_summary_free(s);
 }
 
+/* Records of events a kernel queue dropped: verify counts them (a trail with
+ * one is no plain ok) with their sources and the events they count; a name
+ * inside an error message forges no "lost" member and no count. */
+static void test_verify_losses(void)
+{
+  cleanup_free char *dir = tmpdir();
+  cleanup_free char *cmd = xfmt("rm -rf %s", dir);
+  struct audit_verify_result r;
+  struct error err = {0};
+
+  write_n(dir, 3, NULL);
+  verify_ok(dir, &r);
+  tap_ok(r.ok && r.loss_records == 0, "no loss in a trail without one");
+  tap_ok(audit_append_event(dir, "c1", "audit_error",
+                            "\"source\":\"file\",\"error\":\"cannot mark "
+                            "`x\\\",\\\"lost\\\":true,\\\"lost_events\\\":99`\"",
+                            &err) == 0,
+         "append an error naming a forged member");
+  verify_ok(dir, &r);
+  tap_ok(r.ok && r.loss_records == 0, "a name in an error is no loss (%" PRIu64 ")",
+         r.loss_records);
+  tap_ok(audit_append_event(dir, "c1", "audit_error",
+                            "\"source\":\"net\",\"lost\":true,\"lost_events\":2746,"
+                            "\"error\":\"network events lost\"",
+                            &err) == 0 &&
+             audit_append_event(dir, "c1", "audit_error",
+                                "\"source\":\"process\",\"error\":\"process events lost: "
+                                "No buffer space available\"",
+                                &err) == 0 &&
+             audit_append_event(dir, "c1", "audit_error",
+                                "\"source\":\"net\",\"lost\":true,\"error\":\"network events "
+                                "lost\"",
+                                &err) == 0,
+         "append loss records");
+  verify_ok(dir, &r);
+  tap_ok(r.ok && r.loss_records == 3 && r.lost_events == 2746,
+         "losses counted (%" PRIu64 " records, %" PRIu64 " events)", r.loss_records, r.lost_events);
+  tap_ok(strcmp(r.lost_sources, "net, process") == 0, "their sources once each (%s)",
+         r.lost_sources);
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+}
+
+/* A loss record makes its source's lists incomplete and is counted. */
+static void test_summary_losses(void)
+{
+  static const char *const lines[] = {
+      "{\"seq\":1,\"id\":\"c1\",\"kind\":\"create\",\"time\":\"t\"}",
+      "{\"seq\":2,\"id\":\"c1\",\"kind\":\"audit_error\",\"source\":\"net\",\"lost\":true,"
+      "\"lost_events\":40,\"error\":\"network events lost (NFLOG queue overflow)\"}",
+      "{\"seq\":3,\"id\":\"c1\",\"kind\":\"audit_error\",\"source\":\"process\","
+      "\"error\":\"process events lost: No buffer space available\"}",
+  };
+  struct audit_summary *s = audit_summary_new();
+  cleanup_free char *text = NULL;
+
+  for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+    audit_summary_add(s, lines[i], strlen(lines[i]));
+  text = audit_summary_render(s);
+  tap_ok(strstr(text, "incomplete: events lost in kernel queue overflows (2 audit_error records, "
+                      "40 lost events counted)\n") != NULL,
+         "the losses are counted");
+  tap_ok(strstr(text, "programs run (incomplete: 0 recorded; process events lost") != NULL,
+         "lost process events: the program list is incomplete");
+  tap_ok(strstr(text, "hosts refused (incomplete: 0 recorded; network events lost") != NULL &&
+             strstr(text, "hosts reached (incomplete: ") != NULL,
+         "lost packets: both host lists are incomplete");
+  tap_ok(strstr(text, "files changed (0)") != NULL, "the file list is not");
+  if (tap_failed_)
+    fputs(text, stdout);
+  audit_summary_free(s);
+}
+
 int main(void)
 {
   test_sha256();
@@ -503,6 +576,8 @@ int main(void)
   test_rotation();
   test_concurrent();
   test_summary_gaps();
+  test_verify_losses();
+  test_summary_losses();
   test_read();
   test_summary_net();
   return tap_done();
