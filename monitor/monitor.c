@@ -109,6 +109,19 @@ void monitor_error(struct monitor *m, const char *source, const struct error *er
   jb_free(&b);
 }
 
+void monitor_loss(struct monitor *m, const char *source, const char *what, uint64_t events)
+{
+  struct jbuf b = {0};
+
+  jb_key_str(&b, "source", source);
+  jb_key_bool(&b, "lost", true);
+  if (events > 0)
+    jb_key_u64(&b, "lost_events", events);
+  jb_key_str(&b, "error", what);
+  monitor_record(m, "audit_error", jb_str(&b));
+  jb_free(&b);
+}
+
 static uint64_t ns_inode(const char *who, const char *name)
 {
   struct error err = {0};

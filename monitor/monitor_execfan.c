@@ -196,8 +196,10 @@ int monitor_execfan_open(struct monitor *m, struct error *err)
   return 0;
 }
 
-void monitor_execfan_drain(void)
+void monitor_execfan_drain(struct monitor *m)
 {
+  static int64_t last_loss_ms = -1000;
+
   /* about 40 events a read: each is a new descriptor of ours until it is closed */
   char buf[1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 
@@ -217,8 +219,17 @@ void monitor_execfan_drain(void)
 
       if (ev->vers != FANOTIFY_METADATA_VERSION)
         return;
+      if ((ev->mask & FAN_Q_OVERFLOW) && monitor_now_ms() - last_loss_ms >= 1000) {
+        /* the names of programs reaped before they were read are lost, their
+         * process records are not */
+        last_loss_ms = monitor_now_ms();
+        monitor_loss(m, "exec_opens",
+                     "exec opens lost (queue overflow): programs gone before they were read "
+                     "may have no name",
+                     0);
+      }
       if (ev->fd < 0)
-        continue; /* FAN_Q_OVERFLOW: names lost, the records are not */
+        continue;
       snprintf(name, sizeof name, "%d", ev->fd);
       len = readlinkat(fd_dir, name, path, sizeof path - 1);
       close(ev->fd);

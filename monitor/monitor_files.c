@@ -1051,11 +1051,10 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
         continue;
       f->changed = true;
       if (md->mask & FAN_Q_OVERFLOW) {
-        struct error err = {0};
         if (monitor_now_ms() - f->last_loss_ms >= 1000) {
           f->last_loss_ms = monitor_now_ms();
-          error_set(&err, ENOBUFS, "file events lost (queue overflow)");
-          monitor_error(m, "file", &err);
+          monitor_loss(m, "file", "file events lost (queue overflow): No buffer space available",
+                       0);
         }
         /* a directory made among the lost events is not marked yet */
         if (f->per_dir)

@@ -84,6 +84,10 @@ void monitor_drop_fd(struct monitor *m, int fd);
 void monitor_record(struct monitor *m, const char *kind, const char *fields);
 /* An "audit_error" record: a source could not be set up or lost events. */
 void monitor_error(struct monitor *m, const char *source, const struct error *err);
+/* An "audit_error" record of events a kernel queue dropped ("lost": true,
+ * read by `audit verify` and --summary): what says which, events how many
+ * when the kernel tells (0: not known). */
+void monitor_loss(struct monitor *m, const char *source, const char *what, uint64_t events);
 /* Is the process whose verified /proc/<pid> directory is `dir` one of the
  * container's?  (its pid namespace, else its cgroup) */
 bool monitor_owns_procdir(struct monitor *m, int dir);
@@ -108,11 +112,11 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
                        bool stub);
 /* The files exec opened on the container's mounts, by pid (monitor_execfan.c):
  * open marks them (after the init's root is set up); drain reads what is
- * queued; take gives the first file pid opened since its last take into exe
- * (when not NULL) and any others as a JSON array into more (when not
- * NULL), and forgets them: false when it opened none. */
+ * queued (a full queue is a loss record); take gives the first file pid opened since its last take
+ * into exe (when not NULL) and any others as a JSON array into more (when not NULL), and forgets
+ * them: false when it opened none. */
 int monitor_execfan_open(struct monitor *m, struct error *err);
-void monitor_execfan_drain(void);
+void monitor_execfan_drain(struct monitor *m);
 bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more);
 void monitor_execfan_close(void);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */

@@ -10,6 +10,12 @@
  * never binds a group in the host's namespace.  Packets become "denied" and
  * "flow" records with counts, coalesced per destination (netlog.c).
  *
+ * Losses: when the monitor falls behind (a flood, or the monitor stopped) the
+ * kernel drops what does not fit in the socket's queue and says so with one
+ * ENOBUFS.  The group numbers its packets (NFULNL_CFG_F_SEQ), so the gap
+ * before the next one read is how many were dropped: both become one
+ * "lost" audit_error a tick, with that count.
+ *
  * DNS decisions of the egress resolver are recorded by the resolver's
  * on_event callback (kind "dns").
  */
@@ -40,6 +46,11 @@
 struct net {
   struct mnl_socket *nl;
   struct netlog log;
+  uint32_t next_seq; /* NFULA_SEQ of the packet expected next */
+  bool have_seq;     /* one was read */
+  bool overflowed;   /* ENOBUFS since the last loss record */
+  uint64_t lost;     /* packets dropped (seq gaps) since then */
+  int64_t last_loss_ms;
 };
 
 static void net_emit(void *ud, const char *kind, const char *fields)
@@ -57,7 +68,18 @@ static bool net_flush(struct monitor *m, void *ctx, bool final)
 {
   struct net *n = ctx;
 
-  return netlog_flush(&n->log, monitor_now_ms(), final);
+  int64_t now = monitor_now_ms();
+  bool held = n->overflowed || n->lost > 0;
+
+  /* one record a second at most, however long the flood */
+  if (held && (final || now - n->last_loss_ms >= 1000)) {
+    monitor_loss(m, "net", "network events lost (NFLOG queue overflow)", n->lost);
+    n->overflowed = false;
+    n->lost = 0;
+    n->last_loss_ms = now;
+    held = false;
+  }
+  return netlog_flush(&n->log, now, final) || held;
 }
 
 static int attr_cb(const struct nlattr *a, void *data)
@@ -78,7 +100,17 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
   struct netlog_event ev;
 
   if ((nlh->nlmsg_type & 0xff) != NFULNL_MSG_PACKET ||
-      mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb) < 0 || tb[NFULA_PAYLOAD] == NULL)
+      mnl_attr_parse(nlh, sizeof(struct nfgenmsg), attr_cb, tb) < 0)
+    return MNL_CB_OK;
+  if (tb[NFULA_SEQ] != NULL && mnl_attr_validate(tb[NFULA_SEQ], MNL_TYPE_U32) == 0) {
+    uint32_t seq = ntohl(mnl_attr_get_u32(tb[NFULA_SEQ]));
+    /* in order on one socket; a packet dropped still took its number */
+    if (n->have_seq && seq - n->next_seq < UINT32_C(1) << 31)
+      n->lost += seq - n->next_seq;
+    n->next_seq = seq + 1;
+    n->have_seq = true;
+  }
+  if (tb[NFULA_PAYLOAD] == NULL)
     return MNL_CB_OK;
   if (tb[NFULA_PREFIX] != NULL && mnl_attr_validate(tb[NFULA_PREFIX], MNL_TYPE_NUL_STRING) == 0)
     prefix = mnl_attr_get_str(tb[NFULA_PREFIX]);
@@ -96,9 +128,7 @@ static void net_read(struct monitor *m, int fd, short revents, void *ctx)
   for (int i = 0; i < 256; i++) {
     ssize_t len = mnl_socket_recvfrom(n->nl, buf, sizeof buf);
     if (len < 0 && errno == ENOBUFS) {
-      struct error err = {0};
-      error_set(&err, ENOBUFS, "network events lost");
-      monitor_error(m, "net", &err);
+      n->overflowed = true; /* recorded at the next flush, with the seq gap */
       continue;
     }
     if (len <= 0)
@@ -107,9 +137,10 @@ static void net_read(struct monitor *m, int fd, short revents, void *ctx)
   }
 }
 
-/* One NFULNL_MSG_CONFIG message with one attribute, checked by its ack. */
+/* One NFULNL_MSG_CONFIG message with one attribute (and NFULA_CFG_FLAGS
+ * when flags is not 0), checked by its ack. */
 static int config(struct mnl_socket *nl, uint16_t group, uint16_t type, const void *data,
-                  size_t len, struct error *err)
+                  size_t len, uint16_t flags, struct error *err)
 {
   uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
   struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -125,6 +156,8 @@ static int config(struct mnl_socket *nl, uint16_t group, uint16_t type, const vo
   g->version = NFNETLINK_V0;
   g->res_id = htons(group);
   mnl_attr_put(nlh, type, len, data);
+  if (flags != 0)
+    mnl_attr_put_u16(nlh, NFULA_CFG_FLAGS, htons(flags));
   if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
     return error_errno(err, "nflog config");
   n = mnl_socket_recvfrom(nl, buf, sizeof buf);
@@ -142,9 +175,10 @@ static int bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
 
   if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
     return error_errno(err, "bind netfilter socket");
-  if (config(nl, group, NFULA_CFG_CMD, &cmd, sizeof cmd, err) < 0 ||
-      config(nl, group, NFULA_CFG_MODE, &mode, sizeof mode, err) < 0 ||
-      config(nl, group, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh, err) < 0)
+  /* numbered packets (in the message that was sent anyway): a gap counts a loss */
+  if (config(nl, group, NFULA_CFG_CMD, &cmd, sizeof cmd, 0, err) < 0 ||
+      config(nl, group, NFULA_CFG_MODE, &mode, sizeof mode, 0, err) < 0 ||
+      config(nl, group, NFULA_CFG_QTHRESH, &qthresh, sizeof qthresh, NFULNL_CFG_F_SEQ, err) < 0)
     return -1;
   return 0;
 }

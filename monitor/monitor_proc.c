@@ -494,14 +494,12 @@ static void on_exit_event(struct monitor *m, const struct proc_event *ev)
 
 static void on_loss(struct monitor *m)
 {
-  struct error err = {0};
   int64_t now = monitor_now_ms();
 
   if (now - last_loss_ms < 1000)
     return;
   last_loss_ms = now;
-  error_set(&err, ENOBUFS, "process events lost");
-  monitor_error(m, "process", &err);
+  monitor_loss(m, "process", "process events lost: No buffer space available", 0);
 }
 
 /* The events of one wake-up, in the order the kernel sent them. */
@@ -687,7 +685,7 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   if (side_fd < 0) {
     drain(m, fd, PROC_DRAIN_MAX);
-    monitor_execfan_drain(); /* the opens of the execs read (they come first) */
+    monitor_execfan_drain(m); /* the opens of the execs read (they come first) */
     handle_batch(m);
     return;
   }
@@ -698,7 +696,7 @@ static void proc_read(struct monitor *m, int fd, short revents, void *ctx)
   /* the execs first: a fork or exit before any of them is queued on the
    * side socket by then (a child's fork event is sent before it runs) */
   drain(m, proc_fd, PROC_DRAIN_MAX / 2);
-  monitor_execfan_drain(); /* the opens of the execs read (they come first) */
+  monitor_execfan_drain(m); /* the opens of the execs read (they come first) */
   /* A host's fork storm can queue more forks and exits than the batch
    * holds: while it fills up, what happened up to the last side event read
    * is handled (later events on that socket are later still) and the

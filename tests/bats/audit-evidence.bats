@@ -1145,3 +1145,138 @@ PY
 	grep -q '"/workspace/s1/s2/sized.txt"' <<<"$trail" || fail "nested write missing: $trail"
 	! grep -q 'host-' <<<"$trail" || fail "host files in the trail"
 }
+
+# stop_monitor / cont_monitor: the monitor of $ID stopped (SIGSTOP) and run again, so
+# that what the container does meanwhile waits in the kernel's queues
+stop_monitor() {
+	MON=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$MON"
+	STOPPED_MON=$MON
+}
+
+cont_monitor() {
+	kill -CONT "$MON"
+	STOPPED_MON=
+}
+
+# go_and_wait IPID: start the container's commands (/tmp/go) and wait for their /tmp/done
+# (not `exec`: an exec with the trail on waits for the monitor)
+go_and_wait() {
+	touch "/proc/$1/root/tmp/go"
+	for _ in $(seq 300); do [ -e "/proc/$1/root/tmp/done" ] && return; sleep 0.1; done
+	fail "the commands did not finish"
+}
+
+@test "audit-evidence: proc-queue-overflow: programs whose events the kernel dropped (a fork storm while the monitor could not read) make verify and --summary say incomplete" {
+	# The proc connector's socket holds some 10,000 events; behind a storm of forks the kernel
+	# drops the rest, the programs run then too, and says so with one ENOBUFS.  The monitor
+	# wrote an audit_error, but verify said "ok" and --summary listed the programs as all.
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		forkstorm 2 10000 >/tmp/forks
+		i=0; while [ $i -lt 20 ]; do try-syscall lost-$i 2>/dev/null; i=$((i + 1)); done
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	sleep 0.5
+	stop_monitor
+	go_and_wait "$ipid"
+	forks=$(cat "/proc/$ipid/root/tmp/forks")
+	cont_monitor
+	sleep 1
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+	named=$(jq -s '[.[] | select(.kind == "process" and (.argv[0]? == "try-syscall" or
+		.exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall"))] | length' <<<"$json")
+	echo "# $forks forks, then 20 programs: $named in the trail" >&3
+	# the premise: the queue overflowed (the monitor says so) and programs are missing
+	jq -se 'any(.[]; .kind == "audit_error" and .source == "process" and (.error | test("events lost")))' <<<"$json" >/dev/null ||
+		fail "no loss recorded: $(jq -c 'select(.kind == "audit_error")' <<<"$json")"
+	[ "$named" -lt 20 ] || skip "the queue kept every program ($named of 20)"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q ": ok:" <<<"$output" || fail "a trail with lost programs is a plain ok: $output"
+	assert_output_contains "intact but incomplete"
+	assert_output_contains "events lost in kernel queue overflows (process)"
+	run ra audit --summary "$ID"
+	assert_output_contains "events lost in kernel queue overflows"
+	assert_output_contains "programs run (incomplete: "
+}
+
+@test "audit-evidence: file-queue-overflow: file changes the kernel dropped (20,000 files made while the monitor could not read) are a loss verify reports" {
+	# fanotify's queue holds 16,384 events: the changes after them (the evidence here) are
+	# not in the trail.  --summary called the file list incomplete; verify said only that
+	# events were coalesced, not that any were lost.
+	bind_workspace
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		cd /workspace && for p in 1 2 3 4; do (i=0; while [ $i -lt 5000 ]; do : >f$p-$i; i=$((i + 1)); done) & done; wait
+		echo secret >evidence.txt; rm a.txt
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	sleep 0.5
+	stop_monitor
+	go_and_wait "$ipid"
+	cont_monitor
+	sleep 2
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+	full=$(jq -s '[.[] | select(.kind == "file" and .path != null)] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "file" and .coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# 20,002 changes: $full full records, $counted counted" >&3
+	jq -se 'any(.[]; .kind == "audit_error" and .source == "file" and (.error | test("events lost")))' <<<"$json" >/dev/null ||
+		fail "no loss recorded: $(jq -c 'select(.kind == "audit_error")' <<<"$json")"
+	[ $((full + counted)) -lt 20002 ] || skip "the queue kept every change"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains "events lost in kernel queue overflows (file)"
+	run ra audit --summary "$ID"
+	assert_output_contains "events lost in kernel queue overflows"
+	assert_output_contains "files changed (incomplete: "
+}
+
+@test "audit-evidence: nflog-queue-overflow: refused packets the kernel dropped are counted as lost, and verify and --summary say so" {
+	# The NFLOG socket holds a few hundred packets: behind 3,000 refused ones sent while the
+	# monitor could not read, the refusal after them (198.51.100.9:443) left no record.  The
+	# monitor wrote an audit_error; verify said only "coalesced", --summary listed the refused
+	# hosts as all.  The group now numbers its packets: the loss record counts them.
+	requires nsenter ip
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		udp-ports 198.51.100.7 20001 3000 >/tmp/sent; nc -w 1 198.51.100.9 443 </dev/null
+		echo done >/tmp/done; sleep 600'
+	create_container "$ID"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	ipid=$(container_pid "$ID")
+	# a route out of the container's own network namespace (nothing on the host changes)
+	nsenter -t "$ipid" -n sh -c 'ip link add va type veth peer name vb &&
+		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
+		skip "cannot make a veth pair"
+	rt start "$ID"
+	sleep 0.5
+	stop_monitor
+	go_and_wait "$ipid"
+	cont_monitor
+	sleep 2.5 # a tick for the loss record, a second for the counted packets
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+	full=$(jq -s '[.[] | select(.kind == "denied" and .coalesced == null) | .count // 1] | add // 0' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "denied" and .coalesced) | .coalesced] | add // 0' <<<"$json")
+	lost=$(jq -s '[.[] | select(.kind == "audit_error" and .source == "net") | .lost_events // 0] | add // 0' <<<"$json")
+	echo "# 3,001 refused packets: $full full records, $counted counted, $lost counted as lost" >&3
+	# the premise: the evidence after the flood is not in the trail
+	[ -z "$(jq -c 'select(.kind == "denied" and .dst == "198.51.100.9")' <<<"$json")" ] ||
+		skip "the queue kept the refusal after the flood"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains "events lost in kernel queue overflows (net)"
+	run ra audit --summary "$ID"
+	assert_output_contains "hosts refused (incomplete: "
+	# honest counts: every packet is in the trail, one way or another
+	[ "$lost" -gt 0 ] || fail "no lost packets counted: $(jq -c 'select(.kind == "audit_error")' <<<"$json")"
+	[ $((full + counted + lost)) -ge 3001 ] || fail "$full + $counted + $lost < 3,001"
+	run ra audit verify "$ID"
+	assert_output_contains "$lost lost events counted"
+	run ra audit --summary "$ID"
+	assert_output_contains "$lost lost events counted"
+}
