@@ -391,8 +391,7 @@ char *audit_summary_render(const struct audit_summary *s)
       sep = ";";
     }
     if (s->losses) {
-      jb_printf(&b, "%s events lost in kernel queue overflows (%llu audit_error records", sep,
-                (unsigned long long)s->losses);
+      jb_printf(&b, "%s events lost (%llu audit_error records", sep, (unsigned long long)s->losses);
       if (s->lost_events)
         jb_printf(&b, ", %llu lost events counted", (unsigned long long)s->lost_events);
       jb_puts(&b, ")");

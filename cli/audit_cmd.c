@@ -299,7 +299,7 @@ static int verify(int fd, const char *id, struct error *err)
     printf("; %" PRIu64 " events coalesced into %" PRIu64 " counted records", r.coalesced_events,
            r.coalesced_records);
   if (r.loss_records > 0) {
-    printf("; events lost in kernel queue overflows (%s): %" PRIu64 " audit_error record%s",
+    printf("; events lost (%s): %" PRIu64 " audit_error record%s",
            r.lost_sources[0] ? r.lost_sources : "?", r.loss_records,
            r.loss_records == 1 ? "" : "s");
     if (r.lost_events > 0)

@@ -91,12 +91,24 @@ void monitor_set_flush(struct monitor *m, int fd, monitor_flush_fn flush)
 
 void monitor_record(struct monitor *m, const char *kind, const char *fields)
 {
-  struct error err = {0};
+  struct error err = {0}, err2 = {0};
+  struct jbuf b = {0};
+  cleanup_free char *what = NULL;
 
   if (m->log == NULL)
     return; /* egress only: no trail */
-  if (audit_log_append(m->log, kind, fields, &err) < 0)
-    m->write_errors++;
+  if (audit_log_append(m->log, kind, fields, &err) == 0)
+    return;
+  m->write_errors++;
+  /* a record that could not be written (one too large: names the agent
+   * chose, escaped) is a loss the trail says it has, when it still can */
+  what = xfmt("a `%s` record was not written: %s", kind, err.msg);
+  jb_key_str(&b, "source", "trail");
+  jb_key_bool(&b, "lost", true);
+  jb_key_u64(&b, "lost_events", 1);
+  jb_key_str(&b, "error", what);
+  audit_log_append(m->log, "audit_error", jb_str(&b), &err2);
+  jb_free(&b);
 }
 
 void monitor_error(struct monitor *m, const char *source, const struct error *err)

@@ -339,6 +339,22 @@ static pid_t tracked_parent(pid_t pid, pid_t ppid)
   return t != NULL && t->ppid > 0 ? t->ppid : ppid;
 }
 
+/* The other files exec opened (a script's interpreters), as long as the
+ * record stays far enough below AUDIT_MAX_RECORD for an argv (its names are
+ * the agent's: PATH_MAX bytes that are not UTF-8 take six times that
+ * escaped, and four of them were a 68 KB record the trail refused); beyond,
+ * "exec_opened_truncated". */
+#define EXEC_OPENED_ROOM (AUDIT_MAX_RECORD / 2)
+static void add_exec_opened(struct jbuf *b, struct jbuf *more)
+{
+  if (more->len == 0)
+    return;
+  if (b->len + more->len <= EXEC_OPENED_ROOM)
+    jb_key_raw(b, "exec_opened", jb_str(more));
+  else
+    jb_key_bool(b, "exec_opened_truncated", true);
+}
+
 /* A process of ours that was reaped before we could read anything. */
 static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
 {
@@ -356,8 +372,7 @@ static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
   jb_key(&b, "argv");
   jb_puts(&b, "[]");
   jb_key_bool(&b, "gone", true);
-  if (more.len > 0)
-    jb_key_raw(&b, "exec_opened", jb_str(&more));
+  add_exec_opened(&b, &more);
   if (monitor_flood_admit(m, "process", opened ? exe : "?", NULL, pid))
     monitor_record(m, "process", jb_str(&b));
   jb_free(&more);
@@ -426,8 +441,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   add_ids(&b, &st);
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
-  if (more.len > 0)
-    jb_key_raw(&b, "exec_opened", jb_str(&more));
+  add_exec_opened(&b, &more);
   if (clen > 0) {
     monitor_add_argv(&b, cmd, clen, false);
   } else {
@@ -753,8 +767,11 @@ static int listen_answer(struct monitor *m, int fd)
       if (poll(&p, 1, LISTEN_ANSWER_MS) > 0)
         continue;
     }
-    if (n < 0 && errno == ENOBUFS)
+    if (n < 0 && errno == ENOBUFS) {
+      if (m != NULL)
+        on_loss(m); /* events queued before the answer were dropped */
       continue;
+    }
     if (n <= 0)
       break;
     if (flen != sizeof from || from.nl_pid != 0)
