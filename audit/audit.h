@@ -108,6 +108,7 @@ void audit_summary_free(struct audit_summary *s);
 
 /* ---- verifying (verify.c) */
 
+#define AUDIT_SOURCES_LEN 64
 struct audit_verify_result {
   bool ok;
   uint64_t records, first_seq, last_seq;
@@ -119,9 +120,11 @@ struct audit_verify_result {
   size_t gaps;                /* holes in the chain, each declared by a "retention" record */
   uint64_t coalesced_events;  /* events summarised in counted records ... */
   uint64_t coalesced_records; /* ... that many */
-  uint64_t loss_records;      /* "audit_error" records of events a kernel queue dropped, */
-  uint64_t lost_events;       /* with the events they count (where the kernel told), */
-  char lost_sources[64];      /* and their sources: "process, net" */
+  uint64_t loss_records;      /* "audit_error" records of events lost ("lost": true), */
+  uint64_t lost_events;       /* with the events they count (where that is known), */
+  char lost_sources[AUDIT_SOURCES_LEN]; /* and their sources: "process, net" */
+  uint64_t error_records;               /* other "audit_error"s: a source not set up */
+  char error_sources[AUDIT_SOURCES_LEN];
 };
 int audit_verify(int trail_fd, struct audit_verify_result *ret, struct error *err);
 

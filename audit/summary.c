@@ -43,6 +43,8 @@ struct audit_summary {
   char *programs_gap;           /* process or exec-open events lost */
   char *net_gap;                /* network events lost: both host lists are incomplete */
   uint64_t losses, lost_events; /* audit_errors of lost events, the events they count */
+  uint64_t errors;              /* other audit_errors: a source not set up ... */
+  char *error_sources;          /* ... which ones: "file, syscall" */
   uint64_t records, oom;
   uint64_t last_seq, missing;            /* seqs absent from what was read */
   uint64_t coalesced, coalesced_records; /* events in counted records */
@@ -105,6 +107,7 @@ void audit_summary_free(struct audit_summary *s)
   free(s->files_gap);
   free(s->programs_gap);
   free(s->net_gap);
+  free(s->error_sources);
   free(s);
 }
 
@@ -265,8 +268,19 @@ static void add_error(struct audit_summary *s, yajl_val v)
     error = "?";
   if (streq(source, "file") && !s->files_gap)
     set(&s->files_gap, error);
-  if (!lost)
+  if (!lost) {
+    s->errors++;
+    if (source == NULL)
+      source = "?";
+    if (s->error_sources == NULL)
+      s->error_sources = xstrdup(source);
+    else if (strstr(s->error_sources, source) == NULL && strlen(s->error_sources) < 200) {
+      char *x = xfmt("%s, %s", s->error_sources, source);
+      free(s->error_sources);
+      s->error_sources = x;
+    }
     return;
+  }
   s->losses++;
   if (get_int(v, "lost_events", 0) > 0)
     s->lost_events += (uint64_t)get_int(v, "lost_events", 0);
@@ -377,7 +391,7 @@ char *audit_summary_render(const struct audit_summary *s)
   jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
   jb_printf(&b, "ended:   %s%s%s%s\n", s->ended ? s->ended : "still running",
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
-  if (s->missing || s->coalesced || s->losses) {
+  if (s->missing || s->coalesced || s->losses || s->errors) {
     const char *sep = "";
     jb_puts(&b, "incomplete:");
     if (s->missing) {
@@ -395,6 +409,13 @@ char *audit_summary_render(const struct audit_summary *s)
       if (s->lost_events)
         jb_printf(&b, ", %llu lost events counted", (unsigned long long)s->lost_events);
       jb_puts(&b, ")");
+      sep = ";";
+    }
+    if (s->errors) {
+      jb_printf(&b, "%s a source in error (", sep);
+      jb_text(&b, s->error_sources, strlen(s->error_sources));
+      jb_printf(&b, "): %llu audit_error record%s, its events not recorded",
+                (unsigned long long)s->errors, s->errors == 1 ? "" : "s");
     }
     jb_puts(&b, "\n");
   }

@@ -16,7 +16,9 @@
  * the trail is summarised, not only that it is intact.  So are the
  * monitor's records of events a kernel queue dropped (an "audit_error" with
  * "lost":true, or, from a monitor before that member, an error saying
- * "events lost"): a trail with such a record is never a plain ok.
+ * "events lost"): a trail with such a record is never a plain ok, nor is one
+ * with any other "audit_error" (a source, or the monitor, that could not be
+ * set up: what it would have recorded is missing).
  */
 #include "audit/audit.h"
 
@@ -63,30 +65,27 @@ static uint64_t num_after(const char *line, size_t len, const char *key)
   return 0;
 }
 
-/* A loss record's source into the result's list (once each).  Sources are
- * the monitor's own words, not the agent's. */
-static void note_loss(struct audit_verify_result *r, const char *rec, size_t len)
+/* An audit_error's source into list (size AUDIT_SOURCES_LEN), once each.
+ * Sources are the monitor's and create's own words, not the agent's. */
+static void note_source(char *list, const char *rec, size_t len)
 {
   const char *s = memmem(rec, len, "\"source\":\"", 10), *q;
-  size_t used = strlen(r->lost_sources), n;
+  size_t used = strlen(list), n;
 
-  r->loss_records++;
-  r->lost_events += num_after(rec, len, "\"lost_events\":");
   if (s == NULL || (q = memchr(s + 10, '"', len - (size_t)(s + 10 - rec))) == NULL)
     return;
   n = (size_t)(q - (s + 10));
-  for (const char *p = r->lost_sources; (p = memmem(p, strlen(p), s + 10, n)) != NULL; p += n)
-    if ((p == r->lost_sources || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+  for (const char *p = list; (p = memmem(p, strlen(p), s + 10, n)) != NULL; p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
       return;
-  if (used + n + 3 > sizeof r->lost_sources)
+  if (used + n + 3 > AUDIT_SOURCES_LEN)
     return;
-  snprintf(r->lost_sources + used, sizeof r->lost_sources - used, "%s%.*s", used ? ", " : "",
-           (int)n, s + 10);
+  snprintf(list + used, AUDIT_SOURCES_LEN - used, "%s%.*s", used ? ", " : "", (int)n, s + 10);
 }
 
 /* What a record adds to the counts: "retention" declares a dropped range,
  * "coalesced" right after the kind counts summarised events, an
- * "audit_error" of lost events counts them.  The id is a JSON string (no
+ * "audit_error" counts lost events or a source in error.  The id is a JSON string (no
  * bare quote), so the first ","kind":" is the member; an error message is
  * one too, so no name in it forges a "lost" member or a count (its quotes
  * are escaped): at most its words "events lost" add a loss, never hide one. */
@@ -103,8 +102,15 @@ static void note_record(struct walk *w, const char *line, size_t len)
       push_range(&w->declared, &w->n_declared, from, to);
   } else if ((size_t)(q - (k + 10)) == 11 && memcmp(k + 10, "audit_error", 11) == 0) {
     if (memmem(q, (size_t)(end - q), "\"lost\":true", 11) != NULL ||
-        memmem(q, (size_t)(end - q), "events lost", 11) != NULL)
-      note_loss(w->r, q, (size_t)(end - q));
+        memmem(q, (size_t)(end - q), "events lost", 11) != NULL) {
+      w->r->loss_records++;
+      w->r->lost_events += num_after(q, (size_t)(end - q), "\"lost_events\":");
+      note_source(w->r->lost_sources, q, (size_t)(end - q));
+    } else {
+      /* a source (or the whole monitor) that could not be set up */
+      w->r->error_records++;
+      note_source(w->r->error_sources, q, (size_t)(end - q));
+    }
   } else if (end - q > 14 && memcmp(q, "\",\"coalesced\":", 14) == 0) {
     w->r->coalesced_records++;
     w->r->coalesced_events += strtoull(q + 14, NULL, 10);

@@ -61,7 +61,7 @@ static void usage(void)
          "--tree: the trail as text, each sub-agent's trail indented below it.\n"
          "verify says `ok` for a complete trail, `intact but incomplete` (exit 0) with how many\n"
          "records retention dropped, how many events were coalesced into counted records and\n"
-         "where a kernel queue overflowed and events were lost;\n"
+         "where events were lost or a source was in error (an audit_error record);\n"
          "a removed or altered record fails (exit 1).\n");
 }
 
@@ -283,7 +283,7 @@ static int verify(int fd, const char *id, struct error *err)
   if (!r.ok)
     return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
                      r.bad_seq, r.detail);
-  if (r.dropped == 0 && r.coalesced_events == 0 && r.loss_records == 0) {
+  if (r.dropped == 0 && r.coalesced_events == 0 && r.loss_records == 0 && r.error_records == 0) {
     printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s\n", id,
            r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
     return 0;
@@ -305,6 +305,10 @@ static int verify(int fd, const char *id, struct error *err)
     if (r.lost_events > 0)
       printf(", %" PRIu64 " lost events counted", r.lost_events);
   }
+  if (r.error_records > 0)
+    printf("; not recorded, a source in error (%s): %" PRIu64 " audit_error record%s",
+           r.error_sources[0] ? r.error_sources : "?", r.error_records,
+           r.error_records == 1 ? "" : "s");
   printf("\n");
   return 0;
 }

@@ -383,6 +383,11 @@ run_flood_verified() {
 	run ra audit --summary "$ID"
 	assert_output_contains "files changed (incomplete: 0 recorded; "
 	! grep -q "files changed (0)" <<<"$output" || fail "$output"
+	assert_output_contains "incomplete: a source in error (file)"
+	# verify: before, a plain ok (it read no audit_error)
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains "not recorded, a source in error (file): 1 audit_error record"
 }
 
 # bats test_tags=flood

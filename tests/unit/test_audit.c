@@ -516,6 +516,8 @@ static void test_verify_losses(void)
   verify_ok(dir, &r);
   tap_ok(r.ok && r.loss_records == 0, "a name in an error is no loss (%" PRIu64 ")",
          r.loss_records);
+  tap_ok(r.error_records == 1 && strcmp(r.error_sources, "file") == 0,
+         "an error is a source in error (%" PRIu64 ": %s)", r.error_records, r.error_sources);
   tap_ok(audit_append_event(dir, "c1", "audit_error",
                             "\"source\":\"net\",\"lost\":true,\"lost_events\":2746,"
                             "\"error\":\"network events lost\"",
