@@ -777,6 +777,11 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
   s->tx = mem_pages_alloc(RX_BUF);
   while ((r = loop_once(s, err)) == 0)
     ;
+  /* queries sent upstream and not answered yet: their names left the host,
+   * so each is a decision too (before, they ended with no record) */
+  for (size_t i = 0; i < s->n_pend; i++)
+    if (s->pend[i].used && s->pend[i].q != NULL)
+      emit(s, EGRESS_DNS_FAILED, s->pend[i].q, NULL, 0, "no answer before the resolver stopped");
   state_free(s);
   mem_pages_free(s, sizeof *s);
   return r < 0 ? -1 : 0;

@@ -1069,6 +1069,24 @@ dns_queries() {
 		fail "no counted denied record"
 }
 
+@test "egress: dns-inflight-at-stop: a lookup sent upstream and not answered when the container ends is in the trail" {
+	# The name of a query the resolver forwarded has left the host; the record was written
+	# only with the answer or the upstream's timeout (2 s), so a lookup made right before
+	# the end (here to an upstream that never answers, the container killed 0.3 s after) left
+	# none.
+	egt_bg "$EGT_INET" socat -u UDP-RECV:5399,bind=192.0.2.53 OPEN:/dev/null
+	jq '.name = "egress-silent-upstream" | .egress.dns.upstream = ["192.0.2.53:5399"]' "$EGT_PROFILE" >"$EGT_DIR/silent.json"
+	egress_run --profile "$EGT_DIR/silent.json"
+	ipid=$(rt state "$ID" | jq .pid)
+	rt exec -d "$ID" nslookup allowed.test
+	sleep 0.3
+	kill -KILL "$ipid"
+	wait_for_status "$ID" stopped 20
+	rt delete "$ID"
+	[ -n "$(records 'select(.kind == "dns" and .name == "allowed.test" and .verdict == "failed")')" ] ||
+		fail "no record of the lookup: $(records 'select(.kind == "dns" or .kind == "audit_error")')"
+}
+
 @test "egress: dns-case-channel: the case of an allowed name's letters does not reach the upstream" {
 	egress_run
 	: >"$EGT_DIR/upstream.log"
