@@ -198,10 +198,9 @@ int monitor_execfan_open(struct monitor *m, struct error *err)
 
 void monitor_execfan_drain(struct monitor *m)
 {
-  static int64_t last_loss_ms = -1000;
-
   /* about 40 events a read: each is a new descriptor of ours until it is closed */
   char buf[1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+  static int64_t last_loss_ms = -1000; /* one loss record a second at most */
 
   if (fan < 0)
     return;

@@ -67,7 +67,6 @@ static bool net_admit(void *ud, const char *kind, const struct netlog_event *ev,
 static bool net_flush(struct monitor *m, void *ctx, bool final)
 {
   struct net *n = ctx;
-
   int64_t now = monitor_now_ms();
   bool held = n->overflowed || n->lost > 0;
 
