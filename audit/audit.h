@@ -125,6 +125,9 @@ struct audit_verify_result {
   char lost_sources[AUDIT_SOURCES_LEN]; /* and their sources: "process, net" */
   uint64_t error_records;               /* other "audit_error"s: a source not set up */
   char error_sources[AUDIT_SOURCES_LEN];
+  /* the monitor started, the container was deleted, and no record of the
+   * monitor's end ("exit", or "monitor" with a state) is there: it died */
+  bool monitor_gone;
 };
 int audit_verify(int trail_fd, struct audit_verify_result *ret, struct error *err);
 

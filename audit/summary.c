@@ -39,6 +39,7 @@ struct audit_summary {
   struct name_of *names;
   size_t n_names;
   char *id, *created, *ended, *exit_how;
+  bool monitor_started, monitor_ended, deleted; /* as verify.c tells a monitor that died */
   char *files_gap;              /* why the file list is incomplete (a "file" audit_error) */
   char *programs_gap;           /* process or exec-open events lost */
   char *net_gap;                /* network events lost: both host lists are incomplete */
@@ -332,8 +333,16 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
     add_program(s, v);
   else if (streq(kind, "file"))
     add_file(s, v);
-  else if (streq(kind, "exit"))
+  else if (streq(kind, "exit")) {
     add_exit(s, v);
+    s->monitor_ended = true;
+  } else if (streq(kind, "monitor")) {
+    if (get(v, "state", yajl_t_string) != NULL)
+      s->monitor_ended = true;
+    else
+      s->monitor_started = true;
+  } else if (streq(kind, "delete"))
+    s->deleted = true;
   else if (streq(kind, "oom"))
     s->oom++;
   else if (streq(kind, "syscall") && (name = get_str(v, "syscall")) != NULL) {
@@ -385,13 +394,17 @@ static void render_list(struct jbuf *b, const char *title, const struct list *l,
 char *audit_summary_render(const struct audit_summary *s)
 {
   struct jbuf b = {0};
+  bool monitor_gone = s->monitor_started && s->deleted && !s->monitor_ended;
 
   jb_printf(&b, "container %s: %llu records\n", s->id ? s->id : "?",
             (unsigned long long)s->records);
   jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
-  jb_printf(&b, "ended:   %s%s%s%s\n", s->ended ? s->ended : "still running",
+  jb_printf(&b, "ended:   %s%s%s%s\n",
+            s->ended       ? s->ended
+            : monitor_gone ? "unknown (deleted after its monitor ended)"
+                           : "still running",
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
-  if (s->missing || s->coalesced || s->losses || s->errors) {
+  if (s->missing || s->coalesced || s->losses || s->errors || monitor_gone) {
     const char *sep = "";
     jb_puts(&b, "incomplete:");
     if (s->missing) {
@@ -416,7 +429,13 @@ char *audit_summary_render(const struct audit_summary *s)
       jb_text(&b, s->error_sources, strlen(s->error_sources));
       jb_printf(&b, "): %llu audit_error record%s, its events not recorded",
                 (unsigned long long)s->errors, s->errors == 1 ? "" : "s");
+      sep = ";";
     }
+    if (monitor_gone)
+      jb_printf(&b,
+                "%s the monitor ended before the container (no exit record): what followed "
+                "its last record is not recorded",
+                sep);
     jb_puts(&b, "\n");
   }
   if (s->oom)

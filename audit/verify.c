@@ -18,7 +18,9 @@
  * "lost":true, or, from a monitor before that member, an error saying
  * "events lost"): a trail with such a record is never a plain ok, nor is one
  * with any other "audit_error" (a source, or the monitor, that could not be
- * set up: what it would have recorded is missing).
+ * set up: what it would have recorded is missing), nor a deleted
+ * container's whose monitor left no record of its end (it was killed:
+ * nothing after its last record was recorded).
  */
 #include "audit/audit.h"
 
@@ -42,6 +44,7 @@ struct range {
 
 struct walk {
   struct audit_verify_result *r;
+  bool monitor_started, monitor_ended, deleted;
   uint64_t last; /* 0 = no record yet */
   char last_hash[SHA256_HEX_LEN + 1];
   struct range *gaps, *declared;
@@ -100,6 +103,17 @@ static void note_record(struct walk *w, const char *line, size_t len)
     uint64_t to = num_after(q, (size_t)(end - q), "\"dropped_to\":");
     if (from > 0 && to >= from)
       push_range(&w->declared, &w->n_declared, from, to);
+  } else if ((size_t)(q - (k + 10)) == 7 && memcmp(k + 10, "monitor", 7) == 0) {
+    /* its first record names its sources, its last one (the container
+     * still running) a state */
+    if (memmem(q, (size_t)(end - q), "\"state\":", 8) != NULL)
+      w->monitor_ended = true;
+    else
+      w->monitor_started = true;
+  } else if ((size_t)(q - (k + 10)) == 4 && memcmp(k + 10, "exit", 4) == 0) {
+    w->monitor_ended = true; /* the monitor's last record */
+  } else if ((size_t)(q - (k + 10)) == 6 && memcmp(k + 10, "delete", 6) == 0) {
+    w->deleted = true;
   } else if ((size_t)(q - (k + 10)) == 11 && memcmp(k + 10, "audit_error", 11) == 0) {
     if (memmem(q, (size_t)(end - q), "\"lost\":true", 11) != NULL ||
         memmem(q, (size_t)(end - q), "events lost", 11) != NULL) {
@@ -304,6 +318,7 @@ int audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
           w.gaps[i].from, w.gaps[i].to);
   }
   r->gaps = w.n_gaps;
+  r->monitor_gone = w.monitor_started && w.deleted && !w.monitor_ended;
   if (r->first_seq > 1)
     r->dropped += r->first_seq - 1;
   r->last_seq = w.last;

@@ -283,7 +283,8 @@ static int verify(int fd, const char *id, struct error *err)
   if (!r.ok)
     return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
                      r.bad_seq, r.detail);
-  if (r.dropped == 0 && r.coalesced_events == 0 && r.loss_records == 0 && r.error_records == 0) {
+  if (r.dropped == 0 && r.coalesced_events == 0 && r.loss_records == 0 && r.error_records == 0 &&
+      !r.monitor_gone) {
     printf("audit `%s`: ok: %" PRIu64 " records, seq %" PRIu64 "..%" PRIu64 " in %zu file%s\n", id,
            r.records, r.first_seq, r.last_seq, r.files, r.files == 1 ? "" : "s");
     return 0;
@@ -309,6 +310,9 @@ static int verify(int fd, const char *id, struct error *err)
     printf("; not recorded, a source in error (%s): %" PRIu64 " audit_error record%s",
            r.error_sources[0] ? r.error_sources : "?", r.error_records,
            r.error_records == 1 ? "" : "s");
+  if (r.monitor_gone)
+    printf("; the monitor ended before the container (no exit record): what followed its last "
+           "record is not recorded");
   printf("\n");
   return 0;
 }

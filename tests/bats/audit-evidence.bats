@@ -1349,3 +1349,30 @@ go_and_wait() {
 	run ra audit --summary "$ID"
 	assert_output_contains "programs run (incomplete: "
 }
+
+@test "audit-evidence: monitor-killed: a container deleted after its monitor was killed is no complete trail" {
+	# The monitor writes the container's exit last.  Killed before (SIGKILL: the host's OOM
+	# killer, an operator), it records nothing more: the 20 programs run after were not in
+	# the trail, verify said "ok" and --summary "ended: still running" for a deleted container.
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 20 ]; do try-syscall after-$i 2>/dev/null; i=$((i + 1)); done
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	sleep 0.5
+	kill -KILL "$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")"
+	go_and_wait "$ipid"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	json=$(ra audit --format json "$ID")
+	[ "$(jq -s '[.[] | select(.kind == "process" and .argv[0]? == "try-syscall")] | length' <<<"$json")" -eq 0 ] ||
+		skip "the monitor recorded the programs"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q ": ok:" <<<"$output" || fail "a trail whose monitor was killed is a plain ok: $output"
+	assert_output_contains "the monitor ended before the container (no exit record)"
+	run ra audit --summary "$ID"
+	assert_output_contains "ended:   unknown (deleted after its monitor ended)"
+	assert_output_contains "the monitor ended before the container"
+}

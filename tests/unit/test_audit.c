@@ -540,6 +540,47 @@ static void test_verify_losses(void)
     printf("# cleanup failed\n");
 }
 
+/* A deleted container whose monitor left no record of its end (killed):
+ * verify and the summary say so; with its exit record, neither does. */
+static void test_monitor_gone(void)
+{
+  static const char *const kinds[] = {"monitor", "delete", "exit"};
+  cleanup_free char *dir = tmpdir();
+  cleanup_free char *cmd = xfmt("rm -rf %s", dir);
+  struct audit_verify_result r;
+  struct error err = {0};
+  bool ok = true;
+
+  write_n(dir, 2, NULL);
+  for (size_t i = 0; i < 2; i++)
+    ok = ok && audit_append_event(dir, "c1", kinds[i], i == 0 ? "\"sources\":[\"process\"]" : NULL,
+                                  &err) == 0;
+  tap_ok(ok, "append monitor and delete");
+  verify_ok(dir, &r);
+  tap_ok(r.ok && r.monitor_gone, "deleted, no exit record: the monitor is gone");
+  tap_ok(audit_append_event(dir, "c1", kinds[2], "\"pid\":7,\"signal\":9", &err) == 0,
+         "append exit");
+  verify_ok(dir, &r);
+  tap_ok(r.ok && !r.monitor_gone, "with an exit record it is not");
+  if (system(cmd) != 0)
+    printf("# cleanup failed\n");
+  {
+    static const char *const lines[] = {
+        "{\"seq\":1,\"id\":\"c1\",\"kind\":\"monitor\",\"sources\":[\"process\"]}",
+        "{\"seq\":2,\"id\":\"c1\",\"kind\":\"delete\",\"time\":\"t\"}",
+    };
+    struct audit_summary *s = audit_summary_new();
+    cleanup_free char *text = NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+      audit_summary_add(s, lines[i], strlen(lines[i]));
+    text = audit_summary_render(s);
+    tap_ok(strstr(text, "ended:   unknown (deleted after its monitor ended)\n") != NULL &&
+               strstr(text, "incomplete: the monitor ended before the container") != NULL,
+           "the summary says the monitor ended first");
+    audit_summary_free(s);
+  }
+}
+
 /* A loss record makes its source's lists incomplete and is counted. */
 static void test_summary_losses(void)
 {
@@ -580,6 +621,7 @@ int main(void)
   test_summary_gaps();
   test_verify_losses();
   test_summary_losses();
+  test_monitor_gone();
   test_read();
   test_summary_net();
   return tap_done();
