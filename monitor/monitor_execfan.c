@@ -196,7 +196,8 @@ int monitor_execfan_open(struct monitor *m, struct error *err)
   return 0;
 }
 
-void monitor_execfan_drain(struct monitor *m)
+/* Read up to rounds reads of the queue (about 40 events each). */
+static void drain_rounds(struct monitor *m, int rounds)
 {
   /* about 40 events a read: each is a new descriptor of ours until it is closed */
   char buf[1024] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
@@ -204,7 +205,7 @@ void monitor_execfan_drain(struct monitor *m)
 
   if (fan < 0)
     return;
-  for (int round = 0; round < 64; round++) {
+  for (int round = 0; round < rounds; round++) {
     ssize_t n = read(fan, buf, sizeof buf);
 
     if (n < 0 && errno == EINTR)
@@ -238,6 +239,20 @@ void monitor_execfan_drain(struct monitor *m)
       note_open(ev->pid, path);
     }
   }
+}
+
+void monitor_execfan_drain(struct monitor *m)
+{
+  drain_rounds(m, 64);
+}
+
+void monitor_execfan_drain_end(struct monitor *m)
+{
+  /* the kernel queues its overflow event after the 16,384 events it kept:
+   * a drain after each batch of execs reads ~2,700 of them, and execs that
+   * fail after their open leave events and no exec to drain after, so the
+   * queue is read to its end once more (a loss is recorded, not missed) */
+  drain_rounds(m, 4096);
 }
 
 bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more)

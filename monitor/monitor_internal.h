@@ -117,6 +117,8 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
  * them: false when it opened none. */
 int monitor_execfan_open(struct monitor *m, struct error *err);
 void monitor_execfan_drain(struct monitor *m);
+/* The same to the end of the queue, at the monitor's end. */
+void monitor_execfan_drain_end(struct monitor *m);
 bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more);
 void monitor_execfan_close(void);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
