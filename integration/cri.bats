@@ -292,9 +292,14 @@ cg() {
 	[ ! -e "$IT_TMP/ws/new.txt" ]
 	run -0 "$AGENTRT" workspace "$c" commit
 	[ "$(cat "$IT_TMP/ws/new.txt")" = pending ]
+	# containerd runs in a network namespace of this file's (cri_start), and the kernel's end
+	# of the proc connector is only in the initial one: the monitors record no programs, and
+	# verify says so ("a source in error (process)") instead of a plain ok
 	for i in "$c" "$(idof p1.pod)"; do
 		run -0 "$AGENTRT" audit verify "$i"
-		[[ "$output" == *": ok:"* ]]
+		[[ "$output" == *": ok:"* ||
+			("$output" == *": intact but incomplete:"*"not recorded, a source in error (process)"* &&
+				"$output" != *"events lost"*) ]] || { echo "$output"; false; }
 	done
 	# ExecSync and Exec are in the container's trail with their argv, then its exit and delete
 	run -0 "$AGENTRT" audit --kind exec "$c"
