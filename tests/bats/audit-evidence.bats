@@ -1173,6 +1173,21 @@ go_and_wait() {
 	fail "the commands did not finish"
 }
 
+# while_stopped SECONDS [FILE]: with the container started ($ipid), stop its monitor, let the
+# commands run (go_and_wait), read their /tmp/FILE into $inside, let the monitor go on, wait
+# SECONDS, delete the container and read its trail into $json
+while_stopped() {
+	sleep 0.5
+	stop_monitor
+	go_and_wait "$ipid"
+	inside=
+	[ -z "${2:-}" ] || inside=$(cat "/proc/$ipid/root/tmp/$2")
+	cont_monitor
+	sleep "$1"
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+}
+
 @test "audit-evidence: proc-queue-overflow: programs whose events the kernel dropped (a fork storm while the monitor could not read) make verify and --summary say incomplete" {
 	# The proc connector's socket holds some 10,000 events; behind a storm of forks the kernel
 	# drops the rest, the programs run then too, and says so with one ENOBUFS.  The monitor
@@ -1184,14 +1199,8 @@ go_and_wait() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	sleep 0.5
-	stop_monitor
-	go_and_wait "$ipid"
-	forks=$(cat "/proc/$ipid/root/tmp/forks")
-	cont_monitor
-	sleep 1
-	run rt delete -f "$ID"
-	json=$(ra audit --format json "$ID")
+	while_stopped 1 forks
+	forks=$inside
 	named=$(jq -s '[.[] | select(.kind == "process" and (.argv[0]? == "try-syscall" or
 		.exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall"))] | length' <<<"$json")
 	echo "# $forks forks, then 20 programs: $named in the trail" >&3
@@ -1221,13 +1230,7 @@ go_and_wait() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	sleep 0.5
-	stop_monitor
-	go_and_wait "$ipid"
-	cont_monitor
-	sleep 2
-	run rt delete -f "$ID"
-	json=$(ra audit --format json "$ID")
+	while_stopped 2
 	full=$(jq -s '[.[] | select(.kind == "file" and .path != null)] | length' <<<"$json")
 	counted=$(jq -s '[.[] | select(.kind == "file" and .coalesced) | .coalesced] | add // 0' <<<"$json")
 	echo "# 20,002 changes: $full full records, $counted counted" >&3
@@ -1259,13 +1262,7 @@ go_and_wait() {
 		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
 		skip "cannot make a veth pair"
 	rt start "$ID"
-	sleep 0.5
-	stop_monitor
-	go_and_wait "$ipid"
-	cont_monitor
-	sleep 2.5 # a tick for the loss record, a second for the counted packets
-	run rt delete -f "$ID"
-	json=$(ra audit --format json "$ID")
+	while_stopped 2.5 # a tick for the loss record, a second for the counted packets
 	full=$(jq -s '[.[] | select(.kind == "denied" and .coalesced == null) | .count // 1] | add // 0' <<<"$json")
 	counted=$(jq -s '[.[] | select(.kind == "denied" and .coalesced) | .coalesced] | add // 0' <<<"$json")
 	lost=$(jq -s '[.[] | select(.kind == "audit_error" and .source == "net") | .lost_events // 0] | add // 0' <<<"$json")
@@ -1300,14 +1297,8 @@ go_and_wait() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	sleep 0.5
-	stop_monitor
-	go_and_wait "$ipid"
-	[ "$(cat "/proc/$ipid/root/tmp/rc")" = 0 ] || fail "the script chain failed: $(cat "/proc/$ipid/root/tmp/rc")"
-	cont_monitor
-	sleep 1
-	run rt delete -f "$ID"
-	json=$(ra audit --format json "$ID")
+	while_stopped 1 rc
+	[ "$inside" = 0 ] || fail "the script chain failed: $inside"
 	jq -se 'any(.[]; .kind == "process" and (.exe // "" | endswith("/s1")) and .gone and .exec_opened_truncated)' <<<"$json" >/dev/null ||
 		fail "no record of the script: $(jq -c 'select(.kind == "process" or .kind == "audit_error") | del(.prev, .hash, .id) | tostring | .[0:200]' <<<"$json")"
 	run ra audit verify "$ID"
@@ -1326,14 +1317,8 @@ go_and_wait() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	sleep 0.5
-	stop_monitor
-	go_and_wait "$ipid"
-	ran=$(cat "/proc/$ipid/root/tmp/execfail")
-	cont_monitor
-	sleep 1
-	run rt delete -f "$ID"
-	json=$(ra audit --format json "$ID")
+	while_stopped 1 execfail
+	ran=$inside
 	named=$(jq -s '[.[] | select(.kind == "process" and .gone and .exe == "/usr/local/bin/try-syscall")] | length' <<<"$json")
 	anon=$(jq -s '[.[] | select(.kind == "process" and .gone and .exe == null)] | length' <<<"$json")
 	echo "# execfail: $ran; then 20 programs: $named named, $anon without a name" >&3
