@@ -16,6 +16,19 @@
 #include "tests/unit/tap.h"
 
 /* The vectors and the million 'a', with whichever code this CPU runs. */
+/* The summary of a trail's lines, rendered. */
+static char *summary_of(const char *const *lines, size_t n)
+{
+  struct audit_summary *s = audit_summary_new();
+  char *text;
+
+  for (size_t i = 0; i < n; i++)
+    audit_summary_add(s, lines[i], strlen(lines[i]));
+  text = audit_summary_render(s);
+  audit_summary_free(s);
+  return text;
+}
+
 static void sha256_vectors(const char *impl)
 {
   static const struct {
@@ -446,12 +459,7 @@ static void test_summary_net(void)
       "{\"seq\":6,\"id\":\"c1\",\"kind\":\"denied\",\"dst\":\"192.0.2.9\",\"proto\":\"icmp\","
       "\"icmp_type\":8,\"count\":4}",
   };
-  struct audit_summary *s = audit_summary_new();
-  cleanup_free char *text = NULL;
-
-  for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
-    audit_summary_add(s, lines[i], strlen(lines[i]));
-  text = audit_summary_render(s);
+  cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
   tap_ok(strstr(text, "hosts reached (3):\n") != NULL, "three hosts reached");
   tap_ok(strstr(text, "  allowed.test (dns)\n") != NULL, "the allowed name");
   tap_ok(strstr(text, "  203.0.113.10:80/tcp (allowed.test) x3\n") != NULL,
@@ -462,7 +470,6 @@ static void test_summary_net(void)
          "denied packets are hosts refused");
   if (tap_failed_)
     fputs(text, stdout);
-  audit_summary_free(s);
 }
 
 /* A counted record and a gap: the summary says what is not there one by one;
@@ -476,12 +483,7 @@ static void test_summary_gaps(void)
       "{\"seq\":9,\"id\":\"c1\",\"kind\":\"process\",\"coalesced\":500,"
       "\"program\":\"/bin/true\",\"first_pid\":10,\"last_pid\":600}",
   };
-  struct audit_summary *s = audit_summary_new();
-  cleanup_free char *text = NULL;
-
-  for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
-    audit_summary_add(s, lines[i], strlen(lines[i]));
-  text = audit_summary_render(s);
+  cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
   tap_ok(strstr(text, "incomplete: 6 records dropped by retention") != NULL, "the gap is counted");
   tap_ok(strstr(text, "500 events coalesced into 1 counted records") != NULL,
          "the counted events are added up");
@@ -492,7 +494,6 @@ static void test_summary_gaps(void)
          "a failed file source is no empty file list");
   if (tap_failed_)
     fputs(text, stdout);
-  audit_summary_free(s);
 }
 
 /* Records of events a kernel queue dropped: verify counts them (a trail with
@@ -569,15 +570,10 @@ static void test_monitor_gone(void)
         "{\"seq\":1,\"id\":\"c1\",\"kind\":\"monitor\",\"sources\":[\"process\"]}",
         "{\"seq\":2,\"id\":\"c1\",\"kind\":\"delete\",\"time\":\"t\"}",
     };
-    struct audit_summary *s = audit_summary_new();
-    cleanup_free char *text = NULL;
-    for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
-      audit_summary_add(s, lines[i], strlen(lines[i]));
-    text = audit_summary_render(s);
+    cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
     tap_ok(strstr(text, "ended:   unknown (deleted after its monitor ended)\n") != NULL &&
                strstr(text, "incomplete: the monitor ended before the container") != NULL,
            "the summary says the monitor ended first");
-    audit_summary_free(s);
   }
 }
 
@@ -591,12 +587,7 @@ static void test_summary_losses(void)
       "{\"seq\":3,\"id\":\"c1\",\"kind\":\"audit_error\",\"source\":\"process\","
       "\"error\":\"process events lost: No buffer space available\"}",
   };
-  struct audit_summary *s = audit_summary_new();
-  cleanup_free char *text = NULL;
-
-  for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
-    audit_summary_add(s, lines[i], strlen(lines[i]));
-  text = audit_summary_render(s);
+  cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
   tap_ok(strstr(text, "incomplete: events lost (2 audit_error records, "
                       "40 lost events counted)\n") != NULL,
          "the losses are counted");
@@ -608,7 +599,6 @@ static void test_summary_losses(void)
   tap_ok(strstr(text, "files changed (0)") != NULL, "the file list is not");
   if (tap_failed_)
     fputs(text, stdout);
-  audit_summary_free(s);
 }
 
 int main(void)
