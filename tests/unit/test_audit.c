@@ -15,7 +15,6 @@
 #include "common/util.h"
 #include "tests/unit/tap.h"
 
-/* The vectors and the million 'a', with whichever code this CPU runs. */
 /* The summary of a trail's lines, rendered. */
 static char *summary_of(const char *const *lines, size_t n)
 {
@@ -29,6 +28,7 @@ static char *summary_of(const char *const *lines, size_t n)
   return text;
 }
 
+/* The vectors and the million 'a', with whichever code this CPU runs. */
 static void sha256_vectors(const char *impl)
 {
   static const struct {
