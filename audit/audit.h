@@ -103,6 +103,9 @@ char *audit_record_text(const char *line, size_t len);
 struct audit_summary;
 struct audit_summary *audit_summary_new(void);
 void audit_summary_add(struct audit_summary *s, const char *line, size_t len);
+/* The container exists but its monitor is not running (monitor_gone_at):
+ * without an end record, what followed its last record is missing. */
+void audit_summary_set_monitor_dead(struct audit_summary *s);
 char *audit_summary_render(const struct audit_summary *s);
 void audit_summary_free(struct audit_summary *s);
 
@@ -128,6 +131,9 @@ struct audit_verify_result {
   /* the monitor started, the container was deleted, and no record of the
    * monitor's end ("exit", or "monitor" with a state) is there: it died */
   bool monitor_gone;
+  /* the monitor started and no record of its end is there (it runs, or it
+   * died while the container lives: the caller tells which) */
+  bool monitor_open;
 };
 int audit_verify(int trail_fd, struct audit_verify_result *ret, struct error *err);
 

@@ -40,6 +40,7 @@ struct audit_summary {
   size_t n_names;
   char *id, *created, *ended, *exit_how;
   bool monitor_started, monitor_ended, deleted; /* as verify.c tells a monitor that died */
+  bool monitor_dead;                            /* the caller saw it gone, the container there */
   char *files_gap;              /* why the file list is incomplete (a "file" audit_error) */
   char *programs_gap;           /* process or exec-open events lost */
   char *net_gap;                /* network events lost: both host lists are incomplete */
@@ -391,18 +392,24 @@ static void render_list(struct jbuf *b, const char *title, const struct list *l,
     jb_printf(b, "  ... and %zu more\n", l->n - SUMMARY_SHOW);
 }
 
+void audit_summary_set_monitor_dead(struct audit_summary *s)
+{
+  s->monitor_dead = true;
+}
+
 char *audit_summary_render(const struct audit_summary *s)
 {
   struct jbuf b = {0};
-  bool monitor_gone = s->monitor_started && s->deleted && !s->monitor_ended;
+  bool monitor_gone = s->monitor_started && (s->deleted || s->monitor_dead) && !s->monitor_ended;
 
   jb_printf(&b, "container %s: %llu records\n", s->id ? s->id : "?",
             (unsigned long long)s->records);
   jb_printf(&b, "created: %s\n", s->created ? s->created : "-");
   jb_printf(&b, "ended:   %s%s%s%s\n",
-            s->ended       ? s->ended
-            : monitor_gone ? "unknown (deleted after its monitor ended)"
-                           : "still running",
+            s->ended                     ? s->ended
+            : monitor_gone && s->deleted ? "unknown (deleted after its monitor ended)"
+            : monitor_gone               ? "unknown (its monitor is not running)"
+                                         : "still running",
             s->exit_how ? " (" : "", s->exit_how ? s->exit_how : "", s->exit_how ? ")" : "");
   if (s->missing || s->coalesced || s->losses || s->errors || monitor_gone) {
     const char *sep = "";

@@ -319,6 +319,7 @@ int audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
   }
   r->gaps = w.n_gaps;
   r->monitor_gone = w.monitor_started && w.deleted && !w.monitor_ended;
+  r->monitor_open = w.monitor_started && !w.monitor_ended;
   if (r->first_seq > 1)
     r->dropped += r->first_seq - 1;
   r->last_seq = w.last;

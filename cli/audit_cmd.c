@@ -27,6 +27,7 @@
 #include "cli/data_cmd.h"
 #include "container/audit_cli.h"
 #include "container/container.h"
+#include "monitor/monitor.h"
 #include "os/fsutil.h"
 
 #define FOLLOW_POLL_MS 200
@@ -187,14 +188,27 @@ static int print_line(void *ctx, const char *line, size_t len)
   return 0;
 }
 
-static int show(int fd, const struct audit_args *a, struct error *err)
+/* The container still exists (its state directory under root) and the
+ * monitor its create started is not running: killed while it ran. */
+static bool monitor_dead(const char *root, const char *id)
+{
+  cleanup_free char *dir = root ? xfmt("%s/%s", root, id) : NULL;
+  cleanup_close int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+
+  return dfd >= 0 && monitor_gone_at(dfd);
+}
+
+static int show(int fd, const struct audit_args *a, bool dead, struct error *err)
 {
   struct printer p = {.a = a};
   struct audit_pos pos = {0};
   struct pollfd none = {.fd = -1};
 
-  if (a->summary)
+  if (a->summary) {
     p.sum = audit_summary_new();
+    if (dead)
+      audit_summary_set_monitor_dead(p.sum);
+  }
   if (audit_scan(fd, &pos, print_line, &p, err) < 0)
     goto fail;
   /* --follow: until the trail records the container's deletion */
@@ -274,12 +288,14 @@ static int show_tree(const struct global_opts *g, const struct audit_args *a0, i
   return r;
 }
 
-static int verify(int fd, const char *id, struct error *err)
+static int verify(int fd, const char *id, bool dead, struct error *err)
 {
   struct audit_verify_result r;
 
   if (audit_verify(fd, &r, err) < 0)
     return error_prefix(err, "audit verify `%s`", id);
+  if (dead && r.monitor_open)
+    r.monitor_gone = true;
   if (!r.ok)
     return error_set(err, 0, "audit verify `%s`: first bad record: seq %" PRIu64 ": %s", id,
                      r.bad_seq, r.detail);
@@ -418,13 +434,13 @@ int cmd_audit(const struct global_opts *g, int argc, char **argv, struct error *
     goto out;
   }
   if (a.verify)
-    r = verify(fd, a.id, err);
+    r = verify(fd, a.id, monitor_dead(root, a.id), err);
   else if (a.purge)
     r = purge(root, trail, a.id, err);
   else if (a.tree)
     r = show_tree(g, &a, fd, 0, err);
   else
-    r = show(fd, &a, err);
+    r = show(fd, &a, a.summary && monitor_dead(root, a.id), err);
 out:
   strv_free(a.filter.kinds);
   datadir_hit_free(&hit);

@@ -1138,6 +1138,23 @@ void monitor_abandon(struct monitor_handle *h)
   h->pid = 0;
 }
 
+bool monitor_gone_at(int state_dirfd)
+{
+  cleanup_free char *text = NULL;
+  struct error err = {0};
+  size_t len = 0;
+  int pid = 0;
+  uint64_t start = 0;
+
+  if (read_file_at(state_dirfd, "monitor.pid", 128, &text, &len, &err) < 0) {
+    error_clear(&err);
+    return false;
+  }
+  if (sscanf(text, "%d %" SCNu64, &pid, &start) != 2 || pid <= 0)
+    return false;
+  return !proc_alive(pid, start);
+}
+
 int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
 {
   cleanup_free char *text = NULL;

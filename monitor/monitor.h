@@ -127,6 +127,9 @@ void monitor_abandon(struct monitor_handle *h);
  * finish (after the init died it records "exit" and leaves), then TERM, then
  * KILL.  No pid file: nothing to do. */
 int monitor_stop(int state_dirfd, int timeout_ms, struct error *err);
+/* Was a monitor started for this state directory (monitor.pid) that is not
+ * alive now (killed, or ended)?  false without a pid file or when it runs. */
+bool monitor_gone_at(int state_dirfd);
 
 /* The kernel takes a subscription to process events only from its initial
  * user namespace.  A caller about to enter another (the rootless `sandbox`)

@@ -1336,6 +1336,35 @@ while_stopped() {
 	assert_output_contains "programs run (incomplete: "
 }
 
+@test "audit-evidence: monitor-killed-running: a running container whose monitor was killed is no complete trail" {
+	# The same kill while the container still runs: verify read "ok" and --summary
+	# "ended: still running", though nothing the container did after was recorded.
+	set_cmd 'sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	sleep 0.3
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	assert_output_contains ": ok:"
+	mpid=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -KILL "$mpid"
+	i=0
+	while [ -d "/proc/$mpid" ] && [ "$(awk '{print $3}' "/proc/$mpid/stat" 2>/dev/null)" != Z ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(rt state "$ID" | jq -r .status)" = running ] || fail "the container did not stay running"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q ": ok:" <<<"$output" || fail "a running container's trail whose monitor was killed is a plain ok: $output"
+	assert_output_contains "the monitor ended before the container (no exit record)"
+	run ra audit --summary "$ID"
+	assert_output_contains "ended:   unknown (its monitor is not running)"
+	assert_output_contains "the monitor ended before the container"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+}
+
 @test "audit-evidence: monitor-killed: a container deleted after its monitor was killed is no complete trail" {
 	# The monitor writes the container's exit last.  Killed before (SIGKILL: the host's OOM
 	# killer, an operator), it records nothing more: the 20 programs run after were not in
