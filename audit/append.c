@@ -6,6 +6,15 @@
  * O_APPEND fd, then rewrites `head` in place (fixed size, one pwrite).  So
  * two processes never interleave lines or fork the chain, and a reader that
  * takes the lock shared sees a consistent end.
+ *
+ * A full file system does not lose records silently.  Every trail file keeps
+ * AUDIT_LOSS_ROOM bytes allocated past its end (fallocate, KEEP_SIZE) that
+ * only a loss record may use: a record that cannot get its blocks is not
+ * written, and the first one refused writes there an "audit_error" ("source":
+ * "trail", "lost": true) saying that records from there on are missing.  The
+ * handle counts what it refuses after that and, once the file system has room
+ * again, records the count before its next record.  Where the file system has
+ * no fallocate, records are written as before and a short write is the error.
  */
 #include "audit/audit.h"
 
@@ -28,7 +37,14 @@ struct audit_log {
   int dirfd, headfd, curfd;
   uint64_t cur; /* first seq of the file curfd is open on, 0 = none */
   char *id;
+  bool full;          /* its loss record is written; records are refused */
+  uint64_t unwritten; /* records refused since (the first one included) */
 };
+
+/* Allocated past a file's end for one loss record; records leave it free. */
+#define AUDIT_LOSS_ROOM 4096
+/* Allocated at a time past what a record needs (at most to the file's cap). */
+#define AUDIT_PREALLOC_STEP (32 * 1024)
 
 void audit_timestamp(char *buf, size_t size)
 {
@@ -220,8 +236,9 @@ uint64_t audit_pin_max(const struct audit_limits *lim)
 }
 
 /* Make curfd the file to append len bytes to (a new one named seq when the
- * current one is full or missing).  *created tells the caller to prune. */
-static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len,
+ * current one is full or missing, unless stay: a loss record goes into the
+ * current file's reserved room).  *created tells the caller to prune. */
+static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, size_t len, bool stay,
                      bool *created, struct error *err)
 {
   char name[AUDIT_FILE_NAME_MAX];
@@ -237,7 +254,7 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
     l->cur = l->curfd >= 0 ? h->cur : 0;
   }
   if (l->curfd >= 0 && l->cur == h->cur && fstat(l->curfd, &st) == 0 &&
-      (st.st_size == 0 || (uint64_t)st.st_size + len <= max))
+      (stay || st.st_size == 0 || (uint64_t)st.st_size + len <= max))
     return 0;
   if (l->curfd >= 0)
     close(l->curfd);
@@ -255,23 +272,66 @@ static int pick_file(struct audit_log *l, struct audit_head *h, uint64_t seq, si
   return 0;
 }
 
-/* Write one record after h (read under the lock) and advance h. */
+/* Make the next need bytes of fd's file need no new blocks (cap: the
+ * file's size limit, for how much more to take at once).  0: they are
+ * allocated; -1: the file system is full (errno ENOSPC or EDQUOT); 1: it
+ * cannot allocate ahead (no fallocate): write and see. */
+static int reserve(int fd, const struct stat *st, uint64_t need, uint64_t cap)
+{
+  uint64_t size = (uint64_t)st->st_size, alloc = (uint64_t)st->st_blocks * 512;
+  uint64_t more = cap > size + need ? cap - size - need : 0;
+
+  if (alloc >= size + need)
+    return 0;
+  if (more > AUDIT_PREALLOC_STEP)
+    more = AUDIT_PREALLOC_STEP;
+  if (more > 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)(need + more)) == 0)
+    return 0;
+  if (fallocate(fd, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)need) == 0)
+    return 0;
+  return errno == ENOSPC || errno == EDQUOT ? -1 : 1;
+}
+
+/* Write one record after h (read under the lock) and advance h.  A loss
+ * record (loss) may use the room the others leave; *no_room: the record was
+ * not written because the file system is full (nothing changed). */
 static int write_record(struct audit_log *l, struct audit_head *h, const char *kind,
-                        const char *fields, bool *created, struct error *err)
+                        const char *fields, bool loss, bool *created, bool *no_room,
+                        struct error *err)
 {
   cleanup_free char *line = NULL;
-  char hash[SHA256_HEX_LEN + 1];
+  char hash[SHA256_HEX_LEN + 1], name[AUDIT_FILE_NAME_MAX];
   size_t len;
   struct stat st;
   ssize_t n;
+  uint64_t prev = h->cur;
+  int r;
 
+  *no_room = false;
   line = format_record(l, h->seq + 1, h->hash, kind, fields, hash, &len);
   if (len > AUDIT_MAX_RECORD)
     return error_set(err, E2BIG, "audit record `%s` too large (%zu bytes)", kind, len);
-  if (pick_file(l, h, h->seq + 1, len, created, err) < 0)
+  if (pick_file(l, h, h->seq + 1, len, loss, created, err) < 0)
     return -1;
   if (fstat(l->curfd, &st) < 0)
     return error_errno(err, "audit file");
+  r = reserve(l->curfd, &st, len + (loss ? 0 : AUDIT_LOSS_ROOM),
+              h->cur == 1 ? audit_pin_max(&h->lim) : audit_file_max(&h->lim));
+  if (r < 0) {
+    int e = errno;
+    if (*created) {
+      /* the new file holds nothing: back to the one whose room is kept */
+      audit_file_name(h->cur, name);
+      unlinkat(l->dirfd, name, 0);
+      close(l->curfd);
+      l->curfd = -1;
+      l->cur = 0;
+      h->cur = prev;
+      *created = false;
+    }
+    *no_room = true;
+    return error_set(err, e, "write audit record: the file system holding the trail is full");
+  }
   n = write(l->curfd, line, len);
   if (n != (ssize_t)len) {
     int e = n < 0 ? errno : ENOSPC;
@@ -285,16 +345,59 @@ static int write_record(struct audit_log *l, struct audit_head *h, const char *k
   return head_write(l->headfd, h, err);
 }
 
+/* The trail's record of its own losses while its file system was full. */
+static int write_loss(struct audit_log *l, struct audit_head *h, uint64_t count, bool *created,
+                      bool *no_room, struct error *err)
+{
+  struct jbuf b = {0};
+  cleanup_free char *what = NULL;
+  int r;
+
+  jb_key_str(&b, "source", "trail");
+  jb_key_bool(&b, "lost", true);
+  if (count > 0) {
+    jb_key_u64(&b, "lost_events", count);
+    what = xfmt("%" PRIu64 " record%s not written: the file system holding the trail was full",
+                count, count == 1 ? " was" : "s were");
+  } else {
+    what = xstrdup("the file system holding the trail is full: the records from here on are not "
+                   "written until it has room");
+  }
+  jb_key_str(&b, "error", what);
+  r = write_record(l, h, "audit_error", jb_str(&b), count == 0, created, no_room, err);
+  jb_free(&b);
+  return r;
+}
+
 static int append_locked(struct audit_log *l, const char *kind, const char *fields,
                          struct error *err)
 {
   struct audit_head h;
   struct audit_dropped d = {0};
-  bool created, again;
+  struct error e2 = {0};
+  bool created = false, again, no_room;
 
-  if (audit_head_read(l->headfd, &h, err) < 0 ||
-      write_record(l, &h, kind, fields, &created, err) < 0)
+  if (audit_head_read(l->headfd, &h, err) < 0)
     return -1;
+  if (l->full) {
+    /* room again?  The count first, then the record */
+    if (write_loss(l, &h, l->unwritten, &again, &no_room, err) < 0) {
+      if (no_room)
+        l->unwritten++;
+      return -1;
+    }
+    created = again;
+    l->full = false;
+    l->unwritten = 0;
+  }
+  if (write_record(l, &h, kind, fields, false, &again, &no_room, err) < 0) {
+    if (no_room && write_loss(l, &h, 0, &again, &no_room, &e2) == 0) {
+      l->full = true;
+      l->unwritten = 1;
+    }
+    return -1;
+  }
+  created = created || again;
   if (!created || !audit_prune(l->dirfd, &h.lim, h.cur, &d))
     return 0;
   /* what retention removed is itself a record: `audit verify` accepts a
@@ -305,7 +408,7 @@ static int append_locked(struct audit_log *l, const char *kind, const char *fiel
              "\"dropped_from\":%" PRIu64 ",\"dropped_to\":%" PRIu64 ",\"records\":%" PRIu64
              ",\"bytes\":%" PRIu64 ",\"files\":%zu",
              d.from, d.to, d.to - d.from + 1, d.bytes, d.files); /* records: all so far */
-    return write_record(l, &h, "retention", f, &again, err);
+    return write_record(l, &h, "retention", f, false, &again, &no_room, err);
   }
 }
 

@@ -100,6 +100,8 @@ void monitor_record(struct monitor *m, const char *kind, const char *fields)
   if (audit_log_append(m->log, kind, fields, &err) == 0)
     return;
   m->write_errors++;
+  if (err.code == ENOSPC || err.code == EDQUOT)
+    return; /* the trail has recorded that it is full, and counts */
   /* a record that could not be written (one too large: names the agent
    * chose, escaped) is a loss the trail says it has, when it still can */
   what = xfmt("a `%s` record was not written: %s", kind, err.msg);

@@ -1336,6 +1336,59 @@ while_stopped() {
 	assert_output_contains "programs run (incomplete: "
 }
 
+@test "audit-evidence: trail-fs-full: records the trail's full file system had no room for are a loss the trail records" {
+	# The data directory's file system filled up (another container's workspace image, the
+	# host) while the container ran: the monitor's writes failed, so did its audit_error, and
+	# verify said "ok" of a trail missing the programs run meanwhile.  Each trail file now
+	# keeps room for one loss record, and the count follows once there is room again.
+	local D=/tmp/agentrt-trail-full-$$ out=$BUNDLE/out
+	mkdir -p "$D" "$out"
+	printf 'min-free = 0\n' >"$D.conf"
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 400 ]; do try-syscall full-$i 2>/dev/null; i=$((i + 1)); done
+		echo done >/tmp/done
+		while [ ! -e /tmp/end ]; do sleep 0.1; done
+		i=0; while [ $i -lt 5 ]; do try-syscall after-$i 2>/dev/null; i=$((i + 1)); done'
+	run timeout 120 unshare -m --propagation private bash -c "
+		set -u
+		mount -t tmpfs -o size=32m tmpfs '$D' || exit 90
+		export AGENTRT_DATA_DIR='$D' AGENTRT_CONFIG='$D.conf'
+		A() { '$AGENTRT' --root '$TEST_ROOT' \"\$@\"; }
+		A --profile agent run -d --bundle '$BUNDLE' '$ID' </dev/null >/dev/null || exit 91
+		ipid=\$(A state '$ID' | jq .pid)
+		sleep 0.5
+		head -c 64m /dev/zero >'$D/fill' 2>/dev/null
+		echo free: \$(df --output=avail -B1 '$D' | tail -1)
+		touch /proc/\$ipid/root/tmp/go
+		for _ in \$(seq 600); do [ -e /proc/\$ipid/root/tmp/done ] && break; sleep 0.1; done
+		rm -f '$D/fill'
+		touch /proc/\$ipid/root/tmp/end
+		for _ in \$(seq 100); do [ \"\$(A state '$ID' | jq -r .status)\" = stopped ] && break; sleep 0.1; done
+		A delete -f '$ID'
+		A audit --format json '$ID' >'$out/json'
+		A audit verify '$ID' >'$out/verify' 2>&1
+		A audit --summary '$ID' >'$out/summary' 2>&1
+		A audit --purge '$ID'"
+	rm -rf "$D" "$D.conf"
+	[ "$status" -eq 0 ] || fail "inside: $output"
+	echo "# $output" >&3
+	named=$(jq -s '[.[] | select(.kind == "process" and ((.argv[1]? // "") | startswith("full-")))] | length' <"$out/json")
+	echo "# 400 programs on a full file system: $named in the trail" >&3
+	[ "$named" -lt 400 ] || skip "the trail had room for every program"
+	jq -se 'any(.[]; .kind == "audit_error" and .source == "trail" and .lost == true and (.error | test("is full")))' <"$out/json" >/dev/null ||
+		fail "no loss recorded: $(jq -c 'select(.kind == "audit_error")' <"$out/json")"
+	# once there was room: the count, then the records go on (the programs after, the exit)
+	count=$(jq -s '[.[] | select(.kind == "audit_error" and .source == "trail" and .lost_events > 0)][0].seq // 0' <"$out/json")
+	[ "$count" -gt 0 ] || fail "no count once there was room: $(jq -c 'select(.kind == "audit_error")' <"$out/json")"
+	jq -se --argjson c "$count" 'any(.[]; .seq > $c and .kind == "process" and (.argv[1]? == "after-0" or .coalesced > 0))' <"$out/json" >/dev/null ||
+		fail "no program recorded after the count: $(tail -c 2000 "$out/json")"
+	jq -se --argjson c "$count" 'any(.[]; .seq > $c and .kind == "exit")' <"$out/json" >/dev/null ||
+		fail "no exit after the count"
+	! grep -q ": ok:" "$out/verify" || fail "a trail that lost records is a plain ok: $(cat "$out/verify")"
+	grep -q "events lost (trail)" "$out/verify" || fail "verify: $(cat "$out/verify")"
+	grep -q "^incomplete:.*events lost" "$out/summary" || fail "summary: $(cat "$out/summary")"
+}
+
 @test "audit-evidence: monitor-killed-running: a running container whose monitor was killed is no complete trail" {
 	# The same kill while the container still runs: verify read "ok" and --summary
 	# "ended: still running", though nothing the container did after was recorded.
