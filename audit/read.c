@@ -167,10 +167,14 @@ static int parse_duration(const char *s, int64_t *ret_ns)
     return -1;
   clock_gettime(CLOCK_REALTIME, &now);
   for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-    if (s[len - 1] == units[i].unit) {
-      *ret_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec - (int64_t)v * units[i].ns;
-      return 0;
-    }
+    int64_t ago;
+    if (s[len - 1] != units[i].unit)
+      continue;
+    /* 100000000d is before any time a record can have: out of range */
+    if (__builtin_mul_overflow((int64_t)v, units[i].ns, &ago) ||
+        __builtin_sub_overflow((int64_t)now.tv_sec * 1000000000LL + now.tv_nsec, ago, ret_ns))
+      return -1;
+    return 0;
   }
   return -1;
 }
@@ -202,7 +206,10 @@ int audit_parse_time(const char *s, int64_t *ret_ns)
     return -1;
   }
   t = timegm(&tm);
-  *ret_ns = ((int64_t)t - off) * 1000000000LL + frac;
+  /* nanoseconds since the epoch hold the years 1678 to 2261 */
+  if (__builtin_mul_overflow((int64_t)t - off, 1000000000LL, ret_ns) ||
+      __builtin_add_overflow(*ret_ns, frac, ret_ns))
+    return -1;
   return 0;
 }
 

@@ -264,12 +264,17 @@ static int check_file(int trail_fd, uint64_t first, struct walk *w, struct error
     return error_errno(err, "open audit file `%s`", name);
   if (read_whole(fd, &buf, &len, err) < 0)
     return error_prefix(err, "`%s`", name);
-  if (len == 0)
-    return bad(w, w->last + 1, "file %s is empty", name);
+  /* bad() records the finding: the walk stops, verify still succeeds */
+  if (len == 0) {
+    bad(w, w->last + 1, "file %s is empty", name);
+    return 1;
+  }
   while (pos < len) {
     char *nl = memchr(buf + pos, '\n', len - pos);
-    if (nl == NULL)
-      return bad(w, w->last + 1, "file %s ends with a partial record", name);
+    if (nl == NULL) {
+      bad(w, w->last + 1, "file %s ends with a partial record", name);
+      return 1;
+    }
     if (check_line(w, buf + pos, (size_t)(nl - (buf + pos)), pos == 0, first) < 0)
       return 1;
     pos = (size_t)(nl - buf) + 1;
