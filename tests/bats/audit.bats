@@ -210,6 +210,17 @@ has_program() { # ID NAME ARG0
 	sed -i '$d' "$file"
 	run ra audit verify c1
 	[ "$status" -ne 0 ] || fail "deleted last record not detected"
+	# the last record cut short, then the file emptied: named, not an error without words
+	cp "$BUNDLE/orig" "$file"
+	truncate -s -1 "$file"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "a cut record not detected"
+	assert_output_contains "first bad record: seq "
+	assert_output_contains "ends with a partial record"
+	: >"$file"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "an emptied file not detected"
+	assert_output_contains "is empty"
 	cp "$BUNDLE/orig" "$file"
 	run ra audit verify c1
 	[ "$status" -eq 0 ]
