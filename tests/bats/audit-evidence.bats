@@ -1389,6 +1389,18 @@ while_stopped() {
 	grep -q "^incomplete:.*events lost" "$out/summary" || fail "summary: $(cat "$out/summary")"
 }
 
+# assert_monitor_gone ENDED: verify and --summary of $ID's trail say that its monitor ended
+# first (never a plain ok), the summary's "ended:" line saying ENDED
+assert_monitor_gone() {
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q ": ok:" <<<"$output" || fail "a trail whose monitor was killed is a plain ok: $output"
+	assert_output_contains "the monitor ended before the container (no exit record)"
+	run ra audit --summary "$ID"
+	assert_output_contains "ended:   $1"
+	assert_output_contains "the monitor ended before the container"
+}
+
 @test "audit-evidence: monitor-killed-running: a running container whose monitor was killed is no complete trail" {
 	# The same kill while the container still runs: verify read "ok" and --summary
 	# "ended: still running", though nothing the container did after was recorded.
@@ -1407,13 +1419,7 @@ while_stopped() {
 		i=$((i + 1))
 	done
 	[ "$(rt state "$ID" | jq -r .status)" = running ] || fail "the container did not stay running"
-	run ra audit verify "$ID"
-	[ "$status" -eq 0 ] || fail "verify: $output"
-	! grep -q ": ok:" <<<"$output" || fail "a running container's trail whose monitor was killed is a plain ok: $output"
-	assert_output_contains "the monitor ended before the container (no exit record)"
-	run ra audit --summary "$ID"
-	assert_output_contains "ended:   unknown (its monitor is not running)"
-	assert_output_contains "the monitor ended before the container"
+	assert_monitor_gone "unknown (its monitor is not running)"
 	run rt delete -f "$ID"
 	[ "$status" -eq 0 ] || fail "delete: $output"
 }
@@ -1436,11 +1442,5 @@ while_stopped() {
 	json=$(ra audit --format json "$ID")
 	[ "$(jq -s '[.[] | select(.kind == "process" and .argv[0]? == "try-syscall")] | length' <<<"$json")" -eq 0 ] ||
 		skip "the monitor recorded the programs"
-	run ra audit verify "$ID"
-	[ "$status" -eq 0 ] || fail "verify: $output"
-	! grep -q ": ok:" <<<"$output" || fail "a trail whose monitor was killed is a plain ok: $output"
-	assert_output_contains "the monitor ended before the container (no exit record)"
-	run ra audit --summary "$ID"
-	assert_output_contains "ended:   unknown (deleted after its monitor ended)"
-	assert_output_contains "the monitor ended before the container"
+	assert_monitor_gone "unknown (deleted after its monitor ended)"
 }
