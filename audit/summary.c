@@ -177,6 +177,42 @@ static bool plain_name_of(const char *argv0, const char *exe)
   return false;
 }
 
+/* Is exe the dynamic loader (ld-linux-x86-64.so.2, ld-musl-x86_64.so.1,
+ * ld.so)?  Run by itself, it maps and runs the program its arguments name,
+ * and the kernel's exe is the loader's: `ld.so /tmp/tool` was listed as
+ * the loader alone (loader-spoof). */
+static bool is_loader(const char *exe)
+{
+  const char *b = base_name(exe);
+
+  return streq(b, "ld.so") || (strncmp(b, "ld-", 3) == 0 && strstr(b, ".so") != NULL);
+}
+
+/* The program a loader's argv runs: the first word after its options (glibc's
+ * and musl's; an option it does not know counts as one without a value). */
+static const char *loaded_program(yajl_val argv)
+{
+  static const char *const with_value[] = {
+      "--library-path",         "--inhibit-rpath",    "--audit", "--preload", "--argv0",
+      "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask"};
+
+  for (size_t i = 1; argv != NULL && i < argv->u.array.len; i++) {
+    const char *w =
+        YAJL_IS_STRING(argv->u.array.values[i]) ? YAJL_GET_STRING(argv->u.array.values[i]) : NULL;
+    bool takes = false;
+    if (w == NULL)
+      return NULL;
+    if (streq(w, "--"))
+      continue;
+    if (strncmp(w, "--", 2) != 0)
+      return w;
+    for (size_t j = 0; j < ARRAY_SIZE(with_value); j++)
+      takes = takes || streq(w, with_value[j]);
+    i += takes;
+  }
+  return NULL;
+}
+
 static void add_program(struct audit_summary *s, yajl_val v)
 {
   yajl_val argv = get(v, "argv", yajl_t_array);
@@ -196,6 +232,11 @@ static void add_program(struct audit_summary *s, yajl_val v)
     name = YAJL_GET_STRING(argv->u.array.values[0]);
   else if (get_str(v, "comm"))
     name = get_str(v, "comm");
+  if (exe != NULL && is_loader(exe) && loaded_program(argv) != NULL) {
+    cleanup_free char *key = xfmt("%s (run by the loader %s)", loaded_program(argv), exe);
+    list_add(&s->programs, key, NULL, 1);
+    return;
+  }
   /* argv[0] is the program's own choice (exec -a git /tmp/exfil listed
    * "git"): the file that ran is named too, unless argv[0] is its path or
    * the bare name of a file in a system directory (argv0-spoof) */

@@ -163,6 +163,26 @@ has_program() { # ID NAME ARG0
 	assert_output_contains "  /usr/local/bin/try-syscall"$'\n'
 }
 
+@test "audit: loader-spoof: --summary names the program the dynamic loader ran" {
+	# The loader run by itself maps and runs the program its arguments name; the kernel's exe
+	# is the loader: `ld.so /tmp/tool` was listed as the loader alone.
+	local ld=/lib64/ld-linux-x86-64.so.2 libc
+	[ -e "$ld" ] || skip "no x86-64 glibc loader on this host"
+	libc=$(ldd /usr/bin/true | awk '/libc.so/ { print $3 }')
+	mkdir -p "$ROOTFS/lib64" "$ROOTFS$(dirname "$libc")"
+	cp -L "$ld" "$ROOTFS/lib64/"
+	cp -L "$libc" "$ROOTFS$libc"
+	cp /usr/bin/true "$ROOTFS/bin/dyn-true"
+	set_cmd "cp /bin/dyn-true /tmp/tool; $ld --inhibit-cache /tmp/tool x; echo rc=\$?"
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	assert_output_contains "rc=0"
+	run ra audit --summary c1
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_output_contains "  /tmp/tool (run by the loader "
+	! grep -q "^  $ld" <<<"$output" || fail "the loader alone: $output"
+}
+
 @test "audit: two containers at once, each record attributed to its own container" {
 	set_cmd 'for i in 1 2 3; do /bin/echo only-c1 >/workspace/c1-$i; done; sleep 1'
 	run_detached c1

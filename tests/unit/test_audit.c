@@ -624,6 +624,34 @@ static void test_summary_losses(void)
     fputs(text, stdout);
 }
 
+/* The loader run by itself names the program it runs (loader-spoof). */
+static void test_summary_loader(void)
+{
+  static const char *const lines[] = {
+      "{\"seq\":1,\"id\":\"c1\",\"kind\":\"process\",\"exe\":"
+      "\"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\",\"argv\":[\"/lib64/"
+      "ld-linux-x86-64.so.2\",\"--argv0\",\"ls\",\"--inhibit-cache\",\"/tmp/tool\",\"x\"]}",
+      "{\"seq\":2,\"id\":\"c1\",\"kind\":\"process\",\"exe\":\"/lib/ld-musl-x86_64.so.1\","
+      "\"argv\":[\"ld\",\"--preload\",\"/tmp/p.so\",\"--\",\"/tmp/other\"]}",
+      /* `ld.so --help`: no program, listed as itself */
+      "{\"seq\":3,\"id\":\"c1\",\"kind\":\"process\",\"exe\":\"/usr/lib/ld.so\","
+      "\"argv\":[\"ld.so\",\"--help\"]}",
+      /* a program whose name only starts alike */
+      "{\"seq\":4,\"id\":\"c1\",\"kind\":\"process\",\"exe\":\"/usr/bin/ld-wrapper\","
+      "\"argv\":[\"ld-wrapper\",\"a\"]}",
+  };
+  cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
+  tap_ok(strstr(text, "  /tmp/tool (run by the loader "
+                      "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)\n") != NULL,
+         "glibc's loader: the program after its options is named");
+  tap_ok(strstr(text, "  /tmp/other (run by the loader /lib/ld-musl-x86_64.so.1)\n") != NULL,
+         "musl's loader, after --");
+  tap_ok(strstr(text, "  ld.so\n") != NULL, "a loader with no program: itself");
+  tap_ok(strstr(text, "  ld-wrapper\n") != NULL, "not a loader");
+  if (tap_failed_)
+    fputs(text, stdout);
+}
+
 int main(void)
 {
   test_sha256();
@@ -637,5 +665,6 @@ int main(void)
   test_monitor_gone();
   test_read();
   test_summary_net();
+  test_summary_loader();
   return tap_done();
 }
