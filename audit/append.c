@@ -391,9 +391,12 @@ static int append_locked(struct audit_log *l, const char *kind, const char *fiel
     l->unwritten = 0;
   }
   if (write_record(l, &h, kind, fields, false, &again, &no_room, err) < 0) {
-    if (no_room && write_loss(l, &h, 0, &again, &no_room, &e2) == 0) {
+    if (no_room) {
+      /* counted from here on, whether or not the room kept for the loss
+       * record is still there (another writer may have used it) */
       l->full = true;
       l->unwritten = 1;
+      write_loss(l, &h, 0, &again, &no_room, &e2);
     }
     return -1;
   }
