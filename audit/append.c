@@ -37,7 +37,7 @@ struct audit_log {
   int dirfd, headfd, curfd;
   uint64_t cur; /* first seq of the file curfd is open on, 0 = none */
   char *id;
-  bool full;          /* its loss record is written; records are refused */
+  bool full;          /* a record was refused for room: the rest are counted */
   uint64_t unwritten; /* records refused since (the first one included) */
 };
 
