@@ -810,3 +810,33 @@ while True:
 	echo "# 1500 refused connections, $total counted in the trail" >&3
 	[ "$total" -eq 1500 ] || fail "$total of 1500 refused connections in the trail"
 }
+
+# copy_curl: the host's curl and the libraries it loads into the bundle's rootfs (a child's root
+# is the parent's image: the binds of the parent's config are not its)
+copy_curl() {
+	local f
+	for f in /usr/bin/curl $(ldd /usr/bin/curl | grep -o '/[^ ]*'); do
+		cp -L --parents "$f" "$ROOTFS" 2>/dev/null || true
+	done
+}
+
+@test "escape: a sub-agent not given the secret has its parent's placeholder substituted by the parent's proxy" {
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	copy_curl
+	mkdir -p "$ROOTFS/workspace" "$ROOTFS/run" "$BUNDLE/ws"
+	update_config ".process.cwd = \"/workspace\" |
+		.mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$BUNDLE/ws\", \"options\": [\"rbind\", \"rw\"]}]"
+	px_run
+	# the parent (honest) keeps its placeholder where its tools read it: a file in the workspace
+	in_ctr sh -c 'echo "$API_TOKEN" >/workspace/.token'
+	# control: the parent's own request gets the value
+	in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $(cat /workspace/.token)" https://api.example.test/parent' >/dev/null
+	grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "control: not substituted for the parent: $(cat "$PX_DIR/api.log")"
+	: >"$PX_DIR/api.log"
+	# a child that was given no secret (untrusted tests, a package's install script), but may reach the host
+	run in_ctr /run/agentrt/bin/agentrt sub run --name nosec --allow api.example.test -- sh -c \
+		'echo "[$API_TOKEN]"; curl -ksS --max-time 10 -H "Authorization: Bearer $(cat /workspace/.token)" https://api.example.test/child'
+	echo "child: $status $output" >&3
+	cat "$PX_DIR/api.log" >&3
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "the child used its parent's secret: $(cat "$PX_DIR/api.log")"
+}
