@@ -55,6 +55,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +67,7 @@
 #include "cli/tty.h"
 #include "common/egress_grammar.h"
 #include "common/log.h"
+#include "common/subproto.h"
 #include "common/util.h"
 #include "container/container.h"
 #include "monitor/monitor.h"
@@ -1889,6 +1891,13 @@ static void babysit(pid_t init, int up, const char *netns, bool host_loopback)
       if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0)
         _exit(126);
       close(nfd);
+      /* the child's connections must be told from the parent's own there:
+       * by this group, the parent's proxy puts none of the parent's secrets
+       * into them (common/subproto.h); no network rather than the parent's
+       * secrets */
+      if ((setgroups(0, NULL) < 0 && errno != EPERM) ||
+          setresgid(SUBPROTO_NET_GID, SUBPROTO_NET_GID, SUBPROTO_NET_GID) < 0)
+        _exit(126);
     }
     dup2(null, STDIN_FILENO);
     dup2(null, STDOUT_FILENO);

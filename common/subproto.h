@@ -28,6 +28,13 @@
 #define SUBPROTO_CLIENT "/run/agentrt/bin/agentrt"
 #define SUBPROTO_MAX 65536u
 #define SUBPROTO_MAX_WORDS 256u
+/* The group a sub-agent's slirp4netns runs as in its parent's network
+ * namespace (cli/sandbox.c, sandbox-net --netns): the parent's egress table
+ * sends that group's connections to ports 443 and 80 to its proxy's
+ * TLS_PROXY_CHILD_PORT (monitor/tls_proxy.h), where the parent's secrets are
+ * never put in: a child uses only the secrets it was given, through its own
+ * proxy (escape: a sub-agent not given the secret ...). */
+#define SUBPROTO_NET_GID 0x61677273u /* "agrs" */
 
 enum {
   SUBPROTO_REQUEST = 'Q',

@@ -66,13 +66,16 @@ static int policy_from_profile(const struct profile_egress *pe, struct egress_po
   return 0;
 }
 
-static uint16_t proxy_port;
-static uint32_t proxy_mark;
+static uint16_t proxy_port, proxy_child_port;
+static uint32_t proxy_mark, proxy_child_gid;
 
-void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark)
+void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark,
+                             uint16_t child_port, uint32_t child_gid)
 {
   proxy_port = port;
   proxy_mark = mark;
+  proxy_child_port = child_port;
+  proxy_child_gid = child_gid;
 }
 
 static int send_batch(int nl_fd, const struct egress_policy *p, bool update, struct error *err)
@@ -81,7 +84,9 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update, str
                               .dns_port = 53,
                               .update = update,
                               .proxy_port = proxy_port,
-                              .proxy_mark = proxy_mark};
+                              .proxy_mark = proxy_mark,
+                              .proxy_child_port = proxy_child_port,
+                              .proxy_child_gid = proxy_child_gid};
   struct nft_batch_buf b;
   int r;
 

@@ -48,7 +48,8 @@ void egress_helper_free(struct egress_helper *h);
 /* Before attach: the table redirects new TCP connections to ports 443 and 80
  * to the TLS proxy at port inside the netns (monitor/tls_proxy.h); sockets
  * with the mark are not redirected. */
-void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark);
+void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t mark,
+                             uint16_t child_port, uint32_t child_gid);
 /* One control request to a container's egress.sock ("list", "allow E1 E2
  * ...", "deny E1 ..."); its reply (but "ok") to out, NULL = none. */
 int egress_ctl(int dirfd, const char *id, const char *req, FILE *out, struct error *err);

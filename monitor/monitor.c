@@ -26,6 +26,7 @@
 
 #include "common/failpoint.h"
 #include "common/log.h"
+#include "common/subproto.h"
 #include "common/util.h"
 #include "monitor/egress_helper.h"
 #include "monitor/tls_proxy.h"
@@ -808,7 +809,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   }
   /* while the init sets up its root: the netns and the pid are final */
   if (eg != NULL && (m.secrets.n > 0 || o->profile->egress.n_http > 0))
-    egress_helper_set_proxy(eg, TLS_PROXY_PORT, TLS_PROXY_MARK);
+    egress_helper_set_proxy(eg, TLS_PROXY_PORT, TLS_PROXY_MARK, TLS_PROXY_CHILD_PORT,
+                            SUBPROTO_NET_GID);
   if (eg != NULL && egress_helper_attach(eg, m.init_pid, o->state_dirfd, m.log, &err) < 0)
     fail_main(chan, &err);
   if (eg != NULL)

@@ -65,6 +65,9 @@ struct proxy {
   SSL_CTX *server_ctx, *client_ctx;
   EVP_PKEY *leaf_key;
   struct audit_log *log; /* opened per connection (its own lock file description) */
+  /* this connection came in at TLS_PROXY_CHILD_PORT: a sub-agent's, through
+   * its slirp4netns; none of this container's secrets is put in */
+  bool from_child;
 };
 
 /* ------------------------------------------------------------ records */
@@ -621,8 +624,8 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
     for (size_t k = 0; k < st->n; k++) {
       const struct secret *s = &st->v[k];
       const char *ph = s->def->placeholder, *at = strstr(value, ph);
-      bool here = at != NULL && !plain && !echoes && http_field_is(f, s->def->header) &&
-                  profile_secret_host_match(s->def, sni);
+      bool here = at != NULL && !plain && !echoes && !px->from_child &&
+                  http_field_is(f, s->def->header) && profile_secret_host_match(s->def, sni);
 
       if (at == NULL)
         continue;
@@ -641,7 +644,9 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
         placeholder_record(px, s, sni, f,
                            plain    ? "sent unchanged (plain HTTP)"
                            : echoes ? "sent unchanged (TRACE echoes the request)"
-                                    : "sent unchanged (not the secret's header or host)");
+                           : px->from_child
+                               ? "sent unchanged (a sub-agent's request: the secret is not its)"
+                               : "sent unchanged (not the secret's header or host)");
       }
     }
     jb_raw(&out, f->name, f->name_len);
@@ -1094,7 +1099,11 @@ static void connection(struct proxy *px, int cfd)
     flow_record(px, peek_name, &dst, false, "the Host field names another port");
     return;
   }
-  if (port == 443 && (secret_for(px, peek_name) != NULL ||
+  /* a sub-agent's flow is never given this container's secrets: terminated
+   * only for an HTTP rule, else checked and passed on as it is, so that a
+   * child's own proxy, which puts in the secrets it was given, verifies the
+   * real upstream */
+  if (port == 443 && ((!px->from_child && secret_for(px, peek_name) != NULL) ||
                       (px->o->egress && profile_http_rule_find(px->o->egress, peek_name)))) {
     if (!name_resolves_to(peek_name, &dst)) {
       flow_record(px, peek_name, &dst, false,
@@ -1177,11 +1186,11 @@ static int contexts(struct proxy *px, struct error *err)
   return 0;
 }
 
-static int listen_on(int family, struct error *err)
+static int listen_on(int family, uint16_t port, struct error *err)
 {
   int one = 1, fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons(TLS_PROXY_PORT)};
-  struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(TLS_PROXY_PORT)};
+  struct sockaddr_in s4 = {.sin_family = AF_INET, .sin_port = htons(port)};
+  struct sockaddr_in6 s6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
 
   if (fd < 0)
     return error_errno(err, "TLS proxy: socket");
@@ -1199,19 +1208,24 @@ static int listen_on(int family, struct error *err)
     if (family == AF_INET6 && (e == EADDRNOTAVAIL || e == EAFNOSUPPORT))
       return -2;
     return error_set(err, e, "TLS proxy: listen on %s port %d",
-                     family == AF_INET ? "127.0.0.1" : "::1", TLS_PROXY_PORT);
+                     family == AF_INET ? "127.0.0.1" : "::1", (int)port);
   }
   return fd;
 }
 
-__attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
+/* lfd: IPv4 and IPv6 at TLS_PROXY_PORT, then at TLS_PROXY_CHILD_PORT (a
+ * sub-agent's connections); -1 where there is none */
+__attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
 {
   unsigned live = 0;
   pid_t self = getpid();
 
   for (;;) {
-    struct pollfd p[2] = {{.fd = lfd[0], .events = POLLIN}, {.fd = lfd[1], .events = POLLIN}};
+    struct pollfd p[4];
     pid_t dead;
+
+    for (int i = 0; i < 4; i++)
+      p[i] = (struct pollfd){.fd = lfd[i], .events = POLLIN};
 
     while ((dead = waitpid(-1, NULL, WNOHANG)) > 0)
       live--;
@@ -1220,9 +1234,9 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
       _exit(0);
     }
     flood_flush(px, false);
-    if (poll(p, 2, 1000) <= 0)
+    if (poll(p, 4, 1000) <= 0)
       continue;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
       int cfd;
       pid_t pid;
       if (!(p[i].revents & POLLIN))
@@ -1241,9 +1255,10 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[2])
         prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
         if (getppid() != self)
           _exit(0); /* the proxy ended before the death signal was set */
-        close(lfd[0]);
-        if (lfd[1] >= 0)
-          close(lfd[1]);
+        for (int k = 0; k < 4; k++)
+          if (lfd[k] >= 0)
+            close(lfd[k]);
+        px->from_child = i >= 2;
         connection(px, cfd);
         if (px->log != NULL)
           audit_log_close(px->log);
@@ -1275,7 +1290,7 @@ int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error
     static struct proxy px;
     struct error e = {0};
     char who[24];
-    int netns, lfd[2] = {-1, -1};
+    int netns, lfd[4] = {-1, -1, -1, -1};
 
     close(ready[0]);
     /* Nothing of the monitor's: its state directory's descriptor holds
@@ -1319,13 +1334,16 @@ int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error
       goto fail;
     }
     close(netns);
-    if (contexts(&px, &e) < 0 || (lfd[0] = listen_on(AF_INET, &e)) < 0)
+    if (contexts(&px, &e) < 0 || (lfd[0] = listen_on(AF_INET, TLS_PROXY_PORT, &e)) < 0 ||
+        (lfd[2] = listen_on(AF_INET, TLS_PROXY_CHILD_PORT, &e)) < 0)
       goto fail;
-    lfd[1] = listen_on(AF_INET6, &e);
-    if (lfd[1] == -1)
-      goto fail;
-    if (lfd[1] < 0)
-      lfd[1] = -1;
+    for (int k = 1; k < 4; k += 2) {
+      lfd[k] = listen_on(AF_INET6, k == 1 ? TLS_PROXY_PORT : TLS_PROXY_CHILD_PORT, &e);
+      if (lfd[k] == -1)
+        goto fail;
+      if (lfd[k] < 0)
+        lfd[k] = -1;
+    }
     if (write(ready[1], "", 1) != 1)
       _exit(1);
     close(ready[1]);

@@ -47,7 +47,12 @@ struct tls_ca; /* monitor/tls_ca.h (the plugin only) */
 
 #define TLS_PROXY_PORT 15001
 #define TLS_PROXY_MARK 0x61677274u /* "agrt" */
-#define TLS_PROXY_MAX_CONNS 128    /* connection processes at once; more are closed */
+/* Where the egress table sends the connections of a sub-agent's slirp4netns
+ * (the group SUBPROTO_NET_GID, common/subproto.h): the same proxy, but no
+ * secret of this container's is put into what a child sends, whatever
+ * placeholder it learnt (the child's own secrets are its own proxy's). */
+#define TLS_PROXY_CHILD_PORT 15002
+#define TLS_PROXY_MAX_CONNS 128 /* connection processes at once; more are closed */
 
 struct tls_proxy_opts {
   const char *id;

@@ -137,6 +137,11 @@ struct nft_build_opts {
    * sockets marked proxy_mark (the proxy's own) are redirected there */
   uint16_t proxy_port;
   uint32_t proxy_mark;
+  /* with proxy_port: connections to 443 and 80 of sockets whose group is
+   * proxy_child_gid (a sub-agent's slirp4netns) go to proxy_child_port
+   * instead, where no secret of the container's is put in; 0 = none */
+  uint16_t proxy_child_port;
+  uint32_t proxy_child_gid;
   bool update; /* refill allow4/allow6/allow_ll/allow_ports of an
                   existing table, keep dns* sets (live allow/deny) */
 };

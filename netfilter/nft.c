@@ -695,7 +695,8 @@ static void rules_nat(struct nft_batch_buf *b, uint16_t port)
 }
 
 /* the TLS proxy: after the DNS rules (port 53 keeps its own redirect) */
-static void rules_nat_proxy(struct nft_batch_buf *b, uint16_t port, uint32_t mark)
+static void rules_nat_proxy(struct nft_batch_buf *b, uint16_t port, uint32_t mark,
+                            uint16_t child_port, uint32_t child_gid)
 {
   static const uint8_t lo4[4] = {127}, lo6[16] = {[15] = 1};
   struct nftnl_rule *r = rule_new("nat_out");
@@ -712,6 +713,25 @@ static void rules_nat_proxy(struct nft_batch_buf *b, uint16_t port, uint32_t mar
   match_daddr(r, true, lo6, 128);
   verdict(r, NF_ACCEPT, NULL);
   rule_emit(b, r, "ip6 daddr ::1 accept");
+  /* a sub-agent's traffic (its slirp4netns, of group child_gid) to the
+   * proxy's other port: the container's secrets are not the child's */
+  for (int i = 0; i < 2 && child_port != 0; i++) {
+    uint16_t p = htons(child_port);
+    struct nftnl_expr *e;
+
+    r = rule_new("nat_out");
+    meta(r, NFT_META_SKGID, NFT_REG_1);
+    cmp(r, NFT_CMP_EQ, &child_gid, 4);
+    match_l4(r, IPPROTO_TCP, i == 0 ? 443 : 80, i == 0 ? 443 : 80);
+    e = expr(r, "immediate");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
+    e = expr(r, "redir");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    rule_emit(b, r,
+              i == 0 ? "meta skgid child tcp dport 443 redirect to proxy's child port"
+                     : "meta skgid child tcp dport 80 redirect to proxy's child port");
+  }
   for (int i = 0; i < 2; i++) {
     uint16_t p = htons(port);
     struct nftnl_expr *e;
@@ -850,7 +870,7 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
     chain_msg(b, "nat_out", "nat", -100, NF_ACCEPT);
     rules_nat(b, o->dns_port);
     if (o->proxy_port != 0)
-      rules_nat_proxy(b, o->proxy_port, o->proxy_mark);
+      rules_nat_proxy(b, o->proxy_port, o->proxy_mark, o->proxy_child_port, o->proxy_child_gid);
   }
   return 0;
 }

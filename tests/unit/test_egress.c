@@ -374,8 +374,60 @@ static void test_flow_log(void)
   egress_policy_free(&p);
 }
 
+static size_t batch_count_from(const struct nft_batch_buf *b, const char *at, const char *s)
+{
+  size_t n = 0;
+  const char *end = (const char *)b->data + b->len;
+
+  while ((at = memmem(at, (size_t)(end - at), s, strlen(s))) != NULL) {
+    n++;
+    at += strlen(s);
+  }
+  return n;
+}
+
+static size_t batch_count(const struct nft_batch_buf *b, const char *s)
+{
+  return batch_count_from(b, (const char *)b->data, s);
+}
+
+/* A sub-agent's slirp4netns (its group) goes to the proxy's other port,
+ * where the container's secrets are not put in: two more redirects, before
+ * the others, matching the socket's group; none without that port. */
+static void test_proxy_child(void)
+{
+  struct egress_policy p;
+  struct error err = {0};
+  struct nft_batch_buf b;
+  uint32_t gid = 0x61677273u;
+  struct nft_build_opts o = {
+      .seq_base = 1, .dns_port = 53, .proxy_port = 15001, .proxy_mark = 0x61677274u};
+  size_t plain = 0;
+
+  egress_policy_init(&p);
+  if (tap_ok(nft_build_batch(&p, &o, &b, &err) == 0, "proxy batch")) {
+    plain = batch_count(&b, "redir");
+    tap_ok(plain > 0 && !batch_has(&b, (const char *)&gid), "proxy: redirected, no group matched");
+    nft_batch_buf_free(&b);
+  }
+  o.proxy_child_port = 15002;
+  o.proxy_child_gid = gid;
+  if (tap_ok(nft_build_batch(&p, &o, &b, &err) == 0, "proxy batch with a child port")) {
+    size_t n = batch_count(&b, "redir");
+    const char *g = memmem(b.data, b.len, &gid, sizeof gid);
+    const char *r = memmem(b.data, b.len, "redir", 5);
+    tap_ok(n == plain + 2, "child port: two more redirects (%zu, %zu)", n, plain);
+    /* the group's two, then the proxy's own two (443, 80): after the DNS ones */
+    tap_ok(g != NULL && r != NULL && batch_count_from(&b, g, "redir") == 4,
+           "child port: the group is matched before the proxy's own redirects");
+    nft_batch_buf_free(&b);
+  }
+  egress_policy_free(&p);
+}
+
 int main(void)
 {
+  test_proxy_child();
   test_entries();
   test_too_long();
   test_match();
