@@ -820,23 +820,60 @@ copy_curl() {
 	done
 }
 
-@test "escape: a sub-agent not given the secret has its parent's placeholder substituted by the parent's proxy" {
+# sub_ws: a workspace for the parent, so that it may start children (docs/subagents.md)
+sub_ws() {
 	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
 	copy_curl
 	mkdir -p "$ROOTFS/workspace" "$ROOTFS/run" "$BUNDLE/ws"
 	update_config ".process.cwd = \"/workspace\" |
 		.mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\", \"source\": \"$BUNDLE/ws\", \"options\": [\"rbind\", \"rw\"]}]"
-	px_run
-	# the parent (honest) keeps its placeholder where its tools read it: a file in the workspace
+}
+
+# child_uses_parent_secret [PROFILE]: a child given no secret sends its parent's placeholder to
+# the secret's host; fails when the value arrives there
+child_uses_parent_secret() {
+	px_run "$@"
+	# the parent keeps its placeholder where its tools read it (a file of the workspace): the
+	# placeholder is no secret, the value is
 	in_ctr sh -c 'echo "$API_TOKEN" >/workspace/.token'
 	# control: the parent's own request gets the value
 	in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $(cat /workspace/.token)" https://api.example.test/parent' >/dev/null
 	grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "control: not substituted for the parent: $(cat "$PX_DIR/api.log")"
 	: >"$PX_DIR/api.log"
-	# a child that was given no secret (untrusted tests, a package's install script), but may reach the host
+	# a child given no secret (a package's tests, an install script) that may reach the host reads
+	# the placeholder and sends it there (-k: it need not trust the parent's CA for that)
 	run in_ctr /run/agentrt/bin/agentrt sub run --name nosec --allow api.example.test -- sh -c \
 		'echo "[$API_TOKEN]"; curl -ksS --max-time 10 -H "Authorization: Bearer $(cat /workspace/.token)" https://api.example.test/child'
-	echo "child: $status $output" >&3
-	cat "$PX_DIR/api.log" >&3
+	[[ "$output" == "[]"* ]] || fail "the child has a secret: $output"
+	# the request arrived, with the placeholder as it was sent
+	grep -q "^GET /child" "$PX_DIR/api.log" || fail "the child's request did not arrive: $output"
 	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" || fail "the child used its parent's secret: $(cat "$PX_DIR/api.log")"
+	grep -q "Authorization: Bearer agentrt-secret-[0-9a-f]\{32\}" "$PX_DIR/api.log" || fail "$(cat "$PX_DIR/api.log")"
+	run rt audit "$ID"
+	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the value is in the trail"
+	# honest use: the parent's own requests still get the value, after the child's
+	in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/parent-after' >/dev/null
+	grep -qF "Bearer $SEC_VALUE" "$PX_DIR/api.log" || fail "the parent's request after the child's lost its value"
+}
+
+@test "escape: a sub-agent not given the secret has its parent's placeholder substituted by the parent's proxy" {
+	sub_ws
+	child_uses_parent_secret
+	# the child's flow was checked and passed on, not terminated with the parent's secrets
+	rt audit --format json "$ID" | jq -se 'map(select(.kind == "http" and .path == "/child")) | length == 0' >/dev/null ||
+		fail "the parent's proxy terminated the child's flow: $(rt audit "$ID" | grep /child)"
+}
+
+@test "secrets-proxy: a sub-agent given --secret gets the value at the secret's host through its own proxy (the parent's passes its flow on)" {
+	sub_ws
+	px_run
+	pph=$(in_ctr sh -c 'echo "$API_TOKEN"')
+	run in_ctr /run/agentrt/bin/agentrt sub run --name sec --secret API_TOKEN --allow api.example.test -- sh -c \
+		'echo "[$API_TOKEN]"; curl -sS --max-time 10 --cacert /dev/agentrt-ca-bundle.crt -H "Authorization: Bearer $API_TOKEN" https://api.example.test/childsec'
+	[ "$status" -eq 0 ] || fail "the child's request: $output"
+	[[ "$output" =~ ^\[agentrt-secret-[0-9a-f]{32}\] && "$output" != *"$pph"* ]] || fail "the child's placeholder: $output"
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "upstream did not get the value: $output"
+	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the child saw the value"
+	rt audit --format json "$ID.sec" | jq -se 'map(select(.kind == "http" and .path == "/childsec" and .secret == "API_TOKEN")) | length == 1' >/dev/null ||
+		fail "the child's trail: $(rt audit "$ID.sec" | grep -i 'http\|tls')"
 }
