@@ -937,3 +937,25 @@ cg_dir() {
 	run sub run --workspace /workspace/secrets -- cat key
 	[ "$status" -eq 125 ] && [[ "$output" != *ws-secret* ]] && [[ "$output" == *"hides"* ]] || fail "$output"
 }
+
+@test "sub-net-gid: a child's slirp4netns runs in the parent's namespace as the group the parent's proxy tells a child's connections by (escape: a sub-agent not given the secret ..., secrets-proxy.bats)" {
+	parent
+	sub run --name net --allow allowed.test --detach -- sleep 60 >/dev/null
+	local cpid slirp
+	cpid=$(host_pid "$ID.net")
+	for _ in $(seq 50); do
+		slirp=$(ps -eo pid=,args= | awk -v p="$cpid" '$2 == "slirp4netns" && $NF == "tap0" && $(NF-1) == p {print $1}')
+		[ -n "$slirp" ] && break
+		sleep 0.1
+	done
+	[ -n "$slirp" ] || fail "no slirp4netns for the child's init $cpid: $(ps -eo pid,args | grep slirp)"
+	# group 0x61677273 (common/subproto.h), no supplementary group, in the parent's netns
+	[ "$(awk '/^Gid:/ {print $2, $3, $4, $5}' "/proc/$slirp/status")" = "1634169459 1634169459 1634169459 1634169459" ] ||
+		fail "slirp4netns's groups: $(grep -E '^(Gid|Groups):' "/proc/$slirp/status")"
+	[ -z "$(awk '/^Groups:/ {$1 = ""; print}' "/proc/$slirp/status" | tr -d ' ')" ] || fail "$(grep Groups "/proc/$slirp/status")"
+	[ "$(readlink "/proc/$slirp/ns/net")" = "$(readlink "/proc/$(host_pid "$ID")/ns/net")" ]
+	# and the child's network works as before
+	run sub exec net -- sh -c 'nc -w 3 allowed.test 80 </dev/null'
+	[[ "$output" == *hello-allowed* ]] || fail "the child's network: $output"
+	sub kill net >/dev/null
+}
