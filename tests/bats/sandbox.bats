@@ -849,6 +849,36 @@ print("started", n)'
 	[[ "$output" != *KUBECONFIG=* ]] || fail "$output"
 }
 
+@test "escape: variables whose only use is to name a credential file (PGPASSFILE, SOPS_AGE_KEY_FILE, GH_CONFIG_DIR, DOCKER_CERT_PATH, RCLONE_CONFIG, ...) passed in, their files shown" {
+	D=$(mktemp -d /var/lib/agentrt-test-cred2.XXXXXX)
+	chmod 0755 "$D"
+	mkdir "$D/gh" "$D/docker"
+	echo 'host:5432:*:app:PG-SECRET-leak' >"$D/pgpass"
+	echo 'AGE-SECRET-KEY-leak' >"$D/age.txt"
+	echo 'oauth_token: GH-SECRET-leak' >"$D/gh/hosts.yml"
+	echo 'DOCKER-CLIENT-KEY-leak' >"$D/docker/key.pem"
+	echo 'token = RCLONE-SECRET-leak' >"$D/rclone.conf"
+	echo 'BORG-KEY-leak' >"$D/borg.key"
+	echo 'KEYTAB-leak' >"$D/app.keytab"
+	echo 'NPMRC-TOKEN-leak' >"$D/npmrc"
+	chown -R "$SBX_UID" "$D"/*
+	chmod 0600 "$D/pgpass" "$D/age.txt" "$D/gh/hosts.yml" "$D/docker/key.pem" "$D/rclone.conf" \
+		"$D/borg.key" "$D/app.keytab" "$D/npmrc"
+	run as_user env PGPASSFILE="$D/pgpass" SOPS_AGE_KEY_FILE="$D/age.txt" GH_CONFIG_DIR="$D/gh" \
+		DOCKER_CERT_PATH="$D/docker" RCLONE_CONFIG="$D/rclone.conf" BORG_KEY_FILE="$D/borg.key" \
+		KRB5_CLIENT_KTNAME="$D/app.keytab" NPM_CONFIG_USERCONFIG="$D/npmrc" \
+		"$AGENTRT" sandbox --name cred2 -- sh -c "cat $D/pgpass $D/age.txt $D/gh/hosts.yml $D/docker/key.pem \
+			$D/rclone.conf $D/borg.key $D/app.keytab $D/npmrc; env"
+	local out=$output st=$status
+	# control: --env NAME passes one and shows its file, as for any held-back variable
+	run as_user env PGPASSFILE="$D/pgpass" "$AGENTRT" sandbox --name cred3 --env PGPASSFILE -- sh -c 'cat "$PGPASSFILE"'
+	rm -rf "$D"
+	[ "$st" -eq 0 ] || fail "$out"
+	[[ "$out" != *leak* ]] || fail "a credential file was shown: $out"
+	[[ "$out" != *PGPASSFILE=* && "$out" != *GH_CONFIG_DIR=* && "$out" != *DOCKER_CERT_PATH=* ]] || fail "$out"
+	[[ "$output" == *PG-SECRET-leak* ]] || fail "control: --env PGPASSFILE: $output"
+}
+
 @test "root-only: as root, files and directories only root may read (/etc/shadow, a 0700 data directory, a 0600 key) are masked; the rest of the host's root stays readable" {
 	# the sandbox's agent is uid 0 there, and uid 0 owns what the modes keep from every user: it
 	# read /etc/shadow, /etc/docker/key.json and what /var/lib/docker holds before
