@@ -181,7 +181,17 @@ static const char *const cred_word[] = {
 static const char *const cred_suffix[] = {
     "_KEY", "_PAT", "_AUTH", "_DSN", "DATABASE_URL", "_PWD", "_PASS", "_JWT",
     /* files of keys and tokens: the variable, and the file it names */
-    "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "NETRC", NULL};
+    "KUBECONFIG", "DOCKER_CONFIG", "GNUPGHOME", "NETRC",
+    /* ... spelled as a file's: a password file (PGPASSFILE), a key's file
+     * or path (SOPS_AGE_KEY_FILE, BORG_KEY_FILE, SSH_KEY_PATH), a client
+     * certificate's directory with its key (DOCKER_CERT_PATH), a keytab
+     * (KRB5_KTNAME, KRB5_CLIENT_KTNAME), a login file (MYSQL_TEST_LOGIN_FILE),
+     * and tools' configs that hold their tokens (gh's hosts.yml, rclone's,
+     * boto's, npm's user .npmrc, terraform's credentials): escape test
+     * "variables whose only use is to name a credential file" */
+    "PASSFILE", "KEY_FILE", "_KEYFILE", "KEY_PATH", "DOCKER_CERT_PATH", "_KTNAME", "LOGIN_FILE",
+    "GH_CONFIG_DIR", "RCLONE_CONFIG", "BOTO_CONFIG", "NPM_CONFIG_USERCONFIG", "TF_CLI_CONFIG_FILE",
+    NULL};
 /* A value that carries a credential whatever the name: an HTTP
  * Authorization header (GIT_CONFIG_PARAMETERS' http.extraHeader,
  * GIT_CONFIG_VALUE_N) or a bearer token, matched in any case. */
