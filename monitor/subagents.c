@@ -56,6 +56,9 @@ extern const size_t agentrt_subclient_blob_len;
 #define OUTPUT_MAX (256u << 10)
 /* Children kept (running, or ended and not discarded) at once. */
 #define MAX_KEPT 256
+/* sub/NAME/upstream-ca.pem: what the child's proxy trusts beside the host's store (the
+ * parent's upstreamCA and the parent's own CA: write_child_profile) */
+#define UPSTREAM_CA "upstream-ca.pem"
 
 int subagent_listen(int state_dirfd, struct error *err)
 {
@@ -826,6 +829,33 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
     }
     ap->n_secrets = kept;
   }
+  /* the parent's proxy terminates the child's HTTPS to the names it holds a
+   * secret or an HTTP rule for (never putting its own secrets in: the
+   * child's connections reach it at TLS_PROXY_CHILD_PORT), so the child's
+   * proxy, which puts in the child's secrets, trusts the parent's CA for its
+   * upstream beside the parent's upstreamCA; without that, a child's secret
+   * never reached its host (certificate verify failed) */
+  if (p->profile->egress.def != PROFILE_EGRESS_OFF &&
+      (p->profile->n_secrets > 0 || p->profile->egress.n_http > 0)) {
+    cleanup_free char *mine = state_path(p, "ca-bundle.crt"), *theirs = NULL, *ours = NULL;
+    cleanup_free char *both = NULL;
+    size_t n1 = 0, n2 = 0;
+    if (read_file_at(AT_FDCWD, mine, 16 << 20, &ours, &n1, err) < 0 ||
+        (p->profile->egress.tls_upstream_ca != NULL &&
+         read_file_at(AT_FDCWD, p->profile->egress.tls_upstream_ca, 16 << 20, &theirs, &n2, err) <
+             0)) {
+      profile_free(ap);
+      return error_prefix(err, "the child's upstream CA");
+    }
+    both = xfmt("%s\n%s", theirs ? theirs : "", ours);
+    if (write_file_atomic_at(dirfd, UPSTREAM_CA, both, strlen(both), err) < 0) {
+      profile_free(ap);
+      return -1;
+    }
+    free(ap->egress.tls_upstream_ca);
+    ap->egress.tls_upstream_ca =
+        xfmt("%s/%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, r->name, UPSTREAM_CA);
+  }
   /* its own allowlist, in its own namespace; its resolver asks the parent's
    * (127.0.0.1:53 in the parent's namespace), so a name must pass both and
    * is pinned in both tables */
@@ -1514,8 +1544,9 @@ static int verb_simple(struct conn *c, const char *verb)
     cleanup_free char *dir = xfmt("%s/%s/%s/%s", p->root, p->id, SUBAGENT_DIR, c->words[1]);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
-      for (const char *const *f = (const char *const[]){"config.json", "profile.json", "id", "exit",
-                                                        "output", "pid", STARTING, OWNER, NULL};
+      for (const char *const *f =
+               (const char *const[]){"config.json", "profile.json", "id", "exit", "output", "pid",
+                                     STARTING, OWNER, UPSTREAM_CA, NULL};
            *f; f++)
         unlinkat(dfd, *f, 0);
       close(dfd);

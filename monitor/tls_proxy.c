@@ -1099,11 +1099,7 @@ static void connection(struct proxy *px, int cfd)
     flow_record(px, peek_name, &dst, false, "the Host field names another port");
     return;
   }
-  /* a sub-agent's flow is never given this container's secrets: terminated
-   * only for an HTTP rule, else checked and passed on as it is, so that a
-   * child's own proxy, which puts in the secrets it was given, verifies the
-   * real upstream */
-  if (port == 443 && ((!px->from_child && secret_for(px, peek_name) != NULL) ||
+  if (port == 443 && (secret_for(px, peek_name) != NULL ||
                       (px->o->egress && profile_http_rule_find(px->o->egress, peek_name)))) {
     if (!name_resolves_to(peek_name, &dst)) {
       flow_record(px, peek_name, &dst, false,

@@ -859,14 +859,24 @@ child_uses_parent_secret() {
 @test "escape: a sub-agent not given the secret has its parent's placeholder substituted by the parent's proxy" {
 	sub_ws
 	child_uses_parent_secret
-	# the child's flow was checked and passed on, not terminated with the parent's secrets
-	rt audit --format json "$ID" | jq -se 'map(select(.kind == "http" and .path == "/child")) | length == 0' >/dev/null ||
-		fail "the parent's proxy terminated the child's flow: $(rt audit "$ID" | grep /child)"
+	# the parent's proxy terminated the child's flow (its Host checked, its request recorded)
+	# and put no secret in; the trail says why
+	rt audit --format json "$ID" | jq -se 'map(select(.kind == "http" and .path == "/child" and .secret == null)) | length == 1' >/dev/null ||
+		fail "no http record of the child's request: $(rt audit "$ID" | grep /child)"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"secret_placeholder"'*"a sub-agent's request"* ]] ||
+		fail "not recorded: $(grep secret_placeholder <<<"$output")"
 }
 
-@test "secrets-proxy: a sub-agent given --secret gets the value at the secret's host through its own proxy (the parent's passes its flow on)" {
+@test "secrets-proxy: a sub-agent not given the secret, to a host with an HTTP rule (the child's own proxy, then the parent's): not substituted" {
 	sub_ws
-	px_run
+	jq '.name = "secrets-proxy-rule" | .egress.http = [{"host": "api.example.test"}]' "$PX_PROFILE" >"$BUNDLE/rule.json"
+	child_uses_parent_secret "$BUNDLE/rule.json"
+}
+
+# child_own_secret [PROFILE]: a child given --secret reaches the secret's host with the value
+child_own_secret() {
+	px_run "$@"
 	pph=$(in_ctr sh -c 'echo "$API_TOKEN"')
 	run in_ctr /run/agentrt/bin/agentrt sub run --name sec --secret API_TOKEN --allow api.example.test -- sh -c \
 		'echo "[$API_TOKEN]"; curl -sS --max-time 10 --cacert /dev/agentrt-ca-bundle.crt -H "Authorization: Bearer $API_TOKEN" https://api.example.test/childsec'
@@ -876,4 +886,20 @@ child_uses_parent_secret() {
 	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the child saw the value"
 	rt audit --format json "$ID.sec" | jq -se 'map(select(.kind == "http" and .path == "/childsec" and .secret == "API_TOKEN")) | length == 1' >/dev/null ||
 		fail "the child's trail: $(rt audit "$ID.sec" | grep -i 'http\|tls')"
+}
+
+@test "secrets-proxy: a sub-agent given --secret gets the value at the secret's host through its own proxy and its parent's" {
+	sub_ws
+	child_own_secret
+}
+
+@test "secrets-proxy: ... and to a host with an HTTP rule of the parent's" {
+	sub_ws
+	jq '.name = "secrets-proxy-rule" | .egress.http = [{"host": "api.example.test", "methods": ["GET"]}]' "$PX_PROFILE" >"$BUNDLE/rule.json"
+	child_own_secret "$BUNDLE/rule.json"
+	# the parent's rules hold for the child: a POST is refused
+	run in_ctr /run/agentrt/bin/agentrt sub run --name post --secret API_TOKEN --allow api.example.test -- sh -c \
+		'curl -sS --max-time 10 --cacert /dev/agentrt-ca-bundle.crt -X POST -H "Authorization: Bearer $API_TOKEN" https://api.example.test/childpost -o /dev/null -w "%{http_code}\n"'
+	[[ "$output" == *403* ]] || fail "the child's POST: $output"
+	! grep -q "/childpost" "$PX_DIR/api.log" || fail "the POST arrived"
 }
