@@ -879,6 +879,37 @@ print("started", n)'
 	[[ "$output" == *PG-SECRET-leak* ]] || fail "control: --env PGPASSFILE: $output"
 }
 
+@test "escape: a host mount below / (a separate /boot, /srv or /var of the host) was writable from the sandbox (root and user)" {
+	requires unshare
+	# a tmpfs over /srv stands for the host's own mount there, in a mount namespace of the test's
+	# (the host's is never changed); the workspaces live below it, as a project in /srv would
+	export SBX SBX_UID SBX_ROOT AGENTRT RT_TIMEOUT
+	run unshare -m --propagation private bash -c "$(declare -f as_user)"'
+		set -u
+		mount -t tmpfs -o mode=1777 agentrt-test-srv /srv || { echo "no tmpfs over /srv"; exit 90; }
+		echo host-file >/srv/existing
+		chmod 666 /srv/existing
+		mkdir -m 777 /srv/ws /srv/uws
+		(cd /srv/ws && timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name srv1 -- sh -c \
+			"echo root-pwned >/srv/root-pwned; echo root-pwned >>/srv/existing; echo ok >/srv/ws/new && echo root-ws-ok") 2>&1
+		(cd /srv/uws && timeout --kill-after=5 "$RT_TIMEOUT" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" \
+			--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" XDG_RUNTIME_DIR="$SBX/run" \
+			XDG_DATA_HOME="$SBX/home/.local/share" "$AGENTRT" sandbox --name srv2 -- sh -c \
+			"echo user-pwned >/srv/user-pwned; echo user-pwned >>/srv/existing; echo ok >/srv/uws/new && echo user-ws-ok") 2>&1
+		echo "host: $(ls /srv | tr "\n" " ")"
+		echo "existing: $(cat /srv/existing | tr "\n" " ")"
+		"$AGENTRT" --root "$SBX_ROOT" workspace srv1 purge >/dev/null 2>&1
+		as_user "$AGENTRT" workspace srv2 purge >/dev/null 2>&1
+		umount /srv'
+	[ "$status" -eq 0 ] || fail "$output"
+	# the workspaces below the mount are written as ever (their overlays)
+	[[ "$output" == *root-ws-ok* && "$output" == *user-ws-ok* ]] || fail "the workspaces: $output"
+	# the host's mount is not
+	[ "$(grep '^host: ' <<<"$output")" = "host: existing uws ws " ] || fail "written to the host's /srv: $output"
+	[ "$(grep '^existing: ' <<<"$output")" = "existing: host-file " ] || fail "a host file changed: $output"
+	[[ "$output" == *"Read-only file system"* ]] || fail "$output"
+}
+
 @test "root-only: as root, files and directories only root may read (/etc/shadow, a 0700 data directory, a 0600 key) are masked; the rest of the host's root stays readable" {
 	# the sandbox's agent is uid 0 there, and uid 0 owns what the modes keep from every user: it
 	# read /etc/shadow, /etc/docker/key.json and what /var/lib/docker holds before
