@@ -113,6 +113,136 @@ static int parent_mount_private(const char *rootfs, struct error *err)
   return mount_holding_private(rootfs, err);
 }
 
+/* The mount id of the mount an fd is on (statx STATX_MNT_ID), or -1. */
+static int mount_id_of(int fd)
+{
+  struct statx stx;
+
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
+      !(stx.stx_mask & STATX_MNT_ID))
+    return -1;
+  return (int)stx.stx_mnt_id;
+}
+
+/* mountinfo's \ooo escapes (a space, a tab, a newline, a backslash) in place */
+static void unescape_octal(char *s)
+{
+  char *w = s;
+
+  for (const char *r = s; *r != '\0'; r++) {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+        r[3] <= '7') {
+      *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+      r += 3;
+    } else {
+      *w++ = *r;
+    }
+  }
+  *w = '\0';
+}
+
+/* At most this many mounts below a host "/" root are made read-only. */
+#define HOST_SUBMOUNTS_MAX 4096
+
+/* The mounts of the tree bound at the root (the host's "/": its recursive
+ * bind brought every mount below it, a separate /boot, /srv or /var, each
+ * with its own flags): their ids, from our mountinfo, found by their parent
+ * chain up to the tree's top.  root.readonly made only that top read-only,
+ * and the sandbox's agent wrote into the host's other file systems (escape:
+ * a host mount below / writable in the sandbox). */
+static int record_host_submounts(struct setup_ctx *ctx, struct error *err)
+{
+  cleanup_free char *info = NULL;
+  int top = mount_id_of(ctx->rootfd);
+  size_t n = 0, cap = 0;
+  int *ids = NULL, *parents = NULL;
+  bool *in = NULL;
+  char *save = NULL;
+
+  if (top < 0)
+    return error_errno(err, "read-only root: the mount id of `/`");
+  if (procfs_read_all("self/mountinfo", &info, err) < 0)
+    return error_prefix(err, "read-only root");
+  for (char *l = strtok_r(info, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+    int id, parent;
+    if (sscanf(l, "%d %d", &id, &parent) != 2)
+      continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      ids = xrealloc(ids, cap * sizeof *ids);
+      parents = xrealloc(parents, cap * sizeof *parents);
+    }
+    ids[n] = id;
+    parents[n++] = parent;
+  }
+  in = xmalloc0((n ? n : 1) * sizeof *in);
+  /* the tree is at most n deep: n passes add every descendant of top */
+  for (bool more = true; more;) {
+    more = false;
+    for (size_t i = 0; i < n; i++) {
+      if (in[i] || ids[i] == top)
+        continue;
+      bool under = parents[i] == top;
+      for (size_t k = 0; k < n && !under; k++)
+        under = in[k] && ids[k] == parents[i];
+      if (under) {
+        in[i] = more = true;
+      }
+    }
+  }
+  ctx->host_submounts = xmalloc0((n ? n : 1) * sizeof *ctx->host_submounts);
+  ctx->n_host_submounts = 0;
+  for (size_t i = 0; i < n; i++)
+    if (in[i])
+      ctx->host_submounts[ctx->n_host_submounts++] = ids[i];
+  free(ids);
+  free(parents);
+  free(in);
+  if (ctx->n_host_submounts > HOST_SUBMOUNTS_MAX)
+    return error_set(err, 0, "read-only root: more than %d mounts below `/`", HOST_SUBMOUNTS_MAX);
+  return 0;
+}
+
+/* Each recorded host mount that is still what its mount point shows (not
+ * covered by one of the container's: /proc, /dev, /tmp, the hidden
+ * directories, the workspace) and is not read-only: made read-only, that
+ * mount only (the container's own mounts on top keep theirs). */
+static int host_submounts_readonly(struct setup_ctx *ctx, int root, struct error *err)
+{
+  cleanup_free char *info = NULL;
+  char *save = NULL;
+
+  if (ctx->host_submounts == NULL)
+    return 0;
+  if (procfs_read_all("self/mountinfo", &info, err) < 0)
+    return error_prefix(err, "read-only host mounts");
+  for (char *l = strtok_r(info, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+    char point[PATH_MAX], opts[1024];
+    int id, parent;
+    bool mine = false, ro = false;
+    cleanup_close int fd = -1;
+    if (sscanf(l, "%d %d %*s %*s %4095s %1023s", &id, &parent, point, opts) != 4)
+      continue;
+    for (size_t i = 0; i < ctx->n_host_submounts && !mine; i++)
+      mine = ctx->host_submounts[i] == id;
+    for (char *o = opts, *s2 = NULL; mine && (o = strtok_r(o, ",", &s2)) != NULL; o = NULL)
+      ro = ro || streq(o, "ro");
+    if (!mine || ro)
+      continue;
+    unescape_octal(point);
+    fd = safe_openat(root, point, O_PATH | O_NOFOLLOW, 0, err);
+    if (fd < 0) {
+      error_clear(err); /* below one of ours (/run, /home): not reachable */
+      continue;
+    }
+    if (mount_id_of(fd) != id)
+      continue; /* covered by one of ours */
+    if (mnt_setattr(fd, false, MOUNT_ATTR_RDONLY, 0, 0, point, err) < 0)
+      return error_prefix(err, "read-only host mount `%s`", point);
+  }
+  return 0;
+}
+
 /* Bind the rootfs onto itself (recursively) so that it is a mount point
  * pivot_root can use; the attached mount's fd becomes ctx->rootfd. */
 static int bind_rootfs(struct setup_ctx *ctx, const char *real, struct error *err)
@@ -194,7 +324,9 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
   if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
     return error_prefix(err, "rootfs `%s`", real);
   /* a late image is attached where the mounts reach it (mounts_setup) */
-  if (bind_rootfs(ctx, real, err) < 0 || (!ctx->ws_fs_late && rootfs_attach_ws_fs(ctx, err) < 0))
+  if (bind_rootfs(ctx, real, err) < 0 ||
+      (ctx->config->root_readonly && streq(real, "/") && record_host_submounts(ctx, err) < 0) ||
+      (!ctx->ws_fs_late && rootfs_attach_ws_fs(ctx, err) < 0))
     return -1;
   if (mounts_setup(ctx, err) < 0 || rootfs_attach_ws_fs(ctx, err) < 0 ||
       devices_setup(ctx, err) < 0)
@@ -401,6 +533,14 @@ int rootfs_finalize(struct setup_ctx *ctx, struct error *err)
    * mount_setattr keeps the locked nosuid/nodev/noexec as they are */
   if (ctx->config->root_readonly && mnt_setattr(root, false, MOUNT_ATTR_RDONLY, 0, 0, "/", err) < 0)
     return error_prefix(err, "read-only root");
+  /* and, for the host's own "/", the host's mounts below it */
+  {
+    int r = host_submounts_readonly(ctx, root, err);
+    free(ctx->host_submounts);
+    ctx->host_submounts = NULL;
+    if (r < 0)
+      return -1;
+  }
   if (ctx->dev_readonly) {
     /* only /dev itself: /dev/pts, /dev/shm and /dev/mqueue keep their own */
     cleanup_close int dev = safe_openat(root, "/dev", O_PATH | O_DIRECTORY | O_NOFOLLOW, 0, err);

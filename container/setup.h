@@ -51,6 +51,12 @@ struct setup_ctx {
   int ws_fs_fd;
   bool ws_fs_late; /* ws_fs_fd comes as WS_FS on sync_sock when needed (spawn.h) */
   int sync_sock;   /* the init's end of the create protocol */
+  /* a read-only root that is the host's own "/" (agentrt sandbox): the
+   * mounts below it that came with the recursive bind (a separate /boot,
+   * /srv, /var of the host), by mount id, made read-only too at the end;
+   * set by rootfs_setup, freed by rootfs_finalize */
+  int *host_submounts;
+  size_t n_host_submounts;
 };
 
 /* rootfs.c / mount_setup.c / devices.c */
