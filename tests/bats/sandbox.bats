@@ -910,6 +910,30 @@ print("started", n)'
 	[[ "$output" == *"Read-only file system"* ]] || fail "$output"
 }
 
+@test "escape: a host mount made below / after the sandbox started came in writable (propagation)" {
+	requires unshare
+	# the test's own mount namespace, shared as systemd makes the host's: a mount there after the
+	# start propagated into the sandbox with its own rw
+	export SBX_ROOT AGENTRT
+	run unshare -m --propagation shared bash -c '
+		set -u
+		mount --make-rshared / && mount -t tmpfs -o mode=1777 agentrt-test-srv /srv || { echo "no tmpfs over /srv"; exit 90; }
+		mkdir -m 777 /srv/ws
+		(cd /srv/ws && timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name late1 -- sh -c \
+			"for i in \$(seq 50); do [ -e /srv/ready ] && break; sleep 0.1; done; sleep 0.5
+			 echo in: \$(grep -c agentrt-test-late /proc/self/mountinfo); echo late-pwned >/srv/late/pwned") 2>&1 &
+		sleep 1
+		mkdir -m 777 /srv/late && mount -t tmpfs -o mode=1777 agentrt-test-late /srv/late && : >/srv/ready
+		wait
+		echo "late: $(ls /srv/late | tr "\n" " ")"
+		umount /srv/late
+		"$AGENTRT" --root "$SBX_ROOT" workspace late1 purge >/dev/null 2>&1
+		umount /srv'
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *"in: 0"* ]] || fail "the mount came in: $output"
+	[ "$(grep '^late: ' <<<"$output")" = "late: " ] || fail "written to the host's later mount: $output"
+}
+
 @test "root-only: as root, files and directories only root may read (/etc/shadow, a 0700 data directory, a 0600 key) are masked; the rest of the host's root stays readable" {
 	# the sandbox's agent is uid 0 there, and uid 0 owns what the modes keep from every user: it
 	# read /etc/shadow, /etc/docker/key.json and what /var/lib/docker holds before
