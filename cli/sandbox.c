@@ -520,6 +520,11 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   yajl_gen_map_open(y);
   if (o->cgroup != NULL)
     profile_gen_key_str(y, "cgroupsPath", o->cgroup);
+  /* the host's mounts below / are made read-only at the start (rootfs.c):
+   * one the host makes later (a disk, a bind below /srv) would come in with
+   * its own rw by propagation; private, nothing comes in */
+  if (o->rootfs == NULL)
+    profile_gen_key_str(y, "rootfsPropagation", "rprivate");
   profile_gen_str(y, "namespaces");
   yajl_gen_array_open(y);
   for (const char *const *t =

@@ -124,23 +124,6 @@ static int mount_id_of(int fd)
   return (int)stx.stx_mnt_id;
 }
 
-/* mountinfo's \ooo escapes (a space, a tab, a newline, a backslash) in place */
-static void unescape_octal(char *s)
-{
-  char *w = s;
-
-  for (const char *r = s; *r != '\0'; r++) {
-    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
-        r[3] <= '7') {
-      *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-      r += 3;
-    } else {
-      *w++ = *r;
-    }
-  }
-  *w = '\0';
-}
-
 /* At most this many mounts below a host "/" root are made read-only. */
 #define HOST_SUBMOUNTS_MAX 4096
 
@@ -229,7 +212,7 @@ static int host_submounts_readonly(struct setup_ctx *ctx, int root, struct error
       ro = ro || streq(o, "ro");
     if (!mine || ro)
       continue;
-    unescape_octal(point);
+    unescape(point);
     fd = safe_openat(root, point, O_PATH | O_NOFOLLOW, 0, err);
     if (fd < 0) {
       error_clear(err); /* below one of ours (/run, /home): not reachable */
