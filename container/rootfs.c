@@ -124,21 +124,38 @@ static int mount_id_of(int fd)
   return (int)stx.stx_mnt_id;
 }
 
-/* At most this many mounts below a host "/" root are made read-only. */
-#define HOST_SUBMOUNTS_MAX 4096
+struct mount_pair {
+  int id, parent;
+};
+
+static int by_id(const void *a, const void *b)
+{
+  int x = ((const struct mount_pair *)a)->id, y = ((const struct mount_pair *)b)->id;
+
+  return (x > y) - (x < y);
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+
+  return (x > y) - (x < y);
+}
 
 /* The mounts of the tree bound at the root (the host's "/": its recursive
  * bind brought every mount below it, a separate /boot, /srv or /var, each
  * with its own flags): their ids, from our mountinfo, found by their parent
- * chain up to the tree's top.  root.readonly made only that top read-only,
- * and the sandbox's agent wrote into the host's other file systems (escape:
- * a host mount below / writable in the sandbox). */
+ * chain up to the tree's top, in ascending order.  root.readonly made only
+ * that top read-only, and the sandbox's agent wrote into the host's other
+ * file systems (escape: a host mount below / writable in the sandbox).  A
+ * busy host has thousands of mounts (an engine's layers): sorted, each pass
+ * is n log n, and there are as many passes as the tree is deep. */
 static int record_host_submounts(struct setup_ctx *ctx, struct error *err)
 {
   cleanup_free char *info = NULL;
   int top = mount_id_of(ctx->rootfd);
   size_t n = 0, cap = 0;
-  int *ids = NULL, *parents = NULL;
+  struct mount_pair *m = NULL;
   bool *in = NULL;
   char *save = NULL;
 
@@ -147,29 +164,29 @@ static int record_host_submounts(struct setup_ctx *ctx, struct error *err)
   if (procfs_read_all("self/mountinfo", &info, err) < 0)
     return error_prefix(err, "read-only root");
   for (char *l = strtok_r(info, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
-    int id, parent;
-    if (sscanf(l, "%d %d", &id, &parent) != 2)
+    struct mount_pair p;
+    if (sscanf(l, "%d %d", &p.id, &p.parent) != 2)
       continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
-      ids = xrealloc(ids, cap * sizeof *ids);
-      parents = xrealloc(parents, cap * sizeof *parents);
+      m = xrealloc(m, cap * sizeof *m);
     }
-    ids[n] = id;
-    parents[n++] = parent;
+    m[n++] = p;
   }
+  if (n > 0)
+    qsort(m, n, sizeof *m, by_id);
   in = xmalloc0((n ? n : 1) * sizeof *in);
-  /* the tree is at most n deep: n passes add every descendant of top */
   for (bool more = true; more;) {
     more = false;
     for (size_t i = 0; i < n; i++) {
-      if (in[i] || ids[i] == top)
+      struct mount_pair key = {.id = m[i].parent};
+      const struct mount_pair *up;
+      if (in[i] || m[i].id == top)
         continue;
-      bool under = parents[i] == top;
-      for (size_t k = 0; k < n && !under; k++)
-        under = in[k] && ids[k] == parents[i];
-      if (under) {
-        in[i] = more = true;
+      up = m[i].parent == top ? NULL : bsearch(&key, m, n, sizeof *m, by_id);
+      if (m[i].parent == top || (up != NULL && in[up - m])) {
+        in[i] = true;
+        more = true;
       }
     }
   }
@@ -177,12 +194,9 @@ static int record_host_submounts(struct setup_ctx *ctx, struct error *err)
   ctx->n_host_submounts = 0;
   for (size_t i = 0; i < n; i++)
     if (in[i])
-      ctx->host_submounts[ctx->n_host_submounts++] = ids[i];
-  free(ids);
-  free(parents);
+      ctx->host_submounts[ctx->n_host_submounts++] = m[i].id;
+  free(m);
   free(in);
-  if (ctx->n_host_submounts > HOST_SUBMOUNTS_MAX)
-    return error_set(err, 0, "read-only root: more than %d mounts below `/`", HOST_SUBMOUNTS_MAX);
   return 0;
 }
 
@@ -206,8 +220,7 @@ static int host_submounts_readonly(struct setup_ctx *ctx, int root, struct error
     cleanup_close int fd = -1;
     if (sscanf(l, "%d %d %*s %*s %4095s %1023s", &id, &parent, point, opts) != 4)
       continue;
-    for (size_t i = 0; i < ctx->n_host_submounts && !mine; i++)
-      mine = ctx->host_submounts[i] == id;
+    mine = bsearch(&id, ctx->host_submounts, ctx->n_host_submounts, sizeof id, int_cmp) != NULL;
     for (char *o = opts, *s2 = NULL; mine && (o = strtok_r(o, ",", &s2)) != NULL; o = NULL)
       ro = ro || streq(o, "ro");
     if (!mine || ro)
