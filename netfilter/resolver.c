@@ -8,7 +8,7 @@
  * question only, its name in lower case (no client EDNS options, extra
  * records or 0x20 case bits reach upstream: no DNS exfiltration beyond the
  * choice of name and type), the answer's CNAME chain is followed from the question,
- * private addresses are dropped (DNS rebinding), and the addresses left are
+ * private addresses and the host's own are dropped (DNS rebinding), and the addresses left are
  * added to the dns sets with the clamped TTL as timeout BEFORE the client
  * gets the answer.
  *
@@ -392,6 +392,48 @@ static bool in_chain(char chain[][DNS_NAME_BUF], size_t n, const char *name)
   return false;
 }
 
+/* Is addr one of the host's own addresses (of the namespace the upstream
+ * sockets are made in: the runtime's, or a sub-agent's parent's)?  A UDP
+ * socket connected to an address of the host itself gets that address as its
+ * source (IPv4: a local route's source is its destination; IPv6: "prefer the
+ * same address").  An allowed name answered with the host's public address
+ * (a name whose DNS someone else controls, or a wildcard's) would otherwise
+ * be pinned like any public one, and the container reached every service the
+ * host listens on there (SSH, an engine's API, a kubelet) through its own
+ * link: DNS rebinding without a private address.  Fails closed: no socket,
+ * no answer. */
+static bool host_local(const struct rstate *s, const uint8_t *addr, size_t alen)
+{
+  struct sockaddr_storage to = {0}, me = {0};
+  socklen_t tl, ml = sizeof me;
+  bool local = false;
+  int fd;
+
+  if (alen == 4) {
+    struct sockaddr_in *a = (struct sockaddr_in *)&to;
+    a->sin_family = AF_INET;
+    a->sin_port = htons(9);
+    memcpy(&a->sin_addr, addr, 4);
+    tl = sizeof *a;
+  } else {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&to;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(9);
+    memcpy(&a->sin6_addr, addr, 16);
+    tl = sizeof *a;
+  }
+  fd = upstream_socket(s, to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC);
+  if (fd < 0)
+    return true;
+  /* no route from the host: not one of its addresses */
+  if (connect(fd, (struct sockaddr *)&to, tl) == 0 &&
+      getsockname(fd, (struct sockaddr *)&me, &ml) == 0 && me.ss_family == to.ss_family)
+    local = alen == 4 ? memcmp(&((struct sockaddr_in *)&me)->sin_addr, addr, 4) == 0
+                      : memcmp(&((struct sockaddr_in6 *)&me)->sin6_addr, addr, 16) == 0;
+  close(fd);
+  return local;
+}
+
 /* Keep the CNAME chain from the question and the addresses of its names;
  * returns the count kept in out, sets *rebind when private ones were cut. */
 static size_t filter_answers(struct rstate *s, const struct dns_msg *q, const struct dns_msg *a,
@@ -419,7 +461,8 @@ static size_t filter_answers(struct rstate *s, const struct dns_msg *q, const st
     size_t alen = rr->type == DNS_TYPE_A ? 4 : 16;
     if (rr->type != q->qtype || rr->type == DNS_TYPE_CNAME || !in_chain(chain, nc, rr->name))
       continue;
-    if (!pol->allow_private_answers && egress_addr_is_private(rr->data.addr, alen) &&
+    if (!pol->allow_private_answers &&
+        (egress_addr_is_private(rr->data.addr, alen) || host_local(s, rr->data.addr, alen)) &&
         !egress_policy_allows_addr(pol, rr->data.addr, alen)) {
       *rebind = true; /* DNS rebinding: an allowed name pointing inside */
       continue;

@@ -9,7 +9,8 @@
 #                     c0 192.0.2.2/30, default route via 192.0.2.1
 #   agentrt-t-inet-N  the internet: 203.0.113.10 (:80, :443), 198.51.100.20 (:80),
 #                     169.254.169.254 and fd00:ec2::254 (:80, metadata canaries), dnsmasq upstream 192.0.2.53
-#                     (allowed.test, denied.test, rebind.test -> 10.0.0.1), a rogue
+#                     (allowed.test, denied.test, rebind.test -> 10.0.0.1, hostself.test ->
+#                     the host-role netns's own 192.0.2.6 and 2001:db8:6::6), a rogue
 #                     resolver 192.0.2.99 that answers everything and logs it
 #   agentrt-t-host-N  plays the host: agentrt runs in it (nsenter --net), so the egress
 #                     helper's upstream socket reaches 192.0.2.53 via h0 192.0.2.6/30
@@ -65,6 +66,8 @@ egt_servers() {
 		local=/test/
 		local-ttl=300
 		host-record=allowed.test,203.0.113.10
+		host-record=hostself.test,192.0.2.6
+		host-record=hostself.test,2001:db8:6::6
 		host-record=denied.test,198.51.100.20
 		host-record=rebind.test,10.0.0.1
 		host-record=allowed6.test,2001:db8:203::10
@@ -161,7 +164,7 @@ setup_file() {
 		  "egress": {
 		    "allow": ["allowed.test", "rebind.test", "203.0.113.10:443/tcp", "allowed6.test",
 		      "mapped.test", "compat.test", "nat64.test", "nat64local.test", "sixtofour.test",
-		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test"],
+		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test", "hostself.test"],
 		    "dns": {"upstream": ["192.0.2.53"]}
 		  }
 		}
@@ -1119,4 +1122,53 @@ dns_queries() {
 		fail "$(records 'select(.kind == "denied" or .kind == "flow")')"
 	[ "$(records 'select(.kind == "flow" and .dst == "203.0.113.10" and .proto == "udplite") | .port' | sort -n | tr '\n' ' ')" = "5555 6666 " ] ||
 		fail "$(records 'select(.kind == "flow")')"
+}
+
+@test "egress: escape: host-self-rebind: an allowed name answered with the host's own addresses reaches none of its services" {
+	local a
+	# services of the host itself (the netns agentrt runs in), on its own public addresses
+	egt_bg "$EGT_HOST" socat TCP-LISTEN:7777,bind=192.0.2.6,fork,reuseaddr SYSTEM:"echo host-service"
+	egt_bg "$EGT_HOST" socat "TCP6-LISTEN:7777,bind=[2001:db8:6::6],fork,reuseaddr" SYSTEM:"echo host-service6"
+	# the fake internet routes IPv6 between the container's link and the host's for this test
+	# (reset before any assertion)
+	local ctl=() got=() look r
+	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=1
+	# control, no policy yet: the container's link reaches both
+	for a in 192.0.2.6 [2001:db8:6::6]; do
+		for _ in $(seq 20); do
+			look=$(egt_ns "$EGT_CTR" socat -T 2 - "TCP:$a:7777,connect-timeout=2" </dev/null 2>&1) || true
+			[[ "$look" == host-service* ]] && break
+			sleep 0.1
+		done
+		ctl+=("$a: $look")
+	done
+	egress_run || { egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=0; return 1; }
+	# Before the fix the rebinding check knew private ranges only: the host's public addresses
+	# were pinned like any other, and the container got the host's own service
+	look=$(in_ctr nslookup hostself.test 2>&1) || true
+	for a in 192.0.2.6 2001:db8:6::6; do
+		r=$(connect "$a" 7777) || true
+		got+=("$a: $r")
+	done
+	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=0
+	[[ "${ctl[*]}" == *"192.0.2.6: host-service"* && "${ctl[*]}" == *"]: host-service6"* ]] ||
+		fail "control: the container's link did not reach the host's services: ${ctl[*]}"
+	[[ "${got[*]}" != *host-service* ]] || fail "the host's service answered the container: ${got[*]}"
+	[[ "$look" != *192.0.2.6* && "$look" != *2001:db8:6::6* ]] || fail "answered: $look"
+	run rt egress "$ID" list
+	! grep -Eq "pinned (192.0.2.6|2001:db8:6::6)" <<<"$output" || fail "$output"
+	sleep 0.2
+	for q in 1 28; do
+		records "select(.kind == \"dns\" and .name == \"hostself.test\" and .qtype == $q and .verdict == \"rebind\")" | grep -q . ||
+			fail "qtype $q: no rebind record: $(records 'select(.kind == "dns" and .name == "hostself.test")')"
+	done
+	# honest use: public answers still pin and connect, over both versions
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
+	run connect 203.0.113.10 80
+	[ "$output" = hello-allowed-80 ] || fail "$output"
+	run in_ctr nslookup allowed6.test
+	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
+	run connect 2001:db8:203::10 80
+	[[ "$output" == *hello-allowed6-80* ]] || fail "$output"
 }
