@@ -89,12 +89,14 @@ static void apply_seccomp(struct apply_ctx *x)
       x->c->linux && x->c->linux->seccomp ? "engine filter + profile filter" : "profile filter",
       "a second filter of %zu rules refuses (errno %u, %s) %s%s%s; both filters run, "
       "the stricter wins; a tool that fails with \"%s\" on one of these was refused "
-      "by the profile (see `agentrt audit ID`)%s",
+      "by the profile (see `agentrt audit ID`)%s%s",
       n, eno, strerrorname_np((int)eno) ? strerrorname_np((int)eno) : "?", list ? list : "",
       x->p->seccomp.deny_clone_namespaces ? ", clone with namespace flags (clone3: ENOSYS)" : "",
       x->p->seccomp.deny_tiocsti ? ", ioctl TIOCSTI" : "", strerror((int)eno),
-      x->p->seccomp.deny_vsock ? "; AF_VSOCK sockets fail with EAFNOSUPPORT, as without vsock"
-                               : "");
+      x->p->seccomp.deny_vsock ? "; AF_VSOCK sockets fail with EAFNOSUPPORT, as without vsock" : "",
+      x->p->seccomp.deny_recverr
+          ? "; setsockopt IP_RECVERR and IPV6_RECVERR fail with ENOPROTOOPT (no ICMP error queue)"
+          : "");
   profile_change_add(x, PROFILE_CHANGE_RUNTIME, "ptrace", NULL,
                      profile_denies_ptrace(x->p) ? "denied" : "within the container",
                      profile_denies_ptrace(x->p)

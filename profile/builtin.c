@@ -98,6 +98,7 @@ static const char agent_json[] =
     "  \"seccomp\": {\n"
     "    \"enabled\": true, \"errno\": 1,\n"
     "    \"denyCloneNamespaces\": true, \"denyTiocsti\": true, \"denyVsock\": true,\n"
+    "    \"denyRecvErr\": true,\n"
     "    \"deny\": [\"unshare\", \"setns\",\n"
     "      \"mount\", \"umount2\", \"fsopen\", \"fsconfig\", \"fsmount\", \"fspick\", "
     "\"move_mount\",\n"

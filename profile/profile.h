@@ -203,7 +203,8 @@ struct agent_profile {
     char **deny;                /* plain syscall names */
     bool deny_clone_namespaces; /* clone with CLONE_NEW* flags, clone3 -> ENOSYS */
     bool deny_tiocsti;
-    bool deny_vsock; /* socket(AF_VSOCK): not network-namespaced */
+    bool deny_vsock;   /* socket(AF_VSOCK): not network-namespaced */
+    bool deny_recverr; /* setsockopt IP_RECVERR, IPV6_RECVERR: ICMP errors' quoted bytes */
   } seccomp;
   struct {
     unsigned required; /* bit (1u << enum oci_ns_type): must not be the host's */

@@ -23,6 +23,15 @@
  *     every socketcall(SYS_SOCKET) would take 32-bit programs' networking (glibc
  *     on i386 creates sockets that way).  socketcall stays a way to vsock on
  *     i386, as in Docker's default profile (THREAT-MODEL.md).
+ *   - setsockopt(fd, IPPROTO_IP, IP_RECVERR) and (IPPROTO_IPV6, IPV6_RECVERR)
+ *                                           -> ERRNO(ENOPROTOOPT): the error
+ *     queue hands a socket the bytes an ICMP error quotes after the transport
+ *     header and the address it came from; the ingress rules must let errors
+ *     related to the container's flows in (path MTU discovery needs those of
+ *     routers on the path), so any host that knows a flow's ports could put
+ *     its own bytes into the container through them, past the allowlist
+ *     (tests/bats/egress.bats "escape: icmp-error-inbound").  Direct calls
+ *     only, as for vsock.
  * Architectures: the native ones of the build (a deny list must cover every
  * ABI the kernel accepts, or the other ABI would bypass it).  libseccomp
  * gives each name its number on every one of them (mount is 165 on x86_64,
@@ -37,6 +46,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "profile/internal.h"
@@ -108,9 +118,8 @@ static void add_other_names(struct oci_seccomp_syscall *sc, char **deny)
 
 static void add_arg(struct oci_seccomp_syscall *sc, uint32_t index, uint64_t mask, uint64_t value)
 {
-  sc->args = xmalloc(sizeof *sc->args);
-  sc->n_args = 1;
-  sc->args[0] = (struct oci_seccomp_arg){
+  sc->args = xrealloc(sc->args, (sc->n_args + 1) * sizeof *sc->args);
+  sc->args[sc->n_args++] = (struct oci_seccomp_arg){
       .index = index, .value = mask, .value_two = value, .op = xstrdup("SCMP_CMP_MASKED_EQ")};
 }
 
@@ -139,6 +148,16 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
     sc = add_rule(s, "socket", EAFNOSUPPORT);
     add_arg(sc, 0, UINT32_MAX, AF_VSOCK);
     sc->direct_only = true;
+  }
+  if (p->seccomp.deny_recverr) {
+    static const uint32_t level_opt[2][2] = {{IPPROTO_IP, IP_RECVERR},
+                                             {IPPROTO_IPV6, IPV6_RECVERR}};
+    for (size_t i = 0; i < ARRAY_SIZE(level_opt); i++) {
+      sc = add_rule(s, "setsockopt", ENOPROTOOPT);
+      add_arg(sc, 1, UINT32_MAX, level_opt[i][0]);
+      add_arg(sc, 2, UINT32_MAX, level_opt[i][1]);
+      sc->direct_only = true;
+    }
   }
   return s;
 }

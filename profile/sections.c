@@ -199,6 +199,7 @@ static const struct pfield seccomp_fields[] = {
     F("denyCloneNamespaces", P_BOOL, seccomp.deny_clone_namespaces),
     F("denyTiocsti", P_BOOL, seccomp.deny_tiocsti),
     F("denyVsock", P_BOOL, seccomp.deny_vsock),
+    F("denyRecvErr", P_BOOL, seccomp.deny_recverr),
     FEND,
 };
 

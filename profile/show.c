@@ -119,6 +119,7 @@ static void gen_security(yajl_gen g, const struct agent_profile *p)
   profile_gen_key_bool(g, "denyCloneNamespaces", p->seccomp.deny_clone_namespaces);
   profile_gen_key_bool(g, "denyTiocsti", p->seccomp.deny_tiocsti);
   profile_gen_key_bool(g, "denyVsock", p->seccomp.deny_vsock);
+  profile_gen_key_bool(g, "denyRecvErr", p->seccomp.deny_recverr);
   yajl_gen_map_close(g);
   profile_gen_str(g, "namespaces");
   yajl_gen_map_open(g);

@@ -1172,3 +1172,37 @@ dns_queries() {
 	run connect 2001:db8:203::10 80
 	[[ "$output" == *hello-allowed6-80* ]] || fail "$output"
 }
+
+@test "egress: escape: icmp-error-inbound: a refused host's ICMP errors quoting an allowed flow put none of its bytes into the container" {
+	command -v python3 >/dev/null || skip "needs python3 (the fake internet's ICMP sender)"
+	local inj=$BATS_TEST_DIRNAME/../helpers/icmp-inject.py v4 v6
+	egress_run
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *203.0.113.10* ]] || fail "$output"
+	run in_ctr nslookup allowed6.test
+	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
+	# UDP flows to the allowed host (port 9999: nothing listens, its own port unreachables come
+	# back) from fixed ports, asking for the error queue
+	rt exec -d "$ID" sh -c 'errq-recv 203.0.113.10 9999 40000 4 >/tmp/errq4 2>&1'
+	rt exec -d "$ID" sh -c 'errq-recv 2001:db8:203::10 9999 40001 4 >/tmp/errq6 2>&1'
+	sleep 1.5
+	# Before the fix the input chain let these in as related to those flows (path MTU discovery
+	# needs routers' errors, from any address), and IP_RECVERR handed the program the quoted
+	# bytes and the sender's address: data from a host the allowlist refuses, unrecorded
+	egt_ns "$EGT_INET" python3 "$inj" 198.51.100.20 192.0.2.2 203.0.113.10 40000 9999 injected-by-refused-v4
+	egt_ns "$EGT_INET" python3 "$inj" 2001:db8:198::20 2001:db8:2::2 2001:db8:203::10 40001 9999 injected-by-refused-v6
+	sleep 3
+	v4=$(in_ctr cat /tmp/errq4)
+	v6=$(in_ctr cat /tmp/errq6)
+	[[ "$v4" != *injected-by-refused* && "$v4" != *198.51.100.20* ]] || fail "IPv4: $v4"
+	[[ "$v6" != *injected-by-refused* && "$v6" != *2001:db8:198::20* ]] || fail "IPv6: $v6"
+	[[ "$v4" == "recverr ENOPROTOOPT"* && "$v6" == "recverr ENOPROTOOPT"* ]] || fail "recverr: $v4 / $v6"
+	# the refused option is in the trail, with the errno the program saw
+	[ "$(records 'select(.kind == "syscall" and .syscall == "setsockopt") | .errno' | sort -u)" = 92 ] ||
+		fail "$(records 'select(.kind == "syscall")')"
+	# honest use: the same flows still go out, a connection to the allowed host still works
+	[ -n "$(records 'select(.kind == "flow" and .dst == "203.0.113.10" and .port == 9999)')" ] ||
+		fail "$(records 'select(.kind == "flow")')"
+	run connect 203.0.113.10 80
+	[ "$output" = hello-allowed-80 ] || fail "$output"
+}

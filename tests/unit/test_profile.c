@@ -188,6 +188,9 @@ static void test_profile_overlay_and_show(void)
   tap_ok(p && q && p->seccomp.deny_vsock && q->seccomp.deny_vsock && j1 &&
              strstr(j1, "\"denyVsock\": true") != NULL,
          "profile show: seccomp.denyVsock inherited from agent, shown and read back");
+  tap_ok(p && q && p->seccomp.deny_recverr && q->seccomp.deny_recverr && j1 &&
+             strstr(j1, "\"denyRecvErr\": true") != NULL,
+         "profile show: seccomp.denyRecvErr inherited from agent, shown and read back");
   free(j1);
   free(j2);
   profile_free(p);
@@ -374,6 +377,19 @@ static void check_seccomp(const struct profile_result *r)
              sc->args[0].value_two == AF_VSOCK && streq(sc->args[0].op, "SCMP_CMP_MASKED_EQ") &&
              sc->direct_only && rule_for(s, "socket", 1) == NULL,
          "seccomp: socket(AF_VSOCK) -> EAFNOSUPPORT, on the direct call only (denyVsock)");
+  for (size_t i = 0; i < 2; i++) {
+    static const uint64_t level_opt[2][2] = {{0 /* IPPROTO_IP */, 11 /* IP_RECVERR */},
+                                             {41 /* IPPROTO_IPV6 */, 25 /* IPV6_RECVERR */}};
+    sc = rule_for(s, "setsockopt", i);
+    tap_ok(sc && streq(sc->action, "SCMP_ACT_ERRNO") && sc->errno_ret == ENOPROTOOPT &&
+               sc->n_args == 2 && sc->args[0].index == 1 && sc->args[0].value == 0xffffffffu &&
+               sc->args[0].value_two == level_opt[i][0] && sc->args[1].index == 2 &&
+               sc->args[1].value == 0xffffffffu && sc->args[1].value_two == level_opt[i][1] &&
+               streq(sc->args[1].op, "SCMP_CMP_MASKED_EQ") && sc->direct_only,
+           "seccomp: setsockopt(%s) -> ENOPROTOOPT, direct calls only (denyRecvErr)",
+           i == 0 ? "IP_RECVERR" : "IPV6_RECVERR");
+  }
+  tap_ok(rule_for(s, "setsockopt", 2) == NULL, "seccomp: no other setsockopt rule");
   tap_ok(s->architectures && s->architectures[0], "seccomp: architectures listed");
 }
 
