@@ -585,8 +585,11 @@ static int notify_variant(const struct global_opts *g, const struct oci_config *
   n = oci_seccomp_dup(pres->extra_seccomp);
   for (size_t i = 0; i < n->n_syscalls; i++) {
     struct oci_seccomp_syscall *sc = &n->syscalls[i];
-    /* clone3 stays ENOSYS: libc probes it before every clone */
-    if (!streq(sc->action, "SCMP_ACT_ERRNO") || (sc->names && streq(sc->names[0], "clone3")))
+    /* clone3 stays ENOSYS: libc probes it before every clone; an ERRNO(0)
+     * rule (seccomp.denyRecvErr) makes the call a no-op that succeeds, no
+     * refusal to record */
+    if (!streq(sc->action, "SCMP_ACT_ERRNO") || (sc->names && streq(sc->names[0], "clone3")) ||
+        (sc->has_errno_ret && sc->errno_ret == 0))
       continue;
     free(sc->action);
     sc->action = xstrdup(SECCOMP_ACT_NOTIFY_INTERNAL);

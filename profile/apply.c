@@ -95,7 +95,8 @@ static void apply_seccomp(struct apply_ctx *x)
       x->p->seccomp.deny_tiocsti ? ", ioctl TIOCSTI" : "", strerror((int)eno),
       x->p->seccomp.deny_vsock ? "; AF_VSOCK sockets fail with EAFNOSUPPORT, as without vsock" : "",
       x->p->seccomp.deny_recverr
-          ? "; setsockopt IP_RECVERR and IPV6_RECVERR fail with ENOPROTOOPT (no ICMP error queue)"
+          ? "; setsockopt IP_RECVERR and IPV6_RECVERR return 0 and do nothing (no ICMP error "
+            "queue)"
           : "");
   profile_change_add(x, PROFILE_CHANGE_RUNTIME, "ptrace", NULL,
                      profile_denies_ptrace(x->p) ? "denied" : "within the container",

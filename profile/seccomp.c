@@ -24,14 +24,19 @@
  *     on i386 creates sockets that way).  socketcall stays a way to vsock on
  *     i386, as in Docker's default profile (THREAT-MODEL.md).
  *   - setsockopt(fd, IPPROTO_IP, IP_RECVERR) and (IPPROTO_IPV6, IPV6_RECVERR)
- *                                           -> ERRNO(ENOPROTOOPT): the error
- *     queue hands a socket the bytes an ICMP error quotes after the transport
- *     header and the address it came from; the ingress rules must let errors
- *     related to the container's flows in (path MTU discovery needs those of
- *     routers on the path), so any host that knows a flow's ports could put
- *     its own bytes into the container through them, past the allowlist
- *     (tests/bats/egress.bats "escape: icmp-error-inbound").  Direct calls
- *     only, as for vsock.
+ *                                           -> ERRNO(0): the call returns 0
+ *     and does nothing.  The error queue hands a socket the bytes an ICMP
+ *     error quotes after the transport header and the address it came from;
+ *     the ingress rules must let errors related to the container's flows in
+ *     (path MTU discovery needs those of routers on the path), so any host
+ *     that knows a flow's ports could put its own bytes into the container
+ *     through them, past the allowlist (tests/bats/egress.bats "escape:
+ *     icmp-error-inbound").  Success, not an error: glibc's resolver asks
+ *     for the queue on every lookup and gives up when it is refused; a
+ *     connected socket still gets a port unreachable as ECONNREFUSED.  Not
+ *     a refusal the program sees, so not sent to the monitor as one
+ *     (cli/create.c notify_variant keeps ERRNO(0) rules in the kernel).
+ *     Direct calls only, as for vsock.
  * Architectures: the native ones of the build (a deny list must cover every
  * ABI the kernel accepts, or the other ABI would bypass it).  libseccomp
  * gives each name its number on every one of them (mount is 165 on x86_64,
@@ -153,7 +158,7 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
     static const uint32_t level_opt[2][2] = {{IPPROTO_IP, IP_RECVERR},
                                              {IPPROTO_IPV6, IPV6_RECVERR}};
     for (size_t i = 0; i < ARRAY_SIZE(level_opt); i++) {
-      sc = add_rule(s, "setsockopt", ENOPROTOOPT);
+      sc = add_rule(s, "setsockopt", 0);
       add_arg(sc, 1, UINT32_MAX, level_opt[i][0]);
       add_arg(sc, 2, UINT32_MAX, level_opt[i][1]);
       sc->direct_only = true;
