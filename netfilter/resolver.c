@@ -400,8 +400,8 @@ static bool in_chain(char chain[][DNS_NAME_BUF], size_t n, const char *name)
  * (a name whose DNS someone else controls, or a wildcard's) would otherwise
  * be pinned like any public one, and the container reached every service the
  * host listens on there (SSH, an engine's API, a kubelet) through its own
- * link: DNS rebinding without a private address.  Fails closed: no socket,
- * no answer. */
+ * link: DNS rebinding without a private address.  Fails closed: no socket
+ * (but for a family the host does not have), no answer. */
 static bool host_local(const struct rstate *s, const uint8_t *addr, size_t alen)
 {
   struct sockaddr_storage to = {0}, me = {0};
@@ -424,7 +424,7 @@ static bool host_local(const struct rstate *s, const uint8_t *addr, size_t alen)
   }
   fd = upstream_socket(s, to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC);
   if (fd < 0)
-    return true;
+    return errno != EAFNOSUPPORT; /* a host without IPv6 holds no IPv6 address */
   /* no route from the host: not one of its addresses */
   if (connect(fd, (struct sockaddr *)&to, tl) == 0 &&
       getsockname(fd, (struct sockaddr *)&me, &ml) == 0 && me.ss_family == to.ss_family)
