@@ -617,6 +617,19 @@ sniff_stop() {
 
 hex_of() { od -An -tx1 -v "$1" | tr -d ' \n'; }
 
+# rootfs_add PROGRAM: the host's PROGRAM and the libraries it loads into this test's rootfs
+# (false when the host has none)
+rootfs_add() {
+	local bin lib
+	bin=$(command -v "$1") || return 1
+	mkdir -p "$ROOTFS/usr/bin"
+	cp -L "$bin" "$ROOTFS/usr/bin/$1" || return 1
+	for lib in $(ldd "$bin" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		mkdir -p "$ROOTFS$(dirname "$lib")"
+		cp -L "$lib" "$ROOTFS$lib" || return 1
+	done
+}
+
 # records JQ: the container's audit trail through jq
 records() { rt audit --format json "$ID" | jq -c "$1"; }
 
@@ -1198,9 +1211,17 @@ dns_queries() {
 	[[ "$v6" != *injected-by-refused* && "$v6" != *2001:db8:198::20* ]] || fail "IPv6: $v6"
 	# the option "succeeds" (glibc's resolver gives up on a refused one) and does nothing
 	[[ "$v4" == "recverr ok"* && "$v6" == "recverr ok"* ]] || fail "recverr: $v4 / $v6"
-	# honest use: glibc's getaddrinfo, which asks for the error queue on every lookup
+	# honest use: glibc's getaddrinfo, which asks for the error queue on every lookup (an
+	# error there failed every lookup), through busybox nc and, where the host has it, curl
 	run in_ctr sh -c 'nc -w 2 allowed.test 80 </dev/null 2>&1'
 	[ "$output" = hello-allowed-80 ] || fail "getaddrinfo: $output"
+	if rootfs_add curl; then
+		run in_ctr curl -sS --http0.9 --max-time 5 http://allowed.test/
+		[ "$output" = hello-allowed-80 ] || fail "curl, IPv4: $output"
+		run in_ctr curl -sS -6 --http0.9 --max-time 5 http://allowed6.test/
+		[ "$output" = hello-allowed6-80 ] || fail "curl, IPv6: $output"
+		echo "# curl over IPv4 and IPv6: ok" >&3
+	fi
 	# honest use: the same flows still go out, a connection to the allowed host still works
 	[ -n "$(records 'select(.kind == "flow" and .dst == "203.0.113.10" and .port == 9999)')" ] ||
 		fail "$(records 'select(.kind == "flow")')"
