@@ -219,8 +219,16 @@ struct cgroup_stats_full {
   struct cgroup_stats s;
   uint64_t *percpu;
   size_t n_percpu;
+  uint64_t *percpu_user, *percpu_kernel; /* v1 cpuacct.usage_percpu_{user,sys} */
+  size_t n_percpu_user, n_percpu_kernel;
   uint64_t swap_limit, swap_max, swap_failcnt;
   uint64_t kernel_usage, kernel_limit, kernel_max, kernel_failcnt;
+  uint64_t tcp_usage, tcp_limit, tcp_max, tcp_failcnt; /* v1 memory.kmem.tcp.* */
+  /* cpuset: the lists as the files give them ("0-3,5"), the v1 flags */
+  char *cpuset_cpus, *cpuset_mems;
+  uint64_t cpu_exclusive, mem_hardwall, mem_exclusive, memory_migrate, memory_spread_page,
+      memory_spread_slab, memory_pressure, sched_load_balance;
+  int64_t sched_relax_domain_level;
   char *mem_raw; /* memory.stat text */
   struct cgroup_blkio_entry *blkio;
   size_t n_blkio;
@@ -237,6 +245,8 @@ void cgroup_hugetlb_push(struct cgroup_stats_full *f, const char *size, uint64_t
 char **cgroup_hugepage_sizes(void);
 int cgroup_v1_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struct error *err);
 int cgroup_v2_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struct error *err);
+/* A cpu or memory-node list ("0-3,5") as numbers; NULL (n 0) when empty or malformed. */
+uint64_t *cgroup_parse_list(const char *text, size_t *n);
 /* The JSON text of the runc "data" object. */
 int cgroup_stats_to_json(const struct cgroup_stats_full *f, char **ret, struct error *err);
 

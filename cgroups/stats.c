@@ -1,6 +1,9 @@
 /* stats.c - container statistics from cgroup files, and their JSON in the
  * shape of runc's `events --stats` "data" object (what `docker stats` and
- * containerd read): cpu, memory, pids, blkio, hugetlb.
+ * containerd read): cpu, memory, pids, blkio, hugetlb, cpuset, intel_rdt,
+ * network_interfaces.  agentrt neither sets up Intel RDT nor makes host
+ * network interfaces for a container, so those two are runc's empty values
+ * ({} and null), as runc reports them for an OCI bundle without them.
  *
  * Missing files read as zero (a controller or knob the host lacks); only a
  * missing cgroup is an error.  Times are nanoseconds as in runc.
@@ -17,6 +20,10 @@
 void cgroup_stats_full_free(struct cgroup_stats_full *f)
 {
   free(f->percpu);
+  free(f->percpu_user);
+  free(f->percpu_kernel);
+  free(f->cpuset_cpus);
+  free(f->cpuset_mems);
   free(f->mem_raw);
   free(f->blkio);
   free(f->hugetlb);
@@ -137,21 +144,60 @@ char **cgroup_hugepage_sizes(void)
   return v;
 }
 
-static void percpu_parse(struct cgroup_stats_full *f, const char *text)
+static void percpu_parse(uint64_t **v, size_t *n, const char *text)
 {
   const char *p = text;
 
-  while (*p && f->n_percpu < 4096) {
+  while (*p && *n < 4096) {
     char *end;
-    unsigned long long v = strtoull(p, &end, 10);
+    unsigned long long x = strtoull(p, &end, 10);
     if (end == p)
       break;
-    f->percpu = xrealloc(f->percpu, (f->n_percpu + 1) * sizeof *f->percpu);
-    f->percpu[f->n_percpu++] = v;
+    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = x;
     p = end;
     while (*p == ' ' || *p == '\n')
       p++;
   }
+}
+
+uint64_t *cgroup_parse_list(const char *text, size_t *n)
+{
+  uint64_t *v = NULL;
+  const char *p = text;
+
+  *n = 0;
+  while (*p == ' ' || *p == '\n')
+    p++;
+  while (*p != '\0' && *p != '\n') {
+    char *end;
+    unsigned long long lo = strtoull(p, &end, 10), hi;
+    if (end == p)
+      goto bad;
+    hi = lo;
+    p = end;
+    if (*p == '-') {
+      hi = strtoull(p + 1, &end, 10);
+      if (end == p + 1 || hi < lo)
+        goto bad;
+      p = end;
+    }
+    if (hi - lo >= 4096 || *n + (hi - lo) >= 4096)
+      goto bad;
+    for (unsigned long long i = lo; i <= hi; i++) {
+      v = xrealloc(v, (*n + 1) * sizeof *v);
+      v[(*n)++] = i;
+    }
+    if (*p == ',')
+      p++;
+    else if (*p != '\0' && *p != '\n')
+      goto bad;
+  }
+  return v;
+bad:
+  free(v);
+  *n = 0;
+  return NULL;
 }
 
 static void v1_cpu_stats(struct cgroup_manager *m, struct cgroup_stats_full *f)
@@ -160,10 +206,14 @@ static void v1_cpu_stats(struct cgroup_manager *m, struct cgroup_stats_full *f)
   struct cgroup_hier *cpu = cgroup_v1_hier(m, "cpu");
   const char *ad = acct ? acct->dir : NULL;
   cleanup_free char *percpu = rd_text(ad, "cpuacct.usage_percpu");
+  cleanup_free char *pc_user = rd_text(ad, "cpuacct.usage_percpu_user");
+  cleanup_free char *pc_sys = rd_text(ad, "cpuacct.usage_percpu_sys");
   cleanup_free char *st = rd_text(cpu ? cpu->dir : NULL, "cpu.stat");
 
   f->s.cpu_total_ns = rd(ad, "cpuacct.usage");
-  percpu_parse(f, percpu);
+  percpu_parse(&f->percpu, &f->n_percpu, percpu);
+  percpu_parse(&f->percpu_user, &f->n_percpu_user, pc_user);
+  percpu_parse(&f->percpu_kernel, &f->n_percpu_kernel, pc_sys);
   if (ad != NULL && cg_exists(ad, "cpuacct.usage_user")) {
     f->s.cpu_user_ns = rd(ad, "cpuacct.usage_user");
     f->s.cpu_kernel_ns = rd(ad, "cpuacct.usage_sys");
@@ -201,6 +251,10 @@ static void v1_memory_stats(struct cgroup_manager *m, struct cgroup_stats_full *
   f->kernel_limit = rd(d, "memory.kmem.limit_in_bytes");
   f->kernel_max = rd(d, "memory.kmem.max_usage_in_bytes");
   f->kernel_failcnt = rd(d, "memory.kmem.failcnt");
+  f->tcp_usage = rd(d, "memory.kmem.tcp.usage_in_bytes");
+  f->tcp_limit = rd(d, "memory.kmem.tcp.limit_in_bytes");
+  f->tcp_max = rd(d, "memory.kmem.tcp.max_usage_in_bytes");
+  f->tcp_failcnt = rd(d, "memory.kmem.tcp.failcnt");
   f->s.oom_kill_count = keyed(oom, "oom_kill");
 }
 
@@ -213,6 +267,22 @@ int cgroup_v1_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struc
     return error_errno(err, "cgroup: `%s`", pd);
   v1_cpu_stats(m, f);
   v1_memory_stats(m, f);
+  if ((h = cgroup_v1_hier(m, "cpuset")) != NULL) {
+    cleanup_free char *relax = rd_text(h->dir, "cpuset.sched_relax_domain_level");
+    long long lv = 0;
+    f->cpuset_cpus = rd_text(h->dir, "cpuset.cpus");
+    f->cpuset_mems = rd_text(h->dir, "cpuset.mems");
+    f->cpu_exclusive = rd(h->dir, "cpuset.cpu_exclusive");
+    f->mem_hardwall = rd(h->dir, "cpuset.mem_hardwall");
+    f->mem_exclusive = rd(h->dir, "cpuset.mem_exclusive");
+    f->memory_migrate = rd(h->dir, "cpuset.memory_migrate");
+    f->memory_spread_page = rd(h->dir, "cpuset.memory_spread_page");
+    f->memory_spread_slab = rd(h->dir, "cpuset.memory_spread_slab");
+    f->memory_pressure = rd(h->dir, "cpuset.memory_pressure");
+    f->sched_load_balance = rd(h->dir, "cpuset.sched_load_balance");
+    if (sscanf(relax, "%lld", &lv) == 1)
+      f->sched_relax_domain_level = lv;
+  }
   if ((h = cgroup_v1_hier(m, "pids")) != NULL) {
     f->s.pids_current = rd(h->dir, "pids.current");
     f->s.pids_limit = rd(h->dir, "pids.max");
@@ -256,6 +326,9 @@ int cgroup_v2_stats(struct cgroup_manager *m, struct cgroup_stats_full *f, struc
   f->s.cpu_periods = keyed(cpu, "nr_periods");
   f->s.cpu_throttled_periods = keyed(cpu, "nr_throttled");
   f->s.cpu_throttled_ns = keyed(cpu, "throttled_usec") * 1000;
+  /* v2 has no cpuset flags: the lists the cgroup runs on */
+  f->cpuset_cpus = rd_text(d, "cpuset.cpus.effective");
+  f->cpuset_mems = rd_text(d, "cpuset.mems.effective");
   f->mem_raw = rd_text(d, "memory.stat");
   f->s.mem_cache = keyed(f->mem_raw, "file");
   f->s.mem_usage = rd(d, "memory.current");
@@ -327,6 +400,21 @@ static void g_cpu(yajl_gen g, const struct cgroup_stats_full *f)
   for (size_t i = 0; i < f->n_percpu; i++)
     g_u64(g, NULL, f->percpu[i]);
   yajl_gen_array_close(g);
+  /* as runc: only where the host keeps them */
+  if (f->n_percpu_kernel > 0) {
+    g_str(g, "percpu_kernel");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < f->n_percpu_kernel; i++)
+      g_u64(g, NULL, f->percpu_kernel[i]);
+    yajl_gen_array_close(g);
+  }
+  if (f->n_percpu_user > 0) {
+    g_str(g, "percpu_user");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; i < f->n_percpu_user; i++)
+      g_u64(g, NULL, f->percpu_user[i]);
+    yajl_gen_array_close(g);
+  }
   g_u64(g, "kernel", f->s.cpu_kernel_ns);
   g_u64(g, "user", f->s.cpu_user_ns);
   yajl_gen_map_close(g);
@@ -366,6 +454,7 @@ static void g_memory(yajl_gen g, const struct cgroup_stats_full *f)
   g_entry(g, "usage", f->s.mem_limit, f->s.mem_usage, f->s.mem_max_usage, f->s.mem_failcnt);
   g_entry(g, "swap", f->swap_limit, f->s.mem_swap_usage, f->swap_max, f->swap_failcnt);
   g_entry(g, "kernel", f->kernel_limit, f->kernel_usage, f->kernel_max, f->kernel_failcnt);
+  g_entry(g, "kernelTCP", f->tcp_limit, f->tcp_usage, f->tcp_max, f->tcp_failcnt);
   g_raw(g, f->mem_raw);
   yajl_gen_map_close(g);
 }
@@ -400,6 +489,44 @@ static void g_blkio_hugetlb(yajl_gen g, const struct cgroup_stats_full *f)
   yajl_gen_map_close(g);
 }
 
+/* runc leaves out an empty list ("cpus,omitempty") */
+static void g_list(yajl_gen g, const char *key, const char *text)
+{
+  size_t n = 0;
+  cleanup_free uint64_t *v = cgroup_parse_list(text ? text : "", &n);
+
+  if (n == 0)
+    return;
+  g_str(g, key);
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < n; i++)
+    g_u64(g, NULL, v[i]);
+  yajl_gen_array_close(g);
+}
+
+static void g_cpuset(yajl_gen g, const struct cgroup_stats_full *f)
+{
+  char buf[32];
+  int n;
+
+  g_str(g, "cpuset");
+  yajl_gen_map_open(g);
+  g_list(g, "cpus", f->cpuset_cpus);
+  g_u64(g, "cpu_exclusive", f->cpu_exclusive);
+  g_list(g, "mems", f->cpuset_mems);
+  g_u64(g, "mem_hardwall", f->mem_hardwall);
+  g_u64(g, "mem_exclusive", f->mem_exclusive);
+  g_u64(g, "memory_migrate", f->memory_migrate);
+  g_u64(g, "memory_spread_page", f->memory_spread_page);
+  g_u64(g, "memory_spread_slab", f->memory_spread_slab);
+  g_u64(g, "memory_pressure", f->memory_pressure);
+  g_u64(g, "sched_load_balance", f->sched_load_balance);
+  g_str(g, "sched_relax_domain_level");
+  n = snprintf(buf, sizeof buf, "%" PRId64, f->sched_relax_domain_level);
+  yajl_gen_number(g, buf, (size_t)n);
+  yajl_gen_map_close(g);
+}
+
 int cgroup_stats_to_json(const struct cgroup_stats_full *f, char **ret, struct error *err)
 {
   yajl_gen g = yajl_gen_alloc(NULL);
@@ -417,6 +544,12 @@ int cgroup_stats_to_json(const struct cgroup_stats_full *f, char **ret, struct e
   g_u64(g, "limit", f->s.pids_limit);
   yajl_gen_map_close(g);
   g_blkio_hugetlb(g, f);
+  g_cpuset(g, f);
+  g_str(g, "intel_rdt");
+  yajl_gen_map_open(g);
+  yajl_gen_map_close(g);
+  g_str(g, "network_interfaces");
+  yajl_gen_null(g);
   yajl_gen_map_close(g);
   if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
     yajl_gen_free(g);

@@ -177,6 +177,33 @@ cgval() { # CTRL FILE
 	grep -q "$(container_pid st)" <<<"$output"
 }
 
+# events-stats-cpuset: runc's `events --stats` data has cpuset (the lists as numbers, the v1 flags),
+# per-cpu kernel and user times, memory.kernelTCP, intel_rdt ({} without resctrl) and
+# network_interfaces (null: no host-side interface of the runtime's); agentrt had none of them.
+@test "cgroups v1: events-stats-cpuset: events --stats reports cpuset, per-cpu modes, kernelTCP, intel_rdt and network_interfaces" {
+	update_config '.linux.resources.cpu.cpus = "0" | .linux.resources.cpu.mems = "0"'
+	set_args sleep 100
+	run_detached cs
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run rt events --stats cs
+	[ "$status" -eq 0 ] || fail "events: $output"
+	local d=$output
+	jq -e '.data.cpuset.cpus == [0] and .data.cpuset.mems == [0]' <<<"$d" || fail "cpuset: $d"
+	jq -e --argjson lb "$(cgval cpuset cpuset.sched_load_balance)" 		--argjson rl "$(cgval cpuset cpuset.sched_relax_domain_level)" 		'.data.cpuset.sched_load_balance == $lb and .data.cpuset.sched_relax_domain_level == $rl and
+		 .data.cpuset.cpu_exclusive == 0 and (.data.cpuset | has("mem_hardwall", "memory_migrate"))' <<<"$d" ||
+		fail "cpuset flags: $d"
+	if [ -e "$(cg cpuacct)/cpuacct.usage_percpu_sys" ]; then
+		jq -e '(.data.cpu.usage.percpu_kernel | length) == (.data.cpu.usage.percpu | length) and
+			(.data.cpu.usage.percpu_user | length) == (.data.cpu.usage.percpu | length)' <<<"$d" ||
+			fail "per-cpu modes: $d"
+	fi
+	if [ -e "$(cg memory)/memory.kmem.tcp.limit_in_bytes" ]; then
+		jq -e '.data.memory.kernelTCP.limit > 0' <<<"$d" || fail "kernelTCP: $d"
+	fi
+	jq -e '.data.intel_rdt == {} and .data.network_interfaces == null and
+		(.data | has("network_interfaces"))' <<<"$d" || fail "intel_rdt, network_interfaces: $d"
+}
+
 @test "cgroups v1: devices outside the allow list cannot be opened" {
 	set_cmd 'mknod /tmp/kmsg c 1 11 && head -c1 /tmp/kmsg; echo "rc=$?"; sleep 100'
 	run_detached dev

@@ -510,6 +510,23 @@ static void test_bpf(void)
          "device rule with access rwx: %s", e.msg);
 }
 
+static void test_parse_list(void)
+{
+  size_t n = 9;
+  uint64_t *v = cgroup_parse_list("0-3,7\n", &n);
+
+  tap_ok(n == 5 && v != NULL && v[0] == 0 && v[3] == 3 && v[4] == 7, "cpu list 0-3,7");
+  free(v);
+  v = cgroup_parse_list("", &n);
+  tap_ok(n == 0 && v == NULL, "empty cpu list");
+  v = cgroup_parse_list("3-1", &n);
+  tap_ok(n == 0 && v == NULL, "cpu list 3-1 refused");
+  v = cgroup_parse_list("0-99999", &n);
+  tap_ok(n == 0 && v == NULL, "cpu list too long refused");
+  v = cgroup_parse_list("1,x", &n);
+  tap_ok(n == 0 && v == NULL, "cpu list 1,x refused");
+}
+
 static void test_stats(void)
 {
   struct error e = {0};
@@ -522,6 +539,13 @@ static void test_stats(void)
   cgroup_create(m, &e);
   put("cpuacct/agentrt/c1/cpuacct.usage", "123456\n");
   put("cpuacct/agentrt/c1/cpuacct.usage_percpu", "100000 23456 \n");
+  put("cpuacct/agentrt/c1/cpuacct.usage_percpu_sys", "7 8 \n");
+  put("cpuacct/agentrt/c1/cpuacct.usage_percpu_user", "9 10 \n");
+  put("cpuset/agentrt/c1/cpuset.cpus", "0-2,5\n");
+  put("cpuset/agentrt/c1/cpuset.mems", "0\n");
+  put("cpuset/agentrt/c1/cpuset.sched_load_balance", "1\n");
+  put("cpuset/agentrt/c1/cpuset.sched_relax_domain_level", "-1\n");
+  put("memory/agentrt/c1/memory.kmem.tcp.limit_in_bytes", "4096\n");
   put("cpu/agentrt/c1/cpu.stat", "nr_periods 10\nnr_throttled 3\nthrottled_time 999\n");
   put("memory/agentrt/c1/memory.usage_in_bytes", "4096\n");
   put("memory/agentrt/c1/memory.limit_in_bytes", "9223372036854771712\n");
@@ -546,6 +570,17 @@ static void test_stats(void)
     tap_ok(strstr(json, "{\"major\":8,\"minor\":0,\"op\":\"Write\",\"value\":1024}") != NULL,
            "stats: blkio");
     tap_ok(strstr(json, "\"hugetlb\":{}") != NULL, "stats: hugetlb");
+    tap_ok(
+        strstr(json, "\"percpu\":[100000,23456],\"percpu_kernel\":[7,8],\"percpu_user\":[9,10]") !=
+            NULL,
+        "stats: per-cpu kernel and user times");
+    tap_ok(strstr(json, "\"kernelTCP\":{\"limit\":4096,") != NULL, "stats: kernelTCP");
+    tap_ok(strstr(json, "\"cpuset\":{\"cpus\":[0,1,2,5],\"cpu_exclusive\":0,\"mems\":[0],") !=
+                   NULL &&
+               strstr(json, "\"sched_load_balance\":1,\"sched_relax_domain_level\":-1}") != NULL,
+           "stats: cpuset");
+    tap_ok(strstr(json, "\"intel_rdt\":{},\"network_interfaces\":null}") != NULL,
+           "stats: intel_rdt and network_interfaces");
   }
   free(json);
   tap_ok(cgroup_oom_count(m, &oom, &e) == 0 && oom == 2, "v1 oom count from oom_control");
@@ -667,6 +702,7 @@ int main(void)
   test_v2_paths();
   test_v2_apply();
   test_bpf();
+  test_parse_list();
   test_stats();
   if (geteuid() == 0)
     test_rootless();
