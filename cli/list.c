@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "os/passwd.h"
 #include "container/container.h"
 
 static const struct opt_spec list_specs[] = {
@@ -26,6 +28,20 @@ static bool is_subagent_of(const struct global_opts *g, const char *id, const ch
   struct error e = {0};
 
   return read_file_at(AT_FDCWD, p, 4096, &text, &len, &e) == 0 && streq(text, id);
+}
+
+/* runc's OWNER: the user owning the container's state directory, by name from
+ * the host's /etc/passwd, or "#UID" */
+static char *state_owner(const struct global_opts *g, const char *id)
+{
+  cleanup_free char *p = xfmt("%s/%s", g->root, id);
+  struct stat st;
+  char *name;
+
+  if (lstat(p, &st) < 0)
+    return xstrdup("");
+  name = passwd_name_file("/etc/passwd", st.st_uid);
+  return name != NULL ? name : xfmt("#%u", (unsigned)st.st_uid);
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -83,6 +99,7 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     struct container *c = NULL;
     struct error e2 = {0};
     cleanup_free char *json = NULL;
+    cleanup_free char *owner = NULL;
     if (container_load(g, ids[i], 0, &c, &e2) < 0)
       continue;
     /* no state.json: a create in progress, or one that died (stopped) */
@@ -97,6 +114,10 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     if (quiet && strcmp(format, "table") == 0) {
       printf("%s\n", c->id);
     } else if (strcmp(format, "json") == 0) {
+      /* `state` says "" as runc's does; runc's list names the owner */
+      owner = state_owner(g, c->id);
+      free(c->state->owner);
+      c->state->owner = xstrdup(owner);
       if (container_state_json(c, &json, &e2) == 0) {
         printf("%s%s", first ? "" : ",", json);
         first = false;
@@ -110,11 +131,12 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
             is_subagent_of(g, ids[i], ids[j]))
           depth++;
       }
+      owner = state_owner(g, c->id);
       if (depth > 0)
         shown = xfmt("%*s└─ %s", 3 * (depth - 1), "", c->id);
       printf("%-12s %-8d %-10s %-40s %-30s %s\n", shown ? shown : c->id, c->state->pid,
              container_status_name(c->status), c->state->bundle ? c->state->bundle : "",
-             c->state->created ? c->state->created : "", "root");
+             c->state->created ? c->state->created : "", owner);
     }
     container_free(c);
   }

@@ -131,9 +131,10 @@ int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pret
   jg_kstr(&j, "bundle", s->bundle != NULL ? s->bundle : "");
   jg_kstr(&j, "rootfs", s->rootfs != NULL ? s->rootfs : "");
   jg_kstr(&j, "created", s->created != NULL ? s->created : "");
-  jg_kstr(&j, "owner", s->owner != NULL ? s->owner : "");
+  /* runc's order: annotations (when any) before owner */
   if (s->n_annotations > 0)
     jg_kkv(&j, "annotations", s->annotations, s->n_annotations);
+  jg_kstr(&j, "owner", s->owner != NULL ? s->owner : "");
   if (with_private)
     gen_private(&j, s);
   jg_close(&j);

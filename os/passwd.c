@@ -13,7 +13,8 @@
 
 #define PASSWD_MAX ((size_t)4 << 20)
 
-char *passwd_home(const char *data, size_t len, const char *name, uid_t uid)
+/* field 0 (the name) or 5 (the home) of the first matching entry */
+static char *passwd_field(const char *data, size_t len, const char *name, uid_t uid, int field)
 {
   const char *end = data + len;
 
@@ -49,6 +50,11 @@ char *passwd_home(const char *data, size_t len, const char *name, uid_t uid)
       if (errno != 0 || *e != '\0' || num[0] == '-' || v != (unsigned long)uid)
         continue;
     }
+    if (field == 0) {
+      if (f[1] - 1 > f[0])
+        return xstrndup(f[0], (size_t)(f[1] - 1 - f[0]));
+      continue;
+    }
     {
       const char *h = f[5];
       const char *hend = n > 6 ? f[6] - 1 : lend;
@@ -59,7 +65,17 @@ char *passwd_home(const char *data, size_t len, const char *name, uid_t uid)
   return NULL;
 }
 
-char *passwd_home_file(const char *path, const char *name, uid_t uid)
+char *passwd_home(const char *data, size_t len, const char *name, uid_t uid)
+{
+  return passwd_field(data, len, name, uid, 5);
+}
+
+char *passwd_name(const char *data, size_t len, uid_t uid)
+{
+  return passwd_field(data, len, NULL, uid, 0);
+}
+
+static char *passwd_file(const char *path, const char *name, uid_t uid, int field)
 {
   cleanup_close int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   cleanup_free char *data = NULL;
@@ -71,5 +87,15 @@ char *passwd_home_file(const char *path, const char *name, uid_t uid)
   if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
       read_fd_all(fd, PASSWD_MAX, &data, &len, &e) < 0)
     return NULL;
-  return passwd_home(data, len, name, uid);
+  return passwd_field(data, len, name, uid, field);
+}
+
+char *passwd_home_file(const char *path, const char *name, uid_t uid)
+{
+  return passwd_file(path, name, uid, 5);
+}
+
+char *passwd_name_file(const char *path, uid_t uid)
+{
+  return passwd_file(path, NULL, uid, 0);
 }

@@ -15,4 +15,9 @@ char *passwd_home(const char *data, size_t len, const char *name, uid_t uid);
  * without blocking), or NULL. */
 char *passwd_home_file(const char *path, const char *name, uid_t uid);
 
+/* The name (1st field) of the first entry in data whose uid is `uid`, a new
+ * string, or NULL when none; and the same from the file at path. */
+char *passwd_name(const char *data, size_t len, uid_t uid);
+char *passwd_name_file(const char *path, uid_t uid);
+
 #endif

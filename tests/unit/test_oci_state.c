@@ -50,9 +50,9 @@ static void test_public(void)
   s->annotations[0] = (struct oci_kv){xstrdup("a"), xstrdup("b")};
   s->n_annotations = 1;
   tap_ok(oci_state_to_json(s, false, &json, NULL, &err) == 0 &&
-             strstr(json, ",\"owner\":\"\",\"annotations\":{\"a\":\"b\"}}") != NULL &&
+             strstr(json, ",\"annotations\":{\"a\":\"b\"},\"owner\":\"\"}") != NULL &&
              strstr(json, "agentrt") == NULL,
-         "public state with annotations: %s", json ? json : err.msg);
+         "public state with annotations before owner, as runc: %s", json ? json : err.msg);
   free(json);
   json = NULL;
   tap_ok(oci_state_to_json_ex(s, false, true, &json, NULL, &err) == 0 && strchr(json, '\n'),

@@ -38,6 +38,10 @@ int main(void)
   tap_ok(is(passwd_home(pw, strlen(pw), "ali", 0), NULL), "a name's prefix is not the name");
   tap_ok(is(passwd_home(pw, 20, "alice", 0), NULL), "only len bytes are read");
   tap_ok(is(passwd_home("", 0, NULL, 0), NULL), "empty text");
+  tap_ok(is(passwd_name(pw, strlen(pw), 0), "root"), "name by uid: root");
+  tap_ok(is(passwd_name(pw, strlen(pw), 1001), "alice2"), "name by uid: alice2");
+  tap_ok(is(passwd_name(pw, strlen(pw), 5), NULL), "name: a short line is no entry");
+  tap_ok(is(passwd_name(pw, strlen(pw), 4242), NULL), "name: no such uid");
   tap_ok(is(passwd_home(":::::::\n:::::/x\n", 16, "", 0), "/x"), "empty fields, an empty name");
   tap_ok(is(passwd_home_file("/nonexistent/passwd", "root", 0), NULL), "no file");
   tap_ok(is(passwd_home_file("/dev/null", "root", 0), NULL), "not a regular file");
