@@ -306,18 +306,32 @@ static int prepare_fds(const struct process_opts *o, struct error *err)
   return 0;
 }
 
+static int gid_cmp(const void *a, const void *b)
+{
+  gid_t x = *(const gid_t *)a, y = *(const gid_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static int switch_user(const struct oci_user *u, bool in_userns, struct error *err)
 {
   cleanup_free gid_t *gids = xmalloc((u->n_additional_gids + 1) * sizeof *gids);
+  size_t n = 0;
 
+  /* each gid once, as runc (the kernel keeps a duplicate: `id` would show it
+   * twice); sorted, as the kernel keeps them anyway */
   for (size_t i = 0; i < u->n_additional_gids; i++)
     gids[i] = u->additional_gids[i];
+  if (u->n_additional_gids > 0)
+    qsort(gids, u->n_additional_gids, sizeof *gids, gid_cmp);
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    if (n == 0 || gids[n - 1] != gids[i])
+      gids[n++] = gids[i];
   if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
     return error_errno(err, "prctl(PR_SET_KEEPCAPS)");
-  if (setgroups(u->n_additional_gids, gids) < 0) {
+  if (setgroups(n, gids) < 0) {
     /* a user namespace with /proc/self/setgroups "deny" */
-    if (!(errno == EPERM && in_userns && u->n_additional_gids == 0))
-      return error_errno(err, "setgroups (%zu additional gids)", u->n_additional_gids);
+    if (!(errno == EPERM && in_userns && n == 0))
+      return error_errno(err, "setgroups (%zu additional gids)", n);
     log_debug("setgroups denied in the user namespace, no additional gids: ignoring");
   }
   if (setresgid(u->gid, u->gid, u->gid) < 0)

@@ -109,6 +109,17 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$groups" = "100 65534 " ] || fail "Groups: $groups"
 }
 
+# additional-gids-once: runc sets each additional gid once; agentrt passed a repeated one to
+# setgroups as it came, and the kernel kept it twice (Groups: 5 5 7), for init and exec.
+@test "additional-gids-once: a repeated additionalGid is set once, for init and exec" {
+	update_config '.process.user = {"uid": 1000, "gid": 1000, "additionalGids": [65534, 100, 65534, 100]}'
+	start_sleeper
+	[ "$(status_field Groups | xargs)" = "100 65534" ] || fail "Groups: $(status_field Groups)"
+	run rt exec c1 sh -c "grep ^Groups: /proc/self/status"
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$(xargs <<<"${output#Groups:}")" = "100 65534" ] || fail "exec Groups: $output"
+}
+
 @test "user umask" {
 	update_config '.process.user.umask = 23'
 	start_sleeper
