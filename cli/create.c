@@ -947,6 +947,7 @@ fail:
     proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
   monitor_abandon(&mh);
   container_abort(c, g);
+  container_run_poststop(c, "create");
   container_free(c);
   return -1;
 }

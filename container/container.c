@@ -350,6 +350,21 @@ void container_log_cgroup_warnings(struct cgroup_manager *m)
     log_warning("%s", *p);
 }
 
+void container_run_poststop(struct container *c, const char *verb)
+{
+  cleanup_free char *sj = NULL;
+  struct error e = {0};
+
+  if (c->config == NULL || c->config->hooks.n[OCI_HOOK_POSTSTOP] == 0)
+    return;
+  free(c->state->status);
+  c->state->status = xstrdup("stopped");
+  if (container_state_json(c, &sj, &e) < 0 ||
+      hooks_run(c->config->hooks.list[OCI_HOOK_POSTSTOP], c->config->hooks.n[OCI_HOOK_POSTSTOP],
+                "poststop", c->state->bundle, sj, &e) < 0)
+    log_warning("%s `%s`: %s", verb, c->id, e.msg);
+}
+
 int container_destroy(struct container *c, const struct global_opts *g, struct error *err)
 {
   struct oci_state *s = c->state;
@@ -387,16 +402,8 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     }
   }
   FAILPOINT("delete-after-cgroup");
-  /* poststop hooks: failures are warnings (runtime spec) */
-  if (container_load_config(c, &e2) == 0 && c->config->hooks.n[OCI_HOOK_POSTSTOP] > 0) {
-    cleanup_free char *sj = NULL;
-    free(s->status);
-    s->status = xstrdup("stopped");
-    if (container_state_json(c, &sj, &e2) == 0 &&
-        hooks_run(c->config->hooks.list[OCI_HOOK_POSTSTOP], c->config->hooks.n[OCI_HOOK_POSTSTOP],
-                  "poststop", s->bundle, sj, &e2) < 0)
-      log_warning("delete `%s`: %s", c->id, e2.msg);
-  }
+  if (container_load_config(c, &e2) == 0)
+    container_run_poststop(c, "delete");
   if (ret == 0 && g != NULL)
     audit_cli_event(g->root, c->id, "delete", NULL);
   if (ret == 0) {

@@ -81,6 +81,12 @@ void container_log_cgroup_warnings(struct cgroup_manager *m);
 /* Kill everything, destroy the cgroup, run poststop hooks, remove the state
  * directory.  Used by delete, a failed create and run without --keep. */
 int container_destroy(struct container *c, const struct global_opts *g, struct error *err);
+/* The config's poststop hooks with the state (status "stopped") on stdin;
+ * a failure is a warning naming `verb` (runtime spec).  delete runs them,
+ * and a create that fails once the state directory exists (as runc's
+ * destroy: the spec's step 12 after a failing prestart, createRuntime or
+ * createContainer hook). */
+void container_run_poststop(struct container *c, const char *verb);
 
 /* The OCI state JSON handed to hooks and printed by `state`. */
 int container_state_json(struct container *c, char **ret, struct error *err);

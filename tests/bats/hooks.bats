@@ -215,6 +215,29 @@ all_hooks() {
 	done
 }
 
+# poststop-after-failed-create: the spec's lifecycle goes on at step 12 (destroy) and 13
+# (poststop) when a prestart, createRuntime or createContainer hook fails, and runc runs the
+# poststop hooks on any create that fails once the container exists (its destroy), a bad mount
+# too; agentrt ran none, so what the earlier hooks set up on the host stayed.
+@test "poststop-after-failed-create: a failed create runs the poststop hooks with status stopped" {
+	for ph in prestart createRuntime createContainer mount; do
+		rm -f "$BUNDLE/poststop.log" "$BUNDLE/hook-poststop.json"
+		update_config ".hooks = {\"poststop\": [$(hook poststop "$BUNDLE/poststop.log")]} | .mounts |= map(select(.destination != \"/x\"))"
+		if [ "$ph" = mount ]; then
+			update_config '.mounts += [{"destination": "/x", "type": "bind", "source": "/nonexistent-agentrt-src"}]'
+		else
+			update_config ".hooks.$ph = [{\"path\": \"/bin/false\"}]"
+		fi
+		set_args true
+		create_container c1
+		assert_clean_failure
+		[ -z "$(rt list -q)" ] || fail "$ph: container left"
+		[ "$(cat "$BUNDLE/poststop.log" 2>/dev/null)" = poststop ] || fail "$ph: poststop did not run once"
+		jq -e '.id == "c1" and .status == "stopped"' "$BUNDLE/hook-poststop.json" ||
+			fail "$ph: poststop state: $(cat "$BUNDLE/hook-poststop.json")"
+	done
+}
+
 @test "a failing poststart hook stops the container and fails start and run (spec 1.1+, runc 1.2); poststop still runs" {
 	update_config ".hooks = {\"poststart\": [{\"path\": \"/bin/false\"}],
 		\"poststop\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"echo stopped >> $BUNDLE/poststop\"]}]}"
