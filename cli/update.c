@@ -30,6 +30,7 @@ enum {
   U_PIDS,
   U_BLKIO,
   U_L3,
+  U_MBA,
   U_HELP,
 };
 
@@ -53,7 +54,7 @@ static const struct opt_spec update_specs[] = {
     {"pids-limit", 0, true, U_PIDS},
     {"blkio-weight", 0, true, U_BLKIO},
     {"l3-cache-schema", 0, true, U_L3},
-    {"mem-bw-schema", 0, true, U_L3},
+    {"mem-bw-schema", 0, true, U_MBA},
     {"help", 'h', false, U_HELP},
     {NULL, 0, false, 0},
 };
@@ -169,8 +170,16 @@ static int apply_flag(struct oci_resources *r, int id, const char *val, struct e
     r->has_blkio_weight = true;
     r->blkio_weight = (uint16_t)v;
     return 0;
+  case U_L3:
+  case U_MBA:
+    /* no Intel RDT here (linux.intelRdt's schemas are refused at create):
+     * an empty schema is nothing asked, as runc takes it */
+    if (val[0] != '\0')
+      return error_set(err, 0, "update: %s: Intel RDT is not supported",
+                       id == U_L3 ? "--l3-cache-schema" : "--mem-bw-schema");
+    return 0;
   default:
-    return 0; /* kernel memory, RDT: accepted, nothing to do */
+    return 0; /* kernel memory: accepted, nothing to do */
   }
 }
 
@@ -197,7 +206,8 @@ int cmd_update(const struct global_opts *g, int argc, char **argv, struct error 
              "       [--memory-reservation N] [--cpu-share N] [--cpu-period N] [--cpu-quota N]\n"
              "       [--cpu-burst N] [--cpu-idle 0|1] [--cpu-rt-period N] [--cpu-rt-runtime N]\n"
              "       [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID "
-             "[FLAGS]\n");
+             "[FLAGS]\n"
+             "(no Intel RDT: --l3-cache-schema and --mem-bw-schema fail unless empty)\n");
       return 0;
     }
     if (id == U_RESOURCES)

@@ -211,6 +211,42 @@ static int conv_personality(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+/* linux.intelRdt: agentrt has no Intel RDT (`features` says intelRdt is not
+ * enabled), so a schema or monitoring asked for is refused rather than
+ * silently not applied (runc refuses the schemas where the host has no
+ * RDT/CAT or RDT/MBA); a closID alone is checked as runc checks it and has
+ * no effect, as with runc on such a host. */
+static int conv_intel_rdt(struct jctx *c, const struct jnode *v, void *ret)
+{
+  static const char *const wants[] = {"l3CacheSchema", "memBwSchema"};
+  cleanup_free char *clos = NULL;
+  cleanup_strv char **schemata = NULL;
+  bool monitoring = false;
+
+  (void)ret;
+  if (jexpect(c, v, JT_OBJECT) < 0)
+    return -1;
+  if (jfield(c, v, "closID", j_str, &clos, NULL) < 0 ||
+      jfield(c, v, "schemata", j_strv, &schemata, NULL) < 0 ||
+      jfield(c, v, "enableMonitoring", j_bool, &monitoring, NULL) < 0)
+    return -1;
+  if (clos != NULL &&
+      (strcmp(clos, ".") == 0 || strcmp(clos, "..") == 0 || strchr(clos, '/') != NULL))
+    return jfail_at(c, "closID", "invalid `%s`", clos);
+  for (size_t i = 0; i < sizeof wants / sizeof *wants; i++) {
+    cleanup_free char *schema = NULL;
+    if (jfield(c, v, wants[i], j_str, &schema, NULL) < 0)
+      return -1;
+    if (schema != NULL && schema[0] != '\0')
+      return jfail_at(c, wants[i], "Intel RDT is not supported");
+  }
+  if (schemata != NULL && schemata[0] != NULL)
+    return jfail_at(c, "schemata", "Intel RDT is not supported");
+  if (monitoring)
+    return jfail_at(c, "enableMonitoring", "Intel RDT is not supported");
+  return 0;
+}
+
 static int check_linux(struct jctx *c, const struct oci_linux *l)
 {
   if (check_namespaces(c, l) < 0)
@@ -250,7 +286,8 @@ int oci_linux_node(struct jctx *c, const struct jnode *v, void *ret)
       jfield(c, v, "mountLabel", j_str, &l->mount_label, NULL) < 0 ||
       jfield_kv(c, v, "sysctl", &l->sysctl, &l->n_sysctl) < 0 ||
       jfield(c, v, "seccomp", oci_seccomp_node, &l->seccomp, NULL) < 0 ||
-      jfield(c, v, "personality", conv_personality, l, NULL) < 0)
+      jfield(c, v, "personality", conv_personality, l, NULL) < 0 ||
+      jfield(c, v, "intelRdt", conv_intel_rdt, NULL, NULL) < 0)
     return -1;
   return check_linux(c, l);
 }

@@ -147,6 +147,34 @@ setup() {
 	report
 }
 
+# intel-rdt-refused: runc refuses linux.intelRdt schemas and `update --l3-cache-schema` /
+# `--mem-bw-schema` where the host has no RDT/CAT or RDT/MBA (this one has no resctrl);
+# agentrt has no Intel RDT at all and took both silently (exit 0, nothing applied).
+@test "intel-rdt-refused: intelRdt schemas and update's RDT flags are refused, a closID alone is not" {
+	[ ! -d /sys/fs/resctrl/info ] || is_agentrt || skip "this host has Intel RDT"
+	config_case l3CacheSchema '.linux.intelRdt = {"l3CacheSchema": "L3:0=f"}'
+	config_case memBwSchema '.linux.intelRdt = {"memBwSchema": "MB:0=50"}'
+	config_case closID '.linux.intelRdt = {"closID": "../x"}'
+	report
+	cp "$BUNDLE/config.json.orig" "$BUNDLE/config.json"
+	update_config '.linux.intelRdt = {"closID": "agentrt-test"}'
+	set_args sleep 100
+	run_detached rdt
+	[ "$status" -eq 0 ] || fail "closID alone: $output"
+	local pids=/sys/fs/cgroup/pids$(jq -r .linux.cgroupsPath "$BUNDLE/config.json")/pids.max
+	local f
+	for f in --l3-cache-schema --mem-bw-schema; do
+		run rt update --pids-limit 10 "$f" "X:0=1" rdt
+		[ "$status" -ne 0 ] || fail "update $f: exit 0"
+		assert_clean_failure
+		! is_agentrt || [[ $output == *"$f: Intel RDT is not supported"* ]] || fail "update $f: $output"
+		[ "$(cat "$pids")" = max ] || fail "update $f changed pids.max to $(cat "$pids") though it failed"
+	done
+	run rt update --l3-cache-schema= rdt
+	[ "$status" -eq 0 ] || fail "an empty schema: $output"
+	rt delete --force rdt
+}
+
 @test "invalid values agentrt rejects (runc accepts them)" {
 	agentrt_only "runc does not validate these"
 	config_case ociVersion 'del(.ociVersion)'

@@ -439,6 +439,16 @@ static const struct {
     {LNX("\"personality\":{}"), "config.json: linux.personality.domain: is required"},
     {LNX("\"personality\":{\"domain\":\"LINUX\",\"flags\":[1]}"),
      "config.json: linux.personality.flags[0]: expected string"},
+    {LNX("\"intelRdt\":{\"l3CacheSchema\":\"L3:0=f\"}"),
+     "config.json: linux.intelRdt.l3CacheSchema: Intel RDT is not supported"},
+    {LNX("\"intelRdt\":{\"memBwSchema\":\"MB:0=50\"}"),
+     "config.json: linux.intelRdt.memBwSchema: Intel RDT is not supported"},
+    {LNX("\"intelRdt\":{\"schemata\":[\"L2:0=1\"]}"),
+     "config.json: linux.intelRdt.schemata: Intel RDT is not supported"},
+    {LNX("\"intelRdt\":{\"enableMonitoring\":true}"),
+     "config.json: linux.intelRdt.enableMonitoring: Intel RDT is not supported"},
+    {LNX("\"intelRdt\":{\"closID\":\"a/b\"}"), "config.json: linux.intelRdt.closID: invalid `a/b`"},
+    {LNX("\"intelRdt\":[]"), "config.json: linux.intelRdt: expected object"},
     {"{" BASE ",\"linux\":[]}", "config.json: linux: expected object"},
     /* resources */
     {RES("\"memory\":{\"limit\":\"1G\"}"),
@@ -753,6 +763,18 @@ static void test_relative_mount_dest(void)
   oci_config_free(c);
 }
 
+static void test_intel_rdt_closid_alone(void)
+{
+  struct error err = {0};
+  struct oci_config *c = NULL;
+
+  tap_ok(parse(LNX("\"intelRdt\":{\"closID\":\"x\",\"l3CacheSchema\":\"\",\"schemata\":[],"
+                   "\"enableMonitoring\":false}"),
+               &c, &err) == 0,
+         "intelRdt: a closID alone, empty schemas and no monitoring are accepted (%s)", err.msg);
+  oci_config_free(c);
+}
+
 static void test_process_doc(void)
 {
   struct error err = {0};
@@ -1006,6 +1028,7 @@ int main(void)
   test_device_mode_type_bits();
   test_sched_fields();
   test_relative_mount_dest();
+  test_intel_rdt_closid_alone();
   test_process_doc();
   test_resources_doc();
   test_names();
