@@ -237,7 +237,9 @@ static int v1_memory(struct cgroup_manager *m, const struct oci_resources *r, st
     return -1;
   if (v1_memory_limits(m, h->dir, r, err) < 0)
     return -1;
-  if (r->has_memory_reservation &&
+  /* 0 is "not set", as runc (and as memory.limit here): not a soft limit of
+   * nothing, which makes the container the first to be reclaimed */
+  if (r->has_memory_reservation && r->memory_reservation != 0 &&
       wr_i64(m, h->dir, "memory.soft_limit_in_bytes", r->memory_reservation, err) < 0)
     return -1;
   if (r->has_memory_kernel && r->memory_kernel != 0)

@@ -160,7 +160,8 @@ static int v2_memory(struct cgroup_manager *m, char **avail, const struct oci_re
   if (r->has_memory_limit && r->memory_limit != 0 &&
       wr_limit(m, "memory.max", r->memory_limit, err) < 0)
     return -1;
-  if (r->has_memory_reservation && wr_limit(m, "memory.low", r->memory_reservation, err) < 0)
+  if (r->has_memory_reservation && r->memory_reservation != 0 &&
+      wr_limit(m, "memory.low", r->memory_reservation, err) < 0)
     return -1;
 unsupported:
   if (r->has_memory_swappiness && r->memory_swappiness != UINT64_MAX)

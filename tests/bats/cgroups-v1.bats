@@ -204,6 +204,30 @@ cgval() { # CTRL FILE
 		(.data | has("network_interfaces"))' <<<"$d" || fail "intel_rdt, network_interfaces: $d"
 }
 
+# memory-reservation-zero: runc takes a memory.reservation of 0 as not set (the soft limit stays
+# unlimited), at create and in update; agentrt wrote 0, a soft limit that makes the container the
+# first to be reclaimed under pressure.
+@test "cgroups v1: memory-reservation-zero: a reservation of 0 leaves the soft limit unlimited (create, update)" {
+	update_config '.linux.resources.memory = {"reservation": 0}'
+	set_args sleep 100
+	run_detached mr
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	local unlimited
+	unlimited=$(cat /sys/fs/cgroup/memory/memory.soft_limit_in_bytes)
+	[ "$(cgval memory memory.soft_limit_in_bytes)" = "$unlimited" ] ||
+		fail "create: soft limit $(cgval memory memory.soft_limit_in_bytes)"
+	run rt update --memory-reservation 50000000 mr
+	[ "$status" -eq 0 ] || fail "update: $output"
+	[ "$(cgval memory memory.soft_limit_in_bytes)" = 49999872 ]
+	run rt update --memory-reservation 0 mr
+	[ "$status" -eq 0 ] || fail "update 0: $output"
+	[ "$(cgval memory memory.soft_limit_in_bytes)" = 49999872 ] ||
+		fail "update 0: soft limit $(cgval memory memory.soft_limit_in_bytes)"
+	run rt update --memory-reservation -1 mr
+	[ "$status" -eq 0 ] || fail "update -1: $output"
+	[ "$(cgval memory memory.soft_limit_in_bytes)" = "$unlimited" ]
+}
+
 @test "cgroups v1: devices outside the allow list cannot be opened" {
 	set_cmd 'mknod /tmp/kmsg c 1 11 && head -c1 /tmp/kmsg; echo "rc=$?"; sleep 100'
 	run_detached dev

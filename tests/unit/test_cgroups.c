@@ -337,6 +337,12 @@ static void test_v1_apply(void)
          "v1 memsw = memory+swap as given");
   tap_ok(streq(get("memory/agentrt/c1/memory.soft_limit_in_bytes"), "33554432\n"),
          "v1 reservation");
+  {
+    struct oci_resources z = {.has_memory_reservation = true, .memory_reservation = 0};
+    tap_ok(cgroup_apply(m, &z, true, &e) == 0 &&
+               streq(get("memory/agentrt/c1/memory.soft_limit_in_bytes"), "33554432\n"),
+           "v1 reservation 0 is not set, as runc (%s)", e.msg);
+  }
   tap_ok(streq(get("memory/agentrt/c1/memory.swappiness"), "60\n"), "v1 swappiness");
   tap_ok(streq(get("memory/agentrt/c1/memory.oom_control"), "1\n"), "v1 disableOOMKiller");
   tap_ok(streq(get("cpu/agentrt/c1/cpu.shares"), "1024\n") &&
@@ -433,6 +439,11 @@ static void test_v2_apply(void)
   tap_ok(streq(get("agentrt/c1/memory.swap.max"), "67108864\n"),
          "v2 memory.swap.max = swap - limit");
   tap_ok(streq(get("agentrt/c1/memory.low"), "33554432\n"), "v2 memory.low");
+  {
+    struct oci_resources z = {.has_memory_reservation = true, .memory_reservation = 0};
+    tap_ok(cgroup_apply(m, &z, true, &e) == 0 && streq(get("agentrt/c1/memory.low"), "33554432\n"),
+           "v2 reservation 0 is not set, as runc (%s)", e.msg);
+  }
   tap_ok(streq(get("agentrt/c1/cpu.weight"), "39\n"), "v2 cpu.weight from shares 1024");
   tap_ok(streq(get("agentrt/c1/cpu.max"), "50000 100000\n"), "v2 cpu.max");
   tap_ok(streq(get("agentrt/c1/cpuset.cpus"), "0-1\n"), "v2 cpuset.cpus");
