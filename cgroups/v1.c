@@ -382,12 +382,15 @@ static int leaf_write(struct cgroup_manager *m, const char *dir, const char *fil
 static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
                             const struct oci_resources *r, struct error *err)
 {
-  bool any = (r->has_blkio_weight && r->blkio_weight) || r->n_blkio_weight_device;
+  bool any = r->has_blkio_weight && r->blkio_weight;
   const char *wf = weight_file(m, dir);
   const char *wdf =
       wf && streq(wf, "blkio.bfq.weight") ? "blkio.bfq.weight_device" : "blkio.weight_device";
   char buf[64];
 
+  /* a weight of 0 is not set (as runc): only others need the weight file */
+  for (size_t i = 0; i < r->n_blkio_weight_device; i++)
+    any = any || (r->blkio_weight_device[i].has_weight && r->blkio_weight_device[i].weight != 0);
   if (any && wf == NULL)
     return cg_fail(err, ENOTSUP,
                    "cgroup: blockIO.weight: not supported by the host (no blkio.weight or "
@@ -402,10 +405,11 @@ static int v1_blkio_weights(struct cgroup_manager *m, const char *dir,
   }
   for (size_t i = 0; i < r->n_blkio_weight_device; i++) {
     const struct oci_weight_device *d = &r->blkio_weight_device[i];
-    if (d->has_weight && cg_writef(m, dir, wdf, err, "%" PRId64 ":%" PRId64 " %u", d->major,
-                                   d->minor, d->weight) < 0)
+    if (d->has_weight && d->weight != 0 &&
+        cg_writef(m, dir, wdf, err, "%" PRId64 ":%" PRId64 " %u", d->major, d->minor, d->weight) <
+            0)
       return -1;
-    if (d->has_leaf_weight) {
+    if (d->has_leaf_weight && d->leaf_weight != 0) {
       snprintf(buf, sizeof buf, "%" PRId64 ":%" PRId64 " %u", d->major, d->minor, d->leaf_weight);
       if (leaf_write(m, dir, "blkio.leaf_weight_device", d->leaf_weight, buf, err) < 0)
         return -1;

@@ -283,7 +283,7 @@ static int v2_io_weights(struct cgroup_manager *m, const struct oci_resources *r
     return -1;
   for (size_t i = 0; i < r->n_blkio_weight_device; i++) {
     const struct oci_weight_device *d = &r->blkio_weight_device[i];
-    if (d->has_weight &&
+    if (d->has_weight && d->weight != 0 &&
         cg_writef(m, dir_of(m), f, err, "%" PRId64 ":%" PRId64 " %" PRIu64, d->major, d->minor,
                   bfq ? d->weight : cgroup_blkio_weight_to_io(d->weight)) < 0)
       return -1;

@@ -464,6 +464,26 @@ cgval() { # CTRL FILE
 	assert_clean_failure
 }
 
+# blkio-weight-device-zero: runc writes a weightDevice entry's weight and leafWeight only when not
+# 0 (0 is not set); agentrt wanted the weight file for any entry and failed create on a host
+# without BFQ for {"major": 7, "minor": 0} alone, which runc runs.
+@test "cgroups v1: blkio-weight-device-zero: a weightDevice entry with weights 0 or absent needs no weight file" {
+	[ ! -e /sys/fs/cgroup/blkio/blkio.weight ] && [ ! -e /sys/fs/cgroup/blkio/blkio.bfq.weight ] ||
+		skip "this host has a blkio weight file"
+	set_args cat /sys/fs/cgroup/blkio/blkio.throttle.read_bps_device
+	local wd
+	for wd in '{"major": 7, "minor": 0}' '{"major": 7, "minor": 0, "weight": 0, "leafWeight": 0}'; do
+		update_config ".linux.resources.blockIO = {\"weightDevice\": [$wd],
+			\"throttleReadBpsDevice\": [{\"major\": 7, \"minor\": 0, \"rate\": 4096}]}"
+		run rt run --bundle "$BUNDLE" wd0
+		[ "$status" -eq 0 ] || fail "$wd: $output"
+		[[ $output == *"7:0 4096"* ]] || fail "$wd: the throttle did not land: $output"
+	done
+	update_config '.linux.resources.blockIO = {"weightDevice": [{"major": 7, "minor": 0, "weight": 10}]}'
+	run rt run --bundle "$BUNDLE" wd1
+	assert_clean_failure
+}
+
 # On a hybrid host (v1 controllers and a cgroup2 mount at /sys/fs/cgroup/unified) runc also
 # puts the container in the unified hierarchy; delete removes that cgroup too.
 @test "cgroups v1: on a hybrid host the container also gets a cgroup in the unified hierarchy" {
