@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/sanitizer.h"
 #include "common/util.h"
+#include "os/fsutil.h"
 #include "datadir/datadir.h"
 
 struct command {
@@ -280,9 +281,20 @@ int main(int argc, char **argv)
   g.in_userns = in_user_namespace();
   if (g.root == NULL)
     g.root = root = default_root();
-  if (g.root[0] != '/') {
-    log_fatal_error("--root: must be an absolute path");
+  if (g.root[0] == '\0') {
+    log_fatal_error("--root: must not be empty");
     return 1;
+  }
+  if (g.root[0] != '/') {
+    /* from the current directory, as runc (filepath.Abs): the same root
+     * whatever directory a later command runs in */
+    cleanup_free char *abs = path_absolute(g.root);
+    if (abs[0] != '/') {
+      log_fatal_error("--root: cannot make it absolute (no current directory)");
+      return 1;
+    }
+    free(root);
+    g.root = root = path_normalize(abs);
   }
   if (data_settings(&g, data_flag, it.i < argc ? argv[it.i] : NULL, &conf, &data_dir, &err) < 0) {
     log_fatal_error(err.msg);

@@ -559,3 +559,28 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "$(container_status c1)" = created ]
 	[ ! -e "$ROOTFS/tmp/marker" ]
 }
+
+# relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
+# later command that names the same directory finds the container; agentrt refused it ("--root:
+# must be an absolute path").  An empty --root is still refused.
+@test "relative-root: a relative --root is the directory below the current one" {
+	set_args sleep 100
+	local abs=$BUNDLE/rel-root
+	cd "$BUNDLE"
+	status=0
+	timeout 30 "$AGENTRT" --root ./x/../rel-root run -d --bundle "$BUNDLE" relr \
+		</dev/null >"$BUNDLE/relr.out" 2>&1 || status=$?
+	[ "$status" -eq 0 ] || fail "run -d: $(cat "$BUNDLE/relr.out")"
+	[ -d "$abs/relr" ] || fail "no state in $abs: $(ls -A "$BUNDLE")"
+	cd /
+	run "$AGENTRT" --root "$abs" state relr
+	[ "$status" -eq 0 ] || fail "state: $output"
+	jq -e '.status == "running"' <<<"$output" || fail "state: $output"
+	run "$AGENTRT" --root "$abs" delete --force relr
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	[ -z "$(ls -A "$abs")" ]
+	if is_agentrt; then
+		run "$AGENTRT" --root "" list
+		[ "$status" -ne 0 ] && [[ $output == *"--root: must not be empty"* ]] || fail "empty --root: $output"
+	fi
+}
