@@ -202,6 +202,17 @@ static void spec_from_config(const struct oci_device *od, char *path_buf, size_t
   ret->gid = od->has_gid ? od->gid : 0;
 }
 
+/* Does an entry before `i` name `path` (normalized)? */
+static bool earlier_device(const struct oci_linux *l, size_t i, const char *path)
+{
+  for (size_t j = 0; j < i; j++) {
+    cleanup_free char *p = path_normalize(l->devices[j].path);
+    if (strcmp(p, path) == 0)
+      return true;
+  }
+  return false;
+}
+
 static bool config_has_device(const struct oci_config *c, const char *path)
 {
   for (size_t i = 0; c->linux != NULL && i < c->linux->n_devices; i++) {
@@ -265,6 +276,10 @@ int devices_setup(struct setup_ctx *ctx, struct error *err)
     struct dev_spec d;
 
     spec_from_config(&l->devices[i], path, sizeof path, &d);
+    /* a path given twice: the first entry's node, as runc (its second
+     * mknod finds the name taken and leaves it) */
+    if (earlier_device(l, i, d.path))
+      continue;
     if (make_device(ctx, devfd, &d, err) < 0)
       return error_prefix(err, "linux.devices[%zu]", i);
   }

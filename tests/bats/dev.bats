@@ -103,6 +103,18 @@ start_sleeper() {
 # Podman's --privileged passes each host device with its st_mode as fileMode,
 # type bits included (020620 for a tty); runc and crun take them. agentrt
 # refused the config, so `podman run --privileged` failed at create.
+# device-path-twice-first-wins: runc makes the node of the first linux.devices entry for a path
+# (its second mknod finds the name taken); agentrt replaced it with the last one.
+@test "device-path-twice-first-wins: a path given twice gets the first entry's node" {
+	update_config '.linux.devices = [
+		{"path": "/dev/twice", "type": "c", "major": 1, "minor": 3, "fileMode": 438, "uid": 0, "gid": 0},
+		{"path": "/dev/./twice", "type": "c", "major": 1, "minor": 5, "fileMode": 384, "uid": 1, "gid": 1}]'
+	start_sleeper
+	run stat -c '%F %t:%T %a %u:%g' "$CROOT/dev/twice"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = "character special file 1:3 666 0:0" ] || fail "/dev/twice: $output"
+}
+
 @test "podman-privileged-filemode: fileMode with the device's own type bits" {
 	update_config '.linux.devices = [
 		{"path": "/dev/agentrt-null", "type": "c", "major": 1, "minor": 3, "fileMode": 8592, "uid": 0, "gid": 5},
