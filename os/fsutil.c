@@ -60,15 +60,15 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
   return 0;
 }
 
-int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len,
-                         struct error *err)
+static int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+                        struct error *err)
 {
   char tmp[PATH_MAX];
   int fd;
   size_t off = 0;
 
   snprintf(tmp, sizeof tmp, ".%s.tmp", name);
-  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return error_errno(err, "write `%s`", name);
   while (off < len) {
@@ -92,6 +92,12 @@ int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t l
   return 0;
 }
 
+int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len,
+                         struct error *err)
+{
+  return write_atomic(dirfd, name, data, len, 0600, err);
+}
+
 int write_file_path(const char *path, const char *data, size_t len, struct error *err)
 {
   cleanup_free char *dir = xstrdup(path);
@@ -111,7 +117,9 @@ int write_file_path(const char *path, const char *data, size_t len, struct error
   }
   if (dfd < 0)
     return error_errno(err, "open directory of `%s`", path);
-  r = write_file_atomic_at(dfd, base, data, len, err);
+  /* 0666 less the umask (0644 as a rule), as runc writes its pid files:
+   * a monitor that is not root may read them */
+  r = write_atomic(dfd, base, data, len, 0666, err);
   close(dfd);
   if (r < 0)
     return error_prefix(err, "`%s`", path);

@@ -14,11 +14,11 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
                  struct error *err);
 /* Read all of an fd (stdin) up to max bytes. */
 int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *err);
-/* Write via a temp file + fsync-free rename in the same directory. */
+/* Write via a temp file + fsync-free rename in the same directory (mode 0600). */
 int write_file_atomic_at(int dirfd, const char *name, const char *data, size_t len,
                          struct error *err);
 /* Write a file by absolute/relative path (pid files): create or truncate,
- * atomically via rename when possible. */
+ * atomically via rename when possible; mode 0666 less the umask, as runc. */
 int write_file_path(const char *path, const char *data, size_t len, struct error *err);
 /* Close every fd from `from` up, except the n in keep (sorted in place). */
 void close_fds_except(int from, int *keep, size_t n);

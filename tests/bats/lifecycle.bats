@@ -480,6 +480,22 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	grep -qE '^[0-9]+$' "$BUNDLE/pid"
 }
 
+# pid-file-mode: runc creates its pid files 0666 less the umask (0644 under 022), for create and
+# exec; agentrt wrote them 0600, unreadable by a monitor that is not root.
+@test "pid-file-mode: --pid-file of create and exec is 0666 less the umask" {
+	set_args sleep 1000
+	umask 022
+	create_container c1 --pid-file "$BUNDLE/pid"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[ "$(stat -c %a "$BUNDLE/pid")" = 644 ] || fail "create: mode $(stat -c %a "$BUNDLE/pid")"
+	rt_bg start c1
+	[ "$status" -eq 0 ] || fail "start: $output"
+	umask 027
+	rt_bg exec -d --pid-file "$BUNDLE/exec.pid" c1 sleep 100
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$(stat -c %a "$BUNDLE/exec.pid")" = 640 ] || fail "exec: mode $(stat -c %a "$BUNDLE/exec.pid")"
+}
+
 @test "--pid-file relative to the current directory" {
 	set_args sleep 1000
 	cd "$BUNDLE"
