@@ -35,11 +35,13 @@ int cmd_state(const struct global_opts *g, int argc, char **argv, struct error *
   }
   if (c->status == STATUS_STOPPED)
     c->state->pid = 0;
-  if (container_state_json(c, &json, err) < 0) {
+  /* indented as runc prints it (hooks, list and the saved state stay compact) */
+  if (oci_state_to_json_ex(c->state, false, true, &json, NULL, err) < 0) {
     container_free(c);
     return -1;
   }
-  printf("%s\n", json);
+  /* one newline at the end (the beautifier ends with one of its own) */
+  printf("%s%s", json, json[0] != '\0' && json[strlen(json) - 1] == '\n' ? "" : "\n");
   container_free(c);
   return 0;
 }

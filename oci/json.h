@@ -105,7 +105,9 @@ struct jgen {
   yajl_gen_status st;
 };
 
-void jgen_init(struct jgen *j, bool pretty);
+void jgen_init(struct jgen *j, bool pretty); /* pretty: tab-indented */
+/* indent NULL: compact; else beautified with that indent string */
+void jgen_init_indent(struct jgen *j, const char *indent);
 /* Take the output (NUL-terminated) and free the generator. */
 int jgen_finish(struct jgen *j, const char *what, char **ret, size_t *ret_len, struct error *err);
 void jgen_free(struct jgen *j);

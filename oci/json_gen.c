@@ -20,6 +20,11 @@ static void note(struct jgen *j, yajl_gen_status st)
 
 void jgen_init(struct jgen *j, bool pretty)
 {
+  jgen_init_indent(j, pretty ? "\t" : NULL);
+}
+
+void jgen_init_indent(struct jgen *j, const char *indent)
+{
   j->g = yajl_gen_alloc(NULL);
   j->st = yajl_gen_status_ok;
   if (j->g == NULL) {
@@ -27,9 +32,9 @@ void jgen_init(struct jgen *j, bool pretty)
     return;
   }
   yajl_gen_config(j->g, yajl_gen_validate_utf8, 1);
-  if (pretty) {
+  if (indent != NULL) {
     yajl_gen_config(j->g, yajl_gen_beautify, 1);
-    yajl_gen_config(j->g, yajl_gen_indent_string, "\t");
+    yajl_gen_config(j->g, yajl_gen_indent_string, indent);
   }
 }
 

@@ -122,7 +122,8 @@ int oci_state_to_json_ex(const struct oci_state *s, bool with_private, bool pret
 {
   struct jgen j;
 
-  jgen_init(&j, pretty);
+  /* pretty: as runc's `state` prints it (Go's MarshalIndent, two spaces) */
+  jgen_init_indent(&j, pretty ? "  " : NULL);
   jg_open(&j);
   jg_kstr(&j, "ociVersion", s->oci_version != NULL ? s->oci_version : "");
   jg_kstr(&j, "id", s->id != NULL ? s->id : "");

@@ -65,6 +65,24 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "$(jq -r '.annotations["org.agentrt.test"]' <<<"$output")" = yes ]
 }
 
+# state-indented: runc prints `state` indented by two spaces, one key a line, annotations before
+# owner ("status": "running" is what a line-based script greps for); agentrt printed it on one
+# line.  The JSON is the same.
+@test "state-indented: state prints one key a line, indented by two spaces, as runc" {
+	set_args sleep 1000
+	update_config '.annotations = {"org.agentrt.test": "yes"}'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt state c1
+	[ "$status" -eq 0 ] || fail "$output"
+	jq -e '.status == "created"' <<<"$output" >/dev/null || fail "not JSON: $output"
+	[ "${lines[0]}" = "{" ] && [ "${lines[-1]}" = "}" ] || fail "not one key a line: $output"
+	[ "${lines[1]}" = "  \"ociVersion\": \"$(jq -r .ociVersion <<<"$output")\"," ] || fail "line 2: ${lines[1]}"
+	grep -qx '  "status": "created",' <<<"$output" || fail "no status line: $output"
+	grep -qx '    "org.agentrt.test": "yes"' <<<"$output" || fail "annotations not nested: $output"
+	[ "${lines[-2]}" = '  "owner": ""' ] || fail "owner not last: $output"
+}
+
 @test "kill without a signal sends TERM" {
 	set_cmd "$trap_cmd"
 	run_detached c1

@@ -55,8 +55,11 @@ static void test_public(void)
          "public state with annotations before owner, as runc: %s", json ? json : err.msg);
   free(json);
   json = NULL;
-  tap_ok(oci_state_to_json_ex(s, false, true, &json, NULL, &err) == 0 && strchr(json, '\n'),
-         "indented form");
+  tap_ok(oci_state_to_json_ex(s, false, true, &json, NULL, &err) == 0 &&
+             strncmp(json, "{\n  \"ociVersion\": \"1.2.0\",\n  \"id\": \"web1\",\n", 43) == 0 &&
+             strstr(json, "\n  \"annotations\": {\n    \"a\": \"b\"\n  },\n  \"owner\": \"\"\n}") !=
+                 NULL,
+         "indented form: two spaces, as runc's state: %s", json ? json : err.msg);
   free(json);
   oci_state_free(s);
 }
