@@ -169,6 +169,7 @@ const char *const oci_mount_options[] = {
     "suid",
     "symfollow",
     "sync",
+    "tmpcopyup", /* runc's and crun's extension (container/copyup.c) */
     "unbindable",
     NULL,
 };

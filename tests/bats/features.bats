@@ -18,6 +18,21 @@ teardown() { :; }
 	done
 }
 
+# features-tmpcopyup: runc's features lists "tmpcopyup", which agentrt takes too (Docker's --tmpfs
+# sends it) but left out of its list, so a caller going by features would not send it.
+@test "features-tmpcopyup: mountOptions lists tmpcopyup, and a tmpfs with it is filled from the image" {
+	run "$AGENTRT" features
+	[ "$status" -eq 0 ] || fail "$output"
+	jq -e '.mountOptions | index("tmpcopyup") != null' <<<"$output" >/dev/null || fail "no tmpcopyup: $output"
+	setup_bundle
+	update_config '.mounts += [{"destination": "/etc", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup"]}]'
+	set_cmd 'stat -f -c %T /etc; cat /etc/hostname'
+	run rt run --bundle "$BUNDLE" tcu
+	teardown_bundle
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "${lines[0]}" = tmpfs ] && [ "${lines[1]}" = "$(cat "$TEST_ROOTFS/etc/hostname")" ] || fail "$output"
+}
+
 @test "features has a linux object with namespaces and capabilities" {
 	run "$AGENTRT" features
 	[ "$status" -eq 0 ]
