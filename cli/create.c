@@ -653,6 +653,10 @@ static int check_terminal(const struct create_opts *o, const struct oci_config *
                      "detached container needs somewhere to send its terminal");
   if (!terminal && o->console_socket != NULL)
     return error_set(err, 0, "--console-socket given but process.terminal is false");
+  /* as runc: the socket is for a detached container's terminal; in the
+   * foreground run relays the terminal itself */
+  if (o->console_socket != NULL && o->foreground)
+    return error_set(err, 0, "--console-socket given but run is not detached (-d)");
   return 0;
 }
 

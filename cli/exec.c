@@ -536,6 +536,12 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
               c->id);
     goto out;
   }
+  /* as runc: a console socket only with a terminal and -d (it was ignored) */
+  if (eo.console_socket != NULL && (!proc->terminal || !eo.detach)) {
+    error_set(err, 0, "exec `%s`: --console-socket given but %s", c->id,
+              !proc->terminal ? "process.terminal is false (no -t)" : "exec is not detached (-d)");
+    goto out;
+  }
   if (open_init_ns(c->state->pid, x.ns, err) < 0) {
     error_prefix(err, "exec `%s`", c->id);
     goto out;

@@ -75,6 +75,30 @@ load helpers
 	[ -z "$(rt list -q)" ]
 }
 
+# console-socket-misuse: runc takes --console-socket only for a detached process with a terminal
+# ("cannot use console socket if runc will not detach or allocate tty"): run in the foreground,
+# and exec without -t or without -d, fail before anything runs.  agentrt ignored the socket in
+# those exec cases and ran the process, and took it for run in the foreground.
+@test "console-socket-misuse: --console-socket without -d, or for exec without -t, fails and runs nothing" {
+	update_config '.process.terminal = true'
+	set_args true
+	start_recvtty
+	run rt run --console-socket "$CONSOLE_SOCKET" --bundle "$BUNDLE" fg </dev/null
+	assert_clean_failure
+	[ -z "$(rt list -q)" ] || fail "run left $(rt list -q)"
+	update_config '.process.terminal = false'
+	set_args sleep 100
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	local how
+	for how in "-t" "-d" ""; do
+		run rt exec $how --console-socket "$CONSOLE_SOCKET" c1 touch "/tmp/ran$how"
+		[ "$status" -ne 0 ] || fail "exec $how --console-socket: exit 0"
+		assert_clean_failure
+		[ ! -e "$ROOTFS/tmp/ran$how" ] || fail "exec $how --console-socket ran the process"
+	done
+}
+
 @test "terminal: a console socket that does not listen is an error, nothing left" {
 	update_config '.process.terminal = true'
 	set_args true
