@@ -359,6 +359,9 @@ void container_run_poststop(struct container *c, const char *verb)
     return;
   free(c->state->status);
   c->state->status = xstrdup("stopped");
+  /* the init is gone: no pid a hook could signal once it is reused (runc
+   * leaves it out here; `state` of a stopped container says 0 too) */
+  c->state->pid = 0;
   if (container_state_json(c, &sj, &e) < 0 ||
       hooks_run(c->config->hooks.list[OCI_HOOK_POSTSTOP], c->config->hooks.n[OCI_HOOK_POSTSTOP],
                 "poststop", c->state->bundle, sj, &e) < 0)

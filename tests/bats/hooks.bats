@@ -83,6 +83,26 @@ all_hooks() {
 	[ "$(jq -r .status "$ROOTFS/hook-poststop.json")" = stopped ]
 }
 
+# poststop-no-stale-pid: the init is dead by poststop; runc leaves the pid out of that hook's
+# state, agentrt passed the dead init's (a hook that signals it could hit a process that reused
+# the pid).  Also for a create that fails.
+@test "poststop-no-stale-pid: the poststop hook's state has no pid of the dead init" {
+	update_config ".hooks = {\"poststop\": [$(hook poststop "$BUNDLE/hooks.log")]}"
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	rt delete --force c1
+	wait_for_file "$BUNDLE/hook-poststop.json"
+	jq -e '.status == "stopped" and (.pid // 0) == 0' "$BUNDLE/hook-poststop.json" ||
+		fail "poststop state: $(cat "$BUNDLE/hook-poststop.json")"
+	rm -f "$BUNDLE/hook-poststop.json"
+	set_args /nonexistent-program
+	create_container c2
+	assert_clean_failure
+	jq -e '.status == "stopped" and (.pid // 0) == 0' "$BUNDLE/hook-poststop.json" ||
+		fail "poststop state after a failed create: $(cat "$BUNDLE/hook-poststop.json")"
+}
+
 @test "createContainer and startContainer run in the container's namespaces" {
 	update_config ".hooks = {
 		\"createRuntime\": [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"readlink /proc/self/ns/mnt > $ROOTFS/ns-createRuntime\"]}],
