@@ -5,8 +5,9 @@
  * ipc; kernel.hostname/domainname -> uts), and that namespace is not the
  * host's (joined by a path to it); anything else would change the host.
  * kernel.hostname is refused (the OCI hostname field sets it, as runc
- * says), kernel.domainname when it contradicts the domainname field.  Keys are dotted names; "/"
- * and empty or ".." components are refused so that a key cannot name a file outside /proc/sys.  The
+ * says), kernel.domainname when it contradicts the domainname field.  Keys are dotted names (or
+ * sysctl(8)'s slash form, converted as runc does); empty, "." or ".." components are refused so
+ * that a key cannot name a file outside /proc/sys.  The
  * write goes through procfs_write() (CVE-2025-52881: no path in /proc can be redirected).
  */
 #include "container/setup.h"
@@ -76,14 +77,48 @@ static int key_namespace(const char *key)
   return -1;
 }
 
-static bool key_is_valid(const char *key)
+/* The dotted form of a key.  A key whose first separator is "/" is in the
+ * slash form of sysctl(8) and Kubernetes ("net/ipv4/conf/eth0.100/rp_filter",
+ * where "." is part of a name): dots and slashes swap, as runc converts it
+ * ("net.ipv4.conf.eth0/100.rp_filter"). */
+static char *key_dotted(const char *key)
 {
-  size_t n = strlen(key);
+  char *d = xstrdup(key);
+  size_t sep = strcspn(key, "./");
 
-  if (n == 0 || n > 255 || strchr(key, '/') != NULL)
-    return false;
-  /* "a..b", ".a", "a." all contain an empty component */
-  return key[0] != '.' && key[n - 1] != '.' && strstr(key, "..") == NULL;
+  if (key[sep] == '/')
+    for (char *p = d; *p != '\0'; p++)
+      *p = *p == '/' ? '.' : *p == '.' ? '/' : *p;
+  return d;
+}
+
+/* The file below /proc for a dotted key ("sys/net/ipv4/conf/eth0.100/rp_filter"),
+ * or NULL when a component is empty, "." or ".." (a key must not name a file
+ * outside /proc/sys). */
+static char *key_path(const char *dotted)
+{
+  size_t n = strlen(dotted);
+  char *path, *save = NULL;
+  cleanup_free char *copy = NULL;
+
+  if (n == 0 || n > 255 || dotted[0] == '.' || dotted[n - 1] == '.' || strstr(dotted, "..") != NULL)
+    return NULL;
+  copy = xstrdup(dotted);
+  path = xstrdup("sys");
+  for (char *c = strtok_r(copy, ".", &save); c != NULL; c = strtok_r(NULL, ".", &save)) {
+    char *next;
+    for (char *p = c; *p != '\0'; p++)
+      if (*p == '/')
+        *p = '.';
+    if (streq(c, ".") || streq(c, "..") || c[0] == '\0') {
+      free(path);
+      return NULL;
+    }
+    next = xfmt("%s/%s", path, c);
+    free(path);
+    path = next;
+  }
+  return path;
 }
 
 static const char *ns_word(int ns)
@@ -101,11 +136,12 @@ static const char *ns_word(int ns)
 static int apply_one(const struct oci_config *c, const struct oci_kv *kv, struct error *err)
 {
   cleanup_free char *path = NULL;
+  cleanup_free char *key = NULL;
   int ns;
 
-  if (kv->key == NULL || !key_is_valid(kv->key))
+  if (kv->key == NULL || (path = key_path((key = key_dotted(kv->key)))) == NULL)
     return error_set(err, EINVAL, "linux.sysctl: invalid key `%s`", kv->key ? kv->key : "");
-  ns = key_namespace(kv->key);
+  ns = key_namespace(key);
   if (ns < 0)
     return error_set(err, EPERM, "linux.sysctl: `%s` is not in a separate kernel namespace",
                      kv->key);
@@ -114,20 +150,16 @@ static int apply_one(const struct oci_config *c, const struct oci_kv *kv, struct
                      ns_word(ns));
   /* as runc: the hostname belongs to the OCI field; a domainname that
    * contradicts the field would leave the container with either */
-  if (streq(kv->key, "kernel.hostname"))
+  if (streq(key, "kernel.hostname"))
     return error_set(err, 0,
                      "linux.sysctl: `kernel.hostname` conflicts with the OCI `hostname` field "
                      "(set that instead)");
-  if (streq(kv->key, "kernel.domainname") && c->domainname != NULL &&
+  if (streq(key, "kernel.domainname") && c->domainname != NULL &&
       !streq(c->domainname, kv->value != NULL ? kv->value : ""))
     return error_set(err, 0,
                      "linux.sysctl: `kernel.domainname` = `%s` conflicts with the OCI "
                      "`domainname` field `%s`",
                      kv->value != NULL ? kv->value : "", c->domainname);
-  path = xfmt("sys/%s", kv->key);
-  for (char *p = path; *p != '\0'; p++)
-    if (*p == '.')
-      *p = '/';
   if (procfs_write(path, kv->value != NULL ? kv->value : "", err) < 0)
     return error_prefix(err, "linux.sysctl: `%s`", kv->key);
   return 0;

@@ -420,6 +420,27 @@ sched_of() { # PID: "POLICY nice N ioprio CLASS-LEVEL"
 	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$host_fwd" ]
 }
 
+# sysctl-slash-keys: runc takes sysctl(8)'s slash form of a key ("net/ipv4/ip_forward", as
+# Kubernetes may send it) and writes the same file; agentrt refused it as an invalid key.  A
+# slash key that climbs out of /proc/sys is still refused, and a host-wide one is still checked.
+@test "sysctl-slash-keys: a key in slash form is the dotted one, checked and written alike" {
+	host_fwd=$(cat /proc/sys/net/ipv4/ip_forward)
+	want=$((1 - host_fwd))
+	update_config ".linux.sysctl = {\"net/ipv4/ip_forward\": \"$want\", \"kernel/msgmax\": \"4096\"}"
+	start_sleeper
+	run rt exec c1 cat /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/msgmax
+	[ "$output" = "$(printf '%s\n4096' "$want")" ] || fail "$output"
+	[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$host_fwd" ]
+	rt delete --force c1
+	update_config '.linux.sysctl = {"net/../../kernel/ostype": "x"}'
+	create_container c2
+	assert_clean_failure
+	update_config '.linux.sysctl = {"vm/swappiness": "10"}'
+	create_container c3
+	assert_clean_failure
+	! is_agentrt || assert_output_contains "not in a separate kernel namespace"
+}
+
 # kernel.hostname/domainname change the UTS namespace the container is in: refused unless that
 # namespace is the container's own (without a uts entry it would rename the host).
 @test "linux.sysctl kernel.hostname/domainname need a private UTS namespace" {
