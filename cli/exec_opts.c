@@ -208,6 +208,10 @@ static struct oci_process *process_from_config(const struct oci_process *base)
   p->io_priority = base->io_priority;
   p->exec_cpu_initial = xstrdup(base->exec_cpu_initial);
   p->exec_cpu_final = xstrdup(base->exec_cpu_final);
+  /* as runc: the container's oomScoreAdj, not the caller's (an engine's
+   * shim runs with one near -1000) */
+  p->has_oom_score_adj = base->has_oom_score_adj;
+  p->oom_score_adj = base->oom_score_adj;
   return p;
 }
 
@@ -293,6 +297,12 @@ static void inherit_labels(struct oci_process *p, const struct oci_process *base
 {
   if (base == NULL)
     return;
+  /* a --process without oomScoreAdj gets the container's, as runc (which
+   * always uses the container's) */
+  if (!p->has_oom_score_adj && base->has_oom_score_adj) {
+    p->has_oom_score_adj = true;
+    p->oom_score_adj = base->oom_score_adj;
+  }
   if ((p->apparmor_profile == NULL || *p->apparmor_profile == '\0') && base->apparmor_profile) {
     free(p->apparmor_profile);
     p->apparmor_profile = xstrdup(base->apparmor_profile);

@@ -290,3 +290,18 @@ JSON
 	run rt ps --format json c1
 	[ "$(jq length <<<"$output")" -eq 1 ] || fail "processes left: $output"
 }
+
+# exec-oom-score-adj: runc gives an exec'd process the container's process.oomScoreAdj, with or
+# without --process; agentrt's kept the caller's (an engine's shim runs near -1000, which made
+# every exec'd process of a container the last the OOM killer would pick).
+@test "exec-oom-score-adj: an exec'd process gets the container's oomScoreAdj, not the caller's" {
+	update_config '.process.oomScoreAdj = 50'
+	start_sleeper
+	jq '.process | .args = ["cat", "/proc/self/oom_score_adj"] | del(.oomScoreAdj)' \
+		"$BUNDLE/config.json" >"$BUNDLE/process.json"
+	run bash -c 'echo 300 >/proc/self/oom_score_adj &&
+		"$@" exec c1 cat /proc/self/oom_score_adj &&
+		"$@" exec --process "'"$BUNDLE/process.json"'" c1' bash timeout 30 "$AGENTRT" --root "$TEST_ROOT"
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${lines[0]}" = 50 ] && [ "${lines[1]}" = 50 ] || fail "oom_score_adj: $output"
+}
