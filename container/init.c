@@ -29,6 +29,7 @@
 #include "container/setup.h"
 #include "container/sync.h"
 #include "netfilter/egress.h"
+#include "oci/json.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
 
@@ -124,11 +125,25 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
                          const char *status, struct error *err)
 {
   cleanup_free char *sj = NULL;
-  /* A minimal state document: the parent holds the real one; hooks that run
-   * inside the container get the fields the spec requires. */
-  sj = xfmt("{\"ociVersion\":\"1.2.0\",\"id\":\"%s\",\"status\":\"%s\",\"pid\":%d,"
-            "\"bundle\":\"%s\"}",
-            a->id, status, a->host_pid, a->bundle);
+  const struct oci_config *cf = a->config;
+  struct jgen j;
+
+  /* The state the spec gives a hook: the parent holds the full one; these
+   * run inside the container.  Generated, not formatted: the bundle path may
+   * hold any character.  The annotations as the parent's hooks get them (and
+   * as runc's createContainer and startContainer hooks do). */
+  jgen_init(&j, false);
+  jg_open(&j);
+  jg_kstr(&j, "ociVersion", "1.2.0");
+  jg_kstr(&j, "id", a->id);
+  jg_kstr(&j, "status", status);
+  jg_ki64(&j, "pid", a->host_pid);
+  jg_kstr(&j, "bundle", a->bundle);
+  if (cf->n_annotations > 0)
+    jg_kkv(&j, "annotations", cf->annotations, cf->n_annotations);
+  jg_close(&j);
+  if (jgen_finish(&j, "hook state", &sj, NULL, err) < 0)
+    return -1;
   /* createContainer runs before the pivot, where the bundle is still in
    * reach; startContainer runs in the container's root */
   return hooks_run(a->config->hooks.list[k], a->config->hooks.n[k], phase,

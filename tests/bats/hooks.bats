@@ -316,3 +316,22 @@ all_hooks() {
 	[ "$status" -eq 0 ] || fail "$output"
 	grep -qx poststop "$BUNDLE/hooks.log"
 }
+
+# hook-state-in-container: the createContainer and startContainer hooks (run from the init) got a
+# state without the annotations the other hooks get (runc gives them), and it was formatted
+# by hand: a bundle path with a quote or a backslash made it invalid JSON, or added fields.
+@test "hook-state-in-container: createContainer and startContainer get the annotations; any bundle path is valid JSON" {
+	local b=$BUNDLE/we\"ird\\dir
+	make_bundle "$b"
+	local cfg=$b/config.json
+	jq --arg log "$BUNDLE" '.annotations = {"org.example.k": "v\"1"} | .process.args = ["true"] |
+		.hooks = {"createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "cat > \($log)/cc.json"]}],
+			"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "cat > /sc.json"]}]}' \
+		"$cfg" >"$cfg.new" && mv "$cfg.new" "$cfg"
+	run rt run --bundle "$b" hs </dev/null
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for f in "$BUNDLE/cc.json" "$b/rootfs/sc.json"; do
+		jq -e --arg b "$b" '.id == "hs" and .bundle == $b and .annotations["org.example.k"] == "v\"1"' "$f" ||
+			fail "$f: $(cat "$f")"
+	done
+}
