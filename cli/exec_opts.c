@@ -116,10 +116,12 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
       o->help = true;
       printf("Usage: agentrt exec [--process FILE] [--detach] [--pid-file FILE] [--tty]\n"
              "                    [--console-socket SOCK] [--env K=V]... [--cwd DIR]\n"
-             "                    [--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
+             "                    [--user UID[:GID]] [--additional-gids GID]... [--cap CAP]...\n"
+             "                    [--no-new-privs]\n"
              "                    [--preserve-fds N] [--ignore-paused] [--cgroup [CTRL:]SUB]\n"
              "                    [--apparmor PROFILE] [--process-label LABEL]\n"
-             "                    ID [COMMAND [ARG...]]\n");
+             "                    ID [COMMAND [ARG...]]\n"
+             "--console-socket goes with --detach and a terminal (--tty or process.terminal).\n");
       return 0;
     }
   }
