@@ -772,8 +772,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres != NULL && (pres->audit.enabled || pres->egress.def != PROFILE_EGRESS_OFF) &&
       netns_early_wanted(cfg, g->in_userns))
     netns_early_start(&netns);
-  if (stat(rootfs, &st) < 0 || !S_ISDIR(st.st_mode)) {
-    error_set(err, errno ? errno : ENOTDIR, "create `%s`: rootfs `%s`", o->id, rootfs);
+  /* (errno is stale when stat succeeds: a file there said "No such file") */
+  if (stat(rootfs, &st) < 0 || (errno = ENOTDIR, !S_ISDIR(st.st_mode))) {
+    error_set(err, errno, "create `%s`: rootfs `%s`", o->id, rootfs);
     goto fail_early;
   }
   if (check_terminal(o, cfg, err) < 0 || check_no_pivot(o, cfg, err) < 0 ||

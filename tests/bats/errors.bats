@@ -109,6 +109,14 @@ setup() {
 	report
 }
 
+# rootfs-not-a-directory: a root.path naming a file failed (as with runc) saying "No such file or
+# directory", a stale errno; it says what is wrong now.
+@test "rootfs-not-a-directory: a root.path that is a file fails saying it is not a directory" {
+	agentrt_only "runc says: fork/exec /proc/self/exe: not a directory"
+	config_case "Not a directory" '.root.path = "config.json.orig"'
+	report
+}
+
 @test "malformed and truncated JSON" {
 	head -c 100 "$BUNDLE/config.json.orig" >"$BUNDLE/config.json"
 	expect_error config.json create --bundle "$BUNDLE" bad
