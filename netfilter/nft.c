@@ -209,6 +209,18 @@ static void match_l4(struct nftnl_rule *r, uint8_t proto, uint16_t pmin, uint16_
   }
 }
 
+/* redirect to a local port (nat): the port in a register, then redir */
+static void redirect_to(struct nftnl_rule *r, uint16_t port)
+{
+  uint16_t p = htons(port);
+  struct nftnl_expr *e = expr(r, "immediate");
+
+  nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+  nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
+  e = expr(r, "redir");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+}
+
 /* ----------------------------------------------------------------- rules */
 
 static struct nftnl_rule *rule_new(const char *chain)
@@ -681,15 +693,9 @@ static void rules_nat(struct nft_batch_buf *b, uint16_t port)
 {
   for (int i = 0; i < 2; i++) {
     struct nftnl_rule *r = rule_new("nat_out");
-    uint16_t p = htons(port);
-    struct nftnl_expr *e;
 
     match_l4(r, i == 0 ? IPPROTO_UDP : IPPROTO_TCP, 53, 53);
-    e = expr(r, "immediate");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
-    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
-    e = expr(r, "redir");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    redirect_to(r, port);
     rule_emit(b, r, i == 0 ? "udp dport 53 redirect" : "tcp dport 53 redirect");
   }
 }
@@ -716,33 +722,19 @@ static void rules_nat_proxy(struct nft_batch_buf *b, uint16_t port, uint32_t mar
   /* a sub-agent's traffic (its slirp4netns, of group child_gid) to the
    * proxy's other port: the container's secrets are not the child's */
   for (int i = 0; i < 2 && child_port != 0; i++) {
-    uint16_t p = htons(child_port);
-    struct nftnl_expr *e;
-
     r = rule_new("nat_out");
     meta(r, NFT_META_SKGID, NFT_REG_1);
     cmp(r, NFT_CMP_EQ, &child_gid, 4);
     match_l4(r, IPPROTO_TCP, i == 0 ? 443 : 80, i == 0 ? 443 : 80);
-    e = expr(r, "immediate");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
-    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
-    e = expr(r, "redir");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    redirect_to(r, child_port);
     rule_emit(b, r,
               i == 0 ? "meta skgid child tcp dport 443 redirect to proxy's child port"
                      : "meta skgid child tcp dport 80 redirect to proxy's child port");
   }
   for (int i = 0; i < 2; i++) {
-    uint16_t p = htons(port);
-    struct nftnl_expr *e;
-
     r = rule_new("nat_out");
     match_l4(r, IPPROTO_TCP, i == 0 ? 443 : 80, i == 0 ? 443 : 80);
-    e = expr(r, "immediate");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
-    nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &p, sizeof p);
-    e = expr(r, "redir");
-    nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+    redirect_to(r, port);
     rule_emit(b, r, i == 0 ? "tcp dport 443 redirect to proxy" : "tcp dport 80 redirect to proxy");
   }
 }
