@@ -1188,18 +1188,24 @@ while_stopped() {
 	json=$(ra audit --format json "$ID")
 }
 
+# storm_then_20 CMD PREFIX FILE: the container runs CMD (its output to /tmp/FILE), then 20
+# programs `try-syscall PREFIX-N`, while its monitor is stopped (while_stopped: $inside is FILE)
+storm_then_20() {
+	set_cmd "while [ ! -e /tmp/go ]; do sleep 0.1; done
+		$1 >/tmp/$3
+		i=0; while [ \$i -lt 20 ]; do try-syscall $2-\$i 2>/dev/null; i=\$((i + 1)); done
+		echo done >/tmp/done; sleep 600"
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	while_stopped 1 "$3"
+}
+
 @test "audit-evidence: proc-queue-overflow: programs whose events the kernel dropped (a fork storm while the monitor could not read) make verify and --summary say incomplete" {
 	# The proc connector's socket holds some 10,000 events; behind a storm of forks the kernel
 	# drops the rest, the programs run then too, and says so with one ENOBUFS.  The monitor
 	# wrote an audit_error, but verify said "ok" and --summary listed the programs as all.
-	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
-		forkstorm 2 10000 >/tmp/forks
-		i=0; while [ $i -lt 20 ]; do try-syscall lost-$i 2>/dev/null; i=$((i + 1)); done
-		echo done >/tmp/done; sleep 600'
-	run_detached "$ID"
-	[ "$status" -eq 0 ] || fail "run: $output"
-	ipid=$(rt state "$ID" | jq .pid)
-	while_stopped 1 forks
+	storm_then_20 'forkstorm 2 10000' lost forks
 	forks=$inside
 	named=$(jq -s '[.[] | select(.kind == "process" and (.argv[0]? == "try-syscall" or
 		.exe == "/usr/local/bin/try-syscall" or .comm == "try-syscall"))] | length' <<<"$json")
@@ -1310,14 +1316,7 @@ while_stopped() {
 	# (exec-opens).  That queue holds 16,384 events: execs that fail after the open (the
 	# kernel finds no format) fill it with no event on the proc connector, and the programs
 	# run after them were records with no name, and nothing said why (verify: ok).
-	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
-		execfail /tmp/ef 17000 >/tmp/execfail
-		i=0; while [ $i -lt 20 ]; do try-syscall after-$i 2>/dev/null; i=$((i + 1)); done
-		echo done >/tmp/done; sleep 600'
-	run_detached "$ID"
-	[ "$status" -eq 0 ] || fail "run: $output"
-	ipid=$(rt state "$ID" | jq .pid)
-	while_stopped 1 execfail
+	storm_then_20 'execfail /tmp/ef 17000' after execfail
 	ran=$inside
 	named=$(jq -s '[.[] | select(.kind == "process" and .gone and .exe == "/usr/local/bin/try-syscall")] | length' <<<"$json")
 	anon=$(jq -s '[.[] | select(.kind == "process" and .gone and .exe == null)] | length' <<<"$json")
