@@ -1142,30 +1142,12 @@ void monitor_abandon(struct monitor_handle *h)
   h->pid = 0;
 }
 
-bool monitor_gone_at(int state_dirfd)
+/* <state dir>/monitor.pid ("PID START"): 1 read, 0 no such file, -1 err set
+ * (unreadable or malformed). */
+static int read_monitor_pid(int state_dirfd, int *pid, uint64_t *start, struct error *err)
 {
   cleanup_free char *text = NULL;
-  struct error err = {0};
   size_t len = 0;
-  int pid = 0;
-  uint64_t start = 0;
-
-  if (read_file_at(state_dirfd, "monitor.pid", 128, &text, &len, &err) < 0) {
-    error_clear(&err);
-    return false;
-  }
-  if (sscanf(text, "%d %" SCNu64, &pid, &start) != 2 || pid <= 0)
-    return false;
-  return !proc_alive(pid, start);
-}
-
-int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
-{
-  cleanup_free char *text = NULL;
-  cleanup_close int pidfd = -1;
-  size_t len = 0;
-  int pid = 0;
-  uint64_t start = 0;
 
   if (read_file_at(state_dirfd, "monitor.pid", 128, &text, &len, err) < 0) {
     if (err->code != ENOENT)
@@ -1173,8 +1155,28 @@ int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
     error_clear(err);
     return 0;
   }
-  if (sscanf(text, "%d %" SCNu64, &pid, &start) != 2 || pid <= 0)
+  if (sscanf(text, "%d %" SCNu64, pid, start) != 2 || *pid <= 0)
     return error_set(err, 0, "monitor.pid: malformed");
+  return 1;
+}
+
+bool monitor_gone_at(int state_dirfd)
+{
+  struct error err = {0};
+  int pid = 0;
+  uint64_t start = 0;
+
+  return read_monitor_pid(state_dirfd, &pid, &start, &err) > 0 && !proc_alive(pid, start);
+}
+
+int monitor_stop(int state_dirfd, int timeout_ms, struct error *err)
+{
+  cleanup_close int pidfd = -1;
+  int pid = 0, r;
+  uint64_t start = 0;
+
+  if ((r = read_monitor_pid(state_dirfd, &pid, &start, err)) <= 0)
+    return r;
   pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   if (pidfd < 0 || !proc_alive(pid, start))
     return 0; /* gone already (or the pid is someone else's now) */
