@@ -202,17 +202,6 @@ static void spec_from_config(const struct oci_device *od, char *path_buf, size_t
   ret->gid = od->has_gid ? od->gid : 0;
 }
 
-/* Does an entry before `i` name `path` (normalized)? */
-static bool earlier_device(const struct oci_linux *l, size_t i, const char *path)
-{
-  for (size_t j = 0; j < i; j++) {
-    cleanup_free char *p = path_normalize(l->devices[j].path);
-    if (strcmp(p, path) == 0)
-      return true;
-  }
-  return false;
-}
-
 static bool config_has_device(const struct oci_config *c, const char *path)
 {
   for (size_t i = 0; c->linux != NULL && i < c->linux->n_devices; i++) {
@@ -264,6 +253,8 @@ int devices_setup(struct setup_ctx *ctx, struct error *err)
 {
   const struct oci_linux *l = ctx->config->linux;
   cleanup_close int devfd = -1;
+  cleanup_strv char **made = NULL;
+  size_t n_made = 0;
   bool dev_is_bind = false;
 
   if (mounts_has_dest(ctx->config, "/dev", &dev_is_bind) && dev_is_bind)
@@ -271,17 +262,24 @@ int devices_setup(struct setup_ctx *ctx, struct error *err)
   devfd = open_dev(ctx, err);
   if (devfd < 0)
     return -1;
+  /* the paths made, each normalized once (a privileged engine lists every
+   * host device: hundreds) */
+  made = xmalloc0(((l != NULL ? l->n_devices : 0) + 1) * sizeof *made);
   for (size_t i = 0; l != NULL && i < l->n_devices; i++) {
     char path[4096];
     struct dev_spec d;
+    bool twice = false;
 
     spec_from_config(&l->devices[i], path, sizeof path, &d);
     /* a path given twice: the first entry's node, as runc (its second
      * mknod finds the name taken and leaves it) */
-    if (earlier_device(l, i, d.path))
+    for (size_t j = 0; j < n_made && !twice; j++)
+      twice = strcmp(made[j], d.path) == 0;
+    if (twice)
       continue;
     if (make_device(ctx, devfd, &d, err) < 0)
       return error_prefix(err, "linux.devices[%zu]", i);
+    made[n_made++] = xstrdup(d.path);
   }
   for (size_t i = 0; i < ARRAY_SIZE(default_devices); i++)
     if (!config_has_device(ctx->config, default_devices[i].path) &&
