@@ -96,11 +96,23 @@ static int mount_holding_private(const char *path, struct error *err)
 }
 
 /* pivot_root(2) refuses a new root that is shared or whose parent mount is,
- * and an unbindable mount cannot be bound at all: with a "shared" or
- * "unbindable" rootfsPropagation make the mount holding the rootfs private
- * first, and the mount *at* the rootfs when it is a mount point (an engine's
- * overlay: our bind of it would join its peer group), as runc does; the
- * asked propagation is applied to the new "/" after the pivot. */
+ * and an unbindable mount cannot be bound at all: unless the propagation
+ * given to "/" reached every mount (root_prop_is_tree), make the mount
+ * holding the rootfs private first, and the mount *at* the rootfs when it is
+ * a mount point (an engine's overlay: our bind of it would join its peer
+ * group), as runc does; the asked propagation is applied to the new "/"
+ * after the pivot. */
+/* Did the propagation set on "/" at the start (none given: rslave) reach
+ * every mount of the new namespace, so that nothing the init mounts can
+ * propagate out?  Not for a shared or unbindable one, nor for a private or
+ * slave one that is not recursive: it leaves a rootfs below another mount in
+ * the caller's peer group (its /proc, /dev... appeared in the caller's
+ * namespace and pivot_root failed: rootfs-propagation-leak). */
+static bool root_prop_is_tree(unsigned long prop)
+{
+  return prop == 0 || ((prop & MS_REC) && (prop & (MS_SLAVE | MS_PRIVATE)));
+}
+
 static int parent_mount_private(const char *rootfs, struct error *err)
 {
   cleanup_free char *parent = xstrdup(rootfs);
@@ -317,7 +329,7 @@ int rootfs_setup(struct setup_ctx *ctx, struct error *err)
   real = realpath(ctx->rootfs, NULL);
   if (real == NULL)
     return error_errno(err, "rootfs `%s`", ctx->rootfs);
-  if ((prop & (MS_SHARED | MS_UNBINDABLE)) && parent_mount_private(real, err) < 0)
+  if (!root_prop_is_tree(prop) && parent_mount_private(real, err) < 0)
     return error_prefix(err, "rootfs `%s`", real);
   /* a late image is attached where the mounts reach it (mounts_setup) */
   if (bind_rootfs(ctx, real, err) < 0 ||

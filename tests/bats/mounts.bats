@@ -305,6 +305,29 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
 }
 
+# rootfsPropagation private or slave (not recursive) changes only the caller's "/" in the new
+# mount namespace: a rootfs below another mount that is shared (an engine's /run, /var/lib on a
+# shared mount) stays in the caller's peer group, so the rootfs bind and every mount made in it
+# (/proc, /dev, ...) would propagate back to the caller's namespace and pivot_root refuses the
+# shared root.  runc makes the mount holding the rootfs private whatever the propagation.
+@test "rootfs-propagation-leak: rootfsPropagation private or slave with the rootfs below a shared mount runs, and no mount of the container reaches the caller" {
+	set_args true
+	cat >"$BUNDLE/outer.sh" <<-'EOF'
+		# $1 bundle, $2 runtime, $3 --root, $4 propagation
+		mount --bind "$1" "$1" && mount --make-shared "$1" || exit 1
+		"$2" --root "$3" run --bundle "$1" "c-$4" </dev/null || echo "run failed: $?"
+		awk -v d="$1/rootfs" '$5 == d || index($5, d "/") == 1 {print "leaked:", $5}' /proc/self/mountinfo
+		echo done
+	EOF
+	for p in private slave; do
+		update_config ".linux.rootfsPropagation = \"$p\""
+		run timeout 60 unshare -m --propagation private bash "$BUNDLE/outer.sh" "$BUNDLE" "$AGENTRT" "$TEST_ROOT" "$p"
+		[ "$status" -eq 0 ] || fail "$p: $output"
+		[ "$output" = done ] || fail "$p: $output"
+	done
+	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
+}
+
 # fsconfig() takes an option's value of at most 255 bytes; mount(2), which runc and crun use,
 # took a page.  An overlay of a few deep layers (a sub-agent's grandchild names two upper layers
 # in the data directory, ~140 bytes each under an engine's 64-character ids) is longer.
