@@ -671,3 +671,28 @@ int mounts_setup(struct setup_ctx *ctx, struct error *err)
   }
   return 0;
 }
+
+int mounts_propagation_again(struct setup_ctx *ctx, struct error *err)
+{
+  for (size_t i = 0; i < ctx->config->n_mounts; i++) {
+    const struct oci_mount *m = &ctx->config->mounts[i];
+    cleanup_free char *dest = NULL;
+    cleanup_close int fd = -1;
+    struct mount_opts o;
+    unsigned long prop;
+
+    if (m->destination == NULL || profile_mount_protect_kind(m) != 0)
+      continue;
+    if (mount_options_parse(m->options, &o, err) < 0)
+      return -1;
+    prop = o.propagation;
+    mount_opts_free(&o);
+    if (prop == 0)
+      continue;
+    dest = path_normalize(m->destination);
+    fd = safe_walk(ctx->rootfd, dest, SAFE_OPEN, false, err);
+    if (fd < 0 || mnt_set_propagation(fd, prop, dest, err) < 0)
+      return error_prefix(err, "mount on `%s`", dest);
+  }
+  return 0;
+}

@@ -47,6 +47,10 @@ int mount_propagation_parse(const char *s, unsigned long *ret, struct error *err
 
 /* mount_setup.c: every mount of config->mounts, in order. */
 int mounts_setup(struct setup_ctx *ctx, struct error *err);
+/* After a recursive propagation was given to the new "/" (rshared,
+ * runbindable): each config mount that names a propagation gets its own
+ * again, in order, as if the root's had come first (runc's order). */
+int mounts_propagation_again(struct setup_ctx *ctx, struct error *err);
 /* The runtime's clones of the bind sources (*ret_fds[i] per config mount,
  * -1 for others or on failure; with idmap_only, of the idmapped ones only),
  * an idmapped one given its mapping here; returns how many were cloned, -1

@@ -440,9 +440,16 @@ int rootfs_pivot(struct setup_ctx *ctx, struct error *err)
     return -1;
   if (chdir("/") < 0)
     return error_errno(err, "chdir to `/`");
-  if (prop != 0 && mount(NULL, "/", NULL, prop, NULL) < 0)
+  /* a recursive slave or private one reached every mount before the config
+   * mounts were made (rootfs_setup): given again here it took from each its
+   * own propagation (mount-propagation-kept) */
+  if (root_prop_is_tree(prop))
+    return 0;
+  if (mount(NULL, "/", NULL, prop, NULL) < 0)
     return error_errno(err, "set propagation of `/` to `%s`",
                        ctx->config->linux->rootfs_propagation);
+  if ((prop & MS_REC) && mounts_propagation_again(ctx, err) < 0)
+    return error_prefix(err, "rootfsPropagation `%s`", ctx->config->linux->rootfs_propagation);
   return 0;
 }
 

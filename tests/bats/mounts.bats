@@ -328,6 +328,35 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ -z "$(mounts_below "$BUNDLE")" ] || fail "host sees: $(mounts_below "$BUNDLE")"
 }
 
+# A mount's own propagation option is kept whatever rootfsPropagation says, as runc applies the
+# root's first: containerd gives a pod with Bidirectional (rshared), HostToContainer (rslave)
+# and None (rprivate) mounts rootfsPropagation rshared, and a HostToContainer pod rslave.
+@test "mount-propagation-kept: a bind's own rshared, rslave or rprivate survives rootfsPropagation rshared, rslave and rprivate" {
+	mkdir -p "$BUNDLE/src"
+	update_config '.mounts += [
+		{"destination": "/m-sh", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rshared"]},
+		{"destination": "/m-sl", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rslave"]},
+		{"destination": "/m-pr", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rprivate"]}]'
+	set_args cat /proc/self/mountinfo
+	cat >"$BUNDLE/outer.sh" <<-'EOF'
+		# $1 bundle, $2 runtime, $3 --root, $4 propagation
+		mount --bind "$1/src" "$1/src" && mount --make-shared "$1/src" || exit 1
+		"$2" --root "$3" run --bundle "$1" "c-$4" </dev/null
+	EOF
+	# the optional fields (7th to the "-") of mount point $2 in mountinfo $1
+	tags() { awk -v m="$2" '$5 == m {t = ""; for (i = 7; $i != "-"; i++) t = t " " $i; print t}' <<<"$1"; }
+	for p in rshared rslave rprivate; do
+		update_config ".linux.rootfsPropagation = \"$p\""
+		run timeout 60 unshare -m --propagation private bash "$BUNDLE/outer.sh" "$BUNDLE" "$AGENTRT" "$TEST_ROOT" "$p"
+		[ "$status" -eq 0 ] || fail "$p: $output"
+		[[ "$(tags "$output" /m-sh)" == *shared:* ]] || fail "$p: /m-sh not shared:$(tags "$output" /m-sh)"
+		[[ "$(tags "$output" /m-sl)" != *shared:* ]] || fail "$p: /m-sl shared:$(tags "$output" /m-sl)"
+		[ -z "$(tags "$output" /m-pr)" ] || fail "$p: /m-pr not private:$(tags "$output" /m-pr)"
+		# rslave keeps the source's peer group as its master where the root's propagation left it one
+		[ "$p" = rprivate ] || [[ "$(tags "$output" /m-sl)" == *master:* ]] || fail "$p: /m-sl not a slave:$(tags "$output" /m-sl)"
+	done
+}
+
 # fsconfig() takes an option's value of at most 255 bytes; mount(2), which runc and crun use,
 # took a page.  An overlay of a few deep layers (a sub-agent's grandchild names two upper layers
 # in the data directory, ~140 bytes each under an engine's 64-character ids) is longer.
