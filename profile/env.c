@@ -127,7 +127,9 @@ static void env_apply(struct apply_ctx *x, const struct agent_profile *p, struct
         free(prev);
       }
     }
-    if (streq(now, old) && at >= 0) {
+    /* nothing appended: an env without PATH stays without one, as runc and
+     * crun pass it (env-no-path-added); the lookup has its default */
+    if (streq(now, old)) {
       free(now);
       return;
     }

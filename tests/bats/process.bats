@@ -28,6 +28,21 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = 'arg zero|$NOT_EXPANDED|1|with space|x=y|/tmp|' ] || fail "$output"
 }
 
+# runc and crun pass process.env as it is (HOME added from /etc/passwd); a name without PATH is
+# looked up in a default one but no PATH is put in the environment.  The oci profile added
+# PATH=/usr/local/sbin:... to the init's and every exec's environment when the user has a home.
+@test "env-no-path-added: a process.env without PATH reaches the init and an exec without one" {
+	update_config '.process.env = ["A=1"] | .process.user = {"uid": 0, "gid": 0}'
+	set_args /bin/sleep 100
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	env=$(tr '\0' '\n' <"/proc/$(container_pid c1)/environ")
+	[ "$(sort <<<"$env" | tr '\n' ' ')" = "A=1 HOME=/root " ] || fail "init's environment: $env"
+	run rt exec c1 /usr/bin/env
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = "A=1 HOME=/root " ] || fail "exec's environment: $output"
+}
+
 # A capability name this runtime does not know (a newer kernel's) is skipped with a warning, as
 # runc and crun do; the known ones still apply.
 @test "unknown capability names are skipped with a warning" {
