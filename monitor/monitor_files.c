@@ -81,6 +81,8 @@
 #define FILES_IGNORE_AGAIN 64     /* events of an ignored directory: mark it again */
 #define FILES_DIRS_MAX 65536      /* per_dir: directories marked at once */
 #define FILES_UNWATCHED_MAX 8     /* per_dir: directories not marked, each a record */
+#define FILES_PATH_MAX 8192       /* a directory's path below the tree, in a record */
+#define FILES_WALK_MAX 64         /* ... names read from parents past PATH_MAX */
 
 #ifndef FAN_RENAME
 #define FAN_RENAME 0x10000000
@@ -129,7 +131,8 @@ struct dir_entry {
   uint8_t key[MAX_HANDLE_SZ + 8];
   size_t klen;
   bool used;
-  char *rel;     /* NULL: outside the watched tree */
+  char *rel;     /* NULL: outside the watched tree, or too deep */
+  bool too_long; /* too deep to record: its events are a loss */
   uint16_t hits; /* outside: events seen since its ignore mark (evicted?) */
 };
 
@@ -170,6 +173,8 @@ struct files {
   size_t n;
   struct dir_entry cache[FILES_CACHE];
   int64_t last_loss_ms;
+  int64_t last_long_ms;
+  bool too_long; /* an event's directory was deeper than FILES_PATH_MAX */
   /* files made without a name and linked since (adopt_tmpfile): the kernel's
    * name `#<inode>` (as a record's path) -> the name they got, the latest
    * FILES_ADOPTED, for the events that still come under the old one (the
@@ -240,20 +245,94 @@ static void ignore_dir(struct files *f, int fd, const char *path, size_t len)
     f->max_ignores = 0; /* a kernel before 6.0, or the user's marks are used up */
 }
 
-/* Where the handle's directory lies under the watched tree: "" for its
- * top, "/a/b" below; NULL when outside (then ignored) or gone. */
-static const char *resolve_dir(struct files *f, int fd)
+/* The name of the directory st in its parent dir (a readdir by inode), or NULL. */
+static char *name_in(int dir, const struct stat *st)
 {
+  int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+  char *name = NULL;
+  struct dirent *e;
+  DIR *d;
+
+  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return NULL;
+  }
+  while (name == NULL && (e = readdir(d)) != NULL)
+    if (e->d_ino == st->st_ino && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+      name = xstrdup(e->d_name);
+  closedir(d);
+  return name;
+}
+
+/* A directory deeper than the kernel names through /proc (its path over
+ * PATH_MAX: ENAMETOOLONG): its names are read from each parent in turn up
+ * to one the kernel names.  NULL when gone, or when longer than
+ * FILES_PATH_MAX or FILES_WALK_MAX names past PATH_MAX (*ret_too_long: a
+ * loss; the walk is bounded, the monitor's CPU is not the container's).  Fixed escape,
+ * deep-path-unrecorded: a file written 6,000 bytes deep left no record and `verify` said `ok`. */
+static char *long_dir_path(struct files *f, int fd, bool *ret_too_long)
+{
+  cleanup_close int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  cleanup_free char *suffix = xstrdup("");
   char path[4096];
   size_t len;
 
-  if (!fd_path(f, fd, path, sizeof path, &len))
+  for (int steps = 0; cur >= 0; steps++) {
+    cleanup_close int parent = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_free char *name = NULL;
+    struct stat st, pst;
+    char *s;
+
+    if (parent < 0 || fstat(cur, &st) < 0 || fstat(parent, &pst) < 0 ||
+        (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino) ||
+        (name = name_in(parent, &st)) == NULL)
+      return NULL; /* gone, or the top of its file system */
+    s = xfmt("/%s%s", name, suffix);
+    free(suffix);
+    suffix = s;
+    if (strlen(suffix) > FILES_PATH_MAX || steps >= FILES_WALK_MAX) {
+      *ret_too_long = true;
+      return NULL;
+    }
+    close(cur);
+    cur = parent;
+    parent = -1;
+    if (fd_path(f, cur, path, sizeof path, &len) && len < sizeof path - 1)
+      return xfmt("%s%s", strcmp(path, "/") == 0 ? "" : path, suffix);
+  }
+  return NULL;
+}
+
+/* Where the handle's directory lies under the watched tree: "" for its
+ * top, "/a/b" below; NULL when outside (then ignored), gone, or too deep
+ * to record (*ret_too_long). */
+static const char *resolve_dir(struct files *f, int fd, bool *ret_too_long)
+{
+  char path[4096];
+  cleanup_free char *deep = NULL;
+  const char *p = path;
+  size_t len = 0;
+  bool named = fd_path(f, fd, path, sizeof path, &len);
+
+  if (!named && errno != ENAMETOOLONG)
     return NULL;
-  if (!under(path, len, f->base_link, f->base_link_len)) {
-    ignore_dir(f, fd, path, len);
+  if (!named || len >= sizeof path - 1) {
+    if ((deep = long_dir_path(f, fd, ret_too_long)) == NULL)
+      return NULL;
+    p = deep;
+    len = strlen(deep);
+  }
+  if (!under(p, len, f->base_link, f->base_link_len)) {
+    if (deep == NULL)
+      ignore_dir(f, fd, path, len);
     return NULL;
   }
-  return xstrdup(strcmp(path + f->base_link_len, "/") == 0 ? "" : path + f->base_link_len);
+  if (len - f->base_link_len > FILES_PATH_MAX) {
+    *ret_too_long = true;
+    return NULL;
+  }
+  return xstrdup(strcmp(p + f->base_link_len, "/") == 0 ? "" : p + f->base_link_len);
 }
 
 /* A handle's key (its type and bytes), as the tables keep it. */
@@ -439,6 +518,7 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
   uint8_t key[MAX_HANDLE_SZ + 8];
   size_t klen;
   struct dir_entry *e;
+  bool too_long = false;
   int fd;
 
   if (h->handle_bytes > MAX_HANDLE_SZ)
@@ -450,18 +530,22 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
   }
   e = &f->cache[key_slot(key, klen)];
   if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0 &&
-      (e->rel != NULL || ++e->hits < FILES_IGNORE_AGAIN))
+      (e->rel != NULL || ++e->hits < FILES_IGNORE_AGAIN)) {
+    f->too_long |= e->too_long;
     return e->rel;
+  }
   fd = (int)syscall(SYS_open_by_handle_at, f->base_fd, h, O_PATH | O_CLOEXEC);
   if (fd < 0)
     return NULL; /* gone: not cached, the handle is not reused */
   free(e->rel);
-  e->rel = (char *)resolve_dir(f, fd);
+  e->rel = (char *)resolve_dir(f, fd, &too_long);
   close(fd);
   memcpy(e->key, key, klen);
   e->klen = klen;
   e->used = true;
+  e->too_long = too_long;
   e->hits = 0;
+  f->too_long |= too_long;
   return e->rel;
 }
 
@@ -1062,6 +1146,16 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
         continue;
       }
       on_event(m, f, md, buf + off - md->event_len);
+      if (f->too_long && monitor_now_ms() - f->last_long_ms >= 1000) {
+        f->last_long_ms = monitor_now_ms();
+        char what[128];
+        snprintf(
+            what, sizeof what,
+            "file events lost: a directory's path is longer than %d bytes (File name too long)",
+            FILES_PATH_MAX);
+        monitor_loss(m, "file", what, 0);
+      }
+      f->too_long = false;
     }
   }
 }

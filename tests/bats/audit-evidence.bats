@@ -359,6 +359,37 @@ run_flood_verified() {
 	[ "$status" -eq 0 ] || fail "verify: $output"
 }
 
+@test "audit-evidence: deep-path-unrecorded: a file written deeper than PATH_MAX is recorded under its path, and one too deep to record is a loss verify reports" {
+	# /proc names no directory whose path is longer than a page: before the fix the events
+	# of such a directory were dropped as "gone", a file written 6,000 bytes deep left no
+	# record, and verify said ok.  A tree is made deep by moving one under another.
+	bind_workspace
+	set_cmd 'cd /workspace; n=$(printf "%0200d" 0); p=$n; for i in $(seq 14); do p=$p/$n; done
+		mkdir -p X/$p Y/$p && mv Y X/$p/ && cd X/$p && echo secret >Y/$p/deepfile &&
+		touch /workspace/ready; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	# deeper than the trail records a path (8192 bytes below the workspace): three trees of 3,000
+	run rt exec "$ID" sh -c 'cd /workspace; n=$(printf "%0200d" 0); p=$n; for i in $(seq 14); do p=$p/$n; done
+		mkdir -p Z/$p W/$p V/$p && mv V W/$p/ && mv W Z/$p/ && cd -P Z/$p && cd -P W/$p && cd -P V/$p && echo s >toodeep'
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	n=$(printf "%0200d" 0)
+	p=$n
+	for _ in $(seq 14); do p=$p/$n; done
+	[ "$(file_ops "$ID" "/workspace/X/$p/Y/$p/deepfile")" = '["create","modify"]' ] ||
+		fail "deepfile: $(ra audit --format json --kind file "$ID" | jq -c '{p: .path[-30:], ops}')"
+	ra audit --format json "$ID" | jq -se 'any(.[]; .kind == "audit_error" and .source == "file" and .lost and
+		(.error | test("longer than 8192")))' >/dev/null || fail "no loss: $(ra audit --format json --kind audit_error "$ID")"
+	run ra audit verify "$ID"
+	assert_output_contains "events lost (file): "
+	run ra audit --summary "$ID"
+	assert_output_contains "files changed (incomplete: "
+}
+
 @test "audit-evidence: a file source that cannot start is an audit_error, a warning and an incomplete file list" {
 	# build-fp/agentrt (make FAILPOINTS=1) fails the file source on request
 	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
