@@ -605,6 +605,8 @@ static void drop_op(struct pending_file *p, int op)
   p->n_ops = (uint8_t)k;
 }
 
+static uint64_t lower_ops(const struct files *f, const struct stat *up, const char *lrel);
+
 /* Rewrite p's operations as the agent's; false: nothing the agent did (a
  * copy-up).  Entries appear in upper by create/link (create, copy-up), by
  * rename from the work dir (copy-up, create over a whiteout: an exchange,
@@ -628,8 +630,20 @@ static bool classify(const struct files *f, struct pending_file *p)
   }
   if (appeared && !has_op(p, OP_CREATE) && now == L_PRESENT)
     add_op(p, OP_CREATE);
-  if (appeared && !(p->came_in && p->went_out) && in_lower(f, rel))
-    drop_op(p, OP_CREATE); /* a copy-up */
+  if (appeared && !(p->came_in && p->went_out) && in_lower(f, rel)) {
+    /* a copy-up, or a new entry moved in over a whiteout of that name (rm,
+     * then a file or a symlink made under it: replaced-host-file), told
+     * apart by what is there now */
+    struct stat st;
+    uint64_t ops = 0;
+    drop_op(p, OP_CREATE);
+    if (now == L_PRESENT &&
+        fstatat(up >= 0 ? up : f->layers.fds[0], rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      ops = lower_ops(f, &st, rel);
+    for (int op = 0; op < OP_N; op++)
+      if (ops & op_masks[op])
+        add_op(p, op);
+  }
   if (now == L_WHITEOUT) {
     drop_op(p, OP_CREATE);
     if (!p->to)
@@ -899,25 +913,20 @@ static int mark_dir(struct files *f, int fd, const char *rel)
   return 1;
 }
 
-/* A file found in a directory marked late: one made by a copy-up in the
- * same system call as the change (`echo x >>a/b/f` where a/b was only in
- * a lower layer), so that none of the change's events came.  Its change is
- * told from the lower file it was copied from: FAN_CREATE where there is
- * none (new, or over a whiteout), a mode that differs FAN_ATTRIB, a size or
- * mtime that differs FAN_MODIFY (a copy-up keeps the mtime), and 0 for a
- * copy-up that changed neither (opened for writing, nothing written). */
-static uint64_t late_file_ops(const struct files *f, int dfd, const char *rel, const char *name)
+/* How the entry up (lrel below upper) differs from the lower entry it
+ * would be the copy-up of: FAN_CREATE where there is none (new, or over a
+ * whiteout), another type FAN_CREATE | FAN_MODIFY, a mode that differs
+ * FAN_ATTRIB, a size or mtime that differs FAN_MODIFY (a copy-up keeps the
+ * mtime), and 0 for a copy-up that changed neither.  Of a directory only
+ * its type (a child's change moves its mtime; its mode is not kept). */
+static uint64_t lower_ops(const struct files *f, const struct stat *up, const char *lrel)
 {
   struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
                                     RESOLVE_NO_XDEV};
-  cleanup_free char *lrel = *rel ? xfmt("%s/%s", rel + 1, name) : xstrdup(name);
-  struct stat up, lo;
+  struct stat lo;
   uint64_t ops = 0;
 
-  if (!f->overlay || fstatat(dfd, name, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
-      (S_ISCHR(up.st_mode) && up.st_rdev == makedev(0, 0)))
-    return FAN_CREATE; /* a whiteout: classify() makes it a delete */
   for (size_t i = 1; i <= f->layers.n; i++) {
     int layer = i < f->layers.n ? f->layers.fds[i] : f->layers.hostfd;
     cleanup_close int fd = -1;
@@ -928,16 +937,34 @@ static uint64_t late_file_ops(const struct files *f, int dfd, const char *rel, c
       continue;
     if (fstat(fd, &lo) < 0 || (S_ISCHR(lo.st_mode) && lo.st_rdev == makedev(0, 0)))
       return FAN_CREATE;
-    if ((up.st_mode & S_IFMT) != (lo.st_mode & S_IFMT))
+    if ((up->st_mode & S_IFMT) != (lo.st_mode & S_IFMT))
       return FAN_CREATE | FAN_MODIFY;
-    if ((up.st_mode & 07777) != (lo.st_mode & 07777))
+    if (S_ISDIR(up->st_mode))
+      return 0;
+    if ((up->st_mode & 07777) != (lo.st_mode & 07777))
       ops |= FAN_ATTRIB;
-    if (up.st_size != lo.st_size || up.st_mtim.tv_sec != lo.st_mtim.tv_sec ||
-        up.st_mtim.tv_nsec != lo.st_mtim.tv_nsec)
+    if (up->st_size != lo.st_size || up->st_mtim.tv_sec != lo.st_mtim.tv_sec ||
+        up->st_mtim.tv_nsec != lo.st_mtim.tv_nsec)
       ops |= FAN_MODIFY;
     return ops;
   }
   return FAN_CREATE;
+}
+
+/* A file found in a directory marked late: one made by a copy-up in the
+ * same system call as the change (`echo x >>a/b/f` where a/b was only in
+ * a lower layer), so that none of the change's events came.  Its change is
+ * told from the lower file it was copied from (lower_ops): 0 for a copy-up
+ * that changed nothing (opened for writing, nothing written). */
+static uint64_t late_file_ops(const struct files *f, int dfd, const char *rel, const char *name)
+{
+  cleanup_free char *lrel = *rel ? xfmt("%s/%s", rel + 1, name) : xstrdup(name);
+  struct stat up;
+
+  if (!f->overlay || fstatat(dfd, name, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
+      (S_ISCHR(up.st_mode) && up.st_rdev == makedev(0, 0)))
+    return FAN_CREATE; /* a whiteout: classify() makes it a delete */
+  return lower_ops(f, &up, lrel);
 }
 
 /* A directory that appeared in upper at rel (made, moved in from the
