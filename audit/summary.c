@@ -213,6 +213,23 @@ static const char *loaded_program(yajl_val argv)
   return NULL;
 }
 
+/* The files a program's pid opened by exec before the exec that ran
+ * ("exec_before": ones that could not run, or a program that ran and
+ * then exec'd one that could not): each listed, for one of them may have
+ * run (exec-opens-decoy). */
+static void add_exec_before(struct audit_summary *s, yajl_val v)
+{
+  yajl_val before = get(v, "exec_before", yajl_t_array);
+
+  for (size_t i = 0; before && i < before->u.array.len; i++) {
+    if (!YAJL_IS_STRING(before->u.array.values[i]))
+      continue;
+    cleanup_free char *key = xfmt("%s (opened by exec before it, may have run)",
+                                  YAJL_GET_STRING(before->u.array.values[i]));
+    list_add(&s->programs, key, NULL, 1);
+  }
+}
+
 static void add_program(struct audit_summary *s, yajl_val v)
 {
   yajl_val argv = get(v, "argv", yajl_t_array);
@@ -223,6 +240,7 @@ static void add_program(struct audit_summary *s, yajl_val v)
    * search's miss, not a program that ran; the JSON trail keeps it */
   if (yajl_tree_get(v, (const char *[]){"found", NULL}, yajl_t_false) != NULL)
     return;
+  add_exec_before(s, v);
   if (n > 0) { /* a counted record: n starts of one program */
     list_add(&s->programs, get_str(v, "program") ? get_str(v, "program") : "?", "counted",
              (unsigned)n);

@@ -16,8 +16,11 @@
  * /proc no longer has it.  One exec can open more than one file (a script,
  * then its interpreter; a dynamic program, then its loader), and an exec
  * that fails after its open leaves one too: the files a pid opened since
- * its last record are kept in order (EXECFAN_PER_PID), the first is the
- * record's "exe", the others its "exec_opened".
+ * its last record are kept in order (the latest EXECFAN_PER_PID), each
+ * with the file its exec would open next (a script's interpreter, an ELF's
+ * loader, found in the container's root when the open is read); the exec
+ * that ran is the last chain of them: its first file is the record's
+ * "exe", the others its "exec_opened", what came before "exec_before".
  * Needs CAP_SYS_ADMIN (fanotify mount marks): not in a user's sandbox,
  * which records programs from their exec calls instead (monitor_exec.c).
  * Mounts made after the marks (the agent profile lets the container make
@@ -34,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/fanotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,24 +48,34 @@
 #include "os/procfs.h"
 
 #define EXECFAN_PIDS 256   /* pids with opens not yet taken (oldest replaced) */
-#define EXECFAN_PER_PID 4  /* files kept per pid */
+#define EXECFAN_PER_PID 8  /* files kept per pid (the latest) */
 #define EXECFAN_MOUNTS 256 /* mounts marked at most */
+
+/* One file exec opened: its identity, and that of the file its exec opens
+ * next when it runs: a script's interpreter, a dynamic ELF's loader (0:
+ * none, or none that exists). */
+struct exec_file {
+  char *path;
+  dev_t dev, next_dev;
+  ino_t ino, next_ino;
+};
 
 struct opened {
   pid_t pid;
-  unsigned n;
-  char *path[EXECFAN_PER_PID];
+  unsigned n, dropped; /* dropped: earlier opens no longer kept */
+  struct exec_file f[EXECFAN_PER_PID];
 };
 
 static int fan = -1;
-static int fd_dir = -1; /* our /proc/self/fd */
+static int fd_dir = -1;  /* our /proc/self/fd */
+static int root_fd = -1; /* the container's root, where interpreters are found */
 static struct opened opened[EXECFAN_PIDS];
 static size_t next_slot;
 
 static void slot_clear(struct opened *o)
 {
   for (unsigned i = 0; i < o->n; i++)
-    free(o->path[i]);
+    free(o->f[i].path);
   *o = (struct opened){0};
 }
 
@@ -72,17 +87,94 @@ static struct opened *slot_find(pid_t pid)
   return NULL;
 }
 
-static void note_open(pid_t pid, const char *path)
+/* The file an interpreter path names in the container's root. */
+static void find_next(const char *path, struct exec_file *e)
+{
+  struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+  cleanup_close int fd = -1;
+  struct stat st;
+
+  if (root_fd < 0 || path[0] != '/' ||
+      (fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof how)) < 0 || fstat(fd, &st) < 0)
+    return;
+  e->next_dev = st.st_dev;
+  e->next_ino = st.st_ino;
+}
+
+/* What runs after the file fd when its exec goes on: a script's "#!"
+ * interpreter, an ELF's PT_INTERP (its loader), into e. */
+static void read_next(int fd, struct exec_file *e)
+{
+  union {
+    char c[256];
+    Elf64_Ehdr h64;
+    Elf32_Ehdr h32;
+  } u = {0};
+  char interp[PATH_MAX];
+  ssize_t n = pread(fd, u.c, sizeof u.c - 1, 0);
+  uint64_t phoff, off = 0, size = 0;
+  unsigned phnum, phentsize;
+  bool is64;
+
+  if (n >= 2 && u.c[0] == '#' && u.c[1] == '!') {
+    char *p = u.c + 2;
+    p += strspn(p, " \t");
+    p[strcspn(p, " \t\n")] = '\0';
+    find_next(p, e);
+    return;
+  }
+  if (n < (ssize_t)sizeof u.h32 || memcmp(u.c, ELFMAG, SELFMAG) != 0)
+    return;
+  is64 = u.c[EI_CLASS] == ELFCLASS64;
+  if (is64 && n < (ssize_t)sizeof u.h64)
+    return;
+  phoff = is64 ? u.h64.e_phoff : u.h32.e_phoff;
+  phnum = is64 ? u.h64.e_phnum : u.h32.e_phnum;
+  phentsize = is64 ? u.h64.e_phentsize : u.h32.e_phentsize;
+  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) || phnum > 64)
+    return;
+  for (unsigned i = 0; i < phnum && size == 0; i++) {
+    Elf64_Phdr p64;
+    Elf32_Phdr p32;
+    if (pread(fd, is64 ? (void *)&p64 : (void *)&p32, phentsize, (off_t)(phoff + i * phentsize)) !=
+        (ssize_t)phentsize)
+      return;
+    if ((is64 ? p64.p_type : p32.p_type) == PT_INTERP) {
+      off = is64 ? p64.p_offset : p32.p_offset;
+      size = is64 ? p64.p_filesz : p32.p_filesz;
+    }
+  }
+  if (size < 2 || size > sizeof interp || pread(fd, interp, size, (off_t)off) != (ssize_t)size)
+    return;
+  interp[size - 1] = '\0';
+  find_next(interp, e);
+}
+
+static void note_open(pid_t pid, const char *path, int fd)
 {
   struct opened *o = slot_find(pid);
+  struct exec_file *e;
+  struct stat st;
 
   if (o == NULL) {
     o = &opened[next_slot++ % EXECFAN_PIDS];
     slot_clear(o);
     o->pid = pid;
   }
-  if (o->n < EXECFAN_PER_PID)
-    o->path[o->n++] = xstrdup(path);
+  if (o->n == EXECFAN_PER_PID) { /* the latest are kept: the exec that ran is last */
+    free(o->f[0].path);
+    memmove(o->f, o->f + 1, (EXECFAN_PER_PID - 1) * sizeof *o->f);
+    o->n--;
+    o->dropped++;
+  }
+  e = &o->f[o->n++];
+  *e = (struct exec_file){.path = xstrdup(path)};
+  if (fstat(fd, &st) == 0) {
+    e->dev = st.st_dev;
+    e->ino = st.st_ino;
+  }
+  read_next(fd, e);
 }
 
 /* A mountinfo field with its octal escapes (\040 and the like) undone, in place. */
@@ -117,7 +209,7 @@ static bool mount_noexec(const char *opts)
 
 /* Mark every mount in the init's mount table (its 5th field, the mount
  * point), each opened inside the init's root.  The count marked. */
-static int mark_mounts(pid_t init, struct error *err)
+static int mark_mounts(pid_t init, int *ret_root, struct error *err)
 {
   struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                          .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
@@ -173,6 +265,8 @@ static int mark_mounts(pid_t init, struct error *err)
       marked++;
     close(fd);
   }
+  *ret_root = root;
+  root = -1;
   return marked;
 }
 
@@ -185,7 +279,7 @@ int monitor_execfan_open(struct monitor *m, struct error *err)
   if (fan < 0)
     return error_errno(err, "fanotify_init (exec opens)");
   if ((fd_dir = procfs_open("self/fd", O_PATH | O_DIRECTORY, err)) < 0 ||
-      (marked = mark_mounts(m->init_pid, err)) < 0) {
+      (marked = mark_mounts(m->init_pid, &root_fd, err)) < 0) {
     monitor_execfan_close();
     return -1;
   }
@@ -232,11 +326,11 @@ static void drain_rounds(struct monitor *m, int rounds)
         continue;
       snprintf(name, sizeof name, "%d", ev->fd);
       len = readlinkat(fd_dir, name, path, sizeof path - 1);
+      if (len > 0 && ev->pid > 0 && (ev->mask & FAN_OPEN_EXEC)) {
+        path[len] = '\0';
+        note_open(ev->pid, path, ev->fd);
+      }
       close(ev->fd);
-      if (len <= 0 || ev->pid <= 0 || !(ev->mask & FAN_OPEN_EXEC))
-        continue;
-      path[len] = '\0';
-      note_open(ev->pid, path);
     }
   }
 }
@@ -255,23 +349,43 @@ void monitor_execfan_drain_end(struct monitor *m)
   drain_rounds(m, 4096);
 }
 
-bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more)
+/* files [from, to) of o into more as a JSON array (nothing when empty) */
+static void paths_json(const struct opened *o, unsigned from, unsigned to, struct jbuf *more)
+{
+  if (more == NULL || from >= to)
+    return;
+  jb_puts(more, "[");
+  for (unsigned i = from; i < to; i++) {
+    if (i > from)
+      jb_puts(more, ",");
+    jb_quote(more, o->f[i].path, strlen(o->f[i].path));
+  }
+  jb_puts(more, "]");
+}
+
+bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more, struct jbuf *before,
+                          unsigned *ret_dropped)
 {
   struct opened *o;
+  unsigned start;
 
   if (fan < 0 || pid <= 0 || (o = slot_find(pid)) == NULL)
     return false;
+  /* The files of the exec that ran are the last ones: each one before
+   * them that its exec opens next (a script's interpreter, a dynamic
+   * ELF's loader) is of the same exec.  What is before them exec opened
+   * and did not run, or ran before (exec-opens-decoy: a PATH search's
+   * files that cannot run named the program that did). */
+  start = o->n > 0 ? o->n - 1 : 0;
+  while (start > 0 && o->f[start - 1].next_ino != 0 &&
+         o->f[start - 1].next_ino == o->f[start].ino && o->f[start - 1].next_dev == o->f[start].dev)
+    start--;
   if (exe != NULL && o->n > 0)
-    snprintf(exe, size, "%s", o->path[0]);
-  if (more != NULL && o->n > 1) {
-    jb_puts(more, "[");
-    for (unsigned i = 1; i < o->n; i++) {
-      if (i > 1)
-        jb_puts(more, ",");
-      jb_quote(more, o->path[i], strlen(o->path[i]));
-    }
-    jb_puts(more, "]");
-  }
+    snprintf(exe, size, "%s", o->f[start].path);
+  paths_json(o, start + 1, o->n, more);
+  paths_json(o, 0, start, before);
+  if (ret_dropped != NULL)
+    *ret_dropped = o->dropped;
   slot_clear(o);
   return true;
 }
@@ -282,7 +396,9 @@ void monitor_execfan_close(void)
     close(fan);
   if (fd_dir >= 0)
     close(fd_dir);
-  fan = fd_dir = -1;
+  if (root_fd >= 0)
+    close(root_fd);
+  fan = fd_dir = root_fd = -1;
   for (size_t i = 0; i < EXECFAN_PIDS; i++)
     slot_clear(&opened[i]);
 }

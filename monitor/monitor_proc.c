@@ -355,12 +355,26 @@ static void add_exec_opened(struct jbuf *b, struct jbuf *more)
     jb_key_bool(b, "exec_opened_truncated", true);
 }
 
+/* The files the pid's exec calls opened before the exec that ran (ones that
+ * could not run, or a program that ran before it): "exec_before", with how
+ * many earlier ones were not kept ("exec_before_dropped"). */
+static void add_exec_before(struct jbuf *b, struct jbuf *before, unsigned dropped)
+{
+  if (before->len > 0 && b->len + before->len <= EXEC_OPENED_ROOM)
+    jb_key_raw(b, "exec_before", jb_str(before));
+  else if (before->len > 0)
+    dropped++;
+  if (dropped > 0)
+    jb_key_u64(b, "exec_before_dropped", dropped);
+}
+
 /* A process of ours that was reaped before we could read anything. */
 static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
 {
-  struct jbuf b = {0}, more = {0};
+  struct jbuf b = {0}, more = {0}, before = {0};
   char exe[4096];
-  bool opened = monitor_execfan_take(pid, exe, sizeof exe, &more);
+  unsigned dropped = 0;
+  bool opened = monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &dropped);
 
   jb_key_i64(&b, "pid", pid);
   ppid = tracked_parent(pid, ppid);
@@ -373,9 +387,11 @@ static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
   jb_puts(&b, "[]");
   jb_key_bool(&b, "gone", true);
   add_exec_opened(&b, &more);
+  add_exec_before(&b, &before, dropped);
   if (monitor_flood_admit(m, "process", opened ? exe : "?", NULL, pid))
     monitor_record(m, "process", jb_str(&b));
   jb_free(&more);
+  jb_free(&before);
   jb_free(&b);
 }
 
@@ -387,7 +403,8 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   struct procfs_status st;
   struct error err = {0};
   cleanup_close int dir = -1, exe_fd = -1;
-  struct jbuf b = {0}, more = {0};
+  struct jbuf b = {0}, more = {0}, before = {0};
+  unsigned dropped = 0;
   ssize_t clen, elen;
   bool gone;
 
@@ -423,8 +440,8 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   /* what its exec opened: the exe of a program /proc no longer has
    * (taken either way, so that the next exec of this pid starts afresh) */
   if (elen > 0)
-    monitor_execfan_take(pid, NULL, 0, NULL);
-  else if (monitor_execfan_take(pid, exe, sizeof exe, &more))
+    monitor_execfan_take(pid, NULL, 0, NULL, NULL, NULL);
+  else if (monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &dropped))
     elen = (ssize_t)strlen(exe);
   /* under a flood of one program: counted, nothing more to read */
   if (elen > 0)
@@ -435,6 +452,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
                                                 : "?",
                            NULL, pid)) {
     jb_free(&more);
+    jb_free(&before);
     return;
   }
   jb_key_i64(&b, "pid", pid);
@@ -442,6 +460,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
   add_exec_opened(&b, &more);
+  add_exec_before(&b, &before, dropped);
   if (clen > 0) {
     monitor_add_argv(&b, cmd, clen, false);
   } else {
@@ -454,6 +473,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   if (!seen(pid, jb_str(&b)))
     monitor_record(m, "process", jb_str(&b));
   jb_free(&more);
+  jb_free(&before);
   jb_free(&b);
 }
 

@@ -1154,6 +1154,53 @@ host_forks() {
 }
 
 # bats test_tags=flood
+@test "audit-evidence: exec-opens-decoy: a program gone before it was read is named by the exec that ran it, not by the execs that failed before it in that process" {
+	# A PATH search tries each directory's file in turn: files that exec opens and then
+	# cannot run (a script whose interpreter is missing, a dynamic ELF without its loader)
+	# leave exec opens and no exec.  Before the fix a gone program's record named the first
+	# file its pid opened, so three such decoys first made /tmp/e/prog, which ran, be
+	# recorded and listed as /tmp/a/prog, and named nowhere.
+	requires file
+	file -L /bin/true | grep -q 'interpreter' || skip "/bin/true is not a dynamic ELF"
+	cp -L /bin/true "$ROOTFS/bin/decoy-elf" # its loader is not in the test rootfs
+	set_cmd 'for d in a b c; do mkdir -p /tmp/$d; done; cp /bin/decoy-elf /tmp/a/prog
+		printf "#!/nonexistent\n" >/tmp/b/prog; printf "#!/tmp/a/prog\n" >/tmp/c/prog; chmod +x /tmp/b/prog /tmp/c/prog
+		mkdir -p /tmp/e; cp /usr/local/bin/try-syscall /tmp/e/prog
+		printf "#!/bin/sh\nexit 0\n" >/tmp/c/script.sh; chmod +x /tmp/c/script.sh; sleep 1.5
+		PATH=/tmp/a:/tmp/b:/tmp/c:/tmp/e prog x 2>/dev/null; echo $? >/tmp/rc
+		PATH=/tmp/a:/tmp/b:/tmp/c script.sh; echo $? >>/tmp/rc
+		printf "#!/bin/sh\nexec /tmp/b/prog\n" >/tmp/c/after.sh; chmod +x /tmp/c/after.sh; /tmp/c/after.sh 2>/dev/null
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$mon"
+	STOPPED_MON=$mon
+	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
+	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped"
+	# try-syscall x ran (its usage error), the script too
+	[ "$(cat "/proc/$ipid/root/tmp/rc")" = "$(printf '2\n0')" ] || fail "rc: $(cat "/proc/$ipid/root/tmp/rc")"
+	kill -CONT "$mon"
+	STOPPED_MON=
+	sleep 1
+	run rt delete -f "$ID"
+	json=$(ra audit --format json --kind process "$ID")
+	gone=$(jq -c 'select(.gone) | del(.prev, .hash, .id, .time)' <<<"$json")
+	jq -se 'any(.[]; .gone and .exe == "/tmp/e/prog" and (.exec_before | index("/tmp/a/prog")))' <<<"$gone" >/dev/null ||
+		fail "the program that ran is not the record's exe: $gone"
+	jq -se 'any(.[]; .gone and .exe == "/tmp/c/script.sh" and .exec_opened == ["/bin/busybox"])' <<<"$gone" >/dev/null ||
+		fail "the script after decoys: $gone"
+	! jq -se 'any(.[]; .exe == "/tmp/a/prog" or (.exe == "/tmp/b/prog" and .exec_before[0] != "/tmp/c/after.sh"))' \
+		<<<"$gone" >/dev/null || fail "a decoy as a program: $gone"
+	# a program that ran and then exec'd a file that could not run: the record names the last
+	# exec, the summary lists the script that ran too
+	run ra audit --summary "$ID"
+	assert_output_contains "  /tmp/e/prog"
+	assert_output_contains "/tmp/c/after.sh (opened by exec before it, may have run)"
+}
+
 @test "audit-evidence: fork-storm-inside: the agent's own storm of forks does not hide the programs it runs meanwhile" {
 	# the same storm from inside: each of its children is one of the container's (tracked
 	# from its fork, dropped at its exit), none runs a program
