@@ -179,16 +179,21 @@ void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncat
 /* The container's processes known from fork events (a child of a known
  * process is known at once, before it can exit and be reaped), with their
  * parent.  Open addressing, linear probing, backward-shift deletion.  Every
- * host fork is looked up by its parent: the 512-byte occupancy bitmap is
- * read first, so those misses leave the 32 KiB table's pages untouched (on
+ * host fork is looked up by its parent: the 8 KiB occupancy bitmap is
+ * read first, so those misses leave the 512 KiB table's pages untouched (on
  * a kernel that gives a read fault a page of its own, an idle monitor made
- * all of it resident). */
-#define TRACK_MAX 4096
+ * all of it resident).  It holds three quarters of TRACK_MAX, more than the
+ * profile's highest pids limit (32,768): with 4,096 (3,072 held), a
+ * container allowed more processes had its programs beyond them unknown, and
+ * those reaped before they were read left no record (track-table-full).  A
+ * table full all the same (exit events lost) is a loss the trail records. */
+#define TRACK_MAX 65536
 static struct tracked {
   pid_t pid, ppid;
 } track[TRACK_MAX];
 static uint64_t track_used[TRACK_MAX / 64];
 static size_t n_track;
+static bool track_full; /* a process was not tracked: a loss to record */
 
 static size_t slot_of(pid_t pid)
 {
@@ -220,8 +225,12 @@ static void track_add(pid_t pid, pid_t ppid)
 {
   size_t i = slot_of(pid);
 
-  if (pid <= 0 || track_find(pid) != NULL || n_track >= TRACK_MAX * 3 / 4)
-    return; /* full: the /proc check still attributes live processes */
+  if (pid <= 0 || track_find(pid) != NULL)
+    return;
+  if (n_track >= TRACK_MAX * 3 / 4) {
+    track_full = true; /* the /proc check still attributes live processes */
+    return;
+  }
   while (slot_used(i))
     i = (i + 1) % TRACK_MAX;
   track[i] = (struct tracked){pid, ppid};
@@ -605,6 +614,16 @@ static void handle_first(struct monitor *m, size_t n)
   for (size_t i = 0; i < n; i++)
     if (!batch_done[i] && batch[i].what == PROC_EVENT_EXEC)
       on_exec(m, batch[i].event_data.exec.process_tgid);
+  if (track_full) {
+    static int64_t last_full_ms = -1000;
+    track_full = false;
+    if (monitor_now_ms() - last_full_ms >= 1000) {
+      last_full_ms = monitor_now_ms();
+      monitor_loss(m, "process",
+                   "process events lost: too many processes to track (No buffer space available)",
+                   0);
+    }
+  }
   /* what is left waits for the events before it */
   memmove(batch, batch + n, (n_batch - n) * sizeof *batch);
   n_batch -= n;

@@ -1229,6 +1229,40 @@ host_forks() {
 		fail "forkstorm's records: $(jq -c 'select(.argv[0]? == "forkstorm")' <<<"$json" | head -5)"
 }
 
+@test "audit-evidence: track-table-full: programs run beside 3,100 live processes (a raised pids limit) and gone before they were read are in the trail" {
+	# The monitor knows the container's processes from their forks, in a table that took
+	# 3,072: beyond, a new process was not known as the container's, and one reaped before
+	# /proc was read left no record and no word of a loss.  The profile allows a pids limit
+	# up to 32,768 (run.agentrt.pids).
+	update_config '.annotations["run.agentrt.pids"] = "4000"'
+	set_cmd 'i=0; while [ $i -lt 3100 ]; do sleep 600 & i=$((i + 1)); done; echo up >/tmp/up
+		while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 20 ]; do try-syscall full-$i 2>/dev/null; i=$((i + 1)); done
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	for _ in $(seq 600); do [ -e "/proc/$ipid/root/tmp/up" ] && break; sleep 0.1; done
+	[ -e "/proc/$ipid/root/tmp/up" ] || fail "the 3,100 processes did not start"
+	kids=$(grep -l "^PPid:[[:space:]]*$ipid\$" /proc/[0-9]*/status 2>/dev/null | wc -l)
+	[ "$kids" -ge 3100 ] || fail "$kids processes"
+	sleep 1
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$mon"
+	STOPPED_MON=$mon
+	touch "/proc/$ipid/root/tmp/go"
+	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
+	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	kill -CONT "$mon"
+	STOPPED_MON=
+	sleep 2
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+	named=$(jq -s '[.[] | select(.kind == "process" and .exe == "/usr/local/bin/try-syscall")] | length' <<<"$json")
+	echo "# 20 programs beside 3,100 processes: $named in the trail" >&3
+	[ "$named" -ge 20 ] || fail "$named of 20; errors: $(jq -c 'select(.kind == "audit_error")' <<<"$json")"
+}
+
 @test "audit-evidence: with workspace.size (the agent profile's default) the upper layer is a filesystem of its own: the host's writes beside the store never reach the monitor" {
 	bind_workspace
 	update_config '.annotations["run.agentrt.workspace.size"] = "64m"'
