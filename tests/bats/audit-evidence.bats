@@ -1201,6 +1201,37 @@ host_forks() {
 	assert_output_contains "/tmp/c/after.sh (opened by exec before it, may have run)"
 }
 
+@test "audit-evidence: exec-opens-evicted: programs whose exec opens were replaced by later ones (300 run while the monitor could not read) make verify say names were lost" {
+	# The monitor keeps the exec opens of 256 pids until their programs are recorded; past
+	# that the oldest are replaced, and programs gone before they were read are records
+	# without a name.  Before the fix the trail did not say why: verify named only the
+	# coalesced records, and 46 programs were "?" in the summary.
+	set_cmd 'sleep 1.5; i=0; while [ $i -lt 300 ]; do try-syscall ev-$i 2>/dev/null; i=$((i + 1)); done
+		echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$mon"
+	STOPPED_MON=$mon
+	for _ in $(seq 300); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
+	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	kill -CONT "$mon"
+	STOPPED_MON=
+	sleep 1
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+	anon=$(jq -s '[.[] | select(.kind == "process" and .gone and .exe == null)] | length' <<<"$json")
+	echo "# 300 programs while the monitor was stopped: $anon without a name" >&3
+	[ "$anon" -gt 0 ] || skip "every program was named"
+	jq -se 'any(.[]; .kind == "audit_error" and .source == "exec_opens" and .lost)' <<<"$json" >/dev/null ||
+		fail "$anon programs without a name, no loss: $(jq -c 'select(.kind == "audit_error")' <<<"$json")"
+	run ra audit verify "$ID"
+	assert_output_contains "events lost (exec_opens)"
+	run ra audit --summary "$ID"
+	assert_output_contains "programs run (incomplete: "
+}
+
 @test "audit-evidence: fork-storm-inside: the agent's own storm of forks does not hide the programs it runs meanwhile" {
 	# the same storm from inside: each of its children is one of the container's (tracked
 	# from its fork, dropped at its exit), none runs a program
