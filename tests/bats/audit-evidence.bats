@@ -1166,7 +1166,8 @@ host_forks() {
 	set_cmd 'for d in a b c; do mkdir -p /tmp/$d; done; cp /bin/decoy-elf /tmp/a/prog
 		printf "#!/nonexistent\n" >/tmp/b/prog; printf "#!/tmp/a/prog\n" >/tmp/c/prog; chmod +x /tmp/b/prog /tmp/c/prog
 		mkdir -p /tmp/e; cp /usr/local/bin/try-syscall /tmp/e/prog
-		printf "#!/bin/sh\nexit 0\n" >/tmp/c/script.sh; chmod +x /tmp/c/script.sh; sleep 1.5
+		printf "#!/bin/sh\nexit 0\n" >/tmp/c/script.sh; chmod +x /tmp/c/script.sh
+		while [ ! -e /tmp/go ]; do sleep 0.1; done
 		PATH=/tmp/a:/tmp/b:/tmp/c:/tmp/e prog x 2>/dev/null; echo $? >/tmp/rc
 		PATH=/tmp/a:/tmp/b:/tmp/c script.sh; echo $? >>/tmp/rc
 		printf "#!/bin/sh\nexec /tmp/b/prog\n" >/tmp/c/after.sh; chmod +x /tmp/c/after.sh; /tmp/c/after.sh 2>/dev/null
@@ -1177,6 +1178,7 @@ host_forks() {
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	kill -STOP "$mon"
 	STOPPED_MON=$mon
+	touch "/proc/$ipid/root/tmp/go"
 	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
 	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
 	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped"
@@ -1206,7 +1208,8 @@ host_forks() {
 	# that the oldest are replaced, and programs gone before they were read are records
 	# without a name.  Before the fix the trail did not say why: verify named only the
 	# coalesced records, and 46 programs were "?" in the summary.
-	set_cmd 'sleep 1.5; i=0; while [ $i -lt 300 ]; do try-syscall ev-$i 2>/dev/null; i=$((i + 1)); done
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 300 ]; do try-syscall ev-$i 2>/dev/null; i=$((i + 1)); done
 		echo done >/tmp/done; sleep 600'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
@@ -1214,6 +1217,7 @@ host_forks() {
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	kill -STOP "$mon"
 	STOPPED_MON=$mon
+	touch "/proc/$ipid/root/tmp/go"
 	for _ in $(seq 300); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
 	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
 	kill -CONT "$mon"
