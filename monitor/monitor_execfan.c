@@ -114,6 +114,7 @@ static void read_next(int fd, struct exec_file *e)
     Elf32_Ehdr h32;
   } u = {0};
   char interp[PATH_MAX];
+  Elf64_Phdr ph[64];
   ssize_t n = pread(fd, u.c, sizeof u.c - 1, 0);
   uint64_t phoff, off = 0, size = 0;
   unsigned phnum, phentsize;
@@ -136,12 +137,14 @@ static void read_next(int fd, struct exec_file *e)
   phentsize = is64 ? u.h64.e_phentsize : u.h32.e_phentsize;
   if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) || phnum > 64)
     return;
+  /* the program headers in one read (at most 64: the monitor's work for
+   * each exec the agent makes stays small) */
+  if (pread(fd, ph, (size_t)phnum * phentsize, (off_t)phoff) != (ssize_t)(phnum * phentsize))
+    return;
   for (unsigned i = 0; i < phnum && size == 0; i++) {
     Elf64_Phdr p64;
     Elf32_Phdr p32;
-    if (pread(fd, is64 ? (void *)&p64 : (void *)&p32, phentsize, (off_t)(phoff + i * phentsize)) !=
-        (ssize_t)phentsize)
-      return;
+    memcpy(is64 ? (void *)&p64 : (void *)&p32, (const char *)ph + i * phentsize, phentsize);
     if ((is64 ? p64.p_type : p32.p_type) == PT_INTERP) {
       off = is64 ? p64.p_offset : p32.p_offset;
       size = is64 ? p64.p_filesz : p32.p_filesz;

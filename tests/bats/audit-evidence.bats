@@ -1160,16 +1160,24 @@ host_forks() {
 	# leave exec opens and no exec.  Before the fix a gone program's record named the first
 	# file its pid opened, so three such decoys first made /tmp/e/prog, which ran, be
 	# recorded and listed as /tmp/a/prog, and named nowhere.
-	requires file
-	file -L /bin/true | grep -q 'interpreter' || skip "/bin/true is not a dynamic ELF"
-	cp -L /bin/true "$ROOTFS/bin/decoy-elf" # its loader is not in the test rootfs
-	set_cmd 'for d in a b c; do mkdir -p /tmp/$d; done; cp /bin/decoy-elf /tmp/a/prog
+	requires file ldd
+	file -L /bin/true | grep -q 'interpreter /lib64/ld-linux-x86-64.so.2' || skip "/bin/true is not x86-64 glibc's"
+	# a dynamic program with its loader and libc, and a copy whose loader is missing
+	mkdir -p "$ROOTFS/lib64" "$ROOTFS/lib/x86_64-linux-gnu"
+	cp -L /lib64/ld-linux-x86-64.so.2 "$ROOTFS/lib64/"
+	cp -L "$(ldd /bin/true | sed -n 's/.*libc.so.6 => \([^ ]*\).*/\1/p')" "$ROOTFS/lib/x86_64-linux-gnu/libc.so.6"
+	cp -L /bin/true "$ROOTFS/bin/dyn-true"
+	LC_ALL=C sed 's|ld-linux-x86-64\.so\.2|ld-linux-x86-64.so.X|' /bin/true >"$ROOTFS/bin/decoy-elf"
+	chmod 755 "$ROOTFS/bin/decoy-elf"
+	set_cmd 'for d in a b c d; do mkdir -p /tmp/$d; done; cp /bin/decoy-elf /tmp/a/prog; cp /bin/decoy-elf /tmp/a/dyn
+		cp /bin/dyn-true /tmp/d/dyn
 		printf "#!/nonexistent\n" >/tmp/b/prog; printf "#!/tmp/a/prog\n" >/tmp/c/prog; chmod +x /tmp/b/prog /tmp/c/prog
 		mkdir -p /tmp/e; cp /usr/local/bin/try-syscall /tmp/e/prog
 		printf "#!/bin/sh\nexit 0\n" >/tmp/c/script.sh; chmod +x /tmp/c/script.sh
 		while [ ! -e /tmp/go ]; do sleep 0.1; done
 		PATH=/tmp/a:/tmp/b:/tmp/c:/tmp/e prog x 2>/dev/null; echo $? >/tmp/rc
 		PATH=/tmp/a:/tmp/b:/tmp/c script.sh; echo $? >>/tmp/rc
+		PATH=/tmp/a:/tmp/d dyn; echo $? >>/tmp/rc
 		printf "#!/bin/sh\nexec /tmp/b/prog\n" >/tmp/c/after.sh; chmod +x /tmp/c/after.sh; /tmp/c/after.sh 2>/dev/null
 		echo done >/tmp/done; sleep 600'
 	run_detached "$ID"
@@ -1183,7 +1191,7 @@ host_forks() {
 	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
 	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped"
 	# try-syscall x ran (its usage error), the script too
-	[ "$(cat "/proc/$ipid/root/tmp/rc")" = "$(printf '2\n0')" ] || fail "rc: $(cat "/proc/$ipid/root/tmp/rc")"
+	[ "$(cat "/proc/$ipid/root/tmp/rc")" = "$(printf '2\n0\n0')" ] || fail "rc: $(cat "/proc/$ipid/root/tmp/rc")"
 	kill -CONT "$mon"
 	STOPPED_MON=
 	sleep 1
@@ -1194,6 +1202,9 @@ host_forks() {
 		fail "the program that ran is not the record's exe: $gone"
 	jq -se 'any(.[]; .gone and .exe == "/tmp/c/script.sh" and .exec_opened == ["/bin/busybox"])' <<<"$gone" >/dev/null ||
 		fail "the script after decoys: $gone"
+	# a dynamic program: its loader is of its exec (PT_INTERP), the copy without one is not
+	jq -se 'any(.[]; .gone and .exe == "/tmp/d/dyn" and .exec_opened == ["/lib64/ld-linux-x86-64.so.2"] and
+		.exec_before == ["/tmp/a/dyn"])' <<<"$gone" >/dev/null || fail "the dynamic program after a decoy: $gone"
 	! jq -se 'any(.[]; .exe == "/tmp/a/prog" or (.exe == "/tmp/b/prog" and .exec_before[0] != "/tmp/c/after.sh"))' \
 		<<<"$gone" >/dev/null || fail "a decoy as a program: $gone"
 	# a program that ran and then exec'd a file that could not run: the record names the last
