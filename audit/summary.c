@@ -250,6 +250,14 @@ static void add_program(struct audit_summary *s, yajl_val v)
     name = YAJL_GET_STRING(argv->u.array.values[0]);
   else if (get_str(v, "comm"))
     name = get_str(v, "comm");
+  /* a script exec'd by its own file: /proc's exe and argv[0] name its
+   * interpreter (script-hidden: /tmp/x.sh was listed as "/bin/sh") */
+  if (get_str(v, "script") != NULL) {
+    cleanup_free char *key =
+        xfmt("%s (script, run by %s)", get_str(v, "script"), exe != NULL ? exe : "?");
+    list_add(&s->programs, key, NULL, 1);
+    return;
+  }
   if (exe != NULL && is_loader(exe) && loaded_program(argv) != NULL) {
     cleanup_free char *key = xfmt("%s (run by the loader %s)", loaded_program(argv), exe);
     list_add(&s->programs, key, NULL, 1);

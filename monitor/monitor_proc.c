@@ -408,7 +408,8 @@ static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
  * ppid: its parent when known from before (a deferred one, see flush). */
 static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pid_t ppid)
 {
-  char rel[24], cmd[ARGV_MAX_BYTES], exe[4096];
+  char rel[24], cmd[ARGV_MAX_BYTES], exe[4096], script[4096];
+  bool has_script = false;
   struct procfs_status st;
   struct error err = {0};
   cleanup_close int dir = -1, exe_fd = -1;
@@ -448,9 +449,14 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
     return;
   /* what its exec opened: the exe of a program /proc no longer has
    * (taken either way, so that the next exec of this pid starts afresh) */
-  if (elen > 0)
-    monitor_execfan_take(pid, NULL, 0, NULL, NULL, NULL);
-  else if (monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &dropped))
+  /* a script exec'd by its own file: /proc names its interpreter, and the
+   * kernel's argv the script by the path it was given (./x: relative),
+   * so the file exec opened first is recorded too (script-hidden) */
+  if (elen > 0) {
+    exe[elen] = '\0';
+    if (monitor_execfan_take(pid, script, sizeof script, NULL, NULL, NULL) && !streq(script, exe))
+      has_script = true;
+  } else if (monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &dropped))
     elen = (ssize_t)strlen(exe);
   /* under a flood of one program: counted, nothing more to read */
   if (elen > 0)
@@ -468,6 +474,8 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   add_ids(&b, &st);
   if (elen > 0)
     jb_key_strn(&b, "exe", exe, (size_t)elen);
+  if (has_script)
+    jb_key_str(&b, "script", script);
   add_exec_opened(&b, &more);
   add_exec_before(&b, &before, dropped);
   if (clen > 0) {

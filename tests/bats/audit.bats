@@ -163,6 +163,31 @@ has_program() { # ID NAME ARG0
 	assert_output_contains "  /usr/local/bin/try-syscall"$'\n'
 }
 
+@test "audit: script-hidden: --summary names a script exec'd by its own file, not only its interpreter" {
+	# The kernel runs a script as its interpreter: /proc's exe is /bin/busybox and argv[0]
+	# "/bin/sh", and the script's path is an argument as it was given (./x.sh: relative).
+	# --summary listed /tmp/x.sh, ./x.sh and a script found by PATH each as "/bin/sh".
+	set_cmd 'printf "#!/bin/sh\nsleep 0.3\n" >/tmp/x.sh; printf "#!/bin/sh -e\nsleep 0.3\n" >/tmp/y
+		chmod +x /tmp/x.sh /tmp/y; /tmp/x.sh; cd /tmp && ./x.sh && PATH=/tmp:$PATH y
+		printf "sleep 0.3\n" >/tmp/read.sh; sh /tmp/read.sh; true'
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 50); do
+		[ "$(ra audit --format json --kind process c1 | jq -s '[.[] | select(.argv == ["sleep", "0.3"])] | length')" -eq 4 ] && break
+		sleep 0.1
+	done
+	json=$(ra audit --format json --kind process c1)
+	[ "$(jq -s '[.[] | select(.script == "/tmp/x.sh" and .exe == "/bin/busybox")] | length' <<<"$json")" -eq 2 ] ||
+		fail "x.sh: $(jq -c 'del(.prev, .hash)' <<<"$json")"
+	jq -se 'any(.[]; .script == "/tmp/y" and .argv == ["/bin/sh", "-e", "/tmp/y"])' <<<"$json" >/dev/null || fail "y: $json"
+	# a script an interpreter reads is not exec'd: no script (the THREAT-MODEL's rule)
+	! jq -se 'any(.[]; .script == "/tmp/read.sh")' <<<"$json" >/dev/null || fail "read.sh: $json"
+	run ra audit --summary c1
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_output_contains "  /tmp/x.sh (script, run by /bin/busybox) x2"
+	assert_output_contains "  /tmp/y (script, run by /bin/busybox)"
+}
+
 @test "audit: loader-spoof: --summary names the program the dynamic loader ran" {
 	# The loader run by itself maps and runs the program its arguments name; the kernel's exe
 	# is the loader: `ld.so /tmp/tool` was listed as the loader alone.
