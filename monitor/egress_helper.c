@@ -315,6 +315,24 @@ static void on_dns_event(void *ud, const struct egress_dns_event *ev)
   jb_free(&b);
 }
 
+/* Lookups the resolver never read (its budget spent, or held up): a loss
+ * the trail says it has, with the count, like the other sources' losses. */
+static void on_dns_lost(void *ud, uint64_t lookups)
+{
+  struct egress_helper *h = ud;
+  struct jbuf b = {0};
+  struct error err = {0};
+
+  if (h->audit == NULL)
+    return;
+  jb_key_str(&b, "source", "dns");
+  jb_key_bool(&b, "lost", true);
+  jb_key_u64(&b, "lost_events", lookups);
+  jb_key_str(&b, "error", "DNS lookups lost (the resolver's queue overflowed)");
+  audit_log_append(h->audit, "audit_error", jb_str(&b), &err);
+  jb_free(&b);
+}
+
 static void reply(int fd, const char *s)
 {
   ssize_t r = send(fd, s, strlen(s), MSG_NOSIGNAL);
@@ -551,6 +569,7 @@ int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on
   h->o.ctl_fd = h->listen_fd;
   h->o.on_ctl = on_ctl;
   h->o.on_event = on_dns_event;
+  h->o.on_lost = on_dns_lost;
   h->o.on_tick = on_tick;
   h->o.ud = h;
   h->o.aux_fd = aux_fd;

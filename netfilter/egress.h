@@ -262,6 +262,9 @@ struct egress_resolver_opts {
   int ctl_fd;                   /* readable = call on_ctl; -1 = none */
   int (*on_ctl)(void *ud, struct egress_policy *p);              /* <0 ends the loop */
   void (*on_event)(void *ud, const struct egress_dns_event *ev); /* audit trail */
+  /* lookups the kernel dropped before the resolver read them (its budget
+   * spent, or the loop held up): a count, once a second at most; NULL = none */
+  void (*on_lost)(void *ud, uint64_t lookups);
   /* another event source sharing the loop (the audit monitor's epoll fd):
    * readable = call on_aux(aux_ud); > 0 ends the loop like stop_fd; used
    * only when on_aux is set */

@@ -17,6 +17,16 @@
  * port) and bound to a random ephemeral port, and a random id; the answer
  * must carry that id and echo the question.  A truncated answer (TC) is
  * asked again over TCP, on a non-blocking connection in the same loop.
+ *
+ * Budget: the resolver runs in the monitor, outside the container's cgroup,
+ * and every lookup costs it a read, a parse and an answer.  A container held
+ * to a quarter of a CPU that sent lookups in a loop made it spend more than
+ * that, uncharged (egress.bats "dns-flood-cpu").  So the clients' sockets are
+ * read within a token bucket (DNS_BURST lookups or connections at once, then
+ * DNS_RATE a second): when it is empty they are not polled until DNS_RESUME
+ * tokens are back, and the kernel drops what does not fit in their queues.
+ * What a UDP socket dropped (SO_MEMINFO, looked at once a second while
+ * lookups come, and at the end) is told to on_lost with a count.
  */
 #include "netfilter/dns.h"
 #include "netfilter/egress.h"
@@ -26,6 +36,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -36,6 +47,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/token_bucket.h"
 #include "common/util.h"
 #include "os/memory.h"
 
@@ -45,6 +57,10 @@
 #define MAX_LEARN 256
 #define MAX_MATCH 8
 #define RX_BUF 65536
+#define DNS_BURST 5000 /* lookups (UDP datagrams, TCP connections) read at once */
+#define DNS_RATE 2000  /* then this many a second (~5 us each: ~1% of a CPU) */
+#define DNS_RESUME 200 /* tokens an empty budget waits for */
+#define UDP_BATCH 32   /* datagrams read from a socket a turn */
 
 struct client {
   bool tcp;
@@ -91,6 +107,11 @@ struct rstate {
   unsigned serial;
   struct dns_msg *scratch;
   uint8_t *rx, *tx;
+  struct token_bucket budget; /* lookups read */
+  bool paused;                /* the budget is spent: the clients are not polled */
+  bool busy;                  /* a lookup was read since the drops were looked at */
+  long drops_at;              /* when they were */
+  uint32_t drops[2];          /* the UDP sockets' drops counted so far */
 };
 
 static long now_ms(void)
@@ -653,21 +674,65 @@ fail:
 
 /* ----------------------------------------------------------------- loop */
 
+/* A token of the budget for one lookup read; none: the clients wait. */
+static bool budget_take(struct rstate *s)
+{
+  if (token_bucket_take(&s->budget, now_ms()))
+    return true;
+  s->paused = true;
+  return false;
+}
+
 static void handle_udp(struct rstate *s, int fd)
 {
-  struct client c = {.tcp = false, .fd = fd, .peer_len = sizeof c.peer};
-  ssize_t len = recvfrom(fd, s->rx, RX_BUF, MSG_DONTWAIT, (struct sockaddr *)&c.peer, &c.peer_len);
+  for (int i = 0; i < UDP_BATCH && budget_take(s); i++) {
+    struct client c = {.tcp = false, .fd = fd, .peer_len = sizeof c.peer};
+    ssize_t len =
+        recvfrom(fd, s->rx, RX_BUF, MSG_DONTWAIT, (struct sockaddr *)&c.peer, &c.peer_len);
+    if (len < 0)
+      return;
+    s->busy = true;
+    if (len > 0)
+      handle_query(s, s->rx, (size_t)len, &c);
+  }
+}
 
-  if (len > 0)
-    handle_query(s, s->rx, (size_t)len, &c);
+/* Datagrams the kernel dropped at the UDP sockets since last time (their
+ * queues were full: the budget spent, or the monitor held up), told to
+ * on_lost: looked at once a second while lookups come, and at the end. */
+static void count_drops(struct rstate *s, bool final)
+{
+  const int fds[2] = {s->o->udp4_fd, s->o->udp6_fd};
+  uint64_t lost = 0;
+  long now = now_ms();
+
+  if (!final && (!s->busy || now - s->drops_at < 1000))
+    return;
+  s->busy = false;
+  s->drops_at = now;
+  for (int i = 0; i < 2; i++) {
+    uint32_t mi[SK_MEMINFO_VARS] = {0};
+    socklen_t l = sizeof mi;
+    if (fds[i] < 0 || getsockopt(fds[i], SOL_SOCKET, SO_MEMINFO, mi, &l) < 0 ||
+        l <= SK_MEMINFO_DROPS * sizeof mi[0])
+      continue;
+    lost += (uint32_t)(mi[SK_MEMINFO_DROPS] - s->drops[i]);
+    s->drops[i] = mi[SK_MEMINFO_DROPS];
+  }
+  if (lost > 0 && s->o->on_lost != NULL)
+    s->o->on_lost(s->o->ud, lost);
 }
 
 static void handle_accept(struct rstate *s, int lfd)
 {
-  int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  int fd;
 
+  if (!budget_take(s))
+    return;
+  fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0)
     return;
+  s->busy = true;
   for (size_t i = 0; i <= s->n_conns && i < MAX_CONNS; i++) {
     struct conn *c = &s->conns[i];
     if (i == s->n_conns)
@@ -726,12 +791,14 @@ static void expire(struct rstate *s, long now)
       conn_close(&s->conns[i]);
 }
 
-static int next_timeout(const struct rstate *s, long now)
+static int next_timeout(struct rstate *s, long now)
 {
   long t = now + 1000;
   for (size_t i = 0; i < s->n_pend; i++)
     if (s->pend[i].used && s->pend[i].deadline < t)
       t = s->pend[i].deadline;
+  if (s->paused && now + token_bucket_wait_ms(&s->budget, DNS_RESUME, now) < t)
+    t = now + token_bucket_wait_ms(&s->budget, DNS_RESUME, now);
   return t > now ? (int)(t - now) : 0;
 }
 
@@ -743,9 +810,17 @@ static int loop_once(struct rstate *s, struct error *err)
 {
   const struct egress_resolver_opts *o = s->o;
   struct pollfd pfd[N_FDS];
-  int fds[FD_CONN0] = {o->stop_fd, o->ctl_fd, o->on_aux ? o->aux_fd : -1, o->udp4_fd, o->udp6_fd,
-                       o->tcp4_fd, o->tcp6_fd};
+  long now = now_ms();
+  bool held = s->paused && token_bucket_wait_ms(&s->budget, DNS_RESUME, now) > 0;
+  int fds[FD_CONN0] = {o->stop_fd,
+                       o->ctl_fd,
+                       o->on_aux ? o->aux_fd : -1,
+                       held ? -1 : o->udp4_fd,
+                       held ? -1 : o->udp6_fd,
+                       held ? -1 : o->tcp4_fd,
+                       held ? -1 : o->tcp6_fd};
 
+  s->paused = held;
   for (int i = 0; i < FD_CONN0; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
   for (size_t i = 0; i < MAX_CONNS; i++)
@@ -757,7 +832,7 @@ static int loop_once(struct rstate *s, struct error *err)
     short ev = i < s->n_pend && p->tcp && !p->tcp_sent ? POLLOUT : POLLIN;
     pfd[FD_PEND0 + i] = (struct pollfd){.fd = i < s->n_pend && p->used ? p->fd : -1, .events = ev};
   }
-  if (poll(pfd, N_FDS, next_timeout(s, now_ms())) < 0)
+  if (poll(pfd, N_FDS, next_timeout(s, now)) < 0)
     return errno == EINTR ? 0 : error_errno(err, "resolver: poll");
   if (pfd[FD_STOP].revents)
     return 1;
@@ -787,6 +862,7 @@ static int loop_once(struct rstate *s, struct error *err)
     if (pfd[FD_CONN0 + i].revents && s->conns[i].fd >= 0)
       handle_conn(s, &s->conns[i]);
   expire(s, now_ms());
+  count_drops(s, false);
   if (o->on_tick != NULL)
     o->on_tick(o->ud);
   return 0;
@@ -818,6 +894,7 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
   s->scratch = mem_pages_alloc(sizeof *s->scratch);
   s->rx = mem_pages_alloc(RX_BUF);
   s->tx = mem_pages_alloc(RX_BUF);
+  token_bucket_init(&s->budget, DNS_BURST, DNS_RATE, now_ms());
   while ((r = loop_once(s, err)) == 0)
     ;
   /* queries sent upstream and not answered yet: their names left the host,
@@ -825,6 +902,7 @@ int egress_resolver_run(const struct egress_resolver_opts *o, struct error *err)
   for (size_t i = 0; i < s->n_pend; i++)
     if (s->pend[i].used && s->pend[i].q != NULL)
       emit(s, EGRESS_DNS_FAILED, s->pend[i].q, NULL, 0, "no answer before the resolver stopped");
+  count_drops(s, true);
   state_free(s);
   mem_pages_free(s, sizeof *s);
   return r < 0 ? -1 : 0;
