@@ -406,7 +406,7 @@ void container_abort(struct container *c, const struct global_opts *g)
 
   if (c->state->pid > 0)
     proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
-  egress_teardown(c);
+  egress_teardown(c, g);
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
   if (c->has_workspace)
@@ -824,6 +824,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
     if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
         (pod_sandbox && egress_pod_join(g, pod_sandbox, &pres->egress, err) < 0))
+      goto fail;
+    if (pod_sandbox &&
+        write_file_atomic_at(c->dirfd, EGRESS_POD_MARK, pod_sandbox, strlen(pod_sandbox), err) < 0)
       goto fail;
     if (pod_sandbox) {
       mo.egress_sandbox = pod_sandbox;

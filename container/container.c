@@ -392,7 +392,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     log_warning("delete `%s`: %s", c->id, e2.msg);
     error_clear(&e2);
   }
-  egress_teardown(c);
+  egress_teardown(c, g);
   /* the init is dead: the workspace is no longer in use (its upper layer and
    * snapshots stay until commit/discard/purge) */
   workspace_release(g->store, c->id);

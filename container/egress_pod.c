@@ -1,6 +1,7 @@
 /* egress_pod.c - see egress_pod.h */
 #include "container/egress_pod.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,20 +28,63 @@ int egress_check(const struct container *c, const struct profile_egress *pe, str
   return 0;
 }
 
-void egress_teardown(struct container *c)
+/* Does a container of the root other than c have a live init in the network
+ * namespace of netns_fd?  The sandbox of a pod can end first (its pause
+ * killed, by the OOM killer or by a container of the pod that shares its PID
+ * namespace), containerd deletes it at once, and the kubelet stops the pod's
+ * other containers only after their grace period: the table must stay for
+ * them.  Fails closed: a namespace that cannot be compared is taken as
+ * shared. */
+static bool netns_shared(const struct global_opts *g, const struct container *c, int netns_fd)
+{
+  struct stat ns;
+  struct dirent *e;
+  DIR *d;
+  bool shared = false;
+
+  if (fstat(netns_fd, &ns) < 0)
+    return true;
+  d = opendir(g->root);
+  if (d == NULL)
+    return true;
+  while (!shared && (e = readdir(d)) != NULL) {
+    struct container *o = NULL;
+    struct error ignore = {0};
+    if (e->d_name[0] == '.' || strcmp(e->d_name, c->id) == 0 ||
+        container_load(g, e->d_name, 0, &o, &ignore) < 0)
+      continue;
+    if (o->status != STATUS_STOPPED && o->state->pid > 0) {
+      struct stat st;
+      char who[24];
+      snprintf(who, sizeof who, "%d", o->state->pid);
+      cleanup_close int fd = procfs_open_ns(who, "net", &ignore);
+      shared = fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino;
+    }
+    container_free(o);
+  }
+  closedir(d);
+  return shared;
+}
+
+void egress_teardown(struct container *c, const struct global_opts *g)
 {
   struct error e = {0};
 
   /* the helper (the monitor process) is gone by now: monitor_stop() */
-  if (faccessat(c->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+  if (faccessat(c->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+      faccessat(c->dirfd, EGRESS_POD_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
     return; /* no policy was in force */
   /* a network namespace joined by path (a pod's) outlives the container:
-   * take our table out of it */
+   * take our table out of it, unless another container of ours still runs
+   * there under it (then the last one to leave does) */
   if (container_load_config(c, &e) == 0) {
     const struct oci_namespace *ns = oci_config_namespace(c->config, OCI_NS_NETWORK);
     if (ns && ns->path && *ns->path) {
       cleanup_close int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
-      if (fd >= 0 && nft_table_delete(fd, &e) < 0)
+      if (fd >= 0 && netns_shared(g, c, fd))
+        log_debug("delete `%s`: egress table kept: another container runs in `%s`", c->id,
+                  ns->path);
+      else if (fd >= 0 && nft_table_delete(fd, &e) < 0)
         log_warning("delete `%s`: egress table: %s", c->id, e.msg);
     }
   }

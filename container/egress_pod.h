@@ -22,7 +22,11 @@ int egress_pod_sandbox(const struct global_opts *g, const struct container *c, c
                        struct error *err);
 int egress_pod_join(const struct global_opts *g, const char *sandbox_id,
                     const struct profile_egress *pe, struct error *err);
-/* delete: take the table out of a network namespace joined by path. */
-void egress_teardown(struct container *c);
+/* In the state directory of a pod's container that joined its sandbox's
+ * policy (the sandbox's id): its delete may have to take the table out. */
+#define EGRESS_POD_MARK "egress-pod"
+/* delete: take the table out of a network namespace joined by path, when no
+ * other container of the root runs there (a pod whose sandbox ended first). */
+void egress_teardown(struct container *c, const struct global_opts *g);
 
 #endif

@@ -580,6 +580,47 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	[[ "$output" != *agentrt* ]] || fail "$output"
 }
 
+@test "egress: escape: pod-sandbox-gone: a pod's container keeps the policy when its sandbox ends first" {
+	# The sandbox (pause) container holds the pod's table and resolver.  When it ends before
+	# the pod's other containers (its pause killed: SIGTERM from a container of a pod that
+	# shares its PID namespace, CAP_KILL is in the agent profile; or the OOM killer), containerd
+	# deletes it at once, and the kubelet stops the others only later, after their grace period
+	# (30 s by default).  The delete took the table out of the pod's netns: the app's container
+	# then reached every host, its lookups answered by whatever resolver it named, unrecorded.
+	local sb ipid
+	update_config '.annotations["io.kubernetes.cri.container-type"] = "sandbox"'
+	egress_run
+	sb=$ID
+	ipid=$(rt state "$sb" | jq .pid)
+	update_config ".annotations[\"io.kubernetes.cri.container-type\"] = \"container\" |
+		.annotations[\"io.kubernetes.cri.sandbox-id\"] = \"$sb\" |
+		.linux.cgroupsPath = (.linux.cgroupsPath + \"-app\")"
+	ID=$sb-app
+	egress_run
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "the app before: $output"
+	refused_fast 198.51.100.20 80
+	# the sandbox's init ends, and containerd deletes it
+	kill -KILL "$ipid"
+	wait_for_status "$sb" stopped 20
+	run rt delete "$sb"
+	[ "$status" -eq 0 ] || fail "delete the sandbox: $output"
+	# the app still runs in the pod's netns: refused stays refused, over both versions, and
+	# its names are not answered by the resolver it named (192.0.2.99, which answers all)
+	run connect 198.51.100.20 80
+	[[ "$output" != *hello* ]] || fail "the app reached a refused host after its sandbox ended: $output"
+	run connect 2001:db8:198::20 80
+	[[ "$output" != *hello* ]] || fail "the app reached a refused host over IPv6 after its sandbox ended: $output"
+	run in_ctr nslookup denied.test
+	[[ "$output" != *198.51.100.99* ]] || fail "the app's lookup reached its own resolver: $output"
+	egt_ns "$EGT_CTR" nft list tables | grep -q 'inet agentrt' || fail "the table is gone"
+	# the last container of the pod leaving takes the table with it
+	run rt delete --force "$ID"
+	[ "$status" -eq 0 ] || fail "$output"
+	run egt_ns "$EGT_CTR" nft list tables
+	[[ "$output" != *agentrt* ]] || fail "the table outlived the pod's last container: $output"
+}
+
 @test "egress: a second policed container in a netns that is not its pod's fails with a clear error" {
 	egress_run
 	first=$ID
