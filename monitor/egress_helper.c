@@ -1,6 +1,7 @@
 /* egress_helper.c - see egress_helper.h */
 #include "monitor/egress_helper.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -113,6 +114,13 @@ static int loopback_up_in(int fd_in_netns, struct error *err)
 /* ------------------------------------------------------------ the helper */
 
 #define MAX_EXPIRIES 512
+#define MAX_PIN_RECS 4096
+
+struct pin_rec {
+  struct nft_learned l; /* its timeout_ms unused */
+  long until;           /* monotonic ms */
+  char name[256];       /* the name asked, lower case */
+};
 
 struct egress_helper {
   struct egress_resolver_opts o;
@@ -126,6 +134,12 @@ struct egress_helper {
    * sockets to addresses no longer allowed are cut */
   long expiries[MAX_EXPIRIES];
   size_t n_expiries;
+  /* which name pinned what (the sets do not say), for a live deny of a
+   * name: made at the first pin, MAX_PIN_RECS at most; past that a deny
+   * flushes every pin as it did before */
+  struct pin_rec *recs;
+  size_t n_recs, cap_recs;
+  bool recs_lost;
 };
 
 static long mono_ms(void)
@@ -246,6 +260,51 @@ static void note_expiry(struct egress_helper *h, long at)
     h->expiries[far] = at;
 }
 
+static bool same_pin(const struct nft_learned *a, const struct nft_learned *b)
+{
+  return a->family == b->family && a->proto == b->proto && a->port == b->port &&
+         memcmp(a->addr, b->addr, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+/* An allowed answer's pins, by name: kept until they run out. */
+static void note_pins(struct egress_helper *h, const char *name, const struct nft_learned *l,
+                      size_t n)
+{
+  long now = mono_ms();
+
+  for (size_t i = 0; i < n; i++) {
+    struct pin_rec *r = NULL;
+    size_t k;
+    for (k = 0; k < h->n_recs && r == NULL; k++)
+      if (same_pin(&h->recs[k].l, &l[i]) && strcasecmp(h->recs[k].name, name) == 0)
+        r = &h->recs[k];
+    if (r == NULL && h->n_recs == h->cap_recs) {
+      size_t kept = 0; /* make room: those run out first */
+      for (k = 0; k < h->n_recs; k++)
+        if (h->recs[k].until > now)
+          h->recs[kept++] = h->recs[k];
+      h->n_recs = kept;
+    }
+    if (r == NULL && h->n_recs == h->cap_recs) {
+      if (h->cap_recs == MAX_PIN_RECS) {
+        h->recs_lost = true;
+        continue;
+      }
+      h->cap_recs = h->cap_recs ? h->cap_recs * 2 : 16;
+      h->recs = xrealloc(h->recs, h->cap_recs * sizeof *h->recs);
+    }
+    if (r == NULL) {
+      r = &h->recs[h->n_recs++];
+      memset(r, 0, sizeof *r);
+      r->l = l[i];
+      for (k = 0; name[k] != '\0' && k < sizeof r->name - 1; k++)
+        r->name[k] = (char)tolower((unsigned char)name[k]);
+    }
+    if (now + (long)l[i].timeout_ms > r->until)
+      r->until = now + (long)l[i].timeout_ms;
+  }
+}
+
 /* Once a second at least: pins that ran out (the kernel stopped matching
  * them) end their connections. */
 static void on_tick(void *ud)
@@ -290,6 +349,7 @@ static void on_dns_event(void *ud, const struct egress_dns_event *ev)
         longest = ev->addrs[i].timeout_ms;
     if (longest > 0)
       note_expiry(h, mono_ms() + longest + 20); /* + the kernel's own timer slack */
+    note_pins(h, ev->name, ev->addrs, ev->n_addrs);
   }
   if (h->audit == NULL)
     return;
@@ -375,9 +435,7 @@ static void ctl_list(struct egress_helper *h, int fd)
   }
 }
 
-/* A domain denied live: the addresses pinned for it must go too.  The sets
- * do not say which name pinned what, so every pin goes; names still allowed
- * are pinned again at their next lookup (connections already made stay). */
+/* Every pin goes (a deny past the records of which name pinned what). */
 static int flush_pins(int nl_fd, struct error *err)
 {
   struct nft_batch_buf b;
@@ -388,6 +446,63 @@ static int flush_pins(int nl_fd, struct error *err)
     return -1;
   r = nft_batch_send(nl_fd, &b, err);
   nft_batch_buf_free(&b);
+  return r;
+}
+
+/* Would the policy pin this for the record's name now (resolver.c's
+ * learn_one: a port-less entry pins the address, one with a port the
+ * address with its protocol and first port)? */
+static bool pin_allowed(const struct egress_policy *p, const struct pin_rec *r)
+{
+  const struct egress_entry *m[8];
+  size_t n = egress_policy_match_name(p, r->name, m, ARRAY_SIZE(m));
+
+  for (size_t i = 0; i < n && i < ARRAY_SIZE(m); i++) {
+    if (m[i]->port_min == 0 ? r->l.proto == 0
+                            : r->l.proto != 0 && r->l.port == m[i]->port_min &&
+                                  (m[i]->proto == 0 || m[i]->proto == r->l.proto))
+      return true;
+  }
+  return false;
+}
+
+/* A domain denied live: the pins of names the policy no longer allows go,
+ * but those another allowed name holds too (a shared address); the pins of
+ * names still allowed stay, and so do their connections.  Without the
+ * records (more than MAX_PIN_RECS pins) every pin goes. */
+static int unpin_denied(struct egress_helper *h, struct error *err)
+{
+  long now = mono_ms();
+  size_t kept = 0;
+  int r = 0;
+
+  if (h->recs_lost) {
+    h->n_recs = 0;
+    h->recs_lost = false;
+    return flush_pins(h->o.nl_fd, err);
+  }
+  for (size_t i = 0; i < h->n_recs; i++) {
+    struct pin_rec *x = &h->recs[i];
+    bool held = false;
+    if (pin_allowed(h->o.policy, x)) {
+      if (x->until > now)
+        h->recs[kept++] = *x;
+      continue;
+    }
+    for (size_t k = 0; k < h->n_recs && !held; k++)
+      held = k != i && h->recs[k].until > now && same_pin(&h->recs[k].l, &x->l) &&
+             pin_allowed(h->o.policy, &h->recs[k]);
+    if (!held) {
+      struct nft_batch_buf b;
+      struct error e = {0};
+      memset(&b, 0, sizeof b);
+      if (nft_build_unlearn(&x->l, 1, &b, &e) == 0 && nft_batch_send(h->o.nl_fd, &b, &e) < 0 &&
+          e.code != ENOENT && r == 0) /* ENOENT: it ran out meanwhile */
+        r = error_set(err, e.code, "%s", e.msg);
+      nft_batch_buf_free(&b);
+    }
+  }
+  h->n_recs = kept;
   return r;
 }
 
@@ -440,7 +555,7 @@ static int on_ctl(void *ud, struct egress_policy *p)
     if (r == 0)
       r = send_batch(h->o.nl_fd, p, true, &err);
     if (r == 0 && !allow && domain)
-      r = flush_pins(h->o.nl_fd, &err);
+      r = unpin_denied(h, &err);
     if (r == 0 && !allow)
       cut_disallowed(h, "deny");
     reply(fd, r == 0 ? "ok\n" : "error ");
@@ -591,6 +706,7 @@ void egress_helper_free(struct egress_helper *h)
     close(h->o.upstream_netns_fd);
   egress_policy_free(h->policy);
   free(h->policy);
+  free(h->recs);
   free(h);
 }
 

@@ -178,6 +178,9 @@ struct nft_learned {
 /* Batch adding elements to the dns sets.  Pure. */
 int nft_build_learn(const struct nft_learned *l, size_t n, uint32_t seq_base,
                     struct nft_batch_buf *ret, struct error *err);
+/* Batch deleting one element of the dns sets (a pin of a name denied live).  Pure. */
+int nft_build_unlearn(const struct nft_learned *l, uint32_t seq_base, struct nft_batch_buf *ret,
+                      struct error *err);
 /* Batch flushing dns4/dns6/dns4p/dns6p (after a domain is denied live). */
 int nft_build_dns_flush(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err);
 

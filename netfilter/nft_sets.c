@@ -248,6 +248,37 @@ int nft_build_learn(const struct nft_learned *l, size_t n, uint32_t seq_base,
   return 0;
 }
 
+int nft_build_unlearn(const struct nft_learned *l, uint32_t seq_base, struct nft_batch_buf *ret,
+                      struct error *err)
+{
+  static const char *names[4] = {"dns4", "dns6", "dns4p", "dns6p"};
+  static const uint32_t ids[4] = {SET_ID_DNS4, SET_ID_DNS6, SET_ID_DNS4P, SET_ID_DNS6P};
+  int k = (l->family == AF_INET6) + 2 * (l->proto != 0);
+  struct nftnl_set *s;
+  struct nftnl_set_elem *e;
+  struct nlmsghdr *nlh;
+  struct nft_batch_buf b;
+  uint8_t key[24];
+
+  if ((l->family != AF_INET && l->family != AF_INET6) || (l->proto != 0 && l->port == 0))
+    return error_set(err, EINVAL, "learned address to delete");
+  nftb_init(&b, seq_base);
+  nftb_begin(&b);
+  s = set_new(names[k], ids[k]);
+  e = nftnl_set_elem_alloc();
+  if (e == NULL)
+    abort();
+  nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, learned_key(l, key));
+  nftnl_set_elem_add(s, e);
+  nlh = nftb_msg(&b, NFT_MSG_DELSETELEM, 0, "delete an element of set `%s`", names[k]);
+  nftnl_set_elems_nlmsg_build_payload(nlh, s);
+  nftb_done(&b, nlh);
+  nftnl_set_free(s);
+  nftb_end(&b);
+  *ret = b;
+  return 0;
+}
+
 int nft_build_dns_flush(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err)
 {
   struct nft_batch_buf b;

@@ -981,6 +981,45 @@ stream_cut_within() {
 	done
 }
 
+@test "egress: deny-keeps-others: a live deny of one name leaves the connections and pins of the names still allowed" {
+	# The sets do not say which name pinned an address, so a deny of a name flushed every pin,
+	# and since every packet of a flow is judged (live-deny-cut) the agent's open connections
+	# to every other allowed name were cut too (a long clone from a Git host, when the operator
+	# denied a package index): honest work broken by a deny that did not concern it.
+	local tag host
+	egress_run
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *203.0.113.10* ]] || fail "$output"
+	run in_ctr nslookup allowed6.test
+	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
+	run in_ctr nslookup big.test
+	[[ "$output" == *203.0.113.100* ]] || fail "$output"
+	stream_open 203.0.113.10 v4
+	stream_open 2001:db8:203::10 v6
+	sleep 1
+	for tag in v4 v6; do
+		stream_alive "$tag" || fail "$tag: the connection did not stay open: $(in_ctr cat /tmp/ticks.$tag)"
+	done
+	run rt egress "$ID" deny big.test
+	[ "$status" -eq 0 ] || fail "$output"
+	sleep 1
+	for tag in v4 v6; do
+		stream_alive "$tag" || fail "$tag: a connection to a name still allowed was cut by the deny of another: $(in_ctr cat /tmp/ticks.$tag | tail -2); $(records 'select(.kind == "cut")')"
+	done
+	run rt egress "$ID" list
+	grep -q "^pinned 203.0.113.10 " <<<"$output" || fail "allowed.test's pin is gone: $output"
+	grep -q "^pinned 2001:db8:203::10 " <<<"$output" || fail "allowed6.test's pin is gone: $output"
+	# the denied name's own addresses are not pinned any more, and refused at once
+	! grep -q "^pinned 203.0.113.1[0-3][0-9] " <<<"$output" || fail "big.test's pins stayed: $output"
+	run in_ctr nslookup big.test
+	[[ "$output" != *203.0.113.100* ]] || fail "big.test still resolves: $output"
+	refused_fast 203.0.113.100 80
+	for host in 203.0.113.10 2001:db8:203::10; do
+		run connect "$host" 80
+		[[ "$output" == *hello-allowed* ]] || fail "$host after the deny: $output"
+	done
+}
+
 @test "egress: ttl-expiry-cut: the expiry of a pinned address ends its open connection" {
 	egress_run --profile "$EGT_DIR/ttl.json"
 	t0=$(date +%s%N)

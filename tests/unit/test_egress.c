@@ -324,8 +324,22 @@ static void test_golden(void)
     golden("delete.bin", &b);
     nft_batch_buf_free(&b);
   }
+  /* a live deny deletes one pin: one message, to the set of its kind, the
+   * key as learn wrote it */
+  for (int i = 0; i < 3; i++) {
+    static const char *const set[3] = {"dns4", "dns6", "dns4p"};
+    if (tap_ok(nft_build_unlearn(&l[i], 1, &b, &err) == 0, "build unlearn batch %d", i)) {
+      tap_ok(b.n_msgs == 1 && strstr(b.msgs[0].what, set[i]) != NULL &&
+                 memmem(b.data, b.len, l[i].addr, l[i].family == AF_INET ? 4 : 16) != NULL,
+             "unlearn %d: one message, set %s, the address (%zu: %s)", i, set[i], b.n_msgs,
+             b.n_msgs ? b.msgs[0].what : "");
+      nft_batch_buf_free(&b);
+    }
+  }
   l[0].timeout_ms = 0;
   tap_ok(nft_build_learn(l, 1, 1, &b, &err) < 0, "learn without timeout refused");
+  l[2].port = 0;
+  tap_ok(nft_build_unlearn(&l[2], 1, &b, &err) < 0, "unlearn of a protocol without a port refused");
   egress_policy_free(&p);
 }
 
