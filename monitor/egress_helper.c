@@ -114,7 +114,7 @@ static int loopback_up_in(int fd_in_netns, struct error *err)
 /* ------------------------------------------------------------ the helper */
 
 #define MAX_EXPIRIES 512
-#define MAX_PIN_RECS 4096
+#define MAX_PIN_RECS 1024
 
 struct pin_rec {
   struct nft_learned l; /* its timeout_ms unused */
