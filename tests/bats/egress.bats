@@ -993,7 +993,7 @@ stream_cut_within() {
 	run in_ctr nslookup allowed6.test
 	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
 	run in_ctr nslookup big.test
-	[[ "$output" == *203.0.113.100* ]] || fail "$output"
+	[[ "$output" == *203.0.113.1[0-3][0-9]* ]] || fail "$output"
 	stream_open 203.0.113.10 v4
 	stream_open 2001:db8:203::10 v6
 	sleep 1
@@ -1012,7 +1012,7 @@ stream_cut_within() {
 	# the denied name's own addresses are not pinned any more, and refused at once
 	! grep -q "^pinned 203.0.113.1[0-3][0-9] " <<<"$output" || fail "big.test's pins stayed: $output"
 	run in_ctr nslookup big.test
-	[[ "$output" != *203.0.113.100* ]] || fail "big.test still resolves: $output"
+	[[ "$output" != *203.0.113.1[0-3][0-9]* ]] || fail "big.test still resolves: $output"
 	refused_fast 203.0.113.100 80
 	for host in 203.0.113.10 2001:db8:203::10; do
 		run connect "$host" 80
