@@ -91,7 +91,8 @@ struct conn {
   int fd;
   unsigned serial;
   long deadline;
-  bool busy; /* query dispatched: wait for its reply */
+  bool busy;   /* query dispatched: wait for its reply */
+  size_t qlen; /* bytes of buf the dispatched query takes */
   size_t len;
   uint8_t buf[2 + DNS_UDP_MAX];
 };
@@ -144,8 +145,20 @@ static void conn_close(struct conn *c)
   if (c->fd >= 0)
     close(c->fd);
   c->fd = -1;
-  c->len = 0;
+  c->len = c->qlen = 0;
   c->busy = false;
+}
+
+/* The dispatched query is answered: the next one the client wrote on the
+ * connection (glibc writes its A and AAAA queries together and reads two
+ * answers, RFC 7766's pipelining) is dispatched by the loop. */
+static void conn_next(struct conn *c)
+{
+  memmove(c->buf, c->buf + c->qlen, c->len - c->qlen);
+  c->len -= c->qlen;
+  c->qlen = 0;
+  c->busy = false;
+  c->deadline = now_ms() + TCP_IDLE_MS;
 }
 
 static struct conn *conn_of(struct rstate *s, const struct client *c)
@@ -205,17 +218,19 @@ static void send_reply(struct rstate *s, const struct client *c, const uint8_t *
   struct iovec iov[2] = {{hdr, 2}, {(void *)buf, (size_t)len}};
   struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
 
-  if (len < 0)
-    return;
   if (!c->tcp) {
-    send_udp_reply(c, buf, len);
+    if (len >= 0)
+      send_udp_reply(c, buf, len);
     return;
   }
   conn = conn_of(s, c);
   if (conn == NULL)
     return;
-  sendmsg(conn->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-  conn_close(conn); /* one query per connection */
+  /* an answer cut short (the client does not read) spoils the stream */
+  if (len < 0 || sendmsg(conn->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) != len + 2)
+    conn_close(conn);
+  else
+    conn_next(conn);
 }
 
 static void reply_rcode(struct rstate *s, const struct client *c, const struct dns_msg *q, int rc)
@@ -749,29 +764,39 @@ static void handle_accept(struct rstate *s, int lfd)
   close(fd); /* too many connections */
 }
 
+/* The queries the client wrote, one at a time: the next once the one before
+ * is answered (each a token of the budget). */
+static void conn_dispatch(struct rstate *s, struct conn *c)
+{
+  while (c->fd >= 0 && !c->busy && c->len >= 2) {
+    size_t need = (size_t)(c->buf[0] << 8 | c->buf[1]);
+    struct client cl = {.tcp = true, .fd = c->fd, .conn_serial = c->serial};
+    if (need > DNS_UDP_MAX || need == 0) {
+      conn_close(c);
+      return;
+    }
+    if (c->len < need + 2 || !budget_take(s))
+      return;
+    c->busy = true;
+    c->qlen = need + 2;
+    handle_query(s, c->buf + 2, need, &cl);
+  }
+}
+
 static void handle_conn(struct rstate *s, struct conn *c)
 {
-  ssize_t n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
-  size_t need;
+  ssize_t n;
 
+  if (c->len == sizeof c->buf)
+    return; /* a whole query is in: it waits for the one before */
+  n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
   if (n <= 0) {
     if (n == 0 || (errno != EAGAIN && errno != EINTR))
       conn_close(c);
     return;
   }
   c->len += (size_t)n;
-  if (c->len < 2)
-    return;
-  need = (size_t)(c->buf[0] << 8 | c->buf[1]);
-  if (need > DNS_UDP_MAX || need == 0) {
-    conn_close(c);
-    return;
-  }
-  if (c->len >= need + 2) {
-    struct client cl = {.tcp = true, .fd = c->fd, .conn_serial = c->serial};
-    c->busy = true;
-    handle_query(s, c->buf + 2, need, &cl);
-  }
+  conn_dispatch(s, c);
 }
 
 static void expire(struct rstate *s, long now)
@@ -824,9 +849,10 @@ static int loop_once(struct rstate *s, struct error *err)
   for (int i = 0; i < FD_CONN0; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
   for (size_t i = 0; i < MAX_CONNS; i++)
-    pfd[FD_CONN0 + i] = i < s->n_conns ? (struct pollfd){.fd = s->conns[i].fd,
-                                                         .events = s->conns[i].busy ? 0 : POLLIN}
-                                       : (struct pollfd){.fd = -1};
+    pfd[FD_CONN0 + i] =
+        i < s->n_conns
+            ? (struct pollfd){.fd = s->conns[i].fd, .events = s->conns[i].busy || held ? 0 : POLLIN}
+            : (struct pollfd){.fd = -1};
   for (size_t i = 0; i < MAX_PENDING; i++) {
     const struct pending *p = &s->pend[i];
     short ev = i < s->n_pend && p->tcp && !p->tcp_sent ? POLLOUT : POLLIN;
@@ -861,6 +887,9 @@ static int loop_once(struct rstate *s, struct error *err)
   for (size_t i = 0; i < s->n_conns; i++)
     if (pfd[FD_CONN0 + i].revents && s->conns[i].fd >= 0)
       handle_conn(s, &s->conns[i]);
+  /* a query written behind one answered since (pipelined) */
+  for (size_t i = 0; i < s->n_conns; i++)
+    conn_dispatch(s, &s->conns[i]);
   expire(s, now_ms());
   count_drops(s, false);
   if (o->on_tick != NULL)

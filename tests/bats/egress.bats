@@ -1400,3 +1400,24 @@ dns_queries() {
 	[ "$((read_n + lost))" -ge $((sent * 9 / 10)) ] && [ "$((read_n + lost))" -le "$sent" ] ||
 		fail "$read_n read and $lost lost of $sent lookups in the trail"
 }
+
+@test "egress: dns-tcp-pipelined: glibc's lookup of a name whose answer needs TCP (A and AAAA on one connection) resolves" {
+	# A UDP answer is at most 512 bytes; one that does not fit is truncated, and glibc asks
+	# again over TCP, writing its A and AAAA queries on one connection and reading two
+	# answers.  The resolver answered one query a connection and closed it: getaddrinfo of
+	# such a name (32 addresses here; a CDN's long CNAME chain does it with fewer) failed in
+	# every program, while the same name asked for one family at a time resolved.
+	rootfs_add getent || skip "needs the host's getent (glibc)"
+	egress_run
+	run in_ctr getent ahostsv4 big.test
+	[ "$status" -eq 0 ] && [[ "$output" == *203.0.113.1[0-3][0-9]* ]] || fail "the control, one family: $status $output"
+	run in_ctr getent ahosts big.test
+	[ "$status" -eq 0 ] && [[ "$output" == *203.0.113.1[0-3][0-9]* ]] || fail "getaddrinfo of big.test: status $status: $output"
+	run in_ctr getent ahosts allowed6.test
+	[ "$status" -eq 0 ] && [[ "$output" == *2001:db8:203::10* ]] || fail "getaddrinfo of allowed6.test: status $status: $output"
+	# and a refused name is refused on the same path
+	run in_ctr getent ahosts denied.test
+	[ "$status" -ne 0 ] && [[ "$output" != *198.51.100* ]] || fail "denied.test: status $status: $output"
+	[ -n "$(records 'select(.kind == "dns" and .name == "big.test" and .qtype == 28)')" ] ||
+		fail "the AAAA query of the pipelined pair is not in the trail"
+}
