@@ -177,3 +177,58 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 	SS_PROFILE=agent run ss --name sec7 --allow api.example.test:443 -- cat "$WS/.keys/api"
 	[[ "$output" == *"$SEC_VALUE"* ]] || fail "control: $output"
 }
+
+@test "escape: a secret's file replaced on the host (a new file renamed over it) while the sandbox runs was shown" {
+	requires unshare
+	# a tmpfs over /srv stands for a directory of the host's that the sandbox shows, in a mount
+	# namespace of the test's (the host's is never changed).  A mount over a path goes with the
+	# file it is on: a rotation that writes a new token and renames it over the old one (Vault
+	# agent's sink, a refresh job, Kubernetes' ..data swap) unmasked the new value inside.
+	export AGENTRT RT_TIMEOUT WS SS_DIR SS_C ROOT_SS="$TEST_ROOT-ss"
+	run unshare -m --propagation private bash -c '
+		set -u
+		mount -t tmpfs -o mode=755 agentrt-test-srv /srv || { echo "no tmpfs over /srv"; exit 90; }
+		mkdir -p /srv/keys /srv/k8s/..v1 /srv/mixed
+		echo old-value-1 >/srv/keys/api
+		echo old-value-2 >/srv/k8s/..v1/gh
+		ln -s ..v1 /srv/k8s/..data && ln -s ..data/gh /srv/k8s/gh
+		echo old-value-3 >/srv/mixed/db && echo readme-ok >/srv/mixed/README
+		echo public-ok >/srv/public
+		chmod 0600 /srv/keys/api /srv/k8s/..v1/gh /srv/mixed/db
+		cat >"$WS.rot.json" <<-EOP
+			{"name": "rot", "extends": "agent", "egress": {"tls": {"upstreamCA": "$SS_DIR/ca.pem"}},
+			 "secrets": [
+			 {"name": "A", "file": "/srv/keys/api", "hosts": ["api.example.test"]},
+			 {"name": "G", "file": "/srv/k8s/gh", "hosts": ["api.example.test"]},
+			 {"name": "M", "file": "/srv/mixed/db", "hosts": ["api.example.test"]}]}
+		EOP
+		out=$WS.rot.out
+		(cd "$WS" && timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$SS_C" "$AGENTRT" \
+			--root "$ROOT_SS" sandbox --name rot1 --profile "$WS.rot.json" --dns 192.0.2.1 --secret A \
+			--allow api.example.test:443 -- sh -c "
+				curl -sS --max-time 10 -H \"Authorization: Bearer \$A\" https://api.example.test/rot >/dev/null
+				echo started
+				for i in \$(seq 100); do [ -e /srv/rotated ] && break; sleep 0.1; done
+				cat /srv/keys/api /srv/k8s/gh /srv/k8s/..data/gh /srv/public /srv/mixed/README
+				echo end") >"$out" 2>&1 &
+		for i in $(seq 100); do grep -q started "$out" && break; sleep 0.1; done
+		# the rotations, as the tools do them
+		echo new-value-1 >/srv/keys/.api.tmp && chmod 0600 /srv/keys/.api.tmp && mv /srv/keys/.api.tmp /srv/keys/api
+		mkdir /srv/k8s/..v2 && echo new-value-2 >/srv/k8s/..v2/gh && ln -s ..v2 /srv/k8s/..tmp &&
+			mv -T /srv/k8s/..tmp /srv/k8s/..data
+		: >/srv/rotated
+		wait
+		cat "$out"
+		"$AGENTRT" --root "$ROOT_SS" workspace rot1 purge >/dev/null 2>&1
+		rm -f "$out" "$WS.rot.json"
+		umount /srv'
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *started* && "$output" == *end* ]] || fail "$output"
+	[[ "$output" != *new-value* ]] || fail "a rotated secret was shown: $output"
+	[[ "$output" != *old-value* ]] || fail "a secret was shown: $output"
+	# the rest of the host's directory is shown as ever, and the hidden one's secret reaches its host
+	[[ "$output" == *public-ok*readme-ok* ]] || fail "$output"
+	grep -qF "Authorization: Bearer old-value-1" "$SS_DIR/api.log" || fail "not upstream: $output"
+	# a secret's file beside other files is masked by its path only, and the sandbox says so
+	[[ "$output" == *"warning: sandbox: the secret \`M\`"*"/srv/mixed/db"* ]] || fail "no warning: $output"
+}
