@@ -1156,7 +1156,7 @@ static bool entry_covers(const struct egress_entry *e, const char *h)
  * real value of them (the selected ones hold their placeholder), nor are
  * the secrets' files visible. */
 static int select_secrets(struct agent_profile *p, const char *pname, char **names, char **allow,
-                          struct error *err)
+                          char ***files, struct error *err)
 {
   struct profile_secret *kept = xmalloc0((p->n_secrets ? p->n_secrets : 1) * sizeof *kept);
   size_t n = 0;
@@ -1164,14 +1164,20 @@ static int select_secrets(struct agent_profile *p, const char *pname, char **nam
   for (size_t i = 0; i < p->n_secrets; i++) {
     /* the root is the host's: a secret's file outside the hidden
      * directories would be readable by the agent (the monitor reads it
-     * outside the sandbox); masked, by its path and by what it resolves to */
+     * outside the sandbox); masked, by its path and by what it resolves to
+     * (and its directory with it: hide_secret_dirs) */
     cleanup_free char *real = realpath(p->secrets[i].file, NULL);
     unsetenv(p->secrets[i].name);
     if (p->masked_paths == NULL)
       p->masked_paths = xmalloc0(sizeof(char *));
     strv_push(&p->masked_paths, p->secrets[i].file);
-    if (real != NULL && !streq(real, p->secrets[i].file))
+    strv_push(files, p->secrets[i].name);
+    strv_push(files, p->secrets[i].file);
+    if (real != NULL && !streq(real, p->secrets[i].file)) {
       strv_push(&p->masked_paths, real);
+      strv_push(files, p->secrets[i].name);
+      strv_push(files, real);
+    }
   }
   for (char **s = names; s != NULL && *s != NULL; s++)
     if (profile_secret_find(p, *s) == NULL) {
@@ -1325,6 +1331,76 @@ static void hide_credential_files(char *const *env_pass, const char *ws, const c
       if (real != NULL && !strv_contains(*hide, real))
         strv_push(hide, real);
     }
+  }
+}
+
+/* Does the directory hold nothing but secret files (files: pairs of a
+ * secret's name and file), symlinks and dot names, and neither the
+ * workspace nor the home? */
+static bool secret_dir(const char *dir, char *const *files, const char *ws, const char *home)
+{
+  DIR *d;
+  struct dirent *de;
+  const char *rest;
+  unsigned n = 0;
+  bool ok = true;
+
+  if (streq(dir, "/") || path_under(ws, dir, &rest) || path_under(home, dir, &rest) ||
+      (d = opendir(dir)) == NULL)
+    return false;
+  while (ok && (de = readdir(d)) != NULL) {
+    cleanup_free char *full = NULL, *real = NULL;
+    struct stat st;
+
+    if (de->d_name[0] == '.') /* ".", "..", a rotation's temporary file, ..data */
+      continue;
+    full = xfmt("%s/%s", dir, de->d_name);
+    if (++n > 256 || lstat(full, &st) < 0) {
+      ok = false;
+      break;
+    }
+    if (S_ISLNK(st.st_mode))
+      continue;
+    real = realpath(full, NULL);
+    ok = false;
+    for (size_t i = 1; files[i - 1] != NULL && files[i] != NULL && !ok; i += 2)
+      ok = streq(files[i], full) || (real != NULL && streq(files[i], real));
+  }
+  closedir(d);
+  return ok;
+}
+
+/* A secret's file is masked by a mount over its path, and a mount goes with
+ * the file it is on: a file the host renames over it while the sandbox runs
+ * (a rotation: a new token written and moved in place, as Vault agent's
+ * sink does, or Kubernetes' ..data swapped) was shown, with the new value
+ * (escape: a secret's file replaced on the host).  Its directory, as named
+ * and as resolved, is hidden whole where it holds nothing else (secret
+ * files, symlinks and dot names: what a rotation leaves there); elsewhere
+ * only the file is masked, and a warning says so.  Files the sandbox does
+ * not show (the home, the workspace's overlay, the hidden directories) are
+ * left alone. */
+static void hide_secret_dirs(char *const *files, const char *ws, const char *home, char ***hide)
+{
+  for (size_t i = 1; files != NULL && files[i - 1] != NULL && files[i] != NULL; i += 2) {
+    const char *f = files[i], *slash = strrchr(f, '/'), *rest;
+    cleanup_free char *dir = NULL;
+    bool covered = false;
+
+    if (slash == NULL || !shown_path(f, ws, home))
+      continue;
+    dir = slash == f ? xstrdup("/") : xstrndup(f, (size_t)(slash - f));
+    for (char **h = *hide; h != NULL && *h != NULL && !covered; h++)
+      covered = path_under(dir, *h, &rest);
+    if (covered)
+      continue;
+    if (secret_dir(dir, files, ws, home))
+      strv_push(hide, dir);
+    else
+      log_warning("sandbox: the secret `%s`'s file `%s` is masked by its path only (`%s` holds "
+                  "other files): a file the host renames over it while the sandbox runs would "
+                  "be shown; keep secret files in a directory of their own",
+                  files[i - 1], f, dir);
   }
 }
 
@@ -1519,6 +1595,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **allow = NULL;
   cleanup_strv char **dns = NULL;
   cleanup_strv char **secrets = NULL;
+  cleanup_strv char **secret_files = NULL; /* a secret's name, then a file of it */
   struct home_binds binds = {0};
   cleanup_free char *user_cgroup_path = NULL;
   bool warned_limits = false;
@@ -1602,7 +1679,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   o.dotfiles = dots;
   if (profile_load(o.profile ? o.profile : "agent", &prof, err) < 0)
     return error_prefix(err, "sandbox: --profile");
-  if (select_secrets(prof, o.profile ? o.profile : "agent", secrets, allow, err) < 0)
+  if (select_secrets(prof, o.profile ? o.profile : "agent", secrets, allow, &secret_files, err) < 0)
     return -1;
   /* A network (slirp4netns) only for something to reach: --allow, the
    * profile's allowlist, or a profile that allows everything.  Without one
@@ -1690,6 +1767,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
 
   if (hide_state_dirs(&g, ws, home, &hide, err) < 0)
     return -1;
+  hide_secret_dirs(secret_files, ws, home, &hide);
   hide_host_sockets(ws, home, &hide);
   hide_credential_files(env_pass, ws, home, &hide);
   if (geteuid() == 0 && !g.in_userns && o.rootfs == NULL)
