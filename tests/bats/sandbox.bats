@@ -665,6 +665,53 @@ for h in (\"allowed.test\", \"other.test\"):
 	"$AGENTRT" --root "$SBX_ROOT" workspace net2 purge >/dev/null 2>&1 || true
 }
 
+# orphan_after_kill TAG CMD...: start a sandbox (CMD, whose program is `sleep TAG`) in the
+# background, SIGKILL the `agentrt sandbox` that runs it (the parent of its pid 1), and print
+# "gone" once sleep TAG has ended (within 5 s) or "ALIVE" (then its pid 1 is killed here)
+orphan_after_kill() {
+	local tag=$1 i sleeper="" init="" sup=""
+	shift
+	("$@" >/dev/null 2>&1 &)
+	for i in $(seq 1 100); do
+		sleeper=$(pgrep -xf "sleep $tag" | head -1) && [ -n "$sleeper" ] && break
+		sleep 0.1
+	done
+	[ -n "$sleeper" ] || { echo "no sleep $tag"; return 1; }
+	init=$(awk '{print $4}' "/proc/$sleeper/stat")
+	sup=$(awk '{print $4}' "/proc/$init/stat")
+	[ "$(cat "/proc/$init/comm")" = .agentrt-init ] || { echo "pid $init: $(cat "/proc/$init/comm")"; return 1; }
+	kill -9 "$sup"
+	for i in $(seq 1 50); do
+		[ -d "/proc/$sleeper" ] || { echo gone; return 0; }
+		sleep 0.1
+	done
+	echo ALIVE
+	kill -9 "$init"
+}
+
+@test "sandbox-orphan: the sandbox's program ends with the agentrt sandbox that runs it (SIGKILL; user, root, with --allow)" {
+	# a harness's `timeout -s KILL`, the OOM killer or a crash took agentrt sandbox away and
+	# the agent went on running with no one to end it (and, with a network, slirp4netns too)
+	local out left
+	out=$(orphan_after_kill 31.61 sbx --name orph1 -- sleep 31.61)
+	[ "$out" = gone ] || fail "user: $out"
+	out=$(cd "$SBX/ws" && orphan_after_kill 31.62 timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox \
+		--name orph2 -- sleep 31.62)
+	[ "$out" = gone ] || fail "root: $out"
+	sbx_net_setup
+	out=$(orphan_after_kill 31.63 nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" \
+		--regid "$SBX_UID" --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
+		XDG_RUNTIME_DIR="$SBX/run" sh -c "cd '$SBX/ws' && exec timeout 60 '$AGENTRT' sandbox \
+		--name orph3 --allow 192.0.2.1:8080/tcp -- sleep 31.63")
+	left=$(slirp_left)
+	sbx_net_teardown
+	[ "$out" = gone ] || fail "user with --allow: $out"
+	[ -z "$left" ] || fail "slirp4netns left: $left"
+	# honest use: the program's own end is unchanged
+	run sbx --name orph4 -- sh -c 'sleep 0.2; exit 3'
+	[ "$status" -eq 3 ]
+}
+
 @test "sandbox: without --allow only loopback exists" {
 	run sbx_out --name lo2 -- sh -c 'ls /sys/class/net'
 	[ "$status" -eq 0 ]
