@@ -1891,6 +1891,14 @@ int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct 
     i++;
   if (i >= argc)
     return error_set(err, 0, "sandbox-init: expected a command");
+  /* The sandbox ends with the agentrt sandbox that runs it (our parent: it
+   * waits for us, relays signals and deletes the sandbox): killed (SIGKILL,
+   * a harness's timeout, the OOM killer), it left the agent running with no
+   * one to end it (sandbox-orphan).  Set here, after the last change of our
+   * credentials, which clears it; the kernel's SIGKILL to a pid 1 ends its
+   * namespace. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return error_errno(err, "sandbox-init: PR_SET_PDEATHSIG");
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, &old);
   child = fork();
