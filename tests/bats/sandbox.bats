@@ -896,6 +896,33 @@ print("started", n)'
 	[[ "$output" != *KUBECONFIG=* ]] || fail "$output"
 }
 
+@test "cred-file: a CA bundle that a held-back variable names (AWS_CA_BUNDLE, CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE) is not masked: TLS clients keep the host's trust store" {
+	requires openssl
+	# a bundle of certificates is public; masked with /dev/null it left python's, pip's, grpc's
+	# and curl's default trust store empty, and every TLS client in the sandbox failed
+	local sys=/etc/ssl/certs/ca-certificates.crt
+	[ -s "$sys" ] || skip "no $sys"
+	D=$(mktemp -d /var/lib/agentrt-test-ca.XXXXXX)
+	chmod 0755 "$D"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=corp CA" \
+		-keyout "$D/ca.key" -out "$D/ca.pem" 2>/dev/null || fail "openssl"
+	{ echo "# corp CA"; cat "$D/ca.pem"; } >"$D/corp-bundle.pem"
+	# a client certificate with its key is a credential: still masked
+	{ cat "$D/ca.pem" "$D/ca.key"; echo CLIENT-KEY-leak; } >"$D/client.pem"
+	chmod 0644 "$D/corp-bundle.pem" "$D/client.pem"
+	run as_user env AWS_CA_BUNDLE="$sys" CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE="$D/corp-bundle.pem" \
+		AWS_CLIENT_CERT="$D/client.pem" "$AGENTRT" sandbox --name ca1 -- sh -c \
+		"echo sys=\$(wc -c <$sys) corp=\$(wc -c <'$D/corp-bundle.pem'); cat '$D/client.pem' 2>&1; echo end"
+	local want_sys want_corp
+	want_sys=$(wc -c <"$sys")
+	want_corp=$(wc -c <"$D/corp-bundle.pem")
+	rm -rf "$D"
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *end* ]] || fail "$output"
+	[[ "$output" != *leak* ]] || fail "a key was shown: $output"
+	[[ "$output" == *"sys=$want_sys corp=$want_corp"* ]] || fail "a CA bundle was masked: $output"
+}
+
 @test "escape: variables whose only use is to name a credential file (PGPASSFILE, SOPS_AGE_KEY_FILE, GH_CONFIG_DIR, DOCKER_CERT_PATH, RCLONE_CONFIG, ...) passed in, their files shown" {
 	D=$(mktemp -d /var/lib/agentrt-test-cred2.XXXXXX)
 	chmod 0755 "$D"
