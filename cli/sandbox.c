@@ -1310,6 +1310,62 @@ static bool shown_path(const char *path, const char *ws, const char *home)
  * AWS_SHARED_CREDENTIALS_FILE, KUBECONFIG=a:b): the root is the host's, so
  * the files themselves were readable where the sandbox shows them; masked,
  * by their names and by what they resolve to (cred-file). */
+/* A file of public certificates only, as a CA bundle is (AWS_CA_BUNDLE,
+ * CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE name one, often the host's own
+ * /etc/ssl/certs/ca-certificates.crt): PEM CERTIFICATE blocks, blank lines
+ * and # comments, nothing else (no key), at most 8 MiB. */
+#define CERT_BUNDLE_MAX (8u << 20)
+static bool certificates_only(const char *path)
+{
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  cleanup_free char *buf = NULL;
+  struct stat st;
+  size_t len = 0;
+  bool in_block = false, certs = false;
+
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+      (uint64_t)st.st_size > CERT_BUNDLE_MAX)
+    return false;
+  buf = xmalloc((size_t)st.st_size + 1);
+  while (len < (size_t)st.st_size) {
+    ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  for (char *line = buf, *next; line < buf + len; line = next) {
+    size_t n;
+    next = strchr(line, '\n');
+    next = next ? next + 1 : buf + len;
+    n = (size_t)(next - line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+      n--;
+    if (!in_block) {
+      if (n == 0 || line[0] == '#')
+        continue;
+      if ((n == 27 && strncmp(line, "-----BEGIN CERTIFICATE-----", 27) == 0) ||
+          (n == 35 && strncmp(line, "-----BEGIN TRUSTED CERTIFICATE-----", 35) == 0)) {
+        in_block = true;
+        continue;
+      }
+      return false; /* a key, or anything else */
+    }
+    if ((n == 25 && strncmp(line, "-----END CERTIFICATE-----", 25) == 0) ||
+        (n == 33 && strncmp(line, "-----END TRUSTED CERTIFICATE-----", 33) == 0)) {
+      in_block = false;
+      certs = true;
+      continue;
+    }
+    for (size_t i = 0; i < n; i++)
+      if (!(isalnum((unsigned char)line[i]) || line[i] == '+' || line[i] == '/' || line[i] == '='))
+        return false;
+  }
+  return certs && !in_block;
+}
+
 static void hide_credential_files(char *const *env_pass, const char *ws, const char *home,
                                   char ***hide)
 {
@@ -1324,6 +1380,10 @@ static void hide_credential_files(char *const *env_pass, const char *ws, const c
       struct stat st;
       cleanup_free char *real = NULL;
       if (p[0] != '/' || stat(p, &st) < 0 || !shown_path(p, ws, home))
+        continue;
+      /* a CA bundle is public, and masked it emptied the trust store of
+       * every TLS client inside (cred-file: a CA bundle) */
+      if (S_ISREG(st.st_mode) && certificates_only(p))
         continue;
       real = realpath(p, NULL);
       if (!strv_contains(*hide, p))
