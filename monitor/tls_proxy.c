@@ -29,6 +29,7 @@
 
 #include "audit/audit.h"
 #include "audit/jbuf.h"
+#include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/http1.h"
 #include "netfilter/dns.h"
@@ -1215,13 +1216,25 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
 {
   unsigned live = 0;
   pid_t self = getpid();
+  /* new connections: the container's, a sub-agent's (a child's flood does
+   * not hold up its parent's connections) */
+  struct token_bucket budget[2];
 
+  for (int k = 0; k < 2; k++)
+    token_bucket_init(&budget[k], TLS_PROXY_CONN_BURST, TLS_PROXY_CONN_RATE, mono_ms());
   for (;;) {
     struct pollfd p[4];
     pid_t dead;
+    int64_t now = mono_ms(), wait = 1000;
 
-    for (int i = 0; i < 4; i++)
-      p[i] = (struct pollfd){.fd = lfd[i], .events = POLLIN};
+    /* a port whose budget is spent is not polled: its connections wait in
+     * the accept queue until a token is back */
+    for (int i = 0; i < 4; i++) {
+      int64_t w = token_bucket_wait_ms(&budget[i >= 2], 1, now);
+      p[i] = (struct pollfd){.fd = w == 0 ? lfd[i] : -1, .events = POLLIN};
+      if (w > 0 && w < wait)
+        wait = w;
+    }
 
     while ((dead = waitpid(-1, NULL, WNOHANG)) > 0)
       live--;
@@ -1230,12 +1243,12 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
       _exit(0);
     }
     flood_flush(px, false);
-    if (poll(p, 4, 1000) <= 0)
+    if (poll(p, 4, (int)wait) <= 0)
       continue;
     for (int i = 0; i < 4; i++) {
       int cfd;
       pid_t pid;
-      if (!(p[i].revents & POLLIN))
+      if (!(p[i].revents & POLLIN) || !token_bucket_take(&budget[i >= 2], mono_ms()))
         continue;
       cfd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
       if (cfd < 0)

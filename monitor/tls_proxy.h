@@ -53,6 +53,15 @@ struct tls_ca; /* monitor/tls_ca.h (the plugin only) */
  * placeholder it learnt (the child's own secrets are its own proxy's). */
 #define TLS_PROXY_CHILD_PORT 15002
 #define TLS_PROXY_MAX_CONNS 128 /* connection processes at once; more are closed */
+/* New connections taken a second, per listening port (the container's, a
+ * sub-agent's): TLS_PROXY_CONN_BURST at once, then TLS_PROXY_CONN_RATE; the
+ * rest wait in the kernel's accept queue.  Each costs the proxy, outside the
+ * container's cgroup, a process, a lookup and, terminated, a leaf
+ * certificate and a handshake (about 2 ms of CPU): a container held to 0.25
+ * CPU sending ClientHellos of fixed bytes in a loop made it spend 0.8 of a
+ * CPU, uncharged (secrets-proxy.bats handshake-flood-cpu). */
+#define TLS_PROXY_CONN_BURST 128
+#define TLS_PROXY_CONN_RATE 32
 
 struct tls_proxy_opts {
   const char *id;

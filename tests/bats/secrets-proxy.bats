@@ -788,7 +788,7 @@ while True:
 			s.on("close", () => { open--; one(); });
 		};
 		for (let i = 0; i < 20; i++) one();
-		setTimeout(() => process.exit(1), 60000);' || fail "refused connections"
+		setTimeout(() => process.exit(1), 120000);' || fail "refused connections"
 	sleep 2.5 # the counted records of the last second
 	rt kill "$ID" KILL
 	wait_for_status "$ID" stopped 20
