@@ -939,3 +939,30 @@ child_own_secret() {
 	run in_ctr sh -c 'curl -sS --max-time 30 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "after the flood: $output"
 }
+
+@test "secrets-proxy: escape: child-conn-starve: a sub-agent holding its parent's proxy connections left the parent none" {
+	# the proxy runs at most 128 connection processes; a child's connections (its slirp4netns, in
+	# the parent's namespace) went to the same count, so a child with an allowed host took every
+	# one and the parent's own HTTPS, its secret's included, was cut at once
+	sub_ws
+	px_run
+	local mon px n=0 i
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
+	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	in_ctr /run/agentrt/bin/agentrt sub run --name hog --detach --allow api.example.test -- sh -c \
+		'for i in $(seq 150); do curl -ks --max-time 40 -o /dev/null https://api.example.test/slow & done; wait' >/dev/null ||
+		fail "sub run"
+	# the child's slow downloads: each a connection process of the parent's proxy for 30 s
+	for i in $(seq 100); do
+		n=$(pgrep -P "$px" | wc -l)
+		[ "$n" -ge 60 ] && break
+		sleep 0.1
+	done
+	[ "$n" -ge 60 ] || fail "the child's connections did not come: $n"
+	sleep 2
+	echo "# the proxy's connection processes with the child's downloads: $(pgrep -P "$px" | wc -l)" >&3
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/parent'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "the parent's request: $output"
+	in_ctr /run/agentrt/bin/agentrt sub kill hog KILL >/dev/null 2>&1 || true
+}
