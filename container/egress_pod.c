@@ -105,6 +105,56 @@ static bool same_file(const char *path, int fd)
   return stat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* s's policy is in force in the network namespace at `path`: s runs, hosts
+ * a policy (its control socket) and its init is in that namespace.
+ * *ret_other: s hosts a policy, but in another namespace. */
+static bool polices(const struct container *s, const char *path, bool *ret_other)
+{
+  struct error e = {0};
+  cleanup_close int netns = -1;
+  char who[24];
+
+  *ret_other = false;
+  if (s->status == STATUS_STOPPED || s->state->pid <= 0 ||
+      faccessat(s->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+    return false;
+  snprintf(who, sizeof who, "%d", s->state->pid);
+  netns = procfs_open_ns(who, "net", &e);
+  *ret_other = !(netns >= 0 && same_file(path, netns));
+  return !*ret_other;
+}
+
+/* Docker's and Podman's --network container:X give the path of X's
+ * namespace and no pod annotation: the container of this root that polices
+ * that namespace, if any (only those with a control socket are loaded). */
+static char *netns_policer(const struct global_opts *g, const char *self, const char *path)
+{
+  DIR *d = opendir(g->root);
+  struct dirent *de;
+  char *found = NULL;
+
+  while (d && found == NULL && (de = readdir(d)) != NULL) {
+    struct error e = {0};
+    struct container *s = NULL;
+    cleanup_free char *sock = NULL;
+    bool other;
+
+    if (de->d_name[0] == '.' || strcmp(de->d_name, self) == 0 ||
+        validate_container_id(de->d_name, &e) < 0)
+      continue;
+    sock = xfmt("%s/%s", de->d_name, CTL_SOCK);
+    if (faccessat(dirfd(d), sock, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
+        container_load(g, de->d_name, 0, &s, &e) < 0)
+      continue;
+    if (polices(s, path, &other))
+      found = xstrdup(s->id);
+    container_free(s);
+  }
+  if (d)
+    closedir(d);
+  return found;
+}
+
 int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,
                        struct error *err)
 {
@@ -112,9 +162,7 @@ int egress_pod_sandbox(const struct global_opts *g, const struct container *c, c
   const char *type, *sb;
   struct container *s = NULL;
   struct error e = {0};
-  cleanup_close int netns = -1;
-  char who[24];
-  bool ok;
+  bool ok, other;
 
   *ret_id = NULL;
   if (ns == NULL || ns->path == NULL || *ns->path == '\0')
@@ -122,24 +170,20 @@ int egress_pod_sandbox(const struct global_opts *g, const struct container *c, c
   type = annotation2(c->config, "io.kubernetes.cri.container-type",
                      "io.kubernetes.cri-o.ContainerType");
   sb = annotation2(c->config, "io.kubernetes.cri.sandbox-id", "io.kubernetes.cri-o.SandboxID");
+  if (type == NULL && sb == NULL) {
+    *ret_id = netns_policer(g, c->id, ns->path);
+    return 0;
+  }
   if (type == NULL || strcmp(type, "container") != 0 || sb == NULL || strcmp(sb, c->id) == 0)
     return 0;
   /* not ours, or without a policy: this container polices the netns itself */
   if (container_load(g, sb, 0, &s, &e) < 0)
     return 0;
-  ok = s->status != STATUS_STOPPED && s->state->pid > 0 &&
-       faccessat(s->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-  if (ok) {
-    snprintf(who, sizeof who, "%d", s->state->pid);
-    netns = procfs_open_ns(who, "net", &e);
-    ok = netns >= 0 && same_file(ns->path, netns);
-    if (!ok) {
-      container_free(s);
-      return error_set(err, 0, "egress: sandbox `%s` polices another network namespace than `%s`",
-                       sb, ns->path);
-    }
-  }
+  ok = polices(s, ns->path, &other);
   container_free(s);
+  if (other)
+    return error_set(err, 0, "egress: sandbox `%s` polices another network namespace than `%s`", sb,
+                     ns->path);
   if (ok)
     *ret_id = xstrdup(sb);
   return 0;

@@ -402,3 +402,29 @@ dsame() {
 	run drun $RT --read-only --tmpfs /run:size=1m,mode=1770 "$IMG" stat -c %a /run
 	[ "$status" -eq 0 ] && [ "$output" = 1770 ] || it_die "$output"
 }
+
+@test "network-container-join: agentrt (default profile): --network container:X of an agentrt container runs under X's egress policy, as runc's does" {
+	local xid xpid root jid
+	dsleep nx agentrt
+	xid=$(inspect nx '{{.Id}}')
+	xpid=$(inspect nx '{{.State.Pid}}')
+	root=$(dirname "$(find "$IT_TMP/docker/exec" -maxdepth 3 -type d -path "*/moby/$xid" | head -n1)")
+	[ -S "$root/$xid/egress.sock" ] || it_die "no policy in nx: $root"
+	# runc joins it; so does agentrt, with the same profile
+	run drun runc --network container:nx "$IMG" echo joined
+	[ "$status" -eq 0 ] && [ "$output" = joined ] || it_die "runc: $output"
+	run drun agentrt --cidfile "$IT_TMP/nj.cid" --network container:nx "$IMG" echo joined
+	[ "$status" -eq 0 ] && [ "$output" = joined ] || it_die "agentrt: $output"
+	jid=$(cat "$IT_TMP/nj.cid")
+	rm -f "$IT_TMP/nj.cid"
+	# the joiner ran under nx's policy (its monitor says so), not a second one of its own
+	run "$AGENTRT" audit "$jid" --kind monitor --format json
+	[[ "$output" == *"\"egress_by_sandbox\":\"$xid\""* ]] || it_die "audit: $output"
+	# after it: one agentrt table in nx's netns, nx's policy still in force
+	[ "$(nsenter --net="/proc/$xpid/ns/net" nft list tables | grep -c agentrt)" = 1 ]
+	run "$AGENTRT" --root "$root" egress "$xid" list
+	[ "$status" -eq 0 ] && [ "$(head -1 <<<"$output")" = "default deny" ] || it_die "$output"
+	docker rm -f nx >/dev/null
+	"$AGENTRT" audit --purge "$jid" >/dev/null 2>&1 || true
+	"$AGENTRT" audit --purge "$xid" >/dev/null 2>&1 || true
+}

@@ -656,7 +656,9 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
                        "egress: the network namespace already has an agentrt egress policy "
                        "(another container's); one policy per network namespace: a pod's "
                        "containers share their sandbox's (annotation "
-                       "io.kubernetes.cri.sandbox-id or io.kubernetes.cri-o.SandboxID)");
+                       "io.kubernetes.cri.sandbox-id or io.kubernetes.cri-o.SandboxID), a "
+                       "container joining another's namespace shares its policy when both "
+                       "run under the same agentrt root");
     return -1;
   }
   if (loopback_up_in(h->o.udp4_fd, err) < 0 || send_batch(h->o.nl_fd, h->policy, false, err) < 0)
