@@ -428,3 +428,36 @@ dsame() {
 	"$AGENTRT" audit --purge "$jid" >/dev/null 2>&1 || true
 	"$AGENTRT" audit --purge "$xid" >/dev/null 2>&1 || true
 }
+
+@test "subagent-name-after-restart: agentrt (default profile): after docker restart a sub-agent's name is free again; a child of the running parent still holds its own" {
+	local host=$IT_TMP/subr-host cid store
+	mkdir -p "$host"
+	dsleep subr agentrt -v "$host:/workspace" -w /workspace
+	run docker exec subr /run/agentrt/bin/agentrt sub run --name d --detach -- sleep 600
+	[ "$status" -eq 0 ] || it_die "sub run: $output"
+	run docker exec subr /run/agentrt/bin/agentrt sub run --name c -- sh -c 'echo one >c.txt'
+	[ "$status" -eq 0 ] || it_die "sub run c: $output"
+	cid=$(inspect subr '{{.Id}}')
+	store=$(dirname "$(find "$AGENTRT_DATA_DIR" -maxdepth 4 -type d -path "*/.workspaces/$cid.d" | head -n1)")
+	[ -d "$store/$cid.d" ] || it_die "no child workspace under $AGENTRT_DATA_DIR"
+	docker restart -t 1 subr >/dev/null
+	# the names of the children of the init before the restart: the same verbs work again
+	run docker exec subr /run/agentrt/bin/agentrt sub run --name d -- sh -c 'echo again; echo two >c.txt'
+	[ "$status" -eq 0 ] && [ "$output" = again ] || it_die "sub run d after restart: $status $output"
+	run docker exec subr /run/agentrt/bin/agentrt sub run --name c -- true
+	[ "$status" -eq 0 ] || it_die "sub run c after restart: $status $output"
+	# the new d's workspace is a view of the new init
+	[ "$(jq -r .lowerdir "$store/$cid.d/meta.json")" = "/proc/$(inspect subr '{{.State.Pid}}')/root/workspace" ]
+	run docker exec subr /run/agentrt/bin/agentrt sub commit d
+	[ "$status" -eq 0 ] || it_die "commit: $output"
+	[ "$(docker exec subr cat /workspace/c.txt)" = two ]
+	# a child of the running parent keeps its name
+	docker exec subr /run/agentrt/bin/agentrt sub run --name e --detach -- sleep 600
+	run docker exec subr /run/agentrt/bin/agentrt sub run --name e -- true
+	[ "$status" -ne 0 ] || it_die "a second e: $output"
+	docker rm -f subr >/dev/null
+	for n in "" .c .d .e; do
+		"$AGENTRT" workspace "$cid$n" purge >/dev/null 2>&1 || true
+		"$AGENTRT" audit --purge "$cid$n" >/dev/null 2>&1 || true
+	done
+}

@@ -1196,6 +1196,44 @@ static void keep_output(int dirfd, int in, int pidfd)
     close(out);
 }
 
+/* The workspace of child `id` was made by an earlier init of this parent
+ * (`docker restart`, a restart policy: same id, new init) when it is a view
+ * of a process that no longer exists; nothing can commit it any more (its
+ * target went with that init), so the name is freed the way `sub discard`
+ * frees it.  A view of a live process (another parent's child whose id
+ * looks like ours) or anything else is left: -1. */
+static int purge_orphan(struct conn *c, const char *id)
+{
+  const struct subagent_parent *p = c->p;
+  struct workspace *w = NULL;
+  struct error e = {0};
+  cleanup_strv char **argv = NULL;
+  cleanup_free char *ws = NULL;
+  cleanup_close int devnull = -1;
+  bool orphan;
+  uint64_t start;
+
+  if (workspace_load(p->store, id, &w, &e) < 0)
+    return -1;
+  orphan = w->view_start != 0 && workspace_is_view(w->lowerdir);
+  start = w->view_start;
+  if (orphan && workspace_view_start(w->lowerdir, &start) == 0 && start == w->view_start)
+    orphan = false; /* the process it was made from still runs */
+  workspace_free(w);
+  if (!orphan)
+    return -1;
+  argv = cli_argv(p, NULL, "workspace");
+  strv_push(&argv, id);
+  strv_push(&argv, "purge");
+  /* (its "purged workspace" line is not the child's output) */
+  devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devnull < 0)
+    return -1;
+  run_cli(c, argv, devnull, NULL, true);
+  ws = xfmt("%s/%s/%s", p->store, WS_DIR, id);
+  return access(ws, F_OK) == 0 ? -1 : 0;
+}
+
 static int verb_run(struct conn *c)
 {
   const struct subagent_parent *p = c->p;
@@ -1246,10 +1284,11 @@ static int verb_run(struct conn *c)
                                   : strerror(errno));
   {
     /* the id may be another container's, or its workspace's: the name is
-     * not reserved then, or its verbs would reach them (foreign-child) */
+     * not reserved then, or its verbs would reach them (foreign-child);
+     * a child workspace of this id's parent before a restart goes first */
     cleanup_free char *st = xfmt("%s/%s", p->root, id);
     cleanup_free char *ws = p->store ? xfmt("%s/%s/%s", p->store, WS_DIR, id) : NULL;
-    if (access(st, F_OK) == 0 || (ws != NULL && access(ws, F_OK) == 0)) {
+    if (access(st, F_OK) == 0 || (ws != NULL && access(ws, F_OK) == 0 && purge_orphan(c, id) < 0)) {
       rmdir(dir);
       return refuse(c, "--name `%s`: `%s` is another container's id or workspace", name, id);
     }
