@@ -283,3 +283,22 @@ it_pty_podman() {
 		"$AGENTRT" audit --purge "$n" >/dev/null 2>&1 || true
 	done
 }
+
+@test "network-container-join: podman --runtime agentrt (default profile) --network container:X of an agentrt container runs under X's egress policy" {
+	pm --runtime agentrt run -d --name nx --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" "$IMG" sleep 1000 >/dev/null
+	xid=$(pm inspect -f '{{.Id}}' nx)
+	xpid=$(pm inspect -f '{{.State.Pid}}' nx)
+	[ -S "/run/agentrt/$xid/egress.sock" ] || it_die "no policy in nx"
+	run pm --runtime agentrt run --name nj --network container:nx --cgroup-parent "/$PODMAN_CGROUP_PARENT" "$IMG" echo joined
+	[ "$status" -eq 0 ] && [ "$output" = joined ] || it_die "$output"
+	jid=$(pm inspect -f '{{.Id}}' nj)
+	run "$AGENTRT" audit "$jid" --kind monitor --format json
+	[[ "$output" == *"\"egress_by_sandbox\":\"$xid\""* ]] || it_die "audit: $output"
+	[ "$(nsenter --net="/proc/$xpid/ns/net" nft list tables | grep -c agentrt)" = 1 ]
+	run "$AGENTRT" egress "$xid" list
+	[ "$status" -eq 0 ] && [ "$(head -1 <<<"$output")" = "default deny" ] || it_die "$output"
+	pm --runtime agentrt rm -f -t 0 nj >/dev/null
+	pm --runtime agentrt rm -f -t 0 nx >/dev/null
+	"$AGENTRT" audit --purge "$jid" >/dev/null 2>&1 || true
+	"$AGENTRT" audit --purge "$xid" >/dev/null 2>&1 || true
+}
