@@ -28,6 +28,54 @@ int egress_check(const struct container *c, const struct profile_egress *pe, str
   return 0;
 }
 
+/* Is o's init alive in the network namespace ns (a stat of it)? */
+static bool init_in_netns(const struct container *o, const struct stat *ns)
+{
+  struct error ignore = {0};
+  struct stat st;
+  char who[24];
+
+  if (o->status == STATUS_STOPPED || o->state->pid <= 0)
+    return false;
+  snprintf(who, sizeof who, "%d", o->state->pid);
+  cleanup_close int fd = procfs_open_ns(who, "net", &ignore);
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == ns->st_dev && st.st_ino == ns->st_ino;
+}
+
+/* The first container of the root other than `self` whose init is alive in
+ * the network namespace ns; with `policing`, only one that hosts a policy
+ * (its control socket: only those are loaded).  *ret_failed: the root could
+ * not be read. */
+static char *netns_container(const struct global_opts *g, const char *self, const struct stat *ns,
+                             bool policing, bool *ret_failed)
+{
+  DIR *d = opendir(g->root);
+  struct dirent *de;
+  char *found = NULL;
+
+  *ret_failed = d == NULL;
+  while (d && found == NULL && (de = readdir(d)) != NULL) {
+    struct error e = {0};
+    struct container *o = NULL;
+    cleanup_free char *sock = NULL;
+
+    if (de->d_name[0] == '.' || strcmp(de->d_name, self) == 0 ||
+        validate_container_id(de->d_name, &e) < 0)
+      continue;
+    sock = xfmt("%s/%s", de->d_name, CTL_SOCK);
+    if (policing && faccessat(dirfd(d), sock, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+      continue;
+    if (container_load(g, de->d_name, 0, &o, &e) < 0)
+      continue;
+    if (init_in_netns(o, ns))
+      found = xstrdup(o->id);
+    container_free(o);
+  }
+  if (d)
+    closedir(d);
+  return found;
+}
+
 /* Does a container of the root other than c have a live init in the network
  * namespace of netns_fd?  The sandbox of a pod can end first (its pause
  * killed, by the OOM killer or by a container of the pod that shares its PID
@@ -38,32 +86,13 @@ int egress_check(const struct container *c, const struct profile_egress *pe, str
 static bool netns_shared(const struct global_opts *g, const struct container *c, int netns_fd)
 {
   struct stat ns;
-  struct dirent *e;
-  DIR *d;
-  bool shared = false;
+  bool failed;
+  cleanup_free char *other = NULL;
 
   if (fstat(netns_fd, &ns) < 0)
     return true;
-  d = opendir(g->root);
-  if (d == NULL)
-    return true;
-  while (!shared && (e = readdir(d)) != NULL) {
-    struct container *o = NULL;
-    struct error ignore = {0};
-    if (e->d_name[0] == '.' || strcmp(e->d_name, c->id) == 0 ||
-        container_load(g, e->d_name, 0, &o, &ignore) < 0)
-      continue;
-    if (o->status != STATUS_STOPPED && o->state->pid > 0) {
-      struct stat st;
-      char who[24];
-      snprintf(who, sizeof who, "%d", o->state->pid);
-      cleanup_close int fd = procfs_open_ns(who, "net", &ignore);
-      shared = fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == ns.st_dev && st.st_ino == ns.st_ino;
-    }
-    container_free(o);
-  }
-  closedir(d);
-  return shared;
+  other = netns_container(g, c->id, &ns, false, &failed);
+  return other != NULL || failed;
 }
 
 void egress_teardown(struct container *c, const struct global_opts *g)
@@ -99,60 +128,32 @@ static const char *annotation2(const struct oci_config *cfg, const char *a, cons
   return v ? v : oci_config_annotation(cfg, b);
 }
 
-static bool same_file(const char *path, int fd)
-{
-  struct stat a, b;
-  return stat(path, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 /* s's policy is in force in the network namespace at `path`: s runs, hosts
  * a policy (its control socket) and its init is in that namespace.
  * *ret_other: s hosts a policy, but in another namespace. */
 static bool polices(const struct container *s, const char *path, bool *ret_other)
 {
-  struct error e = {0};
-  cleanup_close int netns = -1;
-  char who[24];
+  struct stat ns;
 
   *ret_other = false;
   if (s->status == STATUS_STOPPED || s->state->pid <= 0 ||
       faccessat(s->dirfd, CTL_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
     return false;
-  snprintf(who, sizeof who, "%d", s->state->pid);
-  netns = procfs_open_ns(who, "net", &e);
-  *ret_other = !(netns >= 0 && same_file(path, netns));
+  *ret_other = !(stat(path, &ns) == 0 && init_in_netns(s, &ns));
   return !*ret_other;
 }
 
 /* Docker's and Podman's --network container:X give the path of X's
  * namespace and no pod annotation: the container of this root that polices
- * that namespace, if any (only those with a control socket are loaded). */
+ * that namespace, if any. */
 static char *netns_policer(const struct global_opts *g, const char *self, const char *path)
 {
-  DIR *d = opendir(g->root);
-  struct dirent *de;
-  char *found = NULL;
+  struct stat ns;
+  bool failed;
 
-  while (d && found == NULL && (de = readdir(d)) != NULL) {
-    struct error e = {0};
-    struct container *s = NULL;
-    cleanup_free char *sock = NULL;
-    bool other;
-
-    if (de->d_name[0] == '.' || strcmp(de->d_name, self) == 0 ||
-        validate_container_id(de->d_name, &e) < 0)
-      continue;
-    sock = xfmt("%s/%s", de->d_name, CTL_SOCK);
-    if (faccessat(dirfd(d), sock, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ||
-        container_load(g, de->d_name, 0, &s, &e) < 0)
-      continue;
-    if (polices(s, path, &other))
-      found = xstrdup(s->id);
-    container_free(s);
-  }
-  if (d)
-    closedir(d);
-  return found;
+  if (stat(path, &ns) < 0)
+    return NULL;
+  return netns_container(g, self, &ns, true, &failed);
 }
 
 int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,

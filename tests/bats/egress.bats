@@ -621,23 +621,44 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	[[ "$output" != *agentrt* ]] || fail "the table outlived the pod's last container: $output"
 }
 
-@test "egress: a second policed container in a netns that is not its pod's fails with a clear error" {
+@test "egress: a container joining a policed netns without pod annotations: under the same root it runs under that policy, even after its owner goes; under another root it fails with a clear error" {
+	# Docker's and Podman's --network container:X give X's namespace by path and no pod
+	# annotation.  Under another agentrt root (another runtime name) the joiner would be a
+	# second policy in one namespace: refused, nothing left.
+	local first=$ID other=$TEST_ROOT-other
 	egress_run
-	first=$ID
 	ID=$first-2
 	update_config '.linux.cgroupsPath = (.linux.cgroupsPath + "-2")'
-	run timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
-		"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_PROFILE" create --bundle "$BUNDLE" "$ID"
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+		"$AGENTRT" --root "$other" --profile "$EGT_PROFILE" create --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/other.out" 2>"$BUNDLE/other.err" || status=$?
+	output=$(cat "$BUNDLE/other.err")
 	assert_clean_failure
 	assert_output_contains "already has an agentrt egress policy"
-	[ ! -e "$TEST_ROOT/$ID" ]
-	# the first one's policy and resolver are untouched
-	ID=$first
-	run in_ctr nslookup allowed.test
-	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
-	run connect 203.0.113.10 80
-	[ "$output" = hello-allowed-80 ] || fail "$output"
+	[ -z "$(ls -A "$other" 2>/dev/null)" ] || fail "left in the other root: $(ls -A "$other")"
+	rm -rf "$other"
+	# under the same root it joins the first one's policy (its trail says whose)
+	egress_run
+	run rt audit "$ID" --kind monitor --format json
+	[[ "$output" == *"\"egress_by_sandbox\":\"$first\""* ]] || fail "the joiner's trail: $output"
+	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c agentrt)" = 1 ] || fail "not one table"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "the joiner to an allowed host: $output"
 	refused_fast 198.51.100.20 80
+	# the first one goes: its table stays while the joiner runs, refused stays refused
+	run rt delete --force "$first"
+	[ "$status" -eq 0 ] || fail "delete the first: $output"
+	run connect 198.51.100.20 80
+	[[ "$output" != *hello* ]] || fail "the joiner reached a refused host after the first went: $output"
+	run connect 2001:db8:198::20 80
+	[[ "$output" != *hello* ]] || fail "the joiner reached a refused host over IPv6 after the first went: $output"
+	egt_ns "$EGT_CTR" nft list tables | grep -q 'inet agentrt' || fail "the table went with the first"
+	# the last one leaving takes the table out
+	run rt delete --force "$ID"
+	[ "$status" -eq 0 ] || fail "$output"
+	run egt_ns "$EGT_CTR" nft list tables
+	[[ "$output" != *agentrt* ]] || fail "the table outlived the last container: $output"
 }
 
 # ------------------------------------------------- side channels, inbound, IPv6 (THREAT-MODEL)
