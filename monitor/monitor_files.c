@@ -114,6 +114,8 @@ static const uint64_t op_masks[OP_N] = {FAN_CREATE,   FAN_MODIFY, FAN_DELETE,   
                                         FAN_MOVED_TO, FAN_ATTRIB, FAN_CLOSE_WRITE};
 
 #define FILES_ADOPTED 16
+#define FILES_INODES 128 /* files remembered by inode */
+#define FILES_LINKS 4    /* other names of a hard link in a record */
 
 struct pending_file {
   char *path;
@@ -183,6 +185,14 @@ struct files {
     char *tmp, *name;
   } adopted[FILES_ADOPTED];
   unsigned next_adopted;
+  /* the latest files seen in upper by inode (records and copy-ups alike),
+   * to name the other names of a hard link (hardlink-alias) */
+  struct {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+  } inodes[FILES_INODES];
+  unsigned next_inode;
 };
 
 static void cache_clear(struct files *f)
@@ -687,10 +697,67 @@ static bool named_now(const struct files *f, const char *path)
   return fstatat(f->base_fd, path[n + 1] ? path + n + 1 : ".", &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* The regular file a record's path names in upper, into st; false when none. */
+static bool upper_stat(const struct files *f, const char *path, struct stat *st)
+{
+  size_t n = strcmp(f->ws_path, "/") == 0 ? 0 : strlen(f->ws_path);
+
+  if (strncmp(path, f->ws_path, n) != 0 || path[n] != '/' || path[n + 1] == '\0')
+    return false;
+  return fstatat(f->base_fd, path + n + 1, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode);
+}
+
+static void remember_inode(struct files *f, const struct stat *st, const char *path)
+{
+  unsigned k;
+
+  for (k = 0; k < FILES_INODES; k++)
+    if (f->inodes[k].path != NULL && f->inodes[k].ino == st->st_ino &&
+        f->inodes[k].dev == st->st_dev && strcmp(f->inodes[k].path, path) == 0)
+      return;
+  k = f->next_inode++ % FILES_INODES;
+  free(f->inodes[k].path);
+  f->inodes[k].dev = st->st_dev;
+  f->inodes[k].ino = st->st_ino;
+  f->inodes[k].path = xstrdup(path);
+}
+
+/* A file of more than one name: how many, and the others the monitor saw
+ * (a host file copied up and linked: a write through the link changes it). */
+static void add_links(struct jbuf *b, const struct files *f, const struct stat *st,
+                      const char *path)
+{
+  unsigned n = 0;
+
+  jb_key_u64(b, "nlink", (uint64_t)st->st_nlink);
+  for (unsigned k = 0; k < FILES_INODES && n < FILES_LINKS; k++) {
+    const char *other = f->inodes[k].path;
+    struct stat now;
+    if (other == NULL || f->inodes[k].ino != st->st_ino || f->inodes[k].dev != st->st_dev ||
+        strcmp(other, path) == 0 || !upper_stat(f, other, &now) || now.st_ino != st->st_ino)
+      continue;
+    if (n++ == 0) {
+      jb_key(b, "links");
+      jb_puts(b, "[");
+    } else {
+      jb_puts(b, ",");
+    }
+    jb_quote(b, other, strlen(other));
+  }
+  if (n > 0)
+    jb_puts(b, "]");
+}
+
 static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 {
   struct jbuf b = {0};
+  struct stat st;
+  bool linked = false;
 
+  if (f->overlay && !p->dir && upper_stat(f, p->path, &st)) {
+    remember_inode(f, &st, p->path);
+    linked = st.st_nlink > 1;
+  }
   if (f->overlay && !classify(f, p))
     goto out;
   /* Under a flood of changes (a loop making files with new names), records
@@ -718,6 +785,8 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
     jb_key_str(&b, "to", p->to);
   if (p->dir)
     jb_key_bool(&b, "dir", true);
+  if (linked)
+    add_links(&b, f, &st, p->path);
   if (p->pid > 0)
     jb_key_i64(&b, "pid", p->pid);
   {
@@ -1266,6 +1335,8 @@ static void files_free(struct files *f)
     free(f->adopted[k].tmp);
     free(f->adopted[k].name);
   }
+  for (unsigned k = 0; k < FILES_INODES; k++)
+    free(f->inodes[k].path);
   strv_free(f->protected);
   free(f->ws_path);
   free(f);

@@ -146,6 +146,32 @@ file_ops() {
 	assert_output_contains "/workspace/l1 ("
 }
 
+@test "audit-evidence: hardlink-alias: a host file changed through a hard link made to it is named in the trail, not only the link's new name" {
+	# `ln h1 k1` copies h1 up and links it (no change of h1's own), and a write through k1
+	# later changes h1 too (commit applies it); before the fix the trail said only "k1
+	# created" and "k1 modified", with no word of h1, while `workspace diff` says h1 modified.
+	bind_workspace
+	echo "host 1" >"$HOSTDIR/h1"
+	echo "host 2" >"$HOSTDIR/h2"
+	set_cmd 'cd /workspace && ln h1 k1 && mkdir sub && ln h2 sub/x && sleep 1.5 && echo evil >>k1 && echo evil >>sub/x &&
+		touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	run ra workspace "$ID" diff
+	[[ "$output" == *"modified  h1"* && "$output" == *"modified  h2"* ]] || fail "diff: $output"
+	ra delete "$ID"
+	records=$(ra audit --format json --kind file "$ID")
+	for l in "k1 h1" "sub/x h2"; do
+		set -- $l
+		jq -se --arg p "/workspace/$1" --arg h "/workspace/$2" 'any(.[]; .path == $p and (.ops | index("modify")) and
+			.nlink == 2 and (.links | index($h)))' <<<"$records" >/dev/null ||
+			fail "$1: $(jq -c 'select(.path | test("k1|h1|sub/x|h2")) | {path, ops, nlink, links}' <<<"$records")"
+	done
+}
+
 @test "audit-evidence: attrib-unrecorded: a mode change of a host file (chmod +x, setuid), which commit applies, is in the trail" {
 	bind_workspace
 	printf '#!/bin/sh\necho hi\n' >"$HOSTDIR/run.sh"
