@@ -58,6 +58,7 @@ struct exec_file {
   char *path;
   dev_t dev, next_dev;
   ino_t ino, next_ino;
+  bool runs; /* an ELF with no loader: the last file of an exec that ran */
 };
 
 struct opened {
@@ -129,6 +130,7 @@ static void read_next(int fd, struct exec_file *e)
   }
   if (n < (ssize_t)sizeof u.h32 || memcmp(u.c, ELFMAG, SELFMAG) != 0)
     return;
+  e->runs = true; /* unless it names a loader */
   is64 = u.c[EI_CLASS] == ELFCLASS64;
   if (is64 && n < (ssize_t)sizeof u.h64)
     return;
@@ -150,6 +152,8 @@ static void read_next(int fd, struct exec_file *e)
       size = is64 ? p64.p_filesz : p32.p_filesz;
     }
   }
+  if (size > 0)
+    e->runs = false;
   if (size < 2 || size > sizeof interp || pread(fd, interp, size, (off_t)off) != (ssize_t)size)
     return;
   interp[size - 1] = '\0';
@@ -391,27 +395,47 @@ static void paths_json(const struct opened *o, unsigned from, unsigned to, struc
   jb_puts(more, "]");
 }
 
-bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more, struct jbuf *before,
-                          unsigned *ret_dropped)
+/* The first file of the chain that ends at last: each file before it that
+ * its exec opens next (a script's interpreter, a dynamic ELF's loader). */
+static unsigned chain_start(const struct opened *o, unsigned last)
 {
-  struct opened *o;
-  unsigned start;
+  unsigned start = last;
 
-  if (fan < 0 || pid <= 0 || (o = slot_find(pid)) == NULL)
-    return false;
-  /* The files of the exec that ran are the last ones: each one before
-   * them that its exec opens next (a script's interpreter, a dynamic
-   * ELF's loader) is of the same exec.  What is before them exec opened
-   * and did not run, or ran before (exec-opens-decoy: a PATH search's
-   * files that cannot run named the program that did). */
-  start = o->n > 0 ? o->n - 1 : 0;
   while (start > 0 && o->f[start - 1].next_ino != 0 &&
          o->f[start - 1].next_ino == o->f[start].ino && o->f[start - 1].next_dev == o->f[start].dev)
     start--;
+  return start;
+}
+
+bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more, struct jbuf *before,
+                          struct jbuf *failed, unsigned *ret_dropped)
+{
+  struct opened *o;
+  unsigned start = 0, end;
+
+  if (fan < 0 || pid <= 0 || (o = slot_find(pid)) == NULL)
+    return false;
+  /* The exec that ran is the last chain whose last file runs (an ELF with
+   * no loader to open): a chain after it ends in a file that needs an
+   * interpreter or a loader that did not follow, or is no ELF, and could
+   * not run (a program that ran, then made an exec that failed).  What is
+   * before it exec opened and did not run, or ran before (exec-opens-decoy:
+   * a PATH search's files that cannot run named the program that did).
+   * When no chain ends in such a file, the last one. */
+  for (end = o->n; end > 0; end = start) {
+    start = chain_start(o, end - 1);
+    if (o->f[end - 1].runs)
+      break;
+  }
+  if (end == 0 && o->n > 0) {
+    end = o->n;
+    start = chain_start(o, end - 1);
+  }
   if (exe != NULL && o->n > 0)
     snprintf(exe, size, "%s", o->f[start].path);
-  paths_json(o, start + 1, o->n, more);
+  paths_json(o, start + 1, end, more);
   paths_json(o, 0, start, before);
+  paths_json(o, end, o->n, failed);
   if (ret_dropped != NULL)
     *ret_dropped = o->dropped;
   slot_clear(o);

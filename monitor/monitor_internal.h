@@ -115,13 +115,14 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
  * queued (a full queue is a loss record); take gives the first file of the exec that ran (the
  * latest, with the interpreters and loader it opened) into exe (when not NULL), those others as a
  * JSON array into more, the files pid's exec calls opened before it into before (when not NULL;
- * *ret_dropped: how many more there were), and forgets them: false when it opened none. */
+ * *ret_dropped: how many more there were), those of exec calls after it that could not run into
+ * failed, and forgets them: false when it opened none. */
 int monitor_execfan_open(struct monitor *m, struct error *err);
 void monitor_execfan_drain(struct monitor *m);
 /* The same to the end of the queue, at the monitor's end. */
 void monitor_execfan_drain_end(struct monitor *m);
 bool monitor_execfan_take(pid_t pid, char *exe, size_t size, struct jbuf *more, struct jbuf *before,
-                          unsigned *ret_dropped);
+                          struct jbuf *failed, unsigned *ret_dropped);
 void monitor_execfan_close(void);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);

@@ -367,8 +367,12 @@ static void add_exec_opened(struct jbuf *b, struct jbuf *more)
 /* The files the pid's exec calls opened before the exec that ran (ones that
  * could not run, or a program that ran before it): "exec_before", with how
  * many earlier ones were not kept ("exec_before_dropped"). */
-static void add_exec_before(struct jbuf *b, struct jbuf *before, unsigned dropped)
+static void add_exec_before(struct jbuf *b, struct jbuf *before, struct jbuf *failed,
+                            unsigned dropped)
 {
+  /* and the files of exec calls after it that could not run */
+  if (failed->len > 0 && b->len + before->len + failed->len <= EXEC_OPENED_ROOM)
+    jb_key_raw(b, "exec_failed", jb_str(failed));
   if (before->len > 0 && b->len + before->len <= EXEC_OPENED_ROOM)
     jb_key_raw(b, "exec_before", jb_str(before));
   else if (before->len > 0)
@@ -380,10 +384,10 @@ static void add_exec_before(struct jbuf *b, struct jbuf *before, unsigned droppe
 /* A process of ours that was reaped before we could read anything. */
 static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
 {
-  struct jbuf b = {0}, more = {0}, before = {0};
+  struct jbuf b = {0}, more = {0}, before = {0}, failed = {0};
   char exe[4096];
   unsigned dropped = 0;
-  bool opened = monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &dropped);
+  bool opened = monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &failed, &dropped);
 
   jb_key_i64(&b, "pid", pid);
   ppid = tracked_parent(pid, ppid);
@@ -396,11 +400,12 @@ static void record_reaped(struct monitor *m, pid_t pid, pid_t ppid)
   jb_puts(&b, "[]");
   jb_key_bool(&b, "gone", true);
   add_exec_opened(&b, &more);
-  add_exec_before(&b, &before, dropped);
+  add_exec_before(&b, &before, &failed, dropped);
   if (monitor_flood_admit(m, "process", opened ? exe : "?", NULL, pid))
     monitor_record(m, "process", jb_str(&b));
   jb_free(&more);
   jb_free(&before);
+  jb_free(&failed);
   jb_free(&b);
 }
 
@@ -413,7 +418,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   struct procfs_status st;
   struct error err = {0};
   cleanup_close int dir = -1, exe_fd = -1;
-  struct jbuf b = {0}, more = {0}, before = {0};
+  struct jbuf b = {0}, more = {0}, before = {0}, failed = {0};
   unsigned dropped = 0;
   ssize_t clen, elen;
   bool gone;
@@ -454,9 +459,10 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
    * so the file exec opened first is recorded too (script-hidden) */
   if (elen > 0) {
     exe[elen] = '\0';
-    if (monitor_execfan_take(pid, script, sizeof script, NULL, NULL, NULL) && !streq(script, exe))
+    if (monitor_execfan_take(pid, script, sizeof script, NULL, NULL, NULL, NULL) &&
+        !streq(script, exe))
       has_script = true;
-  } else if (monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &dropped))
+  } else if (monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &failed, &dropped))
     elen = (ssize_t)strlen(exe);
   /* under a flood of one program: counted, nothing more to read */
   if (elen > 0)
@@ -468,6 +474,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
                            NULL, pid)) {
     jb_free(&more);
     jb_free(&before);
+    jb_free(&failed);
     return;
   }
   jb_key_i64(&b, "pid", pid);
@@ -477,7 +484,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   if (has_script)
     jb_key_str(&b, "script", script);
   add_exec_opened(&b, &more);
-  add_exec_before(&b, &before, dropped);
+  add_exec_before(&b, &before, &failed, dropped);
   if (clen > 0) {
     monitor_add_argv(&b, cmd, clen, false);
   } else {
@@ -491,6 +498,7 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
     monitor_record(m, "process", jb_str(&b));
   jb_free(&more);
   jb_free(&before);
+  jb_free(&failed);
   jb_free(&b);
 }
 
