@@ -137,6 +137,27 @@ static void set(char **dst, const char *v)
   *dst = v ? xstrdup(v) : NULL;
 }
 
+/* A change through one name of a file of several ("links": the others the
+ * monitor saw) is a change of the others too: a host file linked and
+ * written through the link (hardlink-alias). */
+static void add_links(struct audit_summary *s, yajl_val v, const char *path, yajl_val ops)
+{
+  yajl_val links = get(v, "links", yajl_t_array);
+
+  for (size_t i = 0; links && i < links->u.array.len; i++) {
+    if (!YAJL_IS_STRING(links->u.array.values[i]))
+      continue;
+    for (size_t j = 0; ops && j < ops->u.array.len; j++) {
+      const char *op =
+          YAJL_IS_STRING(ops->u.array.values[j]) ? YAJL_GET_STRING(ops->u.array.values[j]) : "";
+      if (!streq(op, "modify") && !streq(op, "attrib") && !streq(op, "close_write"))
+        continue;
+      cleanup_free char *how = xfmt("%s via %s", op, path);
+      list_add(&s->files, YAJL_GET_STRING(links->u.array.values[i]), how, 1);
+    }
+  }
+}
+
 static void add_file(struct audit_summary *s, yajl_val v)
 {
   const char *path = get_str(v, "path");
@@ -153,6 +174,7 @@ static void add_file(struct audit_summary *s, yajl_val v)
   for (size_t i = 0; ops && i < ops->u.array.len; i++)
     if (YAJL_IS_STRING(ops->u.array.values[i]))
       list_add(&s->files, path, YAJL_GET_STRING(ops->u.array.values[i]), 0);
+  add_links(s, v, path, ops);
 }
 
 static const char *base_name(const char *path)

@@ -170,6 +170,9 @@ file_ops() {
 			.nlink == 2 and (.links | index($h)))' <<<"$records" >/dev/null ||
 			fail "$1: $(jq -c 'select(.path | test("k1|h1|sub/x|h2")) | {path, ops, nlink, links}' <<<"$records")"
 	done
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/h1 (modify via /workspace/k1)"
+	assert_output_contains "/workspace/h2 (modify via /workspace/sub/x)"
 }
 
 @test "audit-evidence: attrib-unrecorded: a mode change of a host file (chmod +x, setuid), which commit applies, is in the trail" {
