@@ -184,17 +184,21 @@ static const char *base_name(const char *path)
   return slash ? slash + 1 : path;
 }
 
-/* Is argv0 exe itself, or its bare name with exe in a system directory? */
+/* Is argv0 exe itself, or its bare name with exe in a system bin
+ * directory (that directory itself: anywhere below /usr was trusted, and a
+ * workspace at /usr/src/app let the agent's own `git` be listed as git)? */
 static bool plain_name_of(const char *argv0, const char *exe)
 {
-  static const char *const sys[] = {"/usr/", "/bin/", "/sbin/"};
+  static const char *const sys[] = {"/usr/bin/",       "/usr/sbin/",       "/bin/",        "/sbin/",
+                                    "/usr/local/bin/", "/usr/local/sbin/", "/usr/libexec/"};
+  size_t dir = (size_t)(base_name(exe) - exe);
 
   if (streq(argv0, exe))
     return true;
   if (strchr(argv0, '/') != NULL || !streq(argv0, base_name(exe)))
     return false;
   for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
-    if (strncmp(exe, sys[i], strlen(sys[i])) == 0)
+    if (dir == strlen(sys[i]) && strncmp(exe, sys[i], dir) == 0)
       return true;
   return false;
 }

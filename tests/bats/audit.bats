@@ -188,6 +188,32 @@ has_program() { # ID NAME ARG0
 	assert_output_contains "  /tmp/y (script, run by /bin/busybox)"
 }
 
+@test "audit: argv0-spoof: a program in a workspace below /usr (WORKDIR /usr/src/app) is not listed by its bare name" {
+	# --summary trusted a bare argv[0] whose file was anywhere below /usr: a workspace at
+	# /usr/src/app (a common image layout) let the agent's own `git` be listed as "git"
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "agent-usr-src-app", "extends": "agent", "workspace": { "path": "/usr/src/app" } }
+	JSON
+	mkdir -p "$BUNDLE/app" "$ROOTFS/usr/src/app"
+	update_config ".mounts += [{\"destination\": \"/usr/src/app\", \"type\": \"bind\", \"source\": \"$BUNDLE/app\", \"options\": [\"rbind\", \"rw\"]}]"
+	set_cmd 'cp /usr/local/bin/try-syscall /usr/src/app/git && PATH=/usr/src/app:$PATH git x 2>/dev/null
+		/usr/local/bin/try-syscall x 2>/dev/null; true'
+	run rt --profile "$BUNDLE/profile.json" run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 50); do
+		[ "$(ra audit --format json --kind process c1 | jq -s '[.[] | select(.exe == "/usr/local/bin/try-syscall")] | length')" -ge 1 ] && break
+		sleep 0.1
+	done
+	ra audit --format json --kind process c1 | jq -se 'any(.[]; .exe | tostring | endswith("/usr/src/app/git"))' >/dev/null ||
+		fail "no record of the program: $(ra audit --format json --kind process c1)"
+	run ra audit --summary c1
+	[ "$status" -eq 0 ] || fail "$output"
+	! grep -qx "  git" <<<"$output" || fail "listed by argv[0] alone: $output"
+	assert_output_contains "  git (exe "
+	# a program of a system bin directory by its plain name: as before
+	assert_output_contains "  /usr/local/bin/try-syscall"$'\n'
+}
+
 @test "audit: loader-spoof: --summary names the program the dynamic loader ran" {
 	# The loader run by itself maps and runs the program its arguments name; the kernel's exe
 	# is the loader: `ld.so /tmp/tool` was listed as the loader alone.
