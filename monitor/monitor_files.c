@@ -83,6 +83,7 @@
 #define FILES_UNWATCHED_MAX 8     /* per_dir: directories not marked, each a record */
 #define FILES_PATH_MAX 8192       /* a directory's path below the tree, in a record */
 #define FILES_WALK_MAX 64         /* ... names read from parents past PATH_MAX */
+#define FILES_SCAN_MAX 65536      /* ... entries read from each parent */
 
 #ifndef FAN_RENAME
 #define FAN_RENAME 0x10000000
@@ -256,11 +257,12 @@ static void ignore_dir(struct files *f, int fd, const char *path, size_t len)
 }
 
 /* The name of the directory st in its parent dir (a readdir by inode), or NULL. */
-static char *name_in(int dir, const struct stat *st)
+static char *name_in(int dir, const struct stat *st, bool *ret_too_many)
 {
   int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
   char *name = NULL;
   struct dirent *e;
+  size_t seen = 0;
   DIR *d;
 
   if (fd < 0 || (d = fdopendir(fd)) == NULL) {
@@ -268,9 +270,14 @@ static char *name_in(int dir, const struct stat *st)
       close(fd);
     return NULL;
   }
-  while (name == NULL && (e = readdir(d)) != NULL)
+  while (name == NULL && (e = readdir(d)) != NULL) {
+    if (++seen > FILES_SCAN_MAX) { /* the agent's directory: the monitor's time is not */
+      *ret_too_many = true;
+      break;
+    }
     if (e->d_ino == st->st_ino && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
       name = xstrdup(e->d_name);
+  }
   closedir(d);
   return name;
 }
@@ -278,7 +285,8 @@ static char *name_in(int dir, const struct stat *st)
 /* A directory deeper than the kernel names through /proc (its path over
  * PATH_MAX: ENAMETOOLONG): its names are read from each parent in turn up
  * to one the kernel names.  NULL when gone, or when longer than
- * FILES_PATH_MAX or FILES_WALK_MAX names past PATH_MAX (*ret_too_long: a
+ * FILES_PATH_MAX, FILES_WALK_MAX names past PATH_MAX or a parent of more than
+ * FILES_SCAN_MAX entries (*ret_too_long: a
  * loss; the walk is bounded, the monitor's CPU is not the container's).  Fixed escape,
  * deep-path-unrecorded: a file written 6,000 bytes deep left no record and `verify` said `ok`. */
 static char *long_dir_path(struct files *f, int fd, bool *ret_too_long)
@@ -296,8 +304,8 @@ static char *long_dir_path(struct files *f, int fd, bool *ret_too_long)
 
     if (parent < 0 || fstat(cur, &st) < 0 || fstat(parent, &pst) < 0 ||
         (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino) ||
-        (name = name_in(parent, &st)) == NULL)
-      return NULL; /* gone, or the top of its file system */
+        (name = name_in(parent, &st, ret_too_long)) == NULL)
+      return NULL; /* gone, the top of its file system, or a parent too large to read */
     s = xfmt("/%s%s", name, suffix);
     free(suffix);
     suffix = s;
