@@ -105,6 +105,19 @@ static void find_next(const char *path, struct exec_file *e)
   e->next_ino = st.st_ino;
 }
 
+/* Can this machine run a program built for machine (a kernel that runs it
+ * natively, not through binfmt_misc)? */
+static bool native_machine(unsigned machine)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  return machine == EM_X86_64 || machine == EM_386;
+#elif defined(__aarch64__) || defined(__arm__)
+  return machine == EM_AARCH64 || machine == EM_ARM;
+#else
+  return machine != EM_NONE;
+#endif
+}
+
 /* What runs after the file fd when its exec goes on: a script's "#!"
  * interpreter, an ELF's PT_INTERP (its loader), into e. */
 static void read_next(int fd, struct exec_file *e)
@@ -130,15 +143,19 @@ static void read_next(int fd, struct exec_file *e)
   }
   if (n < (ssize_t)sizeof u.h32 || memcmp(u.c, ELFMAG, SELFMAG) != 0)
     return;
-  e->runs = true; /* unless it names a loader */
   is64 = u.c[EI_CLASS] == ELFCLASS64;
   if (is64 && n < (ssize_t)sizeof u.h64)
     return;
   phoff = is64 ? u.h64.e_phoff : u.h32.e_phoff;
   phnum = is64 ? u.h64.e_phnum : u.h32.e_phnum;
   phentsize = is64 ? u.h64.e_phentsize : u.h32.e_phentsize;
-  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) || phnum > 64)
+  /* (the ELF header's e_machine and e_type are at the same offsets in both
+   * classes) another machine's program, or one we cannot read, cannot be
+   * told to have run */
+  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) || phnum > 64 ||
+      !native_machine(u.h32.e_machine) || (u.h32.e_type != ET_EXEC && u.h32.e_type != ET_DYN))
     return;
+  e->runs = true; /* unless it names a loader */
   /* the program headers in one read (at most 64: the monitor's work for
    * each exec the agent makes stays small) */
   if (pread(fd, ph, (size_t)phnum * phentsize, (off_t)phoff) != (ssize_t)(phnum * phentsize))
