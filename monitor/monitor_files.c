@@ -770,10 +770,14 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
     goto out;
   /* Under a flood of changes (a loop making files with new names), records
    * beyond a rate are counted, not written one by one, so that they cannot
-   * rotate the trail's earlier evidence out (monitor_flood.c); a change the
+   * rotate the trail's earlier evidence out (monitor_flood.c).  A change the
    * review would hold back (git's configuration, hooks, the files host
-   * tools load) is always written in full. */
-  if (!is_protected(f, p) && !monitor_flood_admit_n(m, "file", "", "", NULL, p->pid, 1))
+   * tools load) has a bucket of its own, which a flood of other changes
+   * cannot empty; before, it was written in full whatever the rate, and
+   * 12,000 files made under .vscode/ rotated the trail's earlier evidence
+   * out (protected-flood-rotation). */
+  if (!monitor_flood_admit_n(m, "file", "", is_protected(f, p) ? "review" : "",
+                             is_protected(f, p) ? "held back" : NULL, p->pid, 1))
     goto out;
   /* after classify: a copy-up's create is not the agent's */
   if (has_op(p, OP_CLOSE_WRITE) && (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE)))

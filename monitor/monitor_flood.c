@@ -16,8 +16,9 @@
  * record's packets), so a flood of lookups of random names or of packets to
  * random ports cannot rotate the trail's earlier evidence out either.
  * File changes ("file", no program: the kernel does not say which one made
- * them) are one bucket; a change the review would hold back is written in
- * full whatever the bucket says (monitor_files.c).
+ * them) are one bucket, and the changes the review would hold back another
+ * ("review":"held back" in their counted record), which a flood of other
+ * changes cannot empty (monitor_files.c).
  *
  * Records of a program (process, syscall) also take a token of their kind's
  * own bucket, all programs together (FLOOD_KIND_BURST, then FLOOD_KIND_RATE

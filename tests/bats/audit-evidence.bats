@@ -251,6 +251,33 @@ run_flood_verified() {
 }
 
 # bats test_tags=flood
+@test "audit-evidence: protected-flood-rotation: files made by the thousand under a protected directory (.vscode/) cannot rotate earlier evidence out" {
+	# A change the review would hold back is always recorded in full, past the flood limit:
+	# files of new names under .vscode/ (12,000, each a full record) rotated every file of a
+	# 1 MiB trail but the first out, the evidence in them too (declared dropped, but gone).
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-protected-flood", "extends": "agent", "audit": { "maxSize": "1m" } }
+	JSON
+	bind_workspace
+	set_cmd 'cd /workspace && i=0; while [ $i -lt 1000 ]; do : >pre$i; i=$((i + 1)); done
+		sleep 1.2; echo secret >evidence.txt; sleep 1.2; mkdir .vscode
+		i=0; while [ $i -lt 12000 ]; do : >.vscode/f$i; i=$((i + 1)); done
+		sleep 1.5; echo done >last.txt'
+	timeout --kill-after=5 200 "$AGENTRT" --root "$TEST_ROOT" --profile "$BUNDLE/profile.json" \
+		run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 || fail "run: $(cat "$BUNDLE/out")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	json=$(ra audit --format json "$ID")
+	jq -se 'any(.[]; .kind == "file" and .path == "/workspace/evidence.txt")' <<<"$json" >/dev/null ||
+		fail "no record of evidence.txt"
+	# every protected change is in the trail, in full or counted
+	full=$(jq -s '[.[] | select(.kind == "file" and .path != null and (.path | test("^/workspace/.vscode/f[0-9]+$")))] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "file" and .coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# $full full records, $counted counted" >&3
+	[ $((full + counted)) -ge 12000 ] || fail "full $full + counted $counted of 12000 (and the 1000 before)"
+}
+
 @test "audit-evidence: program-flood-rotation: programs run under new names by the thousand cannot rotate earlier evidence out" {
 	# (the flood stops after 40 s: the bucket's 20 a second for longer fills any size of trail,
 	# declared in THREAT-MODEL; a slow CI machine took 140 s for the 12,000 and retention dropped.
