@@ -122,6 +122,10 @@ size_t egress_policy_match_name(const struct egress_policy *p, const char *name,
 /* Is a v4 (len 4) / v6 (len 16) address private, loopback, link-local,
  * multicast or otherwise not a public unicast destination? */
 bool egress_addr_is_private(const uint8_t *addr, size_t len);
+/* The IPv4 addresses an IPv6 address carries (mapped, compatible, NAT64
+ * 64:ff9b::/96, 6to4, Teredo's server and client), which the kernel, a
+ * NAT64 gateway or a relay reaches: up to max of them into ret. */
+size_t egress_addr_embedded_v4(const uint8_t *addr, uint8_t ret[][4], size_t max);
 /* Is the address covered by one of the policy's CIDR entries? */
 bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *addr, size_t len);
 

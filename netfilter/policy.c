@@ -173,6 +173,21 @@ static const struct embed4 EMBED4[] = {
     {{0x20, 0x01, 0x00, 0x00}, 32, 4, false},    /* Teredo server */
 };
 
+size_t egress_addr_embedded_v4(const uint8_t *addr, uint8_t ret[][4], size_t max)
+{
+  size_t n = 0;
+
+  for (size_t i = 0; i < ARRAY_SIZE(EMBED4) && n < max; i++) {
+    const struct embed4 *f = &EMBED4[i];
+    if (!cidr_inside(addr, 128, f->net, f->prefix))
+      continue;
+    for (int k = 0; k < 4; k++)
+      ret[n][k] = f->inverted ? (uint8_t)~addr[f->off + k] : addr[f->off + k];
+    n++;
+  }
+  return n;
+}
+
 bool egress_addr_is_private(const uint8_t *addr, size_t len)
 {
   if (len == 4) {
@@ -186,15 +201,12 @@ bool egress_addr_is_private(const uint8_t *addr, size_t len)
   for (size_t i = 0; i < ARRAY_SIZE(PRIVATE6); i++)
     if (cidr_inside(addr, 128, PRIVATE6[i].net, PRIVATE6[i].prefix))
       return true;
-  for (size_t i = 0; i < ARRAY_SIZE(EMBED4); i++) {
-    const struct embed4 *f = &EMBED4[i];
-    uint8_t v4[4];
-    if (!cidr_inside(addr, 128, f->net, f->prefix))
-      continue;
-    for (int k = 0; k < 4; k++)
-      v4[k] = f->inverted ? (uint8_t)~addr[f->off + k] : addr[f->off + k];
-    if (egress_addr_is_private(v4, 4))
-      return true;
+  {
+    uint8_t v4[ARRAY_SIZE(EMBED4)][4];
+    size_t n = egress_addr_embedded_v4(addr, v4, ARRAY_SIZE(v4));
+    for (size_t i = 0; i < n; i++)
+      if (egress_addr_is_private(v4[i], 4))
+        return true;
   }
   return false;
 }

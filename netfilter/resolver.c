@@ -470,6 +470,20 @@ static bool host_local(const struct rstate *s, const uint8_t *addr, size_t alen)
   return local;
 }
 
+/* An IPv6 answer that carries one of the host's IPv4 addresses (NAT64: with
+ * DNS64 every IPv4-only name gets one, and the gateway takes the container
+ * to that address; 6to4, mapped, ...): the host's own, as host_local. */
+static bool embeds_host_local(const struct rstate *s, const uint8_t *addr)
+{
+  uint8_t v4[8][4];
+  size_t n = egress_addr_embedded_v4(addr, v4, 8);
+
+  for (size_t i = 0; i < n; i++)
+    if (host_local(s, v4[i], 4))
+      return true;
+  return false;
+}
+
 /* Keep the CNAME chain from the question and the addresses of its names;
  * returns the count kept in out, sets *rebind when private ones were cut. */
 static size_t filter_answers(struct rstate *s, const struct dns_msg *q, const struct dns_msg *a,
@@ -498,7 +512,8 @@ static size_t filter_answers(struct rstate *s, const struct dns_msg *q, const st
     if (rr->type != q->qtype || rr->type == DNS_TYPE_CNAME || !in_chain(chain, nc, rr->name))
       continue;
     if (!pol->allow_private_answers &&
-        (egress_addr_is_private(rr->data.addr, alen) || host_local(s, rr->data.addr, alen)) &&
+        (egress_addr_is_private(rr->data.addr, alen) || host_local(s, rr->data.addr, alen) ||
+         (alen == 16 && embeds_host_local(s, rr->data.addr))) &&
         !egress_policy_allows_addr(pol, rr->data.addr, alen)) {
       *rebind = true; /* DNS rebinding: an allowed name pointing inside */
       continue;

@@ -68,6 +68,10 @@ egt_servers() {
 		host-record=allowed.test,203.0.113.10
 		host-record=hostself.test,192.0.2.6
 		host-record=hostself.test,2001:db8:6::6
+		host-record=hostself64.test,64:ff9b::c000:206
+		host-record=hostself6to4.test,2002:c000:206::1
+		host-record=hostselfmapped.test,::ffff:192.0.2.6
+		host-record=nat64pub.test,64:ff9b::cb00:710a
 		host-record=denied.test,198.51.100.20
 		host-record=rebind.test,10.0.0.1
 		host-record=allowed6.test,2001:db8:203::10
@@ -164,7 +168,8 @@ setup_file() {
 		  "egress": {
 		    "allow": ["allowed.test", "rebind.test", "203.0.113.10:443/tcp", "allowed6.test",
 		      "mapped.test", "compat.test", "nat64.test", "nat64local.test", "sixtofour.test",
-		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test", "hostself.test"],
+		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test", "hostself.test",
+		      "hostself64.test", "hostself6to4.test", "hostselfmapped.test", "nat64pub.test"],
 		    "dns": {"upstream": ["192.0.2.53"]}
 		  }
 		}
@@ -1285,6 +1290,32 @@ dns_queries() {
 	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
 	run connect 2001:db8:203::10 80
 	[[ "$output" == *hello-allowed6-80* ]] || fail "$output"
+}
+
+@test "egress: escape: host-self-embedded: an allowed name answered with the host's IPv4 inside an IPv6 form (NAT64, 6to4, mapped) gets no address" {
+	# The rebinding check judged the IPv4 inside NAT64, 6to4 and mapped answers only by the
+	# private ranges, and the host's own addresses only as given.  With DNS64 (IPv6-only
+	# clusters: every IPv4-only name gets a synthesized 64:ff9b::/96 answer) an allowed name
+	# answered with the host's public IPv4 became 64:ff9b::<that address>, was pinned, and
+	# the NAT64 gateway took the container to the host's own services: host-self-rebind again.
+	local n look
+	egress_run
+	for n in hostself64.test hostself6to4.test hostselfmapped.test; do
+		look=$(in_ctr nslookup -type=aaaa "$n" 2>&1) || true
+		[[ "$look" != *c000:206* && "$look" != *192.0.2.6* ]] || fail "$n answered: $look"
+	done
+	run rt egress "$ID" list
+	! grep -Eq "pinned (64:ff9b::c000:206|2002:c000:206::1|::ffff:192.0.2.6)" <<<"$output" || fail "pinned: $output"
+	sleep 0.2
+	for n in hostself64.test hostself6to4.test hostselfmapped.test; do
+		records "select(.kind == \"dns\" and .name == \"$n\" and .qtype == 28 and .verdict == \"rebind\")" | grep -q . ||
+			fail "$n: no rebind record: $(records "select(.kind == \"dns\" and .name == \"$n\")")"
+	done
+	# a public IPv4 in the same form is still answered and pinned (the control)
+	run in_ctr nslookup -type=aaaa nat64pub.test
+	[[ "$output" == *64:ff9b::cb00:710a* ]] || fail "the public control: $output"
+	run rt egress "$ID" list
+	grep -q "pinned 64:ff9b::cb00:710a" <<<"$output" || fail "the public control is not pinned: $output"
 }
 
 @test "egress: escape: icmp-error-inbound: a refused host's ICMP errors quoting an allowed flow put none of its bytes into the container" {

@@ -157,6 +157,29 @@ static void test_match(void)
              "%s is %s", v6[i].a, v6[i].priv ? "private" : "public");
     }
   }
+  {
+    /* the IPv4 inside (the resolver asks whether it is one of the host's) */
+    static const struct {
+      const char *a, *v4;
+    } em[] = {
+        {"64:ff9b::c000:206", "192.0.2.6"},
+        {"2002:c000:206::1", "192.0.2.6"},
+        {"::ffff:192.0.2.6", "192.0.2.6"},
+        {"::192.0.2.6", "192.0.2.6"},
+        {"2001:db8:203::10", NULL},
+        {"64:ff9b:1::c000:206", NULL},
+        {"2001:0:cb00:71ff:8000:63bf:3fff:fdf9", "192.0.2.6"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(em); i++) {
+      uint8_t b6[16], v4[8][4], want[4];
+      size_t n = inet_pton(AF_INET6, em[i].a, b6) == 1 ? egress_addr_embedded_v4(b6, v4, 8) : 99;
+      bool found = false;
+      for (size_t k = 0; em[i].v4 && k < n && k < 8; k++)
+        found |= inet_pton(AF_INET, em[i].v4, want) == 1 && memcmp(v4[k], want, 4) == 0;
+      tap_ok(em[i].v4 ? found : n == 0, "%s carries %s (%zu)", em[i].a,
+             em[i].v4 ? em[i].v4 : "none", n);
+    }
+  }
   tap_ok(egress_policy_remove(&p, &p.entries[0], &err) == 0 && p.n_entries == 2, "remove entry");
   tap_ok(egress_policy_remove(&p, &e, &err) == 0 && egress_policy_remove(&p, &e, &err) < 0,
          "remove absent entry fails: %s", err.msg);
