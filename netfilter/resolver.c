@@ -713,14 +713,25 @@ static bool budget_take(struct rstate *s)
   return false;
 }
 
+/* Is there a token?  (taken only for what was read: a read that finds
+ * nothing, at the end of every batch, costs none) */
+static bool budget_ready(struct rstate *s)
+{
+  if (token_bucket_ready(&s->budget, now_ms()))
+    return true;
+  s->paused = true;
+  return false;
+}
+
 static void handle_udp(struct rstate *s, int fd)
 {
-  for (int i = 0; i < UDP_BATCH && budget_take(s); i++) {
+  for (int i = 0; i < UDP_BATCH && budget_ready(s); i++) {
     struct client c = {.tcp = false, .fd = fd, .peer_len = sizeof c.peer};
     ssize_t len =
         recvfrom(fd, s->rx, RX_BUF, MSG_DONTWAIT, (struct sockaddr *)&c.peer, &c.peer_len);
     if (len < 0)
       return;
+    budget_take(s);
     s->busy = true;
     if (len > 0)
       handle_query(s, s->rx, (size_t)len, &c);
@@ -757,11 +768,12 @@ static void handle_accept(struct rstate *s, int lfd)
 {
   int fd;
 
-  if (!budget_take(s))
+  if (!budget_ready(s))
     return;
   fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0)
     return;
+  budget_take(s);
   s->busy = true;
   for (size_t i = 0; i <= s->n_conns && i < MAX_CONNS; i++) {
     struct conn *c = &s->conns[i];
