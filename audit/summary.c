@@ -43,7 +43,7 @@ struct audit_summary {
   bool monitor_dead;                            /* the caller saw it gone, the container there */
   char *files_gap;              /* why the file list is incomplete (a "file" audit_error) */
   char *programs_gap;           /* process or exec-open events lost */
-  char *net_gap;                /* network events lost: both host lists are incomplete */
+  char *net_gap;                /* network events or lookups lost: both host lists are incomplete */
   uint64_t losses, lost_events; /* audit_errors of lost events, the events they count */
   uint64_t errors;              /* other audit_errors: a source not set up ... */
   char *error_sources;          /* ... which ones: "file, syscall" */
@@ -381,7 +381,7 @@ static void add_error(struct audit_summary *s, yajl_val v)
     s->lost_events += (uint64_t)get_int(v, "lost_events", 0);
   if ((streq(source, "process") || streq(source, "exec_opens")) && !s->programs_gap)
     set(&s->programs_gap, error);
-  else if (streq(source, "net") && !s->net_gap)
+  else if ((streq(source, "net") || streq(source, "dns")) && !s->net_gap)
     set(&s->net_gap, error);
 }
 

@@ -1451,6 +1451,9 @@ dns_queries() {
 	echo "# $read_n of $sent lookups read, $lost lost" >&3
 	[ "$((read_n + lost))" -ge $((sent * 9 / 10)) ] && [ "$((read_n + lost))" -le "$sent" ] ||
 		fail "$read_n read and $lost lost of $sent lookups in the trail"
+	# and the summary says its lists of hosts are incomplete
+	run rt audit --summary "$ID"
+	[[ "$output" == *"hosts refused (incomplete:"* ]] || fail "summary: $output"
 }
 
 @test "egress: dns-tcp-pipelined: glibc's lookup of a name whose answer needs TCP (A and AAAA on one connection) resolves" {
