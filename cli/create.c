@@ -267,6 +267,35 @@ static uint64_t view_start(const struct oci_config *cfg)
   return v;
 }
 
+/* The init mounts an overlay workspace by path, from layers in the data
+ * directory (0700 directories, the runtime's): the root of a user namespace
+ * of the container's own that is another uid cannot reach them (it failed
+ * after the init started: `workspace image: open <data dir>/...: Permission
+ * denied`).  Docker's userns-remap, Podman's --uidmap or --userns=auto. */
+static int check_workspace_userns(const struct oci_config *cfg, const char *dest, struct error *err)
+{
+  const struct oci_namespace *ns = oci_config_namespace(cfg, OCI_NS_USER);
+  const struct oci_linux *l = cfg->linux;
+  char root[32] = "unmapped";
+
+  if (ns == NULL || (ns->path != NULL && *ns->path != '\0') || l == NULL)
+    return 0;
+  for (size_t i = 0; i < l->n_uid_mappings; i++) {
+    const struct oci_idmap *m = &l->uid_mappings[i];
+    if (m->container_id == 0 && m->size > 0) {
+      if (m->host_id == (uint32_t)geteuid())
+        return 0;
+      snprintf(root, sizeof root, "host uid %u", (unsigned)m->host_id);
+    }
+  }
+  return error_set(err, 0,
+                   "workspace `%s`: not supported in a user namespace of the container's own "
+                   "whose root is %s: that root cannot reach the workspace's layers; run it "
+                   "without the user namespace (Docker's userns-remap, Podman's --uidmap or "
+                   "--userns) or without the workspace mount",
+                   dest, root);
+}
+
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
                               char **ret_fspath, struct workspace **ret_later, struct error *err)
 {
@@ -279,6 +308,8 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
 
     if (!profile_mount_is_workspace(m))
       continue;
+    if (check_workspace_userns(cfg, m->destination, err) < 0)
+      return -1;
     ws_limits_default(&lim);
     if (c->profile) {
       lim.max_size = c->profile->workspace.retention.max_size;

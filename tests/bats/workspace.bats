@@ -1576,3 +1576,31 @@ check_git_output() {
   run changes
   [ "$output" = "$(printf '%s\n' added:hi deleted:b.txt)" ]
 }
+
+@test "workspace-userns: a workspace in a user namespace of the container's own (Docker's userns-remap, Podman's --uidmap) is refused at create, naming it, and leaves nothing" {
+  [ -e /proc/self/ns/user ] && unshare -U true 2>/dev/null || skip "needs user namespaces"
+  # the mapped root reads the rootfs (the host dir stays the runtime's)
+  chmod 755 "$T"
+  bundle_for 'echo ran'
+  jq '.linux.namespaces += [{"type": "user"}] |
+    .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+    .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]' \
+    "$BUNDLE/config.json" >"$T/config.json"
+  mv "$T/config.json" "$BUNDLE/config.json"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -ne 0 ] || fail "ran: $output"
+  [[ "$output" != *ran* ]] || fail "$output"
+  # one line naming the container, the workspace and the cause (not a data directory path)
+  [ "$(wc -l <<<"$output")" = 1 ] || fail "$output"
+  [[ "$output" == "agentrt: create \`$ID\`: workspace \`/workspace\`: "*"user namespace"*"100000"* ]] || fail "$output"
+  [[ "$output" != *"$AGENTRT_DATA_DIR"* ]] || fail "$output"
+  [ -z "$(ar list -q)" ] || fail "left: $(ar list -q)"
+  [ ! -e "$STORE/.workspaces/$ID" ] || fail "a workspace was left"
+  [ "$(host_sum)" = "$SUM0" ]
+  # the same config without the user namespace runs
+  jq 'del(.linux.uidMappings, .linux.gidMappings) | .linux.namespaces |= map(select(.type != "user"))' \
+    "$BUNDLE/config.json" >"$T/config.json"
+  mv "$T/config.json" "$BUNDLE/config.json"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [ "$output" = ran ] || fail "without: $output"
+}
