@@ -37,6 +37,7 @@
 #include "monitor/subagents.h"
 #include "common/subproto.h"
 #include "os/fsutil.h"
+#include "os/mount_ops.h"
 #include "os/procfs.h"
 #include "datadir/datadir.h"
 #include "workspace/workspace.h"
@@ -271,35 +272,102 @@ static uint64_t view_start(const struct oci_config *cfg)
  * directory (0700 directories, the runtime's): the root of a user namespace
  * of the container's own that is another uid cannot reach them (it failed
  * after the init started: `workspace image: open <data dir>/...: Permission
- * denied`).  Docker's userns-remap, Podman's --uidmap or --userns=auto. */
-static int check_workspace_userns(const struct oci_config *cfg, const char *dest, struct error *err)
+ * denied`).  Docker's userns-remap, Podman's --uidmap or --userns=auto.
+ * Then this makes the overlay itself (premount_workspace).  *ret_root: who
+ * that root is, for messages. */
+static bool userns_root_other(const struct oci_config *cfg, char *ret_root, size_t n)
 {
   const struct oci_namespace *ns = oci_config_namespace(cfg, OCI_NS_USER);
   const struct oci_linux *l = cfg->linux;
-  char root[32] = "unmapped";
 
+  snprintf(ret_root, n, "unmapped");
   if (ns == NULL || (ns->path != NULL && *ns->path != '\0') || l == NULL)
-    return 0;
+    return false;
   for (size_t i = 0; i < l->n_uid_mappings; i++) {
     const struct oci_idmap *m = &l->uid_mappings[i];
     if (m->container_id == 0 && m->size > 0) {
       if (m->host_id == (uint32_t)geteuid())
-        return 0;
-      snprintf(root, sizeof root, "host uid %u", (unsigned)m->host_id);
+        return false;
+      snprintf(ret_root, n, "host uid %u", (unsigned)m->host_id);
     }
   }
-  return error_set(err, 0,
-                   "workspace `%s`: not supported in a user namespace of the container's own "
-                   "whose root is %s: that root cannot reach the workspace's layers; run it "
-                   "without the user namespace (Docker's userns-remap, Podman's --uidmap or "
-                   "--userns) or without the workspace mount",
-                   dest, root);
+  return true;
+}
+
+/* File systems create makes for the init (spawn_opts.premounted). */
+struct premounted {
+  int *fds;
+  size_t n;
+};
+
+static void premounted_close(struct premounted *p)
+{
+  for (size_t i = 0; p->fds && i < p->n; i++)
+    if (p->fds[i] >= 0)
+      close(p->fds[i]);
+  free(p->fds);
+  p->fds = NULL;
+}
+
+/* The overlay of workspace w (config mount i), made here with the runtime's
+ * credentials: its layers are reached by us, the upper of an image through
+ * the image's detached mount (/proc/self/fd/N), and it is trusted.* as any
+ * overlay of ours.  The init attaches it; a kernel that cannot make an overlay
+ * on a detached upper (before 6.15) fails here, naming the cause. */
+static int premount_workspace(const struct oci_config *cfg, struct workspace *w, size_t i,
+                              const char *root, struct premounted *pre, struct error *err)
+{
+  cleanup_free char *data = xstrdup(w->mount_data);
+  const struct oci_mount *m = &cfg->mounts[i];
+  bool vol = strv_contains(m->options, "volatile");
+  int fd;
+
+  if (workspace_fs_fd(w) >= 0) {
+    cleanup_free char *fs = workspace_fs_path(w);
+    cleanup_free char *at = xfmt("/proc/self/fd/%d", workspace_fs_fd(w));
+    cleanup_free char *up = xfmt("upperdir=%s/", fs), *wk = xfmt("workdir=%s/", fs);
+    char *u = strstr(data, up), *k = strstr(data, wk);
+    if (u == NULL || k == NULL)
+      return error_set(err, EINVAL, "workspace `%s`: the upper layer is not in `%s`", w->dest, fs);
+    /* "upperdir=<fs>/upper,workdir=<fs>/work" with <fs> replaced */
+    *u = '\0';
+    char *rest = xfmt("%supperdir=%s/%s", data, at, u + strlen(up));
+    free(data);
+    data = rest;
+    k = strstr(data, wk);
+    *k = '\0';
+    rest = xfmt("%sworkdir=%s/%s", data, at, k + strlen(wk));
+    free(data);
+    data = rest;
+  }
+  if (vol) {
+    char *more = xfmt("%s,volatile", data);
+    free(data);
+    data = more;
+  }
+  fd = mnt_new_fs("overlay", "overlay", data, NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+  if (fd < 0)
+    return error_prefix(err,
+                        "workspace `%s`: in a user namespace of the container's own whose root "
+                        "is %s (that root cannot reach its layers): made by the runtime",
+                        w->dest, root);
+  if (pre->fds == NULL) {
+    pre->n = cfg->n_mounts;
+    pre->fds = xmalloc(pre->n * sizeof *pre->fds);
+    for (size_t j = 0; j < pre->n; j++)
+      pre->fds[j] = -1;
+  }
+  pre->fds[i] = fd;
+  return 0;
 }
 
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
-                              char **ret_fspath, struct workspace **ret_later, struct error *err)
+                              char **ret_fspath, struct workspace **ret_later,
+                              struct premounted *pre, struct error *err)
 {
   struct oci_config *cfg = c->config;
+  char root[32];
+  bool premount = userns_root_other(cfg, root, sizeof root);
 
   for (size_t i = 0; i < cfg->n_mounts; i++) {
     struct oci_mount *m = &cfg->mounts[i];
@@ -308,8 +376,6 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
 
     if (!profile_mount_is_workspace(m))
       continue;
-    if (check_workspace_userns(cfg, m->destination, err) < 0)
-      return -1;
     ws_limits_default(&lim);
     if (c->profile) {
       lim.max_size = c->profile->workspace.retention.max_size;
@@ -319,11 +385,17 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     }
     /* a new image's copy (its fsync on a disk) goes with its mount, by the
      * thread container_create starts (workspace_mount_start) */
-    lim.copy_later = true;
+    lim.copy_later = !premount; /* premounted: the image must be there */
     if (workspace_prepare(g->store, c->id, m->source, view_start(cfg), m->destination, &lim, &w,
                           err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
+    /* (a new image is mounted now, not by create's thread: the overlay made
+     * here needs it) */
+    if (premount && workspace_finish_upper(w, err) < 0) {
+      workspace_free(w);
+      return error_prefix(err, "workspace `%s`", m->destination);
+    }
     if (w->warning != NULL)
       log_warning("create `%s`: workspace `%s`: %s", c->id, m->destination, w->warning);
     /* a sub-agent without an image of its own: its parent's, whose upper is
@@ -344,7 +416,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
       return error_set(err, EINVAL, "workspace `%s`: one workspace with a size limit per container",
                        m->destination);
     }
-    if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL) { /* one workspace per profile */
+    if (workspace_fs_fd(w) >= 0 && *ret_fspath == NULL && !premount) { /* one per profile */
       *ret_fsfd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
       if (*ret_fsfd < 0) {
         workspace_free(w);
@@ -364,6 +436,10 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     m->options = strv_dup(w->mount_optv);
     if (c->profile && c->profile->workspace.volatile_upper && overlay_has_volatile())
       strv_push(&m->options, "volatile");
+    if (premount && premount_workspace(cfg, w, i, root, pre, err) < 0) {
+      workspace_free(w);
+      return -1;
+    }
     if (w->upper_later)
       *ret_later = w;
     else
@@ -776,6 +852,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_strv char **removed = NULL;
   cleanup_free char *ws_fs_path = NULL;
   cleanup_close int ws_fs_fd = -1;
+  __attribute__((cleanup(premounted_close))) struct premounted premounted = {0};
   struct workspace *ws_later = NULL;
   __attribute__((cleanup(netns_early_close))) struct netns_early netns = NETNS_EARLY_INIT;
   struct early_start early;
@@ -823,7 +900,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
   if (prepare_data(g, c, &removed, err) < 0 ||
-      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, &ws_later, err) < 0)
+      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, &ws_later, &premounted, err) < 0)
     goto fail;
   /* a new image's copy, device and mount, by a thread while create does the
    * rest (late_upper takes them).  Started here, not in workspace_prepare before
@@ -900,6 +977,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   so.ws_fs_path = ws_fs_path;
   so.ws_fs_fd = ws_fs_fd;
+  so.premounted = premounted.fds;
+  so.n_premounted = premounted.n;
   if (ws_later != NULL) {
     so.ws_fs_late = late_upper;
     so.ws_fs_ud = ws_later;

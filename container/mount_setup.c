@@ -573,11 +573,12 @@ static char *tmpfs_mode_data(struct setup_ctx *ctx, const struct oci_mount *m,
               o->data ? o->data : "");
 }
 
+/* pre: the file system made by the runtime (spawn_opts.premounted), or -1 */
 static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct mount_opts *o,
-                 const char *dest, struct error *err)
+                 const char *dest, int pre, struct error *err)
 {
   cleanup_close int target = -1;
-  cleanup_close int mfd = -1;
+  cleanup_close int mfd = pre;
   cleanup_free char *tmpfs_data = NULL;
   struct mount_opts with_mode;
   uint64_t set, clr;
@@ -601,7 +602,8 @@ static int do_fs(struct setup_ctx *ctx, const struct oci_mount *m, const struct 
     return error_set(err, EINVAL, "mount on `%s`: tmpcopyup needs type tmpfs, not `%s`", dest,
                      m->type);
   mount_opts_attr(o, &set, &clr);
-  mfd = new_fs(ctx, m, o, set, err);
+  if (mfd < 0)
+    mfd = new_fs(ctx, m, o, set, err);
   if (mfd < 0)
     return error_prefix(err, "mount on `%s`", dest);
   if (o->tmpcopyup && mnt_tmpcopyup(target, mfd, dest, err) < 0)
@@ -638,7 +640,7 @@ static int mount_one(struct setup_ctx *ctx, const struct oci_mount *m, int pre, 
   else if (o.flags & MS_REMOUNT)
     r = do_remount(ctx, &o, dest, err);
   else
-    r = do_fs(ctx, m, &o, dest, err);
+    r = do_fs(ctx, m, &o, dest, take_fd(&pre), err);
   mount_opts_free(&o);
   return r;
 }

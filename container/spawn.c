@@ -373,6 +373,20 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
       free(bind_fds);
       bind_fds = NULL;
     }
+    for (size_t i = 0; o->premounted && i < o->n_premounted && i < cfg->n_mounts; i++) {
+      if (o->premounted[i] < 0)
+        continue;
+      if (bind_fds == NULL) {
+        bind_fds = xmalloc(cfg->n_mounts * sizeof *bind_fds);
+        for (size_t j = 0; j < cfg->n_mounts; j++)
+          bind_fds[j] = -1;
+      }
+      bind_fds[i] = fcntl(o->premounted[i], F_DUPFD_CLOEXEC, 3);
+      if (bind_fds[i] < 0) {
+        error_errno(err, "mount on `%s`", cfg->mounts[i].destination);
+        goto fail;
+      }
+    }
   }
   if (enter_for_children(&plan, cfg, &saved_pid, &saved_time, err) < 0) {
     leave_for_children(saved_pid, saved_time);

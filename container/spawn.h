@@ -53,6 +53,12 @@ struct spawn_opts {
    * -1 with err, which fails the spawn. */
   int (*ws_fs_late)(void *ud, struct error *err);
   void *ws_fs_ud;
+  /* Per config mount: a file system this made (an overlay workspace under
+   * a user namespace whose root is another uid, which could not reach its
+   * layers), the init attaches it instead of making it; -1 = none.  NULL:
+   * none at all.  n_premounted: its length (mounts added after it have none). */
+  const int *premounted;
+  size_t n_premounted;
   /* Called right after the clone when the init got a new network
    * namespace from it (one joined by path, or unshared under a joined user
    * namespace, comes later), while it sets up its root: the monitor starts

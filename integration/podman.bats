@@ -302,3 +302,26 @@ it_pty_podman() {
 	"$AGENTRT" audit --purge "$jid" >/dev/null 2>&1 || true
 	"$AGENTRT" audit --purge "$xid" >/dev/null 2>&1 || true
 }
+
+@test "workspace-userns: podman --runtime agentrt (default profile) --uidmap with a host dir at /workspace: the writes are reviewed, then committed as the mapped uid's" {
+	local host=$IT_TMP/uw-host id
+	mkdir -p "$host"
+	echo hello >"$host/a.txt"
+	chown -R 100000:100000 "$host"
+	run pm --runtime agentrt run --name uw --uidmap 0:100000:65536 --gidmap 0:100000:65536 \
+		--network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" -v "$host:/workspace" -w /workspace \
+		"$IMG" sh -c 'echo new >n.txt && echo more >>a.txt && id -u && cat a.txt'
+	[ "$status" -eq 0 ] && [ "$output" = "$(printf '0\nhello\nmore')" ] || it_die "$output"
+	id=$(pm inspect -f '{{.Id}}' uw)
+	[ "$(cat "$host/a.txt")" = hello ] && [ ! -e "$host/n.txt" ] || it_die "the host dir changed before commit"
+	run --separate-stderr "$AGENTRT" workspace "$id" diff --format json
+	[ "$(jq -r '.changes[] | "\(.kind):\(.path)"' <<<"$output" | sort | tr '\n' ' ')" = "added:n.txt modified:a.txt " ] ||
+		it_die "$output"
+	run "$AGENTRT" workspace "$id" commit
+	[ "$status" -eq 0 ] || it_die "commit: $output"
+	[ "$(cat "$host/n.txt")" = new ] && [ "$(stat -c %u "$host/n.txt")" = 100000 ] || it_die "$(ls -ln "$host")"
+	run pm_pod_rm --runtime agentrt rm -f -t 0 uw
+	[ "$status" -eq 0 ] || it_die "rm: $output"
+	"$AGENTRT" workspace "$id" purge >/dev/null 2>&1 || true
+	"$AGENTRT" audit --purge "$id" >/dev/null 2>&1 || true
+}
