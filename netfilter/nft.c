@@ -563,6 +563,20 @@ static void rules_spoofed(struct nft_batch_buf *b, int log_group)
   rule_simple(b, "spoofed", NF_DROP, NULL, "drop");
 }
 
+/* Nothing is routed through the container's namespace: a new namespace
+ * copies the host's IPv4 forwarding switch (on, on a Docker or Kubernetes
+ * host), so a neighbour on the container's link could send its packets
+ * through the container to where the container's routes lead, past the
+ * policy and the trail (forward-through-container).  Counted and dropped,
+ * not logged: the sender is not the container. */
+static void rules_forward(struct nft_batch_buf *b)
+{
+  struct nftnl_rule *r = rule_new("forward");
+
+  expr(r, "counter");
+  rule_emit(b, r, "counter");
+}
+
 /* Every accepted packet that is not part of a known connection ends here.
  * The first packet of a flow (ct state new, its conntrack entry not yet
  * confirmed: the entry is confirmed once that packet leaves, so a UDP
@@ -758,7 +772,7 @@ static void table_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags)
 }
 
 /* type NULL = regular chain; else a base chain on hook output, or input
- * for the `input` chain, postrouting for `post` */
+ * for the `input` chain, postrouting for `post`, forward for `forward` */
 static void chain_msg(struct nft_batch_buf *b, const char *name, const char *type, int prio,
                       uint32_t policy)
 {
@@ -773,9 +787,10 @@ static void chain_msg(struct nft_batch_buf *b, const char *name, const char *typ
   if (type != NULL) {
     nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type);
     nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM,
-                        strcmp(name, "input") == 0  ? NF_INET_LOCAL_IN
-                        : strcmp(name, "post") == 0 ? NF_INET_POST_ROUTING
-                                                    : NF_INET_LOCAL_OUT);
+                        strcmp(name, "input") == 0     ? NF_INET_LOCAL_IN
+                        : strcmp(name, "post") == 0    ? NF_INET_POST_ROUTING
+                        : strcmp(name, "forward") == 0 ? NF_INET_FORWARD
+                                                       : NF_INET_LOCAL_OUT);
     nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
     nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
   }
@@ -825,6 +840,9 @@ static int build_update(const struct egress_policy *p, struct nft_batch_buf *b, 
   flush_chain(b, "post_deny");
   flush_chain(b, "post");
   rules_post(b, p->log_group);
+  chain_msg(b, "forward", "filter", 0, NF_DROP);
+  flush_chain(b, "forward");
+  rules_forward(b);
   return 0;
 }
 
@@ -850,9 +868,11 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
   chain_msg(b, "input", "filter", 0, p->ingress_default_allow ? NF_ACCEPT : NF_DROP);
   chain_msg(b, "post_deny", NULL, 0, 0);
   chain_msg(b, "post", "filter", 0, NF_ACCEPT);
+  chain_msg(b, "forward", "filter", 0, NF_DROP);
   rules_deny(b, p->log_group);
   rules_post(b, p->log_group);
   rules_spoofed(b, p->log_group);
+  rules_forward(b);
   rules_in_chains(b, p->log_group);
   rules_input(b, p);
   rules_allowed(b, p->log_group);

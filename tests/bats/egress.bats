@@ -191,7 +191,7 @@ teardown_file() {
 			kill -9 "$pid" 2>/dev/null
 		done
 	fi
-	for ns in "${EGT_CTR:-}" "${EGT_INET:-}" "${EGT_HOST:-}"; do
+	for ns in "${EGT_CTR:-}" "${EGT_INET:-}" "${EGT_HOST:-}" "agentrt-t-nb-${EGT_TAG:-none}"; do
 		[ -n "$ns" ] && ip netns delete "$ns" 2>/dev/null
 	done
 	[ -n "${EGT_DIR:-}" ] && rm -rf "$EGT_DIR"
@@ -818,6 +818,52 @@ listeners() {
 	refused_fast 2001:db8:198::20 80
 	run rt egress "$ID" list
 	grep -q "pinned 2001:db8:203::10" <<<"$output" || fail "$output"
+}
+
+# nb_from ADDR: what the neighbour (agentrt-t-nb-*) gets from ADDR:80 (socat, 3 s at most)
+nb_from() {
+	local a=$1
+	[[ $a == *:* ]] && a="[$a]"
+	egt_ns "agentrt-t-nb-$EGT_TAG" timeout 5 socat -T 3 - "TCP:$a:80,connect-timeout=3" </dev/null 2>&1 || true
+}
+
+@test "egress: escape: forward-through-container: a neighbour cannot route its packets through the container's namespace" {
+	# A new network namespace copies the host's IPv4 forwarding switch (on, on a Docker or
+	# Kubernetes host; set here), and the table had no forward hook: a neighbour on a second
+	# link of the container's namespace reached the refused host through the container, both
+	# IP versions, past the policy and the trail.
+	local nb=agentrt-t-nb-$EGT_TAG
+	egress_run
+	ip netns add "$nb"
+	ip link add c1 netns "$EGT_CTR" type veth peer name n0 netns "$nb"
+	ip -n "$EGT_CTR" addr add 198.51.100.201/30 dev c1 && ip -n "$EGT_CTR" link set c1 up
+	ip -n "$nb" addr add 198.51.100.202/30 dev n0 && ip -n "$nb" link set n0 up
+	ip -n "$nb" link set lo up
+	ip -n "$EGT_CTR" addr add 2001:db8:ff::1/64 dev c1 nodad
+	ip -n "$nb" addr add 2001:db8:ff::2/64 dev n0 nodad
+	ip -n "$nb" route add default via 198.51.100.201
+	ip -n "$nb" -6 route add default via 2001:db8:ff::1
+	ip -n "$EGT_INET" route add 198.51.100.200/30 via 192.0.2.2
+	ip -n "$EGT_INET" -6 route add 2001:db8:ff::/64 via 2001:db8:2::2
+	egt_ns "$EGT_CTR" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	run nb_from 198.51.100.20
+	local v4=$output
+	run nb_from 2001:db8:198::20
+	local v6=$output
+	# the control: the same with the container gone (its table with it) gets through
+	run rt delete --force "$ID"
+	run nb_from 198.51.100.20
+	local v4_after=$output
+	run nb_from 2001:db8:198::20
+	local v6_after=$output
+	egt_ns "$EGT_CTR" sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
+	ip -n "$EGT_INET" route del 198.51.100.200/30
+	ip -n "$EGT_INET" -6 route del 2001:db8:ff::/64
+	ip netns delete "$nb"
+	[[ $v4 != *hello* ]] || fail "the neighbour reached the refused host through the container: $v4"
+	[[ $v6 != *hello* ]] || fail "the neighbour reached the refused host over IPv6 through the container: $v6"
+	[ "$v4_after" = hello-denied-80 ] && [ "$v6_after" = hello-denied6-80 ] ||
+		fail "the control (no table) did not get through, so the test proves nothing: $v4_after / $v6_after"
 }
 
 @test "egress: ingress-unsolicited: inbound is refused unless listed, a listed one is recorded" {
