@@ -1214,10 +1214,15 @@ static int listen_on(int family, uint16_t port, struct error *err)
  * sub-agent's connections); -1 where there is none */
 __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
 {
-  unsigned live = 0;
+  /* connection processes and new connections: the container's, a
+   * sub-agent's, apart (a child's flood does not hold up its parent's) */
+  static const unsigned max_live[2] = {TLS_PROXY_MAX_CONNS, TLS_PROXY_MAX_CHILD_CONNS};
+  static struct {
+    pid_t pid;
+    bool child;
+  } conns[TLS_PROXY_MAX_CONNS + TLS_PROXY_MAX_CHILD_CONNS];
+  unsigned live[2] = {0, 0};
   pid_t self = getpid();
-  /* new connections: the container's, a sub-agent's (a child's flood does
-   * not hold up its parent's connections) */
   struct token_bucket budget[2];
 
   for (int k = 0; k < 2; k++)
@@ -1237,7 +1242,12 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
     }
 
     while ((dead = waitpid(-1, NULL, WNOHANG)) > 0)
-      live--;
+      for (size_t k = 0; k < sizeof conns / sizeof *conns; k++)
+        if (conns[k].pid == dead) {
+          live[conns[k].child]--;
+          conns[k].pid = 0;
+          break;
+        }
     if (stopping) { /* the monitor is gone: the counts held, then the end */
       flood_flush(px, true);
       _exit(0);
@@ -1253,7 +1263,7 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
       cfd = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
       if (cfd < 0)
         continue;
-      if (live >= TLS_PROXY_MAX_CONNS) {
+      if (live[i >= 2] >= max_live[i >= 2]) {
         close(cfd); /* bounded: a flood costs connections, not the host */
         continue;
       }
@@ -1273,8 +1283,13 @@ __attribute__((noreturn)) static void proxy_main(struct proxy *px, int lfd[4])
           audit_log_close(px->log);
         _exit(0);
       }
-      if (pid > 0)
-        live++;
+      for (size_t k = 0; pid > 0 && k < sizeof conns / sizeof *conns; k++)
+        if (conns[k].pid == 0) { /* a free one: at most the sum of both bounds live */
+          conns[k].pid = pid;
+          conns[k].child = i >= 2;
+          live[i >= 2]++;
+          break;
+        }
       close(cfd);
     }
   }

@@ -53,6 +53,10 @@ struct tls_ca; /* monitor/tls_ca.h (the plugin only) */
  * placeholder it learnt (the child's own secrets are its own proxy's). */
 #define TLS_PROXY_CHILD_PORT 15002
 #define TLS_PROXY_MAX_CONNS 128 /* connection processes at once; more are closed */
+/* ... of which a sub-agent's (TLS_PROXY_CHILD_PORT), counted apart: a child
+ * holding the proxy's connections (slow downloads) took all of them, and its
+ * parent's own were closed (secrets-proxy.bats child-conn-starve) */
+#define TLS_PROXY_MAX_CHILD_CONNS 64
 /* New connections taken a second, per listening port (the container's, a
  * sub-agent's): TLS_PROXY_CONN_BURST at once, then TLS_PROXY_CONN_RATE; the
  * rest wait in the kernel's accept queue.  Each costs the proxy, outside the
