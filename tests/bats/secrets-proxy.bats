@@ -966,3 +966,35 @@ child_own_secret() {
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "the parent's request: $output"
 	in_ctr /run/agentrt/bin/agentrt sub kill hog KILL >/dev/null 2>&1 || true
 }
+
+@test "secrets-proxy: escape: stall-cpu: connections that send the first byte of a ClientHello or request and stall keep the proxy idle" {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	cp "$REPO_ROOT/tests/helpers/stall.js" "$ROOTFS/stall.js"
+	px_run
+	local mon px c0 t0 out used wall port
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
+	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	# each connection's process waited for the rest of the ClientHello (or request head) by
+	# peeking at what it had every 2 ms, awake, for up to 10 s: 120 connections that sent one
+	# byte took 4 s of its CPU in 11 s (outside the container's cgroup) while the client slept
+	for port in 443 80; do
+		c0=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$px/stat")
+		t0=$(date +%s%N)
+		out=$(in_ctr node /stall.js "$([ "$port" = 443 ] && echo 203.0.113.10 || echo 203.0.113.20)" "$port" 120 6 \
+			"$([ "$port" = 443 ] && echo 16 || echo 47)")
+		# their processes end on the client's close and are reaped (their time is the proxy's then)
+		for _ in $(seq 50); do
+			[ -z "$(pgrep -P "$px")" ] && break
+			sleep 0.1
+		done
+		used=$((($(awk '{print $14 + $15 + $16 + $17}' "/proc/$px/stat") - c0) * 1000 / $(getconf CLK_TCK)))
+		wall=$((($(date +%s%N) - t0) / 1000000))
+		echo "# port $port: $out; the proxy: $used ms of CPU in $wall ms" >&3
+		[ "$out" = "open 120" ] || fail "port $port: $out"
+		[ "$((used * 20))" -lt "$wall" ] || fail "port $port: the proxy used $used ms of CPU in $wall ms"
+	done
+	# honest use: a whole request right after
+	run in_ctr sh -c 'curl -sS --max-time 20 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "after: $output"
+}
