@@ -998,3 +998,24 @@ child_own_secret() {
 	run in_ctr sh -c 'curl -sS --max-time 20 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "after: $output"
 }
+
+@test "secrets-proxy: cidr-literal: an address the allowlist names by CIDR is reached by its IP over HTTP and HTTPS while the proxy runs; a name there still must resolve" {
+	# with secrets in the profile every flow to ports 80 and 443 goes through the proxy, whose
+	# name check refused a client that names no host (an IP URL: no SNI, Host the address)
+	# although the allowlist lets the address out, as it does without a proxy: a package mirror
+	# or service the operator allows by address broke as soon as a secret was added
+	jq '.egress.allow += ["203.0.113.20/32"]' "$PX_PROFILE" >"$PX_DIR/cidr.json"
+	px_run "$PX_DIR/cidr.json"
+	: >"$PX_DIR/other.log"
+	run in_ctr sh -c 'curl -sS --max-time 10 http://203.0.113.20/ip80; echo; curl -ksS --max-time 10 https://203.0.113.20/ip443'
+	[[ "$output" == *'"path": "/ip80"'*'"path": "/ip443"'* ]] || fail "by address: $output"
+	grep -q '^GET /ip443 203.0.113.20' "$PX_DIR/other.log" || fail "not upstream: $(cat "$PX_DIR/other.log")"
+	# a name on that address is still checked: hidden.test is not allowed (fronting by Host)
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Host: hidden.test" http://203.0.113.20/hidden80 2>&1'
+	[[ "$output" != *'"path": "/hidden80"'* ]] || fail "a name not allowed went through: $output"
+	# and without the CIDR entry an address stays refused, as before
+	rt delete -f "$ID"
+	px_run
+	run in_ctr sh -c 'curl -sS --max-time 10 http://203.0.113.20/noallow 2>&1'
+	[[ "$output" != *'"path": "/noallow"'* ]] || fail "an address not allowed went through: $output"
+}
