@@ -511,5 +511,5 @@ int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256], b
     }
     i = e + elen;
   }
-  return name[0] ? 1 : -1;
+  return name[0] ? 1 : 2;
 }

@@ -66,9 +66,10 @@ long http_chunked_feed(struct http_chunked *c, const char *buf, size_t len, bool
                        const char **why);
 
 /* The server name of a TLS ClientHello record in buf (len bytes, the
- * record header included).  1 found (name NUL-terminated, lower case), 0
- * more bytes needed, -1 not a ClientHello, none in it, or a server_name
- * extension that is not one list of one name (or comes twice).  *ech: the
+ * record header included).  1 found (name NUL-terminated, lower case), 2 a
+ * whole ClientHello with no server_name extension (name ""; a client of an
+ * address, an IP URL), 0 more bytes needed, -1 not a ClientHello, or a
+ * server_name extension that is not one list of one name (or comes twice).  *ech: the
  * hello has an encrypted_client_hello extension (the name is then only the
  * outer one; the server may route by a hidden inner one).  Pure. */
 int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256], bool *ech);

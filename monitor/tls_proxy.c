@@ -29,6 +29,7 @@
 
 #include "audit/audit.h"
 #include "audit/jbuf.h"
+#include "common/egress_grammar.h"
 #include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/http1.h"
@@ -426,7 +427,8 @@ static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
   } while (n > 0 && (buf[0] == 0x14 || buf[0] == 0x17) && write_all(ufd, buf, (size_t)n) == 0);
   if (n < 0)
     goto out;
-  if (tls_client_hello_sni(buf, (size_t)n, name, &ech) != 1 || ech || !streq(name, sni)) {
+  if (tls_client_hello_sni(buf, (size_t)n, name, &ech) != (sni[0] ? 1 : 2) || ech ||
+      !streq(name, sni)) {
     flow_record(px, sni, dst, false,
                 "the ClientHello after a HelloRetryRequest names another server");
     goto out;
@@ -1083,6 +1085,50 @@ static int head_done(const void *buf, size_t len)
   return peek_name[0] ? 1 : -1;
 }
 
+/* A client that names no host, or names the address itself (an IP URL: a
+ * ClientHello with no server name, a Host that is the address), to an
+ * address an address entry of the allowlist lets out on this port (a CIDR,
+ * or a profile that allows everything): passed as the allowlist would pass
+ * it without a proxy.  Before, the name check refused it, and a mirror or
+ * service the operator allows by address broke once the profile had a
+ * secret (cidr-literal).  A name on that address is still checked. */
+static bool by_address(const struct proxy *px, const char *name, const struct sockaddr_storage *dst,
+                       uint16_t port)
+{
+  const struct profile_egress *eg = px->o->egress;
+  bool v6 = dst->ss_family == AF_INET6;
+  const uint8_t *a = v6 ? ((const struct sockaddr_in6 *)dst)->sin6_addr.s6_addr
+                        : (const uint8_t *)&((const struct sockaddr_in *)dst)->sin_addr;
+  uint8_t lit[16];
+
+  if (eg == NULL || (name[0] != '\0' && !(inet_pton(v6 ? AF_INET6 : AF_INET, name, lit) == 1 &&
+                                          memcmp(lit, a, v6 ? 16 : 4) == 0)))
+    return false;
+  if (eg->def == PROFILE_EGRESS_ALLOW)
+    return true;
+  for (char **s = eg->allow; s != NULL && *s != NULL; s++) {
+    struct egress_entry e;
+    struct error ignore = {0};
+    unsigned bits;
+    bool match = true;
+
+    if (egress_entry_parse(*s, &e, &ignore) < 0 || e.kind != (v6 ? EGRESS_CIDR6 : EGRESS_CIDR4) ||
+        (e.proto != 0 && e.proto != IPPROTO_TCP) ||
+        (!(e.port_min == 0 && e.port_max == 0) && (port < e.port_min || port > e.port_max)))
+      continue;
+    bits = e.prefix;
+    for (unsigned i = 0; i < (v6 ? 16u : 4u) && bits > 0 && match; i++) {
+      unsigned take = bits >= 8 ? 8 : bits;
+      uint8_t mask = (uint8_t)(0xff << (8 - take));
+      match = (a[i] & mask) == (e.addr[i] & mask);
+      bits -= take;
+    }
+    if (match)
+      return true;
+  }
+  return false;
+}
+
 static void connection(struct proxy *px, int cfd)
 {
   struct sockaddr_storage dst = {0}, self = {0};
@@ -1091,6 +1137,7 @@ static void connection(struct proxy *px, int cfd)
   uint16_t port = 0;
   char a[INET6_ADDRSTRLEN];
   int ufd;
+  bool addr_only;
 
   /* heads and bodies are separate writes: no Nagle wait between them */
   setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
@@ -1128,11 +1175,17 @@ static void connection(struct proxy *px, int cfd)
     return;
   }
   if (port == 443 && peek_ech) {
-    flow_record(px, peek_name, &dst, false,
+    flow_record(px, peek_name[0] ? peek_name : NULL, &dst, false,
                 "an encrypted ClientHello (ECH): the server name that counts is hidden");
     return;
   }
-  if (!name_resolves_to(peek_name, &dst)) {
+  addr_only = by_address(px, peek_name, &dst, port);
+  if (addr_only) {
+    /* no name to check: the allowlist's address entry lets it out */
+  } else if (peek_name[0] == '\0') {
+    flow_record(px, NULL, &dst, false, "no TLS server name (SNI) in the ClientHello");
+    return;
+  } else if (!name_resolves_to(peek_name, &dst)) {
     flow_record(px, peek_name, &dst, false,
                 port == 443 ? "the TLS server name does not resolve to this address (or is "
                               "not allowed)"
@@ -1142,10 +1195,11 @@ static void connection(struct proxy *px, int cfd)
   }
   ufd = upstream_connect(&dst);
   if (ufd < 0) {
-    flow_record(px, peek_name, &dst, false, "upstream connect failed");
+    flow_record(px, peek_name[0] ? peek_name : NULL, &dst, false, "upstream connect failed");
     return;
   }
-  flow_record(px, peek_name, &dst, true, NULL);
+  flow_record(px, peek_name[0] ? peek_name : NULL, &dst, true,
+              addr_only ? "an address the allowlist names: no server name to check" : NULL);
   if (port == 443) {
     if (passthrough_hello(px, cfd, ufd, &dst, peek_name))
       splice_plain(cfd, ufd);

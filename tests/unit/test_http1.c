@@ -209,6 +209,10 @@ static void test_hello_tricks(void)
          "two names in the server_name list: refused");
   n = hello(buf, twice, sizeof twice);
   tap_ok(tls_client_hello_sni(buf, n, name, &ech) == -1, "two server_name extensions: refused");
+  n = hello(buf, NULL, 0);
+  tap_ok(tls_client_hello_sni(buf, n, name, &ech) == 2 && name[0] == '\0',
+         "a whole hello with no server_name (an IP URL's): 2, no name");
+  tap_ok(tls_client_hello_sni(buf, n - 1, name, &ech) == 0, "... not whole: more needed");
   n = hello(buf, with_ech, sizeof with_ech);
   tap_ok(tls_client_hello_sni(buf, n, name, &ech) == 1 && streq(name, "a.t") && ech,
          "an encrypted_client_hello extension is reported");
