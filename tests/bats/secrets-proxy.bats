@@ -1018,4 +1018,13 @@ child_own_secret() {
 	px_run
 	run in_ctr sh -c 'curl -sS --max-time 10 http://203.0.113.20/noallow 2>&1'
 	[[ "$output" != *'"path": "/noallow"'* ]] || fail "an address not allowed went through: $output"
+	# with an HTTP rule in the profile a flow without a name stays refused: inside TLS it could
+	# name the ruled host (other.test: POST only) and the server would route by that Host
+	rt delete -f "$ID"
+	jq '.egress.http = [{"host": "other.test", "methods": ["POST"]}]' "$PX_DIR/cidr.json" >"$PX_DIR/cidr-rule.json"
+	px_run "$PX_DIR/cidr-rule.json"
+	: >"$PX_DIR/other.log"
+	run in_ctr sh -c 'curl -ksS --max-time 10 -H "Host: other.test" https://203.0.113.20/ruled 2>&1;
+		curl -sS --max-time 10 http://203.0.113.20/ruled80 2>&1'
+	! grep -q '^GET /ruled' "$PX_DIR/other.log" || fail "past the HTTP rule: $output $(cat "$PX_DIR/other.log")"
 }
