@@ -1091,7 +1091,9 @@ static int head_done(const void *buf, size_t len)
  * or a profile that allows everything): passed as the allowlist would pass
  * it without a proxy.  Before, the name check refused it, and a mirror or
  * service the operator allows by address broke once the profile had a
- * secret (cidr-literal).  A name on that address is still checked. */
+ * secret (cidr-literal).  A name on that address is still checked.  Not
+ * with an HTTP rule in the profile: inside TLS the flow could name the
+ * ruled host (or be its server's default) and pass its rules unseen. */
 static bool by_address(const struct proxy *px, const char *name, const struct sockaddr_storage *dst,
                        uint16_t port)
 {
@@ -1101,8 +1103,9 @@ static bool by_address(const struct proxy *px, const char *name, const struct so
                         : (const uint8_t *)&((const struct sockaddr_in *)dst)->sin_addr;
   uint8_t lit[16];
 
-  if (eg == NULL || (name[0] != '\0' && !(inet_pton(v6 ? AF_INET6 : AF_INET, name, lit) == 1 &&
-                                          memcmp(lit, a, v6 ? 16 : 4) == 0)))
+  if (eg == NULL || eg->n_http > 0 ||
+      (name[0] != '\0' &&
+       !(inet_pton(v6 ? AF_INET6 : AF_INET, name, lit) == 1 && memcmp(lit, a, v6 ? 16 : 4) == 0)))
     return false;
   if (eg->def == PROFILE_EGRESS_ALLOW)
     return true;
