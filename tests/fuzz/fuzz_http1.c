@@ -58,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int r = tls_client_hello_sni(data, size, name, &ech);
     if (r == 1 && (name[0] == '\0' || strlen(name) > 253))
       fuzz_fail("http1", "a server name empty or too long");
+    if (r == 2 && name[0] != '\0')
+      fuzz_fail("http1", "a hello without a server name gave one");
   }
   for (off = n > 0 ? (size_t)n : 0; off < size && !done;) {
     size_t len = size - off < step ? size - off : step;
