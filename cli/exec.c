@@ -580,7 +580,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     ret = 0;
     goto out_ns;
   }
-  ret = fwd_wait(pid, sigfd, master, err);
+  ret = fwd_wait(pid, sigfd, &master, err);
 out_ns:
   if (x.listener_fd >= 0)
     close(x.listener_fd);

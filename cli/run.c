@@ -152,7 +152,7 @@ static int run_container(const struct global_opts *g, const struct create_opts *
     container_free(c);
     return 0;
   }
-  code = fwd_wait(r.pid, sigfd, r.pty_master, err);
+  code = fwd_wait(r.pid, sigfd, &r.pty_master, err);
   close(sigfd);
   if (r.pty_master >= 0)
     close(r.pty_master);

@@ -16,6 +16,23 @@
 static struct termios saved_tio;
 static bool tio_saved;
 
+/* A caller's closed stdin or stdout is the lowest free fd: an fd of ours
+ * there (the signalfd, the pty master) would be read as the caller's input
+ * or written as its output (tty-relay-stdin-closed).  Moved above 2, the
+ * std fd stays closed; nothing is done for an fd already above. */
+static int above_stdio(int fd)
+{
+  int moved;
+
+  if (fd > 2)
+    return fd;
+  moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (moved < 0)
+    return fd;
+  close(fd);
+  return moved;
+}
+
 int fwd_signals_block(struct error *err)
 {
   sigset_t set;
@@ -35,7 +52,7 @@ int fwd_signals_block(struct error *err)
   fd = signalfd(-1, &set, SFD_CLOEXEC);
   if (fd < 0)
     return error_errno(err, "signalfd");
-  return fd;
+  return above_stdio(fd);
 }
 
 static void copy_winsize(int from, int to)
@@ -87,23 +104,25 @@ void tty_restore(const struct tty_saved *s)
   }
 }
 
-static bool pump(int from, int to)
+enum pump_result { PUMP_OK, PUMP_SRC_END, PUMP_DST_GONE };
+
+static enum pump_result pump(int from, int to)
 {
   char buf[8192];
   ssize_t n = read(from, buf, sizeof buf);
 
   if (n <= 0)
-    return n < 0 && (errno == EINTR || errno == EAGAIN);
+    return n < 0 && (errno == EINTR || errno == EAGAIN) ? PUMP_OK : PUMP_SRC_END;
   for (ssize_t off = 0; off < n;) {
     ssize_t w = write(to, buf + off, (size_t)(n - off));
     if (w < 0) {
       if (errno == EINTR)
         continue;
-      return false;
+      return PUMP_DST_GONE;
     }
     off += w;
   }
-  return true;
+  return PUMP_OK;
 }
 
 static int exit_code(int status)
@@ -113,17 +132,30 @@ static int exit_code(int status)
   return WEXITSTATUS(status);
 }
 
-int fwd_wait(pid_t pid, int sigfd, int master, struct error *err)
+/* The caller's output is gone (closed, full, its reader left): hang the pty
+ * up, as a terminal that goes away does.  Left open and unread, the
+ * program blocked writing to it and we waited for the program for ever
+ * (tty-relay-stdout-gone); now its writes fail and it runs to its end. */
+static void hang_up(int *master)
 {
-  bool in_open = master >= 0, master_open = master >= 0;
+  close(*master);
+  *master = -1;
+}
+
+int fwd_wait(pid_t pid, int sigfd, int *master, struct error *err)
+{
+  bool in_open, master_open;
   int status = 0;
   bool done = false;
 
-  if (master >= 0)
-    raw_mode(master);
+  if (*master >= 0)
+    *master = above_stdio(*master);
+  in_open = master_open = *master >= 0;
+  if (*master >= 0)
+    raw_mode(*master);
   while (!done || master_open) {
     struct pollfd p[3] = {
-        {sigfd, POLLIN, 0}, {master_open ? master : -1, POLLIN, 0}, {in_open ? 0 : -1, POLLIN, 0}};
+        {sigfd, POLLIN, 0}, {master_open ? *master : -1, POLLIN, 0}, {in_open ? 0 : -1, POLLIN, 0}};
     int r = poll(p, 3, done ? 100 : -1);
     if (r < 0) {
       if (errno == EINTR)
@@ -147,17 +179,24 @@ int fwd_wait(pid_t pid, int sigfd, int master, struct error *err)
               done = true;
             }
         } else if (si.ssi_signo == SIGWINCH) {
-          if (master >= 0)
-            copy_winsize(0, master);
+          if (*master >= 0)
+            copy_winsize(0, *master);
         } else if (!done) {
           kill(pid, (int)si.ssi_signo);
         }
       }
     }
-    if (master_open && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-      master_open = pump(master, 1);
-    if (in_open && (p[2].revents & (POLLIN | POLLHUP | POLLERR)))
-      in_open = pump(0, master);
+    if (master_open && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      enum pump_result pr = pump(*master, 1);
+      if (pr == PUMP_DST_GONE) {
+        hang_up(master);
+        in_open = false;
+      }
+      master_open = pr == PUMP_OK;
+    }
+    /* a closed stdin (POLLNVAL) is no input; the pty stays */
+    if (in_open && (p[2].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
+      in_open = !(p[2].revents & POLLNVAL) && pump(0, *master) == PUMP_OK;
   }
   restore_mode();
   return exit_code(status);

@@ -11,9 +11,11 @@
 
 /* Block the signals we forward; returns a signalfd (CLOEXEC). */
 int fwd_signals_block(struct error *err);
-/* Relay stdin/stdout <-> pty master (master may be -1), forward signals
- * to pid, reap it; returns its exit code (128+signal when killed). */
-int fwd_wait(pid_t pid, int sigfd, int master, struct error *err);
+/* Relay stdin/stdout <-> pty master (*master may be -1), forward signals
+ * to pid, reap it; returns its exit code (128+signal when killed).  The
+ * master may be moved to another fd, or closed and set to -1 (hung up when
+ * stdout is gone): the caller closes what *master is afterwards. */
+int fwd_wait(pid_t pid, int sigfd, int *master, struct error *err);
 
 /* The caller's terminal as it was: the modes and the file status flags of
  * each of stdin, stdout and stderr that is a terminal.  A program that gets

@@ -139,6 +139,41 @@ load helpers
 	[ "$(od -An -tx1 <"$BUNDLE/tty.out" | tr -d ' \n')" = 700d0a ] || fail "console socket pty: $(od -c "$BUNDLE/tty.out" | head -3)"
 }
 
+# The foreground relay (run/exec -t without a console socket) with the caller's stdin closed:
+# the signalfd took fd 0 and the relay read it as stdin, swallowing the SIGCHLD, so agentrt
+# never ended (20 s to the timeout, the program long gone).  runc 1.1 refuses a foreground
+# terminal without a /dev/tty of the caller's.
+@test "tty-relay-stdin-closed: run -t and exec -t with stdin closed end with the program and its status" {
+	agentrt_only "runc 1.1 needs the caller's /dev/tty for a foreground terminal"
+	update_config '.process.terminal = true'
+	set_cmd 'sleep 0.3; echo done; exit 5'
+	run bash -c "timeout --kill-after=2 20 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 <&-"
+	[ "$status" -eq 5 ] && [ "$output" = done ] || fail "run: $status: $output"
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_detached c2
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run bash -c "timeout --kill-after=2 20 '$AGENTRT' --root '$TEST_ROOT' exec -t c2 sh -c 'echo done; exit 6' <&-"
+	[ "$status" -eq 6 ] && [ "$output" = done ] || fail "exec -t: $status: $output"
+}
+
+# The relay's output gone (stdout closed, /dev/full, a reader that went away as in `| head
+# -1`): it stopped reading the pty, the program blocked writing to it and agentrt waited for it
+# for ever (a TERM it forwards is ignored by a pid 1).  Now the pty is hung up: the program's
+# writes fail (EIO), it runs to its end and agentrt returns its status.
+@test "tty-relay-stdout-gone: a program writing to a relayed pty whose output is gone is not blocked" {
+	agentrt_only "runc 1.1 needs the caller's /dev/tty for a foreground terminal"
+	update_config '.process.terminal = true'
+	set_cmd 'i=0; while [ $i -lt 3000 ]; do echo line-$i-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; i=$((i+1)); done 2>/dev/null; exit 3'
+	for out in '>/dev/full' '>&-' '| head -n1 >/dev/null'; do
+		run bash -c "timeout --kill-after=2 20 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 </dev/null $out; echo \"status \${PIPESTATUS[0]}\""
+		[ "${lines[-1]}" = "status 3" ] || fail "stdout $out: $output"
+		rt delete -f c1 >/dev/null 2>&1 || true
+	done
+	run bash -c "timeout --kill-after=2 20 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 </dev/null | wc -l"
+	[ "$status" -eq 0 ] && [ "$output" -eq 3000 ] || fail "all lines through a pipe: $output"
+}
+
 @test "no terminal: stdio is the runtime's own (pipes pass through)" {
 	set_cmd 'ls -l /proc/self/fd/0 /proc/self/fd/1'
 	run bash -c "echo | timeout 30 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 | cat"
