@@ -234,6 +234,44 @@ teardown() {
 	[ -z "$bad" ] || finding "CVE-2024-21626(d): the created-state init holds non-allowlisted fds:$bad"
 }
 
+# --preserve-fds N passes fds 3..N+2 as the caller has them.  A number in that range the caller
+# left closed was taken by one of the runtime's own fds (exec: the state directory, the signalfd,
+# the stub memfd; create: the cgroup directory, an O_PATH of /), whose close-on-exec flag was
+# then cleared: the container's process read host files through /proc/self/fd/4/../.. (a host
+# canary read from inside).  The caller's fds survived the runtime's own exec, so they never
+# have FD_CLOEXEC; ours always do: only the former are passed.
+@test "escape: preserve-fds-hole: a number --preserve-fds covers that the caller left closed passes none of the runtime's fds (create, exec)" {
+	canary secret
+	echo host-secret >"$CANARY"
+	# only the fds 0-3 of the program, each the caller's: $1 pid, $2 what fd 3 must be
+	only_callers_fds() {
+		local f bad=
+		for f in /proc/$1/fd/*; do
+			case "${f##*/}" in
+			0 | 1 | 2) ;;
+			3) [ "$(readlink "$f")" = "$2" ] || bad+=" 3->$(readlink "$f")" ;;
+			*) bad+=" ${f##*/}->$(readlink "$f")" ;;
+			esac
+		done
+		[ -z "$bad" ] || fail "pid $1 holds:$bad"
+	}
+	set_args sleep 1000
+	# the caller passes fd 3 and leaves 4-10 closed (bats' own are closed there)
+	status=0
+	bash -c "exec 3<'$ROOTFS/etc/hostname' 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 10>&-; exec timeout 30 '$AGENTRT' --root '$TEST_ROOT' --profile agent \
+		create --preserve-fds 8 --bundle '$BUNDLE' c1" </dev/null >/dev/null 2>"$BUNDLE/err" || status=$?
+	[ "$status" -eq 0 ] || fail "create: $(cat "$BUNDLE/err")"
+	rt start c1 || fail "start"
+	only_callers_fds "$(container_pid c1)" "$ROOTFS/etc/hostname"
+	run bash -c "exec 3<'$ROOTFS/etc/hostname' 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 10>&-; timeout 30 '$AGENTRT' --root '$TEST_ROOT' exec --preserve-fds 8 \
+		c1 sh -c 'cat /proc/self/fd/[4-9]/../../${CANARY#/} /proc/self/fd/[4-9]/../../../${CANARY#/}' 2>&1"
+	[[ "$output" != *host-secret* ]] || fail "a host file read through a preserved fd: $output"
+	run bash -c "exec 3<'$ROOTFS/etc/hostname' 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- 10>&-; timeout 30 '$AGENTRT' --root '$TEST_ROOT' exec -d \
+		--pid-file '$BUNDLE/exec.pid' --preserve-fds 8 c1 sleep 1000 </dev/null >/dev/null 2>&1"
+	[ "$status" -eq 0 ] || fail "exec -d: $output"
+	only_callers_fds "$(cat "$BUNDLE/exec.pid")" "$ROOTFS/etc/hostname"
+}
+
 # ---------------------------------------------------------------- 1.8 / 1.9 / 1.11 /dev
 
 # /dev bound from the image (instead of the runtime's tmpfs) with dev/null a symlink to
