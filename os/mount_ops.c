@@ -252,6 +252,28 @@ int mnt_fs_set(int fsfd, const char *type, const char *key, const char *value, s
   return 0;
 }
 
+/* mount(2)'s superblock flag words that fsconfig() has no generic key for.
+ * A file system that takes one as its own option (ext4's acl) gets it; one
+ * that refuses it decides the flag itself (tmpfs), as mount(2), which runc
+ * uses, passes them as MS_* flags such a file system ignores: skipped then,
+ * with the kernel's message read (mount-sb-flag-words). */
+static bool sb_flag_word_skipped(int fsfd, const char *w)
+{
+  static const char *const words[] = {"acl", "noacl", "iversion", "noiversion", "silent", "loud"};
+  char buf[512];
+
+  if (errno != EINVAL)
+    return false;
+  for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+    if (strcmp(w, words[i]) == 0) {
+      for (int n = 0; n < 16 && read(fsfd, buf, sizeof buf) > 0; n++)
+        ;
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Split "a=1,b,c=\"x,y\"" into fsconfig() calls. */
 static int fs_set_data(int fsfd, const char *type, const char *data, struct mnt_held *h,
                        struct error *err)
@@ -278,7 +300,8 @@ static int fs_set_data(int fsfd, const char *type, const char *data, struct mnt_
       *eq = '=';
       if (r < 0)
         return -1;
-    } else if (fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0) < 0) {
+    } else if (fsconfig(fsfd, FSCONFIG_SET_FLAG, start, NULL, 0) < 0 &&
+               !sb_flag_word_skipped(fsfd, start)) {
       char what[256];
 
       snprintf(what, sizeof what, "option `%.*s`", 200, start);
@@ -302,7 +325,8 @@ int mnt_new_fs(const char *type, const char *source, const char *data, const cha
     return fs_error(fsfd, type, "source", err);
   r = data != NULL ? fs_set_data(fsfd, type, data, &h, err) : 0;
   for (size_t i = 0; r == 0 && i < n_sb; i++)
-    if (fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_words[i], NULL, 0) < 0)
+    if (fsconfig(fsfd, FSCONFIG_SET_FLAG, sb_words[i], NULL, 0) < 0 &&
+        !sb_flag_word_skipped(fsfd, sb_words[i]))
       r = fs_error(fsfd, type, sb_words[i], err);
   if (r == 0 && fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     r = fs_error(fsfd, type, "create", err);

@@ -218,6 +218,19 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	[ "$status" -ne 0 ] || fail "wrote 2 MiB into a 1 MiB tmpfs"
 }
 
+# acl, noacl, iversion, noiversion, silent and loud are mount(2) superblock flags (runc passes
+# them as MS_POSIXACL, MS_I_VERSION, MS_SILENT; a file system that decides them itself, as
+# tmpfs does, takes them as no-ops) and features lists them; fsconfig() has no generic key for
+# them and tmpfs refused each word ("Unknown parameter 'acl'"), failing create.
+@test "mount-sb-flag-words: acl, noacl, iversion, noiversion, silent and loud on a tmpfs mount, as runc" {
+	start_with_mounts '[{"destination": "/scratch", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "acl", "iversion", "silent", "size=1m"]},
+		{"destination": "/scratch2", "type": "tmpfs", "source": "tmpfs", "options": ["noacl", "noiversion", "loud", "mode=700"]}]'
+	line=$(mnt_line "$PID" /scratch)
+	[ "$(awk '{print $(NF-2)}' <<<"$line")" = tmpfs ] && grep -q 'size=1024k' <<<"$line" || fail "/scratch: $line"
+	line=$(mnt_line "$PID" /scratch2)
+	[ "$(awk '{print $(NF-2)}' <<<"$line")" = tmpfs ] && grep -q 'mode=700' <<<"$line" || fail "/scratch2: $line"
+}
+
 @test "missing mount points are created inside the rootfs only" {
 	d=/agentrt-mp-$$-$RANDOM
 	start_with_mounts "[{\"destination\": \"$d/deep/dir\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"size=1m\"]},
