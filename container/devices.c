@@ -84,20 +84,32 @@ static int parent_dir(struct setup_ctx *ctx, int devfd, const char *path, const 
   return safe_mkdir_all(ctx->rootfd, dir, 0755, err);
 }
 
-/* Make room for a new node: keep nothing but a matching node. */
-static int clear_name(int parent, const char *base, const struct dev_spec *d, bool *ret_same,
+/* What is at a device's name before its node is made. */
+enum dev_name { DEV_NAME_FREE, DEV_NAME_SAME, DEV_NAME_MOUNTED };
+
+/* Make room for a new node: keep nothing but a matching node, or what a
+ * config mount put there (docker's -v /dev/urandom:/dev/random): that is the
+ * engine's choice, left as it is, unchowned, as runc leaves it (mknod's
+ * EEXIST); removing it failed create with EBUSY (dev-bind-over-device). */
+static int clear_name(int parent, const char *base, const struct dev_spec *d, enum dev_name *ret,
                       struct error *err)
 {
-  struct stat st;
+  struct statx stx;
 
-  *ret_same = false;
-  if (fstatat(parent, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+  *ret = DEV_NAME_FREE;
+  if (statx(parent, base, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0)
     return errno == ENOENT ? 0 : error_errno(err, "stat device `%s`", d->path);
-  if ((st.st_mode & S_IFMT) == type_bits(d->type) && st.st_rdev == makedev(d->major, d->minor)) {
-    *ret_same = true;
+  if ((stx.stx_mode & S_IFMT) == type_bits(d->type) &&
+      makedev(stx.stx_rdev_major, stx.stx_rdev_minor) == makedev(d->major, d->minor)) {
+    *ret = DEV_NAME_SAME;
     return 0;
   }
-  if (S_ISDIR(st.st_mode))
+  if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+      (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+    *ret = DEV_NAME_MOUNTED;
+    return 0;
+  }
+  if (S_ISDIR(stx.stx_mode))
     return error_set(err, EISDIR, "device `%s`: a directory is in the way", d->path);
   if (unlinkat(parent, base, 0) < 0)
     return error_errno(err, "remove `%s`", d->path);
@@ -107,13 +119,15 @@ static int clear_name(int parent, const char *base, const struct dev_spec *d, bo
 static int mknod_device(int parent, const char *base, const struct dev_spec *d, struct error *err)
 {
   cleanup_close int fd = -1;
-  bool same;
+  enum dev_name name;
   mode_t old;
   int r;
 
-  if (clear_name(parent, base, d, &same, err) < 0)
+  if (clear_name(parent, base, d, &name, err) < 0)
     return -1;
-  if (!same) {
+  if (name == DEV_NAME_MOUNTED)
+    return 0;
+  if (name == DEV_NAME_FREE) {
     old = umask(0);
     r = mknodat(parent, base, type_bits(d->type) | (d->mode & 07777), makedev(d->major, d->minor));
     umask(old);

@@ -105,6 +105,22 @@ start_sleeper() {
 # refused the config, so `podman run --privileged` failed at create.
 # device-path-twice-first-wins: runc makes the node of the first linux.devices entry for a path
 # (its second mknod finds the name taken); agentrt replaced it with the last one.
+# A config bind over a device path (docker run -v /dev/urandom:/dev/random) is the engine's
+# choice: runc leaves what is mounted there (mknod EEXIST).  agentrt removed the name to make
+# its node and failed create ("remove `/dev/random`: Device or resource busy"); and the node
+# it then chowned would have been the bound one: the host's.
+@test "dev-bind-over-device: a config bind on a device's path is kept, and the bound node is not chowned" {
+	mknod "$BUNDLE/urandom-node" c 1 9
+	update_config '.mounts += [{"destination": "/dev/random", "type": "bind", "source": "'"$BUNDLE/urandom-node"'", "options": ["bind"]}] |
+		.linux.devices += [{"path": "/dev/random", "type": "c", "major": 1, "minor": 8, "uid": 4242, "gid": 4242}]'
+	start_sleeper
+	[ "$(stat -c '%t:%T' "$CROOT/dev/random")" = 1:9 ] || fail "/dev/random: $(stat -c '%t:%T %u' "$CROOT/dev/random")"
+	awk '$5 == "/dev/random"' "/proc/$PID/mountinfo" | grep -q . || fail "/dev/random is not a mount point"
+	[ "$(stat -c %u:%g "$BUNDLE/urandom-node")" = 0:0 ] || fail "the bound node was chowned: $(stat -c %u:%g "$BUNDLE/urandom-node")"
+	run rt exec c1 sh -c 'head -c 4 /dev/random | wc -c'
+	[ "$output" = 4 ] || fail "$output"
+}
+
 @test "device-path-twice-first-wins: a path given twice gets the first entry's node" {
 	update_config '.linux.devices = [
 		{"path": "/dev/twice", "type": "c", "major": 1, "minor": 3, "fileMode": 438, "uid": 0, "gid": 0},
