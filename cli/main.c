@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,26 @@ static int data_settings(struct global_opts *g, const char *flag, const char *cm
   return 0;
 }
 
+/* A std fd the caller left closed would be the lowest free one: the first
+ * file we open (the --log file, a state directory, the signalfd) took it,
+ * and our "stderr" went into the JSON log, a hook's output into a pidfd.
+ * Each closed one is /dev/null from the start, as the Go runtime does for
+ * runc (stdio-closed-log).  One poll() when all three are open. */
+static void stdio_fill(void)
+{
+  struct pollfd p[3] = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};
+
+  if (poll(p, 3, 0) < 0)
+    return;
+  for (int i = 0; i < 3; i++) {
+    if (!(p[i].revents & POLLNVAL))
+      continue;
+    int fd = open("/dev/null", O_RDWR); /* the lowest free fd: this one */
+    if (fd > 2)
+      close(fd);
+  }
+}
+
 static void print_version(void)
 {
   printf("agentrt version %s\ncommit: %s\nspec: 1.2.0\n", AGENTRT_VERSION, AGENTRT_COMMIT);
@@ -215,6 +236,7 @@ int main(int argc, char **argv)
   int id, r;
   const char *val;
 
+  stdio_fill();
   /* The sandbox's pid 1 (cli/sandbox.c) runs inside the sandbox: none of
    * the runtime's set-up below (options, log, state root, data directory)
    * is its business, and it is on the path of every sandbox's start. */

@@ -570,6 +570,21 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	grep 'does not exist' "$BUNDLE/rt.log" | jq -e '.level == "error"'
 }
 
+# A caller's closed stdio is the lowest free fd: the --log file took fd 2, and the runtime's
+# own error text, written to "stderr", went into the JSON log (containerd's shim parses it).
+# Closed std fds are /dev/null from the start now (as the Go runtime of runc 1.2 does).
+@test "stdio-closed-log: with the caller's stderr or all stdio closed, the --log file has JSON lines only" {
+	for closed in '2>&-' '<&- >&- 2>&-'; do
+		rm -f "$BUNDLE/rt.log"
+		run bash -c "timeout 30 '$AGENTRT' --root '$TEST_ROOT' --log '$BUNDLE/rt.log' --log-format json state nosuch $closed"
+		[ "$status" -ne 0 ] || fail "$closed: state of nothing succeeded"
+		grep -q 'does not exist' "$BUNDLE/rt.log" || fail "$closed: no error logged: $(cat "$BUNDLE/rt.log")"
+		while read -r line; do
+			jq -e 'has("level") and has("msg")' <<<"$line" >/dev/null 2>&1 || fail "$closed: not a JSON log line: $line"
+		done <"$BUNDLE/rt.log"
+	done
+}
+
 @test "--version and --help exit 0" {
 	run "$AGENTRT" --version
 	[ "$status" -eq 0 ]
