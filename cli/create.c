@@ -776,9 +776,16 @@ static int check_no_pivot(const struct create_opts *o, const struct oci_config *
                           struct error *err)
 {
   bool new_userns = false, has_proc = false;
+  const char *prop;
 
   if (!o->no_pivot || cfg->linux == NULL)
     return 0;
+  /* the caller's mounts stay below the chroot; private, the container's
+   * namespace keeps each one the caller unmounts (a disk stays busy): runc
+   * refuses it in these words (no-pivot-private) */
+  prop = cfg->linux->rootfs_propagation;
+  if (prop != NULL && (streq(prop, "private") || streq(prop, "rprivate")))
+    return error_set(err, 0, "rootfsPropagation of [r]private is not safe without pivot_root");
   for (size_t i = 0; i < cfg->linux->n_namespaces; i++)
     if (cfg->linux->namespaces[i].type == OCI_NS_USER && cfg->linux->namespaces[i].path == NULL)
       new_userns = true;

@@ -257,6 +257,24 @@ start_joiner() {
 	[[ "$output" != *MOUNTED* ]]
 }
 
+# With --no-pivot the caller's mounts stay in the container's mount namespace below the chroot;
+# a private one does not see the caller unmount them, so it keeps them mounted (a disk the host
+# unmounts stays busy) for the container's life.  runc refuses it: "rootfsPropagation of
+# [r]private is not safe without pivot_root"; agentrt ran it.
+@test "no-pivot-private: --no-pivot with rootfsPropagation private or rprivate is refused, as runc; rslave runs" {
+	set_args true
+	for p in private rprivate; do
+		update_config ".linux.rootfsPropagation = \"$p\""
+		run rt run --no-pivot --bundle "$BUNDLE" np1
+		[ "$status" -ne 0 ] || fail "$p: --no-pivot ran"
+		assert_output_contains "rootfsPropagation of [r]private is not safe without pivot_root"
+		[ -z "$(rt list -q)" ] || fail "$p: left $(rt list -q)"
+	done
+	update_config '.linux.rootfsPropagation = "rslave"'
+	run rt run --no-pivot --bundle "$BUNDLE" np2
+	[ "$status" -eq 0 ] || fail "rslave: $output"
+}
+
 # The caller's /proc and /sys would stay below the chrooted root, fully visible to the kernel,
 # which then lets a user namespace made inside mount a fresh procfs (mount_too_revealing).
 @test "no-pivot-bare-proc: with --no-pivot a user namespace made inside cannot mount a procfs; the container's own /proc and /sys work" {
