@@ -674,6 +674,15 @@ int mounts_setup(struct setup_ctx *ctx, struct error *err)
   return 0;
 }
 
+static bool is_mount_root(int fd)
+{
+  struct statx stx;
+
+  return statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &stx) == 0 &&
+         (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+         (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 int mounts_propagation_again(struct setup_ctx *ctx, struct error *err)
 {
   for (size_t i = 0; i < ctx->config->n_mounts; i++) {
@@ -693,7 +702,16 @@ int mounts_propagation_again(struct setup_ctx *ctx, struct error *err)
       continue;
     dest = path_normalize(m->destination);
     fd = safe_walk(ctx->rootfd, dest, SAFE_OPEN, false, err);
-    if (fd < 0 || mnt_set_propagation(fd, prop, dest, err) < 0)
+    if (fd < 0 && err->code == ENOENT) { /* a later mount covers it */
+      error_clear(err);
+      continue;
+    }
+    if (fd < 0)
+      return error_prefix(err, "mount on `%s`", dest);
+    /* what is there now may be a later mount's directory: not this one's */
+    if (!is_mount_root(fd))
+      continue;
+    if (mnt_set_propagation(fd, prop, dest, err) < 0)
       return error_prefix(err, "mount on `%s`", dest);
   }
   return 0;

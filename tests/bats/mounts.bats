@@ -349,7 +349,10 @@ start_with_mounts() { # JQ-ARRAY-OF-MOUNTS
 	update_config '.mounts += [
 		{"destination": "/m-sh", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rshared"]},
 		{"destination": "/m-sl", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rslave"]},
-		{"destination": "/m-pr", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rprivate"]}]'
+		{"destination": "/m-pr", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rprivate"]},
+		{"destination": "/m-hid/x", "type": "bind", "source": "'"$BUNDLE/src"'", "options": ["rbind", "rprivate"]},
+		{"destination": "/m-hid", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}]'
+	# (/m-hid/x is covered by the later /m-hid: nothing to give its propagation again)
 	set_args cat /proc/self/mountinfo
 	cat >"$BUNDLE/outer.sh" <<-'EOF'
 		# $1 bundle, $2 runtime, $3 --root, $4 propagation
