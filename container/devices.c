@@ -99,14 +99,14 @@ static int clear_name(int parent, const char *base, const struct dev_spec *d, en
   *ret = DEV_NAME_FREE;
   if (statx(parent, base, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0)
     return errno == ENOENT ? 0 : error_errno(err, "stat device `%s`", d->path);
-  if ((stx.stx_mode & S_IFMT) == type_bits(d->type) &&
-      makedev(stx.stx_rdev_major, stx.stx_rdev_minor) == makedev(d->major, d->minor)) {
-    *ret = DEV_NAME_SAME;
-    return 0;
-  }
   if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
     *ret = DEV_NAME_MOUNTED;
+    return 0;
+  }
+  if ((stx.stx_mode & S_IFMT) == type_bits(d->type) &&
+      makedev(stx.stx_rdev_major, stx.stx_rdev_minor) == makedev(d->major, d->minor)) {
+    *ret = DEV_NAME_SAME;
     return 0;
   }
   if (S_ISDIR(stx.stx_mode))

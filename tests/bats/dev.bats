@@ -111,9 +111,13 @@ start_sleeper() {
 # it then chowned would have been the bound one: the host's.
 @test "dev-bind-over-device: a config bind on a device's path is kept, and the bound node is not chowned" {
 	mknod "$BUNDLE/urandom-node" c 1 9
-	update_config '.mounts += [{"destination": "/dev/random", "type": "bind", "source": "'"$BUNDLE/urandom-node"'", "options": ["bind"]}] |
-		.linux.devices += [{"path": "/dev/random", "type": "c", "major": 1, "minor": 8, "uid": 4242, "gid": 4242}]'
+	mknod "$BUNDLE/random-node" c 1 8 # the very device the entry names
+	update_config '.mounts += [{"destination": "/dev/random", "type": "bind", "source": "'"$BUNDLE/urandom-node"'", "options": ["bind"]},
+			{"destination": "/dev/random2", "type": "bind", "source": "'"$BUNDLE/random-node"'", "options": ["bind"]}] |
+		.linux.devices += [{"path": "/dev/random", "type": "c", "major": 1, "minor": 8, "uid": 4242, "gid": 4242},
+			{"path": "/dev/random2", "type": "c", "major": 1, "minor": 8, "uid": 4242, "gid": 4242}]'
 	start_sleeper
+	[ "$(stat -c %u:%g "$BUNDLE/random-node")" = 0:0 ] || fail "the bound node of the same device was chowned: $(stat -c %u:%g "$BUNDLE/random-node")"
 	[ "$(stat -c '%t:%T' "$CROOT/dev/random")" = 1:9 ] || fail "/dev/random: $(stat -c '%t:%T %u' "$CROOT/dev/random")"
 	awk '$5 == "/dev/random"' "/proc/$PID/mountinfo" | grep -q . || fail "/dev/random is not a mount point"
 	[ "$(stat -c %u:%g "$BUNDLE/urandom-node")" = 0:0 ] || fail "the bound node was chowned: $(stat -c %u:%g "$BUNDLE/urandom-node")"
