@@ -829,6 +829,21 @@ static int record_init(void *ud, pid_t pid, uint64_t start_time, struct error *e
  * nothing of ours comes between: no monitor (whose sources must be open
  * before the first exec), no console socket or terminal to hand over, no
  * prestart or createRuntime hooks (they run between the init's own steps) */
+/* systemd socket activation: LISTEN_FDS sockets at fds 3.. when LISTEN_PID
+ * names us.  They go to the container first (then --preserve-fds's), and its
+ * process gets LISTEN_FDS=N and LISTEN_PID=1, as runc and crun pass them
+ * (Podman's socket-activated containers); 0 when not activated. */
+static int listen_fds(void)
+{
+  const char *fds = getenv("LISTEN_FDS"), *pid = getenv("LISTEN_PID");
+  int n, p;
+
+  if (fds == NULL || pid == NULL || parse_int(pid, &p) < 0 || p != getpid() ||
+      parse_int(fds, &n) < 0 || n <= 0 || n > 4096)
+    return 0;
+  return n;
+}
+
 static bool can_start_early(const struct create_opts *o, const struct oci_config *cfg,
                             const struct monitor_handle *mh)
 {
@@ -863,7 +878,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct workspace *ws_later = NULL;
   __attribute__((cleanup(netns_early_close))) struct netns_early netns = NETNS_EARLY_INIT;
   struct early_start early;
-  int r;
+  int r, nlisten;
 
   if (validate_container_id(o->id, err) < 0)
     return -1;
@@ -966,12 +981,19 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   tls_ca = NULL;
   for (size_t i = 0; removed && removed[i]; i++)
     audit_cli_event(g->root, c->id, "retention", removed[i]);
+  /* after the config was saved: exec's processes are not activated */
+  nlisten = listen_fds();
+  if (nlisten > 0 && cfg->process != NULL) {
+    cleanup_free char *kv = xfmt("LISTEN_FDS=%d", nlisten);
+    strv_push(&cfg->process->env, kv);
+    strv_push(&cfg->process->env, "LISTEN_PID=1");
+  }
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;
   so.no_pivot = o->no_pivot;
   so.use_fifo = !o->run_mode;
-  so.preserve_fds = o->preserve_fds;
+  so.preserve_fds = o->preserve_fds + nlisten;
   so.g = g;
   so.on_clone = monitor_go;
   if (mh.pid > 0) /* else the init need not say ROOTED */

@@ -118,6 +118,37 @@ echo ready > /tmp/ready; while :; do sleep 0.1; done'
 	done
 }
 
+# systemd socket activation (Podman's socket-activated containers): with LISTEN_FDS=N and a
+# LISTEN_PID naming the runtime, runc and crun pass fds 3..N+2 to the container first (then
+# --preserve-fds's) and give its process LISTEN_FDS=N and LISTEN_PID=1; agentrt passed neither.
+@test "socket-activation: LISTEN_FDS for the runtime's own pid passes the sockets with LISTEN_FDS and LISTEN_PID=1; exec and another pid's get none" {
+	set_args sleep 1000
+	echo l3 >"$BUNDLE/l3"
+	echo l4 >"$BUNDLE/l4"
+	echo p5 >"$BUNDLE/p5"
+	# sh's $$ is the runtime's pid once it execs it
+	run timeout 30 bash -c "exec 3<'$BUNDLE/l3' 4<'$BUNDLE/l4' 5<'$BUNDLE/p5'; LISTEN_FDS=2 exec sh -c \
+		'export LISTEN_PID=\$\$; exec \"\$0\" --root \"\$1\" run -d --preserve-fds 1 --bundle \"\$2\" c1' \
+		'$AGENTRT' '$TEST_ROOT' '$BUNDLE' </dev/null >/dev/null 2>&1"
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	pid=$(container_pid c1)
+	for fd in 3:l3 4:l4 5:p5; do
+		[ "$(readlink "/proc/$pid/fd/${fd%%:*}")" = "$BUNDLE/${fd#*:}" ] ||
+			fail "fd ${fd%%:*}: $(readlink "/proc/$pid/fd/${fd%%:*}")"
+	done
+	env=$(tr '\0' '\n' <"/proc/$pid/environ")
+	grep -qx LISTEN_FDS=2 <<<"$env" && grep -qx LISTEN_PID=1 <<<"$env" || fail "environment: $env"
+	run rt exec c1 /usr/bin/env
+	[[ "$output" != *LISTEN_* ]] || fail "exec: $output"
+	# a LISTEN_PID that is not the runtime's: not ours to pass
+	run timeout 30 bash -c "exec 3<'$BUNDLE/l3'; LISTEN_FDS=1 LISTEN_PID=1 exec '$AGENTRT' --root '$TEST_ROOT' run -d \
+		--bundle '$BUNDLE' c2 </dev/null >/dev/null 2>&1"
+	[ "$status" -eq 0 ] || fail "run -d c2: $output"
+	pid=$(container_pid c2)
+	[ ! -e "/proc/$pid/fd/3" ] || fail "c2 got fd 3: $(readlink "/proc/$pid/fd/3")"
+	! tr '\0' '\n' <"/proc/$pid/environ" | grep -q '^LISTEN_PID=1$' || fail "c2 was told it is activated"
+}
+
 @test "run --keep keeps the stopped container" {
 	set_cmd 'exit 3'
 	run rt run --keep --bundle "$BUNDLE" c1
