@@ -92,6 +92,7 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
       break;
     case E_NNP:
       o->no_new_privs = on;
+      o->no_new_privs_set = true;
       break;
     case E_PRESERVE:
       if (parse_int(val, &o->preserve_fds) < 0 || o->preserve_fds < 0 || o->preserve_fds > 4096)
@@ -279,8 +280,10 @@ static int apply_flags(const struct exec_opts *o, struct oci_process *p, struct 
       p->caps.ambient |= 1ULL << cap;
     }
   }
-  if (o->no_new_privs)
-    p->no_new_privileges = true;
+  /* either way, as runc: --no-new-privs=false clears the config's (a
+   * profile that sets it applies after, exec_apply_profile) */
+  if (o->no_new_privs_set)
+    p->no_new_privileges = o->no_new_privs;
   if (o->apparmor) {
     free(p->apparmor_profile);
     p->apparmor_profile = xstrdup(o->apparmor);

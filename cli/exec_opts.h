@@ -22,6 +22,7 @@ struct exec_opts {
   char **cgroups;            /* --cgroup [CTRL:]SUB, repeatable */
   char **args;               /* the command line after the id (borrowed) */
   bool detach, tty, tty_set, no_new_privs, ignore_paused, help;
+  bool no_new_privs_set; /* given, true or false: it overrides the config either way (runc) */
   int preserve_fds;
   struct oci_process *process; /* --process, read at once (engines delete the file) */
 };

@@ -182,6 +182,32 @@ JSON
 	done
 }
 
+# runc takes exec's --no-new-privs as a boolean that overrides the config's noNewPrivileges
+# either way (--no-new-privs=false clears it); agentrt read only the true form.  A profile that
+# sets noNewPrivileges (agent) still has the last word.
+@test "exec-no-new-privs-false: --no-new-privs=false clears the config's noNewPrivileges for the exec'd process, as runc; the agent profile keeps it" {
+	update_config '.process.noNewPrivileges = true'
+	start_sleeper
+	nnp_of_exec() { # ID FLAG...
+		local id=$1
+		shift
+		rm -f "$BUNDLE/e.pid"
+		rt_bg exec -d "$@" --pid-file "$BUNDLE/e.pid" "$id" sleep 1000
+		[ "$status" -eq 0 ] || fail "exec $*: $output"
+		awk '/^NoNewPrivs:/ {print $2}' "/proc/$(cat "$BUNDLE/e.pid")/status"
+	}
+	[ "$(nnp_of_exec c1)" = 1 ] || fail "the config's noNewPrivileges not applied"
+	[ "$(nnp_of_exec c1 --no-new-privs=false)" = 0 ] || fail "--no-new-privs=false: still set"
+	[ "$(nnp_of_exec c1 --no-new-privs)" = 1 ] || fail "--no-new-privs: not set"
+	agentrt_only "the agent profile is agentrt's"
+	rt_bg --profile agent run -d --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] || fail "agent run: $output"
+	rm -f "$BUNDLE/e.pid"
+	rt_bg --profile agent exec -d --no-new-privs=false --pid-file "$BUNDLE/e.pid" c2 sleep 1000
+	[ "$status" -eq 0 ] || fail "agent exec: $output"
+	[ "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$(cat "$BUNDLE/e.pid")/status")" = 1 ] || fail "the agent profile's no_new_privs was cleared"
+}
+
 @test "exec --cap adds a capability to the effective set, none inheritable" {
 	start_sleeper
 	run rt exec --cap CAP_NET_RAW c1 grep -E '^Cap(Eff|Inh|Amb):' /proc/self/status
