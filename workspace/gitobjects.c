@@ -18,10 +18,16 @@
  * and its id checked against its content: git reads a pack's copy before a
  * loose one and checks neither, so a forged copy anywhere would be the one
  * checked out.  What cannot be read, checked or is over a limit is refused.
+ *
+ * The object files the agent wrote are checked too, whatever ref changed
+ * (ws_git_objfile_reason): every object of a loose file or a pack must be
+ * the one its name or index entry gives, or the host's unchanged HEAD
+ * could name the agent's forged copy of its tree.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,12 +438,32 @@ static bool pack_open(struct ws_gitodb *db, struct pack *p, size_t hlen)
   return true;
 }
 
+/* The offset in the pack of p's index entry i; -1 on a broken index. */
+static int64_t pack_entry_off(struct pack *p, uint64_t i, size_t hlen)
+{
+  uint64_t n = p->fanout[255], offsets = 1032 + n * (hlen + 4), off;
+  unsigned char ob[8];
+
+  if (!pread_all(p->idx, ob, 4, offsets + i * 4))
+    return -1;
+  off = be32(ob);
+  if (off & 0x80000000u) {
+    uint64_t at = offsets + n * 4 + (off & 0x7fffffffu) * 8;
+    if (at + 8 + 2 * hlen > p->idx_size || !pread_all(p->idx, ob, 8, at))
+      return -1;
+    off = (uint64_t)be32(ob) << 32 | be32(ob + 4);
+  }
+  if (off < 12 || off >= p->pack_size - hlen)
+    return -1;
+  return (int64_t)off;
+}
+
 /* The offset of oid in p, 0 when it is not there; -1 on a broken index. */
 static int64_t pack_find(struct pack *p, const unsigned char *oid, size_t hlen)
 {
-  uint64_t n = p->fanout[255], lo = oid[0] ? p->fanout[oid[0] - 1] : 0, hi = p->fanout[oid[0]];
-  uint64_t names = 1032, offsets = names + n * (hlen + 4);
-  unsigned char name[32], ob[8];
+  uint64_t lo = oid[0] ? p->fanout[oid[0] - 1] : 0, hi = p->fanout[oid[0]];
+  uint64_t names = 1032;
+  unsigned char name[32];
 
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
@@ -450,19 +476,7 @@ static int64_t pack_find(struct pack *p, const unsigned char *oid, size_t hlen)
     } else if (c > 0) {
       hi = mid;
     } else {
-      uint64_t off;
-      if (!pread_all(p->idx, ob, 4, offsets + mid * 4))
-        return -1;
-      off = be32(ob);
-      if (off & 0x80000000u) {
-        uint64_t at = offsets + n * 4 + (off & 0x7fffffffu) * 8;
-        if (at + 8 + 2 * hlen > p->idx_size || !pread_all(p->idx, ob, 8, at))
-          return -1;
-        off = (uint64_t)be32(ob) << 32 | be32(ob + 4);
-      }
-      if (off < 12 || off >= p->pack_size - hlen)
-        return -1;
-      return (int64_t)off;
+      return pack_entry_off(p, mid, hlen);
     }
   }
   return 0;
@@ -477,7 +491,18 @@ struct entry_hdr {
   unsigned char base[32]; /* REF_DELTA */
 };
 
+static bool entry_header_max(const struct pack *p, uint64_t off, size_t hlen, struct entry_hdr *h,
+                             uint64_t max);
+
 static bool entry_header(const struct pack *p, uint64_t off, size_t hlen, struct entry_hdr *h)
+{
+  return entry_header_max(p, off, hlen, h, MAX_OBJECT);
+}
+
+/* The same, with max the largest size taken (a pack entry's size may
+ * exceed what memory holds: such an object is only streamed). */
+static bool entry_header_max(const struct pack *p, uint64_t off, size_t hlen, struct entry_hdr *h,
+                             uint64_t max)
 {
   unsigned char b[64];
   size_t avail =
@@ -496,7 +521,7 @@ static bool entry_header(const struct pack *p, uint64_t off, size_t hlen, struct
     size |= (uint64_t)(b[i] & 0x7f) << shift;
     shift += 7;
   }
-  if (size > MAX_OBJECT)
+  if (size > max || size > SIZE_MAX)
     return false;
   h->size = (size_t)size;
   if (h->type == OBJ_OFS_DELTA) {
@@ -598,9 +623,83 @@ static bool read_loose(struct ws_gitodb *db, int layer, const unsigned char *oid
 /* The object at off in p: deltas are followed to their base (in this pack,
  * another, or a loose object for a REF_DELTA), then applied from the base
  * up.  Bounded by depth and by the bytes the chain produces. */
+struct base_cache;
+static bool read_packed_cached(struct ws_gitodb *db, struct pack *p, uint64_t off, size_t hlen,
+                               struct base_cache *bc, int *ret_type, unsigned char **ret_data,
+                               size_t *ret_size);
+
 static bool read_packed(struct ws_gitodb *db, struct pack *p, uint64_t off, size_t hlen,
                         int *ret_type, unsigned char **ret_data, size_t *ret_size)
 {
+  return read_packed_cached(db, p, off, hlen, NULL, ret_type, ret_data, ret_size);
+}
+
+/* The objects of one pack resolved last, by offset (direct-mapped): a pack
+ * checked in offset order finds each delta's base here, since git writes a
+ * base before its deltas. */
+#define BASE_SLOTS 1024
+#define BASE_BYTES ((size_t)128 << 20)
+struct base_cache {
+  const struct pack *p;
+  struct {
+    uint64_t off; /* 0: empty */
+    int type;
+    unsigned char *data;
+    size_t size;
+  } slot[BASE_SLOTS];
+  size_t bytes;
+};
+
+static bool cache_get(struct base_cache *bc, const struct pack *p, uint64_t off, int *ret_type,
+                      unsigned char **ret_data, size_t *ret_size)
+{
+  size_t i = (size_t)(off % BASE_SLOTS);
+
+  if (bc == NULL || bc->p != p || bc->slot[i].off != off)
+    return false;
+  *ret_type = bc->slot[i].type;
+  *ret_size = bc->slot[i].size;
+  *ret_data = xmalloc(bc->slot[i].size ? bc->slot[i].size : 1);
+  memcpy(*ret_data, bc->slot[i].data, bc->slot[i].size);
+  return true;
+}
+
+static void cache_put(struct base_cache *bc, const struct pack *p, uint64_t off, int type,
+                      const unsigned char *data, size_t size)
+{
+  size_t i = (size_t)(off % BASE_SLOTS);
+
+  if (bc == NULL || bc->p != p || size > BASE_BYTES / 8)
+    return;
+  if (bc->slot[i].off) {
+    bc->bytes -= bc->slot[i].size;
+    free(bc->slot[i].data);
+    bc->slot[i].off = 0;
+  }
+  if (bc->bytes + size > BASE_BYTES)
+    return;
+  bc->slot[i].off = off;
+  bc->slot[i].type = type;
+  bc->slot[i].size = size;
+  bc->slot[i].data = xmalloc(size ? size : 1);
+  memcpy(bc->slot[i].data, data, size);
+  bc->bytes += size;
+}
+
+static void cache_clear(struct base_cache *bc)
+{
+  for (size_t i = 0; i < BASE_SLOTS; i++)
+    if (bc->slot[i].off)
+      free(bc->slot[i].data);
+  memset(bc, 0, sizeof *bc);
+}
+
+static bool read_packed_cached(struct ws_gitodb *db, struct pack *p, uint64_t off, size_t hlen,
+                               struct base_cache *bc, int *ret_type, unsigned char **ret_data,
+                               size_t *ret_size)
+{
+  struct pack *p0 = p;
+  uint64_t off0 = off;
   struct link {
     struct pack *p;
     struct entry_hdr h;
@@ -613,6 +712,8 @@ static bool read_packed(struct ws_gitodb *db, struct pack *p, uint64_t off, size
 
   for (;;) {
     struct entry_hdr h;
+    if (depth > 0 && cache_get(bc, p, off, &type, &data, &size))
+      break;
     if (!pack_open(db, p, hlen) || !entry_header(p, off, hlen, &h))
       return false;
     if (h.type != OBJ_OFS_DELTA && h.type != OBJ_REF_DELTA) {
@@ -652,6 +753,7 @@ static bool read_packed(struct ws_gitodb *db, struct pack *p, uint64_t off, size
       return false;
     }
   }
+  cache_put(bc, p0, off0, type, data, size);
   *ret_type = type;
   *ret_data = data;
   *ret_size = size;
@@ -689,26 +791,31 @@ static void hex_of(const unsigned char *oid, size_t hlen, char *out)
 
 /* The loose object oid in one layer ("type size\0" and the content, zlib),
  * false when it is not there or does not parse. */
+static bool read_loose_at(int rootfd, const char *path, int *ret_type, unsigned char **ret_data,
+                          size_t *ret_size);
+
 static bool read_loose(struct ws_gitodb *db, int layer, const unsigned char *oid, size_t hlen,
                        int *ret_type, unsigned char **ret_data, size_t *ret_size)
 {
-  char hex[65], hdr[32];
+  char hex[65];
   cleanup_free char *path = NULL;
-  cleanup_close int fd = -1;
-  cleanup_free struct zin *s = NULL;
-  unsigned char *data = NULL;
-  uint64_t fsize, size = 0;
+
+  hex_of(oid, hlen, hex);
+  path = xfmt("%s/%.2s/%s", db->objdir, hex, hex + 2);
+  return read_loose_at(db->fds[layer], path, ret_type, ret_data, ret_size);
+}
+
+/* The loose object file at path below rootfd. */
+/* The header of a loose object ("type size\0"), read from s: size at most
+ * max. */
+static bool loose_header(struct zin *s, uint64_t max, int *ret_type, uint64_t *ret_size)
+{
+  char hdr[32];
+  uint64_t size = 0;
   size_t i = 0;
   int type = 0;
   bool ok;
 
-  hex_of(oid, hlen, hex);
-  path = xfmt("%s/%.2s/%s", db->objdir, hex, hex + 2);
-  if ((fd = open_file(db->fds[layer], path, &fsize)) < 0)
-    return false;
-  s = xmalloc(sizeof *s);
-  if (!zin_init(s, fd, 0, fsize))
-    return false;
   do {
     ok = i < sizeof hdr && zin_read(s, (unsigned char *)hdr + i, 1);
   } while (ok && hdr[i++] != '\0');
@@ -719,10 +826,31 @@ static bool read_loose(struct ws_gitodb *db, int layer, const unsigned char *oid
   }
   ok = ok && type != 0;
   for (const char *c = ok ? hdr + strlen(type_names[type]) + 1 : ""; ok && *c; c++) {
-    ok = *c >= '0' && *c <= '9' && size <= MAX_OBJECT;
+    ok = *c >= '0' && *c <= '9' && size <= max;
     size = size * 10 + (uint64_t)(*c - '0');
   }
-  ok = ok && hdr[strlen(type_names[type]) + 1] != '\0' && size <= MAX_OBJECT;
+  ok = ok && hdr[strlen(type_names[type]) + 1] != '\0' && size <= max;
+  *ret_type = type;
+  *ret_size = size;
+  return ok;
+}
+
+static bool read_loose_at(int rootfd, const char *path, int *ret_type, unsigned char **ret_data,
+                          size_t *ret_size)
+{
+  cleanup_close int fd = -1;
+  cleanup_free struct zin *s = NULL;
+  unsigned char *data = NULL;
+  uint64_t fsize, size = 0;
+  int type = 0;
+  bool ok;
+
+  if ((fd = open_file(rootfd, path, &fsize)) < 0)
+    return false;
+  s = xmalloc(sizeof *s);
+  if (!zin_init(s, fd, 0, fsize))
+    return false;
+  ok = loose_header(s, MAX_OBJECT, &type, &size);
   if (ok) {
     data = xmalloc(size ? (size_t)size : 1);
     ok = zin_read(s, data, (size_t)size) && zin_at_end(s);
@@ -808,6 +936,194 @@ int ws_gitodb_read(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
   if (*ret_type == OBJ_TREE)
     db->trees_read++;
   return 0;
+}
+
+/* --- the agent's object files ------------------------------------------- */
+
+/* hex (2 * hlen digits, either case) into oid. */
+static bool parse_hex_any(const char *hex, size_t hlen, unsigned char *oid)
+{
+  char low[64];
+
+  for (size_t i = 0; i < 2 * hlen; i++)
+    low[i] = hex[i] >= 'A' && hex[i] <= 'F' ? (char)(hex[i] - 'A' + 'a') : hex[i];
+  return ws_git_parse_hex(low, 2 * hlen, hlen, oid);
+}
+
+/* The id of an object of type and size whose content s yields, hashed as
+ * it is inflated (an object larger than what is read whole); true when it
+ * is oid and the stream ends there. */
+static bool stream_matches(struct zin *s, int type, uint64_t size, const unsigned char *oid,
+                           size_t hlen)
+{
+  char hdr[48];
+  int k = snprintf(hdr, sizeof hdr, "%s %" PRIu64, type_names[type], size);
+  cleanup_free unsigned char *buf = xmalloc(65536);
+  unsigned char out[32];
+  struct sha1 s1;
+  struct sha256 s2;
+
+  sha1_init(&s1);
+  sha256_init(&s2);
+  if (hlen == 20)
+    sha1_update(&s1, hdr, (size_t)k + 1);
+  else
+    sha256_update(&s2, hdr, (size_t)k + 1);
+  while (size > 0) {
+    size_t n = size < 65536 ? (size_t)size : 65536;
+    if (!zin_read(s, buf, n))
+      return false;
+    if (hlen == 20)
+      sha1_update(&s1, buf, n);
+    else
+      sha256_update(&s2, buf, n);
+    size -= n;
+  }
+  if (!zin_at_end(s))
+    return false;
+  if (hlen == 20)
+    sha1_final(&s1, out);
+  else
+    sha256_final(&s2, out);
+  return memcmp(out, oid, hlen) == 0;
+}
+
+#define MAX_STREAMED ((uint64_t)1 << 40) /* an object's size, hashed as it streams */
+
+/* Is the loose object file at path below rootfd the object oid? */
+static bool loose_matches(int rootfd, const char *path, const unsigned char *oid, size_t hlen)
+{
+  uint64_t fsize, size;
+  cleanup_close int fd = open_file(rootfd, path, &fsize);
+  struct zin *s;
+  int type;
+  bool ok;
+
+  if (fd < 0)
+    return false;
+  s = xmalloc(sizeof *s);
+  ok = zin_init(s, fd, 0, fsize);
+  ok =
+      ok && loose_header(s, MAX_STREAMED, &type, &size) && stream_matches(s, type, size, oid, hlen);
+  inflateEnd(&s->z);
+  free(s);
+  return ok;
+}
+
+struct ent {
+  uint64_t off;
+  unsigned char oid[32];
+};
+
+static int ent_off_cmp(const void *va, const void *vb)
+{
+  const struct ent *a = va, *b = vb;
+  return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* Does every entry of pack p match the id its index gives it? */
+static bool pack_all_match(struct ws_gitodb *db, struct pack *p, size_t hlen)
+{
+  cleanup_free struct ent *v = NULL;
+  struct base_cache *bc;
+  uint64_t n;
+  bool ok = true;
+
+  if (!pack_open(db, p, hlen))
+    return false;
+  n = p->fanout[255];
+  v = xmalloc((n ? n : 1) * sizeof *v);
+  for (uint64_t i = 0; i < n; i++) {
+    int64_t off = pack_entry_off(p, i, hlen);
+    if (off <= 0 || !pread_all(p->idx, v[i].oid, hlen, 1032 + i * hlen))
+      return false;
+    v[i].off = (uint64_t)off;
+  }
+  /* in the pack's order (the index is in the ids'): a delta's base is
+   * then read before it */
+  qsort(v, n, sizeof *v, ent_off_cmp);
+  bc = xmalloc0(sizeof *bc);
+  bc->p = p;
+  for (uint64_t i = 0; ok && i < n; i++) {
+    int type;
+    unsigned char *data = NULL;
+    size_t size;
+    struct entry_hdr h;
+    if (!entry_header_max(p, v[i].off, hlen, &h, MAX_STREAMED)) {
+      ok = false;
+    } else if (h.size > MAX_OBJECT && h.type != OBJ_OFS_DELTA && h.type != OBJ_REF_DELTA) {
+      struct zin *s = xmalloc(sizeof *s); /* too large to hold: hashed as it streams */
+      ok = zin_init(s, p->pack, h.data, p->pack_size - hlen) &&
+           stream_matches(s, h.type, h.size, v[i].oid, hlen);
+      inflateEnd(&s->z);
+      free(s);
+    } else {
+      ok = read_packed_cached(db, p, v[i].off, hlen, bc, &type, &data, &size) &&
+           id_matches(v[i].oid, hlen, type, data, size);
+    }
+    free(data);
+  }
+  cache_clear(bc);
+  free(bc);
+  return ok;
+}
+
+const char *ws_git_objfile_reason(const int *fds, size_t n, int layer, const char *gitdir,
+                                  const char *rel)
+{
+  size_t len = strlen(rel), hlen;
+  unsigned char oid[32];
+  const char *why = NULL;
+
+  if (len == 2 + 1 + 38 || len == 2 + 1 + 62) { /* xx/<rest of the id> */
+    char hex[64];
+    cleanup_free char *path = NULL;
+    hlen = (len - 1) / 2;
+    if (rel[2] != '/')
+      return NULL;
+    memcpy(hex, rel, 2);
+    memcpy(hex + 2, rel + 3, len - 3);
+    if (!parse_hex_any(hex, hlen, oid))
+      return NULL; /* no object's name: git reads none there */
+    path = *gitdir ? xfmt("%s/objects/%s", gitdir, rel) : xfmt("objects/%s", rel);
+    if (!loose_matches(fds[layer], path, oid, hlen))
+      why = "a loose git object whose content is not the object its name gives, or that agentrt "
+            "cannot read (git reads it in place of that object, unchecked: a forged tree or "
+            "blob of the host's history)";
+    return why;
+  }
+  if (strncmp(rel, "pack/pack-", 10) == 0 &&
+      (has_suffix(rel, ".pack") || has_suffix(rel, ".idx"))) {
+    const char *name = rel + 5, *dot = strrchr(name, '.');
+    struct ws_gitodb *db;
+    struct pack *p = NULL;
+    hlen = (size_t)(dot - name - 5) / 2;
+    if ((hlen != 20 && hlen != 32) || (size_t)(dot - name - 5) != 2 * hlen ||
+        !parse_hex_any(name + 5, hlen, oid))
+      return NULL; /* not a name git reads a pack by */
+    db = ws_gitodb_open(fds, n, gitdir);
+    for (size_t i = 0; i < db->n_packs && p == NULL; i++)
+      if (db->packs[i].layer == layer && strlen(db->packs[i].name) == (size_t)(dot - name) &&
+          strncmp(db->packs[i].name, name, (size_t)(dot - name)) == 0)
+        p = &db->packs[i];
+    if (p == NULL) {
+      /* its other half is not beside it: git reads the pair from the merged
+       * view, which agentrt does not check piecewise */
+      cleanup_free char *other = xfmt("%s/pack/%.*s%s", db->objdir, (int)(dot - name), name,
+                                      strcmp(dot, ".idx") == 0 ? ".pack" : ".idx");
+      for (size_t i = 0; i < n && why == NULL; i++)
+        if (fds[i] >= 0 && regular_at(fds[i], other))
+          why = "a git pack or index whose other half is in another layer (agentrt cannot "
+                "check the pair git would read)";
+    } else if (!pack_all_match(db, p, hlen)) {
+      why = "a git pack holding an object that is not the one its index names, or that "
+            "agentrt cannot read or check (git reads it in place of that object, unchecked: a "
+            "forged tree or blob of the host's history)";
+    }
+    ws_gitodb_free(db);
+    return why;
+  }
+  return NULL;
 }
 
 /* --- commits, tags and trees --------------------------------------------- */

@@ -110,6 +110,15 @@ void ws_gitodb_free(struct ws_gitodb *db);
  * copy cannot be read, is over the limits or does not match the id. */
 int ws_gitodb_read(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, int *ret_type,
                    unsigned char **ret_data, size_t *ret_size);
+/* A file of the agent's below a git dir's objects/ (rel: its path below
+ * objects/; in layer `layer` of fds, as ws_gitodb_open takes them): the
+ * reason when it is a loose object whose content is not the object its name
+ * gives, or a pack (its .pack or .idx) with an entry whose content is not
+ * the object its index names, or one that cannot be read: git reads objects
+ * without checking their ids (a host's tree, forged, brings the agent's
+ * files with the host's own `git reset --hard`).  NULL otherwise. */
+const char *ws_git_objfile_reason(const int *fds, size_t n, int layer, const char *gitdir,
+                                  const char *rel);
 /* Trees read so far (the comparison's cost). */
 size_t ws_gitodb_trees_read(const struct ws_gitodb *db);
 /* Parse 2 * hlen hex digits (lower case, as git writes them) of s (n bytes). */

@@ -31,7 +31,11 @@
  *   - is git's data that makes the host's git write what the rules above
  *     hold back: an index staging it (gitindex.c), a ref naming a commit
  *     that brings it, or a reflog (logs/) whose entries the agent added name
- *     one: `git reset --hard HEAD@{1}` (gitrefs.c, gitobjects.c).
+ *     one: `git reset --hard HEAD@{1}` (gitrefs.c, gitobjects.c);
+ *   - is an object file of the agent's (a loose object, a pack or its index)
+ *     with an object that is not the one its name or index gives: git reads
+ *     objects unchecked, so a forged copy of the host's own tree brings the
+ *     agent's files with no ref changed (gitobjects.c).
  * Names are compared by their key (name_key): what a case-folding host file
  * system could resolve them to, so a case-insensitive host is covered too.
  * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
@@ -730,8 +734,75 @@ static const char *host_named_key(const struct host_named *h, const char *path)
   return NULL;
 }
 
+/* The length of the git dir (a `.git`, or a bare repository the probe
+ * finds) whose objects/ path lies below, and what follows `objects/`
+ * (*ret_rel); false when path is none. */
+static bool object_path(const char *path, const struct ws_gitdir_probe *probe, size_t *ret_len,
+                        const char **ret_rel)
+{
+  const char *prev = NULL;
+  size_t plen = 0;
+
+  if (strncmp(path, "objects/", 8) != 0 && strstr(path, "/objects/") == NULL)
+    return false;
+  for (const char *c = path;;) {
+    size_t dlen = c == path ? 0 : (size_t)(c - path) - 1, clen = strcspn(c, "/");
+    if (strncmp(c, "objects/", 8) == 0 &&
+        ((prev && ws_is_git_name(prev, plen)) || probe->is_gitdir(probe->ctx, path, dlen))) {
+      *ret_len = dlen;
+      *ret_rel = c + 8;
+      return true;
+    }
+    if (c[clen] == '\0')
+      return false;
+    prev = c;
+    plen = clen;
+    c += clen + 1;
+  }
+}
+
+/* A loose object or a pack the agent wrote whose content is not the
+ * object its name (or index) gives (gitobjects.c); the cache keeps a
+ * pack's result for its other half (.idx and .pack: one check). */
+struct objfile_cache {
+  int *fds; /* the layers, then the host dir */
+  char *key;
+  const char *why;
+};
+
+static const char *objfile_reason(struct objfile_cache *oc, const struct ws_change *ch,
+                                  const struct ws_layers *l, const struct ws_gitdir_probe *probe)
+{
+  cleanup_free char *gitdir = NULL, *key = NULL;
+  const char *rel, *dot;
+  size_t dlen;
+
+  if (l == NULL || ch->kind == WS_DELETED || ch->type != WS_T_FILE || ch->layer < 0 ||
+      (size_t)ch->layer >= l->n || !object_path(ch->path, probe, &dlen, &rel))
+    return NULL;
+  if (oc->fds == NULL) {
+    oc->fds = xmalloc((l->n + 1) * sizeof *oc->fds);
+    memcpy(oc->fds, l->fds, l->n * sizeof *oc->fds);
+    oc->fds[l->n] = l->hostfd;
+  }
+  gitdir = xstrndup(ch->path, dlen);
+  dot = strrchr(ch->path, '.');
+  if (strncmp(rel, "pack/", 5) == 0 && dot && dot > rel &&
+      (strcmp(dot, ".pack") == 0 || strcmp(dot, ".idx") == 0)) {
+    key = xfmt("%d:%.*s", ch->layer, (int)(dot - ch->path), ch->path);
+    if (oc->key && strcmp(oc->key, key) == 0)
+      return oc->why;
+    free(oc->key);
+    oc->key = xstrdup(key);
+    oc->why = ws_git_objfile_reason(oc->fds, l->n + 1, ch->layer, gitdir, rel);
+    return oc->why;
+  }
+  return ws_git_objfile_reason(oc->fds, l->n + 1, ch->layer, gitdir, rel);
+}
+
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l)
 {
+  struct objfile_cache oc = {0};
   int hostfd = l ? l->hostfd : -1;
   struct probe_ctx p = {.c = c, .hostfd = hostfd};
   struct ws_gitdir_probe probe = {probe_gitdir, &p};
@@ -778,12 +849,16 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
     if (why == NULL && ((pat = host_named_key(&named, ch->path)) != NULL ||
                         (pat = host_named_key(&named, ch->old_path)) != NULL))
       why = "a path the host repository's configuration names (git runs or reads it)";
+    if (why == NULL)
+      why = objfile_reason(&oc, ch, l, &probe);
     if (why)
       ch->protect = pat ? xfmt("%s `%s`", why, pat) : xstrdup(why);
     else
       ch->protect = ws_git_ref_reason(&refs, ch, l, patterns, &probe);
   }
   ws_gitrefs_free(refs);
+  free(oc.fds);
+  free(oc.key);
   pk.trusted = NULL;
   host_named_free(&named);
   for (size_t i = 0; i < p.n_heads; i++)

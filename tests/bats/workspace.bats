@@ -1222,6 +1222,109 @@ check_git_output() {
   git -C "$HOST" gc -q && git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "gc: $(git -C "$HOST" fsck 2>&1 | head)"
 }
 
+# forged_object_escape VARIANT: the agent leaves every ref alone and forges a copy of the
+# tree the host's HEAD names (its id, another content: the host's tree plus a .envrc and a
+# symlink to /etc/shadow): the host's loose object rewritten (loose), or a new pack holding it
+# (pack: git reads a pack's copy before a loose one).  git checks no id when it reads a tree
+# for a checkout, so the host's `git reset --hard` writes the agent's files although no ref
+# changed.  The review must mark the forged copy, the default commit leave it out, and the
+# host's git write nothing; committed with --include-protected, the same command writes them
+# (the control).
+forged_object_escape() {
+  local variant=$1 forged
+  host_repo plain
+  MARK=$T/marker-forged
+  local plant="set -e; cd /workspace; T=\$(git rev-parse HEAD^{tree})
+    echo 'touch $MARK' >.envrc && ln -s /etc/shadow notes.txt
+    export GIT_INDEX_FILE=/tmp/fx; git read-tree HEAD; git add -f .envrc notes.txt; F=\$(git write-tree)
+    unset GIT_INDEX_FILE; rm -f .envrc notes.txt
+    FP=.git/objects/\$(echo \$F | cut -c1-2)/\$(echo \$F | cut -c3-)
+    TP=.git/objects/\$(echo \$T | cut -c1-2)/\$(echo \$T | cut -c3-)"
+  case $variant in
+  loose) plant="$plant; rm -f \$TP && cp \$FP \$TP && rm -f \$FP && echo FORGED \$TP" ;;
+  pack) plant="$plant; mkdir -p .git/objects/pack && P=\$(python3 /etc/forge.py \$T \$F) && rm -f \$FP &&
+      echo FORGED .git/objects/pack/\$P.pack .git/objects/pack/\$P.idx" ;;
+  esac
+  bundle_usr "$plant; echo PLANTED"
+  cat >"$BUNDLE/rootfs/etc/forge.py" <<'PY'
+import hashlib, struct, sys, zlib
+t, f = sys.argv[1], sys.argv[2]
+raw = zlib.decompress(open(".git/objects/%s/%s" % (f[:2], f[2:]), "rb").read())
+body = raw[raw.index(b"\0") + 1:]
+n = len(body); b = 2 << 4 | n & 15; n >>= 4; hdr = bytearray()
+while n:
+    hdr.append(b | 0x80); b = n & 0x7f; n >>= 7
+hdr.append(b)
+entry = bytes(hdr) + zlib.compress(body)
+pack = b"PACK" + struct.pack(">II", 2, 1) + entry
+pack += hashlib.sha1(pack).digest()
+oid = bytes.fromhex(t)
+idx = b"\377tOc" + struct.pack(">I", 2) + b"".join(struct.pack(">I", int(i >= oid[0])) for i in range(256))
+idx += oid + struct.pack(">II", zlib.crc32(entry), 12) + pack[-20:]
+idx += hashlib.sha1(idx).digest()
+for ext, data in ((".pack", pack), (".idx", idx)):
+    open(".git/objects/pack/pack-%s%s" % (pack[-20:].hex(), ext), "wb").write(data)
+print("pack-" + pack[-20:].hex())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  read -ra forged <<<"$(sed -n 's/^FORGED //p' <<<"$output")"
+  [ "${#forged[@]}" -ge 1 ] || fail "plant: $output"
+  marked "${forged[@]}"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  (cd "$HOST" && git status && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.envrc" ] && [ ! -L "$HOST/notes.txt" ] ||
+    fail "the host's git reset --hard wrote the agent's files: $(ls -la "$HOST")"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
+  # control: the forged copy included, the same host command writes them (the test can fail)
+  local incl=()
+  for p in "${forged[@]}"; do incl+=(--include-protected "$p"); done
+  run ar workspace "$ID" commit "${incl[@]}"
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
+  grep -q marker-forged "$HOST/.envrc" && [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] ||
+    fail "control: the forged tree did not make git write the files: $(ls -la "$HOST")"
+}
+
+@test "escape: a forged copy of the host's HEAD tree, the loose object rewritten (no ref changed; git reset --hard writes a .envrc and a symlink)" {
+  forged_object_escape loose
+}
+
+@test "escape: a forged copy of the host's HEAD tree in a new pack (no ref changed; git reads a pack's copy first)" {
+  forged_object_escape pack
+}
+
+# The agent's object files are read whole (above): one larger than agentrt holds in memory
+# (64 MiB) is hashed as it streams, loose and in the pack `git gc` writes, not refused.
+@test "workspace: an agent's commit of a 70 MiB file, loose and after git gc, passes unmarked and the host's git has it" {
+  host_repo plain
+  local id0=$ID
+  bundle_usr 'set -e; cd /workspace; head -c 73400320 /dev/urandom >big.bin; git add big.bin
+    git commit -q -m big; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq '[.changes[] | select(.protected) | select(.path | test("objects/|refs/|index$"))] | length' <<<"$output")" = 0 ] ||
+    fail "loose: $(jq -c '[.changes[] | select(.protected) | [.path, .protected]]' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  ar delete --force "$ID" && ar workspace "$ID" purge
+  ID=$id0-gc
+  bundle_usr 'set -e; cd /workspace; git gc -q; ls .git/objects/pack; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq '[.changes[] | select(.path | test("objects/pack/pack-.*[.]pack$"))] | length' <<<"$output")" = 1 ] ||
+    fail "no pack: $output"
+  [ "$(jq '[.changes[] | select(.protected) | select(.path | test("objects/(pack/pack-|[0-9a-f]{2}/)"))] | length' <<<"$output")" = 0 ] ||
+    fail "gc: $(jq -c '[.changes[] | select(.protected) | [.path, .protected]]' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
+  git -C "$HOST" cat-file -p HEAD:big.bin | cmp - "$HOST/big.bin" || fail "big.bin"
+}
+
 # A split index (core.splitIndex, `git update-index --split-index`) holds only the entries
 # changed since its shared index `.git/sharedindex.<id>`, a replaced one without its name.
 # Both are read as git merges them (gitindex.c).  Before, every split index was protected (a
