@@ -1325,6 +1325,65 @@ PY
   git -C "$HOST" cat-file -p HEAD:big.bin | cmp - "$HOST/big.bin" || fail "big.bin"
 }
 
+# The agent's packs are read whole (above), in their own order with the last bases kept; a
+# pack built against that (each of 4,000 entries a REF_DELTA on the entry after it, which git
+# reads fine) made every entry walk the rest of the chain again: 8 million inflations, 18 s of
+# the operator's `diff` for this 160 KiB pack, and a 1 GiB workspace holds thousands of them.
+# Past a budget of inflations (64 an entry) the pack is protected as one agentrt cannot check,
+# at once (0.8 s).
+@test "escape: review-dos: a pack whose delta chains defeat the reader's cache is protected, not read for minutes" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace; python3 /etc/chain.py 4000 | sed "s/^/PACK /"; echo PLANTED'
+  cat >"$BUNDLE/rootfs/etc/chain.py" <<'PY'
+import hashlib, struct, sys, zlib
+n = int(sys.argv[1])
+def oid(t): return hashlib.sha1(b"blob %d\0" % len(t) + t).digest()
+def var(x):
+    out = bytearray()
+    while True:
+        b = x & 0x7f; x >>= 7
+        out.append(b | (0x80 if x else 0))
+        if not x: return bytes(out)
+def hdr(typ, size):
+    b = typ << 4 | size & 15; size >>= 4; out = bytearray()
+    while size:
+        out.append(b | 0x80); b = size & 0x7f; size >>= 7
+    out.append(b); return bytes(out)
+t = [b"obj %d\n" % i for i in range(n + 1)]
+ents, ids = [], []
+for i in range(1, n):
+    d = var(len(t[i + 1])) + var(len(t[i])) + bytes([len(t[i])]) + t[i]
+    ents.append(hdr(7, len(d)) + oid(t[i + 1]) + zlib.compress(d)); ids.append(oid(t[i]))
+ents.append(hdr(3, len(t[n])) + zlib.compress(t[n])); ids.append(oid(t[n]))
+pack = bytearray(b"PACK" + struct.pack(">II", 2, len(ents))); offs = []
+for e in ents:
+    offs.append(len(pack)); pack += e
+pack += hashlib.sha1(pack).digest()
+order = sorted(range(len(ids)), key=lambda k: ids[k])
+fan = [0] * 256
+for k in order:
+    for j in range(ids[k][0], 256): fan[j] += 1
+idx = b"\377tOc" + struct.pack(">I", 2) + b"".join(struct.pack(">I", f) for f in fan)
+idx += b"".join(ids[k] for k in order)
+idx += b"".join(struct.pack(">I", zlib.crc32(ents[k])) for k in order)
+idx += b"".join(struct.pack(">I", offs[k]) for k in order) + pack[-20:]
+idx += hashlib.sha1(idx).digest()
+name = ".git/objects/pack/pack-" + pack[-20:].hex()
+open(name + ".pack", "wb").write(pack); open(name + ".idx", "wb").write(idx)
+print(name + ".pack")
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  pack=$(sed -n 's/^PACK //p' <<<"$output")
+  git -C "$T/host" cat-file -e HEAD || fail "no host repository"
+  SECONDS=0
+  run timeout 120 "$AGENTRT" --root "$ROOT" --profile agent workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "diff: status $status after ${SECONDS}s: $output"
+  [ "$SECONDS" -le 10 ] || fail "diff took ${SECONDS}s"
+  [ "$(jq -r --arg p "$pack" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" != none ] ||
+    fail "$pack not protected: $output"
+}
+
 # A split index (core.splitIndex, `git update-index --split-index`) holds only the entries
 # changed since its shared index `.git/sharedindex.<id>`, a replaced one without its name.
 # Both are read as git merges them (gitindex.c).  Before, every split index was protected (a
