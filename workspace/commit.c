@@ -217,7 +217,7 @@ static int host_parent(struct applier *a, int layer, const char *parent)
                                         : xstrdup(sofar);
       if (layer >= 0)
         fstatat(a->l->fds[layer], in_layer, &ls, AT_SYMLINK_NOFOLLOW);
-      if (mkdirat(fd, comp, (ls.st_mode & 01777) | 0700) == 0) {
+      if (mkdirat(fd, comp, ((ls.st_mode & 01777) | 0700) & ~(mode_t)S_IWOTH) == 0) {
         strv_push(&a->made, sofar);
         if (fstat(fd, &ps) < 0 ||
             fchownat(fd, comp, ps.st_uid, ps.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -248,6 +248,17 @@ static int parent_fd(struct applier *a, int layer, const char *parent)
   a->last_parent = xstrdup(parent);
   a->last_pfd = fd;
   return fd;
+}
+
+/* The mode committed for c's new object: write permission for others only
+ * where the host's object already had it (a world-writable script or
+ * directory would let any user of the host change, after the review, what
+ * the operator runs). */
+static mode_t commit_mode(const struct ws_change *c, mode_t mode)
+{
+  if ((c->kind != WS_MODIFIED && c->kind != WS_RENAMED) || !(c->old_mode & S_IWOTH))
+    mode &= ~(mode_t)S_IWOTH;
+  return mode;
 }
 
 /* Owner for a new object base in pfd: the replaced object's, else pfd's. */
@@ -288,7 +299,8 @@ static int stage_file(struct applier *a, const struct ws_change *c, int pfd, con
     return error_errno(a->err, "commit `%s`: create a temporary file", c->path);
   }
   *ret_tmp = tmp; /* from here on the undo removes it */
-  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 || fchmod(out, st.st_mode & 0777) < 0)
+  if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 ||
+      fchmod(out, commit_mode(c, st.st_mode & 0777)) < 0)
     return error_errno(a->err, "commit `%s`", c->path);
   return 0;
 }
@@ -490,7 +502,7 @@ static int set_dir_modes(struct applier *a)
       continue;
     parent = ws_split_path(s->c->path, &base);
     dfd = ws_open_beneath(s->pfd, base, O_PATH | O_DIRECTORY, 0);
-    if (dfd < 0 || ws_chmod_fd(dfd, s->c->mode & 01777) < 0)
+    if (dfd < 0 || ws_chmod_fd(dfd, commit_mode(s->c, s->c->mode & 01777)) < 0)
       return error_errno(a->err, "commit `%s`: set mode", s->c->path);
   }
   return 0;

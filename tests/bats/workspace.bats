@@ -106,6 +106,30 @@ changes() {
   [ "$(host_sum)" = "$SUM0" ]
 }
 
+# The agent's modes reach the host (an executable stays one), but write permission for every
+# local user is not the agent's to give: a world-writable script or directory in the
+# operator's tree lets any user of the host change, after the review, what the operator then
+# runs.  Kept where the host's own file already had it.
+@test "escape: world-writable: a file and a directory the agent made 0777 reached the host writable by every local user" {
+  echo shared >"$HOST/shared.txt" && chmod 0666 "$HOST/shared.txt"
+  chmod 0644 "$HOST/a.txt"
+  bundle_for 'cd /workspace && echo run >build.sh && chmod 0777 build.sh && mkdir -p tools/sub &&
+    echo x >tools/sub/x && chmod 0777 tools tools/sub && chmod 0666 a.txt && echo more >>shared.txt &&
+    echo y >exec.sh && chmod 0755 exec.sh'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cat "$HOST/build.sh")" = run ] && [ "$(cat "$HOST/tools/sub/x")" = x ] || fail "not committed"
+  [ -z "$(find "$HOST" -perm -o+w ! -name shared.txt -printf '%m %P\n')" ] ||
+    fail "writable by others: $(find "$HOST" -perm -o+w -printf '%m %P\n')"
+  [ "$(stat -c %a "$HOST/build.sh")" = 775 ] && [ "$(stat -c %a "$HOST/tools")" = 775 ] &&
+    [ "$(stat -c %a "$HOST/exec.sh")" = 755 ] && [ "$(stat -c %a "$HOST/a.txt")" = 664 ] ||
+    fail "modes: $(cd "$HOST" && stat -c '%a %n' build.sh tools tools/sub exec.sh a.txt)"
+  [ "$(stat -c %a "$HOST/shared.txt")" = 666 ] && [ "$(tail -1 "$HOST/shared.txt")" = more ] ||
+    fail "the host's own 0666 file: $(stat -c '%a' "$HOST/shared.txt")"
+}
+
 @test "workspace: commit of one path applies only it; a host change is a conflict" {
   bundle_for "$AGENT_WORK"
   ar run --bundle "$BUNDLE" "$ID"
