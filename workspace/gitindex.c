@@ -13,7 +13,10 @@
  *     would be protected as a change (`.gitmodules`, the profile's protected
  *     list: a `.envrc` left out of the commit comes back through the index),
  *     a symlink (its target is a blob in the objects, which agentrt does not
- *     read) or a gitlink (a submodule).
+ *     read) or a gitlink (a submodule);
+ *   - a node of its cached trees (TREE extension) that git takes as valid
+ *     does not name the tree its entries make: the host's `git commit`
+ *     records that id without reading the entries below it.
  * A split index (`git update-index --split-index`, core.splitIndex) holds
  * only the entries changed since its shared index `sharedindex.<id>` (its
  * `link` extension names it, with a delete and a replace bitmap); a replaced
@@ -23,6 +26,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,6 +52,11 @@
  * (sparse-checkout, `--skip-worktree`). */
 #define HIDE_ASSUME_VALID 1u
 #define HIDE_SKIP_WORKTREE 2u
+#define HIDE_BITS (HIDE_ASSUME_VALID | HIDE_SKIP_WORKTREE)
+/* Not hiding bits: what the cached trees (TREE extension) leave out or
+ * never cover: an intent-to-add entry (`git add -N`), an unmerged stage. */
+#define FLAG_ITA 4u
+#define FLAG_STAGE 8u
 
 struct entry {
   char *path;
@@ -64,6 +73,7 @@ struct scan {
     SCAN_PATHS,   /* bad and risky only */
     SCAN_COLLECT, /* v: every risky entry (the host's index) */
     SCAN_CHECK,   /* v: the first risky entry not in known */
+    SCAN_ALL,     /* v: every entry, with its FLAG_* bits */
   } mode;
   const struct entry *known; /* SCAN_CHECK: the host's risky entries, sorted */
   size_t n_known;
@@ -145,7 +155,19 @@ static void visit(void *vs, const char *name, size_t n, uint32_t mode, const uns
                   size_t hlen, unsigned hide)
 {
   struct scan *s = vs;
-  struct entry e = {.path = (char *)name, .mode = mode, .hide = hide, .hlen = hlen};
+  struct entry e = {.path = (char *)name, .mode = mode, .hide = hide & HIDE_BITS, .hlen = hlen};
+
+  if (s->mode == SCAN_ALL) {
+    e.hide = hide;
+    memcpy(e.oid, oid, hlen);
+    if (s->n == s->cap) {
+      s->cap = s->cap ? 2 * s->cap : 64;
+      s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    e.path = xstrndup(name, n);
+    s->v[s->n++] = e;
+    return;
+  }
 
   /* a sparse index's directory entries end in '/' */
   if (s->bad == NULL && !ws_git_path_ok(name, n - (n > 0 && name[n - 1] == '/')))
@@ -193,6 +215,13 @@ static bool varint(const unsigned char *p, size_t n, size_t *pos, size_t *ret)
 typedef void (*entry_fn)(void *ctx, const char *name, size_t n, uint32_t mode,
                          const unsigned char *oid, size_t hlen, unsigned hide);
 
+/* The index whose TREE extension walk notes (set by the caller), and it. */
+static struct {
+  const unsigned char *p;
+  const unsigned char *tree;
+  size_t tree_n;
+} tree_of;
+
 /* Walk the index p (n bytes) with hash size hlen, each entry to fn: does it
  * parse to its trailing checksum?  *ret_link, *ret_link_n: the data of its
  * `link` extension (a split index), or NULL. */
@@ -214,11 +243,15 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
     flags = (unsigned)p[pos + fixed - 2] << 8 | p[pos + fixed - 1];
     if (flags & 0x8000)
       hide |= HIDE_ASSUME_VALID;
+    if (flags & 0x3000)
+      hide |= FLAG_STAGE;
     if ((flags & 0x4000) && version >= 3) {
       if (n - pos < fixed + 2)
         return false;
       if (p[pos + fixed] & 0x40) /* the extended flags' skip-worktree, 0x4000 */
         hide |= HIDE_SKIP_WORKTREE;
+      if (p[pos + fixed] & 0x20) /* intent-to-add, 0x2000 */
+        hide |= FLAG_ITA;
       fixed += 2;
     }
     pos += fixed;
@@ -264,6 +297,10 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
     if (memcmp(p + pos, "link", 4) == 0) {
       *ret_link = p + pos + 8;
       *ret_link_n = size;
+    }
+    if (memcmp(p + pos, "TREE", 4) == 0 && p == tree_of.p) {
+      tree_of.tree = p + pos + 8;
+      tree_of.tree_n = size;
     }
     pos += 8 + size;
   }
@@ -549,6 +586,212 @@ static const char *risk_reason(const struct entry *e, char *const *patterns)
          "checkout -- .` writes it)";
 }
 
+static int entry_path_cmp(const void *va, const void *vb)
+{
+  return strcmp(((const struct entry *)va)->path, ((const struct entry *)vb)->path);
+}
+
+/* The id of the tree git writes for the entries v[lo, hi) (sorted, all
+ * below the directory whose path with its '/' is plen bytes): false when
+ * they cannot make one (an unmerged stage). */
+static uint64_t tree_budget; /* entries tree_id may still visit in one check */
+
+static bool tree_id(const struct entry *v, size_t lo, size_t hi, size_t plen, size_t hlen,
+                    unsigned char *out)
+{
+  cleanup_free unsigned char *buf = NULL;
+  size_t len = 0, cap = 0;
+  bool ok = true;
+
+  /* nested valid nodes build their subtrees again: git's own indexes cost
+   * their depth times their entries, a forged nest of thousands of
+   * directories would cost hours */
+  if (hi - lo > tree_budget)
+    return false;
+  tree_budget -= hi - lo;
+
+  for (size_t i = lo; ok && i < hi;) {
+    const char *rest = v[i].path + plen, *slash = strchr(rest, '/');
+    size_t nlen = slash ? (size_t)(slash - rest) : strlen(rest), j = i + 1;
+    unsigned char id[MAX_HASH];
+    char mode[16];
+    uint32_t m = v[i].mode;
+    if (v[i].hide & FLAG_STAGE)
+      return false;
+    if (slash && slash[1] != '\0') { /* a subtree: the run of entries below rest/ */
+      while (j < hi && strncmp(v[j].path + plen, rest, nlen + 1) == 0)
+        j++;
+      ok = tree_id(v, i, j, plen + nlen + 1, hlen, id);
+      m = GIT_S_IFDIR;
+    } else if (v[i].hide & FLAG_ITA) {
+      i = j;
+      continue;
+    } else {
+      memcpy(id, v[i].oid, hlen);
+      if ((m & GIT_S_IFMT) == GIT_S_IFDIR) /* a sparse directory entry, `dir/` */
+        m = GIT_S_IFDIR;
+    }
+    if (ok) {
+      int k = snprintf(mode, sizeof mode, "%o ", m);
+      if (len + (size_t)k + nlen + 1 + hlen > cap) {
+        cap = 2 * (len + (size_t)k + nlen + 1 + hlen) + 256;
+        buf = xrealloc(buf, cap);
+      }
+      memcpy(buf + len, mode, (size_t)k);
+      len += (size_t)k;
+      memcpy(buf + len, rest, nlen);
+      len += nlen;
+      buf[len++] = '\0';
+      memcpy(buf + len, id, hlen);
+      len += hlen;
+    }
+    i = j;
+  }
+  if (ok)
+    ws_git_object_id(hlen, "tree", buf ? buf : (const unsigned char *)"", len, out);
+  return ok;
+}
+
+/* The entries of v (n, sorted) below the directory dir (dlen bytes, "" the
+ * root): [*lo, *hi). */
+static void dir_range(const struct entry *v, size_t n, const char *dir, size_t dlen, size_t *lo,
+                      size_t *hi)
+{
+  size_t a = 0, b = n;
+
+  if (dlen == 0) {
+    *lo = 0;
+    *hi = n;
+    return;
+  }
+  while (a < b) { /* the first path >= "dir/" */
+    size_t mid = a + (b - a) / 2;
+    int c = strncmp(v[mid].path, dir, dlen);
+    if (c < 0 || (c == 0 && (unsigned char)v[mid].path[dlen] < '/'))
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  *lo = a;
+  while (a < n && strncmp(v[a].path, dir, dlen) == 0 && v[a].path[dlen] == '/')
+    a++;
+  *hi = a;
+}
+
+/* strtol as git's cache-tree reader calls it on the bytes at *pos of t (n
+ * bytes; git's buffer runs on past them): leading white space and a sign
+ * taken.  False when no digit follows, or the run goes past what is copied. */
+static bool tree_long(const unsigned char *t, size_t n, size_t *pos, long *ret)
+{
+  char tmp[96];
+  size_t k = n - *pos < sizeof tmp - 1 ? n - *pos : sizeof tmp - 1;
+  char *end;
+
+  memcpy(tmp, t + *pos, k);
+  tmp[k] = '\0';
+  errno = 0;
+  *ret = strtol(tmp, &end, 10);
+  if (end == tmp || (size_t)(end - tmp) == sizeof tmp - 1 || errno == ERANGE)
+    return false;
+  *pos += (size_t)(end - tmp);
+  return true;
+}
+
+/* Read one node of a TREE extension (and its subtrees) at *pos of t (n
+ * bytes) as git's cache-tree reader does, the directory dir (dlen bytes):
+ * the reason when a node git takes as valid (a count of 0 or more) does not
+ * name the tree its entries make, or does not count them; "" when git
+ * would not read it (it then drops the whole cached tree). */
+static const char *tree_node(const unsigned char *t, size_t n, size_t *pos, const char *dir,
+                             size_t dlen, const struct entry *v, size_t nv, size_t hlen,
+                             unsigned depth)
+{
+  const unsigned char *nul = memchr(t + *pos, '\0', n - *pos), *nl;
+  size_t nlen, plen = dlen, cp;
+  long count, subs;
+  cleanup_free char *path = NULL;
+  const char *why = NULL;
+
+  if (nul == NULL || depth > 4096)
+    return "";
+  nlen = (size_t)(nul - (t + *pos));
+  path = xmalloc(dlen + nlen + 2);
+  memcpy(path, dir, dlen);
+  if (nlen > 0) {
+    if (dlen > 0)
+      path[plen++] = '/';
+    memcpy(path + plen, t + *pos, nlen);
+    plen += nlen;
+  }
+  path[plen] = '\0';
+  cp = *pos += nlen + 1;
+  if (!tree_long(t, n, &cp, &count) || !tree_long(t, n, &cp, &subs))
+    return "";
+  nl = memchr(t + *pos, '\n', n - *pos); /* git skips to the newline from the count's start */
+  if (nl == NULL)
+    return "";
+  *pos = (size_t)(nl - t) + 1;
+  if (count >= 0) {
+    unsigned char id[MAX_HASH];
+    size_t lo, hi;
+    bool ok;
+    if (n - *pos < hlen)
+      return "";
+    dir_range(v, nv, path, plen, &lo, &hi);
+    if (hi - lo == 1 && plen > 0 && strlen(v[lo].path) == plen + 1 &&
+        (v[lo].mode & GIT_S_IFMT) == GIT_S_IFDIR) { /* a sparse directory entry, `dir/` */
+      memcpy(id, v[lo].oid, hlen);
+      ok = true;
+    } else {
+      ok = tree_id(v, lo, hi, plen ? plen + 1 : 0, hlen, id);
+    }
+    if ((uint64_t)count != hi - lo || !ok || memcmp(id, t + *pos, hlen) != 0)
+      why = "a git index whose cached trees (TREE extension) are not the trees of its entries, "
+            "or that agentrt cannot build (the host's `git commit` would record them: a tree of "
+            "the agent's choosing in the host's history, written by the next `git reset --hard`)";
+    *pos += hlen;
+  }
+  for (long i = 0; why == NULL && i < subs; i++)
+    why = tree_node(t, n, pos, path, plen, v, nv, hlen, depth + 1);
+  return why;
+}
+
+/* The cached trees of ix (its TREE extension) checked against its entries:
+ * git's `commit` and `write-tree` take a valid node's id without reading
+ * the entries below it. */
+static const char *cache_tree_reason(const struct idx *ix)
+{
+  struct scan all = {.mode = SCAN_ALL};
+  const unsigned char *tree;
+  size_t tree_n, pos = 0;
+  const char *why = NULL;
+
+  tree_of.p = ix->p;
+  tree_of.tree = NULL;
+  tree_of.tree_n = 0;
+  {
+    const unsigned char *link;
+    size_t link_n;
+    walk(ix->p, ix->n, ix->hlen, no_entry, NULL, &link, &link_n);
+  }
+  tree = tree_of.tree;
+  tree_n = tree_of.tree_n;
+  tree_of.p = NULL;
+  if (tree == NULL)
+    return NULL;
+  if (!scan_pass(&all, ix))
+    return UNREADABLE;
+  tree_budget = 64 * (uint64_t)all.n + 1000000;
+  if (all.n > 1)
+    qsort(all.v, all.n, sizeof *all.v, entry_path_cmp);
+  /* git reads one tree, the root (an empty name), and drops it all when
+   * any of it does not parse */
+  if (tree_n > 0 && tree[0] == '\0')
+    why = tree_node(tree, tree_n, &pos, "", 0, all.v, all.n, ix->hlen, 0);
+  scan_reset(&all);
+  return why && *why ? why : NULL;
+}
+
 /* The agent's index is walked twice (paths, then its risky entries against
  * the host's), so that only the host's risky entries are kept in memory. */
 const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
@@ -580,6 +823,8 @@ const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared 
       *ret_path = xstrdup(s.v[0].path);
     }
   }
+  if (why == NULL)
+    why = cache_tree_reason(&ix);
   scan_reset(&s);
   scan_reset(&host);
   idx_free(&ix);

@@ -178,6 +178,27 @@ static bool id_matches(const unsigned char *oid, size_t hlen, int type, const un
   return memcmp(out, oid, hlen) == 0;
 }
 
+void ws_git_object_id(size_t hlen, const char *type, const unsigned char *data, size_t size,
+                      unsigned char *out)
+{
+  char hdr[32];
+  int k = snprintf(hdr, sizeof hdr, "%s %zu", type, size);
+
+  if (hlen == 20) {
+    struct sha1 s;
+    sha1_init(&s);
+    sha1_update(&s, hdr, (size_t)k + 1);
+    sha1_update(&s, data, size);
+    sha1_final(&s, out);
+  } else {
+    struct sha256 s;
+    sha256_init(&s);
+    sha256_update(&s, hdr, (size_t)k + 1);
+    sha256_update(&s, data, size);
+    sha256_final(&s, out);
+  }
+}
+
 /* --- zlib streams read from a file with pread ---------------------------- */
 
 struct zin {

@@ -119,6 +119,10 @@ int ws_gitodb_read(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
  * files with the host's own `git reset --hard`).  NULL otherwise. */
 const char *ws_git_objfile_reason(const int *fds, size_t n, int layer, const char *gitdir,
                                   const char *rel);
+/* The id (hlen bytes: 20 SHA-1, 32 SHA-256) of the object of this type
+ * ("tree", "blob", ...) and content, into out. */
+void ws_git_object_id(size_t hlen, const char *type, const unsigned char *data, size_t size,
+                      unsigned char *out);
 /* Trees read so far (the comparison's cost). */
 size_t ws_gitodb_trees_read(const struct ws_gitodb *db);
 /* Parse 2 * hlen hex digits (lower case, as git writes them) of s (n bytes). */

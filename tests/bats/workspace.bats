@@ -760,6 +760,47 @@ PY
     fail "control: the index did not make git write the .envrc and the symlink"
 }
 
+# git's cached trees (the index's TREE extension) are taken by `git commit` and `git
+# write-tree` without reading the entries below a valid node.  The agent's index has the host's
+# entries (clean, nothing risky) and a root node naming a tree of its own (the host's files, a
+# .envrc and a symlink to /etc/shadow): the host's next `git commit` records that tree, and
+# `git reset --hard` writes its files.
+@test "escape: a forged cached tree in .git/index (TREE extension): the host's git commit records the agent's tree" {
+  host_repo plain
+  tree0=$(git -C "$HOST" rev-parse HEAD^{tree})
+  bundle_usr "set -e; cd /workspace; T=\$(git rev-parse HEAD^{tree})
+    echo 'touch $T/marker-ctree' >.envrc && ln -s /etc/shadow notes.txt
+    export GIT_INDEX_FILE=/tmp/fx; git read-tree HEAD; git add -f .envrc notes.txt; X=\$(git write-tree)
+    unset GIT_INDEX_FILE; rm -f .envrc notes.txt
+    git read-tree HEAD && git write-tree >/dev/null && python3 /etc/ctree.py \$T \$X
+    test -z \"\$(git status --porcelain)\" && echo PLANTED \$X"
+  cat >"$BUNDLE/rootfs/etc/ctree.py" <<'PY'
+import hashlib, sys
+t, x = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2])
+d = bytearray(open(".git/index", "rb").read()[:-20])
+i = d.find(b"TREE")
+j = d.find(t, i)
+assert i > 0 and j > 0, "no cached root tree"
+d[j:j + 20] = x
+open(".git/index", "wb").write(bytes(d) + hashlib.sha1(d).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  forged=$(sed -n 's/^PLANTED //p' <<<"$output")
+  marked .git/index
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  (cd "$HOST" && git commit -q --allow-empty -m review && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
+  [ "$(git -C "$HOST" rev-parse HEAD^{tree})" = "$tree0" ] || fail "the host's commit recorded $(git -C "$HOST" rev-parse HEAD^{tree})"
+  [ ! -e "$HOST/.envrc" ] && [ ! -L "$HOST/notes.txt" ] || fail "git reset --hard wrote the agent's files: $(ls -la "$HOST")"
+  # control: the index included, the host's own commit records the agent's tree (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git commit -q --allow-empty -m review2 && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
+  [ "$(git -C "$HOST" rev-parse HEAD^{tree})" = "$forged" ] && grep -q marker-ctree "$HOST/.envrc" &&
+    [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(git -C "$HOST" log --stat -1; ls -la "$HOST")"
+}
+
 # The agent's commits are read too: a ref it changed names a commit whose
 # tree the host's `git checkout -- .`, `git restore .` or `git reset --hard`
 # writes.  A `.envrc`, cached bytecode or a symlink to a host file held back
