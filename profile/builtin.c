@@ -69,6 +69,7 @@ static const char agent_json[] =
     "\".sl/\",\n"
     "      \".pijul/\", \".devcontainer.json\", \".amazonq/\", \".kiro/\", \"opencode.json\",\n"
     "      \".opencode/\", \".helix/\", \".lazy.lua\", \".Rprofile\", \".irbrc\", \".pryrc\",\n"
+    "      \".dir-locals.el\", \".dir-locals-2.el\", \".ropeproject/\",\n"
     "      \".bashrc\", \".bash_profile\", \".bash_login\", \".bash_logout\", \".profile\", "
     "\".zshrc\",\n"
     "      \".zshenv\", \".zprofile\", \".zlogin\", \".zlogout\"],\n"

@@ -610,18 +610,18 @@ PY
   [ -e "$MARK" ] || fail "control: the cached bytecode did not run"
 }
 
-@test "workspace: the list's tools beyond git (mise, lefthook, lint-staged, devcontainer, Sapling, agents' MCP files, R, Ruby, Helix)" {
-  bundle_for "cd /workspace && mkdir -p .config/mise .mise .sl .amazonq .kiro/settings .helix sub &&
+@test "workspace: the list's tools beyond git (mise, lefthook, lint-staged, devcontainer, Sapling, agents' MCP files, R, Ruby, Helix, Emacs, rope)" {
+  bundle_for "cd /workspace && mkdir -p .config/mise .mise .sl .amazonq .kiro/settings .helix .ropeproject sub &&
     for f in mise.toml mise.local.toml .mise.local.toml .config/mise.toml .config/mise/config.toml .mise/config.toml \
       lefthook.yml .lefthook.yml sub/lefthook-local.yml .lintstagedrc.json lint-staged.config.js .devcontainer.json \
       .bazelversion .sl/config .amazonq/mcp.json .kiro/settings/mcp.json opencode.json .helix/languages.toml .lazy.lua \
-      .Rprofile .irbrc .pryrc .gitconfig; do echo x >\$f; done && echo ok >lefty.txt && echo ok >mise.md"
+      .Rprofile .irbrc .pryrc .gitconfig .dir-locals.el sub/.dir-locals-2.el .ropeproject/config.py; do echo x >\$f; done && echo ok >lefty.txt && echo ok >mise.md"
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] || fail "plant: $output"
   marked mise.toml mise.local.toml .mise.local.toml .config/mise.toml .config/mise/config.toml .mise/config.toml \
     lefthook.yml .lefthook.yml sub/lefthook-local.yml .lintstagedrc.json lint-staged.config.js .devcontainer.json \
     .bazelversion .sl/config .amazonq/mcp.json .kiro/settings/mcp.json opencode.json .helix/languages.toml .lazy.lua \
-    .Rprofile .irbrc .pryrc .gitconfig
+    .Rprofile .irbrc .pryrc .gitconfig .dir-locals.el sub/.dir-locals-2.el .ropeproject/config.py
   run ar workspace "$ID" diff --format json
   for p in lefty.txt mise.md; do
     [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" = none ] ||
