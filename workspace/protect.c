@@ -230,6 +230,18 @@ static bool pack_file_name(const char *s, size_t n)
   return false;
 }
 
+/* Is each of v (n) its own key: a name no case-folding or normalising host
+ * resolves to another (git writes its object files so: lower-case hex,
+ * `pack`, `pack-<id>.idx`)?  `objects/Pack/` or `objects/2E/<id>.` would be
+ * git's own there, unchecked. */
+static bool canonical_below(const struct comp *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strlen(v[i].k) != v[i].n || memcmp(v[i].k, v[i].s, v[i].n) != 0)
+      return false;
+  return true;
+}
+
 /* rest (the components after a .git directory) is git's data, not config. */
 static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
 {
@@ -240,6 +252,8 @@ static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
   if (n == 1 && type == WS_T_FILE && shared_index_name(rest[0].s, rest[0].n))
     return true; /* read only through an index, which is checked with it (gitindex.c) */
   if (comp_eq(rest[0], "objects")) {
+    if (!canonical_below(rest + 1, n - 1))
+      return false;
     if (n >= 2 && comp_ieq(rest[1], "info"))
       return false;
     if (n >= 2 && comp_eq(rest[1], "pack") && (n > 3 || (n == 3 && type != WS_T_DIR)))
@@ -269,6 +283,9 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
       return "a new `.git` directory (an empty one makes tools take the directory for a "
              "broken repository)";
     if (!git_data(v + i + 1, n - i - 1, type)) {
+      if (n - i - 1 >= 2 && comp_eq(v[i + 1], "objects") && !canonical_below(v + i + 2, n - i - 2))
+        return "a name below `objects/` that a case-folding or normalising host takes for another "
+               "(git's own object file or pack there, unchecked)";
       if (n - i - 1 >= 3 && comp_eq(v[i + 1], "objects") && comp_eq(v[i + 2], "pack"))
         return "an index of packs git trusts without checking (multi-pack-index, bitmap, "
                "reverse index): left out, it costs the host's git speed only";

@@ -1352,6 +1352,28 @@ PY
     fail "control: the forged tree did not make git write the files: $(ls -la "$HOST")"
 }
 
+# The same forged copies under names a case-folding or normalising host resolves to git's own
+# (`objects/Pack/`, `objects/2E/`, a trailing dot): there the commit would write the object
+# files the host's git reads, so they are held back whatever their content.
+@test "escape: object files under names a case-folding host takes for git's own (objects/Pack/, objects/2E/, a trailing dot)" {
+  host_repo plain
+  bundle_for 'cd /workspace/.git/objects && mkdir -p Pack 2E ab &&
+    echo x >Pack/pack-0123456789012345678901234567890123456789.idx &&
+    echo x >Pack/pack-0123456789012345678901234567890123456789.pack && echo x >Pack/multi-pack-index &&
+    echo x >2E/81171448eb9f2ee3821e3d447aa6b2fe3ddba1 && echo x >ab/cdef0123456789012345678901234567890123. &&
+    echo x >ab/CDEF012345678901234567890123456789012a'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked .git/objects/Pack/pack-0123456789012345678901234567890123456789.idx \
+    .git/objects/Pack/pack-0123456789012345678901234567890123456789.pack .git/objects/Pack/multi-pack-index \
+    .git/objects/2E/81171448eb9f2ee3821e3d447aa6b2fe3ddba1 .git/objects/ab/cdef0123456789012345678901234567890123. \
+    .git/objects/ab/CDEF012345678901234567890123456789012a
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ ! -e "$HOST/.git/objects/Pack" ] && [ ! -e "$HOST/.git/objects/2E" ] && [ -z "$(ls "$HOST/.git/objects/ab" 2>/dev/null)" ] ||
+    fail "reached the host: $(cd "$HOST/.git/objects" && ls -R Pack 2E ab 2>&1)"
+}
+
 @test "escape: a forged copy of the host's HEAD tree, the loose object rewritten (no ref changed; git reset --hard writes a .envrc and a symlink)" {
   forged_object_escape loose
 }
