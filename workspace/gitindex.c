@@ -274,7 +274,11 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
       hide |= HIDE_ASSUME_VALID;
     if (flags & 0x3000)
       hide |= FLAG_STAGE;
-    if ((flags & 0x4000) && version >= 3) {
+    /* git reads extended flags wherever the bit is set (a version 2 index
+     * too, which git never writes so): the name would start elsewhere */
+    if ((flags & 0x4000) && version < 3)
+      return false;
+    if (flags & 0x4000) {
       if (n - pos < fixed + 2)
         return false;
       if (p[pos + fixed] & 0x40) /* the extended flags' skip-worktree, 0x4000 */
@@ -310,6 +314,10 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
       if (pos > n)
         return false;
     }
+    /* git takes the name's length from the flags (and from it where the
+     * next entry starts), its NUL only past 0xfff: they must agree */
+    if ((flags & 0xfff) < 0xfff ? name_len != (flags & 0xfff) : name_len < 0xfff)
+      return false;
     name[name_len] = '\0';
     fn(ctx, name, name_len, be32(p + start + MODE_OFFSET), p + start + STAT_BYTES, hlen, hide);
     free(prev);

@@ -801,6 +801,41 @@ PY
     [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(git -C "$HOST" log --stat -1; ls -la "$HOST")"
 }
 
+# git takes an entry's name length from its flags (all but 0xfff) and the entry's size from
+# that length; agentrt read the name up to its NUL.  An entry staged honestly as `.envrcX/a`
+# (nothing protected) whose flags say 6: git reads `.envrc` (same padded size, so both read
+# the same entries after it), and the host's `git checkout -- .` writes it.
+@test "escape: an index entry whose name length (flags) is shorter than its NUL-terminated name (.envrcX/a read by git as .envrc)" {
+  host_repo plain
+  MARK=$T/marker-namelen
+  bundle_usr "set -e; cd /workspace; mkdir .envrcX && echo 'touch $MARK' >.envrcX/a && git add .envrcX/a && rm -rf .envrcX
+    python3 /etc/nl.py .envrcX/a .envrc && git ls-files -s | grep envrc && echo PLANTED"
+  cat >"$BUNDLE/rootfs/etc/nl.py" <<'PY'
+import hashlib, struct, sys
+# the entry named sys.argv[1] keeps its bytes, its flags' name length says len(sys.argv[2])
+d = bytearray(open(".git/index", "rb").read()[:-20])
+name, short = sys.argv[1].encode(), sys.argv[2].encode()
+assert name.startswith(short)
+i = d.find(name + b"\0")
+assert i > 0
+f = struct.unpack(">H", d[i - 2:i])[0]
+d[i - 2:i] = struct.pack(">H", (f & 0xf000) | len(short))
+open(".git/index", "wb").write(bytes(d) + hashlib.sha1(d).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/index
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  (cd "$HOST" && git status && git checkout -- .) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$HOST/.envrc" ] || fail "git checkout -- . wrote the agent's .envrc"
+  # control: the index included, the host's git writes .envrc (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git checkout -- .) >/dev/null 2>&1 </dev/null || true
+  grep -q marker-namelen "$HOST/.envrc" || fail "control: git did not write .envrc: $(ls -la "$HOST")"
+}
+
 # An index's entry offset table (IEOT, with EOIE) tells a git that reads with threads
 # (`index.threads`) where each block of entries starts: it reads each block from there, not
 # in sequence.  The agent's index holds 20,001 clean entries in sequence, and its last block's

@@ -629,7 +629,7 @@ static int index_fd_of(unsigned v, size_t hlen, const char *const *names, size_t
                        const uint32_t *modes, const unsigned char *oids)
 {
   unsigned char buf[4096];
-  size_t pos = 12;
+  size_t pos = 12, prev_len = 0;
   int fd = memfd_create("index", MFD_CLOEXEC);
 
   memset(buf, 0, sizeof buf);
@@ -646,12 +646,18 @@ static int index_fd_of(unsigned v, size_t hlen, const char *const *names, size_t
     buf[start + 27] = (unsigned char)mode;
     memset(buf + start + 40, oids ? oids[i] : 0, hlen);
     pos += 40 + hlen + 2;
+    size_t full;
     if (v == 4) {
-      buf[pos++] = (unsigned char)atoi(name);
+      size_t strip = (size_t)atoi(name);
+      buf[pos++] = (unsigned char)strip;
       name = strchr(name, ':') + 1;
+      full = prev_len - strip + strlen(name); /* git's flags hold the whole name's length */
+    } else {
+      full = strlen(name);
     }
     len = strlen(name);
-    buf[start + 40 + hlen + 1] = (unsigned char)len;
+    prev_len = full;
+    buf[start + 40 + hlen + 1] = (unsigned char)full;
     memcpy(buf + pos, name, len);
     pos = v == 4 ? pos + len + 1 : start + ((40 + hlen + 2 + len + 8) & ~(size_t)7);
   }
