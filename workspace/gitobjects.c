@@ -305,6 +305,8 @@ struct ws_gitodb {
   size_t n_packs;
   bool unlisted; /* a pack directory could not be read */
   size_t trees_read;
+  struct base_cache *bc; /* objects resolved last, for every read */
+  uint64_t reads;        /* objects asked for: the budget of bc's steps */
 };
 
 static bool has_suffix(const char *s, const char *suf)
@@ -358,6 +360,10 @@ static void list_packs(struct ws_gitodb *db, int layer)
   closedir(d);
 }
 
+struct base_cache;
+static struct base_cache *base_cache_new(void);
+static void base_cache_free(struct base_cache *bc);
+
 struct ws_gitodb *ws_gitodb_open(const int *fds, size_t n, const char *gitdir)
 {
   struct ws_gitodb *db = xmalloc0(sizeof *db);
@@ -365,6 +371,7 @@ struct ws_gitodb *ws_gitodb_open(const int *fds, size_t n, const char *gitdir)
   db->fds = fds;
   db->n = n;
   db->objdir = *gitdir ? xfmt("%s/objects", gitdir) : xstrdup("objects");
+  db->bc = base_cache_new();
   for (size_t i = 0; i < n; i++)
     if (fds[i] >= 0)
       list_packs(db, (int)i);
@@ -384,6 +391,7 @@ void ws_gitodb_free(struct ws_gitodb *db)
   }
   free(db->packs);
   free(db->objdir);
+  base_cache_free(db->bc);
   free(db);
 }
 
@@ -652,17 +660,18 @@ static bool read_packed_cached(struct ws_gitodb *db, struct pack *p, uint64_t of
 static bool read_packed(struct ws_gitodb *db, struct pack *p, uint64_t off, size_t hlen,
                         int *ret_type, unsigned char **ret_data, size_t *ret_size)
 {
-  return read_packed_cached(db, p, off, hlen, NULL, ret_type, ret_data, ret_size);
+  return read_packed_cached(db, p, off, hlen, db->bc, ret_type, ret_data, ret_size);
 }
 
-/* The objects of one pack resolved last, by offset (direct-mapped): a pack
- * checked in offset order finds each delta's base here, since git writes a
- * base before its deltas. */
+/* Objects resolved last, by pack and offset (direct-mapped), each link of a
+ * delta chain too: a pack checked in offset order finds each delta's base
+ * here (git writes a base before its deltas), and a review that reads the
+ * trees of a chain one by one walks it once, not once a tree. */
 #define BASE_SLOTS 1024
 #define BASE_BYTES ((size_t)128 << 20)
 struct base_cache {
-  const struct pack *p;
   struct {
+    const struct pack *p;
     uint64_t off; /* 0: empty */
     int type;
     unsigned char *data;
@@ -675,9 +684,9 @@ struct base_cache {
 static bool cache_get(struct base_cache *bc, const struct pack *p, uint64_t off, int *ret_type,
                       unsigned char **ret_data, size_t *ret_size)
 {
-  size_t i = (size_t)(off % BASE_SLOTS);
+  size_t i = (size_t)((off ^ (uintptr_t)p >> 4) % BASE_SLOTS);
 
-  if (bc == NULL || bc->p != p || bc->slot[i].off != off)
+  if (bc == NULL || bc->slot[i].p != p || bc->slot[i].off != off)
     return false;
   *ret_type = bc->slot[i].type;
   *ret_size = bc->slot[i].size;
@@ -689,9 +698,9 @@ static bool cache_get(struct base_cache *bc, const struct pack *p, uint64_t off,
 static void cache_put(struct base_cache *bc, const struct pack *p, uint64_t off, int type,
                       const unsigned char *data, size_t size)
 {
-  size_t i = (size_t)(off % BASE_SLOTS);
+  size_t i = (size_t)((off ^ (uintptr_t)p >> 4) % BASE_SLOTS);
 
-  if (bc == NULL || bc->p != p || size > BASE_BYTES / 8)
+  if (bc == NULL || size > BASE_BYTES / 8)
     return;
   if (bc->slot[i].off) {
     bc->bytes -= bc->slot[i].size;
@@ -700,6 +709,7 @@ static void cache_put(struct base_cache *bc, const struct pack *p, uint64_t off,
   }
   if (bc->bytes + size > BASE_BYTES)
     return;
+  bc->slot[i].p = p;
   bc->slot[i].off = off;
   bc->slot[i].type = type;
   bc->slot[i].size = size;
@@ -716,14 +726,26 @@ static void cache_clear(struct base_cache *bc)
   memset(bc, 0, sizeof *bc);
 }
 
+static struct base_cache *base_cache_new(void)
+{
+  return xmalloc0(sizeof(struct base_cache));
+}
+
+static void base_cache_free(struct base_cache *bc)
+{
+  if (bc == NULL)
+    return;
+  cache_clear(bc);
+  free(bc);
+}
+
 static bool read_packed_cached(struct ws_gitodb *db, struct pack *p, uint64_t off, size_t hlen,
                                struct base_cache *bc, int *ret_type, unsigned char **ret_data,
                                size_t *ret_size)
 {
-  struct pack *p0 = p;
-  uint64_t off0 = off;
   struct link {
     struct pack *p;
+    uint64_t off;
     struct entry_hdr h;
   };
   cleanup_free struct link *chain = NULL;
@@ -746,12 +768,13 @@ static bool read_packed_cached(struct ws_gitodb *db, struct pack *p, uint64_t of
         return false;
       type = h.type;
       size = h.size;
+      cache_put(bc, p, off, type, data, size);
       break;
     }
     if (depth == MAX_DELTA_DEPTH)
       return false;
     chain = xrealloc(chain, (depth + 1) * sizeof *chain);
-    chain[depth++] = (struct link){p, h};
+    chain[depth++] = (struct link){p, off, h};
     if (h.type == OBJ_OFS_DELTA) {
       off = h.base_off;
       continue;
@@ -776,8 +799,8 @@ static bool read_packed_cached(struct ws_gitodb *db, struct pack *p, uint64_t of
       free(data);
       return false;
     }
+    cache_put(bc, k->p, k->off, type, data, size);
   }
-  cache_put(bc, p0, off0, type, data, size);
   *ret_type = type;
   *ret_data = data;
   *ret_size = size;
@@ -924,7 +947,10 @@ int ws_gitodb_read(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
                    unsigned char **ret_data, size_t *ret_size)
 {
   size_t copies = 0;
-  bool ok = !db->unlisted && (hlen == 20 || hlen == 32);
+  /* git's packs cost a read a few inflations with the cache; a pack built
+   * to walk long chains again and again is refused past 64 a read */
+  bool ok = !db->unlisted && (hlen == 20 || hlen == 32) &&
+            db->bc->steps <= 64 * ++db->reads + ((uint64_t)1 << 20);
 
   *ret_data = NULL;
   for (size_t i = 0; ok && i < db->n_packs; i++) {
@@ -1067,7 +1093,6 @@ static bool pack_all_match(struct ws_gitodb *db, struct pack *p, size_t hlen)
    * then read before it */
   qsort(v, n, sizeof *v, ent_off_cmp);
   bc = xmalloc0(sizeof *bc);
-  bc->p = p;
   for (uint64_t i = 0; ok && i < n; i++) {
     int type;
     unsigned char *data = NULL;
