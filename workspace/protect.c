@@ -40,6 +40,7 @@
  * system could resolve them to, so a case-insensitive host is covered too.
  * `.git` and `.gitmodules` also match their 8.3 names `git~1`, `gitmod~1`.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -817,6 +818,61 @@ static const char *objfile_reason(struct objfile_cache *oc, const struct ws_chan
   return ws_git_objfile_reason(oc->fds, l->n + 1, ch->layer, gitdir, rel);
 }
 
+/* Is rel (below objects/) git's object data: a loose object (`ab/<rest>`)
+ * or a pack or its index (`pack/pack-<id>.pack`, `.idx`)?  Not objects/info/
+ * or the indexes git trusts unchecked (multi-pack-index, .bitmap, .rev),
+ * which are held back on their own and hold no object. */
+static bool object_data(const char *rel)
+{
+  const char *dot = strrchr(rel, '.');
+
+  if (isxdigit((unsigned char)rel[0]) && isxdigit((unsigned char)rel[1]) && rel[2] == '/')
+    return true;
+  return strncmp(rel, "pack/pack-", 10) == 0 && strchr(rel + 5, '/') == NULL && dot &&
+         (strcmp(dot, ".pack") == 0 || strcmp(dot, ".idx") == 0);
+}
+
+/* A repository whose new object files are held back keeps every other change
+ * of its git dir back too: `git gc` writes one new pack and deletes the old
+ * packs and loose objects, and its refs, index and logs name objects of that
+ * pack.  Committing them without it took the host's objects away and left
+ * its refs naming objects it did not have (gc-held-back). */
+static void hold_repo_with_objects(struct ws_changes *c, const struct ws_gitdir_probe *probe)
+{
+  cleanup_strv char **held = NULL;
+  size_t n_held = 0;
+
+  for (size_t i = 0; i < c->n; i++) {
+    const char *rel;
+    size_t dlen;
+    if (c->v[i].protect == NULL || c->v[i].kind == WS_DELETED ||
+        !object_path(c->v[i].path, probe, &dlen, &rel) || !object_data(rel))
+      continue;
+    bool known = false;
+    for (size_t k = 0; k < n_held && !known; k++)
+      known = strlen(held[k]) == dlen && strncmp(held[k], c->v[i].path, dlen) == 0;
+    if (!known) {
+      held = xrealloc(held, (n_held + 2) * sizeof *held);
+      held[n_held++] = xstrndup(c->v[i].path, dlen);
+      held[n_held] = NULL;
+    }
+  }
+  for (size_t i = 0; i < n_held; i++) {
+    size_t len = strlen(held[i]);
+    for (size_t j = 0; j < c->n; j++) {
+      struct ws_change *ch = &c->v[j];
+      const char *path = ch->path;
+      if (ch->protect != NULL ||
+          (len > 0 && (strncmp(path, held[i], len) != 0 || path[len] != '/')))
+        continue;
+      ch->protect = xfmt("in the repository `%s`, whose new objects are held back (its refs, "
+                         "index and object deletions wait with them: without them the host's "
+                         "repository would lose objects)",
+                         len ? held[i] : ".");
+    }
+  }
+}
+
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l)
 {
   struct objfile_cache oc = {0};
@@ -873,6 +929,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
     else
       ch->protect = ws_git_ref_reason(&refs, ch, l, patterns, &probe);
   }
+  hold_repo_with_objects(c, &probe);
   ws_gitrefs_free(refs);
   free(oc.fds);
   free(oc.key);

@@ -1468,9 +1468,12 @@ PY
   [ ! -e "$HOST/.envrc" ] && [ ! -L "$HOST/notes.txt" ] ||
     fail "the host's git reset --hard wrote the agent's files: $(ls -la "$HOST")"
   git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
-  # control: the forged copy included, the same host command writes them (the test can fail)
-  local incl=()
-  for p in "${forged[@]}"; do incl+=(--include-protected "$p"); done
+  # control: the forged copy included, the same host command writes them (the test can fail);
+  # with it the repository's other changes held back because of it (the blobs it names)
+  local incl=() held
+  run ar workspace "$ID" diff --format json
+  held=$(jq -r '.changes[] | select(.protected // "" | test("new objects are held back")) | .path' <<<"$output")
+  for p in "${forged[@]}" $held; do incl+=(--include-protected "$p"); done
   run ar workspace "$ID" commit "${incl[@]}"
   [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
   (cd "$HOST" && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
@@ -1536,6 +1539,39 @@ PY
   [ "$status" -eq 0 ] || fail "commit: $output"
   git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
   git -C "$HOST" cat-file -p HEAD:big.bin | cmp - "$HOST/big.bin" || fail "big.bin"
+}
+
+# `git gc` writes one new pack and deletes the old packs and loose objects.  When agentrt holds
+# the new pack back (here: a delta whose result is over the 64 MiB it reads whole), committing
+# the deletions alone took the host's objects away: the host's repository lost its history.
+@test "workspace: gc-held-back: an agent's git gc whose new pack is held back leaves the host's objects, and the host's repository whole" {
+  host_repo plain
+  echo one >"$HOST/a.txt"
+  git -C "$HOST" add a.txt && git -C "$HOST" commit -q -m one
+  git -C "$HOST" gc -q
+  echo two >>"$HOST/a.txt"
+  git -C "$HOST" commit -q -am two
+  local before
+  before=$(git -C "$HOST" rev-parse HEAD)
+  bundle_usr 'set -e; cd /workspace; head -c 73400320 /dev/urandom >big.bin; git add big.bin
+    git commit -q -m big; echo x >>big.bin; git commit -q -am big2; git gc -q --prune=now
+    ls .git/objects/pack; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  local diff=$output
+  [ "$(jq '[.changes[] | select(.protected and .kind == "added") | select(.path | test("objects/pack/pack-.*[.]pack$"))] | length' <<<"$diff")" = 1 ] ||
+    fail "the new pack is not held back, so this proves nothing: $(jq -c '[.changes[] | select(.path | test("objects/")) | [.kind, .path, .protected]]' <<<"$diff")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 ||
+    fail "the host's repository lost objects: $(git -C "$HOST" fsck 2>&1 | head -5); diff: $(jq -c '[.changes[] | select(.path | test("objects/|refs|HEAD")) | [.kind, .path, .protected]]' <<<"$diff")"
+  git -C "$HOST" cat-file -e "$before" || fail "the host's last commit is gone"
+  git -C "$HOST" log --oneline >/dev/null || fail "git log on the host"
+  # the work itself reached the host dir; the repository's part waits (named in the diff)
+  [ "$(stat -c %s "$HOST/big.bin")" = 73400322 ] || fail "big.bin: $(ls -la "$HOST")"
+  [ "$(jq -r '.changes[] | select(.path == ".git/packed-refs" or .path == ".git/refs/heads/master") | .protected // "none"' <<<"$diff" | grep -c "new objects are held back")" -ge 1 ] ||
+    fail "the refs are not held back with the pack: $(jq -c '[.changes[] | select(.path | test("refs")) | [.kind, .path, .protected]]' <<<"$diff")"
 }
 
 # The agent's packs are read whole (above), in their own order with the last bases kept; a
