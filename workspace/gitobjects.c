@@ -154,30 +154,6 @@ static void sha1_final(struct sha1 *s, unsigned char out[20])
   }
 }
 
-/* Is oid (hlen bytes) the id of an object of this type and content? */
-static bool id_matches(const unsigned char *oid, size_t hlen, int type, const unsigned char *data,
-                       size_t size)
-{
-  char hdr[32];
-  int k = snprintf(hdr, sizeof hdr, "%s %zu", type_names[type], size);
-  unsigned char out[32];
-
-  if (hlen == 20) {
-    struct sha1 s;
-    sha1_init(&s);
-    sha1_update(&s, hdr, (size_t)k + 1);
-    sha1_update(&s, data, size);
-    sha1_final(&s, out);
-  } else {
-    struct sha256 s;
-    sha256_init(&s);
-    sha256_update(&s, hdr, (size_t)k + 1);
-    sha256_update(&s, data, size);
-    sha256_final(&s, out);
-  }
-  return memcmp(out, oid, hlen) == 0;
-}
-
 void ws_git_object_id(size_t hlen, const char *type, const unsigned char *data, size_t size,
                       unsigned char *out)
 {
@@ -197,6 +173,16 @@ void ws_git_object_id(size_t hlen, const char *type, const unsigned char *data, 
     sha256_update(&s, data, size);
     sha256_final(&s, out);
   }
+}
+
+/* Is oid (hlen bytes) the id of an object of this type and content? */
+static bool id_matches(const unsigned char *oid, size_t hlen, int type, const unsigned char *data,
+                       size_t size)
+{
+  unsigned char out[32];
+
+  ws_git_object_id(hlen, type_names[type], data, size, out);
+  return memcmp(out, oid, hlen) == 0;
 }
 
 /* --- zlib streams read from a file with pread ---------------------------- */

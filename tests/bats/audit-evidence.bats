@@ -1211,6 +1211,18 @@ host_forks() {
 		fail "no record naming the script: $(jq -c 'select(.exe | tostring | test("tmp|busybox"))' <<<"$json" | tail -5)"
 }
 
+# go_with_monitor_stopped TENTHS: stop the container's monitor ($mon, kept in STOPPED_MON for
+# teardown), let the programs start (/tmp/go) and wait TENTHS tenths of a second at most for
+# /tmp/done; the caller continues the monitor ($ipid: the init's pid)
+go_with_monitor_stopped() {
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$mon"
+	STOPPED_MON=$mon
+	touch "/proc/$ipid/root/tmp/go"
+	for _ in $(seq "$1"); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
+	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+}
+
 # bats test_tags=flood
 @test "audit-evidence: exec-opens-decoy: a program gone before it was read is named by the exec that ran it, not by the execs that failed before it in that process" {
 	# A PATH search tries each directory's file in turn: files that exec opens and then
@@ -1241,12 +1253,7 @@ host_forks() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	kill -STOP "$mon"
-	STOPPED_MON=$mon
-	touch "/proc/$ipid/root/tmp/go"
-	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
-	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	go_with_monitor_stopped 200
 	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped"
 	# try-syscall x ran (its usage error), the script too
 	[ "$(cat "/proc/$ipid/root/tmp/rc")" = "$(printf '2\n0\n0')" ] || fail "rc: $(cat "/proc/$ipid/root/tmp/rc")"
@@ -1286,12 +1293,7 @@ host_forks() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	kill -STOP "$mon"
-	STOPPED_MON=$mon
-	touch "/proc/$ipid/root/tmp/go"
-	for _ in $(seq 300); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
-	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	go_with_monitor_stopped 300
 	kill -CONT "$mon"
 	STOPPED_MON=
 	sleep 1
@@ -1354,12 +1356,7 @@ host_forks() {
 	kids=$(grep -l "^PPid:[[:space:]]*$ipid\$" /proc/[0-9]*/status 2>/dev/null | wc -l)
 	[ "$kids" -ge 3100 ] || fail "$kids processes"
 	sleep 1
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	kill -STOP "$mon"
-	STOPPED_MON=$mon
-	touch "/proc/$ipid/root/tmp/go"
-	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
-	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	go_with_monitor_stopped 200
 	kill -CONT "$mon"
 	STOPPED_MON=
 	sleep 2

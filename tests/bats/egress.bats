@@ -1415,29 +1415,37 @@ dns_queries() {
 	[ "$output" = hello-allowed-80 ] || fail "$output"
 }
 
+# cpu_ms PID: the user and system CPU PID has used so far, in ms
+cpu_ms() { echo $(($(awk '{print $14 + $15}' "/proc/$1/stat") * 1000 / $(getconf CLK_TCK))); }
+
+# assert_monitor_share USED WALL: the monitor used under an eighth of WALL ms of CPU (a
+# sanitizer build's monitor spends some four times as much on each packet it reads: a third)
+assert_monitor_share() {
+	local limit=8
+	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=3
+	[ "$(($1 * limit))" -lt "$2" ] || fail "the monitor used $1 ms of CPU in $2 ms"
+}
+
 @test "egress: escape: refused-packet-flood-cpu: a container held to 0.25 CPU flooding refused packets keeps its monitor under an eighth of a CPU, and the trail counts them" {
 	local mon t0 c0 out runs sent wall used total read_n limit
 	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
 	egress_run
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	[ -n "$mon" ] && kill -0 "$mon"
-	c0=$(awk '{print $14 + $15}' "/proc/$mon/stat")
+	c0=$(cpu_ms "$mon")
 	t0=$(date +%s%N)
 	# refused datagrams to 60,000 ports a run, as fast as a quarter of a CPU sends them, for 4 s.
 	# Before the fix the monitor (outside the container's cgroup) read and parsed every one the
 	# ruleset logged: 1.0 s of its CPU in 3.9 s for 420,000 packets, as much again as the
 	# container's own limit, uncharged
 	out=$(in_ctr sh -c 'end=$(($(date +%s) + 4)); while [ "$(date +%s)" -lt "$end" ]; do udp-ports 198.51.100.20 1 60000; done')
-	used=$((($(awk '{print $14 + $15}' "/proc/$mon/stat") - c0) * 1000 / $(getconf CLK_TCK)))
+	used=$(($(cpu_ms "$mon") - c0))
 	wall=$((($(date +%s%N) - t0) / 1000000))
 	runs=$(grep -c '^sent' <<<"$out")
 	sent=$(awk '$1 == "sent" {n += $4} END {print n + 0}' <<<"$out")
 	echo "# the monitor: $used ms of CPU in $wall ms; $sent refused datagrams in $runs runs" >&3
 	[ "$sent" -gt 20000 ] || fail "the flood was too small to show anything: $out"
-	# a sanitizer build's monitor spends some four times as much on each packet it reads
-	limit=8
-	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=3
-	[ "$((used * limit))" -lt "$wall" ] || fail "the monitor used $used ms of CPU in $wall ms"
+	assert_monitor_share "$used" "$wall"
 	# the trail accounts for them: records in full, counted ones, and events lost with a count
 	sleep 2.5
 	read_n=$(records 'select(.kind == "denied" and .direction == "out" and (.dst == "198.51.100.20" or .coalesced != null)) | (.coalesced // 1)' |
@@ -1462,7 +1470,7 @@ dns_queries() {
 	egress_run
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	[ -n "$mon" ] && kill -0 "$mon"
-	c0=$(awk '{print $14 + $15}' "/proc/$mon/stat")
+	c0=$(cpu_ms "$mon")
 	t0=$(date +%s%N)
 	# lookups of refused names (redirected to the resolver, answered NXDOMAIN) for 4 s, as
 	# fast as a quarter of a CPU sends them.  Before the fix the resolver, in the monitor and
@@ -1470,14 +1478,12 @@ dns_queries() {
 	# in 3.7 s for 640,000 of them (the container unlimited), and the 300,000 its socket
 	# dropped were in no record
 	out=$(in_ctr dns-flood 192.0.2.99 4 nope.test)
-	used=$((($(awk '{print $14 + $15}' "/proc/$mon/stat") - c0) * 1000 / $(getconf CLK_TCK)))
+	used=$(($(cpu_ms "$mon") - c0))
 	wall=$((($(date +%s%N) - t0) / 1000000))
 	sent=$(awk '$1 == "sent" {print $2}' <<<"$out")
 	echo "# the monitor: $used ms of CPU in $wall ms; $out" >&3
 	[ "${sent:-0}" -gt 20000 ] || fail "the flood was too small to show anything: $out"
-	limit=8
-	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=3
-	[ "$((used * limit))" -lt "$wall" ] || fail "the monitor used $used ms of CPU in $wall ms"
+	assert_monitor_share "$used" "$wall"
 	# the honest control: an allowed name over both versions, resolved and connected
 	sleep 1
 	run in_ctr nslookup allowed.test

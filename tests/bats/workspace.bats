@@ -1574,20 +1574,12 @@ PY
     fail "the refs are not held back with the pack: $(jq -c '[.changes[] | select(.path | test("refs")) | [.kind, .path, .protected]]' <<<"$diff")"
 }
 
-# The agent's packs are read whole (above), in their own order with the last bases kept; a
-# pack built against that (each of 4,000 entries a REF_DELTA on the entry after it, which git
-# reads fine) made every entry walk the rest of the chain again: 8 million inflations, 18 s of
-# the operator's `diff` for this 160 KiB pack, and a 1 GiB workspace holds thousands of them.
-# The links of a chain are kept as it is applied, and past a budget of inflations (64 an entry)
-# a pack is protected as one agentrt cannot check: this one is read in well under a second
-# (its objects are what their ids say, so it may pass).
-@test "escape: review-dos: a pack whose delta chains defeat the reader's cache is not read for minutes" {
-  host_repo plain
-  bundle_usr 'set -e; cd /workspace; python3 /etc/chain.py 4000 | sed "s/^/PACK /"; echo PLANTED'
-  cat >"$BUNDLE/rootfs/etc/chain.py" <<'PY'
-import hashlib, struct, sys, zlib
-n = int(sys.argv[1])
-def oid(t): return hashlib.sha1(b"blob %d\0" % len(t) + t).digest()
+# packlib DIR: DIR/packlib.py, for the tests' pack builders: var() and hdr() (a pack
+# entry's size and header) and write_pack(ents, ids) (.git/objects/pack/pack-<id>.pack and its
+# version 2 .idx; the path without its suffix)
+packlib() {
+  cat >"$1/packlib.py" <<'PY'
+import hashlib, struct, zlib
 def var(x):
     out = bytearray()
     while True:
@@ -1599,27 +1591,51 @@ def hdr(typ, size):
     while size:
         out.append(b | 0x80); b = size & 0x7f; size >>= 7
     out.append(b); return bytes(out)
+def write_pack(ents, ids):
+    pack = bytearray(b"PACK" + struct.pack(">II", 2, len(ents))); offs = []
+    for e in ents:
+        offs.append(len(pack)); pack += e
+    pack += hashlib.sha1(pack).digest()
+    order = sorted(range(len(ids)), key=lambda k: ids[k])
+    fan = [0] * 256
+    for k in order:
+        for j in range(ids[k][0], 256): fan[j] += 1
+    idx = b"\377tOc" + struct.pack(">I", 2) + b"".join(struct.pack(">I", f) for f in fan)
+    idx += b"".join(ids[k] for k in order)
+    idx += b"".join(struct.pack(">I", zlib.crc32(ents[k])) for k in order)
+    idx += b"".join(struct.pack(">I", offs[k]) for k in order) + pack[-20:]
+    idx += hashlib.sha1(idx).digest()
+    name = ".git/objects/pack/pack-" + pack[-20:].hex()
+    open(name + ".pack", "wb").write(pack); open(name + ".idx", "wb").write(idx)
+    return name
+PY
+}
+
+# The agent's packs are read whole (above), in their own order with the last bases kept; a
+# pack built against that (each of 4,000 entries a REF_DELTA on the entry after it, which git
+# reads fine) made every entry walk the rest of the chain again: 8 million inflations, 18 s of
+# the operator's `diff` for this 160 KiB pack, and a 1 GiB workspace holds thousands of them.
+# The links of a chain are kept as it is applied, and past a budget of inflations (64 an entry)
+# a pack is protected as one agentrt cannot check: this one is read in well under a second
+# (its objects are what their ids say, so it may pass).
+@test "escape: review-dos: a pack whose delta chains defeat the reader's cache is not read for minutes" {
+  host_repo plain
+  bundle_usr 'set -e; cd /workspace; python3 /etc/chain.py 4000 | sed "s/^/PACK /"; echo PLANTED'
+  packlib "$BUNDLE/rootfs/etc"
+  cat >"$BUNDLE/rootfs/etc/chain.py" <<'PY'
+import hashlib, struct, sys, zlib
+sys.path.insert(0, "/etc")
+from packlib import write_pack
+n = int(sys.argv[1])
+def oid(t): return hashlib.sha1(b"blob %d\0" % len(t) + t).digest()
+from packlib import var, hdr
 t = [b"obj %d\n" % i for i in range(n + 1)]
 ents, ids = [], []
 for i in range(1, n):
     d = var(len(t[i + 1])) + var(len(t[i])) + bytes([len(t[i])]) + t[i]
     ents.append(hdr(7, len(d)) + oid(t[i + 1]) + zlib.compress(d)); ids.append(oid(t[i]))
 ents.append(hdr(3, len(t[n])) + zlib.compress(t[n])); ids.append(oid(t[n]))
-pack = bytearray(b"PACK" + struct.pack(">II", 2, len(ents))); offs = []
-for e in ents:
-    offs.append(len(pack)); pack += e
-pack += hashlib.sha1(pack).digest()
-order = sorted(range(len(ids)), key=lambda k: ids[k])
-fan = [0] * 256
-for k in order:
-    for j in range(ids[k][0], 256): fan[j] += 1
-idx = b"\377tOc" + struct.pack(">I", 2) + b"".join(struct.pack(">I", f) for f in fan)
-idx += b"".join(ids[k] for k in order)
-idx += b"".join(struct.pack(">I", zlib.crc32(ents[k])) for k in order)
-idx += b"".join(struct.pack(">I", offs[k]) for k in order) + pack[-20:]
-idx += hashlib.sha1(idx).digest()
-name = ".git/objects/pack/pack-" + pack[-20:].hex()
-open(name + ".pack", "wb").write(pack); open(name + ".idx", "wb").write(idx)
+name = write_pack(ents, ids)
 print(name + ".pack")
 PY
   run ar run --bundle "$BUNDLE" "$ID"
@@ -1643,23 +1659,16 @@ PY
   host_repo plain
   bundle_usr 'set -e; cd /workspace; mkdir -p .git/objects/pack; C=$(python3 /etc/chains.py 3 4000 $(git rev-parse HEAD))
     git update-ref refs/heads/master $C; git cat-file -t HEAD; echo PLANTED'
+  packlib "$BUNDLE/rootfs/etc"
   cat >"$BUNDLE/rootfs/etc/chains.py" <<'PY'
 import hashlib, struct, sys, zlib
+sys.path.insert(0, "/etc")
+from packlib import write_pack
 # a commit on HEAD whose root tree holds chains*length subtrees, each subtree a REF_DELTA on
 # the next one of its chain: reading subtree i walks the rest of its chain
 chains, length, parent = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 def oid(kind, body): return hashlib.sha1(b"%s %d\0" % (kind, len(body)) + body).digest()
-def var(x):
-    out = bytearray()
-    while True:
-        b = x & 0x7f; x >>= 7
-        out.append(b | (0x80 if x else 0))
-        if not x: return bytes(out)
-def hdr(typ, size):
-    b = typ << 4 | size & 15; size >>= 4; out = bytearray()
-    while size:
-        out.append(b | 0x80); b = size & 0x7f; size >>= 7
-    out.append(b); return bytes(out)
+from packlib import var, hdr
 empty = oid(b"blob", b"")
 ents, ids = [], []
 def full(kind, typ, body):
@@ -1682,21 +1691,7 @@ full(b"tree", 2, root)
 commit = b"tree %s\nparent %s\nauthor a <a@x> 0 +0000\ncommitter a <a@x> 0 +0000\n\nchains\n" % (
     oid(b"tree", root).hex().encode(), parent.encode())
 full(b"commit", 1, commit)
-pack = bytearray(b"PACK" + struct.pack(">II", 2, len(ents))); offs = []
-for e in ents:
-    offs.append(len(pack)); pack += e
-pack += hashlib.sha1(pack).digest()
-order = sorted(range(len(ids)), key=lambda k: ids[k])
-fan = [0] * 256
-for k in order:
-    for j in range(ids[k][0], 256): fan[j] += 1
-idx = b"\377tOc" + struct.pack(">I", 2) + b"".join(struct.pack(">I", f) for f in fan)
-idx += b"".join(ids[k] for k in order)
-idx += b"".join(struct.pack(">I", zlib.crc32(ents[k])) for k in order)
-idx += b"".join(struct.pack(">I", offs[k]) for k in order) + pack[-20:]
-idx += hashlib.sha1(idx).digest()
-name = ".git/objects/pack/pack-" + pack[-20:].hex()
-open(name + ".pack", "wb").write(pack); open(name + ".idx", "wb").write(idx)
+name = write_pack(ents, ids)
 print(oid(b"commit", commit).hex())
 PY
   run ar run --bundle "$BUNDLE" "$ID"
