@@ -1211,16 +1211,13 @@ host_forks() {
 		fail "no record naming the script: $(jq -c 'select(.exe | tostring | test("tmp|busybox"))' <<<"$json" | tail -5)"
 }
 
-# go_with_monitor_stopped TENTHS: stop the container's monitor ($mon, kept in STOPPED_MON for
-# teardown), let the programs start (/tmp/go) and wait TENTHS tenths of a second at most for
-# /tmp/done; the caller continues the monitor ($ipid: the init's pid)
+# go_with_monitor_stopped: stop the container's monitor ($mon, kept in STOPPED_MON for
+# teardown) and run its commands (go_and_wait $ipid); the caller continues the monitor
 go_with_monitor_stopped() {
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	kill -STOP "$mon"
 	STOPPED_MON=$mon
-	touch "/proc/$ipid/root/tmp/go"
-	for _ in $(seq "$1"); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
-	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	go_and_wait "$ipid"
 }
 
 # bats test_tags=flood
@@ -1253,7 +1250,7 @@ go_with_monitor_stopped() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	go_with_monitor_stopped 200
+	go_with_monitor_stopped
 	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped"
 	# try-syscall x ran (its usage error), the script too
 	[ "$(cat "/proc/$ipid/root/tmp/rc")" = "$(printf '2\n0\n0')" ] || fail "rc: $(cat "/proc/$ipid/root/tmp/rc")"
@@ -1293,7 +1290,7 @@ go_with_monitor_stopped() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	go_with_monitor_stopped 300
+	go_with_monitor_stopped
 	kill -CONT "$mon"
 	STOPPED_MON=
 	sleep 1
@@ -1356,7 +1353,7 @@ go_with_monitor_stopped() {
 	kids=$(grep -l "^PPid:[[:space:]]*$ipid\$" /proc/[0-9]*/status 2>/dev/null | wc -l)
 	[ "$kids" -ge 3100 ] || fail "$kids processes"
 	sleep 1
-	go_with_monitor_stopped 200
+	go_with_monitor_stopped
 	kill -CONT "$mon"
 	STOPPED_MON=
 	sleep 2

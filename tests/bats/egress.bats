@@ -1289,6 +1289,18 @@ dns_queries() {
 		fail "$(records 'select(.kind == "flow")')"
 }
 
+# allowed_both: the honest control: allowed.test and allowed6.test resolve and connect
+allowed_both() {
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "allowed.test: $output"
+	run connect 203.0.113.10 80
+	[ "$output" = hello-allowed-80 ] || fail "$output"
+	run in_ctr nslookup allowed6.test
+	[[ "$output" == *2001:db8:203::10* ]] || fail "allowed6.test: $output"
+	run connect 2001:db8:203::10 80
+	[[ "$output" == *hello-allowed6-80* ]] || fail "$output"
+}
+
 @test "egress: escape: host-self-rebind: an allowed name answered with the host's own addresses reaches none of its services" {
 	local a
 	# services of the host itself (the netns agentrt runs in), on its own public addresses
@@ -1328,14 +1340,7 @@ dns_queries() {
 			fail "qtype $q: no rebind record: $(records 'select(.kind == "dns" and .name == "hostself.test")')"
 	done
 	# honest use: public answers still pin and connect, over both versions
-	run in_ctr nslookup allowed.test
-	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "$output"
-	run connect 203.0.113.10 80
-	[ "$output" = hello-allowed-80 ] || fail "$output"
-	run in_ctr nslookup allowed6.test
-	[[ "$output" == *2001:db8:203::10* ]] || fail "$output"
-	run connect 2001:db8:203::10 80
-	[[ "$output" == *hello-allowed6-80* ]] || fail "$output"
+	allowed_both
 }
 
 @test "egress: escape: host-self-embedded: an allowed name answered with the host's IPv4 inside an IPv6 form (NAT64, 6to4, mapped) gets no address" {
@@ -1486,14 +1491,7 @@ assert_monitor_share() {
 	assert_monitor_share "$used" "$wall"
 	# the honest control: an allowed name over both versions, resolved and connected
 	sleep 1
-	run in_ctr nslookup allowed.test
-	[[ "$output" == *203.0.113.10* ]] || fail "after the flood: $output"
-	run connect 203.0.113.10 80
-	[ "$output" = hello-allowed-80 ] || fail "$output"
-	run in_ctr nslookup allowed6.test
-	[[ "$output" == *2001:db8:203::10* ]] || fail "after the flood: $output"
-	run connect 2001:db8:203::10 80
-	[[ "$output" == *hello-allowed6-80* ]] || fail "$output"
+	allowed_both
 	# the trail accounts for every lookup sent: the refused ones read (in full or counted)
 	# and those never read, lost with a count
 	sleep 2.5
