@@ -662,26 +662,42 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
   return jb_take(&out);
 }
 
+/* A Host field's name and port (the parser has checked it is name[:port]
+ * or [address][:port], nothing else): *ret_name and the name's length, the
+ * brackets of an IPv6 address left out; *ret_port the port's digits or
+ * NULL.  A first colon is not the port's: "[2001:db8::1]" was read as the
+ * name "[2001" on port 0 and refused. */
+static size_t host_split(const char *h, size_t n, const char **ret_name, const char **ret_port)
+{
+  const char *end = h[0] == '[' ? memchr(h, ']', n) : NULL;
+  const char *colon;
+
+  *ret_name = end ? h + 1 : h;
+  colon = memchr(end ? end : h, ':', n - (size_t)((end ? end : h) - h));
+  *ret_port = colon ? colon + 1 : NULL;
+  return end ? (size_t)(end - h - 1) : colon ? (size_t)(colon - h) : n;
+}
+
 /* Host is the server name, any case, a final dot allowed, no port or the
- * one connected to (the parser has checked it is host[:port], nothing
- * else). */
+ * one connected to. */
 static bool host_is(const struct http_msg *m, const char *sni, uint16_t port)
 {
-  size_t n = m->host_len;
-  const char *colon = m->host ? memchr(m->host, ':', n) : NULL;
+  const char *name, *digits;
+  size_t n, plen;
   char want[8];
 
   if (m->host == NULL)
     return false;
-  if (colon != NULL) {
-    snprintf(want, sizeof want, ":%u", (unsigned)port);
-    if ((size_t)(m->host + n - colon) != strlen(want) || memcmp(colon, want, strlen(want)) != 0)
+  n = host_split(m->host, m->host_len, &name, &digits);
+  if (digits != NULL) {
+    snprintf(want, sizeof want, "%u", (unsigned)port);
+    plen = (size_t)(m->host + m->host_len - digits);
+    if (plen != strlen(want) || memcmp(digits, want, plen) != 0)
       return false;
-    n = (size_t)(colon - m->host);
   }
-  if (n > 0 && m->host[n - 1] == '.')
+  if (n > 0 && name[n - 1] == '.')
     n--;
-  return n == strlen(sni) && strncasecmp(m->host, sni, n) == 0;
+  return n == strlen(sni) && strncasecmp(name, sni, n) == 0;
 }
 
 static void reply_error(struct stream *c, int status, const char *reason, const char *text)
@@ -1063,22 +1079,20 @@ static int head_done(const void *buf, size_t len)
   struct http_msg m;
   const char *why = NULL;
   long n = http_request_parse(buf, len, &m, &why);
+  const char *name, *digits;
   size_t hl;
 
   if (n <= 0)
     return n < 0 ? -1 : 0;
   if (m.host == NULL)
     return -1;
-  hl = m.host_len;
-  peek_port = -1;
-  if (memchr(m.host, ':', hl)) {
-    hl = (size_t)((const char *)memchr(m.host, ':', hl) - m.host);
-    peek_port = strtol(m.host + hl + 1, NULL, 10); /* digits up to the CR: the parser's check */
-  }
+  hl = host_split(m.host, m.host_len, &name, &digits);
+  /* digits up to the CR: the parser's check */
+  peek_port = digits ? strtol(digits, NULL, 10) : -1;
   if (hl == 0 || hl > 253)
     return -1;
   for (size_t i = 0; i < hl; i++)
-    peek_name[i] = (char)(m.host[i] >= 'A' && m.host[i] <= 'Z' ? m.host[i] | 0x20 : m.host[i]);
+    peek_name[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] | 0x20 : name[i]);
   peek_name[hl] = '\0';
   if (peek_name[hl - 1] == '.') /* "front.test." is front.test, as for the SNI */
     peek_name[hl - 1] = '\0';

@@ -34,7 +34,7 @@ setup_file() {
 	PX_DIR=$(mktemp -d /tmp/agentrt-secrets-proxy.XXXXXX)
 	chmod 0755 "$PX_DIR"
 	: >"$PX_DIR/pids"
-	fake_links "$PX_CTR" "$PX_INET" "$PX_HOST" 203.0.113.10 203.0.113.20 192.0.2.53 ||
+	fake_links "$PX_CTR" "$PX_INET" "$PX_HOST" 203.0.113.10 203.0.113.20 192.0.2.53 2001:db8:203::20 ||
 		fail "fake internet: links"
 	# the test CA and the upstreams' certificates
 	(
@@ -57,6 +57,7 @@ setup_file() {
 	px_bg "$PX_INET" python3 "$echo" 203.0.113.20 443 "$PX_DIR/other.test.pem" \
 		"$PX_DIR/other.test.key" "$PX_DIR/other.log"
 	px_bg "$PX_INET" python3 "$echo" 203.0.113.20 80 - - "$PX_DIR/other80.log"
+	px_bg "$PX_INET" python3 "$echo" 2001:db8:203::20 80 - - "$PX_DIR/other6-80.log"
 	px_bg "$PX_INET" python3 "$echo" 203.0.113.10 80 - - "$PX_DIR/api80.log"
 	cat >"$PX_DIR/dns.conf" <<-EOF
 		no-resolv
@@ -1010,6 +1011,13 @@ child_own_secret() {
 	run in_ctr sh -c 'curl -sS --max-time 10 http://203.0.113.20/ip80; echo; curl -ksS --max-time 10 https://203.0.113.20/ip443'
 	[[ "$output" == *'"path": "/ip80"'*'"path": "/ip443"'* ]] || fail "by address: $output"
 	grep -q '^GET /ip443 203.0.113.20' "$PX_DIR/other.log" || fail "not upstream: $(cat "$PX_DIR/other.log")"
+	# an IPv6 address in brackets (cidr-literal-v6): its Host `[2001:db8:203::20]` was read as
+	# the name "[2001" on port 0 and refused ("the Host field names another port")
+	rt delete -f "$ID"
+	jq '.egress.allow += ["2001:db8:203::20/128"]' "$PX_DIR/cidr.json" >"$PX_DIR/cidr6.json"
+	px_run "$PX_DIR/cidr6.json"
+	run in_ctr sh -c 'curl -sS --max-time 10 "http://[2001:db8:203::20]/ip6"; echo; curl -sS --max-time 10 "http://[2001:db8:203::20]:80/ip6port"'
+	[[ "$output" == *'"path": "/ip6"'*'"path": "/ip6port"'* ]] || fail "by IPv6 address: $output"
 	# a name on that address is still checked: hidden.test is not allowed (fronting by Host)
 	run in_ctr sh -c 'curl -sS --max-time 10 -H "Host: hidden.test" http://203.0.113.20/hidden80 2>&1'
 	[[ "$output" != *'"path": "/hidden80"'* ]] || fail "a name not allowed went through: $output"

@@ -9,7 +9,7 @@ first protocol asked for) with 101 and then echoes bytes, /ws-unasked does so to
 /slow sends a line every 0.2 s for 30 s; /delay answers after 1 s, /delay/N/... after N s.
 TRACE answers with the request as received, as Apache does by default.  Plain HTTP when CERT is "-".
 """
-import hashlib, json, socketserver, ssl, sys, time
+import hashlib, json, socket, socketserver, ssl, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 addr, port, cert, key, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
@@ -117,6 +117,7 @@ class H(BaseHTTPRequestHandler):
 class S(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    address_family = socket.AF_INET6 if ":" in addr else socket.AF_INET
 
 
 srv = S((addr, port), H)
