@@ -698,6 +698,11 @@ orphan_after_kill() {
 	out=$(cd "$SBX/ws" && orphan_after_kill 31.62 timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox \
 		--name orph2 -- sleep 31.62)
 	[ "$out" = gone ] || fail "root: $out"
+	# what the killed sandbox left (its state, its cgroup) goes with delete, as an operator's
+	run "$AGENTRT" --root "$SBX_ROOT" delete --force orph2
+	[ "$status" -eq 0 ] || fail "delete orph2: $output"
+	left=$(find /sys/fs/cgroup -maxdepth 3 -type d -name orph2 2>/dev/null)
+	[ -z "$left" ] || fail "cgroups left after delete: $left"
 	sbx_net_setup
 	out=$(orphan_after_kill 31.63 nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" \
 		--regid "$SBX_UID" --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
