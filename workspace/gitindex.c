@@ -176,7 +176,7 @@ static void visit(void *vs, const char *name, size_t n, uint32_t mode, const uns
     s->bad = xstrdup(name);
   if (s->mode == SCAN_CHECK && s->n > 0)
     return;
-  if (hide == 0 && !ws_git_entry_risky(name, mode, s->patterns))
+  if ((hide & HIDE_BITS) == 0 && !ws_git_entry_risky(name, mode, s->patterns))
     return;
   s->risky++;
   memcpy(e.oid, oid, hlen);

@@ -182,7 +182,8 @@ static size_t hello(unsigned char *out, const unsigned char *ext, size_t elen)
   out[i++] = 0, out[i++] = 2, out[i++] = 0x13, out[i++] = 1; /* one suite */
   out[i++] = 1, out[i++] = 0;                                /* null compression */
   out[i++] = (unsigned char)(elen >> 8), out[i++] = (unsigned char)elen;
-  memcpy(out + i, ext, elen);
+  if (elen > 0)
+    memcpy(out + i, ext, elen);
   return i + elen;
 }
 
