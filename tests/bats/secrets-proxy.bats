@@ -972,7 +972,9 @@ child_own_secret() {
 	[ -x /usr/bin/node ] || skip "no node on the host"
 	cp "$REPO_ROOT/tests/helpers/stall.js" "$ROOTFS/stall.js"
 	px_run
-	local mon px c0 t0 out used wall port
+	local mon px c0 t0 out used wall port limit=20
+	# a sanitizer build's proxy spends some eight times as much on each connection it takes
+	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=5
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
 	[ -n "$px" ] || fail "no proxy under the monitor $mon"
@@ -993,7 +995,7 @@ child_own_secret() {
 		wall=$((($(date +%s%N) - t0) / 1000000))
 		echo "# port $port: $out; the proxy: $used ms of CPU in $wall ms" >&3
 		[ "$out" = "open 120" ] || fail "port $port: $out"
-		[ "$((used * 20))" -lt "$wall" ] || fail "port $port: the proxy used $used ms of CPU in $wall ms"
+		[ "$((used * limit))" -lt "$wall" ] || fail "port $port: the proxy used $used ms of CPU in $wall ms"
 	done
 	# honest use: a whole request right after
 	run in_ctr sh -c 'curl -sS --max-time 20 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'

@@ -1655,6 +1655,8 @@ PY
 # rest of a chain for every subtree: 24 million inflations, about a minute of the operator's
 # `diff` for a 400 KiB pack, and more chains cost more.  Past a budget of inflations (64 an
 # object read) the ref is protected as one agentrt cannot read, at once.
+# (a time bound: the sanitizer pass, which runs no `flood` test, took 206 s for this diff)
+# bats test_tags=flood
 @test "escape: review-dos: a changed ref whose trees are delta chains read again for every tree is protected, not read for minutes" {
   host_repo plain
   bundle_usr 'set -e; cd /workspace; mkdir -p .git/objects/pack; C=$(python3 /etc/chains.py 3 4000 $(git rev-parse HEAD))
