@@ -56,6 +56,8 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <grp.h>
+#include <link.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,7 +259,7 @@ struct sandbox_opts {
   bool network; /* slirp4netns and the egress policy (--allow, the profile's allowlist) */
   char **dns;   /* --dns: upstream resolvers */
   char **cmd;
-  const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs) */
+  const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs: a dynamic build) */
   int shim_fd;      /* the same, O_PATH: bound at SANDBOX_INIT inside */
 };
 
@@ -331,6 +333,22 @@ static bool is_dir(const char *p)
 {
   struct stat st;
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* This binary needs no loader nor shared library (no PT_INTERP): it runs in
+ * any --rootfs image as the sandbox's pid 1.  Read from our own program
+ * headers in memory: no system call. */
+static bool self_is_static(void)
+{
+  const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+  unsigned long n = getauxval(AT_PHNUM);
+
+  if (ph == NULL)
+    return false;
+  for (unsigned long i = 0; i < n; i++)
+    if (ph[i].p_type == PT_INTERP)
+      return false;
+  return true;
 }
 
 /* `path` (absolute) is a directory of the sandbox's root: the host's
@@ -1767,7 +1785,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                        "browser profiles and shell histories are never bound",
                        *d, why);
   }
-  if (o.rootfs == NULL) {
+  /* sandbox-init as pid 1 (its parent-death signal ends the sandbox with
+   * us), also in a --rootfs image when this binary is static: run there as
+   * pid 1 directly, the program went on after a SIGKILL of agentrt sandbox
+   * (sandbox-orphan-rootfs) */
+  if (o.rootfs == NULL || self_is_static()) {
     o.shim = shim = realpath("/proc/self/exe", NULL);
     o.shim_fd = shim_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
     if (shim == NULL || shim_fd < 0)

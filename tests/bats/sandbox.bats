@@ -717,6 +717,54 @@ orphan_after_kill() {
 	[ "$status" -eq 3 ]
 }
 
+# rootfs_orphan TAG CMD...: CMD runs a --rootfs sandbox that sleeps TAG; its agentrt sandbox
+# (the nearest agentrt above the sleep, outside the sandbox's pid namespace) is killed with
+# SIGKILL. Prints "gone" when the sleep ended with it, else "ALIVE" (and ends the sleep).
+rootfs_orphan() {
+	local tag=$1 i sleeper="" p sup=""
+	shift
+	("$@" >/dev/null 2>&1 &)
+	for i in $(seq 1 100); do
+		sleeper=$(pgrep -xf "sleep $tag" | head -1) && [ -n "$sleeper" ] && break
+		sleep 0.1
+	done
+	[ -n "$sleeper" ] || { echo "no sleep $tag"; return 1; }
+	p=$sleeper
+	for i in 1 2 3 4 5 6; do
+		p=$(awk '{print $4}' "/proc/$p/stat")
+		[ "$(cat "/proc/$p/comm")" = agentrt ] && { sup=$p; break; }
+	done
+	[ -n "$sup" ] || { echo "no agentrt above $sleeper"; kill -9 "$sleeper"; return 1; }
+	kill -9 "$sup"
+	for i in $(seq 1 50); do
+		[ -d "/proc/$sleeper" ] || { echo gone; return 0; }
+		sleep 0.1
+	done
+	echo ALIVE
+	kill -9 "$sleeper"
+}
+
+@test "sandbox-orphan-rootfs: a --rootfs sandbox's program ends with the agentrt sandbox that runs it (SIGKILL; user, root)" {
+	# --rootfs ran the command as the sandbox's pid 1 with no parent-death signal: a killed
+	# agentrt sandbox left it running with no one to end it
+	local out
+	out=$(rootfs_orphan 31.71 sbx --name orphr1 --rootfs "$TEST_ROOTFS" -- sleep 31.71)
+	[ "$out" = gone ] || fail "user: $out"
+	out=$(cd "$SBX/ws" && rootfs_orphan 31.72 timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox \
+		--name orphr2 --rootfs "$TEST_ROOTFS" -- sleep 31.72)
+	[ "$out" = gone ] || fail "root: $out"
+	"$AGENTRT" --root "$SBX_ROOT" delete --force orphr2 >/dev/null 2>&1 || true
+	# honest use: the program's exit status, pid 1's signals (SIGTERM ends it) and its
+	# own tools inside the image are unchanged
+	run sbx --name orphr3 --rootfs "$TEST_ROOTFS" -- sh -c 'sleep 0.2; exit 3'
+	[ "$status" -eq 3 ]
+	run sbx_out --name orphr4 --rootfs "$TEST_ROOTFS" -- sh -c 'kill -TERM $$; sleep 5; echo survived'
+	[[ "$output" != *survived* ]] || fail "SIGTERM: $output"
+	run sbx_out --name orphr5 --rootfs "$TEST_ROOTFS" -- sh -c 'cat /etc/hostname 2>/dev/null; echo $HOME; pwd'
+	[ "$status" -eq 0 ] || fail "plain: $output"
+	[[ "$output" == *"$SBX/ws"* ]] || fail "cwd: $output"
+}
+
 @test "sandbox: without --allow only loopback exists" {
 	run sbx_out --name lo2 -- sh -c 'ls /sys/class/net'
 	[ "$status" -eq 0 ]
