@@ -241,10 +241,34 @@ static int make_upper(struct workspace *w, int dfd, struct error *err)
 }
 
 /* The upper layer's base (the image mounted, if any) with upper/ and work/. */
+/* The volatile overlay's mark in the upper base dfd (work/work/incompat),
+ * left by a run since this boot: the overlay was unmounted without a host
+ * crash, so its writes are in the upper file system's page cache, and the
+ * mark goes.  An image's base is inside the image, which clear_volatile_mark
+ * at release does not mount: the container run again under its name failed
+ * with EINVAL (sandbox-rerun).  A mark older than the boot stays (overlayfs
+ * refuses those layers: workspace discard or purge). */
+static void clear_volatile_mark_since_boot(int dfd)
+{
+  cleanup_close int wfd = ws_open_dir(dfd, "work");
+  cleanup_close int kfd = wfd < 0 ? -1 : ws_open_dir(wfd, "work");
+  struct timespec real, boot;
+  struct stat st;
+
+  if (kfd < 0 || fstatat(kfd, "incompat/volatile", &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  if (clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
+    return;
+  if (st.st_mtim.tv_sec > real.tv_sec - boot.tv_sec + 1)
+    ws_rm_tree(kfd, "incompat");
+}
+
 static int mount_upper(struct workspace *w, struct error *err)
 {
   cleanup_close int ufd = ws_upper_base(w, err);
 
+  if (ufd >= 0)
+    clear_volatile_mark_since_boot(ufd);
   return ufd < 0 ? -1 : make_upper(w, ufd, err);
 }
 

@@ -765,6 +765,21 @@ rootfs_orphan() {
 	[[ "$output" == *"$SBX/ws"* ]] || fail "cwd: $output"
 }
 
+@test "sandbox-rerun: a sandbox run again under its --name while its changes wait for review goes on from them (root: the workspace in an image)" {
+	# the volatile overlay's mark (work/work/incompat/volatile) stayed in the workspace's image:
+	# the second run failed with "mount `overlay`: create: Invalid argument"
+	mkdir "$SBX/rws" && cd "$SBX/rws"
+	run timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name rerun1 -- sh -c 'echo first >made.txt'
+	[ "$status" -eq 0 ] || fail "first: $output"
+	run timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name rerun1 -- sh -c 'cat made.txt; echo second >>made.txt'
+	[ "$status" -eq 0 ] || fail "second: $output"
+	[[ "$output" == *first* ]] || fail "second: $output"
+	[ ! -e "$SBX/rws/made.txt" ] || fail "the host directory was written before review"
+	run "$AGENTRT" --root "$SBX_ROOT" workspace rerun1 commit
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(cat "$SBX/rws/made.txt")" = "first"$'\n'"second" ] || fail "committed: $(cat "$SBX/rws/made.txt")"
+}
+
 @test "sandbox: without --allow only loopback exists" {
 	run sbx_out --name lo2 -- sh -c 'ls /sys/class/net'
 	[ "$status" -eq 0 ]
