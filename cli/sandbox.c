@@ -51,6 +51,7 @@
 #include <linux/capability.h>
 #include <linux/netlink.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <poll.h>
 #include <signal.h>
@@ -73,6 +74,7 @@
 #include "common/util.h"
 #include "container/container.h"
 #include "monitor/monitor.h"
+#include "monitor/subagents.h"
 #include "os/procfs.h"
 #include "os/fsutil.h"
 #include "profile/profile.h"
@@ -1653,6 +1655,60 @@ static void print_summary(const struct global_opts *g, const char *name, const c
   (void)g;
 }
 
+/* Held by a live `agentrt sandbox --name NAME` for its whole run:
+ * <root>/.sandbox-NAME.lock, locked exclusively (the kernel drops the lock
+ * with the last holder, killed or not).  Taken, no other agentrt sandbox of
+ * that name is alive, so a stopped sandbox NAME with no exit status kept
+ * (not --keep) is one whose agentrt sandbox was killed: it is deleted as
+ * `delete` would (its sub-agents, its cgroup, its state; its workspace stays
+ * for review), and NAME is free again (sandbox-dead-name).  A live holder, a
+ * container that is not a sandbox, one still running or kept: left alone.
+ * Returns the lock's fd (close-on-exec, kept until we exit), or -1. */
+static int sandbox_name_lock(const struct global_opts *g, const char *name)
+{
+  cleanup_free char *path = NULL;
+  struct container *c = NULL;
+  struct error e = {0};
+  bool sandbox = false;
+  int fd = -1;
+
+  if (state_root_prepare(g->root, &e) < 0)
+    return -1;
+  path = xfmt("%s/.sandbox-%s.lock", g->root, name);
+  for (int tries = 0; tries < 8; tries++) {
+    struct stat a, b;
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+      return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+      close(fd);
+      return -1; /* a live agentrt sandbox of that name: create will say so */
+    }
+    /* the file we locked is still the one at the path (not one a sandbox
+     * ending just now unlinked) */
+    if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+      break;
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0)
+    return -1;
+  if (container_load(g, name, LOCK_EX, &c, &e) < 0)
+    return fd;
+  if (!c->state->has_exit_status && container_refresh_status(c) == STATUS_STOPPED &&
+      container_load_config(c, &e) == 0 && c->config->process != NULL)
+    for (char **v = c->config->process->env; v != NULL && *v != NULL && !sandbox; v++)
+      sandbox = streq(*v, "AGENTRT_SANDBOX=1");
+  if (sandbox) {
+    log_warning("sandbox `%s`: its agentrt sandbox was killed: deleting what it left", name);
+    subagent_reap_children("/proc/self/exe", g->root, g->data_dir, c->id);
+    if (container_destroy(c, g, &e) < 0)
+      log_warning("sandbox `%s`: %s", name, e.msg);
+  }
+  container_free(c);
+  return fd;
+}
+
 int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
@@ -1938,9 +1994,18 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     struct tty_saved tty;
     /* without a pty of its own the program holds the caller's terminal:
      * whatever it leaves it in (raw, non-blocking), it gets back as it was */
+    int lock = sandbox_name_lock(&g, name);
     tty_save(&tty);
     code = run_foreground(&g, &co, o.keep, err);
     tty_restore(&tty);
+    if (lock >= 0) {
+      /* ours ended as it should: nothing left for the next to look at */
+      if (!o.keep) {
+        cleanup_free char *path = xfmt("%s/.sandbox-%s.lock", g.root, name);
+        unlink(path);
+      }
+      close(lock);
+    }
   }
   binds_free(&binds);
   profile_free(take_ptr(prof));

@@ -780,6 +780,54 @@ rootfs_orphan() {
 	[ "$(cat "$SBX/rws/made.txt")" = "first"$'\n'"second" ] || fail "committed: $(cat "$SBX/rws/made.txt")"
 }
 
+# killed_sandbox TAG CMD...: CMD runs a sandbox that sleeps TAG; its agentrt sandbox is killed
+# with SIGKILL and the sleep waited for; prints "dead" once it is gone
+killed_sandbox() {
+	local out
+	out=$(orphan_after_kill "$@")
+	[ "$out" = gone ] && echo dead || echo "$out"
+}
+
+@test "sandbox-dead-name: a sandbox whose agentrt sandbox was killed does not block its --name (user, root); a live one does" {
+	# the killed sandbox's stopped state and cgroup stayed: the next `sandbox --name X` failed
+	# with "container with given ID already exists" until an operator's delete
+	local out
+	out=$(killed_sandbox 31.81 sbx --name dead1 -- sleep 31.81)
+	[ "$out" = dead ] || fail "user: $out"
+	run sbx_out --name dead1 -- sh -c 'echo second'
+	[ "$status" -eq 0 ] || fail "user, again: $output"
+	[ "$output" = second ]
+	[ ! -e "$SBX/run/agentrt/dead1" ] || [ -z "$(ls -A "$SBX/run/agentrt/dead1" 2>/dev/null)" ] ||
+		fail "user: state left: $(ls "$SBX/run/agentrt/dead1")"
+	out=$(cd "$SBX/ws" && killed_sandbox 31.82 timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox \
+		--name dead2 -- sleep 31.82)
+	[ "$out" = dead ] || fail "root: $out"
+	run "$AGENTRT" --root "$SBX_ROOT" list
+	[[ "$output" == *dead2*stopped* ]] || fail "root: no stopped state: $output"
+	run bash -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' --root '$SBX_ROOT' sandbox --name dead2 -- \
+		cat /proc/self/cgroup"
+	[ "$status" -eq 0 ] || fail "root, again: $output"
+	[ ! -d "$SBX_ROOT/dead2" ] || fail "root: state left after the second run"
+	left=$(find /sys/fs/cgroup -maxdepth 3 -type d -name dead2 2>/dev/null)
+	[ -z "$left" ] || fail "root: cgroups left: $left"
+	# a live sandbox of that name is never taken: the second is refused, the first runs on
+	(cd "$SBX/ws" && timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name live1 -- \
+		sleep 31.83 >/dev/null 2>&1 &)
+	for i in $(seq 1 100); do pgrep -xf "sleep 31.83" >/dev/null && break; sleep 0.1; done
+	run bash -c "cd '$SBX/ws' && timeout 20 '$AGENTRT' --root '$SBX_ROOT' sandbox --name live1 -- true"
+	[ "$status" -ne 0 ] || fail "a live sandbox's name was taken"
+	pgrep -xf "sleep 31.83" >/dev/null || fail "the live sandbox was ended"
+	"$AGENTRT" --root "$SBX_ROOT" kill live1 KILL
+	for i in $(seq 1 50); do pgrep -xf "sleep 31.83" >/dev/null || break; sleep 0.1; done
+	# a kept sandbox (--keep) stays for its operator
+	run bash -c "cd '$SBX/ws' && timeout 20 '$AGENTRT' --root '$SBX_ROOT' sandbox --keep --name kept1 -- true"
+	[ "$status" -eq 0 ]
+	run bash -c "cd '$SBX/ws' && timeout 20 '$AGENTRT' --root '$SBX_ROOT' sandbox --name kept1 -- true"
+	[ "$status" -ne 0 ] || fail "a kept sandbox was deleted"
+	[ -d "$SBX_ROOT/kept1" ]
+	"$AGENTRT" --root "$SBX_ROOT" delete --force kept1
+}
+
 @test "sandbox: without --allow only loopback exists" {
 	run sbx_out --name lo2 -- sh -c 'ls /sys/class/net'
 	[ "$status" -eq 0 ]
