@@ -544,6 +544,37 @@ static void add_mount(struct oci_config *cfg, const char *dest, const char *type
     strv_push(&m->options, opts[i]);
 }
 
+/* The bind the container's /run is (the last mount at /run or /var/run),
+ * when it has no agentrt/ directory to mount the sub-agent API on: under
+ * the agent profile that bind is read-only, and made writable it would take
+ * the mountpoint from the host's directory.  NULL otherwise (an image's
+ * /run, a tmpfs, a bind holding agentrt/). */
+static const char *run_bind_without_place(const struct oci_config *cfg)
+{
+  const struct oci_mount *last = NULL;
+
+  for (size_t i = 0; i < cfg->n_mounts; i++) {
+    const char *d = cfg->mounts[i].destination;
+    size_t n = d != NULL ? strlen(d) : 0;
+    while (n > 1 && d[n - 1] == '/')
+      n--;
+    if (d != NULL &&
+        ((n == 4 && strncmp(d, "/run", 4) == 0) || (n == 8 && strncmp(d, "/var/run", 8) == 0)))
+      last = &cfg->mounts[i];
+  }
+  if (last == NULL || last->source == NULL ||
+      !(strv_contains(last->options, "bind") || strv_contains(last->options, "rbind") ||
+        (last->type != NULL && streq(last->type, "bind"))))
+    return NULL;
+  {
+    cleanup_free char *p = xfmt("%s/agentrt", last->source);
+    struct stat st;
+    if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+      return NULL;
+  }
+  return last->source;
+}
+
 /* Sub-agents (monitor/subagents.h): the socket the monitor will serve, the
  * static client, both under a tmpfs at /run/agentrt; the parent's effective
  * profile for its children to narrow.  Returns the listening fd, -1 = off. */
@@ -559,6 +590,17 @@ static int prepare_subagents(const struct global_opts *g, struct container *c, s
 
   if (c->profile == NULL || !c->profile->subagents.enabled)
     return -1;
+  {
+    const char *src = run_bind_without_place(c->config);
+    if (src != NULL) {
+      /* docker -v DIR:/run: the container runs, without the API
+       * (run-bind-over-run: create failed, no place for /run/agentrt) */
+      log_warning("create `%s`: sub-agents are off: /run is the bind of `%s`, which has no "
+                  "agentrt/ directory for /run/agentrt (make one there to have them)",
+                  c->id, src);
+      return -1;
+    }
+  }
   json = c->profile->subagent_json; /* rendered by policy_apply, else NULL */
   len = c->profile->subagent_len;
   c->profile->subagent_json = NULL; /* ours now: not the monitor's to keep */

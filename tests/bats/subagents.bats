@@ -166,6 +166,30 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+@test "run-bind-over-run: a host directory bound at /run under the agent profile (docker -v DIR:/run) runs; nothing is made in it, the sub-agent API is off with one warning" {
+	# the agent profile's read-only bind left no place for /run/agentrt: create failed with
+	# "create `/run/agentrt` in rootfs: Read-only file system"
+	mkdir -p "$BUNDLE/hostrun"
+	echo from-host >"$BUNDLE/hostrun/marker"
+	update_config ".mounts += [{\"destination\": \"/run\", \"type\": \"bind\", \"source\": \"$BUNDLE/hostrun\", \"options\": [\"rbind\", \"rw\"]}]"
+	parent
+	run rt exec "$ID" cat /run/marker
+	[ "$status" -eq 0 ] && [ "$output" = from-host ] || fail "/run/marker: $output"
+	[ "$(ls -A "$BUNDLE/hostrun")" = marker ] || fail "made in the host's directory: $(ls -A "$BUNDLE/hostrun")"
+	grep -q "sub-agents are off" "$BUNDLE/$ID.err" || fail "no warning: $(cat "$BUNDLE/$ID.err")"
+	run rt exec "$ID" test -e /run/agentrt/agent.sock
+	[ "$status" -ne 0 ]
+	rt kill "$ID" KILL
+	# with an agentrt/ directory in it the API is there, on a tmpfs of its own: still nothing
+	# reaches the host's directory
+	rt delete -f "$ID"
+	mkdir "$BUNDLE/hostrun/agentrt"
+	parent
+	run rt exec "$ID" "$SUB" sub list
+	[ "$status" -eq 0 ] || fail "sub list: $output"
+	[ -z "$(ls -A "$BUNDLE/hostrun/agentrt")" ] || fail "made in the host's directory: $(ls -A "$BUNDLE/hostrun/agentrt")"
+}
+
 @test "sub run: what the parent hides under a tmpfs stays hidden from its child (the root is the same image)" {
 	mkdir -p "$ROOTFS/hidden"
 	echo image-secret >"$ROOTFS/hidden/key"
