@@ -1494,7 +1494,7 @@ static void hide_secret_dirs(char *const *files, const char *ws, const char *hom
  * the agent's to connect to (host-socket).  Listed from /proc/net/unix of
  * the host's network namespace, where they are bound: one bound later is not
  * masked. */
-static void hide_host_sockets(const char *ws, const char *home, char ***hide)
+static void hide_host_sockets(const char *ws, const char *home, bool ws_bound, char ***hide)
 {
   cleanup_free char *all = NULL;
   struct error e = {0};
@@ -1517,7 +1517,16 @@ static void hide_host_sockets(const char *ws, const char *home, char ***hide)
     path[strcspn(path, "\n")] = '\0';
     if (path[0] != '/') /* abstract (@...) or unnamed: the netns is the sandbox's own */
       continue;
+    /* the workspace's own: the overlay's socket is not the host's inode (a
+     * connect is refused), but bound (--write-through) it is, and the
+     * program behind it (a tmux -S or ssh ControlPath socket in the project)
+     * answered the agent (ws-socket) */
     shown = shown_path(path, ws, home);
+    if (!shown && ws_bound) {
+      cleanup_free char *real = realpath(path, NULL);
+      const char *rest;
+      shown = path_under(path, ws, &rest) || (real != NULL && path_under(real, ws, &rest));
+    }
     /* the name service's own (SSSD): users and groups must still resolve */
     if (!shown || strv_contains(*hide, path) || streq(path, "/var/lib/sss/pipes/nss"))
       continue;
@@ -1906,7 +1915,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   if (hide_state_dirs(&g, ws, home, &hide, err) < 0)
     return -1;
   hide_secret_dirs(secret_files, ws, home, &hide);
-  hide_host_sockets(ws, home, &hide);
+  hide_host_sockets(ws, home, o.write_through, &hide);
   hide_credential_files(env_pass, ws, home, &hide);
   if (geteuid() == 0 && !g.in_userns && o.rootfs == NULL)
     hide_root_only(ws, home, &hide);

@@ -996,6 +996,33 @@ print("started", n)'
 	[[ "$output" == *daemon.sock* ]] || fail "$output"
 }
 
+@test "ws-socket: with --write-through a host program's UNIX socket in the workspace (a tmux -S or ssh ControlPath socket there) is masked; the agent's own sockets work" {
+	requires socat
+	# the workspace bound as it is: the socket is the host's own inode, and the host program
+	# behind it (a tmux server, an ssh master) answered the agent
+	mkdir -p "$SBX/ws/.ctl"
+	socat UNIX-LISTEN:"$SBX/ws/.ctl/host.sock",mode=666,fork SYSTEM:'echo host-program-answers' \
+		</dev/null >/dev/null 2>&1 &
+	lp=$!
+	for _ in $(seq 50); do [ -S "$SBX/ws/.ctl/host.sock" ] && break; sleep 0.1; done
+	run sbx --write-through --name wsock1 -- sh -c 'socat -T 2 - UNIX-CONNECT:.ctl/host.sock </dev/null 2>&1
+		socat UNIX-LISTEN:own.sock SYSTEM:"echo own-answers" & sleep 0.3
+		socat -T 2 - UNIX-CONNECT:own.sock </dev/null; rm -f own.sock; ls .ctl'
+	out=$output
+	run timeout 5 socat -T 2 - UNIX-CONNECT:"$SBX/ws/.ctl/host.sock" </dev/null
+	ctl=$output
+	kill "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null || true
+	[[ "$ctl" == *host-program-answers* ]] || fail "the control: $ctl"
+	[[ "$out" != *host-program-answers* ]] || fail "the sandbox reached the host's program: $out"
+	[[ "$out" == *own-answers* ]] || fail "the agent's own socket: $out"
+	[[ "$out" == *host.sock* ]] || fail "$out"
+	# root, as well
+	run bash -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' --root '$SBX_ROOT' sandbox --write-through --name wsock2 -- \
+		socat -T 2 - UNIX-CONNECT:.ctl/host.sock </dev/null 2>&1"
+	[[ "$output" != *host-program-answers* ]] || fail "root: the sandbox reached the host's program: $output"
+}
+
 @test "cred-file: the file a held-back credential variable names (GOOGLE_APPLICATION_CREDENTIALS, KUBECONFIG) is masked where the host's root shows it" {
 	D=$(mktemp -d /var/lib/agentrt-test-cred.XXXXXX)
 	chmod 0755 "$D"
