@@ -268,6 +268,36 @@ static uint64_t view_start(const struct oci_config *cfg)
   return v;
 }
 
+/* The same for a user namespace joined as /proc/PID/ns/user (a sub-agent in
+ * its parent's, monitor/subagents.c): its uid 0 by /proc/PID/uid_map.  Any
+ * other path: as before (the init opens the layers). */
+static bool joined_root_other(const char *path, char *ret_root, size_t n)
+{
+  cleanup_free char *map = NULL;
+  struct error e = {0};
+  char rel[40];
+  int pid, end = 0;
+
+  if (sscanf(path, "/proc/%d/ns/user%n", &pid, &end) != 1 || path[end] != '\0' || pid <= 0)
+    return false;
+  snprintf(rel, sizeof rel, "%d/uid_map", pid);
+  if (procfs_read_all(rel, &map, &e) < 0)
+    return false;
+  for (const char *l = map; l != NULL && *l != '\0';) {
+    unsigned long in, out, count;
+    if (sscanf(l, "%lu %lu %lu", &in, &out, &count) == 3 && in == 0 && count > 0) {
+      if (out == (unsigned long)geteuid())
+        return false;
+      snprintf(ret_root, n, "host uid %lu", out);
+      return true;
+    }
+    l = strchr(l, '\n');
+    if (l != NULL)
+      l++;
+  }
+  return true;
+}
+
 /* The init mounts an overlay workspace by path, from layers in the data
  * directory (0700 directories, the runtime's): the root of a user namespace
  * of the container's own that is another uid cannot reach them (it failed
@@ -281,7 +311,9 @@ static bool userns_root_other(const struct oci_config *cfg, char *ret_root, size
   const struct oci_linux *l = cfg->linux;
 
   snprintf(ret_root, n, "unmapped");
-  if (ns == NULL || (ns->path != NULL && *ns->path != '\0') || l == NULL)
+  if (ns != NULL && ns->path != NULL && *ns->path != '\0')
+    return joined_root_other(ns->path, ret_root, n);
+  if (ns == NULL || l == NULL)
     return false;
   for (size_t i = 0; i < l->n_uid_mappings; i++) {
     const struct oci_idmap *m = &l->uid_mappings[i];
@@ -315,7 +347,8 @@ static void premounted_close(struct premounted *p)
  * overlay of ours.  The init attaches it; a kernel that cannot make an overlay
  * on a detached upper (before 6.15) fails here, naming the cause. */
 static int premount_workspace(const struct oci_config *cfg, struct workspace *w, size_t i,
-                              const char *root, struct premounted *pre, struct error *err)
+                              const char *root, int parent_fd, const char *parent_path,
+                              struct premounted *pre, struct error *err)
 {
   cleanup_free char *data = xstrdup(w->mount_data);
   const struct oci_mount *m = &cfg->mounts[i];
@@ -339,6 +372,19 @@ static int premount_workspace(const struct oci_config *cfg, struct workspace *w,
     rest = xfmt("%sworkdir=%s/%s", data, at, k + strlen(wk));
     free(data);
     data = rest;
+  }
+  if (parent_fd >= 0 && parent_path != NULL) {
+    /* every "<parent's fs>/" in the layers, by its fd */
+    cleanup_free char *pfs = xfmt("%s/", parent_path);
+    cleanup_free char *at = xfmt("/proc/self/fd/%d/", parent_fd);
+    char *q;
+    while ((q = strstr(data, pfs)) != NULL) {
+      char *rest;
+      *q = '\0';
+      rest = xfmt("%s%s%s", data, at, q + strlen(pfs));
+      free(data);
+      data = rest;
+    }
   }
   if (vol) {
     char *more = xfmt("%s,volatile", data);
@@ -368,6 +414,9 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
   struct oci_config *cfg = c->config;
   char root[32];
   bool premount = userns_root_other(cfg, root, sizeof root);
+  cleanup_close int parent_fd = -1;
+  cleanup_free char *parent_path = NULL;
+  int r;
 
   for (size_t i = 0; i < cfg->n_mounts; i++) {
     struct oci_mount *m = &cfg->mounts[i];
@@ -403,7 +452,8 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
      * init attached it in the parent's namespace only) */
     if (!w->upper_later && workspace_fs_fd(w) < 0 && *ret_fspath == NULL &&
         str_has_prefix(m->source, "/proc/") &&
-        attach_parent_fs(g, c, ret_fsfd, ret_fspath, err) < 0) {
+        attach_parent_fs(g, c, premount ? &parent_fd : ret_fsfd,
+                         premount ? &parent_path : ret_fspath, err) < 0) {
       workspace_free(w);
       return error_prefix(err, "workspace `%s`", m->destination);
     }
@@ -436,9 +486,20 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
     m->options = strv_dup(w->mount_optv);
     if (c->profile && c->profile->workspace.volatile_upper && overlay_has_volatile())
       strv_push(&m->options, "volatile");
-    if (premount && premount_workspace(cfg, w, i, root, pre, err) < 0) {
-      workspace_free(w);
-      return -1;
+    if (premount) {
+      /* a sub-agent in its parent's user namespace: the parent's image (its
+       * upper, our top lower layer) through its mount's fd, as our own
+       * upper is (sub-userns-write) */
+      r = premount_workspace(cfg, w, i, root, parent_fd, parent_path, pre, err);
+      if (parent_fd >= 0)
+        close(parent_fd);
+      parent_fd = -1;
+      free(parent_path);
+      parent_path = NULL;
+      if (r < 0) {
+        workspace_free(w);
+        return -1;
+      }
     }
     if (w->upper_later)
       *ret_later = w;

@@ -483,6 +483,18 @@ static bool hides_in_workspace(const struct subagent_parent *p, const struct oci
   return true;
 }
 
+/* The parent's init is in a user namespace other than ours (the monitor's):
+ * a config's own (root mapped to an unprivileged range), a rootless one. */
+static bool parent_own_userns(pid_t init)
+{
+  struct stat a, b;
+  char path[40];
+
+  snprintf(path, sizeof path, "/proc/%d/ns/user", (int)init);
+  return stat("/proc/self/ns/user", &a) == 0 && stat(path, &b) == 0 &&
+         (a.st_ino != b.st_ino || a.st_dev != b.st_dev);
+}
+
 /* The child's config (in y) with what of its parent's config holds the
  * parent's process beyond the profile: the engine's seccomp filter (under
  * the profile's stacked one, as in the parent), its rlimits, its LSM labels
@@ -699,6 +711,17 @@ static int write_child_config(const struct subagent_parent *p, const struct run_
   yajl_gen_map_open(y);
   profile_gen_key_str(y, "type", "network");
   yajl_gen_map_close(y);
+  if (parent_own_userns(p->init_pid)) {
+    /* the parent's user namespace: in ours the child's uid 0 was the
+     * host's, wider than the parent's (a file only the host's root may
+     * read in its image), and not the owner of the parent's workspace
+     * (sub-userns-write) */
+    cleanup_free char *userns = xfmt("/proc/%d/ns/user", (int)p->init_pid);
+    yajl_gen_map_open(y);
+    profile_gen_key_str(y, "type", "user");
+    profile_gen_key_str(y, "path", userns);
+    yajl_gen_map_close(y);
+  }
   yajl_gen_array_close(y);
   if (p->cgroup_path != NULL && *p->cgroup_path) {
     /* nested: the parent's limits bound the whole family */

@@ -246,6 +246,34 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+@test "sub-userns-write: a parent in a user namespace of its own (root mapped to 100000): its child is in it too (it writes its workspace, it reads no more than the parent), and sub commit brings the change" {
+	# the child ran in the monitor's user namespace, as the host's uid 0 (no capabilities):
+	# the workspace (the parent's, host 100000) was not its to write, and a file only the
+	# host's root may read in the parent's image was its to read
+	add_userns
+	# a network namespace of its own (one joined by path is the host user namespace's)
+	update_config '.linux.namespaces |= map(if .type == "network" then del(.path) else . end)'
+	chown -R 100000:100000 "$WS" "$ROOTFS"
+	# a file of the host's root in the image, closed to others: not the parent's to read
+	echo host-root-only >"$ROOTFS/etc/host-only"
+	chown 0:0 "$ROOTFS/etc/host-only"
+	chmod 0600 "$ROOTFS/etc/host-only"
+	parent
+	run rt exec "$ID" cat /etc/host-only
+	[[ "$output" != *host-root-only* ]] || fail "the control: the parent read it"
+	run sub run --name u -- sh -c 'echo from-child >child.txt && echo wrote; cat /etc/host-only; cat /proc/self/uid_map'
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	[[ "$output" == *wrote* ]] || fail "sub run: $output"
+	# no wider than its parent: the child is in the parent's user namespace
+	[[ "$output" != *host-root-only* ]] || fail "the child read what the parent may not: $output"
+	[[ "$output" == *100000* ]] || fail "the child's uid_map: $output"
+	run sub commit u
+	[ "$status" -eq 0 ] || fail "sub commit: $output"
+	run rt exec "$ID" cat /workspace/child.txt
+	[ "$output" = from-child ] || fail "parent's view: $output"
+	[ ! -e "$WS/child.txt" ] || fail "reached the host before the operator's review"
+}
+
 @test "sub run: a child that crashed keeps its changes and trail for the parent" {
 	parent
 	run sub run --name c --detach -- sh -c 'echo partial >part.txt; sleep 300'
