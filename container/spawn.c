@@ -306,6 +306,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   bool self_join = false, unified_late = false, via_userns, userns_failed = false;
   int *bind_fds = NULL;
   int flags, dumpable, own_net = -1, net_errno = 0;
+  int back_net = -1, held_net = -1; /* a joined netns entered around the clone */
   pid_t pid;
 
   r->pid = -1;
@@ -407,6 +408,25 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
       }
     }
   }
+  /* A network namespace joined by path with a user namespace made by the
+   * clone (Podman's --userns=auto or --uidmap with its netns path): the
+   * init, root of the new user namespace only, may not setns into one the
+   * host's user namespace owns ("join network namespace: Operation not
+   * permitted": netns-path-new-userns).  Joined here around the clone, as
+   * runc and crun join before they make the user namespace. */
+  if (plan.new_ns[OCI_NS_USER] && plan.join_fd[OCI_NS_NETWORK] >= 0 && own_net < 0 &&
+      !(o->g != NULL && o->g->in_userns)) {
+    struct error e = {0};
+    if ((back_net = own_ns_fd("net", &e)) >= 0) {
+      if (setns(plan.join_fd[OCI_NS_NETWORK], CLONE_NEWNET) == 0) {
+        held_net = plan.join_fd[OCI_NS_NETWORK];
+        plan.join_fd[OCI_NS_NETWORK] = -1; /* the init is born in it */
+      } else {
+        close(back_net);
+        back_net = -1;
+      }
+    }
+  }
   /* CVE-2016-9962: the init is born non-dumpable (a container whose pid
    * namespace it joins must not trace it before its own prctl). */
   dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
@@ -440,6 +460,13 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
    * container's (only root of the initial user namespace gets here) */
   if (pid != 0 && own_net >= 0 && setns(own_net, CLONE_NEWNET) < 0)
     net_errno = errno;
+  if (pid != 0 && back_net >= 0) {
+    if (setns(back_net, CLONE_NEWNET) < 0)
+      net_errno = errno;
+    close(back_net);
+    back_net = -1;
+    plan.join_fd[OCI_NS_NETWORK] = held_net;
+  }
   if (pid == 0) {
     struct init_args ia = {
         .config = cfg,
@@ -474,6 +501,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     close(sv[0]);
     if (own_net >= 0)
       close(own_net);
+    if (back_net >= 0)
+      close(back_net);
+    if (held_net >= 0)
+      close(held_net);
     init_main(&ia); /* never returns */
   }
   leave_for_children(saved_pid, saved_time);

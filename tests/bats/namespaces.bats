@@ -356,6 +356,33 @@ start_joiner() {
 	[ "$(ns_of "$PID" net)" != "$(ns_of $$ net)" ]
 }
 
+@test "netns-path-new-userns: a network namespace joined by path with a user namespace of the container's own (Podman --userns=auto with its netns path)" {
+	requires userns ip
+	# the init, root of its new user namespace only, may not join a netns the host's user
+	# namespace owns: "join network namespace: Operation not permitted" (runc and crun join
+	# it before they make the user namespace)
+	local ns=h5-nsu-$$
+	ip netns add "$ns" || fail "ip netns add"
+	ip -n "$ns" addr add 192.0.2.77/32 dev lo
+	ip -n "$ns" link set lo up
+	update_config '.linux.namespaces |= (map(select(.type != "network")) + [{"type": "network", "path": "/run/netns/'"$ns"'"}, {"type": "user"}]) |
+		.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}] |
+		.linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	set_args sleep 1000
+	run_detached c1
+	local st=$status out=$output want got=""
+	want=$(stat -L -c %i "/run/netns/$ns")
+	if [ "$st" -eq 0 ]; then
+		PID=$(container_pid c1)
+		got=$(stat -L -c %i "/proc/$PID/ns/net")
+		[ "$(ns_of "$PID" user)" != "$(ns_of $$ user)" ] || got="host-userns"
+		rt delete -f c1 >/dev/null 2>&1
+	fi
+	ip netns delete "$ns"
+	[ "$st" -eq 0 ] || fail "run -d: $out"
+	[ "$got" = "$want" ] || fail "the init's netns $got, the path's $want"
+}
+
 # The thread's namespace is an optimisation: when it cannot be made (here a failpoint of
 # build-fp/agentrt, as if unshare had failed) the clone makes one, as for a plain profile.
 @test "netns-early: when the thread cannot make the namespace, the clone does, with lo up" {
