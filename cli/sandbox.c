@@ -78,6 +78,7 @@
 #include "os/procfs.h"
 #include "os/fsutil.h"
 #include "profile/profile.h"
+#include "workspace/workspace.h"
 
 extern char **environ;
 
@@ -1648,8 +1649,13 @@ static void hide_root_only(const char *ws, const char *home, char ***hide)
 
 /* The one line at exit: what changed and how to review it. */
 static void print_summary(const struct global_opts *g, const char *name, const char *ws,
-                          bool write_through)
+                          bool write_through, bool clean)
 {
+  if (clean) {
+    fprintf(stderr, "agentrt: sandbox `%s` ended; no changes to %s (trail: agentrt audit %s)\n",
+            name, ws, name);
+    return;
+  }
   if (write_through) {
     fprintf(stderr,
             "agentrt: sandbox `%s` ended; workspace %s was written through; trail: "
@@ -2020,7 +2026,21 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   profile_free(take_ptr(prof));
   if (code < 0)
     return error_prefix(err, "sandbox `%s`", name);
-  print_summary(&g, name, ws, o.write_through);
+  {
+    /* a workspace with nothing in it goes: every run left one (a 1 GiB
+     * sparse image as root) and said its changes waited for review
+     * (sandbox-no-changes) */
+    bool clean = false;
+    struct workspace *w = NULL;
+    struct error e = {0};
+    if (!o.keep && !o.write_through && workspace_load(g.store, name, &w, &e) == 0) {
+      clean = !workspace_pending(w);
+      workspace_free(w);
+      if (clean && workspace_purge(g.store, name, &e) < 0)
+        clean = false;
+    }
+    print_summary(&g, name, ws, o.write_through, clean);
+  }
   return code;
 
 fail:

@@ -780,6 +780,32 @@ rootfs_orphan() {
 	[ "$(cat "$SBX/rws/made.txt")" = "first"$'\n'"second" ] || fail "committed: $(cat "$SBX/rws/made.txt")"
 }
 
+@test "sandbox-no-changes: a sandbox that changed nothing leaves no workspace behind and says so (user, root); one that did keeps it" {
+	# every run left a workspace (as root a 1 GiB sparse image in the data directory) and said
+	# its changes waited for review
+	run sbx --name nochg1 -- sh -c 'cat file.txt >/dev/null; ls >/dev/null'
+	[ "$status" -eq 0 ] || fail "user: $output"
+	[[ "$output" == *"no changes to $SBX/ws"* ]] || fail "user: $output"
+	run as_user "$AGENTRT" workspace nochg1 diff
+	[ "$status" -ne 0 ] || fail "user: a workspace left: $output"
+	mkdir "$SBX/rws2" && cd "$SBX/rws2"
+	run timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name nochg2 -- true
+	[ "$status" -eq 0 ] || fail "root: $output"
+	[[ "$output" == *"no changes to $SBX/rws2"* ]] || fail "root: $output"
+	run "$AGENTRT" --root "$SBX_ROOT" workspace nochg2 diff
+	[ "$status" -ne 0 ] || fail "root: a workspace left: $output"
+	# the trail stays
+	run "$AGENTRT" --root "$SBX_ROOT" audit nochg2 --format json
+	[ "$status" -eq 0 ] || fail "root: trail: $output"
+	# a change (a file removed counts) is kept for review, as before
+	echo x >"$SBX/rws2/gone.txt"
+	run timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox --name nochg3 -- rm gone.txt
+	[[ "$output" == *"wait for review"* ]] || fail "root, a change: $output"
+	run "$AGENTRT" --root "$SBX_ROOT" workspace nochg3 diff
+	[[ "$output" == *gone.txt* ]] || fail "root, a change: $output"
+	"$AGENTRT" --root "$SBX_ROOT" workspace nochg3 discard >/dev/null
+}
+
 # killed_sandbox TAG CMD...: CMD runs a sandbox that sleeps TAG; its agentrt sandbox is killed
 # with SIGKILL and the sleep waited for; prints "dead" once it is gone
 killed_sandbox() {
