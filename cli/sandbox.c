@@ -1747,6 +1747,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_strv char **secret_files = NULL; /* a secret's name, then a file of it */
   struct home_binds binds = {0};
   cleanup_free char *user_cgroup_path = NULL;
+  bool clean = false; /* the run changed nothing: its workspace is gone */
   bool warned_limits = false;
   const char *c;
   __attribute__((cleanup(profile_freep))) struct agent_profile *prof = NULL;
@@ -2013,6 +2014,20 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     tty_save(&tty);
     code = run_foreground(&g, &co, o.keep, err);
     tty_restore(&tty);
+    /* a workspace with nothing in it goes (under the name's lock: no
+     * sandbox of that name uses it now): every run left one (a 1 GiB sparse
+     * image as root) and said its changes waited for review
+     * (sandbox-no-changes) */
+    if (code >= 0 && !o.keep && !o.write_through) {
+      struct workspace *w = NULL;
+      struct error e = {0};
+      if (workspace_load(g.store, name, &w, &e) == 0) {
+        clean = !workspace_pending(w);
+        workspace_free(w);
+        if (clean && workspace_purge(g.store, name, &e) < 0)
+          clean = false;
+      }
+    }
     if (lock >= 0) {
       /* ours ended as it should: nothing left for the next to look at */
       if (!o.keep) {
@@ -2026,21 +2041,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   profile_free(take_ptr(prof));
   if (code < 0)
     return error_prefix(err, "sandbox `%s`", name);
-  {
-    /* a workspace with nothing in it goes: every run left one (a 1 GiB
-     * sparse image as root) and said its changes waited for review
-     * (sandbox-no-changes) */
-    bool clean = false;
-    struct workspace *w = NULL;
-    struct error e = {0};
-    if (!o.keep && !o.write_through && workspace_load(g.store, name, &w, &e) == 0) {
-      clean = !workspace_pending(w);
-      workspace_free(w);
-      if (clean && workspace_purge(g.store, name, &e) < 0)
-        clean = false;
-    }
-    print_summary(&g, name, ws, o.write_through, clean);
-  }
+  print_summary(&g, name, ws, o.write_through, clean);
   return code;
 
 fail:
