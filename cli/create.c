@@ -29,6 +29,7 @@
 #include "container/console.h"
 #include "container/egress_pod.h"
 #include "container/lsm.h"
+#include "container/notify_socket.h"
 #include "container/process.h"
 #include "container/seccomp_cache.h"
 #include "container/seccomp_filter.h"
@@ -687,6 +688,36 @@ static int prepare_subagents(const struct global_opts *g, struct container *c, s
   return fd;
 }
 
+/* NOTIFY_SOCKET (container/notify_socket.h): the state directory's notify/
+ * bound read-only at /run/notify, where start binds the socket. */
+static int prepare_notify(struct container *c, struct error *err)
+{
+  const char *const opts[] = {"bind", "nosuid", "noexec", "nodev", "ro", NULL};
+  cleanup_free char *dir = xfmt("%s/" NOTIFY_STATE_DIR, c->dir);
+
+  if (mkdirat(c->dirfd, NOTIFY_STATE_DIR, 0755) < 0 ||
+      fchmodat(c->dirfd, NOTIFY_STATE_DIR, 0755, 0) < 0) /* the umask's */
+    return error_errno(err, "notify socket: directory `%s`", dir);
+  add_mount(c->config, NOTIFY_CONTAINER_DIR, "bind", dir, opts);
+  return 0;
+}
+
+/* The process's NOTIFY_SOCKET, in place of any the config gave. */
+static void notify_env(struct oci_process *p)
+{
+  size_t j = 0;
+
+  for (size_t i = 0; p->env && p->env[i]; i++) {
+    if (strncmp(p->env[i], "NOTIFY_SOCKET=", 14) == 0)
+      free(p->env[i]);
+    else
+      p->env[j++] = p->env[i];
+  }
+  if (p->env)
+    p->env[j] = NULL;
+  strv_push(&p->env, "NOTIFY_SOCKET=" NOTIFY_CONTAINER_SOCKET);
+}
+
 /* The monitor: the audit trail and the egress policy's resolver (none when
  * the profile has neither).  Denied packets are listened for in any
  * network namespace but the host's where an egress policy logs them (none
@@ -950,7 +981,8 @@ static int listen_fds(void)
 static bool can_start_early(const struct create_opts *o, const struct oci_config *cfg,
                             const struct monitor_handle *mh)
 {
-  return o->run_mode && mh->pid <= 0 && o->console_socket == NULL &&
+  /* (NOTIFY_SOCKET: run binds the socket before the program runs) */
+  return o->run_mode && mh->pid <= 0 && o->console_socket == NULL && notify_socket_host() == NULL &&
          !(cfg->process != NULL && cfg->process->terminal) &&
          cfg->hooks.n[OCI_HOOK_PRESTART] == 0 && cfg->hooks.n[OCI_HOOK_CREATE_RUNTIME] == 0;
 }
@@ -1038,6 +1070,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   agent_fd = prepare_subagents(g, c, err);
   if (agent_fd == -2)
     goto fail;
+  if (cfg->process != NULL && notify_socket_host() != NULL && prepare_notify(c, err) < 0)
+    goto fail;
   if (oci_config_to_json(cfg, &cfg_json, &cfg_len, err) < 0 ||
       container_save_config(c, cfg_json, cfg_len, err) < 0 ||
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
@@ -1091,6 +1125,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     strv_push(&cfg->process->env, kv);
     strv_push(&cfg->process->env, "LISTEN_PID=1");
   }
+  if (cfg->process != NULL && notify_socket_host() != NULL) /* exec's processes: none */
+    notify_env(cfg->process);
   so.c = c;
   so.bundle = bundle;
   so.rootfs = rootfs;

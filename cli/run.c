@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -16,6 +17,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "container/audit_cli.h"
+#include "container/notify_socket.h"
 
 enum {
   R_BUNDLE = 1,
@@ -120,6 +122,8 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   const struct create_opts o = *op;
   struct container *c = NULL;
   struct spawn_result r;
+  const char *notify = notify_socket_host();
+  cleanup_close int notify_fd = -1;
   int sigfd = -1, code;
 
   if (o.foreground && (sigfd = fwd_signals_block(err)) < 0)
@@ -127,6 +131,16 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   if (container_create(g, &o, &c, &r, err) < 0) {
     if (sigfd >= 0)
       close(sigfd);
+    return -1;
+  }
+  /* NOTIFY_SOCKET: bound before the program runs (never started early then) */
+  if (notify != NULL && faccessat(c->dirfd, NOTIFY_STATE_DIR, F_OK, 0) == 0 &&
+      (notify_fd = notify_socket_bind(c->dirfd, err)) < 0) {
+    error_prefix(err, "run `%s`", c->id);
+    if (sigfd >= 0)
+      close(sigfd);
+    container_destroy(c, g, &(struct error){0});
+    container_free(c);
     return -1;
   }
   audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
@@ -148,6 +162,14 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   free(c->state->status);
   c->state->status = xstrdup("running");
   flock(c->dirfd, LOCK_UN); /* pause/delete from other shells must not wait for us */
+  if (notify_fd >= 0) {
+    struct error e = {0};
+    /* as runc: the main pid is the container's init when detached, else
+     * ours; signals for a foreground run wait until READY=1 (or its end) */
+    if (notify_socket_relay(notify_fd, notify, r.pid, c->state->pid_start_time,
+                            o.foreground ? getpid() : r.pid, &e) < 0)
+      log_warning("run `%s`: %s, ignoring", c->id, e.msg);
+  }
   if (!o.foreground) {
     container_free(c);
     return 0;

@@ -3,19 +3,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/create.h"
 #include "common/failpoint.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "container/audit_cli.h"
 #include "container/container.h"
+#include "container/notify_socket.h"
 #include "container/spawn.h"
 
 int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct container *c = NULL;
-  const char *id;
+  const char *id, *notify = notify_socket_host();
+  cleanup_close int notify_fd = -1;
   int ret = -1;
 
   if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -51,6 +57,12 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
     proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
     goto out;
   }
+  /* NOTIFY_SOCKET: bound before the program runs (create made its folder) */
+  if (notify != NULL && faccessat(c->dirfd, NOTIFY_STATE_DIR, F_OK, 0) == 0 &&
+      (notify_fd = notify_socket_bind(c->dirfd, err)) < 0) {
+    error_prefix(err, "start `%s`", c->id);
+    goto out;
+  }
   audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
   if (fifo_start(c->dirfd, err) < 0) {
     error_prefix(err, "start `%s`", c->id);
@@ -67,6 +79,15 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
   free(c->state->status);
   c->state->status = strdup("running");
   ret = container_save_state(c, err);
+  if (ret == 0 && notify_fd >= 0) {
+    struct error e = {0};
+    /* as runc: start returns once the program said READY=1 (or is gone);
+     * kill and delete from other shells need not wait for that */
+    flock(c->dirfd, LOCK_UN);
+    if (notify_socket_relay(notify_fd, notify, c->state->pid, c->state->pid_start_time,
+                            c->state->pid, &e) < 0)
+      log_warning("start `%s`: %s, ignoring", c->id, e.msg);
+  }
 out:
   container_free(c);
   return ret;

@@ -1,0 +1,117 @@
+/* notify_socket.c - sd_notify passed through (see notify_socket.h).
+ *
+ * The engine sets NOTIFY_SOCKET in the runtime's environment.  create binds
+ * the state directory's notify/ read-only at /run/notify in the container and
+ * gives its process NOTIFY_SOCKET=/run/notify/notify.sock; start (run, in
+ * one go) binds that socket before the program runs and waits, as runc
+ * does, until the program says READY= or is gone, then tells the engine
+ * READY=1 and MAINPID.  Only that line goes through: the socket is the
+ * container's, its other datagrams (and any descriptors: recv without a
+ * control buffer drops them) stay here. */
+#include "container/notify_socket.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "os/pid.h"
+
+const char *notify_socket_host(void)
+{
+  const char *s = getenv("NOTIFY_SOCKET");
+
+  return s != NULL && *s != '\0' ? s : NULL;
+}
+
+int notify_socket_bind(int dirfd, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  cleanup_close int fd = -1;
+
+  /* through /proc/self/fd: a long --root does not reach sun_path's limit */
+  snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" NOTIFY_STATE_DIR "/notify.sock",
+           dirfd);
+  fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return error_errno(err, "notify socket: socket");
+  if (unlinkat(dirfd, NOTIFY_STATE_DIR "/notify.sock", 0) < 0 && errno != ENOENT)
+    return error_errno(err, "notify socket: remove the old one");
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    return error_errno(err, "notify socket: bind");
+  /* the container's users, whoever they are, may send (the folder is 0755) */
+  if (fchmodat(dirfd, NOTIFY_STATE_DIR "/notify.sock", 0777, 0) < 0)
+    return error_errno(err, "notify socket: chmod");
+  return take_fd(&fd);
+}
+
+/* Has the datagram a line READY=1 (any of its lines, as sd_notify sends them)? */
+static bool says_ready(char *buf)
+{
+  for (char *line = buf, *nl; line != NULL && *line != '\0'; line = nl) {
+    nl = strchr(line, '\n');
+    if (nl != NULL)
+      *nl++ = '\0';
+    if (strcmp(line, "READY=1") == 0)
+      return true;
+  }
+  return false;
+}
+
+static int send_host(const char *host, const char *msg, struct error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  size_t n = strlen(host);
+  socklen_t len;
+  cleanup_close int fd = -1;
+
+  if (n >= sizeof sa.sun_path)
+    return error_set(err, ENAMETOOLONG, "NOTIFY_SOCKET `%s`", host);
+  memcpy(sa.sun_path, host, n);
+  len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+  if (host[0] == '@') /* abstract, as sd_notify reads it */
+    sa.sun_path[0] = '\0';
+  fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+    return error_errno(err, "NOTIFY_SOCKET `%s`: send", host);
+  return 0;
+}
+
+int notify_socket_relay(int fd, const char *host, pid_t pid, uint64_t start_time, pid_t mainpid,
+                        struct error *err)
+{
+  char buf[4097], pidmsg[32];
+  bool ready = false;
+
+  while (!ready) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    ssize_t n;
+    int r = poll(&p, 1, 100);
+
+    if (r < 0 && errno != EINTR)
+      return error_errno(err, "notify socket: poll");
+    if (r <= 0) {
+      if (!proc_alive(pid, start_time))
+        return 0;
+      continue;
+    }
+    n = recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+    if (n < 0)
+      continue;
+    buf[n] = '\0';
+    ready = says_ready(buf);
+  }
+  /* two datagrams, as runc sends them */
+  snprintf(pidmsg, sizeof pidmsg, "MAINPID=%d\n", (int)mainpid);
+  if (send_host(host, "READY=1\n", err) < 0 || send_host(host, pidmsg, err) < 0)
+    return -1;
+  return 0;
+}
