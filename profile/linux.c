@@ -106,11 +106,23 @@ static bool default_device(int64_t major, int64_t minor)
   return false;
 }
 
+/* A memory device (null, zero, full, random, urandom: no state of their own)
+ * at another path below /dev, as Docker's --device /dev/null:/dev/mynull
+ * gives it.  Not the tty or ptmx (what those open depends on where they
+ * are), nor a path outside /dev (a node in the workspace reaches the host). */
+static bool memory_device_below_dev(const struct oci_device *d)
+{
+  return d->type == 'c' && d->major == 1 && default_device(d->major, d->minor) && d->path != NULL &&
+         strncmp(d->path, "/dev/", 5) == 0 && d->path[5] != '\0' &&
+         strstr(d->path, "/..") == NULL && strstr(d->path, "/./") == NULL &&
+         strstr(d->path, "//") == NULL;
+}
+
 static int check_device_nodes(struct apply_ctx *x, const struct oci_linux *l)
 {
   for (size_t i = 0; i < l->n_devices; i++) {
     const struct oci_device *d = &l->devices[i];
-    bool ok = false;
+    bool ok = memory_device_below_dev(d);
 
     for (size_t j = 0; j < ARRAY_SIZE(default_devices) && !ok; j++)
       ok = d->type == 'c' && streq(d->path, default_devices[j].path) &&
@@ -120,7 +132,7 @@ static int check_device_nodes(struct apply_ctx *x, const struct oci_linux *l)
           x,
           "linux.devices[%zu]: host device `%s` (%c %" PRId64 ":%" PRId64
           ") is not allowed; only null, zero, full, random, urandom, tty, console "
-          "and ptmx",
+          "and ptmx (the first five also at another path below /dev)",
           i, d->path ? d->path : "", d->type ? d->type : '?', d->major, d->minor);
   }
   return 0;

@@ -156,6 +156,34 @@ load helpers
 	done
 }
 
+# Docker's --device /dev/null:/dev/mynull gives linux.devices a default device at another path
+# (and its cgroup rule): the agent profile refused it by name.  The device is what the ceiling
+# is about: null, zero, full, random and urandom are taken at any path below /dev; any other
+# device, or one of them outside /dev (a node in the workspace would reach the host), is not.
+@test "H7: device-other-path: a default memory device at another path below /dev is taken, nothing else is" {
+	update_config '.linux.devices = [{"path": "/dev/mynull", "type": "c", "major": 1, "minor": 3, "fileMode": 438},
+		{"path": "/dev/sub/rand", "type": "c", "major": 1, "minor": 9}] |
+		.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]'
+	in_agent 'stat -c "%F %t:%T %a" /dev/mynull /dev/sub/rand; echo hi > /dev/mynull && echo WROTE
+		head -c 8 /dev/sub/rand | wc -c'
+	[ "$status" -eq 0 ] || fail "$output"
+	grep -qx 'character special file 1:3 666' <<<"$output" || fail "$output"
+	grep -qx 'character special file 1:9 .*' <<<"$output" || fail "$output"
+	grep -qx WROTE <<<"$output" || fail "$output"
+	grep -qx 8 <<<"$output" || fail "$output"
+	local bad
+	for bad in '{"path": "/dev/mykmsg", "type": "c", "major": 1, "minor": 11}' \
+		'{"path": "/dev/myptmx", "type": "c", "major": 5, "minor": 2}' \
+		'{"path": "/workspace/null", "type": "c", "major": 1, "minor": 3}' \
+		'{"path": "/dev/../tmp/null", "type": "c", "major": 1, "minor": 3}' \
+		'{"path": "/dev/mynull", "type": "b", "major": 1, "minor": 3}'; do
+		update_config ".linux.devices = [$bad]"
+		in_agent 'echo RAN'
+		[ "$status" -ne 0 ] && ! grep -q RAN <<<"$output" || fail "$bad: taken: $output"
+		grep -q 'is not allowed' <<<"$output" || fail "$bad: $output"
+	done
+}
+
 @test "H7: the devices cgroup of a running agent container denies by default (v1)" {
 	[ -d /sys/fs/cgroup/devices ] || skip "no cgroup v1 devices controller"
 	start_agent
