@@ -8,14 +8,17 @@
  * privileges.  The state JSON goes to stdin through a pipe (a hook
  * that does not read it is fine: EPIPE is ignored), stdout and stderr are
  * the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on
- * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed.
+ * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed
+ * with every process it started that is still below it (hook_kill_tree).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,8 +26,10 @@
 
 #include "common/util.h"
 #include "container/process.h"
+#include "os/procfs.h"
 
 #define FALLBACK_POLL_MS 10
+#define HOOK_TREE_MAX 4096
 
 struct hook_run {
   const struct oci_hook *hook;
@@ -65,6 +70,57 @@ static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, const
   e = errno;
   (void)!write(errfd, &e, sizeof e);
   _exit(127);
+}
+
+/* Append the children of every thread of pid (/proc/PID/task/TID/children)
+ * not yet in pids. */
+static void add_children(pid_t pid, pid_t *pids, size_t *n)
+{
+  cleanup_free char *rel = xfmt("%d/task", (int)pid);
+  int fd = procfs_open(rel, O_RDONLY | O_DIRECTORY, &(struct error){0});
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  struct dirent *e;
+
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  while ((e = readdir(d)) != NULL && *n < HOOK_TREE_MAX) {
+    cleanup_free char *path = xfmt("%d/task/%s/children", (int)pid, e->d_name);
+    char buf[4096], *p = buf, *end;
+
+    if (e->d_name[0] == '.' || procfs_read(path, buf, sizeof buf, &(struct error){0}) < 0)
+      continue;
+    for (long v; *n < HOOK_TREE_MAX && (v = strtol(p, &end, 10), end != p); p = end) {
+      bool seen = false;
+      for (size_t i = 0; i < *n && !seen; i++)
+        seen = pids[i] == (pid_t)v;
+      if (!seen && v > 0)
+        pids[(*n)++] = (pid_t)v;
+    }
+  }
+  closedir(d);
+}
+
+/* hook-timeout-children: the hook past its deadline and what it started (a
+ * stuck curl under a script) would hold the runtime's stderr, which engines
+ * read to its end.  Each process is stopped before its children are read (a
+ * process with SIGSTOP pending completes no fork), then all are killed.
+ * What left the tree (a daemon whose parent exited) is not the hook's now. */
+static void hook_kill_tree(pid_t root)
+{
+  pid_t *pids = xmalloc(HOOK_TREE_MAX * sizeof *pids);
+  size_t n = 1;
+
+  pids[0] = root;
+  for (size_t i = 0; i < n; i++) {
+    kill(pids[i], SIGSTOP);
+    add_children(pids[i], pids, &n);
+  }
+  for (size_t i = 0; i < n; i++)
+    kill(pids[i], SIGKILL);
+  free(pids);
 }
 
 /* Start the hook; on success hr->pid, hr->wfd are set. */
@@ -183,7 +239,7 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   if (hr.wfd >= 0)
     close(hr.wfd);
   if (r == 0) {
-    kill(hr.pid, SIGKILL);
+    hook_kill_tree(hr.pid);
     waitpid(hr.pid, NULL, 0);
   }
   if (hr.pidfd >= 0)

@@ -307,6 +307,29 @@ all_hooks() {
 	! kill -0 "$pid" 2>/dev/null || fail "hook process $pid still running"
 }
 
+# hook-timeout-children: a hook past its timeout was killed alone; what it had started (a
+# stuck curl under a shell script) ran on, holding the runtime's stderr: an engine reading
+# create's output waited for it (runc 1.1 leaves them too).  Its whole tree goes now.
+@test "hook-timeout-children: a hook killed at its timeout takes its children, and create's output ends" {
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"sleep 40 & echo \$! > $BUNDLE/child.pid; (sh -c 'echo \$\$ > $BUNDLE/grandchild.pid; exec sleep 40') & wait\"], \"timeout\": 1}]"
+	set_args true
+	local start=$SECONDS pid
+	# through a pipe, as an engine reads it: ends when every holder of the write end is gone
+	output=$(timeout 30 "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" c1 2>&1 </dev/null) && fail "create succeeded"
+	[ $((SECONDS - start)) -lt 15 ] || fail "create's output ended after $((SECONDS - start)) s: $output"
+	grep -q 'timed out' <<<"$output" || fail "$output"
+	[ -z "$(rt list -q)" ]
+	for pid in $(cat "$BUNDLE/child.pid" "$BUNDLE/grandchild.pid"); do
+		# (gone, or a zombie its new parent has yet to reap)
+		for i in $(seq 50); do
+			[ -e /proc/$pid ] && [ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" != Z ] || break
+			sleep 0.1
+		done
+		[ ! -e /proc/$pid ] || [ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" = Z ] ||
+			fail "the hook's child $pid still runs: $(cat /proc/$pid/stat)"
+	done
+}
+
 @test "poststop runs on delete --force of a running container" {
 	update_config ".hooks.poststop = [$(hook poststop "$BUNDLE/hooks.log")]"
 	set_args sleep 1000
