@@ -4,6 +4,7 @@
  * signal it receives to the init, relays the terminal when process.terminal
  * is set, and exits with the container's status (128+signal when killed).
  * Without --keep the container is deleted when it ends. */
+#include <errno.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <stdio.h>
@@ -116,6 +117,31 @@ int run_foreground(const struct global_opts *g, struct create_opts *o, bool keep
   return run_container(g, o, keep, err);
 }
 
+/* NOTIFY_SOCKET (container/notify_socket.h): detached, run returns once the
+ * program said READY=1 (or is gone), MAINPID its init, as runc; in the
+ * foreground MAINPID is ours and a child of ours waits, so that signals,
+ * and a terminal's input and output, are forwarded meanwhile (runc 1.1
+ * forwards none before READY=1).  fwd_wait reaps that child. */
+static void notify_relay(const struct container *c, const struct spawn_result *r,
+                         const char *notify, int fd, bool foreground)
+{
+  pid_t mainpid = getpid(), child = 0;
+  struct error e = {0};
+
+  if (foreground && (child = fork()) < 0)
+    log_warning("run `%s`: notify socket: fork: %s, ignoring", c->id, strerror(errno));
+  if (child == 0) {
+    if (foreground && r->pty_master >= 0) /* the parent's to hang up */
+      close(r->pty_master);
+    if (notify_socket_relay(fd, notify, r->pid, c->state->pid_start_time,
+                            foreground ? mainpid : r->pid, &e) < 0)
+      log_warning("run `%s`: %s, ignoring", c->id, e.msg);
+    if (foreground)
+      _exit(0);
+  }
+  close(fd);
+}
+
 static int run_container(const struct global_opts *g, const struct create_opts *op, bool keep,
                          struct error *err)
 {
@@ -162,14 +188,8 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   free(c->state->status);
   c->state->status = xstrdup("running");
   flock(c->dirfd, LOCK_UN); /* pause/delete from other shells must not wait for us */
-  if (notify_fd >= 0) {
-    struct error e = {0};
-    /* as runc: the main pid is the container's init when detached, else
-     * ours; signals for a foreground run wait until READY=1 (or its end) */
-    if (notify_socket_relay(notify_fd, notify, r.pid, c->state->pid_start_time,
-                            o.foreground ? getpid() : r.pid, &e) < 0)
-      log_warning("run `%s`: %s, ignoring", c->id, e.msg);
-  }
+  if (notify_fd >= 0)
+    notify_relay(c, &r, notify, take_fd(&notify_fd), o.foreground);
   if (!o.foreground) {
     container_free(c);
     return 0;

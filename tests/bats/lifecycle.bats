@@ -711,3 +711,23 @@ notify_stop() {
 	[ "$status" -eq 0 ] || fail "run: $output"
 	! grep -q 'NOTIFY_SOCKET\| /run/notify ' <<<"$output" || fail "$output"
 }
+
+# A foreground run (and `agentrt sandbox`, which is one) waited for READY=1 before it forwarded
+# anything: signals (and a terminal's input and output) stayed with it until then.
+@test "notify-socket: a foreground run forwards signals before READY=1, then relays it with its own pid" {
+	requires python3
+	known_broken '^runc' "a foreground run forwards no signal before READY=1 (signals.go runs the relay first)"
+	notify_listen "$BUNDLE/host.sock" "$BUNDLE/got"
+	set_cmd 'trap "echo TERM >> /tmp/sig; printf READY=1 | usock -d \$NOTIFY_SOCKET; sleep 0.5; exit 7" TERM
+		echo ready > /tmp/ready; while :; do sleep 0.1; done'
+	NOTIFY_SOCKET=$BUNDLE/host.sock "$AGENTRT" --root "$TEST_ROOT" run --bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/out" 2>&1 &
+	local rtpid=$! rc=0 i
+	wait_for_file "$ROOTFS/tmp/ready"
+	kill -TERM "$rtpid"
+	for i in $(seq 100); do kill -0 "$rtpid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$rtpid" 2>/dev/null && { kill -KILL "$rtpid"; fail "the runtime did not forward TERM before READY=1"; }
+	wait "$rtpid" || rc=$?
+	[ "$rc" -eq 7 ] || fail "exit status $rc, want 7: $(cat "$BUNDLE/out")"
+	notify_stop
+	grep -q "^MAINPID=$rtpid" "$BUNDLE/got" || fail "host got: $(cat "$BUNDLE/got")"
+}
