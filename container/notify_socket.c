@@ -36,6 +36,8 @@ int notify_socket_bind(int dirfd, struct error *err)
 {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   cleanup_close int fd = -1;
+  mode_t old;
+  int r;
 
   /* through /proc/self/fd: a long --root does not reach sun_path's limit */
   snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/" NOTIFY_STATE_DIR "/notify.sock",
@@ -45,11 +47,13 @@ int notify_socket_bind(int dirfd, struct error *err)
     return error_errno(err, "notify socket: socket");
   if (unlinkat(dirfd, NOTIFY_STATE_DIR "/notify.sock", 0) < 0 && errno != ENOENT)
     return error_errno(err, "notify socket: remove the old one");
-  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+  /* 0777 from its birth for the container's users, whoever they are: a
+   * chmod by name afterwards would follow what the container put there */
+  old = umask(0);
+  r = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+  umask(old);
+  if (r < 0)
     return error_errno(err, "notify socket: bind");
-  /* the container's users, whoever they are, may send (the folder is 0755) */
-  if (fchmodat(dirfd, NOTIFY_STATE_DIR "/notify.sock", 0777, 0) < 0)
-    return error_errno(err, "notify socket: chmod");
   return take_fd(&fd);
 }
 
