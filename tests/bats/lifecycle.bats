@@ -731,3 +731,44 @@ notify_stop() {
 	notify_stop
 	grep -q "^MAINPID=$rtpid" "$BUNDLE/got" || fail "host got: $(cat "$BUNDLE/got")"
 }
+
+# notify-flood: the socket is the container's; a flood of datagrams without READY=1 made
+# `start` (outside the container's cgroup) read them as fast as they came.  It reads a bounded
+# number a tick; the sender waits on the full socket.
+@test "notify-socket: notify-flood: a flood of datagrams costs start little CPU, READY=1 after it still arrives" {
+	requires python3
+	notify_listen "$BUNDLE/host.sock" "$BUNDLE/got"
+	set_cmd 'printf STATUS=flood | timeout 4 usock -d "$NOTIFY_SOCKET" 100000000
+		printf READY=1 | usock -d "$NOTIFY_SOCKET"; exec sleep 100'
+	NOTIFY_SOCKET=$BUNDLE/host.sock create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	NOTIFY_SOCKET=$BUNDLE/host.sock "$AGENTRT" --root "$TEST_ROOT" start c1 &
+	local spid=$! ticks i
+	sleep 3
+	ticks=$(awk '{print $14 + $15}' /proc/$spid/stat) || fail "start is gone before READY=1"
+	for i in $(seq 150); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$spid" 2>/dev/null && { kill -KILL "$spid"; fail "start did not return after READY=1"; }
+	wait "$spid" || fail "start failed"
+	sleep 0.3
+	notify_stop
+	grep -q "^MAINPID=$(container_pid c1)" "$BUNDLE/got" || fail "host got: $(cat "$BUNDLE/got")"
+	# 3 s of flood: at most 0.3 s of CPU (clock ticks of 1/100 s)
+	[ "$ticks" -le 30 ] || fail "start used $ticks ticks of CPU in 3 s of flood"
+}
+
+@test "notify-socket: notify-flood: start returns once the init is gone, though a process it left floods the socket" {
+	requires python3
+	notify_listen "$BUNDLE/host.sock" "$BUNDLE/got"
+	# no pid namespace of its own: what the init started outlives it
+	update_config '.linux.namespaces = [.linux.namespaces[] | select(.type != "pid")]'
+	set_cmd '(printf STATUS=flood | timeout 12 usock -d "$NOTIFY_SOCKET" 100000000) & sleep 1'
+	NOTIFY_SOCKET=$BUNDLE/host.sock create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	local start=$SECONDS
+	NOTIFY_SOCKET=$BUNDLE/host.sock run rt start c1
+	[ "$status" -eq 0 ] || fail "start: $status $output"
+	[ $((SECONDS - start)) -lt 8 ] || fail "start returned after $((SECONDS - start)) s, the init lived 1 s"
+	notify_stop
+	! grep -q READY "$BUNDLE/got" || fail "host got: $(cat "$BUNDLE/got")"
+	rt kill --all c1 KILL
+}

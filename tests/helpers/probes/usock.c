@@ -6,8 +6,9 @@
  * of /dev/null (SCM_RIGHTS) with the first bytes sent.  Used by the
  * sub-agent suite to speak raw frames to /run/agentrt/agent.sock from
  * inside a container: floods, requests trickled in, too many descriptors.
- * usock -d PATH sends stdin (at most 4096 bytes) as one datagram to the UNIX
- * datagram socket PATH, as sd_notify does (busybox has no systemd-notify). */
+ * usock -d PATH [N] sends stdin (at most 4096 bytes) as one datagram (N
+ * times, a flood) to the UNIX datagram socket PATH, as sd_notify does
+ * (busybox has no systemd-notify). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@
 
 #define MAX_FDS 250
 
-static int send_datagram(const char *path)
+static int send_datagram(const char *path, long count)
 {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   char buf[4096];
@@ -36,10 +37,11 @@ static int send_datagram(const char *path)
   while (len < sizeof buf && (n = read(0, buf + len, sizeof buf - len)) > 0)
     len += (size_t)n;
   s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0 || sendto(s, buf, len, 0, (struct sockaddr *)&sa, sizeof sa) != (ssize_t)len) {
-    fprintf(stderr, "usock: %s: %s\n", path, strerror(errno));
-    return 1;
-  }
+  for (long i = 0; i < count; i++)
+    if (s < 0 || sendto(s, buf, len, 0, (struct sockaddr *)&sa, sizeof sa) != (ssize_t)len) {
+      fprintf(stderr, "usock: %s: %s\n", path, strerror(errno));
+      return 1;
+    }
   return 0;
 }
 
@@ -50,8 +52,8 @@ int main(int argc, char **argv)
   bool in_open = true;
   char buf[4096];
 
-  if (argc == 3 && strcmp(argv[1], "-d") == 0)
-    return send_datagram(argv[2]);
+  if ((argc == 3 || argc == 4) && strcmp(argv[1], "-d") == 0)
+    return send_datagram(argv[2], argc == 4 ? strtol(argv[3], NULL, 10) : 1);
   if (argc == 4 && strcmp(argv[1], "-f") == 0) {
     char *end = NULL;
     long v = strtol(argv[2], &end, 10);
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
     argc -= 2;
   }
   if (argc != 2 || nfds < 0 || nfds > MAX_FDS || strlen(argv[1]) >= sizeof sa.sun_path) {
-    fprintf(stderr, "usage: usock [-f N] PATH | -d PATH\n");
+    fprintf(stderr, "usage: usock [-f N] PATH | -d PATH [N]\n");
     return 2;
   }
   strcpy(sa.sun_path, argv[1]);
