@@ -74,21 +74,29 @@ static bool says_ready(char *buf)
   return false;
 }
 
-static int send_host(const char *host, const char *msg, struct error *err)
+/* A datagram socket connected to the engine's (path, or @abstract as
+ * sd_notify reads it). */
+static int connect_host(const char *host, struct error *err)
 {
   struct sockaddr_un sa = {.sun_family = AF_UNIX};
   size_t n = strlen(host);
-  socklen_t len;
   cleanup_close int fd = -1;
 
   if (n >= sizeof sa.sun_path)
     return error_set(err, ENAMETOOLONG, "NOTIFY_SOCKET `%s`", host);
   memcpy(sa.sun_path, host, n);
-  len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
-  if (host[0] == '@') /* abstract, as sd_notify reads it */
+  if (host[0] == '@')
     sa.sun_path[0] = '\0';
   fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+  if (fd < 0 || connect(fd, (struct sockaddr *)&sa,
+                        (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+    return error_errno(err, "NOTIFY_SOCKET `%s`", host);
+  return take_fd(&fd);
+}
+
+static int send_host(int fd, const char *host, const char *msg, struct error *err)
+{
+  if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
     return error_errno(err, "NOTIFY_SOCKET `%s`: send", host);
   return 0;
 }
@@ -105,10 +113,13 @@ int notify_socket_relay(int fd, const char *host, pid_t pid, uint64_t start_time
                         struct error *err)
 {
   char buf[4097], pidmsg[32];
+  cleanup_close int hfd = connect_host(host, err); /* first, as runc: none, no wait */
   long long tick_end = now_ms() + NOTIFY_TICK_MS;
   int in_tick = 0;
   bool ready = false;
 
+  if (hfd < 0)
+    return -1;
   while (!ready) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     long long now = now_ms();
@@ -140,7 +151,7 @@ int notify_socket_relay(int fd, const char *host, pid_t pid, uint64_t start_time
   }
   /* two datagrams, as runc sends them */
   snprintf(pidmsg, sizeof pidmsg, "MAINPID=%d\n", (int)mainpid);
-  if (send_host(host, "READY=1\n", err) < 0 || send_host(host, pidmsg, err) < 0)
+  if (send_host(hfd, host, "READY=1\n", err) < 0 || send_host(hfd, host, pidmsg, err) < 0)
     return -1;
   return 0;
 }

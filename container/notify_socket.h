@@ -22,7 +22,8 @@ const char *notify_socket_host(void);
 int notify_socket_bind(int dirfd, struct error *err);
 /* Read the container's datagrams on fd until one has a line READY=1 or the
  * process pid (start_time) is gone; then send READY=1 and MAINPID=mainpid
- * to host.  The container's other lines are not passed on (they could name
+ * to host (connected first: none there, no wait, an error).  The
+ * container's other lines are not passed on (they could name
  * another MAINPID or hand the engine descriptors).  0 also when it exited. */
 int notify_socket_relay(int fd, const char *host, pid_t pid, uint64_t start_time, pid_t mainpid,
                         struct error *err);

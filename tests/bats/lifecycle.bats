@@ -772,3 +772,17 @@ notify_stop() {
 	! grep -q READY "$BUNDLE/got" || fail "host got: $(cat "$BUNDLE/got")"
 	rt kill --all c1 KILL
 }
+
+# runc dials the engine's socket before it waits (and fails start when there is none); agentrt
+# waited for a READY=1 it could never pass on: start hung as long as the program ran.
+@test "notify-socket: start with a NOTIFY_SOCKET where nothing listens warns and returns, the container runs" {
+	set_cmd 'exec sleep 100'
+	NOTIFY_SOCKET=$BUNDLE/nobody.sock create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	local start=$SECONDS
+	NOTIFY_SOCKET=$BUNDLE/nobody.sock run timeout 15 "$AGENTRT" --root "$TEST_ROOT" start c1
+	[ $((SECONDS - start)) -lt 5 ] || fail "start took $((SECONDS - start)) s: $status $output"
+	[ "$status" -eq 0 ] || fail "start: $status $output"
+	grep -q 'nobody.sock' <<<"$output" || fail "no warning: $output"
+	[ "$(container_status c1)" = running ] || fail "status $(container_status c1)"
+}
