@@ -52,6 +52,8 @@
 #include "os/memory.h"
 
 #define MAX_PENDING 64
+#define CHILD_PENDING 16    /* a sub-agent's queries in flight */
+#define CHILDREN_PENDING 32 /* all sub-agents' together */
 #define MAX_CONNS 16
 #define TCP_IDLE_MS 5000
 #define MAX_LEARN 256
@@ -90,6 +92,8 @@ struct pending {
 struct conn {
   int fd;
   unsigned serial;
+  struct sockaddr_storage peer;
+  socklen_t peer_len;
   long deadline;
   bool busy;   /* query dispatched: wait for its reply */
   size_t qlen; /* bytes of buf the dispatched query takes */
@@ -268,9 +272,36 @@ static void pending_done(struct pending *p)
   p->used = false;
 }
 
+/* A sub-agent's resolver asks its parent's on loopback from an address of its
+ * own, 127.N.x.y from its pid (N >= 1: never 127.0.0.1, which the parent's
+ * programs use): the parent's resolver tells each child's queries apart by
+ * it and holds each child to a share (sub-dns-share). */
+static int bind_child_source(int fd, const struct sockaddr_storage *up)
+{
+  const struct sockaddr_in *u = (const void *)up;
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  uint32_t pid = (uint32_t)getpid();
+
+  if (up == NULL || up->ss_family != AF_INET || (ntohl(u->sin_addr.s_addr) >> 24) != 127)
+    return 0; /* the parent has no resolver: its own nameservers */
+  a.sin_addr.s_addr = htonl(127u << 24 | (1 + (pid >> 16 & 0x7f)) << 16 | (pid & 0xffff));
+  return bind(fd, (struct sockaddr *)&a, sizeof a);
+}
+
+/* A sub-agent's query: from 127.0.0.0/8 but 127.0.0.1 (bind_child_source). */
+static bool from_child(const struct sockaddr_storage *peer)
+{
+  const struct sockaddr_in *a = (const void *)peer;
+  uint32_t v = ntohl(a->sin_addr.s_addr);
+
+  return peer->ss_family == AF_INET && v >> 24 == 127 && v != INADDR_LOOPBACK;
+}
+
 /* socket(2) in the upstream netns when there is one (a sub-agent's resolver
- * asks its parent's in the parent's namespace), else in ours. */
-static int upstream_socket(const struct rstate *s, int family, int type)
+ * asks its parent's in the parent's namespace, from bind_child_source's
+ * address; up NULL: none), else in ours. */
+static int upstream_socket(const struct rstate *s, int family, int type,
+                           const struct sockaddr_storage *up)
 {
   int fd, e, own;
 
@@ -284,6 +315,10 @@ static int upstream_socket(const struct rstate *s, int family, int type)
     return -1;
   }
   fd = socket(family, type, 0);
+  if (fd >= 0 && bind_child_source(fd, up) < 0) {
+    close(fd);
+    fd = -1;
+  }
   e = errno;
   if (setns(own, CLONE_NEWNET) < 0) {
     /* cannot come back: the resolver must not go on in the wrong netns */
@@ -346,7 +381,7 @@ static int upstream_send(struct rstate *s, struct pending *p)
   len = build_upstream_query(s->tx, RX_BUF, p, &err);
   if (len < 0)
     return -1;
-  p->fd = upstream_socket(s, u->family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK);
+  p->fd = upstream_socket(s, u->family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, &p->up);
   if (p->fd < 0 || connect(p->fd, (struct sockaddr *)&p->up, p->up_len) < 0)
     return -1;
   return send(p->fd, s->tx, (size_t)len, MSG_DONTWAIT) < 0 ? -1 : 0;
@@ -359,13 +394,34 @@ static int upstream_tcp(struct rstate *s, struct pending *p)
   if (p->tcp_buf == NULL)
     p->tcp_buf = xmalloc(2 + 65535);
   p->deadline = upstream_deadline(s);
-  p->fd = upstream_socket(s, p->up.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK);
+  p->fd = upstream_socket(s, p->up.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, &p->up);
   if (p->fd < 0)
     return -1;
   p->tcp = true;
   if (connect(p->fd, (struct sockaddr *)&p->up, p->up_len) < 0 && errno != EINPROGRESS)
     return -1;
   return 0;
+}
+
+/* Is there a slot for one more query of this sub-agent's?  Each child may
+ * have CHILD_PENDING upstream queries in flight, all of them together
+ * CHILDREN_PENDING: the rest of MAX_PENDING is the container's own, so a
+ * child whose names never get an answer cannot leave its parent (or a
+ * sibling) without lookups (sub-dns-share). */
+static bool child_share_left(const struct rstate *s, const struct sockaddr_storage *peer)
+{
+  const struct sockaddr_in *me = (const void *)peer;
+  size_t mine = 0, all = 0;
+
+  for (size_t i = 0; i < s->n_pend; i++) {
+    const struct pending *p = &s->pend[i];
+    if (!p->used || !from_child(&p->c.peer))
+      continue;
+    all++;
+    if (((const struct sockaddr_in *)&p->c.peer)->sin_addr.s_addr == me->sin_addr.s_addr)
+      mine++;
+  }
+  return mine < CHILD_PENDING && all < CHILDREN_PENDING;
 }
 
 static void handle_query(struct rstate *s, const uint8_t *buf, size_t len, const struct client *c)
@@ -393,6 +449,11 @@ static void handle_query(struct rstate *s, const uint8_t *buf, size_t len, const
   if (q->qtype != DNS_TYPE_A && q->qtype != DNS_TYPE_AAAA && q->qtype != DNS_TYPE_CNAME) {
     emit(s, EGRESS_DNS_NODATA, q, NULL, 0, NULL);
     reply_rcode(s, c, q, DNS_RCODE_NOERROR);
+    return;
+  }
+  if (from_child(&c->peer) && !child_share_left(s, &c->peer)) {
+    emit(s, EGRESS_DNS_FAILED, q, NULL, 0, "a sub-agent's share of queries in flight is used");
+    reply_rcode(s, c, q, DNS_RCODE_SERVFAIL);
     return;
   }
   p = pending_new(s);
@@ -458,7 +519,7 @@ static bool host_local(const struct rstate *s, const uint8_t *addr, size_t alen)
     memcpy(&a->sin6_addr, addr, 16);
     tl = sizeof *a;
   }
-  fd = upstream_socket(s, to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC);
+  fd = upstream_socket(s, to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, NULL);
   if (fd < 0)
     return errno != EAFNOSUPPORT; /* a host without IPv6 holds no IPv6 address */
   /* no route from the host: not one of its addresses */
@@ -766,11 +827,13 @@ static void count_drops(struct rstate *s, bool final)
 
 static void handle_accept(struct rstate *s, int lfd)
 {
+  struct sockaddr_storage peer = {0};
+  socklen_t peer_len = sizeof peer;
   int fd;
 
   if (!budget_ready(s))
     return;
-  fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  fd = accept4(lfd, (struct sockaddr *)&peer, &peer_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0)
     return;
   budget_take(s);
@@ -783,6 +846,8 @@ static void handle_accept(struct rstate *s, int lfd)
       continue;
     c->fd = fd;
     c->serial = ++s->serial;
+    c->peer = peer;
+    c->peer_len = peer_len;
     c->len = 0;
     c->busy = false;
     c->deadline = now_ms() + TCP_IDLE_MS;
@@ -797,7 +862,11 @@ static void conn_dispatch(struct rstate *s, struct conn *c)
 {
   while (c->fd >= 0 && !c->busy && c->len >= 2) {
     size_t need = (size_t)(c->buf[0] << 8 | c->buf[1]);
-    struct client cl = {.tcp = true, .fd = c->fd, .conn_serial = c->serial};
+    struct client cl = {.tcp = true,
+                        .fd = c->fd,
+                        .conn_serial = c->serial,
+                        .peer = c->peer,
+                        .peer_len = c->peer_len};
     if (need > DNS_UDP_MAX || need == 0) {
       conn_close(c);
       return;

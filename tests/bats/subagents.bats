@@ -45,11 +45,14 @@ setup_file() {
 		listen-address=192.0.2.53
 		port=53
 		local=/test/
+		server=/slow.test/192.0.2.53#5399
 		host-record=allowed.test,203.0.113.10
 		host-record=other.test,198.51.100.20
 		log-queries
 		log-facility=$SNT_DIR/dns.log
 	EOF
+	# slow.test's server reads every query and answers none (sub-dns-share)
+	sn_bg "$SNT_INET" socat -u UDP-RECV:5399,bind=192.0.2.53 OPEN:/dev/null
 	sn_bg "$SNT_INET" dnsmasq -k -C "$SNT_DIR/dns.conf" --pid-file= --user=root
 	for _ in $(seq 50); do
 		ip netns exec "$SNT_INET" busybox nslookup allowed.test 192.0.2.53 >/dev/null 2>&1 && break
@@ -1010,4 +1013,33 @@ cg_dir() {
 	run sub exec net -- sh -c 'nc -w 3 allowed.test 80 </dev/null'
 	[[ "$output" == *hello-allowed* ]] || fail "the child's network: $output"
 	sub kill net >/dev/null
+}
+
+@test "escape: sub-dns-share: a child that floods lookups its upstream never answers does not use up its parent's resolver (the parent's lookups are answered at once)" {
+	jq '.name = "sub-slow" | .egress.allow += ["*.slow.test"]' "$SNT_PROFILE" >"$SNT_DIR/slow.json"
+	parent "$SNT_DIR/slow.json"
+	run rt exec "$ID" sh -c 'nslookup allowed.test'
+	[[ "$output" == *203.0.113.10* ]] || fail "the control: the parent resolves: $output"
+	# the child: 25 lookups of new names every 0.2 s for 9 s, each waiting for its answer
+	sub run --name flood --allow '*.slow.test' --detach -- sh -c 'i=0; while [ $i -lt 45 ]; do
+		j=0; while [ $j -lt 25 ]; do nslookup f$i-$j.slow.test >/dev/null 2>&1 & j=$((j + 1)); done
+		i=$((i + 1)); sleep 0.2; done; wait' >/dev/null
+	# the flood reaches slow.test's server through the parent's resolver (which asks from the host, 192.0.2.6)
+	for _ in $(seq 30); do
+		[ "$(grep -c 'query.*f[0-9]*-[0-9]*.slow.test from 192.0.2.6' "$SNT_DIR/dns.log")" -ge 16 ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c 'query.*f[0-9]*-[0-9]*.slow.test from 192.0.2.6' "$SNT_DIR/dns.log")" -ge 16 ] ||
+		fail "the child's flood did not reach the parent's upstream: $(grep -c slow.test "$SNT_DIR/dns.log")"
+	# meanwhile 8 lookups of the parent's, each within 2 s (the resolver's upstream timeout)
+	local ok=0 n t0 t1
+	for n in $(seq 8); do
+		t0=$(date +%s%N)
+		out=$(rt exec "$ID" timeout 2 nslookup allowed.test 2>&1) && [[ "$out" == *203.0.113.10* ]] && ok=$((ok + 1))
+		t1=$(date +%s%N)
+		echo "parent lookup $n: $(((t1 - t0) / 1000000)) ms" >&3
+		sleep 0.3
+	done
+	[ "$ok" -eq 8 ] || fail "the parent's lookups answered during its child's flood: $ok of 8"
+	sub kill flood >/dev/null 2>&1 || true
 }
