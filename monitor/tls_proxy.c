@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +47,14 @@ pid_t (*tls_proxy_fork)(void) = fork;
 #define IO_BUF 65536
 #define HELLO_MAX 16389 /* one TLS record */
 #define HELLO_TIMEOUT_MS 10000
+/* A read from the container's side of a connection waits at most this long:
+ * a kept-alive connection idle between requests, a request or handshake
+ * stalled half way, is closed and its process ends (keepalive-idle: an
+ * agent held its 128 connection processes, outside its cgroup, for ever).
+ * Tunnels (a passthrough TLS flow, a WebSocket) read only what poll says is
+ * there and are not cut; the upstream's answer is waited for as long as it
+ * takes (long polls). */
+#define CLIENT_IDLE_S 30
 
 /* Set in a connection's process when the proxy ends under it (its parent's
  * death signal: the container's monitor, then the proxy, are gone).  Blocked
@@ -1158,6 +1167,8 @@ static void connection(struct proxy *px, int cfd)
 
   /* heads and bodies are separate writes: no Nagle wait between them */
   setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
+  setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){.tv_sec = CLIENT_IDLE_S},
+             sizeof(struct timeval));
   getsockname(cfd, (struct sockaddr *)&self, &ml);
   if (self.ss_family == AF_INET6 ? getsockopt(cfd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &dst, &sl)
                                  : getsockopt(cfd, SOL_IP, SO_ORIGINAL_DST, &dst, &sl)) {

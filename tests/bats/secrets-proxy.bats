@@ -1040,3 +1040,36 @@ child_own_secret() {
 		curl -sS --max-time 10 http://203.0.113.20/ruled80 2>&1'
 	! grep -q '^GET /ruled' "$PX_DIR/other.log" || fail "past the HTTP rule: $output $(cat "$PX_DIR/other.log")"
 }
+
+@test "secrets-proxy: escape: keepalive-idle: kept-alive connections (plain HTTP and terminated HTTPS) idle for 30 s are closed, their processes gone" {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	cp "$REPO_ROOT/tests/helpers/keepalive-idle.js" "$ROOTFS/keepalive-idle.js"
+	px_run
+	local mon px out
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
+	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	# each connection is a process of the proxy's on the host, outside the container's cgroup:
+	# an agent held 128 of them idle for as long as it liked
+	in_ctr node /keepalive-idle.js 4 >"$BUNDLE/idle.out" 2>&1 &
+	local client=$!
+	for _ in $(seq 100); do
+		grep -q 'answered 8' "$BUNDLE/idle.out" && break
+		sleep 0.1
+	done
+	grep -q 'answered 8' "$BUNDLE/idle.out" || fail "the requests: $(cat "$BUNDLE/idle.out")"
+	[ "$(pgrep -P "$px" | wc -l)" -ge 8 ] || fail "the control: $(pgrep -P "$px" | wc -l) connection processes"
+	sleep 20
+	[ "$(pgrep -P "$px" | wc -l)" -ge 8 ] || fail "closed before 20 s of idleness: $(cat "$BUNDLE/idle.out")"
+	for _ in $(seq 150); do
+		[ -z "$(pgrep -P "$px")" ] && break
+		sleep 0.1
+	done
+	out=$(pgrep -P "$px" | wc -l)
+	wait "$client"
+	[ "$out" -eq 0 ] || fail "$out connection processes after 35 s of idleness: $(cat "$BUNDLE/idle.out")"
+	[ "$(grep -c 'closed after 3[0-9] s' "$BUNDLE/idle.out")" -eq 8 ] || fail "$(cat "$BUNDLE/idle.out")"
+	# honest use: a keep-alive pool's next request on a new connection
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "after: $output"
+}
