@@ -618,6 +618,22 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	[[ "$output" != *hello* ]] || fail "the app reached a refused host over IPv6 after its sandbox ended: $output"
 	run in_ctr nslookup denied.test
 	[[ "$output" != *198.51.100.99* ]] || fail "the app's lookup reached its own resolver: $output"
+	# nor over TCP, nor to a resolver it names by an IPv6 address (a listener that logs what
+	# arrives): the lookups fail closed with no resolver left, over both versions
+	egt_bg "$EGT_INET" socat -u "UDP6-RECV:53,bind=[2001:db8:198::20]" "OPEN:$EGT_DIR/v6dns.log,creat,append"
+	for _ in $(seq 30); do # the control: the listener hears the host's query
+		egt_ns "$EGT_HOST" timeout 1 busybox nslookup control.test 2001:db8:198::20 >/dev/null 2>&1 || true
+		[ -s "$EGT_DIR/v6dns.log" ] && break
+	done
+	[ -s "$EGT_DIR/v6dns.log" ] || fail "the control: no query reached the IPv6 listener"
+	: >"$EGT_DIR/v6dns.log"
+	q='\000\036\022\064\001\000\000\001\000\000\000\000\000\000\007allowed\004test\000\000\001\000\001'
+	run in_ctr sh -c "printf '$q' | nc -w 2 192.0.2.99 53 | od -An -tx1 -v | tr -d ' \n'"
+	[[ "$output" != *cb00710a* ]] || fail "a TCP lookup was answered: $output"
+	run in_ctr nslookup -type=a allowed.test 2001:db8:198::20
+	[[ "$output" != *203.0.113.10* ]] || fail "a lookup over IPv6 was answered: $output"
+	! grep -q 'query\[' "$EGT_DIR/rogue.log" || fail "the rogue resolver saw: $(cat "$EGT_DIR/rogue.log")"
+	[ ! -s "$EGT_DIR/v6dns.log" ] || fail "a query reached [2001:db8:198::20]:53: $(od -c "$EGT_DIR/v6dns.log" | head -3)"
 	egt_ns "$EGT_CTR" nft list tables | grep -q 'inet agentrt' || fail "the table is gone"
 	# the last container of the pod leaving takes the table with it
 	run rt delete --force "$ID"
