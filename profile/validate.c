@@ -120,7 +120,7 @@ static int check_env(struct pctx *c, const struct agent_profile *p)
 
 static int check_caps(struct pctx *c, const struct agent_profile *p)
 {
-  int net_admin = oci_cap_from_name("NET_ADMIN");
+  int net_admin = oci_cap_from_name("NET_ADMIN"), net_raw = oci_cap_from_name("NET_RAW");
   uint64_t both = p->caps.ceiling & p->caps.trim;
 
   if (both != 0)
@@ -131,6 +131,12 @@ static int check_caps(struct pctx *c, const struct agent_profile *p)
     return profile_pfail(c, "capabilities.ceiling",
                          "NET_ADMIN is not allowed while egress.default is deny (the agent could "
                          "rewrite its own egress rules)");
+  /* proxy-mark: CAP_NET_RAW sets SO_MARK (Linux 5.17+): the proxy's mark */
+  if (p->egress.def == PROFILE_EGRESS_DENY && net_raw >= 0 &&
+      (p->n_secrets > 0 || p->egress.n_http > 0) && (p->caps.ceiling & (UINT64_C(1) << net_raw)))
+    return profile_pfail(c, "capabilities.ceiling",
+                         "NET_RAW is not allowed with secrets or egress.http (the agent could "
+                         "mark its sockets as the TLS proxy's and pass it by)");
   return 0;
 }
 

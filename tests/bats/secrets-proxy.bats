@@ -1073,3 +1073,51 @@ child_own_secret() {
 	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "after: $output"
 }
+
+@test "secrets-proxy: escape: proxy-mark: CAP_NET_RAW (which sets SO_MARK) is refused while the proxy runs; without it a socket cannot take the proxy's own mark, and HTTP rules hold" {
+	# since Linux 5.17 CAP_NET_RAW may set SO_MARK; a profile that kept NET_RAW (ping) let the
+	# agent mark its sockets as the proxy's own upstream ones, which the nat rules pass: a POST
+	# that the HTTP rule refuses reached other.test:80 (200 from the upstream)
+	local caps='["CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "SETGID", "SETUID", "NET_BIND_SERVICE", "KILL", "SETPCAP", "NET_RAW"]'
+	jq --argjson c "$caps" '.name = "px-netraw" |
+		.capabilities = {"ceiling": $c, "trim": ["MKNOD", "SETFCAP", "SYS_CHROOT", "AUDIT_WRITE"]} |
+		.egress.http = [{"host": "other.test", "methods": ["GET"], "paths": ["/ok/"]}]' \
+		"$PX_PROFILE" >"$PX_DIR/netraw.json"
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_NET_RAW"])'
+	run "$AGENTRT" profile check "$PX_DIR/netraw.json"
+	[ "$status" -ne 0 ] && [[ "$output" == *capabilities.ceiling*NET_RAW* ]] || fail "profile check: $output"
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$PX_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$PX_DIR/netraw.json" run -d --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/$ID.out" 2>"$BUNDLE/$ID.err" || status=$?
+	output=$(cat "$BUNDLE/$ID.err")
+	[ "$status" -ne 0 ] || fail "a container with CAP_NET_RAW and a proxy was created"
+	[[ "$output" == *NET_RAW* ]] && [ "$(grep -c . <<<"$output")" -eq 1 ] || fail "the error: $output"
+	[ ! -e "$TEST_ROOT/$ID" ] || fail "left: $(ls "$TEST_ROOT/$ID")"
+	# caps.enforce off: the config's bounding set is checked at create too
+	jq '.capabilities.enforce = false | del(.capabilities.ceiling) | del(.capabilities.trim)' \
+		"$PX_DIR/netraw.json" >"$PX_DIR/netraw-noenf.json"
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$PX_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$PX_DIR/netraw-noenf.json" run -d --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/$ID.out" 2>"$BUNDLE/$ID.err" || status=$?
+	output=$(cat "$BUNDLE/$ID.err")
+	[ "$status" -ne 0 ] && [[ "$output" == *NET_RAW* ]] || fail "caps.enforce false: $status $output"
+	[ ! -e "$TEST_ROOT/$ID" ] || fail "left: $(ls "$TEST_ROOT/$ID")"
+	# the honest control: NET_RAW with no secret and no HTTP rule (no proxy) runs, with the cap
+	jq 'del(.secrets) | del(.egress.http) | .name = "px-netraw-noproxy"' "$PX_DIR/netraw.json" >"$PX_DIR/netraw-np.json"
+	px_run "$PX_DIR/netraw-np.json"
+	run in_ctr grep CapEff /proc/self/status
+	[ "$(((0x${output##*:	} >> 13) & 1))" = 1 ] || fail "the control: no CAP_NET_RAW: $output"
+	rt delete -f "$ID"
+	# the proxy's profile as it is (NET_RAW trimmed): the mark is refused, the rule holds
+	jq '.egress.http = [{"host": "other.test", "methods": ["GET"], "paths": ["/ok/"]}]' "$PX_PROFILE" >"$PX_DIR/rule.json"
+	px_run "$PX_DIR/rule.json"
+	: >"$PX_DIR/other80.log"
+	local req='POST /forbidden HTTP/1.1\r\nHost: other.test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'
+	run in_ctr sh -c "printf '$req' | mark-connect 0 203.0.113.20 80"
+	[[ "$output" == *" 403 "* ]] || fail "the rule: $output"
+	run in_ctr sh -c "printf '$req' | mark-connect 0x61677274 203.0.113.20 80 2>&1"
+	[[ "$output" == *"mark: Operation not permitted"* ]] || fail "the mark: $output"
+	! grep -q 'POST /forbidden' "$PX_DIR/other80.log" || fail "upstream saw: $(cat "$PX_DIR/other80.log")"
+}
