@@ -1077,8 +1077,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
     goto fail;
   FAILPOINT("create-after-cgroup");
-  if (pres &&
-      egress_check(c, &pres->egress, pres->n_secrets > 0 || pres->egress.n_http > 0, err) < 0)
+  if (pres && egress_check(c, &pres->egress, err) < 0)
     goto fail;
   monitor_options(g, c, bundle, &mo);
   mo.tls_ca = tls_ca;

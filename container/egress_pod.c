@@ -17,8 +17,7 @@
 #define CTL_SOCK EGRESS_CTL_SOCK
 #define CTL_MAX EGRESS_CTL_MAX
 
-int egress_check(const struct container *c, const struct profile_egress *pe, bool proxy,
-                 struct error *err)
+int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err)
 {
   uint64_t bounding = c->config->process ? c->config->process->caps.bounding : 0;
 
@@ -28,13 +27,13 @@ int egress_check(const struct container *c, const struct profile_egress *pe, boo
     return error_set(err, 0,
                      "egress policy in force: CAP_NET_ADMIN would let the container "
                      "change its own rules; refused");
-  /* proxy-mark: since Linux 5.17 CAP_NET_RAW may set SO_MARK, and a socket
-   * carrying the proxy's own mark is not redirected to it (its HTTP rules
-   * and name check were passed by) */
-  if (proxy && (bounding & (1ULL << 13)))
+  /* packet-socket: a packet socket's frames leave below IP, never seen by
+   * the table; proxy-mark: since Linux 5.17 CAP_NET_RAW may set SO_MARK, and
+   * a socket carrying the TLS proxy's own mark is not redirected to it */
+  if (bounding & (1ULL << 13))
     return error_set(err, 0,
-                     "egress proxy in force (secrets or HTTP rules): CAP_NET_RAW would let the "
-                     "container mark its sockets as the proxy's and pass it by; refused");
+                     "egress policy in force: CAP_NET_RAW would let the container send past "
+                     "the rules (packet sockets, the proxy's socket mark); refused");
   return 0;
 }
 

@@ -9,10 +9,8 @@
 #include "profile/profile.h"
 
 /* create, before anything is started: refuse a policy the container's own
- * capabilities could undo (proxy: the TLS proxy runs, for secrets or HTTP
- * rules).  No policy (`oci`): 0. */
-int egress_check(const struct container *c, const struct profile_egress *pe, bool proxy,
-                 struct error *err);
+ * capabilities could undo.  No policy (`oci`): 0. */
+int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err);
 /* Pods (Kubernetes through containerd's CRI or CRI-O, Podman pods): the
  * containers share the sandbox (pause) container's network namespace.  The
  * sandbox installs the table and hosts the resolver; a container of the

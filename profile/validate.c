@@ -131,12 +131,13 @@ static int check_caps(struct pctx *c, const struct agent_profile *p)
     return profile_pfail(c, "capabilities.ceiling",
                          "NET_ADMIN is not allowed while egress.default is deny (the agent could "
                          "rewrite its own egress rules)");
-  /* proxy-mark: CAP_NET_RAW sets SO_MARK (Linux 5.17+): the proxy's mark */
-  if (p->egress.def == PROFILE_EGRESS_DENY && net_raw >= 0 &&
-      (p->n_secrets > 0 || p->egress.n_http > 0) && (p->caps.ceiling & (UINT64_C(1) << net_raw)))
+  /* packet-socket: frames below IP pass no table; proxy-mark: CAP_NET_RAW
+   * sets SO_MARK (Linux 5.17+), and the TLS proxy's mark skips its redirect */
+  if (p->egress.def != PROFILE_EGRESS_OFF && net_raw >= 0 &&
+      (p->caps.ceiling & (UINT64_C(1) << net_raw)))
     return profile_pfail(c, "capabilities.ceiling",
-                         "NET_RAW is not allowed with secrets or egress.http (the agent could "
-                         "mark its sockets as the TLS proxy's and pass it by)");
+                         "NET_RAW is not allowed with an egress policy (packet sockets send "
+                         "past its rules, and a socket could take the TLS proxy's mark)");
   return 0;
 }
 

@@ -1542,3 +1542,54 @@ assert_monitor_share() {
 	[ -n "$(records 'select(.kind == "dns" and .name == "big.test" and .qtype == 28)')" ] ||
 		fail "the AAAA query of the pipelined pair is not in the trail"
 }
+
+@test "egress: escape: packet-socket: CAP_NET_RAW is refused under a deny policy (a packet socket's frames never pass the table)" {
+	# a profile that kept NET_RAW (for ping) gave the agent packet sockets: a frame written
+	# below IP is not seen by the inet table, so a datagram to a refused host arrived
+	local caps='["CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "SETGID", "SETUID", "NET_BIND_SERVICE", "KILL", "SETPCAP", "NET_RAW"]' mac
+	jq --argjson c "$caps" '.name = "egress-netraw" |
+		.capabilities = {"ceiling": $c, "trim": ["MKNOD", "SETFCAP", "SYS_CHROOT", "AUDIT_WRITE"]}' \
+		"$EGT_PROFILE" >"$EGT_DIR/netraw.json"
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_NET_RAW"])'
+	egt_bg "$EGT_INET" socat -u UDP-RECV:9999,bind=198.51.100.20 "OPEN:$EGT_DIR/packet.log,creat,append"
+	mac=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	for _ in $(seq 30); do # the control: the listener hears a datagram from the host's side
+		egt_ns "$EGT_HOST" sh -c 'echo control | socat -u - UDP-SENDTO:198.51.100.20:9999' || true
+		[ -s "$EGT_DIR/packet.log" ] && break
+		sleep 0.1
+	done
+	grep -q control "$EGT_DIR/packet.log" || fail "the control: no datagram reached the listener"
+	run "$AGENTRT" profile check "$EGT_DIR/netraw.json"
+	if [ "$status" -eq 0 ]; then
+		egress_run --profile "$EGT_DIR/netraw.json"
+		run in_ctr packet-send c0 "$mac" 192.0.2.2 198.51.100.20 9999 packet-leak-4711
+		sleep 0.5
+		! grep -q packet-leak-4711 "$EGT_DIR/packet.log" ||
+			fail "a frame from a packet socket reached the refused host 198.51.100.20 ($output)"
+	fi
+	[ "$status" -ne 0 ] && [[ "$output" == *capabilities.ceiling*NET_RAW* ]] || fail "profile check: $output"
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_DIR/netraw.json" run -d --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/$ID.out" 2>"$BUNDLE/$ID.err" || status=$?
+	output=$(cat "$BUNDLE/$ID.err")
+	[ "$status" -ne 0 ] && [[ "$output" == *NET_RAW* ]] && [ "$(grep -c . <<<"$output")" -eq 1 ] ||
+		fail "create: $status $output"
+	[ ! -e "$TEST_ROOT/$ID" ] || fail "left: $(ls "$TEST_ROOT/$ID")"
+	# caps.enforce off (the engine's set, Docker's has NET_RAW): refused at create too
+	jq '.capabilities.enforce = false | del(.capabilities.ceiling) | del(.capabilities.trim)' \
+		"$EGT_DIR/netraw.json" >"$EGT_DIR/netraw-noenf.json"
+	status=0
+	timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_DIR/netraw-noenf.json" run -d --bundle "$BUNDLE" "$ID" \
+		</dev/null >"$BUNDLE/$ID.out" 2>"$BUNDLE/$ID.err" || status=$?
+	output=$(cat "$BUNDLE/$ID.err")
+	[ "$status" -ne 0 ] && [[ "$output" == *NET_RAW* ]] || fail "caps.enforce false: $status $output"
+	[ ! -e "$TEST_ROOT/$ID" ] || fail "left: $(ls "$TEST_ROOT/$ID")"
+	# the default agent profile trims NET_RAW: the packet socket is refused, nothing arrives
+	egress_run
+	run in_ctr packet-send c0 "$mac" 192.0.2.2 198.51.100.20 9999 packet-leak-4712
+	[[ "$output" == *"packet: Operation not permitted"* ]] || fail "the agent profile's packet socket: $output"
+	sleep 0.5
+	! grep -q packet-leak "$EGT_DIR/packet.log" || fail "$(cat "$EGT_DIR/packet.log")"
+}

@@ -1074,7 +1074,7 @@ child_own_secret() {
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "after: $output"
 }
 
-@test "secrets-proxy: escape: proxy-mark: CAP_NET_RAW (which sets SO_MARK) is refused while the proxy runs; without it a socket cannot take the proxy's own mark, and HTTP rules hold" {
+@test "secrets-proxy: escape: proxy-mark: CAP_NET_RAW (which sets SO_MARK) is refused under an egress policy; without it a socket cannot take the proxy's own mark, and HTTP rules hold" {
 	# since Linux 5.17 CAP_NET_RAW may set SO_MARK; a profile that kept NET_RAW (ping) let the
 	# agent mark its sockets as the proxy's own upstream ones, which the nat rules pass: a POST
 	# that the HTTP rule refuses reached other.test:80 (200 from the upstream)
@@ -1104,8 +1104,8 @@ child_own_secret() {
 	output=$(cat "$BUNDLE/$ID.err")
 	[ "$status" -ne 0 ] && [[ "$output" == *NET_RAW* ]] || fail "caps.enforce false: $status $output"
 	[ ! -e "$TEST_ROOT/$ID" ] || fail "left: $(ls "$TEST_ROOT/$ID")"
-	# the honest control: NET_RAW with no secret and no HTTP rule (no proxy) runs, with the cap
-	jq 'del(.secrets) | del(.egress.http) | .name = "px-netraw-noproxy"' "$PX_DIR/netraw.json" >"$PX_DIR/netraw-np.json"
+	# the control: NET_RAW with no egress policy (no table, no proxy) runs, with the cap
+	jq 'del(.secrets) | .egress = {"default": "off"} | .name = "px-netraw-off"' "$PX_DIR/netraw.json" >"$PX_DIR/netraw-np.json"
 	px_run "$PX_DIR/netraw-np.json"
 	run in_ctr grep CapEff /proc/self/status
 	[ "$(((0x${output##*:	} >> 13) & 1))" = 1 ] || fail "the control: no CAP_NET_RAW: $output"
