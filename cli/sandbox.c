@@ -13,9 +13,10 @@
  *               at a path it shows (hide_host_sockets) and, as root, what
  *               only root may read there (hide_root_only)
  *   hidden      /home, /root, /run, /mnt, /media: empty tmpfs mounts; the
- *               user's home is an empty scratch tmpfs, with the files the
- *               profile lists (sandbox.home) and --dotfile adds bound
- *               read-only, never what the home's deny list names
+ *               user's home is an empty scratch tmpfs, with a copy of the
+ *               files the profile lists (sandbox.home) and --dotfile adds
+ *               (bound read-only, then copied up into a second tmpfs: the
+ *               sandbox writes its copy), never what the home's deny list names
  *               (profile/home.c: keys, cloud and registry credentials,
  *               browser profiles, shell histories)
  *   workspace   the current directory (or --workspace DIR) at its own path,
@@ -130,9 +131,9 @@ static const char sandbox_usage[] =
     "unprivileged user: the host's root read-only, /home, /root and /run hidden, /tmp\n"
     "and /var/tmp private, agentrt's state root, data directory and the host's UNIX\n"
     "sockets masked (as root, also the files only root may read, such as /etc/shadow),\n"
-    "the home empty but for the profile's sandbox.home files and --dotfile PATH\n"
-    "(relative to the home), read-only, never keys, credentials, browser profiles or\n"
-    "histories (the built-in deny list, plus the profile's sandbox.homeDeny), the\n"
+    "the home empty but for a private copy of the profile's sandbox.home files and\n"
+    "--dotfile PATH (relative to the home), never keys, credentials, browser profiles\n"
+    "or histories (the built-in deny list, plus the profile's sandbox.homeDeny), the\n"
     "current directory (or --workspace) as the reviewed workspace, no network but\n"
     "loopback (with --allow or the profile's egress.allow: slirp4netns, and only the\n"
     "entries leave), the profile's seccomp, capability and audit rules and its limits.\n"
@@ -415,6 +416,8 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
   const char *const sys_opts[] = {"nosuid", "noexec", "nodev", "ro", NULL};
   const char *const hide_opts[] = {"nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL};
   const char *const home_opts[] = {"nosuid", "nodev", "mode=700", "size=256m", NULL};
+  const char *const home_copy_opts[] = {"nosuid",    "nodev",     "mode=700",
+                                        "size=256m", "tmpcopyup", NULL};
   const char *const tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=512m", NULL};
   const char *const var_tmp_opts[] = {"nosuid", "nodev", "mode=1777", "size=256m", NULL};
   const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
@@ -506,14 +509,20 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
       if (is_dir(hidden_dirs[i]))
         profile_gen_mount(y, hidden_dirs[i], "tmpfs", "tmpfs", hide_opts);
   }
-  /* The home: an empty scratch tmpfs, then the dotfiles read-only, then the
-   * workspace (which may lie below it). */
+  /* The home: an empty scratch tmpfs, then the dotfiles read-only, then a
+   * second tmpfs over it that starts with a copy of them (tmpcopyup), then the
+   * workspace (which may lie below it).  The copy is what the sandbox sees and
+   * writes: a program that replaces a file by rename (git config --global
+   * renames .gitconfig.lock over ~/.gitconfig) would get EBUSY on a bind mount
+   * point, and what it writes never reaches the host's file. */
   profile_gen_mount(y, home, "tmpfs", "tmpfs", home_opts);
   for (size_t i = 0; o->binds != NULL && i < o->binds->n; i++) {
     char src[64];
     snprintf(src, sizeof src, "/proc/self/fd/%d", o->binds->v[i].fd);
     profile_gen_mount(y, o->binds->v[i].dest, "bind", src, ro_bind);
   }
+  if (o->binds != NULL && o->binds->n > 0)
+    profile_gen_mount(y, home, "tmpfs", "tmpfs", home_copy_opts);
   profile_gen_mount(y, ws, "bind", ws, ws_bind);
   yajl_gen_array_close(y);
 

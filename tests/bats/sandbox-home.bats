@@ -62,19 +62,44 @@ as_owner() {
 	setpriv --reuid "$SBX_UID" --regid "$SBX_UID" --clear-groups "$@"
 }
 
-@test "sandbox home: the profile's list is bound read-only, credentials in it are not" {
+@test "sandbox home: the profile's list is copied in, writes stay in the sandbox, credentials in it are not" {
 	as_owner cp "$H/dots/gitconfig" "$H/.gitconfig"
 	run sbx --name hl1 -- sh -c "$SHOW; echo x >>\"\$HOME/.gitconfig\" 2>/dev/null; echo w=\$?"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"./.gitconfig"* ]]
 	[[ "$output" == *"./.config/git/ignore"* ]]
 	[[ "$output" == *"name = Home Test"* ]]
-	[[ "$output" == *"w=2"* ]] || [[ "$output" == *"w=1"* ]]
+	# the sandbox writes its own copy; the host's file is as it was
+	[[ "$output" == *"w=0"* ]]
+	cmp "$H/dots/gitconfig" "$H/.gitconfig"
 	[[ "$output" != *SECRET-KEY* ]]
 	# the denied file of a listed directory is named on stderr, once
 	[[ "$output" == *"~/.config/git/credentials is not bound: on the home's deny list"* ]]
 	# control: the host files are there and readable by the user
 	as_owner cat "$H/.config/git/credentials" | grep -q SECRET-KEY-gitcred
+}
+
+@test "sandbox-home-git-config: git config --global writes the sandbox's copy of ~/.gitconfig; the host's file is unchanged" {
+	# An honest agent's first step (user.name, safe.directory, init.defaultBranch) wrote
+	# .gitconfig.lock and renamed it over ~/.gitconfig: a bind mount there made the rename
+	# EBUSY ("could not write config file ...: Device or resource busy") and git failed.
+	requires git
+	as_owner cp "$H/dots/gitconfig" "$H/.gitconfig"
+	before=$(sha256sum <"$H/.gitconfig")
+	run sbx --name hgc -- sh -c 'git config --global user.email agent@example.invalid &&
+		git config --global --add safe.directory "*" && echo x >>"$HOME/.config/git/ignore" &&
+		git config --global --get user.name && git config --global --get user.email &&
+		git config --global --get safe.directory && tail -n1 "$HOME/.config/git/ignore" &&
+		grep -c . "$HOME/.config/git/ignore" && grep -rh SECRET-KEY "$HOME" 2>/dev/null; true'
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *"Home Test"* ]] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *"agent@example.invalid"* ]] || { echo "$output" >&2; return 1; }
+	[[ "$output" != *"Device or resource busy"* ]]
+	[[ "$output" != *SECRET-KEY* ]]
+	# what the sandbox wrote stays in it: the host's files are as they were
+	[ "$(sha256sum <"$H/.gitconfig")" = "$before" ]
+	[ "$(cat "$H/.config/git/ignore")" = ignored-pattern ]
+	[ ! -e "$H/.gitconfig.lock" ]
 }
 
 @test "sandbox home: a profile file's sandbox.home is what is bound; one listing .ssh is refused" {
