@@ -393,6 +393,34 @@ static void exec_inherit_env(const struct container *c, struct oci_process *proc
   strv_push(&proc->env, kv);
 }
 
+/* An exec as the init's uid (not 0) without HOME or with HOME=/, where the profile gave the
+ * init a home of its own because its uid has no passwd entry
+ * (agent-home-uid-without-passwd): the same home, not the init's fallback "/"
+ * on the read-only root.  No I/O: the init's final env is in the state. */
+static const char *exec_home(char *const *env)
+{
+  for (size_t i = 0; env != NULL && env[i] != NULL; i++)
+    if (str_has_prefix(env[i], "HOME="))
+      return env[i] + 5;
+  return NULL;
+}
+
+static void exec_inherit_home(const struct container *c, struct oci_process *proc)
+{
+  const struct oci_process *init = c->config ? c->config->process : NULL;
+  const char *home = init ? exec_home(init->env) : NULL;
+  const char *own = exec_home(proc->env);
+  cleanup_free char *want = NULL;
+
+  /* none (Docker) or "/" (Podman passes the passwd entry's) */
+  if (home == NULL || proc->user.uid == 0 || proc->user.uid != init->user.uid ||
+      (own != NULL && !streq(own, "/")))
+    return;
+  want = xfmt("/home/agentrt-%u", proc->user.uid);
+  if (streq(home, want))
+    exec_inherit_env(c, proc, "HOME");
+}
+
 /* The container's profile also bounds what an exec may ask for (--cap,
  * --process with capabilities, no_new_privileges). */
 static int exec_apply_profile(struct container *c, struct oci_process *proc, struct error *err)
@@ -405,6 +433,7 @@ static int exec_apply_profile(struct container *c, struct oci_process *proc, str
     return 0;
   if (profile_load(name, &p, err) < 0)
     return error_prefix(err, "exec `%s`: profile `%s`", c->id, name);
+  exec_inherit_home(c, proc);
   r = profile_apply_process(proc, p, err);
   if (r == 0 && (p->n_secrets > 0 || p->egress.n_http > 0)) {
     static const char *const vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",

@@ -13,6 +13,8 @@
 #include "common/util.h"
 #include "container/lsm.h"
 #include "os/fsutil.h"
+#include "os/passwd.h"
+#include "os/safepath.h"
 
 const char *policy_profile_name(const struct global_opts *g)
 {
@@ -119,8 +121,51 @@ static int secret_placeholders(struct oci_config *c, struct profile_result *r, s
   return 0;
 }
 
+/* A process of a uid other than 0 without HOME: the init takes its home from
+ * the container's /etc/passwd, "/" for a uid the file does not list (as runc
+ * does; Podman writes an entry whose home is "/").  Under a profile with a read-only root and a
+ * scratch home, pass that
+ * "/" now, so that the profile gives the process a home of its own
+ * (profile/env.c; agent-home-uid-without-passwd).  One read of the rootfs's
+ * /etc/passwd, only for such a process. */
+static void home_unlisted_uid(struct oci_config *c, const struct agent_profile *p,
+                              const char *rootfs)
+{
+  struct oci_process *proc = c->process;
+  struct error e = {0};
+  cleanup_close int root = -1;
+  cleanup_close int fd = -1;
+  cleanup_free char *data = NULL;
+  cleanup_free char *home = NULL;
+  bool scratch_home = false;
+  size_t len = 0;
+  struct stat st;
+
+  if (proc == NULL || proc->user.uid == 0 || rootfs == NULL || !p->rootfs_readonly)
+    return;
+  for (size_t i = 0; proc->env != NULL && proc->env[i] != NULL; i++)
+    if (str_has_prefix(proc->env[i], "HOME="))
+      return;
+  for (size_t i = 0; i < p->n_scratch; i++)
+    scratch_home |= streq(p->scratch[i].path, PROFILE_HOME_TOKEN);
+  if (!scratch_home)
+    return;
+  root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root >= 0)
+    fd = safe_openat(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e);
+  /* a FIFO or a device planted there must not block or feed us forever */
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      read_fd_all(fd, 4 << 20, &data, &len, &e) == 0)
+    home = passwd_home(data, len, NULL, proc->user.uid);
+  error_clear(&e);
+  /* no entry, or one with the home "/" (Podman adds "container user" so) */
+  if (home == NULL || streq(home, "/"))
+    strv_push(&proc->env, "HOME=/");
+}
+
 int policy_apply(const struct global_opts *g, const struct agent_profile *given, const char *id,
-                 struct oci_config **cfg, struct profile_result **ret_result, struct error *err)
+                 const char *rootfs, struct oci_config **cfg, struct profile_result **ret_result,
+                 struct error *err)
 {
   struct agent_profile *loaded = NULL;
   const struct agent_profile *p = given;
@@ -134,6 +179,7 @@ int policy_apply(const struct global_opts *g, const struct agent_profile *given,
       return error_prefix(err, "profile `%s`", name);
     p = loaded;
   }
+  home_unlisted_uid(*cfg, p, rootfs);
   r = profile_apply(*cfg, p, &out, ret_result, err);
   if (r == 0)
     profile_apply_apparmor(out, p, lsm_apparmor_enabled(), *ret_result);

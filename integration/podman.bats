@@ -325,3 +325,21 @@ it_pty_podman() {
 	"$AGENTRT" workspace "$id" purge >/dev/null 2>&1 || true
 	"$AGENTRT" audit --purge "$id" >/dev/null 2>&1 || true
 }
+
+@test "podman-run-as-uid: podman --runtime agentrt (default profile) -u 4242:4242: a writable home of its own for run and exec, not / on the read-only root" {
+	# Podman writes "4242:*:4242:4242:container user:/:/bin/sh" into the container's
+	# /etc/passwd and passes no HOME: the home was / on the agent profile's read-only root.
+	run pm --runtime agentrt run --rm --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" -u 4242:4242 \
+		"$IMG" sh -c 'echo "home=$HOME"; echo x >"$HOME/.gitconfig" && echo written; stat -c "%u %a" "$HOME"'
+	[ "$status" -eq 0 ] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *"home=/home/agentrt-4242"* ]] || { echo "$output" >&2; return 1; }
+	[[ "$output" == *written* ]]
+	[[ "$output" == *"4242 700"* ]]
+	pm --runtime agentrt run -d --name uid1 --network none --cgroup-parent "/$PODMAN_CGROUP_PARENT" -u 4242:4242 \
+		"$IMG" sleep 4242 >/dev/null
+	run pm --runtime agentrt exec uid1 sh -c 'echo "home=$HOME"; echo y >"$HOME/y" && echo written'
+	[[ "$output" == *"home=/home/agentrt-4242"* ]] || { echo "exec: $output" >&2; return 1; }
+	[[ "$output" == *written* ]]
+	run pm --runtime agentrt exec -u 0 uid1 sh -c 'echo "home=$HOME"'
+	[[ "$output" == *"home=/root"* ]]
+}

@@ -207,6 +207,7 @@ static int run_steps(struct apply_ctx *x)
   apply_nnp(x);
   if (profile_apply_namespaces(x) < 0 || profile_apply_devices(x) < 0 || profile_apply_masks(x) < 0)
     return -1;
+  profile_apply_home(x);
   if (profile_apply_mounts(x) < 0 || profile_apply_workspace(x) < 0)
     return -1;
   if (profile_apply_resources(x) < 0)

@@ -29,6 +29,56 @@ static const char *env_home(char **env, uint32_t uid)
   return uid == 0 ? "/root" : NULL;
 }
 
+static ssize_t env_find(char **env, const char *name, size_t n);
+
+/* HOME=/ for a uid other than 0 is what Docker and Podman pass for a uid the
+ * image's /etc/passwd does not list (`docker run -u 1000:1000`); runc's and
+ * agentrt's own fallback is "/" as well.  On this profile's read-only root that
+ * home is unusable (git config --global, GOCACHE, npm -g, pip --user fail with
+ * EROFS), so such a process gets /home/agentrt-UID instead, which the scratch
+ * "$HOME" entry then makes a tmpfs of its own (at create; an exec as that uid
+ * takes the init's home, cli/exec.c).  Returns the new HOME entry, or NULL when
+ * nothing changes. */
+static char *home_for_rootless_slash(const struct agent_profile *p, struct oci_process *proc,
+                                     ssize_t *ret_at)
+{
+  bool scratch_home = false;
+  cleanup_free char *h = NULL;
+  ssize_t at;
+
+  if (proc->user.uid == 0 || !p->rootfs_readonly)
+    return NULL;
+  for (size_t i = 0; i < p->n_scratch; i++)
+    scratch_home |= streq(p->scratch[i].path, PROFILE_HOME_TOKEN);
+  if (!scratch_home || (at = env_find(proc->env, "HOME", 4)) < 0)
+    return NULL;
+  h = path_normalize(proc->env[at] + 5);
+  if (!streq(h, "/"))
+    return NULL;
+  *ret_at = at;
+  return xfmt("HOME=/home/agentrt-%u", proc->user.uid);
+}
+
+static void home_fix(struct apply_ctx *x, const struct agent_profile *p, struct oci_process *proc)
+{
+  ssize_t at = -1;
+  char *kv = home_for_rootless_slash(p, proc, &at);
+
+  if (kv == NULL)
+    return;
+  profile_change_add(x, PROFILE_CHANGE_CONFIG, "process.env[HOME]", proc->env[at] + 5, kv + 5,
+                     "a uid without a passwd entry had HOME=/ on the read-only root: a "
+                     "writable home of its own");
+  free(proc->env[at]);
+  proc->env[at] = kv;
+}
+
+void profile_apply_home(struct apply_ctx *x)
+{
+  if (x->c->process != NULL)
+    home_fix(x, x->p, x->c->process);
+}
+
 /* The home is writable under this profile: a scratch tmpfs ("$HOME"), the
  * workspace, or a writable root. */
 static bool home_writable(const struct agent_profile *p, const char *home)

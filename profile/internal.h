@@ -63,6 +63,7 @@ int profile_apply_mounts(struct apply_ctx *x);                            /* mou
 int profile_apply_workspace(struct apply_ctx *x);                         /* workspace.c */
 struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p); /* seccomp.c */
 void profile_apply_env(struct apply_ctx *x);                              /* env.c */
+void profile_apply_home(struct apply_ctx *x);                             /* env.c */
 void profile_apply_writes_summary(struct apply_ctx *x);
 
 /* mounts.c helpers shared with workspace.c */

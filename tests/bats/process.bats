@@ -103,6 +103,53 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[ "$output" = /root ] || fail "exec as root: HOME=$output"
 }
 
+# agent-home-uid-without-passwd: `docker run -u 1000:1000` (an agent keeping the workspace's
+# files its user's) passes HOME=/ for a uid the image's /etc/passwd does not list.  Under the
+# agent profile / is read-only and no scratch home was made: git config --global, go build
+# (GOCACHE), npm -g and pip --user all failed with "Read-only file system".
+@test "agent-home-uid-without-passwd: the agent profile gives a uid whose HOME is / a writable home of its own" {
+	is_agentrt || skip "the agent profile is agentrt's"
+	update_config '.root.readonly = true | .process.env = ["PATH=/bin:/usr/bin", "HOME=/"] |
+		.process.user = {"uid": 4242, "gid": 4242}'
+	set_args sh -c 'echo "home=$HOME"; touch "$HOME/.gitconfig" && echo written;
+		stat -c "%u %a" "$HOME"; echo "gocache=$GOCACHE"; grep " $HOME " /proc/self/mountinfo'
+	run rt --profile agent run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *"home=/home/agentrt-4242"* ]] || fail "$output"
+	[[ "$output" == *written* ]] || fail "$output"
+	[[ "$output" == *"4242 700"* ]] || fail "$output"
+	[[ "$output" == *"gocache=/home/agentrt-4242/.cache/go-build"* ]] || fail "$output"
+	[[ "$output" == *" /home/agentrt-4242 "*" - tmpfs "* ]] || fail "not a tmpfs of its own: $output"
+	# an exec as that uid gets the same home
+	update_config '.process.args = ["sleep", "100"]'
+	AGENTRT_PROFILE=agent run_detached c2
+	[ "$status" -eq 0 ] || fail "$output"
+	run rt exec --user 4242:4242 --env HOME=/ c2 sh -c 'echo "home=$HOME"; touch "$HOME/x" && echo written'
+	[[ "$output" == *"home=/home/agentrt-4242"* ]] || fail "exec: $output"
+	[[ "$output" == *written* ]] || fail "exec: $output"
+	# Docker passes no HOME at all (the runtime looks it up): the same home, for exec too
+	update_config '.process.env = ["PATH=/bin:/usr/bin"] | .process.args = ["sh", "-c", "echo home=$HOME; touch $HOME/w && echo written"]'
+	run rt --profile agent run --bundle "$BUNDLE" c4
+	[[ "$output" == *"home=/home/agentrt-4242"* ]] || fail "no HOME: $output"
+	[[ "$output" == *written* ]] || fail "no HOME: $output"
+	update_config '.process.args = ["sleep", "100"]'
+	AGENTRT_PROFILE=agent run_detached c5
+	[ "$status" -eq 0 ] || fail "$output"
+	run rt exec --user 4242:4242 --env PATH=/bin c5 sh -c 'echo "home=$HOME"; touch "$HOME/x" && echo written'
+	[[ "$output" == *"home=/home/agentrt-4242"* ]] || fail "exec, no HOME: $output"
+	[[ "$output" == *written* ]] || fail "exec, no HOME: $output"
+	# a uid the image lists keeps its passwd home (runc's rule), as before
+	update_config '.process.user = {"uid": 1000, "gid": 1000} | .process.args = ["sh", "-c", "echo home=$HOME"]'
+	run rt --profile agent run --bundle "$BUNDLE" c6
+	[[ "$output" == *"home=/home/user"* ]] || fail "listed uid: $output"
+	# a HOME the engine set to a real directory is kept
+	update_config '.process.env = ["PATH=/bin:/usr/bin", "HOME=/home/user"] | .process.user = {"uid": 1000, "gid": 1000} |
+		.process.args = ["sh", "-c", "echo home=$HOME; touch $HOME/y && echo written"]'
+	run rt --profile agent run --bundle "$BUNDLE" c7
+	[[ "$output" == *"home=/home/user"* ]] || fail "$output"
+	[[ "$output" == *written* ]] || fail "$output"
+}
+
 # A FIFO planted at /etc/passwd must not hang the runtime looking for HOME.
 @test "HOME lookup does not block on a FIFO at /etc/passwd" {
 	known_broken '^runc' "opens a FIFO at /etc/passwd and blocks"
@@ -564,7 +611,7 @@ sysctl_set_seen() {
 	grep -qx 'keyctl=EPERM' <<<"$output" || fail "keyctl: $output"
 	# the same for exec
 	update_config '.process.args = ["sleep", "100"]'
-	run_detached c2
+	AGENTRT_PROFILE=agent run_detached c2
 	run rt exec c2 try-syscall clone3
 	[ "$output" = ENOSYS ] || fail "exec clone3: $output"
 }
@@ -676,7 +723,7 @@ stop_seccomp_agent() {
 	[ "$output" = i686 ] || fail "uname -m: $output"
 	# an exec'd process gets the container's personality too (as runc)
 	set_args sleep 1000
-	run_detached c2
+	AGENTRT_PROFILE=agent run_detached c2
 	[ "$status" -eq 0 ] || fail "run -d: $output"
 	run rt exec c2 uname -m
 	[ "$status" -eq 0 ] && [ "$output" = i686 ] || fail "exec: uname -m: $output"

@@ -704,6 +704,38 @@ static void test_env_defaults(void)
     oci_config_free(nohome);
     oci_config_free(nout);
   }
+  /* HOME=/ of a uid other than 0 (no passwd entry): a home of its own, a tmpfs there */
+  {
+    struct oci_config *slash = docker_cfg(), *sout = NULL;
+    struct profile_result *rs;
+    bool mounted = false;
+    for (size_t i = 0; slash->process->env[i]; i++)
+      if (str_has_prefix(slash->process->env[i], "HOME=")) {
+        free(slash->process->env[i]);
+        slash->process->env[i] = xstrdup("HOME=/");
+      }
+    slash->process->user.uid = 4242;
+    rs = run(slash, a, &sout, msg, sizeof msg);
+    for (size_t i = 0; sout && i < sout->n_mounts; i++)
+      mounted |= streq(sout->mounts[i].destination, "/home/agentrt-4242") &&
+                 streq(sout->mounts[i].type, "tmpfs") &&
+                 strv_contains(sout->mounts[i].options, "uid=4242");
+    tap_ok(rs && streq(env_get(sout->process->env, "HOME"), "/home/agentrt-4242") && mounted &&
+               streq(env_get(sout->process->env, "GOCACHE"), "/home/agentrt-4242/.cache/go-build"),
+           "env: HOME=/ of uid 4242 becomes a tmpfs home of its own (%s)", msg);
+    ch = rs ? change_for(rs, "process.env[HOME]") : NULL;
+    tap_ok(ch && streq(ch->old_value, "/") && streq(ch->new_value, "/home/agentrt-4242"),
+           "env: the new HOME is an explained change");
+    profile_result_free(rs);
+    oci_config_free(sout);
+    sout = NULL;
+    slash->process->user.uid = 0;
+    rs = run(slash, a, &sout, msg, sizeof msg);
+    tap_ok(rs && streq(env_get(sout->process->env, "HOME"), "/"), "env: root's HOME=/ is kept");
+    profile_result_free(rs);
+    oci_config_free(sout);
+    oci_config_free(slash);
+  }
   ro = run(in, o, &oout, msg, sizeof msg);
   tap_ok(ro && env_get(oout->process->env, "NPM_CONFIG_PREFIX") == NULL,
          "env: the oci profile adds nothing");

@@ -109,3 +109,33 @@ has() {
 	[ "$(docker inspect -f '{{.State.OOMKilled}}' oom$$)" = true ]
 	docker rm -f oom$$ >/dev/null
 }
+
+@test "docker-run-as-uid: docker run -u 1000:1000 (no passwd entry): git config --global, go build and docker exec work in a home of its own" {
+	# Docker passes no HOME; the runtime's lookup gives "/" for a uid the image does not list,
+	# which the agent profile's read-only root made unusable: git "could not lock config file
+	# //.gitconfig: Read-only file system", go "failed to initialize build cache at /.cache/go-build".
+	chmod 777 "$WS"
+	dcase_u() {
+		printf '%s\n' "$1" >"$WS/.case.sh"
+		run timeout 600 "$DOCKER_CLI" run --rm --label agentrt-workload --runtime agentrt -u 1000:1000 \
+			--network none -v "$WS:/workspace" -w /workspace "$IMG" bash -euo pipefail /workspace/.case.sh
+		[ "$status" -eq 0 ] || { echo "status $status: $output" >&2; return 1; }
+	}
+	dcase_u '
+	echo "home=$HOME"
+	git config --global user.email agent@example.invalid
+	git config --global --get user.email
+	cd /tmp && printf "package main\nfunc main() { println(\"built as 1000\") }\n" >m.go && go build -o m m.go && ./m
+	stat -c "%u %a" "$HOME"'
+	has "home=/home/agentrt-1000"
+	has "agent@example.invalid"
+	has "built as 1000"
+	has "1000 700"
+	id=$("$DOCKER_CLI" run -d --label agentrt-workload --runtime agentrt -u 1000:1000 --network none "$IMG" sleep 300)
+	run "$DOCKER_CLI" exec "$id" sh -c 'echo "home=$HOME"; git config --global user.name a && git config --global --get user.name'
+	[ "$status" -eq 0 ] || { echo "exec: $output" >&2; return 1; }
+	has "home=/home/agentrt-1000"
+	# root in the same container keeps /root
+	run "$DOCKER_CLI" exec -u 0 "$id" sh -c 'echo "home=$HOME"'
+	has "home=/root"
+}
