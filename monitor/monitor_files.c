@@ -163,6 +163,7 @@ struct files {
   bool have_rename;        /* FAN_RENAME (else MOVED_FROM/TO, one name each) */
   bool changed;            /* an event (or a lost one) on the marked filesystem */
   bool per_dir;            /* inode marks on upper's directories (no privilege) */
+  bool origins;            /* a copy-up in upper showed the overlay's origin xattr */
   struct dir_mark *dirs;   /* per_dir: the marked directories */
   size_t n_dirs, cap_dirs;
   uint64_t dir_mask;  /* per_dir: each directory's mark */
@@ -623,14 +624,15 @@ static void drop_op(struct pending_file *p, int op)
   p->n_ops = (uint8_t)k;
 }
 
-static uint64_t lower_ops(const struct files *f, const struct stat *up, const char *lrel);
+static uint64_t lower_ops(struct files *f, int updir, const char *urel, const struct stat *up,
+                          const char *lrel);
 
 /* Rewrite p's operations as the agent's; false: nothing the agent did (a
  * copy-up).  Entries appear in upper by create/link (create, copy-up), by
  * rename from the work dir (copy-up, create over a whiteout: an exchange,
  * so the path also "went out"), and leave it by unlink or by an exchange
  * with a whiteout (delete of a lower file). */
-static bool classify(const struct files *f, struct pending_file *p)
+static bool classify(struct files *f, struct pending_file *p)
 {
   size_t n = strlen(f->ws_path);
   const char *rel = p->path + (strcmp(f->ws_path, "/") == 0 ? 1 : n + (p->path[n] == '/'));
@@ -657,7 +659,7 @@ static bool classify(const struct files *f, struct pending_file *p)
     drop_op(p, OP_CREATE);
     if (now == L_PRESENT &&
         fstatat(up >= 0 ? up : f->layers.fds[0], rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
-      ops = lower_ops(f, &st, rel);
+      ops = lower_ops(f, up >= 0 ? up : f->layers.fds[0], rel, &st, rel);
     for (int op = 0; op < OP_N; op++)
       if (ops & op_masks[op])
         add_op(p, op);
@@ -994,13 +996,16 @@ static int mark_dir(struct files *f, int fd, const char *rel)
   return 1;
 }
 
-/* How the entry up (lrel below upper) differs from the lower entry it
- * would be the copy-up of: FAN_CREATE where there is none (new, or over a
- * whiteout), another type FAN_CREATE | FAN_MODIFY, a mode that differs
- * FAN_ATTRIB, a size or mtime that differs FAN_MODIFY (a copy-up keeps the
- * mtime), and 0 for a copy-up that changed neither.  Of a directory only
- * its type (a child's change moves its mtime; its mode is not kept). */
-static uint64_t lower_ops(const struct files *f, const struct stat *up, const char *lrel)
+/* How the entry up (urel below updir, in upper; lrel below each lower
+ * layer) differs from the lower entry it would be the copy-up of:
+ * FAN_CREATE where there is none (new, or over a whiteout), another type
+ * FAN_CREATE | FAN_MODIFY, a mode that differs FAN_ATTRIB, a size or mtime
+ * that differs FAN_MODIFY (a copy-up keeps the mtime), as does another file
+ * given all of those (monitor_copyup.c: relinked-host-file), and 0 for a
+ * copy-up that changed nothing.  Of a directory only its type (a child's
+ * change moves its mtime; its mode is not kept). */
+static uint64_t lower_ops(struct files *f, int updir, const char *urel, const struct stat *up,
+                          const char *lrel)
 {
   struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
@@ -1025,7 +1030,8 @@ static uint64_t lower_ops(const struct files *f, const struct stat *up, const ch
     if ((up->st_mode & 07777) != (lo.st_mode & 07777))
       ops |= FAN_ATTRIB;
     if (up->st_size != lo.st_size || up->st_mtim.tv_sec != lo.st_mtim.tv_sec ||
-        up->st_mtim.tv_nsec != lo.st_mtim.tv_nsec)
+        up->st_mtim.tv_nsec != lo.st_mtim.tv_nsec ||
+        !monitor_copyup_same(updir, urel, up, layer, lrel, &lo, &f->origins))
       ops |= FAN_MODIFY;
     return ops;
   }
@@ -1037,7 +1043,7 @@ static uint64_t lower_ops(const struct files *f, const struct stat *up, const ch
  * a lower layer), so that none of the change's events came.  Its change is
  * told from the lower file it was copied from (lower_ops): 0 for a copy-up
  * that changed nothing (opened for writing, nothing written). */
-static uint64_t late_file_ops(const struct files *f, int dfd, const char *rel, const char *name)
+static uint64_t late_file_ops(struct files *f, int dfd, const char *rel, const char *name)
 {
   cleanup_free char *lrel = *rel ? xfmt("%s/%s", rel + 1, name) : xstrdup(name);
   struct stat up;
@@ -1045,7 +1051,7 @@ static uint64_t late_file_ops(const struct files *f, int dfd, const char *rel, c
   if (!f->overlay || fstatat(dfd, name, &up, AT_SYMLINK_NOFOLLOW) < 0 ||
       (S_ISCHR(up.st_mode) && up.st_rdev == makedev(0, 0)))
     return FAN_CREATE; /* a whiteout: classify() makes it a delete */
-  return lower_ops(f, &up, lrel);
+  return lower_ops(f, dfd, name, &up, lrel);
 }
 
 /* A directory that appeared in upper at rel (made, moved in from the

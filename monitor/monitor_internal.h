@@ -137,6 +137,14 @@ bool monitor_flood_admit_n(struct monitor *m, const char *kind, const char *prog
                            const char *detail_key, const char *detail, pid_t pid, uint64_t n);
 /* Write the counted records older than the window (all when final). */
 bool monitor_flood_flush(struct monitor *m, bool final);
+
+/* An overlay's upper file (urel below updir, up its stat) whose type, mode,
+ * size and mtime are the lower file's (lrel below lodir, lo): is it that
+ * file's copy-up (or its very bytes), not another file put at its name
+ * (monitor_copyup.c)?  *origins: this workspace's copy-ups carry origins. */
+struct stat;
+bool monitor_copyup_same(int updir, const char *urel, const struct stat *up, int lodir,
+                         const char *lrel, const struct stat *lo, bool *origins);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t monitor_now_ms(void);
 

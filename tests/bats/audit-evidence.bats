@@ -177,6 +177,45 @@ file_ops() {
 	assert_output_contains "/workspace/h2 (modify"
 }
 
+@test "audit-evidence: relinked-host-file: a host file replaced by a link to a file of its size, mode and mtime is in the trail; a copy-up that changed nothing is not" {
+	# `rm r1; ln t1 r1` puts t1's inode in upper under r1 by a rename from the overlay's work
+	# dir, as a copy-up does; with t1 made to r1's size, mode and mtime (touch -r) the monitor
+	# took it for a copy-up (it compared only those) and wrote nothing of r1, while `workspace
+	# diff` lists r1 modified and commit writes the agent's bytes over the host's.
+	bind_workspace
+	for f in r1 r2 c1 c2; do echo "host $f" >"$HOSTDIR/$f"; done
+	ln "$HOSTDIR/c2" "$HOSTDIR/c2-alias" # a lower file of two links: the overlay keeps no origin
+	ln -s target-a "$HOSTDIR/s1" && touch -h -d @1577836800 "$HOSTDIR/s1"
+	set_cmd 'cd /workspace && printf "evil r1\n" >t1 && touch -r r1 t1 && rm r1 && ln t1 r1 && rm t1 &&
+		printf "evil r2\n" >t2 && touch -r r2 t2 && rm r2 && sleep 1.5 && ln t2 r2 && rm t2 &&
+		ln -s target-b ts && touch -h -d @1577836800 ts && rm s1 && sleep 1.5 && ln ts s1 && rm ts &&
+		exec 3<>c1 4<>c2 && sleep 1.5 && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	run ra workspace "$ID" diff
+	[[ "$output" == *"modified  r1  (8 -> 8 bytes)"* && "$output" == *"modified  r2  (8 -> 8 bytes)"* &&
+		"$output" == *"modified  s1"* ]] || fail "diff: $output"
+	[[ "$output" != *c1* && "$output" != *c2* ]] || fail "diff: $output"
+	ra delete "$ID"
+	records=$(ra audit --format json --kind file "$ID")
+	# r1: in the window of its removal or later; r2, s1: the removal, then the link
+	for f in r1 r2 s1; do
+		jq -se --arg p "/workspace/$f" 'any(.[]; .path == $p and (.ops | index("create") or index("modify")))' <<<"$records" >/dev/null ||
+			fail "$f: $(file_ops "$ID" "/workspace/$f"); $records"
+	done
+	# opened for writing, nothing written: copy-ups, no create or modify (a close_write, which
+	# says a shared mapping may have written it, as mmap-unrecorded has it)
+	for f in c1 c2; do
+		ops=$(file_ops "$ID" "/workspace/$f")
+		[ -z "$ops" ] || [ "$ops" = '["close_write"]' ] || fail "$f: $ops"
+	done
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/r1 ("
+}
+
 @test "audit-evidence: attrib-unrecorded: a mode change of a host file (chmod +x, setuid), which commit applies, is in the trail" {
 	bind_workspace
 	printf '#!/bin/sh\necho hi\n' >"$HOSTDIR/run.sh"

@@ -426,6 +426,27 @@ EOF
 	as_user "$AGENTRT" workspace late1 purge >/dev/null
 }
 
+# relinked-host-file in a user's sandbox: its overlay leaves a copy-up's origin empty, so the
+# bytes tell a copy-up from another file given the host file's size, mode and mtime; a copy-up
+# that changed nothing (opened for writing, of one link or two) is no modify.
+@test "sandbox: relinked-host-file: a host file replaced by a link to a file of its size, mode and mtime is recorded; a copy-up alone is not (user)" {
+	mkdir -p "$SBX/ws/r"
+	for f in r1 r2 k1 k2; do echo "host $f" >"$SBX/ws/r/$f"; done
+	ln "$SBX/ws/r/k2" "$SBX/ws/r/k2b"
+	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/r"
+	run sbx --name relink -- sh -c 'cd r && printf "evil r1\n" >t1 && touch -r r1 t1 && rm r1 && ln t1 r1 && rm t1 &&
+		printf "evil r2\n" >t2 && touch -r r2 t2 && rm r2 && sleep 1.2 && ln t2 r2 && rm t2 && exec 3<>k1 4<>k2 && sleep 1.2'
+	[ "$status" -eq 0 ] || fail "$output"
+	as_user "$AGENTRT" audit relink --format json >"$SBX/relink.json" 2>/dev/null
+	for f in r1 r2; do
+		jq -e -s --arg p "$SBX/ws/r/$f" 'any(.[]; .kind == "file" and .path == $p and (.ops | index("create") or index("modify")))' \
+			"$SBX/relink.json" >/dev/null || fail "$f: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$SBX/relink.json")"
+	done
+	jq -e -s --arg p "$SBX/ws/r/k" 'all(.[] | select(.kind == "file" and (.path | startswith($p))); .ops == ["close_write"])' \
+		"$SBX/relink.json" >/dev/null || fail "copy-up recorded: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$SBX/relink.json")"
+	as_user "$AGENTRT" workspace relink purge >/dev/null
+}
+
 # A user's monitor knows upper's directories by handle and by path; a directory removed is found
 # by its path (rm -rf of 30,000 directories was 30,000 scans of the whole table: the sandbox's
 # end waited seconds for the monitor).  Entries moved, removed and made again, past the table's
