@@ -396,6 +396,33 @@ run_flood_verified() {
 	[ $((full + counted)) -ge $((200 * cycles)) ] || fail "full $full + counted $counted of $((200 * cycles))"
 }
 
+@test "audit-evidence: flood-bucket-evicted: programs of new names run between bursts of file changes do not give the changes a new burst of full records" {
+	# The flood table holds 128 (kind, program) buckets and made room by evicting the least
+	# recently used, which started again with a full burst when next needed; the file changes'
+	# bucket (no program: the kernel does not say which one) was evicted by the agent's own
+	# programs of new names, 140 hard links of one binary run once each, and every such cycle
+	# gave the next 200 changes in full again past the limit of 20 a second.
+	bind_workspace
+	set_cmd 'cd /tmp && cp /usr/local/bin/try-syscall base && i=0; while [ $i -lt 140 ]; do ln base c$i; i=$((i + 1)); done
+		cd /workspace && t0=$(date +%s) && r=0; while [ $r -lt 5 ]; do
+			i=0; while [ $i -lt 300 ]; do : >f$r-$i; i=$((i + 1)); done; sleep 1.2
+			i=0; while [ $i -lt 140 ]; do /tmp/c$i x 2>/dev/null; i=$((i + 1)); done; r=$((r + 1)); done
+		sleep 1.2; echo "secs=$(($(date +%s) - t0))"'
+	timeout --kill-after=5 200 "$AGENTRT" --root "$TEST_ROOT" run --bundle "$BUNDLE" "$ID" </dev/null >"$BUNDLE/out" 2>&1 ||
+		fail "run: $(cat "$BUNDLE/out")"
+	local secs full counted
+	secs=$(sed -n 's/^secs=\([0-9][0-9]*\)$/\1/p' "$BUNDLE/out")
+	[ -n "$secs" ] || fail "no time: $(cat "$BUNDLE/out")"
+	json=$(ra audit --format json --kind file "$ID")
+	full=$(jq -s '[.[] | select(.path != null and (.path | test("^/workspace/f[0-9]+-[0-9]+$")))] | length' <<<"$json")
+	counted=$(jq -s '[.[] | select(.coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# $secs s: $full full records, $counted counted" >&3
+	# every change is in the trail, in full or counted
+	[ $((full + counted)) -ge 1500 ] || fail "full $full + counted $counted of 1500"
+	# the burst once, then 20 a second (and a second's slack at each end)
+	[ "$full" -le $((200 + 20 * (secs + 2))) ] || fail "$full full records in $secs s: past the limit"
+}
+
 @test "audit-evidence: mmap-unrecorded: a host file changed only through a shared mapping leaves a record" {
 	bind_workspace
 	echo original >"$HOSTDIR/m.txt"
