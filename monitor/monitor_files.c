@@ -178,7 +178,11 @@ struct files {
   struct dir_entry cache[FILES_CACHE];
   int64_t last_loss_ms;
   int64_t last_long_ms;
-  bool too_long; /* an event's directory was deeper than FILES_PATH_MAX */
+  bool too_long;     /* an event's directory was deeper than FILES_PATH_MAX */
+  bool own_fs;       /* the marked file system is the workspace's alone (its image) */
+  bool gone_dir;     /* an event's directory was gone, not named (own_fs: a loss) */
+  bool have_targets; /* events give a directory's own handle (FAN_REPORT_TARGET_FID) */
+  int64_t last_gone_ms;
   /* files made without a name and linked since (adopt_tmpfile): the kernel's
    * name `#<inode>` (as a record's path) -> the name they got, the latest
    * FILES_ADOPTED, for the events that still come under the old one (the
@@ -233,6 +237,22 @@ static bool under(const char *path, size_t len, const char *prefix, size_t plen)
 {
   return len >= plen && memcmp(path, prefix, plen) == 0 &&
          (path[plen] == '/' || path[plen] == '\0' || plen == 0);
+}
+
+/* A directory moved from or to rel: the paths of rel and below it are no
+ * longer known (the others are: a directory known by handle and removed
+ * before its events are read is still named, cache_made) */
+static void cache_forget_under(struct files *f, const char *rel)
+{
+  size_t len = strlen(rel);
+
+  for (size_t i = 0; i < FILES_CACHE; i++) {
+    struct dir_entry *e = &f->cache[i];
+    if (e->used && e->rel != NULL && under(e->rel, strlen(e->rel), rel, len)) {
+      free(e->rel);
+      *e = (struct dir_entry){0};
+    }
+  }
 }
 
 /* A directory outside the tree: the kernel drops its events for this group
@@ -537,7 +557,7 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
   uint8_t key[MAX_HANDLE_SZ + 8];
   size_t klen;
   struct dir_entry *e;
-  bool too_long = false;
+  bool too_long = false, known;
   int fd;
 
   if (h->handle_bytes > MAX_HANDLE_SZ)
@@ -548,14 +568,21 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
     return d ? d->rel : NULL;
   }
   e = &f->cache[key_slot(key, klen)];
-  if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0 &&
-      (e->rel != NULL || ++e->hits < FILES_IGNORE_AGAIN)) {
+  known = e->used && e->klen == klen && memcmp(e->key, key, klen) == 0;
+  if (known && (e->rel != NULL || ++e->hits < FILES_IGNORE_AGAIN)) {
     f->too_long |= e->too_long;
     return e->rel;
   }
   fd = (int)syscall(SYS_open_by_handle_at, f->base_fd, h, O_PATH | O_CLOEXEC);
-  if (fd < 0)
-    return NULL; /* gone: not cached, the handle is not reused */
+  if (fd < 0) {
+    /* gone: not cached, the handle is not reused.  On the workspace's own
+     * file system one not known to be outside (the overlay's work dir, where
+     * it empties a directory of whiteouts before removing it) was a
+     * directory of the workspace, whose changes are a loss (those below a
+     * directory the monitor saw made are named: cache_made) */
+    f->gone_dir |= f->own_fs && errno == ESTALE && !known;
+    return NULL;
+  }
   free(e->rel);
   e->rel = (char *)resolve_dir(f, fd, &too_long);
   close(fd);
@@ -1120,6 +1147,27 @@ static void mark_tree(struct monitor *m, struct files *f, const char *top, bool 
   free(todo);
 }
 
+/* A directory made or moved at rel below the tree (NULL: outside it, such as
+ * the overlay's work dir), its own handle h given by the event
+ * (FAN_REPORT_TARGET_FID): its path is kept by handle now, so that the
+ * events of what is written in it are named even when it is removed before
+ * they are read (fixed escape, gone-dir-changes: a tree made, filled and
+ * removed while the monitor lagged left only its top's create and delete). */
+static void cache_made(struct files *f, const struct file_handle *h, const char *rel)
+{
+  uint8_t key[MAX_HANDLE_SZ + 8];
+  size_t klen;
+  struct dir_entry *e;
+
+  if (h->handle_bytes > MAX_HANDLE_SZ || (rel != NULL && strlen(rel) > FILES_PATH_MAX))
+    return;
+  klen = handle_key(h, key);
+  e = &f->cache[key_slot(key, klen)];
+  free(e->rel);
+  *e = (struct dir_entry){.klen = klen, .used = true, .rel = rel ? xstrdup(rel) : NULL};
+  memcpy(e->key, key, klen);
+}
+
 /* One FAN_RENAME event: old and new name, either may lie outside. */
 static void on_rename(struct monitor *m, struct files *f, const struct fanotify_event_metadata *md,
                       const char *from, const char *to)
@@ -1129,8 +1177,8 @@ static void on_rename(struct monitor *m, struct files *f, const struct fanotify_
 
   if (from == NULL && to == NULL)
     return;
-  if (dir)
-    cache_clear(f); /* directory paths below it changed */
+  if (dir && !f->have_targets)
+    cache_clear(f); /* directory paths below it changed (else: on_event) */
   if (from != NULL) {
     p = note(m, f, from, FAN_MOVED_FROM | dir, md->pid);
     set_other(&p->to, to);
@@ -1149,6 +1197,9 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
 {
   const uint8_t *p = ev + md->metadata_len, *end = ev + md->event_len;
   cleanup_free char *from = NULL, *to = NULL, *from_rel = NULL, *to_rel = NULL;
+  cleanup_free char *made_rel = NULL; /* a directory made or moved in, its path */
+  const struct file_handle *target = NULL;
+  bool made_out = false; /* ... made or moved outside the tree */
   uint64_t mask;
 
   while (p + sizeof(struct fanotify_event_info_header) <= end) {
@@ -1160,13 +1211,19 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
     if (info->hdr.len == 0 || p + info->hdr.len > end)
       return;
     p += info->hdr.len;
+    if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_FID &&
+        info->hdr.len >= sizeof *info + sizeof *h + h->handle_bytes)
+      target = h;
     if (info->hdr.info_type != FAN_EVENT_INFO_TYPE_DFID_NAME &&
         info->hdr.info_type != FAN_EVENT_INFO_TYPE_OLD_DFID_NAME &&
         info->hdr.info_type != FAN_EVENT_INFO_TYPE_NEW_DFID_NAME)
       continue;
     name = (const char *)h->f_handle + h->handle_bytes;
-    if ((rel = dir_rel(f, h)) == NULL)
+    if ((rel = dir_rel(f, h)) == NULL) {
+      made_out |= info->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && (md->mask & FAN_ONDIR) &&
+                  (md->mask & FAN_CREATE);
       continue;
+    }
     path = entry_path(f, rel, name);
     /* (per_dir: rel is the table's, which marking below may change) */
     erel = xfmt("%s/%s", rel, name);
@@ -1184,8 +1241,11 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
       to_rel = erel;
       continue;
     }
-    if ((md->mask & FAN_ONDIR) && (md->mask & (FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO)))
+    /* (a directory removed was empty: no other path changed) */
+    if ((md->mask & FAN_ONDIR) && (md->mask & (FAN_MOVED_FROM | FAN_MOVED_TO)))
       cache_clear(f);
+    if ((md->mask & FAN_ONDIR) && (md->mask & (FAN_CREATE | FAN_MOVED_TO)))
+      set_other(&made_rel, erel);
     mask = md->mask & ~(uint64_t)FAN_RENAME;
     if (mask & FAN_ONDIR)
       mask &= ~(uint64_t)(FAN_ATTRIB | FAN_CLOSE_WRITE);
@@ -1212,6 +1272,14 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
     free(path);
     free(erel);
   }
+  if ((md->mask & FAN_RENAME) && (md->mask & FAN_ONDIR) && f->have_targets) {
+    if (from_rel != NULL)
+      cache_forget_under(f, from_rel);
+    if (to_rel != NULL)
+      cache_forget_under(f, to_rel);
+    set_other(&made_rel, to_rel);
+    made_out = to_rel == NULL;
+  }
   if (md->mask & FAN_RENAME) {
     on_rename(m, f, md, from, to);
     /* a directory moved inside keeps its marks (its path is updated);
@@ -1223,6 +1291,8 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
         dirs_forget(f, from_rel);
     }
   }
+  if ((made_rel != NULL || made_out) && target != NULL && !f->per_dir)
+    cache_made(f, target, made_rel);
 }
 
 static void files_read(struct monitor *m, int fd, short revents, void *ctx)
@@ -1270,6 +1340,14 @@ static void files_read(struct monitor *m, int fd, short revents, void *ctx)
         monitor_loss(m, "file", what, 0);
       }
       f->too_long = false;
+      if (f->gone_dir && monitor_now_ms() - f->last_gone_ms >= 1000) {
+        f->last_gone_ms = monitor_now_ms();
+        monitor_loss(m, "file",
+                     "file events lost: their directory was removed before they were read "
+                     "(Stale file handle)",
+                     0);
+      }
+      f->gone_dir = false;
     }
   }
 }
@@ -1319,6 +1397,8 @@ static int open_upper(struct files *f, const char *root, const char *id, struct 
   return 0;
 }
 
+static bool on_image(int fd);
+
 static int mark(struct files *f)
 {
   uint64_t mask =
@@ -1360,6 +1440,21 @@ static void files_free(struct files *f)
   free(f);
 }
 
+/* The group: events name the directory and the entry, and (Linux 5.17)
+ * the entry's own handle too, so that a directory made is known by handle
+ * at once (cache_made). */
+static int fan_init(struct files *f, unsigned flags)
+{
+  unsigned base = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME | flags;
+  int fd = fanotify_init(base | FAN_REPORT_FID | FAN_REPORT_TARGET_FID,
+                         O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+
+  f->have_targets = fd >= 0;
+  if (fd < 0 && errno == EINVAL)
+    fd = fanotify_init(base, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+  return fd;
+}
+
 int monitor_files_open(struct monitor *m, const char *workspace, char *const *protected,
                        struct error *err)
 {
@@ -1376,13 +1471,10 @@ int monitor_files_open(struct monitor *m, const char *workspace, char *const *pr
   /* the ignore marks of outside directories do not count against root's
    * marks (shared by every monitor) when we may say so */
   f->max_ignores = FILES_IGNORE_MAX;
-  f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME |
-                             FAN_UNLIMITED_MARKS,
-                         O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+  f->fan = fan_init(f, FAN_UNLIMITED_MARKS);
   if (f->fan < 0 && errno == EPERM) {
     f->max_ignores = FILES_IGNORE_LIMITED;
-    f->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_DFID_NAME,
-                           O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+    f->fan = fan_init(f, 0);
   }
   if (f->fan < 0) {
     error_errno(err, "fanotify_init");
@@ -1410,6 +1502,7 @@ int monitor_files_open(struct monitor *m, const char *workspace, char *const *pr
   }
   if (strcmp(f->base_link, "/") == 0)
     f->base_link_len = 0; /* every path starts with it: compare against "" */
+  f->own_fs = f->overlay && on_image(f->layers.fds[0]);
   f->keep_len = f->base_link_len;
   if (f->overlay) /* <store>/.workspaces/<id>: upper's parent, with work */
     while (f->keep_len > 0 && f->base_link[--f->keep_len] != '/')
