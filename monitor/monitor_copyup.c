@@ -13,13 +13,18 @@
  *     lower file's, or no origin where the overlay writes one (a lower file
  *     of one link on a file system that gives handles, once this
  *     workspace's copy-ups have shown origins), is another file;
- *   - otherwise (an origin left empty, as a user's sandbox's overlay does; a
- *     lower file of several links, whose copy-up has none; a file system
- *     without handles) the bytes: a symlink's target, a regular file's
- *     content up to COPYUP_CMP_MAX (a larger one is taken as changed: the
- *     monitor's time is not the agent's to spend).
- * Only asked when the metadata matched, so an ordinary copy-up costs one
- * fgetxattr and one name_to_handle_at. */
+ *   - the bytes otherwise (an origin left empty, as a user's sandbox's
+ *     overlay does; a lower file of several links, whose copy-up has none; a
+ *     file system without handles), and also when the origin is the lower
+ *     file's: that copy-up may have been moved away, written (recorded
+ *     under its other name) and linked back (`mv h k; printf evil >k; touch
+ *     -r ref k; ln k h`).  A symlink's target; a regular file's content up
+ *     to COPYUP_CMP_MAX (larger: taken as changed, or, with the lower file's
+ *     origin, as the copy-up it is), read within a budget of the monitor's
+ *     (COPYUP_BURST, then COPYUP_RATE a second, in 64 KiB tokens: a loop of
+ *     `rm h; ln t h` makes it read two files each time), past which a file
+ *     is taken as changed.
+ * Only asked when the metadata matched. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -29,10 +34,14 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
 
-#define COPYUP_CMP_MAX (64LL << 20) /* bytes compared of a file without origin */
+#define COPYUP_CMP_MAX (64LL << 20) /* bytes compared of a file */
+#define COPYUP_TOKEN 65536          /* bytes a token of the budget reads */
+#define COPYUP_BURST 4096           /* tokens: 256 MiB at once */
+#define COPYUP_RATE 512             /* then 32 MiB a second */
 #define OVL_FB_HEAD 21              /* struct ovl_fb: version, magic, len, flags, type, uuid */
 #define OVL_FB_MAGIC 0xfb
 
@@ -94,13 +103,31 @@ static bool origin_expected(int lofd, const struct stat *lo)
   return lo->st_nlink == 1 && name_to_handle_at(lofd, "", &fh.h, &mnt, AT_EMPTY_PATH) == 0;
 }
 
+/* May the monitor read size bytes of each of two files now? */
+static bool budget_take(off_t size)
+{
+  static struct token_bucket budget;
+  static bool ready;
+  int64_t now = monitor_now_ms(), n = size / COPYUP_TOKEN + 1;
+
+  if (!ready) {
+    token_bucket_init(&budget, COPYUP_BURST, COPYUP_RATE, now);
+    ready = true;
+  }
+  if (token_bucket_wait_ms(&budget, n, now) > 0)
+    return false;
+  while (n-- > 0)
+    token_bucket_take(&budget, now);
+  return true;
+}
+
 static bool same_bytes(int a, int b, off_t size)
 {
   cleanup_free char *x = NULL, *y = NULL;
   size_t chunk = 65536;
   off_t off = 0;
 
-  if (size > COPYUP_CMP_MAX)
+  if (size > COPYUP_CMP_MAX || !budget_take(size))
     return false;
   x = xmalloc(chunk);
   y = xmalloc(chunk);
@@ -157,9 +184,9 @@ bool monitor_copyup_same(int updir, const char *urel, const struct stat *up, int
   r = origin_matches(upfd, lofd);
   if (r >= 0)
     *origins = true;
-  if (r == 0 || r == 1)
-    return r == 1;
-  if (r < 0 && *origins && origin_expected(lofd, lo))
+  if (r == 0 || (r < 0 && *origins && origin_expected(lofd, lo)))
     return false;
+  if (r == 1 && up->st_size > COPYUP_CMP_MAX)
+    return true;
   return same_bytes(upfd, lofd, up->st_size);
 }

@@ -183,12 +183,13 @@ file_ops() {
 	# took it for a copy-up (it compared only those) and wrote nothing of r1, while `workspace
 	# diff` lists r1 modified and commit writes the agent's bytes over the host's.
 	bind_workspace
-	for f in r1 r2 c1 c2; do echo "host $f" >"$HOSTDIR/$f"; done
+	for f in r1 r2 r3 c1 c2; do echo "host $f" >"$HOSTDIR/$f"; done
 	ln "$HOSTDIR/c2" "$HOSTDIR/c2-alias" # a lower file of two links: the overlay keeps no origin
 	ln -s target-a "$HOSTDIR/s1" && touch -h -d @1577836800 "$HOSTDIR/s1"
 	set_cmd 'cd /workspace && printf "evil r1\n" >t1 && touch -r r1 t1 && rm r1 && ln t1 r1 && rm t1 &&
 		printf "evil r2\n" >t2 && touch -r r2 t2 && rm r2 && sleep 1.5 && ln t2 r2 && rm t2 &&
 		ln -s target-b ts && touch -h -d @1577836800 ts && rm s1 && sleep 1.5 && ln ts s1 && rm ts &&
+		touch -r r3 ref3 && mv r3 k3 && sleep 1.5 && printf "evil r3\n" >k3 && touch -r ref3 k3 && ln k3 r3 && rm k3 ref3 &&
 		exec 3<>c1 4<>c2 && sleep 1.5 && touch /workspace/ready && sleep 30'
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
@@ -197,12 +198,14 @@ file_ops() {
 	wait_for_status "$ID" stopped 20
 	run ra workspace "$ID" diff
 	[[ "$output" == *"modified  r1  (8 -> 8 bytes)"* && "$output" == *"modified  r2  (8 -> 8 bytes)"* &&
+		"$output" == *"modified  r3  (8 -> 8 bytes)"* &&
 		"$output" == *"modified  s1"* ]] || fail "diff: $output"
 	[[ "$output" != *c1* && "$output" != *c2* ]] || fail "diff: $output"
 	ra delete "$ID"
 	records=$(ra audit --format json --kind file "$ID")
-	# r1: in the window of its removal or later; r2, s1: the removal, then the link
-	for f in r1 r2 s1; do
+	# r1: in the window of its removal or later; r2, s1: the removal, then the link; r3: its own
+	# copy-up (the overlay's origin names r3) moved away, changed, and linked back
+	for f in r1 r2 s1 r3; do
 		jq -se --arg p "/workspace/$f" 'any(.[]; .path == $p and (.ops | index("create") or index("modify")))' <<<"$records" >/dev/null ||
 			fail "$f: $(file_ops "$ID" "/workspace/$f"); $records"
 	done
