@@ -34,6 +34,13 @@ struct name_of {
   char *addr, *name;
 };
 
+struct ino_name {
+  uint64_t ino;
+  char *path;
+};
+
+#define SUMMARY_MAX_INOS 65536
+
 struct audit_summary {
   struct list programs, files, reached, refused, syscalls;
   struct name_of *names;
@@ -50,6 +57,8 @@ struct audit_summary {
   uint64_t records, oom;
   uint64_t last_seq, missing;            /* seqs absent from what was read */
   uint64_t coalesced, coalesced_records; /* events in counted records */
+  struct ino_name *inos;                 /* names of files of several links, by inode */
+  size_t n_inos, cap_inos;
 };
 
 static void list_add(struct list *l, const char *key, const char *extra, unsigned count)
@@ -110,6 +119,9 @@ void audit_summary_free(struct audit_summary *s)
   free(s->programs_gap);
   free(s->net_gap);
   free(s->error_sources);
+  for (size_t i = 0; i < s->n_inos; i++)
+    free(s->inos[i].path);
+  free(s->inos);
   free(s);
 }
 
@@ -137,25 +149,59 @@ static void set(char **dst, const char *v)
   *dst = v ? xstrdup(v) : NULL;
 }
 
+/* Note path as a name of inode ino (once). */
+static void ino_note(struct audit_summary *s, uint64_t ino, const char *path)
+{
+  for (size_t i = 0; i < s->n_inos; i++)
+    if (s->inos[i].ino == ino && streq(s->inos[i].path, path))
+      return;
+  if (s->n_inos >= SUMMARY_MAX_INOS)
+    return;
+  if (s->n_inos == s->cap_inos)
+    s->inos =
+        xrealloc(s->inos, (s->cap_inos = s->cap_inos ? s->cap_inos * 2 : 16) * sizeof *s->inos);
+  s->inos[s->n_inos++] = (struct ino_name){ino, xstrdup(path)};
+}
+
+/* Each change of ops (modify, attrib, close_write) through path is a change
+ * of other too. */
+static void add_via(struct audit_summary *s, const char *other, const char *path, yajl_val ops)
+{
+  for (size_t j = 0; ops && j < ops->u.array.len; j++) {
+    const char *op =
+        YAJL_IS_STRING(ops->u.array.values[j]) ? YAJL_GET_STRING(ops->u.array.values[j]) : "";
+    if (!streq(op, "modify") && !streq(op, "attrib") && !streq(op, "close_write"))
+      continue;
+    cleanup_free char *how = xfmt("%s via %s", op, path);
+    list_add(&s->files, other, how, 1);
+  }
+}
+
 /* A change through one name of a file of several ("links": the others the
  * monitor saw) is a change of the others too: a host file linked and
- * written through the link (hardlink-alias). */
+ * written through the link (hardlink-alias).  The monitor remembers a
+ * bounded number of names; the records' "ino" joins a later change to the
+ * names an earlier record of that inode gave (hardlink-alias-evicted: 200
+ * files made between `ln h1 k1` and a write through k1 left that write
+ * without h1). */
 static void add_links(struct audit_summary *s, yajl_val v, const char *path, yajl_val ops)
 {
   yajl_val links = get(v, "links", yajl_t_array);
+  long long ino = get_int(v, "ino", -1);
 
   for (size_t i = 0; links && i < links->u.array.len; i++) {
     if (!YAJL_IS_STRING(links->u.array.values[i]))
       continue;
-    for (size_t j = 0; ops && j < ops->u.array.len; j++) {
-      const char *op =
-          YAJL_IS_STRING(ops->u.array.values[j]) ? YAJL_GET_STRING(ops->u.array.values[j]) : "";
-      if (!streq(op, "modify") && !streq(op, "attrib") && !streq(op, "close_write"))
-        continue;
-      cleanup_free char *how = xfmt("%s via %s", op, path);
-      list_add(&s->files, YAJL_GET_STRING(links->u.array.values[i]), how, 1);
-    }
+    add_via(s, YAJL_GET_STRING(links->u.array.values[i]), path, ops);
+    if (ino >= 0)
+      ino_note(s, (uint64_t)ino, YAJL_GET_STRING(links->u.array.values[i]));
   }
+  if (ino < 0)
+    return;
+  ino_note(s, (uint64_t)ino, path);
+  for (size_t i = 0; i < s->n_inos; i++)
+    if (s->inos[i].ino == (uint64_t)ino && !streq(s->inos[i].path, path))
+      add_via(s, s->inos[i].path, path, ops);
 }
 
 static void add_file(struct audit_summary *s, yajl_val v)

@@ -767,6 +767,9 @@ static void add_links(struct jbuf *b, const struct files *f, const struct stat *
   unsigned n = 0;
 
   jb_key_u64(b, "nlink", (uint64_t)st->st_nlink);
+  /* the inode: a later record of it names the others no longer remembered
+   * (hardlink-alias-evicted; audit --summary joins them) */
+  jb_key_u64(b, "ino", (uint64_t)st->st_ino);
   for (unsigned k = 0; k < FILES_INODES && n < FILES_LINKS; k++) {
     const char *other = f->inodes[k].path;
     struct stat now;

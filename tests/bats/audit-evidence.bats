@@ -177,6 +177,36 @@ file_ops() {
 	assert_output_contains "/workspace/h2 (modify"
 }
 
+@test "audit-evidence: hardlink-alias-evicted: a host file linked, then written through the link after 200 other files were recorded, is in the trail by its inode" {
+	# the monitor names a link's other names from the files it saw lately (128 by inode): 200
+	# files made between `ln h1 k1` and the write through k1 pushed h1 out, and the write was
+	# "k1 modified" alone (nlink 2, no other name), while `workspace diff` says h1 modified.
+	# The records of a file of several links carry its inode, and --summary joins a write to
+	# the names an earlier record of the inode gave (test_audit: "summary_links_by_inode";
+	# here h1 is past the 20 names the summary shows)
+	bind_workspace
+	echo "host 1" >"$HOSTDIR/h1"
+	set_cmd 'cd /workspace && ln h1 k1 && sleep 1.5 && i=0; while [ $i -lt 200 ]; do : >n$i; i=$((i + 1)); done &&
+		sleep 1.5 && echo evil >>k1 && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	run ra workspace "$ID" diff
+	[[ "$output" == *"modified  h1"* ]] || fail "diff: $output"
+	ra delete "$ID"
+	records=$(ra audit --format json --kind file "$ID" | jq -c 'select(.path | test("/(k1|h1)$")) | {path, ops, nlink, links, ino}')
+	# the link's record names h1; the write (by either name: the kernel's choice) carries the
+	# same inode, or names the other itself
+	ino=$(jq -s -r '[.[] | select(.ops | index("create")) | select(.links | index("/workspace/h1"))][0].ino // empty' <<<"$records")
+	[ -n "$ino" ] || fail "the link's record has no inode: $records"
+	jq -se --argjson i "$ino" 'any(.[]; (.ops | index("modify")) and .nlink == 2 and (.ino == $i or (.links // [] | length) > 0))' \
+		<<<"$records" >/dev/null || fail "the write: $records"
+	run ra audit --summary "$ID"
+	assert_output_contains "files changed (203)"
+}
+
 @test "audit-evidence: relinked-host-file: a host file replaced by a link to a file of its size, mode and mtime is in the trail; a copy-up that changed nothing is not" {
 	# `rm r1; ln t1 r1` puts t1's inode in upper under r1 by a rename from the overlay's work
 	# dir, as a copy-up does; with t1 made to r1's size, mode and mtime (touch -r) the monitor

@@ -654,6 +654,31 @@ static void test_summary_loader(void)
     fputs(text, stdout);
 }
 
+/* hardlink-alias-evicted: a write through one name of a file of several,
+ * its record without the other names (the monitor no longer remembered
+ * them), is a change of the names an earlier record of its inode gave; one
+ * of another inode is not. */
+static void test_summary_links_by_inode(void)
+{
+  static const char *const lines[] = {
+      "{\"seq\":1,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/k1\",\"ops\":[\"create\"],"
+      "\"nlink\":2,\"links\":[\"/w/h1\"],\"ino\":14}",
+      "{\"seq\":2,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/n1\",\"ops\":[\"create\"]}",
+      "{\"seq\":3,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/k1\",\"ops\":[\"modify\"],"
+      "\"nlink\":2,\"ino\":14}",
+      "{\"seq\":4,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/k2\",\"ops\":[\"modify\"],"
+      "\"nlink\":2,\"ino\":15}",
+  };
+  cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
+  tap_ok(strstr(text, "  /w/h1 (modify via /w/k1)\n") != NULL,
+         "a write through k1 is h1's, named by an earlier record of its inode");
+  tap_ok(strstr(text, "/w/h1 (modify via /w/k2") == NULL &&
+             strstr(text, "/w/n1 (create)\n") != NULL,
+         "not another inode's");
+  if (tap_failed_)
+    fputs(text, stdout);
+}
+
 int main(void)
 {
   test_sha256();
@@ -668,5 +693,6 @@ int main(void)
   test_read();
   test_summary_net();
   test_summary_loader();
+  test_summary_links_by_inode();
   return tap_done();
 }
