@@ -39,7 +39,8 @@ struct ino_name {
   char *path;
 };
 
-#define SUMMARY_MAX_INOS 65536
+#define SUMMARY_MAX_INOS 4096 /* names of files of several links kept (a scan each record) */
+#define SUMMARY_INO_NAMES 16  /* ... of one inode */
 
 struct audit_summary {
   struct list programs, files, reached, refused, syscalls;
@@ -149,11 +150,14 @@ static void set(char **dst, const char *v)
   *dst = v ? xstrdup(v) : NULL;
 }
 
-/* Note path as a name of inode ino (once). */
+/* Note path as a name of inode ino (once; a bounded number of each and of
+ * all: the agent makes the links, the scans are the reader's time). */
 static void ino_note(struct audit_summary *s, uint64_t ino, const char *path)
 {
+  unsigned named = 0;
+
   for (size_t i = 0; i < s->n_inos; i++)
-    if (s->inos[i].ino == ino && streq(s->inos[i].path, path))
+    if (s->inos[i].ino == ino && (++named >= SUMMARY_INO_NAMES || streq(s->inos[i].path, path)))
       return;
   if (s->n_inos >= SUMMARY_MAX_INOS)
     return;
