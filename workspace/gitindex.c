@@ -15,7 +15,9 @@
  *     a symlink (its target is a blob in the objects, which agentrt does not
  *     read) or a gitlink (a submodule);
  *   - its entry offset table (IEOT) does not split the entries as they lie
- *     (a threaded git reads each block from where the table says);
+ *     (a threaded git reads each block from where the table says), or its
+ *     end-of-entries extension (EOIE) says the extensions start elsewhere
+ *     than they do (a threaded git reads them from there);
  *   - a node of its cached trees (TREE extension) that git takes as valid
  *     does not name the tree its entries make: the host's `git commit`
  *     records that id without reading the entries below it.
@@ -243,6 +245,11 @@ static bool ieot_ok(const unsigned char *e, size_t n, const size_t *starts,
   return at == count;
 }
 
+/* Set by walk when entries parsed but an extension git's threaded reader
+ * reads elsewhere (EOIE, IEOT) did not agree: the index is refused, not
+ * read again as of another hash size. */
+static bool walk_refused;
+
 /* Walk the index p (n bytes) with hash size hlen, each entry to fn: does it
  * parse to its trailing checksum?  *ret_link, *ret_link_n: the data of its
  * `link` extension (a split index), or NULL. */
@@ -325,6 +332,14 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
     prev_len = name_len;
     name = NULL;
   }
+  /* git's threaded reader takes the extensions (and the IEOT among them)
+   * from where an end-of-entries extension (EOIE) at the index's end says,
+   * not from the end of the entries: it must say where they start here */
+  if (n - pos >= 12 + 2 * hlen) {
+    const unsigned char *e = p + n - hlen - (12 + hlen);
+    if (memcmp(e, "EOIE", 4) == 0 && be32(e + 4) == 4 + hlen && be32(e + 8) != pos)
+      return !(walk_refused = true);
+  }
   while (n - pos > hlen) { /* extensions: signature, size, data */
     uint32_t size;
     if (n - pos - hlen < 8)
@@ -340,7 +355,7 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
      * be the sequence read here, each starting an entry (of v4 with its whole
      * name, as git writes it), or git reads other entries than these */
     if (memcmp(p + pos, "IEOT", 4) == 0 && !ieot_ok(p + pos + 8, size, starts, stripped, count))
-      return false;
+      return !(walk_refused = true);
     if (memcmp(p + pos, "TREE", 4) == 0 && p == tree_of.p) {
       tree_of.tree = p + pos + 8;
       tree_of.tree_n = size;
@@ -508,9 +523,10 @@ static bool idx_prepare(struct idx *ix, const unsigned char *p, size_t n,
   *ix = (struct idx){.p = p, .n = n};
   if (n < 12 || memcmp(p, "DIRC", 4) != 0 || (version = be32(p + 4)) < 2 || version > 4)
     return false;
+  walk_refused = false;
   if (walk(p, n, 20, no_entry, NULL, &link, &link_n))
     ix->hlen = 20;
-  else if (walk(p, n, 32, no_entry, NULL, &link, &link_n))
+  else if (!walk_refused && walk(p, n, 32, no_entry, NULL, &link, &link_n))
     ix->hlen = 32;
   else
     return false;

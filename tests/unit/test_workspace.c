@@ -869,6 +869,40 @@ static void test_git_index_split(void)
          "that name cannot be read");
 }
 
+/* The index fd (hash size hlen, with its extensions) with an end-of-entries
+ * extension (EOIE) added saying the extensions start delta bytes after
+ * where they do; a new memfd (fd closed). */
+static int index_with_eoie(int fd, size_t hlen, long delta)
+{
+  cleanup_close int in = fd;
+  unsigned char buf[4096];
+  ssize_t n = pread(in, buf, sizeof buf - 64, 0);
+  int out = memfd_create("eoie", MFD_CLOEXEC);
+  unsigned char *tree;
+  size_t at, end;
+
+  if (n < (ssize_t)(12 + hlen) || out < 0 || (tree = memmem(buf, (size_t)n, "TREE", 4)) == NULL) {
+    if (out >= 0)
+      close(out);
+    return -1;
+  }
+  at = (size_t)((long)(tree - buf) + delta);
+  end = (size_t)n - hlen;
+  memcpy(buf + end, "EOIE", 4);
+  memset(buf + end + 4, 0, 8 + hlen + hlen);
+  buf[end + 7] = (unsigned char)(4 + hlen);
+  buf[end + 8] = (unsigned char)(at >> 24);
+  buf[end + 9] = (unsigned char)(at >> 16);
+  buf[end + 10] = (unsigned char)(at >> 8);
+  buf[end + 11] = (unsigned char)at;
+  end += 12 + hlen + hlen;
+  if (write(out, buf, end) != (ssize_t)end) {
+    close(out);
+    return -1;
+  }
+  return out;
+}
+
 static void test_git_index(void)
 {
   static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
@@ -893,6 +927,12 @@ static void test_git_index(void)
                index_says(memfd_create("empty", MFD_CLOEXEC), ""),
            "git index: a truncated or empty index is refused, no crash");
   }
+  tap_ok(index_says(index_with_eoie(index_fd(2, 20, good, 4, true), 20, 0), NULL) &&
+             index_says(index_with_eoie(index_fd(4, 32, v4ok, 2, true), 32, 0), NULL) &&
+             index_says(index_with_eoie(index_fd(2, 20, good, 4, true), 20, -8), "") &&
+             index_says(index_with_eoie(index_fd(2, 20, good, 4, true), 20, 8), ""),
+         "git index: an end-of-entries extension (EOIE) passes only where it says the "
+         "extensions start where they do (a threaded git reads them from there)");
   test_git_index_entries();
   test_git_index_split();
 }
