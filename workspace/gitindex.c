@@ -14,6 +14,9 @@
  *     list: a `.envrc` left out of the commit comes back through the index),
  *     a symlink (its target is a blob in the objects, which agentrt does not
  *     read) or a gitlink (a submodule);
+ *   - a stage of its resolve-undo records (REUC) is such a path or such a
+ *     new or changed entry (`git checkout -m -- .` puts the stages back and
+ *     writes their merge with stage 2's mode);
  *   - its entry offset table (IEOT) does not split the entries as they lie
  *     (a threaded git reads each block from where the table says), or its
  *     end-of-entries extension (EOIE) says the extensions start elsewhere
@@ -245,6 +248,57 @@ static bool ieot_ok(const unsigned char *e, size_t n, const size_t *starts,
   return at == count;
 }
 
+/* The index whose resolve-undo records (REUC) walk feeds to the scan s as
+ * entries (set by scan_pass): `git checkout -m` puts them back. */
+static struct {
+  const unsigned char *p;
+  struct scan *s;
+} reuc_of;
+
+static void visit(void *vs, const char *name, size_t n, uint32_t mode, const unsigned char *oid,
+                  size_t hlen, unsigned hide);
+
+/* Read a REUC extension (e, n bytes) as git reads it: per path its name,
+ * three octal modes and an id for each mode not 0; each stage to s. */
+static bool reuc_read(const unsigned char *e, size_t n, size_t hlen, struct scan *s)
+{
+  size_t pos = 0;
+
+  while (pos < n) {
+    const unsigned char *nul = memchr(e + pos, '\0', n - pos);
+    size_t name = pos, name_len;
+    uint32_t mode[3];
+
+    if (nul == NULL)
+      return false;
+    name_len = (size_t)(nul - (e + pos));
+    pos += name_len + 1;
+    if (pos >= n)
+      return false;
+    for (int i = 0; i < 3; i++) {
+      const unsigned char *z = memchr(e + pos, '\0', n - pos);
+      char *end;
+      if (z == NULL)
+        return false;
+      mode[i] = (uint32_t)strtoul((const char *)e + pos, &end, 8);
+      if (end == (const char *)e + pos || end != (const char *)z)
+        return false;
+      pos = (size_t)(z - e) + 1;
+      if (pos >= n)
+        return false;
+    }
+    for (int i = 0; i < 3; i++) {
+      if (mode[i] == 0)
+        continue;
+      if (n - pos < hlen)
+        return false;
+      visit(s, (const char *)e + name, name_len, mode[i], e + pos, hlen, 0);
+      pos += hlen;
+    }
+  }
+  return true;
+}
+
 /* Set by walk when entries parsed but an extension git's threaded reader
  * reads elsewhere (EOIE, IEOT) did not agree: the index is refused, not
  * read again as of another hash size. */
@@ -356,6 +410,9 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
      * name, as git writes it), or git reads other entries than these */
     if (memcmp(p + pos, "IEOT", 4) == 0 && !ieot_ok(p + pos + 8, size, starts, stripped, count))
       return !(walk_refused = true);
+    if (memcmp(p + pos, "REUC", 4) == 0 && p == reuc_of.p &&
+        !reuc_read(p + pos + 8, size, hlen, reuc_of.s))
+      return false;
     if (memcmp(p + pos, "TREE", 4) == 0 && p == tree_of.p) {
       tree_of.tree = p + pos + 8;
       tree_of.tree_n = size;
@@ -599,10 +656,16 @@ static bool scan_pass(struct scan *s, const struct idx *ix)
   size_t link_n;
   bool ok;
 
+  if (s->mode != SCAN_ALL) { /* the resolve-undo stages are entries to check, not of the trees */
+    reuc_of.p = ix->p;
+    reuc_of.s = s;
+  }
   if (ix->base == NULL)
-    return walk(ix->p, ix->n, ix->hlen, visit, s, &link, &link_n);
-  ok = walk(ix->p, ix->n, ix->hlen, split_entry, &m, &link, &link_n) &&
-       walk(ix->base, ix->base_n, ix->hlen, shared_entry, &m, &link, &link_n) && m.used == m.nr;
+    ok = walk(ix->p, ix->n, ix->hlen, visit, s, &link, &link_n);
+  else
+    ok = walk(ix->p, ix->n, ix->hlen, split_entry, &m, &link, &link_n) &&
+         walk(ix->base, ix->base_n, ix->hlen, shared_entry, &m, &link, &link_n) && m.used == m.nr;
+  reuc_of.p = NULL;
   free(m.r);
   return ok;
 }

@@ -996,6 +996,57 @@ PY
     [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(git -C "$HOST" log --stat -1; ls -la "$HOST")"
 }
 
+# An index's resolve-undo extension (REUC) keeps the stages of a conflict the user resolved;
+# `git checkout -m -- .` (recreate the conflicted merge) puts them back for every entry it
+# names and writes their merge with the mode of stage 2.  The agent's index held the host's
+# clean entries and a REUC for the tracked notes.txt whose stages are a symlink to
+# /etc/shadow: nothing showed in git status, and the host's `git checkout -m -- .` made
+# notes.txt that symlink.
+@test "escape: a resolve-undo record (REUC) in the index: git checkout -m writes its symlink" {
+  host_repo plain
+  echo notes >"$HOST/notes.txt" && git -C "$HOST" add notes.txt && git -C "$HOST" commit -q -m notes
+  bundle_usr "set -e; cd /workspace; B=\$(printf /etc/shadow | git hash-object -w --stdin)
+    python3 /etc/reuc.py notes.txt 120000 \$B && test -z \"\$(git status --porcelain)\" &&
+    git ls-files --resolve-undo | grep -q 120000 && echo PLANTED"
+  cat >"$BUNDLE/rootfs/etc/reuc.py" <<'PY'
+import hashlib, struct, sys
+# a REUC extension: path sys.argv[1], stages 2 and 3 of mode sys.argv[2], blob sys.argv[3]
+d = open(".git/index", "rb").read()[:-20]
+path, mode, oid = sys.argv[1].encode(), sys.argv[2].encode(), bytes.fromhex(sys.argv[3])
+data = path + b"\0" + b"0\0" + mode + b"\0" + mode + b"\0" + oid + oid
+out = d + b"REUC" + struct.pack(">I", len(data)) + data
+open(".git/index", "wb").write(out + hashlib.sha1(out).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/index
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  (cd "$HOST" && git checkout -m -- .) >/dev/null 2>&1 </dev/null || true
+  [ ! -L "$HOST/notes.txt" ] && [ "$(cat "$HOST/notes.txt")" = notes ] || fail "git checkout -m wrote: $(ls -la "$HOST")"
+  # control: the index included, the host's git checkout -m makes the symlink (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && git checkout -m -- .) >/dev/null 2>&1 </dev/null || true
+  [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(ls -la "$HOST")"
+}
+
+@test "workspace: an honest merge conflict resolved in the agent's git commits its index (resolve-undo of plain files)" {
+  host_repo plain
+  echo base >"$HOST/f.txt" && git -C "$HOST" add f.txt && git -C "$HOST" commit -q -m f
+  bundle_usr "set -e; cd /workspace; git checkout -q -b other; echo other >f.txt; git commit -qam other
+    git checkout -q -; echo mine >f.txt; git commit -qam mine; git merge -q other >/dev/null 2>&1 || true
+    echo resolved >f.txt; git add f.txt; git ls-files --resolve-undo | grep -q f.txt; echo DONE"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *DONE* ]] || fail "run: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest index is protected: $(jq -c '.changes[] | select(.path == ".git/index")' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  git -C "$HOST" ls-files --resolve-undo | grep -q f.txt || fail "no resolve-undo on the host"
+}
+
 # The agent's commits are read too: a ref it changed names a commit whose
 # tree the host's `git checkout -- .`, `git restore .` or `git reset --hard`
 # writes.  A `.envrc`, cached bytecode or a symlink to a host file held back

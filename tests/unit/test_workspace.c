@@ -903,6 +903,104 @@ static int index_with_eoie(int fd, size_t hlen, long delta)
   return out;
 }
 
+/* The index fd (hash size hlen) with an extension sig of data (len bytes)
+ * added last; a new memfd (fd closed). */
+static int index_with_ext(int fd, size_t hlen, const char *sig, const void *data, size_t len)
+{
+  cleanup_close int in = fd;
+  unsigned char buf[4096];
+  ssize_t n = pread(in, buf, sizeof buf - 512, 0);
+  int out = memfd_create("ext", MFD_CLOEXEC);
+  size_t end;
+
+  if (n < (ssize_t)(12 + hlen) || out < 0 || len > 256) {
+    if (out >= 0)
+      close(out);
+    return -1;
+  }
+  end = (size_t)n - hlen;
+  memcpy(buf + end, sig, 4);
+  buf[end + 4] = buf[end + 5] = buf[end + 6] = 0;
+  buf[end + 7] = (unsigned char)len;
+  memcpy(buf + end + 8, data, len);
+  memset(buf + end + 8 + len, 0, hlen);
+  end += 8 + len + hlen;
+  if (write(out, buf, end) != (ssize_t)end) {
+    close(out);
+    return -1;
+  }
+  return out;
+}
+
+/* Resolve-undo records (REUC): each stage is an entry `git checkout -m`
+ * puts back, checked as one. */
+static void test_git_index_reuc(void)
+{
+  static const char *const good[] = {"Makefile", "notes.txt"};
+  static char *const pats[] = {".envrc", NULL};
+  /* name, modes "0", "100644", "100644", two ids of 20 bytes (0x11) */
+  static const char plain[] = "notes.txt\0"
+                              "0\0"
+                              "100644\0"
+                              "100644\0"
+                              "\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11"
+                              "\x11\x11\x11"
+                              "\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11"
+                              "\x11\x11\x11";
+  static const char link[] = "notes.txt\0"
+                             "0\0"
+                             "120000\0"
+                             "0\0"
+                             "\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11"
+                             "\x11\x11\x11";
+  static const char envrc[] = ".envrc\0"
+                              "0\0"
+                              "0\0"
+                              "100644\0"
+                              "\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11"
+                              "\x11\x11\x11";
+  static const char hook[] = ".git/hooks/post-checkout\0"
+                             "100755\0"
+                             "0\0"
+                             "0\0"
+                             "\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11"
+                             "\x11\x11\x11";
+  static const char shortid[] = "notes.txt\0"
+                                "0\0"
+                                "100644\0"
+                                "0\0"
+                                "\x11\x11\x11";
+  static const char badmode[] =
+      "notes.txt\0"
+      "0\0"
+      "10x644\0"
+      "0\0"
+      "\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11"
+      "\x11\x11\x11";
+
+  tap_ok(
+      index_vs(index_with_ext(index_fd(2, 20, good, 2, true), 20, "REUC", plain, sizeof plain - 1),
+               -1, pats, NULL, NULL),
+      "git index: resolve-undo stages of a plain file pass");
+  tap_ok(index_vs(index_with_ext(index_fd(2, 20, good, 2, true), 20, "REUC", link, sizeof link - 1),
+                  -1, pats, "notes.txt", "symlink") &&
+             index_vs(index_with_ext(index_fd(2, 20, good, 2, true), 20, "REUC", envrc,
+                                     sizeof envrc - 1),
+                      -1, pats, ".envrc", "protected list") &&
+             index_vs(
+                 index_with_ext(index_fd(2, 20, good, 2, true), 20, "REUC", hook, sizeof hook - 1),
+                 -1, pats, ".git/hooks/post-checkout", NULL),
+         "git index: a resolve-undo stage that is a new symlink, a protected path or a path into "
+         ".git is named (git checkout -m writes it)");
+  tap_ok(index_vs(index_with_ext(index_fd(2, 20, good, 2, true), 20, "REUC", shortid,
+                                 sizeof shortid - 1),
+                  -1, pats, "", NULL) &&
+             index_vs(index_with_ext(index_fd(2, 20, good, 2, true), 20, "REUC", badmode,
+                                     sizeof badmode - 1),
+                      -1, pats, "", NULL),
+         "git index: a resolve-undo record that does not parse is refused");
+}
+
 static void test_git_index(void)
 {
   static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
@@ -935,6 +1033,7 @@ static void test_git_index(void)
          "extensions start where they do (a threaded git reads them from there)");
   test_git_index_entries();
   test_git_index_split();
+  test_git_index_reuc();
 }
 
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
