@@ -1202,8 +1202,10 @@ static bool header_id(const unsigned char *data, size_t size, const char *key, s
 }
 
 /* The tree that oid (a commit, a tag of one, or a tree) checks out:
- * 1 with *ret_tree, 0 for a blob (nothing to check out), -1 unreadable. */
-static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen,
+ * 1 with *ret_tree, 0 for a blob (nothing to check out), -1 unreadable;
+ * with text, -2 for a commit or tag on the way whose text (message, names)
+ * holds a terminal control (git log and git tag -n print it as it is). */
+static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, bool text,
                    unsigned char *ret_tree)
 {
   unsigned char cur[32];
@@ -1222,6 +1224,8 @@ static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen,
     }
     if (type == OBJ_BLOB)
       return 0;
+    if (text && ws_term_control(data, size))
+      return -2;
     if (type == OBJ_COMMIT)
       return header_id(data, size, "tree", hlen, ret_tree) ? 1 : -1;
     if (!header_id(data, size, "object", hlen, cur))
@@ -1493,9 +1497,13 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
   *ret_path = NULL;
   if (old_id && memcmp(new_id, old_id, hlen) == 0)
     return NULL;
-  if ((r = tree_of(db, new_id, hlen, nt)) <= 0)
-    return r == 0 ? NULL : UNREADABLE;
-  if (old_id && tree_of(db, old_id, hlen, ot) <= 0)
+  if ((r = tree_of(db, new_id, hlen, true, nt)) <= 0)
+    return r == 0    ? NULL
+           : r == -2 ? "a commit or tag whose message or names hold terminal control characters "
+                       "(the host's `git log` prints them as they are: an escape sequence can "
+                       "rewrite what the reviewer's terminal shows)"
+                     : UNREADABLE;
+  if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;
   if (tree_diff(&c, nt, old_id ? ot : NULL, 0)) {
     free(c.path);

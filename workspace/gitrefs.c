@@ -910,6 +910,19 @@ static char *reflog_reason(struct ws_gitrefs *r, const char *rel, const char *te
   }
   if (k < 0)
     return unreadable(rel);
+  /* `git reflog` prints an entry's message as it is */
+  for (size_t at = 0; at < n;) {
+    const char *eol = memchr(text + at, '\n', n - at);
+    size_t len = eol ? (size_t)(eol - (text + at)) + 1 : n - at;
+    if (ws_term_control((const unsigned char *)text + at, len - (eol != NULL)) &&
+        (htext == NULL || memmem(htext, hn, text + at, len) == NULL)) {
+      q = ws_quote_path(name);
+      return xfmt("a reflog entry whose message holds terminal control characters (`git "
+                  "reflog` prints it as it is) (reflog of `%s`)",
+                  q);
+    }
+    at += len;
+  }
   host_base(r, name, allowed, &na, &base);
   for (size_t i = 0; why == NULL && i < nids; i++)
     if (!oidset_has(host_values(r), &ids[i]))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "workspace/internal.h"
 #include "workspace/workspace.h"
 
 static bool needs_quote(unsigned char c)
@@ -84,4 +85,16 @@ char *ws_quote_text(const char *text)
   }
   *p = '\0';
   return out;
+}
+
+bool ws_term_control(const unsigned char *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = p[i];
+    if (c == '\t' || c == '\n' || (c == '\r' && i + 1 < n && p[i + 1] == '\n'))
+      continue;
+    if (c < 0x20 || c == 0x7f || (c == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f))
+      return true;
+  }
+  return false;
 }

@@ -1129,6 +1129,39 @@ history_escape() {
   history_escape detached
 }
 
+# git prints a commit's message, author and a tag's message as they are (`git log` through
+# a pager that passes them, `git log | cat`, `git show` in a script, an IDE's terminal):
+# `workspace diff` does not show them.  The agent's commit message erases the line above
+# and retitles the terminal, its annotated tag's message does the same; each ref naming them
+# is held back, and the host's git log prints no escape.  An honest commit with tabs and
+# UTF-8 passes.
+@test "escape: terminal escapes in the agent's commit and tag messages reach the host's git log" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; echo w >>a.txt; git add a.txt
+    git commit -q -m \"\$(printf 'fix typo\033[1A\033[2K\033]0;owned\007')\"
+    git tag -a -m \"\$(printf 'v1\033[2J')\" v1 && git checkout -q -b side HEAD~1 2>/dev/null || git checkout -q -b side
+    printf 'caf\303\251\tdone\n' >m && git commit -q --allow-empty -F m
+    git update-ref -m \"\$(printf 'x\302\233' ; printf '2J')\" refs/heads/side2 HEAD && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/heads/master .git/refs/tags/v1 .git/logs/refs/heads/side2
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/refs/heads/side") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest branch is protected: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"terminal control"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  ! git -C "$HOST" log --all --format='%an %B' | grep -q "$(printf '\033')" ||
+    fail "the host's git log prints an escape"
+  git -C "$HOST" log -1 --format=%B side | grep -q "$(printf 'caf\303\251\tdone')" || fail "the honest branch did not arrive"
+  # control: the refs included, the host's git log prints the escapes (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/refs/heads/master --include-protected .git/refs/tags/v1
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" log -1 --format=%B master | grep -q "$(printf '\033\\[2K')" &&
+    git -C "$HOST" tag -n1 v1 | grep -q "$(printf '\033\\[2J')" || fail "control: $(git -C "$HOST" log --all --format=%B | od -c | head)"
+}
+
 # reflog_escape VARIANT: the agent leaves a commit of protected files named
 # by its reflogs alone: committed and undone with `git reset --hard HEAD~1`
 # (reset), or an untracked .envrc stashed below a clean stash (stash).  The

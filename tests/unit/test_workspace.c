@@ -601,6 +601,17 @@ static void test_quote(void)
              streq(c, "\"\\033[2Kq\\\"\\\\\"") && streq(d, "\"caf\\303\\251\\377\""),
          "quote: control bytes, quotes and bytes >= 0x80 as git quotes them (%s %s %s)", b, c, d);
   {
+#define TC(s) ws_term_control((const unsigned char *)(s), sizeof(s) - 1)
+    tap_ok(!TC("fix: caf\xc3\xa9\tdone\r\n\nbody\n") && !TC("\xc2\xa0nbsp") && TC("a\x1b[2K") &&
+               TC("a\rb") && TC("a\x7f") &&
+               TC("x\xc2\x9b"
+                  "2J") &&
+               TC("a\0b") && TC("bell\a"),
+           "term control: tabs, newlines, CRLF and UTF-8 pass; ESC, a lone CR, DEL, C1, NUL, BEL "
+           "do not");
+#undef TC
+  }
+  {
     cleanup_free char *t = ws_quote_text("a\tb\r\n\x1b[2K\x7f \xc2\x9b"
                                          "2K \xe2\x80\xae \xe2\x81\xa6 caf\xc3\xa9\n");
     tap_ok(streq(t, "a\tb^M\n^[[2K^? <U+009B>2K <U+202E> <U+2066> caf\xc3\xa9\n"),
