@@ -168,6 +168,7 @@ struct applier {
    * what goes below it is staged there */
   char **repl_from, **repl_to;
   char **replace_ok; /* the paths where the selected changes do that (becomes_dir) */
+  bool group_ok;     /* the host dir is writable by its group (no sticky bit) */
 };
 
 /* parent with a replaced prefix swapped for its staging name (a new
@@ -217,7 +218,9 @@ static int host_parent(struct applier *a, int layer, const char *parent)
                                         : xstrdup(sofar);
       if (layer >= 0)
         fstatat(a->l->fds[layer], in_layer, &ls, AT_SYMLINK_NOFOLLOW);
-      if (mkdirat(fd, comp, ((ls.st_mode & 01777) | 0700) & ~(mode_t)S_IWOTH) == 0) {
+      if (mkdirat(fd, comp,
+                  ((ls.st_mode & 01777) | 0700) &
+                      ~(mode_t)(S_IWOTH | (a->group_ok ? 0 : S_IWGRP))) == 0) {
         strv_push(&a->made, sofar);
         if (fstat(fd, &ps) < 0 ||
             fchownat(fd, comp, ps.st_uid, ps.st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -253,11 +256,16 @@ static int parent_fd(struct applier *a, int layer, const char *parent)
 /* The mode committed for c's new object: write permission for others only
  * where the host's object already had it (a world-writable script or
  * directory would let any user of the host change, after the review, what
- * the operator runs). */
-static mode_t commit_mode(const struct ws_change *c, mode_t mode)
+ * the operator runs); for the group the same, or where the host dir itself
+ * is open to its group (group_ok: a umask of 002, a shared project). */
+static mode_t commit_mode(const struct ws_change *c, mode_t mode, bool group_ok)
 {
-  if ((c->kind != WS_MODIFIED && c->kind != WS_RENAMED) || !(c->old_mode & S_IWOTH))
+  bool had = c->kind == WS_MODIFIED || c->kind == WS_RENAMED;
+
+  if (!had || !(c->old_mode & S_IWOTH))
     mode &= ~(mode_t)S_IWOTH;
+  if (!group_ok && (!had || !(c->old_mode & S_IWGRP)))
+    mode &= ~(mode_t)S_IWGRP;
   return mode;
 }
 
@@ -300,7 +308,7 @@ static int stage_file(struct applier *a, const struct ws_change *c, int pfd, con
   }
   *ret_tmp = tmp; /* from here on the undo removes it */
   if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 ||
-      fchmod(out, commit_mode(c, st.st_mode & 0777)) < 0)
+      fchmod(out, commit_mode(c, st.st_mode & 0777, a->group_ok)) < 0)
     return error_errno(a->err, "commit `%s`", c->path);
   return 0;
 }
@@ -502,7 +510,7 @@ static int set_dir_modes(struct applier *a)
       continue;
     parent = ws_split_path(s->c->path, &base);
     dfd = ws_open_beneath(s->pfd, base, O_PATH | O_DIRECTORY, 0);
-    if (dfd < 0 || ws_chmod_fd(dfd, commit_mode(s->c, s->c->mode & 01777)) < 0)
+    if (dfd < 0 || ws_chmod_fd(dfd, commit_mode(s->c, s->c->mode & 01777, a->group_ok)) < 0)
       return error_errno(a->err, "commit `%s`: set mode", s->c->path);
   }
   return 0;
@@ -513,9 +521,11 @@ int ws_commit_apply(struct workspace *w, const struct ws_layers *l, const struct
                     struct error *err)
 {
   struct applier a = {.w = w, .l = l, .err = err, .last_pfd = -1};
+  struct stat hst;
   int ret = 0;
 
   *ret_n = 0;
+  a.group_ok = fstat(l->hostfd, &hst) == 0 && (hst.st_mode & S_IWGRP) && !(hst.st_mode & S_ISVTX);
   for (size_t i = 0; i < c->n; i++)
     if (becomes_dir(c, i, paths, incl))
       strv_push(&a.replace_ok, c->v[i].path);

@@ -111,6 +111,7 @@ changes() {
 # operator's tree lets any user of the host change, after the review, what the operator then
 # runs.  Kept where the host's own file already had it.
 @test "escape: world-writable: a file and a directory the agent made 0777 reached the host writable by every local user" {
+  chmod 0775 "$HOST" # open to its group: the group's write is kept (see group-writable)
   echo shared >"$HOST/shared.txt" && chmod 0666 "$HOST/shared.txt"
   chmod 0644 "$HOST/a.txt"
   bundle_for 'cd /workspace && echo run >build.sh && chmod 0777 build.sh && mkdir -p tools/sub &&
@@ -128,6 +129,43 @@ changes() {
     fail "modes: $(cd "$HOST" && stat -c '%a %n' build.sh tools tools/sub exec.sh a.txt)"
   [ "$(stat -c %a "$HOST/shared.txt")" = 666 ] && [ "$(tail -1 "$HOST/shared.txt")" = more ] ||
     fail "the host's own 0666 file: $(stat -c '%a' "$HOST/shared.txt")"
+}
+
+# Group write: a host dir the operator keeps closed to its group (0755, whatever the files'
+# group) must not receive the agent's group-writable script or directory (any member of the
+# group could change, after the review, what the operator runs); the host's own
+# group-writable file keeps its mode; a host dir open to its group (0775, a umask of 002 or a
+# shared project) keeps the agent's group write, as the operator's own files there have it.
+@test "escape: group-writable: a script and a directory the agent made 0775 reached a 0755 host dir writable by its group" {
+  chmod 0755 "$HOST"
+  echo shared >"$HOST/shared.txt" && chmod 0664 "$HOST/shared.txt"
+  chmod 0644 "$HOST/a.txt"
+  bundle_for 'cd /workspace && echo run >build.sh && chmod 0775 build.sh && mkdir -p tools/sub &&
+    echo x >tools/sub/x && chmod 0664 tools/sub/x && chmod 0775 tools tools/sub && chmod 0664 a.txt &&
+    echo more >>shared.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cat "$HOST/build.sh")" = run ] && [ "$(cat "$HOST/tools/sub/x")" = x ] || fail "not committed"
+  [ -z "$(find "$HOST" -perm -g+w ! -name shared.txt -printf '%m %P\n')" ] ||
+    fail "writable by the group: $(find "$HOST" -perm -g+w -printf '%m %P\n')"
+  [ "$(stat -c %a "$HOST/build.sh")" = 755 ] && [ "$(stat -c %a "$HOST/tools")" = 755 ] &&
+    [ "$(stat -c %a "$HOST/a.txt")" = 644 ] || fail "modes: $(cd "$HOST" && stat -c '%a %n' build.sh tools a.txt)"
+  [ "$(stat -c %a "$HOST/shared.txt")" = 664 ] && [ "$(tail -1 "$HOST/shared.txt")" = more ] ||
+    fail "the host's own 0664 file: $(stat -c '%a' "$HOST/shared.txt")"
+}
+
+@test "workspace: a host dir open to its group (0775) keeps the group write of the agent's new files and directories" {
+  chmod 0775 "$HOST"
+  bundle_for 'cd /workspace && echo run >build.sh && chmod 0775 build.sh && mkdir -p tools/sub &&
+    echo x >tools/sub/x && chmod 0664 tools/sub/x && chmod 0775 tools tools/sub'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cd "$HOST" && stat -c '%a %n' build.sh tools tools/sub tools/sub/x | tr '\n' ' ')" = "775 build.sh 775 tools 775 tools/sub 664 tools/sub/x " ] ||
+    fail "modes: $(cd "$HOST" && stat -c '%a %n' build.sh tools tools/sub tools/sub/x)"
 }
 
 @test "workspace: commit of one path applies only it; a host change is a conflict" {
@@ -2088,6 +2126,7 @@ PY
 }
 
 @test "workspace: setuid and setgid bits are stripped from committed files and directories" {
+  chmod 0775 "$HOST" # open to its group: g keeps its group write
   bundle_for 'cd /workspace && mkdir g && chmod 2775 g && echo x >g/f && echo s >s && chmod 4755 s && chmod 2755 src'
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] || fail "$output"
