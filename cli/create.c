@@ -408,6 +408,20 @@ static int premount_workspace(const struct oci_config *cfg, struct workspace *w,
   return 0;
 }
 
+/* The config's mount destinations below w's: their mount points are the
+ * runtime's, not the agent's changes. */
+static int note_mountpoints(const struct oci_config *cfg, struct workspace *w, struct error *err)
+{
+  cleanup_strv char **dests = NULL;
+
+  for (size_t i = 0; i < cfg->n_mounts; i++)
+    if (cfg->mounts[i].destination != NULL) {
+      cleanup_free char *d = path_normalize(cfg->mounts[i].destination);
+      strv_push(&dests, d);
+    }
+  return dests == NULL ? 0 : workspace_note_mountpoints(w, dests, err);
+}
+
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
                               char **ret_fspath, struct workspace **ret_later,
                               struct premounted *pre, struct error *err)
@@ -440,6 +454,10 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
                           err) < 0)
       return error_prefix(err, "workspace `%s`", m->destination);
     c->has_workspace = true;
+    if (note_mountpoints(cfg, w, err) < 0) {
+      workspace_free(w);
+      return error_prefix(err, "workspace `%s`", m->destination);
+    }
     /* (a new image is mounted now, not by create's thread: the overlay made
      * here needs it) */
     if (premount && workspace_finish_upper(w, err) < 0) {

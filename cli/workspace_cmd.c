@@ -178,6 +178,7 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
     ws_layers_close(l);
     return -1;
   }
+  ws_drop_mountpoints(c, w->mountpoints);
   {
     cleanup_strv char **patterns = workspace_protected(w);
     ws_mark_protected(c, patterns, l);
@@ -425,6 +426,7 @@ static long long count_changes(const struct workspace *w)
     ws_layers_close(&l);
     return -1;
   }
+  ws_drop_mountpoints(&c, w->mountpoints);
   n = (long long)c.n;
   ws_changes_free(&c);
   ws_layers_close(&l);

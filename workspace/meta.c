@@ -85,6 +85,13 @@ static void gen_meta(yajl_gen g, const struct workspace *w)
   gs(g, "created_s"), gnum(g, w->created_s);
   gs(g, "retired_seq"), gnum(g, (int64_t)w->retired_seq);
   gs(g, "layers"), gstrv(g, w->layers);
+  if (strv_len(w->mountpoints) > 0) {
+    gs(g, "mountpoints");
+    yajl_gen_array_open(g);
+    for (size_t i = 0; w->mountpoints[i]; i++)
+      gpath(g, w->mountpoints[i]);
+    yajl_gen_array_close(g);
+  }
   gs(g, "snapshots");
   yajl_gen_array_open(g);
   for (size_t i = 0; i < w->n_snaps; i++) {
@@ -301,6 +308,12 @@ int ws_meta_read(struct workspace *w, struct error *err)
   w->created_s = jkint(root, "created_s");
   w->retired_seq = (uint64_t)jkint(root, "retired_seq");
   w->layers = jstrv(root, "layers");
+  w->mountpoints = jstrv(root, "mountpoints");
+  for (size_t i = 0; w->mountpoints[i]; i++) {
+    char *d = ws_path_decode(w->mountpoints[i]);
+    free(w->mountpoints[i]);
+    w->mountpoints[i] = d;
+  }
   read_snapshots(root, w);
   if (read_manifest(root, &w->manifest) < 0) {
     error_set(err, 0, "`%s`: manifest: bad entry", path);

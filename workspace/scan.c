@@ -431,3 +431,54 @@ void ws_changes_free(struct ws_changes *c)
   free(c->v);
   memset(c, 0, sizeof *c);
 }
+
+/* Is the added directory c a recorded mount point or a parent of one? */
+static bool mountpoint_dir(const struct ws_change *c, char *const *mps)
+{
+  size_t n = strlen(c->path);
+
+  if (c->kind != WS_ADDED || c->type != WS_T_DIR)
+    return false;
+  for (size_t i = 0; mps[i]; i++)
+    if (strncmp(mps[i], c->path, n) == 0 && (mps[i][n] == '\0' || mps[i][n] == '/'))
+      return true;
+  return false;
+}
+
+void ws_drop_mountpoints(struct ws_changes *c, char *const *mps)
+{
+  bool *drop;
+  size_t k = 0;
+  bool more = true;
+
+  if (strv_len(mps) == 0 || c->n == 0)
+    return;
+  drop = xmalloc0(c->n * sizeof *drop);
+  /* deepest first: a parent goes when all below it went */
+  while (more) {
+    more = false;
+    for (size_t i = 0; i < c->n; i++) {
+      size_t n = strlen(c->v[i].path);
+      bool below = false;
+      if (drop[i] || !mountpoint_dir(&c->v[i], mps))
+        continue;
+      for (size_t j = 0; j < c->n && !below; j++)
+        below = j != i && !drop[j] && strncmp(c->v[j].path, c->v[i].path, n) == 0 &&
+                c->v[j].path[n] == '/';
+      if (!below)
+        drop[i] = more = true;
+    }
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    if (drop[i]) {
+      free(c->v[i].path);
+      free(c->v[i].old_path);
+      free(c->v[i].protect);
+      free(c->v[i].target);
+      continue;
+    }
+    c->v[k++] = c->v[i];
+  }
+  c->n = k;
+  free(drop);
+}

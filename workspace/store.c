@@ -58,6 +58,7 @@ void workspace_free(struct workspace *w)
   free(w->dest);
   free(w->created);
   strv_free(w->layers);
+  strv_free(w->mountpoints);
   for (size_t i = 0; i < w->n_snaps; i++) {
     free(w->snaps[i].name);
     free(w->snaps[i].created);
@@ -655,4 +656,22 @@ int workspace_retention_sweep(const char *root, const struct ws_limits *lim, con
     workspace_free(w);
   }
   return n;
+}
+
+int workspace_note_mountpoints(struct workspace *w, char *const *dests, struct error *err)
+{
+  size_t n = strlen(w->dest), before = strv_len(w->mountpoints);
+
+  while (n > 1 && w->dest[n - 1] == '/')
+    n--;
+  for (size_t i = 0; dests && dests[i]; i++) {
+    const char *d = dests[i];
+    if (n == 1 ? d[0] != '/' || d[1] == '\0'
+               : strncmp(d, w->dest, n) != 0 || d[n] != '/' || d[n + 1] == '\0')
+      continue;
+    d += n == 1 ? 1 : n + 1;
+    if (!strv_contains(w->mountpoints, d))
+      strv_push(&w->mountpoints, d);
+  }
+  return strv_len(w->mountpoints) == before ? 0 : workspace_save(w, err);
 }

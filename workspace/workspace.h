@@ -140,6 +140,9 @@ struct workspace {
   char *created;       /* RFC 3339 */
   int64_t created_s;
   char **layers; /* snapshot names of the current lower stack, top first */
+  /* mount destinations below dest (relative) whose mount points the runtime
+   * made in the workspace: not the agent's changes (workspace_note_mountpoints) */
+  char **mountpoints;
   struct ws_snapshot *snaps;
   size_t n_snaps;
   uint64_t retired_seq;
@@ -165,6 +168,11 @@ struct workspace {
  * the record and checked at every later use (workspace_open_host).
  * Also runs the retention sweep for the other workspaces, at most once a
  * minute (store.c: sweep_due). */
+/* Record (and save) the mount destinations of the container's config that
+ * lie below the workspace's destination, dests (absolute, normalised): the
+ * runtime makes their mount points (and missing parents) in the workspace,
+ * and an added empty directory there is not listed as a change. */
+int workspace_note_mountpoints(struct workspace *w, char *const *dests, struct error *err);
 int workspace_prepare(const char *root, const char *id, const char *lowerdir, uint64_t view_start,
                       const char *dest, const struct ws_limits *lim, struct workspace **ret,
                       struct error *err);
@@ -315,6 +323,10 @@ struct ws_changes {
   struct ws_change *v;
   size_t n, cap;
 };
+
+/* Drop from c the added directories that are a recorded mount point or a
+ * parent of one and hold no listed change. */
+void ws_drop_mountpoints(struct ws_changes *c, char *const *mountpoints);
 
 /* The layers of a scan: fds of each layer root (upper first) and the host
  * dir.  Pure file-system reading: no state, usable on fake trees. */

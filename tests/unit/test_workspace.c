@@ -590,6 +590,39 @@ static void test_protect(void)
   }
 }
 
+/* Mount points the runtime made: an added empty directory at one, or a
+ * parent holding nothing else, goes; anything with a change below stays. */
+static void test_drop_mountpoints(void)
+{
+  static const char *const paths[] = {"a",       "a/b", "a/b/c", "d",   "d/m",
+                                      "d/x.txt", "e",   "f",     "f/y", "g"};
+  static const enum ws_kind kinds[] = {WS_ADDED, WS_ADDED, WS_ADDED,    WS_ADDED, WS_ADDED,
+                                       WS_ADDED, WS_ADDED, WS_MODIFIED, WS_ADDED, WS_ADDED};
+  static const enum ws_ftype types[] = {WS_T_DIR,  WS_T_DIR, WS_T_DIR, WS_T_DIR,  WS_T_DIR,
+                                        WS_T_FILE, WS_T_DIR, WS_T_DIR, WS_T_FILE, WS_T_FILE};
+  char *mps[] = {"a/b/c", "d/m", "e", "f", "g", NULL};
+  struct ws_changes c = {0};
+  cleanup_free char *left = xstrdup("");
+
+  for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+    if (c.n == c.cap)
+      c.v = xrealloc(c.v, (c.cap = c.cap ? 2 * c.cap : 16) * sizeof *c.v);
+    c.v[c.n++] = (struct ws_change){
+        .kind = kinds[i], .type = types[i], .path = xstrdup(paths[i]), .layer = 0};
+  }
+  ws_drop_mountpoints(&c, mps);
+  for (size_t i = 0; i < c.n; i++) {
+    char *l = xfmt("%s%s ", left, c.v[i].path);
+    free(left);
+    left = l;
+  }
+  tap_ok(streq(left, "d d/x.txt f f/y g "),
+         "drop mount points: empty added directories at and above them go, a parent with a file, "
+         "a modified directory and a file at a mount point stay (%s)",
+         left);
+  ws_changes_free(&c);
+}
+
 static void test_quote(void)
 {
   cleanup_free char *a = ws_quote_path("plain name.txt");
@@ -1168,6 +1201,7 @@ int main(void)
   test_paths();
   test_protect();
   test_quote();
+  test_drop_mountpoints();
   test_git_index();
   test_view_identity();
   if (geteuid() != 0 || mkdtemp(tmp) == NULL) {
