@@ -17,6 +17,9 @@
  *   - a stage of its resolve-undo records (REUC) is such a path or such a
  *     new or changed entry (`git checkout -m -- .` puts the stages back and
  *     writes their merge with stage 2's mode);
+ *   - its file-system monitor data (FSMN) marks an entry unchanged under a
+ *     token that is neither a time past nor the host's index's own (a host
+ *     with core.fsmonitor lstats none of them);
  *   - its entry offset table (IEOT) does not split the entries as they lie
  *     (a threaded git reads each block from where the table says), or its
  *     end-of-entries extension (EOIE) says the extensions start elsewhere
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -225,8 +229,8 @@ typedef void (*entry_fn)(void *ctx, const char *name, size_t n, uint32_t mode,
 /* The index whose TREE extension walk notes (set by the caller), and it. */
 static struct {
   const unsigned char *p;
-  const unsigned char *tree;
-  size_t tree_n;
+  const unsigned char *tree, *fsmn; /* TREE, FSMN */
+  size_t tree_n, fsmn_n;
 } tree_of;
 
 /* Does the IEOT extension (e, n bytes) split the count entries at starts
@@ -416,6 +420,10 @@ static bool walk(const unsigned char *p, size_t n, size_t hlen, entry_fn fn, voi
     if (memcmp(p + pos, "TREE", 4) == 0 && p == tree_of.p) {
       tree_of.tree = p + pos + 8;
       tree_of.tree_n = size;
+    }
+    if (memcmp(p + pos, "FSMN", 4) == 0 && p == tree_of.p) {
+      tree_of.fsmn = p + pos + 8;
+      tree_of.fsmn_n = size;
     }
     pos += 8 + size;
   }
@@ -914,6 +922,100 @@ static const char *cache_tree_reason(const struct idx *ix)
   return why && *why ? why : NULL;
 }
 
+/* The data of the FSMN extension of the index p (n bytes, hash size hlen),
+ * or NULL; *ret_n: its size. */
+static const unsigned char *fsmn_of(const unsigned char *p, size_t n, size_t hlen, size_t *ret_n)
+{
+  const unsigned char *link, *f;
+  size_t link_n;
+
+  tree_of.p = p;
+  tree_of.fsmn = NULL;
+  tree_of.fsmn_n = 0;
+  if (!walk(p, n, hlen, no_entry, NULL, &link, &link_n))
+    tree_of.fsmn = NULL;
+  f = tree_of.fsmn;
+  *ret_n = tree_of.fsmn_n;
+  tree_of.p = NULL;
+  return f;
+}
+
+/* The FSMN data f (n bytes): its token (a version 1 timestamp as decimal
+ * text into buf, or a version 2 token), and in *ret_bits the position of its
+ * EWAH bitmap (of the dirty entries); NULL when it does not parse. */
+static const char *fsmn_token(const unsigned char *f, size_t n, char *buf, size_t bufn,
+                              size_t *ret_bits)
+{
+  const unsigned char *nul;
+
+  if (n >= 12 && be32(f) == 1) {
+    snprintf(buf, bufn, "%llu", (unsigned long long)be64(f + 4));
+    *ret_bits = 12;
+    return buf;
+  }
+  if (n < 4 || be32(f) != 2 || (nul = memchr(f + 4, '\0', n - 4)) == NULL)
+    return NULL;
+  *ret_bits = (size_t)(nul - f) + 1;
+  return (const char *)f + 4;
+}
+
+/* Does the EWAH bitmap at f + pos (of n bytes in all: its size, then it)
+ * mark each of count entries? */
+static bool fsmn_all_dirty(const unsigned char *f, size_t n, size_t pos, uint32_t count)
+{
+  cleanup_free unsigned char *bits = NULL;
+  size_t size;
+
+  if (n - pos < 4 || (size = be32(f + pos)) > n - pos - 4)
+    return false;
+  bits = xmalloc0((size_t)count / 8 + 1);
+  if (ewah_read(f + pos + 4, size, bits, count) == 0)
+    return false;
+  for (uint32_t i = 0; i < count; i++)
+    if (!(bits[i / 8] & (1u << (i % 8))))
+      return false;
+  return true;
+}
+
+/* git's file-system monitor data (FSMN): on a host with core.fsmonitor, git
+ * takes every entry its bitmap does not mark dirty as unchanged unless the
+ * monitor names it as changed since the token, and lstats none of them: a
+ * token of the agent's choosing (a time to come, another monitor's clock)
+ * hides the agent's changes.  It passes when its token is a time already
+ * past (what git writes where no monitor answers: the commit's writes come
+ * after it), the host's index's own token, or it marks every entry dirty. */
+static const char *fsmn_reason(const struct idx *ix, int host_fd)
+{
+  cleanup_free unsigned char *hp = NULL;
+  const unsigned char *f, *hf;
+  const char *tok, *htok;
+  char buf[32], hbuf[32];
+  size_t fn, hn, hfn, bits, hbits;
+  struct timespec now;
+
+  if ((f = fsmn_of(ix->p, ix->n, ix->hlen, &fn)) == NULL)
+    return NULL;
+  if ((tok = fsmn_token(f, fn, buf, sizeof buf, &bits)) != NULL) {
+    char *end;
+    unsigned long long t;
+    errno = 0;
+    t = strtoull(tok, &end, 10);
+    if (*tok >= '0' && *tok <= '9' && *end == '\0' && errno == 0 &&
+        clock_gettime(CLOCK_REALTIME, &now) == 0 &&
+        t <= (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec)
+      return NULL;
+    if (host_fd >= 0 && read_index(host_fd, &hp, &hn) && hn >= 12 + ix->hlen &&
+        (hf = fsmn_of(hp, hn, ix->hlen, &hfn)) != NULL &&
+        (htok = fsmn_token(hf, hfn, hbuf, sizeof hbuf, &hbits)) != NULL && streq(htok, tok))
+      return NULL;
+    if (ix->base == NULL && fsmn_all_dirty(f, fn, bits, be32(ix->p + 8)))
+      return NULL;
+  }
+  return "a git index whose file-system monitor data (FSMN) marks files unchanged under a token "
+         "that is neither a time past nor the host's (with core.fsmonitor the host's git status, "
+         "diff and checkout would take the agent's changes to them as none)";
+}
+
 /* The agent's index is walked twice (paths, then its risky entries against
  * the host's), so that only the host's risky entries are kept in memory. */
 const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
@@ -947,6 +1049,8 @@ const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared 
   }
   if (why == NULL)
     why = cache_tree_reason(&ix);
+  if (why == NULL)
+    why = fsmn_reason(&ix, host_fd);
   scan_reset(&s);
   scan_reset(&host);
   idx_free(&ix);

@@ -1115,6 +1115,56 @@ PY
   git -C "$HOST" ls-files --resolve-undo | grep -q f.txt || fail "no resolve-undo on the host"
 }
 
+# git's file-system monitor data (FSMN extension): on a host with core.fsmonitor, git takes
+# each entry its bitmap does not mark dirty as unchanged unless the monitor names it as
+# changed since the index's token, and lstats none of them.  The agent changed notes.txt and
+# wrote an FSMN with a token of its own and no entry dirty; the host's monitor (here a hook
+# with nothing to report for that token, as a monitor answers a clock it will reach later)
+# made the host's git status and diff show nothing and git checkout -- notes.txt restore
+# nothing.  An honest FSMN (git's own where no monitor answers: a time already past) passes.
+@test "escape: an index whose file-system monitor token (FSMN) hides the agent's change from the host's git" {
+  host_repo plain
+  echo notes >"$HOST/notes.txt" && git -C "$HOST" add notes.txt && git -C "$HOST" commit -q -m notes
+  printf '#!/bin/sh\nprintf "tok\\0"\n' >"$T/fsm.sh" && chmod +x "$T/fsm.sh"
+  bundle_usr "set -e; cd /workspace; echo changed >>notes.txt; python3 /etc/fsmn.py && echo PLANTED"
+  cat >"$BUNDLE/rootfs/etc/fsmn.py" <<'PY'
+import hashlib, struct
+d = open(".git/index", "rb").read()[:-20]
+ewah = struct.pack(">III", 0, 0, 0)  # no entry dirty
+data = struct.pack(">I", 2) + b"tok\0" + struct.pack(">I", len(ewah)) + ewah
+out = d + b"FSMN" + struct.pack(">I", len(data)) + data
+open(".git/index", "wb").write(out + hashlib.sha1(out).digest())
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/index
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/index"* ]] || fail "commit: $output"
+  # (--no-optional-locks: the host's status does not write its index, with the hook's token)
+  [ "$(git -C "$HOST" --no-optional-locks -c core.fsmonitor="$T/fsm.sh" status --porcelain)" = " M notes.txt" ] ||
+    fail "the host's git status: $(git -C "$HOST" --no-optional-locks -c core.fsmonitor="$T/fsm.sh" status --porcelain)"
+  # control: the index included, the host's git with its monitor sees no change (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  [ -z "$(git -C "$HOST" -c core.fsmonitor="$T/fsm.sh" status --porcelain)" ] &&
+    [ "$(git -C "$HOST" -c core.fsmonitor="$T/fsm.sh" ls-files -f notes.txt)" = "h notes.txt" ] ||
+    fail "control: $(git -C "$HOST" -c core.fsmonitor="$T/fsm.sh" status --porcelain)"
+}
+
+@test "workspace: an honest git with a file-system monitor that does not answer commits its index (FSMN, a past time)" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; echo x >new.txt; git -c core.fsmonitor=/bin/false add new.txt
+    git -c core.fsmonitor=/bin/false status --porcelain >/dev/null; grep -q FSMN .git/index && echo DONE"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *DONE* ]] || fail "run: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '.changes[] | select(.path == ".git/index") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest index is protected: $(jq -c '.changes[] | select(.path == ".git/index")' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" status --porcelain)" = "A  new.txt" ] || fail "host status: $(git -C "$HOST" status --porcelain)"
+}
+
 # The agent's commits are read too: a ref it changed names a commit whose
 # tree the host's `git checkout -- .`, `git restore .` or `git reset --hard`
 # writes.  A `.envrc`, cached bytecode or a symlink to a host file held back

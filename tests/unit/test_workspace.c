@@ -1045,6 +1045,38 @@ static void test_git_index_reuc(void)
          "git index: a resolve-undo record that does not parse is refused");
 }
 
+/* File-system monitor data (FSMN): a token of the agent's that is not a
+ * time past, with entries marked unchanged, is refused. */
+static void test_git_index_fsmn(void)
+{
+  static const char *const good[] = {"Makefile", "notes.txt"};
+  /* version 2, a token, an EWAH of no bits (size 12: 0 bits, 0 words, 0) */
+  static const char tok[] = "\0\0\0\2tok\0\0\0\0\x0c\0\0\0\0\0\0\0\0\0\0\0\0";
+  static const char future[] = "\0\0\0\2"
+                               "99999999999999999999\0\0\0\0\x0c\0\0\0\0\0\0\0\0\0\0\0\0";
+  static const char past[] = "\0\0\0\2"
+                             "1000\0\0\0\0\x0c\0\0\0\0\0\0\0\0\0\0\0\0";
+  /* both entries dirty: 2 bits, 1 word: a marker word with one literal, then 0b11 */
+  static const char dirty[] = "\0\0\0\2tok\0\0\0\0\x1c\0\0\0\x02\0\0\0\x02"
+                              "\0\0\0\x02\0\0\0\0"
+                              "\0\0\0\0\0\0\0\x03\0\0\0\0";
+
+  tap_ok(index_says(index_with_ext(index_fd(2, 20, good, 2, true), 20, "FSMN", tok, sizeof tok - 1),
+                    "") &&
+             index_says(index_with_ext(index_fd(2, 20, good, 2, true), 20, "FSMN", future,
+                                       sizeof future - 1),
+                        ""),
+         "git index: FSMN marking entries unchanged under an agent's token or a time to come is "
+         "refused");
+  tap_ok(
+      index_says(index_with_ext(index_fd(2, 20, good, 2, true), 20, "FSMN", past, sizeof past - 1),
+                 NULL) &&
+          index_says(
+              index_with_ext(index_fd(2, 20, good, 2, true), 20, "FSMN", dirty, sizeof dirty - 1),
+              NULL),
+      "git index: FSMN with a past time, or with every entry dirty, passes");
+}
+
 static void test_git_index(void)
 {
   static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
@@ -1078,6 +1110,7 @@ static void test_git_index(void)
   test_git_index_entries();
   test_git_index_split();
   test_git_index_reuc();
+  test_git_index_fsmn();
 }
 
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
