@@ -575,10 +575,10 @@ static bool shared_read(struct idx *ix, const unsigned char *link, size_t link_n
 }
 
 /* Prepare ix for the index p (n bytes): its hash size (SHA-1, else
- * SHA-256) and, for a split index, its shared index (shared_read).  False
- * when it does not parse or merge. */
+ * SHA-256; only: that one alone, 0 for either) and, for a split index, its
+ * shared index (shared_read).  False when it does not parse or merge. */
 static bool idx_prepare(struct idx *ix, const unsigned char *p, size_t n,
-                        const struct ws_git_shared *sh, bool host)
+                        const struct ws_git_shared *sh, bool host, size_t only)
 {
   const unsigned char *link = NULL;
   size_t link_n = 0;
@@ -589,9 +589,9 @@ static bool idx_prepare(struct idx *ix, const unsigned char *p, size_t n,
   if (n < 12 || memcmp(p, "DIRC", 4) != 0 || (version = be32(p + 4)) < 2 || version > 4)
     return false;
   walk_refused = false;
-  if (walk(p, n, 20, no_entry, NULL, &link, &link_n))
+  if (only != 32 && walk(p, n, 20, no_entry, NULL, &link, &link_n))
     ix->hlen = 20;
-  else if (!walk_refused && walk(p, n, 32, no_entry, NULL, &link, &link_n))
+  else if (only != 20 && !walk_refused && walk(p, n, 32, no_entry, NULL, &link, &link_n))
     ix->hlen = 32;
   else
     return false;
@@ -686,7 +686,7 @@ static void host_entries(int host_fd, const struct ws_git_shared *sh, struct sca
   struct idx ix = {0};
   size_t n;
 
-  if (host_fd >= 0 && read_index(host_fd, &p, &n) && idx_prepare(&ix, p, n, sh, true) &&
+  if (host_fd >= 0 && read_index(host_fd, &p, &n) && idx_prepare(&ix, p, n, sh, true, 0) &&
       !scan_pass(s, &ix))
     scan_reset(s);
   idx_free(&ix);
@@ -1016,6 +1016,24 @@ static const char *fsmn_reason(const struct idx *ix, int host_fd)
          "diff and checkout would take the agent's changes to them as none)";
 }
 
+/* The hash size of the host's index: 20 or 32, the one it reads as (0 when
+ * there is none or it does not parse).  git knows it from the repository;
+ * the same bytes may read as either (an index refused as SHA-1 was read
+ * again as SHA-256), so the agent's must read as the host's does. */
+static size_t host_hlen(int host_fd)
+{
+  cleanup_free unsigned char *p = NULL;
+  const unsigned char *link;
+  size_t n, link_n;
+
+  if (host_fd < 0 || !read_index(host_fd, &p, &n) || n < 12 || memcmp(p, "DIRC", 4) != 0)
+    return 0;
+  walk_refused = false;
+  if (walk(p, n, 20, no_entry, NULL, &link, &link_n))
+    return 20;
+  return !walk_refused && walk(p, n, 32, no_entry, NULL, &link, &link_n) ? 32 : 0;
+}
+
 /* The agent's index is walked twice (paths, then its risky entries against
  * the host's), so that only the host's risky entries are kept in memory. */
 const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
@@ -1029,7 +1047,8 @@ const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared 
   size_t n;
 
   *ret_path = NULL;
-  if (!read_index(fd, &p, &n) || !idx_prepare(&ix, p, n, sh, false) || !scan_pass(&s, &ix))
+  if (!read_index(fd, &p, &n) || !idx_prepare(&ix, p, n, sh, false, host_hlen(host_fd)) ||
+      !scan_pass(&s, &ix))
     why = UNREADABLE;
   else if (s.bad) {
     *ret_path = s.bad;

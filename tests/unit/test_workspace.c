@@ -1077,6 +1077,24 @@ static void test_git_index_fsmn(void)
       "git index: FSMN with a past time, or with every entry dirty, passes");
 }
 
+/* The agent's index reads with the hash size of the host's: bytes that
+ * read as SHA-256 only are refused beside a SHA-1 host index. */
+static void test_git_index_hash_size(void)
+{
+  static const char *const good[] = {"Makefile", "a/b.c"};
+
+  tap_ok(
+      index_vs(index_fd(2, 32, good, 2, true), index_fd(2, 20, good, 2, true), NULL, "", NULL) &&
+          index_vs(index_fd(2, 20, good, 2, true), index_fd(2, 32, good, 2, true), NULL, "", NULL),
+      "git index: an index that reads only with another hash size than the host's is refused");
+  tap_ok(
+      index_vs(index_fd(2, 32, good, 2, true), index_fd(2, 32, good, 2, true), NULL, NULL, NULL) &&
+          index_vs(index_fd(2, 20, good, 2, true), index_fd(2, 20, good, 2, true), NULL, NULL,
+                   NULL) &&
+          index_vs(index_fd(2, 32, good, 2, true), -1, NULL, NULL, NULL),
+      "git index: the host's hash size, or either without a host index, passes");
+}
+
 static void test_git_index(void)
 {
   static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
@@ -1111,6 +1129,7 @@ static void test_git_index(void)
   test_git_index_split();
   test_git_index_reuc();
   test_git_index_fsmn();
+  test_git_index_hash_size();
 }
 
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
