@@ -432,15 +432,17 @@ void ws_changes_free(struct ws_changes *c)
   memset(c, 0, sizeof *c);
 }
 
-/* Is the added directory c a recorded mount point or a parent of one? */
+/* Is c an added directory that is a recorded mount point or a parent of
+ * one, or an added empty file that is one (a file bind's mount point)? */
 static bool mountpoint_dir(const struct ws_change *c, char *const *mps)
 {
   size_t n = strlen(c->path);
+  bool file = c->type == WS_T_FILE && c->size == 0;
 
-  if (c->kind != WS_ADDED || c->type != WS_T_DIR)
+  if (c->kind != WS_ADDED || (c->type != WS_T_DIR && !file))
     return false;
   for (size_t i = 0; mps[i]; i++)
-    if (strncmp(mps[i], c->path, n) == 0 && (mps[i][n] == '\0' || mps[i][n] == '/'))
+    if (strncmp(mps[i], c->path, n) == 0 && (mps[i][n] == '\0' || (!file && mps[i][n] == '/')))
       return true;
   return false;
 }

@@ -174,10 +174,11 @@ changes() {
 # does not list them and commit does not make them; what the agent puts beside them is
 # listed as usual.
 @test "workspace: mount points made for binds nested under /workspace are not agent changes" {
-  mkdir -p "$T/ext" && echo outside >"$T/ext/o.txt"
-  bundle_for 'cd /workspace && test -f cache/sub/o.txt && echo mine >cache/mine.txt && echo OK'
-  jq --arg e "$T/ext" '.mounts += [{"destination": "/workspace/cache/sub", "type": "bind", "source": $e, "options": ["rbind", "ro"]},
-      {"destination": "/workspace/tmp2", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}]' \
+  mkdir -p "$T/ext" && echo outside >"$T/ext/o.txt" && echo conf >"$T/app.conf"
+  bundle_for 'cd /workspace && test -f cache/sub/o.txt && test "$(cat conf/app.conf)" = conf && echo mine >cache/mine.txt && echo OK'
+  jq --arg e "$T/ext" --arg f "$T/app.conf" '.mounts += [{"destination": "/workspace/cache/sub", "type": "bind", "source": $e, "options": ["rbind", "ro"]},
+      {"destination": "/workspace/tmp2", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]},
+      {"destination": "/workspace/conf/app.conf", "type": "bind", "source": $f, "options": ["bind", "ro"]}]' \
     "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] && [[ "$output" == *OK* ]] || fail "run: $output"
@@ -185,16 +186,17 @@ changes() {
   [ "$output" = "$(printf 'added:cache\nadded:cache/mine.txt')" ] || fail "changes: $output"
   run ar workspace "$ID" commit
   [ "$status" -eq 0 ] || fail "commit: $output"
-  [ "$(cat "$HOST/cache/mine.txt")" = mine ] && [ ! -e "$HOST/cache/sub" ] && [ ! -e "$HOST/tmp2" ] ||
+  [ "$(cat "$HOST/cache/mine.txt")" = mine ] && [ ! -e "$HOST/cache/sub" ] && [ ! -e "$HOST/tmp2" ] &&
+    [ ! -e "$HOST/conf" ] ||
     fail "host: $(find "$HOST" | sort)"
   # the next run has no such mounts: what the agent puts at those paths is its change
-  jq '.process.args = ["sh", "-c", "cd /workspace && mkdir -p cache/sub tmp2/d && echo evil >cache/sub/evil.sh && echo e >tmp2/d/e && echo OK"] |
-      del(.mounts[] | select(.destination == "/workspace/cache/sub" or .destination == "/workspace/tmp2"))' \
+  jq '.process.args = ["sh", "-c", "cd /workspace && mkdir -p cache/sub tmp2/d && echo evil >cache/sub/evil.sh && echo e >tmp2/d/e && echo x >conf/app.conf && echo OK"] |
+      del(.mounts[] | select(.destination | startswith("/workspace/")))' \
     "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] && [[ "$output" == *OK* ]] || fail "run 2: $output"
   run changes
-  [ "$output" = "$(printf 'added:cache/sub\nadded:cache/sub/evil.sh\nadded:tmp2\nadded:tmp2/d\nadded:tmp2/d/e')" ] ||
+  [ "$output" = "$(printf 'added:cache/sub\nadded:cache/sub/evil.sh\nadded:conf\nadded:conf/app.conf\nadded:tmp2\nadded:tmp2/d\nadded:tmp2/d/e')" ] ||
     fail "changes of run 2: $output"
 }
 

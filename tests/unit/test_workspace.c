@@ -594,21 +594,27 @@ static void test_protect(void)
  * parent holding nothing else, goes; anything with a change below stays. */
 static void test_drop_mountpoints(void)
 {
-  static const char *const paths[] = {"a",       "a/b", "a/b/c", "d",   "d/m",
-                                      "d/x.txt", "e",   "f",     "f/y", "g"};
+  static const char *const paths[] = {"a", "a/b", "a/b/c", "d", "d/m", "d/x.txt", "e",
+                                      "f", "f/y", "g",     "h", "i",   "j"};
   static const enum ws_kind kinds[] = {WS_ADDED, WS_ADDED, WS_ADDED,    WS_ADDED, WS_ADDED,
-                                       WS_ADDED, WS_ADDED, WS_MODIFIED, WS_ADDED, WS_ADDED};
-  static const enum ws_ftype types[] = {WS_T_DIR,  WS_T_DIR, WS_T_DIR, WS_T_DIR,  WS_T_DIR,
-                                        WS_T_FILE, WS_T_DIR, WS_T_DIR, WS_T_FILE, WS_T_FILE};
-  char *mps[] = {"a/b/c", "d/m", "e", "f", "g", NULL};
+                                       WS_ADDED, WS_ADDED, WS_MODIFIED, WS_ADDED, WS_ADDED,
+                                       WS_ADDED, WS_ADDED, WS_ADDED};
+  static const enum ws_ftype types[] = {WS_T_DIR,  WS_T_DIR,  WS_T_DIR, WS_T_DIR,  WS_T_DIR,
+                                        WS_T_FILE, WS_T_DIR,  WS_T_DIR, WS_T_FILE, WS_T_FILE,
+                                        WS_T_FILE, WS_T_FILE, WS_T_FILE};
+  static const uint64_t sizes[] = {0, 0, 0, 0, 0, 3, 0, 0, 1, 2, 0, 5, 0};
+  char *mps[] = {"a/b/c", "d/m", "e", "f", "g", "h", "i", "j/k", NULL};
   struct ws_changes c = {0};
   cleanup_free char *left = xstrdup("");
 
   for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
     if (c.n == c.cap)
       c.v = xrealloc(c.v, (c.cap = c.cap ? 2 * c.cap : 16) * sizeof *c.v);
-    c.v[c.n++] = (struct ws_change){
-        .kind = kinds[i], .type = types[i], .path = xstrdup(paths[i]), .layer = 0};
+    c.v[c.n++] = (struct ws_change){.kind = kinds[i],
+                                    .type = types[i],
+                                    .path = xstrdup(paths[i]),
+                                    .size = sizes[i],
+                                    .layer = 0};
   }
   ws_drop_mountpoints(&c, mps);
   for (size_t i = 0; i < c.n; i++) {
@@ -616,9 +622,10 @@ static void test_drop_mountpoints(void)
     free(left);
     left = l;
   }
-  tap_ok(streq(left, "d d/x.txt f f/y g "),
-         "drop mount points: empty added directories at and above them go, a parent with a file, "
-         "a modified directory and a file at a mount point stay (%s)",
+  tap_ok(streq(left, "d d/x.txt f f/y g i j "),
+         "drop mount points: empty added directories at and above them and an empty file at one "
+         "go; a parent with a file, a modified directory, a file with data and a file above one "
+         "stay (%s)",
          left);
   ws_changes_free(&c);
 }
