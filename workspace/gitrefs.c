@@ -1018,9 +1018,20 @@ char *ws_git_ref_reason(struct ws_gitrefs **cache, const struct ws_change *ch,
    * keeps its value; committed, the ref takes the agent's packed one */
   if (ch->kind == WS_DELETED)
     return strncmp(rel, "refs/", 5) == 0 ? ref_text_reason(r, rel, NULL, 0, patterns) : NULL;
+  /* git branch, git tag and git log --decorate print a ref's name as it is
+   * (git refuses C0 and DEL in one, not C1 in UTF-8) */
+  if (ws_term_control((const unsigned char *)rel, strlen(rel))) {
+    cleanup_free char *q = ws_quote_path(rel);
+    return xfmt("a ref whose name holds terminal control characters (`git branch` prints it as "
+                "it is) (`%s`)",
+                q);
+  }
   k = read_file(l->fds[ch->layer], ch->path, &text, &n);
   if (k <= 0)
     return unreadable(rel);
+  if (strcmp(rel, "packed-refs") == 0 && ws_term_control((const unsigned char *)text, n))
+    return xstrdup("a packed-refs naming a ref whose name holds terminal control characters "
+                   "(`git branch` prints it as it is)");
   if (strcmp(rel, "packed-refs") == 0)
     return packed_reason(r, text, n, patterns);
   if (strcmp(rel, "FETCH_HEAD") == 0)

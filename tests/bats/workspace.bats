@@ -1261,10 +1261,11 @@ history_escape() {
     git commit -q -m \"\$(printf 'fix typo\033[1A\033[2K\033]0;owned\007')\"
     git tag -a -m \"\$(printf 'v1\033[2J')\" v1 && git checkout -q -b side HEAD~1 2>/dev/null || git checkout -q -b side
     printf 'caf\303\251\tdone\n' >m && git commit -q --allow-empty -F m
-    git update-ref -m \"\$(printf 'x\302\233' ; printf '2J')\" refs/heads/side2 HEAD && echo PLANTED"
+    git update-ref -m \"\$(printf 'x\302\233' ; printf '2J')\" refs/heads/side2 HEAD
+    git branch \"\$(printf 'b\302\233')2J\" && echo PLANTED"
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
-  marked .git/refs/heads/master .git/refs/tags/v1 .git/logs/refs/heads/side2
+  marked .git/refs/heads/master .git/refs/tags/v1 .git/logs/refs/heads/side2 '.git/refs/heads/b\u009b2J'
   run ar workspace "$ID" diff --format json
   [ "$(jq -r '.changes[] | select(.path == ".git/refs/heads/side") | .protected // "none"' <<<"$output")" = none ] ||
     fail "the honest branch is protected: $output"
