@@ -58,15 +58,19 @@ int egress_resolver_open(int netns_fd, uint16_t port, struct egress_resolver_opt
   static const int pro[5] = {NETLINK_NETFILTER, 0, 0, 0, 0};
   int fds[5] = {-1, -1, -1, -1, -1};
   int *out[5] = {&o->nl_fd, &o->udp4_fd, &o->udp6_fd, &o->tcp4_fd, &o->tcp6_fd};
+  int sock_errno;
 
   o->nl_fd = o->udp4_fd = o->udp6_fd = o->tcp4_fd = o->tcp6_fd = -1;
+  errno = 0;
   if (netns_sockets(netns_fd, 5, dom, typ, pro, fds, err) < 0)
     return -1;
+  /* why a socket is missing (EMFILE under a low limit, not "no IPv4") */
+  sock_errno = errno != 0 ? errno : EAFNOSUPPORT;
   for (int i = 0; i < 5; i++)
     *out[i] = fds[i];
   if (o->nl_fd < 0 || nft_socket_setup(o->nl_fd, err) < 0) {
     if (o->nl_fd < 0)
-      error_set(err, EAFNOSUPPORT, "resolver: netfilter netlink socket");
+      error_set(err, sock_errno, "resolver: netfilter netlink socket");
     egress_resolver_close(o);
     return -1;
   }
@@ -83,7 +87,7 @@ int egress_resolver_open(int netns_fd, uint16_t port, struct egress_resolver_opt
   }
   if (o->udp4_fd < 0 || o->tcp4_fd < 0) {
     egress_resolver_close(o);
-    return error_set(err, EAFNOSUPPORT, "resolver: ipv4 sockets");
+    return error_set(err, sock_errno, "resolver: ipv4 sockets");
   }
   return 0;
 }
