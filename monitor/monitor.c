@@ -761,7 +761,16 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   struct jbuf f = {0};
   uint64_t start = 0;
 
+  struct rlimit rl;
+
   reset_process(chan, o->state_dirfd, notify_chan, o->agent_fd);
+  /* the caller's soft limit of open files is not the audit's: its file
+   * records (fanotify, /proc, the workspace) and the seccomp listener take
+   * what the hard limit allows, before the first of them is opened */
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
   m.id = xstrdup(o->id);
   m.root = o->store; /* the workspaces live in the store */
   m.epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -43,3 +43,27 @@ cl_leftovers() {
 	done
 	[ "${#bad[@]}" -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
 }
+
+@test "emfile-monitor-files: under a low soft limit of open files the monitor takes the hard limit and still records the workspace's files" {
+	local n p mon ok=0 bad=()
+	for n in $(seq 26 2 40); do
+		(ulimit -Sn "$n" && AGENTRT_CL_MARK=$CL_MARK timeout --kill-after=5 30 \
+			"$AGENTRT" --root "$TEST_ROOT" --profile agent run -d --bundle "$BUNDLE" c$n \
+			</dev/null >/dev/null 2>"$BUNDLE/err") || continue # (the first test's business)
+		ok=$((ok + 1))
+		mon=
+		for p in $(cl_leftovers); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = agentrt-monitor ] && mon=$p
+		done
+		if [ -z "$mon" ]; then
+			bad+=("$n: no monitor found")
+		# soft = hard in the monitor: the caller's soft limit is not the audit's
+		elif ! awk '/^Max open files/ { exit $4 != $5 }' "/proc/$mon/limits"; then
+			bad+=("$n: monitor's $(grep 'open files' "/proc/$mon/limits")")
+		fi
+		! grep -q "no file records" "$BUNDLE/err" || bad+=("$n: $(<"$BUNDLE/err")")
+		rt delete --force c$n >/dev/null 2>&1 || bad+=("$n: delete --force failed")
+	done
+	[ "$ok" -gt 0 ] || fail "no create succeeded under limits 26..40"
+	[ "${#bad[@]}" -eq 0 ] || fail "$(printf '%s\n' "${bad[@]}")"
+}
