@@ -1021,6 +1021,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct tls_ca *tls_ca = NULL;
   cleanup_close int agent_fd = -1;
   cleanup_free char *pod_sandbox = NULL;
+  cleanup_close int netns_lock = -1; /* egress_netns_lock: until create ends */
   cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
   struct stat st;
   size_t cfg_len = 0;
@@ -1107,6 +1108,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   mo.exec_records = want_exec_records(g, cfg, pres);
   /* a pod's container: the sandbox's policy, with our entries added */
   if (pres && pres->egress.def != PROFILE_EGRESS_OFF) {
+    netns_lock = egress_netns_lock(g, c);
     if (egress_pod_sandbox(g, c, &pod_sandbox, err) < 0 ||
         (pod_sandbox && egress_pod_join(g, pod_sandbox, &pres->egress, err) < 0))
       goto fail;
@@ -1229,6 +1231,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     console_clear_onlcr(ret_r->pty_master); /* before START: no output yet */
   }
   FAILPOINT("create-after-state");
+  egress_netns_unlock(g, &netns_lock);
   log_debug("create `%s`: init %d ready", c->id, ret_r->pid);
   *ret_c = c;
   return 0;
@@ -1251,6 +1254,7 @@ fail:
     proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
   monitor_abandon(&mh);
   container_abort(c, g);
+  egress_netns_unlock(g, &netns_lock);
   container_run_poststop(c, "create");
   container_free(c);
   return -1;

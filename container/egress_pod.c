@@ -128,6 +128,8 @@ void egress_teardown(struct container *c, const struct global_opts *g)
   }
 }
 
+#define NETNS_LOCK ".egress-netns.lock"
+
 /* ----------------------------------------------------------------- pods */
 
 /* containerd's CRI and CRI-O name the pod's sandbox (pause) container */
@@ -163,6 +165,44 @@ static char *netns_policer(const struct global_opts *g, const char *self, const 
   if (stat(path, &ns) < 0)
     return NULL;
   return netns_container(g, self, &ns, true, &failed);
+}
+
+int egress_netns_lock(const struct global_opts *g, const struct container *c)
+{
+  const struct oci_namespace *ns = oci_config_namespace(c->config, OCI_NS_NETWORK);
+  cleanup_free char *path = NULL;
+
+  if (ns == NULL || ns->path == NULL || *ns->path == '\0')
+    return -1;
+  path = xfmt("%s/" NETNS_LOCK, g->root);
+  /* a record lock, not flock(): the monitor and the init, forked while
+   * create holds it, must not hold it with their copies of the fd (a flock
+   * is the open file's: the next create would wait for the init's exec).
+   * The last holder removes the file (egress_netns_unlock): a lock taken
+   * on a file removed meanwhile is taken again on the new one. */
+  for (int tries = 0; tries < 8; tries++) {
+    struct stat a, b;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+      return -1;
+    if (fcntl(fd, F_SETLKW, &(struct flock){.l_type = F_WRLCK, .l_whence = SEEK_SET}) == 0 &&
+        fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+      return fd;
+    close(fd);
+  }
+  return -1; /* without it, as before: a second policy fails with EADDRINUSE */
+}
+
+void egress_netns_unlock(const struct global_opts *g, int *fd)
+{
+  cleanup_free char *path = NULL;
+
+  if (*fd < 0)
+    return;
+  path = xfmt("%s/" NETNS_LOCK, g->root);
+  unlink(path); /* still ours: a waiter finds it gone and makes another */
+  close(*fd);
+  *fd = -1;
 }
 
 int egress_pod_sandbox(const struct global_opts *g, const struct container *c, char **ret_id,

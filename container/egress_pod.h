@@ -11,6 +11,16 @@
 /* create, before anything is started: refuse a policy the container's own
  * capabilities could undo.  No policy (`oci`): 0. */
 int egress_check(const struct container *c, const struct profile_egress *pe, struct error *err);
+/* A container joining a network namespace by path: an exclusive lock of the
+ * root's .egress-netns.lock (its fd, or -1: no path, or no lock), held by
+ * create until it ends (the file removed then: egress_netns_unlock), so that a second create
+ * looking for the policer of that namespace (egress_pod_sandbox) waits until the first one's
+ * monitor polices it or the first create failed and is gone: two `run` given one namespace path at
+ * once both started their own policy, and one failed with EADDRINUSE (egress.bats netns-join-race).
+ */
+int egress_netns_lock(const struct global_opts *g, const struct container *c);
+/* Removes the lock file and closes *fd (-1 after; nothing when -1). */
+void egress_netns_unlock(const struct global_opts *g, int *fd);
 /* Pods (Kubernetes through containerd's CRI or CRI-O, Podman pods): the
  * containers share the sandbox (pause) container's network namespace.  The
  * sandbox installs the table and hosts the resolver; a container of the

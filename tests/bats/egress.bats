@@ -682,6 +682,39 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	[[ "$output" != *agentrt* ]] || fail "the table outlived the last container: $output"
 }
 
+@test "egress: netns-join-race: two containers given one namespace path at once share one policy (Docker's --network container:X started beside X)" {
+	# Each create looked for the namespace's policer before the other's monitor had one: both
+	# started a policy, the second resolver's bind failed ("already has an agentrt egress
+	# policy", EADDRINUSE), about 1 in 6 tries; now the second waits for the first's create.
+	local b2=$BUNDLE/b2 base=$ID i p1 p2 s1 s2
+	mkdir -p "$b2"
+	jq --arg r "$ROOTFS" '.root.path = $r | .linux.cgroupsPath = (.linux.cgroupsPath + "-b2")' \
+		"$BUNDLE/config.json" >"$b2/config.json"
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+			"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_PROFILE" run -d --bundle "$BUNDLE" "$base-a$i" \
+			</dev/null >/dev/null 2>"$BUNDLE/a.err" &
+		p1=$!
+		timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+			"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_PROFILE" run -d --bundle "$b2" "$base-b$i" \
+			</dev/null >/dev/null 2>"$BUNDLE/b.err" &
+		p2=$!
+		s1=0 s2=0
+		wait "$p1" || s1=$?
+		wait "$p2" || s2=$?
+		[ "$s1" -eq 0 ] && [ "$s2" -eq 0 ] ||
+			fail "try $i: run -d: $s1 $(cat "$BUNDLE/a.err") / $s2 $(cat "$BUNDLE/b.err")"
+		[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c agentrt)" = 1 ] || fail "try $i: not one table"
+		ID=$base-a$i
+		run connect 198.51.100.20 80
+		[[ "$output" != *hello* ]] || fail "try $i: a refused host reached: $output"
+		rt delete --force "$base-a$i" >/dev/null
+		rt delete --force "$base-b$i" >/dev/null
+		run egt_ns "$EGT_CTR" nft list tables
+		[[ "$output" != *agentrt* ]] || fail "try $i: the table outlived both: $output"
+	done
+}
+
 # ------------------------------------------------- side channels, inbound, IPv6 (THREAT-MODEL)
 
 # sniff_start FILE: every frame that reaches the container's next hop (i0) into FILE
