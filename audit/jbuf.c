@@ -108,13 +108,34 @@ static bool is_control(const unsigned char *p, size_t l)
   return l == 0 || p[0] < 0x20 || p[0] == 0x7f || (l == 2 && p[0] == 0xc2 && p[1] < 0xa0);
 }
 
+/* The code point of the character at p (l bytes) if it is one a terminal
+ * shows as nothing while it changes the line: a bidirectional mark,
+ * embedding, override or isolate (U+061C, U+200E, U+200F, U+202A..U+202E,
+ * U+2066..U+2069: "rlo<U+202E>hs.txt" shows as "rlotxt.sh"), a zero-width
+ * character (U+200B..U+200D, U+2060..U+2064, U+FEFF) or a line or
+ * paragraph separator (U+2028, U+2029); else 0. */
+static uint32_t invisible_cp(const unsigned char *p, size_t l)
+{
+  uint32_t cp;
+
+  if (l == 2 && p[0] == 0xd8 && p[1] == 0x9c)
+    return 0x061c;
+  if (l != 3)
+    return 0;
+  cp = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+  if ((cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+      (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff)
+    return cp;
+  return 0;
+}
+
 bool jb_has_control(const char *s, size_t n)
 {
   const unsigned char *p = (const unsigned char *)s;
 
   for (size_t i = 0, l; i < n; i += l ? l : 1) {
     l = utf8_len(p + i, n - i);
-    if (is_control(p + i, l))
+    if (is_control(p + i, l) || invisible_cp(p + i, l) != 0)
       return true;
   }
   return false;
@@ -130,6 +151,8 @@ void jb_text(struct jbuf *b, const char *s, size_t n)
       l = l ? l : 1;
       for (size_t k = 0; k < l; k++)
         jb_printf(b, "\\x%02x", p[i + k]);
+    } else if (invisible_cp(p + i, l) != 0) {
+      jb_printf(b, "\\u%04x", (unsigned)invisible_cp(p + i, l));
     } else if (p[i] == '\\') {
       jb_raw(b, "\\\\", 2);
     } else {
@@ -165,6 +188,9 @@ void jb_quote(struct jbuf *b, const char *s, size_t n)
       jb_printf(b, "\\u%04x", c);
     } else if (is_control(p + i, l)) {
       jb_printf(b, "\\u%04x", p[i + 1]); /* C1: U+0080..U+009F */
+    } else if (invisible_cp(p + i, l) != 0) {
+      /* the same string to a JSON reader, no bidi control on a terminal */
+      jb_printf(b, "\\u%04x", (unsigned)invisible_cp(p + i, l));
     } else {
       jb_raw(b, s + i, l);
     }

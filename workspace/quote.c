@@ -44,21 +44,29 @@ char *ws_quote_path(const char *path)
 }
 
 /* Bytes of a code point at s that a terminal acts on instead of showing: a C1
- * control (U+0080 to U+009F: 0x9b is CSI) or a bidirectional override or
- * isolate (U+202A to U+202E, U+2066 to U+2069: a line shown in another order
- * than it is read), or 0.  *cp: the code point. */
+ * control (U+0080 to U+009F: 0x9b is CSI), a bidirectional mark, override or
+ * isolate (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069: a
+ * line shown in another order than it is read), a zero-width character
+ * (U+200B to U+200D, U+2060 to U+2064, U+FEFF) or a line or paragraph
+ * separator (U+2028, U+2029), or 0.  *cp: the code point. */
 static size_t hidden_cp(const unsigned char *s, unsigned *cp)
 {
+  unsigned c;
+
   if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) {
     *cp = s[1];
     return 2;
   }
-  if (s[0] == 0xe2 && s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) {
-    *cp = 0x2000 + (s[2] - 0x80);
-    return 3;
+  if (s[0] == 0xd8 && s[1] == 0x9c) {
+    *cp = 0x061c;
+    return 2;
   }
-  if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9) {
-    *cp = 0x2040 + (s[2] - 0x80);
+  if ((s[0] & 0xf0) != 0xe0 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+    return 0;
+  c = (unsigned)(s[0] & 0x0f) << 12 | (unsigned)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+  if ((c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+      (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff) {
+    *cp = c;
     return 3;
   }
   return 0;

@@ -1869,3 +1869,38 @@ assert_monitor_gone() {
 	[ "$(grep -n "new0 (" <<<"$shown" | cut -d: -f1)" -gt "$(grep -n "a.txt (" <<<"$shown" | cut -d: -f1)" ] ||
 		fail "new files first: $output"
 }
+
+@test "audit-evidence: bidi-name: bidi overrides, isolates, marks and zero-width characters in names and argv reach no reviewer's terminal raw" {
+	# U+202E in a name shows "bidi<RLO>txt.sh" as "bidihs.txt"; U+2066..U+2069, U+200E/F and
+	# U+061C reorder a line; U+200B..U+200D, U+2060, U+FEFF hide in it; U+2028 breaks it.
+	# They were written raw by `audit --summary`, `audit --format text` and the trail itself
+	# (jb_text and jb_quote escaped C0 and C1 only), and U+200F, U+061C and U+2028 raw in
+	# `workspace diff --patch` content.  An honest name (café) stays as it is.
+	bind_workspace
+	set_cmd 'cd /workspace && for n in "rlo\342\200\256hs.txt" "lri\342\201\246x" "pdi\342\201\251x" "rlm\342\200\217x" "alm\330\234x" "zwj\342\200\215x" "zwsp\342\200\213x" "wj\342\201\240x" "bom\357\273\277x" "ls\342\200\250x"; do : >"$(printf "$n")"; done &&
+		echo café >"café" && printf "a\342\200\217b\330\234c\342\200\250d\342\201\247e\n" >content.txt &&
+		cp /bin/busybox "$(printf "/tmp/p\342\200\256gs")"; "$(printf "/tmp/p\342\200\256gs")" true;
+		sleep 1.5 && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra workspace "$ID" diff --patch >"$BUNDLE/patch" 2>&1
+	ra delete "$ID"
+	[ -n "$(file_ops "$ID" "/workspace/$(printf 'rlo\342\200\256hs.txt')")" ] || fail "no record of the rlo file"
+	ra audit --summary "$ID" >"$BUNDLE/summary" 2>&1
+	ra audit --format text "$ID" >"$BUNDLE/text" 2>&1
+	ra audit "$ID" >"$BUNDLE/plain" 2>&1
+	for f in summary text plain patch; do
+		for c in '\342\200\256' '\342\201\246' '\342\201\251' '\342\200\217' '\330\234' '\342\200\215' '\342\200\213' \
+			'\342\201\240' '\357\273\277' '\342\200\250' '\342\201\247'; do
+			! LC_ALL=C grep -qF "$(printf "$c")" "$BUNDLE/$f" || fail "$f has $c raw: $(cat -v "$BUNDLE/$f")"
+		done
+	done
+	grep -q '^  /workspace/rlo\\u202ehs.txt (create)$' "$BUNDLE/summary" || fail "summary: $(cat -v "$BUNDLE/summary")"
+	grep -q '^  /tmp/p\\u202egs$' "$BUNDLE/summary" || fail "summary: $(cat -v "$BUNDLE/summary")"
+	grep -q "^  /workspace/café (create,modify)$" "$BUNDLE/summary" || fail "café: $(cat -v "$BUNDLE/summary")"
+	# the trail still reads back as the names the agent chose
+	[ -n "$(file_ops "$ID" "/workspace/$(printf 'alm\330\234x')")" ] || fail "alm: $(cat -v "$BUNDLE/plain")"
+}
