@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
@@ -82,12 +83,16 @@ static char *label(const char *prefix, const char *path)
   return ws_quote_path(raw);
 }
 
-/* A unified diff of one change, or a "Binary files differ" line. */
+/* A unified diff of one change, or a line saying why there is none: a
+ * text too large to show was "Binary files differ" (text-called-binary: a
+ * line appended to a host text of 20,001 lines or over 1 MiB read as a
+ * binary's change). */
 static char *patch_of(const struct ws_layers *l, const struct ws_change *c)
 {
   cleanup_free char *a = NULL, *b = NULL, *la = NULL, *lb = NULL;
   const char *old = c->old_path ? c->old_path : c->path;
   size_t alen = 0, blen = 0;
+  bool big = false;
   char *p;
 
   if (c->type != WS_T_FILE || (c->kind == WS_MODIFIED && c->content_same) ||
@@ -107,7 +112,23 @@ binary:
   free(lb);
   la = label("a/", old);
   lb = label("b/", c->path);
+  if ((c->kind != WS_ADDED && a == NULL) || (c->kind != WS_DELETED && b == NULL))
+    big = (c->kind != WS_ADDED && c->old_size > WS_DIFF_MAX_BYTES) ||
+          (c->kind != WS_DELETED && c->size > WS_DIFF_MAX_BYTES);
+  else
+    big = memchr(a ? a : "", '\0', alen) == NULL && memchr(b ? b : "", '\0', blen) == NULL;
+  if (big)
+    return xfmt("Files %s and %s differ (not shown: over %zu bytes or %d lines)\n", la, lb,
+                (size_t)WS_DIFF_MAX_BYTES, WS_DIFF_MAX_LINES);
   return xfmt("Binary files %s and %s differ\n", la, lb);
+}
+
+/* ", mode 0644 -> 0755" when c's mode changed, then end */
+static void mode_change(FILE *out, const struct ws_change *c, const char *end)
+{
+  if ((c->old_mode & 07777) != (c->mode & 07777))
+    fprintf(out, ", mode %04o -> %04o", c->old_mode & 07777, c->mode & 07777);
+  fputs(end, out);
 }
 
 static void text_line(FILE *out, const struct ws_change *c)
@@ -132,8 +153,11 @@ static void text_line(FILE *out, const struct ws_change *c)
     else if (c->content_same)
       fprintf(out, "%s%s  (mode %04o -> %04o)", path, slash, c->old_mode, c->mode);
     else
-      fprintf(out, "%s  (%llu -> %llu bytes)", path, (unsigned long long)c->old_size,
+      fprintf(out, "%s  (%llu -> %llu bytes", path, (unsigned long long)c->old_size,
               (unsigned long long)c->size);
+    /* a mode changed with the content (mode-hidden-by-content) */
+    if (c->old_type == c->type && !c->content_same)
+      mode_change(out, c, ")");
     break;
   case WS_DELETED:
     if (c->type == WS_T_DIR)
@@ -144,7 +168,8 @@ static void text_line(FILE *out, const struct ws_change *c)
               (unsigned long long)c->old_size);
     break;
   case WS_RENAMED:
-    fprintf(out, "%s -> %s  (%llu bytes)", old, path, (unsigned long long)c->size);
+    fprintf(out, "%s -> %s  (%llu bytes", old, path, (unsigned long long)c->size);
+    mode_change(out, c, ")");
     break;
   }
   if (c->target && c->kind != WS_DELETED) {

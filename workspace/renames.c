@@ -22,6 +22,7 @@
 struct cand {
   char *path;
   uint64_t size;
+  uint32_t mode; /* the host file's permission bits */
   size_t change; /* index of its WS_DELETED entry, SIZE_MAX when below a deleted dir */
   int state;     /* 0 not hashed, 1 hashed, -1 cannot hash */
   bool used;
@@ -33,13 +34,13 @@ struct cands {
   size_t n, cap;
 };
 
-static void add_cand(struct cands *c, const char *path, uint64_t size, size_t change)
+static void add_cand(struct cands *c, const char *path, uint64_t size, uint32_t mode, size_t change)
 {
   if (size == 0 || size > MAX_HASH_SIZE || c->n >= MAX_CANDIDATES)
     return;
   if (c->n == c->cap)
     c->v = xrealloc(c->v, (c->cap = c->cap ? c->cap * 2 : 16) * sizeof *c->v);
-  c->v[c->n++] = (struct cand){xstrdup(path), size, change, 0, false, {0}};
+  c->v[c->n++] = (struct cand){xstrdup(path), size, mode, change, 0, false, {0}};
 }
 
 /* Regular files below the deleted host directory open at fd. */
@@ -56,7 +57,7 @@ static void add_tree(struct cands *c, int fd, const char *path, dev_t dev, int d
     if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
       continue;
     if (S_ISREG(st.st_mode)) {
-      add_cand(c, child, (uint64_t)st.st_size, SIZE_MAX);
+      add_cand(c, child, (uint64_t)st.st_size, st.st_mode & 07777, SIZE_MAX);
     } else if (S_ISDIR(st.st_mode)) {
       cleanup_close int sub = ws_open_dir(fd, names[i]);
       if (sub >= 0)
@@ -89,7 +90,7 @@ static void collect(const struct ws_layers *l, const struct ws_changes *ch, stru
     if (d->kind != WS_DELETED)
       continue;
     if (d->type == WS_T_FILE) {
-      add_cand(c, d->path, d->old_size, i);
+      add_cand(c, d->path, d->old_size, d->old_mode, i);
     } else if (d->type == WS_T_DIR) {
       cleanup_close int fd = ws_open_beneath(l->hostfd, d->path, O_RDONLY | O_DIRECTORY, 0);
       struct stat st;
@@ -142,10 +143,10 @@ int ws_detect_renames(const struct ws_layers *l, struct ws_changes *ch, struct e
     a->old_path = xstrdup(d->path);
     a->old_type = WS_T_FILE;
     a->old_size = d->size;
-    if (d->change != SIZE_MAX) {
-      a->old_mode = ch->v[d->change].old_mode;
+    /* (also of a file below a deleted directory: diff shows a mode change) */
+    a->old_mode = d->mode;
+    if (d->change != SIZE_MAX)
       drop[d->change] = true;
-    }
   }
   for (size_t i = 0; i < ch->n; i++) {
     if (drop[i]) {
