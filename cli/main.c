@@ -243,7 +243,7 @@ int main(int argc, char **argv)
   if (argc > 1 && strcmp(argv[1], "sandbox-init") == 0) {
     r = cmd_sandbox_init(&g, argc - 1, argv + 1, &err);
     if (r < 0)
-      fprintf(stderr, "agentrt: %s\n", err.msg);
+      log_print_error("", err.msg);
     return r < 0 ? 1 : r;
   }
   while ((r = opt_next(&it, global_specs, &id, &val, "agentrt", &err)) == 1) {

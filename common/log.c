@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -80,6 +81,74 @@ static size_t json_escape(char *out, size_t n, const char *s)
   return o;
 }
 
+/* Length of the valid UTF-8 sequence at s, 0 when it is not one; *cp its
+ * code point. */
+static size_t utf8_at(const unsigned char *s, uint32_t *cp)
+{
+  size_t len = s[0] < 0x80             ? 1
+               : (s[0] & 0xe0) == 0xc0 ? 2
+               : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4
+                                       : 0;
+  uint32_t c = len == 1 ? s[0] : len == 2 ? s[0] & 0x1fu : len == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    c = c << 6 | (s[i] & 0x3fu);
+  }
+  if (len == 0 || (len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+      (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+    return 0;
+  *cp = c;
+  return len;
+}
+
+/* Does the terminal act on code point c instead of showing it: a C0 or C1
+ * control, DEL, a bidirectional mark, override or isolate, a zero-width
+ * character or a line separator? */
+static bool terminal_acts_on(uint32_t c)
+{
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x061c || (c >= 0x200b && c <= 0x200f) ||
+         (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
+         (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+}
+
+/* msg for a terminal: error messages name what the agent named (a file in
+ * its workspace), and an escape sequence or a newline in one must not
+ * repaint or forge the operator's screen (error-name-escape): such
+ * characters are written as \xNN (bytes not UTF-8) or \uXXXX. */
+static void safe_text(char *out, size_t n, const char *msg)
+{
+  const unsigned char *s = (const unsigned char *)msg;
+  size_t o = 0;
+
+  while (*s && o + 8 < n) {
+    uint32_t c = 0;
+    size_t l = utf8_at(s, &c);
+    if (l == 0) {
+      o += (size_t)snprintf(out + o, n - o, "\\x%02x", *s);
+      s++;
+    } else if (terminal_acts_on(c)) {
+      o += (size_t)snprintf(out + o, n - o, "\\u%04x", (unsigned)c);
+      s += l;
+    } else {
+      memcpy(out + o, s, l);
+      o += l;
+      s += l;
+    }
+  }
+  out[o] = '\0';
+}
+
+void log_print_error(const char *prefix, const char *msg)
+{
+  char safe[4096];
+
+  safe_text(safe, sizeof safe, msg);
+  dprintf(2, "agentrt: %s%s\n", prefix, safe);
+}
+
 static void write_record(enum log_level level, const char *msg)
 {
   char t[64], esc[4096], line[4608];
@@ -118,12 +187,12 @@ void log_msg(enum log_level level, const char *fmt, ...)
   write_record(level, msg);
   /* Without a log file, warnings (and debug when asked) go to stderr. */
   if (g_fd < 0 && level != LOG_INFO)
-    dprintf(2, "agentrt: %s%s\n", level == LOG_WARNING ? "warning: " : "", msg);
+    log_print_error(level == LOG_WARNING ? "warning: " : "", msg);
   errno = saved;
 }
 
 void log_fatal_error(const char *msg)
 {
   write_record(LOG_ERROR, msg);
-  dprintf(2, "agentrt: %s\n", msg);
+  log_print_error("", msg);
 }

@@ -27,6 +27,9 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 /* The one error line of a failed command: log file (level error) + stderr
  * as "agentrt: <msg>". */
 void log_fatal_error(const char *msg);
+/* "agentrt: <prefix><msg>" on stderr, controls, bidi and invisible
+ * characters in msg escaped for the terminal */
+void log_print_error(const char *prefix, const char *msg);
 /* Close the log fd (before handing fds to a container). */
 int log_fd(void);
 

@@ -1446,3 +1446,18 @@ in_new_userns() {
 	"$AGENTRT" --root "$SBX_ROOT" workspace inst2 purge >/dev/null 2>&1 || true
 	rm -rf "$SBX/home/.local"
 }
+
+@test "sandbox: error-name-escape: the review's error naming the agent's directory writes its escape sequences and newlines escaped" {
+	# `workspace diff` fails on a directory the agent made unreadable, and its error names it:
+	# agentrt printed error messages raw, so a name with ESC [2J cleared the operator's screen,
+	# an OSC 8 made a link of it, a newline forged a line, U+202E reversed the rest.
+	run sbx --name en0 -- sh -c 'd=$(printf "e\033[2J\033]8;;http:203.0.113.9\007x\nagentrt: ok\342\200\256"); mkdir "$d" && chmod 000 "$d"'
+	[ "$status" -eq 0 ] || fail "$output"
+	as_user "$AGENTRT" workspace en0 diff >"$SBX/run/out" 2>"$SBX/run/err" && fail "diff read an unreadable directory"
+	grep -q '^agentrt: .*cannot be listed' "$SBX/run/err" || fail "no error naming it: $(cat -v "$SBX/run/err")"
+	! LC_ALL=C grep -q $'\033\|\007' "$SBX/run/err" || fail "raw escape: $(cat -v "$SBX/run/err")"
+	! LC_ALL=C grep -qF "$(printf '\342\200\256')" "$SBX/run/err" || fail "raw U+202E: $(cat -v "$SBX/run/err")"
+	[ "$(grep -c '^agentrt: ' "$SBX/run/err")" = "$(wc -l <"$SBX/run/err")" ] || fail "a forged line: $(cat -v "$SBX/run/err")"
+	grep -qF 'e\u001b[2J' "$SBX/run/err" || fail "the name, escaped: $(cat -v "$SBX/run/err")"
+	as_user "$AGENTRT" workspace en0 purge
+}
