@@ -721,6 +721,16 @@ static bool is_protected(const struct files *f, const struct pending_file *p)
   return false;
 }
 
+/* Does the host directory have p's path (a change of a file that was
+ * there: written, deleted, moved away)? */
+static bool on_host(const struct files *f, const struct pending_file *p)
+{
+  size_t n = strlen(f->ws_path);
+  const char *rel = p->path + (strcmp(f->ws_path, "/") == 0 ? 1 : n + (p->path[n] == '/'));
+
+  return f->layers.hostfd >= 0 && *rel != '\0' && layer_state(f->layers.hostfd, rel) == L_PRESENT;
+}
+
 static bool tmpfile_name(const char *name, unsigned long long *ret_ino);
 
 /* Does the container's path (a record's) name an entry of the watched tree now? */
@@ -792,7 +802,7 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
 {
   struct jbuf b = {0};
   struct stat st;
-  bool linked = false, prot;
+  bool linked = false, prot, host;
 
   if (f->overlay && !p->dir && upper_stat(f, p->path, &st)) {
     remember_inode(f, &st, p->path);
@@ -807,10 +817,19 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
    * tools load) has a bucket of its own, which a flood of other changes
    * cannot empty; before, it was written in full whatever the rate, and
    * 12,000 files made under .vscode/ rotated the trail's earlier evidence
-   * out (protected-flood-rotation). */
+   * out (protected-flood-rotation).  So have changes of the host's own
+   * files: 300 files made, then a write to a host file, left it counted,
+   * not named (files-flood-coalesces-host-change). */
   prot = is_protected(f, p);
-  if (!monitor_flood_admit_n(m, "file", "", prot ? "review" : "", prot ? "held back" : NULL, p->pid,
-                             1))
+  host = !prot && f->overlay && on_host(f, p);
+  if (!monitor_flood_admit_n(m, "file", "",
+                             prot   ? "review"
+                             : host ? "host"
+                                    : "",
+                             prot   ? "held back"
+                             : host ? "a host file"
+                                    : NULL,
+                             p->pid, 1))
     goto out;
   /* after classify: a copy-up's create is not the agent's */
   if (has_op(p, OP_CLOSE_WRITE) && (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE)))

@@ -1904,3 +1904,25 @@ assert_monitor_gone() {
 	# the trail still reads back as the names the agent chose
 	[ -n "$(file_ops "$ID" "/workspace/$(printf 'alm\330\234x')")" ] || fail "alm: $(cat -v "$BUNDLE/plain")"
 }
+
+@test "audit-evidence: files-flood-coalesces-host-change: a host file changed right after a flood of new files is a record of its own" {
+	# File records are one bucket (200 at once, then 20 a second): 300 files made first, a
+	# write to the host's a.txt and its deletion of b.txt right after were only counted in a
+	# coalesced record, and neither the trail nor --summary named them.  Changes of files the
+	# host has take a bucket of their own, as protected paths do.
+	bind_workspace
+	set_cmd 'cd /workspace && i=0; while [ $i -lt 300 ]; do : >n$i; i=$((i + 1)); done;
+		echo evil >>a.txt; rm b.txt; sleep 2; touch /workspace/ready; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	jq -se 'any(.[]; .coalesced > 0)' <<<"$(ra audit --format json --kind file "$ID")" >/dev/null ||
+		fail "no flood: 300 files recorded in full"
+	[ -n "$(file_ops "$ID" /workspace/a.txt)" ] || fail "a.txt: only counted"
+	[ "$(file_ops "$ID" /workspace/b.txt)" = '["delete"]' ] || fail "b.txt: $(file_ops "$ID" /workspace/b.txt)"
+	run ra audit --summary "$ID"
+	assert_output_contains "  /workspace/a.txt (modify"
+}
