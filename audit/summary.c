@@ -57,6 +57,7 @@ struct audit_summary {
   struct name_of *names;
   size_t n_names;
   char *id, *created, *ended, *exit_how;
+  char *ws_path; /* the create record's workspace: programs run from it come first */
   bool monitor_started, monitor_ended, deleted; /* as verify.c tells a monitor that died */
   bool monitor_dead;                            /* the caller saw it gone, the container there */
   char *files_gap;              /* why the file list is incomplete (a "file" audit_error) */
@@ -162,6 +163,7 @@ void audit_summary_free(struct audit_summary *s)
   free(s->created);
   free(s->ended);
   free(s->exit_how);
+  free(s->ws_path);
   free(s->files_gap);
   free(s->programs_gap);
   free(s->net_gap);
@@ -344,6 +346,26 @@ static const char *loaded_program(yajl_val argv)
   return NULL;
 }
 
+/* A program's rank: one the agent may have made or fetched (a file outside
+ * the image's system directories, or in the workspace) comes before the
+ * system's own (R_NEW: the rest), so that running 20 system tools first
+ * does not push /tmp/exfil below "... and N more"
+ * (programs-flood-hides-agent-binary). */
+static enum rank program_rank(const struct audit_summary *s, const char *path)
+{
+  static const char *const sys[] = {"/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/opt/"};
+  size_t n = s->ws_path ? strlen(s->ws_path) : 0;
+
+  if (path == NULL || path[0] != '/')
+    return R_EXISTING;
+  if (n > 0 && strncmp(path, s->ws_path, n) == 0 && (path[n] == '/' || s->ws_path[n - 1] == '/'))
+    return R_EXISTING;
+  for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
+    if (strncmp(path, sys[i], strlen(sys[i])) == 0)
+      return R_NEW;
+  return R_EXISTING;
+}
+
 /* The files a program's pid opened by exec before the exec that ran
  * ("exec_before": ones that could not run, or a program that ran and
  * then exec'd one that could not): each listed, for one of them may have
@@ -357,7 +379,8 @@ static void add_exec_before(struct audit_summary *s, yajl_val v)
       continue;
     cleanup_free char *key = xfmt("%s (opened by exec before it, may have run)",
                                   YAJL_GET_STRING(before->u.array.values[i]));
-    list_add(&s->programs, key, NULL, 1);
+    list_add_ranked(&s->programs, key, NULL, 1,
+                    program_rank(s, YAJL_GET_STRING(before->u.array.values[i])));
   }
 }
 
@@ -373,8 +396,8 @@ static void add_program(struct audit_summary *s, yajl_val v)
     return;
   add_exec_before(s, v);
   if (n > 0) { /* a counted record: n starts of one program */
-    list_add(&s->programs, get_str(v, "program") ? get_str(v, "program") : "?", "counted",
-             (unsigned)n);
+    list_add_ranked(&s->programs, get_str(v, "program") ? get_str(v, "program") : "?", "counted",
+                    (unsigned)n, program_rank(s, get_str(v, "program")));
     return;
   }
   if (argv && argv->u.array.len > 0 && YAJL_IS_STRING(argv->u.array.values[0]))
@@ -386,12 +409,12 @@ static void add_program(struct audit_summary *s, yajl_val v)
   if (get_str(v, "script") != NULL) {
     cleanup_free char *key =
         xfmt("%s (script, run by %s)", get_str(v, "script"), exe != NULL ? exe : "?");
-    list_add(&s->programs, key, NULL, 1);
+    list_add_ranked(&s->programs, key, NULL, 1, program_rank(s, get_str(v, "script")));
     return;
   }
   if (exe != NULL && is_loader(exe) && loaded_program(argv) != NULL) {
     cleanup_free char *key = xfmt("%s (run by the loader %s)", loaded_program(argv), exe);
-    list_add(&s->programs, key, NULL, 1);
+    list_add_ranked(&s->programs, key, NULL, 1, R_EXISTING);
     return;
   }
   /* argv[0] is the program's own choice (exec -a git /tmp/exfil listed
@@ -399,10 +422,10 @@ static void add_program(struct audit_summary *s, yajl_val v)
    * the bare name of a file in a system directory (argv0-spoof) */
   if (name != NULL && exe != NULL && name != exe && !plain_name_of(name, exe)) {
     cleanup_free char *key = xfmt("%s (exe %s)", name, exe);
-    list_add(&s->programs, key, NULL, 1);
+    list_add_ranked(&s->programs, key, NULL, 1, program_rank(s, exe));
     return;
   }
-  list_add(&s->programs, name ? name : "?", NULL, 1);
+  list_add_ranked(&s->programs, name ? name : "?", NULL, 1, program_rank(s, exe ? exe : name));
 }
 
 static void add_exit(struct audit_summary *s, yajl_val v)
@@ -526,9 +549,13 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   kind = get_str(v, "kind");
   if (s->id == NULL)
     set(&s->id, get_str(v, "id"));
-  if (streq(kind, "create"))
+  if (streq(kind, "create")) {
+    const char *ws[] = {"workspace", "path", NULL};
+    yajl_val w = yajl_tree_get(v, ws, yajl_t_string);
     set(&s->created, get_str(v, "time"));
-  else if (streq(kind, "process"))
+    if (w != NULL)
+      set(&s->ws_path, YAJL_GET_STRING(w));
+  } else if (streq(kind, "process"))
     add_program(s, v);
   else if (streq(kind, "file"))
     add_file(s, v);
@@ -563,7 +590,18 @@ void audit_summary_add(struct audit_summary *s, const char *line, size_t len)
   yajl_tree_free(v);
 }
 
-static void render_entry(struct jbuf *b, const struct counted *c, bool ranked)
+/* How a ranked list names its first ranks and its last (NULL: not ranked,
+ * in order of first record). */
+struct ranking {
+  const char *first, *rest, *protected_label;
+};
+
+static const struct ranking file_ranks = {"protected paths or files that were there before",
+                                          "files it made", " [protected path]"};
+static const struct ranking program_ranks = {"programs from outside the system directories",
+                                             "programs of the system directories", NULL};
+
+static void render_entry(struct jbuf *b, const struct counted *c, const struct ranking *ranked)
 {
   /* what the agent named (programs, paths, hosts): escaped for the terminal */
   jb_puts(b, "  ");
@@ -575,8 +613,8 @@ static void render_entry(struct jbuf *b, const struct counted *c, bool ranked)
   }
   if (c->n > 1)
     jb_printf(b, " x%u", c->n);
-  if (ranked && c->rank == R_PROTECTED)
-    jb_puts(b, " [protected path]");
+  if (ranked && ranked->protected_label && c->rank == R_PROTECTED)
+    jb_puts(b, ranked->protected_label);
   jb_puts(b, "\n");
 }
 
@@ -586,7 +624,7 @@ static void render_entry(struct jbuf *b, const struct counted *c, bool ranked)
  * SUMMARY_SHOW_FIRST), and the line of the rest says how many of them
  * are of those ranks. */
 static void render_list(struct jbuf *b, const char *title, const struct list *l, const char *gap,
-                        bool ranked)
+                        const struct ranking *ranked)
 {
   size_t shown = 0, hidden_first = 0;
 
@@ -611,11 +649,12 @@ static void render_list(struct jbuf *b, const char *title, const struct list *l,
     }
   }
   if (l->n > shown && hidden_first > 0)
-    jb_printf(b,
-              "  ... and %zu more (%zu of them protected paths or files that were there before)\n",
-              l->n - shown, hidden_first);
+    jb_printf(b, "  ... and %zu more (%zu of them %s)\n", l->n - shown, hidden_first,
+              ranked->first);
+  else if (l->n > shown && ranked)
+    jb_printf(b, "  ... and %zu more (%s)\n", l->n - shown, ranked->rest);
   else if (l->n > shown)
-    jb_printf(b, "  ... and %zu more%s\n", l->n - shown, ranked ? " (files it made)" : "");
+    jb_printf(b, "  ... and %zu more\n", l->n - shown);
 }
 
 void audit_summary_set_monitor_dead(struct audit_summary *s)
@@ -673,10 +712,10 @@ char *audit_summary_render(const struct audit_summary *s)
   }
   if (s->oom)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
-  render_list(&b, "programs run", &s->programs, s->programs_gap, false);
-  render_list(&b, "files changed", &s->files, s->files_gap, true);
-  render_list(&b, "hosts reached", &s->reached, s->net_gap, false);
-  render_list(&b, "hosts refused", &s->refused, s->net_gap, false);
-  render_list(&b, "syscalls refused", &s->syscalls, NULL, false);
+  render_list(&b, "programs run", &s->programs, s->programs_gap, &program_ranks);
+  render_list(&b, "files changed", &s->files, s->files_gap, &file_ranks);
+  render_list(&b, "hosts reached", &s->reached, s->net_gap, NULL);
+  render_list(&b, "hosts refused", &s->refused, s->net_gap, NULL);
+  render_list(&b, "syscalls refused", &s->syscalls, NULL, NULL);
   return jb_take(&b);
 }

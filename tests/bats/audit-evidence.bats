@@ -1926,3 +1926,23 @@ assert_monitor_gone() {
 	run ra audit --summary "$ID"
 	assert_output_contains "  /workspace/a.txt (modify"
 }
+
+@test "audit-evidence: programs-flood-hides-agent-binary: 25 system tools run first do not push the agent's own binary below \"... and N more\"" {
+	# --summary showed 20 programs in the order of their first record: an agent that ran 25
+	# of the image's tools first (an honest build runs more) put /tmp/exfil, a copy it made,
+	# below "... and N more".  Programs from outside the system directories come first now.
+	# (busybox's tools by 25 names: its shell runs many of them itself, without an exec)
+	set_cmd 'i=0; while [ $i -lt 25 ]; do (exec -a tool$i /bin/busybox true) 2>/dev/null; i=$((i + 1)); done
+		cp /bin/busybox /tmp/exfil; /tmp/exfil true; sleep 1.5; touch /tmp/ready; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	for _ in $(seq 100); do rt exec "$ID" test -e /tmp/ready 2>/dev/null && break; sleep 0.1; done
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	run ra audit --summary "$ID"
+	shown=$(sed -n '/^programs run/,/^[^ ]/p' <<<"$output" | sed '/\.\.\. and/q')
+	grep -q "^  \.\.\. and " <<<"$shown" || fail "fewer than 21 programs: $output"
+	grep -q "^  /tmp/exfil" <<<"$shown" || fail "/tmp/exfil not shown: $output"
+	assert_output_contains "(programs of the system directories)"
+}
