@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/help.h"
 #include "cli/workspace_cmd.h"
+#include "container/init.h"
 #include "common/log.h"
 #include "common/sanitizer.h"
 #include "common/util.h"
@@ -236,6 +237,7 @@ int main(int argc, char **argv)
   int id, r;
   const char *val;
 
+  init_note_environ(environ);
   stdio_fill();
   /* The sandbox's pid 1 (cli/sandbox.c) runs inside the sandbox: none of
    * the runtime's set-up below (options, log, state root, data directory)

@@ -4,12 +4,13 @@
  * absent), in the bundle directory, with env = hook.env when the hook has
  * one and the runtime's own environment (the engine's: PATH for `nft`,
  * `nsenter`) when it has none, as runc and crun do.  Nothing of the image's
- * environment (process.env) ever reaches a hook: hooks run with host
- * privileges.  The state JSON goes to stdin through a pipe (a hook
- * that does not read it is fine: EPIPE is ignored), stdout and stderr are
- * the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on
- * the pipe with the hook's deadline; a hook past its timeout is SIGKILLed
- * with every process it started that is still below it (hook_kill_tree).
+ * environment (process.env) ever reaches a hook that runs with host
+ * privileges; a startContainer hook runs in the container as its program
+ * and, without env, gets process.env, as runc's (init.c: init-environ).  The state JSON goes to
+ * stdin through a pipe (a hook that does not read it is fine: EPIPE is ignored), stdout and stderr
+ * are the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on the pipe with the
+ * hook's deadline; a hook past its timeout is SIGKILLed with every process it started that is still
+ * below it (hook_kill_tree).
  */
 #include <ctype.h>
 #include <dirent.h>

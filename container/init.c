@@ -33,6 +33,38 @@
 #include "os/fsutil.h"
 #include "os/procfs.h"
 
+static char *env_area_start, *env_area_end;
+
+void init_note_environ(char **envp)
+{
+  char *end;
+
+  if (envp == NULL || envp[0] == NULL)
+    return;
+  /* the kernel's strings are contiguous: stop at the first one that is not */
+  end = envp[0];
+  for (size_t i = 0; envp[i] != NULL && envp[i] == end; i++)
+    end = envp[i] + strlen(envp[i]) + 1;
+  env_area_start = envp[0];
+  env_area_end = end;
+}
+
+/* Our environment moves to the heap (createContainer hooks without env still
+ * inherit it, as runc's and crun's do; the heap is not /proc/PID/environ)
+ * and the kernel's copy is zeroed. */
+static void wipe_environ(void)
+{
+  size_t n = strv_len(environ);
+  char **copy = xmalloc((n + 1) * sizeof *copy);
+
+  for (size_t i = 0; i < n; i++)
+    copy[i] = xstrdup(environ[i]);
+  copy[n] = NULL;
+  environ = copy;
+  if (env_area_start != NULL)
+    memset(env_area_start, 0, (size_t)(env_area_end - env_area_start));
+}
+
 /* Close every fd the init does not need before it waits for `start`: the
  * caller's fds that are not close-on-exec (an engine's pipes), our own
  * signalfd, log and cgroup fds.  Kept: stdio, the --preserve-fds range and
@@ -113,6 +145,13 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
 
 static int start_hooks(const void *ud, struct error *err)
 {
+  static char *none[] = {NULL};
+  const struct init_args *a = ud;
+
+  /* init-environ: these run in the container as its program does, which
+   * could read their environ: one without env gets process.env (as runc's),
+   * never the caller's */
+  environ = a->config->process->env != NULL ? a->config->process->env : none;
   return run_own_hooks(ud, OCI_HOOK_START_CONTAINER, "startContainer", "running", err);
 }
 
@@ -310,6 +349,10 @@ void init_main(struct init_args *a)
   /* CVE-2016-9962: nothing in the container may ptrace us while we still
    * hold host fds; execve resets this for the container's program. */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* init-environ: our /proc/PID/environ is the caller's environment (the
+   * engine's NOTIFY_SOCKET, its tokens) until the execve at `start`; a
+   * process exec'd into the created container could read it. */
+  wipe_environ();
   /* The parent's flock on the state dir is shared with our inherited copy
    * of the fd: keep it and `start` would wait for us forever. */
   if (a->lock_fd >= 0)

@@ -609,6 +609,34 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ ! -e "$ROOTFS/tmp/marker" ]
 }
 
+# init-environ: the init is a clone of the runtime, so between create and start its
+# /proc/PID/environ was the caller's environment (the engine's NOTIFY_SOCKET, tokens, ...), for
+# a process exec'd into the created container or sharing its pid namespace to read.  runc's
+# init holds only its own _LIBCONTAINER_* variables.  The init now carries nothing of it: its
+# startContainer hooks see only their own env, the program only process.env.
+@test "init-environ: between create and start the init's environ holds nothing of the caller's" {
+	set_cmd 'echo started > /tmp/marker; exec sleep 1000'
+	update_config '.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "env > /tmp/hook-env"]}]'
+	H8_SECRET=init-environ-token-1234 create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	env_text=$(tr '\0' '\n' <"/proc/$pid/environ")
+	[[ "$env_text" != *init-environ-token-1234* ]] || fail "the caller's environment is in the init's: $env_text"
+	[[ "$env_text" != *PATH=* ]] || fail "the caller's PATH is in the init's environ: $env_text"
+	run rt start c1
+	[ "$status" -eq 0 ] || fail "start: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	wait_for_file "$ROOTFS/tmp/hook-env"
+	run cat "$ROOTFS/tmp/hook-env"
+	[[ "$output" != *init-environ-token-1234* ]] || fail "a startContainer hook got the caller's env: $output"
+	# as runc's: a startContainer hook without env runs with process.env
+	[[ "$output" == *PATH=/usr/local/sbin:* ]] || fail "a startContainer hook without process.env: $output"
+	# the program's own environment is process.env, untouched
+	env_text=$(tr '\0' '\n' <"/proc/$pid/environ")
+	[[ "$env_text" == *PATH=/usr/local/sbin* ]] || fail "the program lost process.env: $env_text"
+	[[ "$env_text" != *init-environ-token-1234* ]] || fail "the program has the caller's env: $env_text"
+}
+
 # relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
 # later command that names the same directory finds the container; agentrt refused it ("--root:
 # must be an absolute path").  An empty --root is still refused.
