@@ -15,7 +15,7 @@ static const char usage[] =
     "                        $AGENTRT_DATA_DIR, data-dir in /etc/agentrt/agentrt.conf,\n"
     "                        /var/lib/agentrt, or $XDG_DATA_HOME/agentrt when not root)\n"
     "  --log FILE            append log records to FILE\n"
-    "  --log-format FORMAT   text (default) or json (lines with level, msg, time)\n"
+    "  --log-format FORMAT   text (default) or json (level, msg, time; on stderr without --log)\n"
     "  --debug               log debug messages\n"
     "  --systemd-cgroup      cgroupsPath is slice:prefix:name: a systemd transient unit\n"
     "  --profile NAME|PATH   profile to apply (default $AGENTRT_PROFILE, else agent;\n"

@@ -149,14 +149,12 @@ void log_print_error(const char *prefix, const char *msg)
   dprintf(2, "agentrt: %s%s\n", prefix, safe);
 }
 
-static void write_record(enum log_level level, const char *msg)
+static void write_record_to(int fd, enum log_level level, const char *msg)
 {
   char t[64], esc[4096], line[4608];
   int n;
   ssize_t r;
 
-  if (g_fd < 0)
-    return;
   now_rfc3339(t, sizeof t);
   if (g_json) {
     json_escape(esc, sizeof esc, msg);
@@ -169,8 +167,25 @@ static void write_record(enum log_level level, const char *msg)
     return;
   if ((size_t)n >= sizeof line)
     n = sizeof line - 1;
-  r = write(g_fd, line, (size_t)n);
+  r = write(fd, line, (size_t)n);
   (void)r;
+}
+
+static void write_record(enum log_level level, const char *msg)
+{
+  if (g_fd >= 0)
+    write_record_to(g_fd, level, msg);
+}
+
+/* What goes to stderr: "agentrt: ..." text, or with --log-format json and
+ * no --log the JSON record, as runc's (log-format-stderr).  With --log the
+ * record is in the file and stderr keeps the text (runc's too). */
+static void write_stderr(enum log_level level, const char *msg)
+{
+  if (g_json && g_fd < 0)
+    write_record_to(2, level, msg);
+  else
+    log_print_error(level == LOG_WARNING ? "warning: " : "", msg);
 }
 
 void log_msg(enum log_level level, const char *fmt, ...)
@@ -187,12 +202,12 @@ void log_msg(enum log_level level, const char *fmt, ...)
   write_record(level, msg);
   /* Without a log file, warnings (and debug when asked) go to stderr. */
   if (g_fd < 0 && level != LOG_INFO)
-    log_print_error(level == LOG_WARNING ? "warning: " : "", msg);
+    write_stderr(level, msg);
   errno = saved;
 }
 
 void log_fatal_error(const char *msg)
 {
   write_record(LOG_ERROR, msg);
-  log_print_error("", msg);
+  write_stderr(LOG_ERROR, msg);
 }

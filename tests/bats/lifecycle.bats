@@ -570,6 +570,20 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	grep 'does not exist' "$BUNDLE/rt.log" | jq -e '.level == "error"'
 }
 
+# log-format-stderr: runc's --log-format json without --log writes its errors and warnings to
+# stderr as JSON lines (logrus' formatter on stderr); agentrt wrote "agentrt: ..." text there.
+@test "log-format-stderr: --log-format json without --log writes the error to stderr as one JSON line" {
+	rt --log-format json state nosuch >"$BUNDLE/out" 2>"$BUNDLE/err" && fail "state of nothing succeeded"
+	[ "$(wc -l <"$BUNDLE/err")" -eq 1 ] || fail "not one line: $(cat "$BUNDLE/err")"
+	jq -e '.level == "error" and (.msg | test("does not exist")) and has("time")' <"$BUNDLE/err" >/dev/null ||
+		fail "not a JSON error line: $(cat "$BUNDLE/err")"
+	[ ! -s "$BUNDLE/out" ]
+	# text stays text
+	rt state nosuch 2>"$BUNDLE/err" && fail "state of nothing succeeded"
+	! jq -e . <"$BUNDLE/err" >/dev/null 2>&1 || fail "text format wrote JSON: $(cat "$BUNDLE/err")"
+	grep -q 'does not exist' "$BUNDLE/err"
+}
+
 # A caller's closed stdio is the lowest free fd: the --log file took fd 2, and the runtime's
 # own error text, written to "stderr", went into the JSON log (containerd's shim parses it).
 # Closed std fds are /dev/null from the start now (as the Go runtime of runc 1.2 does).
