@@ -288,7 +288,9 @@ int main(int argc, char **argv)
     }
   }
   if (r < 0) {
-    log_fatal_error(err.msg);
+    /* the parser names its verb, here the program, which log_fatal_error
+     * names too (global-option-prefix) */
+    log_fatal_error(str_has_prefix(err.msg, "agentrt: ") ? err.msg + strlen("agentrt: ") : err.msg);
     return 1;
   }
   if (strcmp(log_format, "json") == 0)

@@ -71,6 +71,18 @@ setup() {
 	report
 }
 
+# global-option-prefix: an unknown or incomplete global option was reported as
+# "agentrt: agentrt: unknown option ..." (the parser's verb was the program's name).
+@test "global-option-prefix: a bad global option is reported once, without a doubled program name" {
+	agentrt_only "the error's text"
+	for args in "--no-such-flag list" "--root"; do
+		run rt $args
+		[ "$status" -eq 1 ] || fail "$args: status $status: $output"
+		[[ "$output" == "agentrt: "* ]] || fail "$args: $output"
+		[[ "$output" != *"agentrt: agentrt:"* ]] || fail "$args: doubled program name: $output"
+	done
+}
+
 @test "missing or extra arguments" {
 	expect_error id create --bundle "$BUNDLE"
 	expect_error id start
