@@ -98,9 +98,14 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
       if (parse_int(val, &o->preserve_fds) < 0 || o->preserve_fds < 0 || o->preserve_fds > 4096)
         return error_set(err, 0, "exec: --preserve-fds: invalid number `%s`", val);
       break;
-    case E_GIDS:
+    case E_GIDS: {
+      uint32_t gid;
+      /* a usage error, as runc's (exec-gids-usage): checked again below */
+      if (parse_u32(val, &gid) < 0 || gid == UINT32_MAX)
+        return error_set(err, 0, "exec: --additional-gids: invalid group id `%s`", val);
       strv_push(&o->gids, val);
       break;
+    }
     case E_IGNORE_PAUSED:
       o->ignore_paused = true;
       break;

@@ -40,6 +40,22 @@ start_sleeper() {
 	[ "$(container_status c1)" = running ]
 }
 
+# exec-gids-usage: runc parses --additional-gids as a list of numbers, so `-g 5,6` is a
+# usage error, exit 1, before anything is looked up; agentrt exited 255 (an exec failure).
+@test "exec-gids-usage: a malformed --additional-gids is a usage error (exit 1, as runc) and runs nothing" {
+	start_sleeper
+	for g in 5,6 abc ''; do
+		run rt exec --additional-gids "$g" c1 touch /tmp/gids-ran
+		[ "$status" -eq 1 ] || fail "-g '$g': status $status: $output"
+		! is_agentrt || [ "$(wc -l <<<"$output")" -eq 1 ] || fail "-g '$g': $output"
+		[[ "$output" == *additional-gids* ]] || fail "-g '$g': $output"
+	done
+	[ ! -e "$ROOTFS/tmp/gids-ran" ] || fail "the process ran"
+	run rt exec -g 5 -g 6 c1 id -G
+	[ "$status" -eq 0 ] || fail "-g 5 -g 6: $output"
+	[ "$output" = "0 5 6" ] || fail "-g 5 -g 6: $output"
+}
+
 @test "exec joins every namespace of the container" {
 	start_sleeper
 	run rt exec c1 sh -c 'for n in pid net ipc uts mnt; do readlink /proc/self/ns/$n; done'
