@@ -237,7 +237,7 @@ int main(int argc, char **argv)
   int id, r;
   const char *val;
 
-  init_note_environ(environ);
+  init_note_process_area(argc, argv, environ);
   stdio_fill();
   /* The sandbox's pid 1 (cli/sandbox.c) runs inside the sandbox: none of
    * the runtime's set-up below (options, log, state root, data directory)

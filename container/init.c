@@ -33,27 +33,38 @@
 #include "os/fsutil.h"
 #include "os/procfs.h"
 
-static char *env_area_start, *env_area_end;
+static char *arg_area_start, *arg_area_end, *env_area_start, *env_area_end;
 
-void init_note_environ(char **envp)
+/* The end of the strings of v[0..n) if they lie one after the other (the
+ * kernel's layout), else the end of the first run of them. */
+static char *strings_end(char **v, size_t n)
 {
-  char *end;
+  char *end = v[0];
 
-  if (envp == NULL || envp[0] == NULL)
-    return;
-  /* the kernel's strings are contiguous: stop at the first one that is not */
-  end = envp[0];
-  for (size_t i = 0; envp[i] != NULL && envp[i] == end; i++)
-    end = envp[i] + strlen(envp[i]) + 1;
-  env_area_start = envp[0];
-  env_area_end = end;
+  for (size_t i = 0; i < n && v[i] == end; i++)
+    end = v[i] + strlen(v[i]) + 1;
+  return end;
+}
+
+void init_note_process_area(int argc, char **argv, char **envp)
+{
+  if (argc > 0 && argv[0] != NULL) {
+    arg_area_start = argv[0];
+    arg_area_end = strings_end(argv, (size_t)argc);
+  }
+  if (envp != NULL && envp[0] != NULL) {
+    env_area_start = envp[0];
+    env_area_end = strings_end(envp, strv_len(envp));
+  }
 }
 
 /* Our environment moves to the heap (createContainer hooks without env still
  * inherit it, as runc's and crun's do; the heap is not /proc/PID/environ)
- * and the kernel's copy is zeroed. */
-static void wipe_environ(void)
+ * and the kernel's copy is zeroed; the arguments (the id and the bundle
+ * among them: copied first) become "agentrt init". */
+static void wipe_process_area(struct init_args *a)
 {
+  static const char name[] = "agentrt\0init";
   size_t n = strv_len(environ);
   char **copy = xmalloc((n + 1) * sizeof *copy);
 
@@ -63,6 +74,16 @@ static void wipe_environ(void)
   environ = copy;
   if (env_area_start != NULL)
     memset(env_area_start, 0, (size_t)(env_area_end - env_area_start));
+  a->id = a->id ? xstrdup(a->id) : NULL;
+  a->bundle = a->bundle ? xstrdup(a->bundle) : NULL;
+  a->rootfs = a->rootfs ? xstrdup(a->rootfs) : NULL;
+  a->ws_fs_path = a->ws_fs_path ? xstrdup(a->ws_fs_path) : NULL;
+  if (arg_area_start != NULL) {
+    size_t len = (size_t)(arg_area_end - arg_area_start);
+    memset(arg_area_start, 0, len);
+    if (len >= sizeof name)
+      memcpy(arg_area_start, name, sizeof name);
+  }
 }
 
 /* Close every fd the init does not need before it waits for `start`: the
@@ -349,10 +370,15 @@ void init_main(struct init_args *a)
   /* CVE-2016-9962: nothing in the container may ptrace us while we still
    * hold host fds; execve resets this for the container's program. */
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  /* init-environ: our /proc/PID/environ is the caller's environment (the
-   * engine's NOTIFY_SOCKET, its tokens) until the execve at `start`; a
-   * process exec'd into the created container could read it. */
-  wipe_environ();
+  /* init-environ, init-cmdline: our /proc/PID/environ is the caller's
+   * environment (the engine's NOTIFY_SOCKET, its tokens) and our cmdline
+   * its command line until the execve at `start`; a process exec'd into
+   * the created container could read them. */
+  wipe_process_area(a);
+  ctx.id = a->id;
+  ctx.bundle = a->bundle;
+  ctx.rootfs = a->rootfs;
+  ctx.ws_fs_path = a->ws_fs_path;
   /* The parent's flock on the state dir is shared with our inherited copy
    * of the fd: keep it and `start` would wait for us forever. */
   if (a->lock_fd >= 0)

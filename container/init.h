@@ -37,12 +37,13 @@ struct init_args {
   bool ws_fs_late; /* ws_fs_fd arrives as WS_FS on sock, before the mount that needs it */
 };
 
-/* init-environ: remember where the kernel put the runtime's environment
- * strings at execve (what /proc/PID/environ shows); main calls it with
- * environ before anything changes it.  The init zeroes them (keeping a copy
- * for its createContainer hooks) so that, until the execve at `start`,
- * nothing of the caller's environment is readable in it. */
-void init_note_environ(char **envp);
+/* init-environ, init-cmdline: remember where the kernel put the runtime's
+ * argument and environment strings at execve (what /proc/PID/cmdline and
+ * /proc/PID/environ show); main calls it before anything changes them.
+ * The init rewrites them (keeping copies of what it needs) so that, until
+ * the execve at `start`, it reads "agentrt init" and carries nothing of the
+ * caller's command line or environment. */
+void init_note_process_area(int argc, char **argv, char **envp);
 
 __attribute__((noreturn)) void init_main(struct init_args *a);
 

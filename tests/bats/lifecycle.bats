@@ -651,6 +651,36 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[[ "$env_text" != *init-environ-token-1234* ]] || fail "the program has the caller's env: $env_text"
 }
 
+# init-cmdline: the init's /proc/PID/cmdline, which any process of its pid namespace reads
+# without a capability, was the caller's whole command line (--root, --log, the bundle) until
+# start; runc's reads "runc init".  It reads "agentrt init" now; the hooks' state keeps the id
+# and the bundle.
+@test "init-cmdline: between create and start the init's cmdline is \"agentrt init\", not the caller's" {
+	agentrt_only "the init's name"
+	set_cmd 'echo started > /tmp/marker; exec sleep 1000'
+	update_config '.hooks.createContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "cat > '"$BUNDLE"'/cc.state"]}]
+		| .hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "cat > /tmp/sc.state"]}]'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+	[[ "$cmdline" == "agentrt init"* ]] || fail "init's cmdline: $cmdline"
+	[[ "$cmdline" != *"$BUNDLE"* && "$cmdline" != *"$TEST_ROOT"* && "$cmdline" != *c1* ]] ||
+		fail "the caller's command line in the init's: $cmdline"
+	jq -e --arg b "$BUNDLE" '.id == "c1" and .bundle == $b' "$BUNDLE/cc.state" >/dev/null ||
+		fail "createContainer state: $(cat "$BUNDLE/cc.state")"
+	run rt start c1
+	[ "$status" -eq 0 ] || fail "start: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	jq -e --arg b "$BUNDLE" '.id == "c1" and .bundle == $b and .status == "running"' "$ROOTFS/tmp/sc.state" >/dev/null ||
+		fail "startContainer state: $(cat "$ROOTFS/tmp/sc.state")"
+	for i in $(seq 50); do
+		tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 1000' && break
+		sleep 0.1
+	done
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 1000'
+}
+
 # relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
 # later command that names the same directory finds the container; agentrt refused it ("--root:
 # must be an absolute path").  An empty --root is still refused.
