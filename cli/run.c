@@ -105,8 +105,8 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
   if (argc - it.i != 1)
     return error_set(err, 0, "run: expected exactly one container id");
   o.id = argv[it.i];
-  if (keep && !o.foreground)
-    return error_set(err, 0, "run: --keep cannot be used with --detach");
+  /* --keep with --detach changes nothing (run never deletes a detached
+   * container) and is taken, as runc 1.1 takes it (run-detach-keep) */
   return run_container(g, &o, keep, err);
 }
 

@@ -158,6 +158,19 @@ echo ready > /tmp/ready; while :; do sleep 0.1; done'
 	[ "$status" -eq 0 ]
 }
 
+# run-detach-keep: runc 1.1 takes `run -d --keep` (a detached container is never deleted
+# by run: --keep changes nothing); agentrt refused it, so a script written for runc failed.
+@test "run-detach-keep: run --detach --keep runs the container, which stays once stopped" {
+	set_cmd 'echo ran > /tmp/ran; sleep 1'
+	run_detached c1 --keep
+	[ "$status" -eq 0 ] || fail "run -d --keep: $output"
+	wait_for_file "$ROOTFS/tmp/ran"
+	wait_for_status c1 stopped
+	[ "$(container_status c1)" = stopped ]
+	run rt delete c1
+	[ "$status" -eq 0 ] || fail "delete: $output"
+}
+
 @test "run without --keep leaves nothing in --root" {
 	set_args true
 	run rt run --bundle "$BUNDLE" c1
