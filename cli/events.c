@@ -1,6 +1,8 @@
-/* events.c - `agentrt events [--stats] [--interval Ns] ID`: runc-shaped
+/* events.c - `agentrt events [--stats] [--interval DURATION] ID`: runc-shaped
  * JSON lines: {"type":"stats","id":ID,"data":{...}} and {"type":"oom",...}. */
+#include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,26 +18,58 @@ static const struct opt_spec events_specs[] = {
     {NULL, 0, false, 0},
 };
 
-/* "5s", "500ms", "1m", "2" (seconds) -> milliseconds */
+/* A Go duration, as runc parses it and go-runc writes it (Duration.String:
+ * "1m0s", "1h0m0s", "1.5s", "500ms"): [+]?(N[.N]UNIT)+ with the units ns,
+ * us (µs, μs), ms, s, m, h; also a bare number, in seconds (agentrt's).
+ * Milliseconds, at least 1 (poll's granularity), at most INT_MAX.
+ * (events-interval-duration) */
 static int parse_interval(const char *s, int *ret_ms, struct error *err)
 {
-  char *end = NULL;
-  double v = strtod(s, &end);
-  double mult = 1000;
+  static const struct {
+    const char *name;
+    double ms;
+  } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"\xce\xbcs", 1e-3},
+               {"ms", 1},    {"s", 1e3},   {"m", 6e4},          {"h", 3.6e6}};
+  const char *p = s;
+  double total = 0;
 
-  if (end == s || v <= 0)
+  if (*p == '+')
+    p++;
+  if (*p == '\0')
     return error_set(err, 0, "events: --interval: invalid duration `%s`", s);
-  if (strcmp(end, "ms") == 0)
-    mult = 1;
-  else if (strcmp(end, "s") == 0 || *end == '\0')
-    mult = 1000;
-  else if (strcmp(end, "m") == 0)
-    mult = 60000;
-  else
-    return error_set(err, 0, "events: --interval: invalid duration `%s`", s);
-  if (v * mult < 1 || v * mult > 86400000.0)
+  while (*p != '\0') {
+    double v = 0, scale = 1;
+    bool digits = false;
+    size_t best = 0, k = 0;
+
+    for (; *p >= '0' && *p <= '9'; p++, digits = true)
+      v = v * 10 + (*p - '0');
+    if (*p == '.')
+      for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+        v += (*p - '0') * (scale /= 10);
+    if (!digits)
+      return error_set(err, 0, "events: --interval: invalid duration `%s`", s);
+    if (*p == '\0' && p == s + strspn(s, "+0123456789.")) { /* a bare number: seconds */
+      total = v * 1e3;
+      break;
+    }
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+      size_t n = strlen(units[i].name);
+      if (strncmp(p, units[i].name, n) == 0 && n > best) {
+        best = n;
+        k = i;
+      }
+    }
+    if (best == 0)
+      return error_set(err, 0, "events: --interval: invalid duration `%s`", s);
+    total += v * units[k].ms;
+    p += best;
+  }
+  if (total <= 0)
+    return error_set(err, 0, "events: --interval: must be greater than 0, got `%s`", s);
+  if (total > (double)INT_MAX)
     return error_set(err, 0, "events: --interval: out of range `%s`", s);
-  *ret_ms = (int)(v * mult);
+  *ret_ms = total < 1 ? 1 : (int)total;
   return 0;
 }
 

@@ -681,6 +681,25 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '^sleep 1000'
 }
 
+# events-interval-duration: runc parses --interval as a Go duration, and go-runc's Events()
+# passes time.Duration.String(): "1m0s" for a minute, "1m30s", "1h0m0s", "500ms".  agentrt
+# took one number and one unit (ms, s, m) and refused "1m0s" as an invalid duration.
+@test "events-interval-duration: events --interval takes Go durations (1m0s, 1h0m0s, 1s500ms, 2us)" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for d in 1m0s 1m30s 1h0m0s 1s500ms 500ms 1.5s 2us 100ns; do
+		status=0
+		timeout 2 "$AGENTRT" --root "$TEST_ROOT" events --interval "$d" c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" || status=$?
+		[ "$status" -eq 124 ] || fail "--interval $d: status $status: $(cat "$BUNDLE/ev.err")"
+		[ ! -s "$BUNDLE/ev.err" ] || fail "--interval $d: $(cat "$BUNDLE/ev.err")"
+	done
+	for d in 1x s 1m30 -1s 0s '' 1..5s 1e3s; do
+		run rt events --interval "$d" c1
+		[ "$status" -eq 1 ] || fail "--interval '$d': status $status: $output"
+	done
+}
+
 # relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
 # later command that names the same directory finds the container; agentrt refused it ("--root:
 # must be an absolute path").  An empty --root is still refused.
