@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -59,43 +60,47 @@ static const struct opt_spec update_specs[] = {
     {NULL, 0, false, 0},
 };
 
-/* "512m", "1g", "1024", "-1" -> bytes (-1 = unlimited). */
+/* A size as runc reads it (docker's RAMInBytes): N[.N][ ][kmgtp][i][b], any
+ * case, binary multiples ("512m", "1.5g", "100MiB", "64 MB", "1024"); "-1"
+ * is unlimited.  (update-size-units) */
 static int parse_bytes(const char *flag, const char *s, int64_t *ret, struct error *err)
 {
-  char buf[64];
-  size_t n = strlen(s);
-  int64_t mult = 1, v;
+  static const char units[] = "kmgtp";
+  const char *p = s, *unit;
+  double v, mult = 1;
+  char num[64];
 
   if (strcmp(s, "-1") == 0) {
     *ret = -1;
     return 0;
   }
-  if (n == 0 || n >= sizeof buf)
+  p += strspn(p, "0123456789");
+  if (p == s)
     return error_set(err, 0, "update: %s: invalid size `%s`", flag, s);
-  memcpy(buf, s, n + 1);
-  if (n > 1 && (buf[n - 1] == 'b' || buf[n - 1] == 'B') && isalpha((unsigned char)buf[n - 2]))
-    buf[--n] = '\0';
-  switch (tolower((unsigned char)buf[n - 1])) {
-  case 'k':
-    mult = 1LL << 10;
-    break;
-  case 'm':
-    mult = 1LL << 20;
-    break;
-  case 'g':
-    mult = 1LL << 30;
-    break;
-  case 't':
-    mult = 1LL << 40;
-    break;
-  default:
-    break;
+  if (*p == '.') {
+    size_t d = strspn(p + 1, "0123456789");
+    if (d == 0)
+      return error_set(err, 0, "update: %s: invalid size `%s`", flag, s);
+    p += 1 + d;
   }
-  if (mult != 1)
-    buf[--n] = '\0';
-  if (parse_i64(buf, &v) < 0 || v < 0 || v > INT64_MAX / mult)
+  if ((size_t)(p - s) >= sizeof num)
     return error_set(err, 0, "update: %s: invalid size `%s`", flag, s);
-  *ret = v * mult;
+  memcpy(num, s, (size_t)(p - s));
+  num[p - s] = '\0';
+  v = strtod(num, NULL);
+  if (*p == ' ')
+    p++;
+  if (*p != '\0' && (unit = strchr(units, tolower((unsigned char)*p))) != NULL) {
+    mult = (double)(1ULL << (10 * (unit - units + 1)));
+    p++;
+  }
+  if (*p == 'i' || *p == 'I')
+    p++;
+  if (*p == 'b' || *p == 'B')
+    p++;
+  if (*p != '\0' || v * mult >= 9223372036854775807.0)
+    return error_set(err, 0, "update: %s: invalid size `%s`", flag, s);
+  *ret = (int64_t)(v * mult);
   return 0;
 }
 

@@ -162,6 +162,26 @@ cgval() { # CTRL FILE
 	[ "$(cgval cpu cpu.shares)" = 256 ]
 }
 
+# update-size-units: runc reads update's sizes with docker's RAMInBytes: a decimal number,
+# an optional space, k/m/g/t/p, an optional i and b, in any case ("1.5g", "100MiB", "64 MB").
+# agentrt took whole numbers only and no "i": `update --memory 1.5g` was "invalid size".
+@test "cgroups v1: update-size-units: update --memory takes runc's sizes (1.5g, 100MiB, 64 MB)" {
+	set_args sleep 100
+	run_detached us
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for pair in 1.5g=1610612736 100MiB=104857600 '64 MB=67108864' 96m=100663296 0.5G=536870912 134217728=134217728; do
+		run rt update --memory "${pair%%=*}" us
+		[ "$status" -eq 0 ] || fail "--memory '${pair%%=*}': $output"
+		[ "$(cgval memory memory.limit_in_bytes)" = "${pair#*=}" ] ||
+			fail "--memory '${pair%%=*}': limit $(cgval memory memory.limit_in_bytes), not ${pair#*=}"
+	done
+	for bad in abc 1e9 1.2.3m 1x -5m; do
+		run rt update --memory "$bad" us
+		[ "$status" -ne 0 ] || fail "--memory '$bad' was taken"
+	done
+	[ "$(cgval memory memory.limit_in_bytes)" = 134217728 ]
+}
+
 @test "cgroups v1: events --stats reports plausible numbers; ps lists the processes" {
 	set_cmd 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 100'
 	run_detached st
