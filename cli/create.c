@@ -1151,6 +1151,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.bundle = bundle;
   so.rootfs = rootfs;
   so.no_pivot = o->no_pivot;
+  so.pdeathsig = o->pdeathsig;
   so.use_fifo = !o->run_mode;
   so.preserve_fds = o->preserve_fds + nlisten;
   so.g = g;

@@ -26,6 +26,10 @@ struct create_opts {
   const char *config_json;
   size_t config_len;
   const struct agent_profile *profile;
+  /* `agentrt sandbox` whose pid 1 is the program itself (--rootfs with a
+   * dynamic build: no sandbox-init there): the program gets SIGKILL when
+   * this process dies (its parent-death signal, set after its credentials) */
+  bool pdeathsig;
 };
 
 int container_create(const struct global_opts *g, const struct create_opts *o,

@@ -2015,6 +2015,9 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
         .config_json = cfg_json,
         .config_len = cfg_len,
         .profile = prof,
+        /* no sandbox-init in a --rootfs image of a dynamic build: the
+         * program itself is pid 1 (sandbox-orphan-rootfs) */
+        .pdeathsig = o.shim == NULL,
     };
     struct tty_saved tty;
     /* without a pty of its own the program holds the caller's terminal:

@@ -35,6 +35,7 @@ struct init_args {
   const char *ws_fs_path;        /* attach ws_fs_fd there before the mounts (spawn.h), or NULL */
   int ws_fs_fd;
   bool ws_fs_late; /* ws_fs_fd arrives as WS_FS on sock, before the mount that needs it */
+  bool pdeathsig;  /* spawn_opts.pdeathsig */
 };
 
 /* init-environ, init-cmdline: remember where the kernel put the runtime's

@@ -565,6 +565,11 @@ static int restrict_process(const struct oci_process *p, const struct process_op
   }
   if (caps_apply(&p->caps, p->has_caps, err) < 0)
     return -1;
+  /* after the last change of credentials, which clears it; an execve keeps
+   * it (sandbox-orphan-rootfs: the program is pid 1 and its parent the
+   * agentrt sandbox that waits for it) */
+  if (o->pdeathsig && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return error_errno(err, "prctl(PR_SET_PDEATHSIG)");
   if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return error_errno(err, "prctl(PR_SET_NO_NEW_PRIVS)");
   /* With no_new_privs: as late as possible, so that besides the program's

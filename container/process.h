@@ -49,6 +49,7 @@ struct process_opts {
   int listener_fd;   /* listener_msg and the notify fd on this socket (connected
                         to listenerPath by the runtime), then close it */
   const char *listener_msg;
+  bool pdeathsig; /* SIGKILL when the parent dies (create_opts.pdeathsig) */
   /* Run last, with the process's user, capabilities, no_new_privs, seccomp
    * filter and LSM exec label in place (the init's startContainer hooks, as
    * runc runs them); failing fails the exec.  NULL = none. */

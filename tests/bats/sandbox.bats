@@ -779,8 +779,13 @@ rootfs_orphan() {
 	# own tools inside the image are unchanged
 	run sbx --name orphr3 --rootfs "$TEST_ROOTFS" -- sh -c 'sleep 0.2; exit 3'
 	[ "$status" -eq 3 ]
-	run sbx_out --name orphr4 --rootfs "$TEST_ROOTFS" -- sh -c 'kill -TERM $$; sleep 5; echo survived'
-	[[ "$output" != *survived* ]] || fail "SIGTERM: $output"
+	# (a dynamic build, the sanitizers' pass, has no sandbox-init in the image: the program is pid
+	# 1 itself, which the kernel gives no default action for SIGTERM; its parent-death signal
+	# above holds for both)
+	if ! ldd "$AGENTRT" 2>/dev/null | grep -q '=>'; then
+		run sbx_out --name orphr4 --rootfs "$TEST_ROOTFS" -- sh -c 'kill -TERM $$; sleep 5; echo survived'
+		[[ "$output" != *survived* ]] || fail "SIGTERM: $output"
+	fi
 	run sbx_out --name orphr5 --rootfs "$TEST_ROOTFS" -- sh -c 'cat /etc/hostname 2>/dev/null; echo $HOME; pwd'
 	[ "$status" -eq 0 ] || fail "plain: $output"
 	[[ "$output" == *"$SBX/ws"* ]] || fail "cwd: $output"
