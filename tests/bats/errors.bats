@@ -83,6 +83,22 @@ setup() {
 	done
 }
 
+# checkpoint-missing: checkpoint and restore of a container that is not there said only "not
+# supported"; every other command says the container does not exist (what engines match).
+@test "checkpoint-missing: checkpoint and restore of a missing container say it does not exist" {
+	expect_error "does not exist" checkpoint nope
+	expect_error "does not exist" restore nope
+	report
+	if is_agentrt; then
+		setup_bundle
+		set_args sleep 100
+		rt create --bundle "$BUNDLE" cp1 >/dev/null
+		run rt checkpoint cp1
+		[ "$status" -ne 0 ] && [[ "$output" == *"not supported"* ]] || fail "checkpoint of an existing one: $status $output"
+		rt delete --force cp1
+	fi
+}
+
 @test "missing or extra arguments" {
 	expect_error id create --bundle "$BUNDLE"
 	expect_error id start
