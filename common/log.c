@@ -161,7 +161,9 @@ static void write_record_to(int fd, enum log_level level, const char *msg)
     n = snprintf(line, sizeof line, "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
                  level_name(level), esc, t);
   } else {
-    n = snprintf(line, sizeof line, "%s %s: %s\n", t, level_name(level), msg);
+    /* a text log is read on a terminal too (log-file-escape) */
+    safe_text(esc, sizeof esc, msg);
+    n = snprintf(line, sizeof line, "%s %s: %s\n", t, level_name(level), esc);
   }
   if (n < 0)
     return;

@@ -99,6 +99,20 @@ setup() {
 	fi
 }
 
+# log-file-escape: the --log file's text records carried a path's escape sequence raw (ESC
+# [2J cleared the screen of whoever ran `cat` or `tail -f` on the log); stderr's copy was
+# escaped already.
+@test "log-file-escape: a text --log record escapes the controls of a name it quotes" {
+	agentrt_only "the log file's text"
+	local bad=$BUNDLE/nx$'\e'"[2J"$'\e'"]0;title"$'\a'q
+	run "$AGENTRT" --root "$TEST_ROOT" --log "$BUNDLE/rt.log" create --bundle "$bad" c1
+	[ "$status" -ne 0 ] || fail "create of a missing bundle: $output"
+	grep -q 'bundle' "$BUNDLE/rt.log" || fail "no record: $(cat -v "$BUNDLE/rt.log")"
+	! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$BUNDLE/rt.log" ||
+		fail "raw controls in the log: $(cat -v "$BUNDLE/rt.log")"
+	grep -qF '\u001b[2J' "$BUNDLE/rt.log" || fail "not escaped: $(cat -v "$BUNDLE/rt.log")"
+}
+
 @test "missing or extra arguments" {
 	expect_error id create --bundle "$BUNDLE"
 	expect_error id start
