@@ -1324,7 +1324,8 @@ host_forks() {
 	# nothing else, so an agent's one-shot program run at the right moment went unnamed.
 	# a mount point whose name the mount table escapes (a space, a tab)
 	update_config '.mounts += [{"destination": "/opt/a b\tc", "type": "tmpfs", "source": "tmpfs", "options": ["exec", "mode=755"]}]'
-	set_cmd 'sleep 1.5; i=0; while [ $i -lt 20 ]; do try-syscall stopped-$i 2>/dev/null; i=$((i + 1)); done
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 20 ]; do try-syscall stopped-$i 2>/dev/null; i=$((i + 1)); done
 		cp /usr/local/bin/try-syscall "/tmp/renamed prog"; "/tmp/renamed prog" x 2>/dev/null
 		d=$(printf "/opt/a b\tc"); cp /usr/local/bin/try-syscall "$d/tool"; "$d/tool" x 2>/dev/null
 		printf "#!/bin/sh\nexit 0\n" >/tmp/script.sh; chmod +x /tmp/script.sh; /tmp/script.sh
@@ -1333,12 +1334,10 @@ host_forks() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	kill -STOP "$mon"
-	STOPPED_MON=$mon
-	# (not `exec`: an exec with the trail on waits for the monitor)
-	for _ in $(seq 200); do [ -e "/proc/$ipid/root/tmp/done" ] && break; sleep 0.1; done
-	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the programs did not finish"
+	# the programs start once the monitor is stopped (a fixed sleep in the container was
+	# shorter than a loaded machine's start of the test's commands: every program was read
+	# before the stop); not `exec`: an exec with the trail on waits for the monitor
+	go_with_monitor_stopped
 	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped: $(grep State "/proc/$mon/status")"
 	# the monitor leaves noexec mounts (/dev/shm here) unmarked: the kernel refuses an exec there
 	[ "$(cat "/proc/$ipid/root/tmp/noexec-rc")" = 126 ] ||
@@ -1645,7 +1644,9 @@ storm_then_20() {
 	[ $((full + counted)) -lt 20002 ] || skip "the queue kept every change"
 	run ra audit verify "$ID"
 	[ "$status" -eq 0 ] || fail "verify: $output"
-	assert_output_contains "events lost (file): "
+	# ("(process, file)" when the stopped monitor's process queue overflowed too: a sanitizer
+	# build's monitor is slower)
+	[[ "$output" =~ "events lost ("([a-z]+, )*"file"(, [a-z]+)*"): " ]] || fail "no file loss in verify: $output"
 	run ra audit --summary "$ID"
 	assert_output_contains "events lost ("
 	assert_output_contains "files changed (incomplete: "
