@@ -600,6 +600,10 @@ static const struct ranking file_ranks = {"protected paths or files that were th
                                           "files it made", " [protected path]"};
 static const struct ranking program_ranks = {"programs from outside the system directories",
                                              "programs of the system directories", NULL};
+/* hosts and refused calls: each as telling as the next, all shown up to
+ * SUMMARY_SHOW_FIRST (20 lookups of decoys pushed the host that mattered
+ * below "... and N more": hosts-flood-hides-host) */
+static const struct ranking all_first = {NULL, NULL, NULL};
 
 static void render_entry(struct jbuf *b, const struct counted *c, const struct ranking *ranked)
 {
@@ -648,10 +652,10 @@ static void render_list(struct jbuf *b, const char *title, const struct list *l,
       shown++;
     }
   }
-  if (l->n > shown && hidden_first > 0)
+  if (l->n > shown && hidden_first > 0 && ranked->first)
     jb_printf(b, "  ... and %zu more (%zu of them %s)\n", l->n - shown, hidden_first,
               ranked->first);
-  else if (l->n > shown && ranked)
+  else if (l->n > shown && ranked && ranked->rest)
     jb_printf(b, "  ... and %zu more (%s)\n", l->n - shown, ranked->rest);
   else if (l->n > shown)
     jb_printf(b, "  ... and %zu more\n", l->n - shown);
@@ -714,8 +718,8 @@ char *audit_summary_render(const struct audit_summary *s)
     jb_printf(&b, "out of memory: %llu OOM kill event(s)\n", (unsigned long long)s->oom);
   render_list(&b, "programs run", &s->programs, s->programs_gap, &program_ranks);
   render_list(&b, "files changed", &s->files, s->files_gap, &file_ranks);
-  render_list(&b, "hosts reached", &s->reached, s->net_gap, NULL);
-  render_list(&b, "hosts refused", &s->refused, s->net_gap, NULL);
-  render_list(&b, "syscalls refused", &s->syscalls, NULL, NULL);
+  render_list(&b, "hosts reached", &s->reached, s->net_gap, &all_first);
+  render_list(&b, "hosts refused", &s->refused, s->net_gap, &all_first);
+  render_list(&b, "syscalls refused", &s->syscalls, NULL, &all_first);
   return jb_take(&b);
 }

@@ -720,6 +720,31 @@ static void test_summary_flood_ranks(void)
     fputs(text, stdout);
 }
 
+/* hosts-flood-hides-host: 30 refused lookups of decoys first, then the
+ * host that mattered, and 250 more: the summary showed 20 hosts of a list,
+ * so the 31st was below "... and N more"; now up to 200 of each. */
+static void test_summary_hosts_flood(void)
+{
+  struct audit_summary *s = audit_summary_new();
+  cleanup_free char *text = NULL;
+
+  for (int i = 0; i < 281; i++) {
+    cleanup_free char *line =
+        i == 30 ? xstrdup("{\"id\":\"c1\",\"kind\":\"dns\",\"name\":\"exfil.example\","
+                          "\"verdict\":\"denied\"}")
+                : xfmt("{\"id\":\"c1\",\"kind\":\"dns\",\"name\":\"decoy%d.example\","
+                       "\"verdict\":\"denied\"}",
+                       i);
+    audit_summary_add(s, line, strlen(line));
+  }
+  text = audit_summary_render(s);
+  audit_summary_free(s);
+  tap_ok(strstr(text, "  exfil.example (") != NULL, "the host after 30 decoys is shown");
+  tap_ok(strstr(text, "  ... and 81 more\n") != NULL, "past 200, the rest is counted");
+  if (tap_failed_)
+    fputs(text, stdout);
+}
+
 int main(void)
 {
   test_sha256();
@@ -736,5 +761,6 @@ int main(void)
   test_summary_loader();
   test_summary_links_by_inode();
   test_summary_flood_ranks();
+  test_summary_hosts_flood();
   return tap_done();
 }
