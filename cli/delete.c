@@ -5,12 +5,16 @@
  * `delete --force` of an unknown id succeeds: Podman and CRI-O call it
  * from cleanup paths that must be idempotent. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/failpoint.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "container/container.h"
 #include "monitor/subagents.h"
 
@@ -19,6 +23,19 @@ static const struct opt_spec delete_specs[] = {
     {"help", 'h', false, 2},
     {NULL, 0, false, 0},
 };
+
+/* An `agentrt sandbox` of that name holds <root>/.sandbox-ID.lock while it
+ * runs (cli/sandbox.c); one killed, or run with --keep, left the file after
+ * its container went.  Removed when no sandbox holds it: a sandbox that
+ * locks it meanwhile finds it gone and makes another. */
+static void drop_sandbox_lock(const struct global_opts *g, const char *id)
+{
+  cleanup_free char *path = xfmt("%s/.sandbox-%s.lock", g->root, id);
+  cleanup_close int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    unlink(path);
+}
 
 int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
@@ -63,6 +80,8 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
   subagent_reap_children("/proc/self/exe", g->root, g->data_dir, c->id);
   FAILPOINT("delete-before-destroy");
   ret = container_destroy(c, g, err);
+  if (ret == 0)
+    drop_sandbox_lock(g, c->id);
   container_free(c);
   return ret;
 }

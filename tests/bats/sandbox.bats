@@ -878,6 +878,13 @@ killed_sandbox() {
 	[ "$status" -ne 0 ] || fail "a kept sandbox was deleted"
 	[ -d "$SBX_ROOT/kept1" ]
 	"$AGENTRT" --root "$SBX_ROOT" delete --force kept1
+	# sandbox-lock-left: the name's lock file of a kept (or killed) sandbox stayed in the state
+	# root after the operator's delete; the delete takes it when no sandbox holds it
+	run bash -c "cd '$SBX/ws' && timeout 20 '$AGENTRT' --root '$SBX_ROOT' sandbox --keep --name kept2 -- true"
+	[ "$status" -eq 0 ]
+	[ -e "$SBX_ROOT/.sandbox-kept2.lock" ] || fail "no lock file for a kept sandbox: $(ls -A "$SBX_ROOT")"
+	"$AGENTRT" --root "$SBX_ROOT" delete --force kept2
+	[ ! -e "$SBX_ROOT/.sandbox-kept2.lock" ] || fail "the lock file stayed after the delete"
 }
 
 @test "sandbox: without --allow only loopback exists" {
