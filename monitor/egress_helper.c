@@ -695,6 +695,17 @@ int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on
   return egress_resolver_run(&h->o, err);
 }
 
+void egress_helper_release_ports(struct egress_helper *h)
+{
+  int *fds[] = {&h->o.udp4_fd, &h->o.udp6_fd, &h->o.tcp4_fd, &h->o.tcp6_fd, &h->listen_fd};
+
+  for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+    if (*fds[i] >= 0)
+      close(*fds[i]);
+    *fds[i] = -1;
+  }
+}
+
 void egress_helper_free(struct egress_helper *h)
 {
   if (h == NULL)

@@ -45,6 +45,13 @@ void egress_helper_set_admit(struct egress_helper *h,
 int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on_aux)(void *ud),
                       void *aux_ud, struct error *err);
 void egress_helper_free(struct egress_helper *h);
+/* Close the resolver's sockets bound to port 53 in the container's
+ * namespace (and the control socket's listener) now, before the monitor
+ * leaves its descriptors' teardown to a child (os/pid.h): the port stayed
+ * bound until that child ended, after `delete` had returned, and the next
+ * policy in a namespace given by path failed with EADDRINUSE
+ * (egress.bats netns-join-race under the sanitizers). */
+void egress_helper_release_ports(struct egress_helper *h);
 /* Before attach: the table redirects new TCP connections to ports 443 and 80
  * to the TLS proxy at port inside the netns (monitor/tls_proxy.h); sockets
  * with the mark are not redirected. */

@@ -895,7 +895,10 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     subagent_reap_children(m.sub.exe, o->root, o->data_dir, o->id);
   /* the trail is complete; closing the fanotify group waits for an SRCU
    * grace period (5-18 ms here), the netfilter socket for the kernel's RCU
-   * clean-up of the transaction (~13 ms), and `delete` waits for our exit */
+   * clean-up of the transaction (~13 ms), and `delete` waits for our exit;
+   * the resolver's port 53 is closed here, not by that child */
+  if (eg != NULL)
+    egress_helper_release_ports(eg);
   proc_leave_fd_teardown_to_child();
   _exit(0);
 }

@@ -682,6 +682,23 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	[[ "$output" != *agentrt* ]] || fail "the table outlived the last container: $output"
 }
 
+@test "egress: netns-reuse-after-delete: a namespace given by path takes a new policy right after the last one's delete" {
+	# The monitor left its descriptors' teardown to a child that ends after it (os/pid.c): the
+	# resolver's port 53 in the namespace stayed bound past the delete's return, and a create
+	# right after it failed with "already has an agentrt egress policy" (EADDRINUSE).
+	local base=$ID i
+	for i in $(seq 1 25); do
+		status=0
+		timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+			"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_PROFILE" run -d --bundle "$BUNDLE" "$base-r$i" \
+			</dev/null >/dev/null 2>"$BUNDLE/r.err" || status=$?
+		[ "$status" -eq 0 ] || fail "try $i: run -d: $(cat "$BUNDLE/r.err")"
+		rt delete --force "$base-r$i" >/dev/null
+	done
+	run egt_ns "$EGT_CTR" nft list tables
+	[[ "$output" != *agentrt* ]] || fail "a table outlived its container: $output"
+}
+
 @test "egress: netns-join-race: two containers given one namespace path at once share one policy (Docker's --network container:X started beside X)" {
 	# Each create looked for the namespace's policer before the other's monitor had one: both
 	# started a policy, the second resolver's bind failed ("already has an agentrt egress
