@@ -161,30 +161,14 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   }
   /* NOTIFY_SOCKET: bound before the program runs (never started early then) */
   if (notify != NULL && faccessat(c->dirfd, NOTIFY_STATE_DIR, F_OK, 0) == 0 &&
-      (notify_fd = notify_socket_bind(c->dirfd, err)) < 0) {
-    error_prefix(err, "run `%s`", c->id);
-    if (sigfd >= 0)
-      close(sigfd);
-    container_destroy(c, g, &(struct error){0});
-    container_free(c);
-    return -1;
-  }
+      (notify_fd = notify_socket_bind(c->dirfd, err)) < 0)
+    goto fail;
   audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
-  if (spawn_start(&r, err) < 0) {
-    error_prefix(err, "run `%s`", c->id);
-    container_destroy(c, g, &(struct error){0});
-    container_free(c);
-    return -1;
-  }
+  if (spawn_start(&r, err) < 0)
+    goto fail;
   /* state.json already says started/running (create in run mode) */
-  if (run_poststart_hooks(c, err) < 0) {
-    error_prefix(err, "run `%s`", c->id);
-    if (sigfd >= 0)
-      close(sigfd);
-    container_destroy(c, g, &(struct error){0});
-    container_free(c);
-    return -1;
-  }
+  if (run_poststart_hooks(c, err) < 0)
+    goto fail;
   free(c->state->status);
   c->state->status = xstrdup("running");
   flock(c->dirfd, LOCK_UN); /* pause/delete from other shells must not wait for us */
@@ -214,4 +198,12 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   }
   container_free(c);
   return code;
+
+fail: /* after create: the container goes, nothing of it is left */
+  error_prefix(err, "run `%s`", c->id);
+  if (sigfd >= 0)
+    close(sigfd);
+  container_destroy(c, g, &(struct error){0});
+  container_free(c);
+  return -1;
 }
