@@ -690,7 +690,18 @@ for h in (\"allowed.test\", \"other.test\"):
 # background, SIGKILL the `agentrt sandbox` that runs it (the parent of its pid 1), and print
 # "gone" once sleep TAG has ended (within 5 s) or "ALIVE" (then its pid 1 is killed here)
 orphan_after_kill() {
-	local tag=$1 i sleeper="" init="" sup=""
+	local sleeper init sup
+	sleeper=$(sandbox_sleeper "$@") || { echo "$sleeper"; return 1; }
+	init=$(awk '{print $4}' "/proc/$sleeper/stat")
+	sup=$(awk '{print $4}' "/proc/$init/stat")
+	[ "$(cat "/proc/$init/comm")" = .agentrt-init ] || { echo "pid $init: $(cat "/proc/$init/comm")"; return 1; }
+	gone_after_kill "$sleeper" "$sup" "$init"
+}
+
+# sandbox_sleeper TAG CMD...: CMD in the background; prints the pid of its `sleep TAG` (within
+# 10 s), else "no sleep TAG" and fails
+sandbox_sleeper() {
+	local tag=$1 i sleeper=""
 	shift
 	("$@" >/dev/null 2>&1 &)
 	for i in $(seq 1 100); do
@@ -698,16 +709,20 @@ orphan_after_kill() {
 		sleep 0.1
 	done
 	[ -n "$sleeper" ] || { echo "no sleep $tag"; return 1; }
-	init=$(awk '{print $4}' "/proc/$sleeper/stat")
-	sup=$(awk '{print $4}' "/proc/$init/stat")
-	[ "$(cat "/proc/$init/comm")" = .agentrt-init ] || { echo "pid $init: $(cat "/proc/$init/comm")"; return 1; }
-	kill -9 "$sup"
+	echo "$sleeper"
+}
+
+# gone_after_kill SLEEPER SUP LAST: SIGKILL SUP; "gone" once SLEEPER has ended (within 5 s),
+# else "ALIVE", and LAST is killed here
+gone_after_kill() {
+	local i
+	kill -9 "$2"
 	for i in $(seq 1 50); do
-		[ -d "/proc/$sleeper" ] || { echo gone; return 0; }
+		[ -d "/proc/$1" ] || { echo gone; return 0; }
 		sleep 0.1
 	done
 	echo ALIVE
-	kill -9 "$init"
+	kill -9 "$3"
 }
 
 @test "sandbox-orphan: the sandbox's program ends with the agentrt sandbox that runs it (SIGKILL; user, root, with --allow)" {
@@ -742,27 +757,15 @@ orphan_after_kill() {
 # (the nearest agentrt above the sleep, outside the sandbox's pid namespace) is killed with
 # SIGKILL. Prints "gone" when the sleep ended with it, else "ALIVE" (and ends the sleep).
 rootfs_orphan() {
-	local tag=$1 i sleeper="" p sup=""
-	shift
-	("$@" >/dev/null 2>&1 &)
-	for i in $(seq 1 100); do
-		sleeper=$(pgrep -xf "sleep $tag" | head -1) && [ -n "$sleeper" ] && break
-		sleep 0.1
-	done
-	[ -n "$sleeper" ] || { echo "no sleep $tag"; return 1; }
+	local i sleeper p sup=""
+	sleeper=$(sandbox_sleeper "$@") || { echo "$sleeper"; return 1; }
 	p=$sleeper
 	for i in 1 2 3 4 5 6; do
 		p=$(awk '{print $4}' "/proc/$p/stat")
 		[ "$(cat "/proc/$p/comm")" = agentrt ] && { sup=$p; break; }
 	done
 	[ -n "$sup" ] || { echo "no agentrt above $sleeper"; kill -9 "$sleeper"; return 1; }
-	kill -9 "$sup"
-	for i in $(seq 1 50); do
-		[ -d "/proc/$sleeper" ] || { echo gone; return 0; }
-		sleep 0.1
-	done
-	echo ALIVE
-	kill -9 "$sleeper"
+	gone_after_kill "$sleeper" "$sup" "$sleeper"
 }
 
 @test "sandbox-orphan-rootfs: a --rootfs sandbox's program ends with the agentrt sandbox that runs it (SIGKILL; user, root)" {
