@@ -39,7 +39,7 @@ failed=0
 skipped=0
 for b in "${bins[@]}"; do
 	[ -x "$b" ] || { echo "not ok - $(basename "$b"): not built"; failed=$((failed + 1)); continue; }
-	out=$(timeout --kill-after=5 "${UNIT_TIMEOUT:-120}" "$b" 2>&1)
+	out=$(timeout --kill-after=5 "${UNIT_TIMEOUT:-300}" "$b" 2>&1)
 	rc=$?
 	if [ -n "$pattern" ]; then
 		out=$(grep -E '^(ok|not ok)\b' <<<"$out" | grep -E -- "$pattern")
