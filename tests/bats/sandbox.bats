@@ -846,7 +846,7 @@ killed_sandbox() {
 @test "sandbox-dead-name: a sandbox whose agentrt sandbox was killed does not block its --name (user, root); a live one does" {
 	# the killed sandbox's stopped state and cgroup stayed: the next `sandbox --name X` failed
 	# with "container with given ID already exists" until an operator's delete
-	local out
+	local out i
 	out=$(killed_sandbox 31.81 sbx --name dead1 -- sleep 31.81)
 	[ "$out" = dead ] || fail "user: $out"
 	run sbx_out --name dead1 -- sh -c 'echo second'
@@ -857,7 +857,13 @@ killed_sandbox() {
 	out=$(cd "$SBX/ws" && killed_sandbox 31.82 timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox \
 		--name dead2 -- sleep 31.82)
 	[ "$out" = dead ] || fail "root: $out"
-	run "$AGENTRT" --root "$SBX_ROOT" list
+	# the sleep ends before its init does (the init's own death signal): list says stopped once
+	# the init is gone too
+	for i in $(seq 1 50); do
+		run "$AGENTRT" --root "$SBX_ROOT" list
+		[[ "$output" == *dead2*stopped* ]] && break
+		sleep 0.1
+	done
 	[[ "$output" == *dead2*stopped* ]] || fail "root: no stopped state: $output"
 	run bash -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' --root '$SBX_ROOT' sandbox --name dead2 -- \
 		cat /proc/self/cgroup"
