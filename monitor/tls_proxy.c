@@ -55,6 +55,12 @@ pid_t (*tls_proxy_fork)(void) = fork;
  * there and are not cut; the upstream's answer is waited for as long as it
  * takes (long polls). */
 #define CLIENT_IDLE_S 30
+/* A request head, once its first byte is in, and a terminated TLS handshake,
+ * once its ClientHello is, must be whole within this long (slowloris: a
+ * head fed one byte every 29 s passed each read's CLIENT_IDLE_S and held its
+ * process for ever).  Timed by the process's alarm: no call is added while
+ * a head comes whole in one read. */
+#define HEAD_TIMEOUT_S 10
 
 /* Set in a connection's process when the proxy ends under it (its parent's
  * death signal: the container's monitor, then the proxy, are gone).  Blocked
@@ -64,11 +70,24 @@ pid_t (*tls_proxy_fork)(void) = fork;
 static volatile sig_atomic_t stopping;
 #define STOP_GRACE_S 2
 
+/* Set by SIGALRM while a head or handshake is awaited (HEAD_TIMEOUT_S):
+ * the read under way returns EINTR and the connection is closed. */
+static volatile sig_atomic_t late;
+
+static void on_alarm(int sig)
+{
+  if (stopping) { /* STOP_GRACE_S is over: the end, as SIGALRM's default */
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+  late = 1;
+}
+
 static void on_stop(int sig)
 {
   (void)sig;
   stopping = 1;
-  alarm(STOP_GRACE_S); /* SIGALRM's default: the end */
+  alarm(STOP_GRACE_S); /* on_alarm: the end */
 }
 
 struct proxy {
@@ -467,7 +486,7 @@ static ssize_t s_read(struct stream *s)
   if (s->ssl == NULL) { /* plain HTTP */
     ssize_t r;
     while ((r = read(s->fd, s->buf + s->len, sizeof s->buf - s->len)) < 0 && errno == EINTR &&
-           !stopping)
+           !stopping && !late)
       ;
     if (r == 0)
       s->eof = true;
@@ -851,11 +870,26 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     bool head_req, expect = false;
     long n;
 
+    bool timed = false;
+
     while ((n = http_request_parse(c->buf, c->len, &req, &why)) == 0) {
-      ssize_t r = s_read(c);
+      ssize_t r;
+      if (c->len > 0 && !timed) { /* a head has begun: whole within HEAD_TIMEOUT_S */
+        late = 0;
+        alarm(HEAD_TIMEOUT_S);
+        timed = true;
+      }
+      r = s_read(c);
+      if (late) {
+        reply_error(c, 408, "Request Timeout",
+                    "agentrt egress proxy: the request head did not come whole in time\n");
+        return;
+      }
       if (r <= 0)
         return; /* closed between requests, or reset */
     }
+    if (timed)
+      alarm(0);
     if (n < 0) {
       reply_error(c, 400, "Bad Request", "agentrt egress proxy: malformed request\n");
       return;
@@ -984,11 +1018,15 @@ static void terminate(struct proxy *px, int cfd, const struct sockaddr_storage *
   if (c->ssl == NULL || SSL_use_certificate(c->ssl, leaf) != 1 ||
       SSL_use_PrivateKey(c->ssl, px->leaf_key) != 1 || SSL_set_fd(c->ssl, cfd) != 1)
     goto out;
+  late = 0;
+  alarm(HEAD_TIMEOUT_S); /* the ClientHello is in: the rest of the handshake comes soon */
   if (SSL_accept(c->ssl) != 1) {
+    alarm(0);
     /* a client that pins its certificates ends here: recorded */
     tls_error_record(px, sni, "client (the container refused the proxy's certificate?)");
     goto out;
   }
+  alarm(0);
   u->fd = upstream_connect(dst);
   if (u->fd < 0) {
     flow_record(px, sni, dst, false, "upstream connect failed (not allowed, or unreachable)");
@@ -1430,11 +1468,12 @@ int tls_proxy_start(const struct tls_proxy_opts *o, pid_t *ret_pid, struct error
       /* the monitor's end: its death signal, unblocked (the monitor blocks
        * it for its signalfd), so that the counts held and the exchanges
        * under way are written; no SA_RESTART: blocked I/O returns EINTR */
-      struct sigaction sa = {.sa_handler = on_stop};
+      struct sigaction sa = {.sa_handler = on_stop}, al = {.sa_handler = on_alarm};
       sigset_t set;
       sigemptyset(&sa.sa_mask);
+      sigemptyset(&al.sa_mask);
       sigaction(SIGTERM, &sa, NULL);
-      signal(SIGALRM, SIG_DFL);
+      sigaction(SIGALRM, &al, NULL);
       sigemptyset(&set);
       sigaddset(&set, SIGTERM);
       sigaddset(&set, SIGALRM);

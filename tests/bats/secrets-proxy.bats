@@ -1121,3 +1121,31 @@ child_own_secret() {
 	[[ "$output" == *"mark: Operation not permitted"* ]] || fail "the mark: $output"
 	! grep -q 'POST /forbidden' "$PX_DIR/other80.log" || fail "upstream saw: $(cat "$PX_DIR/other80.log")"
 }
+
+@test "secrets-proxy: escape: slowloris: a request head fed one byte a second (plain HTTP kept alive, terminated HTTPS) is cut 10 s after it began, its process gone" {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	cp "$REPO_ROOT/tests/helpers/trickle-head.js" "$ROOTFS/trickle-head.js"
+	px_run
+	local mon px out
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
+	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	# each read from the client waited at most 30 s, but a head that grew by a byte within
+	# that was awaited for ever: an agent held its 128 connection processes (outside its
+	# cgroup) with a byte every 29 s each
+	out=$(in_ctr node /trickle-head.js 25 2>&1)
+	echo "# $out" | tr '\n' ' ' >&3
+	echo >&3
+	[[ "$out" == *answered* ]] || fail "the control (a whole request first): $out"
+	[[ "$out" != *"open after"* ]] || fail "a trickled head held its connection: $out"
+	# the head began at 1-2 s (a byte a second): cut 10 s later, with a 408
+	[ "$(grep -cE '^(plain|tls) closed after (1[0-9]|2[0-2]) s: HTTP/1.1 408 ' <<<"$out")" -eq 2 ] || fail "$out"
+	for _ in $(seq 50); do
+		[ -z "$(pgrep -P "$px")" ] && break
+		sleep 0.1
+	done
+	[ -z "$(pgrep -P "$px")" ] || fail "connection processes left: $(pgrep -P "$px" | wc -l)"
+	# honest use right after, on both ports
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after; curl -sS --max-time 10 http://other.test/after80'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""*'"path": "/after80"'* ]] || fail "after: $output"
+}
