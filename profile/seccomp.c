@@ -37,6 +37,15 @@
  *     a refusal the program sees, so not sent to the monitor as one
  *     (cli/create.c notify_variant keeps ERRNO(0) rules in the kernel).
  *     Direct calls only, as for vsock.
+ *   - setgid, setregid, setresgid, setfsgid (and i386's *32 names) to
+ *     SUBPROTO_NET_GID                        -> ERRNO: the group a sub-agent's
+ *     slirp4netns runs as, by which the egress table sends its connections
+ *     to the proxy's port for sub-agents (common/subproto.h).  Root with
+ *     CAP_SETGID took it and had its own connections counted there (64 more
+ *     connection processes outside its cgroup, past its own bound).  The
+ *     rest of the ways to the group are shut already in the agent profile:
+ *     a setgid file's group (no_new_privs) and a user namespace mapping it
+ *     (namespaces denied); compared on the low 32 bits, as gid_t.
  * Architectures: the native ones of the build (a deny list must cover every
  * ABI the kernel accepts, or the other ABI would bypass it).  libseccomp
  * gives each name its number on every one of them (mount is 165 on x86_64,
@@ -56,6 +65,7 @@
 
 #include "profile/internal.h"
 
+#include "common/subproto.h"
 #include "common/util.h"
 
 static const uint64_t clone_ns_flags[] = {CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWUTS,
@@ -146,6 +156,21 @@ struct oci_seccomp *profile_seccomp_build(const struct agent_profile *p)
     for (size_t i = 0; i < ARRAY_SIZE(clone_ns_flags); i++)
       add_arg(add_rule(s, "clone", eno), 0, clone_ns_flags[i], clone_ns_flags[i]);
     add_rule(s, "clone3", ENOSYS);
+  }
+  {
+    static const struct {
+      const char *name, *name32;
+      uint32_t n_args;
+    } set_gid[] = {{"setgid", "setgid32", 1},
+                   {"setregid", "setregid32", 2},
+                   {"setresgid", "setresgid32", 3},
+                   {"setfsgid", "setfsgid32", 1}};
+    for (size_t i = 0; i < ARRAY_SIZE(set_gid); i++)
+      for (uint32_t a = 0; a < set_gid[i].n_args; a++) {
+        sc = add_rule(s, set_gid[i].name, eno);
+        strv_push(&sc->names, set_gid[i].name32);
+        add_arg(sc, a, UINT32_MAX, SUBPROTO_NET_GID);
+      }
   }
   if (p->seccomp.deny_tiocsti)
     add_arg(add_rule(s, "ioctl", eno), 1, UINT32_MAX, TIOCSTI);

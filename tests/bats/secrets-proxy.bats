@@ -1149,3 +1149,30 @@ child_own_secret() {
 	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after; curl -sS --max-time 10 http://other.test/after80'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""*'"path": "/after80"'* ]] || fail "after: $output"
 }
+
+@test "secrets-proxy: escape: child-gid: root with CAP_SETGID cannot take the sub-agents' group (the proxy's port for sub-agents)" {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	# Docker's default set has CAP_SETGID, and so has the agent profile's ceiling
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_SETGID"])'
+	px_run
+	run in_ctr grep CapEff /proc/self/status
+	[ "$(((0x${output##*:	} >> 6) & 1))" = 1 ] || fail "no CAP_SETGID: $output"
+	# the table sends connections of group 0x61677273 (a sub-agent's slirp4netns,
+	# common/subproto.h) to the proxy's port for sub-agents: 64 more connection processes
+	# outside the container's cgroup, past its own 128, for a container root that set it
+	local js='const cp = require("child_process"); const g = 0x61677273;
+		for (const [n, f] of [["setgid", () => process.setgid(g)], ["setegid", () => process.setegid(g)]]) {
+			try { f(); console.log(n + " ok"); } catch (e) { console.log(n + " " + e.code); } }
+		console.log("gid " + process.getgid() + " " + process.getegid());
+		console.log(cp.execFileSync("curl", ["-sS", "--max-time", "10", "-H",
+			"Authorization: Bearer " + process.env.API_TOKEN, "https://api.example.test/gid"]).toString());'
+	run in_ctr node -e "$js"
+	echo "# $output" | head -3 >&3
+	[[ "$output" == *"setgid EPERM"*"setegid EPERM"* ]] || fail "the group was taken: $output"
+	[[ "$output" == *"gid 0 0"* ]] || fail "$output"
+	# its request went to the container's own port: the secret's value put in, as for any
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "the request: $output"
+	# the control: another group is still the container's to take
+	run in_ctr node -e 'process.setgid(1000); console.log("gid " + process.getgid())'
+	[ "$output" = "gid 1000" ] || fail "the control: $output"
+}
