@@ -408,7 +408,7 @@ static ssize_t read_record(int fd, unsigned char *buf, size_t cap)
     if (poll(&p, 1, HELLO_TIMEOUT_MS) <= 0)
       return -1;
     n = read(fd, buf + have, want - have);
-    if (n < 0 && errno == EINTR)
+    if (n < 0 && errno == EINTR && !late)
       continue;
     if (n <= 0)
       return -1;
@@ -450,9 +450,13 @@ static bool passthrough_hello(struct proxy *px, int cfd, int ufd,
     ok = true;
     goto out;
   }
+  /* the second ClientHello, whole within HEAD_TIMEOUT_S (slowloris) */
+  late = 0;
+  alarm(HEAD_TIMEOUT_S);
   do { /* a change_cipher_spec (middlebox compatibility) or early data may come first */
     n = read_record(cfd, buf, HELLO_MAX + 2048);
   } while (n > 0 && (buf[0] == 0x14 || buf[0] == 0x17) && write_all(ufd, buf, (size_t)n) == 0);
+  alarm(0);
   if (n < 0)
     goto out;
   if (tls_client_hello_sni(buf, (size_t)n, name, &ech) != (sni[0] ? 1 : 2) || ech ||

@@ -176,12 +176,16 @@ raw() {
 
 # hello_to ADDR SNI... [ech] [hrr:NAME]: a hand-made ClientHello from the container's namespace,
 # naming each SNI in one server_name list (the nft redirect takes it to the proxy like the
-# container's own); hrr:NAME: a TLS 1.3 hello with no key share (the server answers with a
+# container's own); slow: the second hello (hrr:) a byte a second, then "open after 25 s" or
+# "closed after S s"; hrr:NAME: a TLS 1.3 hello with no key share (the server answers with a
 # HelloRetryRequest), then a second ClientHello naming NAME
 hello_to() {
 	ip netns exec "$PX_CTR" python3 - "$@" <<-'PYEOF'
 		import socket, struct, sys
+		import select, time
 		args = sys.argv[2:]
+		slow = "slow" in args
+		args = [a for a in args if a != "slow"]
 		addr, names = sys.argv[1], [a for a in args if a != "ech" and not a.startswith("hrr:")]
 		second = [a[4:] for a in args if a.startswith("hrr:")]
 		def ext(t, d):
@@ -206,6 +210,16 @@ hello_to() {
 		        while rest > 0:
 		            rest -= len(s.recv(rest))
 		        p256 = b"\0\x17\0\x41\4" + b"\x22" * 64
+		        if slow: # the second hello a byte a second, for up to 25 s
+		            t0 = time.time()
+		            try:
+		                for b in hello(second, True, p256)[:25]:
+		                    s.send(bytes([b]))
+		                    if select.select([s], [], [], 1)[0] and not s.recv(100):
+		                        break
+		            except OSError:
+		                pass
+		            print("open" if time.time() - t0 > 24 else "closed", "after", round(time.time() - t0), "s")
 		        s.sendall(hello(second, True, p256))
 		        s.recv(100)
 		except OSError:
@@ -1175,4 +1189,13 @@ child_own_secret() {
 	# the control: another group is still the container's to take
 	run in_ctr node -e 'process.setgid(1000); console.log("gid " + process.getgid())'
 	[ "$output" = "gid 1000" ] || fail "the control: $output"
+}
+
+@test "secrets-proxy: escape: slowloris-hrr: a passthrough flow's second ClientHello (after a HelloRetryRequest) fed a byte a second is cut 10 s after it began" {
+	px_run
+	# each poll for its bytes waited at most 10 s, the whole record for ever
+	run hello_to 203.0.113.20 other.test slow hrr:other.test
+	echo "# $output" >&3
+	[[ "$output" == "closed after "* ]] || fail "$output"
+	[ "${output//[^0-9]/}" -ge 9 ] && [ "${output//[^0-9]/}" -le 15 ] || fail "$output"
 }
