@@ -215,14 +215,15 @@ static void ino_note(struct audit_summary *s, uint64_t ino, const char *path)
   s->inos[s->n_inos++] = (struct ino_name){ino, xstrdup(path)};
 }
 
-/* Each change of ops (modify, attrib, close_write) through path is a change
+/* Each change of ops (modify, attrib, close_write, unverified) through path is a change
  * of other too. */
 static void add_via(struct audit_summary *s, const char *other, const char *path, yajl_val ops)
 {
   for (size_t j = 0; ops && j < ops->u.array.len; j++) {
     const char *op =
         YAJL_IS_STRING(ops->u.array.values[j]) ? YAJL_GET_STRING(ops->u.array.values[j]) : "";
-    if (!streq(op, "modify") && !streq(op, "attrib") && !streq(op, "close_write"))
+    if (!streq(op, "modify") && !streq(op, "attrib") && !streq(op, "close_write") &&
+        !streq(op, "unverified"))
       continue;
     cleanup_free char *how = xfmt("%s via %s", op, path);
     list_add_ranked(&s->files, other, how, 1, R_EXISTING);

@@ -19,11 +19,14 @@
  *     file's: that copy-up may have been moved away, written (recorded
  *     under its other name) and linked back (`mv h k; printf evil >k; touch
  *     -r ref k; ln k h`).  A symlink's target; a regular file's content up
- *     to COPYUP_CMP_MAX (larger: taken as changed, or, with the lower file's
- *     origin, as the copy-up it is), read within a budget of the monitor's
- *     (COPYUP_BURST, then COPYUP_RATE a second, in 64 KiB tokens: a loop of
- *     `rm h; ln t h` makes it read two files each time), past which a file
- *     is taken as changed.
+ *     to COPYUP_CMP_MAX, read within a budget of the monitor's (COPYUP_BURST,
+ *     then COPYUP_RATE a second, in 64 KiB tokens: a loop of `rm h; ln t h`
+ *     makes it read two files each time).  A larger file, or one past the
+ *     budget, is COPYUP_UNVERIFIED: not compared, neither the same nor
+ *     changed (before, one larger with the lower file's origin was taken for
+ *     the copy-up it may not be: relinked-large-copyup; one past the budget
+ *     for changed, a "modify" of every honest copy-up of a busy workspace:
+ *     copyup-budget-false-modify).
  * Only asked when the metadata matched. */
 #include <errno.h>
 #include <fcntl.h>
@@ -121,24 +124,24 @@ static bool budget_take(off_t size)
   return true;
 }
 
-static bool same_bytes(int a, int b, off_t size)
+static enum copyup_verdict same_bytes(int a, int b, off_t size)
 {
   cleanup_free char *x = NULL, *y = NULL;
   size_t chunk = 65536;
   off_t off = 0;
 
   if (size > COPYUP_CMP_MAX || !budget_take(size))
-    return false;
+    return COPYUP_UNVERIFIED;
   x = xmalloc(chunk);
   y = xmalloc(chunk);
   while (off < size) {
     size_t want = size - off < (off_t)chunk ? (size_t)(size - off) : chunk;
     ssize_t n = pread(a, x, want, off), m = pread(b, y, want, off);
     if (n <= 0 || m != n || memcmp(x, y, (size_t)n) != 0)
-      return false;
+      return COPYUP_CHANGED;
     off += n;
   }
-  return true;
+  return COPYUP_SAME;
 }
 
 static bool same_target(int upfd, int lofd)
@@ -160,33 +163,33 @@ static int open_bytes(int dir, const char *rel)
   return fd;
 }
 
-bool monitor_copyup_same(int updir, const char *urel, const struct stat *up, int lodir,
-                         const char *lrel, const struct stat *lo, bool *origins)
+enum copyup_verdict monitor_copyup_check(int updir, const char *urel, const struct stat *up,
+                                         int lodir, const char *lrel, const struct stat *lo,
+                                         bool *origins)
 {
   cleanup_close int upfd = -1, lofd = -1;
   int r;
 
   if (!S_ISREG(up->st_mode) && !S_ISLNK(up->st_mode))
-    return true;
+    return COPYUP_SAME;
   if (S_ISLNK(up->st_mode)) { /* (its xattrs are not read through an O_PATH fd) */
     upfd = open_entry(updir, urel, O_PATH);
     lofd = open_entry(lodir, lrel, O_PATH);
     if (upfd < 0 || !same_inode(upfd, up))
-      return true; /* gone or replaced since: its own events say what came */
-    return lofd >= 0 && same_inode(lofd, lo) && same_target(upfd, lofd);
+      return COPYUP_SAME; /* gone or replaced since: its own events say what came */
+    return lofd >= 0 && same_inode(lofd, lo) && same_target(upfd, lofd) ? COPYUP_SAME
+                                                                        : COPYUP_CHANGED;
   }
   upfd = open_bytes(updir, urel);
   lofd = open_bytes(lodir, lrel);
   if (upfd < 0 || !same_inode(upfd, up))
-    return true;
+    return COPYUP_SAME;
   if (lofd < 0 || !same_inode(lofd, lo))
-    return false;
+    return COPYUP_CHANGED;
   r = origin_matches(upfd, lofd);
   if (r >= 0)
     *origins = true;
   if (r == 0 || (r < 0 && *origins && origin_expected(lofd, lo)))
-    return false;
-  if (r == 1 && up->st_size > COPYUP_CMP_MAX)
-    return true;
+    return COPYUP_CHANGED;
   return same_bytes(upfd, lofd, up->st_size);
 }

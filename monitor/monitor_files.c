@@ -98,7 +98,11 @@
  * directories: overlayfs sets its own xattrs on upper directories.
  * close_write: a file opened for writing was closed with no write or create
  * seen: it was changed through a shared mapping (fanotify sees no page
- * writes), or not at all; kept only then, a write says more. */
+ * writes), or not at all; kept only then, a write says more.
+ * unverified: a copy-up of the lower file's type, mode, size and mtime whose
+ * bytes the monitor did not compare (over 64 MiB, or past its read budget:
+ * monitor_copyup.c); kept only without a modify. */
+#define FILES_UNVERIFIED (1ULL << 48) /* no fanotify event's bit */
 enum {
   OP_CREATE,
   OP_MODIFY,
@@ -107,12 +111,14 @@ enum {
   OP_MOVED_TO,
   OP_ATTRIB,
   OP_CLOSE_WRITE,
+  OP_UNVERIFIED,
   OP_N
 };
-static const char *const op_names[OP_N] = {"create",   "modify", "delete",     "moved_from",
-                                           "moved_to", "attrib", "close_write"};
-static const uint64_t op_masks[OP_N] = {FAN_CREATE,   FAN_MODIFY, FAN_DELETE,     FAN_MOVED_FROM,
-                                        FAN_MOVED_TO, FAN_ATTRIB, FAN_CLOSE_WRITE};
+static const char *const op_names[OP_N] = {"create",   "modify", "delete",      "moved_from",
+                                           "moved_to", "attrib", "close_write", "unverified"};
+static const uint64_t op_masks[OP_N] = {FAN_CREATE,      FAN_MODIFY,      FAN_DELETE,
+                                        FAN_MOVED_FROM,  FAN_MOVED_TO,    FAN_ATTRIB,
+                                        FAN_CLOSE_WRITE, FILES_UNVERIFIED};
 
 #define FILES_ADOPTED 16
 #define FILES_INODES 128 /* files remembered by inode */
@@ -834,6 +840,8 @@ static void emit(struct monitor *m, struct files *f, struct pending_file *p)
   /* after classify: a copy-up's create is not the agent's */
   if (has_op(p, OP_CLOSE_WRITE) && (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE)))
     drop_op(p, OP_CLOSE_WRITE);
+  if (has_op(p, OP_MODIFY) || has_op(p, OP_CREATE))
+    drop_op(p, OP_UNVERIFIED);
   jb_key_str(&b, "path", p->path);
   jb_key(&b, "ops");
   jb_puts(&b, "[");
@@ -1054,8 +1062,9 @@ static int mark_dir(struct files *f, int fd, const char *rel)
  * FAN_CREATE where there is none (new, or over a whiteout), another type
  * FAN_CREATE | FAN_MODIFY, a mode that differs FAN_ATTRIB, a size or mtime
  * that differs FAN_MODIFY (a copy-up keeps the mtime), as does another file
- * given all of those (monitor_copyup.c: relinked-host-file), and 0 for a
- * copy-up that changed nothing.  Of a directory only its type (a child's
+ * given all of those (monitor_copyup.c: relinked-host-file), FILES_UNVERIFIED
+ * for one whose bytes were not compared, and 0 for a copy-up that changed
+ * nothing.  Of a directory only its type (a child's
  * change moves its mtime; its mode is not kept). */
 static uint64_t lower_ops(struct files *f, int updir, const char *urel, const struct stat *up,
                           const char *lrel)
@@ -1083,10 +1092,16 @@ static uint64_t lower_ops(struct files *f, int updir, const char *urel, const st
     if ((up->st_mode & 07777) != (lo.st_mode & 07777))
       ops |= FAN_ATTRIB;
     if (up->st_size != lo.st_size || up->st_mtim.tv_sec != lo.st_mtim.tv_sec ||
-        up->st_mtim.tv_nsec != lo.st_mtim.tv_nsec ||
-        !monitor_copyup_same(updir, urel, up, layer, lrel, &lo, &f->origins))
-      ops |= FAN_MODIFY;
-    return ops;
+        up->st_mtim.tv_nsec != lo.st_mtim.tv_nsec)
+      return ops | FAN_MODIFY;
+    switch (monitor_copyup_check(updir, urel, up, layer, lrel, &lo, &f->origins)) {
+    case COPYUP_SAME:
+      return ops;
+    case COPYUP_UNVERIFIED:
+      return ops | FILES_UNVERIFIED;
+    default:
+      return ops | FAN_MODIFY;
+    }
   }
   return FAN_CREATE;
 }

@@ -140,11 +140,15 @@ bool monitor_flood_flush(struct monitor *m, bool final);
 
 /* An overlay's upper file (urel below updir, up its stat) whose type, mode,
  * size and mtime are the lower file's (lrel below lodir, lo): is it that
- * file's copy-up (or its very bytes), not another file put at its name
- * (monitor_copyup.c)?  *origins: this workspace's copy-ups carry origins. */
+ * file's copy-up (or its very bytes), another file put at its name, or not
+ * told (its bytes not compared: too large, or past the monitor's read
+ * budget) (monitor_copyup.c)?  *origins: this workspace's copy-ups carry
+ * origins. */
 struct stat;
-bool monitor_copyup_same(int updir, const char *urel, const struct stat *up, int lodir,
-                         const char *lrel, const struct stat *lo, bool *origins);
+enum copyup_verdict { COPYUP_SAME, COPYUP_CHANGED, COPYUP_UNVERIFIED };
+enum copyup_verdict monitor_copyup_check(int updir, const char *urel, const struct stat *up,
+                                         int lodir, const char *lrel, const struct stat *lo,
+                                         bool *origins);
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t monitor_now_ms(void);
 

@@ -249,6 +249,34 @@ file_ops() {
 	assert_output_contains "/workspace/r1 ("
 }
 
+@test "audit-evidence: relinked-large-copyup: a host file over 64 MiB whose own copy-up was moved away, written and linked back is in the trail" {
+	# big's copy-up (the overlay's origin names big) moved to k, one byte written in it, its
+	# mtime put back and linked as big again: size, mode, mtime and origin are big's, and the
+	# monitor compares no more than 64 MiB of bytes, so it took the file for an unchanged
+	# copy-up and wrote nothing of big while commit writes the agent's byte over the host's.
+	# A large copy-up opened for writing with nothing written is no modify.
+	bind_workspace
+	truncate -s 70M "$HOSTDIR/big" "$HOSTDIR/big2"
+	set_cmd 'cd /workspace && touch -r big ref && mv big k && sleep 1.5 &&
+		printf X | dd of=k bs=1 seek=1000 conv=notrunc 2>/dev/null && touch -r ref k && ln k big && rm k ref &&
+		exec 3<>big2 && sleep 1.5 && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	run ra workspace "$ID" diff
+	[[ "$output" == *"modified  big"* && "$output" != *big2* ]] || fail "diff: $output"
+	ra delete "$ID"
+	records=$(ra audit --format json --kind file "$ID")
+	jq -se 'any(.[]; .path == "/workspace/big" and (.ops | index("modify") or index("unverified")))' <<<"$records" >/dev/null ||
+		fail "big: $(file_ops "$ID" /workspace/big); $records"
+	ops=$(file_ops "$ID" /workspace/big2)
+	[[ "$ops" != *modify* && "$ops" != *create* ]] || fail "big2: $ops"
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/big ("
+}
+
 @test "audit-evidence: attrib-unrecorded: a mode change of a host file (chmod +x, setuid), which commit applies, is in the trail" {
 	bind_workspace
 	printf '#!/bin/sh\necho hi\n' >"$HOSTDIR/run.sh"
