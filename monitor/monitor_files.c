@@ -84,6 +84,7 @@
 #define FILES_PATH_MAX 8192       /* a directory's path below the tree, in a record */
 #define FILES_WALK_MAX 64         /* ... names read from parents past PATH_MAX */
 #define FILES_SCAN_MAX 65536      /* ... entries read from each parent */
+#define FILES_EVICTED 4096        /* directories of the tree pushed out of the cache */
 
 #ifndef FAN_RENAME
 #define FAN_RENAME 0x10000000
@@ -188,6 +189,13 @@ struct files {
   bool own_fs;       /* the marked file system is the workspace's alone (its image) */
   bool gone_dir;     /* an event's directory was gone, not named (own_fs: a loss) */
   bool have_targets; /* events give a directory's own handle (FAN_REPORT_TARGET_FID) */
+  /* not own_fs: the handles (their fingerprints, key_print) of directories
+   * of the tree whose cache slot another took, the latest FILES_EVICTED;
+   * n_evicted counts them all.  A handle that no longer opens is of a
+   * directory of the workspace when it is one of these (or may be, once
+   * more were pushed out than are kept), not of the host's. */
+  uint64_t *evicted;
+  uint64_t n_evicted;
   int64_t last_gone_ms;
   /* files made without a name and linked since (adopt_tmpfile): the kernel's
    * name `#<inode>` (as a record's path) -> the name they got, the latest
@@ -236,6 +244,16 @@ static size_t key_slot(const uint8_t *key, size_t klen)
   for (size_t i = 0; i < klen; i++)
     h = (h ^ key[i]) * 16777619u;
   return h & (FILES_CACHE - 1);
+}
+
+/* A handle's fingerprint (FNV-1a, 64 bits). */
+static uint64_t key_print(const uint8_t *key, size_t klen)
+{
+  uint64_t h = 14695981039346656037ull;
+
+  for (size_t i = 0; i < klen; i++)
+    h = (h ^ key[i]) * 1099511628211ull;
+  return h;
 }
 
 /* Is path (length len) prefix or below it (a path component boundary)? */
@@ -557,6 +575,32 @@ static void dirs_free(struct files *f)
   f->n_dirs = f->cap_dirs = f->n_live = 0;
 }
 
+/* Slot e is about to hold key: a directory of the tree it held is kept
+ * among the evicted ones (not own_fs). */
+static void evict(struct files *f, const struct dir_entry *e, const uint8_t *key, size_t klen)
+{
+  if (f->own_fs || !e->used || e->rel == NULL ||
+      (e->klen == klen && memcmp(e->key, key, klen) == 0))
+    return;
+  if (f->evicted == NULL)
+    f->evicted = xmalloc0(FILES_EVICTED * sizeof *f->evicted);
+  f->evicted[f->n_evicted++ % FILES_EVICTED] = key_print(e->key, e->klen);
+}
+
+/* Was key a directory of the tree pushed out of the cache (or may it have
+ * been: more were than are kept)? */
+static bool was_evicted(const struct files *f, const uint8_t *key, size_t klen)
+{
+  uint64_t print = key_print(key, klen);
+
+  if (f->n_evicted > FILES_EVICTED)
+    return true;
+  for (uint64_t i = 0; i < f->n_evicted; i++)
+    if (f->evicted[i] == print)
+      return true;
+  return false;
+}
+
 /* The directory of an event, relative to the watched tree, or NULL. */
 static const char *dir_rel(struct files *f, struct file_handle *h)
 {
@@ -585,10 +629,13 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
      * file system one not known to be outside (the overlay's work dir, where
      * it empties a directory of whiteouts before removing it) was a
      * directory of the workspace, whose changes are a loss (those below a
-     * directory the monitor saw made are named: cache_made) */
-    f->gone_dir |= f->own_fs && errno == ESTALE && !known;
+     * directory the monitor saw made are named: cache_made); on a file
+     * system shared with the host, one of the workspace's directories pushed
+     * out of the cache (evict: gone-dir-changes-plain-upper) */
+    f->gone_dir |= errno == ESTALE && !known && (f->own_fs || was_evicted(f, key, klen));
     return NULL;
   }
+  evict(f, e, key, klen);
   free(e->rel);
   e->rel = (char *)resolve_dir(f, fd, &too_long);
   close(fd);
@@ -1204,6 +1251,7 @@ static void cache_made(struct files *f, const struct file_handle *h, const char 
     return;
   klen = handle_key(h, key);
   e = &f->cache[key_slot(key, klen)];
+  evict(f, e, key, klen);
   free(e->rel);
   *e = (struct dir_entry){.klen = klen, .used = true, .rel = rel ? xstrdup(rel) : NULL};
   memcpy(e->key, key, klen);
@@ -1477,6 +1525,7 @@ static void files_free(struct files *f)
   for (unsigned k = 0; k < FILES_INODES; k++)
     free(f->inodes[k].path);
   strv_free(f->protected);
+  free(f->evicted);
   free(f->ws_path);
   free(f);
 }

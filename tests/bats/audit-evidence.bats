@@ -521,6 +521,23 @@ run_flood_verified() {
 	# workspace, so a handle that no longer opens is of a directory of the workspace).  Fewer
 	# than 200 records: no flood coalesces them.
 	bind_workspace
+	gone_dirs_lost
+}
+
+@test "audit-evidence: gone-dir-changes-plain-upper: without workspace.size, changes in directories removed before the monitor could name them are a loss verify reports" {
+	# the upper layer a plain directory of the store's filesystem: a handle that no longer
+	# opens may be of a host directory, so only the workspace's image counted it as a loss, and
+	# here the files of the directories whose slot another took left no record and no word
+	bind_workspace
+	printf '{"name": "agent-plain-upper", "extends": "agent", "workspace": {"mode": "overlay", "size": "0"}}\n' \
+		>"$BUNDLE/plain-upper.json"
+	AGENTRT_PROFILE=$BUNDLE/plain-upper.json gone_dirs_lost
+	[ ! -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || fail "the upper layer is an image"
+}
+
+# gone_dirs_lost: 90 directories made, filled and removed while the monitor could not read
+# (the container's profile: $AGENTRT_PROFILE); their files are named or a loss verify reports
+gone_dirs_lost() {
 	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
 		cd /workspace && i=0; while [ $i -lt 90 ]; do mkdir d$i; i=$((i + 1)); done
 		i=0; while [ $i -lt 90 ]; do : >d$i/f; i=$((i + 1)); done; rm -rf d*
