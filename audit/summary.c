@@ -45,7 +45,7 @@ struct name_of {
 };
 
 struct ino_name {
-  uint64_t ino;
+  uint64_t ino, born; /* born: the inode's birth time (ns), 0 unknown */
   char *path;
 };
 
@@ -198,21 +198,30 @@ static void set(char **dst, const char *v)
   *dst = v ? xstrdup(v) : NULL;
 }
 
+/* Is n the file of inode ino born then?  An inode number freed is given to
+ * another file, of another birth time (inode-reused-links); records without
+ * one (an older monitor's) are joined by the number alone. */
+static bool ino_is(const struct ino_name *n, uint64_t ino, uint64_t born)
+{
+  return n->ino == ino && (n->born == 0 || born == 0 || n->born == born);
+}
+
 /* Note path as a name of inode ino (once; a bounded number of each and of
  * all: the agent makes the links, the scans are the reader's time). */
-static void ino_note(struct audit_summary *s, uint64_t ino, const char *path)
+static void ino_note(struct audit_summary *s, uint64_t ino, uint64_t born, const char *path)
 {
   unsigned named = 0;
 
   for (size_t i = 0; i < s->n_inos; i++)
-    if (s->inos[i].ino == ino && (++named >= SUMMARY_INO_NAMES || streq(s->inos[i].path, path)))
+    if (ino_is(&s->inos[i], ino, born) &&
+        (++named >= SUMMARY_INO_NAMES || streq(s->inos[i].path, path)))
       return;
   if (s->n_inos >= SUMMARY_MAX_INOS)
     return;
   if (s->n_inos == s->cap_inos)
     s->inos =
         xrealloc(s->inos, (s->cap_inos = s->cap_inos ? s->cap_inos * 2 : 16) * sizeof *s->inos);
-  s->inos[s->n_inos++] = (struct ino_name){ino, xstrdup(path)};
+  s->inos[s->n_inos++] = (struct ino_name){ino, born, xstrdup(path)};
 }
 
 /* Each change of ops (modify, attrib, close_write, unverified) through path is a change
@@ -240,20 +249,20 @@ static void add_via(struct audit_summary *s, const char *other, const char *path
 static void add_links(struct audit_summary *s, yajl_val v, const char *path, yajl_val ops)
 {
   yajl_val links = get(v, "links", yajl_t_array);
-  long long ino = get_int(v, "ino", -1);
+  long long ino = get_int(v, "ino", -1), born = get_int(v, "born", 0);
 
   for (size_t i = 0; links && i < links->u.array.len; i++) {
     if (!YAJL_IS_STRING(links->u.array.values[i]))
       continue;
     add_via(s, YAJL_GET_STRING(links->u.array.values[i]), path, ops);
     if (ino >= 0)
-      ino_note(s, (uint64_t)ino, YAJL_GET_STRING(links->u.array.values[i]));
+      ino_note(s, (uint64_t)ino, (uint64_t)born, YAJL_GET_STRING(links->u.array.values[i]));
   }
   if (ino < 0)
     return;
-  ino_note(s, (uint64_t)ino, path);
+  ino_note(s, (uint64_t)ino, (uint64_t)born, path);
   for (size_t i = 0; i < s->n_inos; i++)
-    if (s->inos[i].ino == (uint64_t)ino && !streq(s->inos[i].path, path))
+    if (ino_is(&s->inos[i], (uint64_t)ino, (uint64_t)born) && !streq(s->inos[i].path, path))
       add_via(s, s->inos[i].path, path, ops);
 }
 

@@ -807,6 +807,22 @@ static bool upper_stat(const struct files *f, const char *path, struct stat *st)
   return fstatat(f->base_fd, path + n + 1, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode);
 }
 
+/* The birth time (ns) of the file a record's path names in upper, when it
+ * is still st's inode. */
+static bool upper_born(const struct files *f, const char *path, const struct stat *st,
+                       uint64_t *born)
+{
+  size_t n = strcmp(f->ws_path, "/") == 0 ? 0 : strlen(f->ws_path);
+  struct statx sx;
+
+  if (strncmp(path, f->ws_path, n) != 0 || path[n] != '/' || path[n + 1] == '\0' ||
+      statx(f->base_fd, path + n + 1, AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME, &sx) < 0 ||
+      !(sx.stx_mask & STATX_BTIME) || sx.stx_ino != st->st_ino)
+    return false;
+  *born = (uint64_t)sx.stx_btime.tv_sec * 1000000000u + sx.stx_btime.tv_nsec;
+  return *born != 0;
+}
+
 static void remember_inode(struct files *f, const struct stat *st, const char *path)
 {
   unsigned k;
@@ -828,11 +844,16 @@ static void add_links(struct jbuf *b, const struct files *f, const struct stat *
                       const char *path)
 {
   unsigned n = 0;
+  uint64_t born;
 
   jb_key_u64(b, "nlink", (uint64_t)st->st_nlink);
   /* the inode: a later record of it names the others no longer remembered
    * (hardlink-alias-evicted; audit --summary joins them) */
   jb_key_u64(b, "ino", (uint64_t)st->st_ino);
+  /* and its birth time: the number of an inode freed goes to another file
+   * (inode-reused-links) */
+  if (upper_born(f, path, st, &born))
+    jb_key_u64(b, "born", born);
   for (unsigned k = 0; k < FILES_INODES && n < FILES_LINKS; k++) {
     const char *other = f->inodes[k].path;
     struct stat now;

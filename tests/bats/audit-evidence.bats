@@ -207,6 +207,31 @@ file_ops() {
 	assert_output_contains "files changed (203)"
 }
 
+@test "audit-evidence: inode-reused-links: a file of two links made on the inode number of a removed one is not joined to the removed one's names" {
+	# h1 linked as k1 (the record names h1 and the inode), both removed, then x made and
+	# linked as y: the upper layer's file system gives x the freed inode number, and
+	# --summary joined the write through x to h1 ("modify via /workspace/x").  The records
+	# carry the inode's birth time too, which a new file does not share.
+	bind_workspace
+	echo "host 1" >"$HOSTDIR/h1"
+	set_cmd 'cd /workspace && ln h1 k1 && sleep 1.5 && rm h1 k1 && : >x && ln x y && sleep 1.5 &&
+		echo new >>x && touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	records=$(ra audit --format json --kind file "$ID" | jq -c 'select(.ino) | {path, ops, ino, born}')
+	k1=$(jq -sr '[.[] | select(.path == "/workspace/k1")][0].ino' <<<"$records")
+	x=$(jq -sr '[.[] | select(.path == "/workspace/x" or .path == "/workspace/y")][0].ino' <<<"$records")
+	[ "$k1" = "$x" ] || skip "the inode number was not reused ($k1, $x)"
+	run ra audit --summary "$ID"
+	# y's own name is joined (the same file); h1 and k1 are not
+	[[ "$output" == *"/workspace/h1 (delete)"* && "$output" == *"/workspace/k1 (create,delete)"* &&
+		"$output" == *"/workspace/y (create,modify via /workspace/x)"* ]] || fail "joined: $output; $records"
+}
+
 @test "audit-evidence: relinked-host-file: a host file replaced by a link to a file of its size, mode and mtime is in the trail; a copy-up that changed nothing is not" {
 	# `rm r1; ln t1 r1` puts t1's inode in upper under r1 by a rename from the overlay's work
 	# dir, as a copy-up does; with t1 made to r1's size, mode and mtime (touch -r) the monitor

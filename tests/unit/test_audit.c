@@ -679,6 +679,30 @@ static void test_summary_links_by_inode(void)
     fputs(text, stdout);
 }
 
+/* inode-reused-links: an inode number freed and given to another file of
+ * several links (its birth time another) is not joined to the names of the
+ * old one; the same birth time, or a record without one (an older
+ * monitor's), is. */
+static void test_summary_inode_reused(void)
+{
+  static const char *const lines[] = {
+      "{\"seq\":1,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/k1\",\"ops\":[\"create\"],"
+      "\"nlink\":2,\"links\":[\"/w/h1\"],\"ino\":14,\"born\":1000000001}",
+      "{\"seq\":2,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/x\",\"ops\":[\"modify\"],"
+      "\"nlink\":2,\"ino\":14,\"born\":2000000002}",
+      "{\"seq\":3,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/k1\",\"ops\":[\"attrib\"],"
+      "\"nlink\":2,\"ino\":14,\"born\":1000000001}",
+      "{\"seq\":4,\"id\":\"c1\",\"kind\":\"file\",\"path\":\"/w/k1\",\"ops\":[\"close_write\"],"
+      "\"nlink\":2,\"ino\":14}",
+  };
+  cleanup_free char *text = summary_of(lines, ARRAY_SIZE(lines));
+  tap_ok(strstr(text, "via /w/x") == NULL, "a reused inode number is not joined to the old names");
+  tap_ok(strstr(text, "attrib via /w/k1") != NULL, "the same inode (its birth time) is");
+  tap_ok(strstr(text, "close_write via /w/k1") != NULL, "as is a record without a birth time");
+  if (tap_failed_)
+    fputs(text, stdout);
+}
+
 /* files-flood-hides-host-change: 1,100 new files recorded first, then a
  * host file's change, a deletion and a protected path: the summary keeps
  * them (past its 1,000 entries a new file goes) and shows them first; the
@@ -760,6 +784,7 @@ int main(void)
   test_summary_net();
   test_summary_loader();
   test_summary_links_by_inode();
+  test_summary_inode_reused();
   test_summary_flood_ranks();
   test_summary_hosts_flood();
   return tap_done();
