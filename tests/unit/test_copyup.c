@@ -67,6 +67,24 @@ static void test_budget_spent(int up, int lo)
   tap_ok(n[SAME] + n[UNVERIFIED] == 6000, "past the budget: unverified (%d)", n[UNVERIFIED]);
 }
 
+/* relinked-large-copyup: a file over 64 MiB is not compared: unverified,
+ * not the same (nor changed). */
+static void test_large(int up, int lo)
+{
+  bool origins = false;
+  const struct timespec t[2] = {{1577836800, 0}, {1577836800, 0}};
+
+  for (int i = 0; i < 2; i++) {
+    int fd = openat(i ? lo : up, "large", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, (65LL << 20) + 1) < 0 || futimens(fd, t) < 0) {
+      perror("large");
+      exit(1);
+    }
+    close(fd);
+  }
+  tap_ok(verdict(up, "large", lo, &origins) == UNVERIFIED, "65 MiB, not compared: unverified");
+}
+
 int main(void)
 {
   char tmpl[] = "/tmp/test_copyup.XXXXXX";
@@ -90,6 +108,7 @@ int main(void)
     perror(dir);
     return 1;
   }
+  test_large(up, lo);
   test_budget_spent(up, lo);
   {
     char cmd[96];
