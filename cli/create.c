@@ -1073,6 +1073,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->config = cfg;
   c->profile = pres;
   fill_state(c, bundle, rootfs);
+  c->state->no_new_keyring = o->no_new_keyring; /* exec keeps the caller's keyring too */
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
   if (prepare_data(g, c, &removed, err) < 0 ||
@@ -1152,6 +1153,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.rootfs = rootfs;
   so.no_pivot = o->no_pivot;
   so.pdeathsig = o->pdeathsig;
+  so.no_new_keyring = o->no_new_keyring;
   so.use_fifo = !o->run_mode;
   so.preserve_fds = o->preserve_fds + nlisten;
   so.g = g;

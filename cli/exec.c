@@ -188,6 +188,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.notify_bpf = x->notify_bpf;
   po.notify_fd = x->notify_fd;
   po.notify_ack = true;
+  po.keep_keyring = x->state->no_new_keyring;
   if (x->listener_fd >= 0) {
     po.has_listener = true;
     po.listener_fd = x->listener_fd;

@@ -430,6 +430,7 @@ void init_main(struct init_args *a)
   po.notify_bpf = a->notify_bpf;
   po.notify_fd = a->notify_fd;
   po.pdeathsig = a->pdeathsig;
+  po.keep_keyring = a->no_new_keyring;
   if (a->listener_fd >= 0) {
     const struct oci_config *cf = a->config;
     po.has_listener = true;

@@ -34,8 +34,9 @@ struct init_args {
   struct cgroup_manager *cgroup; /* the runtime's, or NULL: mounts_cgroup binds its dirs */
   const char *ws_fs_path;        /* attach ws_fs_fd there before the mounts (spawn.h), or NULL */
   int ws_fs_fd;
-  bool ws_fs_late; /* ws_fs_fd arrives as WS_FS on sock, before the mount that needs it */
-  bool pdeathsig;  /* spawn_opts.pdeathsig */
+  bool ws_fs_late;     /* ws_fs_fd arrives as WS_FS on sock, before the mount that needs it */
+  bool pdeathsig;      /* spawn_opts.pdeathsig */
+  bool no_new_keyring; /* spawn_opts.no_new_keyring */
 };
 
 /* init-environ, init-cmdline: remember where the kernel put the runtime's

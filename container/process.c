@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/keyctl.h>
 #include <limits.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -308,6 +309,19 @@ static int prepare_fds(const struct process_opts *o, struct error *err)
   if (o->keep_fd >= 3 && o->keep_fd < first && fcntl(o->keep_fd, F_SETFD, FD_CLOEXEC) < 0)
     return error_errno(err, "fd %d close-on-exec", o->keep_fd);
   return 0;
+}
+
+/* A session keyring of the process's own, not the caller's (keyring-leak):
+ * anonymous, so no other container can make one of the same name first and
+ * be joined to it.  No keyrings in the kernel (ENOSYS), or keyctl refused by
+ * a filter the runtime itself runs under (EPERM: the container inherits that
+ * filter and cannot reach any keyring either): nothing to leave, as runc. */
+static int join_new_keyring(struct error *err)
+{
+  if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0 || errno == ENOSYS ||
+      errno == EPERM)
+    return 0;
+  return error_errno(err, "join a new session keyring");
 }
 
 static int gid_cmp(const void *a, const void *b)
@@ -666,6 +680,8 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
     chdir_later = true;
   }
   give_stdio(p->user.uid);
+  if (!o->keep_keyring && join_new_keyring(err) < 0)
+    goto fail;
   if (switch_user(&p->user, o->in_userns, err) < 0)
     goto fail;
   if (chdir_later && chdir(cwd) < 0) {

@@ -50,6 +50,10 @@ struct process_opts {
                         to listenerPath by the runtime), then close it */
   const char *listener_msg;
   bool pdeathsig; /* SIGKILL when the parent dies (create_opts.pdeathsig) */
+  /* Keep the caller's session keyring (--no-new-keyring).  Otherwise the
+   * process joins a new anonymous one before its user changes: keyrings are
+   * not namespaced, and the caller's keys would be the container's. */
+  bool keep_keyring;
   /* Run last, with the process's user, capabilities, no_new_privs, seccomp
    * filter and LSM exec label in place (the init's startContainer hooks, as
    * runc runs them); failing fails the exec.  NULL = none. */

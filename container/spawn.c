@@ -498,6 +498,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .ws_fs_fd = o->ws_fs_path ? o->ws_fs_fd : -1,
         .ws_fs_late = o->ws_fs_path != NULL && o->ws_fs_late != NULL,
         .pdeathsig = o->pdeathsig,
+        .no_new_keyring = o->no_new_keyring,
     };
     close(sv[0]);
     if (own_net >= 0)

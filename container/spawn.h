@@ -41,6 +41,7 @@ struct spawn_opts {
   const void *extra_bpf;  /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
   const void *notify_bpf; /* its notify variant (process_opts), NULL = none */
   bool pdeathsig;         /* the program's parent-death signal (create_opts.pdeathsig) */
+  bool no_new_keyring;    /* keep the caller's session keyring (create_opts) */
   int notify_fd;          /* the monitor's socket for the listener (with notify_bpf) */
   int listener_fd;        /* connected to linux.seccomp.listenerPath, or < 0 (the init uses it) */
   /* An overlay workspace's size-limited upper layer (workspace/image.c): a

@@ -29,6 +29,7 @@ struct oci_state {
   bool has_pidns;       /* the container has its own pid namespace */
   bool started;         /* start succeeded at least once */
   bool has_exit_status; /* exit code known (run --keep, recorded by a monitor) */
+  bool no_new_keyring;  /* created with --no-new-keyring: exec keeps the caller's keyring */
   int exit_status;
 };
 

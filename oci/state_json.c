@@ -43,6 +43,7 @@ static int conv_private(struct jctx *c, const struct jnode *v, void *ret)
       jfield(c, v, "profile", j_str, &s->profile, NULL) < 0 ||
       jfield(c, v, "hasPidns", j_bool, &s->has_pidns, NULL) < 0 ||
       jfield(c, v, "started", j_bool, &s->started, NULL) < 0 ||
+      jfield(c, v, "noNewKeyring", j_bool, &s->no_new_keyring, NULL) < 0 ||
       jfield(c, v, "exitStatus", j_int, &s->exit_status, &s->has_exit_status) < 0)
     return -1;
   return 0;
@@ -112,6 +113,8 @@ static void gen_private(struct jgen *j, const struct oci_state *s)
   jg_kstr(j, "profile", s->profile);
   jg_kbool(j, "hasPidns", s->has_pidns);
   jg_kbool(j, "started", s->started);
+  if (s->no_new_keyring)
+    jg_kbool(j, "noNewKeyring", true);
   if (s->has_exit_status)
     jg_ki64(j, "exitStatus", s->exit_status);
   jg_close(j);

@@ -424,3 +424,36 @@ assert_no_proc_file_mount() {
 	[ ! -e "$CANARY" ] || fail "created on the host: $CANARY"
 	[ ! -e "$CANARY-shm" ] || fail "created on the host: $CANARY-shm"
 }
+
+# ---------------------------------------------------------------- session keyring
+
+# The caller's session keyring (a login's, an engine's: Kerberos tickets, ecryptfs or
+# fscrypt keys, tokens a tool cached there) is not the container's: the init and every exec
+# join a new anonymous one, as runc's `_ses.ID` (a name of its own would let another
+# container create a keyring of that name first and share it).  Keyrings are not namespaced:
+# without this, root in a container that may call keyctl (--profile oci, a runc-like config)
+# searched the caller's and read its keys.  --no-new-keyring keeps the caller's (the control:
+# the probe finds the key when it is there).
+@test "keyring-leak: the caller's session keyring is not reachable from the container (run, exec)" {
+	local secret=s3cr3t-$$-$RANDOM ks=$HELPER_DIR/try-syscall
+	set_args try-syscall --find-session-key agentrt-canary
+	run "$ks" --session-key agentrt-canary "$secret" timeout 30 "$AGENTRT" --root "$TEST_ROOT" run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	[ "$output" = ENOKEY ] || fail "run: the caller's key is reachable: $output"
+
+	set_args sleep 1000
+	run_detached c2
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	run "$ks" --session-key agentrt-canary "$secret" timeout 30 "$AGENTRT" --root "$TEST_ROOT" exec c2 try-syscall --find-session-key agentrt-canary
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	[ "$output" = ENOKEY ] || fail "exec: the caller's key is reachable: $output"
+	rt kill c2 KILL
+	wait_for_status c2 stopped
+	rt delete c2
+
+	# the control: with --no-new-keyring the container keeps the caller's keyring
+	set_args try-syscall --find-session-key agentrt-canary
+	run "$ks" --session-key agentrt-canary "$secret" timeout 30 "$AGENTRT" --root "$TEST_ROOT" run --no-new-keyring --bundle "$BUNDLE" c3
+	[ "$status" -eq 0 ] || fail "run --no-new-keyring: $output"
+	[ "$output" = "$secret" ] || fail "run --no-new-keyring: the probe did not find the caller's key: $output"
+}

@@ -6,6 +6,12 @@
  *                                                       own, in turn: "NAME=RESULT" lines
  *        try-syscall --abi-list                         those CALLs and their numbers
  *        try-syscall --abi-usable i386                  "yes", or "no: why" (exit 0 either way)
+ *        try-syscall --session-key DESC DATA CMD...     (on the host) a new session keyring of
+ *                                                       its own holding a "user" key DESC=DATA,
+ *                                                       then exec CMD, which inherits it
+ *        try-syscall --find-session-key DESC            DATA of the "user" key DESC reachable
+ *                                                       from the session keyring, or the errno
+ *                                                       (ENOKEY: none; EPERM: keyctl refused)
  * Prints one line: "ok" when the call succeeded, else the errno's symbolic name (EPERM, ...).
  * Always exits 0 (2 on a usage error or a CALL the ABI lacks).  Each probe is chosen so that
  * it changes nothing even when it is allowed: nonexistent paths, invalid magic numbers, fds
@@ -773,8 +779,43 @@ static int run_each(int n, char **names)
   return rc;
 }
 
+/* --session-key DESC DATA CMD...: the caller of a runtime whose session keyring holds a secret
+ * (a login's, a Kerberos ticket's).  A fresh anonymous one, so the test's own is untouched. */
+static int session_key_exec(char **argv)
+{
+  long kr = syscall(SYS_keyctl, 1 /* JOIN_SESSION_KEYRING */, NULL);
+  if (kr < 0 || syscall(SYS_add_key, "user", argv[0], argv[1], strlen(argv[1]), -3L) < 0) {
+    perror("try-syscall: --session-key");
+    return 2;
+  }
+  execvp(argv[2], argv + 2);
+  perror("try-syscall: --session-key: exec");
+  return 2;
+}
+
+/* --find-session-key DESC: what a process finds by searching its session keyring. */
+static int find_session_key(const char *desc)
+{
+  char buf[256];
+  long k = syscall(SYS_keyctl, 10 /* SEARCH */, -3L /* session */, "user", desc, 0L);
+  long n = k < 0 ? k : syscall(SYS_keyctl, 11 /* READ */, k, buf, sizeof(buf) - 1);
+
+  if (n < 0) {
+    const char *name = strerrorname_np(errno);
+    puts(name ? name : "E?");
+    return 0;
+  }
+  buf[n < (long)sizeof(buf) ? n : (long)sizeof(buf) - 1] = '\0';
+  puts(buf);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc >= 5 && strcmp(argv[1], "--session-key") == 0)
+    return session_key_exec(argv + 2);
+  if (argc == 3 && strcmp(argv[1], "--find-session-key") == 0)
+    return find_session_key(argv[2]);
   if (argc >= 2 && strcmp(argv[1], "--each") == 0)
     return run_each(argc - 2, argv + 2);
   if (argc < 2 || argc > 3 || strcmp(argv[1], "--help") == 0) {
