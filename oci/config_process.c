@@ -42,6 +42,15 @@ static int conv_user(struct jctx *c, const struct jnode *v, void *ret)
     return -1;
   if (u->has_umask && u->umask > 0777)
     return jfail_at(c, "umask", "out of range (maximum 0777)");
+  /* (uid_t)-1 is "unchanged" to setresuid and setresgid: the program would
+   * keep the runtime's root (CVE-2026-30892, here through the config) */
+  if (u->uid == UINT32_MAX)
+    return jfail_at(c, "uid", "4294967295 is the invalid id (the user would stay root)");
+  if (u->gid == UINT32_MAX)
+    return jfail_at(c, "gid", "4294967295 is the invalid id (the group would stay root's)");
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    if (u->additional_gids[i] == UINT32_MAX)
+      return jfail_at(c, "additionalGids", "4294967295 is the invalid id");
   return 0;
 }
 

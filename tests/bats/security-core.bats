@@ -457,3 +457,37 @@ assert_no_proc_file_mount() {
 	[ "$status" -eq 0 ] || fail "run --no-new-keyring: $output"
 	[ "$output" = "$secret" ] || fail "run --no-new-keyring: the probe did not find the caller's key: $output"
 }
+
+# ---------------------------------------------------------------- CVE-2026-30892 (config path)
+
+# (uid_t)-1 and (gid_t)-1 are "leave it unchanged" to setresuid/setresgid: a process.user of
+# 4294967295 in config.json or in `exec --process` ran the program as root (the init's and the
+# exec helper's uid 0), under --profile oci and agent alike.  `exec --user` refused it already
+# (escapes.bats CVE-2026-30892); the config path must too, before anything is made.
+@test "CVE-2026-30892: process.user uid or gid 4294967295 in config.json or exec --process is refused, never root" {
+	local field profile
+	set_args sh -c 'echo "$(id -u):$(id -g):$(id -G)"'
+	for field in '.uid = 4294967295' '.gid = 4294967295' '.additionalGids = [4294967295]'; do
+		for profile in oci agent; do
+			cp "$BUNDLE/config.json" "$BUNDLE/config.bad.json"
+			jq ".process.user = ({uid: 1000, gid: 1000} | $field)" "$BUNDLE/config.json" >"$BUNDLE/c.json"
+			mv "$BUNDLE/c.json" "$BUNDLE/config.json"
+			run rt --profile "$profile" run --bundle "$BUNDLE" u1
+			mv "$BUNDLE/config.bad.json" "$BUNDLE/config.json"
+			assert_clean_failure
+			[[ "$output" == *4294967295* && "$output" != *$'\n'* ]] ||
+				fail "$profile $field: not one line naming the id: $output"
+			[ -z "$(rt list -q)" ] || fail "$profile $field: left behind: $(rt list)"
+		done
+	done
+
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for field in '.uid = 4294967295' '.gid = 4294967295' '.additionalGids = [4294967295]'; do
+		jq -n "{args: [\"id\"], cwd: \"/\", user: ({uid: 1000, gid: 1000} | $field)}" >"$BUNDLE/p.json"
+		run rt exec --process "$BUNDLE/p.json" c1
+		assert_clean_failure
+		[[ "$output" == *4294967295* ]] || fail "exec --process $field: $output"
+	done
+}
