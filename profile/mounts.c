@@ -5,7 +5,8 @@
  *   (CIS 5.31, H14).  Checked lexically on the source: symlinked spellings
  *   are covered by listing both /run and /var/run paths.
  * - Every bind gets nosuid,nodev; with mounts.readonlyBinds the ones not in
- *   mounts.writableBinds (and not the workspace) also get ro (H15).
+ *   mounts.writableBinds (and not the workspace) also get ro (H15); an rbind
+ *   gets them for every mount below its source too (rnosuid,rnodev,rro).
  * - Scratch entries (/tmp, /var/tmp, $HOME, /dev/shm): a missing one becomes
  *   a size-limited nosuid,nodev tmpfs; an engine tmpfs there is made
  *   nosuid,nodev and clamped to the profile's size.
@@ -163,18 +164,29 @@ static void harden_bind(struct apply_ctx *x, struct oci_mount *m, const char *de
   cleanup_free char *old = profile_mount_describe(m);
   bool ro = x->p->mounts.readonly_binds && !is_workspace_dest(x, dest) &&
             !strv_contains(x->p->mounts.writable_binds, dest);
+  bool rec = profile_mount_has_opt(m, "rbind");
   bool changed = false;
   cleanup_free char *field = xfmt("mounts[%s]", dest);
   cleanup_free char *now = NULL;
 
   if (is_workspace_dest(x, dest))
     return; /* workspace.c decides */
+  /* An rbind brings the mounts below its source along, each with its own
+   * flags: the plain words change only the top one (rbind-submount-rw: a
+   * host /sys bound in kept its cgroup hierarchies rw), the r-words all. */
   if (x->p->mounts.harden_binds) {
     changed |= profile_mount_set_opt(m, "nosuid", "suid");
     changed |= profile_mount_set_opt(m, "nodev", "dev");
+    if (rec) {
+      changed |= profile_mount_set_opt(m, "rnosuid", "rsuid");
+      changed |= profile_mount_set_opt(m, "rnodev", "rdev");
+    }
   }
-  if (ro)
+  if (ro) {
     changed |= profile_mount_set_opt(m, "ro", "rw");
+    if (rec)
+      changed |= profile_mount_set_opt(m, "rro", "rrw");
+  }
   if (!changed)
     return;
   now = profile_mount_describe(m);

@@ -359,6 +359,36 @@ load helpers
 	[[ ",$opts," == *,nosuid,* && ",$opts," == *,nodev,* ]] || fail "/workspace: $opts"
 }
 
+# rbind-submount-rw: the profile's ro, nosuid and nodev on an engine bind reached only its top
+# mount; a mount below the source (a host's /sys with its cgroup hierarchies, /proc with
+# binfmt_misc, a /mnt or /srv with disks) kept rw, suid and dev in the container.  The source's
+# submount here is a tmpfs made in a private mount namespace of the test's, where the runtime
+# runs too; the host's mount table never sees it.  Checked from inside (mountinfo, a write) and
+# from the test's namespace afterwards (the file is not there).
+@test "H15: rbind-submount-rw: a host bind's submounts are read-only, nosuid and nodev too" {
+	requires unshare
+	local opt
+	for opt in '"rbind"' '"rbind", "ro"'; do
+		rm -rf "$BUNDLE/src"
+		mkdir -p "$BUNDLE/src/sub"
+		cp "$BUNDLE/config.json" "$BUNDLE/config.orig.json"
+		update_config ".mounts += [{destination: \"/data\", type: \"bind\", source: \"$BUNDLE/src\", options: [$opt]}]"
+		set_cmd 'touch /data/x 2>&1; touch /data/sub/x 2>&1 && echo WROTE-SUB
+			awk "\$5 == \"/data\" || \$5 == \"/data/sub\" {print \$5, \$6}" /proc/self/mountinfo'
+		run unshare -m --propagation private sh -c "mount -t tmpfs -o size=1m,mode=755 agentrt-sub '$BUNDLE/src/sub' &&
+			timeout 60 '$AGENTRT' --root '$TEST_ROOT' --profile '$AGENT_PROFILE' run --bundle '$BUNDLE' rb1 </dev/null 2>&1
+			echo rc=\$?; ls -A '$BUNDLE/src/sub' | sed 's/^/host-sub: /'"
+		mv "$BUNDLE/config.orig.json" "$BUNDLE/config.json"
+		grep -qx 'rc=0' <<<"$output" || fail "[$opt] run: $output"
+		! grep -q 'WROTE-SUB\|^host-sub: ' <<<"$output" || fail "[$opt] the bind's submount was written: $output"
+		for m in /data /data/sub; do
+			o=$(awk -v m=$m '$1 == m {print $2}' <<<"$output")
+			[[ ",$o," == *,ro,* && ",$o," == *,nosuid,* && ",$o," == *,nodev,* ]] ||
+				fail "[$opt] $m: ${o:-not mounted}: $output"
+		done
+	done
+}
+
 @test "H16: default limits applied; the config's pids limit holds against a fork bomb" {
 	# Defaults (profile: memory 2g, pids 1024, 2 cpus) when the engine set none.
 	update_config 'del(.linux.resources)'
