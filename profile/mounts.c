@@ -4,6 +4,7 @@
  *   (`-v /:/host`, `-v /run:/run`), or any file named like one, is refused
  *   (CIS 5.31, H14).  Checked lexically on the source: symlinked spellings
  *   are covered by listing both /run and /var/run paths.
+ * - A bind of the host's procfs is refused (host-proc-bind).
  * - Every bind gets nosuid,nodev; with mounts.readonlyBinds the ones not in
  *   mounts.writableBinds (and not the workspace) also get ro (H15); an rbind
  *   gets them for every mount below its source too (rnosuid,rnodev,rro).
@@ -11,7 +12,9 @@
  *   a size-limited nosuid,nodev tmpfs; an engine tmpfs there is made
  *   nosuid,nodev and clamped to the profile's size.
  */
+#include <linux/magic.h>
 #include <stdio.h>
+#include <sys/vfs.h>
 
 #include "profile/internal.h"
 
@@ -152,6 +155,26 @@ static int check_socket(struct apply_ctx *x, size_t i, const struct oci_mount *m
           "it is not allowed",
           i, m->source, m->destination, socks[k]);
   return 0;
+}
+
+/* host-proc-bind: the host's procfs shows every host process past the pid
+ * namespace (their roots and environments where ptrace's same-uid rule lets,
+ * and the container's root may change its uid) and the /proc files the
+ * profile masks.  Judged by the file system the source is on, so any
+ * spelling (a symlink, /proc/self/..) is caught; a source that cannot be
+ * looked at is left to the bind, which fails on it. */
+static int check_host_procfs(struct apply_ctx *x, size_t i, const struct oci_mount *m)
+{
+  struct statfs sf;
+
+  if (m->source == NULL || m->source[0] != '/' || !profile_mount_is_bind(m))
+    return 0;
+  if (statfs(m->source, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC)
+    return 0;
+  return profile_refuse(x,
+                        "mounts[%zu]: bind of `%s` at `%s` is the host's procfs (every host "
+                        "process, and the files the profile masks); it is not allowed",
+                        i, m->source, m->destination);
 }
 
 static bool is_workspace_dest(const struct apply_ctx *x, const char *dest)
@@ -334,7 +357,8 @@ int profile_apply_mounts(struct apply_ctx *x)
 
     if (check_socket(x, i, m) < 0)
       return -1;
-    if ((x->p->mounts.readonly_binds || x->p->mounts.harden_binds) && check_idmap(x, i, m) < 0)
+    if ((x->p->mounts.readonly_binds || x->p->mounts.harden_binds) &&
+        (check_idmap(x, i, m) < 0 || check_host_procfs(x, i, m) < 0))
       return -1;
     if (profile_mount_is_bind(m) && (x->p->mounts.readonly_binds || x->p->mounts.harden_binds))
       harden_bind(x, m, dest);

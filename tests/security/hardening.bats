@@ -247,6 +247,25 @@ load helpers
 	done
 }
 
+# host-proc-bind: an engine bind of the host's procfs (`-v /proc:/host/proc`, a monitoring
+# agent's habit) showed every host process past the pid namespace, their roots and
+# environments where ptrace's same-uid rule lets (root in the container holds CAP_SETUID, so
+# any host user's), and the /proc files the profile masks (kpageflags, vmallocinfo) unmasked.
+# Refused at create with one line, whatever the source's spelling; nothing is left behind.
+@test "H11: host-proc-bind: an engine bind of the host's /proc is refused" {
+	local src
+	ln -s /proc "$BUNDLE/proc-link"
+	for src in /proc /proc/sys /proc/1 "$BUNDLE/proc-link"; do
+		cp "$BUNDLE/config.json" "$BUNDLE/config.orig.json"
+		update_config ".mounts += [{destination: \"/host/proc\", type: \"bind\", source: \"$src\", options: [\"rbind\", \"ro\"]}]"
+		in_agent 'ls -d /host/proc/[0-9]* 2>/dev/null | wc -l; wc -c </host/proc/kpageflags' hp1
+		mv "$BUNDLE/config.orig.json" "$BUNDLE/config.json"
+		assert_clean_failure
+		[[ "$output" == *"$src"* && "$output" != *$'\n'* ]] || fail "[$src] not one line naming the source: $output"
+		[ -z "$(rt list -q)" ] || fail "[$src] left behind: $(rt list)"
+	done
+}
+
 @test "H12: pid, net, ipc, uts, mnt and cgroup namespaces are not the host's" {
 	start_agent
 	for ns in net pid ipc uts mnt cgroup; do
