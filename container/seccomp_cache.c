@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,6 +79,37 @@ static void filter_hash(const struct oci_seccomp *s, char out[SHA256_HEX_LEN + 1
   out[2 * SHA256_LEN] = '\0';
 }
 
+/* Whoever may write an entry chooses the filter of every later container
+ * (its name is the hash of the rules it should hold, not of its bytes): a
+ * directory or an entry is used only when this user owns it, no one else may
+ * write it, and it is what it should be (no symbolic link, no device). */
+static bool ours_alone(int fd, mode_t type)
+{
+  struct stat st;
+
+  return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* The entry name of dfd: 0 with its BPF, -1 when there is none to trust. */
+static int read_entry(int dfd, const char *name, char **data, size_t *len)
+{
+  struct error ignore = {0};
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
+
+  if (fd < 0)
+    return -1;
+  r = ours_alone(fd, S_IFREG) ? read_fd_all(fd, 1 << 20, data, len, &ignore) : -1;
+  close(fd);
+  if (r < 0 || *len == 0 || *len % sizeof(struct sock_filter) != 0 ||
+      *len / sizeof(struct sock_filter) > 65535) {
+    free(*data);
+    *data = NULL;
+    return -1;
+  }
+  return 0;
+}
+
 static struct sock_fprog *prog_from(const void *bpf, size_t len)
 {
   struct sock_fprog *p = xmalloc(sizeof *p + len);
@@ -102,15 +135,15 @@ int seccomp_cache_get(const char *root, const struct oci_seccomp *s, struct sock
 
   if (mkdir(dir, 0700) < 0 && errno != EEXIST)
     dir[0] = '\0';
-  dfd = dir[0] ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-  if (dfd >= 0) {
-    struct error ignore = {0};
-    if (read_file_at(dfd, name, 1 << 20, &data, &len, &ignore) == 0 && len > 0 &&
-        len % sizeof(struct sock_filter) == 0 && len / sizeof(struct sock_filter) <= 65535) {
-      close(dfd);
-      *ret = prog_from(data, len);
-      return 0;
-    }
+  dfd = dir[0] ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (dfd >= 0 && !ours_alone(dfd, S_IFDIR)) {
+    close(dfd); /* not read, not written: compiled for this container only */
+    dfd = -1;
+  }
+  if (dfd >= 0 && read_entry(dfd, name, &data, &len) == 0) {
+    close(dfd);
+    *ret = prog_from(data, len);
+    return 0;
   }
   if (seccomp_export(s, &bpf, &len, err) < 0) {
     if (dfd >= 0)

@@ -3,7 +3,11 @@
  * Compiling a filter with libseccomp costs about a millisecond; the agent
  * profile's filter is the same for every container, so its BPF is cached in
  * <data-dir>/.cache/seccomp-<hash>.bpf (hash of the filter's content and the
- * libseccomp version) and loaded with seccomp(2) directly. */
+ * libseccomp version) and loaded with seccomp(2) directly.  The directory and
+ * an entry are trusted only when they are this user's and no one else may
+ * write them (not through a symbolic link either); otherwise the filter is
+ * compiled for the container at hand (datadir.bats, "escape: a seccomp cache
+ * entry another user wrote is not loaded"). */
 #ifndef AGENTRT_SECCOMP_CACHE_H
 #define AGENTRT_SECCOMP_CACHE_H
 

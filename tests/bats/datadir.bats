@@ -382,3 +382,56 @@ kinds() {
 	assert_output_contains "data-dir: /var/lib/agentrt"
 	[ ! -e /tmp/agentrt-conf-dd-$$ ] && [ ! -e /tmp/agentrt-flag-dd ]
 }
+
+# The compiled seccomp filters are cached in <data-dir>/.cache/seccomp-<hash>.bpf, the hash
+# being of the filter's rules, not of the file's bytes: whoever can write that file chooses the
+# filter every later container gets.  A file or a directory another user owns or may write is
+# not trusted (the filter is compiled again); a trusted one still is.
+@test "escape: a seccomp cache entry another user wrote is not loaded" {
+	local allow_all f n id=ddcache$$
+	# the profile's own answer, and a cache filled by that run
+	set_cmd 'try-syscall keyctl'
+	run ar --root "$TEST_ROOT" run --bundle "$BUNDLE" ${id}a </dev/null
+	[ "$status" -eq 0 ] && [ "$output" = EPERM ] || fail "before: $output"
+	n=0
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		[ -f "$f" ] && n=$((n + 1))
+	done
+	[ "$n" -ge 1 ] || fail "no cache entry: $(ls -la "$AGENTRT_DATA_DIR/.cache" 2>&1)"
+	# one BPF instruction: return SECCOMP_RET_ALLOW (printf's escapes: bash holds no NUL)
+	allow_all='\x06\x00\x00\x00\x00\x00\xff\x7f'
+	# 1. each entry replaced by another user's (nobody's), world-writable
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		printf "$allow_all" >"$f"
+		chown 65534:65534 "$f"
+		chmod 0666 "$f"
+	done
+	run ar --root "$TEST_ROOT" run --bundle "$BUNDLE" ${id}b </dev/null
+	[ "$status" -eq 0 ] && [ "$output" = EPERM ] || fail "another user's entry was loaded: $output"
+	# 2. root's entries, in a directory another user may write (and so replace them)
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		printf "$allow_all" >"$f"
+		chown 0:0 "$f"
+		chmod 0600 "$f"
+	done
+	chmod 0777 "$AGENTRT_DATA_DIR/.cache"
+	run ar --root "$TEST_ROOT" run --bundle "$BUNDLE" ${id}c </dev/null
+	[ "$status" -eq 0 ] && [ "$output" = EPERM ] || fail "an entry in a shared directory was loaded: $output"
+	# 3. an entry through a symbolic link
+	chmod 0700 "$AGENTRT_DATA_DIR/.cache"
+	printf "$allow_all" >"$AGENTRT_DATA_DIR/planted.bpf"
+	chmod 0600 "$AGENTRT_DATA_DIR/planted.bpf"
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		ln -sfn "$AGENTRT_DATA_DIR/planted.bpf" "$f"
+	done
+	run ar --root "$TEST_ROOT" run --bundle "$BUNDLE" ${id}d </dev/null
+	[ "$status" -eq 0 ] && [ "$output" = EPERM ] || fail "an entry through a symlink was loaded: $output"
+	# the cache still serves: an entry of ours, written back by the runs above, is read again
+	rm -f "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf
+	run ar --root "$TEST_ROOT" run --bundle "$BUNDLE" ${id}e </dev/null
+	[ "$status" -eq 0 ] && [ "$output" = EPERM ] || fail "after: $output"
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		[ -f "$f" ] && [ ! -L "$f" ] || fail "not written back: $f"
+		[ "$(stat -c '%u %a' "$f")" = "0 600" ] || fail "$f: $(stat -c '%u %a' "$f")"
+	done
+}
