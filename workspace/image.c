@@ -582,6 +582,28 @@ static int run_mkfs(const char *mkfs, const char *path, struct error *err)
   return 0;
 }
 
+/* Every new workspace starts as a copy of the template and the kernel mounts
+ * it: one this user does not own, or others may write, or that is no regular
+ * file, is not used (workspace-size.bats, workspace-template-poisoned). */
+static bool template_ours(const struct stat *st)
+{
+  return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+         (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* 1: path is a template to use; 0: there is none (a bad one is removed). */
+static int template_usable(const char *path)
+{
+  struct stat st;
+
+  if (lstat(path, &st) < 0)
+    return 0;
+  if (template_ours(&st))
+    return 1;
+  unlink(path);
+  return 0;
+}
+
 /* <base>/.upper2-<size>.img, made once (under <base>/.upper.lock); the
  * previous layout's .upper-<size>.img (with resize_inode) goes then. */
 static char *ensure_template(const char *base, uint64_t size, struct error *err)
@@ -593,7 +615,9 @@ static char *ensure_template(const char *base, uint64_t size, struct error *err)
   cleanup_close int lfd = -1, fd = -1;
   const char *mkfs = find_mkfs();
 
-  if (access(tmpl, F_OK) == 0)
+  struct stat st;
+
+  if (lstat(tmpl, &st) == 0 && template_ours(&st))
     return tmpl;
   if (mkfs == NULL) {
     error_set(err, ENOENT, "no mkfs.ext4 (e2fsprogs) to make the workspace image");
@@ -604,7 +628,7 @@ static char *ensure_template(const char *base, uint64_t size, struct error *err)
     error_errno(err, "lock `%s`", lock);
     goto fail;
   }
-  if (access(tmpl, F_OK) == 0)
+  if (template_usable(tmpl))
     return tmpl;
   tmp = xfmt("%s.%d", tmpl, (int)getpid());
   fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -672,12 +696,17 @@ static int image_prepare(const struct workspace *w, uint64_t size, int *ret_fd, 
   /* w->dir is <store>/.workspaces/<id>: the templates are its siblings */
   cleanup_free char *base = xstrndup(w->dir, (size_t)(strrchr(w->dir, '/') - w->dir));
   char *tmpl = ensure_template(base, size, err);
+  struct stat st;
   int in;
 
   if (tmpl == NULL)
     return error_prefix(err, "workspace `%s`", w->id);
   in = open(tmpl, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (in < 0) {
+  if (in < 0 || fstat(in, &st) < 0 || !template_ours(&st)) {
+    if (in >= 0) { /* replaced since ensure_template looked */
+      close(in);
+      errno = EPERM;
+    }
     error_errno(err, "workspace `%s`: open `%s`", w->id, tmpl);
     free(tmpl);
     return -1;

@@ -424,3 +424,30 @@ image_clean() {
   [ "$(cat "$T/out")" = "$(printf '1000\n1000 5 7\nhello')" ] || fail "output: $(cat "$T/out")"
   [ -s "$STORE/.workspaces/$ID/upper.img" ] || fail "no image"
 }
+
+# workspace-template-poisoned: a new workspace's image is a copy of the store's template
+# (.upper2-<size>.img, made once by mkfs.ext4), mounted by the kernel as root.  Whoever may write
+# that template chooses what every later workspace starts with (and hands the kernel an ext4
+# image of their making).  One another user owns, or may write, is made again.
+@test "workspace-template-poisoned: a template another user owns or may write is not copied" {
+  local tmpl
+  bundle_for 'echo one >/workspace/one.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  tmpl=$STORE/.workspaces/.upper2-$((64 * 1024 * 1024)).img
+  [ -f "$tmpl" ] || fail "no template: $(ls -la "$STORE/.workspaces")"
+  [ "$(stat -c '%u %a' "$tmpl")" = "0 600" ] || fail "template: $(stat -c '%u %a' "$tmpl")"
+  # another user's template, with a directory of theirs in it (debugfs writes the image as a
+  # file: nothing is mounted)
+  debugfs -w -R 'mkdir planted' "$tmpl" >/dev/null 2>&1 || fail "debugfs"
+  debugfs -R 'ls -l /' "$tmpl" 2>/dev/null | grep -qw planted || fail "not planted"
+  chown 65534:65534 "$tmpl"
+  chmod 0666 "$tmpl"
+  run ar run --bundle "$BUNDLE" "$ID-b"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  ! debugfs -R 'ls -l /' "$STORE/.workspaces/$ID-b/upper.img" 2>/dev/null | grep -qw planted ||
+    fail "the new workspace is a copy of another user's template"
+  [ "$(stat -c '%u %a' "$tmpl")" = "0 600" ] || fail "template not made again: $(stat -c '%u %a' "$tmpl")"
+  ! debugfs -R 'ls -l /' "$tmpl" 2>/dev/null | grep -qw planted || fail "the template is still theirs"
+  no_leak || fail "a loop device or mount is left after the run"
+}
