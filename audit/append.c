@@ -112,8 +112,15 @@ static int head_write(int fd, const struct audit_head *h, struct error *err)
 
 static int mkdir_p(const char *path, struct error *err)
 {
-  cleanup_free char *p = xstrdup(path);
+  cleanup_free char *p = NULL;
 
+  /* the trail's parents are there but for a data directory's first trail:
+   * one call, not one per component */
+  if (mkdir(path, 0700) == 0 || errno == EEXIST)
+    return 0;
+  if (errno != ENOENT)
+    return error_errno(err, "create audit directory `%s`", path);
+  p = xstrdup(path);
   for (char *s = p + 1; *s; s++) {
     if (*s != '/')
       continue;

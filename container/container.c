@@ -42,9 +42,15 @@ const char *container_status_name(enum container_status s)
 
 int state_root_prepare(const char *root, struct error *err)
 {
-  char *p = xstrdup(root);
+  char *p;
   int ret = 0;
 
+  /* an existing root (or one whose parent is there): one call */
+  if (mkdir(root, 0700) == 0 || errno == EEXIST)
+    return 0;
+  if (errno != ENOENT)
+    return error_errno(err, "create state root `%s`", root);
+  p = xstrdup(root);
   for (char *s = p + 1; *s; s++) {
     if (*s != '/')
       continue;
