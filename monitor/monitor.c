@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -364,12 +365,30 @@ static void on_handler_end(struct monitor *m, int fd, short revents, void *ctx)
   subagent_reap_handlers();
 }
 
+/* This program's path for the sub-agents' handlers (malloc'd, NULL when it
+ * is gone).  The kernel's link is already resolved (no symbolic link, no
+ * `..` in it), so realpath's walk of it, a readlink per component before
+ * the monitor's OK, is not needed: one stat says it is still there. */
+static char *own_exe(void)
+{
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf);
+  struct stat st;
+
+  if (n <= 0 || n >= (ssize_t)sizeof buf || buf[0] != '/')
+    return NULL;
+  buf[n] = '\0';
+  if (stat(buf, &st) < 0 || !S_ISREG(st.st_mode))
+    return NULL; /* "PATH (deleted)": replaced or removed since */
+  return xstrdup(buf);
+}
+
 static void open_subagents(struct monitor *m, const struct monitor_opts *o, const char *trail)
 {
   int reaper;
 
   m->sub = (struct subagent_parent){
-      .exe = realpath("/proc/self/exe", NULL),
+      .exe = own_exe(),
       .root = o->root,
       .data_dir = o->data_dir,
       .store = o->store,
