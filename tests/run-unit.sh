@@ -31,7 +31,9 @@ for a in "$@"; do
 done
 if [ "${#bins[@]}" -eq 0 ]; then
 	shopt -s nullglob
-	bins=("$repo"/build/tests/test_*)
+	for b in "${BUILDDIR:-$repo/build}"/tests/test_*; do
+		case "$b" in *.d | *.o) ;; *) bins+=("$b") ;; esac
+	done
 fi
 
 passed=0
