@@ -123,7 +123,8 @@ const char *ws_git_objfile_reason(const int *fds, size_t n, int layer, const cha
  * ("tree", "blob", ...) and content, into out. */
 /* Does text (n bytes) hold a byte a terminal takes for a control (C0 but a
  * tab, a newline or the CR of a CRLF; DEL; a C1 control in UTF-8), the start
- * of an escape sequence when git prints it? */
+ * of an escape sequence when git prints it, or a bidirectional embedding,
+ * override or isolate in UTF-8 (the line shown in another order)? */
 bool ws_term_control(const unsigned char *p, size_t n);
 void ws_git_object_id(size_t hlen, const char *type, const unsigned char *data, size_t size,
                       unsigned char *out);

@@ -95,6 +95,19 @@ char *ws_quote_text(const char *text)
   return out;
 }
 
+/* A bidirectional embedding, override or isolate (U+202A to U+202E, U+2066
+ * to U+2069) at p (n bytes left): the terminal shows the rest of the line in
+ * another order than it is printed.  The marks (U+200E, U+200F, U+061C) and
+ * the zero-width joiners are not: honest right-to-left text and emoji use
+ * them, and they reorder nothing but neutral characters. */
+static bool bidi_control(const unsigned char *p, size_t n)
+{
+  if (n < 3 || p[0] != 0xe2)
+    return false;
+  return (p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+         (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9);
+}
+
 bool ws_term_control(const unsigned char *p, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
@@ -102,6 +115,8 @@ bool ws_term_control(const unsigned char *p, size_t n)
     if (c == '\t' || c == '\n' || (c == '\r' && i + 1 < n && p[i + 1] == '\n'))
       continue;
     if (c < 0x20 || c == 0x7f || (c == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f))
+      return true;
+    if (bidi_control(p + i, n - i))
       return true;
   }
   return false;

@@ -1283,6 +1283,40 @@ history_escape() {
     git -C "$HOST" tag -n1 v1 | grep -q "$(printf '\033\\[2J')" || fail "control: $(git -C "$HOST" log --all --format=%B | od -c | head)"
 }
 
+# A bidirectional override or isolate (U+202A to U+202E, U+2066 to U+2069) makes a terminal
+# show the rest of its line in another order than git prints it (Trojan Source): the agent's
+# commit message `fix typo` followed by an override and reversed text reads as another message
+# in the host's `git log`, and its annotated tag and a branch name likewise.  Each ref naming
+# them is held back.  An honest message in Hebrew with a right-to-left mark (U+200F) and an
+# emoji joined by U+200D passes.
+@test "escape: bidi overrides in the agent's commit and tag messages reorder the host's git log" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; git checkout -q -b side
+    printf '\327\251\327\234\327\225\327\235 \342\200\217ok \360\237\221\251\342\200\215\360\237\224\254\n' >m
+    git commit -q --allow-empty -F m && git checkout -q master
+    echo w >>a.txt; git add a.txt
+    git commit -q -m \"\$(printf 'fix typo \342\200\256 txet ym si siht')\"
+    git tag -a -m \"\$(printf 'v1 \342\201\247ok\342\201\251')\" v1
+    git branch \"\$(printf 'b\342\200\256x')\" && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/heads/master .git/refs/tags/v1 '.git/refs/heads/b\u202ex'
+  [ "$(jq -r '.changes[] | select(.path == ".git/refs/heads/side") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest branch is protected: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"terminal control"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  ! git -C "$HOST" log --all --format='%B' | grep -q "$(printf '\342\200\256')" ||
+    fail "the host's git log prints an override"
+  git -C "$HOST" log -1 --format=%B side | grep -q "$(printf '\342\200\217ok')" || fail "the honest branch did not arrive"
+  # control: the refs included, the host's git log prints the override (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/refs/heads/master --include-protected .git/refs/tags/v1
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" log -1 --format=%B master | grep -q "$(printf '\342\200\256')" &&
+    git -C "$HOST" tag -n1 v1 | grep -q "$(printf '\342\201\247')" || fail "control: $(git -C "$HOST" log --all --format=%B | od -c | head)"
+}
+
 # reflog_escape VARIANT: the agent leaves a commit of protected files named
 # by its reflogs alone: committed and undone with `git reset --hard HEAD~1`
 # (reset), or an untracked .envrc stashed below a clean stash (stash).  The

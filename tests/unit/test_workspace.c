@@ -649,6 +649,14 @@ static void test_quote(void)
                TC("a\0b") && TC("bell\a"),
            "term control: tabs, newlines, CRLF and UTF-8 pass; ESC, a lone CR, DEL, C1, NUL, BEL "
            "do not");
+    tap_ok(TC("fix \xe2\x80\xae"
+              "txet") &&
+               TC("a\xe2\x80\xaa") && TC("\xe2\x81\xa6x\xe2\x81\xa9") && TC("\xe2\x81\xa9") &&
+               !TC("\xd7\xa9\xd7\x9c \xe2\x80\x8fok \xe2\x80\x8e\xd8\x9c") &&
+               !TC("\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x94\xac") && !TC("\xe2\x80\xa9") &&
+               !TC("\xe2\x80\xa6 \xe2\x81\xaa") && !TC("\xe2\x80"),
+           "term control: bidi embeddings, overrides and isolates do not pass; RTL text with "
+           "its marks, a ZWJ emoji, an ellipsis pass");
 #undef TC
   }
   {
