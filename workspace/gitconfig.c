@@ -284,6 +284,11 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
         key[--kl] = '\0';
     }
     val = value_of(eq + 1);
+    if (strcasecmp(section, "extensions") == 0 && sub == NULL &&
+        strcasecmp(key, "objectformat") == 0)
+      g->hash_size = strcasecmp(val, "sha256") == 0 ? 32
+                     : strcasecmp(val, "sha1") == 0 ? 20
+                                                    : SIZE_MAX;
     if (key_in(path_keys, ARRAY_SIZE(path_keys), section, sub, key)) {
       bool incl = strcasecmp(key, "path") == 0 &&
                   (strcasecmp(section, "include") == 0 || strcasecmp(section, "includeif") == 0);
@@ -431,6 +436,21 @@ void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
     strv_free(todo);
     todo = take_ptr(next);
   }
+}
+
+size_t ws_gitcfg_hash_size(int fd)
+{
+  cleanup_free char *text = NULL;
+  struct ws_gitcfg g = {0};
+  struct error err = {0};
+  size_t len = 0, n;
+
+  if (fd < 0 || read_fd_all(fd, MAX_CONFIG_SIZE, &text, &len, &err) < 0)
+    return 0;
+  ws_gitcfg_parse(text, len, NULL, NULL, &g, NULL);
+  n = g.hash_size == 0 ? 20 : g.hash_size == SIZE_MAX ? 0 : g.hash_size;
+  ws_gitcfg_free(&g);
+  return n;
 }
 
 void ws_gitcfg_free(struct ws_gitcfg *g)

@@ -1035,9 +1035,10 @@ static size_t host_hlen(int host_fd)
 }
 
 /* The agent's index is walked twice (paths, then its risky entries against
- * the host's), so that only the host's risky entries are kept in memory. */
+ * the host's), so that only the host's risky entries are kept in memory.
+ * hlen: the repository's hash size (its config); 0: the host index's. */
 const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
-                                char *const *patterns, char **ret_path)
+                                char *const *patterns, size_t hlen, char **ret_path)
 {
   cleanup_free unsigned char *p = NULL;
   struct scan s = {.patterns = patterns, .mode = SCAN_PATHS};
@@ -1047,8 +1048,8 @@ const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared 
   size_t n;
 
   *ret_path = NULL;
-  if (!read_index(fd, &p, &n) || !idx_prepare(&ix, p, n, sh, false, host_hlen(host_fd)) ||
-      !scan_pass(&s, &ix))
+  if (!read_index(fd, &p, &n) ||
+      !idx_prepare(&ix, p, n, sh, false, hlen ? hlen : host_hlen(host_fd)) || !scan_pass(&s, &ix))
     why = UNREADABLE;
   else if (s.bad) {
     *ret_path = s.bad;

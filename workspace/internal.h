@@ -89,7 +89,7 @@ struct ws_git_shared {
   void *ctx;
 };
 const char *ws_git_index_reason(int fd, int host_fd, const struct ws_git_shared *sh,
-                                char *const *patterns, char **ret_path);
+                                char *const *patterns, size_t hlen, char **ret_path);
 /* May git write a file at path (n bytes): no empty, `.`, `..` or `.git`
  * (by its key) component? */
 bool ws_git_path_ok(const char *path, size_t n);
@@ -189,6 +189,8 @@ struct ws_gitcfg {
   char **paths;
   char **keys;
   size_t n;
+  /* extensions.objectFormat: 20 (sha1), 32 (sha256), SIZE_MAX another, 0 unset */
+  size_t hash_size;
 };
 /* Parse one config text; cfgdir: its directory in the work tree (includes
  * are relative to it), or NULL for a file outside it; host: the host dir's
@@ -203,6 +205,10 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
  * and their includes, as above (g empty when none names anything). */
 void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g);
 void ws_gitcfg_free(struct ws_gitcfg *g);
+/* The hash size of the repository whose config is open at fd, as git reads
+ * it: 32 for extensions.objectFormat = sha256, 20 for sha1 or none; 0 when
+ * it cannot be read or names another. */
+size_t ws_gitcfg_hash_size(int fd);
 
 /* view.c: the lowerdir option of a sub-agent's overlay (w->lowerdir a
  * view), from its parent's workspace record; records the layers in

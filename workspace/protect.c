@@ -661,6 +661,26 @@ static int open_shared(void *vctx, const char *name, bool host)
   return ws_open_beneath(c->l->hostfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
 }
 
+/* The hash size the host's git reads the index beside sc's directory with:
+ * its repository's, from the host's `config` there (the agent's is never
+ * committed by default); 20 where the host has none and no `commondir`
+ * (git's default: a repository the agent made reaches the host without its
+ * config); 0 (the host index's) when it cannot tell, a worktree's index. */
+static size_t index_hash_size(struct shared_ctx *sc)
+{
+  cleanup_close int cfg = -1, common = -1;
+
+  if (sc->l->hostfd < 0)
+    return 20;
+  cfg = open_shared(sc, "config", true);
+  if (cfg >= 0)
+    return ws_gitcfg_hash_size(cfg);
+  if (errno != ENOENT)
+    return 0;
+  common = open_shared(sc, "commondir", true);
+  return common < 0 && errno == ENOENT ? 20 : 0;
+}
+
 /* A git index (`index` in a `.git` or a bare repository) that names a path
  * git would never write, or a protected path, symlink or gitlink the host's
  * index at the same path does not hold: `git checkout -- .` on the host
@@ -685,7 +705,7 @@ static const char *index_reason(const struct ws_change *ch, const struct ws_laye
     return "a git index agentrt cannot read (git checks none of its paths)";
   if (l->hostfd >= 0) /* missing or unreadable: no entries were there before */
     host = ws_open_beneath(l->hostfd, ch->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-  why = ws_git_index_reason(fd, host, &sh, patterns, &bad);
+  why = ws_git_index_reason(fd, host, &sh, patterns, index_hash_size(&sc), &bad);
   if (why && bad)
     *ret_detail = ws_quote_path(bad);
   return why;

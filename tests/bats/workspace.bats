@@ -1101,6 +1101,54 @@ PY
   [ "$(readlink "$HOST/notes.txt")" = /etc/shadow ] || fail "control: $(ls -la "$HOST")"
 }
 
+# git reads an index with its repository's hash size (extensions.objectFormat in its
+# config; SHA-1 without one), never by trying both, and checks no checksum.  In a host
+# repository with no index yet (a fresh `git init`), agentrt read the agent's index as SHA-1,
+# else as SHA-256: a SHA-256 index passed, and the host's git read the same bytes as other
+# entries (one named by the bytes of an object id).  An honest index of the repository's own
+# size passes, in SHA-1 and in SHA-256 repositories.
+@test "escape: an index read with another hash size than its repository's (SHA-256 index in a SHA-1 repository without a host index)" {
+  requires_git
+  host_git_env
+  git -C "$HOST" init -q
+  bundle_usr "set -e; git init -q --object-format=sha256 /tmp/o && cd /tmp/o && echo x >f && git add f
+    cp .git/index /workspace/.git/index && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/index
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ ! -e "$HOST/.git/index" ] && [ -z "$(git -C "$HOST" ls-files --stage)" ] || fail "the index was committed"
+  # control: included, the host's git reads as SHA-1 an entry agentrt never checked, named
+  # by the bytes of the SHA-256 object id, not `f` (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/index
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  run git -C "$HOST" ls-files --stage
+  [ "$status" -eq 0 ] && [ -n "$output" ] && [[ "$output" != *$'\t'f ]] || fail "control: $output"
+}
+
+@test "workspace: an honest index of the repository's hash size passes (SHA-1 without a host index, SHA-256)" {
+  requires_git
+  host_git_env
+  git -C "$HOST" init -q
+  mkdir "$HOST/s256" && echo y >"$HOST/s256/y.txt"
+  git -C "$HOST/s256" init -q --object-format=sha256 && git -C "$HOST/s256" add -A && git -C "$HOST/s256" commit -q -m base
+  bundle_usr "set -e; cd /workspace && git add a.txt && git commit -q -m one
+    cd s256 && echo z >>y.txt && git commit -q -am two && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  local p
+  run ar workspace "$ID" diff --format json
+  for p in .git/index s256/.git/index .git/refs/heads/master s256/.git/refs/heads/master; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" = none ] ||
+      fail "$p protected: $output"
+  done
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ -z "$(git -C "$HOST/s256" status --porcelain)" ] && [ "$(git -C "$HOST/s256" log -1 --format=%s)" = two ] &&
+    [ "$(git -C "$HOST" log -1 --format=%s)" = one ] || fail "host: $(git -C "$HOST/s256" status 2>&1)"
+}
+
 @test "workspace: an honest merge conflict resolved in the agent's git commits its index (resolve-undo of plain files)" {
   host_repo plain
   echo base >"$HOST/f.txt" && git -C "$HOST" add f.txt && git -C "$HOST" commit -q -m f

@@ -38,7 +38,7 @@ static const char *reason(const void *data, size_t size, const void *hdata, size
                           char **ret_bad)
 {
   int fd = memfd_of(data, size), host = hdata ? memfd_of(hdata, hsize) : -1;
-  const char *why = ws_git_index_reason(fd, host, NULL, patterns, ret_bad);
+  const char *why = ws_git_index_reason(fd, host, NULL, patterns, 0, ret_bad);
 
   close(fd);
   if (host >= 0)
@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   {
     struct ws_git_shared sh = {shared_open, NULL};
     int fd = memfd_of(data, size);
-    const char *why_split = ws_git_index_reason(fd, -1, &sh, patterns, &bad);
+    const char *why_split = ws_git_index_reason(fd, -1, &sh, patterns, 0, &bad);
     close(fd);
     if (bad != NULL && why_split == NULL)
       abort();

@@ -746,7 +746,7 @@ static bool index_vs(int fd, int host, char *const *patterns, const char *want_b
 {
   cleanup_close int f = fd, h = host;
   cleanup_free char *bad = NULL;
-  const char *why = ws_git_index_reason(f, h, NULL, patterns, &bad);
+  const char *why = ws_git_index_reason(f, h, NULL, patterns, 0, &bad);
 
   if (want_bad == NULL)
     return why == NULL && bad == NULL;
@@ -755,6 +755,16 @@ static bool index_vs(int fd, int host, char *const *patterns, const char *want_b
   if (*want_bad == '\0')
     return why != NULL && bad == NULL;
   return why != NULL && bad != NULL && streq(bad, want_bad);
+}
+
+/* fd against host read with hash size hlen: refused (want_bad "") or not (NULL). */
+static bool index_vs_hlen(int fd, int host, size_t hlen, const char *want_bad)
+{
+  cleanup_close int f = fd, h = host;
+  cleanup_free char *bad = NULL;
+  const char *why = ws_git_index_reason(f, h, NULL, NULL, hlen, &bad);
+
+  return want_bad == NULL ? why == NULL && bad == NULL : why != NULL && bad == NULL;
 }
 
 static bool index_says(int fd, const char *want_bad)
@@ -896,7 +906,7 @@ static bool split_says(uint64_t rep, bool with_shared, bool host_rewritten, cons
   cleanup_close int fd = split_of(index_fd_of(2, 20, none, 1, false, NULL, nine), rep, false);
   cleanup_close int host = index_fd_of(2, 20, names, 2, false, NULL, oids);
   cleanup_free char *bad = NULL;
-  const char *why = ws_git_index_reason(fd, host, with_shared ? &sh : NULL, pats, &bad);
+  const char *why = ws_git_index_reason(fd, host, with_shared ? &sh : NULL, pats, 0, &bad);
   bool ok;
 
   close(f.fd);
@@ -1110,6 +1120,44 @@ static void test_git_index_hash_size(void)
       "git index: the host's hash size, or either without a host index, passes");
 }
 
+static size_t cfg_hash(const char *text)
+{
+  int fd = memfd_create("config", MFD_CLOEXEC);
+  size_t n;
+
+  if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+      lseek(fd, 0, SEEK_SET) != 0) {
+    if (fd >= 0)
+      close(fd);
+    return 99;
+  }
+  n = ws_gitcfg_hash_size(fd);
+  close(fd);
+  return n;
+}
+
+/* The repository's hash size, from its config as git reads it; the index
+ * read with it alone, whatever the host index. */
+static void test_git_config_hash_size(void)
+{
+  static const char *const good[] = {"Makefile", "a/b.c"};
+
+  tap_ok(cfg_hash("[core]\n\trepositoryformatversion = 0\n") == 20 &&
+             cfg_hash("[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = "
+                      "sha256\n") == 32 &&
+             cfg_hash("[Extensions] objectFormat = \"SHA256\" # x\n") == 32 &&
+             cfg_hash("[extensions]\n\tobjectformat = sha1\n") == 20 &&
+             cfg_hash("[extensions]\n\tobjectformat = md5\n") == 0 &&
+             cfg_hash("[extensions \"x\"]\n\tobjectformat = sha256\n") == 20 && cfg_hash("") == 20,
+         "git config: extensions.objectFormat gives the hash size (sha1 when unset, 0 unknown)");
+  tap_ok(
+      index_vs_hlen(index_fd(2, 32, good, 2, true), -1, 20, "") &&
+          index_vs_hlen(index_fd(2, 20, good, 2, true), -1, 32, "") &&
+          index_vs_hlen(index_fd(2, 32, good, 2, true), -1, 32, NULL) &&
+          index_vs_hlen(index_fd(2, 20, good, 2, true), index_fd(2, 32, good, 2, true), 20, NULL),
+      "git index: read with the repository's hash size alone, without or against a host index");
+}
+
 static void test_git_index(void)
 {
   static const char *const good[] = {"Makefile", "a/.gitignore", "a/b.git/c", "d/"};
@@ -1145,6 +1193,7 @@ static void test_git_index(void)
   test_git_index_reuc();
   test_git_index_fsmn();
   test_git_index_hash_size();
+  test_git_config_hash_size();
 }
 
 /* A 1 TiB file with 3 bytes of data, as an agent would make it. */
