@@ -1709,6 +1709,35 @@ check_git_output() {
   git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
 }
 
+# The rest of an honest agent's day: fetch from a local bare repository (a clone's upstream
+# in /tmp), cherry-pick from it, bisect (run, then reset), git gc.  The default commit
+# brings objects, refs, logs and index; the host's git sees the history, a clean tree, and
+# fsck passes.
+@test "workspace: an honest agent's fetch from a local bare repository, cherry-pick, bisect and gc commit cleanly, and the host's git sees its history" {
+  host_repo plain
+  bundle_usr 'set -e
+    git clone -q --bare /workspace /tmp/up.git && git clone -q /tmp/up.git /tmp/w
+    cd /tmp/w && echo up >up.txt && git add up.txt && git commit -q -m up && git push -q origin HEAD:refs/heads/up
+    cd /workspace && git remote add up /tmp/up.git && git fetch -q up
+    git checkout -q -b work && git cherry-pick up/up >/dev/null
+    for i in 1 2 3 4; do echo $i >>n.txt; [ $i != 3 ] || echo bad >bad.txt; git add -A; git commit -q -m n$i; done
+    git bisect start HEAD master >/dev/null && git bisect run sh -c "test ! -e bad.txt" >/tmp/bisect.out
+    grep -q "n3" /tmp/bisect.out && git bisect reset >/dev/null 2>&1 && git rm -q bad.txt && git commit -q -m fix
+    git gc -q && git status --porcelain; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  run ar workspace "$ID" diff --format json
+  [ "$(jq -r '[.changes[] | select(.protected) | .path | select(test("^\\.git/(objects|refs|logs)/|^\\.git/(index|HEAD|ORIG_HEAD|FETCH_HEAD|packed-refs)$")) | select(startswith(".git/objects/info/") | not)] | length' <<<"$output")" = 0 ] ||
+    fail "git data protected: $(jq -c '[.changes[] | select(.protected) | [.path, .protected]]' <<<"$output")"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s work | head -6 | tr '\n' ' ')" = "fix n4 n3 n2 n1 up " ] || fail "$(git -C "$HOST" log --oneline --all)"
+  [ "$(git -C "$HOST" rev-parse --abbrev-ref HEAD)" = work ] && [ "$(cat "$HOST/up.txt")" = up ] && [ ! -e "$HOST/bad.txt" ]
+  [ -z "$(git -C "$HOST" status --porcelain)" ] || fail "host tree not clean: $(git -C "$HOST" status --porcelain)"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1 | head)"
+  [ -z "$(git -C "$HOST" for-each-ref refs/bisect)" ] || fail "bisect refs left: $(git -C "$HOST" for-each-ref refs/bisect)"
+}
+
 # An index whose entries keep the host's git status from showing their files: skip-worktree
 # (what `git sparse-checkout set` gives every file outside its cone) and assume-unchanged.
 # Committed, the sparse set's deletions emptied the host's data/ while the host's `git status`
