@@ -182,10 +182,20 @@ static char **jstrv(yajl_val obj, const char *key)
   return v;
 }
 
+static int nibble(char c)
+{
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+/* Two hex digits (no sign, space or prefix, as the manifest writes them):
+ * sscanf's "%2x" cost 32 calls a file at every load of a large workspace. */
 static int hexbyte(const char *s)
 {
-  unsigned v;
-  return sscanf(s, "%2x", &v) == 1 ? (int)v : -1;
+  int hi = nibble(s[0]), lo = hi < 0 ? -1 : nibble(s[1]);
+  return lo < 0 ? -1 : hi << 4 | lo;
 }
 
 static bool read_mentry(yajl_val a, struct ws_mentry *e)
