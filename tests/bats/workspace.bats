@@ -370,7 +370,8 @@ host_git() {
 FSMON='printf "[core]\n\tfsmonitor = \"touch $MARK; false\"\n"'
 
 # escape NAME 'PLANT' 'HOST DIRS' PROTECTED-PATH...: the agent runs PLANT in
-# /workspace ($MARK is the marker's host path); the diff must mark every
+# /workspace ($MARK is the marker's host path; $HOST_SETUP, if set, runs first in the
+# host repository, with $MARK set); the diff must mark every
 # PROTECTED-PATH; after the default commit host_git must not create the
 # marker; after commit --include-protected of each path it must.
 escape() {
@@ -378,6 +379,7 @@ escape() {
   shift 3
   host_repo
   MARK=$T/marker-$name
+  [ -z "${HOST_SETUP:-}" ] || (cd "$HOST" && eval "$HOST_SETUP")
   bundle_for "cd /workspace && MARK=$MARK && FSMON='$FSMON' && $plant"
   run ar run --bundle "$BUNDLE" "$ID"
   [ "$status" -eq 0 ] || fail "plant: $output"
@@ -415,6 +417,34 @@ escape() {
 @test "escape: .git/hooks/pre-commit" {
   escape hooks 'printf "#!/bin/sh\ntouch $MARK\n" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit' \
     "" .git/hooks/pre-commit
+}
+
+# A worktree's own config file, read where the host's config sets extensions.worktreeConfig
+# (what `git sparse-checkout` turns on), and info/attributes, which routes every file
+# through a filter the operator defined (as git-lfs's is): both below `.git`, left out.
+@test "escape: .git/config.worktree where the host's config sets extensions.worktreeConfig (core.fsmonitor)" {
+  HOST_SETUP='git config extensions.worktreeConfig true' \
+    escape config-worktree 'eval "$FSMON" >.git/config.worktree' "" .git/config.worktree
+}
+
+@test "escape: .git/info/attributes routing every file through the operator's filter driver" {
+  host_repo plain
+  MARK=$T/marker-attributes
+  git -C "$HOST" config filter.op.clean "touch $MARK; cat"
+  bundle_for 'cd /workspace && mkdir -p .git/info && echo "* filter=op" >.git/info/attributes && echo x >>a.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked .git/info/attributes
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/info/attributes"* ]] || fail "commit: $output"
+  # the operator's next edit: git status and add hash the file again
+  echo y >>"$HOST/a.txt" && host_git
+  [ ! -e "$MARK" ] || fail "the operator's filter ran on a file the agent routed to it"
+  # control: included, the same edit runs the filter (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/info/attributes
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo z >>"$HOST/a.txt" && host_git
+  [ -e "$MARK" ] || fail "control: the filter did not run with the attributes committed"
 }
 
 @test "escape: .git/modules/*/config of a submodule (core.fsmonitor, run by git status)" {
