@@ -138,11 +138,9 @@ int exec_opts_parse(int argc, char **argv, struct exec_opts *o, struct error *er
     goto fail;
   }
   o->id = argv[it.i++];
+  /* no command is not a usage error: as runc's, an exec failure (255) once
+   * the container is found (exec_build_process, exec-no-command) */
   o->args = argv + it.i;
-  if (o->process_file == NULL && it.i >= argc) {
-    error_set(err, 0, "exec: expected a command (or --process FILE)");
-    goto fail;
-  }
   return 0;
 fail:
   exec_opts_free(o);

@@ -40,6 +40,25 @@ start_sleeper() {
 	[ "$(container_status c1)" = running ]
 }
 
+# exec-no-command: `exec ID` without a command (and without --process) is an exec failure in
+# runc, found after the container is looked up: exit 255, "process args cannot be empty" for
+# a running container, "does not exist" for an unknown id.  agentrt refused it as a bad
+# command line (exit 1) before looking at the container.
+@test "exec-no-command: exec ID without a command exits 255 after the container is looked up, as runc" {
+	start_sleeper
+	run rt exec c1
+	[ "$status" -eq 255 ] || fail "exec c1: $status: $output"
+	if is_agentrt; then
+		[[ "$output" == "agentrt: exec \`c1\`: "*"must not be empty" ]] || fail "exec c1: $output"
+	else
+		[[ "$output" == *"cannot be empty"* ]] || fail "exec c1: $output"
+	fi
+	run rt exec no_such_container
+	[ "$status" -eq 255 ] || fail "exec no_such_container: $status: $output"
+	[[ "$output" == *"does not exist"* ]] || fail "exec no_such_container: $output"
+	[ "$(container_status c1)" = running ]
+}
+
 # exec-gids-usage: runc parses --additional-gids as a list of numbers, so `-g 5,6` is a
 # usage error, exit 1, before anything is looked up; agentrt exited 255 (an exec failure).
 @test "exec-gids-usage: a malformed --additional-gids is a usage error (exit 1, as runc) and runs nothing" {
