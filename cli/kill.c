@@ -24,6 +24,13 @@ static const struct opt_spec kill_specs[] = {
     {NULL, 0, false, 0},
 };
 
+/* "0", "+0", "00": signal 0 as runc reads it (Go's strconv.Atoi) */
+static bool is_signal_zero(const char *s)
+{
+  s += *s == '+';
+  return *s != '\0' && s[strspn(s, "0")] == '\0';
+}
+
 static int signal_init(struct container *c, int sig, struct error *err)
 {
   int pidfd = (int)syscall(SYS_pidfd_open, c->state->pid, 0);
@@ -63,7 +70,7 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
   if (argc - it.i < 1 || argc - it.i > 2)
     return error_set(err, 0, "kill: expected a container id and an optional signal");
   /* signal 0 checks that the process exists and sends nothing (kill(2)) */
-  if (argc - it.i == 2 && strcmp(argv[it.i + 1], "0") == 0)
+  if (argc - it.i == 2 && is_signal_zero(argv[it.i + 1]))
     sig = 0;
   else if (argc - it.i == 2 && parse_signal(argv[it.i + 1], &sig, err) < 0)
     return error_prefix(err, "kill");

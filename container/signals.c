@@ -1,6 +1,6 @@
 /* signals.c - signal names and numbers as `kill` accepts them.
  *
- * Like runc (moby/sys/signal): a decimal number 1..SIGRTMAX, or a name with or
+ * Like runc: a decimal number 1..SIGRTMAX (a leading `+` allowed), or a name with or
  * without the "SIG" prefix in any case ("KILL", "SIGKILL", "kill"), including
  * the real-time forms RTMIN, RTMIN+n, RTMAX-n, RTMAX.
  */
@@ -59,13 +59,15 @@ static int parse_realtime(const char *s, int *ret)
 int parse_signal(const char *s, int *ret, struct error *err)
 {
   char up[32];
-  const char *name;
+  const char *name, *num;
   int n;
 
   if (s == NULL || *s == '\0')
     return error_set(err, 0, "invalid signal ``");
-  if (s[0] >= '0' && s[0] <= '9') {
-    if (parse_int(s, &n) < 0 || n < 1 || n > SIGRTMAX)
+  /* a number, with an optional `+` as Go's strconv.Atoi (runc's) takes it */
+  num = s[0] == '+' ? s + 1 : s;
+  if (num[0] >= '0' && num[0] <= '9') {
+    if (parse_int(num, &n) < 0 || n < 1 || n > SIGRTMAX)
       return error_set(err, 0, "invalid signal `%s`", s);
     *ret = n;
     return 0;

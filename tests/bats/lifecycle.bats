@@ -110,6 +110,26 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	sort "$ROOTFS/tmp/signals" | tr '\n' ' ' | grep -qx 'HUP USR1 USR2 '
 }
 
+# kill-plus-number: runc reads a signal number with Go's strconv.Atoi, which takes a leading
+# `+`: `runc kill ID +1` sends SIGHUP and `+0` checks liveness.  agentrt refused both as
+# invalid signals, so an engine or a script that wrote the sign failed against it.
+@test "kill-plus-number: kill ID +N sends signal N and +0 checks liveness, as runc" {
+	set_cmd "$trap_cmd"
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_file "$ROOTFS/tmp/marker"
+	for sig in +1 +10 +0; do
+		run rt kill c1 "$sig"
+		[ "$status" -eq 0 ] || fail "kill $sig: $output"
+	done
+	for i in $(seq 50); do
+		[ "$(wc -l <"$ROOTFS/tmp/signals" 2>/dev/null)" -ge 2 ] && break
+		sleep 0.1
+	done
+	sort "$ROOTFS/tmp/signals" | tr '\n' ' ' | grep -qx 'HUP USR1 ' || fail "signals seen: $(cat "$ROOTFS/tmp/signals")"
+	[ "$(container_status c1)" = running ]
+}
+
 @test "kill KILL stops the container, its process is gone" {
 	set_args sleep 1000
 	run_detached c1
