@@ -53,7 +53,7 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
 {
   struct opt_iter it = {argc, argv, 1};
   const char *format = "table", *val;
-  bool quiet = false, first = true;
+  bool quiet = false, first = true, json;
   cleanup_strv char **ids = NULL;
   DIR *d;
   struct dirent *e;
@@ -90,36 +90,36 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     qsort(ids, strv_len(ids), sizeof *ids, id_cmp);
   /* sub-agents ("<parent>.<name>", monitor/subagents.h) sort right after
    * their parent: the table indents them below it */
-  if (strcmp(format, "json") == 0)
-    printf("[");
-  else if (!quiet)
+  /* as runc: --quiet wins over --format (list-quiet-json) */
+  json = !quiet && strcmp(format, "json") == 0;
+  if (!json && !quiet)
     printf("%-12s %-8s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED",
            "OWNER");
   for (size_t i = 0; ids && ids[i]; i++) {
     struct container *c = NULL;
     struct error e2 = {0};
-    cleanup_free char *json = NULL;
+    cleanup_free char *doc = NULL;
     cleanup_free char *owner = NULL;
     if (container_load(g, ids[i], 0, &c, &e2) < 0)
       continue;
     /* no state.json: a create in progress, or one that died (stopped) */
     if (c->status == STATUS_CREATING && container_refresh_status(c) != STATUS_CREATING)
       c->state->pid = 0;
-    if (c->state->bundle == NULL && strcmp(format, "json") == 0) {
+    if (c->state->bundle == NULL && json) {
       container_free(c); /* no state document to give (as `state`) */
       continue;
     }
     if (c->status == STATUS_STOPPED)
       c->state->pid = 0;
-    if (quiet && strcmp(format, "table") == 0) {
+    if (quiet) {
       printf("%s\n", c->id);
-    } else if (strcmp(format, "json") == 0) {
+    } else if (json) {
       /* `state` says "" as runc's does; runc's list names the owner */
       owner = state_owner(g, c->id);
       free(c->state->owner);
       c->state->owner = xstrdup(owner);
-      if (container_state_json(c, &json, &e2) == 0) {
-        printf("%s%s", first ? "" : ",", json);
+      if (container_state_json(c, &doc, &e2) == 0) {
+        printf("%s%s", first ? "[" : ",", doc);
         first = false;
       }
     } else {
@@ -140,7 +140,8 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     }
     container_free(c);
   }
-  if (strcmp(format, "json") == 0)
-    printf("]\n");
+  /* runc encodes an empty list as null (list-empty-null) */
+  if (json)
+    printf("%s\n", first ? "null" : "]");
   return 0;
 }

@@ -433,7 +433,7 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 		if is_agentrt; then
 			grep -q "still being created" <<<"$out" || fail "state error: $out"
 			run rt list --format json
-			[ "$status" -eq 0 ] && jq -e 'all(.[]; .status != "" and .bundle != "")' <<<"$output" >/dev/null ||
+			[ "$status" -eq 0 ] && jq -e 'all((. // [])[]; .status != "" and .bundle != "")' <<<"$output" >/dev/null ||
 				fail "list --format json while creating: $output"
 		fi
 	done
