@@ -1,15 +1,19 @@
 /* events.c - `agentrt events [--stats] [--interval DURATION] ID`: runc-shaped
  * JSON lines: {"type":"stats","id":ID,"data":{...}} and {"type":"oom",...}. */
+#include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
 #include "container/container.h"
+#include "container/process.h"
 
 static const struct opt_spec events_specs[] = {
     {"stats", 0, false, 1},
@@ -84,12 +88,25 @@ static int print_stats(struct container *c, struct error *err)
   return 0;
 }
 
+/* A pidfd of the container's init, checked against its start time after
+ * the open (pid reuse), or -1 when it is gone. */
+static int init_pidfd(const struct container *c)
+{
+  int fd = (int)syscall(SYS_pidfd_open, c->state->pid, 0);
+
+  if (fd >= 0 && !proc_alive(c->state->pid, c->state->pid_start_time)) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
 int cmd_events(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
   struct container *c = NULL;
   bool stats = false;
-  int interval_ms = 5000, id, n, ret = -1;
+  int interval_ms = 5000, pidfd = -1, id, n, ret = -1;
   uint64_t ooms = 0, now_ooms = 0;
   const char *val;
 
@@ -126,7 +143,16 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
   }
   cgroup_oom_count(c->cgroup, &ooms, err);
   error_clear(err);
+  pidfd = init_pidfd(c);
+  /* as runc's ticker: the first sample one interval in (events-first-after-interval);
+   * the init's exit ends the wait at once, not at the interval's end */
   for (;;) {
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    int r = poll(&p, pidfd >= 0 ? 1 : 0, interval_ms);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r != 0 || container_refresh_status(c) == STATUS_STOPPED)
+      break;
     if (print_stats(c, err) < 0)
       goto out;
     if (cgroup_oom_count(c->cgroup, &now_ooms, err) == 0 && now_ooms > ooms) {
@@ -135,12 +161,11 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
       ooms = now_ooms;
     }
     error_clear(err);
-    poll(NULL, 0, interval_ms);
-    if (container_refresh_status(c) == STATUS_STOPPED)
-      break;
   }
   ret = 0;
 out:
+  if (pidfd >= 0)
+    close(pidfd);
   container_free(c);
   return ret;
 }

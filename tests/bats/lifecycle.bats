@@ -720,6 +720,38 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	done
 }
 
+# events-first-after-interval: runc's `events` takes its first sample one --interval after it
+# starts (a Go ticker) and ends when the container's cgroup goes; agentrt printed a sample at
+# once and noticed the stop only at the end of an interval, so `events --interval 1h` of a
+# container that stopped (or was deleted) kept running for an hour.
+@test "events-first-after-interval: the first sample comes one interval in, and events ends when the container stops" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	"$AGENTRT" --root "$TEST_ROOT" events --interval 1h c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" &
+	local ev=$! state=
+	# wait until it sleeps (its setup is done), bounded
+	for i in $(seq 100); do
+		read -r _ _ state _ <"/proc/$ev/stat" 2>/dev/null || break
+		[ "$state" = S ] && break
+		sleep 0.05
+	done
+	rt kill c1 KILL
+	# runc's ends when the cgroup goes (delete); agentrt's when the init is gone
+	is_agentrt || { wait_for_status c1 stopped && rt delete c1; }
+	for i in $(seq 100); do
+		kill -0 "$ev" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$ev" 2>/dev/null; then
+		kill "$ev"
+		wait "$ev" || true
+		fail "events still running 10 s after the container stopped; output: $(cat "$BUNDLE/ev.out")"
+	fi
+	wait "$ev" || fail "events: status $?: $(cat "$BUNDLE/ev.err")"
+	[ ! -s "$BUNDLE/ev.out" ] || fail "a sample before the first interval: $(head -c 300 "$BUNDLE/ev.out")"
+}
+
 # relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
 # later command that names the same directory finds the container; agentrt refused it ("--root:
 # must be an absolute path").  An empty --root is still refused.
