@@ -41,6 +41,7 @@
 #include "container/seccomp_notify.h"
 #include "monitor/monitor.h"
 #include "container/container.h"
+#include "container/init.h"
 #include "container/lsm.h"
 #include "container/process.h"
 #include "container/sync.h"
@@ -247,6 +248,7 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
 {
   int sv[2], saved_pid = -1, saved_time = -1, fd;
   cleanup_close int cgfd = -1, ufd = -1;
+  struct process_area_copy area;
   bool unified_late = false;
   struct sync_msg m;
   pid_t pid;
@@ -276,7 +278,12 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
     if (saved_time < 0 || setns(x->ns[OCI_NS_TIME], CLONE_NEWTIME) < 0)
       goto fail_ns;
   }
+  /* exec-environ: the child is born without our environment and command
+   * line in its /proc (it may wait frozen in the container's cgroup) */
+  process_area_hide(&area);
   pid = fork_nondumpable(fork_into, cgfd >= 0 ? cgfd : ufd);
+  if (pid != 0)
+    process_area_restore(&area);
   if (pid > 0 && ufd >= 0 && !forked_into) { /* refused: joined below, from here */
     cgroup_unified_at_clone(c->cgroup, false);
     unified_late = true;

@@ -58,13 +58,9 @@ void init_note_process_area(int argc, char **argv, char **envp)
   }
 }
 
-/* Our environment moves to the heap (createContainer hooks without env still
- * inherit it, as runc's and crun's do; the heap is not /proc/PID/environ)
- * and the kernel's copy is zeroed; the arguments (the id and the bundle
- * among them: copied first) become "agentrt init". */
-static void wipe_process_area(struct init_args *a)
+/* Our environment moves to the heap (the heap is not /proc/PID/environ). */
+static void environ_to_heap(void)
 {
-  static const char name[] = "agentrt\0init";
   size_t n = strv_len(environ);
   char **copy = xmalloc((n + 1) * sizeof *copy);
 
@@ -72,18 +68,65 @@ static void wipe_process_area(struct init_args *a)
     copy[i] = xstrdup(environ[i]);
   copy[n] = NULL;
   environ = copy;
+}
+
+/* The kernel's copies: the environment zeroed, the arguments "agentrt init". */
+static void process_area_rewrite(void)
+{
+  static const char name[] = "agentrt\0init";
+
   if (env_area_start != NULL)
     memset(env_area_start, 0, (size_t)(env_area_end - env_area_start));
-  a->id = a->id ? xstrdup(a->id) : NULL;
-  a->bundle = a->bundle ? xstrdup(a->bundle) : NULL;
-  a->rootfs = a->rootfs ? xstrdup(a->rootfs) : NULL;
-  a->ws_fs_path = a->ws_fs_path ? xstrdup(a->ws_fs_path) : NULL;
   if (arg_area_start != NULL) {
     size_t len = (size_t)(arg_area_end - arg_area_start);
     memset(arg_area_start, 0, len);
     if (len >= sizeof name)
       memcpy(arg_area_start, name, sizeof name);
   }
+}
+
+/* createContainer hooks without env still inherit the environment, as
+ * runc's and crun's do: from the heap; the arguments (the id and the bundle
+ * among them) are copied first. */
+static void wipe_process_area(struct init_args *a)
+{
+  environ_to_heap();
+  a->id = a->id ? xstrdup(a->id) : NULL;
+  a->bundle = a->bundle ? xstrdup(a->bundle) : NULL;
+  a->rootfs = a->rootfs ? xstrdup(a->rootfs) : NULL;
+  a->ws_fs_path = a->ws_fs_path ? xstrdup(a->ws_fs_path) : NULL;
+  process_area_rewrite();
+}
+
+static size_t area_len(const char *start, const char *end)
+{
+  return start != NULL ? (size_t)(end - start) : 0;
+}
+
+void process_area_hide(struct process_area_copy *ret_saved)
+{
+  size_t alen = area_len(arg_area_start, arg_area_end);
+  size_t elen = area_len(env_area_start, env_area_end);
+
+  environ_to_heap();
+  ret_saved->args = alen ? xmalloc(alen) : NULL;
+  ret_saved->env = elen ? xmalloc(elen) : NULL;
+  if (alen)
+    memcpy(ret_saved->args, arg_area_start, alen);
+  if (elen)
+    memcpy(ret_saved->env, env_area_start, elen);
+  process_area_rewrite();
+}
+
+void process_area_restore(struct process_area_copy *saved)
+{
+  if (saved->args != NULL)
+    memcpy(arg_area_start, saved->args, area_len(arg_area_start, arg_area_end));
+  if (saved->env != NULL)
+    memcpy(env_area_start, saved->env, area_len(env_area_start, env_area_end));
+  free(saved->args);
+  free(saved->env);
+  saved->args = saved->env = NULL;
 }
 
 /* Close every fd the init does not need before it waits for `start`: the

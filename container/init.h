@@ -47,6 +47,17 @@ struct init_args {
  * caller's command line or environment. */
 void init_note_process_area(int argc, char **argv, char **envp);
 
+/* exec-environ: the process `exec` forks is a clone of the runtime in the
+ * container's pid namespace (frozen there with --ignore-paused) until its
+ * execve.  Around the fork the parent moves its environment to the heap and
+ * rewrites the kernel's copies as the init does; the child is born with
+ * them, the parent puts its own back with process_area_restore. */
+struct process_area_copy {
+  char *args, *env;
+};
+void process_area_hide(struct process_area_copy *ret_saved);
+void process_area_restore(struct process_area_copy *saved);
+
 __attribute__((noreturn)) void init_main(struct init_args *a);
 
 #endif

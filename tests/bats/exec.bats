@@ -301,6 +301,45 @@ JSON
 # runc: exec --ignore-paused starts the process in the frozen cgroup; it runs once the
 # container is resumed.  The resume must not wait for the blocked exec (it used to: exec held
 # the container's lock while its process sat frozen).
+# exec-environ: the process `exec` forks is a clone of the runtime, so until its execve its
+# /proc/PID/environ was the caller's environment (the engine's tokens) and its cmdline the
+# caller's command line (--root, --env values), and it is in the container's pid namespace
+# and cgroup: with --ignore-paused it waits frozen there for `resume`.  runc's reads "runc init"
+# with only its own variables.  It reads "agentrt init" with nothing of the caller's now.
+@test "exec-environ: the exec'd process carries neither the caller's environment nor its command line before its execve" {
+	agentrt_only "the exec helper's name"
+	start_sleeper
+	rt pause c1
+	H1_CALLER_SECRET=caller-token-$$ timeout 30 "$AGENTRT" --root "$TEST_ROOT" exec --ignore-paused \
+		--env EXEC_ONLY=xyz c1 sh -c 'exit 0' </dev/null >"$BUNDLE/exec.out" 2>&1 &
+	local execpid=$! rtpid= child= kids=
+	# timeout's child is the runtime; the runtime's the process it forks
+	for i in $(seq 100); do
+		read -r kids <"/proc/$execpid/task/$execpid/children" 2>/dev/null || true
+		rtpid=${kids%% *}
+		[ -n "$rtpid" ] && read -r kids <"/proc/$rtpid/task/$rtpid/children" 2>/dev/null || true
+		child=${kids%% *}
+		[ -n "$child" ] && [ "$child" != "$rtpid" ] && break
+		child=
+		sleep 0.05
+	done
+	[ -n "$child" ] || { kill "$execpid"; fail "no exec child: $(cat "$BUNDLE/exec.out")"; }
+	local env cmdline rtcmdline
+	env=$(tr '\0' '\n' <"/proc/$child/environ")
+	cmdline=$(tr '\0' ' ' <"/proc/$child/cmdline")
+	rtcmdline=$(tr '\0' ' ' <"/proc/$rtpid/cmdline")
+	run timeout 10 "$AGENTRT" --root "$TEST_ROOT" resume c1
+	[ "$status" -eq 0 ] || { kill "$execpid"; fail "resume: $output"; }
+	wait "$execpid" || fail "exec: $(cat "$BUNDLE/exec.out")"
+	[[ "$env" != *H1_CALLER_SECRET* ]] || fail "the caller's environment in the exec child's: $env"
+	[[ "$cmdline" == "agentrt init"* ]] || fail "exec child's cmdline: $cmdline"
+	[[ "$cmdline" != *"$TEST_ROOT"* && "$cmdline" != *EXEC_ONLY* ]] ||
+		fail "the caller's command line in the exec child's: $cmdline"
+	# the runtime's own, on the host, stays as it was
+	[[ "$rtcmdline" == *" exec --ignore-paused "* ]] || fail "the runtime's cmdline: $rtcmdline"
+	[ "$(container_status c1)" = running ]
+}
+
 @test "exec --ignore-paused into a paused container: resume is not blocked, the process then runs" {
 	start_sleeper
 	rt pause c1
