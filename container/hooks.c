@@ -10,7 +10,7 @@
  * stdin through a pipe (a hook that does not read it is fine: EPIPE is ignored), stdout and stderr
  * are the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on the pipe with the
  * hook's deadline; a hook past its timeout is SIGKILLed with every process it started that is still
- * below it (hook_kill_tree).
+ * below it or that we adopted from it as its subreaper (hook_kill_tree).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,11 +74,11 @@ static __attribute__((noreturn)) void hook_child(const struct oci_hook *h, const
   _exit(127);
 }
 
-/* Append the children of every thread of pid (/proc/PID/task/TID/children)
- * not yet in pids. */
-static void add_children(pid_t pid, pid_t *pids, size_t *n)
+/* Append the children of every thread of the process whose /proc directory
+ * is `who` ("self" or a pid) (/proc/WHO/task/TID/children) not yet in pids. */
+static void add_children_of(const char *who, pid_t *pids, size_t *n)
 {
-  cleanup_free char *rel = xfmt("%d/task", (int)pid);
+  cleanup_free char *rel = xfmt("%s/task", who);
   int fd = procfs_open(rel, O_RDONLY | O_DIRECTORY, &(struct error){0});
   DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
   struct dirent *e;
@@ -88,7 +89,7 @@ static void add_children(pid_t pid, pid_t *pids, size_t *n)
     return;
   }
   while ((e = readdir(d)) != NULL && *n < HOOK_TREE_MAX) {
-    cleanup_free char *path = xfmt("%d/task/%s/children", (int)pid, e->d_name);
+    cleanup_free char *path = xfmt("%s/task/%s/children", who, e->d_name);
     char buf[4096], *p = buf, *end;
 
     if (e->d_name[0] == '.' || procfs_read(path, buf, sizeof buf, &(struct error){0}) < 0)
@@ -104,20 +105,47 @@ static void add_children(pid_t pid, pid_t *pids, size_t *n)
   closedir(d);
 }
 
+static void add_children(pid_t pid, pid_t *pids, size_t *n)
+{
+  char who[16];
+
+  snprintf(who, sizeof who, "%d", (int)pid);
+  add_children_of(who, pids, n);
+}
+
 /* hook-timeout-children: the hook past its deadline and what it started (a
  * stuck curl under a script) would hold the runtime's stderr, which engines
  * read to its end.  Each process is stopped before its children are read (a
  * process with SIGSTOP pending completes no fork), then all are killed.
- * What left the tree (a daemon whose parent exited) is not the hook's now. */
-static void hook_kill_tree(pid_t root)
+ * hook-timeout-daemon: what left the hook's tree (setsid and a double fork)
+ * was adopted by us, its subreaper: our children that were not ours before
+ * the hook (`before`, n_before) go too (their zombies go with us). */
+static void hook_kill_tree(pid_t root, const pid_t *before, size_t n_before)
 {
   pid_t *pids = xmalloc(HOOK_TREE_MAX * sizeof *pids);
   size_t n = 1;
 
   pids[0] = root;
-  for (size_t i = 0; i < n; i++) {
-    kill(pids[i], SIGSTOP);
-    add_children(pids[i], pids, &n);
+  for (size_t walked = 0;;) {
+    size_t from;
+    for (; walked < n; walked++) {
+      kill(pids[walked], SIGSTOP);
+      add_children(pids[walked], pids, &n);
+    }
+    /* all of the tree seen so far is stopped: what left it is ours now */
+    from = n;
+    add_children_of("self", pids, &n);
+    for (size_t j = from; j < n;) {
+      bool old = false;
+      for (size_t k = 0; k < n_before && !old; k++)
+        old = pids[j] == before[k];
+      if (old)
+        pids[j] = pids[--n];
+      else
+        j++;
+    }
+    if (n == from)
+      break;
   }
   for (size_t i = 0; i < n; i++)
     kill(pids[i], SIGKILL);
@@ -226,13 +254,23 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
                         .wfd = -1,
                         .data = state,
                         .len = state ? strlen(state) : 0};
-  int status = 0, r;
+  pid_t *before = NULL;
+  size_t n_before = 0;
+  int status = 0, was_reaper = 0, ret = -1, r;
 
   if (h->path == NULL || h->path[0] != '/')
     return error_set(err, 0, "%s: `%s`: path must be absolute", phase, h->path ? h->path : "");
   hr.deadline = h->has_timeout && h->timeout > 0 ? now_ms() + (long long)h->timeout * 1000 : -1;
+  /* hook-timeout-daemon: with a timeout, what the hook sets loose (setsid,
+   * a double fork) is adopted by us, not by the host's init, until it ends */
+  if (hr.deadline >= 0) {
+    before = xmalloc(HOOK_TREE_MAX * sizeof *before);
+    add_children_of("self", before, &n_before);
+    if (prctl(PR_GET_CHILD_SUBREAPER, &was_reaper, 0, 0, 0) == 0 && !was_reaper)
+      prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  }
   if (hook_spawn(&hr, err) < 0)
-    return -1;
+    goto out;
   hr.pidfd = (int)syscall(SYS_pidfd_open, hr.pid, 0);
   r = hook_wait(&hr, &status);
   if (r < 0)
@@ -240,17 +278,20 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   if (hr.wfd >= 0)
     close(hr.wfd);
   if (r == 0) {
-    hook_kill_tree(hr.pid);
+    hook_kill_tree(hr.pid, before, n_before);
     waitpid(hr.pid, NULL, 0);
   }
   if (hr.pidfd >= 0)
     close(hr.pidfd);
-  if (r < 0)
-    return -1;
   if (r == 0)
-    return error_set(err, 0, "error running %s: `%s`: timed out after %d s", phase, h->path,
-                     h->timeout);
-  return hook_result(&hr, status, err);
+    error_set(err, 0, "error running %s: `%s`: timed out after %d s", phase, h->path, h->timeout);
+  else if (r > 0)
+    ret = hook_result(&hr, status, err);
+out:
+  if (before != NULL && !was_reaper)
+    prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+  free(before);
+  return ret;
 }
 
 int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const char *dir,

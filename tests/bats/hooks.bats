@@ -330,6 +330,32 @@ all_hooks() {
 	done
 }
 
+# hook-timeout-daemon: a hook past its timeout whose child had left its tree (setsid and a
+# double fork: the intermediate process exits, the daemon goes to the host's init) ran on
+# with the runtime's stderr, so an engine reading create's output waited for the daemon.
+# The runtime is the hooks' subreaper while one runs: what a timed-out hook started stays
+# below it and goes with the hook.
+@test "hook-timeout-daemon: a hook's daemonised grandchild (setsid, double fork) goes with it at its timeout" {
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"(setsid sh -c 'echo \$\$ > $BUNDLE/daemon.pid; exec sleep 20' &); sleep 20\"], \"timeout\": 1}]"
+	set_args true
+	local start=$SECONDS pid
+	output=$(timeout 30 "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" c1 2>&1 </dev/null) && fail "create succeeded"
+	local took=$((SECONDS - start))
+	pid=$(cat "$BUNDLE/daemon.pid")
+	[ -n "$pid" ] || fail "the hook did not start its daemon: $output"
+	for i in $(seq 50); do
+		[ -e /proc/$pid ] && [ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" != Z ] || break
+		sleep 0.1
+	done
+	if [ -e /proc/$pid ] && [ "$(awk '{print $3}' /proc/$pid/stat 2>/dev/null)" != Z ]; then
+		kill -9 "$pid"
+		fail "the hook's daemon $pid still runs after create failed"
+	fi
+	[ "$took" -lt 15 ] || fail "create's output ended after $took s: $output"
+	grep -q 'timed out' <<<"$output" || fail "$output"
+	[ -z "$(rt list -q)" ]
+}
+
 @test "poststop runs on delete --force of a running container" {
 	update_config ".hooks.poststop = [$(hook poststop "$BUNDLE/hooks.log")]"
 	set_args sleep 1000
