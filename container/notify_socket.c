@@ -5,12 +5,14 @@
  * gives its process NOTIFY_SOCKET=/run/notify/notify.sock; start (run, in
  * one go) binds that socket before the program runs and waits, as runc
  * does, until the program says READY= or is gone, then tells the engine
- * READY=1 and MAINPID.  Only that line goes through: the socket is the
+ * READY=1 and MAINPID and waits for its BARRIER=1 to be answered (at most
+ * 30 s), as runc does.  Only that line goes through: the socket is the
  * container's, its other datagrams (and any descriptors: recv without a
  * control buffer drops them) stay here. */
 #include "container/notify_socket.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -28,6 +30,7 @@
 
 #define NOTIFY_TICK_MS 100
 #define NOTIFY_PER_TICK 16
+#define NOTIFY_BARRIER_MS 30000
 
 const char *notify_socket_host(void)
 {
@@ -109,6 +112,47 @@ static long long now_ms(void)
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* notify-barrier: sd_notify_barrier(3), as runc: BARRIER=1 with the write
+ * end of a pipe, which the engine (systemd) closes once it has handled what
+ * came before.  Without it, we could exit before systemd read MAINPID, and
+ * it drops a message whose sender is gone.  At most NOTIFY_BARRIER_MS; a
+ * receiver that reads without taking descriptors closes it at once. */
+static int notify_barrier(int hfd, const char *host, struct error *err)
+{
+  static const char msg[] = "BARRIER=1";
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } ctl = {0};
+  struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof msg - 1};
+  struct msghdr mh = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+  cleanup_close int rfd = -1;
+  int p[2], r;
+  ssize_t sent;
+
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return error_errno(err, "NOTIFY_SOCKET `%s`: barrier: pipe", host);
+  rfd = p[0];
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &p[1], sizeof(int));
+  sent = sendmsg(hfd, &mh, MSG_NOSIGNAL);
+  close(p[1]);
+  if (sent < 0)
+    return error_errno(err, "NOTIFY_SOCKET `%s`: send BARRIER=1", host);
+  do {
+    struct pollfd pf = {.fd = rfd, .events = POLLIN};
+    r = poll(&pf, 1, NOTIFY_BARRIER_MS);
+  } while (r < 0 && errno == EINTR);
+  if (r == 0)
+    return error_set(err, 0, "NOTIFY_SOCKET `%s`: BARRIER=1 not answered in %d s", host,
+                     NOTIFY_BARRIER_MS / 1000);
+  return 0;
+}
+
 int notify_socket_relay(int fd, const char *host, pid_t pid, uint64_t start_time, pid_t mainpid,
                         struct error *err)
 {
@@ -149,9 +193,9 @@ int notify_socket_relay(int fd, const char *host, pid_t pid, uint64_t start_time
     buf[n] = '\0';
     ready = says_ready(buf);
   }
-  /* two datagrams, as runc sends them */
+  /* two datagrams, as runc sends them, then its barrier */
   snprintf(pidmsg, sizeof pidmsg, "MAINPID=%d\n", (int)mainpid);
   if (send_host(hfd, host, "READY=1\n", err) < 0 || send_host(hfd, host, pidmsg, err) < 0)
     return -1;
-  return 0;
+  return notify_barrier(hfd, host, err);
 }

@@ -829,6 +829,55 @@ notify_stop() {
 	[ $((SECONDS - t0)) -ge 1 ] || fail "start returned before READY=1"
 }
 
+# notify-barrier: runc ends its relay with sd_notify_barrier: BARRIER=1 with a pipe's write
+# end, and waits (at most 30 s) until systemd closes it, having handled READY=1 and MAINPID:
+# systemd drops a notification whose sender is gone by the time it reads it.  agentrt sent
+# no barrier, so `start` could exit before the engine had read MAINPID.
+@test "notify-socket: notify-barrier: start sends BARRIER=1 with a descriptor and returns after the engine closed it" {
+	requires python3
+	known_broken '^runc version 1\.[01]\.' "no sd_notify barrier before runc 1.2"
+	python3 - "$BUNDLE/host.sock" "$BUNDLE/got" <<'PY' &
+import array, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.2)
+end = time.time() + 20
+with open(sys.argv[2], "a") as out:
+    out.write("listening\n"); out.flush()
+    while time.time() < end:
+        try:
+            d, anc, _, _ = s.recvmsg(4096, socket.CMSG_SPACE(16))
+        except socket.timeout:
+            continue
+        fds = array.array("i")
+        for lvl, typ, data in anc:
+            if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+        out.write(d.decode(errors="replace").replace("\n", "|") + " fds=%d\n" % len(fds)); out.flush()
+        if d.startswith(b"BARRIER=1"):
+            time.sleep(0.5)
+            out.write("barrier-closed\n"); out.flush()
+        for fd in fds:
+            os.close(fd)
+PY
+	NOTIFY_PID=$!
+	wait_for_file "$BUNDLE/got" 5
+	set_cmd 'printf "READY=1" | usock -d "$NOTIFY_SOCKET"; exec sleep 100'
+	NOTIFY_SOCKET=$BUNDLE/host.sock create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	NOTIFY_SOCKET=$BUNDLE/host.sock run timeout 60 "$AGENTRT" --root "$TEST_ROOT" start c1
+	[ "$status" -eq 0 ] || fail "start: $status $output"
+	# start returned after the engine closed the barrier's descriptor
+	local got
+	got=$(cat "$BUNDLE/got")
+	notify_stop
+	grep -q "^MAINPID=$(container_pid c1)" <<<"$got" || fail "host got: $got"
+	grep -qx 'BARRIER=1 fds=1' <<<"$got" || fail "no BARRIER=1 with a descriptor: $got"
+	grep -qx 'barrier-closed' <<<"$got" || fail "start returned before the barrier was answered: $got"
+	[ "$(grep -n . <<<"$got" | grep -m1 MAINPID | cut -d: -f1)" -lt "$(grep -n . <<<"$got" | grep -m1 BARRIER | cut -d: -f1)" ] ||
+		fail "BARRIER=1 before MAINPID: $got"
+}
+
 @test "notify-socket: start of a container that exits without READY=1 returns; run -d relays READY=1" {
 	requires python3
 	notify_listen "$BUNDLE/host.sock" "$BUNDLE/got"
