@@ -4,14 +4,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
+
+#define READ_FIFO_IDLE_MS 10000
 
 int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *err)
 {
@@ -45,15 +50,82 @@ int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *e
   return 0;
 }
 
+static long long mono_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* fifo-no-writer: a FIFO opened without blocking, read to its writer's
+ * close; before its first writer a read returns 0 too, so the end is a
+ * read of 0 after data or after poll said the writer hung up.  No data (or
+ * no writer) for READ_FIFO_IDLE_MS fails. */
+static int read_fifo(int fd, size_t max, char **ret, size_t *ret_len, struct error *err)
+{
+  size_t cap = 4096, len = 0;
+  char *buf = xmalloc(cap + 1);
+  long long deadline = mono_ms() + READ_FIFO_IDLE_MS;
+  bool hup = false;
+
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    long long left;
+    ssize_t n;
+
+    if (len == cap) {
+      if (cap >= max) {
+        free(buf);
+        return error_set(err, EFBIG, "input larger than %zu bytes", max);
+      }
+      cap = cap * 2 > max ? max : cap * 2;
+      buf = xrealloc(buf, cap + 1);
+    }
+    n = read(fd, buf + len, cap - len);
+    if (n > 0) {
+      len += (size_t)n;
+      deadline = mono_ms() + READ_FIFO_IDLE_MS;
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno != EAGAIN) {
+      free(buf);
+      return error_errno(err, "read");
+    }
+    if (n == 0 && (len > 0 || hup))
+      break;
+    left = deadline - mono_ms();
+    if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+      free(buf);
+      return error_set(err, 0, "a FIFO with nothing written in %d s", READ_FIFO_IDLE_MS / 1000);
+    }
+    hup = (p.revents & (POLLHUP | POLLIN)) == POLLHUP;
+  }
+  buf[len] = '\0';
+  *ret = buf;
+  *ret_len = len;
+  return 0;
+}
+
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
                  struct error *err)
 {
-  int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  /* not blocking in open: a FIFO nobody writes (fifo-no-writer) */
+  int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
   int r;
 
   if (fd < 0)
     return error_errno(err, "open `%s`", path);
-  r = read_fd_all(fd, max, ret, ret_len, err);
+  if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    r = read_fifo(fd, max, ret, ret_len, err);
+  } else {
+    if (!S_ISREG(st.st_mode)) /* a device: as it was opened before */
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    r = read_fd_all(fd, max, ret, ret_len, err);
+  }
   close(fd);
   if (r < 0)
     return error_prefix(err, "read `%s`", path);

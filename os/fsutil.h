@@ -9,7 +9,9 @@
 #include "common/error.h"
 
 /* Read a whole file (at most max bytes, else an error) NUL-terminated.
- * dirfd may be AT_FDCWD.  ENOENT is reported in err->code. */
+ * dirfd may be AT_FDCWD.  ENOENT is reported in err->code.  A FIFO is read
+ * to its writer's close; nothing from it for 10 s is an error,
+ * never a wait without end. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
                  struct error *err);
 /* Read all of an fd (stdin) up to max bytes. */

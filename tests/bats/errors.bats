@@ -248,3 +248,35 @@ setup() {
 	[ "$(container_status c1)" = running ]
 	[ "$(container_pid c1)" = "$pid" ]
 }
+
+# fifo-no-writer: a file agentrt reads that is a FIFO nobody writes (`exec --process`,
+# `update -r`, a bundle's config.json) blocked the command forever in open(2); runc's too.
+# It is read without blocking now: a writer may still come, but a FIFO that gives nothing
+# for 10 s fails the command, naming the file.  A pipe with a writer still works.
+@test "fifo-no-writer: exec --process, update -r and a config.json that are FIFOs nobody writes fail in bounded time" {
+	agentrt_only "runc waits for a writer forever"
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	mkfifo "$BUNDLE/proc.fifo"
+	local args
+	for args in "exec --process $BUNDLE/proc.fifo c1" "update -r $BUNDLE/proc.fifo c1"; do
+		# shellcheck disable=SC2086
+		run timeout 30 "$AGENTRT" --root "$TEST_ROOT" $args
+		[ "$status" -ne 124 ] || fail "$args: still blocked after 30 s"
+		assert_clean_failure
+		[[ "$output" == *proc.fifo* ]] || fail "$args: $output"
+	done
+	# a pipe that has a writer is still read (process substitution)
+	run timeout 30 "$AGENTRT" --root "$TEST_ROOT" exec --process <(jq -c '.process | .args = ["echo", "via-pipe"]' "$BUNDLE/config.json") c1
+	[ "$status" -eq 0 ] && [ "$output" = via-pipe ] || fail "exec --process from a pipe: $status: $output"
+	local fb=$BUNDLE/fifo-bundle
+	mkdir "$fb"
+	ln -s "$ROOTFS" "$fb/rootfs"
+	mkfifo "$fb/config.json"
+	run timeout 30 "$AGENTRT" --root "$TEST_ROOT" create --bundle "$fb" c2
+	[ "$status" -ne 124 ] || fail "create: still blocked after 30 s"
+	assert_clean_failure
+	[[ "$output" == *config.json* ]] || fail "create: $output"
+	[ "$(rt list -q)" = c1 ] || fail "left behind: $(rt list -q)"
+}
