@@ -17,8 +17,10 @@
 int oci_default_spec_json(bool rootless, bool cgroupns, uint32_t uid, uint32_t gid, char **ret,
                           struct error *err);
 
-/* The OCI runtime features document (runtime-spec features.md). */
-int oci_features_json(char **ret, struct error *err);
+/* The OCI runtime features document (runtime-spec features.md);
+ * libseccomp_version ("2.5.4", or NULL) is its
+ * io.github.seccomp.libseccomp.version annotation, as runc and crun give it. */
+int oci_features_json(const char *libseccomp_version, char **ret, struct error *err);
 
 /* Mount options a mount-options parser should accept (NULL-terminated);
  * listed by `features`. */

@@ -244,7 +244,7 @@ static void gen_linux_features(struct jgen *j)
   jg_close(j);
 }
 
-int oci_features_json(char **ret, struct error *err)
+int oci_features_json(const char *libseccomp_version, char **ret, struct error *err)
 {
   struct jgen j;
 
@@ -259,6 +259,8 @@ int oci_features_json(char **ret, struct error *err)
   jg_open(&j);
   jg_kstr(&j, "run.agentrt.version", AGENTRT_VERSION);
   jg_kstr(&j, "run.agentrt.commit", AGENTRT_COMMIT);
+  if (libseccomp_version != NULL)
+    jg_kstr(&j, "io.github.seccomp.libseccomp.version", libseccomp_version);
   jg_close(&j);
   jg_close(&j);
   return jgen_finish(&j, "features", ret, NULL, err);

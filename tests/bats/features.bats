@@ -65,3 +65,16 @@ teardown() { :; }
 	run "$AGENTRT" features
 	jq -e '.linux.seccomp.knownFlags | index("SECCOMP_FILTER_FLAG_TSYNC") != null' <<<"$output" >/dev/null
 }
+
+# features-libseccomp-version: runc and crun name the libseccomp they were built with in the
+# features document's annotations (io.github.seccomp.libseccomp.version); agentrt gave only its
+# own version and commit.  The value is the library's own (the static build's archive is
+# Debian's libseccomp-dev, the same version as the shared library dpkg lists).
+@test "features-libseccomp-version: the annotations name libseccomp's version" {
+	run "$AGENTRT" features
+	[ "$status" -eq 0 ] || fail "$output"
+	v=$(jq -r '.annotations["io.github.seccomp.libseccomp.version"] // "none"' <<<"$output")
+	[[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "annotation: $v"
+	deb=$(dpkg-query -W -f '${Version}' libseccomp-dev 2>/dev/null || true)
+	[ -z "$deb" ] || [[ "$deb" == "$v"* ]] || fail "libseccomp-dev is $deb, features says $v"
+}

@@ -982,7 +982,7 @@ static void test_features(void)
   const char *p_ann[] = {"annotations", "run.agentrt.version", NULL};
   yajl_val caps;
 
-  tap_ok(oci_features_json(&json, &err) == 0, "features document (%s)", err.msg);
+  tap_ok(oci_features_json("2.5.4", &json, &err) == 0, "features document (%s)", err.msg);
   if (json != NULL)
     v = yajl_tree_parse(json, ebuf, sizeof ebuf);
   tap_ok(v != NULL, "features is valid JSON");
