@@ -1046,7 +1046,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   engine_asked = cfg->linux && cgroup_resources_requested(cfg->linux->resources);
   rootfs = rootfs_path(bundle, cfg);
   mounts_dest_from_rootfs(cfg, rootfs);
-  if (policy_apply(g, o->profile, o->id, rootfs, &cfg, &pres, err) < 0) {
+  if (policy_apply(g, o->profile, o->id, bundle, rootfs, &cfg, &pres, err) < 0) {
     oci_config_free(cfg);
     return error_prefix(err, "create `%s`", o->id);
   }

@@ -121,15 +121,48 @@ static int secret_placeholders(struct oci_config *c, struct profile_result *r, s
   return 0;
 }
 
+/* Where the container's /etc/passwd will come from: the source of the last
+ * bind mount on /etc/passwd or on /etc (an engine that binds the host's or a
+ * generated file: `podman run --userns=keep-id`, `-v /etc/passwd:/etc/passwd`),
+ * relative sources under the bundle; else the rootfs's own file.  Sets *host
+ * to the host path of such a source, or leaves it NULL; false when another
+ * mount (a tmpfs on /etc) hides the file altogether. */
+static bool passwd_source(const struct oci_config *c, const char *bundle, char **host)
+{
+  bool present = true;
+
+  *host = NULL;
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const struct oci_mount *m = &c->mounts[i];
+    cleanup_free char *dest = m->destination ? path_normalize(m->destination) : NULL;
+    bool bind = streq(m->type, "bind") || strv_contains(m->options, "bind") ||
+                strv_contains(m->options, "rbind");
+    const char *src = m->source;
+
+    if (dest == NULL || (!streq(dest, "/etc/passwd") && !streq(dest, "/etc")))
+      continue;
+    free(*host);
+    *host = NULL;
+    present = bind && src != NULL;
+    if (!present)
+      continue;
+    *host =
+        xfmt("%s%s%s%s", src[0] == '/' || bundle == NULL ? "" : bundle,
+             src[0] == '/' || bundle == NULL ? "" : "/", src, streq(dest, "/etc") ? "/passwd" : "");
+  }
+  return present;
+}
+
 /* A process of a uid other than 0 without HOME: the init takes its home from
  * the container's /etc/passwd, "/" for a uid the file does not list (as runc
  * does; Podman writes an entry whose home is "/").  Under a profile with a read-only root and a
  * scratch home, pass that
  * "/" now, so that the profile gives the process a home of its own
- * (profile/env.c; agent-home-uid-without-passwd).  One read of the rootfs's
- * /etc/passwd, only for such a process. */
+ * (profile/env.c; agent-home-uid-without-passwd).  One read of the
+ * container's /etc/passwd (the rootfs's, or a bind mount's source:
+ * agent-home-bound-passwd), only for such a process. */
 static void home_unlisted_uid(struct oci_config *c, const struct agent_profile *p,
-                              const char *rootfs)
+                              const char *bundle, const char *rootfs)
 {
   struct oci_process *proc = c->process;
   struct error e = {0};
@@ -137,6 +170,7 @@ static void home_unlisted_uid(struct oci_config *c, const struct agent_profile *
   cleanup_close int fd = -1;
   cleanup_free char *data = NULL;
   cleanup_free char *home = NULL;
+  cleanup_free char *bound = NULL;
   bool scratch_home = false;
   size_t len = 0;
   struct stat st;
@@ -150,8 +184,11 @@ static void home_unlisted_uid(struct oci_config *c, const struct agent_profile *
     scratch_home |= streq(p->scratch[i].path, PROFILE_HOME_TOKEN);
   if (!scratch_home)
     return;
-  root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root >= 0)
+  if (!passwd_source(c, bundle, &bound))
+    fd = -1;
+  else if (bound != NULL)
+    fd = open(bound, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  else if ((root = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0)
     fd = safe_openat(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e);
   /* a FIFO or a device planted there must not block or feed us forever */
   if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -164,8 +201,8 @@ static void home_unlisted_uid(struct oci_config *c, const struct agent_profile *
 }
 
 int policy_apply(const struct global_opts *g, const struct agent_profile *given, const char *id,
-                 const char *rootfs, struct oci_config **cfg, struct profile_result **ret_result,
-                 struct error *err)
+                 const char *bundle, const char *rootfs, struct oci_config **cfg,
+                 struct profile_result **ret_result, struct error *err)
 {
   struct agent_profile *loaded = NULL;
   const struct agent_profile *p = given;
@@ -179,7 +216,7 @@ int policy_apply(const struct global_opts *g, const struct agent_profile *given,
       return error_prefix(err, "profile `%s`", name);
     p = loaded;
   }
-  home_unlisted_uid(*cfg, p, rootfs);
+  home_unlisted_uid(*cfg, p, bundle, rootfs);
   r = profile_apply(*cfg, p, &out, ret_result, err);
   if (r == 0)
     profile_apply_apparmor(out, p, lsm_apparmor_enabled(), *ret_result);

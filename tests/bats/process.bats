@@ -150,6 +150,35 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[[ "$output" == *written* ]] || fail "$output"
 }
 
+# agent-home-bound-passwd: an engine that binds the host's /etc/passwd (or a generated one) over
+# the image's (`podman run --userns=keep-id`, `-v /etc/passwd:/etc/passwd:ro`) lists the uid
+# there only.  create read the image's file, took the uid for unlisted and gave it
+# /home/agentrt-UID, not the home the container's own /etc/passwd names (which runc gives it).
+@test "agent-home-bound-passwd: a uid listed only in a bind-mounted /etc/passwd keeps that home" {
+	is_agentrt || skip "the agent profile is agentrt's"
+	mkdir "$BUNDLE/etc-bound"
+	printf 'root:x:0:0:root:/root:/bin/sh\nagent:x:4343:4343:agent:/work/agent:/bin/sh\n' >"$BUNDLE/passwd-bound"
+	cp "$BUNDLE/passwd-bound" "$BUNDLE/etc-bound/passwd"
+	update_config '.root.readonly = true | .process.env = ["PATH=/bin:/usr/bin"] |
+		.process.user = {"uid": 4343, "gid": 4343} |
+		.mounts += [{"destination": "/etc/passwd", "type": "bind", "source": "'"$BUNDLE"'/passwd-bound", "options": ["rbind", "ro"]}]'
+	set_args sh -c 'echo "home=$HOME"'
+	run rt --profile agent run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = home=/work/agent ] || fail "bound /etc/passwd: $output"
+	# the whole /etc bound (a source relative to the bundle, as the spec allows)
+	update_config '.mounts |= map(select(.destination != "/etc/passwd")) |
+		.mounts += [{"destination": "/etc", "type": "bind", "source": "etc-bound", "options": ["rbind", "ro"]}]'
+	run rt --profile agent run --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = home=/work/agent ] || fail "bound /etc: $output"
+	# a bound file that does not list the uid: still a home of its own
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$BUNDLE/etc-bound/passwd"
+	run rt --profile agent run --bundle "$BUNDLE" c3
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = home=/home/agentrt-4343 ] || fail "unlisted in the bound file: $output"
+}
+
 # A FIFO planted at /etc/passwd must not hang the runtime looking for HOME.
 @test "HOME lookup does not block on a FIFO at /etc/passwd" {
 	known_broken '^runc' "opens a FIFO at /etc/passwd and blocks"
