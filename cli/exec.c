@@ -46,7 +46,9 @@
 #include "container/process.h"
 #include "container/sync.h"
 #include "os/fsutil.h"
+#include "os/passwd.h"
 #include "os/procfs.h"
+#include "os/safepath.h"
 #include "profile/profile.h"
 
 static const char *const ns_files[OCI_NS_COUNT] = {
@@ -129,7 +131,31 @@ struct exec_child {
   const struct oci_state *state;     /* for the listener's state document */
   bool relayed;                      /* we relay its pty (no console socket): no CR added */
   const struct oci_linux *linux_cfg; /* the container's: its personality */
+  const char *make_home; /* made (0700) as the process's user before the exec, or NULL */
 };
+
+/* The home exec_other_uid_home chose, made as the process's user (after its
+ * uid, capabilities and seccomp filter are in place), in the container's
+ * /tmp: missing, it is made; present, it must be a directory of that uid's
+ * that no one else may enter, else the exec fails (another uid of the
+ * container made that name first). */
+static int make_home(const void *ud, struct error *err)
+{
+  const char *home = ud;
+  struct stat st;
+
+  if (mkdir(home, 0700) == 0 || errno == EEXIST) {
+    if (lstat(home, &st) < 0)
+      return error_errno(err, "home `%s`", home);
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+      return error_set(err, 0,
+                       "home `%s` is not uid %u's own directory (another user made it): "
+                       "pass HOME",
+                       home, (unsigned)geteuid());
+    return 0;
+  }
+  return error_errno(err, "home `%s`", home);
+}
 
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
 {
@@ -190,6 +216,10 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.notify_fd = x->notify_fd;
   po.notify_ack = true;
   po.keep_keyring = x->state->no_new_keyring;
+  if (x->make_home != NULL) {
+    po.before_exec = make_home;
+    po.before_exec_ud = x->make_home;
+  }
   if (x->listener_fd >= 0) {
     po.has_listener = true;
     po.listener_fd = x->listener_fd;
@@ -413,6 +443,151 @@ static const char *exec_home(char *const *env)
   return NULL;
 }
 
+static void exec_set_home(struct oci_process *proc, const char *home)
+{
+  cleanup_free char *kv = NULL;
+
+  for (size_t i = 0; proc->env != NULL && proc->env[i] != NULL; i++)
+    if (str_has_prefix(proc->env[i], "HOME=")) {
+      free(proc->env[i]);
+      proc->env[i] = xfmt("HOME=%s", home);
+      return;
+    }
+  kv = xfmt("HOME=%s", home);
+  strv_push(&proc->env, kv);
+}
+
+/* The home of uid in the container's /etc/passwd, read through the init's
+ * root (resolved inside it), or NULL. */
+static char *exec_passwd_home(const struct container *c, uid_t uid)
+{
+  struct error e = {0};
+  cleanup_free char *rootp = xfmt("/proc/%d/root", (int)c->state->pid);
+  cleanup_close int root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int fd = -1;
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  struct stat st;
+  char *home = NULL;
+
+  if (root >= 0)
+    fd = safe_openat(root, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &e);
+  /* a FIFO or a device planted there must not block or feed us forever */
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      read_fd_all(fd, 4 << 20, &data, &len, &e) == 0)
+    home = passwd_home(data, len, NULL, uid);
+  error_clear(&e);
+  return home;
+}
+
+/* s with "$HOME" (at most one, as the profile's entries have) replaced by home. */
+static char *exec_expand_home(const char *s, const char *home)
+{
+  const char *t = strstr(s, PROFILE_HOME_TOKEN);
+
+  if (t == NULL)
+    return NULL;
+  return xfmt("%.*s%s%s", (int)(t - s), s, home, t + strlen(PROFILE_HOME_TOKEN));
+}
+
+/* The exec inherited the init's env, where the profile's defaults were
+ * expanded with the init's home (GOCACHE=/root/.cache/go-build, PATH's
+ * /root/.local/bin): drop those that still have that value, so that the
+ * profile sets them again for the new home.  An engine's own values differ
+ * and stay. */
+static void exec_drop_home_defaults(const struct agent_profile *p, struct oci_process *proc,
+                                    const char *old)
+{
+  for (char **d = p->env.defaults; d != NULL && *d != NULL; d++) {
+    cleanup_free char *kv = exec_expand_home(*d, old);
+    size_t k = 0;
+
+    for (size_t i = 0; kv != NULL && proc->env != NULL && proc->env[i] != NULL; i++) {
+      if (streq(proc->env[i], kv))
+        free(proc->env[i]);
+      else
+        proc->env[k++] = proc->env[i];
+    }
+    if (kv != NULL && proc->env != NULL)
+      proc->env[k] = NULL;
+  }
+  for (size_t i = 0; proc->env != NULL && proc->env[i] != NULL; i++) {
+    char *out, *w, *save = NULL;
+    cleanup_free char *copy = NULL;
+
+    if (!str_has_prefix(proc->env[i], "PATH="))
+      continue;
+    copy = xstrdup(proc->env[i] + 5);
+    out = xstrdup("PATH=");
+    for (char *dir = strtok_r(copy, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save)) {
+      bool drop = false;
+      for (char **a = p->env.path_append; !drop && a != NULL && *a != NULL; a++) {
+        cleanup_free char *x = exec_expand_home(*a, old);
+        drop = x != NULL && streq(x, dir);
+      }
+      if (drop)
+        continue;
+      w = xfmt("%s%s%s", out, out[5] != '\0' ? ":" : "", dir);
+      free(out);
+      out = w;
+    }
+    free(proc->env[i]);
+    proc->env[i] = out;
+  }
+}
+
+/* An exec as a uid other than 0 and the init's (`docker exec -u 1000` into a
+ * container whose init is root) whose HOME is "/", none, or the init's own
+ * (inherited with the init's env), and the container's /etc/passwd gives it
+ * none but "/": on the profile's read-only root that home is unusable, and the
+ * scratch home made at create is the init's (root's, 0700).  It gets agentrt-home-UID in the
+ * profile's first world-writable scratch tmpfs (/tmp), made as that uid when missing (make_home)
+ * and kept from one exec to the next (agent-home-exec-other-uid).  One read of
+ * /etc/passwd, only for such an exec; the path made, or NULL. */
+static char *exec_other_uid_home(const struct container *c, const struct agent_profile *p,
+                                 struct oci_process *proc)
+{
+  const struct oci_process *init = c->config ? c->config->process : NULL;
+  const char *own = exec_home(proc->env);
+  const char *ihome = init ? exec_home(init->env) : NULL;
+  const char *dir = NULL;
+  bool scratch_home = false, inherited;
+  char *home;
+
+  if (init == NULL || proc->user.uid == 0 || proc->user.uid == init->user.uid ||
+      !p->rootfs_readonly)
+    return NULL;
+  /* `exec` without --process takes the init's env, and with it the init's
+   * home (root's scratch tmpfs, 0700): not this uid's */
+  inherited = own != NULL && ihome != NULL && !streq(ihome, "/") && streq(own, ihome);
+  if (own != NULL && !streq(own, "/") && !inherited)
+    return NULL;
+  if (own == NULL || inherited) {
+    cleanup_free char *listed = exec_passwd_home(c, proc->user.uid);
+    if (listed != NULL && !streq(listed, "/")) {
+      /* the process finds its own home there, as runc's does */
+      if (inherited) {
+        exec_drop_home_defaults(p, proc, ihome);
+        exec_set_home(proc, listed);
+      }
+      return NULL;
+    }
+  }
+  for (size_t i = 0; i < p->n_scratch; i++) {
+    scratch_home |= streq(p->scratch[i].path, PROFILE_HOME_TOKEN);
+    if (dir == NULL && p->scratch[i].path[0] == '/' && (p->scratch[i].mode & 01777) == 01777 &&
+        !p->scratch[i].noexec)
+      dir = p->scratch[i].path;
+  }
+  if (!scratch_home || dir == NULL)
+    return NULL;
+  home = xfmt("%s/agentrt-home-%u", streq(dir, "/") ? "" : dir, proc->user.uid);
+  if (ihome != NULL && !streq(ihome, "/"))
+    exec_drop_home_defaults(p, proc, ihome);
+  exec_set_home(proc, home);
+  return home;
+}
+
 static void exec_inherit_home(const struct container *c, struct oci_process *proc)
 {
   const struct oci_process *init = c->config ? c->config->process : NULL;
@@ -431,7 +606,8 @@ static void exec_inherit_home(const struct container *c, struct oci_process *pro
 
 /* The container's profile also bounds what an exec may ask for (--cap,
  * --process with capabilities, no_new_privileges). */
-static int exec_apply_profile(struct container *c, struct oci_process *proc, struct error *err)
+static int exec_apply_profile(struct container *c, struct oci_process *proc, char **ret_home,
+                              struct error *err)
 {
   struct agent_profile *p = NULL;
   const char *name = c->state->profile;
@@ -442,6 +618,7 @@ static int exec_apply_profile(struct container *c, struct oci_process *proc, str
   if (profile_load(name, &p, err) < 0)
     return error_prefix(err, "exec `%s`: profile `%s`", c->id, name);
   exec_inherit_home(c, proc);
+  *ret_home = exec_other_uid_home(c, p, proc);
   r = profile_apply_process(proc, p, err);
   if (r == 0 && (p->n_secrets > 0 || p->egress.n_http > 0)) {
     static const char *const vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
@@ -514,6 +691,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   struct oci_process *proc = NULL;
   struct exec_child x = {.listener_fd = -1, .notify_fd = -1};
   cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
+  cleanup_free char *home = NULL;
   int master = -1, sigfd = -1, ret = -1;
   pid_t pid;
 
@@ -562,7 +740,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   if (proc->caps.n_unknown > 0)
     log_warning("exec `%s`: process.capabilities: %u unknown (%s), ignoring", c->id,
                 proc->caps.n_unknown, proc->caps.unknown);
-  if (exec_apply_profile(c, proc, err) < 0)
+  if (exec_apply_profile(c, proc, &home, err) < 0)
     goto out;
   if (lsm_check_process(proc, NULL, err) < 0) {
     error_prefix(err, "exec `%s`", c->id);
@@ -584,6 +762,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out;
   }
   x.proc = proc;
+  x.make_home = home;
   x.relayed = !eo.detach;
   x.linux_cfg = c->config->linux;
   x.seccomp = c->config->linux ? c->config->linux->seccomp : NULL;

@@ -281,6 +281,22 @@ it_pty() { timeout 30 script -qec "$1" /dev/null; }
 	docker rm -f ex
 }
 
+# agent-home-exec-other-uid: the image runs as root, the agent's tools as a user: `docker exec -u`
+# with a uid the image does not list passed HOME=/ on the read-only root (git config --global
+# failed with EROFS).  The exec gets a home of its own in the container's /tmp, kept between execs.
+@test "agent-home-exec-other-uid: docker exec -u 4242 into a root container under the agent profile" {
+	dsleep exh agentrt
+	run docker exec -u 4242 exh sh -c 'echo "home=$HOME"; touch "$HOME/.gitconfig" && echo written'
+	[ "$status" -eq 0 ] || it_die "$output"
+	[[ "$output" == *"home=/tmp/agentrt-home-4242"* ]] || it_die "$output"
+	[[ "$output" == *written* ]] || it_die "$output"
+	run docker exec -u 4242 exh sh -c 'ls -A "$HOME"; stat -c "%u %a" "$HOME"'
+	[[ "$output" == *".gitconfig"*"4242 700"* ]] || it_die "second exec: $output"
+	run docker exec -u 1000 exh sh -c 'echo "home=$HOME"'
+	[[ "$output" == *"home=/home/user"* ]] || it_die "listed uid: $output"
+	docker rm -f exh
+}
+
 @test "exec -it through a real pty" {
 	dsleep exi $RT
 	run it_pty "docker exec -it exi sh -c 'tty; read x; echo got-\$x; exit 5'" <<<"xyz"

@@ -150,6 +150,45 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[[ "$output" == *written* ]] || fail "$output"
 }
 
+# agent-home-exec-other-uid: `docker exec -u 1000` into a container whose init is root (the
+# common case: the image runs as root, the agent's tools are run as a user) passes HOME=/ (or none)
+# for a uid the image does not list, and `agentrt exec` without --process passed on the init's
+# HOME=/root.  The init's home is root's (0700), so the exec had "/" on the read-only root or
+# root's home: git config --global, npm -g, pip --user and GOCACHE failed (EROFS, EACCES).
+@test "agent-home-exec-other-uid: an exec as an unlisted uid into a root container gets a writable home" {
+	is_agentrt || skip "the agent profile is agentrt's"
+	update_config '.root.readonly = true | .process.env = ["PATH=/bin:/usr/bin"] |
+		.process.user = {"uid": 0, "gid": 0}'
+	set_args sleep 100
+	AGENTRT_PROFILE=agent run_detached c1
+	[ "$status" -eq 0 ] || fail "$output"
+	run rt exec --user 4242:4242 --env HOME=/ c1 sh -c 'echo "home=$HOME"; echo "gocache=$GOCACHE";
+		touch "$HOME/.gitconfig" && echo written; stat -c "%u %a" "$HOME"'
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == *"home=/tmp/agentrt-home-4242"* ]] || fail "HOME=/: $output"
+	[[ "$output" == *"gocache=/tmp/agentrt-home-4242/.cache/go-build"* ]] || fail "$output"
+	[[ "$output" == *written* ]] || fail "$output"
+	[[ "$output" == *"4242 700"* ]] || fail "$output"
+	# Docker passes no HOME: the same home, kept from one exec to the next
+	# (`exec` without --process takes the init's env, HOME=/root and PATH's /root/.local/bin too)
+	run rt exec --user 4242:4242 c1 sh -c 'echo "home=$HOME"; echo "path=$PATH"; ls -A "$HOME"'
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" != *"/root/"* ]] || fail "the init's home dirs: $output"
+	[[ "$output" == *"home=/tmp/agentrt-home-4242"* ]] || fail "no HOME: $output"
+	[[ "$output" == *.gitconfig* ]] || fail "not the same home: $output"
+	# another uid cannot plant the home of the next: a squatted name is not taken
+	run rt exec --user 4343:4343 --env HOME=/ c1 sh -c 'mkdir -m 777 /tmp/agentrt-home-4444 && echo planted'
+	[[ "$output" == *planted* ]] || fail "$output"
+	run rt exec --user 4444:4444 --env HOME=/ c1 sh -c 'echo "home=$HOME"'
+	[ "$status" -ne 0 ] || fail "took a home another uid made: $output"
+	[[ "$output" == *"home \`/tmp/agentrt-home-4444\` is not uid 4444's own directory"* ]] || fail "$output"
+	# root and a listed uid keep theirs
+	run rt exec --user 1000:1000 --env PATH=/bin c1 sh -c 'echo "home=$HOME"'
+	[[ "$output" == *"home=/home/user"* ]] || fail "listed uid: $output"
+	run rt exec c1 sh -c 'echo "home=$HOME"'
+	[[ "$output" == *"home=/root"* ]] || fail "root: $output"
+}
+
 # agent-home-bound-passwd: an engine that binds the host's /etc/passwd (or a generated one) over
 # the image's (`podman run --userns=keep-id`, `-v /etc/passwd:/etc/passwd:ro`) lists the uid
 # there only.  create read the image's file, took the uid for unlisted and gave it
