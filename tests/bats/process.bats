@@ -181,7 +181,7 @@ caps() { # JSON-ARRAY: set bounding, effective and permitted; inheritable/ambien
 	[[ "$output" == *planted* ]] || fail "$output"
 	run rt exec --user 4444:4444 --env HOME=/ c1 sh -c 'echo "home=$HOME"'
 	[ "$status" -ne 0 ] || fail "took a home another uid made: $output"
-	[[ "$output" == *"home \`/tmp/agentrt-home-4444\` is not uid 4444's own directory"* ]] || fail "$output"
+	[[ "$output" == "agentrt: exec \`c1\`: home \`/tmp/agentrt-home-4444\` is not uid 4444's own directory"* ]] || fail "$output"
 	# root and a listed uid keep theirs
 	run rt exec --user 1000:1000 --env PATH=/bin c1 sh -c 'echo "home=$HOME"'
 	[[ "$output" == *"home=/home/user"* ]] || fail "listed uid: $output"
