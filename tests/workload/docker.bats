@@ -139,3 +139,29 @@ has() {
 	run "$DOCKER_CLI" exec -u 0 "$id" sh -c 'echo "home=$HOME"'
 	has "home=/root"
 }
+
+@test "docker-exec-as-uid: docker exec -u 1000 into a root container (no passwd entry): git config --global, go build and pip --user work in a home of its own" {
+	# agent-home-exec-other-uid: the image runs as root, the agent's tools as a user; Docker
+	# passed HOME=/ for the exec and git failed with "could not lock config file //.gitconfig:
+	# Read-only file system"
+	local id
+	id=$("$DOCKER_CLI" run -d --label agentrt-workload --runtime agentrt --network none "$IMG" sleep 300)
+	run "$DOCKER_CLI" exec -u 1000 "$id" bash -euo pipefail -c '
+	echo "home=$HOME"
+	git config --global user.email agent@example.invalid
+	git config --global --get user.email
+	cd /tmp && printf "package main\nfunc main() { println(\"built by exec\") }\n" >m.go && go build -o m m.go && ./m
+	python3 -c "import site; print(\"usersite=\" + site.getusersitepackages())"
+	stat -c "%u %a" "$HOME"'
+	[ "$status" -eq 0 ] || { echo "exec: $output" >&2; return 1; }
+	has "home=/tmp/agentrt-home-1000"
+	has "agent@example.invalid"
+	has "built by exec"
+	has "usersite=/tmp/agentrt-home-1000/.local/"
+	has "1000 700"
+	# the next exec as that uid finds its config; root keeps /root
+	run "$DOCKER_CLI" exec -u 1000 "$id" git config --global --get user.email
+	has "agent@example.invalid"
+	run "$DOCKER_CLI" exec "$id" sh -c 'echo "home=$HOME"'
+	has "home=/root"
+}
