@@ -612,6 +612,57 @@ gone_dirs_lost() {
 	[ "$(file_ops "$ID" /workspace/ready)" = '["create"]' ] || fail "ready: $(file_ops "$ID" /workspace/ready)"
 }
 
+@test "audit-evidence: fd-ops: a host file changed by copy_file_range, splice, sendfile, fallocate, ftruncate on a passed descriptor, or a write with its mtime put back is in the trail and the diff" {
+	bind_workspace
+	for f in copy splice sendfile punch zero collapse passfd utime same; do
+		head -c 8192 /dev/zero | tr '\0' a >"$HOSTDIR/$f.bin"
+	done
+	echo SRCDATA >"$HOSTDIR/src.txt"
+	set_cmd 'touch /workspace/ready; sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	# copy_file_range within one file system: from a file the agent made (in the upper layer,
+	# as is copy.bin once opened for writing), not from the host's
+	run rt exec "$ID" sh -c 'echo NEWDATA >/workspace/made.txt &&
+		fileops copy /workspace/copy.bin /workspace/made.txt'
+	[ "$status" -eq 0 ] || fail "fileops copy: $output"
+	for f in splice sendfile; do
+		run rt exec "$ID" fileops $f /workspace/$f.bin /workspace/src.txt
+		[ "$status" -eq 0 ] || fail "fileops $f: $output"
+	done
+	for f in punch zero collapse passfd utime; do
+		run rt exec "$ID" fileops $f /workspace/$f.bin
+		[ "$status" -eq 0 ] || fail "fileops $f: $output"
+	done
+	# the control: opened for writing (copied up), closed unchanged (an unknown op exits 2)
+	run rt exec "$ID" fileops nop /workspace/same.bin
+	[ "$status" -eq 2 ] || fail "fileops nop: $output"
+	run ra workspace "$ID" diff
+	[[ "$output" != *"same.bin"* ]] || fail "diff: same.bin unchanged: $output"
+	for f in copy splice sendfile punch zero collapse passfd utime; do
+		[[ "$output" == *"modified  $f.bin"* ]] || fail "diff has no $f.bin: $output"
+	done
+	[[ "$output" != *"src.txt"* ]] || fail "diff: src.txt only read: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	recs=$(ra audit --format json --kind file "$ID")
+	for f in copy splice sendfile punch zero collapse passfd utime; do
+		ops=$(jq -c --arg p "/workspace/$f.bin" 'select(.path == $p) | .ops' <<<"$recs")
+		[[ "$ops" == *modify* ]] || fail "$f.bin: ${ops:-no record}; $recs"
+	done
+	# opened for writing is at most a close_write (a shared mapping may have written it:
+	# mmap-unrecorded), never a modify
+	ops=$(file_ops "$ID" /workspace/same.bin)
+	[ -z "$ops" ] || [ "$ops" = '["close_write"]' ] || fail "same.bin: $ops"
+	[ -z "$(file_ops "$ID" /workspace/src.txt)" ] || fail "src.txt: $(file_ops "$ID" /workspace/src.txt)"
+	run ra audit "$ID" --summary
+	for f in copy splice sendfile punch zero collapse passfd utime; do
+		[[ "$output" == *"$f.bin"* ]] || fail "--summary has no $f.bin: $output"
+	done
+}
+
 @test "audit-evidence: tmpfile-name: a file written before it had a name (O_TMPFILE, then linkat) is recorded under its name, not the kernel's #<inode>" {
 	bind_workspace
 	set_cmd 'tmpfile-link /workspace tmpbin payload && mkdir /workspace/sub && tmpfile-link /workspace/sub deep payload2 &&
