@@ -7,11 +7,12 @@
  * `head` names (a deleted or added last line).  The trail is read under a
  * shared lock on head, so a concurrent writer is never seen mid-line.
  *
- * Retention (log.c) removes whole files but never the first one, and says
+ * Retention (append.c) removes whole files but never the first one, and says
  * so in a "retention" record naming the seqs it dropped; a gap between two
- * files is accepted only where such records cover it (a file removed by
- * anything else is reported as missing records).  Records removed before
- * the first file was kept (a trail starting after seq 1) are reported too.
+ * files, or before the first kept file (a trail starting after seq 1), is
+ * accepted only where such records cover it (a file removed by anything
+ * else, the first one too, is reported as missing records), and a trail of
+ * no records is no trail.
  * Counted records ("coalesced":N) are added up: verify says how much of
  * the trail is summarised, not only that it is intact.  So are the
  * monitor's records of events a kernel queue dropped (an "audit_error" with
@@ -322,6 +323,17 @@ int audit_verify(int trail_fd, struct audit_verify_result *r, struct error *err)
           "(audit file removed)",
           w.gaps[i].from, w.gaps[i].to);
   }
+  /* retention never removes the first file: records before the first kept
+   * one are missing unless a retention record says it dropped them (a trail
+   * from before the first file was kept) */
+  if (r->ok && r->first_seq > 1 && !declared(&w, 1, r->first_seq - 1))
+    bad(&w, 1,
+        "records 1..%" PRIu64 " are missing and no retention record drops them "
+        "(the trail's first file removed)",
+        r->first_seq - 1);
+  /* create writes the first record before the container exists */
+  if (r->ok && r->records == 0)
+    bad(&w, 1, "the trail has no records (its files removed)");
   r->gaps = w.n_gaps;
   r->monitor_gone = w.monitor_started && w.deleted && !w.monitor_ended;
   r->monitor_open = w.monitor_started && !w.monitor_ended;

@@ -300,6 +300,84 @@ has_program() { # ID NAME ARG0
 	[ "$status" -eq 0 ]
 }
 
+@test "audit: verify-tamper: a reordered record, a removed file (the first, a middle one, the last), an emptied trail and a replaced head are each named" {
+	# 128 KiB: files of 32 KiB; execs of 1 KiB of arguments (each an exec and a process
+	# record) until there are three files, before retention (past 96 KiB) drops any
+	cat >"$BUNDLE/profile.json" <<-'JSON'
+		{ "name": "audit-tamper", "extends": "agent", "audit": { "maxSize": "128k" } }
+	JSON
+	set_args sleep 100
+	AGENTRT_PROFILE=$BUNDLE/profile.json run_detached c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	dir=$(trail_dir c1)
+	arg=$(head -c 1024 /dev/zero | tr '\0' x)
+	for i in $(seq 300); do
+		[ "$(ls "$dir" | grep -c 'jsonl$')" -lt 3 ] || break
+		rt exec c1 /bin/true "$i" "$arg" || fail "exec $i"
+	done
+	rt delete --force c1
+	mapfile -t files < <(ls "$dir"/*.jsonl)
+	[ "${#files[@]}" -ge 3 ] || fail "want 3 files: $(ls -l "$dir")"
+	cp -a "$dir" "$BUNDLE/orig"
+	restore() { rm -rf "$dir" && cp -a "$BUNDLE/orig" "$dir"; }
+	run ra audit verify c1
+	[ "$status" -eq 0 ] || fail "clean trail: $output"
+	[[ "$output" != *"dropped by retention"* ]] || fail "retention dropped records: $output"
+	# two records swapped
+	sed -i '2{h;d};3{G}' "${files[0]}"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "reordered records not detected: $output"
+	assert_output_contains "first bad record: seq 2"
+	# the first file removed: not retention's doing (it never removes it)
+	restore
+	rm "${files[0]}"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "first file removed, not detected: $output"
+	assert_output_contains "first bad record: seq 1"
+	# a middle file removed
+	restore
+	rm "${files[1]}"
+	mid=$(head -1 "$BUNDLE/orig/$(basename "${files[1]}")" | jq .seq)
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "middle file removed, not detected: $output"
+	assert_output_contains "first bad record: seq $mid"
+	# the last file removed
+	restore
+	last=${files[${#files[@]} - 1]}
+	rm "$last"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "last file removed, not detected: $output"
+	assert_output_contains "first bad record: seq $(head -1 "$BUNDLE/orig/$(basename "$last")" | jq .seq)"
+	# every file removed and the head emptied: no trail is a trail of no records
+	restore
+	rm "$dir"/*.jsonl
+	: >"$dir/head"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "emptied trail not detected: $output"
+	assert_output_contains "first bad record: seq 1"
+	# the head replaced by another trail's (same length, another chain)
+	restore
+	set_cmd 'true'
+	run ra run --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] || fail "run c2: $output"
+	cp "$(trail_dir c2)/head" "$dir/head"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "replaced head not detected: $output"
+	assert_output_contains "first bad record: seq "
+	# the head's hash edited
+	restore
+	c=$(cut -c22 "$dir/head")
+	[ "$c" = a ] && c=b || c=a
+	sed -i "s/^\([0-9]* \)./\1$c/" "$dir/head"
+	! cmp -s "$dir/head" "$BUNDLE/orig/head" || fail "head not edited"
+	run ra audit verify c1
+	[ "$status" -ne 0 ] || fail "edited head not detected: $output"
+	assert_output_contains "is not the one the head records"
+	restore
+	run ra audit verify c1
+	[ "$status" -eq 0 ] || fail "restored trail: $output"
+}
+
 @test "audit: a process inside cannot see or reach the trail or the monitor" {
 	set_args sleep 100
 	create_container c1

@@ -37,13 +37,12 @@ static int recv_fd(int sock)
 {
   char c, cbuf[CMSG_SPACE(sizeof(int))];
   struct iovec iov = {&c, 1};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                     .msg_controllen = sizeof cbuf};
+  struct msghdr m = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
   struct cmsghdr *cm;
   int fd;
 
-  if (recvmsg(sock, &m, 0) != 1 || (cm = CMSG_FIRSTHDR(&m)) == NULL ||
-      cm->cmsg_type != SCM_RIGHTS)
+  if (recvmsg(sock, &m, 0) != 1 || (cm = CMSG_FIRSTHDR(&m)) == NULL || cm->cmsg_type != SCM_RIGHTS)
     return -1;
   memcpy(&fd, CMSG_DATA(cm), sizeof fd);
   return fd;
@@ -62,8 +61,8 @@ static int passfd(const char *file)
   if (pid == 0) {
     char c = 'f', cbuf[CMSG_SPACE(sizeof(int))];
     struct iovec iov = {&c, 1};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                       .msg_controllen = sizeof cbuf};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
     struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 
     fd = open(file, O_RDWR | O_CLOEXEC);
