@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -285,6 +286,27 @@ static char *tmp_name(struct applier *a)
   return xfmt(".agentrt-ws.%d.%u", (int)getpid(), a->seq++);
 }
 
+/* The host file's own user.* xattrs onto its replacement (best effort: a
+ * name that does not fit is left out).  Only the host's: the agent's
+ * xattrs are not carried (README), and no security.* one, a file
+ * capability above all, survives new content (as a write clears it). */
+static void keep_host_xattrs(int pfd, const char *base, int out)
+{
+  cleanup_close int h = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  char names[4096], val[4096];
+  struct stat st;
+  ssize_t n, v;
+
+  if (h < 0 || fstat(h, &st) < 0 || !S_ISREG(st.st_mode) ||
+      (n = flistxattr(h, names, sizeof names)) <= 0)
+    return;
+  for (char *p = names; p < names + n; p += strlen(p) + 1) {
+    if (strncmp(p, "user.", 5) != 0 || (v = fgetxattr(h, p, val, sizeof val)) < 0)
+      continue;
+    fsetxattr(out, p, val, (size_t)v, 0);
+  }
+}
+
 static int stage_file(struct applier *a, const struct ws_change *c, int pfd, const char *base,
                       char **ret_tmp)
 {
@@ -310,6 +332,7 @@ static int stage_file(struct applier *a, const struct ws_change *c, int pfd, con
   if (ws_copy_data(in, out) < 0 || fchown(out, uid, gid) < 0 ||
       fchmod(out, commit_mode(c, st.st_mode & 0777, a->group_ok)) < 0)
     return error_errno(a->err, "commit `%s`", c->path);
+  keep_host_xattrs(pfd, base, out);
   return 0;
 }
 

@@ -332,6 +332,50 @@ file_ops() {
 	[ "$(cat "$HOSTDIR/run.sh")" = "$(printf '#!/bin/sh\necho hi')" ] && [ ! -x "$HOSTDIR/run.sh" ]
 }
 
+@test "audit-evidence: xattr-only: an extended attribute the agent sets (user.*, security.capability) is in the trail; review does not list it and commit does not carry it (README)" {
+	requires python3
+	# xattr FILE NAME: its value, empty when it has none
+	xattr() { python3 -c 'import os, sys
+try: sys.stdout.write(os.getxattr(sys.argv[1], sys.argv[2]).decode("latin-1"))
+except OSError: pass' "$1" "$2"; }
+	bind_workspace
+	python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.host", b"kept")' "$HOSTDIR/b.txt" ||
+		fail "no user xattrs on $HOSTDIR"
+	set_cmd 'cd /workspace && fileops setxattr a.txt user.agent evil && echo changed >b.txt &&
+		fileops setxattr b.txt user.agent evil && echo new >n.txt && fileops setxattr n.txt user.agent evil &&
+		{ fileops setxattr a.txt security.capability cap 2>/dev/null || echo NOCAP >>/workspace/setcap; } &&
+		touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	# a file whose only change is an xattr is no change the review shows
+	run ra workspace "$ID" diff
+	[ "$status" -eq 0 ] || fail "diff: $output"
+	[[ "$output" != *"a.txt"* ]] || fail "diff lists an xattr-only change: $output"
+	[[ "$output" == *"modified  b.txt"* && "$output" == *"added     n.txt"* ]] || fail "diff: $output"
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	# the trail has it
+	ops=$(file_ops "$ID" /workspace/a.txt)
+	[ "$ops" = '["attrib"]' ] || fail "a.txt: ${ops:-no record}"
+	run ra audit --summary "$ID"
+	assert_output_contains "/workspace/a.txt (attrib)"
+	run ra workspace "$ID" commit
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(cat "$HOSTDIR/b.txt")" = changed ] && [ "$(cat "$HOSTDIR/n.txt")" = new ] || fail "not committed"
+	# no xattr of the agent's on the host, none of the capability's either
+	for f in a.txt b.txt n.txt; do
+		[ -z "$(xattr "$HOSTDIR/$f" user.agent)" ] || fail "$f: user.agent reached the host"
+		[ -z "$(xattr "$HOSTDIR/$f" security.capability)" ] || fail "$f: security.capability reached the host"
+	done
+	# the agent profile keeps no CAP_SETFCAP: the capability was refused inside too
+	[ "$(cat "$HOSTDIR/setcap")" = NOCAP ] || fail "security.capability set inside"
+	# the host's own user.* xattr on a file the agent changed stays (commit writes a new file
+	# and renames it over the host's: before, it was lost)
+	[ "$(xattr "$HOSTDIR/b.txt" user.host)" = kept ] || fail "b.txt lost the host's user.host"
+	ra delete "$ID"
+}
+
 @test "audit-evidence: file-flood-rotation: files made with new names by the thousand cannot rotate earlier evidence out, and a protected file amid them is recorded in full" {
 	# a 1 MiB trail (its first file 128 KiB): 12,000 file records of ~250 bytes each were three
 	# times that, and retention removed every file after the first, the evidence's too

@@ -14,6 +14,8 @@
  *                      bytes and writes "X" at offset 0
  *   utime FILE         overwrite the first byte with one that differs, then
  *                      put back the file's atime and mtime (utimensat)
+ *   setxattr FILE NAME VALUE   set an extended attribute (VALUE "cap" is a
+ *                      version 2 security.capability of cap_net_raw, effective)
  * No open with O_TRUNC, no write(2) except where named.  Used by the audit
  * suite. */
 #define _GNU_SOURCE
@@ -25,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static int die(const char *what)
@@ -96,6 +99,14 @@ int main(int argc, char **argv)
   }
   if (strcmp(op, "passfd") == 0)
     return passfd(argv[2]);
+  if (strcmp(op, "setxattr") == 0 && argc == 5) {
+    /* struct vfs_cap_data, revision 2: magic_etc, then permitted/inheritable
+     * per 32-bit word; CAP_NET_RAW is 13 */
+    unsigned int cap[5] = {0x02000001, 1u << 13, 0, 0, 0};
+    int r = strcmp(argv[4], "cap") == 0 ? setxattr(argv[2], argv[3], cap, sizeof cap, 0)
+                                        : setxattr(argv[2], argv[3], argv[4], strlen(argv[4]), 0);
+    return r < 0 ? die("setxattr") : 0;
+  }
   fd = open(argv[2], O_RDWR | O_CLOEXEC);
   if (fd < 0 || fstat(fd, &st) < 0)
     return die("open");
