@@ -344,6 +344,24 @@ static void test_rotation(void)
            "a removed middle file is reported at seq %" PRIu64 " (got %" PRIu64 ": %s)", files[1],
            r.bad_seq, r.detail);
   }
+  /* the first file, which retention never removes, removed: not "dropped
+   * by retention" (the later files' retention records declare only what
+   * came after it) */
+  {
+    cleanup_free char *p = file_path(dir, files[0]);
+    unlink(p);
+    verify_ok(dir, &r);
+    tap_ok(!r.ok && r.bad_seq == 1 && strstr(r.detail, "first file removed") != NULL,
+           "a removed first file is reported at seq 1 (got %" PRIu64 ": %s)", r.bad_seq, r.detail);
+  }
+  /* every file removed and the head emptied: no records is no trail */
+  {
+    cleanup_free char *rm = xfmt("rm -f %s/*.jsonl && : >%s/head", dir, dir);
+    tap_ok(system(rm) == 0, "trail emptied");
+    verify_ok(dir, &r);
+    tap_ok(!r.ok && r.bad_seq == 1 && strstr(r.detail, "no records") != NULL,
+           "an emptied trail is reported at seq 1 (got %" PRIu64 ": %s)", r.bad_seq, r.detail);
+  }
   if (system(cmd) != 0)
     printf("# cleanup failed\n");
 }
