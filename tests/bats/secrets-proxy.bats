@@ -1199,3 +1199,63 @@ child_own_secret() {
 	[[ "$output" == "closed after "* ]] || fail "$output"
 	[ "${output//[^0-9]/}" -ge 9 ] && [ "${output//[^0-9]/}" -le 15 ] || fail "$output"
 }
+
+# literal_sweep PORT NAME...: from the container's namespace, one connection per NAME to
+# 203.0.113.20:PORT (front.test's address); :80 a plain HTTP request with Host NAME and the path
+# /sweep-I, :443 a ClientHello naming NAME; prints "I answered" or "I closed" per NAME
+literal_sweep() {
+	ip netns exec "$PX_CTR" python3 - "$@" <<-'PYEOF'
+		import socket, struct, sys
+		port, names = int(sys.argv[1]), sys.argv[2:]
+		def hello(name):
+		    n = name.encode()
+		    lst = b"\0" + struct.pack(">H", len(n)) + n
+		    e = struct.pack(">HH", 0, len(lst) + 2) + struct.pack(">H", len(lst)) + lst
+		    body = b"\3\3" + b"\x11" * 32 + b"\0" + b"\0\2\xc0\x2f" + b"\1\0" + struct.pack(">H", len(e)) + e
+		    hs = b"\1" + struct.pack(">I", len(body))[1:] + body
+		    return b"\x16\3\1" + struct.pack(">H", len(hs)) + hs
+		for i, name in enumerate(names):
+		    got = b""
+		    try:
+		        s = socket.create_connection(("203.0.113.20", port), timeout=5)
+		        if port == 443:
+		            s.sendall(hello(name))
+		        else:
+		            s.sendall(("GET /sweep-%d HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (i, name)).encode())
+		        got = s.recv(100)
+		        s.close()
+		    except OSError:
+		        pass
+		    print(i, "answered" if got else "closed")
+	PYEOF
+}
+
+@test "secrets-proxy: refused: a refused address or name spelt as an IP literal, encoded or decorated in Host and SNI, to an allowed name's address" {
+	px_run
+	in_ctr nslookup front.test >/dev/null
+	: >"$PX_DIR/other80.log"
+	# 203.0.113.10 (api.example.test's) and 203.0.113.20 (the address itself, allowed by no
+	# address entry) as decimal, octal, hex, short forms, IPv4-mapped, NAT64 and 6to4 IPv6, a zone
+	# id; hidden.test (not allowed, same address) in upper case, with a final dot, percent-encoded,
+	# full-width (IDNA maps it to hidden.test), as punycode, behind userinfo
+	local forms=(3405803786 0313.0.0161.012 0xcb00710a 0xcb.0.0x71.0xa 203.0.28938 203.28938
+		203.0.113.10 203.0.113.20 3405803796 0xcb007114 '[::ffff:203.0.113.20]' '[::ffff:cb00:7114]'
+		'[64:ff9b::cb00:7114]' '[2002:cb00:7114::1]' '[fe80::1%25c0]' '[::ffff:cb00:710a]'
+		HIDDEN.TEST hidden.test. 'hidden%2etest' '%68idden.test' $'\xef\xbd\x88idden.test'
+		xn--hidden-test xn--hdden-1ua.test 'front.test@hidden.test' 'hidden.test@front.test'
+		'front.test%00.hidden.test' 'hidden.test..' '*.test' localhost 127.0.0.1 0)
+	run literal_sweep 80 "${forms[@]}"
+	[ "$status" -eq 0 ] || fail "sweep :80: $output"
+	! grep -q 'answered' <<<"$output" || fail "answered on :80 (index into forms): $(grep answered <<<"$output")"
+	! grep -q '/sweep-' "$PX_DIR/other80.log" || fail "upstream :80 got: $(grep -A1 /sweep- "$PX_DIR/other80.log")"
+	run literal_sweep 443 "${forms[@]}"
+	[ "$status" -eq 0 ] || fail "sweep :443: $output"
+	! grep -q 'answered' <<<"$output" || fail "answered on :443 (index into forms): $(grep answered <<<"$output")"
+	run rt audit "$ID"
+	! grep '"kind":"tls_flow"' <<<"$output" | grep -q '"verdict":"allowed"' || fail "let through: $(grep tls_flow <<<"$output" | grep allowed)"
+	# the control: the allowed name, as written and with a final dot and in upper case
+	run literal_sweep 80 front.test FRONT.TEST. front.test:80
+	[ "$output" = $'0 answered\n1 answered\n2 answered' ] || fail "control :80: $output"
+	run literal_sweep 443 front.test FRONT.TEST.
+	[ "$output" = $'0 answered\n1 answered' ] || fail "control :443: $output"
+}
