@@ -84,6 +84,20 @@ egt_servers() {
 		host-record=ula.test,fd00::1
 		host-record=sitelocal.test,fec0::1
 		host-record=mcast.test,ff0e::1
+		host-record=rebindlo.test,127.0.0.1
+		host-record=rebindlo.test,::1
+		host-record=rebindmeta.test,169.254.169.254
+		host-record=rebindmeta.test,fd00:ec2::254
+		host-record=rebindzero.test,0.0.0.0
+		host-record=rebindcgnat.test,100.64.0.1
+		host-record=rebindbcast.test,255.255.255.255
+		host-record=rebindll.test,fe80::1
+		host-record=rebindmapped.test,::ffff:169.254.169.254
+		cname=cnameprivate.test,rebind.test
+		cname=cnamemeta.test,rebindmeta.test
+		host-record=a.wild.test,203.0.113.10
+		host-record=evil-wild.test,198.51.100.20
+		host-record=wild.test.evil.test,198.51.100.20
 		$(for i in $(seq 100 131); do echo "host-record=big.test,203.0.113.$i"; done)
 		log-queries=extra
 		log-facility=$EGT_DIR/upstream.log
@@ -169,7 +183,9 @@ setup_file() {
 		    "allow": ["allowed.test", "rebind.test", "203.0.113.10:443/tcp", "allowed6.test",
 		      "mapped.test", "compat.test", "nat64.test", "nat64local.test", "sixtofour.test",
 		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test", "hostself.test",
-		      "hostself64.test", "hostself6to4.test", "hostselfmapped.test", "nat64pub.test"],
+		      "hostself64.test", "hostself6to4.test", "hostselfmapped.test", "nat64pub.test",
+		      "rebindlo.test", "rebindmeta.test", "rebindzero.test", "rebindcgnat.test", "rebindbcast.test",
+		      "rebindll.test", "rebindmapped.test", "cnameprivate.test", "cnamemeta.test", "*.wild.test"],
 		    "dns": {"upstream": ["192.0.2.53"]}
 		  }
 		}
@@ -1642,4 +1658,129 @@ assert_monitor_share() {
 	[[ "$output" == *"packet: Operation not permitted"* ]] || fail "the agent profile's packet socket: $output"
 	sleep 0.5
 	! grep -q packet-leak "$EGT_DIR/packet.log" || fail "$(cat "$EGT_DIR/packet.log")"
+}
+
+@test "egress: refused: rebinding to loopback, the metadata address, 0.0.0.0, CGNAT, broadcast, link-local, directly or through a CNAME" {
+	local n
+	egress_run
+	for n in rebindlo rebindmeta rebindzero rebindcgnat rebindbcast rebindll rebindmapped cnameprivate cnamemeta; do
+		run in_ctr nslookup "$n.test"
+		! grep -Eq 'Address:? .*(127\.|::1|169\.254|fd00:ec2|0\.0\.0\.0|100\.64|255\.255|fe80|ffff|10\.0\.0\.1)' <<<"$output" ||
+			fail "$n.test answered: $output"
+		run in_ctr nslookup -type=AAAA "$n.test"
+		! grep -Eq 'Address:? .*(::1|fd00:ec2|fe80|ffff)' <<<"$output" || fail "$n.test AAAA answered: $output"
+	done
+	run rt egress "$ID" list
+	! grep -Eq "pinned (127\.|::1|169\.254|fd00|0\.0\.0\.0|100\.64|255\.|fe80|::ffff|10\.)" <<<"$output" || fail "$output"
+	# the metadata canary: its address was never pinned, so a connection to it is refused
+	run connect 169.254.169.254 80
+	[[ "$output" != *hello-metadata* ]] || fail "metadata reached after the rebinding lookups: $output"
+	sleep 0.2
+	for n in rebindlo rebindmeta rebindzero rebindcgnat rebindbcast rebindll rebindmapped cnameprivate cnamemeta; do
+		records "select(.kind == \"dns\" and .name == \"$n.test\" and .verdict == \"rebind\")" | grep -q . ||
+			fail "$n.test: no rebind record: $(records "select(.kind == \"dns\" and .name == \"$n.test\")")"
+	done
+	# the control: the allowed name still resolves
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "control: $output"
+}
+
+@test "egress: refused: a wildcard entry's suffix: evil-wild.test and wild.test.evil.test are not *.wild.test" {
+	egress_run
+	local before
+	before=$(queries_in "$EGT_DIR/upstream.log" evil-wild.test)
+	for n in evil-wild.test wild.test.evil.test wild.test xwild.test; do
+		run in_ctr nslookup "$n"
+		[[ "$output" == *NXDOMAIN* ]] || fail "$n: $output"
+		[[ "$output" != *198.51.100.20* ]] || fail "$n: $output"
+	done
+	[ "$(queries_in "$EGT_DIR/upstream.log" evil-wild.test)" = "$before" ] || fail "evil-wild.test reached the upstream"
+	! grep -q 'wild.test.evil.test from' "$EGT_DIR/upstream.log" || fail "wild.test.evil.test reached the upstream"
+	# the control: a name under the wildcard resolves, in any case, with a final dot
+	run in_ctr nslookup A.Wild.Test.
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "control: $output"
+}
+
+# dns_wire CASE...: each CASE a crafted query sent from the container's namespace to
+# 192.0.2.99:53 (the nat redirect takes it to agentrt's resolver); prints "CASE rcode=R an=N"
+# or "CASE none" (no answer within 2 s), and "CASE leak" when an answer holds 198.51.100.20
+dns_wire() {
+	egt_ns "$EGT_CTR" python3 - "$@" <<-'PYEOF'
+		import socket, struct, sys
+		def name(n):
+		    return b"".join(bytes([len(l)]) + l for l in n) + b"\0"
+		def lbl(s):
+		    return [x.encode("latin-1") for x in s.split(".")]
+		def q(qname, qtype=1, qclass=1, flags=0x0100, qd=1, an=0, ar=0, tail=b""):
+		    return struct.pack(">HHHHHH", 0x4242, flags, qd, an, 0, ar) + qname + struct.pack(">HH", qtype, qclass) + tail
+		opt = b"\0" + struct.pack(">HHIH", 41, 65535, 0, 0)
+		cases = {
+		    "tcp": (q(name(lbl("denied.test"))), True),
+		    "edns-big": (q(name(lbl("denied.test")), ar=1, tail=opt), False),
+		    "two-questions": (q(name(lbl("allowed.test")), qd=2, tail=name(lbl("denied.test")) + b"\0\1\0\1"), False),
+		    "compression-loop": (q(b"\xc0\x0c"), False),
+		    "pointer-forward": (q(b"\x06denied\xc0\x30"), False),
+		    "too-long": (q(name([b"a" * 63] * 4 + lbl("allowed.test"))), False),
+		    "dot-in-label": (q(name([b"denied.test"])), False),
+		    "nul-in-label": (q(name([b"denied\0allowed", b"test"])), False),
+		    "txt": (q(name(lbl("allowed.test")), qtype=16), False),
+		    "any": (q(name(lbl("allowed.test")), qtype=255), False),
+		    "chaos": (q(name(lbl("version.bind")), qtype=16, qclass=3), False),
+		    "response-as-query": (q(name(lbl("allowed.test")), flags=0x8180, an=1,
+		        tail=b"\xc0\x0c\0\1\0\1\0\0\x0e\x10\0\4\xc6\x33\x64\x14"), False),
+		    "update": (q(name(lbl("allowed.test")), flags=0x2800, qtype=6), False),
+		}
+		for c in sys.argv[1:]:
+		    pkt, tcp = cases[c]
+		    try:
+		        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM)
+		        s.settimeout(2)
+		        s.connect(("192.0.2.99", 53))
+		        if tcp:
+		            s.sendall(struct.pack(">H", len(pkt)) + pkt)
+		            n = struct.unpack(">H", s.recv(2))[0]
+		            r = b""
+		            while len(r) < n:
+		                d = s.recv(n - len(r))
+		                if not d:
+		                    break
+		                r += d
+		        else:
+		            s.send(pkt)
+		            r = s.recv(65536)
+		        s.close()
+		    except (OSError, struct.error):
+		        print(c, "none")
+		        continue
+		    if b"\xc6\x33\x64\x14" in r:
+		        print(c, "leak")
+		    print(c, "rcode=%d an=%d" % (r[3] & 15, struct.unpack(">H", r[6:8])[0]) if len(r) >= 12 else "short")
+	PYEOF
+}
+
+@test "egress: refused: the resolver's wire tricks (TCP, EDNS, two questions, compression loops, long names, odd labels, TXT/ANY/CHAOS, answers in a query, UPDATE)" {
+	local before c
+	egress_run
+	before=$(grep -c 'denied' "$EGT_DIR/upstream.log" || true)
+	run dns_wire tcp edns-big two-questions compression-loop pointer-forward too-long dot-in-label \
+		nul-in-label txt any chaos response-as-query update
+	[ "$status" -eq 0 ] || fail "$output"
+	! grep -q leak <<<"$output" || fail "an answer carried 198.51.100.20: $output"
+	grep -qx 'tcp rcode=3 an=0' <<<"$output" || fail "TCP denied.test: $output"
+	grep -qx 'edns-big rcode=3 an=0' <<<"$output" || fail "EDNS denied.test: $output"
+	for c in two-questions compression-loop pointer-forward too-long dot-in-label nul-in-label \
+		txt any chaos response-as-query update; do
+		grep -Eq "^$c (none|rcode=[0-9]+ an=0)$" <<<"$output" || fail "$c answered: $output"
+	done
+	[ "$(grep -c 'denied' "$EGT_DIR/upstream.log" || true)" = "$before" ] ||
+		fail "a denied name reached the upstream: $(grep denied "$EGT_DIR/upstream.log" | tail -3)"
+	! grep -Eq 'query\[(TXT|ANY|SOA)\] allowed.test|version.bind' "$EGT_DIR/upstream.log" ||
+		fail "a TXT, ANY, SOA or CHAOS query was forwarded: $(grep -E 'TXT|ANY|SOA|version' "$EGT_DIR/upstream.log" | tail -3)"
+	# the answer inside the "response" sent as a query pinned nothing
+	run rt egress "$ID" list
+	! grep -q "pinned 198.51.100.20" <<<"$output" || fail "$output"
+	refused_fast 198.51.100.20 80
+	# the control: the resolver is alive and answers the allowed name
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "control: $output"
 }
