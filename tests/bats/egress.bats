@@ -1784,3 +1784,69 @@ dns_wire() {
 	run in_ctr nslookup allowed.test
 	[[ "$output" == *"Address: 203.0.113.10"* ]] || fail "control: $output"
 }
+
+# proto_sends TAG: from the container's namespace as the host's root (raw sockets: more than the
+# container is given), datagrams whose payloads start "LEAK" to refused addresses: ICMP and
+# ICMPv6 echo, UDP 443 (QUIC), and IP protocols 132 (SCTP), 33 (DCCP), 136 (UDP-Lite), 4 (IPIP)
+proto_sends() {
+	egt_ns "$EGT_CTR" python3 - <<-'PYEOF'
+		import socket
+		def send(fam, typ, proto, dst, data):
+		    try:
+		        s = socket.socket(fam, typ, proto)
+		        s.sendto(data, (dst, 443 if typ == socket.SOCK_DGRAM else 0))
+		        s.close()
+		    except OSError:
+		        pass
+		send(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP, "198.51.100.20", b"\x08\0\xd0\x0e\0\1\0\1LEAKicmp4")
+		send(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6, "2001:db8:198::20", b"\x80\0\0\0\0\1\0\1LEAKicmp6")
+		send(socket.AF_INET, socket.SOCK_DGRAM, 0, "198.51.100.20", b"LEAKquic4")
+		send(socket.AF_INET6, socket.SOCK_DGRAM, 0, "2001:db8:198::20", b"LEAKquic6")
+		for p, tag in ((132, b"LEAKsctp"), (33, b"LEAKdccp"), (136, b"LEAKulit"), (4, b"LEAKipip")):
+		    send(socket.AF_INET, socket.SOCK_RAW, p, "198.51.100.20", b"\0" * 12 + tag)
+		    send(socket.AF_INET6, socket.SOCK_RAW, p, "2001:db8:198::20", b"\0" * 12 + tag)
+	PYEOF
+}
+
+# mcast_sends: from inside the container (no capability needed): UDP to the link's broadcast
+# addresses and to IPv4 and IPv6 multicast groups (mDNS, SSDP, all-nodes, site-local)
+mcast_sends() {
+	local d
+	for d in 255.255.255.255 192.0.2.3 224.0.0.251 239.255.255.250; do
+		echo LEAKbc4 | $1 socat -u - "UDP4-DATAGRAM:$d:5353,broadcast" 2>/dev/null || true
+	done
+	for d in 'ff02::1%c0' 'ff02::fb%c0' 'ff05::c' 'ff0e::1'; do
+		echo LEAKmc6 | $1 socat -u - "UDP6-SENDTO:[$d]:5353" 2>/dev/null || true
+	done
+}
+
+@test "egress: refused: other protocols and directions: ICMP/ICMPv6 echo, QUIC, SCTP, DCCP, UDP-Lite, IPIP, broadcast and multicast never reach the next hop" {
+	local f=$BUNDLE/sniff tag hex
+	# the control: with no policy yet the same sends reach the sniffer
+	sniff_start "$f.control"
+	proto_sends
+	mcast_sends "egt_ns $EGT_CTR"
+	sniff_stop
+	hex=$(hex_of "$f.control")
+	for tag in icmp4 icmp6 quic4 quic6 sctp dccp ulit ipip bc4 mc6; do
+		[[ "$hex" == *$(printf 'LEAK%s' "$tag" | od -An -tx1 | tr -d ' \n')* ]] ||
+			fail "control: LEAK$tag did not reach the sniffer, so the test proves nothing"
+	done
+	egress_run
+	sniff_start "$f"
+	proto_sends
+	mcast_sends in_ctr
+	connect 203.0.113.10 443 >/dev/null # allowed: the sniffer must see this one
+	sniff_stop
+	hex=$(hex_of "$f")
+	[[ "$hex" == *cb00710a* ]] || fail "the sniffer saw no allowed packet either"
+	for tag in icmp4 icmp6 quic4 quic6 sctp dccp ulit ipip bc4 mc6; do
+		[[ "$hex" != *$(printf 'LEAK%s' "$tag" | od -An -tx1 | tr -d ' \n')* ]] || fail "LEAK$tag reached the next hop"
+	done
+	# the container's own sends were made, and refused on the record
+	sleep 1.5 # denied packets are coalesced for a second
+	for tag in '"224.0.0.251"' '"ff02::fb"' '"198.51.100.20"' '"2001:db8:198::20"'; do
+		records 'select(.kind == "denied") | .dst' | grep -qx "$tag" ||
+			fail "no refusal recorded for $tag: $(records 'select(.kind == "denied")')"
+	done
+}
