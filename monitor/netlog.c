@@ -45,6 +45,7 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
   if (len >= 20 && (p[0] >> 4) == 4) {
     l4 = (size_t)(p[0] & 0x0f) * 4;
     proto = p[9];
+    ret->ip_options = l4 > 20;
     inet_ntop(AF_INET, p + 16, ret->dst, sizeof ret->dst);
     if (ret->inbound || ret->spoofed)
       inet_ntop(AF_INET, p + 12, ret->src, sizeof ret->src);
@@ -118,6 +119,8 @@ static void emit(struct netlog *t, struct netlog_entry *e)
     jb_key_str(&b, "reason", "source address not the container's");
   else if (e->ev.routed)
     jb_key_str(&b, "reason", "IPv6 routing header (dst is its first hop)");
+  else if (e->ev.ip_options)
+    jb_key_str(&b, "reason", "IPv4 options (a source route makes dst only its first hop)");
   t->emit(t->ud, e->ev.kind == NETLOG_FLOW ? "flow" : "denied", jb_str(&b));
   jb_free(&b);
   e->count = 0;
@@ -126,9 +129,9 @@ static void emit(struct netlog *t, struct netlog_entry *e)
 static bool same(const struct netlog_event *a, const struct netlog_event *b)
 {
   return a->kind == b->kind && a->inbound == b->inbound && a->spoofed == b->spoofed &&
-         a->routed == b->routed && a->proto == b->proto && a->ipproto == b->ipproto &&
-         a->port == b->port && a->icmp_type == b->icmp_type && strcmp(a->dst, b->dst) == 0 &&
-         strcmp(a->src, b->src) == 0;
+         a->routed == b->routed && a->ip_options == b->ip_options && a->proto == b->proto &&
+         a->ipproto == b->ipproto && a->port == b->port && a->icmp_type == b->icmp_type &&
+         strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

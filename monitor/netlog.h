@@ -28,6 +28,7 @@ struct netlog_event {
   enum netlog_kind kind;
   bool inbound;               /* a flow the container did not start (chains in_*) */
   bool routed;                /* IPv6 with a routing header: dst is only its first hop */
+  bool ip_options;            /* IPv4 with options (a source route: dst is its first hop) */
   bool spoofed;               /* outbound from an address not the container's (chain spoofed) */
   char src[INET6_ADDRSTRLEN]; /* inbound: the peer; spoofed: the forged source */
   char dst[INET6_ADDRSTRLEN];

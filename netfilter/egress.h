@@ -21,6 +21,7 @@
  *       fib saddr type != local goto spoofed;   (ip6 saddr != :: likewise)
  *                                         # IPV6_FREEBIND sends from any address
  *     exthdr rt exists goto deny;         # a routing header hides the destination
+ *     ip hdrlength != 5 goto deny;        # so do IPv4 options (LSRR, SSRR)
  *     oif lo accept; ip daddr 127.0.0.0/8 accept; ip6 daddr ::1 accept;
  *     ct state related accept; ct direction reply accept;
  *                                         # every packet of the container's own

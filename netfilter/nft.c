@@ -378,6 +378,27 @@ static void rule_rthdr(struct nft_batch_buf *b)
   rule_emit(b, r, "exthdr rt exists");
 }
 
+/* ip hdrlength != 5 goto deny: IPv4 with options.  A loose or strict source
+ * route (LSRR, SSRR; IP_OPTIONS, or an IP_RETOPTS message) makes the address
+ * judged here only the first hop, as a routing header does for IPv6: the
+ * socket's destination rides in the option, and an allowed host that
+ * accepts source routes forwards the packet there (lsrr-first-hop).  No
+ * option is needed by the container's own traffic (the kernel's IGMP, with
+ * Router Alert, goes to multicast, which is denied anyway), so all are
+ * denied rather than the option list walked. */
+static void rule_ipopts(struct nft_batch_buf *b)
+{
+  static const uint8_t ihl_mask = 0x0f, ihl_plain = 5;
+  struct nftnl_rule *r = rule_new("output");
+
+  match_nfproto(r, NFPROTO_IPV4);
+  payload(r, NFT_PAYLOAD_NETWORK_HEADER, 0, 1, NFT_REG_1);
+  bitwise(r, &ihl_mask, 1);
+  cmp(r, NFT_CMP_NEQ, &ihl_plain, 1);
+  verdict(r, NFT_GOTO, "deny");
+  rule_emit(b, r, "ip hdrlength != 5");
+}
+
 static void rules_output_head(struct nft_batch_buf *b)
 {
   static const uint8_t ll4[4] = {169, 254}, ll6[16] = {0xfe, 0x80};
@@ -389,6 +410,7 @@ static void rules_output_head(struct nft_batch_buf *b)
   rule_spoofed(b, false);
   rule_spoofed(b, true);
   rule_rthdr(b);
+  rule_ipopts(b);
   r = rule_new("output");
   meta(r, NFT_META_OIF, NFT_REG_1); /* lo is ifindex 1 in every netns */
   cmp(r, NFT_CMP_EQ, &lo, 4);

@@ -1850,3 +1850,35 @@ mcast_sends() {
 			fail "no refusal recorded for $tag: $(records 'select(.kind == "denied")')"
 	done
 }
+
+@test "egress: escape: lsrr-first-hop: an IPv4 source route option (LSRR) cannot carry a refused destination past an allowed first hop" {
+	local got=$BUNDLE/lsrr.got l opt=x830704cb00710a00
+	# the allowed host accepts source-routed packets (a router configured so would)
+	egt_ns "$EGT_INET" sysctl -qw net.ipv4.conf.all.accept_source_route=1 net.ipv4.conf.i0.accept_source_route=1
+	egt_ns "$EGT_INET" timeout 30 socat -u "UDP4-RECV:5555,bind=198.51.100.20" "OPEN:$got,creat,append" </dev/null >/dev/null 2>&1 &
+	l=$!
+	sleep 0.3
+	# IP_OPTIONS with a loose source route (0x83, first hop 203.0.113.10): the kernel sends to
+	# the route's first address (allowed) and carries the socket's destination (198.51.100.20,
+	# refused) in the option.  This kernel wants CAP_NET_RAW for it (the container gets EPERM,
+	# tried below), so it is sent from the namespace by the host's root, as a process of the pod
+	# with CAP_NET_RAW would; the table is the namespace's, whoever sends.
+	# control, no policy yet: the option's last address is where the datagram lands
+	echo lsrr-control | egt_ns "$EGT_CTR" socat -u - "UDP4-SENDTO:198.51.100.20:5555,ip-options=$opt" || true
+	egress_run
+	run in_ctr nslookup allowed.test
+	[[ "$output" == *203.0.113.10* ]] || fail "$output"
+	echo lsrr-leak | egt_ns "$EGT_CTR" socat -u - "UDP4-SENDTO:198.51.100.20:5555,ip-options=$opt" || true
+	echo lsrr-leak-ctr | in_ctr socat -u - "UDP4-SENDTO:198.51.100.20:5555,ip-options=$opt" 2>/dev/null || true
+	run connect 203.0.113.10 80
+	[[ "$output" == *hello-allowed-80* ]] || fail "the allowed address without options: $output"
+	sleep 1.2
+	kill "$l" 2>/dev/null || true
+	wait "$l" 2>/dev/null || true
+	egt_ns "$EGT_INET" sysctl -qw net.ipv4.conf.all.accept_source_route=0 net.ipv4.conf.i0.accept_source_route=0
+	grep -q lsrr-control "$got" || fail "control: the fake internet did not follow the source route: $(cat "$got")"
+	! grep -q lsrr-leak "$got" || fail "the refused destination got the datagram: $(cat "$got")"
+	records 'select(.kind == "denied" and .dst == "203.0.113.10" and .port == 5555) | .reason' | grep -q 'source route' ||
+		fail "no record: $(records 'select(.kind == "denied" or .kind == "flow")')"
+	[ -z "$(records 'select(.kind == "flow" and .port == 5555)')" ] || fail "recorded as a flow to the first hop"
+}

@@ -70,6 +70,17 @@ static void test_parse(void)
            "a routing header is walked and said");
   }
   {
+    /* IPv4 with an 8-byte LSRR option (ihl 7) then UDP to port 5555 */
+    uint8_t lsrr[28 + 8] = {
+        0x47, [9] = 17, [16] = 203, 0,   113, 10, [20] = 0x83,     7,
+        4,    198,      51,         100, 20,  0,  [28 + 2] = 0x15, [28 + 3] = 0xb3};
+    tap_ok(netlog_parse(lsrr, sizeof lsrr, EGRESS_LOG_DENY_PREFIX, &ev) && ev.ip_options &&
+               strcmp(ev.dst, "203.0.113.10") == 0 && ev.port == 5555,
+           "IPv4 options are skipped to the port and said");
+    tap_ok(netlog_parse(tcp4, sizeof tcp4, EGRESS_LOG_DENY_PREFIX, &ev) && !ev.ip_options,
+           "a plain IPv4 header has no options");
+  }
+  {
     uint8_t lite[28] = {0x45, [9] = 136, [16] = 203, 0, 113, 10, [22] = 0x15, [23] = 0xb3};
     uint8_t gre[24] = {0x45, [9] = 47, [16] = 203, 0, 113, 10};
     tap_ok(netlog_parse(lite, sizeof lite, EGRESS_LOG_FLOW_PREFIX, &ev) &&
