@@ -423,7 +423,7 @@ static int note_mountpoints(const struct oci_config *cfg, struct workspace *w, s
 }
 
 static int prepare_workspaces(const struct global_opts *g, struct container *c, int *ret_fsfd,
-                              char **ret_fspath, struct workspace **ret_later,
+                              char **ret_fspath, bool *ret_own, struct workspace **ret_later,
                               struct premounted *pre, struct error *err)
 {
   struct oci_config *cfg = c->config;
@@ -492,6 +492,7 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
         return error_errno(err, "workspace `%s`: the image's mount", m->destination);
       }
       *ret_fspath = workspace_fs_path(w);
+      *ret_own = true; /* our image, not a parent's (attach_parent_fs) */
     }
     if (record_protected(c, w, err) < 0) {
       workspace_free(w);
@@ -530,9 +531,15 @@ static int prepare_workspaces(const struct global_opts *g, struct container *c, 
 
 /* spawn_opts.ws_fs_late: the new image's mount and its upper/ and work/,
  * made while the init is in its namespaces (workspace_finish_upper). */
+struct late_upper {
+  struct workspace *w;
+  struct monitor_handle *mh; /* gets its own reference, for ROOT */
+};
+
 static int late_upper(void *ud, struct error *err)
 {
-  struct workspace *w = ud;
+  struct late_upper *l = ud;
+  struct workspace *w = l->w;
   int fd;
 
   if (FAILPOINT_FAILS("create-late-upper"))
@@ -542,6 +549,8 @@ static int late_upper(void *ud, struct error *err)
   fd = fcntl(workspace_fs_fd(w), F_DUPFD_CLOEXEC, 3);
   if (fd < 0)
     return error_errno(err, "workspace `%s`: the image's mount", w->dest);
+  if (l->mh->pid > 0 && l->mh->upper_fs < 0)
+    l->mh->upper_fs = fcntl(fd, F_DUPFD_CLOEXEC, 3); /* else the monitor mounts it */
   /* ours goes: the init's copy (and later the monitor's) hold the mount */
   workspace_unmount(w);
   return fd;
@@ -1017,7 +1026,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   struct container *c = NULL;
   struct spawn_opts so = {0};
   struct monitor_opts mo = {0};
-  struct monitor_handle mh = {.fd = -1, .notify_fd = -1};
+  struct monitor_handle mh = {.fd = -1, .notify_fd = -1, .upper_fs = -1};
   struct tls_ca *tls_ca = NULL;
   cleanup_close int agent_fd = -1;
   cleanup_free char *pod_sandbox = NULL;
@@ -1028,6 +1037,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_strv char **removed = NULL;
   cleanup_free char *ws_fs_path = NULL;
   cleanup_close int ws_fs_fd = -1;
+  bool ws_fs_own = false;
+  struct late_upper late;
   __attribute__((cleanup(premounted_close))) struct premounted premounted = {0};
   struct workspace *ws_later = NULL;
   __attribute__((cleanup(netns_early_close))) struct netns_early netns = NETNS_EARLY_INIT;
@@ -1077,7 +1088,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   c->state->profile = xstrdup(policy_profile_name(g));
   FAILPOINT("create-after-statedir");
   if (prepare_data(g, c, &removed, err) < 0 ||
-      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, &ws_later, &premounted, err) < 0)
+      prepare_workspaces(g, c, &ws_fs_fd, &ws_fs_path, &ws_fs_own, &ws_later, &premounted, err) < 0)
     goto fail;
   /* a new image's copy, device and mount, by a thread while create does the
    * rest (late_upper takes them).  Started here, not in workspace_prepare before
@@ -1171,9 +1182,13 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   so.premounted = premounted.fds;
   so.n_premounted = premounted.n;
   if (ws_later != NULL) {
+    late = (struct late_upper){.w = ws_later, .mh = &mh};
     so.ws_fs_late = late_upper;
-    so.ws_fs_ud = ws_later;
+    so.ws_fs_ud = &late;
   }
+  /* the monitor reaches the upper layer through our mount (monitor_root) */
+  if (mh.pid > 0 && ws_fs_own && ws_fs_fd >= 0) /* -1: it mounts the image itself */
+    mh.upper_fs = fcntl(ws_fs_fd, F_DUPFD_CLOEXEC, 3);
   so.ud = &mh;
   if (pres && pres->extra_seccomp) {
     so.extra_bpf = extra;

@@ -701,12 +701,31 @@ static bool recv_go(int chan, pid_t *pid, uint64_t *start)
   return true;
 }
 
-/* "ROOT": its root and mounts are in place (it waits for start). */
-static bool recv_root(int chan)
+/* "ROOT": its root and mounts are in place (it waits for start); with
+ * the workspace image's mount when create has one (*ret_fs, else -1). */
+static bool recv_root(int chan, int *ret_fs)
 {
   char buf[16];
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
+  struct msghdr msg = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  ssize_t n;
 
-  return recv_msg(chan, buf, sizeof buf) && strcmp(buf, "ROOT") == 0;
+  *ret_fs = -1;
+  while ((n = recvmsg(chan, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    ;
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+        cm->cmsg_len == CMSG_LEN(sizeof(int)))
+      memcpy(ret_fs, CMSG_DATA(cm), sizeof(int));
+  return strcmp(buf, "ROOT") == 0 && (msg.msg_flags & MSG_CTRUNC) == 0;
 }
 
 __attribute__((noreturn)) static void fail_main(int chan, const struct error *err)
@@ -773,8 +792,11 @@ static int profile_errno(const struct oci_seccomp *s)
 __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o, const char *trail,
                                                    int chan, int notify_chan)
 {
-  struct monitor m = {
-      .init_pidfd = -1, .pids_events_fd = -1, .tick_fd = -1, .in_userns = o->in_userns};
+  struct monitor m = {.init_pidfd = -1,
+                      .upper_fs = -1,
+                      .pids_events_fd = -1,
+                      .tick_fd = -1,
+                      .in_userns = o->in_userns};
   struct egress_helper *eg = NULL;
   struct error err = {0};
   struct jbuf f = {0};
@@ -862,7 +884,7 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   }
   if (m.log != NULL)
     open_ns_sources(&m, o);
-  if (!recv_root(chan))
+  if (!recv_root(chan, &m.upper_fs))
     _exit(0);
   if (m.log != NULL) {
     jb_key_i64(&f, "pid", getpid());
@@ -877,6 +899,9 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
     monitor_record(&m, "monitor", jb_str(&f));
     jb_free(&f);
   }
+  if (m.upper_fs >= 0) /* the file source holds what it opened in it */
+    close(m.upper_fs);
+  m.upper_fs = -1;
   /* before "OK": an `exec` right after create finds the socket */
   if (m.seccomp != NULL && monitor_seccomp_listen(&m, o->state_dirfd, &err) < 0) {
     monitor_error(&m, "syscall", &err);
@@ -947,7 +972,7 @@ int monitor_launch(const struct monitor_opts *o, struct monitor_handle *h, struc
   int sv[2], nv[2] = {-1, -1};
   pid_t pid;
 
-  *h = (struct monitor_handle){.fd = -1, .notify_fd = -1};
+  *h = (struct monitor_handle){.fd = -1, .notify_fd = -1, .upper_fs = -1};
   if (!wants_monitor(o))
     return 0;
   if (p->audit.enabled) {
@@ -1028,12 +1053,39 @@ int monitor_go(void *ud, pid_t init_pid, uint64_t init_start_time, struct error 
   return send_msg(h, buf, err);
 }
 
+/* "ROOT", with the image's mount when create has one */
+static bool send_root(struct monitor_handle *h, int flags)
+{
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = {.iov_base = "ROOT", .iov_len = 4};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+  if (h->upper_fs >= 0) {
+    memset(&u, 0, sizeof u);
+    msg.msg_control = u.buf;
+    msg.msg_controllen = sizeof u.buf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &h->upper_fs, sizeof(int));
+  }
+  if (sendmsg(h->fd, &msg, MSG_NOSIGNAL | flags) != 4)
+    return false;
+  if (h->upper_fs >= 0)
+    close(h->upper_fs);
+  h->upper_fs = -1;
+  return true;
+}
+
 void monitor_root(void *ud)
 {
   struct monitor_handle *h = ud;
 
-  if (h->pid > 0 && h->go_sent && !h->root_sent &&
-      send(h->fd, "ROOT", 4, MSG_NOSIGNAL | MSG_DONTWAIT) == 4)
+  if (h->pid > 0 && h->go_sent && !h->root_sent && send_root(h, MSG_DONTWAIT))
     h->root_sent = true;
 }
 
@@ -1047,7 +1099,12 @@ int monitor_attach(struct monitor_handle *h, pid_t init_pid, uint64_t init_start
   if (h->root_sent)
     return 0;
   h->root_sent = true;
-  return send_msg(h, "ROOT", err);
+  if (send_root(h, 0))
+    return 0;
+  /* it gave up before: its reason is on the channel */
+  if (monitor_wait_ready(h, err) < 0)
+    return -1;
+  return error_set(err, EPIPE, "monitor %d: gone before the init", h->pid);
 }
 
 /* The monitor left without a word: say how (it is still our child; the
@@ -1153,6 +1210,9 @@ void monitor_handle_close(struct monitor_handle *h)
   if (h->notify_fd >= 0)
     close(h->notify_fd);
   h->notify_fd = -1;
+  if (h->upper_fs >= 0)
+    close(h->upper_fs);
+  h->upper_fs = -1;
 }
 
 void monitor_abandon(struct monitor_handle *h)

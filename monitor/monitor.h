@@ -88,6 +88,11 @@ struct monitor_handle {
    * trail is off or the profile has no filter.  create hands it to spawn or
    * sends "OFF <why>" on it. */
   int notify_fd;
+  /* The workspace image's mount (ours, -1 = none), set by create: it goes
+   * with ROOT (SCM_RIGHTS), so that the monitor reaches the upper layer
+   * without mounting the image again; its reference keeps the image
+   * mounted as the monitor's own mount did.  Closed once sent. */
+  int upper_fs;
 };
 
 /* `exec` with the trail on: its process's seccomp listener goes to the

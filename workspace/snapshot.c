@@ -302,6 +302,12 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 
 int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err)
 {
+  return workspace_open_layers_at(w, -1, ret, err);
+}
+
+int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers *ret,
+                             struct error *err)
+{
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int sfd = -1, ufd = -1;
   size_t n = 1 + strv_len(w->layers);
@@ -310,7 +316,9 @@ int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, stru
   ret->hostfd = -1;
   if (dfd < 0 || (sfd = ws_open_dir(dfd, "snapshots")) < 0)
     return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
-  if ((ufd = ws_upper_base(w, err)) < 0)
+  if (fs >= 0 && workspace_has_image(w))
+    ufd = openat(fs, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (ufd < 0 && (ufd = ws_upper_base(w, err)) < 0)
     return -1;
   ret->fds = xmalloc(n * sizeof *ret->fds);
   ret->fds[ret->n] = ws_open_dir(ufd, "upper");

@@ -390,6 +390,10 @@ enum ws_entry ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type);
 
 /* Open the layers of w (upper first, then the stack) and the host dir. */
 int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err);
+/* The same, the image's upper reached through fs (a mount of the image's
+ * root that the caller holds, -1 = mount it) when the workspace has one. */
+int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers *ret,
+                             struct error *err);
 void ws_layers_close(struct ws_layers *l);
 
 /* --- manifest (manifest.c) ----------------------------------------------- */
