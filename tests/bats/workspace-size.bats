@@ -452,48 +452,51 @@ image_clean() {
   no_leak || fail "a loop device or mount is left after the run"
 }
 
-@test "monitor-upper-from-create: the monitor reaches the image through create's mount, which outlives create; delete frees the loop device" {
+@test "monitor-upper-from-create: the monitor reaches a new and an existing image through create's mount, which outlives create; delete frees the loop device" {
   # the monitor mounted the image a second time (its lock, /dev/loopN,
   # fsopen + fsconfig + fsmount) between ROOT and its OK, while the init
   # waited; create's own mount goes to it with ROOT now, and that reference
   # must keep the image mounted after create has exited, as its own did
-  bundle_for 'while [ ! -e /workspace/go ]; do sleep 0.05; done; echo late >/workspace/late.txt; sleep 30'
-  local i sp mon cli
-  # strace follows the monitor, which outlives create: detached (killed)
-  # once the container is created
-  strace -f -q -o "$T/trace" -e trace=fsopen -- "$AGENTRT" --root "$ROOT" --profile agent \
-    create --bundle "$BUNDLE" "$ID" </dev/null >"$T/create.out" 2>&1 3>&- &
-  sp=$!
-  # create's own exit (strace's child): the monitor said OK
-  for i in $(seq 100); do cli=$(pgrep -P "$sp") && break; sleep 0.05; done
-  for i in $(seq 300); do
-    grep -q "^$cli +++ exited" "$T/trace" && break
-    sleep 0.1
+  local i sp mon cli round
+  for round in new existing; do
+    bundle_for "while [ ! -e /workspace/go-$round ]; do sleep 0.05; done; echo late >/workspace/late-$round.txt; sleep 30"
+    rm -f "$T/trace"
+    # strace follows the monitor, which outlives create: detached (killed)
+    # once the container is created
+    strace -f -q -o "$T/trace" -e trace=fsopen -- "$AGENTRT" --root "$ROOT" --profile agent \
+      create --bundle "$BUNDLE" "$ID" </dev/null >"$T/create.out" 2>&1 3>&- &
+    sp=$!
+    # create's own exit (strace's child): the monitor said OK
+    for i in $(seq 100); do cli=$(pgrep -P "$sp") && break; sleep 0.05; done
+    for i in $(seq 300); do
+      grep -q "^$cli +++ exited" "$T/trace" && break
+      sleep 0.1
+    done
+    kill -KILL "$sp" # its tracees go on, detached
+    wait "$sp" || true
+    ar state "$ID" | grep -q '"created"' || fail "$round image: create: $(cat "$T/create.out")"
+    mon=$(cut -d' ' -f1 "$ROOT/$ID/monitor.pid")
+    [ -d "/proc/$mon" ] || fail "$round image: no monitor"
+    # the image is mounted once, by create (its thread), not by the monitor
+    grep 'fsopen("ext4"' "$T/trace" >&2 || true
+    [ "$(grep -c 'fsopen("ext4"' "$T/trace")" = 1 ] || fail "$round image: the image was mounted more than once"
+    ! grep -q "^$mon .*fsopen(\"ext4\"" "$T/trace" || fail "$round image: the monitor mounted the image again"
+    # create has exited: the monitor's reference keeps the upper reachable and
+    # its changes recorded
+    [ "$(losetup -a | grep -cF "$STORE/.workspaces/$ID/upper.img")" = 1 ] || fail "$round image: no loop device"
+    ar start "$ID"
+    ar exec "$ID" sh -c ": >/workspace/go-$round"
+    for i in $(seq 100); do
+      ar audit --format json --kind file "$ID" 2>/dev/null | jq -r .path | grep -qx "/workspace/late-$round.txt" && break
+      sleep 0.1
+    done
+    ar audit --format json --kind file "$ID" | jq -r .path | grep -qx "/workspace/late-$round.txt" ||
+      fail "$round image: a change after create exited is not recorded"
+    run ar workspace "$ID" diff
+    [[ "$output" == *"late-$round.txt"* ]] || fail "$round image: diff: $output"
+    ar kill "$ID" KILL || true
+    for i in $(seq 50); do ar state "$ID" 2>/dev/null | grep -q stopped && break; sleep 0.1; done
+    ar delete --force "$ID"
+    no_leak || fail "$round image: a loop device or mount is left after delete"
   done
-  kill -KILL "$sp" # its tracees go on, detached
-  wait "$sp" || true
-  ar state "$ID" | grep -q '"created"' || fail "create: $(cat "$T/create.out")"
-  mon=$(cut -d' ' -f1 "$ROOT/$ID/monitor.pid")
-  [ -d "/proc/$mon" ] || fail "no monitor"
-  # the image is mounted once, by create (its thread), not by the monitor
-  grep 'fsopen("ext4"' "$T/trace" >&2 || true
-  [ "$(grep -c 'fsopen("ext4"' "$T/trace")" = 1 ] || fail "the image was mounted more than once"
-  ! grep -q "^$mon .*fsopen(\"ext4\"" "$T/trace" || fail "the monitor mounted the image again"
-  # create has exited: the monitor's reference keeps the upper reachable and
-  # its changes recorded
-  [ "$(losetup -a | grep -cF "$STORE/.workspaces/$ID/upper.img")" = 1 ] || fail "no loop device"
-  ar start "$ID"
-  ar exec "$ID" sh -c ': >/workspace/go'
-  for i in $(seq 100); do
-    ar audit --format json --kind file "$ID" 2>/dev/null | jq -r .path | grep -qx /workspace/late.txt && break
-    sleep 0.1
-  done
-  ar audit --format json --kind file "$ID" | jq -r .path | grep -qx /workspace/late.txt ||
-    fail "a change after create exited is not recorded"
-  run ar workspace "$ID" diff
-  [[ "$output" == *late.txt* ]] || fail "diff: $output"
-  ar kill "$ID" KILL || true
-  for i in $(seq 50); do ar state "$ID" 2>/dev/null | grep -q stopped && break; sleep 0.1; done
-  ar delete --force "$ID"
-  no_leak || fail "a loop device or mount is left after delete"
 }
