@@ -84,7 +84,9 @@ setup() {
 	expect_error "id" create --bundle "$BUNDLE" bad1 bad2
 	expect_error "id" run --bundle "$BUNDLE"
 	expect_error "id" run --bundle "$BUNDLE" bad1 bad2
-	expect_error "command" exec nosuch
+	# exec ID without a command looks the container up first, as runc does (exec.bats
+	# exec-no-command): an unknown one is named
+	expect_error "nosuch" exec nosuch
 	expect_error "argument" list extra
 	expect_error "argument" spec extra
 	expect_error "file" profile check
