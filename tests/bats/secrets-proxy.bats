@@ -919,7 +919,7 @@ child_own_secret() {
 	! grep -q "/childpost" "$PX_DIR/api.log" || fail "the POST arrived"
 }
 
-@test "secrets-proxy: escape: handshake-flood-cpu: a container held to 0.25 CPU sending ClientHellos in a loop keeps its proxy under a quarter of a CPU; the secret still reaches its host" {
+@test "secrets-proxy: escape: handshake-flood-cpu: a container held to 0.25 CPU sending ClientHellos in a loop keeps its proxy to its handshake budget; the secret still reaches its host" {
 	[ -x /usr/bin/node ] || skip "no node on the host"
 	cp "$REPO_ROOT/tests/helpers/hello-flood.js" "$ROOTFS/hello-flood.js"
 	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
@@ -944,10 +944,13 @@ child_own_secret() {
 	answered=${BASH_REMATCH[2]}
 	[ "$answered" -ge 128 ] || fail "the flood was too small to show anything: $out"
 	# what the proxy took is within its budget (128 at once, then 32 a second), whatever the
-	# build's speed; and in a build without a sanitizer, under a quarter of a CPU
+	# build's or the machine's speed: that is the guarantee.  What a handshake costs the proxy
+	# is the machine's: about 5 ms where this test was written (under a quarter of a CPU for the
+	# budget's worth), 19 ms on a machine whose page faults cost ~20 us (3.8 s in 5.8 s, the
+	# same for the build before and after 2026-12-06's changes).  The CPU bound is one CPU; the
+	# budget's check above is what catches an unbudgeted proxy (1,156 handshakes in 4 s)
 	[ "$answered" -le $((128 + 32 * (wall / 1000 + 2))) ] || fail "the proxy took $answered in $wall ms"
-	limit=4
-	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=1
+	limit=1
 	[ "$((used * limit))" -lt "$wall" ] || fail "the proxy used $used ms of CPU in $wall ms"
 	# honest use after the flood: the value reaches its host (the connections queued behind the
 	# budget go first)
@@ -986,9 +989,11 @@ child_own_secret() {
 	[ -x /usr/bin/node ] || skip "no node on the host"
 	cp "$REPO_ROOT/tests/helpers/stall.js" "$ROOTFS/stall.js"
 	px_run
-	local mon px c0 t0 out used wall port limit=20
+	local mon px c0 t0 out used wall port limit=8
 	# a sanitizer build's proxy spends some eight times as much on each connection it takes
-	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=5
+	# (the bound: an eighth of a CPU, taking 120 connections' processes included, 4-9 % here;
+	# the old busy wait took 36 %)
+	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=2
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
 	[ -n "$px" ] || fail "no proxy under the monitor $mon"
