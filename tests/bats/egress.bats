@@ -1505,15 +1505,18 @@ allowed_both() {
 # cpu_ms PID: the user and system CPU PID has used so far, in ms
 cpu_ms() { echo $(($(awk '{print $14 + $15}' "/proc/$1/stat") * 1000 / $(getconf CLK_TCK))); }
 
-# assert_monitor_share USED WALL: the monitor used under an eighth of WALL ms of CPU (a
-# sanitizer build's monitor spends some four times as much on each packet it reads: a third)
+# assert_monitor_share USED WALL: the monitor used under a fifth of WALL ms of CPU (a
+# sanitizer build's monitor spends some four times as much on each packet it reads: a third).
+# What its budget's worth of packets costs is the machine's: 12.9 % once in CI on a machine
+# whose page faults cost ~20 us (an eighth was the bound before); the unbudgeted monitor took
+# 26 %, and the budget itself is checked apart
 assert_monitor_share() {
-	local limit=8
+	local limit=5
 	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=3
 	[ "$(($1 * limit))" -lt "$2" ] || fail "the monitor used $1 ms of CPU in $2 ms"
 }
 
-@test "egress: escape: refused-packet-flood-cpu: a container held to 0.25 CPU flooding refused packets keeps its monitor under an eighth of a CPU, and the trail counts them" {
+@test "egress: escape: refused-packet-flood-cpu: a container held to 0.25 CPU flooding refused packets keeps its monitor under a fifth of a CPU, and the trail counts them" {
 	local mon t0 c0 out runs sent wall used total read_n limit
 	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
 	egress_run
@@ -1551,7 +1554,7 @@ assert_monitor_share() {
 		fail "no flow record after the flood: $(records 'select(.kind == "flow" or .kind == "audit_error")' | tail -3)"
 }
 
-@test "egress: escape: dns-flood-cpu: a container held to 0.25 CPU flooding its resolver with lookups keeps its monitor under an eighth of a CPU, and the trail counts them" {
+@test "egress: escape: dns-flood-cpu: a container held to 0.25 CPU flooding its resolver with lookups keeps its monitor under a fifth of a CPU, and the trail counts them" {
 	local mon t0 c0 out sent wall used read_n lost limit
 	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
 	egress_run

@@ -1074,7 +1074,8 @@ print("started", n)'
 	lp=$!
 	for _ in $(seq 50); do [ -S "$SBX/ws/.ctl/host.sock" ] && break; sleep 0.1; done
 	run sbx --write-through --name wsock1 -- sh -c 'socat -T 2 - UNIX-CONNECT:.ctl/host.sock </dev/null 2>&1
-		socat UNIX-LISTEN:own.sock SYSTEM:"echo own-answers" & sleep 0.3
+		socat UNIX-LISTEN:own.sock SYSTEM:"echo own-answers" &
+		i=0; while [ ! -S own.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 		socat -T 2 - UNIX-CONNECT:own.sock </dev/null; rm -f own.sock; ls .ctl'
 	out=$output
 	run timeout 5 socat -T 2 - UNIX-CONNECT:"$SBX/ws/.ctl/host.sock" </dev/null
