@@ -18,6 +18,18 @@
 
 #define READ_FIFO_IDLE_MS 10000
 
+/* buf full at *cap bytes: double it, up to max; past max, free it and fail */
+static int grow_buf(char **buf, size_t *cap, size_t max, struct error *err)
+{
+  if (*cap >= max) {
+    free(*buf);
+    return error_set(err, EFBIG, "input larger than %zu bytes", max);
+  }
+  *cap = *cap * 2 > max ? max : *cap * 2;
+  *buf = xrealloc(*buf, *cap + 1);
+  return 0;
+}
+
 int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *err)
 {
   size_t cap = 4096, len = 0;
@@ -25,14 +37,8 @@ int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *e
 
   for (;;) {
     ssize_t n;
-    if (len == cap) {
-      if (cap >= max) {
-        free(buf);
-        return error_set(err, EFBIG, "input larger than %zu bytes", max);
-      }
-      cap = cap * 2 > max ? max : cap * 2;
-      buf = xrealloc(buf, cap + 1);
-    }
+    if (len == cap && grow_buf(&buf, &cap, max, err) < 0)
+      return -1;
     n = read(fd, buf + len, cap - len);
     if (n < 0) {
       if (errno == EINTR)
@@ -74,14 +80,8 @@ static int read_fifo(int fd, size_t max, char **ret, size_t *ret_len, struct err
     long long left;
     ssize_t n;
 
-    if (len == cap) {
-      if (cap >= max) {
-        free(buf);
-        return error_set(err, EFBIG, "input larger than %zu bytes", max);
-      }
-      cap = cap * 2 > max ? max : cap * 2;
-      buf = xrealloc(buf, cap + 1);
-    }
+    if (len == cap && grow_buf(&buf, &cap, max, err) < 0)
+      return -1;
     n = read(fd, buf + len, cap - len);
     if (n > 0) {
       len += (size_t)n;
