@@ -780,12 +780,15 @@ while True:
 }
 
 @test "secrets-proxy: proxy-flood-rotation: a flood of proxied requests cannot rotate earlier evidence out, and is counted" {
-	jq '.name = "px-small-trail" | .audit = {"enabled": true, "maxSize": "1m"}' "$PX_PROFILE" >"$PX_DIR/small.json"
+	# a 2 MiB trail: the floods below are 3.6 MB of records in full.  Coalesced, they are ~200
+	# records a key and then 21 a second (7 KB/s), so their length matters: under a load of 100
+	# they took 110 s and 1.3 MB in full records, past a 1 MiB trail (a flood that long at that
+	# rate is the retention's, THREAT-MODEL.md)
+	jq '.name = "px-small-trail" | .audit = {"enabled": true, "maxSize": "2m"}' "$PX_PROFILE" >"$PX_DIR/small.json"
 	px_run "$PX_DIR/small.json"
 	local verified total
 	# plain HTTP requests on one connection, each an http record of the proxy (~350 bytes):
-	# the first thousand fill the trail's first file (kept); then the evidence; then 8,000
-	# more, three times the trail's 1 MiB
+	# a thousand; then the evidence; then 8,000 more
 	in_ctr sh -c 'curl -sS --max-time 60 -o /dev/null "http://front.test/f1/[1-1000]"' || fail "flood 1"
 	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/evidence'
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "evidence: $output"
@@ -935,13 +938,21 @@ child_own_secret() {
 	# the container's cgroup) a process, a lookup, a leaf certificate and a handshake's key
 	# exchange and signature: before, 1,156 of them in 4 s took 2.46 s of its CPU, twice what the
 	# container itself may use, uncharged
-	out=$(in_ctr node /hello-flood.js 203.0.113.10 api.example.test 4)
+	# (rounds of 4 s until the flood is past the budget's burst: on a machine loaded by other
+	# work a round sent 89)
+	local sent=0 round
+	answered=0
+	for round in 1 2 3 4 5; do
+		out=$(in_ctr node /hello-flood.js 203.0.113.10 api.example.test 4)
+		[[ "$out" =~ ^sent\ ([0-9]+)\ answered\ ([0-9]+)$ ]] || fail "$out"
+		sent=$((sent + BASH_REMATCH[1])) answered=$((answered + BASH_REMATCH[2]))
+		[ "$answered" -lt 160 ] || break
+	done
+	out="sent $sent answered $answered in $round rounds"
 	sleep 1
 	used=$((($(awk '{print $14 + $15 + $16 + $17}' "/proc/$px/stat") - c0) * 1000 / $(getconf CLK_TCK)))
 	wall=$((($(date +%s%N) - t0) / 1000000))
 	echo "# $out; the proxy: $used ms of CPU in $wall ms" >&3
-	[[ "$out" =~ ^sent\ ([0-9]+)\ answered\ ([0-9]+)$ ]] || fail "$out"
-	answered=${BASH_REMATCH[2]}
 	[ "$answered" -ge 128 ] || fail "the flood was too small to show anything: $out"
 	# what the proxy took is within its budget (128 at once, then 32 a second), whatever the
 	# build's or the machine's speed: that is the guarantee.  What a handshake costs the proxy
