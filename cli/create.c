@@ -65,6 +65,35 @@ static char *rootfs_path(const char *bundle, const struct oci_config *cfg)
   return xfmt("%s/%s", bundle, cfg->root_path);
 }
 
+/* root.path may not be a symlink nor pass through one (runc refuses it the
+ * same way: "not an absolute path, or a symlink"): the mount would follow
+ * the link to wherever it points when create resolves it, and a link
+ * swapped after this check would move the container's root.  A relative
+ * root.path is taken in the bundle's resolved directory: a bundle reached
+ * through a link is still fine, as with runc. */
+static int check_rootfs_nolink(const char *bundle, const struct oci_config *cfg, const char *rootfs,
+                               struct error *err)
+{
+  cleanup_free char *real = realpath(rootfs, NULL);
+  cleanup_free char *rb = NULL, *joined = NULL, *want = NULL;
+
+  if (real == NULL)
+    return error_errno(err, "rootfs `%s`", rootfs);
+  if (cfg->root_path[0] != '/') {
+    rb = realpath(bundle, NULL);
+    if (rb == NULL)
+      return error_errno(err, "bundle `%s`", bundle);
+    joined = xfmt("%s/%s", rb, cfg->root_path);
+  }
+  want = path_normalize(joined != NULL ? joined : cfg->root_path);
+  if (!streq(real, want))
+    return error_set(err, 0,
+                     "rootfs `%s`: a symlink or a path through one (to `%s`): give root.path "
+                     "the resolved path",
+                     rootfs, real);
+  return 0;
+}
+
 /* A mount destination that spells out the rootfs's host path names the
  * path below it (runc reads it so; its tests write such configs): made
  * relative to the container's / before the profile or anything else looks
@@ -1070,6 +1099,10 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   /* (errno is stale when stat succeeds: a file there said "No such file") */
   if (stat(rootfs, &st) < 0 || (errno = ENOTDIR, !S_ISDIR(st.st_mode))) {
     error_set(err, errno, "create `%s`: rootfs `%s`", o->id, rootfs);
+    goto fail_early;
+  }
+  if (check_rootfs_nolink(bundle, cfg, rootfs, err) < 0) {
+    error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }
   if (check_terminal(o, cfg, err) < 0 || check_no_pivot(o, cfg, err) < 0 ||

@@ -1744,7 +1744,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *dir = NULL;
   cleanup_free char *cfg_json = NULL;
   size_t cfg_len = 0;
-  cleanup_free char *shim = NULL;
+  cleanup_free char *shim = NULL, *rootfs_real = NULL;
   cleanup_close int shim_fd = -1;
   cleanup_strv char **env = NULL;
   cleanup_strv char **env_pass = NULL;
@@ -1895,6 +1895,13 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
                      ws);
   if (o.rootfs != NULL && !is_dir(o.rootfs))
     return error_set(err, 0, "sandbox: --rootfs `%s`: not a directory", o.rootfs);
+  /* its resolved path: create refuses a root.path through a symlink */
+  if (o.rootfs != NULL) {
+    rootfs_real = realpath(o.rootfs, NULL);
+    if (rootfs_real == NULL)
+      return error_errno(err, "sandbox: --rootfs `%s`", o.rootfs);
+    o.rootfs = rootfs_real;
+  }
   {
     const char *h = getenv("HOME");
     home = xstrdup(h && h[0] == '/' ? h : (getuid() == 0 ? "/root" : "/nonexistent"));

@@ -31,7 +31,7 @@ expect_error() {
 	fi
 	[ -z "$(mounts_below "$BUNDLE")$(mounts_below "$TEST_ROOT")" ] || ERRS+=("$row: mounts left on the host")
 	if is_agentrt; then
-		lines=$(grep -c . <<<"$output")
+		lines=$(grep -c . <<<"$output" || :)
 		[ "$lines" -eq 1 ] || ERRS+=("$row: $lines lines of error output: $output")
 		grep -qiF -- "$keyword" <<<"$output" || ERRS+=("$row: error does not name \`$keyword': $output")
 	fi
@@ -157,6 +157,30 @@ setup() {
 	agentrt_only "runc says: fork/exec /proc/self/exe: not a directory"
 	config_case "Not a directory" '.root.path = "config.json.orig"'
 	report
+}
+
+# rootfs-symlink: a root.path that is (or passes through) a symlink was followed, so the
+# container's root was wherever the link pointed when create resolved it.  runc refuses such a
+# root.path ("invalid rootfs: not an absolute path, or a symlink"); agentrt does too.  A bundle
+# reached through a symlink is still taken (runc resolves the bundle directory).
+@test "rootfs-symlink: a root.path that is a symlink or goes through one is refused (as runc)" {
+	mv "$ROOTFS" "$BUNDLE/real"
+	ln -s real "$ROOTFS"
+	expect_error rootfs create --bundle "$BUNDLE" bad
+	mkdir "$BUNDLE/dir"
+	mv "$BUNDLE/real" "$BUNDLE/dir/rootfs"
+	ln -s dir "$BUNDLE/via"
+	rm "$ROOTFS"
+	config_case rootfs '.root.path = "via/rootfs"'
+	config_case rootfs ".root.path = \"$BUNDLE/via/rootfs\""
+	report
+	# the same tree by its own path, and a bundle that is itself a symlink, are taken
+	cp "$BUNDLE/config.json.orig" "$BUNDLE/config.json"
+	update_config '.root.path = "dir/rootfs"'
+	ln -s "$BUNDLE" "$BUNDLE.link"
+	run rt run --bundle "$BUNDLE.link" ok
+	rm -f "$BUNDLE.link"
+	[ "$status" -eq 0 ] || fail "run through a bundle symlink: $output"
 }
 
 @test "malformed and truncated JSON" {

@@ -794,6 +794,14 @@ rootfs_orphan() {
 	[[ "$output" == *"$SBX/ws"* ]] || fail "cwd: $output"
 }
 
+# sandbox-rootfs-link: create refuses a root.path through a symlink (as runc); the sandbox
+# gives create the resolved path of --rootfs, so an image reached through a link still runs.
+@test "sandbox-rootfs-link: a --rootfs given through a symlink runs (user)" {
+	ln -s "$TEST_ROOTFS" "$SBX/image-link"
+	run sbx_out --name rlink1 --rootfs "$SBX/image-link" -- sh -c 'echo in-image; exit 4'
+	[ "$status" -eq 4 ] && [ "$output" = in-image ] || fail "$status: $output"
+}
+
 @test "sandbox-rerun: a sandbox run again under its --name while its changes wait for review goes on from them (root: the workspace in an image)" {
 	# the volatile overlay's mark (work/work/incompat/volatile) stayed in the workspace's image:
 	# the second run failed with "mount `overlay`: create: Invalid argument"
