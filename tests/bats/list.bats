@@ -16,6 +16,23 @@ load helpers
 	[ "$output" = null ] || fail "$output"
 }
 
+# list-missing-root: a --root that does not exist lists no containers, as runc 1.1: the
+# header alone, `null` in JSON, nothing with -q, exit 0 (runc also makes the directory; agentrt
+# leaves the host as it was: a read is no reason to create a state directory).
+@test "list-missing-root: list with a --root that does not exist prints the empty list and exits 0 (as runc)" {
+	local root=$BUNDLE/no-such-root
+	run timeout 30 "$AGENTRT" --root "$root" list
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ "$output" == ID* ]] && [ "$(grep -c . <<<"$output")" -eq 1 ] || fail "$output"
+	run timeout 30 "$AGENTRT" --root "$root" list --format json
+	[ "$status" -eq 0 ] && [ "$output" = null ] || fail "$status: $output"
+	run timeout 30 "$AGENTRT" --root "$root" list -q
+	[ "$status" -eq 0 ] && [ -z "$output" ] || fail "$status: $output"
+	if is_agentrt; then
+		[ ! -e "$root" ] || fail "list made $root"
+	fi
+}
+
 # list-quiet-json: runc's --quiet wins over --format: `list -q -f json` prints the ids one a
 # line; agentrt printed the JSON document.
 @test "list-quiet-json: list --quiet --format json prints only the ids (as runc)" {

@@ -458,6 +458,34 @@ assert_no_proc_file_mount() {
 	[ "$output" = "$secret" ] || fail "run --no-new-keyring: the probe did not find the caller's key: $output"
 }
 
+# keyring-quota: each exec joins a new anonymous session keyring (keyring-leak), which is
+# charged to the key quota of the uid that makes it for as long as the exec's process lives.
+# A user namespace's root is an ordinary host uid (200 keys, /proc/sys/kernel/keys/maxkeys):
+# were the exec's keyring made after it enters the container's user namespace, ~200 running
+# execs would make the next fail with EDQUOT.  It is made as the runtime's uid (here the
+# host's root, /proc/key-users); this keeps it so.
+@test "keyring-quota: 250 execs that stay running in a user-namespace container all start (oci, agent)" {
+	requires userns
+	local profile profiles=(oci) i pids
+	is_agentrt && profiles+=(agent)
+	add_userns
+	chown -R 100000:100000 "$ROOTFS"
+	set_args sleep 1000
+	for profile in "${profiles[@]}"; do
+		AGENTRT_PROFILE=$profile run_detached "k-$profile"
+		[ "$status" -eq 0 ] || fail "$profile: run -d: $output"
+		for ((i = 0; i < 250; i++)); do
+			rt_bg exec -d "k-$profile" sleep 1000
+			[ "$status" -eq 0 ] || fail "$profile: exec $i: $output"
+		done
+		pids=$(rt ps "k-$profile" | grep -c .)
+		[ "$pids" -ge 250 ] || fail "$profile: $pids processes"
+		rt kill "k-$profile" KILL
+		wait_for_status "k-$profile" stopped
+		rt delete "k-$profile"
+	done
+}
+
 # ---------------------------------------------------------------- CVE-2026-30892 (config path)
 
 # (uid_t)-1 and (gid_t)-1 are "leave it unchanged" to setresuid/setresgid: a process.user of
