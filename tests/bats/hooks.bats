@@ -356,6 +356,52 @@ all_hooks() {
 	[ -z "$(rt list -q)" ]
 }
 
+# daemon_pids TAG: the host pids of the processes running `sleep TAG` (the daemons below).
+daemon_pids() {
+	local p a
+	for p in /proc/[0-9]*; do
+		a=()
+		{ mapfile -d '' -t a <"$p/cmdline"; } 2>/dev/null
+		[ "${a[0]:-}" = sleep ] && [ "${a[1]:-}" = "$1" ] && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+# hook-timeout-daemon-in-container: the createContainer hook runs from the init, in the
+# container's namespaces; what it daemonised (setsid, double fork) must go at its timeout as a
+# host-side hook's does, with the container's pid namespace and without one.
+@test "hook-timeout-daemon-in-container: a createContainer hook's daemonised grandchild goes with it at its timeout (pid namespace or not)" {
+	known_broken runc "runc 1.1.5's create did not end in 10 minutes, the daemon ran on"
+	local pidns tag start took pids i
+	for pidns in yes no; do
+		tag=2$RANDOM.$((${#pidns} + 1))
+		cp "$BUNDLE/config.json" "$BUNDLE/config.json.keep"
+		update_config ".hooks.createContainer = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"(setsid sh -c 'echo up > $BUNDLE/daemon.$pidns; exec sleep $tag' </dev/null &); sleep $tag\"], \"timeout\": 1}]"
+		[ "$pidns" = yes ] || update_config '.linux.namespaces |= map(select(.type != "pid"))'
+		set_args true
+		start=$SECONDS
+		# (to a file: a daemon that kept the pipe would keep a $(...) waiting past any timeout)
+		timeout -k 5 30 "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" "c-$pidns" \
+			</dev/null >"$BUNDLE/create.out" 2>&1 && fail "$pidns: create succeeded"
+		took=$((SECONDS - start))
+		output=$(<"$BUNDLE/create.out")
+		[ -e "$BUNDLE/daemon.$pidns" ] || fail "pid namespace $pidns: the hook did not start its daemon: $output"
+		mv "$BUNDLE/config.json.keep" "$BUNDLE/config.json"
+		for i in $(seq 50); do
+			pids=$(daemon_pids "$tag")
+			[ -n "$pids" ] || break
+			sleep 0.1
+		done
+		if [ -n "$pids" ]; then
+			kill -9 $pids
+			fail "pid namespace $pidns: the hook's processes $pids still run after create failed: $output"
+		fi
+		[ "$took" -lt 15 ] || fail "pid namespace $pidns: create's output ended after $took s: $output"
+		grep -q 'timed out' <<<"$output" || fail "pid namespace $pidns: $output"
+		[ -z "$(rt list -q)" ] || fail "pid namespace $pidns: left $(rt list -q)"
+	done
+}
+
 @test "poststop runs on delete --force of a running container" {
 	update_config ".hooks.poststop = [$(hook poststop "$BUNDLE/hooks.log")]"
 	set_args sleep 1000
