@@ -143,5 +143,10 @@ int cgroup_stats_json(struct cgroup_manager *m, char **ret_json, struct error *e
 const char *cgroup_controller_dir(struct cgroup_manager *m, const char *controller);
 /* Count of OOM kills so far (memory.events oom_kill / v1 memory.oom_control). */
 int cgroup_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err);
+/* A non-blocking fd that becomes readable when the cgroup may have had an
+ * OOM (read cgroup_oom_count to know): what `events` waits on besides its
+ * interval.  Drain it with cgroup_oom_watch_drain. */
+int cgroup_oom_watch(struct cgroup_manager *m, struct error *err);
+void cgroup_oom_watch_drain(int fd);
 
 #endif

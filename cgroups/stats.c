@@ -10,8 +10,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 #include "cgroups/internal.h"
@@ -589,6 +593,48 @@ int cgroup_stats_json(struct cgroup_manager *m, char **ret_json, struct error *e
 int cgroup_oom_count(struct cgroup_manager *m, uint64_t *ret, struct error *err)
 {
   return m->ops->oom_count(m, ret, err);
+}
+
+/* See cgroup.h.  v1: an eventfd the kernel signals on each OOM of the memory
+ * cgroup (and when the cgroup goes), registered through cgroup.event_control;
+ * v2: an inotify watch on memory.events, which the kernel changes on each
+ * event it counts. */
+int cgroup_oom_watch(struct cgroup_manager *m, struct error *err)
+{
+  const char *dir = cgroup_controller_dir(m, "memory");
+  cleanup_close int fd = -1, ctl = -1, oc = -1;
+
+  if (dir == NULL)
+    return error_set(err, ENOENT, "cgroup: no memory controller");
+  if (m->version == 2) {
+    cleanup_free char *ev = xfmt("%s/memory.events", dir);
+    fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd < 0 || inotify_add_watch(fd, ev, IN_MODIFY) < 0)
+      return error_errno(err, "cgroup `%s`: watch memory.events", dir);
+  } else {
+    cleanup_free char *ocp = xfmt("%s/memory.oom_control", dir);
+    cleanup_free char *ctlp = xfmt("%s/cgroup.event_control", dir);
+    char line[32];
+    int n;
+
+    fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    oc = open(ocp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    ctl = open(ctlp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || oc < 0 || ctl < 0)
+      return error_errno(err, "cgroup `%s`: OOM notification", dir);
+    n = snprintf(line, sizeof line, "%d %d", fd, oc);
+    if (write(ctl, line, (size_t)n) != n)
+      return error_errno(err, "cgroup `%s`: cgroup.event_control", dir);
+  }
+  return take_fd(&fd);
+}
+
+void cgroup_oom_watch_drain(int fd)
+{
+  char buf[4096];
+
+  while (read(fd, buf, sizeof buf) > 0)
+    ;
 }
 
 const char *cgroup_controller_dir(struct cgroup_manager *m, const char *controller)

@@ -101,12 +101,21 @@ static int init_pidfd(const struct container *c)
   return fd;
 }
 
+static long long now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int cmd_events(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
   struct container *c = NULL;
   bool stats = false;
-  int interval_ms = 5000, pidfd = -1, id, n, ret = -1;
+  int interval_ms = 5000, pidfd = -1, oomfd = -1, id, n, ret = -1;
+  long long next;
   uint64_t ooms = 0, now_ooms = 0;
   const char *val;
 
@@ -144,17 +153,34 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
   cgroup_oom_count(c->cgroup, &ooms, err);
   error_clear(err);
   pidfd = init_pidfd(c);
+  /* events-oom-at-once: an OOM is told when the kernel records it, as
+   * runc's; without a watch (no memory controller) at each interval */
+  oomfd = cgroup_oom_watch(c->cgroup, err);
+  error_clear(err);
   /* as runc's ticker: the first sample one interval in (events-first-after-interval);
    * the init's exit ends the wait at once, not at the interval's end */
+  next = now_ms() + interval_ms;
   for (;;) {
-    struct pollfd p = {.fd = pidfd, .events = POLLIN};
-    int r = poll(&p, pidfd >= 0 ? 1 : 0, interval_ms);
+    struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = oomfd, .events = POLLIN}};
+    long long left = next - now_ms();
+    int r = poll(p, 2, left < 0 ? 0 : (int)left);
     if (r < 0 && errno == EINTR)
       continue;
-    if (r != 0 || container_refresh_status(c) == STATUS_STOPPED)
+    if (r < 0 || (p[0].revents & POLLIN) || container_refresh_status(c) == STATUS_STOPPED)
       break;
-    if (print_stats(c, err) < 0)
-      goto out;
+    if (r == 0) {
+      if (print_stats(c, err) < 0)
+        goto out;
+      next += interval_ms;
+      if (next < now_ms())
+        next = now_ms() + interval_ms;
+    } else if (p[1].revents != 0) {
+      cgroup_oom_watch_drain(oomfd);
+      if (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+        close(oomfd);
+        oomfd = -1;
+      }
+    }
     if (cgroup_oom_count(c->cgroup, &now_ooms, err) == 0 && now_ooms > ooms) {
       printf("{\"type\":\"oom\",\"id\":\"%s\"}\n", c->id);
       fflush(stdout);
@@ -166,6 +192,8 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
 out:
   if (pidfd >= 0)
     close(pidfd);
+  if (oomfd >= 0)
+    close(oomfd);
   container_free(c);
   return ret;
 }

@@ -752,6 +752,36 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ ! -s "$BUNDLE/ev.out" ] || fail "a sample before the first interval: $(head -c 300 "$BUNDLE/ev.out")"
 }
 
+# events-oom-at-once: runc's `events` (not --stats) prints an `oom` event when the kernel
+# records one (an eventfd on memory.oom_control, an inotify watch on memory.events), whatever
+# its --interval; agentrt looked for one only at each interval, so with runc's default of 5 s
+# or an engine's longer one the OOM was told late or, when the container ended first, never.
+@test "events-oom-at-once: events prints the oom event when the OOM happens, not at the next interval" {
+	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	"$AGENTRT" --root "$TEST_ROOT" events --interval 1h c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" &
+	local ev=$! state= i
+	for i in $(seq 100); do
+		read -r _ _ state _ <"/proc/$ev/stat" 2>/dev/null || break
+		[ "$state" = S ] && break
+		sleep 0.05
+	done
+	# (is_agentrt: runc starts its watch in a goroutine; give it time to be in place)
+	is_agentrt || sleep 1
+	run rt exec c1 dd if=/dev/zero of=/dev/null bs=64M count=1
+	[ "$status" -eq 137 ] || { kill "$ev"; fail "dd was not OOM-killed: $status: $output"; }
+	for i in $(seq 100); do
+		grep -q '"oom"' "$BUNDLE/ev.out" && break
+		sleep 0.1
+	done
+	kill "$ev"
+	wait "$ev" || true
+	grep -q '"type":"oom"' "$BUNDLE/ev.out" || fail "no oom event 10 s after the OOM: $(cat "$BUNDLE/ev.out" "$BUNDLE/ev.err")"
+	jq -e 'select(.type == "oom") | .id == "c1"' "$BUNDLE/ev.out" >/dev/null || fail "$(cat "$BUNDLE/ev.out")"
+}
+
 # relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
 # later command that names the same directory finds the container; agentrt refused it ("--root:
 # must be an absolute path").  An empty --root is still refused.
