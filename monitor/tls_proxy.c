@@ -61,6 +61,16 @@ pid_t (*tls_proxy_fork)(void) = fork;
  * process for ever).  Timed by the process's alarm: no call is added while
  * a head comes whole in one read. */
 #define HEAD_TIMEOUT_S 10
+/* A request body must keep coming at BODY_MIN_RATE bytes a second: the time
+ * spent waiting for the client draws on a credit of CLIENT_IDLE_S seconds,
+ * which each byte read refills by 1/BODY_MIN_RATE s, up to CLIENT_IDLE_S
+ * again; when it is spent the request is cut with a 408 (body-trickle: a
+ * body fed one byte every 29 s passed each read's CLIENT_IDLE_S and held its
+ * process for ever).  Time spent writing to a slow upstream is not the
+ * client's and is not counted: an upload is as slow as its upstream lets it
+ * be.  A read that finds the credit full (an upload well above the rate)
+ * adds no system call, only two clock readings. */
+#define BODY_MIN_RATE 1024
 
 /* Set in a connection's process when the proxy ends under it (its parent's
  * death signal: the container's monitor, then the proxy, are gone).  Blocked
@@ -542,19 +552,59 @@ static void s_consume(struct stream *s, size_t n)
   s->len -= n;
 }
 
+/* Read from the client's side of a request body, paced (BODY_MIN_RATE):
+ * *credit_ms is what is left of its credit.  As s_read; -2 when the credit
+ * is spent before (or while) the bytes came. */
+static ssize_t s_read_paced(struct stream *s, int64_t *credit_ms)
+{
+  int64_t t0 = mono_ms(), t1;
+  ssize_t n;
+
+  if (*credit_ms < (int64_t)CLIENT_IDLE_S * 1000 && (s->ssl == NULL || !SSL_has_pending(s->ssl))) {
+    /* the credit runs out before the read's own limit: wait no longer */
+    struct pollfd p = {.fd = s->fd, .events = POLLIN};
+    int r;
+    while ((r = poll(&p, 1, (int)(*credit_ms > 0 ? *credit_ms : 0))) < 0 && errno == EINTR &&
+           !stopping) {
+      t1 = mono_ms();
+      *credit_ms -= t1 - t0;
+      t0 = t1;
+    }
+    if (r == 0)
+      return -2;
+    if (r < 0)
+      return -1;
+  }
+  n = s_read(s);
+  t1 = mono_ms();
+  *credit_ms -= t1 - t0;
+  if (n > 0)
+    *credit_ms += (int64_t)n * 1000 / BODY_MIN_RATE;
+  if (*credit_ms > (int64_t)CLIENT_IDLE_S * 1000)
+    *credit_ms = (int64_t)CLIENT_IDLE_S * 1000;
+  if (n > 0 && *credit_ms <= 0)
+    return -2;
+  return n;
+}
+
 /* Forward a body of the given framing from `from` to `to`; the bytes
- * counted in *bytes.  false on an error or an early end. */
+ * counted in *bytes.  paced: `from` is the client (a request body), read
+ * at BODY_MIN_RATE or *slow is set.  false on an error or an early end. */
 static bool forward_body(struct stream *from, struct stream *to, const struct http_msg *m,
-                         uint64_t *bytes)
+                         uint64_t *bytes, bool paced, bool *slow)
 {
   struct http_chunked ch = {0};
   uint64_t left = m->length;
   bool done = m->body == HTTP_BODY_NONE || (m->body == HTTP_BODY_LENGTH && left == 0);
+  int64_t credit_ms = (int64_t)CLIENT_IDLE_S * 1000;
 
+  *slow = false;
   while (!done) {
     size_t take;
     if (from->len == 0) {
-      ssize_t n = s_read(from);
+      ssize_t n = paced ? s_read_paced(from, &credit_ms) : s_read(from);
+      if (n == -2)
+        *slow = true;
       if (n < 0)
         return false;
       if (n == 0)
@@ -871,7 +921,7 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     const struct secret *used = NULL;
     cleanup_free char *head = NULL, *out = NULL;
     uint64_t up = 0, down = 0;
-    bool head_req, expect = false;
+    bool head_req, expect = false, slow = false;
     long n;
 
     bool timed = false;
@@ -933,7 +983,14 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     explicit_bzero(out, strlen(out));
     if ((expect && req.body != HTTP_BODY_NONE &&
          !s_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25)) ||
-        !forward_body(c, u, &req, &up)) {
+        !forward_body(c, u, &req, &up, true, &slow)) {
+      if (slow) {
+        http_record(px, &req, sni, 408, up, 0, used,
+                    "the request body came slower than 1 KiB a second");
+        reply_error(c, 408, "Request Timeout",
+                    "agentrt egress proxy: the request body came too slowly\n");
+        return;
+      }
       http_record(px, &req, sni, 0, up, 0, used, "cut during the request");
       return;
     }
@@ -970,7 +1027,7 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       http_record(px, &req, sni, 101, up, 0, used, "101 to a request that asked no upgrade");
       return;
     }
-    if (!forward_body(u, c, &resp, &down)) {
+    if (!forward_body(u, c, &resp, &down, false, &slow)) {
       http_record(px, &req, sni, resp.status, up, down, used, "cut during the response");
       return;
     }

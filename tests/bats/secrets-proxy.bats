@@ -1180,6 +1180,36 @@ child_own_secret() {
 	[[ "$output" == *"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""*'"path": "/after80"'* ]] || fail "after: $output"
 }
 
+@test "secrets-proxy: escape: body-trickle: a request body fed a byte every 29 s (plain HTTP) or 2 s (terminated HTTPS) is cut with a 408 about 30 s in, its process gone; a 2.5 MiB upload at 64 KiB/s passes" {
+	[ -x /usr/bin/node ] || skip "no node on the host"
+	cp "$REPO_ROOT/tests/helpers/trickle-body.js" "$ROOTFS/trickle-body.js"
+	px_run
+	local mon px out
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
+	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	: >"$PX_DIR/other80.log"
+	# a head had to be whole within 10 s, but a body only had each read's 30 s: a byte every
+	# 29 s held the connection's process (outside the container's cgroup) for ever
+	out=$(RT_TIMEOUT=80 in_ctr node /trickle-body.js 55 2>&1)
+	echo "# $out" | tr '\n' ' ' >&3
+	echo >&3
+	[[ "$out" != *"open after"* ]] || fail "an upload held its connection: $out"
+	[ "$(grep -cE '^(plain|tls)-trickle closed after (29|3[0-6]) s: HTTP/1.1 408 ' <<<"$out")" -eq 2 ] || fail "$out"
+	# the honest uploads took 40 s, longer than the trickles were allowed, and came whole
+	[ "$(grep -cE '^(plain|tls)-honest closed after (39|[45][0-9]) s: HTTP/1.1 200 OK "body_len": 2621440$' <<<"$out")" -eq 2 ] || fail "$out"
+	grep -q '^POST /upload other.test' "$PX_DIR/other80.log" || fail "upstream: $(cat "$PX_DIR/other80.log")"
+	for _ in $(seq 50); do
+		[ -z "$(pgrep -P "$px")" ] && break
+		sleep 0.1
+	done
+	[ -z "$(pgrep -P "$px")" ] || fail "connection processes left: $(pgrep -P "$px" | wc -l)"
+	# the honest TLS upload had the secret put in; the trickles are recorded as refused
+	run rt audit "$ID"
+	[ "$(grep -c '"status":408' <<<"$output")" -eq 2 ] || fail "audit: $output"
+	grep -q '"status":200.*"secret":"API_TOKEN"' <<<"$output" || fail "audit: $output"
+}
+
 @test "secrets-proxy: escape: child-gid: root with CAP_SETGID cannot take the sub-agents' group (the proxy's port for sub-agents)" {
 	[ -x /usr/bin/node ] || skip "no node on the host"
 	# Docker's default set has CAP_SETGID, and so has the agent profile's ceiling
