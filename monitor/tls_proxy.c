@@ -909,12 +909,33 @@ static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *
   return true;
 }
 
+/* Nothing has come from the upstream since its last response ended.  Bytes
+ * that no request asked for are a server that read a request body as
+ * requests of its own (a final answer before the body, as to an Expect:
+ * 100-continue, with the body left unread): its answers to them would be
+ * taken as the answers to the client's next requests (expect-early: a
+ * request for another name on the address, hidden in a body, was answered
+ * to the next request).  Such a connection is not used again, nor one the
+ * upstream has closed (its end of file is readable too): the client finds
+ * its connection closed before any answer, as after a server's idle close,
+ * and sends the request again on a new one. */
+static bool upstream_quiet(struct stream *u)
+{
+  struct pollfd p = {.fd = u->fd, .events = POLLIN};
+
+  if (u->len > 0 || (u->ssl != NULL && SSL_has_pending(u->ssl)))
+    return false;
+  return poll(&p, 1, 0) == 0;
+}
+
 /* Request by request until either side closes.  plain: port 80, not
  * terminated: the same Host on every request (another name sharing the
  * address would be reached behind the first), never a secret. */
 static void serve_http(struct proxy *px, struct stream *c, struct stream *u, const char *sni,
                        uint16_t port, bool plain)
 {
+  bool first = true;
+
   for (;;) {
     struct http_msg req, resp;
     const char *why = NULL;
@@ -952,6 +973,13 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
     if (http_request_parse(head, (size_t)n, &req, &why) <= 0)
       return;
     s_consume(c, (size_t)n);
+    if (!first && !upstream_quiet(u)) {
+      http_record(px, &req, sni, 0, 0, 0, NULL,
+                  "the upstream sent bytes no request asked for (or closed): the connection "
+                  "is not used again");
+      return;
+    }
+    first = false;
     if (!host_is(&req, sni, port)) {
       http_record(px, &req, sni, 421, 0, 0, NULL,
                   plain ? "Host is not the connection's first Host"

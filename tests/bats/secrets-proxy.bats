@@ -1210,6 +1210,37 @@ child_own_secret() {
 	grep -q '"status":200.*"secret":"API_TOKEN"' <<<"$output" || fail "audit: $output"
 }
 
+@test "secrets-proxy: escape: expect-early: a body an upstream answered without reading (Expect: 100-continue, 417 at once) is never taken as a request, nor its answer given to the next request (plain HTTP and terminated HTTPS)" {
+	px_run
+	# the body is a request for hidden.test (not allowed; it shares other.test's address)
+	local body='GET /smuggled HTTP/1.1\r\nHost: hidden.test\r\n\r\n' host out
+	for host in other.test api.example.test; do
+		: >"$PX_DIR/other80.log"
+		: >"$PX_DIR/api.log"
+		raw "POST /early HTTP/1.1\r\nHost: $host\r\nExpect: 100-continue\r\nContent-Length: 45\r\n\r\n{PAUSE}$body{PAUSE}{PAUSE}{PAUSE}GET /next HTTP/1.1\r\nHost: $host\r\n\r\n" \
+			"$([ "$host" = other.test ] && echo plain || echo "$host")" - "$host"
+		out=$output
+		echo "# $host: $(tr '\r\n' '  ' <<<"$out")" >&3
+		# the proxy answered the Expect itself and passed the 417 on
+		[[ "$out" == *"HTTP/1.1 100 Continue"*"HTTP/1.1 417 "* ]] || fail "$host: $out"
+		# the upstream misread the body as a request: the proxy cannot stop that, but its answer
+		# is not the answer to the next request (hidden.test's content, behind other.test's)
+		[[ "$out" != *'"path": "/smuggled"'* ]] || fail "$host: the smuggled request's answer reached the client: $out"
+		# the control: the upstream did read the body as a request
+		grep -q '^GET /smuggled hidden.test' "$PX_DIR/other80.log" "$PX_DIR/api.log" ||
+			fail "$host: the upstream did not misread the body: $(cat "$PX_DIR/other80.log" "$PX_DIR/api.log")"
+	done
+	# the proxy never read the body as a request head (no record of it; the upstream saw it)
+	# (the exec records name it in their argv: the proxy's http records only)
+	run rt audit "$ID"
+	output=$(grep '"kind":"http"' <<<"$output")
+	[ "$(grep -c '"path":"/early","status":417' <<<"$output")" -eq 2 ] || fail "audit: $output"
+	[[ "$output" != *'/smuggled'* ]] || fail "audit: $output"
+	# the next request was not sent on the connection that had answered out of turn
+	[ "$(grep -c '"path":"/next".*"refused":"the upstream sent bytes no request asked for (or closed)' <<<"$output")" -eq 2 ] ||
+		fail "audit: $output"
+}
+
 @test "secrets-proxy: escape: child-gid: root with CAP_SETGID cannot take the sub-agents' group (the proxy's port for sub-agents)" {
 	[ -x /usr/bin/node ] || skip "no node on the host"
 	# Docker's default set has CAP_SETGID, and so has the agent profile's ceiling

@@ -6,7 +6,8 @@ is JSON with the path, the method, the request body's length and the SHA-256 of 
 Authorization and X-Api-Key values (never the values: the container must not get them back).
 /bulk/N sends N bytes; /sse streams three server-sent events; /ws answers an upgrade (to the
 first protocol asked for) with 101 and then echoes bytes, /ws-unasked does so to any request;
-/slow sends a line every 0.2 s for 30 s; /delay answers after 1 s, /delay/N/... after N s.
+/slow sends a line every 0.2 s for 30 s; /delay answers after 1 s, /delay/N/... after N s;
+/early answers 417 at once, the request body left unread (read as the next request).
 TRACE answers with the request as received, as Apache does by default.  Plain HTTP when CERT is "-".
 """
 import hashlib, json, socket, socketserver, ssl, sys, time
@@ -82,6 +83,13 @@ class H(BaseHTTPRequestHandler):
             while total > 0:
                 self.wfile.write(chunk[:min(total, len(chunk))])
                 total -= min(total, len(chunk))
+            return
+        if self.path == "/early":
+            # a final answer before the body, which is left unread and taken for the next
+            # request on the connection (as a server that misframes would)
+            self.send_response(417)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         n = self.body()
         if self.path.startswith("/delay"):
