@@ -95,6 +95,8 @@ egt_servers() {
 		host-record=rebindmapped.test,::ffff:169.254.169.254
 		cname=cnameprivate.test,rebind.test
 		cname=cnamemeta.test,rebindmeta.test
+		cname=cdnalias.test,edge.cdn.test
+		host-record=edge.cdn.test,198.51.100.20
 		host-record=a.wild.test,203.0.113.10
 		host-record=evil-wild.test,198.51.100.20
 		host-record=wild.test.evil.test,198.51.100.20
@@ -185,7 +187,8 @@ setup_file() {
 		      "teredo.test", "ula.test", "sitelocal.test", "mcast.test", "big.test", "hostself.test",
 		      "hostself64.test", "hostself6to4.test", "hostselfmapped.test", "nat64pub.test",
 		      "rebindlo.test", "rebindmeta.test", "rebindzero.test", "rebindcgnat.test", "rebindbcast.test",
-		      "rebindll.test", "rebindmapped.test", "cnameprivate.test", "cnamemeta.test", "*.wild.test"],
+		      "rebindll.test", "rebindmapped.test", "cnameprivate.test", "cnamemeta.test", "*.wild.test",
+		      "cdnalias.test"],
 		    "dns": {"upstream": ["192.0.2.53"]}
 		  }
 		}
@@ -342,6 +345,25 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	echo "# 198.51.100.20:80 refused in ${ELAPSED}s inside (busybox time); exec round trip $(((t1 - t0) / 1000000)) ms" >&3
 	# counted in the deny chain
 	egt_ns "$EGT_CTR" nft list chain inet agentrt deny | grep -Eq 'counter packets [1-9]'
+}
+
+@test "egress: cname-pin: an allowed name CNAMEd to a name off the list pins that name's address (a CDN's edge); the off-list name asked itself is refused" {
+	egress_run
+	# the off-list name first, and its address, before the allowed name is asked
+	run in_ctr nslookup edge.cdn.test
+	[[ "$output" == *NXDOMAIN* && "$output" != *198.51.100.20* ]] || fail "edge.cdn.test: $output"
+	run connect 198.51.100.20 80
+	[[ "$output" == *"Connection refused"* ]] || fail "before: $output"
+	# the allowed name: its chain's end is pinned, as README's egress section says
+	run in_ctr nslookup cdnalias.test
+	[[ "$output" == *"Address: 198.51.100.20"* ]] || fail "cdnalias.test: $output"
+	run connect 198.51.100.20 80
+	[ "$output" = hello-denied-80 ] || fail "after: $output"
+	run rt egress "$ID" list
+	grep -q "^pinned 198.51.100.20 expires" <<<"$output" || fail "$output"
+	# the off-list name itself is still refused
+	run in_ctr nslookup edge.cdn.test
+	[[ "$output" == *NXDOMAIN* && "$output" != *198.51.100.20* ]] || fail "edge.cdn.test after: $output"
 }
 
 @test "egress: an allowed CIDR:port connects, another port on the same host does not" {
