@@ -456,10 +456,12 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
    * (taken either way, so that the next exec of this pid starts afresh) */
   /* a script exec'd by its own file: /proc names its interpreter, and the
    * kernel's argv the script by the path it was given (./x: relative),
-   * so the file exec opened first is recorded too (script-hidden) */
+   * so the file exec opened first is recorded too (script-hidden); and
+   * what the pid's exec calls opened before the exec /proc shows: a
+   * program that ran and exec'd another before we read it (exec-chain-hidden) */
   if (elen > 0) {
     exe[elen] = '\0';
-    if (monitor_execfan_take(pid, script, sizeof script, NULL, NULL, NULL, NULL) &&
+    if (monitor_execfan_take(pid, script, sizeof script, NULL, &before, &failed, &dropped) &&
         !streq(script, exe))
       has_script = true;
   } else if (monitor_execfan_take(pid, exe, sizeof exe, &more, &before, &failed, &dropped))

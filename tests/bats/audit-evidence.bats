@@ -1658,6 +1658,55 @@ go_with_monitor_stopped() {
 	assert_output_contains "  /tmp/a/prog (opened by exec before it, may have run)"
 }
 
+# bats test_tags=flood
+@test "audit-evidence: exec-chain-hidden: a program that made a change and exec'd another before the monitor read it is named in the trail, not only the program it became" {
+	# The proc connector says that a pid exec'd; /proc says what it runs when the monitor reads
+	# it.  A program that does its work and then execs a harmless one (a copy of busybox that
+	# writes a file, then execs /bin/busybox sleep) while the monitor is descheduled is read
+	# as the second program only: before the fix both exec events of the pid were recorded as
+	# `/bin/busybox sleep 600`, the file change was put on that pid, and the program that made
+	# it was named nowhere, though the exec opens had it.
+	set_cmd 'cp /bin/busybox /tmp/busybox-tool
+		while [ ! -e /tmp/go ]; do sleep 0.1; done
+		/tmp/busybox-tool sh -c "echo changed >/workspace/hidden.txt; exec /bin/busybox sleep 600" &
+		while [ ! -e /workspace/hidden.txt ]; do sleep 0.1; done
+		echo done >/tmp/done; sleep 600'
+	bind_workspace
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	go_with_monitor_stopped
+	grep -q '^State:.*T' "/proc/$mon/status" || fail "the monitor was not stopped"
+	# the tool (a child of the init) is now the sleep it exec'd: bounded, the exec follows the
+	# write at once
+	tpid=
+	for _ in $(seq 50); do
+		for p in $(cat /proc/"$ipid"/task/*/children); do
+			[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" = "/bin/busybox sleep 600 " ] && tpid=$p
+		done
+		[ -n "$tpid" ] && break
+		sleep 0.1
+	done
+	[ -n "$tpid" ] || fail "the tool did not exec /bin/busybox sleep"
+	kill -CONT "$mon"
+	STOPPED_MON=
+	# bounded: until the trail has the change
+	for _ in $(seq 100); do
+		[ -n "$(file_ops "$ID" /workspace/hidden.txt)" ] && break
+		sleep 0.1
+	done
+	run rt delete -f "$ID"
+	json=$(ra audit --format json "$ID")
+	wpid=$(jq -r 'select(.kind == "file" and .path == "/workspace/hidden.txt") | .pid' <<<"$json" | head -1)
+	[ "$wpid" = "$tpid" ] || fail "the change is not the tool's pid ($tpid): $wpid"
+	procs=$(jq -c --argjson p "$tpid" 'select(.kind == "process" and .pid == $p) | del(.prev, .hash, .id, .time)' <<<"$json")
+	jq -se 'any(.[]; .exe == "/tmp/busybox-tool" or .script == "/tmp/busybox-tool" or
+		(.exec_before // [] | index("/tmp/busybox-tool")))' <<<"$procs" >/dev/null ||
+		fail "the program that made the change is not in the trail: $procs"
+	run ra audit --summary "$ID"
+	assert_output_contains "/tmp/busybox-tool"
+}
+
 @test "audit-evidence: exec-opens-evicted: programs whose exec opens were replaced by later ones (300 run while the monitor could not read) make verify say names were lost" {
 	# The monitor keeps the exec opens of 256 pids until their programs are recorded; past
 	# that the oldest are replaced, and programs gone before they were read are records
