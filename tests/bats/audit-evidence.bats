@@ -1248,6 +1248,63 @@ flood_field() {
 	done
 }
 
+# bats test_tags=flood
+@test "audit-evidence: refused: fork-storm-at-pids-max: a fork bomb held at pids.max does not stop the monitor recording a program run amid it, and delete --force leaves no process, monitor or cgroup" {
+	# The bomb fills pids.max and keeps forking into it; the init, which needs no new pid,
+	# then execs a marker program of its own name amid the storm.  The monitor outside the
+	# cgroup must still record that exec, the refused forks (pids_limit) and the end, and
+	# delete --force must end every process of the cgroup and the monitor with them.
+	update_config '.linux.resources.pids = {"limit": 64}'
+	set_cmd 'cp /bin/busybox /tmp/busybox-marker
+		while [ ! -e /tmp/go ]; do sleep 0.1; done
+		b() { b & b & wait; }; (b) 2>/dev/null &
+		while [ ! -e /tmp/go2 ]; do :; done
+		exec /tmp/busybox-marker sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	cgs=$(awk -F: '$2 == "pids" || $1 == "0" {print $3}' "/proc/$ipid/cgroup" | sort -u)
+	pcg=
+	for c in $cgs; do
+		for d in "/sys/fs/cgroup/pids$c" "/sys/fs/cgroup$c"; do
+			[ -f "$d/pids.events" ] && pcg=$d && break 2
+		done
+	done
+	[ -n "$pcg" ] || fail "no pids cgroup of the container: $cgs"
+	touch "/proc/$ipid/root/tmp/go"
+	# bounded: until forks are refused at the limit
+	for _ in $(seq 300); do
+		[ "$(awk '$1 == "max" {print $2}' "$pcg/pids.events")" -ge 100 ] && break
+		sleep 0.1
+	done
+	[ "$(awk '$1 == "max" {print $2}' "$pcg/pids.events")" -ge 100 ] || fail "the bomb did not reach the limit: $(cat "$pcg/pids.events")"
+	touch "/proc/$ipid/root/tmp/go2"
+	# bounded: the marker amid the storm is in the trail
+	marker=
+	for _ in $(seq 200); do
+		marker=$(ra audit --format json --kind process "$ID" | jq -c 'select(.exe == "/tmp/busybox-marker")')
+		[ -n "$marker" ] && break
+		sleep 0.1
+	done
+	storm=$(awk '$1 == "max" {print $2}' "$pcg/pids.events")
+	echo "# $storm forks refused before the marker was read; pids.current $(cat "$pcg/pids.current")" >&3
+	[ -n "$marker" ] || fail "the program run amid the fork storm is not in the trail: $(ra audit --format json "$ID" | tail -3)"
+	jq -e '.argv == ["/tmp/busybox-marker", "sleep", "600"] and .pid == '"$ipid" <<<"$marker" >/dev/null || fail "marker: $marker"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete -f amid the storm: $output"
+	for _ in $(seq 100); do kill -0 "$mon" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$mon" 2>/dev/null || fail "the monitor $mon outlived delete: $(grep State "/proc/$mon/status")"
+	[ ! -e "$pcg" ] || fail "the cgroup is left: $pcg ($(cat "$pcg/cgroup.procs" 2>/dev/null | wc -l) processes)"
+	[ ! -e "/proc/$ipid" ] || fail "the init is left"
+	json=$(ra audit --format json "$ID")
+	jq -se 'any(.[]; .kind == "pids_limit" and .total >= 100)' <<<"$json" >/dev/null ||
+		fail "the refused forks are not in the trail: $(jq -c 'select(.kind != "process")' <<<"$json" | cut -c1-200)"
+	jq -se 'any(.[]; .kind == "exit") and any(.[]; .kind == "delete")' <<<"$json" >/dev/null || fail "no exit or delete record"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+}
+
 # The control: the budget holds back only a flood.  A shell's 40 execs of a program that makes a
 # refused call are each a full record, at the pace they came.
 @test "audit-evidence: refused-call-flood-cpu: an ordinary program's few refused calls are each a full record, none held back" {
