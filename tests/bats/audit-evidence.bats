@@ -1849,6 +1849,47 @@ go_with_monitor_stopped() {
 	[ "$named" -ge 20 ] || fail "$named of 20; errors: $(jq -c 'select(.kind == "audit_error")' <<<"$json")"
 }
 
+# monitor_rss: the monitor's resident set in KiB
+monitor_rss() {
+	awk '/^VmRSS:/ {print $2}' "/proc/$mon/status"
+}
+
+# bats test_tags=flood
+@test "audit-evidence: refused: monitor-memory: distinct deep directories by the thousand, programs of new names and 2 MiB of arguments do not grow the monitor's memory" {
+	# Everything the monitor keeps of what the agent does is in tables of fixed size
+	# (directories by handle, exec opens by pid, flood keys, recent records): a flood of
+	# distinct names, 250 to 1,000 bytes of path each, must not be kept one by one.  Measured after a
+	# warm-up of the same kinds (the tables and malloc's arenas at their working size).
+	bind_workspace
+	n=$(printf 'n%.0s' $(seq 250))
+	flood() { # TAG COUNT: COUNT directories 4 deep of 250-byte names, a file in each;
+		# COUNT/4 programs of new names; one exec with 16 arguments of 128 KiB
+		RT_TIMEOUT=300 rt exec "$ID" sh -c "cd /workspace; i=0; while [ \$i -lt $2 ]; do
+			mkdir -p $1\$i/$n/$n/$n && : >$1\$i/$n/$n/$n/f; i=\$((i + 1)); done
+			i=0; while [ \$i -lt $(($2 / 4)) ]; do ln -sf /usr/local/bin/try-syscall /tmp/p-$1\$i
+				/tmp/p-$1\$i x 2>/dev/null; rm /tmp/p-$1\$i; i=\$((i + 1)); done
+			a=\$(head -c 131000 /dev/zero | tr '\\0' a)
+			try-syscall x \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a \$a 2>/dev/null
+			: >/workspace/$1-done" || fail "flood $1"
+		for _ in $(seq 200); do [ -n "$(file_ops "$ID" "/workspace/$1-done")" ] && return; sleep 0.1; done
+		fail "the trail did not catch up with flood $1"
+	}
+	set_cmd 'sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	flood w 500
+	before=$(monitor_rss)
+	flood x 3000
+	after=$(monitor_rss)
+	echo "# monitor RSS: $before KiB after the warm-up, $after KiB after 12,000 directories of 250 to 1,000-byte paths" >&3
+	# one by one they were > 7 MiB of names alone
+	[ $((after - before)) -lt 3072 ] || fail "the monitor grew by $((after - before)) KiB"
+	rt delete -f "$ID"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+}
+
 @test "audit-evidence: with workspace.size (the agent profile's default) the upper layer is a filesystem of its own: the host's writes beside the store never reach the monitor" {
 	bind_workspace
 	update_config '.annotations["run.agentrt.workspace.size"] = "64m"'
