@@ -499,6 +499,7 @@ void monitor_check_pids(struct monitor *m)
   struct jbuf b = {0};
   uint64_t n = 0;
 
+  m->pids_looked_ms = monitor_now_ms();
   if (!read_pids_max(m, &n) || n <= m->pids_max_count)
     return;
   jb_key_u64(&b, "hits", n - m->pids_max_count);
@@ -506,6 +507,12 @@ void monitor_check_pids(struct monitor *m)
   monitor_record(m, "pids_limit", jb_str(&b));
   jb_free(&b);
   m->pids_max_count = n;
+}
+
+void monitor_check_pids_soon(struct monitor *m)
+{
+  if (m->pids_events_fd >= 0 && monitor_now_ms() - m->pids_looked_ms >= MONITOR_TICK_MS)
+    monitor_check_pids(m);
 }
 
 static void on_pids_event(struct monitor *m, int fd, short revents, void *ctx)

@@ -55,6 +55,7 @@ struct monitor {
   uint64_t oom_count;
   int pids_events_fd;      /* pids.events of the cgroup, -1 */
   uint64_t pids_max_count; /* its "max" counter at the last look */
+  int64_t pids_looked_ms;  /* monitor_now_ms() of that look (monitor_check_pids_soon) */
   bool have_proc;          /* the proc connector is subscribed */
   struct error early_err;  /* why it is not (recorded after "create") */
   bool have_net;           /* NFLOG is bound */
@@ -128,6 +129,11 @@ void monitor_execfan_close(void);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);
+/* The same at most once a MONITOR_TICK_MS, for an exit of the container's
+ * processes: the kernel wakes no watch of pids.events on cgroup v1 (nor on
+ * v2 mounted with pids_localevents), and a fork refused at the limit is
+ * most often its process's end (pids-limit-unseen). */
+void monitor_check_pids_soon(struct monitor *m);
 /* Under a flood (monitor_flood.c): may this record of kind by program be
  * written in full?  false: it was counted into a coalesced record. */
 bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,

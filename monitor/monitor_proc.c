@@ -544,6 +544,8 @@ static void on_exit_event(struct monitor *m, const struct proc_event *ev)
 
   if (pid != tgid)
     return; /* a thread */
+  if (track_find(tgid) != NULL)
+    monitor_check_pids_soon(m);
   track_del(tgid);
   if (tgid == m->init_pid) {
     m->have_exit = true;

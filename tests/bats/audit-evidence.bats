@@ -1249,7 +1249,7 @@ flood_field() {
 }
 
 # bats test_tags=flood
-@test "audit-evidence: refused: fork-storm-at-pids-max: a fork bomb held at pids.max does not stop the monitor recording a program run amid it, and delete --force leaves no process, monitor or cgroup" {
+@test "audit-evidence: fork-storm-at-pids-max: a fork bomb held at pids.max does not stop the monitor recording a program run amid it and the refused forks as they come (pids-limit-unseen), and delete --force leaves no process, monitor or cgroup" {
 	# The bomb fills pids.max and keeps forking into it; the init, which needs no new pid,
 	# then execs a marker program of its own name amid the storm.  The monitor outside the
 	# cgroup must still record that exec, the refused forks (pids_limit) and the end, and
@@ -1291,6 +1291,15 @@ flood_field() {
 	echo "# $storm forks refused before the marker was read; pids.current $(cat "$pcg/pids.current")" >&3
 	[ -n "$marker" ] || fail "the program run amid the fork storm is not in the trail: $(ra audit --format json "$ID" | tail -3)"
 	jq -e '.argv == ["/tmp/busybox-marker", "sleep", "600"] and .pid == '"$ipid" <<<"$marker" >/dev/null || fail "marker: $marker"
+	# the refused forks are in the trail while the container runs (bounded wait), not only at
+	# its end: pids-limit-unseen, on cgroup v1 the kernel never wakes a watch of pids.events
+	live=
+	for _ in $(seq 100); do
+		live=$(ra audit --format json --kind pids_limit "$ID")
+		[ -n "$live" ] && break
+		sleep 0.1
+	done
+	[ -n "$live" ] || fail "no pids_limit record while $(awk '$1 == "max" {print $2}' "$pcg/pids.events") forks were refused"
 	run rt delete -f "$ID"
 	[ "$status" -eq 0 ] || fail "delete -f amid the storm: $output"
 	for _ in $(seq 100); do kill -0 "$mon" 2>/dev/null || break; sleep 0.1; done
