@@ -146,6 +146,8 @@ static void net_read(struct monitor *m, int fd, short revents, void *ctx)
 {
   struct net *n = ctx;
   uint8_t buf[MNL_SOCKET_BUFFER_SIZE];
+  struct sockaddr_nl from;
+  socklen_t flen;
 
   for (int i = 0; i < 256; i++) {
     ssize_t len;
@@ -161,13 +163,18 @@ static void net_read(struct monitor *m, int fd, short revents, void *ctx)
         n->paused = true;
       return;
     }
-    len = mnl_socket_recvfrom(n->nl, buf, sizeof buf);
+    flen = sizeof from;
+    len = recvfrom(fd, buf, sizeof buf, 0, (struct sockaddr *)&from, &flen);
     if (len < 0 && errno == ENOBUFS) {
       n->overflowed = true; /* recorded at the next flush, with the seq gap */
       continue;
     }
     if (len <= 0)
       return;
+    /* only the kernel's (port 0): a process of the namespace with
+     * CAP_NET_ADMIN could unicast forged packets to this port (nflog-forged) */
+    if (flen != sizeof from || from.nl_family != AF_NETLINK || from.nl_pid != 0)
+      continue;
     mnl_cb_run(buf, (size_t)len, 0, 0, packet_cb, n);
   }
 }

@@ -477,6 +477,54 @@ has_program() { # ID NAME ARG0
 	assert_output_contains "198.51.100.7:80/tcp"
 }
 
+# The monitor's NFLOG socket is in the container's network namespace, where /proc/net/netlink
+# lists its port: a process there with CAP_NET_ADMIN (a profile that grants it) could unicast a
+# packet message of its own making, and the monitor took it as the kernel's (nflog-forged)
+@test "audit: escape: nflog-forged: a packet message sent to the monitor's NFLOG port by a process, not the kernel, is not recorded" {
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
+	requires nsenter python3 ip
+	set_args sleep 100
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	nsenter -t "$pid" -n sh -c 'ip link add va type veth peer name vb &&
+		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
+		skip "cannot make a veth pair"
+	rt start c1
+	# from the container's network namespace (host root: CAP_NET_ADMIN over it), a "denied"
+	# packet to 192.0.2.99:4444 to every NETLINK_NETFILTER port but the kernel's
+	run nsenter -t "$pid" -n python3 -c '
+import socket, struct
+ports = [int(l.split()[2]) for l in open("/proc/net/netlink").read().splitlines()[1:]
+         if l.split()[1] == "12" and l.split()[2] != "0"]
+ip = bytes([0x45, 0, 0, 40, 0, 1, 0, 0, 64, 6, 0, 0, 10, 0, 0, 2, 192, 0, 2, 99])
+tcp = struct.pack(">HHIIBBHHH", 40000, 4444, 1, 0, 0x50, 0x02, 512, 0, 0)
+def attr(t, v):
+    a = struct.pack("=HH", 4 + len(v), t) + v
+    return a + b"\0" * (-len(a) % 4)
+body = struct.pack("=BBH", 2, 0, socket.htons(0)) + attr(10, b"agentrt-deny: \0") + attr(9, ip + tcp)
+msg = struct.pack("=IHHII", 16 + len(body), 4 << 8, 0, 0, 0) + body
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
+sent = 0
+for p in ports:
+    try:
+        s.sendto(msg, (p, 0)); sent += 1
+    except OSError:
+        pass
+print("ports", ports, "sent", sent)'
+	echo "# $output" >&3
+	[ "$status" -eq 0 ] && [[ "$output" != *"sent 0"* ]] || fail "nothing sent: $output"
+	# a real denied packet after it: the monitor reads its socket
+	rt exec c1 sh -c 'nc -w 1 198.51.100.7 80 </dev/null; true' || true
+	sleep 1.5 # denied packets are coalesced for a second
+	rt delete --force c1
+	[ -z "$(records c1 'select(.dst == "192.0.2.99")')" ] ||
+		fail "the forged packet is in the trail: $(records c1 'select(.dst == "192.0.2.99")')"
+	[ "$(records c1 'select(.kind == "denied" and .dst == "198.51.100.7") | .port')" = 80 ] ||
+		fail "the kernel's packet is not: $(records c1 'select(.kind == "denied")')"
+	ra audit verify c1 || fail "chain"
+}
+
 @test "audit: allowed connections are counted as flows, denied ones are not" {
 	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
 	requires ip nsenter socat dnsmasq busybox
