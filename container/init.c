@@ -261,6 +261,8 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
 
   if (sync_expect_code(a->sock, SYNC_GO, &a->host_pid, err) < 0)
     return -1;
+  if (a->dumpable_until_go)
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (a->n_cgroup_join > 0 && cgroup_join_self(a->cgroup_join_fds, a->n_cgroup_join, err) < 0)
     return -1;
   if (a->new_userns) {
@@ -411,8 +413,10 @@ void init_main(struct init_args *a)
   char *path = NULL;
 
   /* CVE-2016-9962: nothing in the container may ptrace us while we still
-   * hold host fds; execve resets this for the container's program. */
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+   * hold host fds; execve resets this for the container's program.  A
+   * rootless caller's init waits for GO (init_setup): see spawn.c. */
+  if (!a->dumpable_until_go)
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   /* init-environ, init-cmdline: our /proc/PID/environ is the caller's
    * environment (the engine's NOTIFY_SOCKET, its tokens) and our cmdline
    * its command line until the execve at `start`; a process exec'd into

@@ -20,6 +20,7 @@ struct init_args {
   bool no_pivot;
   int preserve_fds;
   bool new_userns;
+  bool dumpable_until_go;     /* made by a non-root caller: its maps are written after the clone */
   bool netns_early;           /* born in a network namespace made before the clone, `lo` up */
   bool tell_rooted;           /* send ROOTED right after the pivot */
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */

@@ -303,7 +303,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   cleanup_close int fifo_fd = -1, cgfd = -1, ufd = -1;
   int joinfds[CGROUP_JOIN_MAX];
   size_t njoin = 0;
-  bool self_join = false, unified_late = false, via_userns, userns_failed = false;
+  bool self_join = false, unified_late = false, via_userns, userns_failed = false, rootless_maps;
   int *bind_fds = NULL;
   int flags, dumpable, own_net = -1, net_errno = 0;
   int back_net = -1, held_net = -1; /* a joined netns entered around the clone */
@@ -428,9 +428,15 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
     }
   }
   /* CVE-2016-9962: the init is born non-dumpable (a container whose pid
-   * namespace it joins must not trace it before its own prctl). */
+   * namespace it joins must not trace it before its own prctl).  Not when a
+   * caller that is not root makes a user namespace (rootless-run): its
+   * /proc/PID/setgroups and uid_map would be root's, which that caller
+   * cannot write; the init stays dumpable until GO, which comes after the
+   * maps, and no process is in its new user namespace before that. */
   dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  rootless_maps = plan.new_ns[OCI_NS_USER] && !via_userns && geteuid() != 0;
+  if (!rootless_maps)
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (via_userns) {
     pid = clone_init_in_userns(flags, plan.join_fd[OCI_NS_USER], &userns_failed);
     if (pid == 0)
@@ -480,6 +486,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         .no_pivot = o->no_pivot,
         .preserve_fds = o->preserve_fds,
         .new_userns = plan.new_ns[OCI_NS_USER],
+        .dumpable_until_go = rootless_maps,
         .netns_early = own_net >= 0,
         /* as parent_protocol's on_clone: the netns is final at the clone */
         .tell_rooted = o->on_rooted != NULL && o->on_clone != NULL &&
