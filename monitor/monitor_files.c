@@ -730,19 +730,35 @@ static bool classify(struct files *f, struct pending_file *p)
   }
   if (appeared && !has_op(p, OP_CREATE) && now == L_PRESENT)
     add_op(p, OP_CREATE);
-  if (appeared && !(p->came_in && p->went_out) && in_lower(f, rel)) {
-    /* a copy-up, or a new entry moved in over a whiteout of that name (rm,
-     * then a file or a symlink made under it: replaced-host-file), told
-     * apart by what is there now */
+  /* a copy-up, or a new entry moved in over a whiteout of that name (rm,
+   * then a file or a symlink made under it: replaced-host-file), told apart
+   * by what is there now; and a file of a lower layer closed after a write
+   * open with no write seen (its copy-up in an earlier record, or in this
+   * one), told from the lower file the same way: an honest program opens
+   * for writing and writes nothing (sqlite's O_RDWR, `: >>f`), and a
+   * close_write of a copy-up identical to the host's file was listed as a
+   * change that workspace diff and commit do not have
+   * (opened-unchanged-false-change).  Its close comes when the last
+   * reference goes, a shared mapping's too, so what is compared is what any
+   * mapping of that open wrote; a later change has events of its own. */
+  bool copyup = appeared && !(p->came_in && p->went_out);
+  bool closed = now == L_PRESENT && has_op(p, OP_CLOSE_WRITE) && !has_op(p, OP_MODIFY) &&
+                !has_op(p, OP_CREATE) && !has_op(p, OP_DELETE);
+  if ((copyup || closed) && in_lower(f, rel)) {
     struct stat st;
     uint64_t ops = 0;
+    bool compared = false;
     drop_op(p, OP_CREATE);
     if (now == L_PRESENT &&
-        fstatat(up >= 0 ? up : f->layers.fds[0], rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        fstatat(up >= 0 ? up : f->layers.fds[0], rel, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       ops = lower_ops(f, up >= 0 ? up : f->layers.fds[0], rel, &st, rel);
+      compared = S_ISREG(st.st_mode);
+    }
     for (int op = 0; op < OP_N; op++)
       if (ops & op_masks[op])
         add_op(p, op);
+    if (compared && !(ops & (FAN_CREATE | FAN_MODIFY | FILES_UNVERIFIED)))
+      drop_op(p, OP_CLOSE_WRITE); /* the same bytes as the lower file's */
   }
   if (now == L_WHITEOUT) {
     drop_op(p, OP_CREATE);

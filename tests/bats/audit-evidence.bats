@@ -707,6 +707,58 @@ gone_dirs_lost() {
 	done
 }
 
+@test "audit-evidence: opened-unchanged-false-change: a host file opened for writing (O_RDWR, O_WRONLY without O_TRUNC, O_APPEND) and closed unchanged is not a changed file; its twin with one byte written in place, or through a mapping, is" {
+	# an editor or sqlite opens for writing and may write nothing: the overlay copies the file up
+	# and fanotify reports a close_write, which --summary listed as a change that workspace diff
+	# (and commit) do not have
+	bind_workspace
+	for f in rw wo ap late twin mm mapped; do
+		echo 0123456789 >"$HOSTDIR/$f.db"
+	done
+	# rw, wo, ap: opened and closed at once (the copy-up and the close in one record); late: held
+	# open past the monitor's window, so its close is a record of its own; twin: one byte
+	# rewritten with a byte of the same length (pwrite); mm: through a shared mapping only;
+	# mapped: through a mapping written 2 s after its descriptor was closed (the file's close
+	# comes when the mapping goes, so the monitor compares after the write, not before)
+	set_cmd 'cd /workspace && exec 3<>rw.db && exec 3<&- &&
+		dd of=wo.db bs=1 count=0 conv=notrunc 2>/dev/null && : >>ap.db &&
+		exec 4<>late.db && sleep 2.5 && exec 4<&- &&
+		printf X | dd of=twin.db bs=1 seek=5 conv=notrunc 2>/dev/null &&
+		touch /workspace/ready && sleep 30'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	wait_ready
+	run rt exec "$ID" mmap-write /workspace/mm.db 01234X
+	[ "$status" -eq 0 ] || fail "mmap-write: $output"
+	run rt exec "$ID" mmap-write /workspace/mapped.db 01234X 2
+	[ "$status" -eq 0 ] || fail "mmap-write late: $output"
+	run rt exec "$ID" sh -c 'exec 5<>/workspace/rw.db; cat <&5 >/dev/null'
+	[ "$status" -eq 0 ] || fail "exec: $output"
+	run ra workspace "$ID" diff
+	[[ "$output" == *"modified  twin.db"* && "$output" == *"modified  mm.db"* &&
+		"$output" == *"modified  mapped.db"* ]] || fail "diff: $output"
+	for f in rw wo ap late; do
+		[[ "$output" != *"$f.db"* ]] || fail "diff lists $f.db: $output"
+	done
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	for f in rw wo ap late; do
+		ops=$(file_ops "$ID" "/workspace/$f.db")
+		[ -z "$ops" ] || fail "$f.db opened, nothing written: $ops"
+	done
+	ops=$(file_ops "$ID" /workspace/twin.db)
+	[[ "$ops" == *modify* ]] || fail "twin.db: ${ops:-no record}"
+	for f in mm mapped; do
+		ops=$(file_ops "$ID" "/workspace/$f.db")
+		[[ "$ops" == *modify* || "$ops" == *close_write* ]] || fail "$f.db: ${ops:-no record}"
+	done
+	run ra audit "$ID" --summary
+	[[ "$output" == *twin.db* && "$output" == *mm.db* && "$output" == *mapped.db* ]] || fail "--summary: $output"
+	for f in rw wo ap late; do
+		[[ "$output" != *"$f.db"* ]] || fail "--summary lists $f.db: $output"
+	done
+}
 @test "audit-evidence: tmpfile-name: a file written before it had a name (O_TMPFILE, then linkat) is recorded under its name, not the kernel's #<inode>" {
 	bind_workspace
 	set_cmd 'tmpfile-link /workspace tmpbin payload && mkdir /workspace/sub && tmpfile-link /workspace/sub deep payload2 &&

@@ -428,7 +428,7 @@ EOF
 
 # relinked-host-file in a user's sandbox: its overlay leaves a copy-up's origin empty, so the
 # bytes tell a copy-up from another file given the host file's size, mode and mtime; a copy-up
-# that changed nothing (opened for writing, of one link or two) is no modify.
+# that changed nothing (opened for writing, of one link or two) is no record.
 @test "sandbox: relinked-host-file: a host file replaced by a link to a file of its size, mode and mtime is recorded; a copy-up alone is not (user)" {
 	mkdir -p "$SBX/ws/r"
 	for f in r1 r2 k1 k2; do echo "host $f" >"$SBX/ws/r/$f"; done
@@ -442,7 +442,8 @@ EOF
 		jq -e -s --arg p "$SBX/ws/r/$f" 'any(.[]; .kind == "file" and .path == $p and (.ops | index("create") or index("modify")))' \
 			"$SBX/relink.json" >/dev/null || fail "$f: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$SBX/relink.json")"
 	done
-	jq -e -s --arg p "$SBX/ws/r/k" 'all(.[] | select(.kind == "file" and (.path | startswith($p))); .ops == ["close_write"])' \
+	# (opened for writing and closed unchanged: no record, as in the diff: opened-unchanged-false-change)
+	jq -e -s --arg p "$SBX/ws/r/k" 'map(select(.kind == "file" and (.path | startswith($p)))) | length == 0' \
 		"$SBX/relink.json" >/dev/null || fail "copy-up recorded: $(jq -c -s 'map(select(.kind == "file") | [.path, .ops])' "$SBX/relink.json")"
 	as_user "$AGENTRT" workspace relink purge >/dev/null
 }

@@ -1,13 +1,15 @@
 /* mmap-write - change a file through a shared mapping only.
  *
- * Usage: mmap-write FILE TEXT
+ * Usage: mmap-write FILE TEXT [SECONDS]
  * Opens FILE read-write (no write(2), no truncate), maps its first page
  * shared, copies TEXT over its first bytes (at most the file's size), syncs,
- * unmaps and closes.  fanotify sees no modify for such a change; used by the
- * audit suite. */
+ * unmaps and closes.  With SECONDS, the descriptor is closed first and TEXT
+ * copied that long after (a mapping written after its file's close).
+ * fanotify sees no modify for such a change; used by the audit suite. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,8 +22,8 @@ int main(int argc, char **argv)
   char *p;
   int fd;
 
-  if (argc != 3) {
-    fprintf(stderr, "usage: mmap-write FILE TEXT\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: mmap-write FILE TEXT [SECONDS]\n");
     return 2;
   }
   fd = open(argv[1], O_RDWR | O_CLOEXEC);
@@ -35,9 +37,17 @@ int main(int argc, char **argv)
     perror("mmap-write: mmap");
     return 1;
   }
+  if (argc == 4) {
+    if (close(fd) < 0) {
+      perror("mmap-write: close");
+      return 1;
+    }
+    fd = -1;
+    sleep((unsigned)atoi(argv[3]));
+  }
   memcpy(p, argv[2], n);
   if (msync(p, (size_t)st.st_size, MS_SYNC) < 0 || munmap(p, (size_t)st.st_size) < 0 ||
-      close(fd) < 0) {
+      (fd >= 0 && close(fd) < 0)) {
     perror("mmap-write");
     return 1;
   }
