@@ -41,7 +41,8 @@
  * missed; a directory renamed inside moves its table entries.  The kernel
  * reports no pid to an unprivileged group.  A directory that cannot be
  * marked (the user's marks used up, or made unreadable before its mark) is an
- * "audit_error" naming it, and the file list is incomplete.
+ * "audit_error" naming it, and the file list is incomplete; so is one removed
+ * before it was marked (gone_unwatched).
  * A source that cannot be set up is an "audit_error" and a warning at
  * create; the summary then calls the file list incomplete.
  *
@@ -180,6 +181,11 @@ struct files {
   uint32_t *pnext;
   size_t n_live;        /* per_dir: entries with a path (the others are gone) */
   unsigned n_unwatched; /* per_dir: directories that could not be marked */
+  /* per_dir: directories removed before they were marked (gone_unwatched),
+   * not yet in a record: how many, the first one's path */
+  uint64_t n_gone;
+  char *gone_first;
+  int64_t last_gone_dir_ms;
   struct pending_file pend[FILES_MAX_PENDING];
   size_t n;
   struct dir_entry cache[FILES_CACHE];
@@ -965,12 +971,51 @@ out:
   free(p->to);
 }
 
+/* per_dir: the directories removed before they were marked since the last
+ * record of them, in one record: the first by its path, the others counted. */
+static void gone_record(struct monitor *m, struct files *f)
+{
+  cleanup_free char *what = NULL, *more = NULL;
+
+  if (f->n_gone == 0)
+    return;
+  more = f->n_gone > 1 ? xfmt(" and %llu more were", (unsigned long long)(f->n_gone - 1))
+                       : xstrdup(" was");
+  what = xfmt("file events lost: directory %s%s%s removed before %s could be watched "
+              "(what was written in %s, if anything, is not recorded)",
+              strcmp(f->ws_path, "/") == 0 ? "" : f->ws_path, f->gone_first, more,
+              f->n_gone > 1 ? "they" : "it", f->n_gone > 1 ? "them" : "it");
+  monitor_loss(m, "file", what, f->n_gone);
+  f->n_gone = 0;
+  free(f->gone_first);
+  f->gone_first = NULL;
+  f->last_gone_dir_ms = monitor_now_ms();
+}
+
+/* per_dir: a directory of upper removed (rel) that was never marked: made
+ * and removed before the monitor read its create, so that nothing written
+ * in it had an event.  Without a mark nothing tells an empty one from one
+ * filled and emptied (`mkdir d; echo x >d/f; rm -r d`), so it is a loss
+ * naming it, never silence (fixed, gone-dir-unwatched: such a tree left
+ * only its create and delete, and no word of a loss).  One record a second
+ * at most: the first directory by its path, the others counted. */
+static void gone_unwatched(struct monitor *m, struct files *f, const char *rel)
+{
+  if (f->n_gone++ == 0)
+    f->gone_first = xstrdup(rel);
+  if (monitor_now_ms() - f->last_gone_dir_ms >= 1000)
+    gone_record(m, f);
+}
+
 /* Record and drop pending entries older than the window (all when final). */
 static bool files_flush(struct monitor *m, void *ctx, bool final)
 {
   struct files *f = ctx;
   int64_t now = monitor_now_ms();
   size_t kept = 0;
+
+  if (f->n_gone > 0 && (final || now - f->last_gone_dir_ms >= 1000))
+    gone_record(m, f);
 
   for (size_t i = 0; i < f->n; i++) {
     if (final || now - f->pend[i].first_ms >= MONITOR_COALESCE_MS)
@@ -979,7 +1024,7 @@ static bool files_flush(struct monitor *m, void *ctx, bool final)
       f->pend[kept++] = f->pend[i];
   }
   f->n = kept;
-  return f->n > 0;
+  return f->n > 0 || f->n_gone > 0;
 }
 
 static struct pending_file *note(struct monitor *m, struct files *f, const char *path,
@@ -1388,11 +1433,16 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
     if (mask & ~(uint64_t)FAN_ONDIR)
       note(m, f, path, mask, md->pid);
     if (f->per_dir && (md->mask & FAN_ONDIR)) {
-      if (md->mask & (FAN_CREATE | FAN_MOVED_TO))
+      /* (the kernel merges a directory's create and delete read late into
+       * one event: marked now, it is there again; not, it is gone) */
+      bool made = (md->mask & (FAN_CREATE | FAN_MOVED_TO)) != 0;
+      if (made)
         mark_tree(m, f, erel, true);
-      else if (md->mask & FAN_DELETE)
+      if ((md->mask & FAN_DELETE) && dirs_find_rel(f, erel) == NULL)
+        gone_unwatched(m, f, erel);
+      else if ((md->mask & FAN_DELETE) && !made)
         dirs_forget_one(f, erel);
-      else if (md->mask & FAN_MOVED_FROM)
+      else if ((md->mask & FAN_MOVED_FROM) && !made)
         dirs_forget(f, erel);
     }
     free(path);
@@ -1565,6 +1615,7 @@ static void files_free(struct files *f)
   for (unsigned k = 0; k < FILES_INODES; k++)
     free(f->inodes[k].path);
   strv_free(f->protected);
+  free(f->gone_first);
   free(f->evicted);
   free(f->ws_path);
   free(f);
