@@ -85,7 +85,7 @@
 #define FILES_PATH_MAX 8192       /* a directory's path below the tree, in a record */
 #define FILES_WALK_MAX 64         /* ... names read from parents past PATH_MAX */
 #define FILES_SCAN_MAX 65536      /* ... entries read from each parent */
-#define FILES_EVICTED 4096        /* directories of the tree pushed out of the cache */
+#define FILES_EVICTED 65536       /* directories of the tree pushed out of the cache, kept */
 
 #ifndef FAN_RENAME
 #define FAN_RENAME 0x10000000
@@ -195,13 +195,15 @@ struct files {
   bool own_fs;       /* the marked file system is the workspace's alone (its image) */
   bool gone_dir;     /* an event's directory was gone, not named (own_fs: a loss) */
   bool have_targets; /* events give a directory's own handle (FAN_REPORT_TARGET_FID) */
-  /* not own_fs: the handles (their fingerprints, key_print) of directories
-   * of the tree whose cache slot another took, the latest FILES_EVICTED;
-   * n_evicted counts them all.  A handle that no longer opens is of a
-   * directory of the workspace when it is one of these (or may be, once
-   * more were pushed out than are kept), not of the host's. */
+  /* not own_fs: the handles (their fingerprints, key_print; a set, open
+   * addressing, 0 empty) of directories of the tree whose cache slot another
+   * took, and that were neither seen removed nor cached again since, up to
+   * FILES_EVICTED at once.  A handle that no longer opens is of a directory
+   * of the workspace when it is one of these (or may be, once more were
+   * kept than that: evicted_over), not of the host's. */
   uint64_t *evicted;
-  uint64_t n_evicted;
+  size_t n_evicted, cap_evicted;
+  bool evicted_over;
   int64_t last_gone_ms;
   /* files made without a name and linked since (adopt_tmpfile): the kernel's
    * name `#<inode>` (as a record's path) -> the name they got, the latest
@@ -581,6 +583,82 @@ static void dirs_free(struct files *f)
   f->n_dirs = f->cap_dirs = f->n_live = 0;
 }
 
+/* A handle's fingerprint in the evicted set (never 0: an empty slot). */
+static uint64_t evicted_print(const uint8_t *key, size_t klen)
+{
+  uint64_t print = key_print(key, klen);
+
+  return print != 0 ? print : 1;
+}
+
+/* The slot of print in the evicted set, or cap_evicted when not there. */
+static size_t evicted_find(const struct files *f, uint64_t print)
+{
+  size_t mask = f->cap_evicted - 1;
+
+  if (f->cap_evicted == 0)
+    return 0;
+  for (size_t i = print & mask;; i = (i + 1) & mask) {
+    if (f->evicted[i] == print)
+      return i;
+    if (f->evicted[i] == 0)
+      return f->cap_evicted;
+  }
+}
+
+static void evicted_put(struct files *f, uint64_t print)
+{
+  size_t mask;
+
+  if (f->evicted_over || (f->cap_evicted > 0 && evicted_find(f, print) < f->cap_evicted))
+    return;
+  if (2 * (f->n_evicted + 1) > f->cap_evicted) {
+    uint64_t *old = f->evicted;
+    size_t cap = f->cap_evicted;
+    if (f->n_evicted >= FILES_EVICTED) { /* the agent's directories: any may be one now */
+      f->evicted_over = true;
+      free(f->evicted);
+      f->evicted = NULL;
+      f->n_evicted = f->cap_evicted = 0;
+      return;
+    }
+    f->cap_evicted = cap ? cap * 2 : 1024;
+    f->evicted = xmalloc0(f->cap_evicted * sizeof *f->evicted);
+    f->n_evicted = 0;
+    for (size_t i = 0; i < cap; i++)
+      if (old[i] != 0)
+        evicted_put(f, old[i]);
+    free(old);
+  }
+  mask = f->cap_evicted - 1;
+  for (size_t i = print & mask;; i = (i + 1) & mask)
+    if (f->evicted[i] == 0) {
+      f->evicted[i] = print;
+      f->n_evicted++;
+      return;
+    }
+}
+
+/* key is cached again, or its directory was removed: no longer an evicted
+ * one (a deletion that moves the entries after it back, linear probing) */
+static void evicted_drop(struct files *f, const uint8_t *key, size_t klen)
+{
+  size_t i, mask = f->cap_evicted - 1;
+
+  if (f->n_evicted == 0 || (i = evicted_find(f, evicted_print(key, klen))) >= f->cap_evicted)
+    return;
+  for (size_t j = (i + 1) & mask; f->evicted[j] != 0; j = (j + 1) & mask) {
+    size_t home = f->evicted[j] & mask;
+    /* may the entry at j move to the hole at i (its home not in (i, j])? */
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      f->evicted[i] = f->evicted[j];
+      i = j;
+    }
+  }
+  f->evicted[i] = 0;
+  f->n_evicted--;
+}
+
 /* Slot e is about to hold key: a directory of the tree it held is kept
  * among the evicted ones (not own_fs). */
 static void evict(struct files *f, const struct dir_entry *e, const uint8_t *key, size_t klen)
@@ -588,23 +666,37 @@ static void evict(struct files *f, const struct dir_entry *e, const uint8_t *key
   if (f->own_fs || !e->used || e->rel == NULL ||
       (e->klen == klen && memcmp(e->key, key, klen) == 0))
     return;
-  if (f->evicted == NULL)
-    f->evicted = xmalloc0(FILES_EVICTED * sizeof *f->evicted);
-  f->evicted[f->n_evicted++ % FILES_EVICTED] = key_print(e->key, e->klen);
+  evicted_put(f, evicted_print(e->key, e->klen));
 }
 
 /* Was key a directory of the tree pushed out of the cache (or may it have
  * been: more were than are kept)? */
 static bool was_evicted(const struct files *f, const uint8_t *key, size_t klen)
 {
-  uint64_t print = key_print(key, klen);
+  return f->evicted_over || evicted_find(f, evicted_print(key, klen)) < f->cap_evicted;
+}
 
-  if (f->n_evicted > FILES_EVICTED)
-    return true;
-  for (uint64_t i = 0; i < f->n_evicted; i++)
-    if (f->evicted[i] == print)
-      return true;
-  return false;
+/* A directory removed, its handle h given by the event: no event can name
+ * it as theirs after its removal (it was empty), so it leaves the cache
+ * (not an eviction) and the evicted ones.  Before, every directory of a
+ * long build (a compiler's temporary ones) was kept as evicted when its
+ * slot went to another, and past 4,096 of them any handle that no longer
+ * opened, the host's too, was a loss: fixed, evicted-false-loss. */
+static void cache_gone(struct files *f, const struct file_handle *h)
+{
+  uint8_t key[MAX_HANDLE_SZ + 8];
+  size_t klen;
+  struct dir_entry *e;
+
+  if (h->handle_bytes > MAX_HANDLE_SZ)
+    return;
+  klen = handle_key(h, key);
+  e = &f->cache[key_slot(key, klen)];
+  if (e->used && e->klen == klen && memcmp(e->key, key, klen) == 0) {
+    free(e->rel);
+    *e = (struct dir_entry){0};
+  }
+  evicted_drop(f, key, klen);
 }
 
 /* The directory of an event, relative to the watched tree, or NULL. */
@@ -642,6 +734,7 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
     return NULL;
   }
   evict(f, e, key, klen);
+  evicted_drop(f, key, klen);
   free(e->rel);
   e->rel = (char *)resolve_dir(f, fd, &too_long);
   close(fd);
@@ -1334,6 +1427,7 @@ static void cache_made(struct files *f, const struct file_handle *h, const char 
   klen = handle_key(h, key);
   e = &f->cache[key_slot(key, klen)];
   evict(f, e, key, klen);
+  evicted_drop(f, key, klen);
   free(e->rel);
   *e = (struct dir_entry){.klen = klen, .used = true, .rel = rel ? xstrdup(rel) : NULL};
   memcpy(e->key, key, klen);
@@ -1469,6 +1563,11 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
   }
   if ((made_rel != NULL || made_out) && target != NULL && !f->per_dir)
     cache_made(f, target, made_rel);
+  /* a directory's removal comes after every event of what it held; one
+   * merged with its creation (read late) comes before them: kept */
+  if ((md->mask & FAN_DELETE) && (md->mask & FAN_ONDIR) &&
+      !(md->mask & (FAN_CREATE | FAN_MOVED_TO)) && target != NULL && !f->per_dir)
+    cache_gone(f, target);
 }
 
 static void files_read(struct monitor *m, int fd, short revents, void *ctx)

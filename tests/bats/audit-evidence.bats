@@ -604,6 +604,43 @@ run_flood_verified() {
 	[ ! -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || fail "the upper layer is an image"
 }
 
+@test "audit-evidence: evicted-false-loss: a long honest build (10,000 temporary directories made, filled and removed in turn) beside the host's own temporary directories is no loss, without workspace.size" {
+	# the monitor kept the latest 4,096 directories of the workspace pushed out of its cache,
+	# the removed ones too; past 4,096, any handle that no longer opened (the host's directories
+	# on the upper layer's file system, removed before their events were read) was taken for
+	# one of them: a loss on every long build
+	bind_workspace
+	printf '{"name": "agent-plain-upper", "extends": "agent", "workspace": {"mode": "overlay", "size": "0"}}\n' \
+		>"$BUNDLE/plain-upper.json"
+	export AGENTRT_PROFILE=$BUNDLE/plain-upper.json
+	set_cmd 'fileops tmpdirs /workspace/t 10000 && echo done >/tmp/done; sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	# the host's temporary directories on the upper layer's file system meanwhile and after
+	mkdir -p "$BUNDLE/hostact"
+	for i in $(seq 1 1200); do
+		[ -e "/proc/$ipid/root/tmp/done" ] && break
+		mkdir "$BUNDLE/hostact/h$i" && echo x >"$BUNDLE/hostact/h$i/f" && rm -r "$BUNDLE/hostact/h$i"
+	done
+	[ -e "/proc/$ipid/root/tmp/done" ] || fail "the build did not end"
+	for i in $(seq 1 100); do
+		mkdir "$BUNDLE/hostact/late$i" && echo x >"$BUNDLE/hostact/late$i/f" && rm -r "$BUNDLE/hostact/late$i"
+	done
+	run rt exec "$ID" touch /workspace/ready
+	wait_ready
+	rt kill "$ID" KILL
+	wait_for_status "$ID" stopped 20
+	ra delete "$ID"
+	[ ! -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || fail "the upper layer is an image"
+	json=$(ra audit --format json "$ID")
+	echo "# $(jq -s '[.[] | select(.kind == "file" and ((.path // "") | test("^/workspace/t[0-9]+/f$")))] | length' <<<"$json") files named, $(jq -s '[.[] | select(.kind == "file") | .coalesced // 0] | add' <<<"$json") counted" >&3
+	[ -z "$(jq -c 'select(.kind == "audit_error")' <<<"$json")" ] || fail "$(jq -c 'select(.kind == "audit_error")' <<<"$json" | head -3)"
+	# (the flood of records is counted, not named: "incomplete", but no events lost)
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] && [[ "$output" != *"events lost"* ]] || fail "verify: $output"
+}
+
 # gone_dirs_lost: 90 directories made, filled and removed while the monitor could not read
 # (the container's profile: $AGENTRT_PROFILE); their files are named or a loss verify reports
 gone_dirs_lost() {

@@ -16,12 +16,16 @@
  *                      put back the file's atime and mtime (utimensat)
  *   setxattr FILE NAME VALUE   set an extended attribute (VALUE "cap" is a
  *                      version 2 security.capability of cap_net_raw, effective)
+ *   tmpdirs PREFIX N   N times, one after the other: make the directory
+ *                      PREFIX<i>, write PREFIX<i>/f, remove both (a compiler's
+ *                      temporary directories), 1 ms apart
  * No open with O_TRUNC, no write(2) except where named.  Used by the audit
  * suite. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -87,6 +91,33 @@ static int passfd(const char *file)
   return 0;
 }
 
+static int fd_write(const char *path)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+  if (fd < 0)
+    return -1;
+  if (write(fd, "x\n", 2) != 2) {
+    close(fd);
+    return -1;
+  }
+  return close(fd);
+}
+
+static int tmpdirs(const char *prefix, int n)
+{
+  char dir[4096], file[4200];
+
+  for (int i = 0; i < n; i++) {
+    snprintf(dir, sizeof dir, "%s%d", prefix, i);
+    snprintf(file, sizeof file, "%s/f", dir);
+    if (mkdir(dir, 0755) < 0 || (fd_write(file) < 0) || unlink(file) < 0 || rmdir(dir) < 0)
+      return die("tmpdirs");
+    usleep(1000);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *op = argc > 1 ? argv[1] : "";
@@ -99,6 +130,8 @@ int main(int argc, char **argv)
   }
   if (strcmp(op, "passfd") == 0)
     return passfd(argv[2]);
+  if (strcmp(op, "tmpdirs") == 0 && argc == 4)
+    return tmpdirs(argv[2], atoi(argv[3]));
   if (strcmp(op, "setxattr") == 0 && argc == 5) {
     /* struct vfs_cap_data, revision 2: magic_etc, then permitted/inheritable
      * per 32-bit word; CAP_NET_RAW is 13 */
