@@ -1463,7 +1463,7 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
   const uint8_t *p = ev + md->metadata_len, *end = ev + md->event_len;
   cleanup_free char *from = NULL, *to = NULL, *from_rel = NULL, *to_rel = NULL;
   cleanup_free char *made_rel = NULL; /* a directory made or moved in, its path */
-  const struct file_handle *target = NULL;
+  const struct file_handle *target = NULL, *dir = NULL;
   bool made_out = false; /* ... made or moved outside the tree */
   uint64_t mask;
 
@@ -1484,6 +1484,8 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
         info->hdr.info_type != FAN_EVENT_INFO_TYPE_NEW_DFID_NAME)
       continue;
     name = (const char *)h->f_handle + h->handle_bytes;
+    if (info->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME)
+      dir = h;
     if ((rel = dir_rel(f, h)) == NULL) {
       made_out |= info->hdr.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME && (md->mask & FAN_ONDIR) &&
                   (md->mask & FAN_CREATE);
@@ -1566,8 +1568,11 @@ static void on_event(struct monitor *m, struct files *f, const struct fanotify_e
   /* a directory's removal comes after every event of what it held; one
    * merged with its creation (read late) comes before them: kept */
   if ((md->mask & FAN_DELETE) && (md->mask & FAN_ONDIR) &&
-      !(md->mask & (FAN_CREATE | FAN_MOVED_TO)) && target != NULL && !f->per_dir)
-    cache_gone(f, target);
+      !(md->mask & (FAN_CREATE | FAN_MOVED_TO)) && target != NULL && !f->per_dir &&
+      !(dir != NULL && dir->handle_type == target->handle_type &&
+        dir->handle_bytes == target->handle_bytes &&
+        memcmp(dir->f_handle, target->f_handle, dir->handle_bytes) == 0))
+    cache_gone(f, target); /* (never the directory it was in) */
 }
 
 static void files_read(struct monitor *m, int fd, short revents, void *ctx)
