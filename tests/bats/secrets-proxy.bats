@@ -927,7 +927,7 @@ child_own_secret() {
 	cp "$REPO_ROOT/tests/helpers/hello-flood.js" "$ROOTFS/hello-flood.js"
 	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
 	px_run
-	local mon px c0 t0 out used wall answered limit
+	local mon px c0 t0 out used wall answered
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
 	[ -n "$px" ] || fail "no proxy under the monitor $mon"
@@ -961,8 +961,11 @@ child_own_secret() {
 	# same for the build before and after 2026-12-06's changes).  The CPU bound is one CPU; the
 	# budget's check above is what catches an unbudgeted proxy (1,156 handshakes in 4 s)
 	[ "$answered" -le $((128 + 32 * (wall / 1000 + 2))) ] || fail "the proxy took $answered in $wall ms"
-	limit=1
-	[ "$((used * limit))" -lt "$wall" ] || fail "the proxy used $used ms of CPU in $wall ms"
+	# (ASan's build spends ~65 ms of CPU on a handshake: the budget's 32 a second are two CPUs
+	# there, so only the budget above is its bound)
+	if ! ldd "$AGENTRT" 2>/dev/null | grep -q libasan; then
+		[ "$used" -lt "$wall" ] || fail "the proxy used $used ms of CPU in $wall ms"
+	fi
 	# honest use after the flood: the value reaches its host (the connections queued behind the
 	# budget go first)
 	run in_ctr sh -c 'curl -sS --max-time 30 -H "Authorization: Bearer $API_TOKEN" https://api.example.test/after'
