@@ -91,10 +91,12 @@ load helpers
 	local owner
 	owner=$(stat -c %u "/proc/$pid/mem")
 	as_user "$AGENTRT" --root "$d/state" delete --force r2 || { rm -rf "$d"; fail "delete"; }
+	local left
+	left=$(as_user "$AGENTRT" --root "$d/state" list -q)
+	rm -rf "$d"
 	# (a zombie of the host's pid 1 at most)
 	[ ! -e "/proc/$pid" ] || grep -q '^State:.*Z' "/proc/$pid/status" || fail "the init $pid is still there"
-	[ -z "$(as_user "$AGENTRT" --root "$d/state" list -q)" ] || fail "left in list"
-	rm -rf "$d"
+	[ -z "$left" ] || fail "left in list: $left"
 	[ "$owner" = 0 ] || fail "the created init's /proc/$pid/mem is uid $owner's"
 }
 
