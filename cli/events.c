@@ -150,13 +150,15 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
     ret = print_stats(c, err);
     goto out;
   }
+  /* events-oom-at-once: an OOM is told when the kernel records it, as
+   * runc's; without a watch (no memory controller) at each interval.  The
+   * watch before the count it is compared with: an OOM between the two
+   * would be in neither (the eventfd tells only what comes after it) */
+  oomfd = cgroup_oom_watch(c->cgroup, err);
+  error_clear(err);
   cgroup_oom_count(c->cgroup, &ooms, err);
   error_clear(err);
   pidfd = init_pidfd(c);
-  /* events-oom-at-once: an OOM is told when the kernel records it, as
-   * runc's; without a watch (no memory controller) at each interval */
-  oomfd = cgroup_oom_watch(c->cgroup, err);
-  error_clear(err);
   /* as runc's ticker: the first sample one interval in (events-first-after-interval);
    * the init's exit ends the wait at once, not at the interval's end */
   next = now_ms() + interval_ms;

@@ -762,10 +762,12 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	run_detached c1
 	[ "$status" -eq 0 ] || fail "run -d: $output"
 	"$AGENTRT" --root "$TEST_ROOT" events --interval 1h c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" &
-	local ev=$! state= i
-	for i in $(seq 100); do
-		read -r _ _ state _ <"/proc/$ev/stat" 2>/dev/null || break
-		[ "$state" = S ] && break
+	local ev=$! nr= i
+	# until it waits in poll(2) (7; runc: a Go program, in epoll_pwait 281 or futex 202): a
+	# process asleep is not yet one that watches (under load its S was before the watch)
+	for i in $(seq 200); do
+		read -r nr _ <"/proc/$ev/syscall" 2>/dev/null || break
+		[ "$nr" = 7 ] || [ "$nr" = 281 ] || [ "$nr" = 202 ] && break
 		sleep 0.05
 	done
 	# (is_agentrt: runc starts its watch in a goroutine; give it time to be in place)
