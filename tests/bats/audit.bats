@@ -453,17 +453,22 @@ has_program() { # ID NAME ARG0
 	[ ! -e "$(trail_dir c1)" ]
 }
 
-@test "audit: egress decisions: a refused name and a denied connection" {
-	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
-	requires nsenter ip
+# c1 created to run `sleep 100`, with a route out of its own network namespace (a veth pair
+# in there: nothing on the host changes); pid is its init's
+created_with_route() {
 	set_args sleep 100
 	create_container c1
 	[ "$status" -eq 0 ] || fail "create: $output"
 	pid=$(container_pid c1)
-	# a route out of the container's own network namespace (nothing on the host changes)
 	nsenter -t "$pid" -n sh -c 'ip link add va type veth peer name vb &&
 		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
 		skip "cannot make a veth pair"
+}
+
+@test "audit: egress decisions: a refused name and a denied connection" {
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
+	requires nsenter ip
+	created_with_route
 	rt start c1
 	rt exec c1 sh -c 'nslookup refused.example.com 127.0.0.1; nc -w 1 198.51.100.7 80 </dev/null; true' || true
 	sleep 1.5 # denied packets are coalesced for a second
@@ -483,13 +488,7 @@ has_program() { # ID NAME ARG0
 @test "audit: escape: nflog-forged: a packet message sent to the monitor's NFLOG port by a process, not the kernel, is not recorded" {
 	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
 	requires nsenter python3 ip
-	set_args sleep 100
-	create_container c1
-	[ "$status" -eq 0 ] || fail "create: $output"
-	pid=$(container_pid c1)
-	nsenter -t "$pid" -n sh -c 'ip link add va type veth peer name vb &&
-		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
-		skip "cannot make a veth pair"
+	created_with_route
 	rt start c1
 	# from the container's network namespace (host root: CAP_NET_ADMIN over it), a "denied"
 	# packet to 192.0.2.99:4444 to every NETLINK_NETFILTER port but the kernel's
