@@ -922,15 +922,20 @@ child_own_secret() {
 	! grep -q "/childpost" "$PX_DIR/api.log" || fail "the POST arrived"
 }
 
+# mon and px (the caller's): the container $ID's monitor and its proxy process
+find_proxy() {
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
+	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+}
+
 @test "secrets-proxy: escape: handshake-flood-cpu: a container held to 0.25 CPU sending ClientHellos in a loop keeps its proxy to its handshake budget; the secret still reaches its host" {
 	[ -x /usr/bin/node ] || skip "no node on the host"
 	cp "$REPO_ROOT/tests/helpers/hello-flood.js" "$ROOTFS/hello-flood.js"
 	update_config '.linux.resources.cpu = {"quota": 25000, "period": 100000}'
 	px_run
 	local mon px c0 t0 out used wall answered
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
-	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	find_proxy
 	# the proxy's own time and its connections' (it reaps them)
 	c0=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$px/stat")
 	t0=$(date +%s%N)
@@ -979,9 +984,7 @@ child_own_secret() {
 	sub_ws
 	px_run
 	local mon px n=0 i
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
-	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	find_proxy
 	in_ctr /run/agentrt/bin/agentrt sub run --name hog --detach --allow api.example.test -- sh -c \
 		'for i in $(seq 150); do curl -ks --max-time 40 -o /dev/null https://api.example.test/slow & done; wait' >/dev/null ||
 		fail "sub run"
@@ -1008,9 +1011,7 @@ child_own_secret() {
 	# (the bound: an eighth of a CPU, taking 120 connections' processes included, 4-9 % here;
 	# the old busy wait took 36 %)
 	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=2
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
-	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	find_proxy
 	# each connection's process waited for the rest of the ClientHello (or request head) by
 	# peeking at what it had every 2 ms, awake, for up to 10 s: 120 connections that sent one
 	# byte took 4 s of its CPU in 11 s (outside the container's cgroup) while the client slept
@@ -1079,9 +1080,7 @@ child_own_secret() {
 	cp "$REPO_ROOT/tests/helpers/keepalive-idle.js" "$ROOTFS/keepalive-idle.js"
 	px_run
 	local mon px out
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
-	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	find_proxy
 	# each connection is a process of the proxy's on the host, outside the container's cgroup:
 	# an agent held 128 of them idle for as long as it liked
 	in_ctr node /keepalive-idle.js 4 >"$BUNDLE/idle.out" 2>&1 &
@@ -1160,9 +1159,7 @@ child_own_secret() {
 	cp "$REPO_ROOT/tests/helpers/trickle-head.js" "$ROOTFS/trickle-head.js"
 	px_run
 	local mon px out
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
-	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	find_proxy
 	# each read from the client waited at most 30 s, but a head that grew by a byte within
 	# that was awaited for ever: an agent held its 128 connection processes (outside its
 	# cgroup) with a byte every 29 s each
@@ -1188,9 +1185,7 @@ child_own_secret() {
 	cp "$REPO_ROOT/tests/helpers/trickle-body.js" "$ROOTFS/trickle-body.js"
 	px_run
 	local mon px out
-	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	px=$(pgrep -P "$mon" -x agentrt-proxy | head -1)
-	[ -n "$px" ] || fail "no proxy under the monitor $mon"
+	find_proxy
 	: >"$PX_DIR/other80.log"
 	# a head had to be whole within 10 s, but a body only had each read's 30 s: a byte every
 	# 29 s held the connection's process (outside the container's cgroup) for ever
