@@ -90,7 +90,6 @@ setup() {
 	expect_error "does not exist" restore nope
 	report
 	if is_agentrt; then
-		setup_bundle
 		set_args sleep 100
 		rt create --bundle "$BUNDLE" cp1 >/dev/null
 		run rt checkpoint cp1
