@@ -262,6 +262,37 @@ static void track_del(pid_t pid)
   }
 }
 
+/* The container's processes whose exit was handled, last EXITED_MAX of
+ * them.  Forks and exits are read whole on every wake-up, execs at most
+ * PROC_DRAIN_MAX / 2 (and one queued between the two reads waits too): a
+ * short program's fork and exit can be handled before its exec, which then
+ * found it neither tracked nor there to look at, and it went unrecorded
+ * without a loss (exit-before-exec, audit-evidence.bats).  Its exit leaves
+ * it here, so that exec is still known as ours.  4 KiB, touched only by a
+ * container whose processes exit. */
+#define EXITED_MAX 512
+static struct tracked exited[EXITED_MAX];
+static size_t n_exited, exited_next;
+
+static void exited_add(pid_t pid, pid_t ppid)
+{
+  exited[exited_next] = (struct tracked){pid, ppid};
+  exited_next = (exited_next + 1) % EXITED_MAX;
+  if (n_exited < EXITED_MAX)
+    n_exited++;
+}
+
+/* pid's parent when pid exited as ours (the latest such exit), else 0 */
+static pid_t exited_parent(pid_t pid)
+{
+  for (size_t n = 0; n < n_exited; n++) {
+    const struct tracked *e = &exited[(exited_next + EXITED_MAX - 1 - n) % EXITED_MAX];
+    if (e->pid == pid)
+      return e->ppid > 0 ? e->ppid : -1;
+  }
+  return 0;
+}
+
 /* A live process with an empty cmdline is between two execs (or wiped its
  * arguments): look again at the next tick, then record its comm. */
 #define INCOMPLETE_MAX 32
@@ -504,11 +535,37 @@ static void record_exec(struct monitor *m, pid_t pid, bool owned, bool force, pi
   jb_free(&b);
 }
 
+/* Is the process at dir the one of ours that exited as pid (a zombie of
+ * that parent), not a process the pid was given to since? */
+static bool still_exited(struct monitor *m, pid_t pid, pid_t ppid)
+{
+  char rel[24];
+  struct procfs_status st;
+  struct error err = {0};
+  cleanup_close int dir = -1;
+
+  snprintf(rel, sizeof rel, "%d", pid);
+  dir = procfs_open(rel, O_PATH | O_DIRECTORY, &err);
+  if (dir < 0)
+    return true; /* reaped */
+  read_status(dir, &st);
+  if (st.state == '\0' || ((st.state == 'Z' || st.state == 'X') && (ppid < 0 || st.ppid == ppid)))
+    return true;
+  return monitor_owns_procdir(m, dir);
+}
+
 static void on_exec(struct monitor *m, pid_t pid)
 {
   bool known = incomplete_take(pid) || track_find(pid) != NULL;
+  pid_t ppid = 0;
 
-  record_exec(m, pid, known, false, 0);
+  /* its fork and exit were handled first: ours, and most likely gone */
+  if (!known && (ppid = exited_parent(pid)) != 0) {
+    known = still_exited(m, pid, ppid);
+    if (ppid < 0)
+      ppid = 0;
+  }
+  record_exec(m, pid, known, false, ppid);
 }
 
 static bool proc_flush(struct monitor *m, void *ctx, bool final)
@@ -541,11 +598,14 @@ static void on_exit_event(struct monitor *m, const struct proc_event *ev)
 {
   pid_t pid = ev->event_data.exit.process_pid, tgid = ev->event_data.exit.process_tgid;
   int status = (int)ev->event_data.exit.exit_code;
+  struct tracked *t;
 
   if (pid != tgid)
     return; /* a thread */
-  if (track_find(tgid) != NULL)
+  if ((t = track_find(tgid)) != NULL) {
     monitor_check_pids_soon(m);
+    exited_add(tgid, t->ppid);
+  }
   track_del(tgid);
   if (tgid == m->init_pid) {
     m->have_exit = true;
