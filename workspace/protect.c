@@ -893,6 +893,32 @@ static void hold_repo_with_objects(struct ws_changes *c, const struct ws_gitdir_
   }
 }
 
+/* `git pack-refs` and `git gc` move the loose refs into packed-refs and
+ * delete their files: a packed-refs held back keeps back the loose refs
+ * deleted below its git dir too, or the host's branches were left named
+ * nowhere (packed-refs-held-back). */
+static void hold_loose_refs_with_packed(struct ws_changes *c)
+{
+  for (size_t i = 0; i < c->n; i++) {
+    const struct ws_change *pk_ch = &c->v[i];
+    const char *base = strrchr(pk_ch->path, '/');
+    size_t len = base ? (size_t)(base - pk_ch->path) + 1 : 0;
+    if (pk_ch->protect == NULL || pk_ch->kind == WS_DELETED ||
+        strcmp(pk_ch->path + len, "packed-refs") != 0)
+      continue;
+    for (size_t j = 0; j < c->n; j++) {
+      struct ws_change *ch = &c->v[j];
+      if (ch->protect != NULL || ch->kind != WS_DELETED || ch->type != WS_T_FILE ||
+          strncmp(ch->path, pk_ch->path, len) != 0 || strncmp(ch->path + len, "refs/", 5) != 0)
+        continue;
+      cleanup_free char *q = ws_quote_path(pk_ch->path);
+      ch->protect = xfmt("a loose ref deleted beside a packed-refs held back (`%s`: without it "
+                         "the host's ref would be named nowhere)",
+                         q);
+    }
+  }
+}
+
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l)
 {
   struct objfile_cache oc = {0};
@@ -949,6 +975,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
     else
       ch->protect = ws_git_ref_reason(&refs, ch, l, patterns, &probe);
   }
+  hold_loose_refs_with_packed(c);
   hold_repo_with_objects(c, &probe);
   ws_gitrefs_free(refs);
   free(oc.fds);

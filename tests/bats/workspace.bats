@@ -1989,6 +1989,41 @@ PY
     fail "the refs are not held back with the pack: $(jq -c '[.changes[] | select(.path | test("refs")) | [.kind, .path, .protected]]' <<<"$diff")"
 }
 
+# `git pack-refs` (or `git gc`) moves every loose ref into packed-refs and deletes the loose
+# files: with the new packed-refs held back (here it carries a replace ref that makes the
+# host's `git log` and `git reset --hard` show a forged commit for its HEAD), committing the
+# deletions alone left the host's branch named nowhere ("your current branch does not have
+# any commits yet").  The deletions wait with the packed-refs that holds their values.
+@test "workspace: packed-refs-held-back: the loose refs git pack-refs deleted wait with a packed-refs held back, and the host's branch stays" {
+  host_repo plain
+  local head0
+  head0=$(git -C "$HOST" rev-parse HEAD)
+  git -C "$HOST" branch side
+  bundle_usr 'set -e; cd /workspace; h=$(git rev-parse HEAD); echo forged >a.txt; git commit -q -am base
+    f=$(git rev-parse HEAD); git reset -q --hard "$h"; git replace "$h" "$f"; git pack-refs --all
+    test ! -e .git/refs/heads/master && test ! -e .git/refs/heads/side && grep -q refs/replace/ .git/packed-refs
+    echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  marked .git/packed-refs .git/refs/heads/master .git/refs/heads/side
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [[ "$output" == *"left out .git/packed-refs"* && "$output" == *"left out .git/refs/heads/master"* ]] ||
+    fail "commit: $output"
+  [ "$(git -C "$HOST" rev-parse -q --verify refs/heads/master)" = "$head0" ] &&
+    [ "$(git -C "$HOST" rev-parse -q --verify refs/heads/side)" = "$head0" ] ||
+    fail "the host's branches are gone: $(git -C "$HOST" log --oneline -1 2>&1); $(ls -R "$HOST/.git/refs")"
+  [ -z "$(git -C "$HOST" replace -l)" ] || fail "a replace ref reached the host"
+  git -C "$HOST" reset -q --hard && [ "$(cat "$HOST/a.txt")" = hello ] || fail "a.txt: $(cat "$HOST/a.txt")"
+  # control: the packed-refs and the deletions included, the host's branches are its packed ones
+  # and its git shows the forged commit for its HEAD (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/packed-refs --include-protected .git/refs/heads
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  [ ! -e "$HOST/.git/refs/heads/master" ] && [ "$(git -C "$HOST" rev-parse master)" = "$head0" ] ||
+    fail "control: master: $(ls -R "$HOST/.git/refs")"
+  git -C "$HOST" reset -q --hard && [ "$(cat "$HOST/a.txt")" = forged ] || fail "control: a.txt: $(cat "$HOST/a.txt")"
+}
+
 # packlib DIR: DIR/packlib.py, for the tests' pack builders: var() and hdr() (a pack
 # entry's size and header) and write_pack(ents, ids) (.git/objects/pack/pack-<id>.pack and its
 # version 2 .idx; the path without its suffix)
