@@ -1317,6 +1317,13 @@ struct cmp {
 };
 
 #define UNREADABLE "a commit agentrt cannot read (git checks none of its paths)"
+#define MAX_NOTES_DEPTH 64    /* a notes tree's fan-out levels (git makes a few) */
+#define MAX_NOTES_READ 100000 /* notes and their subtrees read for one notes ref */
+#define NOTES_TOO_MANY                                                                             \
+  "more new notes than agentrt reads (100,000: review them with `git notes list`)"
+#define NOTES_CONTROL                                                                              \
+  "a note or notes commit holding terminal control characters (the host's `git log` prints notes " \
+  "as they are: an escape sequence can rewrite what the reviewer's terminal shows)"
 
 static bool same_entry(const struct tentry *a, const struct tentry *b, size_t hlen)
 {
@@ -1419,6 +1426,81 @@ static bool tree_diff(struct cmp *c, const unsigned char *new_oid, const unsigne
   }
   c->held = held;
   return ok;
+}
+
+/* A notes tree (a blob for each annotated object, named by its id, in
+ * subtrees of two hex digits when there are many) against old (NULL: none):
+ * false when a blob it brings (not old's at the same name) holds a terminal
+ * control, or when it cannot be read or is over the budget (*budget: blobs
+ * and subtrees left to read); *ret_why says which. */
+static bool notes_tree_ok(struct ws_gitodb *db, const unsigned char *new_oid,
+                          const unsigned char *old_oid, size_t hlen, size_t depth, size_t *budget,
+                          const char **ret_why)
+{
+  cleanup_free unsigned char *nd = NULL, *od = NULL;
+  cleanup_free struct tentry *nv = NULL, *ov = NULL;
+  size_t nn = 0, on = 0, ns = 0, os = 0;
+  int type;
+
+  if (depth > MAX_NOTES_DEPTH || *budget == 0 ||
+      ws_gitodb_read(db, new_oid, hlen, &type, &nd, &ns) < 0 || type != OBJ_TREE ||
+      !tree_entries(nd, ns, hlen, &nv, &nn)) {
+    *ret_why = *budget == 0 ? NOTES_TOO_MANY : UNREADABLE;
+    return false;
+  }
+  (*budget)--;
+  if (old_oid && ws_gitodb_read(db, old_oid, hlen, &type, &od, &os) == 0 && type == OBJ_TREE &&
+      tree_entries(od, os, hlen, &ov, &on) && on > 1)
+    qsort(ov, on, sizeof *ov, tentry_cmp);
+  for (size_t i = 0; i < nn; i++) {
+    const struct tentry *e = &nv[i], *o = on ? bsearch(e, ov, on, sizeof *ov, tentry_cmp) : NULL;
+    uint32_t t = canon_mode(e->mode) & GIT_S_IFMT;
+    cleanup_free unsigned char *data = NULL;
+    size_t size;
+    if (o && same_entry(e, o, hlen))
+      continue;
+    if (t == GIT_S_IFDIR) {
+      if (!notes_tree_ok(db, e->oid,
+                         o && (canon_mode(o->mode) & GIT_S_IFMT) == GIT_S_IFDIR ? o->oid : NULL,
+                         hlen, depth + 1, budget, ret_why))
+        return false;
+      continue;
+    }
+    if (t == GIT_S_IFGITLINK)
+      continue;
+    if (*budget == 0) {
+      *ret_why = NOTES_TOO_MANY;
+      return false;
+    }
+    (*budget)--;
+    if (ws_gitodb_read(db, e->oid, hlen, &type, &data, &size) < 0) {
+      *ret_why = UNREADABLE;
+      return false;
+    }
+    /* git log prints a note blob's text as it is, under the commit it annotates */
+    if (type == OBJ_BLOB && ws_term_control(data, size)) {
+      *ret_why = NOTES_CONTROL;
+      return false;
+    }
+  }
+  return true;
+}
+
+const char *ws_git_notes_reason(struct ws_gitodb *db, const unsigned char *new_id,
+                                const unsigned char *old_id, size_t hlen)
+{
+  unsigned char nt[32], ot[32];
+  size_t budget = MAX_NOTES_READ;
+  const char *why = NULL;
+  int r;
+
+  if (old_id && memcmp(new_id, old_id, hlen) == 0)
+    return NULL;
+  if ((r = tree_of(db, new_id, hlen, true, nt)) <= 0)
+    return r == 0 ? NULL : r == -2 ? NOTES_CONTROL : UNREADABLE;
+  if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
+    old_id = NULL;
+  return notes_tree_ok(db, nt, old_id ? ot : NULL, hlen, 0, &budget, &why) ? NULL : why;
 }
 
 /* The committer's time of a commit's header (0 when there is none). */

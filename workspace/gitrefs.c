@@ -541,6 +541,10 @@ static char *check_id(struct ws_gitrefs *r, const char *name, const struct ws_oi
                                id->hlen, patterns, &path);
   if (why == NULL)
     why = ancestors_reason(r, id, base, patterns, &path);
+  /* `git log` shows the notes of refs/notes/commits (and of notes.displayRef's) */
+  if (why == NULL && strncmp(name, "refs/notes/", 11) == 0)
+    why = ws_git_notes_reason(
+        r->db, id->b, n_allowed && allowed[0].hlen == id->hlen ? allowed[0].b : NULL, id->hlen);
   if (why == NULL)
     return NULL;
   if (path == NULL)

@@ -142,6 +142,14 @@ bool ws_git_parse_hex(const char *s, size_t n, size_t hlen, unsigned char *ret_o
 const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_id,
                                  const unsigned char *old_id, size_t hlen, char *const *patterns,
                                  char **ret_path);
+/* Why the notes commit new_id (a notes ref's value: a tree of blobs, one
+ * for each object annotated, that `git log` prints under it) could rewrite
+ * what the reviewer's terminal shows, against old_id (the host's value of
+ * that ref, NULL: none): its message, or a note it brings that old_id's tree
+ * does not hold, holds a terminal control (ws_term_control); more notes
+ * than agentrt reads or one it cannot read is a reason too.  NULL when none. */
+const char *ws_git_notes_reason(struct ws_gitodb *db, const unsigned char *new_id,
+                                const unsigned char *old_id, size_t hlen);
 /* The first max parents of the commit id (or of the commit a tag names)
  * into ret (*ret_n of them); -1 when it cannot be read or is no commit. */
 int ws_git_commit_parents(struct ws_gitodb *db, const unsigned char *id, size_t hlen,

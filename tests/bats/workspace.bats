@@ -1395,6 +1395,36 @@ history_escape() {
     git -C "$HOST" tag -n1 v1 | grep -q "$(printf '\342\201\247')" || fail "control: $(git -C "$HOST" log --all --format=%B | od -c | head)"
 }
 
+# `git log` prints the notes of refs/notes/commits under each commit they annotate, as they
+# are: the agent's note on the host's own commit erased the line above and retitled the
+# terminal of the operator's `git log | cat`, and `workspace diff` showed only a new ref and
+# object files.  The notes ref is held back; an honest note (UTF-8, a tab) on another notes
+# ref passes, and a note the host already had is not read again.
+@test "escape: notes: terminal escapes in a note the agent adds to the host's commit reach the host's git log" {
+  host_repo plain
+  git -C "$HOST" notes add -m "reviewed" HEAD
+  bundle_usr "set -e; cd /workspace; echo w >>a.txt; git commit -q -am work
+    git notes add -f -m \"\$(printf 'ok\033[1A\033[2K\033]0;owned\007')\" HEAD~1
+    git notes --ref review add -m \"\$(printf 'caf\303\251\tok')\" HEAD && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/notes/commits
+  [ "$(jq -r '.changes[] | select(.path == ".git/refs/notes/review") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest note is protected: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"terminal control"*"refs/notes/commits"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [[ "$output" == *"left out .git/refs/notes/commits"* ]] || fail "commit: $output"
+  ! git -C "$HOST" log --notes --notes=review | grep -q "$(printf '\033')" || fail "the host's git log prints an escape"
+  git -C "$HOST" log -1 --notes=review | grep -q "$(printf 'caf\303\251\tok')" || fail "the honest note did not arrive"
+  git -C "$HOST" log -1 HEAD~1 | grep -q reviewed || fail "the host's own note is gone"
+  # control: the notes ref included, the host's git log prints the escape (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/refs/notes/commits
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" log | grep -q "$(printf '\033\\[2K')" || fail "control: $(git -C "$HOST" log | od -c | head)"
+}
+
 # reflog_escape VARIANT: the agent leaves a commit of protected files named
 # by its reflogs alone: committed and undone with `git reset --hard HEAD~1`
 # (reset), or an untracked .envrc stashed below a clean stash (stash).  The
