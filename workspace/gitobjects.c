@@ -1204,7 +1204,8 @@ static bool header_id(const unsigned char *data, size_t size, const char *key, s
 /* The tree that oid (a commit, a tag of one, or a tree) checks out:
  * 1 with *ret_tree, 0 for a blob (nothing to check out), -1 unreadable;
  * with text, -2 for a commit or tag on the way whose text (message, names)
- * holds a terminal control (git log and git tag -n print it as it is). */
+ * holds a terminal control (git log and git tag -n print it as it is), -3
+ * for a blob that does (`git show` of the ref prints it as it is). */
 static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, bool text,
                    unsigned char *ret_tree)
 {
@@ -1223,7 +1224,7 @@ static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
       return 1;
     }
     if (type == OBJ_BLOB)
-      return 0;
+      return text && ws_term_control(data, size) ? -3 : 0;
     if (text && ws_term_control(data, size))
       return -2;
     if (type == OBJ_COMMIT)
@@ -1497,7 +1498,7 @@ const char *ws_git_notes_reason(struct ws_gitodb *db, const unsigned char *new_i
   if (old_id && memcmp(new_id, old_id, hlen) == 0)
     return NULL;
   if ((r = tree_of(db, new_id, hlen, true, nt)) <= 0)
-    return r == 0 ? NULL : r == -2 ? NOTES_CONTROL : UNREADABLE;
+    return r == 0 ? NULL : r == -2 || r == -3 ? NOTES_CONTROL : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;
   return notes_tree_ok(db, nt, old_id ? ot : NULL, hlen, 0, &budget, &why) ? NULL : why;
@@ -1584,6 +1585,9 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
            : r == -2 ? "a commit or tag whose message or names hold terminal control characters "
                        "(the host's `git log` prints them as they are: an escape sequence can "
                        "rewrite what the reviewer's terminal shows)"
+           : r == -3 ? "a blob holding terminal control characters (the host's `git show` of "
+                       "the ref prints it as it is: an escape sequence can rewrite what the "
+                       "reviewer's terminal shows)"
                      : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;

@@ -1425,6 +1425,35 @@ history_escape() {
   git -C "$HOST" log | grep -q "$(printf '\033\\[2K')" || fail "control: $(git -C "$HOST" log | od -c | head)"
 }
 
+# A tag may name a blob (git's own repository tags its maintainer's key so): `git show TAG`
+# prints the blob as it is, and the agent's tag of a blob holding escapes (lightweight, and
+# annotated with an honest message) erased the line above in the host's `git show`, where the
+# review checked commits' and tags' text only.  Both tags are held back; an honest tag of a
+# text blob passes.
+@test "escape: a tag naming a blob whose text holds terminal escapes reaches the host's git show" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace
+    b=\$(printf 'ok\033[1A\033[2K\033]0;owned\007\n' | git hash-object -w --stdin)
+    git tag readme \$b && git tag -a -m fine readme2 \$b
+    git tag key \$(printf 'caf\303\251\tkey\n' | git hash-object -w --stdin) && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/tags/readme .git/refs/tags/readme2
+  [ "$(jq -r '.changes[] | select(.path == ".git/refs/tags/key") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest tag is protected: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"a blob holding terminal control"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  ! git -C "$HOST" show readme readme2 2>&1 | grep -q "$(printf '\033')" || fail "the host's git show prints an escape"
+  git -C "$HOST" show key | grep -q "$(printf 'caf\303\251\tkey')" || fail "the honest tag did not arrive"
+  # control: the tags included, the host's git show prints the escape (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/refs/tags/readme --include-protected .git/refs/tags/readme2
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" show readme | grep -q "$(printf '\033\\[2K')" &&
+    git -C "$HOST" show readme2 | grep -q "$(printf '\033\\[2K')" || fail "control: $(git -C "$HOST" show readme | od -c | head)"
+}
+
 # reflog_escape VARIANT: the agent leaves a commit of protected files named
 # by its reflogs alone: committed and undone with `git reset --hard HEAD~1`
 # (reset), or an untracked .envrc stashed below a clean stash (stash).  The
