@@ -327,6 +327,17 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
               x->w->id, strv_len(conflicts));
     goto out;
   }
+  /* meta.json records the host's new state of each path (percent-encoded,
+   * 3 bytes a byte at most, and its fields): taken before anything is
+   * applied, so that a full data directory refuses the commit, not the
+   * record after it (datadir-full-review) */
+  {
+    uint64_t extra = 0;
+    for (size_t i = 0; i < c.n; i++)
+      extra += 3 * (strlen(c.v[i].path) + (c.v[i].old_path ? strlen(c.v[i].old_path) : 0)) + 320;
+    if (workspace_save_reserve(x->w, "commit", extra, err) < 0)
+      goto out;
+  }
   ret = ws_commit_apply(x->w, &l, &c, o->args, o->incl, &n, &skipped, err);
   for (size_t i = 0; skipped && skipped[i]; i++) {
     cleanup_free char *q = ws_quote_path(skipped[i]);

@@ -411,14 +411,29 @@ static int image_error(const struct workspace *w, int stage, int errnum, int nr,
   return error_prefix(err, "workspace `%s`", w->id);
 }
 
-/* The device bound last, for the next process that needs the image (read_loop_nr). */
+/* The device bound last, for the next process that needs the image (read_loop_nr).
+ * Written under the image's lock, so no reader sees it half-written: on a
+ * full data directory, where the new file of an atomic replace finds no
+ * room, the record there is rewritten in place (its block is allocated:
+ * a few bytes need no more), or `diff` and `commit` of work kept there
+ * failed on the record alone (datadir-full-review). */
 static int record_loop(const struct workspace *w, int dfd, int nr, struct error *err)
 {
   cleanup_free char *line = xfmt("%d\n", nr);
+  cleanup_close int fd = -1;
+  struct error e = {0};
+  struct stat st;
+  size_t len = strlen(line);
 
-  if (write_file_atomic_at(dfd, LOOP_NAME, line, strlen(line), err) < 0)
-    return error_prefix(err, "workspace `%s`", w->id);
-  return 0;
+  if (write_file_atomic_at(dfd, LOOP_NAME, line, len, &e) == 0)
+    return 0;
+  if ((e.code == ENOSPC || e.code == EDQUOT) &&
+      (fd = openat(dfd, LOOP_NAME, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+      fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      pwrite(fd, line, len, 0) == (ssize_t)len && ftruncate(fd, (off_t)len) == 0)
+    return 0;
+  *err = e;
+  return error_prefix(err, "workspace `%s`", w->id);
 }
 
 /* ws_fs_mount with a thread started: its mount, and the device recorded in

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,7 +123,8 @@ int workspace_save(struct workspace *w, struct error *err)
     error_set(err, 0, "workspace `%s`: cannot encode meta.json", w->id);
     goto out;
   }
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  /* not truncated: the room workspace_save_reserve took is written into */
+  fd = open(tmp, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     error_errno(err, "workspace `%s`: write `%s`", w->id, tmp);
     goto out;
@@ -132,7 +134,7 @@ int workspace_save(struct workspace *w, struct error *err)
    * else in it is synced), so create skips the disk flush. */
   replacing = access(dst, F_OK) == 0;
   if (write_all(fd, buf, len) < 0 || write_all(fd, (const unsigned char *)"\n", 1) < 0 ||
-      (replacing && fsync(fd) < 0)) {
+      ftruncate(fd, (off_t)len + 1) < 0 || (replacing && fsync(fd) < 0)) {
     error_errno(err, "workspace `%s`: write `%s`", w->id, tmp);
     close(fd);
     goto out;
@@ -143,6 +145,42 @@ int workspace_save(struct workspace *w, struct error *err)
     goto out;
   }
   ret = 0;
+out:
+  yajl_gen_free(g);
+  return ret;
+}
+
+int workspace_save_reserve(struct workspace *w, const char *what, uint64_t extra, struct error *err)
+{
+  yajl_gen g = yajl_gen_alloc(NULL);
+  cleanup_free char *tmp = xfmt("%s/meta.json.tmp", w->dir);
+  const unsigned char *buf;
+  size_t len = 0;
+  uint64_t need;
+  int fd, e, ret = -1;
+
+  gen_meta(g, w);
+  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
+    error_set(err, 0, "workspace `%s`: cannot encode meta.json", w->id);
+    goto out;
+  }
+  need = (uint64_t)len + 1 + extra;
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    error_errno(err, "workspace `%s`: write `%s`", w->id, tmp);
+    goto out;
+  }
+  if (fallocate(fd, 0, 0, (off_t)need) == 0 || errno == EOPNOTSUPP) {
+    ret = 0; /* a file system without fallocate: no room is taken ahead */
+  } else {
+    e = errno;
+    unlink(tmp);
+    error_set(err, e,
+              "workspace `%s`: %s: the data directory has no room to record it (%" PRIu64
+              " bytes of `%s`), so nothing was done",
+              w->id, what, need, tmp);
+  }
+  close(fd);
 out:
   yajl_gen_free(g);
   return ret;

@@ -250,6 +250,13 @@ bool workspace_size_limit_supported(const char **why);
 int workspace_load(const char *root, const char *id, struct workspace **ret, struct error *err);
 void workspace_free(struct workspace *w);
 int workspace_save(struct workspace *w, struct error *err);
+/* Take the room on the data directory's file system that the next
+ * workspace_save needs (meta.json as it is now and extra bytes more) before
+ * a change that cannot be undone (commit), so that it never fails for want
+ * of room after it: -1 with a one-line error naming what ("commit") when
+ * there is none. */
+int workspace_save_reserve(struct workspace *w, const char *what, uint64_t extra,
+                           struct error *err);
 /* Ids that have a workspace under root (sorted). */
 int workspace_ids(const char *root, char ***ret, struct error *err);
 /* Compute mount_data / mount_optv from the current layers. */

@@ -275,6 +275,49 @@ kinds() {
 	[ -z "$(rt list -q)" ]
 }
 
+# The data directory fills while work waits in it (another container's trail, the disk of a
+# laptop): the review must go on.  `diff` rewrote the record of the workspace's loop device
+# by an atomic replace and failed on it ("write `loop`: No space left on device"), so did
+# `commit`; with that fixed, commit applied every change to the host dir and then failed to
+# write meta.json, exiting 1 after doing all of it.  Now diff shows the work, commit finds no
+# room for its record before it applies anything (exit 1, the host dir unchanged, the
+# data directory named), and with room again commits it all.
+@test "datadir: datadir-full-review: on a full data directory diff shows the work and commit applies all of it or none" {
+	local D=/tmp/agentrt-data-full-review-$$
+	mkdir -p "$D"
+	printf 'min-free = 0\n' >"$AGENTRT_CONFIG"
+	set_cmd "$AGENT_WORK; head -c 300000 /dev/urandom >/workspace/big.bin"
+	run unshare -m --propagation private bash -c "
+		mount -t tmpfs -o size=64m tmpfs '$D' || exit 90
+		export AGENTRT_DATA_DIR='$D'
+		A() { timeout --kill-after=5 '$RT_TIMEOUT' '$AGENTRT' --root '$TEST_ROOT' --profile agent \"\$@\" </dev/null; }
+		A run --bundle '$BUNDLE' full-review >/dev/null || exit 91
+		head -c 100m /dev/zero >'$D/fill' 2>/dev/null
+		[ \"\$(df --output=avail '$D' | tail -1)\" -lt 64 ] || exit 92
+		echo '== diff'; A workspace full-review diff --format json; echo diff-rc=\$?
+		echo '== commit'; A workspace full-review commit 2>&1; echo commit-rc=\$?
+		echo host1: \$(cd '$HOSTDIR' && ls && cat a.txt)
+		rm -f '$D/fill'
+		echo '== diff2'; A workspace full-review diff >/dev/null; echo diff2-rc=\$?
+		echo '== commit2'; A workspace full-review commit 2>&1; echo commit2-rc=\$?
+		echo host2: \$(cd '$HOSTDIR' && ls && cat a.txt)
+		A workspace full-review purge >/dev/null; echo purge-rc=\$?
+		A delete --force full-review >/dev/null 2>&1
+		umount '$D'"
+	rmdir "$D"
+	[ "$status" -eq 0 ] || fail "setup ($status): $output"
+	grep -qx 'diff-rc=0' <<<"$output" || fail "diff: $output"
+	[ "$(kinds "$(sed -n '/^== diff$/,/^diff-rc/p' <<<"$output" | grep '^{')")" = \
+		"added:big.bin added:new.txt deleted:b.txt modified:a.txt " ] || fail "diff: $output"
+	grep -qx 'commit-rc=1' <<<"$output" || fail "commit on a full data directory did not fail: $output"
+	grep -q "data directory .* no room" <<<"$output" || fail "the error does not say why: $output"
+	grep -qx 'host1: a.txt b.txt src hello' <<<"$output" ||
+		fail "a failed commit changed the host dir: $(grep host1 <<<"$output")"
+	grep -qx 'commit2-rc=0' <<<"$output" || fail "commit with room: $output"
+	grep -qx 'host2: a.txt big.bin new.txt src changed' <<<"$output" || fail "host after commit: $(grep host2 <<<"$output")"
+	grep -qx 'purge-rc=0' <<<"$output" || fail "purge: $output"
+}
+
 @test "datadir: work kept under --root by an older agentrt is found, and data migrate moves it across file systems" {
 	local T=/tmp/agentrt-test-legacy-$$ ID=leg-1
 	local R=$T/root
