@@ -1201,11 +1201,15 @@ static bool header_id(const unsigned char *data, size_t size, const char *key, s
          data[k + 1 + 2 * hlen] == '\n';
 }
 
+static bool names_control(const unsigned char *p, size_t n, size_t hlen);
+
 /* The tree that oid (a commit, a tag of one, or a tree) checks out:
  * 1 with *ret_tree, 0 for a blob (nothing to check out), -1 unreadable;
  * with text, -2 for a commit or tag on the way whose text (message, names)
  * holds a terminal control (git log and git tag -n print it as it is), -3
- * for a blob that does (`git show` of the ref prints it as it is). */
+ * for a blob that does (`git show` of the ref prints it as it is), -4 for
+ * a tree named by the ref or a tag whose entries' names do (so does
+ * `git show` with them). */
 static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, bool text,
                    unsigned char *ret_tree)
 {
@@ -1221,6 +1225,10 @@ static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
     if (type == OBJ_TREE) {
       db->trees_read--; /* read again by the comparison */
       memcpy(ret_tree, cur, hlen);
+      /* a tree named by the ref or a tag, not a commit's: `git show` of it
+       * prints its entries' names as they are */
+      if (text && names_control(data, size, hlen))
+        return -4;
       return 1;
     }
     if (type == OBJ_BLOB)
@@ -1276,6 +1284,21 @@ static bool tree_entries(const unsigned char *p, size_t n, size_t hlen, struct t
   return true;
 bad:
   free(v);
+  return false;
+}
+
+/* Does a name of the tree p (n bytes) hold a terminal control?  One that
+ * does not parse says yes (nothing of it is shown as checked). */
+static bool names_control(const unsigned char *p, size_t n, size_t hlen)
+{
+  cleanup_free struct tentry *v = NULL;
+  size_t k = 0;
+
+  if (!tree_entries(p, n, hlen, &v, &k))
+    return true;
+  for (size_t i = 0; i < k; i++)
+    if (ws_term_control((const unsigned char *)v[i].name, v[i].len))
+      return true;
   return false;
 }
 
@@ -1498,7 +1521,7 @@ const char *ws_git_notes_reason(struct ws_gitodb *db, const unsigned char *new_i
   if (old_id && memcmp(new_id, old_id, hlen) == 0)
     return NULL;
   if ((r = tree_of(db, new_id, hlen, true, nt)) <= 0)
-    return r == 0 ? NULL : r == -2 || r == -3 ? NOTES_CONTROL : UNREADABLE;
+    return r == 0 ? NULL : r <= -2 ? NOTES_CONTROL : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;
   return notes_tree_ok(db, nt, old_id ? ot : NULL, hlen, 0, &budget, &why) ? NULL : why;
@@ -1588,6 +1611,9 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
            : r == -3 ? "a blob holding terminal control characters (the host's `git show` of "
                        "the ref prints it as it is: an escape sequence can rewrite what the "
                        "reviewer's terminal shows)"
+           : r == -4 ? "a tree whose names hold terminal control characters (the host's `git "
+                       "show` of the ref prints them as they are: an escape sequence can "
+                       "rewrite what the reviewer's terminal shows)"
                      : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;

@@ -1454,6 +1454,32 @@ history_escape() {
     git -C "$HOST" show readme2 | grep -q "$(printf '\033\\[2K')" || fail "control: $(git -C "$HOST" show readme | od -c | head)"
 }
 
+# A ref may name a tree too: `git show TAG` lists its entries' names as they are (where
+# `git ls-tree` and a commit's diff quote them).  The agent's tag of a tree holding a name
+# with an escape erased the host's screen in `git show`.  It is held back; an honest tag of
+# a tree of UTF-8 names passes.
+@test "escape: a tag naming a tree whose names hold terminal escapes reaches the host's git show" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; b=\$(echo x | git hash-object -w --stdin)
+    git tag files \$(printf '100644 blob %s\tok\033[2J\033]0;owned\007\n' \$b | git mktree)
+    git tag docs \$(printf '100644 blob %s\tcaf\303\251.txt\n' \$b | git mktree) && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/tags/files
+  [ "$(jq -r '.changes[] | select(.path == ".git/refs/tags/docs") | .protected // "none"' <<<"$output")" = none ] ||
+    fail "the honest tag is protected: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"a tree whose names hold terminal control"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  ! git -C "$HOST" show files 2>&1 | grep -q "$(printf '\033')" || fail "the host's git show prints an escape"
+  git -C "$HOST" show docs | grep -q "$(printf 'caf\303\251.txt')" || fail "the honest tag did not arrive"
+  # control: the tag included, the host's git show prints the escape (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/refs/tags/files
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" show files | grep -q "$(printf '\033\\[2J')" || fail "control: $(git -C "$HOST" show files | od -c | head)"
+}
+
 # reflog_escape VARIANT: the agent leaves a commit of protected files named
 # by its reflogs alone: committed and undone with `git reset --hard HEAD~1`
 # (reset), or an untracked .envrc stashed below a clean stash (stash).  The
