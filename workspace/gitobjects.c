@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -1203,13 +1204,35 @@ static bool header_id(const unsigned char *data, size_t size, const char *key, s
 
 static bool names_control(const unsigned char *p, size_t n, size_t hlen);
 
+/* Does a commit's or tag's header (data, size bytes) name an encoding other
+ * than UTF-8?  `git log` and `git show` re-encode its text into UTF-8: a byte
+ * 0x9b of an ISO-8859-1 message, which is no control as it is stored, is
+ * printed as the C1 control CSI. */
+static bool foreign_encoding(const unsigned char *data, size_t size)
+{
+  const unsigned char *end = memmem(data, size, "\n\n", 2), *p;
+  size_t hn = end ? (size_t)(end - data) + 1 : size;
+
+  for (size_t at = 0; at < hn;) {
+    const unsigned char *eol = memchr(data + at, '\n', hn - at);
+    size_t len = eol ? (size_t)(eol - (data + at)) : hn - at;
+    p = data + at;
+    if (len > 9 && memcmp(p, "encoding ", 9) == 0)
+      return !((len - 9 == 5 && strncasecmp((const char *)p + 9, "utf-8", 5) == 0) ||
+               (len - 9 == 4 && strncasecmp((const char *)p + 9, "utf8", 4) == 0));
+    at += len + 1;
+  }
+  return false;
+}
+
 /* The tree that oid (a commit, a tag of one, or a tree) checks out:
  * 1 with *ret_tree, 0 for a blob (nothing to check out), -1 unreadable;
  * with text, -2 for a commit or tag on the way whose text (message, names)
  * holds a terminal control (git log and git tag -n print it as it is), -3
  * for a blob that does (`git show` of the ref prints it as it is), -4 for
  * a tree named by the ref or a tag whose entries' names do (so does
- * `git show` with them). */
+ * `git show` with them), -5 for a commit or tag in another encoding than
+ * UTF-8 (foreign_encoding). */
 static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, bool text,
                    unsigned char *ret_tree)
 {
@@ -1235,6 +1258,8 @@ static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
       return text && ws_term_control(data, size) ? -3 : 0;
     if (text && ws_term_control(data, size))
       return -2;
+    if (text && foreign_encoding(data, size))
+      return -5;
     if (type == OBJ_COMMIT)
       return header_id(data, size, "tree", hlen, ret_tree) ? 1 : -1;
     if (!header_id(data, size, "object", hlen, cur))
@@ -1614,6 +1639,8 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
            : r == -4 ? "a tree whose names hold terminal control characters (the host's `git "
                        "show` of the ref prints them as they are: an escape sequence can "
                        "rewrite what the reviewer's terminal shows)"
+           : r == -5 ? "a commit or tag in an encoding other than UTF-8 (the host's `git log` "
+                       "re-encodes its message: a byte no control as stored can print as one)"
                      : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;

@@ -1395,6 +1395,30 @@ history_escape() {
     git -C "$HOST" tag -n1 v1 | grep -q "$(printf '\342\201\247')" || fail "control: $(git -C "$HOST" log --all --format=%B | od -c | head)"
 }
 
+# A commit or tag may name the encoding of its message (`encoding ISO-8859-1`, what
+# i18n.commitEncoding writes): `git log` re-encodes it into UTF-8, so the byte 0x9b, which is
+# no control as stored (the review read the stored bytes), reaches the host's terminal as
+# U+009B, the C1 control CSI, and `\x9b2J` cleared it.  Such a commit's ref is held back
+# (an honest agent leaves the encoding alone: UTF-8 passes, as the tests above show).
+@test "escape: a commit in ISO-8859-1 whose message the host's git log re-encodes into a C1 control" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; echo w >>a.txt
+    git -c i18n.commitEncoding=ISO-8859-1 commit -q -am \"\$(printf 'fix \2332J typo')\"
+    git cat-file commit HEAD | grep -q '^encoding ISO-8859-1' && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/heads/master
+  run ar workspace "$ID" diff
+  [[ "$output" == *"an encoding other than UTF-8"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  ! git -C "$HOST" log --format=%B | grep -q "$(printf '\302\233')" || fail "the host's git log prints a C1 control"
+  # control: the ref included, the host's git log prints U+009B (the test can fail)
+  run ar workspace "$ID" commit --include-protected .git/refs/heads/master
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" log -1 --format=%B | grep -q "$(printf '\302\2332J')" || fail "control: $(git -C "$HOST" log -1 --format=%B | od -c | head)"
+}
+
 # `git log` prints the notes of refs/notes/commits under each commit they annotate, as they
 # are: the agent's note on the host's own commit erased the line above and retitled the
 # terminal of the operator's `git log | cat`, and `workspace diff` showed only a new ref and
