@@ -70,6 +70,7 @@ int ws_meta_read(struct workspace *w, struct error *err);
 /* RFC 3339 UTC now (and the seconds). */
 char *ws_now(int64_t *ret_s);
 /* Ids and snapshot names: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 128 bytes. */
+#define WS_NAME_MAX 128 /* bytes of a workspace's or snapshot's name */
 bool ws_valid_name(const char *s);
 void ws_changes_push(struct ws_changes *c, const struct ws_change *ch);
 /* gitindex.c: why the git index open at fd could make git write where it

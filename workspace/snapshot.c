@@ -45,6 +45,10 @@ int workspace_snapshot(struct workspace *w, const char *name, struct error *err)
   cleanup_free char *tmp = xfmt(".tmp-%s", name);
   struct ws_snapshot *s;
 
+  if (strlen(name) > WS_NAME_MAX)
+    return error_set(err, ENAMETOOLONG,
+                     "workspace `%s`: the snapshot name is too long (%zu bytes, at most %d)", w->id,
+                     strlen(name), WS_NAME_MAX);
   if (!ws_valid_name(name))
     return error_set(err, EINVAL, "workspace `%s`: invalid snapshot name `%s`", w->id, name);
   if (workspace_find_snapshot(w, name))

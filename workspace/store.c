@@ -30,7 +30,7 @@ bool ws_valid_name(const char *s)
 {
   size_t n = strlen(s);
 
-  if (n == 0 || n > 128 ||
+  if (n == 0 || n > WS_NAME_MAX ||
       !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
         (s[0] >= '0' && s[0] <= '9')))
     return false;
@@ -411,6 +411,11 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
   struct workspace *w = NULL;
   bool fresh = false;
 
+  if (strlen(id) > WS_NAME_MAX)
+    return error_set(err, ENAMETOOLONG,
+                     "workspace: the container id is too long for a workspace (%zu bytes, at "
+                     "most %d)",
+                     strlen(id), WS_NAME_MAX);
   if (!ws_valid_name(id) || dest[0] != '/')
     return error_set(err, EINVAL, "workspace `%s`: invalid id or destination `%s`", id, dest);
   /* a sub-agent's lower is its parent's view, /proc/PID/root/DIR: a magic

@@ -2619,6 +2619,31 @@ PY
   [ ! -e "$HOST/x.txt" ]
 }
 
+# A container id may be 1,024 bytes (create's limit) but a workspace's directory is named by
+# it: an id of 200 bytes was refused with "invalid id or destination `/workspace`", which
+# said neither; a 4 KiB snapshot name was echoed whole in its error.  Both now say what is
+# too long and the limit, and nothing is left behind.
+@test "workspace: name-too-long: an id or snapshot name too long for a workspace is refused saying so, and nothing is left" {
+  local long snap
+  long=$(head -c 200 /dev/zero | tr '\0' b)
+  bundle_for 'cd /workspace && echo more >>a.txt'
+  run ar run --bundle "$BUNDLE" "$long"
+  [ "$status" -ne 0 ] || fail "run: $output"
+  [[ "$output" == *"container id is too long for a workspace (200 bytes, at most 128)"* ]] || fail "run: $output"
+  [ "$(wc -l <<<"$output")" -eq 1 ] || fail "not one line: $output"
+  [ -z "$("$AGENTRT" --root "$ROOT" list -q)" ] || fail "a container is left: $("$AGENTRT" --root "$ROOT" list)"
+  [ -z "$(ls -A "$STORE/.workspaces" 2>/dev/null | grep -v '^[.]')" ] || fail "a workspace is left: $(ls -A "$STORE/.workspaces")"
+  [ "$(host_sum)" = "$SUM0" ]
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  snap=$(head -c 4096 /dev/zero | tr '\0' s)
+  run ar workspace "$ID" snapshot "$snap"
+  [ "$status" -ne 0 ] && [[ "$output" == *"snapshot name is too long (4096 bytes, at most 128)"* ]] || fail "snapshot: $output"
+  [ "${#output}" -lt 300 ] || fail "the error echoes the name: ${#output} bytes"
+  run ar workspace "$ID" list --format json
+  [ "$(jq '.snapshots | length' <<<"$output")" = 0 ] || fail "list: $output"
+}
+
 @test "workspace: discard and purge refuse while the container runs" {
   bundle_for "exec sleep 600"
   ar create --bundle "$BUNDLE" "$ID"
