@@ -265,6 +265,8 @@ struct sandbox_opts {
   char **cmd;
   const char *shim; /* this binary, as the sandbox's pid 1 (NULL with --rootfs: a dynamic build) */
   int shim_fd;      /* the same, O_PATH: bound at SANDBOX_INIT inside */
+  const char *self; /* this binary's path on the host: the network hook (createRuntime hooks
+                       run in the runtime's namespaces, whatever the root: --rootfs too) */
 };
 
 /* Where the sandbox's pid 1 (this binary) is inside: bound from an fd of it,
@@ -533,7 +535,7 @@ static int build_config(const struct sandbox_opts *o, const char *ws, const char
     profile_gen_str(y, "createRuntime");
     yajl_gen_array_open(y);
     yajl_gen_map_open(y);
-    profile_gen_key_str(y, "path", o->shim);
+    profile_gen_key_str(y, "path", o->self);
     profile_gen_str(y, "args");
     yajl_gen_array_open(y);
     profile_gen_str(y, "agentrt");
@@ -1744,7 +1746,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   cleanup_free char *dir = NULL;
   cleanup_free char *cfg_json = NULL;
   size_t cfg_len = 0;
-  cleanup_free char *shim = NULL, *rootfs_real = NULL;
+  cleanup_free char *shim = NULL, *rootfs_real = NULL, *self = NULL;
   cleanup_close int shim_fd = -1;
   cleanup_strv char **env = NULL;
   cleanup_strv char **env_pass = NULL;
@@ -1846,10 +1848,6 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   o.network = allow != NULL || prof->n_secrets > 0 || prof->egress.def == PROFILE_EGRESS_ALLOW ||
               (prof->egress.def == PROFILE_EGRESS_DENY && strv_len(prof->egress.allow) > 0);
   if (o.network) {
-    if (o.rootfs != NULL)
-      return error_set(err, 0,
-                       "sandbox: a network (--allow, --secret, or the profile's egress.allow) with "
-                       "--rootfs: the network helper runs from the host's root");
     if (!have_slirp())
       return error_set(
           err, 0,
@@ -1876,6 +1874,11 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
     if (shim == NULL || shim_fd < 0)
       return error_errno(err, "sandbox: this binary (/proc/self/exe)");
   }
+
+  /* the network hook runs in our namespaces, from the host's root, also for a
+   * --rootfs image (sandbox-rootfs-allow) */
+  if (o.network && (o.self = self = realpath("/proc/self/exe", NULL)) == NULL)
+    return error_errno(err, "sandbox: this binary (/proc/self/exe)");
 
   name = o.name ? xstrdup(o.name) : random_name();
   if (validate_container_id(name, err) < 0)

@@ -750,6 +750,32 @@ for h in (\"allowed.test\", \"other.test\"):
 	"$AGENTRT" --root "$SBX_ROOT" workspace net2 purge >/dev/null 2>&1 || true
 }
 
+# sandbox-rootfs-allow: `--rootfs IMAGE --allow ENTRY` was refused ("the network helper runs from
+# the host's root"), although the helper is a createRuntime hook, run in agentrt's namespaces: an
+# agent in an image of its toolchain (npm ci, pip) could have no network at all.
+@test "sandbox-rootfs-allow: --rootfs with --allow: the image's tools reach the allowlist and nothing else (user, root)" {
+	sbx_net_setup
+	local probe='for a in 192.0.2.1 198.51.100.1; do echo "$a: $(nc -w 3 $a 8080 </dev/null 2>&1 || echo refused)"; done'
+	run nsenter --net=/run/netns/"$SBX_C" setpriv --reuid "$SBX_UID" --regid "$SBX_UID" \
+		--clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$SBX/home" \
+		XDG_RUNTIME_DIR="$SBX/run" sh -c "cd '$SBX/ws' && timeout 60 '$AGENTRT' sandbox --name rnet1 \
+		--rootfs '$TEST_ROOTFS' --allow 192.0.2.1:8080/tcp -- sh -c '$probe'"
+	local user_out=$output user_status=$status
+	run bash -c "cd '$SBX/ws' && nsenter --net=/run/netns/'$SBX_C' timeout 60 '$AGENTRT' --root '$SBX_ROOT' \
+		sandbox --name rnet2 --rootfs '$TEST_ROOTFS' --allow 198.51.100.1:8080/tcp -- sh -c '$probe'"
+	local root_out=$output root_status=$status left
+	left=$(slirp_left)
+	sbx_net_teardown
+	"$AGENTRT" --root "$SBX_ROOT" workspace rnet2 purge >/dev/null 2>&1 || true
+	[ -z "$left" ] || fail "slirp4netns left: $left"
+	[ "$user_status" -eq 0 ] || fail "user: $user_status: $user_out"
+	[[ "$user_out" == *"192.0.2.1: HELLO 192.0.2.1"* ]] || fail "user: $user_out"
+	[[ "$user_out" != *"HELLO 198.51.100.1"* ]] || fail "user: $user_out"
+	[ "$root_status" -eq 0 ] || fail "root: $root_status: $root_out"
+	[[ "$root_out" == *"198.51.100.1: HELLO 198.51.100.1"* ]] || fail "root: $root_out"
+	[[ "$root_out" != *"HELLO 192.0.2.1"* ]] || fail "root: $root_out"
+}
+
 # orphan_after_kill TAG CMD...: start a sandbox (CMD, whose program is `sleep TAG`) in the
 # background, SIGKILL the `agentrt sandbox` that runs it (the parent of its pid 1), and print
 # "gone" once sleep TAG has ended (within 5 s) or "ALIVE" (then its pid 1 is killed here)
