@@ -64,7 +64,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
+#include "audit/audit.h"
 #include "profile/render.h"
 #include "cli/cli.h"
 #include "cli/create.h"
@@ -1658,6 +1660,102 @@ static void hide_root_only(const char *ws, const char *home, char ***hide)
                       : "more than 512 of them are not");
 }
 
+/* What the allowlist refused a sandbox with a network: names its resolver
+ * answered NXDOMAIN, outbound TCP and UDP packets denied (the neighbour
+ * discovery and MLD a link sends on its own are left out). */
+#define REFUSED_SHOWN 6
+struct refused {
+  char *v[REFUSED_SHOWN];
+  size_t n, more;
+};
+
+static void refused_add(struct refused *r, char *what)
+{
+  for (size_t i = 0; i < r->n; i++)
+    if (streq(r->v[i], what)) {
+      free(what);
+      return;
+    }
+  if (r->n < REFUSED_SHOWN)
+    r->v[r->n++] = what;
+  else {
+    r->more++;
+    free(what);
+  }
+}
+
+static const char *tree_str(yajl_val v, const char *key)
+{
+  const char *path[] = {key, NULL};
+  yajl_val s = yajl_tree_get(v, path, yajl_t_string);
+  return s != NULL ? YAJL_GET_STRING(s) : NULL;
+}
+
+static int refused_line(void *ctx, const char *line, size_t len)
+{
+  struct refused *r = ctx;
+  cleanup_free char *copy = NULL;
+  yajl_val v;
+  const char *kind, *what, *proto, *dir;
+
+  static const char refused_v[] = "\"verdict\":\"refused\"", denied_k[] = "\"kind\":\"denied\"";
+
+  /* most records are neither: no parse for them */
+  if (memmem(line, len, refused_v, sizeof refused_v - 1) == NULL &&
+      memmem(line, len, denied_k, sizeof denied_k - 1) == NULL)
+    return 0;
+  copy = xstrndup(line, len);
+  if ((v = yajl_tree_parse(copy, NULL, 0)) == NULL)
+    return 0;
+  kind = tree_str(v, "kind");
+  dir = tree_str(v, "direction");
+  if (kind == NULL)
+    ;
+  else if (streq(kind, "dns") && (what = tree_str(v, "name")) != NULL)
+    refused_add(r, xstrdup(what));
+  else if (streq(kind, "denied") && dir != NULL && streq(dir, "out") &&
+           (what = tree_str(v, "dst")) != NULL && (proto = tree_str(v, "proto")) != NULL &&
+           (streq(proto, "tcp") || streq(proto, "udp"))) {
+    const char *pp[] = {"port", NULL};
+    yajl_val port = yajl_tree_get(v, pp, yajl_t_number);
+    bool v6 = strchr(what, ':') != NULL;
+    if (port != NULL && YAJL_IS_INTEGER(port))
+      refused_add(r, xfmt("%s%s%s:%lld/%s", v6 ? "[" : "", what, v6 ? "]" : "",
+                          YAJL_GET_INTEGER(port), proto));
+    else
+      refused_add(r, xfmt("%s/%s", what, proto));
+  }
+  yajl_tree_free(v);
+  return 0;
+}
+
+/* One line at exit when the allowlist refused something: a program says
+ * only "ENOTFOUND" or "connection refused", never why (sandbox-refused-names). */
+static void print_refused(const struct global_opts *g, const char *name)
+{
+  cleanup_free char *dir = audit_trail_dir(g->store, NULL, name);
+  cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct audit_pos pos = {0};
+  struct refused r = {0};
+  struct error e = {0};
+  char list[1024];
+  size_t off = 0;
+
+  if (fd < 0 || audit_scan(fd, &pos, refused_line, &r, &e) < 0 || r.n == 0)
+    goto out;
+  list[0] = '\0';
+  for (size_t i = 0; i < r.n && off < sizeof list; i++)
+    off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", r.v[i]);
+  fprintf(stderr,
+          "agentrt: sandbox `%s`: the egress allowlist refused %s%s (allow one with --allow "
+          "ENTRY; agentrt audit %s --summary)\n",
+          name, list, r.more ? " and more" : "", name);
+out:
+  error_clear(&e);
+  for (size_t i = 0; i < r.n; i++)
+    free(r.v[i]);
+}
+
 /* The one line at exit: what changed and how to review it. */
 static void print_summary(const struct global_opts *g, const char *name, const char *ws,
                           bool write_through, bool clean)
@@ -2063,6 +2161,8 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   profile_free(take_ptr(prof));
   if (code < 0)
     return error_prefix(err, "sandbox `%s`", name);
+  if (o.network)
+    print_refused(&g, name);
   print_summary(&g, name, ws, o.write_through, clean);
   return code;
 

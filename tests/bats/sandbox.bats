@@ -736,6 +736,37 @@ for h in (\"allowed.test\", \"other.test\"):
 	[[ "$out" != *"HELLO 198.51.100.1"* ]]
 }
 
+# sandbox-refused-names: a name the allowlist does not have got NXDOMAIN and a denied address a
+# reset, and the program said only "ENOTFOUND" or "Connection refused": nothing named the policy.
+# At its end the sandbox names what was refused, and the --allow that lets it out.
+@test "sandbox-refused-names: at its end the sandbox names the names and addresses its allowlist refused (root)" {
+	requires dnsmasq
+	sbx_net_setup
+	ip netns exec "$SBX_S" dnsmasq --no-daemon --no-resolv --no-hosts --bind-interfaces \
+		--listen-address=192.0.2.1 --port=53 --address=/allowed.test/192.0.2.1 \
+		--address=/other.test/198.51.100.1 --pid-file= >/dev/null 2>&1 &
+	local dns=$! out err left
+	sleep 0.5
+	cd "$SBX/ws"
+	out=$(nsenter --net=/run/netns/"$SBX_C" timeout 60 "$AGENTRT" --root "$SBX_ROOT" sandbox \
+		--name ref1 --allow allowed.test:8080 --dns 192.0.2.1 -- python3 "$SBX/ws/probe.py" \
+		allowed.test:8080 other.test:8080 198.51.100.1:8080 2>"$SBX/stderr")
+	err=$(<"$SBX/stderr")
+	kill "$dns" 2>/dev/null
+	wait "$dns" 2>/dev/null || true
+	left=$(slirp_left)
+	sbx_net_teardown
+	"$AGENTRT" --root "$SBX_ROOT" workspace ref1 purge >/dev/null 2>&1 || true
+	[ -z "$left" ] || fail "slirp4netns left: $left"
+	[[ "$out" == *"allowed.test:8080 -> HELLO 192.0.2.1"* ]] || fail "$out"
+	[[ "$out" == *"198.51.100.1:8080 -> refused"* ]] || fail "$out"
+	[[ "$err" == *"sandbox \`ref1\`: the egress allowlist refused "*"other.test"* ]] || fail "stderr: $err"
+	[[ "$err" == *"198.51.100.1:8080/tcp"*"(allow one with --allow ENTRY"* ]] || fail "stderr: $err"
+	[[ "$err" != *"refused"*"allowed.test"* ]] || fail "stderr: $err"
+	# one line, before the review line
+	[ "$(grep -c 'egress allowlist refused' <<<"$err")" -eq 1 ] || fail "stderr: $err"
+}
+
 @test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
 	sbx_net_setup
 	cd "$SBX/ws"
