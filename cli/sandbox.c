@@ -1667,6 +1667,7 @@ static void hide_root_only(const char *ws, const char *home, char ***hide)
 struct refused {
   char *v[REFUSED_SHOWN];
   size_t n, more;
+  struct refused *calls; /* system calls the seccomp filter refused */
 };
 
 static void refused_add(struct refused *r, char *what)
@@ -1713,9 +1714,12 @@ static int refused_line(void *ctx, const char *line, size_t len)
     ;
   else if (streq(kind, "dns") && (what = tree_str(v, "name")) != NULL)
     refused_add(r, xstrdup(what));
-  else if (streq(kind, "denied") && dir != NULL && streq(dir, "out") &&
-           (what = tree_str(v, "dst")) != NULL && (proto = tree_str(v, "proto")) != NULL &&
-           (streq(proto, "tcp") || streq(proto, "udp"))) {
+  else if (streq(kind, "syscall") && (what = tree_str(v, "syscall")) != NULL) {
+    const char *prog = tree_str(v, "program");
+    refused_add(r->calls, prog != NULL ? xfmt("%s (%s)", what, prog) : xstrdup(what));
+  } else if (streq(kind, "denied") && dir != NULL && streq(dir, "out") &&
+             (what = tree_str(v, "dst")) != NULL && (proto = tree_str(v, "proto")) != NULL &&
+             (streq(proto, "tcp") || streq(proto, "udp"))) {
     const char *pp[] = {"port", NULL};
     yajl_val port = yajl_tree_get(v, pp, yajl_t_number);
     bool v6 = strchr(what, ':') != NULL;
@@ -1729,31 +1733,56 @@ static int refused_line(void *ctx, const char *line, size_t len)
   return 0;
 }
 
-/* One line at exit when the allowlist refused something: a program says
- * only "ENOTFOUND" or "connection refused", never why (sandbox-refused-names). */
-static void print_refused(const struct global_opts *g, const char *name)
+static void refused_free(struct refused *r)
+{
+  for (size_t i = 0; i < r->n; i++)
+    free(r->v[i]);
+}
+
+static void refused_list(const struct refused *r, char *list, size_t size)
+{
+  size_t off = 0;
+
+  list[0] = '\0';
+  for (size_t i = 0; i < r->n && off < size; i++)
+    off += (size_t)snprintf(list + off, size - off, "%s%s", i ? ", " : "", r->v[i]);
+  if (r->more > 0 && off < size)
+    snprintf(list + off, size - off, " and more");
+}
+
+/* A line at exit for what the profile refused the program: a program says
+ * only "ENOTFOUND", "connection refused" or "No permission to enable
+ * task-clock event", never why (sandbox-refused-names). */
+static void print_refused(const struct global_opts *g, const char *name, bool network)
 {
   cleanup_free char *dir = audit_trail_dir(g->store, NULL, name);
   cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct audit_pos pos = {0};
-  struct refused r = {0};
+  struct refused calls = {0};
+  struct refused r = {.calls = &calls};
   struct error e = {0};
   char list[1024];
-  size_t off = 0;
 
-  if (fd < 0 || audit_scan(fd, &pos, refused_line, &r, &e) < 0 || r.n == 0)
+  if (fd < 0 || audit_scan(fd, &pos, refused_line, &r, &e) < 0)
     goto out;
-  list[0] = '\0';
-  for (size_t i = 0; i < r.n && off < sizeof list; i++)
-    off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", r.v[i]);
-  fprintf(stderr,
-          "agentrt: sandbox `%s`: the egress allowlist refused %s%s (allow one with --allow "
-          "ENTRY; agentrt audit %s --summary)\n",
-          name, list, r.more ? " and more" : "", name);
+  if (network && r.n > 0) {
+    refused_list(&r, list, sizeof list);
+    fprintf(stderr,
+            "agentrt: sandbox `%s`: the egress allowlist refused %s (allow one with --allow "
+            "ENTRY; agentrt audit %s --summary)\n",
+            name, list, name);
+  }
+  if (calls.n > 0) {
+    refused_list(&calls, list, sizeof list);
+    fprintf(stderr,
+            "agentrt: sandbox `%s`: the profile's seccomp filter refused %s (a profile without "
+            "the call in seccomp.deny allows it: --profile FILE)\n",
+            name, list);
+  }
 out:
+  refused_free(&r);
+  refused_free(&calls);
   error_clear(&e);
-  for (size_t i = 0; i < r.n; i++)
-    free(r.v[i]);
 }
 
 /* The one line at exit: what changed and how to review it. */
@@ -2161,8 +2190,7 @@ int cmd_sandbox(const struct global_opts *g0, int argc, char **argv, struct erro
   profile_free(take_ptr(prof));
   if (code < 0)
     return error_prefix(err, "sandbox `%s`", name);
-  if (o.network)
-    print_refused(&g, name);
+  print_refused(&g, name, o.network);
   print_summary(&g, name, ws, o.write_through, clean);
   return code;
 

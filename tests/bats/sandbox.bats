@@ -767,6 +767,24 @@ for h in (\"allowed.test\", \"other.test\"):
 	[ "$(grep -c 'egress allowlist refused' <<<"$err")" -eq 1 ] || fail "stderr: $err"
 }
 
+# sandbox-refused-calls: `perf stat` in a sandbox says "No permission to enable task-clock event"
+# (perf blames perf_event_paranoid); the refusal is the profile's seccomp filter, which only the
+# trail said. At its end the sandbox names the call and the program.
+@test "sandbox-refused-calls: at its end the sandbox names the system calls its seccomp filter refused (user)" {
+	as_user "$AGENTRT" sandbox --name rc1 -- python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("perf_event_open", libc.syscall(298, 0, 0, -1, -1, 0), os.strerror(ctypes.get_errno()))' \
+		>"$SBX/out" 2>"$SBX/err" || fail "status $?: $(cat "$SBX/out" "$SBX/err")"
+	local out err
+	out=$(<"$SBX/out") err=$(<"$SBX/err")
+	[[ "$out" == "perf_event_open -1 Operation not permitted" ]] || fail "$out"
+	[[ "$err" == *"sandbox \`rc1\`: the profile's seccomp filter refused perf_event_open ("*python3*")"* ]] ||
+		fail "stderr: $err"
+	# nothing refused, nothing said
+	as_user "$AGENTRT" sandbox --name rc2 -- true >/dev/null 2>"$SBX/err" || fail "rc2: $(cat "$SBX/err")"
+	[[ "$(<"$SBX/err")" != *refused* ]] || fail "rc2: $(cat "$SBX/err")"
+}
+
 @test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
 	sbx_net_setup
 	cd "$SBX/ws"
