@@ -13,7 +13,7 @@ set -euo pipefail
 SUITE=bookworm
 VARIANT=apt
 PACKAGES=(python3 python3-venv python3-setuptools python3-wheel nodejs npm gcc make libc6-dev
-	git golang-go gdb strace procps)
+	git golang-go gdb strace procps gnupg ccache linux-perf)
 CACHE=${WORKLOAD_CACHE:-/var/cache/agentrt-test}
 MIRROR=${WORKLOAD_MIRROR:-}
 

@@ -265,6 +265,39 @@ EOF
 	[[ "$output" == *"+++ exited with 0 +++"* ]] || fail "strace of a child: $output"
 }
 
+@test "seccomp: perf stat is refused (EPERM, perf's own words) and the trail names perf_event_open" {
+	[ "$WORKLOAD_PROFILE" = agent ] || skip "perf_event_open is refused by the agent profile"
+	inside 'perf stat -e task-clock true' perf$$
+	[ "$status" -ne 0 ] || fail "perf stat ran: $output"
+	has "No permission to enable task-clock event"
+	run "$AGENTRT" --root "$WROOT" audit perf$$ --kind syscall --format json
+	[[ "$output" == *'"syscall":"perf_event_open"'*'"program":"/usr/bin/perf'* ]] || fail "trail: $output"
+}
+
+@test "home: gpg makes the agent's own key in the writable home, and git commit -S signs with it" {
+	ok_inside '
+	gpg --batch --passphrase "" --quick-gen-key "Agent <agent@example.invalid>" ed25519 sign never 2>/dev/null
+	echo "gnupg home $(gpgconf --list-dirs homedir)"
+	git init -q -b main && git config user.email agent@example.invalid && git config user.name Agent
+	git config user.signingkey agent@example.invalid
+	echo signed >s.txt && git add s.txt && git commit -q -S -m "signed by the agent"
+	git verify-commit HEAD 2>&1 | grep -o "Good signature from \"Agent <agent@example.invalid>\""
+	gpgconf --kill gpg-agent'
+	has "gnupg home /root/.gnupg"
+	has 'Good signature from "Agent <agent@example.invalid>"'
+}
+
+@test "workspace: ccache keeps its cache in the workspace; the second build hits" {
+	ok_inside '
+	export CCACHE_DIR=/workspace/.ccache
+	printf "int main(void) { return 0; }\n" >/tmp/m.c
+	for i in 1 2; do ccache gcc -c -o /tmp/m.o /tmp/m.c; done
+	ccache --print-stats | grep -E "^(direct_cache_hit|cache_miss)\s"'
+	has "direct_cache_hit	1"
+	has "cache_miss	1"
+	[ -d "$W/ws/.ccache" ] || [ "$WORKLOAD_PROFILE" = agent ] || fail "no cache in the bound workspace"
+}
+
 # ---------------------------------------------------------------- git
 
 git_case='
