@@ -1685,6 +1685,14 @@ static void refused_add(struct refused *r, char *what)
   }
 }
 
+/* Frees the list and empties it. */
+static void refused_free(struct refused *r)
+{
+  for (size_t i = 0; i < r->n; i++)
+    free(r->v[i]);
+  r->n = r->more = 0;
+}
+
 static const char *tree_str(yajl_val v, const char *key)
 {
   const char *path[] = {key, NULL};
@@ -1699,8 +1707,16 @@ static int refused_line(void *ctx, const char *line, size_t len)
   yajl_val v;
   const char *kind, *what, *proto, *dir;
 
-  static const char refused_v[] = "\"verdict\":\"refused\"", denied_k[] = "\"kind\":\"denied\"";
+  static const char refused_v[] = "\"verdict\":\"refused\"", denied_k[] = "\"kind\":\"denied\"",
+                    create_k[] = "\"kind\":\"create\"";
 
+  /* a sandbox run again under its name goes on in the same trail: only what
+   * follows its last create is this run's (sandbox-refused-calls) */
+  if (memmem(line, len, create_k, sizeof create_k - 1) != NULL) {
+    refused_free(r->calls);
+    refused_free(r);
+    return 0;
+  }
   /* most records are neither: no parse for them */
   if (memmem(line, len, refused_v, sizeof refused_v - 1) == NULL &&
       memmem(line, len, denied_k, sizeof denied_k - 1) == NULL)
@@ -1731,12 +1747,6 @@ static int refused_line(void *ctx, const char *line, size_t len)
   }
   yajl_tree_free(v);
   return 0;
-}
-
-static void refused_free(struct refused *r)
-{
-  for (size_t i = 0; i < r->n; i++)
-    free(r->v[i]);
 }
 
 static void refused_list(const struct refused *r, char *list, size_t size)

@@ -783,6 +783,9 @@ print("perf_event_open", libc.syscall(298, 0, 0, -1, -1, 0), os.strerror(ctypes.
 	# nothing refused, nothing said
 	as_user "$AGENTRT" sandbox --name rc2 -- true >/dev/null 2>"$SBX/err" || fail "rc2: $(cat "$SBX/err")"
 	[[ "$(<"$SBX/err")" != *refused* ]] || fail "rc2: $(cat "$SBX/err")"
+	# run again under its name (the same trail goes on): the first run's refusal is not this one's
+	as_user "$AGENTRT" sandbox --name rc1 -- true >/dev/null 2>"$SBX/err" || fail "rc1 again: $(cat "$SBX/err")"
+	[[ "$(<"$SBX/err")" != *refused* ]] || fail "rc1 again: $(cat "$SBX/err")"
 }
 
 @test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
