@@ -729,6 +729,28 @@ PY
   done
 }
 
+# mailmap-misattribution: an agent's .mailmap (in the work tree, which git log reads by
+# default) showed the operator's commits in the host's `git log` under another name and
+# address: listed by diff, but committed with the rest.  It is held back now.
+@test "escape: mailmap-misattribution: an agent's .mailmap renames the operator's commits in the host's git log" {
+  host_repo plain
+  bundle_for 'cd /workspace && printf "Someone Else <else@example.com> op <op@example.com>\n" >.mailmap && echo ok >notes.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked .mailmap
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [[ "$output" == *"left out .mailmap"* ]] || fail "commit did not leave out .mailmap: $output"
+  [ -f "$HOST/notes.txt" ] || fail "the plain change was not committed"
+  [ "$(git -C "$HOST" log -1 --format='%aN <%aE>')" = "op <op@example.com>" ] ||
+    fail "the host's git log: $(git -C "$HOST" log -1 --format='%aN <%aE>')"
+  # the control: committed, the host's git log shows the other name
+  run ar workspace "$ID" commit --include-protected .mailmap
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  [ "$(git -C "$HOST" log -1 --format='%aN <%aE>')" = "Someone Else <else@example.com>" ] ||
+    fail "control: $(git -C "$HOST" log -1 --format='%aN <%aE>')"
+}
+
 # git does not check the paths of an index it reads: an index of the agent's
 # that stages `.git/hooks/post-checkout` (its blob in the agent's objects) makes
 # the operator's `git checkout -- .` (undo what `git status` shows as deleted)
