@@ -37,9 +37,10 @@
  *     goto deny }                         # "goto allowed" for default allow
  *   chain input   { type filter hook input priority 0; policy drop (accept
  *                   for ingress default allow);
- *     iif lo accept; ct state established,related accept;
- *     icmpv6 type {nd-router-advert, nd-neighbor-solicit, nd-neighbor-advert}
- *       ip6 hoplimit 255 accept;
+ *     iif lo accept; icmp type redirect goto in_deny;
+ *     ct state established,related accept;
+ *     icmpv6 type {nd-neighbor-solicit, nd-neighbor-advert} ip6 hoplimit 255 accept;
+ *     icmpv6 type {nd-router-advert, nd-redirect} goto in_deny;  # not the routes'
  *     <l4proto> dport <listed port> goto in_allowed; ...   # ingress.allow
  *     goto in_deny }
  *   chain in_allowed { ct state new ct status ! confirmed

@@ -649,12 +649,32 @@ static void rule_ct_state(struct nft_batch_buf *b, const char *chain)
   rule_emit(b, r, "ct state established,related");
 }
 
+/* nfproto, l4proto and ICMP type: to in_deny (counted, recorded, dropped) */
+static void rule_icmp_in_deny(struct nft_batch_buf *b, uint8_t nfproto, uint8_t l4proto,
+                              uint8_t type, const char *what)
+{
+  struct nftnl_rule *r = rule_new("input");
+
+  match_nfproto(r, nfproto);
+  meta(r, NFT_META_L4PROTO, NFT_REG_1);
+  cmp_u8(r, l4proto);
+  payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+  cmp_u8(r, type);
+  verdict(r, NFT_GOTO, "in_deny");
+  rule_emit(b, r, what);
+}
+
 /* New inbound connections (the flows the container did not start) reach
  * only the listed ports: without it a listener in the container answers
  * anyone who can reach it, and its replies leave through the output
  * chain's "established" rule, unpoliced.  Replies to the container's own
- * flows are established or related; neighbour discovery and router
- * advertisements arrive as the link needs them (hop limit 255). */
+ * flows are established or related; neighbour solicitations and
+ * advertisements arrive as the link needs them (hop limit 255).  Router
+ * advertisements and redirects (ICMP and ICMPv6) do not: any neighbour on
+ * the link (another container on the bridge) could send one and become the
+ * container's default router, hand it a prefix and an address of its
+ * choosing, or move an allowed destination to another next hop.  The engine
+ * sets the container's routes; these go to in_deny (recorded). */
 static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
 {
   static const uint8_t both[] = {IPPROTO_TCP, IPPROTO_UDP};
@@ -665,8 +685,11 @@ static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
   cmp(r, NFT_CMP_EQ, &lo, 4);
   verdict(r, NF_ACCEPT, NULL);
   rule_emit(b, r, "iif lo");
+  /* an ICMP redirect quoting one of the container's flows is "related" to
+   * it: refused before the rule that accepts those */
+  rule_icmp_in_deny(b, NFPROTO_IPV4, IPPROTO_ICMP, 5, "icmp type redirect");
   rule_ct_state(b, "input");
-  for (uint8_t t = 134; t <= 136; t++) {
+  for (uint8_t t = 135; t <= 136; t++) {
     uint8_t hl = 255;
     r = rule_new("input");
     match_nfproto(r, NFPROTO_IPV6);
@@ -677,11 +700,11 @@ static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
     payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
     cmp_u8(r, t);
     verdict(r, NF_ACCEPT, NULL);
-    rule_emit(b, r,
-              t == 134   ? "icmpv6 nd-router-advert"
-              : t == 135 ? "icmpv6 nd-neighbor-solicit"
-                         : "icmpv6 nd-neighbor-advert");
+    rule_emit(b, r, t == 135 ? "icmpv6 nd-neighbor-solicit" : "icmpv6 nd-neighbor-advert");
   }
+  /* refused under ingress.default allow too: not a way in, a change of route */
+  rule_icmp_in_deny(b, NFPROTO_IPV6, IPPROTO_ICMPV6, 134, "icmpv6 type nd-router-advert");
+  rule_icmp_in_deny(b, NFPROTO_IPV6, IPPROTO_ICMPV6, 137, "icmpv6 type nd-redirect");
   if (p->ingress_default_allow) {
     rule_simple(b, "input", NFT_GOTO, "in_allowed", "goto in_allowed");
     return;

@@ -1907,3 +1907,137 @@ mcast_sends() {
 		fail "no record: $(records 'select(.kind == "denied" or .kind == "flow")')"
 	[ -z "$(records 'select(.kind == "flow" and .port == 5555)')" ] || fail "recorded as a flow to the first hop"
 }
+
+# ra_state: the routes and addresses a router advertisement gave the container's namespace
+ra_state() {
+	ip -n "$EGT_CTR" -6 route show proto ra
+	ip -n "$EGT_CTR" -6 route show 2001:db8:99::/64
+	ip -n "$EGT_CTR" -6 addr show dev c0 to 2001:db8:99::/64
+}
+
+# ra_clean: what an accepted advertisement left in the shared namespace, taken away
+ra_clean() {
+	local a
+	ip -n "$EGT_CTR" -6 route flush proto ra 2>/dev/null || true
+	ip -n "$EGT_CTR" -6 route del 2001:db8:99::/64 dev c0 2>/dev/null || true
+	for a in $(ip -n "$EGT_CTR" -6 -o addr show dev c0 to 2001:db8:99::/64 | awk '{print $4}'); do
+		ip -n "$EGT_CTR" -6 addr del "$a" dev c0
+	done
+	return 0
+}
+
+# in_deny_packets: chain in_deny's counter
+in_deny_packets() {
+	egt_ns "$EGT_CTR" nft list chain inet agentrt in_deny | awk '/counter packets/ {
+		for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1); exit }'
+}
+
+@test "egress: escape: rogue-ra: a router advertisement from a neighbour gives the container no route and no address" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's advertisement)"
+	local nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py st n0 n
+	# control: in the bare namespace, no policy yet, the advertisement is taken (the kernel's
+	# default accept_ra): a default route through the sender and an address in its prefix
+	egt_ns "$EGT_INET" python3 "$nd" ra i0 2001:db8:99::
+	for _ in $(seq 30); do
+		st=$(ra_state)
+		[[ "$st" == *"default via fe80"* && "$st" == *2001:db8:99:* ]] && break
+		sleep 0.1
+	done
+	ra_clean
+	[[ "$st" == *"default via fe80"* && "$st" == *2001:db8:99:* ]] || fail "control: the advertisement was not taken: $st"
+	egress_run
+	n0=$(in_deny_packets)
+	# Before the fix chain input accepted router advertisements (hop limit 255) from anyone on
+	# the link: a neighbour (another container on the bridge) became the container's IPv6
+	# default router, and gave it a prefix of its choosing, unrecorded
+	egt_ns "$EGT_INET" python3 "$nd" ra i0 2001:db8:99::
+	for _ in $(seq 30); do
+		st=$(ra_state)
+		n=$(in_deny_packets)
+		[ -n "$st" ] || [ "${n:-0}" -gt "${n0:-0}" ] && break
+		sleep 0.1
+	done
+	st=$(ra_state)
+	ra_clean
+	[ -z "$st" ] || fail "the advertisement was taken: $st"
+	[ "${n:-0}" -gt "${n0:-0}" ] || fail "chain in_deny did not count it: $(egt_ns "$EGT_CTR" nft list chain inet agentrt in_deny)"
+	sleep 1.2 # refusals are coalesced for a second
+	records 'select(.kind == "denied" and .direction == "in" and .proto == "icmpv6") | .icmp_type' | grep -qx 134 ||
+		fail "no refusal recorded: $(records 'select(.kind == "denied")')"
+	# neighbour discovery still works: the allowed host over IPv6 through the static route
+	run in_ctr nslookup allowed6.test
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "IPv6 after the advertisement: $output"
+}
+
+@test "egress: escape: icmp-redirect: a redirect from the link moves no allowed destination to another next hop (ICMP related to a flow, ICMPv6 under ingress.default allow)" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's redirects)"
+	local nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py ll n0 n r4 r6 k
+	# the kernel takes a redirect only where its switches say so (net.ipv4.conf.*.accept_redirects,
+	# secure_redirects; IPv6 from the link-local router of the route): set as a host may have
+	# them, in the test's own namespace, and put back below
+	egt_ns "$EGT_CTR" sysctl -qw net.ipv4.conf.all.accept_redirects=1 net.ipv4.conf.c0.accept_redirects=1 \
+		net.ipv4.conf.all.secure_redirects=0 net.ipv4.conf.c0.secure_redirects=0
+	ip -n "$EGT_INET" addr add 192.0.2.201/32 dev i0
+	ll=$(ip -n "$EGT_INET" -6 -o addr show dev i0 scope link | awk '{sub("/.*", "", $4); print $4}')
+	ip -n "$EGT_CTR" -6 route add 2001:db8:203::10/128 via "$ll" dev c0
+	egt_ns "$EGT_INET" socat -u UDP4-RECV:9997,bind=203.0.113.10 /dev/null </dev/null >/dev/null 2>&1 3>&- &
+	local lpid=$!
+	redirects() { # the container's UDP flows, then both redirects, twice (the first resolves the
+		# new hop); the IPv4 one is taken through the socket it quotes, open meanwhile (and a
+		# listener, so that no port unreachable ends it)
+		local p4 p6
+		$1 sh -c '(echo x; sleep 2) | socat -u - UDP4:203.0.113.10:9997,sourceport=40002' >/dev/null 2>&1 3>&- &
+		p4=$!
+		$1 sh -c '(echo x; sleep 2) | socat -u - UDP6:[2001:db8:203::10]:9997,sourceport=40003' >/dev/null 2>&1 3>&- &
+		p6=$!
+		sleep 0.5
+		for k in 1 2; do
+			egt_ns "$EGT_INET" python3 "$nd" redirect4 192.0.2.1 192.0.2.2 192.0.2.201 203.0.113.10 9997
+			egt_ns "$EGT_INET" python3 "$nd" redirect6 i0 2001:db8:2::2 fe80::99 2001:db8:203::10
+			sleep 0.3
+		done
+		wait "$p4" "$p6" || true
+	}
+	routes() {
+		r4=$(ip -n "$EGT_CTR" route get 203.0.113.10)
+		r6=$(ip -n "$EGT_CTR" -6 route get 2001:db8:203::10)
+	}
+	unredirect() {
+		ip -n "$EGT_CTR" route flush cache
+		ip -n "$EGT_CTR" -6 route flush cache
+		ip -n "$EGT_CTR" -6 route del 2001:db8:203::10/128 2>/dev/null || true
+		ip -n "$EGT_CTR" -6 route add 2001:db8:203::10/128 via "$ll" dev c0
+	}
+	# control: the bare namespace takes the ICMPv6 one (the ICMP one where the sockets quoted
+	# are still open when it arrives: not always here)
+	redirects "egt_ns $EGT_CTR"
+	routes
+	unredirect
+	echo "# control: $r4 / $r6" >&3
+	[[ "$r6" == *"via fe80::99"* ]] || {
+		ip -n "$EGT_INET" addr del 192.0.2.201/32 dev i0
+		kill "$lpid" 2>/dev/null || true
+		fail "control: the redirects were not taken: $r4 / $r6"
+	}
+	egress_run --profile "$EGT_DIR/ingress-open.json"
+	n0=$(in_deny_packets)
+	# Before the fix chain input accepted the ICMP redirect as related to the container's flow,
+	# and the ICMPv6 one (no flow's) through ingress.default allow: a neighbour moved an
+	# allowed destination to a next hop of its choosing, unrecorded
+	redirects in_ctr
+	routes
+	n=$(in_deny_packets)
+	unredirect
+	ip -n "$EGT_CTR" -6 route del 2001:db8:203::10/128
+	ip -n "$EGT_INET" addr del 192.0.2.201/32 dev i0
+	kill "$lpid" 2>/dev/null || true
+	egt_ns "$EGT_CTR" sysctl -qw net.ipv4.conf.all.accept_redirects=0 net.ipv4.conf.c0.accept_redirects=0 \
+		net.ipv4.conf.all.secure_redirects=1 net.ipv4.conf.c0.secure_redirects=1
+	[[ "$r4" != *"via 192.0.2.201"* ]] || fail "IPv4: the redirect was taken: $r4"
+	[[ "$r6" != *"via fe80::99"* ]] || fail "IPv6: the redirect was taken: $r6"
+	[ "$((n - n0))" -ge 4 ] || fail "chain in_deny counted $((n - n0)) of 4"
+	sleep 1.2 # refusals are coalesced for a second
+	types=$(records 'select(.kind == "denied" and .direction == "in") | "\(.proto) \(.icmp_type)"' | sort -u | tr '\n' ' ')
+	[[ "$types" == *'"icmp 5"'* && "$types" == *'"icmpv6 137"'* ]] || fail "refusals recorded: $types"
+}
