@@ -2041,3 +2041,55 @@ in_deny_packets() {
 	types=$(records 'select(.kind == "denied" and .direction == "in") | "\(.proto) \(.icmp_type)"' | sort -u | tr '\n' ' ')
 	[[ "$types" == *'"icmp 5"'* && "$types" == *'"icmpv6 137"'* ]] || fail "refusals recorded: $types"
 }
+
+@test "egress: refused: inbound from an allowed address or a service port: a SYN from the allowed host to a listener, UDP from ports 53, 67, 443 to any port" {
+	local a src sp got
+	egress_run
+	listeners 7000
+	# the control: a listed name's connection works, so the allowed host is reachable both ways
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
+	# from the allowed host itself (its address and the ports an allowed flow uses as source:
+	# 443, DNS's 53, DHCP's 67), and from the upstream resolver: new inbound flows all the same
+	for src in 203.0.113.10 192.0.2.53 2001:db8:203::10; do
+		for sp in 443 53 67; do
+			case $src in
+			*:*) a="[2001:db8:2::2]" ;;
+			*) a=192.0.2.2 ;;
+			esac
+			got=$(egt_ns "$EGT_INET" timeout 5 socat -T 2 - "TCP:$a:7000,bind=[$src]:$sp,connect-timeout=2" </dev/null 2>&1) || true
+			[[ "$got" != *listener-7000* ]] || fail "TCP $src:$sp -> $a:7000 answered: $got"
+			got=$(echo ping | egt_ns "$EGT_INET" timeout 5 socat -T 1.5 - "UDP:$a:7000,bind=[$src]:$sp" 2>&1) || true
+			[[ "$got" != *listener* ]] || fail "UDP $src:$sp -> $a:7000 answered: $got"
+		done
+	done
+	sleep 1.2 # refusals are coalesced for a second
+	for src in 203.0.113.10 192.0.2.53 2001:db8:203::10; do
+		records "select(.kind == \"denied\" and .direction == \"in\" and .src == \"$src\") | .port" | grep -qx 7000 ||
+			fail "no inbound refusal recorded from $src: $(records 'select(.direction == "in")')"
+	done
+	[ -z "$(records 'select(.kind == "flow" and .direction == "in")')" ] || fail "an inbound flow: $(records 'select(.direction == "in")')"
+}
+
+@test "egress: refused: an address of the agent's own (ip addr add, a source the table does not know): CAP_NET_ADMIN is refused under a policy, in the ceiling and in the bounding set" {
+	local caps='["CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "SETGID", "SETUID", "NET_BIND_SERVICE", "KILL", "SETPCAP", "NET_ADMIN"]'
+	jq --argjson c "$caps" '.name = "egress-netadmin" |
+		.capabilities = {"ceiling": $c, "trim": ["MKNOD", "SETFCAP", "SYS_CHROOT", "AUDIT_WRITE", "NET_RAW"]}' \
+		"$EGT_PROFILE" >"$EGT_DIR/netadmin.json"
+	run "$AGENTRT" profile check "$EGT_DIR/netadmin.json"
+	[ "$status" -ne 0 ] && [[ "$output" == *capabilities.ceiling*NET_ADMIN* ]] || fail "profile check: $output"
+	jq '.name = "egress-netadmin-noenf" | .capabilities.enforce = false | del(.capabilities.ceiling) | del(.capabilities.trim)' \
+		"$EGT_PROFILE" >"$EGT_DIR/netadmin-noenf.json"
+	update_config '.process.capabilities |= with_entries(.value += ["CAP_NET_ADMIN"] | .value -= ["CAP_NET_RAW"])'
+	run timeout --kill-after=5 "$RT_TIMEOUT" nsenter --net="/run/netns/$EGT_HOST" \
+		"$AGENTRT" --root "$TEST_ROOT" --profile "$EGT_DIR/netadmin-noenf.json" run -d --bundle "$BUNDLE" "$ID" </dev/null
+	[ "$status" -ne 0 ] && [[ "$output" == *"create \`$ID\`"*NET_ADMIN* ]] || fail "bounding set with NET_ADMIN: $status $output"
+	[ ! -e "$TEST_ROOT/$ID" ] || fail "state dir left"
+	! egt_ns "$EGT_CTR" nft list tables | grep -q agentrt || fail "a table left"
+	# under the agent profile the agent cannot add an address (its source would be "local")
+	update_config '.process.capabilities |= with_entries(.value -= ["CAP_NET_ADMIN"])'
+	egress_run
+	run in_ctr ip addr add 2001:db8:2::99/64 dev c0
+	[ "$status" -ne 0 ] && [[ "$output" == *"not permitted"* ]] || fail "ip addr add: $status $output"
+	[ -z "$(ip -n "$EGT_CTR" -6 addr show dev c0 to 2001:db8:2::99)" ] || fail "the address was added"
+}
