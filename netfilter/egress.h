@@ -39,8 +39,9 @@
  *                   for ingress default allow);
  *     iif lo accept; icmp type redirect goto in_deny;
  *     ct state established,related accept;
- *     icmpv6 type {nd-neighbor-solicit, nd-neighbor-advert} ip6 hoplimit 255 accept;
- *     icmpv6 type {nd-router-advert, nd-redirect} goto in_deny;  # not the routes'
+ *     icmpv6 type nd-neighbor-solicit ip6 hoplimit 255 accept;
+ *     icmpv6 type nd-neighbor-advert ip6 hoplimit 255 (solicited flag) accept;
+ *     icmpv6 type {nd-router-advert, nd-neighbor-advert, nd-redirect} goto in_deny;
  *     <l4proto> dport <listed port> goto in_allowed; ...   # ingress.allow
  *     goto in_deny }
  *   chain in_allowed { ct state new ct status ! confirmed

@@ -669,12 +669,14 @@ static void rule_icmp_in_deny(struct nft_batch_buf *b, uint8_t nfproto, uint8_t 
  * anyone who can reach it, and its replies leave through the output
  * chain's "established" rule, unpoliced.  Replies to the container's own
  * flows are established or related; neighbour solicitations and
- * advertisements arrive as the link needs them (hop limit 255).  Router
+ * advertisements that answer a solicitation arrive as the link needs them
+ * (hop limit 255).  Router advertisements, unsolicited neighbour
  * advertisements and redirects (ICMP and ICMPv6) do not: any neighbour on
  * the link (another container on the bridge) could send one and become the
  * container's default router, hand it a prefix and an address of its
- * choosing, or move an allowed destination to another next hop.  The engine
- * sets the container's routes; these go to in_deny (recorded). */
+ * choosing, take the gateway's address, or move an allowed destination to
+ * another next hop.  The engine sets the container's routes; these go to
+ * in_deny (recorded). */
 static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
 {
   static const uint8_t both[] = {IPPROTO_TCP, IPPROTO_UDP};
@@ -699,11 +701,22 @@ static void rules_input(struct nft_batch_buf *b, const struct egress_policy *p)
     cmp(r, NFT_CMP_EQ, &hl, 1);
     payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
     cmp_u8(r, t);
+    if (t == 136) {
+      /* an answer to the container's own solicitation only */
+      uint8_t solicited = 0x40, none = 0;
+      payload(r, NFT_PAYLOAD_TRANSPORT_HEADER, 4, 1, NFT_REG_1);
+      bitwise(r, &solicited, 1);
+      cmp(r, NFT_CMP_NEQ, &none, 1);
+    }
     verdict(r, NF_ACCEPT, NULL);
-    rule_emit(b, r, t == 135 ? "icmpv6 nd-neighbor-solicit" : "icmpv6 nd-neighbor-advert");
+    rule_emit(b, r,
+              t == 135 ? "icmpv6 nd-neighbor-solicit" : "icmpv6 nd-neighbor-advert solicited");
   }
-  /* refused under ingress.default allow too: not a way in, a change of route */
+  /* refused under ingress.default allow too: not a way in, a change of
+   * route (an unsolicited advertisement with the override flag replaces the
+   * link address of an entry, the gateway's) */
   rule_icmp_in_deny(b, NFPROTO_IPV6, IPPROTO_ICMPV6, 134, "icmpv6 type nd-router-advert");
+  rule_icmp_in_deny(b, NFPROTO_IPV6, IPPROTO_ICMPV6, 136, "icmpv6 type nd-neighbor-advert");
   rule_icmp_in_deny(b, NFPROTO_IPV6, IPPROTO_ICMPV6, 137, "icmpv6 type nd-redirect");
   if (p->ingress_default_allow) {
     rule_simple(b, "input", NFT_GOTO, "in_allowed", "goto in_allowed");

