@@ -2135,3 +2135,30 @@ in_deny_packets() {
 	records 'select(.kind == "denied" and .direction == "in" and .proto == "icmpv6") | .icmp_type' | grep -qx 136 ||
 		fail "no refusal recorded: $(records 'select(.kind == "denied")')"
 }
+
+@test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {
+	local f
+	egress_run
+	# the container's UDP sockets to the refused host, from fixed ports, kept open and reading
+	rt exec -d "$ID" sh -c '(echo out4; sleep 6) | socat UDP4:198.51.100.20:5555,sourceport=40010 - >/tmp/in4 2>&1'
+	rt exec -d "$ID" sh -c '(echo out6; sleep 6) | socat UDP6:[2001:db8:198::20]:5555,sourceport=40011 - >/tmp/in6 2>&1'
+	sleep 1
+	# the refused host "answers" from the port the container named, to the container's port:
+	# were the refused datagram's flow kept, this would be its reply
+	for _ in 1 2 3; do
+		echo answer-from-refused-4 | egt_ns "$EGT_INET" socat -u - UDP4-SENDTO:192.0.2.2:40010,bind=198.51.100.20:5555 || true
+		echo answer-from-refused-6 | egt_ns "$EGT_INET" socat -u - "UDP6-SENDTO:[2001:db8:2::2]:40011,bind=[2001:db8:198::20]:5555" || true
+		sleep 0.2
+	done
+	sleep 1.2
+	for f in in4 in6; do
+		run in_ctr cat /tmp/$f
+		[[ "$output" != *answer-from-refused* ]] || fail "$f: $output"
+	done
+	for a in 198.51.100.20 2001:db8:198::20; do
+		records "select(.kind == \"denied\" and .dst == \"$a\") | .port" | grep -qx 5555 ||
+			fail "the container's datagram to $a not refused on the record: $(records 'select(.kind == "denied")')"
+		records "select(.kind == \"denied\" and .direction == \"in\" and .src == \"$a\")" | grep -q . ||
+			fail "the answer from $a not refused on the record: $(records 'select(.direction == "in")')"
+	done
+}
