@@ -142,20 +142,81 @@ static void hang_up(int *master)
   *master = -1;
 }
 
+/* The caller's stdin ended (a file, /dev/null, a pipe whose writer left, a
+ * closed fd): the program reading the pty is told so as a terminal's user
+ * tells it, with the EOF character, twice after a partial line (the first
+ * only ends the line).  Nothing was said before and `cat` waited for input
+ * for ever (tty-relay-stdin-eof).  A pty the program made raw gets nothing:
+ * there the character is data.  Returns how many bytes it put in buf. */
+static size_t eof_chars(int master, bool mid_line, char *buf)
+{
+  struct termios tio;
+
+  if (tcgetattr(master, &tio) < 0 || !(tio.c_lflag & ICANON))
+    return 0;
+  buf[0] = buf[1] = (char)tio.c_cc[VEOF];
+  return mid_line ? 2 : 1;
+}
+
+/* The caller's input goes to the pty without blocking (the master is
+ * O_NONBLOCK, what is not taken yet waits in in.buf and stdin is not read
+ * meanwhile): a blocking write filled the pty's input while the program
+ * filled its output, which we no longer read, and both waited for ever
+ * (tty-relay-stdin-eof: 40,000 lines through `cat`). */
+struct relay_in {
+  char buf[8192];
+  size_t off, len;
+  char last; /* the last byte read: '\n' at the start */
+  bool open;
+};
+
+static void relay_in_read(struct relay_in *in, int master, short revents)
+{
+  ssize_t n = -1;
+
+  if (!(revents & POLLNVAL)) /* a closed stdin is no input */
+    n = read(0, in->buf, sizeof in->buf);
+  if (n < 0 && !(revents & POLLNVAL) && (errno == EINTR || errno == EAGAIN))
+    return;
+  in->off = 0;
+  if (n > 0) {
+    in->len = (size_t)n;
+    in->last = in->buf[n - 1];
+    return;
+  }
+  in->open = false;
+  in->len = eof_chars(master, in->last != '\n', in->buf);
+}
+
+static void relay_in_write(struct relay_in *in, int master)
+{
+  ssize_t w = write(master, in->buf + in->off, in->len - in->off);
+
+  if (w > 0)
+    in->off += (size_t)w;
+  else if (w < 0 && errno != EINTR && errno != EAGAIN)
+    in->open = false, in->off = in->len = 0; /* the pty is gone */
+}
+
 int fwd_wait(pid_t pid, int sigfd, int *master, struct error *err)
 {
-  bool in_open, master_open;
+  struct relay_in in = {.last = '\n'};
+  bool master_open;
   int status = 0;
   bool done = false;
 
-  if (*master >= 0)
+  if (*master >= 0) {
     *master = above_stdio(*master);
-  in_open = master_open = *master >= 0;
+    fcntl(*master, F_SETFL, fcntl(*master, F_GETFL) | O_NONBLOCK);
+  }
+  in.open = master_open = *master >= 0;
   if (*master >= 0)
     raw_mode(*master);
   while (!done || master_open) {
-    struct pollfd p[3] = {
-        {sigfd, POLLIN, 0}, {master_open ? *master : -1, POLLIN, 0}, {in_open ? 0 : -1, POLLIN, 0}};
+    bool pending = master_open && in.off < in.len;
+    struct pollfd p[3] = {{sigfd, POLLIN, 0},
+                          {master_open ? *master : -1, POLLIN | (pending ? POLLOUT : 0), 0},
+                          {in.open && !pending ? 0 : -1, POLLIN, 0}};
     int r = poll(p, 3, done ? 100 : -1);
     if (r < 0) {
       if (errno == EINTR)
@@ -190,13 +251,14 @@ int fwd_wait(pid_t pid, int sigfd, int *master, struct error *err)
       enum pump_result pr = pump(*master, 1);
       if (pr == PUMP_DST_GONE) {
         hang_up(master);
-        in_open = false;
+        in.open = false;
       }
       master_open = pr == PUMP_OK;
     }
-    /* a closed stdin (POLLNVAL) is no input; the pty stays */
-    if (in_open && (p[2].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
-      in_open = !(p[2].revents & POLLNVAL) && pump(0, *master) == PUMP_OK;
+    if (master_open && pending && (p[1].revents & POLLOUT))
+      relay_in_write(&in, *master);
+    if (in.open && !pending && (p[2].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
+      relay_in_read(&in, *master, p[2].revents);
   }
   restore_mode();
   return exit_code(status);

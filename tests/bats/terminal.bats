@@ -157,6 +157,39 @@ load helpers
 	[ "$status" -eq 6 ] && [ "$output" = done ] || fail "exec -t: $status: $output"
 }
 
+# The relay's input ended (/dev/null, a pipe whose writer left, a closed stdin): nothing told
+# the program, and one reading its terminal (`cat`, a shell) waited for ever, agentrt with it (a
+# TERM it forwards is ignored by a pid 1).  Now the relay sends the pty's EOF character, as a
+# user at the terminal does (twice after a line without its newline).  runc 1.1 refuses a
+# foreground terminal without a /dev/tty of the caller's.
+@test "tty-relay-stdin-eof: run -t and exec -t of a program reading the pty end when stdin ends" {
+	agentrt_only "runc 1.1 needs the caller's /dev/tty for a foreground terminal"
+	update_config '.process.terminal = true'
+	set_cmd 'cat >/dev/null; echo got-eof; exit 4'
+	run bash -c "timeout --kill-after=2 10 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 </dev/null"
+	[ "$status" -eq 4 ] && [[ "$output" == *got-eof* ]] || fail "run </dev/null: $status: $output"
+	rt delete -f c1 >/dev/null 2>&1 || true
+	set_args cat
+	run bash -c "printf 'line1\\nno-newline' | timeout --kill-after=2 10 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1"
+	[ "$status" -eq 0 ] || fail "run from a pipe: $status: $output"
+	[[ "$output" == *no-newline* ]] || fail "run from a pipe: $output"
+	rt delete -f c1 >/dev/null 2>&1 || true
+	# more than the pty holds: the relay wrote the input blocking while `cat` blocked on its
+	# output, which the relay no longer read (2 KiB of 229 KB came through, then nothing)
+	set_args cat
+	run bash -c "seq 40000 | timeout --kill-after=2 20 '$AGENTRT' --root '$TEST_ROOT' run --bundle '$BUNDLE' c1 | grep -c ."
+	[ "$status" -eq 0 ] && [ "$output" -ge 40000 ] || fail "run with 40,000 lines in: $status: $output"
+	rt delete -f c1 >/dev/null 2>&1 || true
+	update_config '.process.terminal = false'
+	set_args sleep 1000
+	run_detached c2
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	for in in '</dev/null' '<&-'; do
+		run bash -c "timeout --kill-after=2 10 '$AGENTRT' --root '$TEST_ROOT' exec -t c2 sh -c 'cat >/dev/null; echo got-eof; exit 6' $in"
+		[ "$status" -eq 6 ] && [[ "$output" == *got-eof* ]] || fail "exec -t $in: $status: $output"
+	done
+}
+
 # The relay's output gone (stdout closed, /dev/full, a reader that went away as in `| head
 # -1`): it stopped reading the pty, the program blocked writing to it and agentrt waited for it
 # for ever (a TERM it forwards is ignored by a pid 1).  Now the pty is hung up: the program's
