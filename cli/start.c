@@ -17,6 +17,11 @@
 #include "container/notify_socket.h"
 #include "container/spawn.h"
 
+static bool start_frozen(void *c)
+{
+  return container_frozen(c);
+}
+
 int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct container *c = NULL;
@@ -64,7 +69,7 @@ int cmd_start(const struct global_opts *g, int argc, char **argv, struct error *
     goto out;
   }
   audit_cli_event(g->root, c->id, "start", NULL); /* before its first process */
-  if (fifo_start(c->dirfd, err) < 0) {
+  if (fifo_start(c->dirfd, start_frozen, c, err) < 0) {
     error_prefix(err, "start `%s`", c->id);
     audit_cli_event(g->root, c->id, "start_failed", NULL);
     goto out;

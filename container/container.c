@@ -208,7 +208,7 @@ void container_free(struct container *c)
   free(c);
 }
 
-static bool frozen(struct container *c)
+bool container_frozen(struct container *c)
 {
   struct error err = {0};
 
@@ -236,10 +236,11 @@ enum container_status container_refresh_status(struct container *c)
      * "created" again.  Its freezer is read only when `pause` left its
      * mark: start, on every container's path, does not pay for it. */
     c->status = STATUS_CREATED;
-    if (fstatat(c->dirfd, CONTAINER_PAUSED_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0 && frozen(c))
+    if (fstatat(c->dirfd, CONTAINER_PAUSED_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        container_frozen(c))
       c->status = STATUS_PAUSED;
   } else {
-    c->status = frozen(c) ? STATUS_PAUSED : STATUS_RUNNING;
+    c->status = container_frozen(c) ? STATUS_PAUSED : STATUS_RUNNING;
   }
   free(s->status);
   s->status = xstrdup(container_status_name(c->status));

@@ -70,6 +70,8 @@ int container_load_damaged(const struct global_opts *g, const char *id, struct c
 
 /* Recompute c->status (and c->state->status / pid). */
 enum container_status container_refresh_status(struct container *c);
+/* Whether the container's cgroup is frozen (a read of its freezer). */
+bool container_frozen(struct container *c);
 int container_save_state(struct container *c, struct error *err);
 int container_save_config(struct container *c, const char *json, size_t len, struct error *err);
 int container_load_config(struct container *c, struct error *err);

@@ -600,7 +600,32 @@ int spawn_start(struct spawn_result *r, struct error *err)
   return ret;
 }
 
-int fifo_start(int dirfd, struct error *err)
+/* Whether the init took START: POLLERR on our write end once it closed the
+ * fifo (close-on-exec) or died. */
+static bool fifo_taken(int fd, int ms)
+{
+  struct pollfd p = {.fd = fd, .events = 0};
+
+  return poll(&p, 1, ms) > 0 && (p.revents & (POLLERR | POLLHUP));
+}
+
+/* START back out of the fifo of a frozen init (through a read end of our
+ * own): true when it was still there, the init none the wiser. */
+static bool fifo_take_back(int fd)
+{
+  struct error e = {0};
+  int rd = procfs_reopen(fd, O_RDONLY | O_NONBLOCK | O_CLOEXEC, &e);
+  char b;
+  bool back;
+
+  if (rd < 0)
+    return false;
+  back = read(rd, &b, 1) == 1;
+  close(rd);
+  return back;
+}
+
+int fifo_start(int dirfd, bool (*frozen)(void *), void *ud, struct error *err)
 {
   int fd = openat(dirfd, "exec.fifo", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   ssize_t n;
@@ -618,6 +643,14 @@ int fifo_start(int dirfd, struct error *err)
     close(fd);
     return -1;
   }
+  /* A cgroup frozen by another tool (not our `pause`, which start sees in
+   * the status): its init never takes START; it was waited for 10 s and
+   * start said it started (start-frozen-outside).  The freezer is read only
+   * when the init is slow, not on every start. */
+  if (frozen != NULL && !fifo_taken(fd, 100) && frozen(ud) && fifo_take_back(fd)) {
+    close(fd);
+    return error_set(err, 0, "cannot start a container in the paused state (its cgroup is frozen)");
+  }
   if (unlinkat(dirfd, "exec.fifo", 0) < 0) {
     error_errno(err, "remove exec.fifo");
     close(fd);
@@ -626,11 +659,9 @@ int fifo_start(int dirfd, struct error *err)
   /* The init holds the fifo close-on-exec: when our write end reports
    * POLLERR (no reader left) its program runs (or it died), so poststart
    * hooks run after the process started, as the spec orders. */
-  for (int waited = 0; waited < 10000; waited += 100) {
-    struct pollfd p = {.fd = fd, .events = 0};
-    if (poll(&p, 1, 100) > 0 && (p.revents & (POLLERR | POLLHUP)))
+  for (int waited = 0; waited < 10000; waited += 100)
+    if (fifo_taken(fd, 100))
       break;
-  }
   close(fd);
   return 0;
 }

@@ -96,7 +96,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *ret, struct erro
 /* run: let the init go on to exec the process. */
 int spawn_start(struct spawn_result *r, struct error *err);
 
-/* start: wake a created init through its fifo. */
-int fifo_start(int dirfd, struct error *err);
+/* start: wake a created init through its fifo.  An init that has not
+ * taken START after a short wait is asked about: when frozen(ud) says its
+ * cgroup is frozen, START is taken back and start refused (-1, the fifo
+ * still there: the container stays created).  frozen may be NULL. */
+int fifo_start(int dirfd, bool (*frozen)(void *), void *ud, struct error *err);
 
 #endif

@@ -129,6 +129,27 @@ cgval() { # CTRL FILE
 	[ "$(container_status cp)" = running ]
 }
 
+# The freezer set FROZEN by another tool (no `pause` of ours): runc reads the freezer at start and
+# refuses at once ("cannot start a container in the paused state"), the container still created.
+# agentrt wrote START to a frozen init, waited 10 s for it, and said it started: the program had
+# not run (start-frozen-outside).
+@test "cgroups v1: start-frozen-outside: start of a created container frozen by another tool is refused, start after the thaw runs it" {
+	set_cmd 'echo started >> /tmp/started; sleep 100'
+	create_container fo
+	[ "$status" -eq 0 ] || fail "create: $output"
+	echo FROZEN >"$(cg freezer)/freezer.state"
+	run rt start fo
+	echo THAWED >"$(cg freezer)/freezer.state"
+	[ "$status" -ne 0 ] || fail "start of a frozen container succeeded: $output"
+	[[ "$output" == *"paused state"* ]] || fail "start: $output"
+	[ ! -e "$ROOTFS/tmp/started" ] || fail "the program ran"
+	[ "$(container_status fo)" = created ]
+	run rt start fo
+	[ "$status" -eq 0 ] || fail "start after the thaw: $output"
+	wait_for_file "$ROOTFS/tmp/started"
+	[ "$(container_status fo)" = running ]
+}
+
 @test "cgroups v1: delete --force removes a paused created container" {
 	set_args sleep 100
 	create_container cpf
