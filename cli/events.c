@@ -109,6 +109,21 @@ static long long now_ms(void)
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* An `oom` line when the cgroup's OOM kill count went past *ooms. */
+static bool oom_told(struct container *c, uint64_t *ooms, struct error *err)
+{
+  uint64_t now = 0;
+  bool told = cgroup_oom_count(c->cgroup, &now, err) == 0 && now > *ooms;
+
+  error_clear(err);
+  if (told) {
+    printf("{\"type\":\"oom\",\"id\":\"%s\"}\n", c->id);
+    fflush(stdout);
+    *ooms = now;
+  }
+  return told;
+}
+
 int cmd_events(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
@@ -116,7 +131,7 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
   bool stats = false;
   int interval_ms = 5000, pidfd = -1, oomfd = -1, id, n, ret = -1;
   long long next;
-  uint64_t ooms = 0, now_ooms = 0;
+  uint64_t ooms = 0;
   const char *val;
 
   while ((n = opt_next(&it, events_specs, &id, &val, "events", err)) == 1) {
@@ -166,6 +181,7 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
     struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = oomfd, .events = POLLIN}};
     long long left = next - now_ms();
     int r = poll(p, 2, left < 0 ? 0 : (int)left);
+    bool woke = false;
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0 || (p[0].revents & POLLIN) || container_refresh_status(c) == STATUS_STOPPED)
@@ -178,17 +194,19 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
         next = now_ms() + interval_ms;
     } else if (p[1].revents != 0) {
       cgroup_oom_watch_drain(oomfd);
+      woke = true;
       if (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) {
         close(oomfd);
         oomfd = -1;
       }
     }
-    if (cgroup_oom_count(c->cgroup, &now_ooms, err) == 0 && now_ooms > ooms) {
-      printf("{\"type\":\"oom\",\"id\":\"%s\"}\n", c->id);
-      fflush(stdout);
-      ooms = now_ooms;
-    }
-    error_clear(err);
+    /* v1's eventfd fires as the OOM begins, before its kill is counted
+     * (oom_kill): without a second look the line came only at the next
+     * interval (events-oom-at-once); a wake-up that was no OOM (v2's
+     * memory.events also counts `max`) costs these looks, 255 ms at most */
+    if (!oom_told(c, &ooms, err) && woke)
+      for (int ms = 1; ms <= 128 && !oom_told(c, &ooms, err); ms *= 2)
+        nanosleep(&(struct timespec){0, ms * 1000000L}, NULL);
   }
   ret = 0;
 out:
