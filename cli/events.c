@@ -109,6 +109,12 @@ static long long now_ms(void)
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void print_oom(const struct container *c)
+{
+  printf("{\"type\":\"oom\",\"id\":\"%s\"}\n", c->id);
+  fflush(stdout);
+}
+
 /* An `oom` line when the cgroup's OOM kill count went past *ooms. */
 static bool oom_told(struct container *c, uint64_t *ooms, struct error *err)
 {
@@ -117,8 +123,7 @@ static bool oom_told(struct container *c, uint64_t *ooms, struct error *err)
 
   error_clear(err);
   if (told) {
-    printf("{\"type\":\"oom\",\"id\":\"%s\"}\n", c->id);
-    fflush(stdout);
+    print_oom(c);
     *ooms = now;
   }
   return told;
@@ -204,9 +209,19 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
      * (oom_kill): without a second look the line came only at the next
      * interval (events-oom-at-once); a wake-up that was no OOM (v2's
      * memory.events also counts `max`) costs these looks, 255 ms at most */
-    if (!oom_told(c, &ooms, err) && woke)
-      for (int ms = 1; ms <= 128 && !oom_told(c, &ooms, err); ms *= 2)
+    if (!oom_told(c, &ooms, err) && woke) {
+      uint64_t now = 0;
+      int ms;
+      for (ms = 1; ms <= 128 && !oom_told(c, &ooms, err); ms *= 2)
         nanosleep(&(struct timespec){0, ms * 1000000L}, NULL);
+      /* v1's eventfd is signalled by an OOM only (or the cgroup's end, when
+       * oom_control is gone): one that killed nothing (disableOOMKiller: the
+       * container waits under OOM) is told too, as runc's (events-oom-disabled) */
+      if (ms > 128 && cgroup_manager_version(c->cgroup) == 1 &&
+          cgroup_oom_count(c->cgroup, &now, err) == 0)
+        print_oom(c);
+      error_clear(err);
+    }
   }
   ret = 0;
 out:

@@ -784,6 +784,42 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	jq -e 'select(.type == "oom") | .id == "c1"' "$BUNDLE/ev.out" >/dev/null || fail "$(cat "$BUNDLE/ev.out")"
 }
 
+# events-oom-disabled: with memory.disableOOMKiller (cgroup v1) an out-of-memory container is
+# paused, nothing killed; runc's `events` prints an `oom` event for each signal of the
+# cgroup's OOM eventfd, and agentrt's waited for a kill count that never moved.
+@test "events-oom-disabled: with disableOOMKiller (cgroup v1) events prints the oom event though nothing is killed" {
+	[ -f /sys/fs/cgroup/memory/memory.oom_control ] || skip "needs the cgroup v1 memory controller"
+	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432, "disableOOMKiller": true}'
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	"$AGENTRT" --root "$TEST_ROOT" events --interval 1h c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" &
+	local ev=$! nr= i
+	for i in $(seq 200); do
+		read -r nr _ <"/proc/$ev/syscall" 2>/dev/null || break
+		[ "$nr" = 7 ] || [ "$nr" = 281 ] || [ "$nr" = 202 ] && break
+		sleep 0.05
+	done
+	is_agentrt || sleep 1
+	# the allocation waits under OOM (not killed): in the background, bounded.  The pages
+	# are touched from user space (a string doubled by awk): a fault in the kernel's copy (dd
+	# reading into its buffer) is refused with ENOMEM under disableOOMKiller, not an OOM
+	timeout -s KILL 20 "$AGENTRT" --root "$TEST_ROOT" exec c1 \
+		awk 'BEGIN { s = "x"; while (length(s) < 100000000) s = s s }' >/dev/null 2>&1 &
+	local dd=$!
+	for i in $(seq 100); do
+		grep -q '"oom"' "$BUNDLE/ev.out" && break
+		sleep 0.1
+	done
+	kill "$ev"
+	wait "$ev" || true
+	grep -qs '^under_oom 1' /sys/fs/cgroup/memory/"$CG_PARENT"/*/memory.oom_control ||
+		fail "the container was not under OOM: $(cat /sys/fs/cgroup/memory/"$CG_PARENT"/*/memory.oom_control)"
+	rt delete --force c1 >/dev/null 2>&1
+	wait "$dd" || true
+	grep -q '"type":"oom"' "$BUNDLE/ev.out" || fail "no oom event 10 s into the OOM: $(cat "$BUNDLE/ev.out" "$BUNDLE/ev.err")"
+}
+
 # relative-root: runc takes a relative --root from the current directory (filepath.Abs), and any
 # later command that names the same directory finds the container; agentrt refused it ("--root:
 # must be an absolute path").  An empty --root is still refused.
