@@ -752,34 +752,46 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ ! -s "$BUNDLE/ev.out" ] || fail "a sample before the first interval: $(head -c 300 "$BUNDLE/ev.out")"
 }
 
-# events-oom-at-once: runc's `events` (not --stats) prints an `oom` event when the kernel
-# records one (an eventfd on memory.oom_control, an inotify watch on memory.events), whatever
-# its --interval; agentrt looked for one only at each interval, so with runc's default of 5 s
-# or an engine's longer one the OOM was told late or, when the container ended first, never.
-@test "events-oom-at-once: events prints the oom event when the OOM happens, not at the next interval" {
-	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
+# events_watching MEMORY: c1 running with MEMORY as its linux.resources.memory, and `events
+# --interval 1h c1` in the background ($EV, to $BUNDLE/ev.out and ev.err) once it watches: until it waits in poll(2) (7; runc: a Go program, in epoll_pwait 281 or futex 202),
+# a process asleep is not yet one that watches (under load its S was before the watch)
+events_watching() {
+	local nr= i
+	update_config ".linux.resources.memory = $1"
 	set_args sleep 1000
 	run_detached c1
 	[ "$status" -eq 0 ] || fail "run -d: $output"
 	"$AGENTRT" --root "$TEST_ROOT" events --interval 1h c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" &
-	local ev=$! nr= i
-	# until it waits in poll(2) (7; runc: a Go program, in epoll_pwait 281 or futex 202): a
-	# process asleep is not yet one that watches (under load its S was before the watch)
+	EV=$!
 	for i in $(seq 200); do
-		read -r nr _ <"/proc/$ev/syscall" 2>/dev/null || break
+		read -r nr _ <"/proc/$EV/syscall" 2>/dev/null || break
 		[ "$nr" = 7 ] || [ "$nr" = 281 ] || [ "$nr" = 202 ] && break
 		sleep 0.05
 	done
 	# (is_agentrt: runc starts its watch in a goroutine; give it time to be in place)
 	is_agentrt || sleep 1
-	run rt exec c1 dd if=/dev/zero of=/dev/null bs=64M count=1
-	[ "$status" -eq 137 ] || { kill "$ev"; fail "dd was not OOM-killed: $status: $output"; }
+}
+
+# events_oom_seen: up to 10 s for an oom line, then events is stopped
+events_oom_seen() {
+	local i
 	for i in $(seq 100); do
 		grep -q '"oom"' "$BUNDLE/ev.out" && break
 		sleep 0.1
 	done
-	kill "$ev"
-	wait "$ev" || true
+	kill "$EV"
+	wait "$EV" || true
+}
+
+# events-oom-at-once: runc's `events` (not --stats) prints an `oom` event when the kernel
+# records one (an eventfd on memory.oom_control, an inotify watch on memory.events), whatever
+# its --interval; agentrt looked for one only at each interval, so with runc's default of 5 s
+# or an engine's longer one the OOM was told late or, when the container ended first, never.
+@test "events-oom-at-once: events prints the oom event when the OOM happens, not at the next interval" {
+	events_watching '{"limit": 33554432, "swap": 33554432}'
+	run rt exec c1 dd if=/dev/zero of=/dev/null bs=64M count=1
+	[ "$status" -eq 137 ] || { kill "$EV"; fail "dd was not OOM-killed: $status: $output"; }
+	events_oom_seen
 	grep -q '"type":"oom"' "$BUNDLE/ev.out" || fail "no oom event 10 s after the OOM: $(cat "$BUNDLE/ev.out" "$BUNDLE/ev.err")"
 	jq -e 'select(.type == "oom") | .id == "c1"' "$BUNDLE/ev.out" >/dev/null || fail "$(cat "$BUNDLE/ev.out")"
 }
@@ -789,30 +801,14 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 # cgroup's OOM eventfd, and agentrt's waited for a kill count that never moved.
 @test "events-oom-disabled: with disableOOMKiller (cgroup v1) events prints the oom event though nothing is killed" {
 	[ -f /sys/fs/cgroup/memory/memory.oom_control ] || skip "needs the cgroup v1 memory controller"
-	update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432, "disableOOMKiller": true}'
-	set_args sleep 1000
-	run_detached c1
-	[ "$status" -eq 0 ] || fail "run -d: $output"
-	"$AGENTRT" --root "$TEST_ROOT" events --interval 1h c1 >"$BUNDLE/ev.out" 2>"$BUNDLE/ev.err" &
-	local ev=$! nr= i
-	for i in $(seq 200); do
-		read -r nr _ <"/proc/$ev/syscall" 2>/dev/null || break
-		[ "$nr" = 7 ] || [ "$nr" = 281 ] || [ "$nr" = 202 ] && break
-		sleep 0.05
-	done
-	is_agentrt || sleep 1
+	events_watching '{"limit": 33554432, "swap": 33554432, "disableOOMKiller": true}'
 	# the allocation waits under OOM (not killed): in the background, bounded.  The pages
 	# are touched from user space (a string doubled by awk): a fault in the kernel's copy (dd
 	# reading into its buffer) is refused with ENOMEM under disableOOMKiller, not an OOM
 	timeout -s KILL 20 "$AGENTRT" --root "$TEST_ROOT" exec c1 \
 		awk 'BEGIN { s = "x"; while (length(s) < 100000000) s = s s }' >/dev/null 2>&1 &
 	local dd=$!
-	for i in $(seq 100); do
-		grep -q '"oom"' "$BUNDLE/ev.out" && break
-		sleep 0.1
-	done
-	kill "$ev"
-	wait "$ev" || true
+	events_oom_seen
 	grep -qs '^under_oom 1' /sys/fs/cgroup/memory/"$CG_PARENT"/*/memory.oom_control ||
 		fail "the container was not under OOM: $(cat /sys/fs/cgroup/memory/"$CG_PARENT"/*/memory.oom_control)"
 	rt delete --force c1 >/dev/null 2>&1
