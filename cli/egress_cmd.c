@@ -15,16 +15,19 @@ int cmd_egress(const struct global_opts *g, int argc, char **argv, struct error 
   cleanup_free char *req = NULL;
   int ret = -1;
   bool failed = false;
+  bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 
-  if (argc < 3 || strcmp(argv[1], "--help") == 0) {
-    printf("Usage: agentrt egress ID list\n"
-           "       agentrt egress ID allow ENTRY\n"
-           "       agentrt egress ID deny ENTRY\n"
-           "ENTRY: 203.0.113.0/24, 203.0.113.10:443/tcp, [2001:db8::/32]:443, pypi.org,\n"
-           "       *.example.org:443 (the grammar of the profile's egress.allow)\n"
-           "A deny ends the open connections it no longer allows; inbound ports are the\n"
-           "profile's ingress.allow and the annotation run.agentrt.ingress.\n");
-    return argc < 3 ? error_set(err, 0, "egress: expected ID and list|allow|deny") : 0;
+  if (argc < 3 || help) {
+    /* asked for: on stdout, exit 0; a missing argument: on stderr, with the error */
+    fprintf(help ? stdout : stderr,
+            "Usage: agentrt egress ID list\n"
+            "       agentrt egress ID allow ENTRY\n"
+            "       agentrt egress ID deny ENTRY\n"
+            "ENTRY: 203.0.113.0/24, 203.0.113.10:443/tcp, [2001:db8::/32]:443, pypi.org,\n"
+            "       *.example.org:443 (the grammar of the profile's egress.allow)\n"
+            "A deny ends the open connections it no longer allows; inbound ports are the\n"
+            "profile's ingress.allow and the annotation run.agentrt.ingress.\n");
+    return help ? 0 : error_set(err, 0, "egress: expected ID and list|allow|deny");
   }
   if (strcmp(argv[2], "list") == 0 && argc == 3)
     req = xstrdup("list");
