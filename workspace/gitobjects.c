@@ -1204,25 +1204,67 @@ static bool header_id(const unsigned char *data, size_t size, const char *key, s
 
 static bool names_control(const unsigned char *p, size_t n, size_t hlen);
 
-/* Does a commit's or tag's header (data, size bytes) name an encoding other
- * than UTF-8?  `git log` and `git show` re-encode its text into UTF-8: a byte
- * 0x9b of an ISO-8859-1 message, which is no control as it is stored, is
- * printed as the C1 control CSI. */
-static bool foreign_encoding(const unsigned char *data, size_t size)
+/* The encodings other than UTF-8 a commit's or tag's header may name whose
+ * text the review decodes: single-byte, ASCII below 0x80.  In ISO-8859-1
+ * and -15 the bytes 0x80 to 0x9f are the C1 controls; in Windows-1252 they
+ * are printable but for five that it leaves undefined (what git prints for
+ * those depends on the host's iconv: taken as controls). */
+enum { ENC_ISO8859, ENC_CP1252 };
+static const struct {
+  const char *name;
+  int kind;
+} decoded_encodings[] = {
+    {"iso-8859-1", ENC_ISO8859}, {"iso8859-1", ENC_ISO8859},   {"iso_8859-1", ENC_ISO8859},
+    {"latin1", ENC_ISO8859},     {"l1", ENC_ISO8859},          {"iso-8859-15", ENC_ISO8859},
+    {"iso8859-15", ENC_ISO8859}, {"iso_8859-15", ENC_ISO8859}, {"latin9", ENC_ISO8859},
+    {"latin-9", ENC_ISO8859},    {"cp1252", ENC_CP1252},       {"windows-1252", ENC_CP1252},
+};
+
+/* Would a byte of this encoding be a terminal control once `git log` has
+ * re-encoded it into UTF-8?  (Below 0x80 ws_term_control has read it.) */
+static bool decoded_control(int kind, unsigned char c)
+{
+  if (c < 0x80 || c > 0x9f)
+    return false;
+  if (kind == ENC_ISO8859)
+    return true;
+  return c == 0x81 || c == 0x8d || c == 0x8f || c == 0x90 || c == 0x9d;
+}
+
+/* The encodings a commit's or tag's header (data, size bytes) names, read
+ * as `git log` and `git show` read them: they re-encode its whole text into
+ * UTF-8, so a byte 0x9b of an ISO-8859-1 message, which is no control as it
+ * is stored, is printed as the C1 control CSI.  0: none, or UTF-8; -5: a
+ * byte of the object is a control in an encoding named; -6: an encoding
+ * agentrt does not decode. */
+static int encoding_check(const unsigned char *data, size_t size)
 {
   const unsigned char *end = memmem(data, size, "\n\n", 2), *p;
   size_t hn = end ? (size_t)(end - data) + 1 : size;
 
   for (size_t at = 0; at < hn;) {
     const unsigned char *eol = memchr(data + at, '\n', hn - at);
-    size_t len = eol ? (size_t)(eol - (data + at)) : hn - at;
+    size_t len = eol ? (size_t)(eol - (data + at)) : hn - at, k, vn;
+    const char *v;
     p = data + at;
-    if (len > 9 && memcmp(p, "encoding ", 9) == 0)
-      return !((len - 9 == 5 && strncasecmp((const char *)p + 9, "utf-8", 5) == 0) ||
-               (len - 9 == 4 && strncasecmp((const char *)p + 9, "utf8", 4) == 0));
     at += len + 1;
+    if (len < 9 || memcmp(p, "encoding ", 9) != 0)
+      continue;
+    v = (const char *)p + 9;
+    vn = len - 9;
+    if ((vn == 5 && strncasecmp(v, "utf-8", 5) == 0) || (vn == 4 && strncasecmp(v, "utf8", 4) == 0))
+      continue;
+    for (k = 0; k < sizeof decoded_encodings / sizeof decoded_encodings[0]; k++)
+      if (strlen(decoded_encodings[k].name) == vn &&
+          strncasecmp(v, decoded_encodings[k].name, vn) == 0)
+        break;
+    if (k == sizeof decoded_encodings / sizeof decoded_encodings[0])
+      return -6;
+    for (size_t i = 0; i < size; i++)
+      if (decoded_control(decoded_encodings[k].kind, data[i]))
+        return -5;
   }
-  return false;
+  return 0;
 }
 
 /* The tree that oid (a commit, a tag of one, or a tree) checks out:
@@ -1231,8 +1273,9 @@ static bool foreign_encoding(const unsigned char *data, size_t size)
  * holds a terminal control (git log and git tag -n print it as it is), -3
  * for a blob that does (`git show` of the ref prints it as it is), -4 for
  * a tree named by the ref or a tag whose entries' names do (so does
- * `git show` with them), -5 for a commit or tag in another encoding than
- * UTF-8 (foreign_encoding). */
+ * `git show` with them), -5 for a commit or tag whose text re-encoded
+ * from the encoding it names holds one, -6 for one in an encoding agentrt
+ * does not decode (encoding_check). */
 static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, bool text,
                    unsigned char *ret_tree)
 {
@@ -1240,7 +1283,7 @@ static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
 
   memcpy(cur, oid, hlen);
   for (int i = 0; i <= MAX_TAG_DEPTH; i++) {
-    int type;
+    int type, r;
     cleanup_free unsigned char *data = NULL;
     size_t size;
     if (ws_gitodb_read(db, cur, hlen, &type, &data, &size) < 0)
@@ -1258,8 +1301,8 @@ static int tree_of(struct ws_gitodb *db, const unsigned char *oid, size_t hlen, 
       return text && ws_term_control(data, size) ? -3 : 0;
     if (text && ws_term_control(data, size))
       return -2;
-    if (text && foreign_encoding(data, size))
-      return -5;
+    if (text && (r = encoding_check(data, size)) < 0)
+      return r;
     if (type == OBJ_COMMIT)
       return header_id(data, size, "tree", hlen, ret_tree) ? 1 : -1;
     if (!header_id(data, size, "object", hlen, cur))
@@ -1639,8 +1682,12 @@ const char *ws_git_commit_reason(struct ws_gitodb *db, const unsigned char *new_
            : r == -4 ? "a tree whose names hold terminal control characters (the host's `git "
                        "show` of the ref prints them as they are: an escape sequence can "
                        "rewrite what the reviewer's terminal shows)"
-           : r == -5 ? "a commit or tag in an encoding other than UTF-8 (the host's `git log` "
-                       "re-encodes its message: a byte no control as stored can print as one)"
+           : r == -5 ? "a commit or tag whose text holds terminal control characters once the "
+                       "host's `git log` re-encodes it from the encoding it names into UTF-8 (a "
+                       "byte no control as stored prints as one)"
+           : r == -6 ? "a commit or tag in an encoding other than UTF-8 that agentrt does not "
+                       "decode (the host's `git log` re-encodes its message: a byte no control "
+                       "as stored can print as one)"
                      : UNREADABLE;
   if (old_id && tree_of(db, old_id, hlen, false, ot) <= 0)
     old_id = NULL;

@@ -159,8 +159,9 @@ history_escape() {
 # A commit or tag may name the encoding of its message (`encoding ISO-8859-1`, what
 # i18n.commitEncoding writes): `git log` re-encodes it into UTF-8, so the byte 0x9b, which is
 # no control as stored (the review read the stored bytes), reaches the host's terminal as
-# U+009B, the C1 control CSI, and `\x9b2J` cleared it.  Such a commit's ref is held back
-# (an honest agent leaves the encoding alone: UTF-8 passes, as the tests above show).
+# U+009B, the C1 control CSI, and `\x9b2J` cleared it.  The review decodes the text from the
+# encoding it names, and such a commit's ref is held back (an honest Latin-1 commit passes,
+# the next test).
 @test "escape: a commit in ISO-8859-1 whose message the host's git log re-encodes into a C1 control" {
   host_repo plain
   bundle_usr "set -e; cd /workspace; echo w >>a.txt
@@ -170,7 +171,7 @@ history_escape() {
   [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
   marked .git/refs/heads/master
   run ar workspace "$ID" diff
-  [[ "$output" == *"an encoding other than UTF-8"* ]] || fail "diff: $output"
+  [[ "$output" == *"terminal control characters once the host's \`git log\` re-encodes it"* ]] || fail "diff: $output"
   run ar workspace "$ID" commit
   [ "$status" -eq 0 ] || fail "commit: $output"
   ! git -C "$HOST" log --format=%B | grep -q "$(printf '\302\233')" || fail "the host's git log prints a C1 control"
@@ -178,6 +179,41 @@ history_escape() {
   run ar workspace "$ID" commit --include-protected .git/refs/heads/master
   [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
   git -C "$HOST" log -1 --format=%B | grep -q "$(printf '\302\2332J')" || fail "control: $(git -C "$HOST" log -1 --format=%B | od -c | head)"
+}
+
+# An honest agent whose git writes its messages in Latin-1 (i18n.commitEncoding=ISO-8859-1,
+# `café` stored as caf\xe9) or Windows-1252 (\x80 is the euro sign) had its refs held back
+# whole, as if it had written a control: the review decodes the text from the encoding named
+# and finds none, so they pass and the host's git log shows the text in UTF-8.  An encoding the
+# review does not decode (EUC-JP) is still held back.
+@test "workspace: honest commits in ISO-8859-1 and Windows-1252 pass, and the host's git log shows them in UTF-8" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; git checkout -q -b latin
+    echo w >>a.txt; git -c i18n.commitEncoding=ISO-8859-1 commit -q -am \"\$(printf 'caf\351 \253ok\273')\"
+    git checkout -q -b cp master && echo x >>a.txt
+    git -c i18n.commitEncoding=windows-1252 commit -q -am \"\$(printf '10 \200 \223quoted\224')\"
+    git checkout -q -b jp master && echo y >>a.txt
+    git -c i18n.commitEncoding=EUC-JP commit -q -am \"\$(printf '\244\242')\"
+    git cat-file commit latin | grep -q '^encoding ISO-8859-1' &&
+      git cat-file commit cp | grep -q '^encoding windows-1252' && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/refs/heads/jp
+  local p
+  for p in .git/refs/heads/latin .git/refs/heads/cp; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" = none ] ||
+      fail "the honest $p is protected: $output"
+  done
+  run ar workspace "$ID" diff
+  [[ "$output" == *"an encoding other than UTF-8 that agentrt does not decode"*"refs/heads/jp"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [[ "$output" == *"left out .git/refs/heads/jp"* ]] || fail "commit: $output"
+  [ "$(git -C "$HOST" log -1 --format=%s latin)" = "$(printf 'caf\303\251 \302\253ok\302\273')" ] ||
+    fail "latin: $(git -C "$HOST" log -1 --format=%s latin | od -c)"
+  [ "$(git -C "$HOST" log -1 --format=%s cp)" = "$(printf '10 \342\202\254 \342\200\234quoted\342\200\235')" ] ||
+    fail "cp: $(git -C "$HOST" log -1 --format=%s cp | od -c)"
+  ! git -C "$HOST" rev-parse -q --verify refs/heads/jp >/dev/null || fail "the EUC-JP branch arrived"
 }
 
 # `git log` prints the notes of refs/notes/commits under each commit they annotate, as they
