@@ -1409,10 +1409,12 @@ struct cmp {
 };
 
 #define UNREADABLE "a commit agentrt cannot read (git checks none of its paths)"
-#define MAX_NOTES_DEPTH 64    /* a notes tree's fan-out levels (git makes a few) */
-#define MAX_NOTES_READ 100000 /* notes and their subtrees read for one notes ref */
+#define MAX_NOTES_DEPTH 64 /* a notes tree's fan-out levels (git makes a few) */
+/* Notes and their subtrees read for one notes ref: each is an object read
+ * (30,000 cost ~0.9 s of a review), for the ref and again for its reflog. */
+#define MAX_NOTES_READ 10000
 #define NOTES_TOO_MANY                                                                             \
-  "more new notes than agentrt reads (100,000: review them with `git notes list`)"
+  "more new notes than agentrt reads (10,000: review them with `git notes list`)"
 #define NOTES_CONTROL                                                                              \
   "a note or notes commit holding terminal control characters (the host's `git log` prints notes " \
   "as they are: an escape sequence can rewrite what the reviewer's terminal shows)"
