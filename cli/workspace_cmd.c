@@ -183,6 +183,7 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
     cleanup_strv char **patterns = workspace_protected(w);
     ws_mark_protected(c, patterns, l);
   }
+  ws_mark_ignored(c, l);
   return 0;
 }
 

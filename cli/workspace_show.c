@@ -181,6 +181,9 @@ static void text_line(FILE *out, const struct ws_change *c)
     fprintf(out, "  [special file: never committed]");
   if (c->protect)
     fprintf(out, "  [protected: %s]", c->protect);
+  if (c->ignored)
+    fprintf(out, "  [new, ignored by git: %s: the host's `git status` will not show it]",
+            c->ignored);
   fputc('\n', out);
 }
 
@@ -240,6 +243,7 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
   if (c->kind != WS_DELETED)
     gkpath(g, "target", c->target);
   gks(g, "protected", c->protect);
+  gks(g, "ignored", c->ignored);
   if (c->kind != WS_DELETED) {
     gku(g, "size", c->size);
     gkmode(g, "mode", c->mode);
@@ -265,7 +269,7 @@ static void json_change(yajl_gen g, const struct ws_layers *l, const struct ws_c
 int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l,
                  const struct ws_changes *c, bool json, bool patch, struct error *err)
 {
-  size_t count[4] = {0}, prot = 0;
+  size_t count[4] = {0}, prot = 0, ign = 0;
 
   if (json) {
     yajl_gen g = yajl_gen_alloc(NULL);
@@ -285,6 +289,7 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
     text_line(out, &c->v[i]);
     count[c->v[i].kind]++;
     prot += c->v[i].protect != NULL;
+    ign += c->v[i].ignored != NULL;
   }
   for (size_t i = 0; patch && i < c->n; i++) {
     cleanup_free char *p = patch_of(l, &c->v[i]);
@@ -302,6 +307,11 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
             "# %zu protected (marked `!`): commit leaves them out unless named with "
             "--include-protected PATH\n",
             prot);
+  if (ign > 0)
+    fprintf(out,
+            "# %zu new files the host's git ignores (marked `new, ignored by git`): after commit "
+            "`git status` and `git diff` do not show them (`git status --ignored` does)\n",
+            ign);
   return 0;
 }
 

@@ -427,6 +427,7 @@ void ws_changes_free(struct ws_changes *c)
     free(c->v[i].old_path);
     free(c->v[i].protect);
     free(c->v[i].target);
+    free(c->v[i].ignored);
   }
   free(c->v);
   memset(c, 0, sizeof *c);

@@ -324,6 +324,8 @@ struct ws_change {
   char *protect;     /* why a host tool could run or read something because of
                         it (protect.c), NULL when it is an ordinary change */
   char *target;      /* a symlink's target (not WS_DELETED), else NULL */
+  char *ignored;     /* a new file the host's git would ignore: "`FILE` `PATTERN`" of the
+                        ignore file and line that hide it (ignore.c), else NULL */
 };
 
 struct ws_changes {
@@ -381,6 +383,10 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
  * is read from its layer in l, and a ref's commits from l's layers and the
  * host dir. */
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l);
+/* Mark (ch->ignored) the new files that the merged view's .gitignore files
+ * or the host's .git/info/exclude make the host's git ignore: its `git
+ * status` and `git diff` will not show them after commit (ignore.c). */
+void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l);
 /* Why a symlink at path pointing at target could lead a host tool that
  * follows it out of the workspace (absolute, `..` past the root, `dir/..`)
  * or into `.git`, `.gitmodules` or a path of patterns; NULL when it stays

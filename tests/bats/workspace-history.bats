@@ -692,6 +692,52 @@ check_git_output() {
 # said clean, and neither `git checkout -- .` nor `git reset --hard` brought it back.  Now such
 # an index is left out (unless the host's index has the same bits): the deletions and the change
 # show in the host's git status, and git restores them.
+# hidden-by-gitignore: the agent edits .gitignore (honest work, committed) and adds files that
+# it, a .gitignore of its own in a subdirectory, or the host's .git/info/exclude ignore: after
+# commit the operator's `git status` and `git diff` never show them, while `workspace diff`
+# listed them among the rest.  The review marks each new file the resulting ignore files match,
+# naming the file and the pattern, and the host's git agrees file by file (`git check-ignore`);
+# a file re-included by `!pattern` and an ordinary new file are not marked.
+@test "workspace: hidden-by-gitignore: new files the resulting .gitignore hides from the host's git status are marked in diff" {
+  host_repo plain
+  printf '*.tmp\n' >>"$HOST/.git/info/exclude"
+  bundle_usr "set -e; cd /workspace; printf 'secret*\nbuild/\n*.log\n!keep.log\n' >>.gitignore
+    echo x >secret-tool.sh; mkdir -p build/sub src/gen; echo y >build/sub/out.o; echo l >app.log
+    echo k >keep.log; echo n >notes.md; printf '*.bin\n' >src/gen/.gitignore; echo b >src/gen/blob.bin
+    echo t >scratch.tmp; echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "diff: $output"
+  local json=$output p
+  local ignored=(secret-tool.sh build/sub/out.o app.log src/gen/blob.bin scratch.tmp) shown=(keep.log notes.md .gitignore src/gen/.gitignore)
+  for p in "${ignored[@]}"; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .ignored // "none"' <<<"$json")" != none ] ||
+      fail "$p not marked ignored: $json"
+  done
+  for p in "${shown[@]}"; do
+    [ "$(jq -r --arg p "$p" '.changes[] | select(.path == $p) | .ignored // "none"' <<<"$json")" = none ] ||
+      fail "$p marked ignored: $json"
+  done
+  run ar workspace "$ID" diff
+  [[ "$output" == *"secret-tool.sh  (file, 2 bytes)  [new, ignored by git: \`.gitignore\` \`secret*\`"* ]] || fail "diff: $output"
+  [[ "$output" == *"src/gen/blob.bin  (file, 2 bytes)  [new, ignored by git: \`src/gen/.gitignore\` \`*.bin\`"* ]] || fail "diff: $output"
+  [[ "$output" == *"scratch.tmp  (file, 2 bytes)  [new, ignored by git: \`.git/info/exclude\` \`*.tmp\`"* ]] || fail "diff: $output"
+  [[ "$output" == *"# 5 new files the host's git ignores"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  # what the host's git does with them: the marked ones are in no `git status`
+  local st
+  st=$(git -C "$HOST" status --porcelain --untracked-files=all)
+  for p in "${ignored[@]}"; do
+    [ -e "$HOST/$p" ] && git -C "$HOST" check-ignore -q "$p" && [[ "$st" != *"$p"* ]] ||
+      fail "$p: the host's git does not ignore it: $st"
+  done
+  for p in keep.log notes.md src/gen/.gitignore; do
+    ! git -C "$HOST" check-ignore -q "$p" && [[ "$st" == *"$p"* ]] || fail "$p: the host's git ignores it: $st"
+  done
+}
+
 @test "workspace: an index that hides files from the host's git status (sparse-checkout, assume-unchanged) is left out, and the host's git shows and restores them" {
   host_repo plain
   bundle_usr 'set -e; cd /workspace

@@ -1,0 +1,387 @@
+/* ignore.c - new files that the host's git will not show (THREAT-MODEL.md,
+ * "Workspace protection rule", hidden-by-gitignore).
+ *
+ * After commit the operator reviews with `git status` and `git diff`; a new
+ * file that the resulting `.gitignore` files (the agent edits them, and they
+ * are committed like any file) or the host's `.git/info/exclude` match is in
+ * neither.  `diff` marks each such addition with the ignore file and the
+ * pattern that hides it.  Patterns are read as git reads them: blank lines
+ * and `#` comments skipped, trailing spaces dropped unless escaped, `!`
+ * re-includes, a trailing `/` matches directories only, a pattern with a `/`
+ * is matched against the path from its file's directory and one without
+ * against the last component; the last matching line wins, a deeper file's
+ * lines over a shallower's and `.gitignore` over `info/exclude`, and a file
+ * below an ignored directory is ignored whatever re-includes it.  A `**` is
+ * matched as a `*` that may also take `/` (erring towards marking).  Not
+ * read: `core.excludesFile` (the operator's own, which the agent cannot
+ * write) and a `.gitignore` that is a symlink (git does not follow it).
+ * Only the review reads this: nothing on create, start, run or exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "workspace/internal.h"
+
+#define MAX_IGNORE_FILE (1 << 20) /* bytes of one ignore file read */
+#define MAX_IGNORE_DIRS 65536     /* directories whose .gitignore is read */
+#define BUCKETS 4096
+
+struct pattern {
+  char *pat;     /* as matched: no `!`, no trailing `/`, no leading `/` */
+  char *line;    /* as written, for the mark */
+  bool negate;   /* `!pattern` */
+  bool dir_only; /* `pattern/` */
+  bool has_slash;
+};
+
+struct ignfile {
+  char *dir;    /* "" at the top */
+  char *source; /* the file's path, for the mark */
+  struct pattern *v;
+  size_t n;
+  int state;            /* the directory itself: -1 not known yet, 0 shown, 1 ignored */
+  char *why;            /* when ignored: the file and line (its own or a parent's) */
+  struct ignfile *next; /* hash chain */
+};
+
+struct ignctx {
+  const struct ws_layers *l;
+  struct ignfile *buckets[BUCKETS];
+  struct ignfile exclude; /* the host's .git/info/exclude */
+  size_t dirs;
+};
+
+static unsigned hash_str(const char *s)
+{
+  unsigned h = 2166136261u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 16777619u;
+  return h % BUCKETS;
+}
+
+static bool dir_opaque_at(int fd, const char *dir)
+{
+  cleanup_close int d = ws_open_beneath(fd, dir, O_RDONLY | O_DIRECTORY, 0);
+  char v[4];
+
+  if (d < 0)
+    return false;
+  for (int i = 0; i < 2; i++) {
+    ssize_t n = fgetxattr(d, i ? "user.overlay.opaque" : "trusted.overlay.opaque", v, sizeof v);
+    if (n == 1 && v[0] == 'y')
+      return true;
+  }
+  return false;
+}
+
+/* The bytes of a regular file at fd (at most MAX_IGNORE_FILE). */
+static char *read_fd(int fd, size_t *ret_n)
+{
+  char *buf = xmalloc(MAX_IGNORE_FILE + 1);
+  size_t n = 0;
+
+  while (n < MAX_IGNORE_FILE) {
+    ssize_t r = read(fd, buf + n, MAX_IGNORE_FILE - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  *ret_n = n;
+  return buf;
+}
+
+/* The file at rel as the merged view has it: the first layer (upper first,
+ * then the host dir) that holds it; a whiteout, a symlink or anything but a
+ * regular file, or an opaque parent in a layer, ends the search with none. */
+static char *read_merged(const struct ws_layers *l, const char *rel, size_t *ret_n)
+{
+  cleanup_free char *parent = NULL;
+  const char *base;
+
+  parent = ws_split_path(rel, &base);
+  for (size_t i = 0; i <= l->n; i++) {
+    int root = i < l->n ? l->fds[i] : l->hostfd;
+    cleanup_close int fd = -1;
+    struct stat st;
+    if (root < 0)
+      continue;
+    fd = ws_open_beneath(root, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd < 0) {
+      if (errno != ENOENT)
+        return NULL; /* a symlink on the way, a file where a directory was */
+      if (i < l->n && dir_opaque_at(root, parent))
+        return NULL;
+      continue;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+      return NULL;
+    return read_fd(fd, ret_n);
+  }
+  return NULL;
+}
+
+static void parse(struct ignfile *f, char *text)
+{
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    size_t len = strlen(line);
+    struct pattern p = {0};
+    char *s;
+    if (len > 0 && line[len - 1] == '\r')
+      line[--len] = '\0';
+    /* trailing spaces, unless escaped */
+    while (len > 0 && line[len - 1] == ' ' && !(len > 1 && line[len - 2] == '\\'))
+      line[--len] = '\0';
+    if (len == 0 || line[0] == '#')
+      continue;
+    s = line;
+    if (*s == '!') {
+      p.negate = true;
+      s++;
+    } else if (*s == '\\' && (s[1] == '!' || s[1] == '#')) {
+      s++;
+    }
+    len = strlen(s);
+    if (len > 0 && s[len - 1] == '/') {
+      p.dir_only = true;
+      s[--len] = '\0';
+    }
+    if (len == 0)
+      continue;
+    p.has_slash = strchr(s, '/') != NULL;
+    if (*s == '/')
+      s++;
+    p.pat = xstrdup(s);
+    p.line = xstrdup(line);
+    f->v = xrealloc(f->v, (f->n + 1) * sizeof *f->v);
+    f->v[f->n++] = p;
+  }
+}
+
+static struct ignfile *ignfile_of(struct ignctx *x, const char *dir)
+{
+  unsigned h = hash_str(dir);
+  struct ignfile *f;
+  cleanup_free char *text = NULL;
+  size_t n;
+
+  for (f = x->buckets[h]; f; f = f->next)
+    if (strcmp(f->dir, dir) == 0)
+      return f;
+  if (x->dirs >= MAX_IGNORE_DIRS)
+    return NULL;
+  x->dirs++;
+  f = xmalloc(sizeof *f);
+  memset(f, 0, sizeof *f);
+  f->dir = xstrdup(dir);
+  f->state = -1;
+  f->source = *dir ? xfmt("%s/.gitignore", dir) : xstrdup(".gitignore");
+  if ((text = read_merged(x->l, f->source, &n)) != NULL)
+    parse(f, text);
+  f->next = x->buckets[h];
+  x->buckets[h] = f;
+  return f;
+}
+
+static bool pat_match(const struct pattern *p, const char *rel, bool is_dir)
+{
+  const char *name;
+
+  if (p->dir_only && !is_dir)
+    return false;
+  if (!p->has_slash) {
+    name = strrchr(rel, '/');
+    return fnmatch(p->pat, name ? name + 1 : rel, 0) == 0;
+  }
+  if (strstr(p->pat, "**") == NULL)
+    return fnmatch(p->pat, rel, FNM_PATHNAME) == 0;
+  if (fnmatch(p->pat, rel, 0) == 0)
+    return true;
+  /* a `**` and its `/` may match nothing: `**` `/a` matches `a` at the top */
+  {
+    cleanup_free char *q = xstrdup(p->pat);
+    char *at;
+    while ((at = strstr(q, "**/")) != NULL)
+      memmove(at, at + 3, strlen(at + 3) + 1);
+    return fnmatch(q, rel, 0) == 0;
+  }
+}
+
+/* The last line of f matching path (relative to the top), or NULL. */
+static const struct pattern *last_match(const struct ignfile *f, const char *path, bool is_dir)
+{
+  size_t dl = strlen(f->dir);
+  const char *rel = path;
+
+  if (dl > 0) {
+    if (strncmp(path, f->dir, dl) != 0 || path[dl] != '/')
+      return NULL;
+    rel = path + dl + 1;
+  }
+  for (size_t i = f->n; i-- > 0;)
+    if (pat_match(&f->v[i], rel, is_dir))
+      return &f->v[i];
+  return NULL;
+}
+
+/* Is path (a directory when is_dir) ignored on its own (its parents not
+ * looked at)?  *ret_f, *ret_p: the file and line that decide. */
+static bool ignored_self(struct ignctx *x, const char *path, bool is_dir,
+                         const struct ignfile **ret_f, const struct pattern **ret_p)
+{
+  cleanup_free char *dir = xstrdup(path);
+  char *slash;
+
+  /* deepest .gitignore first: the first that has a match decides */
+  for (;;) {
+    const struct ignfile *f;
+    const struct pattern *p;
+    slash = strrchr(dir, '/');
+    if (slash)
+      *slash = '\0';
+    else
+      dir[0] = '\0';
+    f = ignfile_of(x, dir);
+    if (f && (p = last_match(f, path, is_dir)) != NULL) {
+      *ret_f = f;
+      *ret_p = p;
+      return !p->negate;
+    }
+    if (dir[0] == '\0')
+      break;
+  }
+  {
+    const struct pattern *p = last_match(&x->exclude, path, is_dir);
+    if (p) {
+      *ret_f = &x->exclude;
+      *ret_p = p;
+      return !p->negate;
+    }
+  }
+  return false;
+}
+
+/* Is the directory dir ignored, by its own lines or a parent's?  Kept in
+ * its entry, so that each directory is decided once. */
+static const char *dir_ignored(struct ignctx *x, const char *dir)
+{
+  struct ignfile *f = ignfile_of(x, dir);
+  const struct ignfile *src = NULL;
+  const struct pattern *p = NULL;
+  const char *up;
+
+  if (f == NULL)
+    return NULL;
+  if (f->state >= 0 || dir[0] == '\0')
+    return f->state == 1 ? f->why : NULL;
+  {
+    cleanup_free char *parent = xstrdup(dir);
+    char *slash = strrchr(parent, '/');
+    if (slash)
+      *slash = '\0';
+    else
+      parent[0] = '\0';
+    up = dir_ignored(x, parent);
+  }
+  /* a directory below an ignored one is ignored whatever re-includes it */
+  if (up)
+    f->why = xstrdup(up);
+  else if (ignored_self(x, dir, true, &src, &p))
+    f->why = xfmt("`%s` `%s`", src->source, p->line);
+  f->state = f->why != NULL;
+  return f->why;
+}
+
+static char *ignored_why(struct ignctx *x, const char *path)
+{
+  cleanup_free char *parent = xstrdup(path);
+  char *slash = strrchr(parent, '/');
+  const struct ignfile *f = NULL;
+  const struct pattern *p = NULL;
+  const char *up;
+
+  if (slash)
+    *slash = '\0';
+  else
+    parent[0] = '\0';
+  if ((up = dir_ignored(x, parent)) != NULL)
+    return xstrdup(up);
+  if (ignored_self(x, path, false, &f, &p))
+    return xfmt("`%s` `%s`", f->source, p->line);
+  return NULL;
+}
+
+static bool below_git(const char *path)
+{
+  for (const char *s = path; s; s = strchr(s, '/')) {
+    const char *c = *s == '/' ? s + 1 : s;
+    size_t n = strcspn(c, "/");
+    if (ws_is_git_name(c, n))
+      return true;
+    s = c + n;
+    if (*s == '\0')
+      break;
+  }
+  return false;
+}
+
+void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l)
+{
+  struct ignctx x = {.l = l};
+  bool any = false;
+
+  for (size_t i = 0; i < c->n && !any; i++)
+    any = (c->v[i].kind == WS_ADDED || c->v[i].kind == WS_RENAMED) && c->v[i].type != WS_T_DIR;
+  if (!any)
+    return;
+  x.exclude.dir = xstrdup("");
+  x.exclude.source = xstrdup(".git/info/exclude");
+  if (l->hostfd >= 0) {
+    cleanup_close int fd =
+        ws_open_beneath(l->hostfd, ".git/info/exclude", O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    struct stat st;
+    size_t n;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      cleanup_free char *text = read_fd(fd, &n);
+      parse(&x.exclude, text);
+    }
+  }
+  for (size_t i = 0; i < c->n; i++) {
+    struct ws_change *ch = &c->v[i];
+    if ((ch->kind != WS_ADDED && ch->kind != WS_RENAMED) || ch->type == WS_T_DIR || ch->protect ||
+        below_git(ch->path))
+      continue;
+    free(ch->ignored);
+    ch->ignored = ignored_why(&x, ch->path);
+  }
+  for (size_t b = 0; b < BUCKETS; b++) {
+    for (struct ignfile *f = x.buckets[b], *next; f; f = next) {
+      next = f->next;
+      for (size_t k = 0; k < f->n; k++) {
+        free(f->v[k].pat);
+        free(f->v[k].line);
+      }
+      free(f->v);
+      free(f->why);
+      free(f->dir);
+      free(f->source);
+      free(f);
+    }
+  }
+  for (size_t k = 0; k < x.exclude.n; k++) {
+    free(x.exclude.v[k].pat);
+    free(x.exclude.v[k].line);
+  }
+  free(x.exclude.v);
+  free(x.exclude.dir);
+  free(x.exclude.source);
+}
