@@ -686,6 +686,63 @@ check_git_output() {
   [ -z "$(git -C "$HOST" for-each-ref refs/bisect)" ] || fail "bisect refs left: $(git -C "$HOST" for-each-ref refs/bisect)"
 }
 
+# More of an honest agent's git: an interactive rebase driven by GIT_SEQUENCE_EDITOR (a squash),
+# `git am` of a patch it made, `git bisect run` (then reset) and `git gc --aggressive`: its refs,
+# reflogs, index and packs pass unmarked (only git's caches below .git/info and objects/info are
+# left out) and the host's git has the history whole.  A host directory renamed with `git mv`
+# fails with EXDEV (the overlay makes no directory redirects: README); `mv` and `git add -A`
+# commit it as a rename the host's git status shows clean.
+@test "workspace: an honest agent's rebase -i, am, bisect run, gc --aggressive and a directory moved with mv commit cleanly" {
+  host_repo plain
+  bundle_usr "set -e; cd /workspace; export GIT_EDITOR=true
+    echo 1 >f && git add f && git commit -qm one && echo 2 >f && git commit -qam two && git commit -q --allow-empty -m three
+    git bisect start HEAD HEAD~3 >/dev/null; git bisect run sh -c '! grep -qs 2 f' >/tmp/bisect
+    grep -q 'is the first bad commit' /tmp/bisect; git bisect reset >/dev/null 2>&1
+    GIT_SEQUENCE_EDITOR='sed -i 2s/^pick/squash/' git rebase -q -i HEAD~2
+    echo z >>a.txt && git commit -qam z && git format-patch -q -1 -o /tmp/p && git reset -q --hard HEAD~1 && git am -q /tmp/p/*.patch
+    if git mv src src2 2>/tmp/err; then exit 9; fi; grep -q 'cross-device' /tmp/err
+    mv src src2 && git add -A && git commit -qm moved
+    git gc -q --aggressive && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  run ar workspace "$ID" diff --format json
+  local bad
+  bad=$(jq -r '.changes[] | select(.protected != null) | .path' <<<"$output" | grep -vxE '\.git/(COMMIT_EDITMSG|info/refs|objects/info/(packs|commit-graph))') &&
+    fail "protected: $bad"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s)" = "$(printf 'moved\nz\ntwo\none\nbase')" ] ||
+    fail "log: $(git -C "$HOST" log --format=%s)"
+  [ -z "$(git -C "$HOST" status --porcelain)" ] && [ -f "$HOST/src2/main.c" ] && [ ! -e "$HOST/src" ] ||
+    fail "status: $(git -C "$HOST" status --porcelain)"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1)"
+}
+
+# A host repository in SHA-256 (`git init --object-format=sha256`) is reviewed as a SHA-1 one:
+# the agent's commits, a branch, an annotated tag and `git gc` pass unmarked and the host's
+# git has them whole (`git fsck`), and a commit of a `.envrc` on another branch (after the gc:
+# a loose ref) is held back, its history read with 32-byte ids.
+@test "workspace: a SHA-256 host repository: honest commits, a tag and gc pass, a .envrc in history is held back" {
+  requires_git
+  host_git_env
+  git -C "$HOST" init -q --object-format=sha256 && git -C "$HOST" add -A && git -C "$HOST" commit -q -m base
+  bundle_usr "set -e; cd /workspace; echo w >>a.txt && git commit -qam w && git checkout -q -b f
+    echo v >>b.txt && git commit -qam v && git tag -a -m t t1 && git gc -q && git checkout -q -b bad
+    echo 'touch /tmp/x' >.envrc && git add -f .envrc && git commit -qm tidy && git checkout -q f
+    git rev-parse HEAD | grep -qE '^[0-9a-f]{64}\$' && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  run ar workspace "$ID" diff
+  [[ "$output" == *"a commit with a new or changed entry on the protected list"*"(ref \`refs/heads/bad\`)"* ]] ||
+    fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s f)" = "$(printf "v\nw\nbase")" ] || fail "log: $(git -C "$HOST" log --oneline --all): $output"
+  [ "$(git -C "$HOST" tag -n1 t1)" = "t1              t" ] || fail "tag: $(git -C "$HOST" tag -n1)"
+  ! git -C "$HOST" rev-parse -q --verify refs/heads/bad >/dev/null || fail "the .envrc branch arrived"
+  git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1)"
+}
+
 # An index whose entries keep the host's git status from showing their files: skip-worktree
 # (what `git sparse-checkout set` gives every file outside its cone) and assume-unchanged.
 # Committed, the sparse set's deletions emptied the host's data/ while the host's `git status`
