@@ -13,8 +13,11 @@
  * lines over a shallower's and `.gitignore` over `info/exclude`, and a file
  * below an ignored directory is ignored whatever re-includes it.  A `**` is
  * matched as a `*` that may also take `/` (erring towards marking).  Not
- * read: `core.excludesFile` (the operator's own, which the agent cannot
- * write) and a `.gitignore` that is a symlink (git does not follow it).
+ * read: the operator's own ignore file (`core.excludesFile`,
+ * `~/.config/git/ignore`, which the agent cannot write), the index (a file
+ * staged with `git add -f` is shown by git though marked), a `.gitignore`
+ * that is a symlink (git does not follow it), and past MAX_IGNORE_DIRS
+ * directories the rest (left unmarked).
  * Only the review reads this: nothing on create, start, run or exec. */
 #include <errno.h>
 #include <fcntl.h>
