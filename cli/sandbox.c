@@ -1771,23 +1771,27 @@ static void print_refused(const struct global_opts *g, const char *name, bool ne
   struct refused calls = {0};
   struct refused r = {.calls = &calls};
   struct error e = {0};
-  char list[1024];
+  /* the names are the agent's (a program's path, a name it looked up):
+   * escaped for the terminal, \u001b is 6 bytes (summary-name-escape) */
+  char list[1024], safe[6 * sizeof list];
 
   if (fd < 0 || audit_scan(fd, &pos, refused_line, &r, &e) < 0)
     goto out;
   if (network && r.n > 0) {
     refused_list(&r, list, sizeof list);
+    log_safe_text(safe, sizeof safe, list);
     fprintf(stderr,
             "agentrt: sandbox `%s`: the egress allowlist refused %s (allow one with --allow "
             "ENTRY; agentrt audit %s --summary)\n",
-            name, list, name);
+            name, safe, name);
   }
   if (calls.n > 0) {
     refused_list(&calls, list, sizeof list);
+    log_safe_text(safe, sizeof safe, list);
     fprintf(stderr,
             "agentrt: sandbox `%s`: the profile's seccomp filter refused %s (a profile without "
             "the call in seccomp.deny allows it: --profile FILE)\n",
-            name, list);
+            name, safe);
   }
 out:
   refused_free(&r);

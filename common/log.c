@@ -118,7 +118,7 @@ static bool terminal_acts_on(uint32_t c)
  * its workspace), and an escape sequence or a newline in one must not
  * repaint or forge the operator's screen (error-name-escape): such
  * characters are written as \xNN (bytes not UTF-8) or \uXXXX. */
-static void safe_text(char *out, size_t n, const char *msg)
+void log_safe_text(char *out, size_t n, const char *msg)
 {
   const unsigned char *s = (const unsigned char *)msg;
   size_t o = 0;
@@ -145,7 +145,7 @@ void log_print_error(const char *prefix, const char *msg)
 {
   char safe[4096];
 
-  safe_text(safe, sizeof safe, msg);
+  log_safe_text(safe, sizeof safe, msg);
   dprintf(2, "agentrt: %s%s\n", prefix, safe);
 }
 
@@ -162,7 +162,7 @@ static void write_record_to(int fd, enum log_level level, const char *msg)
                  level_name(level), esc, t);
   } else {
     /* a text log is read on a terminal too (log-file-escape) */
-    safe_text(esc, sizeof esc, msg);
+    log_safe_text(esc, sizeof esc, msg);
     n = snprintf(line, sizeof line, "%s %s: %s\n", t, level_name(level), esc);
   }
   if (n < 0)

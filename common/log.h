@@ -10,6 +10,7 @@
 #define AGENTRT_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level { LOG_ERROR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 
@@ -30,6 +31,10 @@ void log_fatal_error(const char *msg);
 /* "agentrt: <prefix><msg>" on stderr, controls, bidi and invisible
  * characters in msg escaped for the terminal */
 void log_print_error(const char *prefix, const char *msg);
+/* msg into out (n bytes, cut to fit) with controls, bidi and invisible
+ * characters written as \xNN or \uXXXX: for a name the agent chose that
+ * goes to the operator's terminal */
+void log_safe_text(char *out, size_t n, const char *msg);
 /* Close the log fd (before handing fds to a container). */
 int log_fd(void);
 

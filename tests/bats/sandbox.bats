@@ -788,6 +788,25 @@ print("perf_event_open", libc.syscall(298, 0, 0, -1, -1, 0), os.strerror(ctypes.
 	[[ "$(<"$SBX/err")" != *refused* ]] || fail "rc1 again: $(cat "$SBX/err")"
 }
 
+# summary-name-escape: the lines at a sandbox's end name what the agent chose (a program's path,
+# a name it looked up) and were written raw: a program named with ESC ]0; set the operator's
+# terminal title, ESC [2J cleared the screen, a newline forged a line of agentrt's own.
+@test "sandbox: summary-name-escape: the refused-calls line at the end writes the program's escape sequences and newlines escaped (user)" {
+	local n
+	n=$(printf 'p\033]0;PWNED\007\033[2J\nagentrt: ok\342\200\256y')
+	as_user sh -c 'cp "$(command -v python3)" "$1" && "$2" sandbox --name se1 -- "$PWD/$1" -c "import ctypes
+ctypes.CDLL(None).syscall(298, 0, 0, -1, -1, 0)"' sh "$n" "$AGENTRT" >"$SBX/out" 2>"$SBX/err" ||
+		fail "status $?: $(cat -v "$SBX/out" "$SBX/err")"
+	grep -q "sandbox \`se1\`: the profile's seccomp filter refused perf_event_open (" "$SBX/err" ||
+		fail "no refused line: $(cat -v "$SBX/err")"
+	grep -qF 'PWNED' "$SBX/err" || fail "the program not named: $(cat -v "$SBX/err")"
+	! LC_ALL=C grep -q $'\033\\|\007' "$SBX/err" || fail "raw escape: $(cat -v "$SBX/err")"
+	! LC_ALL=C grep -qF "$(printf '\342\200\256')" "$SBX/err" || fail "raw U+202E: $(cat -v "$SBX/err")"
+	! grep -q '^agentrt: ok' "$SBX/err" || fail "a forged line: $(cat -v "$SBX/err")"
+	grep -qF 'p\u001b]0;PWNED\u0007' "$SBX/err" || fail "the name, escaped: $(cat -v "$SBX/err")"
+	as_user "$AGENTRT" workspace se1 purge >/dev/null 2>&1 || true
+}
+
 @test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
 	sbx_net_setup
 	cd "$SBX/ws"
