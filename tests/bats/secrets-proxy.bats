@@ -492,6 +492,22 @@ hello_to() {
 	[[ "$output" == "HTTP/1.1 200"*"\"auth_sha256\": \"$(sha "Bearer $SEC_VALUE")\""* ]] || fail "control: $output"
 }
 
+# A flow terminated for the secret's host, whose certificate also names front.test (a shared SAN):
+# a second request on that connection naming the other name, or a request naming none
+# (HTTP/1.0 has no Host), must not take the secret there.
+@test "secrets-proxy: refused: a second request on a kept-alive TLS connection to another name of the certificate, and HTTP/1.0 without Host, get no secret" {
+	px_run
+	raw 'GET /first HTTP/1.1\r\nHost: api.example.test\r\n\r\n{PAUSE}GET /second HTTP/1.1\r\nHost: front.test\r\nAuthorization: Bearer {PH}\r\nConnection: close\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 200"*'"path": "/first"'* ]] || fail "control, the first request: $output"
+	[[ "$output" == *"HTTP/1.1 421"* && "$output" != *'"path": "/second"'* ]] || fail "second request to front.test: $output"
+	for v in 1.0 1.1; do
+		raw "GET /nohost HTTP/$v\r\nAuthorization: Bearer {PH}\r\nConnection: close\r\n\r\n"
+		[[ "$output" == "HTTP/1.1 4"* && "$output" != *'"path": "/nohost"'* ]] || fail "HTTP/$v without Host: $output"
+	done
+	! grep -qF "$SEC_VALUE" "$PX_DIR/api.log" "$PX_DIR/other.log" || fail "the value went out"
+	! grep -q '/second\|/nohost' "$PX_DIR/api.log" "$PX_DIR/other.log" || fail "went upstream"
+}
+
 @test "secrets-proxy: a target //other.test/x, CONNECT and the HTTP/2 preface get no secret" {
 	px_run
 	raw 'GET //other.test/x HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
