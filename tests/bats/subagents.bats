@@ -249,6 +249,23 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+# ro-workspace-child: run.agentrt.readonly-workspace (or the engine's `:ro`) makes the parent's
+# workspace a read-only bind of the host's directory; a child of that parent must not be the way
+# to write it (its commit into the parent's view, or onto the host).
+@test "refused: ro-workspace-child: a parent whose workspace is read-only (run.agentrt.readonly-workspace) cannot write it through a child and sub commit" {
+	update_config '.annotations["run.agentrt.readonly-workspace"] = "true"'
+	parent
+	run rt exec "$ID" sh -c 'echo x >/workspace/direct.txt'
+	[ "$status" -ne 0 ] || fail "control: the parent wrote its read-only workspace"
+	run sub run --name rw -- sh -c 'echo changed >>a.txt; echo n >new.txt'
+	# (today the child is refused: the parent has no workspace record to layer it on)
+	run sub commit rw
+	run rt exec "$ID" sh -c 'cat /workspace/a.txt; ls /workspace'
+	[ "$(head -n1 <<<"$output")" = hello ] && [[ "$output" != *new.txt* ]] || fail "the parent's view: $output"
+	[ "$(cat "$WS/a.txt")" = hello ] && [ ! -e "$WS/new.txt" ] || fail "the host's directory: $(ls "$WS")"
+	[ ! -e "$WS/direct.txt" ]
+}
+
 @test "sub-userns-write: a parent in a user namespace of its own (root mapped to 100000): its child is in it too (it writes its workspace, it reads no more than the parent), and sub commit brings the change" {
 	# the child ran in the monitor's user namespace, as the host's uid 0 (no capabilities):
 	# the workspace (the parent's, host 100000) was not its to write, and a file only the
