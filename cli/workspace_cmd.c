@@ -350,11 +350,13 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
     ret = -1;
   if (ret == 0 && !x->in_use)
     ws_prune_upper(&l, err);
-  if (ret == 0 && left > 0)
-    printf("committed %zu change(s) to %s; left out %zu protected change(s)\n", n, x->w->lowerdir,
-           left);
-  else if (ret == 0)
-    printf("committed %zu change(s) to %s\n", n, x->w->lowerdir);
+  if (ret == 0) {
+    cleanup_free char *q = ws_quote_path(x->w->lowerdir); /* ws-path-escape */
+    if (left > 0)
+      printf("committed %zu change(s) to %s; left out %zu protected change(s)\n", n, q, left);
+    else
+      printf("committed %zu change(s) to %s\n", n, q);
+  }
 out:
   ws_changes_free(&c);
   ws_layers_close(&l);

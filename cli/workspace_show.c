@@ -297,11 +297,14 @@ int ws_show_diff(FILE *out, const struct workspace *w, const struct ws_layers *l
     if (q)
       fprintf(out, "\n%s", q);
   }
+  /* a child's host dir ends in the --workspace its parent named
+   * (ws-path-escape): quoted as the changes' names are */
+  cleanup_free char *qlower = ws_quote_path(w->lowerdir);
   if (c->n == 0)
-    fprintf(out, "no changes to %s\n", w->lowerdir);
+    fprintf(out, "no changes to %s\n", qlower);
   else
     fprintf(out, "# %zu added, %zu modified, %zu deleted, %zu renamed (host dir %s)\n", count[0],
-            count[1], count[2], count[3], w->lowerdir);
+            count[1], count[2], count[3], qlower);
   if (prot > 0)
     fprintf(out,
             "# %zu protected (marked `!`): commit leaves them out unless named with "
@@ -347,11 +350,13 @@ int ws_show_list(FILE *out, const struct ws_list_row *rows, size_t n, bool json,
   for (size_t i = 0; i < n; i++) {
     const struct workspace *w = rows[i].w;
     char changes[24] = "?";
+    /* a child's paths are what its parent named (ws-path-escape) */
+    cleanup_free char *qlower = ws_quote_path(w->lowerdir), *qdest = ws_quote_path(w->dest);
     if (rows[i].changes >= 0)
       snprintf(changes, sizeof changes, "%lld", rows[i].changes);
     fprintf(out, "%-20s %-9s %-5zu %-9s %-13llu %-13llu %-31s %-32s %s -> %s\n", w->id,
             rows[i].state, w->n_snaps, changes, (unsigned long long)rows[i].upper_bytes,
-            (unsigned long long)rows[i].disk_bytes, w->created, rows[i].root, w->lowerdir, w->dest);
+            (unsigned long long)rows[i].disk_bytes, w->created, rows[i].root, qlower, qdest);
   }
   return 0;
 }
@@ -385,7 +390,9 @@ int ws_show_snapshots(FILE *out, const struct workspace *w, const char *state, b
     yajl_gen_map_close(g);
     return flush(out, g, err);
   }
-  fprintf(out, "workspace %s (container %s): %s -> %s\n", w->id, state, w->lowerdir, w->dest);
+  cleanup_free char *qlower = ws_quote_path(w->lowerdir), *qdest = ws_quote_path(w->dest);
+
+  fprintf(out, "workspace %s (container %s): %s -> %s\n", w->id, state, qlower, qdest);
   fprintf(out, "%-24s %-31s %s\n", "SNAPSHOT", "CREATED", "BYTES");
   for (size_t i = 0; i < w->n_snaps; i++) {
     cleanup_free char *sub = xfmt("snapshots/%s", w->snaps[i].name);

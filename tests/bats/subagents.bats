@@ -249,6 +249,25 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+# ws-path-escape: a child's --workspace is a directory the agent names inside its workspace; its
+# path is the child's workspace's destination and is in its host directory, which the operator's
+# `workspace list`, `workspace ID list` and `workspace ID diff` print on the host's terminal.
+@test "ws-path-escape: a child's workspace path with escape sequences is printed escaped by the host's workspace list, ID list and diff" {
+	parent
+	local d
+	d=$(printf 'd\033]0;PWNED\007\033[2J-ok\342\200\256')
+	rt exec "$ID" mkdir "/workspace/$d"
+	run sub run --name esc --workspace "/workspace/$d" -- sh -c 'echo n >new.txt'
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	local out
+	for v in list "$ID.esc list" "$ID.esc diff"; do
+		out=$("$AGENTRT" --root "$TEST_ROOT" workspace $v 2>&1) || fail "workspace $v: $out"
+		[[ "$out" == *PWNED* ]] || fail "workspace $v does not name it: $(cat -v <<<"$out")"
+		[[ "$out" != *$'\033'* && "$out" != *$'\007'* && "$out" != *$'\342\200\256'* ]] ||
+			fail "workspace $v, raw: $(cat -v <<<"$out")"
+	done
+}
+
 # ro-workspace-child: run.agentrt.readonly-workspace (or the engine's `:ro`) makes the parent's
 # workspace a read-only bind of the host's directory; a child of that parent must not be the way
 # to write it (its commit into the parent's view, or onto the host).
