@@ -16,6 +16,7 @@
 
 #include "profile/render.h"
 
+#include "common/log.h"
 #include "common/util.h"
 
 void profile_gen_str(yajl_gen g, const char *s)
@@ -256,6 +257,22 @@ int profile_changes_json(const struct profile_result *r, char **ret_json, size_t
   return profile_gen_finish(g, ret_json, ret_len, err);
 }
 
+/* s for the terminal (NULL: dflt): a sub-agent's changes name the
+ * workspace its parent chose, whose escape sequences must not reach the
+ * operator's screen raw (ws-path-escape) */
+static char *safe(const char *s, const char *dflt)
+{
+  size_t n;
+  char *out;
+
+  if (s == NULL)
+    s = dflt;
+  n = 6 * strlen(s) + 9; /* \u202e for each 3-byte one; \xNN for each byte */
+  out = xmalloc(n);
+  log_safe_text(out, n, s);
+  return out;
+}
+
 char *profile_changes_text(const struct profile_result *r)
 {
   char *out = NULL;
@@ -267,14 +284,15 @@ char *profile_changes_text(const struct profile_result *r)
   fprintf(f, "profile %s: %zu change%s\n", r->profile, r->n_changes, r->n_changes == 1 ? "" : "s");
   for (size_t i = 0; i < r->n_changes; i++) {
     const struct profile_change *c = &r->changes[i];
+    cleanup_free char *field = safe(c->field, ""), *reason = safe(c->reason, "");
 
-    if (c->kind == PROFILE_CHANGE_RUNTIME)
-      fprintf(f, "  [runtime] %s: %s\n      %s\n", c->field, c->new_value ? c->new_value : "-",
-              c->reason);
-    else
-      fprintf(f, "  [config]  %s: %s -> %s\n      %s\n", c->field,
-              c->old_value ? c->old_value : "(unset)", c->new_value ? c->new_value : "(removed)",
-              c->reason);
+    if (c->kind == PROFILE_CHANGE_RUNTIME) {
+      cleanup_free char *nv = safe(c->new_value, "-");
+      fprintf(f, "  [runtime] %s: %s\n      %s\n", field, nv, reason);
+    } else {
+      cleanup_free char *ov = safe(c->old_value, "(unset)"), *nv = safe(c->new_value, "(removed)");
+      fprintf(f, "  [config]  %s: %s -> %s\n      %s\n", field, ov, nv, reason);
+    }
   }
   if (fclose(f) != 0)
     abort();

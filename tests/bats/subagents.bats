@@ -251,8 +251,8 @@ cg_dir() {
 
 # ws-path-escape: a child's --workspace is a directory the agent names inside its workspace; its
 # path is the child's workspace's destination and is in its host directory, which the operator's
-# `workspace list`, `workspace ID list` and `workspace ID diff` print on the host's terminal.
-@test "ws-path-escape: a child's workspace path with escape sequences is printed escaped by the host's workspace list, ID list and diff" {
+# `workspace list`, `workspace ID list`, `workspace ID diff` and `explain` print on the host's terminal.
+@test "ws-path-escape: a child's workspace path with escape sequences is printed escaped by the host's workspace list, ID list, diff and explain" {
 	parent
 	local d
 	d=$(printf 'd\033]0;PWNED\007\033[2J-ok\342\200\256')
@@ -266,6 +266,13 @@ cg_dir() {
 		[[ "$out" != *$'\033'* && "$out" != *$'\007'* && "$out" != *$'\342\200\256'* ]] ||
 			fail "workspace $v, raw: $(cat -v <<<"$out")"
 	done
+	# a child that runs: explain shows its profile's changes (its workspace and cwd)
+	run sub run --detach --name esc2 --workspace "/workspace/$d" -- sleep 60
+	[ "$status" -eq 0 ] || fail "sub run --detach: $output"
+	out=$("$AGENTRT" --root "$TEST_ROOT" explain "$ID.esc2" 2>&1) || fail "explain: $out"
+	[[ "$out" == *PWNED* ]] || fail "explain does not name it: $(cat -v <<<"$out")"
+	[[ "$out" != *$'\033'* && "$out" != *$'\007'* && "$out" != *$'\342\200\256'* ]] ||
+		fail "explain, raw: $(cat -v <<<"$out")"
 }
 
 # ro-workspace-child: run.agentrt.readonly-workspace (or the engine's `:ro`) makes the parent's
