@@ -1083,6 +1083,12 @@ static int parse_run(struct conn *c, struct run_req *r, char ***allow)
   }
   if (w[i] == NULL)
     return refuse(c, "expected a command (agentrt sub run [OPTIONS] -- CMD...)");
+  /* a read-only bind, no overlay: no record to layer a child's on (its
+   * create failed later, naming a workspace that does not exist, and its
+   * name stayed taken); and nothing of a child's may be committed there */
+  if (p->profile->workspace.readonly)
+    return refuse(c, "the parent's workspace %s is read-only: a child has none to write",
+                  ws ? ws : "");
   r->cmd = w + i;
   r->allow = *allow;
   if (r->workspace == NULL) {

@@ -278,14 +278,20 @@ cg_dir() {
 # ro-workspace-child: run.agentrt.readonly-workspace (or the engine's `:ro`) makes the parent's
 # workspace a read-only bind of the host's directory; a child of that parent must not be the way
 # to write it (its commit into the parent's view, or onto the host).
-@test "refused: ro-workspace-child: a parent whose workspace is read-only (run.agentrt.readonly-workspace) cannot write it through a child and sub commit" {
+@test "ro-workspace-child: a parent whose workspace is read-only (run.agentrt.readonly-workspace) is refused a child in one line, and cannot write its workspace through one" {
 	update_config '.annotations["run.agentrt.readonly-workspace"] = "true"'
 	parent
 	run rt exec "$ID" sh -c 'echo x >/workspace/direct.txt'
 	[ "$status" -ne 0 ] || fail "control: the parent wrote its read-only workspace"
 	run sub run --name rw -- sh -c 'echo changed >>a.txt; echo n >new.txt'
-	# (today the child is refused: the parent has no workspace record to layer it on)
+	[ "$status" -ne 0 ] && [[ "$output" == *"the parent's workspace /workspace is read-only"* ]] ||
+		fail "sub run: $status $output"
+	[ "$(grep -c '^agentrt: ' <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	# refused before its name was taken (a failed create kept it)
+	run sub run --name rw -- true
+	[[ "$output" == *"is read-only"* && "$output" != *"exists"* ]] || fail "again: $output"
 	run sub commit rw
+	[ "$status" -ne 0 ] || fail "sub commit of no child: $output"
 	run rt exec "$ID" sh -c 'cat /workspace/a.txt; ls /workspace'
 	[ "$(head -n1 <<<"$output")" = hello ] && [[ "$output" != *new.txt* ]] || fail "the parent's view: $output"
 	[ "$(cat "$WS/a.txt")" = hello ] && [ ! -e "$WS/new.txt" ] || fail "the host's directory: $(ls "$WS")"
