@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/base64.h"
 #include "common/util.h"
 
 int secret_value_check(const char *buf, size_t len, size_t *ret_len, const char **why)
@@ -107,6 +109,74 @@ char *secret_header_value(const struct secret *s)
   memcpy(out, f, pre);
   memcpy(out + pre, s->value, s->len);
   memcpy(out + pre + s->len, at + 2, post);
+  return out;
+}
+
+/* The credentials of a Basic value, decoded (NUL-terminated, *len bytes), or
+ * NULL: another scheme, or not base64. */
+static unsigned char *basic_decode(const char *value, size_t *len)
+{
+  const char *b64;
+  unsigned char *out;
+  ssize_t n;
+
+  if (strncasecmp(value, "Basic", 5) != 0 || value[5] != ' ')
+    return NULL;
+  for (b64 = value + 5; *b64 == ' '; b64++)
+    ;
+  n = (ssize_t)strlen(b64);
+  while (n > 0 && b64[n - 1] == ' ')
+    n--;
+  out = xmalloc0((size_t)n / 4 * 3 + 1);
+  n = base64_decode(b64, (size_t)n, out);
+  if (n <= 0) {
+    free(out);
+    return NULL;
+  }
+  *len = (size_t)n;
+  return out;
+}
+
+bool secret_basic_holds(const char *value, const char *placeholder)
+{
+  size_t len = 0;
+  cleanup_free unsigned char *cred = basic_decode(value, &len);
+
+  return cred != NULL && memmem(cred, len, placeholder, strlen(placeholder)) != NULL;
+}
+
+char *secret_basic_substitute(const struct secret *s, const char *value)
+{
+  const char *ph = s->def->placeholder;
+  size_t len = 0, phlen = strlen(ph), n = 0, cap;
+  unsigned char *cred = basic_decode(value, &len);
+  unsigned char *real, *at, *from;
+  char *out;
+
+  if (cred == NULL)
+    return NULL;
+  if (memmem(cred, len, ph, phlen) == NULL) {
+    free(cred);
+    return NULL;
+  }
+  /* each placeholder (at most len / phlen of them) becomes the value */
+  cap = len + (len / phlen) * s->len + 1;
+  real = xmalloc0(cap);
+  for (from = cred; (at = memmem(from, len - (size_t)(from - cred), ph, phlen)) != NULL;
+       from = at + phlen) {
+    memcpy(real + n, from, (size_t)(at - from));
+    n += (size_t)(at - from);
+    memcpy(real + n, s->value, s->len);
+    n += s->len;
+  }
+  memcpy(real + n, from, len - (size_t)(from - cred));
+  n += len - (size_t)(from - cred);
+  out = xmalloc0(6 + BASE64_ENCODED_SIZE(n));
+  memcpy(out, "Basic ", 6);
+  base64_encode(real, n, out + 6);
+  explicit_bzero(real, cap);
+  free(real);
+  free(cred);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #ifndef AGENTRT_MONITOR_SECRET_STORE_H
 #define AGENTRT_MONITOR_SECRET_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -40,6 +41,14 @@ int secret_store_load(const struct profile_result *r, struct secret_store *ret, 
 int secret_value_check(const char *buf, size_t len, size_t *ret_len, const char **why);
 /* The header value for s: format with the value in place of "%s". */
 char *secret_header_value(const struct secret *s);
+/* HTTP Basic credentials ("Basic " and the base64 of user:password, the
+ * scheme in any case: RFC 7617) in value that hold placeholder once decoded,
+ * as git, pip and npm send a token given in a URL's user or password.
+ * secret_basic_holds() says whether they do; secret_basic_substitute()
+ * returns the same credentials with s's value in place of each placeholder,
+ * encoded again ("Basic ..."), or NULL when value holds none. */
+bool secret_basic_holds(const char *value, const char *placeholder);
+char *secret_basic_substitute(const struct secret *s, const char *value);
 /* Wipe and free the values. */
 void secret_store_clear(struct secret_store *st);
 

@@ -709,20 +709,24 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
     for (size_t k = 0; k < st->n; k++) {
       const struct secret *s = &st->v[k];
       const char *ph = s->def->placeholder, *at = strstr(value, ph);
-      bool here = at != NULL && !plain && !echoes && !px->from_child &&
+      /* or inside Basic credentials (a token in a URL's user or password) */
+      bool basic = at == NULL && secret_basic_holds(value, ph);
+      bool here = (at != NULL || basic) && !plain && !echoes && !px->from_child &&
                   http_field_is(f, s->def->header) && profile_secret_host_match(s->def, sni);
 
-      if (at == NULL)
+      if (at == NULL && !basic)
         continue;
       if (here) {
         cleanup_free char *real = NULL;
         char *prev = value;
-        /* the whole value is the placeholder: the profile's format */
-        if (streq(value, ph))
+        if (basic) /* the value itself in the credentials, not the format */
+          real = secret_basic_substitute(s, value);
+        else if (streq(value, ph)) /* the whole value: the profile's format */
           real = secret_header_value(s);
         else
           real = xfmt("%.*s%s%s", (int)(at - value), value, s->value, at + strlen(ph));
         value = take_ptr(real);
+        explicit_bzero(prev, strlen(prev)); /* another secret's value, perhaps */
         free(prev);
         *used = s;
       } else {

@@ -280,6 +280,32 @@ hello_to() {
 	[[ "$output" == *'"kind":"secret_placeholder"'*'"header":"X-Api-Key"'* ]] || fail "not recorded"
 }
 
+# basic-auth-token: git, pip, npm and `curl -u` send a token given as a URL's user or password in
+# Basic credentials (base64 of user:password): the placeholder was never substituted there, so
+# an honest agent's `https://x-access-token:$TOKEN@host/` reached the host with the placeholder.
+@test "secrets-proxy: basic-auth-token: the placeholder in Basic credentials arrives as the value, to the secret's host only" {
+	px_run
+	local want
+	want="Basic $(printf 'x-access-token:%s' "$SEC_VALUE" | base64 -w0)"
+	run in_ctr sh -c 'curl -sS --max-time 10 -u "x-access-token:$API_TOKEN" https://api.example.test/basic'
+	[ "$status" -eq 0 ] || fail "curl: $output"
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "$want")\""* ]] || fail "upstream did not get the value: $output $(grep -i authorization "$PX_DIR/api.log")"
+	# the token as the user (GitHub's and GitLab's form), the scheme in another case
+	want="Basic $(printf '%s:x-oauth-basic' "$SEC_VALUE" | base64 -w0)"
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "Authorization: basic $(printf "%s:x-oauth-basic" "$API_TOKEN" | base64 | tr -d "\n")" https://api.example.test/basic-user'
+	[[ "$output" == *"\"auth_sha256\": \"$(sha "$want")\""* ]] || fail "token as the user: $output"
+	# the same credentials to another allowed host, and in another header: the placeholder stays
+	run in_ctr sh -c 'curl -sS --max-time 10 --cacert /upstream-ca.pem -u "x-access-token:$API_TOKEN" https://other.test/basic'
+	[ "$status" -eq 0 ] || fail "curl: $output"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/other.log" || fail "the value went to other.test"
+	grep -q "Authorization: Basic " "$PX_DIR/other.log" || fail "$(cat "$PX_DIR/other.log")"
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "X-Api-Key: Basic $(printf "u:%s" "$API_TOKEN" | base64 | tr -d "\n")" https://api.example.test/basic-other-header'
+	! grep -qF "$(printf 'u:%s' "$SEC_VALUE" | base64 -w0)" "$PX_DIR/api.log" || fail "substituted in another header"
+	run rt audit "$ID"
+	[[ "$output" == *'"kind":"secret_placeholder"'*'"header":"X-Api-Key"'* ]] || fail "not recorded"
+	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the value is in the trail"
+}
+
 @test "secrets-proxy: a server name or Host that does not resolve to the address is refused" {
 	px_run
 	in_ctr nslookup front.test >/dev/null
