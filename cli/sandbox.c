@@ -64,12 +64,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
-#include <yajl/yajl_tree.h>
 
 #include "audit/audit.h"
 #include "profile/render.h"
 #include "cli/cli.h"
 #include "cli/create.h"
+#include "cli/refusals.h"
 #include "cli/tty.h"
 #include "common/egress_grammar.h"
 #include "common/log.h"
@@ -1660,143 +1660,33 @@ static void hide_root_only(const char *ws, const char *home, char ***hide)
                       : "more than 512 of them are not");
 }
 
-/* What the allowlist refused a sandbox with a network: names its resolver
- * answered NXDOMAIN, outbound TCP and UDP packets denied (the neighbour
- * discovery and MLD a link sends on its own are left out). */
-#define REFUSED_SHOWN 6
-struct refused {
-  char *v[REFUSED_SHOWN];
-  size_t n, more;
-  struct refused *calls; /* system calls the seccomp filter refused */
-};
-
-static void refused_add(struct refused *r, char *what)
-{
-  for (size_t i = 0; i < r->n; i++)
-    if (streq(r->v[i], what)) {
-      free(what);
-      return;
-    }
-  if (r->n < REFUSED_SHOWN)
-    r->v[r->n++] = what;
-  else {
-    r->more++;
-    free(what);
-  }
-}
-
-/* Frees the list and empties it. */
-static void refused_free(struct refused *r)
-{
-  for (size_t i = 0; i < r->n; i++)
-    free(r->v[i]);
-  r->n = r->more = 0;
-}
-
-static const char *tree_str(yajl_val v, const char *key)
-{
-  const char *path[] = {key, NULL};
-  yajl_val s = yajl_tree_get(v, path, yajl_t_string);
-  return s != NULL ? YAJL_GET_STRING(s) : NULL;
-}
-
-static int refused_line(void *ctx, const char *line, size_t len)
-{
-  struct refused *r = ctx;
-  cleanup_free char *copy = NULL;
-  yajl_val v;
-  const char *kind, *what, *proto, *dir;
-
-  static const char refused_v[] = "\"verdict\":\"refused\"", denied_k[] = "\"kind\":\"denied\"",
-                    create_k[] = "\"kind\":\"create\"";
-
-  /* a sandbox run again under its name goes on in the same trail: only what
-   * follows its last create is this run's (sandbox-refused-calls) */
-  if (memmem(line, len, create_k, sizeof create_k - 1) != NULL) {
-    refused_free(r->calls);
-    refused_free(r);
-    return 0;
-  }
-  /* most records are neither: no parse for them */
-  if (memmem(line, len, refused_v, sizeof refused_v - 1) == NULL &&
-      memmem(line, len, denied_k, sizeof denied_k - 1) == NULL)
-    return 0;
-  copy = xstrndup(line, len);
-  if ((v = yajl_tree_parse(copy, NULL, 0)) == NULL)
-    return 0;
-  kind = tree_str(v, "kind");
-  dir = tree_str(v, "direction");
-  if (kind == NULL)
-    ;
-  else if (streq(kind, "dns") && (what = tree_str(v, "name")) != NULL)
-    refused_add(r, xstrdup(what));
-  else if (streq(kind, "syscall") && (what = tree_str(v, "syscall")) != NULL) {
-    const char *prog = tree_str(v, "program");
-    refused_add(r->calls, prog != NULL ? xfmt("%s (%s)", what, prog) : xstrdup(what));
-  } else if (streq(kind, "denied") && dir != NULL && streq(dir, "out") &&
-             (what = tree_str(v, "dst")) != NULL && (proto = tree_str(v, "proto")) != NULL &&
-             (streq(proto, "tcp") || streq(proto, "udp"))) {
-    const char *pp[] = {"port", NULL};
-    yajl_val port = yajl_tree_get(v, pp, yajl_t_number);
-    bool v6 = strchr(what, ':') != NULL;
-    if (port != NULL && YAJL_IS_INTEGER(port))
-      refused_add(r, xfmt("%s%s%s:%lld/%s", v6 ? "[" : "", what, v6 ? "]" : "",
-                          YAJL_GET_INTEGER(port), proto));
-    else
-      refused_add(r, xfmt("%s/%s", what, proto));
-  }
-  yajl_tree_free(v);
-  return 0;
-}
-
-static void refused_list(const struct refused *r, char *list, size_t size)
-{
-  size_t off = 0;
-
-  list[0] = '\0';
-  for (size_t i = 0; i < r->n && off < size; i++)
-    off += (size_t)snprintf(list + off, size - off, "%s%s", i ? ", " : "", r->v[i]);
-  if (r->more > 0 && off < size)
-    snprintf(list + off, size - off, " and more");
-}
-
 /* A line at exit for what the profile refused the program: a program says
  * only "ENOTFOUND", "connection refused" or "No permission to enable
  * task-clock event", never why (sandbox-refused-names). */
 static void print_refused(const struct global_opts *g, const char *name, bool network)
 {
   cleanup_free char *dir = audit_trail_dir(g->store, NULL, name);
-  cleanup_close int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  struct audit_pos pos = {0};
-  struct refused calls = {0};
-  struct refused r = {.calls = &calls};
-  struct error e = {0};
-  /* the names are the agent's (a program's path, a name it looked up):
-   * escaped for the terminal, \u001b is 6 bytes (summary-name-escape) */
-  char list[1024], safe[6 * sizeof list];
+  struct refusals r = {0};
+  char list[1024];
 
-  if (fd < 0 || audit_scan(fd, &pos, refused_line, &r, &e) < 0)
+  if (refusals_read(dir, &r) < 0)
     goto out;
-  if (network && r.n > 0) {
-    refused_list(&r, list, sizeof list);
-    log_safe_text(safe, sizeof safe, list);
+  if (network && r.net.n > 0) {
+    refused_list(&r.net, list, sizeof list);
     fprintf(stderr,
             "agentrt: sandbox `%s`: the egress allowlist refused %s (allow one with --allow "
             "ENTRY; agentrt audit %s --summary)\n",
-            name, safe, name);
+            name, list, name);
   }
-  if (calls.n > 0) {
-    refused_list(&calls, list, sizeof list);
-    log_safe_text(safe, sizeof safe, list);
+  if (r.calls.n > 0) {
+    refused_list(&r.calls, list, sizeof list);
     fprintf(stderr,
             "agentrt: sandbox `%s`: the profile's seccomp filter refused %s (a profile without "
             "the call in seccomp.deny allows it: --profile FILE)\n",
-            name, safe);
+            name, list);
   }
 out:
-  refused_free(&r);
-  refused_free(&calls);
-  error_clear(&e);
+  refusals_free(&r);
 }
 
 /* The one line at exit: what changed and how to review it. */

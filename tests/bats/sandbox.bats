@@ -803,8 +803,24 @@ ctypes.CDLL(None).syscall(298, 0, 0, -1, -1, 0)"' sh "$n" "$AGENTRT" >"$SBX/out"
 	! LC_ALL=C grep -q $'\033\\|\007' "$SBX/err" || fail "raw escape: $(cat -v "$SBX/err")"
 	! LC_ALL=C grep -qF "$(printf '\342\200\256')" "$SBX/err" || fail "raw U+202E: $(cat -v "$SBX/err")"
 	! grep -q '^agentrt: ok' "$SBX/err" || fail "a forged line: $(cat -v "$SBX/err")"
-	grep -qF 'p\u001b]0;PWNED\u0007' "$SBX/err" || fail "the name, escaped: $(cat -v "$SBX/err")"
+	grep -qF 'p\x1b]0;PWNED\x07' "$SBX/err" || fail "the name, escaped: $(cat -v "$SBX/err")"
 	as_user "$AGENTRT" workspace se1 purge >/dev/null 2>&1 || true
+}
+
+# sandbox-refused-calls-raw-name: the exit line wrote the refused program's name as the trail
+# held it, decoded: a program whose path carried ESC [2J cleared the reviewer's terminal
+# and one with ESC [1A ESC [2K wrote over the line above.  Its name is shown escaped, as
+# `audit --summary` shows it.
+@test "sandbox-refused-calls-raw-name: the exit line shows a refused program's name with its control characters escaped (user)" {
+	as_user "$AGENTRT" sandbox --name rc3 -- sh -c 'p=$(printf "/tmp/py\033[2J\033[1A\033[2Kx\302\233y")
+cp "$(readlink -f /usr/bin/python3)" "$p" && "$p" -c "import ctypes; ctypes.CDLL(None).syscall(298, 0, 0, -1, -1, 0)"' \
+		>"$SBX/out" 2>"$SBX/err" || fail "status $?: $(cat -v "$SBX/out" "$SBX/err")"
+	local err
+	err=$(<"$SBX/err")
+	[[ "$err" == *"the profile's seccomp filter refused perf_event_open (/tmp/py\x1b[2J\x1b[1A\x1b[2Kx\xc2\x9by)"* ]] ||
+		fail "stderr: $(cat -v "$SBX/err")"
+	! LC_ALL=C grep -q $'\033' "$SBX/err" || fail "a raw ESC: $(cat -v "$SBX/err")"
+	! LC_ALL=C grep -q $'\302\233' "$SBX/err" || fail "a raw CSI: $(cat -v "$SBX/err")"
 }
 
 @test "sandbox: --allow as root: the same allowlist, and no slirp4netns left" {
