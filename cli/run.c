@@ -3,7 +3,10 @@
  * In the foreground agentrt stays the init's parent: it forwards every
  * signal it receives to the init, relays the terminal when process.terminal
  * is set, and exits with the container's status (128+signal when killed).
- * Without --keep the container is deleted when it ends. */
+ * Without --keep the container is deleted when it ends.  A foreground run
+ * whose stderr is a terminal (a person, not an engine) and whose container
+ * kept a trail ends with one line naming what the profile refused
+ * (run-exit-refusals), unless --no-exit-summary. */
 #include <errno.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -14,11 +17,13 @@
 
 #include "cli/cli.h"
 #include "cli/create.h"
+#include "cli/refusals.h"
 #include "cli/tty.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "container/audit_cli.h"
 #include "container/notify_socket.h"
+#include "os/fsutil.h"
 
 enum {
   R_BUNDLE = 1,
@@ -29,6 +34,7 @@ enum {
   R_PRESERVE,
   R_DETACH,
   R_KEEP,
+  R_NOSUMMARY,
   R_NOSUBREAPER,
   R_CONFIG,
   R_HELP,
@@ -43,6 +49,7 @@ static const struct opt_spec run_specs[] = {
     {"preserve-fds", 0, true, R_PRESERVE},
     {"detach", 'd', false, R_DETACH},
     {"keep", 0, false, R_KEEP},
+    {"no-exit-summary", 0, false, R_NOSUMMARY},
     {"no-subreaper", 0, false, R_NOSUBREAPER},
     {"config", 'f', true, R_CONFIG},
     {"help", 'h', false, R_HELP},
@@ -50,13 +57,13 @@ static const struct opt_spec run_specs[] = {
 };
 
 static int run_container(const struct global_opts *g, const struct create_opts *op, bool keep,
-                         struct error *err);
+                         bool exit_line, struct error *err);
 
 int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *err)
 {
   struct opt_iter it = {argc, argv, 1};
   struct create_opts o = {.run_mode = true, .foreground = true};
-  bool keep = false;
+  bool keep = false, exit_line = true;
   const char *val;
   int id, n;
 
@@ -87,6 +94,9 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
     case R_KEEP:
       keep = true;
       break;
+    case R_NOSUMMARY:
+      exit_line = false;
+      break;
     case R_NOSUBREAPER:
       break;
     case R_CONFIG:
@@ -95,7 +105,8 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
     case R_HELP:
       printf("Usage: agentrt run [--bundle DIR] [--config FILE] [--pid-file FILE]\n"
              "                   [--console-socket SOCK]\n"
-             "                   [--detach] [--keep] [--no-pivot] [--no-new-keyring]\n"
+             "                   [--detach] [--keep] [--no-exit-summary] [--no-pivot]\n"
+             "                   [--no-new-keyring]\n"
              "                   [--preserve-fds N] ID\n");
       return 0;
     }
@@ -107,14 +118,14 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
   o.id = argv[it.i];
   /* --keep with --detach changes nothing (run never deletes a detached
    * container) and is taken, as runc 1.1 takes it (run-detach-keep) */
-  return run_container(g, &o, keep, err);
+  return run_container(g, &o, keep, exit_line && isatty(STDERR_FILENO), err);
 }
 
 int run_foreground(const struct global_opts *g, struct create_opts *o, bool keep, struct error *err)
 {
   o->run_mode = true;
   o->foreground = true;
-  return run_container(g, o, keep, err);
+  return run_container(g, o, keep, false, err); /* sandbox prints its own lines */
 }
 
 /* NOTIFY_SOCKET (container/notify_socket.h): detached, run returns once the
@@ -142,14 +153,36 @@ static void notify_relay(const struct container *c, const struct spawn_result *r
   close(fd);
 }
 
+/* The line at the end of a foreground run: what the profile refused its
+ * programs, from the trail at trail (a program says "Operation not
+ * permitted" or "ENOTFOUND", never why; only `agentrt audit` said it).
+ * Nothing when nothing was refused. */
+static void print_exit_refusals(const char *id, const char *trail)
+{
+  struct refusals r = {0};
+  char calls[1024], net[1024];
+
+  if (refusals_read(trail, &r) == 0 && (r.calls.n > 0 || r.net.n > 0)) {
+    refused_list(&r.calls, calls, sizeof calls);
+    refused_list(&r.net, net, sizeof net);
+    fprintf(stderr, "agentrt: run `%s`: %s%s%s%s%s (agentrt audit %s --summary)\n", id,
+            r.calls.n > 0 ? "the profile's seccomp filter refused " : "", calls,
+            r.calls.n > 0 && r.net.n > 0 ? "; " : "",
+            r.net.n > 0 ? "the egress allowlist refused " : "", net, id);
+  }
+  refusals_free(&r);
+}
+
 static int run_container(const struct global_opts *g, const struct create_opts *op, bool keep,
-                         struct error *err)
+                         bool exit_line, struct error *err)
 {
   const struct create_opts o = *op;
   struct container *c = NULL;
   struct spawn_result r;
   const char *notify = notify_socket_host();
   cleanup_close int notify_fd = -1;
+  cleanup_free char *trail = NULL;
+  size_t trail_len = 0;
   int sigfd = -1, code;
 
   if (o.foreground && (sigfd = fwd_signals_block(err)) < 0)
@@ -186,6 +219,10 @@ static int run_container(const struct global_opts *g, const struct create_opts *
     container_free(c);
     return -1;
   }
+  /* the trail's directory, named in the state directory while it has one */
+  if (exit_line &&
+      read_file_at(c->dirfd, "audit", 4096, &trail, &trail_len, &(struct error){0}) < 0)
+    trail = NULL;
   if (!keep) {
     struct error e = {0};
     if (container_destroy(c, g, &e) < 0)
@@ -196,6 +233,9 @@ static int run_container(const struct global_opts *g, const struct create_opts *
     c->state->exit_status = code;
     container_save_state(c, &e);
   }
+  /* after delete: the monitor has written its last records */
+  if (trail != NULL)
+    print_exit_refusals(c->id, trail);
   container_free(c);
   return code;
 

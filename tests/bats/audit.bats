@@ -511,7 +511,6 @@ for p in ports:
     except OSError:
         pass
 print("ports", ports, "sent", sent)'
-	echo "# $output" >&3
 	[ "$status" -eq 0 ] && [[ "$output" != *"sent 0"* ]] || fail "nothing sent: $output"
 	# a real denied packet after it: the monitor reads its socket
 	rt exec c1 sh -c 'nc -w 1 198.51.100.7 80 </dev/null; true' || true
@@ -566,4 +565,42 @@ print("ports", ports, "sent", sent)'
 	run records c1 'select(.kind == "pids_limit") | .total'
 	[ -n "$output" ] && [ "$(tail -n1 <<<"$output")" -ge 1 ] || fail "no pids_limit record: $output"
 	ra audit verify c1 || fail "chain"
+}
+
+# run-exit-refusals: a program the profile refused says only "Operation not permitted" or
+# "ENOTFOUND", never why; only `agentrt audit` named the refusals.  A foreground `run` whose
+# stderr is a terminal (a person watching: no engine) ends with one line naming them.
+@test "audit: run-exit-refusals: a foreground run on a terminal ends with one line naming the calls the profile refused" {
+	requires script
+	set_cmd 'try-syscall bpf; try-syscall unshare-user; try-syscall bpf
+		p=$(printf "/tmp/t\033[2Jx"); cp /usr/local/bin/try-syscall "$p"; "$p" keyctl; true'
+	run script -qec "timeout 30 '$AGENTRT' --root '$TEST_ROOT' --profile agent run --bundle '$BUNDLE' c1" /dev/null
+	[ "$status" -eq 0 ] || fail "run: $output"
+	output=${output//$'\r'/}
+	# a name is shown escaped, as --summary shows it: no escape sequence reaches the terminal
+	[[ "$output" == *'keyctl (/tmp/t\x1b[2Jx)'* ]] || fail "escaped name: $(cat -v <<<"$output")"
+	[[ "$output" != *$'\033'* ]] || fail "a raw ESC: $(cat -v <<<"$output")"
+	[ "$(grep -c '^agentrt: run `c1`' <<<"$output")" -eq 1 ] || fail "no one exit line: $output"
+	grep -q '^agentrt: run `c1`: the profile'"'"'s seccomp filter refused .*bpf (/usr/local/bin/try-syscall)' <<<"$output" ||
+		fail "bpf: $output"
+	grep -q '^agentrt: run `c1`: .*unshare (/usr/local/bin/try-syscall).*agentrt audit c1 --summary' <<<"$output" ||
+		fail "unshare: $output"
+	# the same run again under its name (its trail goes on): only this run's refusals
+	set_cmd 'try-syscall add_key; true'
+	run script -qec "timeout 30 '$AGENTRT' --root '$TEST_ROOT' --profile agent run --bundle '$BUNDLE' c1" /dev/null
+	output=${output//$'\r'/}
+	grep -q '^agentrt: run `c1`: .*refused add_key (/usr/local/bin/try-syscall)' <<<"$output" || fail "again: $output"
+	[[ "$output" != *bpf* ]] || fail "the earlier run's refusals: $output"
+	# opted out, or stderr no terminal (an engine, a script): no line
+	run script -qec "timeout 30 '$AGENTRT' --root '$TEST_ROOT' --profile agent run --no-exit-summary --bundle '$BUNDLE' c1" /dev/null
+	[ "$status" -eq 0 ] || fail "--no-exit-summary: $output"
+	[[ "$output" != *"agentrt: run"* ]] || fail "--no-exit-summary: $output"
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "no terminal: $output"
+	[[ "$output" != *"agentrt: run"* ]] || fail "no terminal: $output"
+	# nothing refused: no line
+	set_cmd 'true'
+	run script -qec "timeout 30 '$AGENTRT' --root '$TEST_ROOT' --profile agent run --bundle '$BUNDLE' c1" /dev/null
+	[ "$status" -eq 0 ] || fail "clean: $output"
+	[[ "$output" != *"agentrt: run"* ]] || fail "clean run: $output"
 }
