@@ -1,6 +1,6 @@
 # mk/testhelpers.mk - test helpers and the cached busybox test rootfs.
 #
-#   make test-helpers   static probes (try-syscall, fdleak, xchg, ptrace-race, usock, srh-send, mmap-write, udp-ports, forkstorm, tmpfile-link, callflood, execfail, errq-recv, dns-flood, mark-connect, packet-send, fileops) and the host-side recvtty, seccomp-agent, pidat
+#   make test-helpers   static probes (try-syscall, fdleak, xchg, ptrace-race, usock, srh-send, mmap-write, udp-ports, forkstorm, tmpfile-link, callflood, execfail, errq-recv, dns-flood, mark-connect, packet-send, fileops, execvia) and the host-side recvtty, seccomp-agent, pidat
 #   make test-rootfs    build/rootfs: busybox-static + probes (rebuilt only when inputs change)
 # The helpers are built without the sanitizer flags so SANITIZE=... builds share them.
 
@@ -10,7 +10,7 @@
 HELPER_DIR := build/test-helpers
 HELPER_CC ?= gcc
 HELPER_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter
-PROBES := try-syscall fdleak xchg ptrace-race usock srh-send mmap-write udp-ports forkstorm tmpfile-link callflood execfail errq-recv dns-flood mark-connect packet-send fileops
+PROBES := try-syscall fdleak xchg ptrace-race usock srh-send mmap-write udp-ports forkstorm tmpfile-link callflood execfail errq-recv dns-flood mark-connect packet-send fileops execvia
 PROBE_BINS := $(PROBES:%=$(HELPER_DIR)/%)
 HOST_HELPERS := $(HELPER_DIR)/recvtty $(HELPER_DIR)/seccomp-agent $(HELPER_DIR)/pidat
 TEST_ROOTFS ?= build/rootfs

@@ -604,3 +604,41 @@ print("ports", ports, "sent", sent)'
 	[ "$status" -eq 0 ] || fail "clean: $output"
 	[[ "$output" != *"agentrt: run"* ]] || fail "clean run: $output"
 }
+
+# recorded: exec-paths: the ways to run a program that leave no path or another name behind:
+# execveat(AT_EMPTY_PATH) of a memfd, an exec from a second thread (the program gets the
+# leader's pid), vfork, a comm set to "git" (PR_SET_NAME) before the exec, and a binary
+# deleted before it is run through /proc/self/fd.  Each is a record naming the file that ran.
+@test "audit: recorded: exec-paths: memfd, exec from a thread, vfork, a renamed comm and a deleted binary run by its fd are named by the file that ran" {
+	set_cmd 'cp /usr/local/bin/try-syscall /tmp/tool
+		execvia memfd /tmp/tool memfd-argv0 x; execvia thread /tmp/tool thread-argv0 x
+		execvia vfork /tmp/tool vfork-argv0 x; execvia comm /tmp/tool comm-argv0 x
+		exec 3</tmp/tool; rm /tmp/tool; /proc/self/fd/3 deleted x; true'
+	run ra run --bundle "$BUNDLE" c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	local json
+	for _ in $(seq 50); do
+		json=$(ra audit --format json --kind process c1)
+		[ "$(jq -s '[.[] | select(.argv[1] == "x")] | length' <<<"$json")" -eq 5 ] && break
+		sleep 0.1
+	done
+	jq -se 'any(.[]; .exe == "/memfd:innocent (deleted)" and .argv == ["memfd-argv0", "x"])' <<<"$json" >/dev/null ||
+		fail "memfd: $json"
+	# the thread's exec: under the pid of the execvia that made the thread
+	jq -se '(map(select(.argv[1] == "thread"))[0].pid) as $p |
+		any(.[]; .exe == "/tmp/tool" and .argv == ["thread-argv0", "x"] and .pid == $p)' <<<"$json" >/dev/null ||
+		fail "thread: $json"
+	jq -se '(map(select(.argv[1] == "vfork"))[0].pid) as $p |
+		any(.[]; .exe == "/tmp/tool" and .argv == ["vfork-argv0", "x"] and .ppid == $p)' <<<"$json" >/dev/null ||
+		fail "vfork: $json"
+	jq -se 'any(.[]; .exe == "/tmp/tool" and .argv == ["comm-argv0", "x"])' <<<"$json" >/dev/null || fail "comm: $json"
+	jq -se 'any(.[]; .exe == "/tmp/tool (deleted)" and .argv == ["/proc/self/fd/3", "deleted", "x"])' <<<"$json" >/dev/null ||
+		fail "deleted: $json"
+	run ra audit --summary c1
+	[ "$status" -eq 0 ] || fail "$output"
+	assert_output_contains "  memfd-argv0 (exe /memfd:innocent (deleted))"
+	assert_output_contains "  comm-argv0 (exe /tmp/tool)"
+	assert_output_contains "  /proc/self/fd/3 (exe /tmp/tool (deleted))"
+	! grep -q '^  git' <<<"$output" || fail "listed by comm: $output"
+	ra audit verify c1 || fail "chain"
+}

@@ -4,7 +4,7 @@
 # Usage: tests/rootfs/build.sh [OUTDIR]
 # Debian's busybox-static with every applet symlinked, /etc/passwd and /etc/group (root,
 # nobody, user 1000), the usual empty directories, and the static probes from
-# build/test-helpers (try-syscall, fdleak, xchg, ptrace-race, usock, srh-send, mmap-write, udp-ports, forkstorm, tmpfile-link, callflood, execfail, errq-recv, dns-flood, mark-connect, packet-send, fileops) in /usr/local/bin.  The result is cached:
+# build/test-helpers (try-syscall, fdleak, xchg, ptrace-race, usock, srh-send, mmap-write, udp-ports, forkstorm, tmpfile-link, callflood, execfail, errq-recv, dns-flood, mark-connect, packet-send, fileops, execvia) in /usr/local/bin.  The result is cached:
 # a hash of the inputs is kept in OUTDIR/.inputs and the tree is rebuilt only when it changes.
 set -euo pipefail
 
@@ -13,7 +13,7 @@ repo=$(cd "$here/../.." && pwd)
 out=${1:-$repo/build/rootfs}
 helpers=${HELPER_DIR:-$repo/build/test-helpers}
 busybox=${BUSYBOX:-/bin/busybox}
-probes=(try-syscall fdleak xchg ptrace-race usock srh-send mmap-write udp-ports forkstorm tmpfile-link callflood execfail errq-recv dns-flood mark-connect packet-send fileops)
+probes=(try-syscall fdleak xchg ptrace-race usock srh-send mmap-write udp-ports forkstorm tmpfile-link callflood execfail errq-recv dns-flood mark-connect packet-send fileops execvia)
 
 die() {
 	echo "rootfs/build.sh: $*" >&2
