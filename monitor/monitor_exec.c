@@ -241,9 +241,10 @@ void monitor_exec_call(struct monitor *m, int fd, const struct seccomp_notif *re
     found = lookup(dir, full, at && (flags & AT_SYMLINK_NOFOLLOW), exe, sizeof exe);
   else
     snprintf(full, sizeof full, "%s", path);
-  jb_key_i64(&b, "pid", req->pid);
   if (dir >= 0)
-    monitor_proc_ids(&b, dir);
+    pid = monitor_proc_caller_ids(&b, dir, pid);
+  else
+    jb_key_i64(&b, "pid", req->pid);
   /* the caller waits for this answer, not for the record */
   answer(fd, req->id);
   if (!monitor_flood_admit(m, "process", found ? exe : full, NULL, pid)) {

@@ -103,8 +103,10 @@ void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncat
 /* The file name below dirfd (a /proc/<pid> directory) into buf (size > 1),
  * NUL-terminated: its length, or -1. */
 ssize_t monitor_read_at(int dirfd, const char *name, char *buf, size_t size);
-/* "cpid", "ppid" and "uid" of the process whose /proc/<pid> directory is dir */
-void monitor_proc_ids(struct jbuf *b, int dir);
+/* "pid" and the ids of the exec call's caller (thread tid, its /proc
+ * directory dir) as the program it runs will have them: its thread group's
+ * (a thread's exec takes the leader's pid); that pid. */
+pid_t monitor_proc_caller_ids(struct jbuf *b, int dir, pid_t tid);
 /* An exec call (at: execveat) that stopped at the seccomp listener fd
  * (monitor_exec.c): let it go on, and record it unless it is the runtime's
  * exec of its stub (stub).  For a container whose kernel refuses us process

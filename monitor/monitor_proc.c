@@ -34,6 +34,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
@@ -150,12 +151,21 @@ static void add_ids(struct jbuf *b, const struct procfs_status *st)
     jb_key_i64(b, "uid", st->uid);
 }
 
-void monitor_proc_ids(struct jbuf *b, int dir)
+pid_t monitor_proc_caller_ids(struct jbuf *b, int dir, pid_t tid)
 {
   struct procfs_status st;
+  pid_t pid = tid;
 
   read_status(dir, &st);
+  /* an exec makes its thread the leader, under the leader's pid
+   * (thread-exec-pid) */
+  if (st.tgid > 0 && st.tgid <= INT_MAX)
+    pid = (pid_t)st.tgid;
+  if (st.ctgid >= 0)
+    st.cpid = st.ctgid;
+  jb_key_i64(b, "pid", pid);
   add_ids(b, &st);
+  return pid;
 }
 
 void monitor_add_argv(struct jbuf *b, const char *cmd, ssize_t len, bool truncated)

@@ -342,6 +342,8 @@ void procfs_parse_status(const char *text, struct procfs_status *st)
   if (state != NULL && *state >= 'A' && *state <= 'Z')
     st->state = *state;
   st->cpid = status_num(status_value(text, "NSpid"), true);
+  st->tgid = status_num(status_value(text, "Tgid"), false);
+  st->ctgid = status_num(status_value(text, "NStgid"), true);
   st->ppid = status_num(status_value(text, "PPid"), false);
   st->uid = status_num(status_value(text, "Uid"), false);
 }

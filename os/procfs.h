@@ -48,7 +48,9 @@ bool fd_is_procfs(int fd);
 struct procfs_status {
   char comm[32];
   char state;
-  long long cpid; /* the last NSpid: its pid in its own pid namespace */
+  long long cpid;  /* the last NSpid: its pid in its own pid namespace */
+  long long tgid;  /* its thread group's: the pid a thread's exec takes */
+  long long ctgid; /* the last NStgid: tgid in its own pid namespace */
   long long ppid;
   long long uid; /* the real uid */
 };

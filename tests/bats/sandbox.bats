@@ -284,6 +284,26 @@ EOF
 	done
 }
 
+# thread-exec-pid: an exec from a second thread: the kernel gives the program the thread group
+# leader's pid (the thread's own id is gone).  Recorded from the exec call, the program was
+# put under the thread's id, a pid that never ran anything, and the leader's pid stayed the
+# program before it: what that pid did next (refused calls, files) was laid at the wrong door.
+@test "sandbox: exec-call-records: thread-exec-pid: a program exec'd from a second thread is recorded under the pid it runs as" {
+	user_proc_events && skip "this kernel gives users process events: programs are not recorded from exec calls"
+	[ -x "$HELPER_DIR/execvia" ] || skip "execvia not built (make test-helpers)"
+	cp "$HELPER_DIR/execvia" "$SBX/ws/execvia"
+	chown "$SBX_UID:$SBX_UID" "$SBX/ws/execvia"
+	run sbx --name th1 -- ./execvia thread /bin/sh thread-sh -c 'echo "ns-pid=$$"'
+	[ "$status" -eq 0 ] || fail "$output"
+	local json ns
+	ns=$(sed -n 's/^ns-pid=//p' <<<"$output")
+	json=$(as_user "$AGENTRT" audit th1 --format json 2>/dev/null)
+	as_user "$AGENTRT" workspace th1 purge >/dev/null 2>&1 || true
+	jq -se --argjson ns "$ns" '(map(select(.kind == "process" and .argv[0] == "./execvia"))[0]) as $e |
+		any(.[]; .kind == "process" and .argv[0] == "thread-sh" and .pid == $e.pid and .cpid == $e.cpid and .cpid == $ns)' \
+		<<<"$json" >/dev/null || fail "ns-pid=$ns: $(jq -c 'select(.kind == "process") | {pid, cpid, ppid, argv}' <<<"$json")"
+}
+
 # The monitor answers every exec call where it records them: with the monitor killed, an exec
 # fails (the kernel answers ENOSYS) instead of running unrecorded.
 @test "sandbox: exec-call-records: with the monitor killed an exec fails instead of running unrecorded" {

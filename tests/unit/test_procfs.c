@@ -31,8 +31,23 @@ static void test_sample(void)
   tap_ok(strcmp(st.comm, "try-syscall") == 0, "Name (%s)", st.comm);
   tap_ok(st.state == 'Z', "State of a zombie (%c)", st.state ? st.state : '0');
   tap_ok(st.cpid == 17, "cpid: the last NSpid (%lld)", st.cpid);
+  tap_ok(st.ctgid == 17, "ctgid: the last NStgid (%lld)", st.ctgid);
   tap_ok(st.ppid == 4200, "PPid (%lld)", st.ppid);
   tap_ok(st.uid == 1000, "Uid: the real one (%lld)", st.uid);
+}
+
+/* a thread's status: its own ids (Pid, NSpid) and its thread group's (Tgid,
+ * NStgid), which a thread's exec takes (thread-exec-pid) */
+static void test_thread(void)
+{
+  struct procfs_status st;
+
+  procfs_parse_status("Name:\tworker\nTgid:\t4242\nPid:\t4250\nPPid:\t4200\n"
+                      "NStgid:\t4242\t17\nNSpid:\t4250\t19\n",
+                      &st);
+  tap_ok(st.tgid == 4242 && st.ctgid == 17,
+         "a thread: its group's Tgid and last NStgid (%lld, %lld)", st.tgid, st.ctgid);
+  tap_ok(st.cpid == 19, "a thread: its own last NSpid (%lld)", st.cpid);
 }
 
 static void test_missing(void)
@@ -97,6 +112,7 @@ static void test_self(void)
 int main(void)
 {
   test_sample();
+  test_thread();
   test_missing();
   test_names();
   test_self();
