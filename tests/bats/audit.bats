@@ -642,3 +642,27 @@ print("ports", ports, "sent", sent)'
 	! grep -q '^  git' <<<"$output" || fail "listed by comm: $output"
 	ra audit verify c1 || fail "chain"
 }
+
+@test "audit: run-exit-refusals: the exit line names the names and addresses the egress allowlist refused" {
+	"$AGENTRT" --help 2>&1 | grep -q '^  egress' || skip "no egress allowlist in this build"
+	requires ip nsenter socat dnsmasq busybox script
+	FN_CTR=agentrt-t-aud-ctr-$$ FN_INET=agentrt-t-aud-inet-$$ FN_HOST=agentrt-t-aud-host-$$
+	fake_internet_up || fail "fake internet did not come up"
+	cat >"$BUNDLE/profile.json" <<-'EOF'
+		{ "name": "audit-exit-line", "extends": "agent",
+		  "egress": { "allow": ["allowed.test"], "dns": { "upstream": ["192.0.2.53"] } } }
+	EOF
+	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"/var/run/netns/$FN_CTR\" else . end)"
+	echo "nameserver 192.0.2.53" >"$ROOTFS/etc/resolv.conf"
+	# denied packets reach the monitor through NFLOG: a second for them before the exit
+	set_cmd 'nc -w 2 allowed.test 80 </dev/null; nslookup refused.test >/dev/null 2>&1
+		nc -w 1 198.51.100.20 80 </dev/null; sleep 1; true'
+	run script -qec "nsenter --net=/run/netns/$FN_HOST timeout 30 '$AGENTRT' --root '$TEST_ROOT' --profile '$BUNDLE/profile.json' run --bundle '$BUNDLE' c1" /dev/null
+	[ "$status" -eq 0 ] || fail "run: $output"
+	output=${output//$'\r'/}
+	assert_output_contains hello
+	grep -q '^agentrt: run `c1`: the egress allowlist refused .*refused.test' <<<"$output" || fail "name: $output"
+	grep -q '^agentrt: run `c1`: .*198.51.100.20:80/tcp (agentrt audit c1 --summary)$' <<<"$output" || fail "address: $output"
+	[[ "$output" != *"refused"*"allowed.test"* ]] || fail "an allowed name: $output"
+	[ "$(grep -c '^agentrt: run' <<<"$output")" -eq 1 ] || fail "one line: $output"
+}
