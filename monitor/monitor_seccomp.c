@@ -50,6 +50,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <seccomp.h>
@@ -97,12 +98,13 @@ enum item_kind { ITEM_CHAN, ITEM_ACCEPT, ITEM_NOTIFY, ITEM_RESUME };
 struct item {
   enum item_kind kind;
   int fd;
-  pid_t dir_pid[CALLER_DIRS]; /* a listener: its last callers (0: none), */
-  int dir_fd[CALLER_DIRS];    /* their /proc directories */
-  unsigned dir_next;          /* the one to replace next */
-  bool ack;                   /* a channel from exec: answer "OK" or "NO why" */
-  bool stub_seen;             /* a listener: the runtime's exec of its stub came (exec_records) */
-  struct item *prev, *next;   /* a listener: the others (seccomp_src.listeners) */
+  pid_t dir_pid[CALLER_DIRS];  /* a listener: its last callers (0: none), */
+  int dir_fd[CALLER_DIRS];     /* their /proc directories */
+  pid_t dir_tgid[CALLER_DIRS]; /* and their processes' pids (a thread's is its group's) */
+  unsigned dir_next;           /* the one to replace next */
+  bool ack;                    /* a channel from exec: answer "OK" or "NO why" */
+  bool stub_seen;              /* a listener: the runtime's exec of its stub came (exec_records) */
+  struct item *prev, *next;    /* a listener: the others (seccomp_src.listeners) */
 };
 
 struct seccomp_src {
@@ -125,26 +127,38 @@ struct seccomp_src {
  * a flood").  A new one takes the place of the oldest.  An fd of /proc/PID
  * stays that process's: when it ends and another gets its pid, reads through
  * the fd fail (caller_program then opens the new one's).  They are closed
- * with the listener. */
-static int caller_dir(struct item *it, pid_t pid)
+ * with the listener.  The caller's process (its thread group: pid is a
+ * thread's id) is read with the directory, into *tgid (pid when unknown):
+ * a thread keeps its group. */
+static int caller_dir(struct item *it, pid_t pid, pid_t *tgid)
 {
-  char rel[24];
+  char rel[24], status[2048];
   struct error ignore = {0};
+  struct procfs_status st;
   unsigned i;
   int dir;
 
   for (i = 0; i < CALLER_DIRS; i++)
-    if (it->dir_pid[i] == pid)
+    if (it->dir_pid[i] == pid) {
+      *tgid = it->dir_tgid[i];
       return it->dir_fd[i];
+    }
+  *tgid = pid;
   snprintf(rel, sizeof rel, "%d", (int)pid);
   dir = procfs_open(rel, O_PATH | O_DIRECTORY, &ignore);
   if (dir < 0)
     return -1;
+  if (monitor_read_at(dir, "status", status, sizeof status) <= 0)
+    status[0] = '\0';
+  procfs_parse_status(status, &st);
+  if (st.tgid > 0 && st.tgid <= INT_MAX)
+    *tgid = (pid_t)st.tgid;
   i = it->dir_next++ % CALLER_DIRS;
   if (it->dir_pid[i] != 0)
     close(it->dir_fd[i]);
   it->dir_pid[i] = pid;
   it->dir_fd[i] = dir;
+  it->dir_tgid[i] = *tgid;
   return dir;
 }
 
@@ -158,22 +172,27 @@ static void caller_dir_drop(struct item *it, pid_t pid)
     }
 }
 
-/* The program of the caller of REQ on listener IT, into EXE (size N), read
+/* The program of the caller of REQ on listener IT, into EXE (size N), and
+ * its process's pid into *tgid (refused-call-thread-pid), read
  * while the caller still waits for our answer: once answered it may exit at
  * once (try-syscall does) and its /proc entry is gone.  Read for every call
  * (an exec changes it), through the caller's directory (caller_dir).  The
  * notification's id, checked after the read, says the pid was still that
  * caller's (not reused). */
-static void caller_program(struct item *it, const struct seccomp_notif *req, char *exe, size_t n)
+static void caller_program(struct item *it, const struct seccomp_notif *req, char *exe, size_t n,
+                           pid_t *tgid)
 {
   pid_t pid = (pid_t)req->pid;
   __u64 id = req->id;
-  int dir = pid > 0 ? caller_dir(it, pid) : -1;
-  ssize_t len = dir >= 0 ? readlinkat(dir, "exe", exe, n - 1) : -1;
+  int dir;
+  ssize_t len;
 
+  *tgid = pid;
+  dir = pid > 0 ? caller_dir(it, pid, tgid) : -1;
+  len = dir >= 0 ? readlinkat(dir, "exe", exe, n - 1) : -1;
   if (len <= 0 && dir >= 0) { /* a directory of an earlier process of that pid? */
     caller_dir_drop(it, pid);
-    dir = caller_dir(it, pid);
+    dir = caller_dir(it, pid, tgid);
     len = dir >= 0 ? readlinkat(dir, "exe", exe, n - 1) : -1;
   }
   if (len <= 0) {
@@ -262,19 +281,21 @@ static int call_errno(const struct seccomp_src *s, const char *name, const struc
 }
 
 static void record(struct monitor *m, int eno, const char *name, const struct seccomp_notif *req,
-                   const char *exe)
+                   const char *exe, pid_t tgid)
 {
   uint32_t token;
   const char *abi = call_abi(&req->data, &token);
   struct jbuf b = {0};
 
-  if (monitor_flood_admit(m, "syscall", exe, name ? name : "?", (pid_t)req->pid)) {
+  if (monitor_flood_admit(m, "syscall", exe, name ? name : "?", tgid)) {
     jb_key_str(&b, "syscall", name ? name : "?");
     jb_key_i64(&b, "nr", req->data.nr);
     jb_key_str(&b, "arch", abi);
     jb_key_str(&b, "verdict", "refused");
     jb_key_i64(&b, "errno", eno);
-    jb_key_i64(&b, "pid", req->pid);
+    jb_key_i64(&b, "pid", tgid);
+    if (tgid != (pid_t)req->pid)
+      jb_key_i64(&b, "tid", req->pid);
     jb_key_str(&b, "program", exe);
     jb_key_i64(&b, "count", 1);
     monitor_record(m, "syscall", jb_str(&b));
@@ -380,6 +401,7 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
 {
   char exe[4096];
   int fd = it->fd;
+  pid_t tgid;
 
   for (int i = 0; i < SECCOMP_READ_MAX; i++) {
     struct seccomp_notif req;
@@ -407,7 +429,7 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
       continue;
     }
     token_bucket_take(&s->budget, monitor_now_ms()); /* the one seen above (or none: no timer) */
-    caller_program(it, &req, exe, sizeof exe);
+    caller_program(it, &req, exe, sizeof exe, &tgid);
     name = call_name(&req.data);
     eno = call_errno(s, name, &req.data);
     /* then answer (the caller waits); flags 0 = fail it with -eno */
@@ -415,7 +437,7 @@ static bool on_notify(struct monitor *m, struct seccomp_src *s, struct item *it)
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT) {
       /* the kernel fails the call itself when we cannot answer */
     }
-    record(m, eno, name, &req, exe);
+    record(m, eno, name, &req, exe, tgid);
     free(name);
   }
   return false;

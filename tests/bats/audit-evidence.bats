@@ -1115,6 +1115,24 @@ gone_dirs_lost() {
 	assert_output_contains "unshare by /usr/local/bin/try-syscall x2"
 }
 
+# refused-call-thread-pid: a refused call from a second thread was recorded under the thread's
+# own id, a pid no process record has: the reviewer could not tie the refusal to the process
+# (its arguments, its parent).  It is recorded under its process's pid, the thread's as `tid`.
+@test "audit-evidence: refused-call-thread-pid: a call refused to a second thread is recorded under its process's pid" {
+	set_cmd 'callflood 1 2 unshare'
+	run ra run --bundle "$BUNDLE" "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	local json pid
+	json=$(ra audit --format json "$ID")
+	pid=$(jq -s 'map(select(.kind == "process" and .argv[0] == "callflood"))[0].pid' <<<"$json")
+	[ "$pid" -gt 0 ] || fail "no process record: $json"
+	[ "$(jq -s '[.[] | select(.kind == "syscall" and .syscall == "unshare")] | length' <<<"$json")" -gt 0 ] || fail "no refusal: $json"
+	jq -se --argjson p "$pid" 'map(select(.kind == "syscall" and .pid != null)) | all(.pid == $p)' <<<"$json" >/dev/null ||
+		fail "pids other than $pid: $(jq -c 'select(.kind == "syscall") | {pid, tid, count, coalesced}' <<<"$json" | sort | uniq -c | head)"
+	jq -se --argjson p "$pid" 'any(.[]; .kind == "syscall" and .tid != null and .tid != $p)' <<<"$json" >/dev/null ||
+		fail "no thread's id: $(jq -c 'select(.kind == "syscall") | {pid, tid}' <<<"$json" | sort -u | head)"
+}
+
 # seccomp.denyVsock's rule has an errno of its own: the monitor answers the notification with the
 # errno of the rule whose arguments the call matches (EAFNOSUPPORT), not the profile's EPERM, and
 # records that one; an AF_INET socket is not notified at all.
