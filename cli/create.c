@@ -1274,10 +1274,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     agent_fd = -1;
   }
   if (o->console_socket && ret_r->pty_master >= 0) {
-    if (console_send_fd(o->console_socket, ret_r->pty_master, err) < 0)
+    if (console_hand_over(o->console_socket, &ret_r->pty_master, err) < 0)
       goto fail;
-    close(ret_r->pty_master);
-    ret_r->pty_master = -1;
   } else if (ret_r->pty_master >= 0) {
     console_clear_onlcr(ret_r->pty_master); /* before START: no output yet */
   }

@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -166,7 +168,8 @@ void console_clear_onlcr(int master_fd)
   }
 }
 
-int console_send_fd(const char *socket_path, int master_fd, struct error *err)
+/* Connect and send; the connected socket is returned (to see the receiver's close). */
+static int send_master(const char *socket_path, int master_fd, struct error *err)
 {
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   union {
@@ -208,5 +211,52 @@ int console_send_fd(const char *socket_path, int master_fd, struct error *err)
     return error_errno(err, "send pty to console socket `%s`", socket_path);
   if ((size_t)n != iov.iov_len)
     return error_set(err, EIO, "send pty to console socket `%s`: short write", socket_path);
+  return take_fd(&sock);
+}
+
+int console_send_fd(const char *socket_path, int master_fd, struct error *err)
+{
+  int sock = send_master(socket_path, master_fd, err);
+
+  if (sock < 0)
+    return -1;
+  close(sock);
+  return 0;
+}
+
+/* console-receiver-drops-master: the receivers we know (containerd's shim, conmon, runc's
+ * recvtty) take the master and close the connection at once; one that closes the master as
+ * well hangs up the container's terminal and its init dies of SIGHUP.  We wait (bounded) for
+ * the receiver to close the connection, drop our own copy of the master, and look at the
+ * terminal through a peer fd of ours: hung up = no master is left anywhere.  A receiver that
+ * keeps the connection past the wait is not judged (create succeeds, as before). */
+#define HAND_OVER_WAIT_MS 200
+
+int console_hand_over(const char *socket_path, int *master_fd, struct error *err)
+{
+  int peer = ioctl(*master_fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  int sock = send_master(socket_path, *master_fd, err);
+  struct pollfd p;
+  bool closed;
+
+  if (sock < 0) {
+    if (peer >= 0)
+      close(peer);
+    return -1;
+  }
+  p = (struct pollfd){.fd = sock, .events = POLLIN | POLLRDHUP};
+  closed = poll(&p, 1, HAND_OVER_WAIT_MS) > 0 && (p.revents & (POLLHUP | POLLRDHUP));
+  close(sock);
+  close(*master_fd);
+  *master_fd = -1;
+  if (peer < 0)
+    return 0;
+  p = (struct pollfd){.fd = peer, .events = POLLIN};
+  if (closed && poll(&p, 1, 0) > 0 && (p.revents & POLLHUP)) {
+    close(peer);
+    return error_set(err, 0, "console socket `%s`: the receiver closed the pty master",
+                     socket_path);
+  }
+  close(peer);
   return 0;
 }

@@ -16,6 +16,9 @@ int console_make_stdio(int peer_or_slave_fd, struct error *err);
  * ONE sendmsg: a non-empty name payload (the pty's name) and exactly one
  * SCM_RIGHTS fd (what containerd's go-runc and conmon accept). */
 int console_send_fd(const char *socket_path, int master_fd, struct error *err);
+/* console_send_fd, then *master_fd is closed (-1); fails when the receiver closed the
+ * connection and no copy of the master is left (the terminal is hung up). */
+int console_hand_over(const char *socket_path, int *master_fd, struct error *err);
 /* A pty agentrt relays itself (run/exec in the foreground, no console
  * socket): no "\n" -> "\r\n" on its output, as runc does, so a pipe or a file
  * gets the program's bytes.  A terminal on our side adds its own \r. */

@@ -107,6 +107,48 @@ load helpers
 	[ -z "$(rt list -q)" ]
 }
 
+# console-receiver-drops-master: a receiver that takes the pty master and closes it (and then
+# the connection) hangs the container's terminal up: its init dies of SIGHUP.  runc 1.1.5's
+# create fails ("error during container init"), its init dead before create ends; ours
+# returned 0 and left a `stopped` container.  Now create fails naming the socket, nothing left.
+# Receivers that never accept, or accept and never read, keep the master in the socket's
+# queue: create succeeds there, as runc's.
+@test "console-receiver-drops-master: a receiver that closes the pty master fails create, nothing left" {
+	update_config '.process.terminal = true'
+	set_args sleep 1000
+	start_recvtty --close
+	create_container c1 --console-socket "$CONSOLE_SOCKET"
+	assert_clean_failure
+	if is_agentrt; then
+		assert_output_contains "console socket \`$CONSOLE_SOCKET\`"
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	fi
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
+}
+
+@test "console-receiver-never-accepts: a receiver that never accepts or never reads: create succeeds (as runc)" {
+	requires python3
+	update_config '.process.terminal = true'
+	set_args sleep 1000
+	for mode in noaccept noread; do
+		CONSOLE_SOCKET=$BUNDLE/$mode.sock
+		python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[2]); s.listen(1)
+if sys.argv[1] == "noread":
+    c, _ = s.accept()
+time.sleep(60)' "$mode" "$CONSOLE_SOCKET" </dev/null >/dev/null 2>&1 &
+		RECVTTY_PID=$!
+		for ((i = 0; i < 50; i++)); do [ -S "$CONSOLE_SOCKET" ] && break; sleep 0.1; done
+		create_container "c-$mode" --console-socket "$CONSOLE_SOCKET"
+		[ "$status" -eq 0 ] || fail "$mode: create: $output"
+		[ "$(container_status "c-$mode")" = created ] || fail "$mode: $(rt list)"
+		rt delete --force "c-$mode"
+		kill "$RECVTTY_PID"
+		wait "$RECVTTY_PID" 2>/dev/null || true
+		RECVTTY_PID=
+	done
+}
+
 @test "terminal in the foreground uses the caller's terminal" {
 	requires script
 	update_config '.process.terminal = true'

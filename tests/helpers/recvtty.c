@@ -1,12 +1,14 @@
 /* recvtty - receive a container's pty master over a unix socket (--console-socket).
  *
- * Usage: recvtty [--info FILE] [--out FILE] [--input TEXT] [--timeout SEC] SOCKET
+ * Usage: recvtty [--info FILE] [--out FILE] [--input TEXT] [--timeout SEC] [--close] SOCKET
  * Listens on SOCKET (created atomically: bound under a temporary name, then renamed, so a
  * client that sees the path can connect), accepts one connection and receives one fd with
  * SCM_RIGHTS.  It writes "pty /dev/pts/N" (or "notpty ERR") to the info file (default
  * stdout), writes TEXT to the master if given, then copies everything the master produces to
  * the out file (default stdout) until the slave side is closed (EIO) or the timeout (default
- * 60 s) passes.  Exit 0 when a pty master was received. */
+ * 60 s) passes.  Exit 0 when a pty master was received.
+ * --close: a receiver that drops what it got: the master, then the connection, are closed
+ * after the info line; nothing is relayed. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -99,11 +101,14 @@ int main(int argc, char **argv)
 {
   const char *info_path = NULL, *out_path = NULL, *input = NULL, *sock = NULL;
   long timeout = 60;
+  int drop = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--info") == 0 && i + 1 < argc)
       info_path = argv[++i];
     else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
       out_path = argv[++i];
+    else if (strcmp(argv[i], "--close") == 0)
+      drop = 1;
     else if (strcmp(argv[i], "--input") == 0 && i + 1 < argc)
       input = argv[++i];
     else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
@@ -116,12 +121,14 @@ int main(int argc, char **argv)
     } else if (!sock && argv[i][0] != '-')
       sock = argv[i];
     else {
-      fprintf(stderr, "usage: recvtty [--info F] [--out F] [--input T] [--timeout S] SOCKET\n");
+      fprintf(stderr,
+              "usage: recvtty [--info F] [--out F] [--input T] [--timeout S] [--close] SOCKET\n");
       return 2;
     }
   }
   if (!sock) {
-    fprintf(stderr, "usage: recvtty [--info F] [--out F] [--input T] [--timeout S] SOCKET\n");
+    fprintf(stderr,
+            "usage: recvtty [--info F] [--out F] [--input T] [--timeout S] [--close] SOCKET\n");
     return 2;
   }
   int lfd = listen_on(sock);
@@ -141,7 +148,8 @@ int main(int argc, char **argv)
     fprintf(stderr, "recvtty: receive fd: %s\n", strerror(errno));
     return 1;
   }
-  close(conn);
+  if (!drop)
+    close(conn);
   FILE *info = open_or(info_path, stdout);
   FILE *out = open_or(out_path, stdout);
   unsigned int ptn = 0;
@@ -151,6 +159,11 @@ int main(int argc, char **argv)
   else
     fprintf(info, "notpty %s\n", strerror(errno));
   fflush(info);
+  if (drop) { /* the master, then the connection */
+    close(master);
+    close(conn);
+    return is_pty ? 0 : 1;
+  }
   if (input && write(master, input, strlen(input)) < 0)
     fprintf(stderr, "recvtty: write to master: %s\n", strerror(errno));
   relay(master, out, timeout);
