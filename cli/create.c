@@ -1110,6 +1110,8 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }
+  /* create-cancelled: from here a SIGTERM (SIGINT, SIGHUP) cleans up and fails */
+  process_cancel_arm();
   if (container_new(g, o->id, &c, err) < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
@@ -1280,16 +1282,22 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     console_clear_onlcr(ret_r->pty_master); /* before START: no output yet */
   }
   FAILPOINT("create-after-state");
+  if (process_cancel_commit() < 0) { /* one came after the last wait */
+    process_cancel_error(err);
+    goto fail;
+  }
   egress_netns_unlock(g, &netns_lock);
   log_debug("create `%s`: init %d ready", c->id, ret_r->pid);
   *ret_c = c;
   return 0;
 
 fail_early:
+  process_cancel_hold();
   oci_config_free(cfg);
   profile_result_free(pres);
   return -1;
 fail:
+  process_cancel_hold(); /* what was made goes, uninterrupted */
   workspace_free(ws_later);
   tls_plugin_ca_free(tls_ca);
   error_prefix(err, "create `%s`", o->id);

@@ -132,7 +132,10 @@ static void hook_kill_tree(pid_t root, const pid_t *before, size_t n_before)
       kill(pids[walked], SIGSTOP);
       add_children(pids[walked], pids, &n);
     }
-    /* all of the tree seen so far is stopped: what left it is ours now */
+    /* all of the tree seen so far is stopped: what left it is ours now
+     * (without a timeout we are no subreaper: nothing was adopted) */
+    if (before == NULL)
+      break;
     from = n;
     add_children_of("self", pids, &n);
     for (size_t j = from; j < n;) {
@@ -216,12 +219,12 @@ static int hook_wait(struct hook_run *hr, int *status)
       return 1;
     if (w < 0 && errno != EINTR)
       return -1;
-    if (hr->deadline >= 0 && left <= 0)
+    if ((hr->deadline >= 0 && left <= 0) || process_cancelled())
       return 0;
     if (hr->pidfd < 0 && (ms < 0 || ms > FALLBACK_POLL_MS))
       ms = FALLBACK_POLL_MS;
-    if (poll(p, 2, ms) < 0)
-      continue; /* EINTR; anything else shows up in waitpid() */
+    if (process_cancel_poll(p, 2, ms) < 0)
+      continue; /* EINTR (or a cancel); anything else shows up in waitpid() */
     if (hr->wfd >= 0 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP)))
       feed_stdin(hr);
   }
@@ -283,7 +286,10 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   }
   if (hr.pidfd >= 0)
     close(hr.pidfd);
-  if (r == 0)
+  if (r == 0 && process_cancelled()) {
+    process_cancel_error(err);
+    error_prefix(err, "%s: `%s`", phase, h->path);
+  } else if (r == 0)
     error_set(err, 0, "error running %s: `%s`: timed out after %d s", phase, h->path, h->timeout);
   else if (r > 0)
     ret = hook_result(&hr, status, err);

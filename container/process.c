@@ -705,6 +705,101 @@ fail:
 /* As runc and crun: an engine's ignored signals (conmon ignores SIGPIPE) would
  * otherwise reach the program through execve, and a shell cannot trap a signal
  * that was ignored when it started. Handlers need nothing: execve resets them. */
+static volatile sig_atomic_t cancel_signal;
+static const int cancel_sigs[] = {SIGHUP, SIGINT, SIGTERM};
+static struct sigaction cancel_old[ARRAY_SIZE(cancel_sigs)];
+static bool cancel_armed[ARRAY_SIZE(cancel_sigs)];
+static sigset_t cancel_mask; /* the caller's (run in the foreground blocks them itself) */
+
+static void on_cancel(int sig)
+{
+  cancel_signal = sig;
+}
+
+void process_cancel_arm(void)
+{
+  struct sigaction sa = {.sa_handler = on_cancel}; /* no SA_RESTART: waits see EINTR */
+
+  sigemptyset(&sa.sa_mask);
+  cancel_signal = 0;
+  sigprocmask(SIG_BLOCK, NULL, &cancel_mask);
+  for (size_t i = 0; i < ARRAY_SIZE(cancel_sigs); i++)
+    cancel_armed[i] = sigaction(cancel_sigs[i], NULL, &cancel_old[i]) == 0 &&
+                      cancel_old[i].sa_handler == SIG_DFL &&
+                      sigaction(cancel_sigs[i], &sa, NULL) == 0;
+}
+
+int process_cancelled(void)
+{
+  return cancel_signal;
+}
+
+int process_cancel_error(struct error *err)
+{
+  int sig = cancel_signal;
+
+  return error_set(err, 0, "cancelled by %s",
+                   sig == SIGHUP   ? "SIGHUP"
+                   : sig == SIGINT ? "SIGINT"
+                                   : "SIGTERM");
+}
+
+int process_cancel_poll(struct pollfd *p, unsigned long n, int ms)
+{
+  sigset_t set, old;
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+  bool any = false;
+  int r;
+
+  sigemptyset(&set);
+  for (size_t i = 0; i < ARRAY_SIZE(cancel_sigs); i++)
+    if (cancel_armed[i]) {
+      sigaddset(&set, cancel_sigs[i]);
+      any = true;
+    }
+  if (!any)
+    return poll(p, n, ms);
+  sigprocmask(SIG_BLOCK, &set, &old);
+  if (cancel_signal != 0) {
+    r = -1;
+    errno = EINTR;
+  } else {
+    /* the signals open only inside the wait: none is missed before it */
+    r = ppoll(p, n, ms < 0 ? NULL : &ts, &old);
+  }
+  {
+    int e = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+  }
+  return r;
+}
+
+void process_cancel_hold(void)
+{
+  sigset_t set;
+
+  sigemptyset(&set);
+  for (size_t i = 0; i < ARRAY_SIZE(cancel_sigs); i++)
+    if (cancel_armed[i])
+      sigaddset(&set, cancel_sigs[i]);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+int process_cancel_commit(void)
+{
+  process_cancel_hold();
+  if (cancel_signal != 0)
+    return -1;
+  for (size_t i = 0; i < ARRAY_SIZE(cancel_sigs); i++)
+    if (cancel_armed[i])
+      sigaction(cancel_sigs[i], &cancel_old[i], NULL);
+  sigprocmask(SIG_SETMASK, &cancel_mask, NULL);
+  for (size_t i = 0; i < ARRAY_SIZE(cancel_sigs); i++)
+    cancel_armed[i] = false;
+  return 0;
+}
+
 void process_reset_signals(void)
 {
   /* the kernel's struct sigaction all zero: SIG_DFL, no flags, no mask (larger
@@ -712,6 +807,8 @@ void process_reset_signals(void)
    * own two real-time signals (32, 33) while a caller may have ignored them. */
   static const unsigned long dfl[8];
   sigset_t none;
+
+  cancel_signal = 0; /* a child of create's: its cancel is not ours */
 
   for (int sig = 1; sig <= 64; sig++)
     if (sig != SIGKILL && sig != SIGSTOP)

@@ -79,6 +79,23 @@ int process_set_personality(const struct oci_linux *l, struct error *err);
 /* Every signal at its default action, none blocked: what a program started
  * by the runtime (the container's process, an exec'd one, a hook) begins with. */
 void process_reset_signals(void);
+/* create-cancelled: create (and run) take SIGHUP, SIGINT and SIGTERM (an engine's cancel, a
+ * terminal's ^C) as "stop, clean up, fail".  process_cancel_arm() catches those that are at
+ * their default (one the caller ignores stays ignored), without SA_RESTART; the waits that can
+ * be long (a hook, the init's setup) see process_cancelled() (the signal, or 0) and fail.
+ * process_cancel_hold() blocks them while the failure is cleaned up; process_cancel_commit()
+ * ends it at success: -1 when a signal came first (they stay blocked: the caller fails), else
+ * the old dispositions are back and a signal from then on does what it did before. */
+void process_cancel_arm(void);
+int process_cancelled(void);
+/* "cancelled by SIGTERM" (the signal process_cancelled() saw); returns -1 */
+int process_cancel_error(struct error *err);
+/* poll(), but a cancel signal that came before it or comes during it ends it: -1, EINTR
+ * (a plain poll() when nothing is armed) */
+struct pollfd;
+int process_cancel_poll(struct pollfd *p, unsigned long n, int ms);
+void process_cancel_hold(void);
+int process_cancel_commit(void);
 /* execCPUAffinity.initial: an exec's affinity before it joins the cgroups. */
 int process_apply_cpu_initial(const struct oci_process *p, struct error *err);
 /* Everything else and execve; returns only on failure. */

@@ -2,9 +2,12 @@
 #include "container/sync.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "container/process.h"
 
 int sync_send(int sock, int type, int fd, struct error *err)
 {
@@ -72,9 +75,15 @@ int sync_recv(int sock, struct sync_msg *m, int *ret_fd, struct error *err)
   /* A peer that closed with a message of ours unread (an init that failed
    * with START already queued) makes the kernel report ECONNRESET once,
    * ahead of what the peer sent before it closed: read on. */
-  do
+  /* create-cancelled: the init's setup is not waited for past a cancel */
+  for (;;) {
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    if (process_cancel_poll(&p, 1, -1) < 0 && errno == EINTR && process_cancelled())
+      return process_cancel_error(err);
     n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-  while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
+    if (n >= 0 || !(errno == EINTR || (errno == ECONNRESET && resets++ == 0)))
+      break;
+  }
   if (n < 0)
     return error_errno(err, "sync: receive");
   if (n == 0)

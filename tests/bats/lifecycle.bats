@@ -302,6 +302,71 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "$(rt list -q | wc -l)" -eq 1 ]
 }
 
+# cancel_create SIG MARKER [CMD]: create c1 in the background with SIG at its default (bats'
+# `&` ignores SIGINT), wait (10 s at most) for MARKER (a hook's), eval CMD, send SIG, wait (10 s at most)
+# for the create to end; $status and $output (its stderr) as `run` sets them.
+cancel_create() {
+	local sig=$1 marker=$2 pid i
+	env --default-signal "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" c1 \
+		</dev/null >"$BUNDLE/c1.out" 2>"$BUNDLE/c1.err" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$marker" ] && break; sleep 0.1; done
+	[ -e "$marker" ] || { kill -KILL "$pid"; wait "$pid" || true; fail "SIG$sig: no $marker: $(cat "$BUNDLE/c1.err")"; }
+	[ -z "${3:-}" ] || eval "$3"
+	kill -0 "$pid" || fail "create ended before SIG$sig: $(cat "$BUNDLE/c1.err")"
+	kill "-$sig" "$pid"
+	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" || true
+		fail "create still running 10 s after SIG$sig: $(cat "$BUNDLE/c1.err")"
+	fi
+	status=0
+	wait "$pid" || status=$?
+	output=$(cat "$BUNDLE/c1.err")
+}
+
+# create-cancelled: an engine cancels a create (containerd's shim, conmon: SIGTERM when its
+# context ends; a terminal's ^C: SIGINT; a closed session: SIGHUP), often while a hook that
+# never ends holds it.  Killed there, ours left a `stopped` entry, its cgroups, its monitor and
+# the hook (running on) until `delete`.  runc 1.1.5 ignores SIGTERM during create: it ends
+# the hook's wait and returns 0 with a created container (a SIGKILL leaves its state
+# directory and cgroups, and its `delete` says the container does not exist).  Ours fails
+# with one line saying so, having removed what it made: no entry, no cgroup (teardown),
+# the hook and what it started killed.
+@test "create-cancelled: SIGTERM, SIGINT or SIGHUP during a hook: create fails and leaves nothing" {
+	agentrt_only "runc 1.1.5 ignores SIGTERM during create and waits for the hook"
+	set_args sleep 1000
+	local sig phase marker hookpid
+	for t in TERM:prestart INT:createRuntime HUP:createContainer TERM:createContainer; do
+		sig=${t%%:*} phase=${t#*:}
+		# (createContainer runs before pivot_root: the bundle's path is there too)
+		marker=$BUNDLE/hook.pid
+		rm -f "$marker"
+		jq --arg p "$phase" --arg m "$marker" '.hooks = {($p): [{"path": "/bin/sh",
+			"args": ["sh", "-c", "sleep 31.97 & echo $! > " + $m + "; wait"]}]}' \
+			"$BUNDLE/config.json" >"$BUNDLE/config.new" && mv "$BUNDLE/config.new" "$BUNDLE/config.json"
+		cancel_create "$sig" "$marker"
+		assert_clean_failure
+		assert_output_contains "create \`c1\`: "
+		# (createContainer is the init's to run: create was waiting for the init)
+		[ "$phase" = createContainer ] || assert_output_contains "create \`c1\`: $phase hook #0"
+		assert_output_contains "cancelled by SIG$sig"
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+		[ -z "$(rt list -q)" ] || fail "SIG$sig during $phase: left: $(rt list)"
+		if [ "$phase" != createContainer ]; then # (else a pid of the container's namespace)
+			# the hook's child, on the host: killed with the hook (not left to init)
+			hookpid=$(cat "$marker")
+			for ((i = 0; i < 50; i++)); do [ -e "/proc/$hookpid" ] || break; sleep 0.1; done
+			[ ! -e "/proc/$hookpid" ] || { kill "$hookpid"; fail "SIG$sig during $phase: the hook's sleep runs on"; }
+		fi
+	done
+	# the next create of that id is not in anyone's way
+	update_config 'del(.hooks)'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create after the cancels: $output"
+}
+
 @test "commands on an unknown id fail with \"does not exist\"" {
 	for cmd in state start "kill" delete pause resume ps "exec"; do
 		case $cmd in
