@@ -8,11 +8,13 @@
  */
 #include "cli/create.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -1043,6 +1045,49 @@ static bool can_start_early(const struct create_opts *o, const struct oci_config
          cfg->hooks.n[OCI_HOOK_PRESTART] == 0 && cfg->hooks.n[OCI_HOOK_CREATE_RUNTIME] == 0;
 }
 
+/* Does the directory hold anything?  A create locks its new state directory before it writes
+ * the first file there. */
+static bool dir_has_entries(int dirfd)
+{
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  struct dirent *de;
+  bool any = false;
+
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return true; /* unknown: not judged dead */
+  }
+  while (!any && (de = readdir(d)) != NULL)
+    any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+  closedir(d);
+  return any;
+}
+
+/* create-killed: a create killed by SIGKILL cleaned nothing: its state directory has no
+ * state.json and no one's lock, and its cgroup and monitor may be there.  A create of that id
+ * removes it as `delete` does, then takes the id: 1 = removed, 0 = not such a leftover (a
+ * live create's, a container's, an empty directory that a create has not locked yet). */
+static int reclaim_killed_create(const struct global_opts *g, const char *id, struct error *err)
+{
+  struct container *c = NULL;
+  struct error e2 = {0};
+  int r;
+
+  if (container_load(g, id, LOCK_EX | LOCK_NB, &c, &e2) < 0)
+    return 0;
+  if (c->status != STATUS_CREATING || !dir_has_entries(c->dirfd)) {
+    container_free(c);
+    return 0;
+  }
+  log_warning("create `%s`: removing what a killed create of it left", id);
+  subagent_reap_children("/proc/self/exe", g->root, g->data_dir, id);
+  r = container_destroy(c, g, err);
+  container_free(c);
+  return r < 0 ? -1 : 1;
+}
+
 int container_create(const struct global_opts *g, const struct create_opts *o,
                      struct container **ret_c, struct spawn_result *ret_r, struct error *err)
 {
@@ -1112,7 +1157,19 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   }
   /* create-cancelled: from here a SIGTERM (SIGINT, SIGHUP) cleans up and fails */
   process_cancel_arm();
-  if (container_new(g, o->id, &c, err) < 0) {
+  r = container_new(g, o->id, &c, err);
+  if (r < 0 && err->code == EEXIST) {
+    struct error e2 = {0};
+    r = reclaim_killed_create(g, o->id, &e2);
+    if (r < 0)
+      *err = e2;
+    else if (r > 0) {
+      error_clear(err);
+      r = container_new(g, o->id, &c, err);
+    } else
+      r = -1;
+  }
+  if (r < 0) {
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }

@@ -367,6 +367,46 @@ cancel_create() {
 	[ "$status" -eq 0 ] || fail "create after the cancels: $output"
 }
 
+# create-killed: a create SIGKILLed (an engine's last word, the OOM killer) cleans nothing.  What
+# it left must not be in the way: `list` shows it `stopped`, a new `create` of that id takes
+# its place (its cgroup, its monitor, its state removed first), `delete` removes it.  runc
+# 1.1.5 leaves its state directory and cgroups: its `list` omits the id, its `delete` says it
+# does not exist and its next `create` of the id fails ("container with id exists").
+@test "create-killed: after a create killed by SIGKILL, list shows it stopped, create of its id and delete cope" {
+	agentrt_only "runc 1.1.5 keeps the id taken and cannot delete it"
+	set_args sleep 1000
+	local hookpid cg second
+	for next in create delete; do
+		rm -f "$BUNDLE/hook.pid"
+		jq --arg m "$BUNDLE/hook.pid" '.hooks = {"createRuntime": [{"path": "/bin/sh",
+			"args": ["sh", "-c", "sleep 31.96 & echo $! > " + $m + "; wait"]}]}' \
+			"$BUNDLE/config.json" >"$BUNDLE/config.new" && mv "$BUNDLE/config.new" "$BUNDLE/config.json"
+		# (a create that is alive is left alone: the second fails, the first goes on)
+		cancel_create KILL "$BUNDLE/hook.pid" 'second=0; rt create --bundle "$BUNDLE" c1 </dev/null &>/dev/null || second=$?'
+		[ "$status" -eq 137 ] || fail "create: $status: $output"
+		[ "$second" -ne 0 ] || fail "a second create while the first ran: exit 0"
+		hookpid=$(cat "$BUNDLE/hook.pid")
+		kill "$hookpid" # the hook's, on the host: no one is left to kill it
+		# (`state` says its create did not finish)
+		[ "$(rt list | awk 'NR > 1 {print $1, $3}')" = "c1 stopped" ] ||
+			fail "list after SIGKILL: $(rt list)"
+		# its pids cgroup was made (the leak `delete` or the next create must remove)
+		cg=$(ls -d /sys/fs/cgroup/pids/"$CG_PARENT"/*/ /sys/fs/cgroup/"$CG_PARENT"/*/ 2>/dev/null | head -1)
+		[ -n "$cg" ] || fail "no cgroup was made before the hook"
+		update_config 'del(.hooks)'
+		if [ "$next" = create ]; then
+			create_container c1
+			[ "$status" -eq 0 ] || fail "create of the killed create's id: $output"
+			[ "$(container_status c1)" = created ] || fail "$(rt list)"
+			rt delete --force c1
+		else
+			rt delete c1 || fail "delete of the killed create"
+		fi
+		[ -z "$(rt list -q)" ] || fail "after $next: $(rt list)"
+		[ ! -d "$cg" ] || fail "after $next: cgroup $cg left"
+	done
+}
+
 @test "commands on an unknown id fail with \"does not exist\"" {
 	for cmd in state start "kill" delete pause resume ps "exec"; do
 		case $cmd in
