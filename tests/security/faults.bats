@@ -122,6 +122,24 @@ known_leak() { # ID WHERE
 	must_recover c1
 }
 
+# create-killed: what a create killed before it saved its state left is removed by the next
+# create of that id, which then takes it (lifecycle.bats has the same during a hook); the
+# first create's init, monitor and cgroups go with it.  Killed before it wrote anything to
+# its state directory (create-after-statedir), the id stays taken until `delete`: an empty,
+# unlocked directory may be a live create's that has not locked it yet.
+@test "fault: a create killed before its state was saved leaves its id to the next create" {
+	set_args sleep 100
+	for point in create-after-cgroup spawn-after-clone create-after-spawn; do
+		fp "$point" create --bundle "$BUNDLE" c1
+		status=0
+		timeout --kill-after=5 30 "$AGENTRT" --root "$TEST_ROOT" --profile agent create \
+			--bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/c1.out" 2>"$BUNDLE/c1.err" || status=$?
+		[ "$status" -eq 0 ] || fail "create after $point: $(cat "$BUNDLE/c1.err")"
+		[ "$(container_status c1)" = created ] || fail "after $point: $(rt list)"
+		must_recover c1
+	done
+}
+
 @test "fault: run killed after the init is ready" {
 	set_args sleep 100
 	fp create-after-spawn run -d --bundle "$BUNDLE" c1
