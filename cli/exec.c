@@ -380,12 +380,11 @@ static pid_t exec_spawn(struct container *c, struct exec_child *x, const char *c
   }
   close(sv[0]);
   if (console_socket && *ret_master >= 0) {
-    if (console_send_fd(console_socket, *ret_master, err) < 0) {
+    /* console-receiver-drops-master: its process would die of SIGHUP */
+    if (console_hand_over(console_socket, ret_master, err) < 0) {
       kill(pid, SIGKILL);
       return -1;
     }
-    close(*ret_master);
-    *ret_master = -1;
   }
   return pid;
 

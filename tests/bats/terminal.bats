@@ -126,6 +126,25 @@ load helpers
 	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
 }
 
+# The same for exec -d -t: runc 1.1.5's exec returns 0 and its process dies of SIGHUP.
+@test "console-receiver-drops-master: exec -t whose receiver closes the pty master fails, its process is gone" {
+	agentrt_only "runc 1.1.5's exec returns 0, its process dies of SIGHUP"
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	start_recvtty --close
+	rt_bg exec -d -t --console-socket "$CONSOLE_SOCKET" c1 sleep 31.94
+	assert_clean_failure
+	assert_output_contains "console socket \`$CONSOLE_SOCKET\`"
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	# (a zombie's cmdline is empty)
+	for ((i = 0; i < 50; i++)); do
+		left=$(grep -lsxz 31.94 /proc/[0-9]*/cmdline) || break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "exec's process runs on: $left"
+}
+
 @test "console-receiver-never-accepts: a receiver that never accepts or never reads: create succeeds (as runc)" {
 	requires python3
 	update_config '.process.terminal = true'
