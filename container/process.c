@@ -702,9 +702,9 @@ fail:
   return -1;
 }
 
-/* As runc and crun: an engine's ignored signals (conmon ignores SIGPIPE) would
- * otherwise reach the program through execve, and a shell cannot trap a signal
- * that was ignored when it started. Handlers need nothing: execve resets them. */
+/* create-cancelled: an engine's SIGTERM (^C's SIGINT, a SIGHUP) during create
+ * is caught, without SA_RESTART, so the long waits (hooks, the init's set-up)
+ * see it and the failure path removes what was made (process.h). */
 static volatile sig_atomic_t cancel_signal;
 static const int cancel_sigs[] = {SIGHUP, SIGINT, SIGTERM};
 static struct sigaction cancel_old[ARRAY_SIZE(cancel_sigs)];
@@ -800,6 +800,9 @@ int process_cancel_commit(void)
   return 0;
 }
 
+/* As runc and crun: an engine's ignored signals (conmon ignores SIGPIPE) would
+ * otherwise reach the program through execve, and a shell cannot trap a signal
+ * that was ignored when it started. Handlers need nothing: execve resets them. */
 void process_reset_signals(void)
 {
   /* the kernel's struct sigaction all zero: SIG_DFL, no flags, no mask (larger
