@@ -437,7 +437,7 @@ dsame() {
 	run "$AGENTRT" audit "$jid" --kind monitor --format json
 	[[ "$output" == *"\"egress_by_sandbox\":\"$xid\""* ]] || it_die "audit: $output"
 	# after it: one agentrt table in nx's netns, nx's policy still in force
-	[ "$(nsenter --net="/proc/$xpid/ns/net" nft list tables | grep -c agentrt)" = 1 ]
+	[ "$(nsenter --net="/proc/$xpid/ns/net" nft list tables | grep -c "inet agentrt")" = 1 ]
 	run "$AGENTRT" --root "$root" egress "$xid" list
 	[ "$status" -eq 0 ] && [ "$(head -1 <<<"$output")" = "default deny" ] || it_die "$output"
 	docker rm -f nx >/dev/null

@@ -294,7 +294,7 @@ it_pty_podman() {
 	jid=$(pm inspect -f '{{.Id}}' nj)
 	run "$AGENTRT" audit "$jid" --kind monitor --format json
 	[[ "$output" == *"\"egress_by_sandbox\":\"$xid\""* ]] || it_die "audit: $output"
-	[ "$(nsenter --net="/proc/$xpid/ns/net" nft list tables | grep -c agentrt)" = 1 ]
+	[ "$(nsenter --net="/proc/$xpid/ns/net" nft list tables | grep -c "inet agentrt")" = 1 ]
 	run "$AGENTRT" egress "$xid" list
 	[ "$status" -eq 0 ] && [ "$(head -1 <<<"$output")" = "default deny" ] || it_die "$output"
 	pm --runtime agentrt rm -f -t 0 nj >/dev/null

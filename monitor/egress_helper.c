@@ -79,7 +79,30 @@ void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t ma
   proxy_child_gid = child_gid;
 }
 
-static int send_batch(int nl_fd, const struct egress_policy *p, bool update, struct error *err)
+/* The IPv4 gateways of the init's namespace and the link addresses its
+ * neighbour table already has for them (/proc/<pid>/net is the namespace's):
+ * table arp agentrt pins them.  None when unreadable or not routed yet. */
+static void read_gw4(pid_t pid, struct nft_build_opts *bo)
+{
+  char path[64], route[8192], arp[8192];
+  struct error e = {0};
+
+  snprintf(path, sizeof path, "%d/net/route", (int)pid);
+  if (procfs_read(path, route, sizeof route, &e) < 0) {
+    log_debug("egress: %s: %s", path, e.msg);
+    return;
+  }
+  snprintf(path, sizeof path, "%d/net/arp", (int)pid);
+  if (procfs_read(path, arp, sizeof arp, &e) < 0)
+    arp[0] = '\0';
+  egress_gw4_parse(route, arp, bo);
+}
+
+/* gw: the gateways (read_gw4) for a full build, NULL for an update */
+#define GW_LATE_MS 30000
+
+static int send_batch(int nl_fd, const struct egress_policy *p, bool update,
+                      const struct nft_build_opts *gw, struct error *err)
 {
   struct nft_build_opts bo = {.seq_base = 1,
                               .dns_port = 53,
@@ -92,6 +115,10 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update, str
   int r;
 
   memset(&b, 0, sizeof b);
+  if (gw != NULL) {
+    bo.n_gw4 = gw->n_gw4;
+    memcpy(bo.gw4, gw->gw4, sizeof bo.gw4);
+  }
   if (nft_build_batch(p, &bo, &b, err) < 0)
     return -1;
   r = nft_batch_send(nl_fd, &b, err);
@@ -139,6 +166,10 @@ struct egress_helper {
    * flushes every pin as it did before */
   struct pin_rec *recs;
   size_t n_recs, cap_recs;
+  /* no IPv4 gateway when the table was made: the init whose namespace's
+   * routes are read again, until when and when next (monotonic ms) */
+  pid_t gw_pid;
+  long gw_until, gw_next;
   bool recs_lost;
 };
 
@@ -307,12 +338,43 @@ static void note_pins(struct egress_helper *h, const char *name, const struct nf
 
 /* Once a second at least: pins that ran out (the kernel stopped matching
  * them) end their connections. */
+/* The namespace had no IPv4 gateway when the table was made: its routes
+ * are read again twice a second for GW_LATE_MS, and table arp agentrt made
+ * for the first gateway found. */
+static void gw_late(struct egress_helper *h, long now)
+{
+  struct nft_build_opts bo = {.seq_base = 1, .arp_only = true};
+  struct nft_batch_buf b;
+  struct error e = {0};
+
+  if (now > h->gw_until) {
+    h->gw_pid = 0;
+    return;
+  }
+  if (now < h->gw_next)
+    return;
+  h->gw_next = now + 500;
+  read_gw4(h->gw_pid, &bo);
+  if (bo.n_gw4 == 0)
+    return;
+  h->gw_pid = 0;
+  memset(&b, 0, sizeof b);
+  if (nft_build_batch(h->policy, &bo, &b, &e) == 0) {
+    if (nft_batch_send(h->o.nl_fd, &b, &e) < 0)
+      log_warning("egress: the gateway's link address is not pinned: %s", e.msg);
+    nft_batch_buf_free(&b);
+  }
+}
+
 static void on_tick(void *ud)
 {
   struct egress_helper *h = ud;
   long now = mono_ms();
   size_t kept = 0;
   bool due = false;
+
+  if (h->gw_pid > 0)
+    gw_late(h, now);
 
   for (size_t i = 0; i < h->n_expiries; i++) {
     if (h->expiries[i] <= now)
@@ -553,7 +615,7 @@ static int on_ctl(void *ud, struct egress_policy *p)
       domain |= ents[i].kind == EGRESS_DOMAIN;
     }
     if (r == 0)
-      r = send_batch(h->o.nl_fd, p, true, &err);
+      r = send_batch(h->o.nl_fd, p, true, NULL, &err);
     if (r == 0 && !allow && domain)
       r = unpin_denied(h, &err);
     if (r == 0 && !allow)
@@ -573,7 +635,7 @@ static int on_ctl(void *ud, struct egress_policy *p)
       r = egress_port_parse(arg, &pt, &err) < 0 ? -1 : egress_policy_add_port(p, &pt, &err);
     }
     if (r == 0)
-      r = send_batch(h->o.nl_fd, p, true, &err);
+      r = send_batch(h->o.nl_fd, p, true, NULL, &err);
     reply(fd, r == 0 ? "ok\n" : "error ");
     if (r < 0) {
       reply(fd, err.msg);
@@ -643,6 +705,7 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
                          struct audit_log *audit, struct error *err)
 {
   cleanup_close int netns = -1;
+  struct nft_build_opts gw = {0};
   char who[32];
 
   snprintf(who, sizeof who, "%d", init_pid);
@@ -661,8 +724,16 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
                        "run under the same agentrt root");
     return -1;
   }
-  if (loopback_up_in(h->o.udp4_fd, err) < 0 || send_batch(h->o.nl_fd, h->policy, false, err) < 0)
+  read_gw4(init_pid, &gw);
+  if (loopback_up_in(h->o.udp4_fd, err) < 0 ||
+      send_batch(h->o.nl_fd, h->policy, false, &gw, err) < 0)
     return -1;
+  if (gw.n_gw4 == 0) {
+    /* not routed yet: an engine's hook (Docker's) configures a new
+     * namespace after the table is made; looked for again below */
+    h->gw_pid = init_pid;
+    h->gw_until = mono_ms() + GW_LATE_MS;
+  }
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;
   {

@@ -59,6 +59,8 @@
  *                                         # no ICMP error to the forged source
  *   chain nat_out { type nat hook output priority -100;
  *                   udp/tcp dport 53 redirect to :dns_port }   # when dns_port != 0
+ * And table `arp agentrt` (nft_arp.c): each IPv4 gateway pinned to one link
+ * address, ARP from its address with another dropped and counted.
  * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
  * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable; it
  * is accepted before chain allowed, so DNS is not logged as a flow (the
@@ -136,6 +138,8 @@ bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *add
 
 #define NFT_TABLE_NAME "agentrt"
 
+#define NFT_MAX_GW4 4
+
 struct nft_build_opts {
   uint32_t seq_base; /* first sequence number (tests: 1) */
   uint16_t dns_port; /* resolver port inside the netns; 0 = no redirect */
@@ -151,6 +155,16 @@ struct nft_build_opts {
   uint32_t proxy_child_gid;
   bool update; /* refill allow4/allow6/allow_ll/allow_ports of an
                   existing table, keep dns* sets (live allow/deny) */
+  /* full builds: the namespace's IPv4 gateways (egress_gw4_parse), each
+   * pinned to its first link address by table `arp agentrt` (nft_arp.c);
+   * none = no such table */
+  size_t n_gw4;
+  bool arp_only; /* only table arp agentrt, made again (gateways found late) */
+  struct nft_gw4 {
+    uint8_t ip[4];
+    uint8_t mac[6];
+    bool mac_known; /* complete in the neighbour table already: pinned now */
+  } gw4[NFT_MAX_GW4];
 };
 
 /* What each message of a batch is, for error reports. */
@@ -171,7 +185,11 @@ void nft_batch_buf_free(struct nft_batch_buf *b);
 /* Build the whole ruleset (or its update) as one batch.  Pure. */
 int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *o,
                     struct nft_batch_buf *ret, struct error *err);
-/* Batch deleting table inet agentrt.  Pure. */
+/* The IPv4 gateways of a namespace from the text of its /proc/net/route (the
+ * routes' next hops, up to NFT_MAX_GW4) and /proc/net/arp (their link
+ * addresses where complete) into o->gw4; returns o->n_gw4.  Pure. */
+size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opts *o);
+/* Batch deleting tables inet agentrt and arp agentrt.  Pure. */
 int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err);
 
 /* An address learned from DNS, for the dns* sets. */

@@ -48,11 +48,10 @@ static char *reserve(struct nft_batch_buf *b)
   return (char *)b->data + b->len;
 }
 
-struct nlmsghdr *nftb_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags,
-                          const char *what_fmt, ...)
+static struct nlmsghdr *vmsg(struct nft_batch_buf *b, uint16_t family, uint16_t type,
+                             uint16_t flags, const char *what_fmt, va_list ap)
 {
   struct nft_batch_msg *m;
-  va_list ap;
 
   if (b->n_msgs == b->cap_msgs) {
     b->cap_msgs = b->cap_msgs * 2 + 16;
@@ -60,10 +59,32 @@ struct nlmsghdr *nftb_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags
   }
   m = &b->msgs[b->n_msgs++];
   m->seq = b->seq_next;
-  va_start(ap, what_fmt);
   vsnprintf(m->what, sizeof m->what, what_fmt, ap);
+  return nftnl_nlmsg_build_hdr(reserve(b), type, family, flags | NLM_F_ACK, b->seq_next++);
+}
+
+struct nlmsghdr *nftb_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags,
+                          const char *what_fmt, ...)
+{
+  struct nlmsghdr *nlh;
+  va_list ap;
+
+  va_start(ap, what_fmt);
+  nlh = vmsg(b, NFPROTO_INET, type, flags, what_fmt, ap);
   va_end(ap);
-  return nftnl_nlmsg_build_hdr(reserve(b), type, NFPROTO_INET, flags | NLM_F_ACK, b->seq_next++);
+  return nlh;
+}
+
+struct nlmsghdr *nftb_msg_family(struct nft_batch_buf *b, uint16_t family, uint16_t type,
+                                 uint16_t flags, const char *what_fmt, ...)
+{
+  struct nlmsghdr *nlh;
+  va_list ap;
+
+  va_start(ap, what_fmt);
+  nlh = vmsg(b, family, type, flags, what_fmt, ap);
+  va_end(ap);
+  return nlh;
 }
 
 void nftb_done(struct nft_batch_buf *b, struct nlmsghdr *nlh)
@@ -942,6 +963,7 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
     if (o->proxy_port != 0)
       rules_nat_proxy(b, o->proxy_port, o->proxy_mark, o->proxy_child_port, o->proxy_child_gid);
   }
+  nftb_arp_table(b, o);
   return 0;
 }
 
@@ -953,7 +975,11 @@ int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *
 
   nftb_init(&b, o->seq_base);
   nftb_begin(&b);
-  r = o->update ? build_update(p, &b, err) : build_full(p, o, &b, err);
+  if (o->arp_only) {
+    nftb_arp_table(&b, o);
+    r = 0;
+  } else
+    r = o->update ? build_update(p, &b, err) : build_full(p, o, &b, err);
   if (r < 0) {
     nft_batch_buf_free(&b);
     return error_prefix(err, "build nftables batch");
@@ -971,6 +997,7 @@ int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct 
   nftb_begin(&b);
   table_msg(&b, NFT_MSG_NEWTABLE, NLM_F_CREATE);
   table_msg(&b, NFT_MSG_DELTABLE, 0);
+  nftb_arp_table_delete(&b);
   nftb_end(&b);
   *ret = b;
   return 0;

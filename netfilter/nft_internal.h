@@ -17,12 +17,19 @@ enum {
   SET_ID_DNS6,
   SET_ID_DNS4P,
   SET_ID_DNS6P,
+  SET_ID_ARP_GW4 = 16,
+  SET_ID_ARP_SEEN,
+  SET_ID_ARP_PIN,
 };
 
 /* Message builder over a growing byte buffer. */
 void nftb_init(struct nft_batch_buf *b, uint32_t seq_base);
 struct nlmsghdr *nftb_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags,
                           const char *what_fmt, ...) __attribute__((format(printf, 4, 5)));
+/* the same for a table of another family (nfgen_family of the header) */
+struct nlmsghdr *nftb_msg_family(struct nft_batch_buf *b, uint16_t family, uint16_t type,
+                                 uint16_t flags, const char *what_fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 void nftb_done(struct nft_batch_buf *b, struct nlmsghdr *nlh);
 void nftb_begin(struct nft_batch_buf *b);
 void nftb_end(struct nft_batch_buf *b);
@@ -32,5 +39,10 @@ void nftb_add_sets(struct nft_batch_buf *b);
 void nftb_flush_set(struct nft_batch_buf *b, const char *name, uint32_t id);
 int nftb_allow_elems(struct nft_batch_buf *b, const struct egress_policy *p, enum egress_kind kind,
                      struct error *err);
+
+/* Table arp agentrt (nft_arp.c): made (after deleting any) when o has
+ * gateways; deleted when there is one. */
+void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o);
+void nftb_arp_table_delete(struct nft_batch_buf *b);
 
 #endif

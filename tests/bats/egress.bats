@@ -243,11 +243,14 @@ teardown() {
 	local r=0
 	teardown_bundle || r=1
 	# a failed test must not leave rules for the next one
-	if egt_ns "$EGT_CTR" nft list tables 2>/dev/null | grep -q agentrt; then
-		egt_ns "$EGT_CTR" nft delete table inet agentrt
-		echo "teardown: table inet agentrt left in $EGT_CTR" >&2
+	local t
+	for t in $(egt_ns "$EGT_CTR" nft list tables 2>/dev/null | awk '$3 == "agentrt" {print $2}'); do
+		egt_ns "$EGT_CTR" nft delete table "$t" agentrt
+		echo "teardown: table $t agentrt left in $EGT_CTR" >&2
 		r=1
-	fi
+	done
+	# a test that took the container's IPv4 default route away (arp-spoof-late)
+	[ -z "${EGT_ROUTE_GONE:-}" ] || ip -n "$EGT_CTR" route replace default via 192.0.2.1
 	return $r
 }
 
@@ -586,7 +589,7 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	ID=$sb-app
 	egress_run --profile "$EGT_DIR/pod-app.json"
 	# one table and one resolver in the pod's netns: the sandbox's, with the app's entry added
-	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c agentrt)" -eq 1 ]
+	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c "inet agentrt")" -eq 1 ]
 	[ ! -e "$TEST_ROOT/$ID/egress.sock" ] || fail "the app has a resolver of its own"
 	run rt egress "$sb" list
 	grep -qx "allow 198.51.100.20:80/tcp" <<<"$output" || fail "$output"
@@ -701,7 +704,7 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 	egress_run
 	run rt audit "$ID" --kind monitor --format json
 	[[ "$output" == *"\"egress_by_sandbox\":\"$first\""* ]] || fail "the joiner's trail: $output"
-	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c agentrt)" = 1 ] || fail "not one table"
+	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c "inet agentrt")" = 1 ] || fail "not one table"
 	run connect 203.0.113.10 443
 	[ "$output" = hello-allowed-443 ] || fail "the joiner to an allowed host: $output"
 	refused_fast 198.51.100.20 80
@@ -759,7 +762,7 @@ queries_in() { # LOG NAME: how many queries for NAME the dnsmasq LOG holds
 		wait "$p2" || s2=$?
 		[ "$s1" -eq 0 ] && [ "$s2" -eq 0 ] ||
 			fail "try $i: run -d: $s1 $(cat "$BUNDLE/a.err") / $s2 $(cat "$BUNDLE/b.err")"
-		[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c agentrt)" = 1 ] || fail "try $i: not one table"
+		[ "$(egt_ns "$EGT_CTR" nft list tables | grep -c "inet agentrt")" = 1 ] || fail "try $i: not one table"
 		ID=$base-a$i
 		run connect 198.51.100.20 80
 		[[ "$output" != *hello* ]] || fail "try $i: a refused host reached: $output"
@@ -2138,6 +2141,99 @@ in_deny_packets() {
 	sleep 1.2
 	records 'select(.kind == "denied" and .direction == "in" and .proto == "icmpv6") | .icmp_type' | grep -qx 136 ||
 		fail "no refusal recorded: $(records 'select(.kind == "denied")')"
+}
+
+# arp_drops: chain input of table arp agentrt's counter (forged ARP for a pinned gateway)
+arp_drops() {
+	egt_ns "$EGT_CTR" nft list chain arp agentrt input | awk '/counter packets/ {
+		for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1); exit }'
+}
+
+@test "egress: escape: arp-spoof: a neighbour's forged ARP reply or gratuitous ARP does not take the IPv4 gateway's address" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP)"
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py real mac=02:00:5e:00:53:99 st n
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_mac() { ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0 | awk '{print $3}'; }
+	forge() { # an unsolicited reply, then a gratuitous request: 192.0.2.1 is at $mac
+		egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
+		egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
+	}
+	resolve() { egt_ns "$EGT_CTR" busybox nc -w 2 203.0.113.10 443 </dev/null >/dev/null 2>&1 || true; }
+	# control: in the bare namespace the forged ARP takes the gateway's entry
+	resolve
+	[ "$(gw_mac)" = "$real" ] || fail "control: no entry for the gateway: $(ip -n "$EGT_CTR" neigh)"
+	forge
+	for _ in $(seq 20); do [ "$(gw_mac)" = "$mac" ] && break; sleep 0.1; done
+	st=$(gw_mac)
+	ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
+	[ "$st" = "$mac" ] || fail "control: the forged ARP was not taken: $st"
+	# the gateway's entry is complete when the policy is installed: pinned at once, so a
+	# forged ARP that comes before any packet of the container's is refused too
+	resolve
+	[ "$(gw_mac)" = "$real" ] || fail "no entry for the gateway before the run: $(ip -n "$EGT_CTR" neigh)"
+	egress_run
+	# Before the fix the inet table never saw ARP: a neighbour on the link took the gateway's
+	# IPv4 address, and every allowed IPv4 packet went to its link address
+	forge
+	for _ in $(seq 30); do
+		n=$(arp_drops)
+		[ "$(gw_mac)" = "$mac" ] || [ "${n:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	st=$(gw_mac)
+	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
+	[ "$st" = "$real" ] || fail "the forged ARP took the gateway's address: $st"
+	[ "${n:-0}" -ge 2 ] || fail "table arp agentrt did not count them: $(egt_ns "$EGT_CTR" nft list table arp agentrt 2>&1)"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output"
+	# with no entry: a forged reply is still refused, the gateway's own answer taken
+	ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
+	forge
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed after a new lookup: $output"
+	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry after a new lookup: $(ip -n "$EGT_CTR" neigh)"
+	[ "$(arp_drops)" -ge 4 ] || fail "table arp agentrt counted $(arp_drops) of 4"
+	# the table goes with the container
+	run rt delete --force "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	! egt_ns "$EGT_CTR" nft list tables | grep -q 'arp agentrt' || fail "table arp agentrt left"
+}
+
+@test "egress: escape: arp-spoof-late: a gateway routed after create (an engine's hook) is pinned to the first link address it answers with" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP)"
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py real mac=02:00:5e:00:53:99 st n
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_mac() { ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0 | awk '{print $3}'; }
+	# Docker's prestart hook configures a new namespace after the table is made: no route then
+	EGT_ROUTE_GONE=1
+	ip -n "$EGT_CTR" route del default via 192.0.2.1
+	ip -n "$EGT_CTR" neigh flush dev c0
+	egress_run
+	ip -n "$EGT_CTR" route add default via 192.0.2.1
+	for _ in $(seq 50); do
+		egt_ns "$EGT_CTR" nft list tables | grep -q 'arp agentrt' && break
+		sleep 0.1
+	done
+	egt_ns "$EGT_CTR" nft list tables | grep -q 'arp agentrt' || fail "no table arp agentrt after the route came"
+	# no entry yet: the gateway's own answer is the first learnt, and pinned
+	[ -z "$(gw_mac)" ] || fail "an entry before any packet: $(gw_mac)"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
+	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry: $(ip -n "$EGT_CTR" neigh)"
+	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
+	egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
+	for _ in $(seq 30); do
+		n=$(arp_drops)
+		[ "$(gw_mac)" = "$mac" ] || [ "${n:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	st=$(gw_mac)
+	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
+	[ "$st" = "$real" ] || fail "the forged ARP took the gateway's address: $st"
+	[ "${n:-0}" -ge 2 ] || fail "table arp agentrt did not count them: $(egt_ns "$EGT_CTR" nft list table arp agentrt 2>&1)"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output"
+	EGT_ROUTE_GONE=
 }
 
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {

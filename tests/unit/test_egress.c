@@ -347,6 +347,34 @@ static void test_golden(void)
     golden("delete.bin", &b);
     nft_batch_buf_free(&b);
   }
+  {
+    /* the gateways of /proc/net/route (one twice, a route without one), the
+     * link address of /proc/net/arp's complete entry only */
+    static const char route[] = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\n"
+                                "c0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\n"
+                                "c0\t000200C0\t00000000\t0001\t0\t0\t0\tFCFFFFFF\n"
+                                "c0\t0071000A\t010200C0\t0003\t0\t0\t0\t00FFFFFF\n"
+                                "c1\t00000000\t0164A8C6\t0003\t0\t0\t100\t00000000\n";
+    static const char arp[] =
+        "IP address       HW type     Flags       HW address            Mask     Device\n"
+        "192.0.2.1        0x1         0x2         82:e0:b6:73:82:f9     *        c0\n"
+        "198.168.100.1    0x1         0x0         00:00:00:00:00:00     *        c1\n";
+    struct nft_build_opts arpo = {.seq_base = 1, .dns_port = 53};
+    static const uint8_t mac[6] = {0x82, 0xe0, 0xb6, 0x73, 0x82, 0xf9};
+
+    tap_ok(egress_gw4_parse(route, arp, &arpo) == 2 &&
+               memcmp(arpo.gw4[0].ip, (uint8_t[]){192, 0, 2, 1}, 4) == 0 && arpo.gw4[0].mac_known &&
+               memcmp(arpo.gw4[0].mac, mac, 6) == 0 &&
+               memcmp(arpo.gw4[1].ip, (uint8_t[]){198, 168, 100, 1}, 4) == 0 &&
+               !arpo.gw4[1].mac_known,
+           "gateways and their complete link addresses from procfs");
+    tap_ok(egress_gw4_parse("", "", &arpo) == 0, "no routes, no gateway");
+    egress_gw4_parse(route, arp, &arpo);
+    if (tap_ok(nft_build_batch(&p, &arpo, &b, &err) == 0, "build full batch with gateways")) {
+      golden("arp.bin", &b);
+      nft_batch_buf_free(&b);
+    }
+  }
   /* a live deny deletes one pin: one message, to the set of its kind, the
    * key as learn wrote it */
   for (int i = 0; i < 3; i++) {

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""arp-inject.py MODE DEV SENDER_IP MAC [TARGET_IP]: an ARP frame a neighbour on the
+container's link sends to take an IPv4 address (egress.bats arp-spoof).  Run as root in the
+namespace that holds DEV; the frame leaves DEV with MAC as its Ethernet source.
+
+  reply DEV SENDER_IP MAC TARGET_IP   an unsolicited ARP reply to the broadcast address:
+                                      SENDER_IP is at MAC (to TARGET_IP)
+  garp DEV SENDER_IP MAC              a gratuitous ARP request (sender and target SENDER_IP)"""
+import socket
+import struct
+import sys
+
+
+def frame(op, src_mac, sender_ip, target_ip):
+    bcast = b"\xff" * 6
+    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, src_mac,
+                      socket.inet_aton(sender_ip),
+                      b"\0" * 6 if op == 1 else bcast, socket.inet_aton(target_ip))
+    return bcast + src_mac + struct.pack("!H", 0x0806) + arp
+
+
+if len(sys.argv) < 5 or sys.argv[1] not in ("reply", "garp"):
+    sys.exit(__doc__)
+mode, dev, sender, mac = sys.argv[1:5]
+mac_b = bytes.fromhex(mac.replace(":", ""))
+if mode == "reply":
+    f = frame(2, mac_b, sender, sys.argv[5])
+else:
+    f = frame(1, mac_b, sender, sender)
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+s.send(f)
