@@ -603,6 +603,55 @@ hello_to() {
 	[[ "$output" == *'"path": "/a"'*'"path": "/b"'* ]] || fail "control: $output"
 }
 
+@test "secrets-proxy: refused: pipelined Hosts in one write, fronting both ways, userinfo in an absolute URI, a 70 KiB head: no secret leaves for another host" {
+	px_run
+	: >"$PX_DIR/other.log"
+	: >"$PX_DIR/api.log"
+	# two requests in one TLS record: the second names another host and carries the placeholder
+	raw 'GET /p1 HTTP/1.1\r\nHost: api.example.test\r\n\r\nGET /p2 HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == *'"path": "/p1"'* ]] || fail "the first request: $output"
+	[[ "$output" != *'"path": "/p2"'* ]] || fail "the second Host was served: $output"
+	# the same in one plain HTTP write (port 80, the first Host allowed, the second not)
+	raw 'GET /p1 HTTP/1.1\r\nHost: front.test\r\n\r\nGET /p2 HTTP/1.1\r\nHost: hidden.test\r\n\r\n' plain - front.test
+	[[ "$output" == *'"path": "/p1"'* && "$output" != *'"path": "/p2"'* ]] || fail "plain, pipelined: $output"
+	! grep -q "hidden.test" "$PX_DIR/other80.log" || fail "upstream got: $(cat "$PX_DIR/other80.log")"
+	# fronting: the secret's host in Host under another allowed server name, and the reverse
+	# (other.test holds no secret: its flow is not terminated, the upstream's own certificate
+	# is seen, so the placeholder reaches it as it is)
+	run in_ctr env SSL_CERT_FILE=/upstream-ca.pem node /raw-tls.js other.test other.test - \
+		'GET /front HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\nConnection: close\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 200"* ]] || fail "Host api.example.test under server name other.test: $output"
+	[[ "$output" != *"$(sha "Bearer $SEC_VALUE")"* ]] || fail "substituted under server name other.test"
+	grep -q "Bearer agentrt-" "$PX_DIR/other.log" || fail "other.test did not get the placeholder: $(cat "$PX_DIR/other.log")"
+	raw 'GET /front HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 421"* ]] || fail "Host other.test under server name api.example.test: $output"
+	# userinfo in an absolute-form target, either way round
+	raw 'GET http://api.example.test@other.test/u HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "absolute form with userinfo: $output"
+	raw 'GET https://other.test:x@api.example.test/u HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 400"* ]] || fail "absolute form with userinfo (reverse): $output"
+	# a head over the proxy's 64 KiB: refused whole, the placeholder after it never sent
+	raw "GET /long HTTP/1.1\r\nHost: api.example.test\r\nX-Long: $(printf '%*s' 70000 '' | tr ' ' a)\r\nAuthorization: Bearer {PH}\r\n\r\n"
+	[[ "$output" != *'"path": "/long"'* ]] || fail "a 70 KiB head went out: ${output:0:300}"
+	! grep -q "GET /long\|GET /p2\|GET /u\|/front" "$PX_DIR/api.log" || fail "api.example.test got: $(grep "GET /long\|GET /p2\|GET /u\|/front" "$PX_DIR/api.log" | cut -c1-200)"
+	! grep -qF "$SEC_VALUE" "$PX_DIR/other.log" "$PX_DIR/other80.log" || fail "the value went to other.test"
+	run rt audit "$ID"
+	[[ "$output" == *'"refused"'* ]] || fail "nothing recorded as refused: $output"
+}
+
+@test "secrets-proxy: refused: a request inside a WebSocket tunnel (another Host, the placeholder) is bytes: nothing substituted, nothing sent elsewhere" {
+	px_run
+	: >"$PX_DIR/other.log"
+	: >"$PX_DIR/api.log"
+	raw 'GET /ws HTTP/1.1\r\nHost: api.example.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nAuthorization: Bearer {PH}\r\n\r\n{PAUSE}GET /inner HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer {PH}\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 101"* ]] || fail "no 101: $output"
+	# the upstream echoes the tunnel's bytes: the placeholder as the container sent it
+	[[ "$output" == *"echo:GET /inner HTTP/1.1"*"Authorization: Bearer agentrt-"* ]] || fail "not echoed as sent: $output"
+	[[ "$output" != *"$SEC_VALUE"* ]] || fail "the value came back through the tunnel"
+	[ "$(grep -cF "Bearer $SEC_VALUE" "$PX_DIR/api.log")" -eq 1 ] || fail "api.example.test: $(grep -c Bearer "$PX_DIR/api.log") values"
+	! grep -q "/inner" "$PX_DIR/other.log" || fail "other.test got the inner request"
+}
+
 @test "secrets-proxy: plain HTTP to a host with HTTP rules: the rules hold there too" {
 	jq '.name = "px-rules80" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/v1/"]}]' \
 		"$PX_PROFILE" >"$PX_DIR/rules80.json"
