@@ -79,9 +79,10 @@ void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t ma
   proxy_child_gid = child_gid;
 }
 
-/* The IPv4 gateways of the init's namespace and the link addresses its
- * neighbour table already has for them (/proc/<pid>/net is the namespace's):
- * table arp agentrt pins them.  None when unreadable or not routed yet. */
+/* The IPv4 and IPv6 gateways of the init's namespace, and the IPv4 link
+ * addresses its neighbour table already has for them (/proc/<pid>/net is the
+ * namespace's): tables arp and ip6 agentrt pin them.  None when unreadable
+ * or not routed yet. */
 static void read_gw4(pid_t pid, struct nft_build_opts *bo)
 {
   char path[64], route[8192], arp[8192];
@@ -96,6 +97,10 @@ static void read_gw4(pid_t pid, struct nft_build_opts *bo)
   if (procfs_read(path, arp, sizeof arp, &e) < 0)
     arp[0] = '\0';
   egress_gw4_parse(route, arp, bo);
+  snprintf(path, sizeof path, "%d/net/ipv6_route", (int)pid);
+  if (procfs_read(path, route, sizeof route, &e) < 0)
+    route[0] = '\0';
+  egress_gw6_parse(route, bo);
 }
 
 /* gw: the gateways (read_gw4) for a full build, NULL for an update */
@@ -118,6 +123,10 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update,
   if (gw != NULL) {
     bo.n_gw4 = gw->n_gw4;
     memcpy(bo.gw4, gw->gw4, sizeof bo.gw4);
+    bo.n_gw6 = gw->n_gw6;
+    memcpy(bo.gw6, gw->gw6, sizeof bo.gw6);
+    memcpy(bo.gw6_mac, gw->gw6_mac, sizeof bo.gw6_mac);
+    memcpy(bo.gw6_mac_known, gw->gw6_mac_known, sizeof bo.gw6_mac_known);
   }
   if (nft_build_batch(p, &bo, &b, err) < 0)
     return -1;
@@ -166,10 +175,12 @@ struct egress_helper {
    * flushes every pin as it did before */
   struct pin_rec *recs;
   size_t n_recs, cap_recs;
-  /* no IPv4 gateway when the table was made: the init whose namespace's
-   * routes are read again, until when and when next (monotonic ms) */
+  /* no IPv4 or no IPv6 gateway when the table was made: the init whose
+   * namespace's routes are read again, until when and when next
+   * (monotonic ms) */
   pid_t gw_pid;
   long gw_until, gw_next;
+  size_t gw_n4, gw_n6; /* the gateways of each version pinned so far */
   bool recs_lost;
 };
 
@@ -338,9 +349,9 @@ static void note_pins(struct egress_helper *h, const char *name, const struct nf
 
 /* Once a second at least: pins that ran out (the kernel stopped matching
  * them) end their connections. */
-/* The namespace had no IPv4 gateway when the table was made: its routes
- * are read again twice a second for GW_LATE_MS, and table arp agentrt made
- * for the first gateway found. */
+/* The namespace had no IPv4 or no IPv6 gateway when the table was made: its
+ * routes are read again twice a second for GW_LATE_MS, and tables arp and
+ * ip6 agentrt made again when more are found (until both versions have one). */
 static void gw_late(struct egress_helper *h, long now)
 {
   struct nft_build_opts bo = {.seq_base = 1, .arp_only = true};
@@ -355,9 +366,12 @@ static void gw_late(struct egress_helper *h, long now)
     return;
   h->gw_next = now + 500;
   read_gw4(h->gw_pid, &bo);
-  if (bo.n_gw4 == 0)
+  if (bo.n_gw4 <= h->gw_n4 && bo.n_gw6 <= h->gw_n6)
     return;
-  h->gw_pid = 0;
+  h->gw_n4 = bo.n_gw4;
+  h->gw_n6 = bo.n_gw6;
+  if (bo.n_gw4 > 0 && bo.n_gw6 > 0)
+    h->gw_pid = 0;
   memset(&b, 0, sizeof b);
   if (nft_build_batch(h->policy, &bo, &b, &e) == 0) {
     if (nft_batch_send(h->o.nl_fd, &b, &e) < 0)
@@ -725,10 +739,14 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
     return -1;
   }
   read_gw4(init_pid, &gw);
+  if (netns_neigh6_fill(netns, &gw) < 0)
+    log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
   if (loopback_up_in(h->o.udp4_fd, err) < 0 ||
       send_batch(h->o.nl_fd, h->policy, false, &gw, err) < 0)
     return -1;
-  if (gw.n_gw4 == 0) {
+  h->gw_n4 = gw.n_gw4;
+  h->gw_n6 = gw.n_gw6;
+  if (gw.n_gw4 == 0 || gw.n_gw6 == 0) {
     /* not routed yet: an engine's hook (Docker's) configures a new
      * namespace after the table is made; looked for again below */
     h->gw_pid = init_pid;

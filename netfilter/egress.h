@@ -59,8 +59,9 @@
  *                                         # no ICMP error to the forged source
  *   chain nat_out { type nat hook output priority -100;
  *                   udp/tcp dport 53 redirect to :dns_port }   # when dns_port != 0
- * And table `arp agentrt` (nft_arp.c): each IPv4 gateway pinned to one link
- * address, ARP from its address with another dropped and counted.
+ * And tables `arp agentrt` and `ip6 agentrt` (nft_arp.c): each gateway
+ * pinned to one link address, ARP or a solicited neighbour advertisement for
+ * its address with another dropped and counted.
  * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
  * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable; it
  * is accepted before chain allowed, so DNS is not logged as a flow (the
@@ -159,7 +160,11 @@ struct nft_build_opts {
    * pinned to its first link address by table `arp agentrt` (nft_arp.c);
    * none = no such table */
   size_t n_gw4;
-  bool arp_only; /* only table arp agentrt, made again (gateways found late) */
+  size_t n_gw6; /* the IPv6 gateways (egress_gw6_parse): table ip6 agentrt */
+  uint8_t gw6[NFT_MAX_GW4][16];
+  uint8_t gw6_mac[NFT_MAX_GW4][6]; /* valid in the neighbour table already */
+  bool gw6_mac_known[NFT_MAX_GW4];
+  bool arp_only; /* only tables arp and ip6 agentrt, made again (gateways found late) */
   struct nft_gw4 {
     uint8_t ip[4];
     uint8_t mac[6];
@@ -189,7 +194,10 @@ int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *
  * routes' next hops, up to NFT_MAX_GW4) and /proc/net/arp (their link
  * addresses where complete) into o->gw4; returns o->n_gw4.  Pure. */
 size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opts *o);
-/* Batch deleting tables inet agentrt and arp agentrt.  Pure. */
+/* The IPv6 gateways (next hops) of /proc/net/ipv6_route's text into o->gw6;
+ * returns o->n_gw6.  Pure. */
+size_t egress_gw6_parse(const char *route6, struct nft_build_opts *o);
+/* Batch deleting tables inet, arp and ip6 agentrt.  Pure. */
 int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err);
 
 /* An address learned from DNS, for the dns* sets. */
@@ -240,6 +248,10 @@ int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
  * it is up.  0, or -1 with errno (no allocation: callable from a thread
  * beside a fork). */
 int netns_lo_up(int sock);
+/* The link addresses the namespace's neighbour table has (valid) for
+ * o->gw6, into o->gw6_mac (an RTM_GETNEIGH dump through a socket made in
+ * it).  0, or -1 (nothing filled). */
+int netns_neigh6_fill(int netns_fd, struct nft_build_opts *o);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
 
 #include "common/util.h"
 
@@ -107,4 +109,66 @@ int netns_lo_up(int sock)
     return 0;
   ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
   return ioctl(sock, SIOCSIFFLAGS, &ifr);
+}
+
+int netns_neigh6_fill(int netns_fd, struct nft_build_opts *o)
+{
+  int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_ROUTE, fd = -1;
+  struct {
+    struct nlmsghdr n;
+    struct ndmsg nd;
+  } req = {.n = {.nlmsg_len = sizeof req,
+                 .nlmsg_type = RTM_GETNEIGH,
+                 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+                 .nlmsg_seq = 1},
+           .nd = {.ndm_family = AF_INET6}};
+  char buf[16384];
+  struct error e = {0};
+  bool done = false;
+
+  if (o->n_gw6 == 0)
+    return 0;
+  if (netns_sockets(netns_fd, 1, &domain, &type, &proto, &fd, &e) < 0)
+    return -1;
+  if (send(fd, &req, sizeof req, 0) < 0) {
+    close(fd);
+    return -1;
+  }
+  for (int rounds = 0; !done && rounds < 64; rounds++) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0)
+      break;
+    for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+         h = NLMSG_NEXT(h, n)) {
+      struct ndmsg *nd = NLMSG_DATA(h);
+      const uint8_t *dst = NULL, *ll = NULL;
+      int len;
+
+      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+        done = true;
+        break;
+      }
+      if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof *nd))
+        continue;
+      len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *nd));
+      for (struct rtattr *a = (struct rtattr *)((char *)nd + NLMSG_ALIGN(sizeof *nd));
+           RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+        if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == 16)
+          dst = RTA_DATA(a);
+        else if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6)
+          ll = RTA_DATA(a);
+      }
+      if (dst == NULL || ll == NULL ||
+          (nd->ndm_state &
+           (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)) == 0)
+        continue;
+      for (size_t i = 0; i < o->n_gw6; i++)
+        if (memcmp(o->gw6[i], dst, 16) == 0 && !o->gw6_mac_known[i]) {
+          memcpy(o->gw6_mac[i], ll, 6);
+          o->gw6_mac_known[i] = true;
+        }
+    }
+  }
+  close(fd);
+  return 0;
 }

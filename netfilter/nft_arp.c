@@ -1,5 +1,6 @@
-/* nft_arp.c - table `arp agentrt`: the IPv4 gateway's link address, pinned
- * (pure builders), and the gateways read from procfs' text (pure parser).
+/* nft_arp.c - tables `arp agentrt` and `ip6 agentrt`: the gateways' link
+ * addresses, pinned (pure builders), and the gateways read from procfs' text
+ * (pure parsers).  The IPv6 table is described at nd_table below.
  *
  * The inet table never sees ARP: a neighbour on the container's link (another
  * container on the bridge) that sends a forged reply or a gratuitous ARP naming
@@ -24,6 +25,7 @@
  */
 #include "netfilter/nft_internal.h"
 
+#include <arpa/inet.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/table.h>
@@ -36,23 +38,32 @@
 #include "common/util.h"
 
 #define TYPE_IPV4_ADDR 7 /* nft's datatype numbers, for `nft list` */
+#define TYPE_IPV6_ADDR 8
 #define TYPE_ETHER_ADDR 9
 #define ARP_SHA_OFF 8
 #define ARP_SPA_OFF 14
+#define NA_TARGET_OFF 8 /* in the ICMPv6 header */
+#define NA_OPT_OFF 24   /* the first option: the target link address, 8 bytes */
 #define PIN_SIZE 16
 
-static void arp_table_msg(struct nft_batch_buf *b, uint16_t type)
+/* the family's name for messages */
+static const char *fam_name(uint16_t fam)
+{
+  return fam == NFPROTO_ARP ? "arp" : "ip6";
+}
+
+static void table_msg_fam(struct nft_batch_buf *b, uint16_t fam, uint16_t type)
 {
   struct nftnl_table *t = nftnl_table_alloc();
   struct nlmsghdr *nlh;
 
   if (t == NULL)
     abort();
-  nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_ARP);
+  nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, fam);
   nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFT_TABLE_NAME);
-  nlh = nftb_msg_family(b, NFPROTO_ARP, type, type == NFT_MSG_NEWTABLE ? NLM_F_CREATE : 0,
-                        "%s table `arp %s`", type == NFT_MSG_NEWTABLE ? "add" : "delete",
-                        NFT_TABLE_NAME);
+  nlh =
+      nftb_msg_family(b, fam, type, type == NFT_MSG_NEWTABLE ? NLM_F_CREATE : 0, "%s table `%s %s`",
+                      type == NFT_MSG_NEWTABLE ? "add" : "delete", fam_name(fam), NFT_TABLE_NAME);
   nftnl_table_nlmsg_build_payload(nlh, t);
   nftb_done(b, nlh);
   nftnl_table_free(t);
@@ -61,68 +72,73 @@ static void arp_table_msg(struct nft_batch_buf *b, uint16_t type)
 void nftb_arp_table_delete(struct nft_batch_buf *b)
 {
   /* add + delete: no error when there is none */
-  arp_table_msg(b, NFT_MSG_NEWTABLE);
-  arp_table_msg(b, NFT_MSG_DELTABLE);
+  table_msg_fam(b, NFPROTO_ARP, NFT_MSG_NEWTABLE);
+  table_msg_fam(b, NFPROTO_ARP, NFT_MSG_DELTABLE);
+  table_msg_fam(b, NFPROTO_IPV6, NFT_MSG_NEWTABLE);
+  table_msg_fam(b, NFPROTO_IPV6, NFT_MSG_DELTABLE);
 }
 
-static struct nftnl_set *arp_set_new(const char *name, uint32_t id)
+static struct nftnl_set *set_new_fam(uint16_t fam, const char *name, uint32_t id)
 {
   struct nftnl_set *s = nftnl_set_alloc();
 
   if (s == NULL)
     abort();
-  nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_ARP);
+  nftnl_set_set_u32(s, NFTNL_SET_FAMILY, fam);
   nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE_NAME);
   nftnl_set_set_str(s, NFTNL_SET_NAME, name);
   nftnl_set_set_u32(s, NFTNL_SET_ID, id);
   return s;
 }
 
-static void arp_set(struct nft_batch_buf *b, const char *name, uint32_t id, bool dynamic, bool pair)
+/* alen: the address's length (4, 16); pair: the address . a link address */
+static void set_fam(struct nft_batch_buf *b, uint16_t fam, const char *name, uint32_t id,
+                    bool dynamic, uint8_t alen, bool pair)
 {
-  static const uint8_t concat[] = {4, 6};
-  struct nftnl_set *s = arp_set_new(name, id);
+  const uint8_t concat[] = {alen, 6};
+  struct nftnl_set *s = set_new_fam(fam, name, id);
+  uint32_t type = alen == 4 ? TYPE_IPV4_ADDR : TYPE_IPV6_ADDR;
   struct nlmsghdr *nlh;
 
   nftnl_set_set_u32(s, NFTNL_SET_FLAGS, (dynamic ? NFT_SET_EVAL : 0) | (pair ? NFT_SET_CONCAT : 0));
-  nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
-                    pair ? (uint32_t)(TYPE_IPV4_ADDR << 6 | TYPE_ETHER_ADDR) : TYPE_IPV4_ADDR);
-  nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, pair ? 12 : 4);
+  nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE, pair ? (type << 6 | TYPE_ETHER_ADDR) : type);
+  nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, pair ? alen + 8u : alen);
   if (pair)
     nftnl_set_set_data(s, NFTNL_SET_DESC_CONCAT, concat, sizeof concat);
   if (dynamic)
     nftnl_set_set_u32(s, NFTNL_SET_DESC_SIZE, PIN_SIZE);
-  nlh = nftb_msg_family(b, NFPROTO_ARP, NFT_MSG_NEWSET, NLM_F_CREATE, "add set `arp %s`", name);
+  nlh =
+      nftb_msg_family(b, fam, NFT_MSG_NEWSET, NLM_F_CREATE, "add set `%s %s`", fam_name(fam), name);
   nftnl_set_nlmsg_build_payload(nlh, s);
   nftb_done(b, nlh);
   nftnl_set_free(s);
 }
 
-/* One element: a gateway (4 bytes) or a gateway and its link address (4 + 6,
- * the second field padded to 8). */
-static void arp_elem(struct nft_batch_buf *b, const char *name, uint32_t id, const uint8_t *ip,
-                     const uint8_t *mac)
+/* One element: an address, or an address and its link address (the second
+ * field padded to 8). */
+static void elem_fam(struct nft_batch_buf *b, uint16_t fam, const char *name, uint32_t id,
+                     const uint8_t *ip, uint8_t alen, const uint8_t *mac)
 {
-  struct nftnl_set *s = arp_set_new(name, id);
+  struct nftnl_set *s = set_new_fam(fam, name, id);
   struct nftnl_set_elem *e = nftnl_set_elem_alloc();
-  uint8_t key[12] = {0};
+  uint8_t key[24] = {0};
   struct nlmsghdr *nlh;
 
   if (e == NULL)
     abort();
-  memcpy(key, ip, 4);
+  memcpy(key, ip, alen);
   if (mac != NULL)
-    memcpy(key + 4, mac, 6);
-  nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, mac != NULL ? 12 : 4);
+    memcpy(key + alen, mac, 6);
+  nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key, mac != NULL ? alen + 8u : alen);
   nftnl_set_elem_add(s, e);
-  nlh = nftb_msg_family(b, NFPROTO_ARP, NFT_MSG_NEWSETELEM, NLM_F_CREATE,
-                        "add element to set `arp %s`", name);
+  nlh = nftb_msg_family(b, fam, NFT_MSG_NEWSETELEM, NLM_F_CREATE, "add element to set `%s %s`",
+                        fam_name(fam), name);
   nftnl_set_elems_nlmsg_build_payload(nlh, s);
   nftb_done(b, nlh);
   nftnl_set_free(s);
 }
 
-static struct nftnl_expr *arp_expr(struct nftnl_rule *r, const char *name)
+static struct nftnl_expr *xexpr(struct nftnl_rule *r, const char *name)
 {
   struct nftnl_expr *e = nftnl_expr_alloc(name);
 
@@ -132,35 +148,37 @@ static struct nftnl_expr *arp_expr(struct nftnl_rule *r, const char *name)
   return e;
 }
 
-static void arp_load(struct nftnl_rule *r, bool with_mac)
+static void load(struct nftnl_rule *r, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg)
 {
-  struct nftnl_expr *e = arp_expr(r, "payload");
+  struct nftnl_expr *e = xexpr(r, "payload");
 
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG32_00);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, ARP_SPA_OFF);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, 4);
-  if (!with_mac)
-    return;
-  e = arp_expr(r, "payload");
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG32_01);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_NETWORK_HEADER);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, ARP_SHA_OFF);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, 6);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
 }
 
-static void arp_lookup(struct nftnl_rule *r, const char *set, uint32_t id)
+static void eq(struct nftnl_rule *r, const void *data, uint32_t len)
 {
-  struct nftnl_expr *e = arp_expr(r, "lookup");
+  struct nftnl_expr *e = xexpr(r, "cmp");
+
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG32_00);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+  nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+}
+
+static void xlookup(struct nftnl_rule *r, const char *set, uint32_t id)
+{
+  struct nftnl_expr *e = xexpr(r, "lookup");
 
   nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
   nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set);
   nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
 }
 
-static void arp_dynset_add(struct nftnl_rule *r, const char *set, uint32_t id)
+static void dynset_add(struct nftnl_rule *r, const char *set, uint32_t id)
 {
-  struct nftnl_expr *e = arp_expr(r, "dynset");
+  struct nftnl_expr *e = xexpr(r, "dynset");
 
   nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, NFT_REG32_00);
   nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
@@ -168,91 +186,231 @@ static void arp_dynset_add(struct nftnl_rule *r, const char *set, uint32_t id)
   nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, id);
 }
 
-static void arp_verdict(struct nftnl_rule *r, int v)
+static void xverdict(struct nftnl_rule *r, int v)
 {
-  struct nftnl_expr *e = arp_expr(r, "immediate");
+  struct nftnl_expr *e = xexpr(r, "immediate");
 
   nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
   nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)v);
 }
 
-static struct nftnl_rule *arp_rule(void)
+static struct nftnl_rule *rule_fam(uint16_t fam)
 {
   struct nftnl_rule *r = nftnl_rule_alloc();
 
   if (r == NULL)
     abort();
-  nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_ARP);
+  nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, fam);
   nftnl_rule_set_str(r, NFTNL_RULE_TABLE, NFT_TABLE_NAME);
   nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, "input");
   return r;
 }
 
-static void arp_rule_emit(struct nft_batch_buf *b, struct nftnl_rule *r, const char *what)
+static void emit_fam(struct nft_batch_buf *b, uint16_t fam, struct nftnl_rule *r, const char *what)
 {
-  struct nlmsghdr *nlh =
-      nftb_msg_family(b, NFPROTO_ARP, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
-                      "add rule `%s` in chain `arp input`", what);
+  struct nlmsghdr *nlh = nftb_msg_family(b, fam, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND,
+                                         "add rule `%s` in chain `%s input`", what, fam_name(fam));
   nftnl_rule_nlmsg_build_payload(nlh, r);
   nftb_done(b, nlh);
   nftnl_rule_free(r);
 }
 
-void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+/* prio: before table inet agentrt's input chain (0), which accepts a
+ * solicited advertisement */
+static void input_chain(struct nft_batch_buf *b, uint16_t fam, int prio)
 {
-  struct nftnl_chain *c;
-  struct nftnl_rule *r;
+  struct nftnl_chain *c = nftnl_chain_alloc();
   struct nlmsghdr *nlh;
 
-  /* add + delete + add: replaces whatever table of ours was there */
-  nftb_arp_table_delete(b);
-  if (o->n_gw4 == 0)
-    return;
-  arp_table_msg(b, NFT_MSG_NEWTABLE);
-  arp_set(b, "gw4", SET_ID_ARP_GW4, false, false);
-  arp_set(b, "seen", SET_ID_ARP_SEEN, true, false);
-  arp_set(b, "pin", SET_ID_ARP_PIN, true, true);
-  for (size_t i = 0; i < o->n_gw4 && i < NFT_MAX_GW4; i++) {
-    arp_elem(b, "gw4", SET_ID_ARP_GW4, o->gw4[i].ip, NULL);
-    if (o->gw4[i].mac_known) {
-      arp_elem(b, "seen", SET_ID_ARP_SEEN, o->gw4[i].ip, NULL);
-      arp_elem(b, "pin", SET_ID_ARP_PIN, o->gw4[i].ip, o->gw4[i].mac);
-    }
-  }
-  c = nftnl_chain_alloc();
   if (c == NULL)
     abort();
-  nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_ARP);
+  nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, fam);
   nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, NFT_TABLE_NAME);
   nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "input");
   nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, "filter");
-  nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, NF_ARP_IN);
-  nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, 0);
+  nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, fam == NFPROTO_ARP ? NF_ARP_IN : NF_INET_LOCAL_IN);
+  nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
   nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, NF_ACCEPT);
-  nlh = nftb_msg_family(b, NFPROTO_ARP, NFT_MSG_NEWCHAIN, NLM_F_CREATE, "add chain `arp input`");
+  nlh = nftb_msg_family(b, fam, NFT_MSG_NEWCHAIN, NLM_F_CREATE, "add chain `%s input`",
+                        fam_name(fam));
   nftnl_chain_nlmsg_build_payload(nlh, c);
   nftb_done(b, nlh);
   nftnl_chain_free(c);
+}
 
-  r = arp_rule();
-  arp_load(r, true);
-  arp_lookup(r, "pin", SET_ID_ARP_PIN);
-  arp_verdict(r, NF_ACCEPT);
-  arp_rule_emit(b, r, "arp saddr ip . arp saddr ether @pin accept");
-  r = arp_rule();
-  arp_load(r, false);
-  arp_lookup(r, "seen", SET_ID_ARP_SEEN);
-  arp_expr(r, "counter");
-  arp_verdict(r, NF_DROP);
-  arp_rule_emit(b, r, "arp saddr ip @seen counter drop");
-  r = arp_rule();
-  arp_load(r, false);
-  arp_lookup(r, "gw4", SET_ID_ARP_GW4);
-  arp_dynset_add(r, "seen", SET_ID_ARP_SEEN);
-  arp_load(r, true);
-  arp_dynset_add(r, "pin", SET_ID_ARP_PIN);
-  arp_verdict(r, NF_ACCEPT);
-  arp_rule_emit(b, r, "arp saddr ip @gw4 add @seen add @pin accept");
+static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+{
+  const uint16_t F = NFPROTO_ARP;
+  const uint32_t NH = NFT_PAYLOAD_NETWORK_HEADER;
+  struct nftnl_rule *r;
+
+  table_msg_fam(b, F, NFT_MSG_NEWTABLE);
+  set_fam(b, F, "gw4", SET_ID_ARP_GW4, false, 4, false);
+  set_fam(b, F, "seen", SET_ID_ARP_SEEN, true, 4, false);
+  set_fam(b, F, "pin", SET_ID_ARP_PIN, true, 4, true);
+  for (size_t i = 0; i < o->n_gw4 && i < NFT_MAX_GW4; i++) {
+    elem_fam(b, F, "gw4", SET_ID_ARP_GW4, o->gw4[i].ip, 4, NULL);
+    if (o->gw4[i].mac_known) {
+      elem_fam(b, F, "seen", SET_ID_ARP_SEEN, o->gw4[i].ip, 4, NULL);
+      elem_fam(b, F, "pin", SET_ID_ARP_PIN, o->gw4[i].ip, 4, o->gw4[i].mac);
+    }
+  }
+  input_chain(b, F, 0);
+  r = rule_fam(F);
+  load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
+  load(r, NH, ARP_SHA_OFF, 6, NFT_REG32_01);
+  xlookup(r, "pin", SET_ID_ARP_PIN);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "arp saddr ip . arp saddr ether @pin accept");
+  r = rule_fam(F);
+  load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
+  xlookup(r, "seen", SET_ID_ARP_SEEN);
+  xexpr(r, "counter");
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "arp saddr ip @seen counter drop");
+  r = rule_fam(F);
+  load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
+  xlookup(r, "gw4", SET_ID_ARP_GW4);
+  dynset_add(r, "seen", SET_ID_ARP_SEEN);
+  load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
+  load(r, NH, ARP_SHA_OFF, 6, NFT_REG32_01);
+  dynset_add(r, "pin", SET_ID_ARP_PIN);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "arp saddr ip @gw4 add @seen add @pin accept");
+}
+
+/* A neighbour advertisement (ICMPv6 136) for a gateway's address, the
+ * start of each rule of table ip6 agentrt */
+static struct nftnl_rule *na_for_gw6(void)
+{
+  static const uint8_t icmpv6 = IPPROTO_ICMPV6, na = 136;
+  struct nftnl_rule *r = rule_fam(NFPROTO_IPV6);
+  struct nftnl_expr *e = xexpr(r, "meta");
+
+  nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_L4PROTO);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG32_00);
+  eq(r, &icmpv6, 1);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG32_00);
+  eq(r, &na, 1);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
+  xlookup(r, "gw6", SET_ID_ND_GW6);
+  return r;
+}
+
+/* the solicited flag (unsolicited ones go on to table inet agentrt's
+ * in_deny, counted and recorded; none of them is learnt here) */
+static void solicited(struct nftnl_rule *r)
+{
+  static const uint8_t mask = 0x40, zero = 0;
+  struct nftnl_expr *e;
+
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 4, 1, NFT_REG32_00);
+  e = xexpr(r, "bitwise");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG32_00);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG32_00);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 1);
+  nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 1);
+  nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 1);
+  eq(r, &mask, 1);
+  /* the target again, for what follows */
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
+}
+
+/* its IPv6 payload length: 24 (no option) or 32 (one, 8 bytes long) */
+static void payload_len(struct nftnl_rule *r, uint16_t len)
+{
+  uint16_t be = htons(len);
+
+  load(r, NFT_PAYLOAD_NETWORK_HEADER, 4, 2, NFT_REG32_00);
+  eq(r, &be, 2);
+}
+
+/* its only option: a target link-address option (type 2, 8 bytes) */
+static void one_tlla(struct nftnl_rule *r)
+{
+  static const uint8_t tlla[2] = {2, 1};
+
+  payload_len(r, 32);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_OPT_OFF, 2, NFT_REG32_00);
+  eq(r, tlla, 2);
+}
+
+static void target_and_tlla(struct nftnl_rule *r)
+{
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_OPT_OFF + 2, 6, NFT_REG32_04);
+}
+
+/* The IPv6 gateways' link addresses, pinned at the first advertisement
+ * (solicited or not, the kernel keeps no list of what it asked):
+ *   table ip6 agentrt {
+ *     set gw6, seen6, pin6 (address . ether_addr) as above
+ *     chain input { type filter hook input priority -1; policy accept;
+ *       <NA for @gw6> payload length 24 accept      # no link address: no change
+ *       <NA for @gw6> <one TLLA> target . tlla @pin6 accept
+ *       <NA for @gw6> solicited target @seen6 counter drop
+ *       <NA for @gw6> solicited <one TLLA> add @seen6 add @pin6 accept
+ *       <NA for @gw6> solicited counter drop } }   # a link address elsewhere
+ * (an unsolicited one goes on to table inet agentrt's in_deny) and the
+ * link address a gateway has in the neighbour table at install is pinned.
+ * What is accepted here is judged again by table inet agentrt. */
+static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+{
+  const uint16_t F = NFPROTO_IPV6;
+  struct nftnl_rule *r;
+
+  table_msg_fam(b, F, NFT_MSG_NEWTABLE);
+  set_fam(b, F, "gw6", SET_ID_ND_GW6, false, 16, false);
+  set_fam(b, F, "seen6", SET_ID_ND_SEEN6, true, 16, false);
+  set_fam(b, F, "pin6", SET_ID_ND_PIN6, true, 16, true);
+  for (size_t i = 0; i < o->n_gw6 && i < NFT_MAX_GW4; i++) {
+    elem_fam(b, F, "gw6", SET_ID_ND_GW6, o->gw6[i], 16, NULL);
+    if (o->gw6_mac_known[i]) {
+      elem_fam(b, F, "seen6", SET_ID_ND_SEEN6, o->gw6[i], 16, NULL);
+      elem_fam(b, F, "pin6", SET_ID_ND_PIN6, o->gw6[i], 16, o->gw6_mac[i]);
+    }
+  }
+  input_chain(b, F, -1);
+  r = na_for_gw6();
+  payload_len(r, 24);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 without options accept");
+  r = na_for_gw6();
+  one_tlla(r);
+  target_and_tlla(r);
+  xlookup(r, "pin6", SET_ID_ND_PIN6);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "nd-neighbor-advert target . tlla @pin6 accept");
+  r = na_for_gw6();
+  solicited(r);
+  xlookup(r, "seen6", SET_ID_ND_SEEN6);
+  xexpr(r, "counter");
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "nd-neighbor-advert target @seen6 counter drop");
+  r = na_for_gw6();
+  solicited(r);
+  one_tlla(r);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
+  dynset_add(r, "seen6", SET_ID_ND_SEEN6);
+  target_and_tlla(r);
+  dynset_add(r, "pin6", SET_ID_ND_PIN6);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 add @seen6 add @pin6 accept");
+  r = na_for_gw6();
+  solicited(r);
+  xexpr(r, "counter");
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 counter drop");
+}
+
+void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+{
+  /* add + delete + add: replaces whatever table of ours was there */
+  nftb_arp_table_delete(b);
+  if (o->n_gw4 > 0)
+    arp_table(b, o);
+  if (o->n_gw6 > 0)
+    nd_table(b, o);
 }
 
 /* ------------------------------------------------------------- procfs text */
@@ -327,4 +485,37 @@ size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opt
     line = nl != NULL ? nl + 1 : NULL;
   }
   return o->n_gw4;
+}
+
+size_t egress_gw6_parse(const char *route6, struct nft_build_opts *o)
+{
+  const char *line;
+
+  o->n_gw6 = 0;
+  /* /proc/net/ipv6_route: "dest plen src plen nexthop metric refcnt use
+   * flags dev", addresses as 32 hex digits in network order */
+  for (line = route6; line != NULL && *line != '\0';) {
+    const char *nl = strchr(line, '\n');
+    char dst[33], src[33], hop[33];
+    unsigned dlen, slen, metric, ref, use, flags;
+    uint8_t a[16];
+    bool ok = true, zero = true, dup = false;
+
+    if (sscanf(line, "%32s %x %32s %x %32s %x %x %x %x", dst, &dlen, src, &slen, hop, &metric, &ref,
+               &use, &flags) == 9 &&
+        strlen(hop) == 32 && (flags & 0x2) != 0 && o->n_gw6 < NFT_MAX_GW4) {
+      for (int i = 0; i < 16 && ok; i++) {
+        int h = hexval((unsigned char)hop[2 * i]), l = hexval((unsigned char)hop[2 * i + 1]);
+        ok = h >= 0 && l >= 0;
+        a[i] = (uint8_t)(h << 4 | l);
+        zero = zero && a[i] == 0;
+      }
+      for (size_t i = 0; ok && i < o->n_gw6; i++)
+        dup = dup || memcmp(o->gw6[i], a, 16) == 0;
+      if (ok && !zero && !dup)
+        memcpy(o->gw6[o->n_gw6++], a, 16);
+    }
+    line = nl != NULL ? nl + 1 : NULL;
+  }
+  return o->n_gw6;
 }

@@ -20,6 +20,9 @@ enum {
   SET_ID_ARP_GW4 = 16,
   SET_ID_ARP_SEEN,
   SET_ID_ARP_PIN,
+  SET_ID_ND_GW6,
+  SET_ID_ND_SEEN6,
+  SET_ID_ND_PIN6,
 };
 
 /* Message builder over a growing byte buffer. */
@@ -40,8 +43,8 @@ void nftb_flush_set(struct nft_batch_buf *b, const char *name, uint32_t id);
 int nftb_allow_elems(struct nft_batch_buf *b, const struct egress_policy *p, enum egress_kind kind,
                      struct error *err);
 
-/* Table arp agentrt (nft_arp.c): made (after deleting any) when o has
- * gateways; deleted when there is one. */
+/* Tables arp agentrt and ip6 agentrt (nft_arp.c): made (after deleting
+ * any) when o has IPv4 or IPv6 gateways; deleted when there are. */
 void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o);
 void nftb_arp_table_delete(struct nft_batch_buf *b);
 

@@ -2143,6 +2143,33 @@ in_deny_packets() {
 		fail "no refusal recorded: $(records 'select(.kind == "denied")')"
 }
 
+@test "egress: escape: solicited-na: a neighbour's advertisement with the solicited flag that nobody asked for does not take the gateway's address" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's advertisement)"
+	local nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py real mac=02:00:5e:00:53:99 st
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_mac() { ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0 | awk '{print $3}'; }
+	egress_run
+	run in_ctr nslookup allowed6.test
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6: $output"
+	[ "$(gw_mac)" = "$real" ] || fail "no entry for the gateway: $(ip -n "$EGT_CTR" -6 neigh)"
+	# Before the fix chain input accepted any advertisement with the solicited flag, and the
+	# kernel keeps no list of the solicitations it sent: one with the solicited and override
+	# flags that nobody asked for took the gateway's address whenever it came
+	egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$mac" 2001:db8:2::2
+	for _ in $(seq 20); do [ "$(gw_mac)" = "$mac" ] && break; sleep 0.1; done
+	st=$(gw_mac)
+	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	[ "$st" != "$mac" ] || fail "the advertisement took the gateway's address"
+	egt_ns "$EGT_CTR" nft list chain ip6 agentrt input | grep -Eq 'seen6 counter packets [1-9]' ||
+		fail "table ip6 agentrt did not count it: $(egt_ns "$EGT_CTR" nft list table ip6 agentrt)"
+	# a new lookup: the gateway's own solicited answer is still taken
+	ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6 after: $output"
+	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry after a new lookup: $(ip -n "$EGT_CTR" -6 neigh)"
+}
+
 # arp_drops: chain input of table arp agentrt's counter (forged ARP for a pinned gateway)
 arp_drops() {
 	egt_ns "$EGT_CTR" nft list chain arp agentrt input | awk '/counter packets/ {

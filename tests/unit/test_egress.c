@@ -369,7 +369,21 @@ static void test_golden(void)
                !arpo.gw4[1].mac_known,
            "gateways and their complete link addresses from procfs");
     tap_ok(egress_gw4_parse("", "", &arpo) == 0, "no routes, no gateway");
+    {
+      static const char route6[] =
+          "20010db8000200000000000000000000 40 00000000000000000000000000000000 00 "
+          "00000000000000000000000000000000 00000100 00000001 00000000 00000001 c0\n"
+          "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+          "fe800000000000000000000000000001 00000400 00000001 00000000 00000003 c0\n"
+          "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
+          "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n";
+      static const uint8_t ll1[16] = {0xfe, 0x80, [15] = 1};
+      tap_ok(egress_gw6_parse(route6, &arpo) == 1 && memcmp(arpo.gw6[0], ll1, 16) == 0,
+             "IPv6 gateways from procfs (a route's next hop; not on-link nor unreachable)");
+    }
     egress_gw4_parse(route, arp, &arpo);
+    arpo.gw6_mac_known[0] = true;
+    memcpy(arpo.gw6_mac[0], mac, 6);
     if (tap_ok(nft_build_batch(&p, &arpo, &b, &err) == 0, "build full batch with gateways")) {
       golden("arp.bin", &b);
       nft_batch_buf_free(&b);
