@@ -738,9 +738,25 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
                        "run under the same agentrt root");
     return -1;
   }
-  read_gw4(init_pid, &gw);
-  if (netns_neigh6_fill(netns, &gw) < 0)
-    log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
+  {
+    /* made by one child in the namespace: sock_diag, to cut connections a
+     * deny or an expired pin no longer allows (without it the rules still
+     * stop their packets), and rtnetlink, for the IPv6 gateways' link
+     * addresses (pinned by table ip6 agentrt) */
+    int domain[2] = {AF_NETLINK, AF_NETLINK},
+        type[2] = {SOCK_RAW | SOCK_CLOEXEC, SOCK_RAW | SOCK_CLOEXEC},
+        proto[2] = {NETLINK_SOCK_DIAG, NETLINK_ROUTE}, fds[2] = {-1, -1};
+    struct error e = {0};
+    if (netns_sockets(netns, 2, domain, type, proto, fds, &e) < 0)
+      log_debug("egress: sock_diag and rtnetlink in the container's netns: %s", e.msg);
+    h->diag_fd = fds[0];
+    read_gw4(init_pid, &gw);
+    if (fds[1] >= 0) {
+      if (netns_neigh6_fill(fds[1], &gw) < 0)
+        log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
+      close(fds[1]);
+    }
+  }
   if (loopback_up_in(h->o.udp4_fd, err) < 0 ||
       send_batch(h->o.nl_fd, h->policy, false, &gw, err) < 0)
     return -1;
@@ -754,16 +770,6 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
   }
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;
-  {
-    /* to cut connections a deny or an expired pin no longer allows; without
-     * it (no sock_diag) the rules still stop their packets */
-    int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_SOCK_DIAG;
-    struct error e = {0};
-    if (netns_sockets(netns, 1, &domain, &type, &proto, &h->diag_fd, &e) < 0) {
-      log_debug("egress: sock_diag in the container's netns: %s", e.msg);
-      h->diag_fd = -1;
-    }
-  }
   h->audit = audit;
   return 0;
 }

@@ -248,10 +248,10 @@ int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
  * it is up.  0, or -1 with errno (no allocation: callable from a thread
  * beside a fork). */
 int netns_lo_up(int sock);
-/* The link addresses the namespace's neighbour table has (valid) for
- * o->gw6, into o->gw6_mac (an RTM_GETNEIGH dump through a socket made in
- * it).  0, or -1 (nothing filled). */
-int netns_neigh6_fill(int netns_fd, struct nft_build_opts *o);
+/* The link addresses a namespace's neighbour table has (valid) for o->gw6,
+ * into o->gw6_mac: an RTM_GETNEIGH dump through fd, a NETLINK_ROUTE socket
+ * made in it (netns_sockets).  0, or -1 with errno. */
+int netns_neigh6_fill(int fd, struct nft_build_opts *o);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 

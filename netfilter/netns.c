@@ -111,9 +111,8 @@ int netns_lo_up(int sock)
   return ioctl(sock, SIOCSIFFLAGS, &ifr);
 }
 
-int netns_neigh6_fill(int netns_fd, struct nft_build_opts *o)
+int netns_neigh6_fill(int fd, struct nft_build_opts *o)
 {
-  int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_ROUTE, fd = -1;
   struct {
     struct nlmsghdr n;
     struct ndmsg nd;
@@ -123,17 +122,12 @@ int netns_neigh6_fill(int netns_fd, struct nft_build_opts *o)
                  .nlmsg_seq = 1},
            .nd = {.ndm_family = AF_INET6}};
   char buf[16384];
-  struct error e = {0};
   bool done = false;
 
   if (o->n_gw6 == 0)
     return 0;
-  if (netns_sockets(netns_fd, 1, &domain, &type, &proto, &fd, &e) < 0)
+  if (send(fd, &req, sizeof req, 0) < 0)
     return -1;
-  if (send(fd, &req, sizeof req, 0) < 0) {
-    close(fd);
-    return -1;
-  }
   for (int rounds = 0; !done && rounds < 64; rounds++) {
     ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n <= 0)
@@ -169,6 +163,5 @@ int netns_neigh6_fill(int netns_fd, struct nft_build_opts *o)
         }
     }
   }
-  close(fd);
   return 0;
 }
