@@ -2170,6 +2170,25 @@ in_deny_packets() {
 	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry after a new lookup: $(ip -n "$EGT_CTR" -6 neigh)"
 }
 
+# arp_forged_refused MAC REAL: after two forged ARPs naming 192.0.2.1 at MAC, the gateway's
+# entry is still REAL, table arp agentrt counted them, and an allowed address still answers
+arp_forged_refused() {
+	local mac=$1 real=$2 n st
+	for _ in $(seq 30); do
+		n=$(arp_drops)
+		[ "$(gw4_mac)" = "$mac" ] || [ "${n:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	st=$(gw4_mac)
+	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
+	[ "$st" = "$real" ] || fail "the forged ARP took the gateway's address: $st"
+	[ "${n:-0}" -ge 2 ] || fail "table arp agentrt did not count them: $(egt_ns "$EGT_CTR" nft list table arp agentrt 2>&1)"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output"
+}
+
+gw4_mac() { ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0 | awk '{print $3}'; }
+
 # arp_drops: chain input of table arp agentrt's counter (forged ARP for a pinned gateway)
 arp_drops() {
 	egt_ns "$EGT_CTR" nft list chain arp agentrt input | awk '/counter packets/ {
@@ -2180,7 +2199,7 @@ arp_drops() {
 	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP)"
 	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py real mac=02:00:5e:00:53:99 st n
 	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
-	gw_mac() { ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0 | awk '{print $3}'; }
+	gw_mac() { gw4_mac; }
 	forge() { # an unsolicited reply, then a gratuitous request: 192.0.2.1 is at $mac
 		egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
 		egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
@@ -2202,17 +2221,7 @@ arp_drops() {
 	# Before the fix the inet table never saw ARP: a neighbour on the link took the gateway's
 	# IPv4 address, and every allowed IPv4 packet went to its link address
 	forge
-	for _ in $(seq 30); do
-		n=$(arp_drops)
-		[ "$(gw_mac)" = "$mac" ] || [ "${n:-0}" -ge 2 ] && break
-		sleep 0.1
-	done
-	st=$(gw_mac)
-	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
-	[ "$st" = "$real" ] || fail "the forged ARP took the gateway's address: $st"
-	[ "${n:-0}" -ge 2 ] || fail "table arp agentrt did not count them: $(egt_ns "$EGT_CTR" nft list table arp agentrt 2>&1)"
-	run connect 203.0.113.10 443
-	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output"
+	arp_forged_refused "$mac" "$real"
 	# with no entry: a forged reply is still refused, the gateway's own answer taken
 	ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
 	forge
@@ -2230,7 +2239,7 @@ arp_drops() {
 	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP)"
 	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py real mac=02:00:5e:00:53:99 st n
 	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
-	gw_mac() { ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0 | awk '{print $3}'; }
+	gw_mac() { gw4_mac; }
 	# Docker's prestart hook configures a new namespace after the table is made: no route then
 	EGT_ROUTE_GONE=1
 	ip -n "$EGT_CTR" route del default via 192.0.2.1
@@ -2249,17 +2258,7 @@ arp_drops() {
 	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry: $(ip -n "$EGT_CTR" neigh)"
 	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
 	egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
-	for _ in $(seq 30); do
-		n=$(arp_drops)
-		[ "$(gw_mac)" = "$mac" ] || [ "${n:-0}" -ge 2 ] && break
-		sleep 0.1
-	done
-	st=$(gw_mac)
-	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" neigh del 192.0.2.1 dev c0
-	[ "$st" = "$real" ] || fail "the forged ARP took the gateway's address: $st"
-	[ "${n:-0}" -ge 2 ] || fail "table arp agentrt did not count them: $(egt_ns "$EGT_CTR" nft list table arp agentrt 2>&1)"
-	run connect 203.0.113.10 443
-	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output"
+	arp_forged_refused "$mac" "$real"
 	EGT_ROUTE_GONE=
 }
 
