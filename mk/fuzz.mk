@@ -24,7 +24,7 @@ FUZZ_TARGETS := config state process resources profile user signal mountopts dns
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
-FUZZ_SRCS_profile := $(sort $(wildcard profile/*.c)) os/syscall_late.c
+FUZZ_SRCS_profile := $(sort $(wildcard profile/*.c)) os/syscall_late.c common/log.c
 FUZZ_SRCS_user := container/user.c
 FUZZ_SRCS_signal := container/signals.c
 FUZZ_SRCS_mountopts := container/mount_options.c
