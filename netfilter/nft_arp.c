@@ -78,25 +78,12 @@ void nftb_arp_table_delete(struct nft_batch_buf *b)
   table_msg_fam(b, NFPROTO_IPV6, NFT_MSG_DELTABLE);
 }
 
-static struct nftnl_set *set_new_fam(uint16_t fam, const char *name, uint32_t id)
-{
-  struct nftnl_set *s = nftnl_set_alloc();
-
-  if (s == NULL)
-    abort();
-  nftnl_set_set_u32(s, NFTNL_SET_FAMILY, fam);
-  nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE_NAME);
-  nftnl_set_set_str(s, NFTNL_SET_NAME, name);
-  nftnl_set_set_u32(s, NFTNL_SET_ID, id);
-  return s;
-}
-
 /* alen: the address's length (4, 16); pair: the address . a link address */
 static void set_fam(struct nft_batch_buf *b, uint16_t fam, const char *name, uint32_t id,
                     bool dynamic, uint8_t alen, bool pair)
 {
   const uint8_t concat[] = {alen, 6};
-  struct nftnl_set *s = set_new_fam(fam, name, id);
+  struct nftnl_set *s = nftb_set_new(fam, name, id);
   uint32_t type = alen == 4 ? TYPE_IPV4_ADDR : TYPE_IPV6_ADDR;
   struct nlmsghdr *nlh;
 
@@ -119,7 +106,7 @@ static void set_fam(struct nft_batch_buf *b, uint16_t fam, const char *name, uin
 static void elem_fam(struct nft_batch_buf *b, uint16_t fam, const char *name, uint32_t id,
                      const uint8_t *ip, uint8_t alen, const uint8_t *mac)
 {
-  struct nftnl_set *s = set_new_fam(fam, name, id);
+  struct nftnl_set *s = nftb_set_new(fam, name, id);
   struct nftnl_set_elem *e = nftnl_set_elem_alloc();
   uint8_t key[24] = {0};
   struct nlmsghdr *nlh;

@@ -27,6 +27,9 @@ enum {
 
 /* Message builder over a growing byte buffer. */
 void nftb_init(struct nft_batch_buf *b, uint32_t seq_base);
+/* A set of table agentrt in family (NFPROTO_INET, _ARP, _IPV6), its name and
+ * batch id set; aborts when out of memory. */
+struct nftnl_set *nftb_set_new(uint16_t family, const char *name, uint32_t id);
 struct nlmsghdr *nftb_msg(struct nft_batch_buf *b, uint16_t type, uint16_t flags,
                           const char *what_fmt, ...) __attribute__((format(printf, 4, 5)));
 /* the same for a table of another family (nfgen_family of the header) */

@@ -51,13 +51,13 @@ static const struct set_def SETS[] = {
      {16, 1, 2, 0}},
 };
 
-static struct nftnl_set *set_new(const char *name, uint32_t id)
+struct nftnl_set *nftb_set_new(uint16_t family, const char *name, uint32_t id)
 {
   struct nftnl_set *s = nftnl_set_alloc();
 
   if (s == NULL)
     abort();
-  nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+  nftnl_set_set_u32(s, NFTNL_SET_FAMILY, family);
   nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE_NAME);
   nftnl_set_set_str(s, NFTNL_SET_NAME, name);
   nftnl_set_set_u32(s, NFTNL_SET_ID, id);
@@ -68,7 +68,7 @@ void nftb_add_sets(struct nft_batch_buf *b)
 {
   for (size_t i = 0; i < ARRAY_SIZE(SETS); i++) {
     const struct set_def *d = &SETS[i];
-    struct nftnl_set *s = set_new(d->name, d->id);
+    struct nftnl_set *s = nftb_set_new(NFPROTO_INET, d->name, d->id);
     struct nlmsghdr *nlh;
 
     nftnl_set_set_u32(s, NFTNL_SET_FLAGS, d->flags);
@@ -86,7 +86,7 @@ void nftb_add_sets(struct nft_batch_buf *b)
 /* DELSETELEM without elements flushes the set. */
 void nftb_flush_set(struct nft_batch_buf *b, const char *name, uint32_t id)
 {
-  struct nftnl_set *s = set_new(name, id);
+  struct nftnl_set *s = nftb_set_new(NFPROTO_INET, name, id);
   struct nlmsghdr *nlh = nftb_msg(b, NFT_MSG_DELSETELEM, 0, "flush set `%s`", name);
 
   nftnl_set_elems_nlmsg_build_payload(nlh, s);
@@ -106,7 +106,7 @@ static void emit_elems(struct nft_batch_buf *b, const char *name, uint32_t id,
                        const struct elem *el, size_t n)
 {
   for (size_t i = 0; i < n; i += ELEMS_PER_MSG) {
-    struct nftnl_set *s = set_new(name, id);
+    struct nftnl_set *s = nftb_set_new(NFPROTO_INET, name, id);
     struct nlmsghdr *nlh;
     for (size_t j = i; j < n && j < i + ELEMS_PER_MSG; j++) {
       struct nftnl_set_elem *e = nftnl_set_elem_alloc();
@@ -264,7 +264,7 @@ int nft_build_unlearn(const struct nft_learned *l, uint32_t seq_base, struct nft
     return error_set(err, EINVAL, "learned address to delete");
   nftb_init(&b, seq_base);
   nftb_begin(&b);
-  s = set_new(names[k], ids[k]);
+  s = nftb_set_new(NFPROTO_INET, names[k], ids[k]);
   e = nftnl_set_elem_alloc();
   if (e == NULL)
     abort();
