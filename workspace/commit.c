@@ -613,14 +613,14 @@ static bool covers_host(int ufd, int hfd)
   return true;
 }
 
-static void prune(int ufd, int hfd, int depth);
+static void prune(int ufd, int hfd, unsigned xattr, int depth);
 
-static void prune_name(int ufd, int hfd, const char *name, int depth)
+static void prune_name(int ufd, int hfd, const char *name, unsigned xattr, int depth)
 {
   struct stat us, hs;
   bool host = fstatat(hfd, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
   enum ws_ftype t;
-  enum ws_entry e = ws_classify(ufd, name, &t);
+  enum ws_entry e = ws_classify(ufd, name, xattr, &t);
 
   if (e == WS_E_WHITEOUT) {
     if (!host)
@@ -637,10 +637,12 @@ static void prune_name(int ufd, int hfd, const char *name, int depth)
     if (e == WS_E_OPAQUE_DIR) {
       if (!covers_host(usub, hsub))
         return; /* still hides host entries: keep it, and everything in it */
-      fremovexattr(usub, "trusted.overlay.opaque");
-      fremovexattr(usub, "user.overlay.opaque");
+      if (xattr == 0 || (xattr & WS_XATTR_TRUSTED))
+        fremovexattr(usub, "trusted.overlay.opaque");
+      if (xattr == 0 || (xattr & WS_XATTR_USER))
+        fremovexattr(usub, "user.overlay.opaque");
     }
-    prune(usub, hsub, depth + 1);
+    prune(usub, hsub, xattr, depth + 1);
     if ((us.st_mode & 07777) == (hs.st_mode & 07777))
       unlinkat(ufd, name, AT_REMOVEDIR); /* fails (kept) when not empty */
     return;
@@ -652,7 +654,7 @@ static void prune_name(int ufd, int hfd, const char *name, int depth)
     unlinkat(ufd, name, 0);
 }
 
-static void prune(int ufd, int hfd, int depth)
+static void prune(int ufd, int hfd, unsigned xattr, int depth)
 {
   cleanup_strv char **names = NULL;
   size_t n = 0;
@@ -660,13 +662,13 @@ static void prune(int ufd, int hfd, int depth)
   if (depth > WS_MAX_DEPTH || ws_list_dir(ufd, &names, &n) < 0)
     return;
   for (size_t i = 0; i < n; i++)
-    prune_name(ufd, hfd, names[i], depth);
+    prune_name(ufd, hfd, names[i], xattr, depth);
 }
 
 int ws_prune_upper(const struct ws_layers *l, struct error *err)
 {
   if (l->n != 1)
     return 0; /* snapshot layers below: the upper entries may mask them */
-  prune(l->fds[0], l->hostfd, 0);
+  prune(l->fds[0], l->hostfd, l->xattr, 0);
   return 0;
 }

@@ -68,19 +68,11 @@ static unsigned hash_str(const char *s)
   return h % BUCKETS;
 }
 
-static bool dir_opaque_at(int fd, const char *dir)
+static bool dir_opaque_at(int fd, const char *dir, unsigned xattr)
 {
   cleanup_close int d = ws_open_beneath(fd, dir, O_RDONLY | O_DIRECTORY, 0);
-  char v[4];
 
-  if (d < 0)
-    return false;
-  for (int i = 0; i < 2; i++) {
-    ssize_t n = fgetxattr(d, i ? "user.overlay.opaque" : "trusted.overlay.opaque", v, sizeof v);
-    if (n == 1 && v[0] == 'y')
-      return true;
-  }
-  return false;
+  return d >= 0 && ws_dir_opaque(d, xattr);
 }
 
 /* The bytes of a regular file at fd (at most MAX_IGNORE_FILE). */
@@ -121,7 +113,7 @@ static char *read_merged(const struct ws_layers *l, const char *rel, size_t *ret
     if (fd < 0) {
       if (errno != ENOENT)
         return NULL; /* a symlink on the way, a file where a directory was */
-      if (i < l->n && dir_opaque_at(root, parent))
+      if (i < l->n && dir_opaque_at(root, parent, l->xattr))
         return NULL;
       continue;
     }

@@ -86,6 +86,8 @@ static void gen_meta(yajl_gen g, const struct workspace *w)
   gs(g, "created_s"), gnum(g, w->created_s);
   gs(g, "retired_seq"), gnum(g, (int64_t)w->retired_seq);
   gs(g, "layers"), gstrv(g, w->layers);
+  if (w->ovl_xattr != 0) /* the namespace of the overlay's metadata in the layers */
+    gs(g, "overlay_xattr"), gs(g, w->ovl_xattr == WS_XATTR_USER ? "user" : "trusted");
   if (strv_len(w->mountpoints) > 0) {
     gs(g, "mountpoints");
     yajl_gen_array_open(g);
@@ -356,6 +358,10 @@ int ws_meta_read(struct workspace *w, struct error *err)
   w->created_s = jkint(root, "created_s");
   w->retired_seq = (uint64_t)jkint(root, "retired_seq");
   w->layers = jstrv(root, "layers");
+  {
+    const char *x = jstr(root, "overlay_xattr");
+    w->ovl_xattr = x == NULL ? 0 : streq(x, "user") ? WS_XATTR_USER : WS_XATTR_TRUSTED;
+  }
   w->mountpoints = jstrv(root, "mountpoints");
   for (size_t i = 0; w->mountpoints[i]; i++) {
     char *d = ws_path_decode(w->mountpoints[i]);

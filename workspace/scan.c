@@ -5,11 +5,11 @@
  * For each directory the topmost layer holding a name decides what the
  * container sees: a whiteout (char device 0/0) hides the name, a directory
  * merges with the same directory in the layers below until one is opaque
- * (trusted.overlay.opaque = "y") or a lower layer holds a whiteout or a
- * non-directory there; everything else replaces what is below.  The host is
- * the last layer: it shows through a directory only when no layer above hid
- * it.  Compared with the host each visible name is added, modified (content,
- * type or mode), deleted, or unchanged (a copy-up that changed nothing).
+ * (overlay.opaque = "y" in the namespace of the mount: ws_dir_opaque) or a lower layer holds a
+ * whiteout or a non-directory there; everything else replaces what is below.  The host is the last
+ * layer: it shows through a directory only when no layer above hid it.  Compared with the host each
+ * visible name is added, modified (content, type or mode), deleted, or unchanged (a copy-up that
+ * changed nothing).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,22 +65,32 @@ const char *ws_ftype_name(enum ws_ftype t)
   return names[t];
 }
 
-static bool is_opaque(int dirfd, const char *name)
+bool ws_dir_opaque(int fd, unsigned xattr)
 {
-  cleanup_close int fd = ws_open_dir(dirfd, name);
+  static const struct {
+    unsigned ns;
+    const char *name;
+  } keys[] = {{WS_XATTR_TRUSTED, "trusted.overlay.opaque"}, {WS_XATTR_USER, "user.overlay.opaque"}};
   char v[4];
 
-  if (fd < 0)
-    return false;
-  for (int i = 0; i < 2; i++) {
-    ssize_t n = fgetxattr(fd, i ? "user.overlay.opaque" : "trusted.overlay.opaque", v, sizeof v);
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    if (xattr != 0 && !(xattr & keys[i].ns))
+      continue;
+    ssize_t n = fgetxattr(fd, keys[i].name, v, sizeof v);
     if (n == 1 && v[0] == 'y')
       return true;
   }
   return false;
 }
 
-enum ws_entry ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type)
+static bool is_opaque(int dirfd, const char *name, unsigned xattr)
+{
+  cleanup_close int fd = ws_open_dir(dirfd, name);
+
+  return fd >= 0 && ws_dir_opaque(fd, xattr);
+}
+
+enum ws_entry ws_classify(int dirfd, const char *name, unsigned xattr, enum ws_ftype *ret_type)
 {
   struct stat st;
 
@@ -91,7 +101,7 @@ enum ws_entry ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type)
     return WS_E_WHITEOUT;
   *ret_type = ws_mode_type(st.st_mode);
   if (S_ISDIR(st.st_mode))
-    return is_opaque(dirfd, name) ? WS_E_OPAQUE_DIR : WS_E_DIR;
+    return is_opaque(dirfd, name, xattr) ? WS_E_OPAQUE_DIR : WS_E_DIR;
   return WS_E_OTHER;
 }
 
@@ -292,7 +302,7 @@ static int visit_dir(struct scan *s, struct level *p, size_t top, const char *na
   sub.idx = xmalloc((p->n + 1) * sizeof *sub.idx);
   for (size_t i = top; i < p->n && !stopped; i++) {
     enum ws_ftype t;
-    enum ws_entry e = ws_classify(p->fds[i], name, &t);
+    enum ws_entry e = ws_classify(p->fds[i], name, s->l->xattr, &t);
     if (e == WS_E_NONE)
       continue;
     if (e != WS_E_DIR && e != WS_E_OPAQUE_DIR)
@@ -348,7 +358,7 @@ static int visit_name(struct scan *s, struct level *p, const char *name)
   if (p->hs != H_NONE && fstatat(p->hostfd, name, &hbuf, AT_SYMLINK_NOFOLLOW) == 0)
     hst = &hbuf;
   for (top = 0; top < p->n; top++)
-    if ((e = ws_classify(p->fds[top], name, &t)) != WS_E_NONE)
+    if ((e = ws_classify(p->fds[top], name, s->l->xattr, &t)) != WS_E_NONE)
       break;
   if (top == p->n || e == WS_E_WHITEOUT) /* only on the host (hidden), or whited out */
     return hst ? emit_deleted(s, p->hostfd, name, s->path, hst) : 0;

@@ -169,6 +169,7 @@ int workspace_mount_options(struct workspace *w, struct error *err)
   /* No redirects created, none followed ("off" is refused in a user namespace,
    * "nofollow" is as strict) */
   strv_push(&w->mount_optv, userxattr ? "redirect_dir=nofollow" : "redirect_dir=off");
+  w->ovl_xattr = userxattr ? WS_XATTR_USER : WS_XATTR_TRUSTED;
   strv_push(&w->mount_optv, "index=off");
   strv_push(&w->mount_optv, "metacopy=off");
   if (userxattr)

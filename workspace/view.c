@@ -274,24 +274,13 @@ static int layer_root(const char *store, const struct vlayer *l, char **ret_path
   return fd;
 }
 
-static bool dir_opaque(int fd)
-{
-  char v[4];
-
-  for (int i = 0; i < 2; i++) {
-    ssize_t n = fgetxattr(fd, i ? "user.overlay.opaque" : "trusted.overlay.opaque", v, sizeof v);
-    if (n == 1 && v[0] == 'y')
-      return true;
-  }
-  return false;
-}
-
 enum { WALK_DIR, WALK_MISSING, WALK_NONDIR };
 
 /* Follow comps[0..n) from fd one directory at a time, never through a
  * symlink.  *ret_at: the index where it stopped (n when every one is a
- * directory); *ret_opaque: an opaque directory on the way. */
-static int walk(int fd, char **comps, size_t n, size_t *ret_at, bool *ret_opaque)
+ * directory); *ret_opaque: an opaque directory on the way (xattr: the parent's
+ * mount's namespace, WS_XATTR_*). */
+static int walk(int fd, char **comps, size_t n, unsigned xattr, size_t *ret_at, bool *ret_opaque)
 {
   int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
   size_t k = 0;
@@ -304,7 +293,7 @@ static int walk(int fd, char **comps, size_t n, size_t *ret_at, bool *ret_opaque
       r = errno == ENOENT ? WALK_MISSING : WALK_NONDIR;
       break;
     }
-    if (dir_opaque(next))
+    if (ws_dir_opaque(next, xattr))
       *ret_opaque = true;
     close(cur);
     cur = next;
@@ -318,7 +307,7 @@ static int walk(int fd, char **comps, size_t n, size_t *ret_at, bool *ret_opaque
 
 /* The layers of stack that show sub (relative, "" = the root), top first,
  * by the overlay's rules; each with sub appended to its rel. */
-static int effective(const char *store, const struct vstack *stack, const char *sub,
+static int effective(const char *store, const struct vstack *stack, const char *sub, unsigned xattr,
                      struct vstack *out, char **ret_lowerdir, struct error *err)
 {
   cleanup_strv char **subc = NULL;
@@ -355,7 +344,7 @@ static int effective(const char *store, const struct vstack *stack, const char *
     fd = layer_root(store, l, &root, err);
     if (fd < 0)
       return -1;
-    r = walk(fd, comps, strv_len(comps), &at, &opaque);
+    r = walk(fd, comps, strv_len(comps), xattr, &at, &opaque);
     /* depth in the child's path: a layer's own rel is the parent's business */
     long depth = (long)at - (long)n;
     if (r == WALK_NONDIR && depth > deepest)
@@ -422,7 +411,8 @@ char *ws_view_layers(struct workspace *w, struct error *err)
   sub = streq(pw->dest, "/") ? rest : rest + dl;
   while (*sub == '/')
     sub++;
-  if (parent_stack(pw, &stack, err) < 0 || effective(store, &stack, sub, &out, &lower, err) < 0 ||
+  if (parent_stack(pw, &stack, err) < 0 ||
+      effective(store, &stack, sub, pw->ovl_xattr, &out, &lower, err) < 0 ||
       write_view(w, &out, err) < 0) {
     vstack_free(&stack);
     vstack_free(&out);

@@ -36,7 +36,8 @@
  * another lower path (renaming a host directory inside the container returns
  * EXDEV and tools fall back to copy + delete), so the change set is the plain
  * union of the layers: a file is added or modified, a whiteout (char device
- * 0/0) is a deletion, an opaque directory (trusted.overlay.opaque = "y")
+ * 0/0) is a deletion, an opaque directory (overlay.opaque = "y" in the
+ * namespace of the mount, trusted. or user. with userxattr: ws_dir_opaque)
  * hides everything below it.  File renames show as delete + add and are
  * reported as renames when the SHA-256 of an added file equals that of a
  * deleted one.
@@ -124,6 +125,12 @@ struct ws_manifest {
   bool complete; /* false: bounded by max_files, check unlisted paths by ctime */
 };
 
+/* Where overlayfs keeps its metadata (opaque markers) in the layers: trusted.overlay.* or, with
+ * userxattr, user.overlay.*.  Only that namespace is the overlay's: in the other one an xattr is
+ * ordinary data (the agent may set user.overlay.opaque through a trusted-mode overlay). */
+#define WS_XATTR_TRUSTED 1u
+#define WS_XATTR_USER 2u
+
 struct ws_snapshot {
   char *name;
   char *created; /* RFC 3339 */
@@ -147,6 +154,9 @@ struct workspace {
   size_t n_snaps;
   uint64_t retired_seq;
   struct ws_manifest manifest;
+  /* WS_XATTR_*: the namespace of the last mount's options (workspace_mount_options), 0 when
+   * meta.json predates the record (both are read) */
+  unsigned ovl_xattr;
   /* Filled by workspace_prepare / workspace_mount_options: */
   char *mount_data;  /* "lowerdir=...,upperdir=...,workdir=...,redirect_dir=off,..." */
   char **mount_optv; /* the same as a config mount "options" array + nosuid, nodev */
@@ -343,6 +353,7 @@ struct ws_layers {
   int *fds;
   size_t n;
   int hostfd;
+  unsigned xattr; /* WS_XATTR_*: the overlay's metadata namespace, 0: both */
 };
 
 int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err);
@@ -399,7 +410,10 @@ const char *ws_ftype_name(enum ws_ftype t);
 
 /* Whiteout and opaque classification of one layer entry. */
 enum ws_entry { WS_E_NONE, WS_E_WHITEOUT, WS_E_DIR, WS_E_OPAQUE_DIR, WS_E_OTHER };
-enum ws_entry ws_classify(int dirfd, const char *name, enum ws_ftype *ret_type);
+enum ws_entry ws_classify(int dirfd, const char *name, unsigned xattr, enum ws_ftype *ret_type);
+/* Is the directory at fd opaque (overlay.opaque = "y" in xattr's namespace, WS_XATTR_*, 0: both)?
+ */
+bool ws_dir_opaque(int fd, unsigned xattr);
 
 /* Open the layers of w (upper first, then the stack) and the host dir. */
 int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err);

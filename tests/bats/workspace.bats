@@ -412,6 +412,26 @@ load workspace-common
   [ "$(jq -r --arg p "$(printf '\033[2K\033[1Aquiet')" '[.changes[] | select(.path == $p)] | length' <<<"$output")" = 1 ]
 }
 
+# forged-opaque: the overlay is mounted with its metadata in trusted.overlay.* (no userxattr), where
+# user.overlay.opaque is an ordinary xattr the agent may set on any directory it owns.  The review
+# read it as the overlay's opaque marker all the same: the host files below that directory, which
+# the container still saw, were listed as deleted and a commit deleted them from the host.  The
+# review now reads only the namespace the workspace's last mount used (meta.json).
+@test "escape: forged-opaque: a user.overlay.opaque the agent set on a host directory made commit delete files the container still saw" {
+  command -v python3 >/dev/null || skip "needs python3"
+  bundle_usr "cd /workspace && python3 -c \"import os; os.setxattr('data', 'user.overlay.opaque', b'y')\" &&
+    ls data && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *app.db*rows.txt*PLANTED* ]] || fail "plant: $output"
+  run changes
+  [ "$status" -eq 0 ] && [ -z "$output" ] || fail "changes: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ -f "$HOST/data/app.db" ] && [ "$(cat "$HOST/data/rows.txt")" = rows ] ||
+    fail "host data/: $(ls -A "$HOST/data")"
+  [ "$(host_sum)" = "$SUM0" ] || fail "host changed: $(cd "$HOST" && find . | sort)"
+}
+
 # The reviewer reads the agent's script in `diff --patch` on a terminal: a
 # carriage return, an escape sequence (7-bit ESC or the C1 CSI of UTF-8) or a
 # bidirectional override in a line repaints or reorders what is shown, and a

@@ -240,19 +240,32 @@ static void test_classify(void)
   cleanup_close int up = dirfd_of("up");
   enum ws_ftype t;
 
-  tap_ok(ws_classify(up, "data", &t) == WS_E_WHITEOUT, "classify: char 0/0 is a whiteout");
-  tap_ok(ws_classify(up, "docs", &t) == WS_E_OPAQUE_DIR, "classify: opaque dir");
-  tap_ok(ws_classify(up, "newdir", &t) == WS_E_DIR && t == WS_T_DIR, "classify: plain dir");
-  tap_ok(ws_classify(up, "new.txt", &t) == WS_E_OTHER && t == WS_T_FILE, "classify: file");
-  tap_ok(ws_classify(up, "link", &t) == WS_E_OTHER && t == WS_T_SYMLINK, "classify: symlink");
-  tap_ok(ws_classify(up, "nothing", &t) == WS_E_NONE, "classify: absent");
+  tap_ok(ws_classify(up, "data", 0, &t) == WS_E_WHITEOUT, "classify: char 0/0 is a whiteout");
+  tap_ok(ws_classify(up, "docs", 0, &t) == WS_E_OPAQUE_DIR, "classify: opaque dir");
+  tap_ok(ws_classify(up, "newdir", 0, &t) == WS_E_DIR && t == WS_T_DIR, "classify: plain dir");
+  tap_ok(ws_classify(up, "new.txt", 0, &t) == WS_E_OTHER && t == WS_T_FILE, "classify: file");
+  tap_ok(ws_classify(up, "link", 0, &t) == WS_E_OTHER && t == WS_T_SYMLINK, "classify: symlink");
+  tap_ok(ws_classify(up, "nothing", 0, &t) == WS_E_NONE, "classify: absent");
+  tap_ok(ws_classify(up, "docs", WS_XATTR_TRUSTED, &t) == WS_E_OPAQUE_DIR,
+         "classify: trusted.overlay.opaque in a trusted-mode layer");
+  tap_ok(ws_classify(up, "docs", WS_XATTR_USER, &t) == WS_E_DIR,
+         "classify: trusted.overlay.opaque is not a userxattr mount's");
+  {
+    cleanup_free char *p = xfmt("%s/up/newdir", tmp);
+    setxattr(p, "user.overlay.opaque", "y", 1, 0);
+    tap_ok(ws_classify(up, "newdir", WS_XATTR_TRUSTED, &t) == WS_E_DIR,
+           "classify: user.overlay.opaque is plain data in a trusted-mode layer (forged-opaque)");
+    tap_ok(ws_classify(up, "newdir", WS_XATTR_USER, &t) == WS_E_OPAQUE_DIR,
+           "classify: user.overlay.opaque in a userxattr layer");
+    removexattr(p, "user.overlay.opaque");
+  }
 }
 
 static void open_layers(struct ws_layers *l, int *fds)
 {
   fds[0] = dirfd_of("up");
   fds[1] = dirfd_of("snap");
-  *l = (struct ws_layers){fds, 2, dirfd_of("host")};
+  *l = (struct ws_layers){fds, 2, dirfd_of("host"), 0};
 }
 
 static void test_scan(void)
@@ -289,7 +302,7 @@ static void test_scan(void)
          "renames: empty files are not paired");
   tap_ok(has(&c, "gone.txt", WS_DELETED, WS_T_FILE), "renames: a plain deletion stays");
   ws_changes_free(&c);
-  ws_layers_close(&(struct ws_layers){NULL, 0, l.hostfd});
+  ws_layers_close(&(struct ws_layers){NULL, 0, l.hostfd, 0});
   close(fds[0]), close(fds[1]);
 }
 
