@@ -194,6 +194,25 @@ sbx_out() {
 	chmod -R u+w "$SBX/ws/gomod"
 }
 
+# A user's sandbox mounts its overlay with userxattr: a directory removed and made again is opaque
+# by user.overlay.opaque, which its review (recorded in meta.json as that mount's namespace, see
+# workspace.bats forged-opaque) reads: the host's files below it are deleted, by the commit too.
+@test "sandbox: a user's directory removed and made again hides the host's files below it, in diff and commit" {
+	mkdir -p "$SBX/ws/sub" && echo old >"$SBX/ws/sub/old.txt" && chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/sub"
+	local wsd out
+	run sbx_out --name op1 -- sh -c 'rm -rf sub && mkdir sub && echo new >sub/new.txt && ls sub'
+	[ "$status" -eq 0 ] && [ "$output" = new.txt ] || fail "$output"
+	wsd=$(find "$SBX/home/.local/share/agentrt" -maxdepth 4 -type d -path '*/.workspaces/op1')
+	[ "$(jq -r .overlay_xattr "$wsd/meta.json")" = user ] || fail "meta: $(jq -c . "$wsd/meta.json" | head -c 300)"
+	out=$(as_user "$AGENTRT" workspace op1 diff --format json 2>/dev/null) || fail "diff: $out"
+	[ "$(jq -r '[.changes[] | "\(.kind):\(.path)"] | sort | join(" ")' <<<"$out")" = "added:sub/new.txt deleted:sub/old.txt" ] ||
+		fail "diff: $out"
+	run as_user "$AGENTRT" workspace op1 commit
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(ls -A "$SBX/ws/sub")" = new.txt ] || fail "host sub/: $(ls -A "$SBX/ws/sub")"
+	as_user "$AGENTRT" workspace op1 purge >/dev/null
+}
+
 @test "sandbox: --write-through writes the host directory, protected paths stay read-only" {
 	mkdir -p "$SBX/ws/.git/hooks"
 	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/.git"
