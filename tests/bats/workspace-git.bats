@@ -21,6 +21,35 @@ load workspace-common
     "" .git/hooks/pre-commit
 }
 
+# The overlay makes no directory redirects, so moving a host directory into .git/hooks (or
+# putting another host directory in place of .git) fails with EXDEV and `mv` copies it: the hook
+# arrives as a rename from tools/ (or .git/config as a modification), and either is held back.
+@test "escape: a host directory moved into .git/hooks (mv .git/hooks away, mv tools .git/hooks)" {
+  HOST_SETUP='mkdir tools && printf "#!/bin/sh\ntouch $MARK\n" >tools/pre-commit && chmod +x tools/pre-commit' \
+    escape hooks-moved 'mv .git/hooks .git/hooks.orig && mv tools .git/hooks && [ -x .git/hooks/pre-commit ] &&
+      [ ! -e tools ]' "" .git/hooks/pre-commit
+}
+
+@test "escape: .git renamed and a host directory with core.fsmonitor moved to .git" {
+  host_repo plain
+  MARK=$T/marker-git-moved
+  (cd "$HOST" && mkdir evil && cp -r .git/objects .git/refs .git/HEAD evil/ && eval "$FSMON" >evil/config)
+  bundle_for "cd /workspace && mv .git .git.orig && mv evil .git && grep -q fsmonitor .git/config && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  marked .git/config
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out .git/config"* ]] || fail "commit: $output"
+  ! grep -q fsmonitor "$HOST/.git/config" || fail "the agent's config reached the host"
+  git -C "$HOST" --no-optional-locks status >/dev/null 2>&1 || true
+  [ ! -e "$MARK" ] || fail "the agent's core.fsmonitor ran on the host after commit"
+  # control: the same config committed on purpose does run it
+  run ar workspace "$ID" commit --include-protected .git/config
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  git -C "$HOST" --no-optional-locks status >/dev/null 2>&1 || true
+  [ -e "$MARK" ] || fail "control: the planted core.fsmonitor did not run even when committed"
+}
+
 # A worktree's own config file, read where the host's config sets extensions.worktreeConfig
 # (what `git sparse-checkout` turns on), and info/attributes, which routes every file
 # through a filter the operator defined (as git-lfs's is): both below `.git`, left out.

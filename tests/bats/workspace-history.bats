@@ -718,6 +718,39 @@ check_git_output() {
   git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "fsck: $(git -C "$HOST" fsck 2>&1)"
 }
 
+# The same with a deep tree and a directory whose name holds a newline and an escape: `git mv`
+# fails with EXDEV, `mv` copies; diff lists every file as renamed (quoted names), commit applies
+# it, the host's git status is clean and `git log --follow` follows each file through the rename.
+@test "workspace: a 40-deep host tree and a directory named with control characters moved with mv commit as renames" {
+  host_repo plain
+  local d=deep i ctl
+  ctl=$(printf 'c\nd\033e')
+  for i in $(seq 1 40); do d=$d/l$i; done
+  mkdir -p "$HOST/$d" "$HOST/$ctl"
+  echo bottom >"$HOST/$d/f.txt" && echo top >"$HOST/deep/g.txt" && echo ctl >"$HOST/$ctl/h.txt"
+  git -C "$HOST" add -A && git -C "$HOST" commit -qm tree
+  bundle_usr "set -e; cd /workspace
+    if git mv deep deep2 2>/tmp/err; then exit 9; fi; grep -q 'cross-device' /tmp/err
+    mv deep deep2 && mv \"\$(printf 'c\\nd\\033e')\" ctl2 && git add -A && git commit -qm moved && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  run ar workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "diff: $output"
+  [ "$(jq -r --arg c "$ctl" '[.changes[] | select(.kind == "renamed" and (.old_path | startswith("deep/") or startswith($c + "/")))
+      | "\(.old_path)>\(.path)"] | sort | join(" ")' <<<"$output")" = \
+    "$ctl/h.txt>ctl2/h.txt deep/g.txt>deep2/g.txt $d/f.txt>deep2/${d#deep/}/f.txt" ] || fail "renames: $output"
+  run ar workspace "$ID" diff
+  ! grep -q $'\033' <<<"$output" || fail "raw escape in the diff"
+  [[ "$output" == *'"c\nd\033e/h.txt"'* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ -z "$(git -C "$HOST" status --porcelain)" ] || fail "status: $(git -C "$HOST" status --porcelain)"
+  [ ! -e "$HOST/deep" ] && [ ! -e "$HOST/$ctl" ] && [ "$(cat "$HOST/ctl2/h.txt")" = ctl ] || fail "host: $(ls -A "$HOST")"
+  [ "$(git -C "$HOST" log --follow --format=%s -- "deep2/${d#deep/}/f.txt" | tr '\n' ' ')" = "moved tree " ] ||
+    fail "log --follow: $(git -C "$HOST" log --follow --format=%s --name-status -- "deep2/${d#deep/}/f.txt")"
+  [ "$(git -C "$HOST" log --follow --format=%s -- ctl2/h.txt | tr '\n' ' ')" = "moved tree " ] || fail "log --follow ctl2"
+}
+
 # A host repository in SHA-256 (`git init --object-format=sha256`) is reviewed as a SHA-1 one:
 # the agent's commits, a branch, an annotated tag and `git gc` pass unmarked and the host's
 # git has them whole (`git fsck`), and a commit of a `.envrc` on another branch (after the gc:

@@ -432,6 +432,52 @@ load workspace-common
   [ "$(host_sum)" = "$SUM0" ] || fail "host changed: $(cd "$HOST" && find . | sort)"
 }
 
+# Forging the overlay's own metadata from inside: trusted.overlay.* needs CAP_SYS_ADMIN of the
+# host's user namespace (refused), and a user.overlay.redirect the agent sets on a host directory
+# is an ordinary xattr: neither the container's view nor the review follows it to another
+# directory (src still shows its own file, nothing of data/ moves).
+@test "escape: forged-redirect: overlay xattrs the agent sets on a host directory neither redirect nor hide it" {
+  command -v python3 >/dev/null || skip "needs python3"
+  bundle_usr "cd /workspace && python3 -c \"
+import os
+for n in ('trusted.overlay.opaque', 'trusted.overlay.redirect'):
+    try:
+        os.setxattr('src', n, b'/data'); print(n, 'SET')
+    except OSError as e:
+        print(n, 'refused', e.errno)
+os.setxattr('src', 'user.overlay.redirect', b'/data')
+os.setxattr('data', 'user.overlay.redirect', b'src')
+\" && ls src data && echo PLANTED"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  [[ "$output" != *SET* ]] && [[ "$output" == *"trusted.overlay.opaque refused 1"* ]] &&
+    [[ "$output" == *"trusted.overlay.redirect refused 1"* ]] || fail "trusted.* set: $output"
+  [[ "$output" == *data:*app.db*rows.txt*src:*main.c*PLANTED* ]] || fail "the container's view moved: $output"
+  run changes
+  [ "$status" -eq 0 ] || fail "changes: $output"
+  ! grep -qE '^(added|deleted|renamed):' <<<"$output" || fail "changes: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(host_sum)" = "$SUM0" ] || fail "host changed: $(cd "$HOST" && find . | sort)"
+}
+
+# No directory redirects: renaming a directory the host had fails with EXDEV (os.rename, as Go's
+# os.Rename and git mv), the container still has it under its old name, and the host is untouched.
+@test "workspace: os.rename of a host directory fails with EXDEV and changes nothing" {
+  command -v python3 >/dev/null || skip "needs python3"
+  bundle_usr "cd /workspace && python3 -c \"
+import errno, os
+try:
+    os.rename('src', 'src2'); print('RENAMED')
+except OSError as e:
+    print('EXDEV' if e.errno == errno.EXDEV else e)
+\" && ls -d src && echo DONE"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *EXDEV*src*DONE* ]] || fail "rename: $output"
+  run changes
+  [ -z "$output" ] || fail "changes: $output"
+}
+
 # The reviewer reads the agent's script in `diff --patch` on a terminal: a
 # carriage return, an escape sequence (7-bit ESC or the C1 CSI of UTF-8) or a
 # bidirectional override in a line repaints or reorders what is shown, and a
