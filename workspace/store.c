@@ -166,8 +166,11 @@ int workspace_mount_options(struct workspace *w, struct error *err)
   w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, view ? view : w->lowerdir);
   w->mount_optv[1] = xfmt("upperdir=%s%s/upper", w->dir, up);
   w->mount_optv[2] = xfmt("workdir=%s%s/work", w->dir, up);
-  /* No redirects created, none followed ("off" is refused in a user namespace,
-   * "nofollow" is as strict) */
+  /* No redirects created ("off" is refused in a user namespace, where "nofollow"
+   * also refuses to follow one).  "off" follows a trusted.overlay.redirect found in a
+   * lower layer above another when the module's redirect_always_follow is set, but
+   * none of the layers holds one: no mount of ours creates it and trusted.* cannot be
+   * set from inside (workspace.bats forged-redirect). */
   strv_push(&w->mount_optv, userxattr ? "redirect_dir=nofollow" : "redirect_dir=off");
   w->ovl_xattr = userxattr ? WS_XATTR_USER : WS_XATTR_TRUSTED;
   strv_push(&w->mount_optv, "index=off");
