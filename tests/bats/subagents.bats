@@ -1042,6 +1042,23 @@ cg_dir() {
 	[ "$status" -eq 125 ] && [[ "$output" != *ws-secret* ]] && [[ "$output" == *"hides"* ]] || fail "$output"
 }
 
+# forged-opaque (workspace.bats) for a child: the parent's overlay keeps its markers in
+# trusted.overlay.*, where the user.overlay.opaque the parent agent sets on a host directory is
+# plain data.  The child's layers were chosen reading it as opaque: a child whose workspace is
+# that directory was given the parent's upper layer alone and saw it empty, while the parent
+# saw the host's files there.
+@test "escape: forged-opaque: a child's workspace below a directory its parent marked user.overlay.opaque shows what the parent sees" {
+	mkdir -p "$WS/d"
+	echo host-file >"$WS/d/f.txt"
+	parent
+	rt exec "$ID" fileops setxattr /workspace/d user.overlay.opaque y || fail "setxattr"
+	[ "$(rt exec "$ID" cat /workspace/d/f.txt)" = host-file ] || fail "the parent's view"
+	run sub run --name fo --workspace /workspace/d -- sh -c 'ls -A; cat f.txt'
+	[ "$status" -eq 0 ] && [ "$output" = "$(printf 'f.txt\nhost-file')" ] || fail "the child's view: $output"
+	run sub diff fo
+	[ "$status" -eq 0 ] && [[ "$output" != *deleted* ]] || fail "diff: $output"
+}
+
 @test "sub-net-gid: a child's slirp4netns runs in the parent's namespace as the group the parent's proxy tells a child's connections by (escape: a sub-agent not given the secret ..., secrets-proxy.bats)" {
 	parent
 	sub run --name net --allow allowed.test --detach -- sleep 60 >/dev/null
