@@ -1105,7 +1105,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
   cleanup_close int agent_fd = -1;
   cleanup_free char *pod_sandbox = NULL;
   cleanup_close int netns_lock = -1; /* egress_netns_lock: until create ends */
-  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
+  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL, *own_bpf = NULL;
   struct stat st;
   size_t cfg_len = 0;
   cleanup_strv char **removed = NULL;
@@ -1299,6 +1299,19 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       seccomp_listener_connect(c->config->linux ? c->config->linux->seccomp : NULL, err);
   if (so.listener_fd == -1)
     goto fail;
+  /* The config's own filter through the same cache, compiled here rather
+   * than by the init after START: an engine's default profile (Docker's,
+   * containerd's RuntimeDefault: ~350 names) is one filter for all its
+   * containers, and its compile was most of `start` (bench/README.md).
+   * Not a listener's (the init loads that one with a new listener); a
+   * filter that does not compile is left to the init, which names it. */
+  if (c->config->linux && c->config->linux->seccomp &&
+      !oci_seccomp_uses_notify(c->config->linux->seccomp)) {
+    struct error ignore = {0};
+    if (seccomp_cache_get(g->data_dir, c->config->linux->seccomp, &own_bpf, &ignore) < 0)
+      error_clear(&ignore);
+    so.config_bpf = own_bpf;
+  }
   /* a new image's thread (workspace_mount_start) ends before the init's
    * clone: that clone is no fork of glibc's (os/early_thread.h) */
   workspace_mount_join(ws_later);

@@ -44,6 +44,7 @@
 #include "container/init.h"
 #include "container/lsm.h"
 #include "container/process.h"
+#include "container/seccomp_cache.h"
 #include "container/sync.h"
 #include "os/fsutil.h"
 #include "os/passwd.h"
@@ -117,6 +118,7 @@ static int open_pty(int *ret_master, int *ret_peer, struct error *err)
 }
 
 struct exec_child {
+  const void *config_bpf; /* linux.seccomp compiled (create's cache), or NULL: compiled here */
   const void *extra_bpf;
   int sock;
   int ns[OCI_NS_COUNT];
@@ -211,6 +213,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *x)
   po.keep_fd = x->sock;
   po.in_userns = x->ns[OCI_NS_USER] >= 0;
   po.seccomp = x->seccomp;
+  po.seccomp_bpf = x->config_bpf;
   po.extra_bpf = x->extra_bpf;
   po.notify_bpf = x->notify_bpf;
   po.notify_fd = x->notify_fd;
@@ -689,7 +692,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   struct container *c = NULL;
   struct oci_process *proc = NULL;
   struct exec_child x = {.listener_fd = -1, .notify_fd = -1};
-  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL;
+  cleanup_free struct sock_fprog *extra = NULL, *notify = NULL, *own_bpf = NULL;
   cleanup_free char *home = NULL;
   int master = -1, sigfd = -1, ret = -1;
   pid_t pid;
@@ -773,6 +776,13 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
     goto out_ns;
   }
   x.preserve_fds = eo.preserve_fds;
+  /* the config's own filter from create's cache (cli/create.c) */
+  if (x.seccomp != NULL && !oci_seccomp_uses_notify(x.seccomp)) {
+    struct error ignore = {0};
+    if (seccomp_cache_get(g->data_dir, x.seccomp, &own_bpf, &ignore) < 0)
+      error_clear(&ignore);
+    x.config_bpf = own_bpf;
+  }
   if (load_bpf(c, "seccomp-extra.bpf", &extra, err) < 0 ||
       (extra != NULL && load_notify(c, &x, &notify, err) < 0))
     goto out_ns;

@@ -473,6 +473,7 @@ void init_main(struct init_args *a)
   po.keep_fd = a->sock;
   po.in_userns = ctx.in_userns;
   po.seccomp = a->config->linux ? a->config->linux->seccomp : NULL;
+  po.seccomp_bpf = a->config_bpf;
   po.extra_bpf = a->extra_bpf;
   po.notify_bpf = a->notify_bpf;
   po.notify_fd = a->notify_fd;

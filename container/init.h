@@ -23,6 +23,7 @@ struct init_args {
   bool dumpable_until_go;     /* made by a non-root caller: its maps are written after the clone */
   bool netns_early;           /* born in a network namespace made before the clone, `lo` up */
   bool tell_rooted;           /* send ROOTED right after the pivot */
+  const void *config_bpf;     /* struct sock_fprog of linux.seccomp, or NULL (spawn_opts) */
   const void *extra_bpf;      /* struct sock_fprog of the profile's filter, or NULL */
   const void *notify_bpf;     /* its notify variant, or NULL (process_opts) */
   int notify_fd;              /* the monitor's socket for the listener, -1 */

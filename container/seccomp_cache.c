@@ -133,6 +133,10 @@ int seccomp_cache_get(const char *root, const struct oci_seccomp *s, struct sock
   filter_hash(s, key);
   name = xfmt("seccomp-%s.bpf", key);
 
+  /* the data directory too: a `--profile oci` container (an engine's, with
+   * its own filter) may be the first to need it */
+  if (mkdir(dir, 0700) < 0 && errno == ENOENT && mkdir(root, 0700) == 0)
+    (void)mkdir(dir, 0700);
   if (mkdir(dir, 0700) < 0 && errno != EEXIST)
     dir[0] = '\0';
   dfd = dir[0] ? open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;

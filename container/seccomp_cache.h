@@ -1,7 +1,9 @@
 /* seccomp_cache.h - the profile's seccomp filter, compiled once.
  *
- * Compiling a filter with libseccomp costs about a millisecond; the agent
- * profile's filter is the same for every container, so its BPF is cached in
+ * Compiling a filter with libseccomp costs about a millisecond (an engine's
+ * default profile of ~350 calls, ~20 ms); the agent profile's filter and an
+ * engine's own linux.seccomp are the same for every container, so their BPF is
+ * cached in
  * <data-dir>/.cache/seccomp-<hash>.bpf (hash of the filter's content and the
  * libseccomp version) and loaded with seccomp(2) directly.  The directory and
  * an entry are trusted only when they are this user's and no one else may

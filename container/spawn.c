@@ -491,6 +491,7 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
         /* as parent_protocol's on_clone: the netns is final at the clone */
         .tell_rooted = o->on_rooted != NULL && o->on_clone != NULL &&
                        ((flags & CLONE_NEWNET) != 0 || own_net >= 0),
+        .config_bpf = o->config_bpf,
         .extra_bpf = o->extra_bpf,
         .notify_bpf = o->notify_bpf,
         .notify_fd = o->notify_bpf != NULL ? o->notify_fd : -1,

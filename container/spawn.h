@@ -38,6 +38,8 @@ struct spawn_opts {
   bool use_fifo; /* create: wait on <dir>/exec.fifo; run: wait for START */
   int preserve_fds;
   const struct global_opts *g;
+  const void *config_bpf; /* the config's own seccomp filter, compiled (struct sock_fprog), or
+                             NULL: the init compiles linux.seccomp itself */
   const void *extra_bpf;  /* the profile's compiled seccomp filter (struct sock_fprog) or NULL */
   const void *notify_bpf; /* its notify variant (process_opts), NULL = none */
   bool pdeathsig;         /* the program's parent-death signal (create_opts.pdeathsig) */

@@ -478,3 +478,57 @@ kinds() {
 		[ "$(stat -c '%u %a' "$f")" = "0 600" ] || fail "$f: $(stat -c '%u %a' "$f")"
 	done
 }
+
+# An engine's own filter (linux.seccomp: Docker's default profile, containerd's RuntimeDefault,
+# ~350 names) is one filter for all its containers.  The init compiled it after START, ~20 ms of
+# every `docker run`'s start (bench/README.md); create now compiles it once into the same cache,
+# and the init and exec load the entry, under the same trust rules as the profile's filters.
+@test "engine-seccomp-cache: linux.seccomp is compiled once into the cache and loaded by the init and exec; another user's entry is not" {
+	local id=ddeng$$ f n pid allow_all='\x06\x00\x00\x00\x00\x00\xff\x7f'
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+		"syscalls": [{"names": ["keyctl"], "action": "SCMP_ACT_ERRNO", "errnoRet": 95}]}'
+	# the init's own answer, kept for exec to read
+	set_cmd 'try-syscall keyctl >/tmp/init-keyctl; exec sleep 100'
+	rm -rf "$AGENTRT_DATA_DIR"
+	# --profile oci: no profile filter, so the cache's entries are the config's
+	run_detached ${id}a
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	n=0
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		[ -f "$f" ] && n=$((n + 1))
+	done
+	[ "$n" -eq 1 ] || fail "cache entries after create: $n ($(ls -la "$AGENTRT_DATA_DIR/.cache" 2>&1))"
+	pid=$(rt state ${id}a | jq -r .pid)
+	[ "$(awk '$1 == "Seccomp_filters:" {print $2}' "/proc/$pid/status")" = 1 ] ||
+		fail "init's filters: $(grep Seccomp "/proc/$pid/status")"
+	wait_for_file "/proc/$pid/root/tmp/init-keyctl"
+	[ "$(cat "/proc/$pid/root/tmp/init-keyctl")" = EOPNOTSUPP ] ||
+		fail "init keyctl: $(cat "/proc/$pid/root/tmp/init-keyctl")"
+	run rt exec ${id}a try-syscall keyctl
+	[ "$output" = EOPNOTSUPP ] || fail "exec keyctl: $output"
+	run rt exec ${id}a try-syscall add_key
+	[ "$output" != EOPNOTSUPP ] || fail "exec add_key: $output"
+	rt delete --force ${id}a
+	rm -f "$ROOTFS/tmp/init-keyctl"
+	# another user's entry (allow everything) is neither the init's nor exec's filter
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		printf "$allow_all" >"$f"
+		chown 65534:65534 "$f"
+		chmod 0666 "$f"
+	done
+	run_detached ${id}b
+	[ "$status" -eq 0 ] || fail "run -d b: $output"
+	pid=$(rt state ${id}b | jq -r .pid)
+	wait_for_file "/proc/$pid/root/tmp/init-keyctl"
+	[ "$(cat "/proc/$pid/root/tmp/init-keyctl")" = EOPNOTSUPP ] ||
+		fail "the init loaded another user's entry: $(cat "/proc/$pid/root/tmp/init-keyctl")"
+	# (b's create wrote the entry back as ours: planted again for exec)
+	for f in "$AGENTRT_DATA_DIR"/.cache/seccomp-*.bpf; do
+		printf "$allow_all" >"$f"
+		chown 65534:65534 "$f"
+		chmod 0666 "$f"
+	done
+	run rt exec ${id}b try-syscall keyctl
+	[ "$output" = EOPNOTSUPP ] || fail "exec loaded another user's entry: $output"
+	rt delete --force ${id}b
+}
