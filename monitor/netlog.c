@@ -33,14 +33,56 @@ static const char *proto_name(int p)
   }
 }
 
+static void mac_str(const uint8_t *m, char out[18])
+{
+  snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* Ethernet ARP (table arp agentrt logs from its header): the sender's
+ * address and link address, the target's address */
+static bool parse_arp(const uint8_t *p, size_t len, struct netlog_event *ret)
+{
+  if (len < 28 || p[0] != 0 || p[1] != 1 || p[2] != 0x08 || p[3] != 0 || p[4] != 6 || p[5] != 4)
+    return false;
+  ret->kind = NETLOG_DENIED;
+  ret->inbound = ret->neigh = true;
+  ret->proto = "arp";
+  ret->port = ret->icmp_type = -1;
+  mac_str(p + 8, ret->lladdr);
+  inet_ntop(AF_INET, p + 14, ret->src, sizeof ret->src);
+  inet_ntop(AF_INET, p + 24, ret->dst, sizeof ret->dst);
+  snprintf(ret->addr, sizeof ret->addr, "%s", ret->src);
+  return true;
+}
+
+/* A neighbour advertisement at l4: its target, and the link address of
+ * its first target link-address option */
+static void parse_na(const uint8_t *p, size_t len, size_t l4, struct netlog_event *ret)
+{
+  size_t o = l4 + 24;
+
+  if (len < o || p[l4] != 136)
+    return;
+  ret->neigh = true;
+  inet_ntop(AF_INET6, p + l4 + 8, ret->addr, sizeof ret->addr);
+  for (int i = 0; i < 8 && len >= o + 8 && p[o + 1] != 0; i++, o += (size_t)p[o + 1] * 8)
+    if (p[o] == 2 && p[o + 1] == 1) {
+      mac_str(p + o + 2, ret->lladdr);
+      return;
+    }
+}
+
 bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlog_event *ret)
 {
   size_t l4;
   int proto;
+  bool na_pin = prefix != NULL && strcmp(prefix, EGRESS_LOG_NA_PIN_PREFIX) == 0;
 
   memset(ret, 0, sizeof *ret);
-  ret->inbound = prefix != NULL && (strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0 ||
-                                    strcmp(prefix, EGRESS_LOG_IN_DENY_PREFIX) == 0);
+  if (prefix != NULL && strcmp(prefix, EGRESS_LOG_ARP_PIN_PREFIX) == 0)
+    return parse_arp(p, len, ret);
+  ret->inbound = na_pin || (prefix != NULL && (strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0 ||
+                                               strcmp(prefix, EGRESS_LOG_IN_DENY_PREFIX) == 0));
   ret->spoofed = prefix != NULL && strcmp(prefix, EGRESS_LOG_SPOOF_PREFIX) == 0;
   if (len >= 20 && (p[0] >> 4) == 4) {
     l4 = (size_t)(p[0] & 0x0f) * 4;
@@ -79,6 +121,8 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
   else if ((proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) && len > l4 &&
            ret->kind == NETLOG_DENIED)
     ret->icmp_type = p[l4];
+  if (na_pin && proto == IPPROTO_ICMPV6)
+    parse_na(p, len, l4, ret);
   return true;
 }
 
@@ -113,9 +157,16 @@ static void emit(struct netlog *t, struct netlog_entry *e)
     jb_key_i64(&b, "port", e->ev.port);
   if (e->ev.icmp_type >= 0)
     jb_key_i64(&b, "icmp_type", e->ev.icmp_type);
+  if (e->ev.neigh) {
+    jb_key_str(&b, "addr", e->ev.addr);
+    if (e->ev.lladdr[0] != '\0')
+      jb_key_str(&b, "lladdr", e->ev.lladdr);
+  }
   jb_key_u64(&b, "count", e->count);
   jb_key_str(&b, "at", e->at);
-  if (e->ev.spoofed)
+  if (e->ev.neigh)
+    jb_key_str(&b, "reason", "a gateway's address with another link address than its pinned one");
+  else if (e->ev.spoofed)
     jb_key_str(&b, "reason", "source address not the container's");
   else if (e->ev.routed)
     jb_key_str(&b, "reason", "IPv6 routing header (dst is its first hop)");
@@ -131,7 +182,8 @@ static bool same(const struct netlog_event *a, const struct netlog_event *b)
   return a->kind == b->kind && a->inbound == b->inbound && a->spoofed == b->spoofed &&
          a->routed == b->routed && a->ip_options == b->ip_options && a->proto == b->proto &&
          a->ipproto == b->ipproto && a->port == b->port && a->icmp_type == b->icmp_type &&
-         strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0;
+         strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0 && a->neigh == b->neigh &&
+         strcmp(a->addr, b->addr) == 0 && strcmp(a->lladdr, b->lladdr) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

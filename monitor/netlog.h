@@ -6,7 +6,10 @@
  * first packet of an allowed flow (chain `allowed`, netfilter/egress.h) per
  * (destination, protocol, port).  Inbound ones (chains `in_deny` and
  * `in_allowed`) count per (peer, local address, protocol, local port); every
- * record says its "direction", "in" or "out".  The first event of a key is recorded at
+ * record says its "direction", "in" or "out".  A neighbour's ARP or
+ * advertisement refused by a gateway's pin (the pin prefixes) counts per
+ * (claimed address, link address, sender, target): "in", with "addr" and
+ * "lladdr".  The first event of a key is recorded at
  * once with count 1; further events within MONITOR_COALESCE_MS of it are
  * summed and recorded when that window ends (or at the final flush), so the
  * counts of a key's records add up to the number of events.  The table is
@@ -37,6 +40,13 @@ struct netlog_event {
   int ipproto;       /* its number (recorded for "other") */
   int port;          /* -1 = none */
   int icmp_type;     /* -1 = none (always for flows) */
+  /* a neighbour's ARP (proto "arp") or solicited advertisement naming a
+   * pinned gateway's address with another link address (tables arp and ip6
+   * agentrt): the address it claims and the link address it gives ("" =
+   * none in the packet) */
+  bool neigh;
+  char addr[INET6_ADDRSTRLEN];
+  char lladdr[18];
 };
 
 /* A logged packet: the IP header onwards, and the log prefix (NULL = none;

@@ -103,6 +103,11 @@ struct egress_policy {
 #define EGRESS_LOG_IN_FLOW_PREFIX "agentrt-in-flow: "
 /* outbound packets whose source address is not the container's (dropped) */
 #define EGRESS_LOG_SPOOF_PREFIX "agentrt-spoof: "
+/* inbound ARP (table arp agentrt) and solicited neighbour advertisements
+ * (table ip6 agentrt) naming a gateway's address with another link address
+ * than its pinned one (dropped) */
+#define EGRESS_LOG_ARP_PIN_PREFIX "agentrt-arp-pin: "
+#define EGRESS_LOG_NA_PIN_PREFIX "agentrt-na-pin: "
 
 /* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
  * live in chain allow_ll, before the metadata block. */

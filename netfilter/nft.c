@@ -963,7 +963,7 @@ static int build_full(const struct egress_policy *p, const struct nft_build_opts
     if (o->proxy_port != 0)
       rules_nat_proxy(b, o->proxy_port, o->proxy_mark, o->proxy_child_port, o->proxy_child_gid);
   }
-  nftb_arp_table(b, o);
+  nftb_arp_table(b, o, p->log_group);
   return 0;
 }
 
@@ -976,7 +976,7 @@ int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *
   nftb_init(&b, o->seq_base);
   nftb_begin(&b);
   if (o->arp_only) {
-    nftb_arp_table(&b, o);
+    nftb_arp_table(&b, o, p->log_group);
     r = 0;
   } else
     r = o->update ? build_update(p, &b, err) : build_full(p, o, &b, err);

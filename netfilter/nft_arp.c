@@ -8,7 +8,8 @@
  * packet to itself.  For each IPv4 gateway of the namespace the first link
  * address learnt (already in the neighbour table when the table is made, or the
  * first ARP packet from that address after) is pinned; ARP from the gateway's
- * address with another link address is dropped and counted:
+ * address with another link address is dropped, counted and logged to the
+ * monitor's group (an "in" `denied` record of proto arp, monitor/netlog.c):
  *
  *   table arp agentrt {
  *     set gw4  { type ipv4_addr; elements = { <gateways> } }
@@ -16,7 +17,7 @@
  *     set pin  { type ipv4_addr . ether_addr; flags dynamic; }
  *     chain input { type filter hook input priority 0; policy accept;
  *       arp saddr ip . arp saddr ether @pin accept
- *       arp saddr ip @seen counter drop
+ *       arp saddr ip @seen counter log prefix "agentrt-arp-pin: " group N drop
  *       arp saddr ip @gw4 add @seen { arp saddr ip }
  *         add @pin { arp saddr ip . arp saddr ether } accept } }
  *
@@ -173,6 +174,17 @@ static void dynset_add(struct nftnl_rule *r, const char *set, uint32_t id)
   nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SET_ID, id);
 }
 
+/* counter, then log to the monitor's group (when there is one, log_group >= 0) */
+static void count_log(struct nftnl_rule *r, int log_group, const char *prefix)
+{
+  xexpr(r, "counter");
+  if (log_group >= 0) {
+    struct nftnl_expr *e = xexpr(r, "log");
+    nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, (uint16_t)log_group);
+    nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
+  }
+}
+
 static void xverdict(struct nftnl_rule *r, int v)
 {
   struct nftnl_expr *e = xexpr(r, "immediate");
@@ -225,7 +237,7 @@ static void input_chain(struct nft_batch_buf *b, uint16_t fam, int prio)
   nftnl_chain_free(c);
 }
 
-static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
 {
   const uint16_t F = NFPROTO_ARP;
   const uint32_t NH = NFT_PAYLOAD_NETWORK_HEADER;
@@ -252,9 +264,9 @@ static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
   r = rule_fam(F);
   load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
   xlookup(r, "seen", SET_ID_ARP_SEEN);
-  xexpr(r, "counter");
+  count_log(r, log_group, EGRESS_LOG_ARP_PIN_PREFIX);
   xverdict(r, NF_DROP);
-  emit_fam(b, F, r, "arp saddr ip @seen counter drop");
+  emit_fam(b, F, r, "arp saddr ip @seen counter log drop");
   r = rule_fam(F);
   load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
   xlookup(r, "gw4", SET_ID_ARP_GW4);
@@ -335,13 +347,14 @@ static void target_and_tlla(struct nftnl_rule *r)
  *     chain input { type filter hook input priority -1; policy accept;
  *       <NA for @gw6> payload length 24 accept      # no link address: no change
  *       <NA for @gw6> <one TLLA> target . tlla @pin6 accept
- *       <NA for @gw6> solicited target @seen6 counter drop
+ *       <NA for @gw6> solicited target @seen6 counter log drop
  *       <NA for @gw6> solicited <one TLLA> add @seen6 add @pin6 accept
- *       <NA for @gw6> solicited counter drop } }   # a link address elsewhere
+ *       <NA for @gw6> solicited counter log drop } }   # a link address elsewhere
+ * (log: prefix "agentrt-na-pin: ", the monitor's group)
  * (an unsolicited one goes on to table inet agentrt's in_deny) and the
  * link address a gateway has in the neighbour table at install is pinned.
  * What is accepted here is judged again by table inet agentrt. */
-static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
 {
   const uint16_t F = NFPROTO_IPV6;
   struct nftnl_rule *r;
@@ -371,9 +384,9 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
   r = na_for_gw6();
   solicited(r);
   xlookup(r, "seen6", SET_ID_ND_SEEN6);
-  xexpr(r, "counter");
+  count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
   xverdict(r, NF_DROP);
-  emit_fam(b, F, r, "nd-neighbor-advert target @seen6 counter drop");
+  emit_fam(b, F, r, "nd-neighbor-advert target @seen6 counter log drop");
   r = na_for_gw6();
   solicited(r);
   one_tlla(r);
@@ -385,19 +398,19 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
   emit_fam(b, F, r, "nd-neighbor-advert for @gw6 add @seen6 add @pin6 accept");
   r = na_for_gw6();
   solicited(r);
-  xexpr(r, "counter");
+  count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
   xverdict(r, NF_DROP);
-  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 counter drop");
+  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 counter log drop");
 }
 
-void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o)
+void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
 {
   /* add + delete + add: replaces whatever table of ours was there */
   nftb_arp_table_delete(b);
   if (o->n_gw4 > 0)
-    arp_table(b, o);
+    arp_table(b, o, log_group);
   if (o->n_gw6 > 0)
-    nd_table(b, o);
+    nd_table(b, o, log_group);
 }
 
 /* ------------------------------------------------------------- procfs text */

@@ -48,7 +48,7 @@ int nftb_allow_elems(struct nft_batch_buf *b, const struct egress_policy *p, enu
 
 /* Tables arp agentrt and ip6 agentrt (nft_arp.c): made (after deleting
  * any) when o has IPv4 or IPv6 gateways; deleted when there are. */
-void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o);
+void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group);
 void nftb_arp_table_delete(struct nft_batch_buf *b);
 
 #endif

@@ -5,7 +5,9 @@ namespace that holds DEV; the frame leaves DEV with MAC as its Ethernet source.
 
   reply DEV SENDER_IP MAC TARGET_IP   an unsolicited ARP reply to the broadcast address:
                                       SENDER_IP is at MAC (to TARGET_IP)
-  garp DEV SENDER_IP MAC              a gratuitous ARP request (sender and target SENDER_IP)"""
+  garp DEV SENDER_IP MAC              a gratuitous ARP request (sender and target SENDER_IP)
+  flood DEV SENDER_IP TARGET_IP N     N unsolicited replies, SENDER_IP at a new link address
+                                      each (02:00:5e:NN:NN:NN); prints "sent N"."""
 import socket
 import struct
 import sys
@@ -19,9 +21,17 @@ def frame(op, src_mac, sender_ip, target_ip):
     return bcast + src_mac + struct.pack("!H", 0x0806) + arp
 
 
-if len(sys.argv) < 5 or sys.argv[1] not in ("reply", "garp"):
+if len(sys.argv) < 5 or sys.argv[1] not in ("reply", "garp", "flood"):
     sys.exit(__doc__)
 mode, dev, sender, mac = sys.argv[1:5]
+if mode == "flood":
+    target, n = sys.argv[4], int(sys.argv[5])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((dev, 0))
+    for i in range(n):
+        s.send(frame(2, b"\x02\x00\x5e" + i.to_bytes(3, "big"), sender, target))
+    print("sent", n)
+    sys.exit(0)
 mac_b = bytes.fromhex(mac.replace(":", ""))
 if mode == "reply":
     f = frame(2, mac_b, sender, sys.argv[5])

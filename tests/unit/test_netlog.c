@@ -94,7 +94,7 @@ static void test_parse(void)
 
 /* Inbound and outbound of the same addresses are different records, each
  * with its direction. */
-static char dir_rec[4][256];
+static char dir_rec[4][512];
 static size_t dir_n;
 
 static void on_emit_dir(void *ud, const char *kind, const char *fields)
@@ -118,6 +118,56 @@ static void test_direction(void)
              strstr(dir_rec[0], "\"src\":\"192.0.2.2\"") &&
              strstr(dir_rec[1], "\"direction\":\"out\"") && !strstr(dir_rec[1], "\"src\""),
          "records say their direction: %s / %s", dir_rec[0], dir_rec[1]);
+}
+
+/* A neighbour's ARP reply and solicited advertisement refused by a
+ * gateway's pin (tables arp and ip6 agentrt): records naming the address
+ * claimed and the link address given. */
+static void test_neigh(void)
+{
+  static const uint8_t arp[28] = {0,    1,    8,    0,    6,   4, 0, 2, 2,    0,
+                                  0x5e, 0,    0x53, 0x99, 192, 0, 2, 1, 0xff, 0xff,
+                                  0xff, 0xff, 0xff, 0xff, 192, 0, 2, 2};
+  /* IPv6 fe80::1 -> 2001:db8:2::2, NA (solicited, override) for 2001:db8:2::1, a nonce
+   * option (14) then the target link-address option */
+  uint8_t na[40 + 24 + 8 + 8] = {
+      0x60,        [6] = 58,    [7] = 255,   [8] = 0xfe,  [9] = 0x80,  [23] = 1,
+      [24] = 0x20, [25] = 0x01, [26] = 0x0d, [27] = 0xb8, [28] = 0,    [29] = 2,
+      [39] = 2,    [40] = 136,  [44] = 0x60, [48] = 0x20, [49] = 0x01, [50] = 0x0d,
+      [51] = 0xb8, [53] = 2,    [63] = 1,    [64] = 14,   [65] = 1,    [72] = 2,
+      [73] = 1,    [74] = 2,    [76] = 0x5e, [78] = 0x53, [79] = 0x99};
+  struct netlog_event ev;
+  struct netlog t;
+
+  tap_ok(netlog_parse(arp, sizeof arp, EGRESS_LOG_ARP_PIN_PREFIX, &ev) && ev.neigh && ev.inbound &&
+             ev.kind == NETLOG_DENIED && strcmp(ev.proto, "arp") == 0 &&
+             strcmp(ev.addr, "192.0.2.1") == 0 && strcmp(ev.src, "192.0.2.1") == 0 &&
+             strcmp(ev.dst, "192.0.2.2") == 0 && strcmp(ev.lladdr, "02:00:5e:00:53:99") == 0 &&
+             ev.port == -1,
+         "a refused ARP reply names the address claimed and its link address");
+  tap_ok(!netlog_parse(arp, 27, EGRESS_LOG_ARP_PIN_PREFIX, &ev), "a truncated ARP is refused");
+  tap_ok(!netlog_parse(arp, sizeof arp, EGRESS_LOG_DENY_PREFIX, &ev),
+         "ARP under another prefix is no IP packet");
+  tap_ok(netlog_parse(na, sizeof na, EGRESS_LOG_NA_PIN_PREFIX, &ev) && ev.neigh && ev.inbound &&
+             ev.icmp_type == 136 && strcmp(ev.addr, "2001:db8:2::1") == 0 &&
+             strcmp(ev.src, "fe80::1") == 0 && strcmp(ev.lladdr, "02:00:5e:00:53:99") == 0,
+         "a refused advertisement names its target and the link address of its option");
+  na[73] = 0; /* an option of length 0: the walk stops */
+  tap_ok(netlog_parse(na, sizeof na, EGRESS_LOG_NA_PIN_PREFIX, &ev) && ev.neigh &&
+             ev.lladdr[0] == '\0',
+         "an advertisement without a readable link-address option has none");
+  dir_n = 0;
+  netlog_init(&t, 1000, on_emit_dir, NULL);
+  netlog_parse(arp, sizeof arp, EGRESS_LOG_ARP_PIN_PREFIX, &ev);
+  netlog_note(&t, &ev, 0);
+  netlog_flush(&t, 0, true);
+  tap_ok(dir_n == 1 && strstr(dir_rec[0], "denied ") == dir_rec[0] &&
+             strstr(dir_rec[0], "\"direction\":\"in\"") &&
+             strstr(dir_rec[0], "\"proto\":\"arp\"") &&
+             strstr(dir_rec[0], "\"addr\":\"192.0.2.1\"") &&
+             strstr(dir_rec[0], "\"lladdr\":\"02:00:5e:00:53:99\"") &&
+             strstr(dir_rec[0], "\"reason\":"),
+         "its record: %s", dir_n ? dir_rec[0] : "");
 }
 
 /* ---- aggregation: collect the records */
@@ -228,6 +278,7 @@ int main(void)
 {
   test_parse();
   test_direction();
+  test_neigh();
   test_coalesce();
   test_bounded();
   return tap_done();
