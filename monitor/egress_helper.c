@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -104,8 +105,6 @@ static void read_gw4(pid_t pid, struct nft_build_opts *bo)
 }
 
 /* gw: the gateways (read_gw4) for a full build, NULL for an update */
-#define GW_LATE_MS 30000
-
 static int send_batch(int nl_fd, const struct egress_policy *p, bool update,
                       const struct nft_build_opts *gw, struct error *err)
 {
@@ -175,12 +174,14 @@ struct egress_helper {
    * flushes every pin as it did before */
   struct pin_rec *recs;
   size_t n_recs, cap_recs;
-  /* no IPv4 or no IPv6 gateway when the table was made: the init whose
-   * namespace's routes are read again, until when and when next
-   * (monotonic ms) */
+  /* the gateways pinned so far (tables arp and ip6 agentrt), and the init
+   * whose namespace's routes are read again when they change: route_fd is
+   * an rtnetlink socket there subscribed to IPv4 and IPv6 route changes,
+   * neigh_fd one for dumps of its IPv6 neighbour table (-1 = none) */
   pid_t gw_pid;
-  long gw_until, gw_next;
-  size_t gw_n4, gw_n6; /* the gateways of each version pinned so far */
+  int route_fd, neigh_fd;
+  uint8_t gw4[NFT_MAX_GW4][4], gw6[NFT_MAX_GW4][16];
+  size_t gw_n4, gw_n6;
   bool recs_lost;
 };
 
@@ -347,48 +348,74 @@ static void note_pins(struct egress_helper *h, const char *name, const struct nf
   }
 }
 
-/* Once a second at least: pins that ran out (the kernel stopped matching
- * them) end their connections. */
-/* The namespace had no IPv4 or no IPv6 gateway when the table was made: its
- * routes are read again twice a second for GW_LATE_MS, and tables arp and
- * ip6 agentrt made again when more are found (until both versions have one). */
-static void gw_late(struct egress_helper *h, long now)
+/* The gateways of the namespace, read again (routes changed): those not
+ * pinned yet are added to tables arp and ip6 agentrt (made when they were
+ * not), the tables there kept with their pins.  At most NFT_MAX_GW4 of
+ * each version over the container's life. */
+static void gw_rescan(struct egress_helper *h)
 {
-  struct nft_build_opts bo = {.seq_base = 1, .arp_only = true};
+  struct nft_build_opts now = {0};
+  struct nft_build_opts bo = {
+      .seq_base = 1, .arp_only = true, .keep4 = h->gw_n4 > 0, .keep6 = h->gw_n6 > 0};
   struct nft_batch_buf b;
   struct error e = {0};
 
-  if (now > h->gw_until) {
-    h->gw_pid = 0;
-    return;
+  read_gw4(h->gw_pid, &now);
+  for (size_t i = 0; i < now.n_gw4; i++) {
+    bool known = false;
+    for (size_t k = 0; k < h->gw_n4 && !known; k++)
+      known = memcmp(h->gw4[k], now.gw4[i].ip, 4) == 0;
+    if (!known && h->gw_n4 + bo.n_gw4 < NFT_MAX_GW4)
+      bo.gw4[bo.n_gw4++] = now.gw4[i];
   }
-  if (now < h->gw_next)
+  for (size_t i = 0; i < now.n_gw6; i++) {
+    bool known = false;
+    for (size_t k = 0; k < h->gw_n6 && !known; k++)
+      known = memcmp(h->gw6[k], now.gw6[i], 16) == 0;
+    if (!known && h->gw_n6 + bo.n_gw6 < NFT_MAX_GW4)
+      memcpy(bo.gw6[bo.n_gw6++], now.gw6[i], 16);
+  }
+  if (bo.n_gw4 == 0 && bo.n_gw6 == 0)
     return;
-  h->gw_next = now + 500;
-  read_gw4(h->gw_pid, &bo);
-  if (bo.n_gw4 <= h->gw_n4 && bo.n_gw6 <= h->gw_n6)
-    return;
-  h->gw_n4 = bo.n_gw4;
-  h->gw_n6 = bo.n_gw6;
-  if (bo.n_gw4 > 0 && bo.n_gw6 > 0)
-    h->gw_pid = 0;
+  if (h->neigh_fd >= 0 && netns_neigh6_fill(h->neigh_fd, &bo) < 0)
+    log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
   memset(&b, 0, sizeof b);
-  if (nft_build_batch(h->policy, &bo, &b, &e) == 0) {
-    if (nft_batch_send(h->o.nl_fd, &b, &e) < 0)
-      log_warning("egress: the gateway's link address is not pinned: %s", e.msg);
+  if (nft_build_batch(h->policy, &bo, &b, &e) < 0 || nft_batch_send(h->o.nl_fd, &b, &e) < 0) {
+    log_warning("egress: a gateway's link address is not pinned: %s", e.msg);
     nft_batch_buf_free(&b);
+    return;
   }
+  nft_batch_buf_free(&b);
+  for (size_t i = 0; i < bo.n_gw4; i++)
+    memcpy(h->gw4[h->gw_n4++], bo.gw4[i].ip, 4);
+  for (size_t i = 0; i < bo.n_gw6; i++)
+    memcpy(h->gw6[h->gw_n6++], bo.gw6[i], 16);
 }
 
+/* Route changes in the container's namespace (an engine's hook routes a new
+ * namespace after the table is made, an operator adds a gateway): the
+ * messages are read out, the gateways read again whole. */
+static void on_route(void *ud)
+{
+  struct egress_helper *h = ud;
+  char buf[8192];
+
+  for (int i = 0; i < 256; i++) {
+    ssize_t n = recv(h->route_fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n <= 0 && !(n < 0 && errno == ENOBUFS)) /* ENOBUFS: some lost, read again all the same */
+      break;
+  }
+  gw_rescan(h);
+}
+
+/* Once a second at least: pins that ran out (the kernel stopped matching
+ * them) end their connections. */
 static void on_tick(void *ud)
 {
   struct egress_helper *h = ud;
   long now = mono_ms();
   size_t kept = 0;
   bool due = false;
-
-  if (h->gw_pid > 0)
-    gw_late(h, now);
 
   for (size_t i = 0; i < h->n_expiries; i++) {
     if (h->expiries[i] <= now)
@@ -694,6 +721,7 @@ int egress_helper_new(const struct profile_egress *pe, struct egress_helper **re
   h = xmalloc0(sizeof *h);
   h->listen_fd = -1;
   h->diag_fd = -1;
+  h->route_fd = h->neigh_fd = -1;
   h->o.nl_fd = h->o.udp4_fd = h->o.udp6_fd = h->o.tcp4_fd = h->o.tcp6_fd = -1;
   h->o.stop_fd = h->o.ctl_fd = h->o.aux_fd = -1;
   h->policy = xmalloc0(sizeof *h->policy);
@@ -741,33 +769,39 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
   {
     /* made by one child in the namespace: sock_diag, to cut connections a
      * deny or an expired pin no longer allows (without it the rules still
-     * stop their packets), and rtnetlink, for the IPv6 gateways' link
-     * addresses (pinned by table ip6 agentrt) */
-    int domain[2] = {AF_NETLINK, AF_NETLINK},
-        type[2] = {SOCK_RAW | SOCK_CLOEXEC, SOCK_RAW | SOCK_CLOEXEC},
-        proto[2] = {NETLINK_SOCK_DIAG, NETLINK_ROUTE}, fds[2] = {-1, -1};
+     * stop their packets), and two rtnetlink ones, for the IPv6 gateways'
+     * link addresses (pinned by table ip6 agentrt) and for route changes
+     * (gateways routed later, by an engine's hook or an operator) */
+    int domain[3] = {AF_NETLINK, AF_NETLINK, AF_NETLINK},
+        type[3] = {SOCK_RAW | SOCK_CLOEXEC, SOCK_RAW | SOCK_CLOEXEC,
+                   SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK},
+        proto[3] = {NETLINK_SOCK_DIAG, NETLINK_ROUTE, NETLINK_ROUTE}, fds[3] = {-1, -1, -1};
+    struct sockaddr_nl sub = {.nl_family = AF_NETLINK,
+                              .nl_groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE};
     struct error e = {0};
-    if (netns_sockets(netns, 2, domain, type, proto, fds, &e) < 0)
+    if (netns_sockets(netns, 3, domain, type, proto, fds, &e) < 0)
       log_debug("egress: sock_diag and rtnetlink in the container's netns: %s", e.msg);
     h->diag_fd = fds[0];
-    read_gw4(init_pid, &gw);
-    if (fds[1] >= 0) {
-      if (netns_neigh6_fill(fds[1], &gw) < 0)
-        log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
-      close(fds[1]);
+    h->neigh_fd = fds[1];
+    /* subscribed before the routes are read: no change between is missed */
+    if (fds[2] >= 0 && bind(fds[2], (struct sockaddr *)&sub, sizeof sub) < 0) {
+      log_warning("egress: route changes in the container's netns: %s", strerror(errno));
+      close(fds[2]);
+      fds[2] = -1;
     }
+    h->route_fd = fds[2];
+    read_gw4(init_pid, &gw);
+    if (h->neigh_fd >= 0 && netns_neigh6_fill(h->neigh_fd, &gw) < 0)
+      log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
   }
   if (loopback_up_in(h->o.udp4_fd, err) < 0 ||
       send_batch(h->o.nl_fd, h->policy, false, &gw, err) < 0)
     return -1;
-  h->gw_n4 = gw.n_gw4;
-  h->gw_n6 = gw.n_gw6;
-  if (gw.n_gw4 == 0 || gw.n_gw6 == 0) {
-    /* not routed yet: an engine's hook (Docker's) configures a new
-     * namespace after the table is made; looked for again below */
-    h->gw_pid = init_pid;
-    h->gw_until = mono_ms() + GW_LATE_MS;
-  }
+  h->gw_pid = init_pid;
+  for (size_t i = 0; i < gw.n_gw4 && i < NFT_MAX_GW4; i++)
+    memcpy(h->gw4[h->gw_n4++], gw.gw4[i].ip, 4);
+  for (size_t i = 0; i < gw.n_gw6 && i < NFT_MAX_GW4; i++)
+    memcpy(h->gw6[h->gw_n6++], gw.gw6[i], 16);
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;
   h->audit = audit;
@@ -783,6 +817,8 @@ int egress_helper_run(struct egress_helper *h, int stop_fd, int aux_fd, int (*on
   h->o.on_event = on_dns_event;
   h->o.on_lost = on_dns_lost;
   h->o.on_tick = on_tick;
+  h->o.route_fd = h->route_fd;
+  h->o.on_route = h->route_fd >= 0 ? on_route : NULL;
   h->o.ud = h;
   h->o.aux_fd = aux_fd;
   h->o.on_aux = on_aux;
@@ -809,6 +845,10 @@ void egress_helper_free(struct egress_helper *h)
     close(h->listen_fd);
   if (h->diag_fd >= 0)
     close(h->diag_fd);
+  if (h->route_fd >= 0)
+    close(h->route_fd);
+  if (h->neigh_fd >= 0)
+    close(h->neigh_fd);
   egress_resolver_close(&h->o);
   if (h->o.has_upstream_netns)
     close(h->o.upstream_netns_fd);

@@ -169,7 +169,10 @@ struct nft_build_opts {
   uint8_t gw6[NFT_MAX_GW4][16];
   uint8_t gw6_mac[NFT_MAX_GW4][6]; /* valid in the neighbour table already */
   bool gw6_mac_known[NFT_MAX_GW4];
-  bool arp_only; /* only tables arp and ip6 agentrt, made again (gateways found late) */
+  bool arp_only; /* only tables arp and ip6 agentrt (gateways routed later) */
+  /* with arp_only: table arp (keep4) or ip6 agentrt (keep6) exists and is
+   * kept, with its pins; o's gateways of that version are added to it */
+  bool keep4, keep6;
   struct nft_gw4 {
     uint8_t ip[4];
     uint8_t mac[6];
@@ -317,6 +320,10 @@ struct egress_resolver_opts {
   int (*on_aux)(void *aux_ud);
   void *aux_ud;
   void (*on_tick)(void *ud); /* after every loop turn (at least once a second); NULL = none */
+  /* readable = call on_route(ud) (an rtnetlink socket subscribed to route
+   * changes); used only when on_route is set */
+  int route_fd;
+  void (*on_route)(void *ud);
   void *ud;
   unsigned upstream_timeout_ms; /* default 2000 */
   /* has_upstream_netns: upstream sockets are made in that netns, not in the

@@ -237,6 +237,34 @@ static void input_chain(struct nft_batch_buf *b, uint16_t fam, int prio)
   nftnl_chain_free(c);
 }
 
+/* o's IPv4 gateways into sets gw4 (and seen, pin: those whose link address
+ * is known), of a table made in this batch or already there (by name) */
+static void arp_elems(struct nft_batch_buf *b, const struct nft_build_opts *o)
+{
+  const uint16_t F = NFPROTO_ARP;
+
+  for (size_t i = 0; i < o->n_gw4 && i < NFT_MAX_GW4; i++) {
+    elem_fam(b, F, "gw4", SET_ID_ARP_GW4, o->gw4[i].ip, 4, NULL);
+    if (o->gw4[i].mac_known) {
+      elem_fam(b, F, "seen", SET_ID_ARP_SEEN, o->gw4[i].ip, 4, NULL);
+      elem_fam(b, F, "pin", SET_ID_ARP_PIN, o->gw4[i].ip, 4, o->gw4[i].mac);
+    }
+  }
+}
+
+static void nd_elems(struct nft_batch_buf *b, const struct nft_build_opts *o)
+{
+  const uint16_t F = NFPROTO_IPV6;
+
+  for (size_t i = 0; i < o->n_gw6 && i < NFT_MAX_GW4; i++) {
+    elem_fam(b, F, "gw6", SET_ID_ND_GW6, o->gw6[i], 16, NULL);
+    if (o->gw6_mac_known[i]) {
+      elem_fam(b, F, "seen6", SET_ID_ND_SEEN6, o->gw6[i], 16, NULL);
+      elem_fam(b, F, "pin6", SET_ID_ND_PIN6, o->gw6[i], 16, o->gw6_mac[i]);
+    }
+  }
+}
+
 static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
 {
   const uint16_t F = NFPROTO_ARP;
@@ -247,13 +275,7 @@ static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, i
   set_fam(b, F, "gw4", SET_ID_ARP_GW4, false, 4, false);
   set_fam(b, F, "seen", SET_ID_ARP_SEEN, true, 4, false);
   set_fam(b, F, "pin", SET_ID_ARP_PIN, true, 4, true);
-  for (size_t i = 0; i < o->n_gw4 && i < NFT_MAX_GW4; i++) {
-    elem_fam(b, F, "gw4", SET_ID_ARP_GW4, o->gw4[i].ip, 4, NULL);
-    if (o->gw4[i].mac_known) {
-      elem_fam(b, F, "seen", SET_ID_ARP_SEEN, o->gw4[i].ip, 4, NULL);
-      elem_fam(b, F, "pin", SET_ID_ARP_PIN, o->gw4[i].ip, 4, o->gw4[i].mac);
-    }
-  }
+  arp_elems(b, o);
   input_chain(b, F, 0);
   r = rule_fam(F);
   load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
@@ -363,13 +385,7 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
   set_fam(b, F, "gw6", SET_ID_ND_GW6, false, 16, false);
   set_fam(b, F, "seen6", SET_ID_ND_SEEN6, true, 16, false);
   set_fam(b, F, "pin6", SET_ID_ND_PIN6, true, 16, true);
-  for (size_t i = 0; i < o->n_gw6 && i < NFT_MAX_GW4; i++) {
-    elem_fam(b, F, "gw6", SET_ID_ND_GW6, o->gw6[i], 16, NULL);
-    if (o->gw6_mac_known[i]) {
-      elem_fam(b, F, "seen6", SET_ID_ND_SEEN6, o->gw6[i], 16, NULL);
-      elem_fam(b, F, "pin6", SET_ID_ND_PIN6, o->gw6[i], 16, o->gw6_mac[i]);
-    }
-  }
+  nd_elems(b, o);
   input_chain(b, F, -1);
   r = na_for_gw6();
   payload_len(r, 24);
@@ -405,6 +421,23 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
 
 void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
 {
+  if (o->arp_only && (o->keep4 || o->keep6)) {
+    /* gateways routed later: a table kept keeps its pins and learns the
+     * new gateways; one not made yet is made */
+    if (o->n_gw4 > 0) {
+      if (o->keep4)
+        arp_elems(b, o);
+      else
+        arp_table(b, o, log_group);
+    }
+    if (o->n_gw6 > 0) {
+      if (o->keep6)
+        nd_elems(b, o);
+      else
+        nd_table(b, o, log_group);
+    }
+    return;
+  }
   /* add + delete + add: replaces whatever table of ours was there */
   nftb_arp_table_delete(b);
   if (o->n_gw4 > 0)

@@ -923,7 +923,7 @@ static int next_timeout(struct rstate *s, long now)
   return t > now ? (int)(t - now) : 0;
 }
 
-enum { FD_STOP, FD_CTL, FD_AUX, FD_UDP4, FD_UDP6, FD_TCP4, FD_TCP6, FD_CONN0 };
+enum { FD_STOP, FD_CTL, FD_AUX, FD_ROUTE, FD_UDP4, FD_UDP6, FD_TCP4, FD_TCP6, FD_CONN0 };
 #define FD_PEND0 (FD_CONN0 + MAX_CONNS)
 #define N_FDS (FD_PEND0 + MAX_PENDING)
 
@@ -936,6 +936,7 @@ static int loop_once(struct rstate *s, struct error *err)
   int fds[FD_CONN0] = {o->stop_fd,
                        o->ctl_fd,
                        o->on_aux ? o->aux_fd : -1,
+                       o->on_route ? o->route_fd : -1,
                        held ? -1 : o->udp4_fd,
                        held ? -1 : o->udp6_fd,
                        held ? -1 : o->tcp4_fd,
@@ -962,6 +963,8 @@ static int loop_once(struct rstate *s, struct error *err)
     return error_set(err, 0, "resolver: control request failed");
   if (pfd[FD_AUX].revents && o->on_aux != NULL && o->on_aux(o->aux_ud) > 0)
     return 1;
+  if (pfd[FD_ROUTE].revents && o->on_route != NULL)
+    o->on_route(o->ud);
   for (size_t i = 0; i < s->n_pend; i++) {
     struct pending *p = &s->pend[i];
     short rev = pfd[FD_PEND0 + i].revents;

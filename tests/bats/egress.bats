@@ -175,6 +175,12 @@ setup_file() {
 	egt_network || fail "fake internet: namespaces and links"
 	egt_servers || fail "fake internet: servers did not come up ($(cat "$EGT_DIR/servers.err"))"
 	egt_rootfs || fail "rootfs with nft"
+	# the neighbour's link-local address (nd-inject.py's source) past its duplicate address
+	# detection, for a test of it that runs first
+	for _ in $(seq 50); do
+		[ -z "$(ip -n "$EGT_INET" -6 addr show dev i0 scope link tentative)" ] && break
+		sleep 0.1
+	done
 	export TEST_ROOTFS=$EGT_DIR/rootfs
 	export EGT_PROFILE=$EGT_DIR/egress-test.json
 	cat >"$EGT_PROFILE" <<-'EOF'
@@ -251,6 +257,7 @@ teardown() {
 	done
 	# a test that took the container's IPv4 default route away (arp-spoof-late)
 	[ -z "${EGT_ROUTE_GONE:-}" ] || ip -n "$EGT_CTR" route replace default via 192.0.2.1
+	[ -z "${EGT_ROUTE6_GONE:-}" ] || ip -n "$EGT_CTR" -6 route replace default via 2001:db8:2::1
 	return $r
 }
 
@@ -2262,6 +2269,56 @@ arp_drops() {
 	EGT_ROUTE_GONE=
 }
 
+@test "egress: escape: gateway-after-30s: a gateway routed more than 30 s after create is pinned all the same (IPv4 and IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP and advertisement)"
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py
+	local mac=02:00:5e:00:53:99 real st
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw6_mac() { ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0 | awk '{print $3}'; }
+	# control: in the bare namespace the forged ARP takes the gateway's entry (the IPv6
+	# control is solicited-na's and neigh-spoof-unrecorded's)
+	egt_ns "$EGT_CTR" busybox nc -w 2 203.0.113.10 443 </dev/null >/dev/null 2>&1 || true
+	[ "$(gw4_mac)" = "$real" ] || fail "control: no entry for the gateway: $(ip -n "$EGT_CTR" neigh)"
+	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
+	egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
+	for _ in $(seq 20); do [ "$(gw4_mac)" = "$mac" ] && break; sleep 0.1; done
+	st=$(gw4_mac)
+	[ "$st" = "$mac" ] || fail "control: the forged ARP was not taken: $st"
+	# a namespace with no route at create, routed 35 s later (an engine or an operator that
+	# routes it late, or changes its gateway)
+	EGT_ROUTE_GONE=1 EGT_ROUTE6_GONE=1
+	ip -n "$EGT_CTR" route del default via 192.0.2.1
+	ip -n "$EGT_CTR" -6 route del default via 2001:db8:2::1
+	ip -n "$EGT_CTR" neigh flush dev c0
+	ip -n "$EGT_CTR" -6 neigh flush dev c0
+	egress_run
+	sleep 35
+	! egt_ns "$EGT_CTR" nft list tables | grep -Eq '(arp|ip6) agentrt' || fail "a table before any route: $(egt_ns "$EGT_CTR" nft list tables)"
+	ip -n "$EGT_CTR" route add default via 192.0.2.1
+	ip -n "$EGT_CTR" -6 route add default via 2001:db8:2::1
+	# Before the fix the routes were read again twice a second for 30 s only: no table came
+	for _ in $(seq 50); do
+		[ "$(egt_ns "$EGT_CTR" nft list tables | grep -Ec '(arp|ip6) agentrt')" = 2 ] && break
+		sleep 0.1
+	done
+	[ "$(egt_ns "$EGT_CTR" nft list tables | grep -Ec '(arp|ip6) agentrt')" = 2 ] ||
+		fail "tables after the late routes: $(egt_ns "$EGT_CTR" nft list tables)"
+	run in_ctr nslookup allowed6.test
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6: $output"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
+	[ "$(gw4_mac)" = "$real" ] && [ "$(gw6_mac)" = "$real" ] || fail "the gateways' entries: $(ip -n "$EGT_CTR" neigh)"
+	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
+	egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
+	egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$mac" 2001:db8:2::2
+	arp_forged_refused "$mac" "$real"
+	[ "$(gw6_mac)" = "$real" ] || fail "the advertisement took the IPv6 gateway: $(gw6_mac)"
+	egt_ns "$EGT_CTR" nft list chain ip6 agentrt input | grep -Eq 'seen6 counter packets [1-9]' ||
+		fail "table ip6 agentrt did not count it: $(egt_ns "$EGT_CTR" nft list table ip6 agentrt)"
+	EGT_ROUTE_GONE= EGT_ROUTE6_GONE=
+}
+
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {
 	local f
 	egress_run
@@ -2295,12 +2352,6 @@ arp_drops() {
 	local mac=02:00:5e:00:53:99 real st n0 n1 sent t0 wall full counted lost
 	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
 	gw6_mac() { ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0 | awk '{print $3}'; }
-	# the neighbour's link-local address (the advertisement's source) past its duplicate
-	# address detection when this test runs first
-	for _ in $(seq 50); do
-		[ -z "$(ip -n "$EGT_INET" -6 addr show dev i0 scope link tentative)" ] && break
-		sleep 0.1
-	done
 	# control: in the bare namespace a forged solicited advertisement takes the IPv6 gateway's
 	# entry (the IPv4 control is arp-spoof's)
 	egt_ns "$EGT_CTR" busybox nc -w 2 2001:db8:203::10 80 </dev/null >/dev/null 2>&1 || true

@@ -388,6 +388,26 @@ static void test_golden(void)
       golden("arp.bin", &b);
       nft_batch_buf_free(&b);
     }
+    /* gateways routed later: table arp agentrt kept (its pins too), the new
+     * gateways only added to its sets; table ip6 agentrt, not there, made */
+    arpo.arp_only = arpo.keep4 = true;
+    if (tap_ok(nft_build_batch(&p, &arpo, &b, &err) == 0, "build a later gateways' batch")) {
+      bool deletes = false, arp_new = false, ip6_new = false;
+      size_t arp_elems = 0;
+      for (size_t i = 0; i < b.n_msgs; i++) {
+        deletes |= strncmp(b.msgs[i].what, "delete", 6) == 0;
+        arp_new |= strstr(b.msgs[i].what, "table `arp") != NULL ||
+                   strstr(b.msgs[i].what, "add set `arp") != NULL ||
+                   strstr(b.msgs[i].what, "chain `arp") != NULL;
+        ip6_new |= strcmp(b.msgs[i].what, "add table `ip6 agentrt`") == 0;
+        arp_elems += strncmp(b.msgs[i].what, "add element to set `arp ", 24) == 0;
+      }
+      tap_ok(!deletes && !arp_new && ip6_new && arp_elems == 4,
+             "later gateways: nothing deleted, table arp kept and given 4 elements (gw4 twice, "
+             "seen and pin of the known one), table ip6 made (%zu messages, %zu elements)",
+             b.n_msgs, arp_elems);
+      nft_batch_buf_free(&b);
+    }
   }
   /* a live deny deletes one pin: one message, to the set of its kind, the
    * key as learn wrote it */
