@@ -348,6 +348,25 @@ static void note_pins(struct egress_helper *h, const char *name, const struct nf
   }
 }
 
+/* Gateways with no link address in the neighbour table when their table
+ * was made: the namespace asks for them now (the tables are in place, so
+ * the answer is pinned), not at the container's first packet, which left
+ * a neighbour the time until then to have its own ARP or advertisement
+ * pinned first (escape: first-answer-preemptive). */
+static void gw_solicit(struct egress_helper *h, const struct nft_build_opts *gw)
+{
+  if (h->neigh_fd < 0)
+    return;
+  for (size_t i = 0; i < gw->n_gw4 && i < NFT_MAX_GW4; i++)
+    if (!gw->gw4[i].mac_known &&
+        netns_neigh_solicit(h->neigh_fd, AF_INET, gw->gw4[i].ip, gw->gw4[i].ifname) < 0)
+      log_debug("egress: ask for the gateway on %s: %s", gw->gw4[i].ifname, strerror(errno));
+  for (size_t i = 0; i < gw->n_gw6 && i < NFT_MAX_GW4; i++)
+    if (!gw->gw6_mac_known[i] &&
+        netns_neigh_solicit(h->neigh_fd, AF_INET6, gw->gw6[i], gw->gw6_ifname[i]) < 0)
+      log_debug("egress: ask for the gateway on %s: %s", gw->gw6_ifname[i], strerror(errno));
+}
+
 /* The gateways of the namespace, read again (routes changed): those not
  * pinned yet are added to tables arp and ip6 agentrt (made when they were
  * not), the tables there kept with their pins.  At most NFT_MAX_GW4 of
@@ -372,8 +391,10 @@ static void gw_rescan(struct egress_helper *h)
     bool known = false;
     for (size_t k = 0; k < h->gw_n6 && !known; k++)
       known = memcmp(h->gw6[k], now.gw6[i], 16) == 0;
-    if (!known && h->gw_n6 + bo.n_gw6 < NFT_MAX_GW4)
+    if (!known && h->gw_n6 + bo.n_gw6 < NFT_MAX_GW4) {
+      memcpy(bo.gw6_ifname[bo.n_gw6], now.gw6_ifname[i], sizeof bo.gw6_ifname[0]);
       memcpy(bo.gw6[bo.n_gw6++], now.gw6[i], 16);
+    }
   }
   if (bo.n_gw4 == 0 && bo.n_gw6 == 0)
     return;
@@ -390,6 +411,7 @@ static void gw_rescan(struct egress_helper *h)
     memcpy(h->gw4[h->gw_n4++], bo.gw4[i].ip, 4);
   for (size_t i = 0; i < bo.n_gw6; i++)
     memcpy(h->gw6[h->gw_n6++], bo.gw6[i], 16);
+  gw_solicit(h, &bo);
 }
 
 /* Route changes in the container's namespace (an engine's hook routes a new
@@ -802,6 +824,7 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
     memcpy(h->gw4[h->gw_n4++], gw.gw4[i].ip, 4);
   for (size_t i = 0; i < gw.n_gw6 && i < NFT_MAX_GW4; i++)
     memcpy(h->gw6[h->gw_n6++], gw.gw6[i], 16);
+  gw_solicit(h, &gw);
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;
   h->audit = audit;

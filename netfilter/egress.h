@@ -169,14 +169,16 @@ struct nft_build_opts {
   uint8_t gw6[NFT_MAX_GW4][16];
   uint8_t gw6_mac[NFT_MAX_GW4][6]; /* valid in the neighbour table already */
   bool gw6_mac_known[NFT_MAX_GW4];
-  bool arp_only; /* only tables arp and ip6 agentrt (gateways routed later) */
+  char gw6_ifname[NFT_MAX_GW4][16]; /* the device of its route */
+  bool arp_only;                    /* only tables arp and ip6 agentrt (gateways routed later) */
   /* with arp_only: table arp (keep4) or ip6 agentrt (keep6) exists and is
    * kept, with its pins; o's gateways of that version are added to it */
   bool keep4, keep6;
   struct nft_gw4 {
     uint8_t ip[4];
     uint8_t mac[6];
-    bool mac_known; /* complete in the neighbour table already: pinned now */
+    bool mac_known;  /* complete in the neighbour table already: pinned now */
+    char ifname[16]; /* the device of its route */
   } gw4[NFT_MAX_GW4];
 };
 
@@ -260,6 +262,11 @@ int netns_lo_up(int sock);
  * into o->gw6_mac: an RTM_GETNEIGH dump through fd, a NETLINK_ROUTE socket
  * made in it (netns_sockets).  0, or -1 with errno. */
 int netns_neigh6_fill(int fd, struct nft_build_opts *o);
+/* Make the namespace of fd (a NETLINK_ROUTE socket made there) ask for
+ * addr's link address on device ifname now (RTM_NEWNEIGH with NTF_USE, as
+ * `ip neigh replace ADDR dev IF use`): an ARP request or neighbour
+ * solicitation, whose answer the tables pin.  0, or -1 with errno. */
+int netns_neigh_solicit(int fd, int family, const uint8_t *addr, const char *ifname);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 

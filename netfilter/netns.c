@@ -165,3 +165,50 @@ int netns_neigh6_fill(int fd, struct nft_build_opts *o)
   }
   return 0;
 }
+
+int netns_neigh_solicit(int fd, int family, const uint8_t *addr, const char *ifname)
+{
+  struct {
+    struct nlmsghdr n;
+    struct ndmsg nd;
+    struct rtattr a;
+    uint8_t addr[16];
+  } req;
+  struct ifreq ifr;
+  char buf[1024];
+  size_t alen = family == AF_INET ? 4 : 16;
+  ssize_t n;
+
+  /* the device's index in the socket's namespace (a netlink socket's
+   * device ioctls act on its own) */
+  memset(&ifr, 0, sizeof ifr);
+  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
+  if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
+    return -1;
+  memset(&req, 0, sizeof req);
+  req.n.nlmsg_len = NLMSG_LENGTH(sizeof req.nd) + RTA_LENGTH(alen);
+  req.n.nlmsg_type = RTM_NEWNEIGH;
+  req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+  req.n.nlmsg_seq = 2;
+  req.nd.ndm_family = (uint8_t)family;
+  req.nd.ndm_ifindex = ifr.ifr_ifindex;
+  req.nd.ndm_state = NUD_NONE;
+  req.nd.ndm_flags = NTF_USE;
+  req.a.rta_type = NDA_DST;
+  req.a.rta_len = (unsigned short)RTA_LENGTH(alen);
+  memcpy(req.addr, addr, alen);
+  if (send(fd, &req, req.n.nlmsg_len, 0) < 0)
+    return -1;
+  n = recv(fd, buf, sizeof buf, 0);
+  if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)))
+    return -1;
+  {
+    const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+    const struct nlmsgerr *e = NLMSG_DATA(h);
+    if (h->nlmsg_type == NLMSG_ERROR && e->error != 0) {
+      errno = -e->error;
+      return -1;
+    }
+  }
+  return 0;
+}

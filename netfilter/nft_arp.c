@@ -480,10 +480,10 @@ size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opt
    * the host's-order hex of the network-order bytes */
   for (line = route; line != NULL && *line != '\0';) {
     const char *nl = strchr(line, '\n');
-    char iface[32];
+    char iface[16]; /* IFNAMSIZ */
     unsigned dst, gw, flags;
 
-    if (sscanf(line, "%31s %x %x %x", iface, &dst, &gw, &flags) == 4 && (flags & 0x2) != 0 &&
+    if (sscanf(line, "%15s %x %x %x", iface, &dst, &gw, &flags) == 4 && (flags & 0x2) != 0 &&
         gw != 0 && o->n_gw4 < NFT_MAX_GW4) {
       uint8_t ip[4];
       bool dup = false;
@@ -492,7 +492,8 @@ size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opt
         dup = dup || memcmp(o->gw4[i].ip, ip, 4) == 0;
       if (!dup) {
         memset(&o->gw4[o->n_gw4], 0, sizeof o->gw4[0]);
-        memcpy(o->gw4[o->n_gw4++].ip, ip, 4);
+        memcpy(o->gw4[o->n_gw4].ip, ip, 4);
+        snprintf(o->gw4[o->n_gw4++].ifname, sizeof o->gw4[0].ifname, "%s", iface);
       }
     }
     line = nl != NULL ? nl + 1 : NULL;
@@ -529,13 +530,13 @@ size_t egress_gw6_parse(const char *route6, struct nft_build_opts *o)
    * flags dev", addresses as 32 hex digits in network order */
   for (line = route6; line != NULL && *line != '\0';) {
     const char *nl = strchr(line, '\n');
-    char dst[33], src[33], hop[33];
+    char dst[33], src[33], hop[33], dev[16] = "";
     unsigned dlen, slen, metric, ref, use, flags;
     uint8_t a[16];
     bool ok = true, zero = true, dup = false;
 
-    if (sscanf(line, "%32s %x %32s %x %32s %x %x %x %x", dst, &dlen, src, &slen, hop, &metric, &ref,
-               &use, &flags) == 9 &&
+    if (sscanf(line, "%32s %x %32s %x %32s %x %x %x %x %15s", dst, &dlen, src, &slen, hop, &metric,
+               &ref, &use, &flags, dev) >= 9 &&
         strlen(hop) == 32 && (flags & 0x2) != 0 && o->n_gw6 < NFT_MAX_GW4) {
       for (int i = 0; i < 16 && ok; i++) {
         int h = hexval((unsigned char)hop[2 * i]), l = hexval((unsigned char)hop[2 * i + 1]);
@@ -545,8 +546,10 @@ size_t egress_gw6_parse(const char *route6, struct nft_build_opts *o)
       }
       for (size_t i = 0; ok && i < o->n_gw6; i++)
         dup = dup || memcmp(o->gw6[i], a, 16) == 0;
-      if (ok && !zero && !dup)
+      if (ok && !zero && !dup) {
+        snprintf(o->gw6_ifname[o->n_gw6], sizeof o->gw6_ifname[0], "%s", dev);
         memcpy(o->gw6[o->n_gw6++], a, 16);
+      }
     }
     line = nl != NULL ? nl + 1 : NULL;
   }

@@ -2258,8 +2258,10 @@ arp_drops() {
 		sleep 0.1
 	done
 	egt_ns "$EGT_CTR" nft list tables | grep -q 'arp agentrt' || fail "no table arp agentrt after the route came"
-	# no entry yet: the gateway's own answer is the first learnt, and pinned
-	[ -z "$(gw_mac)" ] || fail "an entry before any packet: $(gw_mac)"
+	# no entry when the route came: the monitor asked for the gateway at once (first-answer-
+	# preemptive), before any packet of the container's, and pinned its answer
+	for _ in $(seq 30); do [ "$(gw_mac)" = "$real" ] && break; sleep 0.1; done
+	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry before any packet: $(ip -n "$EGT_CTR" neigh)"
 	run connect 203.0.113.10 443
 	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
 	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry: $(ip -n "$EGT_CTR" neigh)"
@@ -2317,6 +2319,47 @@ arp_drops() {
 	egt_ns "$EGT_CTR" nft list chain ip6 agentrt input | grep -Eq 'seen6 counter packets [1-9]' ||
 		fail "table ip6 agentrt did not count it: $(egt_ns "$EGT_CTR" nft list table ip6 agentrt)"
 	EGT_ROUTE_GONE= EGT_ROUTE6_GONE=
+}
+
+@test "egress: escape: first-answer-preemptive: a neighbour's ARP or advertisement sent between create and the container's first packet does not take a gateway the neighbour table had no entry for" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP and advertisement)"
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py
+	local mac=02:00:5e:00:53:99 real st
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw6_mac() { ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0 | awk '{print $3}'; }
+	forge() {
+		egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
+		egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
+		egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$mac" 2001:db8:2::2
+	}
+	# control: in the bare namespace the forged ARP and advertisement take the gateways' entries
+	egt_ns "$EGT_CTR" busybox nc -w 2 203.0.113.10 443 </dev/null >/dev/null 2>&1 || true
+	egt_ns "$EGT_CTR" busybox nc -w 2 2001:db8:203::10 80 </dev/null >/dev/null 2>&1 || true
+	forge
+	for _ in $(seq 20); do [ "$(gw4_mac)" = "$mac" ] && [ "$(gw6_mac)" = "$mac" ] && break; sleep 0.1; done
+	st="$(gw4_mac) $(gw6_mac)"
+	[ "$st" = "$mac $mac" ] || fail "control: the forged ARP and advertisement were not taken: $st"
+	# no entry for either gateway when the policy is installed
+	ip -n "$EGT_CTR" neigh flush dev c0
+	ip -n "$EGT_CTR" -6 neigh flush dev c0
+	egress_run
+	# Before the fix nothing asked for the gateways until the container's first packet, and the
+	# first ARP or solicited advertisement from a gateway's address after the install was
+	# pinned: the neighbour's, sent meanwhile, and the gateways' own answers were refused
+	forge
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output ($(egt_ns "$EGT_CTR" nft list set arp agentrt pin))"
+	run in_ctr nslookup allowed6.test
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6 after the forged advertisement: $output ($(egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6))"
+	st="$(gw4_mac) $(gw6_mac)"
+	[ "$st" = "$real $real" ] || fail "the gateways' entries: $st"
+	egt_ns "$EGT_CTR" nft list set arp agentrt pin | grep -q "192.0.2.1 . $real" ||
+		fail "the pin: $(egt_ns "$EGT_CTR" nft list set arp agentrt pin)"
+	sleep 1.2 # refusals are coalesced for a second
+	[ -n "$(records "select(.kind == \"denied\" and .proto == \"arp\" and .lladdr == \"$mac\")")" ] &&
+		[ -n "$(records "select(.kind == \"denied\" and .icmp_type == 136 and .lladdr == \"$mac\")")" ] ||
+		fail "the forged ones not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
 }
 
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {

@@ -366,8 +366,9 @@ static void test_golden(void)
                memcmp(arpo.gw4[0].ip, (uint8_t[]){192, 0, 2, 1}, 4) == 0 && arpo.gw4[0].mac_known &&
                memcmp(arpo.gw4[0].mac, mac, 6) == 0 &&
                memcmp(arpo.gw4[1].ip, (uint8_t[]){198, 168, 100, 1}, 4) == 0 &&
-               !arpo.gw4[1].mac_known,
-           "gateways and their complete link addresses from procfs");
+               !arpo.gw4[1].mac_known && strcmp(arpo.gw4[0].ifname, "c0") == 0 &&
+               strcmp(arpo.gw4[1].ifname, "c1") == 0,
+           "gateways, their devices and their complete link addresses from procfs");
     tap_ok(egress_gw4_parse("", "", &arpo) == 0, "no routes, no gateway");
     {
       static const char route6[] =
@@ -378,7 +379,8 @@ static void test_golden(void)
           "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
           "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n";
       static const uint8_t ll1[16] = {0xfe, 0x80, [15] = 1};
-      tap_ok(egress_gw6_parse(route6, &arpo) == 1 && memcmp(arpo.gw6[0], ll1, 16) == 0,
+      tap_ok(egress_gw6_parse(route6, &arpo) == 1 && memcmp(arpo.gw6[0], ll1, 16) == 0 &&
+                 strcmp(arpo.gw6_ifname[0], "c0") == 0,
              "IPv6 gateways from procfs (a route's next hop; not on-link nor unreachable)");
     }
     egress_gw4_parse(route, arp, &arpo);
