@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
-	hostconf subproto gitindex gitconfig gitobjects gitreflog audit base64
+	hostconf subproto gitindex gitconfig gitobjects gitreflog audit base64 netlog
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -35,6 +35,7 @@ FUZZ_SRCS_http1 := monitor/http1.c
 FUZZ_SRCS_subproto := common/subproto.c
 FUZZ_SRCS_base64 := common/base64.c monitor/secret_store.c
 FUZZ_SRCS_audit := audit/read.c audit/summary.c audit/verify.c audit/jbuf.c audit/append.c common/sha256.c
+FUZZ_SRCS_netlog := monitor/netlog.c $(FUZZ_SRCS_audit)
 FUZZ_SRCS_gitconfig := workspace/gitconfig.c workspace/fsops.c workspace/quote.c os/procfs.c os/passwd.c \
 	os/fsutil.c
 FUZZ_SRCS_gitindex := workspace/gitindex.c workspace/gitconfig.c workspace/protect.c workspace/fsops.c workspace/quote.c \
