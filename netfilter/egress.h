@@ -61,7 +61,8 @@
  *                   udp/tcp dport 53 redirect to :dns_port }   # when dns_port != 0
  * And tables `arp agentrt` and `ip6 agentrt` (nft_arp.c): each gateway
  * pinned to one link address, ARP or a solicited neighbour advertisement for
- * its address with another dropped and counted.
+ * its address with another dropped, counted and logged (prefixes agentrt-arp-pin:
+ * and agentrt-na-pin:).
  * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
  * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable; it
  * is accepted before chain allowed, so DNS is not logged as a flow (the
