@@ -205,6 +205,11 @@ static bool flush_all(struct monitor *m, bool final)
       pending = true;
   if (monitor_flood_flush(m, final))
     pending = true;
+  /* the last exits of a burst still get their look (monitor_check_pids_soon) */
+  if (m->pids_pending && !final && monitor_now_ms() - m->pids_looked_ms >= MONITOR_TICK_MS)
+    monitor_check_pids(m);
+  if (m->pids_pending)
+    pending = true;
   return pending;
 }
 
@@ -500,6 +505,7 @@ void monitor_check_pids(struct monitor *m)
   uint64_t n = 0;
 
   m->pids_looked_ms = monitor_now_ms();
+  m->pids_pending = false;
   if (!read_pids_max(m, &n) || n <= m->pids_max_count)
     return;
   jb_key_u64(&b, "hits", n - m->pids_max_count);
@@ -509,10 +515,14 @@ void monitor_check_pids(struct monitor *m)
   m->pids_max_count = n;
 }
 
-void monitor_check_pids_soon(struct monitor *m)
+void monitor_check_pids_soon(struct monitor *m, bool ours)
 {
-  if (m->pids_events_fd >= 0 && monitor_now_ms() - m->pids_looked_ms >= MONITOR_TICK_MS)
+  if (m->pids_events_fd < 0)
+    return;
+  if (monitor_now_ms() - m->pids_looked_ms >= MONITOR_TICK_MS)
     monitor_check_pids(m);
+  else if (ours)
+    m->pids_pending = true;
 }
 
 static void on_pids_event(struct monitor *m, int fd, short revents, void *ctx)

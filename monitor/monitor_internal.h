@@ -56,6 +56,7 @@ struct monitor {
   int pids_events_fd;      /* pids.events of the cgroup, -1 */
   uint64_t pids_max_count; /* its "max" counter at the last look */
   int64_t pids_looked_ms;  /* monitor_now_ms() of that look (monitor_check_pids_soon) */
+  bool pids_pending;       /* an exit came within the interval: look at the next tick */
   bool have_proc;          /* the proc connector is subscribed */
   struct error early_err;  /* why it is not (recorded after "create") */
   bool have_net;           /* NFLOG is bound */
@@ -131,11 +132,14 @@ void monitor_execfan_close(void);
 /* Check the cgroup's OOM-kill counter, record "oom" when it rose. */
 void monitor_check_oom(struct monitor *m);
 void monitor_check_pids(struct monitor *m);
-/* The same at most once a MONITOR_TICK_MS, for an exit of the container's
- * processes: the kernel wakes no watch of pids.events on cgroup v1 (nor on
- * v2 mounted with pids_localevents), and a fork refused at the limit is
- * most often its process's end (pids-limit-unseen). */
-void monitor_check_pids_soon(struct monitor *m);
+/* The same at most once a MONITOR_TICK_MS, on an exit: the kernel wakes no
+ * watch of pids.events on cgroup v1 (nor on v2 mounted with
+ * pids_localevents), and a fork refused at the limit is most often its
+ * process's end (pids-limit-unseen).  ours: the exit was of a known process of the container; then
+ * a look the interval put off is taken at the next tick (the last exits of a burst), while any
+ * other exit looks only when the interval is over (a bomb's processes come faster than they are
+ * tracked; the host's exits must not arm the tick of an idle monitor). */
+void monitor_check_pids_soon(struct monitor *m, bool ours);
 /* Under a flood (monitor_flood.c): may this record of kind by program be
  * written in full?  false: it was counted into a coalesced record. */
 bool monitor_flood_admit(struct monitor *m, const char *kind, const char *program,

@@ -613,7 +613,7 @@ static void on_exit_event(struct monitor *m, const struct proc_event *ev)
   if (pid != tgid)
     return; /* a thread */
   if ((t = track_find(tgid)) != NULL) {
-    monitor_check_pids_soon(m);
+    monitor_check_pids_soon(m, true);
     exited_add(tgid, t->ppid);
   }
   track_del(tgid);
@@ -684,6 +684,8 @@ static bool collect(const uint8_t *buf, size_t len, bool keep, int *ack_err)
  * against the container (its pid namespace, its cgroup) through /proc. */
 static void handle_first(struct monitor *m, size_t n)
 {
+  bool exits = false;
+
   for (size_t i = 0; i < n; i++) {
     const struct proc_event *ev = &batch[i];
 
@@ -698,9 +700,16 @@ static void handle_first(struct monitor *m, size_t n)
       on_exec(m, pid);
     } else if (ev->what == PROC_EVENT_EXIT) {
       on_exit_event(m, ev);
+      exits = true;
     }
     batch_done[i] = true;
   }
+  /* A fork bomb held at pids.max: its forks come faster than they are
+   * read, so most of its processes were never tracked and their exits
+   * above did not look at pids.events (cgroup v1 gives no inotify event).
+   * Any exit looks, at most once a MONITOR_TICK_MS: one pread. */
+  if (exits)
+    monitor_check_pids_soon(m, false);
   for (size_t i = 0; i < n; i++)
     if (!batch_done[i] && batch[i].what == PROC_EVENT_EXEC)
       on_exec(m, batch[i].event_data.exec.process_tgid);

@@ -1364,16 +1364,51 @@ flood_field() {
 	done
 }
 
+# pids-limit-burst-end: the container's processes' exits looked at pids.events at most every
+# 250 ms and a look put off was never taken, so the refusals of a burst's last 250 ms (a bomb
+# whose tree collapsed, a build's make -j at the limit) were in the trail only at the end.
+@test "audit-evidence: pids-limit-burst-end: the forks refused in a burst's last moments are in the trail while the container runs" {
+	update_config '.linux.resources.pids = {"limit": 32}'
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		b() { b & b & wait; }; (b) 2>/dev/null; echo done >/tmp/done; exec sleep 600'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	pcg=
+	for c in $(awk -F: '$2 == "pids" || $1 == "0" {print $3}' "/proc/$ipid/cgroup" | sort -u); do
+		for d in "/sys/fs/cgroup/pids$c" "/sys/fs/cgroup$c"; do
+			[ -f "$d/pids.events" ] && pcg=$d && break 2
+		done
+	done
+	[ -n "$pcg" ] || fail "no pids cgroup of the container"
+	touch "/proc/$ipid/root/tmp/go"
+	wait_for_file "/proc/$ipid/root/tmp/done" 60
+	max=$(awk '$1 == "max" {print $2}' "$pcg/pids.events")
+	[ "$max" -gt 0 ] || fail "no fork was refused: $(cat "$pcg/pids.events")"
+	# bounded: the trail's count reaches the kernel's (the bomb is over: nothing moves it)
+	total=0
+	for _ in $(seq 50); do
+		total=$(ra audit --format json --kind pids_limit "$ID" | jq -s 'map(.total) | max // 0')
+		[ "$total" -eq "$max" ] && break
+		sleep 0.1
+	done
+	echo "# $max forks refused; the trail's count $total" >&3
+	[ "$total" -eq "$max" ] || fail "the trail counts $total of the $max refused forks while the container runs"
+	rt delete -f "$ID"
+}
+
 # bats test_tags=flood
 @test "audit-evidence: fork-storm-at-pids-max: a fork bomb held at pids.max does not stop the monitor recording a program run amid it and the refused forks as they come (pids-limit-unseen), and delete --force leaves no process, monitor or cgroup" {
-	# The bomb fills pids.max and keeps forking into it; the init, which needs no new pid,
+	# The bomb fills pids.max and keeps forking into it (started again whenever its tree has
+	# collapsed: a tree whose forks fail ends, on a fast machine before 100 refusals); the
+	# init, which needs no new pid,
 	# then execs a marker program of its own name amid the storm.  The monitor outside the
 	# cgroup must still record that exec, the refused forks (pids_limit) and the end, and
 	# delete --force must end every process of the cgroup and the monitor with them.
 	update_config '.linux.resources.pids = {"limit": 64}'
 	set_cmd 'cp /bin/busybox /tmp/busybox-marker
 		while [ ! -e /tmp/go ]; do sleep 0.1; done
-		b() { b & b & wait; }; (b) 2>/dev/null &
+		b() { b & b & wait; }; (while :; do b; done) 2>/dev/null &
 		while [ ! -e /tmp/go2 ]; do :; done
 		exec /tmp/busybox-marker sleep 600'
 	run_detached "$ID"
