@@ -2,7 +2,8 @@
 # cgroups-selftest.bats - the cgroup module's selftest (tests/helpers/cgroups-selftest.sh v2,
 # through tests/helpers/cgroup-driver: limits, OOM, pids, cpu throttling, freeze, cgroup.kill,
 # the eBPF device filter, clone3 CLONE_INTO_CGROUP, unified keys, cleanup) on a pure cgroup v2
-# kernel: in the agentrt v2 VM lane's boot (tests/vm/run-agentrt-v2.sh), not a boot of its own.
+# kernel, through tests/vm/run-agentrt-v2.sh: `make check-cgroups-vm`.  Not in the lane's default
+# files (CI): cgroups-v2.bats checks the same through the CLI.
 # One test: the selftest's own "not ok" lines are the failure's message.
 
 setup_file() {

@@ -204,6 +204,13 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	cgis cpuset.cpus "$last"
 	cgis cpuset.mems 0
 	cgis cpuset.cpus.effective "$last"
+	# the quota throttles: a second of a busy loop at 50 % (cpu.stat and events --stats)
+	run rt exec cpu timeout 1 sh -c 'while :; do :; done'
+	keyed cpu.stat nr_throttled
+	[ "$REPLY" -gt 0 ] || fail "cpu.stat nr_throttled $REPLY after a busy second under 50 %"
+	run rt events --stats cpu
+	[[ $output =~ \"throttledPeriods\":([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] ||
+		fail "events --stats: no throttled periods: $output"
 	slurp /proc/"$(container_pid cpu)"/status
 	[[ $REPLY =~ Cpus_allowed_list:[[:space:]]*$last$'\n' ]] || fail "affinity: $REPLY"
 	# runc's conversion: 1 + ((shares - 2) * 9999) / 262142
