@@ -204,7 +204,9 @@ cg_procs() { # DIR -> $REPLY (pids, blank separated)
 	cgis cpuset.cpus "$last"
 	cgis cpuset.mems 0
 	cgis cpuset.cpus.effective "$last"
-	# the quota throttles: a second of a busy loop at 50 % (cpu.stat and events --stats)
+	# the quota throttles (cpu.stat and events --stats): a second of a busy loop at 50 %, which
+	# a fast host needs (under TCG the container's start alone is throttled; without the quota
+	# nr_throttled stays 0 there, seen)
 	run rt exec cpu timeout 1 sh -c 'while :; do :; done'
 	keyed cpu.stat nr_throttled
 	[ "$REPLY" -gt 0 ] || fail "cpu.stat nr_throttled $REPLY after a busy second under 50 %"
