@@ -837,8 +837,9 @@ static int write_child_profile(const struct subagent_parent *p, const struct run
   ap->workspace.path = xstrdup(r->workspace);
   ap->workspace.mode = PROFILE_WS_OVERLAY;
   /* no image of its own: create attaches the parent's (one per container),
-   * whose upper is the child's top lower layer; its writes go to a plain
-   * upper in the data directory (not size-limited: docs/subagents.md) */
+   * whose upper is the child's top lower layer; its own upper is made in
+   * that image too, so the parent's size bounds the family (workspace/image.c,
+   * subagent-size-bypass) */
   ap->workspace.size = 0;
   /* only the secrets asked for (each one the parent has: parse_run); the
    * child's create gives it placeholders of its own */

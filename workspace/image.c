@@ -508,10 +508,156 @@ int workspace_fs_fd(const struct workspace *w)
   return w->fs != NULL ? w->fs->mfd : -1;
 }
 
+/* --- a sub-agent's upper in its ancestor's image --------------------------
+ *
+ * A sub-agent's workspace gets no image of its own: its create attaches the
+ * nearest ancestor's (one per container), whose upper is the top of its
+ * lower stack.  Its own upper and work dirs are made in that image's file
+ * system too, <image>/sub/<child id>/, so the ancestor's workspace.size
+ * bounds what the whole family writes (a plain upper in the data directory
+ * let an agent write past its limit by starting a child: subagents.bats,
+ * subagent-size-bypass).  Overlayfs wants upper and work on one file system
+ * and no layer inside another: the ancestor's upper/ and sub/<id>/ are
+ * siblings.  Nothing in a container sees the image's root: each init
+ * attaches it below the data directory, which its pivot drops. */
+
+#define FAMILY_FILE "upper-in"
+#define FAMILY_DIR "sub"
+
+int ws_family_read(struct workspace *w, struct error *err)
+{
+  cleanup_free char *path = xfmt("%s/%s", w->dir, FAMILY_FILE);
+  char *data = NULL;
+  size_t len = 0;
+  struct error e = {0};
+
+  if (read_file_at(AT_FDCWD, path, 256, &data, &len, &e) < 0)
+    return e.code == ENOENT ? 0 : (*err = e, error_prefix(err, "workspace `%s`", w->id));
+  if (len > 0 && data[len - 1] == '\n')
+    data[len - 1] = '\0';
+  if (!ws_valid_name(data)) {
+    free(data);
+    return error_set(err, EINVAL, "workspace `%s`: `%s`: not a workspace id", w->id, path);
+  }
+  free(w->upper_in);
+  w->upper_in = data;
+  return 0;
+}
+
+int ws_family_record(struct workspace *w, const char *owner, struct error *err)
+{
+  cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *line = xfmt("%s\n", owner);
+
+  if (dfd < 0 || write_file_atomic_at(dfd, FAMILY_FILE, line, strlen(line), err) < 0)
+    return dfd < 0 ? error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir)
+                   : error_prefix(err, "workspace `%s`", w->id);
+  free(w->upper_in);
+  w->upper_in = xstrdup(owner);
+  return 0;
+}
+
+/* <store>/.workspaces of w */
+static char *ws_base_of(const struct workspace *w)
+{
+  return xstrndup(w->dir, (size_t)(strrchr(w->dir, '/') - w->dir));
+}
+
+/* The image's root of w->upper_in's workspace (mounted here), or -1 with
+ * err; ENOENT: that workspace or its image is gone (purged, discarded). */
+static int family_image_root(const struct workspace *w, struct error *err)
+{
+  cleanup_free char *base = ws_base_of(w);
+  cleanup_free char *store = xstrndup(base, (size_t)(strrchr(base, '/') - base));
+  struct workspace *aw = NULL;
+  struct error e = {0};
+  int fd;
+
+  if (workspace_load(store, w->upper_in, &aw, &e) < 0 || !workspace_has_image(aw)) {
+    workspace_free(aw);
+    return error_set(err, ENOENT,
+                     "workspace `%s`: its upper layer was in the image of workspace `%s`, which "
+                     "is gone",
+                     w->id, w->upper_in);
+  }
+  if (ws_fs_mount(aw, err) < 0) {
+    workspace_free(aw);
+    return error_prefix(err, "workspace `%s`", w->id);
+  }
+  /* a descriptor inside the detached mount keeps it when aw's goes */
+  fd = openat(aw->fs->mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    error_errno(err, "workspace `%s`: open the image of workspace `%s`", w->id, w->upper_in);
+  workspace_free(aw);
+  return fd;
+}
+
+/* <image>/sub/<id>: made when make, else opened. */
+static int family_base(const struct workspace *w, bool make, struct error *err)
+{
+  cleanup_close int rfd = family_image_root(w, err), sfd = -1;
+  int fd;
+
+  if (rfd < 0)
+    return -1;
+  if (make && mkdirat(rfd, FAMILY_DIR, 0700) < 0 && errno != EEXIST)
+    return error_errno(err, "workspace `%s`: mkdir `%s` in the image of workspace `%s`", w->id,
+                       FAMILY_DIR, w->upper_in);
+  sfd = ws_open_dir(rfd, FAMILY_DIR);
+  if (sfd >= 0 && make && mkdirat(sfd, w->id, 0700) < 0 && errno != EEXIST)
+    return error_errno(err, "workspace `%s`: mkdir its upper layer in the image of workspace `%s`",
+                       w->id, w->upper_in);
+  fd = sfd < 0 ? -1 : ws_open_dir(sfd, w->id);
+  if (fd < 0)
+    return error_errno(err, "workspace `%s`: its upper layer in the image of workspace `%s`", w->id,
+                       w->upper_in);
+  return fd;
+}
+
+int ws_upper_base_make(const struct workspace *w, struct error *err)
+{
+  return w->upper_in != NULL ? family_base(w, true, err) : ws_upper_base(w, err);
+}
+
+int ws_family_remove(const struct workspace *w, struct error *err)
+{
+  struct error e = {0};
+  cleanup_close int rfd = -1, sfd = -1;
+
+  if (w->upper_in == NULL)
+    return 0;
+  rfd = family_image_root(w, &e);
+  if (rfd < 0 && e.code == ENOENT)
+    return 0; /* it went with the image */
+  if (rfd < 0) {
+    *err = e;
+    return -1;
+  }
+  sfd = ws_open_dir(rfd, FAMILY_DIR);
+  if (sfd < 0)
+    return errno == ENOENT ? 0 : error_errno(err, "workspace `%s`: open `%s`", w->id, FAMILY_DIR);
+  if (ws_rm_tree(sfd, w->id) < 0)
+    return error_errno(err,
+                       "workspace `%s`: remove its upper layer from the image of workspace `%s`",
+                       w->id, w->upper_in);
+  return 0;
+}
+
+char *ws_upper_base_path(const struct workspace *w)
+{
+  if (w->upper_in != NULL) {
+    cleanup_free char *base = ws_base_of(w);
+    return xfmt("%s/%s/%s/%s/%s", base, w->upper_in, FS_DIR, FAMILY_DIR, w->id);
+  }
+  return workspace_has_image(w) ? xfmt("%s/%s", w->dir, FS_DIR) : xstrdup(w->dir);
+}
+
 int ws_upper_base(const struct workspace *w, struct error *err)
 {
   int fd;
 
+  if (w->upper_in != NULL)
+    return family_base(w, false, err);
   if (!workspace_has_image(w)) {
     fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)

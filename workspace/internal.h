@@ -234,8 +234,23 @@ void ws_fs_free(struct ws_fs *fs);
 /* Mount the image of w (detached) unless it is mounted already. */
 int ws_fs_mount(const struct workspace *w, struct error *err);
 /* A new fd of the directory that holds upper/, work/ and retired/: the
- * image's root, or w->dir when the workspace has no image. */
+ * image's root, a sub-agent's <image>/sub/<id> in its ancestor's image
+ * (w->upper_in), or w->dir when the workspace has no image. */
 int ws_upper_base(const struct workspace *w, struct error *err);
+/* ws_upper_base, making a sub-agent's <image>/sub/<id> in its ancestor's
+ * image first (w->upper_in). */
+int ws_upper_base_make(const struct workspace *w, struct error *err);
+/* The path of that directory where its image is attached (<dir>/fs, the
+ * ancestor's <dir>/fs/sub/<id>), or w->dir: the overlay's upperdir and
+ * workdir are below it. */
+char *ws_upper_base_path(const struct workspace *w);
+/* w->upper_in from <dir>/upper-in (left NULL without one). */
+int ws_family_read(struct workspace *w, struct error *err);
+/* Record owner's image as the one that holds w's upper (<dir>/upper-in). */
+int ws_family_record(struct workspace *w, const char *owner, struct error *err);
+/* Remove w's upper and work dirs from its ancestor's image (nothing to do
+ * when the image is gone, or w has an upper of its own). */
+int ws_family_remove(const struct workspace *w, struct error *err);
 /* Can this host make and mount images?  *why when not. */
 bool ws_image_supported(const char **why);
 /* <dir>/upper.img: a sparse copy of the template of that size (made once). */

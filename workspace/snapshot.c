@@ -89,7 +89,8 @@ static int retire_upper(struct workspace *w, int dfd, bool running, struct error
       return error_errno(err, "workspace `%s`: remove upper", w->id);
     return 0;
   }
-  if (workspace_has_image(w)) { /* workspace_gc looks into the image only then */
+  if (workspace_has_image(w) ||
+      w->upper_in != NULL) { /* workspace_gc looks into an image only then */
     cleanup_free char *mark = xfmt("%s/%s", w->dir, WS_RETIRED_MARK);
     int fd = open(mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)

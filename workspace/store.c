@@ -69,6 +69,7 @@ void workspace_free(struct workspace *w)
   free(w->mount_data);
   strv_free(w->mount_optv);
   ws_fs_free(w->fs);
+  free(w->upper_in);
   free(w->warning);
   free(w);
 }
@@ -88,7 +89,7 @@ int workspace_load(const char *root, const char *id, struct workspace **ret, str
     workspace_free(w);
     return -1;
   }
-  if (ws_meta_read(w, err) < 0) {
+  if (ws_meta_read(w, err) < 0 || ws_family_read(w, err) < 0) {
     error_prefix(err, "workspace `%s`", id);
     workspace_free(w);
     return -1;
@@ -140,8 +141,9 @@ static bool in_child_userns(void)
 int workspace_mount_options(struct workspace *w, struct error *err)
 {
   bool userxattr = in_child_userns();
-  /* with an image the init mounts it on <dir>/fs first (image.c) */
-  const char *up = workspace_has_image(w) ? "/fs" : "";
+  /* with an image the init mounts it on <dir>/fs first (image.c), a
+   * sub-agent's ancestor's on that one's */
+  cleanup_free char *up = ws_upper_base_path(w);
   cleanup_free char *lower = xstrdup("");
 
   for (size_t i = 0; w->layers && w->layers[i]; i++) {
@@ -149,11 +151,11 @@ int workspace_mount_options(struct workspace *w, struct error *err)
     free(lower);
     lower = l;
   }
-  if (!option_safe(w->dir) || !option_safe(w->lowerdir))
+  if (!option_safe(w->dir) || !option_safe(w->lowerdir) || !option_safe(up))
     return error_set(err, EINVAL,
                      "workspace `%s`: `%s` or `%s` holds `,`, `:`, `\\` or `\"`, which overlayfs "
                      "options cannot carry",
-                     w->id, w->dir, w->lowerdir);
+                     w->id, up, w->lowerdir);
   cleanup_free char *view = NULL;
   if (workspace_is_view(w->lowerdir)) {
     view = ws_view_layers(w, err);
@@ -164,8 +166,8 @@ int workspace_mount_options(struct workspace *w, struct error *err)
   w->mount_optv = NULL;
   w->mount_optv = xmalloc0(4 * sizeof *w->mount_optv);
   w->mount_optv[0] = xfmt("lowerdir=%s%s", lower, view ? view : w->lowerdir);
-  w->mount_optv[1] = xfmt("upperdir=%s%s/upper", w->dir, up);
-  w->mount_optv[2] = xfmt("workdir=%s%s/work", w->dir, up);
+  w->mount_optv[1] = xfmt("upperdir=%s/upper", up);
+  w->mount_optv[2] = xfmt("workdir=%s/work", up);
   /* No redirects created ("off" is refused in a user namespace, where "nofollow"
    * also refuses to follow one).  "off" follows a trusted.overlay.redirect found in a
    * lower layer above another when the module's redirect_always_follow is set, but
@@ -270,7 +272,7 @@ static void clear_volatile_mark_since_boot(int dfd)
 
 static int mount_upper(struct workspace *w, struct error *err)
 {
-  cleanup_close int ufd = ws_upper_base(w, err);
+  cleanup_close int ufd = ws_upper_base_make(w, err);
 
   if (ufd >= 0)
     clear_volatile_mark_since_boot(ufd);
@@ -373,16 +375,53 @@ static bool sweep_due(int basefd)
   return true;
 }
 
+/* A sub-agent's (id P.a.b): the nearest ancestor whose workspace has an
+ * image (P.a, then P; the one its create attaches), or NULL. */
+static char *family_owner(const char *root, const char *id)
+{
+  cleanup_free char *cur = xstrdup(id);
+
+  for (int depth = 0; depth < 16; depth++) {
+    char *dot = strrchr(cur, '.');
+    struct workspace *aw = NULL;
+    struct error e = {0};
+    bool img;
+    if (dot == NULL)
+      return NULL;
+    *dot = '\0';
+    if (workspace_load(root, cur, &aw, &e) < 0)
+      return NULL; /* "a.b" was a container's own id: no ancestor */
+    img = workspace_has_image(aw);
+    workspace_free(aw);
+    if (img)
+      return xstrdup(cur);
+  }
+  return NULL;
+}
+
 /* The upper layer of a workspace with a size limit lives in an image
  * (image.c).  A workspace that already has one keeps it (and its size); an
  * older one whose plain upper holds changes keeps that until commit or
  * discard; without loop devices or mkfs the limit is not enforced: a
- * warning (w->warning), or a refusal when lim->size_required. */
-static int choose_storage(struct workspace *w, int dfd, const struct ws_limits *lim,
-                          struct error *err)
+ * warning (w->warning), or a refusal when lim->size_required.  A
+ * sub-agent's lives in its nearest ancestor's image, when it has one,
+ * whatever its own limit: that image's size bounds the family. */
+static int choose_storage(const char *root, struct workspace *w, int dfd,
+                          const struct ws_limits *lim, struct error *err)
 {
   const char *why = NULL;
 
+  if (workspace_is_view(w->lowerdir) && w->upper_in == NULL && !workspace_has_image(w) &&
+      dir_empty(dfd, "upper")) {
+    cleanup_free char *owner = family_owner(root, w->id);
+    if (owner != NULL) {
+      if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0)
+        return error_errno(err, "workspace `%s`: remove the empty upper", w->id);
+      return ws_family_record(w, owner, err);
+    }
+  }
+  if (w->upper_in != NULL)
+    return 0;
   if (lim == NULL || lim->size == 0 || workspace_has_image(w))
     return 0;
   if (!dir_empty(dfd, "upper")) {
@@ -456,7 +495,7 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
     error_errno(err, "workspace `%s`: open `%s`", id, w->dir);
     goto fail;
   }
-  if (choose_storage(w, dfd, lim, err) < 0)
+  if (choose_storage(root, w, dfd, lim, err) < 0)
     goto fail;
   /* a new image holds nothing yet: mounted later (workspace_finish_upper) */
   w->upper_later = fresh && workspace_has_image(w);
@@ -478,7 +517,9 @@ int workspace_prepare(const char *root, const char *id, const char *lowerdir, ui
 fail:
   if (fresh) { /* nothing half-made is left */
     cleanup_close int basefd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct error e = {0};
     workspace_unmount(w);
+    ws_family_remove(w, &e);
     if (basefd >= 0)
       ws_rm_tree(basefd, id);
   }
@@ -547,7 +588,7 @@ void workspace_gc(struct workspace *w)
 
   if (dfd < 0)
     return;
-  if (!workspace_has_image(w)) {
+  if (!workspace_has_image(w) && w->upper_in == NULL) {
     ws_rm_tree(dfd, "retired");
     return;
   }
@@ -571,6 +612,14 @@ int workspace_discard(struct workspace *w, struct error *err)
    * to the host at once */
   if (size > 0 && (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0))
     return error_prefix(err, "discard");
+  if (w->upper_in != NULL) { /* in its ancestor's image */
+    cleanup_close int bfd = ws_upper_base(w, err);
+    if (bfd < 0)
+      return error_prefix(err, "discard");
+    if (ws_rm_tree(bfd, "upper") < 0 || ws_rm_tree(bfd, "work") < 0 ||
+        ws_rm_tree(bfd, "retired") < 0)
+      return error_errno(err, "workspace `%s`: discard", w->id);
+  }
   unlinkat(dfd, WS_RETIRED_MARK, 0);
   if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0 ||
       ws_rm_tree(dfd, "snapshots") < 0 || ws_rm_tree(dfd, "retired") < 0)
@@ -601,6 +650,18 @@ int workspace_purge(const char *root, const char *id, struct error *err)
     return error_set(err, EINVAL, "workspace `%s`: invalid id", id);
   if (fd < 0)
     return error_errno(err, "workspace `%s`: purge", id);
+  /* a sub-agent's upper in its ancestor's image first: its room goes back
+   * to the family (it stays found by its id until then) */
+  {
+    struct workspace *w = NULL;
+    struct error e = {0};
+    int r = 0;
+    if (workspace_load(root, id, &w, &e) == 0)
+      r = ws_family_remove(w, err);
+    workspace_free(w);
+    if (r < 0)
+      return error_prefix(err, "purge");
+  }
   /* meta.json last: a purge that fails half way leaves a workspace that is
    * still found by its id, and purged by the next try */
   idfd = openat(fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -253,7 +253,8 @@ static int layer_root(const char *store, const struct vlayer *l, char **ret_path
     cleanup_close int base = ws_upper_base(lw, err);
     if (base >= 0)
       fd = openat(base, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    *ret_path = xfmt("%s%s/upper", lw->dir, workspace_has_image(lw) ? "/fs" : "");
+    cleanup_free char *up = ws_upper_base_path(lw);
+    *ret_path = xfmt("%s/upper", up);
   } else if (l->kind == 's') {
     cleanup_free char *p = xfmt("%s/snapshots", lw->dir);
     cleanup_close int sfd =

@@ -161,8 +161,11 @@ struct workspace {
   char *mount_data;  /* "lowerdir=...,upperdir=...,workdir=...,redirect_dir=off,..." */
   char **mount_optv; /* the same as a config mount "options" array + nosuid, nodev */
   struct ws_fs *fs;  /* image.c: the mounted upper image, if any */
-  char *warning;     /* workspace_prepare: why the size limit is not enforced, or NULL */
-  bool upper_later;  /* workspace_prepare: a new image, mounted by workspace_finish_upper */
+  /* a sub-agent's: the id of the ancestor whose image holds its upper and
+   * work dirs (<image>/sub/<id>/), from <dir>/upper-in; NULL: its own */
+  char *upper_in;
+  char *warning;    /* workspace_prepare: why the size limit is not enforced, or NULL */
+  bool upper_later; /* workspace_prepare: a new image, mounted by workspace_finish_upper */
 };
 
 /* --- the interface `create` uses (in the parent, before the init) ------- */
@@ -237,7 +240,8 @@ char *workspace_lowerdir_beneath(const char *lowerdir, int **ret_fds, size_t *re
 
 /* --- the size-limited upper layer (image.c) ------------------------------ */
 
-/* Does the upper layer live in <dir>/upper.img? */
+/* Does the upper layer live in <dir>/upper.img? (Not for a sub-agent whose
+ * upper is in its ancestor's image: w->upper_in.) */
 bool workspace_has_image(const struct workspace *w);
 /* Its size in bytes (the limit), 0 without an image. */
 uint64_t workspace_image_size(const struct workspace *w);

@@ -1109,3 +1109,112 @@ cg_dir() {
 	[ "$ok" -eq 8 ] || fail "the parent's lookups answered during its child's flood: $ok of 8"
 	sub kill flood >/dev/null 2>&1 || true
 }
+
+# subagent-size-bypass: the parent's workspace.size bounds its whole family.  A child's upper
+# layer was a plain directory in the data directory (not the parent's image): an agent wrote
+# past its own limit by starting a child, up to the host's disk.  Measured from outside: the
+# blocks the family's workspace records take on the host (du, which counts an image by its
+# blocks), against the bound.
+# family_kib: KiB on the host disk of the parent's workspace record and its descendants'.
+family_kib() {
+	du -sck "$TEST_STORE/.workspaces/$ID" "$TEST_STORE/.workspaces/$ID".* 2>/dev/null | tail -n1 | cut -f1
+}
+
+# family_bounded MIB WHAT: the family's records take at most MIB MiB (and 2 MiB of records).
+family_bounded() {
+	local kib
+	kib=$(family_kib)
+	echo "$2: the family takes $kib KiB" >&2
+	[ "$kib" -le $(($1 * 1024 + 2048)) ] || fail "$2: the family's records take $kib KiB, past the $1 MiB bound"
+}
+
+@test "subagent-size-bypass: a child's dd, fallocate, sparse writes, mmap and empty files end in ENOSPC at the parent's workspace.size; the data directory stays bounded" {
+	update_config '.annotations["run.agentrt.workspace.size"] = "32m"'
+	parent
+	# control: the parent itself is held at 32 MiB
+	run rt exec "$ID" sh -c 'dd if=/dev/zero of=/workspace/p bs=1M count=64 2>&1; echo rc=$?; rm -f /workspace/p'
+	[[ "$output" == *"No space left on device"* && "$output" == *rc=1* ]] || fail "control: $output"
+	run sub run --name dd -- sh -c 'dd if=/dev/zero of=big bs=1M count=64 2>&1; echo rc=$?; sync'
+	echo "$output"
+	family_bounded 32 "dd"
+	[[ "$output" == *"No space left on device"* && "$output" == *rc=1* ]] || fail "dd: $output"
+	# what it wrote is kept, and is the child's: diff and the host's workspace list show it
+	run sub diff dd
+	[ "$status" -eq 0 ] && [[ "$output" == *big* ]] || fail "sub diff dd: $output"
+	run rt workspace list
+	[[ "$output" == *"$ID.dd"* ]] || fail "workspace list: $output"
+	sub discard dd
+	run sub run --name fa -- sh -c 'fallocate -l 64M big 2>&1; echo rc=$?; ls -ls big; sync'
+	echo "$output"
+	family_bounded 32 "fallocate"
+	[[ "$output" == *rc=1* ]] || fail "fallocate: $output"
+	sub discard fa
+	# a sparse file of 4 GiB written 1 MiB at a time, 64 times, far apart
+	run sub run --name sp -- sh -c 'truncate -s 4G s || exit 9; i=0
+		while [ $i -lt 64 ]; do dd if=/dev/zero of=s bs=1M count=1 seek=$((i * 60)) conv=notrunc 2>/dev/null || break; i=$((i + 1)); done
+		echo sparse=$i; sync'
+	echo "$output"
+	family_bounded 32 "sparse"
+	[[ "$output" =~ sparse=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -lt 64 ] || fail "sparse: $output"
+	sub discard sp
+	# pages of a sparse file written through a shared mapping: SIGBUS once the image is full
+	run sub run --name mm -- sh -c 'truncate -s 64M m && /usr/local/bin/mmap-write m --fill; echo rc=$?; sync'
+	echo "$output"
+	family_bounded 32 "mmap"
+	[[ "$output" == *rc=135* ]] || fail "mmap: $output"
+	sub discard mm
+	# inodes: empty files until the image has none left
+	run sub run --name in -- sh -c 'mkdir d && i=0
+		while [ $i -lt 20000 ]; do { true >d/f$i; } 2>/dev/null || break; i=$((i + 1)); done; echo made=$i'
+	echo "$output"
+	[[ "$output" =~ made=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -gt 100 ] && [ "${BASH_REMATCH[1]}" -lt 20000 ] ||
+		fail "inodes: $output"
+	family_bounded 32 "inodes"
+	sub discard in
+	# the room is back: the parent writes 24 MiB
+	run rt exec "$ID" sh -c 'dd if=/dev/zero of=/workspace/p bs=1M count=24 2>&1; echo rc=$?'
+	[[ "$output" == *rc=0* ]] || fail "after discard: $output"
+}
+
+@test "subagent-size-bypass: children together, a grandchild and a child's kept changes after its end are held to the parent's workspace.size; discard gives the room back" {
+	update_config '.annotations["run.agentrt.workspace.size"] = "32m"'
+	parent
+	# four children, 12 MiB each: 48 MiB together, past 32
+	local n ok=0
+	for n in 1 2 3 4; do
+		run sub run --name c$n -- sh -c 'dd if=/dev/zero of=c bs=1M count=12 2>&1; echo rc=$?; sync'
+		[[ "$output" == *rc=0* ]] && ok=$((ok + 1))
+	done
+	echo "children whose 12 MiB fit: $ok" >&2
+	family_bounded 32 "four children"
+	[ "$ok" -lt 4 ] || fail "all four children wrote 12 MiB in a 32 MiB workspace"
+	# their kept changes count once they have ended: the parent finds no room for 16 MiB
+	run rt exec "$ID" sh -c 'dd if=/dev/zero of=/workspace/p bs=1M count=16 2>&1; echo rc=$?; rm -f /workspace/p'
+	[[ "$output" == *"No space left on device"* ]] || fail "the parent after its children: $output"
+	# the host's review of an ended child still works (diff, commit into the parent's view)
+	run rt workspace "$ID.c1" diff
+	[ "$status" -eq 0 ] && grep -qE '^[a-z]+ +c( |$)' <<<"$output" || fail "workspace $ID.c1 diff: $output"
+	# the host's list counts the first child's 12 MiB as its upper bytes
+	run rt workspace list --format json
+	jq -e --arg id "$ID.c1" '[.. | objects | select(.id? == $id)][0].upper_bytes >= 12582912' <<<"$output" >/dev/null ||
+		fail "workspace list: $output"
+	# the operator's discard of an ended child empties its upper in the image
+	run rt workspace "$ID.c1" discard
+	[ "$status" -eq 0 ] || fail "workspace $ID.c1 discard: $output"
+	run rt workspace "$ID.c1" diff
+	[ "$status" -eq 0 ] && ! grep -qE '^[a-z]+ +c( |$)' <<<"$output" || fail "diff after discard: $output"
+	for n in 1 2 3 4; do sub discard c$n; done
+	# a grandchild (maxDepth 2) is held too
+	sub run --name g --detach -- sleep 120
+	run rt exec "$ID.g" "$SUB" sub run --name gg -- sh -c 'dd if=/dev/zero of=big bs=1M count=64 2>&1; echo rc=$?; sync'
+	echo "$output"
+	family_bounded 32 "grandchild"
+	[[ "$output" == *"No space left on device"* && "$output" == *rc=1* ]] || fail "grandchild: $output"
+	run rt exec "$ID.g" "$SUB" sub diff gg
+	[ "$status" -eq 0 ] && [[ "$output" == *big* ]] || fail "sub diff gg: $output"
+	run rt exec "$ID.g" "$SUB" sub discard gg
+	[ "$status" -eq 0 ] || fail "sub discard gg: $output"
+	# discarded: the room is the parent's again
+	run rt exec "$ID" sh -c 'dd if=/dev/zero of=/workspace/p bs=1M count=24 2>&1; echo rc=$?'
+	[[ "$output" == *rc=0* ]] || fail "after discard: $output"
+}
