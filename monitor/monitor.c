@@ -666,6 +666,7 @@ static void open_root_sources(struct monitor *m, const struct monitor_opts *o, s
       error_clear(&err);
   }
   if (p->workspace.mode != PROFILE_WS_NONE && p->workspace.path != NULL) {
+    m->serves_children = o->agent_fd >= 0;
     if (monitor_files_open(m, p->workspace.path, p->workspace.review_protected, &err) < 0) {
       monitor_error(m, "file", &err);
       add_warning(

@@ -193,6 +193,9 @@ struct files {
   int64_t last_long_ms;
   bool too_long;     /* an event's directory was deeper than FILES_PATH_MAX */
   bool own_fs;       /* the marked file system is the workspace's alone (its image) */
+  bool image_shared; /* a sub-agent's: its upper is in an ancestor's image (not own_fs) */
+  bool may_share;    /* own_fs, and sub-agents may put their upper layers in it */
+  bool shared_seen;  /* ... and one has (<image>/sub is there) */
   bool gone_dir;     /* an event's directory was gone, not named (own_fs: a loss) */
   bool have_targets; /* events give a directory's own handle (FAN_REPORT_TARGET_FID) */
   /* not own_fs: the handles (their fingerprints, key_print; a set, open
@@ -663,10 +666,27 @@ static void evicted_drop(struct files *f, const uint8_t *key, size_t klen)
  * among the evicted ones (not own_fs). */
 static void evict(struct files *f, const struct dir_entry *e, const uint8_t *key, size_t klen)
 {
-  if (f->own_fs || !e->used || e->rel == NULL ||
+  if ((f->own_fs && !f->may_share) || !e->used || e->rel == NULL ||
       (e->klen == klen && memcmp(e->key, key, klen) == 0))
     return;
   evicted_put(f, evicted_print(e->key, e->klen));
+}
+
+/* Is the marked file system the workspace's alone now?  Its image holds its
+ * sub-agents' upper layers too once one has been made (<image>/sub beside
+ * upper/, workspace/image.c): a directory of theirs gone before its events
+ * were read is not this workspace's loss, and from then on a gone one is
+ * judged as on a file system shared with the host (evict keeps the tree's
+ * evicted directories for that while sub-agents may come). */
+static bool own_fs_now(struct files *f)
+{
+  struct stat st;
+
+  if (!f->own_fs || f->shared_seen)
+    return false;
+  if (f->may_share && fstatat(f->layers.fds[0], "../sub", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    f->shared_seen = true;
+  return !f->shared_seen;
 }
 
 /* Was key a directory of the tree pushed out of the cache (or may it have
@@ -730,7 +750,7 @@ static const char *dir_rel(struct files *f, struct file_handle *h)
      * directory the monitor saw made are named: cache_made); on a file
      * system shared with the host, one of the workspace's directories pushed
      * out of the cache (evict: gone-dir-changes-plain-upper) */
-    f->gone_dir |= errno == ESTALE && !known && (f->own_fs || was_evicted(f, key, klen));
+    f->gone_dir |= errno == ESTALE && !known && (own_fs_now(f) || was_evicted(f, key, klen));
     return NULL;
   }
   evict(f, e, key, klen);
@@ -1670,6 +1690,8 @@ static int open_upper(struct files *f, const char *root, const char *id, int fs,
   if (workspace_load(root, id, &w, err) < 0)
     return error_prefix(err, "overlay workspace");
   r = workspace_open_layers_at(w, fs, &f->layers, err);
+  /* a sub-agent's upper is in its ancestor's image, beside the others' */
+  f->image_shared = w->upper_in != NULL;
   workspace_free(w);
   if (r < 0)
     return -1;
@@ -1788,7 +1810,8 @@ int monitor_files_open(struct monitor *m, const char *workspace, char *const *pr
   }
   if (strcmp(f->base_link, "/") == 0)
     f->base_link_len = 0; /* every path starts with it: compare against "" */
-  f->own_fs = f->overlay && on_image(f->layers.fds[0]);
+  f->own_fs = f->overlay && on_image(f->layers.fds[0]) && !f->image_shared;
+  f->may_share = f->own_fs && m->serves_children;
   f->keep_len = f->base_link_len;
   if (f->overlay) /* <store>/.workspaces/<id>: upper's parent, with work */
     while (f->keep_len > 0 && f->base_link[--f->keep_len] != '/')

@@ -1218,3 +1218,34 @@ family_bounded() {
 	run rt exec "$ID" sh -c 'dd if=/dev/zero of=/workspace/p bs=1M count=24 2>&1; echo rc=$?'
 	[[ "$output" == *rc=0* ]] || fail "after discard: $output"
 }
+
+# The parent's monitor marks its image's file system, where its children's upper layers now are:
+# a directory a child made and removed before the parent's monitor read the events is the
+# child's, not a change of the parent's workspace lost (its trail said "events lost (file)").
+@test "subagent-size-bypass: directories a child makes, fills and removes in the parent's image while the parent's monitor cannot read are no loss in the parent's trail" {
+	parent
+	run sub run --name gd --detach -- sh -c 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 90 ]; do mkdir d$i; i=$((i + 1)); done
+		i=0; while [ $i -lt 90 ]; do : >d$i/f; i=$((i + 1)); done; rm -rf d*
+		echo done >/tmp/done; sleep 300'
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	local cpid mon
+	cpid=$(host_pid "$ID.gd")
+	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	kill -STOP "$mon"
+	touch "/proc/$cpid/root/tmp/go"
+	for _ in $(seq 300); do [ -e "/proc/$cpid/root/tmp/done" ] && break; sleep 0.1; done
+	kill -CONT "$mon"
+	[ -e "/proc/$cpid/root/tmp/done" ] || fail "the child's commands did not finish"
+	# the parent's own change after, seen by its monitor: its events were read by then
+	rt exec "$ID" sh -c 'echo p >/workspace/after.txt'
+	for _ in $(seq 50); do
+		rt audit "$ID" --format json | grep -q '"path":"/workspace/after.txt"' && break
+		sleep 0.1
+	done
+	rt audit "$ID" --format json | grep -q '"path":"/workspace/after.txt"' || fail "no record of the parent's change"
+	run rt audit verify "$ID"
+	[ "$status" -eq 0 ] && [[ "$output" != *"events lost"* ]] || fail "verify: $output"
+	run rt audit "$ID" --kind audit_error --format json
+	[[ "$output" != *'"lost"'* ]] || fail "the parent's trail: $output"
+}
