@@ -16,8 +16,15 @@
  * read: the operator's own ignore file (`core.excludesFile`,
  * `~/.config/git/ignore`, which the agent cannot write), the index (a file
  * staged with `git add -f` is shown by git though marked), a `.gitignore`
- * that is a symlink (git does not follow it), and past MAX_IGNORE_DIRS
- * directories the rest (left unmarked).
+ * that is a symlink (git does not follow it).
+ * The agent writes these files, so their reading is bounded (ignore-dos): at
+ * most MAX_IGNORE_FILE bytes of one file, MAX_IGNORE_TOTAL bytes and
+ * MAX_IGNORE_PATTERNS lines of all of them, MAX_IGNORE_DIRS directories,
+ * and WS_IGNORE_MAX_WORK units of matching (a pattern tested against a path:
+ * one unit and one per 64 bytes of the pattern).  A new file whose answer
+ * needs a file not read whole, or comes after the matching budget is spent,
+ * is marked as ignored with the reason (erring towards marking: left
+ * unmarked, it would be the way to hide a file from the review).
  * Only the review reads this: nothing on create, start, run or exec. */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,8 +38,11 @@
 #include "common/util.h"
 #include "workspace/internal.h"
 
-#define MAX_IGNORE_FILE (1 << 20) /* bytes of one ignore file read */
-#define MAX_IGNORE_DIRS 65536     /* directories whose .gitignore is read */
+#define MAX_IGNORE_FILE (1 << 20)  /* bytes of one ignore file read */
+#define MAX_IGNORE_TOTAL (4 << 20) /* bytes of all of them */
+#define MAX_IGNORE_PATTERNS 100000 /* lines of all of them */
+#define MAX_IGNORE_DIRS 65536      /* directories whose .gitignore is read */
+#define LIMITS_WHY "not read whole: past the review's limits on ignore files"
 #define BUCKETS 4096
 
 struct pattern {
@@ -48,6 +58,7 @@ struct ignfile {
   char *source; /* the file's path, for the mark */
   struct pattern *v;
   size_t n;
+  bool partial;         /* not read whole (the limits): its answers are not known */
   int state;            /* the directory itself: -1 not known yet, 0 shown, 1 ignored */
   char *why;            /* when ignored: the file and line (its own or a parent's) */
   struct ignfile *next; /* hash chain */
@@ -58,6 +69,9 @@ struct ignctx {
   struct ignfile *buckets[BUCKETS];
   struct ignfile exclude; /* the host's .git/info/exclude */
   size_t dirs;
+  size_t bytes;    /* of the ignore files read */
+  size_t patterns; /* their lines */
+  size_t work;     /* matching spent (WS_IGNORE_MAX_WORK) */
 };
 
 static unsigned hash_str(const char *s)
@@ -75,14 +89,15 @@ static bool dir_opaque_at(int fd, const char *dir, unsigned xattr)
   return d >= 0 && ws_dir_opaque(d, xattr);
 }
 
-/* The bytes of a regular file at fd (at most MAX_IGNORE_FILE). */
-static char *read_fd(int fd, size_t *ret_n)
+/* The bytes of a regular file at fd, at most max and one more (*ret_n
+ * above max: a longer file). */
+static char *read_fd(int fd, size_t max, size_t *ret_n)
 {
-  char *buf = xmalloc(MAX_IGNORE_FILE + 1);
+  char *buf = xmalloc(max + 2);
   size_t n = 0;
 
-  while (n < MAX_IGNORE_FILE) {
-    ssize_t r = read(fd, buf + n, MAX_IGNORE_FILE - n);
+  while (n <= max) {
+    ssize_t r = read(fd, buf + n, max + 1 - n);
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0)
@@ -97,7 +112,7 @@ static char *read_fd(int fd, size_t *ret_n)
 /* The file at rel as the merged view has it: the first layer (upper first,
  * then the host dir) that holds it; a whiteout, a symlink or anything but a
  * regular file, or an opaque parent in a layer, ends the search with none. */
-static char *read_merged(const struct ws_layers *l, const char *rel, size_t *ret_n)
+static char *read_merged(const struct ws_layers *l, const char *rel, size_t max, size_t *ret_n)
 {
   cleanup_free char *parent = NULL;
   const char *base;
@@ -119,13 +134,26 @@ static char *read_merged(const struct ws_layers *l, const char *rel, size_t *ret
     }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
       return NULL;
-    return read_fd(fd, ret_n);
+    return read_fd(fd, max, ret_n);
   }
   return NULL;
 }
 
-static void parse(struct ignfile *f, char *text)
+/* The largest ignore file x may still read. */
+static size_t read_max(const struct ignctx *x)
 {
+  size_t left = MAX_IGNORE_TOTAL - x->bytes;
+  return left < MAX_IGNORE_FILE ? left : MAX_IGNORE_FILE;
+}
+
+/* The lines of text (n bytes read, at most read_max + 1) into f. */
+static void parse(struct ignctx *x, struct ignfile *f, char *text, size_t n)
+{
+  if (n > read_max(x)) {
+    f->partial = true;
+    return;
+  }
+  x->bytes += n;
   for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
        line = strtok_r(NULL, "\n", &save)) {
     size_t len = strlen(line);
@@ -152,6 +180,11 @@ static void parse(struct ignfile *f, char *text)
     }
     if (len == 0)
       continue;
+    if (x->patterns >= MAX_IGNORE_PATTERNS) {
+      f->partial = true;
+      break;
+    }
+    x->patterns++;
     p.has_slash = strchr(s, '/') != NULL;
     if (*s == '/')
       s++;
@@ -180,8 +213,8 @@ static struct ignfile *ignfile_of(struct ignctx *x, const char *dir)
   f->dir = xstrdup(dir);
   f->state = -1;
   f->source = *dir ? xfmt("%s/.gitignore", dir) : xstrdup(".gitignore");
-  if ((text = read_merged(x->l, f->source, &n)) != NULL)
-    parse(f, text);
+  if ((text = read_merged(x->l, f->source, read_max(x), &n)) != NULL)
+    parse(x, f, text, n);
   f->next = x->buckets[h];
   x->buckets[h] = f;
   return f;
@@ -211,25 +244,42 @@ static bool pat_match(const struct pattern *p, const char *rel, bool is_dir)
   }
 }
 
-/* The last line of f matching path (relative to the top), or NULL. */
-static const struct pattern *last_match(const struct ignfile *f, const char *path, bool is_dir)
+/* The last line of f matching path (relative to the top) in *ret_p (NULL:
+ * none); false when the answer is not known: f not read whole, or x's
+ * matching budget spent. */
+static bool last_match(struct ignctx *x, const struct ignfile *f, const char *path, bool is_dir,
+                       const struct pattern **ret_p)
 {
   size_t dl = strlen(f->dir);
   const char *rel = path;
 
+  *ret_p = NULL;
   if (dl > 0) {
     if (strncmp(path, f->dir, dl) != 0 || path[dl] != '/')
-      return NULL;
+      return true;
     rel = path + dl + 1;
   }
-  for (size_t i = f->n; i-- > 0;)
-    if (pat_match(&f->v[i], rel, is_dir))
-      return &f->v[i];
-  return NULL;
+  if (f->partial)
+    return false;
+  for (size_t i = f->n; i-- > 0;) {
+    size_t cost = 1 + strlen(f->v[i].pat) / 64;
+    if (cost > WS_IGNORE_MAX_WORK - x->work) {
+      x->work = WS_IGNORE_MAX_WORK;
+      return false;
+    }
+    x->work += cost;
+    if (pat_match(&f->v[i], rel, is_dir)) {
+      *ret_p = &f->v[i];
+      return true;
+    }
+  }
+  return true;
 }
 
 /* Is path (a directory when is_dir) ignored on its own (its parents not
- * looked at)?  *ret_f, *ret_p: the file and line that decide. */
+ * looked at)?  *ret_f, *ret_p: the file and line that decide; *ret_p NULL
+ * when the answer is not known (the limits): ignored, *ret_f the file not
+ * read whole (NULL: the directories or the matching budget). */
 static bool ignored_self(struct ignctx *x, const char *path, bool is_dir,
                          const struct ignfile **ret_f, const struct pattern **ret_p)
 {
@@ -246,7 +296,12 @@ static bool ignored_self(struct ignctx *x, const char *path, bool is_dir,
     else
       dir[0] = '\0';
     f = ignfile_of(x, dir);
-    if (f && (p = last_match(f, path, is_dir)) != NULL) {
+    if (f == NULL || !last_match(x, f, path, is_dir, &p)) {
+      *ret_f = f && f->partial ? f : NULL;
+      *ret_p = NULL;
+      return true;
+    }
+    if (p) {
       *ret_f = f;
       *ret_p = p;
       return !p->negate;
@@ -255,7 +310,12 @@ static bool ignored_self(struct ignctx *x, const char *path, bool is_dir,
       break;
   }
   {
-    const struct pattern *p = last_match(&x->exclude, path, is_dir);
+    const struct pattern *p;
+    if (!last_match(x, &x->exclude, path, is_dir, &p)) {
+      *ret_f = x->exclude.partial ? &x->exclude : NULL;
+      *ret_p = NULL;
+      return true;
+    }
     if (p) {
       *ret_f = &x->exclude;
       *ret_p = p;
@@ -263,6 +323,16 @@ static bool ignored_self(struct ignctx *x, const char *path, bool is_dir,
     }
   }
   return false;
+}
+
+/* The mark of a path ignored_self found ignored. */
+static char *why_of(const struct ignfile *f, const struct pattern *p)
+{
+  if (p)
+    return xfmt("`%s` `%s`", f->source, p->line);
+  if (f)
+    return xfmt("`%s` " LIMITS_WHY, f->source);
+  return xstrdup("the ignore files " LIMITS_WHY);
 }
 
 /* Is the directory dir ignored, by its own lines or a parent's?  Kept in
@@ -275,7 +345,7 @@ static const char *dir_ignored(struct ignctx *x, const char *dir)
   const char *up;
 
   if (f == NULL)
-    return NULL;
+    return "the ignore files " LIMITS_WHY;
   if (f->state >= 0 || dir[0] == '\0')
     return f->state == 1 ? f->why : NULL;
   {
@@ -291,7 +361,7 @@ static const char *dir_ignored(struct ignctx *x, const char *dir)
   if (up)
     f->why = xstrdup(up);
   else if (ignored_self(x, dir, true, &src, &p))
-    f->why = xfmt("`%s` `%s`", src->source, p->line);
+    f->why = why_of(src, p);
   f->state = f->why != NULL;
   return f->why;
 }
@@ -311,7 +381,7 @@ static char *ignored_why(struct ignctx *x, const char *path)
   if ((up = dir_ignored(x, parent)) != NULL)
     return xstrdup(up);
   if (ignored_self(x, path, false, &f, &p))
-    return xfmt("`%s` `%s`", f->source, p->line);
+    return why_of(f, p);
   return NULL;
 }
 
@@ -329,7 +399,7 @@ static bool below_git(const char *path)
   return false;
 }
 
-void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l)
+size_t ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l)
 {
   struct ignctx x = {.l = l};
   bool any = false;
@@ -337,7 +407,7 @@ void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l)
   for (size_t i = 0; i < c->n && !any; i++)
     any = (c->v[i].kind == WS_ADDED || c->v[i].kind == WS_RENAMED) && c->v[i].type != WS_T_DIR;
   if (!any)
-    return;
+    return 0;
   x.exclude.dir = xstrdup("");
   x.exclude.source = xstrdup(".git/info/exclude");
   if (l->hostfd >= 0) {
@@ -346,8 +416,8 @@ void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l)
     struct stat st;
     size_t n;
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-      cleanup_free char *text = read_fd(fd, &n);
-      parse(&x.exclude, text);
+      cleanup_free char *text = read_fd(fd, read_max(&x), &n);
+      parse(&x, &x.exclude, text, n);
     }
   }
   for (size_t i = 0; i < c->n; i++) {
@@ -379,4 +449,5 @@ void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l)
   free(x.exclude.v);
   free(x.exclude.dir);
   free(x.exclude.source);
+  return x.work;
 }

@@ -400,8 +400,11 @@ const char *ws_protect_subdir_reason(const char *rel, char *const *patterns,
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l);
 /* Mark (ch->ignored) the new files that the merged view's .gitignore files
  * or the host's .git/info/exclude make the host's git ignore: its `git
- * status` and `git diff` will not show them after commit (ignore.c). */
-void ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l);
+ * status` and `git diff` will not show them after commit (ignore.c); past
+ * the limits on reading them, the files not decided.  Returns the matching
+ * work spent (at most WS_IGNORE_MAX_WORK). */
+#define WS_IGNORE_MAX_WORK ((size_t)100000000)
+size_t ws_mark_ignored(struct ws_changes *c, const struct ws_layers *l);
 /* Why a symlink at path pointing at target could lead a host tool that
  * follows it out of the workspace (absolute, `..` past the root, `dir/..`)
  * or into `.git`, `.gitmodules` or a path of patterns; NULL when it stays

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -63,6 +66,142 @@ static void run(const struct ws_layers *l, struct ws_changes *c)
         c, &(struct ws_change){
                .kind = WS_ADDED, .type = WS_T_FILE, .path = xstrdup(cases[i].path), .layer = 0});
   ws_mark_ignored(c, l);
+}
+
+/* ignore-dos: an agent's .gitignore of 1 MiB of one-character lines,
+ * hardlinked into DOS_DIRS directories (one file on the disk), each holding
+ * DOS_FILES new files.  Read without limits, that is DOS_DIRS + 1 copies of
+ * half a million patterns (gigabytes) and every new file tested against two
+ * of them (billions of fnmatch calls).  Run in a child with 1 GiB of data
+ * (not under ASan, whose shadow would count) and 120 s, much more than the
+ * review needs: what the child writes back is how many new files were
+ * marked and how many of those marks say the ignore files were not read. */
+#define DOS_DIRS 64
+#define DOS_FILES 100
+
+static void dos(int upper, const struct ws_layers *l)
+{
+  struct ws_changes c = {0};
+  cleanup_free char *big = xmalloc((1 << 20) + 1);
+  int p[2];
+  pid_t pid;
+  int status = 0;
+  size_t got[2] = {0, 0};
+
+  for (size_t i = 0; i < 1 << 20; i += 2) {
+    big[i] = (char)('b' + (i / 2) % 20);
+    big[i + 1] = '\n';
+  }
+  big[1 << 20] = '\0';
+  if (mkdirat(upper, "dos", 0755) < 0)
+    abort();
+  put("upper", "dos/.gitignore", big);
+  for (int d = 0; d < DOS_DIRS; d++) {
+    cleanup_free char *dir = xfmt("dos/d%d", d), *link = xfmt("%s/.gitignore", dir);
+    if (mkdirat(upper, dir, 0755) < 0 || linkat(upper, "dos/.gitignore", upper, link, 0) < 0)
+      abort();
+    for (int f = 0; f < DOS_FILES; f++)
+      ws_changes_push(&c, &(struct ws_change){.kind = WS_ADDED,
+                                              .type = WS_T_FILE,
+                                              .path = xfmt("%s/a%d.txt", dir, f),
+                                              .layer = 0});
+  }
+  if (pipe(p) < 0 || (pid = fork()) < 0)
+    abort();
+  if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    struct rlimit rl = {1UL << 30, 1UL << 30};
+    setrlimit(RLIMIT_DATA, &rl);
+#endif
+    alarm(120);
+    close(p[0]);
+    ws_mark_ignored(&c, l);
+    for (size_t i = 0; i < c.n; i++)
+      if (c.v[i].ignored) {
+        got[0]++;
+        got[1] += strstr(c.v[i].ignored, "not read") != NULL;
+      }
+    if (write(p[1], got, sizeof got) != (ssize_t)sizeof got)
+      _exit(1);
+    _exit(0);
+  }
+  close(p[1]);
+  if (read(p[0], got, sizeof got) != (ssize_t)sizeof got)
+    got[0] = got[1] = 0;
+  close(p[0]);
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status))
+    printf("# the review was killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+         "ignore-dos: the review of %d hardlinked 1 MiB .gitignore files and %d new files ends "
+         "within 1 GiB and 120 s",
+         DOS_DIRS, DOS_DIRS * DOS_FILES);
+  printf("# %zu marked, %zu as not read\n", got[0], got[1]);
+  tap_ok(got[0] == c.n && got[1] > 0,
+         "ignore-dos: past the review's limits the new files are marked (not left unmarked)");
+  ws_changes_free(&c);
+}
+
+/* ignore-work: one .gitignore of 90,000 lines (within the limits on
+ * reading) above 6,400 new files: 576 million pattern tests unbounded.  The
+ * review stops at WS_IGNORE_MAX_WORK and marks the files it did not decide;
+ * the child reports the work spent and the marks (as in dos). */
+static void work(int upper, const struct ws_layers *l)
+{
+  struct ws_changes c = {0};
+  FILE *gi;
+  int p[2];
+  pid_t pid;
+  int status = 0;
+  size_t got[3] = {0, 0, 0};
+
+  if (mkdirat(upper, "work", 0755) < 0)
+    abort();
+  {
+    cleanup_free char *path = xfmt("%s/upper/work/.gitignore", base);
+    if ((gi = fopen(path, "w")) == NULL)
+      abort();
+    for (int i = 0; i < 90000; i++)
+      fprintf(gi, "b%d\n", i);
+    fclose(gi);
+  }
+  for (int d = 0; d < DOS_DIRS; d++)
+    for (int f = 0; f < DOS_FILES; f++)
+      ws_changes_push(&c, &(struct ws_change){.kind = WS_ADDED,
+                                              .type = WS_T_FILE,
+                                              .path = xfmt("work/d%d/a%d.txt", d, f),
+                                              .layer = 0});
+  if (pipe(p) < 0 || (pid = fork()) < 0)
+    abort();
+  if (pid == 0) {
+    alarm(120);
+    close(p[0]);
+    got[2] = ws_mark_ignored(&c, l);
+    for (size_t i = 0; i < c.n; i++)
+      if (c.v[i].ignored) {
+        got[0]++;
+        got[1] += strstr(c.v[i].ignored, "not read") != NULL;
+      }
+    if (write(p[1], got, sizeof got) != (ssize_t)sizeof got)
+      _exit(1);
+    _exit(0);
+  }
+  close(p[1]);
+  if (read(p[0], got, sizeof got) != (ssize_t)sizeof got)
+    got[0] = got[1] = got[2] = 0;
+  close(p[0]);
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status))
+    printf("# the review was killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  printf("# work %zu, %zu marked, %zu as not read\n", got[2], got[0], got[1]);
+  tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got[2] == WS_IGNORE_MAX_WORK,
+         "ignore-work: 6,400 new files below a 90,000-line .gitignore: the matching stops at "
+         "its budget (%zu pattern tests)",
+         WS_IGNORE_MAX_WORK);
+  tap_ok(got[0] > 0 && got[0] == got[1] && got[0] < c.n,
+         "ignore-work: the files decided before the budget ran out are not marked, those after "
+         "are, as not read");
+  ws_changes_free(&c);
 }
 
 int main(void)
@@ -131,6 +270,9 @@ int main(void)
   ws_mark_ignored(&c, &l);
   tap_ok(c.v[0].ignored == NULL, "ignore: a modified file is not marked (git shows it)");
   ws_changes_free(&c);
+
+  dos(upper, &l);
+  work(upper, &l);
 
   close(upper);
   close(l.hostfd);
