@@ -248,7 +248,12 @@ char *ws_unified_diff(const char *a, size_t alen, const char *b, size_t blen, co
   if (split(a, alen, &ta) < 0 || split(b, blen, &tb) < 0)
     goto out;
   ops = script(&ta, &tb, &n);
-  bprintf(&out, "--- %s\n+++ %s\n", label_a, label_b);
+  /* the labels are paths of any length: not through bprintf's 512 bytes */
+  bputn(&out, "--- ", 4);
+  bputn(&out, label_a, strlen(label_a));
+  bputn(&out, "\n+++ ", 5);
+  bputn(&out, label_b, strlen(label_b));
+  bputn(&out, "\n", 1);
   hunks(&out, ops, n);
 out:
   free(ops);

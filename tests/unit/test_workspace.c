@@ -188,6 +188,21 @@ static void test_linediff(void)
     ok += roundtrip(big_a, big_b);
   }
   tap_ok(ok == 200, "diff: 200 random diffs apply back (%d)", ok);
+  /* diff-long-label: the agent names the paths (up to 4 KiB); a header of
+   * more than 511 bytes was cut, the `+++` line lost or naming a shorter
+   * path, the first hunk's `@@` on its line (found by fuzz_linediff) */
+  {
+    char path[4000];
+    cleanup_free char *la = NULL, *lb = NULL, *want = NULL, *p = NULL;
+    memset(path, 'x', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    la = xfmt("a/%s", path);
+    lb = xfmt("b/%s", path);
+    want = xfmt("--- %s\n+++ %s\n@@ -1 +1 @@\n-x\n+y\n", la, lb);
+    p = ws_unified_diff("x\n", 2, "y\n", 2, la, lb);
+    tap_ok(p && streq(p, want),
+           "diff-long-label: a path of 4,001 bytes is whole in both header lines");
+  }
 }
 
 /* --- layers ---------------------------------------------------------------- */
