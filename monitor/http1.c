@@ -1,6 +1,7 @@
 /* http1.c - see http1.h */
 #include "monitor/http1.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -512,4 +513,42 @@ int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256], b
     i = e + elen;
   }
   return name[0] ? 1 : 2;
+}
+
+/* A Host field's name and port (the parser has checked it is name[:port]
+ * or [address][:port], nothing else): *ret_name and the name's length, the
+ * brackets of an IPv6 address left out; *ret_port the port's digits or
+ * NULL.  A first colon is not the port's: "[2001:db8::1]" was read as the
+ * name "[2001" on port 0 and refused. */
+size_t http_host_split(const char *h, size_t n, const char **ret_name, const char **ret_port)
+{
+  const char *end = h[0] == '[' ? memchr(h, ']', n) : NULL;
+  const char *colon;
+
+  *ret_name = end ? h + 1 : h;
+  colon = memchr(end ? end : h, ':', n - (size_t)((end ? end : h) - h));
+  *ret_port = colon ? colon + 1 : NULL;
+  return end ? (size_t)(end - h - 1) : colon ? (size_t)(colon - h) : n;
+}
+
+/* Host is the server name, any case, a final dot allowed, no port or the
+ * one connected to. */
+bool http_host_is(const struct http_msg *m, const char *sni, uint16_t port)
+{
+  const char *name, *digits;
+  size_t n, plen;
+  char want[8];
+
+  if (m->host == NULL)
+    return false;
+  n = http_host_split(m->host, m->host_len, &name, &digits);
+  if (digits != NULL) {
+    snprintf(want, sizeof want, "%u", (unsigned)port);
+    plen = (size_t)(m->host + m->host_len - digits);
+    if (plen != strlen(want) || memcmp(digits, want, plen) != 0)
+      return false;
+  }
+  if (n > 0 && name[n - 1] == '.')
+    n--;
+  return n == strlen(sni) && strncasecmp(name, sni, n) == 0;
 }

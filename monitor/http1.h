@@ -77,4 +77,12 @@ int tls_client_hello_sni(const unsigned char *buf, size_t len, char name[256], b
 /* Case-insensitive comparison of a field name. */
 bool http_field_is(const struct http_field *f, const char *name);
 
+/* A parsed Host (m->host, h: n bytes): its name (*ret_name, the length
+ * returned; an IPv6 address without its brackets) and its port's digits
+ * (*ret_port, up to the end of h, or NULL). */
+size_t http_host_split(const char *h, size_t n, const char **ret_name, const char **ret_port);
+/* m's Host names sni (lower case, no final dot): any case, a final dot
+ * allowed, no port or port. */
+bool http_host_is(const struct http_msg *m, const char *sni, uint16_t port);
+
 #endif

@@ -748,44 +748,6 @@ static char *rewrite_head(struct proxy *px, const char *head, const struct http_
   return jb_take(&out);
 }
 
-/* A Host field's name and port (the parser has checked it is name[:port]
- * or [address][:port], nothing else): *ret_name and the name's length, the
- * brackets of an IPv6 address left out; *ret_port the port's digits or
- * NULL.  A first colon is not the port's: "[2001:db8::1]" was read as the
- * name "[2001" on port 0 and refused. */
-static size_t host_split(const char *h, size_t n, const char **ret_name, const char **ret_port)
-{
-  const char *end = h[0] == '[' ? memchr(h, ']', n) : NULL;
-  const char *colon;
-
-  *ret_name = end ? h + 1 : h;
-  colon = memchr(end ? end : h, ':', n - (size_t)((end ? end : h) - h));
-  *ret_port = colon ? colon + 1 : NULL;
-  return end ? (size_t)(end - h - 1) : colon ? (size_t)(colon - h) : n;
-}
-
-/* Host is the server name, any case, a final dot allowed, no port or the
- * one connected to. */
-static bool host_is(const struct http_msg *m, const char *sni, uint16_t port)
-{
-  const char *name, *digits;
-  size_t n, plen;
-  char want[8];
-
-  if (m->host == NULL)
-    return false;
-  n = host_split(m->host, m->host_len, &name, &digits);
-  if (digits != NULL) {
-    snprintf(want, sizeof want, "%u", (unsigned)port);
-    plen = (size_t)(m->host + m->host_len - digits);
-    if (plen != strlen(want) || memcmp(digits, want, plen) != 0)
-      return false;
-  }
-  if (n > 0 && name[n - 1] == '.')
-    n--;
-  return n == strlen(sni) && strncasecmp(name, sni, n) == 0;
-}
-
 static void reply_error(struct stream *c, int status, const char *reason, const char *text)
 {
   cleanup_free char *r = xfmt("HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: "
@@ -984,7 +946,7 @@ static void serve_http(struct proxy *px, struct stream *c, struct stream *u, con
       return;
     }
     first = false;
-    if (!host_is(&req, sni, port)) {
+    if (!http_host_is(&req, sni, port)) {
       http_record(px, &req, sni, 421, 0, 0, NULL,
                   plain ? "Host is not the connection's first Host"
                         : "Host is not the TLS server name");
@@ -1226,7 +1188,7 @@ static int head_done(const void *buf, size_t len)
     return n < 0 ? -1 : 0;
   if (m.host == NULL)
     return -1;
-  hl = host_split(m.host, m.host_len, &name, &digits);
+  hl = http_host_split(m.host, m.host_len, &name, &digits);
   /* digits up to the CR: the parser's check */
   peek_port = digits ? strtol(digits, NULL, 10) : -1;
   if (hl == 0 || hl > 253)

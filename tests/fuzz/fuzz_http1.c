@@ -5,7 +5,11 @@
  *
  * Invariants: a parsed head's length is within the input and ends in
  * CRLFCRLF; every field points inside the head; a failure has a reason; the
- * chunked decoder never claims more bytes than it was given. */
+ * chunked decoder never claims more bytes than it was given.  A request's
+ * Host splits (http_host_split, as the proxy reads it) into a name inside
+ * it, without brackets, and 1 to 5 digits after it up to its end; the name
+ * (lower case, no final dot) on that port is the Host (http_host_is), unless
+ * the port has a leading zero; on another port it is not. */
 #include <stdint.h>
 #include <string.h>
 
@@ -26,6 +30,42 @@ static void check_msg(const char *buf, long n, const struct http_msg *m)
     fuzz_fail("http1", "Host outside the head");
 }
 
+static void check_host(const struct http_msg *m)
+{
+  const char *name, *digits, *end = m->host + m->host_len;
+  size_t n = http_host_split(m->host, m->host_len, &name, &digits);
+  char sni[256];
+  unsigned long port = 443;
+
+  if (name < m->host || name + n > end || memchr(name, '[', n) || memchr(name, ']', n))
+    fuzz_fail("http1", "a Host's name outside it or with brackets");
+  if (digits) {
+    if (digits <= name + n || digits > end || end - digits < 1 || end - digits > 5)
+      fuzz_fail("http1", "a Host's port outside it");
+    port = 0;
+    for (const char *d = digits; d < end; d++) {
+      if (*d < '0' || *d > '9')
+        fuzz_fail("http1", "a Host's port that is not digits");
+      port = port * 10 + (unsigned long)(*d - '0');
+    }
+  }
+  if (n == 0 || n > 253 || port > 65535)
+    return;
+  for (size_t i = 0; i < n; i++)
+    sni[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] | 0x20 : name[i]);
+  sni[n] = '\0';
+  if (sni[n - 1] == '.')
+    sni[n - 1] = '\0';
+  if (sni[0] == '\0')
+    return;
+  /* a port written with a leading zero is not the port (compared as written, as a
+   * server routing by Host text may) */
+  if (http_host_is(m, sni, (uint16_t)port) != !(digits && digits[0] == '0' && end - digits > 1))
+    fuzz_fail("http1", "a Host that is not its own name, or a port with a leading zero taken");
+  if (digits && http_host_is(m, sni, (uint16_t)(port + 1)))
+    fuzz_fail("http1", "a Host on another port");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   const char *buf = (const char *)data, *why = NULL;
@@ -39,10 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   step = (size_t)(data[0] % 17) + 1;
   n = http_request_parse(buf, size, &m, &why);
-  if (n > 0)
+  if (n > 0) {
     check_msg(buf, n, &m);
-  else if (n < 0 && why == NULL)
+    if (m.host)
+      check_host(&m);
+  } else if (n < 0 && why == NULL) {
     fuzz_fail("http1", "request refused without a reason");
+  }
   why = NULL;
   n = http_response_parse(buf, size, data[0] & 1, &m, &why);
   if (n > 0) {
