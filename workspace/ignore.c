@@ -57,7 +57,7 @@ struct ignfile {
   char *dir;    /* "" at the top */
   char *source; /* the file's path, for the mark */
   struct pattern *v;
-  size_t n;
+  size_t n, cap;
   bool partial;         /* not read whole (the limits): its answers are not known */
   int state;            /* the directory itself: -1 not known yet, 0 shown, 1 ignored */
   char *why;            /* when ignored: the file and line (its own or a parent's) */
@@ -190,7 +190,10 @@ static void parse(struct ignctx *x, struct ignfile *f, char *text, size_t n)
       s++;
     p.pat = xstrdup(s);
     p.line = xstrdup(line);
-    f->v = xrealloc(f->v, (f->n + 1) * sizeof *f->v);
+    if (f->n == f->cap) { /* doubling: one more each time was quadratic in copies */
+      f->cap = f->cap ? 2 * f->cap : 16;
+      f->v = xrealloc(f->v, f->cap * sizeof *f->v);
+    }
     f->v[f->n++] = p;
   }
 }
