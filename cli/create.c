@@ -1155,8 +1155,9 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
     error_prefix(err, "create `%s`", o->id);
     goto fail_early;
   }
-  /* create-cancelled: from here a SIGTERM (SIGINT, SIGHUP) cleans up and fails */
-  process_cancel_arm();
+  /* create-cancelled: from here a SIGTERM (SIGINT, SIGHUP) cleans up and fails (run-cancelled:
+   * a foreground run's too, though it blocked them for forwarding) */
+  process_cancel_arm(o->foreground);
   r = container_new(g, o->id, &c, err);
   if (r < 0 && err->code == EEXIST) {
     struct error e2 = {0};

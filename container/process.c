@@ -710,18 +710,20 @@ static const int cancel_sigs[] = {SIGHUP, SIGINT, SIGTERM};
 static struct sigaction cancel_old[ARRAY_SIZE(cancel_sigs)];
 static bool cancel_armed[ARRAY_SIZE(cancel_sigs)];
 static sigset_t cancel_mask; /* the caller's (run in the foreground blocks them itself) */
+static bool cancel_open;     /* run-cancelled: opened in the waits even when blocked */
 
 static void on_cancel(int sig)
 {
   cancel_signal = sig;
 }
 
-void process_cancel_arm(void)
+void process_cancel_arm(bool open_blocked)
 {
   struct sigaction sa = {.sa_handler = on_cancel}; /* no SA_RESTART: waits see EINTR */
 
   sigemptyset(&sa.sa_mask);
   cancel_signal = 0;
+  cancel_open = open_blocked;
   sigprocmask(SIG_BLOCK, NULL, &cancel_mask);
   for (size_t i = 0; i < ARRAY_SIZE(cancel_sigs); i++)
     cancel_armed[i] = sigaction(cancel_sigs[i], NULL, &cancel_old[i]) == 0 &&
@@ -765,7 +767,11 @@ int process_cancel_poll(struct pollfd *p, unsigned long n, int ms)
     errno = EINTR;
   } else {
     /* the signals open only inside the wait: none is missed before it */
-    r = ppoll(p, n, ms < 0 ? NULL : &ts, &old);
+    sigset_t during = old;
+    for (size_t i = 0; cancel_open && i < ARRAY_SIZE(cancel_sigs); i++)
+      if (cancel_armed[i])
+        sigdelset(&during, cancel_sigs[i]);
+    r = ppoll(p, n, ms < 0 ? NULL : &ts, &during);
   }
   {
     int e = errno;

@@ -85,8 +85,10 @@ void process_reset_signals(void);
  * be long (a hook, the init's setup) see process_cancelled() (the signal, or 0) and fail.
  * process_cancel_hold() blocks them while the failure is cleaned up; process_cancel_commit()
  * ends it at success: -1 when a signal came first (they stay blocked: the caller fails), else
- * the old dispositions are back and a signal from then on does what it did before. */
-void process_cancel_arm(void);
+ * the old dispositions are back and a signal from then on does what it did before.
+ * open_blocked (run-cancelled: a foreground run, which blocked every signal to forward it):
+ * the three are open inside the waits even though the caller's mask blocks them. */
+void process_cancel_arm(bool open_blocked);
 int process_cancelled(void);
 /* "cancelled by SIGTERM" (the signal process_cancelled() saw); returns -1 */
 int process_cancel_error(struct error *err);

@@ -304,10 +304,11 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 
 # cancel_create SIG MARKER [CMD]: create c1 in the background with SIG at its default (bats'
 # `&` ignores SIGINT), wait (10 s at most) for MARKER (a hook's), eval CMD, send SIG, wait (10 s at most)
-# for the create to end; $status and $output (its stderr) as `run` sets them.
+# for the create to end; $status and $output (its stderr) as `run` sets them.  CANCEL_VERB=run:
+# a foreground `run` instead of the create.
 cancel_create() {
 	local sig=$1 marker=$2 pid i
-	env --default-signal "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" c1 \
+	env --default-signal "$AGENTRT" --root "$TEST_ROOT" "${CANCEL_VERB:-create}" --bundle "$BUNDLE" c1 \
 		</dev/null >"$BUNDLE/c1.out" 2>"$BUNDLE/c1.err" &
 	pid=$!
 	for ((i = 0; i < 100; i++)); do [ -e "$marker" ] && break; sleep 0.1; done
@@ -365,6 +366,38 @@ cancel_create() {
 	update_config 'del(.hooks)'
 	create_container c1
 	[ "$status" -eq 0 ] || fail "create after the cancels: $output"
+}
+
+# run-cancelled: a foreground `run` is its own create: a SIGTERM (an engine's cancel) or a SIGINT
+# (^C) while a hook holds it must cancel it as it cancels a create.  Ours blocked every signal
+# for forwarding before the create, so the cancel waited for the hook (the SIGTERM was then
+# forwarded to the container's init, which ignores it: run went on).  runc 1.1.5 does the same:
+# it queues the signal, finishes the create after the hook and forwards it.  Ours fails with
+# one line, the hook and what it started killed, nothing left.
+@test "run-cancelled: SIGTERM or SIGINT during a hook of a foreground run: run fails and leaves nothing" {
+	agentrt_only "runc 1.1.5 queues the signal until the hook ends, then forwards it"
+	set_args sleep 1000
+	local sig phase marker hookpid
+	for t in TERM:createRuntime INT:prestart TERM:createContainer; do
+		sig=${t%%:*} phase=${t#*:}
+		marker=$BUNDLE/hook.pid
+		rm -f "$marker"
+		jq --arg p "$phase" --arg m "$marker" '.hooks = {($p): [{"path": "/bin/sh",
+			"args": ["sh", "-c", "sleep 31.95 & echo $! > " + $m + "; wait"]}]}' \
+			"$BUNDLE/config.json" >"$BUNDLE/config.new" && mv "$BUNDLE/config.new" "$BUNDLE/config.json"
+		CANCEL_VERB=run cancel_create "$sig" "$marker"
+		assert_clean_failure
+		assert_output_contains "create \`c1\`: "
+		assert_output_contains "cancelled by SIG$sig"
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+		[ ! -s "$BUNDLE/c1.out" ] || fail "SIG$sig during $phase: the container ran: $(cat "$BUNDLE/c1.out")"
+		[ -z "$(rt list -q)" ] || fail "SIG$sig during $phase: left: $(rt list)"
+		if [ "$phase" != createContainer ]; then # (else a pid of the container's namespace)
+			hookpid=$(cat "$marker")
+			for ((i = 0; i < 50; i++)); do [ -e "/proc/$hookpid" ] || break; sleep 0.1; done
+			[ ! -e "/proc/$hookpid" ] || { kill "$hookpid"; fail "SIG$sig during $phase: the hook's sleep runs on"; }
+		fi
+	done
 }
 
 # create-killed: a create SIGKILLed (an engine's last word, the OOM killer) cleans nothing.  What
