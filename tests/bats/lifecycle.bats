@@ -440,6 +440,79 @@ cancel_create() {
 	done
 }
 
+# pid-reuse: the container's init died (killed from the host, the OOM killer) and its pid went to
+# an unrelated host process (pidat: a process at that pid, chrooted to a directory of ours).
+# `state` must say stopped, and kill, kill --all, pause, exec, ps and delete --force must never
+# signal, freeze or enter that process: it is alive, not stopped, with no new process in its
+# root afterwards.  Also (agentrt only) a state.json that names a live host `sleep` with the
+# init's start time.  runc 1.1.5 checks its init's start time too.
+pid_reuse_check() { # VICTIM-PID VICTIM-ROOT WHAT
+	local vp=$1 vroot=$2 what=$3 st f n=0
+	[ "$(state_field c1 .status)" = stopped ] || fail "$what: state: $(rt state c1)"
+	[ "$(state_field c1 .pid)" = 0 ] || fail "$what: state names pid $(state_field c1 .pid)"
+	run rt kill c1 KILL
+	[ "$status" -ne 0 ] || fail "$what: kill KILL of a stopped container: exit 0"
+	rt kill --all c1 KILL || true
+	run rt kill c1 0
+	[ "$status" -ne 0 ] || fail "$what: kill 0 said the stopped container's init is alive"
+	rt pause c1 &>/dev/null || true
+	run rt exec c1 sh -c 'echo entered > /entered'
+	[ "$status" -ne 0 ] || fail "$what: exec into a stopped container: exit 0: $output"
+	# (runc says null, ours [])
+	rt ps --format json c1 | jq -e --argjson p "$vp" '(. // []) | index($p) == null' >/dev/null ||
+		fail "$what: ps: $(rt ps --format json c1)"
+	rt delete --force c1 || fail "$what: delete --force"
+	[ -z "$(rt list -q)" ] || fail "$what: left: $(rt list)"
+	read -r st <"/proc/$vp/stat" || fail "$what: the host process $vp died"
+	st=${st##*) }
+	[ "${st%% *}" = S ] || fail "$what: the host process $vp is in state ${st%% *}"
+	[ ! -e "$vroot/entered" ] || fail "$what: exec ran in the host process's root"
+	for f in /proc/[0-9]*/root; do
+		[ "$(readlink "$f" 2>/dev/null)" = "$vroot" ] && n=$((n + 1))
+	done
+	[ "$n" -eq 1 ] || fail "$what: $n processes in the host process's root, not 1"
+}
+
+@test "pid-reuse: an init's pid taken by a host process: state says stopped, kill, pause, exec, ps and delete --force leave that process alone" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	set_args sleep 1000
+	local pid helper vp victim=$BUNDLE/victim
+	mkdir -p "$victim"
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+	[ ! -e "/proc/$pid" ] || fail "the init $pid did not go"
+	"$HELPER_DIR/pidat" "$pid" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	helper=$!
+	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		wait "$helper" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $pid was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	[ "$(readlink "/proc/$pid/root")" = "$victim" ] || fail "pidat: not at $pid"
+	pid_reuse_check "$pid" "$victim" "pidat at $pid"
+	kill "$pid"
+	wait "$helper" || true
+	is_agentrt || return 0
+	# the state names a host process that is alive, the init's start time kept
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	cp -a "$ROOTFS/bin" "$victim/"
+	chroot "$victim" /bin/sleep 1000 &
+	vp=$!
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+	jq -c --argjson p "$vp" '.pid = $p' "$TEST_ROOT/c1/state.json" >"$BUNDLE/state.new" &&
+		mv "$BUNDLE/state.new" "$TEST_ROOT/c1/state.json"
+	pid_reuse_check "$vp" "$victim" "state naming host sleep $vp"
+	kill "$vp"
+	wait "$vp" || true
+}
+
 @test "commands on an unknown id fail with \"does not exist\"" {
 	for cmd in state start "kill" delete pause resume ps "exec"; do
 		case $cmd in
