@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -1065,6 +1066,27 @@ static bool dir_has_entries(int dirfd)
   return any;
 }
 
+/* Lock a state directory without waiting for a live create.  create-killed: the lock of a
+ * create killed by SIGKILL outlives it for some milliseconds, held by the children it forked
+ * (its init until the init closes the descriptor, its monitor) until they see it gone and
+ * exit: /proc/locks names the create, which is dead.  Such a lock is waited for (2 s at most). */
+static bool lock_of_killed_create(int dirfd)
+{
+  pid_t holder;
+
+  for (int i = 0; i < 200; i++) {
+    if (flock(dirfd, LOCK_EX | LOCK_NB) == 0)
+      return true;
+    if (errno != EWOULDBLOCK)
+      return false;
+    holder = proc_flock_holder(dirfd);
+    if (holder <= 0 || proc_alive(holder, 0))
+      return false; /* a live create's (or not known whose) */
+    (void)poll(NULL, 0, 10);
+  }
+  return false;
+}
+
 /* create-killed: a create killed by SIGKILL cleaned nothing: its state directory has no
  * state.json and no one's lock, and its cgroup and monitor may be there.  A create of that id
  * removes it as `delete` does, then takes the id: 1 = removed, 0 = not such a leftover (a
@@ -1075,9 +1097,11 @@ static int reclaim_killed_create(const struct global_opts *g, const char *id, st
   struct error e2 = {0};
   int r;
 
-  if (container_load(g, id, LOCK_EX | LOCK_NB, &c, &e2) < 0)
+  if (container_load(g, id, 0, &c, &e2) < 0)
     return 0;
-  if (c->status != STATUS_CREATING || !dir_has_entries(c->dirfd)) {
+  if (c->status != STATUS_CREATING || !lock_of_killed_create(c->dirfd) ||
+      faccessat(c->dirfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+      !dir_has_entries(c->dirfd)) {
     container_free(c);
     return 0;
   }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +80,28 @@ int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err)
   n = dfd;
   dfd = -1;
   return (int)n;
+}
+
+pid_t proc_flock_holder(int fd)
+{
+  struct stat st;
+  char line[256];
+  pid_t found = 0;
+  FILE *f;
+
+  if (fstat(fd, &st) < 0 || (f = fopen("/proc/locks", "re")) == NULL)
+    return 0;
+  /* "1: FLOCK  ADVISORY  WRITE 21812 fe:00:1147061 0 EOF"; a waiter's line has "->" */
+  while (found == 0 && fgets(line, sizeof line, f) != NULL) {
+    unsigned int maj, min;
+    unsigned long long ino;
+    int pid;
+    if (sscanf(line, "%*d: FLOCK %*s %*s %d %x:%x:%llu", &pid, &maj, &min, &ino) == 4 &&
+        maj == major(st.st_dev) && min == minor(st.st_dev) && ino == (unsigned long long)st.st_ino)
+      found = pid;
+  }
+  fclose(f);
+  return found;
 }
 
 bool proc_alive(pid_t pid, uint64_t start_time)

@@ -16,6 +16,10 @@ int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state);
  * reused later: they fail once it is gone.  -1 and err (ESRCH) when pid is
  * gone, a zombie, or now another process; start_time 0 is never matched. */
 int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err);
+/* The pid /proc/locks names for the flock(2) lock held on fd's file: the process that took it,
+ * which may be gone while a child it forked still holds the descriptor (and the lock).  0 when
+ * there is none or /proc/locks cannot be read. */
+pid_t proc_flock_holder(int fd);
 /* Is pid alive (not a zombie) with this start time? */
 bool proc_alive(pid_t pid, uint64_t start_time);
 /* Send sig (SIGKILL; 0 only waits) and wait (bounded) for the process to be gone. */

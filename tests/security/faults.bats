@@ -126,7 +126,9 @@ known_leak() { # ID WHERE
 # create of that id, which then takes it (lifecycle.bats has the same during a hook); the
 # first create's init, monitor and cgroups go with it.  Killed before it wrote anything to
 # its state directory (create-after-statedir), the id stays taken until `delete`: an empty,
-# unlocked directory may be a live create's that has not locked it yet.
+# unlocked directory may be a live create's that has not locked it yet.  The next create runs
+# at once: the killed create's lock is still held for some milliseconds by the children it
+# forked (its init, its monitor) until they exit; /proc/locks names the dead create.
 @test "fault: a create killed before its state was saved leaves its id to the next create" {
 	set_args sleep 100
 	for point in create-after-cgroup spawn-after-clone create-after-spawn; do
