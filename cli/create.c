@@ -175,7 +175,7 @@ static void fill_state(struct container *c, const char *bundle, const char *root
   struct oci_state *s = c->state;
   const struct oci_config *cfg = c->config;
 
-  s->oci_version = xstrdup("1.2.0");
+  s->oci_version = xstrdup(OCI_STATE_VERSION);
   s->id = xstrdup(c->id);
   s->status = xstrdup("creating");
   s->bundle = xstrdup(bundle);

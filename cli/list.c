@@ -44,6 +44,24 @@ static char *state_owner(const struct global_opts *g, const char *id)
   return name != NULL ? name : xfmt("#%u", (unsigned)st.st_uid);
 }
 
+/* list-killed-create: a state directory without state.json that no create works on (one killed
+ * before it saved its state) is listed in the table and in JSON alike, with runc's fields:
+ * pid 0, no bundle, created when the directory last changed (a Go client cannot parse an
+ * empty time: go-runc's list would fail whole). */
+static void describe_unsaved(struct container *c)
+{
+  char buf[RFC3339_NANO_SIZE];
+  struct stat st;
+
+  if (fstat(c->dirfd, &st) == 0) {
+    rfc3339_at(&st.st_mtim, buf);
+    free(c->state->created);
+    c->state->created = xstrdup(buf);
+  }
+  if (c->state->oci_version == NULL)
+    c->state->oci_version = xstrdup(OCI_STATE_VERSION);
+}
+
 static int id_cmp(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -105,10 +123,12 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     /* no state.json: a create in progress, or one that died (stopped) */
     if (c->status == STATUS_CREATING && container_refresh_status(c) != STATUS_CREATING)
       c->state->pid = 0;
-    if (c->state->bundle == NULL && json) {
-      container_free(c); /* no state document to give (as `state`) */
+    if (c->state->bundle == NULL && json && c->status == STATUS_CREATING) {
+      container_free(c); /* a create at work: no state document yet (as `state`, as runc) */
       continue;
     }
+    if (c->state->bundle == NULL)
+      describe_unsaved(c);
     if (c->status == STATUS_STOPPED)
       c->state->pid = 0;
     if (quiet) {

@@ -253,22 +253,28 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
   *y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
-void rfc3339_now(char buf[RFC3339_NANO_SIZE], int64_t *ret_s)
+void rfc3339_at(const struct timespec *ts, char buf[RFC3339_NANO_SIZE])
 {
-  struct timespec ts;
   int64_t days, secs, y;
   unsigned m, d;
 
-  clock_gettime(CLOCK_REALTIME, &ts);
-  days = (int64_t)ts.tv_sec / 86400;
-  secs = (int64_t)ts.tv_sec % 86400;
+  days = (int64_t)ts->tv_sec / 86400;
+  secs = (int64_t)ts->tv_sec % 86400;
   if (secs < 0) {
     secs += 86400;
     days--;
   }
   civil_from_days(days, &y, &m, &d);
   snprintf(buf, RFC3339_NANO_SIZE, "%04d-%02u-%02uT%02d:%02d:%02d.%09dZ", (int)y, m % 13, d % 32,
-           (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), (int)ts.tv_nsec);
+           (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), (int)ts->tv_nsec);
+}
+
+void rfc3339_now(char buf[RFC3339_NANO_SIZE], int64_t *ret_s)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  rfc3339_at(&ts, buf);
   if (ret_s)
     *ret_s = (int64_t)ts.tv_sec;
 }

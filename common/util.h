@@ -67,6 +67,9 @@ static inline bool path_is_below(const char *path, const char *dir)
  * by hand: glibc's gmtime_r and strftime read /etc/localtime on first use. */
 #define RFC3339_NANO_SIZE 64
 void rfc3339_now(char buf[RFC3339_NANO_SIZE], int64_t *ret_s);
+/* The same for a given time (a file's mtime). */
+struct timespec;
+void rfc3339_at(const struct timespec *ts, char buf[RFC3339_NANO_SIZE]);
 
 int parse_u64(const char *s, uint64_t *ret);
 int parse_i64(const char *s, int64_t *ret);

@@ -9,6 +9,9 @@
 
 #include "oci/config.h"
 
+/* The ociVersion of the state documents we write. */
+#define OCI_STATE_VERSION "1.2.0"
+
 struct oci_state {
   char *oci_version;
   char *id;

@@ -2,6 +2,7 @@
  * trips, validation errors, truncations. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/util.h"
 #include "oci/state.h"
@@ -171,8 +172,26 @@ static void test_truncated(void)
   oci_state_free(s);
 }
 
+/* list-killed-create: the created time of a state directory that has no state.json */
+static void test_rfc3339_at(void)
+{
+  char buf[RFC3339_NANO_SIZE];
+  struct timespec ts = {.tv_sec = 0, .tv_nsec = 0};
+
+  rfc3339_at(&ts, buf);
+  tap_ok(strcmp(buf, "1970-01-01T00:00:00.000000000Z") == 0, "rfc3339_at: the epoch: %s", buf);
+  ts = (struct timespec){.tv_sec = 951782400 + 86399, .tv_nsec = 5}; /* 2000-02-29 23:59:59 */
+  rfc3339_at(&ts, buf);
+  tap_ok(strcmp(buf, "2000-02-29T23:59:59.000000005Z") == 0, "rfc3339_at: a leap day: %s", buf);
+  ts = (struct timespec){.tv_sec = -1, .tv_nsec = 0};
+  rfc3339_at(&ts, buf);
+  tap_ok(strcmp(buf, "1969-12-31T23:59:59.000000000Z") == 0, "rfc3339_at: before the epoch: %s",
+         buf);
+}
+
 int main(void)
 {
+  test_rfc3339_at();
   test_public();
   test_private_roundtrip();
   test_errors();
