@@ -11,6 +11,11 @@
  * are the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on the pipe with the
  * hook's deadline; a hook past its timeout is SIGKILLed with every process it started that is still
  * below it or that we adopted from it as its subreaper (hook_kill_tree).
+ * hook-dies-with-runtime: a hook of the runtime's own (prestart, createRuntime, poststart,
+ * poststop) is the child of a keeper we fork, the subreaper of what the hook starts; a runtime
+ * killed by SIGKILL while it waits (an engine's last word) closes the keeper's pipe, and the
+ * keeper kills the hook with all it started, as a timeout does (runc 1.1.5 leaves them running).
+ * The keeper hands the hook's wait status back on a pipe and exits.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -20,6 +25,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,6 +46,9 @@ struct hook_run {
   pid_t pid;
   int pidfd;        /* -1 without pidfd_open(): then poll in slices */
   int wfd;          /* write end of the hook's stdin, -1 once done */
+  int alivefd;      /* the keeper's runtime-is-alive pipe (we hold the write end) */
+  int statfd;       /* the hook's wait status, from the keeper */
+  bool keeper;      /* run under a keeper (the runtime's own hooks; not the init's) */
   const char *data; /* state JSON */
   size_t len, off;
   long long deadline; /* ms on CLOCK_MONOTONIC, -1 = none */
@@ -155,10 +164,51 @@ static void hook_kill_tree(pid_t root, const pid_t *before, size_t n_before)
   free(pids);
 }
 
-/* Start the hook; on success hr->pid, hr->wfd are set. */
+/* hook-dies-with-runtime: the keeper, a child of ours and the subreaper of what the hook starts.
+ * It forks the hook and waits for it; the hook's wait status goes to statfd, then it exits (what
+ * the hook left runs on, as before).  When the runtime dies first (alivefd, the read end of a
+ * pipe only the runtime holds open, hangs up), the hook and every process below the keeper are
+ * killed (hook_kill_tree).  Killed itself (a timeout, a cancel), the keeper is in the tree the
+ * runtime kills. */
+static __attribute__((noreturn)) void hook_keeper(const struct oci_hook *h, const char *dir,
+                                                  int rfd, int errfd, int alivefd, int statfd)
+{
+  static const pid_t none[1];
+  pid_t pid;
+  int status = 0, pidfd;
+
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  signal(SIGCHLD, SIG_DFL); /* the hook is waited for here, whatever our caller does */
+  pid = fork();
+  if (pid < 0)
+    _exit(127);
+  if (pid == 0)
+    hook_child(h, dir, rfd, errfd);
+  close(rfd);
+  close(errfd);
+  pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  for (;;) {
+    struct pollfd p[2] = {{.fd = alivefd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      (void)!write(statfd, &status, sizeof status);
+      _exit(0);
+    }
+    if (w < 0 && errno != EINTR)
+      _exit(127);
+    if (poll(p, 2, pidfd < 0 ? FALLBACK_POLL_MS : -1) > 0 &&
+        (p[0].revents & (POLLHUP | POLLERR | POLLIN))) {
+      hook_kill_tree(pid, none, 0); /* the runtime is gone */
+      _exit(127);
+    }
+  }
+}
+
+/* Start the hook (under its keeper); on success hr->pid (the keeper's), hr->wfd, hr->statfd and
+ * hr->alivefd are set. */
 static int hook_spawn(struct hook_run *hr, struct error *err)
 {
-  cleanup_close int rfd = -1, wfd = -1, erd = -1, ewr = -1;
+  cleanup_close int rfd = -1, wfd = -1, erd = -1, ewr = -1, ard = -1, awr = -1, srd = -1, swr = -1;
   int fds[2], e = 0;
   ssize_t n;
 
@@ -170,17 +220,39 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
     return error_errno(err, "%s: `%s`: pipe", hr->phase, hr->hook->path);
   erd = fds[0];
   ewr = fds[1];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return error_errno(err, "%s: `%s`: pipe", hr->phase, hr->hook->path);
+  ard = fds[0];
+  awr = fds[1];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return error_errno(err, "%s: `%s`: pipe", hr->phase, hr->hook->path);
+  srd = fds[0];
+  swr = fds[1];
   hr->pid = fork();
   if (hr->pid < 0)
     return error_errno(err, "%s: `%s`: fork", hr->phase, hr->hook->path);
-  if (hr->pid == 0)
+  if (hr->pid == 0 && !hr->keeper)
     hook_child(hr->hook, hr->dir, rfd, ewr);
+  if (hr->pid == 0) {
+    close(wfd);
+    close(erd);
+    close(awr);
+    close(srd);
+    hook_keeper(hr->hook, hr->dir, rfd, ewr, ard, swr);
+  }
   close(take_fd(&ewr));
+  close(take_fd(&ard));
+  close(take_fd(&swr));
+  hr->alivefd = take_fd(&awr);
+  hr->statfd = take_fd(&srd);
   do
     n = read(erd, &e, sizeof e);
   while (n < 0 && errno == EINTR);
   if (n == (ssize_t)sizeof e) {
     waitpid(hr->pid, NULL, 0);
+    close(hr->alivefd);
+    close(hr->statfd);
+    hr->alivefd = hr->statfd = -1;
     return error_set(err, e, "error running %s: `%s`: exec", hr->phase, hr->hook->path);
   }
   fcntl(wfd, F_SETFL, O_NONBLOCK);
@@ -205,6 +277,21 @@ static void feed_stdin(struct hook_run *hr)
   hr->wfd = -1;
 }
 
+/* The keeper exited (its status in *status): the hook's status is what it sent (1), or the
+ * keeper's own when it sent none. */
+static int keeper_status(const struct hook_run *hr, int *status)
+{
+  int st;
+  ssize_t n;
+
+  do
+    n = read(hr->statfd, &st, sizeof st);
+  while (n < 0 && errno == EINTR);
+  if (n == (ssize_t)sizeof st)
+    *status = st;
+  return 1;
+}
+
 /* Wait for exit, feeding stdin meanwhile; 1 = exited (status set),
  * 0 = deadline passed, -1 = waitpid failed (errno; e.g. SIGCHLD ignored). */
 static int hook_wait(struct hook_run *hr, int *status)
@@ -216,7 +303,7 @@ static int hook_wait(struct hook_run *hr, int *status)
     pid_t w = waitpid(hr->pid, status, WNOHANG);
 
     if (w == hr->pid)
-      return 1;
+      return keeper_status(hr, status);
     if (w < 0 && errno != EINTR)
       return -1;
     if ((hr->deadline >= 0 && left <= 0) || process_cancelled())
@@ -247,14 +334,17 @@ static int hook_result(const struct hook_run *hr, int status, struct error *err)
   }
 }
 
-static int run_one(const struct oci_hook *h, const char *phase, const char *dir, const char *state,
-                   struct error *err)
+static int run_one(const struct oci_hook *h, const char *phase, bool keeper, const char *dir,
+                   const char *state, struct error *err)
 {
   struct hook_run hr = {.hook = h,
+                        .keeper = keeper,
                         .phase = phase,
                         .dir = dir,
                         .pidfd = -1,
                         .wfd = -1,
+                        .alivefd = -1,
+                        .statfd = -1,
                         .data = state,
                         .len = state ? strlen(state) : 0};
   pid_t *before = NULL;
@@ -286,6 +376,10 @@ static int run_one(const struct oci_hook *h, const char *phase, const char *dir,
   }
   if (hr.pidfd >= 0)
     close(hr.pidfd);
+  if (hr.alivefd >= 0)
+    close(hr.alivefd);
+  if (hr.statfd >= 0)
+    close(hr.statfd);
   if (r == 0 && process_cancelled()) {
     process_cancel_error(err);
     error_prefix(err, "%s: `%s`", phase, h->path);
@@ -311,9 +405,12 @@ int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const c
   /* a hook closing its stdin early must not kill the runtime */
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old);
+  /* hook-dies-with-runtime: the init's hooks (createContainer, startContainer) run in the
+   * container's namespaces, under its limits and seccomp filter: no keeper there */
+  bool keeper = strcmp(phase, "createContainer") != 0 && strcmp(phase, "startContainer") != 0;
   for (size_t i = 0; i < n && r == 0; i++) {
     cleanup_free char *label = xfmt("%s hook #%zu", phase, i);
-    r = run_one(&hooks[i], label, dir, state_json, err);
+    r = run_one(&hooks[i], label, keeper, dir, state_json, err);
   }
   sigaction(SIGPIPE, &old, NULL);
   return r;

@@ -402,7 +402,8 @@ cancel_create() {
 
 # create-killed: a create SIGKILLed (an engine's last word, the OOM killer) cleans nothing.  What
 # it left must not be in the way: `list` shows it `stopped`, a new `create` of that id takes
-# its place (its cgroup, its monitor, its state removed first), `delete` removes it.  runc
+# its place (its cgroup, its monitor, its state removed first), `delete` removes it; the hook
+# it was waiting for and what that started die with it (hook-dies-with-runtime).  runc
 # 1.1.5 leaves its state directory and cgroups: its `list` omits the id, its `delete` says it
 # does not exist and its next `create` of the id fails ("container with id exists").
 @test "create-killed: after a create killed by SIGKILL, list shows it stopped, create of its id and delete cope" {
@@ -418,8 +419,11 @@ cancel_create() {
 		cancel_create KILL "$BUNDLE/hook.pid" 'second=0; rt create --bundle "$BUNDLE" c1 </dev/null &>/dev/null || second=$?'
 		[ "$status" -eq 137 ] || fail "create: $status: $output"
 		[ "$second" -ne 0 ] || fail "a second create while the first ran: exit 0"
+		# hook-dies-with-runtime: the hook and what it started go with the killed create
+		# (runc 1.1.5 leaves them running: its hook's `sh` and `sleep` outlive it)
 		hookpid=$(cat "$BUNDLE/hook.pid")
-		kill "$hookpid" # the hook's, on the host: no one is left to kill it
+		for ((i = 0; i < 50; i++)); do [ -e "/proc/$hookpid" ] || break; sleep 0.1; done
+		[ ! -e "/proc/$hookpid" ] || { kill "$hookpid"; fail "the hook's sleep outlived the killed create"; }
 		# (`state` says its create did not finish)
 		[ "$(rt list | awk 'NR > 1 {print $1, $3}')" = "c1 stopped" ] ||
 			fail "list after SIGKILL: $(rt list)"
