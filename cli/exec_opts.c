@@ -152,10 +152,12 @@ int exec_read_process(struct exec_opts *o, struct error *err)
   cleanup_free char *json = NULL;
   size_t len = 0;
 
-  /* the engine deletes this file as soon as we exit: read it first */
-  if (read_file_at(AT_FDCWD, o->process_file, 16 << 20, &json, &len, err) < 0)
-    return error_prefix(err, "exec: --process");
-  return oci_process_parse(json, len, o->process_file, &o->process, err);
+  /* the engine deletes this file as soon as we exit: read it first (exec-process-bad: every
+   * error names the container and the file) */
+  if (read_file_at(AT_FDCWD, o->process_file, 16 << 20, &json, &len, err) < 0 ||
+      oci_process_parse(json, len, o->process_file, &o->process, err) < 0)
+    return error_prefix(err, "exec `%s`: --process", o->id ? o->id : "");
+  return 0;
 }
 
 void exec_opts_free(struct exec_opts *o)

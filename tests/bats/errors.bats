@@ -303,3 +303,48 @@ setup() {
 	[[ "$output" == *config.json* ]] || fail "create: $output"
 	[ "$(rt list -q)" = c1 ] || fail "left behind: $(rt list -q)"
 }
+
+# exec-process-bad: what an engine's `exec --process FILE` can hand over broken (a file gone, a
+# directory, not JSON, cut short, wrong types, too deep, a NUL, bad values): each fails with one
+# line naming the container and the file (and the line, for a syntax error), exit 255 as
+# runc's exec failures, and nothing runs in the container.  runc 1.1.5: exit 255, "exec failed:
+# ..." naming the file only when it cannot open or read it ("unexpected EOF", "json: cannot
+# unmarshal number into Go struct field Process.cwd of type string").  Ours named neither the
+# container nor, for a read error, anything but "exec: --process".
+@test "exec-process-bad: a broken --process FILE fails in one line naming the container and the file; nothing runs" {
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	local d=$BUNDLE/procs f name keyword before
+	mkdir -p "$d/dir.json"
+	printf 'not json' >"$d/notjson.json"
+	printf '{"args": ["sh", "-c", "touch /ran"],\n "cwd": "/",\n' >"$d/cut.json"
+	printf '{"args": ["sh", "-c", "touch /ran"],\n "cwd": 5}\n' >"$d/cwdnum.json"
+	printf '[]' >"$d/array.json"
+	printf '{}' >"$d/emptyobj.json"
+	printf '{"args": "touch /ran", "cwd": "/"}' >"$d/argsstr.json"
+	: >"$d/zero.json"
+	printf '%*s' 100 '' | tr ' ' '[' >"$d/deep.json"
+	printf '{"args": ["sh", "-c", "touch /ran"], "cwd": "/", "env": ["A=\\u0000"]}' >"$d/nul.json"
+	printf '{"args": ["sh", "-c", "touch /ran"], "cwd": "/", "user": {"uid": -1}}' >"$d/uid.json"
+	printf '{"args": ["sh", "-c", "touch /ran"], "cwd": "/", "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1, "soft": 2}]}' >"$d/rlimit.json"
+	printf '\xff\xfe\x00\x01' >"$d/binary.json"
+	before=$(rt ps --format json c1 | jq length)
+	# name:keyword (what the one line must say besides the container and the file)
+	for f in nosuch:"No such file" dir:"directory" notjson:"line 1" cut:"line 3" cwdnum:"cwd" \
+		array:"object" emptyobj:"cwd" argsstr:"args" zero:"line 1" deep:"nesting" nul:"NUL" \
+		uid:"user.uid" rlimit:"rlimits[0]" binary:"line 1"; do
+		name=${f%%:*} keyword=${f#*:}
+		run rt exec --process "$d/$name.json" c1
+		assert_clean_failure
+		is_agentrt || continue
+		[ "$status" -eq 255 ] || fail "$name: exit $status: $output"
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "$name: not one line: $output"
+		[[ "$output" == *"exec \`c1\`"* ]] || fail "$name: does not name the container: $output"
+		[[ "$output" == *"$name.json"* ]] || fail "$name: does not name the file: $output"
+		[[ "$output" == *"$keyword"* ]] || fail "$name: does not say $keyword: $output"
+	done
+	[ "$(container_status c1)" = running ] || fail "after the bad exec's: $(rt list)"
+	[ "$(rt ps --format json c1 | jq length)" = "$before" ] || fail "processes: $(rt ps c1)"
+	[ ! -e "$ROOTFS/ran" ] || fail "a broken --process ran"
+}
