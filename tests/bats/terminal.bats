@@ -168,6 +168,72 @@ time.sleep(60)' "$mode" "$CONSOLE_SOCKET" </dev/null >/dev/null 2>&1 &
 	done
 }
 
+# console-receiver-races: receivers an engine's console code can be (a shim that dies before it
+# reads, one that never accepts, one that accepts and never reads) for exec -d -t and create:
+# no hang (bounded by timeout), one line when it fails, nothing left.  Measured with runc
+# 1.1.5: exec -d -t returns 0 for the receiver that never accepts or never reads (the master
+# waits in the socket's queue) and fails (255, "broken pipe") for the one that accepts and
+# exits, its process gone; create fails for that one too ("broken pipe"), nothing listed.
+# Ours: the same statuses, the failures naming the socket.
+console_receiver() { # MODE SOCKET: noaccept, noread, or exit (accept, close, exit)
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[2]); s.listen(1)
+if sys.argv[1] != "noaccept":
+    c, _ = s.accept()
+if sys.argv[1] == "exit":
+    sys.exit(0)
+time.sleep(60)' "$1" "$2" </dev/null >/dev/null 2>&1 &
+	RECVTTY_PID=$!
+	for ((i = 0; i < 50; i++)); do [ -S "$2" ] && break; sleep 0.1; done
+	[ -S "$2" ] || fail "no receiver on $2"
+}
+
+@test "console-receiver-races: exec -d -t and create with a receiver that never accepts, never reads, or accepts and exits" {
+	requires python3
+	set_args sleep 1000
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	local mode tag left
+	for mode in noaccept noread exit; do
+		CONSOLE_SOCKET=$BUNDLE/x-$mode.sock
+		console_receiver "$mode" "$CONSOLE_SOCKET"
+		tag=31.9$((${#mode} % 10))1
+		rt_bg exec -d -t --console-socket "$CONSOLE_SOCKET" c1 sleep "$tag"
+		[ "$status" -ne 124 ] || fail "exec with a $mode receiver: timed out"
+		if [ "$mode" = exit ]; then
+			assert_clean_failure
+			if is_agentrt; then
+				assert_output_contains "console socket \`$CONSOLE_SOCKET\`"
+				[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "$mode: not one line: $output"
+			fi
+		else
+			[ "$status" -eq 0 ] || fail "exec with a $mode receiver: $status: $output"
+		fi
+		kill "$RECVTTY_PID" 2>/dev/null || true
+		wait "$RECVTTY_PID" 2>/dev/null || true
+		RECVTTY_PID=
+		# the receiver is gone: the master with it, the process has its SIGHUP (a zombie's
+		# cmdline is empty)
+		for ((i = 0; i < 50; i++)); do
+			left=$(grep -lsxz "$tag" /proc/[0-9]*/cmdline) || break
+			sleep 0.1
+		done
+		[ -z "$left" ] || fail "$mode: exec's process runs on: $left"
+	done
+	rt delete --force c1
+	update_config '.process.terminal = true'
+	CONSOLE_SOCKET=$BUNDLE/c-exit.sock
+	console_receiver exit "$CONSOLE_SOCKET"
+	create_container c2 --console-socket "$CONSOLE_SOCKET"
+	[ "$status" -ne 124 ] || fail "create with an exiting receiver: timed out"
+	assert_clean_failure
+	if is_agentrt; then
+		assert_output_contains "console socket \`$CONSOLE_SOCKET\`"
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "create: not one line: $output"
+	fi
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
+}
+
 @test "terminal in the foreground uses the caller's terminal" {
 	requires script
 	update_config '.process.terminal = true'
