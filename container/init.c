@@ -253,6 +253,29 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
                    k == OCI_HOOK_CREATE_CONTAINER ? a->bundle : NULL, sj, err);
 }
 
+/* Our parent's pid in the runtime's pid namespace (field 4 of our stat in the host's procfs,
+ * which is ours until the pivot), or 0. */
+static pid_t runtime_pid(void)
+{
+  char buf[1024], *p;
+  int ppid;
+
+  if (procfs_read("self/stat", buf, sizeof buf - 1, &(struct error){0}) < 0 ||
+      (p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %d", &ppid) != 1)
+    return 0;
+  return ppid;
+}
+
+/* create-killed-createContainer: the createContainer hooks run while the runtime waits for us;
+ * a runtime killed by SIGKILL meanwhile must not leave us running them (nor what they start):
+ * we die with it (the first process of a pid namespace of its own takes the hooks with it). */
+static void die_with_runtime(const struct init_args *a)
+{
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (a->runtime_pid > 0 && runtime_pid() != a->runtime_pid)
+    _exit(1); /* gone before the prctl: nobody to report to */
+}
+
 /* Before READY: everything that can fail is reported to `create`. */
 static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_path,
                       struct error *err)
@@ -307,9 +330,14 @@ static int init_setup(struct init_args *a, struct setup_ctx *ctx, char **ret_pat
         sync_expect(a->sock, SYNC_HOOKS_DONE, NULL, err) < 0)
       return -1;
   }
-  if (has_hooks(c, OCI_HOOK_CREATE_CONTAINER) &&
-      run_own_hooks(a, OCI_HOOK_CREATE_CONTAINER, "createContainer", "created", err) < 0)
-    return -1;
+  if (has_hooks(c, OCI_HOOK_CREATE_CONTAINER)) {
+    int r;
+    die_with_runtime(a);
+    r = run_own_hooks(a, OCI_HOOK_CREATE_CONTAINER, "createContainer", "created", err);
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    if (r < 0)
+      return -1;
+  }
   /* the monitor may open the workspace through our root from here on,
    * while we finish (masks, read-only paths) */
   if (rootfs_pivot(ctx, err) < 0 ||
@@ -431,6 +459,7 @@ void init_main(struct init_args *a)
   if (a->lock_fd >= 0)
     close(a->lock_fd);
   close_inherited(a);
+  a->runtime_pid = runtime_pid(); /* alive: GO is still to come from it */
   /* before GO: the parent is usually still at its part */
   process_reset_signals();
   if (init_setup(a, &ctx, &path, &err) < 0 || init_fails_late(&err)) {

@@ -10,10 +10,11 @@
 struct init_args {
   const struct oci_config *config;
   struct ns_plan *plan;
-  int sock;     /* our end of the sync socketpair */
-  int fifo_fd;  /* exec.fifo held read-write, or -1 (run) */
-  int host_pid; /* our pid in the runtime's pid namespace (from GO), for hooks */
-  int lock_fd;  /* the state dir fd the parent flock()s: closed at once */
+  int sock;        /* our end of the sync socketpair */
+  int fifo_fd;     /* exec.fifo held read-write, or -1 (run) */
+  int host_pid;    /* our pid in the runtime's pid namespace (from GO), for hooks */
+  int lock_fd;     /* the state dir fd the parent flock()s: closed at once */
+  int runtime_pid; /* our parent, the runtime, in its pid namespace (init_main), or 0 */
   const char *id;
   const char *bundle;
   const char *rootfs;

@@ -444,6 +444,28 @@ cancel_create() {
 	done
 }
 
+# create-killed-createContainer: a create SIGKILLed while the init runs a createContainer hook
+# (in the container's namespaces) left the init running the hook to its end, and the hook's
+# children with it.  runc 1.1.5 too (its init waits for the hook, then finds its parent gone).
+# Now the init dies with its create while such a hook runs, and with it (the pid namespace's
+# first process) the hook and all it started.
+@test "create-killed-createContainer: the hook and what it started die with a create killed during a createContainer hook" {
+	agentrt_only "runc 1.1.5's init runs the hook to its end"
+	set_args sleep 1000
+	local left
+	update_config '.hooks = {"createContainer": [{"path": "/bin/sh",
+		"args": ["sh", "-c", "sleep 31.93 & echo started > hook.started; wait"]}]}'
+	cancel_create KILL "$BUNDLE/hook.started"
+	[ "$status" -eq 137 ] || fail "create: $status: $output"
+	for ((i = 0; i < 50; i++)); do
+		left=$(grep -lsxz 31.93 /proc/[0-9]*/cmdline) || break
+		sleep 0.1
+	done
+	[ -z "$left" ] || fail "the hook's sleep outlived the killed create: $left"
+	rt delete c1 || fail "delete of the killed create"
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
+}
+
 # pid-reuse: the container's init died (killed from the host, the OOM killer) and its pid went to
 # an unrelated host process (pidat: a process at that pid, chrooted to a directory of ours).
 # `state` must say stopped, and kill, kill --all, pause, exec, ps and delete --force must never
