@@ -67,7 +67,7 @@ static void close_ns(int fds[OCI_NS_COUNT])
 
 /* Open the init's namespaces that differ from ours: each ns directory is
  * opened (and checked to be procfs) once, ours only stat'ed for its inode. */
-static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
+static int open_init_ns(pid_t pid, uint64_t start_time, int fds[OCI_NS_COUNT], struct error *err)
 {
   char who[32];
   cleanup_close int dir = -1, self = -1;
@@ -93,6 +93,13 @@ static int open_init_ns(pid_t pid, int fds[OCI_NS_COUNT], struct error *err)
       close(fd);
     else
       fds[t] = fd;
+  }
+  /* pid-reuse-exec: the init may have died since its status was read, and its pid gone to
+   * another process (whose namespaces, the host's, were then opened and joined).  Alive now
+   * with its start time, it was alive while we opened them: a pid is not reused meanwhile. */
+  if (!proc_alive(pid, start_time)) {
+    close_ns(fds);
+    return error_set(err, 0, "cannot exec in a stopped container: container not running");
   }
   return 0;
 }
@@ -759,7 +766,8 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
               !proc->terminal ? "process.terminal is false (no -t)" : "exec is not detached (-d)");
     goto out;
   }
-  if (open_init_ns(c->state->pid, x.ns, err) < 0) {
+  FAILPOINT_PAUSE("exec-before-join");
+  if (open_init_ns(c->state->pid, c->state->pid_start_time, x.ns, err) < 0) {
     error_prefix(err, "exec `%s`", c->id);
     goto out;
   }

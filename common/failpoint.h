@@ -9,6 +9,9 @@
  * ignored.  A failpoint in code that runs in a child (the container init)
  * kills that child.  FAILPOINT_FAILS("name") is true instead (a step that
  * is to fail with an error rather than die: a monitor source).
+ * FAILPOINT_PAUSE("name") holds the runtime there instead: it makes the file named by
+ * AGENTRT_FAILPOINT_RESUME with ".reached" appended, then waits (30 s at most) until that file
+ * exists, so that a test can change the world at exactly that point (pid-reuse-exec).
  */
 #ifndef AGENTRT_FAILPOINT_H
 #define AGENTRT_FAILPOINT_H
@@ -26,11 +29,34 @@
   } while (0)
 #define FAILPOINT_FAILS(name)                                                                      \
   (getenv("AGENTRT_FAILPOINT") != NULL && strcmp(getenv("AGENTRT_FAILPOINT"), (name)) == 0)
+#define FAILPOINT_PAUSE(name)                                                                      \
+  do {                                                                                             \
+    const char *fp_go_ = getenv("AGENTRT_FAILPOINT_RESUME");                                       \
+    if (FAILPOINT_FAILS(name) && fp_go_ != NULL)                                                   \
+      failpoint_pause_(fp_go_);                                                                    \
+  } while (0)
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static inline __attribute__((unused)) void failpoint_pause_(const char *go)
+{
+  char reached[4096];
+  struct timespec ts = {0, 10 * 1000 * 1000};
+
+  snprintf(reached, sizeof reached, "%s.reached", go);
+  close(open(reached, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  for (int i = 0; i < 3000 && access(go, F_OK) != 0; i++)
+    nanosleep(&ts, NULL);
+}
 #else
 #define FAILPOINT(name)                                                                            \
   do {                                                                                             \
   } while (0)
 #define FAILPOINT_FAILS(name) false
+#define FAILPOINT_PAUSE(name)                                                                      \
+  do {                                                                                             \
+  } while (0)
 #endif
 
 #endif

@@ -203,6 +203,57 @@ known_leak() { # ID WHERE
 	must_recover c1
 }
 
+# pid-reuse-exec: exec checked that the container's init was alive (pid and start time), then
+# opened /proc/PID/ns/* by the pid alone.  An init that died in between, its pid taken by an
+# unrelated host process (pidat: chrooted to a directory of ours, in the host's namespaces),
+# had exec join that process's namespaces and root instead of failing.  Held at that point
+# (exec-before-join), the init is killed and pidat takes its pid: exec must fail in one line,
+# run nothing there, and leave that process alone.
+@test "fault: pid-reuse-exec: an init replaced by a host process while exec is about to join it: exec fails, never enters it" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	set_args sleep 100
+	local pid helper exe victim=$BUNDLE/victim go=$BUNDLE/resume mark=agentrt-pid-reuse-exec-$$
+	mkdir -p "$victim/bin"
+	cp -a "$ROOTFS/bin/busybox" "$victim/bin/" && ln -s busybox "$victim/bin/sh"
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	pid=$(container_pid c1)
+	AGENTRT_FAILPOINT=exec-before-join AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+		"$AGENTRT" --root "$TEST_ROOT" exec c1 sh -c "echo entered > /$mark" \
+		</dev/null >"$BUNDLE/exec.out" 2>&1 &
+	exe=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$go.reached" ] && break; sleep 0.1; done
+	[ -e "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "exec never reached the failpoint: $(cat "$BUNDLE/exec.out")"; }
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+	"$HELPER_DIR/pidat" "$pid" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	helper=$!
+	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		touch "$go"
+		wait "$exe" || true
+		wait "$helper" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $pid was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	touch "$go"
+	status=0
+	wait "$exe" || status=$?
+	output=$(cat "$BUNDLE/exec.out")
+	kill -0 "$pid" || fail "the host process at $pid is gone"
+	kill "$pid"
+	wait "$helper" || true
+	if [ -e "/$mark" ]; then
+		rm -f "/$mark"
+		fail "exec ran in the host's root: $output"
+	fi
+	[ ! -e "$victim/$mark" ] || fail "exec ran in the host process's root: $output"
+	assert_clean_failure
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	assert_output_contains "\`c1\`"
+	must_recover c1
+}
+
 @test "fault: delete killed before it destroys anything" {
 	start_agent
 	fp delete-before-destroy delete --force c1
