@@ -1080,8 +1080,9 @@ static bool lock_of_killed_create(int dirfd)
     if (errno != EWOULDBLOCK)
       return false;
     holder = proc_flock_holder(dirfd);
-    if (holder <= 0 || proc_alive(holder, 0))
-      return false; /* a live create's (or not known whose) */
+    if (holder > 0 && proc_alive(holder, 0))
+      return false; /* a live create's */
+    /* (none named: let go between the two looks, or /proc/locks unread: try again) */
     (void)poll(NULL, 0, 10);
   }
   return false;

@@ -225,13 +225,16 @@ enum container_status container_refresh_status(struct container *c)
   if (c->status == STATUS_CREATING && s->pid == 0) {
     /* keep "creating" only while a create holds the lock (list-killed-create: a killed create's
      * lock is held on by the children it forked, for a while; /proc/locks names it, dead) */
-    pid_t holder;
-    if (flock(c->dirfd, LOCK_EX | LOCK_NB) == 0) {
-      flock(c->dirfd, LOCK_UN);
-      c->status = STATUS_STOPPED;
-    } else if (errno == EWOULDBLOCK && (holder = proc_flock_holder(c->dirfd)) > 0 &&
-               !proc_alive(holder, 0)) {
-      c->status = STATUS_STOPPED;
+    pid_t holder = 0;
+    for (int i = 0; i < 3 && c->status == STATUS_CREATING; i++) {
+      if (flock(c->dirfd, LOCK_EX | LOCK_NB) == 0) {
+        flock(c->dirfd, LOCK_UN);
+        c->status = STATUS_STOPPED;
+      } else if (errno != EWOULDBLOCK || (holder = proc_flock_holder(c->dirfd)) > 0) {
+        if (holder > 0 && !proc_alive(holder, 0))
+          c->status = STATUS_STOPPED;
+        break;
+      } /* else let go between the two looks: once more */
     }
   } else if (!proc_alive(s->pid, s->pid_start_time)) {
     c->status = STATUS_STOPPED;
