@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/util.h"
@@ -60,6 +61,25 @@ static void describe_unsaved(struct container *c)
   }
   if (c->state->oci_version == NULL)
     c->state->oci_version = xstrdup(OCI_STATE_VERSION);
+}
+
+/* Does the directory hold anything (unknown: yes)? */
+static bool dir_has_entries(int dirfd)
+{
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  struct dirent *de;
+  bool any = false;
+
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return true;
+  }
+  while (!any && (de = readdir(d)) != NULL)
+    any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+  closedir(d);
+  return any;
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -123,8 +143,11 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     /* no state.json: a create in progress, or one that died (stopped) */
     if (c->status == STATUS_CREATING && container_refresh_status(c) != STATUS_CREATING)
       c->state->pid = 0;
-    if (c->state->bundle == NULL && json && c->status == STATUS_CREATING) {
-      container_free(c); /* a create at work: no state document yet (as `state`, as runc) */
+    /* a create at work: no state document yet (as `state`, as runc); an empty directory may
+     * be one that has not locked it yet (create takes over only a non-empty one) */
+    if (c->state->bundle == NULL && json &&
+        (c->status == STATUS_CREATING || !dir_has_entries(c->dirfd))) {
+      container_free(c);
       continue;
     }
     if (c->state->bundle == NULL)

@@ -229,7 +229,10 @@ enum container_status container_refresh_status(struct container *c)
     for (int i = 0; i < 3 && c->status == STATUS_CREATING; i++) {
       if (flock(c->dirfd, LOCK_EX | LOCK_NB) == 0) {
         flock(c->dirfd, LOCK_UN);
-        c->status = STATUS_STOPPED;
+        /* (a create that ended since we looked has saved its state: not a dead one) */
+        if (faccessat(c->dirfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+          c->status = STATUS_STOPPED;
+        break;
       } else if (errno != EWOULDBLOCK || (holder = proc_flock_holder(c->dirfd)) > 0) {
         if (holder > 0 && !proc_alive(holder, 0))
           c->status = STATUS_STOPPED;

@@ -143,7 +143,8 @@ known_leak() { # ID WHERE
 }
 
 # list-killed-create: what a create killed before its state was saved left is one entry in
-# `list` and one in `list --format json`: stopped, pid 0, a created time a Go client parses
+# `list` and one in `list --format json` (but an empty directory, which may be a live create's
+# not yet locked, is only in the table): stopped, pid 0, a created time a Go client parses
 # (go-runc's time.Time: an empty string fails the whole list); ours listed it `stopped` in
 # the table and left it out of the JSON.  runc 1.1.5 (a createRuntime hook's create killed)
 # shows it in neither, its `state`, `kill` and `delete` say "container does not exist" (exit
@@ -157,6 +158,12 @@ known_leak() { # ID WHERE
 		table=$(rt list | awk 'NR > 1 {print $1, $2, $3}')
 		[ "$table" = "c1 0 stopped" ] || fail "list after $point: $(rt list)"
 		json=$(rt list --format json)
+		if [ "$point" = create-after-statedir ]; then
+			# an empty directory may be a create's that has not locked it yet: not in JSON
+			[ "$json" = null ] || fail "list --format json after $point: $json"
+			must_recover c1
+			continue
+		fi
 		jq -e 'length == 1 and .[0].id == "c1" and .[0].pid == 0 and .[0].status == "stopped"
 			and .[0].bundle == "" and (.[0].ociVersion | length > 0) and .[0].owner == "root"
 			and (.[0].created | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?Z$"))' \
