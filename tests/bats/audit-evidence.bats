@@ -1365,6 +1365,17 @@ flood_field() {
 	done
 }
 
+# pids_cgroup PID: the directory of PID's pids cgroup that has pids.events (v1 or v2)
+pids_cgroup() {
+	local c d
+	for c in $(awk -F: '$2 == "pids" || $1 == "0" {print $3}' "/proc/$1/cgroup" | sort -u); do
+		for d in "/sys/fs/cgroup/pids$c" "/sys/fs/cgroup$c"; do
+			[ -f "$d/pids.events" ] && echo "$d" && return 0
+		done
+	done
+	return 1
+}
+
 # pids-limit-burst-end: the container's processes' exits looked at pids.events at most every
 # 250 ms and a look put off was never taken, so the refusals of a burst's last 250 ms (a bomb
 # whose tree collapsed, a build's make -j at the limit) were in the trail only at the end.
@@ -1375,13 +1386,7 @@ flood_field() {
 	run_detached "$ID"
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
-	pcg=
-	for c in $(awk -F: '$2 == "pids" || $1 == "0" {print $3}' "/proc/$ipid/cgroup" | sort -u); do
-		for d in "/sys/fs/cgroup/pids$c" "/sys/fs/cgroup$c"; do
-			[ -f "$d/pids.events" ] && pcg=$d && break 2
-		done
-	done
-	[ -n "$pcg" ] || fail "no pids cgroup of the container"
+	pcg=$(pids_cgroup "$ipid") || fail "no pids cgroup of the container: $(cat "/proc/$ipid/cgroup")"
 	touch "/proc/$ipid/root/tmp/go"
 	wait_for_file "/proc/$ipid/root/tmp/done" 60
 	max=$(awk '$1 == "max" {print $2}' "$pcg/pids.events")
@@ -1416,14 +1421,7 @@ flood_field() {
 	[ "$status" -eq 0 ] || fail "run: $output"
 	ipid=$(rt state "$ID" | jq .pid)
 	mon=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
-	cgs=$(awk -F: '$2 == "pids" || $1 == "0" {print $3}' "/proc/$ipid/cgroup" | sort -u)
-	pcg=
-	for c in $cgs; do
-		for d in "/sys/fs/cgroup/pids$c" "/sys/fs/cgroup$c"; do
-			[ -f "$d/pids.events" ] && pcg=$d && break 2
-		done
-	done
-	[ -n "$pcg" ] || fail "no pids cgroup of the container: $cgs"
+	pcg=$(pids_cgroup "$ipid") || fail "no pids cgroup of the container: $(cat "/proc/$ipid/cgroup")"
 	touch "/proc/$ipid/root/tmp/go"
 	# bounded: until forks are refused at the limit
 	for _ in $(seq 300); do
