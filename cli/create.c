@@ -1046,26 +1046,6 @@ static bool can_start_early(const struct create_opts *o, const struct oci_config
          cfg->hooks.n[OCI_HOOK_PRESTART] == 0 && cfg->hooks.n[OCI_HOOK_CREATE_RUNTIME] == 0;
 }
 
-/* Does the directory hold anything?  A create locks its new state directory before it writes
- * the first file there. */
-static bool dir_has_entries(int dirfd)
-{
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir(fd);
-  struct dirent *de;
-  bool any = false;
-
-  if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
-    return true; /* unknown: not judged dead */
-  }
-  while (!any && (de = readdir(d)) != NULL)
-    any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-  closedir(d);
-  return any;
-}
-
 /* Lock a state directory without waiting for a live create.  create-killed: the lock of a
  * create killed by SIGKILL outlives it for some milliseconds, held by the children it forked
  * (its init until the init closes the descriptor, its monitor) until they see it gone and
@@ -1102,7 +1082,7 @@ static int reclaim_killed_create(const struct global_opts *g, const char *id, st
     return 0;
   if (c->status != STATUS_CREATING || !lock_of_killed_create(c->dirfd) ||
       faccessat(c->dirfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-      !dir_has_entries(c->dirfd)) {
+      !fs_dir_has_entries(c->dirfd)) {
     container_free(c);
     return 0;
   }

@@ -63,25 +63,6 @@ static void describe_unsaved(struct container *c)
     c->state->oci_version = xstrdup(OCI_STATE_VERSION);
 }
 
-/* Does the directory hold anything (unknown: yes)? */
-static bool dir_has_entries(int dirfd)
-{
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir(fd);
-  struct dirent *de;
-  bool any = false;
-
-  if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
-    return true;
-  }
-  while (!any && (de = readdir(d)) != NULL)
-    any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
-  closedir(d);
-  return any;
-}
-
 static int id_cmp(const void *a, const void *b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -146,7 +127,7 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     /* a create at work: no state document yet (as `state`, as runc); an empty directory may
      * be one that has not locked it yet (create takes over only a non-empty one) */
     if (c->state->bundle == NULL && json &&
-        (c->status == STATUS_CREATING || !dir_has_entries(c->dirfd))) {
+        (c->status == STATUS_CREATING || !fs_dir_has_entries(c->dirfd))) {
       container_free(c);
       continue;
     }

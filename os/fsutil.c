@@ -1,6 +1,7 @@
 /* fsutil.c - see fsutil.h */
 #include "os/fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -227,4 +228,22 @@ void close_fds_except(int from, int *keep, size_t n)
     from = keep[i] + 1;
   }
   syscall(SYS_close_range, (unsigned)from, ~0U, 0);
+}
+
+bool fs_dir_has_entries(int dirfd)
+{
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  struct dirent *de;
+  bool any = false;
+
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return true;
+  }
+  while (!any && (de = readdir(d)) != NULL)
+    any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+  closedir(d);
+  return any;
 }

@@ -4,6 +4,7 @@
 #ifndef AGENTRT_FSUTIL_H
 #define AGENTRT_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -26,5 +27,9 @@ int write_file_path(const char *path, const char *data, size_t len, struct error
 void close_fds_except(int from, int *keep, size_t n);
 /* Make a path absolute against cwd (no symlink resolution). */
 char *path_absolute(const char *path);
+/* Does the directory at dirfd hold any entry?  Unknown (it cannot be read):
+ * true, so that a caller judging a create dead by an empty state directory
+ * does not (a create locks its new directory before it writes the first file). */
+bool fs_dir_has_entries(int dirfd);
 
 #endif
