@@ -68,6 +68,48 @@ static void run(const struct ws_layers *l, struct ws_changes *c)
   ws_mark_ignored(c, l);
 }
 
+/* The review of c in a child (120 s; with limit_data 1 GiB of data, not
+ * under ASan, whose shadow would count): got[0] the files marked, got[1]
+ * those marked as not read, got[2] the matching work.  Returns the child's
+ * wait status. */
+static int review_in_child(struct ws_changes *c, const struct ws_layers *l, bool limit_data,
+                           size_t got[3])
+{
+  int p[2], status = 0;
+  pid_t pid;
+
+  got[0] = got[1] = got[2] = 0;
+  if (pipe(p) < 0 || (pid = fork()) < 0)
+    abort();
+  if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+    if (limit_data) {
+      struct rlimit rl = {1UL << 30, 1UL << 30};
+      setrlimit(RLIMIT_DATA, &rl);
+    }
+#endif
+    alarm(120);
+    close(p[0]);
+    got[2] = ws_mark_ignored(c, l);
+    for (size_t i = 0; i < c->n; i++)
+      if (c->v[i].ignored) {
+        got[0]++;
+        got[1] += strstr(c->v[i].ignored, "not read") != NULL;
+      }
+    if (write(p[1], got, 3 * sizeof *got) != (ssize_t)(3 * sizeof *got))
+      _exit(1);
+    _exit(0);
+  }
+  close(p[1]);
+  if (read(p[0], got, 3 * sizeof *got) != (ssize_t)(3 * sizeof *got))
+    got[0] = got[1] = got[2] = 0;
+  close(p[0]);
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status))
+    printf("# the review was killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return status;
+}
+
 /* ignore-dos: an agent's .gitignore of 1 MiB of one-character lines,
  * hardlinked into DOS_DIRS directories (one file on the disk), each holding
  * DOS_FILES new files.  Read without limits, that is DOS_DIRS + 1 copies of
@@ -83,10 +125,8 @@ static void dos(int upper, const struct ws_layers *l)
 {
   struct ws_changes c = {0};
   cleanup_free char *big = xmalloc((1 << 20) + 1);
-  int p[2];
-  pid_t pid;
-  int status = 0;
-  size_t got[2] = {0, 0};
+  int status;
+  size_t got[3] = {0, 0, 0};
 
   for (size_t i = 0; i < 1 << 20; i += 2) {
     big[i] = (char)('b' + (i / 2) % 20);
@@ -106,32 +146,7 @@ static void dos(int upper, const struct ws_layers *l)
                                               .path = xfmt("%s/a%d.txt", dir, f),
                                               .layer = 0});
   }
-  if (pipe(p) < 0 || (pid = fork()) < 0)
-    abort();
-  if (pid == 0) {
-#if !defined(__SANITIZE_ADDRESS__)
-    struct rlimit rl = {1UL << 30, 1UL << 30};
-    setrlimit(RLIMIT_DATA, &rl);
-#endif
-    alarm(120);
-    close(p[0]);
-    ws_mark_ignored(&c, l);
-    for (size_t i = 0; i < c.n; i++)
-      if (c.v[i].ignored) {
-        got[0]++;
-        got[1] += strstr(c.v[i].ignored, "not read") != NULL;
-      }
-    if (write(p[1], got, sizeof got) != (ssize_t)sizeof got)
-      _exit(1);
-    _exit(0);
-  }
-  close(p[1]);
-  if (read(p[0], got, sizeof got) != (ssize_t)sizeof got)
-    got[0] = got[1] = 0;
-  close(p[0]);
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status))
-    printf("# the review was killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  status = review_in_child(&c, l, true, got);
   tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
          "ignore-dos: the review of %d hardlinked 1 MiB .gitignore files and %d new files ends "
          "within 1 GiB and 120 s",
@@ -150,9 +165,7 @@ static void work(int upper, const struct ws_layers *l)
 {
   struct ws_changes c = {0};
   FILE *gi;
-  int p[2];
-  pid_t pid;
-  int status = 0;
+  int status;
   size_t got[3] = {0, 0, 0};
 
   if (mkdirat(upper, "work", 0755) < 0)
@@ -171,28 +184,7 @@ static void work(int upper, const struct ws_layers *l)
                                               .type = WS_T_FILE,
                                               .path = xfmt("work/d%d/a%d.txt", d, f),
                                               .layer = 0});
-  if (pipe(p) < 0 || (pid = fork()) < 0)
-    abort();
-  if (pid == 0) {
-    alarm(120);
-    close(p[0]);
-    got[2] = ws_mark_ignored(&c, l);
-    for (size_t i = 0; i < c.n; i++)
-      if (c.v[i].ignored) {
-        got[0]++;
-        got[1] += strstr(c.v[i].ignored, "not read") != NULL;
-      }
-    if (write(p[1], got, sizeof got) != (ssize_t)sizeof got)
-      _exit(1);
-    _exit(0);
-  }
-  close(p[1]);
-  if (read(p[0], got, sizeof got) != (ssize_t)sizeof got)
-    got[0] = got[1] = got[2] = 0;
-  close(p[0]);
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status))
-    printf("# the review was killed by signal %d\n", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  status = review_in_child(&c, l, false, got);
   printf("# work %zu, %zu marked, %zu as not read\n", got[2], got[0], got[1]);
   tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && got[2] == WS_IGNORE_MAX_WORK,
          "ignore-work: 6,400 new files below a 90,000-line .gitignore: the matching stops at "
