@@ -563,16 +563,14 @@ static char *ws_base_of(const struct workspace *w)
   return xstrndup(w->dir, (size_t)(strrchr(w->dir, '/') - w->dir));
 }
 
-/* The image's root of w->upper_in's workspace (mounted here), or -1 with
- * err; ENOENT: that workspace or its image is gone (purged, discarded). */
-static int family_image_root(const struct workspace *w, struct error *err)
+int ws_family_load(const struct workspace *w, struct workspace **ret, struct error *err)
 {
   cleanup_free char *base = ws_base_of(w);
   cleanup_free char *store = xstrndup(base, (size_t)(strrchr(base, '/') - base));
   struct workspace *aw = NULL;
   struct error e = {0};
-  int fd;
 
+  *ret = NULL;
   if (workspace_load(store, w->upper_in, &aw, &e) < 0 || !workspace_has_image(aw)) {
     workspace_free(aw);
     return error_set(err, ENOENT,
@@ -584,6 +582,19 @@ static int family_image_root(const struct workspace *w, struct error *err)
     workspace_free(aw);
     return error_prefix(err, "workspace `%s`", w->id);
   }
+  *ret = aw;
+  return 0;
+}
+
+/* The image's root of w->upper_in's workspace (mounted here), or -1 with
+ * err; ENOENT: that workspace or its image is gone (purged, discarded). */
+static int family_image_root(const struct workspace *w, struct error *err)
+{
+  struct workspace *aw = NULL;
+  int fd;
+
+  if (ws_family_load(w, &aw, err) < 0)
+    return -1;
   /* a descriptor inside the detached mount keeps it when aw's goes */
   fd = openat(aw->fs->mfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)

@@ -248,6 +248,9 @@ char *ws_upper_base_path(const struct workspace *w);
 int ws_family_read(struct workspace *w, struct error *err);
 /* Record owner's image as the one that holds w's upper (<dir>/upper-in). */
 int ws_family_record(struct workspace *w, const char *owner, struct error *err);
+/* *ret: the workspace w->upper_in names, its image mounted (detached);
+ * ENOENT when it or its image is gone. */
+int ws_family_load(const struct workspace *w, struct workspace **ret, struct error *err);
 /* Remove w's upper and work dirs from its ancestor's image (nothing to do
  * when the image is gone, or w has an upper of its own). */
 int ws_family_remove(const struct workspace *w, struct error *err);

@@ -212,9 +212,11 @@ char **workspace_protected(const struct workspace *w)
   return ret;
 }
 
-/* An image's upper layer is reached by path (upperdir=<dir>/fs/upper): in
- * a private mount namespace of the child, whose mounts go with it. */
-static int attach_image(struct workspace *w, struct error *err)
+/* An image's upper layer is reached by path (upperdir=<dir>/fs/upper, a
+ * sub-agent's <ancestor dir>/fs/sub/<id>/upper): img's image (w's own, or
+ * the ancestor's), in a private mount namespace of the child, whose mounts
+ * go with it. */
+static int attach_image(const struct workspace *w, struct error *err)
 {
   cleanup_free char *at = workspace_fs_path(w);
   cleanup_close int target = -1, clone = -1;
@@ -235,13 +237,14 @@ static int attach_image(struct workspace *w, struct error *err)
 
 /* In the child: build the overlay, join the namespace and attach; the
  * message goes to pipefd. */
-static __attribute__((noreturn)) void attach_child(int nsfd, struct workspace *w, int pipefd)
+static __attribute__((noreturn)) void attach_child(int nsfd, struct workspace *w,
+                                                   const struct workspace *img, int pipefd)
 {
   struct error e = {0};
   const char *dest = w->dest;
   int rootfd, target, mfd;
 
-  if (workspace_has_image(w) && attach_image(w, &e) < 0)
+  if (img != NULL && attach_image(img, &e) < 0)
     goto fail;
   mfd = overlay_fsmount(w, &e);
   if (mfd < 0)
@@ -270,8 +273,28 @@ fail:
   _exit(1);
 }
 
+/* The workspace whose image holds w's upper (w, or a sub-agent's ancestor:
+ * without it the overlay's upperdir was a path to nothing, sub-rollback),
+ * mounted; *ret_own: one to free.  NULL: a plain upper. */
+static int image_of(struct workspace *w, struct workspace **ret, struct workspace **ret_own,
+                    struct error *err)
+{
+  *ret = *ret_own = NULL;
+  if (workspace_has_image(w)) {
+    if (ws_fs_mount(w, err) < 0)
+      return -1;
+    *ret = w;
+  } else if (w->upper_in != NULL) {
+    if (ws_family_load(w, ret_own, err) < 0)
+      return -1;
+    *ret = *ret_own;
+  }
+  return 0;
+}
+
 int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 {
+  struct workspace *img = NULL, *own = NULL;
   int p[2], status = 0;
   char msg[ERROR_MSG_MAX] = "";
   ssize_t n;
@@ -279,19 +302,23 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
 
   if (w->mount_optv == NULL && workspace_mount_options(w, err) < 0)
     return -1;
-  if (workspace_has_image(w) && ws_fs_mount(w, err) < 0)
+  if (image_of(w, &img, &own, err) < 0)
     return -1;
-  if (pipe2(p, O_CLOEXEC) < 0)
+  if (pipe2(p, O_CLOEXEC) < 0) {
+    workspace_free(own);
     return error_errno(err, "workspace `%s`: pipe", w->id);
+  }
   pid = fork();
   if (pid < 0) {
     close(p[0]), close(p[1]);
+    workspace_free(own);
     return error_errno(err, "workspace `%s`: fork", w->id);
   }
   if (pid == 0) {
     close(p[0]);
-    attach_child(nsfd, w, p[1]);
+    attach_child(nsfd, w, img, p[1]);
   }
+  workspace_free(own);
   close(p[1]);
   n = read(p[0], msg, sizeof msg - 1);
   close(p[0]);

@@ -1249,3 +1249,44 @@ family_bounded() {
 	run rt audit "$ID" --kind audit_error --format json
 	[[ "$output" != *'"lost"'* ]] || fail "the parent's trail: $output"
 }
+
+# sub-rollback: the operator rolls a child back to a snapshot of its workspace; the child's upper
+# is in its parent's image, which the rollback must reach as the child's create does.
+@test "sub-rollback: a child's workspace rollback, running or ended, gives the snapshot's view, and its sub commit brings exactly that into the parent" {
+	parent
+	run sub run --name rb --detach -- sleep 300
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	rt exec "$ID.rb" sh -c 'echo v1 >/workspace/s.txt; echo keep >/workspace/k.txt'
+	run rt workspace "$ID.rb" snapshot s1
+	[ "$status" -eq 0 ] || fail "snapshot: $output"
+	rt exec "$ID.rb" sh -c 'echo v2 >/workspace/s.txt; echo late >/workspace/late.txt; rm /workspace/k.txt'
+	run rt workspace "$ID.rb" rollback s1
+	[ "$status" -eq 0 ] || fail "rollback of the running child: $output"
+	# the child sees the snapshot
+	run rt exec "$ID.rb" sh -c 'cat /workspace/s.txt /workspace/k.txt; ls /workspace'
+	[ "$status" -eq 0 ] && [ "$(head -n2 <<<"$output" | tr '\n' ' ')" = "v1 keep " ] && [[ "$output" != *late.txt* ]] ||
+		fail "the child after its rollback: $output"
+	# it writes on, then ends; a second rollback, of the ended child
+	rt exec "$ID.rb" sh -c 'echo v3 >/workspace/s.txt; echo late2 >/workspace/late2.txt'
+	run rt workspace "$ID.rb" snapshot s2
+	[ "$status" -eq 0 ] || fail "snapshot s2: $output"
+	rt exec "$ID.rb" sh -c 'echo v4 >/workspace/s.txt; rm /workspace/late2.txt'
+	run sub kill rb
+	for _ in $(seq 50); do [[ "$(sub list)" == *"rb "*stopped* ]] && break; sleep 0.1; done
+	run rt workspace "$ID.rb" rollback s2
+	[ "$status" -eq 0 ] || fail "rollback of the ended child: $output"
+	run rt workspace "$ID.rb" diff
+	[ "$status" -eq 0 ] || fail "diff: $output"
+	grep -qE '^added +s.txt' <<<"$output" && grep -qE '^added +k.txt' <<<"$output" &&
+		grep -qE '^added +late2.txt' <<<"$output" && ! grep -q 'late.txt' <<<"$output" ||
+		fail "diff after the rollback: $output"
+	run sub commit rb
+	[ "$status" -eq 0 ] || fail "sub commit: $output"
+	run rt exec "$ID" sh -c 'cat /workspace/s.txt /workspace/k.txt /workspace/late2.txt; ls /workspace'
+	[ "$(head -n3 <<<"$output" | tr '\n' ' ')" = "v3 keep late2 " ] && [[ "$output" != *"late.txt"* ]] ||
+		fail "the parent's view after sub commit: $output"
+	run rt workspace "$ID" diff
+	grep -qE '^added +s.txt' <<<"$output" && grep -qE '^added +late2.txt' <<<"$output" &&
+		! grep -q 'late.txt' <<<"$output" || fail "the parent's diff: $output"
+}
+
