@@ -164,7 +164,9 @@ static bool remove_item(const struct datadir_sweep *s, struct item *it, const ch
   struct error e = {0};
   bool ok = true;
 
-  if (!s->dry_run) {
+  if (s->dry_run && it->kind == WS) {
+    ok = workspace_purge_check(it->h.store, it->h.id, &e) == 0;
+  } else if (!s->dry_run) {
     if (it->kind == WS) {
       ok = workspace_purge(it->h.store, it->h.id, &e) == 0;
     } else {
@@ -172,8 +174,16 @@ static bool remove_item(const struct datadir_sweep *s, struct item *it, const ch
       ok = remove_trail(dir) == 0;
     }
   }
-  if (!ok)
+  if (!ok) {
+    /* a parent's workspace whose image holds a sub-agent's kept changes
+     * stays (parent-purge-kept-children): say so, not a silent skip */
+    if (e.code == EBUSY && ret_text) {
+      cleanup_free char *t =
+          xfmt("%s (engine root %s): %s", s->dry_run ? "would keep" : "kept", it->h.root, e.msg);
+      strv_push(ret_text, t);
+    }
     return false;
+  }
   it->removed = true;
   record(s, it, why, ret_json, ret_text);
   return true;

@@ -654,6 +654,49 @@ int ws_family_remove(const struct workspace *w, struct error *err)
   return 0;
 }
 
+/* Does <image>/sub/<id>/upper hold the changes of a workspace of id that
+ * names w's image (upper-in)?  A directory left of a purged record is no
+ * one's. */
+static bool family_member_kept(const struct workspace *w, int sfd, const char *id)
+{
+  cleanup_free char *base = ws_base_of(w);
+  cleanup_free char *store = xstrndup(base, (size_t)(strrchr(base, '/') - base));
+  cleanup_close int cfd = -1, ufd = -1;
+  struct workspace *cw = NULL;
+  struct error e = {0};
+  bool ours;
+
+  if (!ws_valid_name(id) || workspace_load(store, id, &cw, &e) < 0)
+    return false;
+  ours = cw->upper_in != NULL && streq(cw->upper_in, w->id);
+  workspace_free(cw);
+  if (!ours || (cfd = ws_open_dir(sfd, id)) < 0 || (ufd = ws_open_dir(cfd, "upper")) < 0)
+    return false;
+  return fs_dir_has_entries(ufd);
+}
+
+int ws_family_kept(struct workspace *w, char ***ret, struct error *err)
+{
+  cleanup_close int sfd = -1;
+  cleanup_strv char **names = NULL;
+  size_t n = 0;
+
+  *ret = NULL;
+  if (!workspace_has_image(w))
+    return 0;
+  if (ws_fs_mount(w, err) < 0)
+    return -1;
+  sfd = ws_open_dir(w->fs->mfd, FAMILY_DIR);
+  if (sfd < 0)
+    return errno == ENOENT ? 0 : error_errno(err, "workspace `%s`: open `%s`", w->id, FAMILY_DIR);
+  if (ws_list_dir(sfd, &names, &n) < 0)
+    return error_errno(err, "workspace `%s`: read `%s`", w->id, FAMILY_DIR);
+  for (size_t i = 0; i < n; i++)
+    if (family_member_kept(w, sfd, names[i]))
+      strv_push(ret, names[i]);
+  return 0;
+}
+
 char *ws_upper_base_path(const struct workspace *w)
 {
   if (w->upper_in != NULL) {

@@ -251,6 +251,9 @@ int ws_family_record(struct workspace *w, const char *owner, struct error *err);
 /* *ret: the workspace w->upper_in names, its image mounted (detached);
  * ENOENT when it or its image is gone. */
 int ws_family_load(const struct workspace *w, struct workspace **ret, struct error *err);
+/* *ret: the ids of the sub-agents' workspaces whose upper layer in w's
+ * image holds changes (NULL: none, or w has no image). */
+int ws_family_kept(struct workspace *w, char ***ret, struct error *err);
 /* Remove w's upper and work dirs from its ancestor's image (nothing to do
  * when the image is gone, or w has an upper of its own). */
 int ws_family_remove(const struct workspace *w, struct error *err);

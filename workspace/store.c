@@ -599,6 +599,40 @@ void workspace_gc(struct workspace *w)
     unlinkat(dfd, WS_RETIRED_MARK, 0);
 }
 
+/* Does w's image hold a sub-agent's kept changes?  Its upper layer is
+ * there (<image>/sub/<id>, image.c), and is its only copy: a purge or a
+ * new image dropped it silently (parent-purge-kept-children).  With why,
+ * a refusal naming them is set there.  An image that cannot be mounted
+ * holds nothing anyone can read: false. */
+static bool family_kept(struct workspace *w, struct error *why)
+{
+  cleanup_strv char **ids = NULL;
+  struct error e = {0};
+  size_t n;
+
+  if (ws_family_kept(w, &ids, &e) < 0 || ids == NULL)
+    return false;
+  if (why != NULL) {
+    cleanup_free char *list = xfmt("`%s`", ids[0]);
+    n = strv_len(ids);
+    for (size_t i = 1; i < n && i < 8; i++) {
+      char *l = xfmt("%s, `%s`", list, ids[i]);
+      free(list);
+      list = l;
+    }
+    if (n > 8) {
+      char *l = xfmt("%s, ... (%zu in all)", list, n);
+      free(list);
+      list = l;
+    }
+    error_set(why, EBUSY,
+              "workspace `%s`: purge: its image holds the kept changes of its sub-agents' "
+              "workspace%s %s: purge those first (agentrt workspace ID purge)",
+              w->id, n > 1 ? "s" : "", list);
+  }
+  return true;
+}
+
 int workspace_discard(struct workspace *w, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -609,9 +643,19 @@ int workspace_discard(struct workspace *w, struct error *err)
   if (dfd < 0)
     return error_errno(err, "workspace `%s`: open", w->id);
   /* an image is replaced by a fresh copy of the template: its blocks go back
-   * to the host at once */
-  if (size > 0 && (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0))
-    return error_prefix(err, "discard");
+   * to the host at once; unless it holds a sub-agent's kept changes too
+   * (parent-purge-kept-children): then only w's own layers go */
+  if (size > 0 && !family_kept(w, NULL)) {
+    if (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0)
+      return error_prefix(err, "discard");
+  } else if (size > 0) {
+    cleanup_close int bfd = ws_upper_base(w, err);
+    if (bfd < 0)
+      return error_prefix(err, "discard");
+    if (ws_rm_tree(bfd, "upper") < 0 || ws_rm_tree(bfd, "work") < 0 ||
+        ws_rm_tree(bfd, "retired") < 0)
+      return error_errno(err, "workspace `%s`: discard", w->id);
+  }
   if (w->upper_in != NULL) { /* in its ancestor's image */
     cleanup_close int bfd = ws_upper_base(w, err);
     if (bfd < 0)
@@ -638,6 +682,18 @@ int workspace_discard(struct workspace *w, struct error *err)
   return workspace_save(w, err);
 }
 
+int workspace_purge_check(const char *root, const char *id, struct error *err)
+{
+  struct workspace *w = NULL;
+  struct error e = {0};
+  int r = 0;
+
+  if (ws_valid_name(id) && workspace_load(root, id, &w, &e) == 0 && family_kept(w, err))
+    r = -1;
+  workspace_free(w);
+  return r;
+}
+
 int workspace_purge(const char *root, const char *id, struct error *err)
 {
   cleanup_free char *base = xfmt("%s/%s", root, WS_DIR);
@@ -656,6 +712,8 @@ int workspace_purge(const char *root, const char *id, struct error *err)
     struct workspace *w = NULL;
     struct error e = {0};
     int r = 0;
+    if (workspace_purge_check(root, id, err) < 0)
+      return -1;
     if (workspace_load(root, id, &w, &e) == 0)
       r = ws_family_remove(w, err);
     workspace_free(w);

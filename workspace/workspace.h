@@ -281,8 +281,12 @@ void workspace_set_mounted(struct workspace *w, bool on);
 uint64_t workspace_du(const struct workspace *w, const char *sub);
 /* Throw upper and every snapshot away (must not be mounted). */
 int workspace_discard(struct workspace *w, struct error *err);
-/* Remove the whole workspace directory. */
+/* Remove the whole workspace directory; refused (EBUSY) while its image
+ * holds a sub-agent's kept changes (workspace_purge_check). */
 int workspace_purge(const char *root, const char *id, struct error *err);
+/* -1 (EBUSY, naming them) when the workspace's image holds the kept changes
+ * of sub-agents' workspaces, which a purge would drop with it. */
+int workspace_purge_check(const char *root, const char *id, struct error *err);
 /* Move <from>/.workspaces/<id> to <to>/.workspaces/<id> (move.c; not while
  * mounted). */
 int workspace_move(const char *from, const char *to, const char *id, struct error *err);

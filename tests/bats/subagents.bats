@@ -1290,3 +1290,51 @@ family_bounded() {
 		! grep -q 'late.txt' <<<"$output" || fail "the parent's diff: $output"
 }
 
+# parent-purge-kept-children: a child's upper layer is in its parent's image (subagent-size-bypass),
+# so whatever removes that image (the operator's purge or discard of the parent's workspace, the
+# data directory's retention) reached the child's kept changes too, and dropped them silently.
+# Checked from outside: the file read out of the image with debugfs, and the host's workspace list.
+kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID/upper.img" 2>/dev/null; }
+
+@test "parent-purge-kept-children: the purge, discard or retention of a parent's workspace never drops a child's kept changes in its image; the purge names the children" {
+	command -v debugfs >/dev/null || skip "needs debugfs"
+	parent
+	[ -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || skip "the parent's workspace has no image here"
+	run sub run --name k -- sh -c 'echo kept-by-k >kept.txt'
+	[ "$status" -eq 0 ] || fail "sub run k: $output"
+	run sub run --name e -- true
+	rt exec "$ID" sh -c 'echo mine >/workspace/parent.txt'
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	[ "$(kept_in_image "$ID.k" kept.txt)" = kept-by-k ] || fail "the child's change is not in the image"
+	# the parent's discard drops the parent's own change, not its child's
+	run rt workspace "$ID" discard
+	[ "$status" -eq 0 ] || fail "discard: $output"
+	[ "$(kept_in_image "$ID.k" kept.txt)" = kept-by-k ] || fail "the parent's discard dropped its child's change"
+	[ -z "$(debugfs -R 'ls -l /upper' "$TEST_STORE/.workspaces/$ID/upper.img" 2>/dev/null | grep parent.txt)" ] ||
+		fail "the parent's own change is still there after its discard"
+	# the purge is refused, naming the child with kept changes (not the one without)
+	run rt workspace "$ID" purge
+	[ "$status" -ne 0 ] && [[ "$output" == *"\`$ID.k\`"* ]] && [[ "$output" != *"\`$ID.e\`"* ]] ||
+		fail "the parent's purge: $status $output"
+	[[ "$(wc -l <<<"$output")" -eq 1 ]] || fail "not one line: $output"
+	[ "$(kept_in_image "$ID.k" kept.txt)" = kept-by-k ] || fail "the parent's purge dropped its child's change"
+	# the data directory's retention: the parent unused for two days, the child's changes new
+	touch -d '2 days ago' "$TEST_STORE/.workspaces/$ID/meta.json"
+	run rt purge --older-than 1d --dry-run
+	[[ "$output" == *"would keep (engine root "*"workspace \`$ID\`: purge: "*"\`$ID.k\`"* ]] &&
+		[[ "$output" != *"would remove workspace $ID "* ]] || fail "purge --dry-run: $output"
+	run rt purge --older-than 1d
+	[ "$(kept_in_image "$ID.k" kept.txt)" = kept-by-k ] || fail "retention dropped the child's change: $output"
+	[[ "$output" == *"kept (engine root "*"workspace \`$ID\`: purge: "*"\`$ID.k\`"* ]] || fail "purge does not say what it kept: $output"
+	run rt workspace list --format json
+	jq -e --arg id "$ID.k" '[.. | objects | select(.id? == $id)][0].upper_bytes > 0' <<<"$output" >/dev/null ||
+		fail "workspace list: $output"
+	# once the child's changes are purged, the parent's purge goes through
+	run rt workspace "$ID.k" purge
+	[ "$status" -eq 0 ] || fail "purge of the child: $output"
+	run rt workspace "$ID" purge
+	[ "$status" -eq 0 ] || fail "purge after the child's: $output"
+	[ ! -e "$TEST_STORE/.workspaces/$ID" ] || fail "the parent's workspace is still there"
+	rt workspace "$ID.e" purge
+}
