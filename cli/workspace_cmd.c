@@ -35,6 +35,7 @@ struct wctx {
   bool in_use; /* a live container has the workspace mounted */
   bool frozen; /* we froze it (and must thaw) */
   int lockfd;
+  int target_lockfd; /* a sub-agent's commit: its parent's workspace, locked */
 };
 
 enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_INCLUDE, O_HELP };
@@ -106,6 +107,8 @@ static void wctx_close(struct wctx *x)
   workspace_free(x->w);
   if (x->lockfd >= 0)
     close(x->lockfd);
+  if (x->target_lockfd >= 0)
+    close(x->target_lockfd);
   datadir_hit_free(&x->hit);
 }
 
@@ -117,7 +120,7 @@ static int wctx_open(const struct global_opts *g, const char *arg, struct wctx *
   struct error e = {0};
   const char *id;
 
-  *x = (struct wctx){.g = g, .lockfd = -1, .state = "deleted"};
+  *x = (struct wctx){.g = g, .lockfd = -1, .target_lockfd = -1, .state = "deleted"};
   if (data_find(g, DATA_WORKSPACE, arg, &x->gs, &x->hit, err) < 0)
     return -1;
   x->g = g = &x->gs;
@@ -363,10 +366,35 @@ out:
   return ret;
 }
 
+/* A sub-agent's commit writes into its parent's view (P.N's parent: P),
+ * which the parent's own commit and its other children's write too: each
+ * checks the paths it changes against the child's start, then applies, so
+ * two at once both passed the check and the later rename silently replaced
+ * the other's file (sub-commit-race).  They serialise on the flock of the
+ * parent's workspace directory, taken after the child's own (children
+ * before parents: no cycle).  A parent with no record left: nothing. */
+static int lock_target(struct wctx *x, struct error *err)
+{
+  cleanup_free char *parent = xstrdup(x->w->id);
+  cleanup_free char *dir = NULL;
+  char *dot = strrchr(parent, '.');
+
+  if (!workspace_is_view(x->w->lowerdir) || dot == NULL)
+    return 0;
+  *dot = '\0';
+  dir = xfmt("%s/%s/%s", x->g->store, WS_DIR, parent);
+  x->target_lockfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (x->target_lockfd < 0)
+    return errno == ENOENT ? 0 : error_errno(err, "workspace `%s`: lock `%s`", x->w->id, parent);
+  if (flock(x->target_lockfd, LOCK_EX) < 0)
+    return error_errno(err, "workspace `%s`: lock `%s`", x->w->id, parent);
+  return 0;
+}
+
 static int do_commit(struct wctx *x, struct wopts *o, struct error *err)
 {
   if (normalize_paths(x->w, o->args, err) < 0 || normalize_paths(x->w, o->incl, err) < 0 ||
-      wctx_freeze(x, err) < 0)
+      lock_target(x, err) < 0 || wctx_freeze(x, err) < 0)
     return -1;
   return commit_changes(x, o, err);
 }

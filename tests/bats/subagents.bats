@@ -1338,3 +1338,51 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	[ ! -e "$TEST_STORE/.workspaces/$ID" ] || fail "the parent's workspace is still there"
 	rt workspace "$ID.e" purge
 }
+
+# sub-commit-race: two children's commits into the parent's view at once.  Each checks that
+# what it changes is as it was at the child's start, then applies; the first is stopped (strace
+# turns its syncfs, after every check and before the first rename, into a SIGSTOP) while the
+# second runs.  The second must not pass its check against a view the first is about to change:
+# both exited 0 and the first's rename silently replaced the second's file.
+@test "sub-commit-race: two children committing the same path into the parent at once: one wins, the other is refused with the conflict, none is silently overwritten" {
+	command -v strace >/dev/null || skip "needs strace"
+	parent
+	run sub run --name a -- sh -c 'echo from-a >f.txt; echo a-only >a.txt'
+	[ "$status" -eq 0 ] || fail "sub run a: $output"
+	run sub run --name b -- sh -c 'echo from-b >f.txt'
+	[ "$status" -eq 0 ] || fail "sub run b: $output"
+	local st=$BUNDLE/a.strace apid= bpid inode
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
+		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$ID.a" commit \
+		>"$BUNDLE/a.out" 2>&1 &
+	local tracer=$!
+	for _ in $(seq 100); do
+		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
+		[ -n "$apid" ] && break
+		sleep 0.1
+	done
+	[ -n "$apid" ] || { kill "$tracer"; fail "a's commit never reached its syncfs: $(cat "$BUNDLE/a.out" "$st")"; }
+	# b's commit while a's is between its checks and its renames
+	inode=$(stat -c %i "$TEST_STORE/.workspaces/$ID")
+	rt workspace "$ID.b" commit >"$BUNDLE/b.out" 2>&1 &
+	bpid=$!
+	for _ in $(seq 100); do
+		kill -0 "$bpid" 2>/dev/null || break
+		grep -q -- "-> FLOCK .*:$inode " /proc/locks && break
+		sleep 0.1
+	done
+	kill -CONT "$apid"
+	local arc=0 brc=0
+	wait "$tracer" || arc=$?
+	wait "$bpid" || brc=$?
+	echo "a: $arc $(cat "$BUNDLE/a.out")" >&2
+	echo "b: $brc $(cat "$BUNDLE/b.out")" >&2
+	run rt exec "$ID" cat /workspace/f.txt /workspace/a.txt
+	echo "the parent's view: $output" >&2
+	# whichever commit's file the parent's view holds, the other's commit did not report success
+	case "$(head -n1 <<<"$output")" in
+	from-a) [ "$brc" -ne 0 ] && grep -q 'conflict: f.txt' "$BUNDLE/b.out" || fail "b's commit succeeded and its f.txt was overwritten by a's" ;;
+	from-b) [ "$arc" -ne 0 ] || fail "a's commit succeeded and its f.txt was overwritten by b's" ;;
+	*) fail "f.txt in the parent's view: $output" ;;
+	esac
+}
