@@ -445,7 +445,7 @@ dsame() {
 	"$AGENTRT" audit --purge "$xid" >/dev/null 2>&1 || true
 }
 
-@test "subagent-name-after-restart: agentrt (default profile): after docker restart a sub-agent's name is free again; a child of the running parent still holds its own" {
+@test "subagent-name-after-restart: agentrt (default profile): after docker restart a sub-agent's name is free again (one with kept changes once they are purged); a child of the running parent still holds its own" {
 	local host=$IT_TMP/subr-host cid store
 	mkdir -p "$host"
 	dsleep subr agentrt -v "$host:/workspace" -w /workspace
@@ -460,8 +460,14 @@ dsame() {
 	# the names of the children of the init before the restart: the same verbs work again
 	run docker exec subr /run/agentrt/bin/agentrt sub run --name d -- sh -c 'echo again; echo two >c.txt'
 	[ "$status" -eq 0 ] && [ "$output" = again ] || it_die "sub run d after restart: $status $output"
+	# c's kept change (one, never committed) is not dropped by its name's reuse
+	# (subagents.bats orphan-kept-restart): refused until the operator purges it
 	run docker exec subr /run/agentrt/bin/agentrt sub run --name c -- true
-	[ "$status" -eq 0 ] || it_die "sub run c after restart: $status $output"
+	[ "$status" -eq 125 ] && [[ "$output" == *"\`$cid.c\`"*"kept changes"* ]] ||
+		it_die "sub run c after restart: $status $output"
+	"$AGENTRT" workspace "$cid.c" purge >/dev/null || it_die "purge $cid.c"
+	run docker exec subr /run/agentrt/bin/agentrt sub run --name c -- true
+	[ "$status" -eq 0 ] || it_die "sub run c after its purge: $status $output"
 	# the new d's workspace is a view of the new init
 	[ "$(jq -r .lowerdir "$store/$cid.d/meta.json")" = "/proc/$(inspect subr '{{.State.Pid}}')/root/workspace" ]
 	run docker exec subr /run/agentrt/bin/agentrt sub commit d

@@ -1167,12 +1167,16 @@ static size_t live_children(const struct subagent_parent *p, size_t *ret_kept)
   return n;
 }
 
+/* subN: not taken in the state directory, nor by a workspace (a child of
+ * this id's earlier init, orphan-kept-restart: a default name never
+ * reaches its kept changes). */
 static char *next_name(const struct subagent_parent *p)
 {
   for (unsigned i = 1; i < 100000; i++) {
     cleanup_free char *n = xfmt("%s/%s/sub%u", p->id, SUBAGENT_DIR, i);
     cleanup_free char *full = xfmt("%s/%s", p->root, n);
-    if (access(full, F_OK) < 0)
+    cleanup_free char *ws = p->store ? xfmt("%s/%s/%s.sub%u", p->store, WS_DIR, p->id, i) : NULL;
+    if (access(full, F_OK) < 0 && (ws == NULL || access(ws, F_OK) < 0))
       return xfmt("sub%u", i);
   }
   return NULL;
@@ -1231,7 +1235,8 @@ static void keep_output(int dirfd, int in, int pidfd)
  * of a process that no longer exists; nothing can commit it any more (its
  * target went with that init), so the name is freed the way `sub discard`
  * frees it.  A view of a live process (another parent's child whose id
- * looks like ours) or anything else is left: -1. */
+ * looks like ours) or anything else is left: -1; one whose upper holds
+ * changes too: -2 (they are the operator's to review or purge). */
 static int purge_orphan(struct conn *c, const char *id)
 {
   const struct subagent_parent *p = c->p;
@@ -1240,7 +1245,7 @@ static int purge_orphan(struct conn *c, const char *id)
   cleanup_strv char **argv = NULL;
   cleanup_free char *ws = NULL;
   cleanup_close int devnull = -1;
-  bool orphan;
+  bool orphan, kept;
   uint64_t start;
 
   if (workspace_load(p->store, id, &w, &e) < 0)
@@ -1249,9 +1254,12 @@ static int purge_orphan(struct conn *c, const char *id)
   start = w->view_start;
   if (orphan && workspace_view_start(w->lowerdir, &start) == 0 && start == w->view_start)
     orphan = false; /* the process it was made from still runs */
+  /* its changes are kept for the operator, never dropped by a name reused
+   * after a restart (orphan-kept-restart) */
+  kept = orphan && workspace_kept(w);
   workspace_free(w);
-  if (!orphan)
-    return -1;
+  if (!orphan || kept)
+    return kept ? -2 : -1;
   argv = cli_argv(p, NULL, "workspace");
   strv_push(&argv, id);
   strv_push(&argv, "purge");
@@ -1318,8 +1326,19 @@ static int verb_run(struct conn *c)
      * a child workspace of this id's parent before a restart goes first */
     cleanup_free char *st = xfmt("%s/%s", p->root, id);
     cleanup_free char *ws = p->store ? xfmt("%s/%s/%s", p->store, WS_DIR, id) : NULL;
-    if (access(st, F_OK) == 0 || (ws != NULL && access(ws, F_OK) == 0 && purge_orphan(c, id) < 0)) {
+    int taken = 0;
+    if (access(st, F_OK) == 0)
+      taken = -1;
+    else if (ws != NULL && access(ws, F_OK) == 0)
+      taken = purge_orphan(c, id);
+    if (taken < 0) {
       rmdir(dir);
+      if (taken == -2)
+        return refuse(c,
+                      "--name `%s`: the workspace `%s` holds the kept changes of a child of this "
+                      "container's earlier run (only the operator drops them: agentrt "
+                      "workspace %s purge); choose another name",
+                      name, id, id);
       return refuse(c, "--name `%s`: `%s` is another container's id or workspace", name, id);
     }
   }

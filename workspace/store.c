@@ -298,6 +298,16 @@ bool workspace_pending(const struct workspace *w)
   return dfd < 0 || ufd < 0 || w->n_snaps > 0 || !dir_empty(ufd, "upper");
 }
 
+bool workspace_kept(const struct workspace *w)
+{
+  struct error e = {0};
+  cleanup_close int ufd = ws_upper_base(w, &e);
+
+  if (ufd < 0)
+    return e.code != ENOENT; /* a sub-agent's whose ancestor's image is gone: nothing */
+  return w->n_snaps > 0 || !dir_empty(ufd, "upper");
+}
+
 static int record_manifest(struct workspace *w, const struct ws_limits *lim, struct error *err)
 {
   cleanup_close int hfd = workspace_open_host(w->lowerdir, w->view_start, O_RDONLY);

@@ -294,6 +294,9 @@ int workspace_move(const char *from, const char *to, const char *id, struct erro
 void workspace_gc(struct workspace *w);
 /* Changes pending (non-empty upper, or snapshots)? */
 bool workspace_pending(const struct workspace *w);
+/* The same, except that a sub-agent's upper gone with its ancestor's image
+ * holds nothing (workspace_pending: pending). */
+bool workspace_kept(const struct workspace *w);
 /* Purge the workspaces (other than skip_id) not in use and over lim's
  * retention; their "id (reason)" are appended to *ret_purged (may be NULL).
  * Returns how many were purged. */

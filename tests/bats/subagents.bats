@@ -1386,3 +1386,46 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	*) fail "f.txt in the parent's view: $output" ;;
 	esac
 }
+
+# orphan-kept-restart: a parent deleted (or its /run lost) and run again under the same id
+# (docker restart, a reboot with a restart policy) finds its names free again; a name whose
+# earlier child's workspace held kept changes was freed by purging them, and a default name
+# (sub1, sub2, ...) was always one of those.
+@test "orphan-kept-restart: a parent run again under its id never drops a child's kept changes of its earlier run by a name it reuses (default or --name); a name without changes is free again" {
+	command -v debugfs >/dev/null || skip "needs debugfs"
+	parent
+	[ -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || skip "the parent's workspace has no image here"
+	run sub run -- sh -c 'echo one >one.txt'
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	run sub run --name c -- sh -c 'echo kept-c >k.txt'
+	[ "$status" -eq 0 ] || fail "sub run c: $output"
+	run sub run --name d -- true
+	[ "$status" -eq 0 ] || fail "sub run d: $output"
+	local old
+	old=$(host_pid "$ID")
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	# the earlier init reaped (a zombie still has its start time: the view's process "runs")
+	for _ in $(seq 200); do [ -e "/proc/$old" ] || break; sleep 0.1; done
+	[ ! -e "/proc/$old" ] || fail "the earlier init $old is still there: $(cat "/proc/$old/status" 2>&1 | head -3)"
+	parent
+	# a default name is not the earlier sub1
+	run sub run --detach -- true
+	[ "$status" -eq 0 ] && [ -n "$output" ] && [ "$output" != sub1 ] || fail "the default name after the restart: $status $output"
+	[ "$(kept_in_image "$ID.sub1" one.txt)" = one ] || fail "the earlier sub1's change is gone"
+	# --name c: refused, naming the workspace that holds the changes; they stay
+	run sub run --name c -- true
+	[ "$status" -eq 125 ] && [[ "$output" == *"\`$ID.c\`"*"kept changes"* ]] || fail "sub run --name c: $status $output"
+	[ "$(kept_in_image "$ID.c" k.txt)" = kept-c ] || fail "the earlier c's change is gone"
+	run rt workspace list --format json
+	jq -e --arg id "$ID.c" '[.. | objects | select(.id? == $id)][0].upper_bytes > 0' <<<"$output" >/dev/null ||
+		fail "workspace list: $output"
+	# d had no change: its name is free again
+	run sub run --name d -- true
+	[ "$status" -eq 0 ] || fail "sub run --name d: $output"
+	# the operator purges c's: the name is free
+	run rt workspace "$ID.c" purge
+	[ "$status" -eq 0 ] || fail "purge c: $output"
+	run sub run --name c -- true
+	[ "$status" -eq 0 ] || fail "sub run --name c after the purge: $output"
+}
