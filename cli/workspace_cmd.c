@@ -35,7 +35,8 @@ struct wctx {
   bool in_use; /* a live container has the workspace mounted */
   bool frozen; /* we froze it (and must thaw) */
   int lockfd;
-  int target_lockfd; /* a sub-agent's commit: its parent's workspace, locked */
+  int target_lockfd;        /* a sub-agent's commit: its parent's workspace, locked */
+  struct container *target; /* and its parent, frozen by us (to thaw), or NULL */
 };
 
 enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_INCLUDE, O_HELP };
@@ -103,6 +104,9 @@ static void wctx_close(struct wctx *x)
 
   if (x->frozen && x->c && x->c->cgroup && cgroup_freeze(x->c->cgroup, false, &e) < 0)
     log_warning("workspace `%s`: resume: %s", x->w->id, e.msg);
+  if (x->target && cgroup_freeze(x->target->cgroup, false, &e) < 0)
+    log_warning("workspace `%s`: resume `%s`: %s", x->w->id, x->target->id, e.msg);
+  container_free(x->target);
   container_free(x->c);
   workspace_free(x->w);
   if (x->lockfd >= 0)
@@ -366,6 +370,39 @@ out:
   return ret;
 }
 
+/* The parent's processes write its view too: one write between the
+ * commit's check and its rename was replaced silently (sub-commit-race).
+ * The parent whose init the view is of (not a later one under its id) is
+ * frozen for that time, as the operator's commit freezes a running
+ * container. */
+static int freeze_target(struct wctx *x, const char *parent, struct error *err)
+{
+  struct container *pc = NULL;
+  struct error e = {0};
+  char pfx[32];
+
+  if (container_load(x->g, parent, 0, &pc, &e) < 0)
+    return 0; /* gone: its view is refused by the commit itself */
+  snprintf(pfx, sizeof pfx, "/proc/%d/", (int)pc->state->pid);
+  if (pc->status != STATUS_RUNNING || pc->state->pid <= 0 ||
+      strncmp(x->w->lowerdir, pfx, strlen(pfx)) != 0) {
+    container_free(pc);
+    return 0;
+  }
+  if (container_cgroup(pc, x->g, err) < 0 ||
+      (pc->cgroup != NULL && cgroup_freeze(pc->cgroup, true, err) < 0)) {
+    container_free(pc);
+    return error_prefix(err, "workspace `%s`: freeze `%s`", x->w->id, parent);
+  }
+  if (pc->cgroup == NULL) {
+    log_warning("workspace `%s`: the container `%s` has no cgroup, not frozen", x->w->id, parent);
+    container_free(pc);
+    return 0;
+  }
+  x->target = pc;
+  return 0;
+}
+
 /* A sub-agent's commit writes into its parent's view (P.N's parent: P),
  * which the parent's own commit and its other children's write too: each
  * checks the paths it changes against the child's start, then applies, so
@@ -388,7 +425,7 @@ static int lock_target(struct wctx *x, struct error *err)
     return errno == ENOENT ? 0 : error_errno(err, "workspace `%s`: lock `%s`", x->w->id, parent);
   if (flock(x->target_lockfd, LOCK_EX) < 0)
     return error_errno(err, "workspace `%s`: lock `%s`", x->w->id, parent);
-  return 0;
+  return freeze_target(x, parent, err);
 }
 
 static int do_commit(struct wctx *x, struct wopts *o, struct error *err)

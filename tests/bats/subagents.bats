@@ -1429,3 +1429,46 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	run sub run --name c -- true
 	[ "$status" -eq 0 ] || fail "sub run --name c after the purge: $output"
 }
+
+# The parent's own processes write its view too: a write of the parent's between a child's
+# commit's check and its rename was replaced by the child's file, the commit exiting 0.
+@test "sub-commit-race: a parent's write while its child's commit runs is not silently replaced (the parent is frozen for the commit)" {
+	command -v strace >/dev/null || skip "needs strace"
+	parent
+	run sub run --name a -- sh -c 'echo from-a >f.txt'
+	[ "$status" -eq 0 ] || fail "sub run a: $output"
+	local st=$BUNDLE/a.strace apid= cg ppid
+	# a process of the parent's that writes f.txt when told to (a file in its /tmp)
+	rt_bg exec -d "$ID" sh -c 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo from-parent >/workspace/f.txt; touch /tmp/done'
+	[ "$status" -eq 0 ] || fail "exec -d: $output"
+	ppid=$(host_pid "$ID")
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
+		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$ID.a" commit \
+		>"$BUNDLE/a.out" 2>&1 &
+	local tracer=$!
+	for _ in $(seq 100); do
+		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
+		[ -n "$apid" ] && break
+		sleep 0.1
+	done
+	[ -n "$apid" ] || { kill "$tracer"; fail "a's commit never reached its syncfs: $(cat "$BUNDLE/a.out" "$st")"; }
+	# the parent writes the same path meanwhile: done at once, or held while it is frozen
+	touch "/proc/$ppid/root/tmp/go"
+	cg=$(cg_dir "$ID")
+	for _ in $(seq 100); do
+		[ -e "/proc/$ppid/root/tmp/done" ] && break
+		grep -qs 1 "$cg/cgroup.freeze" && break
+		grep -qs FROZEN "${cg/\/pids\///freezer/}/freezer.state" && break
+		sleep 0.1
+	done
+	kill -CONT "$apid"
+	local arc=0
+	wait "$tracer" || arc=$?
+	for _ in $(seq 100); do [ -e "/proc/$ppid/root/tmp/done" ] && break; sleep 0.1; done
+	[ -e "/proc/$ppid/root/tmp/done" ] || fail "the parent's write never happened"
+	echo "a: $arc $(cat "$BUNDLE/a.out")" >&2
+	run rt exec "$ID" cat /workspace/f.txt
+	echo "the parent's view: $output" >&2
+	# the parent's write is the last one, or the commit did not say it applied over it
+	[ "$output" = from-parent ] || [ "$arc" -ne 0 ] || fail "the parent's write was replaced by a's f.txt, commit 0"
+}
