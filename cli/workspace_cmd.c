@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -37,6 +38,8 @@ struct wctx {
   int lockfd;
   int target_lockfd;        /* a sub-agent's commit: its parent's workspace, locked */
   struct container *target; /* and its parent, frozen by us (to thaw), or NULL */
+  bool held;                /* termination signals held while something is frozen */
+  sigset_t old_mask;
 };
 
 enum { O_FORMAT = 1, O_PATCH, O_FORCE, O_LOWER, O_DEST, O_INCLUDE, O_HELP };
@@ -107,6 +110,8 @@ static void wctx_close(struct wctx *x)
   if (x->target && cgroup_freeze(x->target->cgroup, false, &e) < 0)
     log_warning("workspace `%s`: resume `%s`: %s", x->w->id, x->target->id, e.msg);
   container_free(x->target);
+  if (x->held) /* thawed: a signal that came meanwhile ends us now */
+    sigprocmask(SIG_SETMASK, &x->old_mask, NULL);
   container_free(x->c);
   workspace_free(x->w);
   if (x->lockfd >= 0)
@@ -150,6 +155,23 @@ static int wctx_open(const struct global_opts *g, const char *arg, struct wctx *
   return 0;
 }
 
+/* Before a freeze: SIGINT, SIGTERM, SIGHUP and SIGQUIT (a ^C, the sub-agent
+ * client's relayed signal) wait until wctx_close has thawed; taken at once
+ * they ended us with the container left frozen (freeze-kill). */
+static void hold_signals(struct wctx *x)
+{
+  sigset_t set;
+
+  if (x->held)
+    return;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGQUIT);
+  x->held = sigprocmask(SIG_BLOCK, &set, &x->old_mask) == 0;
+}
+
 /* Freeze a container using the workspace for the instant we need. */
 static int wctx_freeze(struct wctx *x, struct error *err)
 {
@@ -161,6 +183,7 @@ static int wctx_freeze(struct wctx *x, struct error *err)
     log_warning("workspace `%s`: the container has no cgroup, not frozen", x->w->id);
     return 0;
   }
+  hold_signals(x);
   if (cgroup_freeze(x->c->cgroup, true, err) < 0)
     return error_prefix(err, "workspace `%s`: freeze", x->w->id);
   x->frozen = true;
@@ -389,6 +412,7 @@ static int freeze_target(struct wctx *x, const char *parent, struct error *err)
     container_free(pc);
     return 0;
   }
+  hold_signals(x);
   if (container_cgroup(pc, x->g, err) < 0 ||
       (pc->cgroup != NULL && cgroup_freeze(pc->cgroup, true, err) < 0)) {
     container_free(pc);

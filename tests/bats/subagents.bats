@@ -1472,3 +1472,63 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	# the parent's write is the last one, or the commit did not say it applied over it
 	[ "$output" = from-parent ] || [ "$arc" -ne 0 ] || fail "the parent's write was replaced by a's f.txt, commit 0"
 }
+
+# freeze-kill: a commit freezes a container (the parent for a child's commit, a running container
+# for the operator's); a SIGTERM or ^C while it was frozen (the sub-agent client relays SIGINT,
+# SIGTERM, SIGHUP, SIGQUIT to the commit) ended the commit there and left the container frozen:
+# every process of the agent stopped, for good.
+# stopped_commit ID: `workspace ID commit` stopped at its syncfs (strace); sets $tracer, $apid
+stopped_commit() {
+	local st=$BUNDLE/$1.strace
+	apid=
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
+		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$1" commit \
+		>"$BUNDLE/$1.out" 2>&1 &
+	tracer=$!
+	for _ in $(seq 100); do
+		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
+		[ -n "$apid" ] && return 0
+		sleep 0.1
+	done
+	kill "$tracer"
+	fail "the commit of $1 never reached its syncfs: $(cat "$BUNDLE/$1.out" "$st")"
+}
+
+# frozen CGDIR: is that cgroup frozen (v2 cgroup.freeze, v1 freezer.state)?
+frozen() {
+	grep -qs 1 "$1/cgroup.freeze" || grep -qs FROZEN "${1/\/pids\///freezer/}/freezer.state"
+}
+
+@test "freeze-kill: a commit sent SIGTERM while it holds a container frozen (a child's commit: its parent; the operator's: the running container) ends only after thawing it" {
+	command -v strace >/dev/null || skip "needs strace"
+	parent
+	local cg tracer apid rc
+	cg=$(cg_dir "$ID")
+	run sub run --name a -- sh -c 'echo from-a >f.txt'
+	[ "$status" -eq 0 ] || fail "sub run a: $output"
+	stopped_commit "$ID.a"
+	frozen "$cg" || fail "the parent is not frozen during its child's commit"
+	kill -TERM "$apid"
+	kill -CONT "$apid"
+	rc=0
+	wait "$tracer" || rc=$?
+	echo "child's commit: $rc $(cat "$BUNDLE/$ID.a.out")" >&2
+	for _ in $(seq 50); do frozen "$cg" || break; sleep 0.1; done
+	! frozen "$cg" || fail "the parent stays frozen after its child's commit got SIGTERM"
+	run rt exec "$ID" cat /workspace/f.txt
+	[ "$status" -eq 0 ] && [ "$output" = from-a ] || fail "the parent after the commit: $status $output"
+	# the operator's commit of the running parent (reviewed first)
+	rt workspace "$ID" diff >/dev/null
+	stopped_commit "$ID"
+	frozen "$cg" || fail "the parent is not frozen during its commit"
+	kill -TERM "$apid"
+	kill -CONT "$apid"
+	rc=0
+	wait "$tracer" || rc=$?
+	echo "operator's commit: $rc $(cat "$BUNDLE/$ID.out")" >&2
+	for _ in $(seq 50); do frozen "$cg" || break; sleep 0.1; done
+	! frozen "$cg" || fail "the parent stays frozen after the operator's commit got SIGTERM"
+	run rt exec "$ID" true
+	[ "$status" -eq 0 ] || fail "exec after the commit: $output"
+	[ "$(cat "$WS/f.txt")" = from-a ] || fail "the host dir after the commit: $(cat "$WS/f.txt" 2>&1)"
+}
