@@ -1236,7 +1236,7 @@ static void keep_output(int dirfd, int in, int pidfd)
  * target went with that init), so the name is freed the way `sub discard`
  * frees it.  A view of a live process (another parent's child whose id
  * looks like ours) or anything else is left: -1; one whose upper holds
- * changes too: -2 (they are the operator's to review or purge). */
+ * changes too: -2 (only the operator drops them). */
 static int purge_orphan(struct conn *c, const char *id)
 {
   const struct subagent_parent *p = c->p;
