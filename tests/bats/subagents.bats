@@ -1532,3 +1532,48 @@ frozen() {
 	[ "$status" -eq 0 ] || fail "exec after the commit: $output"
 	[ "$(cat "$WS/f.txt")" = from-a ] || fail "the host dir after the commit: $(cat "$WS/f.txt" 2>&1)"
 }
+
+# Guards (no defect found): what a child wrote is kept when it is deleted with --force mid-write,
+# and a parent's rollback under a running child leaves the child's change to a path the rollback
+# took away as a conflict at commit, not applied over the parent's view.
+@test "kept-after-force-delete: a child deleted with --force while it writes keeps what it wrote; sub diff and sub commit bring exactly that into the parent" {
+	parent
+	run sub run --name w --detach -- sh -c 'i=0; while [ $i -lt 100000 ]; do echo line$i >>log.txt; i=$((i + 1)); done; sleep 300'
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	local cpid
+	cpid=$(host_pid "$ID.w")
+	for _ in $(seq 100); do [ "$(wc -l <"/proc/$cpid/root/workspace/log.txt" 2>/dev/null || echo 0)" -gt 100 ] && break; sleep 0.1; done
+	run rt delete -f "$ID.w"
+	[ "$status" -eq 0 ] || fail "delete -f: $output"
+	run sub diff w
+	[ "$status" -eq 0 ] && grep -qE '^added +log.txt' <<<"$output" || fail "sub diff: $output"
+	run sub commit w
+	[ "$status" -eq 0 ] || fail "sub commit: $output"
+	# every line the child wrote, in order, in the parent's view
+	run rt exec "$ID" sh -c 'n=$(wc -l </workspace/log.txt); i=0; while read -r l; do [ "$l" = line$i ] || { echo "bad line $i: $l"; exit 1; }; i=$((i + 1)); done </workspace/log.txt; echo "$n lines"'
+	[ "$status" -eq 0 ] && [[ "$output" == *" lines" ]] && [ "${output% lines}" -gt 100 ] || fail "the parent's log.txt: $output"
+}
+
+@test "parent-rollback-under-child: a parent rolled back while its child runs: the child's change to a path the rollback took away is a conflict at commit, the parent's view keeps the rollback" {
+	parent
+	rt exec "$ID" sh -c 'echo p1 >/workspace/p1.txt'
+	run rt workspace "$ID" snapshot s1
+	[ "$status" -eq 0 ] || fail "snapshot: $output"
+	rt exec "$ID" sh -c 'echo p2 >/workspace/p2.txt'
+	run sub run --name c --detach -- sleep 300
+	[ "$status" -eq 0 ] || fail "sub run: $output"
+	run rt workspace "$ID" rollback s1
+	[ "$status" -eq 0 ] || fail "rollback: $output"
+	rt exec "$ID.c" sh -c 'echo p2-edited >/workspace/p2.txt; echo c >/workspace/c.txt'
+	run sub kill c
+	for _ in $(seq 50); do [[ "$(sub list)" == *"c "*stopped* ]] && break; sleep 0.1; done
+	run sub commit c
+	[ "$status" -ne 0 ] && [[ "$output" == *"conflict: p2.txt"* ]] || fail "sub commit: $status $output"
+	run rt exec "$ID" ls /workspace
+	[[ "$output" != *p2.txt* ]] && [[ "$output" != *c.txt* ]] || fail "the parent's view after a refused commit: $output"
+	# the child's changes are still there, for a commit of what does not conflict
+	run sub commit c c.txt
+	[ "$status" -eq 0 ] || fail "sub commit c.txt: $output"
+	run rt exec "$ID" cat /workspace/c.txt
+	[ "$output" = c ] || fail "c.txt: $output"
+}
