@@ -1071,7 +1071,8 @@ static bool lock_of_killed_create(int dirfd)
 /* create-killed: a create killed by SIGKILL cleaned nothing: its state directory has no
  * state.json and no one's lock, and its cgroup and monitor may be there.  A create of that id
  * removes it as `delete` does, then takes the id: 1 = removed, 0 = not such a leftover (a
- * live create's, a container's, an empty directory that a create has not locked yet). */
+ * live create's, a container's, an empty directory: one a create has not locked yet where
+ * container_new makes it in place, or a create killed before it wrote anything). */
 static int reclaim_killed_create(const struct global_opts *g, const char *id, struct error *err)
 {
   struct container *c = NULL;
@@ -1086,6 +1087,7 @@ static int reclaim_killed_create(const struct global_opts *g, const char *id, st
     container_free(c);
     return 0;
   }
+  c->lock = LOCK_EX; /* (lock_of_killed_create's) */
   log_warning("create `%s`: removing what a killed create of it left", id);
   subagent_reap_children("/proc/self/exe", g->root, g->data_dir, id);
   r = container_destroy(c, g, err);
@@ -1206,6 +1208,7 @@ int container_create(const struct global_opts *g, const struct create_opts *o,
       policy_record(c->dirfd, c->id, pres, err) < 0 || setup_cgroup(g, c, engine_asked, err) < 0)
     goto fail;
   FAILPOINT("create-after-cgroup");
+  FAILPOINT_PAUSE("create-hold-locked");
   if (pres && egress_check(c, &pres->egress, err) < 0)
     goto fail;
   monitor_options(g, c, bundle, &mo);

@@ -125,7 +125,8 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     if (c->status == STATUS_CREATING && container_refresh_status(c) != STATUS_CREATING)
       c->state->pid = 0;
     /* a create at work: no state document yet (as `state`, as runc); an empty directory may
-     * be one that has not locked it yet (create takes over only a non-empty one) */
+     * be one that has not locked it yet, where container_new makes it in place (create takes
+     * over only a non-empty one) */
     if (c->state->bundle == NULL && json &&
         (c->status == STATUS_CREATING || !fs_dir_has_entries(c->dirfd))) {
       container_free(c);

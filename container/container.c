@@ -77,6 +77,67 @@ static struct container *container_alloc(const struct global_opts *g, const char
   return c;
 }
 
+/* The state directory of a new container, locked before any other process can see it
+ * (create-delete-race): made under a temporary name, locked, then renamed to <root>/<id>.
+ * Made as <id> and locked after, a `delete` (or a create taking over a killed create's id)
+ * could lock it first, judge the empty directory a killed create's leftover and remove it
+ * while this create went on to clone its init: an init no command could find.  Where the
+ * file system has no RENAME_NOREPLACE, the directory is made in place and, once locked,
+ * checked to be still there (whoever removes one holds its lock while it does). */
+static int statedir_make_locked(const struct global_opts *g, struct container *c, struct error *err)
+{
+  cleanup_free char *tmp = xfmt("%s/.creating.XXXXXX", g->root);
+  struct stat st;
+  int e;
+
+  if (mkdtemp(tmp) == NULL) { /* (0700) */
+    e = errno;
+    goto fail;
+  }
+  FAILPOINT_PAUSE("create-hold-unlocked");
+  c->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0 || flock(c->dirfd, LOCK_EX) < 0) {
+    error_errno(err, "open state directory `%s`", tmp);
+    rmdir(tmp);
+    return -1;
+  }
+  if (FAILPOINT_FAILS("create-in-place-hold-unlocked")) /* as without RENAME_NOREPLACE */
+    errno = EINVAL;
+  else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, c->dir, RENAME_NOREPLACE) == 0)
+    return 0;
+  e = errno;
+  rmdir(tmp);
+  close(c->dirfd);
+  c->dirfd = -1;
+  if (e != EINVAL)
+    goto fail;
+  /* no RENAME_NOREPLACE here */
+  if (mkdir(c->dir, 0700) < 0) {
+    e = errno;
+    goto fail;
+  }
+  c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (c->dirfd < 0) /* (what has that name now may be another create's) */
+    return error_errno(err, "open state directory `%s`", c->dir);
+  FAILPOINT_PAUSE("create-in-place-hold-unlocked");
+  if (flock(c->dirfd, LOCK_EX) < 0 || fstat(c->dirfd, &st) < 0) {
+    error_errno(err, "lock state directory `%s`", c->dir);
+    rmdir(c->dir);
+    return -1;
+  }
+  if (st.st_nlink == 0) /* removed before we locked it: a delete of the id came first */
+    return error_set(err, 0, "state directory `%s` removed while it was made", c->dir);
+  return 0;
+
+fail:
+  if (e == EEXIST || e == ENOTEMPTY) {
+    error_set(err, 0, "container with given ID already exists");
+    err->code = EEXIST;
+    return -1;
+  }
+  return error_set(err, e, "create state directory for `%s`", c->id);
+}
+
 int container_new(const struct global_opts *g, const char *id, struct container **ret,
                   struct error *err)
 {
@@ -87,23 +148,11 @@ int container_new(const struct global_opts *g, const char *id, struct container 
   if (state_root_prepare(g->root, err) < 0)
     return -1;
   c = container_alloc(g, id);
-  if (mkdir(c->dir, 0700) < 0) {
-    int e = errno;
-    container_free(c);
-    if (e == EEXIST) {
-      error_set(err, 0, "container with given ID already exists");
-      err->code = EEXIST;
-      return -1;
-    }
-    return error_set(err, e, "create state directory for `%s`", id);
-  }
-  c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (c->dirfd < 0 || flock(c->dirfd, LOCK_EX) < 0) {
-    error_errno(err, "open state directory `%s`", c->dir);
-    rmdir(c->dir);
+  if (statedir_make_locked(g, c, err) < 0) {
     container_free(c);
     return -1;
   }
+  c->lock = LOCK_EX;
   c->state = xmalloc0(sizeof *c->state);
   c->status = STATUS_CREATING;
   *ret = c;
@@ -136,6 +185,7 @@ int container_load(const struct global_opts *g, const char *id, int lock, struct
     container_free(c);
     return -1;
   }
+  c->lock = lock;
   if (read_file_at(c->dirfd, "state.json", 1 << 20, &json, &len, err) < 0) {
     struct stat st;
     /* removed while we waited for its lock (a delete): gone, not creating */
@@ -182,6 +232,7 @@ int container_load_damaged(const struct global_opts *g, const char *id, struct c
     container_free(c);
     return -1;
   }
+  c->lock = LOCK_EX;
   c->state = xmalloc0(sizeof *c->state);
   c->state->id = xstrdup(id);
   c->status = STATUS_STOPPED;
@@ -222,7 +273,13 @@ enum container_status container_refresh_status(struct container *c)
   struct oci_state *s = c->state;
   struct stat st;
 
-  if (c->status == STATUS_CREATING && s->pid == 0) {
+  if (c->status == STATUS_CREATING && s->pid == 0 && c->lock != 0) {
+    /* we hold its lock (delete): no create is at work on it.  Not tested and let go as
+     * below: a lock let go while its holder removes the directory let a create take the id
+     * over meanwhile and lose its new directory to us (create-reclaim-race) */
+    if (faccessat(c->dirfd, "state.json", F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+      c->status = STATUS_STOPPED;
+  } else if (c->status == STATUS_CREATING && s->pid == 0) {
     /* keep "creating" only while a create holds the lock (list-killed-create: a killed create's
      * lock is held on by the children it forked, for a while; /proc/locks names it, dead) */
     pid_t holder = 0;
@@ -427,6 +484,7 @@ int container_destroy(struct container *c, const struct global_opts *g, struct e
     container_run_poststop(c, "delete");
   if (ret == 0 && g != NULL)
     audit_cli_event(g->root, c->id, "delete", NULL);
+  FAILPOINT_PAUSE("delete-hold-before-remove");
   if (ret == 0) {
     cleanup_free char *parent = xstrdup(c->dir);
     char *slash = strrchr(parent, '/');

@@ -37,6 +37,7 @@ struct container {
   char *id;
   char *dir; /* <root>/<id> */
   int dirfd; /* O_DIRECTORY, flock'ed when locked */
+  int lock;  /* the flock we hold on dirfd: 0, LOCK_SH or LOCK_EX */
   struct oci_state *state;
   struct oci_config *config;      /* loaded on demand */
   struct cgroup_manager *cgroup;  /* loaded on demand, NULL when none */
@@ -49,7 +50,7 @@ const char *container_status_name(enum container_status s);
 
 /* mkdir -p the root (0700). */
 int state_root_prepare(const char *root, struct error *err);
-/* Create <root>/<id> exclusively and lock it. */
+/* Create <root>/<id> exclusively, locked (LOCK_EX) before it appears under that name. */
 int container_new(const struct global_opts *g, const char *id, struct container **ret,
                   struct error *err);
 /* Open an existing container; `lock` is 0 (none), LOCK_SH or LOCK_EX, taken

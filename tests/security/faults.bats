@@ -181,6 +181,169 @@ known_leak() { # ID WHERE
 	done
 }
 
+# held NAME POINT CMD...: the runtime in the background, held at the failpoint POINT
+# (FAILPOINT_PAUSE: it waits there until $BUNDLE/go-NAME exists, 30 s at most; `-` for none);
+# its output in $BUNDLE/NAME.out, its pid in $pid_NAME.
+held() {
+	local name=$1 point=$2
+	shift 2
+	rm -f "$BUNDLE/go-$name" "$BUNDLE/go-$name.reached"
+	AGENTRT_FAILPOINT=$point AGENTRT_FAILPOINT_RESUME=$BUNDLE/go-$name AGENTRT_FP_MARK=$FP_MARK \
+		timeout --kill-after=5 60 "$AGENTRT" --root "$TEST_ROOT" --profile agent "$@" \
+		</dev/null >"$BUNDLE/$name.out" 2>&1 &
+	printf -v "pid_$name" %s $!
+}
+
+# held_wait NAME TENTHS: 0 once NAME waits at its failpoint, 1 once it ended without reaching
+# it, 2 while it still runs elsewhere (a lock it waits for) after TENTHS tenths of a second
+held_wait() {
+	local name=$1 pid_var=pid_$1 i
+	for ((i = 0; i < $2; i++)); do
+		[ -e "$BUNDLE/go-$name.reached" ] && return 0
+		kill -0 "${!pid_var}" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -e "$BUNDLE/go-$name.reached" ] && return 0
+	kill -0 "${!pid_var}" 2>/dev/null && return 2
+	return 1
+}
+
+# held_end NAME...: let them go on, the first first (it is waited for $HELD_TENTHS tenths of a
+# second, 150 unless told, before the next is let go: it may wait for a lock the next holds);
+# their exit statuses in $st_NAME
+held_end() {
+	local name pid_var i st
+	for name in "$@"; do
+		pid_var=pid_$name
+		touch "$BUNDLE/go-$name"
+		for ((i = 0; i < ${HELD_TENTHS:-150}; i++)); do kill -0 "${!pid_var}" 2>/dev/null || break; sleep 0.1; done
+	done
+	for name in "$@"; do
+		pid_var=pid_$name
+		st=0
+		wait "${!pid_var}" || st=$?
+		printf -v "st_$name" %s "$st"
+	done
+}
+
+# one_id_outcome ID WHAT: after creates of ID raced with WHAT: ID is either whole (its state
+# says created or running, its init lives) or gone with nothing of it left running; each
+# create that failed says so in one line naming ID (the names in $creates); then delete
+# --force leaves nothing.
+one_id_outcome() {
+	local id=$1 what=$2 name st_var pid
+	for name in $creates; do
+		st_var=st_$name
+		[ "${!st_var}" -eq 0 ] && continue
+		status=${!st_var} output=$(cat "$BUNDLE/$name.out")
+		assert_clean_failure
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "$what: $name: not one line: $output"
+		assert_output_contains "\`$id\`"
+	done
+	run rt state "$id"
+	if [ "$status" -eq 0 ]; then
+		pid=$(jq -r .pid <<<"$output")
+		case $(jq -r .status <<<"$output") in
+		created | running) kill -0 "$pid" || fail "$what: state says pid $pid, which is gone: $output" ;;
+		*) fail "$what: $id is not whole: $output" ;;
+		esac
+	else
+		output=$(leftover_processes)
+		if [ -n "$output" ]; then
+			output+=" ($(rt list))"
+			recover "$id" || true # (cleans up by hand)
+			fail "$what: \`state $id' fails, yet these live on: $output"
+		fi
+	fi
+	must_recover "$id"
+}
+
+# create-delete-race: a `delete --force` of an id whose create had made its state directory
+# and not yet locked it took the lock itself, judged the empty directory a killed create's,
+# let the lock go again (while it tested it) and removed the directory while that create,
+# which got the lock meanwhile, went on: the create said ok, its init and cgroup lived on with
+# no state directory, and no `delete` could find them (an orphaned init, as load.bats once
+# left).  Held here: the create before its lock, the delete just before it removes the
+# directory, so that the create ends in between.
+@test "fault: create-delete-race leaves no init: delete --force of an id whose create has not locked its state directory" {
+	set_args sleep 100
+	local creates=create r=0
+	held create create-hold-unlocked create --bundle "$BUNDLE" c1
+	held_wait create 100 || fail "create never reached create-hold-unlocked: $(cat "$BUNDLE/create.out")"
+	held delete delete-hold-before-remove delete --force c1
+	held_wait delete 100 || r=$?
+	[ "$r" -ne 2 ] || { held_end create delete; fail "delete --force neither ended nor reached its failpoint"; }
+	held_end create delete
+	[ "$st_delete" -eq 0 ] || fail "delete --force: $(cat "$BUNDLE/delete.out")"
+	one_id_outcome c1 "delete --force during create"
+}
+
+# The same where the state root's file system cannot rename without replacing (the failpoint
+# makes create take that path): the create makes its directory in place and, once it holds the
+# lock, finds it removed (the delete holds the lock until it is gone): it fails in one line.
+@test "fault: create-delete-race leaves no init: the same where the state directory is made in place" {
+	set_args sleep 100
+	local creates=create
+	held create create-in-place-hold-unlocked create --bundle "$BUNDLE" c1
+	held_wait create 100 || fail "create never reached create-in-place-hold-unlocked: $(cat "$BUNDLE/create.out")"
+	held delete delete-hold-before-remove delete --force c1
+	held_wait delete 100 || { held_end create delete; fail "delete --force never reached its failpoint: $(cat "$BUNDLE/delete.out")"; }
+	# the create waits for the delete's lock: the delete is let go after 2 s
+	HELD_TENTHS=20 held_end create delete
+	[ "$st_delete" -eq 0 ] || fail "delete --force: $(cat "$BUNDLE/delete.out")"
+	one_id_outcome c1 "delete --force during create (in place)"
+	[ "$st_create" -ne 0 ] || fail "create of a directory removed before it was locked said ok"
+	grep -q "removed while it was made" "$BUNDLE/create.out" || fail "create: $(cat "$BUNDLE/create.out")"
+}
+
+# create-reclaim-race: a create that finds a killed create's leftover takes the id over when
+# no live process holds the leftover's lock.  `delete --force` of that leftover let its own
+# lock go while it tested it, so such a create removed the leftover under the delete, made
+# its container, and the delete then removed that container's state directory: the init
+# and cgroup lived on with no state directory.
+@test "fault: create-reclaim-race leaves no init: a create of an id whose killed create's leftover a delete --force is removing" {
+	set_args sleep 100
+	local creates=create
+	fp create-after-cgroup create --bundle "$BUNDLE" c1
+	held delete delete-hold-before-remove delete --force c1
+	held_wait delete 100 || { held_end delete; fail "delete --force never reached its failpoint: $(cat "$BUNDLE/delete.out")"; }
+	held create - create --bundle "$BUNDLE" c1
+	held_wait create 150 || true
+	held_end create delete
+	[ "$st_delete" -eq 0 ] || fail "delete --force: $(cat "$BUNDLE/delete.out")"
+	one_id_outcome c1 "create during delete --force"
+}
+
+# create-race: every other command on an id whose create is held at POINT (before its state
+# directory is locked, then after, before state.json): no init outlives its container, each
+# create fails in one line or its container is whole, and delete --force leaves nothing.
+race_each() { # POINT
+	local point=$1 racer r creates
+	for racer in "state c1" "list --format json" "kill c1 KILL" "delete c1" "delete --force c1" \
+		"create --bundle $BUNDLE c1" "run --detach --bundle $BUNDLE c1"; do
+		creates=create
+		case $racer in create* | run*) creates+=" racer" ;; esac
+		held create "$point" create --bundle "$BUNDLE" c1
+		held_wait create 100 || { held_end create; fail "create never reached $point: $(cat "$BUNDLE/create.out")"; }
+		held racer - $racer
+		r=0
+		held_wait racer 10 || r=$?
+		held_end create racer
+		[ "$r" -ne 0 ] || fail "[$racer] reached a failpoint it was not given"
+		one_id_outcome c1 "[$racer] at $point"
+	done
+}
+
+@test "fault: create-race: state, list, kill, delete, create and run of an id whose create has not locked its state directory" {
+	set_args sleep 100
+	race_each create-hold-unlocked
+}
+
+@test "fault: create-race: state, list, kill, delete, create and run of an id whose create holds its lock, before its state is saved" {
+	set_args sleep 100
+	race_each create-hold-locked
+}
+
 @test "fault: run killed after the init is ready" {
 	set_args sleep 100
 	fp create-after-spawn run -d --bundle "$BUNDLE" c1
