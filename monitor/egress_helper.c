@@ -80,31 +80,20 @@ void egress_helper_set_proxy(struct egress_helper *h, uint16_t port, uint32_t ma
   proxy_child_gid = child_gid;
 }
 
-/* The IPv4 and IPv6 gateways of the init's namespace, and the IPv4 link
- * addresses its neighbour table already has for them (/proc/<pid>/net is the
- * namespace's): tables arp and ip6 agentrt pin them.  None when unreadable
- * or not routed yet. */
-static void read_gw4(pid_t pid, struct nft_build_opts *bo)
+/* The IPv4 and IPv6 gateways of the container's namespace (every route's
+ * next hops, every nexthop object's gateway) and the link addresses its
+ * neighbour table already has for them, through fd (a NETLINK_ROUTE socket
+ * made there; -1 = none): tables arp and ip6 agentrt pin them.  None when
+ * unreadable or not routed yet. */
+static void read_gw(int fd, struct nft_build_opts *bo)
 {
-  char path[64], route[8192], arp[8192];
-  struct error e = {0};
-
-  snprintf(path, sizeof path, "%d/net/route", (int)pid);
-  if (procfs_read(path, route, sizeof route, &e) < 0) {
-    log_debug("egress: %s: %s", path, e.msg);
+  if (fd < 0)
     return;
-  }
-  snprintf(path, sizeof path, "%d/net/arp", (int)pid);
-  if (procfs_read(path, arp, sizeof arp, &e) < 0)
-    arp[0] = '\0';
-  egress_gw4_parse(route, arp, bo);
-  snprintf(path, sizeof path, "%d/net/ipv6_route", (int)pid);
-  if (procfs_read(path, route, sizeof route, &e) < 0)
-    route[0] = '\0';
-  egress_gw6_parse(route, bo);
+  if (netns_gateways_read(fd, bo) < 0)
+    log_warning("egress: the gateways of the container's netns: %s", strerror(errno));
 }
 
-/* gw: the gateways (read_gw4) for a full build, NULL for an update */
+/* gw: the gateways (read_gw) for a full build, NULL for an update */
 static int send_batch(int nl_fd, const struct egress_policy *p, bool update,
                       const struct nft_build_opts *gw, struct error *err)
 {
@@ -126,6 +115,8 @@ static int send_batch(int nl_fd, const struct egress_policy *p, bool update,
     memcpy(bo.gw6, gw->gw6, sizeof bo.gw6);
     memcpy(bo.gw6_mac, gw->gw6_mac, sizeof bo.gw6_mac);
     memcpy(bo.gw6_mac_known, gw->gw6_mac_known, sizeof bo.gw6_mac_known);
+    bo.over4 = gw->over4;
+    bo.over6 = gw->over6;
   }
   if (nft_build_batch(p, &bo, &b, err) < 0)
     return -1;
@@ -182,6 +173,7 @@ struct egress_helper {
   int route_fd, neigh_fd;
   uint8_t gw4[NFT_MAX_GW4][4], gw6[NFT_MAX_GW4][16];
   size_t gw_n4, gw_n6;
+  bool over4, over6; /* more gateways than NFT_MAX_GW4: the tables refuse the rest */
   bool recs_lost;
 };
 
@@ -359,18 +351,19 @@ static void gw_solicit(struct egress_helper *h, const struct nft_build_opts *gw)
     return;
   for (size_t i = 0; i < gw->n_gw4 && i < NFT_MAX_GW4; i++)
     if (!gw->gw4[i].mac_known &&
-        netns_neigh_solicit(h->neigh_fd, AF_INET, gw->gw4[i].ip, gw->gw4[i].ifname) < 0)
-      log_debug("egress: ask for the gateway on %s: %s", gw->gw4[i].ifname, strerror(errno));
+        netns_neigh_solicit(h->neigh_fd, AF_INET, gw->gw4[i].ip, gw->gw4[i].ifindex) < 0)
+      log_debug("egress: ask for a gateway on device %d: %s", gw->gw4[i].ifindex, strerror(errno));
   for (size_t i = 0; i < gw->n_gw6 && i < NFT_MAX_GW4; i++)
     if (!gw->gw6_mac_known[i] &&
-        netns_neigh_solicit(h->neigh_fd, AF_INET6, gw->gw6[i], gw->gw6_ifname[i]) < 0)
-      log_debug("egress: ask for the gateway on %s: %s", gw->gw6_ifname[i], strerror(errno));
+        netns_neigh_solicit(h->neigh_fd, AF_INET6, gw->gw6[i], gw->gw6_ifindex[i]) < 0)
+      log_debug("egress: ask for a gateway on device %d: %s", gw->gw6_ifindex[i], strerror(errno));
 }
 
-/* The gateways of the namespace, read again (routes changed): those not
- * pinned yet are added to tables arp and ip6 agentrt (made when they were
- * not), the tables there kept with their pins.  At most NFT_MAX_GW4 of
- * each version over the container's life. */
+/* The gateways of the namespace, read again (routes or nexthops changed):
+ * those not pinned yet are added to tables arp and ip6 agentrt (made when
+ * they were not), the tables there kept with their pins.  At most
+ * NFT_MAX_GW4 of each version over the container's life; past them the
+ * table of that version refuses every answer it has no pin for (once). */
 static void gw_rescan(struct egress_helper *h)
 {
   struct nft_build_opts now = {0};
@@ -378,28 +371,35 @@ static void gw_rescan(struct egress_helper *h)
       .seq_base = 1, .arp_only = true, .keep4 = h->gw_n4 > 0, .keep6 = h->gw_n6 > 0};
   struct nft_batch_buf b;
   struct error e = {0};
+  bool over4 = false, over6 = false;
 
-  read_gw4(h->gw_pid, &now);
+  read_gw(h->neigh_fd, &now);
   for (size_t i = 0; i < now.n_gw4; i++) {
     bool known = false;
     for (size_t k = 0; k < h->gw_n4 && !known; k++)
       known = memcmp(h->gw4[k], now.gw4[i].ip, 4) == 0;
     if (!known && h->gw_n4 + bo.n_gw4 < NFT_MAX_GW4)
       bo.gw4[bo.n_gw4++] = now.gw4[i];
+    else if (!known)
+      over4 = true;
   }
   for (size_t i = 0; i < now.n_gw6; i++) {
     bool known = false;
     for (size_t k = 0; k < h->gw_n6 && !known; k++)
       known = memcmp(h->gw6[k], now.gw6[i], 16) == 0;
     if (!known && h->gw_n6 + bo.n_gw6 < NFT_MAX_GW4) {
-      memcpy(bo.gw6_ifname[bo.n_gw6], now.gw6_ifname[i], sizeof bo.gw6_ifname[0]);
+      bo.gw6_ifindex[bo.n_gw6] = now.gw6_ifindex[i];
+      bo.gw6_mac_known[bo.n_gw6] = now.gw6_mac_known[i];
+      memcpy(bo.gw6_mac[bo.n_gw6], now.gw6_mac[i], 6);
       memcpy(bo.gw6[bo.n_gw6++], now.gw6[i], 16);
+    } else if (!known) {
+      over6 = true;
     }
   }
-  if (bo.n_gw4 == 0 && bo.n_gw6 == 0)
+  bo.over4 = (over4 || now.over4) && !h->over4;
+  bo.over6 = (over6 || now.over6) && !h->over6;
+  if (bo.n_gw4 == 0 && bo.n_gw6 == 0 && !bo.over4 && !bo.over6)
     return;
-  if (h->neigh_fd >= 0 && netns_neigh6_fill(h->neigh_fd, &bo) < 0)
-    log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
   memset(&b, 0, sizeof b);
   if (nft_build_batch(h->policy, &bo, &b, &e) < 0 || nft_batch_send(h->o.nl_fd, &b, &e) < 0) {
     log_warning("egress: a gateway's link address is not pinned: %s", e.msg);
@@ -407,6 +407,12 @@ static void gw_rescan(struct egress_helper *h)
     return;
   }
   nft_batch_buf_free(&b);
+  if (bo.over4 || bo.over6)
+    log_warning("egress: more than %d gateways of one IP version: answers for the others "
+                "are refused",
+                NFT_MAX_GW4);
+  h->over4 |= bo.over4;
+  h->over6 |= bo.over6;
   for (size_t i = 0; i < bo.n_gw4; i++)
     memcpy(h->gw4[h->gw_n4++], bo.gw4[i].ip, 4);
   for (size_t i = 0; i < bo.n_gw6; i++)
@@ -800,6 +806,7 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
         proto[3] = {NETLINK_SOCK_DIAG, NETLINK_ROUTE, NETLINK_ROUTE}, fds[3] = {-1, -1, -1};
     struct sockaddr_nl sub = {.nl_family = AF_NETLINK,
                               .nl_groups = RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE};
+    int nexthops = RTNLGRP_NEXTHOP;
     struct error e = {0};
     if (netns_sockets(netns, 3, domain, type, proto, fds, &e) < 0)
       log_debug("egress: sock_diag and rtnetlink in the container's netns: %s", e.msg);
@@ -811,10 +818,14 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
       close(fds[2]);
       fds[2] = -1;
     }
+    /* a nexthop object replaced (`ip nexthop replace`) moves its routes'
+     * gateway with no route message (escape: nexthop-gateway); a kernel
+     * without them refuses the group, and has none to replace */
+    if (fds[2] >= 0 &&
+        setsockopt(fds[2], SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &nexthops, sizeof nexthops) < 0)
+      log_debug("egress: nexthop changes in the container's netns: %s", strerror(errno));
     h->route_fd = fds[2];
-    read_gw4(init_pid, &gw);
-    if (h->neigh_fd >= 0 && netns_neigh6_fill(h->neigh_fd, &gw) < 0)
-      log_debug("egress: the IPv6 neighbour table: %s", strerror(errno));
+    read_gw(h->neigh_fd, &gw);
   }
   if (loopback_up_in(h->o.udp4_fd, err) < 0 ||
       send_batch(h->o.nl_fd, h->policy, false, &gw, err) < 0)
@@ -824,6 +835,8 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
     memcpy(h->gw4[h->gw_n4++], gw.gw4[i].ip, 4);
   for (size_t i = 0; i < gw.n_gw6 && i < NFT_MAX_GW4; i++)
     memcpy(h->gw6[h->gw_n6++], gw.gw6[i], 16);
+  h->over4 = gw.over4;
+  h->over6 = gw.over6;
   gw_solicit(h, &gw);
   if ((h->listen_fd = ctl_listen(state_dirfd, err)) < 0)
     return -1;

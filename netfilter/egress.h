@@ -145,7 +145,9 @@ bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *add
 
 #define NFT_TABLE_NAME "agentrt"
 
-#define NFT_MAX_GW4 4
+/* the gateways of each IP version pinned over a container's life; past
+ * them the table refuses every answer it has no pin for (over4, over6) */
+#define NFT_MAX_GW4 16
 
 struct nft_build_opts {
   uint32_t seq_base; /* first sequence number (tests: 1) */
@@ -162,24 +164,28 @@ struct nft_build_opts {
   uint32_t proxy_child_gid;
   bool update; /* refill allow4/allow6/allow_ll/allow_ports of an
                   existing table, keep dns* sets (live allow/deny) */
-  /* full builds: the namespace's IPv4 gateways (egress_gw4_parse), each
+  /* full builds: the namespace's IPv4 gateways (egress_gw_nl_parse), each
    * pinned to its first link address by table `arp agentrt` (nft_arp.c);
    * none = no such table */
   size_t n_gw4;
-  size_t n_gw6; /* the IPv6 gateways (egress_gw6_parse): table ip6 agentrt */
+  size_t n_gw6; /* the IPv6 gateways (egress_gw_nl_parse): table ip6 agentrt */
   uint8_t gw6[NFT_MAX_GW4][16];
   uint8_t gw6_mac[NFT_MAX_GW4][6]; /* valid in the neighbour table already */
   bool gw6_mac_known[NFT_MAX_GW4];
-  char gw6_ifname[NFT_MAX_GW4][16]; /* the device of its route */
-  bool arp_only;                    /* only tables arp and ip6 agentrt (gateways routed later) */
+  int gw6_ifindex[NFT_MAX_GW4]; /* the device of its route, 0 = none said */
+  /* more gateways of that version than NFT_MAX_GW4: the table refuses (and
+   * logs) every ARP packet, or solicited advertisement, it has no pin for,
+   * so that one past them is refused, never open to a forged answer */
+  bool over4, over6;
+  bool arp_only; /* only tables arp and ip6 agentrt (gateways routed later) */
   /* with arp_only: table arp (keep4) or ip6 agentrt (keep6) exists and is
    * kept, with its pins; o's gateways of that version are added to it */
   bool keep4, keep6;
   struct nft_gw4 {
     uint8_t ip[4];
     uint8_t mac[6];
-    bool mac_known;  /* complete in the neighbour table already: pinned now */
-    char ifname[16]; /* the device of its route */
+    bool mac_known; /* complete in the neighbour table already: pinned now */
+    int ifindex;    /* the device of its route, 0 = none said */
   } gw4[NFT_MAX_GW4];
 };
 
@@ -201,13 +207,16 @@ void nft_batch_buf_free(struct nft_batch_buf *b);
 /* Build the whole ruleset (or its update) as one batch.  Pure. */
 int nft_build_batch(const struct egress_policy *p, const struct nft_build_opts *o,
                     struct nft_batch_buf *ret, struct error *err);
-/* The IPv4 gateways of a namespace from the text of its /proc/net/route (the
- * routes' next hops, up to NFT_MAX_GW4) and /proc/net/arp (their link
- * addresses where complete) into o->gw4; returns o->n_gw4.  Pure. */
-size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opts *o);
-/* The IPv6 gateways (next hops) of /proc/net/ipv6_route's text into o->gw6;
- * returns o->n_gw6.  Pure. */
-size_t egress_gw6_parse(const char *route6, struct nft_build_opts *o);
+/* The gateways of a namespace from the rtnetlink messages of its dumps
+ * (buf, len: what one recv gave), into o->gw4 and o->gw6 (duplicates once,
+ * past NFT_MAX_GW4 o->over4/over6 set): the next hops of RTM_NEWROUTE
+ * (RTA_GATEWAY, RTA_VIA, each of RTA_MULTIPATH's), the gateway of every
+ * nexthop object (RTM_NEWNEXTHOP: a route's RTA_NH_ID, a group's members,
+ * all are objects of the dump), and from RTM_NEWNEIGH the link address a
+ * gateway already has (valid).  Messages of another sequence number than
+ * seq are skipped.  1 at the dump's end (NLMSG_DONE), 0 for more, -errno
+ * for its NLMSG_ERROR.  Pure. */
+int egress_gw_nl_parse(const void *buf, size_t len, uint32_t seq, struct nft_build_opts *o);
 /* Batch deleting tables inet, arp and ip6 agentrt.  Pure. */
 int nft_build_table_delete(uint32_t seq_base, struct nft_batch_buf *ret, struct error *err);
 
@@ -259,15 +268,17 @@ int nft_set_list(int nl_fd, const char *set, char **ret, struct error *err);
  * it is up.  0, or -1 with errno (no allocation: callable from a thread
  * beside a fork). */
 int netns_lo_up(int sock);
-/* The link addresses a namespace's neighbour table has (valid) for o->gw6,
- * into o->gw6_mac: an RTM_GETNEIGH dump through fd, a NETLINK_ROUTE socket
- * made in it (netns_sockets).  0, or -1 with errno. */
-int netns_neigh6_fill(int fd, struct nft_build_opts *o);
+/* The gateways of a namespace and the link addresses its neighbour table
+ * has for them (egress_gw_nl_parse) into o: dumps of its IPv4 and IPv6
+ * routes, its nexthop objects (none where the kernel has none) and its
+ * neighbours through fd, a NETLINK_ROUTE socket made in it (netns_sockets).
+ * 0, or -1 with errno (o then holds what was read before). */
+int netns_gateways_read(int fd, struct nft_build_opts *o);
 /* Make the namespace of fd (a NETLINK_ROUTE socket made there) ask for
- * addr's link address on device ifname now (RTM_NEWNEIGH with NTF_USE, as
+ * addr's link address on device ifindex now (RTM_NEWNEIGH with NTF_USE, as
  * `ip neigh replace ADDR dev IF use`): an ARP request or neighbour
  * solicitation, whose answer the tables pin.  0, or -1 with errno. */
-int netns_neigh_solicit(int fd, int family, const uint8_t *addr, const char *ifname);
+int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/neighbour.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include "common/util.h"
@@ -111,62 +112,59 @@ int netns_lo_up(int sock)
   return ioctl(sock, SIOCSIFFLAGS, &ifr);
 }
 
-int netns_neigh6_fill(int fd, struct nft_build_opts *o)
+/* One dump (type, family; hdrlen: its family header's size) through fd,
+ * its messages given to egress_gw_nl_parse.  0, or -1 with errno. */
+static int gw_dump(int fd, uint16_t type, uint8_t family, size_t hdrlen, uint32_t seq,
+                   struct nft_build_opts *o)
 {
   struct {
     struct nlmsghdr n;
-    struct ndmsg nd;
-  } req = {.n = {.nlmsg_len = sizeof req,
-                 .nlmsg_type = RTM_GETNEIGH,
-                 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
-                 .nlmsg_seq = 1},
-           .nd = {.ndm_family = AF_INET6}};
-  char buf[16384];
-  bool done = false;
+    uint8_t body[16]; /* rtmsg, nhmsg, ndmsg: family first, the rest 0 */
+  } req;
+  char buf[32768];
 
-  if (o->n_gw6 == 0)
-    return 0;
-  if (send(fd, &req, sizeof req, 0) < 0)
+  memset(&req, 0, sizeof req);
+  req.n.nlmsg_len = (uint32_t)NLMSG_LENGTH(hdrlen);
+  req.n.nlmsg_type = type;
+  req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  req.n.nlmsg_seq = seq;
+  req.body[0] = family;
+  if (send(fd, &req, req.n.nlmsg_len, 0) < 0)
     return -1;
-  for (int rounds = 0; !done && rounds < 64; rounds++) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0)
-      break;
-    for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-         h = NLMSG_NEXT(h, n)) {
-      struct ndmsg *nd = NLMSG_DATA(h);
-      const uint8_t *dst = NULL, *ll = NULL;
-      int len;
-
-      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-        done = true;
-        break;
-      }
-      if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof *nd))
-        continue;
-      len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *nd));
-      for (struct rtattr *a = (struct rtattr *)((char *)nd + NLMSG_ALIGN(sizeof *nd));
-           RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-        if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == 16)
-          dst = RTA_DATA(a);
-        else if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6)
-          ll = RTA_DATA(a);
-      }
-      if (dst == NULL || ll == NULL ||
-          (nd->ndm_state &
-           (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)) == 0)
-        continue;
-      for (size_t i = 0; i < o->n_gw6; i++)
-        if (memcmp(o->gw6[i], dst, 16) == 0 && !o->gw6_mac_known[i]) {
-          memcpy(o->gw6_mac[i], ll, 6);
-          o->gw6_mac_known[i] = true;
-        }
+  for (int rounds = 0; rounds < 4096; rounds++) {
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_TRUNC);
+    int r;
+    if (n <= 0 || (size_t)n > sizeof buf) {
+      errno = n < 0 ? errno : EMSGSIZE;
+      return -1;
+    }
+    r = egress_gw_nl_parse(buf, (size_t)n, seq, o);
+    if (r != 0) {
+      errno = r < 0 ? -r : 0;
+      return r < 0 ? -1 : 0;
     }
   }
-  return 0;
+  errno = E2BIG;
+  return -1;
 }
 
-int netns_neigh_solicit(int fd, int family, const uint8_t *addr, const char *ifname)
+int netns_gateways_read(int fd, struct nft_build_opts *o)
+{
+  o->n_gw4 = o->n_gw6 = 0;
+  o->over4 = o->over6 = false;
+  if (gw_dump(fd, RTM_GETROUTE, AF_INET, sizeof(struct rtmsg), 11, o) < 0 ||
+      gw_dump(fd, RTM_GETROUTE, AF_INET6, sizeof(struct rtmsg), 12, o) < 0)
+    return -1;
+  /* a kernel without nexthop objects refuses the dump: none */
+  if (gw_dump(fd, RTM_GETNEXTHOP, AF_UNSPEC, sizeof(struct nhmsg), 13, o) < 0 && errno != EINVAL &&
+      errno != EOPNOTSUPP && errno != EAFNOSUPPORT)
+    return -1;
+  if (o->n_gw4 + o->n_gw6 == 0)
+    return 0;
+  return gw_dump(fd, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg), 14, o);
+}
+
+int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex)
 {
   struct {
     struct nlmsghdr n;
@@ -174,24 +172,21 @@ int netns_neigh_solicit(int fd, int family, const uint8_t *addr, const char *ifn
     struct rtattr a;
     uint8_t addr[16];
   } req;
-  struct ifreq ifr;
   char buf[1024];
   size_t alen = family == AF_INET ? 4 : 16;
   ssize_t n;
 
-  /* the device's index in the socket's namespace (a netlink socket's
-   * device ioctls act on its own) */
-  memset(&ifr, 0, sizeof ifr);
-  snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname);
-  if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
+  if (ifindex <= 0) {
+    errno = ENODEV;
     return -1;
+  }
   memset(&req, 0, sizeof req);
   req.n.nlmsg_len = NLMSG_LENGTH(sizeof req.nd) + RTA_LENGTH(alen);
   req.n.nlmsg_type = RTM_NEWNEIGH;
   req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
   req.n.nlmsg_seq = 2;
   req.nd.ndm_family = (uint8_t)family;
-  req.nd.ndm_ifindex = ifr.ifr_ifindex;
+  req.nd.ndm_ifindex = ifindex;
   req.nd.ndm_state = NUD_NONE;
   req.nd.ndm_flags = NTF_USE;
   req.a.rta_type = NDA_DST;

@@ -19,7 +19,8 @@
  *       arp saddr ip . arp saddr ether @pin accept
  *       arp saddr ip @seen counter log prefix "agentrt-arp-pin: " group N drop
  *       arp saddr ip @gw4 add @seen { arp saddr ip }
- *         add @pin { arp saddr ip . arp saddr ether } accept } }
+ *         add @pin { arp saddr ip . arp saddr ether } accept
+ *       counter log prefix "agentrt-arp-pin: " group N drop } }  # over4 only
  *
  * Offsets are Ethernet ARP's (hardware length 6, protocol length 4), the only
  * kind the kernel takes on an Ethernet link.
@@ -27,11 +28,15 @@
 #include "netfilter/nft_internal.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/table.h>
 #include <linux/netfilter.h>
+#include <linux/neighbour.h>
 #include <linux/netfilter_arp.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +48,9 @@
 #define TYPE_ETHER_ADDR 9
 #define ARP_SHA_OFF 8
 #define ARP_SPA_OFF 14
-#define NA_TARGET_OFF 8 /* in the ICMPv6 header */
-#define NA_OPT_OFF 24   /* the first option: the target link address, 8 bytes */
-#define PIN_SIZE 16
+#define NA_TARGET_OFF 8      /* in the ICMPv6 header */
+#define NA_OPT_OFF 24        /* the first option: the target link address, 8 bytes */
+#define PIN_SIZE NFT_MAX_GW4 /* a pin per gateway, no more */
 
 /* the family's name for messages */
 static const char *fam_name(uint16_t fam)
@@ -265,6 +270,21 @@ static void nd_elems(struct nft_batch_buf *b, const struct nft_build_opts *o)
   }
 }
 
+/* More gateways than NFT_MAX_GW4 (o->over4): ARP that no rule before took
+ * (a pinned gateway's, a new gateway's first) is refused and logged, so a
+ * gateway past them is never open to a forged answer (escape:
+ * sixth-gateway): the kernel never learns its link address, and no packet
+ * goes through it.  On-link neighbours that are not gateways go the same
+ * way; so many gateways are not a container's. */
+static void arp_over(struct nft_batch_buf *b, int log_group)
+{
+  struct nftnl_rule *r = rule_fam(NFPROTO_ARP);
+
+  count_log(r, log_group, EGRESS_LOG_ARP_PIN_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, NFPROTO_ARP, r, "over: counter log drop");
+}
+
 static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
 {
   const uint16_t F = NFPROTO_ARP;
@@ -298,6 +318,8 @@ static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, i
   dynset_add(r, "pin", SET_ID_ARP_PIN);
   xverdict(r, NF_ACCEPT);
   emit_fam(b, F, r, "arp saddr ip @gw4 add @seen add @pin accept");
+  if (o->over4)
+    arp_over(b, log_group);
 }
 
 /* A neighbour advertisement (ICMPv6 136) for a gateway's address, the
@@ -362,6 +384,25 @@ static void target_and_tlla(struct nftnl_rule *r)
   load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_OPT_OFF + 2, 6, NFT_REG32_04);
 }
 
+/* o->over6, as arp_over: a solicited advertisement for any other target
+ * than a gateway pinned or new (those rules come before) is refused */
+static void nd_over(struct nft_batch_buf *b, int log_group)
+{
+  static const uint8_t icmpv6 = IPPROTO_ICMPV6, na = 136;
+  struct nftnl_rule *r = rule_fam(NFPROTO_IPV6);
+  struct nftnl_expr *e = xexpr(r, "meta");
+
+  nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_L4PROTO);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG32_00);
+  eq(r, &icmpv6, 1);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG32_00);
+  eq(r, &na, 1);
+  solicited(r);
+  count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, NFPROTO_IPV6, r, "over: nd-neighbor-advert counter log drop");
+}
+
 /* The IPv6 gateways' link addresses, pinned at the first advertisement
  * (solicited or not, the kernel keeps no list of what it asked):
  *   table ip6 agentrt {
@@ -371,7 +412,8 @@ static void target_and_tlla(struct nftnl_rule *r)
  *       <NA for @gw6> <one TLLA> target . tlla @pin6 accept
  *       <NA for @gw6> solicited target @seen6 counter log drop
  *       <NA for @gw6> solicited <one TLLA> add @seen6 add @pin6 accept
- *       <NA for @gw6> solicited counter log drop } }   # a link address elsewhere
+ *       <NA for @gw6> solicited counter log drop     # a link address elsewhere
+ *       <NA> solicited counter log drop } }           # over6 only
  * (log: prefix "agentrt-na-pin: ", the monitor's group)
  * (an unsolicited one goes on to table inet agentrt's in_deny) and the
  * link address a gateway has in the neighbour table at install is pinned.
@@ -417,6 +459,8 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
   count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
   xverdict(r, NF_DROP);
   emit_fam(b, F, r, "nd-neighbor-advert for @gw6 counter log drop");
+  if (o->over6)
+    nd_over(b, log_group);
 }
 
 void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int log_group)
@@ -424,134 +468,187 @@ void nftb_arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, int
   if (o->arp_only && (o->keep4 || o->keep6)) {
     /* gateways routed later: a table kept keeps its pins and learns the
      * new gateways; one not made yet is made */
-    if (o->n_gw4 > 0) {
-      if (o->keep4)
-        arp_elems(b, o);
-      else
+    if (o->n_gw4 > 0 || o->over4) {
+      if (!o->keep4) {
         arp_table(b, o, log_group);
+      } else {
+        arp_elems(b, o);
+        if (o->over4) /* appended: after the rules that accept */
+          arp_over(b, log_group);
+      }
     }
-    if (o->n_gw6 > 0) {
-      if (o->keep6)
-        nd_elems(b, o);
-      else
+    if (o->n_gw6 > 0 || o->over6) {
+      if (!o->keep6) {
         nd_table(b, o, log_group);
+      } else {
+        nd_elems(b, o);
+        if (o->over6)
+          nd_over(b, log_group);
+      }
     }
     return;
   }
   /* add + delete + add: replaces whatever table of ours was there */
   nftb_arp_table_delete(b);
-  if (o->n_gw4 > 0)
+  if (o->n_gw4 > 0 || o->over4)
     arp_table(b, o, log_group);
-  if (o->n_gw6 > 0)
+  if (o->n_gw6 > 0 || o->over6)
     nd_table(b, o, log_group);
 }
 
-/* ------------------------------------------------------------- procfs text */
+/* ------------------------------------------------------- rtnetlink dumps */
 
-static int hexval(int ch)
+/* A gateway of an IP version (alen 4 or 16) on device ifindex into o, once;
+ * one that does not fit sets over4 or over6 */
+static void gw_add(struct nft_build_opts *o, const uint8_t *a, size_t alen, int ifindex)
 {
-  if (ch >= '0' && ch <= '9')
-    return ch - '0';
-  if (ch >= 'a' && ch <= 'f')
-    return ch - 'a' + 10;
-  if (ch >= 'A' && ch <= 'F')
-    return ch - 'A' + 10;
-  return -1;
-}
+  static const uint8_t zero[16];
 
-/* "4e:32:16:0f:ff:87" */
-static bool parse_mac(const char *s, uint8_t mac[6])
-{
-  for (int i = 0; i < 6; i++) {
-    int h = hexval((unsigned char)s[3 * i]), l = hexval((unsigned char)s[3 * i + 1]);
-    if (h < 0 || l < 0 || (i < 5 && s[3 * i + 2] != ':'))
-      return false;
-    mac[i] = (uint8_t)(h << 4 | l);
-  }
-  return true;
-}
-
-size_t egress_gw4_parse(const char *route, const char *arp, struct nft_build_opts *o)
-{
-  const char *line;
-
-  o->n_gw4 = 0;
-  /* /proc/net/route: "Iface Destination Gateway Flags ...", addresses as
-   * the host's-order hex of the network-order bytes */
-  for (line = route; line != NULL && *line != '\0';) {
-    const char *nl = strchr(line, '\n');
-    char iface[16]; /* IFNAMSIZ */
-    unsigned dst, gw, flags;
-
-    if (sscanf(line, "%15s %x %x %x", iface, &dst, &gw, &flags) == 4 && (flags & 0x2) != 0 &&
-        gw != 0 && o->n_gw4 < NFT_MAX_GW4) {
-      uint8_t ip[4];
-      bool dup = false;
-      memcpy(ip, &gw, 4);
-      for (size_t i = 0; i < o->n_gw4; i++)
-        dup = dup || memcmp(o->gw4[i].ip, ip, 4) == 0;
-      if (!dup) {
-        memset(&o->gw4[o->n_gw4], 0, sizeof o->gw4[0]);
-        memcpy(o->gw4[o->n_gw4].ip, ip, 4);
-        snprintf(o->gw4[o->n_gw4++].ifname, sizeof o->gw4[0].ifname, "%s", iface);
-      }
+  if (memcmp(a, zero, alen) == 0)
+    return;
+  if (alen == 4) {
+    for (size_t i = 0; i < o->n_gw4; i++)
+      if (memcmp(o->gw4[i].ip, a, 4) == 0)
+        return;
+    if (o->n_gw4 == NFT_MAX_GW4) {
+      o->over4 = true;
+      return;
     }
-    line = nl != NULL ? nl + 1 : NULL;
+    memset(&o->gw4[o->n_gw4], 0, sizeof o->gw4[0]);
+    memcpy(o->gw4[o->n_gw4].ip, a, 4);
+    o->gw4[o->n_gw4++].ifindex = ifindex;
+    return;
   }
-  /* /proc/net/arp: "IP address HW type Flags HW address Mask Device"; a
-   * complete entry (flags 0x2) of a gateway is its pin from the start */
-  for (line = arp; line != NULL && *line != '\0';) {
-    const char *nl = strchr(line, '\n');
-    char ipstr[16], mac[18];
-    unsigned a, b4, c, d, hwtype, flags;
-    uint8_t m[6];
-
-    if (sscanf(line, "%15s 0x%x 0x%x %17s", ipstr, &hwtype, &flags, mac) == 4 && hwtype == 1 &&
-        (flags & 0x2) != 0 && sscanf(ipstr, "%u.%u.%u.%u", &a, &b4, &c, &d) == 4 && a < 256 &&
-        b4 < 256 && c < 256 && d < 256 && parse_mac(mac, m))
-      for (size_t i = 0; i < o->n_gw4; i++) {
-        const uint8_t ip[4] = {(uint8_t)a, (uint8_t)b4, (uint8_t)c, (uint8_t)d};
-        if (memcmp(o->gw4[i].ip, ip, 4) == 0 && !o->gw4[i].mac_known) {
-          memcpy(o->gw4[i].mac, m, 6);
-          o->gw4[i].mac_known = true;
-        }
-      }
-    line = nl != NULL ? nl + 1 : NULL;
+  for (size_t i = 0; i < o->n_gw6; i++)
+    if (memcmp(o->gw6[i], a, 16) == 0)
+      return;
+  if (o->n_gw6 == NFT_MAX_GW4) {
+    o->over6 = true;
+    return;
   }
-  return o->n_gw4;
+  memcpy(o->gw6[o->n_gw6], a, 16);
+  o->gw6_mac_known[o->n_gw6] = false;
+  o->gw6_ifindex[o->n_gw6++] = ifindex;
 }
 
-size_t egress_gw6_parse(const char *route6, struct nft_build_opts *o)
+/* RTA_GATEWAY (the route's family's length) or RTA_VIA (an IPv4 route's
+ * IPv6 next hop: struct rtvia) */
+static void gw_attr(struct nft_build_opts *o, const struct rtattr *a, int ifindex)
 {
-  const char *line;
+  size_t n = RTA_PAYLOAD(a);
+  const uint8_t *d = RTA_DATA(a);
 
-  o->n_gw6 = 0;
-  /* /proc/net/ipv6_route: "dest plen src plen nexthop metric refcnt use
-   * flags dev", addresses as 32 hex digits in network order */
-  for (line = route6; line != NULL && *line != '\0';) {
-    const char *nl = strchr(line, '\n');
-    char dst[33], src[33], hop[33], dev[16] = "";
-    unsigned dlen, slen, metric, ref, use, flags;
-    uint8_t a[16];
-    bool ok = true, zero = true, dup = false;
+  if (a->rta_type == RTA_GATEWAY && (n == 4 || n == 16))
+    gw_add(o, d, n, ifindex);
+  else if (a->rta_type == RTA_VIA && n >= 2 && (n - 2 == 4 || n - 2 == 16))
+    gw_add(o, d + 2, n - 2, ifindex);
+}
 
-    if (sscanf(line, "%32s %x %32s %x %32s %x %x %x %x %15s", dst, &dlen, src, &slen, hop, &metric,
-               &ref, &use, &flags, dev) >= 9 &&
-        strlen(hop) == 32 && (flags & 0x2) != 0 && o->n_gw6 < NFT_MAX_GW4) {
-      for (int i = 0; i < 16 && ok; i++) {
-        int h = hexval((unsigned char)hop[2 * i]), l = hexval((unsigned char)hop[2 * i + 1]);
-        ok = h >= 0 && l >= 0;
-        a[i] = (uint8_t)(h << 4 | l);
-        zero = zero && a[i] == 0;
-      }
-      for (size_t i = 0; ok && i < o->n_gw6; i++)
-        dup = dup || memcmp(o->gw6[i], a, 16) == 0;
-      if (ok && !zero && !dup) {
-        snprintf(o->gw6_ifname[o->n_gw6], sizeof o->gw6_ifname[0], "%s", dev);
-        memcpy(o->gw6[o->n_gw6++], a, 16);
-      }
+/* the next hops of a route: its own, and each of RTA_MULTIPATH's (struct
+ * rtnexthop, then its attributes) */
+static void route_msg(const struct nlmsghdr *h, struct nft_build_opts *o)
+{
+  const struct rtmsg *rt = NLMSG_DATA(h);
+  const struct rtattr *a, *mp = NULL;
+  int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof *rt), oif = 0;
+
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof *rt))
+    return;
+  for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len))
+    if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == 4)
+      memcpy(&oif, RTA_DATA(a), 4);
+    else if (a->rta_type == RTA_MULTIPATH)
+      mp = a;
+  len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof *rt);
+  for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len))
+    gw_attr(o, a, oif);
+  if (mp != NULL) {
+    int left = (int)RTA_PAYLOAD(mp);
+    for (const struct rtnexthop *nh = RTA_DATA(mp); RTNH_OK(nh, left);
+         left -= (int)RTNH_ALIGN(nh->rtnh_len), nh = RTNH_NEXT(nh)) {
+      int alen = (int)nh->rtnh_len - (int)sizeof *nh;
+      for (a = RTNH_DATA(nh); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+        gw_attr(o, a, nh->rtnh_ifindex);
     }
-    line = nl != NULL ? nl + 1 : NULL;
   }
-  return o->n_gw6;
+}
+
+/* a nexthop object's gateway (NHA_GATEWAY, its device NHA_OIF); a group
+ * (NHA_GROUP) has none of its own, its members are objects too */
+static void nexthop_msg(const struct nlmsghdr *h, struct nft_build_opts *o)
+{
+  const struct nhmsg *nh = NLMSG_DATA(h);
+  const struct rtattr *a, *gw = NULL;
+  int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof *nh), oif = 0;
+
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof *nh))
+    return;
+  for (a = (const struct rtattr *)((const char *)nh + NLMSG_ALIGN(sizeof *nh)); RTA_OK(a, len);
+       a = RTA_NEXT(a, len))
+    if (a->rta_type == NHA_OIF && RTA_PAYLOAD(a) == 4)
+      memcpy(&oif, RTA_DATA(a), 4);
+    else if (a->rta_type == NHA_GATEWAY && (RTA_PAYLOAD(a) == 4 || RTA_PAYLOAD(a) == 16))
+      gw = a;
+  if (gw != NULL)
+    gw_add(o, RTA_DATA(gw), RTA_PAYLOAD(gw), oif);
+}
+
+/* a neighbour entry: a gateway's valid link address, its pin from the start */
+static void neigh_msg(const struct nlmsghdr *h, struct nft_build_opts *o)
+{
+  const struct ndmsg *nd = NLMSG_DATA(h);
+  const uint8_t *dst = NULL, *ll = NULL;
+  const struct rtattr *a;
+  size_t dlen = 0;
+  int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof *nd);
+
+  if (h->nlmsg_len < NLMSG_LENGTH(sizeof *nd) ||
+      (nd->ndm_state &
+       (NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | NUD_STALE | NUD_DELAY)) == 0)
+    return;
+  for (a = (const struct rtattr *)((const char *)nd + NLMSG_ALIGN(sizeof *nd)); RTA_OK(a, len);
+       a = RTA_NEXT(a, len))
+    if (a->rta_type == NDA_DST && (RTA_PAYLOAD(a) == 4 || RTA_PAYLOAD(a) == 16)) {
+      dst = RTA_DATA(a);
+      dlen = RTA_PAYLOAD(a);
+    } else if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+      ll = RTA_DATA(a);
+    }
+  if (dst == NULL || ll == NULL)
+    return;
+  for (size_t i = 0; dlen == 4 && i < o->n_gw4; i++)
+    if (memcmp(o->gw4[i].ip, dst, 4) == 0 && !o->gw4[i].mac_known) {
+      memcpy(o->gw4[i].mac, ll, 6);
+      o->gw4[i].mac_known = true;
+    }
+  for (size_t i = 0; dlen == 16 && i < o->n_gw6; i++)
+    if (memcmp(o->gw6[i], dst, 16) == 0 && !o->gw6_mac_known[i]) {
+      memcpy(o->gw6_mac[i], ll, 6);
+      o->gw6_mac_known[i] = true;
+    }
+}
+
+int egress_gw_nl_parse(const void *buf, size_t len, uint32_t seq, struct nft_build_opts *o)
+{
+  size_t left = len;
+
+  for (const struct nlmsghdr *h = buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+    if (h->nlmsg_seq != seq)
+      continue;
+    if (h->nlmsg_type == NLMSG_DONE)
+      return 1;
+    if (h->nlmsg_type == NLMSG_ERROR) {
+      const struct nlmsgerr *e = NLMSG_DATA(h);
+      if (h->nlmsg_len < NLMSG_LENGTH(sizeof *e))
+        return -EPROTO;
+      return e->error < 0 ? e->error : 1;
+    }
+    if (h->nlmsg_type == RTM_NEWROUTE)
+      route_msg(h, o);
+    else if (h->nlmsg_type == RTM_NEWNEXTHOP)
+      nexthop_msg(h, o);
+    else if (h->nlmsg_type == RTM_NEWNEIGH)
+      neigh_msg(h, o);
+  }
+  return 0;
 }

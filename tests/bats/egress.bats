@@ -2362,6 +2362,127 @@ arp_drops() {
 		fail "the forged ones not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
 }
 
+# A second link of the container's namespace, c1 198.51.100.65/27 and 2001:db8:64::1/64, to a
+# neighbour namespace holding the next hops 198.51.100.66-71 and 2001:db8:64::2-7 on n0 (one
+# link address, $NB_MAC); gw_link_down takes it away (and the routes through it)
+gw_link_up() {
+	local nb=agentrt-t-nb-$EGT_TAG i
+	ip netns add "$nb" || return 1
+	ip link add c1 netns "$EGT_CTR" type veth peer name n0 netns "$nb" || return 1
+	ip -n "$EGT_CTR" addr add 198.51.100.65/27 dev c1 && ip -n "$EGT_CTR" addr add 2001:db8:64::1/64 dev c1 nodad &&
+		ip -n "$EGT_CTR" link set c1 up && ip -n "$nb" link set n0 up && ip -n "$nb" link set lo up || return 1
+	for i in 2 3 4 5 6 7; do
+		ip -n "$nb" addr add "198.51.100.$((64 + i))/27" dev n0 && ip -n "$nb" addr add "2001:db8:64::$i/64" dev n0 nodad || return 1
+	done
+	# the link's IPv6 prefix route (a gateway on it is refused before), at most 5 s
+	for i in $(seq 50); do
+		[ -n "$(ip -n "$EGT_CTR" -6 route show 2001:db8:64::/64 dev c1)" ] && break
+		sleep 0.1
+	done
+	NB_MAC=$(ip netns exec "$nb" cat /sys/class/net/n0/address)
+}
+
+gw_link_down() {
+	ip -n "$EGT_CTR" link del c1 2>/dev/null
+	ip -n "$EGT_CTR" nexthop flush >/dev/null 2>&1
+	ip netns delete "agentrt-t-nb-$EGT_TAG" 2>/dev/null
+	return 0
+}
+
+# nb_forged_refused V ADDR: the container's namespace asks for ADDR on c1 (as a packet through it
+# would), gets the neighbour's real answer; then the neighbour forges ADDR at another link address
+# (an ARP reply and a gratuitous ARP, or a solicited advertisement): the entry keeps $NB_MAC, the
+# table drops it, and the trail records it with the address and the forged link address
+nb_forged_refused() {
+	local v=$1 a=$2 mac=02:00:5e:00:53:98 st nb=agentrt-t-nb-$EGT_TAG
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py
+	ip -n "$EGT_CTR" "-$v" neigh replace "$a" dev c1 use 2>/dev/null || true
+	for _ in $(seq 30); do
+		st=$(ip -n "$EGT_CTR" "-$v" neigh show "$a" dev c1 | awk '{print $3}')
+		[ "$st" = "$NB_MAC" ] && break
+		sleep 0.1
+	done
+	[ "$st" = "$NB_MAC" ] || fail "$a: no answer from the neighbour: $(ip -n "$EGT_CTR" "-$v" neigh show dev c1)"
+	if [ "$v" = 4 ]; then
+		ip netns exec "$nb" python3 "$arp" reply n0 "$a" "$mac" 198.51.100.65
+		ip netns exec "$nb" python3 "$arp" garp n0 "$a" "$mac"
+	else
+		ip netns exec "$nb" python3 "$nd" na-solicited n0 "$a" "$mac" 2001:db8:64::1
+	fi
+	for _ in $(seq 20); do
+		st=$(ip -n "$EGT_CTR" "-$v" neigh show "$a" dev c1 | awk '{print $3}')
+		[ "$st" = "$mac" ] && break
+		sleep 0.1
+	done
+	[ "$st" = "$NB_MAC" ] || fail "the forged answer took gateway $a: $st"
+	for _ in $(seq 30); do
+		st=$(records "select(.kind == \"denied\" and .direction == \"in\" and .addr == \"$a\" and .lladdr == \"$mac\")")
+		[ -n "$st" ] && break
+		sleep 0.1
+	done
+	[ -n "$st" ] || fail "the forged answer for $a not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
+}
+
+@test "egress: escape: nexthop-gateway: a gateway set through a nexthop object, a nexthop group, or a nexthop replaced after create is pinned (IPv4 and IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP and advertisement)"
+	ip -n "$EGT_CTR" nexthop list >/dev/null 2>&1 || skip "the kernel has no nexthop objects"
+	egress_run
+	gw_link_up || { gw_link_down; fail "the second link"; }
+	# Before the fix the gateways were read from /proc/net/route and ipv6_route, which show a
+	# nexthop group's first member only, and a nexthop object replaced (a nexthop message, no
+	# route message) was not seen: the group's second gateway and the replaced one were not
+	# pinned, and a neighbour's forged answer took them
+	ip -n "$EGT_CTR" nexthop add id 61 via 198.51.100.66 dev c1 &&
+		ip -n "$EGT_CTR" nexthop add id 62 via 198.51.100.67 dev c1 &&
+		ip -n "$EGT_CTR" nexthop add id 63 group 61/62 &&
+		ip -n "$EGT_CTR" route add 203.0.113.192/26 nhid 63 &&
+		ip -n "$EGT_CTR" nexthop add id 64 via 2001:db8:64::2 dev c1 &&
+		ip -n "$EGT_CTR" nexthop add id 65 via 2001:db8:64::3 dev c1 &&
+		ip -n "$EGT_CTR" nexthop add id 66 group 64/65 &&
+		ip -n "$EGT_CTR" -6 route add 2001:db8:c0::/48 nhid 66 || { gw_link_down; fail "nexthops"; }
+	run nb_forged_refused 4 198.51.100.67
+	local g4=$output
+	run nb_forged_refused 6 2001:db8:64::3
+	local g6=$output
+	# the group's member replaced (`ip nexthop replace`): only a nexthop message says so
+	ip -n "$EGT_CTR" nexthop replace id 62 via 198.51.100.68 dev c1
+	ip -n "$EGT_CTR" nexthop replace id 65 via 2001:db8:64::4 dev c1
+	run nb_forged_refused 4 198.51.100.68
+	local r4=$output
+	run nb_forged_refused 6 2001:db8:64::4
+	local r6=$output
+	gw_link_down
+	[ -z "$g4$g6$r4$r6" ] || fail "group: $g4 / $g6; replaced: $r4 / $r6"
+}
+
+@test "egress: escape: sixth-gateway: a route with six next hops (ECMP) has every gateway pinned, not the first four (IPv4 and IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP and advertisement)"
+	local i hops4=() hops6=() out=() st
+	egress_run
+	gw_link_up || { gw_link_down; fail "the second link"; }
+	for i in 2 3 4 5 6 7; do
+		hops4+=(nexthop via "198.51.100.$((64 + i))" dev c1)
+		hops6+=(nexthop via "2001:db8:64::$i" dev c1)
+	done
+	# Before the fix /proc/net/route showed an IPv4 multipath route's first hop only, and at
+	# most four gateways of each version were pinned: the others were open to a forged answer
+	ip -n "$EGT_CTR" route add 203.0.113.192/26 "${hops4[@]}" &&
+		ip -n "$EGT_CTR" -6 route add 2001:db8:c0::/48 "${hops6[@]}" || { gw_link_down; fail "routes"; }
+	for i in 7 6 5; do
+		run nb_forged_refused 4 "198.51.100.$((64 + i))"
+		out+=("$output")
+		run nb_forged_refused 6 "2001:db8:64::$i"
+		out+=("$output")
+	done
+	st=$(egt_ns "$EGT_CTR" nft list set arp agentrt pin; egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6)
+	gw_link_down
+	[ -z "$(printf %s "${out[@]}")" ] || fail "${out[*]}"
+	for i in 2 3 4 5 6 7; do
+		grep -q "198.51.100.$((64 + i)) . $NB_MAC" <<<"$st" && grep -q "2001:db8:64::$i . $NB_MAC" <<<"$st" ||
+			fail "next hop $i not pinned: $st"
+	done
+}
+
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {
 	local f
 	egress_run

@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/neighbour.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -11,6 +14,125 @@
 #include "common/util.h"
 #include "netfilter/egress.h"
 #include "tests/unit/tap.h"
+
+/* rtnetlink messages as a dump gives them, for egress_gw_nl_parse */
+struct nlbuf {
+  uint8_t b[8192];
+  size_t len;
+};
+
+static struct nlmsghdr *nl_msg(struct nlbuf *m, uint16_t type, uint32_t seq, const void *hdr,
+                               size_t hlen)
+{
+  struct nlmsghdr *h = (struct nlmsghdr *)(m->b + m->len);
+
+  memset(h, 0, NLMSG_LENGTH(hlen));
+  h->nlmsg_len = (uint32_t)NLMSG_LENGTH(hlen);
+  h->nlmsg_type = type;
+  h->nlmsg_seq = seq;
+  h->nlmsg_flags = NLM_F_MULTI;
+  memcpy(NLMSG_DATA(h), hdr, hlen);
+  return h;
+}
+
+static void nl_attr(struct nlmsghdr *h, uint16_t type, const void *d, size_t n)
+{
+  struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+  a->rta_type = type;
+  a->rta_len = (unsigned short)RTA_LENGTH(n);
+  memcpy(RTA_DATA(a), d, n);
+  h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+static void nl_end(struct nlbuf *m, struct nlmsghdr *h)
+{
+  m->len += NLMSG_ALIGN(h->nlmsg_len);
+}
+
+static void nl_route(struct nlbuf *m, uint32_t seq, uint8_t fam, const void *gw, size_t n, int oif)
+{
+  struct rtmsg rt = {.rtm_family = fam, .rtm_table = RT_TABLE_MAIN, .rtm_type = RTN_UNICAST};
+  struct nlmsghdr *h = nl_msg(m, RTM_NEWROUTE, seq, &rt, sizeof rt);
+
+  nl_attr(h, RTA_OIF, &oif, 4);
+  if (gw != NULL)
+    nl_attr(h, RTA_GATEWAY, gw, n);
+  nl_end(m, h);
+}
+
+/* an IPv4 route through two next hops (RTA_MULTIPATH), the second on oif2 */
+static void nl_multipath(struct nlbuf *m, uint32_t seq, const uint8_t *a, const uint8_t *b,
+                         int oif2)
+{
+  struct rtmsg rt = {.rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN, .rtm_type = RTN_UNICAST};
+  struct nlmsghdr *h = nl_msg(m, RTM_NEWROUTE, seq, &rt, sizeof rt);
+  uint8_t mp[2 * (sizeof(struct rtnexthop) + RTA_LENGTH(4))];
+  const uint8_t *gw[2] = {a, b};
+
+  memset(mp, 0, sizeof mp);
+  for (int i = 0; i < 2; i++) {
+    struct rtnexthop *nh = (struct rtnexthop *)(mp + i * (sizeof *nh + RTA_LENGTH(4)));
+    struct rtattr *at = RTNH_DATA(nh);
+    nh->rtnh_len = (unsigned short)(sizeof *nh + RTA_LENGTH(4));
+    nh->rtnh_ifindex = i == 0 ? 2 : oif2;
+    at->rta_type = RTA_GATEWAY;
+    at->rta_len = RTA_LENGTH(4);
+    memcpy(RTA_DATA(at), gw[i], 4);
+  }
+  nl_attr(h, RTA_MULTIPATH, mp, sizeof mp);
+  nl_end(m, h);
+}
+
+/* an IPv4 route via an IPv6 next hop (RTA_VIA) */
+static void nl_via6(struct nlbuf *m, uint32_t seq, const uint8_t *a6, int oif)
+{
+  struct rtmsg rt = {.rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN, .rtm_type = RTN_UNICAST};
+  struct nlmsghdr *h = nl_msg(m, RTM_NEWROUTE, seq, &rt, sizeof rt);
+  uint8_t via[18] = {AF_INET6, 0};
+
+  memcpy(via + 2, a6, 16);
+  nl_attr(h, RTA_OIF, &oif, 4);
+  nl_attr(h, RTA_VIA, via, sizeof via);
+  nl_end(m, h);
+}
+
+/* a nexthop object; gw NULL: a group (NHA_GROUP, no gateway of its own) */
+static void nl_nexthop(struct nlbuf *m, uint32_t seq, const void *gw, size_t n, int oif)
+{
+  struct nhmsg nh = {.nh_family = n == 16 ? AF_INET6 : AF_INET};
+  struct nlmsghdr *h = nl_msg(m, RTM_NEWNEXTHOP, seq, &nh, sizeof nh);
+  uint32_t id = 99;
+
+  nl_attr(h, NHA_ID, &id, 4);
+  if (gw != NULL) {
+    nl_attr(h, NHA_OIF, &oif, 4);
+    nl_attr(h, NHA_GATEWAY, gw, n);
+  } else {
+    struct nexthop_grp g[2] = {{.id = 1}, {.id = 2}};
+    nl_attr(h, NHA_GROUP, g, sizeof g);
+  }
+  nl_end(m, h);
+}
+
+static void nl_neigh(struct nlbuf *m, uint32_t seq, const void *dst, size_t n, const uint8_t *ll,
+                     uint16_t state)
+{
+  struct ndmsg nd = {.ndm_family = n == 4 ? AF_INET : AF_INET6, .ndm_state = state};
+  struct nlmsghdr *h = nl_msg(m, RTM_NEWNEIGH, seq, &nd, sizeof nd);
+
+  nl_attr(h, NDA_DST, dst, n);
+  nl_attr(h, NDA_LLADDR, ll, 6);
+  nl_end(m, h);
+}
+
+static void nl_done(struct nlbuf *m, uint32_t seq)
+{
+  int zero = 0;
+  struct nlmsghdr *h = nl_msg(m, NLMSG_DONE, seq, &zero, sizeof zero);
+
+  nl_end(m, h);
+}
 
 struct entry_case {
   const char *in;
@@ -348,42 +470,96 @@ static void test_golden(void)
     nft_batch_buf_free(&b);
   }
   {
-    /* the gateways of /proc/net/route (one twice, a route without one), the
-     * link address of /proc/net/arp's complete entry only */
-    static const char route[] = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\n"
-                                "c0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\n"
-                                "c0\t000200C0\t00000000\t0001\t0\t0\t0\tFCFFFFFF\n"
-                                "c0\t0071000A\t010200C0\t0003\t0\t0\t0\t00FFFFFF\n"
-                                "c1\t00000000\t0164A8C6\t0003\t0\t0\t100\t00000000\n";
-    static const char arp[] =
-        "IP address       HW type     Flags       HW address            Mask     Device\n"
-        "192.0.2.1        0x1         0x2         82:e0:b6:73:82:f9     *        c0\n"
-        "198.168.100.1    0x1         0x0         00:00:00:00:00:00     *        c1\n";
+    /* the gateways of a route dump (one twice, a route without one, a
+     * multipath route's second hop), the link address of a valid
+     * neighbour entry only */
     struct nft_build_opts arpo = {.seq_base = 1, .dns_port = 53};
     static const uint8_t mac[6] = {0x82, 0xe0, 0xb6, 0x73, 0x82, 0xf9};
+    static const uint8_t gw1[4] = {192, 0, 2, 1}, gw2[4] = {198, 168, 100, 1};
+    static const uint8_t ll1[16] = {0xfe, 0x80, [15] = 1};
+    struct nlbuf m = {0};
 
-    tap_ok(egress_gw4_parse(route, arp, &arpo) == 2 &&
-               memcmp(arpo.gw4[0].ip, (uint8_t[]){192, 0, 2, 1}, 4) == 0 && arpo.gw4[0].mac_known &&
-               memcmp(arpo.gw4[0].mac, mac, 6) == 0 &&
-               memcmp(arpo.gw4[1].ip, (uint8_t[]){198, 168, 100, 1}, 4) == 0 &&
-               !arpo.gw4[1].mac_known && strcmp(arpo.gw4[0].ifname, "c0") == 0 &&
-               strcmp(arpo.gw4[1].ifname, "c1") == 0,
-           "gateways, their devices and their complete link addresses from procfs");
-    tap_ok(egress_gw4_parse("", "", &arpo) == 0, "no routes, no gateway");
+    nl_route(&m, 7, AF_INET, gw1, 4, 2);
+    nl_route(&m, 7, AF_INET, NULL, 0, 2);
+    nl_route(&m, 7, AF_INET, gw1, 4, 2);
+    nl_multipath(&m, 7, gw1, gw2, 3);
+    nl_neigh(&m, 7, gw1, 4, mac, NUD_REACHABLE);
+    nl_neigh(&m, 7, gw2, 4, mac, NUD_FAILED);
+    nl_done(&m, 7);
+    tap_ok(egress_gw_nl_parse(m.b, m.len, 7, &arpo) == 1 && arpo.n_gw4 == 2 &&
+               memcmp(arpo.gw4[0].ip, gw1, 4) == 0 && arpo.gw4[0].mac_known &&
+               memcmp(arpo.gw4[0].mac, mac, 6) == 0 && memcmp(arpo.gw4[1].ip, gw2, 4) == 0 &&
+               !arpo.gw4[1].mac_known && arpo.gw4[0].ifindex == 2 && arpo.gw4[1].ifindex == 3 &&
+               !arpo.over4,
+           "gateways, their devices and their valid link addresses from rtnetlink (a multipath "
+           "route's second hop too)");
+    m.len = 0;
+    nl_route(&m, 8, AF_INET, gw2, 4, 2);
+    nl_done(&m, 9);
     {
-      static const char route6[] =
-          "20010db8000200000000000000000000 40 00000000000000000000000000000000 00 "
-          "00000000000000000000000000000000 00000100 00000001 00000000 00000001 c0\n"
-          "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
-          "fe800000000000000000000000000001 00000400 00000001 00000000 00000003 c0\n"
-          "00000000000000000000000000000000 00 00000000000000000000000000000000 00 "
-          "00000000000000000000000000000000 ffffffff 00000001 00000000 00200200 lo\n";
-      static const uint8_t ll1[16] = {0xfe, 0x80, [15] = 1};
-      tap_ok(egress_gw6_parse(route6, &arpo) == 1 && memcmp(arpo.gw6[0], ll1, 16) == 0 &&
-                 strcmp(arpo.gw6_ifname[0], "c0") == 0,
-             "IPv6 gateways from procfs (a route's next hop; not on-link nor unreachable)");
+      struct nft_build_opts o2 = {0};
+      tap_ok(egress_gw_nl_parse(m.b, m.len, 9, &o2) == 1 && o2.n_gw4 == 0,
+             "messages of another dump's sequence are skipped");
     }
-    egress_gw4_parse(route, arp, &arpo);
+    m.len = 0;
+    nl_route(&m, 7, AF_INET6, ll1, 16, 2);
+    nl_route(&m, 7, AF_INET6, NULL, 0, 1);
+    nl_done(&m, 7);
+    tap_ok(egress_gw_nl_parse(m.b, m.len, 7, &arpo) == 1 && arpo.n_gw6 == 1 &&
+               memcmp(arpo.gw6[0], ll1, 16) == 0 && arpo.gw6_ifindex[0] == 2,
+           "IPv6 gateways from rtnetlink (a route's next hop; not on-link ones)");
+    {
+      /* nexthop objects: each one's gateway (a group's members are objects
+       * of the dump), an IPv4 route via an IPv6 next hop; past
+       * NFT_MAX_GW4 of a version, over4 */
+      struct nft_build_opts o3 = {0};
+      uint8_t a[4] = {198, 51, 100, 0}, a6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 9};
+      m.len = 0;
+      nl_nexthop(&m, 5, a6, 16, 4);
+      nl_via6(&m, 5, ll1, 2);
+      for (int i = 0; i < NFT_MAX_GW4 + 2; i++) {
+        a[3] = (uint8_t)(64 + i);
+        nl_nexthop(&m, 5, a, 4, 3);
+      }
+      nl_nexthop(&m, 5, NULL, 0, 0);
+      nl_done(&m, 5);
+      tap_ok(egress_gw_nl_parse(m.b, m.len, 5, &o3) == 1 && o3.n_gw6 == 2 &&
+                 memcmp(o3.gw6[0], a6, 16) == 0 && o3.gw6_ifindex[0] == 4 &&
+                 memcmp(o3.gw6[1], ll1, 16) == 0 && o3.n_gw4 == NFT_MAX_GW4 && o3.over4 &&
+                 !o3.over6 && o3.gw4[0].ip[3] == 64 && o3.gw4[0].ifindex == 3,
+             "nexthop objects' gateways, RTA_VIA's, and over4 past %d", NFT_MAX_GW4);
+      if (tap_ok(nft_build_batch(&p, &o3, &b, &err) == 0, "build a batch with over4")) {
+        tap_ok(strstr(b.msgs[b.n_msgs - 1].what, "over:") == NULL &&
+                   strstr(b.msgs[b.n_msgs - 1].what, "`ip6 i") != NULL,
+               "over4 alone: table ip6 has no refuse-the-rest rule (%s)",
+               b.msgs[b.n_msgs - 1].what);
+        {
+          bool arp_over = false;
+          for (size_t i = 0; i < b.n_msgs; i++)
+            arp_over |=
+                strncmp(b.msgs[i].what, "add rule `over: counter log drop` in chain `arp", 47) == 0;
+          tap_ok(arp_over, "over4: table arp refuses the rest");
+        }
+        nft_batch_buf_free(&b);
+      }
+      o3.over6 = true;
+      o3.arp_only = o3.keep4 = o3.keep6 = true;
+      o3.n_gw4 = o3.n_gw6 = 0;
+      if (tap_ok(nft_build_batch(&p, &o3, &b, &err) == 0, "build a later over4/over6 batch")) {
+        tap_ok(b.n_msgs == 2 && strstr(b.msgs[0].what, "`over: counter log drop` in chain `arp") &&
+                   strncmp(b.msgs[1].what, "add rule `over: nd-neighbor-advert", 34) == 0,
+               "later over4 and over6: one rule appended to each kept table (%zu messages)",
+               b.n_msgs);
+        nft_batch_buf_free(&b);
+      }
+    }
+    m.len = 0;
+    nl_route(&m, 7, AF_INET, gw1, 4, 2);
+    nl_route(&m, 7, AF_INET, gw2, 4, 3);
+    nl_neigh(&m, 7, gw1, 4, mac, NUD_STALE);
+    nl_done(&m, 7);
+    arpo.n_gw4 = 0;
+    egress_gw_nl_parse(m.b, m.len, 7, &arpo);
     arpo.gw6_mac_known[0] = true;
     memcpy(arpo.gw6_mac[0], mac, 6);
     if (tap_ok(nft_build_batch(&p, &arpo, &b, &err) == 0, "build full batch with gateways")) {
