@@ -1424,20 +1424,32 @@ allowed_both() {
 	# services of the host itself (the netns agentrt runs in), on its own public addresses
 	egt_bg "$EGT_HOST" socat TCP-LISTEN:7777,bind=192.0.2.6,fork,reuseaddr SYSTEM:"echo host-service"
 	egt_bg "$EGT_HOST" socat "TCP6-LISTEN:7777,bind=[2001:db8:6::6],fork,reuseaddr" SYSTEM:"echo host-service6"
-	# the fake internet routes IPv6 between the container's link and the host's for this test
-	# (reset before any assertion)
-	local ctl=() got=() look r
-	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=1
-	# control, no policy yet: the container's link reaches both
+	# the fake internet routes IPv4 and IPv6 between the container's link and the host's for
+	# this test (reset before any assertion).  IPv4 forwarding was not set: a new namespace
+	# copies the host's switch, so the control's IPv4 connection timed out (no answer, 20
+	# tries of 2 s) whenever the host did not forward when setup_file made the namespaces
+	local ctl=() got=() look r fwd4 t
+	fwd4=$(egt_ns "$EGT_INET" sysctl -n net.ipv4.ip_forward)
+	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=1 net.ipv4.ip_forward=1
+	# both listeners bound before the control (egt_bg starts them in the background), 10 s at most
+	for _ in $(seq 100); do
+		[ "$(egt_ns "$EGT_HOST" ss -Hltn 'sport = :7777' | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	# control, no policy yet: the container's link reaches both (each tried for 20 s at most)
 	for a in 192.0.2.6 [2001:db8:6::6]; do
-		for _ in $(seq 20); do
+		t=$((SECONDS + 20))
+		while :; do
 			look=$(egt_ns "$EGT_CTR" socat -T 2 - "TCP:$a:7777,connect-timeout=2" </dev/null 2>&1) || true
-			[[ "$look" == host-service* ]] && break
+			[[ "$look" == host-service* ]] || [ "$SECONDS" -ge "$t" ] && break
 			sleep 0.1
 		done
 		ctl+=("$a: $look")
 	done
-	egress_run || { egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=0; return 1; }
+	egress_run || {
+		egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=0 net.ipv4.ip_forward="$fwd4"
+		return 1
+	}
 	# Before the fix the rebinding check knew private ranges only: the host's public addresses
 	# were pinned like any other, and the container got the host's own service
 	look=$(in_ctr nslookup hostself.test 2>&1) || true
@@ -1445,7 +1457,7 @@ allowed_both() {
 		r=$(connect "$a" 7777) || true
 		got+=("$a: $r")
 	done
-	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=0
+	egt_ns "$EGT_INET" sysctl -qw net.ipv6.conf.all.forwarding=0 net.ipv4.ip_forward="$fwd4"
 	[[ "${ctl[*]}" == *"192.0.2.6: host-service"* && "${ctl[*]}" == *"]: host-service6"* ]] ||
 		fail "control: the container's link did not reach the host's services: ${ctl[*]}"
 	[[ "${got[*]}" != *host-service* ]] || fail "the host's service answered the container: ${got[*]}"
