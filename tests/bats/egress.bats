@@ -2374,16 +2374,17 @@ arp_drops() {
 		fail "the forged ones not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
 }
 
-# A second link of the container's namespace, c1 198.51.100.65/27 and 2001:db8:64::1/64, to a
-# neighbour namespace holding the next hops 198.51.100.66-71 and 2001:db8:64::2-7 on n0 (one
-# link address, $NB_MAC); gw_link_down takes it away (and the routes through it)
+# gw_link_up [N]: a second link of the container's namespace, c1 198.51.100.65/27 and
+# 2001:db8:64::1/64, to a neighbour namespace holding N next hops (6 unless said; i = 2..N+1:
+# 198.51.100.(64+i) and 2001:db8:64::i) on n0 (one link address, $NB_MAC); gw_link_down takes
+# it away (and the routes through it)
 gw_link_up() {
 	local nb=agentrt-t-nb-$EGT_TAG i
 	ip netns add "$nb" || return 1
 	ip link add c1 netns "$EGT_CTR" type veth peer name n0 netns "$nb" || return 1
 	ip -n "$EGT_CTR" addr add 198.51.100.65/27 dev c1 && ip -n "$EGT_CTR" addr add 2001:db8:64::1/64 dev c1 nodad &&
 		ip -n "$EGT_CTR" link set c1 up && ip -n "$nb" link set n0 up && ip -n "$nb" link set lo up || return 1
-	for i in 2 3 4 5 6 7; do
+	for i in $(seq 2 $((${1:-6} + 1))); do
 		ip -n "$nb" addr add "198.51.100.$((64 + i))/27" dev n0 && ip -n "$nb" addr add "2001:db8:64::$i/64" dev n0 nodad || return 1
 	done
 	# the link's IPv6 prefix route (a gateway on it is refused before), at most 5 s
@@ -2493,6 +2494,54 @@ nb_forged_refused() {
 		grep -q "198.51.100.$((64 + i)) . $NB_MAC" <<<"$st" && grep -q "2001:db8:64::$i . $NB_MAC" <<<"$st" ||
 			fail "next hop $i not pinned: $st"
 	done
+}
+
+@test "egress: escape: seventeenth-gateway: past 16 gateways of a version every answer without a pin is refused, never open (IPv4 and IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's ARP and advertisement)"
+	local i hops4=() hops6=() pinned over4= over6= st mac=02:00:5e:00:53:98 nb=agentrt-t-nb-$EGT_TAG
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py
+	egress_run
+	gw_link_up 17 || { gw_link_down; fail "the second link"; }
+	for i in $(seq 2 18); do
+		hops4+=(nexthop via "198.51.100.$((64 + i))" dev c1)
+		hops6+=(nexthop via "2001:db8:64::$i" dev c1)
+	done
+	# with the gateway of c0, 18 of each version: 16 are pinned, two are past the bound
+	ip -n "$EGT_CTR" route add 203.0.113.192/26 "${hops4[@]}" &&
+		ip -n "$EGT_CTR" -6 route add 2001:db8:c0::/48 "${hops6[@]}" || { gw_link_down; fail "routes"; }
+	for _ in $(seq 50); do
+		pinned=$(egt_ns "$EGT_CTR" nft list set arp agentrt gw4; egt_ns "$EGT_CTR" nft list set ip6 agentrt gw6)
+		[ "$(grep -o '198\.51\.100\.[0-9]*' <<<"$pinned" | wc -l)" -ge 15 ] &&
+			[ "$(grep -o '2001:db8:64::[0-9a-f]*' <<<"$pinned" | wc -l)" -ge 15 ] && break
+		sleep 0.1
+	done
+	for i in $(seq 2 18); do
+		grep -qw "198.51.100.$((64 + i))" <<<"$pinned" || over4=198.51.100.$((64 + i))
+		grep -qw "2001:db8:64::$i" <<<"$pinned" || over6=2001:db8:64::$i
+	done
+	# Before the fix (4 per version, one hop of an IPv4 multipath route seen) a gateway past
+	# the bound took a forged answer; now the table refuses every answer it has no pin for:
+	# the neighbour's forged one and the gateway's own, so nothing goes through it
+	if [ -n "$over4" ] && [ -n "$over6" ]; then
+		ip -n "$EGT_CTR" neigh replace "$over4" dev c1 use 2>/dev/null || true
+		ip -n "$EGT_CTR" -6 neigh replace "$over6" dev c1 use 2>/dev/null || true
+		ip netns exec "$nb" python3 "$arp" reply n0 "$over4" "$mac" 198.51.100.65
+		ip netns exec "$nb" python3 "$arp" garp n0 "$over4" "$mac"
+		ip netns exec "$nb" python3 "$nd" na-solicited n0 "$over6" "$mac" 2001:db8:64::1
+		sleep 1.5 # the gateways' own answers (each asked again by the kernel) and the records
+		st="$(ip -n "$EGT_CTR" neigh show "$over4" dev c1) / $(ip -n "$EGT_CTR" -6 neigh show "$over6" dev c1)"
+	fi
+	local recs4 recs6
+	recs4=$(records "select(.kind == \"denied\" and .addr == \"$over4\") | .lladdr" | sort -u | tr '\n' ' ')
+	recs6=$(records "select(.kind == \"denied\" and .addr == \"$over6\") | .lladdr" | sort -u | tr '\n' ' ')
+	gw_link_down
+	[ -n "$over4" ] && [ -n "$over6" ] || fail "no gateway past the bound (IPv4 ${over4:-none}, IPv6 ${over6:-none}): $pinned"
+	[[ "$st" != *"$mac"* && "$st" != *"$NB_MAC"* ]] || fail "a gateway past the bound got a link address: $st"
+	[[ "$recs4" == *"$mac"* && "$recs4" == *"$NB_MAC"* ]] || fail "IPv4 $over4: refusals recorded: $recs4"
+	[[ "$recs6" == *"$mac"* && "$recs6" == *"$NB_MAC"* ]] || fail "IPv6 $over6: refusals recorded: $recs6"
+	# the gateways pinned still carry the allowed traffic
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed through the pinned gateway: $output"
 }
 
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {
