@@ -2,7 +2,7 @@
 # state, process, resources), profile files, `--user` specs, signal names, mount options,
 # the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing, the
 # workspace review's git index, config, object and ref readers, its ignore files and
-# its line diff, the audit
+# its line diff, the gateways of a namespace's rtnetlink dumps, the audit
 # trail's readers.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
@@ -23,7 +23,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
 	hostconf subproto gitindex gitconfig gitobjects gitreflog audit base64 netlog ignore \
-	gitrefs linediff
+	gitrefs linediff gateways
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -46,6 +46,7 @@ FUZZ_SRCS_gitindex := workspace/gitindex.c workspace/gitconfig.c workspace/prote
 FUZZ_SRCS_gitobjects := $(FUZZ_SRCS_gitindex)
 FUZZ_SRCS_gitreflog := $(FUZZ_SRCS_gitindex)
 FUZZ_SRCS_linediff := workspace/linediff.c
+FUZZ_SRCS_gateways := netfilter/gateways.c
 FUZZ_SRCS_gitrefs := $(FUZZ_SRCS_gitindex) workspace/scan.c
 FUZZ_SRCS_ignore := workspace/ignore.c $(FUZZ_SRCS_gitindex) workspace/scan.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
