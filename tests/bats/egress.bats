@@ -2382,14 +2382,21 @@ gw_link_up() {
 	local nb=agentrt-t-nb-$EGT_TAG i
 	ip netns add "$nb" || return 1
 	ip link add c1 netns "$EGT_CTR" type veth peer name n0 netns "$nb" || return 1
+	# no duplicate address detection on the link-local addresses (nd-inject.py sends from
+	# n0's, which cannot be bound while tentative)
+	egt_ns "$EGT_CTR" sysctl -qw net.ipv6.conf.c1.accept_dad=0 &&
+		ip netns exec "$nb" sysctl -qw net.ipv6.conf.n0.accept_dad=0 || return 1
 	ip -n "$EGT_CTR" addr add 198.51.100.65/27 dev c1 && ip -n "$EGT_CTR" addr add 2001:db8:64::1/64 dev c1 nodad &&
 		ip -n "$EGT_CTR" link set c1 up && ip -n "$nb" link set n0 up && ip -n "$nb" link set lo up || return 1
 	for i in $(seq 2 $((${1:-6} + 1))); do
 		ip -n "$nb" addr add "198.51.100.$((64 + i))/27" dev n0 && ip -n "$nb" addr add "2001:db8:64::$i/64" dev n0 nodad || return 1
 	done
-	# the link's IPv6 prefix route (a gateway on it is refused before), at most 5 s
+	# the link's IPv6 prefix route (a gateway on it is refused before) and n0's link-local
+	# address, at most 5 s
 	for i in $(seq 50); do
-		[ -n "$(ip -n "$EGT_CTR" -6 route show 2001:db8:64::/64 dev c1)" ] && break
+		[ -n "$(ip -n "$EGT_CTR" -6 route show 2001:db8:64::/64 dev c1)" ] &&
+			[ -n "$(ip -n "$nb" -6 addr show dev n0 scope link)" ] &&
+			[ -z "$(ip -n "$nb" -6 addr show dev n0 scope link tentative)" ] && break
 		sleep 0.1
 	done
 	NB_MAC=$(ip netns exec "$nb" cat /sys/class/net/n0/address)
