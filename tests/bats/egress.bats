@@ -2551,6 +2551,87 @@ nb_forged_refused() {
 	[ "$output" = hello-allowed-443 ] || fail "allowed through the pinned gateway: $output"
 }
 
+# gw_hold on|off: the fake internet's gateway (i0) does not hear the container's ARP requests and
+# neighbour solicitations, nor send ARP, while on: a question of the container's namespace stays
+# unanswered until the test answers it (packets the tests inject are not held)
+gw_hold() {
+	if [ "$1" = on ]; then
+		egt_ns "$EGT_INET" nft -f - <<-'EOF'
+			table arp hold {
+				chain in { type filter hook input priority 0; iifname "i0" arp operation request drop; }
+				chain out { type filter hook output priority 0; oifname "i0" drop; }
+			}
+			table ip6 hold {
+				chain in { type filter hook input priority 0; iifname "i0" icmpv6 type nd-neighbor-solicit drop; }
+			}
+		EOF
+	else
+		egt_ns "$EGT_INET" nft delete table arp hold 2>/dev/null
+		egt_ns "$EGT_INET" nft delete table ip6 hold 2>/dev/null
+		ip -n "$EGT_CTR" neigh flush dev c0
+		ip -n "$EGT_CTR" -6 neigh flush dev c0
+	fi
+	return 0
+}
+
+# race_answers FIRST SECOND: the two answers to the namespace's question for each gateway, in
+# that order (link addresses), sent from the gateway's link while it is held
+race_answers() {
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py m
+	for m in "$1" "$2"; do
+		egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$m" 192.0.2.2
+		egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$m" 2001:db8:2::2
+	done
+}
+
+# first_answer_records MAC: the trail's refusals of an answer for each gateway with MAC
+first_answer_records() {
+	for _ in $(seq 30); do
+		[ -n "$(records "select(.kind == \"denied\" and .proto == \"arp\" and .addr == \"192.0.2.1\" and .lladdr == \"$1\")")" ] &&
+			[ -n "$(records "select(.kind == \"denied\" and .icmp_type == 136 and .addr == \"2001:db8:2::1\" and .lladdr == \"$1\")")" ] &&
+			return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+@test "egress: first-answer-race: the gateway answers the namespace's question first, a neighbour after: the gateway pinned, the neighbour refused and recorded (IPv4 and IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the answers)"
+	local mac=02:00:5e:00:53:97 real pins
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_hold on
+	ip -n "$EGT_CTR" neigh flush dev c0
+	ip -n "$EGT_CTR" -6 neigh flush dev c0
+	egress_run || { gw_hold off; return 1; }
+	race_answers "$real" "$mac"
+	run first_answer_records "$mac"
+	local recorded=$status
+	pins=$(egt_ns "$EGT_CTR" nft list set arp agentrt pin; egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6)
+	gw_hold off
+	[ "$recorded" = 0 ] || fail "the neighbour's answers not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
+	grep -q "192.0.2.1 . $real" <<<"$pins" && grep -q "2001:db8:2::1 . $real" <<<"$pins" || fail "pins: $pins"
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
+}
+
+@test "egress: first-answer-race: a neighbour answers the namespace's question first, the gateway after: not covered, the gateway's own answer is refused and recorded, the only sign (IPv4 and IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the answers)"
+	local mac=02:00:5e:00:53:97 real pins
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_hold on
+	ip -n "$EGT_CTR" neigh flush dev c0
+	ip -n "$EGT_CTR" -6 neigh flush dev c0
+	egress_run || { gw_hold off; return 1; }
+	# THREAT-MODEL.md, the first-answer race: the first answer is pinned, the neighbour's here
+	race_answers "$mac" "$real"
+	run first_answer_records "$real"
+	local recorded=$status
+	pins=$(egt_ns "$EGT_CTR" nft list set arp agentrt pin; egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6)
+	echo "# pinned: $(grep -o '192.0.2.1 \. [0-9a-f:]*\|2001:db8:2::1 \. [0-9a-f:]*' <<<"$pins" | tr '\n' ' ')" >&3
+	gw_hold off
+	[ "$recorded" = 0 ] || fail "the gateway's own answers not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
+}
+
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {
 	local f
 	egress_run
