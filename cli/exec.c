@@ -467,12 +467,15 @@ static void exec_set_home(struct oci_process *proc, const char *home)
 }
 
 /* The home of uid in the container's /etc/passwd, read through the init's
- * root (resolved inside it), or NULL. */
+ * root (resolved inside it), or NULL.  pid-reuse-exec-home: the root is
+ * reached through a /proc/PID handle checked against the init's start time:
+ * an init that died since exec's status check, its pid taken by another
+ * process, is not replaced by that process's root (its /etc/passwd). */
 static char *exec_passwd_home(const struct container *c, uid_t uid)
 {
   struct error e = {0};
-  cleanup_free char *rootp = xfmt("/proc/%d/root", (int)c->state->pid);
-  cleanup_close int root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int proc = proc_open_identified(c->state->pid, c->state->pid_start_time, &e);
+  cleanup_close int root = proc < 0 ? -1 : openat(proc, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int fd = -1;
   cleanup_free char *data = NULL;
   size_t len = 0;
@@ -749,6 +752,7 @@ int cmd_exec(const struct global_opts *g, int argc, char **argv, struct error *e
   if (proc->caps.n_unknown > 0)
     log_warning("exec `%s`: process.capabilities: %u unknown (%s), ignoring", c->id,
                 proc->caps.n_unknown, proc->caps.unknown);
+  FAILPOINT_PAUSE("exec-before-profile");
   if (exec_apply_profile(c, proc, &home, err) < 0)
     goto out;
   if (lsm_check_process(proc, NULL, err) < 0) {

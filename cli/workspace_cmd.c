@@ -18,12 +18,13 @@
 #include <unistd.h>
 
 #include "cli/workspace_cmd.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "cli/data_cmd.h"
 #include "container/container.h"
 #include "os/fsutil.h"
-#include "os/procfs.h"
+#include "os/pid.h"
 #include "workspace/internal.h"
 
 struct wctx {
@@ -486,7 +487,6 @@ static int do_snapshot(struct wctx *x, const struct wopts *o, struct error *err)
 static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
 {
   cleanup_close int nsfd = -1;
-  cleanup_free char *pid = NULL;
   char **old;
 
   if (strv_len(o->args) != 1)
@@ -496,8 +496,11 @@ static int do_rollback(struct wctx *x, const struct wopts *o, struct error *err)
   if (!x->in_use)
     return workspace_rollback_layers(x->w, o->args[0], false, err);
   /* running: freeze, new upper + stack, mount it over the old one, thaw */
-  pid = xfmt("%d", (int)x->c->state->pid);
-  nsfd = procfs_open_ns(pid, "mnt", err);
+  FAILPOINT_PAUSE("workspace-rollback-before-join");
+  /* pid-reuse-workspace-rollback: the init may have died since its status was read, and its pid
+   * gone to another process (a host one: the host's mount namespace): the namespace is opened
+   * through a /proc/PID handle checked against the init's start time, never by the pid alone */
+  nsfd = proc_open_ns_identified(x->c->state->pid, x->c->state->pid_start_time, "mnt", err);
   if (nsfd < 0 || wctx_freeze(x, err) < 0)
     return error_prefix(err, "workspace `%s`: rollback", x->w->id);
   old = strv_dup(x->w->layers);

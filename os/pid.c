@@ -82,6 +82,22 @@ int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err)
   return (int)n;
 }
 
+int proc_open_ns_identified(pid_t pid, uint64_t start_time, const char *name, struct error *err)
+{
+  cleanup_close int pfd = proc_open_identified(pid, start_time, err);
+  cleanup_close int nsdir = -1;
+  char who[24];
+
+  if (pfd < 0)
+    return -1;
+  /* through pfd: once the process is gone (and its pid taken), this fails */
+  nsdir = openat(pfd, "ns", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (nsdir < 0)
+    return error_set(err, ESRCH, "process %d is gone", (int)pid);
+  snprintf(who, sizeof who, "%d", (int)pid);
+  return procfs_open_ns_at(nsdir, who, name, err);
+}
+
 pid_t proc_flock_holder(int fd)
 {
   struct stat st;

@@ -16,6 +16,10 @@ int proc_start_time(pid_t pid, uint64_t *ret, char *ret_state);
  * reused later: they fail once it is gone.  -1 and err (ESRCH) when pid is
  * gone, a zombie, or now another process; start_time 0 is never matched. */
 int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err);
+/* /proc/PID/ns/NAME of that process, opened through proc_open_identified's
+ * fd (checked to be an nsfs file): its namespace, never the namespace of a
+ * process that took the pid since.  -1 and err (ESRCH) when it is gone. */
+int proc_open_ns_identified(pid_t pid, uint64_t start_time, const char *name, struct error *err);
 /* The pid /proc/locks names for the flock(2) lock held on fd's file: the process that took it,
  * which may be gone while a child it forked still holds the descriptor (and the lock).  0 when
  * there is none or /proc/locks cannot be read. */

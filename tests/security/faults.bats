@@ -424,6 +424,115 @@ race_each() { # POINT
 	must_recover c1
 }
 
+# held_pid_reuse FAILPOINT VICTIM CMD...: the runtime runs CMD (its arguments, the container
+# c1's command) and is held at FAILPOINT; there the init of c1 is killed and an unrelated
+# process takes its pid (pidat -m: a mount namespace of its own, rooted at VICTIM, so that a
+# mount that lands there is seen in its mountinfo and nowhere else); then CMD goes on.  Sets
+# $status and $output (CMD's), VICTIM_PID, VICTIM_HELPER (pidat, to wait for), VICTIM_NS and
+# VICTIM_MOUNTS (its mount namespace and mountinfo before CMD went on).
+held_pid_reuse() {
+	local fp=$1 victim=$2 go=$BUNDLE/resume pid exe rc
+	shift 2
+	pid=$(container_pid c1)
+	AGENTRT_FAILPOINT=$fp AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+		"$AGENTRT" --root "$TEST_ROOT" "$@" </dev/null >"$BUNDLE/held.out" 2>&1 &
+	exe=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$go.reached" ] && break; sleep 0.1; done
+	[ -e "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "$* never reached $fp: $(cat "$BUNDLE/held.out")"; }
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+	"$HELPER_DIR/pidat" -m "$pid" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	VICTIM_HELPER=$!
+	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		touch "$go"
+		wait "$exe" || true
+		wait "$VICTIM_HELPER" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $pid was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	VICTIM_PID=$pid
+	VICTIM_NS=$(readlink "/proc/$pid/ns/mnt")
+	VICTIM_MOUNTS=$(cat "/proc/$pid/mountinfo")
+	[ "$VICTIM_NS" != "$(readlink /proc/self/ns/mnt)" ] || fail "pidat: in the host's mount namespace"
+	touch "$go"
+	status=0
+	wait "$exe" || status=$?
+	output=$(cat "$BUNDLE/held.out")
+}
+
+# victim_untouched WHAT: the process held_pid_reuse put at the init's pid is alive, sleeping,
+# in its own mount namespace with the mounts it had, and nothing else runs there; then it ends.
+victim_untouched() {
+	local st n=0 f bad=
+	read -r st <"/proc/$VICTIM_PID/stat" || bad="the process $VICTIM_PID died"
+	st=${st##*) }
+	[ -n "$bad" ] || [ "${st%% *}" = S ] || bad="the process $VICTIM_PID is in state ${st%% *}"
+	[ -n "$bad" ] || [ "$(readlink "/proc/$VICTIM_PID/ns/mnt")" = "$VICTIM_NS" ] || bad="its mount namespace changed"
+	[ -n "$bad" ] || [ "$(cat "/proc/$VICTIM_PID/mountinfo")" = "$VICTIM_MOUNTS" ] ||
+		bad="mounted into its namespace: $(diff <(echo "$VICTIM_MOUNTS") "/proc/$VICTIM_PID/mountinfo")"
+	for f in /proc/[0-9]*/ns/mnt; do
+		[ "$(readlink "$f" 2>/dev/null)" = "$VICTIM_NS" ] && n=$((n + 1))
+	done
+	[ -n "$bad" ] || [ "$n" -eq 1 ] || bad="$n processes in its mount namespace, not 1"
+	kill "$VICTIM_PID" 2>/dev/null
+	wait "$VICTIM_HELPER" || true
+	[ -z "$bad" ] || fail "$1: $bad"
+}
+
+# pid-reuse-exec-home: exec read the home of its uid from /etc/passwd in /proc/PID/root, by the
+# pid alone (an exec as a uid the init is not, under the agent profile): an init that died after
+# exec's status check, its pid taken by an unrelated process, had exec open that process's
+# /etc/passwd.  Here it is a FIFO with a writer waiting for a reader: opened, the writer goes on.
+@test "fault: pid-reuse-exec-home: an init replaced by a host process while exec looks up the home: exec opens nothing in its root" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	local victim=$BUNDLE/victim writer
+	mkdir -p "$victim/etc"
+	mkfifo "$victim/etc/passwd"
+	update_config '.root.readonly = true | .process.env = ["PATH=/bin:/usr/bin"] |
+		.process.user = {"uid": 0, "gid": 0}'
+	set_args sleep 100
+	AGENTRT_PROFILE=agent create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	timeout 60 sh -c 'exec 3>"$1" && echo opened >"$2"' sh "$victim/etc/passwd" "$BUNDLE/fifo.opened" &
+	writer=$!
+	AGENTRT_PROFILE=agent held_pid_reuse exec-before-profile "$victim" exec --user 4242:4242 c1 true
+	for ((i = 0; i < 5; i++)); do [ -e "$BUNDLE/fifo.opened" ] && break; sleep 0.1; done
+	kill "$writer" 2>/dev/null || true
+	wait "$writer" || true
+	[ ! -e "$BUNDLE/fifo.opened" ] || fail "exec opened /etc/passwd in the root of process $VICTIM_PID"
+	victim_untouched "exec"
+	assert_clean_failure
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	assert_output_contains "\`c1\`"
+	must_recover c1
+}
+
+# pid-reuse-workspace-rollback: the rollback of a running container's workspace opened
+# /proc/PID/ns/mnt by the pid alone, then mounted the rolled-back overlay there: an init that
+# died after the status check, its pid taken by an unrelated process (a host one: the host's
+# mount namespace), had the overlay mounted into that process's namespace.  Here the process has
+# a namespace of its own with /workspace in it, which must keep the mounts it had.
+@test "fault: pid-reuse-workspace-rollback: an init replaced by a host process during a rollback: nothing is mounted in its namespace" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	local victim=$BUNDLE/victim
+	mkdir -p "$victim/workspace" "$BUNDLE/host" "$ROOTFS/workspace"
+	echo data >"$BUNDLE/host/a.txt"
+	update_config ".mounts += [{\"destination\": \"/workspace\", \"type\": \"bind\",
+		\"source\": \"$BUNDLE/host\", \"options\": [\"rbind\", \"rw\"]}]"
+	set_args sleep 100
+	AGENTRT_PROFILE=agent create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	rt workspace c1 snapshot s1 >/dev/null || fail "snapshot"
+	held_pid_reuse workspace-rollback-before-join "$victim" workspace c1 rollback s1
+	victim_untouched "rollback"
+	assert_clean_failure
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	assert_output_contains "\`c1\`"
+	must_recover c1
+	rt workspace c1 purge >/dev/null || fail "purge"
+}
+
 @test "fault: delete killed before it destroys anything" {
 	start_agent
 	fp delete-before-destroy delete --force c1
