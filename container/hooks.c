@@ -16,6 +16,10 @@
  * killed by SIGKILL while it waits (an engine's last word) closes the keeper's pipe, and the
  * keeper kills the hook with all it started, as a timeout does (runc 1.1.5 leaves them running).
  * The keeper hands the hook's wait status back on a pipe and exits.
+ * hook-child-outlives-container: a hook the init runs (createContainer, startContainer) in a
+ * container without a pid namespace of its own (the init is not its pid 1) runs under a keeper
+ * too, which kills what the hook left once it ends: nothing else would (there is no pid 1 whose
+ * exit takes them), and they ran on in the container's cgroup after it stopped.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -49,6 +53,7 @@ struct hook_run {
   int alivefd;      /* the keeper's runtime-is-alive pipe (we hold the write end) */
   int statfd;       /* the hook's wait status, from the keeper */
   bool keeper;      /* run under a keeper (the runtime's own hooks; not the init's) */
+  bool reap;        /* the keeper kills what the hook left once it ends */
   const char *data; /* state JSON */
   size_t len, off;
   long long deadline; /* ms on CLOCK_MONOTONIC, -1 = none */
@@ -164,14 +169,31 @@ static void hook_kill_tree(pid_t root, const pid_t *before, size_t n_before)
   free(pids);
 }
 
+/* What the hook left below the keeper (its subreaper): every process, killed, then reaped (a
+ * process killed makes its children ours before it can be reaped: none is missed). */
+static void keeper_kill_leftovers(void)
+{
+  static const pid_t none[1];
+  pid_t *kids = xmalloc(HOOK_TREE_MAX * sizeof *kids);
+  size_t n = 0;
+
+  add_children_of("self", kids, &n);
+  if (n > 0)
+    hook_kill_tree(kids[0], none, 0); /* with every other child of ours (none is old) */
+  free(kids);
+  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+    ;
+}
+
 /* hook-dies-with-runtime: the keeper, a child of ours and the subreaper of what the hook starts.
  * It forks the hook and waits for it; the hook's wait status goes to statfd, then it exits (what
- * the hook left runs on, as before).  When the runtime dies first (alivefd, the read end of a
- * pipe only the runtime holds open, hangs up), the hook and every process below the keeper are
- * killed (hook_kill_tree).  Killed itself (a timeout, a cancel), the keeper is in the tree the
- * runtime kills. */
+ * the hook left runs on, as before, unless reap: then it is killed first).  When the runtime dies
+ * first (alivefd, the read end of a pipe only the runtime holds open, hangs up), the hook and every
+ * process below the keeper are killed (hook_kill_tree).  Killed itself (a timeout, a cancel), the
+ * keeper is in the tree the runtime kills. */
 static __attribute__((noreturn)) void hook_keeper(const struct oci_hook *h, const char *dir,
-                                                  int rfd, int errfd, int alivefd, int statfd)
+                                                  bool reap, int rfd, int errfd, int alivefd,
+                                                  int statfd)
 {
   static const pid_t none[1];
   pid_t pid;
@@ -191,6 +213,8 @@ static __attribute__((noreturn)) void hook_keeper(const struct oci_hook *h, cons
     struct pollfd p[2] = {{.fd = alivefd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) {
+      if (reap)
+        keeper_kill_leftovers();
       (void)!write(statfd, &status, sizeof status);
       _exit(0);
     }
@@ -238,7 +262,7 @@ static int hook_spawn(struct hook_run *hr, struct error *err)
     close(erd);
     close(awr);
     close(srd);
-    hook_keeper(hr->hook, hr->dir, rfd, ewr, ard, swr);
+    hook_keeper(hr->hook, hr->dir, hr->reap, rfd, ewr, ard, swr);
   }
   close(take_fd(&ewr));
   close(take_fd(&ard));
@@ -334,11 +358,12 @@ static int hook_result(const struct hook_run *hr, int status, struct error *err)
   }
 }
 
-static int run_one(const struct oci_hook *h, const char *phase, bool keeper, const char *dir,
-                   const char *state, struct error *err)
+static int run_one(const struct oci_hook *h, const char *phase, bool keeper, bool reap,
+                   const char *dir, const char *state, struct error *err)
 {
   struct hook_run hr = {.hook = h,
                         .keeper = keeper,
+                        .reap = reap,
                         .phase = phase,
                         .dir = dir,
                         .pidfd = -1,
@@ -406,11 +431,13 @@ int hooks_run(const struct oci_hook *hooks, size_t n, const char *phase, const c
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old);
   /* hook-dies-with-runtime: the init's hooks (createContainer, startContainer) run in the
-   * container's namespaces, under its limits and seccomp filter: no keeper there */
-  bool keeper = strcmp(phase, "createContainer") != 0 && strcmp(phase, "startContainer") != 0;
+   * container's namespaces, under its limits and seccomp filter: no keeper there, unless the
+   * container has no pid namespace of its own (hook-child-outlives-container) */
+  bool in_init = strcmp(phase, "createContainer") == 0 || strcmp(phase, "startContainer") == 0;
+  bool reap = in_init && getpid() != 1;
   for (size_t i = 0; i < n && r == 0; i++) {
     cleanup_free char *label = xfmt("%s hook #%zu", phase, i);
-    r = run_one(&hooks[i], label, keeper, dir, state_json, err);
+    r = run_one(&hooks[i], label, !in_init || reap, reap, dir, state_json, err);
   }
   sigaction(SIGPIPE, &old, NULL);
   return r;

@@ -402,6 +402,51 @@ daemon_pids() {
 	done
 }
 
+# hook-child-outlives-container: a createContainer or startContainer hook runs from the init;
+# what it starts and leaves (`sleep &`) was, in a container without a pid namespace of its own,
+# no process's of the container: it ran on after the hook, and after the container stopped, in
+# the container's cgroup, until `delete`.  Now it goes when the hook ends.  With a pid namespace
+# of its own it is the init's (its pid 1) until the container stops, as before.
+@test "hook-child-outlives-container: what an init's hook leaves goes with the hook (no pid namespace) or the container (its own)" {
+	known_broken runc "runc 1.1.5's create waits for the createContainer hook's child (killed at 60 s)"
+	local kind pidns tag pids i
+	for kind in createContainer startContainer; do
+		for pidns in no yes; do
+			tag=4$RANDOM.$((${#pidns} + 1))
+			cp "$BUNDLE/config.json" "$BUNDLE/config.json.keep"
+			printf '#!/bin/sh\nsleep %s </dev/null >/dev/null 2>&1 &\necho up >%s\n' "$tag" \
+				"$( [ "$kind" = startContainer ] && echo /hook.up || echo "$BUNDLE/hook.up")" >"$ROOTFS/hook.sh"
+			chmod 0755 "$ROOTFS/hook.sh"
+			rm -f "$ROOTFS/hook.up" "$BUNDLE/hook.up"
+			update_config ".hooks.$kind = [{\"path\": \"$( [ "$kind" = startContainer ] && echo /hook.sh || echo "$ROOTFS/hook.sh")\"}]"
+			[ "$pidns" = yes ] || update_config '.linux.namespaces |= map(select(.type != "pid"))'
+			set_args sleep 100
+			create_container c1
+			[ "$status" -eq 0 ] || fail "$kind, pid namespace $pidns: create: $output"
+			rt start c1 || fail "$kind, pid namespace $pidns: start"
+			mv "$BUNDLE/config.json.keep" "$BUNDLE/config.json"
+			[ -e "$ROOTFS/hook.up" ] || [ -e "$BUNDLE/hook.up" ] || fail "$kind, pid namespace $pidns: the hook did not run"
+			if [ "$pidns" = no ]; then
+				for ((i = 0; i < 50; i++)); do
+					pids=$(daemon_pids "$tag")
+					[ -n "$pids" ] || break
+					sleep 0.1
+				done
+				[ -z "$pids" ] || { kill -9 $pids; fail "$kind, no pid namespace: the hook's child $pids runs after the hook"; }
+			fi
+			rt kill c1 KILL || fail "$kind, pid namespace $pidns: kill"
+			wait_for_status c1 stopped 10 || fail "$kind, pid namespace $pidns: not stopped"
+			for ((i = 0; i < 50; i++)); do
+				pids=$(daemon_pids "$tag")
+				[ -n "$pids" ] || break
+				sleep 0.1
+			done
+			[ -z "$pids" ] || { kill -9 $pids; fail "$kind, pid namespace $pidns: the hook's child $pids runs after the container stopped"; }
+			rt delete c1 || fail "$kind, pid namespace $pidns: delete"
+		done
+	done
+}
+
 @test "poststop runs on delete --force of a running container" {
 	update_config ".hooks.poststop = [$(hook poststop "$BUNDLE/hooks.log")]"
 	set_args sleep 1000
