@@ -632,8 +632,10 @@ void container_abort(struct container *c, const struct global_opts *g)
   cleanup_free char *parent = NULL;
   char *slash;
 
-  if (c->state->pid > 0)
-    proc_kill_wait(c->state->pid, 0, SIGKILL, 2000);
+  /* by its start time too: a pid recorded without one is no process of ours (proc_alive would
+   * take any process at that pid for it) */
+  if (c->state->pid > 0 && c->state->pid_start_time != 0)
+    proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
   egress_teardown(c, g);
   if (c->cgroup && cgroup_destroy(c->cgroup, &e) < 0)
     log_warning("create `%s`: remove cgroup: %s", c->id, e.msg);
@@ -1386,7 +1388,7 @@ fail:
     close(ret_r->sync_fd);
   ret_r->pty_master = ret_r->sync_fd = -1;
   /* the monitor leaves at EOF on its channel, or when its init is dead */
-  if (c->state->pid > 0)
+  if (c->state->pid > 0 && c->state->pid_start_time != 0)
     proc_kill_wait(c->state->pid, c->state->pid_start_time, SIGKILL, 2000);
   monitor_abandon(&mh);
   container_abort(c, g);

@@ -12,6 +12,8 @@
  * FAILPOINT_PAUSE("name") holds the runtime there instead: it makes the file named by
  * AGENTRT_FAILPOINT_RESUME with ".reached" appended, then waits (30 s at most) until that file
  * exists, so that a test can change the world at exactly that point (pid-reuse-exec).
+ * FAILPOINT_PAUSE_NOTE("name", n) does the same with the number n (a pid the test needs) in
+ * the ".reached" file.
  */
 #ifndef AGENTRT_FAILPOINT_H
 #define AGENTRT_FAILPOINT_H
@@ -29,23 +31,29 @@
   } while (0)
 #define FAILPOINT_FAILS(name)                                                                      \
   (getenv("AGENTRT_FAILPOINT") != NULL && strcmp(getenv("AGENTRT_FAILPOINT"), (name)) == 0)
-#define FAILPOINT_PAUSE(name)                                                                      \
+#define FAILPOINT_PAUSE_NOTE(name, note)                                                           \
   do {                                                                                             \
     const char *fp_go_ = getenv("AGENTRT_FAILPOINT_RESUME");                                       \
     if (FAILPOINT_FAILS(name) && fp_go_ != NULL)                                                   \
-      failpoint_pause_(fp_go_);                                                                    \
+      failpoint_pause_(fp_go_, (long long)(note));                                                 \
   } while (0)
+#define FAILPOINT_PAUSE(name) FAILPOINT_PAUSE_NOTE(name, -1)
 #include <fcntl.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-static inline __attribute__((unused)) void failpoint_pause_(const char *go)
+static inline __attribute__((unused)) void failpoint_pause_(const char *go, long long note)
 {
   char reached[4096];
   struct timespec ts = {0, 10 * 1000 * 1000};
+  int fd;
 
   snprintf(reached, sizeof reached, "%s.reached", go);
-  close(open(reached, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  fd = open(reached, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0 && note >= 0)
+    dprintf(fd, "%lld\n", note);
+  if (fd >= 0)
+    close(fd);
   for (int i = 0; i < 3000 && access(go, F_OK) != 0; i++)
     nanosleep(&ts, NULL);
 }
@@ -56,6 +64,10 @@ static inline __attribute__((unused)) void failpoint_pause_(const char *go)
 #define FAILPOINT_FAILS(name) false
 #define FAILPOINT_PAUSE(name)                                                                      \
   do {                                                                                             \
+  } while (0)
+#define FAILPOINT_PAUSE_NOTE(name, note)                                                           \
+  do {                                                                                             \
+    (void)(note);                                                                                  \
   } while (0)
 #endif
 

@@ -546,6 +546,10 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
   }
   ns_plan_close(&plan);
   o->c->state->pid = pid;
+  if (FAILPOINT_FAILS("spawn-init-reaped")) {
+    error_set(err, 0, "failpoint spawn-init-reaped");
+    goto fail_child;
+  }
   if (plan.new_ns[OCI_NS_USER] && ns_write_id_maps(pid, cfg, err) < 0)
     goto fail_child;
   if (o->c->cgroup && cgfd < 0 && !self_join && cgroup_add_pid(o->c->cgroup, pid, err) < 0)
@@ -567,6 +571,11 @@ int spawn_init(const struct spawn_opts *o, struct spawn_result *r, struct error 
 
 fail_child:
   proc_kill_reap(pid);
+  FAILPOINT_PAUSE_NOTE("spawn-init-reaped", pid);
+  /* pid-reuse-create-abort: reaped, the pid is free for any process: the container's unwind
+   * must not kill it again by that number */
+  o->c->state->pid = 0;
+  o->c->state->pid_start_time = 0;
   r->pid = -1;
   if (r->pty_master >= 0)
     close(r->pty_master);

@@ -424,23 +424,14 @@ race_each() { # POINT
 	must_recover c1
 }
 
-# held_pid_reuse FAILPOINT VICTIM CMD...: the runtime runs CMD (its arguments, the container
-# c1's command) and is held at FAILPOINT; there the init of c1 is killed and an unrelated
-# process takes its pid (pidat -m: a mount namespace of its own, rooted at VICTIM, so that a
-# mount that lands there is seen in its mountinfo and nowhere else); then CMD goes on.  Sets
-# $status and $output (CMD's), VICTIM_PID, VICTIM_HELPER (pidat, to wait for), VICTIM_NS and
-# VICTIM_MOUNTS (its mount namespace and mountinfo before CMD went on).
-held_pid_reuse() {
-	local fp=$1 victim=$2 go=$BUNDLE/resume pid exe rc
-	shift 2
-	pid=$(container_pid c1)
-	AGENTRT_FAILPOINT=$fp AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
-		"$AGENTRT" --root "$TEST_ROOT" "$@" </dev/null >"$BUNDLE/held.out" 2>&1 &
-	exe=$!
-	for ((i = 0; i < 100; i++)); do [ -e "$go.reached" ] && break; sleep 0.1; done
-	[ -e "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "$* never reached $fp: $(cat "$BUNDLE/held.out")"; }
-	kill -KILL "$pid"
-	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+# plant_victim PID VICTIM GO EXE: an unrelated process takes the pid PID (pidat -m: a mount
+# namespace of its own, rooted at VICTIM, so that a mount that lands there is seen in its
+# mountinfo and nowhere else); sets VICTIM_PID, VICTIM_HELPER (pidat, to wait for), VICTIM_NS
+# and VICTIM_MOUNTS (its mount namespace and mountinfo now).  When it cannot, the runtime
+# (EXE) held at a failpoint is let go (GO) and waited for, then the test skips (PID taken
+# meanwhile) or fails.
+plant_victim() {
+	local pid=$1 victim=$2 go=$3 exe=$4 rc
 	"$HELPER_DIR/pidat" -m "$pid" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
 	VICTIM_HELPER=$!
 	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
@@ -455,6 +446,24 @@ held_pid_reuse() {
 	VICTIM_NS=$(readlink "/proc/$pid/ns/mnt")
 	VICTIM_MOUNTS=$(cat "/proc/$pid/mountinfo")
 	[ "$VICTIM_NS" != "$(readlink /proc/self/ns/mnt)" ] || fail "pidat: in the host's mount namespace"
+}
+
+# held_pid_reuse FAILPOINT VICTIM CMD...: the runtime runs CMD (its arguments, the container
+# c1's command) and is held at FAILPOINT; there the init of c1 is killed and an unrelated
+# process takes its pid (plant_victim); then CMD goes on.  Sets $status and $output (CMD's)
+# and what plant_victim sets.
+held_pid_reuse() {
+	local fp=$1 victim=$2 go=$BUNDLE/resume pid exe
+	shift 2
+	pid=$(container_pid c1)
+	AGENTRT_FAILPOINT=$fp AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+		"$AGENTRT" --root "$TEST_ROOT" "$@" </dev/null >"$BUNDLE/held.out" 2>&1 &
+	exe=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$go.reached" ] && break; sleep 0.1; done
+	[ -e "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "$* never reached $fp: $(cat "$BUNDLE/held.out")"; }
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+	plant_victim "$pid" "$victim" "$go" "$exe"
 	touch "$go"
 	status=0
 	wait "$exe" || status=$?
@@ -465,7 +474,7 @@ held_pid_reuse() {
 # in its own mount namespace with the mounts it had, and nothing else runs there; then it ends.
 victim_untouched() {
 	local st n=0 f bad=
-	read -r st <"/proc/$VICTIM_PID/stat" || bad="the process $VICTIM_PID died"
+	{ read -r st <"/proc/$VICTIM_PID/stat"; } 2>/dev/null || bad="the process $VICTIM_PID died"
 	st=${st##*) }
 	[ -n "$bad" ] || [ "${st%% *}" = S ] || bad="the process $VICTIM_PID is in state ${st%% *}"
 	[ -n "$bad" ] || [ "$(readlink "/proc/$VICTIM_PID/ns/mnt")" = "$VICTIM_NS" ] || bad="its mount namespace changed"
@@ -475,7 +484,7 @@ victim_untouched() {
 		[ "$(readlink "$f" 2>/dev/null)" = "$VICTIM_NS" ] && n=$((n + 1))
 	done
 	[ -n "$bad" ] || [ "$n" -eq 1 ] || bad="$n processes in its mount namespace, not 1"
-	kill "$VICTIM_PID" 2>/dev/null
+	kill "$VICTIM_PID" 2>/dev/null || true
 	wait "$VICTIM_HELPER" || true
 	[ -z "$bad" ] || fail "$1: $bad"
 }
@@ -531,6 +540,34 @@ victim_untouched() {
 	assert_output_contains "\`c1\`"
 	must_recover c1
 	rt workspace c1 purge >/dev/null || fail "purge"
+}
+
+# pid-reuse-create-abort: a create that failed after the init's clone (its id maps, its cgroup)
+# reaped the init, then killed "the init" again on its way out by the pid alone (no start
+# time): a process that took the pid meanwhile was killed.  Held after the reap
+# (spawn-init-reaped, the pid in the .reached file), an unrelated process takes the pid.
+@test "fault: pid-reuse-create-abort: a create failing after its init was reaped kills no process that took the init's pid" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	local victim=$BUNDLE/victim go=$BUNDLE/resume pid exe
+	mkdir -p "$victim"
+	set_args true
+	AGENTRT_FAILPOINT=spawn-init-reaped AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+		"$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" c1 </dev/null >"$BUNDLE/held.out" 2>&1 &
+	exe=$!
+	for ((i = 0; i < 100; i++)); do [ -s "$go.reached" ] && break; sleep 0.1; done
+	[ -s "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "create never reached spawn-init-reaped: $(cat "$BUNDLE/held.out")"; }
+	pid=$(cat "$go.reached")
+	[ ! -e "/proc/$pid" ] || { touch "$go"; wait "$exe" || true; fail "the init $pid was not reaped"; }
+	plant_victim "$pid" "$victim" "$go" "$exe"
+	touch "$go"
+	status=0
+	wait "$exe" || status=$?
+	output=$(cat "$BUNDLE/held.out")
+	victim_untouched "create"
+	[ "$status" -eq 1 ] || fail "create: $status: $output"
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	assert_output_contains "create \`c1\`"
+	must_recover c1
 }
 
 @test "fault: delete killed before it destroys anything" {
