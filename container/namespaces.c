@@ -10,7 +10,27 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "os/pid.h"
 #include "os/procfs.h"
+
+/* pid-reuse-subagent-join: a sub-agent's config (monitor/subagents.c) joins its parent's
+ * namespaces as /proc/PID/ns/NAME, PID the parent's init, whose start time the annotation
+ * io.agentrt.parent-start gives.  An init that died before this create opens them may have
+ * given its pid to another process (a host one: the host's namespaces): such a path is opened
+ * through a /proc/PID handle checked against that start time.  -2: not such a path. */
+static int open_parent_ns(const struct oci_config *c, const char *path, struct error *err)
+{
+  const char *s = oci_config_annotation(c, "io.agentrt.parent-start");
+  uint64_t start = 0;
+  char name[16];
+  int pid, end = 0;
+
+  if (s == NULL || parse_u64(s, &start) < 0 || start == 0 ||
+      sscanf(path, "/proc/%d/ns/%15[a-z_]%n", &pid, name, &end) != 2 || path[end] != '\0' ||
+      pid <= 0)
+    return -2;
+  return proc_open_ns_identified(pid, start, name, err);
+}
 
 int ns_plan_build(const struct oci_config *c, struct ns_plan *p, struct error *err)
 {
@@ -27,7 +47,15 @@ int ns_plan_build(const struct oci_config *c, struct ns_plan *p, struct error *e
       p->clone_flags |= oci_ns_clone_flag(ns->type);
       continue;
     }
-    p->join_fd[ns->type] = open(ns->path, O_RDONLY | O_CLOEXEC);
+    p->join_fd[ns->type] = open_parent_ns(c, ns->path, err);
+    if (p->join_fd[ns->type] == -1) {
+      error_prefix(err, "linux.namespaces: open %s namespace `%s`", oci_ns_name(ns->type),
+                   ns->path);
+      ns_plan_close(p);
+      return -1;
+    }
+    if (p->join_fd[ns->type] == -2)
+      p->join_fd[ns->type] = open(ns->path, O_RDONLY | O_CLOEXEC);
     if (p->join_fd[ns->type] < 0) {
       error_errno(err, "linux.namespaces: open %s namespace `%s`", oci_ns_name(ns->type), ns->path);
       ns_plan_close(p);

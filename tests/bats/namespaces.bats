@@ -212,6 +212,59 @@ start_joiner() {
 	[ -z "$(rt list -q)" ]
 }
 
+# pid-reuse-subagent-join: a sub-agent's config (monitor/subagents.c) joins its parent's
+# namespaces as /proc/PID/ns/..., PID the parent's init, with that init's start time in the
+# annotation io.agentrt.parent-start.  The parent's init may die before the child's create
+# opens them, and its pid go to an unrelated process (pidat: a host process, in the host's
+# network namespace): the child joined that process's namespace.  Here the "parent" is a
+# process in a network namespace of its own, killed before the create.
+@test "pid-reuse-subagent-join: a sub-agent's create never joins the namespace of a process that took its parent's pid" {
+	agentrt_only "io.agentrt.parent-start is agentrt's"
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	local parent start helper rc st victim=$BUNDLE/victim
+	mkdir -p "$victim"
+	unshare -n sleep 1000 &
+	parent=$!
+	for ((i = 0; i < 50; i++)); do
+		[ "$(readlink "/proc/$parent/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.1
+	done
+	st=$(cat "/proc/$parent/stat")
+	st=${st##*) }
+	start=$(cut -d' ' -f20 <<<"$st")
+	kill -KILL "$parent"
+	wait "$parent" || true
+	"$HELPER_DIR/pidat" "$parent" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	helper=$!
+	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		wait "$helper" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $parent was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	[ "$(readlink "/proc/$parent/ns/net")" = "$(readlink /proc/self/ns/net)" ] || fail "pidat: not in the host's network namespace"
+	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"/proc/$parent/ns/net\" else . end) |
+		.annotations[\"io.agentrt.parent-start\"] = \"$start\""
+	set_args sleep 100
+	create_container c1
+	rc=$status
+	if [ "$rc" -eq 0 ]; then
+		local joined
+		joined=$(readlink "/proc/$(container_pid c1)/ns/net")
+		kill "$parent"
+		wait "$helper" || true
+		fail "create joined $joined (the host's: $(readlink /proc/self/ns/net)), the namespace of the process that took pid $parent"
+	fi
+	kill -0 "$parent" || fail "the process at $parent is gone"
+	kill "$parent"
+	wait "$helper" || true
+	assert_clean_failure
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	assert_output_contains "\`c1\`"
+	assert_output_contains "/proc/$parent/ns/net"
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
+}
+
 @test "joining a namespace of the wrong type fails" {
 	update_config '.linux.namespaces |= map(if .type == "network" then .path = "/proc/self/ns/ipc" else . end)'
 	set_args true
