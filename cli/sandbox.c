@@ -2166,14 +2166,17 @@ int cmd_sandbox_init(const struct global_opts *g, int argc, char **argv, struct 
   }
 }
 
-/* The init's pid from the OCI state a hook gets on stdin. */
-static pid_t state_pid(struct error *err)
+/* The init's pid from the OCI state a hook gets on stdin, and the start time of a sub-agent's
+ * parent's init (io.agentrt.parent-start, monitor/subagents.c; 0 when none). */
+static pid_t state_pid(uint64_t *ret_parent_start, struct error *err)
 {
   char buf[65536];
   size_t len = 0;
   ssize_t n;
   const char *p;
   long v;
+  struct oci_state *st = NULL;
+  struct error ignore = {0};
 
   while (len < sizeof buf - 1 && (n = read(STDIN_FILENO, buf + len, sizeof buf - 1 - len)) != 0) {
     if (n < 0) {
@@ -2185,6 +2188,14 @@ static pid_t state_pid(struct error *err)
     len += (size_t)n;
   }
   buf[len] = '\0';
+  *ret_parent_start = 0;
+  if (oci_state_parse(buf, len, "the hook's state", &st, &ignore) == 0) {
+    for (size_t i = 0; i < st->n_annotations; i++)
+      if (streq(st->annotations[i].key, "io.agentrt.parent-start") &&
+          (parse_u64(st->annotations[i].value, ret_parent_start) < 0 || *ret_parent_start == 0))
+        *ret_parent_start = UINT64_MAX; /* matches no process */
+    oci_state_free(st);
+  }
   p = strstr(buf, "\"pid\"");
   if (p == NULL || (p = strchr(p, ':')) == NULL) {
     error_set(err, 0, "sandbox-net: no pid in the state");
@@ -2200,7 +2211,7 @@ static pid_t state_pid(struct error *err)
 
 /* The babysitter: starts slirp4netns for the init's network namespace, says
  * when it is up, and ends it when the init is gone. */
-static void babysit(pid_t init, int up, const char *netns, bool host_loopback)
+static void babysit(pid_t init, int up, int netns_fd, bool host_loopback)
 {
   int ready[2];
   pid_t slirp;
@@ -2216,13 +2227,12 @@ static void babysit(pid_t init, int up, const char *netns, bool host_loopback)
     _exit(1);
   if (slirp == 0) {
     int wfd = dup(ready[1]); /* without O_CLOEXEC: slirp4netns writes it */
-    if (netns != NULL) {
+    if (netns_fd >= 0) {
       /* a sub-agent's: slirp4netns connects out from its parent's namespace,
        * where the parent's table decides (monitor/subagents.h) */
-      int nfd = open(netns, O_RDONLY | O_CLOEXEC);
-      if (nfd < 0 || setns(nfd, CLONE_NEWNET) < 0)
+      if (setns(netns_fd, CLONE_NEWNET) < 0)
         _exit(126);
-      close(nfd);
+      close(netns_fd);
       /* the child's connections must be told from the parent's own there:
        * by this group, the parent's proxy puts none of the parent's secrets
        * into them (common/subproto.h); no network rather than the parent's
@@ -2283,6 +2293,8 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
 
   const char *netns = NULL;
   bool host_loopback = false;
+  uint64_t parent_start;
+  cleanup_close int netns_fd = -1;
 
   (void)g;
   for (int i = 1; i < argc; i++) {
@@ -2293,8 +2305,16 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
     else
       return error_set(err, 0, "sandbox-net: unknown argument `%s`", argv[i]);
   }
-  if ((init = state_pid(err)) < 0)
+  if ((init = state_pid(&parent_start, err)) < 0)
     return -1;
+  /* pid-reuse-subagent-slirp: a sub-agent's --netns is /proc/PID/ns/net, PID its parent's init;
+   * once that init has died the pid may be a host process's (the host's namespace): opened
+   * through a /proc/PID handle checked against the parent's start time */
+  if (netns != NULL && parent_start != 0 &&
+      (netns_fd = proc_open_ns_path_identified(netns, parent_start, err)) == -1)
+    return error_prefix(err, "sandbox-net: --netns `%s`", netns);
+  if (netns != NULL && netns_fd < 0 && (netns_fd = open(netns, O_RDONLY | O_CLOEXEC)) < 0)
+    return error_errno(err, "sandbox-net: --netns `%s`", netns);
   if (pipe2(up, O_CLOEXEC) < 0)
     return error_errno(err, "sandbox-net: pipe");
   sitter = fork();
@@ -2305,7 +2325,7 @@ int cmd_sandbox_net(const struct global_opts *g, int argc, char **argv, struct e
     /* detached from the hook: the runtime waits for the hook, not for us */
     if (fork() != 0)
       _exit(0);
-    babysit(init, up[1], netns, host_loopback);
+    babysit(init, up[1], netns_fd, host_loopback);
   }
   close(up[1]);
   waitpid(sitter, NULL, 0);

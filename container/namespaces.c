@@ -22,14 +22,10 @@ static int open_parent_ns(const struct oci_config *c, const char *path, struct e
 {
   const char *s = oci_config_annotation(c, "io.agentrt.parent-start");
   uint64_t start = 0;
-  char name[16];
-  int pid, end = 0;
 
-  if (s == NULL || parse_u64(s, &start) < 0 || start == 0 ||
-      sscanf(path, "/proc/%d/ns/%15[a-z_]%n", &pid, name, &end) != 2 || path[end] != '\0' ||
-      pid <= 0)
+  if (s == NULL || parse_u64(s, &start) < 0 || start == 0)
     return -2;
-  return proc_open_ns_identified(pid, start, name, err);
+  return proc_open_ns_path_identified(path, start, err);
 }
 
 int ns_plan_build(const struct oci_config *c, struct ns_plan *p, struct error *err)

@@ -98,6 +98,17 @@ int proc_open_ns_identified(pid_t pid, uint64_t start_time, const char *name, st
   return procfs_open_ns_at(nsdir, who, name, err);
 }
 
+int proc_open_ns_path_identified(const char *path, uint64_t start_time, struct error *err)
+{
+  char name[16];
+  int pid, end = 0;
+
+  if (sscanf(path, "/proc/%d/ns/%15[a-z_]%n", &pid, name, &end) != 2 || path[end] != '\0' ||
+      pid <= 0)
+    return -2;
+  return proc_open_ns_identified(pid, start_time, name, err);
+}
+
 pid_t proc_flock_holder(int fd)
 {
   struct stat st;

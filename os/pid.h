@@ -20,6 +20,9 @@ int proc_open_identified(pid_t pid, uint64_t start_time, struct error *err);
  * fd (checked to be an nsfs file): its namespace, never the namespace of a
  * process that took the pid since.  -1 and err (ESRCH) when it is gone. */
 int proc_open_ns_identified(pid_t pid, uint64_t start_time, const char *name, struct error *err);
+/* The same for a path "/proc/PID/ns/NAME" (as a config names a namespace to join); -2, err
+ * untouched, when path is not of that form. */
+int proc_open_ns_path_identified(const char *path, uint64_t start_time, struct error *err);
 /* The pid /proc/locks names for the flock(2) lock held on fd's file: the process that took it,
  * which may be gone while a child it forked still holds the descriptor (and the lock).  0 when
  * there is none or /proc/locks cannot be read. */

@@ -212,56 +212,103 @@ start_joiner() {
 	[ -z "$(rt list -q)" ]
 }
 
+# reused_parent: a process in a network namespace of its own plays a sub-agent's parent init
+# (PARENT, its start time PARENT_START); it is killed and an unrelated process takes its pid
+# (pidat, PARENT_HELPER: a host process, in the host's network namespace), as happens when a
+# parent dies before its child's create is done.
+reused_parent() {
+	local st rc victim=$BUNDLE/victim
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	mkdir -p "$victim"
+	unshare -n sleep 1000 &
+	PARENT=$!
+	for ((i = 0; i < 50; i++)); do
+		[ "$(readlink "/proc/$PARENT/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.1
+	done
+	st=$(cat "/proc/$PARENT/stat")
+	st=${st##*) }
+	PARENT_START=$(cut -d' ' -f20 <<<"$st")
+	kill -KILL "$PARENT"
+	wait "$PARENT" || true
+	"$HELPER_DIR/pidat" "$PARENT" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
+	PARENT_HELPER=$!
+	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
+	if [ ! -s "$BUNDLE/pidat.out" ]; then
+		wait "$PARENT_HELPER" && rc=0 || rc=$?
+		[ "$rc" -eq 3 ] && skip "pid $PARENT was taken meanwhile"
+		fail "pidat: $(cat "$BUNDLE/pidat.err")"
+	fi
+	[ "$(readlink "/proc/$PARENT/ns/net")" = "$(readlink /proc/self/ns/net)" ] || fail "pidat: not in the host's network namespace"
+}
+
+# reused_parent_end: the process at the parent's pid was alive until now; it ends.
+reused_parent_end() {
+	local alive=yes
+	kill -0 "$PARENT" 2>/dev/null || alive=no
+	kill "$PARENT" 2>/dev/null || true
+	wait "$PARENT_HELPER" || true
+	[ "$alive" = yes ] || fail "the process at $PARENT is gone"
+}
+
 # pid-reuse-subagent-join: a sub-agent's config (monitor/subagents.c) joins its parent's
 # namespaces as /proc/PID/ns/..., PID the parent's init, with that init's start time in the
 # annotation io.agentrt.parent-start.  The parent's init may die before the child's create
-# opens them, and its pid go to an unrelated process (pidat: a host process, in the host's
-# network namespace): the child joined that process's namespace.  Here the "parent" is a
-# process in a network namespace of its own, killed before the create.
+# opens them, and its pid go to an unrelated process: the child joined that process's
+# namespace (here the host's).
 @test "pid-reuse-subagent-join: a sub-agent's create never joins the namespace of a process that took its parent's pid" {
 	agentrt_only "io.agentrt.parent-start is agentrt's"
-	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
-	local parent start helper rc st victim=$BUNDLE/victim
-	mkdir -p "$victim"
-	unshare -n sleep 1000 &
-	parent=$!
-	for ((i = 0; i < 50; i++)); do
-		[ "$(readlink "/proc/$parent/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
-		sleep 0.1
-	done
-	st=$(cat "/proc/$parent/stat")
-	st=${st##*) }
-	start=$(cut -d' ' -f20 <<<"$st")
-	kill -KILL "$parent"
-	wait "$parent" || true
-	"$HELPER_DIR/pidat" "$parent" "$victim" >"$BUNDLE/pidat.out" 2>"$BUNDLE/pidat.err" &
-	helper=$!
-	for ((i = 0; i < 50; i++)); do [ -s "$BUNDLE/pidat.out" ] && break; sleep 0.1; done
-	if [ ! -s "$BUNDLE/pidat.out" ]; then
-		wait "$helper" && rc=0 || rc=$?
-		[ "$rc" -eq 3 ] && skip "pid $parent was taken meanwhile"
-		fail "pidat: $(cat "$BUNDLE/pidat.err")"
-	fi
-	[ "$(readlink "/proc/$parent/ns/net")" = "$(readlink /proc/self/ns/net)" ] || fail "pidat: not in the host's network namespace"
-	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"/proc/$parent/ns/net\" else . end) |
-		.annotations[\"io.agentrt.parent-start\"] = \"$start\""
+	local joined
+	reused_parent
+	update_config ".linux.namespaces |= map(if .type == \"network\" then .path = \"/proc/$PARENT/ns/net\" else . end) |
+		.annotations[\"io.agentrt.parent-start\"] = \"$PARENT_START\""
 	set_args sleep 100
 	create_container c1
-	rc=$status
-	if [ "$rc" -eq 0 ]; then
-		local joined
+	if [ "$status" -eq 0 ]; then
 		joined=$(readlink "/proc/$(container_pid c1)/ns/net")
-		kill "$parent"
-		wait "$helper" || true
-		fail "create joined $joined (the host's: $(readlink /proc/self/ns/net)), the namespace of the process that took pid $parent"
+		reused_parent_end
+		fail "create joined $joined (the host's: $(readlink /proc/self/ns/net)), the namespace of the process that took pid $PARENT"
 	fi
-	kill -0 "$parent" || fail "the process at $parent is gone"
-	kill "$parent"
-	wait "$helper" || true
+	reused_parent_end
 	assert_clean_failure
 	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
 	assert_output_contains "\`c1\`"
-	assert_output_contains "/proc/$parent/ns/net"
+	assert_output_contains "/proc/$PARENT/ns/net"
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
+}
+
+# pid-reuse-subagent-slirp: a sub-agent with --allow gets the createRuntime hook `agentrt
+# sandbox-net --netns /proc/PID/ns/net` (monitor/subagents.c), PID its parent's init:
+# slirp4netns carries the child's packets out from the parent's namespace, where the parent's
+# egress table decides.  A parent that died before the hook, its pid taken by a host process,
+# had slirp4netns connect out from the host's namespace.
+@test "pid-reuse-subagent-slirp: a sub-agent's slirp4netns never runs in the namespace of a process that took its parent's pid" {
+	agentrt_only "sandbox-net and io.agentrt.parent-start are agentrt's"
+	command -v slirp4netns >/dev/null || skip "needs slirp4netns"
+	local p pp slirps= host
+	host=$(readlink /proc/self/ns/net)
+	reused_parent
+	update_config ".hooks.createRuntime = [{\"path\": \"$AGENTRT\", \"timeout\": 20,
+		\"args\": [\"agentrt\", \"sandbox-net\", \"--netns\", \"/proc/$PARENT/ns/net\"]}] |
+		.annotations[\"io.agentrt.parent-start\"] = \"$PARENT_START\""
+	set_args sleep 100
+	create_container c1
+	# (ours: its parent, the babysitter, is sandbox-net's fork, with the same command line)
+	for p in $(grep -lsz '^slirp4netns$' /proc/[0-9]*/cmdline | cut -d/ -f3); do
+		pp=$(cut -d' ' -f2 <<<"$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null)")
+		grep -qsxzF "/proc/$PARENT/ns/net" "/proc/$pp/cmdline" || continue
+		[ "$(readlink "/proc/$p/ns/net" 2>/dev/null)" = "$host" ] && slirps+=" $p"
+	done
+	if [ -n "$slirps" ]; then
+		rt delete --force c1 || true
+		kill $slirps 2>/dev/null || true
+		reused_parent_end
+		fail "slirp4netns$slirps ran in the host's network namespace (create: $status)"
+	fi
+	reused_parent_end
+	assert_clean_failure
+	assert_output_contains "\`c1\`"
+	assert_output_contains "/proc/$PARENT/ns/net"
 	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
 }
 
