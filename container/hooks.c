@@ -170,19 +170,26 @@ static void hook_kill_tree(pid_t root, const pid_t *before, size_t n_before)
 }
 
 /* What the hook left below the keeper (its subreaper): every process, killed, then reaped (a
- * process killed makes its children ours before it can be reaped: none is missed). */
+ * process killed makes its children ours before it can be reaped: none is missed).  Bounded
+ * (~2 s): one we may not signal (a set-uid program's) does not hold the init forever. */
 static void keeper_kill_leftovers(void)
 {
   static const pid_t none[1];
   pid_t *kids = xmalloc(HOOK_TREE_MAX * sizeof *kids);
+  struct timespec tick = {0, 10 * 1000 * 1000};
   size_t n = 0;
 
   add_children_of("self", kids, &n);
   if (n > 0)
     hook_kill_tree(kids[0], none, 0); /* with every other child of ours (none is old) */
   free(kids);
-  while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
-    ;
+  for (int idle = 0; idle < 200;) {
+    pid_t w = waitpid(-1, NULL, __WALL | WNOHANG);
+    if (w < 0 && errno != EINTR)
+      break; /* ECHILD: all reaped */
+    if (w <= 0 && (idle++, nanosleep(&tick, NULL)) < 0)
+      continue;
+  }
 }
 
 /* hook-dies-with-runtime: the keeper, a child of ours and the subreaper of what the hook starts.
