@@ -28,6 +28,7 @@
 #include "common/util.h"
 #include "netfilter/egress.h"
 #include "os/fsutil.h"
+#include "os/pid.h"
 #include "os/procfs.h"
 
 #define CTL_SOCK EGRESS_CTL_SOCK
@@ -738,8 +739,8 @@ static int ctl_listen(int dirfd, struct error *err)
   return fd;
 }
 
-int egress_helper_new(const struct profile_egress *pe, struct egress_helper **ret,
-                      struct error *err)
+int egress_helper_new(const struct profile_egress *pe, uint64_t upstream_start,
+                      struct egress_helper **ret, struct error *err)
 {
   struct egress_helper *h;
 
@@ -755,7 +756,19 @@ int egress_helper_new(const struct profile_egress *pe, struct egress_helper **re
   h->policy = xmalloc0(sizeof *h->policy);
   h->o.policy = h->policy;
   if (pe->dns_upstream_netns != NULL) {
-    h->o.upstream_netns_fd = open(pe->dns_upstream_netns, O_RDONLY | O_CLOEXEC);
+    /* pid-reuse-subagent-dns: /proc/PID/ns/net of a parent's init that may have died, its
+     * pid taken by a host process: opened only while PID is that init (its start time) */
+    h->o.upstream_netns_fd =
+        upstream_start != 0
+            ? proc_open_ns_path_identified(pe->dns_upstream_netns, upstream_start, err)
+            : -2;
+    if (h->o.upstream_netns_fd == -1) {
+      error_prefix(err, "egress: dns.upstreamNetns `%s`", pe->dns_upstream_netns);
+      egress_helper_free(h);
+      return -1;
+    }
+    if (h->o.upstream_netns_fd == -2)
+      h->o.upstream_netns_fd = open(pe->dns_upstream_netns, O_RDONLY | O_CLOEXEC);
     if (h->o.upstream_netns_fd < 0) {
       error_errno(err, "egress: dns.upstreamNetns `%s`", pe->dns_upstream_netns);
       egress_helper_free(h);

@@ -27,9 +27,11 @@
 
 struct egress_helper;
 
-/* Parse the policy (and the upstream resolvers).  No policy: 0, *ret NULL. */
-int egress_helper_new(const struct profile_egress *pe, struct egress_helper **ret,
-                      struct error *err);
+/* Parse the policy (and the upstream resolvers).  No policy: 0, *ret NULL.  upstream_start:
+ * the start time of the process a dns.upstreamNetns of the form /proc/PID/ns/net must still be
+ * (a sub-agent's parent's init, pid-reuse-subagent-dns); 0: none, the path is opened as is. */
+int egress_helper_new(const struct profile_egress *pe, uint64_t upstream_start,
+                      struct egress_helper **ret, struct error *err);
 /* The init exists (stopped before exec): resolver sockets in its netns, the
  * table, the control socket in the state dir.  DNS decisions are appended
  * to `audit` (NULL: not recorded). */

@@ -138,6 +138,18 @@ void monitor_loss(struct monitor *m, const char *source, const char *what, uint6
   jb_free(&b);
 }
 
+/* A sub-agent's parent's init's start time (io.agentrt.parent-start, monitor/subagents.c), 0
+ * when the config has none. */
+static uint64_t parent_start(const struct oci_config *cfg)
+{
+  const char *s = cfg ? oci_config_annotation(cfg, "io.agentrt.parent-start") : NULL;
+  uint64_t v = 0;
+
+  if (s == NULL || parse_u64(s, &v) < 0)
+    return 0;
+  return v;
+}
+
 static uint64_t ns_inode(const char *who, const char *name)
 {
   struct error err = {0};
@@ -840,7 +852,8 @@ __attribute__((noreturn)) static void monitor_main(const struct monitor_opts *o,
   if (trail != NULL && audit_log_open(trail, o->id, NULL, false, &m.log, &err) < 0)
     fail_main(chan, &err);
   /* while create spawns the init: parse the policy, subscribe, open */
-  if (o->egress_sandbox == NULL && egress_helper_new(&o->profile->egress, &eg, &err) < 0)
+  if (o->egress_sandbox == NULL &&
+      egress_helper_new(&o->profile->egress, parent_start(o->config), &eg, &err) < 0)
     fail_main(chan, &err);
   /* the secrets' values: read here, on the host, kept in this process only
    * (not dumpable: no core file, no ptrace by a same-uid process) */

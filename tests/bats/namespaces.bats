@@ -312,6 +312,41 @@ reused_parent_end() {
 	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
 }
 
+# pid-reuse-subagent-dns: a sub-agent's resolver asks upstream from its parent's network
+# namespace, egress.dns.upstreamNetns = /proc/PID/ns/net (monitor/subagents.c), PID its
+# parent's init.  The monitor opened that path by the pid alone: a parent that died before the
+# child's create, its pid taken by a host process, had the child's upstream queries leave from
+# the host's namespace (the monitor held it for them).
+@test "pid-reuse-subagent-dns: a sub-agent's resolver never asks upstream from the namespace of a process that took its parent's pid" {
+	agentrt_only "egress.dns.upstreamNetns and io.agentrt.parent-start are agentrt's"
+	local p mon= host held=
+	host=$(readlink /proc/self/ns/net)
+	reused_parent
+	cat >"$BUNDLE/sub-profile.json" <<-EOF2
+		{"name": "sub-upstream", "extends": "agent",
+		 "egress": {"allow": ["allowed.test"], "dns": {"upstreamNetns": "/proc/$PARENT/ns/net"}}}
+	EOF2
+	update_config ".annotations[\"io.agentrt.parent-start\"] = \"$PARENT_START\""
+	set_args sleep 100
+	AGENTRT_PROFILE=$BUNDLE/sub-profile.json create_container c1
+	if [ "$status" -eq 0 ]; then
+		# (the monitor: comm agentrt-monitor, its command line names the bundle)
+		for p in $(grep -lzxF -- "$BUNDLE" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = agentrt-monitor ] && mon=$p && break
+		done
+		for f in /proc/$mon/fd/*; do
+			[ "$(readlink "$f" 2>/dev/null)" = "$host" ] && held+=" ${f##*/}"
+		done
+		reused_parent_end
+		fail "create succeeded; its monitor ${mon:-?} holds the host's network namespace (fd$held)"
+	fi
+	reused_parent_end
+	assert_clean_failure
+	assert_output_contains "\`c1\`"
+	assert_output_contains "/proc/$PARENT/ns/net"
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list)"
+}
+
 @test "joining a namespace of the wrong type fails" {
 	update_config '.linux.namespaces |= map(if .type == "network" then .path = "/proc/self/ns/ipc" else . end)'
 	set_args true
