@@ -34,6 +34,7 @@
 #include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/http1.h"
+#include "monitor/http_rule.h"
 #include "netfilter/dns.h"
 #include "os/fsutil.h"
 #include "os/procfs.h"
@@ -779,100 +780,17 @@ static void http_record(struct proxy *px, const struct http_msg *m, const char *
   jb_free(&b);
 }
 
-/* A method override header (X-HTTP-Method-Override and its kin), which
- * many servers obey on a POST: its value, in upper case, must be allowed as
- * the method is. */
-static bool override_allowed(const struct profile_http_rule *r, const struct http_msg *m,
-                             const char *path, size_t plen)
-{
-  for (size_t i = 0; i < m->n; i++) {
-    const struct http_field *f = &m->f[i];
-    char up[32];
-
-    if (!http_field_is(f, "x-http-method-override") && !http_field_is(f, "x-http-method") &&
-        !http_field_is(f, "x-method-override"))
-      continue;
-    if (f->value_len == 0 || f->value_len >= sizeof up)
-      return false;
-    for (size_t k = 0; k < f->value_len; k++)
-      up[k] = (char)(f->value[k] >= 'a' && f->value[k] <= 'z' ? f->value[k] - 32 : f->value[k]);
-    if (!profile_http_rule_allows(r, up, f->value_len, path, plen))
-      return false;
-  }
-  return true;
-}
-
-/* The path as a server reads it is the path as sent: no dot segments (also
- * Tomcat's "..;" and ".;"), percent-encoded dots, slashes or backslashes,
- * IIS's %u and overlong UTF-8 forms, nor those encoded twice. */
-static bool path_normal(const char *path, size_t plen)
-{
-  static const char *const odd[] = {"/./",   "/../",  "/.;", "/..;", "%2e",    "%2f",
-                                    "%5c",   "%u",    "%c0", "%c1",  "%e0%80", "%252e",
-                                    "%252f", "%255c", "\\",  "//"};
-
-  if ((plen >= 2 && streq(path + plen - 2, "/.")) || (plen >= 3 && streq(path + plen - 3, "/..")))
-    return false;
-  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++)
-    if (strcasestr(path, odd[i]) != NULL)
-      return false;
-  return true;
-}
-
-/* X-Original-URL and X-Rewrite-URL, which IIS's URL rewriting and some
- * frameworks serve instead of the request's own path: each must be a path
- * the rule allows, as the target must. */
-static bool rewrite_allowed(const struct profile_http_rule *r, const struct http_msg *m)
-{
-  for (size_t i = 0; i < m->n; i++) {
-    const struct http_field *f = &m->f[i];
-    const char *q;
-    cleanup_free char *path = NULL;
-
-    if (!http_field_is(f, "x-original-url") && !http_field_is(f, "x-rewrite-url"))
-      continue;
-    q = memchr(f->value, '?', f->value_len);
-    path = xstrndup(f->value, q ? (size_t)(q - f->value) : f->value_len);
-    if (path[0] != '/' || !path_normal(path, strlen(path)) ||
-        !profile_http_rule_allows(r, m->method, m->method_len, path, strlen(path)))
-      return false;
-  }
-  return true;
-}
-
 /* egress.http: the method and path must be listed for the host.  The path
  * is compared as sent; one a server could read as another is refused
- * outright (path_normal), and so are headers that name another method or
+ * outright (http_rule_path_normal), and so are headers that name another method or
  * path for servers that obey them. */
 static bool rule_allows(struct proxy *px, const struct http_msg *m, const char *sni,
                         const char **why)
 {
   const struct profile_http_rule *r =
       px->o->egress ? profile_http_rule_find(px->o->egress, sni) : NULL;
-  const char *q = memchr(m->target, '?', m->target_len);
-  size_t plen = q ? (size_t)(q - m->target) : m->target_len;
-  cleanup_free char *path = NULL;
 
-  if (r == NULL)
-    return true;
-  path = xstrndup(m->target, plen);
-  if (!path_normal(path, plen)) {
-    *why = "the path is not in normal form (dot segments or encoded separators)";
-    return false;
-  }
-  if (!profile_http_rule_allows(r, m->method, m->method_len, path, plen)) {
-    *why = "method or path not in the profile's egress.http rule for the host";
-    return false;
-  }
-  if (!override_allowed(r, m, path, plen)) {
-    *why = "a method override header naming a method not in the egress.http rule";
-    return false;
-  }
-  if (!rewrite_allowed(r, m)) {
-    *why = "an X-Original-URL or X-Rewrite-URL naming a path not in the egress.http rule";
-    return false;
-  }
-  return true;
+  return r == NULL || http_rule_check(r, m, why);
 }
 
 /* Nothing has come from the upstream since its last response ended.  Bytes
@@ -1178,27 +1096,7 @@ static int hello_done(const void *buf, size_t len)
 
 static int head_done(const void *buf, size_t len)
 {
-  struct http_msg m;
-  const char *why = NULL;
-  long n = http_request_parse(buf, len, &m, &why);
-  const char *name, *digits;
-  size_t hl;
-
-  if (n <= 0)
-    return n < 0 ? -1 : 0;
-  if (m.host == NULL)
-    return -1;
-  hl = http_host_split(m.host, m.host_len, &name, &digits);
-  /* digits up to the CR: the parser's check */
-  peek_port = digits ? strtol(digits, NULL, 10) : -1;
-  if (hl == 0 || hl > 253)
-    return -1;
-  for (size_t i = 0; i < hl; i++)
-    peek_name[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] | 0x20 : name[i]);
-  peek_name[hl] = '\0';
-  if (peek_name[hl - 1] == '.') /* "front.test." is front.test, as for the SNI */
-    peek_name[hl - 1] = '\0';
-  return peek_name[0] ? 1 : -1;
+  return http_head_host(buf, len, peek_name, &peek_port);
 }
 
 /* A client that names no host, or names the address itself (an IP URL: a
