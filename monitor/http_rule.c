@@ -6,19 +6,67 @@
 
 #include "common/util.h"
 
-/* The path as a server reads it is the path as sent: no dot segments (also
- * Tomcat's "..;" and ".;"), percent-encoded dots, slashes or backslashes,
- * IIS's %u and overlong UTF-8 forms, nor those encoded twice. */
+static int hexval(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  c = (char)(c | 0x20);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The byte of the %XX at p (left bytes there), -1 when it is not one. */
+static int escape_at(const char *p, size_t left)
+{
+  int hi, lo;
+
+  if (left < 3 || p[0] != '%' || (hi = hexval(p[1])) < 0 || (lo = hexval(p[2])) < 0)
+    return -1;
+  return hi * 16 + lo;
+}
+
+/* A percent-encoding at p that a server could read as other than one
+ * plain character of a segment: not %XX at all (IIS's %u, a lone or
+ * doubled '%': lenient decoders read "%%32%65" as "%2e"); a dot, a
+ * separator ('/', '\', ';') or a NUL (a C server's end of the path); '%'
+ * itself (double-encoding: "%25%32%65" decodes to "%2e", then to '.'); the
+ * first byte of an overlong UTF-8 form of an ASCII byte (IIS reads
+ * "%c0%ae", "%e0%80%ae", "%e0%81%9c", "%f0%80%80%ae" as '.' or '\'), or a
+ * byte no UTF-8 holds. */
+static bool odd_escape(const char *p, size_t left)
+{
+  int b = escape_at(p, left), next = b < 0 ? -1 : escape_at(p + 3, left - 3);
+
+  if (b < 0 || b == 0 || b == '.' || b == '/' || b == '\\' || b == ';' || b == '%')
+    return true;
+  if (b == 0xc0 || b == 0xc1 || b >= 0xf5)
+    return true;
+  if (b == 0xe0) /* three bytes: the second from 0xa0 */
+    return next < 0xa0 || next > 0xbf;
+  if (b == 0xf0) /* four bytes: the second from 0x90 */
+    return next < 0x90 || next > 0xbf;
+  return false;
+}
+
+/* The path as a server reads it is the path as sent: only the bytes a
+ * request target may hold (a rewrite header's are not checked by the
+ * parser: rewrite-raw-overlong, "\xc0\xae" sent raw), no dot segments
+ * (also Tomcat's "..;" and ".;"), no fragment (nginx cuts the path at a
+ * '#': fragment-dots, "/v1/..#" was "/"), and no percent-encoding that
+ * decodes to a separator or a dot, once or after more decodings
+ * (odd_escape: double-encoding, overlong-dots). */
 bool http_rule_path_normal(const char *path, size_t plen)
 {
-  static const char *const odd[] = {"/./",   "/../",  "/.;", "/..;", "%2e",    "%2f",
-                                    "%5c",   "%u",    "%c0", "%c1",  "%e0%80", "%252e",
-                                    "%252f", "%255c", "\\",  "//"};
+  static const char *const odd[] = {"/./", "/../", "/.;", "/..;", "\\", "//", "#"};
 
   if ((plen >= 2 && streq(path + plen - 2, "/.")) || (plen >= 3 && streq(path + plen - 3, "/..")))
     return false;
+  for (size_t i = 0; i < plen; i++) {
+    unsigned char c = (unsigned char)path[i];
+    if (c <= 0x20 || c >= 0x7f || (c == '%' && odd_escape(path + i, plen - i)))
+      return false;
+  }
   for (size_t i = 0; i < sizeof odd / sizeof *odd; i++)
-    if (strcasestr(path, odd[i]) != NULL)
+    if (strstr(path, odd[i]) != NULL)
       return false;
   return true;
 }
@@ -67,8 +115,7 @@ static bool rewrite_allowed(const struct profile_http_rule *r, const struct http
   return true;
 }
 
-bool http_rule_check(const struct profile_http_rule *r, const struct http_msg *m,
-                     const char **why)
+bool http_rule_check(const struct profile_http_rule *r, const struct http_msg *m, const char **why)
 {
   const char *q = memchr(m->target, '?', m->target_len);
   size_t plen = q ? (size_t)(q - m->target) : m->target_len;

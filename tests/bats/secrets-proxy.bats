@@ -777,6 +777,38 @@ reset_after() {
 		fail "went out: $(cat "$PX_DIR/api.log")"
 }
 
+@test "secrets-proxy: rule bypass: double-encoding, overlong-dots, fragment-dots, rewrite-raw-overlong: refused as the rules say" {
+	jq '.name = "px-bypass2" | .egress.http = [{"host": "api.example.test", "methods": ["GET"], "paths": ["/v1/"]}]' \
+		"$PX_PROFILE" >"$PX_DIR/bypass2.json"
+	px_run "$PX_DIR/bypass2.json"
+	local c p h want
+	# what a server that decodes twice, or decodes overlong UTF-8 (IIS), or cuts at a NUL or a
+	# ';' once decoded, reads as "/v1/../bypass-zone" (found by fuzz_httprule)
+	for c in "/v1/%25%32%65%25%32%65/bypass-zone 403 -" "/v1/%%32%65%%32%65/bypass-zone 403 -" \
+		"/v1/%25u002e%25u002e/bypass-zone 403 -" "/v1/%25c0%25ae%25c0%25ae/bypass-zone 403 -" \
+		"/v1/%e0%81%9c..%e0%81%9cbypass-zone 403 -" "/v1/%f0%80%80%ae%f0%80%80%ae/bypass-zone 403 -" \
+		"/v1/..%00/bypass-zone 403 -" "/v1/..%3b/bypass-zone 403 -" \
+		"/v1/x 403 X-Original-URL:/v1/%f0%80%80%ae%f0%80%80%ae/bypass-zone" \
+		"/v1/%e4%b8%ad%20x 200 -" "/v1/x 200 X-Original-URL:/v1/y"; do
+		read -r p want h <<<"$c"
+		[ "$h" = - ] && h="X-Nothing: 1"
+		run in_ctr sh -c "curl -sS --max-time 10 --path-as-is -H '$h' -o /dev/null -w '%{http_code}' 'https://api.example.test$p'"
+		[ "$output" = "$want" ] || fail "GET $p $h: got $output, want $want"
+	done
+	# a rewrite header's raw bytes: "\xc0\xae" is an overlong '.'
+	run in_ctr sh -c 'curl -sS --max-time 10 -H "$(printf "X-Rewrite-URL: /v1/\300\256\300\256/bypass-zone")" -o /dev/null -w "%{http_code}" https://api.example.test/v1/x'
+	[ "$output" = 403 ] || fail "X-Rewrite-URL with raw overlong dots: got $output, want 403"
+	# nginx cuts the path at a '#' (curl does not send one: raw)
+	raw 'GET /v1/..#/bypass-zone HTTP/1.1\r\nHost: api.example.test\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 403"* ]] || fail "a '#' after a dot segment: $output"
+	raw 'GET /v1/x HTTP/1.1\r\nHost: api.example.test\r\nX-Rewrite-URL: /v1/..#/bypass-zone\r\n\r\n'
+	[[ "$output" == "HTTP/1.1 403"* ]] || fail "a '#' in X-Rewrite-URL: $output"
+	! grep -q "bypass-zone" "$PX_DIR/api.log" || fail "went out: $(grep -B1 -A1 bypass-zone "$PX_DIR/api.log")"
+	run rt audit "$ID"
+	[ "$(grep -c '"refused":"the path is not in normal form' <<<"$output")" -ge 9 ] ||
+		fail "not recorded as refused: $(grep '"kind":"http"' <<<"$output")"
+}
+
 @test "secrets-proxy: in-flight: a request with the secret still waiting for its answer when the container ends is recorded" {
 	px_run
 	local ph
