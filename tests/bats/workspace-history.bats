@@ -828,6 +828,60 @@ check_git_output() {
   done
 }
 
+# ignore-dos, as an agent does it: it writes into its workspace a .gitignore of 1 MiB, one
+# character a line (half a million patterns), hardlinked into 64 directories with 20 new files
+# each, a chain of 100 nested directories each with a .gitignore of `**/**/**/...` and
+# `*a*a*a...` patterns above a file with a long name of a's, and such patterns at the top.
+# Read without limits that is gigabytes of patterns and billions of matches.  The host's
+# `workspace diff` and `commit` must end within 120 s and 1 GiB of address space (prlimit; not
+# for a sanitizer build, whose shadow is terabytes of it) and mark every new file they could
+# not decide as ignored (erring towards marking: unmarked, it would be hidden from the review).
+@test "workspace: ignore-dos: an agent's hostile .gitignore files: diff and commit end in bounded time and memory and mark the undecided files" {
+  bundle_usr 'set -e; cd /workspace
+    printf "%s\n" b c d e f g h i j k l m n o p q r s t u >b0
+    for i in $(seq 1 15); do cat b$((i - 1)) b$((i - 1)) >b$i; rm b$((i - 1)); done
+    mkdir dos; head -c 1048576 b15 >dos/.gitignore; rm b15
+    for d in $(seq 0 63); do
+      mkdir dos/d$d; ln dos/.gitignore dos/d$d/.gitignore
+      for f in $(seq 0 19); do echo x >dos/d$d/a$f.txt; done
+    done
+    stars="**"; as=""; long=""
+    for i in $(seq 1 300); do stars="$stars/**"; done; stars="$stars/zz"
+    for i in $(seq 1 120); do as="$as*a"; done; as="$as[!a]"
+    for i in $(seq 1 250); do long="${long}a"; done
+    p=deep; for i in $(seq 1 100); do p=$p/n; done; mkdir -p $p
+    q=deep; for i in $(seq 1 100); do printf "%s\n%s\n!%s\n" "$stars" "$as" "$as" >$q/.gitignore; q=$q/n; done
+    echo x >$p/$long; echo x >deep/$long
+    printf "%s\n%s\n%s/\n" "$stars" "$as" "$stars" >.gitignore
+    echo PLANTED'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  local bound=(timeout --kill-after=5 120)
+  grep -qa __asan_init "$AGENTRT" || bound+=(prlimit --as=$((1 << 30)) --)
+  local start=$SECONDS
+  run "${bound[@]}" "$AGENTRT" --root "$ROOT" workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "diff --format json: status $status after $((SECONDS - start)) s: ${output:0:2000}"
+  local json=$output n marked undecided
+  n=$(jq '[.changes[] | select(.path | test("^dos/d[0-9]+/a[0-9]+\\.txt$"))] | length' <<<"$json")
+  marked=$(jq '[.changes[] | select(.path | test("^dos/d[0-9]+/a[0-9]+\\.txt$")) | select(.ignored != null)] | length' <<<"$json")
+  undecided=$(jq '[.changes[] | select(.ignored != null) | select(.ignored | test("not read whole|budget|not decided"))] | length' <<<"$json")
+  echo "# diff: $((SECONDS - start)) s, $n new files under dos/, $marked marked, $undecided as undecided" >&3
+  [ "$n" -eq 1280 ] || fail "diff lists $n of the 1280 new files under dos/"
+  [ "$marked" -eq 1280 ] || fail "only $marked of the 1280 new files under dos/ are marked"
+  [ "$undecided" -gt 0 ] || fail "no file marked as undecided: $(jq -c '[.changes[] | select(.ignored != null) | .ignored] | unique' <<<"$json")"
+  jq -e --arg p "deep/$(printf 'n/%.0s' $(seq 100))$(printf 'a%.0s' $(seq 250))" \
+    '.changes[] | select(.path == $p)' <<<"$json" >/dev/null || fail "the deepest file is not listed"
+  run "${bound[@]}" "$AGENTRT" --root "$ROOT" workspace "$ID" diff
+  [ "$status" -eq 0 ] || fail "diff: status $status: ${output:0:2000}"
+  [[ "$output" == *"new files the host's git ignores"* ]] || fail "diff does not say: ${output: -2000}"
+  start=$SECONDS
+  run "${bound[@]}" "$AGENTRT" --root "$ROOT" workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: status $status after $((SECONDS - start)) s: ${output:0:2000}"
+  echo "# commit: $((SECONDS - start)) s" >&3
+  [ "$(find "$HOST/dos" -name 'a*.txt' | wc -l)" -eq 1280 ] && [ -f "$HOST/dos/d63/.gitignore" ] ||
+    fail "the commit did not write the agent's files: $(find "$HOST/dos" -name 'a*.txt' | wc -l)"
+}
+
 @test "workspace: an index that hides files from the host's git status (sparse-checkout, assume-unchanged) is left out, and the host's git shows and restores them" {
   host_repo plain
   bundle_usr 'set -e; cd /workspace
