@@ -3,6 +3,7 @@
  * child narrows its parent and runs this binary's CLI for it. */
 #include "profile/render.h"
 #include "monitor/subagents.h"
+#include "monitor/subreq.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,9 +43,6 @@
 extern const unsigned char agentrt_subclient_blob[];
 extern const size_t agentrt_subclient_blob_len;
 
-#define CHILD_NAME_MAX 64
-/* A child's container id ("PARENT.NAME") is a workspace's name too. */
-#define CHILD_ID_MAX 128
 /* Requests served at once (each is a process on the host, outside the
  * container's pids limit): past it a connection is answered "busy". */
 #define MAX_HANDLERS 64
@@ -274,21 +272,6 @@ static int read_request(struct conn *c, int64_t deadline)
   return subproto_split_words(body, n - 1, &c->words);
 }
 
-static bool valid_name(const char *s)
-{
-  size_t n = strlen(s);
-
-  if (n == 0 || n > CHILD_NAME_MAX)
-    return false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = s[i];
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-          (i > 0 && (ch == '-' || ch == '_'))))
-      return false;
-  }
-  return true;
-}
-
 static char *state_path(const struct subagent_parent *p, const char *rel)
 {
   return xfmt("%s/%s/%s", p->root, p->id, rel);
@@ -411,18 +394,6 @@ static void parent_record(const struct subagent_parent *p, const char *kind, con
 static const char *const env_pass[] = {"PATH=", "HOME=", "LANG=", "LC_",
                                        "TERM=", "TZ=",   "USER=", NULL};
 
-struct run_req {
-  const char *name;
-  const char *workspace; /* in the parent's view, absolute */
-  char **allow;
-  char **secrets; /* among the parent's; the child gets only these */
-  bool has_memory, has_pids, has_cpus;
-  uint64_t memory, pids, cpus_milli;
-  bool detach;
-  char **cmd;
-  uint32_t uid, gid; /* the caller's: the child runs as them */
-};
-
 /* The parent's own seccomp filter, the engine's (docker's default allowlist,
  * or one the operator gave it), for a child: a notify action has no
  * listener there and is a refusal (EPERM). */
@@ -501,7 +472,7 @@ static bool parent_own_userns(pid_t init)
  * and its masked and read-only paths.  Without them a child called what its
  * parent's engine refused, ran with the host runtime's rlimits
  * (engine-seccomp) and read what the parent's config masked (config-masks). */
-static int write_child_config_json(const struct subagent_parent *p, const struct run_req *r,
+static int write_child_config_json(const struct subagent_parent *p, const struct subreq_run *r,
                                    int dirfd, yajl_gen y, struct error *err)
 {
   const struct oci_process *pp = p->config->process;
@@ -563,8 +534,8 @@ static int write_child_config_json(const struct subagent_parent *p, const struct
   return write_file_atomic_at(dirfd, "config.json", json, len, err);
 }
 
-static int write_child_config(const struct subagent_parent *p, const struct run_req *r, int dirfd,
-                              const char *id, struct error *err)
+static int write_child_config(const struct subagent_parent *p, const struct subreq_run *r,
+                              int dirfd, const char *id, struct error *err)
 {
   yajl_gen y = yajl_gen_alloc(NULL);
   const struct oci_process *pp = p->config->process;
@@ -818,8 +789,8 @@ static void parent_nameservers(const struct subagent_parent *p, char ***ret)
 /* The parent's effective profile (create wrote it), narrowed: the
  * workspace at the child's path, no egress table of its own, one generation
  * less of sub-agents. */
-static int write_child_profile(const struct subagent_parent *p, const struct run_req *r, int dirfd,
-                               struct error *err)
+static int write_child_profile(const struct subagent_parent *p, const struct subreq_run *r,
+                               int dirfd, struct error *err)
 {
   cleanup_free char *path = state_path(p, "subagent-profile.json");
   cleanup_free char *text = NULL, *json = NULL;
@@ -986,117 +957,12 @@ static char *workspace_refusal(const struct subagent_parent *p, const char *ws, 
   return NULL;
 }
 
-static int parse_run(struct conn *c, struct run_req *r, char ***allow)
+static int parse_run(struct conn *c, struct subreq_run *r, char ***allow)
 {
-  char **w = c->words;
-  const struct subagent_parent *p = c->p;
-  const struct oci_resources *pr = p->config->linux ? p->config->linux->resources : NULL;
-  const char *ws = p->profile->workspace.path;
-  size_t i = 1;
+  cleanup_free char *why = NULL;
 
-  for (; w[i] != NULL; i++) {
-    const char *o = w[i], *v = w[i + 1];
-    if (streq(o, "--")) {
-      i++;
-      break;
-    }
-    if (o[0] != '-')
-      break;
-    if (streq(o, "--detach") || streq(o, "-d")) {
-      r->detach = true;
-      continue;
-    }
-    if (v == NULL)
-      return refuse(c, "%s: expected a value", o);
-    i++;
-    if (streq(o, "--name")) {
-      if (!valid_name(v))
-        return refuse(c, "--name `%s`: letters, digits, `-` and `_`, at most %d", v,
-                      CHILD_NAME_MAX);
-      if (strlen(p->id) + 1 + strlen(v) > CHILD_ID_MAX)
-        return refuse(c, "--name `%s`: the child's id `%s.%s` would be longer than %d", v, p->id, v,
-                      CHILD_ID_MAX);
-      r->name = v;
-    } else if (streq(o, "--workspace")) {
-      cleanup_free char *abs = v[0] == '/' ? path_normalize(v) : NULL;
-      if (abs == NULL) {
-        cleanup_free char *j = xfmt("%s/%s", ws ? ws : "", v);
-        abs = path_normalize(j);
-      }
-      if (ws == NULL || !(streq(abs, ws) || (str_has_prefix(abs, ws) && abs[strlen(ws)] == '/')))
-        return refuse(c, "--workspace `%s`: not in the parent's workspace %s", v,
-                      ws ? ws : "(none)");
-      {
-        cleanup_free char *why = workspace_refusal(p, ws, abs);
-        if (why != NULL)
-          return refuse(c, "--workspace `%s`: %s", v, why);
-      }
-      r->workspace = xstrdup(abs); /* freed with the process */
-    } else if (streq(o, "--allow")) {
-      struct error e = {0};
-      struct egress_entry en;
-      if (egress_entry_parse(v, &en, &e) < 0)
-        return refuse(c, "--allow `%s`: %s", v, e.msg);
-      if (p->profile->egress.def != PROFILE_EGRESS_OFF &&
-          !subproto_allow_covered(v, p->profile->egress.allow))
-        return refuse(c, "--allow `%s`: widens the parent's egress allowlist (egress.allow)", v);
-      strv_push(allow, v);
-    } else if (streq(o, "--memory")) {
-      if (profile_parse_size(v, &r->memory) < 0 || r->memory == 0 || r->memory > INT64_MAX)
-        return refuse(c, "--memory `%s`: not a size", v);
-      if (pr && pr->has_memory_limit && pr->memory_limit > 0 &&
-          r->memory > (uint64_t)pr->memory_limit)
-        return refuse(c, "--memory `%s`: above the parent's memory limit (%lld bytes)", v,
-                      (long long)pr->memory_limit);
-      r->has_memory = true;
-    } else if (streq(o, "--pids")) {
-      if (parse_u64(v, &r->pids) < 0 || r->pids == 0 || r->pids > INT64_MAX)
-        return refuse(c, "--pids `%s`: not a positive number", v);
-      if (pr && pr->has_pids_limit && pr->pids_limit > 0 && r->pids > (uint64_t)pr->pids_limit)
-        return refuse(c, "--pids `%s`: above the parent's pids limit (%lld)", v,
-                      (long long)pr->pids_limit);
-      r->has_pids = true;
-    } else if (streq(o, "--cpus")) {
-      if (profile_parse_cpus(v, &r->cpus_milli) < 0 || r->cpus_milli == 0 ||
-          r->cpus_milli > INT64_MAX / 100)
-        return refuse(c, "--cpus `%s`: not a number of CPUs", v);
-      /* in 128 bits: a product that wraps around in 64 must not pass */
-      if (pr && pr->has_cpu_quota && pr->cpu_quota > 0 && pr->has_cpu_period &&
-          pr->cpu_period > 0 &&
-          (unsigned __int128)r->cpus_milli * pr->cpu_period >
-              (unsigned __int128)pr->cpu_quota * 1000)
-        return refuse(c, "--cpus `%s`: above the parent's cpu limit (%.3g)", v,
-                      (double)pr->cpu_quota / (double)pr->cpu_period);
-      r->has_cpus = true;
-    } else if (streq(o, "--secret")) {
-      bool have = false;
-      for (size_t k = 0; k < p->profile->n_secrets; k++)
-        have = have || streq(p->profile->secrets[k].name, v);
-      if (!have)
-        return refuse(c, "--secret `%s`: the parent has no secret `%s`", v, v);
-      if (!strv_contains(r->secrets, v))
-        strv_push(&r->secrets, v);
-    } else if (streq(o, "--cap-add") || streq(o, "--privileged")) {
-      return refuse(c, "%s: widens the parent's capabilities", o);
-    } else {
-      return refuse(c, "unknown option `%s`", o);
-    }
-  }
-  if (w[i] == NULL)
-    return refuse(c, "expected a command (agentrt sub run [OPTIONS] -- CMD...)");
-  /* a read-only bind, no overlay: no record to layer a child's on (its
-   * create failed later, naming a workspace that does not exist, and its
-   * name stayed taken); and nothing of a child's may be committed there */
-  if (p->profile->workspace.readonly)
-    return refuse(c, "the parent's workspace %s is read-only: a child has none to write",
-                  ws ? ws : "");
-  r->cmd = w + i;
-  r->allow = *allow;
-  if (r->workspace == NULL) {
-    if (ws == NULL)
-      return refuse(c, "the parent has no workspace to give a child");
-    r->workspace = xstrdup(ws);
-  }
+  if (subreq_parse_run(c->p, c->words, workspace_refusal, r, allow, &why) < 0)
+    return refuse(c, "%s", why);
   return 0;
 }
 
@@ -1153,7 +1019,7 @@ static size_t live_children(const struct subagent_parent *p, size_t *ret_kept)
   if (d == NULL)
     return 0;
   while ((de = readdir(d)) != NULL) {
-    if (de->d_name[0] == '.' || !valid_name(de->d_name))
+    if (de->d_name[0] == '.' || !subreq_valid_name(de->d_name))
       continue;
     cleanup_free char *st = xfmt("%s/%s.%s", p->root, p->id, de->d_name);
     cleanup_free char *sd = xfmt("%s/%s", dir, de->d_name);
@@ -1275,7 +1141,7 @@ static int purge_orphan(struct conn *c, const char *id)
 static int verb_run(struct conn *c)
 {
   const struct subagent_parent *p = c->p;
-  struct run_req r = {0};
+  struct subreq_run r = {0};
   cleanup_strv char **allow = NULL;
   cleanup_free char *name = NULL, *id = NULL, *dir = NULL, *profile = NULL, *pidf = NULL;
   cleanup_strv char **argv = NULL;
@@ -1311,7 +1177,7 @@ static int verb_run(struct conn *c)
                     MAX_KEPT);
   }
   name = r.name ? xstrdup(r.name) : next_name(p);
-  if (name == NULL || strlen(p->id) + 1 + strlen(name) > CHILD_ID_MAX)
+  if (name == NULL || strlen(p->id) + 1 + strlen(name) > SUBREQ_ID_MAX)
     return refuse(c, "no free name");
   r.name = name;
   id = child_id(p, name);
@@ -1510,7 +1376,7 @@ static char *known_child(struct conn *c, const char *verb)
   const char *n = c->words[1];
   cleanup_free char *dir = NULL, *id = NULL;
 
-  if (n == NULL || !valid_name(n)) {
+  if (n == NULL || !subreq_valid_name(n)) {
     refuse(c, "expected a child's name (agentrt sub %s NAME)", verb);
     return NULL;
   }
@@ -1672,7 +1538,7 @@ static int verb_list(struct conn *c)
     const char *status = "exited";
     size_t len;
     struct error e = {0};
-    if (de->d_name[0] == '.' || !valid_name(de->d_name))
+    if (de->d_name[0] == '.' || !subreq_valid_name(de->d_name))
       continue;
     id = child_id(p, de->d_name);
     int live = child_live(p, id);
@@ -1883,7 +1749,7 @@ void subagent_reap_children(const char *exe, const char *root, const char *data_
     cleanup_free char *cid = NULL, *st = NULL;
     pid_t pid;
     int status;
-    if (de->d_name[0] == '.' || !valid_name(de->d_name))
+    if (de->d_name[0] == '.' || !subreq_valid_name(de->d_name))
       continue;
     cid = xfmt("%s.%s", id, de->d_name);
     st = xfmt("%s/%s", root, cid);
