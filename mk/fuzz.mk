@@ -1,7 +1,7 @@
 # mk/fuzz.mk - libFuzzer targets for the parsers (clang, ASan + UBSan): oci/ (config,
 # state, process, resources), profile files, `--user` specs, signal names, mount options,
-# the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing, the
-# workspace review's git index, config, object and ref readers, its ignore files and
+# the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing and its
+# egress.http rule decisions, the workspace review's git index, config, object and ref readers, its ignore files and
 # its line diff, the gateways of a namespace's rtnetlink dumps, the audit
 # trail's readers.
 #
@@ -23,7 +23,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
 	hostconf subproto gitindex gitconfig gitobjects gitreflog audit base64 netlog ignore \
-	gitrefs linediff gateways
+	gitrefs linediff gateways httprule
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -35,6 +35,7 @@ FUZZ_SRCS_dns := netfilter/dns.c netfilter/policy.c
 FUZZ_SRCS_egress_entry := netfilter/dns.c netfilter/policy.c netfilter/upstream.c
 FUZZ_SRCS_hostconf := datadir/hostconf.c profile/units.c
 FUZZ_SRCS_http1 := monitor/http1.c
+FUZZ_SRCS_httprule = monitor/http1.c monitor/http_rule.c $(FUZZ_SRCS_profile)
 FUZZ_SRCS_subproto := common/subproto.c
 FUZZ_SRCS_base64 := common/base64.c monitor/secret_store.c
 FUZZ_SRCS_audit := audit/read.c audit/summary.c audit/verify.c audit/jbuf.c audit/append.c common/sha256.c
