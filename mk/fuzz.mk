@@ -1,9 +1,9 @@
 # mk/fuzz.mk - libFuzzer targets for the parsers (clang, ASan + UBSan): oci/ (config,
 # state, process, resources), profile files, `--user` specs, signal names, mount options,
 # the host config (/etc/agentrt/agentrt.conf), the TLS proxy's HTTP/1.1 framing and its
-# egress.http rule decisions, the workspace review's git index, config, object and ref readers, its ignore files and
-# its line diff, the gateways of a namespace's rtnetlink dumps, the audit
-# trail's readers.
+# egress.http rule decisions, the workspace review's git index, config, object and ref
+# readers, its ignore files and its line diff, the gateways of a namespace's rtnetlink
+# dumps, the audit trail's readers, the sub-agent API's run requests.
 #
 #   make fuzz           run every target for FUZZ_SECONDS (default 60) each
 #   make fuzz-smoke     the same, FUZZ_SMOKE_SECONDS (default 4) each (part of `make check`;
@@ -23,7 +23,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_SMOKE_SECONDS ?= 4
 FUZZ_TARGETS := config state process resources profile user signal mountopts dns egress_entry http1 \
 	hostconf subproto gitindex gitconfig gitobjects gitreflog audit base64 netlog ignore \
-	gitrefs linediff gateways httprule
+	gitrefs linediff gateways httprule subreq
 FUZZ_BINS = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_LIB_SRCS := common/error.c common/util.c common/egress_grammar.c $(sort $(wildcard oci/*.c))
 # Extra sources per target (besides FUZZ_LIB_SRCS).
@@ -37,6 +37,7 @@ FUZZ_SRCS_hostconf := datadir/hostconf.c profile/units.c
 FUZZ_SRCS_http1 := monitor/http1.c
 FUZZ_SRCS_httprule = monitor/http1.c monitor/http_rule.c $(FUZZ_SRCS_profile)
 FUZZ_SRCS_subproto := common/subproto.c
+FUZZ_SRCS_subreq = monitor/subreq.c common/subproto.c $(FUZZ_SRCS_profile)
 FUZZ_SRCS_base64 := common/base64.c monitor/secret_store.c
 FUZZ_SRCS_audit := audit/read.c audit/summary.c audit/verify.c audit/jbuf.c audit/append.c common/sha256.c
 FUZZ_SRCS_netlog := monitor/netlog.c $(FUZZ_SRCS_audit)

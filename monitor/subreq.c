@@ -83,7 +83,10 @@ int subreq_parse_run(const struct subagent_parent *p, char **words, subreq_ws_ch
         if (why != NULL)
           return refuse(ret_why, "--workspace `%s`: %s", v, why);
       }
-      r->workspace = xstrdup(abs); /* freed with the process */
+      /* the last one counts; the one before is freed (subreq-repeat-leak: each
+       * repeat was lost, up to 127 paths of up to 64 KiB in one request) */
+      free(r->workspace);
+      r->workspace = xstrdup(abs);
     } else if (streq(o, "--allow")) {
       struct error e = {0};
       struct egress_entry en;

@@ -16,7 +16,7 @@
 
 struct subreq_run {
   const char *name;
-  const char *workspace; /* in the parent's view, absolute */
+  char *workspace; /* in the parent's view, absolute (allocated) */
   char **allow;
   char **secrets; /* among the parent's; the child gets only these */
   bool has_memory, has_pids, has_cpus;
