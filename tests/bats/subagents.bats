@@ -249,6 +249,25 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+# subreq-repeat-leak (fuzz_subreq): a request that names --workspace again and again, as an agent
+# may send it; each one was allocated and the one before lost in the handler (test_subreq
+# measures that; the handler ends with the request, so from outside what shows is the answer):
+# the last one is the child's, and each is checked (a refused one among them refuses the
+# request).
+@test "subreq-repeat-leak: sub run with --workspace 100 times: the last is the child's, each is checked" {
+	parent
+	local args=() i
+	rt exec "$ID" mkdir -p /workspace/d/last /workspace/d/other
+	for i in $(seq 99); do args+=(--workspace "/workspace/d/other/../$(printf 'x/../%.0s' $(seq 40))other"); done
+	run sub run --name rep "${args[@]}" --workspace /workspace/d/last -- sh -c 'pwd; echo r >r.txt'
+	[ "$status" -eq 0 ] && [ "$output" = /workspace/d/last ] || fail "the child's cwd: $output"
+	run sub diff rep
+	[ "$status" -eq 0 ] && [[ "$output" == *"r.txt"* ]] || fail "sub diff rep: $output"
+	run sub run --name rep2 --workspace /workspace/d/last --workspace /etc "${args[@]}" -- true
+	[ "$status" -ne 0 ] && [[ "$output" == *"--workspace \`/etc\`: not in the parent's workspace"* ]] ||
+		fail "a refused --workspace among them: $output"
+}
+
 # ws-path-escape: a child's --workspace is a directory the agent names inside its workspace; its
 # path is the child's workspace's destination and is in its host directory, which the operator's
 # `workspace list`, `workspace ID list`, `workspace ID diff` and `explain` print on the host's terminal.
