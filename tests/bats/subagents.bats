@@ -868,6 +868,39 @@ cg_dir() {
 	[ "$(rt exec "$ID" cat /workspace/half.txt)" = part1 ]
 }
 
+# sub-signal-stall: while a child runs in the foreground its client may send 'S' frames; a client
+# that sends the first bytes of one and no more held the handler (a host process, outside the
+# container's pids limit) in a read for as long as it kept the connection: the child's end was
+# neither waited for nor recorded.  A frame begun must be whole within 10 s, as the request.
+@test "sub-signal-stall: a signal frame begun and never finished does not hold the handler: the child's end is recorded while the client stays" {
+	parent
+	printf 'run\0--name\0st\0--\0sleep\0%s\0' 1 >"$WS/q.body"
+	{
+		n=$(($(stat -c %s "$WS/q.body") + 1))
+		printf "\\$(printf %03o "$n")\\000\\000\\000Q"
+		cat "$WS/q.body"
+	} >"$WS/q.bin"
+	# the request, then two bytes of an S frame's header, then nothing for 40 s
+	(rt exec "$ID" sh -c '(cat /workspace/q.bin; sleep 0.5; printf "\002\000"; sleep 40) |
+		usock /run/agentrt/agent.sock' >"$BUNDLE/stall.out" 2>&1 || true) &
+	local client=$! start=$SECONDS ended=
+	while [ $((SECONDS - start)) -lt 25 ]; do
+		if rt audit "$ID" --format json 2>/dev/null |
+			jq -se '[.[] | select(.kind == "subagent_end" and .name == "st")] | length == 1' >/dev/null; then
+			ended=$((SECONDS - start))
+			break
+		fi
+		sleep 0.2
+	done
+	echo "# the end recorded after ${ended:-more than 25} s (the client still connected: $(kill -0 "$client" 2>/dev/null && echo yes || echo no))" >&3
+	kill -0 "$client" 2>/dev/null || fail "the client ended early: $(cat "$BUNDLE/stall.out")"
+	[ -n "$ended" ] || fail "no subagent_end for the child 25 s after its 1 s run, its client stalled mid-frame: $(rt audit "$ID" | grep subagent)"
+	run sub list
+	[[ "$output" == *"st "*"exited(0)"* ]] || fail "sub list: $output"
+	rt exec "$ID" sh -c 'kill $(pidof usock) 2>/dev/null; true'
+	wait "$client"
+}
+
 @test "sub-signal-supervisor: an S frame of SIGKILL, SIGSTOP or a fault signal does not end the host process that runs the child (the child went on running, unsupervised, its end recorded early)" {
 	parent
 	# the agent's own client (usock, raw frames): `run --name k -- sleep 3`, then signal
