@@ -78,9 +78,14 @@ static void check(const struct subagent_parent *p, const struct oci_resources *p
     cmd_in = cmd_in || r->cmd == w + i;
   if (!cmd_in || r->cmd[0] == NULL)
     fuzz_fail("subreq", "no command, or one that is not among the words");
-  for (char **o = w + 1; o < r->cmd; o++)
+  /* the options, each with its value but --detach, -d and "--" (a value
+   * may be any word: "--workspace --privileged" names a directory) */
+  for (char **o = w + 1; o < r->cmd; o++) {
     if (streq(*o, "--cap-add") || streq(*o, "--privileged"))
       fuzz_fail("subreq", "a capability option taken");
+    if (!streq(*o, "--detach") && !streq(*o, "-d") && !streq(*o, "--"))
+      o++;
+  }
   if (r->name && (!name_ok(r->name) || strlen(p->id) + 1 + strlen(r->name) > 128))
     fuzz_fail("subreq", "a name outside the limits");
   if (ws == NULL || r->workspace == NULL || !normalized_below(r->workspace, ws))
