@@ -16,7 +16,9 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "container/container.h"
+#include "datadir/datadir.h"
 #include "monitor/subagents.h"
+#include "workspace/workspace.h"
 
 static const struct opt_spec delete_specs[] = {
     {"force", 'f', false, 1},
@@ -82,6 +84,14 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
   ret = container_destroy(c, g, err);
   if (ret == 0)
     drop_sandbox_lock(g, c->id);
+  /* an engine's delete returns with nothing left: the image's unmount the
+   * monitor's last child may still be making (monitor/monitor_files.c) is
+   * waited for here; `run` does not wait for it */
+  if (ret == 0 && g->store != NULL) {
+    cleanup_free char *dir = xfmt("%s/%s/%s", g->store, DATADIR_WORKSPACES, c->id);
+    if (workspace_image_settle(dir, 5000) < 0)
+      log_warning("delete `%s`: the workspace image `%s` is still being unmounted", c->id, dir);
+  }
   container_free(c);
   return ret;
 }

@@ -61,6 +61,7 @@
 #include <string.h>
 #include <linux/fs.h>
 #include <sys/fanotify.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -71,6 +72,7 @@
 #include "common/failpoint.h"
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
+#include "os/pid.h"
 #include "os/procfs.h"
 #include "workspace/workspace.h"
 
@@ -156,6 +158,7 @@ struct dir_mark {
 
 struct files {
   int fan, ws_fd, base_fd, fd_dir;
+  int img_fd;           /* own_fs: the image's file, for its lock (monitor_files_release) */
   char *ws_path;        /* inside the container, e.g. /workspace */
   char **protected;     /* the review's list: never coalesced (emit) */
   char base_link[4096]; /* the watched tree as our /proc/self/fd shows it */
@@ -1692,6 +1695,8 @@ static int open_upper(struct files *f, const char *root, const char *id, int fs,
   r = workspace_open_layers_at(w, fs, &f->layers, err);
   /* a sub-agent's upper is in its ancestor's image, beside the others' */
   f->image_shared = w->upper_in != NULL;
+  if (r == 0 && workspace_has_image(w))
+    f->img_fd = workspace_image_lock_fd(w);
   workspace_free(w);
   if (r < 0)
     return -1;
@@ -1732,6 +1737,8 @@ static void files_free(struct files *f)
     close(f->base_fd);
   if (f->fd_dir >= 0)
     close(f->fd_dir);
+  if (f->img_fd >= 0)
+    close(f->img_fd);
   ws_layers_close(&f->layers);
   dirs_free(f);
   for (unsigned k = 0; k < FILES_ADOPTED; k++) {
@@ -1768,7 +1775,7 @@ int monitor_files_open(struct monitor *m, const char *workspace, char *const *pr
   struct files *f = xmalloc0(sizeof *f);
   struct statfs sfs;
 
-  f->fan = f->ws_fd = f->base_fd = f->fd_dir = f->layers.hostfd = -1;
+  f->fan = f->ws_fd = f->base_fd = f->fd_dir = f->img_fd = f->layers.hostfd = -1;
   f->ws_path = xstrdup(workspace);
   f->protected = strv_dup(protected);
   if (FAILPOINT_FAILS("monitor-files-open")) {
@@ -1860,10 +1867,19 @@ static bool on_image(int fd)
          sf.f_type == EXT4_SUPER_MAGIC;
 }
 
-/* At the end: the descriptors that name the workspace's mounts go now, so
- * that its layers (an image's loop device with workspace.size) are released
- * when the monitor exits, before `run` or `delete` returns; the fanotify group,
- * whose close waits for the kernel, is left to the exit.
+/* At the end, the trail complete: the descriptors that name the workspace's
+ * mounts go.  The last of them unmounts the overlay, whose unmount syncs its
+ * upper file system, then the image's ext4 (a journal commit, the loop
+ * device's flush and release: 1-3 ms, the most of what `run` waited for
+ * after its program's exit).  With an image of its own they go in the
+ * teardown child, after our exit (os/pid.h), overlay first, under a shared
+ * lock of the image let go only after them: `run` returns on our exit, and
+ * whatever mounts or copies the image next (create of the same id, a review,
+ * data migrate, delete) takes that lock first and finds it unmounted and
+ * clean (workspace_image_settle, ws_fs_mount; workspace-size.bats,
+ * image-unmount-after-run).  Without the lock (none of our own, or held by
+ * a review at that moment) they go here, before our exit, as they did.
+ * The fanotify group, whose close waits for the kernel, is left to the exit.
  * The image's free blocks are discarded once more before it goes, so the
  * host's file gets them back.  Mounted with `discard`, ext4 still left the
  * blocks of files deleted just before the end in the image (25-27 MiB of 90
@@ -1892,6 +1908,25 @@ static void trim_image(struct files *f)
   }
 }
 
+/* monitor_files_release's hand-over: every descriptor below the workspace's
+ * mounts to the teardown child, the overlay's first, the lock last; none
+ * when they do not all fit in its list (the lock must not go first). */
+static void leave_to_teardown(struct files *f)
+{
+  if (proc_teardown_room() < 5 + (int)f->layers.n)
+    return;
+  proc_teardown_close_first(f->ws_fd);
+  if (f->base_fd != f->ws_fd)
+    proc_teardown_close_first(f->base_fd);
+  for (size_t i = 0; i < f->layers.n; i++)
+    proc_teardown_close_first(f->layers.fds[i]);
+  proc_teardown_close_first(f->layers.hostfd);
+  proc_teardown_close_first(f->fd_dir);
+  proc_teardown_close_first(f->img_fd);
+  f->layers.n = 0;
+  f->layers.hostfd = f->ws_fd = f->base_fd = f->fd_dir = f->img_fd = -1;
+}
+
 void monitor_files_release(struct monitor *m)
 {
   for (size_t i = 0; i < m->n_src; i++) {
@@ -1905,13 +1940,17 @@ void monitor_files_release(struct monitor *m)
       f->changed = true;
     if (f->layers.n > 0)
       trim_image(f);
+    if (f->img_fd >= 0 && flock(f->img_fd, LOCK_SH | LOCK_NB) == 0)
+      leave_to_teardown(f);
     if (f->ws_fd >= 0)
       close(f->ws_fd);
     if (f->base_fd >= 0 && f->base_fd != f->ws_fd)
       close(f->base_fd);
     if (f->fd_dir >= 0)
       close(f->fd_dir);
-    f->ws_fd = f->base_fd = f->fd_dir = -1;
+    if (f->img_fd >= 0)
+      close(f->img_fd);
+    f->ws_fd = f->base_fd = f->fd_dir = f->img_fd = -1;
     ws_layers_close(&f->layers);
   }
 }

@@ -182,26 +182,62 @@ void proc_kill_reap(pid_t pid)
  * calls only: it shares our thread's libc state. */
 static char teardown_stack[16384] __attribute__((aligned(64)));
 static struct pollfd teardown_pfd;
+/* proc_teardown_close_first: closed by the child in this order, at once */
+static int teardown_first[32];
+static int teardown_n_first;
+
+#define TEARDOWN_FIRST_MAX (int)(sizeof teardown_first / sizeof teardown_first[0])
+
+int proc_teardown_room(void)
+{
+  return TEARDOWN_FIRST_MAX - teardown_n_first;
+}
+
+void proc_teardown_close_first(int fd)
+{
+  if (fd < 0)
+    return;
+  if (teardown_n_first < TEARDOWN_FIRST_MAX)
+    teardown_first[teardown_n_first++] = fd;
+  else
+    close(fd); /* not to be left to the exit's order: now */
+}
 
 __attribute__((no_sanitize("address", "undefined"))) static int teardown_wait(void *arg)
 {
+  /* one by one: a close returns once what it released is gone (a mount's
+   * last reference unmounts it on the way back), so a lock closed last is
+   * let go after those; the exit closes in an order of its own */
+  for (int i = 0; i < teardown_n_first; i++)
+    syscall(SYS_close, teardown_first[i]);
   syscall(SYS_poll, arg, 1, 10000);
   syscall(SYS_exit, 0);
   return 0;
+}
+
+static void close_first_here(void)
+{
+  for (int i = 0; i < teardown_n_first; i++)
+    close(teardown_first[i]);
+  teardown_n_first = 0;
 }
 
 void proc_leave_fd_teardown_to_child(void)
 {
   int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
 
-  if (self < 0)
+  if (self < 0) {
+    close_first_here();
     return;
+  }
   teardown_pfd = (struct pollfd){.fd = self, .events = POLLIN};
   /* the pidfd, opened before the clone, names us; it is the child's to
    * close (the table is shared: closing it here would close it there) */
   if (clone(teardown_wait, teardown_stack + sizeof teardown_stack, CLONE_VM | CLONE_FILES | SIGCHLD,
-            &teardown_pfd) < 0)
+            &teardown_pfd) < 0) {
     close(self);
+    close_first_here();
+  }
 }
 
 /* Linux 6.15's uapi (linux/pidfd.h), not in the headers we build with: the

@@ -40,6 +40,13 @@ void proc_kill_reap(pid_t pid);
  * returns in the caller, which must then exit at once (_exit), closing
  * nothing: the descriptor table is the child's too. */
 void proc_leave_fd_teardown_to_child(void);
+/* Before it: fd is for that child to close first, in the order given, before
+ * it waits for us (a mount whose unmount may take milliseconds, then the
+ * lock that tells others it is done); closed at once when that child cannot
+ * be made. */
+void proc_teardown_close_first(int fd);
+/* How many more proc_teardown_close_first takes in order (past that, it closes at once). */
+int proc_teardown_room(void);
 
 /* The wait status of the process of PIDFD once it has exited and been reaped
  * by its parent (any process holding a pidfd may ask: Linux 6.15's

@@ -112,6 +112,37 @@ void workspace_unmount(struct workspace *w)
   }
 }
 
+int workspace_image_lock_fd(const struct workspace *w)
+{
+  cleanup_free char *p = NULL;
+
+  if (w->upper_in != NULL)
+    return -1;
+  p = xfmt("%s/%s", w->dir, IMAGE_NAME);
+  return open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int workspace_image_settle(const char *dir, int timeout_ms)
+{
+  cleanup_free char *p = xfmt("%s/%s", dir, IMAGE_NAME);
+  cleanup_close int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+  if (fd < 0)
+    return 0;
+  /* an unmount takes a few milliseconds; polled, not blocked on: a lock
+   * held for good (an unmount stuck in the kernel) must not hang delete */
+  for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) < 0; waited++) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return 0;
+    if (waited >= timeout_ms) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
+  }
+  return 0; /* the lock goes with fd */
+}
+
 bool workspace_has_image(const struct workspace *w)
 {
   cleanup_free char *p = NULL;

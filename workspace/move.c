@@ -24,6 +24,9 @@ int workspace_move(const char *from, const char *to, const char *id, struct erro
     return error_errno(err, "workspace `%s`: mkdir `%s`", id, base);
   if (access(dst, F_OK) == 0)
     return error_set(err, EEXIST, "workspace `%s`: `%s` already exists", id, dst);
+  /* an image still being unmounted (after `run`) is copied once it is clean */
+  if (workspace_image_settle(src, 60000) < 0)
+    return error_errno(err, "workspace `%s`: wait for its image", id);
   if (rename(src, dst) == 0)
     return 0;
   if (errno != EXDEV)

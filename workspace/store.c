@@ -653,8 +653,10 @@ int workspace_discard(struct workspace *w, struct error *err)
   if (dfd < 0)
     return error_errno(err, "workspace `%s`: open", w->id);
   /* an image is replaced by a fresh copy of the template: its blocks go back
-   * to the host at once; unless it holds a sub-agent's kept changes too
-   * (parent-purge-kept-children): then only w's own layers go */
+   * to the host at once (once the unmount after `run` is done); unless it holds a
+   * sub-agent's kept changes too (parent-purge-kept-children): then only w's own layers go */
+  if (size > 0 && workspace_image_settle(w->dir, 60000) < 0)
+    return error_errno(err, "workspace `%s`: discard: wait for its image", w->id);
   if (size > 0 && !family_kept(w, NULL)) {
     if (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0)
       return error_prefix(err, "discard");
@@ -716,6 +718,13 @@ int workspace_purge(const char *root, const char *id, struct error *err)
     return error_set(err, EINVAL, "workspace `%s`: invalid id", id);
   if (fd < 0)
     return error_errno(err, "workspace `%s`: purge", id);
+  {
+    /* the image's blocks go back to the host once its unmount after `run`
+     * (workspace_image_settle) is done, not some time after purge */
+    cleanup_free char *dir = xfmt("%s/%s", base, id);
+    if (workspace_image_settle(dir, 60000) < 0)
+      return error_errno(err, "workspace `%s`: purge: wait for its image", id);
+  }
   /* a sub-agent's upper in its ancestor's image first: its room goes back
    * to the family (it stays found by its id until then) */
   {

@@ -255,6 +255,17 @@ char *workspace_fs_path(const struct workspace *w);
 int workspace_fs_open(struct workspace *w, struct error *err);
 /* Close this process's mount of the image (the device goes with the last). */
 void workspace_unmount(struct workspace *w);
+/* The image's file, opened to be locked (flock), or -1 (no image of its own).
+ * Whoever leaves an unmount of the image to run after it has gone (the
+ * monitor's last child, monitor/monitor_files.c) holds LOCK_SH on it until
+ * its last mount of the image is closed; every process that mounts the image
+ * takes LOCK_EX first (ws_fs_mount), so none meets a superblock on its way out. */
+int workspace_image_lock_fd(const struct workspace *w);
+/* Wait (bounded: timeout_ms) until no unmount of the image in the workspace
+ * directory dir is under way: delete returns with the loop device gone, and
+ * a copy of the image (data migrate) reads it clean.  0 also without an
+ * image; -1 (ETIMEDOUT) when the lock stayed held. */
+int workspace_image_settle(const char *dir, int timeout_ms);
 /* Can this host enforce workspace.size on an overlay (loop devices that
  * this process may bind, mkfs.ext4)?  *why (a few words) when not. */
 bool workspace_size_limit_supported(const char **why);
