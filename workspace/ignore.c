@@ -328,13 +328,18 @@ static bool ignored_self(struct ignctx *x, const char *path, bool is_dir,
   return false;
 }
 
-/* The mark of a path ignored_self found ignored. */
+/* The mark of a path ignored_self found ignored.  The file's path and the
+ * pattern are the agent's: quoted as diff quotes a path, or an escape
+ * sequence in them repainted the review (terminal-inject-review-marks). */
 static char *why_of(const struct ignfile *f, const struct pattern *p)
 {
+  cleanup_free char *src = f ? ws_quote_path(f->source) : NULL;
+  cleanup_free char *line = p ? ws_quote_path(p->line) : NULL;
+
   if (p)
-    return xfmt("`%s` `%s`", f->source, p->line);
+    return xfmt("`%s` `%s`", src, line);
   if (f)
-    return xfmt("`%s` " LIMITS_WHY, f->source);
+    return xfmt("`%s` " LIMITS_WHY, src);
   return xstrdup("the ignore files " LIMITS_WHY);
 }
 

@@ -879,6 +879,8 @@ static void hold_repo_with_objects(struct ws_changes *c, const struct ws_gitdir_
   }
   for (size_t i = 0; i < n_held; i++) {
     size_t len = strlen(held[i]);
+    /* the agent's directory name, quoted (terminal-inject-review-marks) */
+    cleanup_free char *q = ws_quote_path(len ? held[i] : ".");
     for (size_t j = 0; j < c->n; j++) {
       struct ws_change *ch = &c->v[j];
       const char *path = ch->path;
@@ -888,7 +890,7 @@ static void hold_repo_with_objects(struct ws_changes *c, const struct ws_gitdir_
       ch->protect = xfmt("in the repository `%s`, whose new objects are held back (its refs, "
                          "index and object deletions wait with them: without them the host's "
                          "repository would lose objects)",
-                         len ? held[i] : ".");
+                         q);
     }
   }
 }

@@ -880,6 +880,36 @@ check_git_output() {
   echo "# commit: $((SECONDS - start)) s" >&3
   [ "$(find "$HOST/dos" -name 'a*.txt' | wc -l)" -eq 1280 ] && [ -f "$HOST/dos/d63/.gitignore" ] ||
     fail "the commit did not write the agent's files: $(find "$HOST/dos" -name 'a*.txt' | wc -l)"
+
+# terminal-inject-review-marks: the marks `workspace diff` puts after a path quote what the agent
+# wrote: the .gitignore file and pattern that hide a new file, the nested repository whose new
+# objects are held back.  The paths themselves were quoted (core.quotePath), the marks were not: a
+# directory or pattern named with a terminal's escape sequences repainted the operator's review.
+@test "workspace: terminal-inject-review-marks: a .gitignore's path and pattern and a held-back repository's path with escape sequences are escaped in the marks diff prints" {
+  local e
+  e=$(printf '\033]0;PWNED\007\033[2J\r')
+  bundle_for 'cd /workspace; E=$(printf "\033]0;PWNED\007\033[2J\r")
+    mkdir -p "d$E" "r$E/.git/objects/ab" "r$E/.git/refs/heads"
+    printf "*.log\nz${E}*\n" >"d$E/.gitignore"; echo x >"d$E/a.log"; echo y >"d$E/z${E}1"
+    echo "ref: refs/heads/main" >"r$E/.git/HEAD"
+    echo blob >"r$E/.git/objects/ab/cdef0123456789abcdef0123456789abcdef01"
+    echo PLANTED'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  ar workspace "$ID" diff >"$T/diff.out" 2>&1 || fail "diff: $(cat -v "$T/diff.out")"
+  ! LC_ALL=C grep -qaP '[\x00-\x09\x0b-\x1f\x7f]' "$T/diff.out" || fail "raw controls: $(cat -v "$T/diff.out")"
+  # each mark still names what the agent wrote, escaped as its path is
+  local q='d\033]0;PWNED\a\033[2J\r'
+  grep -qF "[new, ignored by git: \`\"$q/.gitignore\"\` \`*.log\`" "$T/diff.out" || fail "file: $(cat -v "$T/diff.out")"
+  grep -qF "\`\"$q/.gitignore\"\` \`\"z\\033]0;PWNED\\a\\033[2J\\r*\"\`" "$T/diff.out" ||
+    fail "pattern: $(cat -v "$T/diff.out")"
+  grep -qF "in the repository \`\"r\\033]0;PWNED\\a\\033[2J\\r/.git\"\`" "$T/diff.out" ||
+    fail "repository: $(cat -v "$T/diff.out")"
+  # the JSON keeps each path exact
+  run ar workspace "$ID" diff --format json
+  [ "$status" -eq 0 ] || fail "diff --format json: $output"
+  [ "$(jq -r --arg p "d$e/a.log" '.changes[] | select(.path == $p) | .ignored' <<<"$output")" != null ] ||
+    fail "json: $output"
 }
 
 @test "workspace: an index that hides files from the host's git status (sparse-checkout, assume-unchanged) is left out, and the host's git shows and restores them" {
