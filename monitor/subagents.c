@@ -165,18 +165,27 @@ static void finish(struct conn *c, int status)
 }
 
 /* A refusal: one line on the client's stderr, status 125 (as `docker run`
- * for a daemon error). */
+ * for a daemon error).  It repeats what the agent asked for (a name, a
+ * path), so its controls are escaped as an error line's on the host: a
+ * newline or an escape sequence in a name forged a line or repainted the
+ * terminal that shows it (terminal-inject-sub-name). */
 static int refuse(struct conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int refuse(struct conn *c, const char *fmt, ...)
 {
-  cleanup_free char *s = NULL;
+  cleanup_free char *s = NULL, *line = NULL, *safe = NULL;
+  size_t n;
   va_list ap;
 
   va_start(ap, fmt);
   if (vasprintf(&s, fmt, ap) < 0)
     s = NULL;
   va_end(ap);
-  say(c, SUBPROTO_STDERR, "agentrt: sub %s: %s\n", c->words[0], s ? s : "refused");
+  /* the verb is the agent's too; \uXXXX at most for each byte */
+  line = xfmt("sub %s: %s", c->words[0], s ? s : "refused");
+  n = strlen(line) * 6 + 16;
+  safe = xmalloc(n);
+  log_safe_text(safe, n, line);
+  say(c, SUBPROTO_STDERR, "agentrt: %s\n", safe);
   return 125;
 }
 

@@ -586,6 +586,32 @@ cg_dir() {
 	[ "$status" -eq 0 ]
 }
 
+# terminal-inject-sub-name: a refusal repeats what the agent asked for (a name, a workspace, a
+# child), and its line reaches whoever reads the client's stderr (the operator's terminal in a
+# foreground run, a log).  A name with escape sequences, CR or a newline repainted that screen or
+# forged a second line after the refusal's one; now the refusal is one line, escaped.
+@test "sub: terminal-inject-sub-name: a refusal naming the agent's --name, --workspace, option, review path or verb writes its escape sequences, CR and newlines escaped, in one line" {
+	parent
+	local bad out
+	bad=$(printf 'x\033]0;PWNED\007\033[2J\rok\nagentrt: sub run: started')
+	# an option's value, an unknown option, a path given to a child's review, an unknown verb
+	sub run --name r -- true || fail "sub run r"
+	for args in "run --name B -- true" "run --workspace B -- true" "run -B x -- true" "commit r -B" "B"; do
+		set -- $args
+		for i in $(seq $#); do
+			[ "${!i}" = B ] && set -- "${@:1:i-1}" "$bad" "${@:i+1}"
+			[ "${!i}" = -B ] && set -- "${@:1:i-1}" "-$bad" "${@:i+1}"
+		done
+		rt exec "$ID" "$SUB" sub "$@" >"$BUNDLE/refusal.out" 2>&1 && fail "$args: not refused"
+		out=$(cat -v "$BUNDLE/refusal.out")
+		[ "$(wc -l <"$BUNDLE/refusal.out")" -eq 1 ] || fail "$args: not one line: $out"
+		! LC_ALL=C grep -qaP '[\x00-\x09\x0b-\x1f\x7f]' "$BUNDLE/refusal.out" || fail "$args: raw controls: $out"
+		grep -qF 'x\u001b]0;PWNED\u0007\u001b[2J\u000dok\u000aagentrt: sub run: started' "$BUNDLE/refusal.out" ||
+			fail "$args: the name is not shown escaped: $out"
+	done
+	! ls "$TEST_ROOT" | grep -q PWNED || fail "a child was made: $(ls "$TEST_ROOT")"
+}
+
 # ---- attacks from inside the parent (each fails on the binary before its fix)
 
 @test "sub run --workspace through a symlink the parent planted (absolute, or .. out of its root) never reaches the host's files, nor does a commit after the parent swaps a directory for one; a directory only the parent made, or only the host dir has, is a workspace" {
