@@ -62,25 +62,6 @@ static void now_rfc3339(char *buf, size_t n)
   buf[len] = '\0';
 }
 
-/* JSON string escaping into a bounded buffer. */
-static size_t json_escape(char *out, size_t n, const char *s)
-{
-  size_t o = 0;
-  for (; *s && o + 7 < n; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      out[o++] = '\\';
-      out[o++] = (char)c;
-    } else if (c < 0x20) {
-      o += (size_t)snprintf(out + o, n - o, "\\u%04x", c);
-    } else {
-      out[o++] = (char)c;
-    }
-  }
-  out[o] = '\0';
-  return o;
-}
-
 /* Length of the valid UTF-8 sequence at s, 0 when it is not one; *cp its
  * code point. */
 static size_t utf8_at(const unsigned char *s, uint32_t *cp)
@@ -112,6 +93,38 @@ static bool terminal_acts_on(uint32_t c)
   return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x061c || (c >= 0x200b && c <= 0x200f) ||
          (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x2064) ||
          (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+}
+
+/* JSON string escaping into a bounded buffer, as audit/jbuf.c's jb_quote: a
+ * record on stderr reaches a terminal, and a file's is read by an engine, so
+ * what a terminal acts on is \uXXXX and a byte that is not UTF-8 is a lone
+ * surrogate U+DC80..U+DCFF, never raw (terminal-inject-json-log). */
+static size_t json_escape(char *out, size_t n, const char *msg)
+{
+  const unsigned char *s = (const unsigned char *)msg;
+  size_t o = 0;
+
+  while (*s && o + 7 < n) {
+    uint32_t c = 0;
+    size_t l = utf8_at(s, &c);
+    if (l == 0) {
+      o += (size_t)snprintf(out + o, n - o, "\\u%04x", 0xdc00u | *s);
+      s++;
+    } else if (c == '"' || c == '\\') {
+      out[o++] = '\\';
+      out[o++] = (char)c;
+      s++;
+    } else if (terminal_acts_on(c)) {
+      o += (size_t)snprintf(out + o, n - o, "\\u%04x", (unsigned)c);
+      s += l;
+    } else {
+      memcpy(out + o, s, l); /* l <= 4: within o + 7 < n */
+      o += l;
+      s += l;
+    }
+  }
+  out[o] = '\0';
+  return o;
 }
 
 /* msg for a terminal: error messages name what the agent named (a file in

@@ -1714,3 +1714,26 @@ in_new_userns() {
 	grep -qF 'e\u001b[2J' "$SBX/run/err" || fail "the name, escaped: $(cat -v "$SBX/run/err")"
 	as_user "$AGENTRT" workspace en0 purge
 }
+
+# terminal-inject-json-log: with --log-format json and no --log, the error line on stderr is a JSON
+# record (as runc's); its string escaping left DEL, C1 controls (U+009B is a CSI to a terminal),
+# bidi controls and bytes that are not UTF-8 raw: the operator's terminal acted on them, and a
+# byte that is not UTF-8 made the record no JSON for whoever reads it (an engine, jq).
+@test "sandbox: terminal-inject-json-log: a JSON error record on stderr naming the agent's directory escapes its controls and stays valid JSON" {
+	run sbx --name ej0 -- sh -c 'd=$(printf "e\033[2J\302\233c\177\377x\nagentrt: ok\342\200\256"); mkdir "$d" && chmod 000 "$d"'
+	[ "$status" -eq 0 ] || fail "$output"
+	as_user "$AGENTRT" --log-format json workspace ej0 diff >"$SBX/run/out" 2>"$SBX/run/err" && fail "diff read an unreadable directory"
+	# (a text line may come before it: the engine root the workspace was found in)
+	grep -a '^{' "$SBX/run/err" >"$SBX/run/rec" || true
+	[ "$(wc -l <"$SBX/run/rec")" -eq 1 ] || fail "not one record: $(cat -v "$SBX/run/err")"
+	! LC_ALL=C grep -qaP '[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80\xae' "$SBX/run/err" ||
+		fail "raw controls: $(cat -v "$SBX/run/err")"
+	iconv -f UTF-8 -t UTF-8 "$SBX/run/err" >/dev/null || fail "not UTF-8: $(cat -v "$SBX/run/err")"
+	local msg
+	msg=$(jq -er 'select(.level == "error") | .msg' "$SBX/run/rec") || fail "not a JSON record: $(cat -v "$SBX/run/err")"
+	# the reader gets the name back: the controls as they were, the byte not UTF-8 as a lone surrogate
+	[[ "$msg" == *"cannot be listed"* && "$msg" == *$'e\e[2J\302\233c\177'* && "$msg" == *$'x\nagentrt: ok\342\200\256'* ]] ||
+		fail "the name: $(cat -v <<<"$msg")"
+	grep -qF 'e\u001b[2J\u009bc\u007f\udcffx\u000a' "$SBX/run/rec" || fail "escaped: $(cat -v "$SBX/run/err")"
+	as_user "$AGENTRT" workspace ej0 purge
+}
