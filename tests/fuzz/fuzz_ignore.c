@@ -93,6 +93,21 @@ static bool path_ok(const char *p, size_t n)
   return true;
 }
 
+/* Is the mark's pattern (quoted as diff quotes a path) the beginning of a
+ * line of text, as written (the trailing CR and spaces cut)? */
+static bool line_begins(const char *text, const char *pat, size_t n)
+{
+  bool quoted = n >= 2 && pat[0] == '"' && pat[n - 1] == '"';
+
+  for (const char *l = text; l != NULL; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+    cleanup_free char *one = xstrndup(l, strcspn(l, "\n"));
+    cleanup_free char *q = ws_quote_path(one);
+    if (quoted ? strncmp(q, pat, n - 1) == 0 : strncmp(one, pat, n) == 0)
+      return true;
+  }
+  return false;
+}
+
 /* Does a mark name one of the files and one of its lines (as written)? */
 static bool mark_ok(const char *why, const char *const names[3], char *const texts[3])
 {
@@ -100,7 +115,6 @@ static bool mark_ok(const char *why, const char *const names[3], char *const tex
     return true;
   for (int i = 0; i < 3; i++) {
     size_t nl = strlen(names[i]);
-    cleanup_free char *needle = NULL;
     const char *line;
     size_t ll;
     if (why[0] != '`' || strncmp(why + 1, names[i], nl) != 0 || strncmp(why + 1 + nl, "` `", 3))
@@ -109,9 +123,7 @@ static bool mark_ok(const char *why, const char *const names[3], char *const tex
     ll = strlen(line);
     if (ll < 1 || line[ll - 1] != '`')
       return false;
-    ll--;
-    needle = xstrndup(line, ll);
-    return strstr(texts[i], needle) != NULL;
+    return line_begins(texts[i], line, ll - 1);
   }
   return false;
 }
