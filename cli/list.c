@@ -74,6 +74,7 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
   const char *format = "table", *val;
   bool quiet = false, first = true, json;
   cleanup_strv char **ids = NULL;
+  cleanup_strv char **tmps = NULL;
   DIR *d;
   struct dirent *e;
   int id, n;
@@ -99,12 +100,15 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
     return error_errno(err, "list: open `%s`", g->root);
   while (d && (e = readdir(d)) != NULL) {
     struct error ignore = {0};
+    if (strncmp(e->d_name, ".creating.", 10) == 0) /* (create-tmp-leftover) */
+      strv_push(&tmps, e->d_name);
     if (e->d_name[0] == '.' || validate_container_id(e->d_name, &ignore) < 0)
       continue;
     strv_push(&ids, e->d_name);
   }
   if (d)
     closedir(d);
+  container_remove_dead_tmp(g->root, tmps);
   if (ids)
     qsort(ids, strv_len(ids), sizeof *ids, id_cmp);
   /* sub-agents ("<parent>.<name>", monitor/subagents.h) sort right after

@@ -77,30 +77,95 @@ static struct container *container_alloc(const struct global_opts *g, const char
   return c;
 }
 
+/* A killed create's temporary state directory (.creating.<id>, see statedir_make_locked) in
+ * rootfd, removed when it is provably dead: the caller holds rootfd's LOCK_EX (so no create is
+ * between making one and locking it), no one holds its lock, and it is empty (rmdir).  Its lock
+ * is held while it is removed.  1 = removed, 0 = left (live, or not such a directory). */
+static int statedir_tmp_remove_dead(int rootfd, const char *name)
+{
+  int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  int r = 0;
+
+  if (fd < 0)
+    return 0;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && unlinkat(rootfd, name, AT_REMOVEDIR) == 0)
+    r = 1;
+  close(fd);
+  return r;
+}
+
+int container_remove_dead_tmp(const char *root, char **names)
+{
+  int rootfd, n = 0;
+
+  if (names == NULL || names[0] == NULL)
+    return 0;
+  rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* a create holds LOCK_SH from making its directory until it locks it: skip while one does */
+  if (rootfd >= 0 && flock(rootfd, LOCK_EX | LOCK_NB) == 0)
+    for (size_t i = 0; names[i] != NULL; i++)
+      n += statedir_tmp_remove_dead(rootfd, names[i]);
+  if (rootfd >= 0)
+    close(rootfd);
+  return n;
+}
+
 /* The state directory of a new container, locked before any other process can see it
  * (create-delete-race): made under a temporary name, locked, then renamed to <root>/<id>.
  * Made as <id> and locked after, a `delete` (or a create taking over a killed create's id)
  * could lock it first, judge the empty directory a killed create's leftover and remove it
  * while this create went on to clone its init: an init no command could find.  Where the
  * file system has no RENAME_NOREPLACE, the directory is made in place and, once locked,
- * checked to be still there (whoever removes one holds its lock while it does). */
+ * checked to be still there (whoever removes one holds its lock while it does).
+ * The temporary name is .creating.<id>, and the create holds the root's LOCK_SH from before it
+ * makes it until it holds its lock: a create killed in between leaves it empty and unlocked,
+ * and a later create of that id (here) or `list` (container_remove_dead_tmp), holding the
+ * root's LOCK_EX, removes it (create-tmp-leftover) - never a live create's. */
 static int statedir_make_locked(const struct global_opts *g, struct container *c, struct error *err)
 {
-  cleanup_free char *tmp = xfmt("%s/.creating.XXXXXX", g->root);
+  cleanup_free char *name = xfmt(".creating.%s", c->id);
+  cleanup_free char *tmp = xfmt("%s/%s", g->root, name);
   struct stat st;
-  int e;
+  int e, rootfd;
 
-  if (mkdtemp(tmp) == NULL) { /* (0700) */
+  rootfd = open(g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0 || flock(rootfd, LOCK_SH) < 0) {
     e = errno;
-    goto fail;
+    if (rootfd >= 0)
+      close(rootfd);
+    return error_set(err, e, "lock state root `%s`", g->root);
+  }
+  for (int tries = 0; mkdir(tmp, 0700) < 0; tries++) {
+    int r;
+    e = errno;
+    if (e != EEXIST || tries == 3) {
+      close(rootfd);
+      goto fail;
+    }
+    /* another create of this id at work, or a killed one's: judged with the root's LOCK_EX
+     * (waited for: those between making and locking theirs are microseconds from done) */
+    flock(rootfd, LOCK_UN);
+    if (flock(rootfd, LOCK_EX) < 0) {
+      e = errno;
+      close(rootfd);
+      goto fail;
+    }
+    r = statedir_tmp_remove_dead(rootfd, name);
+    if (r == 0 && faccessat(rootfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+      close(rootfd); /* a live create of this id holds it */
+      goto fail;
+    }
+    flock(rootfd, LOCK_SH); /* (a conversion: again) */
   }
   FAILPOINT_PAUSE("create-hold-unlocked");
   c->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (c->dirfd < 0 || flock(c->dirfd, LOCK_EX) < 0) {
     error_errno(err, "open state directory `%s`", tmp);
     rmdir(tmp);
+    close(rootfd);
     return -1;
   }
+  close(rootfd);
   if (FAILPOINT_FAILS("create-in-place-hold-unlocked")) /* as without RENAME_NOREPLACE */
     errno = EINVAL;
   else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, c->dir, RENAME_NOREPLACE) == 0)

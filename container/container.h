@@ -51,6 +51,10 @@ const char *container_status_name(enum container_status s);
 /* mkdir -p the root (0700). */
 int state_root_prepare(const char *root, struct error *err);
 /* Create <root>/<id> exclusively, locked (LOCK_EX) before it appears under that name. */
+/* Remove the temporary state directories (names, NULL-terminated, ".creating.*" in root)
+ * that creates killed before they named them left, when provably dead: unlocked, empty, and
+ * no create between making one and locking it (else none now).  Returns how many. */
+int container_remove_dead_tmp(const char *root, char **names);
 int container_new(const struct global_opts *g, const char *id, struct container **ret,
                   struct error *err);
 /* Open an existing container; `lock` is 0 (none), LOCK_SH or LOCK_EX, taken

@@ -344,6 +344,98 @@ race_each() { # POINT
 	race_each create-hold-locked
 }
 
+# held_kill NAME: SIGKILL the runtime `held` started as NAME (the child of its timeout)
+held_kill() {
+	local pid_var=pid_$1 child
+	child=$(cat "/proc/${!pid_var}/task/${!pid_var}/children" 2>/dev/null)
+	[ -n "$child" ] || fail "$1: no runtime under timeout ${!pid_var}"
+	kill -KILL $child
+	wait "${!pid_var}" || true
+}
+
+# creating_dirs: the temporary state directories in the state root, one a line
+creating_dirs() {
+	find "$TEST_ROOT" -mindepth 1 -maxdepth 1 -name '.creating.*' -printf '%f %i\n' | sort
+}
+
+# create-tmp-leftover: a create killed between making its temporary state directory and
+# renaming it to its id left an empty hidden .creating.* directory that nothing removed;
+# they piled up in the state root.  The next create of that id removes its own; `list`
+# removes any once no create is between making one and locking it.
+@test "fault: create-tmp-leftover: a create killed before it names its state directory leaves nothing after the next create" {
+	set_args sleep 100
+	held create create-hold-unlocked create --bundle "$BUNDLE" c1
+	held_wait create 100 || fail "create never reached create-hold-unlocked: $(cat "$BUNDLE/create.out")"
+	held_kill create
+	[ -n "$(creating_dirs)" ] || fail "the killed create left no .creating directory: $(ls -A "$TEST_ROOT")"
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create after a killed create: $output"
+	[ -z "$(creating_dirs)" ] || fail "after the next create, left: $(creating_dirs)"
+	rt start c1
+	[ "$(container_status c1)" = running ] || fail "c1: $(rt state c1)"
+	must_recover c1
+	[ -z "$(leftover_processes)" ] || fail "left: $(leftover_processes)"
+}
+
+@test "fault: create-tmp-leftover: list removes what creates of other ids killed before they named their state directory" {
+	set_args sleep 100
+	local id n
+	n=$(creating_dirs | wc -l)
+	for id in c8 c9; do
+		held "k$id" create-hold-unlocked create --bundle "$BUNDLE" "$id"
+		held_wait "k$id" 100 || fail "create never reached create-hold-unlocked: $(cat "$BUNDLE/k$id.out")"
+		held_kill "k$id"
+	done
+	[ "$(creating_dirs | wc -l)" -eq $((n + 2)) ] || fail "expected two more leftovers: $(ls -A "$TEST_ROOT")"
+	run rt list
+	[ "$status" -eq 0 ] || fail "list: $output"
+	[ -z "$(creating_dirs)" ] || fail "after list, left: $(creating_dirs)"
+}
+
+# The other side: a live create's temporary directory, not yet locked (held there), is never
+# taken for a leftover by a concurrent list, delete, delete --force, a create of another id or
+# of the same id; the create then finishes and its container works.
+@test "fault: create-tmp-leftover: a live create's temporary directory is never removed by list, delete or another create" {
+	set_args sleep 100
+	local before racer r loser
+	held create create-hold-unlocked create --bundle "$BUNDLE" c1
+	held_wait create 100 || fail "create never reached create-hold-unlocked: $(cat "$BUNDLE/create.out")"
+	before=$(creating_dirs)
+	[ -n "$before" ] || fail "no .creating directory while create is held: $(ls -A "$TEST_ROOT")"
+	for racer in "list" "list --format json" "delete c1" "delete --force c1" "create c2"; do
+		case $racer in
+		create*) create_container c2 ;;
+		*) run rt $racer ;;
+		esac
+		[ "$(creating_dirs)" = "$before" ] ||
+			{ held_end create; fail "[$racer] changed the held create's directory: $before -> $(creating_dirs)"; }
+	done
+	rt state c2 >/dev/null || { held_end create; fail "create of c2 beside a held create failed"; }
+	# a create of the same id waits or fails; it never takes the held one's directory
+	held racer - create --bundle "$BUNDLE" c1
+	r=0
+	held_wait racer 10 || r=$?
+	[ "$(creating_dirs)" = "$before" ] ||
+		{ held_end create racer; fail "[create c1] changed the held create's directory: $before -> $(creating_dirs)"; }
+	held_end create racer
+	# one of the two creates of c1 made it; the other failed in one line
+	if [ "$st_create" -eq 0 ]; then
+		loser=racer
+	else
+		loser=create
+		[ "$st_racer" -eq 0 ] || fail "both creates of c1 failed: $(cat "$BUNDLE/create.out" "$BUNDLE/racer.out")"
+	fi
+	local st_var=st_$loser
+	[ "${!st_var}" -ne 0 ] || fail "both creates of c1 said ok"
+	[ "$(cat "$BUNDLE/$loser.out")" = "agentrt: create \`c1\`: container with given ID already exists" ] ||
+		fail "$loser: $(cat "$BUNDLE/$loser.out")"
+	rt start c1
+	[ "$(container_status c1)" = running ] || fail "c1: $(rt state c1)"
+	[ -z "$(creating_dirs)" ] || fail "left: $(creating_dirs)"
+	rt delete --force c2 || fail "delete --force c2"
+	must_recover c1
+}
+
 @test "fault: run killed after the init is ready" {
 	set_args sleep 100
 	fp create-after-spawn run -d --bundle "$BUNDLE" c1
