@@ -166,11 +166,10 @@ struct egress_helper {
    * flushes every pin as it did before */
   struct pin_rec *recs;
   size_t n_recs, cap_recs;
-  /* the gateways pinned so far (tables arp and ip6 agentrt), and the init
-   * whose namespace's routes are read again when they change: route_fd is
-   * an rtnetlink socket there subscribed to IPv4 and IPv6 route changes,
-   * neigh_fd one for dumps of its IPv6 neighbour table (-1 = none) */
-  pid_t gw_pid;
+  /* the gateways pinned so far (tables arp and ip6 agentrt); route_fd is
+   * an rtnetlink socket in the init's namespace subscribed to IPv4 and IPv6
+   * route changes (its routes are read again when they change), neigh_fd one
+   * for dumps of its IPv6 neighbour table (-1 = none) */
   int route_fd, neigh_fd;
   uint8_t gw4[NFT_MAX_GW4][4], gw6[NFT_MAX_GW4][16];
   size_t gw_n4, gw_n6;
@@ -843,7 +842,6 @@ int egress_helper_attach(struct egress_helper *h, pid_t init_pid, int state_dirf
   if (loopback_up_in(h->o.udp4_fd, err) < 0 ||
       send_batch(h->o.nl_fd, h->policy, false, &gw, err) < 0)
     return -1;
-  h->gw_pid = init_pid;
   for (size_t i = 0; i < gw.n_gw4 && i < NFT_MAX_GW4; i++)
     memcpy(h->gw4[h->gw_n4++], gw.gw4[i].ip, 4);
   for (size_t i = 0; i < gw.n_gw6 && i < NFT_MAX_GW4; i++)
