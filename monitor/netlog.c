@@ -76,9 +76,14 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
 {
   size_t l4;
   int proto;
-  bool na_pin = prefix != NULL && strcmp(prefix, EGRESS_LOG_NA_PIN_PREFIX) == 0;
+  bool na_over = prefix != NULL && strcmp(prefix, EGRESS_LOG_NA_OVER_PREFIX) == 0;
+  bool na_pin = na_over || (prefix != NULL && strcmp(prefix, EGRESS_LOG_NA_PIN_PREFIX) == 0);
 
   memset(ret, 0, sizeof *ret);
+  if (prefix != NULL && strcmp(prefix, EGRESS_LOG_ARP_OVER_PREFIX) == 0) {
+    ret->over = parse_arp(p, len, ret);
+    return ret->over;
+  }
   if (prefix != NULL && strcmp(prefix, EGRESS_LOG_ARP_PIN_PREFIX) == 0)
     return parse_arp(p, len, ret);
   ret->inbound = na_pin || (prefix != NULL && (strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0 ||
@@ -123,6 +128,7 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
     ret->icmp_type = p[l4];
   if (na_pin && proto == IPPROTO_ICMPV6)
     parse_na(p, len, l4, ret);
+  ret->over = na_over && ret->neigh;
   return true;
 }
 
@@ -164,7 +170,11 @@ static void emit(struct netlog *t, struct netlog_entry *e)
   }
   jb_key_u64(&b, "count", e->count);
   jb_key_str(&b, "at", e->at);
-  if (e->ev.neigh)
+  if (e->ev.neigh && e->ev.over)
+    jb_key_str(&b, "reason",
+               "an address past the gateways the tables pin (more than 16 of its version): no "
+               "answer without a pin is taken");
+  else if (e->ev.neigh)
     jb_key_str(&b, "reason", "a gateway's address with another link address than its pinned one");
   else if (e->ev.spoofed)
     jb_key_str(&b, "reason", "source address not the container's");
@@ -183,7 +193,7 @@ static bool same(const struct netlog_event *a, const struct netlog_event *b)
          a->routed == b->routed && a->ip_options == b->ip_options && a->proto == b->proto &&
          a->ipproto == b->ipproto && a->port == b->port && a->icmp_type == b->icmp_type &&
          strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0 && a->neigh == b->neigh &&
-         strcmp(a->addr, b->addr) == 0 && strcmp(a->lladdr, b->lladdr) == 0;
+         a->over == b->over && strcmp(a->addr, b->addr) == 0 && strcmp(a->lladdr, b->lladdr) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

@@ -45,6 +45,7 @@ struct netlog_event {
    * agentrt): the address it claims and the link address it gives ("" =
    * none in the packet) */
   bool neigh;
+  bool over; /* that neighbour refused past the gateways the tables pin (over4, over6) */
   char addr[INET6_ADDRSTRLEN];
   char lladdr[18];
 };

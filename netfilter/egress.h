@@ -62,7 +62,8 @@
  * And tables `arp agentrt` and `ip6 agentrt` (nft_arp.c): each gateway
  * pinned to one link address, ARP or a solicited neighbour advertisement for
  * its address with another dropped, counted and logged (prefixes agentrt-arp-pin:
- * and agentrt-na-pin:).
+ * and agentrt-na-pin:; past the gateways the tables hold, agentrt-arp-over: and
+ * agentrt-na-over:).
  * Redirected DNS leaves through `lo`, so only agentrt's resolver (listening
  * on 127.0.0.1 and ::1 at dns_port inside the netns) is ever reachable; it
  * is accepted before chain allowed, so DNS is not logged as a flow (the
@@ -109,6 +110,10 @@ struct egress_policy {
  * than its pinned one (dropped) */
 #define EGRESS_LOG_ARP_PIN_PREFIX "agentrt-arp-pin: "
 #define EGRESS_LOG_NA_PIN_PREFIX "agentrt-na-pin: "
+/* the same past NFT_MAX_GW4 gateways of a version (over4, over6): any other
+ * address's ARP, any other target's solicited advertisement (dropped) */
+#define EGRESS_LOG_ARP_OVER_PREFIX "agentrt-arp-over: "
+#define EGRESS_LOG_NA_OVER_PREFIX "agentrt-na-over: "
 
 /* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
  * live in chain allow_ll, before the metadata block. */

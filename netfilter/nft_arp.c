@@ -20,7 +20,7 @@
  *       arp saddr ip @seen counter log prefix "agentrt-arp-pin: " group N drop
  *       arp saddr ip @gw4 add @seen { arp saddr ip }
  *         add @pin { arp saddr ip . arp saddr ether } accept
- *       counter log prefix "agentrt-arp-pin: " group N drop } }  # over4 only
+ *       counter log prefix "agentrt-arp-over: " group N drop } }  # over4 only
  *
  * Offsets are Ethernet ARP's (hardware length 6, protocol length 4), the only
  * kind the kernel takes on an Ethernet link.
@@ -276,7 +276,7 @@ static void arp_over(struct nft_batch_buf *b, int log_group)
 {
   struct nftnl_rule *r = rule_fam(NFPROTO_ARP);
 
-  count_log(r, log_group, EGRESS_LOG_ARP_PIN_PREFIX);
+  count_log(r, log_group, EGRESS_LOG_ARP_OVER_PREFIX);
   xverdict(r, NF_DROP);
   emit_fam(b, NFPROTO_ARP, r, "over: counter log drop");
 }
@@ -394,7 +394,7 @@ static void nd_over(struct nft_batch_buf *b, int log_group)
   load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG32_00);
   eq(r, &na, 1);
   solicited(r);
-  count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
+  count_log(r, log_group, EGRESS_LOG_NA_OVER_PREFIX);
   xverdict(r, NF_DROP);
   emit_fam(b, NFPROTO_IPV6, r, "over: nd-neighbor-advert counter log drop");
 }

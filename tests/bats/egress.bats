@@ -2538,14 +2538,18 @@ nb_forged_refused() {
 		sleep 1.5 # the gateways' own answers (each asked again by the kernel) and the records
 		st="$(ip -n "$EGT_CTR" neigh show "$over4" dev c1) / $(ip -n "$EGT_CTR" -6 neigh show "$over6" dev c1)"
 	fi
-	local recs4 recs6
+	local recs4 recs6 reasons
 	recs4=$(records "select(.kind == \"denied\" and .addr == \"$over4\") | .lladdr" | sort -u | tr '\n' ' ')
 	recs6=$(records "select(.kind == \"denied\" and .addr == \"$over6\") | .lladdr" | sort -u | tr '\n' ' ')
+	reasons=$(records "select(.kind == \"denied\" and (.addr == \"$over4\" or .addr == \"$over6\")) | .reason" | sort -u)
 	gw_link_down
 	[ -n "$over4" ] && [ -n "$over6" ] || fail "no gateway past the bound (IPv4 ${over4:-none}, IPv6 ${over6:-none}): $pinned"
 	[[ "$st" != *"$mac"* && "$st" != *"$NB_MAC"* ]] || fail "a gateway past the bound got a link address: $st"
 	[[ "$recs4" == *"$mac"* && "$recs4" == *"$NB_MAC"* ]] || fail "IPv4 $over4: refusals recorded: $recs4"
 	[[ "$recs6" == *"$mac"* && "$recs6" == *"$NB_MAC"* ]] || fail "IPv6 $over6: refusals recorded: $recs6"
+	# their own reason, not a pinned gateway's
+	[ "$reasons" = "\"an address past the gateways the tables pin (more than 16 of its version): no answer without a pin is taken\"" ] ||
+		fail "reasons recorded for $over4, $over6: $reasons"
 	# the gateways pinned still carry the allowed traffic
 	run connect 203.0.113.10 443
 	[ "$output" = hello-allowed-443 ] || fail "allowed through the pinned gateway: $output"

@@ -36,13 +36,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       EGRESS_LOG_SPOOF_PREFIX,
       EGRESS_LOG_ARP_PIN_PREFIX,
       EGRESS_LOG_NA_PIN_PREFIX,
+      EGRESS_LOG_ARP_OVER_PREFIX,
+      EGRESS_LOG_NA_OVER_PREFIX,
   };
   static struct netlog t;
   struct netlog_event ev;
 
   if (size < 1)
     return 0;
-  if (!netlog_parse(data + 1, size - 1, prefixes[data[0] % 8], &ev))
+  if (!netlog_parse(data + 1, size - 1, prefixes[data[0] % (sizeof prefixes / sizeof *prefixes)],
+                    &ev))
     return 0;
   if (memchr(ev.src, 0, sizeof ev.src) == NULL || memchr(ev.dst, 0, sizeof ev.dst) == NULL ||
       memchr(ev.addr, 0, sizeof ev.addr) == NULL ||

@@ -166,8 +166,20 @@ static void test_neigh(void)
              strstr(dir_rec[0], "\"proto\":\"arp\"") &&
              strstr(dir_rec[0], "\"addr\":\"192.0.2.1\"") &&
              strstr(dir_rec[0], "\"lladdr\":\"02:00:5e:00:53:99\"") &&
-             strstr(dir_rec[0], "\"reason\":"),
+             strstr(dir_rec[0], "\"reason\":\"a gateway's address with another"),
          "its record: %s", dir_n ? dir_rec[0] : "");
+  /* past the gateways the tables pin (over4, over6): a refusal of its own */
+  tap_ok(netlog_parse(arp, sizeof arp, EGRESS_LOG_ARP_OVER_PREFIX, &ev) && ev.neigh && ev.over &&
+             strcmp(ev.addr, "192.0.2.1") == 0,
+         "an ARP refused past the bound is marked so");
+  tap_ok(netlog_parse(na, sizeof na, EGRESS_LOG_NA_OVER_PREFIX, &ev) && ev.neigh && ev.over &&
+             strcmp(ev.addr, "2001:db8:2::1") == 0,
+         "an advertisement refused past the bound is marked so");
+  netlog_note(&t, &ev, 0);
+  netlog_flush(&t, 0, true);
+  tap_ok(dir_n == 2 && strstr(dir_rec[1], "\"addr\":\"2001:db8:2::1\"") &&
+             strstr(dir_rec[1], "\"reason\":\"an address past the gateways the tables pin"),
+         "its record has its own reason: %s", dir_n > 1 ? dir_rec[1] : "");
 }
 
 /* ---- aggregation: collect the records */
