@@ -880,6 +880,7 @@ check_git_output() {
   echo "# commit: $((SECONDS - start)) s" >&3
   [ "$(find "$HOST/dos" -name 'a*.txt' | wc -l)" -eq 1280 ] && [ -f "$HOST/dos/d63/.gitignore" ] ||
     fail "the commit did not write the agent's files: $(find "$HOST/dos" -name 'a*.txt' | wc -l)"
+}
 
 # terminal-inject-review-marks: the marks `workspace diff` puts after a path quote what the agent
 # wrote: the .gitignore file and pattern that hide a new file, the nested repository whose new
