@@ -750,6 +750,9 @@ nothing_left() {
 	[ "$status" -eq 0 ] || fail "run: $status (124: it hung): $out"
 	[ "$out" = "$(printf '1000\n1000 5 7\ndata\nok')" ] || fail "output: $out"
 	[ -s "$TEST_STORE/.workspaces/wsslow/upper.img" ] || fail "no image for wsslow"
+	# run returns on the trail; the image's last unmount ends under its lock just after
+	# (workspace-size.bats image-unmount-after-run): once the lock is free, no device is left
+	flock -w 10 "$TEST_STORE/.workspaces/wsslow/upper.img" true || fail "the image's lock was not let go"
 	! losetup -a | grep -F "$AGENTRT_DATA_DIR" || fail "a loop device is left"
 	[ -z "$(leftover_processes)" ] || fail "processes left: $(leftover_processes)"
 	rt workspace wsslow purge >/dev/null
