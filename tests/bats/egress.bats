@@ -1554,13 +1554,16 @@ allowed_both() {
 cpu_ms() { echo $(($(awk '{print $14 + $15}' "/proc/$1/stat") * 1000 / $(getconf CLK_TCK))); }
 
 # assert_monitor_share USED WALL: the monitor used under a fifth of WALL ms of CPU (a
-# sanitizer build's monitor spends some four times as much on each packet it reads: a third).
+# sanitizer build's monitor spends some seven times as much on each packet it reads: a half.
+# Measured on a quiet machine, 300,000 refused datagrams: 160 ms plain, 1,170-1,270 ms ASan in
+# 3.7-4.1 s, which a third failed once in CI; an unbudgeted monitor, 26 % plain, would take a
+# whole CPU there).
 # What its budget's worth of packets costs is the machine's: 12.9 % once in CI on a machine
 # whose page faults cost ~20 us (an eighth was the bound before); the unbudgeted monitor took
 # 26 %, and the budget itself is checked apart
 assert_monitor_share() {
 	local limit=5
-	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=3
+	! ldd "$AGENTRT" 2>/dev/null | grep -q libasan || limit=2
 	[ "$(($1 * limit))" -lt "$2" ] || fail "the monitor used $1 ms of CPU in $2 ms"
 }
 
