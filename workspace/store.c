@@ -643,6 +643,19 @@ static bool family_kept(struct workspace *w, struct error *why)
   return true;
 }
 
+/* Remove w's own upper, work and retired layers where its upper lives (its image, or its
+ * ancestor's for a sub-agent), leaving whatever else that image holds. */
+static int discard_own_layers(const struct workspace *w, struct error *err)
+{
+  cleanup_close int bfd = ws_upper_base(w, err);
+
+  if (bfd < 0)
+    return error_prefix(err, "discard");
+  if (ws_rm_tree(bfd, "upper") < 0 || ws_rm_tree(bfd, "work") < 0 || ws_rm_tree(bfd, "retired") < 0)
+    return error_errno(err, "workspace `%s`: discard", w->id);
+  return 0;
+}
+
 int workspace_discard(struct workspace *w, struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -660,22 +673,11 @@ int workspace_discard(struct workspace *w, struct error *err)
   if (size > 0 && !family_kept(w, NULL)) {
     if (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0)
       return error_prefix(err, "discard");
-  } else if (size > 0) {
-    cleanup_close int bfd = ws_upper_base(w, err);
-    if (bfd < 0)
-      return error_prefix(err, "discard");
-    if (ws_rm_tree(bfd, "upper") < 0 || ws_rm_tree(bfd, "work") < 0 ||
-        ws_rm_tree(bfd, "retired") < 0)
-      return error_errno(err, "workspace `%s`: discard", w->id);
+  } else if (size > 0 && discard_own_layers(w, err) < 0) {
+    return -1;
   }
-  if (w->upper_in != NULL) { /* in its ancestor's image */
-    cleanup_close int bfd = ws_upper_base(w, err);
-    if (bfd < 0)
-      return error_prefix(err, "discard");
-    if (ws_rm_tree(bfd, "upper") < 0 || ws_rm_tree(bfd, "work") < 0 ||
-        ws_rm_tree(bfd, "retired") < 0)
-      return error_errno(err, "workspace `%s`: discard", w->id);
-  }
+  if (w->upper_in != NULL && discard_own_layers(w, err) < 0) /* in its ancestor's image */
+    return -1;
   unlinkat(dfd, WS_RETIRED_MARK, 0);
   if (ws_rm_tree(dfd, "upper") < 0 || ws_rm_tree(dfd, "work") < 0 ||
       ws_rm_tree(dfd, "snapshots") < 0 || ws_rm_tree(dfd, "retired") < 0)
