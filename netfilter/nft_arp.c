@@ -318,9 +318,8 @@ static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, i
     arp_over(b, log_group);
 }
 
-/* A neighbour advertisement (ICMPv6 136) for a gateway's address, the
- * start of each rule of table ip6 agentrt */
-static struct nftnl_rule *na_for_gw6(void)
+/* A rule of table ip6 agentrt matching a neighbour advertisement (ICMPv6 136) */
+static struct nftnl_rule *na_rule(void)
 {
   static const uint8_t icmpv6 = IPPROTO_ICMPV6, na = 136;
   struct nftnl_rule *r = rule_fam(NFPROTO_IPV6);
@@ -331,6 +330,15 @@ static struct nftnl_rule *na_for_gw6(void)
   eq(r, &icmpv6, 1);
   load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG32_00);
   eq(r, &na, 1);
+  return r;
+}
+
+/* A neighbour advertisement for a gateway's address, the start of each rule
+ * of table ip6 agentrt */
+static struct nftnl_rule *na_for_gw6(void)
+{
+  struct nftnl_rule *r = na_rule();
+
   load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
   xlookup(r, "gw6", SET_ID_ND_GW6);
   return r;
@@ -384,15 +392,8 @@ static void target_and_tlla(struct nftnl_rule *r)
  * than a gateway pinned or new (those rules come before) is refused */
 static void nd_over(struct nft_batch_buf *b, int log_group)
 {
-  static const uint8_t icmpv6 = IPPROTO_ICMPV6, na = 136;
-  struct nftnl_rule *r = rule_fam(NFPROTO_IPV6);
-  struct nftnl_expr *e = xexpr(r, "meta");
+  struct nftnl_rule *r = na_rule();
 
-  nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_L4PROTO);
-  nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG32_00);
-  eq(r, &icmpv6, 1);
-  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG32_00);
-  eq(r, &na, 1);
   solicited(r);
   count_log(r, log_group, EGRESS_LOG_NA_OVER_PREFIX);
   xverdict(r, NF_DROP);
