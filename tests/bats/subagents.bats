@@ -1417,6 +1417,23 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	rt workspace "$ID.e" purge
 }
 
+# stopped_commit ID: `workspace ID commit` stopped at its syncfs (strace); sets $tracer, $apid
+stopped_commit() {
+	local st=$BUNDLE/$1.strace
+	apid=
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
+		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$1" commit \
+		>"$BUNDLE/$1.out" 2>&1 &
+	tracer=$!
+	for _ in $(seq 100); do
+		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
+		[ -n "$apid" ] && return 0
+		sleep 0.1
+	done
+	kill "$tracer"
+	fail "the commit of $1 never reached its syncfs: $(cat "$BUNDLE/$1.out" "$st")"
+}
+
 # sub-commit-race: two children's commits into the parent's view at once.  Each checks that
 # what it changes is as it was at the child's start, then applies; the first is stopped (strace
 # turns its syncfs, after every check and before the first rename, into a SIGSTOP) while the
@@ -1429,17 +1446,8 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	[ "$status" -eq 0 ] || fail "sub run a: $output"
 	run sub run --name b -- sh -c 'echo from-b >f.txt'
 	[ "$status" -eq 0 ] || fail "sub run b: $output"
-	local st=$BUNDLE/a.strace apid= bpid inode
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
-		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$ID.a" commit \
-		>"$BUNDLE/a.out" 2>&1 &
-	local tracer=$!
-	for _ in $(seq 100); do
-		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
-		[ -n "$apid" ] && break
-		sleep 0.1
-	done
-	[ -n "$apid" ] || { kill "$tracer"; fail "a's commit never reached its syncfs: $(cat "$BUNDLE/a.out" "$st")"; }
+	local tracer apid bpid inode
+	stopped_commit "$ID.a"
 	# b's commit while a's is between its checks and its renames
 	inode=$(stat -c %i "$TEST_STORE/.workspaces/$ID")
 	rt workspace "$ID.b" commit >"$BUNDLE/b.out" 2>&1 &
@@ -1453,7 +1461,7 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	local arc=0 brc=0
 	wait "$tracer" || arc=$?
 	wait "$bpid" || brc=$?
-	echo "a: $arc $(cat "$BUNDLE/a.out")" >&2
+	echo "a: $arc $(cat "$BUNDLE/$ID.a.out")" >&2
 	echo "b: $brc $(cat "$BUNDLE/b.out")" >&2
 	run rt exec "$ID" cat /workspace/f.txt /workspace/a.txt
 	echo "the parent's view: $output" >&2
@@ -1515,21 +1523,12 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	parent
 	run sub run --name a -- sh -c 'echo from-a >f.txt'
 	[ "$status" -eq 0 ] || fail "sub run a: $output"
-	local st=$BUNDLE/a.strace apid= cg ppid
+	local tracer apid cg ppid
 	# a process of the parent's that writes f.txt when told to (a file in its /tmp)
 	rt_bg exec -d "$ID" sh -c 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo from-parent >/workspace/f.txt; touch /tmp/done'
 	[ "$status" -eq 0 ] || fail "exec -d: $output"
 	ppid=$(host_pid "$ID")
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
-		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$ID.a" commit \
-		>"$BUNDLE/a.out" 2>&1 &
-	local tracer=$!
-	for _ in $(seq 100); do
-		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
-		[ -n "$apid" ] && break
-		sleep 0.1
-	done
-	[ -n "$apid" ] || { kill "$tracer"; fail "a's commit never reached its syncfs: $(cat "$BUNDLE/a.out" "$st")"; }
+	stopped_commit "$ID.a"
 	# the parent writes the same path meanwhile: done at once, or held while it is frozen
 	touch "/proc/$ppid/root/tmp/go"
 	cg=$(cg_dir "$ID")
@@ -1544,7 +1543,7 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	wait "$tracer" || arc=$?
 	for _ in $(seq 100); do [ -e "/proc/$ppid/root/tmp/done" ] && break; sleep 0.1; done
 	[ -e "/proc/$ppid/root/tmp/done" ] || fail "the parent's write never happened"
-	echo "a: $arc $(cat "$BUNDLE/a.out")" >&2
+	echo "a: $arc $(cat "$BUNDLE/$ID.a.out")" >&2
 	run rt exec "$ID" cat /workspace/f.txt
 	echo "the parent's view: $output" >&2
 	# the parent's write is the last one, or the commit did not say it applied over it
@@ -1555,22 +1554,6 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 # for the operator's); a SIGTERM or ^C while it was frozen (the sub-agent client relays SIGINT,
 # SIGTERM, SIGHUP, SIGQUIT to the commit) ended the commit there and left the container frozen:
 # every process of the agent stopped, for good.
-# stopped_commit ID: `workspace ID commit` stopped at its syncfs (strace); sets $tracer, $apid
-stopped_commit() {
-	local st=$BUNDLE/$1.strace
-	apid=
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -o "$st" -e trace=syncfs \
-		-e inject=syncfs:signal=SIGSTOP "$AGENTRT" --root "$TEST_ROOT" workspace "$1" commit \
-		>"$BUNDLE/$1.out" 2>&1 &
-	tracer=$!
-	for _ in $(seq 100); do
-		apid=$(grep -m1 'stopped by SIGSTOP' "$st" 2>/dev/null | cut -d' ' -f1)
-		[ -n "$apid" ] && return 0
-		sleep 0.1
-	done
-	kill "$tracer"
-	fail "the commit of $1 never reached its syncfs: $(cat "$BUNDLE/$1.out" "$st")"
-}
 
 # frozen CGDIR: is that cgroup frozen (v2 cgroup.freeze, v1 freezer.state)?
 frozen() {
