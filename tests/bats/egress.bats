@@ -2602,14 +2602,20 @@ first_answer_records() {
 	return 1
 }
 
-@test "egress: first-answer-race: the gateway answers the namespace's question first, a neighbour after: the gateway pinned, the neighbour refused and recorded (IPv4 and IPv6)" {
+# race_start: the gateway held, the container's neighbour entries flushed, the container run;
+# sets $real (the gateway's link address)
+race_start() {
 	command -v python3 >/dev/null || skip "needs python3 (the answers)"
-	local mac=02:00:5e:00:53:97 real pins
 	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
 	gw_hold on
 	ip -n "$EGT_CTR" neigh flush dev c0
 	ip -n "$EGT_CTR" -6 neigh flush dev c0
-	egress_run || { gw_hold off; return 1; }
+	egress_run || { gw_hold off; fail "egress_run"; }
+}
+
+@test "egress: first-answer-race: the gateway answers the namespace's question first, a neighbour after: the gateway pinned, the neighbour refused and recorded (IPv4 and IPv6)" {
+	local mac=02:00:5e:00:53:97 real pins
+	race_start
 	race_answers "$real" "$mac"
 	run first_answer_records "$mac"
 	local recorded=$status
@@ -2622,13 +2628,8 @@ first_answer_records() {
 }
 
 @test "egress: first-answer-race: a neighbour answers the namespace's question first, the gateway after: not covered, the gateway's own answer is refused and recorded, the only sign (IPv4 and IPv6)" {
-	command -v python3 >/dev/null || skip "needs python3 (the answers)"
 	local mac=02:00:5e:00:53:97 real pins
-	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
-	gw_hold on
-	ip -n "$EGT_CTR" neigh flush dev c0
-	ip -n "$EGT_CTR" -6 neigh flush dev c0
-	egress_run || { gw_hold off; return 1; }
+	race_start
 	# THREAT-MODEL.md, the first-answer race: the first answer is pinned, the neighbour's here
 	race_answers "$mac" "$real"
 	run first_answer_records "$real"
