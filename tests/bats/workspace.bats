@@ -461,6 +461,67 @@ os.setxattr('data', 'user.overlay.redirect', b'src')
   [ "$(host_sum)" = "$SUM0" ] || fail "host changed: $(cd "$HOST" && find . | sort)"
 }
 
+# The redirects an attacker would forge for a review that followed them (the overlay makes none:
+# redirect_dir=off, see README "Workspace review"): user.overlay.redirect on host directories
+# pointing at `..`, `/..`, an absolute path out of the workspace, a protected path (.git/hooks),
+# each other (a loop) and itself, a name with an escape sequence and a newline; on a directory of
+# the agent's own pointing at a host directory; trusted.overlay.redirect refused.  Each directory
+# still shows its own files, the review shows only the agent's new directory, the commit brings
+# only that, and the directories so marked still cannot be renamed (EXDEV: no redirect is made).
+@test "escape: forged-redirect: redirects at .., outside, a protected path, a loop or a control name move nothing" {
+  command -v python3 >/dev/null || skip "needs python3"
+  local d ctl tree0
+  ctl=$'ctl\033[2J\nx'
+  mkdir -p "$HOST/.git/hooks" "$HOST/$ctl"
+  echo sample >"$HOST/.git/hooks/keep.sample"
+  echo c >"$HOST/$ctl/own-ctl"
+  for d in r1 r2 r3 r4 r5 r6 r7 r8; do mkdir "$HOST/$d" && echo "$d" >"$HOST/$d/own-$d"; done
+  tree0=$(host_tree)
+  bundle_usr "cd /workspace && python3 /etc/forge.py"
+  cat >"$BUNDLE/rootfs/etc/forge.py" <<'PY'
+import errno, os
+ctl = b'ctl\x1b[2J\nx'
+forged = {'r1': b'..', 'r2': b'/..', 'r3': b'/../../../../etc', 'r4': b'/.git/hooks',
+          'r5': b'r6', 'r6': b'r5', 'r7': b'/r7', 'r8': ctl}
+for n in ('trusted.overlay.redirect', 'trusted.overlay.opaque'):
+    try:
+        os.setxattr('r1', n, b'..'); print(n, 'SET')
+    except OSError as e:
+        print(n, 'refused', e.errno)
+for d, v in forged.items():
+    os.setxattr(d, 'user.overlay.redirect', v)
+    assert os.getxattr(d, 'user.overlay.redirect') == v
+os.mkdir('new')
+os.setxattr('new', 'user.overlay.redirect', b'/data')
+for d in sorted(forged) + ['new']:
+    print('view', d, ' '.join(sorted(os.listdir(d))))
+for d in sorted(forged):
+    try:
+        os.rename(d, d + '-moved'); print('RENAMED', d)
+    except OSError as e:
+        print('rename', d, 'EXDEV' if e.errno == errno.EXDEV else e)
+print('PLANTED')
+PY
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+  [[ "$output" != *SET* && "$output" != *RENAMED* ]] &&
+    [[ "$output" == *"trusted.overlay.redirect refused 1"* ]] || fail "trusted.* or rename: $output"
+  for d in r1 r2 r3 r4 r5 r6 r7 r8; do
+    grep -qx "view $d own-$d" <<<"$output" || fail "the container's view of $d moved: $output"
+    grep -qx "rename $d EXDEV" <<<"$output" || fail "rename of $d: $output"
+  done
+  grep -qx "view new " <<<"$output" || fail "the agent's new directory shows: $output"
+  run changes
+  [ "$status" -eq 0 ] && [ "$output" = "added:new" ] || fail "changes: $output"
+  run ar workspace "$ID" diff
+  [ "$status" -eq 0 ] && ! grep -q $'\033' <<<"$output" || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ -d "$HOST/new" ] && [ -z "$(ls -A "$HOST/new")" ] || fail "host new/: $(ls -A "$HOST/new")"
+  rmdir "$HOST/new"
+  [ "$(host_tree)" = "$tree0" ] || fail "host changed: $(cd "$HOST" && find . | sort)"
+}
+
 # No directory redirects: renaming a directory the host had fails with EXDEV (os.rename, as Go's
 # os.Rename and git mv), the container still has it under its old name, and the host is untouched.
 @test "workspace: os.rename of a host directory fails with EXDEV and changes nothing" {
