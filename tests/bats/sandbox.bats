@@ -213,6 +213,56 @@ sbx_out() {
 	as_user "$AGENTRT" workspace op1 purge >/dev/null
 }
 
+# forged-redirect in a user's sandbox (userxattr: the overlay's own metadata is user.overlay.*,
+# which the agent may set through the overlay).  The kernel stores what it sets there under an
+# escaped name (user.overlay.overlay.*), so it is no marker: the directories show their own files,
+# can still not be renamed (redirect_dir=nofollow makes no redirect; redirect_dir=on is refused
+# with userxattr), the review shows no change and the commit leaves the host as it was.
+@test "sandbox: escape: forged-redirect: user.overlay.* set through a user's overlay neither redirects, hides nor moves a directory" {
+	local sum0 script out
+	mkdir -p "$SBX/ws/src" "$SBX/ws/data" "$SBX/ws/cfg"
+	echo s >"$SBX/ws/src/main.c" && echo d >"$SBX/ws/data/rows.txt" && echo c >"$SBX/ws/cfg/c.txt"
+	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws"
+	sum0=$(cd "$SBX/ws" && find . -printf '%p %y %m %s\n' | sort && find . -type f -exec sha256sum {} + | sort)
+	script=$(
+		cat <<'PY'
+import errno, os
+for d, n, v in (('src', 'user.overlay.redirect', b'/data'), ('data', 'user.overlay.redirect', b'..'),
+                ('cfg', 'user.overlay.redirect', b'/../../etc'), ('data', 'user.overlay.opaque', b'y'),
+                ('src', 'trusted.overlay.redirect', b'/data')):
+    try:
+        os.setxattr(d, n, v); print('set', d, n)
+    except OSError as e:
+        print('refused', d, n, e.errno)
+for d in ('src', 'data', 'cfg'):
+    print('view', d, ' '.join(sorted(os.listdir(d))))
+    try:
+        os.rename(d, d + '2'); print('RENAMED', d)
+    except OSError as e:
+        print('rename', d, 'EXDEV' if e.errno == errno.EXDEV else e)
+print('PLANTED')
+PY
+	)
+	run sbx_out --name fr1 -- python3 -c "$script"
+	[ "$status" -eq 0 ] && [[ "$output" == *PLANTED* ]] || fail "plant: $output"
+	# (stored escaped, or refused by a kernel that does not escape them)
+	[[ "$output" =~ (set|refused)\ src\ user.overlay.redirect && "$output" =~ (set|refused)\ data\ user.overlay.opaque ]] ||
+		fail "not planted: $output"
+	[[ "$output" == *"refused src trusted.overlay.redirect 1"* && "$output" != *RENAMED* ]] || fail "$output"
+	grep -qx 'view src main.c' <<<"$output" && grep -qx 'view data rows.txt' <<<"$output" &&
+		grep -qx 'view cfg c.txt' <<<"$output" || fail "the sandbox's view moved: $output"
+	[ "$(grep -c 'EXDEV$' <<<"$output")" = 3 ] || fail "rename: $output"
+	out=$(as_user "$AGENTRT" workspace fr1 diff --format json 2>/dev/null) || fail "diff: $out"
+	[ "$(jq '.changes | length' <<<"$out")" = 0 ] || fail "diff: $out"
+	run as_user "$AGENTRT" workspace fr1 commit
+	[ "$status" -eq 0 ] || fail "commit: $output"
+	[ "$(cd "$SBX/ws" && find . -printf '%p %y %m %s\n' | sort && find . -type f -exec sha256sum {} + | sort)" = "$sum0" ] ||
+		fail "host changed: $(cd "$SBX/ws" && find . | sort)"
+	[ "$(python3 -c 'import os, sys; print(sum(len(os.listxattr(os.path.join(sys.argv[1], d))) for d in ("src", "data", "cfg")))' "$SBX/ws")" = 0 ] ||
+		fail "the host dirs got xattrs"
+	as_user "$AGENTRT" workspace fr1 purge >/dev/null
+}
+
 @test "sandbox: --write-through writes the host directory, protected paths stay read-only" {
 	mkdir -p "$SBX/ws/.git/hooks"
 	chown -R "$SBX_UID:$SBX_UID" "$SBX/ws/.git"
