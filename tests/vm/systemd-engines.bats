@@ -46,6 +46,24 @@ unit_gone() {
 	[ "$(prop "$1" ActiveState)" = inactive ] || [ "$(prop "$1" LoadState)" = not-found ]
 }
 
+# bus_report: why the system bus does not answer (once seen as "Connection refused" in a CI
+# under load, not reproduced): is vm-systemd-boot.sh's dbus-daemon alive, its socket there,
+# what it logged, what the kernel killed.
+bus_report() {
+	echo "# the system bus does not answer:" >&2
+	ls -l /run/dbus >&2 2>&1
+	local p found=
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = dbus-daemon ] || continue
+		found=1
+		echo "# dbus-daemon ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline") in $(cat "$p/cgroup")" >&2
+	done
+	[ -n "$found" ] || echo "# no dbus-daemon process" >&2
+	cat "${SD_OUT:-$IT_SRC/build/vm-systemd}/dbus.log" >&2 2>/dev/null
+	dmesg 2>/dev/null | grep -iE 'oom|killed process|segfault' | tail -5 >&2
+	return 0
+}
+
 # scope_holds UNIT PID: systemd's unit is active with Delegate=yes and its cgroup holds PID.
 scope_holds() {
 	local cg
@@ -56,6 +74,7 @@ scope_holds() {
 	[ "$(awk -F: '$1 == "0" { print $3 }' "/proc/$2/cgroup")" = "$cg" ] ||
 		{ echo "pid $2 in $(cat "/proc/$2/cgroup"), unit's cgroup $cg" >&2; return 1; }
 	# the same unit over D-Bus, as the engines' own libraries see it
+	busctl --system status org.freedesktop.systemd1 >/dev/null 2>&1 || bus_report
 	busctl --system get-property org.freedesktop.systemd1 \
 		"$(busctl --system call org.freedesktop.systemd1 /org/freedesktop/systemd1 \
 			org.freedesktop.systemd1.Manager GetUnit s "$1" | awk '{ print $2 }' | tr -d '"')" \
