@@ -1890,14 +1890,21 @@ static bool on_image(int fd)
  * Not an event of the mark: an extended attribute's own block freed by its
  * removal (FAN_ATTRIB); alone in a run, its blocks wait for the next trim,
  * and the image never holds more than workspace.size either way.
- * A commit first: what the last transaction freed is not free before it. */
+ * A commit first: what the last transaction freed is not free before it.
+ * Handed over with the descriptors, the commit and the trim are the teardown
+ * child's too, before its closes and under the same lock: a run that wrote
+ * does not wait for the journal's commit either, and whoever takes the lock
+ * next finds the image trimmed (image-trim-after-run). */
+static bool wants_trim(struct files *f)
+{
+  return f->layers.n > 0 && f->changed && on_image(f->layers.fds[0]);
+}
+
 static void trim_image(struct files *f)
 {
   struct fstrim_range r = {.start = 0, .len = UINT64_MAX, .minlen = 0};
   int fd = f->layers.fds[0];
 
-  if (!f->changed || !on_image(fd))
-    return;
   /* blocks freed in the running transaction are not free to FITRIM until
    * it commits (a truncate at the very end kept 25-33 MiB of 40 without) */
   if (syncfs(fd) < 0) {
@@ -1911,10 +1918,12 @@ static void trim_image(struct files *f)
 /* monitor_files_release's hand-over: every descriptor below the workspace's
  * mounts to the teardown child, the overlay's first, the lock last; none
  * when they do not all fit in its list (the lock must not go first). */
-static void leave_to_teardown(struct files *f)
+static bool leave_to_teardown(struct files *f, bool trim)
 {
   if (proc_teardown_room() < 5 + (int)f->layers.n)
-    return;
+    return false;
+  if (trim && proc_teardown_trim_first(f->layers.fds[0]) < 0)
+    trim_image(f); /* another workspace's is there */
   proc_teardown_close_first(f->ws_fd);
   if (f->base_fd != f->ws_fd)
     proc_teardown_close_first(f->base_fd);
@@ -1925,6 +1934,7 @@ static void leave_to_teardown(struct files *f)
   proc_teardown_close_first(f->img_fd);
   f->layers.n = 0;
   f->layers.hostfd = f->ws_fd = f->base_fd = f->fd_dir = f->img_fd = -1;
+  return true;
 }
 
 void monitor_files_release(struct monitor *m)
@@ -1938,10 +1948,11 @@ void monitor_files_release(struct monitor *m)
     if (!f->changed && f->fan >= 0 &&
         poll(&(struct pollfd){.fd = f->fan, .events = POLLIN}, 1, 0) > 0)
       f->changed = true;
-    if (f->layers.n > 0)
+    bool trim = wants_trim(f);
+    if (f->img_fd >= 0 && flock(f->img_fd, LOCK_SH | LOCK_NB) == 0 && leave_to_teardown(f, trim))
+      trim = false;
+    if (trim)
       trim_image(f);
-    if (f->img_fd >= 0 && flock(f->img_fd, LOCK_SH | LOCK_NB) == 0)
-      leave_to_teardown(f);
     if (f->ws_fd >= 0)
       close(f->ws_fd);
     if (f->base_fd >= 0 && f->base_fd != f->ws_fd)

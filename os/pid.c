@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -187,6 +188,9 @@ static int teardown_first[32];
 static int teardown_n_first;
 
 #define TEARDOWN_FIRST_MAX (int)(sizeof teardown_first / sizeof teardown_first[0])
+/* proc_teardown_trim_first: committed and trimmed before those closes */
+static int teardown_trim = -1;
+static struct fstrim_range teardown_range;
 
 int proc_teardown_room(void)
 {
@@ -203,8 +207,23 @@ void proc_teardown_close_first(int fd)
     close(fd); /* not to be left to the exit's order: now */
 }
 
+int proc_teardown_trim_first(int fd)
+{
+  if (teardown_trim >= 0)
+    return -1;
+  teardown_trim = fd;
+  teardown_range = (struct fstrim_range){.start = 0, .len = UINT64_MAX, .minlen = 0};
+  return 0;
+}
+
 __attribute__((no_sanitize("address", "undefined"))) static int teardown_wait(void *arg)
 {
+  /* blocks freed in the running transaction are not free to FITRIM before
+   * it commits; an error of either leaves those blocks in the file system */
+  if (teardown_trim >= 0) {
+    syscall(SYS_syncfs, teardown_trim);
+    syscall(SYS_ioctl, teardown_trim, FITRIM, &teardown_range);
+  }
   /* one by one: a close returns once what it released is gone (a mount's
    * last reference unmounts it on the way back), so a lock closed last is
    * let go after those; the exit closes in an order of its own */
@@ -217,6 +236,15 @@ __attribute__((no_sanitize("address", "undefined"))) static int teardown_wait(vo
 
 static void close_first_here(void)
 {
+  if (teardown_trim >= 0) {
+    if (syncfs(teardown_trim) < 0) {
+      /* the unmount commits it; those blocks stay */
+    }
+    if (ioctl(teardown_trim, FITRIM, &teardown_range) < 0) {
+      /* not ours to have: those blocks stay */
+    }
+    teardown_trim = -1;
+  }
   for (int i = 0; i < teardown_n_first; i++)
     close(teardown_first[i]);
   teardown_n_first = 0;

@@ -47,6 +47,11 @@ void proc_leave_fd_teardown_to_child(void);
 void proc_teardown_close_first(int fd);
 /* How many more proc_teardown_close_first takes in order (past that, it closes at once). */
 int proc_teardown_room(void);
+/* Before it: fd's file system is for that child to commit (syncfs) and trim
+ * (FITRIM) before its closes, which unmount it; done at once, here, when that
+ * child cannot be made.  One file system: -1 when one is already there (the
+ * caller trims its own), 0 when taken. */
+int proc_teardown_trim_first(int fd);
 
 /* The wait status of the process of PIDFD once it has exited and been reaped
  * by its parent (any process holding a pidfd may ask: Linux 6.15's

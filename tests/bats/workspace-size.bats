@@ -438,6 +438,53 @@ image_clean() {
   done
 }
 
+# cli_exited: the first process of $T/strace (the CLI) has exited with 0.
+cli_exited() {
+  awk 'NR == 1 { cli = $1 } $1 == cli && / \+\+\+ exited with 0 \+\+\+$/ { found = 1 }
+    END { exit !found }' "$T/strace" 2>/dev/null
+}
+
+# image-trim-after-run: a run that changed its workspace ends with the image's
+# commit (syncfs) and trim (FITRIM), so that the host's file gets the freed
+# blocks back.  `run` returned only after them, a journal commit through the
+# loop device later; now the monitor's teardown child does them after the
+# monitor's exit, before its closes and under the image's lock.  strace makes
+# that commit last 1.5 s: the engine's `run` has returned before it ends, and
+# a host tool that takes the image's lock next finds it trimmed and clean.
+@test "image-trim-after-run: run returns before the image's last commit and trim; the next holder of its lock finds them done" {
+  command -v dumpe2fs >/dev/null || skip "needs dumpe2fs (e2fsprogs)"
+  command -v flock >/dev/null || skip "needs flock (util-linux)"
+  local img=$STORE/.workspaces/$ID/upper.img i
+  bundle_for 'cd /workspace && dd if=/dev/zero of=big bs=1M count=40 2>/dev/null && sync && echo wrote'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] && has_line wrote || fail "write: $output"
+  flock -w 10 "$img" true || fail "the image's lock was not let go"
+  [ "$(store_kib)" -ge $((30 * 1024)) ] || fail "the 40 MiB file is not in the store ($(store_kib) KiB)"
+  bundle_for 'cd /workspace && rm big && echo freed'
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -q -o "$T/strace" \
+    -e trace=execve,syncfs,ioctl -e inject=syncfs:delay_enter=1500000 \
+    "$AGENTRT" --root "$ROOT" --profile agent run --bundle "$BUNDLE" "$ID" >"$T/out" 2>&1 &
+  local st=$!
+  # the CLI (strace's first tracee) has exited: run has returned
+  for i in $(seq 100); do
+    cli_exited && break
+    sleep 0.1
+  done
+  cli_exited || { wait "$st"; cat "$T/out" "$T/strace"; fail "run did not return"; }
+  grep -q freed "$T/out" || fail "output: $(cat "$T/out")"
+  # the commit, held 1.5 s, had not ended when run returned
+  ! grep -E 'syncfs(\(| resumed>).*= 0' "$T/strace" ||
+    { cat "$T/strace"; fail "run returned after the image's commit"; }
+  # the next holder of the lock: the commit and trim are done, then the unmount
+  flock -w 20 "$img" true || fail "the image's lock was not let go"
+  grep -qE 'syncfs(\(| resumed>).*= 0' "$T/strace" || { cat "$T/strace"; fail "the image was not committed before its lock went"; }
+  grep -qE 'FITRIM.*= 0' "$T/strace" || { cat "$T/strace"; fail "the image was not trimmed before its lock went"; }
+  ! losetup -a | grep -F "$img" || fail "the loop device is still bound once the image's lock is free"
+  image_clean || fail "the image is not clean once its lock is free"
+  wait "$st" || fail "strace or run failed: $(cat "$T/out")"
+  store_settles $((20 * 1024)) || fail "the host still holds the freed blocks"
+}
+
 @test "an unchanged workspace image: no trim, and unmounted clean once its lock is free" {
   command -v dumpe2fs >/dev/null || skip "needs dumpe2fs (e2fsprogs)"
   bundle_for 'cat /workspace/a.txt'
