@@ -449,7 +449,7 @@ cli_exited() {
 # blocks back.  `run` returned only after them, a journal commit through the
 # loop device later; now the monitor's teardown child does them after the
 # monitor's exit, before its closes and under the image's lock.  strace makes
-# that commit last 1.5 s: the engine's `run` has returned before it ends, and
+# that commit last 3 s: the engine's `run` has returned before it ends, and
 # a host tool that takes the image's lock next finds it trimmed and clean.
 @test "image-trim-after-run: run returns before the image's last commit and trim; the next holder of its lock finds them done" {
   command -v dumpe2fs >/dev/null || skip "needs dumpe2fs (e2fsprogs)"
@@ -462,7 +462,7 @@ cli_exited() {
   [ "$(store_kib)" -ge $((30 * 1024)) ] || fail "the 40 MiB file is not in the store ($(store_kib) KiB)"
   bundle_for 'cd /workspace && rm big && echo freed'
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -q -o "$T/strace" \
-    -e trace=execve,syncfs,ioctl -e inject=syncfs:delay_enter=1500000 \
+    -e trace=execve,syncfs,ioctl -e inject=syncfs:delay_enter=3000000 \
     "$AGENTRT" --root "$ROOT" --profile agent run --bundle "$BUNDLE" "$ID" >"$T/out" 2>&1 &
   local st=$!
   # the CLI (strace's first tracee) has exited: run has returned
@@ -472,7 +472,7 @@ cli_exited() {
   done
   cli_exited || { wait "$st"; cat "$T/out" "$T/strace"; fail "run did not return"; }
   grep -q freed "$T/out" || fail "output: $(cat "$T/out")"
-  # the commit, held 1.5 s, had not ended when run returned
+  # the commit, held 3 s, had not ended when run returned
   ! grep -E 'syncfs(\(| resumed>).*= 0' "$T/strace" ||
     { cat "$T/strace"; fail "run returned after the image's commit"; }
   # the next holder of the lock: the commit and trim are done, then the unmount
