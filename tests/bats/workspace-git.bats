@@ -331,6 +331,44 @@ PY
   [ -e "$MARK" ] || fail "control: the cached bytecode did not run"
 }
 
+# pip reads the pip.conf of the venv it runs in (its "site" file) and re-runs itself under the
+# interpreter its `python` option names: the agent's `.venv/pip.conf` naming a script of its
+# own ran that script at the operator's next `pip list`.  direnv's `layout python` puts
+# `.direnv/python-<version>/bin` first on the operator's PATH on every cd into the directory
+# (and nix-direnv sources the environment it cached in `.direnv/`): the agent's
+# `.direnv/python-3/bin/git` ran in place of git.
+@test "escape: pip-conf-python: a venv's pip.conf whose python option runs the agent's script, and .direnv/ on the PATH direnv gives the shell" {
+  command -v python3 >/dev/null && python3 -m venv "$HOST/.venv" >/dev/null 2>&1 || skip "needs python3 -m venv"
+  "$HOST/.venv/bin/pip" --version >/dev/null 2>&1 || skip "no pip in the venv"
+  requires_git
+  host_repo plain
+  mkdir -p "$HOST/.direnv/python-3/bin" # what the operator's direnv made (layout python)
+  MARK=$T/marker-pip DMARK=$T/marker-direnv
+  bundle_for "cd /workspace && mkdir -p tools && printf '#!/bin/sh\ntouch $MARK\nexit 1\n' >tools/py.sh &&
+    chmod 755 tools/py.sh && printf '[global]\npython = $HOST/tools/py.sh\n' >.venv/pip.conf &&
+    printf '#!/bin/sh\ntouch $DMARK\n' >.direnv/python-3/bin/git && chmod 755 .direnv/python-3/bin/git &&
+    echo ok >ok.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked .venv/pip.conf .direnv/python-3/bin/git
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cat "$HOST/ok.txt")" = ok ] && [ -x "$HOST/tools/py.sh" ] || fail "the rest was not committed"
+  [ ! -e "$HOST/.venv/pip.conf" ] && [ ! -e "$HOST/.direnv/python-3/bin/git" ] || fail "reached the host"
+  # the operator's pip, and git in a shell where direnv's layout python is loaded
+  (cd "$HOST" && .venv/bin/pip list) >/dev/null 2>&1 </dev/null || true
+  (cd "$HOST" && PATH=$HOST/.direnv/python-3/bin:$PATH git status) >/dev/null 2>&1 </dev/null || true
+  [ ! -e "$MARK" ] || fail "the agent's pip.conf ran its script on the host"
+  [ ! -e "$DMARK" ] || fail "the agent's .direnv/ program ran on the host"
+  # control: committed, both run (the attacks are real)
+  run ar workspace "$ID" commit --include-protected .venv/pip.conf --include-protected .direnv
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && .venv/bin/pip list) >/dev/null 2>&1 </dev/null || true
+  (cd "$HOST" && PATH=$HOST/.direnv/python-3/bin:$PATH git status) >/dev/null 2>&1 </dev/null || true
+  [ -e "$MARK" ] || fail "control: pip did not run the script pip.conf names"
+  [ -e "$DMARK" ] || fail "control: the shell did not run .direnv's git"
+}
+
 @test "workspace: the list's tools beyond git (mise, lefthook, lint-staged, devcontainer, Sapling, agents' MCP files, R, Ruby, Helix, Emacs, rope)" {
   bundle_for "cd /workspace && mkdir -p .config/mise .mise .sl .amazonq .kiro/settings .helix .ropeproject sub &&
     for f in mise.toml mise.local.toml .mise.local.toml .config/mise.toml .config/mise/config.toml .mise/config.toml \
