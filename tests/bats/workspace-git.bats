@@ -388,6 +388,24 @@ PY
   done
 }
 
+# Shell and editor loaders that run a project file when the operator enters the directory or
+# opens a file in it, as direnv runs `.envrc`: RVM sources `.rvmrc`, rbenv-vars exports
+# `.rbenv-vars` (RUBYOPT) to every Ruby command, zsh-autoenv sources `.autoenv.zsh` and
+# `.autoenv_leave.zsh`, the localvimrc plugin sources `.lvimrc`.
+@test "workspace: the list's loaders of directory files (.rvmrc, .rbenv-vars, .autoenv.zsh, .autoenv_leave.zsh, .lvimrc)" {
+  bundle_for "cd /workspace && mkdir -p sub && for f in .rvmrc .rbenv-vars sub/.autoenv.zsh sub/.autoenv_leave.zsh .lvimrc; do
+      echo x >\$f; done && echo ok >rvmrc.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked .rvmrc .rbenv-vars sub/.autoenv.zsh sub/.autoenv_leave.zsh .lvimrc
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  for p in .rvmrc .rbenv-vars sub/.autoenv.zsh sub/.autoenv_leave.zsh .lvimrc; do
+    [ ! -e "$HOST/$p" ] || fail "$p reached the host"
+  done
+  [ "$(cat "$HOST/rvmrc.txt")" = ok ] || fail "rvmrc.txt was not committed"
+}
+
 # mailmap-misattribution: an agent's .mailmap (in the work tree, which git log reads by
 # default) showed the operator's commits in the host's `git log` under another name and
 # address: listed by diff, but committed with the rest.  It is held back now.
