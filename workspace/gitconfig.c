@@ -20,9 +20,18 @@
  * gives its whole value; a key whose value git runs as a command gives the
  * words of the command that name a file of the work tree: relative ones with
  * a `/` (`./x`, `scripts/x`), or absolute ones below the host directory.
+ *
+ * A repository's hooks are read too (ws_gitcfg_read_hooks: the host dir's,
+ * and a nested repository's above a change): a hook that is a symlink to a
+ * tracked script (`ln -s ../../scripts/pre-commit`, hooks shared the way they
+ * were before core.hooksPath), `.git/hooks` itself a symlink to a tracked
+ * directory, and the words of a hook's text read as a command's above (`exec
+ * ./tools/check.sh`): the agent's edit of that script ran at the operator's
+ * next `git commit`.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +47,8 @@
 #define MAX_CONFIG_SIZE ((size_t)1 << 20)
 #define MAX_INCLUDE_DEPTH 8
 #define MAX_PATHS 1024
+#define MAX_LINK_HOPS 8
+#define MAX_HOOKS 256
 
 /* Keys whose value is a path (section.key, lower case; `*` = any subsection). */
 static const char *const path_keys[] = {
@@ -142,6 +153,21 @@ static char *normalise(const char *base, const char *rel)
   return res;
 }
 
+/* path (taken) named by what (a key, or a hook's path; taken). */
+static void add_named(struct ws_gitcfg *g, char *path, char *what)
+{
+  if (path == NULL || g->n >= MAX_PATHS) {
+    free(path);
+    free(what);
+    return;
+  }
+  g->paths = xrealloc(g->paths, (g->n + 1) * sizeof *g->paths);
+  g->keys = xrealloc(g->keys, (g->n + 1) * sizeof *g->keys);
+  g->paths[g->n] = path;
+  g->keys[g->n] = what;
+  g->n++;
+}
+
 static void add_path(struct ws_gitcfg *g, char *path, const char *section, const char *sub,
                      const char *key)
 {
@@ -149,11 +175,7 @@ static void add_path(struct ws_gitcfg *g, char *path, const char *section, const
     free(path);
     return;
   }
-  g->paths = xrealloc(g->paths, (g->n + 1) * sizeof *g->paths);
-  g->keys = xrealloc(g->keys, (g->n + 1) * sizeof *g->keys);
-  g->paths[g->n] = path;
-  g->keys[g->n] = sub ? xfmt("%s.%s.%s", section, sub, key) : xfmt("%s.%s", section, key);
-  g->n++;
+  add_named(g, path, sub ? xfmt("%s.%s.%s", section, sub, key) : xfmt("%s.%s", section, key));
 }
 
 /* A path word of the value: relative to base, or absolute below host. */
@@ -401,6 +423,108 @@ static void read_operator(int hostfd, const char *host, struct ws_gitcfg *g, cha
   }
 }
 
+/* The work-tree path that path (a path of the work tree) leads to on the host: itself, or
+ * where the symlinks of the host at its end lead (up to MAX_LINK_HOPS), or NULL when that
+ * is outside the host dir (or not resolved). */
+static char *host_link_end(int hostfd, const char *path, const char *host)
+{
+  char *cur = xstrdup(path);
+
+  for (int hop = 0; hop <= MAX_LINK_HOPS; hop++) {
+    const char *slash = strrchr(cur, '/');
+    cleanup_free char *dir = xstrndup(cur, slash ? (size_t)(slash - cur) : 0);
+    cleanup_close int pfd = ws_open_beneath(hostfd, dir, O_PATH | O_DIRECTORY, 0);
+    char target[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+    char *next;
+
+    if (pfd < 0 || fstatat(pfd, slash ? slash + 1 : cur, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        !S_ISLNK(st.st_mode))
+      return cur;
+    if (hop == MAX_LINK_HOPS ||
+        (n = readlinkat(pfd, slash ? slash + 1 : cur, target, sizeof target - 1)) <= 0)
+      break;
+    target[n] = '\0';
+    next = word_path(target, dir, host);
+    if (next == NULL)
+      break;
+    free(cur);
+    cur = next;
+  }
+  free(cur);
+  return NULL;
+}
+
+/* The work-tree files a hook's text names: words with a `/`, relative to the
+ * top of its work tree (where git runs hooks, repo) or absolute below the
+ * host dir; not in a comment (from a `#` that starts a word, the #! line's
+ * too, to the end of its line). */
+static void hook_words(struct ws_gitcfg *g, char *text, const char *repo, const char *host,
+                       const char *hook)
+{
+  static const char sep[] = " \t\r;&|()<>'\"`=!$";
+  char *line = text, *next;
+
+  for (; line != NULL; line = next) {
+    char *save = NULL;
+    if ((next = strchr(line, '\n')) != NULL)
+      *next++ = '\0';
+    for (char *c = line; *c; c++)
+      if (*c == '#' && (c == line || c[-1] == ' ' || c[-1] == '\t')) {
+        *c = '\0';
+        break;
+      }
+    for (char *w = strtok_r(line, sep, &save); w; w = strtok_r(NULL, sep, &save))
+      if (strchr(w, '/') != NULL)
+        add_named(g, word_path(w, repo, host), xstrdup(hook));
+  }
+}
+
+void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
+{
+  cleanup_free char *host = NULL, *hooks = NULL, *dir = NULL;
+  cleanup_strv char **names = NULL;
+  cleanup_close int fd = -1;
+  char link[64];
+  size_t n = 0;
+
+  if (hostfd < 0)
+    return;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
+  host = realpath(link, NULL);
+  hooks = *repo ? xfmt("%s/.git/hooks", repo) : xstrdup(".git/hooks");
+  dir = host_link_end(hostfd, hooks, host);
+  if (dir == NULL)
+    return; /* outside the host dir: nothing of the agent's */
+  if (strcmp(dir, hooks) != 0)
+    add_named(g, xstrdup(dir), xstrdup(hooks)); /* .git/hooks a symlink into the work tree */
+  fd = ws_open_beneath(hostfd, dir, O_RDONLY | O_DIRECTORY, 0);
+  if (fd < 0 || ws_list_dir(fd, &names, &n) < 0)
+    return;
+  for (size_t i = 0; i < n && i < MAX_HOOKS; i++) {
+    cleanup_free char *path = xfmt("%s/%s", dir, names[i]), *end = NULL, *text = NULL;
+    cleanup_free char *hook = xfmt("%s/%s", hooks, names[i]);
+    cleanup_close int hfd = -1;
+    struct error err = {0};
+    size_t len = 0, nl = strlen(names[i]);
+    struct stat st;
+
+    if ((nl > 7 && strcmp(names[i] + nl - 7, ".sample") == 0) ||
+        fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue; /* git runs no .sample */
+    if (S_ISLNK(st.st_mode)) {
+      end = host_link_end(hostfd, path, host);
+      if (end != NULL && strcmp(end, path) != 0)
+        add_named(g, take_ptr(end), xstrdup(hook));
+    } else if (S_ISREG(st.st_mode) &&
+               (hfd = openat(fd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0 &&
+               read_fd_all(hfd, MAX_CONFIG_SIZE, &text, &len, &err) == 0) {
+      hook_words(g, text, repo, host, hook);
+    }
+  }
+}
+
 void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
 {
   cleanup_free char *host = NULL;
@@ -436,6 +560,16 @@ void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
     strv_free(todo);
     todo = take_ptr(next);
   }
+  /* a named path that is a symlink of the host's into the work tree
+   * (core.hooksPath = .githooks, .githooks -> tools/hooks): where it leads too */
+  for (size_t i = 0, n = g->n; i < n; i++) {
+    char *end = host_link_end(hostfd, g->paths[i], host);
+    if (end != NULL && strcmp(end, g->paths[i]) != 0)
+      add_named(g, end, xstrdup(g->keys[i]));
+    else
+      free(end);
+  }
+  ws_gitcfg_read_hooks(hostfd, "", g);
 }
 
 size_t ws_gitcfg_hash_size(int fd)

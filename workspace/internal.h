@@ -213,6 +213,11 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
  * ~/.config/git/config of $HOME, of $SUDO_USER and of the host dir's owner)
  * and their includes, as above (g empty when none names anything). */
 void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g);
+/* The work-tree paths that the hooks of the host's repository at repo ("" the
+ * host dir's own; its `.git/hooks`, which may be a symlink into the work tree)
+ * run: a hook that is a symlink into the work tree, the words of a hook's text
+ * that name a file of it; added to g (named by the hook's path). */
+void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g);
 void ws_gitcfg_free(struct ws_gitcfg *g);
 /* The hash size of the repository whose config is open at fd, as git reads
  * it: 32 for extensions.objectFormat = sha256, 20 for sha1 or none; 0 when

@@ -720,10 +720,75 @@ struct host_named {
   char **arena;
 };
 
-static void host_named_read(struct host_named *h, int hostfd)
+/* Byte order with `/` before every other byte: a sorted list of directories
+ * is then in the order of a walk of the tree, each subtree in one run. */
+static int dir_cmp(const void *a, const void *b)
+{
+  const unsigned char *x = *(const unsigned char *const *)a, *y = *(const unsigned char *const *)b;
+
+  for (;; x++, y++) {
+    unsigned cx = *x == '/' ? 1 : *x, cy = *y == '/' ? 1 : *y;
+    if (cx != cy)
+      return (int)cx - (int)cy;
+    if (cx == 0)
+      return 0;
+  }
+}
+
+/* Is a (n bytes) the directory d or one above it? */
+static bool dir_above(const char *a, size_t n, const char *d)
+{
+  return strncmp(a, d, n) == 0 && (d[n] == '\0' || d[n] == '/');
+}
+
+/* The hooks of the host's repositories nested in the host dir that hold a
+ * change: every directory above a change (its path or the renamed-from path)
+ * with a `.git` directory on the host, each looked at once. */
+static void nested_hooks(struct ws_gitcfg *g, const struct ws_changes *c, int hostfd)
+{
+  char **dirs = xmalloc((2 * c->n + 1) * sizeof *dirs);
+  const char *prev = NULL;
+  size_t n = 0;
+
+  for (size_t i = 0; i < c->n; i++) {
+    const char *paths[2] = {c->v[i].path, c->v[i].old_path};
+    for (size_t k = 0; k < 2; k++) {
+      const char *slash = paths[k] ? strrchr(paths[k], '/') : NULL;
+      if (slash)
+        dirs[n++] = xstrndup(paths[k], (size_t)(slash - paths[k]));
+    }
+  }
+  qsort(dirs, n, sizeof *dirs, dir_cmp);
+  for (size_t i = 0; i < n; i++) {
+    const char *d = dirs[i];
+    size_t len = strlen(d);
+    /* each directory above d (and d): the ones above prev were looked at */
+    for (size_t q = 1; q <= len; q++) {
+      cleanup_free char *a = NULL, *git = NULL;
+      cleanup_close int fd = -1;
+      if (d[q] != '/' && d[q] != '\0')
+        continue;
+      if (prev && dir_above(d, q, prev))
+        continue;
+      a = xstrndup(d, q);
+      git = xfmt("%s/.git", a);
+      fd = ws_open_beneath(hostfd, git, O_PATH | O_DIRECTORY, 0);
+      if (fd >= 0)
+        ws_gitcfg_read_hooks(hostfd, a, g);
+    }
+    prev = d;
+  }
+  for (size_t i = 0; i < n; i++)
+    free(dirs[i]);
+  free(dirs);
+}
+
+static void host_named_read(struct host_named *h, int hostfd, const struct ws_changes *c)
 {
   memset(h, 0, sizeof *h);
   ws_gitcfg_read(hostfd, &h->g);
+  if (hostfd >= 0)
+    nested_hooks(&h->g, c, hostfd);
   if (h->g.n == 0)
     return;
   h->c = xmalloc(h->g.n * sizeof *h->c);
@@ -930,7 +995,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
   struct host_named named;
   struct ws_gitrefs *refs = NULL;
 
-  host_named_read(&named, hostfd);
+  host_named_read(&named, hostfd, c);
 
   for (size_t i = 0; i < c->n; i++) {
     const char *base = strrchr(c->v[i].path, '/');

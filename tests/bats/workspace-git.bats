@@ -496,6 +496,79 @@ PY
   [ -e "$MARK" ] && [ -e "$MARK.fsmonitor" ] || fail "control: the included hook and fsmonitor did not run"
 }
 
+# The way hooks were shared before core.hooksPath, and still common: a hook in the host's
+# `.git/hooks/` that is a symlink to a tracked script (`ln -s ../../scripts/pre-commit`), a
+# hook that runs one (`exec ./tools/check-msg.sh "$1"`), or `.git/hooks` itself a symlink to
+# a tracked directory.  The agent's edit of the tracked script was an ordinary change, and
+# the operator's next `git commit` ran it.
+@test "escape: hook-runs-worktree-file: a host hook that is a symlink to, or runs, a tracked script (and .git/hooks a symlink to a tracked directory)" {
+  host_repo plain
+  MARK=$T/marker-hooklink
+  mkdir -p "$HOST/scripts" "$HOST/tools" "$HOST/sub/hooks"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/scripts/pre-commit"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/tools/check-msg.sh"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/sub/hooks/pre-commit"
+  chmod +x "$HOST/scripts/pre-commit" "$HOST/tools/check-msg.sh" "$HOST/sub/hooks/pre-commit"
+  ln -s ../../scripts/pre-commit "$HOST/.git/hooks/pre-commit"
+  printf '#!/bin/sh\nexec ./tools/check-msg.sh "$1"\n' >"$HOST/.git/hooks/commit-msg"
+  chmod +x "$HOST/.git/hooks/commit-msg"
+  git init -q "$HOST/sub" && rm -rf "$HOST/sub/.git/hooks" && ln -s ../hooks "$HOST/sub/.git/hooks"
+  git -C "$HOST/sub" add -A && git -C "$HOST/sub" commit -q -m sub
+  git -C "$HOST" add scripts tools && git -C "$HOST" commit -q -m hooks
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK\n' >scripts/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK.msg\n' >tools/check-msg.sh &&
+    printf '#!/bin/sh\ntouch $MARK.sub\n' >sub/hooks/pre-commit && echo more >>a.txt && echo more >>sub/x.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  marked scripts/pre-commit tools/check-msg.sh sub/hooks/pre-commit
+  run ar workspace "$ID" diff
+  [[ "$output" == *"scripts/pre-commit"*'`.git/hooks/pre-commit`'* ]] || fail "diff: $output"
+  [[ "$output" == *"tools/check-msg.sh"*'`.git/hooks/commit-msg`'* ]] || fail "diff: $output"
+  [[ "$output" == *"sub/hooks/pre-commit"*'`sub/.git/hooks`'* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out scripts/pre-commit"* ]] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/a.txt")" = more ] || fail "a.txt not committed"
+  host_git sub
+  [ ! -e "$MARK" ] && [ ! -e "$MARK.msg" ] && [ ! -e "$MARK.sub" ] ||
+    fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  # control: the same files included by hand do run
+  run ar workspace "$ID" commit --include-protected scripts/pre-commit --include-protected tools/check-msg.sh \
+    --include-protected sub/hooks/pre-commit
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo more2 >>"$HOST/a.txt" && echo more2 >>"$HOST/sub/x.txt"
+  host_git sub
+  [ -e "$MARK" ] && [ -e "$MARK.msg" ] && [ -e "$MARK.sub" ] ||
+    fail "control: the included hooks did not run: $(ls "$T" | grep marker)"
+}
+
+# The same through a symlink of the host's: `core.hooksPath = .githooks` where `.githooks` is
+# a symlink to the tracked `tools/hooks`; the agent's edit of `tools/hooks/pre-commit` is not a
+# path the config names by its letters, and git ran it through the link.
+@test "escape: hook-runs-worktree-file: core.hooksPath names a host symlink to a tracked directory (.githooks -> tools/hooks)" {
+  host_repo plain
+  MARK=$T/marker-hookspath-link
+  mkdir -p "$HOST/tools/hooks"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/tools/hooks/pre-commit" && chmod +x "$HOST/tools/hooks/pre-commit"
+  ln -s tools/hooks "$HOST/.githooks"
+  git -C "$HOST" config core.hooksPath .githooks
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m hooks
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK\n' >tools/hooks/pre-commit && echo more >>a.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  marked tools/hooks/pre-commit
+  run ar workspace "$ID" diff
+  [[ "$output" == *"tools/hooks/pre-commit"*"core.hooksPath"* ]] || fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out tools/hooks/pre-commit"* ]] || fail "commit: $output"
+  host_git
+  [ ! -e "$MARK" ] || fail "the agent's hook ran on the host"
+  run ar workspace "$ID" commit --include-protected tools/hooks/pre-commit
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo more2 >>"$HOST/a.txt"
+  host_git
+  [ -e "$MARK" ] || fail "control: the included hook did not run"
+}
+
 # The operator's own git configuration names work-tree paths too: git reads the system
 # and global files before the repository's, so `core.hooksPath = .hooks` in ~/.gitconfig
 # runs the work tree's `.hooks/` in every repository, and an include may reach further.

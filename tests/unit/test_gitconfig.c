@@ -244,12 +244,74 @@ static void test_operator(void)
   ws_gitcfg_free(&g); /* and left so for the tests after: only the host dir's own */
 }
 
+/* The hooks of the host dir's repository and of a nested one
+ * (hook-runs-worktree-file): symlinks into the work tree, a hook's words. */
+static void test_hooks(void)
+{
+  cleanup_free char *cmd = xfmt(
+      "cd '%s' && rm -rf .git .gitconfig inc2 && mkdir -p .git/hooks scripts tools sub/.git "
+      "sub/hooks && "
+      "ln -s ../../scripts/pre-commit .git/hooks/pre-commit && "
+      "ln -s /etc/passwd .git/hooks/post-merge && ln -s ../../loop .git/hooks/pre-push && "
+      "ln -s loop loop && ln -s ../../tools/x .git/hooks/x.sample && "
+      "printf '#!/bin/sh\\n# see docs/hooks.md\\nexec ./tools/check-msg.sh \"$1\" && "
+      "$GIT_DIR/y\\n' >.git/hooks/commit-msg && "
+      "ln -s ../hooks sub/.git/hooks && printf '#!/bin/sh\\nlib/run.sh\\n' >sub/hooks/pre-commit",
+      dir);
+  static const char *const paths[] = {"scripts/pre-commit",
+                                      "tools/check-msg.sh",
+                                      "sub/hooks/pre-commit",
+                                      "sub/lib/run.sh",
+                                      "tools/x",
+                                      "docs/hooks.md",
+                                      "lib/run.sh",
+                                      "sub/other.txt"};
+  static const bool want[] = {true, true, true, true, false, false, false, false};
+  struct ws_changes c = {0};
+  struct ws_layers l = {0};
+  struct ws_gitcfg g;
+  bool ok;
+
+  if (system(cmd) != 0)
+    abort();
+  l.hostfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ws_gitcfg_read(l.hostfd, &g);
+  ok = has(&g, "scripts/pre-commit", ".git/hooks/pre-commit") &&
+       has(&g, "tools/check-msg.sh", ".git/hooks/commit-msg") && !has(&g, "etc/passwd", NULL) &&
+       !has(&g, "loop", NULL) && !has(&g, "tools/x", NULL) && !has(&g, "docs/hooks.md", NULL);
+  if (!ok)
+    dump(&g);
+  tap_ok(ok, "gitconfig: a hook symlinked into the work tree and the words of a hook's text are "
+             "named; a link outside, a loop, a .sample and a comment are not");
+  ws_gitcfg_free(&g);
+  for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+    ws_changes_push(&c, &(struct ws_change){.kind = WS_MODIFIED,
+                                            .type = WS_T_FILE,
+                                            .old_type = WS_T_FILE,
+                                            .path = xstrdup(paths[i]),
+                                            .layer = -1});
+  ws_mark_protected(&c, NULL, &l);
+  ok = true;
+  for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+    if ((c.v[i].protect != NULL) != want[i]) {
+      printf("# %s: %s\n", paths[i], c.v[i].protect ? c.v[i].protect : "(not protected)");
+      ok = false;
+    }
+  ok = ok && strstr(c.v[2].protect, "`sub/.git/hooks`") != NULL &&
+       strstr(c.v[3].protect, "`sub/.git/hooks/pre-commit`") != NULL;
+  tap_ok(ok, "gitconfig: a nested repository's .git/hooks symlinked to a tracked directory "
+             "protects it and what its hooks run, by the hook's path");
+  ws_changes_free(&c);
+  close(l.hostfd);
+}
+
 int main(void)
 {
   test_parse();
   if (mkdtemp(dir) != NULL) {
     test_operator();
     test_marked();
+    test_hooks();
     cleanup_free char *cmd = xfmt("rm -rf '%s'", dir);
     if (system(cmd) != 0)
       return 1;
