@@ -390,6 +390,48 @@ load workspace-common
   [ "$(stat -c %a "$HOST/src")" = 755 ] || fail "src: $(stat -c %a "$HOST/src")"
 }
 
+# What the agent can give a file besides its bytes: a file capability, trusted.* and
+# security.* xattrs (refused inside without CAP_SETFCAP or CAP_SYS_ADMIN, tried anyway),
+# user.* xattrs and POSIX ACLs (the agent's to set: a user of the host given write to a
+# script, as world-writable gave everyone), setuid on a host file, and an append through a
+# hard link the host dir shares with a file outside it.  Commit carries none of them, and
+# writes nothing outside the host dir.
+@test "escape: file-privileges: a file capability, xattrs, POSIX ACLs, setuid and a hard link out of the host dir reach nothing on the host" {
+  command -v python3 >/dev/null || skip "needs python3"
+  cp "$REPO/build/test-helpers/fileops" "$BUNDLE/rootfs/bin/" || skip "needs make test-helpers"
+  echo out >"$T/outside" && ln "$T/outside" "$HOST/linked"
+  bundle_for 'cd /workspace && echo n >new.sh && mkdir shared && chmod 755 new.sh
+    fileops setxattr new.sh security.capability cap; echo cap=$?
+    fileops setxattr new.sh trusted.agent v; echo trusted=$?
+    fileops setxattr new.sh security.agent v; echo security=$?
+    fileops setxattr new.sh user.agent v; echo user=$?
+    fileops acl new.sh 65534; echo acl=$?
+    fileops acl shared 65534 default; echo dacl=$?
+    echo more >>a.txt && fileops acl a.txt 65534; echo hacl=$?
+    chmod 4755 a.txt && echo evil >>linked && echo x >shared/f && ls -l new.sh a.txt'
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  # the ones the agent may set inside were set (the test plants what it says)
+  [[ "$output" == *user=0* && "$output" == *acl=0* && "$output" == *dacl=0* && "$output" == *hacl=0* ]] ||
+    fail "plant: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(cat "$HOST/new.sh")" = n ] && [ "$(tail -n1 "$HOST/a.txt")" = more ] && [ "$(cat "$HOST/shared/f")" = x ] ||
+    fail "not committed"
+  run python3 -c 'import os, sys
+for f in sys.argv[1:]:
+    print(f.rsplit("/", 1)[1], sorted(os.listxattr(f, follow_symlinks=False)))' \
+    "$HOST/new.sh" "$HOST/a.txt" "$HOST/shared" "$HOST/shared/f" "$HOST/linked"
+  [ "$output" = "$(printf '%s\n' 'new.sh []' 'a.txt []' 'shared []' 'f []' 'linked []')" ] ||
+    fail "xattrs or ACLs reached the host: $output"
+  # an ACL's mask shows as the group's bits (new.sh 0764 inside): their write is not carried;
+  # a.txt's chmod 4755 came after its ACL
+  [ "$(stat -c %a "$HOST/new.sh")" = 744 ] && [ "$(stat -c %a "$HOST/a.txt")" = 755 ] ||
+    fail "modes: $(stat -c '%a %n' "$HOST/new.sh" "$HOST/a.txt")"
+  [ "$(cat "$T/outside")" = out ] || fail "commit wrote through the hard link to a file outside the host dir"
+  [ "$(cat "$HOST/linked")" = "$(printf 'out\nevil')" ] || fail "linked: $(cat "$HOST/linked")"
+}
+
 # Names are the agent's: a newline and a fake change line, escape sequences
 # that erase the previous line.  Text output quotes them (one change per
 # line, no raw control byte); JSON keeps them exactly.

@@ -16,6 +16,8 @@
  *                      put back the file's atime and mtime (utimensat)
  *   setxattr FILE NAME VALUE   set an extended attribute (VALUE "cap" is a
  *                      version 2 security.capability of cap_net_raw, effective)
+ *   acl FILE UID [default]   a POSIX ACL (its access one, or a directory's
+ *                      default one) that gives the user UID read and write
  *   tmpdirs PREFIX N   N times, one after the other: make the directory
  *                      PREFIX<i>, write PREFIX<i>/f, remove both (a compiler's
  *                      temporary directories), 1 ms apart
@@ -23,6 +25,7 @@
  * suite. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +107,30 @@ static int fd_write(const char *path)
   return close(fd);
 }
 
+/* system.posix_acl_access (or _default) of path: the owner rwx, user uid rw,
+ * the group r, a mask of rw, others r (the kernel's xattr format, version 2:
+ * a header, then tag, perm, id per entry, little-endian) */
+static int set_acl(const char *path, const char *uid, bool dflt)
+{
+  struct {
+    unsigned short tag, perm;
+    unsigned int id;
+  } __attribute__((packed)) acl[5] = {{0x01, 7, 0xffffffffu},
+                                      {0x02, 6, (unsigned int)atoi(uid)},
+                                      {0x04, 4, 0xffffffffu},
+                                      {0x10, 6, 0xffffffffu},
+                                      {0x20, 4, 0xffffffffu}};
+  unsigned char buf[4 + sizeof acl];
+  unsigned int version = 2;
+
+  memcpy(buf, &version, 4);
+  memcpy(buf + 4, acl, sizeof acl);
+  if (setxattr(path, dflt ? "system.posix_acl_default" : "system.posix_acl_access", buf, sizeof buf,
+               0) < 0)
+    return die("acl");
+  return 0;
+}
+
 static int tmpdirs(const char *prefix, int n)
 {
   char dir[4096], file[4200];
@@ -132,6 +159,8 @@ int main(int argc, char **argv)
     return passfd(argv[2]);
   if (strcmp(op, "tmpdirs") == 0 && argc == 4)
     return tmpdirs(argv[2], atoi(argv[3]));
+  if (strcmp(op, "acl") == 0 && argc >= 4)
+    return set_acl(argv[2], argv[3], argc == 5 && strcmp(argv[4], "default") == 0);
   if (strcmp(op, "setxattr") == 0 && argc == 5) {
     /* struct vfs_cap_data, revision 2: magic_etc, then permitted/inheritable
      * per 32-bit word; CAP_NET_RAW is 13 */
