@@ -423,10 +423,7 @@ static void read_operator(int hostfd, const char *host, struct ws_gitcfg *g, cha
   }
 }
 
-/* The work-tree path that path (a path of the work tree) leads to on the host: itself, or
- * where the symlinks of the host at its end lead (up to MAX_LINK_HOPS), or NULL when that
- * is outside the host dir (or not resolved). */
-static char *host_link_end(int hostfd, const char *path, const char *host)
+char *ws_host_link_end(int hostfd, const char *path, const char *host)
 {
   char *cur = xstrdup(path);
 
@@ -494,7 +491,7 @@ void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
   snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
   host = realpath(link, NULL);
   hooks = *repo ? xfmt("%s/.git/hooks", repo) : xstrdup(".git/hooks");
-  dir = host_link_end(hostfd, hooks, host);
+  dir = ws_host_link_end(hostfd, hooks, host);
   if (dir == NULL)
     return; /* outside the host dir: nothing of the agent's */
   if (strcmp(dir, hooks) != 0)
@@ -514,7 +511,7 @@ void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
         fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue; /* git runs no .sample */
     if (S_ISLNK(st.st_mode)) {
-      end = host_link_end(hostfd, path, host);
+      end = ws_host_link_end(hostfd, path, host);
       if (end != NULL && strcmp(end, path) != 0)
         add_named(g, take_ptr(end), xstrdup(hook));
     } else if (S_ISREG(st.st_mode) &&
@@ -563,7 +560,7 @@ void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
   /* a named path that is a symlink of the host's into the work tree
    * (core.hooksPath = .githooks, .githooks -> tools/hooks): where it leads too */
   for (size_t i = 0, n = g->n; i < n; i++) {
-    char *end = host_link_end(hostfd, g->paths[i], host);
+    char *end = ws_host_link_end(hostfd, g->paths[i], host);
     if (end != NULL && strcmp(end, g->paths[i]) != 0)
       add_named(g, end, xstrdup(g->keys[i]));
     else

@@ -218,6 +218,11 @@ void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g);
  * run: a hook that is a symlink into the work tree, the words of a hook's text
  * that name a file of it; added to g (named by the hook's path). */
 void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g);
+/* The work-tree path that path (a path of the work tree) leads to on the host:
+ * itself, or where the symlinks of the host at its end lead (up to 8), or
+ * NULL when that is outside the host dir (host: its absolute path) or does
+ * not resolve. */
+char *ws_host_link_end(int hostfd, const char *path, const char *host);
 void ws_gitcfg_free(struct ws_gitcfg *g);
 /* The hash size of the repository whose config is open at fd, as git reads
  * it: 32 for extensions.objectFormat = sha256, 20 for sha1 or none; 0 when

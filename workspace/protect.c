@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -783,12 +784,9 @@ static void nested_hooks(struct ws_gitcfg *g, const struct ws_changes *c, int ho
   free(dirs);
 }
 
-static void host_named_read(struct host_named *h, int hostfd, const struct ws_changes *c)
+/* Each path of h->g split into keyed components. */
+static void host_named_split(struct host_named *h)
 {
-  memset(h, 0, sizeof *h);
-  ws_gitcfg_read(hostfd, &h->g);
-  if (hostfd >= 0)
-    nested_hooks(&h->g, c, hostfd);
   if (h->g.n == 0)
     return;
   h->c = xmalloc(h->g.n * sizeof *h->c);
@@ -799,6 +797,49 @@ static void host_named_read(struct host_named *h, int hostfd, const struct ws_ch
     h->arena[i] = arena_for(h->g.paths[i]);
     h->n[i] = split(h->g.paths[i], h->c[i], 64, h->arena[i]);
   }
+}
+
+static void host_named_read(struct host_named *h, int hostfd, const struct ws_changes *c)
+{
+  memset(h, 0, sizeof *h);
+  ws_gitcfg_read(hostfd, &h->g);
+  if (hostfd >= 0)
+    nested_hooks(&h->g, c, hostfd);
+  host_named_split(h);
+}
+
+/* Where the host's own symlinks of protected names (the profile's list, from
+ * the manifest of the host dir at start) lead in the work tree: `.pdbrc ->
+ * tools/pdbrc`, `.vscode -> editor`, each named by the symlink's path. */
+static void host_links_read(struct host_named *h, const struct ws_layers *l, char *const *patterns)
+{
+  static struct comp v[MAX_COMPONENTS];
+  cleanup_free char *host = NULL;
+  char link[64];
+
+  memset(h, 0, sizeof *h);
+  if (l == NULL || l->hostfd < 0 || l->manifest == NULL || patterns == NULL)
+    return;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", l->hostfd);
+  host = realpath(link, NULL);
+  for (size_t i = 0; i < l->manifest->n && h->g.n < 1024; i++) {
+    const struct ws_mentry *e = &l->manifest->v[i];
+    cleanup_free char *arena = NULL, *end = NULL;
+    size_t n;
+    if (e->type != WS_T_SYMLINK)
+      continue;
+    arena = arena_for(e->path);
+    n = split(e->path, v, MAX_COMPONENTS, arena);
+    if (listed(v, n, patterns) == NULL ||
+        (end = ws_host_link_end(l->hostfd, e->path, host)) == NULL || strcmp(end, e->path) == 0)
+      continue;
+    h->g.paths = xrealloc(h->g.paths, (h->g.n + 1) * sizeof *h->g.paths);
+    h->g.keys = xrealloc(h->g.keys, (h->g.n + 1) * sizeof *h->g.keys);
+    h->g.paths[h->g.n] = take_ptr(end);
+    h->g.keys[h->g.n] = ws_quote_path(e->path);
+    h->g.n++;
+  }
+  host_named_split(h);
 }
 
 static void host_named_free(struct host_named *h)
@@ -992,7 +1033,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
   int hostfd = l ? l->hostfd : -1;
   struct probe_ctx p = {.c = c, .hostfd = hostfd};
   struct ws_gitdir_probe probe = {probe_gitdir, &p};
-  struct host_named named;
+  struct host_named named, links;
   struct ws_gitrefs *refs = NULL;
 
   host_named_read(&named, hostfd, c);
@@ -1014,6 +1055,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
     keyed(patterns);
     pk.trusted = patterns;
   }
+  host_links_read(&links, l, patterns);
   for (size_t i = 0; i < c->n; i++) {
     struct ws_change *ch = &c->v[i];
     const char *pat = NULL, *why;
@@ -1035,6 +1077,9 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
     if (why == NULL && ((pat = host_named_key(&named, ch->path)) != NULL ||
                         (pat = host_named_key(&named, ch->old_path)) != NULL))
       why = "a path the host repository's configuration names (git runs or reads it)";
+    if (why == NULL && ((pat = host_named_key(&links, ch->path)) != NULL ||
+                        (pat = host_named_key(&links, ch->old_path)) != NULL))
+      why = "where a protected name of the host's leads (a symlink)";
     if (why == NULL)
       why = objfile_reason(&oc, ch, l, &probe);
     if (why)
@@ -1049,6 +1094,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
   free(oc.key);
   pk.trusted = NULL;
   host_named_free(&named);
+  host_named_free(&links);
   for (size_t i = 0; i < p.n_heads; i++)
     free(p.heads[i]);
   free(p.heads);

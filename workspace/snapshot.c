@@ -347,6 +347,7 @@ int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers
   memset(ret, 0, sizeof *ret);
   ret->hostfd = -1;
   ret->xattr = w->ovl_xattr;
+  ret->manifest = &w->manifest;
   if (dfd < 0 || (sfd = ws_open_dir(dfd, "snapshots")) < 0)
     return error_errno(err, "workspace `%s`: open `%s`", w->id, w->dir);
   if (fs >= 0 && workspace_has_image(w))

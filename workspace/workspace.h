@@ -376,6 +376,9 @@ struct ws_layers {
   size_t n;
   int hostfd;
   unsigned xattr; /* WS_XATTR_*: the overlay's metadata namespace, 0: both */
+  /* the host dir at start (the workspace's; NULL: none), for the host's own
+   * symlinks of protected names (protect.c) */
+  const struct ws_manifest *manifest;
 };
 
 int ws_scan(const struct ws_layers *l, struct ws_changes *ret, struct error *err);

@@ -406,6 +406,37 @@ PY
   [ "$(cat "$HOST/rvmrc.txt")" = ok ] || fail "rvmrc.txt was not committed"
 }
 
+# Overlay mode reviews names, and the host's own symlinks give a protected name another path:
+# `.pdbrc -> tools/pdbrc` (pdb runs .pdbrc's commands at start, through the link) and
+# `.vscode -> editor` (dotfiles kept in a tracked directory).  The agent's edit of the target
+# was an ordinary change; python -m pdb on the host ran it.
+@test "escape: protected-name-symlink: the host's .pdbrc and .vscode are symlinks to tracked paths the agent edits" {
+  command -v python3 >/dev/null || skip "needs python3"
+  MARK=$T/marker-pdbrc
+  mkdir -p "$HOST/tools" "$HOST/editor"
+  echo 'alias ll list' >"$HOST/tools/pdbrc" && ln -s tools/pdbrc "$HOST/.pdbrc"
+  echo '{}' >"$HOST/editor/tasks.json" && ln -s editor "$HOST/.vscode"
+  echo 'x = 1' >"$HOST/s.py"
+  bundle_for "cd /workspace && echo 'import os; open(\"$MARK\", \"w\")' >tools/pdbrc &&
+    echo '{\"tasks\": []}' >editor/tasks.json && echo more >>a.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked tools/pdbrc editor/tasks.json
+  run ar workspace "$ID" diff
+  [[ "$output" == *"tools/pdbrc"*'a symlink) `.pdbrc`'* && "$output" == *"editor/tasks.json"*'`.vscode`'* ]] ||
+    fail "diff: $output"
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out tools/pdbrc"* ]] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/a.txt")" = more ] && [ "$(cat "$HOST/editor/tasks.json")" = '{}' ] || fail "commit applied the wrong set"
+  (cd "$HOST" && python3 -m pdb s.py) </dev/null >/dev/null 2>&1 || true
+  [ ! -e "$MARK" ] || fail "the agent's .pdbrc commands ran on the host"
+  # control: included, the host's pdb runs it through the link
+  run ar workspace "$ID" commit --include-protected tools/pdbrc
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  (cd "$HOST" && python3 -m pdb s.py) </dev/null >/dev/null 2>&1 || true
+  [ -e "$MARK" ] || fail "control: pdb did not run the .pdbrc it reached through the link"
+}
+
 # mailmap-misattribution: an agent's .mailmap (in the work tree, which git log reads by
 # default) showed the operator's commits in the host's `git log` under another name and
 # address: listed by diff, but committed with the rest.  It is held back now.

@@ -280,7 +280,7 @@ static void open_layers(struct ws_layers *l, int *fds)
 {
   fds[0] = dirfd_of("up");
   fds[1] = dirfd_of("snap");
-  *l = (struct ws_layers){fds, 2, dirfd_of("host"), 0};
+  *l = (struct ws_layers){fds, 2, dirfd_of("host"), 0, NULL};
 }
 
 static void test_scan(void)
@@ -317,7 +317,7 @@ static void test_scan(void)
          "renames: empty files are not paired");
   tap_ok(has(&c, "gone.txt", WS_DELETED, WS_T_FILE), "renames: a plain deletion stays");
   ws_changes_free(&c);
-  ws_layers_close(&(struct ws_layers){NULL, 0, l.hostfd, 0});
+  ws_layers_close(&(struct ws_layers){NULL, 0, l.hostfd, 0, NULL});
   close(fds[0]), close(fds[1]);
 }
 
