@@ -456,9 +456,11 @@ char *ws_host_link_end(int hostfd, const char *path, const char *host)
 /* The work-tree files a hook's text names: words with a `/`, relative to the
  * top of its work tree (where git runs hooks, repo) or absolute below the
  * host dir; not in a comment (from a `#` that starts a word, the #! line's
- * too, to the end of its line). */
-static void hook_words(struct ws_gitcfg *g, char *text, const char *repo, const char *host,
-                       const char *hook)
+ * too, to the end of its line), and not a directory of the host's (`cd
+ * frontend/ && npm test` names no file to run, and would hold back all of
+ * frontend/). */
+static void hook_words(struct ws_gitcfg *g, int hostfd, char *text, const char *repo,
+                       const char *host, const char *hook)
 {
   static const char sep[] = " \t\r;&|()<>'\"`=!$";
   char *line = text, *next;
@@ -472,9 +474,14 @@ static void hook_words(struct ws_gitcfg *g, char *text, const char *repo, const 
         *c = '\0';
         break;
       }
-    for (char *w = strtok_r(line, sep, &save); w; w = strtok_r(NULL, sep, &save))
-      if (strchr(w, '/') != NULL)
-        add_named(g, word_path(w, repo, host), xstrdup(hook));
+    for (char *w = strtok_r(line, sep, &save); w; w = strtok_r(NULL, sep, &save)) {
+      char *path = strchr(w, '/') != NULL ? word_path(w, repo, host) : NULL;
+      cleanup_close int dfd = path ? ws_open_beneath(hostfd, path, O_PATH | O_DIRECTORY, 0) : -1;
+      if (dfd >= 0)
+        free(path);
+      else
+        add_named(g, path, xstrdup(hook));
+    }
   }
 }
 
@@ -517,7 +524,7 @@ void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
     } else if (S_ISREG(st.st_mode) &&
                (hfd = openat(fd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) >= 0 &&
                read_fd_all(hfd, MAX_CONFIG_SIZE, &text, &len, &err) == 0) {
-      hook_words(g, text, repo, host, hook);
+      hook_words(g, hostfd, text, repo, host, hook);
     }
   }
 }

@@ -255,7 +255,7 @@ static void test_hooks(void)
       "ln -s /etc/passwd .git/hooks/post-merge && ln -s ../../loop .git/hooks/pre-push && "
       "ln -s loop loop && ln -s ../../tools/x .git/hooks/x.sample && "
       "printf '#!/bin/sh\\n# see docs/hooks.md\\nexec ./tools/check-msg.sh \"$1\" && "
-      "$GIT_DIR/y\\n' >.git/hooks/commit-msg && "
+      "$GIT_DIR/y\\ncd frontend/ && npm test\\n' >.git/hooks/commit-msg && mkdir -p frontend && "
       "ln -s ../hooks sub/.git/hooks && printf '#!/bin/sh\\nlib/run.sh\\n' >sub/hooks/pre-commit",
       dir);
   static const char *const paths[] = {"scripts/pre-commit",
@@ -278,11 +278,12 @@ static void test_hooks(void)
   ws_gitcfg_read(l.hostfd, &g);
   ok = has(&g, "scripts/pre-commit", ".git/hooks/pre-commit") &&
        has(&g, "tools/check-msg.sh", ".git/hooks/commit-msg") && !has(&g, "etc/passwd", NULL) &&
-       !has(&g, "loop", NULL) && !has(&g, "tools/x", NULL) && !has(&g, "docs/hooks.md", NULL);
+       !has(&g, "loop", NULL) && !has(&g, "tools/x", NULL) && !has(&g, "docs/hooks.md", NULL) &&
+       !has(&g, "frontend", NULL);
   if (!ok)
     dump(&g);
   tap_ok(ok, "gitconfig: a hook symlinked into the work tree and the words of a hook's text are "
-             "named; a link outside, a loop, a .sample and a comment are not");
+             "named; a link outside, a loop, a .sample, a comment and a directory are not");
   ws_gitcfg_free(&g);
   for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
     ws_changes_push(&c, &(struct ws_change){.kind = WS_MODIFIED,
