@@ -854,8 +854,11 @@ static void host_named_free(struct host_named *h)
   ws_gitcfg_free(&h->g);
 }
 
-/* The key of the host's configuration that names path or a directory above
- * it (by keys, as the host file system may fold names), or NULL. */
+/* The key of the host's configuration that names path, a directory above it,
+ * or a path below it (by keys, as the host file system may fold names), or
+ * NULL.  Below: path is a directory above a named file, and replaced by a
+ * symlink (or deleted and remade) it gives the named file another content
+ * (named-parent-replaced). */
 static const char *host_named_key(const struct host_named *h, const char *path)
 {
   static struct comp v[MAX_COMPONENTS];
@@ -867,12 +870,12 @@ static const char *host_named_key(const struct host_named *h, const char *path)
   arena = arena_for(path);
   n = split(path, v, MAX_COMPONENTS, arena);
   for (size_t i = 0; i < h->g.n; i++) {
-    size_t k = h->n[i], j = 0;
-    if (k == 0 || k > n)
+    size_t k = h->n[i], m = k < n ? k : n, j = 0;
+    if (k == 0 || n == 0)
       continue;
-    while (j < k && strcmp(v[j].k, h->c[i][j].k) == 0)
+    while (j < m && strcmp(v[j].k, h->c[i][j].k) == 0)
       j++;
-    if (j == k)
+    if (j == m)
       return h->g.keys[i];
   }
   return NULL;

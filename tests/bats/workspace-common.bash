@@ -165,13 +165,14 @@ escape() {
   [ -e "$MARK" ] || fail "$name: control: the planted command did not run even when committed"
 }
 
-# marked JSON-PATH...: each path (jq string, may hold escapes) is in the diff and protected.
+# marked JSON-PATH...: each path (jq string, may hold escapes) is in the diff and protected
+# (every change at it: a directory replaced by a symlink is two, its deletion and the link).
 marked() {
   local p
   run ar workspace "$ID" diff --format json
   for p in "$@"; do
-    [ "$(jq -r --argjson p "\"$p\"" '.changes[] | select(.path == $p) | .protected // "none"' <<<"$output")" != none ] ||
-      fail "$p not protected: $output"
+    [ "$(jq -r --argjson p "\"$p\"" '[.changes[] | select(.path == $p)] | length > 0 and all(.protected)' \
+      <<<"$output")" = true ] || fail "$p not protected: $output"
   done
 }
 

@@ -600,6 +600,42 @@ PY
   [ -e "$MARK" ] || fail "control: the included hook did not run"
 }
 
+# The host's configuration and hooks name files; the agent replaced the directory above such a
+# file by a symlink to a directory of its own: `conf -> evil` under `include.path =
+# ../conf/git.inc`, `scripts -> evil2` under `.git/hooks/pre-commit -> ../../scripts/pre-commit`.
+# The symlinks stay in the workspace (rule 6 passed them) and named no file the rules name;
+# git read the agent's `evil/git.inc` and ran its `evil2/pre-commit` through them.
+@test "escape: named-parent-replaced: the directory above a file the host's config or hook names, replaced by a symlink to the agent's" {
+  host_repo plain
+  MARK=$T/marker-parent
+  mkdir -p "$HOST/conf" "$HOST/scripts"
+  printf '[alias]\n\tst = status\n' >"$HOST/conf/git.inc"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/scripts/pre-commit" && chmod +x "$HOST/scripts/pre-commit"
+  git -C "$HOST" config include.path ../conf/git.inc
+  ln -s ../../scripts/pre-commit "$HOST/.git/hooks/pre-commit"
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m named
+  bundle_for "cd /workspace && mkdir evil evil2 &&
+    printf '[core]\n\tfsmonitor = \"touch $MARK.fsmon; false\"\n' >evil/git.inc && rm -rf conf && ln -s evil conf &&
+    printf '#!/bin/sh\ntouch $MARK.hook\n' >evil2/pre-commit && chmod 755 evil2/pre-commit &&
+    rm -rf scripts && ln -s evil2 scripts && echo more >>a.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "plant: $output"
+  marked conf scripts
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ -d "$HOST/conf" ] && [ ! -L "$HOST/conf" ] && [ -d "$HOST/scripts" ] && [ ! -L "$HOST/scripts" ] ||
+    fail "a named file's directory was replaced: $(ls -la "$HOST")"
+  [ "$(tail -n1 "$HOST/a.txt")" = more ] || fail "a.txt not committed"
+  host_git
+  [ ! -e "$MARK.fsmon" ] && [ ! -e "$MARK.hook" ] || fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  # control: included, git reads and runs the agent's files through the symlinks
+  run ar workspace "$ID" commit --include-protected conf --include-protected scripts
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo more2 >>"$HOST/a.txt"
+  host_git
+  [ -e "$MARK.fsmon" ] && [ -e "$MARK.hook" ] || fail "control: $(ls "$T" | grep marker)"
+}
+
 # The operator's own git configuration names work-tree paths too: git reads the system
 # and global files before the repository's, so `core.hooksPath = .hooks` in ~/.gitconfig
 # runs the work tree's `.hooks/` in every repository, and an include may reach further.
