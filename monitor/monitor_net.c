@@ -28,6 +28,16 @@
  * "lost" events with a count, where it would have been counted records
  * without their destinations anyway (the flood limit, monitor_flood.c).
  *
+ * A gateway refused because two link addresses answered for it within the
+ * window after its first answer (first-answer-race, netfilter/nft_arp.c):
+ * the first answer's link address, logged when the table pinned it, is kept
+ * here (not recorded), and recorded as refused beside the second when that
+ * comes; the entry the kernel learnt from the first answer (the neighbour's,
+ * when it answered first) is deleted from the namespace's neighbour table at
+ * once, through a NETLINK_ROUTE socket made there with the group's, so no
+ * packet goes on to that link address; the tables refuse every answer for
+ * the gateway after, so none is learnt again.
+ *
  * DNS decisions of the egress resolver are recorded by the resolver's
  * on_event callback (kind "dns").
  */
@@ -46,6 +56,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/token_bucket.h"
 #include "common/util.h"
 #include "monitor/monitor_internal.h"
@@ -59,6 +70,17 @@
 #define NET_RATE 10000    /* then this many a second (~2.5 us each: ~2.5% of a CPU) */
 #define NET_RESUME 1000   /* tokens an empty budget waits for */
 
+#define NET_FIRSTS (2 * NFT_MAX_GW4) /* gateways' first answers kept */
+
+/* a gateway's first answer (its link address), and when its neighbour
+ * entry was last deleted (0 = never) */
+struct gw_first {
+  char addr[INET6_ADDRSTRLEN];
+  char lladdr[18];
+  bool recorded; /* refused with the second */
+  int64_t forgot_ms;
+};
+
 struct net {
   struct mnl_socket *nl;
   struct netlog log;
@@ -70,6 +92,9 @@ struct net {
   int fd;
   struct token_bucket budget; /* packets read */
   bool paused;                /* the budget is spent: the socket is not read */
+  int route_fd;               /* NETLINK_ROUTE in the container's netns, -1 = none */
+  struct gw_first firsts[NET_FIRSTS];
+  size_t n_firsts;
 };
 
 static void net_emit(void *ud, const char *kind, const char *fields)
@@ -114,6 +139,61 @@ static int attr_cb(const struct nlattr *a, void *data)
   return MNL_CB_OK;
 }
 
+static struct gw_first *first_of(struct net *n, const char *addr)
+{
+  for (size_t i = 0; i < n->n_firsts; i++)
+    if (strcmp(n->firsts[i].addr, addr) == 0)
+      return &n->firsts[i];
+  return NULL;
+}
+
+/* A gateway's first answer, pinned: its link address kept (the oldest
+ * dropped past NET_FIRSTS; the tables pin as many) */
+static void note_first(struct net *n, const struct netlog_event *ev)
+{
+  struct gw_first *f = first_of(n, ev->addr);
+
+  if (f == NULL) {
+    if (n->n_firsts == NET_FIRSTS)
+      memmove(n->firsts, n->firsts + 1, --n->n_firsts * sizeof *n->firsts);
+    f = &n->firsts[n->n_firsts++];
+  }
+  *f = (struct gw_first){0};
+  snprintf(f->addr, sizeof f->addr, "%s", ev->addr);
+  snprintf(f->lladdr, sizeof f->lladdr, "%s", ev->lladdr);
+}
+
+/* An answer refused because two link addresses answered for the gateway
+ * (first-answer-race): recorded, with the first answer's link address
+ * beside it (once), and the entry learnt from the first forgotten (once a
+ * second at most: the tables refuse every answer after, so the kernel
+ * learns none again) */
+static void note_twice(struct net *n, const struct netlog_event *ev, int ifindex, int64_t now)
+{
+  struct gw_first *f = first_of(n, ev->addr);
+  struct netlog_event first = *ev;
+  uint8_t a[16];
+  int family = strcmp(ev->proto, "arp") == 0 ? AF_INET : AF_INET6;
+
+  netlog_note(&n->log, ev, now);
+  if (f == NULL) {
+    note_first(n, ev); /* the first's log was lost: this one stands for it */
+    f = first_of(n, ev->addr);
+    f->recorded = true;
+  }
+  if (!f->recorded && strcmp(f->lladdr, ev->lladdr) != 0) {
+    snprintf(first.lladdr, sizeof first.lladdr, "%s", f->lladdr);
+    netlog_note(&n->log, &first, now);
+    f->recorded = true;
+  }
+  if (n->route_fd < 0 || (f->forgot_ms != 0 && now - f->forgot_ms < 1000) ||
+      inet_pton(family, ev->addr, a) != 1)
+    return;
+  f->forgot_ms = now;
+  if (netns_neigh_forget(n->route_fd, family, a, ifindex) < 0)
+    log_warning("egress: forget gateway %s's link address: %s", ev->addr, strerror(errno));
+}
+
 static int packet_cb(const struct nlmsghdr *nlh, void *data)
 {
   struct net *n = data;
@@ -136,9 +216,20 @@ static int packet_cb(const struct nlmsghdr *nlh, void *data)
     return MNL_CB_OK;
   if (tb[NFULA_PREFIX] != NULL && mnl_attr_validate(tb[NFULA_PREFIX], MNL_TYPE_NUL_STRING) == 0)
     prefix = mnl_attr_get_str(tb[NFULA_PREFIX]);
-  if (netlog_parse(mnl_attr_get_payload(tb[NFULA_PAYLOAD]),
-                   mnl_attr_get_payload_len(tb[NFULA_PAYLOAD]), prefix, &ev))
+  if (!netlog_parse(mnl_attr_get_payload(tb[NFULA_PAYLOAD]),
+                    mnl_attr_get_payload_len(tb[NFULA_PAYLOAD]), prefix, &ev))
+    return MNL_CB_OK;
+  if (ev.first) {
+    note_first(n, &ev);
+  } else if (ev.twice) {
+    int ifindex = 0;
+    if (tb[NFULA_IFINDEX_INDEV] != NULL &&
+        mnl_attr_validate(tb[NFULA_IFINDEX_INDEV], MNL_TYPE_U32) == 0)
+      ifindex = (int)ntohl(mnl_attr_get_u32(tb[NFULA_IFINDEX_INDEV]));
+    note_twice(n, &ev, ifindex, monitor_now_ms());
+  } else {
     netlog_note(&n->log, &ev, monitor_now_ms());
+  }
   return MNL_CB_OK;
 }
 
@@ -219,10 +310,11 @@ static int bind_group(struct mnl_socket *nl, uint16_t group, struct error *err)
   return 0;
 }
 
-/* A NETLINK_NETFILTER socket inside the init's network namespace; NULL and
- * *ret_same when that namespace is ours (the host's). */
+/* A NETLINK_NETFILTER socket inside the init's network namespace, and a
+ * NETLINK_ROUTE one there in *ret_route (-1 = none); NULL and *ret_same
+ * when that namespace is ours (the host's). */
 static struct mnl_socket *socket_in_netns(pid_t init, bool in_userns, bool *ret_same,
-                                          struct error *err)
+                                          int *ret_route, struct error *err)
 {
   char who[24];
   cleanup_close int own = procfs_open_ns("self", "net", err);
@@ -232,6 +324,7 @@ static struct mnl_socket *socket_in_netns(pid_t init, bool in_userns, bool *ret_
   int e;
 
   *ret_same = false;
+  *ret_route = -1;
   snprintf(who, sizeof who, "%d", init);
   if (own < 0 || (theirs = procfs_open_ns(who, "net", err)) < 0)
     return NULL;
@@ -244,13 +337,18 @@ static struct mnl_socket *socket_in_netns(pid_t init, bool in_userns, bool *ret_
    * thread; the socket keeps its netns).  Under a user namespace (a rootless
    * engine) the way back is refused (EPERM), so a forked child makes it. */
   if (in_userns) {
-    int domain = AF_NETLINK, type = SOCK_RAW | SOCK_CLOEXEC, proto = NETLINK_NETFILTER, fd;
-    if (netns_sockets(theirs, 1, &domain, &type, &proto, &fd, err) < 0)
+    int domain[2] = {AF_NETLINK, AF_NETLINK},
+        type[2] = {SOCK_RAW | SOCK_CLOEXEC, SOCK_RAW | SOCK_CLOEXEC},
+        proto[2] = {NETLINK_NETFILTER, NETLINK_ROUTE}, fd[2] = {-1, -1};
+    if (netns_sockets(theirs, 2, domain, type, proto, fd, err) < 0)
       return NULL;
-    if ((nl = mnl_socket_fdopen(fd)) == NULL) {
+    if ((nl = mnl_socket_fdopen(fd[0])) == NULL) {
       error_errno(err, "netfilter socket in the container's network namespace");
-      close(fd);
+      close(fd[0]);
+      close(fd[1]);
+      return NULL;
     }
+    *ret_route = fd[1];
     return nl;
   }
   if (setns(theirs, CLONE_NEWNET) < 0) {
@@ -259,10 +357,15 @@ static struct mnl_socket *socket_in_netns(pid_t init, bool in_userns, bool *ret_
   }
   nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
   e = errno;
+  *ret_route = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (setns(own, CLONE_NEWNET) < 0)
     abort(); /* never run on in the container's netns */
-  if (nl == NULL)
+  if (nl == NULL) {
     error_set(err, e, "netfilter socket in the container's network namespace");
+    if (*ret_route >= 0)
+      close(*ret_route);
+    *ret_route = -1;
+  }
   return nl;
 }
 
@@ -271,15 +374,17 @@ int monitor_net_open(struct monitor *m, int group, struct error *err)
   struct net *n;
   struct mnl_socket *nl;
   bool same;
-  int fd;
+  int fd, route_fd;
 
   if (group < 0 || group > 65535)
     return error_set(err, EINVAL, "nflog group %d", group);
-  nl = socket_in_netns(m->init_pid, m->in_userns, &same, err);
+  nl = socket_in_netns(m->init_pid, m->in_userns, &same, &route_fd, err);
   if (nl == NULL)
     return same ? 0 : -1;
   if (bind_group(nl, (uint16_t)group, err) < 0) {
     mnl_socket_close(nl);
+    if (route_fd >= 0)
+      close(route_fd);
     return -1;
   }
   fd = mnl_socket_get_fd(nl);
@@ -287,11 +392,14 @@ int monitor_net_open(struct monitor *m, int group, struct error *err)
   n = mem_pages_alloc(sizeof *n); /* ~45 KiB of flow table, untouched while idle */
   n->nl = nl;
   n->fd = fd;
+  n->route_fd = route_fd;
   token_bucket_init(&n->budget, NET_BURST, NET_RATE, monitor_now_ms());
   netlog_init(&n->log, MONITOR_COALESCE_MS, net_emit, m);
   n->log.admit = net_admit;
   if (monitor_add_fd(m, fd, POLLIN, net_read, n) < 0) {
     mnl_socket_close(nl);
+    if (route_fd >= 0)
+      close(route_fd);
     mem_pages_free(n, sizeof *n);
     return error_set(err, 0, "too many monitor sources");
   }

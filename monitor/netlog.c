@@ -9,6 +9,10 @@
 #include "audit/jbuf.h"
 #include "netfilter/egress.h"
 
+/* NFT_GW_WINDOW_MS in seconds, for the record's reason */
+#define WINDOW_S "2"
+_Static_assert(NFT_GW_WINDOW_MS == 2000, "WINDOW_S says NFT_GW_WINDOW_MS");
+
 static const char *proto_name(int p)
 {
   switch (p) {
@@ -72,20 +76,52 @@ static void parse_na(const uint8_t *p, size_t len, size_t l4, struct netlog_even
     }
 }
 
+enum neigh_kind { NEIGH_NONE, NEIGH_PIN, NEIGH_OVER, NEIGH_FIRST, NEIGH_TWICE };
+
+/* the prefixes of tables arp and ip6 agentrt: which kind, and whether ARP */
+static enum neigh_kind neigh_prefix(const char *prefix, bool *ret_arp)
+{
+  static const struct {
+    const char *prefix;
+    bool arp;
+    enum neigh_kind kind;
+  } k[] = {
+      {EGRESS_LOG_ARP_PIN_PREFIX, true, NEIGH_PIN},
+      {EGRESS_LOG_NA_PIN_PREFIX, false, NEIGH_PIN},
+      {EGRESS_LOG_ARP_OVER_PREFIX, true, NEIGH_OVER},
+      {EGRESS_LOG_NA_OVER_PREFIX, false, NEIGH_OVER},
+      {EGRESS_LOG_ARP_FIRST_PREFIX, true, NEIGH_FIRST},
+      {EGRESS_LOG_NA_FIRST_PREFIX, false, NEIGH_FIRST},
+      {EGRESS_LOG_ARP_TWICE_PREFIX, true, NEIGH_TWICE},
+      {EGRESS_LOG_NA_TWICE_PREFIX, false, NEIGH_TWICE},
+  };
+
+  *ret_arp = false;
+  for (size_t i = 0; prefix != NULL && i < sizeof k / sizeof k[0]; i++)
+    if (strcmp(prefix, k[i].prefix) == 0) {
+      *ret_arp = k[i].arp;
+      return k[i].kind;
+    }
+  return NEIGH_NONE;
+}
+
 bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlog_event *ret)
 {
   size_t l4;
   int proto;
-  bool na_over = prefix != NULL && strcmp(prefix, EGRESS_LOG_NA_OVER_PREFIX) == 0;
-  bool na_pin = na_over || (prefix != NULL && strcmp(prefix, EGRESS_LOG_NA_PIN_PREFIX) == 0);
+  bool arp;
+  enum neigh_kind nk = neigh_prefix(prefix, &arp);
+  bool na_pin = nk != NEIGH_NONE;
 
   memset(ret, 0, sizeof *ret);
-  if (prefix != NULL && strcmp(prefix, EGRESS_LOG_ARP_OVER_PREFIX) == 0) {
-    ret->over = parse_arp(p, len, ret);
-    return ret->over;
+  if (arp) {
+    if (!parse_arp(p, len, ret))
+      return false;
+    ret->over = nk == NEIGH_OVER;
+    ret->first = nk == NEIGH_FIRST;
+    ret->twice = nk == NEIGH_TWICE;
+    return true;
   }
-  if (prefix != NULL && strcmp(prefix, EGRESS_LOG_ARP_PIN_PREFIX) == 0)
-    return parse_arp(p, len, ret);
   ret->inbound = na_pin || (prefix != NULL && (strcmp(prefix, EGRESS_LOG_IN_FLOW_PREFIX) == 0 ||
                                                strcmp(prefix, EGRESS_LOG_IN_DENY_PREFIX) == 0));
   ret->spoofed = prefix != NULL && strcmp(prefix, EGRESS_LOG_SPOOF_PREFIX) == 0;
@@ -128,7 +164,9 @@ bool netlog_parse(const uint8_t *p, size_t len, const char *prefix, struct netlo
     ret->icmp_type = p[l4];
   if (na_pin && proto == IPPROTO_ICMPV6)
     parse_na(p, len, l4, ret);
-  ret->over = na_over && ret->neigh;
+  ret->over = nk == NEIGH_OVER && ret->neigh;
+  ret->first = nk == NEIGH_FIRST && ret->neigh;
+  ret->twice = nk == NEIGH_TWICE && ret->neigh;
   return true;
 }
 
@@ -170,7 +208,12 @@ static void emit(struct netlog *t, struct netlog_entry *e)
   }
   jb_key_u64(&b, "count", e->count);
   jb_key_str(&b, "at", e->at);
-  if (e->ev.neigh && e->ev.over)
+  if (e->ev.neigh && e->ev.twice)
+    jb_key_str(&b, "reason",
+               "two link addresses answered for a gateway within " WINDOW_S
+               " s of its first answer: the gateway is refused until the container is "
+               "recreated");
+  else if (e->ev.neigh && e->ev.over)
     jb_key_str(&b, "reason",
                "an address past the gateways the tables pin (more than 16 of its version): no "
                "answer without a pin is taken");
@@ -193,7 +236,8 @@ static bool same(const struct netlog_event *a, const struct netlog_event *b)
          a->routed == b->routed && a->ip_options == b->ip_options && a->proto == b->proto &&
          a->ipproto == b->ipproto && a->port == b->port && a->icmp_type == b->icmp_type &&
          strcmp(a->dst, b->dst) == 0 && strcmp(a->src, b->src) == 0 && a->neigh == b->neigh &&
-         a->over == b->over && strcmp(a->addr, b->addr) == 0 && strcmp(a->lladdr, b->lladdr) == 0;
+         a->over == b->over && a->first == b->first && a->twice == b->twice &&
+         strcmp(a->addr, b->addr) == 0 && strcmp(a->lladdr, b->lladdr) == 0;
 }
 
 void netlog_note(struct netlog *t, const struct netlog_event *ev, int64_t now_ms)

@@ -46,6 +46,10 @@ struct netlog_event {
    * none in the packet) */
   bool neigh;
   bool over; /* that neighbour refused past the gateways the tables pin (over4, over6) */
+  /* a gateway's first answer (accepted: kept by the caller, not recorded),
+   * and an answer refused because two link addresses answered for the
+   * gateway within NFT_GW_WINDOW_MS of its first (first-answer-race) */
+  bool first, twice;
   char addr[INET6_ADDRSTRLEN];
   char lladdr[18];
 };

@@ -114,6 +114,15 @@ struct egress_policy {
  * address's ARP, any other target's solicited advertisement (dropped) */
 #define EGRESS_LOG_ARP_OVER_PREFIX "agentrt-arp-over: "
 #define EGRESS_LOG_NA_OVER_PREFIX "agentrt-na-over: "
+/* a gateway's first answer, pinned (accepted; the monitor keeps its link
+ * address, recorded only if a second one follows), and the answers refused
+ * because two link addresses answered for it within NFT_GW_WINDOW_MS of the
+ * first (first-answer-race): every answer for that gateway after is refused
+ * too, with the same prefix (dropped) */
+#define EGRESS_LOG_ARP_FIRST_PREFIX "agentrt-arp-first: "
+#define EGRESS_LOG_NA_FIRST_PREFIX "agentrt-na-first: "
+#define EGRESS_LOG_ARP_TWICE_PREFIX "agentrt-arp-twice: "
+#define EGRESS_LOG_NA_TWICE_PREFIX "agentrt-na-twice: "
 
 /* True for entries inside 169.254.0.0/16, fe80::/10 or fd00:ec2::254: those
  * live in chain allow_ll, before the metadata block. */
@@ -153,6 +162,11 @@ bool egress_policy_allows_addr(const struct egress_policy *p, const uint8_t *add
 /* the gateways of each IP version pinned over a container's life; past
  * them the table refuses every answer it has no pin for (over4, over6) */
 #define NFT_MAX_GW4 16
+/* after a gateway's first answer (one not in the neighbour table at
+ * install), another link address answering for it within this window
+ * makes the tables refuse that gateway for the container's life (kept by
+ * the kernel: an element with this timeout, first-answer-race) */
+#define NFT_GW_WINDOW_MS 2000
 
 struct nft_build_opts {
   uint32_t seq_base; /* first sequence number (tests: 1) */
@@ -284,6 +298,11 @@ int netns_gateways_read(int fd, struct nft_build_opts *o);
  * `ip neigh replace ADDR dev IF use`): an ARP request or neighbour
  * solicitation, whose answer the tables pin.  0, or -1 with errno. */
 int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex);
+/* Delete addr's entry on device ifindex from the neighbour table of fd's
+ * namespace (RTM_DELNEIGH; none is not an error): a gateway the tables
+ * refused is then asked for again, and its answers refused.  0, or -1 with
+ * errno. */
+int netns_neigh_forget(int fd, int family, const uint8_t *addr, int ifindex);
 int netns_sockets(int netns_fd, size_t n, const int *domain, const int *type, const int *proto,
                   int *ret_fds, struct error *err);
 

@@ -164,7 +164,9 @@ int netns_gateways_read(int fd, struct nft_build_opts *o)
   return gw_dump(fd, RTM_GETNEIGH, AF_UNSPEC, sizeof(struct ndmsg), 14, o);
 }
 
-int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex)
+/* One neighbour request for addr on ifindex, acked: type, flags, state */
+static int neigh_req(int fd, uint16_t type, uint16_t flags, uint16_t state, uint8_t ntf, int family,
+                     const uint8_t *addr, int ifindex)
 {
   struct {
     struct nlmsghdr n;
@@ -182,13 +184,13 @@ int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex)
   }
   memset(&req, 0, sizeof req);
   req.n.nlmsg_len = NLMSG_LENGTH(sizeof req.nd) + RTA_LENGTH(alen);
-  req.n.nlmsg_type = RTM_NEWNEIGH;
-  req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+  req.n.nlmsg_type = type;
+  req.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
   req.n.nlmsg_seq = 2;
   req.nd.ndm_family = (uint8_t)family;
   req.nd.ndm_ifindex = ifindex;
-  req.nd.ndm_state = NUD_NONE;
-  req.nd.ndm_flags = NTF_USE;
+  req.nd.ndm_state = state;
+  req.nd.ndm_flags = ntf;
   req.a.rta_type = NDA_DST;
   req.a.rta_len = (unsigned short)RTA_LENGTH(alen);
   memcpy(req.addr, addr, alen);
@@ -205,5 +207,18 @@ int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex)
       return -1;
     }
   }
+  return 0;
+}
+
+int netns_neigh_solicit(int fd, int family, const uint8_t *addr, int ifindex)
+{
+  return neigh_req(fd, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE, NUD_NONE, NTF_USE, family, addr,
+                   ifindex);
+}
+
+int netns_neigh_forget(int fd, int family, const uint8_t *addr, int ifindex)
+{
+  if (neigh_req(fd, RTM_DELNEIGH, 0, 0, 0, family, addr, ifindex) < 0 && errno != ENOENT)
+    return -1;
   return 0;
 }

@@ -9,17 +9,28 @@
  * address learnt (already in the neighbour table when the table is made, or the
  * first ARP packet from that address after) is pinned; ARP from the gateway's
  * address with another link address is dropped, counted and logged to the
- * monitor's group (an "in" `denied` record of proto arp, monitor/netlog.c):
+ * monitor's group (an "in" `denied` record of proto arp, monitor/netlog.c).
+ * A gateway pinned at its first answer is refused for good when another
+ * link address answers for it within NFT_GW_WINDOW_MS of that answer
+ * (first-answer-race: a neighbour that answered the namespace's question
+ * first, or the gateway first and a neighbour after, cannot be told apart;
+ * the monitor records both link addresses and forgets the entry learnt):
  *
  *   table arp agentrt {
  *     set gw4  { type ipv4_addr; elements = { <gateways> } }
  *     set seen { type ipv4_addr; flags dynamic; }          # gateways pinned
  *     set pin  { type ipv4_addr . ether_addr; flags dynamic; }
+ *     set win  { type ipv4_addr; flags dynamic, timeout; timeout 2s; }
+ *     set bad  { type ipv4_addr; flags dynamic; }          # refused for good
  *     chain input { type filter hook input priority 0; policy accept;
+ *       arp saddr ip @bad counter log prefix "agentrt-arp-twice: " group N drop
  *       arp saddr ip . arp saddr ether @pin accept
+ *       arp saddr ip @win add @bad { arp saddr ip }
+ *         counter log prefix "agentrt-arp-twice: " group N drop
  *       arp saddr ip @seen counter log prefix "agentrt-arp-pin: " group N drop
  *       arp saddr ip @gw4 add @seen { arp saddr ip }
- *         add @pin { arp saddr ip . arp saddr ether } accept
+ *         add @pin { arp saddr ip . arp saddr ether } add @win { arp saddr ip }
+ *         counter log prefix "agentrt-arp-first: " group N accept
  *       counter log prefix "agentrt-arp-over: " group N drop } }  # over4 only
  *
  * Offsets are Ethernet ARP's (hardware length 6, protocol length 4), the only
@@ -46,6 +57,8 @@
 #define ARP_SPA_OFF 14
 #define NA_TARGET_OFF 8      /* in the ICMPv6 header */
 #define NA_OPT_OFF 24        /* the first option: the target link address, 8 bytes */
+#define ND_NA 136            /* ICMPv6 type: neighbour advertisement */
+#define ND_OPT_TLLA 2        /* option type: target link-layer address */
 #define PIN_SIZE NFT_MAX_GW4 /* a pin per gateway, no more */
 
 /* the family's name for messages */
@@ -80,16 +93,21 @@ void nftb_arp_table_delete(struct nft_batch_buf *b)
   table_msg_fam(b, NFPROTO_IPV6, NFT_MSG_DELTABLE);
 }
 
-/* alen: the address's length (4, 16); pair: the address . a link address */
+/* alen: the address's length (4, 16); pair: the address . a link address;
+ * timeout_ms: its elements' (0 = none) */
 static void set_fam(struct nft_batch_buf *b, uint16_t fam, const char *name, uint32_t id,
-                    bool dynamic, uint8_t alen, bool pair)
+                    bool dynamic, uint8_t alen, bool pair, uint64_t timeout_ms)
 {
   const uint8_t concat[] = {alen, 6};
   struct nftnl_set *s = nftb_set_new(fam, name, id);
   uint32_t type = alen == 4 ? TYPE_IPV4_ADDR : TYPE_IPV6_ADDR;
   struct nlmsghdr *nlh;
 
-  nftnl_set_set_u32(s, NFTNL_SET_FLAGS, (dynamic ? NFT_SET_EVAL : 0) | (pair ? NFT_SET_CONCAT : 0));
+  nftnl_set_set_u32(s, NFTNL_SET_FLAGS,
+                    (dynamic ? NFT_SET_EVAL : 0) | (pair ? NFT_SET_CONCAT : 0) |
+                        (timeout_ms > 0 ? NFT_SET_TIMEOUT : 0));
+  if (timeout_ms > 0)
+    nftnl_set_set_u64(s, NFTNL_SET_TIMEOUT, timeout_ms);
   nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE, pair ? (type << 6 | TYPE_ETHER_ADDR) : type);
   nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, pair ? alen + 8u : alen);
   if (pair)
@@ -288,17 +306,32 @@ static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, i
   struct nftnl_rule *r;
 
   table_msg_fam(b, F, NFT_MSG_NEWTABLE);
-  set_fam(b, F, "gw4", SET_ID_ARP_GW4, false, 4, false);
-  set_fam(b, F, "seen", SET_ID_ARP_SEEN, true, 4, false);
-  set_fam(b, F, "pin", SET_ID_ARP_PIN, true, 4, true);
+  set_fam(b, F, "gw4", SET_ID_ARP_GW4, false, 4, false, 0);
+  set_fam(b, F, "seen", SET_ID_ARP_SEEN, true, 4, false, 0);
+  set_fam(b, F, "pin", SET_ID_ARP_PIN, true, 4, true, 0);
+  set_fam(b, F, "win", SET_ID_ARP_WIN, true, 4, false, NFT_GW_WINDOW_MS);
+  set_fam(b, F, "bad", SET_ID_ARP_BAD, true, 4, false, 0);
   arp_elems(b, o);
   input_chain(b, F, 0);
+  r = rule_fam(F);
+  load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
+  xlookup(r, "bad", SET_ID_ARP_BAD);
+  count_log(r, log_group, EGRESS_LOG_ARP_TWICE_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "arp saddr ip @bad counter log drop");
   r = rule_fam(F);
   load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
   load(r, NH, ARP_SHA_OFF, 6, NFT_REG32_01);
   xlookup(r, "pin", SET_ID_ARP_PIN);
   xverdict(r, NF_ACCEPT);
   emit_fam(b, F, r, "arp saddr ip . arp saddr ether @pin accept");
+  r = rule_fam(F);
+  load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
+  xlookup(r, "win", SET_ID_ARP_WIN);
+  dynset_add(r, "bad", SET_ID_ARP_BAD);
+  count_log(r, log_group, EGRESS_LOG_ARP_TWICE_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "arp saddr ip @win add @bad counter log drop");
   r = rule_fam(F);
   load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
   xlookup(r, "seen", SET_ID_ARP_SEEN);
@@ -312,16 +345,18 @@ static void arp_table(struct nft_batch_buf *b, const struct nft_build_opts *o, i
   load(r, NH, ARP_SPA_OFF, 4, NFT_REG32_00);
   load(r, NH, ARP_SHA_OFF, 6, NFT_REG32_01);
   dynset_add(r, "pin", SET_ID_ARP_PIN);
+  dynset_add(r, "win", SET_ID_ARP_WIN);
+  count_log(r, log_group, EGRESS_LOG_ARP_FIRST_PREFIX);
   xverdict(r, NF_ACCEPT);
-  emit_fam(b, F, r, "arp saddr ip @gw4 add @seen add @pin accept");
+  emit_fam(b, F, r, "arp saddr ip @gw4 add @seen add @pin add @win log accept");
   if (o->over4)
     arp_over(b, log_group);
 }
 
-/* A rule of table ip6 agentrt matching a neighbour advertisement (ICMPv6 136) */
-static struct nftnl_rule *na_rule(void)
+/* A rule of table ip6 agentrt matching ICMPv6 of that type */
+static struct nftnl_rule *icmp6_rule(uint8_t type)
 {
-  static const uint8_t icmpv6 = IPPROTO_ICMPV6, na = 136;
+  static const uint8_t icmpv6 = IPPROTO_ICMPV6;
   struct nftnl_rule *r = rule_fam(NFPROTO_IPV6);
   struct nftnl_expr *e = xexpr(r, "meta");
 
@@ -329,8 +364,14 @@ static struct nftnl_rule *na_rule(void)
   nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG32_00);
   eq(r, &icmpv6, 1);
   load(r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG32_00);
-  eq(r, &na, 1);
+  eq(r, &type, 1);
   return r;
+}
+
+/* A rule of table ip6 agentrt matching a neighbour advertisement (ICMPv6 136) */
+static struct nftnl_rule *na_rule(void)
+{
+  return icmp6_rule(ND_NA);
 }
 
 /* A neighbour advertisement for a gateway's address, the start of each rule
@@ -372,14 +413,19 @@ static void payload_len(struct nftnl_rule *r, uint16_t len)
   eq(r, &be, 2);
 }
 
-/* its only option: a target link-address option (type 2, 8 bytes) */
-static void one_tlla(struct nftnl_rule *r)
+/* its only option: a link-layer address option of that type (8 bytes) */
+static void one_lla(struct nftnl_rule *r, uint8_t type)
 {
-  static const uint8_t tlla[2] = {2, 1};
+  const uint8_t opt[2] = {type, 1};
 
   payload_len(r, 32);
   load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_OPT_OFF, 2, NFT_REG32_00);
-  eq(r, tlla, 2);
+  eq(r, opt, 2);
+}
+
+static void one_tlla(struct nftnl_rule *r)
+{
+  one_lla(r, ND_OPT_TLLA);
 }
 
 static void target_and_tlla(struct nftnl_rule *r)
@@ -403,15 +449,18 @@ static void nd_over(struct nft_batch_buf *b, int log_group)
 /* The IPv6 gateways' link addresses, pinned at the first advertisement
  * (solicited or not, the kernel keeps no list of what it asked):
  *   table ip6 agentrt {
- *     set gw6, seen6, pin6 (address . ether_addr) as above
+ *     set gw6, seen6, pin6 (address . ether_addr), win6, bad6 as above
  *     chain input { type filter hook input priority -1; policy accept;
+ *       <NA for @gw6> target @bad6 counter log drop  # "agentrt-na-twice: "
  *       <NA for @gw6> payload length 24 accept      # no link address: no change
  *       <NA for @gw6> <one TLLA> target . tlla @pin6 accept
+ *       <NA for @gw6> solicited target @win6 add @bad6 counter log drop  # twice
  *       <NA for @gw6> solicited target @seen6 counter log drop
- *       <NA for @gw6> solicited <one TLLA> add @seen6 add @pin6 accept
+ *       <NA for @gw6> solicited <one TLLA> add @seen6 add @pin6 add @win6
+ *         counter log accept                          # "agentrt-na-first: "
  *       <NA for @gw6> solicited counter log drop     # a link address elsewhere
  *       <NA> solicited counter log drop } }           # over6 only
- * (log: prefix "agentrt-na-pin: ", the monitor's group)
+ * (log: prefix "agentrt-na-pin: " unless said, the monitor's group)
  * (an unsolicited one goes on to table inet agentrt's in_deny) and the
  * link address a gateway has in the neighbour table at install is pinned.
  * What is accepted here is judged again by table inet agentrt. */
@@ -421,11 +470,19 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
   struct nftnl_rule *r;
 
   table_msg_fam(b, F, NFT_MSG_NEWTABLE);
-  set_fam(b, F, "gw6", SET_ID_ND_GW6, false, 16, false);
-  set_fam(b, F, "seen6", SET_ID_ND_SEEN6, true, 16, false);
-  set_fam(b, F, "pin6", SET_ID_ND_PIN6, true, 16, true);
+  set_fam(b, F, "gw6", SET_ID_ND_GW6, false, 16, false, 0);
+  set_fam(b, F, "seen6", SET_ID_ND_SEEN6, true, 16, false, 0);
+  set_fam(b, F, "pin6", SET_ID_ND_PIN6, true, 16, true, 0);
+  set_fam(b, F, "win6", SET_ID_ND_WIN6, true, 16, false, NFT_GW_WINDOW_MS);
+  set_fam(b, F, "bad6", SET_ID_ND_BAD6, true, 16, false, 0);
   nd_elems(b, o);
   input_chain(b, F, -1);
+  r = na_for_gw6();
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
+  xlookup(r, "bad6", SET_ID_ND_BAD6);
+  count_log(r, log_group, EGRESS_LOG_NA_TWICE_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "nd-neighbor-advert target @bad6 counter log drop");
   r = na_for_gw6();
   payload_len(r, 24);
   xverdict(r, NF_ACCEPT);
@@ -436,6 +493,13 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
   xlookup(r, "pin6", SET_ID_ND_PIN6);
   xverdict(r, NF_ACCEPT);
   emit_fam(b, F, r, "nd-neighbor-advert target . tlla @pin6 accept");
+  r = na_for_gw6();
+  solicited(r);
+  xlookup(r, "win6", SET_ID_ND_WIN6);
+  dynset_add(r, "bad6", SET_ID_ND_BAD6);
+  count_log(r, log_group, EGRESS_LOG_NA_TWICE_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "nd-neighbor-advert target @win6 add @bad6 counter log drop");
   r = na_for_gw6();
   solicited(r);
   xlookup(r, "seen6", SET_ID_ND_SEEN6);
@@ -449,8 +513,11 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
   dynset_add(r, "seen6", SET_ID_ND_SEEN6);
   target_and_tlla(r);
   dynset_add(r, "pin6", SET_ID_ND_PIN6);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_TARGET_OFF, 16, NFT_REG32_00);
+  dynset_add(r, "win6", SET_ID_ND_WIN6);
+  count_log(r, log_group, EGRESS_LOG_NA_FIRST_PREFIX);
   xverdict(r, NF_ACCEPT);
-  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 add @seen6 add @pin6 accept");
+  emit_fam(b, F, r, "nd-neighbor-advert for @gw6 add @seen6 add @pin6 add @win6 log accept");
   r = na_for_gw6();
   solicited(r);
   count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);

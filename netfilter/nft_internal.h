@@ -23,6 +23,10 @@ enum {
   SET_ID_ND_GW6,
   SET_ID_ND_SEEN6,
   SET_ID_ND_PIN6,
+  SET_ID_ARP_WIN,
+  SET_ID_ARP_BAD,
+  SET_ID_ND_WIN6,
+  SET_ID_ND_BAD6,
 };
 
 /* Message builder over a growing byte buffer. */

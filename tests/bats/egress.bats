@@ -2175,6 +2175,8 @@ in_deny_packets() {
 	run connect 2001:db8:203::10 80
 	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6: $output"
 	[ "$(gw_mac)" = "$real" ] || fail "no entry for the gateway: $(ip -n "$EGT_CTR" -6 neigh)"
+	# a gateway asked for at install: its first answer's window past (first-answer-race)
+	window_over || fail "the gateway's window"
 	# Before the fix chain input accepted any advertisement with the solicited flag, and the
 	# kernel keeps no list of the solicitations it sent: one with the solicited and override
 	# flags that nobody asked for took the gateway's address whenever it came
@@ -2211,9 +2213,27 @@ arp_forged_refused() {
 
 gw4_mac() { ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0 | awk '{print $3}'; }
 
+# window_over [ADDR]: the window after the gateways' first answers (or ADDR's) has run out: the
+# kernel's elements of sets win and win6 expired (NFT_GW_WINDOW_MS, 2 s), so that another link
+# address answering now is refused as a pin's, not taken for the first-answer race (at most 5 s)
+window_over() {
+	local w
+	for _ in $(seq 50); do
+		w=$(egt_ns "$EGT_CTR" nft list set arp agentrt win 2>/dev/null; egt_ns "$EGT_CTR" nft list set ip6 agentrt win6 2>/dev/null)
+		if [ -n "${1:-}" ]; then
+			grep -qw "$1" <<<"$w" || return 0
+		else
+			grep -q 'elements' <<<"$w" || return 0
+		fi
+		sleep 0.1
+	done
+	echo "window still open: $w" >&2
+	return 1
+}
+
 # arp_drops: chain input of table arp agentrt's counter (forged ARP for a pinned gateway)
 arp_drops() {
-	egt_ns "$EGT_CTR" nft list chain arp agentrt input | awk '/counter packets/ {
+	egt_ns "$EGT_CTR" nft list chain arp agentrt input | awk '/@seen counter packets/ {
 		for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1); exit }'
 }
 
@@ -2280,6 +2300,9 @@ arp_drops() {
 	run connect 203.0.113.10 443
 	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
 	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry: $(ip -n "$EGT_CTR" neigh)"
+	# a forged answer late, past the window of the gateway's first (one within it refuses the
+	# gateway: first-answer-race)
+	window_over || fail "the gateway's window"
 	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
 	egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
 	arp_forged_refused "$mac" "$real"
@@ -2326,6 +2349,8 @@ arp_drops() {
 	run connect 203.0.113.10 443
 	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
 	[ "$(gw4_mac)" = "$real" ] && [ "$(gw6_mac)" = "$real" ] || fail "the gateways' entries: $(ip -n "$EGT_CTR" neigh)"
+	# forged late, past the window of the gateways' first answers (first-answer-race)
+	window_over || fail "the gateways' windows"
 	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$mac" 192.0.2.2
 	egt_ns "$EGT_INET" python3 "$arp" garp i0 192.0.2.1 "$mac"
 	egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$mac" 2001:db8:2::2
@@ -2360,7 +2385,18 @@ arp_drops() {
 	egress_run
 	# Before the fix nothing asked for the gateways until the container's first packet, and the
 	# first ARP or solicited advertisement from a gateway's address after the install was
-	# pinned: the neighbour's, sent meanwhile, and the gateways' own answers were refused
+	# pinned: the neighbour's, sent meanwhile, and the gateways' own answers were refused.
+	# Now the namespace asks at once: the gateways' answers are pinned before any packet of the
+	# container's (a neighbour's answer within 2 s of them refuses the gateway instead, both
+	# recorded: first-answer-race); the neighbour's sent after are refused
+	for _ in $(seq 50); do
+		st=$(egt_ns "$EGT_CTR" nft list set arp agentrt pin; egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6)
+		grep -q "192.0.2.1 . $real" <<<"$st" && grep -q "2001:db8:2::1 . $real" <<<"$st" && break
+		sleep 0.1
+	done
+	grep -q "192.0.2.1 . $real" <<<"$st" && grep -q "2001:db8:2::1 . $real" <<<"$st" ||
+		fail "the gateways' answers not pinned before any packet: $st"
+	window_over || fail "the gateways' windows"
 	forge
 	run connect 203.0.113.10 443
 	[ "$output" = hello-allowed-443 ] || fail "allowed after the forged ARP: $output ($(egt_ns "$EGT_CTR" nft list set arp agentrt pin))"
@@ -2426,6 +2462,9 @@ nb_forged_refused() {
 		sleep 0.1
 	done
 	[ "$st" = "$NB_MAC" ] || fail "$a: no answer from the neighbour: $(ip -n "$EGT_CTR" "-$v" neigh show dev c1)"
+	# forged past the window of the gateway's first answer (within it the gateway is refused:
+	# first-answer-race)
+	window_over "$a" || fail "$a: the window"
 	if [ "$v" = 4 ]; then
 		ip netns exec "$nb" python3 "$arp" reply n0 "$a" "$mac" 198.51.100.65
 		ip netns exec "$nb" python3 "$arp" garp n0 "$a" "$mac"
@@ -2582,20 +2621,21 @@ gw_hold() {
 }
 
 # race_answers FIRST SECOND: the two answers to the namespace's question for each gateway, in
-# that order (link addresses), sent from the gateway's link while it is held
+# that order (link addresses), back to back (one process for each version), sent from the
+# gateway's link while it is held
 race_answers() {
-	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py m
-	for m in "$1" "$2"; do
-		egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$m" 192.0.2.2
-		egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$m" 2001:db8:2::2
-	done
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py
+	egt_ns "$EGT_INET" python3 "$arp" reply i0 192.0.2.1 "$1,$2" 192.0.2.2
+	egt_ns "$EGT_INET" python3 "$nd" na-solicited i0 2001:db8:2::1 "$1,$2" 2001:db8:2::2
 }
 
-# first_answer_records MAC: the trail's refusals of an answer for each gateway with MAC
+# first_answer_records MAC: the trail's refusals of an answer for each gateway with MAC, as two
+# link addresses answering for it (at most 6 s)
 first_answer_records() {
+	local q='.kind == "denied" and .direction == "in" and (.reason // "" | contains("two link addresses"))'
 	for _ in $(seq 30); do
-		[ -n "$(records "select(.kind == \"denied\" and .proto == \"arp\" and .addr == \"192.0.2.1\" and .lladdr == \"$1\")")" ] &&
-			[ -n "$(records "select(.kind == \"denied\" and .icmp_type == 136 and .addr == \"2001:db8:2::1\" and .lladdr == \"$1\")")" ] &&
+		[ -n "$(records "select($q and .proto == \"arp\" and .addr == \"192.0.2.1\" and .lladdr == \"$1\")")" ] &&
+			[ -n "$(records "select($q and .icmp_type == 136 and .addr == \"2001:db8:2::1\" and .lladdr == \"$1\")")" ] &&
 			return 0
 		sleep 0.2
 	done
@@ -2613,31 +2653,66 @@ race_start() {
 	egress_run || { gw_hold off; fail "egress_run"; }
 }
 
-@test "egress: first-answer-race: the gateway answers the namespace's question first, a neighbour after: the gateway pinned, the neighbour refused and recorded (IPv4 and IPv6)" {
-	local mac=02:00:5e:00:53:97 real pins
-	race_start
-	race_answers "$real" "$mac"
-	run first_answer_records "$mac"
-	local recorded=$status
-	pins=$(egt_ns "$EGT_CTR" nft list set arp agentrt pin; egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6)
-	gw_hold off
-	[ "$recorded" = 0 ] || fail "the neighbour's answers not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
-	grep -q "192.0.2.1 . $real" <<<"$pins" && grep -q "2001:db8:2::1 . $real" <<<"$pins" || fail "pins: $pins"
-	run connect 203.0.113.10 443
-	[ "$output" = hello-allowed-443 ] || fail "allowed: $output"
+# frames_to MAC: the container sends to an allowed host over each IP version (nc, 2 s each)
+# while i0 counts the frames it receives for MAC; prints "frames N" and what the hosts said
+frames_to() {
+	local arp=$BATS_TEST_DIRNAME/../helpers/arp-inject.py cap
+	egt_ns "$EGT_INET" python3 "$arp" count i0 "$1" 7 >"$BUNDLE/frames" &
+	cap=$!
+	for _ in $(seq 50); do grep -q listening "$BUNDLE/frames" && break; sleep 0.1; done
+	grep -q listening "$BUNDLE/frames" || { kill "$cap"; echo "no capture"; return 1; }
+	connect 203.0.113.10 443
+	in_ctr nslookup allowed6.test >/dev/null 2>&1
+	connect 2001:db8:203::10 80
+	wait "$cap"
+	grep frames "$BUNDLE/frames"
 }
 
-@test "egress: first-answer-race: a neighbour answers the namespace's question first, the gateway after: not covered, the gateway's own answer is refused and recorded, the only sign (IPv4 and IPv6)" {
-	local mac=02:00:5e:00:53:97 real pins
-	race_start
-	# THREAT-MODEL.md, the first-answer race: the first answer is pinned, the neighbour's here
-	race_answers "$mac" "$real"
-	run first_answer_records "$real"
-	local recorded=$status
-	pins=$(egt_ns "$EGT_CTR" nft list set arp agentrt pin; egt_ns "$EGT_CTR" nft list set ip6 agentrt pin6)
-	echo "# pinned: $(grep -o '192.0.2.1 \. [0-9a-f:]*\|2001:db8:2::1 \. [0-9a-f:]*' <<<"$pins" | tr '\n' ' ')" >&3
+# race_refused FIRST SECOND MAC: FIRST and SECOND answer for each gateway back to back: both
+# answers are recorded as refused, the gateway is refused (no packet of the container's reaches
+# MAC, the neighbour's link address; the allowed hosts are unreachable through it), also after
+# the gateway answers again, until the container is recreated
+race_refused() {
+	local mac=$3 recorded out= held after st
+	race_answers "$1" "$2"
+	run first_answer_records "$1"
+	recorded=$status
+	run first_answer_records "$2"
+	recorded=$recorded$status
+	# afterwards, the gateway still held: the container's packets
+	held=$(frames_to "$mac")
+	# the gateway answers again (its answers to the container's new questions)
 	gw_hold off
-	[ "$recorded" = 0 ] || fail "the gateway's own answers not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
+	after=$(frames_to "$mac")
+	st="$(ip -n "$EGT_CTR" neigh show 192.0.2.1 dev c0) / $(ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0)"
+	[[ "$held" == *"frames 0"* && "$after" == *"frames 0"* ]] || out+="packets to the neighbour's $mac: $held / $after; "
+	[[ "$held$after" != *hello* ]] || out+="an allowed host reached through a refused gateway: $held / $after; "
+	[[ "$st" != *"$mac"* && "$st" != *"$real"* ]] || out+="the gateway's entries: $st; "
+	[ "$recorded" = 00 ] || out+="the two answers not both recorded ($recorded): $(records 'select(.kind == "denied" and .direction == "in") | [.addr, .lladdr, .reason]')"
+	[ -z "$out" ] || fail "$out"
+	# a new container in the namespace: the gateway is pinned again
+	run rt delete --force "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	egress_run
+	run connect 203.0.113.10 443
+	[ "$output" = hello-allowed-443 ] || fail "allowed after the container was recreated: $output"
+}
+
+@test "egress: first-answer-race: the gateway answers the namespace's question first, a neighbour right after: the gateway refused, both answers recorded, no packet to the neighbour (IPv4 and IPv6)" {
+	local mac=02:00:5e:00:53:97 real
+	race_start
+	# Before the fix the gateway was pinned and the neighbour's answer refused: the same as a
+	# neighbour's answer that came first, with the gateway's refused, which went unseen but for
+	# that record (the other order, below)
+	race_refused "$real" "$mac" "$mac"
+}
+
+@test "egress: first-answer-race: a neighbour answers the namespace's question first, the gateway right after: the gateway refused, both answers recorded, no packet to the neighbour (IPv4 and IPv6)" {
+	local mac=02:00:5e:00:53:97 real
+	race_start
+	# Before the fix the first answer was pinned, the neighbour's here: every allowed packet went
+	# to its link address, and the gateway's own answer refused was the only sign
+	race_refused "$mac" "$real" "$mac"
 }
 
 @test "egress: refused: a datagram the container sent to a refused host opens no way in: that host's answer to the same ports is dropped (IPv4 and IPv6)" {

@@ -38,6 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       EGRESS_LOG_NA_PIN_PREFIX,
       EGRESS_LOG_ARP_OVER_PREFIX,
       EGRESS_LOG_NA_OVER_PREFIX,
+      EGRESS_LOG_ARP_FIRST_PREFIX,
+      EGRESS_LOG_NA_FIRST_PREFIX,
+      EGRESS_LOG_ARP_TWICE_PREFIX,
+      EGRESS_LOG_NA_TWICE_PREFIX,
   };
   static struct netlog t;
   struct netlog_event ev;

@@ -4,13 +4,18 @@ container's link sends to take an IPv4 address (egress.bats arp-spoof).  Run as 
 namespace that holds DEV; the frame leaves DEV with MAC as its Ethernet source.
 
   reply DEV SENDER_IP MAC TARGET_IP   an unsolicited ARP reply to the broadcast address:
-                                      SENDER_IP is at MAC (to TARGET_IP)
+                                      SENDER_IP is at MAC (to TARGET_IP); MAC,MAC2: one
+                                      reply for each, back to back (first-answer-race)
   garp DEV SENDER_IP MAC              a gratuitous ARP request (sender and target SENDER_IP)
   flood DEV SENDER_IP TARGET_IP N     N unsolicited replies, SENDER_IP at a new link address
-                                      each (02:00:5e:NN:NN:NN); prints "sent N"."""
+                                      each (02:00:5e:NN:NN:NN); prints "sent N"
+  count DEV MAC SECONDS               the frames DEV receives for Ethernet destination MAC
+                                      within SECONDS (what the container sent to MAC);
+                                      prints "listening" once bound, then "frames N\""""
 import socket
 import struct
 import sys
+import time
 
 
 def frame(op, src_mac, sender_ip, target_ip):
@@ -21,7 +26,7 @@ def frame(op, src_mac, sender_ip, target_ip):
     return bcast + src_mac + struct.pack("!H", 0x0806) + arp
 
 
-if len(sys.argv) < 5 or sys.argv[1] not in ("reply", "garp", "flood"):
+if len(sys.argv) < 5 or sys.argv[1] not in ("reply", "garp", "flood", "count"):
     sys.exit(__doc__)
 mode, dev, sender, mac = sys.argv[1:5]
 if mode == "flood":
@@ -32,11 +37,24 @@ if mode == "flood":
         s.send(frame(2, b"\x02\x00\x5e" + i.to_bytes(3, "big"), sender, target))
     print("sent", n)
     sys.exit(0)
-mac_b = bytes.fromhex(mac.replace(":", ""))
-if mode == "reply":
-    f = frame(2, mac_b, sender, sys.argv[5])
-else:
-    f = frame(1, mac_b, sender, sender)
+if mode == "count":
+    want = bytes.fromhex(sys.argv[3].replace(":", ""))
+    end = time.monotonic() + float(sys.argv[4])
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))  # ETH_P_ALL
+    s.bind((dev, 0))
+    print("listening", flush=True)
+    n = 0
+    while time.monotonic() < end:
+        s.settimeout(max(0.01, end - time.monotonic()))
+        try:
+            f = s.recv(2048)
+        except socket.timeout:
+            break
+        n += f[:6] == want
+    print("frames", n, flush=True)
+    sys.exit(0)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((dev, 0))
-s.send(f)
+for m in mac.split(","):
+    mac_b = bytes.fromhex(m.replace(":", ""))
+    s.send(frame(2, mac_b, sender, sys.argv[5]) if mode == "reply" else frame(1, mac_b, sender, sender))

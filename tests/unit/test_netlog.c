@@ -180,6 +180,20 @@ static void test_neigh(void)
   tap_ok(dir_n == 2 && strstr(dir_rec[1], "\"addr\":\"2001:db8:2::1\"") &&
              strstr(dir_rec[1], "\"reason\":\"an address past the gateways the tables pin"),
          "its record has its own reason: %s", dir_n > 1 ? dir_rec[1] : "");
+  /* first-answer-race: a gateway's first answer (kept by the caller), and
+   * one refused as a second link address within the window */
+  tap_ok(netlog_parse(arp, sizeof arp, EGRESS_LOG_ARP_FIRST_PREFIX, &ev) && ev.neigh && ev.first &&
+             !ev.twice && strcmp(ev.lladdr, "02:00:5e:00:53:99") == 0,
+         "a gateway's first ARP answer is marked so");
+  na[73] = 1;
+  tap_ok(netlog_parse(na, sizeof na, EGRESS_LOG_NA_TWICE_PREFIX, &ev) && ev.neigh && ev.twice &&
+             !ev.first && strcmp(ev.addr, "2001:db8:2::1") == 0 &&
+             strcmp(ev.lladdr, "02:00:5e:00:53:99") == 0,
+         "an advertisement refused as a second link address is marked so");
+  netlog_note(&t, &ev, 0);
+  netlog_flush(&t, 0, true);
+  tap_ok(dir_n == 3 && strstr(dir_rec[2], "\"reason\":\"two link addresses answered for a gateway"),
+         "its record has its own reason: %s", dir_n > 2 ? dir_rec[2] : "");
 }
 
 /* ---- aggregation: collect the records */
