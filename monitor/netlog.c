@@ -60,17 +60,20 @@ static bool parse_arp(const uint8_t *p, size_t len, struct netlog_event *ret)
 }
 
 /* A neighbour advertisement at l4: its target, and the link address of
- * its first target link-address option */
+ * its first target link-address option; a solicitation: its source, and
+ * its first source link-address option's */
 static void parse_na(const uint8_t *p, size_t len, size_t l4, struct netlog_event *ret)
 {
   size_t o = l4 + 24;
+  uint8_t opt;
 
-  if (len < o || p[l4] != 136)
+  if (len < o || (p[l4] != 136 && p[l4] != 135))
     return;
+  opt = p[l4] == 136 ? 2 : 1;
   ret->neigh = true;
-  inet_ntop(AF_INET6, p + l4 + 8, ret->addr, sizeof ret->addr);
+  inet_ntop(AF_INET6, opt == 2 ? p + l4 + 8 : p + 8, ret->addr, sizeof ret->addr);
   for (int i = 0; i < 8 && len >= o + 8 && p[o + 1] != 0; i++, o += (size_t)p[o + 1] * 8)
-    if (p[o] == 2 && p[o + 1] == 1) {
+    if (p[o] == opt && p[o + 1] == 1) {
       mac_str(p + o + 2, ret->lladdr);
       return;
     }

@@ -55,10 +55,13 @@
 #define TYPE_ETHER_ADDR 9
 #define ARP_SHA_OFF 8
 #define ARP_SPA_OFF 14
-#define NA_TARGET_OFF 8      /* in the ICMPv6 header */
-#define NA_OPT_OFF 24        /* the first option: the target link address, 8 bytes */
-#define ND_NA 136            /* ICMPv6 type: neighbour advertisement */
-#define ND_OPT_TLLA 2        /* option type: target link-layer address */
+#define NA_TARGET_OFF 8 /* in the ICMPv6 header */
+#define NA_OPT_OFF 24   /* the first option: the target link address, 8 bytes */
+#define IP6_SADDR_OFF 8 /* in the IPv6 header */
+#define ND_NS 135       /* ICMPv6 types: neighbour solicitation, advertisement */
+#define ND_NA 136
+#define ND_OPT_SLLA 1 /* option types: source, target link-layer address */
+#define ND_OPT_TLLA 2
 #define PIN_SIZE NFT_MAX_GW4 /* a pin per gateway, no more */
 
 /* the family's name for messages */
@@ -438,12 +441,90 @@ static void target_and_tlla(struct nftnl_rule *r)
  * than a gateway pinned or new (those rules come before) is refused */
 static void nd_over(struct nft_batch_buf *b, int log_group)
 {
+  static const uint8_t no_option[2] = {0, 24}; /* payload length, big-endian */
   struct nftnl_rule *r = na_rule();
+  struct nftnl_expr *e;
 
   solicited(r);
   count_log(r, log_group, EGRESS_LOG_NA_OVER_PREFIX);
   xverdict(r, NF_DROP);
   emit_fam(b, NFPROTO_IPV6, r, "over: nd-neighbor-advert counter log drop");
+  /* and a solicitation with options (a source link-layer address) */
+  r = icmp6_rule(ND_NS);
+  load(r, NFT_PAYLOAD_NETWORK_HEADER, 4, 2, NFT_REG32_00);
+  e = xexpr(r, "cmp");
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG32_00);
+  nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_NEQ);
+  nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, no_option, 2);
+  count_log(r, log_group, EGRESS_LOG_NA_OVER_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, NFPROTO_IPV6, r, "over: ns with options log drop");
+}
+
+/* A neighbour solicitation from a gateway's address (its source in @gw6,
+ * left in register 0) */
+static struct nftnl_rule *ns_from_gw6(void)
+{
+  struct nftnl_rule *r = icmp6_rule(ND_NS);
+
+  load(r, NFT_PAYLOAD_NETWORK_HEADER, IP6_SADDR_OFF, 16, NFT_REG32_00);
+  xlookup(r, "gw6", SET_ID_ND_GW6);
+  return r;
+}
+
+static void saddr_and_slla(struct nftnl_rule *r)
+{
+  load(r, NFT_PAYLOAD_NETWORK_HEADER, IP6_SADDR_OFF, 16, NFT_REG32_00);
+  load(r, NFT_PAYLOAD_TRANSPORT_HEADER, NA_OPT_OFF + 2, 6, NFT_REG32_04);
+}
+
+/* A solicitation's source link-layer address is learnt as the sender's
+ * (a stale entry, used at once): one from a gateway's address is an
+ * answer as an advertisement for it is, pinned and refused alike (escape:
+ * ns-sllao); one without the option (a unicast probe) changes nothing */
+static void ns_rules(struct nft_batch_buf *b, int log_group)
+{
+  const uint16_t F = NFPROTO_IPV6;
+  struct nftnl_rule *r = ns_from_gw6();
+
+  xlookup(r, "bad6", SET_ID_ND_BAD6);
+  count_log(r, log_group, EGRESS_LOG_NA_TWICE_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "ns saddr @bad6 counter log drop");
+  r = ns_from_gw6();
+  payload_len(r, 24);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "ns from @gw6 without options accept");
+  r = ns_from_gw6();
+  one_lla(r, ND_OPT_SLLA);
+  saddr_and_slla(r);
+  xlookup(r, "pin6", SET_ID_ND_PIN6);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "ns saddr . slla @pin6 accept");
+  r = ns_from_gw6();
+  xlookup(r, "win6", SET_ID_ND_WIN6);
+  dynset_add(r, "bad6", SET_ID_ND_BAD6);
+  count_log(r, log_group, EGRESS_LOG_NA_TWICE_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "ns saddr @win6 add @bad6 log drop");
+  r = ns_from_gw6();
+  xlookup(r, "seen6", SET_ID_ND_SEEN6);
+  count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "ns saddr @seen6 counter log drop");
+  r = ns_from_gw6();
+  one_lla(r, ND_OPT_SLLA);
+  saddr_and_slla(r);
+  dynset_add(r, "seen6", SET_ID_ND_SEEN6);
+  dynset_add(r, "pin6", SET_ID_ND_PIN6);
+  dynset_add(r, "win6", SET_ID_ND_WIN6);
+  count_log(r, log_group, EGRESS_LOG_NA_FIRST_PREFIX);
+  xverdict(r, NF_ACCEPT);
+  emit_fam(b, F, r, "ns from @gw6 add @pin6 log accept");
+  r = ns_from_gw6();
+  count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
+  xverdict(r, NF_DROP);
+  emit_fam(b, F, r, "ns from @gw6 counter log drop");
 }
 
 /* The IPv6 gateways' link addresses, pinned at the first advertisement
@@ -459,6 +540,8 @@ static void nd_over(struct nft_batch_buf *b, int log_group)
  *       <NA for @gw6> solicited <one TLLA> add @seen6 add @pin6 add @win6
  *         counter log accept                          # "agentrt-na-first: "
  *       <NA for @gw6> solicited counter log drop     # a link address elsewhere
+ *       <NS from @gw6> the same, its source for the target, its source
+ *         link-layer address option for the TLLA, solicited or not (ns_rules)
  *       <NA> solicited counter log drop } }           # over6 only
  * (log: prefix "agentrt-na-pin: " unless said, the monitor's group)
  * (an unsolicited one goes on to table inet agentrt's in_deny) and the
@@ -523,6 +606,7 @@ static void nd_table(struct nft_batch_buf *b, const struct nft_build_opts *o, in
   count_log(r, log_group, EGRESS_LOG_NA_PIN_PREFIX);
   xverdict(r, NF_DROP);
   emit_fam(b, F, r, "nd-neighbor-advert for @gw6 counter log drop");
+  ns_rules(b, log_group);
   if (o->over6)
     nd_over(b, log_group);
 }

@@ -2194,6 +2194,45 @@ in_deny_packets() {
 	[ "$(gw_mac)" = "$real" ] || fail "the gateway's entry after a new lookup: $(ip -n "$EGT_CTR" -6 neigh)"
 }
 
+@test "egress: escape: ns-sllao: a neighbour's solicitation from the gateway's address with its own link address does not take the gateway (IPv6)" {
+	command -v python3 >/dev/null || skip "needs python3 (the neighbour's solicitation)"
+	local nd=$BATS_TEST_DIRNAME/../helpers/nd-inject.py real mac=02:00:5e:00:53:96 st
+	real=$(egt_ns "$EGT_INET" cat /sys/class/net/i0/address)
+	gw_mac() { ip -n "$EGT_CTR" -6 neigh show 2001:db8:2::1 dev c0 | awk '{print $3}'; }
+	# control: in the bare namespace the solicitation (the gateway's address as its source, a
+	# source link-layer address option) takes the gateway's entry
+	egt_ns "$EGT_CTR" busybox nc -w 2 2001:db8:203::10 80 </dev/null >/dev/null 2>&1 || true
+	[ "$(gw_mac)" = "$real" ] || fail "control: no entry for the gateway: $(ip -n "$EGT_CTR" -6 neigh)"
+	egt_ns "$EGT_INET" python3 "$nd" ns i0 2001:db8:2::1 2001:db8:2::2 "$mac"
+	for _ in $(seq 20); do [ "$(gw_mac)" = "$mac" ] && break; sleep 0.1; done
+	st=$(gw_mac)
+	ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	[ "$st" = "$mac" ] || fail "control: the solicitation was not taken: $st"
+	egt_ns "$EGT_CTR" busybox nc -w 2 2001:db8:203::10 80 </dev/null >/dev/null 2>&1 || true
+	egress_run
+	run in_ctr nslookup allowed6.test
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6: $output"
+	[ "$(gw_mac)" = "$real" ] || fail "no entry for the gateway: $(ip -n "$EGT_CTR" -6 neigh)"
+	window_over || fail "the gateway's window"
+	# Before the fix table ip6 agentrt pinned the gateway against advertisements only: a
+	# solicitation's source link-layer address moved the gateway's entry (stale, used at once),
+	# and every allowed IPv6 packet went to the neighbour
+	egt_ns "$EGT_INET" python3 "$nd" ns i0 2001:db8:2::1 2001:db8:2::2 "$mac"
+	for _ in $(seq 20); do [ "$(gw_mac)" = "$mac" ] && break; sleep 0.1; done
+	st=$(gw_mac)
+	[ "$st" != "$mac" ] || ip -n "$EGT_CTR" -6 neigh del 2001:db8:2::1 dev c0
+	[ "$st" != "$mac" ] || fail "the solicitation took the gateway's address"
+	run connect 2001:db8:203::10 80
+	[ "$output" = hello-allowed6-80 ] || fail "allowed over IPv6 after: $output"
+	for _ in $(seq 20); do
+		st=$(records "select(.kind == \"denied\" and .icmp_type == 135 and .addr == \"2001:db8:2::1\" and .lladdr == \"$mac\")")
+		[ -n "$st" ] && break
+		sleep 0.2
+	done
+	[ -n "$st" ] || fail "not recorded: $(records 'select(.kind == "denied" and .direction == "in")')"
+}
+
 # arp_forged_refused MAC REAL: after two forged ARPs naming 192.0.2.1 at MAC, the gateway's
 # entry is still REAL, table arp agentrt counted them, and an allowed address still answers
 arp_forged_refused() {
@@ -2572,6 +2611,10 @@ nb_forged_refused() {
 	# the bound took a forged answer; now the table refuses every answer it has no pin for:
 	# the neighbour's forged one and the gateway's own, so nothing goes through it
 	if [ -n "$over4" ] && [ -n "$over6" ]; then
+		# past the bound a solicitation with options is refused as well (ns-sllao): the
+		# neighbour cannot resolve the container's address itself, so it is told it
+		ip -n "$nb" -6 neigh replace 2001:db8:64::1 dev n0 nud permanent \
+			lladdr "$(ip netns exec "$EGT_CTR" cat /sys/class/net/c1/address)"
 		ip -n "$EGT_CTR" neigh replace "$over4" dev c1 use 2>/dev/null || true
 		ip -n "$EGT_CTR" -6 neigh replace "$over6" dev c1 use 2>/dev/null || true
 		ip netns exec "$nb" python3 "$arp" reply n0 "$over4" "$mac" 198.51.100.65

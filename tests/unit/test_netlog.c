@@ -194,6 +194,13 @@ static void test_neigh(void)
   netlog_flush(&t, 0, true);
   tap_ok(dir_n == 3 && strstr(dir_rec[2], "\"reason\":\"two link addresses answered for a gateway"),
          "its record has its own reason: %s", dir_n > 2 ? dir_rec[2] : "");
+  /* a solicitation (escape: ns-sllao): its source, its source link-layer option */
+  na[40] = 135;
+  na[72] = 1;
+  tap_ok(netlog_parse(na, sizeof na, EGRESS_LOG_NA_PIN_PREFIX, &ev) && ev.neigh &&
+             ev.icmp_type == 135 && strcmp(ev.addr, "fe80::1") == 0 &&
+             strcmp(ev.lladdr, "02:00:5e:00:53:99") == 0,
+         "a refused solicitation names its source and the link address of its option");
 }
 
 /* ---- aggregation: collect the records */
