@@ -33,6 +33,7 @@ struct item {
   uint64_t bytes;
   int64_t mtime;
   bool in_use, removed;
+  bool deferred; /* a parent's workspace held by a child's kept changes: tried again last */
 };
 
 /* Bytes of regular files below dirfd/name on the disk (same device, bounded). */
@@ -158,15 +159,36 @@ static void record(const struct datadir_sweep *s, const struct item *it, const c
   jb_free(&b);
 }
 
-static bool remove_item(const struct datadir_sweep *s, struct item *it, const char *why,
-                        char ***ret_json, char ***ret_text)
+/* The workspaces of store that this sweep removed (or, dry, would). */
+static char **gone_in(const struct item *v, size_t n, const char *store)
 {
+  char **gone = NULL;
+
+  for (size_t i = 0; i < n; i++)
+    if (v[i].kind == WS && v[i].removed && streq(v[i].h.store, store))
+      strv_push(&gone, v[i].h.id);
+  return gone;
+}
+
+/* Remove v[i]; with defer, a parent's workspace held by a child's kept
+ * changes is only marked (it->deferred), said nothing of, so that it is
+ * tried again once the sweep has seen its children (retention-kept-parent). */
+static bool remove_item(const struct datadir_sweep *s, struct item *v, size_t n, size_t i,
+                        bool defer, const char *why, char ***ret_json, char ***ret_text)
+{
+  struct item *it = &v[i];
   struct error e = {0};
   bool ok = true;
 
-  if (s->dry_run && it->kind == WS) {
-    ok = workspace_purge_check(it->h.store, it->h.id, &e) == 0;
-  } else if (!s->dry_run) {
+  if (it->kind == WS) {
+    cleanup_strv char **gone = gone_in(v, n, it->h.store);
+    ok = workspace_purge_check_except(it->h.store, it->h.id, gone, &e) == 0;
+  }
+  if (!ok && defer && e.code == EBUSY) {
+    it->deferred = true;
+    return false;
+  }
+  if (ok && !s->dry_run) {
     if (it->kind == WS) {
       ok = workspace_purge(it->h.store, it->h.id, &e) == 0;
     } else {
@@ -210,22 +232,29 @@ static int sweep_kind(const struct datadir_sweep *s, enum kind k, char ***ret_js
   collect(s, k, &v, &n);
   if (n > 1)
     qsort(v, n, sizeof *v, by_age);
-  for (size_t i = 0; i < n; i++) {
-    if (!v[i].in_use && age > 0 && now - v[i].mtime > (int64_t)age) {
-      snprintf(why, sizeof why, "unused for more than %" PRIu64 "s", age);
-      removed += remove_item(s, &v[i], why, ret_json, ret_text);
+  snprintf(why, sizeof why, "unused for more than %" PRIu64 "s", age);
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < n; i++) {
+      if (!v[i].in_use && !v[i].removed && (pass == 0 || v[i].deferred) && age > 0 &&
+          now - v[i].mtime > (int64_t)age)
+        removed += remove_item(s, v, n, i, pass == 0, why, ret_json, ret_text);
     }
+  }
+  for (size_t i = 0; i < n; i++) {
+    v[i].deferred = false;
     if (!v[i].removed)
       total += v[i].bytes;
   }
-  for (size_t i = 0; cap > 0 && total > cap && i < n; i++) {
-    if (v[i].in_use || v[i].removed)
-      continue;
-    snprintf(why, sizeof why, "oldest; all %ss took %" PRIu64 " bytes, the cap is %" PRIu64,
-             k == WS ? "workspace" : "audit trail", total, cap);
-    if (remove_item(s, &v[i], why, ret_json, ret_text)) {
-      removed++;
-      total -= v[i].bytes;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; cap > 0 && total > cap && i < n; i++) {
+      if (v[i].in_use || v[i].removed || (pass == 1 && !v[i].deferred))
+        continue;
+      snprintf(why, sizeof why, "oldest; all %ss took %" PRIu64 " bytes, the cap is %" PRIu64,
+               k == WS ? "workspace" : "audit trail", total, cap);
+      if (remove_item(s, v, n, i, pass == 0, why, ret_json, ret_text)) {
+        removed++;
+        total -= v[i].bytes;
+      }
     }
   }
   for (size_t i = 0; i < n; i++)

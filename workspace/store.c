@@ -614,13 +614,18 @@ void workspace_gc(struct workspace *w)
  * new image dropped it silently (parent-purge-kept-children).  With why,
  * a refusal naming them is set there.  An image that cannot be mounted
  * holds nothing anyone can read: false. */
-static bool family_kept(struct workspace *w, struct error *why)
+static bool family_kept(struct workspace *w, char *const *gone, struct error *why)
 {
-  cleanup_strv char **ids = NULL;
+  cleanup_strv char **all = NULL, **ids = NULL;
   struct error e = {0};
   size_t n;
 
-  if (ws_family_kept(w, &ids, &e) < 0 || ids == NULL)
+  if (ws_family_kept(w, &all, &e) < 0 || all == NULL)
+    return false;
+  for (size_t i = 0; all[i]; i++)
+    if (!strv_contains(gone, all[i]))
+      strv_push(&ids, all[i]);
+  if (ids == NULL)
     return false;
   if (why != NULL) {
     cleanup_free char *list = xfmt("`%s`", ids[0]);
@@ -670,7 +675,7 @@ int workspace_discard(struct workspace *w, struct error *err)
    * sub-agent's kept changes too (parent-purge-kept-children): then only w's own layers go */
   if (size > 0 && workspace_image_settle(w->dir, 60000) < 0)
     return error_errno(err, "workspace `%s`: discard: wait for its image", w->id);
-  if (size > 0 && !family_kept(w, NULL)) {
+  if (size > 0 && !family_kept(w, NULL, NULL)) {
     if (ws_image_remove(w, err) < 0 || ws_image_create(w, size, err) < 0)
       return error_prefix(err, "discard");
   } else if (size > 0 && discard_own_layers(w, err) < 0) {
@@ -696,16 +701,22 @@ int workspace_discard(struct workspace *w, struct error *err)
   return workspace_save(w, err);
 }
 
-int workspace_purge_check(const char *root, const char *id, struct error *err)
+int workspace_purge_check_except(const char *root, const char *id, char *const *gone,
+                                 struct error *err)
 {
   struct workspace *w = NULL;
   struct error e = {0};
   int r = 0;
 
-  if (ws_valid_name(id) && workspace_load(root, id, &w, &e) == 0 && family_kept(w, err))
+  if (ws_valid_name(id) && workspace_load(root, id, &w, &e) == 0 && family_kept(w, gone, err))
     r = -1;
   workspace_free(w);
   return r;
+}
+
+int workspace_purge_check(const char *root, const char *id, struct error *err)
+{
+  return workspace_purge_check_except(root, id, NULL, err);
 }
 
 int workspace_purge(const char *root, const char *id, struct error *err)
@@ -789,7 +800,10 @@ int workspace_retention_sweep(const char *root, const struct ws_limits *lim, con
 
   if (lim == NULL || (lim->max_age == 0 && lim->max_size == 0) || workspace_ids(root, &ids, &e) < 0)
     return 0;
-  for (size_t i = 0; ids[i]; i++) {
+  /* last first: a sub-agent's id (P.N) sorts after its parent's, so a child
+   * whose kept changes held its parent's image goes before the parent is
+   * tried, in the same sweep (retention-kept-parent) */
+  for (size_t i = strv_len(ids); i-- > 0;) {
     struct workspace *w = NULL;
     char why[128];
     if (streq(ids[i], skip_id) || workspace_load(root, ids[i], &w, &e) < 0)

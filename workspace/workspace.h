@@ -298,6 +298,10 @@ int workspace_purge(const char *root, const char *id, struct error *err);
 /* -1 (EBUSY, naming them) when the workspace's image holds the kept changes
  * of sub-agents' workspaces, which a purge would drop with it. */
 int workspace_purge_check(const char *root, const char *id, struct error *err);
+/* The same, the sub-agents' workspaces named in gone (ids, removed by the
+ * same sweep, or to be in a dry run) not counted. */
+int workspace_purge_check_except(const char *root, const char *id, char *const *gone,
+                                 struct error *err);
 /* Move <from>/.workspaces/<id> to <to>/.workspaces/<id> (move.c; not while
  * mounted). */
 int workspace_move(const char *from, const char *to, const char *id, struct error *err);

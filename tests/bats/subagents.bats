@@ -1417,6 +1417,49 @@ kept_in_image() { debugfs -R "cat /sub/$1/upper/$2" "$TEST_STORE/.workspaces/$ID
 	rt workspace "$ID.e" purge
 }
 
+# retention-kept-parent: a parent's workspace whose image held a child's kept changes was kept by
+# retention (parent-purge-kept-children), and when the same sweep removed that child (old too),
+# the parent stayed until a later sweep. Checked from outside: the records in the data
+# directory after one `agentrt purge` (and its --dry-run), and after one create's sweep.
+@test "retention-kept-parent: a sweep that removes a parent's last kept child removes the parent too, in that sweep (agentrt purge, its --dry-run, and create's sweep)" {
+	parent
+	[ -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || skip "the parent's workspace has no image here"
+	run sub run --name k -- sh -c 'echo kept-by-k >kept.txt'
+	[ "$status" -eq 0 ] || fail "sub run k: $output"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	touch -d '2 days ago' "$TEST_STORE/.workspaces/$ID/meta.json"
+	touch -d '1 day ago' "$TEST_STORE/.workspaces/$ID.k/meta.json"
+	run rt purge --older-than 12h --dry-run
+	[[ "$output" == *"would remove workspace $ID.k "* ]] && [[ "$output" == *"would remove workspace $ID "* ]] &&
+		[[ "$output" != *"would keep"* ]] || fail "purge --dry-run: $output"
+	[ -e "$TEST_STORE/.workspaces/$ID.k/meta.json" ] || fail "the dry run removed the child"
+	run rt purge --older-than 12h
+	[[ "$output" == *"removed workspace $ID.k "* ]] && [[ "$output" == *"removed workspace $ID "* ]] ||
+		fail "purge: $output"
+	[ ! -e "$TEST_STORE/.workspaces/$ID" ] && [ ! -e "$TEST_STORE/.workspaces/$ID.k" ] ||
+		fail "left after the sweep: $(ls "$TEST_STORE/.workspaces")"
+	# create's sweep (the profile's workspace.retention.maxAge), the records' created times old
+	parent
+	run sub run --name k -- sh -c 'echo kept-by-k >kept.txt'
+	[ "$status" -eq 0 ] || fail "sub run k: $output"
+	rt delete -f "$ID"
+	local old
+	old=$(date -d '3 days ago' +%s)
+	for w in "$ID" "$ID.k"; do
+		jq --argjson t "$old" '.created_s = $t' "$TEST_STORE/.workspaces/$w/meta.json" >"$BUNDLE/m.json"
+		cp "$BUNDLE/m.json" "$TEST_STORE/.workspaces/$w/meta.json"
+	done
+	rm -f "$TEST_STORE/.workspaces/.last-sweep"
+	jq '.name = "sub-ret" | .workspace.retention.maxAge = "1d"' "$SNT_PROFILE" >"$BUNDLE/ret.json"
+	local first=$ID
+	ID=$first-2
+	parent "$BUNDLE/ret.json"
+	[ ! -e "$TEST_STORE/.workspaces/$first" ] && [ ! -e "$TEST_STORE/.workspaces/$first.k" ] ||
+		fail "left after create's sweep: $(ls "$TEST_STORE/.workspaces")"
+	rt delete -f "$ID"
+}
+
 # stopped_commit ID: `workspace ID commit` stopped at its syncfs (strace); sets $tracer, $apid
 stopped_commit() {
 	local st=$BUNDLE/$1.strace
