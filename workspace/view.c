@@ -80,8 +80,12 @@ int workspace_view_start(const char *lowerdir, uint64_t *ret)
 {
   unsigned pid;
   const char *rest;
+  char state = 0;
 
-  if (!parse_proc_root(lowerdir, &pid, &rest) || proc_start_time((pid_t)pid, ret, NULL) < 0) {
+  /* a zombie keeps its pid and start time but has ended: its view is gone
+   * (zombie-parent-name) */
+  if (!parse_proc_root(lowerdir, &pid, &rest) || proc_start_time((pid_t)pid, ret, &state) < 0 ||
+      state == 'Z' || state == 'X') {
     errno = ESRCH;
     return -1;
   }

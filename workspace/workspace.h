@@ -226,7 +226,8 @@ bool workspace_is_view(const char *lowerdir);
  * symlink as its last component (view_start unused).  -1 and errno
  * (ESRCH: the parent is gone). */
 int workspace_open_host(const char *lowerdir, uint64_t view_start, int flags);
-/* A view's PID's start time now (for a view prepared without one). */
+/* A view's PID's start time now (for a view prepared without one); -1
+ * (ESRCH) when PID is gone or a zombie. */
 int workspace_view_start(const char *lowerdir, uint64_t *ret);
 /* A sub-agent's overlay names its lower layers ROOT//REL (view.c) and
  * carries this option word, which is not the kernel's: */

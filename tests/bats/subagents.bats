@@ -1559,6 +1559,49 @@ stopped_commit() {
 	[ "$status" -eq 0 ] || fail "sub run --name c after the purge: $output"
 }
 
+# zombie-parent-name: the parent's earlier init, once deleted, may stay a zombie until the
+# host's pid 1 (or the engine's shim) reaps it; a zombie keeps its pid and start time, so a
+# child's view of it counted as a live parent's and `sub run --name N` of that child's name was
+# refused as "another container's id or workspace". The record of an earlier child is made to
+# name a zombie here (a process of the test that is never waited for).
+@test "zombie-parent-name: a name whose earlier child's view is of a zombie init is free again (no changes) or refused as kept (changes), never taken for another container's" {
+	parent
+	run sub run --name z -- true
+	[ "$status" -eq 0 ] || fail "sub run z: $output"
+	run sub run --name y -- sh -c 'echo kept-y >y.txt'
+	[ "$status" -eq 0 ] || fail "sub run y: $output"
+	rt delete -f "$ID"
+	# a zombie: `true` ended, its parent (sleep) never waits
+	bash -c 'true & echo $! >"$1"; exec sleep 300' _ "$BUNDLE/zpid" &
+	local holder=$! zpid= start
+	for _ in $(seq 50); do
+		zpid=$(cat "$BUNDLE/zpid" 2>/dev/null)
+		[ -n "$zpid" ] && [ "$(awk '{print $3}' "/proc/$zpid/stat" 2>/dev/null)" = Z ] && break
+		sleep 0.1
+	done
+	[ "$(awk '{print $3}' "/proc/$zpid/stat")" = Z ] || { kill "$holder"; fail "no zombie"; }
+	start=$(sed 's/.*) //' "/proc/$zpid/stat" | awk '{print $20}')
+	for w in z y; do
+		jq --arg l "/proc/$zpid/root/workspace" --argjson s "$start" '.lowerdir = $l | .view_start = $s' \
+			"$TEST_STORE/.workspaces/$ID.$w/meta.json" >"$BUNDLE/m.json"
+		cp "$BUNDLE/m.json" "$TEST_STORE/.workspaces/$ID.$w/meta.json"
+	done
+	parent
+	run sub run --name z -- sh -c 'echo new-z >z.txt'
+	local zs=$status zo=$output
+	run sub run --name y -- true
+	local ys=$status yo=$output
+	run rt workspace "$ID.z" diff
+	local zd=$output
+	kill "$holder"
+	wait "$holder" 2>/dev/null || true
+	[ "$zs" -eq 0 ] || fail "sub run --name z (no changes, its init a zombie): $zs $zo"
+	[[ "$zd" == *z.txt* ]] || fail "the new z's workspace: $zd"
+	[ "$ys" -eq 125 ] && [[ "$yo" == *"\`$ID.y\`"*"kept changes"* ]] && [ "$(wc -l <<<"$yo")" -eq 1 ] ||
+		fail "sub run --name y (kept changes, its init a zombie): $ys $yo"
+	rt workspace "$ID.y" purge
+}
+
 # The parent's own processes write its view too: a write of the parent's between a child's
 # commit's check and its rename was replaced by the child's file, the commit exiting 0.
 @test "sub-commit-race: a parent's write while its child's commit runs is not silently replaced (the parent is frozen for the commit)" {
