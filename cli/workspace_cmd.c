@@ -40,6 +40,7 @@ struct wctx {
   int target_lockfd;        /* a sub-agent's commit: its parent's workspace, locked */
   struct container *target; /* and its parent, frozen by us (to thaw), or NULL */
   bool held;                /* termination signals held while something is frozen */
+  char *orphan_of; /* a sub-agent whose parent's init has ended: the parent's id, or NULL */
   sigset_t old_mask;
 };
 
@@ -68,6 +69,9 @@ static const char usage[] =
     "       agentrt workspace ID list [--format text|json]\n"
     "commit applies only changes the last diff showed (diff records them; a change\n"
     "written since is refused: diff again), and leaves protected ones out unless named.\n"
+    "A sub-agent's (PARENT.NAME) whose parent's init has ended is diffed against the\n"
+    "parent's workspace record and committed into the parent's workspace (its pending\n"
+    "changes), not while a container uses that workspace.\n"
     "ID: a container id or a unique prefix of it, found in the data directory\n"
     "whichever engine root ran it (only --root's when given).\n"
     "The upper layer is an ext4 image of workspace.size (upper.img): the agent's\n"
@@ -114,6 +118,7 @@ static void wctx_close(struct wctx *x)
   if (x->held) /* thawed: a signal that came meanwhile ends us now */
     sigprocmask(SIG_SETMASK, &x->old_mask, NULL);
   container_free(x->c);
+  free(x->orphan_of);
   workspace_free(x->w);
   if (x->lockfd >= 0)
     close(x->lockfd);
@@ -218,6 +223,24 @@ static int scan(const struct workspace *w, struct ws_layers *l, struct ws_change
   return 0;
 }
 
+/* A sub-agent whose parent's init has ended (its container deleted,
+ * restarted, the host rebooted): the parent's id, else NULL. */
+static char *orphan_parent(const struct workspace *w)
+{
+  cleanup_close int hfd = -1;
+  char *parent, *dot;
+
+  if (!workspace_is_view(w->lowerdir) || w->view_start == 0 || strrchr(w->id, '.') == NULL)
+    return NULL;
+  hfd = workspace_open_host(w->lowerdir, w->view_start, O_PATH);
+  if (hfd >= 0 || errno != ESRCH)
+    return NULL;
+  parent = xstrdup(w->id);
+  dot = strrchr(parent, '.');
+  *dot = '\0';
+  return parent;
+}
+
 static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
 {
   struct error e = {0};
@@ -235,6 +258,14 @@ static int do_diff(struct wctx *x, const struct wopts *o, struct error *err)
   }
   if (scan(x->w, &l, &c, err) < 0)
     return -1;
+  {
+    cleanup_free char *parent = orphan_parent(x->w);
+    if (parent != NULL)
+      fprintf(stderr,
+              "workspace `%s`: its parent's init has ended: shown against the workspace of `%s` "
+              "(its layers); commit puts them there\n",
+              x->w->id, parent);
+  }
   ret = ws_show_diff(stdout, x->w, &l, &c, o->json, o->patch, err);
   if (ret == 0 && workspace_review_record(x->w, &l, &c, &e) < 0)
     log_warning("%s; commit will refuse what it cannot match", e.msg);
@@ -370,6 +401,13 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
     if (workspace_save_reserve(x->w, "commit", extra, err) < 0)
       goto out;
   }
+  if (x->orphan_of != NULL) {
+    /* into the parent's workspace record: its pending changes */
+    close(l.hostfd);
+    l.hostfd = workspace_open_record_host(x->w, true, err);
+    if (l.hostfd < 0)
+      goto out;
+  }
   ret = ws_commit_apply(x->w, &l, &c, o->args, o->incl, &n, &skipped, err);
   for (size_t i = 0; skipped && skipped[i]; i++) {
     cleanup_free char *q = ws_quote_path(skipped[i]);
@@ -381,7 +419,13 @@ static int commit_changes(struct wctx *x, const struct wopts *o, struct error *e
     ret = -1;
   if (ret == 0 && !x->in_use)
     ws_prune_upper(&l, err);
-  if (ret == 0) {
+  if (ret == 0 && x->orphan_of != NULL) {
+    printf("committed %zu change(s) into the workspace of `%s` (its parent's init has ended): "
+           "review them there (agentrt workspace %s diff)\n",
+           n, x->orphan_of, x->orphan_of);
+    if (left > 0)
+      printf("left out %zu protected change(s)\n", left);
+  } else if (ret == 0) {
     cleanup_free char *q = ws_quote_path(x->w->lowerdir); /* ws-path-escape */
     if (left > 0)
       printf("committed %zu change(s) to %s; left out %zu protected change(s)\n", n, q, left);
@@ -453,10 +497,45 @@ static int lock_target(struct wctx *x, struct error *err)
   return freeze_target(x, parent, err);
 }
 
+/* An orphan: a sub-agent whose parent's init has ended (its container
+ * deleted, restarted, the host rebooted).  Its commit goes into the
+ * parent's workspace record (workspace_open_record_host), which no
+ * container may mount meanwhile: refused while the parent's container (run
+ * again under its id) has it mounted.  Called with the parent's workspace
+ * locked (lock_target). */
+static int check_orphan(struct wctx *x, struct error *err)
+{
+  cleanup_free char *parent = orphan_parent(x->w);
+  struct workspace *pw = NULL;
+  struct container *pc = NULL;
+  struct error e = {0};
+  bool used;
+
+  if (parent == NULL)
+    return 0;
+  if (workspace_load(x->g->store, parent, &pw, &e) < 0)
+    return error_set(err, ENOENT,
+                     "workspace `%s`: commit: its parent's init has ended and its parent's "
+                     "workspace `%s` is gone: nothing to commit into (purge drops the changes)",
+                     x->w->id, parent);
+  used = workspace_marked_mounted(pw) && container_load(x->g, parent, 0, &pc, &e) == 0 &&
+         pc->status != STATUS_STOPPED;
+  container_free(pc);
+  workspace_free(pw);
+  if (used)
+    return error_set(err, EBUSY,
+                     "workspace `%s`: commit: its parent's init has ended and the container "
+                     "`%s` uses its workspace again; stop it first (the changes go into that "
+                     "workspace)",
+                     x->w->id, parent);
+  x->orphan_of = xstrdup(parent);
+  return 0;
+}
+
 static int do_commit(struct wctx *x, struct wopts *o, struct error *err)
 {
   if (normalize_paths(x->w, o->args, err) < 0 || normalize_paths(x->w, o->incl, err) < 0 ||
-      lock_target(x, err) < 0 || wctx_freeze(x, err) < 0)
+      lock_target(x, err) < 0 || check_orphan(x, err) < 0 || wctx_freeze(x, err) < 0)
     return -1;
   return commit_changes(x, o, err);
 }

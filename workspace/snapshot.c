@@ -366,6 +366,15 @@ int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers
     ret->n++;
   }
   ret->hostfd = workspace_open_host(w->lowerdir, w->view_start, O_RDONLY);
+  /* an orphan (its parent's init has ended) is read against its parent's
+   * record (workspace_open_record_host) */
+  if (ret->hostfd < 0 && errno == ESRCH && workspace_is_view(w->lowerdir) && w->view_start != 0) {
+    ret->hostfd = workspace_open_record_host(w, false, err);
+    if (ret->hostfd < 0) {
+      ws_layers_close(ret);
+      return -1;
+    }
+  }
   if (ret->hostfd < 0) {
     ws_host_error(w, err);
     ws_layers_close(ret);

@@ -33,8 +33,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/mount.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -42,6 +45,7 @@
 
 #include "common/util.h"
 #include "os/fsutil.h"
+#include "os/mount_ops.h"
 #include "os/pid.h"
 #include "workspace/internal.h"
 
@@ -387,35 +391,47 @@ static int effective(const char *store, const struct vstack *stack, const char *
   return 0;
 }
 
-char *ws_view_layers(struct workspace *w, struct error *err)
+/* A view's parent's workspace (P of P.N) and the view's directory below
+ * its workspace path (*ret_sub, in w->lowerdir; "" = its root). */
+static int view_parent(const struct workspace *w, struct workspace **ret_pw, const char **ret_sub,
+                       struct error *err)
 {
-  cleanup_free char *store = store_of(w), *pid_s = NULL, *parent = xstrdup(w->id), *lower = NULL;
+  cleanup_free char *store = store_of(w), *parent = xstrdup(w->id);
   struct workspace *pw = NULL;
-  struct vstack stack = {0}, out = {0};
   const char *rest, *sub;
   unsigned pid;
   char *dot = strrchr(parent, '.');
   size_t dl;
 
-  if (!parse_proc_root(w->lowerdir, &pid, &rest) || dot == NULL) {
-    error_set(err, EINVAL, "`%s`: not a sub-agent's view of its parent", w->lowerdir);
-    return NULL;
-  }
+  if (!parse_proc_root(w->lowerdir, &pid, &rest) || dot == NULL)
+    return error_set(err, EINVAL, "`%s`: not a sub-agent's view of its parent", w->lowerdir);
   *dot = '\0';
-  if (workspace_load(store, parent, &pw, err) < 0) {
-    error_prefix(err, "the parent's workspace");
-    return NULL;
-  }
+  if (workspace_load(store, parent, &pw, err) < 0)
+    return error_prefix(err, "the parent's workspace");
   dl = strlen(pw->dest);
   if (!streq(pw->dest, "/") &&
       !(str_has_prefix(rest, pw->dest) && (rest[dl] == '\0' || rest[dl] == '/'))) {
     error_set(err, EINVAL, "`%s`: not below the parent's workspace `%s`", rest, pw->dest);
     workspace_free(pw);
-    return NULL;
+    return -1;
   }
   sub = streq(pw->dest, "/") ? rest : rest + dl;
   while (*sub == '/')
     sub++;
+  *ret_pw = pw;
+  *ret_sub = sub;
+  return 0;
+}
+
+char *ws_view_layers(struct workspace *w, struct error *err)
+{
+  cleanup_free char *store = store_of(w), *lower = NULL;
+  struct workspace *pw = NULL;
+  struct vstack stack = {0}, out = {0};
+  const char *sub = "";
+
+  if (view_parent(w, &pw, &sub, err) < 0)
+    return NULL;
   if (parent_stack(pw, &stack, err) < 0 ||
       effective(store, &stack, sub, pw->ovl_xattr, &out, &lower, err) < 0 ||
       write_view(w, &out, err) < 0) {
@@ -428,6 +444,223 @@ char *ws_view_layers(struct workspace *w, struct error *err)
   vstack_free(&out);
   workspace_free(pw);
   return xstrdup(lower);
+}
+
+/* ---- an orphan's host dir: its parent's record, not its parent's mount */
+
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+  struct open_how how = {
+      .flags = (uint64_t)(flags | O_DIRECTORY | O_CLOEXEC),
+      .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  long fd = -1;
+
+  for (int i = 0; i < 64; i++) {
+    fd = syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof how);
+    if (fd >= 0 || errno != EAGAIN)
+      break;
+  }
+  return (int)fd;
+}
+
+/* Overlayfs takes no layer from a mount of another mount namespace (a
+ * detached one included): an upper layer in an image (w's own, or a
+ * sub-agent's ancestor's) is reached through that image attached at its
+ * <dir>/fs in a private mount namespace of this process (made at the first
+ * such layer; the host's is never changed), as the parent's init does. */
+static int attach_image_of(const struct workspace *lw, bool *unshared, struct error *err)
+{
+  struct workspace *own = NULL;
+  const struct workspace *img = NULL;
+  cleanup_free char *at = NULL;
+  cleanup_close int target = -1, clone = -1;
+  int r = -1;
+
+  if (workspace_has_image(lw))
+    img = lw;
+  else if (lw->upper_in != NULL && ws_family_load(lw, &own, err) == 0)
+    img = own;
+  else if (lw->upper_in == NULL)
+    return 0; /* a plain upper in the data directory */
+  if (img == NULL || ws_fs_mount(img, err) < 0)
+    goto out;
+  if (!*unshared) {
+    if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+      error_errno(err, "a private mount namespace");
+      goto out;
+    }
+    *unshared = true;
+  }
+  at = workspace_fs_path(img);
+  target = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  clone = (int)syscall(SYS_open_tree, workspace_fs_fd(img), "",
+                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (target < 0 || clone < 0 ||
+      syscall(SYS_move_mount, clone, "", target, "",
+              MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+    error_errno(err, "attach the image of workspace `%s` on `%s`", img->id, at);
+    goto out;
+  }
+  r = 0;
+out:
+  workspace_free(own);
+  return r;
+}
+
+/* A layer of the parent's stack at its rel (O_PATH), no symlink on the way,
+ * reached by its path (attach_image_of). */
+static int layer_open(const char *store, const struct vlayer *l, struct error *err)
+{
+  cleanup_free char *root = NULL;
+  cleanup_close int rfd = layer_root(store, l, &root, err);
+  int fd;
+
+  if (rfd < 0)
+    return -1;
+  close(rfd);
+  rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rfd < 0)
+    return error_errno(err, "a layer of the parent's workspace: `%s`", root);
+  fd = open_beneath(rfd, l->rel, O_PATH);
+  if (fd < 0)
+    return error_errno(err, "a layer of the parent's workspace: `%s//%s`", root, l->rel);
+  return fd;
+}
+
+static void fds_close(int *fds, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  free(fds);
+}
+
+/* The overlay of the parent's layers (stack, top first) as a detached mount:
+ * read-only, every layer a lower one; rw, its upper and work directories
+ * the parent's own (pw's), as the parent's container mounts them. */
+static int record_fsmount(const char *store, struct workspace *pw, const struct vstack *stack,
+                          bool rw, struct error *err)
+{
+  cleanup_close int fsfd = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+  cleanup_close int base = -1, ufd = -1, wfd = -1;
+  cleanup_free char *lower = xstrdup("");
+  cleanup_strv char **attached = NULL;
+  struct mnt_held held = {0};
+  bool user = pw->ovl_xattr == WS_XATTR_USER, unshared = false;
+  int *fds = xmalloc0((stack->n + 1) * sizeof *fds);
+  size_t n = 0;
+  int r = -1, mfd = -1;
+  char path[64];
+
+  if (fsfd < 0) {
+    error_errno(err, "fsopen overlay");
+    goto out;
+  }
+  for (size_t i = 0; i < stack->n; i++) {
+    struct workspace *lw = NULL;
+    int a = 0;
+    if (stack->v[i].kind != 'u')
+      continue;
+    if (!ws_valid_name(stack->v[i].id) || workspace_load(store, stack->v[i].id, &lw, err) < 0)
+      goto out;
+    if (!strv_contains(attached, lw->upper_in ? lw->upper_in : lw->id)) {
+      a = attach_image_of(lw, &unshared, err);
+      strv_push(&attached, lw->upper_in ? lw->upper_in : lw->id);
+    }
+    workspace_free(lw);
+    if (a < 0)
+      goto out;
+  }
+  for (size_t i = rw ? 1 : 0; i < stack->n; i++) {
+    char *nl;
+    fds[n] = layer_open(store, &stack->v[i], err);
+    if (fds[n] < 0)
+      goto out;
+    nl = xfmt("%s%s/proc/self/fd/%d", lower, *lower ? ":" : "", fds[n++]);
+    free(lower);
+    lower = nl;
+  }
+  if (rw) {
+    cleanup_free char *up = ws_upper_base_path(pw);
+    base = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (base < 0) {
+      error_errno(err, "workspace `%s`: open `%s`", pw->id, up);
+      goto out;
+    }
+    ufd = openat(base, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    wfd = openat(base, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (ufd < 0 || wfd < 0) {
+      error_errno(err, "workspace `%s`: its upper and work directories", pw->id);
+      goto out;
+    }
+  }
+  if (syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "source", "overlay", 0) < 0 ||
+      mnt_fs_set(fsfd, "overlay", "lowerdir", lower, &held, err) < 0)
+    goto fail;
+  if (rw) {
+    snprintf(path, sizeof path, "/proc/self/fd/%d", ufd);
+    if (mnt_fs_set(fsfd, "overlay", "upperdir", path, &held, err) < 0)
+      goto fail;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", wfd);
+    if (mnt_fs_set(fsfd, "overlay", "workdir", path, &held, err) < 0)
+      goto fail;
+  }
+  /* the parent's own mount's options (workspace_mount_options) */
+  if (mnt_fs_set(fsfd, "overlay", "redirect_dir", user ? "nofollow" : "off", &held, err) < 0 ||
+      mnt_fs_set(fsfd, "overlay", "index", "off", &held, err) < 0 ||
+      mnt_fs_set(fsfd, "overlay", "metacopy", "off", &held, err) < 0 ||
+      (user && syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0))
+    goto fail;
+  if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+    char buf[256];
+    int saved = errno;
+    ssize_t k = read(fsfd, buf, sizeof buf - 1); /* the kernel's reason, "e overlay: ..." */
+    buf[k > 0 ? k : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    errno = saved;
+    error_errno(err, "create the overlay of `%s`'s layers%s%s%s", pw->id, k > 2 ? " (" : "",
+                k > 2 ? buf + 2 : "", k > 2 ? ")" : "");
+    goto out;
+  }
+  mfd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
+                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (rw ? 0 : MOUNT_ATTR_RDONLY));
+  if (mfd < 0)
+    error_errno(err, "fsmount the overlay of `%s`'s layers", pw->id);
+  r = mfd;
+  goto out;
+fail:
+  if (err->msg[0] == '\0')
+    error_errno(err, "the overlay of `%s`'s layers", pw->id);
+out:
+  mnt_held_close(&held);
+  fds_close(fds, n);
+  return r;
+}
+
+int workspace_open_record_host(const struct workspace *w, bool rw, struct error *err)
+{
+  cleanup_free char *store = store_of(w);
+  cleanup_close int mfd = -1;
+  struct workspace *pw = NULL;
+  struct vstack stack = {0};
+  const char *sub = "";
+  int fd = -1;
+
+  if (view_parent(w, &pw, &sub, err) < 0)
+    return error_prefix(err, "workspace `%s`", w->id);
+  if (parent_stack(pw, &stack, err) == 0 &&
+      (mfd = record_fsmount(store, pw, &stack, rw, err)) >= 0) {
+    fd = open_beneath(mfd, sub, O_RDONLY);
+    if (fd < 0)
+      error_errno(err, "`%s` in the workspace of `%s`%s", sub, pw->id,
+                  errno == ELOOP || errno == EXDEV ? " (a symlink on the way)" : "");
+  }
+  if (fd < 0)
+    error_prefix(err, "workspace `%s`", w->id);
+  vstack_free(&stack);
+  workspace_free(pw);
+  return fd;
 }
 
 char *workspace_lowerdir_beneath(const char *lowerdir, int **ret_fds, size_t *ret_n,

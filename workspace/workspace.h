@@ -226,6 +226,17 @@ bool workspace_is_view(const char *lowerdir);
  * symlink as its last component (view_start unused).  -1 and errno
  * (ESRCH: the parent is gone). */
 int workspace_open_host(const char *lowerdir, uint64_t view_start, int flags);
+/* An orphan's host dir: a sub-agent whose parent's init has ended (deleted,
+ * restarted, the host rebooted) is reviewed against its parent's workspace
+ * record instead of its parent's mount: the parent's layers (its upper, its
+ * snapshots, its host dir or, a sub-agent itself, its own view) merged in an
+ * overlay made here as a detached mount (never attached anywhere, gone with
+ * the last descriptor), and the view's directory opened below it without a
+ * symlink.  rw: the parent's upper and work directories are the overlay's,
+ * so what is written there becomes the parent's pending change, as `sub
+ * commit` writes it through the parent's mount (the caller makes sure that
+ * no container mounts the parent's workspace meanwhile). */
+int workspace_open_record_host(const struct workspace *w, bool rw, struct error *err);
 /* A view's PID's start time now (for a view prepared without one); -1
  * (ESRCH) when PID is gone or a zombie. */
 int workspace_view_start(const char *lowerdir, uint64_t *ret);

@@ -799,7 +799,7 @@ cg_dir() {
 	[ "$status" -eq 0 ] || fail "q again: $output"
 }
 
-@test "pid reuse: a child's workspace commit or diff after its parent died never reaches the root of another process that took the parent's pid" {
+@test "pid reuse: a child's workspace commit or diff after its parent died never reaches the root of another process that took the parent's pid (it goes to the parent's record)" {
 	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
 	parent
 	sub run --name r -- sh -c 'echo from-child >planted.txt'
@@ -825,10 +825,15 @@ cg_dir() {
 	kill "$ppid"
 	wait "$helper" || true
 	[ ! -e "$victim/workspace/planted.txt" ] || fail "commit wrote into another process's root: $c_out"
-	[ "$c_status" -ne 0 ] && [[ "$c_out" == *"$ID.r"*"has ended"* ]] || fail "commit: $c_status $c_out"
-	[ "$d_status" -ne 0 ] || fail "diff read another process's root: $d_out"
-	# the changes stay for a purge
+	# an orphan's diff and commit are against its parent's workspace record, never the pid's
+	# root (orphan-kept-review): the change lands in the parent's pending changes
+	[ "$d_status" -eq 0 ] && [[ "$d_out" == *"parent's init has ended"* ]] && [[ "$d_out" == *planted.txt* ]] ||
+		fail "diff: $d_status $d_out"
+	[ "$c_status" -eq 0 ] && [[ "$c_out" == *"into the workspace of \`$ID\`"* ]] || fail "commit: $c_status $c_out"
+	run rt workspace "$ID" diff
+	[[ "$output" == *planted.txt* ]] || fail "the parent's diff: $output"
 	rt workspace "$ID.r" purge
+	rt workspace "$ID" purge
 }
 
 @test "handler reaping: after 200 quick sub list calls the parent's monitor has no zombie children" {
@@ -1557,6 +1562,64 @@ stopped_commit() {
 	[ "$status" -eq 0 ] || fail "purge c: $output"
 	run sub run --name c -- true
 	[ "$status" -eq 0 ] || fail "sub run --name c after the purge: $output"
+}
+
+# orphan-kept-review: a child whose parent's init has ended (the parent deleted, or restarted
+# under its id) kept its changes, but nothing showed them: `workspace list` gave `?`, `diff` and
+# `commit` refused ("the process whose view it is has ended"); only purge was left. They are
+# shown against the parent's workspace record (its layers), and commit puts them into the
+# parent's workspace as its pending changes (as `sub commit` would have), reviewed there before
+# anything reaches the host. Checked from outside: the host dir, the parent's image (debugfs).
+@test "orphan-kept-review: an orphan child's kept changes are listed, diffed against its parent's layers and committed into the parent's workspace (never the host dir), refused while the parent runs again" {
+	command -v debugfs >/dev/null || skip "needs debugfs"
+	echo base >"$WS/gone.txt"
+	parent
+	[ -e "$TEST_STORE/.workspaces/$ID/upper.img" ] || skip "the parent's workspace has no image here"
+	rt exec "$ID" sh -c 'echo by-parent >/workspace/p.txt'
+	run sub run --name k -- sh -c 'echo kept-k >k.txt; echo changed >a.txt; rm gone.txt; cat p.txt >seen.txt'
+	[ "$status" -eq 0 ] || fail "sub run k: $output"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+	run rt workspace list --format json
+	jq -e --arg id "$ID.k" '[.. | objects | select(.id? == $id)][0].changes == 4' <<<"$output" >/dev/null ||
+		fail "workspace list: $output"
+	run rt workspace "$ID.k" diff --format json
+	[ "$status" -eq 0 ] || fail "diff: $output"
+	local d=$output
+	jq -e '[.changes[] | "\(.kind) \(.path)"] | sort == ["added k.txt", "added seen.txt", "deleted gone.txt", "modified a.txt"]' \
+		<<<"$(grep '^{' <<<"$d")" >/dev/null || fail "diff: $d"
+	[[ "$d" == *"its parent's init has ended"* ]] || fail "diff does not say what it is against: $d"
+	# the parent runs again with its workspace: the commit is refused in one line, nothing moves
+	parent
+	rt exec "$ID" sh -c 'echo again >/workspace/r.txt'
+	run rt workspace "$ID.k" commit
+	[ "$status" -ne 0 ] && [[ "$output" == *"\`$ID.k\`"*"uses its workspace again"* ]] &&
+		[ "$(wc -l <<<"$output")" -eq 1 ] || fail "commit while the parent runs: $status $output"
+	run rt exec "$ID" ls /workspace
+	[[ "$output" != *k.txt* ]] || fail "the running parent sees the child's change: $output"
+	rt delete -f "$ID"
+	run rt workspace "$ID.k" commit
+	[ "$status" -eq 0 ] && [[ "$output" == *"into the workspace of \`$ID\`"* ]] || fail "commit: $status $output"
+	# not the host dir
+	[ ! -e "$WS/k.txt" ] && [ "$(cat "$WS/a.txt")" = hello ] && [ -e "$WS/gone.txt" ] ||
+		fail "the orphan's commit reached the host dir: $(ls "$WS")"
+	# the parent's pending changes: its own (p.txt, r.txt) and the child's
+	[ "$(debugfs -R 'cat /upper/k.txt' "$TEST_STORE/.workspaces/$ID/upper.img" 2>/dev/null)" = kept-k ] ||
+		fail "k.txt is not in the parent's upper layer"
+	run rt workspace "$ID" diff --format json
+	jq -e '[.changes[] | "\(.kind) \(.path)"] | sort == ["added k.txt", "added p.txt", "added r.txt", "added seen.txt", "deleted gone.txt", "modified a.txt"]' \
+		<<<"$output" >/dev/null || fail "the parent's diff: $output"
+	run rt workspace "$ID.k" diff
+	[[ "$output" == *"no changes"* ]] || fail "the child's diff after its commit: $output"
+	# the operator's review of the parent takes them to the host dir
+	run rt workspace "$ID" commit
+	[ "$status" -eq 0 ] || fail "the parent's commit: $output"
+	[ "$(cat "$WS/k.txt")" = kept-k ] && [ "$(cat "$WS/a.txt")" = changed ] && [ ! -e "$WS/gone.txt" ] &&
+		[ "$(cat "$WS/seen.txt")" = by-parent ] || fail "the host dir after the parent's commit: $(ls "$WS")"
+	run rt workspace "$ID.k" purge
+	[ "$status" -eq 0 ] || fail "purge k: $output"
+	run rt workspace "$ID" purge
+	[ "$status" -eq 0 ] || fail "purge: $output"
 }
 
 # zombie-parent-name: the parent's earlier init, once deleted, may stay a zombie until the
