@@ -1634,8 +1634,8 @@ stopped_commit() {
 	run sub run --name y -- sh -c 'echo kept-y >y.txt'
 	[ "$status" -eq 0 ] || fail "sub run y: $output"
 	rt delete -f "$ID"
-	# a zombie: `true` ended, its parent (sleep) never waits
-	bash -c 'true & echo $! >"$1"; exec sleep 300' _ "$BUNDLE/zpid" &
+	# a zombie: `sleep 0.3` ends after its parent has become `sleep 300`, which never waits
+	bash -c 'sleep 0.3 & echo $! >"$1"; exec sleep 300' _ "$BUNDLE/zpid" &
 	local holder=$! zpid= start
 	for _ in $(seq 50); do
 		zpid=$(cat "$BUNDLE/zpid" 2>/dev/null)
