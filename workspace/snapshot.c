@@ -332,13 +332,22 @@ int workspace_remount_in_ns(struct workspace *w, int nsfd, struct error *err)
   return 0;
 }
 
+static int open_layers(const struct workspace *w, int fs, bool record, struct ws_layers *ret,
+                       struct error *err);
+
 int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err)
 {
-  return workspace_open_layers_at(w, -1, ret, err);
+  return open_layers(w, -1, true, ret, err);
 }
 
 int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers *ret,
                              struct error *err)
+{
+  return open_layers(w, fs, false, ret, err);
+}
+
+static int open_layers(const struct workspace *w, int fs, bool record, struct ws_layers *ret,
+                       struct error *err)
 {
   cleanup_close int dfd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int sfd = -1, ufd = -1;
@@ -367,8 +376,10 @@ int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers
   }
   ret->hostfd = workspace_open_host(w->lowerdir, w->view_start, O_RDONLY);
   /* an orphan (its parent's init has ended) is read against its parent's
-   * record (workspace_open_record_host) */
-  if (ret->hostfd < 0 && errno == ESRCH && workspace_is_view(w->lowerdir) && w->view_start != 0) {
+   * record (workspace_open_record_host), by the review commands only: the
+   * overlay is made in a mount namespace of the caller's own */
+  if (ret->hostfd < 0 && errno == ESRCH && record && workspace_is_view(w->lowerdir) &&
+      w->view_start != 0) {
     ret->hostfd = workspace_open_record_host(w, false, err);
     if (ret->hostfd < 0) {
       ws_layers_close(ret);

@@ -235,7 +235,9 @@ int workspace_open_host(const char *lowerdir, uint64_t view_start, int flags);
  * symlink.  rw: the parent's upper and work directories are the overlay's,
  * so what is written there becomes the parent's pending change, as `sub
  * commit` writes it through the parent's mount (the caller makes sure that
- * no container mounts the parent's workspace meanwhile). */
+ * no container mounts the parent's workspace meanwhile).  An image is
+ * attached in a private mount namespace that this process enters (unshare):
+ * for short-lived commands only. */
 int workspace_open_record_host(const struct workspace *w, bool rw, struct error *err);
 /* A view's PID's start time now (for a view prepared without one); -1
  * (ESRCH) when PID is gone or a zombie. */
@@ -459,10 +461,14 @@ enum ws_entry ws_classify(int dirfd, const char *name, unsigned xattr, enum ws_f
  */
 bool ws_dir_opaque(int fd, unsigned xattr);
 
-/* Open the layers of w (upper first, then the stack) and the host dir. */
+/* Open the layers of w (upper first, then the stack) and the host dir; an
+ * orphan sub-agent's host dir is its parent's record
+ * (workspace_open_record_host: this process's mount namespace becomes a
+ * private one of its own). */
 int workspace_open_layers(const struct workspace *w, struct ws_layers *ret, struct error *err);
 /* The same, the image's upper reached through fs (a mount of the image's
- * root that the caller holds, -1 = mount it) when the workspace has one. */
+ * root that the caller holds, -1 = mount it) when the workspace has one;
+ * an orphan's host dir is refused (ESRCH), its namespace never changed. */
 int workspace_open_layers_at(const struct workspace *w, int fs, struct ws_layers *ret,
                              struct error *err);
 void ws_layers_close(struct ws_layers *l);
