@@ -1622,6 +1622,36 @@ stopped_commit() {
 	[ "$status" -eq 0 ] || fail "purge: $output"
 }
 
+# orphan-kept-review, a grandchild: a grandchild whose parent (a child) ended keeps its changes;
+# its parent's record is itself a view of the grandparent's layers (its own recorded view), and
+# the grandchild's commit goes into its parent's workspace, from where the parent's `sub commit`
+# (the grandparent's agent) brings it on, as if the parent had committed it itself.
+@test "orphan-kept-review: a grandchild whose parent ended is diffed against that parent's layers and committed into its workspace, which the grandparent then commits" {
+	parent
+	run sub run --name c --detach -- sleep 300
+	[ "$status" -eq 0 ] || fail "sub run c: $output"
+	run rt exec "$ID.c" "$SUB" sub run --name g -- sh -c 'echo by-g >g.txt; echo changed-by-g >a.txt'
+	[ "$status" -eq 0 ] || fail "sub run g: $output"
+	run sub kill c
+	[ "$status" -eq 0 ] || fail "sub kill c: $output"
+	for _ in $(seq 100); do [[ "$(sub list)" == *"c "*stopped* ]] && break; sleep 0.1; done
+	run rt workspace "$ID.c.g" diff --format json
+	[ "$status" -eq 0 ] || fail "diff g: $output"
+	jq -e '[.changes[] | "\(.kind) \(.path)"] | sort == ["added g.txt", "modified a.txt"]' \
+		<<<"$(grep '^{' <<<"$output")" >/dev/null || fail "diff g: $output"
+	run rt workspace "$ID.c.g" commit
+	[ "$status" -eq 0 ] && [[ "$output" == *"into the workspace of \`$ID.c\`"* ]] || fail "commit g: $status $output"
+	# the grandparent's view is untouched until its child's commit
+	run rt exec "$ID" cat /workspace/a.txt
+	[ "$output" = hello ] || fail "the grandparent's view changed: $output"
+	run sub commit c
+	[ "$status" -eq 0 ] || fail "sub commit c: $output"
+	run rt exec "$ID" cat /workspace/g.txt /workspace/a.txt
+	[ "$output" = "$(printf 'by-g\nchanged-by-g')" ] || fail "the grandparent's view: $output"
+	[ "$(cat "$WS/a.txt")" = hello ] && [ ! -e "$WS/g.txt" ] || fail "reached the host dir"
+	rt workspace "$ID.c.g" purge
+}
+
 # zombie-parent-name: the parent's earlier init, once deleted, may stay a zombie until the
 # host's pid 1 (or the engine's shim) reaps it; a zombie keeps its pid and start time, so a
 # child's view of it counted as a live parent's and `sub run --name N` of that child's name was
