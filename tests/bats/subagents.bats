@@ -1668,7 +1668,7 @@ stopped_commit() {
 	bash -c 'sleep 0.3 & echo $! >"$1"; exec sleep 300' _ "$BUNDLE/zpid" &
 	local holder=$! zpid= start
 	for _ in $(seq 50); do
-		zpid=$(cat "$BUNDLE/zpid" 2>/dev/null)
+		zpid=$(cat "$BUNDLE/zpid" 2>/dev/null || true)
 		[ -n "$zpid" ] && [ "$(awk '{print $3}' "/proc/$zpid/stat" 2>/dev/null)" = Z ] && break
 		sleep 0.1
 	done
