@@ -289,7 +289,10 @@ int policy_record(int dirfd, const char *id, const struct profile_result *r, str
    * create and to unlink at delete). */
   if (write_file_atomic_at(dirfd, "profile.json", json, len, err) < 0)
     return -1;
-  text = profile_changes_text(r);
+  /* log-quiet-success: a profile that changed nothing (oci) logs nothing, as
+   * runc logs nothing when a command succeeds (podman reads its --log file as
+   * one JSON object: a record before a failure's error hid it) */
+  text = r->n_changes > 0 ? profile_changes_text(r) : NULL;
   if (text && *text) {
     /* one log record per change, as `explain` lists them */
     for (char *line = text, *nl; line && *line; line = nl ? nl + 1 : NULL) {

@@ -841,6 +841,29 @@ pid_reuse_check() { # VICTIM-PID VICTIM-ROOT WHAT
 	grep -q 'does not exist' "$BUNDLE/err"
 }
 
+# log-quiet-success: every create wrote an info record of the profile's changes to --log, under
+# --profile oci too ("profile oci: 0 changes"); runc writes nothing there when a command succeeds.
+# Podman reads its oci-log as one JSON object (ENGINES.md 4.5): with the record before it, a
+# failing create's error could not be read back and podman fell back to conmon's text.
+@test "log-quiet-success: under --profile oci a create writes nothing to --log; a failing one writes one error record" {
+	[ "$AGENTRT_PROFILE" = oci ] || skip "the agent profile logs the changes it makes"
+	local log=$BUNDLE/oci-log
+	set_args sleep 100
+	rt_bg --log "$log" --log-format json create --bundle "$BUNDLE" c2
+	[ "$status" -eq 0 ] || fail "create: $output"
+	rt --log "$log" --log-format json start c2
+	rt --log "$log" --log-format json kill c2 KILL
+	wait_for_status c2 stopped
+	rt --log "$log" --log-format json delete c2
+	[ ! -s "$log" ] || fail "a create, start, kill and delete that succeeded logged: $(cat "$log")"
+	set_args no-such-program
+	rt_bg --log "$log" --log-format json create --bundle "$BUNDLE" c3
+	assert_clean_failure
+	# the whole file is one JSON object, as podman reads it
+	jq -e -s 'length == 1 and .[0].level == "error" and (.[0].msg | test("executable file not found"))' \
+		"$log" >/dev/null || fail "the log of a failing create: $(cat "$log")"
+}
+
 # A caller's closed stdio is the lowest free fd: the --log file took fd 2, and the runtime's
 # own error text, written to "stderr", went into the JSON log (containerd's shim parses it).
 # Closed std fds are /dev/null from the start now (as the Go runtime of runc 1.2 does).
