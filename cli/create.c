@@ -1097,10 +1097,20 @@ static int reclaim_killed_create(const struct global_opts *g, const char *id, st
   return r < 0 ? -1 : 1;
 }
 
+/* bundle-path-resolved: the bundle as runc records it (it chdirs there and
+ * asks getcwd): absolute, clean, links resolved; as given when it cannot be
+ * resolved (its config.json then names what is missing). */
+static char *bundle_path(const char *given)
+{
+  char *real = realpath(given, NULL);
+
+  return real != NULL ? real : path_absolute(given);
+}
+
 int container_create(const struct global_opts *g, const struct create_opts *o,
                      struct container **ret_c, struct spawn_result *ret_r, struct error *err)
 {
-  cleanup_free char *bundle = path_absolute(o->bundle ? o->bundle : ".");
+  cleanup_free char *bundle = bundle_path(o->bundle ? o->bundle : ".");
   cleanup_free char *rootfs = NULL;
   cleanup_free char *cfg_json = NULL;
   struct oci_config *cfg = NULL;

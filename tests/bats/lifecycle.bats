@@ -83,6 +83,33 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	[ "${lines[-2]}" = '  "owner": ""' ] || fail "owner not last: $output"
 }
 
+# bundle-path-resolved: runc chdirs into --bundle and records where it is (getcwd: absolute,
+# clean, links resolved) as the state's bundle, the hooks' too; agentrt recorded what it was
+# given: `--bundle DIR/./`, `DIR//sub/..` and a link to DIR gave "DIR/./" (and "DIR/.//rootfs"),
+# "DIR//sub/.." and the link's path.
+@test "bundle-path-resolved: the state's bundle and rootfs are the bundle's resolved path, as runc" {
+	local b i=0 want
+	want=$(realpath "$BUNDLE")
+	set_args sleep 100
+	mkdir "$BUNDLE/sub"
+	ln -s "$BUNDLE" "$BUNDLE/link"
+	cd "$BUNDLE" # (for the relative one)
+	update_config ".hooks.prestart = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"cat > $BUNDLE/prestart.json\"]}]"
+	for b in "$BUNDLE/./" "$BUNDLE//sub/.." "$BUNDLE/link" "sub/../"; do
+		i=$((i + 1))
+		rm -f "$BUNDLE/prestart.json"
+		rt_bg create --bundle "$b" "c$i"
+		[ "$status" -eq 0 ] || fail "create --bundle $b: $output"
+		run rt state "c$i"
+		[ "$status" -eq 0 ] || fail "state: $output"
+		jq -e --arg b "$want" '.bundle == $b and .rootfs == $b + "/rootfs"' <<<"$output" >/dev/null ||
+			fail "--bundle $b: state $output"
+		jq -e --arg b "$want" '.bundle == $b' "$BUNDLE/prestart.json" >/dev/null ||
+			fail "--bundle $b: prestart hook's state $(cat "$BUNDLE/prestart.json")"
+		rt delete --force "c$i"
+	done
+}
+
 @test "kill without a signal sends TERM" {
 	set_cmd "$trap_cmd"
 	run_detached c1
