@@ -3,7 +3,9 @@
  * Engines pass flags in every form urfave/cli accepts (CRI-O, go-runc):
  * `--flag value`, `--flag=value`, `-flag value`, and runc's short aliases
  * (`kill -a`, `exec -t -d -p`).  Parsing stops at the first positional
- * argument or at "--".
+ * argument or at "--"; a verb whose words are only its id (and kill's
+ * signal) first moves the options given after them to the front
+ * (opt_permute), as urfave/cli does for runc (`delete ID --force`).
  */
 #ifndef AGENTRT_CLI_H
 #define AGENTRT_CLI_H
@@ -30,6 +32,12 @@ struct opt_iter {
  * first positional), -1: bad option (err set). */
 int opt_next(struct opt_iter *it, const struct opt_spec *specs, int *ret_id, const char **ret_val,
              const char *cmd, struct error *err);
+
+/* flags-after-id: reorder it->argv from it->i: the options of specs (with
+ * their values) first, then the other words in their order; "--" and what
+ * follows stay last.  Not for exec or ps, whose words after the id are a
+ * command's (runc does not reorder them either). */
+void opt_permute(struct opt_iter *it, const struct opt_spec *specs);
 
 /* The container id of a verb that takes nothing else (state, start, pause,
  * resume): an option is reported as unknown, "--" ends them; NULL (err set)

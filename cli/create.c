@@ -1460,6 +1460,7 @@ int cmd_create(const struct global_opts *g, int argc, char **argv, struct error 
   const char *val;
   int id, n;
 
+  opt_permute(&it, create_specs);
   while ((n = opt_next(&it, create_specs, &id, &val, "create", err)) == 1) {
     switch (id) {
     case O_BUNDLE:

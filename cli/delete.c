@@ -47,6 +47,7 @@ int cmd_delete(const struct global_opts *g, int argc, char **argv, struct error 
   const char *val;
   int id, n, ret;
 
+  opt_permute(&it, delete_specs);
   while ((n = opt_next(&it, delete_specs, &id, &val, "delete", err)) == 1) {
     if (id == 2) {
       printf("Usage: agentrt delete [--force] ID\n");

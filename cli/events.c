@@ -139,6 +139,7 @@ int cmd_events(const struct global_opts *g, int argc, char **argv, struct error 
   uint64_t ooms = 0;
   const char *val;
 
+  opt_permute(&it, events_specs);
   while ((n = opt_next(&it, events_specs, &id, &val, "events", err)) == 1) {
     if (id == 1)
       stats = true;

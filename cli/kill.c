@@ -58,6 +58,7 @@ int cmd_kill(const struct global_opts *g, int argc, char **argv, struct error *e
   const char *val;
   int id, n, sig = SIGTERM, ret = -1;
 
+  opt_permute(&it, kill_specs);
   while ((n = opt_next(&it, kill_specs, &id, &val, "kill", err)) == 1) {
     if (id == 2) {
       printf("Usage: agentrt kill [--all] ID [SIGNAL]\n");

@@ -79,6 +79,7 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
   struct dirent *e;
   int id, n;
 
+  opt_permute(&it, list_specs);
   while ((n = opt_next(&it, list_specs, &id, &val, "list", err)) == 1) {
     if (id == 1)
       format = val;

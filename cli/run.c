@@ -67,6 +67,7 @@ int cmd_run(const struct global_opts *g, int argc, char **argv, struct error *er
   const char *val;
   int id, n;
 
+  opt_permute(&it, run_specs);
   while ((n = opt_next(&it, run_specs, &id, &val, "run", err)) == 1) {
     switch (id) {
     case R_BUNDLE:

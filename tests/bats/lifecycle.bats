@@ -110,6 +110,34 @@ echo started > /tmp/marker; while :; do sleep 0.1; done'
 	done
 }
 
+# flags-after-id: runc's CLI (urfave/cli) moves the flags given after the container id to the
+# front (not exec's nor ps's, whose words after the id are the command's): `run ID -d`,
+# `create ID --bundle B --pid-file P`, `kill ID KILL --all` and `delete ID --force` work with
+# runc; agentrt said "expected exactly one container id".
+@test "flags-after-id: create, run, kill and delete read flags given after the id, as runc" {
+	set_args sleep 100
+	cd "$BUNDLE"
+	rt_bg run c1 -d
+	[ "$status" -eq 0 ] || fail "run c1 -d: $output"
+	[ "$(container_status c1)" = running ] || fail "c1 is $(container_status c1)"
+	rt_bg create c2 --bundle "$BUNDLE" --pid-file "$BUNDLE/c2.pid"
+	[ "$status" -eq 0 ] || fail "create c2 --bundle --pid-file: $output"
+	[ "$(cat "$BUNDLE/c2.pid")" = "$(container_pid c2)" ] || fail "pid file: $(cat "$BUNDLE/c2.pid")"
+	# exec's words after the id are the command's: --user is a program name there
+	run rt exec c1 --user 1000 id
+	[ "$status" -ne 0 ] && [[ "$output" == *--user*"not found"* ]] || fail "exec c1 --user: $status $output"
+	run rt kill c1 KILL --all
+	[ "$status" -eq 0 ] || fail "kill c1 KILL --all: $output"
+	wait_for_status c1 stopped
+	run rt delete c2 --force
+	[ "$status" -eq 0 ] || fail "delete c2 --force: $output"
+	run rt state c2
+	[ "$status" -ne 0 ] || fail "c2 is still there: $output"
+	run rt delete c1 -f
+	[ "$status" -eq 0 ] || fail "delete c1 -f: $output"
+	[ -z "$(rt list -q)" ] || fail "left: $(rt list -q)"
+}
+
 @test "kill without a signal sends TERM" {
 	set_cmd "$trap_cmd"
 	run_detached c1
