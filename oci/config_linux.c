@@ -247,10 +247,27 @@ static int conv_intel_rdt(struct jctx *c, const struct jnode *v, void *ret)
   return 0;
 }
 
+/* A user namespace of the container's own: in the list, no path to join ("" is
+ * a new one too, as runc reads it). */
+static bool new_userns(const struct oci_linux *l)
+{
+  for (size_t i = 0; i < l->n_namespaces; i++)
+    if (l->namespaces[i].type == OCI_NS_USER &&
+        (l->namespaces[i].path == NULL || l->namespaces[i].path[0] == '\0'))
+      return true;
+  return false;
+}
+
 static int check_linux(struct jctx *c, const struct oci_linux *l)
 {
   if (check_namespaces(c, l) < 0)
     return -1;
+  /* userns-no-mappings: nothing would be mapped (create failed later with
+   * EOVERFLOW on the first file it made); runc refuses it too */
+  if (new_userns(l) && l->n_uid_mappings == 0)
+    return jfail_at(c, "uidMappings", "a new user namespace needs uid mappings");
+  if (new_userns(l) && l->n_gid_mappings == 0)
+    return jfail_at(c, "gidMappings", "a new user namespace needs gid mappings");
   if (l->uid_mappings != NULL && l->n_uid_mappings > 0 && !has_ns(l, OCI_NS_USER))
     return jfail_at(c, "uidMappings", "mappings given but no user namespace configured");
   if (l->gid_mappings != NULL && l->n_gid_mappings > 0 && !has_ns(l, OCI_NS_USER))

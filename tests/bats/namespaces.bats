@@ -382,6 +382,26 @@ reused_parent_end() {
 	grep -qE '^ *0 +100000 +65536$' <<<"$output"
 }
 
+# userns-no-mappings: a new user namespace without uidMappings or gidMappings was taken, and
+# create failed later with "create `/dev/pts` in rootfs: Value too large for defined data type"
+# (the ids of nothing mapped); runc refuses the config ("User namespaces enabled, but no uid
+# mappings found.").  Refused now before anything is made, naming the field.
+@test "userns-no-mappings: a new user namespace without uid or gid mappings is refused, naming them, as runc" {
+	requires userns
+	set_args true
+	update_config '.linux.namespaces += [{"type": "user"}] | del(.linux.uidMappings, .linux.gidMappings)'
+	create_container c1
+	assert_clean_failure
+	[[ "$output" == *"uid mappings"* ]] || fail "no uid mappings named: $output"
+	[[ "$output" != *"Value too large"* ]] || fail "$output"
+	run rt state c1
+	[ "$status" -ne 0 ] && [[ "$output" == *"does not exist"* ]] || fail "c1 left: $output"
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	create_container c1
+	assert_clean_failure
+	[[ "$output" == *"gid mappings"* ]] || fail "no gid mappings named: $output"
+}
+
 @test "--no-pivot in a new user namespace: no procfs mount from inside (refused without a /proc of its own)" {
 	requires userns
 	update_config '.linux.namespaces += [{"type": "user"}] |
