@@ -202,7 +202,9 @@ int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err
     pids[0] = c->state->pid;
     npids = 1;
   }
-  if (strcmp(format, "json") == 0) {
+  if (strcmp(format, "json") == 0 && npids == 0) {
+    printf("null\n"); /* ps-stopped-null: runc's empty list */
+  } else if (strcmp(format, "json") == 0) {
     printf("[");
     for (size_t i = 0; i < npids; i++)
       printf("%s%d", i ? "," : "", pids[i]);

@@ -37,6 +37,21 @@ load helpers
 	[ "$(jq -r '.[0]' <<<"$output")" = "$(container_pid c1)" ]
 }
 
+# ps-stopped-null: `ps --format json` of a stopped container printed `[]`; runc prints `null`
+# (its empty list), as `list --format json` with no containers does (list-empty-null).
+@test "ps-stopped-null: ps --format json of a stopped container prints null, as runc" {
+	set_args true
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run -d: $output"
+	wait_for_status c1 stopped
+	run rt ps --format json c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "$output" = null ] || fail "ps of a stopped container: $output"
+	run rt ps c1
+	[ "$status" -eq 0 ] || fail "$output"
+	[ "${#lines[@]}" -eq 1 ] && head -n1 <<<"$output" | grep -qw PID || fail "table: $output"
+}
+
 @test "ps --format with a bad value fails" {
 	set_args sleep 1000
 	run_detached c1
