@@ -209,13 +209,9 @@ static int run_own_hooks(const struct init_args *a, enum oci_hook_kind k, const 
 
 static int start_hooks(const void *ud, struct error *err)
 {
-  static char *none[] = {NULL};
-  const struct init_args *a = ud;
-
   /* init-environ: these run in the container as its program does, which
-   * could read their environ: one without env gets process.env (as runc's),
-   * never the caller's */
-  environ = a->config->process->env != NULL ? a->config->process->env : none;
+   * could read their environ: one without env gets the program's (process.env
+   * and HOME, as runc's; process_exec set environ), never the caller's */
   return run_own_hooks(ud, OCI_HOOK_START_CONTAINER, "startContainer", "running", err);
 }
 

@@ -694,8 +694,14 @@ int process_exec(const struct oci_process *p, const char *resolved_path,
    * SELinux label applies from the trampoline's execveat on. */
   if (lsm_exec_apply(&lsm, err) < 0)
     goto fail;
-  if (o->before_exec != NULL && o->before_exec(o->before_exec_ud, err) < 0)
-    goto fail;
+  /* startContainer-home: what before_exec runs (startContainer hooks without
+   * env) sees the program's environment, HOME included, as runc's */
+  if (o->before_exec != NULL) {
+    static char *none[] = {NULL};
+    environ = env ? env : p->env ? p->env : none;
+    if (o->before_exec(o->before_exec_ud, err) < 0)
+      goto fail;
+  }
   trampoline_exec(stub, argv, env ? env : p->env, err);
 fail:
   lsm_exec_close(&lsm);

@@ -119,6 +119,23 @@ all_hooks() {
 	[ "$(cat "$ROOTFS/ns-startContainer")" = "$cns" ]
 }
 
+# startContainer-home: a startContainer hook without env runs with the program's environment,
+# as runc's; runc and agentrt add HOME (from the image's /etc/passwd) to a process.env without
+# one, but agentrt's hook got process.env without it (a hook running `git` or `pip` as the
+# user found no home).
+@test "startContainer-home: a startContainer hook without env gets the program's HOME, as runc" {
+	update_config '.process.env = ["PATH=/usr/bin:/bin", "IMAGE_VAR=1"] | .process.user = {"uid": 1000, "gid": 1000} |
+		.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "env > /tmp/hook-env"]}]'
+	set_cmd 'env > /tmp/prog-env; exec sleep 1000'
+	create_container c1
+	[ "$status" -eq 0 ] || fail "create: $output"
+	rt start c1
+	wait_for_file "$ROOTFS/tmp/prog-env"
+	grep -qx 'HOME=/home/user' "$ROOTFS/tmp/prog-env" || fail "program: $(cat "$ROOTFS/tmp/prog-env")"
+	grep -qx 'HOME=/home/user' "$ROOTFS/tmp/hook-env" || fail "hook: $(cat "$ROOTFS/tmp/hook-env")"
+	grep -qx 'IMAGE_VAR=1' "$ROOTFS/tmp/hook-env" || fail "hook: $(cat "$ROOTFS/tmp/hook-env")"
+}
+
 # A startContainer hook is a program of the container's: it must not run with more than
 # the container's program gets (runc runs it last, under the same restrictions).
 @test "startContainer-restricted: a startContainer hook runs with the process's user, capabilities and seccomp filter" {
