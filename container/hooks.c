@@ -6,7 +6,8 @@
  * `nsenter`) when it has none, as runc and crun do.  Nothing of the image's
  * environment (process.env) ever reaches a hook that runs with host
  * privileges; a startContainer hook runs in the container as its program
- * and, without env, gets process.env, as runc's (init.c: init-environ).  The state JSON goes to
+ * and, without env, gets the program's environment (process.env and HOME), as
+ * runc's (init.c: init-environ; process.c: startContainer-home).  The state JSON goes to
  * stdin through a pipe (a hook that does not read it is fine: EPIPE is ignored), stdout and stderr
  * are the runtime's stderr.  No threads: the wait is a poll() on a pidfd and on the pipe with the
  * hook's deadline; a hook past its timeout is SIGKILLed with every process it started that is still
