@@ -340,6 +340,7 @@ static void finish(struct monitor *m)
    * events): the status from the init's pidfd, once its parent reaped it */
   if (init_gone && !m->have_exit && pidfd_exit_status(m->init_pidfd, 200, &m->exit_status) == 0)
     m->have_exit = true;
+  monitor_proc_drain_end(m, 2000);
   monitor_execfan_drain_end(m);
   flush_all(m, true);
   monitor_check_oom(m);

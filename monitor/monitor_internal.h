@@ -177,6 +177,9 @@ void monitor_proc_close(struct monitor *m);
 /* The kernel sends a process's exit event after it wakes the process's
  * pidfd: wait up to ms for the init's (m->have_exit) once its pidfd fired. */
 void monitor_proc_await_exit(struct monitor *m, int ms);
+/* Once the container ended: what the kernel queued before, read to its end
+ * (up to ms; then a loss). */
+void monitor_proc_drain_end(struct monitor *m, int ms);
 /* protected: the profile's review list (workspace/protect.c): changes to
  * such paths are always recorded in full, also under a flood. */
 int monitor_files_open(struct monitor *m, const char *workspace, char *const *protected,

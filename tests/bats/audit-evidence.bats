@@ -2364,6 +2364,55 @@ assert_monitor_gone() {
 	assert_output_contains "the monitor ended before the container"
 }
 
+# bats test_tags=flood
+@test "audit-evidence: exec-storm-at-exit: programs run in the container's last moments while the monitor is behind are each in the trail" {
+	# The monitor reads at most 512 execs (the host's among them) a wake-up.  At the init's
+	# exit it read each source once more and stopped at the exit event, and the exits of a
+	# backlog's programs, read whole, pushed the first of them out of the 512 it keeps before
+	# their execs were read: the programs of a container's last moments beyond that left no
+	# record and no loss.  1,200 programs while the monitor was stopped (a loaded host, in the
+	# extreme), then the init itself exec'd one more: 339 of 1,201 were in the trail (with only
+	# the read to the end, not the larger ring: 693 of 1,501).
+	bind_workspace
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		i=0; while [ $i -lt 1200 ]; do try-syscall last-$i 2>/dev/null; i=$((i + 1)); done
+		echo $i >/workspace/count; exec try-syscall the-very-last'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	ipid=$(rt state "$ID" | jq .pid)
+	sleep 0.5
+	stop_monitor
+	touch "/proc/$ipid/root/tmp/go"
+	# the init's end (gone or a zombie), every program run, with the monitor still stopped
+	for _ in $(seq 1200); do
+		st=$(awk '{print $3}' "/proc/$ipid/stat" 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] || break
+		sleep 0.1
+	done
+	[ -z "$st" ] || [ "$st" = Z ] || fail "the container did not end"
+	cont_monitor
+	for _ in $(seq 100); do [ -d "/proc/$MON" ] || break; sleep 0.1; done
+	[ ! -d "/proc/$MON" ] || fail "the monitor did not end after its container"
+	execs=$(ws_count)
+	[ "$execs" = 1200 ] || fail "the loop ran $execs programs"
+	json=$(ra audit --format json "$ID")
+	# the premise: the kernel's queue kept every event (its overflow is proc-queue-overflow's)
+	! jq -se 'any(.[]; .kind == "audit_error" and .source == "process" and (.error | test("No buffer space")))' \
+		<<<"$json" >/dev/null || skip "the kernel's queue overflowed"
+	# the loop's programs and the init's last one, by name or, gone unnamed, as "?": not the
+	# shell's own busybox (the init and its sleeps, read while the monitor ran)
+	total=$(jq -s '[.[] | select(.kind == "process" and (.exe // .program) != "/bin/busybox") |
+		(.coalesced // 1)] | add // 0' <<<"$json")
+	echo "# $execs programs and the init's last exec: $total in the trail" >&3
+	[ "$total" -ge $((execs + 1)) ] || fail "$((execs + 1)) programs ran, $total in the trail"
+	jq -se 'last | .kind == "exit" and .code == 2' <<<"$json" >/dev/null || fail "last record: $(tail -1 <<<"$json")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	! grep -q "events lost (.*process" <<<"$output" || fail "a loss of process events: $output"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+}
+
 @test "audit-evidence: monitor-killed-running: a running container whose monitor was killed is no complete trail" {
 	# The same kill while the container still runs: verify read "ok" and --summary
 	# "ended: still running", though nothing the container did after was recorded.
