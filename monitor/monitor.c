@@ -331,6 +331,7 @@ static void finish(struct monitor *m)
   bool init_gone = wait_pidfd(m->init_pidfd, 0);
 
   /* drain what the kernel queued before the init's death */
+  m->ending = true;
   for (size_t i = 0; i < m->n_src; i++)
     if (m->src[i].fd >= 0 && m->src[i].fn != on_signal && m->src[i].fn != on_tick)
       m->src[i].fn(m, m->src[i].fd, POLLIN, m->src[i].ctx);

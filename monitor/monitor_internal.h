@@ -65,6 +65,7 @@ struct monitor {
   bool have_exit;
   int exit_status; /* wait status from the proc connector */
   bool stop;
+  bool ending; /* finish(): the container ended, its queued events are read whole */
   unsigned write_errors;
   struct subagent_parent sub; /* the sub-agent API's view of us (.exe NULL: off) */
   int epfd;                   /* the sources' epoll set */

@@ -2254,6 +2254,48 @@ storm_then_20() {
 	assert_output_contains "$lost lost events counted"
 }
 
+@test "audit-evidence: nflog-at-exit: refused packets still queued when the container ends, with the monitor's packet budget spent, are in the trail" {
+	# The monitor reads logged packets within a budget (10,000 at once, then 10,000 a second):
+	# spent, it stops reading the socket for up to 100 ms.  At the container's end it read
+	# each source once more, and a spent budget read nothing: the refusals queued then (an
+	# agent's last attempt, after a flood paced to spend the budget without overflowing the
+	# queue) left no record and no loss.  build-fp/agentrt (make FAILPOINTS=1) holds the
+	# budget spent while the container runs (monitor-net-budget-spent): before, none of 81
+	# refused packets was in the trail and verify said "ok".
+	requires nsenter ip
+	FP_AGENTRT=${FP_AGENTRT:-$REPO_ROOT/build-fp/agentrt}
+	if [ ! -x "$FP_AGENTRT" ] || [ "$FP_AGENTRT" -ot "$AGENTRT" ]; then
+		make -s -C "$REPO_ROOT" build-fp >&2 || fail "cannot build build-fp/agentrt"
+	fi
+	set_cmd 'while [ ! -e /tmp/go ]; do sleep 0.1; done
+		udp-ports 198.51.100.7 20001 80 >/dev/null; udp-ports 198.51.100.9 443 1 >/dev/null'
+	AGENTRT=$FP_AGENTRT AGENTRT_FAILPOINT=monitor-net-budget-spent create_container "$ID"
+	[ "$status" -eq 0 ] || fail "create: $output"
+	ipid=$(container_pid "$ID")
+	# a route out of the container's own network namespace (nothing on the host changes)
+	nsenter -t "$ipid" -n sh -c 'ip link add va type veth peer name vb &&
+		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
+		skip "cannot make a veth pair"
+	rt start "$ID"
+	MON=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
+	touch "/proc/$ipid/root/tmp/go"
+	for _ in $(seq 300); do [ -d "/proc/$MON" ] || break; sleep 0.1; done
+	[ ! -d "/proc/$MON" ] || fail "the monitor did not end after its container"
+	json=$(ra audit --format json "$ID")
+	# (the veth's own IPv6 packets are refused too: only the test's are counted)
+	full=$(jq -s '[.[] | select(.kind == "denied" and .coalesced == null and
+		(.dst | tostring | startswith("198.51.100."))) | .count // 1] | add // 0' <<<"$json")
+	counted=$(jq -s '[.[] | select(.kind == "denied" and .coalesced) | .coalesced] | add // 0' <<<"$json")
+	echo "# 81 refused packets queued at the end: $full full records, $counted counted" >&3
+	jq -se 'any(.[]; .kind == "denied" and .dst == "198.51.100.9" and .port == 443)' <<<"$json" >/dev/null ||
+		fail "the last refusal is not in the trail: $(jq -c 'select(.kind == "denied" or .kind == "audit_error")' <<<"$json" | tail -5)"
+	[ $((full + counted)) -eq 81 ] || fail "$full + $counted of 81 refused packets"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	run rt delete -f "$ID"
+	[ "$status" -eq 0 ] || fail "delete: $output"
+}
+
 @test "audit-evidence: record-too-large: a program named by four long paths its exec opened (a script chain) is in the trail, not refused as a record too large" {
 	# A program reaped before the monitor read it is named by the files its exec opened: a
 	# script, its interpreter, that one's...  Each path is the agent's: 4,000 bytes that are
