@@ -48,9 +48,10 @@ struct monitor {
   pid_t init_pid;
   uint64_t init_start; /* its /proc/PID/stat start time, 0 = unknown */
   int init_pidfd;
-  int upper_fs;         /* the workspace image's mount, from create with ROOT; -1 */
-  bool serves_children; /* the sub-agent API: children write in our image too */
-  uint64_t pidns_ino;   /* the init's pid namespace (0: shares ours -> cgroup check) */
+  int upper_fs;          /* the workspace image's mount, from create with ROOT; -1 */
+  bool serves_children;  /* the sub-agent API: children write in our image too */
+  bool init_not_ns_init; /* the init joined a pid namespace (a pod's): not its pid 1 */
+  uint64_t pidns_ino;    /* the init's pid namespace (0: shares ours -> cgroup check) */
   char *cgroup_path;
   struct cgroup_manager *cg;
   uint64_t oom_count;

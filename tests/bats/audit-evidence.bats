@@ -2455,6 +2455,48 @@ assert_monitor_gone() {
 	[ "$status" -eq 0 ] || fail "delete: $output"
 }
 
+@test "audit-evidence: joined-pidns-outlives-init: a process left by an init that joined a pod's pid namespace does not go on unrecorded after the trail's exit" {
+	# An init that joined a pid namespace (Kubernetes' shareProcessNamespace, Podman's pod,
+	# --pid container:X) is not its pid 1: its end kills no other process of the container.
+	# One left behind went on in the stopped container (until the engine's delete) after the
+	# trail's exit record: a program it ran and a workspace file it wrote 1 s after were in no
+	# record, and verify said "ok".  The monitor now kills such processes at the init's end.
+	requires jq
+	sb=$BUNDLE/sb
+	make_bundle "$sb"
+	jq '.process.args = ["sleep", "600"]' "$sb/config.json" >"$sb/c.json" && mv "$sb/c.json" "$sb/config.json"
+	BUNDLE=$sb AGENTRT_PROFILE= run_detached "$ID-sb"
+	[ "$status" -eq 0 ] || fail "the pod's sandbox: $output"
+	spid=$(rt state "$ID-sb" | jq .pid)
+	bind_workspace
+	update_config '.linux.namespaces |= map(if .type == "pid" then .path = "/proc/'"$spid"'/ns/pid" else . end)'
+	set_cmd 'setsid sh -c "echo \$\$ >/tmp/bg; sleep 1; try-syscall after-init 2>/dev/null; echo x >/workspace/after; sleep 600" </dev/null >/dev/null 2>&1 &
+		while [ ! -s /tmp/bg ]; do sleep 0.05; done; exit 0'
+	run_detached "$ID"
+	[ "$status" -eq 0 ] || fail "run: $output"
+	cg=$(jq -r '.linux.cgroupsPath' "$BUNDLE/config.json")
+	wait_for_status "$ID" stopped 20
+	# the left process's second (bounded): its file, or its cgroup found empty
+	for _ in $(seq 40); do
+		ra workspace "$ID" diff | grep -q after && break
+		sleep 0.1
+	done
+	json=$(ra audit --format json "$ID")
+	jq -se 'last | .kind == "exit" and .code == 0' <<<"$json" >/dev/null || fail "last record: $(tail -1 <<<"$json")"
+	if ra workspace "$ID" diff | grep -q after; then
+		# what it did is in the trail, then
+		[ "$(file_ops "$ID" /workspace/after)" != "" ] && jq -se 'any(.[]; .kind == "process" and .argv[1]? == "after-init")' <<<"$json" >/dev/null ||
+			fail "written after the init's end and not in the trail: $(ra workspace "$ID" diff); trail ends $(tail -2 <<<"$json")"
+	fi
+	# nothing of the container runs on
+	[ -z "$(cat "/sys/fs/cgroup$cg/cgroup.procs" 2>/dev/null)" ] || fail "processes left: $(cat "/sys/fs/cgroup$cg/cgroup.procs")"
+	jq -se 'last | .killed_after_init >= 1' <<<"$json" >/dev/null || fail "exit record: $(tail -1 <<<"$json")"
+	run ra audit verify "$ID"
+	[ "$status" -eq 0 ] || fail "verify: $output"
+	rt delete -f "$ID"
+	rt delete -f "$ID-sb"
+}
+
 @test "audit-evidence: monitor-killed-running: a running container whose monitor was killed is no complete trail" {
 	# The same kill while the container still runs: verify read "ok" and --summary
 	# "ended: still running", though nothing the container did after was recorded.
