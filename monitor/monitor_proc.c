@@ -595,6 +595,11 @@ static void on_exec(struct monitor *m, pid_t pid)
   /* its fork and exit were handled first: ours, and most likely gone */
   if (!known && (ppid = exited_parent(pid)) != 0) {
     known = still_exited(m, pid, ppid);
+    /* the pid is another's now: an exec of ours under it came before this
+     * one on the socket, so none is left to come, and the host's later
+     * execs under that pid no longer look through the ring */
+    if (!known)
+      exited_bit(pid, false);
     if (ppid < 0)
       ppid = 0;
   }
