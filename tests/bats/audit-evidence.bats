@@ -2488,8 +2488,13 @@ assert_monitor_gone() {
 		[ "$(file_ops "$ID" /workspace/after)" != "" ] && jq -se 'any(.[]; .kind == "process" and .argv[1]? == "after-init")' <<<"$json" >/dev/null ||
 			fail "written after the init's end and not in the trail: $(ra workspace "$ID" diff); trail ends $(tail -2 <<<"$json")"
 	fi
-	# nothing of the container runs on
-	[ -z "$(cat "/sys/fs/cgroup$cg/cgroup.procs" 2>/dev/null)" ] || fail "processes left: $(cat "/sys/fs/cgroup$cg/cgroup.procs")"
+	# nothing of the container runs on: its cgroup (v1's pids hierarchy, or v2) is there, empty
+	procs=
+	for d in "/sys/fs/cgroup/pids$cg" "/sys/fs/cgroup$cg"; do
+		[ -f "$d/cgroup.procs" ] && procs=$d/cgroup.procs && break
+	done
+	[ -n "$procs" ] || fail "no cgroup $cg"
+	[ -z "$(cat "$procs")" ] || fail "processes left: $(cat "$procs")"
 	jq -se 'last | .killed_after_init >= 1' <<<"$json" >/dev/null || fail "exit record: $(tail -1 <<<"$json")"
 	run ra audit verify "$ID"
 	[ "$status" -eq 0 ] || fail "verify: $output"
