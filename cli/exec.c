@@ -656,7 +656,7 @@ static int load_bpf(struct container *c, const char *name, struct sock_fprog **r
   struct sock_fprog *p;
 
   *ret = NULL;
-  if (read_file_at(c->dirfd, name, 1 << 20, &data, &len, err) < 0) {
+  if (read_own_file_at(c->dirfd, name, 1 << 20, &data, &len, err) < 0) {
     if (err->code == ENOENT) {
       error_clear(err);
       return 0;

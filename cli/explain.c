@@ -43,7 +43,7 @@ int cmd_explain(const struct global_opts *g, int argc, char **argv, struct error
     return error_set(err, 0, "explain: expected exactly one container id");
   if (container_load(g, argv[it.i], 0, &c, err) < 0)
     return -1;
-  if (read_file_at(c->dirfd, "profile.json", 16 << 20, &data, &len, err) < 0) {
+  if (read_own_file_at(c->dirfd, "profile.json", 16 << 20, &data, &len, err) < 0) {
     if (err->code == ENOENT)
       error_set(err, 0, "explain `%s`: no profile record (created by another runtime?)", c->id);
     goto out;

@@ -222,7 +222,7 @@ static int run_container(const struct global_opts *g, const struct create_opts *
   }
   /* the trail's directory, named in the state directory while it has one */
   if (exit_line &&
-      read_file_at(c->dirfd, "audit", 4096, &trail, &trail_len, &(struct error){0}) < 0)
+      read_own_file_at(c->dirfd, "audit", 4096, &trail, &trail_len, &(struct error){0}) < 0)
     trail = NULL;
   if (!keep) {
     struct error e = {0};

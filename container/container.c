@@ -251,7 +251,7 @@ int container_load(const struct global_opts *g, const char *id, int lock, struct
     return -1;
   }
   c->lock = lock;
-  if (read_file_at(c->dirfd, "state.json", 1 << 20, &json, &len, err) < 0) {
+  if (read_own_file_at(c->dirfd, "state.json", 1 << 20, &json, &len, err) < 0) {
     struct stat st;
     /* removed while we waited for its lock (a delete): gone, not creating */
     if (err->code == ENOENT && fstat(c->dirfd, &st) == 0 && st.st_nlink == 0) {
@@ -270,7 +270,9 @@ int container_load(const struct global_opts *g, const char *id, int lock, struct
       return 0;
     }
     container_free(c);
-    return error_prefix(err, "container `%s`", id);
+    error_prefix(err, "container `%s`", id);
+    err->code = EBADMSG; /* damaged (hostile-state-file): delete --force still cleans it up */
+    return -1;
   }
   if (oci_state_parse(json, len, "state.json", &c->state, err) < 0) {
     container_free(c);
@@ -402,7 +404,7 @@ int container_load_config(struct container *c, struct error *err)
 
   if (c->config)
     return 0;
-  if (read_file_at(c->dirfd, "config.json", 64 << 20, &json, &len, err) < 0)
+  if (read_own_file_at(c->dirfd, "config.json", 64 << 20, &json, &len, err) < 0)
     return error_prefix(err, "container `%s`", c->id);
   return oci_config_parse(json, len, "config.json", &c->config, err);
 }

@@ -1323,7 +1323,7 @@ static int read_monitor_pid(int state_dirfd, int *pid, uint64_t *start, struct e
   cleanup_free char *text = NULL;
   size_t len = 0;
 
-  if (read_file_at(state_dirfd, "monitor.pid", 128, &text, &len, err) < 0) {
+  if (read_own_file_at(state_dirfd, "monitor.pid", 128, &text, &len, err) < 0) {
     if (err->code != ENOENT)
       return -1;
     error_clear(err);

@@ -133,6 +133,29 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
   return 0;
 }
 
+int read_own_file_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len,
+                     struct error *err)
+{
+  /* O_NONBLOCK: a FIFO planted there is not waited for in the open */
+  cleanup_close int fd =
+      openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+
+  if (fd < 0 && errno == ELOOP)
+    return error_set(err, ELOOP, "read `%s`: a symbolic link, not the runtime's file", name);
+  if (fd < 0)
+    return error_errno(err, "open `%s`", name);
+  if (fstat(fd, &st) < 0)
+    return error_errno(err, "read `%s`", name);
+  if (!S_ISREG(st.st_mode))
+    return error_set(err, EINVAL, "read `%s`: not a regular file", name);
+  if ((uint64_t)st.st_size > max)
+    return error_set(err, EFBIG, "read `%s`: larger than %zu bytes", name, max);
+  if (read_fd_all(fd, max, ret, ret_len, err) < 0)
+    return error_prefix(err, "read `%s`", name);
+  return 0;
+}
+
 static int write_atomic(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
                         struct error *err)
 {

@@ -15,6 +15,12 @@
  * never a wait without end. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len,
                  struct error *err);
+/* The same for a file of the runtime's own (the state directory's): it must be a regular file
+ * there, not a symbolic link (ELOOP), a FIFO, a device or a directory (EINVAL), so that a
+ * damaged or planted entry is one error at once, never a wait or someone else's file
+ * (hostile-state-file).  ENOENT is reported in err->code. */
+int read_own_file_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len,
+                     struct error *err);
 /* Read all of an fd (stdin) up to max bytes. */
 int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len, struct error *err);
 /* Write via a temp file + fsync-free rename in the same directory (mode 0600). */

@@ -16,7 +16,7 @@ expect_error() {
 	root_entries
 	before_root=$ROOT_ENTRIES
 	status=0
-	timeout --kill-after=5 30 "$AGENTRT" --root "$TEST_ROOT" --profile agent "$@" \
+	timeout --kill-after=5 "${EXPECT_SECONDS:-30}" "$AGENTRT" --root "$TEST_ROOT" --profile agent "$@" \
 		</dev/null >"$BUNDLE/err.out" 2>&1 || status=$?
 	output=
 	while IFS= read -r line || [ -n "$line" ]; do
@@ -217,5 +217,50 @@ truncations() {
 		cp "$BUNDLE/state.orig" "$TEST_ROOT/c1/state.json"
 		rt delete --force c1
 		finding "delete --force of a container whose state.json is damaged fails ($out): its init, cgroup and state dir stay"
+	fi
+}
+
+# hostile-state-file: state.json replaced by a FIFO nobody writes, a symlink (to a FIFO, to
+# /dev/zero, to a valid state document outside the state directory), a directory or a huge
+# sparse file.  Each command says so in one line naming c1 at once (a FIFO held state, list,
+# kill and delete 10 s each: read_file_at waits that long for a writer; a symlink was
+# followed, its target read as the container's state), list still lists, and delete --force
+# removes the container, its init and its cgroup.
+@test "bad-input: hostile-state-file: state.json a FIFO, a symlink, a directory or huge: one line at once, delete --force cleans up" {
+	start_agent c1
+	local st=$TEST_ROOT/c1/state.json kind out
+	cp "$st" "$BUNDLE/state.orig"
+	mkfifo "$BUNDLE/fifo"
+	for kind in fifo symlink-fifo symlink-zero symlink-doc dir huge; do
+		rm -rf "$st"
+		case $kind in
+		fifo) mkfifo "$st" ;;
+		symlink-fifo) ln -s "$BUNDLE/fifo" "$st" ;;
+		symlink-zero) ln -s /dev/zero "$st" ;;
+		symlink-doc) ln -s "$BUNDLE/state.orig" "$st" ;;
+		dir) mkdir "$st" || { report; fail "state dir gone after the previous kind"; } ;;
+		huge) cp "$BUNDLE/state.orig" "$st" && truncate -s 4G "$st" ;;
+		esac
+		EXPECT_SECONDS=5 expect_error "c1" state c1
+		EXPECT_SECONDS=5 expect_error "c1" kill c1 KILL
+		EXPECT_SECONDS=5 expect_error "c1" exec c1 true
+		EXPECT_SECONDS=5 expect_error "c1" delete c1
+		out=$(timeout --kill-after=2 5 "$AGENTRT" --root "$TEST_ROOT" list 2>&1) ||
+			ERRS+=("[$kind] list: $? $out")
+	done
+	rm -rf "$st"
+	mkfifo "$st"
+	report
+	kill -0 "$PID" || fail "the init $PID died while its state was damaged"
+	out=$(timeout --kill-after=2 10 "$AGENTRT" --root "$TEST_ROOT" delete --force c1 2>&1) || {
+		rm -f "$st"
+		cp "$BUNDLE/state.orig" "$st"
+		rt delete --force c1
+		fail "delete --force with a FIFO for state.json: $out"
+	}
+	[ ! -e "$TEST_ROOT/c1" ] || fail "delete --force left the state directory"
+	for ((i = 0; i < 50; i++)); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$PID" 2>/dev/null && [ "$(awk '/^State:/ {print $2}' "/proc/$PID/status" 2>/dev/null)" != Z ]; then
+		fail "delete --force left the init $PID alive"
 	fi
 }
