@@ -110,6 +110,39 @@ int container_remove_dead_tmp(const char *root, char **names)
   return n;
 }
 
+/* How long a create waits for the state root's lock (create-wait-stopped): the lock is held
+ * for microseconds by a live create, for ever by one stopped (SIGSTOP, a debugger) there. */
+#define ROOT_LOCK_WAIT_MS 5000
+
+/* flock(fd, op), waiting at most ROOT_LOCK_WAIT_MS; EWOULDBLOCK when not in time. */
+static int flock_bounded(int fd, int op)
+{
+  struct timespec ts = {0, 10 * 1000 * 1000};
+
+  for (int waited = 0;; waited += 10) {
+    if (flock(fd, op | LOCK_NB) == 0)
+      return 0;
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return -1;
+    if (waited >= ROOT_LOCK_WAIT_MS) {
+      errno = EWOULDBLOCK;
+      return -1;
+    }
+    nanosleep(&ts, NULL);
+  }
+}
+
+static int root_lock_failed(struct error *err, int e, const struct global_opts *g,
+                            const struct container *c)
+{
+  if (e == EWOULDBLOCK)
+    return error_set(err, e,
+                     "state root `%s` still locked after %d s: another create (of `%s`?) is "
+                     "stopped between making and locking its state directory",
+                     g->root, ROOT_LOCK_WAIT_MS / 1000, c->id);
+  return error_set(err, e, "lock state root `%s`", g->root);
+}
+
 /* The state directory of a new container, locked before any other process can see it
  * (create-delete-race): made under a temporary name, locked, then renamed to <root>/<id>.
  * Made as <id> and locked after, a `delete` (or a create taking over a killed create's id)
@@ -129,11 +162,11 @@ static int statedir_make_locked(const struct global_opts *g, struct container *c
   int e, rootfd;
 
   rootfd = open(g->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0 || flock(rootfd, LOCK_SH) < 0) {
+  if (rootfd < 0 || flock_bounded(rootfd, LOCK_SH) < 0) {
     e = errno;
     if (rootfd >= 0)
       close(rootfd);
-    return error_set(err, e, "lock state root `%s`", g->root);
+    return root_lock_failed(err, e, g, c);
   }
   for (int tries = 0; mkdir(tmp, 0700) < 0; tries++) {
     int r;
@@ -145,17 +178,21 @@ static int statedir_make_locked(const struct global_opts *g, struct container *c
     /* another create of this id at work, or a killed one's: judged with the root's LOCK_EX
      * (waited for: those between making and locking theirs are microseconds from done) */
     flock(rootfd, LOCK_UN);
-    if (flock(rootfd, LOCK_EX) < 0) {
+    if (flock_bounded(rootfd, LOCK_EX) < 0) {
       e = errno;
       close(rootfd);
-      goto fail;
+      return root_lock_failed(err, e, g, c);
     }
     r = statedir_tmp_remove_dead(rootfd, name);
     if (r == 0 && faccessat(rootfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
       close(rootfd); /* a live create of this id holds it */
       goto fail;
     }
-    flock(rootfd, LOCK_SH); /* (a conversion: again) */
+    if (flock_bounded(rootfd, LOCK_SH) < 0) { /* (a conversion: again) */
+      e = errno;
+      close(rootfd);
+      return root_lock_failed(err, e, g, c);
+    }
   }
   FAILPOINT_PAUSE("create-hold-unlocked");
   c->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

@@ -436,6 +436,35 @@ creating_dirs() {
 	must_recover c1
 }
 
+# create-wait-stopped: a create of an id whose .creating.<id> exists waited for the state
+# root's LOCK_EX without end; another create of that id stopped (SIGSTOP) between making that
+# directory and locking it (it holds the root's LOCK_SH there) held it forever.  It now gives
+# up after a few seconds with one line naming the id, and leaves nothing; the stopped create,
+# let go, makes its container.
+@test "fault: create-wait-stopped: a create waiting for another create of its id that is stopped fails in seconds, in one line" {
+	set_args sleep 100
+	local before st=0
+	held create create-hold-unlocked create --bundle "$BUNDLE" c1
+	held_wait create 100 || fail "create never reached create-hold-unlocked: $(cat "$BUNDLE/create.out")"
+	kill -STOP "$pid_create"
+	before=$(creating_dirs)
+	timeout --kill-after=2 20 "$AGENTRT" --root "$TEST_ROOT" create --bundle "$BUNDLE" c1 \
+		</dev/null >"$BUNDLE/second.out" 2>&1 || st=$?
+	kill -CONT "$pid_create"
+	output=$(cat "$BUNDLE/second.out")
+	[ "$st" -ne 124 ] && [ "$st" -ne 137 ] || { held_end create; fail "the second create waited without end (20 s)"; }
+	[ "$(creating_dirs)" = "$before" ] || { held_end create; fail "the held create's directory changed: $before -> $(creating_dirs)"; }
+	held_end create
+	[ "$st" -eq 1 ] || fail "second create: $st: $output"
+	[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+	assert_output_contains "create \`c1\`"
+	[ "$st_create" -eq 0 ] || fail "the stopped create, let go: $(cat "$BUNDLE/create.out")"
+	rt start c1
+	[ "$(container_status c1)" = running ] || fail "c1: $(rt state c1)"
+	[ -z "$(creating_dirs)" ] || fail "left: $(creating_dirs)"
+	must_recover c1
+}
+
 @test "fault: run killed after the init is ready" {
 	set_args sleep 100
 	fp create-after-spawn run -d --bundle "$BUNDLE" c1
