@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "audit/jbuf.h"
 #include "common/util.h"
 #include "os/fsutil.h"
 #include "os/passwd.h"
@@ -61,6 +62,19 @@ static void describe_unsaved(struct container *c)
   }
   if (c->state->oci_version == NULL)
     c->state->oci_version = xstrdup(OCI_STATE_VERSION);
+}
+
+/* A column of the table as a terminal may show it: the engine's bundle path or a user name
+ * with escape sequences in it, its controls as \xNN (list-table-escapes: they retitled and
+ * recoloured the terminal of whoever ran `list`); "" for none. */
+static char *for_terminal(const char *s)
+{
+  struct jbuf b = {0};
+
+  if (s == NULL)
+    return xstrdup("");
+  jb_text(&b, s, strlen(s));
+  return jb_take(&b);
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -164,9 +178,11 @@ int cmd_list(const struct global_opts *g, int argc, char **argv, struct error *e
       owner = state_owner(g, c->id);
       if (depth > 0)
         shown = xfmt("%*s└─ %s", 3 * (depth - 1), "", c->id);
+      cleanup_free char *bundle = for_terminal(c->state->bundle);
+      cleanup_free char *created = for_terminal(c->state->created);
+      cleanup_free char *who = for_terminal(owner);
       printf("%-12s %-8d %-10s %-40s %-30s %s\n", shown ? shown : c->id, c->state->pid,
-             container_status_name(c->status), c->state->bundle ? c->state->bundle : "",
-             c->state->created ? c->state->created : "", owner);
+             container_status_name(c->status), bundle, created, who);
     }
     container_free(c);
   }

@@ -91,12 +91,51 @@ static int attach(struct builder *b, struct jnode *n)
   return 1;
 }
 
-static int has_nul(struct builder *b, const void *s, size_t len)
+/* Is s[0..len) UTF-8 as RFC 3629 has it?  yajl's own check lets an overlong form (C0 AF for
+ * '/'), a surrogate (ED A0 80) and a code point past U+10FFFF (F4 90 80 80) through; written
+ * back into `state` and `list --format json` they made a document a strict parser (Python's,
+ * serde_json) refuses (state-invalid-utf8). */
+static bool utf8_valid(const unsigned char *s, size_t len)
 {
-  if (memchr(s, '\0', len) == NULL)
-    return 0;
-  b->why = "string contains a NUL character";
-  return 1;
+  size_t i = 0;
+
+  while (i < len) {
+    unsigned char c = s[i];
+    size_t n = c < 0x80                 ? 0
+               : c >= 0xc2 && c <= 0xdf ? 1
+               : c >= 0xe0 && c <= 0xef ? 2
+               : c >= 0xf0 && c <= 0xf4 ? 3
+                                        : 4;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (n == 4 || len - i <= n)
+      return false; /* not a lead byte, or cut short */
+    if (c == 0xe0)
+      lo = 0xa0; /* overlong */
+    else if (c == 0xed)
+      hi = 0x9f; /* surrogates */
+    else if (c == 0xf0)
+      lo = 0x90; /* overlong */
+    else if (c == 0xf4)
+      hi = 0x8f; /* past U+10FFFF */
+    for (size_t k = 1; k <= n; k++, lo = 0x80, hi = 0xbf)
+      if (s[i + k] < lo || s[i + k] > hi)
+        return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+static int bad_string(struct builder *b, const void *s, size_t len)
+{
+  if (memchr(s, '\0', len) != NULL) {
+    b->why = "string contains a NUL character";
+    return 1;
+  }
+  if (!utf8_valid(s, len)) {
+    b->why = "string is not valid UTF-8 (an overlong form, a surrogate or past U+10FFFF)";
+    return 1;
+  }
+  return 0;
 }
 
 static int cb_null(void *ctx)
@@ -128,7 +167,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
   struct builder *b = ctx;
   struct jnode *n;
 
-  if (has_nul(b, s, len))
+  if (bad_string(b, s, len))
     return 0;
   n = node_new(b, JT_STRING);
   if (n != NULL)
@@ -165,7 +204,7 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
 {
   struct builder *b = ctx;
 
-  if (has_nul(b, s, len))
+  if (bad_string(b, s, len))
     return 0;
   free(b->key);
   b->key = xstrndup((const char *)s, len);

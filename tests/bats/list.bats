@@ -122,3 +122,60 @@ load helpers
 	run rt list --format yaml
 	assert_clean_failure
 }
+
+# list-table-escapes: the table printed the bundle path (the engine's, a directory name
+# anyone who can make one chooses) as it is: an OSC title and an SGR colour in it retitled and
+# recoloured the terminal of whoever ran `list`.  Its controls are \xNN in the table now;
+# state and list --format json keep the path itself (JSON-escaped).
+@test "list-table-escapes: a bundle path with escape sequences does not paint the terminal in the list table" {
+	local dir line
+	printf -v dir '%s/b\033]0;pwned\007\033[31m' "$BUNDLE"
+	mkdir "$dir"
+	jq --arg r "$BUNDLE/rootfs" '.root.path = $r' "$BUNDLE/config.json" >"$dir/config.json"
+	"$AGENTRT" --root "$TEST_ROOT" create --bundle "$dir" esc </dev/null >"$BUNDLE/esc.out" 2>&1 ||
+		fail "create: $(cat "$BUNDLE/esc.out")"
+	run rt list
+	[ "$status" -eq 0 ] || fail "$output"
+	[[ $output != *[$'\033\007']* ]] || fail "escape sequences reached the terminal: $(cat -v <<<"$output")"
+	line=$(grep '^esc ' <<<"$output") || fail "no row for esc: $output"
+	[[ $line == *'b\x1b]0;pwned\x07\x1b[31m'* ]] || fail "bundle not shown escaped: $line"
+	run rt state esc
+	jq -e --arg d "$dir" '.bundle == $d' <<<"$output" >/dev/null || fail "state bundle: $output"
+	run rt list --format json
+	jq -e --arg d "$dir" '.[] | select(.id == "esc") | .bundle == $d' <<<"$output" >/dev/null ||
+		fail "list json bundle: $output"
+	rt delete --force esc
+}
+
+# state-invalid-utf8: yajl's UTF-8 check let an overlong form, a surrogate and a code point
+# past U+10FFFF through; an annotation holding one was written back raw into `state` and
+# `list --format json`, which a strict parser (Python's, serde_json) then refused as a whole.
+# Those are refused at create now, in one line, nothing left; controls, DEL and C1 (valid
+# UTF-8) still come out as strict JSON with the value unchanged.
+@test "state-invalid-utf8: annotations come out of state and list as strict JSON; overlong, surrogate, past U+10FFFF refused at create" {
+	local strict='import json,sys; d=json.loads(sys.stdin.buffer.read().decode("utf-8", "strict")); d=d[0] if isinstance(d, list) else d; sys.stdout.write(d["annotations"]["k"].encode("unicode_escape").decode())'
+	local bad
+	update_config '.annotations = {"k": "\u0001\u001b[31m\u007f\u0085\u009b2J\ud83d\ude00"}'
+	create_container ok
+	[ "$status" -eq 0 ] || fail "create: $output"
+	run rt state ok
+	run python3 -c "$strict" <<<"$output"
+	[ "$status" -eq 0 ] || fail "state is not strict JSON: $output"
+	[ "$output" = '\x01\x1b[31m\x7f\x85\x9b2J\U0001f600' ] || fail "state value: $output"
+	run rt list --format json
+	run python3 -c "$strict" <<<"$output"
+	[ "$status" -eq 0 ] || fail "list is not strict JSON: $output"
+	[ "$output" = '\x01\x1b[31m\x7f\x85\x9b2J\U0001f600' ] || fail "list value: $output"
+	rt delete --force ok
+	for bad in '\xc0\xaf' '\xed\xa0\x80' '\xf4\x90\x80\x80' '\xe0\x80\xaf'; do
+		printf -v bad "$bad"
+		python3 -c 'import sys; p=sys.argv[1]; b=open(p,"rb").read(); i=b.rindex(b"}"); open(p,"wb").write(b[:i] + b",\"annotations\":{\"k\":\"" + sys.argv[2].encode("utf-8", "surrogateescape") + b"\"}}")' \
+			"$BUNDLE/config.json" "$bad"
+		create_container bad
+		[ "$status" -eq 1 ] || fail "create with $(od -An -tx1 <<<"$bad"): $status: $output"
+		[ "$(grep -c . <<<"$output")" -eq 1 ] || fail "not one line: $output"
+		[[ $output == *"bad"*"config.json"*"UTF-8"* ]] || fail "error: $output"
+		[ ! -e "$TEST_ROOT/bad" ] || fail "state left: $(ls -A "$TEST_ROOT/bad")"
+		python3 -c 'import sys,json; p=sys.argv[1]; b=open(p,"rb").read(); i=b.rindex(b",\"annotations\""); open(p,"wb").write(b[:i] + b"}")' "$BUNDLE/config.json"
+	done
+}

@@ -1021,6 +1021,54 @@ static void test_writer_rejects_bad_utf8(void)
   oci_config_free(c);
 }
 
+/* state-invalid-utf8: what yajl's own check let through is refused, in a value and in a key;
+ * UTF-8 that is valid (the last code point, U+FFFD, controls, DEL, C1) is kept byte for byte. */
+static void test_parser_strict_utf8(void)
+{
+  static const char *bad[] = {"\xc0\xaf",
+                              "\xe0\x80\xaf",
+                              "\xed\xa0\x80",
+                              "\xed\xbf\xbf",
+                              "\xf4\x90\x80\x80",
+                              "\xf0\x8f\xbf\xbf",
+                              "\xf8\x88\x80\x80\x80",
+                              "\xff",
+                              "a\xc3",
+                              "\\udc00"};
+  /* as written in the document, and as parsed */
+  static const char *good[][2] = {{"\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf"},
+                                  {"\xef\xbf\xbd", "\xef\xbf\xbd"},
+                                  {"\\u0001\\u001b[31m\x7f\xc2\x85", "\x01\x1b[31m\x7f\xc2\x85"},
+                                  {"caf\xc3\xa9", "caf\xc3\xa9"},
+                                  {"\xed\x9f\xbf", "\xed\x9f\xbf"},
+                                  {"\xf0\x90\x80\x80", "\xf0\x90\x80\x80"}};
+  struct error err = {0};
+  struct oci_config *c = NULL;
+  char doc[256];
+
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    for (int key = 0; key < 2; key++) {
+      snprintf(
+          doc, sizeof doc,
+          "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},\"annotations\":{\"%s\":\"%s\"}}",
+          key ? bad[i] : "k", key ? "v" : bad[i]);
+      c = NULL;
+      tap_ok(parse(doc, &c, &err) < 0 && strstr(err.msg, "UTF") != NULL,
+             "invalid UTF-8 %zu (%s) refused: %s", i, key ? "key" : "value", err.msg);
+      oci_config_free(c);
+    }
+  }
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    snprintf(doc, sizeof doc,
+             "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},\"annotations\":{\"k\":\"%s\"}}",
+             good[i][0]);
+    c = NULL;
+    tap_ok(parse(doc, &c, &err) == 0 && streq(oci_config_annotation(c, "k"), good[i][1]),
+           "valid UTF-8 %zu kept: %s", i, err.msg);
+    oci_config_free(c);
+  }
+}
+
 int main(void)
 {
   test_full_and_roundtrip();
@@ -1041,5 +1089,6 @@ int main(void)
   test_default_spec();
   test_features();
   test_writer_rejects_bad_utf8();
+  test_parser_strict_utf8();
   return tap_done();
 }
