@@ -7,6 +7,20 @@
 #include "common/egress_grammar.h"
 #include "common/util.h"
 
+int subproto_parse_signal(const char *s, size_t n)
+{
+  int sig = 0;
+
+  if (n == 0 || n > 2 || s[0] == '0')
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    sig = sig * 10 + (s[i] - '0');
+  }
+  return sig <= 64 ? sig : -1;
+}
+
 int subproto_split_words(const char *body, size_t n, char ***ret)
 {
   char **w = NULL;

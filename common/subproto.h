@@ -61,6 +61,10 @@ static inline uint32_t subproto_get_len(const unsigned char *h)
 /* body[0..n) as NUL-ended words (at most SUBPROTO_MAX_WORDS, the last one
  * ended by body[n-1]); *ret a NULL-terminated copy.  -1 when malformed. */
 int subproto_split_words(const char *body, size_t n, char ***ret);
+/* The payload of an 'S' frame, s[0..n): a signal number 1-64 in decimal, digits only, no
+ * leading zero, sign, space or anything after (sub-signal-junk: "15x", " 15" and 2^32+15
+ * were read as 15 by atoi).  -1 when it is anything else. */
+int subproto_parse_signal(const char *s, size_t n);
 /* Is `entry` (an egress allow entry, common/egress_grammar.h) covered by
  * one of `parent` (the parent's allowlist): the same or a narrower CIDR, a
  * name equal to the parent's or below its "*." wildcard, a port range

@@ -337,7 +337,7 @@ static int run_cli(struct conn *c, char **argv, int out_fd, pid_t *ret_pid, bool
       if (read_by(c->fd, h, 5, deadline) == 0 && h[4] == SUBPROTO_SIGNAL &&
           (n = subproto_get_len(h)) >= 2 && n < sizeof num &&
           read_by(c->fd, num, n - 1, deadline) == 0) {
-        int sig = atoi(num);
+        int sig = subproto_parse_signal(num, n - 1);
         if (relayed_signal(sig))
           kill(pid, sig);
       } else {

@@ -954,6 +954,29 @@ cg_dir() {
 		length == 1 and .[0].code == 0' >/dev/null || fail "$(rt audit "$ID" | grep subagent)"
 }
 
+# sub-signal-junk: an 'S' frame's payload was read with atoi: "15x", " 15", "+15" and
+# 4294967311 (2^32 + 15) were SIGTERM, sent on to the child.  Only a plain decimal number is a
+# signal now; these are dropped, and the child runs to its end.
+@test "sub-signal-junk: S frames with junk after the number, a space, a sign or past 2^32 signal nothing" {
+	parent
+	# (the child's pid 1 ignores a signal it has no handler for: this one ends 42 on SIGTERM)
+	printf 'run\0--name\0j\0--\0sh\0-c\0%s\0' 'trap "exit 42" TERM; sleep 3 & wait' >"$WS/q.body"
+	{
+		n=$(($(stat -c %s "$WS/q.body") + 1))
+		printf "\\$(printf %03o "$n")\\000\\000\\000Q"
+		cat "$WS/q.body"
+	} >"$WS/q.bin"
+	run rt exec "$ID" sh -c '(cat /workspace/q.bin; sleep 1
+		for s in 15x " 15" +15 4294967311; do
+			printf "\\$(printf %03o $((${#s} + 1)))\000\000\000S%s" "$s"
+		done) | usock /run/agentrt/agent.sock | tr "\000" .'
+	[[ "$output" == *X0* ]] || fail "the run ended with: $output"
+	run sub list
+	[[ "$output" == *"j "*"exited(0)"* ]] || fail "$output"
+	rt audit "$ID" --format json | jq -se '[.[] | select(.kind == "subagent_end" and .name == "j")] |
+		length == 1 and .[0].code == 0' >/dev/null || fail "$(rt audit "$ID" | grep subagent)"
+}
+
 @test "sub-dns-host-netns: a child of a parent with no network and no egress policy sends no DNS query out of the host (its resolver's upstream was the host's namespace)" {
 	jq '.name = "sub-nopolicy" | .egress = {"default": "off", "dns": {"upstream": ["192.0.2.53"]}}' \
 		"$SNT_PROFILE" >"$SNT_DIR/nopolicy.json"

@@ -2,10 +2,11 @@
  * (common/subproto.c): a request's words and the narrowing rule for egress
  * entries, what the monitor applies to every request from inside.
  *
- * Invariants: no crash on any input; accepted words joined with NULs are the
- * input again; an entry covers itself; the rule gives the same answer on
+ * Invariants: no crash on any input; a signal number accepted is its decimal text; accepted words
+ * joined with NULs are the input again; an entry covers itself; the rule gives the same answer on
  * the canonical text of both entries.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   bool cov;
 
   words(data, size);
+  {
+    /* a signal accepted is exactly its number written in decimal */
+    int sig = subproto_parse_signal((const char *)data, size);
+    char num[8];
+    if (sig != -1 && (sig < 1 || sig > 64 || (size_t)snprintf(num, sizeof num, "%d", sig) != size ||
+                      memcmp(num, data, size) != 0))
+      abort();
+  }
   if (size >= sizeof in)
     return 0;
   memcpy(in, data, size);

@@ -84,9 +84,26 @@ static void test_allow(void)
   }
 }
 
+/* sub-signal-junk: only a plain decimal 1-64 is a signal */
+static void test_signal(void)
+{
+  static const char *bad[] = {"",    "0",  "00",         "015",  "15x", " 15", "15 ", "+15",
+                              "-15", "65", "4294967311", "15\n", "x",   "1.5", "0x9"};
+  static const char *good[] = {"1", "9", "15", "19", "64"};
+  static const int want[] = {1, 9, 15, 19, 64};
+
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    tap_ok(subproto_parse_signal(bad[i], strlen(bad[i])) == -1, "signal: `%s` refused", bad[i]);
+  tap_ok(subproto_parse_signal("15\0", 3) == -1, "signal: a NUL after the number refused");
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+    tap_ok(subproto_parse_signal(good[i], strlen(good[i])) == want[i], "signal: `%s` is %d",
+           good[i], want[i]);
+}
+
 int main(void)
 {
   test_words();
   test_allow();
+  test_signal();
   return tap_done();
 }
