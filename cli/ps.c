@@ -13,9 +13,11 @@
 
 #include "audit/jbuf.h"
 #include "cli/cli.h"
+#include "common/failpoint.h"
 #include "common/util.h"
 #include "container/container.h"
 #include "os/fsutil.h"
+#include "os/pid.h"
 #include "os/procfs.h"
 
 static const struct opt_spec ps_specs[] = {
@@ -24,29 +26,41 @@ static const struct opt_spec ps_specs[] = {
     {NULL, 0, false, 0},
 };
 
-static void print_cmdline(pid_t pid)
+/* The command line of pid, opened as /proc/PID (an fd that names that process for as long
+ * as it lives), for the terminal; NULL when it is gone.  *ret_dfd: that fd, for the caller to
+ * check, once it knows pid is still the container's, that it is still this process. */
+static char *read_cmdline(pid_t pid, int *ret_dfd)
 {
-  char path[64], buf[4096];
+  char name[24], buf[4096];
   struct error e = {0};
+  cleanup_close int dfd = -1, fd = -1;
+  struct jbuf b = {0};
   ssize_t n;
 
-  snprintf(path, sizeof path, "%d/cmdline", pid);
-  n = procfs_read(path, buf, sizeof buf, &e);
-  if (n <= 0) {
-    printf("\n");
-    return;
-  }
+  *ret_dfd = -1;
+  snprintf(name, sizeof name, "%d", (int)pid);
+  dfd = procfs_open(name, O_PATH | O_DIRECTORY, &e);
+  fd = dfd < 0 ? -1 : openat(dfd, "cmdline", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  n = fd < 0 ? -1 : read(fd, buf, sizeof buf);
+  if (n < 0)
+    return NULL;
   for (ssize_t i = 0; i < n - 1; i++)
     if (buf[i] == '\0')
       buf[i] = ' ';
-  {
-    /* the container's own words: its control characters escaped for the terminal */
-    struct jbuf b = {0};
-    cleanup_free char *t = NULL;
-    jb_text(&b, buf, strnlen(buf, (size_t)n));
-    t = jb_take(&b);
-    printf("%s\n", t);
-  }
+  /* the container's own words: its control characters escaped for the terminal */
+  jb_text(&b, buf, n > 0 ? strnlen(buf, (size_t)n) : 0);
+  *ret_dfd = dfd;
+  dfd = -1;
+  return jb_take(&b);
+}
+
+/* Is the process opened as dfd (read_cmdline) still alive?  Then its pid still names it. */
+static bool still_alive(int dfd)
+{
+  cleanup_close int fd = openat(dfd, "stat", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  char c;
+
+  return fd >= 0 && read(fd, &c, 1) == 1;
 }
 
 /* Column of the header's `PID` field (0-based), -1 when there is none. */
@@ -133,16 +147,36 @@ static bool has_pid(const pid_t *pids, size_t n, pid_t p)
   return false;
 }
 
-/* ps(1)'s header, then its lines whose PID is one of PIDS. */
-static int print_ps_table(char **args, int nargs, const pid_t *pids, size_t npids,
-                          struct error *err)
+/* The container's processes now: its cgroup's, or its init while alive (no cgroup). */
+static int container_pids(struct container *c, pid_t **ret, size_t *ret_n, struct error *err)
 {
+  *ret = NULL;
+  *ret_n = 0;
+  if (c->cgroup)
+    return cgroup_pids(c->cgroup, ret, ret_n, err);
+  if (c->status != STATUS_STOPPED && proc_alive(c->state->pid, c->state->pid_start_time)) {
+    *ret = xmalloc(sizeof **ret);
+    (*ret)[0] = c->state->pid;
+    *ret_n = 1;
+  }
+  return 0;
+}
+
+/* ps(1)'s header, then its lines whose PID is one of PIDS and still the container's once ps(1)
+ * has run (pid-reuse-ps: a process of the container that ended meanwhile, its pid taken by a
+ * host process, had that process's line shown as the container's). */
+static int print_ps_table(struct container *c, char **args, int nargs, const pid_t *pids,
+                          size_t npids, struct error *err)
+{
+  cleanup_free pid_t *now = NULL;
+  size_t nnow = 0;
   static char *dflt[] = {(char *)"-ef"};
   cleanup_free char *out = NULL;
   char *save = NULL, *line;
   int col;
 
-  if (run_ps(nargs ? args : dflt, nargs ? nargs : 1, &out, err) < 0)
+  if (run_ps(nargs ? args : dflt, nargs ? nargs : 1, &out, err) < 0 ||
+      container_pids(c, &now, &nnow, err) < 0)
     return -1;
   line = strtok_r(out, "\n", &save);
   if (line == NULL || (col = pid_column(line)) < 0)
@@ -152,19 +186,37 @@ static int print_ps_table(char **args, int nargs, const pid_t *pids, size_t npid
     pid_t p;
     if (!line_pid(line, col, &p))
       return error_set(err, 0, "ps: cannot parse a pid in `%.80s`", line);
-    if (has_pid(pids, npids, p))
+    if (has_pid(pids, npids, p) && has_pid(now, nnow, p))
       printf("%s\n", line);
   }
   return 0;
 }
 
-static void print_own_table(const pid_t *pids, size_t npids)
+/* PID and CMD of each process of PIDS that is still the container's once its command line
+ * was read: alive (through the fd read_cmdline opened) and in the container (pid-reuse-ps). */
+static int print_own_table(struct container *c, const pid_t *pids, size_t npids, struct error *err)
 {
-  printf("%-8s %s\n", "PID", "CMD");
+  char **cmd = xmalloc0((npids ? npids : 1) * sizeof *cmd);
+  int *dfd = xmalloc0((npids ? npids : 1) * sizeof *dfd);
+  cleanup_free pid_t *now = NULL;
+  size_t nnow = 0;
+  int r;
+
+  for (size_t i = 0; i < npids; i++)
+    cmd[i] = read_cmdline(pids[i], &dfd[i]);
+  r = container_pids(c, &now, &nnow, err);
+  if (r == 0)
+    printf("%-8s %s\n", "PID", "CMD");
   for (size_t i = 0; i < npids; i++) {
-    printf("%-8d ", pids[i]);
-    print_cmdline(pids[i]);
+    if (r == 0 && cmd[i] && has_pid(now, nnow, pids[i]) && still_alive(dfd[i]))
+      printf("%-8d %s\n", pids[i], cmd[i]);
+    free(cmd[i]);
+    if (dfd[i] >= 0)
+      close(dfd[i]);
   }
+  free(cmd);
+  free(dfd);
+  return r;
 }
 
 int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err)
@@ -202,6 +254,7 @@ int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err
     pids[0] = c->state->pid;
     npids = 1;
   }
+  FAILPOINT_PAUSE("ps-after-pids");
   if (strcmp(format, "json") == 0 && npids == 0) {
     printf("null\n"); /* ps-stopped-null: runc's empty list */
   } else if (strcmp(format, "json") == 0) {
@@ -209,11 +262,12 @@ int cmd_ps(const struct global_opts *g, int argc, char **argv, struct error *err
     for (size_t i = 0; i < npids; i++)
       printf("%s%d", i ? "," : "", pids[i]);
     printf("]\n");
-  } else if (print_ps_table(argv + it.i + 1, argc - it.i - 1, pids, npids, err) < 0) {
+  } else if (print_ps_table(c, argv + it.i + 1, argc - it.i - 1, pids, npids, err) < 0) {
     if (err->code != ENOENT || argc - it.i > 1)
       goto out;
     error_clear(err);
-    print_own_table(pids, npids);
+    if (print_own_table(c, pids, npids, err) < 0)
+      goto out;
   }
   ret = 0;
 out:

@@ -691,6 +691,56 @@ victim_untouched() {
 	must_recover c1
 }
 
+# pid-reuse-ps: ps read the container's pids from its cgroup, then ran ps(1) (or, without
+# it, read /proc/PID/cmdline) by those pids alone: a process of the container that ended in
+# between, its pid taken by a host process, had that process shown as the container's.  Held
+# after the pids are read (ps-after-pids), a child of the container is killed and pidat takes
+# its pid; neither ps(1)'s table nor agentrt's own (no ps(1) in PATH) may show it, and the
+# container's other processes are still shown.
+@test "fault: pid-reuse-ps: a container's process replaced by a host process while ps runs is not shown as the container's" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	local victim=$BUNDLE/victim go=$BUNDLE/resume pid init exe table nops=$BUNDLE/nops
+	mkdir -p "$victim" "$nops"
+	ln -s "$(command -v timeout)" "$nops/timeout"
+	set_args sh -c 'sleep 1000 & sleep 1001 & while sleep 1; do :; done'
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	init=$(container_pid c1)
+	for table in ps own; do
+		for ((i = 0; i < 50; i++)); do
+			pid=$(pgrep -P "$init" -xf 'sleep 100[01]' | head -n1)
+			[ -n "$pid" ] && break
+			sleep 0.1
+		done
+		[ -n "$pid" ] || fail "no sleep in c1"
+		rm -f "$go" "$go.reached"
+		if [ "$table" = ps ]; then
+			AGENTRT_FAILPOINT=ps-after-pids AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+				"$AGENTRT" --root "$TEST_ROOT" ps c1 </dev/null >"$BUNDLE/held.out" 2>&1 &
+		else
+			PATH=$nops AGENTRT_FAILPOINT=ps-after-pids AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+				"$AGENTRT" --root "$TEST_ROOT" ps c1 </dev/null >"$BUNDLE/held.out" 2>&1 &
+		fi
+		exe=$!
+		for ((i = 0; i < 100; i++)); do [ -e "$go.reached" ] && break; sleep 0.1; done
+		[ -e "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "ps never reached ps-after-pids: $(cat "$BUNDLE/held.out")"; }
+		kill -KILL "$pid"
+		for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+		plant_victim "$pid" "$victim" "$go" "$exe"
+		touch "$go"
+		status=0
+		wait "$exe" || status=$?
+		output=$(cat "$BUNDLE/held.out")
+		kill "$VICTIM_PID" 2>/dev/null || true
+		wait "$VICTIM_HELPER" || true
+		[ "$status" -eq 0 ] || fail "[$table] ps: $status: $output"
+		[[ $output == *PID* ]] || fail "[$table] no header: $output"
+		! grep -qE "^([^ ]+ +)?$pid .*pidat|^$pid " <<<"$output" || fail "[$table] the host process $pid shown as c1's: $output"
+		[[ $output == *"sleep 100"* ]] || fail "[$table] c1's other sleep not shown: $output"
+	done
+	must_recover c1
+}
+
 @test "fault: delete killed before it destroys anything" {
 	start_agent
 	fp delete-before-destroy delete --force c1
