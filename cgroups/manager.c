@@ -15,10 +15,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 
 #include "cgroups/internal.h"
+#include "common/failpoint.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -744,6 +746,34 @@ int cgroup_make_nestable(struct cgroup_manager *m, struct error *err)
   return 0;
 }
 
+/* Send sig to each of pids that is still a member: each is pinned by a pidfd first, then the
+ * cgroup is read again, and a pid still in it names the pidfd's process if that one is alive
+ * (else the signal fails with ESRCH).  A member that ended after the first read, its pid
+ * taken by a process outside (a frozen task still dies of a SIGKILL sent by others; without a
+ * freezer nothing holds them), is never signalled (pid-reuse-kill-all). */
+static void signal_members(struct cgroup_manager *m, const pid_t *pids, size_t n, int sig)
+{
+  cleanup_free int *fds = xmalloc0((n ? n : 1) * sizeof *fds);
+  cleanup_free pid_t *now = NULL;
+  size_t nnow = 0;
+  struct error e = {0};
+
+  for (size_t i = 0; i < n; i++)
+    fds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
+  if (read_pids(m, &now, &nnow, &e) < 0)
+    nnow = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool member = false;
+    for (size_t k = 0; k < nnow && !member; k++)
+      member = now[k] == pids[i];
+    if (fds[i] >= 0 && member && syscall(SYS_pidfd_send_signal, fds[i], sig, NULL, 0) < 0 &&
+        errno != ESRCH)
+      log_debug("cgroup: kill %d: %s, ignoring", (int)pids[i], strerror(errno));
+    if (fds[i] >= 0)
+      close(fds[i]);
+  }
+}
+
 /* Signal pid by pid with the cgroup frozen, so that nothing forks past the
  * loop (as runc does); a cgroup paused by the user stays paused, except for
  * SIGKILL, which needs the tasks thawed to take effect.  Signal 0 (a liveness
@@ -767,9 +797,8 @@ int cgroup_kill_all(struct cgroup_manager *m, int sig, struct error *err)
       m->ops->freeze(m, false, &e2);
     return err->code == ENOENT ? 0 : -1;
   }
-  for (size_t i = 0; i < n; i++)
-    if (kill(pids[i], sig) < 0 && errno != ESRCH)
-      log_debug("cgroup: kill %d: %s, ignoring", (int)pids[i], strerror(errno));
+  FAILPOINT_PAUSE("cgroup-kill-after-pids");
+  signal_members(m, pids, n, sig);
   /* a frozen task dies of SIGKILL only once thawed, paused or not */
   if ((froze || sig == SIGKILL) && m->ops->freeze(m, false, froze ? err : &e2) < 0 && froze)
     return -1;

@@ -741,6 +741,50 @@ victim_untouched() {
 	must_recover c1
 }
 
+# pid-reuse-kill-all: `kill --all` signalled the pids it read from the cgroup by the pid
+# alone: a member that ended after the read (here: the cgroup thawed by someone else and the
+# process killed), its pid taken by a host process, got the signal.  Held after the read
+# (cgroup-kill-after-pids), a sleep of c1 is killed and pidat takes its pid: it must live on,
+# and c1's other processes still get the signal.
+@test "fault: pid-reuse-kill-all: a member replaced by a host process while kill --all runs is not signalled" {
+	[ -x "$HELPER_DIR/pidat" ] || skip "pidat not built (make test-helpers)"
+	local victim=$BUNDLE/victim go=$BUNDLE/resume pid other init exe fz
+	mkdir -p "$victim"
+	set_args sh -c 'sleep 1000 & sleep 1001 & while sleep 1; do :; done'
+	run_detached c1
+	[ "$status" -eq 0 ] || fail "run: $output"
+	init=$(container_pid c1)
+	for ((i = 0; i < 50; i++)); do
+		pid=$(pgrep -P "$init" -xf 'sleep 1000')
+		other=$(pgrep -P "$init" -xf 'sleep 1001')
+		[ -n "$pid" ] && [ -n "$other" ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "no sleep in c1"
+	AGENTRT_FAILPOINT=cgroup-kill-after-pids AGENTRT_FAILPOINT_RESUME=$go timeout --kill-after=5 60 \
+		"$AGENTRT" --root "$TEST_ROOT" kill --all c1 TERM </dev/null >"$BUNDLE/held.out" 2>&1 &
+	exe=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$go.reached" ] && break; sleep 0.1; done
+	[ -e "$go.reached" ] || { touch "$go"; wait "$exe" || true; fail "kill never reached cgroup-kill-after-pids: $(cat "$BUNDLE/held.out")"; }
+	# someone else thaws the cgroup (v1: a frozen task does not die of SIGKILL until then)
+	fz=$(awk -F: '$2 == "freezer" { print $3 }' "/proc/$pid/cgroup")
+	[ -z "$fz" ] || [ ! -e "/sys/fs/cgroup/freezer$fz/freezer.state" ] ||
+		echo THAWED >"/sys/fs/cgroup/freezer$fz/freezer.state"
+	kill -KILL "$pid"
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
+	plant_victim "$pid" "$victim" "$go" "$exe"
+	touch "$go"
+	status=0
+	wait "$exe" || status=$?
+	output=$(cat "$BUNDLE/held.out")
+	victim_untouched "kill --all"
+	[ "$status" -eq 0 ] || fail "kill --all: $status: $output"
+	# (the init, pid 1 of its namespace, ignores SIGTERM; the other sleep dies of it)
+	for ((i = 0; i < 50; i++)); do [ -e "/proc/$other" ] || break; sleep 0.1; done
+	[ ! -e "/proc/$other" ] || fail "c1's other sleep $other did not get the signal"
+	must_recover c1
+}
+
 @test "fault: delete killed before it destroys anything" {
 	start_agent
 	fp delete-before-destroy delete --force c1
