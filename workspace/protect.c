@@ -208,28 +208,39 @@ static bool shared_index_name(const char *s, size_t n)
   return true;
 }
 
+/* Is s (n bytes) prefix, a SHA-1 or SHA-256 id in lower-case hex and one of
+ * the n_ext extensions ext? */
+static bool hex_file_name(const char *s, size_t n, const char *prefix, const char *const *ext,
+                          size_t n_ext)
+{
+  size_t k = strlen(prefix), h;
+
+  if (n <= k || memcmp(s, prefix, k) != 0)
+    return false;
+  for (h = k; h < n && ((s[h] >= '0' && s[h] <= '9') || (s[h] >= 'a' && s[h] <= 'f')); h++)
+    ;
+  if (h - k != 40 && h - k != 64)
+    return false;
+  for (size_t i = 0; i < n_ext; i++)
+    if (n - h == strlen(ext[i]) && memcmp(s + h, ext[i], n - h) == 0)
+      return true;
+  return false;
+}
+
 /* A pack and its index (`pack-<id>.pack`, `.idx`) or its `.keep`: what the
  * object reader checks (gitobjects.c), or nothing git reads objects by.
  * The other files of objects/pack are indexes git trusts without checking
  * them against the packs: a multi-pack-index that names another object for
  * a commit's id (the host's git log showed the other commit, and its HEAD
  * could no longer be parsed), a reachability bitmap or a reverse index that
- * `git gc` would repack by.  Left out, they cost the host's git speed only. */
+ * `git gc` would repack by.  Left out, they cost the host's git speed only;
+ * the host's own copies go when the agent deletes or rewrites them
+ * (git_cache). */
 static bool pack_file_name(const char *s, size_t n)
 {
   static const char *const ext[] = {".pack", ".idx", ".keep"};
-  size_t k = sizeof "pack-" - 1, h;
 
-  if (n <= k || memcmp(s, "pack-", k) != 0)
-    return false;
-  for (h = k; h < n && ((s[h] >= '0' && s[h] <= '9') || (s[h] >= 'a' && s[h] <= 'f')); h++)
-    ;
-  if (h - k != 40 && h - k != 64)
-    return false;
-  for (size_t i = 0; i < ARRAY_SIZE(ext); i++)
-    if (n - h == strlen(ext[i]) && memcmp(s + h, ext[i], n - h) == 0)
-      return true;
-  return false;
+  return hex_file_name(s, n, "pack-", ext, ARRAY_SIZE(ext));
 }
 
 /* Is each of v (n) its own key: a name no case-folding or normalising host
@@ -242,6 +253,33 @@ static bool canonical_below(const struct comp *v, size_t n)
     if (strlen(v[i].k) != v[i].n || memcmp(v[i].k, v[i].s, v[i].n) != 0)
       return false;
   return true;
+}
+
+/* Is rest (the components after a .git directory) one of git's caches of
+ * its object store: the commit-graph (one file or a chain of them), a
+ * multi-pack-index, a pack's or a multi-pack-index's bitmap or reverse
+ * index?  git trusts them without checking, so the agent's are held back;
+ * but they describe the objects, and once the agent's `git gc --prune`
+ * deleted some, the host's copies named objects the committed repository no
+ * longer had (`git fsck` failed: stale-commit-graph).  Deleting one makes
+ * git run or read nothing: it rebuilds it at its next gc. */
+static bool git_cache(const struct comp *rest, size_t n)
+{
+  static const char *const ext[] = {".bitmap", ".rev"};
+  static const char *const graph[] = {".graph"};
+
+  if (n < 3 || !comp_eq(rest[0], "objects") || !canonical_below(rest + 1, n - 1))
+    return false;
+  if (comp_eq(rest[1], "info"))
+    return (n == 3 && comp_eq(rest[2], "commit-graph")) ||
+           (n == 4 && comp_eq(rest[2], "commit-graphs") &&
+            (comp_eq(rest[3], "commit-graph-chain") ||
+             hex_file_name(rest[3].s, rest[3].n, "graph-", graph, ARRAY_SIZE(graph))));
+  if (n != 3 || !comp_eq(rest[1], "pack"))
+    return false;
+  return comp_eq(rest[2], "multi-pack-index") ||
+         hex_file_name(rest[2].s, rest[2].n, "pack-", ext, ARRAY_SIZE(ext)) ||
+         hex_file_name(rest[2].s, rest[2].n, "multi-pack-index-", ext, ARRAY_SIZE(ext));
 }
 
 /* rest (the components after a .git directory) is git's data, not config. */
@@ -270,6 +308,13 @@ static bool git_data(const struct comp *rest, size_t n, enum ws_ftype type)
   return false;
 }
 
+/* A change of rest (below a git dir) that commit applies: git's data, or
+ * the deletion of one of its caches (git rebuilds it). */
+static bool git_committed(const struct comp *rest, size_t n, enum ws_ftype type, bool deleted)
+{
+  return git_data(rest, n, type) || (deleted && type == WS_T_FILE && git_cache(rest, n));
+}
+
 static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type, bool deleted)
 {
   for (size_t i = 0; i < n; i++) {
@@ -284,7 +329,7 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
     if (i == n - 1) /* made on the host only to hold git data committed into it */
       return "a new `.git` directory (an empty one makes tools take the directory for a "
              "broken repository)";
-    if (!git_data(v + i + 1, n - i - 1, type)) {
+    if (!git_committed(v + i + 1, n - i - 1, type, deleted)) {
       if (n - i - 1 >= 2 && comp_eq(v[i + 1], "objects") && !canonical_below(v + i + 2, n - i - 2))
         return "a name below `objects/` that a case-folding or normalising host takes for another "
                "(git's own object file or pack there, unchecked)";
@@ -372,11 +417,11 @@ static const char *listed(const struct comp *v, size_t n, char *const *patterns)
 
 /* Is a directory above path (components v[0..n-2]) a bare repository? */
 static bool below_bare_repo(const struct comp *v, size_t n, const char *path, enum ws_ftype type,
-                            const struct ws_gitdir_probe *probe)
+                            bool deleted, const struct ws_gitdir_probe *probe)
 {
   for (size_t i = 0; probe && i < n; i++) {
     size_t len = i == 0 ? 0 : (size_t)(v[i - 1].s + v[i - 1].n - path);
-    if (probe->is_gitdir(probe->ctx, path, len) && !git_data(v + i, n - i, type))
+    if (probe->is_gitdir(probe->ctx, path, len) && !git_committed(v + i, n - i, type, deleted))
       return true;
   }
   return false;
@@ -407,7 +452,7 @@ const char *ws_protect_reason_in(const char *path, enum ws_ftype type, bool dele
   why = git_reason(v, n, type, deleted);
   if (why)
     return why;
-  if (below_bare_repo(v, n, path, type, probe))
+  if (below_bare_repo(v, n, path, type, deleted, probe))
     return "configuration or hooks of a directory git takes for a bare repository (it holds "
            "HEAD)";
   if ((*ret_pattern = listed(v, n, patterns)) != NULL)
@@ -1030,6 +1075,39 @@ static void hold_loose_refs_with_packed(struct ws_changes *c)
   }
 }
 
+/* Is path one of git's caches (git_cache) below a .git directory? */
+static bool in_git_cache(const char *path)
+{
+  static struct comp v[MAX_COMPONENTS];
+  cleanup_free char *arena = arena_for(path);
+  size_t n = split(path, v, MAX_COMPONENTS, arena);
+
+  for (size_t i = 0; i < n; i++)
+    if (is_gitmodules(v[i]) || is_git(v[i]))
+      return is_git(v[i]) && git_cache(v + i + 1, n - i - 1);
+  return false;
+}
+
+/* A change that rewrites one of git's caches in a .git directory becomes
+ * the deletion of the host's copy: the agent's cannot be committed (git
+ * trusts it unchecked) and the host's describes the objects as they were
+ * before the agent's gc (stale-commit-graph).  diff shows, and commit
+ * makes, that deletion. */
+static void caches_to_deletions(struct ws_changes *c)
+{
+  for (size_t i = 0; i < c->n; i++) {
+    struct ws_change *ch = &c->v[i];
+    if (ch->kind != WS_MODIFIED || ch->type != WS_T_FILE || ch->old_type != WS_T_FILE ||
+        !in_git_cache(ch->path))
+      continue;
+    ch->kind = WS_DELETED;
+    ch->layer = -1;
+    ch->size = 0;
+    ch->mode = 0;
+    ch->content_same = false;
+  }
+}
+
 void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct ws_layers *l)
 {
   struct objfile_cache oc = {0};
@@ -1039,6 +1117,7 @@ void ws_mark_protected(struct ws_changes *c, char *const *patterns, const struct
   struct host_named named, links;
   struct ws_gitrefs *refs = NULL;
 
+  caches_to_deletions(c);
   host_named_read(&named, hostfd, c);
 
   for (size_t i = 0; i < c->n; i++) {

@@ -967,6 +967,52 @@ check_git_output() {
   git -C "$HOST" gc -q && git -C "$HOST" fsck --no-progress >/dev/null 2>&1 || fail "gc: $(git -C "$HOST" fsck 2>&1 | head)"
 }
 
+# An honest agent rewrites its history (`git reset --hard`, a new commit, `git reflog expire`,
+# `git gc --prune=now`): the commits it dropped leave the object store.  git's caches of it
+# (the commit-graph, a multi-pack-index and the packs' bitmaps and reverse indexes) are the
+# agent's to rebuild and are held back as above; the host's copies, left in place, named
+# objects the committed repository no longer had: the host's `git fsck` failed ("Could not read
+# ... failed to parse commit ... for commit-graph").  The host's copies go instead: git rebuilds
+# them at its next gc.
+@test "workspace: stale-commit-graph: after an agent's history rewrite and gc, the host's git fsck passes" {
+  host_repo plain
+  for i in 1 2 3 4; do echo "$i" >>"$HOST/a.txt" && git -C "$HOST" commit -qam "c$i"; done
+  git -C "$HOST" repack -q -a -d --write-bitmap-index && git -C "$HOST" commit-graph write --reachable &&
+    git -C "$HOST" multi-pack-index write
+  [ -s "$HOST/.git/objects/info/commit-graph" ] && [ -s "$HOST/.git/objects/pack/multi-pack-index" ] &&
+    ls "$HOST"/.git/objects/pack/*.bitmap >/dev/null || fail "the host has no caches: $(ls -R "$HOST/.git/objects")"
+  local dropped
+  dropped=$(git -C "$HOST" rev-parse HEAD)
+  bundle_usr 'set -e; cd /workspace
+    git reset -q --hard HEAD~2 && echo agent >b.txt && git add b.txt && git commit -qm agent
+    git reflog expire --expire=now --all && git gc -q --prune=now
+    git cat-file -e '"$dropped"' 2>/dev/null && echo STILL-THERE; echo GIT-OK'
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  [[ "$output" != *STILL-THERE* ]] || fail "gc kept the dropped commit: nothing to prove"
+  run ar workspace "$ID" diff
+  local shown=$output
+  run ar workspace "$ID" diff --format json
+  local diff=$output
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -C "$HOST" log --format=%s -1)" = agent ] || fail "$(git -C "$HOST" log --oneline | head -3)"
+  ! git -C "$HOST" cat-file -e "$dropped" 2>/dev/null || fail "the dropped commit is still on the host"
+  run git -C "$HOST" fsck --no-progress
+  [ "$status" -eq 0 ] && [[ "$output" != *"commit-graph"* ]] ||
+    fail "the host's fsck: $output; diff: $(jq -c '[.changes[] | select(.path | test("objects/")) | [.kind, .path, .protected]]' <<<"$diff")"
+  git -C "$HOST" commit-graph verify || fail "commit-graph verify"
+  # what commit did to the host's caches, the review showed: deletions, not held back
+  for f in .git/objects/info/commit-graph .git/objects/pack/multi-pack-index; do
+    [[ "$shown" == *"deleted   $f  (file, "*" bytes)"$'\n'* ]] || fail "diff does not show $f deleted: $shown"
+  done
+  [ ! -e "$HOST/.git/objects/info/commit-graph" ] || fail "the agent's commit-graph reached the host"
+  # the agent's own caches stay out; git rebuilds the host's at its next gc
+  [ -z "$(ls "$HOST/.git/objects/pack" | grep -E 'multi-pack|bitmap|\.rev$')" ] || fail "$(ls "$HOST/.git/objects/pack")"
+  git -C "$HOST" gc -q && git -C "$HOST" fsck --no-progress && [ -s "$HOST/.git/objects/info/commit-graph" ] ||
+    fail "the host's gc: $(git -C "$HOST" fsck 2>&1 | head -5)"
+}
+
 # forged_object_escape VARIANT: the agent leaves every ref alone and forges a copy of the
 # tree the host's HEAD names (its id, another content: the host's tree plus a .envrc and a
 # symlink to /etc/shadow): the host's loose object rewritten (loose), or a new pack holding it

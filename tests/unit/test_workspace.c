@@ -422,6 +422,72 @@ static void test_commit(void)
   close(fds[0]), close(fds[1]), close(l.hostfd);
 }
 
+/* git's caches of its object store (stale-commit-graph): the agent's copy
+ * is held back, the deletion of the host's is not; a rewrite of one becomes
+ * the deletion of the host's.  Other files beside them stay protected. */
+static void test_protect_caches(void)
+{
+  static const char *const caches[] = {
+      ".git/objects/info/commit-graph",
+      ".git/objects/info/commit-graphs/commit-graph-chain",
+      ".git/objects/info/commit-graphs/graph-0123456789abcdef0123456789abcdef01234567.graph",
+      ".git/objects/pack/multi-pack-index",
+      ".git/objects/pack/pack-0123456789abcdef0123456789abcdef01234567.bitmap",
+      ".git/objects/pack/pack-0123456789abcdef0123456789abcdef01234567.rev",
+      ".git/objects/pack/multi-pack-index-0123456789abcdef0123456789abcdef01234567.bitmap",
+      "sub/.git/objects/info/commit-graph",
+      NULL};
+  static const char *const others[] = {".git/objects/info/alternates",
+                                       ".git/objects/info/packs",
+                                       ".git/objects/info/commit-graph.lock",
+                                       ".git/objects/Info/commit-graph",
+                                       ".git/objects/info/commit-graphs/graph-x.graph",
+                                       ".git/objects/pack/pack-0123.bitmap",
+                                       ".git/config",
+                                       ".git/hooks/pre-commit",
+                                       NULL};
+  struct ws_changes c = {0};
+  const char *pat;
+  int bad = 0;
+
+  for (size_t i = 0; caches[i]; i++)
+    if (ws_protect_reason(caches[i], WS_T_FILE, false, NULL, &pat) == NULL ||
+        ws_protect_reason(caches[i], WS_T_FILE, true, NULL, &pat) != NULL ||
+        ws_protect_reason(caches[i], WS_T_SYMLINK, true, NULL, &pat) == NULL) {
+      printf("# cache: %s\n", caches[i]);
+      bad++;
+    }
+  for (size_t i = 0; others[i]; i++)
+    if (ws_protect_reason(others[i], WS_T_FILE, true, NULL, &pat) == NULL) {
+      printf("# deletion not protected: %s\n", others[i]);
+      bad++;
+    }
+  tap_ok(bad == 0, "protect: a cache of git's objects: added or a link held back, deleted not");
+
+  ws_changes_push(&c, &(struct ws_change){.kind = WS_MODIFIED,
+                                          .type = WS_T_FILE,
+                                          .old_type = WS_T_FILE,
+                                          .layer = 0,
+                                          .size = 9,
+                                          .old_size = 7,
+                                          .path = xstrdup(".git/objects/info/commit-graph")});
+  ws_changes_push(&c, &(struct ws_change){.kind = WS_ADDED,
+                                          .type = WS_T_FILE,
+                                          .layer = 0,
+                                          .path = xstrdup(".git/objects/pack/multi-pack-index")});
+  ws_changes_push(&c, &(struct ws_change){.kind = WS_MODIFIED,
+                                          .type = WS_T_FILE,
+                                          .old_type = WS_T_FILE,
+                                          .layer = 0,
+                                          .path = xstrdup(".git/objects/info/packs")});
+  ws_mark_protected(&c, NULL, NULL);
+  tap_ok(c.v[0].kind == WS_DELETED && c.v[0].protect == NULL && c.v[0].layer == -1 &&
+             c.v[0].old_size == 7 && c.v[1].kind == WS_ADDED && c.v[1].protect != NULL &&
+             c.v[2].kind == WS_MODIFIED && c.v[2].protect != NULL,
+         "protect: a rewritten commit-graph is the deletion of the host's; others stay held back");
+  ws_changes_free(&c);
+}
+
 static void test_paths(void)
 {
   cleanup_free char *e = ws_path_encode("a b/%x\n\xff");
@@ -1344,6 +1410,7 @@ int main(void)
   test_linediff();
   test_paths();
   test_protect();
+  test_protect_caches();
   test_quote();
   test_drop_mountpoints();
   test_git_index();
