@@ -14,6 +14,14 @@
  * PIP_USER is deliberately not among the defaults: pip refuses every install
  * inside a virtualenv while it is set; pip already falls back to a user
  * install (PYTHONUSERBASE) where site-packages is not writable.
+ *
+ * GIT_CONFIG_COUNT/KEY_0/VALUE_0 (git's command-line scope) set
+ * safe.directory=*: the host dir at the workspace is the operator's uid's, and
+ * git refuses a repository another uid owns ("detected dubious ownership"),
+ * so the agent's git failed in every new container (git-dubious-ownership).
+ * The check guards a user against another user's repository; every uid of
+ * the container is the agent's, and the host's git never reads this
+ * environment.  An engine's own GIT_CONFIG_COUNT keeps the three out.
  */
 #include "profile/internal.h"
 
@@ -143,25 +151,31 @@ static void env_apply(struct apply_ctx *x, const struct agent_profile *p, struct
 {
   const char *home = env_home(proc->env, proc->user.uid);
   cleanup_free char *hhome = NULL;
+  bool engine_git;
   ssize_t at;
 
   if (!home_writable(p, home))
     return;
   hhome = path_normalize(home);
+  engine_git = env_find(proc->env, "GIT_CONFIG_COUNT", 16) >= 0;
   for (size_t i = 0; p->env.defaults != NULL && p->env.defaults[i] != NULL; i++) {
     const char *d = p->env.defaults[i];
     size_t n = (size_t)(strchr(d, '=') - d);
     cleanup_free char *val = NULL;
     cleanup_free char *field = NULL;
 
-    if (env_find(proc->env, d, n) >= 0)
+    if (env_find(proc->env, d, n) >= 0 || (str_has_prefix(d, "GIT_CONFIG_") && engine_git))
       continue;
     val = expand_home(d, hhome);
     strv_push(&proc->env, val);
     if (x != NULL) {
       field = xfmt("process.env[%.*s]", (int)n, d);
-      profile_change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, val + n + 1,
-                         "the root is read-only: \"global\" installs go to the writable home");
+      profile_change_add(x, PROFILE_CHANGE_CONFIG, field, NULL, val + n + 1, "%s",
+                         str_has_prefix(d, "GIT_CONFIG_")
+                             ? "git trusts the workspace, which the host dir's owner owns "
+                               "(safe.directory=*: every uid here is the agent's)"
+                             : "the root is read-only: \"global\" installs go to the writable "
+                               "home");
     }
   }
   at = env_find(proc->env, "PATH", 4);

@@ -1013,6 +1013,33 @@ check_git_output() {
     fail "the host's gc: $(git -C "$HOST" fsck 2>&1 | head -5)"
 }
 
+# The operator's repository is the operator's uid's; the agent runs as root (Docker's default) or
+# as another uid.  git (2.35.2 and later) refuses a repository another uid owns ("detected
+# dubious ownership"), so the agent's first `git status` failed in every new container.  The
+# profile's env.defaults trust every directory (safe.directory, through GIT_CONFIG_COUNT): every
+# uid of the container is the agent's, and the host's git never reads its environment.
+@test "workspace: git-dubious-ownership: git works in a host repository another uid owns" {
+  host_repo plain
+  chown -R 1000:1000 "$HOST"
+  bundle_usr 'set -e; cd /workspace; git status --porcelain; git log --format=%s -1
+    echo agent >n.txt && git add n.txt && git commit -qm agent; git -C /workspace log --format=%s -1; echo GIT-OK'
+  # root with Docker's CAP_DAC_OVERRIDE writes into the operator's directory, as under Docker
+  jq '.process.capabilities |= with_entries(.value += ["CAP_DAC_OVERRIDE"])' "$BUNDLE/config.json" >"$T/c.json" &&
+    mv "$T/c.json" "$BUNDLE/config.json"
+  run ar run --bundle "$BUNDLE" "$ID"
+  check_git_output
+  [[ "$output" == *$'base\n'*$'agent\nGIT-OK'* ]] || fail "$output"
+  run ar workspace "$ID" diff
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] || fail "commit: $output"
+  [ "$(git -c safe.directory='*' -C "$HOST" log --format=%s -1)" = agent ] || fail "host: $(git -c safe.directory='*' -C "$HOST" log --oneline 2>&1)"
+  # control: an engine's own GIT_CONFIG_COUNT is kept, and git refuses as without the profile
+  ar delete --force "$ID" && ar workspace "$ID" purge
+  jq '.process.env += ["GIT_CONFIG_COUNT=0"]' "$BUNDLE/config.json" >"$T/c.json" && mv "$T/c.json" "$BUNDLE/config.json"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -ne 0 ] && [[ "$output" == *"dubious ownership"* ]] || fail "control: $output"
+}
+
 # forged_object_escape VARIANT: the agent leaves every ref alone and forges a copy of the
 # tree the host's HEAD names (its id, another content: the host's tree plus a .envrc and a
 # symlink to /etc/shadow): the host's loose object rewritten (loose), or a new pack holding it

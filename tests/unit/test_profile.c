@@ -669,6 +669,23 @@ static void test_env_defaults(void)
              streq(env_get(env, "CARGO_HOME"), "/home/agent/.cargo"),
          "env: npm prefix, pip user base, go cache and cargo home under $HOME");
   tap_ok(streq(env_get(env, "GOPATH"), "/srv/go"), "env: the engine's GOPATH is kept");
+  tap_ok(streq(env_get(env, "GIT_CONFIG_COUNT"), "1") &&
+             streq(env_get(env, "GIT_CONFIG_KEY_0"), "safe.directory") &&
+             streq(env_get(env, "GIT_CONFIG_VALUE_0"), "*"),
+         "env: git trusts the workspace another uid owns (git-dubious-ownership)");
+  {
+    struct oci_config *gin = docker_cfg(), *gout = NULL;
+    struct profile_result *gr;
+    strv_push(&gin->process->env, "GIT_CONFIG_COUNT=0");
+    gr = run(gin, a, &gout, msg, sizeof msg);
+    tap_ok(gr && streq(env_get(gout->process->env, "GIT_CONFIG_COUNT"), "0") &&
+               env_get(gout->process->env, "GIT_CONFIG_KEY_0") == NULL &&
+               env_get(gout->process->env, "GIT_CONFIG_VALUE_0") == NULL,
+           "env: an engine's own GIT_CONFIG_COUNT keeps the git defaults out");
+    profile_result_free(gr);
+    oci_config_free(gin);
+    oci_config_free(gout);
+  }
   tap_ok(env_get(env, "PIP_USER") == NULL, "env: no PIP_USER (it breaks pip in a virtualenv)");
   tap_ok(streq(env_get(env, "PATH"), "/usr/bin:/bin:/home/agent/.local/bin:/home/agent/.npm-global/"
                                      "bin:/home/agent/go/bin:/home/agent/.cargo/bin"),
