@@ -21,7 +21,8 @@
  * so the agent's git failed in every new container (git-dubious-ownership).
  * The check guards a user against another user's repository; every uid of
  * the container is the agent's, and the host's git never reads this
- * environment.  An engine's own GIT_CONFIG_COUNT keeps the three out.
+ * environment.  An engine's own GIT_CONFIG_COUNT, _KEY_0 or _VALUE_0 keeps
+ * the three out (a stray KEY_0 of its own would count with ours).
  */
 #include "profile/internal.h"
 
@@ -157,7 +158,9 @@ static void env_apply(struct apply_ctx *x, const struct agent_profile *p, struct
   if (!home_writable(p, home))
     return;
   hhome = path_normalize(home);
-  engine_git = env_find(proc->env, "GIT_CONFIG_COUNT", 16) >= 0;
+  engine_git = env_find(proc->env, "GIT_CONFIG_COUNT", 16) >= 0 ||
+               env_find(proc->env, "GIT_CONFIG_KEY_0", 16) >= 0 ||
+               env_find(proc->env, "GIT_CONFIG_VALUE_0", 18) >= 0;
   for (size_t i = 0; p->env.defaults != NULL && p->env.defaults[i] != NULL; i++) {
     const char *d = p->env.defaults[i];
     size_t n = (size_t)(strchr(d, '=') - d);

@@ -685,6 +685,16 @@ static void test_env_defaults(void)
     profile_result_free(gr);
     oci_config_free(gin);
     oci_config_free(gout);
+    gin = docker_cfg();
+    gout = NULL;
+    strv_push(&gin->process->env, "GIT_CONFIG_KEY_0=core.pager");
+    gr = run(gin, a, &gout, msg, sizeof msg);
+    tap_ok(gr && env_get(gout->process->env, "GIT_CONFIG_COUNT") == NULL &&
+               env_get(gout->process->env, "GIT_CONFIG_VALUE_0") == NULL,
+           "env: a stray GIT_CONFIG_KEY_0 of the engine's is not counted in");
+    profile_result_free(gr);
+    oci_config_free(gin);
+    oci_config_free(gout);
   }
   tap_ok(env_get(env, "PIP_USER") == NULL, "env: no PIP_USER (it breaks pip in a virtualenv)");
   tap_ok(streq(env_get(env, "PATH"), "/usr/bin:/bin:/home/agent/.local/bin:/home/agent/.npm-global/"
