@@ -336,6 +336,9 @@ static const char *git_reason(const struct comp *v, size_t n, enum ws_ftype type
       if (n - i - 1 >= 3 && comp_eq(v[i + 1], "objects") && comp_eq(v[i + 2], "pack"))
         return "an index of packs git trusts without checking (multi-pack-index, bitmap, "
                "reverse index): left out, it costs the host's git speed only";
+      if (git_cache(v + i + 1, n - i - 1))
+        return "a commit-graph, which git trusts without checking: left out, it costs the "
+               "host's git speed only";
       return "git configuration, hooks or a redirection below `.git` (only objects, refs, "
              "logs and the index are committed by default)";
     }

@@ -463,6 +463,9 @@ static void test_protect_caches(void)
       bad++;
     }
   tap_ok(bad == 0, "protect: a cache of git's objects: added or a link held back, deleted not");
+  tap_ok(strstr(ws_protect_reason(".git/objects/info/commit-graph", WS_T_FILE, false, NULL, &pat),
+                "commit-graph") != NULL,
+         "protect: the agent's commit-graph is held back as one");
 
   ws_changes_push(&c, &(struct ws_change){.kind = WS_MODIFIED,
                                           .type = WS_T_FILE,
