@@ -27,7 +27,9 @@
  * were before core.hooksPath), `.git/hooks` itself a symlink to a tracked
  * directory, and the words of a hook's text read as a command's above (`exec
  * ./tools/check.sh`): the agent's edit of that script ran at the operator's
- * next `git commit`.
+ * next `git commit`.  A submodule's or a linked worktree's `.git` file leads
+ * to its hooks (hooks_dir), and a core.hooksPath outside the host dir
+ * (`~/ophooks`) has its hooks read the same way (read_hooks_path).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -311,6 +313,10 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
       g->hash_size = strcasecmp(val, "sha256") == 0 ? 32
                      : strcasecmp(val, "sha1") == 0 ? 20
                                                     : SIZE_MAX;
+    if (strcasecmp(section, "core") == 0 && sub == NULL && strcasecmp(key, "hookspath") == 0) {
+      free(g->hooks_path);
+      g->hooks_path = xstrdup(val);
+    }
     if (key_in(path_keys, ARRAY_SIZE(path_keys), section, sub, key)) {
       bool incl = strcasecmp(key, "path") == 0 &&
                   (strcasecmp(section, "include") == 0 || strcasecmp(section, "includeif") == 0);
@@ -361,6 +367,7 @@ static void read_outside(const char *path, const char *home, const char *host, s
   struct error err = {0};
   struct stat st;
   size_t len = 0, hl = host ? strlen(host) : 0;
+  char *hooks;
 
   if (depth >= MAX_INCLUDE_DEPTH || (*seen && strv_contains(*seen, path)))
     return;
@@ -370,7 +377,18 @@ static void read_outside(const char *path, const char *home, const char *host, s
   if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
       read_fd_all(fd, MAX_CONFIG_SIZE, &text, &len, &err) < 0)
     return;
+  hooks = take_ptr(g->hooks_path);
   ws_gitcfg_parse(text, len, NULL, host, g, &incl);
+  if (g->hooks_path == NULL) {
+    g->hooks_path = hooks; /* this file sets none */
+  } else {
+    free(hooks); /* `~/` is this file's home's */
+    if (g->hooks_path[0] == '~' && g->hooks_path[1] == '/') {
+      char *full = home ? xfmt("%s/%s", home, g->hooks_path + 2) : NULL;
+      free(g->hooks_path);
+      g->hooks_path = full;
+    }
+  }
   for (char **i = incl; i && *i; i++) {
     cleanup_free char *next = NULL;
     if (hl > 0 && strncmp(*i, host, hl) == 0 && (*i)[hl] == '/') {
@@ -485,30 +503,94 @@ static void hook_words(struct ws_gitcfg *g, int hostfd, char *text, const char *
   }
 }
 
-void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
+/* The first line of the host's file path (below the host dir, no symlink),
+ * without its line end, or NULL. */
+static char *first_line(int hostfd, const char *path)
 {
-  cleanup_free char *host = NULL, *hooks = NULL, *dir = NULL;
+  cleanup_close int fd = ws_open_beneath(hostfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+  struct error err = {0};
+  struct stat st;
+  char *text = NULL;
+  size_t len = 0;
+
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      read_fd_all(fd, 4096, &text, &len, &err) < 0)
+    return NULL;
+  text[strcspn(text, "\r\n")] = '\0';
+  return text;
+}
+
+/* The hooks directory (below the host dir) of the repository whose work tree
+ * has its top at repo: `.git/hooks` of a `.git` directory; for a `.git` file
+ * (`gitdir: X`: a submodule's, X = the superproject's `.git/modules/NAME`, or
+ * a linked worktree's, X = `.git/worktrees/NAME`) X's `hooks`, or those of its
+ * common dir when X has a `commondir` file (a worktree's hooks are the main
+ * repository's, run at the worktree's top).  NULL when X or the common dir
+ * is outside the host dir. */
+static char *hooks_dir(int hostfd, const char *repo, const char *host)
+{
+  cleanup_free char *git = *repo ? xfmt("%s/.git", repo) : xstrdup(".git");
+  cleanup_free char *line = NULL, *gitdir = NULL, *cpath = NULL, *cline = NULL, *common = NULL;
+  cleanup_close int fd = ws_open_beneath(hostfd, git, O_PATH | O_CLOEXEC, 0);
+  struct stat st;
+
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return xfmt("%s/hooks", git);
+  line = first_line(hostfd, git);
+  if (line == NULL || strncmp(line, "gitdir:", 7) != 0)
+    return NULL;
+  gitdir = word_path(line + 7 + strspn(line + 7, " \t"), repo, host);
+  if (gitdir == NULL)
+    return NULL;
+  cpath = xfmt("%s/commondir", gitdir);
+  if ((cline = first_line(hostfd, cpath)) == NULL)
+    return xfmt("%s/hooks", gitdir);
+  common = word_path(cline, gitdir, host);
+  return common ? xfmt("%s/hooks", common) : NULL;
+}
+
+/* Where a hook that is a symlink in outside (an absolute directory outside
+ * the host dir) leads in the host dir: its target's path when that is below
+ * the host dir (then through the host's own symlinks), and the hook's real
+ * path; each named by hook. */
+static void outside_link(struct ws_gitcfg *g, int hostfd, const char *outside, const char *name,
+                         const char *host, const char *hook)
+{
+  cleanup_free char *path = xfmt("%s/%s", outside, name), *real = realpath(path, NULL);
+  cleanup_free char *abs = NULL, *rel = NULL;
+  char target[PATH_MAX];
+  ssize_t n = readlink(path, target, sizeof target - 1);
+
+  if (n > 0) {
+    target[n] = '\0';
+    abs = target[0] == '/' ? xstrdup(target) : xfmt("%s/%s", outside, target);
+    if ((rel = word_path(abs, "", host)) != NULL) {
+      char *end = ws_host_link_end(hostfd, rel, host);
+      if (end != NULL && strcmp(end, rel) != 0)
+        add_named(g, end, xstrdup(hook));
+      else
+        free(end);
+      add_named(g, take_ptr(rel), xstrdup(hook));
+    }
+  }
+  if (real != NULL)
+    add_named(g, word_path(real, "", host), xstrdup(hook));
+}
+
+/* The hooks in the directory fd: dir below the host dir, or outside (an
+ * absolute directory outside it, dir NULL); run at repo, named as
+ * hooks/NAME. */
+static void hooks_in(struct ws_gitcfg *g, int hostfd, int fd, const char *dir, const char *outside,
+                     const char *repo, const char *host, const char *hooks)
+{
   cleanup_strv char **names = NULL;
-  cleanup_close int fd = -1;
-  char link[64];
   size_t n = 0;
 
-  if (hostfd < 0)
-    return;
-  snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
-  host = realpath(link, NULL);
-  hooks = *repo ? xfmt("%s/.git/hooks", repo) : xstrdup(".git/hooks");
-  dir = ws_host_link_end(hostfd, hooks, host);
-  if (dir == NULL)
-    return; /* outside the host dir: nothing of the agent's */
-  if (strcmp(dir, hooks) != 0)
-    add_named(g, xstrdup(dir), xstrdup(hooks)); /* .git/hooks a symlink into the work tree */
-  fd = ws_open_beneath(hostfd, dir, O_RDONLY | O_DIRECTORY, 0);
-  if (fd < 0 || ws_list_dir(fd, &names, &n) < 0)
+  if (ws_list_dir(fd, &names, &n) < 0)
     return;
   for (size_t i = 0; i < n && i < MAX_HOOKS; i++) {
-    cleanup_free char *path = xfmt("%s/%s", dir, names[i]), *end = NULL, *text = NULL;
-    cleanup_free char *hook = xfmt("%s/%s", hooks, names[i]);
+    cleanup_free char *path = dir ? xfmt("%s/%s", dir, names[i]) : NULL, *end = NULL;
+    cleanup_free char *text = NULL, *hook = xfmt("%s/%s", hooks, names[i]);
     cleanup_close int hfd = -1;
     struct error err = {0};
     size_t len = 0, nl = strlen(names[i]);
@@ -517,7 +599,9 @@ void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
     if ((nl > 7 && strcmp(names[i] + nl - 7, ".sample") == 0) ||
         fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue; /* git runs no .sample */
-    if (S_ISLNK(st.st_mode)) {
+    if (S_ISLNK(st.st_mode) && outside != NULL) {
+      outside_link(g, hostfd, outside, names[i], host, hook);
+    } else if (S_ISLNK(st.st_mode)) {
       end = ws_host_link_end(hostfd, path, host);
       if (end != NULL && strcmp(end, path) != 0)
         add_named(g, take_ptr(end), xstrdup(hook));
@@ -527,6 +611,59 @@ void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
       hook_words(g, hostfd, text, repo, host, hook);
     }
   }
+}
+
+void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
+{
+  cleanup_free char *host = NULL, *hooks = NULL, *dir = NULL;
+  cleanup_close int fd = -1;
+  char link[64];
+
+  if (hostfd < 0)
+    return;
+  snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
+  host = realpath(link, NULL);
+  hooks = hooks_dir(hostfd, repo, host);
+  if (hooks == NULL)
+    return; /* a gitdir outside the host dir: not read */
+  dir = ws_host_link_end(hostfd, hooks, host);
+  if (dir == NULL)
+    return; /* outside the host dir: nothing of the agent's */
+  if (strcmp(dir, hooks) != 0)
+    add_named(g, xstrdup(dir), xstrdup(hooks)); /* .git/hooks a symlink into the work tree */
+  fd = ws_open_beneath(hostfd, dir, O_RDONLY | O_DIRECTORY, 0);
+  if (fd >= 0)
+    hooks_in(g, hostfd, fd, dir, NULL, repo, host, hooks);
+}
+
+/* The hooks of a core.hooksPath outside the host dir (`~/ophooks`, an
+ * absolute directory of the operator's): git runs them at the top of the work
+ * tree, and they may lead to or run tracked files as .git/hooks' do.  One
+ * that leads into the host dir is named as a path (and its hooks read). */
+static void read_hooks_path(struct ws_gitcfg *g, int hostfd, const char *host)
+{
+  const char *v = g->hooks_path, *home = getenv("HOME");
+  cleanup_free char *abs = NULL, *real = NULL, *rel = NULL;
+  cleanup_close int fd = -1;
+
+  if (v == NULL || host == NULL)
+    return;
+  if (v[0] == '~' && v[1] == '/' && home != NULL && home[0] == '/')
+    abs = xfmt("%s/%s", home, v + 2);
+  else if (v[0] == '/')
+    abs = xstrdup(v);
+  if (abs == NULL || (real = realpath(abs, NULL)) == NULL)
+    return; /* relative: a path of the work tree, named above */
+  if ((rel = word_path(real, "", host)) != NULL) {
+    fd = ws_open_beneath(hostfd, rel, O_RDONLY | O_DIRECTORY, 0);
+    if (fd >= 0)
+      hooks_in(g, hostfd, fd, rel, NULL, "", host, "core.hooksPath");
+    add_named(g, take_ptr(rel), xstrdup("core.hooksPath"));
+    return;
+  }
+  fd = open(real, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0)
+    hooks_in(g, hostfd, fd, NULL, real, "", host, real);
 }
 
 void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
@@ -574,6 +711,7 @@ void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g)
       free(end);
   }
   ws_gitcfg_read_hooks(hostfd, "", g);
+  read_hooks_path(g, hostfd, host);
 }
 
 size_t ws_gitcfg_hash_size(int fd)
@@ -599,5 +737,6 @@ void ws_gitcfg_free(struct ws_gitcfg *g)
   }
   free(g->paths);
   free(g->keys);
+  free(g->hooks_path);
   memset(g, 0, sizeof *g);
 }

@@ -200,6 +200,9 @@ struct ws_gitcfg {
   size_t n;
   /* extensions.objectFormat: 20 (sha1), 32 (sha256), SIZE_MAX another, 0 unset */
   size_t hash_size;
+  /* the last core.hooksPath read, as written (`~/` expanded for a file of
+   * the operator's): one outside the host dir has its hooks read too */
+  char *hooks_path;
 };
 /* Parse one config text; cfgdir: its directory in the work tree (includes
  * are relative to it), or NULL for a file outside it; host: the host dir's
@@ -211,10 +214,12 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
 /* The host dir's `.git/config`, the operator's system and global files
  * (/etc/gitconfig or GIT_CONFIG_SYSTEM, GIT_CONFIG_GLOBAL, ~/.gitconfig and
  * ~/.config/git/config of $HOME, of $SUDO_USER and of the host dir's owner)
- * and their includes, as above (g empty when none names anything). */
+ * and their includes, as above, with the hooks of the host dir and of a
+ * core.hooksPath outside it (g empty when none names anything). */
 void ws_gitcfg_read(int hostfd, struct ws_gitcfg *g);
 /* The work-tree paths that the hooks of the host's repository at repo ("" the
- * host dir's own; its `.git/hooks`, which may be a symlink into the work tree)
+ * host dir's own; its `.git/hooks`, which may be a symlink into the work tree,
+ * or for a `.git` file the hooks of its gitdir or of that one's commondir)
  * run: a hook that is a symlink into the work tree, the words of a hook's text
  * that name a file of it; added to g (named by the hook's path). */
 void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g);

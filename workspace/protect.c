@@ -792,7 +792,8 @@ static bool dir_above(const char *a, size_t n, const char *d)
 
 /* The hooks of the host's repositories nested in the host dir that hold a
  * change: every directory above a change (its path or the renamed-from path)
- * with a `.git` directory on the host, each looked at once. */
+ * with a `.git` on the host (a directory, or the gitdir file of a submodule
+ * or a linked worktree), each looked at once. */
 static void nested_hooks(struct ws_gitcfg *g, const struct ws_changes *c, int hostfd)
 {
   char **dirs = xmalloc((2 * c->n + 1) * sizeof *dirs);
@@ -821,7 +822,7 @@ static void nested_hooks(struct ws_gitcfg *g, const struct ws_changes *c, int ho
         continue;
       a = xstrndup(d, q);
       git = xfmt("%s/.git", a);
-      fd = ws_open_beneath(hostfd, git, O_PATH | O_DIRECTORY, 0);
+      fd = ws_open_beneath(hostfd, git, O_PATH, 0); /* a directory, or a gitdir file */
       if (fd >= 0)
         ws_gitcfg_read_hooks(hostfd, a, g);
     }

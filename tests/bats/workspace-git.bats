@@ -636,6 +636,91 @@ PY
   [ -e "$MARK.fsmon" ] && [ -e "$MARK.hook" ] || fail "control: $(ls "$T" | grep marker)"
 }
 
+# A submodule's hooks live in the superproject's `.git/modules/<name>/hooks`, and a linked
+# worktree's in its common dir (the host's `.git/hooks`), run at the top of the submodule or
+# worktree: a hook there that is a symlink to the submodule's tracked script, or that runs one
+# (`exec ./tools/check-msg.sh`), ran the agent's edit at the operator's next `git commit` in
+# the submodule or worktree.
+@test "escape: hook-runs-submodule-file: a submodule's or linked worktree's hook that is a symlink to, or runs, its tracked script" {
+  host_repo
+  MARK=$T/marker-subhook
+  mkdir -p "$HOST/lib/scripts" "$HOST/lib/tools"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/lib/scripts/pre-commit"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/lib/tools/check-msg.sh"
+  chmod +x "$HOST/lib/scripts/pre-commit" "$HOST/lib/tools/check-msg.sh"
+  git -C "$HOST/lib" add -A && git -C "$HOST/lib" commit -q -m scripts
+  [ -f "$HOST/lib/.git" ] && [ -d "$HOST/.git/modules/lib/hooks" ] || fail "set-up: lib is not a submodule"
+  ln -s ../../../../lib/scripts/pre-commit "$HOST/.git/modules/lib/hooks/pre-commit"
+  printf '#!/bin/sh\nexec ./tools/check-msg.sh "$1"\n' >"$HOST/.git/modules/lib/hooks/commit-msg"
+  chmod +x "$HOST/.git/modules/lib/hooks/commit-msg"
+  # a linked worktree in the host dir, with the host's hook running its tracked script
+  mkdir -p "$HOST/wtools"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/wtools/check.sh" && chmod +x "$HOST/wtools/check.sh"
+  printf '#!/bin/sh\nexec ./wtools/check.sh\n' >"$HOST/.git/hooks/pre-commit" && chmod +x "$HOST/.git/hooks/pre-commit"
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m base2
+  git -C "$HOST" worktree add -q "$HOST/wt" 2>/dev/null
+  [ -f "$HOST/wt/.git" ] && [ -f "$HOST/wt/wtools/check.sh" ] || fail "set-up: no linked worktree"
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK\n' >lib/scripts/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK.msg\n' >lib/tools/check-msg.sh &&
+    printf '#!/bin/sh\ntouch $MARK.wt\n' >wt/wtools/check.sh && echo more >>lib/x.txt && echo more >>wt/a.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  marked lib/scripts/pre-commit lib/tools/check-msg.sh wt/wtools/check.sh
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out lib/scripts/pre-commit"* ]] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/lib/x.txt")" = more ] || fail "lib/x.txt not committed"
+  sub_git() {
+    local d
+    for d in lib wt; do
+      (cd "$HOST/$d" && git status && git add -A && git commit -q --allow-empty -m review) >/dev/null 2>&1 </dev/null || true
+    done
+  }
+  sub_git
+  [ ! -e "$MARK" ] && [ ! -e "$MARK.msg" ] && [ ! -e "$MARK.wt" ] ||
+    fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  # control: the same files included by hand do run
+  run ar workspace "$ID" commit --include-protected lib/scripts/pre-commit --include-protected lib/tools/check-msg.sh \
+    --include-protected wt/wtools/check.sh
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo more2 >>"$HOST/lib/x.txt" && echo more2 >>"$HOST/wt/a.txt"
+  sub_git
+  [ -e "$MARK" ] && [ -e "$MARK.msg" ] && [ -e "$MARK.wt" ] ||
+    fail "control: the included hooks did not run: $(ls "$T" | grep marker)"
+}
+
+# The operator's hooks kept outside the repository (`core.hooksPath = ~/ophooks` in
+# ~/.gitconfig, or an absolute directory in .git/config) that name tracked files of the host
+# dir: a hook that is a symlink to `$HOST/scripts/pre-commit`, or that runs `./tools/check-msg.sh`
+# at the top of the work tree.  The agent's edit of those scripts ran at the next `git commit`.
+@test "escape: hook-runs-hookspath-outside: a hook in a core.hooksPath outside the host dir linked to, or running, a tracked script" {
+  host_repo plain
+  MARK=$T/marker-hooksout
+  mkdir -p "$HOST/scripts" "$HOST/tools" "$HOME/ophooks"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/scripts/pre-commit"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/tools/check-msg.sh"
+  chmod +x "$HOST/scripts/pre-commit" "$HOST/tools/check-msg.sh"
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m scripts
+  ln -s "$HOST/scripts/pre-commit" "$HOME/ophooks/pre-commit"
+  printf '#!/bin/sh\nexec ./tools/check-msg.sh "$1"\n' >"$HOME/ophooks/commit-msg" && chmod +x "$HOME/ophooks/commit-msg"
+  git config --global core.hooksPath '~/ophooks'
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK\n' >scripts/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK.msg\n' >tools/check-msg.sh && echo more >>a.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  marked scripts/pre-commit tools/check-msg.sh
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out scripts/pre-commit"* ]] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/a.txt")" = more ] || fail "a.txt not committed"
+  host_git
+  [ ! -e "$MARK" ] && [ ! -e "$MARK.msg" ] || fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  # control: the same files included by hand do run
+  run ar workspace "$ID" commit --include-protected scripts/pre-commit --include-protected tools/check-msg.sh
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo more2 >>"$HOST/a.txt"
+  host_git
+  [ -e "$MARK" ] && [ -e "$MARK.msg" ] || fail "control: the included hooks did not run: $(ls "$T" | grep marker)"
+}
+
 # The operator's own git configuration names work-tree paths too: git reads the system
 # and global files before the repository's, so `core.hooksPath = .hooks` in ~/.gitconfig
 # runs the work tree's `.hooks/` in every repository, and an include may reach further.
