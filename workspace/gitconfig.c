@@ -196,8 +196,8 @@ static char *word_path(const char *w, const char *base, const char *host)
 }
 
 /* The words of a command value that name work-tree files (see the top). */
-static void cmd_paths(struct ws_gitcfg *g, const char *val, const char *host, const char *section,
-                      const char *sub, const char *key)
+static void cmd_paths(struct ws_gitcfg *g, const char *val, const char *top, const char *host,
+                      const char *section, const char *sub, const char *key)
 {
   cleanup_free char *copy = xstrdup(val);
   char *save = NULL;
@@ -205,7 +205,7 @@ static void cmd_paths(struct ws_gitcfg *g, const char *val, const char *host, co
   for (char *w = strtok_r(copy, " \t\n;&|()<>'\"`=!$", &save); w;
        w = strtok_r(NULL, " \t\n;&|()<>'\"`=!$", &save))
     if (strchr(w, '/') != NULL)
-      add_path(g, word_path(w, "", host), section, sub, key);
+      add_path(g, word_path(w, top, host), section, sub, key);
 }
 
 /* Unquote a value (git's rules, one line: continuations are joined by the
@@ -244,6 +244,7 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
 {
   cleanup_free char *buf = xstrndup(text, len);
   cleanup_free char *section = xstrdup(""), *sub = NULL;
+  const char *top = g->top ? g->top : "";
   char *line = buf, *next;
 
   for (; line != NULL; line = next) {
@@ -325,13 +326,13 @@ void ws_gitcfg_parse(const char *text, size_t len, const char *cfgdir, const cha
        * paths to the top */
       char *path = incl && cfgdir == NULL && *val != '/'
                        ? NULL
-                       : word_path(val, incl && cfgdir ? cfgdir : "", host);
+                       : word_path(val, incl && cfgdir ? cfgdir : top, host);
       if (incl && ret_includes != NULL && (cfgdir == NULL || path != NULL))
         strv_push(ret_includes, cfgdir == NULL ? val : path);
       add_path(g, path ? xstrdup(path) : NULL, section, sub, key);
       free(path);
     } else if (key_in(cmd_keys, ARRAY_SIZE(cmd_keys), section, sub, key)) {
-      cmd_paths(g, val, host, section, sub, key);
+      cmd_paths(g, val, top, host, section, sub, key);
     }
     free(val);
   }
@@ -520,33 +521,73 @@ static char *first_line(int hostfd, const char *path)
   return text;
 }
 
-/* The hooks directory (below the host dir) of the repository whose work tree
- * has its top at repo: `.git/hooks` of a `.git` directory; for a `.git` file
- * (`gitdir: X`: a submodule's, X = the superproject's `.git/modules/NAME`, or
- * a linked worktree's, X = `.git/worktrees/NAME`) X's `hooks`, or those of its
- * common dir when X has a `commondir` file (a worktree's hooks are the main
- * repository's, run at the worktree's top).  NULL when X or the common dir
- * is outside the host dir. */
-static char *hooks_dir(int hostfd, const char *repo, const char *host)
+/* The git directory and the common directory (below the host dir) of the
+ * repository whose work tree has its top at repo: `.git` for a directory;
+ * for a `.git` file (`gitdir: X`: a submodule's, X = the superproject's
+ * `.git/modules/NAME`, or a linked worktree's, X = `.git/worktrees/NAME`) X,
+ * and the directory X's `commondir` file names (a worktree's hooks and
+ * config are the main repository's, run at the worktree's top).  False when
+ * X or the common dir is outside the host dir. */
+static bool git_dirs(int hostfd, const char *repo, const char *host, char **ret_gitdir,
+                     char **ret_common)
 {
   cleanup_free char *git = *repo ? xfmt("%s/.git", repo) : xstrdup(".git");
-  cleanup_free char *line = NULL, *gitdir = NULL, *cpath = NULL, *cline = NULL, *common = NULL;
+  cleanup_free char *line = NULL, *gitdir = NULL, *cpath = NULL, *cline = NULL;
   cleanup_close int fd = ws_open_beneath(hostfd, git, O_PATH | O_CLOEXEC, 0);
   struct stat st;
 
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-    return xfmt("%s/hooks", git);
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    *ret_gitdir = xstrdup(git);
+    *ret_common = take_ptr(git);
+    return true;
+  }
   line = first_line(hostfd, git);
   if (line == NULL || strncmp(line, "gitdir:", 7) != 0)
-    return NULL;
+    return false;
   gitdir = word_path(line + 7 + strspn(line + 7, " \t"), repo, host);
   if (gitdir == NULL)
-    return NULL;
+    return false;
   cpath = xfmt("%s/commondir", gitdir);
-  if ((cline = first_line(hostfd, cpath)) == NULL)
-    return xfmt("%s/hooks", gitdir);
-  common = word_path(cline, gitdir, host);
-  return common ? xfmt("%s/hooks", common) : NULL;
+  if ((cline = first_line(hostfd, cpath)) == NULL) {
+    *ret_common = xstrdup(gitdir);
+  } else if ((*ret_common = word_path(cline, gitdir, host)) == NULL) {
+    return false;
+  }
+  *ret_gitdir = take_ptr(gitdir);
+  return true;
+}
+
+/* A nested repository's (a submodule's, a linked worktree's) own
+ * configuration: its common dir's `config`, its gitdir's `config` and
+ * `config.worktree`, read on the host; what they name is relative to repo
+ * (includes are named, not followed). */
+static void repo_config(struct ws_gitcfg *g, int hostfd, const char *gitdir, const char *common,
+                        const char *repo, const char *host)
+{
+  const char *const files[3][2] = {
+      {common, "config"}, {gitdir, "config"}, {gitdir, "config.worktree"}};
+  struct ws_gitcfg r = {0};
+
+  r.top = repo;
+  for (size_t k = 0; k < 3; k++) {
+    cleanup_free char *path = xfmt("%s/%s", files[k][0], files[k][1]), *text = NULL;
+    cleanup_close int fd = -1;
+    struct error err = {0};
+    struct stat st;
+    size_t len = 0;
+    if (k == 1 && strcmp(gitdir, common) == 0)
+      continue;
+    fd = ws_open_beneath(hostfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        read_fd_all(fd, MAX_CONFIG_SIZE, &text, &len, &err) < 0)
+      continue;
+    ws_gitcfg_parse(text, len, files[k][0], host, &r, NULL);
+  }
+  for (size_t i = 0; i < r.n; i++) {
+    add_named(g, r.paths[i], r.keys[i]);
+    r.paths[i] = r.keys[i] = NULL;
+  }
+  ws_gitcfg_free(&r);
 }
 
 /* Where a hook that is a symlink in outside (an absolute directory outside
@@ -615,7 +656,7 @@ static void hooks_in(struct ws_gitcfg *g, int hostfd, int fd, const char *dir, c
 
 void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
 {
-  cleanup_free char *host = NULL, *hooks = NULL, *dir = NULL;
+  cleanup_free char *host = NULL, *hooks = NULL, *dir = NULL, *gitdir = NULL, *common = NULL;
   cleanup_close int fd = -1;
   char link[64];
 
@@ -623,9 +664,11 @@ void ws_gitcfg_read_hooks(int hostfd, const char *repo, struct ws_gitcfg *g)
     return;
   snprintf(link, sizeof link, "/proc/self/fd/%d", hostfd);
   host = realpath(link, NULL);
-  hooks = hooks_dir(hostfd, repo, host);
-  if (hooks == NULL)
+  if (!git_dirs(hostfd, repo, host, &gitdir, &common))
     return; /* a gitdir outside the host dir: not read */
+  if (*repo)
+    repo_config(g, hostfd, gitdir, common, repo, host);
+  hooks = xfmt("%s/hooks", common);
   dir = ws_host_link_end(hostfd, hooks, host);
   if (dir == NULL)
     return; /* outside the host dir: nothing of the agent's */

@@ -203,6 +203,9 @@ struct ws_gitcfg {
   /* the last core.hooksPath read, as written (`~/` expanded for a file of
    * the operator's): one outside the host dir has its hooks read too */
   char *hooks_path;
+  /* set by the caller: the top of the work tree the paths are relative to
+   * (a nested repository's; NULL or "" the host dir) */
+  const char *top;
 };
 /* Parse one config text; cfgdir: its directory in the work tree (includes
  * are relative to it), or NULL for a file outside it; host: the host dir's

@@ -721,6 +721,48 @@ PY
   [ -e "$MARK" ] && [ -e "$MARK.msg" ] || fail "control: the included hooks did not run: $(ls "$T" | grep marker)"
 }
 
+# A nested repository's own `.git/config` and a linked worktree's `config.worktree` set
+# core.hooksPath to a tracked directory of theirs (`ci/hooks`, `.wthooks`): git ran the
+# agent's edit of `sub/ci/hooks/pre-commit` or `wt/.wthooks/pre-commit` at the operator's next
+# `git commit` there.
+@test "escape: hook-runs-nested-hookspath: a nested repository's or worktree's own core.hooksPath naming its tracked hooks" {
+  host_repo plain
+  MARK=$T/marker-nestedhp
+  mkdir -p "$HOST/sub/ci/hooks" "$HOST/.wthooks"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/sub/ci/hooks/pre-commit"
+  printf '#!/bin/sh\nexit 0\n' >"$HOST/.wthooks/pre-commit"
+  chmod +x "$HOST/sub/ci/hooks/pre-commit" "$HOST/.wthooks/pre-commit"
+  git init -q "$HOST/sub" && git -C "$HOST/sub" config core.hooksPath ci/hooks
+  git -C "$HOST/sub" add -A && git -C "$HOST/sub" commit -q -m sub
+  printf 'sub/\n' >"$HOST/.gitignore"
+  git -C "$HOST" add -A && git -C "$HOST" commit -q -m base2
+  git -C "$HOST" worktree add -q "$HOST/wt" 2>/dev/null
+  echo wt/ >>"$HOST/.gitignore"
+  git -C "$HOST" config extensions.worktreeConfig true && git -C "$HOST/wt" config --worktree core.hooksPath .wthooks
+  [ -f "$HOST/wt/.git" ] && [ -x "$HOST/wt/.wthooks/pre-commit" ] || fail "set-up: no linked worktree"
+  bundle_for "cd /workspace && printf '#!/bin/sh\ntouch $MARK.sub\n' >sub/ci/hooks/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK.wt\n' >wt/.wthooks/pre-commit && echo more >>sub/a.txt && echo more >>wt/a.txt"
+  run ar run --bundle "$BUNDLE" "$ID"
+  [ "$status" -eq 0 ] || fail "run: $output"
+  marked sub/ci/hooks/pre-commit wt/.wthooks/pre-commit
+  run ar workspace "$ID" commit
+  [ "$status" -eq 0 ] && [[ "$output" == *"left out sub/ci/hooks/pre-commit"* ]] || fail "commit: $output"
+  [ "$(tail -n1 "$HOST/wt/a.txt")" = more ] || fail "wt/a.txt not committed"
+  sub_git() {
+    local d
+    for d in sub wt; do
+      (cd "$HOST/$d" && git add -A && git commit -q --allow-empty -m review) >/dev/null 2>&1 </dev/null || true
+    done
+  }
+  sub_git
+  [ ! -e "$MARK.sub" ] && [ ! -e "$MARK.wt" ] || fail "the agent's code ran on the host: $(ls "$T" | grep marker)"
+  run ar workspace "$ID" commit --include-protected sub/ci/hooks/pre-commit --include-protected wt/.wthooks/pre-commit
+  [ "$status" -eq 0 ] || fail "commit --include-protected: $output"
+  echo more2 >>"$HOST/sub/a.txt" && echo more2 >>"$HOST/wt/a.txt"
+  sub_git
+  [ -e "$MARK.sub" ] && [ -e "$MARK.wt" ] || fail "control: the included hooks did not run: $(ls "$T" | grep marker)"
+}
+
 # The operator's own git configuration names work-tree paths too: git reads the system
 # and global files before the repository's, so `core.hooksPath = .hooks` in ~/.gitconfig
 # runs the work tree's `.hooks/` in every repository, and an include may reach further.
