@@ -758,16 +758,26 @@ static void signal_members(struct cgroup_manager *m, const pid_t *pids, size_t n
   size_t nnow = 0;
   struct error e = {0};
 
-  for (size_t i = 0; i < n; i++)
+  bool nopidfd = false; /* no pidfd_open (Linux < 5.3, valgrind): kill() by the pid */
+
+  for (size_t i = 0; i < n; i++) {
     fds[i] = (int)syscall(SYS_pidfd_open, pids[i], 0);
+    if (fds[i] < 0 && errno == ENOSYS)
+      nopidfd = true;
+  }
   if (read_pids(m, &now, &nnow, &e) < 0)
     nnow = 0;
   for (size_t i = 0; i < n; i++) {
     bool member = false;
+    int rc = 0;
+
     for (size_t k = 0; k < nnow && !member; k++)
       member = now[k] == pids[i];
-    if (fds[i] >= 0 && member && syscall(SYS_pidfd_send_signal, fds[i], sig, NULL, 0) < 0 &&
-        errno != ESRCH)
+    if (member && fds[i] >= 0)
+      rc = (int)syscall(SYS_pidfd_send_signal, fds[i], sig, NULL, 0);
+    else if (member && nopidfd)
+      rc = kill(pids[i], sig);
+    if (rc < 0 && errno != ESRCH)
       log_debug("cgroup: kill %d: %s, ignoring", (int)pids[i], strerror(errno));
     if (fds[i] >= 0)
       close(fds[i]);
