@@ -1011,6 +1011,12 @@ static const char *fsmn_reason(const struct idx *ix, int host_fd)
     if (ix->base == NULL && fsmn_all_dirty(f, fn, bits, be32(ix->p + 8)))
       return NULL;
   }
+  /* the host's index's own data, byte for byte (its token parsed or not) */
+  free(hp);
+  hp = NULL;
+  if (host_fd >= 0 && read_index(host_fd, &hp, &hn) && hn >= 12 + ix->hlen &&
+      (hf = fsmn_of(hp, hn, ix->hlen, &hfn)) != NULL && hfn == fn && memcmp(hf, f, fn) == 0)
+    return NULL;
   return "a git index whose file-system monitor data (FSMN) marks files unchanged under a token "
          "that is neither a time past nor the host's (with core.fsmonitor the host's git status, "
          "diff and checkout would take the agent's changes to them as none)";
