@@ -2215,6 +2215,14 @@ storm_then_20() {
 	assert_output_contains "files changed (incomplete: "
 }
 
+# route_out PID: a route out of the network namespace of PID, the container's own (a veth pair
+# inside it, 198.51.100.2/24; nothing on the host changes)
+route_out() {
+	nsenter -t "$1" -n sh -c 'ip link add va type veth peer name vb &&
+		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
+		skip "cannot make a veth pair"
+}
+
 @test "audit-evidence: nflog-queue-overflow: refused packets the kernel dropped are counted as lost, and verify and --summary say so" {
 	# The NFLOG socket holds a few hundred packets: behind 3,000 refused ones sent while the
 	# monitor could not read, the refusal after them (198.51.100.9:443) left no record.  The
@@ -2227,10 +2235,7 @@ storm_then_20() {
 	create_container "$ID"
 	[ "$status" -eq 0 ] || fail "create: $output"
 	ipid=$(container_pid "$ID")
-	# a route out of the container's own network namespace (nothing on the host changes)
-	nsenter -t "$ipid" -n sh -c 'ip link add va type veth peer name vb &&
-		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
-		skip "cannot make a veth pair"
+	route_out "$ipid"
 	rt start "$ID"
 	while_stopped 2.5 # a tick for the loss record, a second for the counted packets
 	full=$(jq -s '[.[] | select(.kind == "denied" and .coalesced == null) | .count // 1] | add // 0' <<<"$json")
@@ -2272,10 +2277,7 @@ storm_then_20() {
 	AGENTRT=$FP_AGENTRT AGENTRT_FAILPOINT=monitor-net-budget-spent create_container "$ID"
 	[ "$status" -eq 0 ] || fail "create: $output"
 	ipid=$(container_pid "$ID")
-	# a route out of the container's own network namespace (nothing on the host changes)
-	nsenter -t "$ipid" -n sh -c 'ip link add va type veth peer name vb &&
-		ip addr add 198.51.100.2/24 dev va && ip link set va up && ip link set vb up' ||
-		skip "cannot make a veth pair"
+	route_out "$ipid"
 	rt start "$ID"
 	MON=$(cut -d' ' -f1 "$TEST_ROOT/$ID/monitor.pid")
 	touch "/proc/$ipid/root/tmp/go"
